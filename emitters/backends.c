@@ -1,0 +1,2 @@
+/* backends.c: not written yet */
+#include "tilec_int.h"

@@ -1,0 +1,2 @@
+/* cfamily.c: not written yet */
+#include "tilec_int.h"

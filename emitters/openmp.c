@@ -1,0 +1,2 @@
+/* openmp.c: not written yet */
+#include "tilec_int.h"

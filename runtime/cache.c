@@ -1,0 +1,2 @@
+/* cache.c: not written yet */
+#include "tilec_int.h"

@@ -1,0 +1,2 @@
+/* jit_cc.c: not written yet */
+#include "tilec_int.h"

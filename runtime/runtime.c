@@ -1,0 +1,2 @@
+/* runtime.c: not written yet */
+#include "tilec_int.h"

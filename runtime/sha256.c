@@ -1,0 +1,2 @@
+/* sha256.c: not written yet */
+#include "tilec_int.h"

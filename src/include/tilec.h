@@ -1,0 +1,147 @@
+/*
+ * tilec.h - the tile language.
+ *
+ * A tile program is a C11 translation unit that includes this header and
+ * nothing else.  Every construct of the language is declared here with a real
+ * prototype, so compilers and editors (clangd) accept a tile program as
+ * ordinary C; the tilec translator gives the constructs their meaning.
+ * docs/language.md is the reference; this file is the vocabulary.
+ *
+ * The translator embeds this header: it never reads it from disk.
+ */
+#ifndef TILEC_H
+#define TILEC_H
+
+/* --- Element types ---------------------------------------------------------
+ * The translator reads these names (not the C types underneath), so a tensor
+ * declared `const f16 A[M][K]` has dtype f16 whatever C makes of it.  The C
+ * types only let editors type-check arithmetic. */
+typedef double f64;
+typedef float f32;
+#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
+typedef _Float16 f16;
+#else
+typedef float f16;
+#endif
+#if defined(__clang__) && __clang_major__ >= 17
+typedef __bf16 bf16;
+#else
+typedef float bf16;
+#endif
+typedef unsigned char fp8e4m3; /* 8-bit float, 4 exponent bits, 3 mantissa */
+typedef unsigned char fp8e5m2; /* 8-bit float, 5 exponent bits, 2 mantissa */
+typedef long long i64;
+typedef int i32;
+typedef signed char i8;
+typedef unsigned char u8;
+typedef signed char i4;        /* signed 4-bit, two packed per byte in memory */
+#ifndef __cplusplus
+#ifndef bool
+#define bool _Bool
+#define true 1
+#define false 0
+#endif
+#endif
+
+/* --- Kernels, scopes, tunables ------------------------------------------- */
+
+/* The translator reads these annotations; other compilers need not. */
+#if defined(__clang__)
+#define TILEC_ANNOTATE_(what) __attribute__((annotate(what)))
+#else
+#define TILEC_ANNOTATE_(what)
+#endif
+
+/* Marks a function as a kernel: one launch runs its body once per block. */
+#define TILE_KERNEL TILEC_ANNOTATE_("tilec.kernel")
+
+/* Memory scopes of buffers declared in a kernel body. */
+#define tile_shared TILEC_ANNOTATE_("tilec.shared")     /* per block */
+#define tile_fragment TILEC_ANNOTATE_("tilec.fragment") /* a tile spread over the block's threads */
+#define tile_local TILEC_ANNOTATE_("tilec.local")       /* per thread */
+
+/* TILE_PARAM(NAME, DEFAULT, CHOICE...): a tunable integer constant.  The
+ * default is used unless the command line (-D NAME=V) or a tuning record
+ * binds another value; the tuner tries the choices. */
+#define TILEC_FIRST_(x, ...) x
+#define TILE_PARAM(name, ...)                                              \
+	enum { name = TILEC_FIRST_(__VA_ARGS__, 0) };                      \
+	TILEC_ANNOTATE_("tilec.param") static const int \
+		tilec_param_##name[] __attribute__((unused)) = { __VA_ARGS__ }
+
+/* --- Launch ------------------------------------------------------------------
+ * Statements at the top of a kernel body.  tile_grid_x(n) declares n blocks
+ * along x and returns this block's index along x (likewise y and z). */
+void tile_threads(int count);
+int tile_grid_x(int extent);
+int tile_grid_y(int extent);
+int tile_grid_z(int extent);
+/* Visit blocks in groups of `rows` along y so neighbouring blocks share
+ * operands in L2 (GPU targets; no effect on the CPU). */
+void tile_rasterize(int rows);
+
+/* --- Loops -------------------------------------------------------------------
+ * for (int i = a; i < b; i++) is a serial loop.  tile_parallel(i, n) runs
+ * i = 0..n-1 in any order (the compiler maps it to threads and vector
+ * lanes).  tile_pipelined(k, n, stages) is serial, and lets the compiler
+ * overlap the copies of iteration k + 1 .. k + stages - 1 with iteration k. */
+int tilec_parallel_(int extent);
+int tilec_pipelined_(int extent, int stages);
+#define tile_parallel(i, n) for (int i = tilec_parallel_(n); i < (n); i++)
+#define tile_pipelined(k, n, stages) \
+	for (int k = tilec_pipelined_((n), (stages)); k < (n); k++)
+
+/* --- Tile operations ---------------------------------------------------------
+ * Operands are buffers (a whole buffer by name) or regions: the address of a
+ * region's first element, &T[i][j], whose extent is the other operand's.  A
+ * region of a tensor of higher rank than the tile covers its last dims, or
+ * the dims tile_dims names. */
+enum {
+	TILE_TRANS_A = 1,    /* tile_gemm: A is stored K x M */
+	TILE_TRANS_B = 2,    /* tile_gemm: B is stored N x K */
+	TILE_ACCUMULATE = 4, /* tile_reduce_*: combine with dst's contents */
+};
+
+/* dst = src; converts between element types; out-of-range tensor elements
+ * read as zero and are not written. */
+void tile_copy(void *dst, const void *src);
+/* C += A * B, with C a fragment; flags: TILE_TRANS_A | TILE_TRANS_B. */
+void tile_gemm(void *C, const void *A, const void *B, ...);
+void tile_fill(void *dst, double value);
+void tile_clear(void *dst);
+/* dst = reduce(src) along dim; flags: TILE_ACCUMULATE. */
+void tile_reduce_sum(void *dst, const void *src, int dim, ...);
+void tile_reduce_max(void *dst, const void *src, int dim, ...);
+void tile_reduce_min(void *dst, const void *src, int dim, ...);
+void tile_reduce_absmax(void *dst, const void *src, int dim, ...);
+/* dst += src element-wise, atomically; dst is a tensor region. */
+void tile_atomic_add(void *dst, const void *src);
+/* The region at origin covering tensor dims d0, d1, ... in that order. */
+void *tile_dims(const void *origin, ...);
+
+/* IEEE infinity, as in <math.h>. */
+#ifndef INFINITY
+#define INFINITY (__builtin_inff())
+#endif
+
+/* --- Scalar functions --------------------------------------------------------
+ * C's own names; declared here so a tile program needs no other header. */
+int ceildiv(int a, int b);
+int min(int a, int b);
+int max(int a, int b);
+float expf(float);
+float exp2f(float);
+float logf(float);
+float log2f(float);
+float sqrtf(float);
+float rsqrtf(float);
+float fabsf(float);
+float fmaxf(float, float);
+float fminf(float, float);
+float tanhf(float);
+float erff(float);
+float sinf(float);
+float cosf(float);
+float powf(float, float);
+
+#endif /* TILEC_H */

@@ -1,0 +1,2 @@
+/* interp.c: not written yet */
+#include "tilec_int.h"

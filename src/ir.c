@@ -1,0 +1,479 @@
+/*
+ * ir.c - the tile IR: name tables, constructors and small queries.
+ *
+ * The tables here are generated from the X-macro lists in tilec_int.h; the
+ * printer (print.c) and verifier (verify.c) use them rather than spelling
+ * names of their own.
+ */
+#include "tilec_int.h"
+
+#include <string.h>
+
+/* --- Name tables ----------------------------------------------------------- */
+
+static const struct {
+	const char *name;
+	int bits;
+	char kind;
+} dtype_info[TC_DT_COUNT] = {
+	[TC_DT_NONE] = { "none", 0, 0 },
+#define X(name, spelling, bits, kind) [TC_DT_##name] = { spelling, bits, kind },
+	TC_DTYPES(X)
+#undef X
+};
+
+const char *
+tc_dtype_name(TcDtype t)
+{
+	tc_assert(t >= 0 && t < TC_DT_COUNT);
+	return dtype_info[t].name;
+}
+
+int
+tc_dtype_bits(TcDtype t)
+{
+	return dtype_info[t].bits;
+}
+
+bool
+tc_dtype_is_float(TcDtype t)
+{
+	return dtype_info[t].kind == 'F';
+}
+
+bool
+tc_dtype_is_int(TcDtype t)
+{
+	char k = dtype_info[t].kind;
+	return k == 'I' || k == 'U' || k == 'B';
+}
+
+TcDtype
+tc_dtype_from_name(const char *name)
+{
+	for (int t = TC_DT_NONE + 1; t < TC_DT_COUNT; t++)
+		if (strcmp(dtype_info[t].name, name) == 0)
+			return (TcDtype)t;
+	return TC_DT_NONE;
+}
+
+static const struct {
+	const char *name;
+	int prec;
+} binop_info[] = {
+#define X(name, spelling, prec) [TC_OP_##name] = { spelling, prec },
+	TC_BINOPS(X)
+#undef X
+};
+
+const char *
+tc_binop_name(TcBinop op)
+{
+	return binop_info[op].name;
+}
+
+int
+tc_binop_prec(TcBinop op)
+{
+	return binop_info[op].prec;
+}
+
+static const char *const unop_names[] = {
+#define X(name, spelling) [TC_UOP_##name] = spelling,
+	TC_UNOPS(X)
+#undef X
+};
+
+const char *
+tc_unop_name(TcUnop op)
+{
+	return unop_names[op];
+}
+
+static const struct {
+	const char *name;
+	int arity;
+	char result;
+} func_info[] = {
+#define X(name, spelling, arity, result) [TC_FN_##name] = { spelling, arity, result },
+	TC_FUNCS(X)
+#undef X
+};
+
+const char *
+tc_func_name(TcFunc fn)
+{
+	return func_info[fn].name;
+}
+
+int
+tc_func_arity(TcFunc fn)
+{
+	return func_info[fn].arity;
+}
+
+TcFunc
+tc_func_from_name(const char *name)
+{
+	for (int f = 0; f < TC_FN_COUNT; f++)
+		if (strcmp(func_info[f].name, name) == 0)
+			return (TcFunc)f;
+	return TC_FN_COUNT;
+}
+
+static const char *const varkind_names[] = {
+#define X(name, printed) [TC_VAR_##name] = printed,
+	TC_VARKINDS(X)
+#undef X
+};
+
+const char *
+tc_varkind_name(TcVarKind k)
+{
+	return varkind_names[k];
+}
+
+static const char *const scope_names[] = {
+	[TC_SCOPE_NONE] = "none",
+#define X(name, spelling) [TC_SCOPE_##name] = spelling,
+	TC_SCOPES(X)
+#undef X
+};
+
+const char *
+tc_scope_name(TcScope s)
+{
+	return scope_names[s];
+}
+
+static const char *const exprkind_names[] = {
+#define X(name, printed) [TC_EX_##name] = printed,
+	TC_EXPRKINDS(X)
+#undef X
+};
+
+const char *
+tc_exprkind_name(TcExprKind k)
+{
+	return exprkind_names[k];
+}
+
+static const char *const stmtkind_names[] = {
+#define X(name, printed) [TC_ST_##name] = printed,
+	TC_STMTKINDS(X)
+#undef X
+};
+
+const char *
+tc_stmtkind_name(TcStmtKind k)
+{
+	return stmtkind_names[k];
+}
+
+static const char *const reduce_names[] = {
+#define X(name, spelling) [TC_RED_##name] = spelling,
+	TC_REDUCES(X)
+#undef X
+};
+
+const char *
+tc_reduce_name(TcReduceOp op)
+{
+	return reduce_names[op];
+}
+
+/* --- Constructors ----------------------------------------------------------- */
+
+TcExpr *
+tc_expr_new(TcArena *a, TcExprKind k, TcDtype t, TcLoc loc)
+{
+	TcExpr *e = tc_alloc(a, sizeof *e);
+	e->kind = k;
+	e->dtype = t;
+	e->loc = loc;
+	return e;
+}
+
+TcExpr *
+tc_expr_int(TcArena *a, long long v, TcLoc loc)
+{
+	TcExpr *e = tc_expr_new(a, TC_EX_INT, TC_DT_I32, loc);
+	e->u.ival = v;
+	return e;
+}
+
+TcExpr *
+tc_expr_float(TcArena *a, double v, TcDtype t, TcLoc loc)
+{
+	TcExpr *e = tc_expr_new(a, TC_EX_FLOAT, t, loc);
+	e->u.fval = v;
+	return e;
+}
+
+TcExpr *
+tc_expr_var(TcArena *a, TcVar *v, TcLoc loc)
+{
+	TcExpr *e = tc_expr_new(a, TC_EX_VAR, v->dtype, loc);
+	e->u.var = v;
+	return e;
+}
+
+/* Rank of a dtype under C's usual arithmetic conversions. */
+static int
+conv_rank(TcDtype t)
+{
+	switch (t) {
+	case TC_DT_F64: return 10;
+	case TC_DT_F32: return 9;
+	case TC_DT_F16:
+	case TC_DT_BF16:
+	case TC_DT_FP8E4M3:
+	case TC_DT_FP8E5M2: return 8; /* promoted to f32 when combined */
+	case TC_DT_I64: return 5;
+	default: return 4; /* int and narrower promote to int */
+	}
+}
+
+TcDtype
+tc_binop_type(TcBinop op, TcDtype l, TcDtype r)
+{
+	switch (op) {
+	case TC_OP_LT: case TC_OP_LE: case TC_OP_GT: case TC_OP_GE:
+	case TC_OP_EQ: case TC_OP_NE: case TC_OP_LAND: case TC_OP_LOR:
+		return TC_DT_I32;
+	case TC_OP_SHL: case TC_OP_SHR:
+		return conv_rank(l) >= 5 ? TC_DT_I64 : TC_DT_I32;
+	default:
+		break;
+	}
+	int rl = conv_rank(l), rr = conv_rank(r);
+	int m = rl > rr ? rl : rr;
+	if (m == 10) return TC_DT_F64;
+	if (m >= 8) return TC_DT_F32;
+	if (m == 5) return TC_DT_I64;
+	return TC_DT_I32;
+}
+
+TcExpr *
+tc_expr_binary(TcArena *a, TcBinop op, TcExpr *l, TcExpr *r, TcLoc loc)
+{
+	TcExpr *e = tc_expr_new(a, TC_EX_BINARY,
+				tc_binop_type(op, l->dtype, r->dtype), loc);
+	e->u.bin.op = op;
+	e->u.bin.lhs = l;
+	e->u.bin.rhs = r;
+	return e;
+}
+
+TcExpr *
+tc_expr_unary(TcArena *a, TcUnop op, TcExpr *arg, TcLoc loc)
+{
+	TcDtype t = arg->dtype;
+	if (op == TC_UOP_NOT)
+		t = TC_DT_I32;
+	else if (tc_dtype_is_int(t) && t != TC_DT_I64)
+		t = TC_DT_I32;
+	else if (t == TC_DT_F16 || t == TC_DT_BF16)
+		t = TC_DT_F32;
+	TcExpr *e = tc_expr_new(a, TC_EX_UNARY, t, loc);
+	e->u.un.op = op;
+	e->u.un.arg = arg;
+	return e;
+}
+
+TcStmt *
+tc_stmt_new(TcArena *a, TcStmtKind k, TcLoc loc)
+{
+	TcStmt *s = tc_alloc(a, sizeof *s);
+	s->kind = k;
+	s->loc = loc;
+	return s;
+}
+
+TcVar *
+tc_var_new(TcArena *a, TcKernel *k, TcVarKind kind, const char *name,
+	   TcDtype t, TcLoc loc)
+{
+	TcVar *v = tc_alloc(a, sizeof *v);
+	v->kind = kind;
+	v->name = tc_strdup(a, name);
+	v->dtype = t;
+	v->loc = loc;
+	v->param = -1;
+	v->index = -1;
+	if (k) {
+		v->index = k->vars.len;
+		tc_vec_push(a, &k->vars, v);
+	}
+	return v;
+}
+
+/* --- Queries ----------------------------------------------------------------- */
+
+static long long
+floordiv_pos(long long a, long long b)
+{
+	return (a + b - 1) / b;
+}
+
+bool
+tc_expr_const(const TcExpr *e, long long *out)
+{
+	long long l, r;
+	switch (e->kind) {
+	case TC_EX_INT:
+		*out = e->u.ival;
+		return true;
+	case TC_EX_VAR:
+		if (e->u.var->kind != TC_VAR_TUNABLE)
+			return false;
+		*out = e->u.var->value;
+		return true;
+	case TC_EX_UNARY:
+		if (!tc_expr_const(e->u.un.arg, &l))
+			return false;
+		switch (e->u.un.op) {
+		case TC_UOP_NEG: *out = -l; return true;
+		case TC_UOP_NOT: *out = !l; return true;
+		case TC_UOP_BNOT: *out = ~l; return true;
+		default: return false;
+		}
+	case TC_EX_BINARY:
+		if (tc_dtype_is_float(e->dtype) ||
+		    !tc_expr_const(e->u.bin.lhs, &l) ||
+		    !tc_expr_const(e->u.bin.rhs, &r))
+			return false;
+		switch (e->u.bin.op) {
+		case TC_OP_ADD: *out = l + r; return true;
+		case TC_OP_SUB: *out = l - r; return true;
+		case TC_OP_MUL: *out = l * r; return true;
+		case TC_OP_DIV: if (r == 0) return false; *out = l / r; return true;
+		case TC_OP_REM: if (r == 0) return false; *out = l % r; return true;
+		case TC_OP_SHL: if (r < 0 || r > 62) return false; *out = l << r; return true;
+		case TC_OP_SHR: if (r < 0 || r > 62) return false; *out = l >> r; return true;
+		case TC_OP_LT: *out = l < r; return true;
+		case TC_OP_LE: *out = l <= r; return true;
+		case TC_OP_GT: *out = l > r; return true;
+		case TC_OP_GE: *out = l >= r; return true;
+		case TC_OP_EQ: *out = l == r; return true;
+		case TC_OP_NE: *out = l != r; return true;
+		case TC_OP_BAND: *out = l & r; return true;
+		case TC_OP_BXOR: *out = l ^ r; return true;
+		case TC_OP_BOR: *out = l | r; return true;
+		case TC_OP_LAND: *out = l && r; return true;
+		case TC_OP_LOR: *out = l || r; return true;
+		default: return false;
+		}
+	case TC_EX_SELECT:
+		if (!tc_expr_const(e->u.sel.cond, &l))
+			return false;
+		return tc_expr_const(l ? e->u.sel.then : e->u.sel.els, out);
+	case TC_EX_CALL: {
+		if (e->u.call.fn != TC_FN_CEILDIV && e->u.call.fn != TC_FN_MIN &&
+		    e->u.call.fn != TC_FN_MAX)
+			return false;
+		if (!tc_expr_const(e->u.call.args[0], &l) ||
+		    !tc_expr_const(e->u.call.args[1], &r))
+			return false;
+		if (e->u.call.fn == TC_FN_CEILDIV) {
+			if (r <= 0)
+				return false;
+			*out = floordiv_pos(l, r);
+		} else if (e->u.call.fn == TC_FN_MIN) {
+			*out = l < r ? l : r;
+		} else {
+			*out = l > r ? l : r;
+		}
+		return true;
+	}
+	case TC_EX_CAST:
+		if (tc_dtype_is_float(e->dtype))
+			return false;
+		return tc_expr_const(e->u.cast.arg, out);
+	default:
+		return false;
+	}
+}
+
+bool
+tc_expr_equal(const TcExpr *a, const TcExpr *b)
+{
+	if (a == b)
+		return true;
+	if (!a || !b || a->kind != b->kind || a->dtype != b->dtype)
+		return false;
+	switch (a->kind) {
+	case TC_EX_INT: return a->u.ival == b->u.ival;
+	case TC_EX_FLOAT: return a->u.fval == b->u.fval;
+	case TC_EX_VAR: return a->u.var == b->u.var;
+	case TC_EX_BINARY:
+		return a->u.bin.op == b->u.bin.op &&
+		       tc_expr_equal(a->u.bin.lhs, b->u.bin.lhs) &&
+		       tc_expr_equal(a->u.bin.rhs, b->u.bin.rhs);
+	case TC_EX_UNARY:
+		return a->u.un.op == b->u.un.op &&
+		       tc_expr_equal(a->u.un.arg, b->u.un.arg);
+	case TC_EX_SELECT:
+		return tc_expr_equal(a->u.sel.cond, b->u.sel.cond) &&
+		       tc_expr_equal(a->u.sel.then, b->u.sel.then) &&
+		       tc_expr_equal(a->u.sel.els, b->u.sel.els);
+	case TC_EX_CALL:
+		if (a->u.call.fn != b->u.call.fn ||
+		    a->u.call.nargs != b->u.call.nargs)
+			return false;
+		for (int i = 0; i < a->u.call.nargs; i++)
+			if (!tc_expr_equal(a->u.call.args[i], b->u.call.args[i]))
+				return false;
+		return true;
+	case TC_EX_CAST:
+		return tc_expr_equal(a->u.cast.arg, b->u.cast.arg);
+	case TC_EX_LOAD:
+		if (a->u.load.var != b->u.load.var)
+			return false;
+		for (int i = 0; i < a->u.load.var->rank; i++)
+			if (!tc_expr_equal(a->u.load.idx[i], b->u.load.idx[i]))
+				return false;
+		return true;
+	default:
+		tc_unreachable();
+	}
+}
+
+TcExpr *
+tc_expr_clone(TcArena *a, const TcExpr *e)
+{
+	if (!e)
+		return NULL;
+	TcExpr *c = tc_alloc(a, sizeof *c);
+	*c = *e;
+	switch (e->kind) {
+	case TC_EX_BINARY:
+		c->u.bin.lhs = tc_expr_clone(a, e->u.bin.lhs);
+		c->u.bin.rhs = tc_expr_clone(a, e->u.bin.rhs);
+		break;
+	case TC_EX_UNARY:
+		c->u.un.arg = tc_expr_clone(a, e->u.un.arg);
+		break;
+	case TC_EX_SELECT:
+		c->u.sel.cond = tc_expr_clone(a, e->u.sel.cond);
+		c->u.sel.then = tc_expr_clone(a, e->u.sel.then);
+		c->u.sel.els = tc_expr_clone(a, e->u.sel.els);
+		break;
+	case TC_EX_CALL:
+		c->u.call.args = tc_alloc(a, sizeof(TcExpr *) *
+						 (size_t)(e->u.call.nargs + 1));
+		for (int i = 0; i < e->u.call.nargs; i++)
+			c->u.call.args[i] = tc_expr_clone(a, e->u.call.args[i]);
+		break;
+	case TC_EX_CAST:
+		c->u.cast.arg = tc_expr_clone(a, e->u.cast.arg);
+		break;
+	case TC_EX_LOAD:
+		for (int i = 0; i < e->u.load.var->rank; i++)
+			c->u.load.idx[i] = tc_expr_clone(a, e->u.load.idx[i]);
+		break;
+	default:
+		break;
+	}
+	return c;
+}

@@ -1,0 +1,2 @@
+/* main.c: not written yet */
+#include "tilec_int.h"

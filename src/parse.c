@@ -1,0 +1,2 @@
+/* parse.c: not written yet */
+#include "tilec_int.h"

@@ -1,0 +1,2 @@
+/* pipeline.c: not written yet */
+#include "tilec_int.h"

@@ -1,0 +1,2 @@
+/* print.c: not written yet */
+#include "tilec_int.h"

@@ -1,0 +1,2 @@
+/* run.c: not written yet */
+#include "tilec_int.h"

@@ -1,0 +1,2 @@
+/* specialize.c: not written yet */
+#include "tilec_int.h"

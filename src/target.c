@@ -1,0 +1,2 @@
+/* target.c: not written yet */
+#include "tilec_int.h"

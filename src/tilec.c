@@ -1,0 +1,2 @@
+/* tilec.c: not written yet */
+#include "tilec_int.h"

@@ -1,0 +1,631 @@
+/*
+ * tilec_int.h - the translator's shared vocabulary.
+ *
+ * One header for everything the translator's files share: the arena, the
+ * tile IR (types, expressions, statements, kernels), diagnostics, the pass
+ * pipeline and the backend table.  Each section names the file that owns it.
+ * Every table that lists IR kinds is generated from one X-macro list below,
+ * so adding a kind is one line.
+ *
+ * The public face of the translator is tilec.h (src/include, the language)
+ * and runtime/tilec_runtime.h (the library API); this header is private.
+ */
+#ifndef TILEC_INT_H
+#define TILEC_INT_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TILEC_VERSION "0.1.0"
+
+#if defined(__GNUC__)
+#define TC_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#define TC_NORETURN __attribute__((noreturn))
+#else
+#define TC_PRINTF(fmt, args)
+#define TC_NORETURN
+#endif
+
+/* An internal bug: report where and abort.  Never used for bad input. */
+#define tc_assert(cond) \
+	((cond) ? (void)0 : tc_bug(__FILE__, __LINE__, "assertion failed: " #cond))
+#define tc_unreachable() tc_bug(__FILE__, __LINE__, "unreachable")
+TC_NORETURN void tc_bug(const char *file, int line, const char *msg);
+
+/* ==== arena.c: one arena per compilation ================================= */
+
+typedef struct TcArena TcArena;
+
+TcArena *tc_arena_new(void);
+void tc_arena_free(TcArena *a);
+void *tc_alloc(TcArena *a, size_t size); /* zeroed, 16-byte aligned */
+char *tc_strdup(TcArena *a, const char *s);
+char *tc_strndup(TcArena *a, const char *s, size_t n);
+char *tc_fmt(TcArena *a, const char *fmt, ...) TC_PRINTF(2, 3);
+
+/* A growable array of pointers, allocated from an arena. */
+typedef struct TcVec {
+	void **items; /* items[0 .. len) */
+	int len;      /* number of items */
+	int cap;      /* allocated slots */
+} TcVec;
+
+void tc_vec_push(TcArena *a, TcVec *v, void *item);
+
+/* ==== buf.c: growable text buffer, the one printer ======================== */
+
+/* All generated text goes through a TcBuf: printf-checked appends and an
+ * indentation level applied at the start of each line. */
+typedef struct TcBuf {
+	char *data;    /* NUL-terminated text, malloc'd */
+	size_t len;    /* bytes used, excluding the NUL */
+	size_t cap;    /* bytes allocated */
+	int indent;    /* current indentation level (one tab each) */
+	bool at_bol;   /* next append starts a line: indent first */
+} TcBuf;
+
+void tc_buf_init(TcBuf *b);
+void tc_buf_free(TcBuf *b);
+void tc_buf_printf(TcBuf *b, const char *fmt, ...) TC_PRINTF(2, 3);
+void tc_buf_vprintf(TcBuf *b, const char *fmt, va_list ap);
+void tc_buf_puts(TcBuf *b, const char *s);
+char *tc_buf_take(TcBuf *b); /* hand the malloc'd text to the caller */
+
+/* ==== Source locations and diagnostics (diag.c) ========================== */
+
+typedef struct TcLoc {
+	const char *file; /* path as given on the command line */
+	int line;         /* 1-based; 0 when unknown */
+	int col;          /* 1-based byte column */
+} TcLoc;
+
+typedef enum TcSeverity { TC_NOTE, TC_WARNING, TC_ERROR } TcSeverity;
+
+/* Where diagnostics go.  The CLI prints them to stderr; the runtime collects
+ * them into its error string. */
+typedef struct TcDiags {
+	TcBuf text;      /* every rendered diagnostic, in order */
+	int errors;      /* errors reported so far */
+	int warnings;    /* warnings reported so far */
+	bool to_stderr;  /* also print each diagnostic as it is reported */
+	bool color;      /* reserved: colored output */
+	/* Source text of files already read, for the caret line. */
+	const char *src_path; /* the tile program's path */
+	const char *src_text; /* its text (NUL-terminated), or NULL */
+	size_t src_len;       /* bytes in src_text */
+} TcDiags;
+
+void tc_diags_init(TcDiags *d, const char *path, const char *text,
+		   size_t len);
+void tc_diags_free(TcDiags *d);
+/* Report file:line:col: severity: message, then the line and a caret. */
+void tc_diag(TcDiags *d, TcSeverity sev, TcLoc loc, const char *fmt, ...)
+	TC_PRINTF(4, 5);
+void tc_vdiag(TcDiags *d, TcSeverity sev, TcLoc loc, const char *fmt,
+	      va_list ap);
+
+/* ==== ir.c: the tile IR =================================================== */
+
+/* Element types: NAME, spelling in tile programs, bits, kind
+ * (F = float, I = signed int, U = unsigned int, B = bool). */
+#define TC_DTYPES(X)                      \
+	X(F64, "f64", 64, 'F')            \
+	X(F32, "f32", 32, 'F')            \
+	X(F16, "f16", 16, 'F')            \
+	X(BF16, "bf16", 16, 'F')          \
+	X(FP8E4M3, "fp8e4m3", 8, 'F')     \
+	X(FP8E5M2, "fp8e5m2", 8, 'F')     \
+	X(I64, "i64", 64, 'I')            \
+	X(I32, "i32", 32, 'I')            \
+	X(I8, "i8", 8, 'I')               \
+	X(U8, "u8", 8, 'U')               \
+	X(I4, "i4", 4, 'I')               \
+	X(BOOL, "bool", 1, 'B')
+
+typedef enum TcDtype {
+	TC_DT_NONE, /* not a value: statements, unknown */
+#define X(name, spelling, bits, kind) TC_DT_##name,
+	TC_DTYPES(X)
+#undef X
+	TC_DT_COUNT
+} TcDtype;
+
+const char *tc_dtype_name(TcDtype t); /* "f16" */
+int tc_dtype_bits(TcDtype t);
+bool tc_dtype_is_float(TcDtype t);
+bool tc_dtype_is_int(TcDtype t); /* signed or unsigned integers and bool */
+TcDtype tc_dtype_from_name(const char *name); /* TC_DT_NONE if unknown */
+
+/* Binary operators: NAME, C spelling, C precedence (higher binds tighter). */
+#define TC_BINOPS(X)           \
+	X(MUL, "*", 13)        \
+	X(DIV, "/", 13)        \
+	X(REM, "%", 13)        \
+	X(ADD, "+", 12)        \
+	X(SUB, "-", 12)        \
+	X(SHL, "<<", 11)       \
+	X(SHR, ">>", 11)       \
+	X(LT, "<", 10)         \
+	X(LE, "<=", 10)        \
+	X(GT, ">", 10)         \
+	X(GE, ">=", 10)        \
+	X(EQ, "==", 9)         \
+	X(NE, "!=", 9)         \
+	X(BAND, "&", 8)        \
+	X(BXOR, "^", 7)        \
+	X(BOR, "|", 6)         \
+	X(LAND, "&&", 5)       \
+	X(LOR, "||", 4)
+
+typedef enum TcBinop {
+#define X(name, spelling, prec) TC_OP_##name,
+	TC_BINOPS(X)
+#undef X
+	TC_OP_COUNT
+} TcBinop;
+
+/* Unary operators: NAME, C spelling. */
+#define TC_UNOPS(X)       \
+	X(NEG, "-")       \
+	X(NOT, "!")       \
+	X(BNOT, "~")
+
+typedef enum TcUnop {
+#define X(name, spelling) TC_UOP_##name,
+	TC_UNOPS(X)
+#undef X
+	TC_UOP_COUNT
+} TcUnop;
+
+/* Scalar builtin functions a tile program may call: NAME, spelling, arity,
+ * result ('F' float of the widest argument, 'I' int). */
+#define TC_FUNCS(X)                        \
+	X(CEILDIV, "ceildiv", 2, 'I')      \
+	X(MIN, "min", 2, 'I')              \
+	X(MAX, "max", 2, 'I')              \
+	X(EXPF, "expf", 1, 'F')            \
+	X(EXP2F, "exp2f", 1, 'F')          \
+	X(LOGF, "logf", 1, 'F')            \
+	X(LOG2F, "log2f", 1, 'F')          \
+	X(SQRTF, "sqrtf", 1, 'F')          \
+	X(RSQRTF, "rsqrtf", 1, 'F')        \
+	X(FABSF, "fabsf", 1, 'F')          \
+	X(FMAXF, "fmaxf", 2, 'F')          \
+	X(FMINF, "fminf", 2, 'F')          \
+	X(TANHF, "tanhf", 1, 'F')          \
+	X(ERFF, "erff", 1, 'F')            \
+	X(SINF, "sinf", 1, 'F')            \
+	X(COSF, "cosf", 1, 'F')            \
+	X(POWF, "powf", 2, 'F')
+
+typedef enum TcFunc {
+#define X(name, spelling, arity, result) TC_FN_##name,
+	TC_FUNCS(X)
+#undef X
+	TC_FN_COUNT
+} TcFunc;
+
+const char *tc_binop_name(TcBinop op);
+int tc_binop_prec(TcBinop op);
+const char *tc_unop_name(TcUnop op);
+const char *tc_func_name(TcFunc fn);
+int tc_func_arity(TcFunc fn);
+TcFunc tc_func_from_name(const char *name); /* TC_FN_COUNT if unknown */
+
+/* --- Variables ------------------------------------------------------------
+ * Every name a kernel uses is a TcVar.  Vars are owned by their kernel
+ * (kernel->vars) and referenced by pointer from expressions and statements. */
+
+#define TC_MAX_RANK 8
+
+/* Var kinds: NAME, printed name. */
+#define TC_VARKINDS(X)                   \
+	X(TENSOR, "tensor")              \
+	X(SCALAR, "scalar")              \
+	X(TUNABLE, "tunable")            \
+	X(BUFFER, "buffer")              \
+	X(LOCAL, "local")                \
+	X(LOOP, "loop")                  \
+	X(BLOCK, "block")
+
+typedef enum TcVarKind {
+#define X(name, printed) TC_VAR_##name,
+	TC_VARKINDS(X)
+#undef X
+	TC_VAR_COUNT
+} TcVarKind;
+
+/* Memory scopes of buffers: NAME, spelling. */
+#define TC_SCOPES(X)               \
+	X(SHARED, "shared")        \
+	X(FRAGMENT, "fragment")    \
+	X(LOCAL, "local")
+
+typedef enum TcScope {
+	TC_SCOPE_NONE,
+#define X(name, spelling) TC_SCOPE_##name,
+	TC_SCOPES(X)
+#undef X
+	TC_SCOPE_COUNT
+} TcScope;
+
+const char *tc_varkind_name(TcVarKind k);
+const char *tc_scope_name(TcScope s);
+
+typedef struct TcExpr TcExpr;
+typedef struct TcStmt TcStmt;
+
+typedef struct TcVar {
+	TcVarKind kind;  /* what sort of name this is */
+	const char *name; /* the tile program's name, never synthesized */
+	TcDtype dtype;   /* element type (scalar type for scalars) */
+	TcLoc loc;       /* where it is declared */
+	int index;       /* position in kernel->vars */
+	/* TENSOR: kernel parameter index; SCALAR: parameter index. */
+	int param;
+	/* TENSOR, BUFFER: rank and extent of each dim, outermost first.
+	 * Tensor dims are expressions over scalar parameters and tunables;
+	 * buffer dims are expressions over tunables (constant once
+	 * specialized). */
+	int rank;
+	TcExpr *shape[TC_MAX_RANK];
+	bool is_const;   /* TENSOR: declared const (read-only) */
+	TcScope scope;   /* BUFFER: its memory scope */
+	/* TUNABLE: the default, the choices and the bound value. */
+	long long def_value;
+	long long *choices;
+	int nchoices;
+	long long value; /* bound by specialize (default unless -D) */
+	bool bound;      /* value came from -D or a tuning record */
+	/* BLOCK: which grid dimension (0 = x, 1 = y, 2 = z). */
+	int grid_dim;
+	/* LOCAL: whether it is ever assigned after its declaration. */
+	bool mutated;
+} TcVar;
+
+/* --- Expressions ---------------------------------------------------------- */
+
+/* Expression kinds: NAME, printed name; the comment says which fields of
+ * TcExpr's union are valid. */
+#define TC_EXPRKINDS(X)                                  \
+	X(INT, "int")       /* ival */                    \
+	X(FLOAT, "float")   /* fval */                    \
+	X(VAR, "var")       /* var: scalar, tunable, loop, block, local */ \
+	X(BINARY, "binary") /* bin.op, bin.lhs, bin.rhs */ \
+	X(UNARY, "unary")   /* un.op, un.arg */            \
+	X(SELECT, "select") /* sel.cond, sel.then, sel.els */ \
+	X(CALL, "call")     /* call.fn, call.args, call.nargs */ \
+	X(CAST, "cast")     /* cast.arg; dtype is the target */ \
+	X(LOAD, "load")     /* load.var (tensor/buffer), load.idx[rank] */
+
+typedef enum TcExprKind {
+#define X(name, printed) TC_EX_##name,
+	TC_EXPRKINDS(X)
+#undef X
+	TC_EX_COUNT
+} TcExprKind;
+
+const char *tc_exprkind_name(TcExprKind k);
+
+struct TcExpr {
+	TcExprKind kind; /* selects the union arm */
+	TcDtype dtype;   /* type of the value */
+	TcLoc loc;       /* source location */
+	union {
+		long long ival; /* INT */
+		double fval;    /* FLOAT */
+		TcVar *var;     /* VAR */
+		struct {
+			TcBinop op;
+			TcExpr *lhs, *rhs;
+		} bin; /* BINARY */
+		struct {
+			TcUnop op;
+			TcExpr *arg;
+		} un; /* UNARY */
+		struct {
+			TcExpr *cond, *then, *els;
+		} sel; /* SELECT */
+		struct {
+			TcFunc fn;
+			TcExpr **args;
+			int nargs;
+		} call; /* CALL */
+		struct {
+			TcExpr *arg;
+		} cast; /* CAST */
+		struct {
+			TcVar *var;
+			TcExpr *idx[TC_MAX_RANK]; /* one per dim of var */
+		} load; /* LOAD */
+	} u;
+};
+
+/* --- Regions: tile operands ----------------------------------------------- */
+
+/* A tile operand: a whole buffer, or the box of a tensor (or buffer) at
+ * `origin` whose extent is the other operand's shape.  dims[] lists which
+ * dims of var the tile's dims cover, in tile order; the other dims of var
+ * are fixed at their origin index. */
+typedef struct TcRegion {
+	TcVar *var;                  /* tensor or buffer */
+	bool whole;                  /* the whole buffer, named plainly */
+	TcExpr *origin[TC_MAX_RANK]; /* var->rank indices (INT 0 if whole) */
+	int ndims;                   /* rank of the tile this region spans */
+	int dims[TC_MAX_RANK];       /* tile dim i covers var dim dims[i] */
+	TcLoc loc;                   /* the operand's source location */
+} TcRegion;
+
+/* --- Statements ----------------------------------------------------------- */
+
+/* Loop kinds. */
+typedef enum TcLoopKind {
+	TC_LOOP_SERIAL,    /* for (int i = begin; i < end; i += step) */
+	TC_LOOP_PARALLEL,  /* tile_parallel(i, extent) */
+	TC_LOOP_PIPELINED, /* tile_pipelined(i, extent, stages) */
+} TcLoopKind;
+
+/* Reductions. */
+#define TC_REDUCES(X)              \
+	X(SUM, "sum")              \
+	X(MAX, "max")              \
+	X(MIN, "min")              \
+	X(ABSMAX, "absmax")
+
+typedef enum TcReduceOp {
+#define X(name, spelling) TC_RED_##name,
+	TC_REDUCES(X)
+#undef X
+	TC_RED_COUNT
+} TcReduceOp;
+
+const char *tc_reduce_name(TcReduceOp op);
+
+/* Statement kinds: NAME, printed name; the comment says which fields of
+ * TcStmt's union are valid. */
+#define TC_STMTKINDS(X)                                                  \
+	X(BLOCK, "block")   /* block.body: statements in order */        \
+	X(DECL, "decl")     /* decl.var (LOCAL or BUFFER), decl.init (may be NULL) */ \
+	X(ASSIGN, "assign") /* assign.dst (VAR local or LOAD), assign.value; \
+				  compound assignments are expanded */   \
+	X(FOR, "for")       /* loop.* */                                 \
+	X(IF, "if")         /* cond.* */                                 \
+	X(COPY, "copy")     /* copy.dst, copy.src */                     \
+	X(GEMM, "gemm")     /* gemm.* */                                 \
+	X(FILL, "fill")     /* fill.dst (whole buffer), fill.value */    \
+	X(REDUCE, "reduce") /* reduce.* */                               \
+	X(ATOMIC_ADD, "atomic_add") /* copy.dst (tensor), copy.src */
+
+typedef enum TcStmtKind {
+#define X(name, printed) TC_ST_##name,
+	TC_STMTKINDS(X)
+#undef X
+	TC_ST_COUNT
+} TcStmtKind;
+
+const char *tc_stmtkind_name(TcStmtKind k);
+
+struct TcStmt {
+	TcStmtKind kind; /* selects the union arm */
+	TcLoc loc;       /* the source statement this came from */
+	union {
+		struct {
+			TcVec body; /* TcStmt * */
+		} block;
+		struct {
+			TcVar *var;
+			TcExpr *init;
+		} decl;
+		struct {
+			TcExpr *dst; /* VAR of a LOCAL, or LOAD */
+			TcExpr *value;
+		} assign;
+		struct {
+			TcLoopKind kind;
+			TcVar *var;      /* the induction variable (LOOP) */
+			TcExpr *begin;   /* 0 for parallel and pipelined */
+			TcExpr *end;     /* exclusive bound (the extent) */
+			TcExpr *step;    /* INT 1 unless written otherwise */
+			TcExpr *stages;  /* PIPELINED: stage count */
+			TcStmt *body;    /* a BLOCK */
+		} loop;
+		struct {
+			TcExpr *cond;
+			TcStmt *then; /* a BLOCK */
+			TcStmt *els;  /* a BLOCK or NULL */
+		} cond;
+		struct {
+			TcRegion dst, src;
+		} copy; /* COPY, ATOMIC_ADD */
+		struct {
+			TcRegion c, a, b; /* C += op(A) * op(B) */
+			bool trans_a;     /* A is stored K x M */
+			bool trans_b;     /* B is stored N x K */
+		} gemm;
+		struct {
+			TcRegion dst;
+			TcExpr *value;
+		} fill;
+		struct {
+			TcReduceOp op;
+			TcRegion dst, src;
+			int dim;         /* the dim of src reduced away */
+			bool accumulate; /* combine with dst's old contents */
+		} reduce;
+	} u;
+};
+
+/* --- Kernels and programs -------------------------------------------------- */
+
+typedef struct TcKernel {
+	const char *name;   /* the C function's name */
+	TcLoc loc;          /* where the kernel is defined */
+	TcVec params;       /* TcVar *: TENSOR and SCALAR, in signature order */
+	TcVec vars;         /* TcVar *: every var, params first */
+	TcExpr *threads;    /* tile_threads(n), or NULL (backend default) */
+	TcExpr *grid[3];    /* extents along x, y, z; NULL = 1 */
+	TcVar *block[3];    /* the BLOCK vars bound by tile_grid_*, or NULL */
+	TcExpr *rasterize;  /* tile_rasterize(rows), or NULL */
+	TcStmt *body;       /* a BLOCK */
+} TcKernel;
+
+typedef struct TcProgram {
+	const char *path;   /* the tile program's path */
+	const char *text;   /* its source text */
+	TcVec tunables;     /* TcVar * (TUNABLE), in declaration order */
+	TcVec kernels;      /* TcKernel * */
+} TcProgram;
+
+/* Constructors (ir.c).  All allocate from the arena; loc may be zero. */
+TcExpr *tc_expr_int(TcArena *a, long long v, TcLoc loc);
+TcExpr *tc_expr_float(TcArena *a, double v, TcDtype t, TcLoc loc);
+TcExpr *tc_expr_var(TcArena *a, TcVar *v, TcLoc loc);
+TcExpr *tc_expr_binary(TcArena *a, TcBinop op, TcExpr *l, TcExpr *r,
+		       TcLoc loc);
+TcExpr *tc_expr_unary(TcArena *a, TcUnop op, TcExpr *arg, TcLoc loc);
+TcExpr *tc_expr_new(TcArena *a, TcExprKind k, TcDtype t, TcLoc loc);
+TcStmt *tc_stmt_new(TcArena *a, TcStmtKind k, TcLoc loc);
+TcVar *tc_var_new(TcArena *a, TcKernel *k, TcVarKind kind, const char *name,
+		  TcDtype t, TcLoc loc);
+
+/* Result type of a binary operation under C's usual conversions, restricted
+ * to tile dtypes (comparisons give i32, like C). */
+TcDtype tc_binop_type(TcBinop op, TcDtype l, TcDtype r);
+
+/* Evaluate an expression over tunables and integer literals; false if it
+ * depends on anything else. */
+bool tc_expr_const(const TcExpr *e, long long *out);
+/* Structural equality of two expressions. */
+bool tc_expr_equal(const TcExpr *a, const TcExpr *b);
+/* Deep copy of an expression tree (vars are shared, not copied). */
+TcExpr *tc_expr_clone(TcArena *a, const TcExpr *e);
+
+/* ==== print.c: the IR printer (stable text, used by golden tests) ========== */
+
+void tc_print_expr(TcBuf *b, const TcExpr *e);
+void tc_print_program(TcBuf *b, const TcProgram *p);
+void tc_print_kernel(TcBuf *b, const TcKernel *k);
+
+/* ==== verify.c: IR invariants, run after every pass in tests ============== */
+
+/* Returns the number of violations, each reported as an internal error
+ * naming the pass that broke it. */
+int tc_verify(const TcProgram *p, const char *after_pass, TcDiags *d);
+
+/* ==== parse.c: libclang -> IR ============================================= */
+
+typedef struct TcOptions TcOptions;
+
+/* Parse the tile program at `path` (text may be NULL to read the file).
+ * Reports problems to d; returns NULL if any error was reported. */
+TcProgram *tc_parse(TcArena *a, const char *path, const char *text,
+		    const TcOptions *opt, TcDiags *d);
+
+/* ==== check.c: semantic checks ============================================ */
+
+/* Types, shapes, scopes, regions, loop rules; returns false on error. */
+bool tc_check(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
+
+/* ==== Targets and backends (target.c, emitters/) ========================== */
+
+typedef enum TcTargetKind {
+	TC_TARGET_OPENMP,
+	TC_TARGET_CUDA,
+	TC_TARGET_HIP,
+	TC_TARGET_COUNT
+} TcTargetKind;
+
+/* What the passes need to know about a target. */
+typedef struct TcTarget {
+	TcTargetKind kind;       /* backend family */
+	const char *name;        /* "openmp", "cuda", "hip" */
+	const char *arch;        /* "avx512", "avx2", "generic"; "sm_90a"; "gfx90a" */
+	long long smem_limit;    /* bytes of shared memory a block may use */
+	int warp_size;           /* 1 on the CPU */
+	int max_threads;         /* per block */
+} TcTarget;
+
+/* A backend prints scheduled IR as source text. */
+typedef struct TcBackend {
+	const char *name;        /* matches TcTarget.name */
+	const char *file_ext;    /* ".c", ".cu", ".hip" */
+	/* Print one kernel (and its launch entry) into out; false on error,
+	 * reported to d. */
+	bool (*emit)(const TcProgram *p, const TcKernel *k, const TcTarget *t,
+		     const TcOptions *opt, TcBuf *out, TcDiags *d);
+} TcBackend;
+
+/* The backends compiled in, or NULL for one that is not built. */
+const TcBackend *tc_backend_find(TcTargetKind kind);
+bool tc_target_init(TcTarget *t, const char *name, const char *arch);
+
+/* ==== Options (tilec.c) =================================================== */
+
+#define TC_MAX_DEFINES 64
+
+struct TcOptions {
+	const char *kernel;          /* --kernel NAME, or NULL for all */
+	int ndefines;                /* -D NAME=VALUE bindings */
+	const char *define_name[TC_MAX_DEFINES];
+	long long define_value[TC_MAX_DEFINES];
+	TcLoc define_loc[TC_MAX_DEFINES]; /* "<command line>" locations */
+	TcTarget target;             /* the target being compiled for */
+	const char *dump_after;      /* --dump-after=PASS, or NULL */
+	bool verify;                 /* verify the IR after every pass */
+	bool line_directives;        /* #line back to the tile program */
+	bool standalone;             /* inline templates into the output */
+};
+
+/* ==== pipeline.c: the passes, in order ==================================== */
+
+typedef bool (*TcPassFn)(TcArena *a, TcProgram *p, const TcOptions *opt,
+			 TcDiags *d);
+
+typedef struct TcPass {
+	const char *name;  /* for --dump-after and verifier messages */
+	TcPassFn run;      /* the pass */
+	unsigned targets;  /* bit (1 << TcTargetKind) for each target it runs on */
+	const char *what;  /* one line for --help and docs */
+} TcPass;
+
+extern const TcPass tc_passes[];
+extern const int tc_npasses;
+
+/* Run every pass for opt->target in order, verifying and dumping as asked. */
+bool tc_run_pipeline(TcArena *a, TcProgram *p, const TcOptions *opt,
+		     TcDiags *d, TcBuf *dump);
+
+/* specialize.c: bind tunables (defaults, -D), fold constant shapes. */
+bool tc_specialize(TcArena *a, TcProgram *p, const TcOptions *opt,
+		   TcDiags *d);
+
+/* ==== tilec.c: the translator as a library ================================ */
+
+/* Parse, check and run the pipeline for opt->target.  On success *out is the
+ * specialized, scheduled program (allocated from a).  Returns false if any
+ * error was reported to d. */
+bool tc_compile(TcArena *a, const char *path, const char *text,
+		const TcOptions *opt, TcDiags *d, TcProgram **out);
+/* tc_compile, then emit every selected kernel with the target's backend
+ * into src.  Returns false on error (reported to d). */
+bool tc_translate(TcArena *a, const char *path, const char *text,
+		  const TcOptions *opt, TcDiags *d, TcProgram **prog,
+		  TcBuf *src);
+/* Default options for a target ("openmp", "cuda", "hip"); false if the
+ * name is unknown. */
+bool tc_options_init(TcOptions *opt, const char *target, const char *arch);
+
+/* ==== embed: files compiled into the binary (generated by meson) ========== */
+
+typedef struct TcEmbedded {
+	const char *path; /* "tilec.h", "cpu/gemm.h", ... */
+	const char *text; /* file contents */
+	size_t len;       /* bytes */
+} TcEmbedded;
+
+extern const TcEmbedded tc_embedded[]; /* terminated by a NULL path */
+const TcEmbedded *tc_embedded_find(const char *path);
+
+#endif /* TILEC_INT_H */

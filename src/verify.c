@@ -1,0 +1,2 @@
+/* verify.c: not written yet */
+#include "tilec_int.h"
