@@ -1,2 +1,578 @@
-/* check.c: not written yet */
+/*
+ * check.c - the meaning of a tile program: scopes, shapes, dtypes, races.
+ *
+ * Runs after specialize, so every tunable has its value and buffer shapes
+ * are constants.  The parser already guaranteed form (operands are regions,
+ * loops are canonical, names resolve); here we check what those forms mean:
+ *
+ *   - launch extents depend only on scalar parameters and tunables;
+ *   - tensor extents depend only on scalar parameters and tunables;
+ *   - tile operations are block-level statements, never inside tile_parallel;
+ *   - a tile_parallel iteration writes only what it owns: a scalar declared
+ *     outside the loop is never assigned inside it, and a buffer element
+ *     written inside it is indexed by every enclosing parallel variable;
+ *   - const tensors are never written; tile ops see the scopes and dtypes
+ *     they need; shapes of copies, gemms and reductions agree.
+ *
+ * Every problem is a located error; checking goes on after an error so one
+ * run reports as much as it can (each statement at most once).
+ */
 #include "tilec_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct Checker {
+	TcArena *a;        /* for scratch text */
+	TcDiags *d;        /* where errors go */
+	TcKernel *k;       /* the kernel being checked */
+	TcVar *par[16];    /* enclosing tile_parallel loop vars, outermost first */
+	int npar;          /* how many */
+	/* For each LOCAL (by var->index): how many tile_parallel loops
+	 * enclosed its declaration.  Assigning it is race-free only at the
+	 * same depth: inside deeper parallel loops every iteration would. */
+	int *decl_par;
+} Checker;
+
+TC_PRINTF(3, 4)
+static void
+error(Checker *C, TcLoc loc, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	tc_vdiag(C->d, TC_ERROR, loc, fmt, ap);
+	va_end(ap);
+}
+
+/* --- Helpers ---------------------------------------------------------------- */
+
+/* Does e use any var not allowed by `ok_kinds` (a bit per TcVarKind)?
+ * Reports the first offender and returns false. */
+static bool
+uses_only(Checker *C, const TcExpr *e, unsigned ok_kinds, const char *what)
+{
+	switch (e->kind) {
+	case TC_EX_INT:
+	case TC_EX_FLOAT:
+		return true;
+	case TC_EX_VAR:
+		if (ok_kinds & (1u << e->u.var->kind))
+			return true;
+		error(C, e->loc, "%s cannot depend on '%s' (a %s); use scalar "
+		      "parameters, tunables and constants", what, e->u.var->name,
+		      tc_varkind_name(e->u.var->kind));
+		return false;
+	case TC_EX_BINARY:
+		return uses_only(C, e->u.bin.lhs, ok_kinds, what) &&
+		       uses_only(C, e->u.bin.rhs, ok_kinds, what);
+	case TC_EX_UNARY:
+		return uses_only(C, e->u.un.arg, ok_kinds, what);
+	case TC_EX_SELECT:
+		return uses_only(C, e->u.sel.cond, ok_kinds, what) &&
+		       uses_only(C, e->u.sel.then, ok_kinds, what) &&
+		       uses_only(C, e->u.sel.els, ok_kinds, what);
+	case TC_EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			if (!uses_only(C, e->u.call.args[i], ok_kinds, what))
+				return false;
+		return true;
+	case TC_EX_CAST:
+		return uses_only(C, e->u.cast.arg, ok_kinds, what);
+	case TC_EX_LOAD:
+		error(C, e->loc, "%s cannot read tensor or buffer elements", what);
+		return false;
+	default:
+		tc_unreachable();
+	}
+}
+
+static bool
+mentions(const TcExpr *e, const TcVar *v)
+{
+	if (!e)
+		return false;
+	switch (e->kind) {
+	case TC_EX_VAR: return e->u.var == v;
+	case TC_EX_BINARY: return mentions(e->u.bin.lhs, v) || mentions(e->u.bin.rhs, v);
+	case TC_EX_UNARY: return mentions(e->u.un.arg, v);
+	case TC_EX_SELECT:
+		return mentions(e->u.sel.cond, v) || mentions(e->u.sel.then, v) ||
+		       mentions(e->u.sel.els, v);
+	case TC_EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			if (mentions(e->u.call.args[i], v))
+				return true;
+		return false;
+	case TC_EX_CAST: return mentions(e->u.cast.arg, v);
+	case TC_EX_LOAD:
+		for (int i = 0; i < e->u.load.var->rank; i++)
+			if (mentions(e->u.load.idx[i], v))
+				return true;
+		return false;
+	default: return false;
+	}
+}
+
+/* The constant extent of buffer dim i (specialize made it constant). */
+static long long
+extent(const TcVar *v, int i)
+{
+	long long n = 0;
+	if (!tc_expr_const(v->shape[i], &n))
+		return -1;
+	return n;
+}
+
+/* "128x32" for a buffer's shape. */
+static const char *
+shape_str(Checker *C, const TcVar *v)
+{
+	TcBuf b;
+	tc_buf_init(&b);
+	for (int i = 0; i < v->rank; i++)
+		tc_buf_printf(&b, "%s%lld", i ? "x" : "", extent(v, i));
+	if (v->rank == 0)
+		tc_buf_puts(&b, "scalar");
+	char *s = tc_strdup(C->a, b.data);
+	tc_buf_free(&b);
+	return s;
+}
+
+static bool
+is_scalar_expr(const TcExpr *e)
+{
+	return e->dtype != TC_DT_NONE;
+}
+
+/* --- Expressions --------------------------------------------------------------- */
+
+/* Walk an expression in statement context: nothing to reject today beyond
+ * what the parser rejects, but indices must be integers. */
+static void
+check_expr(Checker *C, const TcExpr *e)
+{
+	if (!e)
+		return;
+	switch (e->kind) {
+	case TC_EX_BINARY:
+		check_expr(C, e->u.bin.lhs);
+		check_expr(C, e->u.bin.rhs);
+		if ((e->u.bin.op == TC_OP_REM || e->u.bin.op == TC_OP_SHL ||
+		     e->u.bin.op == TC_OP_SHR || e->u.bin.op == TC_OP_BAND ||
+		     e->u.bin.op == TC_OP_BOR || e->u.bin.op == TC_OP_BXOR) &&
+		    (tc_dtype_is_float(e->u.bin.lhs->dtype) ||
+		     tc_dtype_is_float(e->u.bin.rhs->dtype)))
+			error(C, e->loc, "operator '%s' needs integer operands",
+			      tc_binop_name(e->u.bin.op));
+		break;
+	case TC_EX_UNARY:
+		check_expr(C, e->u.un.arg);
+		if (e->u.un.op == TC_UOP_BNOT && tc_dtype_is_float(e->u.un.arg->dtype))
+			error(C, e->loc, "operator '~' needs an integer operand");
+		break;
+	case TC_EX_SELECT:
+		check_expr(C, e->u.sel.cond);
+		check_expr(C, e->u.sel.then);
+		check_expr(C, e->u.sel.els);
+		break;
+	case TC_EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			check_expr(C, e->u.call.args[i]);
+		break;
+	case TC_EX_CAST:
+		check_expr(C, e->u.cast.arg);
+		break;
+	case TC_EX_LOAD:
+		for (int i = 0; i < e->u.load.var->rank; i++)
+			check_expr(C, e->u.load.idx[i]);
+		break;
+	default:
+		break;
+	}
+}
+
+/* --- Tile operations ----------------------------------------------------------- */
+
+static bool
+whole_buffer(Checker *C, const TcRegion *r, const char *op, const char *role)
+{
+	if (r->whole)
+		return true;
+	error(C, r->loc, "%s's %s must be a whole buffer, not a region of '%s'",
+	      op, role, r->var->name);
+	return false;
+}
+
+static bool
+writable(Checker *C, const TcRegion *r, const char *op)
+{
+	if (r->var->kind == TC_VAR_TENSOR && r->var->is_const) {
+		error(C, r->loc, "%s writes '%s', which is declared const", op,
+		      r->var->name);
+		return false;
+	}
+	return true;
+}
+
+/* A region of a buffer (not whole) must fit: constant origin, in bounds. */
+static bool
+buffer_region_fits(Checker *C, const TcRegion *r, const TcVar *tile)
+{
+	if (r->whole || r->var->kind != TC_VAR_BUFFER)
+		return true;
+	long long ext[TC_MAX_RANK];
+	for (int i = 0; i < r->var->rank; i++)
+		ext[i] = 1;
+	for (int i = 0; i < r->ndims; i++)
+		ext[r->dims[i]] = extent(tile, i);
+	for (int i = 0; i < r->var->rank; i++) {
+		long long o;
+		if (!tc_expr_const(r->origin[i], &o)) {
+			error(C, r->loc, "a region of buffer '%s' needs a constant "
+			      "origin", r->var->name);
+			return false;
+		}
+		if (o < 0 || o + ext[i] > extent(r->var, i)) {
+			error(C, r->loc, "region [%lld, %lld) of dim %d is outside "
+			      "buffer '%s' (extent %lld)", o, o + ext[i], i,
+			      r->var->name, extent(r->var, i));
+			return false;
+		}
+	}
+	return true;
+}
+
+static void
+check_copy(Checker *C, TcStmt *s)
+{
+	TcRegion *dst = &s->u.copy.dst, *src = &s->u.copy.src;
+	bool atomic = s->kind == TC_ST_ATOMIC_ADD;
+	const char *op = atomic ? "tile_atomic_add" : "tile_copy";
+	if (!writable(C, dst, op))
+		return;
+	for (int i = 0; i < dst->var->rank; i++)
+		check_expr(C, dst->origin[i]);
+	for (int i = 0; i < src->var->rank; i++)
+		check_expr(C, src->origin[i]);
+	if (atomic) {
+		if (dst->var->kind != TC_VAR_TENSOR) {
+			error(C, dst->loc, "tile_atomic_add adds into a tensor "
+			      "region; '%s' is a buffer", dst->var->name);
+			return;
+		}
+		if (!whole_buffer(C, src, op, "source"))
+			return;
+		if (!tc_dtype_is_float(dst->var->dtype) &&
+		    dst->var->dtype != TC_DT_I32) {
+			error(C, dst->loc, "tile_atomic_add supports f32, f16, "
+			      "bf16, f64 and i32 tensors, not %s",
+			      tc_dtype_name(dst->var->dtype));
+			return;
+		}
+	}
+	const TcVar *tile = src->whole ? src->var : dst->var;
+	if (dst->whole && src->whole) {
+		if (dst->var->rank != src->var->rank) {
+			error(C, s->loc, "%s: '%s' has %d dims but '%s' has %d", op,
+			      dst->var->name, dst->var->rank, src->var->name,
+			      src->var->rank);
+			return;
+		}
+		for (int i = 0; i < dst->var->rank; i++)
+			if (extent(dst->var, i) != extent(src->var, i)) {
+				error(C, s->loc, "%s: shapes differ: '%s' is %s, "
+				      "'%s' is %s", op, dst->var->name,
+				      shape_str(C, dst->var), src->var->name,
+				      shape_str(C, src->var));
+				return;
+			}
+	}
+	if (!buffer_region_fits(C, dst, tile))
+		return;
+	buffer_region_fits(C, src, tile);
+}
+
+static bool
+gemm_dtype_ok(TcDtype t)
+{
+	return t == TC_DT_F16 || t == TC_DT_BF16 || t == TC_DT_F32 ||
+	       t == TC_DT_F64 || t == TC_DT_FP8E4M3 || t == TC_DT_FP8E5M2 ||
+	       t == TC_DT_I8;
+}
+
+static void
+check_gemm(Checker *C, TcStmt *s)
+{
+	TcRegion *c = &s->u.gemm.c, *a = &s->u.gemm.a, *b = &s->u.gemm.b;
+	if (!whole_buffer(C, c, "tile_gemm", "accumulator") ||
+	    !whole_buffer(C, a, "tile_gemm", "A operand") ||
+	    !whole_buffer(C, b, "tile_gemm", "B operand"))
+		return;
+	if (c->var->scope != TC_SCOPE_FRAGMENT) {
+		error(C, c->loc, "tile_gemm's accumulator '%s' must be a "
+		      "tile_fragment buffer, not %s", c->var->name,
+		      tc_scope_name(c->var->scope));
+		return;
+	}
+	const TcRegion *ops[2] = { a, b };
+	for (int i = 0; i < 2; i++)
+		if (ops[i]->var->scope == TC_SCOPE_LOCAL) {
+			error(C, ops[i]->loc, "tile_gemm's operand '%s' must be "
+			      "shared or fragment, not local", ops[i]->var->name);
+			return;
+		}
+	if (c->var->rank != 2 || a->var->rank != 2 || b->var->rank != 2) {
+		const TcRegion *bad = c->var->rank != 2 ? c :
+				      a->var->rank != 2 ? a : b;
+		error(C, bad->loc, "tile_gemm needs 2-dim operands; '%s' has %d "
+		      "dims", bad->var->name, bad->var->rank);
+		return;
+	}
+	if (!tc_dtype_is_float(c->var->dtype) && c->var->dtype != TC_DT_I32) {
+		error(C, c->loc, "tile_gemm accumulates in f32, f16, f64 or i32, "
+		      "not %s", tc_dtype_name(c->var->dtype));
+		return;
+	}
+	if (!gemm_dtype_ok(a->var->dtype) || !gemm_dtype_ok(b->var->dtype)) {
+		const TcRegion *bad = gemm_dtype_ok(a->var->dtype) ? b : a;
+		error(C, bad->loc, "tile_gemm does not support %s operands",
+		      tc_dtype_name(bad->var->dtype));
+		return;
+	}
+	if (a->var->dtype != b->var->dtype) {
+		error(C, s->loc, "tile_gemm operands differ in dtype: '%s' is %s, "
+		      "'%s' is %s", a->var->name, tc_dtype_name(a->var->dtype),
+		      b->var->name, tc_dtype_name(b->var->dtype));
+		return;
+	}
+	bool ta = s->u.gemm.trans_a, tb = s->u.gemm.trans_b;
+	long long M = extent(c->var, 0), N = extent(c->var, 1);
+	long long am = extent(a->var, ta ? 1 : 0), ak = extent(a->var, ta ? 0 : 1);
+	long long bk = extent(b->var, tb ? 1 : 0), bn = extent(b->var, tb ? 0 : 1);
+	if (am != M || bn != N || ak != bk)
+		error(C, s->loc, "tile_gemm shapes do not match: %s '%s' is %s, "
+		      "A '%s' is %s%s, B '%s' is %s%s (need C MxN, A %s, B %s)",
+		      "C", c->var->name, shape_str(C, c->var), a->var->name,
+		      shape_str(C, a->var), ta ? " (transposed)" : "",
+		      b->var->name, shape_str(C, b->var),
+		      tb ? " (transposed)" : "", ta ? "KxM" : "MxK",
+		      tb ? "NxK" : "KxN");
+}
+
+static void
+check_fill(Checker *C, TcStmt *s)
+{
+	if (!whole_buffer(C, &s->u.fill.dst, "tile_fill", "destination"))
+		return;
+	check_expr(C, s->u.fill.value);
+}
+
+static void
+check_reduce(Checker *C, TcStmt *s)
+{
+	TcRegion *dst = &s->u.reduce.dst, *src = &s->u.reduce.src;
+	const char *op = tc_reduce_name(s->u.reduce.op);
+	if (!whole_buffer(C, dst, "tile_reduce", "destination") ||
+	    !whole_buffer(C, src, "tile_reduce", "source"))
+		return;
+	int dim = s->u.reduce.dim;
+	if (dim < 0 || dim >= src->var->rank) {
+		error(C, s->loc, "tile_reduce_%s: dim %d is out of range for "
+		      "'%s' (%d dims)", op, dim, src->var->name, src->var->rank);
+		return;
+	}
+	if (dst->var->rank != src->var->rank - 1) {
+		error(C, dst->loc, "tile_reduce_%s along dim %d of '%s' (%s) "
+		      "gives %d dims, but '%s' has %d", op, dim, src->var->name,
+		      shape_str(C, src->var), src->var->rank - 1, dst->var->name,
+		      dst->var->rank);
+		return;
+	}
+	for (int i = 0, j = 0; i < src->var->rank; i++) {
+		if (i == dim)
+			continue;
+		if (extent(src->var, i) != extent(dst->var, j)) {
+			error(C, dst->loc, "tile_reduce_%s along dim %d of '%s' "
+			      "(%s) does not fit '%s' (%s)", op, dim,
+			      src->var->name, shape_str(C, src->var),
+			      dst->var->name, shape_str(C, dst->var));
+			return;
+		}
+		j++;
+	}
+}
+
+/* --- Statements ------------------------------------------------------------------ */
+
+static void check_stmt(Checker *C, TcStmt *s);
+
+static void
+check_block(Checker *C, TcStmt *b)
+{
+	for (int i = 0; i < b->u.block.body.len; i++)
+		check_stmt(C, b->u.block.body.items[i]);
+}
+
+static void
+check_assign(Checker *C, TcStmt *s)
+{
+	TcExpr *dst = s->u.assign.dst;
+	check_expr(C, s->u.assign.value);
+	if (dst->kind == TC_EX_VAR) {
+		TcVar *v = dst->u.var;
+		if (C->decl_par[v->index] != C->npar)
+			error(C, dst->loc, "'%s' is declared outside this "
+			      "tile_parallel loop and assigned inside it: "
+			      "iterations would race; declare it inside the loop, "
+			      "or keep per-iteration values in a buffer", v->name);
+		return;
+	}
+	TcVar *v = dst->u.load.var;
+	for (int i = 0; i < v->rank; i++)
+		check_expr(C, dst->u.load.idx[i]);
+	if (v->kind == TC_VAR_TENSOR && v->is_const) {
+		error(C, dst->loc, "cannot write to '%s': it is declared const",
+		      v->name);
+		return;
+	}
+	/* Every enclosing parallel variable must select the element written,
+	 * or two iterations would write the same one. */
+	for (int p = 0; p < C->npar; p++) {
+		bool used = false;
+		for (int i = 0; i < v->rank && !used; i++)
+			used = mentions(dst->u.load.idx[i], C->par[p]);
+		if (!used) {
+			error(C, dst->loc, "every iteration of tile_parallel loop "
+			      "'%s' writes the same element of '%s': index it by "
+			      "'%s', or move the write out of the loop",
+			      C->par[p]->name, v->name, C->par[p]->name);
+			return;
+		}
+	}
+}
+
+static void
+check_stmt(Checker *C, TcStmt *s)
+{
+	bool tile_op = s->kind == TC_ST_COPY || s->kind == TC_ST_GEMM ||
+		       s->kind == TC_ST_FILL || s->kind == TC_ST_REDUCE ||
+		       s->kind == TC_ST_ATOMIC_ADD;
+	if (tile_op && C->npar > 0) {
+		error(C, s->loc, "tile operations act on whole tiles and cannot "
+		      "be inside tile_parallel loop '%s'", C->par[C->npar - 1]->name);
+		return;
+	}
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		check_block(C, s);
+		break;
+	case TC_ST_DECL: {
+		TcVar *v = s->u.decl.var;
+		if (v->kind == TC_VAR_BUFFER && C->npar > 0) {
+			error(C, s->loc, "buffer '%s' is declared inside a "
+			      "tile_parallel loop; declare buffers at block level",
+			      v->name);
+			break;
+		}
+		if (v->kind == TC_VAR_LOCAL)
+			C->decl_par[v->index] = C->npar;
+		if (s->u.decl.init)
+			check_expr(C, s->u.decl.init);
+		break;
+	}
+	case TC_ST_ASSIGN:
+		check_assign(C, s);
+		break;
+	case TC_ST_FOR: {
+		TcLoopKind kind = s->u.loop.kind;
+		check_expr(C, s->u.loop.begin);
+		check_expr(C, s->u.loop.end);
+		if (kind == TC_LOOP_PIPELINED && C->npar > 0) {
+			error(C, s->loc, "tile_pipelined cannot be inside a "
+			      "tile_parallel loop");
+			break;
+		}
+		if (kind == TC_LOOP_PARALLEL) {
+			if ((size_t)C->npar == sizeof C->par / sizeof *C->par) {
+				error(C, s->loc, "tile_parallel loops nest too deep");
+				break;
+			}
+			C->par[C->npar++] = s->u.loop.var;
+			check_block(C, s->u.loop.body);
+			C->npar--;
+		} else {
+			if (s->u.loop.step) {
+				long long st;
+				if (tc_expr_const(s->u.loop.step, &st) && st <= 0)
+					error(C, s->u.loop.step->loc, "loop step "
+					      "must be positive");
+			}
+			check_block(C, s->u.loop.body);
+		}
+		break;
+	}
+	case TC_ST_IF:
+		check_expr(C, s->u.cond.cond);
+		if (!is_scalar_expr(s->u.cond.cond))
+			error(C, s->u.cond.cond->loc, "condition is not a scalar");
+		check_block(C, s->u.cond.then);
+		if (s->u.cond.els)
+			check_block(C, s->u.cond.els);
+		break;
+	case TC_ST_COPY:
+	case TC_ST_ATOMIC_ADD:
+		check_copy(C, s);
+		break;
+	case TC_ST_GEMM:
+		check_gemm(C, s);
+		break;
+	case TC_ST_FILL:
+		check_fill(C, s);
+		break;
+	case TC_ST_REDUCE:
+		check_reduce(C, s);
+		break;
+	default:
+		tc_unreachable();
+	}
+}
+
+static void
+check_kernel(Checker *C, TcKernel *k)
+{
+	const unsigned launch_ok = (1u << TC_VAR_SCALAR) | (1u << TC_VAR_TUNABLE);
+	C->k = k;
+	C->npar = 0;
+	C->decl_par = tc_alloc(C->a, sizeof(int) * (size_t)(k->vars.len + 1));
+	for (int i = 0; i < k->params.len; i++) {
+		TcVar *v = k->params.items[i];
+		for (int j = 0; j < v->rank; j++)
+			uses_only(C, v->shape[j], launch_ok, "a tensor extent");
+	}
+	static const char *const dim_names[3] = { "x", "y", "z" };
+	for (int d = 0; d < 3; d++) {
+		if (!k->grid[d])
+			continue;
+		char what[32];
+		snprintf(what, sizeof what, "the grid extent along %s",
+			 dim_names[d]);
+		uses_only(C, k->grid[d], launch_ok, what);
+	}
+	if (k->threads)
+		uses_only(C, k->threads, 1u << TC_VAR_TUNABLE, "the thread count");
+	if (k->rasterize)
+		uses_only(C, k->rasterize, 1u << TC_VAR_TUNABLE,
+			  "the rasterization group");
+	check_block(C, k->body);
+}
+
+bool
+tc_check(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
+{
+	(void)opt;
+	Checker C = { .a = a, .d = d };
+	int before = d->errors;
+	for (int i = 0; i < p->kernels.len; i++)
+		check_kernel(&C, p->kernels.items[i]);
+	return d->errors == before;
+}

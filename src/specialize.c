@@ -1,2 +1,149 @@
-/* specialize.c: not written yet */
+/*
+ * specialize.c - bind tunables and check the shapes they fix.
+ *
+ * Input: a checked program and the -D bindings (or a tuning record's
+ * values, which arrive the same way).  Output: every TUNABLE has `value`
+ * set; buffer extents, parallel loop extents, stage counts and thread
+ * counts are constants from here on (tc_expr_const succeeds on them).
+ * Tunables stay VAR nodes so that later passes and the emitters can print
+ * their names; dynamic tensor dims stay symbolic.
+ */
 #include "tilec_int.h"
+
+#include <string.h>
+
+static TcVar *
+find_tunable(TcProgram *p, const char *name)
+{
+	for (int i = 0; i < p->tunables.len; i++) {
+		TcVar *v = p->tunables.items[i];
+		if (strcmp(v->name, name) == 0)
+			return v;
+	}
+	return NULL;
+}
+
+static bool
+bind_defines(TcProgram *p, const TcOptions *opt, TcDiags *d)
+{
+	bool ok = true;
+	for (int i = 0; i < p->tunables.len; i++) {
+		TcVar *v = p->tunables.items[i];
+		v->value = v->def_value;
+		v->bound = false;
+	}
+	for (int i = 0; i < opt->ndefines; i++) {
+		TcVar *v = find_tunable(p, opt->define_name[i]);
+		if (!v) {
+			TcBuf names;
+			tc_buf_init(&names);
+			for (int j = 0; j < p->tunables.len; j++)
+				tc_buf_printf(&names, "%s%s", j ? ", " : "",
+					      ((TcVar *)p->tunables.items[j])->name);
+			tc_diag(d, TC_ERROR, opt->define_loc[i], "-D %s: no "
+				"tunable of that name (%s)", opt->define_name[i],
+				names.len ? names.data : "the program has none");
+			tc_buf_free(&names);
+			ok = false;
+			continue;
+		}
+		v->value = opt->define_value[i];
+		v->bound = true;
+	}
+	return ok;
+}
+
+/* Report if e is not a positive constant under the bound tunables. */
+static bool
+positive(const TcExpr *e, const char *what, const char *name, TcDiags *d)
+{
+	long long v;
+	if (!tc_expr_const(e, &v)) {
+		tc_diag(d, TC_ERROR, e->loc, "%s of '%s' must be a constant "
+			"(literals and tunables)", what, name);
+		return false;
+	}
+	if (v <= 0) {
+		tc_diag(d, TC_ERROR, e->loc, "%s of '%s' is %lld; it must be "
+			"positive", what, name, v);
+		return false;
+	}
+	return true;
+}
+
+static bool
+stmt_consts(TcStmt *s, TcDiags *d)
+{
+	bool ok = true;
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		for (int i = 0; i < s->u.block.body.len; i++)
+			ok &= stmt_consts(s->u.block.body.items[i], d);
+		return ok;
+	case TC_ST_DECL:
+		if (s->u.decl.var->kind == TC_VAR_BUFFER)
+			for (int i = 0; i < s->u.decl.var->rank; i++)
+				ok &= positive(s->u.decl.var->shape[i], "extent",
+					       s->u.decl.var->name, d);
+		return ok;
+	case TC_ST_FOR:
+		if (s->u.loop.kind == TC_LOOP_PARALLEL)
+			ok &= positive(s->u.loop.end, "extent",
+				       s->u.loop.var->name, d);
+		if (s->u.loop.stages)
+			ok &= positive(s->u.loop.stages, "stage count",
+				       s->u.loop.var->name, d);
+		return ok & stmt_consts(s->u.loop.body, d);
+	case TC_ST_IF:
+		ok &= stmt_consts(s->u.cond.then, d);
+		if (s->u.cond.els)
+			ok &= stmt_consts(s->u.cond.els, d);
+		return ok;
+	default:
+		return true;
+	}
+}
+
+/* Bytes of shared memory the kernel's buffers take, before pipelining. */
+static long long
+shared_bytes(const TcKernel *k)
+{
+	long long total = 0;
+	for (int i = 0; i < k->vars.len; i++) {
+		TcVar *v = k->vars.items[i];
+		if (v->kind != TC_VAR_BUFFER || v->scope != TC_SCOPE_SHARED)
+			continue;
+		long long n = 1, e;
+		for (int j = 0; j < v->rank; j++)
+			if (tc_expr_const(v->shape[j], &e))
+				n *= e;
+		total += (n * tc_dtype_bits(v->dtype) + 7) / 8;
+	}
+	return total;
+}
+
+bool
+tc_specialize(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
+{
+	(void)a;
+	if (!bind_defines(p, opt, d))
+		return false;
+	bool ok = true;
+	for (int i = 0; i < p->kernels.len; i++) {
+		TcKernel *k = p->kernels.items[i];
+		if (k->threads)
+			ok &= positive(k->threads, "thread count", k->name, d);
+		ok &= stmt_consts(k->body, d);
+		if (!ok)
+			continue;
+		long long smem = shared_bytes(k), limit = opt->target.smem_limit;
+		if (opt->target.kind != TC_TARGET_OPENMP && limit > 0 &&
+		    smem > limit) {
+			tc_diag(d, TC_ERROR, k->loc, "kernel '%s' needs %lld bytes "
+				"of shared memory; %s %s allows %lld", k->name,
+				smem, opt->target.name, opt->target.arch, limit);
+			ok = false;
+		}
+	}
+	return ok;
+}

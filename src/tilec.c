@@ -1,2 +1,82 @@
-/* tilec.c: not written yet */
+/*
+ * tilec.c - the translator as a library: source text in, IR or target source
+ * out.  The CLI (main.c) and the runtime (`tilec run`) both call these, so a
+ * program goes from tile source to a launched kernel without leaving the
+ * process.
+ *
+ * Order: parse (parse.c) -> the pass pipeline for the target (pipeline.c:
+ * specialize, check, then the target's scheduling passes) -> the target's
+ * emitter (emitters/).
+ */
 #include "tilec_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool
+tc_options_init(TcOptions *opt, const char *target, const char *arch)
+{
+	memset(opt, 0, sizeof *opt);
+	return tc_target_init(&opt->target, target, arch);
+}
+
+/* Keep only the kernel opt->kernel names. */
+static bool
+select_kernel(TcProgram *p, const TcOptions *opt, TcDiags *d)
+{
+	if (!opt->kernel)
+		return true;
+	for (int i = 0; i < p->kernels.len; i++) {
+		TcKernel *k = p->kernels.items[i];
+		if (strcmp(k->name, opt->kernel) == 0) {
+			p->kernels.items[0] = k;
+			p->kernels.len = 1;
+			return true;
+		}
+	}
+	TcBuf names;
+	tc_buf_init(&names);
+	for (int i = 0; i < p->kernels.len; i++)
+		tc_buf_printf(&names, "%s%s", i ? ", " : "",
+			      ((TcKernel *)p->kernels.items[i])->name);
+	tc_diag(d, TC_ERROR, (TcLoc){ p->path, 0, 0 }, "no kernel named '%s' "
+		"(kernels: %s)", opt->kernel, names.data);
+	tc_buf_free(&names);
+	return false;
+}
+
+bool
+tc_compile(TcArena *a, const char *path, const char *text,
+	   const TcOptions *opt, TcDiags *d, TcProgram **out)
+{
+	*out = NULL;
+	TcProgram *p = tc_parse(a, path, text, opt, d);
+	if (!p)
+		return false;
+	if (opt->dump && opt->dump_after && strcmp(opt->dump_after, "parse") == 0)
+		tc_print_program(opt->dump, p);
+	if (!select_kernel(p, opt, d) || !tc_run_pipeline(a, p, opt, d, opt->dump))
+		return false;
+	*out = p;
+	return true;
+}
+
+bool
+tc_translate(TcArena *a, const char *path, const char *text,
+	     const TcOptions *opt, TcDiags *d, TcProgram **prog, TcBuf *src)
+{
+	const TcBackend *be = tc_backend_find(opt->target.kind);
+	if (!be) {
+		tc_diag(d, TC_ERROR, (TcLoc){ 0 }, "the %s backend is not built "
+			"yet", opt->target.name);
+		return false;
+	}
+	if (!tc_compile(a, path, text, opt, d, prog))
+		return false;
+	for (int i = 0; i < (*prog)->kernels.len; i++)
+		if (!be->emit(*prog, (*prog)->kernels.items[i], &opt->target,
+			      opt, src, d))
+			return false;
+	return true;
+}
