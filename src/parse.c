@@ -451,6 +451,25 @@ subscript(Parser *P, CXCursor c)
 	return e;
 }
 
+/* A call to something that is not a builtin. */
+static void
+not_builtin(Parser *P, TcLoc loc, const char *name)
+{
+	for (int i = 0; i < P->prog->kernels.len; i++)
+		if (strcmp(((TcKernel *)P->prog->kernels.items[i])->name,
+			   name) == 0) {
+			error(P, loc, "kernel '%s' calls kernel '%s': kernels "
+			      "cannot call kernels", P->k->name, name);
+			return;
+		}
+	if (P->k && strcmp(P->k->name, name) == 0)
+		error(P, loc, "kernel '%s' calls itself: recursion is not "
+		      "supported", name);
+	else
+		error(P, loc, "call to '%s', which is not a tilec builtin; a "
+		      "kernel may call only builtins", name);
+}
+
 static TcExpr *
 call_expr(Parser *P, CXCursor c)
 {
@@ -464,8 +483,7 @@ call_expr(Parser *P, CXCursor c)
 		if (strncmp(name, "tile_", 5) == 0 || strncmp(name, "tilec_", 6) == 0)
 			error(P, loc, "'%s' is a statement, not a value", name);
 		else
-			error(P, loc, "call to '%s', which is not a tilec builtin; "
-			      "a kernel may call only builtins", name);
+			not_builtin(P, loc, name);
 		return NULL;
 	}
 	if (nargs != tc_func_arity(fn)) {
@@ -902,9 +920,12 @@ tile_op(Parser *P, CXCursor c, const char *name, TcVec *out)
 #define ARGS(lo, hi)                                                        \
 	do {                                                                \
 		if (n < (lo) || n > (hi)) {                                 \
-			error(P, loc, "%s takes %s%d argument%s, not %d", name, \
-			      (lo) == (hi) ? "" : "at least ", (lo),        \
-			      (lo) == 1 ? "" : "s", n);                      \
+			if ((lo) == (hi))                                   \
+				error(P, loc, "%s takes %d argument%s, not %d", \
+				      name, (lo), (lo) == 1 ? "" : "s", n);  \
+			else                                                \
+				error(P, loc, "%s takes %d or %d arguments, " \
+				      "not %d", name, (lo), (hi), n);        \
 			return false;                                       \
 		}                                                           \
 	} while (0)
@@ -997,8 +1018,7 @@ tile_op(Parser *P, CXCursor c, const char *name, TcVec *out)
 		if (tc_func_from_name(name) != TC_FN_COUNT)
 			error(P, loc, "the result of '%s' is unused", name);
 		else
-			error(P, loc, "call to '%s', which is not a tilec "
-			      "builtin; a kernel may call only builtins", name);
+			not_builtin(P, loc, name);
 		return false;
 	}
 #undef ARGS
@@ -1632,7 +1652,7 @@ program(Parser *P)
 		ok = kernel(P, c);
 	}
 	if (ok && P->prog->kernels.len == 0) {
-		error(P, (TcLoc){ P->path, 0, 0 }, "no TILE_KERNEL function in "
+		error(P, (TcLoc){ P->path, 1, 1 }, "no TILE_KERNEL function in "
 		      "this program");
 		ok = false;
 	}
