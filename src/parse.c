@@ -286,6 +286,67 @@ lookup(Parser *P, CXCursor decl)
 
 /* --- Operators -------------------------------------------------------------------- */
 
+#if CINDEX_VERSION_MINOR < 64
+/* Older libclang has no operator-kind API: read the operator from the
+ * source text between the operands, at their spelling locations (inside
+ * tilec.h for the loops its macros expand to). */
+static const char *
+text_of_file(Parser *P, CXFile f, size_t *len)
+{
+	if (f && clang_File_isEqual(f, P->main_file)) {
+		*len = strlen(P->prog->text);
+		return P->prog->text;
+	}
+	const TcEmbedded *h = tc_embedded_find("tilec.h");
+	*len = h->len;
+	return h->text;
+}
+
+/* The punctuation between spelling offsets [from, to) of one file. */
+static const char *
+op_between(Parser *P, CXSourceLocation from, CXSourceLocation to)
+{
+	CXFile f1, f2;
+	unsigned o1, o2;
+	size_t len;
+	clang_getSpellingLocation(from, &f1, NULL, NULL, &o1);
+	clang_getSpellingLocation(to, &f2, NULL, NULL, &o2);
+	if (!f1 || !f2 || !clang_File_isEqual(f1, f2) || o2 < o1)
+		return "";
+	const char *text = text_of_file(P, f1, &len);
+	if (o2 > len)
+		return "";
+	char op[4];
+	int n = 0;
+	for (unsigned i = o1; i < o2 && n < 3; i++)
+		if (strchr("+-*/%<>=!&|^~", text[i]))
+			op[n++] = text[i];
+		else if (n > 0)
+			break;
+	return tc_strndup(P->a, op, (size_t)n);
+}
+
+/* The end of a cursor's spelling: the location just past its last token. */
+static CXSourceLocation
+spelling_end(Parser *P, CXCursor c)
+{
+	CXSourceRange r = clang_getCursorExtent(c);
+	CXSourceLocation end = clang_getRangeEnd(r);
+	CXFile f;
+	unsigned off;
+	clang_getSpellingLocation(end, &f, NULL, NULL, &off);
+	/* Expansion ranges end at the start of their last token; step over
+	 * an identifier or number to its end. */
+	size_t len;
+	const char *text = text_of_file(P, f, &len);
+	while (off < len && (text[off] == '_' || (text[off] >= '0' &&
+	       text[off] <= '9') || ((text[off] | 32) >= 'a' &&
+	       (text[off] | 32) <= 'z')))
+		off++;
+	return clang_getLocationForOffset(P->tu, f, off);
+}
+#endif
+
 /* The spelling of a binary or compound-assignment operator ("+", "*="). */
 static const char *
 binop_spelling(Parser *P, CXCursor c)
@@ -297,31 +358,11 @@ binop_spelling(Parser *P, CXCursor c)
 	clang_disposeString(s);
 	return r;
 #else
-	/* Older libclang: the first operator token after the left operand. */
 	Kids k = kids(P, c);
-	if (k.n < 1)
+	if (k.n != 2)
 		return "";
-	CXSourceRange lr = clang_getCursorExtent(k.c[0]);
-	unsigned lend;
-	clang_getFileLocation(clang_getRangeEnd(lr), NULL, NULL, NULL, &lend);
-	CXToken *toks;
-	unsigned n;
-	clang_tokenize(P->tu, clang_getCursorExtent(c), &toks, &n);
-	const char *r = "";
-	for (unsigned i = 0; i < n; i++) {
-		unsigned off;
-		clang_getFileLocation(clang_getTokenLocation(P->tu, toks[i]),
-				      NULL, NULL, NULL, &off);
-		if (off >= lend &&
-		    clang_getTokenKind(toks[i]) == CXToken_Punctuation) {
-			CXString s = clang_getTokenSpelling(P->tu, toks[i]);
-			r = tc_strdup(P->a, clang_getCString(s));
-			clang_disposeString(s);
-			break;
-		}
-	}
-	clang_disposeTokens(P->tu, toks, n);
-	return r;
+	return op_between(P, spelling_end(P, k.c[0]),
+			  clang_getRangeStart(clang_getCursorExtent(k.c[1])));
 #endif
 }
 
@@ -340,20 +381,20 @@ unop_spelling(Parser *P, CXCursor c)
 	clang_disposeString(s);
 	return r;
 #else
-	CXToken *toks;
-	unsigned n;
-	clang_tokenize(P->tu, clang_getCursorExtent(c), &toks, &n);
-	const char *r = "";
-	if (n > 0) {
-		bool post = clang_getTokenKind(toks[0]) != CXToken_Punctuation;
-		CXString s = clang_getTokenSpelling(P->tu,
-						    toks[post ? n - 1 : 0]);
-		const char *sp = clang_getCString(s);
-		r = post ? tc_fmt(P->a, "post%s", sp) : tc_strdup(P->a, sp);
-		clang_disposeString(s);
-	}
-	clang_disposeTokens(P->tu, toks, n);
-	return r;
+	Kids k = kids(P, c);
+	if (k.n != 1)
+		return "";
+	CXSourceLocation start = clang_getRangeStart(clang_getCursorExtent(c));
+	CXSourceLocation arg = clang_getRangeStart(clang_getCursorExtent(k.c[0]));
+	const char *pre = op_between(P, start, arg);
+	if (*pre)
+		return pre;
+	CXFile f;
+	unsigned off;
+	clang_getSpellingLocation(spelling_end(P, k.c[0]), &f, NULL, NULL, &off);
+	return tc_fmt(P->a, "post%s", op_between(P,
+		spelling_end(P, k.c[0]),
+		clang_getLocationForOffset(P->tu, f, off + 2)));
 #endif
 }
 
@@ -1229,7 +1270,10 @@ for_stmt(Parser *P, CXCursor c, TcVec *out)
 	CXCursor inc = k.c[2];
 	Kids ik = kids(P, inc);
 	enum CXCursorKind ikind = clang_getCursorKind(inc);
-	if (ikind == CXCursor_UnaryOperator && ik.n == 1 &&
+	if (s->u.loop.kind != TC_LOOP_SERIAL) {
+		/* tilec.h's macros wrote the condition and the increment. */
+		s->u.loop.step = tc_expr_int(P->a, 1, loc);
+	} else if (ikind == CXCursor_UnaryOperator && ik.n == 1 &&
 	    names_var(P, ik.c[0], vd) &&
 	    (strcmp(unop_spelling(P, inc), "post++") == 0 ||
 	     strcmp(unop_spelling(P, inc), "++") == 0)) {
