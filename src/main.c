@@ -1,2 +1,405 @@
-/* main.c: not written yet */
+/*
+ * main.c - the tilec command line, a thin program over the library.
+ *
+ * Input: argv.  `tilec FILE [options]` translates a tile program (tilec.c
+ * does the work); `tilec run ...` hands over to run.c.  Output: the IR or
+ * the target source on stdout (or -o FILE), diagnostics on stderr as they
+ * are reported.
+ *
+ * Exit status: 0 on success, 1 if any error was reported (bad program,
+ * unreadable file, backend not built), 2 for a malformed command line.
+ * Nothing is written to -o FILE unless translation succeeded.
+ */
 #include "tilec_int.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What to print on success. */
+typedef enum Emit {
+	EMIT_SOURCE, /* the target's source (default) */
+	EMIT_IR,     /* the IR after the pipeline */
+} Emit;
+
+/* The command line, parsed. */
+typedef struct Cli {
+	const char *file;       /* the tile program */
+	const char *target;     /* -t */
+	const char *arch;       /* --arch, or NULL for the target's default */
+	const char *out;        /* -o, or NULL for stdout */
+	const char *kernel;     /* --kernel */
+	const char *dump_after; /* --dump-after */
+	Emit emit;              /* --emit */
+	bool verify;            /* --verify */
+	bool line_directives;   /* --line-directives */
+	bool standalone;        /* --standalone */
+	bool list_kernels;      /* --list-kernels */
+	int ndefines;           /* -D bindings, in order */
+	const char *define_name[TC_MAX_DEFINES];
+	long long define_value[TC_MAX_DEFINES];
+} Cli;
+
+enum { EXIT_OK = 0, EXIT_ERROR = 1, EXIT_USAGE = 2 };
+
+static void
+usage(FILE *f)
+{
+	fputs("usage: tilec FILE [options]     translate a tile program\n"
+	      "       tilec run ...            run a kernel (tilec run --help)\n"
+	      "\n"
+	      "options:\n"
+	      "  -t, --target T       openmp (default), cuda or hip\n"
+	      "  --arch A             the target's architecture (default: "
+	      "the host's\n"
+	      "                       vector ISA for openmp, the oldest "
+	      "supported GPU)\n"
+	      "  -o OUT               write the output to OUT, not stdout\n"
+	      "  --kernel NAME        translate only kernel NAME\n"
+	      "  -D NAME=VALUE        bind tunable NAME to an integer VALUE\n"
+	      "  --emit=source|ir     print the target source (default) or "
+	      "the IR\n"
+	      "  --dump-after=STAGE   print the IR after STAGE instead of the "
+	      "output\n"
+	      "  --verify             verify the IR after every pass\n"
+	      "  --line-directives    #line directives back to the tile "
+	      "program\n"
+	      "  --standalone         inline the helper headers into the "
+	      "output\n"
+	      "  --list-kernels       print the program's kernel names\n"
+	      "  --help, --version\n"
+	      "\n"
+	      "stages for --dump-after:\n"
+	      "  parse                the parser's output\n", f);
+	for (int i = 0; i < tc_npasses; i++)
+		fprintf(f, "  %-20s %s\n", tc_passes[i].name, tc_passes[i].what);
+}
+
+static int
+usage_error(const char *fmt, const char *arg)
+{
+	fputs("tilec: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputs("\nTry 'tilec --help'.\n", stderr);
+	return EXIT_USAGE;
+}
+
+/* If argv[*i] is option `name` (e.g. "--kernel" or "-o"), return its
+ * value, from "--name=V", "-oV" or the next argument, advancing *i.
+ * *missing is set when the option is there but its value is not. */
+static const char *
+option_value(int argc, char **argv, int *i, const char *name, bool *missing)
+{
+	const char *arg = argv[*i];
+	size_t n = strlen(name);
+	if (strncmp(arg, name, n) != 0)
+		return NULL;
+	bool is_long = name[1] == '-';
+	if (arg[n] == '\0') {
+		if (*i + 1 >= argc) {
+			*missing = true;
+			return NULL;
+		}
+		return argv[++*i];
+	}
+	if (is_long && arg[n] == '=')
+		return arg + n + 1;
+	if (!is_long)
+		return arg + n;
+	return NULL;
+}
+
+static bool
+is_identifier(const char *s, size_t n)
+{
+	if (n == 0 || !(s[0] == '_' || (s[0] >= 'a' && s[0] <= 'z') ||
+			(s[0] >= 'A' && s[0] <= 'Z')))
+		return false;
+	for (size_t i = 1; i < n; i++)
+		if (!(s[i] == '_' || (s[i] >= 'a' && s[i] <= 'z') ||
+		      (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9')))
+			return false;
+	return true;
+}
+
+/* -D NAME=VALUE; false on a malformed binding. */
+static bool
+add_define(Cli *cli, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	if (!eq || !is_identifier(arg, (size_t)(eq - arg)) || !eq[1])
+		return false;
+	char *end;
+	errno = 0;
+	long long v = strtoll(eq + 1, &end, 10);
+	if (errno || *end || end == eq + 1 || cli->ndefines >= TC_MAX_DEFINES)
+		return false;
+	/* The name is a prefix of arg; keep it as its own string. */
+	size_t n = (size_t)(eq - arg);
+	char *name = malloc(n + 1);
+	if (!name)
+		return false;
+	memcpy(name, arg, n);
+	name[n] = '\0';
+	cli->define_name[cli->ndefines] = name;
+	cli->define_value[cli->ndefines] = v;
+	cli->ndefines++;
+	return true;
+}
+
+/* Parse argv into cli; returns EXIT_OK, or the exit status to stop with
+ * (after --help / --version, or on a usage error). */
+static int
+parse_args(Cli *cli, int argc, char **argv, bool *stop)
+{
+	*stop = false;
+	bool options_done = false;
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		const char *v;
+		bool missing = false;
+		if (options_done || arg[0] != '-' || arg[1] == '\0') {
+			if (cli->file)
+				return usage_error("more than one input file: "
+						   "'%s'", arg);
+			cli->file = arg;
+			continue;
+		}
+		if (strcmp(arg, "--") == 0) {
+			options_done = true;
+		} else if (strcmp(arg, "--help") == 0 ||
+			   strcmp(arg, "-h") == 0) {
+			usage(stdout);
+			*stop = true;
+			return EXIT_OK;
+		} else if (strcmp(arg, "--version") == 0) {
+			printf("tilec %s\n", TILEC_VERSION);
+			*stop = true;
+			return EXIT_OK;
+		} else if (strcmp(arg, "--verify") == 0) {
+			cli->verify = true;
+		} else if (strcmp(arg, "--line-directives") == 0) {
+			cli->line_directives = true;
+		} else if (strcmp(arg, "--standalone") == 0) {
+			cli->standalone = true;
+		} else if (strcmp(arg, "--list-kernels") == 0) {
+			cli->list_kernels = true;
+		} else if ((v = option_value(argc, argv, &i, "--target",
+					     &missing)) ||
+			   (!missing && (v = option_value(argc, argv, &i, "-t",
+							  &missing)))) {
+			cli->target = v;
+		} else if (!missing && (v = option_value(argc, argv, &i,
+							 "--arch",
+							 &missing))) {
+			cli->arch = v;
+		} else if (!missing && (v = option_value(argc, argv, &i, "-o",
+							 &missing))) {
+			cli->out = v;
+		} else if (!missing && (v = option_value(argc, argv, &i,
+							 "--kernel",
+							 &missing))) {
+			cli->kernel = v;
+		} else if (!missing && (v = option_value(argc, argv, &i,
+							 "--dump-after",
+							 &missing))) {
+			cli->dump_after = v;
+		} else if (!missing && (v = option_value(argc, argv, &i,
+							 "--emit",
+							 &missing))) {
+			if (strcmp(v, "ir") == 0)
+				cli->emit = EMIT_IR;
+			else if (strcmp(v, "source") == 0)
+				cli->emit = EMIT_SOURCE;
+			else
+				return usage_error("--emit takes ir or source, "
+						   "not '%s'", v);
+		} else if (!missing && (v = option_value(argc, argv, &i, "-D",
+							 &missing))) {
+			if (!add_define(cli, v))
+				return usage_error("-D wants NAME=INTEGER "
+						   "(at most 64), not '%s'", v);
+		} else if (missing) {
+			return usage_error("option '%s' needs a value", arg);
+		} else {
+			return usage_error("unknown option '%s'", arg);
+		}
+	}
+	if (!cli->file)
+		return usage_error("%s", "no input file");
+	return EXIT_OK;
+}
+
+/* Read a whole file; NULL (errno set) on failure.  The text is
+ * NUL-terminated; *len excludes the NUL. */
+static char *
+read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	size_t cap = 4096, n = 0;
+	char *text = malloc(cap);
+	while (text) {
+		n += fread(text + n, 1, cap - n - 1, f);
+		if (n < cap - 1)
+			break;
+		char *bigger = realloc(text, cap * 2);
+		if (!bigger) {
+			free(text);
+			text = NULL;
+			errno = ENOMEM;
+			break;
+		}
+		text = bigger;
+		cap *= 2;
+	}
+	if (text && ferror(f)) {
+		int e = errno ? errno : EIO;
+		free(text);
+		text = NULL;
+		errno = e;
+	}
+	fclose(f);
+	if (!text)
+		return NULL;
+	text[n] = '\0';
+	*len = n;
+	return text;
+}
+
+/* Write the output where -o says; false (reported) on failure. */
+static bool
+write_output(const Cli *cli, const TcBuf *out)
+{
+	const char *text = out->data ? out->data : "";
+	if (!cli->out) {
+		fputs(text, stdout);
+		if (fflush(stdout) != 0) {
+			fprintf(stderr, "tilec: error: cannot write the "
+				"output: %s\n", strerror(errno));
+			return false;
+		}
+		return true;
+	}
+	FILE *f = fopen(cli->out, "wb");
+	if (!f || fwrite(text, 1, out->len, f) != out->len ||
+	    fclose(f) != 0) {
+		fprintf(stderr, "tilec: error: cannot write '%s': %s\n",
+			cli->out, strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+/* Translate cli->file as the options say. */
+static int
+translate(const Cli *cli)
+{
+	TcOptions opt;
+	const char *target = cli->target ? cli->target : "openmp";
+	if (!tc_options_init(&opt, target, cli->arch)) {
+		if (cli->arch && tc_options_init(&opt, target, NULL))
+			fprintf(stderr, "tilec: unknown architecture '%s' for "
+				"target %s\n", cli->arch, target);
+		else
+			fprintf(stderr, "tilec: unknown target '%s' (targets: "
+				"openmp, cuda, hip)\n", target);
+		fputs("Try 'tilec --help'.\n", stderr);
+		return EXIT_USAGE;
+	}
+	opt.kernel = cli->kernel;
+	opt.dump_after = cli->dump_after;
+	opt.verify = cli->verify;
+	opt.line_directives = cli->line_directives;
+	opt.standalone = cli->standalone;
+	opt.ndefines = cli->ndefines;
+	for (int i = 0; i < cli->ndefines; i++) {
+		opt.define_name[i] = cli->define_name[i];
+		opt.define_value[i] = cli->define_value[i];
+		opt.define_loc[i] = (TcLoc){ "<command line>", 0, 0 };
+	}
+
+	TcDiags d;
+	tc_diags_init(&d, cli->file, NULL, 0);
+	d.to_stderr = true;
+	if (!tc_dump_name_check(&opt, &d)) {
+		tc_diags_free(&d);
+		return EXIT_USAGE;
+	}
+	bool want_source = cli->emit == EMIT_SOURCE && !cli->dump_after &&
+			   !cli->list_kernels;
+	if (want_source && !tc_backend_find(opt.target.kind)) {
+		fprintf(stderr, "tilec: the %s backend is not built yet\n",
+			opt.target.name);
+		tc_diags_free(&d);
+		return EXIT_ERROR;
+	}
+
+	size_t len = 0;
+	char *text = read_file(cli->file, &len);
+	if (!text) {
+		fprintf(stderr, "tilec: error: cannot read '%s': %s\n",
+			cli->file, strerror(errno));
+		tc_diags_free(&d);
+		return EXIT_ERROR;
+	}
+	d.src_text = text;
+	d.src_len = len;
+
+	TcArena *a = tc_arena_new();
+	TcBuf out, dump;
+	tc_buf_init(&out);
+	tc_buf_init(&dump);
+	opt.dump = cli->dump_after ? &dump : NULL;
+	TcProgram *p = NULL;
+	bool ok;
+	if (want_source)
+		ok = tc_translate(a, cli->file, text, &opt, &d, &p, &out);
+	else
+		ok = tc_compile(a, cli->file, text, &opt, &d, &p);
+	ok = ok && d.errors == 0;
+
+	if (cli->dump_after) {
+		/* Whatever was dumped is worth seeing, even if a later pass
+		 * failed. */
+		if (!write_output(cli, &dump))
+			ok = false;
+	} else if (ok) {
+		if (cli->list_kernels) {
+			for (int i = 0; i < p->kernels.len; i++)
+				tc_buf_printf(&out, "%s\n",
+					      ((TcKernel *)p->kernels.items[i])
+						      ->name);
+		} else if (cli->emit == EMIT_IR) {
+			tc_print_program(&out, p);
+		}
+		ok = write_output(cli, &out);
+	}
+
+	tc_buf_free(&out);
+	tc_buf_free(&dump);
+	tc_arena_free(a);
+	tc_diags_free(&d);
+	free(text);
+	return ok ? EXIT_OK : EXIT_ERROR;
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc >= 2 && strcmp(argv[1], "run") == 0)
+		return tc_run_main(argc - 1, argv + 1);
+
+	Cli cli = { .emit = EMIT_SOURCE };
+	bool stop;
+	int status = parse_args(&cli, argc, argv, &stop);
+	if (status == EXIT_OK && !stop)
+		status = translate(&cli);
+	for (int i = 0; i < cli.ndefines; i++)
+		free((char *)cli.define_name[i]);
+	return status;
+}

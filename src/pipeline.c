@@ -1,2 +1,104 @@
-/* pipeline.c: not written yet */
+/*
+ * pipeline.c - the passes, in order, as one table.
+ *
+ * Input: a parsed program (tc_parse's output) and the options naming the
+ * target.  Output: the program, rewritten in place by every pass that runs
+ * on opt->target, ready for the target's emitter.
+ *
+ * tc_passes[] is the whole pipeline: reading it top to bottom is reading
+ * what the translator does after parsing.  A backend's passes go in this
+ * table with the mask of the targets they serve.  With opt->dump_after the
+ * program is printed after the named pass; the stages --dump-after accepts
+ * are "parse" (printed by tc_compile) and every pass's name.  With
+ * opt->verify the IR is verified after "check" and every later pass:
+ * before check has accepted the program, IR that breaks the rules is the
+ * user's error (check reports it), not the translator's.
+ */
 #include "tilec_int.h"
+
+#include <string.h>
+
+#define ALL_TARGETS ((1u << TC_TARGET_COUNT) - 1)
+
+const TcPass tc_passes[] = {
+	{ "specialize", tc_specialize, ALL_TARGETS,
+	  "bind tunables (defaults and -D) and fold constant shapes" },
+	{ "check", tc_check, ALL_TARGETS,
+	  "types, shapes, scopes, regions and loop rules; located errors" },
+};
+
+const int tc_npasses = (int)(sizeof tc_passes / sizeof tc_passes[0]);
+
+/* The frontend's stages, before the passes. */
+static const char *const frontend_stages[] = { "parse" };
+
+static bool
+runs_on(const TcPass *pass, const TcTarget *t)
+{
+	return (pass->targets & (1u << t->kind)) != 0;
+}
+
+bool
+tc_dump_name_check(const TcOptions *opt, TcDiags *d)
+{
+	const char *name = opt->dump_after;
+	if (!name)
+		return true;
+	for (size_t i = 0; i < sizeof frontend_stages / sizeof *frontend_stages;
+	     i++)
+		if (strcmp(name, frontend_stages[i]) == 0)
+			return true;
+	for (int i = 0; i < tc_npasses; i++) {
+		if (strcmp(name, tc_passes[i].name) != 0)
+			continue;
+		if (runs_on(&tc_passes[i], &opt->target))
+			return true;
+		tc_diag(d, TC_ERROR, (TcLoc){ 0 },
+			"--dump-after=%s: that pass does not run for target %s",
+			name, opt->target.name ? opt->target.name : "?");
+		return false;
+	}
+	TcBuf names;
+	tc_buf_init(&names);
+	for (size_t i = 0; i < sizeof frontend_stages / sizeof *frontend_stages;
+	     i++)
+		tc_buf_printf(&names, "%s%s", i ? ", " : "", frontend_stages[i]);
+	for (int i = 0; i < tc_npasses; i++)
+		if (runs_on(&tc_passes[i], &opt->target))
+			tc_buf_printf(&names, ", %s", tc_passes[i].name);
+	tc_diag(d, TC_ERROR, (TcLoc){ 0 },
+		"--dump-after=%s: no such stage (valid: %s)", name, names.data);
+	tc_buf_free(&names);
+	return false;
+}
+
+/* Print p into dump if opt->dump_after names `stage`. */
+static void
+dump_stage(const char *stage, const TcProgram *p, const TcOptions *opt,
+	   TcBuf *dump)
+{
+	if (dump && opt->dump_after && strcmp(opt->dump_after, stage) == 0)
+		tc_print_program(dump, p);
+}
+
+bool
+tc_run_pipeline(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d,
+		TcBuf *dump)
+{
+	if (!tc_dump_name_check(opt, d))
+		return false;
+	bool checked = false; /* check has accepted the program */
+	for (int i = 0; i < tc_npasses; i++) {
+		const TcPass *pass = &tc_passes[i];
+		if (!runs_on(pass, &opt->target))
+			continue;
+		int errors = d->errors;
+		if (!pass->run(a, p, opt, d) || d->errors > errors)
+			return false;
+		dump_stage(pass->name, p, opt, dump);
+		checked = checked || pass->run == tc_check;
+		if (opt->verify && checked && tc_verify(p, pass->name, d) > 0)
+			return false;
+	}
+	return true;
+}

@@ -1,2 +1,498 @@
-/* print.c: not written yet */
+/*
+ * print.c - the IR printer: stable, readable text for dumps and golden tests.
+ *
+ * Input: a program, kernel or expression (any stage of the pipeline).
+ * Output: text appended to a TcBuf, one statement per line, nested blocks
+ * indented by the buffer.  Each statement ends with its source position as
+ * a `// line:col` comment; tunables and kernels name their file.
+ *
+ * The text is a contract with tests/golden/: change it only on purpose and
+ * update the expectations in the same commit.  Names come from ir.c's
+ * tables.  Expressions get the fewest parentheses C's precedence allows
+ * while keeping the tree's shape (a - (b - c) keeps its parentheses), and
+ * float literals are printed exactly: %.9g for f32 and narrower, %.17g for
+ * f64, always with a '.' or an exponent.  The printer tolerates malformed
+ * IR (NULL children print as `<null>`) so the verifier's users can dump
+ * what they are looking at.
+ */
 #include "tilec_int.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Precedences above the binary operators' (TC_BINOPS go up to 13). */
+enum {
+	PREC_SELECT = 3,   /* c ? a : b, right associative */
+	PREC_UNARY = 14,   /* -x, !x, ~x, (type)x */
+	PREC_POSTFIX = 15, /* calls, loads, names, literals */
+};
+
+static int
+expr_prec(const TcExpr *e)
+{
+	switch (e->kind) {
+	case TC_EX_BINARY:
+		return e->u.bin.op >= 0 && e->u.bin.op < TC_OP_COUNT ?
+			       tc_binop_prec(e->u.bin.op) : 0;
+	case TC_EX_SELECT: return PREC_SELECT;
+	case TC_EX_UNARY:
+	case TC_EX_CAST: return PREC_UNARY;
+	case TC_EX_INT: return e->u.ival < 0 ? PREC_UNARY : PREC_POSTFIX;
+	case TC_EX_FLOAT:
+		return signbit(e->u.fval) ? PREC_UNARY : PREC_POSTFIX;
+	default: return PREC_POSTFIX;
+	}
+}
+
+static void print_prec(TcBuf *b, const TcExpr *e, int min_prec);
+
+/* Names of table entries, tolerating out-of-range values in broken IR. */
+static const char *
+dtype_str(TcDtype t)
+{
+	return t >= 0 && t < TC_DT_COUNT ? tc_dtype_name(t) : "<dtype>";
+}
+
+static const char *
+binop_str(TcBinop op)
+{
+	return op >= 0 && op < TC_OP_COUNT ? tc_binop_name(op) : "<op>";
+}
+
+static const char *
+unop_str(TcUnop op)
+{
+	return op >= 0 && op < TC_UOP_COUNT ? tc_unop_name(op) : "<op>";
+}
+
+static const char *
+func_str(TcFunc fn)
+{
+	return fn >= 0 && fn < TC_FN_COUNT ? tc_func_name(fn) : "<func>";
+}
+
+static const char *
+var_name(const TcVar *v)
+{
+	return v && v->name ? v->name : "<null>";
+}
+
+/* A float literal that reads back as the same value. */
+static void
+print_float(TcBuf *b, double v, TcDtype t)
+{
+	char s[64];
+	if (isnan(v)) {
+		tc_buf_puts(b, "nan");
+		return;
+	}
+	if (isinf(v)) {
+		tc_buf_puts(b, v < 0 ? "-inf" : "inf");
+		return;
+	}
+	snprintf(s, sizeof s, t == TC_DT_F64 ? "%.17g" : "%.9g", v);
+	tc_buf_puts(b, s);
+	if (!strpbrk(s, ".e"))
+		tc_buf_puts(b, ".0");
+}
+
+static void
+print_args(TcBuf *b, TcExpr *const *args, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (i)
+			tc_buf_puts(b, ", ");
+		print_prec(b, args ? args[i] : NULL, 0);
+	}
+}
+
+/* Print e, parenthesized if it binds less tightly than min_prec. */
+static void
+print_prec(TcBuf *b, const TcExpr *e, int min_prec)
+{
+	if (!e) {
+		tc_buf_puts(b, "<null>");
+		return;
+	}
+	bool paren = expr_prec(e) < min_prec;
+	if (paren)
+		tc_buf_puts(b, "(");
+	switch (e->kind) {
+	case TC_EX_INT:
+		tc_buf_printf(b, "%lld", e->u.ival);
+		break;
+	case TC_EX_FLOAT:
+		print_float(b, e->u.fval, e->dtype);
+		break;
+	case TC_EX_VAR:
+		tc_buf_puts(b, var_name(e->u.var));
+		break;
+	case TC_EX_BINARY: {
+		int p = expr_prec(e);
+		print_prec(b, e->u.bin.lhs, p);
+		tc_buf_printf(b, " %s ", binop_str(e->u.bin.op));
+		print_prec(b, e->u.bin.rhs, p + 1);
+		break;
+	}
+	case TC_EX_UNARY: {
+		tc_buf_puts(b, unop_str(e->u.un.op));
+		/* -(-x) rather than --x. */
+		const TcExpr *arg = e->u.un.arg;
+		bool nested = arg && expr_prec(arg) == PREC_UNARY &&
+			      arg->kind != TC_EX_CAST;
+		print_prec(b, arg, nested ? PREC_POSTFIX : PREC_UNARY);
+		break;
+	}
+	case TC_EX_SELECT:
+		print_prec(b, e->u.sel.cond, PREC_SELECT + 1);
+		tc_buf_puts(b, " ? ");
+		print_prec(b, e->u.sel.then, PREC_SELECT + 1);
+		tc_buf_puts(b, " : ");
+		print_prec(b, e->u.sel.els, PREC_SELECT);
+		break;
+	case TC_EX_CALL:
+		tc_buf_printf(b, "%s(", func_str(e->u.call.fn));
+		print_args(b, e->u.call.args, e->u.call.nargs);
+		tc_buf_puts(b, ")");
+		break;
+	case TC_EX_CAST:
+		tc_buf_printf(b, "(%s)", dtype_str(e->dtype));
+		print_prec(b, e->u.cast.arg, PREC_UNARY);
+		break;
+	case TC_EX_LOAD: {
+		const TcVar *v = e->u.load.var;
+		tc_buf_puts(b, var_name(v));
+		int rank = v ? v->rank : 0;
+		for (int i = 0; i < rank && i < TC_MAX_RANK; i++) {
+			tc_buf_puts(b, "[");
+			print_prec(b, e->u.load.idx[i], 0);
+			tc_buf_puts(b, "]");
+		}
+		break;
+	}
+	default:
+		tc_buf_printf(b, "<expr kind %d>", (int)e->kind);
+		break;
+	}
+	if (paren)
+		tc_buf_puts(b, ")");
+}
+
+void
+tc_print_expr(TcBuf *b, const TcExpr *e)
+{
+	print_prec(b, e, 0);
+}
+
+/* The last path component, so dumps do not depend on the working dir. */
+static const char *
+base_name(const char *path)
+{
+	if (!path)
+		return "?";
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+/* End a statement line with its source position. */
+static void
+end_line(TcBuf *b, TcLoc loc)
+{
+	if (loc.line > 0)
+		tc_buf_printf(b, "  // %d:%d", loc.line, loc.col);
+	tc_buf_puts(b, "\n");
+}
+
+/* `f16[M][K]`: a dtype and a shape. */
+static void
+print_shape(TcBuf *b, const TcVar *v)
+{
+	for (int i = 0; i < v->rank && i < TC_MAX_RANK; i++) {
+		tc_buf_puts(b, "[");
+		print_prec(b, v->shape[i], 0);
+		tc_buf_puts(b, "]");
+	}
+}
+
+/* A whole buffer prints as its name; any other region as
+ * `T[origin, ...] dims (d, ...)`. */
+static void
+print_region(TcBuf *b, const TcRegion *r)
+{
+	tc_buf_puts(b, var_name(r->var));
+	if (r->whole)
+		return;
+	int rank = r->var ? r->var->rank : 0;
+	tc_buf_puts(b, "[");
+	for (int i = 0; i < rank && i < TC_MAX_RANK; i++) {
+		if (i)
+			tc_buf_puts(b, ", ");
+		print_prec(b, r->origin[i], 0);
+	}
+	tc_buf_puts(b, "] dims (");
+	for (int i = 0; i < r->ndims && i < TC_MAX_RANK; i++)
+		tc_buf_printf(b, "%s%d", i ? ", " : "", r->dims[i]);
+	tc_buf_puts(b, ")");
+}
+
+static void print_stmt(TcBuf *b, const TcStmt *s);
+
+/* The statements of a BLOCK (or a lone statement), indented, and the
+ * closing brace.  The opening brace ends the caller's line. */
+static void
+print_body(TcBuf *b, const TcStmt *s)
+{
+	b->indent++;
+	if (s && s->kind == TC_ST_BLOCK) {
+		for (int i = 0; i < s->u.block.body.len; i++)
+			print_stmt(b, s->u.block.body.items[i]);
+	} else {
+		print_stmt(b, s);
+	}
+	b->indent--;
+	tc_buf_puts(b, "}");
+}
+
+static const char *
+loop_word(TcLoopKind k)
+{
+	switch (k) {
+	case TC_LOOP_SERIAL: return "for";
+	case TC_LOOP_PARALLEL: return "parallel";
+	case TC_LOOP_PIPELINED: return "pipelined";
+	default: return "<loop>";
+	}
+}
+
+static bool
+is_int(const TcExpr *e, long long v)
+{
+	return e && e->kind == TC_EX_INT && e->u.ival == v;
+}
+
+static void
+print_loop(TcBuf *b, const TcStmt *s)
+{
+	tc_buf_printf(b, "%s %s in ", loop_word(s->u.loop.kind),
+		      var_name(s->u.loop.var));
+	print_prec(b, s->u.loop.begin, 0);
+	tc_buf_puts(b, " .. ");
+	print_prec(b, s->u.loop.end, 0);
+	if (!is_int(s->u.loop.step, 1)) {
+		tc_buf_puts(b, " step ");
+		print_prec(b, s->u.loop.step, 0);
+	}
+	if (s->u.loop.kind == TC_LOOP_PIPELINED) {
+		tc_buf_puts(b, ", stages ");
+		print_prec(b, s->u.loop.stages, 0);
+	}
+	tc_buf_puts(b, " {");
+	end_line(b, s->loc);
+	print_body(b, s->u.loop.body);
+	tc_buf_puts(b, "\n");
+}
+
+static void
+print_if(TcBuf *b, const TcStmt *s)
+{
+	tc_buf_puts(b, "if ");
+	print_prec(b, s->u.cond.cond, 0);
+	tc_buf_puts(b, " {");
+	end_line(b, s->loc);
+	print_body(b, s->u.cond.then);
+	if (s->u.cond.els) {
+		tc_buf_puts(b, " else {\n");
+		print_body(b, s->u.cond.els);
+	}
+	tc_buf_puts(b, "\n");
+}
+
+static void
+print_decl(TcBuf *b, const TcStmt *s)
+{
+	const TcVar *v = s->u.decl.var;
+	if (!v) {
+		tc_buf_puts(b, "decl <null>");
+	} else if (v->kind == TC_VAR_BUFFER) {
+		tc_buf_printf(b, "%s %s %s",
+			      v->scope >= 0 && v->scope < TC_SCOPE_COUNT ?
+			      tc_scope_name(v->scope) : "<scope>",
+			      dtype_str(v->dtype), var_name(v));
+		print_shape(b, v);
+	} else {
+		tc_buf_printf(b, "%s %s", dtype_str(v->dtype), var_name(v));
+	}
+	if (s->u.decl.init) {
+		tc_buf_puts(b, " = ");
+		print_prec(b, s->u.decl.init, 0);
+	}
+	end_line(b, s->loc);
+}
+
+static void
+print_stmt(TcBuf *b, const TcStmt *s)
+{
+	if (!s) {
+		tc_buf_puts(b, "<null>\n");
+		return;
+	}
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		tc_buf_puts(b, "{");
+		end_line(b, s->loc);
+		print_body(b, s);
+		tc_buf_puts(b, "\n");
+		return;
+	case TC_ST_DECL:
+		print_decl(b, s);
+		return;
+	case TC_ST_ASSIGN:
+		print_prec(b, s->u.assign.dst, 0);
+		tc_buf_puts(b, " = ");
+		print_prec(b, s->u.assign.value, 0);
+		break;
+	case TC_ST_FOR:
+		print_loop(b, s);
+		return;
+	case TC_ST_IF:
+		print_if(b, s);
+		return;
+	case TC_ST_COPY:
+		tc_buf_puts(b, "copy ");
+		print_region(b, &s->u.copy.dst);
+		tc_buf_puts(b, " <- ");
+		print_region(b, &s->u.copy.src);
+		break;
+	case TC_ST_ATOMIC_ADD:
+		tc_buf_puts(b, "atomic_add ");
+		print_region(b, &s->u.copy.dst);
+		tc_buf_puts(b, " += ");
+		print_region(b, &s->u.copy.src);
+		break;
+	case TC_ST_GEMM:
+		tc_buf_puts(b, "gemm ");
+		print_region(b, &s->u.gemm.c);
+		tc_buf_puts(b, " += ");
+		print_region(b, &s->u.gemm.a);
+		if (s->u.gemm.trans_a)
+			tc_buf_puts(b, "^T");
+		tc_buf_puts(b, " * ");
+		print_region(b, &s->u.gemm.b);
+		if (s->u.gemm.trans_b)
+			tc_buf_puts(b, "^T");
+		break;
+	case TC_ST_FILL:
+		tc_buf_puts(b, "fill ");
+		print_region(b, &s->u.fill.dst);
+		tc_buf_puts(b, ", ");
+		print_prec(b, s->u.fill.value, 0);
+		break;
+	case TC_ST_REDUCE:
+		tc_buf_printf(b, "reduce %s ", s->u.reduce.op >= 0 &&
+				  s->u.reduce.op < TC_RED_COUNT ?
+				  tc_reduce_name(s->u.reduce.op) : "<op>");
+		print_region(b, &s->u.reduce.dst);
+		tc_buf_puts(b, " <- ");
+		print_region(b, &s->u.reduce.src);
+		tc_buf_printf(b, ", dim %d", s->u.reduce.dim);
+		if (s->u.reduce.accumulate)
+			tc_buf_puts(b, ", accumulate");
+		break;
+	default:
+		tc_buf_printf(b, "<stmt kind %d>", (int)s->kind);
+		break;
+	}
+	end_line(b, s->loc);
+}
+
+static void
+print_param(TcBuf *b, const TcVar *v)
+{
+	tc_buf_printf(b, "%s: ", var_name(v));
+	if (v->kind == TC_VAR_TENSOR) {
+		if (v->is_const)
+			tc_buf_puts(b, "const ");
+		tc_buf_puts(b, dtype_str(v->dtype));
+		print_shape(b, v);
+	} else {
+		tc_buf_puts(b, dtype_str(v->dtype));
+	}
+}
+
+void
+tc_print_kernel(TcBuf *b, const TcKernel *k)
+{
+	static const char dim_names[3] = { 'x', 'y', 'z' };
+
+	tc_buf_printf(b, "kernel %s(", k->name ? k->name : "<null>");
+	for (int i = 0; i < k->params.len; i++) {
+		if (i)
+			tc_buf_puts(b, ", ");
+		print_param(b, k->params.items[i]);
+	}
+	tc_buf_puts(b, ")");
+	if (k->loc.line > 0)
+		tc_buf_printf(b, "  // %s:%d", base_name(k->loc.file),
+			      k->loc.line);
+	tc_buf_puts(b, "\n");
+	b->indent++;
+	if (k->threads) {
+		tc_buf_puts(b, "threads ");
+		print_prec(b, k->threads, 0);
+		tc_buf_puts(b, "\n");
+	}
+	bool any = false;
+	for (int d = 0; d < 3; d++) {
+		if (!k->grid[d] && !k->block[d])
+			continue;
+		tc_buf_printf(b, "%s%c = ", any ? ", " : "grid ", dim_names[d]);
+		if (k->grid[d])
+			print_prec(b, k->grid[d], 0);
+		else
+			tc_buf_puts(b, "1");
+		if (k->block[d])
+			tc_buf_printf(b, " as %s", var_name(k->block[d]));
+		any = true;
+	}
+	if (any)
+		tc_buf_puts(b, "\n");
+	if (k->rasterize) {
+		tc_buf_puts(b, "rasterize ");
+		print_prec(b, k->rasterize, 0);
+		tc_buf_puts(b, "\n");
+	}
+	b->indent--;
+	tc_buf_puts(b, "{\n");
+	print_body(b, k->body);
+	tc_buf_puts(b, "\n");
+}
+
+static void
+print_tunable(TcBuf *b, const TcVar *v)
+{
+	tc_buf_printf(b, "tunable %s = %lld  // ", var_name(v), v->value);
+	if (v->bound)
+		tc_buf_printf(b, "bound, default %lld; ", v->def_value);
+	else if (v->value != v->def_value)
+		tc_buf_printf(b, "default %lld; ", v->def_value);
+	if (v->nchoices > 0) {
+		tc_buf_puts(b, "choices");
+		for (int i = 0; i < v->nchoices; i++)
+			tc_buf_printf(b, " %lld", v->choices[i]);
+		tc_buf_puts(b, "; ");
+	}
+	tc_buf_printf(b, "%s:%d\n", base_name(v->loc.file), v->loc.line);
+}
+
+void
+tc_print_program(TcBuf *b, const TcProgram *p)
+{
+	for (int i = 0; i < p->tunables.len; i++)
+		print_tunable(b, p->tunables.items[i]);
+	for (int i = 0; i < p->kernels.len; i++) {
+		if (i || p->tunables.len)
+			tc_buf_puts(b, "\n");
+		tc_print_kernel(b, p->kernels.items[i]);
+	}
+}

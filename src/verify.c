@@ -1,2 +1,896 @@
-/* verify.c: not written yet */
+/*
+ * verify.c - the IR checker run between passes.
+ *
+ * Input: a program at any stage of the pipeline and the name of the pass
+ * that produced it.  Output: one diagnostic per broken invariant,
+ *
+ *     file:line:col: error: internal error: IR invalid after PASS: ...
+ *
+ * at the offending node, and the count of them.  The program is not
+ * changed.  A violation is a translator bug, never a user error: passes
+ * must leave the IR in the shape docs/ir.md describes.  The checks:
+ *
+ *   - every node's kind and union arm are valid, no child is NULL;
+ *   - every var used belongs to the kernel (kernel->vars, or the program's
+ *     tunables) and is in scope: params, tunables and block indices
+ *     everywhere, LOCAL and BUFFER vars after their DECL up to the end of
+ *     the enclosing BLOCK, LOOP vars inside their loop only;
+ *   - loads have one index per dim of their var, of an integer type;
+ *   - regions: 1 <= ndims <= rank, dims distinct and within the rank, an
+ *     origin for every dim, whole regions are whole buffers spanning every
+ *     dim in order; copies have a whole buffer on one side;
+ *   - GEMM operands are whole rank-2 buffers and c is a fragment; REDUCE's
+ *     dim is within src's tile rank and dst's rank is one less;
+ *   - expression dtypes agree with C's conversions (tc_binop_type);
+ *   - loop bodies are BLOCKs, parallel and pipelined loops start at 0 with
+ *     step 1, pipelined loops have a stage count.
+ *
+ * The checker allocates its scope tables per kernel and frees them before
+ * returning; it keeps no state between calls.
+ */
 #include "tilec_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Result kinds of the builtin functions, from the TC_FUNCS list. */
+static const char func_result[] = {
+#define X(name, spelling, arity, result) [TC_FN_##name] = result,
+	TC_FUNCS(X)
+#undef X
+};
+
+/* Which var kinds an expression may name, as bits (1 << TcVarKind). */
+#define KIND(k) (1u << TC_VAR_##k)
+#define BODY_VARS (KIND(SCALAR) | KIND(TUNABLE) | KIND(LOOP) | KIND(BLOCK) | \
+		   KIND(LOCAL))
+#define HEADER_VARS (KIND(SCALAR) | KIND(TUNABLE))
+
+typedef struct Verifier {
+	const TcProgram *prog; /* the program being checked */
+	const TcKernel *kernel; /* the kernel being checked, or NULL */
+	const char *pass;      /* the pass whose output this is */
+	TcDiags *d;            /* where violations go */
+	int errors;            /* violations found */
+	/* Per kernel var (by index): nonzero while it is in scope. */
+	unsigned char *in_scope;
+	/* The LOCAL and BUFFER vars declared in the open blocks, innermost
+	 * last, so each block can take its own back out of scope. */
+	const TcVar **decls;
+	int ndecls;            /* entries used in decls */
+} Verifier;
+
+static void
+fail(Verifier *v, TcLoc loc, const char *fmt, ...) TC_PRINTF(3, 4);
+
+static void
+fail(Verifier *v, TcLoc loc, const char *fmt, ...)
+{
+	TcBuf msg;
+	va_list ap;
+	tc_buf_init(&msg);
+	va_start(ap, fmt);
+	tc_buf_vprintf(&msg, fmt, ap);
+	va_end(ap);
+	tc_diag(v->d, TC_ERROR, loc, "internal error: IR invalid after %s: %s",
+		v->pass, msg.data ? msg.data : "");
+	tc_buf_free(&msg);
+	v->errors++;
+}
+
+/* The node's own location, or its statement's when it has none. */
+static TcLoc
+loc_or(TcLoc loc, TcLoc fallback)
+{
+	return loc.line > 0 ? loc : fallback;
+}
+
+static const char *
+name_of(const TcVar *var)
+{
+	return var->name ? var->name : "<unnamed>";
+}
+
+/* Table names that tolerate the out-of-range values broken IR may hold. */
+static const char *
+dt(TcDtype t)
+{
+	return t >= 0 && t < TC_DT_COUNT ? tc_dtype_name(t) : "<bad dtype>";
+}
+
+static const char *
+vk(TcVarKind k)
+{
+	return k >= 0 && k < TC_VAR_COUNT ? tc_varkind_name(k) : "<bad var>";
+}
+
+static const char *
+sc(TcScope s)
+{
+	return s >= 0 && s < TC_SCOPE_COUNT ? tc_scope_name(s) : "<bad scope>";
+}
+
+static bool
+dtype_valid(TcDtype t)
+{
+	return t > TC_DT_NONE && t < TC_DT_COUNT;
+}
+
+static bool
+is_tunable_of(const TcProgram *p, const TcVar *var)
+{
+	for (int i = 0; i < p->tunables.len; i++)
+		if (p->tunables.items[i] == var)
+			return true;
+	return false;
+}
+
+/* Whether var is one of this program's names (a tunable, or a var of the
+ * kernel being checked); reports it if not. */
+static bool
+check_owned(Verifier *v, const TcVar *var, TcLoc loc)
+{
+	if (var->kind == TC_VAR_TUNABLE) {
+		if (is_tunable_of(v->prog, var))
+			return true;
+		fail(v, loc, "tunable '%s' is not one of the program's",
+		     name_of(var));
+		return false;
+	}
+	const TcKernel *k = v->kernel;
+	if (!k || var->index < 0 || var->index >= k->vars.len ||
+	    k->vars.items[var->index] != var) {
+		fail(v, loc, "%s '%s' does not belong to kernel '%s'",
+		     vk(var->kind), name_of(var),
+		     k && k->name ? k->name : "<none>");
+		return false;
+	}
+	return true;
+}
+
+/* Whether var may be used here: owned, and in scope if it is scoped. */
+static bool
+check_use(Verifier *v, const TcVar *var, TcLoc loc)
+{
+	if (var->kind < 0 || var->kind >= TC_VAR_COUNT) {
+		fail(v, loc, "var of invalid kind %d", (int)var->kind);
+		return false;
+	}
+	if (!check_owned(v, var, loc))
+		return false;
+	if (var->kind == TC_VAR_LOCAL || var->kind == TC_VAR_BUFFER ||
+	    var->kind == TC_VAR_LOOP) {
+		if (!v->in_scope || !v->in_scope[var->index]) {
+			fail(v, loc, "%s '%s' used out of its scope",
+			     vk(var->kind), name_of(var));
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The dtype tc_expr_unary gives. */
+static TcDtype
+unary_type(TcUnop op, TcDtype t)
+{
+	if (op == TC_UOP_NOT)
+		return TC_DT_I32;
+	if (tc_dtype_is_int(t) && t != TC_DT_I64)
+		return TC_DT_I32;
+	if (t == TC_DT_F16 || t == TC_DT_BF16)
+		return TC_DT_F32;
+	return t;
+}
+
+static void check_expr(Verifier *v, const TcExpr *e, unsigned kinds,
+		       bool loads, TcLoc at);
+
+/* An index or extent: present, well formed, of an integer type. */
+static void
+check_index(Verifier *v, const TcExpr *e, unsigned kinds, bool loads,
+	    TcLoc at, const char *what)
+{
+	if (!e) {
+		fail(v, at, "%s is NULL", what);
+		return;
+	}
+	check_expr(v, e, kinds, loads, at);
+	if (dtype_valid(e->dtype) && !tc_dtype_is_int(e->dtype))
+		fail(v, loc_or(e->loc, at), "%s has type %s, not an integer",
+		     what, dt(e->dtype));
+}
+
+static void
+check_load(Verifier *v, const TcExpr *e, unsigned kinds, TcLoc at)
+{
+	const TcVar *var = e->u.load.var;
+	if (!var) {
+		fail(v, at, "load of a NULL var");
+		return;
+	}
+	if (var->kind != TC_VAR_TENSOR && var->kind != TC_VAR_BUFFER) {
+		fail(v, at, "load of %s '%s', not a tensor or buffer",
+		     vk(var->kind), name_of(var));
+		return;
+	}
+	if (!check_use(v, var, at))
+		return;
+	if (var->rank < 1 || var->rank > TC_MAX_RANK) {
+		fail(v, at, "load of '%s' of rank %d", name_of(var), var->rank);
+		return;
+	}
+	int n = 0;
+	while (n < TC_MAX_RANK && e->u.load.idx[n])
+		n++;
+	int more = n;
+	while (more < TC_MAX_RANK && !e->u.load.idx[more])
+		more++;
+	if (n != var->rank || more != TC_MAX_RANK) {
+		int given = 0;
+		for (int i = 0; i < TC_MAX_RANK; i++)
+			given += e->u.load.idx[i] != NULL;
+		fail(v, at, "load of '%s' has %d indices for rank %d",
+		     name_of(var), given, var->rank);
+		return;
+	}
+	for (int i = 0; i < var->rank; i++)
+		check_index(v, e->u.load.idx[i], kinds, true, at, "load index");
+	if (e->dtype != var->dtype)
+		fail(v, at, "load of %s '%s' typed %s", dt(var->dtype),
+		     name_of(var), dt(e->dtype));
+}
+
+/* Check e; `kinds` are the var kinds it may name, `loads` whether it may
+ * read tensors and buffers; `at` is the enclosing statement's location. */
+static void
+check_expr(Verifier *v, const TcExpr *e, unsigned kinds, bool loads,
+	   TcLoc at)
+{
+	if (!e) {
+		fail(v, at, "NULL expression");
+		return;
+	}
+	at = loc_or(e->loc, at);
+	if (e->kind < 0 || e->kind >= TC_EX_COUNT) {
+		fail(v, at, "expression of invalid kind %d", (int)e->kind);
+		return;
+	}
+	const char *kind = tc_exprkind_name(e->kind);
+	if (!dtype_valid(e->dtype)) {
+		fail(v, at, "%s expression without a valid dtype (%d)", kind,
+		     (int)e->dtype);
+		return;
+	}
+	switch (e->kind) {
+	case TC_EX_INT:
+		if (!tc_dtype_is_int(e->dtype))
+			fail(v, at, "integer literal typed %s",
+			     dt(e->dtype));
+		break;
+	case TC_EX_FLOAT:
+		if (!tc_dtype_is_float(e->dtype))
+			fail(v, at, "float literal typed %s",
+			     dt(e->dtype));
+		break;
+	case TC_EX_VAR: {
+		const TcVar *var = e->u.var;
+		if (!var) {
+			fail(v, at, "reference to a NULL var");
+			break;
+		}
+		if (var->kind < 0 || var->kind >= TC_VAR_COUNT ||
+		    !(kinds & (1u << var->kind))) {
+			fail(v, at, "%s '%s' cannot be named here",
+			     vk(var->kind), name_of(var));
+			break;
+		}
+		if (check_use(v, var, at) && e->dtype != var->dtype)
+			fail(v, at, "reference to %s '%s' typed %s",
+			     dt(var->dtype), name_of(var),
+			     dt(e->dtype));
+		break;
+	}
+	case TC_EX_BINARY: {
+		const TcExpr *l = e->u.bin.lhs, *r = e->u.bin.rhs;
+		if (e->u.bin.op < 0 || e->u.bin.op >= TC_OP_COUNT) {
+			fail(v, at, "binary operator %d", (int)e->u.bin.op);
+			break;
+		}
+		if (!l || !r) {
+			fail(v, at, "operand of '%s' is NULL",
+			     tc_binop_name(e->u.bin.op));
+			break;
+		}
+		check_expr(v, l, kinds, loads, at);
+		check_expr(v, r, kinds, loads, at);
+		if (!dtype_valid(l->dtype) || !dtype_valid(r->dtype))
+			break;
+		TcDtype want = tc_binop_type(e->u.bin.op, l->dtype, r->dtype);
+		if (e->dtype != want)
+			fail(v, at, "%s %s %s typed %s, not %s",
+			     dt(l->dtype),
+			     tc_binop_name(e->u.bin.op),
+			     dt(r->dtype), dt(e->dtype),
+			     dt(want));
+		break;
+	}
+	case TC_EX_UNARY: {
+		const TcExpr *arg = e->u.un.arg;
+		if (e->u.un.op < 0 || e->u.un.op >= TC_UOP_COUNT) {
+			fail(v, at, "unary operator %d", (int)e->u.un.op);
+			break;
+		}
+		if (!arg) {
+			fail(v, at, "operand of unary '%s' is NULL",
+			     tc_unop_name(e->u.un.op));
+			break;
+		}
+		check_expr(v, arg, kinds, loads, at);
+		if (!dtype_valid(arg->dtype))
+			break;
+		TcDtype want = unary_type(e->u.un.op, arg->dtype);
+		if (e->dtype != want)
+			fail(v, at, "%s%s typed %s, not %s",
+			     tc_unop_name(e->u.un.op), dt(arg->dtype),
+			     dt(e->dtype), dt(want));
+		break;
+	}
+	case TC_EX_SELECT:
+		if (!e->u.sel.cond || !e->u.sel.then || !e->u.sel.els) {
+			fail(v, at, "select with a NULL operand");
+			break;
+		}
+		check_expr(v, e->u.sel.cond, kinds, loads, at);
+		check_expr(v, e->u.sel.then, kinds, loads, at);
+		check_expr(v, e->u.sel.els, kinds, loads, at);
+		break;
+	case TC_EX_CALL: {
+		TcFunc fn = e->u.call.fn;
+		if (fn < 0 || fn >= TC_FN_COUNT) {
+			fail(v, at, "call of function %d", (int)fn);
+			break;
+		}
+		if (e->u.call.nargs != tc_func_arity(fn) ||
+		    (e->u.call.nargs > 0 && !e->u.call.args)) {
+			fail(v, at, "call of %s with %d arguments, not %d",
+			     tc_func_name(fn), e->u.call.nargs,
+			     tc_func_arity(fn));
+			break;
+		}
+		for (int i = 0; i < e->u.call.nargs; i++)
+			check_expr(v, e->u.call.args[i], kinds, loads, at);
+		bool is_float = func_result[fn] == 'F';
+		if (is_float ? !tc_dtype_is_float(e->dtype) :
+			       !tc_dtype_is_int(e->dtype))
+			fail(v, at, "%s() typed %s", tc_func_name(fn),
+			     dt(e->dtype));
+		break;
+	}
+	case TC_EX_CAST:
+		check_expr(v, e->u.cast.arg, kinds, loads, at);
+		break;
+	case TC_EX_LOAD:
+		if (!loads) {
+			fail(v, at, "load of '%s' where only scalars may appear",
+			     e->u.load.var ? name_of(e->u.load.var) : "<null>");
+			break;
+		}
+		check_load(v, e, kinds, at);
+		break;
+	default:
+		tc_unreachable();
+	}
+}
+
+/* The rank of the tile a region spans. */
+static int
+tile_rank(const TcRegion *r)
+{
+	return r->ndims;
+}
+
+/* Check one tile operand; false if it is too broken to look further. */
+static bool
+check_region(Verifier *v, const TcRegion *r, TcLoc at, const char *what)
+{
+	at = loc_or(r->loc, at);
+	const TcVar *var = r->var;
+	if (!var) {
+		fail(v, at, "%s region of a NULL var", what);
+		return false;
+	}
+	if (var->kind != TC_VAR_TENSOR && var->kind != TC_VAR_BUFFER) {
+		fail(v, at, "%s region of %s '%s', not a tensor or buffer",
+		     what, vk(var->kind), name_of(var));
+		return false;
+	}
+	if (!check_use(v, var, at))
+		return false;
+	if (var->rank < 1 || var->rank > TC_MAX_RANK) {
+		fail(v, at, "%s region of '%s' of rank %d", what, name_of(var),
+		     var->rank);
+		return false;
+	}
+	if (r->whole && var->kind != TC_VAR_BUFFER) {
+		fail(v, at, "%s region: whole tensor '%s' (only buffers are "
+		     "named whole)", what, name_of(var));
+		return false;
+	}
+	if (r->ndims < 1 || r->ndims > var->rank) {
+		fail(v, at, "%s region of '%s' spans %d dims of %d", what,
+		     name_of(var), r->ndims, var->rank);
+		return false;
+	}
+	bool ok = true;
+	unsigned seen = 0;
+	for (int i = 0; i < r->ndims; i++) {
+		int dim = r->dims[i];
+		if (dim < 0 || dim >= var->rank) {
+			fail(v, at, "%s region of '%s': dim %d out of rank %d",
+			     what, name_of(var), dim, var->rank);
+			ok = false;
+		} else if (seen & (1u << dim)) {
+			fail(v, at, "%s region of '%s': dim %d listed twice",
+			     what, name_of(var), dim);
+			ok = false;
+		} else {
+			seen |= 1u << dim;
+		}
+		if (r->whole && dim != i) {
+			fail(v, at, "%s region: whole '%s' with dims out of "
+			     "order", what, name_of(var));
+			ok = false;
+		}
+	}
+	if (r->whole && r->ndims != var->rank) {
+		fail(v, at, "%s region: whole '%s' spans %d of its %d dims",
+		     what, name_of(var), r->ndims, var->rank);
+		ok = false;
+	}
+	for (int i = 0; i < var->rank; i++)
+		check_index(v, r->origin[i], BODY_VARS, true, at,
+			    "region origin");
+	return ok;
+}
+
+/* A whole buffer of the given scope (TC_SCOPE_NONE: any) and rank (0:
+ * any), as gemm and fill need. */
+static bool
+check_whole(Verifier *v, const TcRegion *r, TcLoc at, const char *what,
+	    TcScope scope, int rank)
+{
+	at = loc_or(r->loc, at);
+	if (!r->whole) {
+		fail(v, at, "%s operand '%s' is not a whole buffer", what,
+		     name_of(r->var));
+		return false;
+	}
+	if (scope != TC_SCOPE_NONE && r->var->scope != scope) {
+		fail(v, at, "%s operand '%s' is %s, not %s", what,
+		     name_of(r->var), sc(r->var->scope),
+		     sc(scope));
+		return false;
+	}
+	if (rank && r->var->rank != rank) {
+		fail(v, at, "%s operand '%s' has rank %d, not %d", what,
+		     name_of(r->var), r->var->rank, rank);
+		return false;
+	}
+	return true;
+}
+
+static void
+check_writable(Verifier *v, const TcVar *var, TcLoc at, const char *what)
+{
+	if (var->kind == TC_VAR_TENSOR && var->is_const)
+		fail(v, at, "%s writes const tensor '%s'", what, name_of(var));
+}
+
+static void check_stmt(Verifier *v, const TcStmt *s);
+
+/* A loop or branch body: must be a BLOCK. */
+static void
+check_body(Verifier *v, const TcStmt *body, TcLoc at, const char *what)
+{
+	if (!body) {
+		fail(v, at, "%s body is NULL", what);
+		return;
+	}
+	if (body->kind != TC_ST_BLOCK) {
+		fail(v, loc_or(body->loc, at), "%s body is a %s, not a block",
+		     what, body->kind >= 0 && body->kind < TC_ST_COUNT ?
+		     tc_stmtkind_name(body->kind) : "statement");
+		return;
+	}
+	check_stmt(v, body);
+}
+
+static void
+check_block(Verifier *v, const TcStmt *s)
+{
+	int mark = v->ndecls;
+	for (int i = 0; i < s->u.block.body.len; i++) {
+		const TcStmt *c = s->u.block.body.items[i];
+		if (!c)
+			fail(v, s->loc, "NULL statement in a block");
+		else
+			check_stmt(v, c);
+	}
+	while (v->ndecls > mark)
+		v->in_scope[v->decls[--v->ndecls]->index] = 0;
+}
+
+static void
+check_decl(Verifier *v, const TcStmt *s)
+{
+	const TcVar *var = s->u.decl.var;
+	if (!var) {
+		fail(v, s->loc, "declaration of a NULL var");
+		return;
+	}
+	if (var->kind != TC_VAR_LOCAL && var->kind != TC_VAR_BUFFER) {
+		fail(v, s->loc, "declaration of %s '%s'",
+		     vk(var->kind), name_of(var));
+		return;
+	}
+	if (!check_owned(v, var, s->loc))
+		return;
+	if (var->kind == TC_VAR_BUFFER && s->u.decl.init)
+		fail(v, s->loc, "buffer '%s' declared with an initializer",
+		     name_of(var));
+	if (s->u.decl.init)
+		check_expr(v, s->u.decl.init, BODY_VARS, true, s->loc);
+	if (v->in_scope[var->index]) {
+		fail(v, s->loc, "'%s' declared again in its own scope",
+		     name_of(var));
+		return;
+	}
+	v->in_scope[var->index] = 1;
+	v->decls[v->ndecls++] = var;
+}
+
+static void
+check_assign(Verifier *v, const TcStmt *s)
+{
+	const TcExpr *dst = s->u.assign.dst;
+	if (!dst) {
+		fail(v, s->loc, "assignment to NULL");
+	} else if (dst->kind == TC_EX_VAR) {
+		if (dst->u.var && dst->u.var->kind != TC_VAR_LOCAL)
+			fail(v, loc_or(dst->loc, s->loc),
+			     "assignment to %s '%s', not a local",
+			     vk(dst->u.var->kind),
+			     name_of(dst->u.var));
+		else
+			check_expr(v, dst, BODY_VARS, true, s->loc);
+	} else if (dst->kind == TC_EX_LOAD) {
+		check_expr(v, dst, BODY_VARS, true, s->loc);
+		if (dst->u.load.var)
+			check_writable(v, dst->u.load.var, s->loc,
+				       "assignment");
+	} else {
+		fail(v, loc_or(dst->loc, s->loc),
+		     "assignment to a %s expression",
+		     dst->kind >= 0 && dst->kind < TC_EX_COUNT ?
+		     tc_exprkind_name(dst->kind) : "malformed");
+	}
+	check_expr(v, s->u.assign.value, BODY_VARS, true, s->loc);
+}
+
+static void
+check_loop(Verifier *v, const TcStmt *s)
+{
+	TcLoopKind kind = s->u.loop.kind;
+	const TcVar *var = s->u.loop.var;
+	if (kind != TC_LOOP_SERIAL && kind != TC_LOOP_PARALLEL &&
+	    kind != TC_LOOP_PIPELINED) {
+		fail(v, s->loc, "loop of invalid kind %d", (int)kind);
+		return;
+	}
+	check_index(v, s->u.loop.begin, BODY_VARS, true, s->loc, "loop begin");
+	check_index(v, s->u.loop.end, BODY_VARS, true, s->loc, "loop end");
+	check_index(v, s->u.loop.step, BODY_VARS, true, s->loc, "loop step");
+	if (kind != TC_LOOP_SERIAL) {
+		const char *what = kind == TC_LOOP_PARALLEL ? "parallel" :
+							      "pipelined";
+		const TcExpr *b = s->u.loop.begin, *st = s->u.loop.step;
+		if (b && !(b->kind == TC_EX_INT && b->u.ival == 0))
+			fail(v, s->loc, "%s loop does not begin at 0", what);
+		if (st && !(st->kind == TC_EX_INT && st->u.ival == 1))
+			fail(v, s->loc, "%s loop step is not 1", what);
+	}
+	if (kind == TC_LOOP_PIPELINED)
+		check_index(v, s->u.loop.stages, BODY_VARS, true, s->loc,
+			    "pipeline stage count");
+	if (!var) {
+		fail(v, s->loc, "loop without an induction variable");
+		return;
+	}
+	if (var->kind != TC_VAR_LOOP) {
+		fail(v, s->loc, "loop variable '%s' is a %s", name_of(var),
+		     vk(var->kind));
+		return;
+	}
+	if (!check_owned(v, var, s->loc))
+		return;
+	if (v->in_scope[var->index]) {
+		fail(v, s->loc, "loop variable '%s' reused by a nested loop",
+		     name_of(var));
+		return;
+	}
+	v->in_scope[var->index] = 1;
+	check_body(v, s->u.loop.body, s->loc, "loop");
+	v->in_scope[var->index] = 0;
+}
+
+/* Two whole buffers copied one to the other have the same shape. */
+static void
+check_same_shape(Verifier *v, const TcRegion *a, const TcRegion *b,
+		 TcLoc at)
+{
+	for (int i = 0; i < a->var->rank; i++) {
+		long long x, y;
+		const TcExpr *ea = a->var->shape[i], *eb = b->var->shape[i];
+		if (!ea || !eb)
+			return;
+		bool same = tc_expr_const(ea, &x) && tc_expr_const(eb, &y) ?
+				    x == y : tc_expr_equal(ea, eb);
+		if (!same) {
+			fail(v, at, "copy between '%s' and '%s' of different "
+			     "shapes (dim %d)", name_of(a->var),
+			     name_of(b->var), i);
+			return;
+		}
+	}
+}
+
+static void
+check_copy(Verifier *v, const TcStmt *s)
+{
+	const TcRegion *dst = &s->u.copy.dst, *src = &s->u.copy.src;
+	bool atomic = s->kind == TC_ST_ATOMIC_ADD;
+	const char *what = atomic ? "atomic_add" : "copy";
+	bool ok = check_region(v, dst, s->loc, what);
+	ok = check_region(v, src, s->loc, what) && ok;
+	if (!ok)
+		return;
+	check_writable(v, dst->var, s->loc, what);
+	if (atomic) {
+		if (dst->var->kind != TC_VAR_TENSOR)
+			fail(v, s->loc, "atomic_add into '%s', not a tensor",
+			     name_of(dst->var));
+		if (!src->whole)
+			fail(v, s->loc, "atomic_add from '%s', not a whole "
+			     "buffer", name_of(src->var));
+	} else if (!dst->whole && !src->whole) {
+		fail(v, s->loc, "copy between '%s' and '%s': neither is a "
+		     "whole buffer", name_of(dst->var), name_of(src->var));
+		return;
+	}
+	if (tile_rank(dst) != tile_rank(src))
+		fail(v, s->loc, "%s between tiles of rank %d and %d", what,
+		     tile_rank(dst), tile_rank(src));
+	else if (dst->whole && src->whole)
+		check_same_shape(v, dst, src, s->loc);
+}
+
+static void
+check_gemm(Verifier *v, const TcStmt *s)
+{
+	const TcRegion *c = &s->u.gemm.c, *a = &s->u.gemm.a, *b = &s->u.gemm.b;
+	if (check_region(v, c, s->loc, "gemm"))
+		check_whole(v, c, s->loc, "gemm accumulator", TC_SCOPE_FRAGMENT,
+			    2);
+	if (check_region(v, a, s->loc, "gemm"))
+		check_whole(v, a, s->loc, "gemm", TC_SCOPE_NONE, 2);
+	if (check_region(v, b, s->loc, "gemm"))
+		check_whole(v, b, s->loc, "gemm", TC_SCOPE_NONE, 2);
+}
+
+static void
+check_reduce(Verifier *v, const TcStmt *s)
+{
+	if (s->u.reduce.op < 0 || s->u.reduce.op >= TC_RED_COUNT)
+		fail(v, s->loc, "reduction of invalid kind %d",
+		     (int)s->u.reduce.op);
+	const TcRegion *dst = &s->u.reduce.dst, *src = &s->u.reduce.src;
+	bool ok = check_region(v, dst, s->loc, "reduce");
+	ok = check_region(v, src, s->loc, "reduce") && ok;
+	if (!ok)
+		return;
+	check_writable(v, dst->var, s->loc, "reduce");
+	int dim = s->u.reduce.dim;
+	if (dim < 0 || dim >= tile_rank(src))
+		fail(v, s->loc, "reduce along dim %d of a rank-%d tile", dim,
+		     tile_rank(src));
+	if (tile_rank(dst) != tile_rank(src) - 1)
+		fail(v, s->loc, "reduce of a rank-%d tile into rank %d",
+		     tile_rank(src), tile_rank(dst));
+}
+
+static void
+check_stmt(Verifier *v, const TcStmt *s)
+{
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		check_block(v, s);
+		break;
+	case TC_ST_DECL:
+		check_decl(v, s);
+		break;
+	case TC_ST_ASSIGN:
+		check_assign(v, s);
+		break;
+	case TC_ST_FOR:
+		check_loop(v, s);
+		break;
+	case TC_ST_IF:
+		check_expr(v, s->u.cond.cond, BODY_VARS, true, s->loc);
+		check_body(v, s->u.cond.then, s->loc, "if");
+		if (s->u.cond.els)
+			check_body(v, s->u.cond.els, s->loc, "else");
+		break;
+	case TC_ST_COPY:
+	case TC_ST_ATOMIC_ADD:
+		check_copy(v, s);
+		break;
+	case TC_ST_GEMM:
+		check_gemm(v, s);
+		break;
+	case TC_ST_FILL:
+		if (check_region(v, &s->u.fill.dst, s->loc, "fill"))
+			check_whole(v, &s->u.fill.dst, s->loc, "fill",
+				    TC_SCOPE_NONE, 0);
+		check_expr(v, s->u.fill.value, BODY_VARS, true, s->loc);
+		break;
+	case TC_ST_REDUCE:
+		check_reduce(v, s);
+		break;
+	default:
+		fail(v, s->loc, "statement of invalid kind %d", (int)s->kind);
+		break;
+	}
+}
+
+/* The kernel's own vars: indices, kinds, dtypes and shapes. */
+static void
+check_vars(Verifier *v, const TcKernel *k)
+{
+	for (int i = 0; i < k->vars.len; i++) {
+		const TcVar *var = k->vars.items[i];
+		if (!var) {
+			fail(v, k->loc, "kernel '%s': var %d is NULL", k->name, i);
+			continue;
+		}
+		if (var->index != i)
+			fail(v, var->loc, "var '%s' at %d has index %d",
+			     name_of(var), i, var->index);
+		if (var->kind < 0 || var->kind >= TC_VAR_COUNT ||
+		    var->kind == TC_VAR_TUNABLE) {
+			fail(v, var->loc, "var '%s' of kind %d in a kernel",
+			     name_of(var), (int)var->kind);
+			continue;
+		}
+		if (!dtype_valid(var->dtype))
+			fail(v, var->loc, "%s '%s' without a valid dtype",
+			     vk(var->kind), name_of(var));
+		if (var->kind == TC_VAR_BLOCK &&
+		    (var->grid_dim < 0 || var->grid_dim > 2 ||
+		     k->block[var->grid_dim] != var))
+			fail(v, var->loc, "block index '%s' not bound to grid "
+			     "dim %d", name_of(var), var->grid_dim);
+		if (var->kind != TC_VAR_TENSOR && var->kind != TC_VAR_BUFFER)
+			continue;
+		if (var->kind == TC_VAR_BUFFER &&
+		    (var->scope <= TC_SCOPE_NONE ||
+		     var->scope >= TC_SCOPE_COUNT))
+			fail(v, var->loc, "buffer '%s' without a memory scope",
+			     name_of(var));
+		if (var->rank < 1 || var->rank > TC_MAX_RANK) {
+			fail(v, var->loc, "%s '%s' of rank %d",
+			     vk(var->kind), name_of(var),
+			     var->rank);
+			continue;
+		}
+		/* Tensor dims are over scalar parameters and tunables,
+		 * buffer dims over tunables alone. */
+		unsigned kinds = var->kind == TC_VAR_TENSOR ? HEADER_VARS :
+							      KIND(TUNABLE);
+		for (int d = 0; d < var->rank; d++)
+			check_index(v, var->shape[d], kinds, false, var->loc,
+				    "dim extent");
+	}
+}
+
+static void
+check_params(Verifier *v, const TcKernel *k)
+{
+	for (int i = 0; i < k->params.len; i++) {
+		const TcVar *var = k->params.items[i];
+		if (!var) {
+			fail(v, k->loc, "kernel '%s': parameter %d is NULL",
+			     k->name, i);
+			continue;
+		}
+		if (var->kind != TC_VAR_TENSOR && var->kind != TC_VAR_SCALAR)
+			fail(v, var->loc, "parameter '%s' is a %s",
+			     name_of(var), vk(var->kind));
+		else if (var->param != i)
+			fail(v, var->loc, "parameter '%s' at %d has index %d",
+			     name_of(var), i, var->param);
+		check_owned(v, var, var->loc);
+	}
+}
+
+static void
+check_kernel(Verifier *v, const TcKernel *k)
+{
+	if (!k->name)
+		fail(v, k->loc, "kernel without a name");
+	if (!k->name)
+		return;
+	check_params(v, k);
+	check_vars(v, k);
+	if (k->threads)
+		check_index(v, k->threads, HEADER_VARS, false, k->loc,
+			    "thread count");
+	for (int d = 0; d < 3; d++) {
+		if (k->grid[d])
+			check_index(v, k->grid[d], HEADER_VARS, false, k->loc,
+				    "grid extent");
+		const TcVar *bv = k->block[d];
+		if (bv && (bv->kind != TC_VAR_BLOCK || bv->grid_dim != d))
+			fail(v, k->loc, "grid dim %d bound to '%s', not its "
+			     "block index", d, name_of(bv));
+		else if (bv)
+			check_owned(v, bv, k->loc);
+	}
+	if (k->rasterize)
+		check_index(v, k->rasterize, HEADER_VARS, false, k->loc,
+			    "rasterization");
+	if (!k->body) {
+		fail(v, k->loc, "kernel '%s' without a body", k->name);
+		return;
+	}
+	if (k->body->kind != TC_ST_BLOCK) {
+		fail(v, k->body->loc, "kernel '%s' body is not a block",
+		     k->name);
+		return;
+	}
+	check_stmt(v, k->body);
+}
+
+int
+tc_verify(const TcProgram *p, const char *after_pass, TcDiags *d)
+{
+	Verifier v = { .prog = p, .d = d,
+		       .pass = after_pass ? after_pass : "?" };
+	for (int i = 0; i < p->tunables.len; i++) {
+		const TcVar *t = p->tunables.items[i];
+		if (!t || t->kind != TC_VAR_TUNABLE)
+			fail(&v, t ? t->loc : (TcLoc){ 0 },
+			     "tunable %d is not a tunable", i);
+	}
+	for (int i = 0; i < p->kernels.len; i++) {
+		const TcKernel *k = p->kernels.items[i];
+		if (!k) {
+			fail(&v, (TcLoc){ 0 }, "kernel %d is NULL", i);
+			continue;
+		}
+		size_t n = (size_t)k->vars.len + 1;
+		v.kernel = k;
+		v.in_scope = calloc(n, 1);
+		v.decls = calloc(n, sizeof *v.decls);
+		v.ndecls = 0;
+		if (!v.in_scope || !v.decls)
+			tc_bug(__FILE__, __LINE__, "out of memory");
+		/* Parameters and block indices are in scope throughout;
+		 * their kinds are not scoped, so nothing to mark. */
+		check_kernel(&v, k);
+		free(v.in_scope);
+		free(v.decls);
+		v.in_scope = NULL;
+		v.decls = NULL;
+	}
+	return v.errors;
+}
