@@ -1,2 +1,983 @@
-/* runtime.c: not written yet */
-#include "tilec_int.h"
+/*
+ * runtime.c - the public runtime API: contexts, compiling through the disk
+ * cache, modules, kernels, launches, timing, host element conversions.
+ *
+ * Input: generated source text and options.  Output: loaded modules whose
+ * kernels can be launched.  tilec_compile computes the cache key (SHA-256
+ * over the backend, the runtime version, the compiler identity, the
+ * architecture, every flag, the file name, the headers and the source),
+ * looks it up, and on a miss compiles in a private scratch directory, stores
+ * the object in the cache (cache.c) and loads it.  The backend (a const
+ * table, runtime_int.h) does the compiler- and vendor-specific parts.
+ *
+ * Invariants: no global mutable state; nothing is printed; every failure
+ * is returned as a status with the message in the context's error string;
+ * scratch directories are removed before tilec_compile returns.
+ */
+#include "runtime_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+struct tilec_context {
+	const TilecBackendOps *ops; /* the backend's table */
+	int device;                 /* device ordinal (0 on the CPU) */
+	TilecStr error;             /* the last error, with compiler log */
+	char *cache_dir;            /* "" when the disk cache is off */
+	char *compiler;             /* compiler command, NULL = backend default */
+	char *flags;                /* extra flags for every compile, or NULL */
+	void *backend_state;        /* owned by the backend (init/fini) */
+};
+
+struct tilec_module {
+	tilec_context *ctx;        /* the context that compiled it */
+	void *handle;              /* the backend's loaded module */
+	tilec_module_info info;    /* how it was built */
+	tilec_kernel *kernels;     /* kernels looked up so far (a list) */
+};
+
+struct tilec_kernel {
+	tilec_module *mod;         /* owner */
+	char *name;                /* the kernel's name */
+	void *entry;               /* the backend's entry point */
+	tilec_kernel *next;        /* next kernel of the module */
+};
+
+/* The backends, by tilec_backend; NULL where not available yet. */
+static const TilecBackendOps *const backends[TILEC_BACKEND_COUNT] = {
+	[TILEC_BACKEND_OPENMP] = &tilec_rt_cc_backend,
+};
+
+static const char *const backend_names[TILEC_BACKEND_COUNT] = {
+	[TILEC_BACKEND_OPENMP] = "openmp",
+	[TILEC_BACKEND_CUDA] = "cuda",
+	[TILEC_BACKEND_HIP] = "hip",
+};
+
+/* --- Strings --------------------------------------------------------------- */
+
+void
+tilec_rt_str_free(TilecStr *s)
+{
+	free(s->data);
+	memset(s, 0, sizeof *s);
+}
+
+static bool
+str_reserve(TilecStr *s, size_t extra)
+{
+	if (s->oom)
+		return false;
+	if (s->len + extra + 1 <= s->cap)
+		return true;
+	size_t cap = s->cap ? s->cap : 256;
+	while (cap < s->len + extra + 1)
+		cap *= 2;
+	char *p = realloc(s->data, cap);
+	if (!p) {
+		s->oom = true;
+		return false;
+	}
+	s->data = p;
+	s->cap = cap;
+	return true;
+}
+
+void
+tilec_rt_str_append(TilecStr *s, const char *p, size_t n)
+{
+	if (!str_reserve(s, n))
+		return;
+	memcpy(s->data + s->len, p, n);
+	s->len += n;
+	s->data[s->len] = '\0';
+}
+
+static void
+str_vprintf(TilecStr *s, const char *fmt, va_list ap)
+{
+	va_list ap2;
+	va_copy(ap2, ap);
+	int n = vsnprintf(NULL, 0, fmt, ap2);
+	va_end(ap2);
+	if (n < 0 || !str_reserve(s, (size_t)n))
+		return;
+	vsnprintf(s->data + s->len, (size_t)n + 1, fmt, ap);
+	s->len += (size_t)n;
+}
+
+void
+tilec_rt_str_printf(TilecStr *s, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	str_vprintf(s, fmt, ap);
+	va_end(ap);
+}
+
+const char *
+tilec_rt_str_cstr(const TilecStr *s)
+{
+	return s->data ? s->data : "";
+}
+
+/* --- Errors ------------------------------------------------------------------ */
+
+tilec_status
+tilec_rt_fail(tilec_context *ctx, tilec_status status, const char *fmt, ...)
+{
+	tilec_rt_str_free(&ctx->error);
+	va_list ap;
+	va_start(ap, fmt);
+	str_vprintf(&ctx->error, fmt, ap);
+	va_end(ap);
+	return status;
+}
+
+void
+tilec_rt_fail_append(tilec_context *ctx, const char *text, size_t n)
+{
+	tilec_rt_str_append(&ctx->error, text, n);
+}
+
+const char *
+tilec_error(const tilec_context *ctx)
+{
+	if (!ctx)
+		return "no context";
+	if (ctx->error.oom)
+		return "out of memory";
+	return tilec_rt_str_cstr(&ctx->error);
+}
+
+const char *
+tilec_status_string(tilec_status status)
+{
+	switch (status) {
+	case TILEC_OK: return "success";
+	case TILEC_ERR_INVALID: return "invalid argument";
+	case TILEC_ERR_UNAVAILABLE: return "not available";
+	case TILEC_ERR_COMPILE: return "compile error";
+	case TILEC_ERR_LOAD: return "load error";
+	case TILEC_ERR_NOT_FOUND: return "not found";
+	case TILEC_ERR_IO: return "I/O error";
+	case TILEC_ERR_NOMEM: return "out of memory";
+	case TILEC_ERR_LAUNCH: return "launch error";
+	}
+	return "unknown status";
+}
+
+const char *
+tilec_backend_name(tilec_backend backend)
+{
+	if ((int)backend < 0 || backend >= TILEC_BACKEND_COUNT)
+		return NULL;
+	return backend_names[backend];
+}
+
+int
+tilec_backend_from_name(const char *name)
+{
+	for (int b = 0; name && b < TILEC_BACKEND_COUNT; b++)
+		if (strcmp(backend_names[b], name) == 0)
+			return b;
+	return -1;
+}
+
+/* --- Small file and word helpers --------------------------------------------- */
+
+bool
+tilec_rt_split_words(const char *words, char ***argv, int *argc)
+{
+	const char *p = words;
+	while (p && *p) {
+		while (*p == ' ' || *p == '\t' || *p == '\n')
+			p++;
+		if (!*p)
+			break;
+		const char *start = p;
+		while (*p && *p != ' ' && *p != '\t' && *p != '\n')
+			p++;
+		char **v = realloc(*argv, sizeof *v * (size_t)(*argc + 2));
+		if (!v)
+			return false;
+		*argv = v;
+		v[*argc] = strndup(start, (size_t)(p - start));
+		if (!v[*argc])
+			return false;
+		v[++*argc] = NULL;
+	}
+	return true;
+}
+
+void
+tilec_rt_free_words(char **argv, int argc)
+{
+	for (int i = 0; argv && i < argc; i++)
+		free(argv[i]);
+	free(argv);
+}
+
+tilec_status
+tilec_rt_read_file(const char *path, char **data, size_t *len)
+{
+	*data = NULL;
+	*len = 0;
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return TILEC_ERR_IO;
+	TilecStr s = { 0 };
+	char chunk[16384];
+	size_t n;
+	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+		tilec_rt_str_append(&s, chunk, n);
+	bool bad = ferror(f);
+	fclose(f);
+	if (bad || s.oom) {
+		tilec_rt_str_free(&s);
+		return bad ? TILEC_ERR_IO : TILEC_ERR_NOMEM;
+	}
+	if (!s.data)
+		s.data = calloc(1, 1);
+	if (!s.data)
+		return TILEC_ERR_NOMEM;
+	*data = s.data;
+	*len = s.len;
+	return TILEC_OK;
+}
+
+tilec_status
+tilec_rt_write_file(const char *dir, const char *name, const char *data,
+		    size_t len)
+{
+	char path[4096];
+	if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
+		return TILEC_ERR_IO;
+	for (char *p = path + strlen(dir) + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0700) != 0 && errno != EEXIST)
+			return TILEC_ERR_IO;
+		*p = '/';
+	}
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return TILEC_ERR_IO;
+	size_t done = 0;
+	while (done < len) {
+		ssize_t w = write(fd, data + done, len - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			close(fd);
+			return TILEC_ERR_IO;
+		}
+		done += (size_t)w;
+	}
+	return close(fd) == 0 ? TILEC_OK : TILEC_ERR_IO;
+}
+
+void
+tilec_rt_remove_tree(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (d) {
+		struct dirent *e;
+		while ((e = readdir(d))) {
+			if (strcmp(e->d_name, ".") == 0 ||
+			    strcmp(e->d_name, "..") == 0)
+				continue;
+			char path[4096];
+			struct stat st;
+			if (snprintf(path, sizeof path, "%s/%s", dir,
+				     e->d_name) >= (int)sizeof path)
+				continue;
+			if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+				tilec_rt_remove_tree(path);
+			else
+				unlink(path);
+		}
+		closedir(d);
+	}
+	rmdir(dir);
+}
+
+/* --- Contexts -------------------------------------------------------------------- */
+
+/* The default cache directory, malloc'd; "" when none can be named. */
+static char *
+default_cache_dir(void)
+{
+	const char *env = getenv("TILEC_CACHE_DIR");
+	if (env)
+		return strdup(env);
+	char buf[4096];
+	const char *xdg = getenv("XDG_CACHE_HOME");
+	const char *home = getenv("HOME");
+	if (xdg && xdg[0] == '/')
+		snprintf(buf, sizeof buf, "%s/tilec", xdg);
+	else if (home && home[0] == '/')
+		snprintf(buf, sizeof buf, "%s/.cache/tilec", home);
+	else
+		buf[0] = '\0';
+	return strdup(buf);
+}
+
+static void
+init_error(tilec_init_error *err, tilec_status status, const char *msg)
+{
+	if (!err)
+		return;
+	err->status = status;
+	snprintf(err->message, sizeof err->message, "%s", msg);
+}
+
+tilec_context *
+tilec_context_new(tilec_backend backend, int device, tilec_init_error *err)
+{
+	init_error(err, TILEC_OK, "");
+	if ((int)backend < 0 || backend >= TILEC_BACKEND_COUNT) {
+		init_error(err, TILEC_ERR_INVALID, "unknown backend");
+		return NULL;
+	}
+	if (!backends[backend]) {
+		char msg[256];
+		snprintf(msg, sizeof msg,
+			 "the %s backend is not available in this build of the "
+			 "tilec runtime (only openmp is)",
+			 backend_names[backend]);
+		init_error(err, TILEC_ERR_UNAVAILABLE, msg);
+		return NULL;
+	}
+	tilec_context *ctx = calloc(1, sizeof *ctx);
+	if (!ctx) {
+		init_error(err, TILEC_ERR_NOMEM, "out of memory");
+		return NULL;
+	}
+	ctx->ops = backends[backend];
+	ctx->device = device;
+	ctx->cache_dir = default_cache_dir();
+	const char *cc = getenv("TILEC_CC");
+	if (cc && *cc)
+		ctx->compiler = strdup(cc);
+	if (!ctx->cache_dir || (cc && *cc && !ctx->compiler)) {
+		tilec_context_free(ctx);
+		init_error(err, TILEC_ERR_NOMEM, "out of memory");
+		return NULL;
+	}
+	tilec_status st = ctx->ops->init(ctx, device);
+	if (st != TILEC_OK) {
+		init_error(err, st, tilec_error(ctx));
+		tilec_context_free(ctx);
+		return NULL;
+	}
+	return ctx;
+}
+
+void
+tilec_context_free(tilec_context *ctx)
+{
+	if (!ctx)
+		return;
+	if (ctx->backend_state)
+		ctx->ops->fini(ctx);
+	tilec_rt_str_free(&ctx->error);
+	free(ctx->cache_dir);
+	free(ctx->compiler);
+	free(ctx->flags);
+	free(ctx);
+}
+
+void *
+tilec_rt_backend_state(tilec_context *ctx)
+{
+	return ctx->backend_state;
+}
+
+void
+tilec_rt_set_backend_state(tilec_context *ctx, void *state)
+{
+	ctx->backend_state = state;
+}
+
+const char *
+tilec_rt_compiler(const tilec_context *ctx)
+{
+	return ctx->compiler;
+}
+
+/* Replace *slot with a copy of value (NULL stays NULL). */
+static tilec_status
+set_string(tilec_context *ctx, char **slot, const char *value)
+{
+	char *copy = NULL;
+	if (value && !(copy = strdup(value)))
+		return tilec_rt_fail(ctx, TILEC_ERR_NOMEM, "out of memory");
+	free(*slot);
+	*slot = copy;
+	return TILEC_OK;
+}
+
+tilec_status
+tilec_set_cache_dir(tilec_context *ctx, const char *dir)
+{
+	if (!ctx)
+		return TILEC_ERR_INVALID;
+	if (dir)
+		return set_string(ctx, &ctx->cache_dir, dir);
+	char *def = default_cache_dir();
+	if (!def)
+		return tilec_rt_fail(ctx, TILEC_ERR_NOMEM, "out of memory");
+	free(ctx->cache_dir);
+	ctx->cache_dir = def;
+	return TILEC_OK;
+}
+
+tilec_status
+tilec_set_compiler(tilec_context *ctx, const char *cc)
+{
+	if (!ctx)
+		return TILEC_ERR_INVALID;
+	tilec_status st = set_string(ctx, &ctx->compiler,
+				     cc && *cc ? cc : NULL);
+	if (st != TILEC_OK)
+		return st;
+	/* The compiler's identity is part of every key: find it again. */
+	if (ctx->backend_state)
+		ctx->ops->fini(ctx);
+	return ctx->ops->init(ctx, ctx->device);
+}
+
+tilec_status
+tilec_set_flags(tilec_context *ctx, const char *flags)
+{
+	if (!ctx)
+		return TILEC_ERR_INVALID;
+	return set_string(ctx, &ctx->flags, flags);
+}
+
+const char *
+tilec_cache_dir(const tilec_context *ctx)
+{
+	return ctx && ctx->cache_dir ? ctx->cache_dir : "";
+}
+
+/* --- Compiling ---------------------------------------------------------------------- */
+
+void
+tilec_compile_options_init(tilec_compile_options *o)
+{
+	memset(o, 0, sizeof *o);
+}
+
+/* Hash one length-prefixed field into the key, so fields cannot run into
+ * each other. */
+static void
+key_field(TilecSha256 *s, const char *data, size_t n)
+{
+	uint8_t len[8];
+	for (int i = 0; i < 8; i++)
+		len[i] = (uint8_t)((uint64_t)n >> (8 * i));
+	tilec_rt_sha256_update(s, len, sizeof len);
+	tilec_rt_sha256_update(s, data, n);
+}
+
+static void
+key_string(TilecSha256 *s, const char *str)
+{
+	key_field(s, str ? str : "", str ? strlen(str) : 0);
+}
+
+/* A header name is a relative path without "..", "." or empty parts. */
+static bool
+header_name_ok(const char *name)
+{
+	if (!name || !*name || name[0] == '/')
+		return false;
+	const char *p = name;
+	while (*p) {
+		const char *slash = strchr(p, '/');
+		size_t n = slash ? (size_t)(slash - p) : strlen(p);
+		if (n == 0 || (n == 1 && p[0] == '.') ||
+		    (n == 2 && p[0] == '.' && p[1] == '.'))
+			return false;
+		p += n + (slash ? 1 : 0);
+		if (slash && !*p)
+			return false;
+	}
+	return true;
+}
+
+/* The file name to compile the source under: the last component of
+ * opts->name, or "kernel" plus the backend's source extension. */
+static void
+source_name(const tilec_context *ctx, const tilec_compile_options *o,
+	    char *out, size_t outlen)
+{
+	const char *name = o->name;
+	if (name && strrchr(name, '/'))
+		name = strrchr(name, '/') + 1;
+	if (!name || !*name || strcmp(name, ".") == 0 ||
+	    strcmp(name, "..") == 0)
+		snprintf(out, outlen, "kernel%s", ctx->ops->src_ext);
+	else
+		snprintf(out, outlen, "%s", name);
+}
+
+static double
+seconds_since(double t0)
+{
+	return tilec_now() - t0;
+}
+
+/* Compile in a scratch directory under `parent`; on success the object is
+ * at obj_path (inside scratch).  The caller removes scratch. */
+static tilec_status
+compile_in(tilec_context *ctx, const char *scratch, const char *source,
+	   size_t len, const tilec_compile_options *o, const char *arch,
+	   char *obj_path, size_t obj_len, double *seconds)
+{
+	char name[256], src_path[4096], inc_dir[4096];
+	source_name(ctx, o, name, sizeof name);
+	snprintf(src_path, sizeof src_path, "%s/%s", scratch, name);
+	snprintf(inc_dir, sizeof inc_dir, "%s/include", scratch);
+	snprintf(obj_path, obj_len, "%s/module%s", scratch, ctx->ops->obj_ext);
+	if (tilec_rt_write_file(scratch, name, source, len) != TILEC_OK)
+		return tilec_rt_fail(ctx, TILEC_ERR_IO, "cannot write %s: %s",
+				     src_path, strerror(errno));
+	for (int i = 0; i < o->nheaders; i++) {
+		const tilec_header *h = &o->headers[i];
+		if (tilec_rt_write_file(inc_dir, h->name, h->text, h->len) !=
+		    TILEC_OK)
+			return tilec_rt_fail(ctx, TILEC_ERR_IO,
+					     "cannot write header %s in %s: %s",
+					     h->name, inc_dir, strerror(errno));
+	}
+
+	char **flags = NULL;
+	int nflags = 0;
+	if (!tilec_rt_split_words(ctx->flags, &flags, &nflags) ||
+	    !tilec_rt_split_words(o->flags, &flags, &nflags)) {
+		tilec_rt_free_words(flags, nflags);
+		return tilec_rt_fail(ctx, TILEC_ERR_NOMEM, "out of memory");
+	}
+	TilecCompileJob job = {
+		.scratch = scratch,
+		.src_path = src_path,
+		.inc_dir = o->nheaders > 0 ? inc_dir : NULL,
+		.out_path = obj_path,
+		.arch = arch,
+		.flags = flags,
+		.nflags = nflags,
+	};
+	tilec_status st = ctx->ops->compile(ctx, &job, seconds);
+	tilec_rt_free_words(flags, nflags);
+	return st;
+}
+
+tilec_module *
+tilec_compile(tilec_context *ctx, const char *source, size_t len,
+	      const tilec_compile_options *opts)
+{
+	if (!ctx)
+		return NULL;
+	tilec_rt_str_free(&ctx->error);
+	if (!source) {
+		tilec_rt_fail(ctx, TILEC_ERR_INVALID, "no source to compile");
+		return NULL;
+	}
+	double t0 = tilec_now();
+	tilec_compile_options defaults;
+	tilec_compile_options_init(&defaults);
+	const tilec_compile_options *o = opts ? opts : &defaults;
+	const char *arch = o->arch && *o->arch ? o->arch : "native";
+	if (o->nheaders < 0 || (o->nheaders > 0 && !o->headers)) {
+		tilec_rt_fail(ctx, TILEC_ERR_INVALID, "bad header list");
+		return NULL;
+	}
+	for (int i = 0; i < o->nheaders; i++) {
+		if (!header_name_ok(o->headers[i].name) ||
+		    (!o->headers[i].text && o->headers[i].len > 0)) {
+			tilec_rt_fail(ctx, TILEC_ERR_INVALID,
+				      "bad header name '%s': use a relative "
+				      "path without '..'",
+				      o->headers[i].name ? o->headers[i].name
+							 : "(null)");
+			return NULL;
+		}
+	}
+
+	tilec_module *mod = calloc(1, sizeof *mod);
+	if (!mod) {
+		tilec_rt_fail(ctx, TILEC_ERR_NOMEM, "out of memory");
+		return NULL;
+	}
+	mod->ctx = ctx;
+
+	/* The key: everything that can change the object. */
+	const char *identity;
+	if (ctx->ops->identity(ctx, &identity) != TILEC_OK) {
+		free(mod);
+		return NULL;
+	}
+	char name[256];
+	source_name(ctx, o, name, sizeof name);
+	TilecSha256 s;
+	tilec_rt_sha256_init(&s);
+	key_string(&s, "tilec-cache-key 1");
+	key_string(&s, ctx->ops->name);
+	key_string(&s, TILEC_RUNTIME_VERSION);
+	key_string(&s, identity);
+	key_string(&s, arch);
+	key_string(&s, ctx->flags);
+	key_string(&s, o->flags);
+	key_string(&s, name);
+	for (int i = 0; i < o->nheaders; i++) {
+		key_string(&s, o->headers[i].name);
+		key_field(&s, o->headers[i].text ? o->headers[i].text : "",
+			  o->headers[i].len);
+	}
+	key_field(&s, source, len);
+	uint8_t digest[32];
+	tilec_rt_sha256_final(&s, digest);
+	tilec_rt_sha256_hex(digest, mod->info.key);
+
+	bool cached = !o->no_cache && tilec_rt_cache_prepare(ctx->cache_dir);
+	const char *ext = ctx->ops->obj_ext;
+	char path[4096] = "";
+	tilec_status st = TILEC_OK;
+	if (cached) {
+		TilecCacheResult r = tilec_rt_cache_lookup(
+			ctx->cache_dir, mod->info.key, ext, path, sizeof path);
+		if (r == TILEC_CACHE_HIT)
+			mod->info.from_cache = 1;
+		else if (r == TILEC_CACHE_CORRUPT)
+			mod->info.rebuilt_corrupt = 1;
+	}
+
+	char scratch[4096] = "";
+	if (!mod->info.from_cache) {
+		const char *parent = cached ? ctx->cache_dir : getenv("TMPDIR");
+		if (!parent || !*parent)
+			parent = "/tmp";
+		st = tilec_rt_scratch_dir(ctx, parent, scratch, sizeof scratch);
+		char obj[4096];
+		if (st == TILEC_OK)
+			st = compile_in(ctx, scratch, source, len, o, arch, obj,
+					sizeof obj, &mod->info.compile_seconds);
+		if (st == TILEC_OK && cached)
+			st = tilec_rt_cache_store(ctx, ctx->cache_dir,
+						  mod->info.key, ext, obj, path,
+						  sizeof path);
+		else if (st == TILEC_OK)
+			snprintf(path, sizeof path, "%s", obj);
+	}
+	if (st == TILEC_OK)
+		st = ctx->ops->load(ctx, path, &mod->handle);
+	if (scratch[0]) {
+		tilec_rt_remove_tree(scratch);
+		if (!cached)
+			path[0] = '\0';
+	}
+	if (st != TILEC_OK) {
+		free(mod);
+		return NULL;
+	}
+	snprintf(mod->info.path, sizeof mod->info.path, "%s", path);
+	mod->info.total_seconds = seconds_since(t0);
+	return mod;
+}
+
+void
+tilec_module_free(tilec_module *mod)
+{
+	if (!mod)
+		return;
+	for (tilec_kernel *k = mod->kernels, *next; k; k = next) {
+		next = k->next;
+		free(k->name);
+		free(k);
+	}
+	if (mod->handle)
+		mod->ctx->ops->unload(mod->ctx, mod->handle);
+	free(mod);
+}
+
+tilec_status
+tilec_module_get_info(const tilec_module *mod, tilec_module_info *info)
+{
+	if (!mod || !info)
+		return TILEC_ERR_INVALID;
+	*info = mod->info;
+	return TILEC_OK;
+}
+
+static bool
+is_identifier(const char *s)
+{
+	if (!s || !(*s == '_' || (*s >= 'a' && *s <= 'z') ||
+		    (*s >= 'A' && *s <= 'Z')))
+		return false;
+	for (; *s; s++)
+		if (!(*s == '_' || (*s >= 'a' && *s <= 'z') ||
+		      (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9')))
+			return false;
+	return true;
+}
+
+tilec_kernel *
+tilec_module_kernel(tilec_module *mod, const char *name)
+{
+	if (!mod)
+		return NULL;
+	tilec_context *ctx = mod->ctx;
+	if (!is_identifier(name)) {
+		tilec_rt_fail(ctx, TILEC_ERR_INVALID,
+			      "kernel name '%s' is not a C identifier",
+			      name ? name : "(null)");
+		return NULL;
+	}
+	for (tilec_kernel *k = mod->kernels; k; k = k->next)
+		if (strcmp(k->name, name) == 0)
+			return k;
+	void *entry = ctx->ops->symbol(ctx, mod->handle, name);
+	if (!entry) {
+		tilec_rt_fail(ctx, TILEC_ERR_NOT_FOUND,
+			      "no kernel '%s' in the module (its entry point "
+			      "tilec_entry_%s is not defined)",
+			      name, name);
+		return NULL;
+	}
+	tilec_kernel *k = calloc(1, sizeof *k);
+	if (!k || !(k->name = strdup(name))) {
+		free(k);
+		tilec_rt_fail(ctx, TILEC_ERR_NOMEM, "out of memory");
+		return NULL;
+	}
+	k->mod = mod;
+	k->entry = entry;
+	k->next = mod->kernels;
+	mod->kernels = k;
+	return k;
+}
+
+/* --- Launching and timing ------------------------------------------------------------ */
+
+tilec_status
+tilec_launch(tilec_kernel *k, void **args, const tilec_launch_config *cfg)
+{
+	if (!k)
+		return TILEC_ERR_INVALID;
+	tilec_context *ctx = k->mod->ctx;
+	if (!args)
+		return tilec_rt_fail(ctx, TILEC_ERR_INVALID,
+				     "launch of %s without arguments", k->name);
+	return ctx->ops->launch(ctx, k->entry, args, cfg);
+}
+
+tilec_status
+tilec_synchronize(tilec_context *ctx)
+{
+	if (!ctx)
+		return TILEC_ERR_INVALID;
+	return ctx->ops->synchronize(ctx);
+}
+
+double
+tilec_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+tilec_status
+tilec_bench(tilec_kernel *k, void **const *arg_sets, int nsets,
+	    const tilec_launch_config *cfg, int warmup, int repeat,
+	    tilec_bench_result *out)
+{
+	if (!k || !arg_sets || nsets <= 0 || repeat <= 0 || warmup < 0 || !out)
+		return TILEC_ERR_INVALID;
+	tilec_context *ctx = k->mod->ctx;
+	tilec_status st;
+	for (int i = 0; i < warmup; i++)
+		if ((st = tilec_launch(k, arg_sets[i % nsets], cfg)) != TILEC_OK)
+			return st;
+	if ((st = tilec_synchronize(ctx)) != TILEC_OK)
+		return st;
+	double *t = malloc(sizeof *t * (size_t)repeat);
+	if (!t)
+		return tilec_rt_fail(ctx, TILEC_ERR_NOMEM, "out of memory");
+	double sum = 0;
+	for (int i = 0; i < repeat; i++) {
+		double t0 = tilec_now();
+		st = tilec_launch(k, arg_sets[(warmup + i) % nsets], cfg);
+		if (st == TILEC_OK)
+			st = tilec_synchronize(ctx);
+		if (st != TILEC_OK) {
+			free(t);
+			return st;
+		}
+		t[i] = tilec_now() - t0;
+		sum += t[i];
+	}
+	qsort(t, (size_t)repeat, sizeof *t, cmp_double);
+	out->runs = repeat;
+	out->min_s = t[0];
+	out->mean_s = sum / repeat;
+	out->median_s = repeat % 2 ? t[repeat / 2]
+				   : 0.5 * (t[repeat / 2 - 1] + t[repeat / 2]);
+	free(t);
+	return TILEC_OK;
+}
+
+/* --- Host element conversions ------------------------------------------------------------
+ * One encoder and one decoder for every small binary float format: `ebits`
+ * exponent bits, `mbits` mantissa bits, IEEE-style infinities unless
+ * `finite_only` (fp8e4m3: the all-ones exponent holds numbers, and only
+ * all-ones exponent and mantissa is NaN). */
+
+typedef struct FloatFormat {
+	int ebits;        /* exponent bits */
+	int mbits;        /* mantissa bits */
+	bool finite_only; /* no infinities (fp8e4m3) */
+} FloatFormat;
+
+static const FloatFormat fmt_f16 = { 5, 10, false };
+static const FloatFormat fmt_bf16 = { 8, 7, false };
+static const FloatFormat fmt_e4m3 = { 4, 3, true };
+static const FloatFormat fmt_e5m2 = { 5, 2, false };
+
+static uint32_t
+encode_float(const FloatFormat *f, double x)
+{
+	uint32_t sign = signbit(x) ? 1u << (f->ebits + f->mbits) : 0;
+	uint32_t exp_ones = (1u << f->ebits) - 1;
+	uint32_t mant_ones = (1u << f->mbits) - 1;
+	uint32_t nan = f->finite_only ? (exp_ones << f->mbits) | mant_ones
+				      : (exp_ones << f->mbits) | (1u << (f->mbits - 1));
+	uint32_t inf = f->finite_only ? nan : exp_ones << f->mbits;
+	if (isnan(x))
+		return sign | nan;
+	x = fabs(x);
+	if (isinf(x))
+		return sign | inf;
+	int bias = (1 << (f->ebits - 1)) - 1;
+	int emin = 1 - bias; /* exponent of the smallest normal */
+	int e;
+	frexp(x, &e);
+	e -= 1; /* x = 1.m * 2^e */
+	if (x == 0)
+		return sign;
+	/* Round to a multiple of the quantum at x's binade (ties to even:
+	 * nearbyint in the default rounding mode).  Scaling by a power of
+	 * two is exact, so this rounds once. */
+	int qexp = (e < emin ? emin : e) - f->mbits;
+	double r = nearbyint(ldexp(x, -qexp));
+	double v = ldexp(r, qexp);
+	if (v == 0)
+		return sign;
+	frexp(v, &e);
+	e -= 1;
+	uint32_t field, mant;
+	if (e < emin) {
+		field = 0;
+		mant = (uint32_t)ldexp(v, f->mbits - emin);
+	} else {
+		field = (uint32_t)(e + bias);
+		mant = (uint32_t)(ldexp(v, f->mbits - e) - ldexp(1.0, f->mbits));
+	}
+	if (f->finite_only) {
+		if (field > exp_ones || (field == exp_ones && mant == mant_ones))
+			return sign | nan;
+	} else if (field >= exp_ones) {
+		return sign | inf;
+	}
+	return sign | field << f->mbits | mant;
+}
+
+static double
+decode_float(const FloatFormat *f, uint32_t bits)
+{
+	uint32_t mant_ones = (1u << f->mbits) - 1;
+	uint32_t exp_ones = (1u << f->ebits) - 1;
+	bool neg = (bits >> (f->ebits + f->mbits)) & 1;
+	uint32_t field = (bits >> f->mbits) & exp_ones;
+	uint32_t mant = bits & mant_ones;
+	int bias = (1 << (f->ebits - 1)) - 1;
+	double v;
+	if (field == exp_ones && !f->finite_only)
+		v = mant ? NAN : INFINITY;
+	else if (field == exp_ones && mant == mant_ones)
+		v = NAN;
+	else if (field == 0)
+		v = ldexp((double)mant, 1 - bias - f->mbits);
+	else
+		v = ldexp((double)(mant | (1u << f->mbits)),
+			  (int)field - bias - f->mbits);
+	return neg ? -v : v;
+}
+
+uint16_t
+tilec_f16_from_double(double x)
+{
+	return (uint16_t)encode_float(&fmt_f16, x);
+}
+
+double
+tilec_f16_to_double(uint16_t h)
+{
+	return decode_float(&fmt_f16, h);
+}
+
+uint16_t
+tilec_bf16_from_double(double x)
+{
+	return (uint16_t)encode_float(&fmt_bf16, x);
+}
+
+double
+tilec_bf16_to_double(uint16_t h)
+{
+	return decode_float(&fmt_bf16, h);
+}
+
+uint8_t
+tilec_fp8e4m3_from_double(double x)
+{
+	return (uint8_t)encode_float(&fmt_e4m3, x);
+}
+
+double
+tilec_fp8e4m3_to_double(uint8_t h)
+{
+	return decode_float(&fmt_e4m3, h);
+}
+
+uint8_t
+tilec_fp8e5m2_from_double(double x)
+{
+	return (uint8_t)encode_float(&fmt_e5m2, x);
+}
+
+double
+tilec_fp8e5m2_to_double(uint8_t h)
+{
+	return decode_float(&fmt_e5m2, h);
+}

@@ -1,0 +1,207 @@
+/*
+ * tilec_runtime.h - the tilec runtime: compile generated kernels, cache
+ * them on disk, load them and launch them.
+ *
+ * The shape follows libtcc: create a context for a backend and a device,
+ * compile source text with options into a module, look kernels up by name,
+ * launch them, read the last error (with the compiler's log) as a string,
+ * destroy what you created.  Nothing here prints, exits or keeps global
+ * state: every function reports failure through its return value and the
+ * context's error string.  A context and everything made from it is used by
+ * one thread at a time; separate contexts are independent.
+ *
+ * Backends: openmp (generated C compiled by the system C compiler into a
+ * shared object and loaded with dlopen) is implemented.  cuda and hip are
+ * part of the API and fail with TILEC_ERR_UNAVAILABLE until their vendor
+ * libraries are loaded (with dlopen, so the runtime never links them).
+ *
+ * Entry-point convention (what generated code provides): for each kernel K
+ * an exported `void tilec_entry_K(void **args)`, where args[i] points to
+ * the value of parameter i in signature order; for a tensor parameter
+ * args[i] points to a `void *` holding its data pointer.  Tensor data is
+ * row-major and contiguous in the declared dtype.
+ *
+ * docs/runtime.md is the reference.
+ */
+#ifndef TILEC_RUNTIME_H
+#define TILEC_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The runtime's version; part of every cache key. */
+#define TILEC_RUNTIME_VERSION "0.1.0"
+
+typedef enum tilec_backend {
+	TILEC_BACKEND_OPENMP, /* C + OpenMP, system C compiler, dlopen */
+	TILEC_BACKEND_CUDA,   /* CUDA C++ through NVRTC and the driver API */
+	TILEC_BACKEND_HIP,    /* HIP C++ through hiprtc and the HIP runtime */
+	TILEC_BACKEND_COUNT
+} tilec_backend;
+
+typedef enum tilec_status {
+	TILEC_OK = 0,
+	TILEC_ERR_INVALID,     /* a bad argument (NULL, unknown name, ...) */
+	TILEC_ERR_UNAVAILABLE, /* backend, compiler or vendor library absent */
+	TILEC_ERR_COMPILE,     /* the compiler rejected the source: see log */
+	TILEC_ERR_LOAD,        /* the compiled module could not be loaded */
+	TILEC_ERR_NOT_FOUND,   /* no such kernel in the module */
+	TILEC_ERR_IO,          /* a file or process operation failed */
+	TILEC_ERR_NOMEM,       /* out of memory */
+	TILEC_ERR_LAUNCH,      /* the launch failed */
+} tilec_status;
+
+typedef struct tilec_context tilec_context; /* a backend on one device */
+typedef struct tilec_module tilec_module;   /* one compiled source */
+typedef struct tilec_kernel tilec_kernel;   /* one entry point of a module */
+
+/* Why tilec_context_new failed. */
+typedef struct tilec_init_error {
+	tilec_status status; /* TILEC_OK when the context was created */
+	char message[512];   /* a sentence saying why; "" on success */
+} tilec_init_error;
+
+/* The backend's name ("openmp", "cuda", "hip"), or NULL. */
+const char *tilec_backend_name(tilec_backend backend);
+/* The backend named `name`; returns -1 if unknown. */
+int tilec_backend_from_name(const char *name);
+/* A short English phrase for a status ("compile error"). */
+const char *tilec_status_string(tilec_status status);
+
+/* --- Contexts ---------------------------------------------------------------
+ * tilec_context_new reads the environment once: TILEC_CC (the C compiler,
+ * default "cc") and TILEC_CACHE_DIR (default $XDG_CACHE_HOME/tilec, or
+ * ~/.cache/tilec).  On failure it returns NULL and fills *err (err may be
+ * NULL). */
+tilec_context *tilec_context_new(tilec_backend backend, int device,
+				 tilec_init_error *err);
+void tilec_context_free(tilec_context *ctx);
+
+/* The last error, with the compiler's log when a compile failed; "" if
+ * none.  Valid until the next call on the context. */
+const char *tilec_error(const tilec_context *ctx);
+
+/* Context options; each copies its string.  NULL restores the default. */
+/* Cache directory; "" disables the disk cache. */
+tilec_status tilec_set_cache_dir(tilec_context *ctx, const char *dir);
+/* Compiler command (openmp): a program name or path, optionally followed
+ * by words put before every other argument ("ccache gcc"). */
+tilec_status tilec_set_compiler(tilec_context *ctx, const char *cc);
+/* Extra compiler flags for every compile, space-separated. */
+tilec_status tilec_set_flags(tilec_context *ctx, const char *flags);
+/* The directory the cache is using, or "" when disabled. */
+const char *tilec_cache_dir(const tilec_context *ctx);
+
+/* --- Compiling ----------------------------------------------------------- */
+
+/* A header made visible to the compiled source under `name`
+ * (`#include "name"`), like NVRTC's headers.  Names are relative paths
+ * ("cpu/tilec_cpu.h"); no "..", no leading '/'. */
+typedef struct tilec_header {
+	const char *name; /* the include name */
+	const char *text; /* its contents */
+	size_t len;       /* bytes in text */
+} tilec_header;
+
+typedef struct tilec_compile_options {
+	/* File name the source is compiled under (compiler messages name
+	 * it), e.g. "gemm.c"; NULL gives "kernel.c". */
+	const char *name;
+	/* Target architecture: -march= value for openmp ("native" when
+	 * NULL), compute capability for cuda ("sm_90a"), gfx arch for hip. */
+	const char *arch;
+	/* Extra flags for this compile, space-separated, after the
+	 * context's; NULL for none. */
+	const char *flags;
+	const tilec_header *headers; /* nheaders headers, or NULL */
+	int nheaders;
+	int no_cache; /* nonzero: neither read nor write the disk cache */
+} tilec_compile_options;
+
+/* Fill *o with the defaults (every field zero/NULL). */
+void tilec_compile_options_init(tilec_compile_options *o);
+
+/* Compile `len` bytes of generated source into a module (from the disk
+ * cache when an identical compile was done before).  opts may be NULL.
+ * Returns NULL on failure; tilec_error says why, with the compiler log. */
+tilec_module *tilec_compile(tilec_context *ctx, const char *source,
+			    size_t len, const tilec_compile_options *opts);
+void tilec_module_free(tilec_module *mod);
+
+/* How a module came to be. */
+typedef struct tilec_module_info {
+	int from_cache;         /* 1: loaded from the disk cache */
+	int rebuilt_corrupt;    /* 1: a corrupt cache entry was replaced */
+	double compile_seconds; /* compiler wall time; 0 on a cache hit */
+	double total_seconds;   /* tilec_compile's wall time */
+	char key[65];           /* cache key, SHA-256 in hex */
+	char path[4096];        /* the loaded object file ("" once unlinked) */
+} tilec_module_info;
+
+tilec_status tilec_module_get_info(const tilec_module *mod,
+				   tilec_module_info *info);
+
+/* The kernel `name` (resolves the entry point tilec_entry_<name>).  The
+ * kernel belongs to the module.  NULL if absent (see tilec_error). */
+tilec_kernel *tilec_module_kernel(tilec_module *mod, const char *name);
+
+/* --- Launching ---------------------------------------------------------------
+ * On the CPU a launch runs the whole grid and returns when it is done; the
+ * entry point derives the grid from the arguments.  GPU launches take the
+ * grid, block size, dynamic shared memory and stream from cfg and are
+ * asynchronous on the stream. */
+typedef struct tilec_launch_config {
+	unsigned grid[3];     /* blocks along x, y, z (GPU) */
+	unsigned block[3];    /* threads per block (GPU) */
+	size_t shared_bytes;  /* dynamic shared memory (GPU) */
+	void *stream;         /* CUstream / hipStream_t, NULL = default */
+} tilec_launch_config;
+
+/* cfg may be NULL on the CPU. */
+tilec_status tilec_launch(tilec_kernel *k, void **args,
+			  const tilec_launch_config *cfg);
+/* Wait until every launch on the context has finished. */
+tilec_status tilec_synchronize(tilec_context *ctx);
+
+/* --- Timing -----------------------------------------------------------------
+ * Wall-clock timing on the CPU (device events on GPUs, once they exist). */
+
+/* Seconds on a monotonic clock. */
+double tilec_now(void);
+
+typedef struct tilec_bench_result {
+	double median_s; /* median time of one launch */
+	double min_s;    /* fastest launch */
+	double mean_s;   /* mean launch time */
+	int runs;        /* timed launches */
+} tilec_bench_result;
+
+/* Launch k `warmup` times untimed, then `repeat` times timed, one launch
+ * per timing.  Launch i uses arg_sets[i % nsets], so rotating through sets
+ * of distinct buffers keeps caches from flattering the result. */
+tilec_status tilec_bench(tilec_kernel *k, void **const *arg_sets, int nsets,
+			 const tilec_launch_config *cfg, int warmup,
+			 int repeat, tilec_bench_result *out);
+
+/* --- Host-side element conversions --------------------------------------------
+ * For filling and reading tensors of narrow float types on the host.  All
+ * round to nearest, ties to even.  Overflow gives infinity, except fp8e4m3,
+ * which has no infinity: values that round past 448 give NaN (0x7f). */
+uint16_t tilec_f16_from_double(double x);
+double tilec_f16_to_double(uint16_t h);
+uint16_t tilec_bf16_from_double(double x);
+double tilec_bf16_to_double(uint16_t h);
+uint8_t tilec_fp8e4m3_from_double(double x);
+double tilec_fp8e4m3_to_double(uint8_t h);
+uint8_t tilec_fp8e5m2_from_double(double x);
+double tilec_fp8e5m2_to_double(uint8_t h);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TILEC_RUNTIME_H */
