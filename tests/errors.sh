@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# errors.sh - check that tilec rejects one program with the expected error.
+#
+# usage: errors.sh TILEC SRCROOT NAME.c
+#
+# tests/errors/NAME.c holds a comment line
+#
+#     // expect: LINE:COL: error: MESSAGE
+#
+# and optionally `// args: ARG...` (extra tilec arguments).  From SRCROOT,
+# `tilec tests/errors/NAME.c --verify ARG...` must exit with status 1 (not
+# a signal, not a usage error), and its stderr must start with
+#
+#     tests/errors/NAME.c:LINE:COL: error: MESSAGE
+#     <line LINE of the file>
+#     <a caret under column COL, keeping the line's tabs>
+#
+# Exit status: 0 pass, 1 fail.
+set -u
+
+if [ $# -ne 3 ]; then
+	echo "usage: errors.sh TILEC SRCROOT NAME.c" >&2
+	exit 2
+fi
+tilec=$(realpath "$1")
+cd "$2" || exit 1
+file=tests/errors/$3
+
+expect=$(sed -n 's|^[[:space:]]*// expect: ||p' "$file" | head -n 1)
+if [ -z "$expect" ]; then
+	echo "FAIL: $file has no '// expect: LINE:COL: error: MESSAGE' line"
+	exit 1
+fi
+if ! [[ $expect =~ ^([0-9]+):([0-9]+):\ error:\ .+ ]]; then
+	echo "FAIL: $file: malformed expectation: $expect"
+	exit 1
+fi
+line=${BASH_REMATCH[1]}
+col=${BASH_REMATCH[2]}
+extra=()
+args=$(sed -n 's|^[[:space:]]*// args: ||p' "$file" | head -n 1)
+if [ -n "$args" ]; then
+	read -r -a extra <<< "$args"
+fi
+
+# What stderr must begin with.
+want_first="$file:$expect"
+want_source=$(sed -n "${line}p" "$file")
+want_caret=""
+for ((i = 0; i < col - 1 && i < ${#want_source}; i++)); do
+	c=${want_source:i:1}
+	if [ "$c" = $'\t' ]; then
+		want_caret+=$'\t'
+	else
+		want_caret+=" "
+	fi
+done
+want_caret+="^"
+
+err=$(mktemp)
+trap 'rm -f "$err"' EXIT
+"$tilec" "$file" --verify "${extra[@]}" >/dev/null 2>"$err"
+status=$?
+echo "\$ tilec $file --verify ${extra[*]}"
+
+fail=0
+if [ $status -ne 1 ]; then
+	if [ $status -gt 128 ]; then
+		echo "FAIL: tilec died of signal $((status - 128))"
+	else
+		echo "FAIL: tilec exited with status $status, not 1"
+	fi
+	fail=1
+fi
+mapfile -t got < <(head -n 3 "$err")
+check() { # WHAT WANT GOT
+	if [ "$2" != "$3" ]; then
+		echo "FAIL: $1 line differs"
+		echo "  want: $2"
+		echo "  got:  $3"
+		fail=1
+	fi
+}
+check first "$want_first" "${got[0]-}"
+check source "$want_source" "${got[1]-}"
+check caret "$want_caret" "${got[2]-}"
+if [ $fail -ne 0 ]; then
+	echo "--- stderr:"
+	cat "$err"
+	exit 1
+fi
+echo "ok: $file"
