@@ -626,6 +626,39 @@ bool tc_translate(TcArena *a, const char *path, const char *text,
  * name is unknown. */
 bool tc_options_init(TcOptions *opt, const char *target, const char *arch);
 
+/* ==== interp.c: the reference interpreter ================================= */
+
+/* What a reference run counted. */
+typedef struct TcInterpStats {
+	double gemm_flops; /* 2*m*n*k summed over every tile_gemm executed */
+	long long blocks;  /* blocks run */
+} TcInterpStats;
+
+/* Run kernel k of a specialized, checked program (tc_specialize and
+ * tc_check, before any target pass) on args laid out as for the entry
+ * point: args[i] points to parameter i's value, for a tensor to its data
+ * pointer.  Implements docs/ir.md: every block in order, arithmetic in
+ * double, tensor stores rounded to the stored dtype.  With count_only,
+ * only control flow outside tile_parallel loops runs and no tensor is read
+ * or written (to count FLOPs cheaply).  stats may be NULL.  Returns false
+ * after reporting an error (an out-of-bounds element access, a division by
+ * zero, a bad extent) to d. */
+bool tc_interp_run(const TcKernel *k, void **args, bool count_only,
+		   TcInterpStats *stats, TcDiags *d);
+/* Evaluate an expression over the scalar parameters (read from args) and
+ * tunables, such as a tensor extent or a grid extent. */
+bool tc_interp_eval(const TcKernel *k, const TcExpr *e, void **args,
+		    double *out, TcDiags *d);
+
+/* Host-side element access in a tensor's storage format (f16/bf16/fp8 as
+ * bit patterns, i4 two per byte low nibble first, bool one byte). */
+double tc_elem_load(TcDtype t, const void *base, size_t i);
+/* Store v as element i: floats rounded to nearest even, integers truncated
+ * toward zero and wrapped to the type's width, bool as v != 0. */
+void tc_elem_store(TcDtype t, void *base, size_t i, double v);
+/* Bytes that n elements of t occupy. */
+size_t tc_elem_bytes(TcDtype t, size_t n);
+
 /* ==== run.c: `tilec run` =================================================== */
 
 /* The `tilec run` subcommand; argv[0] is "run", the rest its arguments.
