@@ -19,12 +19,21 @@
 #include <string.h>
 
 #define ALL_TARGETS ((1u << TC_TARGET_COUNT) - 1)
+#define GPU_TARGETS ((1u << TC_TARGET_CUDA) | (1u << TC_TARGET_HIP))
 
 const TcPass tc_passes[] = {
 	{ "specialize", tc_specialize, ALL_TARGETS,
 	  "bind tunables (defaults and -D) and fold constant shapes" },
 	{ "check", tc_check, ALL_TARGETS,
 	  "types, shapes, scopes, regions and loop rules; located errors" },
+	{ "layout", tc_layout, GPU_TARGETS,
+	  "fragment layouts: MMA registers or shared memory; loops that follow them" },
+	{ "pipeline", tc_software_pipeline, GPU_TARGETS,
+	  "multi-stage async copies for tile_pipelined loops" },
+	{ "smem", tc_smem, GPU_TARGETS,
+	  "shared-memory offsets, padding and stages; the per-block limit" },
+	{ "barrier", tc_barrier, GPU_TARGETS,
+	  "block barriers between statements that share memory" },
 };
 
 const int tc_npasses = (int)(sizeof tc_passes / sizeof tc_passes[0]);

@@ -399,6 +399,9 @@ print_stmt(TcBuf *b, const TcStmt *s)
 		if (s->u.reduce.accumulate)
 			tc_buf_puts(b, ", accumulate");
 		break;
+	case TC_ST_BARRIER:
+		tc_buf_puts(b, "barrier");
+		break;
 	default:
 		tc_buf_printf(b, "<stmt kind %d>", (int)s->kind);
 		break;

@@ -104,24 +104,6 @@ stmt_consts(TcStmt *s, TcDiags *d)
 	}
 }
 
-/* Bytes of shared memory the kernel's buffers take, before pipelining. */
-static long long
-shared_bytes(const TcKernel *k)
-{
-	long long total = 0;
-	for (int i = 0; i < k->vars.len; i++) {
-		TcVar *v = k->vars.items[i];
-		if (v->kind != TC_VAR_BUFFER || v->scope != TC_SCOPE_SHARED)
-			continue;
-		long long n = 1, e;
-		for (int j = 0; j < v->rank; j++)
-			if (tc_expr_const(v->shape[j], &e))
-				n *= e;
-		total += (n * tc_dtype_bits(v->dtype) + 7) / 8;
-	}
-	return total;
-}
-
 bool
 tc_specialize(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
 {
@@ -134,16 +116,6 @@ tc_specialize(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
 		if (k->threads)
 			ok &= positive(k->threads, "thread count", k->name, d);
 		ok &= stmt_consts(k->body, d);
-		if (!ok)
-			continue;
-		long long smem = shared_bytes(k), limit = opt->target.smem_limit;
-		if (opt->target.kind != TC_TARGET_OPENMP && limit > 0 &&
-		    smem > limit) {
-			tc_diag(d, TC_ERROR, k->loc, "kernel '%s' needs %lld bytes "
-				"of shared memory; %s %s allows %lld", k->name,
-				smem, opt->target.name, opt->target.arch, limit);
-			ok = false;
-		}
 	}
 	return ok;
 }

@@ -257,6 +257,22 @@ const char *tc_scope_name(TcScope s);
 typedef struct TcExpr TcExpr;
 typedef struct TcStmt TcStmt;
 
+/* How a fragment is spread over a GPU block's threads (layout.c decides;
+ * the CPU keeps every buffer whole and ignores this). */
+typedef enum TcLayoutKind {
+	TC_LAYOUT_NONE, /* not a fragment, or a CPU target */
+	TC_LAYOUT_SMEM, /* kept in shared memory, any thread reaches any element */
+	TC_LAYOUT_MMA,  /* registers, the m16n8 accumulator layout of mma.sync */
+} TcLayoutKind;
+
+typedef struct TcLayout {
+	TcLayoutKind kind; /* which layout */
+	int warps_m;       /* MMA: warps along rows */
+	int warps_n;       /* MMA: warps along columns */
+	int tiles_m;       /* MMA: 16-row tiles per warp */
+	int tiles_n;       /* MMA: 8-column tiles per warp */
+} TcLayout;
+
 typedef struct TcVar {
 	TcVarKind kind;  /* what sort of name this is */
 	const char *name; /* the tile program's name, never synthesized */
@@ -283,6 +299,12 @@ typedef struct TcVar {
 	int grid_dim;
 	/* LOCAL: whether it is ever assigned after its declaration. */
 	bool mutated;
+	/* BUFFER on GPU targets, set by the scheduling passes: */
+	TcLayout layout;  /* fragments: how threads hold it (layout.c) */
+	int stages;       /* copies kept for a pipelined loop; 1 = none */
+	int pad;          /* elements of padding per row in shared memory */
+	long long smem_offset; /* byte offset in the block's shared memory,
+				  -1 if the buffer lives in registers */
 } TcVar;
 
 /* --- Expressions ---------------------------------------------------------- */
@@ -396,7 +418,9 @@ const char *tc_reduce_name(TcReduceOp op);
 	X(GEMM, "gemm")     /* gemm.* */                                 \
 	X(FILL, "fill")     /* fill.dst (whole buffer), fill.value */    \
 	X(REDUCE, "reduce") /* reduce.* */                               \
-	X(ATOMIC_ADD, "atomic_add") /* copy.dst (tensor), copy.src */
+	X(ATOMIC_ADD, "atomic_add") /* copy.dst (tensor), copy.src */ \
+	X(BARRIER, "barrier") /* no fields: every thread of the block \
+				 waits here (GPU targets, barrier.c) */
 
 typedef enum TcStmtKind {
 #define X(name, printed) TC_ST_##name,
@@ -430,6 +454,16 @@ struct TcStmt {
 			TcExpr *step;    /* INT 1 unless written otherwise */
 			TcExpr *stages;  /* PIPELINED: stage count */
 			TcStmt *body;    /* a BLOCK */
+			/* PARALLEL on GPU targets (layout.c): the MMA
+			 * fragment whose layout this loop follows, and
+			 * which of its dims the var runs over; NULL when
+			 * iterations are spread over the threads. */
+			TcVar *anchor;
+			int anchor_dim;
+			/* PIPELINED on GPU targets (pipeline pass): how
+			 * many leading COPY statements of the body are
+			 * issued asynchronously, `stages` ahead. */
+			int async_copies;
 		} loop;
 		struct {
 			TcExpr *cond;
@@ -469,6 +503,10 @@ typedef struct TcKernel {
 	TcVar *block[3];    /* the BLOCK vars bound by tile_grid_*, or NULL */
 	TcExpr *rasterize;  /* tile_rasterize(rows), or NULL */
 	TcStmt *body;       /* a BLOCK */
+	/* GPU targets (smem.c): dynamic shared memory per block, and where
+	 * the scratch for cross-warp reductions starts in it. */
+	long long smem_bytes;
+	long long scratch_offset;
 } TcKernel;
 
 typedef struct TcProgram {
@@ -609,6 +647,21 @@ bool tc_dump_name_check(const TcOptions *opt, TcDiags *d);
 /* specialize.c: bind tunables (defaults, -D), fold constant shapes. */
 bool tc_specialize(TcArena *a, TcProgram *p, const TcOptions *opt,
 		   TcDiags *d);
+/* GPU scheduling passes, in pipeline order; each is a no-op on the CPU.
+ * layout.c: fragment layouts and the parallel loops that follow them. */
+bool tc_layout(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
+/* software_pipeline.c: multi-buffer and issue asynchronously the copies
+ * that feed tile_pipelined loops. */
+bool tc_software_pipeline(TcArena *a, TcProgram *p, const TcOptions *opt,
+			  TcDiags *d);
+/* smem.c: shared-memory offsets, padding, stages; the per-block limit. */
+bool tc_smem(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
+/* barrier.c: barriers between statements that share memory across
+ * threads. */
+bool tc_barrier(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
+
+/* Whether a buffer lives in the block's shared memory on a GPU target. */
+bool tc_in_smem(const TcVar *v);
 
 /* ==== tilec.c: the translator as a library ================================ */
 

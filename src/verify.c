@@ -746,6 +746,8 @@ check_stmt(Verifier *v, const TcStmt *s)
 	case TC_ST_REDUCE:
 		check_reduce(v, s);
 		break;
+	case TC_ST_BARRIER:
+		break;
 	default:
 		fail(v, s->loc, "statement of invalid kind %d", (int)s->kind);
 		break;

@@ -1,0 +1,290 @@
+/*
+ * barrier.c - block-wide barriers where threads share memory (GPU targets).
+ *
+ * Input: scheduled IR.  Output: BARRIER statements inserted so that a
+ * statement never reads or writes memory that another thread wrote, or
+ * writes memory another thread read, since the last barrier.  Tracked
+ * memory is everything threads share: buffers in shared memory and tensors.
+ * Register fragments are private and need none.
+ *
+ * Statements at block level are the unit: a tile_parallel nest counts as
+ * one statement (its iterations are independent by the checker's rules).
+ * Branches at block level are uniform, so barriers inside them are reached
+ * by every thread.  Loops are walked until their barriers settle, so a
+ * hazard from the end of one iteration to the start of the next gets its
+ * barrier too.  The leading async copies of a pipelined loop are the
+ * emitter's to order: it waits and synchronizes at the top of each
+ * iteration, which this pass treats as a barrier.
+ */
+#include "tilec_int.h"
+
+#include <string.h>
+
+typedef struct State {
+	bool *written; /* per var index: written since the last barrier */
+	bool *read;    /* per var index: read since the last barrier */
+	int n;         /* vars in the kernel */
+} State;
+
+typedef struct Barriers {
+	TcArena *a;
+	TcKernel *k;
+	int inserted; /* barriers added in this walk */
+} Barriers;
+
+static bool
+shared_memory(const TcVar *v)
+{
+	return v->kind == TC_VAR_TENSOR || tc_in_smem(v);
+}
+
+static State
+state_new(Barriers *B)
+{
+	State s = { tc_alloc(B->a, (size_t)B->k->vars.len + 1),
+		    tc_alloc(B->a, (size_t)B->k->vars.len + 1), B->k->vars.len };
+	return s;
+}
+
+static void
+state_copy(State *dst, const State *src)
+{
+	memcpy(dst->written, src->written, (size_t)src->n);
+	memcpy(dst->read, src->read, (size_t)src->n);
+}
+
+static void
+state_join(State *dst, const State *src)
+{
+	for (int i = 0; i < src->n; i++) {
+		dst->written[i] |= src->written[i];
+		dst->read[i] |= src->read[i];
+	}
+}
+
+static void
+state_clear(State *s)
+{
+	memset(s->written, 0, (size_t)s->n);
+	memset(s->read, 0, (size_t)s->n);
+}
+
+/* --- What a statement touches ---------------------------------------------- */
+
+static void
+mark(State *s, const TcVar *v, bool write)
+{
+	if (v->index < 0 || !shared_memory(v))
+		return;
+	if (write)
+		s->written[v->index] = true;
+	else
+		s->read[v->index] = true;
+}
+
+static void
+expr_access(State *s, const TcExpr *e)
+{
+	if (!e)
+		return;
+	switch (e->kind) {
+	case TC_EX_BINARY:
+		expr_access(s, e->u.bin.lhs);
+		expr_access(s, e->u.bin.rhs);
+		break;
+	case TC_EX_UNARY: expr_access(s, e->u.un.arg); break;
+	case TC_EX_SELECT:
+		expr_access(s, e->u.sel.cond);
+		expr_access(s, e->u.sel.then);
+		expr_access(s, e->u.sel.els);
+		break;
+	case TC_EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			expr_access(s, e->u.call.args[i]);
+		break;
+	case TC_EX_CAST: expr_access(s, e->u.cast.arg); break;
+	case TC_EX_LOAD:
+		mark(s, e->u.load.var, false);
+		for (int i = 0; i < e->u.load.var->rank; i++)
+			expr_access(s, e->u.load.idx[i]);
+		break;
+	default:
+		break;
+	}
+}
+
+static void
+region_access(State *s, const TcRegion *r, bool write)
+{
+	mark(s, r->var, write);
+	for (int i = 0; i < r->var->rank; i++)
+		expr_access(s, r->origin[i]);
+}
+
+/* Everything s reads and writes, nested statements included. */
+static void
+access(State *acc, const TcStmt *s)
+{
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		for (int i = 0; i < s->u.block.body.len; i++)
+			access(acc, s->u.block.body.items[i]);
+		break;
+	case TC_ST_DECL:
+		expr_access(acc, s->u.decl.init);
+		break;
+	case TC_ST_ASSIGN:
+		expr_access(acc, s->u.assign.value);
+		if (s->u.assign.dst->kind == TC_EX_LOAD) {
+			const TcExpr *d = s->u.assign.dst;
+			mark(acc, d->u.load.var, true);
+			for (int i = 0; i < d->u.load.var->rank; i++)
+				expr_access(acc, d->u.load.idx[i]);
+		}
+		break;
+	case TC_ST_FOR:
+		expr_access(acc, s->u.loop.begin);
+		expr_access(acc, s->u.loop.end);
+		access(acc, s->u.loop.body);
+		break;
+	case TC_ST_IF:
+		expr_access(acc, s->u.cond.cond);
+		access(acc, s->u.cond.then);
+		if (s->u.cond.els)
+			access(acc, s->u.cond.els);
+		break;
+	case TC_ST_COPY:
+		region_access(acc, &s->u.copy.src, false);
+		region_access(acc, &s->u.copy.dst, true);
+		break;
+	case TC_ST_ATOMIC_ADD:
+		region_access(acc, &s->u.copy.src, false);
+		region_access(acc, &s->u.copy.dst, true);
+		break;
+	case TC_ST_GEMM:
+		region_access(acc, &s->u.gemm.a, false);
+		region_access(acc, &s->u.gemm.b, false);
+		region_access(acc, &s->u.gemm.c, false);
+		region_access(acc, &s->u.gemm.c, true);
+		break;
+	case TC_ST_FILL:
+		expr_access(acc, s->u.fill.value);
+		region_access(acc, &s->u.fill.dst, true);
+		break;
+	case TC_ST_REDUCE:
+		region_access(acc, &s->u.reduce.src, false);
+		if (s->u.reduce.accumulate)
+			region_access(acc, &s->u.reduce.dst, false);
+		region_access(acc, &s->u.reduce.dst, true);
+		break;
+	default:
+		break;
+	}
+}
+
+static bool
+conflicts(const State *st, const State *acc)
+{
+	for (int i = 0; i < st->n; i++)
+		if ((acc->read[i] && st->written[i]) ||
+		    (acc->written[i] && (st->written[i] || st->read[i])))
+			return true;
+	return false;
+}
+
+/* --- The walk ------------------------------------------------------------------- */
+
+static void walk_block(Barriers *B, TcStmt *blk, State *st, int skip);
+
+/* A statement whose parts all run at block level: recurse; others are one
+ * unit. */
+static void
+walk_stmt(Barriers *B, TcStmt *s, State *st)
+{
+	if (s->kind == TC_ST_IF) {
+		State then = state_new(B), els = state_new(B);
+		state_copy(&then, st);
+		state_copy(&els, st);
+		State cond = state_new(B);
+		expr_access(&cond, s->u.cond.cond);
+		state_join(st, &cond);
+		walk_block(B, s->u.cond.then, &then, 0);
+		if (s->u.cond.els)
+			walk_block(B, s->u.cond.els, &els, 0);
+		state_copy(st, &then);
+		state_join(st, &els);
+		return;
+	}
+	if (s->kind == TC_ST_FOR && s->u.loop.kind != TC_LOOP_PARALLEL) {
+		State head = state_new(B);
+		expr_access(&head, s->u.loop.begin);
+		expr_access(&head, s->u.loop.end);
+		state_join(st, &head);
+		int skip = s->u.loop.async_copies;
+		/* Walk the body from the state on entry joined with the state
+		 * at the end of the previous iteration, until it settles. */
+		State in = state_new(B), cur = state_new(B);
+		state_copy(&in, st);
+		for (int round = 0; round < 4; round++) {
+			state_copy(&cur, &in);
+			if (skip)
+				state_clear(&cur); /* the emitter's wait + barrier */
+			int before = B->inserted;
+			walk_block(B, s->u.loop.body, &cur, skip);
+			state_join(&in, &cur);
+			if (B->inserted == before && round > 0)
+				break;
+		}
+		state_copy(st, &in);
+		return;
+	}
+	tc_unreachable();
+}
+
+static void
+walk_block(Barriers *B, TcStmt *blk, State *st, int skip)
+{
+	TcVec *body = &blk->u.block.body;
+	for (int i = skip; i < body->len; i++) {
+		TcStmt *s = body->items[i];
+		if (s->kind == TC_ST_BARRIER) {
+			state_clear(st);
+			continue;
+		}
+		if (s->kind == TC_ST_BLOCK) {
+			walk_block(B, s, st, 0);
+			continue;
+		}
+		State acc = state_new(B);
+		access(&acc, s);
+		if (conflicts(st, &acc)) {
+			TcStmt *bar = tc_stmt_new(B->a, TC_ST_BARRIER, s->loc);
+			tc_vec_push(B->a, body, NULL);
+			memmove(&body->items[i + 1], &body->items[i],
+				sizeof(void *) * (size_t)(body->len - 1 - i));
+			body->items[i] = bar;
+			B->inserted++;
+			state_clear(st);
+			i++;
+		}
+		if (s->kind == TC_ST_IF ||
+		    (s->kind == TC_ST_FOR && s->u.loop.kind != TC_LOOP_PARALLEL))
+			walk_stmt(B, s, st);
+		else
+			state_join(st, &acc);
+	}
+}
+
+bool
+tc_barrier(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
+{
+	(void)d;
+	if (opt->target.kind == TC_TARGET_OPENMP)
+		return true;
+	for (int i = 0; i < p->kernels.len; i++) {
+		Barriers B = { .a = a, .k = p->kernels.items[i] };
+		State st = state_new(&B);
+		walk_block(&B, B.k->body, &st, 0);
+	}
+	return true;
+}

@@ -1,0 +1,131 @@
+/*
+ * smem.c - shared-memory planning for GPU targets.
+ *
+ * Input: laid-out, pipelined IR.  Output: every buffer that lives in shared
+ * memory (tile_shared buffers, and fragments laid out SMEM) has an offset
+ * in the block's one dynamic shared-memory array, row padding chosen to
+ * keep warps off a single bank, and its stages; the kernel has its total
+ * and the offset of the scratch used by cross-warp reductions.  A total
+ * over the target's per-block limit is a located error.
+ *
+ * Padding: a 2-dim buffer whose rows are a multiple of 32 bytes gets 16
+ * bytes more per row.  Rows then start in different banks, so the eight
+ * 16-byte rows an ldmatrix reads (and the row-strided stores of MMA
+ * fragments) hit distinct banks, and 16-byte vector copies stay aligned.
+ */
+#include "tilec_int.h"
+
+bool
+tc_in_smem(const TcVar *v)
+{
+	return v->kind == TC_VAR_BUFFER &&
+	       (v->scope == TC_SCOPE_SHARED || v->layout.kind == TC_LAYOUT_SMEM);
+}
+
+static long long
+ext(const TcVar *v, int i)
+{
+	long long n = 0;
+	tc_expr_const(v->shape[i], &n);
+	return n;
+}
+
+/* Bytes of one stage of v, padding included. */
+static long long
+stage_bytes(const TcVar *v)
+{
+	long long elems = 1;
+	for (int i = 0; i < v->rank - 1; i++)
+		elems *= ext(v, i);
+	elems *= ext(v, v->rank - 1) + v->pad;
+	return (elems * tc_dtype_bits(v->dtype) + 7) / 8;
+}
+
+/* Scratch for reductions: one float per (warp, reduced row or column). */
+static long long
+scratch_bytes(const TcKernel *k, const TcStmt *s, int warps)
+{
+	long long need = 0, sub;
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		for (int i = 0; i < s->u.block.body.len; i++)
+			if ((sub = scratch_bytes(k, s->u.block.body.items[i],
+						 warps)) > need)
+				need = sub;
+		return need;
+	case TC_ST_FOR:
+		return scratch_bytes(k, s->u.loop.body, warps);
+	case TC_ST_IF:
+		need = scratch_bytes(k, s->u.cond.then, warps);
+		if (s->u.cond.els &&
+		    (sub = scratch_bytes(k, s->u.cond.els, warps)) > need)
+			need = sub;
+		return need;
+	case TC_ST_REDUCE: {
+		const TcVar *src = s->u.reduce.src.var;
+		if (src->layout.kind != TC_LAYOUT_MMA)
+			return 0;
+		return (long long)warps * ext(src, 1 - s->u.reduce.dim) * 8;
+	}
+	default:
+		return 0;
+	}
+}
+
+static long long
+align_up(long long n, long long a)
+{
+	return (n + a - 1) / a * a;
+}
+
+bool
+tc_smem(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
+{
+	(void)a;
+	if (opt->target.kind == TC_TARGET_OPENMP)
+		return true;
+	bool ok = true;
+	for (int i = 0; i < p->kernels.len; i++) {
+		TcKernel *k = p->kernels.items[i];
+		long long threads = 128, total = 0;
+		if (k->threads)
+			tc_expr_const(k->threads, &threads);
+		for (int j = 0; j < k->vars.len; j++) {
+			TcVar *v = k->vars.items[j];
+			if (v->kind != TC_VAR_BUFFER)
+				continue;
+			v->smem_offset = -1;
+			if (!tc_in_smem(v))
+				continue;
+			long long row = ext(v, v->rank - 1) *
+					tc_dtype_bits(v->dtype) / 8;
+			v->pad = v->rank >= 2 && tc_dtype_bits(v->dtype) >= 8 &&
+				 row % 32 == 0 ? 128 / tc_dtype_bits(v->dtype) : 0;
+			total = align_up(total, 128);
+			v->smem_offset = total;
+			total += stage_bytes(v) * (v->stages > 1 ? v->stages : 1);
+		}
+		total = align_up(total, 128);
+		k->scratch_offset = total;
+		total += scratch_bytes(k, k->body, (int)(threads / 32));
+		k->smem_bytes = total;
+		if (opt->target.smem_limit > 0 && total > opt->target.smem_limit) {
+			TcBuf what;
+			tc_buf_init(&what);
+			for (int j = 0; j < k->vars.len; j++) {
+				TcVar *v = k->vars.items[j];
+				if (v->kind == TC_VAR_BUFFER && v->smem_offset >= 0)
+					tc_buf_printf(&what, "%s%s %lld",
+						      what.len ? ", " : "", v->name,
+						      stage_bytes(v) * v->stages);
+			}
+			tc_diag(d, TC_ERROR, k->loc, "kernel '%s' needs %lld bytes "
+				"of shared memory (%s); %s %s allows %lld per block",
+				k->name, total, what.data, opt->target.name,
+				opt->target.arch, opt->target.smem_limit);
+			tc_buf_free(&what);
+			ok = false;
+		}
+	}
+	return ok;
+}

@@ -1,0 +1,199 @@
+/*
+ * software_pipeline.c - turn tile_pipelined loops into multi-stage copy
+ * pipelines on GPU targets.
+ *
+ * Input: laid-out IR.  Output: for each tile_pipelined(k, n, S) loop whose
+ * body starts with copies from tensors into shared buffers, loop.async_copies
+ * counts those leading copies and each destination buffer gets S stages
+ * (var->stages).  The emitter then issues the copies of iteration k + S - 1
+ * while iteration k computes (cp.async on sm_80 and later), with one wait
+ * and one barrier per iteration.
+ *
+ * A copy joins the pipeline only when that cannot change what the program
+ * computes: its destination is a whole shared buffer used nowhere outside
+ * the loop, element types match (the copy moves bytes), and its origin
+ * reads only the loop variable and values the loop does not change.
+ */
+#include "tilec_int.h"
+
+/* Does statement s (outside `loop`) mention buffer v? */
+static bool stmt_uses(const TcStmt *s, const TcVar *v, const TcStmt *loop);
+
+static bool
+expr_uses(const TcExpr *e, const TcVar *v)
+{
+	if (!e)
+		return false;
+	switch (e->kind) {
+	case TC_EX_VAR: return e->u.var == v;
+	case TC_EX_BINARY: return expr_uses(e->u.bin.lhs, v) || expr_uses(e->u.bin.rhs, v);
+	case TC_EX_UNARY: return expr_uses(e->u.un.arg, v);
+	case TC_EX_SELECT:
+		return expr_uses(e->u.sel.cond, v) || expr_uses(e->u.sel.then, v) ||
+		       expr_uses(e->u.sel.els, v);
+	case TC_EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			if (expr_uses(e->u.call.args[i], v))
+				return true;
+		return false;
+	case TC_EX_CAST: return expr_uses(e->u.cast.arg, v);
+	case TC_EX_LOAD:
+		if (e->u.load.var == v)
+			return true;
+		for (int i = 0; i < e->u.load.var->rank; i++)
+			if (expr_uses(e->u.load.idx[i], v))
+				return true;
+		return false;
+	default: return false;
+	}
+}
+
+static bool
+region_uses(const TcRegion *r, const TcVar *v)
+{
+	if (r->var == v)
+		return true;
+	for (int i = 0; i < r->var->rank; i++)
+		if (expr_uses(r->origin[i], v))
+			return true;
+	return false;
+}
+
+static bool
+stmt_uses(const TcStmt *s, const TcVar *v, const TcStmt *loop)
+{
+	if (s == loop)
+		return false;
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		for (int i = 0; i < s->u.block.body.len; i++)
+			if (stmt_uses(s->u.block.body.items[i], v, loop))
+				return true;
+		return false;
+	case TC_ST_DECL: return expr_uses(s->u.decl.init, v);
+	case TC_ST_ASSIGN:
+		return expr_uses(s->u.assign.dst, v) || expr_uses(s->u.assign.value, v);
+	case TC_ST_FOR:
+		return expr_uses(s->u.loop.begin, v) || expr_uses(s->u.loop.end, v) ||
+		       stmt_uses(s->u.loop.body, v, loop);
+	case TC_ST_IF:
+		return expr_uses(s->u.cond.cond, v) ||
+		       stmt_uses(s->u.cond.then, v, loop) ||
+		       (s->u.cond.els && stmt_uses(s->u.cond.els, v, loop));
+	case TC_ST_COPY:
+	case TC_ST_ATOMIC_ADD:
+		return region_uses(&s->u.copy.dst, v) || region_uses(&s->u.copy.src, v);
+	case TC_ST_GEMM:
+		return region_uses(&s->u.gemm.c, v) || region_uses(&s->u.gemm.a, v) ||
+		       region_uses(&s->u.gemm.b, v);
+	case TC_ST_FILL:
+		return region_uses(&s->u.fill.dst, v) || expr_uses(s->u.fill.value, v);
+	case TC_ST_REDUCE:
+		return region_uses(&s->u.reduce.dst, v) ||
+		       region_uses(&s->u.reduce.src, v);
+	default:
+		return false;
+	}
+}
+
+/* May this origin expression be evaluated stages - 1 iterations early? */
+static bool
+hoistable(const TcExpr *e, const TcVar *loopvar)
+{
+	switch (e->kind) {
+	case TC_EX_INT:
+	case TC_EX_FLOAT:
+		return true;
+	case TC_EX_VAR: {
+		const TcVar *v = e->u.var;
+		return v == loopvar || v->kind == TC_VAR_SCALAR ||
+		       v->kind == TC_VAR_TUNABLE || v->kind == TC_VAR_BLOCK ||
+		       (v->kind == TC_VAR_LOCAL && !v->mutated);
+	}
+	case TC_EX_BINARY:
+		return hoistable(e->u.bin.lhs, loopvar) &&
+		       hoistable(e->u.bin.rhs, loopvar);
+	case TC_EX_UNARY: return hoistable(e->u.un.arg, loopvar);
+	case TC_EX_SELECT:
+		return hoistable(e->u.sel.cond, loopvar) &&
+		       hoistable(e->u.sel.then, loopvar) &&
+		       hoistable(e->u.sel.els, loopvar);
+	case TC_EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			if (!hoistable(e->u.call.args[i], loopvar))
+				return false;
+		return true;
+	case TC_EX_CAST: return hoistable(e->u.cast.arg, loopvar);
+	default: return false;
+	}
+}
+
+static bool
+joins_pipeline(const TcKernel *k, const TcStmt *loop, const TcStmt *s)
+{
+	if (s->kind != TC_ST_COPY)
+		return false;
+	const TcRegion *dst = &s->u.copy.dst, *src = &s->u.copy.src;
+	if (!dst->whole || dst->var->scope != TC_SCOPE_SHARED ||
+	    src->var->kind != TC_VAR_TENSOR || src->var->dtype != dst->var->dtype ||
+	    tc_dtype_bits(dst->var->dtype) < 8)
+		return false;
+	for (int i = 0; i < src->var->rank; i++)
+		if (!hoistable(src->origin[i], loop->u.loop.var))
+			return false;
+	return !stmt_uses(k->body, dst->var, loop);
+}
+
+static void
+pipeline_stmt(const TcKernel *k, TcStmt *s)
+{
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		for (int i = 0; i < s->u.block.body.len; i++)
+			pipeline_stmt(k, s->u.block.body.items[i]);
+		break;
+	case TC_ST_IF:
+		pipeline_stmt(k, s->u.cond.then);
+		if (s->u.cond.els)
+			pipeline_stmt(k, s->u.cond.els);
+		break;
+	case TC_ST_FOR: {
+		pipeline_stmt(k, s->u.loop.body);
+		long long stages = 1;
+		if (s->u.loop.kind != TC_LOOP_PIPELINED ||
+		    !tc_expr_const(s->u.loop.stages, &stages) || stages < 2)
+			break;
+		TcVec *body = &s->u.loop.body->u.block.body;
+		int n = 0;
+		while (n < body->len && joins_pipeline(k, s, body->items[n]))
+			n++;
+		s->u.loop.async_copies = n;
+		for (int i = 0; i < n; i++)
+			((TcStmt *)body->items[i])->u.copy.dst.var->stages =
+				(int)stages;
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+bool
+tc_software_pipeline(TcArena *a, TcProgram *p, const TcOptions *opt,
+		     TcDiags *d)
+{
+	(void)a;
+	(void)d;
+	for (int i = 0; i < p->kernels.len; i++) {
+		TcKernel *k = p->kernels.items[i];
+		for (int j = 0; j < k->vars.len; j++) {
+			TcVar *v = k->vars.items[j];
+			if (v->kind == TC_VAR_BUFFER)
+				v->stages = 1;
+		}
+		/* cp.async exists from sm_80; other targets copy in order. */
+		if (opt->target.kind == TC_TARGET_CUDA)
+			pipeline_stmt(k, k->body);
+	}
+	return true;
+}
