@@ -261,6 +261,8 @@ tilec_rt_write_file(const char *dir, const char *name, const char *data,
 	char path[4096];
 	if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
 		return TILEC_ERR_IO;
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+		return TILEC_ERR_IO;
 	for (char *p = path + strlen(dir) + 1; *p; p++) {
 		if (*p != '/')
 			continue;

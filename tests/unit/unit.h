@@ -20,7 +20,10 @@
 	X(diag)        \
 	X(ir)          \
 	X(print)       \
-	X(verify)
+	X(verify)      \
+	X(runtime)     \
+	X(cache)       \
+	X(interp)
 
 #define X(name) Suite *unit_suite_##name(void);
 UNIT_SUITES(X)

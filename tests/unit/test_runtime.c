@@ -1,0 +1,280 @@
+/*
+ * test_runtime.c - the runtime API (runtime.c) and the system-compiler
+ * backend (jit_cc.c): compile, look up, launch, time; and every failure a
+ * caller can meet returned as a status with a readable message: compile
+ * errors carrying the compiler's log, a missing compiler, unknown kernels,
+ * bad options, backends that are not available.
+ *
+ * Each test uses a private cache directory under $TMPDIR, removed after.
+ */
+#include "unit.h"
+#include "runtime_int.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* out[0] = a + b for float a, b and out: the entry-point convention. */
+static const char add_src[] =
+	"void tilec_entry_add(void **args)\n"
+	"{\n"
+	"\tfloat a = *(float *)args[0], b = *(float *)args[1];\n"
+	"\tfloat *out = *(float **)args[2];\n"
+	"\tout[0] = a + b;\n"
+	"}\n";
+
+static char cache_dir[4096];
+
+static tilec_context *
+new_context(void)
+{
+	const char *tmp = getenv("TMPDIR");
+	snprintf(cache_dir, sizeof cache_dir, "%s/tilec-test-XXXXXX",
+		 tmp && *tmp ? tmp : "/tmp");
+	ck_assert(mkdtemp(cache_dir));
+	tilec_init_error err;
+	tilec_context *ctx = tilec_context_new(TILEC_BACKEND_OPENMP, 0, &err);
+	ck_assert_msg(ctx, "%s", err.message);
+	ck_assert_int_eq(err.status, TILEC_OK);
+	ck_assert_int_eq(tilec_set_cache_dir(ctx, cache_dir), TILEC_OK);
+	ck_assert_str_eq(tilec_cache_dir(ctx), cache_dir);
+	return ctx;
+}
+
+static void
+free_context(tilec_context *ctx)
+{
+	tilec_context_free(ctx);
+	tilec_rt_remove_tree(cache_dir);
+}
+
+/* Files in the cache directory whose names start with prefix. */
+static int
+count_files(const char *prefix)
+{
+	DIR *d = opendir(cache_dir);
+	ck_assert(d);
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)))
+		n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+	closedir(d);
+	return n;
+}
+
+START_TEST(compile_launch_and_hit_the_cache)
+{
+	tilec_context *ctx = new_context();
+	tilec_compile_options o;
+	tilec_compile_options_init(&o);
+	o.name = "add.c";
+	tilec_module *m = tilec_compile(ctx, add_src, strlen(add_src), &o);
+	ck_assert_msg(m, "%s", tilec_error(ctx));
+	tilec_module_info info;
+	ck_assert_int_eq(tilec_module_get_info(m, &info), TILEC_OK);
+	ck_assert(!info.from_cache);
+	ck_assert(info.compile_seconds > 0);
+	ck_assert_int_eq((int)strlen(info.key), 64);
+	tilec_kernel *k = tilec_module_kernel(m, "add");
+	ck_assert_msg(k, "%s", tilec_error(ctx));
+	ck_assert_ptr_eq(tilec_module_kernel(m, "add"), k);
+	float a = 1.5f, b = 2.25f, out = 0;
+	void *pout = &out;
+	void *args[] = { &a, &b, &pout };
+	ck_assert_int_eq(tilec_launch(k, args, NULL), TILEC_OK);
+	ck_assert(out == 3.75f);
+
+	/* Same source and options: a cache hit, same key. */
+	tilec_module *m2 = tilec_compile(ctx, add_src, strlen(add_src), &o);
+	ck_assert_msg(m2, "%s", tilec_error(ctx));
+	tilec_module_info info2;
+	tilec_module_get_info(m2, &info2);
+	ck_assert(info2.from_cache);
+	ck_assert(info2.compile_seconds == 0);
+	ck_assert_str_eq(info2.key, info.key);
+	ck_assert_int_eq(count_files("tmp-"), 0);
+	ck_assert_int_eq(count_files(info.key), 1);
+
+	/* Different flags: a different key. */
+	o.flags = "-DUNUSED=1";
+	tilec_module *m3 = tilec_compile(ctx, add_src, strlen(add_src), &o);
+	ck_assert_msg(m3, "%s", tilec_error(ctx));
+	tilec_module_info info3;
+	tilec_module_get_info(m3, &info3);
+	ck_assert(!info3.from_cache);
+	ck_assert_str_ne(info3.key, info.key);
+
+	tilec_module_free(m);
+	tilec_module_free(m2);
+	tilec_module_free(m3);
+	free_context(ctx);
+}
+END_TEST
+
+START_TEST(headers_are_visible_to_the_source)
+{
+	tilec_context *ctx = new_context();
+	static const char src[] =
+		"#include \"tilec/cpu/twice.h\"\n"
+		"void tilec_entry_tw(void **args)\n"
+		"{ **(int **)args[0] = TWICE(21); }\n";
+	static const char hdr[] = "#define TWICE(x) ((x) * 2)\n";
+	tilec_header h = { "tilec/cpu/twice.h", hdr, sizeof hdr - 1 };
+	tilec_compile_options o;
+	tilec_compile_options_init(&o);
+	o.headers = &h;
+	o.nheaders = 1;
+	o.no_cache = 1;
+	tilec_module *m = tilec_compile(ctx, src, strlen(src), &o);
+	ck_assert_msg(m, "%s", tilec_error(ctx));
+	int out = 0;
+	void *pout = &out;
+	void *args[] = { &pout };
+	ck_assert_int_eq(tilec_launch(tilec_module_kernel(m, "tw"), args, NULL),
+			 TILEC_OK);
+	ck_assert_int_eq(out, 42);
+	/* no_cache: nothing was written to the cache directory. */
+	ck_assert_int_eq(count_files("") - 2, 0);
+	tilec_module_free(m);
+
+	h.name = "../escape.h";
+	ck_assert(!tilec_compile(ctx, src, strlen(src), &o));
+	ck_assert(strstr(tilec_error(ctx), "bad header name '../escape.h'"));
+	free_context(ctx);
+}
+END_TEST
+
+START_TEST(compile_error_carries_the_log)
+{
+	tilec_context *ctx = new_context();
+	static const char bad[] = "void tilec_entry_x(void **args)\n"
+				  "{\n"
+				  "\tint y = undeclared_name;\n"
+				  "}\n";
+	tilec_compile_options o;
+	tilec_compile_options_init(&o);
+	o.name = "samples/broken.openmp.c";
+	ck_assert(!tilec_compile(ctx, bad, strlen(bad), &o));
+	const char *e = tilec_error(ctx);
+	ck_assert_msg(strstr(e, "failed (exit status 1) compiling "
+				"broken.openmp.c:\n"), "%s", e);
+	ck_assert_msg(strstr(e, "broken.openmp.c:3:"), "%s", e);
+	ck_assert_msg(strstr(e, "undeclared_name"), "%s", e);
+	/* Nothing half-built is left behind or cached. */
+	ck_assert_int_eq(count_files("tmp-"), 0);
+	ck_assert_int_eq(count_files("") - 2, 0);
+	free_context(ctx);
+}
+END_TEST
+
+START_TEST(missing_compiler_is_a_clear_error)
+{
+	tilec_context *ctx = new_context();
+	ck_assert_int_eq(tilec_set_compiler(ctx, "/nonexistent/tilec-cc"),
+			 TILEC_OK);
+	ck_assert(!tilec_compile(ctx, add_src, strlen(add_src), NULL));
+	const char *e = tilec_error(ctx);
+	ck_assert_msg(strstr(e, "cannot run the C compiler "
+				"'/nonexistent/tilec-cc'"), "%s", e);
+	ck_assert_msg(strstr(e, "TILEC_CC"), "%s", e);
+	ck_assert_int_eq(count_files("") - 2, 0);
+
+	/* A compiler that runs but fails. */
+	ck_assert_int_eq(tilec_set_compiler(ctx, "false"), TILEC_OK);
+	ck_assert(!tilec_compile(ctx, add_src, strlen(add_src), NULL));
+	ck_assert_msg(strstr(tilec_error(ctx), "failed to report its version"),
+		      "%s", tilec_error(ctx));
+
+	/* Back to the default works again. */
+	ck_assert_int_eq(tilec_set_compiler(ctx, NULL), TILEC_OK);
+	tilec_module *m = tilec_compile(ctx, add_src, strlen(add_src), NULL);
+	ck_assert_msg(m, "%s", tilec_error(ctx));
+	tilec_module_free(m);
+	free_context(ctx);
+}
+END_TEST
+
+START_TEST(unknown_kernel_and_bad_arguments)
+{
+	tilec_context *ctx = new_context();
+	tilec_module *m = tilec_compile(ctx, add_src, strlen(add_src), NULL);
+	ck_assert_msg(m, "%s", tilec_error(ctx));
+	ck_assert(!tilec_module_kernel(m, "sub"));
+	ck_assert(strstr(tilec_error(ctx), "no kernel 'sub'"));
+	ck_assert(!tilec_module_kernel(m, "a-b"));
+	ck_assert(strstr(tilec_error(ctx), "not a C identifier"));
+	ck_assert_int_eq(tilec_launch(NULL, NULL, NULL), TILEC_ERR_INVALID);
+	ck_assert_int_eq(tilec_launch(tilec_module_kernel(m, "add"), NULL, NULL),
+			 TILEC_ERR_INVALID);
+	ck_assert(!tilec_compile(ctx, NULL, 0, NULL));
+	ck_assert_int_eq(tilec_module_get_info(NULL, NULL), TILEC_ERR_INVALID);
+	tilec_module_free(m);
+	tilec_module_free(NULL);
+	free_context(ctx);
+}
+END_TEST
+
+START_TEST(gpu_backends_are_not_available_yet)
+{
+	for (int b = TILEC_BACKEND_CUDA; b <= TILEC_BACKEND_HIP; b++) {
+		tilec_init_error err;
+		ck_assert(!tilec_context_new((tilec_backend)b, 0, &err));
+		ck_assert_int_eq(err.status, TILEC_ERR_UNAVAILABLE);
+		ck_assert(strstr(err.message, tilec_backend_name((tilec_backend)b)));
+		ck_assert(strstr(err.message, "not available"));
+	}
+	tilec_init_error err;
+	ck_assert(!tilec_context_new(TILEC_BACKEND_OPENMP, 1, &err));
+	ck_assert_int_eq(err.status, TILEC_ERR_INVALID);
+	ck_assert(!tilec_context_new((tilec_backend)99, 0, NULL));
+	ck_assert_int_eq(tilec_backend_from_name("hip"), TILEC_BACKEND_HIP);
+	ck_assert_int_eq(tilec_backend_from_name("metal"), -1);
+	ck_assert_str_eq(tilec_status_string(TILEC_ERR_COMPILE), "compile error");
+}
+END_TEST
+
+START_TEST(bench_rotates_argument_sets)
+{
+	tilec_context *ctx = new_context();
+	static const char src[] = "void tilec_entry_inc(void **args)\n"
+				  "{ (**(int **)args[0])++; }\n";
+	tilec_module *m = tilec_compile(ctx, src, strlen(src), NULL);
+	ck_assert_msg(m, "%s", tilec_error(ctx));
+	tilec_kernel *k = tilec_module_kernel(m, "inc");
+	int count[3] = { 0, 0, 0 };
+	void *p[3] = { &count[0], &count[1], &count[2] };
+	void *a0[] = { &p[0] }, *a1[] = { &p[1] }, *a2[] = { &p[2] };
+	void **sets[] = { a0, a1, a2 };
+	tilec_bench_result r;
+	ck_assert_int_eq(tilec_bench(k, (void **const *)sets, 3, NULL, 2, 7, &r),
+			 TILEC_OK);
+	ck_assert_int_eq(r.runs, 7);
+	ck_assert(r.min_s <= r.median_s && r.median_s >= 0 && r.mean_s >= 0);
+	/* 9 launches over 3 sets, in turn. */
+	ck_assert_int_eq(count[0], 3);
+	ck_assert_int_eq(count[1], 3);
+	ck_assert_int_eq(count[2], 3);
+	ck_assert_int_eq(tilec_bench(k, (void **const *)sets, 0, NULL, 0, 1, &r),
+			 TILEC_ERR_INVALID);
+	tilec_module_free(m);
+	free_context(ctx);
+}
+END_TEST
+
+Suite *
+unit_suite_runtime(void)
+{
+	Suite *s = suite_create("runtime");
+	TCase *c = tcase_create("api");
+	tcase_set_timeout(c, 60);
+	tcase_add_test(c, compile_launch_and_hit_the_cache);
+	tcase_add_test(c, headers_are_visible_to_the_source);
+	tcase_add_test(c, compile_error_carries_the_log);
+	tcase_add_test(c, missing_compiler_is_a_clear_error);
+	tcase_add_test(c, unknown_kernel_and_bad_arguments);
+	tcase_add_test(c, gpu_backends_are_not_available_yet);
+	tcase_add_test(c, bench_rotates_argument_sets);
+	suite_add_tcase(s, c);
+	return s;
+}
