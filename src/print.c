@@ -236,19 +236,19 @@ print_region(TcBuf *b, const TcRegion *r)
 	tc_buf_puts(b, ")");
 }
 
-static void print_stmt(TcBuf *b, const TcStmt *s);
+static void print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s);
 
 /* The statements of a BLOCK (or a lone statement), indented, and the
  * closing brace.  The opening brace ends the caller's line. */
 static void
-print_body(TcBuf *b, const TcStmt *s)
+print_body(TcBuf *b, const TcKernel *k, const TcStmt *s)
 {
 	b->indent++;
 	if (s && s->kind == TC_ST_BLOCK) {
 		for (int i = 0; i < s->u.block.body.len; i++)
-			print_stmt(b, s->u.block.body.items[i]);
+			print_stmt(b, k, s->u.block.body.items[i]);
 	} else {
-		print_stmt(b, s);
+		print_stmt(b, k, s);
 	}
 	b->indent--;
 	tc_buf_puts(b, "}");
@@ -272,7 +272,7 @@ is_int(const TcExpr *e, long long v)
 }
 
 static void
-print_loop(TcBuf *b, const TcStmt *s)
+print_loop(TcBuf *b, const TcKernel *k, const TcStmt *s)
 {
 	tc_buf_printf(b, "%s %s in ", loop_word(s->u.loop.kind),
 		      var_name(s->u.loop.var));
@@ -286,30 +286,69 @@ print_loop(TcBuf *b, const TcStmt *s)
 	if (s->u.loop.kind == TC_LOOP_PIPELINED) {
 		tc_buf_puts(b, ", stages ");
 		print_prec(b, s->u.loop.stages, 0);
+		if (s->u.loop.async_copies > 0)
+			tc_buf_printf(b, ", async copies %d",
+				      s->u.loop.async_copies);
 	}
+	if (s->u.loop.kind == TC_LOOP_PARALLEL && s->u.loop.anchor)
+		tc_buf_printf(b, " over %s dim %d",
+			      var_name(s->u.loop.anchor),
+			      s->u.loop.anchor_dim);
 	tc_buf_puts(b, " {");
 	end_line(b, s->loc);
-	print_body(b, s->u.loop.body);
+	print_body(b, k, s->u.loop.body);
 	tc_buf_puts(b, "\n");
 }
 
 static void
-print_if(TcBuf *b, const TcStmt *s)
+print_if(TcBuf *b, const TcKernel *k, const TcStmt *s)
 {
 	tc_buf_puts(b, "if ");
 	print_prec(b, s->u.cond.cond, 0);
 	tc_buf_puts(b, " {");
 	end_line(b, s->loc);
-	print_body(b, s->u.cond.then);
+	print_body(b, k, s->u.cond.then);
 	if (s->u.cond.els) {
 		tc_buf_puts(b, " else {\n");
-		print_body(b, s->u.cond.els);
+		print_body(b, k, s->u.cond.els);
 	}
 	tc_buf_puts(b, "\n");
 }
 
+/* What the GPU scheduling passes decided about a buffer, if anything:
+ * ` (layout mma 2x2 warps of 4x8 tiles, stages 3, pad 8, smem +0)`. */
 static void
-print_decl(TcBuf *b, const TcStmt *s)
+print_schedule(TcBuf *b, const TcKernel *k, const TcVar *v)
+{
+	const char *sep = " (";
+	if (v->layout.kind == TC_LAYOUT_MMA) {
+		tc_buf_printf(b, "%slayout mma %dx%d warps of %dx%d tiles", sep,
+			      v->layout.warps_m, v->layout.warps_n,
+			      v->layout.tiles_m, v->layout.tiles_n);
+		sep = ", ";
+	} else if (v->layout.kind == TC_LAYOUT_SMEM) {
+		tc_buf_printf(b, "%slayout smem", sep);
+		sep = ", ";
+	}
+	if (v->stages > 1) {
+		tc_buf_printf(b, "%sstages %d", sep, v->stages);
+		sep = ", ";
+	}
+	if (v->pad > 0) {
+		tc_buf_printf(b, "%spad %d", sep, v->pad);
+		sep = ", ";
+	}
+	/* Offsets mean something once shared memory has been planned. */
+	if (k && k->smem_bytes > 0 && tc_in_smem(v)) {
+		tc_buf_printf(b, "%ssmem +%lld", sep, v->smem_offset);
+		sep = ", ";
+	}
+	if (sep[0] == ',')
+		tc_buf_puts(b, ")");
+}
+
+static void
+print_decl(TcBuf *b, const TcKernel *k, const TcStmt *s)
 {
 	const TcVar *v = s->u.decl.var;
 	if (!v) {
@@ -320,6 +359,7 @@ print_decl(TcBuf *b, const TcStmt *s)
 			      tc_scope_name(v->scope) : "<scope>",
 			      dtype_str(v->dtype), var_name(v));
 		print_shape(b, v);
+		print_schedule(b, k, v);
 	} else {
 		tc_buf_printf(b, "%s %s", dtype_str(v->dtype), var_name(v));
 	}
@@ -331,7 +371,7 @@ print_decl(TcBuf *b, const TcStmt *s)
 }
 
 static void
-print_stmt(TcBuf *b, const TcStmt *s)
+print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s)
 {
 	if (!s) {
 		tc_buf_puts(b, "<null>\n");
@@ -341,11 +381,11 @@ print_stmt(TcBuf *b, const TcStmt *s)
 	case TC_ST_BLOCK:
 		tc_buf_puts(b, "{");
 		end_line(b, s->loc);
-		print_body(b, s);
+		print_body(b, k, s);
 		tc_buf_puts(b, "\n");
 		return;
 	case TC_ST_DECL:
-		print_decl(b, s);
+		print_decl(b, k, s);
 		return;
 	case TC_ST_ASSIGN:
 		print_prec(b, s->u.assign.dst, 0);
@@ -353,10 +393,10 @@ print_stmt(TcBuf *b, const TcStmt *s)
 		print_prec(b, s->u.assign.value, 0);
 		break;
 	case TC_ST_FOR:
-		print_loop(b, s);
+		print_loop(b, k, s);
 		return;
 	case TC_ST_IF:
-		print_if(b, s);
+		print_if(b, k, s);
 		return;
 	case TC_ST_COPY:
 		tc_buf_puts(b, "copy ");
@@ -465,9 +505,12 @@ tc_print_kernel(TcBuf *b, const TcKernel *k)
 		print_prec(b, k->rasterize, 0);
 		tc_buf_puts(b, "\n");
 	}
+	if (k->smem_bytes > 0)
+		tc_buf_printf(b, "smem %lld bytes, reduction scratch at +%lld\n",
+			      k->smem_bytes, k->scratch_offset);
 	b->indent--;
 	tc_buf_puts(b, "{\n");
-	print_body(b, k->body);
+	print_body(b, k, k->body);
 	tc_buf_puts(b, "\n");
 }
 

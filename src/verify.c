@@ -23,7 +23,9 @@
  *     dim is within src's tile rank and dst's rank is one less;
  *   - expression dtypes agree with C's conversions (tc_binop_type);
  *   - loop bodies are BLOCKs, parallel and pipelined loops start at 0 with
- *     step 1, pipelined loops have a stage count.
+ *     step 1, pipelined loops have a stage count;
+ *   - GPU schedule marks: a parallel loop follows a dim of an MMA fragment
+ *     in scope; a pipelined loop's async copies are its leading COPYs.
  *
  * The checker allocates its scope tables per kernel and frees them before
  * returning; it keeps no state between calls.
@@ -577,6 +579,50 @@ check_assign(Verifier *v, const TcStmt *s)
 	check_expr(v, s->u.assign.value, BODY_VARS, true, s->loc);
 }
 
+/* What the GPU scheduling passes record on loops: a parallel loop that
+ * follows an MMA fragment's layout names it and one of its dims; a
+ * pipelined loop issues at most its leading copies asynchronously. */
+static void
+check_schedule(Verifier *v, const TcStmt *s)
+{
+	const TcVar *anchor = s->u.loop.anchor;
+	if (anchor) {
+		if (s->u.loop.kind != TC_LOOP_PARALLEL)
+			fail(v, s->loc, "a %s loop follows the layout of '%s'",
+			     s->u.loop.kind == TC_LOOP_SERIAL ? "serial" :
+			     "pipelined", name_of(anchor));
+		if (anchor->kind != TC_VAR_BUFFER ||
+		    anchor->layout.kind != TC_LAYOUT_MMA)
+			fail(v, s->loc, "loop follows '%s', not a fragment in "
+			     "an MMA layout", name_of(anchor));
+		else if (check_use(v, anchor, s->loc) &&
+			 (s->u.loop.anchor_dim < 0 ||
+			  s->u.loop.anchor_dim >= anchor->rank))
+			fail(v, s->loc, "loop follows dim %d of rank-%d '%s'",
+			     s->u.loop.anchor_dim, anchor->rank,
+			     name_of(anchor));
+	}
+	int async = s->u.loop.async_copies;
+	if (async == 0)
+		return;
+	if (s->u.loop.kind != TC_LOOP_PIPELINED || async < 0) {
+		fail(v, s->loc, "%d async copies on a loop that is not "
+		     "pipelined", async);
+		return;
+	}
+	const TcStmt *body = s->u.loop.body;
+	int copies = 0;
+	if (body && body->kind == TC_ST_BLOCK)
+		while (copies < body->u.block.body.len &&
+		       body->u.block.body.items[copies] &&
+		       ((const TcStmt *)body->u.block.body.items[copies])
+				       ->kind == TC_ST_COPY)
+			copies++;
+	if (async > copies)
+		fail(v, s->loc, "%d async copies, but the loop body begins "
+		     "with %d copies", async, copies);
+}
+
 static void
 check_loop(Verifier *v, const TcStmt *s)
 {
@@ -602,6 +648,7 @@ check_loop(Verifier *v, const TcStmt *s)
 	if (kind == TC_LOOP_PIPELINED)
 		check_index(v, s->u.loop.stages, BODY_VARS, true, s->loc,
 			    "pipeline stage count");
+	check_schedule(v, s);
 	if (!var) {
 		fail(v, s->loc, "loop without an induction variable");
 		return;

@@ -309,6 +309,48 @@ START_TEST(statement_forms)
 }
 END_TEST
 
+START_TEST(gpu_schedule)
+{
+	Fixture f;
+	fixture_init(&f);
+	f.k->smem_bytes = 49152;
+	f.k->scratch_offset = 40960;
+	f.as->stages = 3;
+	f.as->pad = 8;
+	f.as->smem_offset = 0;
+	f.bs->smem_offset = 27648;
+	f.acc->layout = (TcLayout){ TC_LAYOUT_MMA, 2, 2, 4, 8 };
+	f.loop->u.loop.async_copies = 2;
+	TcVar *i = tc_var_new(f.a, f.k, TC_VAR_LOOP, "i", TC_DT_I32,
+			      fx_loc(34, 16));
+	TcStmt *par = fx_loop(&f, TC_LOOP_PARALLEL, i,
+			      tc_expr_var(f.a, f.block_m, noloc), fx_loc(34, 2));
+	par->u.loop.anchor = f.acc;
+	fx_push(&f, f.k->body, par);
+	fx_push(&f, par->u.loop.body, tc_stmt_new(f.a, TC_ST_BARRIER,
+						  fx_loc(35, 3)));
+	TcBuf b;
+	tc_buf_init(&b);
+	tc_print_kernel(&b, f.k);
+	const char *want[] = {
+		"\tsmem 49152 bytes, reduction scratch at +40960\n{\n",
+		"\tshared f16 As[BLOCK_M][BLOCK_K] (stages 3, pad 8, smem +0)"
+		"  // 23:2\n",
+		"\tshared f16 Bs[BLOCK_K][BLOCK_N] (smem +27648)  // 24:2\n",
+		"\tfragment f32 acc[BLOCK_M][BLOCK_N] (layout mma 2x2 warps of "
+		"4x8 tiles)  // 25:2\n",
+		"stages STAGES, async copies 2 {  // 28:2\n",
+		"\tparallel i in 0 .. BLOCK_M over acc dim 0 {  // 34:2\n"
+		"\t\tbarrier  // 35:3\n\t}\n",
+	};
+	for (size_t w = 0; w < sizeof want / sizeof want[0]; w++)
+		ck_assert_msg(strstr(b.data, want[w]), "wanted:\n%s\nin:\n%s",
+			      want[w], b.data);
+	tc_buf_free(&b);
+	fixture_free(&f);
+}
+END_TEST
+
 START_TEST(broken_ir_still_prints)
 {
 	Fixture f;
@@ -337,6 +379,7 @@ unit_suite_print(void)
 	tcase_add_test(tc, minimal_parentheses);
 	tcase_add_test(tc, float_literals_are_exact);
 	tcase_add_test(tc, statement_forms);
+	tcase_add_test(tc, gpu_schedule);
 	tcase_add_test(tc, broken_ir_still_prints);
 	suite_add_tcase(s, tc);
 	return s;

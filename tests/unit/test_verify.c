@@ -488,6 +488,53 @@ START_TEST(loop_shapes)
 }
 END_TEST
 
+START_TEST(schedule_marks)
+{
+	Fixture f;
+	fixture_init(&f);
+	f.loop->u.loop.async_copies = 2;
+	TcDiags d;
+	ck_assert_int_eq(verify(&f, &d), 0);
+	tc_diags_free(&d);
+	fixture_free(&f);
+
+	fixture_init(&f);
+	f.loop->u.loop.async_copies = 3;
+	expect_violation(&f, "3 async copies, but the loop body begins with "
+			 "2 copies");
+
+	fixture_init(&f);
+	f.loop->u.loop.kind = TC_LOOP_SERIAL;
+	f.loop->u.loop.async_copies = 1;
+	expect_violation(&f, "1 async copies on a loop that is not pipelined");
+
+	fixture_init(&f);
+	TcVar *i = tc_var_new(f.a, f.k, TC_VAR_LOOP, "i", TC_DT_I32, noloc);
+	TcStmt *par = fx_loop(&f, TC_LOOP_PARALLEL, i,
+			      tc_expr_var(f.a, f.block_m, noloc), fx_loc(34, 2));
+	par->u.loop.anchor = f.acc;
+	par->u.loop.anchor_dim = 1;
+	fx_push(&f, f.k->body, par);
+	expect_violation(&f, "loop follows 'acc', not a fragment in an MMA "
+			 "layout");
+
+	fixture_init(&f);
+	i = tc_var_new(f.a, f.k, TC_VAR_LOOP, "i", TC_DT_I32, noloc);
+	par = fx_loop(&f, TC_LOOP_PARALLEL, i,
+		      tc_expr_var(f.a, f.block_m, noloc), fx_loc(34, 2));
+	f.acc->layout.kind = TC_LAYOUT_MMA;
+	par->u.loop.anchor = f.acc;
+	par->u.loop.anchor_dim = 2;
+	fx_push(&f, f.k->body, par);
+	expect_violation(&f, "loop follows dim 2 of rank-2 'acc'");
+
+	fixture_init(&f);
+	f.acc->layout.kind = TC_LAYOUT_MMA;
+	f.loop->u.loop.anchor = f.acc;
+	expect_violation(&f, "a pipelined loop follows the layout of 'acc'");
+}
+END_TEST
+
 START_TEST(kernel_header)
 {
 	Fixture f;
@@ -534,6 +581,7 @@ unit_suite_verify(void)
 	tcase_add_test(tc, tile_op_operands);
 	tcase_add_test(tc, expression_types);
 	tcase_add_test(tc, loop_shapes);
+	tcase_add_test(tc, schedule_marks);
 	tcase_add_test(tc, kernel_header);
 	suite_add_tcase(s, tc);
 	return s;
