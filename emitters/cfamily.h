@@ -1,0 +1,92 @@
+/*
+ * cfamily.h - the C-family printer shared by every backend.
+ *
+ * CUDA C++, HIP C++ and OpenMP C spell expressions, literals, loops and
+ * comments the same way; they differ in type names, math function names,
+ * how a tensor or buffer element is read and how a value is narrowed.
+ * Those differences are the hooks below; everything else is printed here,
+ * so a fix to parenthesization or float literals lands in all backends.
+ *
+ * Invariants: expressions print with the fewest parentheses that keep the
+ * tree's shape under C's precedence, plus those gcc's -Wparentheses asks
+ * for (&& inside ||, arithmetic inside shifts, mixed bitwise operators,
+ * chained comparisons).  Float literals round-trip exactly.
+ */
+#ifndef TILEC_CFAMILY_H
+#define TILEC_CFAMILY_H
+
+#include "tilec_int.h"
+
+typedef struct TcCPrinter TcCPrinter;
+
+/* What a backend decides about printing C. */
+typedef struct TcCHooks {
+	/* The C type that holds a value of dtype t in expressions and
+	 * locals (on the CPU, f16 values are float). */
+	const char *(*value_type)(TcDtype t);
+	/* The name of builtin fn when its result has dtype t. */
+	const char *(*func_name)(TcFunc fn, TcDtype t);
+	/* Print a LOAD: a tensor or buffer element as a value of its dtype's
+	 * value_type. */
+	void (*load)(TcCPrinter *pr, const TcExpr *e);
+	/* Print the conversion of value (printed with tc_c_expr_prec) to dtype
+	 * t, or return false to get a plain C cast `(type)value`. */
+	bool (*convert)(TcCPrinter *pr, const TcExpr *value, TcDtype t);
+} TcCHooks;
+
+/* A printer: where text goes, the backend's hooks and state. */
+struct TcCPrinter {
+	TcBuf *out;              /* the output */
+	const TcCHooks *hooks;   /* the backend's choices */
+	void *ctx;               /* the backend's state, for its hooks */
+};
+
+/* Precedences beyond the binary operators' (TC_BINOPS use 4 .. 13). */
+enum {
+	TC_PREC_COMMA = 1,   /* any expression: function arguments, indices */
+	TC_PREC_SELECT = 3,  /* c ? a : b */
+	TC_PREC_UNARY = 14,  /* -x, !x, ~x, (type)x */
+	TC_PREC_POSTFIX = 15 /* calls, element accesses, names, literals */
+};
+
+/* The precedence e has as printed. */
+int tc_c_prec(const TcExpr *e);
+/* Print e as a complete expression (no outer parentheses). */
+void tc_c_expr(TcCPrinter *pr, const TcExpr *e);
+/* Print e, parenthesized if it binds looser than min_prec. */
+void tc_c_expr_prec(TcCPrinter *pr, const TcExpr *e, int min_prec);
+/* A float literal of dtype t (f32 and narrower get an 'f' suffix);
+ * infinities and NaN as INFINITY and NAN from <math.h>. */
+void tc_c_float(TcBuf *b, double v, TcDtype t);
+/* If e is a constant float (a literal, maybe negated or cast), its value. */
+bool tc_c_const_float(const TcExpr *e, double *v);
+
+/* --- Statements ------------------------------------------------------------ */
+
+/* `for (TYPE VAR = BEGIN; VAR < END; VAR++)` (or `VAR += STEP`); no
+ * trailing brace or newline.  step may be NULL for 1. */
+void tc_c_for(TcCPrinter *pr, const char *type, const char *var,
+	      const TcExpr *begin, const TcExpr *end, const TcExpr *step);
+/* `for (int VAR = 0; VAR < END; VAR++)` with END already text. */
+void tc_c_for_text(TcCPrinter *pr, const char *var, const char *begin,
+		   const char *end);
+/* Open and close a braced block, indenting what is between. */
+void tc_c_open(TcCPrinter *pr);
+void tc_c_close(TcCPrinter *pr);
+
+/* --- Source references ------------------------------------------------------- */
+
+/* The final path component of a file name. */
+const char *tc_c_basename(const char *path);
+/* The source text of the construct starting at loc in text: up to the
+ * parenthesis closing the first one opened (a call), or to the end of the
+ * line, whitespace runs collapsed.  NULL if loc is not in text. */
+char *tc_c_source_snippet(TcArena *a, const char *text, TcLoc loc);
+/* `// FILE:LINE TEXT` on its own line (TEXT may be NULL). */
+void tc_c_loc_comment(TcCPrinter *pr, TcLoc loc, const char *text);
+
+/* --- Backends' entry points (one per emitter, listed in backends.c) --------- */
+
+extern const TcBackend tc_backend_openmp;
+
+#endif /* TILEC_CFAMILY_H */
