@@ -1,2 +1,1904 @@
-/* openmp.c: not written yet */
-#include "tilec_int.h"
+/*
+ * openmp.c - the OpenMP backend: scheduled IR to C11 with OpenMP and AVX.
+ *
+ * Input: one specialized kernel (tunables bound, buffer shapes constant)
+ * and the target (openmp/avx512, avx2 or generic).  Output, per kernel:
+ *
+ *   - a static function running one block, KERNEL_block(), whose buffers
+ *     are aligned local arrays (cache resident; f16, bf16 and fp8 values
+ *     are held as float, rounded on every store so results match the IR);
+ *   - the kernel, with the tile program's signature (tensors as C99
+ *     variably-modified parameters), running the grid as one
+ *     `#pragma omp parallel for` over the blocks;
+ *   - tilec_entry_KERNEL(void **args), the runtime's entry point: args[i]
+ *     points to the value of parameter i, for a tensor to its data pointer.
+ *
+ * Tile ops become loops over the tile with bounds hoisted out of them
+ * (copies compute the valid extent once, convert whole rows through
+ * templates/cpu/tilec_cpu.h and zero-fill the rest), tile_gemm becomes a
+ * call of a register-blocked micro-kernel (templates/cpu/gemm.h) chosen by
+ * the target arch, parallel loops become plain loops whose innermost one is
+ * `#pragma omp simd`.  The first kernel emitted into an empty buffer also
+ * prints the file header, the helper headers and the tunables.
+ *
+ * Invariants relied on: check.c has run (tile ops only at block level,
+ * regions fit, gemm operands are 2-dim whole buffers), buffer extents are
+ * constants (tc_expr_const).  Every name printed is the tile program's,
+ * except loop indices and extents of tile ops, which are chosen not to
+ * collide with any name visible where they are declared.
+ */
+#include "cfamily.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct Emitter {
+	TcArena *a;             /* scratch for this kernel */
+	const TcProgram *p;     /* the program (its text, for comments) */
+	const TcKernel *k;      /* the kernel being printed */
+	const TcTarget *t;      /* openmp and its arch */
+	const TcOptions *opt;   /* line directives, standalone */
+	TcDiags *d;             /* where errors go */
+	TcBuf *out;             /* the output */
+	TcCPrinter pr;          /* expression printer with this file's hooks */
+	/* Per kernel var (by index): */
+	bool *visible;          /* in scope at block level (tile ops see it) */
+	bool *used;             /* referenced by the block's body */
+	const TcExpr **init;    /* LOCAL: initializer if never reassigned */
+	const TcStmt **loop;    /* LOOP: the FOR binding it */
+	bool *block_dep;        /* LOCAL: value depends on a block index */
+	bool dynamic;           /* blocks do unequal work: schedule(dynamic) */
+	bool has_gemm;          /* the kernel multiplies: include gemm.h */
+	long long frame_bytes;  /* bytes of buffers declared so far */
+	int line;               /* last #line printed, 0 for none */
+} Emitter;
+
+/* --- Types ----------------------------------------------------------------------- */
+
+static bool
+is_narrow_float(TcDtype t)
+{
+	return t == TC_DT_F16 || t == TC_DT_BF16 || t == TC_DT_FP8E4M3 ||
+	       t == TC_DT_FP8E5M2;
+}
+
+/* The C type of values (locals, expressions, buffer elements). */
+static const char *
+value_type(TcDtype t)
+{
+	switch (t) {
+	case TC_DT_F64: return "double";
+	case TC_DT_F32:
+	case TC_DT_F16:
+	case TC_DT_BF16:
+	case TC_DT_FP8E4M3:
+	case TC_DT_FP8E5M2: return "float";
+	case TC_DT_I64: return "long long";
+	case TC_DT_I32: return "int";
+	case TC_DT_I8:
+	case TC_DT_I4: return "int8_t";
+	case TC_DT_U8: return "uint8_t";
+	case TC_DT_BOOL: return "bool";
+	default: tc_unreachable();
+	}
+}
+
+/* The C type of tensor elements in memory. */
+static const char *
+storage_type(TcDtype t)
+{
+	switch (t) {
+	case TC_DT_F16: return "tilec_f16";
+	case TC_DT_BF16: return "tilec_bf16";
+	case TC_DT_FP8E4M3: return "tilec_fp8e4m3";
+	case TC_DT_FP8E5M2: return "tilec_fp8e5m2";
+	case TC_DT_I4: return "tilec_i4x2";
+	default: return value_type(t);
+	}
+}
+
+/* Bytes a buffer element takes in the block's frame. */
+static int
+buffer_elem_bytes(TcDtype t)
+{
+	if (t == TC_DT_BOOL || t == TC_DT_I4)
+		return 1;
+	return is_narrow_float(t) ? 4 : tc_dtype_bits(t) / 8;
+}
+
+static long long
+dim(const TcVar *v, int i)
+{
+	long long n = 0;
+	if (!tc_expr_const(v->shape[i], &n))
+		tc_unreachable(); /* buffer shapes are constant after specialize */
+	return n;
+}
+
+/* --- Expression hooks ----------------------------------------------------------- */
+
+static const char *
+func_name(TcFunc fn, TcDtype t)
+{
+	bool dbl = t == TC_DT_F64;
+	switch (fn) {
+	case TC_FN_CEILDIV: return "tilec_ceildiv";
+	case TC_FN_MIN: return "tilec_min";
+	case TC_FN_MAX: return "tilec_max";
+	case TC_FN_EXPF: return dbl ? "exp" : "tilec_expf";
+	case TC_FN_EXP2F: return dbl ? "exp2" : "tilec_exp2f";
+	case TC_FN_RSQRTF: return dbl ? "tilec_rsqrt" : "tilec_rsqrtf";
+	case TC_FN_FMAXF: return dbl ? "fmax" : "tilec_fmaxf";
+	case TC_FN_FMINF: return dbl ? "fmin" : "tilec_fminf";
+	case TC_FN_LOGF: return dbl ? "log" : "logf";
+	case TC_FN_LOG2F: return dbl ? "log2" : "log2f";
+	case TC_FN_SQRTF: return dbl ? "sqrt" : "sqrtf";
+	case TC_FN_FABSF: return dbl ? "fabs" : "fabsf";
+	case TC_FN_TANHF: return dbl ? "tanh" : "tanhf";
+	case TC_FN_ERFF: return dbl ? "erf" : "erff";
+	case TC_FN_SINF: return dbl ? "sin" : "sinf";
+	case TC_FN_COSF: return dbl ? "cos" : "cosf";
+	case TC_FN_POWF: return dbl ? "pow" : "powf";
+	default: tc_unreachable();
+	}
+}
+
+/* Print the flat element offset of a load or store of v (for i4 tensors,
+ * which are addressed by element number). */
+static void
+print_flat_index(TcCPrinter *pr, const TcVar *v, TcExpr *const *idx)
+{
+	TcBuf *b = pr->out;
+	for (int i = 0; i < v->rank - 1; i++)
+		tc_buf_puts(b, "(");
+	tc_buf_puts(b, "(long long)");
+	tc_c_expr_prec(pr, idx[0], TC_PREC_UNARY);
+	for (int i = 1; i < v->rank; i++) {
+		tc_buf_puts(b, " * ");
+		tc_c_expr_prec(pr, v->shape[i], tc_binop_prec(TC_OP_MUL) + 1);
+		tc_buf_puts(b, " + ");
+		tc_c_expr_prec(pr, idx[i], tc_binop_prec(TC_OP_ADD) + 1);
+		tc_buf_puts(b, ")");
+	}
+}
+
+/* Print `name[i][j]` for an element of v. */
+static void
+print_element(TcCPrinter *pr, const TcVar *v, TcExpr *const *idx)
+{
+	tc_buf_puts(pr->out, v->name);
+	for (int i = 0; i < v->rank; i++) {
+		tc_buf_puts(pr->out, "[");
+		tc_c_expr(pr, idx[i]);
+		tc_buf_puts(pr->out, "]");
+	}
+}
+
+static void
+load(TcCPrinter *pr, const TcExpr *e)
+{
+	const TcVar *v = e->u.load.var;
+	if (v->kind == TC_VAR_TENSOR && v->dtype == TC_DT_I4) {
+		tc_buf_printf(pr->out, "tilec_i4_get(%s, ", v->name);
+		print_flat_index(pr, v, e->u.load.idx);
+		tc_buf_puts(pr->out, ")");
+	} else if (v->kind == TC_VAR_TENSOR && is_narrow_float(v->dtype)) {
+		tc_buf_printf(pr->out, "tilec_%s_to_f32(", tc_dtype_name(v->dtype));
+		print_element(pr, v, e->u.load.idx);
+		tc_buf_puts(pr->out, ")");
+	} else {
+		print_element(pr, v, e->u.load.idx);
+	}
+}
+
+/* Narrowing to f16, bf16, fp8 rounds through the type (values stay
+ * float); a cast between types with the same C spelling prints nothing. */
+static bool
+convert(TcCPrinter *pr, const TcExpr *value, TcDtype t)
+{
+	if (is_narrow_float(t)) {
+		tc_buf_printf(pr->out, "tilec_round_%s(", tc_dtype_name(t));
+		tc_c_expr_prec(pr, value, TC_PREC_COMMA + 1);
+		tc_buf_puts(pr->out, ")");
+		return true;
+	}
+	if (strcmp(value_type(t), value_type(value->dtype)) == 0) {
+		tc_c_expr_prec(pr, value, TC_PREC_UNARY);
+		return true;
+	}
+	return false;
+}
+
+static const TcCHooks openmp_hooks = {
+	.value_type = value_type,
+	.func_name = func_name,
+	.load = load,
+	.convert = convert,
+};
+
+/* Print value as stored into an element or local of dtype t held as a
+ * value (buffers, locals): narrow floats round unless already of type t. */
+static void
+print_stored(Emitter *E, const TcExpr *value, TcDtype t)
+{
+	if (is_narrow_float(t) && value->dtype != t) {
+		tc_buf_printf(E->out, "tilec_round_%s(", tc_dtype_name(t));
+		tc_c_expr_prec(&E->pr, value, TC_PREC_COMMA + 1);
+		tc_buf_puts(E->out, ")");
+	} else {
+		tc_c_expr_prec(&E->pr, value, TC_PREC_COMMA + 1);
+	}
+}
+
+/* --- Analysis ------------------------------------------------------------------- */
+
+typedef void (*VarFn)(Emitter *E, const TcVar *v);
+
+static void
+walk_expr(Emitter *E, const TcExpr *e, VarFn fn)
+{
+	if (!e)
+		return;
+	switch (e->kind) {
+	case TC_EX_VAR:
+		fn(E, e->u.var);
+		break;
+	case TC_EX_BINARY:
+		walk_expr(E, e->u.bin.lhs, fn);
+		walk_expr(E, e->u.bin.rhs, fn);
+		break;
+	case TC_EX_UNARY:
+		walk_expr(E, e->u.un.arg, fn);
+		break;
+	case TC_EX_SELECT:
+		walk_expr(E, e->u.sel.cond, fn);
+		walk_expr(E, e->u.sel.then, fn);
+		walk_expr(E, e->u.sel.els, fn);
+		break;
+	case TC_EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			walk_expr(E, e->u.call.args[i], fn);
+		break;
+	case TC_EX_CAST:
+		walk_expr(E, e->u.cast.arg, fn);
+		break;
+	case TC_EX_LOAD:
+		fn(E, e->u.load.var);
+		for (int i = 0; i < e->u.load.var->rank; i++)
+			walk_expr(E, e->u.load.idx[i], fn);
+		break;
+	default:
+		break;
+	}
+}
+
+static void
+walk_region(Emitter *E, const TcRegion *r, VarFn fn)
+{
+	fn(E, r->var);
+	for (int i = 0; i < r->var->rank; i++)
+		walk_expr(E, r->origin[i], fn);
+}
+
+/* Call fn on every var an expression of s (not its sub-statements) uses. */
+static void
+walk_stmt_exprs(Emitter *E, const TcStmt *s, VarFn fn)
+{
+	switch (s->kind) {
+	case TC_ST_DECL:
+		fn(E, s->u.decl.var);
+		walk_expr(E, s->u.decl.init, fn);
+		break;
+	case TC_ST_ASSIGN:
+		walk_expr(E, s->u.assign.dst, fn);
+		walk_expr(E, s->u.assign.value, fn);
+		break;
+	case TC_ST_FOR:
+		walk_expr(E, s->u.loop.begin, fn);
+		walk_expr(E, s->u.loop.end, fn);
+		walk_expr(E, s->u.loop.step, fn);
+		break;
+	case TC_ST_IF:
+		walk_expr(E, s->u.cond.cond, fn);
+		break;
+	case TC_ST_COPY:
+	case TC_ST_ATOMIC_ADD:
+		walk_region(E, &s->u.copy.dst, fn);
+		walk_region(E, &s->u.copy.src, fn);
+		break;
+	case TC_ST_GEMM:
+		walk_region(E, &s->u.gemm.c, fn);
+		walk_region(E, &s->u.gemm.a, fn);
+		walk_region(E, &s->u.gemm.b, fn);
+		break;
+	case TC_ST_FILL:
+		walk_region(E, &s->u.fill.dst, fn);
+		walk_expr(E, s->u.fill.value, fn);
+		break;
+	case TC_ST_REDUCE:
+		walk_region(E, &s->u.reduce.dst, fn);
+		walk_region(E, &s->u.reduce.src, fn);
+		break;
+	default:
+		break;
+	}
+}
+
+static void
+mark_used(Emitter *E, const TcVar *v)
+{
+	E->used[v->index] = true;
+	if (v->kind == TC_VAR_TENSOR)
+		for (int i = 0; i < v->rank; i++)
+			walk_expr(E, v->shape[i], mark_used);
+}
+
+/* Set by depends_on_block's walk. */
+static bool dep_found;
+
+static void
+note_block_dep(Emitter *E, const TcVar *v)
+{
+	if (v->kind == TC_VAR_BLOCK ||
+	    (v->kind == TC_VAR_LOCAL && E->block_dep[v->index]))
+		dep_found = true;
+}
+
+/* Whether e's value can differ between blocks; a select on a constant
+ * (CAUSAL ? ... : S) only looks at the branch taken. */
+static bool
+depends_on_block(Emitter *E, const TcExpr *e)
+{
+	long long c;
+	if (e && e->kind == TC_EX_SELECT && tc_expr_const(e->u.sel.cond, &c))
+		return depends_on_block(E, c ? e->u.sel.then : e->u.sel.els);
+	dep_found = false;
+	walk_expr(E, e, note_block_dep);
+	return dep_found;
+}
+
+/* One pass over the body: scopes, uses, initializers, loops, whether
+ * blocks do unequal work, whether there is a gemm. */
+static void
+scan(Emitter *E, const TcStmt *s, int par_depth)
+{
+	walk_stmt_exprs(E, s, mark_used);
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		for (int i = 0; i < s->u.block.body.len; i++)
+			scan(E, s->u.block.body.items[i], par_depth);
+		break;
+	case TC_ST_DECL: {
+		const TcVar *v = s->u.decl.var;
+		if (par_depth > 0)
+			E->visible[v->index] = false;
+		if (v->kind == TC_VAR_LOCAL && !v->mutated)
+			E->init[v->index] = s->u.decl.init;
+		if (v->kind == TC_VAR_LOCAL && s->u.decl.init)
+			E->block_dep[v->index] =
+				v->mutated || depends_on_block(E, s->u.decl.init);
+		break;
+	}
+	case TC_ST_FOR: {
+		const TcVar *v = s->u.loop.var;
+		bool par = s->u.loop.kind == TC_LOOP_PARALLEL;
+		E->loop[v->index] = s;
+		if (par || par_depth > 0)
+			E->visible[v->index] = false;
+		if (depends_on_block(E, s->u.loop.begin) ||
+		    depends_on_block(E, s->u.loop.end))
+			E->dynamic = true;
+		scan(E, s->u.loop.body, par_depth + par);
+		break;
+	}
+	case TC_ST_IF:
+		scan(E, s->u.cond.then, par_depth);
+		if (s->u.cond.els)
+			scan(E, s->u.cond.els, par_depth);
+		break;
+	case TC_ST_GEMM:
+		E->has_gemm = true;
+		break;
+	default:
+		break;
+	}
+}
+
+/* Whether e >= 0 follows from its form: literals, tunables, block and
+ * loop indices counting up from non-negative starts, and sums, products,
+ * quotients, ceildiv, min, max and selects of those. */
+static bool
+nonneg(Emitter *E, const TcExpr *e)
+{
+	switch (e->kind) {
+	case TC_EX_INT:
+		return e->u.ival >= 0;
+	case TC_EX_VAR: {
+		const TcVar *v = e->u.var;
+		switch (v->kind) {
+		case TC_VAR_TUNABLE: return v->value >= 0;
+		case TC_VAR_BLOCK: return true;
+		case TC_VAR_LOOP:
+			return E->loop[v->index] &&
+			       nonneg(E, E->loop[v->index]->u.loop.begin);
+		case TC_VAR_LOCAL:
+			return E->init[v->index] && nonneg(E, E->init[v->index]);
+		default: return false;
+		}
+	}
+	case TC_EX_BINARY:
+		switch (e->u.bin.op) {
+		case TC_OP_ADD:
+		case TC_OP_MUL:
+		case TC_OP_DIV:
+		case TC_OP_REM:
+		case TC_OP_SHR:
+			return nonneg(E, e->u.bin.lhs) && nonneg(E, e->u.bin.rhs);
+		default:
+			return false;
+		}
+	case TC_EX_CALL:
+		if (e->u.call.fn != TC_FN_CEILDIV && e->u.call.fn != TC_FN_MIN &&
+		    e->u.call.fn != TC_FN_MAX)
+			return false;
+		return nonneg(E, e->u.call.args[0]) && nonneg(E, e->u.call.args[1]);
+	case TC_EX_SELECT:
+		return nonneg(E, e->u.sel.then) && nonneg(E, e->u.sel.els);
+	case TC_EX_CAST:
+		return !tc_dtype_is_float(e->dtype) && nonneg(E, e->u.cast.arg);
+	default:
+		return false;
+	}
+}
+
+/* Whether index e is inside [0, extent) for every block: a block index
+ * over a grid of exactly that extent, or constants. */
+static bool
+in_range(Emitter *E, const TcExpr *e, const TcExpr *extent)
+{
+	long long c, n;
+	if (tc_expr_const(e, &c) && tc_expr_const(extent, &n))
+		return c >= 0 && c < n;
+	if (e->kind != TC_EX_VAR || e->u.var->kind != TC_VAR_BLOCK)
+		return false;
+	const TcExpr *grid = E->k->grid[e->u.var->grid_dim];
+	return grid && tc_expr_equal(grid, extent);
+}
+
+/* --- Names ---------------------------------------------------------------------- */
+
+/* Whether a name is taken where a tile op's loops are declared. */
+static bool
+name_taken(Emitter *E, const char *name)
+{
+	for (int i = 0; i < E->k->vars.len; i++) {
+		const TcVar *v = E->k->vars.items[i];
+		if (E->visible[v->index] && strcmp(v->name, name) == 0)
+			return true;
+	}
+	for (int i = 0; i < E->p->tunables.len; i++)
+		if (strcmp(((TcVar *)E->p->tunables.items[i])->name, name) == 0)
+			return true;
+	return strcmp(E->k->name, name) == 0;
+}
+
+/* base, or base2, base3 ... if it is taken. */
+static const char *
+fresh(Emitter *E, const char *base)
+{
+	if (!name_taken(E, base))
+		return base;
+	for (int n = 2;; n++) {
+		const char *s = tc_fmt(E->a, "%s%d", base, n);
+		if (!name_taken(E, s))
+			return s;
+	}
+}
+
+/* Index names for the dims of a tile of rank r: i, j, l, m, ... */
+static void
+index_names(Emitter *E, int r, const char **names)
+{
+	static const char *const base[] = { "i", "j", "l", "m", "n", "p", "q", "r" };
+	int next = 0;
+	for (int d = 0; d < r; d++) {
+		while (next < 8 && name_taken(E, base[next]))
+			next++;
+		names[d] = next < 8 ? base[next++] : fresh(E, tc_fmt(E->a, "i%d", d));
+	}
+}
+
+/* --- Printing helpers ------------------------------------------------------------ */
+
+/* An expression as text (for names of extents in later lines). */
+static const char *
+expr_text(Emitter *E, const TcExpr *e, int min_prec)
+{
+	TcBuf b;
+	tc_buf_init(&b);
+	TcCPrinter pr = E->pr;
+	pr.out = &b;
+	tc_c_expr_prec(&pr, e, min_prec);
+	const char *s = tc_strdup(E->a, b.data ? b.data : "");
+	tc_buf_free(&b);
+	return s;
+}
+
+/* `#line N "file"` before a statement from a new source line. */
+static void
+line_directive(Emitter *E, TcLoc loc)
+{
+	if (!E->opt->line_directives || loc.line <= 0 || loc.line == E->line ||
+	    !loc.file)
+		return;
+	int indent = E->out->indent;
+	E->out->indent = 0;
+	tc_buf_printf(E->out, "#line %d \"%s\"\n", loc.line, loc.file);
+	E->out->indent = indent;
+	E->line = loc.line;
+}
+
+/* The `// file:line source` comment above a tile op. */
+static void
+op_comment(Emitter *E, const TcStmt *s)
+{
+	line_directive(E, s->loc);
+	tc_c_loc_comment(&E->pr, s->loc,
+			 tc_c_source_snippet(E->a, E->p->text, s->loc));
+}
+
+/* `for (int i = 0; i < N; i++)` over tile dim d of a buffer. */
+static void
+for_dim(Emitter *E, const char *idx, const char *begin, const char *end)
+{
+	tc_c_for_text(&E->pr, idx, begin, end);
+}
+
+/* `buf[i][j]` for a whole buffer indexed by names. */
+static const char *
+elem(Emitter *E, const TcVar *v, const char *const *idx)
+{
+	TcBuf b;
+	tc_buf_init(&b);
+	tc_buf_puts(&b, v->name);
+	for (int i = 0; i < v->rank; i++)
+		tc_buf_printf(&b, "[%s]", idx[i]);
+	const char *s = tc_strdup(E->a, b.data);
+	tc_buf_free(&b);
+	return s;
+}
+
+/* --- Statements ------------------------------------------------------------------- */
+
+static void emit_stmt(Emitter *E, const TcStmt *s);
+
+/* Statements of a block, without braces. */
+static void
+emit_body(Emitter *E, const TcStmt *s)
+{
+	tc_assert(s->kind == TC_ST_BLOCK);
+	for (int i = 0; i < s->u.block.body.len; i++)
+		emit_stmt(E, s->u.block.body.items[i]);
+}
+
+/* Whether a block prints as one statement that needs no braces. */
+static bool
+single_simple(const TcStmt *s)
+{
+	if (s->kind != TC_ST_BLOCK || s->u.block.body.len != 1)
+		return false;
+	const TcStmt *only = s->u.block.body.items[0];
+	return only->kind == TC_ST_ASSIGN;
+}
+
+/* ` {` body `}` or, for one assignment, the indented statement. */
+static void
+emit_nested(Emitter *E, const TcStmt *body)
+{
+	if (single_simple(body)) {
+		tc_buf_puts(E->out, "\n");
+		E->out->indent++;
+		emit_body(E, body);
+		E->out->indent--;
+		return;
+	}
+	tc_c_open(&E->pr);
+	emit_body(E, body);
+	tc_c_close(&E->pr);
+}
+
+static void
+emit_decl(Emitter *E, const TcStmt *s)
+{
+	const TcVar *v = s->u.decl.var;
+	TcBuf *b = E->out;
+	if (v->kind == TC_VAR_LOCAL) {
+		line_directive(E, s->loc);
+		bool is_const = !v->mutated && s->u.decl.init;
+		tc_buf_printf(b, "%s%s %s", is_const ? "const " : "",
+			      value_type(v->dtype), v->name);
+		if (s->u.decl.init) {
+			tc_buf_puts(b, " = ");
+			print_stored(E, s->u.decl.init, v->dtype);
+		}
+		tc_buf_puts(b, ";\n");
+		return;
+	}
+	/* A buffer: an aligned array in the block's frame. */
+	long long n = 1;
+	for (int i = 0; i < v->rank; i++)
+		n *= dim(v, i);
+	long long bytes = n * buffer_elem_bytes(v->dtype);
+	E->frame_bytes += bytes;
+	if (E->frame_bytes > E->t->smem_limit) {
+		tc_diag(E->d, TC_ERROR, v->loc, "buffer '%s' (%lld bytes) brings "
+			"the buffers of kernel '%s' to %lld bytes per block; the "
+			"%s target keeps a block's buffers in cache and allows "
+			"%lld", v->name, bytes, E->k->name, E->frame_bytes,
+			E->t->name, E->t->smem_limit);
+		return;
+	}
+	line_directive(E, v->loc);
+	TcBuf shape;
+	tc_buf_init(&shape);
+	for (int i = 0; i < v->rank; i++)
+		tc_buf_printf(&shape, "[%s]", expr_text(E, v->shape[i], 0));
+	const char *held = is_narrow_float(v->dtype) ? ", held as float" : "";
+	tc_c_loc_comment(&E->pr, v->loc,
+			 tc_fmt(E->a, "tile_%s %s %s%s%s", tc_scope_name(v->scope),
+				tc_dtype_name(v->dtype), v->name, shape.data,
+				held));
+	tc_buf_printf(b, "_Alignas(64) %s %s%s;\n", value_type(v->dtype),
+		      v->name, shape.data);
+	tc_buf_free(&shape);
+}
+
+/* `x op= y` for `x = x op y` (dst needs no conversion). */
+static bool
+emit_compound(Emitter *E, const TcExpr *dst, const TcExpr *value)
+{
+	if (value->kind != TC_EX_BINARY || !tc_expr_equal(value->u.bin.lhs, dst))
+		return false;
+	switch (value->u.bin.op) {
+	case TC_OP_MUL: case TC_OP_DIV: case TC_OP_REM: case TC_OP_ADD:
+	case TC_OP_SUB: case TC_OP_SHL: case TC_OP_SHR: case TC_OP_BAND:
+	case TC_OP_BXOR: case TC_OP_BOR:
+		break;
+	default:
+		return false;
+	}
+	tc_c_expr(&E->pr, dst);
+	tc_buf_printf(E->out, " %s= ", tc_binop_name(value->u.bin.op));
+	tc_c_expr_prec(&E->pr, value->u.bin.rhs, TC_PREC_COMMA + 1);
+	tc_buf_puts(E->out, ";\n");
+	return true;
+}
+
+/* Print `head` then the arguments separated by ", " and `tail`, breaking
+ * lines before 80 columns with continuations aligned after `head`. */
+static void
+print_wrapped(Emitter *E, const char *head, const char **args, int n,
+	      const char *tail)
+{
+	TcBuf *b = E->out;
+	size_t align = strlen(head);
+	size_t col = (size_t)b->indent * 8 + align;
+	tc_buf_puts(b, head);
+	for (int i = 0; i < n; i++) {
+		const char *end = i + 1 < n ? "," : tail;
+		size_t len = strlen(args[i]) + strlen(end);
+		if (i > 0 && col + 1 + len > 80) {
+			tc_buf_printf(b, "\n%*s", (int)align, "");
+			col = (size_t)b->indent * 8 + align;
+		} else if (i > 0) {
+			tc_buf_puts(b, " ");
+			col++;
+		}
+		tc_buf_printf(b, "%s%s", args[i], end);
+		col += len;
+	}
+	if (n == 0)
+		tc_buf_puts(b, tail);
+	tc_buf_puts(b, "\n");
+}
+
+static void
+emit_assign(Emitter *E, const TcStmt *s)
+{
+	const TcExpr *dst = s->u.assign.dst, *value = s->u.assign.value;
+	TcBuf *b = E->out;
+	line_directive(E, s->loc);
+	const TcVar *v = dst->kind == TC_EX_VAR ? dst->u.var : dst->u.load.var;
+	bool tensor = v->kind == TC_VAR_TENSOR;
+	if (tensor && v->dtype == TC_DT_I4) {
+		tc_buf_printf(b, "tilec_i4_set(%s, ", v->name);
+		print_flat_index(&E->pr, v, dst->u.load.idx);
+		tc_buf_puts(b, ", ");
+		tc_c_expr_prec(&E->pr, value, TC_PREC_COMMA + 1);
+		tc_buf_puts(b, ");\n");
+		return;
+	}
+	if (tensor && is_narrow_float(v->dtype)) {
+		print_element(&E->pr, v, dst->u.load.idx);
+		tc_buf_printf(b, " = tilec_f32_to_%s(", tc_dtype_name(v->dtype));
+		tc_c_expr_prec(&E->pr, value, TC_PREC_COMMA + 1);
+		tc_buf_puts(b, ");\n");
+		return;
+	}
+	if (!is_narrow_float(v->dtype) && emit_compound(E, dst, value))
+		return;
+	if (dst->kind == TC_EX_VAR)
+		tc_buf_puts(b, v->name);
+	else
+		print_element(&E->pr, v, dst->u.load.idx);
+	tc_buf_puts(b, " = ");
+	print_stored(E, value, v->dtype);
+	tc_buf_puts(b, ";\n");
+}
+
+/* Whether a statement contains a loop (then `omp simd` stays off the
+ * loop around it). */
+static bool
+has_loop(const TcStmt *s)
+{
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		for (int i = 0; i < s->u.block.body.len; i++)
+			if (has_loop(s->u.block.body.items[i]))
+				return true;
+		return false;
+	case TC_ST_FOR:
+		return true;
+	case TC_ST_IF:
+		return has_loop(s->u.cond.then) ||
+		       (s->u.cond.els && has_loop(s->u.cond.els));
+	default:
+		return false;
+	}
+}
+
+/* The parallel loop directly nested in s's body, if that is all it has. */
+static const TcStmt *
+nested_parallel(const TcStmt *s)
+{
+	const TcStmt *body = s->u.loop.body;
+	if (body->u.block.body.len != 1)
+		return NULL;
+	const TcStmt *only = body->u.block.body.items[0];
+	return only->kind == TC_ST_FOR && only->u.loop.kind == TC_LOOP_PARALLEL
+		       ? only : NULL;
+}
+
+static void
+emit_for(Emitter *E, const TcStmt *s, bool in_parallel)
+{
+	const TcVar *v = s->u.loop.var;
+	TcBuf *b = E->out;
+	line_directive(E, s->loc);
+	if (s->u.loop.kind == TC_LOOP_PIPELINED) {
+		const char *src = tc_c_source_snippet(E->a, E->p->text, s->loc);
+		tc_c_loc_comment(&E->pr, s->loc,
+				 tc_fmt(E->a, "%s: the CPU runs it in order",
+					src ? src : "tile_pipelined"));
+	}
+	if (s->u.loop.kind == TC_LOOP_PARALLEL && !in_parallel) {
+		/* One comment for the nest, in the program's spelling. */
+		TcBuf nest;
+		tc_buf_init(&nest);
+		for (const TcStmt *l = s; l; l = nested_parallel(l))
+			tc_buf_printf(&nest, "%stile_parallel(%s, %s)",
+				      nest.len ? " " : "", l->u.loop.var->name,
+				      expr_text(E, l->u.loop.end, 0));
+		tc_c_loc_comment(&E->pr, s->loc, nest.data);
+		tc_buf_free(&nest);
+	}
+	if (s->u.loop.kind == TC_LOOP_PARALLEL && !has_loop(s->u.loop.body))
+		tc_buf_puts(b, "#pragma omp simd\n");
+	tc_c_for(&E->pr, value_type(v->dtype), v->name, s->u.loop.begin,
+		 s->u.loop.end, s->u.loop.step);
+	bool par = in_parallel || s->u.loop.kind == TC_LOOP_PARALLEL;
+	const TcStmt *body = s->u.loop.body;
+	if (single_simple(body)) {
+		tc_buf_puts(b, "\n");
+		b->indent++;
+		emit_body(E, body);
+		b->indent--;
+		return;
+	}
+	tc_c_open(&E->pr);
+	for (int i = 0; i < body->u.block.body.len; i++) {
+		const TcStmt *st = body->u.block.body.items[i];
+		if (st->kind == TC_ST_FOR)
+			emit_for(E, st, par);
+		else
+			emit_stmt(E, st);
+	}
+	tc_c_close(&E->pr);
+}
+
+static void
+emit_if(Emitter *E, const TcStmt *s)
+{
+	TcBuf *b = E->out;
+	line_directive(E, s->loc);
+	tc_buf_puts(b, "if (");
+	tc_c_expr(&E->pr, s->u.cond.cond);
+	tc_buf_puts(b, ")");
+	if (!s->u.cond.els) {
+		emit_nested(E, s->u.cond.then);
+		return;
+	}
+	tc_c_open(&E->pr);
+	emit_body(E, s->u.cond.then);
+	b->indent--;
+	tc_buf_puts(b, "} else");
+	const TcStmt *els = s->u.cond.els;
+	if (els->u.block.body.len == 1 &&
+	    ((TcStmt *)els->u.block.body.items[0])->kind == TC_ST_IF) {
+		tc_buf_puts(b, " ");
+		emit_if(E, els->u.block.body.items[0]);
+		return;
+	}
+	tc_c_open(&E->pr);
+	emit_body(E, els);
+	tc_c_close(&E->pr);
+}
+
+/* --- Tile ops: fill --------------------------------------------------------------- */
+
+/* Open n nested loops `for (int idx[d] = 0; idx[d] < ext[d]; idx[d]++)`,
+ * the innermost `#pragma omp simd` if simd.  The loop around the innermost
+ * is braced, so the pragma sits in a block; close_loops(n) closes them. */
+static void
+open_loops(Emitter *E, int n, const char *const *idx, const char *const *ext,
+	   bool simd)
+{
+	for (int d = 0; d < n; d++) {
+		if (d == n - 1 && simd)
+			tc_buf_puts(E->out, "#pragma omp simd\n");
+		for_dim(E, idx[d], "0", ext[d]);
+		tc_buf_puts(E->out, d == n - 2 ? " {\n" : "\n");
+		E->out->indent++;
+	}
+}
+
+static void
+close_loops(Emitter *E, int n)
+{
+	E->out->indent--;
+	if (n >= 2) {
+		tc_c_close(&E->pr);
+		E->out->indent -= n - 2;
+	}
+}
+
+/* Loops over every element of buffer v; returns the element's text
+ * (v[i][j]) for the statement the caller prints inside. */
+static const char *
+open_tile_loops(Emitter *E, const TcVar *v, const char **idx, bool simd)
+{
+	const char *ext[TC_MAX_RANK];
+	for (int d = 0; d < v->rank; d++)
+		ext[d] = expr_text(E, v->shape[d], 0);
+	open_loops(E, v->rank, idx, ext, simd);
+	return elem(E, v, idx);
+}
+
+static void
+close_tile_loops(Emitter *E, int rank)
+{
+	close_loops(E, rank);
+}
+
+static void
+emit_fill(Emitter *E, const TcStmt *s)
+{
+	const TcVar *v = s->u.fill.dst.var;
+	const TcExpr *value = s->u.fill.value;
+	op_comment(E, s);
+	double c;
+	if (tc_c_const_float(value, &c) && c == 0 && !signbit(c)) {
+		tc_buf_printf(E->out, "memset(%s, 0, sizeof %s);\n", v->name,
+			      v->name);
+		return;
+	}
+	const char *text;
+	if (tc_c_const_float(value, &c) && tc_dtype_is_float(v->dtype)) {
+		TcBuf lit;
+		tc_buf_init(&lit);
+		tc_c_float(&lit, c, v->dtype == TC_DT_F64 ? TC_DT_F64 : TC_DT_F32);
+		text = is_narrow_float(v->dtype) && !isinf(c)
+			       ? tc_fmt(E->a, "tilec_round_%s(%s)",
+					tc_dtype_name(v->dtype), lit.data)
+			       : tc_strdup(E->a, lit.data);
+		tc_buf_free(&lit);
+	} else {
+		TcBuf val;
+		tc_buf_init(&val);
+		TcBuf *saved = E->out;
+		E->out = &val;
+		E->pr.out = &val;
+		print_stored(E, value, v->dtype);
+		E->out = saved;
+		E->pr.out = saved;
+		text = tc_strdup(E->a, val.data);
+		tc_buf_free(&val);
+	}
+	const char *idx[TC_MAX_RANK];
+	index_names(E, v->rank, idx);
+	const char *el = open_tile_loops(E, v, idx, true);
+	tc_buf_printf(E->out, "%s = %s;\n", el, text);
+	close_tile_loops(E, v->rank);
+}
+
+/* --- Tile ops: copy and atomic add ---------------------------------------------- */
+
+/* Suffix of the tilec_load_* / tilec_store_* row helper for a tensor
+ * dtype, or NULL if rows of it are not copied by a helper. */
+static const char *
+row_helper(TcDtype t)
+{
+	switch (t) {
+	case TC_DT_F32: return "f32";
+	case TC_DT_F16:
+	case TC_DT_BF16:
+	case TC_DT_FP8E4M3:
+	case TC_DT_FP8E5M2: return tc_dtype_name(t);
+	default: return NULL;
+	}
+}
+
+/* A value of dtype `from` (text) as stored into dtype `to` held as a value
+ * (a buffer element). */
+static const char *
+to_buffer(Emitter *E, const char *val, TcDtype from, TcDtype to)
+{
+	if (is_narrow_float(to) && from != to)
+		return tc_fmt(E->a, "tilec_round_%s(%s)", tc_dtype_name(to), val);
+	if (strcmp(value_type(from), value_type(to)) != 0)
+		return tc_fmt(E->a, "(%s)%s", value_type(to), val);
+	return val;
+}
+
+/* One copy between a whole buffer (the tile) and a region of a tensor. */
+typedef struct CopyPlan {
+	const TcVar *tile;          /* the whole buffer */
+	const TcRegion *reg;        /* the tensor region */
+	const TcVar *ten;           /* reg->var */
+	int rank;                   /* the tile's rank */
+	const char *idx[TC_MAX_RANK];    /* loop index per tile dim */
+	const char *origin[TC_MAX_RANK]; /* origin text per tile dim, NULL = 0 */
+	const char *ext[TC_MAX_RANK];    /* valid extent per tile dim (text) */
+	bool partial[TC_MAX_RANK];       /* ext may be less than the tile's */
+	const char *fixed;          /* condition on the dims the tile does not
+				     * cover, or NULL when proven in range */
+} CopyPlan;
+
+/* Index text of tensor dim `vd` at tile position (idx) or the row start
+ * (start = true: the origin alone). */
+static const char *
+tensor_index(Emitter *E, const CopyPlan *cp, int vd, bool start)
+{
+	for (int t = 0; t < cp->rank; t++) {
+		if (cp->reg->dims[t] != vd)
+			continue;
+		if (start && t == cp->rank - 1)
+			return cp->origin[t] ? cp->origin[t] : "0";
+		if (!cp->origin[t])
+			return cp->idx[t];
+		return tc_fmt(E->a, "%s + %s", cp->origin[t], cp->idx[t]);
+	}
+	return expr_text(E, cp->reg->origin[vd], 0);
+}
+
+/* `T[a][b]` (or the flat offset of an i4 tensor) for the current element
+ * or, with start, the first element of the current row. */
+static const char *
+tensor_elem(Emitter *E, const CopyPlan *cp, bool start)
+{
+	const TcVar *v = cp->ten;
+	TcBuf b;
+	tc_buf_init(&b);
+	if (v->dtype == TC_DT_I4) {
+		for (int d = 0; d < v->rank - 1; d++)
+			tc_buf_puts(&b, "(");
+		tc_buf_printf(&b, "(long long)(%s)", tensor_index(E, cp, 0, start));
+		for (int d = 1; d < v->rank; d++)
+			tc_buf_printf(&b, " * %s + (%s))",
+				      expr_text(E, v->shape[d],
+						tc_binop_prec(TC_OP_MUL) + 1),
+				      tensor_index(E, cp, d, start));
+	} else {
+		tc_buf_puts(&b, v->name);
+		for (int d = 0; d < v->rank; d++)
+			tc_buf_printf(&b, "[%s]", tensor_index(E, cp, d, start));
+	}
+	const char *s = tc_strdup(E->a, b.data);
+	tc_buf_free(&b);
+	return s;
+}
+
+/* Name of the origin and extent of tile dim t (row0/rows, col0/cols for
+ * the last two dims, i0/n_i for the others). */
+static void
+plan_names(Emitter *E, const CopyPlan *cp, int t, const char **origin,
+	   const char **extent)
+{
+	int from_end = cp->rank - 1 - t;
+	if (cp->rank >= 2 && from_end <= 1) {
+		*origin = fresh(E, from_end ? "row0" : "col0");
+		*extent = fresh(E, from_end ? "rows" : "cols");
+	} else {
+		*origin = fresh(E, tc_fmt(E->a, "%s0", cp->idx[t]));
+		*extent = fresh(E, cp->rank == 1 ? "n" : tc_fmt(E->a, "n_%s",
+								 cp->idx[t]));
+	}
+}
+
+/* Decide names and bounds; print the declarations.  Returns false if an
+ * origin may be negative (the caller then guards every element). */
+static bool
+plan_copy(Emitter *E, CopyPlan *cp, bool *opened)
+{
+	TcBuf *b = E->out;
+	*opened = false;
+	for (int t = 0; t < cp->rank; t++)
+		if (!nonneg(E, cp->reg->origin[cp->reg->dims[t]]))
+			return false;
+	/* Dims the tile does not cover must hold their origin index. */
+	TcBuf cond;
+	tc_buf_init(&cond);
+	for (int vd = 0; vd < cp->ten->rank; vd++) {
+		bool covered = false;
+		for (int t = 0; t < cp->rank; t++)
+			covered |= cp->reg->dims[t] == vd;
+		const TcExpr *o = cp->reg->origin[vd];
+		if (covered || in_range(E, o, cp->ten->shape[vd]))
+			continue;
+		int lt = tc_binop_prec(TC_OP_LT) + 1;
+		if (!nonneg(E, o))
+			tc_buf_printf(&cond, "%s0 <= %s", cond.len ? " && " : "",
+				      expr_text(E, o, lt));
+		tc_buf_printf(&cond, "%s%s < %s", cond.len ? " && " : "",
+			      expr_text(E, o, lt),
+			      expr_text(E, cp->ten->shape[vd], lt));
+	}
+	cp->fixed = cond.len ? tc_strdup(E->a, cond.data) : NULL;
+	tc_buf_free(&cond);
+
+	const char *oname[TC_MAX_RANK], *ename[TC_MAX_RANK];
+	bool declare_origin[TC_MAX_RANK];
+	int ndecl = 0;
+	for (int t = 0; t < cp->rank; t++) {
+		const TcExpr *o = cp->reg->origin[cp->reg->dims[t]];
+		plan_names(E, cp, t, &oname[t], &ename[t]);
+		declare_origin[t] = false;
+		if (o->kind == TC_EX_INT && o->u.ival == 0) {
+			cp->origin[t] = NULL;
+		} else if (o->kind == TC_EX_VAR) {
+			cp->origin[t] = o->u.var->name;
+		} else {
+			cp->origin[t] = oname[t];
+			declare_origin[t] = true;
+			ndecl++;
+		}
+	}
+	if (ndecl) {
+		tc_buf_puts(b, "{\n");
+		b->indent++;
+		*opened = true;
+		tc_buf_puts(b, "const int ");
+		int n = 0;
+		for (int t = 0; t < cp->rank; t++) {
+			if (!declare_origin[t])
+				continue;
+			tc_buf_printf(b, "%s%s = %s", n++ ? ", " : "", oname[t],
+				      expr_text(E, cp->reg->origin[cp->reg->dims[t]],
+						TC_PREC_COMMA + 1));
+		}
+		tc_buf_puts(b, ";\n");
+	}
+	for (int t = 0; t < cp->rank; t++) {
+		int vd = cp->reg->dims[t];
+		long long o, n, e = dim(cp->tile, t);
+		const char *tile_ext = expr_text(E, cp->tile->shape[t], 0);
+		bool full = tc_expr_const(cp->reg->origin[vd], &o) &&
+			    tc_expr_const(cp->ten->shape[vd], &n) && o >= 0 &&
+			    o + e <= n;
+		if (full && !(t == 0 && cp->fixed)) {
+			cp->ext[t] = tile_ext;
+			cp->partial[t] = false;
+			continue;
+		}
+		if (!*opened) {
+			tc_buf_puts(b, "{\n");
+			b->indent++;
+			*opened = true;
+		}
+		cp->ext[t] = ename[t];
+		cp->partial[t] = true;
+		const char *call = tc_fmt(E->a, "tilec_extent(%s, %s, %s)",
+					  expr_text(E, cp->ten->shape[vd],
+						    TC_PREC_COMMA + 1),
+					  cp->origin[t] ? cp->origin[t] : "0",
+					  tile_ext);
+		if (t == 0 && cp->fixed)
+			tc_buf_printf(b, "const int %s = %s ? %s : 0;\n", ename[t],
+				      cp->fixed, call);
+		else
+			tc_buf_printf(b, "const int %s = %s;\n", ename[t], call);
+	}
+	return true;
+}
+
+/* Copy element by element with a bounds test on each (an origin may be
+ * negative). */
+static void
+emit_copy_guarded(Emitter *E, CopyPlan *cp, bool load, bool atomic)
+{
+	TcBuf cond;
+	tc_buf_init(&cond);
+	for (int t = 0; t < cp->rank; t++) {
+		int vd = cp->reg->dims[t];
+		const char *at = tc_fmt(E->a, "%s + %s",
+					expr_text(E, cp->reg->origin[vd],
+						  tc_binop_prec(TC_OP_ADD)),
+					cp->idx[t]);
+		tc_buf_printf(&cond, "%s0 <= %s && %s < %s", t ? " && " : "", at, at,
+			      expr_text(E, cp->ten->shape[vd],
+					tc_binop_prec(TC_OP_LT) + 1));
+	}
+	for (int vd = 0; vd < cp->ten->rank; vd++) {
+		bool covered = false;
+		for (int t = 0; t < cp->rank; t++)
+			covered |= cp->reg->dims[t] == vd;
+		if (covered)
+			continue;
+		const char *o = expr_text(E, cp->reg->origin[vd],
+					  tc_binop_prec(TC_OP_LT) + 1);
+		tc_buf_printf(&cond, " && 0 <= %s && %s < %s", o, o,
+			      expr_text(E, cp->ten->shape[vd],
+					tc_binop_prec(TC_OP_LT) + 1));
+	}
+	for (int t = 0; t < cp->rank; t++) {
+		cp->origin[t] = expr_text(E, cp->reg->origin[cp->reg->dims[t]],
+					  tc_binop_prec(TC_OP_ADD));
+		cp->ext[t] = expr_text(E, cp->tile->shape[t], 0);
+	}
+	const char *el = open_tile_loops(E, cp->tile, cp->idx, load);
+	const char *te = tensor_elem(E, cp, false);
+	TcDtype tt = cp->ten->dtype, bt = cp->tile->dtype;
+	if (load) {
+		const char *val = tt == TC_DT_I4
+			? tc_fmt(E->a, "tilec_i4_get(%s, %s)", cp->ten->name, te)
+			: is_narrow_float(tt)
+			? tc_fmt(E->a, "tilec_%s_to_f32(%s)", tc_dtype_name(tt), te)
+			: te;
+		tc_buf_printf(E->out, "%s = %s ? %s : 0;\n", el, cond.data,
+			      to_buffer(E, val, tt, bt));
+	} else {
+		tc_buf_printf(E->out, "if (%s)\n", cond.data);
+		E->out->indent++;
+		if (atomic)
+			tc_buf_printf(E->out, "#pragma omp atomic\n%s += %s;\n", te,
+				      el);
+		else if (tt == TC_DT_I4)
+			tc_buf_printf(E->out, "tilec_i4_set(%s, %s, %s);\n",
+				      cp->ten->name, te, el);
+		else if (is_narrow_float(tt))
+			tc_buf_printf(E->out, "%s = tilec_f32_to_%s(%s);\n", te,
+				      tc_dtype_name(tt), el);
+		else
+			tc_buf_printf(E->out, "%s = %s;\n", te, el);
+		E->out->indent--;
+	}
+	close_tile_loops(E, cp->rank);
+	tc_buf_free(&cond);
+}
+
+/* A statement that reads or writes one element between tile and tensor. */
+static void
+print_element_copy(Emitter *E, const CopyPlan *cp, bool load, bool atomic)
+{
+	const char *el = elem(E, cp->tile, cp->idx);
+	const char *te = tensor_elem(E, cp, false);
+	TcDtype tt = cp->ten->dtype, bt = cp->tile->dtype;
+	TcBuf *b = E->out;
+	if (load) {
+		const char *val = tt == TC_DT_I4
+			? tc_fmt(E->a, "tilec_i4_get(%s, %s)", cp->ten->name, te)
+			: is_narrow_float(tt)
+			? tc_fmt(E->a, "tilec_%s_to_f32(%s)", tc_dtype_name(tt), te)
+			: te;
+		tc_buf_printf(b, "%s = %s;\n", el, to_buffer(E, val, tt, bt));
+	} else if (atomic && is_narrow_float(tt)) {
+		tc_buf_printf(b, "tilec_atomic_add_%s(&%s, %s);\n",
+			      tc_dtype_name(tt), te, el);
+	} else if (atomic) {
+		const char *val = strcmp(value_type(tt), value_type(bt)) != 0
+			? tc_fmt(E->a, "(%s)%s", value_type(tt), el) : el;
+		tc_buf_printf(b, "#pragma omp atomic\n%s += %s;\n", te, val);
+	} else if (tt == TC_DT_I4) {
+		tc_buf_printf(b, "tilec_i4_set(%s, %s, %s);\n", cp->ten->name, te,
+			      el);
+	} else if (is_narrow_float(tt)) {
+		tc_buf_printf(b, "%s = tilec_f32_to_%s(%s);\n", te,
+			      tc_dtype_name(tt), el);
+	} else {
+		tc_buf_printf(b, "%s = %s;\n", te, el);
+	}
+}
+
+static void
+emit_copy_tensor(Emitter *E, const TcVar *tile, const TcRegion *reg,
+		 bool load, bool atomic)
+{
+	CopyPlan cp = { .tile = tile, .reg = reg, .ten = reg->var,
+			.rank = tile->rank };
+	TcBuf *b = E->out;
+	index_names(E, cp.rank, cp.idx);
+	bool opened;
+	if (!plan_copy(E, &cp, &opened)) {
+		emit_copy_guarded(E, &cp, load, atomic);
+		return;
+	}
+	int R = cp.rank;
+	bool any_partial = false;
+	for (int t = 0; t < R; t++)
+		any_partial |= cp.partial[t];
+	TcDtype tt = cp.ten->dtype, bt = tile->dtype;
+	bool contiguous = reg->dims[R - 1] == cp.ten->rank - 1;
+	const char *helper = row_helper(tt);
+	bool rows = contiguous && helper && !atomic &&
+		    strcmp(value_type(bt), "float") == 0 &&
+		    !(load && is_narrow_float(bt) && bt != tt);
+	/* Loads clear what lies outside the tensor first, unless the row
+	 * helper does it (the last dim) and at most the first dim is left. */
+	if (load && any_partial) {
+		bool outer_partial = false;
+		for (int t = 0; t < R - 1; t++)
+			outer_partial |= cp.partial[t];
+		if (rows && R == 2 && cp.partial[0]) {
+			/* after the rows: below */
+		} else if (!rows || outer_partial) {
+			TcBuf cond;
+			tc_buf_init(&cond);
+			for (int t = 0; t < R; t++)
+				if (cp.partial[t] && (!rows || t < R - 1))
+					tc_buf_printf(&cond, "%s%s < %s",
+						      cond.len ? " || " : "",
+						      cp.ext[t],
+						      expr_text(E, tile->shape[t],
+								tc_binop_prec(TC_OP_LT) + 1));
+			if (cond.len)
+				tc_buf_printf(b, "if (%s)\n\tmemset(%s, 0, sizeof %s);\n",
+					      cond.data, tile->name, tile->name);
+			tc_buf_free(&cond);
+		}
+	}
+	int loops = rows ? R - 1 : R;
+	open_loops(E, loops, cp.idx, cp.ext, !rows && !atomic);
+	if (rows) {
+		TcBuf row;
+		tc_buf_init(&row);
+		tc_buf_puts(&row, tile->name);
+		for (int t = 0; t < R - 1; t++)
+			tc_buf_printf(&row, "[%s]", cp.idx[t]);
+		const char *start = tc_fmt(E->a, "&%s", tensor_elem(E, &cp, true));
+		const char *args[4];
+		if (load) {
+			args[0] = row.data;
+			args[1] = start;
+			args[2] = cp.ext[R - 1];
+			args[3] = expr_text(E, tile->shape[R - 1], 0);
+			print_wrapped(E, tc_fmt(E->a, "tilec_load_%s(", helper),
+				      args, 4, ");");
+		} else {
+			args[0] = start;
+			args[1] = row.data;
+			args[2] = cp.ext[R - 1];
+			print_wrapped(E, tc_fmt(E->a, "tilec_store_%s(", helper),
+				      args, 3, ");");
+		}
+		tc_buf_free(&row);
+	} else {
+		print_element_copy(E, &cp, load, atomic);
+	}
+	if (loops > 0)
+		close_loops(E, loops);
+	if (load && rows && R == 2 && cp.partial[0])
+		tc_buf_printf(b, "memset(%s + %s, 0, sizeof %s[0] * (%s - %s));\n",
+			      tile->name, cp.ext[0], tile->name,
+			      expr_text(E, tile->shape[0], 0), cp.ext[0]);
+	if (opened) {
+		b->indent--;
+		tc_buf_puts(b, "}\n");
+	}
+}
+
+/* A copy between a whole buffer and a region of a buffer (or two whole
+ * buffers): in bounds by check.c, element by element or one memcpy. */
+static void
+emit_copy_buffers(Emitter *E, const TcRegion *dst, const TcRegion *src)
+{
+	const TcVar *tile = dst->whole ? dst->var : src->var;
+	const TcRegion *reg = dst->whole ? src : dst;
+	if (dst->whole && src->whole &&
+	    strcmp(value_type(dst->var->dtype), value_type(src->var->dtype)) == 0 &&
+	    !(is_narrow_float(dst->var->dtype) &&
+	      dst->var->dtype != src->var->dtype)) {
+		tc_buf_printf(E->out, "memcpy(%s, %s, sizeof %s);\n",
+			      dst->var->name, src->var->name, dst->var->name);
+		return;
+	}
+	const char *idx[TC_MAX_RANK];
+	index_names(E, tile->rank, idx);
+	const char *el = open_tile_loops(E, tile, idx, true);
+	/* The region side's element. */
+	TcBuf r;
+	tc_buf_init(&r);
+	tc_buf_puts(&r, reg->var->name);
+	for (int vd = 0; vd < reg->var->rank; vd++) {
+		int t = -1;
+		for (int i = 0; i < reg->ndims && !reg->whole; i++)
+			if (reg->dims[i] == vd)
+				t = i;
+		if (reg->whole)
+			t = vd;
+		const TcExpr *o = reg->origin[vd];
+		bool zero = o->kind == TC_EX_INT && o->u.ival == 0;
+		if (t < 0)
+			tc_buf_printf(&r, "[%s]", expr_text(E, o, 0));
+		else if (zero || reg->whole)
+			tc_buf_printf(&r, "[%s]", idx[t]);
+		else
+			tc_buf_printf(&r, "[%s + %s]",
+				      expr_text(E, o, tc_binop_prec(TC_OP_ADD)),
+				      idx[t]);
+	}
+	const char *re = tc_strdup(E->a, r.data);
+	tc_buf_free(&r);
+	if (dst->whole)
+		tc_buf_printf(E->out, "%s = %s;\n", el,
+			      to_buffer(E, re, src->var->dtype, dst->var->dtype));
+	else
+		tc_buf_printf(E->out, "%s = %s;\n", re,
+			      to_buffer(E, el, src->var->dtype, dst->var->dtype));
+	close_tile_loops(E, tile->rank);
+}
+
+static void
+emit_copy(Emitter *E, const TcStmt *s)
+{
+	const TcRegion *dst = &s->u.copy.dst, *src = &s->u.copy.src;
+	bool atomic = s->kind == TC_ST_ATOMIC_ADD;
+	op_comment(E, s);
+	if (dst->var->kind == TC_VAR_TENSOR)
+		emit_copy_tensor(E, src->var, dst, false, atomic);
+	else if (src->var->kind == TC_VAR_TENSOR)
+		emit_copy_tensor(E, dst->var, src, true, false);
+	else
+		emit_copy_buffers(E, dst, src);
+}
+
+/* --- Tile ops: gemm ------------------------------------------------------------------ */
+
+static void
+emit_gemm(Emitter *E, const TcStmt *s)
+{
+	const TcVar *c = s->u.gemm.c.var, *a = s->u.gemm.a.var,
+		    *bv = s->u.gemm.b.var;
+	bool ta = s->u.gemm.trans_a, tb = s->u.gemm.trans_b;
+	TcBuf *b = E->out;
+	op_comment(E, s);
+	const char *m = expr_text(E, c->shape[0], 0);
+	const char *n = expr_text(E, c->shape[1], 0);
+	const char *k = expr_text(E, a->shape[ta ? 0 : 1], 0);
+	bool floats = strcmp(value_type(a->dtype), "float") == 0 &&
+		      strcmp(value_type(bv->dtype), "float") == 0;
+	if (c->dtype == TC_DT_F32 && floats) {
+		/* The micro-kernel: c += op(a) * op(b) on float tiles. */
+		const char *args[] = {
+			m, n, k,
+			tc_fmt(E->a, "%s[0]", c->name), n,
+			tc_fmt(E->a, "%s[0]", a->name),
+			expr_text(E, a->shape[1], 0),
+			ta ? "TILEC_TRANS" : "TILEC_NOTRANS",
+			tc_fmt(E->a, "%s[0]", bv->name),
+			expr_text(E, bv->shape[1], 0),
+			tb ? "TILEC_TRANS" : "TILEC_NOTRANS",
+		};
+		print_wrapped(E, tc_fmt(E->a, "tilec_gemm_f32_%s(", E->t->arch),
+			      args, 11, ");");
+		return;
+	}
+	/* Anything else (f64, integers, a narrow accumulator that rounds at
+	 * every step) as a loop nest in the accumulator's type. */
+	const char *idx[3];
+	index_names(E, 3, idx);
+	const char *i = idx[0], *j = idx[1], *p = idx[2];
+	const char *order[3] = { i, p, j }, *ext[3] = { m, k, n };
+	open_loops(E, 3, order, ext, true);
+	const char *ae = ta ? tc_fmt(E->a, "%s[%s][%s]", a->name, p, i)
+			    : tc_fmt(E->a, "%s[%s][%s]", a->name, i, p);
+	const char *be = tb ? tc_fmt(E->a, "%s[%s][%s]", bv->name, j, p)
+			    : tc_fmt(E->a, "%s[%s][%s]", bv->name, p, j);
+	const char *ce = tc_fmt(E->a, "%s[%s][%s]", c->name, i, j);
+	const char *ct = value_type(c->dtype);
+	if (strcmp(value_type(a->dtype), ct) != 0) {
+		ae = tc_fmt(E->a, "(%s)%s", ct, ae);
+		be = tc_fmt(E->a, "(%s)%s", ct, be);
+	}
+	if (is_narrow_float(c->dtype))
+		tc_buf_printf(b, "%s = tilec_round_%s(%s + %s * %s);\n", ce,
+			      tc_dtype_name(c->dtype), ce, ae, be);
+	else
+		tc_buf_printf(b, "%s += %s * %s;\n", ce, ae, be);
+	close_loops(E, 3);
+}
+
+/* --- Tile ops: reduce ------------------------------------------------------------------ */
+
+/* The identity of a reduction in dtype t. */
+static const char *
+reduce_identity(TcReduceOp op, TcDtype t)
+{
+	bool fl = tc_dtype_is_float(t);
+	switch (op) {
+	case TC_RED_SUM:
+	case TC_RED_ABSMAX: return fl ? (t == TC_DT_F64 ? "0.0" : "0.0f") : "0";
+	case TC_RED_MAX: return fl ? "-INFINITY" : t == TC_DT_I64 ? "LLONG_MIN" : "INT_MIN";
+	case TC_RED_MIN: return fl ? "INFINITY" : t == TC_DT_I64 ? "LLONG_MAX" : "INT_MAX";
+	default: tc_unreachable();
+	}
+}
+
+/* `acc op= x` for a reduction, as a statement body. */
+static const char *
+reduce_step(Emitter *E, TcReduceOp op, TcDtype t, const char *acc,
+	    const char *x)
+{
+	bool fl = tc_dtype_is_float(t), dbl = t == TC_DT_F64;
+	switch (op) {
+	case TC_RED_SUM:
+		return tc_fmt(E->a, "%s += %s", acc, x);
+	case TC_RED_MAX:
+		return fl ? tc_fmt(E->a, "%s = %s(%s, %s)", acc,
+				   dbl ? "fmax" : "tilec_fmaxf", acc, x)
+			  : tc_fmt(E->a, "%s = %s > %s ? %s : %s", acc, x, acc, x,
+				   acc);
+	case TC_RED_MIN:
+		return fl ? tc_fmt(E->a, "%s = %s(%s, %s)", acc,
+				   dbl ? "fmin" : "tilec_fminf", acc, x)
+			  : tc_fmt(E->a, "%s = %s < %s ? %s : %s", acc, x, acc, x,
+				   acc);
+	case TC_RED_ABSMAX:
+		return fl ? tc_fmt(E->a, "%s = %s(%s, %s(%s))", acc,
+				   dbl ? "fmax" : "tilec_fmaxf", acc,
+				   dbl ? "fabs" : "fabsf", x)
+			  : tc_fmt(E->a, "%s = tilec_max(%s, %s < 0 ? -%s : %s)",
+				   acc, acc, x, x, x);
+	default:
+		tc_unreachable();
+	}
+}
+
+static void
+emit_reduce(Emitter *E, const TcStmt *s)
+{
+	const TcVar *dst = s->u.reduce.dst.var, *src = s->u.reduce.src.var;
+	TcReduceOp op = s->u.reduce.op;
+	int rd = s->u.reduce.dim, R = src->rank;
+	bool acc_old = s->u.reduce.accumulate;
+	TcBuf *b = E->out;
+	op_comment(E, s);
+	const char *idx[TC_MAX_RANK], *didx[TC_MAX_RANK];
+	index_names(E, R, idx);
+	for (int d = 0, n = 0; d < R; d++)
+		if (d != rd)
+			didx[n++] = idx[d];
+	const char *se = elem(E, src, idx);
+	const char *de = elem(E, dst, didx);
+	/* The reduction happens in the source's value type (a narrow
+	 * destination rounds once at the end). */
+	TcDtype t = tc_dtype_is_float(src->dtype) && src->dtype != TC_DT_F64
+			    ? TC_DT_F32 : src->dtype;
+	if (rd == R - 1) {
+		/* Along the last dim: a scalar accumulator per row, reduced
+		 * across vector lanes. */
+		static const char *const acc_names[] = {
+			[TC_RED_SUM] = "sum", [TC_RED_MAX] = "maxv",
+			[TC_RED_MIN] = "minv", [TC_RED_ABSMAX] = "amax",
+		};
+		static const char *const omp_ops[] = {
+			[TC_RED_SUM] = "+", [TC_RED_MAX] = "max",
+			[TC_RED_MIN] = "min", [TC_RED_ABSMAX] = "max",
+		};
+		const char *acc = fresh(E, acc_names[op]);
+		for (int d = 0; d < R - 1; d++) {
+			for_dim(E, idx[d], "0", expr_text(E, src->shape[d], 0));
+			tc_buf_puts(b, d == R - 2 ? " {\n" : "\n");
+			b->indent++;
+		}
+		tc_buf_printf(b, "%s %s = %s;\n", value_type(t), acc,
+			      acc_old ? de : reduce_identity(op, t));
+		tc_buf_printf(b, "#pragma omp simd reduction(%s : %s)\n",
+			      omp_ops[op], acc);
+		for_dim(E, idx[R - 1], "0", expr_text(E, src->shape[R - 1], 0));
+		tc_buf_printf(b, "\n\t%s;\n", reduce_step(E, op, t, acc, se));
+		tc_buf_printf(b, "%s = %s;\n", de, to_buffer(E, acc, t, dst->dtype));
+		tc_c_close(&E->pr);
+		b->indent -= R - 2;
+		return;
+	}
+	/* Along an outer dim: accumulate whole rows into dst, vectorized
+	 * along the last dim. */
+	if (!acc_old) {
+		const char *id = reduce_identity(op, t);
+		if (strcmp(id, "0") == 0 || strcmp(id, "0.0f") == 0 ||
+		    strcmp(id, "0.0") == 0) {
+			tc_buf_printf(b, "memset(%s, 0, sizeof %s);\n", dst->name,
+				      dst->name);
+		} else {
+			const char *el = open_tile_loops(E, dst, didx, true);
+			tc_buf_printf(b, "%s = %s;\n", el, id);
+			close_tile_loops(E, dst->rank);
+		}
+	}
+	const char *sext[TC_MAX_RANK];
+	for (int d = 0; d < R; d++)
+		sext[d] = expr_text(E, src->shape[d], 0);
+	open_loops(E, R, idx, sext, true);
+	tc_buf_printf(b, "%s;\n", reduce_step(E, op, t, de, se));
+	close_loops(E, R);
+	if (is_narrow_float(dst->dtype)) {
+		const char *el = open_tile_loops(E, dst, didx, true);
+		tc_buf_printf(b, "%s = tilec_round_%s(%s);\n", el,
+			      tc_dtype_name(dst->dtype), el);
+		close_tile_loops(E, dst->rank);
+	}
+}
+
+/* --- Statements ------------------------------------------------------------------------ */
+
+static void
+emit_stmt(Emitter *E, const TcStmt *s)
+{
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		tc_buf_puts(E->out, "{\n");
+		E->out->indent++;
+		emit_body(E, s);
+		tc_c_close(&E->pr);
+		break;
+	case TC_ST_DECL:
+		emit_decl(E, s);
+		break;
+	case TC_ST_ASSIGN:
+		emit_assign(E, s);
+		break;
+	case TC_ST_FOR:
+		emit_for(E, s, false);
+		break;
+	case TC_ST_IF:
+		emit_if(E, s);
+		break;
+	case TC_ST_COPY:
+	case TC_ST_ATOMIC_ADD:
+		emit_copy(E, s);
+		break;
+	case TC_ST_GEMM:
+		emit_gemm(E, s);
+		break;
+	case TC_ST_FILL:
+		emit_fill(E, s);
+		break;
+	case TC_ST_REDUCE:
+		emit_reduce(E, s);
+		break;
+	default:
+		tc_unreachable();
+	}
+}
+
+/* --- Functions --------------------------------------------------------------------------- */
+
+/* The declaration of a kernel parameter. */
+static const char *
+param_decl(Emitter *E, const TcVar *v)
+{
+	if (v->kind == TC_VAR_SCALAR)
+		return tc_fmt(E->a, "%s %s", value_type(v->dtype), v->name);
+	const char *cq = v->is_const ? "const " : "";
+	if (v->dtype == TC_DT_I4)
+		return tc_fmt(E->a, "%s%s *restrict %s", cq, storage_type(v->dtype),
+			      v->name);
+	TcBuf b;
+	tc_buf_init(&b);
+	tc_buf_printf(&b, "%s%s %s[restrict %s]", cq, storage_type(v->dtype),
+		      v->name, expr_text(E, v->shape[0], 0));
+	for (int i = 1; i < v->rank; i++)
+		tc_buf_printf(&b, "[%s]", expr_text(E, v->shape[i], 0));
+	const char *s = tc_strdup(E->a, b.data);
+	tc_buf_free(&b);
+	return s;
+}
+
+/* The block vars the body uses, in grid order x, y, z. */
+static int
+used_blocks(Emitter *E, const TcVar **out)
+{
+	int n = 0;
+	for (int d = 0; d < 3; d++)
+		if (E->k->block[d] && E->used[E->k->block[d]->index])
+			out[n++] = E->k->block[d];
+	return n;
+}
+
+/* static void KERNEL_block(params the body uses, block indices) { body } */
+static void
+emit_block_function(Emitter *E, const char *name)
+{
+	const TcKernel *k = E->k;
+	TcBuf *b = E->out;
+	const char *params[64 + 3];
+	int n = 0;
+	for (int i = 0; i < k->params.len && n < 64; i++) {
+		const TcVar *v = k->params.items[i];
+		if (E->used[v->index])
+			params[n++] = param_decl(E, v);
+	}
+	const TcVar *blocks[3];
+	int nb = used_blocks(E, blocks);
+	for (int i = 0; i < nb; i++)
+		params[n++] = tc_fmt(E->a, "int %s", blocks[i]->name);
+	tc_buf_puts(b, "static void\n");
+	if (n == 0)
+		params[n++] = "void";
+	print_wrapped(E, tc_fmt(E->a, "%s(", name), params, n, ")");
+	tc_buf_puts(b, "{\n");
+	b->indent++;
+	emit_body(E, k->body);
+	b->indent--;
+	tc_buf_puts(b, "}\n");
+}
+
+static void
+mark_kernel_use(Emitter *E, const TcVar *v)
+{
+	E->used[v->index] = true;
+}
+
+/* void KERNEL(params) { the grid as an OpenMP loop over blocks } */
+static void
+emit_kernel_function(Emitter *E, const char *block_fn)
+{
+	const TcKernel *k = E->k;
+	TcBuf *b = E->out;
+	const char *params[64];
+	int n = 0;
+	for (int i = 0; i < k->params.len && n < 64; i++)
+		params[n++] = param_decl(E, k->params.items[i]);
+	tc_buf_puts(b, "void\n");
+	if (n == 0)
+		params[n++] = "void";
+	print_wrapped(E, tc_fmt(E->a, "%s(", k->name), params, n, ")");
+	tc_buf_puts(b, "{\n");
+	b->indent++;
+	/* Arguments of the block function: what it uses, then the block
+	 * indices. */
+	const char *args[64 + 3];
+	int na = 0;
+	for (int i = 0; i < k->params.len && na < 64; i++) {
+		const TcVar *v = k->params.items[i];
+		if (E->used[v->index])
+			args[na++] = v->name;
+	}
+	const TcVar *blocks[3];
+	int nb = used_blocks(E, blocks);
+	for (int i = 0; i < nb; i++)
+		args[na++] = blocks[i]->name;
+	/* Parameters nothing reads (not the blocks, the grid or a shape). */
+	for (int d = 0; d < 3; d++)
+		walk_expr(E, k->grid[d], mark_kernel_use);
+	for (int i = 0; i < k->params.len; i++) {
+		const TcVar *v = k->params.items[i];
+		for (int j = 0; j < v->rank; j++)
+			walk_expr(E, v->shape[j], mark_kernel_use);
+	}
+	for (int i = 0; i < k->params.len; i++) {
+		const TcVar *v = k->params.items[i];
+		if (!E->used[v->index])
+			tc_buf_printf(b, "(void)%s;\n", v->name);
+	}
+	/* The grid, z outermost, as one collapsed parallel loop. */
+	static const char *const grid_names[3] = { "block_x", "block_y",
+						   "block_z" };
+	int nloops = 0;
+	for (int d = 0; d < 3; d++)
+		nloops += k->grid[d] != NULL;
+	if (nloops > 0) {
+		if (nloops > 1)
+			tc_buf_printf(b, "#pragma omp parallel for collapse(%d) "
+				      "schedule(%s)\n", nloops,
+				      E->dynamic ? "dynamic" : "static");
+		else
+			tc_buf_printf(b, "#pragma omp parallel for schedule(%s)\n",
+				      E->dynamic ? "dynamic" : "static");
+	}
+	for (int d = 2; d >= 0; d--) {
+		if (!k->grid[d])
+			continue;
+		const char *var = k->block[d] ? k->block[d]->name
+					      : fresh(E, grid_names[d]);
+		tc_buf_printf(b, "for (int %s = 0; %s < %s; %s++)\n", var, var,
+			      expr_text(E, k->grid[d], tc_binop_prec(TC_OP_LT) + 1),
+			      var);
+		b->indent++;
+	}
+	print_wrapped(E, tc_fmt(E->a, "%s(", block_fn), args, na, ");");
+	b->indent -= nloops;
+	b->indent--;
+	tc_buf_puts(b, "}\n");
+}
+
+/* void tilec_entry_KERNEL(void **args): the runtime's way in. */
+static void
+emit_entry(Emitter *E)
+{
+	const TcKernel *k = E->k;
+	TcBuf *b = E->out;
+	tc_buf_puts(b, "// The runtime's entry: args[i] points to parameter i's "
+		    "value (a tensor's\n// is its data pointer).\n");
+	tc_buf_printf(b, "void\ntilec_entry_%s(void **args)\n{\n", k->name);
+	b->indent++;
+	const char *args[64];
+	int n = 0;
+	for (int i = 0; i < k->params.len && n < 64; i++) {
+		const TcVar *v = k->params.items[i];
+		args[n++] = v->kind == TC_VAR_TENSOR
+				    ? tc_fmt(E->a, "*(void **)args[%d]", i)
+				    : tc_fmt(E->a, "*(%s *)args[%d]",
+					     value_type(v->dtype), i);
+	}
+	print_wrapped(E, tc_fmt(E->a, "%s(", k->name), args, n, ");");
+	b->indent--;
+	tc_buf_puts(b, "}\n");
+}
+
+static bool
+stmt_has_gemm(const TcStmt *s)
+{
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		for (int i = 0; i < s->u.block.body.len; i++)
+			if (stmt_has_gemm(s->u.block.body.items[i]))
+				return true;
+		return false;
+	case TC_ST_FOR:
+		return stmt_has_gemm(s->u.loop.body);
+	case TC_ST_IF:
+		return stmt_has_gemm(s->u.cond.then) ||
+		       (s->u.cond.els && stmt_has_gemm(s->u.cond.els));
+	case TC_ST_GEMM:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Include (or, standalone, inline) one helper header. */
+static void
+emit_template(Emitter *E, const char *name)
+{
+	if (!E->opt->standalone) {
+		tc_buf_printf(E->out, "#include \"tilec/%s\"\n", name);
+		return;
+	}
+	const TcEmbedded *t = tc_embedded_find(name);
+	tc_assert(t);
+	tc_buf_printf(E->out, "\n// ---- tilec/%s ----\n", name);
+	tc_buf_puts(E->out, t->text);
+}
+
+/* The top of the file: where it came from, helpers, tunables. */
+static void
+emit_file_header(Emitter *E)
+{
+	const TcProgram *p = E->p;
+	TcBuf *b = E->out;
+	TcBuf names;
+	tc_buf_init(&names);
+	bool gemm = false;
+	for (int i = 0; i < p->kernels.len; i++) {
+		const TcKernel *k = p->kernels.items[i];
+		tc_buf_printf(&names, "%s%s", i ? ", " : "", k->name);
+		gemm |= stmt_has_gemm(k->body);
+	}
+	tc_buf_printf(b, "// Generated by tilec %s from %s, kernel%s %s, for "
+		      "%s/%s.\n", TILEC_VERSION, p->path,
+		      p->kernels.len > 1 ? "s" : "", names.data, E->t->name,
+		      E->t->arch);
+	tc_buf_free(&names);
+	if (p->tunables.len) {
+		tc_buf_puts(b, "// Tunables:");
+		for (int i = 0; i < p->tunables.len; i++) {
+			const TcVar *v = p->tunables.items[i];
+			tc_buf_printf(b, " %s=%lld", v->name, v->value);
+		}
+		tc_buf_puts(b, ".\n");
+	}
+	tc_buf_puts(b, "// Build: cc -O3 -march=native -fopenmp -fno-math-errno "
+		    "(not -ffast-math).\n");
+	emit_template(E, "cpu/tilec_cpu.h");
+	if (gemm)
+		emit_template(E, "cpu/gemm.h");
+	if (p->tunables.len) {
+		tc_buf_puts(b, "\nenum {\n");
+		for (int i = 0; i < p->tunables.len; i++) {
+			const TcVar *v = p->tunables.items[i];
+			tc_buf_printf(b, "\t%s = %lld,\n", v->name, v->value);
+		}
+		tc_buf_puts(b, "};\n");
+	}
+}
+
+static bool
+emit(const TcProgram *p, const TcKernel *k, const TcTarget *t,
+     const TcOptions *opt, TcBuf *out, TcDiags *d)
+{
+	Emitter E = { .p = p, .k = k, .t = t, .opt = opt, .d = d };
+	E.a = tc_arena_new();
+	size_t nv = (size_t)k->vars.len + 1;
+	E.visible = tc_alloc(E.a, nv * sizeof *E.visible);
+	E.used = tc_alloc(E.a, nv * sizeof *E.used);
+	E.init = tc_alloc(E.a, nv * sizeof *E.init);
+	E.loop = tc_alloc(E.a, nv * sizeof *E.loop);
+	E.block_dep = tc_alloc(E.a, nv * sizeof *E.block_dep);
+	for (size_t i = 0; i < nv; i++)
+		E.visible[i] = true;
+	scan(&E, k->body, 0);
+
+	/* The block function first, into its own buffer, so an error leaves
+	 * out untouched and the frame size is known for its comment. */
+	TcBuf body;
+	tc_buf_init(&body);
+	E.out = &body;
+	E.pr = (TcCPrinter){ .out = &body, .hooks = &openmp_hooks, .ctx = &E };
+	int errors = d->errors;
+	const char *block_fn = fresh(&E, tc_fmt(E.a, "%s_block", k->name));
+	emit_block_function(&E, block_fn);
+	if (d->errors != errors) {
+		tc_buf_free(&body);
+		tc_arena_free(E.a);
+		return false;
+	}
+
+	E.out = out;
+	E.pr.out = out;
+	if (out->len == 0)
+		emit_file_header(&E);
+	tc_buf_puts(out, "\n");
+	tc_c_loc_comment(&E.pr, k->loc,
+			 tc_fmt(E.a, "one block of %s; its buffers take %lld "
+				"bytes of the thread's stack", k->name,
+				E.frame_bytes));
+	tc_buf_puts(out, body.data);
+	tc_buf_free(&body);
+	tc_buf_puts(out, "\n");
+	tc_c_loc_comment(&E.pr, k->loc,
+			 tc_fmt(E.a, "%s: the grid, one block per OpenMP loop "
+				"iteration", k->name));
+	emit_kernel_function(&E, block_fn);
+	tc_buf_puts(out, "\n");
+	emit_entry(&E);
+	tc_arena_free(E.a);
+	return true;
+}
+
+const TcBackend tc_backend_openmp = {
+	.name = "openmp",
+	.file_ext = ".c",
+	.emit = emit,
+};
