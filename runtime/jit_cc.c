@@ -283,6 +283,19 @@ cc_compile(tilec_context *ctx, const TilecCompileJob *job, double *seconds)
 	return rc;
 }
 
+/* OpenMP runtimes keep idle worker threads inside their own code; if
+ * unloading the last module that pulled one in unloaded it too, those
+ * threads would crash.  Whichever is loaded is marked never-unload. */
+static void
+pin_openmp_runtime(void)
+{
+	static const char *const names[] = {
+		"libgomp.so.1", "libomp.so", "libomp.so.5", "libiomp5.so",
+	};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		(void)dlopen(names[i], RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+}
+
 static tilec_status
 cc_load(tilec_context *ctx, const char *path, void **handle)
 {
@@ -293,6 +306,7 @@ cc_load(tilec_context *ctx, const char *path, void **handle)
 		return tilec_rt_fail(ctx, TILEC_ERR_LOAD, "cannot load %s: %s",
 				     path, why ? why : "unknown error");
 	}
+	pin_openmp_runtime();
 	return TILEC_OK;
 }
 

@@ -1,2 +1,1434 @@
-/* run.c: not written yet */
+/*
+ * run.c - `tilec run`: translate a tile program, JIT-compile it, run one
+ * kernel on random inputs and check it against the reference interpreter;
+ * optionally time it.
+ *
+ * Input: the command line (docs/run.md).  Output: a short report on stdout
+ * (or one JSON object with --json), diagnostics on stderr, and the exit
+ * status: 0 when every output matches the reference within the tolerance,
+ * 1 when the check fails (mismatch, an element left unwritten, an error in
+ * the reference run), 2 for anything that stops the run before the check
+ * (bad arguments or shapes, a translation error, a compiler failure).
+ *
+ * Steps: the reference program is parse -> specialize -> check (the IR
+ * before any target pass); the kernel's signature gives the tensors and
+ * their extents (evaluated from --shape values).  The program is translated
+ * again for the target (tc_translate) and compiled through the runtime,
+ * with the embedded helper headers made visible as "tilec/...".  Inputs
+ * (const tensors and tensors the kernel reads) are filled with seeded
+ * random values away from zero; outputs are poisoned (a NaN with a
+ * recognizable payload, 0xAB bytes for integers).  The kernel and the
+ * interpreter run on identical inputs, each with its own copy of every
+ * tensor it writes.
+ */
 #include "tilec_int.h"
+#include "tilec_runtime.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+	EXIT_PASS = 0,    /* every output matched */
+	EXIT_MISMATCH = 1, /* the check failed */
+	EXIT_STOPPED = 2, /* the run could not get as far as the check */
+};
+
+#define MAX_SHAPES 64
+/* Input buffers rotated through while timing: enough to exceed the last
+ * level cache, within a memory budget. */
+#define BENCH_ROTATE_BYTES (256ll << 20)
+#define BENCH_MAX_SETS 16
+#define BENCH_MEMORY_BUDGET (4ll << 30)
+
+/* The command line. */
+typedef struct RunArgs {
+	const char *file;                    /* the tile program */
+	const char *target;                  /* -t: "openmp" */
+	const char *arch;                    /* --arch for the translator */
+	const char *march;                   /* --march for the C compiler */
+	const char *kernel;                  /* --kernel, or NULL */
+	const char *cc;                      /* --cc, or NULL */
+	const char *source;                  /* --source: generated code to
+						use instead of translating */
+	int ndefines;                        /* -D bindings */
+	const char *define_name[TC_MAX_DEFINES];
+	long long define_value[TC_MAX_DEFINES];
+	int nshapes;                         /* --shape NAME=VALUE pairs */
+	char *shape_name[MAX_SHAPES];
+	char *shape_value[MAX_SHAPES];
+	unsigned long long seed;             /* --seed */
+	double tol;                          /* --tol, or < 0 for the default */
+	double flops;                        /* --flops, or < 0 to count */
+	bool bench;                          /* --bench */
+	int repeat;                          /* --repeat */
+	int warmup;                          /* --warmup */
+	bool check;                          /* false with --no-check */
+	bool no_cache;                       /* --no-cache */
+	bool json;                           /* --json */
+} RunArgs;
+
+/* Whether a tensor is read, written or both by the kernel. */
+typedef enum Role { ROLE_IN = 1, ROLE_OUT = 2, ROLE_INOUT = 3 } Role;
+
+/* One kernel parameter and its storage. */
+typedef struct Param {
+	const TcVar *var;        /* the parameter */
+	Role role;               /* TENSOR: how the kernel uses it */
+	long long ext[TC_MAX_RANK]; /* TENSOR: extents */
+	size_t count;            /* TENSOR: elements */
+	size_t bytes;            /* TENSOR: bytes of storage */
+	void *data;              /* TENSOR: the kernel's copy */
+	void *ref;               /* TENSOR: the reference's copy (== data
+				    for tensors only read) */
+	union {
+		int32_t i32;
+		int64_t i64;
+		int8_t i8;
+		uint8_t u8;
+		float f32;
+		double f64;
+	} scalar;                /* SCALAR: the value passed */
+	double value;            /* SCALAR: the value, for reports */
+	void *slot;              /* TENSOR: kernel data pointer, args target */
+	void *ref_slot;          /* TENSOR: reference data pointer */
+} Param;
+
+/* How one output compared with the reference. */
+typedef struct Compare {
+	double max_abs_err;   /* largest |got - want| over finite pairs */
+	double max_abs_ref;   /* largest finite |want| */
+	double rel_err;       /* max_abs_err / max_abs_ref */
+	size_t worst;         /* element of max_abs_err */
+	double worst_got, worst_want; /* the values there */
+	size_t nan_mismatch;  /* NaN or infinity on one side only */
+	size_t unwritten;     /* elements still holding the poison */
+	bool ok;              /* within tolerance, nothing unwritten */
+} Compare;
+
+/* Everything one run holds, freed by run_free. */
+typedef struct Run {
+	RunArgs args;
+	char *text;                 /* the program's source */
+	size_t len;
+	TcArena *ref_arena;         /* the reference program */
+	TcArena *gen_arena;         /* the translated program */
+	TcDiags ref_diags;          /* reference pipeline (to stderr) */
+	TcDiags gen_diags;          /* translation (printed on failure) */
+	TcOptions opt;
+	const TcProgram *ref_prog;
+	const TcKernel *kernel;     /* in the reference program */
+	Param *params;
+	int nparams;
+	void **kargs;               /* the kernel's args */
+	void **rargs;               /* the reference's args */
+	tilec_context *ctx;
+	tilec_module *mod;
+	tilec_kernel *entry;
+	TcBuf src;                  /* generated source */
+	double translate_s;
+	tilec_module_info info;
+	double reference_s;
+	double first_run_s;
+	TcInterpStats stats;
+	double tol;
+	json_t *json;               /* the --json report */
+} Run;
+
+static void
+usage(FILE *f)
+{
+	fputs("usage: tilec run FILE [options]\n"
+	      "\n"
+	      "Translate FILE, JIT-compile it, run one kernel on random inputs\n"
+	      "and check every output against the reference interpreter.\n"
+	      "\n"
+	      "options:\n"
+	      "  -t, --target T      openmp (default); cuda and hip are not\n"
+	      "                      available to `run` yet\n"
+	      "  --arch A            the translator's target architecture\n"
+	      "  --march M           the C compiler's -march (default native)\n"
+	      "  --kernel NAME       the kernel to run (needed if FILE has more)\n"
+	      "  -D NAME=VALUE       bind a tunable\n"
+	      "  --shape N=V,...     values of the scalar parameters\n"
+	      "  --seed S            random inputs from seed S (default 1)\n"
+	      "  --tol T             relative tolerance (default by dtype)\n"
+	      "  --bench             time the kernel (median of --repeat runs)\n"
+	      "  --repeat N          timed runs (default 20)\n"
+	      "  --warmup N          untimed runs first (default 3)\n"
+	      "  --flops F           FLOPs per run, for GFLOP/s (default:\n"
+	      "                      counted from the tile_gemm statements)\n"
+	      "  --no-check          with --bench: skip the reference\n"
+	      "  --no-cache          bypass the JIT disk cache\n"
+	      "  --cc CMD            the C compiler (default $TILEC_CC or cc)\n"
+	      "  --source GEN        compile GEN (generated code, perhaps edited)\n"
+	      "                      instead of translating FILE\n"
+	      "  --json              print the report as one JSON object\n"
+	      "  -h, --help\n"
+	      "\n"
+	      "Integer scalar parameters must be given with --shape; float ones\n"
+	      "default to 1e-5 if their name starts with \"eps\", else 1.0.\n"
+	      "Exit status: 0 pass, 1 check failed, 2 stopped before the check.\n",
+	      f);
+}
+
+/* --- Messages ------------------------------------------------------------- */
+
+static void
+errorf(Run *r, const char *fmt, ...) TC_PRINTF(2, 3);
+
+/* Report a problem that stops the run: stderr, and the JSON report. */
+static void
+errorf(Run *r, const char *fmt, ...)
+{
+	char msg[4096];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "tilec run: %s\n", msg);
+	if (r->json && !json_object_get(r->json, "error"))
+		json_object_set_new(r->json, "error", json_string(msg));
+}
+
+/* --- Arguments -------------------------------------------------------------- */
+
+/* The value of option `name` at argv[*i]: "--name=value" or "--name value";
+ * NULL if argv[*i] is not that option. */
+static const char *
+option_value(int argc, char **argv, int *i, const char *name, bool *missing)
+{
+	size_t n = strlen(name);
+	const char *a = argv[*i];
+	if (strncmp(a, name, n) != 0)
+		return NULL;
+	if (a[n] == '=')
+		return a + n + 1;
+	if (a[n] != '\0')
+		return NULL;
+	if (*i + 1 >= argc) {
+		*missing = true;
+		return NULL;
+	}
+	return argv[++*i];
+}
+
+static bool
+parse_ll(const char *s, long long *out)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 0);
+	if (errno || end == s || *end)
+		return false;
+	*out = v;
+	return true;
+}
+
+static bool
+parse_double(const char *s, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end)
+		return false;
+	*out = v;
+	return true;
+}
+
+/* --shape M=1000,N=3000 */
+static bool
+add_shapes(Run *r, const char *list)
+{
+	RunArgs *a = &r->args;
+	const char *p = list;
+	while (*p) {
+		const char *comma = strchr(p, ',');
+		size_t n = comma ? (size_t)(comma - p) : strlen(p);
+		const char *eq = memchr(p, '=', n);
+		if (!eq || eq == p || eq + 1 == p + n) {
+			errorf(r, "--shape: expected NAME=VALUE, got '%.*s'",
+			       (int)n, p);
+			return false;
+		}
+		if (a->nshapes == MAX_SHAPES) {
+			errorf(r, "--shape: more than %d values", MAX_SHAPES);
+			return false;
+		}
+		a->shape_name[a->nshapes] = strndup(p, (size_t)(eq - p));
+		a->shape_value[a->nshapes] =
+			strndup(eq + 1, (size_t)(p + n - eq - 1));
+		a->nshapes++;
+		p += n + (comma ? 1 : 0);
+	}
+	return true;
+}
+
+static bool
+add_define(Run *r, const char *def)
+{
+	RunArgs *a = &r->args;
+	const char *eq = strchr(def, '=');
+	long long v;
+	if (!eq || eq == def || !parse_ll(eq + 1, &v)) {
+		errorf(r, "-D %s: expected NAME=INTEGER", def);
+		return false;
+	}
+	if (a->ndefines == TC_MAX_DEFINES) {
+		errorf(r, "-D: more than %d bindings", TC_MAX_DEFINES);
+		return false;
+	}
+	a->define_name[a->ndefines] = strndup(def, (size_t)(eq - def));
+	a->define_value[a->ndefines] = v;
+	a->ndefines++;
+	return true;
+}
+
+/* Returns -1 to go on, else an exit status. */
+static int
+parse_args(Run *r, int argc, char **argv)
+{
+	RunArgs *a = &r->args;
+	a->target = "openmp";
+	a->seed = 1;
+	a->tol = -1;
+	a->flops = -1;
+	a->repeat = 20;
+	a->warmup = 3;
+	a->check = true;
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i], *v;
+		bool missing = false;
+		long long n;
+		if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+			usage(stdout);
+			return EXIT_PASS;
+		} else if (strcmp(arg, "--bench") == 0) {
+			a->bench = true;
+		} else if (strcmp(arg, "--json") == 0) {
+			a->json = true;
+		} else if (strcmp(arg, "--no-check") == 0) {
+			a->check = false;
+		} else if (strcmp(arg, "--no-cache") == 0) {
+			a->no_cache = true;
+		} else if (strcmp(arg, "-t") == 0 ||
+			   (v = option_value(argc, argv, &i, "--target",
+					     &missing))) {
+			if (strcmp(arg, "-t") == 0) {
+				if (i + 1 >= argc)
+					missing = true;
+				else
+					a->target = argv[++i];
+			} else {
+				a->target = v;
+			}
+		} else if (strncmp(arg, "-D", 2) == 0) {
+			const char *def = arg[2] ? arg + 2
+						 : (i + 1 < argc ? argv[++i] : NULL);
+			if (!def)
+				missing = true;
+			else if (!add_define(r, def))
+				return EXIT_STOPPED;
+		} else if ((v = option_value(argc, argv, &i, "--arch", &missing))) {
+			a->arch = v;
+		} else if ((v = option_value(argc, argv, &i, "--march",
+					     &missing))) {
+			a->march = v;
+		} else if ((v = option_value(argc, argv, &i, "--kernel",
+					     &missing))) {
+			a->kernel = v;
+		} else if ((v = option_value(argc, argv, &i, "--cc", &missing))) {
+			a->cc = v;
+		} else if ((v = option_value(argc, argv, &i, "--source",
+					     &missing))) {
+			a->source = v;
+		} else if ((v = option_value(argc, argv, &i, "--shape",
+					     &missing))) {
+			if (!add_shapes(r, v))
+				return EXIT_STOPPED;
+		} else if ((v = option_value(argc, argv, &i, "--seed",
+					     &missing))) {
+			if (!parse_ll(v, &n) || n < 0) {
+				errorf(r, "--seed %s: expected an integer >= 0", v);
+				return EXIT_STOPPED;
+			}
+			a->seed = (unsigned long long)n;
+		} else if ((v = option_value(argc, argv, &i, "--tol", &missing))) {
+			if (!parse_double(v, &a->tol) || !(a->tol >= 0)) {
+				errorf(r, "--tol %s: expected a number >= 0", v);
+				return EXIT_STOPPED;
+			}
+		} else if ((v = option_value(argc, argv, &i, "--flops",
+					     &missing))) {
+			if (!parse_double(v, &a->flops) || !(a->flops > 0)) {
+				errorf(r, "--flops %s: expected a number > 0", v);
+				return EXIT_STOPPED;
+			}
+		} else if ((v = option_value(argc, argv, &i, "--repeat",
+					     &missing))) {
+			if (!parse_ll(v, &n) || n < 1 || n > 1000000) {
+				errorf(r, "--repeat %s: expected 1 .. 1000000", v);
+				return EXIT_STOPPED;
+			}
+			a->repeat = (int)n;
+		} else if ((v = option_value(argc, argv, &i, "--warmup",
+					     &missing))) {
+			if (!parse_ll(v, &n) || n < 0 || n > 1000000) {
+				errorf(r, "--warmup %s: expected 0 .. 1000000", v);
+				return EXIT_STOPPED;
+			}
+			a->warmup = (int)n;
+		} else if (arg[0] == '-' && !missing) {
+			errorf(r, "unknown option '%s' (tilec run --help)", arg);
+			return EXIT_STOPPED;
+		} else if (!missing) {
+			if (a->file) {
+				errorf(r, "more than one file: '%s' and '%s'",
+				       a->file, arg);
+				return EXIT_STOPPED;
+			}
+			a->file = arg;
+		}
+		if (missing) {
+			errorf(r, "option '%s' needs a value", arg);
+			return EXIT_STOPPED;
+		}
+	}
+	if (!a->file) {
+		usage(stderr);
+		return EXIT_STOPPED;
+	}
+	if (!a->check && !a->bench) {
+		errorf(r, "--no-check only makes sense with --bench");
+		return EXIT_STOPPED;
+	}
+	return -1;
+}
+
+/* --- The kernel and its parameters ---------------------------------------------- */
+
+static char *
+read_text(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	TcBuf b;
+	tc_buf_init(&b);
+	char chunk[8192];
+	size_t n;
+	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+		tc_buf_printf(&b, "%.*s", (int)n, chunk);
+	bool bad = ferror(f);
+	fclose(f);
+	if (bad) {
+		tc_buf_free(&b);
+		return NULL;
+	}
+	*len = b.len;
+	char *text = tc_buf_take(&b);
+	return text ? text : calloc(1, 1);
+}
+
+/* The reference program: parse, specialize, check; pick the kernel. */
+static bool
+load_reference(Run *r)
+{
+	RunArgs *a = &r->args;
+	TcProgram *p = tc_parse(r->ref_arena, a->file, r->text, &r->opt,
+				&r->ref_diags);
+	if (!p || !tc_specialize(r->ref_arena, p, &r->opt, &r->ref_diags) ||
+	    !tc_check(r->ref_arena, p, &r->opt, &r->ref_diags) ||
+	    r->ref_diags.errors > 0)
+		return false;
+	r->ref_prog = p;
+	TcBuf names;
+	tc_buf_init(&names);
+	for (int i = 0; i < p->kernels.len; i++) {
+		const TcKernel *k = p->kernels.items[i];
+		tc_buf_printf(&names, "%s%s", i ? ", " : "", k->name);
+		if (a->kernel ? strcmp(k->name, a->kernel) == 0
+			      : p->kernels.len == 1)
+			r->kernel = k;
+	}
+	if (!r->kernel) {
+		if (p->kernels.len == 0)
+			errorf(r, "%s defines no TILE_KERNEL", a->file);
+		else if (a->kernel)
+			errorf(r, "%s has no kernel named '%s' (kernels: %s)",
+			       a->file, a->kernel, names.data);
+		else
+			errorf(r, "%s has %d kernels (%s); pick one with "
+			       "--kernel NAME",
+			       a->file, p->kernels.len, names.data);
+	}
+	tc_buf_free(&names);
+	return r->kernel != NULL;
+}
+
+static void
+mark_expr(Run *r, const TcExpr *e);
+
+static Param *
+param_of(Run *r, const TcVar *v)
+{
+	if (v->kind != TC_VAR_TENSOR || v->param < 0 || v->param >= r->nparams)
+		return NULL;
+	return &r->params[v->param];
+}
+
+static void
+mark_region(Run *r, const TcRegion *g, Role role)
+{
+	Param *p = param_of(r, g->var);
+	if (p)
+		p->role |= role;
+	for (int i = 0; !g->whole && i < g->var->rank; i++)
+		if (g->origin[i])
+			mark_expr(r, g->origin[i]);
+}
+
+static void
+mark_expr(Run *r, const TcExpr *e)
+{
+	if (!e)
+		return;
+	switch (e->kind) {
+	case TC_EX_BINARY:
+		mark_expr(r, e->u.bin.lhs);
+		mark_expr(r, e->u.bin.rhs);
+		break;
+	case TC_EX_UNARY: mark_expr(r, e->u.un.arg); break;
+	case TC_EX_SELECT:
+		mark_expr(r, e->u.sel.cond);
+		mark_expr(r, e->u.sel.then);
+		mark_expr(r, e->u.sel.els);
+		break;
+	case TC_EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			mark_expr(r, e->u.call.args[i]);
+		break;
+	case TC_EX_CAST: mark_expr(r, e->u.cast.arg); break;
+	case TC_EX_LOAD: {
+		Param *p = param_of(r, e->u.load.var);
+		if (p)
+			p->role |= ROLE_IN;
+		for (int i = 0; i < e->u.load.var->rank; i++)
+			mark_expr(r, e->u.load.idx[i]);
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+/* Which tensors the kernel reads and writes. */
+static void
+mark_stmt(Run *r, const TcStmt *s)
+{
+	if (!s)
+		return;
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		for (int i = 0; i < s->u.block.body.len; i++)
+			mark_stmt(r, s->u.block.body.items[i]);
+		break;
+	case TC_ST_DECL: mark_expr(r, s->u.decl.init); break;
+	case TC_ST_ASSIGN: {
+		const TcExpr *dst = s->u.assign.dst;
+		mark_expr(r, s->u.assign.value);
+		if (dst->kind == TC_EX_LOAD) {
+			Param *p = param_of(r, dst->u.load.var);
+			if (p)
+				p->role |= ROLE_OUT;
+			for (int i = 0; i < dst->u.load.var->rank; i++)
+				mark_expr(r, dst->u.load.idx[i]);
+		}
+		break;
+	}
+	case TC_ST_FOR:
+		mark_expr(r, s->u.loop.begin);
+		mark_expr(r, s->u.loop.end);
+		mark_expr(r, s->u.loop.step);
+		mark_stmt(r, s->u.loop.body);
+		break;
+	case TC_ST_IF:
+		mark_expr(r, s->u.cond.cond);
+		mark_stmt(r, s->u.cond.then);
+		mark_stmt(r, s->u.cond.els);
+		break;
+	case TC_ST_COPY:
+		mark_region(r, &s->u.copy.dst, ROLE_OUT);
+		mark_region(r, &s->u.copy.src, ROLE_IN);
+		break;
+	case TC_ST_ATOMIC_ADD:
+		mark_region(r, &s->u.copy.dst, ROLE_INOUT);
+		mark_region(r, &s->u.copy.src, ROLE_IN);
+		break;
+	case TC_ST_FILL: mark_expr(r, s->u.fill.value); break;
+	default:
+		break;
+	}
+}
+
+static const char *
+find_shape(const RunArgs *a, const char *name)
+{
+	const char *v = NULL;
+	for (int i = 0; i < a->nshapes; i++)
+		if (strcmp(a->shape_name[i], name) == 0)
+			v = a->shape_value[i];
+	return v;
+}
+
+/* Scalar values from --shape (or the float defaults). */
+static bool
+bind_scalars(Run *r)
+{
+	const TcKernel *k = r->kernel;
+	RunArgs *a = &r->args;
+	TcBuf names;
+	tc_buf_init(&names);
+	for (int i = 0; i < r->nparams; i++) {
+		const TcVar *v = r->params[i].var;
+		if (v->kind == TC_VAR_SCALAR)
+			tc_buf_printf(&names, "%s%s", names.len ? ", " : "",
+				      v->name);
+	}
+	bool ok = true;
+	for (int i = 0; i < a->nshapes; i++) {
+		bool known = false;
+		for (int j = 0; j < r->nparams; j++)
+			known |= r->params[j].var->kind == TC_VAR_SCALAR &&
+				 strcmp(r->params[j].var->name,
+					a->shape_name[i]) == 0;
+		if (!known) {
+			errorf(r, "--shape %s: kernel %s has no scalar parameter "
+			       "of that name (it has: %s)",
+			       a->shape_name[i], k->name,
+			       names.len ? names.data : "none");
+			ok = false;
+		}
+	}
+	for (int i = 0; ok && i < r->nparams; i++) {
+		Param *p = &r->params[i];
+		const TcVar *v = p->var;
+		if (v->kind != TC_VAR_SCALAR)
+			continue;
+		const char *s = find_shape(a, v->name);
+		if (tc_dtype_is_float(v->dtype)) {
+			double x = strncmp(v->name, "eps", 3) == 0 ? 1e-5 : 1.0;
+			if (s && !parse_double(s, &x)) {
+				errorf(r, "--shape %s=%s: not a number", v->name, s);
+				ok = false;
+				continue;
+			}
+			p->value = x;
+			if (v->dtype == TC_DT_F64)
+				p->scalar.f64 = x;
+			else
+				p->scalar.f32 = (float)x;
+			continue;
+		}
+		long long x;
+		if (!s) {
+			errorf(r, "no value for %s: give every integer parameter "
+			       "of %s with --shape (%s)",
+			       v->name, k->name, names.data);
+			ok = false;
+			continue;
+		}
+		if (!parse_ll(s, &x)) {
+			errorf(r, "--shape %s=%s: not an integer", v->name, s);
+			ok = false;
+			continue;
+		}
+		p->value = (double)x;
+		bool fits = true;
+		switch (v->dtype) {
+		case TC_DT_I64: p->scalar.i64 = x; break;
+		case TC_DT_I32:
+			fits = x >= INT32_MIN && x <= INT32_MAX;
+			p->scalar.i32 = (int32_t)x;
+			break;
+		case TC_DT_I8:
+			fits = x >= INT8_MIN && x <= INT8_MAX;
+			p->scalar.i8 = (int8_t)x;
+			break;
+		case TC_DT_U8:
+		case TC_DT_BOOL:
+			fits = x >= 0 && x <= (v->dtype == TC_DT_BOOL ? 1 : 255);
+			p->scalar.u8 = (uint8_t)x;
+			break;
+		default:
+			errorf(r, "parameter %s has type %s, which `tilec run` "
+			       "cannot pass",
+			       v->name, tc_dtype_name(v->dtype));
+			ok = false;
+			continue;
+		}
+		if (!fits) {
+			errorf(r, "--shape %s=%lld does not fit in %s", v->name, x,
+			       tc_dtype_name(v->dtype));
+			ok = false;
+		}
+	}
+	tc_buf_free(&names);
+	return ok;
+}
+
+/* Which scalar parameters an extent mentions, for error messages. */
+static void
+extent_sources(const Run *r, const TcExpr *e, TcBuf *out)
+{
+	switch (e->kind) {
+	case TC_EX_VAR:
+		if (e->u.var->kind == TC_VAR_SCALAR) {
+			const Param *p = &r->params[e->u.var->param];
+			tc_buf_printf(out, "%s%s=%g", out->len ? ", " : "",
+				      e->u.var->name, p->value);
+		}
+		break;
+	case TC_EX_BINARY:
+		extent_sources(r, e->u.bin.lhs, out);
+		extent_sources(r, e->u.bin.rhs, out);
+		break;
+	case TC_EX_UNARY: extent_sources(r, e->u.un.arg, out); break;
+	case TC_EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			extent_sources(r, e->u.call.args[i], out);
+		break;
+	case TC_EX_CAST: extent_sources(r, e->u.cast.arg, out); break;
+	default:
+		break;
+	}
+}
+
+static void *
+alloc_tensor(size_t bytes)
+{
+	size_t n = (bytes + 63) / 64 * 64;
+	return aligned_alloc(64, n ? n : 64);
+}
+
+/* Tensor extents and storage; the argument vectors. */
+static bool
+setup_params(Run *r)
+{
+	const TcKernel *k = r->kernel;
+	r->kargs = calloc((size_t)r->nparams + 1, sizeof *r->kargs);
+	r->rargs = calloc((size_t)r->nparams + 1, sizeof *r->rargs);
+	if (!r->kargs || !r->rargs) {
+		errorf(r, "out of memory");
+		return false;
+	}
+	for (int i = 0; i < r->nparams; i++)
+		if (r->params[i].var->kind == TC_VAR_SCALAR)
+			r->kargs[i] = r->rargs[i] = &r->params[i].scalar;
+	double total = 0;
+	for (int i = 0; i < r->nparams; i++) {
+		Param *p = &r->params[i];
+		const TcVar *v = p->var;
+		if (v->kind != TC_VAR_TENSOR)
+			continue;
+		double count = 1;
+		for (int j = 0; j < v->rank; j++) {
+			double e;
+			if (!tc_interp_eval(k, v->shape[j], r->kargs, &e,
+					    &r->ref_diags))
+				return false;
+			if (e < 0) {
+				TcBuf why;
+				tc_buf_init(&why);
+				extent_sources(r, v->shape[j], &why);
+				errorf(r, "tensor %s would have extent %.0f along "
+				       "dim %d (from %s); extents must be >= 0",
+				       v->name, e, j,
+				       why.len ? why.data : "its declaration");
+				tc_buf_free(&why);
+				return false;
+			}
+			p->ext[j] = (long long)e;
+			count *= e;
+		}
+		double bytes = count * tc_dtype_bits(v->dtype) / 8.0;
+		total += bytes;
+		if (total > 16e9) {
+			errorf(r, "the tensors would take %.1f GB; that is more "
+			       "than `tilec run` allocates",
+			       total / 1e9);
+			return false;
+		}
+		p->count = (size_t)count;
+		p->bytes = tc_elem_bytes(v->dtype, p->count);
+		p->data = alloc_tensor(p->bytes);
+		p->ref = (p->role & ROLE_OUT) ? alloc_tensor(p->bytes) : p->data;
+		if (!p->data || !p->ref) {
+			errorf(r, "out of memory for tensor %s (%zu bytes)",
+			       v->name, p->bytes);
+			return false;
+		}
+		p->slot = p->data;
+		p->ref_slot = p->ref;
+		r->kargs[i] = &p->slot;
+		r->rargs[i] = &p->ref_slot;
+	}
+	return true;
+}
+
+/* --- Inputs, poison, comparison ------------------------------------------------------ */
+
+/* splitmix64: a small, well-mixed generator; one stream per tensor. */
+static uint64_t
+next_random(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* Random values that are never zero: floats with magnitude in
+ * [1/16, 1] and a random sign; integers in 1 .. 7 with a random sign
+ * (1 .. 15 for u8); bools 0 or 1. */
+static void
+fill_random(Param *p, unsigned long long seed)
+{
+	uint64_t state = seed * 0x100000001b3ull + (uint64_t)p->var->param;
+	TcDtype t = p->var->dtype;
+	for (size_t i = 0; i < p->count; i++) {
+		uint64_t x = next_random(&state);
+		double sign = (x >> 63) ? -1.0 : 1.0;
+		double v;
+		if (tc_dtype_is_float(t))
+			v = sign * (0.0625 + 0.9375 * (double)(x >> 11) * 0x1p-53);
+		else if (t == TC_DT_BOOL)
+			v = (double)(x >> 63);
+		else if (t == TC_DT_U8)
+			v = (double)(1 + x % 15);
+		else
+			v = sign * (double)(1 + x % 7);
+		tc_elem_store(t, p->data, i, v);
+	}
+}
+
+/* The poison pattern of one element, and its width in bytes (0 for i4,
+ * which is poisoned with 0xAB bytes). */
+static int
+poison_bits(TcDtype t, uint64_t *bits)
+{
+	switch (t) {
+	case TC_DT_F64: *bits = 0x7ff8abababababab; return 8;
+	case TC_DT_F32: *bits = 0x7fc0abab; return 4;
+	case TC_DT_F16: *bits = 0x7eab; return 2;
+	case TC_DT_BF16: *bits = 0x7feb; return 2;
+	case TC_DT_FP8E4M3: *bits = 0x7f; return 1;
+	case TC_DT_FP8E5M2: *bits = 0x7e; return 1;
+	case TC_DT_I64: *bits = 0xabababababababab; return 8;
+	case TC_DT_I32: *bits = 0xabababab; return 4;
+	default: *bits = 0xab; return t == TC_DT_I4 ? 0 : 1;
+	}
+}
+
+static void
+poison(void *data, TcDtype t, size_t count, size_t bytes)
+{
+	uint64_t bits;
+	int w = poison_bits(t, &bits);
+	if (w <= 1) {
+		memset(data, (int)(bits & 0xff), bytes);
+		return;
+	}
+	for (size_t i = 0; i < count; i++)
+		memcpy((char *)data + i * (size_t)w, &bits, (size_t)w);
+}
+
+/* Element i still holds the poison. */
+static bool
+is_poison(const void *data, TcDtype t, size_t i)
+{
+	uint64_t bits, got = 0;
+	int w = poison_bits(t, &bits);
+	if (w == 0)
+		return (((const uint8_t *)data)[i / 2] >> ((i & 1) * 4) & 15) ==
+		       ((i & 1) ? 0xa : 0xb);
+	memcpy(&got, (const char *)data + i * (size_t)w, (size_t)w);
+	return got == bits;
+}
+
+static void
+compare(const Param *p, double tol, Compare *c)
+{
+	memset(c, 0, sizeof *c);
+	TcDtype t = p->var->dtype;
+	bool is_float = tc_dtype_is_float(t);
+	for (size_t i = 0; i < p->count; i++) {
+		double want = tc_elem_load(t, p->ref, i);
+		double got = tc_elem_load(t, p->data, i);
+		/* Integers that equal the poison are counted only where the
+		 * reference differs: the pattern is a legitimate value. */
+		if ((p->role == ROLE_OUT) && is_poison(p->data, t, i) &&
+		    (is_float || got != want)) {
+			c->unwritten++;
+			continue;
+		}
+		if (!isfinite(want) || !isfinite(got)) {
+			if (!(isnan(want) && isnan(got)) && want != got)
+				c->nan_mismatch++;
+			continue;
+		}
+		double err = fabs(got - want);
+		if (fabs(want) > c->max_abs_ref)
+			c->max_abs_ref = fabs(want);
+		if (err > c->max_abs_err || (c->max_abs_err == 0 && i == 0)) {
+			c->max_abs_err = err;
+			c->worst = i;
+			c->worst_got = got;
+			c->worst_want = want;
+		}
+	}
+	c->rel_err = c->max_abs_ref > 0 ? c->max_abs_err / c->max_abs_ref
+					 : c->max_abs_err;
+	c->ok = c->rel_err <= tol && c->unwritten == 0 && c->nan_mismatch == 0;
+}
+
+/* Relative tolerance from the narrowest float type among the kernel's
+ * tensors and buffers; exact when it only uses integers. */
+static double
+default_tolerance(const TcKernel *k)
+{
+	double tol = 0;
+	for (int i = 0; i < k->vars.len; i++) {
+		const TcVar *v = k->vars.items[i];
+		if (v->kind != TC_VAR_TENSOR && v->kind != TC_VAR_BUFFER)
+			continue;
+		double t = 0;
+		switch (v->dtype) {
+		case TC_DT_F64: t = 1e-10; break;
+		case TC_DT_F32: t = 1e-5; break;
+		case TC_DT_F16:
+		case TC_DT_BF16: t = 1e-2; break;
+		case TC_DT_FP8E4M3: t = 0.125; break;
+		case TC_DT_FP8E5M2: t = 0.25; break;
+		default: break;
+		}
+		if (t > tol)
+			tol = t;
+	}
+	return tol;
+}
+
+/* "[12][7]" for element i of p. */
+static void
+index_text(const Param *p, size_t i, char *out, size_t n)
+{
+	long long idx[TC_MAX_RANK];
+	for (int j = p->var->rank - 1; j >= 0; j--) {
+		idx[j] = p->ext[j] ? (long long)(i % (size_t)p->ext[j]) : 0;
+		i = p->ext[j] ? i / (size_t)p->ext[j] : 0;
+	}
+	size_t used = 0;
+	out[0] = '\0';
+	for (int j = 0; j < p->var->rank && used < n; j++)
+		used += (size_t)snprintf(out + used, n - used, "[%lld]", idx[j]);
+}
+
+static void
+type_text(const Param *p, char *out, size_t n)
+{
+	size_t used = (size_t)snprintf(out, n, "%s", tc_dtype_name(p->var->dtype));
+	for (int j = 0; j < p->var->rank && used < n; j++)
+		used += (size_t)snprintf(out + used, n - used, "[%lld]",
+					 p->ext[j]);
+}
+
+/* --- Compiling ---------------------------------------------------------------------- */
+
+static bool
+translate(Run *r)
+{
+	if (r->args.source) {
+		size_t len;
+		char *text = read_text(r->args.source, &len);
+		if (!text) {
+			errorf(r, "cannot read %s: %s", r->args.source,
+			       strerror(errno));
+			return false;
+		}
+		tc_buf_printf(&r->src, "%.*s", (int)len, text);
+		free(text);
+		return true;
+	}
+	double t0 = tilec_now();
+	TcProgram *prog;
+	r->opt.kernel = r->kernel->name;
+	bool ok = tc_translate(r->gen_arena, r->args.file, r->text, &r->opt,
+			       &r->gen_diags, &prog, &r->src);
+	r->translate_s = tilec_now() - t0;
+	if (!ok || r->gen_diags.errors > 0) {
+		fputs(r->gen_diags.text.data ? r->gen_diags.text.data : "",
+		      stderr);
+		errorf(r, "translating %s for %s failed", r->args.file,
+		       r->opt.target.name);
+		return false;
+	}
+	return true;
+}
+
+/* The runtime context for the target (its absence stops the run before
+ * any translation work). */
+static bool
+open_context(Run *r)
+{
+	RunArgs *a = &r->args;
+	int backend = tilec_backend_from_name(a->target);
+	tilec_init_error ierr;
+	r->ctx = tilec_context_new((tilec_backend)backend, 0, &ierr);
+	if (!r->ctx) {
+		errorf(r, "%s", ierr.message);
+		return false;
+	}
+	if (a->cc && tilec_set_compiler(r->ctx, a->cc) != TILEC_OK) {
+		errorf(r, "%s", tilec_error(r->ctx));
+		return false;
+	}
+	return true;
+}
+
+static bool
+jit(Run *r)
+{
+	RunArgs *a = &r->args;
+	/* The helper headers, as generated code includes them. */
+	int n = 0;
+	while (tc_embedded[n].path)
+		n++;
+	tilec_header *headers = calloc((size_t)n + 1, sizeof *headers);
+	char **names = calloc((size_t)n + 1, sizeof *names);
+	if (!headers || !names) {
+		free(headers);
+		free(names);
+		errorf(r, "out of memory");
+		return false;
+	}
+	for (int i = 0; i < n; i++) {
+		size_t len = strlen(tc_embedded[i].path) + 7;
+		names[i] = malloc(len);
+		if (names[i])
+			snprintf(names[i], len, "tilec/%s", tc_embedded[i].path);
+		headers[i].name = names[i];
+		headers[i].text = tc_embedded[i].text;
+		headers[i].len = tc_embedded[i].len;
+	}
+	const char *file = a->source ? a->source : a->file;
+	const char *base = strrchr(file, '/');
+	base = base ? base + 1 : file;
+	char srcname[256];
+	if (a->source)
+		snprintf(srcname, sizeof srcname, "%s", base);
+	else
+		snprintf(srcname, sizeof srcname, "%.*s.%s.c",
+			 (int)(strrchr(base, '.') ? strrchr(base, '.') - base
+						  : (long)strlen(base)),
+			 base, r->opt.target.name);
+	tilec_compile_options o;
+	tilec_compile_options_init(&o);
+	o.name = srcname;
+	o.arch = a->march;
+	o.headers = headers;
+	o.nheaders = n;
+	o.no_cache = a->no_cache;
+	r->mod = tilec_compile(r->ctx, r->src.data ? r->src.data : "",
+			       r->src.len, &o);
+	for (int i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	free(headers);
+	if (!r->mod) {
+		errorf(r, "cannot compile the generated code: %s",
+		       tilec_error(r->ctx));
+		return false;
+	}
+	tilec_module_get_info(r->mod, &r->info);
+	r->entry = tilec_module_kernel(r->mod, r->kernel->name);
+	if (!r->entry) {
+		errorf(r, "%s", tilec_error(r->ctx));
+		return false;
+	}
+	return true;
+}
+
+/* --- The run --------------------------------------------------------------------- */
+
+static void
+run_free(Run *r)
+{
+	for (int i = 0; r->params && i < r->nparams; i++) {
+		if (r->params[i].ref != r->params[i].data)
+			free(r->params[i].ref);
+		free(r->params[i].data);
+	}
+	free(r->params);
+	free(r->kargs);
+	free(r->rargs);
+	tilec_module_free(r->mod);
+	tilec_context_free(r->ctx);
+	tc_buf_free(&r->src);
+	tc_diags_free(&r->ref_diags);
+	tc_diags_free(&r->gen_diags);
+	if (r->ref_arena)
+		tc_arena_free(r->ref_arena);
+	if (r->gen_arena)
+		tc_arena_free(r->gen_arena);
+	for (int i = 0; i < r->args.nshapes; i++) {
+		free(r->args.shape_name[i]);
+		free(r->args.shape_value[i]);
+	}
+	for (int i = 0; i < r->args.ndefines; i++)
+		free((char *)r->args.define_name[i]);
+	free(r->text);
+	json_decref(r->json);
+}
+
+/* The header line: kernel, target, scalars, tunables. */
+static void
+report_header(Run *r)
+{
+	json_t *shape = json_object(), *tun = json_object();
+	TcBuf line;
+	tc_buf_init(&line);
+	tc_buf_printf(&line, "%s on %s:", r->kernel->name, r->opt.target.name);
+	for (int i = 0; i < r->nparams; i++) {
+		const Param *p = &r->params[i];
+		if (p->var->kind != TC_VAR_SCALAR)
+			continue;
+		tc_buf_printf(&line, " %s=%g", p->var->name, p->value);
+		json_object_set_new(shape, p->var->name,
+				    tc_dtype_is_float(p->var->dtype)
+					    ? json_real(p->value)
+					    : json_integer((json_int_t)p->value));
+	}
+	const TcProgram *prog = r->ref_prog;
+	for (int i = 0; i < prog->tunables.len; i++) {
+		const TcVar *v = prog->tunables.items[i];
+		tc_buf_printf(&line, "%s%s=%lld", i ? " " : " (", v->name,
+			      v->value);
+		if (i + 1 == prog->tunables.len)
+			tc_buf_puts(&line, ")");
+		json_object_set_new(tun, v->name, json_integer(v->value));
+	}
+	if (!r->args.json)
+		printf("%s\n", line.data);
+	tc_buf_free(&line);
+	json_object_set_new(r->json, "kernel", json_string(r->kernel->name));
+	json_object_set_new(r->json, "target", json_string(r->opt.target.name));
+	json_object_set_new(r->json, "file", json_string(r->args.file));
+	json_object_set_new(r->json, "shape", shape);
+	json_object_set_new(r->json, "tunables", tun);
+}
+
+static void
+report_compile(Run *r)
+{
+	if (!r->args.json && r->args.source)
+		printf("  source %s, %s %.1f ms%s\n", r->args.source,
+		       r->info.from_cache ? "load from cache" : "compile",
+		       r->info.total_seconds * 1e3,
+		       r->info.rebuilt_corrupt ? " (corrupt cache entry rebuilt)"
+						: "");
+	else if (!r->args.json)
+		printf("  translate %.1f ms, %s %.1f ms%s\n",
+		       r->translate_s * 1e3,
+		       r->info.from_cache ? "load from cache" : "compile",
+		       r->info.total_seconds * 1e3,
+		       r->info.rebuilt_corrupt ? " (corrupt cache entry rebuilt)"
+						: "");
+	json_object_set_new(r->json, "translate_ms",
+			    json_real(r->translate_s * 1e3));
+	json_object_set_new(r->json, "jit_ms",
+			    json_real(r->info.total_seconds * 1e3));
+	json_object_set_new(r->json, "compiler_ms",
+			    json_real(r->info.compile_seconds * 1e3));
+	json_object_set_new(r->json, "cache_hit",
+			    json_boolean(r->info.from_cache));
+}
+
+/* Run the kernel and the reference once and compare; returns the exit
+ * status. */
+static int
+check(Run *r)
+{
+	for (int i = 0; i < r->nparams; i++) {
+		Param *p = &r->params[i];
+		if (p->var->kind != TC_VAR_TENSOR)
+			continue;
+		if (p->role == ROLE_OUT) {
+			poison(p->data, p->var->dtype, p->count, p->bytes);
+			poison(p->ref, p->var->dtype, p->count, p->bytes);
+		} else if (p->ref != p->data) {
+			memcpy(p->ref, p->data, p->bytes);
+		}
+	}
+	double t0 = tilec_now();
+	tilec_status st = tilec_launch(r->entry, r->kargs, NULL);
+	r->first_run_s = tilec_now() - t0;
+	if (st != TILEC_OK) {
+		errorf(r, "launch failed: %s", tilec_error(r->ctx));
+		return EXIT_STOPPED;
+	}
+	if (!r->args.check) {
+		TcDiags quiet;
+		tc_diags_init(&quiet, r->args.file, r->text, r->len);
+		bool ok = tc_interp_run(r->kernel, r->rargs, true, &r->stats,
+					&quiet);
+		tc_diags_free(&quiet);
+		(void)ok;
+		return EXIT_PASS;
+	}
+	t0 = tilec_now();
+	bool ok = tc_interp_run(r->kernel, r->rargs, false, &r->stats,
+				&r->ref_diags);
+	r->reference_s = tilec_now() - t0;
+	json_object_set_new(r->json, "reference_ms",
+			    json_real(r->reference_s * 1e3));
+	if (!ok) {
+		errorf(r, "the reference interpreter stopped on an error in "
+		       "the tile program (above)");
+		return EXIT_MISMATCH;
+	}
+	if (!r->args.json)
+		printf("  first run %.3f ms, reference %.1f ms\n",
+		       r->first_run_s * 1e3, r->reference_s * 1e3);
+
+	int status = EXIT_PASS;
+	json_t *outs = json_array();
+	for (int i = 0; i < r->nparams; i++) {
+		Param *p = &r->params[i];
+		if (p->var->kind != TC_VAR_TENSOR || !(p->role & ROLE_OUT))
+			continue;
+		Compare c;
+		compare(p, r->tol, &c);
+		char type[128], where[128];
+		type_text(p, type, sizeof type);
+		index_text(p, c.worst, where, sizeof where);
+		if (!r->args.json) {
+			printf("  %-8s %-20s max rel err %.2e (tol %.0e)", p->var->name,
+			       type, c.rel_err, r->tol);
+			if (c.max_abs_err > 0 && !c.ok)
+				printf(", worst %s%s: got %.6g, want %.6g",
+				       p->var->name, where, c.worst_got,
+				       c.worst_want);
+			if (c.unwritten)
+				printf(", %zu unwritten", c.unwritten);
+			if (c.nan_mismatch)
+				printf(", %zu NaN/inf mismatches", c.nan_mismatch);
+			printf("  %s\n", c.ok ? "ok" : "FAIL");
+		}
+		json_t *o = json_object();
+		json_object_set_new(o, "name", json_string(p->var->name));
+		json_object_set_new(o, "type", json_string(type));
+		json_object_set_new(o, "max_rel_err", json_real(c.rel_err));
+		json_object_set_new(o, "max_abs_err", json_real(c.max_abs_err));
+		json_object_set_new(o, "max_abs_ref", json_real(c.max_abs_ref));
+		json_object_set_new(o, "tol", json_real(r->tol));
+		json_object_set_new(o, "unwritten", json_integer((json_int_t)c.unwritten));
+		json_object_set_new(o, "nan_mismatch",
+				    json_integer((json_int_t)c.nan_mismatch));
+		json_object_set_new(o, "ok", json_boolean(c.ok));
+		json_array_append_new(outs, o);
+		if (!c.ok)
+			status = EXIT_MISMATCH;
+	}
+	json_object_set_new(r->json, "outputs", outs);
+	return status;
+}
+
+/* Time the kernel over rotating copies of its tensors. */
+static int
+bench(Run *r)
+{
+	size_t set_bytes = 0;
+	for (int i = 0; i < r->nparams; i++)
+		set_bytes += r->params[i].bytes;
+	int nsets = 1;
+	if (set_bytes > 0) {
+		long long want = BENCH_ROTATE_BYTES / (long long)set_bytes + 1;
+		long long cap = BENCH_MEMORY_BUDGET / (long long)set_bytes;
+		nsets = (int)(want < cap ? want : cap);
+		if (nsets > BENCH_MAX_SETS)
+			nsets = BENCH_MAX_SETS;
+		if (nsets < 1)
+			nsets = 1;
+	}
+	void ***sets = calloc((size_t)nsets, sizeof *sets);
+	void **slots = calloc((size_t)nsets * (size_t)r->nparams + 1,
+			      sizeof *slots);
+	bool ok = sets && slots;
+	if (ok)
+		sets[0] = r->kargs;
+	for (int s = 1; ok && s < nsets; s++) {
+		sets[s] = calloc((size_t)r->nparams + 1, sizeof **sets);
+		if (!sets[s]) {
+			ok = false;
+			break;
+		}
+		for (int i = 0; i < r->nparams; i++) {
+			Param *p = &r->params[i];
+			if (p->var->kind != TC_VAR_TENSOR) {
+				sets[s][i] = r->kargs[i];
+				continue;
+			}
+			void *copy = alloc_tensor(p->bytes);
+			if (!copy) {
+				ok = false;
+				break;
+			}
+			memcpy(copy, p->data, p->bytes);
+			slots[s * r->nparams + i] = copy;
+			sets[s][i] = &slots[s * r->nparams + i];
+		}
+	}
+	int status = EXIT_PASS;
+	tilec_bench_result res;
+	if (!ok) {
+		errorf(r, "out of memory for %d input sets", nsets);
+		status = EXIT_STOPPED;
+	} else if (tilec_bench(r->entry, (void **const *)sets, nsets, NULL,
+			       r->args.warmup, r->args.repeat,
+			       &res) != TILEC_OK) {
+		errorf(r, "timing failed: %s", tilec_error(r->ctx));
+		status = EXIT_STOPPED;
+	} else {
+		double flops = r->args.flops > 0 ? r->args.flops
+						 : r->stats.gemm_flops;
+		double gbps = (double)set_bytes / res.median_s / 1e9;
+		if (!r->args.json) {
+			printf("  time %.3f ms median of %d (min %.3f, %d input "
+			       "sets), %.1f GB/s",
+			       res.median_s * 1e3, res.runs, res.min_s * 1e3,
+			       nsets, gbps);
+			if (flops > 0)
+				printf(", %.1f GFLOP/s", flops / res.median_s / 1e9);
+			printf("\n");
+		}
+		json_t *b = json_object();
+		json_object_set_new(b, "median_ms", json_real(res.median_s * 1e3));
+		json_object_set_new(b, "min_ms", json_real(res.min_s * 1e3));
+		json_object_set_new(b, "mean_ms", json_real(res.mean_s * 1e3));
+		json_object_set_new(b, "runs", json_integer(res.runs));
+		json_object_set_new(b, "input_sets", json_integer(nsets));
+		json_object_set_new(b, "bytes", json_real((double)set_bytes));
+		json_object_set_new(b, "gbps", json_real(gbps));
+		json_object_set_new(b, "flops", json_real(flops));
+		json_object_set_new(b, "flops_from",
+				    json_string(r->args.flops > 0 ? "--flops"
+								  : "tile_gemm"));
+		if (flops > 0)
+			json_object_set_new(b, "gflops",
+					    json_real(flops / res.median_s / 1e9));
+		json_object_set_new(r->json, "bench", b);
+	}
+	for (int s = 1; sets && s < nsets; s++) {
+		for (int i = 0; slots && i < r->nparams; i++)
+			free(slots[s * r->nparams + i]);
+		free(sets[s]);
+	}
+	free(sets);
+	free(slots);
+	return status;
+}
+
+static int
+run(Run *r, int argc, char **argv)
+{
+	int status = parse_args(r, argc, argv);
+	if (status >= 0)
+		return status;
+	RunArgs *a = &r->args;
+	if (tilec_backend_from_name(a->target) < 0) {
+		errorf(r, "unknown target '%s' (openmp, cuda or hip)", a->target);
+		return EXIT_STOPPED;
+	}
+	if (!open_context(r))
+		return EXIT_STOPPED;
+	if (!(r->text = read_text(a->file, &r->len))) {
+		errorf(r, "cannot read %s: %s", a->file, strerror(errno));
+		return EXIT_STOPPED;
+	}
+	if (!tc_options_init(&r->opt, a->target, a->arch)) {
+		errorf(r, "unknown target '%s'%s%s", a->target,
+		       a->arch ? " or architecture " : "", a->arch ? a->arch : "");
+		return EXIT_STOPPED;
+	}
+	r->opt.ndefines = a->ndefines;
+	for (int i = 0; i < a->ndefines; i++) {
+		r->opt.define_name[i] = a->define_name[i];
+		r->opt.define_value[i] = a->define_value[i];
+		r->opt.define_loc[i] = (TcLoc){ "<command line>", 0, 0 };
+	}
+	tc_diags_init(&r->ref_diags, a->file, r->text, r->len);
+	tc_diags_init(&r->gen_diags, a->file, r->text, r->len);
+	r->ref_diags.to_stderr = true;
+	r->ref_arena = tc_arena_new();
+	r->gen_arena = tc_arena_new();
+	if (!load_reference(r))
+		return EXIT_STOPPED;
+
+	const TcKernel *k = r->kernel;
+	r->nparams = k->params.len;
+	r->params = calloc((size_t)r->nparams + 1, sizeof *r->params);
+	if (!r->params) {
+		errorf(r, "out of memory");
+		return EXIT_STOPPED;
+	}
+	for (int i = 0; i < r->nparams; i++)
+		r->params[i].var = k->params.items[i];
+	mark_stmt(r, k->body);
+	for (int i = 0; i < r->nparams; i++)
+		if (r->params[i].var->kind == TC_VAR_TENSOR &&
+		    (r->params[i].var->is_const || r->params[i].role == 0))
+			r->params[i].role = ROLE_IN;
+	if (!bind_scalars(r) || !setup_params(r))
+		return EXIT_STOPPED;
+	r->tol = a->tol >= 0 ? a->tol : default_tolerance(k);
+	report_header(r);
+
+	if (!translate(r) || !jit(r))
+		return EXIT_STOPPED;
+	report_compile(r);
+	for (int i = 0; i < r->nparams; i++)
+		if (r->params[i].var->kind == TC_VAR_TENSOR &&
+		    (r->params[i].role & ROLE_IN))
+			fill_random(&r->params[i], a->seed);
+	status = check(r);
+	if (status == EXIT_PASS && a->bench)
+		status = bench(r);
+	json_object_set_new(r->json, "ok", json_boolean(status == EXIT_PASS));
+	if (!a->json)
+		printf("%s\n", status == EXIT_PASS ? (a->check ? "PASS" : "DONE")
+						   : "FAIL");
+	return status;
+}
+
+int
+tc_run_main(int argc, char **argv)
+{
+	Run r;
+	memset(&r, 0, sizeof r);
+	r.json = json_object();
+	int status = run(&r, argc, argv);
+	if (r.args.json && r.json) {
+		if (!json_object_get(r.json, "ok"))
+			json_object_set_new(r.json, "ok", json_false());
+		char *s = json_dumps(r.json, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		if (s)
+			printf("%s\n", s);
+		free(s);
+	}
+	run_free(&r);
+	return status;
+}
