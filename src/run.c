@@ -106,6 +106,7 @@ typedef struct Compare {
 	double worst_got, worst_want; /* the values there */
 	size_t nan_mismatch;  /* NaN or infinity on one side only */
 	size_t unwritten;     /* elements still holding the poison */
+	size_t first_unwritten; /* the first of them */
 	bool ok;              /* within tolerance, nothing unwritten */
 } Compare;
 
@@ -873,7 +874,8 @@ compare(const Param *p, double tol, Compare *c)
 		 * reference differs: the pattern is a legitimate value. */
 		if ((p->role == ROLE_OUT) && is_poison(p->data, t, i) &&
 		    (is_float || got != want)) {
-			c->unwritten++;
+			if (c->unwritten++ == 0)
+				c->first_unwritten = i;
 			continue;
 		}
 		if (!isfinite(want) || !isfinite(got)) {
@@ -1173,33 +1175,33 @@ check(Run *r)
 			memcpy(p->ref, p->data, p->bytes);
 		}
 	}
+	/* The reference first: an out-of-bounds access it reports would
+	 * likely crash the compiled kernel. */
 	double t0 = tilec_now();
+	TcDiags quiet;
+	tc_diags_init(&quiet, r->args.file, r->text, r->len);
+	bool ok = tc_interp_run(r->kernel, r->rargs, !r->args.check, &r->stats,
+				r->args.check ? &r->ref_diags : &quiet);
+	tc_diags_free(&quiet);
+	r->reference_s = tilec_now() - t0;
+	if (r->args.check) {
+		json_object_set_new(r->json, "reference_ms",
+				    json_real(r->reference_s * 1e3));
+		if (!ok) {
+			errorf(r, "the reference interpreter stopped on an error "
+			       "in the tile program (above)");
+			return EXIT_MISMATCH;
+		}
+	}
+	t0 = tilec_now();
 	tilec_status st = tilec_launch(r->entry, r->kargs, NULL);
 	r->first_run_s = tilec_now() - t0;
 	if (st != TILEC_OK) {
 		errorf(r, "launch failed: %s", tilec_error(r->ctx));
 		return EXIT_STOPPED;
 	}
-	if (!r->args.check) {
-		TcDiags quiet;
-		tc_diags_init(&quiet, r->args.file, r->text, r->len);
-		bool ok = tc_interp_run(r->kernel, r->rargs, true, &r->stats,
-					&quiet);
-		tc_diags_free(&quiet);
-		(void)ok;
+	if (!r->args.check)
 		return EXIT_PASS;
-	}
-	t0 = tilec_now();
-	bool ok = tc_interp_run(r->kernel, r->rargs, false, &r->stats,
-				&r->ref_diags);
-	r->reference_s = tilec_now() - t0;
-	json_object_set_new(r->json, "reference_ms",
-			    json_real(r->reference_s * 1e3));
-	if (!ok) {
-		errorf(r, "the reference interpreter stopped on an error in "
-		       "the tile program (above)");
-		return EXIT_MISMATCH;
-	}
 	if (!r->args.json)
 		printf("  first run %.3f ms, reference %.1f ms\n",
 		       r->first_run_s * 1e3, r->reference_s * 1e3);
@@ -1218,12 +1220,16 @@ check(Run *r)
 		if (!r->args.json) {
 			printf("  %-8s %-20s max rel err %.2e (tol %.0e)", p->var->name,
 			       type, c.rel_err, r->tol);
-			if (c.max_abs_err > 0 && !c.ok)
+			if (c.rel_err > r->tol)
 				printf(", worst %s%s: got %.6g, want %.6g",
 				       p->var->name, where, c.worst_got,
 				       c.worst_want);
-			if (c.unwritten)
-				printf(", %zu unwritten", c.unwritten);
+			if (c.unwritten) {
+				index_text(p, c.first_unwritten, where,
+					   sizeof where);
+				printf(", %zu unwritten (first %s%s)", c.unwritten,
+				       p->var->name, where);
+			}
 			if (c.nan_mismatch)
 				printf(", %zu NaN/inf mismatches", c.nan_mismatch);
 			printf("  %s\n", c.ok ? "ok" : "FAIL");
