@@ -1,0 +1,76 @@
+/*
+ * fuzz_translate.c - libFuzzer target: any bytes, as a tile program.
+ *
+ * Each input is compiled for the OpenMP target with the IR verified after
+ * every pass, printed, and translated to source when the backend is built.
+ * Diagnostics are collected, not printed, and rendered without source
+ * lines so that only the translator's own words are searched.  A crash, a
+ * sanitizer report, an abort (tc_bug) or a verifier complaint (an internal
+ * error reported as a diagnostic) is a finding; a located error for a bad
+ * program is not.
+ * Built and run by tools/fuzz.sh, not by meson.
+ */
+#include "tilec_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* An internal error among the diagnostics means a translator bug.  Each
+ * line of d->text is one diagnostic (no source lines are rendered); only
+ * the start of its message counts, since messages may quote the input. */
+static void
+abort_on_internal_error(const TcDiags *d)
+{
+	static const char sev[] = ": error: ";
+	static const char bug[] = "internal error: ";
+	for (const char *line = d->text.data; line && *line;) {
+		const char *end = strchr(line, '\n');
+		const char *at = strstr(line, sev);
+		if (at && (!end || at < end) &&
+		    strncmp(at + strlen(sev), bug, strlen(bug)) == 0) {
+			fputs(d->text.data, stderr);
+			abort();
+		}
+		line = end ? end + 1 : NULL;
+	}
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *text = malloc(size + 1);
+	if (!text)
+		return 0;
+	memcpy(text, data, size);
+	text[size] = '\0';
+
+	TcOptions opt;
+	if (!tc_options_init(&opt, "openmp", "generic")) {
+		free(text);
+		return 0;
+	}
+	opt.verify = true;
+	TcDiags d;
+	tc_diags_init(&d, "fuzz.c", NULL, 0);
+	TcArena *a = tc_arena_new();
+	TcProgram *p = NULL;
+	TcBuf out;
+	tc_buf_init(&out);
+	bool ok;
+	if (tc_backend_find(opt.target.kind))
+		ok = tc_translate(a, "fuzz.c", text, &opt, &d, &p, &out);
+	else
+		ok = tc_compile(a, "fuzz.c", text, &opt, &d, &p);
+	if (ok && p)
+		tc_print_program(&out, p);
+	abort_on_internal_error(&d);
+
+	tc_buf_free(&out);
+	tc_arena_free(a);
+	tc_diags_free(&d);
+	free(text);
+	return 0;
+}
