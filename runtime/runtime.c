@@ -869,44 +869,51 @@ static const FloatFormat fmt_e5m2 = { 5, 2, false };
 static uint32_t
 encode_float(const FloatFormat *f, double x)
 {
-	uint32_t sign = signbit(x) ? 1u << (f->ebits + f->mbits) : 0;
+	uint64_t d;
+	memcpy(&d, &x, sizeof d);
+	uint32_t sign = (d >> 63) ? 1u << (f->ebits + f->mbits) : 0;
 	uint32_t exp_ones = (1u << f->ebits) - 1;
 	uint32_t mant_ones = (1u << f->mbits) - 1;
 	uint32_t nan = f->finite_only ? (exp_ones << f->mbits) | mant_ones
 				      : (exp_ones << f->mbits) | (1u << (f->mbits - 1));
 	uint32_t inf = f->finite_only ? nan : exp_ones << f->mbits;
-	if (isnan(x))
-		return sign | nan;
-	x = fabs(x);
-	if (isinf(x))
-		return sign | inf;
+	int dexp = (int)(d >> 52 & 0x7ff);
+	uint64_t sig = d & ((1ull << 52) - 1);
+	if (dexp == 0x7ff)
+		return sign | (sig ? nan : inf);
+	if (dexp == 0)
+		return sign; /* zero, or far below every format's range */
+	sig |= 1ull << 52;
+	int e = dexp - 1023; /* x = sig * 2^(e - 52) */
 	int bias = (1 << (f->ebits - 1)) - 1;
 	int emin = 1 - bias; /* exponent of the smallest normal */
-	int e;
-	frexp(x, &e);
-	e -= 1; /* x = 1.m * 2^e */
-	if (x == 0)
+	/* Round sig * 2^(e - 52) to a multiple of the quantum 2^q of x's
+	 * binade (of the subnormals below emin): drop `shift` low bits of
+	 * sig, ties to even. */
+	int q = (e < emin ? emin : e) - f->mbits;
+	int shift = q - e + 52;
+	if (shift >= 54)
+		return sign; /* below half the smallest subnormal */
+	uint64_t r = sig >> shift, rem = sig & ((1ull << shift) - 1);
+	uint64_t half = 1ull << (shift - 1);
+	if (rem > half || (rem == half && (r & 1)))
+		r++;
+	if (r == 0)
 		return sign;
-	/* Round to a multiple of the quantum at x's binade (ties to even:
-	 * nearbyint in the default rounding mode).  Scaling by a power of
-	 * two is exact, so this rounds once. */
-	int qexp = (e < emin ? emin : e) - f->mbits;
-	double r = nearbyint(ldexp(x, -qexp));
-	double v = ldexp(r, qexp);
-	if (v == 0)
-		return sign;
-	frexp(v, &e);
-	e -= 1;
-	uint32_t field, mant;
-	if (e < emin) {
-		field = 0;
-		mant = (uint32_t)ldexp(v, f->mbits - emin);
-	} else {
-		field = (uint32_t)(e + bias);
-		mant = (uint32_t)(ldexp(v, f->mbits - e) - ldexp(1.0, f->mbits));
+	if (r == 2ull << f->mbits) { /* rounded up into the next binade */
+		r >>= 1;
+		q++;
+	}
+	uint32_t field = 0, mant = (uint32_t)r;
+	if (r >= 1ull << f->mbits) {
+		long long fe = (long long)q + f->mbits + bias;
+		if (fe > (long long)exp_ones)
+			return sign | inf;
+		field = (uint32_t)fe;
+		mant = (uint32_t)(r - (1ull << f->mbits));
 	}
 	if (f->finite_only) {
-		if (field > exp_ones || (field == exp_ones && mant == mant_ones))
+		if (field == exp_ones && mant == mant_ones)
 			return sign | nan;
 	} else if (field >= exp_ones) {
 		return sign | inf;
@@ -914,26 +921,41 @@ encode_float(const FloatFormat *f, double x)
 	return sign | field << f->mbits | mant;
 }
 
+/* 2^e for e in the range of normal doubles. */
+static double
+pow2(int e)
+{
+	uint64_t b = (uint64_t)(e + 1023) << 52;
+	double v;
+	memcpy(&v, &b, sizeof v);
+	return v;
+}
+
 static double
 decode_float(const FloatFormat *f, uint32_t bits)
 {
 	uint32_t mant_ones = (1u << f->mbits) - 1;
 	uint32_t exp_ones = (1u << f->ebits) - 1;
-	bool neg = (bits >> (f->ebits + f->mbits)) & 1;
+	uint64_t neg = (uint64_t)((bits >> (f->ebits + f->mbits)) & 1) << 63;
 	uint32_t field = (bits >> f->mbits) & exp_ones;
 	uint32_t mant = bits & mant_ones;
 	int bias = (1 << (f->ebits - 1)) - 1;
+	uint64_t d;
+	if (field == exp_ones && (!f->finite_only || mant == mant_ones)) {
+		d = neg | 0x7ffull << 52;
+		if (mant)
+			d |= 1ull << 51;
+	} else if (field == 0) {
+		double v = (double)mant * pow2(1 - bias - f->mbits);
+		memcpy(&d, &v, sizeof d);
+		d |= neg;
+	} else {
+		d = neg | (uint64_t)((int)field - bias + 1023) << 52 |
+		    (uint64_t)mant << (52 - f->mbits);
+	}
 	double v;
-	if (field == exp_ones && !f->finite_only)
-		v = mant ? NAN : INFINITY;
-	else if (field == exp_ones && mant == mant_ones)
-		v = NAN;
-	else if (field == 0)
-		v = ldexp((double)mant, 1 - bias - f->mbits);
-	else
-		v = ldexp((double)(mant | (1u << f->mbits)),
-			  (int)field - bias - f->mbits);
-	return neg ? -v : v;
+	memcpy(&v, &d, sizeof v);
+	return v;
 }
 
 uint16_t

@@ -1218,7 +1218,7 @@ check(Run *r)
 		type_text(p, type, sizeof type);
 		index_text(p, c.worst, where, sizeof where);
 		if (!r->args.json) {
-			printf("  %-8s %-20s max rel err %.2e (tol %.0e)", p->var->name,
+			printf("  %-8s %-20s max rel err %.2e (tol %.3g)", p->var->name,
 			       type, c.rel_err, r->tol);
 			if (c.rel_err > r->tol)
 				printf(", worst %s%s: got %.6g, want %.6g",
