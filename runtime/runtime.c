@@ -676,12 +676,21 @@ tilec_compile(tilec_context *ctx, const char *source, size_t len,
 		if (st == TILEC_OK)
 			st = compile_in(ctx, scratch, source, len, o, arch, obj,
 					sizeof obj, &mod->info.compile_seconds);
-		if (st == TILEC_OK && cached)
-			st = tilec_rt_cache_store(ctx, ctx->cache_dir,
-						  mod->info.key, ext, obj, path,
-						  sizeof path);
-		else if (st == TILEC_OK)
-			snprintf(path, sizeof path, "%s", obj);
+		/* A cache that cannot take the object (a full disk) costs
+		 * the next run a compile, not this one its module. */
+		bool stored = st == TILEC_OK && cached &&
+			      tilec_rt_cache_store(ctx, ctx->cache_dir,
+						   mod->info.key, ext, obj, path,
+						   sizeof path) == TILEC_OK;
+		if (st == TILEC_OK && !stored) {
+			tilec_rt_str_free(&ctx->error);
+			/* The object is still in scratch unless the store
+			 * had already renamed it into the cache. */
+			if (access(obj, R_OK) == 0) {
+				snprintf(path, sizeof path, "%s", obj);
+				cached = false;
+			}
+		}
 	}
 	if (st == TILEC_OK)
 		st = ctx->ops->load(ctx, path, &mod->handle);

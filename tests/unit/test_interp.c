@@ -472,6 +472,13 @@ START_TEST(element_formats_round_trip)
 	ck_assert(tc_elem_load(TC_DT_F16, raw, 0) == 0);
 	tc_elem_store(TC_DT_F16, raw, 0, 0x1.8p-25);
 	ck_assert(tc_elem_load(TC_DT_F16, raw, 0) == 0x1p-24);
+	/* Overflow, up to the top of the double range. */
+	ck_assert_uint_eq(tilec_f16_from_double(65520.0), 0x7c00);
+	ck_assert_uint_eq(tilec_f16_from_double(-0x1.fffp+1023), 0xfc00);
+	ck_assert_uint_eq(tilec_bf16_from_double(0x1.ff4bfd9c87041p+1023), 0x7f80);
+	ck_assert_uint_eq(tilec_fp8e4m3_from_double(1e300), 0x7f);
+	ck_assert_uint_eq(tilec_fp8e5m2_from_double(-1e300), 0xfc);
+	ck_assert_uint_eq(tilec_fp8e5m2_from_double(57344.0), 0x7b); /* largest */
 	ck_assert_uint_eq(tc_elem_bytes(TC_DT_I4, 5), 3);
 	ck_assert_uint_eq(tc_elem_bytes(TC_DT_BF16, 5), 10);
 
