@@ -8,12 +8,13 @@
  */
 #include "tilec_int.h"
 
-/* openmp.c */
+/* openmp.c, cuda.c */
 extern const TcBackend tc_backend_openmp;
+extern const TcBackend tc_backend_cuda;
 
 static const TcBackend *const backends[TC_TARGET_COUNT] = {
 	[TC_TARGET_OPENMP] = &tc_backend_openmp,
-	[TC_TARGET_CUDA] = NULL,
+	[TC_TARGET_CUDA] = &tc_backend_cuda,
 	[TC_TARGET_HIP] = NULL,
 };
 

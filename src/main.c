@@ -22,6 +22,7 @@
 typedef enum Emit {
 	EMIT_SOURCE, /* the target's source (default) */
 	EMIT_IR,     /* the IR after the pipeline */
+	EMIT_LAUNCH, /* each kernel's launch manifest (JSON) */
 } Emit;
 
 /* The command line, parsed. */
@@ -59,8 +60,9 @@ usage(FILE *f)
 	      "  -o OUT               write the output to OUT, not stdout\n"
 	      "  --kernel NAME        translate only kernel NAME\n"
 	      "  -D NAME=VALUE        bind tunable NAME to an integer VALUE\n"
-	      "  --emit=source|ir     print the target source (default) or "
-	      "the IR\n"
+	      "  --emit=source|ir|launch  print the target source (default), "
+	      "the IR,\n"
+	      "                       or each kernel's launch manifest (JSON)\n"
 	      "  --dump-after=STAGE   print the IR after STAGE instead of the "
 	      "output\n"
 	      "  --verify             verify the IR after every pass\n"
@@ -214,9 +216,11 @@ parse_args(Cli *cli, int argc, char **argv, bool *stop)
 				cli->emit = EMIT_IR;
 			else if (strcmp(v, "source") == 0)
 				cli->emit = EMIT_SOURCE;
+			else if (strcmp(v, "launch") == 0)
+				cli->emit = EMIT_LAUNCH;
 			else
-				return usage_error("--emit takes ir or source, "
-						   "not '%s'", v);
+				return usage_error("--emit takes ir, source or "
+						   "launch, not '%s'", v);
 		} else if (!missing && (v = option_value(argc, argv, &i, "-D",
 							 &missing))) {
 			if (!add_define(cli, v))
@@ -376,6 +380,10 @@ translate(const Cli *cli)
 						      ->name);
 		} else if (cli->emit == EMIT_IR) {
 			tc_print_program(&out, p);
+		} else if (cli->emit == EMIT_LAUNCH) {
+			for (int i = 0; i < p->kernels.len; i++)
+				tc_launch_json(p, p->kernels.items[i],
+					       &opt.target, &out);
 		}
 		ok = write_output(cli, &out);
 	}
