@@ -242,6 +242,22 @@ tc_c_expr_prec(TcCPrinter *pr, const TcExpr *e, int min_prec)
 }
 
 void
+tc_c_binary_split(TcCPrinter *pr, const TcExpr *e, TcBuf *lhs, TcBuf *rhs)
+{
+	tc_assert(e->kind == TC_EX_BINARY);
+	TcBinop op = e->u.bin.op;
+	int prec = tc_binop_prec(op);
+	const TcExpr *l = e->u.bin.lhs, *r = e->u.bin.rhs;
+	TcBuf *out = pr->out;
+	pr->out = lhs;
+	tc_c_expr_prec(pr, l, wparentheses(op, l) ? TC_PREC_POSTFIX : prec);
+	tc_buf_printf(lhs, " %s", tc_binop_name(op));
+	pr->out = rhs;
+	tc_c_expr_prec(pr, r, wparentheses(op, r) ? TC_PREC_POSTFIX : prec + 1);
+	pr->out = out;
+}
+
+void
 tc_c_expr(TcCPrinter *pr, const TcExpr *e)
 {
 	tc_c_expr_prec(pr, e, 0);
@@ -342,15 +358,48 @@ tc_c_source_snippet(TcArena *a, const char *text, TcLoc loc)
 }
 
 void
+tc_c_comment(TcCPrinter *pr, const char *text)
+{
+	TcBuf *b = pr->out;
+	int width = 80 - b->indent * 8 - 3; /* after the tabs and "// " */
+	const char *p = text;
+	while (*p) {
+		while (*p == ' ')
+			p++;
+		/* The longest run of whole words that fits (at least one). */
+		const char *end = p, *fit = NULL;
+		while (*end) {
+			const char *w = end;
+			while (*w == ' ')
+				w++;
+			const char *we = w;
+			while (*we && *we != ' ')
+				we++;
+			if (fit && we - p > width)
+				break;
+			fit = we;
+			end = we;
+		}
+		if (!fit)
+			break;
+		tc_buf_printf(b, "// %.*s\n", (int)(fit - p), p);
+		p = fit;
+	}
+}
+
+void
 tc_c_loc_comment(TcCPrinter *pr, TcLoc loc, const char *text)
 {
 	if (!loc.file || loc.line <= 0) {
 		if (text)
-			tc_buf_printf(pr->out, "// %s\n", text);
+			tc_c_comment(pr, text);
 		return;
 	}
-	tc_buf_printf(pr->out, "// %s:%d", tc_c_basename(loc.file), loc.line);
+	TcBuf line;
+	tc_buf_init(&line);
+	tc_buf_printf(&line, "%s:%d", tc_c_basename(loc.file), loc.line);
 	if (text && *text)
-		tc_buf_printf(pr->out, " %s", text);
-	tc_buf_puts(pr->out, "\n");
+		tc_buf_printf(&line, " %s", text);
+	tc_c_comment(pr, line.data);
+	tc_buf_free(&line);
 }

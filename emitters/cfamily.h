@@ -55,6 +55,11 @@ int tc_c_prec(const TcExpr *e);
 void tc_c_expr(TcCPrinter *pr, const TcExpr *e);
 /* Print e, parenthesized if it binds looser than min_prec. */
 void tc_c_expr_prec(TcCPrinter *pr, const TcExpr *e, int min_prec);
+/* For a binary e: its left operand and operator ("a * b *") into lhs and
+ * its right operand into rhs, parenthesized as tc_c_expr would; for
+ * breaking a long line at the operator. */
+void tc_c_binary_split(TcCPrinter *pr, const TcExpr *e, TcBuf *lhs,
+		       TcBuf *rhs);
 /* A float literal of dtype t (f32 and narrower get an 'f' suffix);
  * infinities and NaN as INFINITY and NAN from <math.h>. */
 void tc_c_float(TcBuf *b, double v, TcDtype t);
@@ -82,7 +87,9 @@ const char *tc_c_basename(const char *path);
  * parenthesis closing the first one opened (a call), or to the end of the
  * line, whitespace runs collapsed.  NULL if loc is not in text. */
 char *tc_c_source_snippet(TcArena *a, const char *text, TcLoc loc);
-/* `// FILE:LINE TEXT` on its own line (TEXT may be NULL). */
+/* `// TEXT`, wrapped at 80 columns as clang-format would. */
+void tc_c_comment(TcCPrinter *pr, const char *text);
+/* `// FILE:LINE TEXT` (TEXT may be NULL), wrapped likewise. */
 void tc_c_loc_comment(TcCPrinter *pr, TcLoc loc, const char *text);
 
 /* --- Backends' entry points (one per emitter, listed in backends.c) --------- */

@@ -30,6 +30,7 @@
 #include "cfamily.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -135,7 +136,7 @@ func_name(TcFunc fn, TcDtype t)
 	case TC_FN_LOG2F: return dbl ? "log2" : "log2f";
 	case TC_FN_SQRTF: return dbl ? "sqrt" : "sqrtf";
 	case TC_FN_FABSF: return dbl ? "fabs" : "fabsf";
-	case TC_FN_TANHF: return dbl ? "tanh" : "tanhf";
+	case TC_FN_TANHF: return dbl ? "tanh" : "tilec_tanhf";
 	case TC_FN_ERFF: return dbl ? "erf" : "erff";
 	case TC_FN_SINF: return dbl ? "sin" : "sinf";
 	case TC_FN_COSF: return dbl ? "cos" : "cosf";
@@ -217,17 +218,45 @@ static const TcCHooks openmp_hooks = {
 	.convert = convert,
 };
 
-/* Print value as stored into an element or local of dtype t held as a
- * value (buffers, locals): narrow floats round unless already of type t. */
-static void
-print_stored(Emitter *E, const TcExpr *value, TcDtype t)
+static const char *expr_text(Emitter *E, const TcExpr *e, int min_prec);
+
+/* The text of value as stored into an element or local of dtype t held as
+ * a value (buffers, locals): narrow floats round unless already of type t. */
+static const char *
+stored_text(Emitter *E, const TcExpr *value, TcDtype t)
 {
-	if (is_narrow_float(t) && value->dtype != t) {
-		tc_buf_printf(E->out, "tilec_round_%s(", tc_dtype_name(t));
-		tc_c_expr_prec(&E->pr, value, TC_PREC_COMMA + 1);
-		tc_buf_puts(E->out, ")");
+	const char *v = expr_text(E, value, TC_PREC_COMMA + 1);
+	if (is_narrow_float(t) && value->dtype != t)
+		return tc_fmt(E->a, "tilec_round_%s(%s)", tc_dtype_name(t), v);
+	return v;
+}
+
+/* `HEAD VALUE;` where VALUE is stored as dtype t (TC_DT_NONE: as is),
+ * with a long line broken as clang-format breaks it: after HEAD, or, if
+ * VALUE still does not fit, at its top operator, aligned after HEAD. */
+static void
+print_statement(Emitter *E, const char *head, const TcExpr *value, TcDtype t)
+{
+	TcBuf *b = E->out;
+	bool rounds = is_narrow_float(t) && value->dtype != t;
+	const char *v = stored_text(E, value, t);
+	size_t col = (size_t)b->indent * 8, hl = strlen(head);
+	if (col + hl + 1 + strlen(v) + 1 <= 80) {
+		tc_buf_printf(b, "%s %s;\n", head, v);
+	} else if (col + 4 + strlen(v) + 1 <= 80) {
+		tc_buf_printf(b, "%s\n    %s;\n", head, v);
+	} else if (!rounds && value->kind == TC_EX_BINARY &&
+		   tc_c_prec(value) > TC_PREC_COMMA) {
+		TcBuf l, r;
+		tc_buf_init(&l);
+		tc_buf_init(&r);
+		tc_c_binary_split(&E->pr, value, &l, &r);
+		tc_buf_printf(b, "%s %s\n%*s%s;\n", head, l.data, (int)hl + 1, "",
+			      r.data);
+		tc_buf_free(&l);
+		tc_buf_free(&r);
 	} else {
-		tc_c_expr_prec(&E->pr, value, TC_PREC_COMMA + 1);
+		tc_buf_printf(b, "%s %s;\n", head, v);
 	}
 }
 
@@ -509,6 +538,19 @@ index_names(Emitter *E, int r, const char **names)
 	}
 }
 
+/* "96 KiB", "1.5 MiB", "100 bytes". */
+static const char *
+size_text(TcArena *a, long long bytes)
+{
+	if (bytes < 1024)
+		return tc_fmt(a, "%lld bytes", bytes);
+	const char *unit = bytes < 1024 * 1024 ? "KiB" : "MiB";
+	long long scale = bytes < 1024 * 1024 ? 1024 : 1024 * 1024;
+	if (bytes % scale == 0)
+		return tc_fmt(a, "%lld %s", bytes / scale, unit);
+	return tc_fmt(a, "%.1f %s", (double)bytes / (double)scale, unit);
+}
+
 /* --- Printing helpers ------------------------------------------------------------ */
 
 /* An expression as text (for names of extents in later lines). */
@@ -523,6 +565,23 @@ expr_text(Emitter *E, const TcExpr *e, int min_prec)
 	const char *s = tc_strdup(E->a, b.data ? b.data : "");
 	tc_buf_free(&b);
 	return s;
+}
+
+/* `#pragma TEXT` at the start of the line, where clang-format puts it. */
+static void pragma(Emitter *E, const char *fmt, ...) TC_PRINTF(2, 3);
+
+static void
+pragma(Emitter *E, const char *fmt, ...)
+{
+	int indent = E->out->indent;
+	E->out->indent = 0;
+	tc_buf_puts(E->out, "#pragma ");
+	va_list ap;
+	va_start(ap, fmt);
+	tc_buf_vprintf(E->out, fmt, ap);
+	va_end(ap);
+	tc_buf_puts(E->out, "\n");
+	E->out->indent = indent;
 }
 
 /* `#line N "file"` before a statement from a new source line. */
@@ -616,13 +675,13 @@ emit_decl(Emitter *E, const TcStmt *s)
 	if (v->kind == TC_VAR_LOCAL) {
 		line_directive(E, s->loc);
 		bool is_const = !v->mutated && s->u.decl.init;
-		tc_buf_printf(b, "%s%s %s", is_const ? "const " : "",
-			      value_type(v->dtype), v->name);
-		if (s->u.decl.init) {
-			tc_buf_puts(b, " = ");
-			print_stored(E, s->u.decl.init, v->dtype);
-		}
-		tc_buf_puts(b, ";\n");
+		const char *head = tc_fmt(E->a, "%s%s %s", is_const ? "const " : "",
+					  value_type(v->dtype), v->name);
+		if (s->u.decl.init)
+			print_statement(E, tc_fmt(E->a, "%s =", head),
+					s->u.decl.init, v->dtype);
+		else
+			tc_buf_printf(b, "%s;\n", head);
 		return;
 	}
 	/* A buffer: an aligned array in the block's frame. */
@@ -632,11 +691,13 @@ emit_decl(Emitter *E, const TcStmt *s)
 	long long bytes = n * buffer_elem_bytes(v->dtype);
 	E->frame_bytes += bytes;
 	if (E->frame_bytes > E->t->smem_limit) {
-		tc_diag(E->d, TC_ERROR, v->loc, "buffer '%s' (%lld bytes) brings "
-			"the buffers of kernel '%s' to %lld bytes per block; the "
-			"%s target keeps a block's buffers in cache and allows "
-			"%lld", v->name, bytes, E->k->name, E->frame_bytes,
-			E->t->name, E->t->smem_limit);
+		tc_diag(E->d, TC_ERROR, v->loc, "buffer '%s' (%s) brings the "
+			"buffers of kernel '%s' to %s per block; the %s target "
+			"allows %s (a block's buffers live on its thread's "
+			"stack and should stay in cache)", v->name,
+			size_text(E->a, bytes), E->k->name,
+			size_text(E->a, E->frame_bytes), E->t->name,
+			size_text(E->a, E->t->smem_limit));
 		return;
 	}
 	line_directive(E, v->loc);
@@ -668,10 +729,9 @@ emit_compound(Emitter *E, const TcExpr *dst, const TcExpr *value)
 	default:
 		return false;
 	}
-	tc_c_expr(&E->pr, dst);
-	tc_buf_printf(E->out, " %s= ", tc_binop_name(value->u.bin.op));
-	tc_c_expr_prec(&E->pr, value->u.bin.rhs, TC_PREC_COMMA + 1);
-	tc_buf_puts(E->out, ";\n");
+	print_statement(E, tc_fmt(E->a, "%s %s=", expr_text(E, dst, 0),
+				  tc_binop_name(value->u.bin.op)),
+			value->u.bin.rhs, TC_DT_NONE);
 	return true;
 }
 
@@ -728,13 +788,8 @@ emit_assign(Emitter *E, const TcStmt *s)
 	}
 	if (!is_narrow_float(v->dtype) && emit_compound(E, dst, value))
 		return;
-	if (dst->kind == TC_EX_VAR)
-		tc_buf_puts(b, v->name);
-	else
-		print_element(&E->pr, v, dst->u.load.idx);
-	tc_buf_puts(b, " = ");
-	print_stored(E, value, v->dtype);
-	tc_buf_puts(b, ";\n");
+	print_statement(E, tc_fmt(E->a, "%s =", expr_text(E, dst, 0)), value,
+			v->dtype);
 }
 
 /* Whether a statement contains a loop (then `omp simd` stays off the
@@ -794,7 +849,7 @@ emit_for(Emitter *E, const TcStmt *s, bool in_parallel)
 		tc_buf_free(&nest);
 	}
 	if (s->u.loop.kind == TC_LOOP_PARALLEL && !has_loop(s->u.loop.body))
-		tc_buf_puts(b, "#pragma omp simd\n");
+		pragma(E, "omp simd");
 	tc_c_for(&E->pr, value_type(v->dtype), v->name, s->u.loop.begin,
 		 s->u.loop.end, s->u.loop.step);
 	bool par = in_parallel || s->u.loop.kind == TC_LOOP_PARALLEL;
@@ -856,7 +911,7 @@ open_loops(Emitter *E, int n, const char *const *idx, const char *const *ext,
 {
 	for (int d = 0; d < n; d++) {
 		if (d == n - 1 && simd)
-			tc_buf_puts(E->out, "#pragma omp simd\n");
+			pragma(E, "omp simd");
 		for_dim(E, idx[d], "0", ext[d]);
 		tc_buf_puts(E->out, d == n - 2 ? " {\n" : "\n");
 		E->out->indent++;
@@ -914,16 +969,7 @@ emit_fill(Emitter *E, const TcStmt *s)
 			       : tc_strdup(E->a, lit.data);
 		tc_buf_free(&lit);
 	} else {
-		TcBuf val;
-		tc_buf_init(&val);
-		TcBuf *saved = E->out;
-		E->out = &val;
-		E->pr.out = &val;
-		print_stored(E, value, v->dtype);
-		E->out = saved;
-		E->pr.out = saved;
-		text = tc_strdup(E->a, val.data);
-		tc_buf_free(&val);
+		text = stored_text(E, value, v->dtype);
 	}
 	const char *idx[TC_MAX_RANK];
 	index_names(E, v->rank, idx);
@@ -1178,20 +1224,21 @@ emit_copy_guarded(Emitter *E, CopyPlan *cp, bool load, bool atomic)
 		tc_buf_printf(E->out, "%s = %s ? %s : 0;\n", el, cond.data,
 			      to_buffer(E, val, tt, bt));
 	} else {
-		tc_buf_printf(E->out, "if (%s)\n", cond.data);
+		tc_buf_printf(E->out, "if (%s) {\n", cond.data);
 		E->out->indent++;
-		if (atomic)
-			tc_buf_printf(E->out, "#pragma omp atomic\n%s += %s;\n", te,
-				      el);
-		else if (tt == TC_DT_I4)
+		if (atomic) {
+			pragma(E, "omp atomic");
+			tc_buf_printf(E->out, "%s += %s;\n", te, el);
+		} else if (tt == TC_DT_I4) {
 			tc_buf_printf(E->out, "tilec_i4_set(%s, %s, %s);\n",
 				      cp->ten->name, te, el);
-		else if (is_narrow_float(tt))
+		} else if (is_narrow_float(tt)) {
 			tc_buf_printf(E->out, "%s = tilec_f32_to_%s(%s);\n", te,
 				      tc_dtype_name(tt), el);
-		else
+		} else {
 			tc_buf_printf(E->out, "%s = %s;\n", te, el);
-		E->out->indent--;
+		}
+		tc_c_close(&E->pr);
 	}
 	close_tile_loops(E, cp->rank);
 	tc_buf_free(&cond);
@@ -1218,7 +1265,8 @@ print_element_copy(Emitter *E, const CopyPlan *cp, bool load, bool atomic)
 	} else if (atomic) {
 		const char *val = strcmp(value_type(tt), value_type(bt)) != 0
 			? tc_fmt(E->a, "(%s)%s", value_type(tt), el) : el;
-		tc_buf_printf(b, "#pragma omp atomic\n%s += %s;\n", te, val);
+		pragma(E, "omp atomic");
+		tc_buf_printf(b, "%s += %s;\n", te, val);
 	} else if (tt == TC_DT_I4) {
 		tc_buf_printf(b, "tilec_i4_set(%s, %s, %s);\n", cp->ten->name, te,
 			      el);
@@ -1523,8 +1571,7 @@ emit_reduce(Emitter *E, const TcStmt *s)
 		}
 		tc_buf_printf(b, "%s %s = %s;\n", value_type(t), acc,
 			      acc_old ? de : reduce_identity(op, t));
-		tc_buf_printf(b, "#pragma omp simd reduction(%s : %s)\n",
-			      omp_ops[op], acc);
+		pragma(E, "omp simd reduction(%s : %s)", omp_ops[op], acc);
 		for_dim(E, idx[R - 1], "0", expr_text(E, src->shape[R - 1], 0));
 		tc_buf_printf(b, "\n\t%s;\n", reduce_step(E, op, t, acc, se));
 		tc_buf_printf(b, "%s = %s;\n", de, to_buffer(E, acc, t, dst->dtype));
@@ -1720,12 +1767,11 @@ emit_kernel_function(Emitter *E, const char *block_fn)
 		nloops += k->grid[d] != NULL;
 	if (nloops > 0) {
 		if (nloops > 1)
-			tc_buf_printf(b, "#pragma omp parallel for collapse(%d) "
-				      "schedule(%s)\n", nloops,
-				      E->dynamic ? "dynamic" : "static");
+			pragma(E, "omp parallel for collapse(%d) schedule(%s)",
+			       nloops, E->dynamic ? "dynamic" : "static");
 		else
-			tc_buf_printf(b, "#pragma omp parallel for schedule(%s)\n",
-				      E->dynamic ? "dynamic" : "static");
+			pragma(E, "omp parallel for schedule(%s)",
+			       E->dynamic ? "dynamic" : "static");
 	}
 	for (int d = 2; d >= 0; d--) {
 		if (!k->grid[d])
@@ -1816,24 +1862,28 @@ emit_file_header(Emitter *E)
 		tc_buf_printf(&names, "%s%s", i ? ", " : "", k->name);
 		gemm |= stmt_has_gemm(k->body);
 	}
-	tc_buf_printf(b, "// Generated by tilec %s from %s, kernel%s %s, for "
-		      "%s/%s.\n", TILEC_VERSION, p->path,
-		      p->kernels.len > 1 ? "s" : "", names.data, E->t->name,
-		      E->t->arch);
+	tc_c_comment(&E->pr, tc_fmt(E->a, "Generated by tilec %s from %s, "
+				    "kernel%s %s, for %s/%s.", TILEC_VERSION,
+				    p->path, p->kernels.len > 1 ? "s" : "",
+				    names.data, E->t->name, E->t->arch));
 	tc_buf_free(&names);
 	if (p->tunables.len) {
-		tc_buf_puts(b, "// Tunables:");
+		TcBuf tun;
+		tc_buf_init(&tun);
+		tc_buf_puts(&tun, "Tunables:");
 		for (int i = 0; i < p->tunables.len; i++) {
 			const TcVar *v = p->tunables.items[i];
-			tc_buf_printf(b, " %s=%lld", v->name, v->value);
+			tc_buf_printf(&tun, " %s=%lld", v->name, v->value);
 		}
-		tc_buf_puts(b, ".\n");
+		tc_buf_puts(&tun, ".");
+		tc_c_comment(&E->pr, tun.data);
+		tc_buf_free(&tun);
 	}
-	tc_buf_puts(b, "// Build: cc -O3 -march=native -fopenmp -fno-math-errno "
-		    "(not -ffast-math).\n");
-	emit_template(E, "cpu/tilec_cpu.h");
+	tc_c_comment(&E->pr, "Build: cc -O3 -march=native -fopenmp "
+		     "-fno-math-errno (not -ffast-math).");
 	if (gemm)
 		emit_template(E, "cpu/gemm.h");
+	emit_template(E, "cpu/tilec_cpu.h");
 	if (p->tunables.len) {
 		tc_buf_puts(b, "\nenum {\n");
 		for (int i = 0; i < p->tunables.len; i++) {
@@ -1841,6 +1891,40 @@ emit_file_header(Emitter *E)
 			tc_buf_printf(b, "\t%s = %lld,\n", v->name, v->value);
 		}
 		tc_buf_puts(b, "};\n");
+	}
+}
+
+/* clang-format moves a comment that precedes a `#pragma` line to column
+ * 0; a pragma may come before the comment of the loop it applies to, so
+ * put it there and the comment keeps its indentation. */
+static void
+hoist_pragmas(TcBuf *out, const char *text)
+{
+	const char *p = text;
+	while (*p) {
+		/* A run of comment lines, then maybe a pragma line. */
+		const char *q = p;
+		for (;;) {
+			const char *t = q;
+			while (*t == '\t')
+				t++;
+			if (t[0] != '/' || t[1] != '/')
+				break;
+			const char *nl = strchr(q, '\n');
+			q = nl ? nl + 1 : q + strlen(q);
+		}
+		if (q > p && strncmp(q, "#pragma", 7) == 0) {
+			const char *nl = strchr(q, '\n');
+			size_t n = nl ? (size_t)(nl - q) + 1 : strlen(q);
+			tc_buf_printf(out, "%.*s", (int)n, q);
+			tc_buf_printf(out, "%.*s", (int)(q - p), p);
+			p = q + n;
+			continue;
+		}
+		const char *nl = strchr(q, '\n');
+		size_t n = nl ? (size_t)(nl - p) + 1 : strlen(p);
+		tc_buf_printf(out, "%.*s", (int)n, p);
+		p += n;
 	}
 }
 
@@ -1881,10 +1965,13 @@ emit(const TcProgram *p, const TcKernel *k, const TcTarget *t,
 		emit_file_header(&E);
 	tc_buf_puts(out, "\n");
 	tc_c_loc_comment(&E.pr, k->loc,
-			 tc_fmt(E.a, "one block of %s; its buffers take %lld "
-				"bytes of the thread's stack", k->name,
-				E.frame_bytes));
-	tc_buf_puts(out, body.data);
+			 tc_fmt(E.a, "one block of %s; its buffers take %s of "
+				"the thread's stack", k->name,
+				size_text(E.a, E.frame_bytes)));
+	int indent = out->indent;
+	out->indent = 0;
+	hoist_pragmas(out, body.data);
+	out->indent = indent;
 	tc_buf_free(&body);
 	tc_buf_puts(out, "\n");
 	tc_c_loc_comment(&E.pr, k->loc,

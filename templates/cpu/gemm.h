@@ -16,11 +16,13 @@
  * registers across all of k, loading one row of the b strip and
  * broadcasting MR elements of a per step (MR * NR / W FMAs per step).
  *
- * Requires tilec_cpu.h.  Sizes are small (one block's tiles); the k x NR
- * panel lives on the stack.
+ * Self-contained (generated files include it before tilec_cpu.h).  Sizes
+ * are small (one block's tiles); the k x NR panel lives on the stack.
  */
 #ifndef TILEC_CPU_GEMM_H
 #define TILEC_CPU_GEMM_H
+
+#include <stddef.h>
 
 /* The trans_a / trans_b arguments. */
 enum { TILEC_NOTRANS = 0, TILEC_TRANS = 1 };

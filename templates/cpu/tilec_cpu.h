@@ -377,6 +377,29 @@ tilec_exp2f(float x)
 	return x != x ? x : e;
 }
 
+/* tanh(x) = sign(x) * m / (m + 2) with m = e^(2|x|) - 1: for small |x| the
+ * series of e^r - 1 to r^9 (no cancellation), else tilec_expf; within
+ * 4 ulp over the float range (3.25 measured).  Straight-line, so it
+ * vectorizes. */
+static inline float
+tilec_tanhf(float x)
+{
+	float a = fabsf(x);
+	float r = 2.0f * (a < 9.0f ? a : 9.0f); /* tanh(9) rounds to 1 */
+	float p = 1.0f / 362880;
+	p = p * r + 1.0f / 40320;
+	p = p * r + 1.0f / 5040;
+	p = p * r + 1.0f / 720;
+	p = p * r + 1.0f / 120;
+	p = p * r + 1.0f / 24;
+	p = p * r + 1.0f / 6;
+	p = p * r + 0.5f;
+	float small = (p * r + 1.0f) * r;
+	float m = r < 0.34f ? small : tilec_expf(r) - 1.0f;
+	float t = m / (m + 2.0f);
+	return x != x ? x : x < 0 ? -t : t;
+}
+
 /* fmaxf and fminf as selects, so they vectorize without -ffast-math:
  * same results, a NaN operand yields the other one. */
 static inline float
