@@ -1,0 +1,34 @@
+"""The GPU test and benchmark cases: which tile program, which tunables,
+which shapes, checked against which reference.
+
+Shared by tools/gpu_prepare.sh (on the development machine, which has the
+translator) and tools/gpu/run.py (on the GPU machine, which has torch).
+`variant` rewrites a sample's element type to make a program the samples do
+not contain (f16 -> bf16, f32 -> f16): the translator sees it fresh.
+"""
+
+# name: (sample, variant, defines, shapes, reference, kind)
+#   kind "check": correctness on ragged shapes; "bench": timed, checked too.
+CASES = [
+    # GEMM, f16 and bf16 in, f32 accumulate.
+    ("gemm_f16_ragged", "gemm", None, {}, {"M": 1000, "N": 1030, "K": 700}, "gemm", "check"),
+    ("gemm_bf16_ragged", "gemm", ("f16", "bf16"), {}, {"M": 517, "N": 300, "K": 333}, "gemm", "check"),
+    ("gemm_f16_64x64", "gemm", None, {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64, "STAGES": 2},
+     {"M": 333, "N": 250, "K": 190}, "gemm", "check"),
+    ("gemm_f16_4096", "gemm", None, {}, {"M": 4096, "N": 4096, "K": 4096}, "gemm", "bench"),
+    ("gemm_f16_4000", "gemm", None, {}, {"M": 4000, "N": 4000, "K": 4000}, "gemm", "bench"),
+    ("gemm_f16_8192", "gemm", None, {}, {"M": 8192, "N": 8192, "K": 8192}, "gemm", "bench"),
+    ("gemm_bf16_8192", "gemm", ("f16", "bf16"), {}, {"M": 8192, "N": 8192, "K": 8192}, "gemm", "bench"),
+    # Row-wise kernels.
+    ("softmax_f32_ragged", "softmax", None, {}, {"M": 1001, "N": 3000}, "softmax", "check"),
+    ("softmax_f16_ragged", "softmax", ("f32 X", "f16 X", "f32 Y", "f16 Y"), {}, {"M": 77, "N": 5000}, "softmax", "check"),
+    ("softmax_f16_16384", "softmax", ("f32 X", "f16 X", "f32 Y", "f16 Y"), {}, {"M": 16384, "N": 4096}, "softmax", "bench"),
+    ("rmsnorm_f16_ragged", "rmsnorm", None, {}, {"M": 1001, "N": 3001, "eps": 1e-5}, "rmsnorm", "check"),
+    ("rmsnorm_f16_16384", "rmsnorm", None, {}, {"M": 16384, "N": 4096, "eps": 1e-5}, "rmsnorm", "bench"),
+    # Attention.
+    ("attention_ragged", "flash_attention", None, {}, {"B": 2, "S": 1000, "H": 3}, "attention", "check"),
+    ("attention_causal_ragged", "flash_attention", None, {"CAUSAL": 1}, {"B": 2, "S": 777, "H": 3}, "attention", "check"),
+    ("attention_d64_ragged", "flash_attention", None, {"HEAD_DIM": 64, "BLOCK_N": 32}, {"B": 1, "S": 300, "H": 5}, "attention", "check"),
+    ("attention_4096", "flash_attention", None, {}, {"B": 8, "S": 4096, "H": 16}, "attention", "bench"),
+    ("attention_causal_4096", "flash_attention", None, {"CAUSAL": 1}, {"B": 8, "S": 4096, "H": 16}, "attention", "bench"),
+]

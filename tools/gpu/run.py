@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""Check and time tilec's generated CUDA kernels on a GPU.
+
+Reads cases.json (written by tools/gpu_prepare.sh next to the generated
+.cu files and their launch manifests), compiles each kernel with NVRTC
+through CuPy, runs it on fresh random inputs with the outputs poisoned
+(NaN), compares against a torch reference in higher precision, and times
+the "bench" cases with CUDA events (median of warmed runs, inputs rotated).
+Prints one JSON line per case, then a table.  Exit status 1 if any check
+failed.
+
+  python3 run.py cases.json [--only NAME] [--repeat N]
+"""
+import argparse, json, math, os, sys, time
+
+import cupy as cp
+import torch
+
+DT = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32,
+      "f64": torch.float64, "i32": torch.int32}
+TOL = {"f16": 1e-2, "bf16": 2e-2, "f32": 1e-4, "f64": 1e-9}
+
+
+def ceildiv(a, b):
+    return -(-a // b)
+
+
+def evaluate(expr, env):
+    """A launch-manifest expression (C integer arithmetic) over env."""
+    py = expr.replace("/", "//").replace("&&", " and ").replace("||", " or ")
+    return int(eval(py, {"ceildiv": ceildiv, "min": min, "max": max}, dict(env)))
+
+
+# --- references, in float64 (float32 for attention's big shapes) -----------
+
+def ref_gemm(t, s):
+    return t["A"].double() @ t["B"].double()
+
+
+def ref_softmax(t, s):
+    return torch.softmax(t["X"].double(), dim=1)
+
+
+def ref_rmsnorm(t, s):
+    x = t["X"].double()
+    return x * torch.rsqrt((x * x).mean(dim=1, keepdim=True) + s["eps"]) * t["W"].double()
+
+
+def ref_attention(t, s, causal):
+    q, k, v = (t[n].double() if t[n].numel() < 2**26 else t[n].float() for n in "QKV")
+    out = torch.empty_like(q)
+    B = q.shape[0]
+    for b in range(B):
+        # [S][H][D] -> [H][S][D]
+        qb, kb, vb = (x[b].transpose(0, 1) for x in (q, k, v))
+        for h0 in range(0, qb.shape[0], 4):
+            qq, kk, vv = qb[h0:h0 + 4], kb[h0:h0 + 4], vb[h0:h0 + 4]
+            sc = qq @ kk.transpose(1, 2) / math.sqrt(q.shape[-1])
+            if causal:
+                S = sc.shape[-1]
+                mask = torch.ones(S, S, dtype=torch.bool, device=sc.device).triu(1)
+                sc.masked_fill_(mask, float("-inf"))
+            out[b, :, h0:h0 + 4, :] = (torch.softmax(sc, dim=-1) @ vv).transpose(0, 1)
+    return out
+
+
+REFS = {"gemm": (ref_gemm, "C"), "softmax": (ref_softmax, "Y"),
+        "rmsnorm": (ref_rmsnorm, "Y"), "attention": (None, "O")}
+
+
+def flops_bytes(case, tensors, env):
+    ref = case["reference"]
+    nbytes = sum(t.numel() * t.element_size() for t in tensors.values())
+    if ref == "gemm":
+        return 2.0 * env["M"] * env["N"] * env["K"], nbytes
+    if ref == "attention":
+        causal = case["launch"]["tunables"].get("CAUSAL", 0)
+        f = 4.0 * env["B"] * env["H"] * env["S"] ** 2 * case["launch"]["tunables"]["HEAD_DIM"]
+        return f / (2 if causal else 1), nbytes
+    return None, nbytes
+
+
+def run_case(case, here, repeat):
+    L = case["launch"]
+    env = dict(L["tunables"])
+    env.update(case["shapes"])
+    src = open(os.path.join(here, case["cu"])).read()
+    arch = L["arch"]
+    mod = cp.RawModule(code=src, options=("-std=c++17", f"-arch={arch}"))
+    kern = mod.get_function(L["kernel"])
+    smem = L["smem_bytes"]
+    if smem > 48 * 1024:
+        kern.max_dynamic_shared_size_bytes = smem
+    grid = tuple(evaluate(g, env) for g in L["grid"])
+    block = (L["threads"], 1, 1)
+
+    def make_args(seed):
+        g = torch.Generator(device="cuda").manual_seed(seed)
+        tensors, args = {}, []
+        for p in L["params"]:
+            if p["kind"] == "scalar":
+                v = env[p["name"]]
+                args.append(cp.float32(v) if p["dtype"] == "f32" else cp.int32(v))
+                continue
+            shape = [evaluate(e, env) for e in p["shape"]]
+            dt = DT[p["dtype"]]
+            if p["const"]:
+                t = (torch.rand(shape, generator=g, device="cuda", dtype=torch.float32) * 2 - 1)
+                if p["name"] == "W":
+                    t = t + 1.5  # norm weights away from zero
+                t = t.to(dt)
+            else:
+                t = torch.full(shape, float("nan"), device="cuda", dtype=dt)
+            tensors[p["name"]] = t
+            args.append(cp.from_dlpack(t))
+        return tensors, args
+
+    tensors, args = make_args(1234)
+    kern(grid, block, tuple(args), shared_mem=smem)
+    torch.cuda.synchronize()
+    ref_fn, out_name = REFS[case["reference"]]
+    if case["reference"] == "attention":
+        ref = ref_attention(tensors, env, L["tunables"].get("CAUSAL", 0))
+    else:
+        ref = ref_fn(tensors, env)
+    out = tensors[out_name]
+    unwritten = int(torch.isnan(out).sum().item())
+    diff = (out.double() - ref.double()).abs()
+    rel = (diff.max() / ref.double().abs().max()).item() if ref.numel() else 0.0
+    out_dt = [p["dtype"] for p in L["params"] if p["name"] == out_name][0]
+    ok = unwritten == 0 and rel <= TOL.get(out_dt, 1e-2) and math.isfinite(rel)
+    result = {"case": case["name"], "grid": grid, "threads": block[0], "smem": smem,
+              "rel_err": float(f"{rel:.3g}"), "unwritten": unwritten, "ok": ok}
+    if case["kind"] == "bench" and ok:
+        sets = [make_args(100 + i) for i in range(3)]
+        for _, a in sets:
+            kern(grid, block, tuple(a), shared_mem=smem)
+        torch.cuda.synchronize()
+        times = []
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        for i in range(repeat):
+            a = sets[i % len(sets)][1]
+            start.record()
+            kern(grid, block, tuple(a), shared_mem=smem)
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end))
+        times.sort()
+        ms = times[len(times) // 2]
+        fl, nb = flops_bytes(case, tensors, env)
+        result["ms"] = round(ms, 4)
+        if fl:
+            result["tflops"] = round(fl / ms / 1e9, 1)
+        result["gbps"] = round(nb / ms / 1e6, 1)
+    return result
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("cases")
+    ap.add_argument("--only")
+    ap.add_argument("--repeat", type=int, default=30)
+    a = ap.parse_args()
+    here = os.path.dirname(os.path.abspath(a.cases))
+    cases = json.load(open(a.cases))
+    results = []
+    for case in cases:
+        if a.only and a.only not in case["name"]:
+            continue
+        t0 = time.time()
+        try:
+            r = run_case(case, here, a.repeat)
+        except Exception as e:  # report and go on: one broken case is data
+            r = {"case": case["name"], "ok": False, "error": f"{type(e).__name__}: {e}"[:400]}
+        r["wall_s"] = round(time.time() - t0, 1)
+        results.append(r)
+        print(json.dumps(r), flush=True)
+    print()
+    print(f"{'case':28} {'ok':4} {'rel_err':>9} {'ms':>9} {'TFLOP/s':>8} {'GB/s':>8}")
+    for r in results:
+        print(f"{r['case']:28} {'yes' if r['ok'] else 'NO':4} {r.get('rel_err', '-')!s:>9} "
+              f"{r.get('ms', '-')!s:>9} {r.get('tflops', '-')!s:>8} {r.get('gbps', '-')!s:>8}")
+    bad = [r for r in results if not r["ok"]]
+    print(f"{len(results) - len(bad)} passed, {len(bad)} failed")
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The GPU run, in one call on the GPU machine: check every case of
+# tools/gpu/cases.py against its torch reference, time the benchmark cases,
+# then measure the anchors (cuBLAS, SDPA, Triton, copy bandwidth) in the
+# same run.  Needs bench-carry/ from tools/gpu_prepare.sh (run here first,
+# where the translator is); writes logs to $OUT when set.
+#
+#   tools/gpu_prepare.sh && <device> tools/gpu_bench.sh
+set -uo pipefail
+cd "$(dirname "$0")/../bench-carry" || { echo "run tools/gpu_prepare.sh first" >&2; exit 2; }
+out=${OUT:-/tmp}
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
+python3 -c 'import torch, cupy; print("torch", torch.__version__, "cupy", cupy.__version__)'
+status=0
+PYTHONUNBUFFERED=1 python3 run.py cases.json "$@" 2>&1 | tee "$out/tilec_gpu.log" || status=1
+if [ -f gpu_anchors.py ] && [ $# -eq 0 ]; then
+	PYTHONUNBUFFERED=1 python3 gpu_anchors.py all 2>&1 | tee "$out/anchors.log" | tail -n 25
+fi
+echo
+grep -E '^(case|[a-z_0-9]+ +(yes|NO) )' "$out/tilec_gpu.log" || true
+grep -E 'passed, [0-9]+ failed' "$out/tilec_gpu.log" || true
+exit $status

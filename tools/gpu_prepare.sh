@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Translate every GPU case (tools/gpu/cases.py) on this machine, which has
+# the translator, into bench-carry/: one standalone .cu and one launch
+# manifest per case, plus cases.json.  tools/gpu_bench.sh runs them on the
+# GPU machine.  Usage: tools/gpu_prepare.sh [ARCH]   (default sm_90a)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+arch=${1:-sm_90a}
+tilec=build/tilec
+[ -x "$tilec" ] || { echo "build tilec first (tools/setup.sh)" >&2; exit 1; }
+out=bench-carry
+rm -rf "$out" && mkdir -p "$out/src"
+cp ../shared/bench/gpu_anchors.py "$out/" 2>/dev/null ||
+	echo "note: ../shared/bench/gpu_anchors.py not found; anchors will be skipped" >&2
+python3 - "$tilec" "$arch" "$out" <<'PY'
+import json, os, subprocess, sys
+sys.path.insert(0, "tools/gpu")
+from cases import CASES
+tilec, arch, out = sys.argv[1:4]
+manifest = []
+for name, sample, variant, defines, shapes, ref, kind in CASES:
+    src = f"samples/{sample}.c"
+    if variant:
+        text = open(src).read()
+        for a, b in zip(variant[::2], variant[1::2]):
+            text = text.replace(a, b)
+        src = f"{out}/src/{name}.c"
+        open(src, "w").write(text)
+    args = [tilec, src, "-t", "cuda", "--arch", arch]
+    for k, v in defines.items():
+        args += ["-D", f"{k}={v}"]
+    cu = f"{out}/{name}.cu"
+    subprocess.run(args + ["--standalone", "-o", cu], check=True)
+    launch = json.loads(subprocess.run(args + ["--emit=launch"], check=True,
+                                       capture_output=True, text=True).stdout)
+    manifest.append({"name": name, "cu": os.path.basename(cu), "launch": launch,
+                     "shapes": shapes, "reference": ref, "kind": kind})
+json.dump(manifest, open(f"{out}/cases.json", "w"), indent=1)
+print(f"{len(manifest)} cases in {out}/")
+PY
+cp tools/gpu/run.py "$out/"
