@@ -362,8 +362,8 @@ tilec_expf(float x)
 	/* r = c - n ln 2, with ln 2 split so n * hi is exact. */
 	float r = c - fn * 0.693359375f;
 	r = r - fn * -2.12194440e-4f;
-	float e = tilec_ldexpf(tilec_exp_reduced(r), n);
-	return x != x ? x : e;
+	/* A NaN x stays NaN through c, r and the polynomial. */
+	return tilec_ldexpf(tilec_exp_reduced(r), n);
 }
 
 static inline float
@@ -373,8 +373,7 @@ tilec_exp2f(float x)
 	float t = c + 12582912.0f;
 	int n = (int)(tilec_f32_bits(t) - 0x4b400000);
 	float r = (c - (t - 12582912.0f)) * 0.693147181f;
-	float e = tilec_ldexpf(tilec_exp_reduced(r), n);
-	return x != x ? x : e;
+	return tilec_ldexpf(tilec_exp_reduced(r), n);
 }
 
 /* tanh(x) = sign(x) * m / (m + 2) with m = e^(2|x|) - 1: for small |x| the

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# bench_cpu.sh - tilec's OpenMP backend against OpenBLAS and memory copy.
+#
+# usage: tools/bench_cpu.sh [--quick]
+#
+# Builds tilec (ninja), checks each benchmarked kernel with `tilec run` on
+# ragged shapes against the reference interpreter (the script stops if one
+# fails: a fast wrong kernel is not a result), translates the kernels with
+# --standalone, compiles them with tools/bench/cpu_bench.c and prints one
+# table:
+#
+#   fp32 GEMM 2048^3 and 4096^3     tilec vs OpenBLAS sgemm, GFLOP/s
+#   softmax, RMSNorm 16384x4096     tilec vs a parallel row copy, GB/s
+#                                   (bytes read + written by the copy)
+#   flash attention fp16            tilec vs a naive parallel C loop nest
+#
+# Both sides of a row run in the same process, alternately, median of 9
+# (TILEC_BENCH_REPEATS).  Threads: OMP_NUM_THREADS and
+# OPENBLAS_NUM_THREADS, default 2.  --quick uses smaller shapes.  Tunables
+# bound for the CPU are in KERNEL_FLAGS below; docs/perf.md records runs.
+set -eu
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD_DIR:-$root/build}
+cc=${CC:-cc}
+cflags=(-O3 -march=native -fopenmp -fno-math-errno)
+quick=0
+[ "${1:-}" = "--quick" ] && quick=1
+
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
+export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-$OMP_NUM_THREADS}
+
+ninja -C "$build" >/dev/null
+tilec=$build/tilec
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$root"
+
+# The kernels and the tunables the CPU wants: large GEMM tiles (the
+# block's A, B slices and C tile stay in a core's 1 MiB L2).
+gemm_flags=(-D BLOCK_M=256 -D BLOCK_N=256 -D BLOCK_K=128)
+# RMSNorm in fp32: the sample's program with f32 for f16.
+sed 's/\bf16\b/f32/g; s/fp16 in and out/fp32 in and out/' samples/rmsnorm.c \
+	>"$work/rmsnorm_f32.c"
+
+check() {
+	local src=$1 shape=$2
+	shift 2
+	if ! "$tilec" run "$src" --shape "$shape" "$@" >"$work/check.log" 2>&1; then
+		echo "bench_cpu.sh: $src fails its check; not benchmarking:" >&2
+		cat "$work/check.log" >&2
+		exit 1
+	fi
+}
+check samples/gemm_f32.c M=300,N=261,K=259 "${gemm_flags[@]}"
+check samples/softmax.c M=37,N=4100
+check "$work/rmsnorm_f32.c" M=37,N=4100
+check samples/flash_attention.c B=1,S=300,H=2
+
+"$tilec" samples/gemm_f32.c --standalone "${gemm_flags[@]}" >"$work/k_gemm.c"
+"$tilec" samples/softmax.c --standalone >"$work/k_softmax.c"
+"$tilec" "$work/rmsnorm_f32.c" --standalone >"$work/k_rmsnorm.c"
+"$tilec" samples/flash_attention.c --standalone >"$work/k_attention.c"
+"$cc" "${cflags[@]}" -I templates -o "$work/cpu_bench" \
+	tools/bench/cpu_bench.c "$work"/k_*.c -lopenblas -lm
+
+echo "tilec CPU benchmark, $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, threads $OMP_NUM_THREADS"
+echo "compiler: $("$cc" --version | head -1); ${cflags[*]}"
+echo "gemm tunables: ${gemm_flags[*]}"
+echo
+b=$work/cpu_bench
+"$b" peak
+echo
+"$b" header
+if [ $quick = 1 ]; then
+	"$b" gemm 1024
+	"$b" softmax 4096 4096
+	"$b" rmsnorm 4096 4096
+	"$b" attention 1 512 4
+else
+	"$b" gemm 2048
+	"$b" gemm 4096
+	"$b" softmax 16384 4096
+	"$b" rmsnorm 16384 4096
+	"$b" attention 1 2048 8
+fi
