@@ -54,6 +54,7 @@ struct tilec_kernel {
 /* The backends, by tilec_backend; NULL where not available yet. */
 static const TilecBackendOps *const backends[TILEC_BACKEND_COUNT] = {
 	[TILEC_BACKEND_OPENMP] = &tilec_rt_cc_backend,
+	[TILEC_BACKEND_CUDA] = &tilec_rt_cuda_backend,
 };
 
 static const char *const backend_names[TILEC_BACKEND_COUNT] = {
@@ -355,7 +356,7 @@ tilec_context_new(tilec_backend backend, int device, tilec_init_error *err)
 		char msg[256];
 		snprintf(msg, sizeof msg,
 			 "the %s backend is not available in this build of the "
-			 "tilec runtime (only openmp is)",
+			 "tilec runtime (only openmp and cuda are)",
 			 backend_names[backend]);
 		init_error(err, TILEC_ERR_UNAVAILABLE, msg);
 		return NULL;
@@ -449,6 +450,15 @@ tilec_set_compiler(tilec_context *ctx, const char *cc)
 {
 	if (!ctx)
 		return TILEC_ERR_INVALID;
+	if (ctx->ops->backend != TILEC_BACKEND_OPENMP)
+		return tilec_rt_fail(ctx, TILEC_ERR_INVALID,
+				     "the %s backend has no compiler command to "
+				     "set%s",
+				     ctx->ops->name,
+				     ctx->ops->backend == TILEC_BACKEND_CUDA
+					     ? " (TILEC_NVRTC names the libnvrtc "
+					       "to load)"
+					     : "");
 	tilec_status st = set_string(ctx, &ctx->compiler,
 				     cc && *cc ? cc : NULL);
 	if (st != TILEC_OK)
@@ -471,6 +481,75 @@ const char *
 tilec_cache_dir(const tilec_context *ctx)
 {
 	return ctx && ctx->cache_dir ? ctx->cache_dir : "";
+}
+
+/* --- Devices and memory ------------------------------------------------------------- */
+
+tilec_status
+tilec_device_get_info(tilec_context *ctx, tilec_device_info *info)
+{
+	if (!ctx || !info)
+		return TILEC_ERR_INVALID;
+	memset(info, 0, sizeof *info);
+	if (ctx->ops->device_info)
+		return ctx->ops->device_info(ctx, info);
+	snprintf(info->name, sizeof info->name, "host CPU");
+	snprintf(info->arch, sizeof info->arch, "native");
+	return TILEC_OK;
+}
+
+tilec_status
+tilec_alloc(tilec_context *ctx, size_t bytes, void **ptr)
+{
+	if (!ctx || !ptr)
+		return TILEC_ERR_INVALID;
+	if (ctx->ops->mem_alloc)
+		return ctx->ops->mem_alloc(ctx, bytes, ptr);
+	size_t n = (bytes + 63) / 64 * 64;
+	if (n < bytes || !(*ptr = aligned_alloc(64, n ? n : 64)))
+		return tilec_rt_fail(ctx, TILEC_ERR_NOMEM,
+				     "cannot allocate %zu bytes", bytes);
+	return TILEC_OK;
+}
+
+tilec_status
+tilec_free(tilec_context *ctx, void *ptr)
+{
+	if (!ctx)
+		return TILEC_ERR_INVALID;
+	if (!ptr)
+		return TILEC_OK;
+	if (ctx->ops->mem_free)
+		return ctx->ops->mem_free(ctx, ptr);
+	free(ptr);
+	return TILEC_OK;
+}
+
+static tilec_status
+mem_copy(tilec_context *ctx, void *dst, const void *src, size_t bytes,
+	 bool to_device)
+{
+	if (!ctx || ((!dst || !src) && bytes > 0))
+		return TILEC_ERR_INVALID;
+	if (ctx->ops->mem_copy)
+		return ctx->ops->mem_copy(ctx, dst, src, bytes, to_device);
+	if (bytes > 0)
+		memcpy(dst, src, bytes);
+	return TILEC_OK;
+}
+
+tilec_status
+tilec_memcpy_h2d(tilec_context *ctx, void *dst, const void *src,
+		 size_t bytes)
+{
+	return mem_copy(ctx, dst, src, bytes, true);
+}
+
+tilec_status
+tilec_memcpy_d2h(tilec_context *ctx, void *dst, const void *src,
+		 size_t bytes)
+{
+	return mem_copy(ctx, dst, src, bytes, false);
 }
 
 /* --- Compiling ---------------------------------------------------------------------- */
@@ -553,10 +632,11 @@ compile_in(tilec_context *ctx, const char *scratch, const char *source,
 	snprintf(src_path, sizeof src_path, "%s/%s", scratch, name);
 	snprintf(inc_dir, sizeof inc_dir, "%s/include", scratch);
 	snprintf(obj_path, obj_len, "%s/module%s", scratch, ctx->ops->obj_ext);
-	if (tilec_rt_write_file(scratch, name, source, len) != TILEC_OK)
+	bool files = !ctx->ops->in_memory;
+	if (files && tilec_rt_write_file(scratch, name, source, len) != TILEC_OK)
 		return tilec_rt_fail(ctx, TILEC_ERR_IO, "cannot write %s: %s",
 				     src_path, strerror(errno));
-	for (int i = 0; i < o->nheaders; i++) {
+	for (int i = 0; files && i < o->nheaders; i++) {
 		const tilec_header *h = &o->headers[i];
 		if (tilec_rt_write_file(inc_dir, h->name, h->text, h->len) !=
 		    TILEC_OK)
@@ -575,7 +655,12 @@ compile_in(tilec_context *ctx, const char *scratch, const char *source,
 	TilecCompileJob job = {
 		.scratch = scratch,
 		.src_path = src_path,
-		.inc_dir = o->nheaders > 0 ? inc_dir : NULL,
+		.inc_dir = files && o->nheaders > 0 ? inc_dir : NULL,
+		.name = name,
+		.source = source,
+		.source_len = len,
+		.headers = o->headers,
+		.nheaders = o->nheaders,
 		.out_path = obj_path,
 		.arch = arch,
 		.flags = flags,
@@ -602,6 +687,9 @@ tilec_compile(tilec_context *ctx, const char *source, size_t len,
 	tilec_compile_options_init(&defaults);
 	const tilec_compile_options *o = opts ? opts : &defaults;
 	const char *arch = o->arch && *o->arch ? o->arch : "native";
+	if (!(o->arch && *o->arch) && ctx->ops->default_arch &&
+	    !(arch = ctx->ops->default_arch(ctx)))
+		return NULL;
 	if (o->nheaders < 0 || (o->nheaders > 0 && !o->headers)) {
 		tilec_rt_fail(ctx, TILEC_ERR_INVALID, "bad header list");
 		return NULL;
@@ -760,12 +848,15 @@ tilec_module_kernel(tilec_module *mod, const char *name)
 	for (tilec_kernel *k = mod->kernels; k; k = k->next)
 		if (strcmp(k->name, name) == 0)
 			return k;
+	tilec_rt_str_free(&ctx->error);
 	void *entry = ctx->ops->symbol(ctx, mod->handle, name);
 	if (!entry) {
-		tilec_rt_fail(ctx, TILEC_ERR_NOT_FOUND,
-			      "no kernel '%s' in the module (its entry point "
-			      "tilec_entry_%s is not defined)",
-			      name, name);
+		/* The backend may have said why. */
+		if (ctx->error.len == 0 && !ctx->error.oom)
+			tilec_rt_fail(ctx, TILEC_ERR_NOT_FOUND,
+				      "no kernel '%s' in the module (its entry "
+				      "point tilec_entry_%s is not defined)",
+				      name, name);
 		return NULL;
 	}
 	tilec_kernel *k = calloc(1, sizeof *k);
@@ -837,15 +928,21 @@ tilec_bench(tilec_kernel *k, void **const *arg_sets, int nsets,
 		return tilec_rt_fail(ctx, TILEC_ERR_NOMEM, "out of memory");
 	double sum = 0;
 	for (int i = 0; i < repeat; i++) {
+		void **args = arg_sets[(warmup + i) % nsets];
 		double t0 = tilec_now();
-		st = tilec_launch(k, arg_sets[(warmup + i) % nsets], cfg);
-		if (st == TILEC_OK)
-			st = tilec_synchronize(ctx);
+		if (ctx->ops->time_launch) {
+			st = ctx->ops->time_launch(ctx, k->entry, args, cfg,
+						   &t[i]);
+		} else {
+			st = tilec_launch(k, args, cfg);
+			if (st == TILEC_OK)
+				st = tilec_synchronize(ctx);
+			t[i] = tilec_now() - t0;
+		}
 		if (st != TILEC_OK) {
 			free(t);
 			return st;
 		}
-		t[i] = tilec_now() - t0;
 		sum += t[i];
 	}
 	qsort(t, (size_t)repeat, sizeof *t, cmp_double);

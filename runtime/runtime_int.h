@@ -2,8 +2,9 @@
  * runtime_int.h - the runtime's private vocabulary.
  *
  * Shared by runtime.c (the public API), cache.c (the disk cache),
- * sha256.c (hashing) and the backends (jit_cc.c now; NVRTC and hiprtc
- * later).  A backend is a const table of function pointers; runtime.c
+ * sha256.c (hashing) and the backends (jit_cc.c: the system C compiler;
+ * jit_nvrtc.c and cuda_driver.c: NVRTC and the CUDA driver, with their own
+ * cuda_int.h).  A backend is a const table of function pointers; runtime.c
  * drives every backend the same way: compile to an object file, store it in
  * the cache, load it, look up entry points, launch.  Functions shared
  * across runtime files carry the tilec_rt_ prefix; none is public.
@@ -115,8 +116,15 @@ tilec_status tilec_rt_scratch_dir(tilec_context *ctx, const char *parent,
 /* What a backend compile is asked to do. */
 typedef struct TilecCompileJob {
 	const char *scratch;  /* private directory, removed afterwards */
-	const char *src_path; /* the source, already written in scratch */
-	const char *inc_dir;  /* headers directory, or NULL if none */
+	const char *src_path; /* the source in scratch (not written for
+				 in-memory backends) */
+	const char *inc_dir;  /* headers directory, or NULL if none (not
+				 written for in-memory backends) */
+	const char *name;     /* the source's file name, for messages */
+	const char *source;   /* the source text */
+	size_t source_len;    /* bytes in source */
+	const tilec_header *headers; /* the compile's headers */
+	int nheaders;         /* entries in headers */
 	const char *out_path; /* where to write the object */
 	const char *arch;     /* target architecture (never NULL) */
 	char **flags;         /* extra flags: context's then compile's */
@@ -128,6 +136,9 @@ typedef struct TilecBackendOps {
 	const char *name;      /* "openmp" */
 	const char *obj_ext;   /* object file extension: ".so", ".cubin" */
 	const char *src_ext;   /* source extension: ".c", ".cu" */
+	/* The compiler works from job->source and job->headers in memory:
+	 * runtime.c writes neither into the scratch directory. */
+	bool in_memory;
 	/* Prepare the context: find and identify the compiler, dlopen vendor
 	 * libraries, pick the device.  Sets the context's error on failure. */
 	tilec_status (*init)(tilec_context *ctx, int device);
@@ -147,16 +158,63 @@ typedef struct TilecBackendOps {
 	tilec_status (*launch)(tilec_context *ctx, void *entry, void **args,
 			       const tilec_launch_config *cfg);
 	tilec_status (*synchronize)(tilec_context *ctx);
+
+	/* Optional entries; NULL where the backend has no use for them. */
+	/* The architecture compiled for when the options name none; NULL
+	 * (with the context's error set) if the backend cannot pick one.
+	 * NULL entry: "native". */
+	const char *(*default_arch)(tilec_context *ctx);
+	/* What the context runs on.  NULL entry: the host CPU. */
+	tilec_status (*device_info)(tilec_context *ctx,
+				    tilec_device_info *info);
+	/* Device memory.  NULL entries: host memory (malloc, memcpy). */
+	tilec_status (*mem_alloc)(tilec_context *ctx, size_t bytes,
+				  void **ptr);
+	tilec_status (*mem_free)(tilec_context *ctx, void *ptr);
+	tilec_status (*mem_copy)(tilec_context *ctx, void *dst,
+				 const void *src, size_t bytes, bool to_device);
+	/* Launch once and measure the launch on the device (events), after
+	 * waiting for it.  NULL entry: tilec_bench times with the host clock
+	 * around launch and synchronize. */
+	tilec_status (*time_launch)(tilec_context *ctx, void *entry,
+				    void **args,
+				    const tilec_launch_config *cfg,
+				    double *seconds);
 } TilecBackendOps;
 
 /* jit_cc.c: the openmp backend (system C compiler). */
 extern const TilecBackendOps tilec_rt_cc_backend;
+/* cuda_driver.c: the cuda backend (NVRTC and the driver API). */
+extern const TilecBackendOps tilec_rt_cuda_backend;
 
 /* Backend-private state hangs off the context. */
 void *tilec_rt_backend_state(tilec_context *ctx);
 void tilec_rt_set_backend_state(tilec_context *ctx, void *state);
 /* The compiler command (openmp) as set on the context, or NULL. */
 const char *tilec_rt_compiler(const tilec_context *ctx);
+
+/* ==== jit_nvrtc.c: NVRTC, loaded with dlopen ================================= */
+
+typedef struct TilecNvrtc TilecNvrtc; /* a loaded libnvrtc */
+
+/* Load libnvrtc ($TILEC_NVRTC, then libnvrtc.so, .so.13, .so.12 on the
+ * library path, $CUDA_HOME, $CUDA_PATH and /usr/local/cuda) and find the
+ * directory holding cuda_fp16.h.  Fails with TILEC_ERR_UNAVAILABLE and a
+ * message naming every file tried. */
+tilec_status tilec_rt_nvrtc_open(tilec_context *ctx, TilecNvrtc **out);
+void tilec_rt_nvrtc_close(TilecNvrtc *nv);
+/* "nvrtc 13.0 ..." : the version, the fixed options and the include
+ * directory, for cache keys. */
+const char *tilec_rt_nvrtc_identity(const TilecNvrtc *nv);
+/* Compile job->source (with job->headers) for job->arch ("sm_90a") into a
+ * cubin written at job->out_path.  A rejected source is TILEC_ERR_COMPILE
+ * with NVRTC's log. */
+tilec_status tilec_rt_nvrtc_compile(tilec_context *ctx, TilecNvrtc *nv,
+				    const TilecCompileJob *job,
+				    double *seconds);
+/* Whether arch names a real architecture NVRTC can make a cubin for:
+ * "sm_" digits, optionally followed by 'a' or 'f'. */
+bool tilec_rt_nvrtc_arch_ok(const char *arch);
 
 /* jit_cc.c: run argv (argv[0] found on PATH), capturing stdout and stderr
  * together into *out; *exit_status is the exit code, or -1 with the

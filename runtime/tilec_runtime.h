@@ -11,15 +11,19 @@
  * one thread at a time; separate contexts are independent.
  *
  * Backends: openmp (generated C compiled by the system C compiler into a
- * shared object and loaded with dlopen) is implemented.  cuda and hip are
- * part of the API and fail with TILEC_ERR_UNAVAILABLE until their vendor
- * libraries are loaded (with dlopen, so the runtime never links them).
+ * shared object and loaded with dlopen) and cuda (generated CUDA C++
+ * compiled by NVRTC into a cubin, loaded and launched through the driver
+ * API; libnvrtc and libcuda are loaded with dlopen, so the runtime never
+ * links them and their absence is TILEC_ERR_UNAVAILABLE).  hip is part of
+ * the API and fails with TILEC_ERR_UNAVAILABLE.
  *
- * Entry-point convention (what generated code provides): for each kernel K
- * an exported `void tilec_entry_K(void **args)`, where args[i] points to
- * the value of parameter i in signature order; for a tensor parameter
- * args[i] points to a `void *` holding its data pointer.  Tensor data is
- * row-major and contiguous in the declared dtype.
+ * Entry-point convention (what generated code provides): on the CPU, for
+ * each kernel K an exported `void tilec_entry_K(void **args)`; on CUDA the
+ * `extern "C" __global__` function K itself.  args[i] points to the value
+ * of parameter i in signature order (CUDA's kernelParams); for a tensor
+ * parameter args[i] points to a `void *` holding its data pointer, which
+ * on a GPU is a device pointer from tilec_alloc (a CUdeviceptr value).
+ * Tensor data is row-major and contiguous in the declared dtype.
  *
  * docs/runtime.md is the reference.
  */
@@ -55,6 +59,11 @@ typedef enum tilec_status {
 	TILEC_ERR_LAUNCH,      /* the launch failed */
 } tilec_status;
 
+/* The device of a compile-only context (tilec_context_new): it compiles
+ * for the architecture given in the options and loads nothing, so it works
+ * on machines without a GPU or a driver. */
+#define TILEC_DEVICE_NONE (-1)
+
 typedef struct tilec_context tilec_context; /* a backend on one device */
 typedef struct tilec_module tilec_module;   /* one compiled source */
 typedef struct tilec_kernel tilec_kernel;   /* one entry point of a module */
@@ -74,9 +83,12 @@ const char *tilec_status_string(tilec_status status);
 
 /* --- Contexts ---------------------------------------------------------------
  * tilec_context_new reads the environment once: TILEC_CC (the C compiler,
- * default "cc") and TILEC_CACHE_DIR (default $XDG_CACHE_HOME/tilec, or
- * ~/.cache/tilec).  On failure it returns NULL and fills *err (err may be
- * NULL). */
+ * default "cc"), TILEC_CACHE_DIR (default $XDG_CACHE_HOME/tilec, or
+ * ~/.cache/tilec), and for cuda TILEC_NVRTC (the libnvrtc to load) and
+ * CUDA_HOME / CUDA_PATH (where to look for it and for cuda_fp16.h).
+ * `device` is 0 for openmp; for cuda a device ordinal, or
+ * TILEC_DEVICE_NONE for a compile-only context.  On failure it returns
+ * NULL and fills *err (err may be NULL). */
 tilec_context *tilec_context_new(tilec_backend backend, int device,
 				 tilec_init_error *err);
 void tilec_context_free(tilec_context *ctx);
@@ -89,12 +101,47 @@ const char *tilec_error(const tilec_context *ctx);
 /* Cache directory; "" disables the disk cache. */
 tilec_status tilec_set_cache_dir(tilec_context *ctx, const char *dir);
 /* Compiler command (openmp): a program name or path, optionally followed
- * by words put before every other argument ("ccache gcc"). */
+ * by words put before every other argument ("ccache gcc").  The cuda
+ * backend has none (TILEC_ERR_INVALID; TILEC_NVRTC picks the library). */
 tilec_status tilec_set_compiler(tilec_context *ctx, const char *cc);
 /* Extra compiler flags for every compile, space-separated. */
 tilec_status tilec_set_flags(tilec_context *ctx, const char *flags);
 /* The directory the cache is using, or "" when disabled. */
 const char *tilec_cache_dir(const tilec_context *ctx);
+
+/* --- Devices ------------------------------------------------------------- */
+
+/* What a context runs on. */
+typedef struct tilec_device_info {
+	char name[256];        /* "NVIDIA H200"; the CPU's model on openmp;
+				  "" when compile-only */
+	char arch[32];         /* what compiles target when the options name
+				  no arch: "sm_90a", "native"; "" when
+				  compile-only (the options must name one) */
+	int compile_only;      /* 1: TILEC_DEVICE_NONE, nothing runs */
+	int cc_major;          /* CUDA compute capability; 0 elsewhere */
+	int cc_minor;
+	int multiprocessors;   /* SMs; 0 on the CPU */
+	size_t max_shared_bytes; /* dynamic shared memory a block may opt
+				    in to; 0 on the CPU */
+	size_t total_memory;   /* device memory in bytes; 0 on the CPU */
+} tilec_device_info;
+
+tilec_status tilec_device_get_info(tilec_context *ctx,
+				   tilec_device_info *info);
+
+/* --- Memory -----------------------------------------------------------------
+ * Buffers a kernel can read and write: device memory on a GPU (the
+ * `void *` holds the device address, a CUdeviceptr on cuda, and must not
+ * be dereferenced on the host), 64-byte aligned host memory on the CPU.
+ * Copies are synchronous: they wait for earlier work on the default stream
+ * and are complete when they return.  tilec_free(ctx, NULL) does nothing. */
+tilec_status tilec_alloc(tilec_context *ctx, size_t bytes, void **ptr);
+tilec_status tilec_free(tilec_context *ctx, void *ptr);
+tilec_status tilec_memcpy_h2d(tilec_context *ctx, void *dst,
+			      const void *src, size_t bytes);
+tilec_status tilec_memcpy_d2h(tilec_context *ctx, void *dst,
+			      const void *src, size_t bytes);
 
 /* --- Compiling ----------------------------------------------------------- */
 
@@ -112,7 +159,8 @@ typedef struct tilec_compile_options {
 	 * it), e.g. "gemm.c"; NULL gives "kernel.c". */
 	const char *name;
 	/* Target architecture: -march= value for openmp ("native" when
-	 * NULL), compute capability for cuda ("sm_90a"), gfx arch for hip. */
+	 * NULL); for cuda "sm_80", "sm_90a" ... (the device's own when NULL;
+	 * required by a compile-only context); gfx arch for hip. */
 	const char *arch;
 	/* Extra flags for this compile, space-separated, after the
 	 * context's; NULL for none. */
@@ -139,21 +187,26 @@ typedef struct tilec_module_info {
 	double compile_seconds; /* compiler wall time; 0 on a cache hit */
 	double total_seconds;   /* tilec_compile's wall time */
 	char key[65];           /* cache key, SHA-256 in hex */
-	char path[4096];        /* the loaded object file ("" once unlinked) */
+	char path[4096];        /* the loaded object file (.so, .cubin; ""
+				   once unlinked) */
 } tilec_module_info;
 
 tilec_status tilec_module_get_info(const tilec_module *mod,
 				   tilec_module_info *info);
 
-/* The kernel `name` (resolves the entry point tilec_entry_<name>).  The
- * kernel belongs to the module.  NULL if absent (see tilec_error). */
+/* The kernel `name` (resolves the entry point tilec_entry_<name>, or the
+ * __global__ function <name> on cuda).  The kernel belongs to the module.
+ * NULL if absent, or on a compile-only context (see tilec_error). */
 tilec_kernel *tilec_module_kernel(tilec_module *mod, const char *name);
 
 /* --- Launching ---------------------------------------------------------------
  * On the CPU a launch runs the whole grid and returns when it is done; the
  * entry point derives the grid from the arguments.  GPU launches take the
- * grid, block size, dynamic shared memory and stream from cfg and are
- * asynchronous on the stream. */
+ * grid, block size, dynamic shared memory and stream from cfg (required;
+ * every grid and block extent at least 1) and are asynchronous on the
+ * stream: errors inside the kernel show at the next tilec_synchronize.
+ * On cuda, shared_bytes above 48 KiB sets the kernel's opt-in limit
+ * (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) first. */
 typedef struct tilec_launch_config {
 	unsigned grid[3];     /* blocks along x, y, z (GPU) */
 	unsigned block[3];    /* threads per block (GPU) */
@@ -168,7 +221,8 @@ tilec_status tilec_launch(tilec_kernel *k, void **args,
 tilec_status tilec_synchronize(tilec_context *ctx);
 
 /* --- Timing -----------------------------------------------------------------
- * Wall-clock timing on the CPU (device events on GPUs, once they exist). */
+ * Wall-clock timing on the CPU; device events around each launch on GPUs
+ * (cuEventRecord before and after it on cfg's stream). */
 
 /* Seconds on a monotonic clock. */
 double tilec_now(void);
