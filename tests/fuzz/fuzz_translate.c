@@ -1,8 +1,9 @@
 /*
  * fuzz_translate.c - libFuzzer target: any bytes, as a tile program.
  *
- * Each input is compiled for the OpenMP target with the IR verified after
- * every pass, printed, and translated to source when the backend is built.
+ * Each input is compiled for every target (OpenMP, CUDA, HIP) with the IR
+ * verified after every pass, printed, and translated to source where the
+ * backend is built.
  * Diagnostics are collected, not printed, and rendered without source
  * lines so that only the translator's own words are searched.  A crash, a
  * sanitizer report, an abort (tc_bug) or a verifier complaint (an internal
@@ -38,20 +39,13 @@ abort_on_internal_error(const TcDiags *d)
 	}
 }
 
-int
-LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* Compile text for one target, and emit it where the backend is built. */
+static void
+translate_for(const char *target, const char *text)
 {
-	char *text = malloc(size + 1);
-	if (!text)
-		return 0;
-	memcpy(text, data, size);
-	text[size] = '\0';
-
 	TcOptions opt;
-	if (!tc_options_init(&opt, "openmp", "generic")) {
-		free(text);
-		return 0;
-	}
+	if (!tc_options_init(&opt, target, NULL))
+		return;
 	opt.verify = true;
 	TcDiags d;
 	tc_diags_init(&d, "fuzz.c", NULL, 0);
@@ -67,10 +61,23 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (ok && p)
 		tc_print_program(&out, p);
 	abort_on_internal_error(&d);
-
 	tc_buf_free(&out);
 	tc_arena_free(a);
 	tc_diags_free(&d);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *text = malloc(size + 1);
+	if (!text)
+		return 0;
+	memcpy(text, data, size);
+	text[size] = '\0';
+	/* The CPU path, then the GPU scheduling passes. */
+	translate_for("openmp", text);
+	translate_for("cuda", text);
+	translate_for("hip", text);
 	free(text);
 	return 0;
 }
