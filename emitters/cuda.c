@@ -42,10 +42,11 @@ typedef struct Cuda {
 	TcDiags *d;             /* errors */
 	long long threads;      /* threads per block */
 	int warps_m, warps_n;   /* the MMA warp grid, 0 if no MMA fragment */
-	/* Anchored loops in scope: the loop vars bound to MMA rows/cols. */
-	const TcVar *row_var;   /* the row loop's var, or NULL */
-	const TcVar *col_var;   /* the column loop's var, or NULL */
-	bool row_level;         /* printing statements of a row loop itself */
+	const char **dist;      /* per distribution class id: its C++ alias */
+	/* Anchored loops being printed, outermost first: each runs over the
+	 * indices its class gives this thread. */
+	const TcStmt *anchors[TC_MAX_RANK];
+	int nanchors;
 	int spread;             /* depth of spread parallel loops */
 	bool block_level;       /* not inside any parallel loop */
 	/* The pipelined loop being printed: its stage index, for references
@@ -80,6 +81,20 @@ count(const TcVar *v)
 	for (int i = 0; i < v->rank; i++)
 		n *= ext(v, i);
 	return n;
+}
+
+static bool
+is_reg(const TcVar *v)
+{
+	return v->kind == TC_VAR_BUFFER && (v->layout.kind == TC_LAYOUT_MMA ||
+					    v->layout.kind == TC_LAYOUT_BLOCKED);
+}
+
+/* The alias of the distribution of register fragment v's dim d. */
+static const char *
+dist_of(Cuda *C, const TcVar *v, int d)
+{
+	return C->dist[v->layout.dim[d].id];
 }
 
 /* --- Types -------------------------------------------------------------------- */
@@ -213,19 +228,24 @@ tensor_offset(Cuda *C, const TcVar *v, TcExpr *const *idx)
 	}
 }
 
-/* An MMA element F[i][j] inside the loops anchored on its rows and columns. */
+/* An element F[i][j] of a register fragment inside the loops anchored on
+ * its dims: F[i_r][j_r], the loops' counters. */
 static void
-mma_element(Cuda *C, const TcVar *v, TcExpr *const *idx)
+reg_element(Cuda *C, const TcVar *v, TcExpr *const *idx)
 {
-	const TcVar *ri = idx[0]->kind == TC_EX_VAR ? idx[0]->u.var : NULL;
-	const TcVar *ci = idx[1]->kind == TC_EX_VAR ? idx[1]->u.var : NULL;
-	if (ri != C->row_var || ci != C->col_var || !ri || !ci) {
-		error(C, idx[0]->loc, "internal error: element of MMA fragment "
-		      "'%s' outside the loops that own it", v->name);
-		return;
+	tc_buf_puts(C->pr.out, v->name);
+	for (int d = 0; d < v->rank; d++) {
+		const TcVar *lv = idx[d]->kind == TC_EX_VAR ? idx[d]->u.var : NULL;
+		bool found = false;
+		for (int i = 0; i < C->nanchors && lv; i++)
+			found |= C->anchors[i]->u.loop.var == lv;
+		if (!found) {
+			error(C, idx[d]->loc, "internal error: element of register "
+			      "fragment '%s' outside the loops that own it", v->name);
+			return;
+		}
+		tc_buf_printf(C->pr.out, "[%s_r]", lv->name);
 	}
-	tc_buf_printf(C->pr.out, "%s[%s_mi][%s_ni][%s_h * 2 + %s_c]", v->name,
-		      ri->name, ci->name, ri->name, ci->name);
 }
 
 /* The element as an lvalue in its storage type. */
@@ -236,8 +256,8 @@ element_ref(Cuda *C, const TcVar *v, TcExpr *const *idx)
 		tc_buf_printf(C->pr.out, "%s[", v->name);
 		tensor_offset(C, v, idx);
 		tc_buf_puts(C->pr.out, "]");
-	} else if (v->layout.kind == TC_LAYOUT_MMA) {
-		mma_element(C, v, idx);
+	} else if (is_reg(v)) {
+		reg_element(C, v, idx);
 	} else {
 		smem_base(C, v);
 		tc_buf_puts(C->pr.out, "[");
@@ -251,8 +271,7 @@ hook_load(TcCPrinter *pr, const TcExpr *e)
 {
 	Cuda *C = pr->ctx;
 	const TcVar *v = e->u.load.var;
-	bool wrap = narrow_float(v->dtype) &&
-		    !(v->kind == TC_VAR_BUFFER && v->layout.kind == TC_LAYOUT_MMA);
+	bool wrap = narrow_float(v->dtype) && !is_reg(v);
 	if (wrap)
 		tc_buf_puts(pr->out, "tilec::to_float(");
 	element_ref(C, v, e->u.load.idx);
@@ -294,11 +313,16 @@ store(Cuda *C, const TcVar *v, TcExpr *const *idx, const TcExpr *value)
 	TcBuf *b = C->pr.out;
 	element_ref(C, v, idx);
 	tc_buf_puts(b, " = ");
-	bool mma = v->kind == TC_VAR_BUFFER && v->layout.kind == TC_LAYOUT_MMA;
-	if (narrow_float(v->dtype) && !mma) {
+	if (narrow_float(v->dtype) && !is_reg(v)) {
 		tc_buf_printf(b, "tilec::from_float<%s>(", storage_type(v->dtype));
 		expr(C, value);
 		tc_buf_puts(b, ")");
+	} else if (narrow_float(v->dtype)) {
+		/* Registers hold floats; round them to the fragment's type. */
+		tc_buf_printf(b, "tilec::to_float(tilec::from_float<%s>(",
+			      storage_type(v->dtype));
+		expr(C, value);
+		tc_buf_puts(b, "))");
 	} else {
 		expr(C, value);
 	}
@@ -407,35 +431,6 @@ print_bounds(Cuda *C, const TcRegion *r, TcExpr *const *idx)
 
 /* --- Tile operations ----------------------------------------------------------------- */
 
-static const char *
-warp_m0(Cuda *C, const TcVar *f)
-{
-	return tc_fmt(C->a, "warp_m * %d", f->layout.tiles_m * 16);
-}
-
-static const char *
-warp_n0(Cuda *C, const TcVar *f)
-{
-	return tc_fmt(C->a, "warp_n * %d", f->layout.tiles_n * 8);
-}
-
-/* Loops over the elements this thread holds of MMA fragment f, binding
- * row and column indices r and c (as text). */
-static void
-mma_loops_open(Cuda *C, const TcVar *f)
-{
-	TcBuf *b = C->pr.out;
-	tc_buf_printf(b, "#pragma unroll\nfor (int mi = 0; mi < %d; mi++)\n",
-		      f->layout.tiles_m);
-	tc_buf_printf(b, "#pragma unroll\nfor (int ni = 0; ni < %d; ni++)\n",
-		      f->layout.tiles_n);
-	tc_buf_puts(b, "#pragma unroll\nfor (int r = 0; r < 4; r++) {\n");
-	b->indent++;
-	tc_buf_printf(b, "const int row = tilec::mma_row(%s, mi, r), "
-		      "col = tilec::mma_col(%s, ni, r);\n", warp_m0(C, f),
-		      warp_n0(C, f));
-}
-
 static void
 close_brace(Cuda *C)
 {
@@ -443,59 +438,70 @@ close_brace(Cuda *C)
 	tc_buf_puts(C->pr.out, "}\n");
 }
 
-/* Value of region element (row, col) of a 2-dim tile as float, for copies
- * into MMA fragments; zero outside a tensor. */
-static void
-copy_mma(Cuda *C, const TcStmt *s)
+/* The bits of threadIdx.x that the enclosing anchored loops' classes depend
+ * on, as C++ text ("x_rows::BITS | x_cols::BITS"), or NULL if none. */
+static const char *
+anchored_bits(Cuda *C)
 {
-	const TcRegion *dst = &s->u.copy.dst, *src = &s->u.copy.src;
-	TcBuf *b = C->pr.out;
-	TileIdx ti;
-	tile_idx_init(C, &ti);
-	ti.vars[0].name = "row";
-	ti.vars[1].name = "col";
-	TcExpr *di[TC_MAX_RANK], *si[TC_MAX_RANK];
-	const TcVar *f = dst->var->layout.kind == TC_LAYOUT_MMA ? dst->var
-								 : src->var;
-	mma_loops_open(C, f);
-	region_index(C, dst, &ti, di);
-	region_index(C, src, &ti, si);
-	bool both = dst->var->layout.kind == TC_LAYOUT_MMA &&
-		    src->var->kind == TC_VAR_BUFFER &&
-		    src->var->layout.kind == TC_LAYOUT_MMA;
-	const char *fv = tc_fmt(C->a, "%s[mi][ni][r]", f->name);
-	if (both) {
-		tc_buf_printf(b, "%s[mi][ni][r] = %s[mi][ni][r];\n",
-			      dst->var->name, src->var->name);
-	} else if (dst->var->layout.kind == TC_LAYOUT_MMA) {
-		/* Into the fragment: zero outside a tensor. */
-		tc_buf_printf(b, "%s = ", fv);
-		TcBuf *save = C->pr.out;
-		bool bounded = src->var->kind == TC_VAR_TENSOR;
-		if (bounded) {
-			tc_buf_puts(b, "(");
-			print_bounds(C, src, si);
-			tc_buf_puts(b, ") ? ");
-		}
-		tc_buf_puts(b, "tilec::to_float(");
-		element_ref(C, src->var, si);
-		tc_buf_puts(b, bounded ? ") : 0.0f;\n" : ");\n");
-		(void)save;
-	} else {
-		/* Out of the fragment. */
-		if (dst->var->kind == TC_VAR_TENSOR) {
-			tc_buf_puts(b, "if (");
-			print_bounds(C, dst, di);
-			tc_buf_puts(b, ")\n");
-			b->indent++;
-		}
-		element_ref(C, dst->var, di);
-		tc_buf_printf(b, " = tilec::from_float<%s>(%s);\n",
-			      storage_type(dst->var->dtype), fv);
-		if (dst->var->kind == TC_VAR_TENSOR)
-			b->indent--;
+	const char *bits = NULL;
+	for (int i = 0; i < C->nanchors; i++) {
+		const TcStmt *l = C->anchors[i];
+		const char *d = dist_of(C, l->u.loop.anchor, l->u.loop.anchor_dim);
+		bits = bits ? tc_fmt(C->a, "%s | %s::BITS", bits, d)
+			    : tc_fmt(C->a, "%s::BITS", d);
 	}
-	close_brace(C);
+	return bits;
+}
+
+/* The row and column distributions of a register fragment for the copy
+ * helpers: one-dim fragments are one row (tilec::One). */
+static const char *
+rows_of(Cuda *C, const TcVar *v)
+{
+	return v->rank == 2 ? dist_of(C, v, 0) : "tilec::One";
+}
+
+static const char *
+cols_of(Cuda *C, const TcVar *v)
+{
+	return dist_of(C, v, v->rank - 1);
+}
+
+static const char *
+as_2d(Cuda *C, const TcVar *v)
+{
+	return v->rank == 2 ? v->name : tc_fmt(C->a, "tilec::as_row(%s)", v->name);
+}
+
+/* Loops over every element a thread holds of register fragment v, with
+ * counters r0, r1 and indices (text) row, col. */
+static void
+reg_loops_open(Cuda *C, const TcVar *v)
+{
+	TcBuf *b = C->pr.out;
+	for (int d = 0; d < v->rank; d++)
+		tc_buf_printf(b, "#pragma unroll\nfor (int r%d = 0; r%d < %s::count; r%d++)\n",
+			      d, d, dist_of(C, v, d), d);
+	tc_buf_puts(b, "{\n");
+	b->indent++;
+}
+
+static const char *
+reg_at(Cuda *C, const TcVar *v)
+{
+	return v->rank == 2 ? tc_fmt(C->a, "%s[r0][r1]", v->name)
+			    : tc_fmt(C->a, "%s[r0]", v->name);
+}
+
+static bool
+same_dists(const TcVar *a, const TcVar *b)
+{
+	if (a->rank != b->rank)
+		return false;
+	for (int d = 0; d < a->rank; d++)
+		if (a->layout.dim[d].id != b->layout.dim[d].id)
+			return false;
+	return true;
 }
 
 /* A 2-dim (or 1-dim) tensor -> shared copy of one dtype whose tile columns
@@ -652,40 +658,178 @@ copy_generic(Cuda *C, const TcStmt *s)
 	close_brace(C);
 }
 
+/* Copies that involve a register fragment. */
+static bool
+copy_reg(Cuda *C, const TcStmt *s)
+{
+	const TcRegion *dst = &s->u.copy.dst, *src = &s->u.copy.src;
+	TcBuf *b = C->pr.out;
+	bool atomic = s->kind == TC_ST_ATOMIC_ADD;
+	const TcVar *f = is_reg(dst->var) ? dst->var : src->var;
+	const TcRegion *other = f == dst->var ? src : dst;
+	const TcVar *o = other->var;
+	/* Register <-> register, one distribution. */
+	if (is_reg(dst->var) && is_reg(src->var)) {
+		if (!same_dists(dst->var, src->var)) {
+			error(C, s->loc, "internal error: copy between register "
+			      "fragments of different layouts");
+			return true;
+		}
+		reg_loops_open(C, dst->var);
+		if (narrow_float(dst->var->dtype))
+			tc_buf_printf(b, "%s = tilec::to_float(tilec::from_float<%s>(%s));\n",
+				      reg_at(C, dst->var), storage_type(dst->var->dtype),
+				      reg_at(C, src->var));
+		else
+			tc_buf_printf(b, "%s = %s;\n", reg_at(C, dst->var),
+				      reg_at(C, src->var));
+		close_brace(C);
+		return true;
+	}
+	/* Register <-> shared memory (a whole buffer). */
+	if (o->kind == TC_VAR_BUFFER && other->whole && !atomic) {
+		if (f == dst->var) {
+			tc_buf_printf(b, "tilec::copy_s2r<%s, %s>(%s, ", rows_of(C, f),
+				      cols_of(C, f), as_2d(C, f));
+			smem_base(C, o);
+			tc_buf_printf(b, ", %lld);\n", row_stride(o));
+		} else {
+			tc_buf_printf(b, "tilec::copy_r2s<%s, %s>(", rows_of(C, f),
+				      cols_of(C, f));
+			smem_base(C, o);
+			tc_buf_printf(b, ", %lld, %s);\n", row_stride(o), as_2d(C, f));
+		}
+		return true;
+	}
+	/* Register <-> a tensor region whose last tile dim is the tensor's
+	 * last (unit stride): the vectorized helpers. */
+	if (o->kind == TC_VAR_TENSOR && !atomic &&
+	    other->dims[other->ndims - 1] == o->rank - 1 &&
+	    (other->ndims < 2 || other->dims[0] < other->dims[1])) {
+		bool fixed = false;
+		for (int i = 0; i < o->rank; i++) {
+			bool covered = false;
+			for (int j = 0; j < other->ndims; j++)
+				covered |= other->dims[j] == i;
+			fixed |= !covered;
+		}
+		if (f == dst->var)
+			tc_buf_printf(b, "tilec::copy_g2r<%s, %s>(%s, %s + ", rows_of(C, f),
+				      cols_of(C, f), as_2d(C, f), o->name);
+		else
+			tc_buf_printf(b, "tilec::copy_r2g<%s, %s>(%s + ", rows_of(C, f),
+				      cols_of(C, f), o->name);
+		tensor_offset(C, o, other->origin);
+		tc_buf_puts(b, ",\n\t");
+		if (f->rank == 2) {
+			bool first = true;
+			for (int i = other->dims[0] + 1; i < o->rank; i++) {
+				if (!first)
+					tc_buf_puts(b, " * ");
+				tc_c_expr_prec(&C->pr, o->shape[i], tc_binop_prec(TC_OP_MUL) + 1);
+				first = false;
+			}
+		} else {
+			tc_buf_puts(b, "0");
+		}
+		tc_buf_puts(b, ", ");
+		if (fixed) {
+			tc_buf_puts(b, "(");
+			bool first = true;
+			for (int i = 0; i < o->rank; i++) {
+				bool covered = false;
+				for (int j = 0; j < other->ndims; j++)
+					covered |= other->dims[j] == i;
+				if (covered)
+					continue;
+				if (!first)
+					tc_buf_puts(b, " && ");
+				tc_c_expr_prec(&C->pr, other->origin[i], tc_binop_prec(TC_OP_LT) + 1);
+				tc_buf_puts(b, " < ");
+				tc_c_expr_prec(&C->pr, o->shape[i], tc_binop_prec(TC_OP_LT) + 1);
+				first = false;
+			}
+			tc_buf_puts(b, ") ? ");
+		}
+		if (f->rank == 2)
+			valid_extent(C, other, f, 0);
+		else
+			tc_buf_puts(b, "1");
+		if (fixed)
+			tc_buf_puts(b, " : 0");
+		tc_buf_puts(b, ", ");
+		valid_extent(C, other, f, f->rank - 1);
+		if (f == dst->var)
+			tc_buf_puts(b, ");\n");
+		else
+			tc_buf_printf(b, ", %s);\n", as_2d(C, f));
+		return true;
+	}
+	/* Anything else: element by element over what this thread holds. */
+	TileIdx ti;
+	tile_idx_init(C, &ti);
+	ti.vars[0].name = f->rank == 2 ? "row" : "col";
+	ti.vars[1].name = "col";
+	TcExpr *oi[TC_MAX_RANK];
+	region_index(C, other, &ti, oi);
+	reg_loops_open(C, f);
+	if (f->rank == 2)
+		tc_buf_printf(b, "const int row = %s::index(r0), col = %s::index(r1);\n",
+			      dist_of(C, f, 0), dist_of(C, f, 1));
+	else
+		tc_buf_printf(b, "const int col = %s::index(r0);\n", dist_of(C, f, 0));
+	if (f == src->var) {
+		const char *lead = tc_fmt(C->a, "tilec::leader<%s::BITS%s%s%s>()",
+					  dist_of(C, f, 0), f->rank == 2 ? " | " : "",
+					  f->rank == 2 ? dist_of(C, f, 1) : "",
+					  f->rank == 2 ? "::BITS" : "");
+		tc_buf_printf(b, "if (%s", lead);
+		if (o->kind == TC_VAR_TENSOR) {
+			tc_buf_puts(b, " && ");
+			print_bounds(C, other, oi);
+		}
+		tc_buf_puts(b, ")\n");
+		b->indent++;
+		if (atomic) {
+			tc_buf_puts(b, "atomicAdd(&");
+			element_ref(C, o, oi);
+			if (narrow_float(o->dtype))
+				tc_buf_printf(b, ", tilec::from_float<%s>(%s));\n",
+					      storage_type(o->dtype), reg_at(C, f));
+			else
+				tc_buf_printf(b, ", %s);\n", reg_at(C, f));
+		} else {
+			element_ref(C, o, oi);
+			tc_buf_printf(b, " = tilec::from_float<%s>(%s);\n",
+				      storage_type(o->dtype), reg_at(C, f));
+		}
+		b->indent--;
+	} else {
+		tc_buf_printf(b, "%s = ", reg_at(C, f));
+		bool bounded = o->kind == TC_VAR_TENSOR;
+		if (bounded) {
+			tc_buf_puts(b, "(");
+			print_bounds(C, other, oi);
+			tc_buf_puts(b, ") ? ");
+		}
+		tc_buf_puts(b, "tilec::to_float(");
+		element_ref(C, o, oi);
+		tc_buf_puts(b, bounded ? ") : 0.0f;\n" : ");\n");
+	}
+	close_brace(C);
+	return true;
+}
+
 static void
 emit_copy(Cuda *C, const TcStmt *s, bool async)
 {
 	const TcRegion *dst = &s->u.copy.dst, *src = &s->u.copy.src;
-	bool mma = (dst->var->kind == TC_VAR_BUFFER &&
-		    dst->var->layout.kind == TC_LAYOUT_MMA) ||
-		   (src->var->kind == TC_VAR_BUFFER &&
-		    src->var->layout.kind == TC_LAYOUT_MMA);
-	if (mma && s->kind == TC_ST_ATOMIC_ADD) {
-		const TcVar *f = src->var;
-		TileIdx ti;
-		tile_idx_init(C, &ti);
-		ti.vars[0].name = "row";
-		ti.vars[1].name = "col";
-		TcExpr *di[TC_MAX_RANK];
-		region_index(C, dst, &ti, di);
-		mma_loops_open(C, f);
-		tc_buf_puts(C->pr.out, "if (");
-		print_bounds(C, dst, di);
-		tc_buf_puts(C->pr.out, ")\n\tatomicAdd(&");
-		element_ref(C, dst->var, di);
-		if (narrow_float(dst->var->dtype))
-			tc_buf_printf(C->pr.out, ", tilec::from_float<%s>(%s[mi][ni][r]));\n",
-				      storage_type(dst->var->dtype), f->name);
-		else
-			tc_buf_printf(C->pr.out, ", %s[mi][ni][r]);\n", f->name);
-		close_brace(C);
-	} else if (mma) {
-		copy_mma(C, s);
-	} else if (s->kind == TC_ST_COPY && copy_g2s_fits(s)) {
+	if (is_reg(dst->var) || is_reg(src->var))
+		copy_reg(C, s);
+	else if (s->kind == TC_ST_COPY && copy_g2s_fits(s))
 		copy_g2s(C, s, async);
-	} else {
+	else
 		copy_generic(C, s);
-	}
 }
 
 static void
@@ -697,14 +841,21 @@ emit_gemm(Cuda *C, const TcStmt *s)
 	bool ta = s->u.gemm.trans_a, tb = s->u.gemm.trans_b;
 	long long K = ext(a, ta ? 0 : 1);
 	if (c->layout.kind == TC_LAYOUT_MMA) {
-		tc_buf_printf(b, "tilec::mma_ss<%d, %d, %lld, %s, %s>(%s, ",
-			      c->layout.tiles_m, c->layout.tiles_n, K,
+		int tm = c->layout.dim[0].tiles, tn = c->layout.dim[1].tiles;
+		const char *n0 = tc_fmt(C->a, "warp_n * %d", tn * 8);
+		if (is_reg(a)) {
+			tc_buf_printf(b, "tilec::mma_rs<%d, %d, %lld, %s>(%s, %s, ", tm, tn,
+				      K, tb ? "true" : "false", c->name, a->name);
+			smem_base(C, bv);
+			tc_buf_printf(b, ", %lld, %s);\n", row_stride(bv), n0);
+			return;
+		}
+		tc_buf_printf(b, "tilec::mma_ss<%d, %d, %lld, %s, %s>(%s, ", tm, tn, K,
 			      ta ? "true" : "false", tb ? "true" : "false", c->name);
 		smem_base(C, a);
 		tc_buf_printf(b, ", %lld, ", row_stride(a));
 		smem_base(C, bv);
-		tc_buf_printf(b, ", %lld, %s, %s);\n", row_stride(bv),
-			      warp_m0(C, c), warp_n0(C, c));
+		tc_buf_printf(b, ", %lld, warp_m * %d, %s);\n", row_stride(bv), tm * 16, n0);
 		return;
 	}
 	/* Everything in shared memory: each thread owns elements of C. */
@@ -743,8 +894,9 @@ emit_fill(Cuda *C, const TcStmt *s)
 	double cv;
 	bool is_const = tc_c_const_float(s->u.fill.value, &cv);
 	TcExpr *lit = is_const ? tc_expr_float(C->a, cv, TC_DT_F32, s->loc) : NULL;
-	if (v->layout.kind == TC_LAYOUT_MMA) {
-		tc_buf_printf(b, "tilec::fill(%s, ", v->name);
+	if (is_reg(v)) {
+		reg_loops_open(C, v);
+		tc_buf_printf(b, "%s = ", reg_at(C, v));
 		if (lit) {
 			expr(C, lit);
 		} else {
@@ -752,7 +904,8 @@ emit_fill(Cuda *C, const TcStmt *s)
 			expr(C, s->u.fill.value);
 			tc_buf_puts(b, ")");
 		}
-		tc_buf_puts(b, ");\n");
+		tc_buf_puts(b, ";\n");
+		close_brace(C);
 		return;
 	}
 	TileIdx ti;
@@ -789,21 +942,49 @@ emit_reduce(Cuda *C, const TcStmt *s)
 	const TcVar *src = s->u.reduce.src.var, *dst = s->u.reduce.dst.var;
 	TcBuf *b = C->pr.out;
 	int dim = s->u.reduce.dim;
-	const char *acc = s->u.reduce.accumulate ? "true" : "false";
-	if (src->layout.kind == TC_LAYOUT_MMA) {
-		tc_buf_printf(b, "tilec::mma_reduce<%s, %d, %s, %d, %d, %d, %d, %lld>(%s, ",
-			      reduce_op(s->u.reduce.op), dim, acc,
-			      src->layout.tiles_m, src->layout.tiles_n,
-			      src->layout.warps_m, src->layout.warps_n, C->threads,
-			      src->name);
+	bool acc = s->u.reduce.accumulate;
+	const char *op = reduce_op(s->u.reduce.op);
+	if (is_reg(src)) {
+		/* Each thread reduces what it holds; the threads holding the
+		 * same output combine. */
+		const char *out = dist_of(C, src, 1 - dim);
+		const char *part = tc_fmt(C->a, "%s_part", dst->name);
+		tc_buf_printf(b, "float %s[%s::count];\n", part, out);
+		tc_buf_printf(b, "tilec::reduce2d<%s, %d, %s, %s, %lld>(%s, %s, "
+			      "reinterpret_cast<float *>(tilec_smem + %lld));\n", op, dim,
+			      dist_of(C, src, 0), dist_of(C, src, 1), C->threads, part,
+			      src->name, C->k->scratch_offset);
+		tc_buf_printf(b, "#pragma unroll\nfor (int r0 = 0; r0 < %s::count; r0++)", out);
+		if (is_reg(dst)) {
+			tc_buf_printf(b, "\n\t%s[r0] = ", dst->name);
+			if (acc)
+				tc_buf_printf(b, "tilec::reduce_combine<%s>(%s[r0], %s[r0]);\n",
+					      op, dst->name, part);
+			else
+				tc_buf_printf(b, "%s[r0];\n", part);
+			return;
+		}
+		tc_buf_printf(b, " {\n");
+		b->indent++;
+		tc_buf_printf(b, "if (tilec::leader<%s::BITS>()) {\n", out);
+		b->indent++;
+		tc_buf_printf(b, "const int o = %s::index(r0);\n", out);
 		smem_base(C, dst);
-		tc_buf_printf(b, ", reinterpret_cast<float *>(tilec_smem + %lld), %s, %s);\n",
-			      C->k->scratch_offset, warp_m0(C, src), warp_n0(C, src));
+		tc_buf_printf(b, "[o] = tilec::from_float<%s>(", storage_type(dst->dtype));
+		if (acc) {
+			tc_buf_printf(b, "tilec::reduce_combine<%s>(tilec::to_float(", op);
+			smem_base(C, dst);
+			tc_buf_printf(b, "[o]), %s[r0]));\n", part);
+		} else {
+			tc_buf_printf(b, "%s[r0]);\n", part);
+		}
+		close_brace(C);
+		close_brace(C);
 		return;
 	}
 	if (src->rank == 2) {
 		tc_buf_printf(b, "tilec::smem_reduce<%s, %d, %s, %lld, %lld, %lld>(",
-			      reduce_op(s->u.reduce.op), dim, acc, ext(src, 0),
+			      op, dim, acc ? "true" : "false", ext(src, 0),
 			      ext(src, 1), C->threads);
 		smem_base(C, src);
 		tc_buf_printf(b, ", %lld, ", row_stride(src));
@@ -828,15 +1009,13 @@ emit_reduce(Cuda *C, const TcStmt *s)
 	old->u.load.var = (TcVar *)dst;
 	memcpy(old->u.load.idx, di, sizeof di);
 	tc_buf_puts(b, "float v = ");
-	if (s->u.reduce.accumulate)
+	if (acc)
 		expr(C, old);
 	else
-		tc_buf_printf(b, "tilec::reduce_init<%s>()",
-			      reduce_op(s->u.reduce.op));
+		tc_buf_printf(b, "tilec::reduce_init<%s>()", op);
 	tc_buf_puts(b, ";\n");
 	tc_buf_printf(b, "for (int kk = 0; kk < %lld; kk++)\n\t", ext(src, dim));
-	tc_buf_printf(b, "v = tilec::reduce_combine<%s>(v, tilec::reduce_value<%s>(",
-		      reduce_op(s->u.reduce.op), reduce_op(s->u.reduce.op));
+	tc_buf_printf(b, "v = tilec::reduce_combine<%s>(v, tilec::reduce_value<%s>(", op, op);
 	expr(C, ld);
 	tc_buf_puts(b, "));\n");
 	element_ref(C, dst, di);
@@ -862,10 +1041,10 @@ single_writer(Cuda *C)
 {
 	if (C->block_level)
 		return "threadIdx.x == 0";
-	if (C->row_level && !C->col_var)
-		return C->warps_n > 1 ? "threadIdx.x % 4 == 0 && warp_n == 0"
-				      : "threadIdx.x % 4 == 0";
-	return NULL;
+	if (C->spread)
+		return NULL;
+	const char *bits = anchored_bits(C);
+	return bits ? tc_fmt(C->a, "tilec::leader<%s>()", bits) : NULL;
 }
 
 static void
@@ -880,8 +1059,7 @@ emit_assign(Cuda *C, const TcStmt *s)
 		return;
 	}
 	const TcVar *v = dst->u.load.var;
-	bool shared = !(v->kind == TC_VAR_BUFFER && v->layout.kind == TC_LAYOUT_MMA);
-	const char *guard = shared ? single_writer(C) : NULL;
+	const char *guard = is_reg(v) ? NULL : single_writer(C);
 	if (guard) {
 		tc_buf_printf(b, "if (%s)\n", guard);
 		b->indent++;
@@ -947,47 +1125,24 @@ emit_spread(Cuda *C, const TcStmt *s)
 	close_brace(C);
 }
 
-/* A tile_parallel loop following an MMA fragment's rows or columns. */
+/* A tile_parallel loop that follows a register fragment's distribution:
+ * each thread visits the indices it holds. */
 static void
 emit_anchored(Cuda *C, const TcStmt *s)
 {
 	TcBuf *b = C->pr.out;
-	const TcVar *f = s->u.loop.anchor, *v = s->u.loop.var;
-	bool rows = s->u.loop.anchor_dim == 0;
-	if (rows) {
-		tc_buf_printf(b, "#pragma unroll\nfor (int %s_mi = 0; %s_mi < %d; %s_mi++)\n",
-			      v->name, v->name, f->layout.tiles_m, v->name);
-		tc_buf_printf(b, "#pragma unroll\nfor (int %s_h = 0; %s_h < 2; %s_h++) {\n",
-			      v->name, v->name, v->name);
-		b->indent++;
-		tc_buf_printf(b, "const int %s = tilec::mma_row(%s, %s_mi, %s_h * 2);\n",
-			      v->name, warp_m0(C, f), v->name, v->name);
-		const TcVar *saved_row = C->row_var;
-		bool saved_block = C->block_level, saved_level = C->row_level;
-		C->row_var = v;
-		C->block_level = false;
-		C->row_level = true;
-		emit_body(C, s->u.loop.body);
-		C->row_var = saved_row;
-		C->block_level = saved_block;
-		C->row_level = saved_level;
-		close_brace(C);
-		return;
-	}
-	tc_buf_printf(b, "#pragma unroll\nfor (int %s_ni = 0; %s_ni < %d; %s_ni++)\n",
-		      v->name, v->name, f->layout.tiles_n, v->name);
-	tc_buf_printf(b, "#pragma unroll\nfor (int %s_c = 0; %s_c < 2; %s_c++) {\n",
-		      v->name, v->name, v->name);
+	const TcVar *v = s->u.loop.var;
+	const char *d = dist_of(C, s->u.loop.anchor, s->u.loop.anchor_dim);
+	tc_buf_printf(b, "#pragma unroll\nfor (int %s_r = 0; %s_r < %s::count; %s_r++) {\n",
+		      v->name, v->name, d, v->name);
 	b->indent++;
-	tc_buf_printf(b, "const int %s = tilec::mma_col(%s, %s_ni, %s_c);\n",
-		      v->name, warp_n0(C, f), v->name, v->name);
-	const TcVar *saved_col = C->col_var;
-	bool saved_level = C->row_level;
-	C->col_var = v;
-	C->row_level = false;
+	tc_buf_printf(b, "const int %s = %s::index(%s_r);\n", v->name, d, v->name);
+	bool saved_block = C->block_level;
+	C->block_level = false;
+	C->anchors[C->nanchors++] = s;
 	emit_body(C, s->u.loop.body);
-	C->col_var = saved_col;
-	C->row_level = saved_level;
+	C->nanchors--;
+	C->block_level = saved_block;
 	close_brace(C);
 }
 
@@ -1070,13 +1225,18 @@ emit_stmt(Cuda *C, const TcStmt *s)
 	case TC_ST_DECL: {
 		const TcVar *v = s->u.decl.var;
 		if (v->kind == TC_VAR_BUFFER) {
-			if (v->layout.kind == TC_LAYOUT_MMA) {
-				stmt_comment(C, s, tc_fmt(C->a, ": registers, "
-					"%dx%d warps of %dx%d m16n8 tiles",
-					v->layout.warps_m, v->layout.warps_n,
-					v->layout.tiles_m, v->layout.tiles_n));
-				tc_buf_printf(b, "float %s[%d][%d][4];\n", v->name,
-					      v->layout.tiles_m, v->layout.tiles_n);
+			if (is_reg(v)) {
+				stmt_comment(C, s, tc_fmt(C->a, ": registers, %s",
+					v->rank == 2 ? tc_fmt(C->a, "%s x %s",
+						dist_of(C, v, 0), dist_of(C, v, 1)) :
+					dist_of(C, v, 0)));
+				if (v->rank == 2)
+					tc_buf_printf(b, "float %s[%s::count][%s::count];\n",
+						      v->name, dist_of(C, v, 0),
+						      dist_of(C, v, 1));
+				else
+					tc_buf_printf(b, "float %s[%s::count];\n", v->name,
+						      dist_of(C, v, 0));
 			} else {
 				const char *extra = tc_fmt(C->a, ": shared memory%s%s",
 					v->stages > 1 ? tc_fmt(C->a, ", %d stages",
@@ -1258,6 +1418,28 @@ emit_prologue(Cuda *C)
 		tc_buf_printf(b, "const int warp_m = threadIdx.x / 32 / %d, "
 			      "warp_n = threadIdx.x / 32 %% %d;\n", C->warps_n,
 			      C->warps_n);
+	/* One alias per distribution class of the register fragments. */
+	for (int i = 0; i < C->k->vars.len; i++) {
+		const TcVar *v = C->k->vars.items[i];
+		if (!is_reg(v))
+			continue;
+		for (int d = 0; d < v->rank; d++) {
+			const TcDist *t = &v->layout.dim[d];
+			if (C->dist[t->id])
+				continue;
+			const char *name = tc_fmt(C->a, "%s_%s", v->name,
+						  t->axis ? "cols" : "rows");
+			C->dist[t->id] = name;
+			if (t->kind == TC_LAYOUT_MMA)
+				tc_buf_printf(b, "using %s = tilec::Mma<%d, %d, %d, %d>;\n",
+					      name, t->axis, t->tiles,
+					      v->layout.warps_m, v->layout.warps_n);
+			else
+				tc_buf_printf(b, "using %s = tilec::Blocked<%d, %d, %d, %d, %d>;\n",
+					      name, t->axis, t->count, t->tr, t->tc,
+					      t->vec);
+		}
+	}
 	static const char *const dims = "xyz";
 	for (int d = 0; d < 3; d++)
 		if (C->k->block[d])
@@ -1278,13 +1460,18 @@ cuda_emit(const TcProgram *p, const TcKernel *k, const TcTarget *t,
 	C.pr.ctx = &C;
 	if (k->threads)
 		tc_expr_const(k->threads, &C.threads);
+	int nclass = 0;
 	for (int i = 0; i < k->vars.len; i++) {
 		const TcVar *v = k->vars.items[i];
 		if (v->kind == TC_VAR_BUFFER && v->layout.kind == TC_LAYOUT_MMA) {
 			C.warps_m = v->layout.warps_m;
 			C.warps_n = v->layout.warps_n;
 		}
+		for (int j = 0; is_reg(v) && j < v->rank; j++)
+			if (v->layout.dim[j].id >= nclass)
+				nclass = v->layout.dim[j].id + 1;
 	}
+	C.dist = tc_alloc(a, sizeof(char *) * (size_t)(nclass + 1));
 	if (dtypes_supported(&C)) {
 		if (out->len)
 			tc_buf_puts(out, "\n");

@@ -3,39 +3,63 @@
  * element of each fragment.
  *
  * Input: a checked, specialized program.  Output: every fragment and local
- * buffer has var->layout set, and every tile_parallel loop that walks an
- * MMA fragment has loop.anchor / anchor_dim set.
+ * buffer has var->layout set; every tile_parallel loop that walks register
+ * fragments has loop.anchor / anchor_dim set (the loop then visits, in
+ * each thread, the indices that thread holds).
  *
- * Two layouts exist today:
+ * A fragment lives in registers when every use can be served by the
+ * threads that hold its elements: fills, copies, reductions, being a
+ * tile_gemm accumulator (or, with one warp column, its A operand), and
+ * element accesses F[i][j] whose indices are the variables of enclosing
+ * tile_parallel loops.  Anything else (an element read at block level, an
+ * index that is not a loop variable, a gemm B operand, ...) puts it in
+ * shared memory (SMEM), which is always correct.
  *
- *   MMA   registers, in the accumulator layout of mma.sync m16n8k16: the
- *         block's warps form a warps_m x warps_n grid over the tile, each
- *         warp owns tiles_m x tiles_n m16n8 tiles, each thread 4 elements
- *         of each (rows lane/4 and lane/4 + 8, columns 2*(lane%4) + 0/1).
- *   SMEM  shared memory: any thread reaches any element.
+ * Each dim of a register fragment has a distribution class (TcDist).
+ * Uses unify classes: F[i][j] puts F's dim 0 in the class of loop i and
+ * dim 1 in that of loop j; a reduction puts the result's dim in the class
+ * of the source's kept dim; a copy between fragments unifies them dim by
+ * dim; gemm puts C's dims in MMA classes (and A's rows with C's).  Then:
  *
- * A tile_gemm accumulator (f32, f16/bf16 operands, shapes multiples of the
- * instruction) starts as MMA.  It stays MMA only if every use can be done
- * by the threads that own the elements: fills, copies, being gemm's C,
- * reductions, and tile_parallel nests that index it exactly by their loop
- * variables (F[i][j] inside tile_parallel(i, M) tile_parallel(j, N)).  Such
- * a nest then follows F's layout: each thread visits the rows and columns
- * it owns (the row loop runs redundantly in the threads sharing a row).
- * Any other use demotes F to SMEM; every other fragment is SMEM.  SMEM is
- * always correct; MMA is what makes gemm-heavy kernels fast.
+ *   MMA      classes touching a gemm accumulator: the m16n8 accumulator
+ *            layout of mma.sync on a warps_m x warps_n warp grid shared by
+ *            the whole kernel;
+ *   BLOCKED  the others: the block's threads form a tr x tc grid; rows go
+ *            round-robin over tr, columns in runs of `vec` round-robin over
+ *            tc (so a row's columns come in as wide coalesced loads).
  *
- * All MMA fragments of a kernel share one warp grid so that a row loop
- * visits the same rows in each of them.
+ * A class that would need both, or two extents, or to spread like rows and
+ * like columns at once, sends its fragments to SMEM, and inference starts
+ * again.  All classes joined through 2-dim fragments share one thread grid.
  */
 #include "tilec_int.h"
 
 #include <string.h>
 
+/* --- Classes: union-find over (fragment, dim) and loop variables ----------- */
+
+typedef struct Class {
+	int parent;       /* union-find parent */
+	long long extent; /* elements along it; 0 while unknown */
+	int axis;         /* 0 rows, 1 columns, -1 unknown */
+	bool mma;         /* holds a gemm accumulator (or A operand) dim */
+	bool conflict;    /* contradictory constraints */
+} Class;
+
 typedef struct Layouter {
-	TcKernel *k;      /* the kernel */
-	int warps;        /* warps per block */
-	bool changed;     /* a demotion happened in this sweep */
-	bool row_reduce;  /* some MMA fragment is reduced along its rows */
+	TcArena *a;
+	TcKernel *k;
+	int threads;        /* threads per block */
+	int warps;          /* warps per block */
+	Class *cls;         /* classes, indexed by node */
+	int ncls;           /* nodes in use */
+	int *frag_node;     /* var->index -> first node of its dims, -1 */
+	int *loop_node;     /* var->index of a LOOP var -> node, -1 */
+	bool *spill;        /* var->index: must live in shared memory */
+	bool changed;       /* a spill happened during this sweep */
+	bool a_in_regs;     /* some gemm reads A from registers */
+	bool row_reduce;    /* some MMA fragment is reduced along its rows */
+	int warps_m, warps_n; /* the MMA warp grid */
 } Layouter;
 
 static long long
@@ -46,68 +70,63 @@ ext(const TcVar *v, int i)
 	return n;
 }
 
-static bool
-is_mma(const TcVar *v)
+static int
+find(Layouter *L, int n)
 {
-	return v && v->kind == TC_VAR_BUFFER && v->layout.kind == TC_LAYOUT_MMA;
+	while (L->cls[n].parent != n)
+		n = L->cls[n].parent = L->cls[L->cls[n].parent].parent;
+	return n;
 }
 
 static void
-demote(Layouter *L, TcVar *v)
+unite(Layouter *L, int x, int y)
 {
-	if (is_mma(v)) {
-		v->layout.kind = TC_LAYOUT_SMEM;
+	x = find(L, x);
+	y = find(L, y);
+	if (x == y)
+		return;
+	Class *a = &L->cls[x], *b = &L->cls[y];
+	if (a->extent && b->extent && a->extent != b->extent)
+		a->conflict = true;
+	if (!a->extent)
+		a->extent = b->extent;
+	if (a->axis >= 0 && b->axis >= 0 && a->axis != b->axis)
+		a->conflict = true;
+	if (a->axis < 0)
+		a->axis = b->axis;
+	a->mma |= b->mma;
+	a->conflict |= b->conflict;
+	b->parent = x;
+}
+
+static bool
+is_candidate(const TcVar *v)
+{
+	return v->kind == TC_VAR_BUFFER && v->scope != TC_SCOPE_SHARED &&
+	       v->rank <= 2 && tc_dtype_bits(v->dtype) >= 8;
+}
+
+/* The node of fragment v's dim d, or -1 if v is not in registers. */
+static int
+node(Layouter *L, const TcVar *v, int d)
+{
+	if (v->kind != TC_VAR_BUFFER || L->frag_node[v->index] < 0 ||
+	    L->spill[v->index])
+		return -1;
+	return L->frag_node[v->index] + d;
+}
+
+static void
+spill(Layouter *L, const TcVar *v)
+{
+	if (v->kind == TC_VAR_BUFFER && L->frag_node[v->index] >= 0 &&
+	    !L->spill[v->index]) {
+		L->spill[v->index] = true;
 		L->changed = true;
 	}
 }
 
-/* --- Candidates ------------------------------------------------------------- */
-
-static void
-candidates(Layouter *L, TcStmt *s)
-{
-	switch (s->kind) {
-	case TC_ST_BLOCK:
-		for (int i = 0; i < s->u.block.body.len; i++)
-			candidates(L, s->u.block.body.items[i]);
-		break;
-	case TC_ST_FOR:
-		candidates(L, s->u.loop.body);
-		break;
-	case TC_ST_IF:
-		candidates(L, s->u.cond.then);
-		if (s->u.cond.els)
-			candidates(L, s->u.cond.els);
-		break;
-	case TC_ST_GEMM: {
-		TcVar *c = s->u.gemm.c.var, *a = s->u.gemm.a.var;
-		bool ok = c->scope == TC_SCOPE_FRAGMENT &&
-			  c->dtype == TC_DT_F32 &&
-			  (a->dtype == TC_DT_F16 || a->dtype == TC_DT_BF16) &&
-			  ext(c, 0) % 16 == 0 && ext(c, 1) % 8 == 0 &&
-			  ext(a, s->u.gemm.trans_a ? 0 : 1) % 16 == 0;
-		if (ok && c->layout.kind == TC_LAYOUT_SMEM)
-			c->layout.kind = TC_LAYOUT_MMA;
-		break;
-	}
-	default:
-		break;
-	}
-}
-
-/* --- Uses that MMA fragments allow ------------------------------------------- */
-
-/* Is e exactly the loop var of an enclosing parallel loop? */
-static TcStmt *
-par_loop_of(TcStmt **par, int npar, const TcExpr *e)
-{
-	if (e->kind != TC_EX_VAR)
-		return NULL;
-	for (int i = npar - 1; i >= 0; i--)
-		if (par[i]->u.loop.var == e->u.var)
-			return par[i];
-	return NULL;
-}
+/* --- Constraints from uses ------------------------------------------------------ */
 
 typedef struct Walk {
 	Layouter *L;
@@ -115,37 +134,35 @@ typedef struct Walk {
 	int npar;
 } Walk;
 
-/* An element access F[a][b] of an MMA fragment inside parallel loops:
- * allowed when a and b are the vars of loops over F's rows and columns,
- * the column loop inside the row loop. */
-static void
-element_use(Walk *W, TcVar *f, TcExpr *const *idx, bool write)
+static bool
+is_par_var(const Walk *W, const TcExpr *e)
 {
-	(void)write;
-	if (!is_mma(f))
+	if (e->kind != TC_EX_VAR)
+		return false;
+	for (int i = 0; i < W->npar; i++)
+		if (W->par[i]->u.loop.var == e->u.var)
+			return true;
+	return false;
+}
+
+/* F[idx...] inside parallel loops: each index a distinct loop variable. */
+static void
+element_use(Walk *W, TcVar *f, TcExpr *const *idx)
+{
+	Layouter *L = W->L;
+	if (node(L, f, 0) < 0)
 		return;
-	TcStmt *row = W->npar ? par_loop_of(W->par, W->npar, idx[0]) : NULL;
-	TcStmt *col = W->npar ? par_loop_of(W->par, W->npar, idx[1]) : NULL;
-	bool ok = row && col && row != col;
-	if (ok) {
-		long long re = 0, ce = 0;
-		tc_expr_const(row->u.loop.end, &re);
-		tc_expr_const(col->u.loop.end, &ce);
-		ok = re == ext(f, 0) && ce == ext(f, 1);
+	bool ok = true;
+	for (int d = 0; d < f->rank && ok; d++)
+		ok = is_par_var(W, idx[d]);
+	if (ok && f->rank == 2)
+		ok = idx[0]->u.var != idx[1]->u.var;
+	if (!ok) {
+		spill(L, f);
+		return;
 	}
-	/* The row loop must enclose the column loop. */
-	if (ok) {
-		int ri = -1, ci = -1;
-		for (int i = 0; i < W->npar; i++) {
-			if (W->par[i] == row)
-				ri = i;
-			if (W->par[i] == col)
-				ci = i;
-		}
-		ok = ri < ci;
-	}
-	if (!ok)
-		demote(W->L, f);
+	for (int d = 0; d < f->rank; d++)
+		unite(L, node(L, f, d), L->loop_node[idx[d]->u.var->index]);
 }
 
 static void walk_expr(Walk *W, TcExpr *e);
@@ -160,9 +177,7 @@ walk_expr(Walk *W, TcExpr *e)
 		walk_expr(W, e->u.bin.lhs);
 		walk_expr(W, e->u.bin.rhs);
 		break;
-	case TC_EX_UNARY:
-		walk_expr(W, e->u.un.arg);
-		break;
+	case TC_EX_UNARY: walk_expr(W, e->u.un.arg); break;
 	case TC_EX_SELECT:
 		walk_expr(W, e->u.sel.cond);
 		walk_expr(W, e->u.sel.then);
@@ -172,23 +187,32 @@ walk_expr(Walk *W, TcExpr *e)
 		for (int i = 0; i < e->u.call.nargs; i++)
 			walk_expr(W, e->u.call.args[i]);
 		break;
-	case TC_EX_CAST:
-		walk_expr(W, e->u.cast.arg);
-		break;
+	case TC_EX_CAST: walk_expr(W, e->u.cast.arg); break;
 	case TC_EX_LOAD:
 		for (int i = 0; i < e->u.load.var->rank; i++)
 			walk_expr(W, e->u.load.idx[i]);
 		if (e->u.load.var->kind == TC_VAR_BUFFER)
-			element_use(W, e->u.load.var, e->u.load.idx, false);
+			element_use(W, e->u.load.var, e->u.load.idx);
 		break;
 	default:
 		break;
 	}
 }
 
+static bool
+mma_operands(const TcStmt *s)
+{
+	const TcVar *c = s->u.gemm.c.var, *a = s->u.gemm.a.var;
+	return c->dtype == TC_DT_F32 &&
+	       (a->dtype == TC_DT_F16 || a->dtype == TC_DT_BF16) &&
+	       ext(c, 0) % 16 == 0 && ext(c, 1) % 8 == 0 &&
+	       ext(a, s->u.gemm.trans_a ? 0 : 1) % 16 == 0;
+}
+
 static void
 walk(Walk *W, TcStmt *s)
 {
+	Layouter *L = W->L;
 	switch (s->kind) {
 	case TC_ST_BLOCK:
 		for (int i = 0; i < s->u.block.body.len; i++)
@@ -204,7 +228,7 @@ walk(Walk *W, TcStmt *s)
 			for (int i = 0; i < d->u.load.var->rank; i++)
 				walk_expr(W, d->u.load.idx[i]);
 			if (d->u.load.var->kind == TC_VAR_BUFFER)
-				element_use(W, d->u.load.var, d->u.load.idx, true);
+				element_use(W, d->u.load.var, d->u.load.idx);
 		}
 		break;
 	case TC_ST_FOR:
@@ -225,164 +249,63 @@ walk(Walk *W, TcStmt *s)
 		if (s->u.cond.els)
 			walk(W, s->u.cond.els);
 		break;
-	case TC_ST_GEMM:
-		/* As an operand, a fragment is read through shared memory. */
-		demote(W->L, s->u.gemm.a.var);
-		demote(W->L, s->u.gemm.b.var);
-		break;
-	case TC_ST_REDUCE:
-		demote(W->L, s->u.reduce.dst.var);
-		if (is_mma(s->u.reduce.src.var) && s->u.reduce.dim == 1)
-			W->L->row_reduce = true;
-		break;
-	case TC_ST_COPY:
-	case TC_ST_ATOMIC_ADD:
-		/* A region of an MMA fragment (not the whole) is not held by
-		 * the right threads. */
-		if (!s->u.copy.dst.whole)
-			demote(W->L, s->u.copy.dst.var);
-		if (!s->u.copy.src.whole)
-			demote(W->L, s->u.copy.src.var);
-		break;
-	default:
-		break;
-	}
-}
-
-/* --- Warp grid ------------------------------------------------------------------ */
-
-static bool
-grid_fits(Layouter *L, int wm, int wn)
-{
-	for (int i = 0; i < L->k->vars.len; i++) {
-		TcVar *v = L->k->vars.items[i];
-		if (is_mma(v) && (ext(v, 0) % (16 * wm) || ext(v, 1) % (8 * wn)))
-			return false;
-	}
-	return true;
-}
-
-/* Choose warps_m x warps_n = warps: rows only when some fragment is reduced
- * along rows (the reduction then stays inside a warp), otherwise the most
- * square warp tiles. */
-static void
-choose_grid(Layouter *L)
-{
-	TcVar *first = NULL;
-	for (int i = 0; i < L->k->vars.len && !first; i++)
-		if (is_mma(L->k->vars.items[i]))
-			first = L->k->vars.items[i];
-	if (!first)
-		return;
-	int best_m = 0;
-	long long best_cost = -1;
-	for (int wm = 1; wm <= L->warps; wm *= 2) {
-		int wn = L->warps / wm;
-		if (wm * wn != L->warps || !grid_fits(L, wm, wn))
-			continue;
-		long long tm = ext(first, 0) / wm, tn = ext(first, 1) / wn;
-		/* Per k-step, a warp reads tm + tn operand rows. */
-		long long cost = tm + tn + (L->row_reduce && wn > 1 ? 1 << 20 : 0);
-		if (best_cost < 0 || cost < best_cost) {
-			best_cost = cost;
-			best_m = wm;
+	case TC_ST_GEMM: {
+		TcVar *c = s->u.gemm.c.var, *a = s->u.gemm.a.var;
+		spill(L, s->u.gemm.b.var);
+		if (node(L, c, 0) < 0)
+			break;
+		if (!mma_operands(s) || c->rank != 2) {
+			spill(L, c);
+			spill(L, a);
+			break;
 		}
-	}
-	for (int i = 0; i < L->k->vars.len; i++) {
-		TcVar *v = L->k->vars.items[i];
-		if (!is_mma(v))
-			continue;
-		if (!best_m) {
-			v->layout.kind = TC_LAYOUT_SMEM;
-			continue;
+		for (int d = 0; d < 2; d++) {
+			Class *k = &L->cls[find(L, node(L, c, d))];
+			k->mma = true;
 		}
-		v->layout.warps_m = best_m;
-		v->layout.warps_n = L->warps / best_m;
-		v->layout.tiles_m = (int)(ext(v, 0) / (16 * v->layout.warps_m));
-		v->layout.tiles_n = (int)(ext(v, 1) / (8 * v->layout.warps_n));
-	}
-}
-
-/* --- Anchoring parallel loops ------------------------------------------------------ */
-
-static void
-anchor_expr(TcStmt **par, int npar, const TcExpr *e)
-{
-	if (!e)
-		return;
-	switch (e->kind) {
-	case TC_EX_BINARY:
-		anchor_expr(par, npar, e->u.bin.lhs);
-		anchor_expr(par, npar, e->u.bin.rhs);
-		break;
-	case TC_EX_UNARY:
-		anchor_expr(par, npar, e->u.un.arg);
-		break;
-	case TC_EX_SELECT:
-		anchor_expr(par, npar, e->u.sel.cond);
-		anchor_expr(par, npar, e->u.sel.then);
-		anchor_expr(par, npar, e->u.sel.els);
-		break;
-	case TC_EX_CALL:
-		for (int i = 0; i < e->u.call.nargs; i++)
-			anchor_expr(par, npar, e->u.call.args[i]);
-		break;
-	case TC_EX_CAST:
-		anchor_expr(par, npar, e->u.cast.arg);
-		break;
-	case TC_EX_LOAD:
-		if (is_mma(e->u.load.var))
-			for (int d = 0; d < 2; d++) {
-				TcStmt *l = par_loop_of(par, npar, e->u.load.idx[d]);
-				if (l && !l->u.loop.anchor) {
-					l->u.loop.anchor = e->u.load.var;
-					l->u.loop.anchor_dim = d;
-				}
+		if (node(L, a, 0) >= 0) {
+			if (s->u.gemm.trans_a) {
+				spill(L, a);
+			} else {
+				unite(L, node(L, a, 0), node(L, c, 0));
+				L->cls[find(L, node(L, a, 1))].mma = true;
+				L->a_in_regs = true;
 			}
-		break;
-	default:
-		break;
-	}
-}
-
-static void
-anchor(TcStmt **par, int npar, TcStmt *s)
-{
-	switch (s->kind) {
-	case TC_ST_BLOCK:
-		for (int i = 0; i < s->u.block.body.len; i++)
-			anchor(par, npar, s->u.block.body.items[i]);
-		break;
-	case TC_ST_DECL:
-		anchor_expr(par, npar, s->u.decl.init);
-		break;
-	case TC_ST_ASSIGN:
-		anchor_expr(par, npar, s->u.assign.dst);
-		anchor_expr(par, npar, s->u.assign.value);
-		break;
-	case TC_ST_FOR:
-		if (s->u.loop.kind == TC_LOOP_PARALLEL && npar < 16) {
-			par[npar] = s;
-			anchor(par, npar + 1, s->u.loop.body);
-		} else {
-			anchor(par, npar, s->u.loop.body);
 		}
 		break;
-	case TC_ST_IF:
-		anchor_expr(par, npar, s->u.cond.cond);
-		anchor(par, npar, s->u.cond.then);
-		if (s->u.cond.els)
-			anchor(par, npar, s->u.cond.els);
+	}
+	case TC_ST_REDUCE: {
+		TcVar *src = s->u.reduce.src.var, *dst = s->u.reduce.dst.var;
+		if (node(L, src, 0) < 0 || src->rank != 2) {
+			spill(L, dst);
+			break;
+		}
+		if (node(L, dst, 0) >= 0)
+			unite(L, node(L, dst, 0), node(L, src, 1 - s->u.reduce.dim));
+		if (s->u.reduce.dim == 1)
+			L->row_reduce = true;
 		break;
+	}
+	case TC_ST_COPY:
+	case TC_ST_ATOMIC_ADD: {
+		TcRegion *d = &s->u.copy.dst, *r = &s->u.copy.src;
+		if (!d->whole)
+			spill(L, d->var);
+		if (!r->whole)
+			spill(L, r->var);
+		if (d->whole && r->whole && node(L, d->var, 0) >= 0 &&
+		    node(L, r->var, 0) >= 0)
+			for (int i = 0; i < d->var->rank; i++)
+				unite(L, node(L, d->var, i), node(L, r->var, i));
+		break;
+	}
 	default:
 		break;
 	}
 }
 
-/* Buffers written by statements directly in a row loop (not in a column
- * loop) are written once per row by one thread of those sharing the row;
- * the others must not read them in the same nest, or they would race with
- * that write.  Collects such writes, then looks for other reads. */
+/* --- Anchoring parallel loops ------------------------------------------------------- */
+
 static bool
 reads_var(const TcExpr *e, const TcVar *v)
 {
@@ -440,130 +363,375 @@ stmt_reads(const TcStmt *s, const TcVar *v, const TcStmt *except)
 	}
 }
 
+/* In an anchored loop, a store to memory other threads see is done by one
+ * of the threads that run the same iteration (the emitter guards it); the
+ * others must not read that memory in the same nest, or they would race
+ * with the store. */
 static bool
-row_writes_private(const TcStmt *row)
+shared_writes_private(Layouter *L, const TcStmt *loop)
 {
-	const TcVec *body = &row->u.loop.body->u.block.body;
+	const TcVec *body = &loop->u.loop.body->u.block.body;
 	for (int i = 0; i < body->len; i++) {
 		const TcStmt *s = body->items[i];
 		if (s->kind != TC_ST_ASSIGN || s->u.assign.dst->kind != TC_EX_LOAD)
 			continue;
 		const TcVar *v = s->u.assign.dst->u.load.var;
-		if (!is_mma(v) && stmt_reads(row->u.loop.body, v, s))
+		if (node(L, v, 0) < 0 && stmt_reads(loop->u.loop.body, v, s))
 			return false;
 	}
 	return true;
 }
 
-/* A parallel loop nested in an anchored one must be anchored too (a thread
- * only visits its own rows); a column loop needs an enclosing row loop over
- * as many rows; row-level writes must not be read by other statements. */
+/* A loop follows the class of its variable if a register fragment is
+ * indexed by it.  Anchored loops may not sit inside spread loops (a thread
+ * visits only its own indices), and a nest may not anchor two loops to one
+ * class axis twice. */
 static bool
-anchors_consistent(TcStmt *s, TcStmt *row, bool spread)
+anchor_loops(Layouter *L, TcStmt *s, bool in_spread, unsigned axes)
 {
 	switch (s->kind) {
 	case TC_ST_BLOCK:
 		for (int i = 0; i < s->u.block.body.len; i++)
-			if (!anchors_consistent(s->u.block.body.items[i], row,
-						spread))
+			if (!anchor_loops(L, s->u.block.body.items[i], in_spread,
+					  axes))
 				return false;
 		return true;
-	case TC_ST_FOR: {
-		bool anchored = s->u.loop.kind == TC_LOOP_PARALLEL &&
-				s->u.loop.anchor;
-		if (s->u.loop.kind == TC_LOOP_PARALLEL && row && !anchored)
-			return false;
-		if (anchored && spread)
-			return false; /* owned rows inside a spread loop */
-		if (anchored && s->u.loop.anchor_dim == 1 &&
-		    (!row || ext(row->u.loop.anchor, 0) !=
-			     ext(s->u.loop.anchor, 0)))
-			return false;
-		if (anchored && s->u.loop.anchor_dim == 0) {
-			if (row)
-				return false; /* two row loops in one nest */
-			if (!row_writes_private(s))
-				return false;
-			return anchors_consistent(s->u.loop.body, s, spread);
-		}
-		return anchors_consistent(s->u.loop.body, row, spread ||
-					  (s->u.loop.kind == TC_LOOP_PARALLEL &&
-					   !anchored));
-	}
 	case TC_ST_IF:
-		return anchors_consistent(s->u.cond.then, row, spread) &&
+		return anchor_loops(L, s->u.cond.then, in_spread, axes) &&
 		       (!s->u.cond.els ||
-			anchors_consistent(s->u.cond.els, row, spread));
+			anchor_loops(L, s->u.cond.els, in_spread, axes));
+	case TC_ST_FOR: {
+		s->u.loop.anchor = NULL;
+		if (s->u.loop.kind != TC_LOOP_PARALLEL)
+			return anchor_loops(L, s->u.loop.body, in_spread, axes);
+		int n = find(L, L->loop_node[s->u.loop.var->index]);
+		/* Find a register fragment dim in this class. */
+		TcVar *f = NULL;
+		int fd = 0;
+		for (int i = 0; i < L->k->vars.len && !f; i++) {
+			TcVar *v = L->k->vars.items[i];
+			for (int d = 0; d < v->rank && !f; d++)
+				if (node(L, v, d) >= 0 && find(L, node(L, v, d)) == n) {
+					f = v;
+					fd = d;
+				}
+		}
+		if (!f) {
+			/* Spread over all threads: not inside a loop whose
+			 * iterations only some threads run. */
+			if (axes)
+				return false;
+			return anchor_loops(L, s->u.loop.body, true, axes);
+		}
+		if (in_spread)
+			return false;
+		int axis = L->cls[n].axis < 0 ? 1 : L->cls[n].axis;
+		if (axes & (1u << axis))
+			return false;
+		long long e = 0;
+		tc_expr_const(s->u.loop.end, &e);
+		if (e != ext(f, fd))
+			return false;
+		if (!shared_writes_private(L, s))
+			return false;
+		s->u.loop.anchor = f;
+		s->u.loop.anchor_dim = fd;
+		return anchor_loops(L, s->u.loop.body, false, axes | 1u << axis);
+	}
 	default:
 		return true;
 	}
 }
 
-static void
-clear_anchors(TcStmt *s)
+/* --- Choosing the distributions -------------------------------------------------------- */
+
+static bool
+mma_grid(Layouter *L)
+{
+	/* Extents of MMA classes by axis. */
+	long long rows[64], cols[64];
+	int nr = 0, nc = 0;
+	for (int n = 0; n < L->ncls; n++) {
+		Class *c = &L->cls[n];
+		if (find(L, n) != n || !c->mma)
+			continue;
+		if (c->axis == 0 && nr < 64)
+			rows[nr++] = c->extent;
+		else if (c->axis == 1 && nc < 64)
+			cols[nc++] = c->extent;
+	}
+	if (!nr && !nc)
+		return true;
+	int best = 0;
+	long long best_cost = -1;
+	for (int wm = 1; wm <= L->warps; wm *= 2) {
+		int wn = L->warps / wm;
+		bool ok = wm * wn == L->warps;
+		for (int i = 0; i < nr && ok; i++)
+			ok = rows[i] % (16 * wm) == 0;
+		for (int i = 0; i < nc && ok; i++)
+			ok = cols[i] % (8 * wn) == 0;
+		if (!ok || (L->a_in_regs && wn != 1))
+			continue;
+		long long tm = nr ? rows[0] / wm : 0, tn = nc ? cols[0] / wn : 0;
+		long long cost = tm + tn + (L->row_reduce && wn > 1 ? 1 << 20 : 0);
+		if (best_cost < 0 || cost < best_cost) {
+			best_cost = cost;
+			best = wm;
+		}
+	}
+	if (!best)
+		return false;
+	L->warps_m = best;
+	L->warps_n = L->warps / best;
+	return true;
+}
+
+static int
+pow2_floor(long long x)
+{
+	int p = 1;
+	while ((long long)p * 2 <= x)
+		p *= 2;
+	return p;
+}
+
+/* The widest vector (elements) that the tensors copied to or from class
+ * members allow: 16 bytes of the narrowest such element type. */
+static int
+class_vec(Layouter *L, int cls, const TcStmt *s, int vec)
 {
 	switch (s->kind) {
 	case TC_ST_BLOCK:
 		for (int i = 0; i < s->u.block.body.len; i++)
-			clear_anchors(s->u.block.body.items[i]);
-		break;
-	case TC_ST_FOR:
-		s->u.loop.anchor = NULL;
-		s->u.loop.anchor_dim = 0;
-		clear_anchors(s->u.loop.body);
-		break;
+			vec = class_vec(L, cls, s->u.block.body.items[i], vec);
+		return vec;
+	case TC_ST_FOR: return class_vec(L, cls, s->u.loop.body, vec);
 	case TC_ST_IF:
-		clear_anchors(s->u.cond.then);
-		if (s->u.cond.els)
-			clear_anchors(s->u.cond.els);
-		break;
+		vec = class_vec(L, cls, s->u.cond.then, vec);
+		return s->u.cond.els ? class_vec(L, cls, s->u.cond.els, vec) : vec;
+	case TC_ST_COPY: {
+		const TcRegion *f = s->u.copy.dst.whole ? &s->u.copy.dst : &s->u.copy.src;
+		const TcRegion *t = f == &s->u.copy.dst ? &s->u.copy.src : &s->u.copy.dst;
+		int d = f->var->rank - 1;
+		if (t->var->kind != TC_VAR_TENSOR || node(L, f->var, d) < 0 ||
+		    find(L, node(L, f->var, d)) != cls)
+			return vec;
+		int v = 16 / (tc_dtype_bits(t->var->dtype) / 8);
+		return v > vec ? v : vec;
+	}
 	default:
-		break;
+		return vec;
 	}
 }
 
+/* BLOCKED classes: one thread grid (tr x tc) for all classes tied by 2-dim
+ * fragments; here simply one grid for the kernel's blocked classes. */
+static bool
+blocked_grid(Layouter *L, int *tr_out, int *tc_out, int *vecs)
+{
+	long long min_cols = -1, min_rows = -1;
+	for (int n = 0; n < L->ncls; n++) {
+		Class *c = &L->cls[n];
+		if (find(L, n) != n || c->mma || c->conflict)
+			continue;
+		if (c->axis == 0 && (min_rows < 0 || c->extent < min_rows))
+			min_rows = c->extent;
+		if (c->axis != 0) {
+			long long per = c->extent / vecs[n];
+			if (min_cols < 0 || per < min_cols)
+				min_cols = per;
+		}
+	}
+	if (min_cols < 0 && min_rows < 0)
+		return true;
+	int tc = min_cols < 0 ? 1 : pow2_floor(min_cols < L->threads ? min_cols
+								 : L->threads);
+	/* Prefer whole rows inside one warp, when there are enough rows. */
+	if (tc > 32 && min_rows >= L->threads / 32)
+		tc = 32;
+	int tr = L->threads / tc;
+	while (min_rows > 0 && min_rows % tr != 0 && tc < L->threads) {
+		tc *= 2;
+		tr = L->threads / tc;
+	}
+	*tr_out = tr;
+	*tc_out = tc;
+	return true;
+}
+
 static void
-layout_kernel(TcKernel *k)
+assign(Layouter *L)
+{
+	int *vecs = tc_alloc(L->a, sizeof(int) * (size_t)(L->ncls + 1));
+	for (int n = 0; n < L->ncls; n++)
+		if (find(L, n) == n)
+			vecs[n] = class_vec(L, n, L->k->body, 1);
+	int tr = 1, tc = L->threads;
+	blocked_grid(L, &tr, &tc, vecs);
+	for (int i = 0; i < L->k->vars.len; i++) {
+		TcVar *v = L->k->vars.items[i];
+		if (v->kind != TC_VAR_BUFFER || v->scope == TC_SCOPE_SHARED)
+			continue;
+		if (node(L, v, 0) < 0) {
+			memset(&v->layout, 0, sizeof v->layout);
+			v->layout.kind = TC_LAYOUT_SMEM;
+			continue;
+		}
+		bool mma = L->cls[find(L, node(L, v, 0))].mma;
+		v->layout.kind = mma ? TC_LAYOUT_MMA : TC_LAYOUT_BLOCKED;
+		v->layout.warps_m = L->warps_m;
+		v->layout.warps_n = L->warps_n;
+		for (int d = 0; d < v->rank; d++) {
+			int n = find(L, node(L, v, d));
+			Class *c = &L->cls[n];
+			TcDist *dist = &v->layout.dim[d];
+			dist->id = n;
+			dist->kind = v->layout.kind;
+			dist->axis = c->axis < 0 ? 1 : c->axis;
+			dist->extent = (int)c->extent;
+			if (mma) {
+				dist->tiles = dist->axis == 0 ?
+					(int)(c->extent / (16 * L->warps_m)) :
+					(int)(c->extent / (8 * L->warps_n));
+				dist->count = 2 * dist->tiles;
+			} else {
+				dist->tr = tr;
+				dist->tc = tc;
+				dist->vec = dist->axis == 1 ? vecs[n] : 1;
+				dist->count = (int)(c->extent / (dist->axis == 0 ? tr : tc));
+			}
+		}
+	}
+}
+
+/* Constraints the chosen distributions must meet; false spills. */
+static bool
+check_dists(Layouter *L, int tr, int tc, const int *vecs)
+{
+	bool ok = true;
+	for (int i = 0; i < L->k->vars.len; i++) {
+		TcVar *v = L->k->vars.items[i];
+		if (node(L, v, 0) < 0)
+			continue;
+		bool mma = L->cls[find(L, node(L, v, 0))].mma;
+		for (int d = 0; d < v->rank; d++) {
+			int n = find(L, node(L, v, d));
+			Class *c = &L->cls[n];
+			bool bad = c->conflict || c->mma != mma;
+			if (!bad && v->rank == 2 && c->axis >= 0 && c->axis != d)
+				bad = true;
+			if (!bad && !mma) {
+				int axis = c->axis < 0 ? 1 : c->axis;
+				long long per = axis == 0 ? tr : (long long)tc * vecs[n];
+				bad = c->extent % per != 0;
+			}
+			if (bad) {
+				spill(L, v);
+				ok = false;
+				break;
+			}
+		}
+	}
+	return ok;
+}
+
+static void
+layout_kernel(TcArena *a, TcKernel *k)
 {
 	long long threads = 128;
 	if (k->threads)
 		tc_expr_const(k->threads, &threads);
-	Layouter L = { .k = k, .warps = (int)(threads / 32) };
-	for (int i = 0; i < k->vars.len; i++) {
+	Layouter L = { .a = a, .k = k, .threads = (int)threads,
+		       .warps = (int)(threads / 32) };
+	int nv = k->vars.len;
+	L.frag_node = tc_alloc(a, sizeof(int) * (size_t)(nv + 1));
+	L.loop_node = tc_alloc(a, sizeof(int) * (size_t)(nv + 1));
+	L.spill = tc_alloc(a, sizeof(bool) * (size_t)(nv + 1));
+	L.cls = tc_alloc(a, sizeof(Class) * (size_t)(2 * nv + 1));
+	bool whole_warps = L.warps >= 1 && threads % 32 == 0;
+	for (int i = 0; i < nv; i++) {
 		TcVar *v = k->vars.items[i];
-		if (v->kind == TC_VAR_BUFFER && v->scope != TC_SCOPE_SHARED)
+		L.frag_node[i] = L.loop_node[i] = -1;
+		if (v->kind == TC_VAR_BUFFER && v->scope != TC_SCOPE_SHARED) {
+			memset(&v->layout, 0, sizeof v->layout);
 			v->layout.kind = TC_LAYOUT_SMEM;
+		}
+		if (whole_warps && is_candidate(v)) {
+			L.frag_node[i] = L.ncls;
+			L.ncls += v->rank;
+		} else if (v->kind == TC_VAR_LOOP) {
+			L.loop_node[i] = L.ncls++;
+		}
 	}
-	if (L.warps < 1 || threads % 32)
-		return; /* no MMA layouts without whole warps */
-	candidates(&L, k->body);
-	do {
+	if (!whole_warps)
+		return;
+	for (int round = 0; round < 32; round++) {
+		/* Fresh classes: each fragment dim and loop var alone. */
+		for (int i = 0; i < nv; i++) {
+			TcVar *v = k->vars.items[i];
+			for (int d = 0; L.frag_node[i] >= 0 && d < v->rank; d++) {
+				Class *c = &L.cls[L.frag_node[i] + d];
+				*c = (Class){ .parent = L.frag_node[i] + d,
+					      .extent = ext(v, d),
+					      .axis = v->rank == 2 ? d : -1 };
+			}
+			if (L.loop_node[i] >= 0)
+				L.cls[L.loop_node[i]] = (Class){ .parent = L.loop_node[i],
+								  .axis = -1 };
+		}
 		L.changed = false;
-		L.row_reduce = false;
+		L.a_in_regs = L.row_reduce = false;
 		Walk W = { .L = &L };
 		walk(&W, k->body);
-	} while (L.changed);
-	choose_grid(&L);
-	TcStmt *par[16];
-	clear_anchors(k->body);
-	anchor(par, 0, k->body);
-	if (!anchors_consistent(k->body, NULL, false)) {
-		/* A nest mixes owned and spread loops: keep it simple and
-		 * correct, all fragments in shared memory. */
-		for (int i = 0; i < k->vars.len; i++)
-			demote(&L, k->vars.items[i]);
-		clear_anchors(k->body);
+		if (L.changed)
+			continue;
+		/* Conflicting classes and MMA grids that do not fit spill. */
+		for (int i = 0; i < nv; i++) {
+			TcVar *v = k->vars.items[i];
+			for (int d = 0; d < v->rank && node(&L, v, 0) >= 0; d++)
+				if (L.cls[find(&L, node(&L, v, d))].conflict)
+					spill(&L, v);
+		}
+		if (L.changed)
+			continue;
+		if (!mma_grid(&L)) {
+			for (int i = 0; i < nv; i++) {
+				TcVar *v = k->vars.items[i];
+				if (node(&L, v, 0) >= 0 &&
+				    L.cls[find(&L, node(&L, v, 0))].mma)
+					spill(&L, v);
+			}
+			continue;
+		}
+		int *vecs = tc_alloc(a, sizeof(int) * (size_t)(L.ncls + 1));
+		for (int n = 0; n < L.ncls; n++)
+			if (find(&L, n) == n)
+				vecs[n] = class_vec(&L, n, k->body, 1);
+		int tr = 1, tc = L.threads;
+		blocked_grid(&L, &tr, &tc, vecs);
+		if (!check_dists(&L, tr, tc, vecs))
+			continue;
+		if (!anchor_loops(&L, k->body, false, 0)) {
+			/* A nest the register layouts cannot follow: everything
+			 * in shared memory, which any nest can use. */
+			for (int i = 0; i < nv; i++)
+				spill(&L, k->vars.items[i]);
+			anchor_loops(&L, k->body, false, 0);
+			break;
+		}
+		break;
 	}
+	assign(&L);
 }
 
 bool
 tc_layout(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
 {
-	(void)a;
 	(void)d;
 	if (opt->target.kind == TC_TARGET_OPENMP)
 		return true;
 	for (int i = 0; i < p->kernels.len; i++)
-		layout_kernel(p->kernels.items[i]);
+		layout_kernel(a, p->kernels.items[i]);
 	return true;
 }

@@ -321,10 +321,22 @@ static void
 print_schedule(TcBuf *b, const TcKernel *k, const TcVar *v)
 {
 	const char *sep = " (";
-	if (v->layout.kind == TC_LAYOUT_MMA) {
-		tc_buf_printf(b, "%slayout mma %dx%d warps of %dx%d tiles", sep,
-			      v->layout.warps_m, v->layout.warps_n,
-			      v->layout.tiles_m, v->layout.tiles_n);
+	if (v->layout.kind == TC_LAYOUT_MMA ||
+	    v->layout.kind == TC_LAYOUT_BLOCKED) {
+		tc_buf_printf(b, "%slayout %s", sep,
+			      v->layout.kind == TC_LAYOUT_MMA ? "mma" : "blocked");
+		for (int d = 0; d < v->rank; d++) {
+			const TcDist *t = &v->layout.dim[d];
+			tc_buf_printf(b, " [class %d %s x%d", t->id,
+				      t->axis ? "cols" : "rows", t->count);
+			if (v->layout.kind == TC_LAYOUT_MMA)
+				tc_buf_printf(b, ", %dx%d warps", v->layout.warps_m,
+					      v->layout.warps_n);
+			else
+				tc_buf_printf(b, ", %dx%d threads, vec %d", t->tr,
+					      t->tc, t->vec);
+			tc_buf_puts(b, "]");
+		}
 		sep = ", ";
 	} else if (v->layout.kind == TC_LAYOUT_SMEM) {
 		tc_buf_printf(b, "%slayout smem", sep);

@@ -41,31 +41,33 @@ stage_bytes(const TcVar *v)
 	return (elems * tc_dtype_bits(v->dtype) + 7) / 8;
 }
 
-/* Scratch for reductions: one float per (warp, reduced row or column). */
+/* Scratch for reductions from register fragments whose threads combine
+ * across warps: one float per (thread, result the thread holds). */
 static long long
-scratch_bytes(const TcKernel *k, const TcStmt *s, int warps)
+scratch_bytes(const TcKernel *k, const TcStmt *s, int threads)
 {
 	long long need = 0, sub;
 	switch (s->kind) {
 	case TC_ST_BLOCK:
 		for (int i = 0; i < s->u.block.body.len; i++)
 			if ((sub = scratch_bytes(k, s->u.block.body.items[i],
-						 warps)) > need)
+						 threads)) > need)
 				need = sub;
 		return need;
 	case TC_ST_FOR:
-		return scratch_bytes(k, s->u.loop.body, warps);
+		return scratch_bytes(k, s->u.loop.body, threads);
 	case TC_ST_IF:
-		need = scratch_bytes(k, s->u.cond.then, warps);
+		need = scratch_bytes(k, s->u.cond.then, threads);
 		if (s->u.cond.els &&
-		    (sub = scratch_bytes(k, s->u.cond.els, warps)) > need)
+		    (sub = scratch_bytes(k, s->u.cond.els, threads)) > need)
 			need = sub;
 		return need;
 	case TC_ST_REDUCE: {
 		const TcVar *src = s->u.reduce.src.var;
-		if (src->layout.kind != TC_LAYOUT_MMA)
+		if (src->layout.kind != TC_LAYOUT_MMA &&
+		    src->layout.kind != TC_LAYOUT_BLOCKED)
 			return 0;
-		return (long long)warps * ext(src, 1 - s->u.reduce.dim) * 8;
+		return (long long)threads * src->layout.dim[1 - s->u.reduce.dim].count * 4;
 	}
 	default:
 		return 0;
@@ -107,7 +109,7 @@ tc_smem(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
 		}
 		total = align_up(total, 128);
 		k->scratch_offset = total;
-		total += scratch_bytes(k, k->body, (int)(threads / 32));
+		total += scratch_bytes(k, k->body, (int)threads);
 		k->smem_bytes = total;
 		if (opt->target.smem_limit > 0 && total > opt->target.smem_limit) {
 			TcBuf what;

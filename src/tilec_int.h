@@ -260,17 +260,31 @@ typedef struct TcStmt TcStmt;
 /* How a fragment is spread over a GPU block's threads (layout.c decides;
  * the CPU keeps every buffer whole and ignores this). */
 typedef enum TcLayoutKind {
-	TC_LAYOUT_NONE, /* not a fragment, or a CPU target */
-	TC_LAYOUT_SMEM, /* kept in shared memory, any thread reaches any element */
-	TC_LAYOUT_MMA,  /* registers, the m16n8 accumulator layout of mma.sync */
+	TC_LAYOUT_NONE,    /* not a fragment, or a CPU target */
+	TC_LAYOUT_SMEM,    /* kept in shared memory: any thread reaches any element */
+	TC_LAYOUT_MMA,     /* registers, in the m16n8 accumulator layout of mma.sync */
+	TC_LAYOUT_BLOCKED, /* registers, rows over thread groups, columns in vectors */
 } TcLayoutKind;
 
+/* How one dim of a register fragment is spread.  Fragments (and parallel
+ * loops) whose dims share a distribution class visit the same indices in
+ * the same threads; the emitter names each class once. */
+typedef struct TcDist {
+	int id;            /* the class, numbered per kernel; -1 if none */
+	TcLayoutKind kind; /* MMA or BLOCKED */
+	int axis;          /* 0: spread like rows, 1: like columns */
+	int extent;        /* elements along the dim */
+	int count;         /* elements of it each thread holds */
+	int tiles;         /* MMA: 16-row (axis 0) or 8-column tiles per warp */
+	int tr, tc;        /* BLOCKED: thread grid, rows x columns (tr * tc = threads) */
+	int vec;           /* BLOCKED axis 1: consecutive columns a thread holds */
+} TcDist;
+
 typedef struct TcLayout {
-	TcLayoutKind kind; /* which layout */
-	int warps_m;       /* MMA: warps along rows */
+	TcLayoutKind kind; /* SMEM, or MMA / BLOCKED for register fragments */
+	TcDist dim[2];     /* register fragments: per dim (rank 1 or 2) */
+	int warps_m;       /* MMA: warps along rows (kernel-wide) */
 	int warps_n;       /* MMA: warps along columns */
-	int tiles_m;       /* MMA: 16-row tiles per warp */
-	int tiles_n;       /* MMA: 8-column tiles per warp */
 } TcLayout;
 
 typedef struct TcVar {

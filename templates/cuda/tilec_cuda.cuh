@@ -5,11 +5,19 @@
 // --standalone); it needs nothing but cuda_fp16.h and cuda_bf16.h, which
 // NVRTC provides.
 //
-// Conventions: a block has THREADS threads in warps of 32.  MMA fragments
-// follow the accumulator layout of mma.sync.m16n8k16: warp (wm, wn) of a
-// WARPS_M x WARPS_N grid owns TM x TN tiles of 16 x 8; in each tile, lane
-// l holds rows l/4 and l/4 + 8, columns 2*(l%4) and 2*(l%4) + 1, as
-// acc[mi][ni][0..3] = (r0, c0), (r0, c0+1), (r0+8, c0), (r0+8, c0+1).
+// Conventions: a block has THREADS threads in warps of 32.  A register
+// fragment is a per-thread array x[R::count][C::count] (x[C::count] for one
+// dim): R and C say which rows and columns the thread holds, R::index(r) and
+// C::index(c) give them.  Two kinds exist:
+//   Mma<AXIS, ...>      the accumulator layout of mma.sync.m16n8k16: warp
+//                       (wm, wn) of a WARPS_M x WARPS_N grid owns TILES
+//                       16-row (AXIS 0) or 8-column (AXIS 1) tiles; in each
+//                       tile lane l holds rows l/4 and l/4 + 8, columns
+//                       2*(l%4) and 2*(l%4) + 1;
+//   Blocked<AXIS, ...>  a TR x TC thread grid: rows round-robin over TR,
+//                       columns in runs of VEC round-robin over TC.
+// Each distribution also says which bits of threadIdx.x it depends on
+// (BITS): threads that differ only in other bits hold the same indices.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -95,102 +103,170 @@ __device__ __forceinline__ void copy_g2s(T *smem, int s_ld, const T *g, long lon
 	}
 }
 
-// --- Matrix multiply from shared memory (sm_80: ldmatrix + mma.sync) ------------------
+// --- Register distributions --------------------------------------------------------
 
-// ldmatrix: four (or two) 8x8 matrices of 16-bit elements from shared memory;
-// lane l supplies the address of one row.  .trans transposes each matrix.
-__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const void *p)
+template <int AXIS, int TILES, int WARPS_M, int WARPS_N> struct Mma {
+	static constexpr int count = 2 * TILES;
+	// Rows: lane bits 2-4 and the warp_m bits; columns: lane bits 0-1
+	// and the warp_n bits (warp = warp_m * WARPS_N + warp_n).
+	static constexpr unsigned BITS = AXIS == 0 ? (0x1cu | ((WARPS_M - 1u) * WARPS_N) << 5)
+						   : (0x03u | (WARPS_N - 1u) << 5);
+	__device__ static __forceinline__ int index(int r)
+	{
+		const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+		if (AXIS == 0)
+			return (warp / WARPS_N) * TILES * 16 + (r / 2) * 16 + lane / 4 + (r % 2) * 8;
+		return (warp % WARPS_N) * TILES * 8 + (r / 2) * 8 + 2 * (lane % 4) + r % 2;
+	}
+};
+
+template <int AXIS, int COUNT, int TR, int TC, int VEC> struct Blocked {
+	static constexpr int count = COUNT;
+	static constexpr int vec = VEC;
+	static constexpr unsigned BITS = AXIS == 0 ? (TR - 1u) * TC : TC - 1u;
+	__device__ static __forceinline__ int index(int r)
+	{
+		if (AXIS == 0)
+			return threadIdx.x / TC + r * TR;
+		return ((r / VEC) * TC + threadIdx.x % TC) * VEC + r % VEC;
+	}
+};
+
+// A single row, for one-dim fragments copied like two-dim ones.
+struct One {
+	static constexpr int count = 1;
+	static constexpr int vec = 1;
+	static constexpr unsigned BITS = 0;
+	__device__ static __forceinline__ int index(int) { return 0; }
+};
+
+// True in one thread of each group that holds the same indices of the
+// distributions whose BITS are given: the one whose other bits are zero.
+template <unsigned BITS> __device__ __forceinline__ bool leader()
 {
-	unsigned s = (unsigned)__cvta_generic_to_shared(p);
-	asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-		     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(s));
-}
-__device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], const void *p)
-{
-	unsigned s = (unsigned)__cvta_generic_to_shared(p);
-	asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-		     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(s));
-}
-__device__ __forceinline__ void ldmatrix_x2(unsigned (&r)[2], const void *p)
-{
-	unsigned s = (unsigned)__cvta_generic_to_shared(p);
-	asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n" : "=r"(r[0]), "=r"(r[1]) : "r"(s));
-}
-__device__ __forceinline__ void ldmatrix_x2_trans(unsigned (&r)[2], const void *p)
-{
-	unsigned s = (unsigned)__cvta_generic_to_shared(p);
-	asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];\n" : "=r"(r[0]), "=r"(r[1]) : "r"(s));
+	return (threadIdx.x & ~BITS) == 0;
 }
 
-// d += a * b on one 16x8x16 tile, fp32 accumulate.
-__device__ __forceinline__ void mma_16816(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2], __half)
-{
-	asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-__device__ __forceinline__ void mma_16816(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2], __nv_bfloat16)
-{
-	asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
+template <typename D> struct VecOf { static constexpr int value = 1; };
+template <int AXIS, int COUNT, int TR, int TC, int VEC> struct VecOf<Blocked<AXIS, COUNT, TR, TC, VEC>> {
+	static constexpr int value = AXIS == 1 ? VEC : 1;
+};
+template <int AXIS, int TILES, int WARPS_M, int WARPS_N> struct VecOf<Mma<AXIS, TILES, WARPS_M, WARPS_N>> {
+	static constexpr int value = AXIS == 1 ? 2 : 1;
+};
 
-// acc += A * B for one warp's TM x TN tiles.  A is M x K in shared memory
-// (K x M when TRANS_A), row stride lda; B is K x N (N x K when TRANS_B),
-// row stride ldb.  (m0, n0) is the warp's first row and column; K is a
-// multiple of 16.  Operand fragments come from ldmatrix (.trans where the
-// stored order is the transpose of what mma.sync wants).
-template <int TM, int TN, int K, bool TRANS_A, bool TRANS_B, typename T>
-__device__ __forceinline__ void mma_ss(float (&acc)[TM][TN][4], const T *A, int lda, const T *B, int ldb, int m0, int n0)
+// --- Register fragments <-> memory ---------------------------------------------------------
+
+// x = the rows x cols box of global memory at g (row stride ld, unit column
+// stride), zero outside [0, rows) x [0, cols).  Runs of V columns a thread
+// holds come in as one vector load when aligned and inside the box.
+template <typename R, typename C, typename T, int NR, int NC>
+__device__ __forceinline__ void copy_g2r(float (&x)[NR][NC], const T *g, long long ld, int rows, int cols)
 {
-	const int lane = threadIdx.x % 32;
+	constexpr int V = VecOf<C>::value;
 #pragma unroll
-	for (int k0 = 0; k0 < K; k0 += 16) {
-		unsigned a[TM][4], b[TN][2];
+	for (int r = 0; r < NR; r++) {
+		const int row = R::index(r);
 #pragma unroll
-		for (int mi = 0; mi < TM; mi++) {
-			const int m = m0 + mi * 16;
-			if (!TRANS_A) {
-				ldmatrix_x4(a[mi], A + (m + lane % 16) * lda + k0 + (lane / 16) * 8);
+		for (int c = 0; c < NC; c += V) {
+			const int col = C::index(c);
+			const T *p = g + row * ld + col;
+			const bool full = row < rows && col + V <= cols;
+			if (V > 1 && full && V * sizeof(T) <= 16 && ((unsigned long long)p) % (V * sizeof(T)) == 0) {
+				union { uint4 u; T e[16 / sizeof(T)]; } w;
+				if (V * sizeof(T) == 16)
+					w.u = *reinterpret_cast<const uint4 *>(p);
+				else if (V * sizeof(T) == 8)
+					*reinterpret_cast<uint2 *>(&w.u) = *reinterpret_cast<const uint2 *>(p);
+				else if (V * sizeof(T) == 4)
+					*reinterpret_cast<unsigned *>(&w.u) = *reinterpret_cast<const unsigned *>(p);
+				else
+					for (int v = 0; v < V; v++) w.e[v] = p[v];
+#pragma unroll
+				for (int v = 0; v < V; v++)
+					x[r][c + v] = to_float(w.e[v]);
 			} else {
-				const int j = lane / 8;
-				ldmatrix_x4_trans(a[mi], A + (k0 + (j / 2) * 8 + lane % 8) * lda + m + (j % 2) * 8);
+#pragma unroll
+				for (int v = 0; v < V; v++)
+					x[r][c + v] = row < rows && col + v < cols ? to_float(p[v]) : 0.0f;
 			}
 		}
-#pragma unroll
-		for (int ni = 0; ni < TN; ni++) {
-			const int n = n0 + ni * 8;
-			if (!TRANS_B)
-				ldmatrix_x2_trans(b[ni], B + (k0 + lane % 16) * ldb + n);
-			else
-				ldmatrix_x2(b[ni], B + (n + lane % 8) * ldb + k0 + ((lane / 8) % 2) * 8);
-		}
-#pragma unroll
-		for (int mi = 0; mi < TM; mi++)
-#pragma unroll
-			for (int ni = 0; ni < TN; ni++)
-				mma_16816(acc[mi][ni], a[mi], b[ni], T());
 	}
 }
 
-// --- MMA fragments: positions, fills, reductions -------------------------------------------
-
-template <int TM, int TN> __device__ __forceinline__ void fill(float (&acc)[TM][TN][4], float v)
+// The box of global memory at g = x, inside [0, rows) x [0, cols) only.
+// Only one thread of each group holding the same elements stores (LEAD).
+template <typename R, typename C, typename T, int NR, int NC>
+__device__ __forceinline__ void copy_r2g(T *g, long long ld, int rows, int cols, const float (&x)[NR][NC])
 {
+	constexpr int V = VecOf<C>::value;
+	if (!leader<R::BITS | C::BITS>())
+		return;
 #pragma unroll
-	for (int mi = 0; mi < TM; mi++)
+	for (int r = 0; r < NR; r++) {
+		const int row = R::index(r);
 #pragma unroll
-		for (int ni = 0; ni < TN; ni++)
+		for (int c = 0; c < NC; c += V) {
+			const int col = C::index(c);
+			T *p = g + row * ld + col;
+			const bool full = row < rows && col + V <= cols;
+			if (V > 1 && full && V * sizeof(T) <= 16 && ((unsigned long long)p) % (V * sizeof(T)) == 0) {
+				union { uint4 u; T e[16 / sizeof(T)]; } w;
 #pragma unroll
-			for (int r = 0; r < 4; r++)
-				acc[mi][ni][r] = v;
+				for (int v = 0; v < V; v++)
+					w.e[v] = from_float<T>(x[r][c + v]);
+				if (V * sizeof(T) == 16)
+					*reinterpret_cast<uint4 *>(p) = w.u;
+				else if (V * sizeof(T) == 8)
+					*reinterpret_cast<uint2 *>(p) = *reinterpret_cast<uint2 *>(&w.u);
+				else if (V * sizeof(T) == 4)
+					*reinterpret_cast<unsigned *>(p) = *reinterpret_cast<unsigned *>(&w.u);
+				else
+					for (int v = 0; v < V; v++) p[v] = w.e[v];
+			} else {
+#pragma unroll
+				for (int v = 0; v < V; v++)
+					if (row < rows && col + v < cols)
+						p[v] = from_float<T>(x[r][c + v]);
+			}
+		}
+	}
 }
 
-// Row and column of element r (0..3) of tile (mi, ni) for this lane, within
-// a warp tile starting at (m0, n0).
-__device__ __forceinline__ int mma_row(int m0, int mi, int r) { return m0 + mi * 16 + (threadIdx.x % 32) / 4 + (r / 2) * 8; }
-__device__ __forceinline__ int mma_col(int n0, int ni, int r) { return n0 + ni * 8 + 2 * (threadIdx.x % 4) + r % 2; }
+// Between a register fragment and shared memory (row stride ld).
+template <typename R, typename C, typename T, int NR, int NC>
+__device__ __forceinline__ void copy_s2r(float (&x)[NR][NC], const T *s, int ld)
+{
+#pragma unroll
+	for (int r = 0; r < NR; r++)
+#pragma unroll
+		for (int c = 0; c < NC; c++)
+			x[r][c] = to_float(s[R::index(r) * ld + C::index(c)]);
+}
+
+template <typename R, typename C, typename T, int NR, int NC>
+__device__ __forceinline__ void copy_r2s(T *s, int ld, const float (&x)[NR][NC])
+{
+	if (!leader<R::BITS | C::BITS>())
+		return;
+#pragma unroll
+	for (int r = 0; r < NR; r++)
+#pragma unroll
+		for (int c = 0; c < NC; c++)
+			s[R::index(r) * ld + C::index(c)] = from_float<T>(x[r][c]);
+}
+
+// One-dim fragments are copied as one row of a two-dim one.
+template <int N> __device__ __forceinline__ float (&as_row(float (&x)[N]))[1][N]
+{
+	return *reinterpret_cast<float (*)[1][N]>(&x);
+}
+template <int N> __device__ __forceinline__ const float (&as_row(const float (&x)[N]))[1][N]
+{
+	return *reinterpret_cast<const float (*)[1][N]>(&x);
+}
+
+// --- Reductions ----------------------------------------------------------------------------
 
 enum ReduceOp { REDUCE_SUM, REDUCE_MAX, REDUCE_MIN, REDUCE_ABSMAX };
 
@@ -207,61 +283,50 @@ template <ReduceOp OP> __device__ __forceinline__ float reduce_value(float x)
 	return OP == REDUCE_ABSMAX ? fabsf(x) : x;
 }
 
-// Reduce an MMA fragment along its columns (DIM 1: one value per row) or
-// rows (DIM 0: one value per column) into dst in shared memory.  Each lane
-// reduces what it holds, the lanes sharing a row (column) combine by
-// shuffles, and warps sharing it combine through `scratch` (WARPS floats per
-// output) when the warp grid splits that dim.  With ACCUMULATE the old dst
-// joins in.  Ends with the block synchronized when warps combine.
-template <ReduceOp OP, int DIM, bool ACCUMULATE, int TM, int TN, int WARPS_M, int WARPS_N, int THREADS, typename T>
-__device__ __forceinline__ void mma_reduce(const float (&acc)[TM][TN][4], T *dst, float *scratch, int m0, int n0)
+// Combine v[] over the threads that differ only in BITS (the threads that
+// hold other elements of the reduced dim): shuffles within a warp, then,
+// when BITS reaches into the warp index, through `scratch` (THREADS * N
+// floats of shared memory) between two barriers.
+template <ReduceOp OP, unsigned BITS, int THREADS, int N>
+__device__ __forceinline__ void reduce_threads(float (&v)[N], float *scratch)
 {
-	const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-	constexpr int SPLIT = DIM == 1 ? WARPS_N : WARPS_M;  // warps sharing an output
-	constexpr int OUTS = DIM == 1 ? TM * 16 * WARPS_M : TN * 8 * WARPS_N;
-	const int part = DIM == 1 ? warp % WARPS_N : warp / WARPS_N;
 #pragma unroll
-	for (int o = 0; o < (DIM == 1 ? TM : TN); o++) {
+	for (int b = 1; b < 32; b *= 2)
+		if (BITS & b)
 #pragma unroll
-		for (int h = 0; h < 2; h++) {
-			float v = reduce_init<OP>();
+			for (int i = 0; i < N; i++)
+				v[i] = reduce_combine<OP>(v[i], __shfl_xor_sync(0xffffffffu, v[i], b));
+	if (BITS >> 5) {
 #pragma unroll
-			for (int i = 0; i < (DIM == 1 ? TN : TM); i++)
-#pragma unroll
-				for (int c = 0; c < 2; c++) {
-					const int r = DIM == 1 ? h * 2 + c : c * 2 + h;
-					const float x = DIM == 1 ? acc[o][i][r] : acc[i][o][r];
-					v = reduce_combine<OP>(v, reduce_value<OP>(x));
-				}
-			// Lanes sharing a row differ in lane % 4; sharing a column, in lane / 4.
-			if (DIM == 1) {
-				v = reduce_combine<OP>(v, __shfl_xor_sync(0xffffffffu, v, 1));
-				v = reduce_combine<OP>(v, __shfl_xor_sync(0xffffffffu, v, 2));
-			} else {
-				v = reduce_combine<OP>(v, __shfl_xor_sync(0xffffffffu, v, 4));
-				v = reduce_combine<OP>(v, __shfl_xor_sync(0xffffffffu, v, 8));
-				v = reduce_combine<OP>(v, __shfl_xor_sync(0xffffffffu, v, 16));
-			}
-			const int out = DIM == 1 ? mma_row(m0, o, h * 2) : mma_col(n0, o, h);
-			const bool leader = DIM == 1 ? lane % 4 == 0 : lane / 4 == 0;
-			if (!leader)
-				continue;
-			if (SPLIT == 1)
-				dst[out] = from_float<T>(ACCUMULATE ? reduce_combine<OP>(to_float(dst[out]), v) : v);
-			else
-				scratch[part * OUTS + out] = v;
-		}
-	}
-	if (SPLIT > 1) {
+		for (int i = 0; i < N; i++)
+			scratch[threadIdx.x * N + i] = v[i];
 		__syncthreads();
-		for (int out = threadIdx.x; out < OUTS; out += THREADS) {
-			float v = ACCUMULATE ? to_float(dst[out]) : reduce_init<OP>();
-			for (int p = 0; p < SPLIT; p++)
-				v = reduce_combine<OP>(v, scratch[p * OUTS + out]);
-			dst[out] = from_float<T>(v);
+		const unsigned warp_bits = (BITS >> 5) << 5;
+		for (unsigned m = warp_bits; m; m = (m - 1) & warp_bits) {
+			const unsigned other = threadIdx.x ^ m;
+#pragma unroll
+			for (int i = 0; i < N; i++)
+				v[i] = reduce_combine<OP>(v[i], scratch[other * N + i]);
 		}
 		__syncthreads();
 	}
+}
+
+// out[r] = reduction of x[r][*] over all columns of the fragment (DIM 1),
+// or out[c] = over all rows (DIM 0); every thread holding that row (column)
+// gets the result.
+template <ReduceOp OP, int DIM, typename R, typename C, int THREADS, int NR, int NC, int NO>
+__device__ __forceinline__ void reduce2d(float (&out)[NO], const float (&x)[NR][NC], float *scratch)
+{
+#pragma unroll
+	for (int o = 0; o < NO; o++) {
+		float v = reduce_init<OP>();
+#pragma unroll
+		for (int i = 0; i < (DIM == 1 ? NC : NR); i++)
+			v = reduce_combine<OP>(v, reduce_value<OP>(DIM == 1 ? x[o][i] : x[i][o]));
+		out[o] = v;
+	}
+	reduce_threads<OP, DIM == 1 ? C::BITS : R::BITS, THREADS>(out, scratch);
 }
 
 // Reduce ROWS x COLS along DIM (row-major in shared memory, row stride ld)
@@ -281,6 +346,143 @@ __device__ __forceinline__ void smem_reduce(const S *src, int ld, T *dst)
 			v = reduce_combine<OP>(v, __shfl_xor_sync(0xffffffffu, v, s));
 		if (lane == 0)
 			dst[out] = from_float<T>(ACCUMULATE ? reduce_combine<OP>(to_float(dst[out]), v) : v);
+	}
+}
+
+// --- Matrix multiply (sm_80: ldmatrix + mma.sync) ----------------------------------------
+
+// ldmatrix: four (or two) 8x8 matrices of 16-bit elements from shared memory;
+// lane l supplies the address of one row.  .trans transposes each matrix.
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const void *p)
+{
+	unsigned s = (unsigned)__cvta_generic_to_shared(p);
+	asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+		     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(s));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], const void *p)
+{
+	unsigned s = (unsigned)__cvta_generic_to_shared(p);
+	asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+		     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(s));
+}
+
+// d += a * b on one 16x8x16 tile, fp32 accumulate; d0..d3 are the four
+// accumulator elements of the tile.
+__device__ __forceinline__ void mma_16816(float &d0, float &d1, float &d2, float &d3, const unsigned (&a)[4], unsigned b0, unsigned b1, __half)
+{
+	asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+		     : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+__device__ __forceinline__ void mma_16816(float &d0, float &d1, float &d2, float &d3, const unsigned (&a)[4], unsigned b0, unsigned b1, __nv_bfloat16)
+{
+	asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+		     : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// Two floats as one register of two 16-bit elements.
+__device__ __forceinline__ unsigned pack2(float lo, float hi, __half)
+{
+	__half2 h = __floats2half2_rn(lo, hi);
+	return *reinterpret_cast<unsigned *>(&h);
+}
+__device__ __forceinline__ unsigned pack2(float lo, float hi, __nv_bfloat16)
+{
+	__nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+	return *reinterpret_cast<unsigned *>(&h);
+}
+
+// B fragments of TN 8-column tiles for the k-step at k0: B is K x N in
+// shared memory (N x K when TRANS_B), row stride ldb; two tiles per
+// ldmatrix.x4.
+template <int TN, bool TRANS_B, typename T>
+__device__ __forceinline__ void load_b(unsigned (&b)[TN][2], const T *B, int ldb, int k0, int n0)
+{
+	const int lane = threadIdx.x % 32;
+#pragma unroll
+	for (int ni = 0; ni + 1 < TN; ni += 2) {
+		const int n = n0 + ni * 8;
+		unsigned r[4];
+		if (!TRANS_B) {
+			// Matrices: (k0..7, n..n+7), (k8..15, n), (k0..7, n+8), (k8..15, n+8).
+			ldmatrix_x4_trans(r, B + (k0 + lane % 16) * ldb + n + (lane / 16) * 8);
+		} else {
+			// Matrices: (n..n+7, k0..7), (n, k8..15), (n+8, k0..7), (n+8, k8..15).
+			ldmatrix_x4(r, B + (n + (lane / 16) * 8 + lane % 8) * ldb + k0 + ((lane / 8) % 2) * 8);
+		}
+		b[ni][0] = r[0];
+		b[ni][1] = r[1];
+		b[ni + 1][0] = r[2];
+		b[ni + 1][1] = r[3];
+	}
+	if (TN % 2) {
+		// The last tile alone: a two-matrix load, the upper lanes' addresses unused.
+		const int n = n0 + (TN - 1) * 8;
+		unsigned r[4];
+		if (!TRANS_B)
+			ldmatrix_x4_trans(r, B + (k0 + lane % 16) * ldb + n);
+		else
+			ldmatrix_x4(r, B + (n + lane % 8) * ldb + k0 + ((lane / 8) % 2) * 8);
+		b[TN - 1][0] = r[0];
+		b[TN - 1][1] = r[1];
+	}
+}
+
+// acc += A * B for one warp's TM x TN tiles, A and B in shared memory.  A is
+// M x K (K x M when TRANS_A), row stride lda; B as for load_b.  The warp's
+// tiles start at row m0 and column n0; K is a multiple of 16.  acc is the
+// register fragment [2 * TM][2 * TN] (Mma rows x Mma columns).
+template <int TM, int TN, int K, bool TRANS_A, bool TRANS_B, typename T>
+__device__ __forceinline__ void mma_ss(float (&acc)[2 * TM][2 * TN], const T *A, int lda, const T *B, int ldb, int m0, int n0)
+{
+	const int lane = threadIdx.x % 32;
+#pragma unroll
+	for (int k0 = 0; k0 < K; k0 += 16) {
+		unsigned a[TM][4], b[TN][2];
+#pragma unroll
+		for (int mi = 0; mi < TM; mi++) {
+			const int m = m0 + mi * 16;
+			if (!TRANS_A) {
+				ldmatrix_x4(a[mi], A + (m + lane % 16) * lda + k0 + (lane / 16) * 8);
+			} else {
+				const int j = lane / 8;
+				ldmatrix_x4_trans(a[mi], A + (k0 + (j / 2) * 8 + lane % 8) * lda + m + (j % 2) * 8);
+			}
+		}
+		load_b<TN, TRANS_B>(b, B, ldb, k0, n0);
+#pragma unroll
+		for (int mi = 0; mi < TM; mi++)
+#pragma unroll
+			for (int ni = 0; ni < TN; ni++)
+				mma_16816(acc[2 * mi][2 * ni], acc[2 * mi][2 * ni + 1], acc[2 * mi + 1][2 * ni],
+					  acc[2 * mi + 1][2 * ni + 1], a[mi], b[ni][0], b[ni][1], T());
+	}
+}
+
+// acc += A * B with A in registers: A is a fragment in the accumulator
+// layout of a warp that holds all K of its columns ([2 * TM][K / 4]), whose
+// 16 x 16 blocks are exactly mma.sync's A operand once packed to 16 bits.
+template <int TM, int TN, int K, bool TRANS_B, typename T>
+__device__ __forceinline__ void mma_rs(float (&acc)[2 * TM][2 * TN], const float (&A)[2 * TM][K / 4], const T *B, int ldb, int n0)
+{
+#pragma unroll
+	for (int kk = 0; kk < K / 16; kk++) {
+		unsigned b[TN][2];
+		load_b<TN, TRANS_B>(b, B, ldb, kk * 16, n0);
+#pragma unroll
+		for (int mi = 0; mi < TM; mi++) {
+			const unsigned a[4] = {
+				pack2(A[2 * mi][4 * kk], A[2 * mi][4 * kk + 1], T()),
+				pack2(A[2 * mi + 1][4 * kk], A[2 * mi + 1][4 * kk + 1], T()),
+				pack2(A[2 * mi][4 * kk + 2], A[2 * mi][4 * kk + 3], T()),
+				pack2(A[2 * mi + 1][4 * kk + 2], A[2 * mi + 1][4 * kk + 3], T()),
+			};
+#pragma unroll
+			for (int ni = 0; ni < TN; ni++)
+				mma_16816(acc[2 * mi][2 * ni], acc[2 * mi][2 * ni + 1], acc[2 * mi + 1][2 * ni],
+					  acc[2 * mi + 1][2 * ni + 1], a, b[ni][0], b[ni][1], T());
+		}
 	}
 }
 

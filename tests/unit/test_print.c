@@ -319,7 +319,15 @@ START_TEST(gpu_schedule)
 	f.as->pad = 8;
 	f.as->smem_offset = 0;
 	f.bs->smem_offset = 27648;
-	f.acc->layout = (TcLayout){ TC_LAYOUT_MMA, 2, 2, 4, 8 };
+	f.acc->layout = (TcLayout){
+		.kind = TC_LAYOUT_MMA,
+		.dim = { { .id = 0, .kind = TC_LAYOUT_MMA, .axis = 0,
+			   .extent = 128, .count = 8, .tiles = 4 },
+			 { .id = 1, .kind = TC_LAYOUT_MMA, .axis = 1,
+			   .extent = 128, .count = 16, .tiles = 8 } },
+		.warps_m = 2,
+		.warps_n = 2,
+	};
 	f.loop->u.loop.async_copies = 2;
 	TcVar *i = tc_var_new(f.a, f.k, TC_VAR_LOOP, "i", TC_DT_I32,
 			      fx_loc(34, 16));
@@ -337,8 +345,8 @@ START_TEST(gpu_schedule)
 		"\tshared f16 As[BLOCK_M][BLOCK_K] (stages 3, pad 8, smem +0)"
 		"  // 23:2\n",
 		"\tshared f16 Bs[BLOCK_K][BLOCK_N] (smem +27648)  // 24:2\n",
-		"\tfragment f32 acc[BLOCK_M][BLOCK_N] (layout mma 2x2 warps of "
-		"4x8 tiles)  // 25:2\n",
+		"\tfragment f32 acc[BLOCK_M][BLOCK_N] (layout mma [class 0 rows "
+		"x8, 2x2 warps] [class 1 cols x16, 2x2 warps])  // 25:2\n",
 		"stages STAGES, async copies 2 {  // 28:2\n",
 		"\tparallel i in 0 .. BLOCK_M over acc dim 0 {  // 34:2\n"
 		"\t\tbarrier  // 35:3\n\t}\n",
