@@ -20,6 +20,15 @@
  * recognizable payload, 0xAB bytes for integers).  The kernel and the
  * interpreter run on identical inputs, each with its own copy of every
  * tensor it writes.
+ *
+ * On a GPU target the runtime context is opened on a device first (its
+ * absence stops the run before any work, with the runtime's sentence), the
+ * translator's arch defaults to the device's, every tensor gets a device
+ * copy (tilec_alloc), and the launch configuration comes from the
+ * translated kernel: the grid extents evaluated on the scalar values, the
+ * threads per block, the shared memory the smem pass planned -- the same
+ * numbers `tilec FILE -t cuda --emit=launch` prints.  Host buffers are
+ * copied in before the launch and outputs copied back after it.
  */
 #include "tilec_int.h"
 #include "tilec_runtime.h"
@@ -47,7 +56,8 @@ enum {
 /* The command line. */
 typedef struct RunArgs {
 	const char *file;                    /* the tile program */
-	const char *target;                  /* -t: "openmp" */
+	const char *target;                  /* -t: "openmp", "cuda" */
+	int device;                          /* --device: GPU ordinal */
 	const char *arch;                    /* --arch for the translator */
 	const char *march;                   /* --march for the C compiler */
 	const char *kernel;                  /* --kernel, or NULL */
@@ -93,7 +103,12 @@ typedef struct Param {
 		double f64;
 	} scalar;                /* SCALAR: the value passed */
 	double value;            /* SCALAR: the value, for reports */
-	void *slot;              /* TENSOR: kernel data pointer, args target */
+	int32_t wide;            /* SCALAR i8/u8 on a GPU: the value as the
+				    kernel's int parameter */
+	void *dev;               /* TENSOR on a GPU: the device copy of
+				    data, else NULL */
+	void *slot;              /* TENSOR: kernel data pointer (dev or
+				    data), args target */
 	void *ref_slot;          /* TENSOR: reference data pointer */
 } Param;
 
@@ -127,6 +142,11 @@ typedef struct Run {
 	void **kargs;               /* the kernel's args */
 	void **rargs;               /* the reference's args */
 	tilec_context *ctx;
+	tilec_device_info device;   /* what ctx runs on */
+	bool gpu;                   /* a GPU target: device buffers, cfg */
+	const TcKernel *gen_kernel; /* the translated kernel (launch numbers) */
+	tilec_launch_config cfg;    /* GPU launch configuration */
+	bool empty_grid;            /* a grid extent is 0: nothing to launch */
 	tilec_module *mod;
 	tilec_kernel *entry;
 	TcBuf src;                  /* generated source */
@@ -148,10 +168,14 @@ usage(FILE *f)
 	      "and check every output against the reference interpreter.\n"
 	      "\n"
 	      "options:\n"
-	      "  -t, --target T      openmp (default); cuda and hip are not\n"
+	      "  -t, --target T      openmp (default) or cuda; hip is not\n"
 	      "                      available to `run` yet\n"
+	      "  --device N          the GPU to run on (default 0)\n"
 	      "  --arch A            the translator's target architecture\n"
-	      "  --march M           the C compiler's -march (default native)\n"
+	      "                      (default: the GPU's, or the host's ISA)\n"
+	      "  --march M           the JIT compiler's architecture: -march\n"
+	      "                      for cc (default native), the cubin's for\n"
+	      "                      NVRTC (default the GPU's, e.g. sm_90a)\n"
 	      "  --kernel NAME       the kernel to run (needed if FILE has more)\n"
 	      "  -D NAME=VALUE       bind a tunable\n"
 	      "  --shape N=V,...     values of the scalar parameters\n"
@@ -334,6 +358,14 @@ parse_args(Run *r, int argc, char **argv)
 				missing = true;
 			else if (!add_define(r, def))
 				return EXIT_STOPPED;
+		} else if ((v = option_value(argc, argv, &i, "--device",
+					     &missing))) {
+			if (!parse_ll(v, &n) || n < 0 || n > 1024) {
+				errorf(r, "--device %s: expected a device number "
+				       ">= 0", v);
+				return EXIT_STOPPED;
+			}
+			a->device = (int)n;
 		} else if ((v = option_value(argc, argv, &i, "--arch", &missing))) {
 			a->arch = v;
 		} else if ((v = option_value(argc, argv, &i, "--march",
@@ -950,6 +982,8 @@ type_text(const Param *p, char *out, size_t n)
 
 /* --- Compiling ---------------------------------------------------------------------- */
 
+/* The program scheduled for the target: with --source on a GPU, only
+ * for the launch numbers (the passes, no emitter). */
 static bool
 translate(Run *r)
 {
@@ -963,20 +997,90 @@ translate(Run *r)
 		}
 		tc_buf_printf(&r->src, "%.*s", (int)len, text);
 		free(text);
-		return true;
+		if (!r->gpu)
+			return true;
 	}
 	double t0 = tilec_now();
-	TcProgram *prog;
+	TcProgram *prog = NULL;
 	r->opt.kernel = r->kernel->name;
-	bool ok = tc_translate(r->gen_arena, r->args.file, r->text, &r->opt,
-			       &r->gen_diags, &prog, &r->src);
-	r->translate_s = tilec_now() - t0;
+	bool ok = r->args.source
+			  ? tc_compile(r->gen_arena, r->args.file, r->text,
+				       &r->opt, &r->gen_diags, &prog)
+			  : tc_translate(r->gen_arena, r->args.file, r->text,
+					 &r->opt, &r->gen_diags, &prog, &r->src);
+	if (!r->args.source)
+		r->translate_s = tilec_now() - t0;
 	if (!ok || r->gen_diags.errors > 0) {
 		fputs(r->gen_diags.text.data ? r->gen_diags.text.data : "",
 		      stderr);
 		errorf(r, "translating %s for %s failed", r->args.file,
 		       r->opt.target.name);
 		return false;
+	}
+	for (int i = 0; prog && i < prog->kernels.len; i++) {
+		const TcKernel *k = prog->kernels.items[i];
+		if (strcmp(k->name, r->kernel->name) == 0)
+			r->gen_kernel = k;
+	}
+	if (!r->gen_kernel) {
+		errorf(r, "translating %s for %s produced no kernel %s",
+		       r->args.file, r->opt.target.name, r->kernel->name);
+		return false;
+	}
+	return true;
+}
+
+/* The GPU launch: grid extents evaluated on the scalar arguments, threads
+ * per block and planned shared memory of the translated kernel (what
+ * --emit=launch prints). */
+static bool
+launch_config(Run *r)
+{
+	const TcKernel *k = r->gen_kernel;
+	tilec_launch_config *cfg = &r->cfg;
+	memset(cfg, 0, sizeof *cfg);
+	for (int d = 0; d < 3; d++) {
+		double e = 1;
+		if (k->grid[d] && !tc_interp_eval(k, k->grid[d], r->rargs, &e,
+						  &r->ref_diags))
+			return false;
+		if (!(e >= 0 && e <= 2147483647.0)) {
+			errorf(r, "the grid would have extent %.0f along %c",
+			       e, "xyz"[d]);
+			return false;
+		}
+		cfg->grid[d] = (unsigned)e;
+		r->empty_grid |= cfg->grid[d] == 0;
+	}
+	long long threads = 128; /* the GPU default, as in launch.c */
+	if (k->threads)
+		tc_expr_const(k->threads, &threads);
+	cfg->block[0] = (unsigned)threads;
+	cfg->block[1] = cfg->block[2] = 1;
+	cfg->shared_bytes = (size_t)k->smem_bytes;
+	return true;
+}
+
+/* Device copies of every tensor; GPU-width scalars. */
+static bool
+setup_device(Run *r)
+{
+	for (int i = 0; i < r->nparams; i++) {
+		Param *p = &r->params[i];
+		const TcVar *v = p->var;
+		if (v->kind == TC_VAR_SCALAR) {
+			/* The CUDA signature passes i8 and u8 as int. */
+			if (v->dtype == TC_DT_I8 || v->dtype == TC_DT_U8) {
+				p->wide = (int32_t)p->value;
+				r->kargs[i] = &p->wide;
+			}
+			continue;
+		}
+		if (tilec_alloc(r->ctx, p->bytes, &p->dev) != TILEC_OK) {
+			errorf(r, "tensor %s: %s", v->name, tilec_error(r->ctx));
+			return false;
+		}
+		p->slot = p->dev;
 	}
 	return true;
 }
@@ -988,8 +1092,10 @@ open_context(Run *r)
 {
 	RunArgs *a = &r->args;
 	int backend = tilec_backend_from_name(a->target);
+	r->gpu = backend != TILEC_BACKEND_OPENMP;
 	tilec_init_error ierr;
-	r->ctx = tilec_context_new((tilec_backend)backend, 0, &ierr);
+	r->ctx = tilec_context_new((tilec_backend)backend,
+				   r->gpu ? a->device : 0, &ierr);
 	if (!r->ctx) {
 		errorf(r, "%s", ierr.message);
 		return false;
@@ -998,7 +1104,25 @@ open_context(Run *r)
 		errorf(r, "%s", tilec_error(r->ctx));
 		return false;
 	}
+	tilec_device_get_info(r->ctx, &r->device);
 	return true;
+}
+
+/* The translator's arch for a GPU without --arch: the device's own if the
+ * translator knows it, else the newest it knows that the device runs
+ * (sm_80 code runs on every later NVIDIA GPU). */
+static const char *
+gpu_translator_arch(Run *r)
+{
+	TcTarget t;
+	if (tc_target_init(&t, r->args.target, r->device.arch))
+		return r->device.arch;
+	if (r->device.cc_major >= 8 && tc_target_init(&t, "cuda", "sm_80"))
+		return "sm_80";
+	errorf(r, "%s (%s) is older than every architecture tilec generates "
+	       "CUDA for (sm_80 and later)",
+	       r->device.name, r->device.arch);
+	return NULL;
 }
 
 static bool
@@ -1033,10 +1157,11 @@ jit(Run *r)
 	if (a->source)
 		snprintf(srcname, sizeof srcname, "%s", base);
 	else
-		snprintf(srcname, sizeof srcname, "%.*s.%s.c",
+		snprintf(srcname, sizeof srcname, "%.*s.%s%s",
 			 (int)(strrchr(base, '.') ? strrchr(base, '.') - base
 						  : (long)strlen(base)),
-			 base, r->opt.target.name);
+			 base, r->opt.target.name,
+			 r->opt.target.kind == TC_TARGET_CUDA ? ".cu" : ".c");
 	tilec_compile_options o;
 	tilec_compile_options_init(&o);
 	o.name = srcname;
@@ -1073,6 +1198,8 @@ run_free(Run *r)
 		if (r->params[i].ref != r->params[i].data)
 			free(r->params[i].ref);
 		free(r->params[i].data);
+		if (r->params[i].dev)
+			tilec_free(r->ctx, r->params[i].dev);
 	}
 	free(r->params);
 	free(r->kargs);
@@ -1103,7 +1230,13 @@ report_header(Run *r)
 	json_t *shape = json_object(), *tun = json_object();
 	TcBuf line;
 	tc_buf_init(&line);
-	tc_buf_printf(&line, "%s on %s:", r->kernel->name, r->opt.target.name);
+	if (r->gpu)
+		tc_buf_printf(&line, "%s on %s %s (%s):", r->kernel->name,
+			      r->opt.target.name, r->opt.target.arch,
+			      r->device.name);
+	else
+		tc_buf_printf(&line, "%s on %s:", r->kernel->name,
+			      r->opt.target.name);
 	for (int i = 0; i < r->nparams; i++) {
 		const Param *p = &r->params[i];
 		if (p->var->kind != TC_VAR_SCALAR)
@@ -1128,6 +1261,12 @@ report_header(Run *r)
 	tc_buf_free(&line);
 	json_object_set_new(r->json, "kernel", json_string(r->kernel->name));
 	json_object_set_new(r->json, "target", json_string(r->opt.target.name));
+	json_object_set_new(r->json, "arch",
+			    json_string(r->opt.target.arch ? r->opt.target.arch
+							   : ""));
+	if (r->gpu)
+		json_object_set_new(r->json, "device",
+				    json_string(r->device.name));
 	json_object_set_new(r->json, "file", json_string(r->args.file));
 	json_object_set_new(r->json, "shape", shape);
 	json_object_set_new(r->json, "tunables", tun);
@@ -1157,6 +1296,63 @@ report_compile(Run *r)
 			    json_real(r->info.compile_seconds * 1e3));
 	json_object_set_new(r->json, "cache_hit",
 			    json_boolean(r->info.from_cache));
+	if (!r->gpu)
+		return;
+	const tilec_launch_config *c = &r->cfg;
+	if (!r->args.json)
+		printf("  launch grid %ux%ux%u, %u threads, %zu bytes of shared "
+		       "memory\n",
+		       c->grid[0], c->grid[1], c->grid[2], c->block[0],
+		       c->shared_bytes);
+	json_t *l = json_object();
+	json_t *grid = json_array();
+	for (int d = 0; d < 3; d++)
+		json_array_append_new(grid, json_integer(c->grid[d]));
+	json_object_set_new(l, "grid", grid);
+	json_object_set_new(l, "threads", json_integer(c->block[0]));
+	json_object_set_new(l, "smem_bytes",
+			    json_integer((json_int_t)c->shared_bytes));
+	json_object_set_new(r->json, "launch", l);
+}
+
+/* Run the kernel once on the tensors' host contents.  On a GPU: copy
+ * every tensor to the device, launch, wait, copy the outputs back; the
+ * first-run time is the launch and the wait. */
+static bool
+run_kernel(Run *r)
+{
+	tilec_context *ctx = r->ctx;
+	for (int i = 0; r->gpu && i < r->nparams; i++) {
+		Param *p = &r->params[i];
+		if (p->dev && tilec_memcpy_h2d(ctx, p->dev, p->data, p->bytes) !=
+				      TILEC_OK) {
+			errorf(r, "copying %s to the device failed: %s",
+			       p->var->name, tilec_error(ctx));
+			return false;
+		}
+	}
+	double t0 = tilec_now();
+	tilec_status st = TILEC_OK;
+	if (!r->empty_grid)
+		st = tilec_launch(r->entry, r->kargs, r->gpu ? &r->cfg : NULL);
+	if (st == TILEC_OK && r->gpu)
+		st = tilec_synchronize(ctx);
+	r->first_run_s = tilec_now() - t0;
+	if (st != TILEC_OK) {
+		errorf(r, "launch failed: %s", tilec_error(ctx));
+		return false;
+	}
+	for (int i = 0; r->gpu && i < r->nparams; i++) {
+		Param *p = &r->params[i];
+		if (p->dev && (p->role & ROLE_OUT) &&
+		    tilec_memcpy_d2h(ctx, p->data, p->dev, p->bytes) !=
+			    TILEC_OK) {
+			errorf(r, "copying %s from the device failed: %s",
+			       p->var->name, tilec_error(ctx));
+			return false;
+		}
+	}
+	return true;
 }
 
 /* Run the kernel and the reference once and compare; returns the exit
@@ -1193,13 +1389,8 @@ check(Run *r)
 			return EXIT_MISMATCH;
 		}
 	}
-	t0 = tilec_now();
-	tilec_status st = tilec_launch(r->entry, r->kargs, NULL);
-	r->first_run_s = tilec_now() - t0;
-	if (st != TILEC_OK) {
-		errorf(r, "launch failed: %s", tilec_error(r->ctx));
+	if (!run_kernel(r))
 		return EXIT_STOPPED;
-	}
 	if (!r->args.check)
 		return EXIT_PASS;
 	if (!r->args.json)
@@ -1288,22 +1479,37 @@ bench(Run *r)
 				sets[s][i] = r->kargs[i];
 				continue;
 			}
-			void *copy = alloc_tensor(p->bytes);
-			if (!copy) {
+			void *copy = NULL;
+			if (r->gpu) {
+				ok = tilec_alloc(r->ctx, p->bytes, &copy) ==
+					     TILEC_OK &&
+				     tilec_memcpy_h2d(r->ctx, copy, p->data,
+						      p->bytes) == TILEC_OK;
+			} else if ((copy = alloc_tensor(p->bytes))) {
+				memcpy(copy, p->data, p->bytes);
+			}
+			slots[s * r->nparams + i] = copy;
+			if (!copy || !ok) {
 				ok = false;
 				break;
 			}
-			memcpy(copy, p->data, p->bytes);
-			slots[s * r->nparams + i] = copy;
 			sets[s][i] = &slots[s * r->nparams + i];
 		}
 	}
 	int status = EXIT_PASS;
 	tilec_bench_result res;
 	if (!ok) {
-		errorf(r, "out of memory for %d input sets", nsets);
+		if (r->gpu)
+			errorf(r, "cannot make %d input sets on the device: %s",
+			       nsets, tilec_error(r->ctx));
+		else
+			errorf(r, "out of memory for %d input sets", nsets);
 		status = EXIT_STOPPED;
-	} else if (tilec_bench(r->entry, (void **const *)sets, nsets, NULL,
+	} else if (r->empty_grid) {
+		errorf(r, "nothing to time: the grid is empty");
+		status = EXIT_STOPPED;
+	} else if (tilec_bench(r->entry, (void **const *)sets, nsets,
+			       r->gpu ? &r->cfg : NULL,
 			       r->args.warmup, r->args.repeat,
 			       &res) != TILEC_OK) {
 		errorf(r, "timing failed: %s", tilec_error(r->ctx));
@@ -1339,8 +1545,12 @@ bench(Run *r)
 		json_object_set_new(r->json, "bench", b);
 	}
 	for (int s = 1; sets && s < nsets; s++) {
-		for (int i = 0; slots && i < r->nparams; i++)
-			free(slots[s * r->nparams + i]);
+		for (int i = 0; slots && i < r->nparams; i++) {
+			if (r->gpu)
+				tilec_free(r->ctx, slots[s * r->nparams + i]);
+			else
+				free(slots[s * r->nparams + i]);
+		}
 		free(sets[s]);
 	}
 	free(sets);
@@ -1365,7 +1575,10 @@ run(Run *r, int argc, char **argv)
 		errorf(r, "cannot read %s: %s", a->file, strerror(errno));
 		return EXIT_STOPPED;
 	}
-	if (!tc_options_init(&r->opt, a->target, a->arch)) {
+	const char *arch = a->arch;
+	if (r->gpu && !arch && !(arch = gpu_translator_arch(r)))
+		return EXIT_STOPPED;
+	if (!tc_options_init(&r->opt, a->target, arch)) {
 		errorf(r, "unknown target '%s'%s%s", a->target,
 		       a->arch ? " or architecture " : "", a->arch ? a->arch : "");
 		return EXIT_STOPPED;
@@ -1404,6 +1617,8 @@ run(Run *r, int argc, char **argv)
 	report_header(r);
 
 	if (!translate(r) || !jit(r))
+		return EXIT_STOPPED;
+	if (r->gpu && (!launch_config(r) || !setup_device(r)))
 		return EXIT_STOPPED;
 	report_compile(r);
 	for (int i = 0; i < r->nparams; i++)
