@@ -631,6 +631,7 @@ elem(Emitter *E, const TcVar *v, const char *const *idx)
 /* --- Statements ------------------------------------------------------------------- */
 
 static void emit_stmt(Emitter *E, const TcStmt *s);
+static void emit_prefetches(Emitter *E, const TcStmt *loop);
 
 /* Statements of a block, without braces. */
 static void
@@ -862,6 +863,8 @@ emit_for(Emitter *E, const TcStmt *s, bool in_parallel)
 		return;
 	}
 	tc_c_open(&E->pr);
+	if (!par)
+		emit_prefetches(E, s);
 	for (int i = 0; i < body->u.block.body.len; i++) {
 		const TcStmt *st = body->u.block.body.items[i];
 		if (st->kind == TC_ST_FOR)
@@ -1362,6 +1365,192 @@ emit_copy_tensor(Emitter *E, const TcVar *tile, const TcRegion *reg,
 	if (opened) {
 		b->indent--;
 		tc_buf_puts(b, "}\n");
+	}
+}
+
+/* --- Prefetching the next iteration's copies ----------------------------------- */
+
+/* Whether var is declared (DECL) anywhere in s. */
+static bool
+declares(const TcStmt *s, const TcVar *var)
+{
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		for (int i = 0; i < s->u.block.body.len; i++)
+			if (declares(s->u.block.body.items[i], var))
+				return true;
+		return false;
+	case TC_ST_DECL:
+		return s->u.decl.var == var;
+	case TC_ST_FOR:
+		return declares(s->u.loop.body, var);
+	case TC_ST_IF:
+		return declares(s->u.cond.then, var) ||
+		       (s->u.cond.els && declares(s->u.cond.els, var));
+	default:
+		return false;
+	}
+}
+
+/* Whether e's value in the next iteration of loop follows from e with the
+ * loop's var advanced: it reads only names the body does not change. */
+static bool
+advanceable(const TcExpr *e, const TcStmt *loop)
+{
+	switch (e->kind) {
+	case TC_EX_INT:
+	case TC_EX_FLOAT:
+		return true;
+	case TC_EX_VAR: {
+		const TcVar *v = e->u.var;
+		if (v->kind == TC_VAR_LOCAL)
+			return !v->mutated && !declares(loop->u.loop.body, v);
+		return v->kind != TC_VAR_LOOP || !declares(loop->u.loop.body, v);
+	}
+	case TC_EX_BINARY:
+		return advanceable(e->u.bin.lhs, loop) &&
+		       advanceable(e->u.bin.rhs, loop);
+	case TC_EX_UNARY:
+		return advanceable(e->u.un.arg, loop);
+	case TC_EX_SELECT:
+		return advanceable(e->u.sel.cond, loop) &&
+		       advanceable(e->u.sel.then, loop) &&
+		       advanceable(e->u.sel.els, loop);
+	case TC_EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			if (!advanceable(e->u.call.args[i], loop))
+				return false;
+		return true;
+	case TC_EX_CAST:
+		return advanceable(e->u.cast.arg, loop);
+	default:
+		return false;
+	}
+}
+
+/* e with `var` replaced by `next` (shared subtrees are not copied). */
+static TcExpr *
+substitute(Emitter *E, const TcExpr *e, const TcVar *var, TcExpr *next)
+{
+	if (e->kind == TC_EX_VAR && e->u.var == var)
+		return next;
+	TcExpr *c = tc_expr_clone(E->a, e);
+	switch (c->kind) {
+	case TC_EX_BINARY:
+		c->u.bin.lhs = substitute(E, e->u.bin.lhs, var, next);
+		c->u.bin.rhs = substitute(E, e->u.bin.rhs, var, next);
+		break;
+	case TC_EX_UNARY:
+		c->u.un.arg = substitute(E, e->u.un.arg, var, next);
+		break;
+	case TC_EX_SELECT:
+		c->u.sel.cond = substitute(E, e->u.sel.cond, var, next);
+		c->u.sel.then = substitute(E, e->u.sel.then, var, next);
+		c->u.sel.els = substitute(E, e->u.sel.els, var, next);
+		break;
+	case TC_EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			c->u.call.args[i] = substitute(E, e->u.call.args[i], var,
+						       next);
+		break;
+	case TC_EX_CAST:
+		c->u.cast.arg = substitute(E, e->u.cast.arg, var, next);
+		break;
+	default:
+		break;
+	}
+	return c;
+}
+
+/* Whether e mentions var. */
+static bool
+mentions(const TcExpr *e, const TcVar *var)
+{
+	switch (e->kind) {
+	case TC_EX_VAR: return e->u.var == var;
+	case TC_EX_BINARY:
+		return mentions(e->u.bin.lhs, var) || mentions(e->u.bin.rhs, var);
+	case TC_EX_UNARY: return mentions(e->u.un.arg, var);
+	case TC_EX_SELECT:
+		return mentions(e->u.sel.cond, var) ||
+		       mentions(e->u.sel.then, var) || mentions(e->u.sel.els, var);
+	case TC_EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			if (mentions(e->u.call.args[i], var))
+				return true;
+		return false;
+	case TC_EX_CAST: return mentions(e->u.cast.arg, var);
+	default: return false;
+	}
+}
+
+/* The CPU's software pipeline: at the top of a serial or pipelined loop,
+ * ask for the tensor rows the next iteration's copies will read, so the
+ * memory system fetches them while this iteration computes (what
+ * tile_pipelined's stages do on a GPU).  Only direct loads from a tensor
+ * whose origin moves with the loop and whose tile rows are contiguous;
+ * nothing is read, so a prefetch can never change a result. */
+static void
+emit_prefetches(Emitter *E, const TcStmt *loop)
+{
+	const TcVar *var = loop->u.loop.var;
+	const TcStmt *body = loop->u.loop.body;
+	TcExpr *step = loop->u.loop.step ? loop->u.loop.step
+					 : tc_expr_int(E->a, 1, loop->loc);
+	TcExpr *next = tc_expr_binary(E->a, TC_OP_ADD,
+				      tc_expr_var(E->a, (TcVar *)var, loop->loc),
+				      step, loop->loc);
+	for (int i = 0; i < body->u.block.body.len; i++) {
+		const TcStmt *s = body->u.block.body.items[i];
+		if (s->kind != TC_ST_COPY || !s->u.copy.dst.whole ||
+		    s->u.copy.src.var->kind != TC_VAR_TENSOR)
+			continue;
+		const TcRegion *src = &s->u.copy.src;
+		const TcVar *tile = s->u.copy.dst.var;
+		if (src->var->dtype == TC_DT_I4 ||
+		    src->dims[tile->rank - 1] != src->var->rank - 1)
+			continue;
+		bool moves = false, ok = true;
+		for (int d = 0; d < src->var->rank; d++) {
+			moves |= mentions(src->origin[d], var);
+			ok &= advanceable(src->origin[d], loop);
+		}
+		if (!moves || !ok)
+			continue;
+		TcRegion reg = *src;
+		for (int d = 0; d < src->var->rank; d++)
+			reg.origin[d] = substitute(E, src->origin[d], var, next);
+		CopyPlan cp = { .tile = tile, .reg = &reg, .ten = reg.var,
+				.rank = tile->rank };
+		index_names(E, cp.rank, cp.idx);
+		const char *what = tc_c_source_snippet(E->a, E->p->text, s->loc);
+		tc_c_loc_comment(&E->pr, s->loc,
+				 tc_fmt(E->a, "prefetch for the next iteration's %s",
+					what ? what : "tile_copy"));
+		bool opened;
+		if (!plan_copy(E, &cp, &opened))
+			tc_unreachable(); /* origins were checked by the copy */
+		int R = cp.rank;
+		const char *bytes = tc_fmt(E->a, "%s * sizeof(%s)", cp.ext[R - 1],
+					   storage_type(cp.ten->dtype));
+		const char *start = tc_fmt(E->a, "&%s", tensor_elem(E, &cp, true));
+		if (R == 1) {
+			tc_buf_printf(E->out, "if (%s > 0)\n\ttilec_prefetch(%s, %s);\n",
+				      cp.ext[0], start, bytes);
+		} else {
+			/* Rows of the last dim start in bounds only if some of it
+			 * is left. */
+			cp.ext[R - 2] = tc_fmt(E->a, "%s && %s > 0", cp.ext[R - 2],
+					       cp.ext[R - 1]);
+			open_loops(E, R - 1, cp.idx, cp.ext, false);
+			const char *args[] = { start, bytes };
+			print_wrapped(E, "tilec_prefetch(", args, 2, ");");
+			close_loops(E, R - 1);
+		}
+		if (opened) {
+			E->out->indent--;
+			tc_buf_puts(E->out, "}\n");
+		}
 	}
 }
 

@@ -70,6 +70,24 @@ flash_attention_block(int B, int S, int H,
 	// flash_attention.c:44 tile_pipelined(n, ceildiv(kv_end, BLOCK_N),
 	// STAGES): the CPU runs it in order
 	for (int n = 0; n < tilec_ceildiv(kv_end, BLOCK_N); n++) {
+		// flash_attention.c:45 prefetch for the next iteration's
+		// tile_copy(Ks, tile_dims(&K[b][n * BLOCK_N][h][0], 1, 3))
+		{
+			const int row0 = (n + 1) * BLOCK_N;
+			const int rows = tilec_extent(S, row0, BLOCK_N);
+			for (int i = 0; i < rows && HEAD_DIM > 0; i++)
+				tilec_prefetch(&K[b][row0 + i][h][0],
+				               HEAD_DIM * sizeof(tilec_f16));
+		}
+		// flash_attention.c:46 prefetch for the next iteration's
+		// tile_copy(Vs, tile_dims(&V[b][n * BLOCK_N][h][0], 1, 3))
+		{
+			const int row0 = (n + 1) * BLOCK_N;
+			const int rows = tilec_extent(S, row0, BLOCK_N);
+			for (int i = 0; i < rows && HEAD_DIM > 0; i++)
+				tilec_prefetch(&V[b][row0 + i][h][0],
+				               HEAD_DIM * sizeof(tilec_f16));
+		}
 		// flash_attention.c:45 tile_copy(Ks, tile_dims(&K[b][n *
 		// BLOCK_N][h][0], 1, 3))
 		{

@@ -35,6 +35,26 @@ gemm_bias_relu_block(int M, int N, int K, const tilec_f16 A[restrict M][K],
 	// gemm_bias_relu.c:30 tile_pipelined(k, ceildiv(K, BLOCK_K), STAGES):
 	// the CPU runs it in order
 	for (int k = 0; k < tilec_ceildiv(K, BLOCK_K); k++) {
+		// gemm_bias_relu.c:31 prefetch for the next iteration's
+		// tile_copy(As, &A[by * BLOCK_M][k * BLOCK_K])
+		{
+			const int row0 = by * BLOCK_M, col0 = (k + 1) * BLOCK_K;
+			const int rows = tilec_extent(M, row0, BLOCK_M);
+			const int cols = tilec_extent(K, col0, BLOCK_K);
+			for (int i = 0; i < rows && cols > 0; i++)
+				tilec_prefetch(&A[row0 + i][col0],
+				               cols * sizeof(tilec_f16));
+		}
+		// gemm_bias_relu.c:32 prefetch for the next iteration's
+		// tile_copy(Bs, &B[k * BLOCK_K][bx * BLOCK_N])
+		{
+			const int row0 = (k + 1) * BLOCK_K, col0 = bx * BLOCK_N;
+			const int rows = tilec_extent(K, row0, BLOCK_K);
+			const int cols = tilec_extent(N, col0, BLOCK_N);
+			for (int i = 0; i < rows && cols > 0; i++)
+				tilec_prefetch(&B[row0 + i][col0],
+				               cols * sizeof(tilec_f16));
+		}
 		// gemm_bias_relu.c:31 tile_copy(As, &A[by * BLOCK_M][k *
 		// BLOCK_K])
 		{
