@@ -49,6 +49,7 @@ typedef struct Emitter {
 	const TcExpr **init;    /* LOCAL: initializer if never reassigned */
 	const TcStmt **loop;    /* LOOP: the FOR binding it */
 	bool *block_dep;        /* LOCAL: value depends on a block index */
+	bool *extent;           /* SCALAR: a tensor's extent, so >= 0 */
 	bool dynamic;           /* blocks do unequal work: schedule(dynamic) */
 	bool has_gemm;          /* the kernel multiplies: include gemm.h */
 	long long frame_bytes;  /* bytes of buffers declared so far */
@@ -435,8 +436,9 @@ scan(Emitter *E, const TcStmt *s, int par_depth)
 }
 
 /* Whether e >= 0 follows from its form: literals, tunables, block and
- * loop indices counting up from non-negative starts, and sums, products,
- * quotients, ceildiv, min, max and selects of those. */
+ * loop indices counting up from non-negative starts, scalars that are a
+ * tensor's extent, and sums, products, quotients, ceildiv, min, max and
+ * selects of those. */
 static bool
 nonneg(Emitter *E, const TcExpr *e)
 {
@@ -453,6 +455,8 @@ nonneg(Emitter *E, const TcExpr *e)
 			       nonneg(E, E->loop[v->index]->u.loop.begin);
 		case TC_VAR_LOCAL:
 			return E->init[v->index] && nonneg(E, E->init[v->index]);
+		case TC_VAR_SCALAR:
+			return E->extent[v->index];
 		default: return false;
 		}
 	}
@@ -931,6 +935,25 @@ close_loops(Emitter *E, int n)
 	}
 }
 
+/* Like open_loops without simd, all loops braced, so the innermost body
+ * can start with a pragma (omp atomic); close with close_braced_loops. */
+static void
+open_braced_loops(Emitter *E, int n, const char *const *idx,
+		  const char *const *ext)
+{
+	for (int d = 0; d < n; d++) {
+		for_dim(E, idx[d], "0", ext[d]);
+		tc_c_open(&E->pr);
+	}
+}
+
+static void
+close_braced_loops(Emitter *E, int n)
+{
+	for (int d = 0; d < n; d++)
+		tc_c_close(&E->pr);
+}
+
 /* Loops over every element of buffer v; returns the element's text
  * (v[i][j]) for the statement the caller prints inside. */
 static const char *
@@ -1329,7 +1352,10 @@ emit_copy_tensor(Emitter *E, const TcVar *tile, const TcRegion *reg,
 		}
 	}
 	int loops = rows ? R - 1 : R;
-	open_loops(E, loops, cp.idx, cp.ext, !rows && !atomic);
+	if (atomic)
+		open_braced_loops(E, loops, cp.idx, cp.ext);
+	else
+		open_loops(E, loops, cp.idx, cp.ext, !rows);
 	if (rows) {
 		TcBuf row;
 		tc_buf_init(&row);
@@ -1356,7 +1382,9 @@ emit_copy_tensor(Emitter *E, const TcVar *tile, const TcRegion *reg,
 	} else {
 		print_element_copy(E, &cp, load, atomic);
 	}
-	if (loops > 0)
+	if (atomic)
+		close_braced_loops(E, loops);
+	else if (loops > 0)
 		close_loops(E, loops);
 	if (load && rows && R == 2 && cp.partial[0])
 		tc_buf_printf(b, "memset(%s + %s, 0, sizeof %s[0] * (%s - %s));\n",
@@ -1518,8 +1546,12 @@ emit_prefetches(Emitter *E, const TcStmt *loop)
 		if (!moves || !ok)
 			continue;
 		TcRegion reg = *src;
-		for (int d = 0; d < src->var->rank; d++)
+		for (int d = 0; d < src->var->rank; d++) {
 			reg.origin[d] = substitute(E, src->origin[d], var, next);
+			ok &= nonneg(E, reg.origin[d]);
+		}
+		if (!ok)
+			continue;
 		CopyPlan cp = { .tile = tile, .reg = &reg, .ten = reg.var,
 				.rank = tile->rank };
 		index_names(E, cp.rank, cp.idx);
@@ -1529,7 +1561,7 @@ emit_prefetches(Emitter *E, const TcStmt *loop)
 					what ? what : "tile_copy"));
 		bool opened;
 		if (!plan_copy(E, &cp, &opened))
-			tc_unreachable(); /* origins were checked by the copy */
+			tc_unreachable(); /* the origins are non-negative */
 		int R = cp.rank;
 		const char *bytes = tc_fmt(E->a, "%s * sizeof(%s)", cp.ext[R - 1],
 					   storage_type(cp.ten->dtype));
@@ -2129,6 +2161,14 @@ emit(const TcProgram *p, const TcKernel *k, const TcTarget *t,
 	E.init = tc_alloc(E.a, nv * sizeof *E.init);
 	E.loop = tc_alloc(E.a, nv * sizeof *E.loop);
 	E.block_dep = tc_alloc(E.a, nv * sizeof *E.block_dep);
+	E.extent = tc_alloc(E.a, nv * sizeof *E.extent);
+	for (int i = 0; i < k->params.len; i++) {
+		const TcVar *v = k->params.items[i];
+		for (int j = 0; j < v->rank; j++)
+			if (v->shape[j]->kind == TC_EX_VAR &&
+			    v->shape[j]->u.var->kind == TC_VAR_SCALAR)
+				E.extent[v->shape[j]->u.var->index] = true;
+	}
 	for (size_t i = 0; i < nv; i++)
 		E.visible[i] = true;
 	scan(&E, k->body, 0);
