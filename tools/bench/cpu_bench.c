@@ -15,8 +15,8 @@
  *                                 compute floor (GFLOP/s)
  *
  * Method: random inputs in [-1, 1); both sides warm up twice, then run
- * alternately REPEATS times (env TILEC_BENCH_REPEATS, default 9); the
- * figure is the median.  Each row also checks tilec's result against the
+ * alternately REPEATS times (env TILEC_BENCH_REPEATS, default 9), with a
+ * 0.1 s pause after each run; the figure is the median.  Each row also checks tilec's result against the
  * baseline's and prints the largest relative difference, so a fast wrong
  * kernel cannot hide.  Threads come from OMP_NUM_THREADS and
  * OPENBLAS_NUM_THREADS.
@@ -116,13 +116,19 @@ time_pair(RunFn tilec, RunFn base, void *ctx, double *t_tilec, double *t_base)
 		tilec(ctx);
 		base(ctx);
 	}
+	/* A pause after each run lets the other side's worker threads stop
+	 * spinning (OpenBLAS's spin for up to ~2^28 cycles after a call) so
+	 * they do not steal the cores being timed. */
+	const struct timespec pause = { 0, 100 * 1000 * 1000 };
 	for (int i = 0; i < reps; i++) {
 		double t0 = now();
 		tilec(ctx);
 		a[i] = now() - t0;
+		nanosleep(&pause, NULL);
 		t0 = now();
 		base(ctx);
 		b[i] = now() - t0;
+		nanosleep(&pause, NULL);
 	}
 	*t_tilec = median(a, reps);
 	*t_base = median(b, reps);
