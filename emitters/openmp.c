@@ -1512,12 +1512,72 @@ mentions(const TcExpr *e, const TcVar *var)
 	}
 }
 
+/* Print the prefetch of what copy s would read with `var` replaced by
+ * `next`, if its rows are contiguous and its origins stay provably
+ * non-negative. */
+static void
+prefetch_copy(Emitter *E, const TcStmt *s, const TcVar *var, TcExpr *next)
+{
+	const TcRegion *src = &s->u.copy.src;
+	const TcVar *tile = s->u.copy.dst.var;
+	if (src->var->dtype == TC_DT_I4 ||
+	    src->dims[tile->rank - 1] != src->var->rank - 1)
+		return;
+	TcRegion reg = *src;
+	for (int d = 0; d < src->var->rank; d++) {
+		reg.origin[d] = substitute(E, src->origin[d], var, next);
+		if (!nonneg(E, reg.origin[d]))
+			return;
+	}
+	CopyPlan cp = { .tile = tile, .reg = &reg, .ten = reg.var,
+			.rank = tile->rank };
+	index_names(E, cp.rank, cp.idx);
+	const char *what = tc_c_source_snippet(E->a, E->p->text, s->loc);
+	tc_c_loc_comment(&E->pr, s->loc,
+			 tc_fmt(E->a, "prefetch for the next iteration's %s",
+				what ? what : "tile_copy"));
+	bool opened;
+	if (!plan_copy(E, &cp, &opened))
+		tc_unreachable(); /* the origins are non-negative */
+	int R = cp.rank;
+	const char *bytes = tc_fmt(E->a, "%s * sizeof(%s)", cp.ext[R - 1],
+				   storage_type(cp.ten->dtype));
+	const char *start = tc_fmt(E->a, "&%s", tensor_elem(E, &cp, true));
+	if (R == 1) {
+		if (cp.partial[0])
+			tc_buf_printf(E->out, "if (%s > 0)\n\t", cp.ext[0]);
+		tc_buf_printf(E->out, "tilec_prefetch(%s, %s);\n", start, bytes);
+	} else {
+		/* Rows of the last dim start in bounds only if some of it is
+		 * left. */
+		if (cp.partial[R - 1])
+			cp.ext[R - 2] = tc_fmt(E->a, "%s && %s > 0", cp.ext[R - 2],
+					       cp.ext[R - 1]);
+		open_loops(E, R - 1, cp.idx, cp.ext, false);
+		const char *args[] = { start, bytes };
+		print_wrapped(E, "tilec_prefetch(", args, 2, ");");
+		close_loops(E, R - 1);
+	}
+	if (opened) {
+		E->out->indent--;
+		tc_buf_puts(E->out, "}\n");
+	}
+}
+
+/* Whether s loads a tile from a tensor (what prefetching can help). */
+static bool
+is_tensor_load(const TcStmt *s)
+{
+	return s->kind == TC_ST_COPY && s->u.copy.dst.whole &&
+	       s->u.copy.src.var->kind == TC_VAR_TENSOR;
+}
+
 /* The CPU's software pipeline: at the top of a serial or pipelined loop,
  * ask for the tensor rows the next iteration's copies will read, so the
  * memory system fetches them while this iteration computes (what
- * tile_pipelined's stages do on a GPU).  Only direct loads from a tensor
- * whose origin moves with the loop and whose tile rows are contiguous;
- * nothing is read, so a prefetch can never change a result. */
+ * tile_pipelined's stages do on a GPU).  Only direct loads whose origin
+ * moves with the loop var alone; nothing is read, so a prefetch can never
+ * change a result. */
 static void
 emit_prefetches(Emitter *E, const TcStmt *loop)
 {
@@ -1530,59 +1590,16 @@ emit_prefetches(Emitter *E, const TcStmt *loop)
 				      step, loop->loc);
 	for (int i = 0; i < body->u.block.body.len; i++) {
 		const TcStmt *s = body->u.block.body.items[i];
-		if (s->kind != TC_ST_COPY || !s->u.copy.dst.whole ||
-		    s->u.copy.src.var->kind != TC_VAR_TENSOR)
+		if (!is_tensor_load(s))
 			continue;
 		const TcRegion *src = &s->u.copy.src;
-		const TcVar *tile = s->u.copy.dst.var;
-		if (src->var->dtype == TC_DT_I4 ||
-		    src->dims[tile->rank - 1] != src->var->rank - 1)
-			continue;
 		bool moves = false, ok = true;
 		for (int d = 0; d < src->var->rank; d++) {
 			moves |= mentions(src->origin[d], var);
 			ok &= advanceable(src->origin[d], loop);
 		}
-		if (!moves || !ok)
-			continue;
-		TcRegion reg = *src;
-		for (int d = 0; d < src->var->rank; d++) {
-			reg.origin[d] = substitute(E, src->origin[d], var, next);
-			ok &= nonneg(E, reg.origin[d]);
-		}
-		if (!ok)
-			continue;
-		CopyPlan cp = { .tile = tile, .reg = &reg, .ten = reg.var,
-				.rank = tile->rank };
-		index_names(E, cp.rank, cp.idx);
-		const char *what = tc_c_source_snippet(E->a, E->p->text, s->loc);
-		tc_c_loc_comment(&E->pr, s->loc,
-				 tc_fmt(E->a, "prefetch for the next iteration's %s",
-					what ? what : "tile_copy"));
-		bool opened;
-		if (!plan_copy(E, &cp, &opened))
-			tc_unreachable(); /* the origins are non-negative */
-		int R = cp.rank;
-		const char *bytes = tc_fmt(E->a, "%s * sizeof(%s)", cp.ext[R - 1],
-					   storage_type(cp.ten->dtype));
-		const char *start = tc_fmt(E->a, "&%s", tensor_elem(E, &cp, true));
-		if (R == 1) {
-			tc_buf_printf(E->out, "if (%s > 0)\n\ttilec_prefetch(%s, %s);\n",
-				      cp.ext[0], start, bytes);
-		} else {
-			/* Rows of the last dim start in bounds only if some of it
-			 * is left. */
-			cp.ext[R - 2] = tc_fmt(E->a, "%s && %s > 0", cp.ext[R - 2],
-					       cp.ext[R - 1]);
-			open_loops(E, R - 1, cp.idx, cp.ext, false);
-			const char *args[] = { start, bytes };
-			print_wrapped(E, "tilec_prefetch(", args, 2, ");");
-			close_loops(E, R - 1);
-		}
-		if (opened) {
-			E->out->indent--;
-			tc_buf_puts(E->out, "}\n");
-		}
+		if (moves && ok)
+			prefetch_copy(E, s, var, next);
 	}
 }
 

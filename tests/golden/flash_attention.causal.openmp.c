@@ -75,7 +75,7 @@ flash_attention_block(int B, int S, int H,
 		{
 			const int row0 = (n + 1) * BLOCK_N;
 			const int rows = tilec_extent(S, row0, BLOCK_N);
-			for (int i = 0; i < rows && HEAD_DIM > 0; i++)
+			for (int i = 0; i < rows; i++)
 				tilec_prefetch(&K[b][row0 + i][h][0],
 				               HEAD_DIM * sizeof(tilec_f16));
 		}
@@ -84,7 +84,7 @@ flash_attention_block(int B, int S, int H,
 		{
 			const int row0 = (n + 1) * BLOCK_N;
 			const int rows = tilec_extent(S, row0, BLOCK_N);
-			for (int i = 0; i < rows && HEAD_DIM > 0; i++)
+			for (int i = 0; i < rows; i++)
 				tilec_prefetch(&V[b][row0 + i][h][0],
 				               HEAD_DIM * sizeof(tilec_f16));
 		}
