@@ -1441,6 +1441,31 @@ emit_prologue(Cuda *C)
 		}
 	}
 	static const char *const dims = "xyz";
+	long long group = 0;
+	if (C->k->rasterize)
+		tc_expr_const(C->k->rasterize, &group);
+	if (group > 1 && C->k->grid[1]) {
+		/* tile_rasterize: launch order walks groups of `group` block
+		 * rows column by column, so blocks running together share
+		 * their operands in L2. */
+		tc_buf_printf(b, "// tile_rasterize(%lld): blocks visit groups of %lld rows "
+			      "column by column.\n", group, group);
+		tc_buf_puts(b, "const int linear = blockIdx.y * gridDim.x + blockIdx.x;\n");
+		tc_buf_printf(b, "const int group_size = %lld * gridDim.x;\n", group);
+		tc_buf_printf(b, "const int first_row = linear / group_size * %lld;\n", group);
+		tc_buf_printf(b, "const int group_rows = min((int)gridDim.y - first_row, %lld);\n",
+			      group);
+		if (C->k->block[0])
+			tc_buf_printf(b, "const int %s = linear %% group_size / group_rows;\n",
+				      C->k->block[0]->name);
+		if (C->k->block[1])
+			tc_buf_printf(b, "const int %s = first_row + linear %% group_size "
+				      "%% group_rows;\n", C->k->block[1]->name);
+		if (C->k->block[2])
+			tc_buf_printf(b, "const int %s = blockIdx.z;\n",
+				      C->k->block[2]->name);
+		return;
+	}
 	for (int d = 0; d < 3; d++)
 		if (C->k->block[d])
 			tc_buf_printf(b, "const int %s = blockIdx.%c;\n",

@@ -4,6 +4,8 @@
  * Each block computes a BLOCK_M x BLOCK_N tile of C.  The k loop stages
  * BLOCK_K-wide slices of A and B through shared memory; the compiler
  * pipelines those copies STAGES deep and picks the matrix instructions.
+ * Blocks run in groups of 8 block rows so that the A and B tiles a group
+ * needs stay in L2.
  * M, N and K are dynamic and need not be multiples of the tile.
  */
 #include <tilec.h>
@@ -12,13 +14,15 @@ TILE_PARAM(BLOCK_M, 128, 64, 128, 256);
 TILE_PARAM(BLOCK_N, 128, 64, 128, 256);
 TILE_PARAM(BLOCK_K, 32, 32, 64);
 TILE_PARAM(STAGES, 3, 2, 3, 4);
+TILE_PARAM(THREADS, 128, 128, 256);
 
 TILE_KERNEL void
 gemm(int M, int N, int K, const f16 A[M][K], const f16 B[K][N], f16 C[M][N])
 {
-	tile_threads(128);
+	tile_threads(THREADS);
 	int bx = tile_grid_x(ceildiv(N, BLOCK_N));
 	int by = tile_grid_y(ceildiv(M, BLOCK_M));
+	tile_rasterize(8);
 
 	tile_shared f16 As[BLOCK_M][BLOCK_K];
 	tile_shared f16 Bs[BLOCK_K][BLOCK_N];

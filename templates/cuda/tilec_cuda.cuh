@@ -76,11 +76,32 @@ template <typename T, int ROWS, int COLS, int THREADS, bool ASYNC>
 __device__ __forceinline__ void copy_g2s(T *smem, int s_ld, const T *g, long long g_ld, int rows, int cols, const T *safe)
 {
 	constexpr int VEC = 16 / sizeof(T);
+	constexpr int VROW = COLS / VEC;   // vectors per row
+	constexpr int NV = ROWS * VROW;    // vectors in the tile
 	const bool aligned = COLS % VEC == 0 && (((unsigned long long)g) % 16) == 0 && g_ld % VEC == 0 && s_ld % VEC == 0;
-	if (aligned) {
-		constexpr int VROW = COLS / VEC;
-#pragma unroll 4
-		for (int e = threadIdx.x; e < ROWS * VROW; e += THREADS) {
+	if (aligned && NV % THREADS == 0) {
+		// Every thread moves NV / THREADS vectors at fixed offsets; a tile
+		// wholly inside the tensor needs no bounds at all.
+		const bool inside = rows >= ROWS && cols >= COLS;
+#pragma unroll
+		for (int i = 0; i < NV / THREADS; i++) {
+			const int e = threadIdx.x + i * THREADS;
+			const int r = e / VROW, c = (e % VROW) * VEC;
+			T *dst = smem + r * s_ld + c;
+			const T *src = g + r * g_ld + c;
+			const int valid = inside ? VEC : r < rows ? min(VEC, max(cols - c, 0)) : 0;
+			if (ASYNC) {
+				cp_async16(dst, valid > 0 ? src : safe, valid * (int)sizeof(T));
+			} else if (valid == VEC) {
+				*reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(src);
+			} else {
+#pragma unroll
+				for (int v = 0; v < VEC; v++)
+					dst[v] = v < valid ? src[v] : from_float<T>(0.0f);
+			}
+		}
+	} else if (aligned) {
+		for (int e = threadIdx.x; e < NV; e += THREADS) {
 			const int r = e / VROW, c = (e % VROW) * VEC;
 			T *dst = smem + r * s_ld + c;
 			const T *src = g + r * g_ld + c;
@@ -90,7 +111,6 @@ __device__ __forceinline__ void copy_g2s(T *smem, int s_ld, const T *g, long lon
 			} else if (valid == VEC) {
 				*reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(src);
 			} else {
-#pragma unroll
 				for (int v = 0; v < VEC; v++)
 					dst[v] = v < valid ? src[v] : from_float<T>(0.0f);
 			}
