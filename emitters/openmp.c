@@ -18,8 +18,10 @@
  * templates/cpu/tilec_cpu.h and zero-fill the rest), tile_gemm becomes a
  * call of a register-blocked micro-kernel (templates/cpu/gemm.h) chosen by
  * the target arch, parallel loops become plain loops whose innermost one is
- * `#pragma omp simd`.  The first kernel emitted into an empty buffer also
- * prints the file header, the helper headers and the tunables.
+ * `#pragma omp simd`.  Serial and pipelined loops prefetch the rows their
+ * next iteration's copies will read: the CPU's form of pipelining.  The
+ * first kernel emitted into an empty buffer also prints the file header,
+ * the helper headers and the tunables.
  *
  * Invariants relied on: check.c has run (tile ops only at block level,
  * regions fit, gemm operands are 2-dim whole buffers), buffer extents are
@@ -51,7 +53,7 @@ typedef struct Emitter {
 	bool *block_dep;        /* LOCAL: value depends on a block index */
 	bool *extent;           /* SCALAR: a tensor's extent, so >= 0 */
 	bool dynamic;           /* blocks do unequal work: schedule(dynamic) */
-	bool has_gemm;          /* the kernel multiplies: include gemm.h */
+	bool dep_found;         /* set by note_block_dep's walk */
 	long long frame_bytes;  /* bytes of buffers declared so far */
 	int line;               /* last #line printed, 0 for none */
 } Emitter;
@@ -364,15 +366,12 @@ mark_used(Emitter *E, const TcVar *v)
 			walk_expr(E, v->shape[i], mark_used);
 }
 
-/* Set by depends_on_block's walk. */
-static bool dep_found;
-
 static void
 note_block_dep(Emitter *E, const TcVar *v)
 {
 	if (v->kind == TC_VAR_BLOCK ||
 	    (v->kind == TC_VAR_LOCAL && E->block_dep[v->index]))
-		dep_found = true;
+		E->dep_found = true;
 }
 
 /* Whether e's value can differ between blocks; a select on a constant
@@ -383,9 +382,9 @@ depends_on_block(Emitter *E, const TcExpr *e)
 	long long c;
 	if (e && e->kind == TC_EX_SELECT && tc_expr_const(e->u.sel.cond, &c))
 		return depends_on_block(E, c ? e->u.sel.then : e->u.sel.els);
-	dep_found = false;
+	E->dep_found = false;
 	walk_expr(E, e, note_block_dep);
-	return dep_found;
+	return E->dep_found;
 }
 
 /* One pass over the body: scopes, uses, initializers, loops, whether
@@ -426,9 +425,6 @@ scan(Emitter *E, const TcStmt *s, int par_depth)
 		scan(E, s->u.cond.then, par_depth);
 		if (s->u.cond.els)
 			scan(E, s->u.cond.els, par_depth);
-		break;
-	case TC_ST_GEMM:
-		E->has_gemm = true;
 		break;
 	default:
 		break;
