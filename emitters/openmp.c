@@ -1200,41 +1200,87 @@ plan_copy(Emitter *E, CopyPlan *cp, bool *opened)
 	return true;
 }
 
-/* Copy element by element with a bounds test on each (an origin may be
- * negative). */
+/* Copy element by element with a bounds test on each, when an origin may
+ * be negative: a `const bool in_i` per outer tile dim says whether that
+ * index is inside the tensor, the innermost test completes it. */
 static void
 emit_copy_guarded(Emitter *E, CopyPlan *cp, bool load, bool atomic)
 {
-	TcBuf cond;
-	tc_buf_init(&cond);
-	for (int t = 0; t < cp->rank; t++) {
+	TcBuf *b = E->out;
+	int R = cp->rank, lt = tc_binop_prec(TC_OP_LT) + 1;
+	/* Origins: 0 and plain names as they are, others computed once. */
+	TcBuf decl;
+	tc_buf_init(&decl);
+	for (int t = 0; t < R; t++) {
+		const TcExpr *o = cp->reg->origin[cp->reg->dims[t]];
+		if (o->kind == TC_EX_INT && o->u.ival == 0) {
+			cp->origin[t] = NULL;
+		} else if (o->kind == TC_EX_VAR) {
+			cp->origin[t] = o->u.var->name;
+		} else {
+			const char *oname, *ename;
+			plan_names(E, cp, t, &oname, &ename);
+			cp->origin[t] = oname;
+			tc_buf_printf(&decl, "%s%s = %s", decl.len ? ", " : "", oname,
+				      expr_text(E, o, TC_PREC_COMMA + 1));
+		}
+		cp->ext[t] = expr_text(E, cp->tile->shape[t], 0);
+	}
+	bool opened = decl.len > 0;
+	if (opened) {
+		tc_buf_printf(b, "{\n");
+		b->indent++;
+		tc_buf_printf(b, "const int %s;\n", decl.data);
+	}
+	tc_buf_free(&decl);
+	/* The test for each tile dim; the dims the tile does not cover join
+	 * the first. */
+	const char *cond[TC_MAX_RANK];
+	for (int t = 0; t < R; t++) {
 		int vd = cp->reg->dims[t];
-		const char *at = tc_fmt(E->a, "%s + %s",
-					expr_text(E, cp->reg->origin[vd],
-						  tc_binop_prec(TC_OP_ADD)),
-					cp->idx[t]);
-		tc_buf_printf(&cond, "%s0 <= %s && %s < %s", t ? " && " : "", at, at,
-			      expr_text(E, cp->ten->shape[vd],
-					tc_binop_prec(TC_OP_LT) + 1));
+		const TcExpr *o = cp->reg->origin[vd];
+		const char *at = cp->origin[t] ? tc_fmt(E->a, "%s + %s", cp->origin[t],
+							 cp->idx[t])
+					       : cp->idx[t];
+		const char *upper = tc_fmt(E->a, "%s < %s", at,
+					   expr_text(E, cp->ten->shape[vd], lt));
+		cond[t] = nonneg(E, o) ? upper
+				       : tc_fmt(E->a, "0 <= %s && %s", at, upper);
 	}
 	for (int vd = 0; vd < cp->ten->rank; vd++) {
 		bool covered = false;
-		for (int t = 0; t < cp->rank; t++)
+		for (int t = 0; t < R; t++)
 			covered |= cp->reg->dims[t] == vd;
-		if (covered)
+		const TcExpr *o = cp->reg->origin[vd];
+		if (covered || in_range(E, o, cp->ten->shape[vd]))
 			continue;
-		const char *o = expr_text(E, cp->reg->origin[vd],
-					  tc_binop_prec(TC_OP_LT) + 1);
-		tc_buf_printf(&cond, " && 0 <= %s && %s < %s", o, o,
-			      expr_text(E, cp->ten->shape[vd],
-					tc_binop_prec(TC_OP_LT) + 1));
+		const char *ot = expr_text(E, o, lt);
+		const char *c = tc_fmt(E->a, "%s < %s", ot,
+				       expr_text(E, cp->ten->shape[vd], lt));
+		if (!nonneg(E, o))
+			c = tc_fmt(E->a, "0 <= %s && %s", ot, c);
+		cond[0] = tc_fmt(E->a, "%s && %s", c, cond[0]);
 	}
-	for (int t = 0; t < cp->rank; t++) {
-		cp->origin[t] = expr_text(E, cp->reg->origin[cp->reg->dims[t]],
-					  tc_binop_prec(TC_OP_ADD));
-		cp->ext[t] = expr_text(E, cp->tile->shape[t], 0);
+	const char *inside = NULL;
+	for (int t = 0; t < R; t++) {
+		const char *test = inside ? tc_fmt(E->a, "%s && %s", inside, cond[t])
+					  : cond[t];
+		if (t == R - 1) {
+			if (load || !atomic)
+				pragma(E, "omp simd");
+			for_dim(E, cp->idx[t], "0", cp->ext[t]);
+			tc_buf_puts(b, atomic ? " {\n" : "\n");
+			b->indent++;
+			inside = test;
+			break;
+		}
+		for_dim(E, cp->idx[t], "0", cp->ext[t]);
+		tc_c_open(&E->pr);
+		const char *name = fresh(E, tc_fmt(E->a, "in_%s", cp->idx[t]));
+		tc_buf_printf(b, "const bool %s = %s;\n", name, test);
+		inside = name;
 	}
-	const char *el = open_tile_loops(E, cp->tile, cp->idx, load);
+	const char *el = elem(E, cp->tile, cp->idx);
 	const char *te = tensor_elem(E, cp, false);
 	TcDtype tt = cp->ten->dtype, bt = cp->tile->dtype;
 	if (load) {
@@ -1243,27 +1289,36 @@ emit_copy_guarded(Emitter *E, CopyPlan *cp, bool load, bool atomic)
 			: is_narrow_float(tt)
 			? tc_fmt(E->a, "tilec_%s_to_f32(%s)", tc_dtype_name(tt), te)
 			: te;
-		tc_buf_printf(E->out, "%s = %s ? %s : 0;\n", el, cond.data,
+		tc_buf_printf(b, "%s = %s ? %s : 0;\n", el, inside,
 			      to_buffer(E, val, tt, bt));
 	} else {
-		tc_buf_printf(E->out, "if (%s) {\n", cond.data);
-		E->out->indent++;
+		tc_buf_printf(b, "if (%s)", inside);
 		if (atomic) {
+			tc_c_open(&E->pr);
 			pragma(E, "omp atomic");
-			tc_buf_printf(E->out, "%s += %s;\n", te, el);
-		} else if (tt == TC_DT_I4) {
-			tc_buf_printf(E->out, "tilec_i4_set(%s, %s, %s);\n",
-				      cp->ten->name, te, el);
-		} else if (is_narrow_float(tt)) {
-			tc_buf_printf(E->out, "%s = tilec_f32_to_%s(%s);\n", te,
-				      tc_dtype_name(tt), el);
+			tc_buf_printf(b, "%s += %s;\n", te, el);
+			tc_c_close(&E->pr);
 		} else {
-			tc_buf_printf(E->out, "%s = %s;\n", te, el);
+			tc_buf_puts(b, "\n\t");
+			if (tt == TC_DT_I4)
+				tc_buf_printf(b, "tilec_i4_set(%s, %s, %s);\n",
+					      cp->ten->name, te, el);
+			else if (is_narrow_float(tt))
+				tc_buf_printf(b, "%s = tilec_f32_to_%s(%s);\n", te,
+					      tc_dtype_name(tt), el);
+			else
+				tc_buf_printf(b, "%s = %s;\n", te, el);
 		}
-		tc_c_close(&E->pr);
 	}
-	close_tile_loops(E, cp->rank);
-	tc_buf_free(&cond);
+	b->indent--;
+	if (atomic)
+		tc_buf_puts(b, "}\n");
+	for (int t = R - 2; t >= 0; t--)
+		tc_c_close(&E->pr);
+	if (opened) {
+		b->indent--;
+		tc_buf_puts(b, "}\n");
+	}
 }
 
 /* A statement that reads or writes one element between tile and tensor. */
