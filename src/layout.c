@@ -533,7 +533,9 @@ blocked_grid(Layouter *L, int *tr_out, int *tc_out, int *vecs)
 	long long min_cols = -1, min_rows = -1;
 	for (int n = 0; n < L->ncls; n++) {
 		Class *c = &L->cls[n];
-		if (find(L, n) != n || c->mma || c->conflict)
+		/* Only classes that hold fragment dims (loop variables that
+		 * index no fragment have no extent). */
+		if (find(L, n) != n || c->mma || c->conflict || !c->extent)
 			continue;
 		if (c->axis == 0 && (min_rows < 0 || c->extent < min_rows))
 			min_rows = c->extent;

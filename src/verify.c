@@ -592,9 +592,10 @@ check_schedule(Verifier *v, const TcStmt *s)
 			     s->u.loop.kind == TC_LOOP_SERIAL ? "serial" :
 			     "pipelined", name_of(anchor));
 		if (anchor->kind != TC_VAR_BUFFER ||
-		    anchor->layout.kind != TC_LAYOUT_MMA)
+		    (anchor->layout.kind != TC_LAYOUT_MMA &&
+		     anchor->layout.kind != TC_LAYOUT_BLOCKED))
 			fail(v, s->loc, "loop follows '%s', not a fragment in "
-			     "an MMA layout", name_of(anchor));
+			     "registers", name_of(anchor));
 		else if (check_use(v, anchor, s->loc) &&
 			 (s->u.loop.anchor_dim < 0 ||
 			  s->u.loop.anchor_dim >= anchor->rank))

@@ -515,8 +515,8 @@ START_TEST(schedule_marks)
 	par->u.loop.anchor = f.acc;
 	par->u.loop.anchor_dim = 1;
 	fx_push(&f, f.k->body, par);
-	expect_violation(&f, "loop follows 'acc', not a fragment in an MMA "
-			 "layout");
+	expect_violation(&f, "loop follows 'acc', not a fragment in "
+			 "registers");
 
 	fixture_init(&f);
 	i = tc_var_new(f.a, f.k, TC_VAR_LOOP, "i", TC_DT_I32, noloc);
