@@ -12,6 +12,12 @@ out=${OUT:-/tmp}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
 python3 -c 'import torch, cupy; print("torch", torch.__version__, "cupy", cupy.__version__)'
 status=0
+if [ $# -eq 0 ]; then
+	# tilec's own runtime: NVRTC + the driver API, on every sample.
+	(cd .. && rm -rf build-rt && meson setup build-rt -Dtranslator=disabled >/dev/null &&
+		ninja -C build-rt >/dev/null) && ../build-rt/gpu_runtime_check rt/*.cu --gemm rt/gemm.cu \
+		--bench 4096x4096x4096 2>&1 | tee "$out/runtime_check.log" | tail -n 20 || status=1
+fi
 PYTHONUNBUFFERED=1 python3 run.py cases.json "$@" 2>&1 | tee "$out/tilec_gpu.log" || status=1
 if [ -f gpu_anchors.py ] && [ $# -eq 0 ]; then
 	PYTHONUNBUFFERED=1 python3 gpu_anchors.py all 2>&1 | tee "$out/anchors.log" | tail -n 25

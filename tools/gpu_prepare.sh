@@ -39,3 +39,11 @@ json.dump(manifest, open(f"{out}/cases.json", "w"), indent=1)
 print(f"{len(manifest)} cases in {out}/")
 PY
 cp tools/gpu/run.py "$out/"
+# Every sample with its defaults, for the runtime's own check (NVRTC and
+# the driver API through tilec's runtime, not CuPy).
+mkdir -p "$out/rt"
+for f in samples/*.c; do
+	n=$(basename "$f" .c)
+	"$tilec" "$f" -t cuda --arch "$arch" --standalone -o "$out/rt/$n.cu" 2>/dev/null ||
+		echo "note: $n does not translate for cuda with its defaults" >&2
+done

@@ -18,6 +18,7 @@ CASES = [
     ("gemm_f16_4096", "gemm", None, {}, {"M": 4096, "N": 4096, "K": 4096}, "gemm", "bench"),
     ("gemm_f16_4000", "gemm", None, {}, {"M": 4000, "N": 4000, "K": 4000}, "gemm", "bench"),
     ("gemm_f16_8192", "gemm", None, {}, {"M": 8192, "N": 8192, "K": 8192}, "gemm", "bench"),
+    ("gemm_f16_8192_rows8", "gemm", None, {"BLOCK_K": 64}, {"M": 8192, "N": 8192, "K": 8192}, "gemm", "bench"),
     ("gemm_bf16_8192", "gemm", ("f16", "bf16"), {}, {"M": 8192, "N": 8192, "K": 8192}, "gemm", "bench"),
     # Tuning candidates for the GPU (the sample's defaults suit the CPU too).
     ("gemm_f16_8192_k64s3", "gemm", None, {"BLOCK_K": 64, "STAGES": 3}, {"M": 8192, "N": 8192, "K": 8192}, "gemm", "bench"),
@@ -40,6 +41,15 @@ CASES = [
      {"M": 16384, "N": 4096}, "softmax", "bench"),
     ("rmsnorm_f16_16384_n4096", "rmsnorm", None, {"BLOCK_M": 1, "BLOCK_N": 4096}, {"M": 16384, "N": 4096, "eps": 1e-5}, "rmsnorm", "bench"),
     ("rmsnorm_f16_16384_m8n2048", "rmsnorm", None, {"BLOCK_M": 8, "BLOCK_N": 2048}, {"M": 16384, "N": 4096, "eps": 1e-5}, "rmsnorm", "bench"),
+    # The other samples, on ragged shapes.
+    ("bias_gelu_ragged", "bias_gelu", None, {}, {"M": 1000, "N": 3000}, "bias_gelu", "check"),
+    ("colsum_ragged", "colsum", None, {}, {"M": 1001, "N": 3001}, "colsum", "check"),
+    ("layernorm_ragged", "layernorm", None, {}, {"M": 1001, "N": 3001, "eps": 1e-5}, "layernorm", "check"),
+    ("layernorm_f16_16384", "layernorm", None, {}, {"M": 16384, "N": 4096, "eps": 1e-5}, "layernorm", "bench"),
+    ("gemm_bias_relu_ragged", "gemm_bias_relu", None, {}, {"M": 1000, "N": 1030, "K": 700}, "gemm_bias_relu", "check"),
+    ("gemm_bias_relu_8192", "gemm_bias_relu", None, {"BLOCK_K": 64}, {"M": 8192, "N": 8192, "K": 8192}, "gemm_bias_relu", "bench"),
+    ("gemm_splitk_ragged", "gemm_splitk", None, {}, {"M": 300, "N": 200, "K": 1000}, "gemm_splitk", "check"),
+    ("gemm_f32_ragged", "gemm_f32", None, {"BLOCK_M": 64, "BLOCK_N": 64}, {"M": 300, "N": 200, "K": 170}, "gemm", "check"),
     # Attention.
     ("attention_ragged", "flash_attention", None, {}, {"B": 2, "S": 1000, "H": 3}, "attention", "check"),
     ("attention_causal_ragged", "flash_attention", None, {"CAUSAL": 1}, {"B": 2, "S": 777, "H": 3}, "attention", "check"),

@@ -64,14 +64,44 @@ def ref_attention(t, s, causal):
     return out
 
 
+def ref_bias_gelu(t, s):
+    v = t["X"].double() + t["bias"].double()
+    return 0.5 * v * (1 + torch.tanh(0.7978845608 * (v + 0.044715 * v ** 3)))
+
+
+def ref_colsum(t, s):
+    return t["X"].double().sum(dim=0)
+
+
+def ref_layernorm(t, s):
+    x = t["X"].double()
+    mu = x.mean(dim=1, keepdim=True)
+    var = ((x - mu) ** 2).mean(dim=1, keepdim=True)
+    return (x - mu) * torch.rsqrt(var + s["eps"]) * t["W"].double() + t["B"].double()
+
+
+def ref_gemm_bias_relu(t, s):
+    return torch.relu(t["A"].double() @ t["B"].double() + t["bias"].double())
+
+
+def ref_gemm_splitk(t, s):
+    return t["C@start"].double() + t["A"].double() @ t["B"].double()
+
+
 REFS = {"gemm": (ref_gemm, "C"), "softmax": (ref_softmax, "Y"),
-        "rmsnorm": (ref_rmsnorm, "Y"), "attention": (None, "O")}
+        "rmsnorm": (ref_rmsnorm, "Y"), "attention": (None, "O"),
+        "bias_gelu": (ref_bias_gelu, "Y"), "colsum": (ref_colsum, "Y"),
+        "layernorm": (ref_layernorm, "Y"), "gemm_bias_relu": (ref_gemm_bias_relu, "C"),
+        "gemm_splitk": (ref_gemm_splitk, "C")}
+# Outputs the kernel also reads: they start random, and the reference sees
+# their starting values as NAME@start.
+INOUT = {"gemm_splitk": ["C"]}
 
 
 def flops_bytes(case, tensors, env):
     ref = case["reference"]
-    nbytes = sum(t.numel() * t.element_size() for t in tensors.values())
-    if ref == "gemm":
+    nbytes = sum(t.numel() * t.element_size() for n, t in tensors.items() if "@" not in n)
+    if ref in ("gemm", "gemm_bias_relu"):
         return 2.0 * env["M"] * env["N"] * env["K"], nbytes
     if ref == "attention":
         causal = case["launch"]["tunables"].get("CAUSAL", 0)
@@ -104,11 +134,14 @@ def run_case(case, here, repeat):
                 continue
             shape = [evaluate(e, env) for e in p["shape"]]
             dt = DT[p["dtype"]]
-            if p["const"]:
+            inout = p["name"] in INOUT.get(case["reference"], [])
+            if p["const"] or inout:
                 t = (torch.rand(shape, generator=g, device="cuda", dtype=torch.float32) * 2 - 1)
                 if p["name"] == "W":
                     t = t + 1.5  # norm weights away from zero
                 t = t.to(dt)
+                if inout:
+                    tensors[p["name"] + "@start"] = t.clone()
             else:
                 t = torch.full(shape, float("nan"), device="cuda", dtype=dt)
             tensors[p["name"]] = t
@@ -124,7 +157,7 @@ def run_case(case, here, repeat):
     else:
         ref = ref_fn(tensors, env)
     out = tensors[out_name]
-    unwritten = int(torch.isnan(out).sum().item())
+    unwritten = 0 if out_name in INOUT.get(case["reference"], []) else int(torch.isnan(out).sum().item())
     diff = (out.double() - ref.double()).abs()
     rel = (diff.max() / ref.double().abs().max()).item() if ref.numel() else 0.0
     out_dt = [p["dtype"] for p in L["params"] if p["name"] == out_name][0]
