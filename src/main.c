@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* What to print on success. */
 typedef enum Emit {
@@ -38,6 +39,7 @@ typedef struct Cli {
 	bool line_directives;   /* --line-directives */
 	bool standalone;        /* --standalone */
 	bool list_kernels;      /* --list-kernels */
+	bool time;              /* --time: report the translator's time */
 	int ndefines;           /* -D bindings, in order */
 	const char *define_name[TC_MAX_DEFINES];
 	long long define_value[TC_MAX_DEFINES];
@@ -71,6 +73,9 @@ usage(FILE *f)
 	      "  --standalone         inline the helper headers into the "
 	      "output\n"
 	      "  --list-kernels       print the program's kernel names\n"
+	      "  --time               print the translation's time (reading, "
+	      "parsing,\n"
+	      "                       passes, emitting) to stderr\n"
 	      "  --help, --version\n"
 	      "\n"
 	      "stages for --dump-after:\n"
@@ -189,6 +194,8 @@ parse_args(Cli *cli, int argc, char **argv, bool *stop)
 			cli->standalone = true;
 		} else if (strcmp(arg, "--list-kernels") == 0) {
 			cli->list_kernels = true;
+		} else if (strcmp(arg, "--time") == 0) {
+			cli->time = true;
 		} else if ((v = option_value(argc, argv, &i, "--target",
 					     &missing)) ||
 			   (!missing && (v = option_value(argc, argv, &i, "-t",
@@ -361,11 +368,18 @@ translate(const Cli *cli)
 	opt.dump = cli->dump_after ? &dump : NULL;
 	TcProgram *p = NULL;
 	bool ok;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (want_source)
 		ok = tc_translate(a, cli->file, text, &opt, &d, &p, &out);
 	else
 		ok = tc_compile(a, cli->file, text, &opt, &d, &p);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
 	ok = ok && d.errors == 0;
+	if (cli->time)
+		fprintf(stderr, "tilec: %s: translated in %.2f ms\n", cli->file,
+			(double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+				(double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
 
 	if (cli->dump_after) {
 		/* Whatever was dumped is worth seeing, even if a later pass
