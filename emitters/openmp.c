@@ -1791,31 +1791,58 @@ reduce_identity(TcReduceOp op, TcDtype t)
 	}
 }
 
-/* `acc op= x` for a reduction, as a statement body. */
+/* `acc op= x` for a reduction, as a statement body.  Max and min are
+ * selects that compile to one vmaxps / vminps: a NaN x leaves acc alone,
+ * as fmaxf does, and acc never holds a NaN (see reduce_start). */
 static const char *
 reduce_step(Emitter *E, TcReduceOp op, TcDtype t, const char *acc,
 	    const char *x)
 {
-	bool fl = tc_dtype_is_float(t), dbl = t == TC_DT_F64;
+	bool dbl = t == TC_DT_F64;
 	switch (op) {
 	case TC_RED_SUM:
 		return tc_fmt(E->a, "%s += %s", acc, x);
 	case TC_RED_MAX:
-		return fl ? tc_fmt(E->a, "%s = %s(%s, %s)", acc,
-				   dbl ? "fmax" : "tilec_fmaxf", acc, x)
-			  : tc_fmt(E->a, "%s = %s > %s ? %s : %s", acc, x, acc, x,
-				   acc);
+		return tc_fmt(E->a, "%s = %s > %s ? %s : %s", acc, x, acc, x, acc);
 	case TC_RED_MIN:
-		return fl ? tc_fmt(E->a, "%s = %s(%s, %s)", acc,
-				   dbl ? "fmin" : "tilec_fminf", acc, x)
-			  : tc_fmt(E->a, "%s = %s < %s ? %s : %s", acc, x, acc, x,
-				   acc);
+		return tc_fmt(E->a, "%s = %s < %s ? %s : %s", acc, x, acc, x, acc);
 	case TC_RED_ABSMAX:
-		return fl ? tc_fmt(E->a, "%s = %s(%s, %s(%s))", acc,
-				   dbl ? "fmax" : "tilec_fmaxf", acc,
-				   dbl ? "fabs" : "fabsf", x)
-			  : tc_fmt(E->a, "%s = tilec_max(%s, %s < 0 ? -%s : %s)",
-				   acc, acc, x, x, x);
+		if (!tc_dtype_is_float(t))
+			return tc_fmt(E->a, "%s = tilec_max(%s, %s < 0 ? -%s : %s)",
+				      acc, acc, x, x, x);
+		x = tc_fmt(E->a, "%s(%s)", dbl ? "fabs" : "fabsf", x);
+		return tc_fmt(E->a, "%s = %s > %s ? %s : %s", acc, x, acc, x, acc);
+	default:
+		tc_unreachable();
+	}
+}
+
+/* The accumulator's first value: the identity, or with accumulate the
+ * destination's value, of which a NaN is dropped (fmaxf's rule) and for
+ * absmax the magnitude taken. */
+static const char *
+reduce_start(Emitter *E, TcReduceOp op, TcDtype t, const char *old)
+{
+	if (!old)
+		return reduce_identity(op, t);
+	if (!tc_dtype_is_float(t))
+		return op == TC_RED_ABSMAX
+			       ? tc_fmt(E->a, "%s < 0 ? -%s : %s", old, old, old)
+			       : old;
+	bool dbl = t == TC_DT_F64;
+	switch (op) {
+	case TC_RED_SUM:
+		return old;
+	case TC_RED_MAX:
+		return tc_fmt(E->a, "%s(%s, -INFINITY)",
+			      dbl ? "fmax" : "tilec_fmaxf", old);
+	case TC_RED_MIN:
+		return tc_fmt(E->a, "%s(%s, INFINITY)",
+			      dbl ? "fmin" : "tilec_fminf", old);
+	case TC_RED_ABSMAX:
+		return tc_fmt(E->a, "%s(%s(%s), 0.0%s)",
+			      dbl ? "fmax" : "tilec_fmaxf", dbl ? "fabs" : "fabsf",
+			      old, dbl ? "" : "f");
 	default:
 		tc_unreachable();
 	}
@@ -1859,7 +1886,7 @@ emit_reduce(Emitter *E, const TcStmt *s)
 			b->indent++;
 		}
 		tc_buf_printf(b, "%s %s = %s;\n", value_type(t), acc,
-			      acc_old ? de : reduce_identity(op, t));
+			      reduce_start(E, op, t, acc_old ? de : NULL));
 		pragma(E, "omp simd reduction(%s : %s)", omp_ops[op], acc);
 		for_dim(E, idx[R - 1], "0", expr_text(E, src->shape[R - 1], 0));
 		tc_buf_printf(b, "\n\t%s;\n", reduce_step(E, op, t, acc, se));
@@ -1881,6 +1908,11 @@ emit_reduce(Emitter *E, const TcStmt *s)
 			tc_buf_printf(b, "%s = %s;\n", el, id);
 			close_tile_loops(E, dst->rank);
 		}
+	} else if (op != TC_RED_SUM) {
+		/* Old values join as the row path's accumulator does. */
+		const char *el = open_tile_loops(E, dst, didx, true);
+		tc_buf_printf(b, "%s = %s;\n", el, reduce_start(E, op, t, el));
+		close_tile_loops(E, dst->rank);
 	}
 	const char *sext[TC_MAX_RANK];
 	for (int d = 0; d < R; d++)

@@ -131,10 +131,10 @@ flash_attention_block(int B, int S, int H,
 		// flash_attention.c:56 tile_reduce_max(row_max, s, 1,
 		// TILE_ACCUMULATE)
 		for (int i = 0; i < BLOCK_M; i++) {
-			float maxv = row_max[i];
+			float maxv = tilec_fmaxf(row_max[i], -INFINITY);
 #pragma omp simd reduction(max : maxv)
 			for (int j = 0; j < BLOCK_N; j++)
-				maxv = tilec_fmaxf(maxv, s[i][j]);
+				maxv = s[i][j] > maxv ? s[i][j] : maxv;
 			row_max[i] = maxv;
 		}
 		// flash_attention.c:57 tile_parallel(i, BLOCK_M)

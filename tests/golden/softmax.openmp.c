@@ -64,7 +64,7 @@ softmax_block(int M, int N, const float X[restrict M][N],
 			float maxv = -INFINITY;
 #pragma omp simd reduction(max : maxv)
 			for (int j = 0; j < BLOCK_N; j++)
-				maxv = tilec_fmaxf(maxv, x[i][j]);
+				maxv = x[i][j] > maxv ? x[i][j] : maxv;
 			chunk_max[i] = maxv;
 		}
 #pragma omp simd
