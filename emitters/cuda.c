@@ -1146,9 +1146,12 @@ emit_anchored(Cuda *C, const TcStmt *s)
 	close_brace(C);
 }
 
-/* The async copies of a pipelined loop, for iteration `it` into its stage. */
+/* The leading copies of a pipelined loop for iteration `it`: those into
+ * shared memory (regs false) land in stage `stage`; those into register
+ * fragments (regs true) land in the fragment's prefetch copy NAME_next. */
 static void
-issue_copies(Cuda *C, const TcStmt *loop, const char *it, const char *stage)
+issue_copies(Cuda *C, const TcStmt *loop, const char *it, const char *stage,
+	     bool regs)
 {
 	TcVar *var = loop->u.loop.var;
 	const char *saved_name = var->name, *saved_stage = C->stage;
@@ -1156,13 +1159,24 @@ issue_copies(Cuda *C, const TcStmt *loop, const char *it, const char *stage)
 	C->stage = stage;
 	const TcVec *body = &loop->u.loop.body->u.block.body;
 	for (int i = 0; i < loop->u.loop.async_copies; i++) {
-		stmt_comment(C, body->items[i], NULL);
-		emit_copy(C, body->items[i], true);
+		const TcStmt *c = body->items[i];
+		TcVar *dst = c->u.copy.dst.var;
+		if (is_reg(dst) != regs)
+			continue;
+		const char *dst_name = dst->name;
+		if (regs)
+			dst->name = tc_fmt(C->a, "%s_next", dst_name);
+		stmt_comment(C, c, NULL);
+		emit_copy(C, c, true);
+		dst->name = dst_name;
 	}
 	var->name = saved_name;
 	C->stage = saved_stage;
 }
 
+/* tile_pipelined with leading copies: shared destinations are filled
+ * STAGES - 1 iterations ahead with cp.async; register destinations are
+ * loaded one iteration ahead into NAME_next. */
 static void
 emit_pipelined(Cuda *C, const TcStmt *s)
 {
@@ -1174,41 +1188,92 @@ emit_pipelined(Cuda *C, const TcStmt *s)
 	const char *pre = tc_fmt(C->a, "%s_pre", k);
 	const char *next = tc_fmt(C->a, "%s_next", k);
 	const char *stage = tc_fmt(C->a, "%s_stage", k);
+	const TcVec *body = &s->u.loop.body->u.block.body;
+	bool smem = false, regs = false;
+	for (int i = 0; i < s->u.loop.async_copies; i++) {
+		const TcStmt *c = body->items[i];
+		if (is_reg(c->u.copy.dst.var))
+			regs = true;
+		else
+			smem = true;
+	}
+	/* A scope of its own: the loop's bookkeeping names stay local. */
+	tc_buf_puts(b, "{\n");
+	b->indent++;
 	tc_buf_printf(b, "const int %s = ", end);
 	expr(C, s->u.loop.end);
 	tc_buf_puts(b, ";\n");
-	tc_buf_printf(b, "// Prologue: the copies of the first %lld iterations.\n",
-		      stages - 1);
-	tc_buf_printf(b, "for (int %s = 0; %s < %lld; %s++) {\n", pre, pre,
-		      stages - 1, pre);
-	b->indent++;
-	tc_buf_printf(b, "if (%s < %s) {\n", pre, end);
-	b->indent++;
-	issue_copies(C, s, pre, pre);
-	close_brace(C);
-	tc_buf_puts(b, "tilec::cp_async_commit();\n");
-	close_brace(C);
+	if (regs) {
+		tc_buf_puts(b, "// Register fragments are loaded one iteration ahead.\n");
+		for (int i = 0; i < s->u.loop.async_copies; i++) {
+			const TcVar *v = ((const TcStmt *)body->items[i])->u.copy.dst.var;
+			if (!is_reg(v))
+				continue;
+			if (v->rank == 2)
+				tc_buf_printf(b, "float %s_next[%s::count][%s::count];\n",
+					      v->name, dist_of(C, v, 0), dist_of(C, v, 1));
+			else
+				tc_buf_printf(b, "float %s_next[%s::count];\n", v->name,
+					      dist_of(C, v, 0));
+		}
+		tc_buf_printf(b, "if (0 < %s) {\n", end);
+		b->indent++;
+		issue_copies(C, s, "0", NULL, true);
+		close_brace(C);
+	}
+	if (smem) {
+		tc_buf_printf(b, "// Prologue: the copies of the first %lld iterations.\n",
+			      stages - 1);
+		tc_buf_printf(b, "for (int %s = 0; %s < %lld; %s++) {\n", pre, pre,
+			      stages - 1, pre);
+		b->indent++;
+		tc_buf_printf(b, "if (%s < %s) {\n", pre, end);
+		b->indent++;
+		issue_copies(C, s, pre, pre, false);
+		close_brace(C);
+		tc_buf_puts(b, "tilec::cp_async_commit();\n");
+		close_brace(C);
+	}
 	tc_buf_printf(b, "for (int %s = 0; %s < %s; %s++) {\n", k, k, end, k);
 	b->indent++;
-	tc_buf_printf(b, "const int %s = %s %% %lld;\n", stage, k, stages);
-	tc_buf_printf(b, "// Wait for this iteration's copies; every thread is "
-		      "done with stage (%s - 1) %% %lld.\n", k, stages);
-	tc_buf_printf(b, "tilec::cp_async_wait<%lld>();\n__syncthreads();\n",
-		      stages - 2);
-	tc_buf_printf(b, "const int %s = %s + %lld;\n", next, k, stages - 1);
-	tc_buf_printf(b, "if (%s < %s) {\n", next, end);
-	b->indent++;
-	issue_copies(C, s, next, tc_fmt(C->a, "(%s %% %lld)", next, stages));
-	close_brace(C);
-	tc_buf_puts(b, "tilec::cp_async_commit();\n");
+	if (regs) {
+		for (int i = 0; i < s->u.loop.async_copies; i++) {
+			const TcVar *v = ((const TcStmt *)body->items[i])->u.copy.dst.var;
+			if (!is_reg(v))
+				continue;
+			reg_loops_open(C, v);
+			tc_buf_printf(b, "%s = %s_next%s;\n", reg_at(C, v), v->name,
+				      v->rank == 2 ? "[r0][r1]" : "[r0]");
+			close_brace(C);
+		}
+		tc_buf_printf(b, "if (%s + 1 < %s) {\n", k, end);
+		b->indent++;
+		issue_copies(C, s, tc_fmt(C->a, "(%s + 1)", k), NULL, true);
+		close_brace(C);
+	}
+	if (smem) {
+		tc_buf_printf(b, "const int %s = %s %% %lld;\n", stage, k, stages);
+		tc_buf_printf(b, "// Wait for this iteration's copies; every thread is "
+			      "done with stage (%s - 1) %% %lld.\n", k, stages);
+		tc_buf_printf(b, "tilec::cp_async_wait<%lld>();\n__syncthreads();\n",
+			      stages - 2);
+		tc_buf_printf(b, "const int %s = %s + %lld;\n", next, k, stages - 1);
+		tc_buf_printf(b, "if (%s < %s) {\n", next, end);
+		b->indent++;
+		issue_copies(C, s, next, tc_fmt(C->a, "(%s %% %lld)", next, stages),
+			     false);
+		close_brace(C);
+		tc_buf_puts(b, "tilec::cp_async_commit();\n");
+	}
 	const char *saved = C->stage;
-	C->stage = stage;
-	const TcVec *body = &s->u.loop.body->u.block.body;
+	C->stage = smem ? stage : NULL;
 	for (int i = s->u.loop.async_copies; i < body->len; i++)
 		emit_stmt(C, body->items[i]);
 	C->stage = saved;
 	close_brace(C);
-	tc_buf_puts(b, "tilec::cp_async_wait<0>();\n");
+	if (smem)
+		tc_buf_puts(b, "tilec::cp_async_wait<0>();\n");
+	close_brace(C);
 }
 
 static void

@@ -221,13 +221,21 @@ walk_stmt(Barriers *B, TcStmt *s, State *st)
 		expr_access(&head, s->u.loop.end);
 		state_join(st, &head);
 		int skip = s->u.loop.async_copies;
+		/* The emitter waits and synchronizes at the top of each
+		 * iteration only when some of those copies go to shared
+		 * memory. */
+		bool synced = false;
+		for (int i = 0; i < skip; i++) {
+			const TcStmt *c = s->u.loop.body->u.block.body.items[i];
+			synced |= tc_in_smem(c->u.copy.dst.var);
+		}
 		/* Walk the body from the state on entry joined with the state
 		 * at the end of the previous iteration, until it settles. */
 		State in = state_new(B), cur = state_new(B);
 		state_copy(&in, st);
 		for (int round = 0; round < 4; round++) {
 			state_copy(&cur, &in);
-			if (skip)
+			if (synced)
 				state_clear(&cur); /* the emitter's wait + barrier */
 			int before = B->inserted;
 			walk_block(B, s->u.loop.body, &cur, skip);

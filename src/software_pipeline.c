@@ -3,11 +3,13 @@
  * pipelines on GPU targets.
  *
  * Input: laid-out IR.  Output: for each tile_pipelined(k, n, S) loop whose
- * body starts with copies from tensors into shared buffers, loop.async_copies
- * counts those leading copies and each destination buffer gets S stages
- * (var->stages).  The emitter then issues the copies of iteration k + S - 1
- * while iteration k computes (cp.async on sm_80 and later), with one wait
- * and one barrier per iteration.
+ * body starts with copies from tensors, loop.async_copies counts those
+ * leading copies.  A shared destination gets S stages (var->stages): the
+ * emitter issues the copies of iteration k + S - 1 while iteration k
+ * computes (cp.async on sm_80 and later), with one wait and one barrier per
+ * iteration.  A register destination is prefetched one iteration ahead into
+ * a second copy of the fragment, so its loads are in flight while the
+ * iteration before computes.
  *
  * A copy joins the pipeline only when that cannot change what the program
  * computes: its destination is a whole shared buffer used nowhere outside
@@ -128,19 +130,64 @@ hoistable(const TcExpr *e, const TcVar *loopvar)
 	}
 }
 
+/* Does s write tensor or buffer v (an element, or as a tile's destination)? */
+static bool
+stmt_writes(const TcStmt *s, const TcVar *v)
+{
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		for (int i = 0; i < s->u.block.body.len; i++)
+			if (stmt_writes(s->u.block.body.items[i], v))
+				return true;
+		return false;
+	case TC_ST_ASSIGN:
+		return s->u.assign.dst->kind == TC_EX_LOAD &&
+		       s->u.assign.dst->u.load.var == v;
+	case TC_ST_FOR: return stmt_writes(s->u.loop.body, v);
+	case TC_ST_IF:
+		return stmt_writes(s->u.cond.then, v) ||
+		       (s->u.cond.els && stmt_writes(s->u.cond.els, v));
+	case TC_ST_COPY:
+	case TC_ST_ATOMIC_ADD: return s->u.copy.dst.var == v;
+	case TC_ST_GEMM: return s->u.gemm.c.var == v;
+	case TC_ST_FILL: return s->u.fill.dst.var == v;
+	case TC_ST_REDUCE: return s->u.reduce.dst.var == v;
+	default: return false;
+	}
+}
+
+static bool
+in_registers(const TcVar *v)
+{
+	return v->kind == TC_VAR_BUFFER && (v->layout.kind == TC_LAYOUT_MMA ||
+					    v->layout.kind == TC_LAYOUT_BLOCKED);
+}
+
+/* A leading copy joins the pipeline when issuing it early cannot change
+ * what the loop computes.  Into shared memory (async, multi-buffered): a
+ * whole buffer used nowhere outside the loop, one element type.  Into a
+ * register fragment (prefetched into a second copy of it): any whole
+ * fragment, since the prefetch lands in a copy of its own. */
 static bool
 joins_pipeline(const TcKernel *k, const TcStmt *loop, const TcStmt *s)
 {
 	if (s->kind != TC_ST_COPY)
 		return false;
 	const TcRegion *dst = &s->u.copy.dst, *src = &s->u.copy.src;
-	if (!dst->whole || dst->var->scope != TC_SCOPE_SHARED ||
-	    src->var->kind != TC_VAR_TENSOR || src->var->dtype != dst->var->dtype ||
-	    tc_dtype_bits(dst->var->dtype) < 8)
+	if (!dst->whole || src->var->kind != TC_VAR_TENSOR ||
+	    tc_dtype_bits(dst->var->dtype) < 8 ||
+	    tc_dtype_bits(src->var->dtype) < 8)
 		return false;
 	for (int i = 0; i < src->var->rank; i++)
 		if (!hoistable(src->origin[i], loop->u.loop.var))
 			return false;
+	/* Reading the source early must not overtake a write to it. */
+	if (stmt_writes(loop->u.loop.body, src->var))
+		return false;
+	if (in_registers(dst->var))
+		return true;
+	if (dst->var->scope != TC_SCOPE_SHARED || src->var->dtype != dst->var->dtype)
+		return false;
 	return !stmt_uses(k->body, dst->var, loop);
 }
 
@@ -168,9 +215,11 @@ pipeline_stmt(const TcKernel *k, TcStmt *s)
 		while (n < body->len && joins_pipeline(k, s, body->items[n]))
 			n++;
 		s->u.loop.async_copies = n;
-		for (int i = 0; i < n; i++)
-			((TcStmt *)body->items[i])->u.copy.dst.var->stages =
-				(int)stages;
+		for (int i = 0; i < n; i++) {
+			TcVar *dst = ((TcStmt *)body->items[i])->u.copy.dst.var;
+			if (!in_registers(dst))
+				dst->stages = (int)stages;
+		}
 		break;
 	}
 	default:

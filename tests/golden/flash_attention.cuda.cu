@@ -69,117 +69,123 @@ flash_attention(int B, int S, int H, const __half *__restrict__ Q, const __half 
 	__syncthreads();
 	// flash_attention.c:44 tile_pipelined(n, ceildiv(kv_end, BLOCK_N),
 	// STAGES)
-	const int n_end = tilec::ceildiv(kv_end, BLOCK_N);
-	// Prologue: the copies of the first 1 iterations.
-	for (int n_pre = 0; n_pre < 1; n_pre++) {
-		if (n_pre < n_end) {
-			// flash_attention.c:45 tile_copy(Ks, tile_dims(&K[b][n
-			// * BLOCK_N][h][0], 1, 3))
-			tilec::copy_g2s<__half, 64, 128, 128, true>((Ks + n_pre * 8704), 136, K + ((((size_t)b * S + n_pre * BLOCK_N) * H + h) * HEAD_DIM + 0),
-				H * HEAD_DIM, (b < B && h < H) ? min(64, S - n_pre * BLOCK_N) : 0, min(128, HEAD_DIM - 0), K);
-			// flash_attention.c:46 tile_copy(Vs, tile_dims(&V[b][n
-			// * BLOCK_N][h][0], 1, 3))
-			tilec::copy_g2s<__half, 64, 128, 128, true>((Vs + n_pre * 8704), 136, V + ((((size_t)b * S + n_pre * BLOCK_N) * H + h) * HEAD_DIM + 0),
-				H * HEAD_DIM, (b < B && h < H) ? min(64, S - n_pre * BLOCK_N) : 0, min(128, HEAD_DIM - 0), V);
+	{
+		const int n_end = tilec::ceildiv(kv_end, BLOCK_N);
+		// Prologue: the copies of the first 1 iterations.
+		for (int n_pre = 0; n_pre < 1; n_pre++) {
+			if (n_pre < n_end) {
+				// flash_attention.c:45 tile_copy(Ks,
+				// tile_dims(&K[b][n * BLOCK_N][h][0], 1, 3))
+				tilec::copy_g2s<__half, 64, 128, 128, true>((Ks + n_pre * 8704), 136, K + ((((size_t)b * S + n_pre * BLOCK_N) * H + h) * HEAD_DIM + 0),
+					H * HEAD_DIM, (b < B && h < H) ? min(64, S - n_pre * BLOCK_N) : 0, min(128, HEAD_DIM - 0), K);
+				// flash_attention.c:46 tile_copy(Vs,
+				// tile_dims(&V[b][n * BLOCK_N][h][0], 1, 3))
+				tilec::copy_g2s<__half, 64, 128, 128, true>((Vs + n_pre * 8704), 136, V + ((((size_t)b * S + n_pre * BLOCK_N) * H + h) * HEAD_DIM + 0),
+					H * HEAD_DIM, (b < B && h < H) ? min(64, S - n_pre * BLOCK_N) : 0, min(128, HEAD_DIM - 0), V);
+			}
+			tilec::cp_async_commit();
 		}
-		tilec::cp_async_commit();
-	}
-	for (int n = 0; n < n_end; n++) {
-		const int n_stage = n % 2;
-		// Wait for this iteration's copies; every thread is done with stage (n - 1) % 2.
+		for (int n = 0; n < n_end; n++) {
+			const int n_stage = n % 2;
+			// Wait for this iteration's copies; every thread is done with stage (n - 1) % 2.
+			tilec::cp_async_wait<0>();
+			__syncthreads();
+			const int n_next = n + 1;
+			if (n_next < n_end) {
+				// flash_attention.c:45 tile_copy(Ks,
+				// tile_dims(&K[b][n * BLOCK_N][h][0], 1, 3))
+				tilec::copy_g2s<__half, 64, 128, 128, true>((Ks + (n_next % 2) * 8704), 136, K + ((((size_t)b * S + n_next * BLOCK_N) * H + h) * HEAD_DIM + 0),
+					H * HEAD_DIM, (b < B && h < H) ? min(64, S - n_next * BLOCK_N) : 0, min(128, HEAD_DIM - 0), K);
+				// flash_attention.c:46 tile_copy(Vs,
+				// tile_dims(&V[b][n * BLOCK_N][h][0], 1, 3))
+				tilec::copy_g2s<__half, 64, 128, 128, true>((Vs + (n_next % 2) * 8704), 136, V + ((((size_t)b * S + n_next * BLOCK_N) * H + h) * HEAD_DIM + 0),
+					H * HEAD_DIM, (b < B && h < H) ? min(64, S - n_next * BLOCK_N) : 0, min(128, HEAD_DIM - 0), V);
+			}
+			tilec::cp_async_commit();
+			// flash_attention.c:47 tile_clear(s)
+			#pragma unroll
+			for (int r0 = 0; r0 < s_rows::count; r0++)
+			#pragma unroll
+			for (int r1 = 0; r1 < s_cols::count; r1++)
+			{
+				s[r0][r1] = 0.0f;
+			}
+			// flash_attention.c:48 tile_gemm(s, Qs, Ks,
+			// TILE_TRANS_B)
+			tilec::mma_ss<2, 8, 128, false, true>(s, Qs, 136, (Ks + n_stage * 8704), 136, warp_m * 32, warp_n * 64);
+			// flash_attention.c:49 tile_parallel(i, BLOCK_M)
+			#pragma unroll
+			for (int i_r = 0; i_r < s_rows::count; i_r++) {
+				const int i = s_rows::index(i_r);
+				// flash_attention.c:49 tile_parallel(j,
+				// BLOCK_N)
+				#pragma unroll
+				for (int j_r = 0; j_r < s_cols::count; j_r++) {
+					const int j = s_cols::index(j_r);
+					int q = bm * BLOCK_M + i;
+					int kv = n * BLOCK_N + j;
+					bool keep = kv < S && (!CAUSAL || kv <= q);
+					s[i_r][j_r] = keep ? s[i_r][j_r] * qk_scale : -INFINITY;
+				}
+			}
+			// flash_attention.c:55 tile_copy(prev_max, row_max)
+			#pragma unroll
+			for (int r0 = 0; r0 < s_rows::count; r0++)
+			{
+				prev_max[r0] = row_max[r0];
+			}
+			// flash_attention.c:56 tile_reduce_max(row_max, s, 1,
+			// TILE_ACCUMULATE)
+			float row_max_part[s_rows::count];
+			tilec::reduce2d<tilec::REDUCE_MAX, 1, s_rows, s_cols, 128>(row_max_part, s, reinterpret_cast<float *>(tilec_smem + 104448));
+			#pragma unroll
+			for (int r0 = 0; r0 < s_rows::count; r0++)
+				row_max[r0] = tilec::reduce_combine<tilec::REDUCE_MAX>(row_max[r0], row_max_part[r0]);
+			// flash_attention.c:57 tile_parallel(i, BLOCK_M)
+			#pragma unroll
+			for (int i_r = 0; i_r < s_rows::count; i_r++) {
+				const int i = s_rows::index(i_r);
+				// flash_attention.c:57 tile_parallel(j,
+				// BLOCK_N)
+				#pragma unroll
+				for (int j_r = 0; j_r < s_cols::count; j_r++) {
+					const int j = s_cols::index(j_r);
+					s[i_r][j_r] = exp2f(s[i_r][j_r] - row_max[i_r]);
+				}
+			}
+			// flash_attention.c:59 tile_reduce_sum(chunk_sum, s, 1)
+			float chunk_sum_part[s_rows::count];
+			tilec::reduce2d<tilec::REDUCE_SUM, 1, s_rows, s_cols, 128>(chunk_sum_part, s, reinterpret_cast<float *>(tilec_smem + 104448));
+			#pragma unroll
+			for (int r0 = 0; r0 < s_rows::count; r0++)
+				chunk_sum[r0] = chunk_sum_part[r0];
+			// flash_attention.c:60 tile_parallel(i, BLOCK_M)
+			#pragma unroll
+			for (int i_r = 0; i_r < s_rows::count; i_r++) {
+				const int i = s_rows::index(i_r);
+				float correction = exp2f(prev_max[i_r] - row_max[i_r]);
+				row_sum[i_r] = row_sum[i_r] * correction + chunk_sum[i_r];
+				// flash_attention.c:63 tile_parallel(d,
+				// HEAD_DIM)
+				#pragma unroll
+				for (int d_r = 0; d_r < o_cols::count; d_r++) {
+					const int d = o_cols::index(d_r);
+					o[i_r][d_r] = o[i_r][d_r] * correction;
+				}
+			}
+			// flash_attention.c:66 tile_copy(p, s)
+			#pragma unroll
+			for (int r0 = 0; r0 < s_rows::count; r0++)
+			#pragma unroll
+			for (int r1 = 0; r1 < s_cols::count; r1++)
+			{
+				p[r0][r1] = tilec::to_float(tilec::from_float<__half>(s[r0][r1]));
+			}
+			// flash_attention.c:67 tile_gemm(o, p, Vs)
+			tilec::mma_rs<2, 16, 64, false>(o, p, (Vs + n_stage * 8704), 136, warp_n * 128);
+		}
 		tilec::cp_async_wait<0>();
-		__syncthreads();
-		const int n_next = n + 1;
-		if (n_next < n_end) {
-			// flash_attention.c:45 tile_copy(Ks, tile_dims(&K[b][n
-			// * BLOCK_N][h][0], 1, 3))
-			tilec::copy_g2s<__half, 64, 128, 128, true>((Ks + (n_next % 2) * 8704), 136, K + ((((size_t)b * S + n_next * BLOCK_N) * H + h) * HEAD_DIM + 0),
-				H * HEAD_DIM, (b < B && h < H) ? min(64, S - n_next * BLOCK_N) : 0, min(128, HEAD_DIM - 0), K);
-			// flash_attention.c:46 tile_copy(Vs, tile_dims(&V[b][n
-			// * BLOCK_N][h][0], 1, 3))
-			tilec::copy_g2s<__half, 64, 128, 128, true>((Vs + (n_next % 2) * 8704), 136, V + ((((size_t)b * S + n_next * BLOCK_N) * H + h) * HEAD_DIM + 0),
-				H * HEAD_DIM, (b < B && h < H) ? min(64, S - n_next * BLOCK_N) : 0, min(128, HEAD_DIM - 0), V);
-		}
-		tilec::cp_async_commit();
-		// flash_attention.c:47 tile_clear(s)
-		#pragma unroll
-		for (int r0 = 0; r0 < s_rows::count; r0++)
-		#pragma unroll
-		for (int r1 = 0; r1 < s_cols::count; r1++)
-		{
-			s[r0][r1] = 0.0f;
-		}
-		// flash_attention.c:48 tile_gemm(s, Qs, Ks, TILE_TRANS_B)
-		tilec::mma_ss<2, 8, 128, false, true>(s, Qs, 136, (Ks + n_stage * 8704), 136, warp_m * 32, warp_n * 64);
-		// flash_attention.c:49 tile_parallel(i, BLOCK_M)
-		#pragma unroll
-		for (int i_r = 0; i_r < s_rows::count; i_r++) {
-			const int i = s_rows::index(i_r);
-			// flash_attention.c:49 tile_parallel(j, BLOCK_N)
-			#pragma unroll
-			for (int j_r = 0; j_r < s_cols::count; j_r++) {
-				const int j = s_cols::index(j_r);
-				int q = bm * BLOCK_M + i;
-				int kv = n * BLOCK_N + j;
-				bool keep = kv < S && (!CAUSAL || kv <= q);
-				s[i_r][j_r] = keep ? s[i_r][j_r] * qk_scale : -INFINITY;
-			}
-		}
-		// flash_attention.c:55 tile_copy(prev_max, row_max)
-		#pragma unroll
-		for (int r0 = 0; r0 < s_rows::count; r0++)
-		{
-			prev_max[r0] = row_max[r0];
-		}
-		// flash_attention.c:56 tile_reduce_max(row_max, s, 1,
-		// TILE_ACCUMULATE)
-		float row_max_part[s_rows::count];
-		tilec::reduce2d<tilec::REDUCE_MAX, 1, s_rows, s_cols, 128>(row_max_part, s, reinterpret_cast<float *>(tilec_smem + 104448));
-		#pragma unroll
-		for (int r0 = 0; r0 < s_rows::count; r0++)
-			row_max[r0] = tilec::reduce_combine<tilec::REDUCE_MAX>(row_max[r0], row_max_part[r0]);
-		// flash_attention.c:57 tile_parallel(i, BLOCK_M)
-		#pragma unroll
-		for (int i_r = 0; i_r < s_rows::count; i_r++) {
-			const int i = s_rows::index(i_r);
-			// flash_attention.c:57 tile_parallel(j, BLOCK_N)
-			#pragma unroll
-			for (int j_r = 0; j_r < s_cols::count; j_r++) {
-				const int j = s_cols::index(j_r);
-				s[i_r][j_r] = exp2f(s[i_r][j_r] - row_max[i_r]);
-			}
-		}
-		// flash_attention.c:59 tile_reduce_sum(chunk_sum, s, 1)
-		float chunk_sum_part[s_rows::count];
-		tilec::reduce2d<tilec::REDUCE_SUM, 1, s_rows, s_cols, 128>(chunk_sum_part, s, reinterpret_cast<float *>(tilec_smem + 104448));
-		#pragma unroll
-		for (int r0 = 0; r0 < s_rows::count; r0++)
-			chunk_sum[r0] = chunk_sum_part[r0];
-		// flash_attention.c:60 tile_parallel(i, BLOCK_M)
-		#pragma unroll
-		for (int i_r = 0; i_r < s_rows::count; i_r++) {
-			const int i = s_rows::index(i_r);
-			float correction = exp2f(prev_max[i_r] - row_max[i_r]);
-			row_sum[i_r] = row_sum[i_r] * correction + chunk_sum[i_r];
-			// flash_attention.c:63 tile_parallel(d, HEAD_DIM)
-			#pragma unroll
-			for (int d_r = 0; d_r < o_cols::count; d_r++) {
-				const int d = o_cols::index(d_r);
-				o[i_r][d_r] = o[i_r][d_r] * correction;
-			}
-		}
-		// flash_attention.c:66 tile_copy(p, s)
-		#pragma unroll
-		for (int r0 = 0; r0 < s_rows::count; r0++)
-		#pragma unroll
-		for (int r1 = 0; r1 < s_cols::count; r1++)
-		{
-			p[r0][r1] = tilec::to_float(tilec::from_float<__half>(s[r0][r1]));
-		}
-		// flash_attention.c:67 tile_gemm(o, p, Vs)
-		tilec::mma_rs<2, 16, 64, false>(o, p, (Vs + n_stage * 8704), 136, warp_n * 128);
 	}
-	tilec::cp_async_wait<0>();
 	// flash_attention.c:69 tile_parallel(i, BLOCK_M)
 	#pragma unroll
 	for (int i_r = 0; i_r < s_rows::count; i_r++) {

@@ -35,42 +35,44 @@ gemm(int M, int N, int K, const __half *__restrict__ A, const __half *__restrict
 		acc[r0][r1] = 0.0f;
 	}
 	// gemm.c:32 tile_pipelined(k, ceildiv(K, BLOCK_K), STAGES)
-	const int k_end = tilec::ceildiv(K, BLOCK_K);
-	// Prologue: the copies of the first 2 iterations.
-	for (int k_pre = 0; k_pre < 2; k_pre++) {
-		if (k_pre < k_end) {
-			// gemm.c:33 tile_copy(As, &A[by * BLOCK_M][k *
-			// BLOCK_K])
-			tilec::copy_g2s<__half, 128, 32, 128, true>((As + k_pre * 5120), 40, A + ((size_t)(by * BLOCK_M) * K + k_pre * BLOCK_K),
-				K, min(128, M - by * BLOCK_M), min(32, K - k_pre * BLOCK_K), A);
-			// gemm.c:34 tile_copy(Bs, &B[k * BLOCK_K][bx *
-			// BLOCK_N])
-			tilec::copy_g2s<__half, 32, 128, 128, true>((Bs + k_pre * 4352), 136, B + ((size_t)(k_pre * BLOCK_K) * N + bx * BLOCK_N),
-				N, min(32, K - k_pre * BLOCK_K), min(128, N - bx * BLOCK_N), B);
+	{
+		const int k_end = tilec::ceildiv(K, BLOCK_K);
+		// Prologue: the copies of the first 2 iterations.
+		for (int k_pre = 0; k_pre < 2; k_pre++) {
+			if (k_pre < k_end) {
+				// gemm.c:33 tile_copy(As, &A[by * BLOCK_M][k *
+				// BLOCK_K])
+				tilec::copy_g2s<__half, 128, 32, 128, true>((As + k_pre * 5120), 40, A + ((size_t)(by * BLOCK_M) * K + k_pre * BLOCK_K),
+					K, min(128, M - by * BLOCK_M), min(32, K - k_pre * BLOCK_K), A);
+				// gemm.c:34 tile_copy(Bs, &B[k * BLOCK_K][bx *
+				// BLOCK_N])
+				tilec::copy_g2s<__half, 32, 128, 128, true>((Bs + k_pre * 4352), 136, B + ((size_t)(k_pre * BLOCK_K) * N + bx * BLOCK_N),
+					N, min(32, K - k_pre * BLOCK_K), min(128, N - bx * BLOCK_N), B);
+			}
+			tilec::cp_async_commit();
 		}
-		tilec::cp_async_commit();
-	}
-	for (int k = 0; k < k_end; k++) {
-		const int k_stage = k % 3;
-		// Wait for this iteration's copies; every thread is done with stage (k - 1) % 3.
-		tilec::cp_async_wait<1>();
-		__syncthreads();
-		const int k_next = k + 2;
-		if (k_next < k_end) {
-			// gemm.c:33 tile_copy(As, &A[by * BLOCK_M][k *
-			// BLOCK_K])
-			tilec::copy_g2s<__half, 128, 32, 128, true>((As + (k_next % 3) * 5120), 40, A + ((size_t)(by * BLOCK_M) * K + k_next * BLOCK_K),
-				K, min(128, M - by * BLOCK_M), min(32, K - k_next * BLOCK_K), A);
-			// gemm.c:34 tile_copy(Bs, &B[k * BLOCK_K][bx *
-			// BLOCK_N])
-			tilec::copy_g2s<__half, 32, 128, 128, true>((Bs + (k_next % 3) * 4352), 136, B + ((size_t)(k_next * BLOCK_K) * N + bx * BLOCK_N),
-				N, min(32, K - k_next * BLOCK_K), min(128, N - bx * BLOCK_N), B);
+		for (int k = 0; k < k_end; k++) {
+			const int k_stage = k % 3;
+			// Wait for this iteration's copies; every thread is done with stage (k - 1) % 3.
+			tilec::cp_async_wait<1>();
+			__syncthreads();
+			const int k_next = k + 2;
+			if (k_next < k_end) {
+				// gemm.c:33 tile_copy(As, &A[by * BLOCK_M][k *
+				// BLOCK_K])
+				tilec::copy_g2s<__half, 128, 32, 128, true>((As + (k_next % 3) * 5120), 40, A + ((size_t)(by * BLOCK_M) * K + k_next * BLOCK_K),
+					K, min(128, M - by * BLOCK_M), min(32, K - k_next * BLOCK_K), A);
+				// gemm.c:34 tile_copy(Bs, &B[k * BLOCK_K][bx *
+				// BLOCK_N])
+				tilec::copy_g2s<__half, 32, 128, 128, true>((Bs + (k_next % 3) * 4352), 136, B + ((size_t)(k_next * BLOCK_K) * N + bx * BLOCK_N),
+					N, min(32, K - k_next * BLOCK_K), min(128, N - bx * BLOCK_N), B);
+			}
+			tilec::cp_async_commit();
+			// gemm.c:35 tile_gemm(acc, As, Bs)
+			tilec::mma_ss<4, 8, 32, false, false>(acc, (As + k_stage * 5120), 40, (Bs + k_stage * 4352), 136, warp_m * 64, warp_n * 64);
 		}
-		tilec::cp_async_commit();
-		// gemm.c:35 tile_gemm(acc, As, Bs)
-		tilec::mma_ss<4, 8, 32, false, false>(acc, (As + k_stage * 5120), 40, (Bs + k_stage * 4352), 136, warp_m * 64, warp_n * 64);
+		tilec::cp_async_wait<0>();
 	}
-	tilec::cp_async_wait<0>();
 	// gemm.c:37 tile_copy(&C[by * BLOCK_M][bx * BLOCK_N], acc)
 	tilec::copy_r2g<acc_rows, acc_cols>(C + ((size_t)(by * BLOCK_M) * N + bx * BLOCK_N),
 		N, min(128, M - by * BLOCK_M), min(128, N - bx * BLOCK_N), acc);
