@@ -53,6 +53,10 @@ typedef struct Cuda {
 	 * to staged buffers. */
 	const char *stage;      /* e.g. "k_stage", or NULL */
 	bool failed;            /* an error was reported */
+	/* The emitter's own names (loop counters, tile indices, ...), each
+	 * made distinct from every name of the program (fresh()). */
+	const char *e, *tix[TC_MAX_RANK], *row, *col, *r0, *r1, *o;
+	const char *warp_m, *warp_n;
 } Cuda;
 
 TC_PRINTF(3, 4)
@@ -64,6 +68,30 @@ error(Cuda *C, TcLoc loc, const char *fmt, ...)
 	tc_vdiag(C->d, TC_ERROR, loc, fmt, ap);
 	va_end(ap);
 	C->failed = true;
+}
+
+/* Is `name` a name of the program (a var of the kernel or a tunable)? */
+static bool
+name_taken(const Cuda *C, const char *name)
+{
+	for (int i = 0; i < C->k->vars.len; i++)
+		if (strcmp(((const TcVar *)C->k->vars.items[i])->name, name) == 0)
+			return true;
+	for (int i = 0; i < C->prog->tunables.len; i++)
+		if (strcmp(((const TcVar *)C->prog->tunables.items[i])->name, name) == 0)
+			return true;
+	return false;
+}
+
+/* `base`, or base with underscores appended until no name of the program
+ * has it: generated names never shadow the program's. */
+static const char *
+fresh(Cuda *C, const char *base)
+{
+	const char *n = base;
+	while (name_taken(C, n))
+		n = tc_fmt(C->a, "%s_", n);
+	return n;
 }
 
 static long long
@@ -244,7 +272,8 @@ reg_element(Cuda *C, const TcVar *v, TcExpr *const *idx)
 			      "fragment '%s' outside the loops that own it", v->name);
 			return;
 		}
-		tc_buf_printf(C->pr.out, "[%s_r]", lv->name);
+		tc_buf_printf(C->pr.out, "[%s]",
+			      fresh(C, tc_fmt(C->a, "%s_r", lv->name)));
 	}
 }
 
@@ -353,8 +382,8 @@ spread_loop_open(Cuda *C, const TcVar *shape)
 {
 	TcBuf *b = C->pr.out;
 	long long total = count(shape);
-	tc_buf_printf(b, "for (int e = threadIdx.x; e < %lld; e += %lld) {\n",
-		      total, C->threads);
+	tc_buf_printf(b, "for (int %s = threadIdx.x; %s < %lld; %s += %lld) {\n",
+		      C->e, C->e, total, C->e, C->threads);
 	b->indent++;
 	long long inner = total;
 	tc_buf_puts(b, "const int ");
@@ -363,13 +392,13 @@ spread_loop_open(Cuda *C, const TcVar *shape)
 		if (i)
 			tc_buf_puts(b, ", ");
 		if (i == 0 && shape->rank == 1)
-			tc_buf_printf(b, "%s = e", tile_idx[i]);
+			tc_buf_printf(b, "%s = %s", C->tix[i], C->e);
 		else if (i == 0)
-			tc_buf_printf(b, "%s = e / %lld", tile_idx[i], inner);
+			tc_buf_printf(b, "%s = %s / %lld", C->tix[i], C->e, inner);
 		else if (i == shape->rank - 1)
-			tc_buf_printf(b, "%s = e %% %lld", tile_idx[i], ext(shape, i));
+			tc_buf_printf(b, "%s = %s %% %lld", C->tix[i], C->e, ext(shape, i));
 		else
-			tc_buf_printf(b, "%s = e / %lld %% %lld", tile_idx[i], inner,
+			tc_buf_printf(b, "%s = %s / %lld %% %lld", C->tix[i], C->e, inner,
 				      ext(shape, i));
 	}
 	tc_buf_puts(b, ";\n");
@@ -387,7 +416,7 @@ tile_idx_init(Cuda *C, TileIdx *ti)
 	for (int i = 0; i < TC_MAX_RANK; i++) {
 		memset(&ti->vars[i], 0, sizeof ti->vars[i]);
 		ti->vars[i].kind = TC_VAR_LOCAL;
-		ti->vars[i].name = tile_idx[i];
+		ti->vars[i].name = C->tix[i];
 		ti->vars[i].dtype = TC_DT_I32;
 		ti->e[i] = tc_expr_var(C->a, &ti->vars[i], (TcLoc){ 0 });
 	}
@@ -480,8 +509,9 @@ reg_loops_open(Cuda *C, const TcVar *v)
 {
 	TcBuf *b = C->pr.out;
 	for (int d = 0; d < v->rank; d++)
-		tc_buf_printf(b, "#pragma unroll\nfor (int r%d = 0; r%d < %s::count; r%d++)\n",
-			      d, d, dist_of(C, v, d), d);
+		tc_buf_printf(b, "#pragma unroll\nfor (int %s = 0; %s < %s::count; %s++)\n",
+			      d ? C->r1 : C->r0, d ? C->r1 : C->r0, dist_of(C, v, d),
+			      d ? C->r1 : C->r0);
 	tc_buf_puts(b, "{\n");
 	b->indent++;
 }
@@ -489,8 +519,8 @@ reg_loops_open(Cuda *C, const TcVar *v)
 static const char *
 reg_at(Cuda *C, const TcVar *v)
 {
-	return v->rank == 2 ? tc_fmt(C->a, "%s[r0][r1]", v->name)
-			    : tc_fmt(C->a, "%s[r0]", v->name);
+	return v->rank == 2 ? tc_fmt(C->a, "%s[%s][%s]", v->name, C->r0, C->r1)
+			    : tc_fmt(C->a, "%s[%s]", v->name, C->r0);
 }
 
 static bool
@@ -768,16 +798,18 @@ copy_reg(Cuda *C, const TcStmt *s)
 	/* Anything else: element by element over what this thread holds. */
 	TileIdx ti;
 	tile_idx_init(C, &ti);
-	ti.vars[0].name = f->rank == 2 ? "row" : "col";
-	ti.vars[1].name = "col";
+	ti.vars[0].name = f->rank == 2 ? C->row : C->col;
+	ti.vars[1].name = C->col;
 	TcExpr *oi[TC_MAX_RANK];
 	region_index(C, other, &ti, oi);
 	reg_loops_open(C, f);
 	if (f->rank == 2)
-		tc_buf_printf(b, "const int row = %s::index(r0), col = %s::index(r1);\n",
-			      dist_of(C, f, 0), dist_of(C, f, 1));
+		tc_buf_printf(b, "const int %s = %s::index(%s), %s = %s::index(%s);\n",
+			      C->row, dist_of(C, f, 0), C->r0, C->col,
+			      dist_of(C, f, 1), C->r1);
 	else
-		tc_buf_printf(b, "const int col = %s::index(r0);\n", dist_of(C, f, 0));
+		tc_buf_printf(b, "const int %s = %s::index(%s);\n", C->col,
+			      dist_of(C, f, 0), C->r0);
 	if (f == src->var) {
 		const char *lead = tc_fmt(C->a, "tilec::leader<%s::BITS%s%s%s>()",
 					  dist_of(C, f, 0), f->rank == 2 ? " | " : "",
@@ -842,7 +874,7 @@ emit_gemm(Cuda *C, const TcStmt *s)
 	long long K = ext(a, ta ? 0 : 1);
 	if (c->layout.kind == TC_LAYOUT_MMA) {
 		int tm = c->layout.dim[0].tiles, tn = c->layout.dim[1].tiles;
-		const char *n0 = tc_fmt(C->a, "warp_n * %d", tn * 8);
+		const char *n0 = tc_fmt(C->a, "%s * %d", C->warp_n, tn * 8);
 		if (is_reg(a)) {
 			tc_buf_printf(b, "tilec::mma_rs<%d, %d, %lld, %s>(%s, %s, ", tm, tn,
 				      K, tb ? "true" : "false", c->name, a->name);
@@ -855,7 +887,8 @@ emit_gemm(Cuda *C, const TcStmt *s)
 		smem_base(C, a);
 		tc_buf_printf(b, ", %lld, ", row_stride(a));
 		smem_base(C, bv);
-		tc_buf_printf(b, ", %lld, warp_m * %d, %s);\n", row_stride(bv), tm * 16, n0);
+		tc_buf_printf(b, ", %lld, %s * %d, %s);\n", row_stride(bv), C->warp_m,
+			      tm * 16, n0);
 		return;
 	}
 	/* Everything in shared memory: each thread owns elements of C. */
@@ -948,35 +981,37 @@ emit_reduce(Cuda *C, const TcStmt *s)
 		/* Each thread reduces what it holds; the threads holding the
 		 * same output combine. */
 		const char *out = dist_of(C, src, 1 - dim);
-		const char *part = tc_fmt(C->a, "%s_part", dst->name);
+		const char *part = fresh(C, tc_fmt(C->a, "%s_part", dst->name));
+		const char *r0 = C->r0, *o = C->o;
 		tc_buf_printf(b, "float %s[%s::count];\n", part, out);
 		tc_buf_printf(b, "tilec::reduce2d<%s, %d, %s, %s, %lld>(%s, %s, "
 			      "reinterpret_cast<float *>(tilec_smem + %lld));\n", op, dim,
 			      dist_of(C, src, 0), dist_of(C, src, 1), C->threads, part,
 			      src->name, C->k->scratch_offset);
-		tc_buf_printf(b, "#pragma unroll\nfor (int r0 = 0; r0 < %s::count; r0++)", out);
+		tc_buf_printf(b, "#pragma unroll\nfor (int %s = 0; %s < %s::count; %s++)",
+			      r0, r0, out, r0);
 		if (is_reg(dst)) {
-			tc_buf_printf(b, "\n\t%s[r0] = ", dst->name);
+			tc_buf_printf(b, "\n\t%s[%s] = ", dst->name, r0);
 			if (acc)
-				tc_buf_printf(b, "tilec::reduce_combine<%s>(%s[r0], %s[r0]);\n",
-					      op, dst->name, part);
+				tc_buf_printf(b, "tilec::reduce_combine<%s>(%s[%s], %s[%s]);\n",
+					      op, dst->name, r0, part, r0);
 			else
-				tc_buf_printf(b, "%s[r0];\n", part);
+				tc_buf_printf(b, "%s[%s];\n", part, r0);
 			return;
 		}
 		tc_buf_printf(b, " {\n");
 		b->indent++;
 		tc_buf_printf(b, "if (tilec::leader<%s::BITS>()) {\n", out);
 		b->indent++;
-		tc_buf_printf(b, "const int o = %s::index(r0);\n", out);
+		tc_buf_printf(b, "const int %s = %s::index(%s);\n", o, out, r0);
 		smem_base(C, dst);
-		tc_buf_printf(b, "[o] = tilec::from_float<%s>(", storage_type(dst->dtype));
+		tc_buf_printf(b, "[%s] = tilec::from_float<%s>(", o, storage_type(dst->dtype));
 		if (acc) {
 			tc_buf_printf(b, "tilec::reduce_combine<%s>(tilec::to_float(", op);
 			smem_base(C, dst);
-			tc_buf_printf(b, "[o]), %s[r0]));\n", part);
+			tc_buf_printf(b, "[%s]), %s[%s]));\n", o, part, r0);
 		} else {
-			tc_buf_printf(b, "%s[r0]);\n", part);
+			tc_buf_printf(b, "%s[%s]);\n", part, r0);
 		}
 		close_brace(C);
 		close_brace(C);
@@ -1095,7 +1130,7 @@ emit_spread(Cuda *C, const TcStmt *s)
 	long long total = 1;
 	for (int i = 0; i < n; i++)
 		total *= ext_[i];
-	const char *e = tc_fmt(C->a, "%s_e", loops[0]->u.loop.var->name);
+	const char *e = fresh(C, tc_fmt(C->a, "%s_e", loops[0]->u.loop.var->name));
 	tc_buf_printf(b, "for (int %s = threadIdx.x; %s < %lld; %s += %lld) {\n",
 		      e, e, total, e, C->threads);
 	b->indent++;
@@ -1133,10 +1168,11 @@ emit_anchored(Cuda *C, const TcStmt *s)
 	TcBuf *b = C->pr.out;
 	const TcVar *v = s->u.loop.var;
 	const char *d = dist_of(C, s->u.loop.anchor, s->u.loop.anchor_dim);
-	tc_buf_printf(b, "#pragma unroll\nfor (int %s_r = 0; %s_r < %s::count; %s_r++) {\n",
-		      v->name, v->name, d, v->name);
+	const char *r = fresh(C, tc_fmt(C->a, "%s_r", v->name));
+	tc_buf_printf(b, "#pragma unroll\nfor (int %s = 0; %s < %s::count; %s++) {\n",
+		      r, r, d, r);
 	b->indent++;
-	tc_buf_printf(b, "const int %s = %s::index(%s_r);\n", v->name, d, v->name);
+	tc_buf_printf(b, "const int %s = %s::index(%s);\n", v->name, d, r);
 	bool saved_block = C->block_level;
 	C->block_level = false;
 	C->anchors[C->nanchors++] = s;
@@ -1165,7 +1201,7 @@ issue_copies(Cuda *C, const TcStmt *loop, const char *it, const char *stage,
 			continue;
 		const char *dst_name = dst->name;
 		if (regs)
-			dst->name = tc_fmt(C->a, "%s_next", dst_name);
+			dst->name = fresh(C, tc_fmt(C->a, "%s_next", dst_name));
 		stmt_comment(C, c, NULL);
 		emit_copy(C, c, true);
 		dst->name = dst_name;
@@ -1184,10 +1220,10 @@ emit_pipelined(Cuda *C, const TcStmt *s)
 	const char *k = s->u.loop.var->name;
 	long long stages = 1;
 	tc_expr_const(s->u.loop.stages, &stages);
-	const char *end = tc_fmt(C->a, "%s_end", k);
-	const char *pre = tc_fmt(C->a, "%s_pre", k);
-	const char *next = tc_fmt(C->a, "%s_next", k);
-	const char *stage = tc_fmt(C->a, "%s_stage", k);
+	const char *end = fresh(C, tc_fmt(C->a, "%s_end", k));
+	const char *pre = fresh(C, tc_fmt(C->a, "%s_pre", k));
+	const char *next = fresh(C, tc_fmt(C->a, "%s_next", k));
+	const char *stage = fresh(C, tc_fmt(C->a, "%s_stage", k));
 	const TcVec *body = &s->u.loop.body->u.block.body;
 	bool smem = false, regs = false;
 	for (int i = 0; i < s->u.loop.async_copies; i++) {
@@ -1209,11 +1245,12 @@ emit_pipelined(Cuda *C, const TcStmt *s)
 			const TcVar *v = ((const TcStmt *)body->items[i])->u.copy.dst.var;
 			if (!is_reg(v))
 				continue;
+			const char *nx = fresh(C, tc_fmt(C->a, "%s_next", v->name));
 			if (v->rank == 2)
-				tc_buf_printf(b, "float %s_next[%s::count][%s::count];\n",
-					      v->name, dist_of(C, v, 0), dist_of(C, v, 1));
+				tc_buf_printf(b, "float %s[%s::count][%s::count];\n",
+					      nx, dist_of(C, v, 0), dist_of(C, v, 1));
 			else
-				tc_buf_printf(b, "float %s_next[%s::count];\n", v->name,
+				tc_buf_printf(b, "float %s[%s::count];\n", nx,
 					      dist_of(C, v, 0));
 		}
 		tc_buf_printf(b, "if (0 < %s) {\n", end);
@@ -1241,9 +1278,11 @@ emit_pipelined(Cuda *C, const TcStmt *s)
 			const TcVar *v = ((const TcStmt *)body->items[i])->u.copy.dst.var;
 			if (!is_reg(v))
 				continue;
+			const char *nx = fresh(C, tc_fmt(C->a, "%s_next", v->name));
 			reg_loops_open(C, v);
-			tc_buf_printf(b, "%s = %s_next%s;\n", reg_at(C, v), v->name,
-				      v->rank == 2 ? "[r0][r1]" : "[r0]");
+			tc_buf_printf(b, "%s = %s;\n", reg_at(C, v),
+				      v->rank == 2 ? tc_fmt(C->a, "%s[%s][%s]", nx, C->r0, C->r1)
+						   : tc_fmt(C->a, "%s[%s]", nx, C->r0));
 			close_brace(C);
 		}
 		tc_buf_printf(b, "if (%s + 1 < %s) {\n", k, end);
@@ -1478,11 +1517,12 @@ emit_prologue(Cuda *C)
 		tc_buf_puts(b, "extern __shared__ __align__(128) unsigned char "
 			    "tilec_smem[];\n");
 	if (C->warps_m && C->warps_n == 1)
-		tc_buf_puts(b, "const int warp_m = threadIdx.x / 32, warp_n = 0;\n");
+		tc_buf_printf(b, "const int %s = threadIdx.x / 32, %s = 0;\n",
+			      C->warp_m, C->warp_n);
 	else if (C->warps_m)
-		tc_buf_printf(b, "const int warp_m = threadIdx.x / 32 / %d, "
-			      "warp_n = threadIdx.x / 32 %% %d;\n", C->warps_n,
-			      C->warps_n);
+		tc_buf_printf(b, "const int %s = threadIdx.x / 32 / %d, "
+			      "%s = threadIdx.x / 32 %% %d;\n", C->warp_m, C->warps_n,
+			      C->warp_n, C->warps_n);
 	/* One alias per distribution class of the register fragments. */
 	for (int i = 0; i < C->k->vars.len; i++) {
 		const TcVar *v = C->k->vars.items[i];
@@ -1492,8 +1532,8 @@ emit_prologue(Cuda *C)
 			const TcDist *t = &v->layout.dim[d];
 			if (C->dist[t->id])
 				continue;
-			const char *name = tc_fmt(C->a, "%s_%s", v->name,
-						  t->axis ? "cols" : "rows");
+			const char *name = fresh(C, tc_fmt(C->a, "%s_%s", v->name,
+							   t->axis ? "cols" : "rows"));
 			C->dist[t->id] = name;
 			if (t->kind == TC_LAYOUT_MMA)
 				tc_buf_printf(b, "using %s = tilec::Mma<%d, %d, %d, %d>;\n",
@@ -1515,17 +1555,19 @@ emit_prologue(Cuda *C)
 		 * their operands in L2. */
 		tc_buf_printf(b, "// tile_rasterize(%lld): blocks visit groups of %lld rows "
 			      "column by column.\n", group, group);
-		tc_buf_puts(b, "const int linear = blockIdx.y * gridDim.x + blockIdx.x;\n");
-		tc_buf_printf(b, "const int group_size = %lld * gridDim.x;\n", group);
-		tc_buf_printf(b, "const int first_row = linear / group_size * %lld;\n", group);
-		tc_buf_printf(b, "const int group_rows = min((int)gridDim.y - first_row, %lld);\n",
-			      group);
+		const char *lin = fresh(C, "linear"), *gsz = fresh(C, "group_size");
+		const char *first = fresh(C, "first_row"), *rows = fresh(C, "group_rows");
+		tc_buf_printf(b, "const int %s = blockIdx.y * gridDim.x + blockIdx.x;\n", lin);
+		tc_buf_printf(b, "const int %s = %lld * gridDim.x;\n", gsz, group);
+		tc_buf_printf(b, "const int %s = %s / %s * %lld;\n", first, lin, gsz, group);
+		tc_buf_printf(b, "const int %s = min((int)gridDim.y - %s, %lld);\n",
+			      rows, first, group);
 		if (C->k->block[0])
-			tc_buf_printf(b, "const int %s = linear %% group_size / group_rows;\n",
-				      C->k->block[0]->name);
+			tc_buf_printf(b, "const int %s = %s %% %s / %s;\n",
+				      C->k->block[0]->name, lin, gsz, rows);
 		if (C->k->block[1])
-			tc_buf_printf(b, "const int %s = first_row + linear %% group_size "
-				      "%% group_rows;\n", C->k->block[1]->name);
+			tc_buf_printf(b, "const int %s = %s + %s %% %s %% %s;\n",
+				      C->k->block[1]->name, first, lin, gsz, rows);
 		if (C->k->block[2])
 			tc_buf_printf(b, "const int %s = blockIdx.z;\n",
 				      C->k->block[2]->name);
@@ -1562,6 +1604,16 @@ cuda_emit(const TcProgram *p, const TcKernel *k, const TcTarget *t,
 				nclass = v->layout.dim[j].id + 1;
 	}
 	C.dist = tc_alloc(a, sizeof(char *) * (size_t)(nclass + 1));
+	C.e = fresh(&C, "e");
+	for (int i = 0; i < TC_MAX_RANK; i++)
+		C.tix[i] = fresh(&C, tile_idx[i]);
+	C.row = fresh(&C, "row");
+	C.col = fresh(&C, "col");
+	C.r0 = fresh(&C, "r0");
+	C.r1 = fresh(&C, "r1");
+	C.o = fresh(&C, "o");
+	C.warp_m = fresh(&C, "warp_m");
+	C.warp_n = fresh(&C, "warp_n");
 	if (dtypes_supported(&C)) {
 		if (out->len)
 			tc_buf_puts(out, "\n");
