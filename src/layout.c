@@ -23,7 +23,9 @@
  *
  *   MMA      classes touching a gemm accumulator: the m16n8 accumulator
  *            layout of mma.sync on a warps_m x warps_n warp grid shared by
- *            the whole kernel;
+ *            the whole kernel (on HIP: MFMA, the 16x16 accumulator of
+ *            v_mfma_f32_16x16x16 on 64-lane waves; see "Matrix
+ *            instructions" below);
  *   BLOCKED  the others: the block's threads form a tr x tc grid; rows go
  *            round-robin over tr, columns in runs of `vec` round-robin over
  *            tc (so a row's columns come in as wide coalesced loads).
@@ -35,6 +37,35 @@
 #include "tilec_int.h"
 
 #include <string.h>
+
+/* --- Matrix instructions of the GPU targets --------------------------------
+ * A gemm accumulator is spread like the accumulator of the target's warp
+ * matrix instruction, one instruction tile repeated over a warp's tiles.
+ * Everything else here is the same for every GPU target, with warps of the
+ * target's width (32 lanes on CUDA, 64-lane waves on HIP). */
+
+typedef struct MatrixShape {
+	TcLayoutKind kind; /* the layout of accumulators (and A operands) */
+	int rows, cols;    /* the accumulator tile of one instruction */
+	int row_count;     /* rows of one tile a lane holds */
+	int col_count;     /* columns of one tile a lane holds */
+	bool f32_operands; /* f32 A and B as well as f16 and bf16 */
+} MatrixShape;
+
+/* mma.sync.m16n8k16: lane l holds rows l/4 and l/4 + 8, columns 2*(l%4)
+ * and 2*(l%4) + 1 of each 16x8 tile. */
+static const MatrixShape mma_m16n8 = { TC_LAYOUT_MMA, 16, 8, 2, 2, false };
+/* v_mfma_f32_16x16x16 (f16, bf16; four v_mfma_f32_16x16x4f32 for f32),
+ * issued with the operands swapped so the result is the transposed tile:
+ * lane l holds row l%16 and the four consecutive columns 4*(l/16) ..
+ * 4*(l/16) + 3 of each 16x16 tile. */
+static const MatrixShape mfma_16x16 = { TC_LAYOUT_MFMA, 16, 16, 1, 4, true };
+
+static const MatrixShape *
+matrix_shape(const TcTarget *t)
+{
+	return t->kind == TC_TARGET_HIP ? &mfma_16x16 : &mma_m16n8;
+}
 
 /* --- Classes: union-find over (fragment, dim) and loop variables ----------- */
 
@@ -51,6 +82,8 @@ typedef struct Layouter {
 	TcKernel *k;
 	int threads;        /* threads per block */
 	int warps;          /* warps per block */
+	int warp_size;      /* lanes per warp on the target */
+	const MatrixShape *mi; /* the target's matrix instruction */
 	Class *cls;         /* classes, indexed by node */
 	int ncls;           /* nodes in use */
 	int *frag_node;     /* var->index -> first node of its dims, -1 */
@@ -200,12 +233,13 @@ walk_expr(Walk *W, TcExpr *e)
 }
 
 static bool
-mma_operands(const TcStmt *s)
+mma_operands(const Layouter *L, const TcStmt *s)
 {
 	const TcVar *c = s->u.gemm.c.var, *a = s->u.gemm.a.var;
 	return c->dtype == TC_DT_F32 &&
-	       (a->dtype == TC_DT_F16 || a->dtype == TC_DT_BF16) &&
-	       ext(c, 0) % 16 == 0 && ext(c, 1) % 8 == 0 &&
+	       (a->dtype == TC_DT_F16 || a->dtype == TC_DT_BF16 ||
+		(a->dtype == TC_DT_F32 && L->mi->f32_operands)) &&
+	       ext(c, 0) % L->mi->rows == 0 && ext(c, 1) % L->mi->cols == 0 &&
 	       ext(a, s->u.gemm.trans_a ? 0 : 1) % 16 == 0;
 }
 
@@ -254,7 +288,7 @@ walk(Walk *W, TcStmt *s)
 		spill(L, s->u.gemm.b.var);
 		if (node(L, c, 0) < 0)
 			break;
-		if (!mma_operands(s) || c->rank != 2) {
+		if (!mma_operands(L, s) || c->rank != 2) {
 			spill(L, c);
 			spill(L, a);
 			break;
@@ -468,9 +502,9 @@ mma_grid(Layouter *L)
 		int wn = L->warps / wm;
 		bool ok = wm * wn == L->warps;
 		for (int i = 0; i < nr && ok; i++)
-			ok = rows[i] % (16 * wm) == 0;
+			ok = rows[i] % (L->mi->rows * wm) == 0;
 		for (int i = 0; i < nc && ok; i++)
-			ok = cols[i] % (8 * wn) == 0;
+			ok = cols[i] % (L->mi->cols * wn) == 0;
 		if (!ok || (L->a_in_regs && wn != 1))
 			continue;
 		long long tm = nr ? rows[0] / wm : 0, tn = nc ? cols[0] / wn : 0;
@@ -550,8 +584,8 @@ blocked_grid(Layouter *L, int *tr_out, int *tc_out, int *vecs)
 	int tc = min_cols < 0 ? 1 : pow2_floor(min_cols < L->threads ? min_cols
 								 : L->threads);
 	/* Prefer whole rows inside one warp, when there are enough rows. */
-	if (tc > 32 && min_rows >= L->threads / 32)
-		tc = 32;
+	if (tc > L->warp_size && min_rows >= L->threads / L->warp_size)
+		tc = L->warp_size;
 	int tr = L->threads / tc;
 	while (min_rows > 0 && min_rows % tr != 0 && tc < L->threads) {
 		tc *= 2;
@@ -581,7 +615,7 @@ assign(Layouter *L)
 			continue;
 		}
 		bool mma = L->cls[find(L, node(L, v, 0))].mma;
-		v->layout.kind = mma ? TC_LAYOUT_MMA : TC_LAYOUT_BLOCKED;
+		v->layout.kind = mma ? L->mi->kind : TC_LAYOUT_BLOCKED;
 		v->layout.warps_m = L->warps_m;
 		v->layout.warps_n = L->warps_n;
 		for (int d = 0; d < v->rank; d++) {
@@ -594,9 +628,10 @@ assign(Layouter *L)
 			dist->extent = (int)c->extent;
 			if (mma) {
 				dist->tiles = dist->axis == 0 ?
-					(int)(c->extent / (16 * L->warps_m)) :
-					(int)(c->extent / (8 * L->warps_n));
-				dist->count = 2 * dist->tiles;
+					(int)(c->extent / (L->mi->rows * L->warps_m)) :
+					(int)(c->extent / (L->mi->cols * L->warps_n));
+				dist->count = dist->tiles * (dist->axis == 0 ?
+					L->mi->row_count : L->mi->col_count);
 			} else {
 				dist->tr = tr;
 				dist->tc = tc;
@@ -639,19 +674,20 @@ check_dists(Layouter *L, int tr, int tc, const int *vecs)
 }
 
 static void
-layout_kernel(TcArena *a, TcKernel *k)
+layout_kernel(TcArena *a, TcKernel *k, const TcTarget *t)
 {
 	long long threads = 128;
 	if (k->threads)
 		tc_expr_const(k->threads, &threads);
 	Layouter L = { .a = a, .k = k, .threads = (int)threads,
-		       .warps = (int)(threads / 32) };
+		       .warps = (int)(threads / t->warp_size),
+		       .warp_size = t->warp_size, .mi = matrix_shape(t) };
 	int nv = k->vars.len;
 	L.frag_node = tc_alloc(a, sizeof(int) * (size_t)(nv + 1));
 	L.loop_node = tc_alloc(a, sizeof(int) * (size_t)(nv + 1));
 	L.spill = tc_alloc(a, sizeof(bool) * (size_t)(nv + 1));
 	L.cls = tc_alloc(a, sizeof(Class) * (size_t)(2 * nv + 1));
-	bool whole_warps = L.warps >= 1 && threads % 32 == 0;
+	bool whole_warps = L.warps >= 1 && threads % t->warp_size == 0;
 	for (int i = 0; i < nv; i++) {
 		TcVar *v = k->vars.items[i];
 		L.frag_node[i] = L.loop_node[i] = -1;
@@ -734,6 +770,6 @@ tc_layout(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
 	if (opt->target.kind == TC_TARGET_OPENMP)
 		return true;
 	for (int i = 0; i < p->kernels.len; i++)
-		layout_kernel(a, p->kernels.items[i]);
+		layout_kernel(a, p->kernels.items[i], &opt->target);
 	return true;
 }

@@ -321,15 +321,17 @@ static void
 print_schedule(TcBuf *b, const TcKernel *k, const TcVar *v)
 {
 	const char *sep = " (";
-	if (v->layout.kind == TC_LAYOUT_MMA ||
-	    v->layout.kind == TC_LAYOUT_BLOCKED) {
+	bool matrix = v->layout.kind == TC_LAYOUT_MMA ||
+		      v->layout.kind == TC_LAYOUT_MFMA;
+	if (matrix || v->layout.kind == TC_LAYOUT_BLOCKED) {
 		tc_buf_printf(b, "%slayout %s", sep,
-			      v->layout.kind == TC_LAYOUT_MMA ? "mma" : "blocked");
+			      v->layout.kind == TC_LAYOUT_MMA ? "mma" :
+			      v->layout.kind == TC_LAYOUT_MFMA ? "mfma" : "blocked");
 		for (int d = 0; d < v->rank; d++) {
 			const TcDist *t = &v->layout.dim[d];
 			tc_buf_printf(b, " [class %d %s x%d", t->id,
 				      t->axis ? "cols" : "rows", t->count);
-			if (v->layout.kind == TC_LAYOUT_MMA)
+			if (matrix)
 				tc_buf_printf(b, ", %dx%d warps", v->layout.warps_m,
 					      v->layout.warps_n);
 			else

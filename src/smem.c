@@ -12,6 +12,7 @@
  * bytes more per row.  Rows then start in different banks, so the eight
  * 16-byte rows an ldmatrix reads (and the row-strided stores of MMA
  * fragments) hit distinct banks, and 16-byte vector copies stay aligned.
+ * A kernel that fits only without padding is planned without it.
  */
 #include "tilec_int.h"
 
@@ -65,7 +66,15 @@ scratch_bytes(const TcKernel *k, const TcStmt *s, int threads)
 	case TC_ST_REDUCE: {
 		const TcVar *src = s->u.reduce.src.var;
 		if (src->layout.kind != TC_LAYOUT_MMA &&
+		    src->layout.kind != TC_LAYOUT_MFMA &&
 		    src->layout.kind != TC_LAYOUT_BLOCKED)
+			return 0;
+		/* MFMA (HIP): along a dim one wave covers whole, the lanes
+		 * combine by shuffles alone; LDS is too scarce (64 KiB) to
+		 * reserve unused scratch. */
+		int warps = s->u.reduce.dim == 1 ? src->layout.warps_n
+						 : src->layout.warps_m;
+		if (src->layout.kind == TC_LAYOUT_MFMA && warps == 1)
 			return 0;
 		return (long long)threads * src->layout.dim[1 - s->u.reduce.dim].count * 4;
 	}
@@ -80,6 +89,33 @@ align_up(long long n, long long a)
 	return (n + a - 1) / a * a;
 }
 
+/* Place k's shared buffers one after the other, rows padded when `padded`;
+ * returns the block's total, scratch included. */
+static long long
+place(TcKernel *k, long long threads, bool padded)
+{
+	long long total = 0;
+	for (int j = 0; j < k->vars.len; j++) {
+		TcVar *v = k->vars.items[j];
+		if (v->kind != TC_VAR_BUFFER)
+			continue;
+		v->smem_offset = -1;
+		if (!tc_in_smem(v))
+			continue;
+		long long row = ext(v, v->rank - 1) * tc_dtype_bits(v->dtype) / 8;
+		v->pad = padded && v->rank >= 2 && tc_dtype_bits(v->dtype) >= 8 &&
+			 row % 32 == 0 ? 128 / tc_dtype_bits(v->dtype) : 0;
+		total = align_up(total, 128);
+		v->smem_offset = total;
+		total += stage_bytes(v) * (v->stages > 1 ? v->stages : 1);
+	}
+	total = align_up(total, 128);
+	k->scratch_offset = total;
+	total += scratch_bytes(k, k->body, (int)threads);
+	k->smem_bytes = total;
+	return total;
+}
+
 bool
 tc_smem(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
 {
@@ -87,31 +123,18 @@ tc_smem(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
 	if (opt->target.kind == TC_TARGET_OPENMP)
 		return true;
 	bool ok = true;
+	long long limit = opt->target.smem_limit;
 	for (int i = 0; i < p->kernels.len; i++) {
 		TcKernel *k = p->kernels.items[i];
-		long long threads = 128, total = 0;
+		long long threads = 128;
 		if (k->threads)
 			tc_expr_const(k->threads, &threads);
-		for (int j = 0; j < k->vars.len; j++) {
-			TcVar *v = k->vars.items[j];
-			if (v->kind != TC_VAR_BUFFER)
-				continue;
-			v->smem_offset = -1;
-			if (!tc_in_smem(v))
-				continue;
-			long long row = ext(v, v->rank - 1) *
-					tc_dtype_bits(v->dtype) / 8;
-			v->pad = v->rank >= 2 && tc_dtype_bits(v->dtype) >= 8 &&
-				 row % 32 == 0 ? 128 / tc_dtype_bits(v->dtype) : 0;
-			total = align_up(total, 128);
-			v->smem_offset = total;
-			total += stage_bytes(v) * (v->stages > 1 ? v->stages : 1);
-		}
-		total = align_up(total, 128);
-		k->scratch_offset = total;
-		total += scratch_bytes(k, k->body, (int)threads);
-		k->smem_bytes = total;
-		if (opt->target.smem_limit > 0 && total > opt->target.smem_limit) {
+		/* Padding only speeds things up: without it rather than not
+		 * at all (HIP's 64 KiB of LDS). */
+		long long total = place(k, threads, true);
+		if (limit > 0 && total > limit)
+			total = place(k, threads, false);
+		if (limit > 0 && total > limit) {
 			TcBuf what;
 			tc_buf_init(&what);
 			for (int j = 0; j < k->vars.len; j++) {
@@ -124,7 +147,7 @@ tc_smem(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
 			tc_diag(d, TC_ERROR, k->loc, "kernel '%s' needs %lld bytes "
 				"of shared memory (%s); %s %s allows %lld per block",
 				k->name, total, what.data, opt->target.name,
-				opt->target.arch, opt->target.smem_limit);
+				opt->target.arch, limit);
 			tc_buf_free(&what);
 			ok = false;
 		}

@@ -264,6 +264,8 @@ typedef enum TcLayoutKind {
 	TC_LAYOUT_SMEM,    /* kept in shared memory: any thread reaches any element */
 	TC_LAYOUT_MMA,     /* registers, in the m16n8 accumulator layout of mma.sync */
 	TC_LAYOUT_BLOCKED, /* registers, rows over thread groups, columns in vectors */
+	TC_LAYOUT_MFMA,    /* registers, in the transposed 16x16 accumulator
+			      layout of v_mfma_f32_16x16x16 (HIP, wave64) */
 } TcLayoutKind;
 
 /* How one dim of a register fragment is spread.  Fragments (and parallel
@@ -271,11 +273,12 @@ typedef enum TcLayoutKind {
  * the same threads; the emitter names each class once. */
 typedef struct TcDist {
 	int id;            /* the class, numbered per kernel; -1 if none */
-	TcLayoutKind kind; /* MMA or BLOCKED */
+	TcLayoutKind kind; /* MMA, MFMA or BLOCKED */
 	int axis;          /* 0: spread like rows, 1: like columns */
 	int extent;        /* elements along the dim */
 	int count;         /* elements of it each thread holds */
-	int tiles;         /* MMA: 16-row (axis 0) or 8-column tiles per warp */
+	int tiles;         /* MMA: 16-row (axis 0) or 8-column tiles per warp;
+			      MFMA: 16-row or 16-column tiles per wave */
 	int tr, tc;        /* BLOCKED: thread grid, rows x columns (tr * tc = threads) */
 	int vec;           /* BLOCKED axis 1: consecutive columns a thread holds */
 } TcDist;
@@ -283,8 +286,8 @@ typedef struct TcDist {
 typedef struct TcLayout {
 	TcLayoutKind kind; /* SMEM, or MMA / BLOCKED for register fragments */
 	TcDist dim[2];     /* register fragments: per dim (rank 1 or 2) */
-	int warps_m;       /* MMA: warps along rows (kernel-wide) */
-	int warps_n;       /* MMA: warps along columns */
+	int warps_m;       /* MMA, MFMA: warps along rows (kernel-wide) */
+	int warps_n;       /* MMA, MFMA: warps along columns */
 } TcLayout;
 
 typedef struct TcVar {
@@ -731,6 +734,38 @@ size_t tc_elem_bytes(TcDtype t, size_t n);
 /* The `tilec run` subcommand; argv[0] is "run", the rest its arguments.
  * Returns the process exit status. */
 int tc_run_main(int argc, char **argv);
+/* `tilec run` as a call (tune.c uses it): the same arguments with --json,
+ * nothing printed; *report gets the JSON report (malloc'd text; its
+ * "error" and "diagnostics" say what stopped the run).  Returns the exit
+ * status. */
+int tc_run_report(int argc, char **argv, char **report);
+
+/* ==== tune.c: `tilec tune` and tuning records ============================= */
+
+/* The `tilec tune` subcommand; argv[0] is "tune".  Returns the exit
+ * status (docs/tuning.md). */
+int tc_tune_main(int argc, char **argv);
+/* Bind the tunable values of the tuning record at `path` in opt (whose
+ * target is set), after the -D bindings already there, which win.  `text`
+ * is the tile program the values are for (its SHA-256 is compared with the
+ * record's) and `device` the device the code is for, NULL when unknown.
+ * Errors (malformed JSON, a missing or mistyped key, with the record's
+ * file and line; a record for another target) and warnings (another
+ * source, device or arch) go to d.  Strings are allocated from a.
+ * Returns false on error. */
+bool tc_config_apply(const char *path, const char *text, size_t len,
+		     const char *device, TcArena *a, TcOptions *opt,
+		     TcDiags *d);
+/* The device name records use: the runtime's (`runtime_name`), except on
+ * the CPU, where it is the processor's model. */
+void tc_tune_device_name(const char *target, const char *runtime_name,
+			 char *out, size_t n);
+
+/* ==== export.c: `tilec export` ============================================ */
+
+/* The `tilec export` subcommand; argv[0] is "export".  Returns the exit
+ * status (docs/export.md). */
+int tc_export_main(int argc, char **argv);
 
 /* ==== launch.c: launch manifests ========================================= */
 

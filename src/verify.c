@@ -593,6 +593,7 @@ check_schedule(Verifier *v, const TcStmt *s)
 			     "pipelined", name_of(anchor));
 		if (anchor->kind != TC_VAR_BUFFER ||
 		    (anchor->layout.kind != TC_LAYOUT_MMA &&
+		     anchor->layout.kind != TC_LAYOUT_MFMA &&
 		     anchor->layout.kind != TC_LAYOUT_BLOCKED))
 			fail(v, s->loc, "loop follows '%s', not a fragment in "
 			     "registers", name_of(anchor));
