@@ -849,7 +849,9 @@ emit_for(Emitter *E, const TcStmt *s, bool in_parallel)
 		tc_c_loc_comment(&E->pr, s->loc, nest.data);
 		tc_buf_free(&nest);
 	}
-	if (s->u.loop.kind == TC_LOOP_PARALLEL && !has_loop(s->u.loop.body))
+	long long trips;
+	if (s->u.loop.kind == TC_LOOP_PARALLEL && !has_loop(s->u.loop.body) &&
+	    !(tc_expr_const(s->u.loop.end, &trips) && trips < 8))
 		pragma(E, "omp simd");
 	tc_c_for(&E->pr, value_type(v->dtype), v->name, s->u.loop.begin,
 		 s->u.loop.end, s->u.loop.step);
@@ -1868,6 +1870,45 @@ emit_reduce(Emitter *E, const TcStmt *s)
 	 * destination rounds once at the end). */
 	TcDtype t = tc_dtype_is_float(src->dtype) && src->dtype != TC_DT_F64
 			    ? TC_DT_F32 : src->dtype;
+	if (rd == R - 1 && t == TC_DT_F32) {
+		/* Along the last dim of a float tile: one call per row of a
+		 * helper that keeps 64 partial results in vector lanes. */
+		static const char *const helpers[] = {
+			[TC_RED_SUM] = "tilec_row_sum", [TC_RED_MAX] = "tilec_row_max",
+			[TC_RED_MIN] = "tilec_row_min",
+			[TC_RED_ABSMAX] = "tilec_row_absmax",
+		};
+		TcBuf row;
+		tc_buf_init(&row);
+		tc_buf_puts(&row, src->name);
+		for (int d = 0; d < R - 1; d++)
+			tc_buf_printf(&row, "[%s]", idx[d]);
+		const char *val = tc_fmt(E->a, "%s(%s, %s)", helpers[op], row.data,
+					 expr_text(E, src->shape[R - 1],
+						   TC_PREC_COMMA + 1));
+		tc_buf_free(&row);
+		const char *assign = "=";
+		if (acc_old && op == TC_RED_SUM && !is_narrow_float(dst->dtype))
+			assign = "+=";
+		else if (acc_old && op == TC_RED_SUM)
+			val = tc_fmt(E->a, "%s + %s", de, val);
+		else if (acc_old)
+			val = tc_fmt(E->a, "%s(%s, %s)",
+				     op == TC_RED_MIN ? "tilec_fminf" : "tilec_fmaxf",
+				     reduce_start(E, op, t, de), val);
+		const char *ext[TC_MAX_RANK];
+		for (int d = 0; d < R - 1; d++)
+			ext[d] = expr_text(E, src->shape[d], 0);
+		open_loops(E, R - 1, idx, ext, false);
+		const char *stored = is_narrow_float(dst->dtype)
+			? tc_fmt(E->a, "tilec_round_%s(%s)", tc_dtype_name(dst->dtype),
+				 val)
+			: val;
+		const char *args[] = { stored };
+		print_wrapped(E, tc_fmt(E->a, "%s %s ", de, assign), args, 1, ";");
+		close_loops(E, R - 1);
+		return;
+	}
 	if (rd == R - 1) {
 		/* Along the last dim: a scalar accumulator per row, reduced
 		 * across vector lanes. */

@@ -24,6 +24,11 @@
 #ifndef TILEC_CPU_H
 #define TILEC_CPU_H
 
+/* Every helper is static inline and most files use a few: inlined into a
+ * --standalone file, clang would call the rest unused. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+
 #include <limits.h>
 #include <math.h>
 #include <stdbool.h>
@@ -463,6 +468,44 @@ tilec_fminf(float a, float b)
 	return a < b || b != b ? a : b;
 }
 
+/* --- Row reductions ----------------------------------------------------------
+ * tile_reduce_* along the last dim of a float tile, one row per call.
+ * 64 partial results (four vectors of 16) are updated element-wise, which
+ * every compiler vectorizes without -ffast-math, and combined at the end.
+ * Max and min skip NaN elements, as fmaxf does; an empty or all-NaN row
+ * gives the identity. */
+
+#define TILEC_ROW_REDUCE(NAME, INIT, STEP)                                  \
+	static inline float NAME(const float *x, int n)                      \
+	{                                                                    \
+		float part[64];                                              \
+		for (int l = 0; l < 64; l++)                                 \
+			part[l] = INIT;                                      \
+		int j = 0;                                                   \
+		for (; j + 64 <= n; j += 64)                                 \
+			for (int l = 0; l < 64; l++)                         \
+				part[l] = STEP(part[l], x[j + l]);           \
+		for (int l = 0; l < 64 && j + l < n; l++)                    \
+			part[l] = STEP(part[l], x[j + l]);                   \
+		for (int w = 32; w > 0; w /= 2)                              \
+			for (int l = 0; l < w; l++)                          \
+				part[l] = STEP(part[l], part[l + w]);        \
+		return part[0];                                              \
+	}
+#define TILEC_SUM_STEP(acc, v) ((acc) + (v))
+#define TILEC_MAX_STEP(acc, v) ((v) > (acc) ? (v) : (acc))
+#define TILEC_MIN_STEP(acc, v) ((v) < (acc) ? (v) : (acc))
+#define TILEC_ABSMAX_STEP(acc, v) (fabsf(v) > (acc) ? fabsf(v) : (acc))
+TILEC_ROW_REDUCE(tilec_row_sum, 0.0f, TILEC_SUM_STEP)
+TILEC_ROW_REDUCE(tilec_row_max, -INFINITY, TILEC_MAX_STEP)
+TILEC_ROW_REDUCE(tilec_row_min, INFINITY, TILEC_MIN_STEP)
+TILEC_ROW_REDUCE(tilec_row_absmax, 0.0f, TILEC_ABSMAX_STEP)
+#undef TILEC_ROW_REDUCE
+#undef TILEC_SUM_STEP
+#undef TILEC_MAX_STEP
+#undef TILEC_MIN_STEP
+#undef TILEC_ABSMAX_STEP
+
 /* 1 / sqrt(x), correctly rounded through the division (no estimate). */
 static inline float
 tilec_rsqrtf(float x)
@@ -494,5 +537,7 @@ TILEC_ATOMIC_ADD(bf16)
 TILEC_ATOMIC_ADD(fp8e4m3)
 TILEC_ATOMIC_ADD(fp8e5m2)
 #undef TILEC_ATOMIC_ADD
+
+#pragma GCC diagnostic pop
 
 #endif /* TILEC_CPU_H */

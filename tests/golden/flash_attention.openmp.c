@@ -130,13 +130,8 @@ flash_attention_block(int B, int S, int H,
 		memcpy(prev_max, row_max, sizeof prev_max);
 		// flash_attention.c:56 tile_reduce_max(row_max, s, 1,
 		// TILE_ACCUMULATE)
-		for (int i = 0; i < BLOCK_M; i++) {
-			float maxv = tilec_fmaxf(row_max[i], -INFINITY);
-#pragma omp simd reduction(max : maxv)
-			for (int j = 0; j < BLOCK_N; j++)
-				maxv = s[i][j] > maxv ? s[i][j] : maxv;
-			row_max[i] = maxv;
-		}
+		for (int i = 0; i < BLOCK_M; i++)
+			row_max[i] = tilec_fmaxf(tilec_fmaxf(row_max[i], -INFINITY), tilec_row_max(s[i], BLOCK_N));
 		// flash_attention.c:57 tile_parallel(i, BLOCK_M)
 		// tile_parallel(j, BLOCK_N)
 		for (int i = 0; i < BLOCK_M; i++) {
@@ -145,13 +140,8 @@ flash_attention_block(int B, int S, int H,
 				s[i][j] = tilec_exp2f(s[i][j] - row_max[i]);
 		}
 		// flash_attention.c:59 tile_reduce_sum(chunk_sum, s, 1)
-		for (int i = 0; i < BLOCK_M; i++) {
-			float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-			for (int j = 0; j < BLOCK_N; j++)
-				sum += s[i][j];
-			chunk_sum[i] = sum;
-		}
+		for (int i = 0; i < BLOCK_M; i++)
+			chunk_sum[i] = tilec_row_sum(s[i], BLOCK_N);
 		// flash_attention.c:60 tile_parallel(i, BLOCK_M)
 		for (int i = 0; i < BLOCK_M; i++) {
 			const float correction =

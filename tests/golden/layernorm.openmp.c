@@ -50,15 +50,9 @@ layernorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 			memset(x + rows, 0, sizeof x[0] * (BLOCK_M - rows));
 		}
 		// layernorm.c:30 tile_reduce_sum(mean, x, 1, TILE_ACCUMULATE)
-		for (int i = 0; i < BLOCK_M; i++) {
-			float sum = mean[i];
-#pragma omp simd reduction(+ : sum)
-			for (int j = 0; j < BLOCK_N; j++)
-				sum += x[i][j];
-			mean[i] = sum;
-		}
+		for (int i = 0; i < BLOCK_M; i++)
+			mean[i] += tilec_row_sum(x[i], BLOCK_N);
 	}
-#pragma omp simd
 	// layernorm.c:32 tile_parallel(i, BLOCK_M)
 	for (int i = 0; i < BLOCK_M; i++)
 		mean[i] /= (float)N;
@@ -96,15 +90,9 @@ layernorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 			}
 		}
 		// layernorm.c:42 tile_reduce_sum(rstd, x, 1, TILE_ACCUMULATE)
-		for (int i = 0; i < BLOCK_M; i++) {
-			float sum = rstd[i];
-#pragma omp simd reduction(+ : sum)
-			for (int j = 0; j < BLOCK_N; j++)
-				sum += x[i][j];
-			rstd[i] = sum;
-		}
+		for (int i = 0; i < BLOCK_M; i++)
+			rstd[i] += tilec_row_sum(x[i], BLOCK_N);
 	}
-#pragma omp simd
 	// layernorm.c:44 tile_parallel(i, BLOCK_M)
 	for (int i = 0; i < BLOCK_M; i++)
 		rstd[i] = tilec_rsqrtf(rstd[i] / (float)N + eps);

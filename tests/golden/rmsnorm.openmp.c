@@ -52,15 +52,9 @@ rmsnorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 				x[i][j] *= x[i][j];
 		}
 		// rmsnorm.c:29 tile_reduce_sum(inv_rms, x, 1, TILE_ACCUMULATE)
-		for (int i = 0; i < BLOCK_M; i++) {
-			float sum = inv_rms[i];
-#pragma omp simd reduction(+ : sum)
-			for (int j = 0; j < BLOCK_N; j++)
-				sum += x[i][j];
-			inv_rms[i] = sum;
-		}
+		for (int i = 0; i < BLOCK_M; i++)
+			inv_rms[i] += tilec_row_sum(x[i], BLOCK_N);
 	}
-#pragma omp simd
 	// rmsnorm.c:31 tile_parallel(i, BLOCK_M)
 	for (int i = 0; i < BLOCK_M; i++)
 		inv_rms[i] = tilec_rsqrtf(inv_rms[i] / (float)N + eps);

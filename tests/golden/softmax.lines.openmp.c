@@ -71,15 +71,9 @@ softmax_block(int M, int N, const float X[restrict M][N],
 		}
 #line 32 "samples/softmax.c"
 		// softmax.c:32 tile_reduce_max(chunk_max, x, 1)
-		for (int i = 0; i < BLOCK_M; i++) {
-			float maxv = -INFINITY;
-#pragma omp simd reduction(max : maxv)
-			for (int j = 0; j < BLOCK_N; j++)
-				maxv = x[i][j] > maxv ? x[i][j] : maxv;
-			chunk_max[i] = maxv;
-		}
+		for (int i = 0; i < BLOCK_M; i++)
+			chunk_max[i] = tilec_row_max(x[i], BLOCK_N);
 #line 33 "samples/softmax.c"
-#pragma omp simd
 		// softmax.c:33 tile_parallel(i, BLOCK_M)
 		for (int i = 0; i < BLOCK_M; i++) {
 #line 34 "samples/softmax.c"
@@ -100,13 +94,8 @@ softmax_block(int M, int N, const float X[restrict M][N],
 		}
 #line 40 "samples/softmax.c"
 		// softmax.c:40 tile_reduce_sum(row_sum, x, 1, TILE_ACCUMULATE)
-		for (int i = 0; i < BLOCK_M; i++) {
-			float sum = row_sum[i];
-#pragma omp simd reduction(+ : sum)
-			for (int j = 0; j < BLOCK_N; j++)
-				sum += x[i][j];
-			row_sum[i] = sum;
-		}
+		for (int i = 0; i < BLOCK_M; i++)
+			row_sum[i] += tilec_row_sum(x[i], BLOCK_N);
 	}
 #line 42 "samples/softmax.c"
 	for (int n0 = 0; n0 < N; n0 += BLOCK_N) {
