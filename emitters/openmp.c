@@ -18,8 +18,8 @@
  * templates/cpu/tilec_cpu.h and zero-fill the rest), tile_gemm becomes a
  * call of a register-blocked micro-kernel (templates/cpu/gemm.h) chosen by
  * the target arch, parallel loops become plain loops whose innermost one is
- * `#pragma omp simd`.  Serial and pipelined loops prefetch the rows their
- * next iteration's copies will read: the CPU's form of pipelining.  The
+ * `#pragma omp simd`.  Pipelined loops prefetch the rows their next
+ * iteration's copies will read: the CPU's form of pipelining.  The
  * first kernel emitted into an empty buffer also prints the file header,
  * the helper headers and the tunables.
  *
@@ -865,7 +865,7 @@ emit_for(Emitter *E, const TcStmt *s, bool in_parallel)
 		return;
 	}
 	tc_c_open(&E->pr);
-	if (!par)
+	if (s->u.loop.kind == TC_LOOP_PIPELINED)
 		emit_prefetches(E, s);
 	for (int i = 0; i < body->u.block.body.len; i++) {
 		const TcStmt *st = body->u.block.body.items[i];
@@ -1625,10 +1625,10 @@ is_tensor_load(const TcStmt *s)
 	       s->u.copy.src.var->kind == TC_VAR_TENSOR;
 }
 
-/* The CPU's software pipeline: at the top of a serial or pipelined loop,
- * ask for the tensor rows the next iteration's copies will read, so the
- * memory system fetches them while this iteration computes (what
- * tile_pipelined's stages do on a GPU).  Only direct loads whose origin
+/* The CPU's software pipeline: at the top of a tile_pipelined loop, ask
+ * for the tensor rows the next iteration's copies will read, so the memory
+ * system fetches them while this iteration computes (what the stages do on
+ * a GPU).  Serial loops get none: on the row kernels it measured no gain.  Only direct loads whose origin
  * moves with the loop var alone; nothing is read, so a prefetch can never
  * change a result. */
 static void

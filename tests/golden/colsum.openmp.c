@@ -22,16 +22,6 @@ colsum_block(int M, int N, const float X[restrict M][N], float Y[restrict N],
 	// colsum.c:24 tile_clear(sum)
 	memset(sum, 0, sizeof sum);
 	for (int m0 = 0; m0 < M; m0 += BLOCK_M) {
-		// colsum.c:26 prefetch for the next iteration's tile_copy(x,
-		// &X[m0][bn * BLOCK_N])
-		{
-			const int row0 = m0 + BLOCK_M, col0 = bn * BLOCK_N;
-			const int rows = tilec_extent(M, row0, BLOCK_M);
-			const int cols = tilec_extent(N, col0, BLOCK_N);
-			for (int i = 0; i < rows && cols > 0; i++)
-				tilec_prefetch(&X[row0 + i][col0],
-				               cols * sizeof(float));
-		}
 		// colsum.c:26 tile_copy(x, &X[m0][bn * BLOCK_N])
 		{
 			const int col0 = bn * BLOCK_N;

@@ -31,26 +31,6 @@ gemm_splitk_block(int M, int N, int K, const float A[restrict M][K],
 	// gemm_splitk.c:35 tile_clear(acc)
 	memset(acc, 0, sizeof acc);
 	for (int k = split * per_split; k < k_end; k++) {
-		// gemm_splitk.c:37 prefetch for the next iteration's
-		// tile_copy(As, &A[by * BLOCK_M][k * BLOCK_K])
-		{
-			const int row0 = by * BLOCK_M, col0 = (k + 1) * BLOCK_K;
-			const int rows = tilec_extent(M, row0, BLOCK_M);
-			const int cols = tilec_extent(K, col0, BLOCK_K);
-			for (int i = 0; i < rows && cols > 0; i++)
-				tilec_prefetch(&A[row0 + i][col0],
-				               cols * sizeof(float));
-		}
-		// gemm_splitk.c:38 prefetch for the next iteration's
-		// tile_copy(Bs, &B[k * BLOCK_K][bx * BLOCK_N])
-		{
-			const int row0 = (k + 1) * BLOCK_K, col0 = bx * BLOCK_N;
-			const int rows = tilec_extent(K, row0, BLOCK_K);
-			const int cols = tilec_extent(N, col0, BLOCK_N);
-			for (int i = 0; i < rows && cols > 0; i++)
-				tilec_prefetch(&B[row0 + i][col0],
-				               cols * sizeof(float));
-		}
 		// gemm_splitk.c:37 tile_copy(As, &A[by * BLOCK_M][k * BLOCK_K])
 		{
 			const int row0 = by * BLOCK_M, col0 = k * BLOCK_K;

@@ -29,16 +29,6 @@ layernorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 	// layernorm.c:27 tile_clear(mean)
 	memset(mean, 0, sizeof mean);
 	for (int n0 = 0; n0 < N; n0 += BLOCK_N) {
-		// layernorm.c:29 prefetch for the next iteration's tile_copy(x,
-		// &X[bm * BLOCK_M][n0])
-		{
-			const int row0 = bm * BLOCK_M, col0 = n0 + BLOCK_N;
-			const int rows = tilec_extent(M, row0, BLOCK_M);
-			const int cols = tilec_extent(N, col0, BLOCK_N);
-			for (int i = 0; i < rows && cols > 0; i++)
-				tilec_prefetch(&X[row0 + i][col0],
-				               cols * sizeof(tilec_f16));
-		}
 		// layernorm.c:29 tile_copy(x, &X[bm * BLOCK_M][n0])
 		{
 			const int row0 = bm * BLOCK_M;
@@ -59,16 +49,6 @@ layernorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 	// layernorm.c:35 tile_clear(rstd)
 	memset(rstd, 0, sizeof rstd);
 	for (int n0 = 0; n0 < N; n0 += BLOCK_N) {
-		// layernorm.c:37 prefetch for the next iteration's tile_copy(x,
-		// &X[bm * BLOCK_M][n0])
-		{
-			const int row0 = bm * BLOCK_M, col0 = n0 + BLOCK_N;
-			const int rows = tilec_extent(M, row0, BLOCK_M);
-			const int cols = tilec_extent(N, col0, BLOCK_N);
-			for (int i = 0; i < rows && cols > 0; i++)
-				tilec_prefetch(&X[row0 + i][col0],
-				               cols * sizeof(tilec_f16));
-		}
 		// layernorm.c:37 tile_copy(x, &X[bm * BLOCK_M][n0])
 		{
 			const int row0 = bm * BLOCK_M;
@@ -97,32 +77,6 @@ layernorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 	for (int i = 0; i < BLOCK_M; i++)
 		rstd[i] = tilec_rsqrtf(rstd[i] / (float)N + eps);
 	for (int n0 = 0; n0 < N; n0 += BLOCK_N) {
-		// layernorm.c:48 prefetch for the next iteration's tile_copy(x,
-		// &X[bm * BLOCK_M][n0])
-		{
-			const int row0 = bm * BLOCK_M, col0 = n0 + BLOCK_N;
-			const int rows = tilec_extent(M, row0, BLOCK_M);
-			const int cols = tilec_extent(N, col0, BLOCK_N);
-			for (int i = 0; i < rows && cols > 0; i++)
-				tilec_prefetch(&X[row0 + i][col0],
-				               cols * sizeof(tilec_f16));
-		}
-		// layernorm.c:49 prefetch for the next iteration's tile_copy(w,
-		// &W[n0])
-		{
-			const int i0 = n0 + BLOCK_N;
-			const int n = tilec_extent(N, i0, BLOCK_N);
-			if (n > 0)
-				tilec_prefetch(&W[i0], n * sizeof(tilec_f16));
-		}
-		// layernorm.c:50 prefetch for the next iteration's tile_copy(b,
-		// &B[n0])
-		{
-			const int i0 = n0 + BLOCK_N;
-			const int n = tilec_extent(N, i0, BLOCK_N);
-			if (n > 0)
-				tilec_prefetch(&B[i0], n * sizeof(tilec_f16));
-		}
 		// layernorm.c:48 tile_copy(x, &X[bm * BLOCK_M][n0])
 		{
 			const int row0 = bm * BLOCK_M;

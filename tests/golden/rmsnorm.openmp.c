@@ -24,16 +24,6 @@ rmsnorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 	// rmsnorm.c:24 tile_clear(inv_rms)
 	memset(inv_rms, 0, sizeof inv_rms);
 	for (int n0 = 0; n0 < N; n0 += BLOCK_N) {
-		// rmsnorm.c:26 prefetch for the next iteration's tile_copy(x,
-		// &X[bm * BLOCK_M][n0])
-		{
-			const int row0 = bm * BLOCK_M, col0 = n0 + BLOCK_N;
-			const int rows = tilec_extent(M, row0, BLOCK_M);
-			const int cols = tilec_extent(N, col0, BLOCK_N);
-			for (int i = 0; i < rows && cols > 0; i++)
-				tilec_prefetch(&X[row0 + i][col0],
-				               cols * sizeof(tilec_f16));
-		}
 		// rmsnorm.c:26 tile_copy(x, &X[bm * BLOCK_M][n0])
 		{
 			const int row0 = bm * BLOCK_M;
@@ -59,24 +49,6 @@ rmsnorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 	for (int i = 0; i < BLOCK_M; i++)
 		inv_rms[i] = tilec_rsqrtf(inv_rms[i] / (float)N + eps);
 	for (int n0 = 0; n0 < N; n0 += BLOCK_N) {
-		// rmsnorm.c:34 prefetch for the next iteration's tile_copy(x,
-		// &X[bm * BLOCK_M][n0])
-		{
-			const int row0 = bm * BLOCK_M, col0 = n0 + BLOCK_N;
-			const int rows = tilec_extent(M, row0, BLOCK_M);
-			const int cols = tilec_extent(N, col0, BLOCK_N);
-			for (int i = 0; i < rows && cols > 0; i++)
-				tilec_prefetch(&X[row0 + i][col0],
-				               cols * sizeof(tilec_f16));
-		}
-		// rmsnorm.c:35 prefetch for the next iteration's tile_copy(w,
-		// &W[n0])
-		{
-			const int i0 = n0 + BLOCK_N;
-			const int n = tilec_extent(N, i0, BLOCK_N);
-			if (n > 0)
-				tilec_prefetch(&W[i0], n * sizeof(tilec_f16));
-		}
 		// rmsnorm.c:34 tile_copy(x, &X[bm * BLOCK_M][n0])
 		{
 			const int row0 = bm * BLOCK_M;

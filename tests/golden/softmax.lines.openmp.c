@@ -36,16 +36,6 @@ softmax_block(int M, int N, const float X[restrict M][N],
 	memset(row_sum, 0, sizeof row_sum);
 #line 26 "samples/softmax.c"
 	for (int n0 = 0; n0 < N; n0 += BLOCK_N) {
-		// softmax.c:27 prefetch for the next iteration's tile_copy(x,
-		// &X[bm * BLOCK_M][n0])
-		{
-			const int row0 = bm * BLOCK_M, col0 = n0 + BLOCK_N;
-			const int rows = tilec_extent(M, row0, BLOCK_M);
-			const int cols = tilec_extent(N, col0, BLOCK_N);
-			for (int i = 0; i < rows && cols > 0; i++)
-				tilec_prefetch(&X[row0 + i][col0],
-				               cols * sizeof(float));
-		}
 #line 27 "samples/softmax.c"
 		// softmax.c:27 tile_copy(x, &X[bm * BLOCK_M][n0])
 		{
@@ -99,16 +89,6 @@ softmax_block(int M, int N, const float X[restrict M][N],
 	}
 #line 42 "samples/softmax.c"
 	for (int n0 = 0; n0 < N; n0 += BLOCK_N) {
-		// softmax.c:43 prefetch for the next iteration's tile_copy(x,
-		// &X[bm * BLOCK_M][n0])
-		{
-			const int row0 = bm * BLOCK_M, col0 = n0 + BLOCK_N;
-			const int rows = tilec_extent(M, row0, BLOCK_M);
-			const int cols = tilec_extent(N, col0, BLOCK_N);
-			for (int i = 0; i < rows && cols > 0; i++)
-				tilec_prefetch(&X[row0 + i][col0],
-				               cols * sizeof(float));
-		}
 #line 43 "samples/softmax.c"
 		// softmax.c:43 tile_copy(x, &X[bm * BLOCK_M][n0])
 		{
