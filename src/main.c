@@ -2,7 +2,8 @@
  * main.c - the tilec command line, a thin program over the library.
  *
  * Input: argv.  `tilec FILE [options]` translates a tile program (tilec.c
- * does the work); `tilec run ...` hands over to run.c.  Output: the IR or
+ * does the work); `tilec run ...` hands over to run.c, `tilec tune ...` to
+ * tune.c and `tilec export ...` to export.c.  Output: the IR or
  * the target source on stdout (or -o FILE), diagnostics on stderr as they
  * are reported.
  *
@@ -39,6 +40,7 @@ typedef struct Cli {
 	bool line_directives;   /* --line-directives */
 	bool standalone;        /* --standalone */
 	bool list_kernels;      /* --list-kernels */
+	const char *config;     /* --config: a tuning record's values */
 	bool time;              /* --time: report the translator's time */
 	int ndefines;           /* -D bindings, in order */
 	const char *define_name[TC_MAX_DEFINES];
@@ -52,6 +54,11 @@ usage(FILE *f)
 {
 	fputs("usage: tilec FILE [options]     translate a tile program\n"
 	      "       tilec run ...            run a kernel (tilec run --help)\n"
+	      "       tilec tune ...           search the tunables (tilec tune "
+	      "--help)\n"
+	      "       tilec export ...         kernels and launch functions to "
+	      "vendor\n"
+	      "                                (tilec export --help)\n"
 	      "\n"
 	      "options:\n"
 	      "  -t, --target T       openmp (default), cuda or hip\n"
@@ -62,6 +69,8 @@ usage(FILE *f)
 	      "  -o OUT               write the output to OUT, not stdout\n"
 	      "  --kernel NAME        translate only kernel NAME\n"
 	      "  -D NAME=VALUE        bind tunable NAME to an integer VALUE\n"
+	      "  --config RECORD      bind the values of a tuning record "
+	      "(-D wins)\n"
 	      "  --emit=source|ir|launch  print the target source (default), "
 	      "the IR,\n"
 	      "                       or each kernel's launch manifest (JSON)\n"
@@ -228,6 +237,10 @@ parse_args(Cli *cli, int argc, char **argv, bool *stop)
 			else
 				return usage_error("--emit takes ir, source or "
 						   "launch, not '%s'", v);
+		} else if (!missing && (v = option_value(argc, argv, &i,
+							 "--config",
+							 &missing))) {
+			cli->config = v;
 		} else if (!missing && (v = option_value(argc, argv, &i, "-D",
 							 &missing))) {
 			if (!add_define(cli, v))
@@ -362,6 +375,13 @@ translate(const Cli *cli)
 	d.src_len = len;
 
 	TcArena *a = tc_arena_new();
+	if (cli->config && !tc_config_apply(cli->config, text, len, NULL, a,
+					    &opt, &d)) {
+		tc_arena_free(a);
+		tc_diags_free(&d);
+		free(text);
+		return EXIT_ERROR;
+	}
 	TcBuf out, dump;
 	tc_buf_init(&out);
 	tc_buf_init(&dump);
@@ -415,6 +435,10 @@ main(int argc, char **argv)
 {
 	if (argc >= 2 && strcmp(argv[1], "run") == 0)
 		return tc_run_main(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "tune") == 0)
+		return tc_tune_main(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "export") == 0)
+		return tc_export_main(argc - 1, argv + 1);
 
 	Cli cli = { .emit = EMIT_SOURCE };
 	bool stop;

@@ -79,6 +79,7 @@ typedef struct RunArgs {
 	bool check;                          /* false with --no-check */
 	bool no_cache;                       /* --no-cache */
 	bool json;                           /* --json */
+	const char *config;                  /* --config: a tuning record */
 } RunArgs;
 
 /* Whether a tensor is read, written or both by the kernel. */
@@ -157,6 +158,7 @@ typedef struct Run {
 	TcInterpStats stats;
 	double tol;
 	json_t *json;               /* the --json report */
+	bool quiet;                 /* tc_run_report: print nothing */
 } Run;
 
 static void
@@ -178,6 +180,8 @@ usage(FILE *f)
 	      "                      NVRTC (default the GPU's, e.g. sm_90a)\n"
 	      "  --kernel NAME       the kernel to run (needed if FILE has more)\n"
 	      "  -D NAME=VALUE       bind a tunable\n"
+	      "  --config RECORD     bind the tunables of a tuning record\n"
+	      "                      (tilec tune; -D wins over it)\n"
 	      "  --shape N=V,...     values of the scalar parameters\n"
 	      "  --seed S            random inputs from seed S (default 1)\n"
 	      "  --tol T             relative tolerance (default by dtype)\n"
@@ -209,14 +213,17 @@ errorf(Run *r, const char *fmt, ...) TC_PRINTF(2, 3);
 static void
 errorf(Run *r, const char *fmt, ...)
 {
-	char msg[4096];
+	TcBuf msg;
 	va_list ap;
+	tc_buf_init(&msg);
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	tc_buf_vprintf(&msg, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "tilec run: %s\n", msg);
+	if (!r->quiet)
+		fprintf(stderr, "tilec run: %s\n", msg.data);
 	if (r->json && !json_object_get(r->json, "error"))
-		json_object_set_new(r->json, "error", json_string(msg));
+		json_object_set_new(r->json, "error", json_string(msg.data));
+	tc_buf_free(&msg);
 }
 
 /* --- Arguments -------------------------------------------------------------- */
@@ -376,6 +383,9 @@ parse_args(Run *r, int argc, char **argv)
 			a->kernel = v;
 		} else if ((v = option_value(argc, argv, &i, "--cc", &missing))) {
 			a->cc = v;
+		} else if ((v = option_value(argc, argv, &i, "--config",
+					     &missing))) {
+			a->config = v;
 		} else if ((v = option_value(argc, argv, &i, "--source",
 					     &missing))) {
 			a->source = v;
@@ -1011,8 +1021,10 @@ translate(Run *r)
 	if (!r->args.source)
 		r->translate_s = tilec_now() - t0;
 	if (!ok || r->gen_diags.errors > 0) {
-		fputs(r->gen_diags.text.data ? r->gen_diags.text.data : "",
-		      stderr);
+		if (!r->quiet)
+			fputs(r->gen_diags.text.data ? r->gen_diags.text.data
+						     : "",
+			      stderr);
 		errorf(r, "translating %s for %s failed", r->args.file,
 		       r->opt.target.name);
 		return false;
@@ -1591,9 +1603,20 @@ run(Run *r, int argc, char **argv)
 	}
 	tc_diags_init(&r->ref_diags, a->file, r->text, r->len);
 	tc_diags_init(&r->gen_diags, a->file, r->text, r->len);
-	r->ref_diags.to_stderr = true;
+	r->ref_diags.to_stderr = !r->quiet;
 	r->ref_arena = tc_arena_new();
 	r->gen_arena = tc_arena_new();
+	if (a->config) {
+		/* The record's values after the -D bindings, which win. */
+		char device[256];
+		tc_tune_device_name(a->target, r->device.name, device,
+				    sizeof device);
+		if (!tc_config_apply(a->config, r->text, r->len, device,
+				     r->ref_arena, &r->opt, &r->ref_diags)) {
+			errorf(r, "cannot use the tuning record %s", a->config);
+			return EXIT_STOPPED;
+		}
+	}
 	if (!load_reference(r))
 		return EXIT_STOPPED;
 
@@ -1649,6 +1672,36 @@ tc_run_main(int argc, char **argv)
 		if (s)
 			printf("%s\n", s);
 		free(s);
+	}
+	run_free(&r);
+	return status;
+}
+
+int
+tc_run_report(int argc, char **argv, char **report)
+{
+	Run r;
+	memset(&r, 0, sizeof r);
+	r.quiet = true;
+	r.json = json_object();
+	int status = run(&r, argc, argv);
+	*report = NULL;
+	if (r.json) {
+		if (!json_object_get(r.json, "ok"))
+			json_object_set_new(r.json, "ok", json_false());
+		/* What the translator and the reference said, which a quiet
+		 * run does not print. */
+		TcBuf diags;
+		tc_buf_init(&diags);
+		tc_buf_puts(&diags, r.ref_diags.text.data ? r.ref_diags.text.data
+							  : "");
+		tc_buf_puts(&diags, r.gen_diags.text.data ? r.gen_diags.text.data
+							  : "");
+		if (diags.len)
+			json_object_set_new(r.json, "diagnostics",
+					    json_string(diags.data));
+		tc_buf_free(&diags);
+		*report = json_dumps(r.json, JSON_PRESERVE_ORDER);
 	}
 	run_free(&r);
 	return status;

@@ -1,0 +1,805 @@
+/*
+ * export.c - `tilec export`: kernels to vendor into another project.
+ *
+ * Input: a tile program, a target, tunable bindings (-D, --config RECORD)
+ * and an output directory (docs/export.md).  Output, per kernel K:
+ *
+ *   DIR/K.c (openmp), K.cu (cuda) or K.hip (hip): the translated kernel,
+ *       standalone (the helper headers inlined, nothing of tilec
+ *       included), then a launch function K_launch with the kernel's
+ *       parameters as plain C types: on the CPU a call of the kernel,
+ *       which runs the grid itself; on GPUs the grid and dynamic shared
+ *       memory computed from the arguments as the launch manifest says,
+ *       the shared-memory opt-in above 48 KiB, and cudaLaunchKernel /
+ *       hipLaunchKernel on the caller's stream;
+ *   DIR/K.h: a C header (usable from C++) declaring K_launch, with the
+ *       tensors' shapes and element formats in its comment;
+ *   DIR/K.launch.json: the launch manifest, for callers that load a
+ *       fatbin or code object through the driver API instead.
+ *
+ * With --no-standalone the sources include their helpers, which are
+ * written under DIR/tilec/.  Every file is written whole or not at all
+ * (temporary file, then rename); nothing is written unless every kernel
+ * translated.
+ *
+ * Invariants relied on: tc_translate has bound every tunable, so grid
+ * extents are expressions over scalar parameters and tunables only; the
+ * emitters' parameter types are the ones in param_c_type below (CUDA and
+ * HIP pass i8/u8 scalars as int and f16/bf16 scalars as float).
+ */
+#include "tilec_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum { EXIT_OK = 0, EXIT_ERROR = 1, EXIT_USAGE = 2 };
+
+/* Parameters of a launch function: the kernel's (the translator takes at
+ * most 64) and the stream. */
+#define MAX_ITEMS 80
+
+/* The command line. */
+typedef struct ExportArgs {
+	const char *file;       /* the tile program */
+	const char *target;     /* -t */
+	const char *arch;       /* --arch */
+	const char *kernel;     /* --kernel, or NULL for every kernel */
+	const char *dir;        /* -o DIR */
+	const char *config;     /* --config RECORD */
+	bool standalone;        /* helpers inlined (default) */
+	int ndefines;           /* -D bindings */
+	char *define_name[TC_MAX_DEFINES];
+	long long define_value[TC_MAX_DEFINES];
+} ExportArgs;
+
+/* What differs between the GPU runtimes in the launch function. */
+typedef struct GpuApi {
+	const char *include;    /* the runtime header */
+	const char *error_t;    /* its error type */
+	const char *success;    /* its success value */
+	const char *bad_config; /* the error for a grid it cannot launch */
+	const char *set_attr;   /* the function-attribute setter */
+	const char *smem_attr;  /* the dynamic shared memory attribute */
+	const char *launch;     /* the launch call */
+	const char *stream_t;   /* its stream type */
+	const char *compiler;   /* what builds the file */
+	long long max_grid_yz;  /* grid y and z limit; 0 for none */
+} GpuApi;
+
+static const GpuApi cuda_api = {
+	"cuda_runtime.h", "cudaError_t", "cudaSuccess",
+	"cudaErrorInvalidConfiguration", "cudaFuncSetAttribute",
+	"cudaFuncAttributeMaxDynamicSharedMemorySize", "cudaLaunchKernel",
+	"cudaStream_t", "nvcc", 65535,
+};
+
+static const GpuApi hip_api = {
+	"hip/hip_runtime.h", "hipError_t", "hipSuccess",
+	"hipErrorInvalidConfiguration", "hipFuncSetAttribute",
+	"hipFuncAttributeMaxDynamicSharedMemorySize", "hipLaunchKernel",
+	"hipStream_t", "hipcc", 0,
+};
+
+static void
+usage(FILE *f)
+{
+	fputs("usage: tilec export FILE -o DIR [options]\n"
+	      "\n"
+	      "Write each kernel of FILE as a self-contained source plus a C "
+	      "header\ndeclaring a launch function, to build with cc, nvcc or "
+	      "hipcc alone.\n"
+	      "\n"
+	      "options:\n"
+	      "  -t, --target T     openmp (default), cuda or hip\n"
+	      "  --arch A           the target's architecture, as for tilec\n"
+	      "  -o DIR             the directory to write (created if need "
+	      "be)\n"
+	      "  --kernel NAME      only this kernel\n"
+	      "  -D NAME=VALUE      bind a tunable\n"
+	      "  --config RECORD    bind a tuning record's values (-D wins)\n"
+	      "  --standalone       inline the helper headers (the default)\n"
+	      "  --no-standalone    include them, and write them under "
+	      "DIR/tilec/\n"
+	      "  -h, --help\n"
+	      "\n"
+	      "Exit status: 0 written, 1 an error in the program or a file, "
+	      "2 bad usage.\n", f);
+}
+
+static int
+usage_error(const char *fmt, const char *arg)
+{
+	fputs("tilec export: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputs("\nTry 'tilec export --help'.\n", stderr);
+	return EXIT_USAGE;
+}
+
+static const char *
+opt_value(int argc, char **argv, int *i, const char *name, bool *missing)
+{
+	size_t n = strlen(name);
+	const char *a = argv[*i];
+	if (strncmp(a, name, n) != 0)
+		return NULL;
+	if (a[n] == '=')
+		return a + n + 1;
+	if (a[n] != '\0')
+		return name[1] != '-' ? a + n : NULL;
+	if (*i + 1 >= argc) {
+		*missing = true;
+		return NULL;
+	}
+	return argv[++*i];
+}
+
+/* Returns -1 to go on, else an exit status. */
+static int
+parse_args(ExportArgs *x, int argc, char **argv)
+{
+	x->target = "openmp";
+	x->standalone = true;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v;
+		bool missing = false;
+		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			usage(stdout);
+			return EXIT_OK;
+		} else if (strcmp(a, "--standalone") == 0) {
+			x->standalone = true;
+		} else if (strcmp(a, "--no-standalone") == 0) {
+			x->standalone = false;
+		} else if ((v = opt_value(argc, argv, &i, "--target", &missing)) ||
+			   (!missing && (v = opt_value(argc, argv, &i, "-t",
+						       &missing)))) {
+			x->target = v;
+		} else if (!missing && (v = opt_value(argc, argv, &i, "--arch",
+						      &missing))) {
+			x->arch = v;
+		} else if (!missing && (v = opt_value(argc, argv, &i,
+						      "--kernel", &missing))) {
+			x->kernel = v;
+		} else if (!missing && (v = opt_value(argc, argv, &i,
+						      "--config", &missing))) {
+			x->config = v;
+		} else if (!missing && (v = opt_value(argc, argv, &i, "-o",
+						      &missing))) {
+			x->dir = v;
+		} else if (!missing && (v = opt_value(argc, argv, &i, "-D",
+						      &missing))) {
+			const char *eq = strchr(v, '=');
+			char *end = NULL;
+			long long n = eq ? strtoll(eq + 1, &end, 10) : 0;
+			if (!eq || eq == v || !eq[1] || *end ||
+			    x->ndefines == TC_MAX_DEFINES)
+				return usage_error("-D wants NAME=INTEGER, not "
+						   "'%s'", v);
+			x->define_name[x->ndefines] = strndup(v, (size_t)(eq - v));
+			x->define_value[x->ndefines++] = n;
+		} else if (missing) {
+			return usage_error("option '%s' needs a value", a);
+		} else if (a[0] == '-' && a[1]) {
+			return usage_error("unknown option '%s'", a);
+		} else if (x->file) {
+			return usage_error("more than one input file: '%s'", a);
+		} else {
+			x->file = a;
+		}
+	}
+	if (!x->file)
+		return usage_error("%s", "no input file");
+	if (!x->dir)
+		return usage_error("%s", "no output directory (-o DIR)");
+	return -1;
+}
+
+/* --- Types and expressions ------------------------------------------------ */
+
+/* The C type of a tensor element in memory, as the header declares it
+ * (no tilec typedefs: f16 is its bit pattern). */
+static const char *
+element_c_type(TcDtype t)
+{
+	switch (t) {
+	case TC_DT_F64: return "double";
+	case TC_DT_F32: return "float";
+	case TC_DT_F16:
+	case TC_DT_BF16: return "uint16_t";
+	case TC_DT_I64: return "int64_t";
+	case TC_DT_I32: return "int32_t";
+	case TC_DT_I8: return "int8_t";
+	case TC_DT_BOOL: return "bool";
+	default: return "uint8_t"; /* fp8, u8, i4 (two per byte) */
+	}
+}
+
+/* How the header describes an element format. */
+static const char *
+element_note(TcDtype t)
+{
+	switch (t) {
+	case TC_DT_F16: return "IEEE half bit patterns";
+	case TC_DT_BF16: return "bfloat16 bit patterns";
+	case TC_DT_FP8E4M3: return "OCP fp8 E4M3 bytes";
+	case TC_DT_FP8E5M2: return "OCP fp8 E5M2 bytes";
+	case TC_DT_I4: return "signed 4-bit, two per byte, low nibble first";
+	case TC_DT_BOOL: return "one byte each";
+	default: return NULL;
+	}
+}
+
+/* A scalar parameter's C type, as the target's kernel takes it. */
+static const char *
+scalar_c_type(TcDtype t, bool gpu)
+{
+	switch (t) {
+	case TC_DT_F64: return "double";
+	case TC_DT_F32:
+	case TC_DT_F16:
+	case TC_DT_BF16:
+	case TC_DT_FP8E4M3:
+	case TC_DT_FP8E5M2: return "float";
+	case TC_DT_I64: return "long long";
+	case TC_DT_BOOL: return "bool";
+	case TC_DT_I8:
+	case TC_DT_I4: return gpu ? "int" : "int8_t";
+	case TC_DT_U8: return gpu ? "int" : "uint8_t";
+	default: return "int";
+	}
+}
+
+/* "const uint16_t *A" or "int M". */
+static char *
+param_text(TcArena *a, const TcVar *v, bool gpu)
+{
+	if (v->kind == TC_VAR_SCALAR)
+		return tc_fmt(a, "%s %s", scalar_c_type(v->dtype, gpu), v->name);
+	return tc_fmt(a, "%s%s *%s", v->is_const ? "const " : "",
+		      element_c_type(v->dtype), v->name);
+}
+
+/* Print `head(items, ...)tail` wrapped at 80 columns, continuation lines
+ * aligned after the parenthesis (tabs count 8). */
+static void
+print_wrapped(TcBuf *b, int tabs, const char *head, char **items, int n,
+	      const char *tail)
+{
+	int start = tabs * 8 + (int)strlen(head);
+	int col = start;
+	tc_buf_puts(b, head);
+	for (int i = 0; i < n; i++) {
+		int w = (int)strlen(items[i]) + (i + 1 < n ? 2 : (int)strlen(tail));
+		if (i > 0 && col + 1 + w > 80) {
+			tc_buf_puts(b, "\n");
+			for (int t = 0; t < tabs; t++)
+				tc_buf_puts(b, "\t");
+			tc_buf_printf(b, "%*s", start - tabs * 8, "");
+			col = start;
+		} else if (i > 0) {
+			tc_buf_puts(b, " ");
+			col++;
+		}
+		tc_buf_printf(b, "%s%s", items[i], i + 1 < n ? "," : "");
+		col += (int)strlen(items[i]) + (i + 1 < n ? 1 : 0);
+	}
+	tc_buf_printf(b, "%s\n", tail);
+}
+
+/* A grid extent as C over the launch function's parameters: tunables
+ * become their values, integer helpers the file's own.  False if the
+ * expression uses anything else. */
+static bool
+grid_expr(TcBuf *b, const TcExpr *e, const char *prefix, unsigned *helpers)
+{
+	switch (e->kind) {
+	case TC_EX_INT:
+		tc_buf_printf(b, "%lld", e->u.ival);
+		return true;
+	case TC_EX_VAR:
+		if (e->u.var->kind == TC_VAR_TUNABLE) {
+			tc_buf_printf(b, "%lld", e->u.var->value);
+			return true;
+		}
+		if (e->u.var->kind != TC_VAR_SCALAR ||
+		    !tc_dtype_is_int(e->u.var->dtype))
+			return false;
+		tc_buf_printf(b, "(long long)%s", e->u.var->name);
+		return true;
+	case TC_EX_BINARY:
+		tc_buf_puts(b, "(");
+		if (!grid_expr(b, e->u.bin.lhs, prefix, helpers))
+			return false;
+		tc_buf_printf(b, " %s ", tc_binop_name(e->u.bin.op));
+		if (!grid_expr(b, e->u.bin.rhs, prefix, helpers))
+			return false;
+		tc_buf_puts(b, ")");
+		return true;
+	case TC_EX_UNARY:
+		tc_buf_printf(b, "(%s", tc_unop_name(e->u.un.op));
+		if (!grid_expr(b, e->u.un.arg, prefix, helpers))
+			return false;
+		tc_buf_puts(b, ")");
+		return true;
+	case TC_EX_SELECT:
+		tc_buf_puts(b, "(");
+		if (!grid_expr(b, e->u.sel.cond, prefix, helpers))
+			return false;
+		tc_buf_puts(b, " ? ");
+		if (!grid_expr(b, e->u.sel.then, prefix, helpers))
+			return false;
+		tc_buf_puts(b, " : ");
+		if (!grid_expr(b, e->u.sel.els, prefix, helpers))
+			return false;
+		tc_buf_puts(b, ")");
+		return true;
+	case TC_EX_CAST:
+		return tc_dtype_is_int(e->dtype) &&
+		       grid_expr(b, e->u.cast.arg, prefix, helpers);
+	case TC_EX_CALL: {
+		const char *fn;
+		switch (e->u.call.fn) {
+		case TC_FN_CEILDIV: fn = "ceildiv"; *helpers |= 1; break;
+		case TC_FN_MIN: fn = "min"; *helpers |= 2; break;
+		case TC_FN_MAX: fn = "max"; *helpers |= 4; break;
+		default: return false;
+		}
+		tc_buf_printf(b, "%s_%s(", prefix, fn);
+		for (int i = 0; i < e->u.call.nargs; i++) {
+			tc_buf_puts(b, i ? ", " : "");
+			if (!grid_expr(b, e->u.call.args[i], prefix, helpers))
+				return false;
+		}
+		tc_buf_puts(b, ")");
+		return true;
+	}
+	default:
+		return false;
+	}
+}
+
+/* --- The launch function ------------------------------------------------------ */
+
+/* The parameters of K_launch, and for GPUs the stream. */
+static int
+launch_params(TcArena *a, const TcKernel *k, bool gpu, char **items)
+{
+	int n = 0;
+	for (int i = 0; i < k->params.len; i++)
+		items[n++] = param_text(a, k->params.items[i], gpu);
+	if (gpu)
+		items[n++] = "void *stream";
+	return n;
+}
+
+/* The CPU's launch: the kernel runs the grid itself. */
+static void
+cpu_launch(TcArena *a, const TcKernel *k, const char *base, TcBuf *b)
+{
+	char *items[MAX_ITEMS];
+	tc_buf_printf(b, "\n// ---- %s_launch (tilec export): the kernel with "
+		      "plain pointers ----\n", k->name);
+	tc_buf_printf(b, "#include \"%s.h\"\n\n", base);
+	tc_buf_printf(b, "// Runs the whole grid on the calling thread's "
+		      "OpenMP team and returns when\n// it is done.\n");
+	tc_buf_puts(b, "void\n");
+	int n = launch_params(a, k, false, items);
+	print_wrapped(b, 0, tc_fmt(a, "%s_launch(", k->name), items, n, ")");
+	tc_buf_puts(b, "{\n");
+	for (int i = 0; i < k->params.len; i++) {
+		const TcVar *v = k->params.items[i];
+		items[i] = v->kind == TC_VAR_SCALAR
+				   ? (char *)v->name
+				   : tc_fmt(a, "(%svoid *)%s",
+					    v->is_const ? "const " : "", v->name);
+	}
+	print_wrapped(b, 1, tc_fmt(a, "\t%s(", k->name), items,
+		      k->params.len, ");");
+	tc_buf_puts(b, "}\n");
+}
+
+/* The GPU's launch: grid and shared memory from the manifest, the
+ * opt-in, the launch on the caller's stream. */
+static bool
+gpu_launch(TcArena *a, const TcKernel *k, const GpuApi *api,
+	   const char *base, TcBuf *b, TcDiags *d)
+{
+	char *items[MAX_ITEMS];
+	long long threads = 128;
+	if (k->threads)
+		tc_expr_const(k->threads, &threads);
+	const char *prefix = tc_fmt(a, "%s_launch", k->name);
+	TcBuf grid[3];
+	unsigned helpers = 0;
+	for (int i = 0; i < 3; i++) {
+		tc_buf_init(&grid[i]);
+		if (!k->grid[i]) {
+			tc_buf_puts(&grid[i], "1");
+		} else if (!grid_expr(&grid[i], k->grid[i], prefix, &helpers)) {
+			tc_diag(d, TC_ERROR, k->loc, "kernel '%s': its grid "
+				"along %c is not an integer expression over "
+				"scalar parameters", k->name, "xyz"[i]);
+			for (int j = 0; j <= i; j++)
+				tc_buf_free(&grid[j]);
+			return false;
+		}
+	}
+	tc_buf_printf(b, "\n// ---- %s_launch (tilec export): the host side "
+		      "----\n", k->name);
+	tc_buf_printf(b, "#include <%s>\n\n#include \"%s.h\"\n", api->include,
+		      base);
+	if (helpers & 1)
+		tc_buf_printf(b, "\nstatic long long\n%s_ceildiv(long long a, "
+			      "long long b)\n{\n\treturn (a + b - 1) / b;\n}\n",
+			      prefix);
+	if (helpers & 2)
+		tc_buf_printf(b, "\nstatic long long\n%s_min(long long a, long "
+			      "long b)\n{\n\treturn a < b ? a : b;\n}\n", prefix);
+	if (helpers & 4)
+		tc_buf_printf(b, "\nstatic long long\n%s_max(long long a, long "
+			      "long b)\n{\n\treturn a > b ? a : b;\n}\n", prefix);
+	tc_buf_printf(b, "\n// The grid and shared memory of %s.launch.json; "
+		      "asynchronous on `stream`.\n", base);
+	tc_buf_puts(b, "extern \"C\" int\n");
+	int n = launch_params(a, k, true, items);
+	print_wrapped(b, 0, tc_fmt(a, "%s(", prefix), items, n, ")");
+	tc_buf_puts(b, "{\n");
+	for (int i = 0; i < 3; i++)
+		tc_buf_printf(b, "\tconst long long grid_%c = %s;\n", "xyz"[i],
+			      grid[i].data);
+	tc_buf_puts(b, "\tif (grid_x <= 0 || grid_y <= 0 || grid_z <= 0)\n"
+		    "\t\treturn 0; // an empty grid: nothing to launch\n");
+	if (api->max_grid_yz)
+		tc_buf_printf(b, "\tif (grid_x > 2147483647 || grid_y > %lld || "
+			      "grid_z > %lld)\n\t\treturn (int)%s;\n",
+			      api->max_grid_yz, api->max_grid_yz, api->bad_config);
+	else
+		tc_buf_printf(b, "\tif (grid_x > 2147483647 || grid_y > "
+			      "2147483647 || grid_z > 2147483647)\n"
+			      "\t\treturn (int)%s;\n", api->bad_config);
+	tc_buf_printf(b, "\tconst size_t smem = %lld;\n", k->smem_bytes);
+	tc_buf_printf(b, "\t%s err = %s;\n", api->error_t, api->success);
+	if (k->smem_bytes > 48 * 1024) {
+		tc_buf_puts(b, "\t// Above 48 KiB a kernel must opt in.\n");
+		tc_buf_printf(b, "\terr = %s((const void *)%s,\n\t\t\t%s, (int)smem);\n",
+			      api->set_attr, k->name, api->smem_attr);
+		tc_buf_printf(b, "\tif (err != %s)\n\t\treturn (int)err;\n",
+			      api->success);
+	}
+	for (int i = 0; i < k->params.len; i++)
+		items[i] = tc_fmt(a, "&%s", ((TcVar *)k->params.items[i])->name);
+	print_wrapped(b, 1, "\tvoid *args[] = { ", items, k->params.len, " };");
+	tc_buf_printf(b, "\terr = %s((const void *)%s,\n"
+		      "\t\t\tdim3((unsigned)grid_x, (unsigned)grid_y, "
+		      "(unsigned)grid_z),\n"
+		      "\t\t\tdim3(%lld), args, smem, (%s)stream);\n",
+		      api->launch, k->name, threads, api->stream_t);
+	tc_buf_puts(b, "\treturn (int)err;\n}\n");
+	for (int i = 0; i < 3; i++)
+		tc_buf_free(&grid[i]);
+	return true;
+}
+
+/* K.h: the declaration, with what a caller must know in its comment. */
+static void
+header(TcArena *a, const TcProgram *p, const TcKernel *k, const TcTarget *t,
+       const char *src_name, const GpuApi *api, TcBuf *b)
+{
+	bool gpu = api != NULL;
+	char *items[MAX_ITEMS];
+	const char *guard = tc_fmt(a, "TILEC_EXPORT_%s_H", k->name);
+	char *g = (char *)guard;
+	for (; *g; g++)
+		if (*g >= 'a' && *g <= 'z')
+			*g = (char)(*g - 'a' + 'A');
+	tc_buf_printf(b, "/*\n * %s.h - launch the kernel %s, exported by tilec "
+		      "%s from %s\n * for %s/%s.\n", k->name, k->name,
+		      TILEC_VERSION, p->path, t->name, t->arch);
+	if (p->tunables.len) {
+		tc_buf_puts(b, " *\n * Tunables:");
+		for (int i = 0; i < p->tunables.len; i++) {
+			const TcVar *v = p->tunables.items[i];
+			tc_buf_printf(b, " %s=%lld", v->name, v->value);
+		}
+		tc_buf_puts(b, ".\n");
+	}
+	if (gpu)
+		tc_buf_printf(b, " *\n * Build %s with %s (nothing of tilec is "
+			      "needed) and call %s_launch\n * from C or C++.  "
+			      "Tensors are device pointers to row-major, "
+			      "contiguous\n * data:\n", src_name, api->compiler,
+			      k->name);
+	else
+		tc_buf_printf(b, " *\n * Build %s with a C11 compiler and "
+			      "OpenMP (cc -O3 -march=native\n * -fopenmp "
+			      "-fno-math-errno; the code uses %s) and call "
+			      "%s_launch.\n * Tensors are row-major and "
+			      "contiguous:\n", src_name, t->arch, k->name);
+	for (int i = 0; i < k->params.len; i++) {
+		const TcVar *v = k->params.items[i];
+		if (v->kind != TC_VAR_TENSOR)
+			continue;
+		TcBuf dims;
+		tc_buf_init(&dims);
+		for (int j = 0; j < v->rank; j++) {
+			tc_buf_puts(&dims, "[");
+			tc_print_expr(&dims, v->shape[j]);
+			tc_buf_puts(&dims, "]");
+		}
+		const char *note = element_note(v->dtype);
+		tc_buf_printf(b, " *   %-8s %s%s%s%s%s%s\n", v->name,
+			      v->is_const ? "const " : "", tc_dtype_name(v->dtype),
+			      dims.data, note ? " (" : "", note ? note : "",
+			      note ? ")" : "");
+		tc_buf_free(&dims);
+	}
+	if (gpu)
+		tc_buf_printf(b, " * The launch is asynchronous on `stream` (a "
+			      "%s; NULL for the default\n * stream).  Returns a "
+			      "%s: 0 when the launch was accepted.\n",
+			      api->stream_t, api->error_t);
+	else
+		tc_buf_puts(b, " * Returns when the whole grid has run.\n");
+	tc_buf_puts(b, " */\n");
+	tc_buf_printf(b, "#ifndef %s\n#define %s\n\n", guard, guard);
+	tc_buf_puts(b, "#include <stdint.h>\n#ifndef __cplusplus\n"
+		    "#include <stdbool.h>\n#endif\n\n");
+	tc_buf_puts(b, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
+	int n = launch_params(a, k, gpu, items);
+	print_wrapped(b, 0, tc_fmt(a, "%s %s_launch(", gpu ? "int" : "void",
+				   k->name),
+		      items, n, ");");
+	tc_buf_puts(b, "\n#ifdef __cplusplus\n}\n#endif\n\n");
+	tc_buf_printf(b, "#endif /* %s */\n", guard);
+}
+
+/* --- Files ------------------------------------------------------------------ */
+
+/* One file to write once everything translated. */
+typedef struct OutFile {
+	char *path; /* under DIR (malloc'd) */
+	char *text; /* contents (malloc'd) */
+} OutFile;
+
+/* mkdir -p for the directories above path. */
+static bool
+make_parents(const char *path)
+{
+	char *p = strdup(path);
+	if (!p)
+		return false;
+	for (char *s = strchr(p + 1, '/'); s; s = strchr(s + 1, '/')) {
+		*s = '\0';
+		if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+			free(p);
+			return false;
+		}
+		*s = '/';
+	}
+	free(p);
+	return true;
+}
+
+/* Write a file whole: a temporary file in its directory, renamed. */
+static bool
+write_file(const char *path, const char *text)
+{
+	size_t n = strlen(text);
+	char *tmp = malloc(strlen(path) + 16);
+	if (!tmp)
+		return false;
+	sprintf(tmp, "%s.tmp-XXXXXX", path);
+	int fd = mkstemp(tmp);
+	bool ok = fd >= 0;
+	size_t done = 0;
+	while (ok && done < n) {
+		ssize_t w = write(fd, text + done, n - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		ok = w > 0;
+		done += ok ? (size_t)w : 0;
+	}
+	if (fd >= 0) {
+		ok = fchmod(fd, 0644) == 0 && ok;
+		ok = close(fd) == 0 && ok;
+	}
+	ok = ok && rename(tmp, path) == 0;
+	if (!ok && fd >= 0)
+		unlink(tmp);
+	free(tmp);
+	return ok;
+}
+
+static void
+add_file(OutFile *files, int *n, const char *dir, const char *name,
+	 char *text)
+{
+	size_t len = strlen(dir) + strlen(name) + 2;
+	files[*n].path = malloc(len);
+	if (files[*n].path)
+		snprintf(files[*n].path, len, "%s/%s", dir, name);
+	files[*n].text = text;
+	(*n)++;
+}
+
+static char *
+read_all(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	TcBuf b;
+	tc_buf_init(&b);
+	char chunk[8192];
+	size_t n;
+	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+		tc_buf_printf(&b, "%.*s", (int)n, chunk);
+	bool bad = ferror(f);
+	fclose(f);
+	if (bad) {
+		tc_buf_free(&b);
+		return NULL;
+	}
+	*len = b.len;
+	char *text = tc_buf_take(&b);
+	return text ? text : strdup("");
+}
+
+/* --- Exporting ---------------------------------------------------------------- */
+
+/* Translate kernel `name` and make its three files. */
+static bool
+export_kernel(ExportArgs *x, TcOptions *opt, const char *text,
+	      const char *name, OutFile *files, int *nfiles, TcDiags *d)
+{
+	const TcBackend *be = tc_backend_find(opt->target.kind);
+	TcArena *a = tc_arena_new();
+	opt->kernel = name;
+	TcProgram *p = NULL;
+	TcBuf src;
+	tc_buf_init(&src);
+	bool ok = tc_translate(a, x->file, text, opt, d, &p, &src) &&
+		  d->errors == 0;
+	const TcKernel *k = NULL;
+	for (int i = 0; ok && i < p->kernels.len; i++)
+		if (strcmp(((TcKernel *)p->kernels.items[i])->name, name) == 0)
+			k = p->kernels.items[i];
+	if (ok && k && k->params.len > 64) {
+		tc_diag(d, TC_ERROR, k->loc, "kernel '%s' has %d parameters; "
+			"export handles 64", name, k->params.len);
+		ok = false;
+	}
+	const GpuApi *api = opt->target.kind == TC_TARGET_CUDA ? &cuda_api
+			    : opt->target.kind == TC_TARGET_HIP ? &hip_api
+								 : NULL;
+	char *src_name = tc_fmt(a, "%s%s", name, be->file_ext);
+	if (ok && k) {
+		if (api)
+			ok = gpu_launch(a, k, api, name, &src, d);
+		else
+			cpu_launch(a, k, name, &src);
+	}
+	if (ok && k) {
+		TcBuf h, l;
+		tc_buf_init(&h);
+		tc_buf_init(&l);
+		header(a, p, k, &opt->target, src_name, api, &h);
+		tc_launch_json(p, k, &opt->target, &l);
+		add_file(files, nfiles, x->dir, src_name, tc_buf_take(&src));
+		add_file(files, nfiles, x->dir, tc_fmt(a, "%s.h", name),
+			 tc_buf_take(&h));
+		add_file(files, nfiles, x->dir, tc_fmt(a, "%s.launch.json", name),
+			 tc_buf_take(&l));
+	}
+	tc_buf_free(&src);
+	tc_arena_free(a);
+	return ok && k;
+}
+
+static int
+export_all(ExportArgs *x)
+{
+	TcOptions opt;
+	if (!tc_options_init(&opt, x->target, x->arch)) {
+		fprintf(stderr, "tilec export: unknown target or architecture "
+			"'%s%s%s'\n", x->target, x->arch ? "/" : "",
+			x->arch ? x->arch : "");
+		return EXIT_USAGE;
+	}
+	if (!tc_backend_find(opt.target.kind)) {
+		fprintf(stderr, "tilec export: the %s backend is not built yet\n",
+			opt.target.name);
+		return EXIT_ERROR;
+	}
+	opt.standalone = x->standalone;
+	opt.ndefines = x->ndefines;
+	for (int i = 0; i < x->ndefines; i++) {
+		opt.define_name[i] = x->define_name[i];
+		opt.define_value[i] = x->define_value[i];
+		opt.define_loc[i] = (TcLoc){ "<command line>", 0, 0 };
+	}
+	size_t len = 0;
+	char *text = read_all(x->file, &len);
+	if (!text) {
+		fprintf(stderr, "tilec export: cannot read '%s': %s\n", x->file,
+			strerror(errno));
+		return EXIT_ERROR;
+	}
+	TcDiags d;
+	tc_diags_init(&d, x->file, text, len);
+	d.to_stderr = true;
+	TcArena *a = tc_arena_new();
+	int status = EXIT_ERROR;
+	OutFile files[3 * 64 + 16];
+	int nfiles = 0;
+	/* The kernels: parse once for their names. */
+	TcProgram *p = NULL;
+	if (x->config && !tc_config_apply(x->config, text, len, NULL, a, &opt,
+					  &d))
+		goto out;
+	opt.kernel = x->kernel;
+	if (!tc_compile(a, x->file, text, &opt, &d, &p) || d.errors)
+		goto out;
+	if (p->kernels.len == 0 || p->kernels.len > 64) {
+		fprintf(stderr, "tilec export: %s has %d kernels (1 .. 64 "
+			"exported at once)\n", x->file, p->kernels.len);
+		goto out;
+	}
+	bool ok = true;
+	for (int i = 0; ok && i < p->kernels.len; i++)
+		ok = export_kernel(x, &opt, text,
+				   ((TcKernel *)p->kernels.items[i])->name,
+				   files, &nfiles, &d);
+	if (!ok)
+		goto out;
+	if (!x->standalone) {
+		/* The helpers the sources include, as "tilec/<path>". */
+		const char *dir = opt.target.kind == TC_TARGET_OPENMP ? "cpu/"
+				  : opt.target.kind == TC_TARGET_CUDA ? "cuda/"
+								      : "hip/";
+		for (const TcEmbedded *e = tc_embedded; e->path; e++) {
+			if (strncmp(e->path, dir, strlen(dir)) != 0)
+				continue;
+			char *name = tc_fmt(a, "tilec/%s", e->path);
+			add_file(files, &nfiles, x->dir, name, strdup(e->text));
+		}
+	}
+	for (int i = 0; i < nfiles; i++) {
+		if (!files[i].path || !files[i].text ||
+		    !make_parents(files[i].path) ||
+		    !write_file(files[i].path, files[i].text)) {
+			fprintf(stderr, "tilec export: cannot write '%s': %s\n",
+				files[i].path ? files[i].path : x->dir,
+				strerror(errno ? errno : ENOMEM));
+			goto out;
+		}
+	}
+	for (int i = 0; i < nfiles; i++)
+		printf("%s\n", files[i].path);
+	status = EXIT_OK;
+out:
+	for (int i = 0; i < nfiles; i++) {
+		free(files[i].path);
+		free(files[i].text);
+	}
+	tc_arena_free(a);
+	tc_diags_free(&d);
+	free(text);
+	return status;
+}
+
+int
+tc_export_main(int argc, char **argv)
+{
+	ExportArgs x;
+	memset(&x, 0, sizeof x);
+	int status = parse_args(&x, argc, argv);
+	if (status < 0)
+		status = export_all(&x);
+	for (int i = 0; i < x.ndefines; i++)
+		free(x.define_name[i]);
+	return status;
+}

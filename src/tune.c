@@ -1,0 +1,3055 @@
+/*
+ * tune.c - `tilec tune`: search a kernel's tunables for the fastest correct
+ * configuration, and the tuning records that `--config` replays.
+ *
+ * Input: a tile program, a target and a shape (docs/tuning.md).  Output: a
+ * JSON record (jansson, sorted keys, written to a temporary file and
+ * renamed, so an interrupted run leaves the old record or none) naming the
+ * kernel, the source's SHA-256, the shape, target, device, compilers, the
+ * chosen values and every configuration's fate and timing.
+ *
+ * The search, on a machine that can run the target:
+ *
+ *   1. enumerate: the cartesian product of every tunable's choices (a -D
+ *      binding pins a tunable, --choices replaces its list), plus the
+ *      default configuration if the product lacks it;
+ *   2. translate each (milliseconds, in this thread): the translator's own
+ *      errors (shared memory or the CPU frame over the limit, a layout that
+ *      does not fit) prune it, and so do the checks the translator leaves
+ *      to us -- threads per block over the target's or device's limit,
+ *      shared memory over the device's, register fragments needing more
+ *      32-bit registers per thread than a GPU thread has.  Configurations
+ *      whose code is the same once comments and tunables the code never
+ *      names are set aside are run once (THREADS means nothing on the CPU);
+ *   3. compile and check in parallel threads: each is a `tilec run` call
+ *      (tc_run_report) at the check shape, so the JIT (whose disk cache is
+ *      safe under concurrent compiles) and the reference comparison are
+ *      exactly run's.  A compile failure is printed with its log and
+ *      skipped; a wrong result is printed loudly and dropped;
+ *   4. time the survivors one at a time at the tuning shape (run's --bench:
+ *      warm-up, median, rotating input sets; device events on GPUs), then
+ *      time the fastest few and the default again in alternating rounds
+ *      and choose by the median of all their timings.
+ *
+ * Where the machine with the translator cannot run the target (a GPU farm
+ * without libclang), --prepare DIR does 1 and 2, compiles the survivors
+ * with NVRTC compile-only where it is available (to prune what does not
+ * compile), and writes each one's source and launch manifest, reference
+ * inputs and outputs at the check shape from the interpreter, and
+ * manifest.json; tools/tune_farm.py runs them on the GPU and writes
+ * timings.json; --finish DIR turns that into the record.
+ *
+ * Records are read back by tc_config_apply, for `tilec FILE --config`,
+ * `tilec run --config`, `tilec export --config` and `tilec tune --config`
+ * (a replay: the record's choice against the default, timed again).
+ */
+#include "tilec_int.h"
+#include "tilec_runtime.h"
+/* The runtime's SHA-256, so source hashes match `sha256sum FILE`. */
+#include "runtime_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RECORD_FORMAT "tilec-tune-record/1"
+#define PREPARED_FORMAT "tilec-tune-prepared/1"
+#define TIMINGS_FORMAT "tilec-tune-timings/1"
+
+enum {
+	EXIT_OK = 0,      /* a record was written (or the replay ran) */
+	EXIT_NONE = 1,    /* no configuration passed its check */
+	EXIT_STOPPED = 2, /* bad arguments, or something stopped the search */
+};
+
+#define MAX_TUNABLES TC_MAX_DEFINES
+#define MAX_CHOICES 64
+#define MAX_TIMES 16
+/* Configurations re-timed in the confirmation rounds, besides the
+ * default. */
+#define FINALISTS 3
+/* Bytes of a compiler log kept in the record. */
+#define LOG_KEEP 4000
+
+/* What became of one configuration. */
+typedef enum Status {
+	ST_PENDING,       /* not decided yet */
+	ST_OK,            /* checked and timed */
+	ST_SAME_CODE,     /* the same code as another configuration */
+	ST_PRUNED,        /* cannot fit the target: never compiled */
+	ST_COMPILE_ERROR, /* the compiler rejected the generated code */
+	ST_WRONG,         /* ran, but does not match the reference */
+	ST_FAILED,        /* could not be run or timed */
+	ST_COUNT
+} Status;
+
+static const char *const status_names[ST_COUNT] = {
+	[ST_PENDING] = "pending",
+	[ST_OK] = "ok",
+	[ST_SAME_CODE] = "same_code",
+	[ST_PRUNED] = "pruned",
+	[ST_COMPILE_ERROR] = "compile_error",
+	[ST_WRONG] = "wrong",
+	[ST_FAILED] = "failed",
+};
+
+/* One TILE_PARAM of the program. */
+typedef struct Tunable {
+	const char *name;       /* the tile program's name */
+	long long def;          /* its default, or the -D value if pinned */
+	long long choices[MAX_CHOICES]; /* the values tried, in order */
+	int nchoices;
+	bool pinned;            /* bound with -D: one value, not tuned */
+} Tunable;
+
+/* One point of the search. */
+typedef struct Config {
+	long long values[MAX_TUNABLES]; /* per tunable, in declaration order */
+	bool is_default;        /* every tunable at its default */
+	Status status;          /* what became of it */
+	char *reason;           /* why pruned, rejected or failed (malloc'd) */
+	char *log;              /* the compiler's log, shortened (malloc'd) */
+	char *norm;             /* code without comments and unnamed
+				   tunables, to find duplicates (malloc'd) */
+	char *source;           /* the generated source (--prepare) */
+	char *launch;           /* its launch manifest (--prepare) */
+	int same_as;            /* ST_SAME_CODE: the configuration it equals */
+	double rel_err;         /* the check's largest relative error; -1 */
+	bool cache_hit;         /* the check's compile came from the cache */
+	double compile_ms;      /* the check's JIT time */
+	double median_ms;       /* the first timing: median launch */
+	double min_ms;          /* its fastest launch */
+	double mean_ms;         /* its mean launch */
+	int runs;               /* its timed launches */
+	int input_sets;         /* its rotated input sets */
+	double gflops;          /* at the median; 0 without tile_gemm */
+	double gbps;            /* bytes of every tensor per median launch */
+	double times[MAX_TIMES]; /* the medians of every timing */
+	int ntimes;
+	double final_ms;        /* median of times[]: what is compared */
+	char id[16];            /* --prepare: "c007" */
+	char *cubin;            /* --prepare: the compiled cubin in the JIT
+				   cache, or NULL (malloc'd) */
+} Config;
+
+/* A --shape list, kept as written and parsed. */
+typedef struct Shape {
+	char *text;             /* "M=1000,N=3000" (malloc'd) */
+	int n;                  /* pairs */
+	char *name[64];         /* malloc'd */
+	char *value[64];        /* malloc'd, as written */
+} Shape;
+
+/* Everything one `tilec tune` holds. */
+typedef struct Tune {
+	/* The command line. */
+	const char *file;       /* the tile program */
+	const char *target;     /* -t */
+	const char *arch;       /* --arch for the translator, or NULL */
+	const char *march;      /* --march for the JIT compiler, or NULL */
+	const char *kernel;     /* --kernel, or NULL */
+	const char *cc;         /* --cc, or NULL */
+	const char *out;        /* -o RECORD, or NULL for the default name */
+	const char *prepare;    /* --prepare DIR */
+	const char *finish;     /* --finish DIR */
+	const char *timings;    /* --timings FILE (with --finish) */
+	const char *config;     /* --config RECORD: replay it */
+	const char *device_arg; /* --device N as written, or NULL */
+	Shape shape;            /* --shape: the shape tuned for */
+	Shape check_shape;      /* --check-shape, or empty: the shape */
+	int ndefines;           /* -D bindings: pinned tunables */
+	char *define_name[TC_MAX_DEFINES];
+	long long define_value[TC_MAX_DEFINES];
+	int nchoice_args;       /* --choices NAME=V,V,... */
+	char *choice_arg[TC_MAX_DEFINES];
+	int jobs;               /* --jobs: parallel compiles */
+	int repeat;             /* --repeat: timed launches */
+	int warmup;             /* --warmup: untimed launches first */
+	int confirm;            /* --confirm: rounds re-timing the finalists */
+	int max_configs;        /* --max-configs */
+	int register_limit;     /* --register-limit; 0: no register pruning */
+	const char *seed;       /* --seed, as written, or NULL */
+	const char *tol;        /* --tol, as written, or NULL */
+	bool no_prune_dupes;    /* --keep-duplicates */
+	/* The program. */
+	char *text;             /* its source */
+	size_t len;
+	char sha[65];           /* SHA-256 of text, hex */
+	TcArena *arena;         /* the parsed program */
+	TcProgram *prog;        /* parsed, for its tunables and kernels */
+	const char *kname;      /* the kernel tuned */
+	TcTarget tinfo;         /* the translator's target */
+	/* The search. */
+	Tunable tun[MAX_TUNABLES];
+	int ntun;
+	Config *cfg;
+	int ncfg;
+	int default_index;      /* the default configuration in cfg */
+	char device[256];       /* the device's name, as records give it */
+	size_t device_smem;     /* its shared memory per block; 0 unknown */
+	json_t *compilers;      /* compiler names and versions */
+	const char *timer;      /* "wall clock" or "device events" */
+	/* The worker threads' queue. */
+	pthread_mutex_t lock;   /* guards next and the progress lines */
+	int next;               /* the next configuration to take */
+	int done;               /* configurations finished */
+	int todo;               /* configurations queued */
+} Tune;
+
+/* --- Small helpers -------------------------------------------------------- */
+
+static void
+failf(const char *fmt, ...) TC_PRINTF(1, 2);
+
+/* A problem that stops the search. */
+static void
+failf(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("tilec tune: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputs("\n", stderr);
+	va_end(ap);
+}
+
+static char *
+xstrdup(const char *s)
+{
+	char *d = strdup(s ? s : "");
+	if (!d) {
+		fputs("tilec: out of memory\n", stderr);
+		abort();
+	}
+	return d;
+}
+
+static char *
+fmt_alloc(const char *fmt, ...) TC_PRINTF(1, 2);
+
+static char *
+fmt_alloc(const char *fmt, ...)
+{
+	TcBuf b;
+	va_list ap;
+	tc_buf_init(&b);
+	va_start(ap, fmt);
+	tc_buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	char *s = tc_buf_take(&b);
+	return s ? s : xstrdup("");
+}
+
+/* A whole file (binary safe), NUL-terminated; NULL (errno set) on
+ * failure. */
+static char *
+slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	size_t cap = 1 << 16, n = 0;
+	char *data = malloc(cap);
+	while (data) {
+		n += fread(data + n, 1, cap - n - 1, f);
+		if (n < cap - 1)
+			break;
+		char *bigger = realloc(data, cap * 2);
+		if (!bigger) {
+			free(data);
+			data = NULL;
+			break;
+		}
+		data = bigger;
+		cap *= 2;
+	}
+	int bad = ferror(f);
+	fclose(f);
+	if (!data || bad) {
+		free(data);
+		errno = bad ? EIO : ENOMEM;
+		return NULL;
+	}
+	data[n] = '\0';
+	if (len)
+		*len = n;
+	return data;
+}
+
+static void
+sha256_hex(const void *data, size_t n, char hex[65])
+{
+	uint8_t d[32];
+	tilec_rt_sha256(data, n, d);
+	tilec_rt_sha256_hex(d, hex);
+}
+
+static bool
+parse_ll(const char *s, long long *out)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (errno || end == s || *end)
+		return false;
+	*out = v;
+	return true;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double
+median(const double *v, int n)
+{
+	double s[MAX_TIMES];
+	if (n <= 0)
+		return 0;
+	memcpy(s, v, (size_t)n * sizeof *s);
+	qsort(s, (size_t)n, sizeof *s, cmp_double);
+	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+/* "BLOCK_M=64 BLOCK_N=128" for the tuned (not pinned) tunables. */
+static void
+values_text(const Tune *t, const long long *values, TcBuf *b)
+{
+	int n = 0;
+	for (int i = 0; i < t->ntun; i++)
+		if (t->tun[i].nchoices > 1)
+			tc_buf_printf(b, "%s%s=%lld", n++ ? " " : "",
+				      t->tun[i].name, values[i]);
+	if (n == 0)
+		tc_buf_puts(b, "(no tunables)");
+}
+
+/* The tuned values as a JSON object. */
+static json_t *
+values_json(const Tune *t, const long long *values, bool all)
+{
+	json_t *o = json_object();
+	for (int i = 0; i < t->ntun; i++)
+		if (all || t->tun[i].nchoices > 1)
+			json_object_set_new(o, t->tun[i].name,
+					    json_integer(values[i]));
+	return o;
+}
+
+/* Write data to path through a temporary file in the same directory,
+ * fsync'd and renamed: readers see the old file or the whole new one. */
+static bool
+write_atomic(const char *path, const char *data, size_t len)
+{
+	char *tmp = fmt_alloc("%s.tmp-XXXXXX", path);
+	int fd = mkstemp(tmp);
+	bool ok = fd >= 0;
+	size_t done = 0;
+	while (ok && done < len) {
+		ssize_t w = write(fd, data + done, len - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		ok = w > 0;
+		done += ok ? (size_t)w : 0;
+	}
+	int e = errno;
+	if (fd >= 0) {
+		ok = ok && fchmod(fd, 0644) == 0 && fsync(fd) == 0;
+		e = ok ? e : errno;
+		ok = close(fd) == 0 && ok;
+	}
+	ok = ok && rename(tmp, path) == 0;
+	if (!ok) {
+		e = e ? e : errno;
+		if (fd >= 0)
+			unlink(tmp);
+		failf("cannot write %s: %s", path, strerror(e ? e : EIO));
+	} else {
+		/* The rename is durable once the directory is. */
+		char *dir = xstrdup(path);
+		char *slash = strrchr(dir, '/');
+		if (slash)
+			*slash = '\0';
+		int dfd = open(slash ? (dir[0] ? dir : "/") : ".", O_RDONLY);
+		if (dfd >= 0) {
+			fsync(dfd);
+			close(dfd);
+		}
+		free(dir);
+	}
+	free(tmp);
+	return ok;
+}
+
+/* A JSON document as tilec writes it: sorted keys, two-space indent,
+ * six significant digits, a final newline; written atomically. */
+static bool
+write_json(const char *path, json_t *doc)
+{
+	char *s = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS |
+					  JSON_REAL_PRECISION(6));
+	if (!s) {
+		failf("cannot format %s", path);
+		return false;
+	}
+	TcBuf b;
+	tc_buf_init(&b);
+	tc_buf_printf(&b, "%s\n", s);
+	free(s);
+	bool ok = write_atomic(path, b.data, b.len);
+	tc_buf_free(&b);
+	return ok;
+}
+
+/* The current time, for records: "2026-12-01T10:20:30Z". */
+static json_t *
+now_json(void)
+{
+	char buf[64];
+	time_t now = time(NULL);
+	struct tm tm;
+	gmtime_r(&now, &tm);
+	strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return json_string(buf);
+}
+
+/* The first line a command prints, or NULL. */
+static char *
+first_line_of(const char *cmd)
+{
+	FILE *p = popen(cmd, "r");
+	if (!p)
+		return NULL;
+	char line[512];
+	char *r = NULL;
+	if (fgets(line, sizeof line, p)) {
+		line[strcspn(line, "\r\n")] = '\0';
+		if (line[0])
+			r = xstrdup(line);
+	}
+	pclose(p);
+	return r;
+}
+
+void
+tc_tune_device_name(const char *target, const char *runtime_name, char *out,
+		    size_t n)
+{
+	snprintf(out, n, "%s", runtime_name ? runtime_name : "");
+	if (!target || strcmp(target, "openmp") != 0)
+		return;
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	if (!f)
+		return;
+	char line[512];
+	while (fgets(line, sizeof line, f)) {
+		if (strncmp(line, "model name", 10) != 0)
+			continue;
+		const char *c = strchr(line, ':');
+		if (!c)
+			break;
+		c++;
+		while (*c == ' ' || *c == '\t')
+			c++;
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(out, n, "%s", c);
+		break;
+	}
+	fclose(f);
+}
+
+/* --- Shapes --------------------------------------------------------------- */
+
+/* Add "M=1,N=2" to a shape; false on a malformed pair. */
+static bool
+shape_add(Shape *s, const char *list)
+{
+	char *joined = s->text ? fmt_alloc("%s,%s", s->text, list)
+			       : xstrdup(list);
+	free(s->text);
+	s->text = joined;
+	const char *p = list;
+	while (*p) {
+		const char *comma = strchr(p, ',');
+		size_t n = comma ? (size_t)(comma - p) : strlen(p);
+		const char *eq = memchr(p, '=', n);
+		if (!eq || eq == p || eq + 1 == p + n || s->n == 64) {
+			failf("--shape: expected NAME=VALUE,..., got '%.*s'",
+			      (int)n, p);
+			return false;
+		}
+		s->name[s->n] = strndup(p, (size_t)(eq - p));
+		s->value[s->n] = strndup(eq + 1, (size_t)(p + n - eq - 1));
+		s->n++;
+		p += n + (comma ? 1 : 0);
+	}
+	return true;
+}
+
+static void
+shape_free(Shape *s)
+{
+	for (int i = 0; i < s->n; i++) {
+		free(s->name[i]);
+		free(s->value[i]);
+	}
+	free(s->text);
+	memset(s, 0, sizeof *s);
+}
+
+/* The shape as JSON numbers ({"M": 1000, "eps": 1e-05}); later pairs
+ * win, as in `tilec run`. */
+static json_t *
+shape_json(const Shape *s)
+{
+	json_t *o = json_object();
+	for (int i = 0; i < s->n; i++) {
+		long long v;
+		if (parse_ll(s->value[i], &v))
+			json_object_set_new(o, s->name[i], json_integer(v));
+		else
+			json_object_set_new(o, s->name[i],
+					    json_real(strtod(s->value[i], NULL)));
+	}
+	return o;
+}
+
+/* Each integer extent rounded up to a power of two: the shapes a record
+ * is meant for. */
+static json_t *
+bucket_json(const Shape *s)
+{
+	json_t *o = json_object();
+	for (int i = 0; i < s->n; i++) {
+		long long v, b = 1;
+		if (!parse_ll(s->value[i], &v))
+			continue;
+		while (b < v && b < (1ll << 62))
+			b <<= 1;
+		json_object_set_new(o, s->name[i], json_integer(v <= 0 ? v : b));
+	}
+	return o;
+}
+
+/* --- Records: reading ------------------------------------------------------ */
+
+/* Where the member at `path` (n keys, outermost first) is in the JSON
+ * text: each key is looked for after the previous one.  Line and column
+ * are 0 when it is not there. */
+static TcLoc
+key_loc(const char *file, const char *text, const char *const *path, int n)
+{
+	TcLoc loc = { file, 0, 0 };
+	const char *p = text;
+	for (int i = 0; i < n; i++) {
+		size_t kl = strlen(path[i]);
+		const char *hit = NULL;
+		for (const char *q = strchr(p, '"'); q; q = strchr(q + 1, '"')) {
+			if (strncmp(q + 1, path[i], kl) != 0 || q[kl + 1] != '"')
+				continue;
+			const char *c = q + kl + 2;
+			while (*c == ' ' || *c == '\t' || *c == '\n' || *c == '\r')
+				c++;
+			if (*c == ':') {
+				hit = q;
+				break;
+			}
+		}
+		if (!hit)
+			return loc;
+		p = hit + 1;
+	}
+	loc.line = 1;
+	const char *bol = text;
+	for (const char *q = text; q < p - 1; q++)
+		if (*q == '\n') {
+			loc.line++;
+			bol = q + 1;
+		}
+	loc.col = (int)(p - 1 - bol) + 1;
+	return loc;
+}
+
+/* A parsed record with its text, for located messages. */
+typedef struct Record {
+	const char *path;  /* the file */
+	char *text;        /* its contents */
+	json_t *root;      /* the document */
+} Record;
+
+static void
+record_free(Record *r)
+{
+	free(r->text);
+	json_decref(r->root);
+	memset(r, 0, sizeof *r);
+}
+
+/* Read and parse; malformed JSON is an error at its line and column. */
+static bool
+record_load(Record *r, const char *path, TcDiags *d)
+{
+	memset(r, 0, sizeof *r);
+	r->path = path;
+	if (!(r->text = slurp(path, NULL))) {
+		tc_diag(d, TC_ERROR, (TcLoc){ path, 0, 0 },
+			"cannot read the tuning record: %s", strerror(errno));
+		return false;
+	}
+	json_error_t err;
+	r->root = json_loads(r->text, JSON_REJECT_DUPLICATES, &err);
+	if (!r->root) {
+		tc_diag(d, TC_ERROR, (TcLoc){ path, err.line, err.column },
+			"malformed JSON in the tuning record: %s", err.text);
+		return false;
+	}
+	if (!json_is_object(r->root)) {
+		tc_diag(d, TC_ERROR, (TcLoc){ path, 1, 1 },
+			"a tuning record is a JSON object");
+		return false;
+	}
+	return true;
+}
+
+/* The string member `key` of the record; NULL (after an error, when
+ * required) if missing or not a string. */
+static const char *
+record_string(Record *r, const char *key, bool required, TcDiags *d)
+{
+	json_t *v = json_object_get(r->root, key);
+	const char *path[1] = { key };
+	if (!v && !required)
+		return NULL;
+	if (!v) {
+		tc_diag(d, TC_ERROR, (TcLoc){ r->path, 0, 0 },
+			"key \"%s\" is missing from the tuning record", key);
+		return NULL;
+	}
+	if (!json_is_string(v)) {
+		tc_diag(d, TC_ERROR, key_loc(r->path, r->text, path, 1),
+			"key \"%s\": expected a string", key);
+		return NULL;
+	}
+	return json_string_value(v);
+}
+
+bool
+tc_config_apply(const char *path, const char *text, size_t len,
+		const char *device, TcArena *a, TcOptions *opt, TcDiags *d)
+{
+	Record r;
+	int errors = d->errors;
+	if (!record_load(&r, path, d)) {
+		record_free(&r);
+		return false;
+	}
+	const char *format = record_string(&r, "format", true, d);
+	if (format && strcmp(format, RECORD_FORMAT) != 0) {
+		const char *k[1] = { "format" };
+		tc_diag(d, TC_ERROR, key_loc(path, r.text, k, 1),
+			"key \"format\": \"%s\" is not a tuning record this "
+			"tilec reads (\"%s\")", format, RECORD_FORMAT);
+	}
+	const char *target = record_string(&r, "target", true, d);
+	const char *arch = record_string(&r, "arch", false, d);
+	const char *sha = record_string(&r, "source_sha256", true, d);
+	const char *rdevice = record_string(&r, "device", false, d);
+	const char *source = record_string(&r, "source", false, d);
+	json_t *chosen = json_object_get(r.root, "chosen");
+	const char *ck[1] = { "chosen" };
+	if (!chosen)
+		tc_diag(d, TC_ERROR, (TcLoc){ path, 0, 0 },
+			"key \"chosen\" is missing from the tuning record");
+	else if (!json_is_object(chosen))
+		tc_diag(d, TC_ERROR, key_loc(path, r.text, ck, 1),
+			"key \"chosen\": expected an object of tunable values");
+	if (d->errors != errors) {
+		record_free(&r);
+		return false;
+	}
+
+	/* Refused: values tuned for another target. */
+	if (strcmp(target, opt->target.name) != 0) {
+		const char *k[1] = { "target" };
+		tc_diag(d, TC_ERROR, key_loc(path, r.text, k, 1),
+			"key \"target\": the record was tuned for %s, not %s",
+			target, opt->target.name);
+	}
+	/* Warned: the values still bind, but may no longer be the best. */
+	if (arch && opt->target.arch && strcmp(target, opt->target.name) == 0 &&
+	    strcmp(arch, opt->target.arch) != 0) {
+		const char *k[1] = { "arch" };
+		tc_diag(d, TC_WARNING, key_loc(path, r.text, k, 1),
+			"key \"arch\": tuned for %s/%s, used for %s/%s",
+			target, arch, opt->target.name, opt->target.arch);
+	}
+	char hex[65];
+	sha256_hex(text, len, hex);
+	if (strcmp(sha, hex) != 0) {
+		const char *k[1] = { "source_sha256" };
+		tc_diag(d, TC_WARNING, key_loc(path, r.text, k, 1),
+			"key \"source_sha256\": the record was tuned on "
+			"another version of %s (SHA-256 %.12s..., this one "
+			"%.12s...)", source ? source : "the program", sha, hex);
+	}
+	if (device && device[0] && rdevice && strcmp(device, rdevice) != 0) {
+		const char *k[1] = { "device" };
+		tc_diag(d, TC_WARNING, key_loc(path, r.text, k, 1),
+			"key \"device\": tuned on %s, running on %s", rdevice,
+			device);
+	}
+
+	const char *name;
+	json_t *v;
+	json_object_foreach(chosen, name, v) {
+		const char *k[2] = { "chosen", name };
+		TcLoc loc = key_loc(path, r.text, k, 2);
+		if (!json_is_integer(v)) {
+			tc_diag(d, TC_ERROR, loc, "key \"chosen.%s\": expected "
+				"an integer", name);
+			continue;
+		}
+		bool given = false;
+		for (int i = 0; i < opt->ndefines; i++)
+			given |= strcmp(opt->define_name[i], name) == 0;
+		if (given)
+			continue;
+		if (opt->ndefines == TC_MAX_DEFINES) {
+			tc_diag(d, TC_ERROR, loc, "more than %d tunable "
+				"bindings", TC_MAX_DEFINES);
+			break;
+		}
+		/* A tunable the program lacks is specialize's error, at
+		 * this location. */
+		int i = opt->ndefines++;
+		opt->define_name[i] = tc_strdup(a, name);
+		opt->define_value[i] = json_integer_value(v);
+		opt->define_loc[i] = (TcLoc){ tc_strdup(a, path), loc.line,
+					      loc.col };
+	}
+	record_free(&r);
+	return d->errors == errors;
+}
+
+/* --- The program and its tunables ------------------------------------------ */
+
+/* Parse the program (no target passes), pick the kernel, collect the
+ * tunables with their choices. */
+static bool
+load_program(Tune *t)
+{
+	if (!(t->text = slurp(t->file, &t->len))) {
+		failf("cannot read %s: %s", t->file, strerror(errno));
+		return false;
+	}
+	sha256_hex(t->text, t->len, t->sha);
+	TcOptions opt;
+	if (!tc_options_init(&opt, t->target, t->arch)) {
+		failf("unknown target '%s'%s%s (targets: openmp, cuda, hip)",
+		      t->target, t->arch ? " or architecture " : "",
+		      t->arch ? t->arch : "");
+		return false;
+	}
+	t->tinfo = opt.target;
+	TcDiags d;
+	tc_diags_init(&d, t->file, t->text, t->len);
+	d.to_stderr = true;
+	t->arena = tc_arena_new();
+	t->prog = tc_parse(t->arena, t->file, t->text, &opt, &d);
+	bool ok = t->prog && d.errors == 0;
+	tc_diags_free(&d);
+	if (!ok)
+		return false;
+	TcBuf names;
+	tc_buf_init(&names);
+	for (int i = 0; i < t->prog->kernels.len; i++) {
+		const TcKernel *k = t->prog->kernels.items[i];
+		tc_buf_printf(&names, "%s%s", i ? ", " : "", k->name);
+		if (t->kernel ? strcmp(k->name, t->kernel) == 0
+			      : t->prog->kernels.len == 1)
+			t->kname = k->name;
+	}
+	if (!t->kname) {
+		if (t->kernel)
+			failf("%s has no kernel named '%s' (kernels: %s)",
+			      t->file, t->kernel, names.data ? names.data : "");
+		else
+			failf("%s has %d kernels (%s); pick one with --kernel",
+			      t->file, t->prog->kernels.len,
+			      names.data ? names.data : "none");
+	}
+	tc_buf_free(&names);
+	if (!t->kname)
+		return false;
+
+	if (t->prog->tunables.len > MAX_TUNABLES) {
+		failf("%s has %d tunables; tilec tune handles %d", t->file,
+		      t->prog->tunables.len, MAX_TUNABLES);
+		return false;
+	}
+	for (int i = 0; i < t->prog->tunables.len; i++) {
+		const TcVar *v = t->prog->tunables.items[i];
+		Tunable *u = &t->tun[t->ntun++];
+		u->name = v->name;
+		u->def = v->def_value;
+		for (int j = 0; j < v->nchoices && j < MAX_CHOICES; j++)
+			u->choices[u->nchoices++] = v->choices[j];
+		if (u->nchoices == 0)
+			u->choices[u->nchoices++] = u->def;
+	}
+	/* -D pins; --choices replaces a list. */
+	for (int i = 0; i < t->ndefines; i++) {
+		Tunable *u = NULL;
+		for (int j = 0; j < t->ntun; j++)
+			if (strcmp(t->tun[j].name, t->define_name[i]) == 0)
+				u = &t->tun[j];
+		if (!u) {
+			failf("-D %s: %s has no tunable of that name",
+			      t->define_name[i], t->file);
+			return false;
+		}
+		u->def = t->define_value[i];
+		u->choices[0] = u->def;
+		u->nchoices = 1;
+		u->pinned = true;
+	}
+	for (int i = 0; i < t->nchoice_args; i++) {
+		const char *arg = t->choice_arg[i];
+		const char *eq = strchr(arg, '=');
+		Tunable *u = NULL;
+		for (int j = 0; eq && j < t->ntun; j++)
+			if (strlen(t->tun[j].name) == (size_t)(eq - arg) &&
+			    strncmp(t->tun[j].name, arg, (size_t)(eq - arg)) == 0)
+				u = &t->tun[j];
+		if (!u) {
+			failf("--choices %s: expected NAME=V,V,... naming a "
+			      "tunable of %s", arg, t->file);
+			return false;
+		}
+		if (u->pinned) {
+			failf("--choices %s: %s is pinned with -D", arg, u->name);
+			return false;
+		}
+		u->nchoices = 0;
+		char *list = xstrdup(eq + 1);
+		bool good = true;
+		for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok;
+		     tok = strtok_r(NULL, ",", &save)) {
+			long long v;
+			if (!parse_ll(tok, &v) || u->nchoices == MAX_CHOICES) {
+				good = false;
+				break;
+			}
+			u->choices[u->nchoices++] = v;
+		}
+		free(list);
+		if (!good || u->nchoices == 0) {
+			failf("--choices %s: expected at most %d integers", arg,
+			      MAX_CHOICES);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The cartesian product of the choices (the last tunable varying
+ * fastest), and the default if the product lacks it. */
+static bool
+enumerate(Tune *t)
+{
+	long long total = 1;
+	for (int i = 0; i < t->ntun; i++) {
+		total *= t->tun[i].nchoices;
+		if (total > t->max_configs)
+			break;
+	}
+	if (total > t->max_configs) {
+		failf("the choices make more than %d configurations; narrow "
+		      "them with --choices or -D, or raise --max-configs",
+		      t->max_configs);
+		return false;
+	}
+	t->cfg = calloc((size_t)total + 1, sizeof *t->cfg);
+	if (!t->cfg) {
+		failf("out of memory");
+		return false;
+	}
+	t->default_index = -1;
+	for (long long n = 0; n < total; n++) {
+		Config *c = &t->cfg[t->ncfg++];
+		long long rest = n;
+		bool def = true;
+		for (int i = t->ntun - 1; i >= 0; i--) {
+			const Tunable *u = &t->tun[i];
+			c->values[i] = u->choices[rest % u->nchoices];
+			rest /= u->nchoices;
+			def &= c->values[i] == u->def;
+		}
+		if (def && t->default_index < 0) {
+			c->is_default = true;
+			t->default_index = (int)n;
+		}
+	}
+	if (t->default_index < 0) {
+		Config *c = &t->cfg[t->ncfg];
+		for (int i = 0; i < t->ntun; i++)
+			c->values[i] = t->tun[i].def;
+		c->is_default = true;
+		t->default_index = t->ncfg++;
+	}
+	for (int i = 0; i < t->ncfg; i++) {
+		t->cfg[i].rel_err = -1;
+		t->cfg[i].same_as = -1;
+		snprintf(t->cfg[i].id, sizeof t->cfg[i].id, "c%03d", i);
+	}
+	return true;
+}
+
+/* Options translating configuration c. */
+static void
+config_options(const Tune *t, const Config *c, TcOptions *opt)
+{
+	tc_options_init(opt, t->target, t->arch);
+	opt->kernel = t->kname;
+	opt->ndefines = t->ntun;
+	for (int i = 0; i < t->ntun; i++) {
+		opt->define_name[i] = t->tun[i].name;
+		opt->define_value[i] = c->values[i];
+		opt->define_loc[i] = (TcLoc){ "<tune>", 0, 0 };
+	}
+}
+
+/* --- Pruning ------------------------------------------------------------- */
+
+/* 32-bit registers one thread needs for the kernel's register fragments
+ * and local buffers, all live at once; names them in `what`. */
+static long long
+fragment_registers(const TcKernel *k, long long threads, TcBuf *what)
+{
+	long long regs = 0;
+	for (int i = 0; i < k->vars.len; i++) {
+		const TcVar *v = k->vars.items[i];
+		if (v->kind != TC_VAR_BUFFER)
+			continue;
+		bool in_regs = v->scope == TC_SCOPE_LOCAL ||
+			       (v->scope == TC_SCOPE_FRAGMENT &&
+				v->layout.kind != TC_LAYOUT_NONE &&
+				v->layout.kind != TC_LAYOUT_SMEM);
+		if (!in_regs)
+			continue;
+		long long elems = 1, e;
+		for (int j = 0; j < v->rank; j++)
+			elems *= tc_expr_const(v->shape[j], &e) ? e : 1;
+		if (v->scope == TC_SCOPE_FRAGMENT)
+			elems = (elems + threads - 1) / threads;
+		long long r = (elems * tc_dtype_bits(v->dtype) + 31) / 32;
+		regs += r;
+		tc_buf_printf(what, "%s%s %lld", what->len ? ", " : "", v->name,
+			      r);
+	}
+	return regs;
+}
+
+/* Why the translated kernel cannot run on the target, or NULL. */
+static char *
+prune_reason(const Tune *t, const TcKernel *k)
+{
+	if (t->tinfo.kind == TC_TARGET_OPENMP)
+		return NULL;
+	long long threads = 128;
+	if (k->threads)
+		tc_expr_const(k->threads, &threads);
+	if (threads > t->tinfo.max_threads)
+		return fmt_alloc("threads: %lld per block; %s allows %d",
+				 threads, t->tinfo.arch, t->tinfo.max_threads);
+	if (t->device_smem && (size_t)k->smem_bytes > t->device_smem)
+		return fmt_alloc("shared memory: %lld bytes per block; %s "
+				 "allows %zu", k->smem_bytes, t->device,
+				 t->device_smem);
+	if (t->register_limit > 0) {
+		TcBuf what;
+		tc_buf_init(&what);
+		long long regs = fragment_registers(k, threads, &what);
+		char *r = NULL;
+		if (regs > t->register_limit)
+			r = fmt_alloc("registers: the fragments need %lld 32-bit "
+				      "registers per thread (%s); a thread has "
+				      "%d", regs, what.data, t->register_limit);
+		tc_buf_free(&what);
+		if (r)
+			return r;
+	}
+	return NULL;
+}
+
+/* The code without comments, and without the definitions of tunables it
+ * never names: two configurations with the same normal form compile to
+ * the same thing. */
+static char *
+normal_form(const Tune *t, const char *src)
+{
+	TcBuf b;
+	tc_buf_init(&b);
+	for (const char *p = src; *p;) {
+		if (p[0] == '/' && p[1] == '/') {
+			while (*p && *p != '\n')
+				p++;
+		} else if (p[0] == '/' && p[1] == '*') {
+			const char *e = strstr(p + 2, "*/");
+			p = e ? e + 2 : p + strlen(p);
+		} else if (*p == '"' || *p == '\'') {
+			const char *q = p + 1;
+			while (*q && *q != *p)
+				q += q[0] == '\\' && q[1] ? 2 : 1;
+			q += *q ? 1 : 0;
+			tc_buf_printf(&b, "%.*s", (int)(q - p), p);
+			p = q;
+		} else {
+			const char *q = p;
+			while (*q && !(q[0] == '/' && (q[1] == '/' || q[1] == '*')) &&
+			       *q != '"' && *q != '\'')
+				q++;
+			tc_buf_printf(&b, "%.*s", (int)(q - p), p);
+			p = q;
+		}
+	}
+	char *code = tc_buf_take(&b);
+	if (!code)
+		return xstrdup("");
+	for (int i = 0; i < t->ntun; i++) {
+		const char *name = t->tun[i].name;
+		size_t n = strlen(name);
+		int uses = 0, defs = 0;
+		for (char *q = strstr(code, name); q; q = strstr(q + n, name)) {
+			bool word = (q == code || !(q[-1] == '_' ||
+						    (q[-1] >= '0' && q[-1] <= '9') ||
+						    ((q[-1] | 32) >= 'a' &&
+						     (q[-1] | 32) <= 'z'))) &&
+				    !(q[n] == '_' || (q[n] >= '0' && q[n] <= '9') ||
+				      ((q[n] | 32) >= 'a' && (q[n] | 32) <= 'z'));
+			if (!word)
+				continue;
+			uses++;
+			const char *r = q + n;
+			while (*r == ' ')
+				r++;
+			if (*r == '=' && r[1] != '=')
+				defs++;
+		}
+		if (uses != defs)
+			continue;
+		/* Only defined: blank out "NAME = VALUE". */
+		for (char *q = strstr(code, name); q; q = strstr(q + 1, name)) {
+			char *r = q + n;
+			while (*r == ' ')
+				r++;
+			if (*r != '=')
+				continue;
+			r++;
+			while (*r == ' ')
+				r++;
+			if (*r == '-')
+				r++;
+			while (*r >= '0' && *r <= '9')
+				r++;
+			memset(q, ' ', (size_t)(r - q));
+		}
+	}
+	return code;
+}
+
+/* How many tunables c has at their default. */
+static int
+nearness(const Tune *t, const Config *c)
+{
+	int n = 0;
+	for (int i = 0; i < t->ntun; i++)
+		n += c->values[i] == t->tun[i].def;
+	return n;
+}
+
+/* Translate every configuration: prune, find duplicates, keep the source
+ * and launch manifest when asked.  Returns the number left to compile. */
+static int
+translate_all(Tune *t, bool keep_source)
+{
+	int left = 0, pruned = 0, same = 0;
+	for (int i = 0; i < t->ncfg; i++) {
+		Config *c = &t->cfg[i];
+		TcOptions opt;
+		config_options(t, c, &opt);
+		opt.standalone = keep_source;
+		TcDiags d;
+		tc_diags_init(&d, t->file, t->text, t->len);
+		TcArena *a = tc_arena_new();
+		TcProgram *p = NULL;
+		TcBuf src;
+		tc_buf_init(&src);
+		bool ok = tc_translate(a, t->file, t->text, &opt, &d, &p, &src) &&
+			  d.errors == 0;
+		const TcKernel *k = NULL;
+		for (int j = 0; ok && j < p->kernels.len; j++)
+			if (strcmp(((TcKernel *)p->kernels.items[j])->name,
+				   t->kname) == 0)
+				k = p->kernels.items[j];
+		if (!ok || !k) {
+			/* The translator's first word on it. */
+			const char *msg = d.text.data ? d.text.data : "";
+			const char *e = strstr(msg, "error: ");
+			e = e ? e + 7 : msg;
+			c->reason = strndup(e, strcspn(e, "\n"));
+			c->status = ST_PRUNED;
+		} else if ((c->reason = prune_reason(t, k))) {
+			c->status = ST_PRUNED;
+		} else {
+			c->norm = normal_form(t, src.data ? src.data : "");
+			for (int j = 0; j < i && !t->no_prune_dupes; j++) {
+				Config *o = &t->cfg[j];
+				if (o->norm && o->status == ST_PENDING &&
+				    strcmp(o->norm, c->norm) == 0) {
+					c->status = ST_SAME_CODE;
+					c->same_as = j;
+					break;
+				}
+			}
+		}
+		/* Of configurations with the same code, the one measured is
+		 * the one nearest the default (the default itself, which
+		 * the comparison needs by name): the record then changes
+		 * no value it need not. */
+		if (c->status == ST_SAME_CODE &&
+		    nearness(t, c) > nearness(t, &t->cfg[c->same_as])) {
+			Config *o = &t->cfg[c->same_as];
+			o->status = ST_SAME_CODE;
+			o->same_as = i;
+			c->status = ST_PENDING;
+			c->same_as = -1;
+			free(o->source);
+			free(o->launch);
+			o->source = o->launch = NULL;
+		}
+		if (keep_source && c->status == ST_PENDING) {
+			c->source = tc_buf_take(&src);
+			TcBuf l;
+			tc_buf_init(&l);
+			tc_launch_json(p, k, &opt.target, &l);
+			c->launch = tc_buf_take(&l);
+		}
+		tc_buf_free(&src);
+		tc_arena_free(a);
+		tc_diags_free(&d);
+	}
+	for (int i = 0; i < t->ncfg; i++) {
+		Config *c = &t->cfg[i];
+		/* Point duplicates at the one that is measured. */
+		while (c->status == ST_SAME_CODE &&
+		       t->cfg[c->same_as].status == ST_SAME_CODE)
+			c->same_as = t->cfg[c->same_as].same_as;
+		left += c->status == ST_PENDING;
+		pruned += c->status == ST_PRUNED;
+		same += c->status == ST_SAME_CODE;
+	}
+	fprintf(stderr, "tilec tune: %s, kernel %s for %s/%s: %d "
+		"configurations, %d pruned, %d with the same code as another, "
+		"%d to compile\n", t->file, t->kname, t->tinfo.name,
+		t->tinfo.arch, t->ncfg, pruned, same, left);
+	for (int i = 0; i < t->ncfg; i++) {
+		const Config *c = &t->cfg[i];
+		if (c->status != ST_PRUNED)
+			continue;
+		TcBuf v;
+		tc_buf_init(&v);
+		values_text(t, c->values, &v);
+		fprintf(stderr, "  pruned %s: %s\n", v.data, c->reason);
+		tc_buf_free(&v);
+	}
+	return left;
+}
+
+/* --- Searching on this machine: `tilec run` per configuration --------------- */
+
+/* An argument vector for tc_run_report. */
+typedef struct Argv {
+	char *v[3 * MAX_TUNABLES + 48]; /* malloc'd strings */
+	int n;
+} Argv;
+
+static void
+argv_add(Argv *a, const char *s)
+{
+	tc_assert(a->n < (int)(sizeof a->v / sizeof a->v[0]) - 1);
+	a->v[a->n++] = xstrdup(s);
+	a->v[a->n] = NULL;
+}
+
+static void
+argv_free(Argv *a)
+{
+	for (int i = 0; i < a->n; i++)
+		free(a->v[i]);
+	a->n = 0;
+}
+
+/* `tilec run` for configuration c on `shape`, with `extra` arguments. */
+static void
+run_argv(const Tune *t, const Config *c, const Shape *shape, Argv *a,
+	 const char *const *extra)
+{
+	a->n = 0;
+	argv_add(a, "run");
+	argv_add(a, t->file);
+	argv_add(a, "-t");
+	argv_add(a, t->target);
+	const char *opt[][2] = {
+		{ "--arch", t->arch }, { "--march", t->march },
+		{ "--cc", t->cc },     { "--device", t->device_arg },
+		{ "--seed", t->seed }, { "--tol", t->tol },
+	};
+	for (size_t i = 0; i < sizeof opt / sizeof opt[0]; i++)
+		if (opt[i][1]) {
+			argv_add(a, opt[i][0]);
+			argv_add(a, opt[i][1]);
+		}
+	argv_add(a, "--kernel");
+	argv_add(a, t->kname);
+	for (int i = 0; i < t->ntun; i++) {
+		char def[256];
+		snprintf(def, sizeof def, "%s=%lld", t->tun[i].name,
+			 c->values[i]);
+		argv_add(a, "-D");
+		argv_add(a, def);
+	}
+	if (shape->text) {
+		argv_add(a, "--shape");
+		argv_add(a, shape->text);
+	}
+	argv_add(a, "--json");
+	for (int i = 0; extra && extra[i]; i++)
+		argv_add(a, extra[i]);
+}
+
+/* Run `tilec run` and parse its report; NULL if it printed none. */
+static json_t *
+run_report(Argv *a, int *status)
+{
+	char *text = NULL;
+	*status = tc_run_report(a->n, a->v, &text);
+	json_t *r = text ? json_loads(text, 0, NULL) : NULL;
+	free(text);
+	return r;
+}
+
+static double
+num(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+	return v ? json_number_value(v) : 0;
+}
+
+static const char *
+str(json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+	return s ? s : "";
+}
+
+/* Check configuration c at the check shape (worker threads). */
+static void
+check_one(Tune *t, Config *c)
+{
+	Argv a;
+	run_argv(t, c, t->check_shape.n ? &t->check_shape : &t->shape, &a,
+		 NULL);
+	int st;
+	json_t *r = run_report(&a, &st);
+	argv_free(&a);
+	const char *error = str(r, "error");
+	c->cache_hit = json_is_true(json_object_get(r, "cache_hit"));
+	c->compile_ms = num(r, "jit_ms");
+	if (st == 0) {
+		c->status = ST_PENDING;
+		c->rel_err = 0;
+		size_t i;
+		json_t *o;
+		json_array_foreach(json_object_get(r, "outputs"), i, o)
+			if (num(o, "max_rel_err") > c->rel_err)
+				c->rel_err = num(o, "max_rel_err");
+	} else if (st == 1) {
+		c->status = ST_WRONG;
+		TcBuf why;
+		tc_buf_init(&why);
+		size_t i;
+		json_t *o;
+		json_array_foreach(json_object_get(r, "outputs"), i, o) {
+			if (json_is_true(json_object_get(o, "ok")))
+				continue;
+			tc_buf_printf(&why, "%s%s: max rel err %.3g (tol %g)",
+				      why.len ? "; " : "", str(o, "name"),
+				      num(o, "max_rel_err"), num(o, "tol"));
+			if (num(o, "unwritten") > 0)
+				tc_buf_printf(&why, ", %.0f unwritten",
+					      num(o, "unwritten"));
+			if (num(o, "nan_mismatch") > 0)
+				tc_buf_printf(&why, ", %.0f NaN/inf mismatches",
+					      num(o, "nan_mismatch"));
+			if (num(o, "max_rel_err") > c->rel_err)
+				c->rel_err = num(o, "max_rel_err");
+		}
+		if (!why.len)
+			tc_buf_puts(&why, error[0] ? error : "the check failed");
+		c->reason = tc_buf_take(&why);
+	} else if (strncmp(error, "cannot compile", 14) == 0) {
+		c->status = ST_COMPILE_ERROR;
+		c->reason = xstrdup("the compiler rejected the generated code");
+		c->log = xstrdup(error);
+	} else {
+		c->status = ST_FAILED;
+		c->reason = xstrdup(error[0] ? error : "tilec run stopped");
+		const char *diag = str(r, "diagnostics");
+		if (diag[0])
+			c->log = xstrdup(diag);
+	}
+	json_decref(r);
+}
+
+/* One progress line (and a failure's details), under the lock. */
+static void
+progress(Tune *t, const Config *c, const char *what)
+{
+	TcBuf v;
+	tc_buf_init(&v);
+	values_text(t, c->values, &v);
+	fprintf(stderr, "[%3d/%d] %s%s: %s\n", t->done, t->todo, v.data,
+		c->is_default ? " (default)" : "", what);
+	if (c->log && c->status == ST_COMPILE_ERROR)
+		fprintf(stderr, "%s\n", c->log);
+	tc_buf_free(&v);
+}
+
+static void
+report_check(Tune *t, const Config *c)
+{
+	char *what;
+	switch (c->status) {
+	case ST_WRONG:
+		what = fmt_alloc("WRONG, dropped: %s", c->reason);
+		break;
+	case ST_COMPILE_ERROR:
+		what = fmt_alloc("COMPILE ERROR, skipped; the log:");
+		break;
+	case ST_FAILED:
+		what = fmt_alloc("FAILED, skipped: %s", c->reason);
+		break;
+	default:
+		what = fmt_alloc("correct (max rel err %.2g), %s %.0f ms",
+				 c->rel_err, c->cache_hit ? "cached" : "compiled",
+				 c->compile_ms);
+		break;
+	}
+	progress(t, c, what);
+	free(what);
+}
+
+static void *
+check_worker(void *arg)
+{
+	Tune *t = arg;
+	for (;;) {
+		pthread_mutex_lock(&t->lock);
+		while (t->next < t->ncfg && t->cfg[t->next].status != ST_PENDING)
+			t->next++;
+		int i = t->next < t->ncfg ? t->next++ : -1;
+		pthread_mutex_unlock(&t->lock);
+		if (i < 0)
+			return NULL;
+		Config *c = &t->cfg[i];
+		check_one(t, c);
+		pthread_mutex_lock(&t->lock);
+		t->done++;
+		report_check(t, c);
+		pthread_mutex_unlock(&t->lock);
+	}
+}
+
+/* Compile and check every pending configuration, --jobs at a time. */
+static void
+check_all(Tune *t)
+{
+	t->next = t->done = 0;
+	t->todo = 0;
+	for (int i = 0; i < t->ncfg; i++)
+		t->todo += t->cfg[i].status == ST_PENDING;
+	fprintf(stderr, "tilec tune: compiling and checking %d at %s, %d at "
+		"a time\n", t->todo,
+		t->check_shape.n ? t->check_shape.text : t->shape.text, t->jobs);
+	pthread_t th[64];
+	int n = t->jobs < 64 ? t->jobs : 64, started = 0;
+	for (int i = 0; i < n; i++)
+		started += pthread_create(&th[started], NULL, check_worker, t) == 0;
+	if (started == 0)
+		check_worker(t);
+	for (int i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+}
+
+/* Time configuration c at the tuning shape; false (*why set, malloc'd)
+ * if that failed. */
+static bool
+time_one(Tune *t, Config *c, char **why)
+{
+	char repeat[32], warmup[32];
+	snprintf(repeat, sizeof repeat, "%d", t->repeat);
+	snprintf(warmup, sizeof warmup, "%d", t->warmup);
+	const char *extra[] = { "--bench", "--no-check", "--repeat", repeat,
+				"--warmup", warmup, NULL };
+	Argv a;
+	run_argv(t, c, &t->shape, &a, extra);
+	int st;
+	json_t *r = run_report(&a, &st);
+	argv_free(&a);
+	json_t *b = json_object_get(r, "bench");
+	if (st != 0 || !b) {
+		*why = xstrdup(str(r, "error")[0] ? str(r, "error")
+						  : "timing failed");
+		json_decref(r);
+		return false;
+	}
+	double ms = num(b, "median_ms");
+	if (c->ntimes == 0) {
+		c->median_ms = ms;
+		c->min_ms = num(b, "min_ms");
+		c->mean_ms = num(b, "mean_ms");
+		c->runs = (int)num(b, "runs");
+		c->input_sets = (int)num(b, "input_sets");
+		c->gflops = num(b, "gflops");
+		c->gbps = num(b, "gbps");
+	}
+	if (c->ntimes < MAX_TIMES)
+		c->times[c->ntimes++] = ms;
+	c->final_ms = median(c->times, c->ntimes);
+	json_decref(r);
+	return true;
+}
+
+static char *
+time_text(const Config *c)
+{
+	if (c->gflops > 0)
+		return fmt_alloc("%.4g ms (min %.4g), %.1f GFLOP/s", c->median_ms,
+				 c->min_ms, c->gflops);
+	return fmt_alloc("%.4g ms (min %.4g), %.1f GB/s", c->median_ms,
+			 c->min_ms, c->gbps);
+}
+
+static int
+cmp_by_time(const void *a, const void *b)
+{
+	const Config *x = *(Config *const *)a, *y = *(Config *const *)b;
+	return cmp_double(&x->final_ms, &y->final_ms);
+}
+
+/* Time every checked configuration, then the finalists again in
+ * alternating rounds.  Returns the chosen one, or NULL. */
+static Config *
+time_all(Tune *t)
+{
+	t->done = 0;
+	t->todo = 0;
+	for (int i = 0; i < t->ncfg; i++)
+		t->todo += t->cfg[i].status == ST_PENDING;
+	fprintf(stderr, "tilec tune: timing %d at %s (%s, median of %d after "
+		"%d warm-up launches, rotating input sets)\n", t->todo,
+		t->shape.text, t->timer, t->repeat, t->warmup);
+	Config **ok = calloc((size_t)t->ncfg + 1, sizeof *ok);
+	int nok = 0;
+	for (int i = 0; ok && i < t->ncfg; i++) {
+		Config *c = &t->cfg[i];
+		if (c->status != ST_PENDING)
+			continue;
+		t->done++;
+		char *why = NULL;
+		if (time_one(t, c, &why)) {
+			c->status = ST_OK;
+			ok[nok++] = c;
+			char *tt = time_text(c);
+			progress(t, c, tt);
+			free(tt);
+		} else {
+			c->status = ST_FAILED;
+			c->reason = why;
+			char *line = fmt_alloc("FAILED, skipped: %s", why);
+			progress(t, c, line);
+			free(line);
+		}
+	}
+	if (!ok || nok == 0) {
+		free(ok);
+		return NULL;
+	}
+	/* The finalists: the fastest few and the default. */
+	qsort(ok, (size_t)nok, sizeof *ok, cmp_by_time);
+	Config *fin[FINALISTS + 1];
+	int nfin = 0;
+	for (int i = 0; i < nok && nfin < FINALISTS; i++)
+		fin[nfin++] = ok[i];
+	Config *def = &t->cfg[t->default_index];
+	bool have_def = false;
+	for (int i = 0; i < nfin; i++)
+		have_def |= fin[i] == def;
+	if (def->status == ST_OK && !have_def)
+		fin[nfin++] = def;
+	if (t->confirm > 0 && nfin > 1)
+		fprintf(stderr, "tilec tune: %d more rounds over the %d "
+			"finalists\n", t->confirm, nfin);
+	for (int round = 0; round < t->confirm && nfin > 1; round++) {
+		for (int j = 0; j < nfin; j++) {
+			/* A different order each round. */
+			Config *c = fin[(j + round) % nfin];
+			char *why = NULL;
+			if (!time_one(t, c, &why)) {
+				/* Keep its earlier timings. */
+				fprintf(stderr, "tilec tune: timing again "
+					"failed: %s\n", why);
+				free(why);
+			}
+		}
+	}
+	Config *best = NULL;
+	for (int i = 0; i < nfin; i++)
+		if (!best || fin[i]->final_ms < best->final_ms)
+			best = fin[i];
+	if (nfin > 1) {
+		for (int i = 0; i < nfin; i++) {
+			TcBuf v;
+			tc_buf_init(&v);
+			values_text(t, fin[i]->values, &v);
+			fprintf(stderr, "  %-40s %.4g ms median of %d timings%s%s\n",
+				v.data, fin[i]->final_ms, fin[i]->ntimes,
+				fin[i]->is_default ? ", the default" : "",
+				fin[i] == best ? ", chosen" : "");
+			tc_buf_free(&v);
+		}
+	}
+	free(ok);
+	return best;
+}
+
+/* --- The record ------------------------------------------------------------- */
+
+/* Order in the record: measured ones fastest first, then the rest by
+ * status, each in enumeration order. */
+static int
+status_rank(Status s)
+{
+	static const int rank[ST_COUNT] = {
+		[ST_OK] = 0,      [ST_SAME_CODE] = 1,     [ST_WRONG] = 2,
+		[ST_FAILED] = 3,  [ST_COMPILE_ERROR] = 4, [ST_PRUNED] = 5,
+		[ST_PENDING] = 6,
+	};
+	return rank[s];
+}
+
+static int
+cmp_record_order(const void *a, const void *b)
+{
+	const Config *x = *(Config *const *)a, *y = *(Config *const *)b;
+	int rx = status_rank(x->status), ry = status_rank(y->status);
+	if (rx != ry)
+		return rx - ry;
+	if (x->status == ST_OK && x->final_ms != y->final_ms)
+		return cmp_double(&x->final_ms, &y->final_ms);
+	return (x > y) - (x < y);
+}
+
+static json_t *
+config_json(const Tune *t, const Config *c)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "values", values_json(t, c->values, false));
+	json_object_set_new(o, "status", json_string(status_names[c->status]));
+	if (c->is_default)
+		json_object_set_new(o, "default", json_true());
+	if (c->reason)
+		json_object_set_new(o, "reason", json_string(c->reason));
+	if (c->log) {
+		size_t n = strlen(c->log);
+		char *keep = n > LOG_KEEP ? fmt_alloc("%.*s\n[... %zu more bytes]",
+						      LOG_KEEP, c->log,
+						      n - LOG_KEEP)
+					  : xstrdup(c->log);
+		json_object_set_new(o, "log", json_string(keep));
+		free(keep);
+	}
+	if (c->status == ST_SAME_CODE && c->same_as >= 0)
+		json_object_set_new(o, "same_code_as",
+				    values_json(t, t->cfg[c->same_as].values,
+						false));
+	if (c->rel_err >= 0)
+		json_object_set_new(o, "max_rel_err", json_real(c->rel_err));
+	if (c->ntimes > 0) {
+		json_object_set_new(o, "median_ms", json_real(c->median_ms));
+		json_object_set_new(o, "min_ms", json_real(c->min_ms));
+		json_object_set_new(o, "mean_ms", json_real(c->mean_ms));
+		json_object_set_new(o, "runs", json_integer(c->runs));
+		json_object_set_new(o, "final_ms", json_real(c->final_ms));
+		json_object_set_new(o, "timings", json_integer(c->ntimes));
+		if (c->gflops > 0)
+			json_object_set_new(o, "gflops", json_real(c->gflops));
+		if (c->gbps > 0)
+			json_object_set_new(o, "gbps", json_real(c->gbps));
+	}
+	return o;
+}
+
+/* The whole record.  shape, bucket and check are consumed. */
+static json_t *
+record_json(Tune *t, const Config *best, json_t *shape, json_t *bucket,
+	    json_t *check)
+{
+	json_t *r = json_object();
+	json_object_set_new(r, "format", json_string(RECORD_FORMAT));
+	json_object_set_new(r, "tilec_version", json_string(TILEC_VERSION));
+	json_object_set_new(r, "created", now_json());
+	json_object_set_new(r, "kernel", json_string(t->kname));
+	json_object_set_new(r, "source", json_string(t->file));
+	json_object_set_new(r, "source_sha256", json_string(t->sha));
+	json_object_set_new(r, "target", json_string(t->tinfo.name));
+	json_object_set_new(r, "arch", json_string(t->tinfo.arch));
+	if (t->march)
+		json_object_set_new(r, "march", json_string(t->march));
+	json_object_set_new(r, "device", json_string(t->device));
+	json_object_set_new(r, "compilers", json_incref(t->compilers));
+	json_object_set_new(r, "shape", shape);
+	json_object_set_new(r, "shape_bucket", bucket);
+	json_object_set_new(r, "check_shape", check);
+	json_t *pinned = json_object();
+	for (int i = 0; i < t->ntun; i++)
+		if (t->tun[i].pinned)
+			json_object_set_new(pinned, t->tun[i].name,
+					    json_integer(t->tun[i].def));
+	json_object_set_new(r, "pinned", pinned);
+	const Config *def = &t->cfg[t->default_index];
+	json_object_set_new(r, "default", values_json(t, def->values, true));
+	json_object_set_new(r, "chosen", values_json(t, best->values, true));
+
+	json_t *m = json_object();
+	json_object_set_new(m, "statistic", json_string("median"));
+	json_object_set_new(m, "timer", json_string(t->timer));
+	json_object_set_new(m, "warmup", json_integer(t->warmup));
+	json_object_set_new(m, "repeat", json_integer(t->repeat));
+	json_object_set_new(m, "confirm_rounds", json_integer(t->confirm));
+	json_object_set_new(m, "finalists", json_integer(FINALISTS));
+	if (best->input_sets)
+		json_object_set_new(m, "input_sets",
+				    json_integer(best->input_sets));
+	json_object_set_new(r, "measure", m);
+
+	json_t *res = json_object();
+	int count[ST_COUNT] = { 0 };
+	for (int i = 0; i < t->ncfg; i++)
+		count[t->cfg[i].status]++;
+	json_t *counts = json_object();
+	for (int s = 0; s < ST_COUNT; s++)
+		if (count[s])
+			json_object_set_new(counts, status_names[s],
+					    json_integer(count[s]));
+	json_object_set_new(res, "configs", json_integer(t->ncfg));
+	json_object_set_new(res, "by_status", counts);
+	json_object_set_new(res, "chosen_ms", json_real(best->final_ms));
+	if (def->status == ST_OK) {
+		json_object_set_new(res, "default_ms", json_real(def->final_ms));
+		json_object_set_new(res, "speedup",
+				    json_real(def->final_ms / best->final_ms));
+	}
+	json_object_set_new(r, "result", res);
+
+	Config **order = calloc((size_t)t->ncfg, sizeof *order);
+	json_t *all = json_array();
+	for (int i = 0; order && i < t->ncfg; i++)
+		order[i] = &t->cfg[i];
+	if (order) {
+		qsort(order, (size_t)t->ncfg, sizeof *order, cmp_record_order);
+		for (int i = 0; i < t->ncfg; i++)
+			json_array_append_new(all, config_json(t, order[i]));
+	}
+	free(order);
+	json_object_set_new(r, "configs", all);
+	return r;
+}
+
+/* The summary after a search. */
+static void
+print_choice(const Tune *t, const Config *best, const char *path)
+{
+	const Config *def = &t->cfg[t->default_index];
+	TcBuf v;
+	tc_buf_init(&v);
+	values_text(t, best->values, &v);
+	printf("chosen: %s, %.4g ms", v.data, best->final_ms);
+	if (best == def)
+		printf(" (the default)");
+	else if (def->status == ST_OK)
+		printf("; the default %.4g ms (%.2fx)", def->final_ms,
+		       def->final_ms / best->final_ms);
+	else
+		printf("; the default was %s", status_names[def->status]);
+	printf("\n");
+	if (path)
+		printf("record: %s\n", path);
+	tc_buf_free(&v);
+}
+
+static const char *
+record_path(Tune *t, char *buf, size_t n)
+{
+	if (t->out)
+		return t->out;
+	snprintf(buf, n, "%s.%s.tune.json", t->kname, t->tinfo.name);
+	return buf;
+}
+
+/* --- This machine: device, compilers ------------------------------------------ */
+
+/* Open the target's device once: its name, limits, and the translator
+ * arch `tilec run` will use on it. */
+static bool
+open_device(Tune *t, char *arch_buf, size_t n)
+{
+	int backend = tilec_backend_from_name(t->target);
+	if (backend < 0) {
+		failf("unknown target '%s' (openmp, cuda or hip)", t->target);
+		return false;
+	}
+	long long dev = 0;
+	if (t->device_arg && (!parse_ll(t->device_arg, &dev) || dev < 0)) {
+		failf("--device %s: expected a device number", t->device_arg);
+		return false;
+	}
+	tilec_init_error e;
+	tilec_context *ctx = tilec_context_new((tilec_backend)backend,
+					       backend == TILEC_BACKEND_OPENMP
+						       ? 0
+						       : (int)dev,
+					       &e);
+	if (!ctx) {
+		failf("%s", e.message);
+		if (backend != TILEC_BACKEND_OPENMP)
+			fprintf(stderr, "  (where the target cannot run, "
+				"`tilec tune --prepare DIR` writes the "
+				"configurations for tools/tune_farm.py)\n");
+		return false;
+	}
+	tilec_device_info info;
+	tilec_device_get_info(ctx, &info);
+	tilec_context_free(ctx);
+	tc_tune_device_name(t->target, info.name, t->device, sizeof t->device);
+	t->device_smem = info.max_shared_bytes;
+	t->compilers = json_object();
+	if (backend == TILEC_BACKEND_OPENMP) {
+		const char *cc = t->cc ? t->cc : getenv("TILEC_CC");
+		char *cmd = fmt_alloc("%s --version 2>/dev/null",
+				      cc && cc[0] ? cc : "cc");
+		char *v = first_line_of(cmd);
+		json_object_set_new(t->compilers, "cc",
+				    json_string(v ? v : "unknown"));
+		free(v);
+		free(cmd);
+		t->timer = "wall clock";
+	} else {
+		json_object_set_new(t->compilers, "runtime",
+				    json_string("tilec runtime "
+						TILEC_RUNTIME_VERSION));
+		t->timer = "device events";
+		/* As `tilec run` picks it. */
+		TcTarget tt;
+		if (!t->arch) {
+			if (tc_target_init(&tt, t->target, info.arch))
+				snprintf(arch_buf, n, "%s", info.arch);
+			else
+				snprintf(arch_buf, n, "%s",
+					 backend == TILEC_BACKEND_CUDA ? "sm_80"
+								       : "gfx90a");
+			t->arch = arch_buf;
+		}
+	}
+	return true;
+}
+
+/* Search on this machine and write the record. */
+static int
+tune_here(Tune *t)
+{
+	char arch[32];
+	if (!open_device(t, arch, sizeof arch) || !load_program(t) ||
+	    !enumerate(t))
+		return EXIT_STOPPED;
+	if (!t->shape.n) {
+		failf("--shape is required: the values of %s's integer "
+		      "parameters", t->kname);
+		return EXIT_STOPPED;
+	}
+	if (translate_all(t, false) > 0)
+		check_all(t);
+	Config *best = time_all(t);
+	if (!best) {
+		failf("no configuration of %s passed its check; no record "
+		      "written", t->kname);
+		return EXIT_NONE;
+	}
+	char buf[512];
+	const char *path = record_path(t, buf, sizeof buf);
+	json_t *rec = record_json(t, best, shape_json(&t->shape),
+				  bucket_json(&t->shape),
+				  shape_json(t->check_shape.n ? &t->check_shape
+							      : &t->shape));
+	bool ok = write_json(path, rec);
+	json_decref(rec);
+	if (!ok)
+		return EXIT_STOPPED;
+	print_choice(t, best, path);
+	return EXIT_OK;
+}
+
+/* --config RECORD: the record's choice and the default, checked and timed
+ * again here, next to what the record says. */
+static int
+tune_replay(Tune *t)
+{
+	char arch[32];
+	if (!open_device(t, arch, sizeof arch) || !load_program(t))
+		return EXIT_STOPPED;
+	if (!t->shape.n) {
+		failf("--shape is required");
+		return EXIT_STOPPED;
+	}
+	TcOptions opt;
+	tc_options_init(&opt, t->target, t->arch);
+	TcDiags d;
+	tc_diags_init(&d, t->file, t->text, t->len);
+	d.to_stderr = true;
+	for (int i = 0; i < t->ndefines; i++) {
+		opt.define_name[opt.ndefines] = t->define_name[i];
+		opt.define_value[opt.ndefines++] = t->define_value[i];
+	}
+	TcArena *a = tc_arena_new();
+	bool ok = tc_config_apply(t->config, t->text, t->len, t->device, a,
+				  &opt, &d);
+	tc_diags_free(&d);
+	t->cfg = calloc(2, sizeof *t->cfg);
+	if (!ok || !t->cfg) {
+		tc_arena_free(a);
+		return EXIT_STOPPED;
+	}
+	Config *chosen = &t->cfg[0], *def = &t->cfg[1];
+	bool same = true;
+	for (int i = 0; i < t->ntun; i++) {
+		chosen->values[i] = def->values[i] = t->tun[i].def;
+		for (int j = 0; j < opt.ndefines; j++)
+			if (strcmp(opt.define_name[j], t->tun[i].name) == 0)
+				chosen->values[i] = opt.define_value[j];
+		same &= chosen->values[i] == def->values[i];
+		/* Show every value that differs. */
+		if (chosen->values[i] != def->values[i])
+			t->tun[i].nchoices = t->tun[i].nchoices > 1
+						     ? t->tun[i].nchoices
+						     : 2;
+	}
+	tc_arena_free(a);
+	t->ncfg = same ? 1 : 2;
+	def = same ? chosen : def;
+	def->is_default = true;
+	t->default_index = same ? 0 : 1;
+	for (int i = 0; i < t->ncfg; i++) {
+		t->cfg[i].rel_err = -1;
+		t->cfg[i].same_as = -1;
+	}
+	if (translate_all(t, false) > 0)
+		check_all(t);
+	Config *best = time_all(t);
+	if (!best) {
+		failf("neither the record's choice nor the default passed");
+		return EXIT_NONE;
+	}
+	Record r;
+	TcDiags quiet;
+	tc_diags_init(&quiet, NULL, NULL, 0);
+	if (record_load(&r, t->config, &quiet)) {
+		json_t *res = json_object_get(r.root, "result");
+		if (json_object_get(res, "chosen_ms"))
+			printf("the record: chosen %.4g ms, default %.4g ms, on "
+			       "%s\n", num(res, "chosen_ms"),
+			       num(res, "default_ms"),
+			       str(r.root, "device"));
+	}
+	record_free(&r);
+	tc_diags_free(&quiet);
+	printf("replayed here (%s): the record's choice %.4g ms", t->device,
+	       chosen->status == ST_OK ? chosen->final_ms : NAN);
+	if (!same && def->status == ST_OK)
+		printf(", the default %.4g ms (%.2fx)", def->final_ms,
+		       def->final_ms / chosen->final_ms);
+	printf("\n");
+	return chosen->status == ST_OK ? EXIT_OK : EXIT_NONE;
+}
+
+/* --- --prepare: configurations for a machine without the translator --------- */
+
+enum { READ = 1, WRITE = 2 };
+
+/* One kernel parameter at the check shape. */
+typedef struct Arg {
+	const TcVar *var;       /* the parameter */
+	int role;               /* TENSOR: READ | WRITE */
+	size_t count;           /* TENSOR: elements */
+	size_t bytes;           /* TENSOR: bytes of storage */
+	void *data;             /* TENSOR: its storage */
+	union {
+		int32_t i32;
+		int64_t i64;
+		int8_t i8;
+		uint8_t u8;
+		float f32;
+		double f64;
+	} scalar;               /* SCALAR: the value, in its C type */
+} Arg;
+
+static void mark_expr(Arg *args, const TcExpr *e);
+
+static void
+mark_var(Arg *args, const TcVar *v, int role)
+{
+	if (v->kind == TC_VAR_TENSOR && v->param >= 0)
+		args[v->param].role |= role;
+}
+
+static void
+mark_region(Arg *args, const TcRegion *g, int role)
+{
+	mark_var(args, g->var, role);
+	for (int i = 0; !g->whole && i < g->var->rank; i++)
+		mark_expr(args, g->origin[i]);
+}
+
+static void
+mark_expr(Arg *args, const TcExpr *e)
+{
+	if (!e)
+		return;
+	switch (e->kind) {
+	case TC_EX_BINARY:
+		mark_expr(args, e->u.bin.lhs);
+		mark_expr(args, e->u.bin.rhs);
+		break;
+	case TC_EX_UNARY: mark_expr(args, e->u.un.arg); break;
+	case TC_EX_SELECT:
+		mark_expr(args, e->u.sel.cond);
+		mark_expr(args, e->u.sel.then);
+		mark_expr(args, e->u.sel.els);
+		break;
+	case TC_EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			mark_expr(args, e->u.call.args[i]);
+		break;
+	case TC_EX_CAST: mark_expr(args, e->u.cast.arg); break;
+	case TC_EX_LOAD:
+		mark_var(args, e->u.load.var, READ);
+		for (int i = 0; i < e->u.load.var->rank; i++)
+			mark_expr(args, e->u.load.idx[i]);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Which tensors the kernel reads and which it writes (every branch). */
+static void
+mark_stmt(Arg *args, const TcStmt *s)
+{
+	if (!s)
+		return;
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		for (int i = 0; i < s->u.block.body.len; i++)
+			mark_stmt(args, s->u.block.body.items[i]);
+		break;
+	case TC_ST_DECL: mark_expr(args, s->u.decl.init); break;
+	case TC_ST_ASSIGN: {
+		const TcExpr *dst = s->u.assign.dst;
+		mark_expr(args, s->u.assign.value);
+		if (dst->kind == TC_EX_LOAD) {
+			mark_var(args, dst->u.load.var, WRITE);
+			for (int i = 0; i < dst->u.load.var->rank; i++)
+				mark_expr(args, dst->u.load.idx[i]);
+		}
+		break;
+	}
+	case TC_ST_FOR:
+		mark_expr(args, s->u.loop.begin);
+		mark_expr(args, s->u.loop.end);
+		mark_expr(args, s->u.loop.step);
+		mark_stmt(args, s->u.loop.body);
+		break;
+	case TC_ST_IF:
+		mark_expr(args, s->u.cond.cond);
+		mark_stmt(args, s->u.cond.then);
+		mark_stmt(args, s->u.cond.els);
+		break;
+	case TC_ST_COPY:
+		mark_region(args, &s->u.copy.dst, WRITE);
+		mark_region(args, &s->u.copy.src, READ);
+		break;
+	case TC_ST_ATOMIC_ADD:
+		mark_region(args, &s->u.copy.dst, READ | WRITE);
+		mark_region(args, &s->u.copy.src, READ);
+		break;
+	case TC_ST_FILL: mark_expr(args, s->u.fill.value); break;
+	default:
+		break;
+	}
+}
+
+/* The relative tolerance `tilec run` would use: the narrowest float type
+ * among the kernel's tensors and buffers decides. */
+static double
+default_tol(const TcKernel *k)
+{
+	double tol = 0;
+	for (int i = 0; i < k->vars.len; i++) {
+		const TcVar *v = k->vars.items[i];
+		double x = 0;
+		if (v->kind != TC_VAR_TENSOR && v->kind != TC_VAR_BUFFER)
+			continue;
+		switch (v->dtype) {
+		case TC_DT_F64: x = 1e-10; break;
+		case TC_DT_F32: x = 1e-5; break;
+		case TC_DT_F16:
+		case TC_DT_BF16: x = 1e-2; break;
+		case TC_DT_FP8E4M3: x = 0.125; break;
+		case TC_DT_FP8E5M2: x = 0.25; break;
+		default: break;
+		}
+		tol = x > tol ? x : tol;
+	}
+	return tol;
+}
+
+/* Every scalar parameter's value at `shape` as JSON: integers must be
+ * given, floats default as in `tilec run` (1e-5 for eps..., else 1). */
+static json_t *
+resolve_shape(const TcKernel *k, const Shape *shape, TcBuf *err)
+{
+	json_t *o = json_object();
+	for (int i = 0; i < k->params.len; i++) {
+		const TcVar *v = k->params.items[i];
+		if (v->kind != TC_VAR_SCALAR)
+			continue;
+		const char *s = NULL;
+		for (int j = 0; j < shape->n; j++)
+			if (strcmp(shape->name[j], v->name) == 0)
+				s = shape->value[j];
+		long long n;
+		if (tc_dtype_is_float(v->dtype))
+			json_object_set_new(o, v->name,
+					    json_real(s ? strtod(s, NULL)
+						      : strncmp(v->name, "eps", 3) == 0
+								? 1e-5
+								: 1.0));
+		else if (s && parse_ll(s, &n))
+			json_object_set_new(o, v->name, json_integer(n));
+		else
+			tc_buf_printf(err, "%sno integer value for %s", err->len ? "; " : "",
+				      v->name);
+	}
+	return o;
+}
+
+static uint64_t
+next_random(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* Inputs as `tilec run` makes them: never zero, floats of magnitude in
+ * [1/16, 1] with a random sign, integers in +-1..7. */
+static void
+fill_random(Arg *p, uint64_t seed)
+{
+	uint64_t state = seed * 0x100000001b3ull + (uint64_t)p->var->param;
+	TcDtype t = p->var->dtype;
+	for (size_t i = 0; i < p->count; i++) {
+		uint64_t x = next_random(&state);
+		double sign = (x >> 63) ? -1.0 : 1.0, v;
+		if (tc_dtype_is_float(t))
+			v = sign * (0.0625 + 0.9375 * (double)(x >> 11) * 0x1p-53);
+		else if (t == TC_DT_BOOL)
+			v = (double)(x >> 63);
+		else if (t == TC_DT_U8)
+			v = (double)(1 + x % 15);
+		else
+			v = sign * (double)(1 + x % 7);
+		tc_elem_store(t, p->data, i, v);
+	}
+}
+
+/* Store bytes as DIR/data/<hash>.bin once; its name relative to DIR. */
+static char *
+save_data(const char *dir, const void *data, size_t n)
+{
+	char hex[65];
+	sha256_hex(data, n, hex);
+	char *rel = fmt_alloc("data/%.16s.bin", hex);
+	char *path = fmt_alloc("%s/%s", dir, rel);
+	struct stat st;
+	if (stat(path, &st) != 0 || (size_t)st.st_size != n) {
+		FILE *f = fopen(path, "wb");
+		bool ok = f && fwrite(data, 1, n, f) == n;
+		if (f)
+			ok = fclose(f) == 0 && ok;
+		if (!ok) {
+			failf("cannot write %s: %s", path, strerror(errno));
+			free(rel);
+			rel = NULL;
+		}
+	}
+	free(path);
+	return rel;
+}
+
+/* The reference at the check shape for configuration c: inputs and
+ * expected outputs written under dir; *check describes them.  *roles and
+ * *tol are filled when not NULL. */
+static bool
+check_data(Tune *t, const Config *c, const char *dir, json_t **check,
+	   json_t **roles, double *tol)
+{
+	const Shape *shape = t->check_shape.n ? &t->check_shape : &t->shape;
+	TcOptions opt;
+	config_options(t, c, &opt);
+	TcArena *a = tc_arena_new();
+	TcDiags d;
+	tc_diags_init(&d, t->file, t->text, t->len);
+	d.to_stderr = true;
+	TcProgram *p = tc_parse(a, t->file, t->text, &opt, &d);
+	bool ok = p && tc_specialize(a, p, &opt, &d) && tc_check(a, p, &opt, &d) &&
+		  d.errors == 0;
+	const TcKernel *k = NULL;
+	for (int i = 0; ok && i < p->kernels.len; i++)
+		if (strcmp(((TcKernel *)p->kernels.items[i])->name, t->kname) == 0)
+			k = p->kernels.items[i];
+	int n = k ? k->params.len : 0;
+	Arg *args = calloc((size_t)n + 1, sizeof *args);
+	void **slots = calloc((size_t)n + 1, sizeof *slots);
+	void **argv = calloc((size_t)n + 1, sizeof *argv);
+	ok = ok && k && args && slots && argv;
+	TcBuf err;
+	tc_buf_init(&err);
+	json_t *values = ok ? resolve_shape(k, shape, &err) : NULL;
+	if (ok && err.len) {
+		failf("--check-shape: %s", err.data);
+		ok = false;
+	}
+	for (int i = 0; ok && i < n; i++) {
+		Arg *g = &args[i];
+		g->var = k->params.items[i];
+		if (g->var->kind != TC_VAR_SCALAR)
+			continue;
+		double x = json_number_value(json_object_get(values, g->var->name));
+		switch (g->var->dtype) {
+		case TC_DT_F64: g->scalar.f64 = x; break;
+		case TC_DT_F32:
+		case TC_DT_F16:
+		case TC_DT_BF16: g->scalar.f32 = (float)x; break;
+		case TC_DT_I64: g->scalar.i64 = (int64_t)x; break;
+		case TC_DT_I8: g->scalar.i8 = (int8_t)x; break;
+		case TC_DT_U8:
+		case TC_DT_BOOL: g->scalar.u8 = (uint8_t)x; break;
+		default: g->scalar.i32 = (int32_t)x; break;
+		}
+		argv[i] = &g->scalar;
+	}
+	if (ok)
+		mark_stmt(args, k->body);
+	for (int i = 0; ok && i < n; i++) {
+		Arg *g = &args[i];
+		const TcVar *v = g->var;
+		if (v->kind != TC_VAR_TENSOR)
+			continue;
+		if (v->is_const || !g->role)
+			g->role |= READ;
+		double count = 1, e;
+		for (int j = 0; ok && j < v->rank; j++) {
+			ok = tc_interp_eval(k, v->shape[j], argv, &e, &d) && e >= 0;
+			count *= e;
+		}
+		if (!ok || count * tc_dtype_bits(v->dtype) / 8 > 4e9) {
+			failf("tensor %s: a bad or huge extent at the check shape",
+			      v->name);
+			ok = false;
+			break;
+		}
+		g->count = (size_t)count;
+		g->bytes = tc_elem_bytes(v->dtype, g->count);
+		g->data = calloc(1, g->bytes ? g->bytes : 1);
+		ok = g->data != NULL;
+		slots[i] = g->data;
+		argv[i] = &slots[i];
+	}
+	uint64_t seed = 1;
+	long long s;
+	if (t->seed && parse_ll(t->seed, &s))
+		seed = (uint64_t)s;
+	json_t *inputs = json_object(), *expected = json_object();
+	for (int i = 0; ok && i < n; i++) {
+		Arg *g = &args[i];
+		if (g->var->kind != TC_VAR_TENSOR)
+			continue;
+		if (g->role & READ) {
+			fill_random(g, seed);
+			char *f = save_data(dir, g->data, g->bytes);
+			ok = f != NULL;
+			if (f)
+				json_object_set_new(inputs, g->var->name,
+						    json_string(f));
+			free(f);
+		} else {
+			/* Poison, as `tilec run` does: what the reference
+			 * leaves unwritten shows. */
+			if (tc_dtype_is_float(g->var->dtype))
+				for (size_t j = 0; j < g->count; j++)
+					tc_elem_store(g->var->dtype, g->data, j,
+						      NAN);
+			else
+				memset(g->data, 0xab, g->bytes);
+		}
+	}
+	if (ok && !tc_interp_run(k, argv, false, NULL, &d)) {
+		failf("the reference interpreter stopped at the check shape "
+		      "(above)");
+		ok = false;
+	}
+	for (int i = 0; ok && i < n; i++) {
+		Arg *g = &args[i];
+		if (g->var->kind != TC_VAR_TENSOR || !(g->role & WRITE))
+			continue;
+		char *f = save_data(dir, g->data, g->bytes);
+		ok = f != NULL;
+		if (f)
+			json_object_set_new(expected, g->var->name, json_string(f));
+		free(f);
+	}
+	if (ok) {
+		*check = json_object();
+		json_object_set_new(*check, "shape", json_incref(values));
+		json_object_set_new(*check, "inputs", json_incref(inputs));
+		json_object_set_new(*check, "expected", json_incref(expected));
+		if (roles) {
+			*roles = json_object();
+			for (int i = 0; i < n; i++)
+				if (args[i].var->kind == TC_VAR_TENSOR)
+					json_object_set_new(
+						*roles, args[i].var->name,
+						json_string(args[i].role == READ ? "in"
+							    : args[i].role == WRITE
+								? "out"
+								: "inout"));
+		}
+		if (tol)
+			*tol = default_tol(k);
+	}
+	json_decref(inputs);
+	json_decref(expected);
+	json_decref(values);
+	for (int i = 0; args && i < n; i++)
+		free(args[i].data);
+	free(args);
+	free(slots);
+	free(argv);
+	tc_buf_free(&err);
+	tc_diags_free(&d);
+	tc_arena_free(a);
+	return ok;
+}
+
+/* Compile-only NVRTC, one context per worker. */
+static void *
+compile_worker(void *arg)
+{
+	Tune *t = arg;
+	tilec_init_error e;
+	tilec_context *ctx = tilec_context_new(TILEC_BACKEND_CUDA,
+					       TILEC_DEVICE_NONE, &e);
+	for (;;) {
+		pthread_mutex_lock(&t->lock);
+		while (t->next < t->ncfg && t->cfg[t->next].status != ST_PENDING)
+			t->next++;
+		int i = t->next < t->ncfg ? t->next++ : -1;
+		pthread_mutex_unlock(&t->lock);
+		if (i < 0 || !ctx)
+			break;
+		Config *c = &t->cfg[i];
+		tilec_compile_options o;
+		tilec_compile_options_init(&o);
+		char name[64];
+		snprintf(name, sizeof name, "%s.cu", c->id);
+		o.name = name;
+		o.arch = t->march ? t->march : t->tinfo.arch;
+		double t0 = tilec_now();
+		tilec_module *m = tilec_compile(ctx, c->source, strlen(c->source),
+						&o);
+		c->compile_ms = (tilec_now() - t0) * 1e3;
+		if (!m) {
+			c->status = ST_COMPILE_ERROR;
+			c->reason = xstrdup("NVRTC rejected the generated code");
+			c->log = xstrdup(tilec_error(ctx));
+		} else {
+			tilec_module_info info;
+			if (tilec_module_get_info(m, &info) == TILEC_OK &&
+			    info.path[0])
+				c->cubin = xstrdup(info.path);
+		}
+		tilec_module_free(m);
+		pthread_mutex_lock(&t->lock);
+		t->done++;
+		char *what = m ? fmt_alloc("compiles (%.0f ms)", c->compile_ms)
+			       : fmt_alloc("COMPILE ERROR, skipped; the log:");
+		progress(t, c, what);
+		free(what);
+		pthread_mutex_unlock(&t->lock);
+	}
+	tilec_context_free(ctx);
+	return NULL;
+}
+
+/* NVRTC over every pending configuration, where NVRTC is available;
+ * returns a sentence for the manifest. */
+static char *
+compile_check(Tune *t)
+{
+	tilec_init_error e;
+	tilec_context *probe = tilec_context_new(TILEC_BACKEND_CUDA,
+						 TILEC_DEVICE_NONE, &e);
+	if (!probe) {
+		fprintf(stderr, "tilec tune: note: not compiling here (%s); "
+			"the farm will find compile errors\n", e.message);
+		return fmt_alloc("not compiled where prepared: %s", e.message);
+	}
+	tilec_context_free(probe);
+	t->next = t->done = t->todo = 0;
+	for (int i = 0; i < t->ncfg; i++)
+		t->todo += t->cfg[i].status == ST_PENDING;
+	fprintf(stderr, "tilec tune: compiling %d with NVRTC for %s, %d at a "
+		"time\n", t->todo, t->march ? t->march : t->tinfo.arch, t->jobs);
+	pthread_t th[64];
+	int n = t->jobs < 64 ? t->jobs : 64, started = 0;
+	for (int i = 0; i < n; i++)
+		started += pthread_create(&th[started], NULL, compile_worker, t) == 0;
+	if (started == 0)
+		compile_worker(t);
+	for (int i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	int bad = 0;
+	for (int i = 0; i < t->ncfg; i++)
+		bad += t->cfg[i].status == ST_COMPILE_ERROR;
+	return fmt_alloc("compiled with NVRTC (compile-only) where prepared: "
+			 "%d compiled, %d rejected", t->todo - bad, bad);
+}
+
+static json_t *
+parse_json_text(const char *text)
+{
+	json_t *j = text ? json_loads(text, 0, NULL) : NULL;
+	return j ? j : json_null();
+}
+
+/* Write DIR: the sources, manifest.json and the check data. */
+static int
+tune_prepare(Tune *t)
+{
+	if (strcmp(t->target, "cuda") != 0) {
+		failf("--prepare writes CUDA configurations for "
+		      "tools/tune_farm.py; use -t cuda (on the CPU, tune here)");
+		return EXIT_STOPPED;
+	}
+	if (!t->shape.n) {
+		failf("--shape is required");
+		return EXIT_STOPPED;
+	}
+	if (!load_program(t) || !enumerate(t))
+		return EXIT_STOPPED;
+	if (!t->arch)
+		fprintf(stderr, "tilec tune: note: translating for %s (the "
+			"default); pass --arch sm_90a for Hopper\n",
+			t->tinfo.arch);
+	snprintf(t->device, sizeof t->device, "%s", "(the farm's)");
+	char *data_dir = fmt_alloc("%s/data", t->prepare);
+	if ((mkdir(t->prepare, 0755) != 0 && errno != EEXIST) ||
+	    (mkdir(data_dir, 0755) != 0 && errno != EEXIST)) {
+		failf("cannot create %s: %s", data_dir, strerror(errno));
+		free(data_dir);
+		return EXIT_STOPPED;
+	}
+	free(data_dir);
+	translate_all(t, true);
+	char *compiled = compile_check(t);
+
+	/* The check data, one reference per configuration. */
+	json_t *roles = NULL;
+	double tol = 0;
+	int left = 0;
+	for (int i = 0; i < t->ncfg; i++)
+		left += t->cfg[i].status == ST_PENDING;
+	fprintf(stderr, "tilec tune: the reference at %s for %d "
+		"configurations\n",
+		t->check_shape.n ? t->check_shape.text : t->shape.text, left);
+	json_t *configs = json_array(), *excluded = json_array();
+	bool ok = true;
+	for (int i = 0; ok && i < t->ncfg; i++) {
+		Config *c = &t->cfg[i];
+		if (c->status != ST_PENDING) {
+			json_t *o = json_object();
+			json_object_set_new(o, "id", json_string(c->id));
+			json_object_set_new(o, "values",
+					    values_json(t, c->values, true));
+			json_object_set_new(o, "status",
+					    json_string(status_names[c->status]));
+			if (c->reason)
+				json_object_set_new(o, "reason",
+						    json_string(c->reason));
+			if (c->log)
+				json_object_set_new(o, "log", json_string(c->log));
+			if (c->same_as >= 0)
+				json_object_set_new(o, "same_code_as",
+						    json_string(t->cfg[c->same_as].id));
+			if (c->is_default)
+				json_object_set_new(o, "default", json_true());
+			json_array_append_new(excluded, o);
+			continue;
+		}
+		json_t *check = NULL;
+		ok = check_data(t, c, t->prepare, &check, roles ? NULL : &roles,
+				&tol);
+		if (!ok)
+			break;
+		char *src_name = fmt_alloc("%s.cu", c->id);
+		char *src_path = fmt_alloc("%s/%s", t->prepare, src_name);
+		ok = write_atomic(src_path, c->source, strlen(c->source));
+		json_t *o = json_object();
+		/* The cubin compiled here, which the farm loads instead of
+		 * compiling when its driver takes it. */
+		size_t clen = 0;
+		char *cubin = c->cubin ? slurp(c->cubin, &clen) : NULL;
+		if (cubin) {
+			char *name = fmt_alloc("%s.cubin", c->id);
+			char *path = fmt_alloc("%s/%s", t->prepare, name);
+			if (write_atomic(path, cubin, clen))
+				json_object_set_new(o, "cubin", json_string(name));
+			free(name);
+			free(path);
+			free(cubin);
+		}
+		json_object_set_new(o, "id", json_string(c->id));
+		json_object_set_new(o, "values", values_json(t, c->values, true));
+		json_object_set_new(o, "source", json_string(src_name));
+		json_object_set_new(o, "launch", parse_json_text(c->launch));
+		json_object_set_new(o, "check", check);
+		if (c->is_default)
+			json_object_set_new(o, "default", json_true());
+		json_array_append_new(configs, o);
+		free(src_name);
+		free(src_path);
+	}
+	const TcKernel *k = NULL;
+	for (int i = 0; i < t->prog->kernels.len; i++)
+		if (strcmp(((TcKernel *)t->prog->kernels.items[i])->name,
+			   t->kname) == 0)
+			k = t->prog->kernels.items[i];
+	TcBuf err;
+	tc_buf_init(&err);
+	json_t *shape = resolve_shape(k, &t->shape, &err);
+	json_t *cshape = resolve_shape(k, t->check_shape.n ? &t->check_shape
+							 : &t->shape,
+				       &err);
+	if (err.len) {
+		failf("--shape: %s", err.data);
+		ok = false;
+	}
+	json_t *m = json_object();
+	if (ok) {
+		json_object_set_new(m, "format", json_string(PREPARED_FORMAT));
+		json_object_set_new(m, "tilec_version", json_string(TILEC_VERSION));
+		json_object_set_new(m, "created", now_json());
+		json_object_set_new(m, "kernel", json_string(t->kname));
+		json_object_set_new(m, "source", json_string(t->file));
+		json_object_set_new(m, "source_sha256", json_string(t->sha));
+		json_object_set_new(m, "target", json_string(t->tinfo.name));
+		json_object_set_new(m, "arch", json_string(t->tinfo.arch));
+		json_object_set_new(m, "march", json_string(t->march ? t->march
+								    : t->tinfo.arch));
+		json_object_set_new(m, "shape", json_incref(shape));
+		json_object_set_new(m, "shape_bucket", bucket_json(&t->shape));
+		json_object_set_new(m, "check_shape", json_incref(cshape));
+		json_t *tuned = json_array(), *pinned = json_object();
+		for (int i = 0; i < t->ntun; i++) {
+			if (t->tun[i].nchoices > 1)
+				json_array_append_new(tuned, json_string(t->tun[i].name));
+			if (t->tun[i].pinned)
+				json_object_set_new(pinned, t->tun[i].name,
+						    json_integer(t->tun[i].def));
+		}
+		json_object_set_new(m, "tunables", tuned);
+		json_object_set_new(m, "pinned", pinned);
+		json_object_set_new(m, "default",
+				    values_json(t, t->cfg[t->default_index].values,
+						true));
+		json_object_set_new(m, "roles", roles ? roles : json_object());
+		roles = NULL;
+		json_object_set_new(m, "tol", json_real(t->tol ? strtod(t->tol, NULL)
+							       : tol));
+		json_object_set_new(m, "seed", json_integer(t->seed ? strtoll(t->seed, NULL, 10)
+								    : 1));
+		json_t *meas = json_object();
+		json_object_set_new(meas, "warmup", json_integer(t->warmup));
+		json_object_set_new(meas, "repeat", json_integer(t->repeat));
+		json_object_set_new(meas, "confirm_rounds", json_integer(t->confirm));
+		json_object_set_new(meas, "finalists", json_integer(FINALISTS));
+		json_object_set_new(meas, "rotate_bytes", json_integer(256ll << 20));
+		json_object_set_new(m, "measure", meas);
+		json_object_set_new(m, "compile_check", json_string(compiled));
+		json_object_set_new(m, "configs", json_incref(configs));
+		json_object_set_new(m, "excluded", json_incref(excluded));
+		char *path = fmt_alloc("%s/manifest.json", t->prepare);
+		ok = write_json(path, m);
+		free(path);
+	}
+	json_decref(m);
+	json_decref(shape);
+	json_decref(cshape);
+	json_decref(roles);
+	tc_buf_free(&err);
+	free(compiled);
+	if (ok) {
+		printf("prepared %zu configurations in %s (%zu excluded); run\n"
+		       "  python3 tools/tune_farm.py %s\n"
+		       "on the GPU machine, then\n"
+		       "  tilec tune --finish %s [--timings FILE] -o RECORD\n",
+		       json_array_size(configs), t->prepare,
+		       json_array_size(excluded), t->prepare, t->prepare);
+	}
+	json_decref(configs);
+	json_decref(excluded);
+	return ok ? EXIT_OK : EXIT_STOPPED;
+}
+
+/* --- --finish: the farm's timings into a record --------------------------------- */
+
+static Status
+status_from_name(const char *s)
+{
+	for (int i = 0; i < ST_COUNT; i++)
+		if (s && strcmp(s, status_names[i]) == 0)
+			return (Status)i;
+	return ST_FAILED;
+}
+
+/* Set c's values from a JSON object of every tunable's value. */
+static void
+values_from_json(const Tune *t, Config *c, json_t *o)
+{
+	for (int i = 0; i < t->ntun; i++) {
+		json_t *v = json_object_get(o, t->tun[i].name);
+		c->values[i] = v ? json_integer_value(v) : t->tun[i].def;
+	}
+}
+
+static json_t *
+load_json(const char *path, char **text_out)
+{
+	char *text = slurp(path, NULL);
+	if (!text) {
+		failf("cannot read %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	json_error_t e;
+	json_t *j = json_loads(text, 0, &e);
+	if (!j)
+		fprintf(stderr, "%s:%d:%d: error: malformed JSON: %s\n", path,
+			e.line, e.column, e.text);
+	if (text_out)
+		*text_out = text;
+	else
+		free(text);
+	return j;
+}
+
+static int
+tune_finish(Tune *t)
+{
+	char *mpath = fmt_alloc("%s/manifest.json", t->finish);
+	char *tpath = t->timings ? xstrdup(t->timings)
+				 : fmt_alloc("%s/timings.json", t->finish);
+	char *mtext = NULL;
+	json_t *m = load_json(mpath, &mtext), *tm = m ? load_json(tpath, NULL)
+						      : NULL;
+	int status = EXIT_STOPPED;
+	char msha[65] = "";
+	if (mtext)
+		sha256_hex(mtext, strlen(mtext), msha);
+	if (!m || !tm)
+		goto out;
+	if (strcmp(str(m, "format"), PREPARED_FORMAT) != 0 ||
+	    strcmp(str(tm, "format"), TIMINGS_FORMAT) != 0) {
+		failf("%s or %s is not what --prepare and tools/tune_farm.py "
+		      "write (\"format\": \"%s\", \"%s\")", mpath, tpath,
+		      PREPARED_FORMAT, TIMINGS_FORMAT);
+		goto out;
+	}
+	if (strcmp(str(tm, "manifest_sha256"), msha) != 0) {
+		failf("%s: key \"manifest_sha256\": the timings are for another "
+		      "manifest than %s", tpath, mpath);
+		goto out;
+	}
+	t->kname = str(m, "kernel");
+	t->file = str(m, "source");
+	snprintf(t->sha, sizeof t->sha, "%s", str(m, "source_sha256"));
+	if (!tc_target_init(&t->tinfo, str(m, "target"), str(m, "arch"))) {
+		failf("%s: unknown target %s/%s", mpath, str(m, "target"),
+		      str(m, "arch"));
+		goto out;
+	}
+	if (strcmp(str(m, "march"), t->tinfo.arch) != 0)
+		t->march = str(m, "march");
+	snprintf(t->device, sizeof t->device, "%s", str(tm, "device"));
+	t->compilers = json_incref(json_object_get(tm, "compilers"));
+	if (!t->compilers)
+		t->compilers = json_object();
+	t->timer = "device events";
+	json_t *meas = json_object_get(tm, "measure");
+	if (!meas)
+		meas = json_object_get(m, "measure");
+	t->warmup = (int)num(meas, "warmup");
+	t->repeat = (int)num(meas, "repeat");
+	t->confirm = (int)num(meas, "confirm_rounds");
+
+	/* The tunables, by name (the manifest keeps them sorted). */
+	const char *name;
+	json_t *v;
+	json_object_foreach(json_object_get(m, "default"), name, v) {
+		if (t->ntun == MAX_TUNABLES)
+			break;
+		Tunable *u = &t->tun[t->ntun++];
+		u->name = name;
+		u->def = json_integer_value(v);
+		u->nchoices = 1;
+		u->pinned = json_object_get(json_object_get(m, "pinned"), name) != NULL;
+		size_t i;
+		json_t *tn;
+		json_array_foreach(json_object_get(m, "tunables"), i, tn)
+			if (strcmp(json_string_value(tn), name) == 0)
+				u->nchoices = 2;
+	}
+
+	json_t *configs = json_object_get(m, "configs");
+	json_t *excluded = json_object_get(m, "excluded");
+	size_t total = json_array_size(configs) + json_array_size(excluded);
+	t->cfg = calloc(total + 1, sizeof *t->cfg);
+	if (!t->cfg)
+		goto out;
+	t->default_index = -1;
+	json_t *farm = json_object_get(tm, "configs");
+	for (size_t pass = 0; pass < 2; pass++) {
+		json_t *list = pass == 0 ? configs : excluded;
+		size_t i;
+		json_t *o;
+		json_array_foreach(list, i, o) {
+			Config *c = &t->cfg[t->ncfg];
+			c->rel_err = -1;
+			c->same_as = -1;
+			snprintf(c->id, sizeof c->id, "%s", str(o, "id"));
+			values_from_json(t, c, json_object_get(o, "values"));
+			if (json_is_true(json_object_get(o, "default"))) {
+				c->is_default = true;
+				t->default_index = t->ncfg;
+			}
+			json_t *f = pass == 0 ? json_object_get(farm, c->id) : o;
+			if (!f) {
+				c->status = ST_FAILED;
+				c->reason = xstrdup("no result from the farm");
+				t->ncfg++;
+				continue;
+			}
+			c->status = status_from_name(str(f, "status"));
+			if (str(f, "reason")[0])
+				c->reason = xstrdup(str(f, "reason"));
+			if (str(f, "log")[0])
+				c->log = xstrdup(str(f, "log"));
+			if (json_object_get(f, "max_rel_err"))
+				c->rel_err = num(f, "max_rel_err");
+			json_t *times = json_object_get(f, "timings_ms");
+			size_t j;
+			json_t *x;
+			json_array_foreach(times, j, x)
+				if (c->ntimes < MAX_TIMES)
+					c->times[c->ntimes++] = json_number_value(x);
+			if (c->status == ST_OK && c->ntimes == 0) {
+				c->status = ST_FAILED;
+				c->reason = xstrdup("the farm sent no timing");
+			}
+			c->median_ms = num(f, "median_ms");
+			c->min_ms = num(f, "min_ms");
+			c->mean_ms = num(f, "mean_ms");
+			c->runs = (int)num(f, "runs");
+			c->input_sets = (int)num(f, "input_sets");
+			c->gbps = num(f, "gbps");
+			c->final_ms = median(c->times, c->ntimes);
+			t->ncfg++;
+		}
+	}
+	/* same_code_as names an id. */
+	for (size_t i = 0; i < json_array_size(excluded); i++) {
+		const char *to = str(json_array_get(excluded, i), "same_code_as");
+		Config *c = &t->cfg[json_array_size(configs) + i];
+		for (int j = 0; to[0] && j < t->ncfg; j++)
+			if (strcmp(t->cfg[j].id, to) == 0)
+				c->same_as = j;
+	}
+	if (t->default_index < 0) {
+		failf("%s names no default configuration", mpath);
+		goto out;
+	}
+	/* The choice: fastest among those timed again, else among all. */
+	const Config *best = NULL;
+	for (int pass = 0; pass < 2 && !best; pass++)
+		for (int i = 0; i < t->ncfg; i++) {
+			const Config *c = &t->cfg[i];
+			if (c->status != ST_OK || (pass == 0 && c->ntimes < 2))
+				continue;
+			if (!best || c->final_ms < best->final_ms)
+				best = c;
+		}
+	if (!best) {
+		failf("no configuration passed on the farm; no record written");
+		status = EXIT_NONE;
+		goto out;
+	}
+	json_t *rec = record_json(t, best,
+				  json_incref(json_object_get(m, "shape")),
+				  json_incref(json_object_get(m, "shape_bucket")),
+				  json_incref(json_object_get(m, "check_shape")));
+	if (json_object_get(tm, "anchor"))
+		json_object_set_new(rec, "anchor",
+				    json_incref(json_object_get(tm, "anchor")));
+	json_t *f = json_object();
+	json_object_set_new(f, "prepared", json_string(t->finish));
+	json_object_set_new(f, "compile_check",
+			    json_incref(json_object_get(m, "compile_check")));
+	json_object_set_new(f, "timings_created",
+			    json_incref(json_object_get(tm, "created")));
+	json_object_set_new(rec, "farm", f);
+	char buf[512];
+	const char *path = record_path(t, buf, sizeof buf);
+	bool ok = write_json(path, rec);
+	json_decref(rec);
+	if (ok) {
+		print_choice(t, best, path);
+		status = EXIT_OK;
+	}
+out:
+	json_decref(m);
+	json_decref(tm);
+	free(mtext);
+	free(mpath);
+	free(tpath);
+	return status;
+}
+
+/* --- The command line ------------------------------------------------------------ */
+
+static void
+usage(FILE *f)
+{
+	fputs("usage: tilec tune FILE --shape N=V,... [options]\n"
+	      "       tilec tune FILE -t cuda --shape ... --prepare DIR\n"
+	      "       tilec tune --finish DIR [--timings FILE] [-o RECORD]\n"
+	      "       tilec tune FILE --config RECORD --shape ...   (replay)\n"
+	      "\n"
+	      "Search the tunables of FILE's kernel for the fastest "
+	      "configuration that\nmatches the reference, and write a JSON "
+	      "record that --config replays.\n"
+	      "\n"
+	      "options:\n"
+	      "  -t, --target T        openmp (default) or cuda\n"
+	      "  --arch A, --march M   as for `tilec run`\n"
+	      "  --kernel NAME         the kernel (needed if FILE has more)\n"
+	      "  --shape N=V,...       the shape to tune for (scalar values)\n"
+	      "  --check-shape N=V,... check against the reference here "
+	      "(default:\n"
+	      "                        --shape; a small ragged shape is "
+	      "quicker)\n"
+	      "  -D NAME=VALUE         pin a tunable (not searched)\n"
+	      "  --choices NAME=V,V    search these values of NAME\n"
+	      "  -o RECORD             where to write the record (default\n"
+	      "                        KERNEL.TARGET.tune.json)\n"
+	      "  --jobs N              compiles at once (default: the CPUs)\n"
+	      "  --repeat N            timed launches per timing (default 20; "
+	      "30 on a farm)\n"
+	      "  --warmup N            untimed launches first (default 3; 5 "
+	      "on a farm)\n"
+	      "  --confirm N           rounds re-timing the finalists "
+	      "(default 2)\n"
+	      "  --max-configs N       refuse larger searches (default 4096)\n"
+	      "  --register-limit N    prune GPU configurations whose "
+	      "fragments need\n"
+	      "                        more registers per thread (default "
+	      "255; 0: off)\n"
+	      "  --keep-duplicates     time configurations with identical "
+	      "code too\n"
+	      "  --seed S, --tol T, --cc CMD, --device N   as for `tilec run`\n"
+	      "  --prepare DIR         write the configurations for "
+	      "tools/tune_farm.py\n"
+	      "  --finish DIR          turn DIR's manifest and the farm's "
+	      "timings into\n"
+	      "                        a record (--timings FILE, default "
+	      "DIR/timings.json)\n"
+	      "  --config RECORD       time the record's choice against the "
+	      "default\n"
+	      "  -h, --help\n"
+	      "\n"
+	      "Exit status: 0 record written, 1 no configuration passed, 2 "
+	      "stopped.\n", f);
+}
+
+static const char *
+opt_value(int argc, char **argv, int *i, const char *name, bool *missing)
+{
+	size_t n = strlen(name);
+	const char *a = argv[*i];
+	if (strncmp(a, name, n) != 0)
+		return NULL;
+	if (a[n] == '=')
+		return a + n + 1;
+	if (a[n] != '\0') {
+		/* -DNAME=V, -oFILE */
+		return name[1] != '-' ? a + n : NULL;
+	}
+	if (*i + 1 >= argc) {
+		*missing = true;
+		return NULL;
+	}
+	return argv[++*i];
+}
+
+static bool
+int_opt(const char *name, const char *v, int lo, int hi, int *out)
+{
+	long long n;
+	if (!parse_ll(v, &n) || n < lo || n > hi) {
+		failf("%s %s: expected an integer in %d .. %d", name, v, lo, hi);
+		return false;
+	}
+	*out = (int)n;
+	return true;
+}
+
+/* Returns -1 to go on, else an exit status. */
+static int
+parse_args(Tune *t, int argc, char **argv)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	t->target = "openmp";
+	t->jobs = ncpu > 0 ? (int)ncpu : 1;
+	t->repeat = t->warmup = -1;
+	t->confirm = 2;
+	t->max_configs = 4096;
+	t->register_limit = 255;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v;
+		bool missing = false;
+		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			usage(stdout);
+			return EXIT_OK;
+		} else if (strcmp(a, "--keep-duplicates") == 0) {
+			t->no_prune_dupes = true;
+		} else if ((v = opt_value(argc, argv, &i, "--target", &missing)) ||
+			   (!missing && (v = opt_value(argc, argv, &i, "-t",
+						       &missing)))) {
+			t->target = v;
+		} else if (!missing && (v = opt_value(argc, argv, &i, "--arch",
+						      &missing))) {
+			t->arch = v;
+		} else if (!missing && (v = opt_value(argc, argv, &i, "--march",
+						      &missing))) {
+			t->march = v;
+		} else if (!missing && (v = opt_value(argc, argv, &i,
+						      "--kernel", &missing))) {
+			t->kernel = v;
+		} else if (!missing && (v = opt_value(argc, argv, &i,
+						      "--check-shape",
+						      &missing))) {
+			if (!shape_add(&t->check_shape, v))
+				return EXIT_STOPPED;
+		} else if (!missing && (v = opt_value(argc, argv, &i, "--shape",
+						      &missing))) {
+			if (!shape_add(&t->shape, v))
+				return EXIT_STOPPED;
+		} else if (!missing && (v = opt_value(argc, argv, &i,
+						      "--choices", &missing))) {
+			if (t->nchoice_args == TC_MAX_DEFINES) {
+				failf("too many --choices");
+				return EXIT_STOPPED;
+			}
+			t->choice_arg[t->nchoice_args++] = xstrdup(v);
+		} else if (!missing && (v = opt_value(argc, argv, &i, "-D",
+						      &missing))) {
+			const char *eq = strchr(v, '=');
+			long long n;
+			if (!eq || eq == v || !parse_ll(eq + 1, &n) ||
+			    t->ndefines == TC_MAX_DEFINES) {
+				failf("-D %s: expected NAME=INTEGER", v);
+				return EXIT_STOPPED;
+			}
+			t->define_name[t->ndefines] = strndup(v, (size_t)(eq - v));
+			t->define_value[t->ndefines++] = n;
+		} else if (!missing && (v = opt_value(argc, argv, &i, "-o",
+						      &missing))) {
+			t->out = v;
+		} else if (!missing && (v = opt_value(argc, argv, &i, "--jobs",
+						      &missing))) {
+			if (!int_opt(a, v, 1, 256, &t->jobs))
+				return EXIT_STOPPED;
+		} else if (!missing && (v = opt_value(argc, argv, &i,
+						      "--repeat", &missing))) {
+			if (!int_opt(a, v, 1, 1000000, &t->repeat))
+				return EXIT_STOPPED;
+		} else if (!missing && (v = opt_value(argc, argv, &i,
+						      "--warmup", &missing))) {
+			if (!int_opt(a, v, 0, 1000000, &t->warmup))
+				return EXIT_STOPPED;
+		} else if (!missing && (v = opt_value(argc, argv, &i,
+						      "--confirm", &missing))) {
+			if (!int_opt(a, v, 0, MAX_TIMES - 1, &t->confirm))
+				return EXIT_STOPPED;
+		} else if (!missing && (v = opt_value(argc, argv, &i,
+						      "--max-configs",
+						      &missing))) {
+			if (!int_opt(a, v, 1, 1000000, &t->max_configs))
+				return EXIT_STOPPED;
+		} else if (!missing && (v = opt_value(argc, argv, &i,
+						      "--register-limit",
+						      &missing))) {
+			if (!int_opt(a, v, 0, 1 << 20, &t->register_limit))
+				return EXIT_STOPPED;
+		} else if (!missing && (v = opt_value(argc, argv, &i, "--seed",
+						      &missing))) {
+			t->seed = v;
+		} else if (!missing && (v = opt_value(argc, argv, &i, "--tol",
+						      &missing))) {
+			t->tol = v;
+		} else if (!missing && (v = opt_value(argc, argv, &i, "--cc",
+						      &missing))) {
+			t->cc = v;
+		} else if (!missing && (v = opt_value(argc, argv, &i,
+						      "--device", &missing))) {
+			t->device_arg = v;
+		} else if (!missing && (v = opt_value(argc, argv, &i,
+						      "--prepare", &missing))) {
+			t->prepare = v;
+		} else if (!missing && (v = opt_value(argc, argv, &i,
+						      "--finish", &missing))) {
+			t->finish = v;
+		} else if (!missing && (v = opt_value(argc, argv, &i,
+						      "--timings", &missing))) {
+			t->timings = v;
+		} else if (!missing && (v = opt_value(argc, argv, &i,
+						      "--config", &missing))) {
+			t->config = v;
+		} else if (missing) {
+			failf("option '%s' needs a value", a);
+			return EXIT_STOPPED;
+		} else if (a[0] == '-' && a[1]) {
+			failf("unknown option '%s' (tilec tune --help)", a);
+			return EXIT_STOPPED;
+		} else if (t->file) {
+			failf("more than one file: '%s' and '%s'", t->file, a);
+			return EXIT_STOPPED;
+		} else {
+			t->file = a;
+		}
+	}
+	if (!t->file && !t->finish) {
+		usage(stderr);
+		return EXIT_STOPPED;
+	}
+	if (!!t->prepare + !!t->finish + !!t->config > 1) {
+		failf("--prepare, --finish and --config do not go together");
+		return EXIT_STOPPED;
+	}
+	bool farm = t->prepare || t->finish;
+	if (t->repeat < 0)
+		t->repeat = farm ? 30 : 20;
+	if (t->warmup < 0)
+		t->warmup = farm ? 5 : 3;
+	return -1;
+}
+
+static void
+tune_free(Tune *t)
+{
+	for (int i = 0; t->cfg && i < t->ncfg; i++) {
+		Config *c = &t->cfg[i];
+		free(c->reason);
+		free(c->log);
+		free(c->norm);
+		free(c->source);
+		free(c->launch);
+		free(c->cubin);
+	}
+	free(t->cfg);
+	for (int i = 0; i < t->ndefines; i++)
+		free(t->define_name[i]);
+	for (int i = 0; i < t->nchoice_args; i++)
+		free(t->choice_arg[i]);
+	shape_free(&t->shape);
+	shape_free(&t->check_shape);
+	json_decref(t->compilers);
+	if (t->arena)
+		tc_arena_free(t->arena);
+	free(t->text);
+	pthread_mutex_destroy(&t->lock);
+}
+
+int
+tc_tune_main(int argc, char **argv)
+{
+	Tune t;
+	memset(&t, 0, sizeof t);
+	pthread_mutex_init(&t.lock, NULL);
+	/* jansson seeds its hash function once; do it before any thread. */
+	json_object_seed(0);
+	int status = parse_args(&t, argc, argv);
+	if (status < 0) {
+		if (t.finish)
+			status = tune_finish(&t);
+		else if (t.prepare)
+			status = tune_prepare(&t);
+		else if (t.config)
+			status = tune_replay(&t);
+		else
+			status = tune_here(&t);
+	}
+	tune_free(&t);
+	return status;
+}
