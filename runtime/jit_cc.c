@@ -6,7 +6,7 @@
  * $TILEC_CC, else "cc"; it may carry leading words ("ccache gcc").  A
  * compile runs
  *
- *     CC -O3 -fopenmp -march=ARCH -fPIC -shared [-I INC] FLAGS... \
+ *     CC -O3 -fno-math-errno -fopenmp -march=ARCH -fPIC -shared [-I INC] FLAGS... \
  *        -o OUT SRC -lm
  *
  * through posix_spawnp, with stdout and stderr captured into the error log.
@@ -230,7 +230,11 @@ cc_compile(tilec_context *ctx, const TilecCompileJob *job, double *seconds)
 		return TILEC_ERR_UNAVAILABLE;
 	char march[256];
 	snprintf(march, sizeof march, "-march=%s", job->arch);
-	const char *fixed[] = { "-O3", "-fopenmp", march, "-fPIC", "-shared" };
+	/* -fno-math-errno lets sqrtf and logf vectorize; generated code
+	 * never reads errno.  Not -ffast-math: it breaks exact f16
+	 * conversions and NaN handling. */
+	const char *fixed[] = { "-O3", "-fno-math-errno", "-fopenmp", march,
+				"-fPIC", "-shared" };
 	int nfixed = (int)(sizeof fixed / sizeof fixed[0]);
 	size_t max = (size_t)(st->ncmd + nfixed + 2 + job->nflags + 5);
 	const char **argv = calloc(max, sizeof *argv);
