@@ -8,14 +8,15 @@
  */
 #include "tilec_int.h"
 
-/* openmp.c, cuda.c */
+/* openmp.c, cuda.c, hip.c */
 extern const TcBackend tc_backend_openmp;
 extern const TcBackend tc_backend_cuda;
+extern const TcBackend tc_backend_hip;
 
 static const TcBackend *const backends[TC_TARGET_COUNT] = {
 	[TC_TARGET_OPENMP] = &tc_backend_openmp,
 	[TC_TARGET_CUDA] = &tc_backend_cuda,
-	[TC_TARGET_HIP] = NULL,
+	[TC_TARGET_HIP] = &tc_backend_hip,
 };
 
 const TcBackend *
