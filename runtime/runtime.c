@@ -55,6 +55,7 @@ struct tilec_kernel {
 static const TilecBackendOps *const backends[TILEC_BACKEND_COUNT] = {
 	[TILEC_BACKEND_OPENMP] = &tilec_rt_cc_backend,
 	[TILEC_BACKEND_CUDA] = &tilec_rt_cuda_backend,
+	[TILEC_BACKEND_HIP] = &tilec_rt_hip_backend,
 };
 
 static const char *const backend_names[TILEC_BACKEND_COUNT] = {
@@ -356,7 +357,7 @@ tilec_context_new(tilec_backend backend, int device, tilec_init_error *err)
 		char msg[256];
 		snprintf(msg, sizeof msg,
 			 "the %s backend is not available in this build of the "
-			 "tilec runtime (only openmp and cuda are)",
+			 "tilec runtime",
 			 backend_names[backend]);
 		init_error(err, TILEC_ERR_UNAVAILABLE, msg);
 		return NULL;
@@ -458,6 +459,9 @@ tilec_set_compiler(tilec_context *ctx, const char *cc)
 				     ctx->ops->backend == TILEC_BACKEND_CUDA
 					     ? " (TILEC_NVRTC names the libnvrtc "
 					       "to load)"
+				     : ctx->ops->backend == TILEC_BACKEND_HIP
+					     ? " (TILEC_HIPRTC names the library "
+					       "with hiprtc to load)"
 					     : "");
 	tilec_status st = set_string(ctx, &ctx->compiler,
 				     cc && *cc ? cc : NULL);

@@ -3,10 +3,11 @@
  *
  * Shared by runtime.c (the public API), cache.c (the disk cache),
  * sha256.c (hashing) and the backends (jit_cc.c: the system C compiler;
- * jit_nvrtc.c and cuda_driver.c: NVRTC and the CUDA driver, with their own
- * cuda_int.h).  A backend is a const table of function pointers; runtime.c
- * drives every backend the same way: compile to an object file, store it in
- * the cache, load it, look up entry points, launch.  Functions shared
+ * jit_nvrtc.c and cuda_driver.c: NVRTC and the CUDA driver; jit_hiprtc.c
+ * and hip_driver.c: hiprtc and the HIP runtime).  A backend is a const
+ * table of function pointers; runtime.c drives every backend the same way:
+ * compile to an object file, store it in the cache, load it, look up entry
+ * points, launch.  Functions shared
  * across runtime files carry the tilec_rt_ prefix; none is public.
  */
 #ifndef TILEC_RUNTIME_INT_H
@@ -186,6 +187,8 @@ typedef struct TilecBackendOps {
 extern const TilecBackendOps tilec_rt_cc_backend;
 /* cuda_driver.c: the cuda backend (NVRTC and the driver API). */
 extern const TilecBackendOps tilec_rt_cuda_backend;
+/* hip_driver.c: the hip backend (hiprtc and the HIP runtime). */
+extern const TilecBackendOps tilec_rt_hip_backend;
 
 /* Backend-private state hangs off the context. */
 void *tilec_rt_backend_state(tilec_context *ctx);
@@ -215,6 +218,32 @@ tilec_status tilec_rt_nvrtc_compile(tilec_context *ctx, TilecNvrtc *nv,
 /* Whether arch names a real architecture NVRTC can make a cubin for:
  * "sm_" digits, optionally followed by 'a' or 'f'. */
 bool tilec_rt_nvrtc_arch_ok(const char *arch);
+
+/* ==== jit_hiprtc.c: hiprtc, loaded with dlopen =============================== */
+
+typedef struct TilecHiprtc TilecHiprtc; /* a loaded hiprtc */
+
+/* Load hiprtc ($TILEC_HIPRTC, then libhiprtc.so, .so.6, libamdhip64.so,
+ * .so.6, .so.5 on the library path and under $ROCM_PATH/lib,
+ * $HIP_PATH/lib and /opt/rocm/lib: the first that exports
+ * hiprtcCompileProgram) and ask libamd_comgr which ISAs it knows.  Fails
+ * with TILEC_ERR_UNAVAILABLE and a message naming every file tried. */
+tilec_status tilec_rt_hiprtc_open(tilec_context *ctx, TilecHiprtc **out);
+void tilec_rt_hiprtc_close(TilecHiprtc *h);
+/* "hiprtc 9.0 (/usr/lib/.../libamdhip64.so.5.2.21153); comgr 2.4; options
+ * ...": the version, the library, comgr's version and the fixed options,
+ * for cache keys. */
+const char *tilec_rt_hiprtc_identity(const TilecHiprtc *h);
+/* Compile job->source (with job->headers) for job->arch ("gfx90a") into a
+ * code object written at job->out_path.  A rejected source is
+ * TILEC_ERR_COMPILE with hiprtc's log; an ISA comgr does not know is
+ * TILEC_ERR_UNAVAILABLE naming those it knows. */
+tilec_status tilec_rt_hiprtc_compile(tilec_context *ctx, TilecHiprtc *h,
+				     const TilecCompileJob *job,
+				     double *seconds);
+/* Whether arch is an AMD GPU processor or target ID: "gfx" and 3 or 4 hex
+ * digits, then any ":feature+" / ":feature-". */
+bool tilec_rt_hip_arch_ok(const char *arch);
 
 /* jit_cc.c: run argv (argv[0] found on PATH), capturing stdout and stderr
  * together into *out; *exit_status is the exit code, or -1 with the

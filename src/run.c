@@ -170,8 +170,7 @@ usage(FILE *f)
 	      "and check every output against the reference interpreter.\n"
 	      "\n"
 	      "options:\n"
-	      "  -t, --target T      openmp (default) or cuda; hip is not\n"
-	      "                      available to `run` yet\n"
+	      "  -t, --target T      openmp (default), cuda or hip\n"
 	      "  --device N          the GPU to run on (default 0)\n"
 	      "  --arch A            the translator's target architecture\n"
 	      "                      (default: the GPU's, or the host's ISA)\n"
@@ -1129,6 +1128,12 @@ gpu_translator_arch(Run *r)
 	TcTarget t;
 	if (tc_target_init(&t, r->args.target, r->device.arch))
 		return r->device.arch;
+	if (strcmp(r->args.target, "hip") == 0) {
+		errorf(r, "%s (%s) is not an architecture tilec generates HIP "
+		       "for (gfx90a, gfx942); name one with --arch",
+		       r->device.name, r->device.arch);
+		return NULL;
+	}
 	if (r->device.cc_major >= 8 && tc_target_init(&t, "cuda", "sm_80"))
 		return "sm_80";
 	errorf(r, "%s (%s) is older than every architecture tilec generates "
@@ -1173,7 +1178,9 @@ jit(Run *r)
 			 (int)(strrchr(base, '.') ? strrchr(base, '.') - base
 						  : (long)strlen(base)),
 			 base, r->opt.target.name,
-			 r->opt.target.kind == TC_TARGET_CUDA ? ".cu" : ".c");
+			 r->opt.target.kind == TC_TARGET_CUDA  ? ".cu"
+			 : r->opt.target.kind == TC_TARGET_HIP ? ".hip"
+							       : ".c");
 	tilec_compile_options o;
 	tilec_compile_options_init(&o);
 	o.name = srcname;
