@@ -14,7 +14,11 @@ set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 packages=(libclang-19-dev libjansson-dev check meson ninja-build pkg-config
-	gcc libopenblas-dev python3)
+	gcc libopenblas-dev python3
+	# The hip backend's tests: hiprtc (in libamdhip64), the device
+	# libraries it links, hipcc for ahead-of-time builds, and llvm-15's
+	# objdump and readelf to read the code objects.
+	hipcc libamdhip64-dev rocm-device-libs llvm-15)
 
 missing=()
 for p in "${packages[@]}"; do
