@@ -389,12 +389,13 @@ cpu_launch(TcArena *a, const TcKernel *k, const char *base, TcBuf *b)
 	int n = launch_params(a, k, false, items);
 	print_wrapped(b, 0, tc_fmt(a, "%s_launch(", k->name), items, n, ")");
 	tc_buf_puts(b, "{\n");
+	/* Through void *: C11 has no implicit conversion from a pointer to
+	 * const elements to a pointer to an array of them. */
 	for (int i = 0; i < k->params.len; i++) {
 		const TcVar *v = k->params.items[i];
 		items[i] = v->kind == TC_VAR_SCALAR
 				   ? (char *)v->name
-				   : tc_fmt(a, "(%svoid *)%s",
-					    v->is_const ? "const " : "", v->name);
+				   : tc_fmt(a, "(void *)%s", v->name);
 	}
 	print_wrapped(b, 1, tc_fmt(a, "\t%s(", k->name), items,
 		      k->params.len, ");");
@@ -507,11 +508,12 @@ header(TcArena *a, const TcProgram *p, const TcKernel *k, const TcTarget *t,
 		tc_buf_puts(b, ".\n");
 	}
 	if (gpu)
-		tc_buf_printf(b, " *\n * Build %s with %s (nothing of tilec is "
-			      "needed) and call %s_launch\n * from C or C++.  "
-			      "Tensors are device pointers to row-major, "
-			      "contiguous\n * data:\n", src_name, api->compiler,
-			      k->name);
+		tc_buf_printf(b, " *\n * Build %s with %s alone (%s %s=%s -c %s) "
+			      "and call\n * %s_launch from C or C++.  Tensors "
+			      "are device pointers to row-major,\n * contiguous "
+			      "data:\n", src_name, api->compiler, api->compiler,
+			      t->kind == TC_TARGET_CUDA ? "-arch" : "--offload-arch",
+			      t->arch, src_name, k->name);
 	else
 		tc_buf_printf(b, " *\n * Build %s with a C11 compiler and "
 			      "OpenMP (cc -O3 -march=native\n * -fopenmp "

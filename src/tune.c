@@ -2714,6 +2714,7 @@ tune_finish(Tune *t)
 			c->runs = (int)num(f, "runs");
 			c->input_sets = (int)num(f, "input_sets");
 			c->gbps = num(f, "gbps");
+			c->gflops = num(f, "tflops") * 1e3;
 			c->final_ms = median(c->times, c->ntimes);
 			t->ncfg++;
 		}
@@ -2758,6 +2759,11 @@ tune_finish(Tune *t)
 			    json_incref(json_object_get(m, "compile_check")));
 	json_object_set_new(f, "timings_created",
 			    json_incref(json_object_get(tm, "created")));
+	if (json_is_true(json_object_get(tm, "dry_run"))) {
+		json_object_set_new(f, "dry_run", json_true());
+		fprintf(stderr, "tilec tune: warning: %s comes from a dry run: "
+			"its times are made up\n", tpath);
+	}
 	json_object_set_new(rec, "farm", f);
 	char buf[512];
 	const char *path = record_path(t, buf, sizeof buf);

@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# `tilec tune` and tuning records (docs/tuning.md).
+#
+#   tune.sh TILEC SRCROOT CASE
+#
+# CASE  search    a small search over samples/gemm.c on the CPU: the record
+#                 is valid JSON with sorted keys, the choice is no slower
+#                 than the default, and `tilec run --config`, `tilec FILE
+#                 --config` and `tilec export --config` bind its values
+#       records   malformed and mismatched records: errors naming the
+#                 file, line and key; a record for another target refused,
+#                 one for another source warned about
+#       interrupt a search stopped midway leaves the old record intact
+#                 and no temporary file
+#       farm      --prepare for CUDA (no GPU needed), tools/tune_farm.py
+#                 --dry-run, --finish: the record and the pruned ones
+set -u
+tilec=$(realpath "$1") root=$2 case=$3
+work=$(mktemp -d "${TMPDIR:-/tmp}/tilec-tune.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+cd "$root" || exit 2
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# A quick search: 4 configurations with distinct code, small shapes.
+search() {
+	"$tilec" tune samples/gemm.c --shape M=192,N=160,K=96 \
+		--check-shape M=100,N=130,K=70 --choices BLOCK_M=64,128 \
+		--choices BLOCK_N=64,128 -D BLOCK_K=32 -D STAGES=3 -D THREADS=128 \
+		--repeat 5 --warmup 1 --confirm 1 "$@"
+}
+
+# Every object's keys in sorted order, and the fields a record has.
+check_record() {
+	python3 - "$1" <<'PY' || fail "record $1"
+import json, sys
+def hook(pairs):
+    keys = [k for k, _ in pairs]
+    assert keys == sorted(keys), f"keys not sorted: {keys}"
+    return dict(pairs)
+r = json.load(open(sys.argv[1]), object_pairs_hook=hook)
+for k in ("format", "kernel", "source", "source_sha256", "shape", "shape_bucket",
+          "target", "arch", "device", "compilers", "tilec_version", "chosen",
+          "default", "configs", "measure", "result"):
+    assert k in r, f"no {k}"
+assert r["format"] == "tilec-tune-record/1"
+ok = [c for c in r["configs"] if c["status"] == "ok"]
+assert ok, "nothing measured"
+default = [c for c in r["configs"] if c.get("default")]
+assert len(default) == 1, "one default"
+best = ok[0]
+assert all(best["final_ms"] <= c["final_ms"] for c in ok), "sorted by time"
+chosen = {k: v for k, v in r["chosen"].items() if k in best["values"]}
+assert chosen == best["values"], (chosen, best["values"])
+if default[0]["status"] == "ok":
+    assert r["result"]["chosen_ms"] <= r["result"]["default_ms"], r["result"]
+print("record ok:", r["chosen"], r["result"])
+PY
+}
+
+case $case in
+search)
+	search -o "$work/rec.json" || fail "tilec tune"
+	check_record "$work/rec.json"
+	values=$(python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["chosen"]; print(" ".join(f"{k}={v}" for k, v in c.items()))' "$work/rec.json")
+	echo "chosen: $values"
+	# tilec run binds them (its header line lists the tunables).
+	"$tilec" run samples/gemm.c --config "$work/rec.json" \
+		--shape M=65,N=33,K=17 >"$work/run.txt" || fail "tilec run --config"
+	for v in $values; do
+		grep -q "$v" "$work/run.txt" || fail "tilec run --config did not bind $v"
+	done
+	# -D wins over the record.
+	"$tilec" run samples/gemm.c --config "$work/rec.json" -D BLOCK_K=64 \
+		--shape M=65,N=33,K=17 | grep -q "BLOCK_K=64" || fail "-D does not win"
+	# The translator and export too.
+	"$tilec" samples/gemm.c --config "$work/rec.json" | sed -n 2p >"$work/src.txt"
+	for v in $values; do
+		grep -q "$v" "$work/src.txt" || fail "tilec --config did not bind $v"
+	done
+	"$tilec" export samples/gemm.c --config "$work/rec.json" -o "$work/x" >/dev/null ||
+		fail "tilec export --config"
+	for v in $values; do
+		grep -q "$v" "$work/x/gemm.h" || fail "tilec export --config did not bind $v"
+	done
+	# The replay: the record's choice against the default, timed again.
+	"$tilec" tune samples/gemm.c --config "$work/rec.json" --shape M=192,N=160,K=96 \
+		--check-shape M=100,N=130,K=70 --repeat 3 --warmup 1 --confirm 1 \
+		>"$work/replay.txt" || fail "tilec tune --config (replay)"
+	grep -q "replayed here" "$work/replay.txt" || fail "no replay line"
+	cat "$work/replay.txt"
+	;;
+records)
+	search -o "$work/rec.json" 2>/dev/null || fail "tilec tune"
+	expect() { # expect STATUS PATTERN ARGS...: stderr must match
+		local want=$1 pat=$2
+		shift 2
+		"$tilec" "$@" >/dev/null 2>"$work/err.txt"
+		local got=$?
+		[ "$got" = "$want" ] || { cat "$work/err.txt"; fail "status $got, not $want: $*"; }
+		grep -qE "$pat" "$work/err.txt" || { cat "$work/err.txt"; fail "no '$pat' for: $*"; }
+		head -n 2 "$work/err.txt"
+	}
+	sed 's/"BLOCK_N": \([0-9]*\),/"BLOCK_N": \1,,/' "$work/rec.json" >"$work/syntax.json"
+	expect 1 "syntax.json:[0-9]+:[0-9]+: error: malformed JSON" \
+		samples/gemm.c --config "$work/syntax.json"
+	python3 - "$work" <<'PY'
+import json, sys
+w = sys.argv[1]
+r = json.load(open(f"{w}/rec.json"))
+r["chosen"]["BLOCK_M"] = "big"
+json.dump(r, open(f"{w}/type.json", "w"), indent=2, sort_keys=True)
+r = json.load(open(f"{w}/rec.json"))
+del r["chosen"]
+json.dump(r, open(f"{w}/missing.json", "w"), indent=2, sort_keys=True)
+r = json.load(open(f"{w}/rec.json"))
+r["chosen"]["NO_SUCH"] = 4
+json.dump(r, open(f"{w}/unknown.json", "w"), indent=2, sort_keys=True)
+PY
+	line=$(grep -n '"BLOCK_M": "big"' "$work/type.json" | cut -d: -f1)
+	expect 1 "type.json:$line:[0-9]+: error: key \"chosen.BLOCK_M\": expected an integer" \
+		samples/gemm.c --config "$work/type.json"
+	expect 1 "missing.json: error: key \"chosen\" is missing" \
+		samples/gemm.c --config "$work/missing.json"
+	line=$(grep -n '"NO_SUCH"' "$work/unknown.json" | cut -d: -f1)
+	expect 1 "unknown.json:$line:[0-9]+: error: .*NO_SUCH: no tunable" \
+		samples/gemm.c --config "$work/unknown.json"
+	expect 1 "error: key \"target\": the record was tuned for openmp, not cuda" \
+		samples/gemm.c -t cuda --config "$work/rec.json"
+	expect 2 "cannot use the tuning record" \
+		run samples/gemm.c -t openmp --config "$work/missing.json" --shape M=1,N=1,K=1
+	{ cat samples/gemm.c; echo "/* edited */"; } >"$work/gemm.c"
+	expect 0 "warning: key \"source_sha256\": the record was tuned on another version" \
+		"$work/gemm.c" --config "$work/rec.json"
+	expect 1 "cannot read the tuning record" samples/gemm.c --config "$work/none.json"
+	;;
+interrupt)
+	echo '{"an": "old record"}' >"$work/rec.json"
+	cp "$work/rec.json" "$work/before.json"
+	# Long enough to be stopped in the middle.  (A background job of a
+	# script ignores SIGINT, so it is stopped with SIGTERM, as a killed
+	# job would be.)
+	"$tilec" tune samples/gemm_f32.c --shape M=1024,N=1024,K=1024 \
+		--check-shape M=65,N=33,K=17 --repeat 200 --keep-duplicates \
+		-o "$work/rec.json" 2>"$work/err.txt" &
+	pid=$!
+	sleep 5
+	kill -TERM $pid
+	wait $pid
+	echo "tune stopped with status $?"
+	cmp "$work/rec.json" "$work/before.json" || fail "the old record changed"
+	if ls "$work"/rec.json.tmp-* 2>/dev/null; then
+		fail "a temporary file was left"
+	fi
+	;;
+farm)
+	"$tilec" tune samples/gemm.c -t cuda --arch sm_90a \
+		--shape M=4096,N=4096,K=4096 --check-shape M=200,N=130,K=70 \
+		--choices BLOCK_M=128,256 --choices BLOCK_N=128,256 -D BLOCK_K=32 \
+		-D THREADS=128 --prepare "$work/prep" >"$work/prep.txt" 2>&1 ||
+		{ cat "$work/prep.txt"; fail "--prepare"; }
+	cat "$work/prep.txt"
+	python3 - "$work/prep" <<'PY' || fail "the manifest"
+import json, os, sys
+d = sys.argv[1]
+m = json.load(open(f"{d}/manifest.json"))
+assert m["format"] == "tilec-tune-prepared/1"
+assert m["roles"] == {"A": "in", "B": "in", "C": "out"}, m["roles"]
+pruned = [e for e in m["excluded"] if e["status"] == "pruned"]
+assert any("registers" in e["reason"] for e in pruned), m["excluded"]
+for c in m["configs"]:
+    assert os.path.exists(os.path.join(d, c["source"]))
+    for f in list(c["check"]["inputs"].values()) + list(c["check"]["expected"].values()):
+        assert os.path.getsize(os.path.join(d, f)) > 0
+    assert c["launch"]["kernel"] == "gemm"
+print(len(m["configs"]), "configurations,", len(pruned), "pruned")
+PY
+	python3 tools/tune_farm.py "$work/prep:matmul" --dry-run || fail "tune_farm.py --dry-run"
+	"$tilec" tune --finish "$work/prep" -o "$work/rec.json" || fail "--finish"
+	check_record "$work/rec.json"
+	grep -q '"dry_run": true' "$work/rec.json" || fail "the dry run is not marked"
+	# Timings for another manifest are refused.
+	python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); t["manifest_sha256"]="0"*64; json.dump(t, open(sys.argv[1], "w"))' "$work/prep/timings.json"
+	if "$tilec" tune --finish "$work/prep" -o "$work/rec2.json" 2>"$work/err.txt"; then
+		fail "--finish took timings for another manifest"
+	fi
+	grep -q "manifest_sha256" "$work/err.txt" || fail "no reason given"
+	;;
+*)
+	echo "unknown case $case" >&2
+	exit 2
+	;;
+esac
+echo PASS
