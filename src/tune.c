@@ -2694,6 +2694,12 @@ tune_finish(Tune *t)
 			c->status = status_from_name(str(f, "status"));
 			if (str(f, "reason")[0])
 				c->reason = xstrdup(str(f, "reason"));
+			if (c->status == ST_PENDING) {
+				/* The farm stopped before deciding. */
+				c->status = ST_FAILED;
+				free(c->reason);
+				c->reason = xstrdup("not finished on the farm");
+			}
 			if (str(f, "log")[0])
 				c->log = xstrdup(str(f, "log"));
 			if (json_object_get(f, "max_rel_err"))
