@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""hip_emu_run.py - check tilec's HIP output for one kernel on the host CPU.
+
+usage: hip_emu_run.py TILEC SRCROOT SAMPLE [-D NAME=VALUE]... [tilec run args]
+
+SAMPLE is a file in samples/, or a path from SRCROOT.  Translates it for
+hip (gfx90a; -D and --kernel apply) and wraps the kernel in a
+`tilec_entry_<kernel>(void **args)` that launches it over its grid under
+hip_emu.hpp (one host thread per GPU thread, waves of 64, the MFMA
+instructions computed from their documented lane layout).  Then
+
+    tilec run SAMPLE -t openmp --source WRAPPER --cc EMUCC ...
+
+compiles the wrapper with the host's clang++ and checks it against the
+reference interpreter on random inputs, poisoned outputs and the shapes
+given, exactly as for the CPU backend.  Exit status: tilec run's (0 pass,
+1 mismatch, 2 stopped), or 77 (skipped) without clang++ 15 or later.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+# Element types of kernel parameters: the C++ type an args[] slot holds.
+SCALAR = {"i32": "int", "i64": "long long", "f32": "float", "f64": "double",
+          "i8": "signed char", "u8": "unsigned char"}
+TENSOR = {"f64": "double", "f32": "float", "f16": "__half",
+          "bf16": "tilec::bf16", "i64": "long long", "i32": "int",
+          "i8": "signed char", "u8": "unsigned char", "bool": "bool"}
+
+
+def clangxx():
+    for name in ("clang++-19", "clang++-17", "clang++-16", "clang++-15"):
+        if shutil.which(name):
+            return shutil.which(name)
+    return None
+
+
+def main():
+    if len(sys.argv) < 4:
+        print(__doc__, file=sys.stderr)
+        return 2
+    tilec, root, sample = sys.argv[1:4]
+    rest = sys.argv[4:]
+    cxx = clangxx()
+    if not cxx:
+        print("skipped: no clang++ 15 or later (its _Float16 on x86)")
+        return 77
+    # -D and --kernel apply to the translation too.
+    defines = []
+    i = 0
+    while i < len(rest):
+        if rest[i] in ("-D", "--kernel") and i + 1 < len(rest):
+            defines += rest[i:i + 2]
+            i += 2
+        else:
+            i += 1
+    tilec = os.path.abspath(tilec)
+    here = os.path.dirname(os.path.abspath(__file__))
+    os.chdir(root)
+    src = sample if "/" in sample else os.path.join("samples", sample)
+    hip = subprocess.run([tilec, src, "-t", "hip", "--verify"] + defines,
+                         capture_output=True, text=True)
+    launch = subprocess.run([tilec, src, "-t", "hip", "--emit=launch"] +
+                            defines, capture_output=True, text=True)
+    if hip.returncode or launch.returncode:
+        sys.stderr.write(hip.stderr + launch.stderr)
+        return 2
+    k = json.loads(launch.stdout)
+    lines = ['#include "%s"' % os.path.join(here, "hip_emu.hpp"), "",
+             hip.stdout, "",
+             "static long long ceildiv(long long a, long long b)",
+             "{", "\treturn (a + b - 1) / b;", "}", "",
+             'extern "C" void tilec_entry_%s(void **args)' % k["kernel"],
+             "{"]
+    if k["tunables"]:
+        lines.append("\tenum { %s };" % ", ".join(
+            "%s = %d" % kv for kv in k["tunables"].items()))
+    names = []
+    for n, p in enumerate(k["params"]):
+        if p["kind"] == "scalar":
+            lines.append("\t%s %s = *(%s *)args[%d];" % (
+                SCALAR[p["dtype"]], p["name"], SCALAR[p["dtype"]], n))
+        else:
+            t = ("const " if p["const"] else "") + TENSOR[p["dtype"]]
+            lines.append("\t%s *%s = *(%s **)args[%d];" % (t, p["name"], t, n))
+        names.append(p["name"])
+    lines.append("\tconst unsigned grid[3] = { %s };" % ", ".join(
+        "(unsigned)(%s)" % g for g in k["grid"]))
+    lines.append("\tif (grid[0] && grid[1] && grid[2])")
+    lines.append("\t\thip_emu::launch(grid, %d, [&] { %s(%s); });" % (
+        k["threads"], k["kernel"], ", ".join(names)))
+    lines.append("}")
+    work = tempfile.mkdtemp(prefix="tilec-hip-emu-")
+    try:
+        base = os.path.splitext(os.path.basename(sample))[0]
+        wrapper = os.path.join(work, base + ".emu.cpp")
+        with open(wrapper, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        emucc = os.path.join(work, "emucc")
+        with open(emucc, "w") as f:
+            # tilec run's C compile line, as C++ without OpenMP.
+            f.write('#!/bin/sh\nargs=""\nfor a in "$@"; do\n'
+                    '\tcase $a in -fopenmp) ;; *) args="$args $a" ;; esac\n'
+                    'done\nexec %s -std=c++17 -pthread -Wno-unused-parameter'
+                    ' $args\n' % cxx)
+        os.chmod(emucc, 0o755)
+        return subprocess.run([tilec, "run", src, "-t", "openmp", "--source",
+                               wrapper, "--cc", emucc] + rest).returncode
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
