@@ -262,17 +262,21 @@ param_text(TcArena *a, const TcVar *v, bool gpu)
 		      element_c_type(v->dtype), v->name);
 }
 
-/* Print `head(items, ...)tail` wrapped at 80 columns, continuation lines
- * aligned after the parenthesis (tabs count 8). */
+/* Print `tabs` tabs, then `head items, ... tail`, items separated by ", "
+ * and wrapped at 80 columns (tabs count 8), continuation lines aligned
+ * after the head, as clang-format breaks them. */
 static void
 print_wrapped(TcBuf *b, int tabs, const char *head, char **items, int n,
 	      const char *tail)
 {
-	int start = tabs * 8 + (int)strlen(head);
-	int col = start;
+	int start = tabs * 8 + (int)strlen(head), col = start;
+	for (int t = 0; t < tabs; t++)
+		tc_buf_puts(b, "\t");
 	tc_buf_puts(b, head);
 	for (int i = 0; i < n; i++) {
-		int w = (int)strlen(items[i]) + (i + 1 < n ? 2 : (int)strlen(tail));
+		bool last = i + 1 == n;
+		int len = (int)strlen(items[i]);
+		int w = len + (last ? (int)strlen(tail) : 1);
 		if (i > 0 && col + 1 + w > 80) {
 			tc_buf_puts(b, "\n");
 			for (int t = 0; t < tabs; t++)
@@ -283,10 +287,38 @@ print_wrapped(TcBuf *b, int tabs, const char *head, char **items, int n,
 			tc_buf_puts(b, " ");
 			col++;
 		}
-		tc_buf_printf(b, "%s%s", items[i], i + 1 < n ? "," : "");
-		col += (int)strlen(items[i]) + (i + 1 < n ? 1 : 0);
+		tc_buf_printf(b, "%s%s", items[i], last ? "" : ",");
+		col += len + (last ? 0 : 1);
 	}
 	tc_buf_printf(b, "%s\n", tail);
+}
+
+/* Comment lines starting with `lead` ("//", " *"), words wrapped at 80
+ * columns. */
+static void
+print_comment_lines(TcBuf *b, const char *lead, const char *text)
+{
+	int col = 0, gap = 1;
+	const char *p = text;
+	while (*p) {
+		size_t n = strcspn(p, " ");
+		if (col > 0 && col + gap + (int)n > 80) {
+			tc_buf_puts(b, "\n");
+			col = 0;
+		}
+		if (col == 0) {
+			tc_buf_puts(b, lead);
+			col = (int)strlen(lead);
+			gap = 1;
+		}
+		/* Two spaces after a sentence stay two. */
+		tc_buf_printf(b, "%*s%.*s", gap, "", (int)n, p);
+		col += gap + (int)n;
+		p += n;
+		for (gap = 0; *p == ' '; p++)
+			gap++;
+	}
+	tc_buf_puts(b, "\n");
 }
 
 /* A grid extent as C over the launch function's parameters: tunables
@@ -380,11 +412,11 @@ static void
 cpu_launch(TcArena *a, const TcKernel *k, const char *base, TcBuf *b)
 {
 	char *items[MAX_ITEMS];
-	tc_buf_printf(b, "\n// ---- %s_launch (tilec export): the kernel with "
-		      "plain pointers ----\n", k->name);
+	tc_buf_printf(b, "\n// ---- %s_launch (tilec export) ----\n", k->name);
 	tc_buf_printf(b, "#include \"%s.h\"\n\n", base);
-	tc_buf_printf(b, "// Runs the whole grid on the calling thread's "
-		      "OpenMP team and returns when\n// it is done.\n");
+	tc_buf_printf(b, "// The kernel with plain pointers: runs the whole "
+		      "grid on the calling\n// thread's OpenMP team and "
+		      "returns when it is done.\n");
 	tc_buf_puts(b, "void\n");
 	int n = launch_params(a, k, false, items);
 	print_wrapped(b, 0, tc_fmt(a, "%s_launch(", k->name), items, n, ")");
@@ -397,8 +429,8 @@ cpu_launch(TcArena *a, const TcKernel *k, const char *base, TcBuf *b)
 				   ? (char *)v->name
 				   : tc_fmt(a, "(void *)%s", v->name);
 	}
-	print_wrapped(b, 1, tc_fmt(a, "\t%s(", k->name), items,
-		      k->params.len, ");");
+	print_wrapped(b, 1, tc_fmt(a, "%s(", k->name), items, k->params.len,
+		      ");");
 	tc_buf_puts(b, "}\n");
 }
 
@@ -428,8 +460,7 @@ gpu_launch(TcArena *a, const TcKernel *k, const GpuApi *api,
 			return false;
 		}
 	}
-	tc_buf_printf(b, "\n// ---- %s_launch (tilec export): the host side "
-		      "----\n", k->name);
+	tc_buf_printf(b, "\n// ---- %s_launch (tilec export) ----\n", k->name);
 	tc_buf_printf(b, "#include <%s>\n\n#include \"%s.h\"\n", api->include,
 		      base);
 	if (helpers & 1)
@@ -442,15 +473,20 @@ gpu_launch(TcArena *a, const TcKernel *k, const GpuApi *api,
 	if (helpers & 4)
 		tc_buf_printf(b, "\nstatic long long\n%s_max(long long a, long "
 			      "long b)\n{\n\treturn a > b ? a : b;\n}\n", prefix);
-	tc_buf_printf(b, "\n// The grid and shared memory of %s.launch.json; "
-		      "asynchronous on `stream`.\n", base);
+	tc_buf_puts(b, "\n");
+	print_comment_lines(b, "//", tc_fmt(a, "The grid and shared memory of %s.launch.json, "
+				"computed from the arguments; the launch is "
+				"asynchronous on `stream`.", base));
 	tc_buf_puts(b, "extern \"C\" int\n");
 	int n = launch_params(a, k, true, items);
 	print_wrapped(b, 0, tc_fmt(a, "%s(", prefix), items, n, ")");
 	tc_buf_puts(b, "{\n");
-	for (int i = 0; i < 3; i++)
-		tc_buf_printf(b, "\tconst long long grid_%c = %s;\n", "xyz"[i],
-			      grid[i].data);
+	for (int i = 0; i < 3; i++) {
+		/* Past 80 columns, after the '=' as clang-format breaks. */
+		bool wide = 8 + 26 + grid[i].len > 80;
+		tc_buf_printf(b, "\tconst long long grid_%c =%s%s;\n", "xyz"[i],
+			      wide ? "\n\t    " : " ", grid[i].data);
+	}
 	tc_buf_puts(b, "\tif (grid_x <= 0 || grid_y <= 0 || grid_z <= 0)\n"
 		    "\t\treturn 0; // an empty grid: nothing to launch\n");
 	if (api->max_grid_yz)
@@ -461,24 +497,25 @@ gpu_launch(TcArena *a, const TcKernel *k, const GpuApi *api,
 		tc_buf_printf(b, "\tif (grid_x > 2147483647 || grid_y > "
 			      "2147483647 || grid_z > 2147483647)\n"
 			      "\t\treturn (int)%s;\n", api->bad_config);
+	tc_buf_printf(b, "\tconst dim3 grid((unsigned)grid_x, (unsigned)grid_y, "
+		      "(unsigned)grid_z);\n");
 	tc_buf_printf(b, "\tconst size_t smem = %lld;\n", k->smem_bytes);
-	tc_buf_printf(b, "\t%s err = %s;\n", api->error_t, api->success);
+	tc_buf_printf(b, "\tconst void *kernel = (const void *)%s;\n", k->name);
 	if (k->smem_bytes > 48 * 1024) {
 		tc_buf_puts(b, "\t// Above 48 KiB a kernel must opt in.\n");
-		tc_buf_printf(b, "\terr = %s((const void *)%s,\n\t\t\t%s, (int)smem);\n",
-			      api->set_attr, k->name, api->smem_attr);
+		tc_buf_printf(b, "\t%s err = %s(\n\t    kernel, %s, (int)smem);\n",
+			      api->error_t, api->set_attr, api->smem_attr);
 		tc_buf_printf(b, "\tif (err != %s)\n\t\treturn (int)err;\n",
 			      api->success);
 	}
 	for (int i = 0; i < k->params.len; i++)
 		items[i] = tc_fmt(a, "&%s", ((TcVar *)k->params.items[i])->name);
-	print_wrapped(b, 1, "\tvoid *args[] = { ", items, k->params.len, " };");
-	tc_buf_printf(b, "\terr = %s((const void *)%s,\n"
-		      "\t\t\tdim3((unsigned)grid_x, (unsigned)grid_y, "
-		      "(unsigned)grid_z),\n"
-		      "\t\t\tdim3(%lld), args, smem, (%s)stream);\n",
-		      api->launch, k->name, threads, api->stream_t);
-	tc_buf_puts(b, "\treturn (int)err;\n}\n");
+	print_wrapped(b, 1, "void *args[] = {", items, k->params.len, "};");
+	char *call[6] = { "kernel", "grid", tc_fmt(a, "dim3(%lld)", threads),
+			  "args", "smem", tc_fmt(a, "(%s)stream", api->stream_t) };
+	print_wrapped(b, 1, tc_fmt(a, "return (int)%s(", api->launch), call, 6,
+		      ");");
+	tc_buf_puts(b, "}\n");
 	for (int i = 0; i < 3; i++)
 		tc_buf_free(&grid[i]);
 	return true;
@@ -496,30 +533,45 @@ header(TcArena *a, const TcProgram *p, const TcKernel *k, const TcTarget *t,
 	for (; *g; g++)
 		if (*g >= 'a' && *g <= 'z')
 			*g = (char)(*g - 'a' + 'A');
-	tc_buf_printf(b, "/*\n * %s.h - launch the kernel %s, exported by tilec "
-		      "%s from %s\n * for %s/%s.\n", k->name, k->name,
-		      TILEC_VERSION, p->path, t->name, t->arch);
+	tc_buf_puts(b, "/*\n");
+	print_comment_lines(b, " *", tc_fmt(a, "%s.h - launch the kernel %s, "
+					    "exported by tilec %s from %s for "
+					    "%s/%s.", k->name, k->name,
+					    TILEC_VERSION, p->path, t->name,
+					    t->arch));
 	if (p->tunables.len) {
-		tc_buf_puts(b, " *\n * Tunables:");
+		TcBuf tun;
+		tc_buf_init(&tun);
+		tc_buf_puts(&tun, "Tunables:");
 		for (int i = 0; i < p->tunables.len; i++) {
 			const TcVar *v = p->tunables.items[i];
-			tc_buf_printf(b, " %s=%lld", v->name, v->value);
+			tc_buf_printf(&tun, " %s=%lld", v->name, v->value);
 		}
-		tc_buf_puts(b, ".\n");
+		tc_buf_puts(b, " *\n");
+		print_comment_lines(b, " *", tc_fmt(a, "%s.", tun.data));
+		tc_buf_free(&tun);
 	}
+	tc_buf_puts(b, " *\n");
 	if (gpu)
-		tc_buf_printf(b, " *\n * Build %s with %s alone (%s %s=%s -c %s) "
-			      "and call\n * %s_launch from C or C++.  Tensors "
-			      "are device pointers to row-major,\n * contiguous "
-			      "data:\n", src_name, api->compiler, api->compiler,
-			      t->kind == TC_TARGET_CUDA ? "-arch" : "--offload-arch",
-			      t->arch, src_name, k->name);
+		print_comment_lines(b, " *", tc_fmt(a, "Build %s with %s alone (%s "
+						    "%s=%s -c %s) and call %s_launch "
+						    "from C or C++.  Tensors are "
+						    "device pointers to row-major, "
+						    "contiguous data:", src_name,
+						    api->compiler, api->compiler,
+						    t->kind == TC_TARGET_CUDA
+							    ? "-arch"
+							    : "--offload-arch",
+						    t->arch, src_name, k->name));
 	else
-		tc_buf_printf(b, " *\n * Build %s with a C11 compiler and "
-			      "OpenMP (cc -O3 -march=native\n * -fopenmp "
-			      "-fno-math-errno; the code uses %s) and call "
-			      "%s_launch.\n * Tensors are row-major and "
-			      "contiguous:\n", src_name, t->arch, k->name);
+		print_comment_lines(b, " *", tc_fmt(a, "Build %s with a C11 "
+						    "compiler and OpenMP (cc -O3 "
+						    "-march=native -fopenmp "
+						    "-fno-math-errno; the code uses "
+						    "%s) and call %s_launch.  "
+						    "Tensors are row-major and "
+						    "contiguous:", src_name, t->arch,
+						    k->name));
 	for (int i = 0; i < k->params.len; i++) {
 		const TcVar *v = k->params.items[i];
 		if (v->kind != TC_VAR_TENSOR)
@@ -539,10 +591,12 @@ header(TcArena *a, const TcProgram *p, const TcKernel *k, const TcTarget *t,
 		tc_buf_free(&dims);
 	}
 	if (gpu)
-		tc_buf_printf(b, " * The launch is asynchronous on `stream` (a "
-			      "%s; NULL for the default\n * stream).  Returns a "
-			      "%s: 0 when the launch was accepted.\n",
-			      api->stream_t, api->error_t);
+		print_comment_lines(b, " *", tc_fmt(a, "The launch is asynchronous "
+						    "on `stream` (a %s; NULL for "
+						    "the default stream).  Returns "
+						    "a %s: 0 when the launch was "
+						    "accepted.", api->stream_t,
+						    api->error_t));
 	else
 		tc_buf_puts(b, " * Returns when the whole grid has run.\n");
 	tc_buf_puts(b, " */\n");
@@ -669,6 +723,20 @@ export_kernel(ExportArgs *x, TcOptions *opt, const char *text,
 	for (int i = 0; ok && i < p->kernels.len; i++)
 		if (strcmp(((TcKernel *)p->kernels.items[i])->name, name) == 0)
 			k = p->kernels.items[i];
+	static const char *const locals[] = { "kernel", "grid", "grid_x",
+					      "grid_y", "grid_z", "smem",
+					      "err", "args", "stream" };
+	for (int i = 0; ok && k && i < k->params.len; i++) {
+		const TcVar *v = k->params.items[i];
+		for (size_t j = 0; j < sizeof locals / sizeof locals[0]; j++)
+			if (opt->target.kind != TC_TARGET_OPENMP &&
+			    strcmp(v->name, locals[j]) == 0) {
+				tc_diag(d, TC_ERROR, v->loc, "parameter '%s' has "
+					"the name of a variable of the launch "
+					"function; rename it to export", v->name);
+				ok = false;
+			}
+	}
 	if (ok && k && k->params.len > 64) {
 		tc_diag(d, TC_ERROR, k->loc, "kernel '%s' has %d parameters; "
 			"export handles 64", name, k->params.len);
