@@ -134,7 +134,8 @@ typedef struct Isa {
 	int scratch;       /* scratch_* and buffer_* instructions */
 	int kernels;       /* kernels in the metadata */
 	int private_bytes; /* largest .private_segment_fixed_size */
-	int vgprs, agprs;  /* largest .vgpr_count, .agpr_count */
+	int vgprs, agprs;  /* largest .vgpr_count (AGPRs included on
+			      gfx90a), .agpr_count */
 	int vgpr_spills;   /* largest .vgpr_spill_count (into AGPRs when no
 			      private segment) */
 } Isa;
@@ -332,8 +333,8 @@ START_TEST(every_sample_compiles_for_gfx90a)
 		       info.total_seconds * 1e3);
 		Isa isa;
 		inspect(info.path, "gfx90a", &isa);
-		printf("  %4d v_mfma, %d VGPRs + %d AGPRs, %d VGPR spills "
-		       "(to AGPRs), %d bytes of scratch\n", isa.mfma, isa.vgprs,
+		printf("  %4d v_mfma, %d VGPRs (%d AGPRs), %d spilled to "
+		       "AGPRs, %d bytes of scratch\n", isa.mfma, isa.vgprs,
 		       isa.agprs, isa.vgpr_spills, isa.private_bytes);
 		ck_assert_msg(isa.kernels > 0, "%s: no kernel metadata", c->file);
 		ck_assert_msg(isa.private_bytes == 0 && isa.scratch == 0,
