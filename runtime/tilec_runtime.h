@@ -14,8 +14,10 @@
  * shared object and loaded with dlopen) and cuda (generated CUDA C++
  * compiled by NVRTC into a cubin, loaded and launched through the driver
  * API; libnvrtc and libcuda are loaded with dlopen, so the runtime never
- * links them and their absence is TILEC_ERR_UNAVAILABLE).  hip is part of
- * the API and fails with TILEC_ERR_UNAVAILABLE.
+ * links them and their absence is TILEC_ERR_UNAVAILABLE) and hip (generated
+ * HIP C++ compiled by hiprtc into a code object, loaded and launched
+ * through the HIP runtime's module API; hiprtc and libamdhip64 are loaded
+ * with dlopen likewise).
  *
  * Entry-point convention (what generated code provides): on the CPU, for
  * each kernel K an exported `void tilec_entry_K(void **args)`; on CUDA the
@@ -86,8 +88,10 @@ const char *tilec_status_string(tilec_status status);
  * default "cc"), TILEC_CACHE_DIR (default $XDG_CACHE_HOME/tilec, or
  * ~/.cache/tilec), and for cuda TILEC_NVRTC (the libnvrtc to load) and
  * CUDA_HOME / CUDA_PATH (where to look for it and for cuda_fp16.h).
- * `device` is 0 for openmp; for cuda a device ordinal, or
- * TILEC_DEVICE_NONE for a compile-only context.  On failure it returns
+ * For hip: TILEC_HIPRTC (the library with hiprtc to load), TILEC_COMGR
+ * (libamd_comgr, asked which ISAs it knows), ROCM_PATH and HIP_PATH
+ * (where to look for both).  `device` is 0 for openmp; for cuda and hip a
+ * device ordinal, or TILEC_DEVICE_NONE for a compile-only context.  On failure it returns
  * NULL and fills *err (err may be NULL). */
 tilec_context *tilec_context_new(tilec_backend backend, int device,
 				 tilec_init_error *err);
@@ -101,8 +105,9 @@ const char *tilec_error(const tilec_context *ctx);
 /* Cache directory; "" disables the disk cache. */
 tilec_status tilec_set_cache_dir(tilec_context *ctx, const char *dir);
 /* Compiler command (openmp): a program name or path, optionally followed
- * by words put before every other argument ("ccache gcc").  The cuda
- * backend has none (TILEC_ERR_INVALID; TILEC_NVRTC picks the library). */
+ * by words put before every other argument ("ccache gcc").  The cuda and
+ * hip backends have none (TILEC_ERR_INVALID; TILEC_NVRTC and TILEC_HIPRTC
+ * pick the library). */
 tilec_status tilec_set_compiler(tilec_context *ctx, const char *cc);
 /* Extra compiler flags for every compile, space-separated. */
 tilec_status tilec_set_flags(tilec_context *ctx, const char *flags);
@@ -116,7 +121,7 @@ typedef struct tilec_device_info {
 	char name[256];        /* "NVIDIA H200"; the CPU's model on openmp;
 				  "" when compile-only */
 	char arch[32];         /* what compiles target when the options name
-				  no arch: "sm_90a", "native"; "" when
+				  no arch: "sm_90a", "gfx90a", "native"; "" when
 				  compile-only (the options must name one) */
 	int compile_only;      /* 1: TILEC_DEVICE_NONE, nothing runs */
 	int cc_major;          /* CUDA compute capability; 0 elsewhere */
