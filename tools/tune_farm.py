@@ -609,6 +609,27 @@ class Farm:
         return True
 
 
+def run_one(a, spec, deadline, only):
+    """One DIR in this process; True when it has a chosen configuration."""
+    d, _, anchor = spec.partition(":")
+    d = d.rstrip("/")
+    name = os.path.basename(os.path.abspath(d))
+    out = (os.path.join(a.out_dir, f"{name}.timings.json") if a.out_dir
+           else os.path.join(d, "timings.json"))
+    gpu = None if a.dry_run else Gpu(a.device)
+    try:
+        farm = Farm(gpu, d, anchor or None, out, deadline, only, a.dry_run)
+        ok = farm.run()
+        farm.save()
+    except SystemExit:
+        raise
+    except Exception as e:
+        print(f"[{d}] stopped: {type(e).__name__}: {e}", flush=True)
+        ok = False
+    print(f"[{d}] timings: {out}", flush=True)
+    return bool(ok)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("dirs", nargs="+", help="DIR[:ANCHOR], ANCHOR matmul or sdpa")
@@ -618,36 +639,42 @@ def main():
                     help="seconds for all DIRs together (default 480)")
     ap.add_argument("--only", help="configuration ids to run (and the default)")
     ap.add_argument("--dry-run", action="store_true")
+    ap.add_argument("--deadline", type=float, help=argparse.SUPPRESS)
     a = ap.parse_args()
     start = time.time()
-    gpu = None if a.dry_run else Gpu(a.device)
     if a.out_dir:
         os.makedirs(a.out_dir, exist_ok=True)
     only = set(a.only.split(",")) if a.only else None
+    if a.deadline or len(a.dirs) == 1:
+        good = 0
+        for n, spec in enumerate(a.dirs):
+            # Each DIR gets an equal share of what is left.
+            left = a.budget - (time.time() - start)
+            deadline = a.deadline or time.time() + left / (len(a.dirs) - n)
+            good += run_one(a, spec, deadline, only)
+        sys.exit(0 if good == len(a.dirs) else 1)
+    # Several DIRs: each in its own process, so a kernel that faults (and
+    # leaves its CUDA context unusable) costs only its own DIR.
+    import subprocess
     good = 0
     for n, spec in enumerate(a.dirs):
-        d, _, anchor = spec.partition(":")
-        d = d.rstrip("/")
-        name = os.path.basename(os.path.abspath(d))
-        out = (os.path.join(a.out_dir, f"{name}.timings.json") if a.out_dir
-               else os.path.join(d, "timings.json"))
-        # Each DIR gets an equal share of what is left.
         left = a.budget - (time.time() - start)
-        deadline = time.time() + left / (len(a.dirs) - n)
+        share = left / (len(a.dirs) - n)
+        args = [sys.executable, os.path.abspath(__file__), spec,
+                "--device", str(a.device), "--budget", str(share),
+                "--deadline", str(time.time() + share)]
+        if a.out_dir:
+            args += ["--out-dir", a.out_dir]
+        if a.only:
+            args += ["--only", a.only]
+        if a.dry_run:
+            args.append("--dry-run")
         try:
-            farm = Farm(gpu, d, anchor or None, out, deadline, only, a.dry_run)
-            ok = farm.run()
-            farm.save()
-        except SystemExit:
-            raise
-        except Exception as e:
-            print(f"[{d}] stopped: {type(e).__name__}: {e}", flush=True)
-            ok = False
-        good += bool(ok)
-        print(f"[{d}] timings: {out}", flush=True)
-        if gpu:
-            gpu.torch.cuda.empty_cache()
-            gpu.cp.get_default_memory_pool().free_all_blocks()
+            # The deadline stops new work; the margin lets the last
+            # timing and the anchor finish.
+            good += subprocess.run(args, timeout=share + 120).returncode == 0
+        except subprocess.TimeoutExpired:
+            print(f"[{spec}] killed after {share + 120:.0f} s", flush=True)
     sys.exit(0 if good == len(a.dirs) else 1)
 
 
