@@ -4,7 +4,8 @@
  * gfx90a (and gfx942 where hiprtc's comgr knows it) by a compile-only
  * context; the code objects of the kernels whose gemms take the MFMA path
  * disassembled, which must show v_mfma instructions and no scratch (no
- * private segment, no scratch_ or buffer_ instruction); the cache keyed by
+ * private segment, no scratch_ or buffer_ instruction), and those of
+ * tests/hip_emu/matrix_paths.c the f16, bf16 and f32 forms; the cache keyed by
  * arch; compile errors carrying hiprtc's log; what a compile-only context
  * refuses; and a context on device 0, which on a machine without an AMD
  * GPU must fail with a sentence saying so (and on a machine with one must
@@ -131,6 +132,8 @@ headers_init(Headers *hs)
 /* What the disassembly and the metadata of a code object show. */
 typedef struct Isa {
 	int mfma;          /* v_mfma instructions */
+	int f16, bf16, f32; /* ... of each operand type (16x16x16f16,
+			       16x16x16bf16_1k, 16x16x4f32) */
 	int scratch;       /* scratch_* and buffer_* instructions */
 	int kernels;       /* kernels in the metadata */
 	int private_bytes; /* largest .private_segment_fixed_size */
@@ -173,6 +176,9 @@ inspect(const char *path, const char *arch, Isa *isa)
 	ck_assert_msg(p, "cannot run %s", cmd);
 	while (fgets(line, sizeof line, p)) {
 		isa->mfma += strstr(line, "\tv_mfma") != NULL;
+		isa->f16 += strstr(line, "\tv_mfma_f32_16x16x16f16 ") != NULL;
+		isa->bf16 += strstr(line, "\tv_mfma_f32_16x16x16bf16_1k ") != NULL;
+		isa->f32 += strstr(line, "\tv_mfma_f32_16x16x4f32 ") != NULL;
 		isa->scratch += strstr(line, "\tscratch_") != NULL ||
 				strstr(line, "\tbuffer_") != NULL;
 	}
@@ -358,6 +364,23 @@ START_TEST(every_sample_compiles_for_gfx90a)
 		}
 	}
 	ck_assert_int_ge(mfma_cases, 5);
+
+	/* The paths the samples do not reach (tests/hip_emu/matrix_paths.c:
+	 * bf16 with A transposed, f32 with B transposed, f16 into an atomic
+	 * split-K): each operand type's own instruction. */
+	char tests_dir[4096];
+	snprintf(tests_dir, sizeof tests_dir, "%s/tests/hip_emu", root);
+	const Case paths = { "matrix_paths.c", NULL, 0, true };
+	tilec_module_info info;
+	ck_assert(compile_case(ctx, &hs, tests_dir, &paths, "gfx90a", &info));
+	Isa isa;
+	inspect(info.path, "gfx90a", &isa);
+	printf("%-30s gfx90a %s  %d v_mfma: %d f16, %d bf16, %d f32; %d bytes "
+	       "of scratch\n", paths.file, info.from_cache ? "cached" : "hiprtc",
+	       isa.mfma, isa.f16, isa.bf16, isa.f32, isa.private_bytes);
+	ck_assert_int_eq(isa.kernels, 3);
+	ck_assert(isa.f16 > 0 && isa.bf16 > 0 && isa.f32 > 0);
+	ck_assert(isa.private_bytes == 0 && isa.scratch == 0);
 	for (int i = 0; i < n; i++)
 		free(files[i]);
 	tilec_context_free(ctx);
