@@ -1,0 +1,1695 @@
+/*
+ * gpu.c - the GPU emitter: CUDA C++ and HIP C++ from one printer.
+ *
+ * Input: a program scheduled by the GPU passes (layout, pipeline, smem,
+ * barrier) and the target's dialect (gpu.h; one const table each in
+ * cuda.c and hip.c).  Output: one `extern "C" __global__` kernel per tile
+ * kernel, calling the helpers of the target's header (templates/cuda,
+ * templates/hip), whose function names and arguments match.
+ *
+ * How the block-serial program becomes GPU code (docs/backend-cuda.md,
+ * docs/backend-hip.md):
+ *   - every thread runs the kernel body; scalars at block level are
+ *     computed by all threads alike (uniform);
+ *   - buffers in shared memory are slices of one dynamic shared array, at
+ *     the offsets smem.c chose; register fragments are per-thread float
+ *     arrays x[R::count][C::count];
+ *   - tile operations are cooperative: all threads share the elements, or,
+ *     for register fragments, each thread handles the elements it holds;
+ *   - tile_gemm with a matrix-instruction accumulator (Mma on CUDA, Mfma
+ *     on HIP) calls the dialect's gemm helpers (operands in shared memory,
+ *     or A in registers); any other gemm runs from shared memory element
+ *     by element;
+ *   - a tile_parallel nest spreads its iterations over the threads, unless
+ *     layout.c anchored it to a register fragment: then each thread visits
+ *     the rows and columns it holds (stores to shared or global memory are
+ *     done by one of the threads holding the element);
+ *   - stores at block level to shared or global memory are done by thread
+ *     0; BARRIER statements become __syncthreads();
+ *   - tile_pipelined loops with async copies (CUDA) issue them STAGES - 1
+ *     iterations ahead with cp.async, waiting and synchronizing once per
+ *     iteration; where the dialect has no cp.async (HIP) the pipeline
+ *     pass plans none and the loop runs its copies in order.
+ * The output names things after the tile program and comments each tile
+ * operation with its source line.
+ */
+#include "cfamily.h"
+#include "gpu.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Gpu {
+	TcCPrinter pr;          /* the printer (pr.out is the output) */
+	const TcGpuDialect *dialect; /* the target's spellings and choices */
+	TcArena *a;             /* scratch for names and snippets */
+	const TcProgram *prog;  /* the program */
+	const TcKernel *k;      /* the kernel being printed */
+	const TcTarget *t;      /* the target */
+	const TcOptions *opt;   /* options */
+	TcDiags *d;             /* errors */
+	long long threads;      /* threads per block */
+	/* The warp grid of the matrix-instruction fragments, 0 if none. */
+	int warps_m, warps_n;
+	const char **dist;      /* per distribution class id: its C++ alias */
+	/* Anchored loops being printed, outermost first: each runs over the
+	 * indices its class gives this thread. */
+	const TcStmt *anchors[TC_MAX_RANK];
+	int nanchors;
+	int spread;             /* depth of spread parallel loops */
+	bool block_level;       /* not inside any parallel loop */
+	/* The pipelined loop being printed: its stage index, for references
+	 * to staged buffers. */
+	const char *stage;      /* e.g. "k_stage", or NULL */
+	bool failed;            /* an error was reported */
+	/* The emitter's own names (loop counters, tile indices, ...), each
+	 * made distinct from every name of the program (fresh()). */
+	const char *e, *tix[TC_MAX_RANK], *row, *col, *r0, *r1, *o, *kk;
+	const char *warp_m, *warp_n;
+} Gpu;
+
+TC_PRINTF(3, 4)
+static void
+error(Gpu *G, TcLoc loc, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	tc_vdiag(G->d, TC_ERROR, loc, fmt, ap);
+	va_end(ap);
+	G->failed = true;
+}
+
+/* Is `name` a name of the program (a var of the kernel or a tunable)? */
+static bool
+name_taken(const Gpu *G, const char *name)
+{
+	for (int i = 0; i < G->k->vars.len; i++)
+		if (strcmp(((const TcVar *)G->k->vars.items[i])->name, name) == 0)
+			return true;
+	for (int i = 0; i < G->prog->tunables.len; i++)
+		if (strcmp(((const TcVar *)G->prog->tunables.items[i])->name, name) == 0)
+			return true;
+	return false;
+}
+
+/* `base`, or base with underscores appended until no name of the program
+ * has it: generated names never shadow the program's. */
+static const char *
+fresh(Gpu *G, const char *base)
+{
+	const char *n = base;
+	while (name_taken(G, n))
+		n = tc_fmt(G->a, "%s_", n);
+	return n;
+}
+
+static long long
+ext(const TcVar *v, int i)
+{
+	long long n = 0;
+	tc_expr_const(v->shape[i], &n);
+	return n;
+}
+
+static long long
+count(const TcVar *v)
+{
+	long long n = 1;
+	for (int i = 0; i < v->rank; i++)
+		n *= ext(v, i);
+	return n;
+}
+
+/* Is v a register fragment (of either target's layouts)? */
+static bool
+is_reg(const TcVar *v)
+{
+	return v->kind == TC_VAR_BUFFER && (v->layout.kind == TC_LAYOUT_MMA ||
+					    v->layout.kind == TC_LAYOUT_MFMA ||
+					    v->layout.kind == TC_LAYOUT_BLOCKED);
+}
+
+/* The alias of the distribution of register fragment v's dim d. */
+static const char *
+dist_of(Gpu *G, const TcVar *v, int d)
+{
+	return G->dist[v->layout.dim[d].id];
+}
+
+/* --- Types -------------------------------------------------------------------- */
+
+/* The C++ type that stores a dtype in memory (bf16: the dialect's). */
+static const char *
+storage_type(const Gpu *G, TcDtype t)
+{
+	switch (t) {
+	case TC_DT_F64: return "double";
+	case TC_DT_F32: return "float";
+	case TC_DT_F16: return "__half";
+	case TC_DT_BF16: return G->dialect->bf16_type;
+	case TC_DT_I64: return "long long";
+	case TC_DT_I32: return "int";
+	case TC_DT_I8: return "signed char";
+	case TC_DT_U8: return "unsigned char";
+	case TC_DT_BOOL: return "bool";
+	default: return NULL;
+	}
+}
+
+/* The type of a value of dtype t in expressions: 16-bit floats compute in
+ * float, like the tile language says. */
+static const char *
+value_type(TcDtype t)
+{
+	switch (t) {
+	case TC_DT_F64: return "double";
+	case TC_DT_F16:
+	case TC_DT_BF16:
+	case TC_DT_FP8E4M3:
+	case TC_DT_FP8E5M2:
+	case TC_DT_F32: return "float";
+	case TC_DT_I64: return "long long";
+	case TC_DT_BOOL: return "bool";
+	default: return "int";
+	}
+}
+
+static bool
+narrow_float(TcDtype t)
+{
+	return t == TC_DT_F16 || t == TC_DT_BF16;
+}
+
+static const char *
+func_name(TcFunc fn, TcDtype t)
+{
+	(void)t;
+	switch (fn) {
+	case TC_FN_CEILDIV: return "tilec::ceildiv";
+	case TC_FN_MIN: return "min";
+	case TC_FN_MAX: return "max";
+	default: return tc_func_name(fn);
+	}
+}
+
+/* --- Element references ------------------------------------------------------------ */
+
+/* Elements per row of a buffer in shared memory, padding included. */
+static long long
+row_stride(const TcVar *v)
+{
+	return ext(v, v->rank - 1) + v->pad;
+}
+
+/* Elements in one stage of a staged buffer. */
+static long long
+stage_elems(const TcVar *v)
+{
+	long long n = row_stride(v);
+	for (int i = 0; i < v->rank - 1; i++)
+		n *= ext(v, i);
+	return n;
+}
+
+/* The base of a buffer in shared memory: its name, or name + stage inside
+ * a pipelined loop (only cp.async dialects have staged buffers). */
+static void
+smem_base(Gpu *G, const TcVar *v)
+{
+	if (v->stages > 1 && G->stage)
+		tc_buf_printf(G->pr.out, "(%s + %s * %lld)", v->name, G->stage,
+			      stage_elems(v));
+	else
+		tc_buf_puts(G->pr.out, v->name);
+}
+
+/* Offset of element idx[] of a shared buffer: row-major, the last extent
+ * padded: ((i0 * e1 + i1) * e2p + i2). */
+static void
+smem_offset(Gpu *G, const TcVar *v, TcExpr *const *idx)
+{
+	TcBuf *b = G->pr.out;
+	for (int i = 0; i < v->rank - 2; i++)
+		tc_buf_puts(b, "(");
+	for (int i = 0; i < v->rank; i++) {
+		if (i == 0) {
+			tc_c_expr_prec(&G->pr, idx[0], v->rank > 1 ?
+				       tc_binop_prec(TC_OP_MUL) : TC_PREC_COMMA + 1);
+			continue;
+		}
+		long long stride = i == v->rank - 1 ? row_stride(v) : ext(v, i);
+		tc_buf_printf(b, " * %lld + ", stride);
+		tc_c_expr_prec(&G->pr, idx[i], tc_binop_prec(TC_OP_ADD) + 1);
+		if (i < v->rank - 1)
+			tc_buf_puts(b, ")");
+	}
+}
+
+/* Offset of tensor element idx[]: (size_t) row-major over its shape. */
+static void
+tensor_offset(Gpu *G, const TcVar *v, TcExpr *const *idx)
+{
+	TcBuf *b = G->pr.out;
+	for (int i = 0; i < v->rank - 1; i++)
+		tc_buf_puts(b, "(");
+	for (int i = 0; i < v->rank; i++) {
+		if (i == 0) {
+			if (v->rank > 1)
+				tc_buf_puts(b, "(size_t)");
+			tc_c_expr_prec(&G->pr, idx[0], v->rank > 1 ?
+				       TC_PREC_UNARY : TC_PREC_COMMA + 1);
+			continue;
+		}
+		tc_buf_puts(b, " * ");
+		tc_c_expr_prec(&G->pr, v->shape[i], tc_binop_prec(TC_OP_MUL) + 1);
+		tc_buf_puts(b, " + ");
+		tc_c_expr_prec(&G->pr, idx[i], tc_binop_prec(TC_OP_ADD) + 1);
+		tc_buf_puts(b, ")");
+	}
+}
+
+/* An element F[i][j] of a register fragment inside the loops anchored on
+ * its dims: F[i_r][j_r], the loops' counters. */
+static void
+reg_element(Gpu *G, const TcVar *v, TcExpr *const *idx)
+{
+	tc_buf_puts(G->pr.out, v->name);
+	for (int d = 0; d < v->rank; d++) {
+		const TcVar *lv = idx[d]->kind == TC_EX_VAR ? idx[d]->u.var : NULL;
+		bool found = false;
+		for (int i = 0; i < G->nanchors && lv; i++)
+			found |= G->anchors[i]->u.loop.var == lv;
+		if (!found) {
+			error(G, idx[d]->loc, "internal error: element of register "
+			      "fragment '%s' outside the loops that own it", v->name);
+			return;
+		}
+		tc_buf_printf(G->pr.out, "[%s]",
+			      fresh(G, tc_fmt(G->a, "%s_r", lv->name)));
+	}
+}
+
+/* The element as an lvalue in its storage type. */
+static void
+element_ref(Gpu *G, const TcVar *v, TcExpr *const *idx)
+{
+	if (v->kind == TC_VAR_TENSOR) {
+		tc_buf_printf(G->pr.out, "%s[", v->name);
+		tensor_offset(G, v, idx);
+		tc_buf_puts(G->pr.out, "]");
+	} else if (is_reg(v)) {
+		reg_element(G, v, idx);
+	} else {
+		smem_base(G, v);
+		tc_buf_puts(G->pr.out, "[");
+		smem_offset(G, v, idx);
+		tc_buf_puts(G->pr.out, "]");
+	}
+}
+
+static void
+hook_load(TcCPrinter *pr, const TcExpr *e)
+{
+	Gpu *G = pr->ctx;
+	const TcVar *v = e->u.load.var;
+	bool wrap = narrow_float(v->dtype) && !is_reg(v);
+	if (wrap)
+		tc_buf_puts(pr->out, "tilec::to_float(");
+	element_ref(G, v, e->u.load.idx);
+	if (wrap)
+		tc_buf_puts(pr->out, ")");
+}
+
+static bool
+hook_convert(TcCPrinter *pr, const TcExpr *value, TcDtype t)
+{
+	if (!narrow_float(t))
+		return false;
+	/* Round through the narrow type; the value stays a float. */
+	tc_buf_printf(pr->out, "tilec::to_float(tilec::from_float<%s>(",
+		      storage_type(pr->ctx, t));
+	tc_c_expr(pr, value);
+	tc_buf_puts(pr->out, "))");
+	return true;
+}
+
+static const TcCHooks gpu_hooks = {
+	.value_type = value_type,
+	.func_name = func_name,
+	.load = hook_load,
+	.convert = hook_convert,
+};
+
+static void
+expr(Gpu *G, const TcExpr *e)
+{
+	tc_c_expr(&G->pr, e);
+}
+
+/* Store `value` into the element, converting to the storage type. */
+static void
+store(Gpu *G, const TcVar *v, TcExpr *const *idx, const TcExpr *value)
+{
+	TcBuf *b = G->pr.out;
+	element_ref(G, v, idx);
+	tc_buf_puts(b, " = ");
+	if (narrow_float(v->dtype) && !is_reg(v)) {
+		tc_buf_printf(b, "tilec::from_float<%s>(", storage_type(G, v->dtype));
+		expr(G, value);
+		tc_buf_puts(b, ")");
+	} else if (narrow_float(v->dtype)) {
+		/* Registers hold floats; round them to the fragment's type. */
+		tc_buf_printf(b, "tilec::to_float(tilec::from_float<%s>(",
+			      storage_type(G, v->dtype));
+		expr(G, value);
+		tc_buf_puts(b, "))");
+	} else {
+		expr(G, value);
+	}
+	tc_buf_puts(b, ";\n");
+}
+
+/* --- Comments ---------------------------------------------------------------------- */
+
+static void
+stmt_comment(Gpu *G, const TcStmt *s, const char *extra)
+{
+	char *snip = tc_c_source_snippet(G->a, G->prog->text, s->loc);
+	if (extra)
+		snip = tc_fmt(G->a, "%s%s", snip ? snip : "", extra);
+	tc_c_loc_comment(&G->pr, s->loc, snip);
+}
+
+/* --- Cooperative element loops --------------------------------------------------------
+ * A loop over every element of a tile shape, spread over the block's threads:
+ *   for (int e = threadIdx.x; e < N; e += THREADS) { const int t0 = ..., t1 = ...; */
+
+static const char *const tile_idx[TC_MAX_RANK] = {
+	"t0", "t1", "t2", "t3", "t4", "t5", "t6", "t7"
+};
+
+static void
+spread_loop_open(Gpu *G, const TcVar *shape)
+{
+	TcBuf *b = G->pr.out;
+	long long total = count(shape);
+	tc_buf_printf(b, "for (int %s = threadIdx.x; %s < %lld; %s += %lld) {\n",
+		      G->e, G->e, total, G->e, G->threads);
+	b->indent++;
+	long long inner = total;
+	tc_buf_puts(b, "const int ");
+	for (int i = 0; i < shape->rank; i++) {
+		inner /= ext(shape, i);
+		if (i)
+			tc_buf_puts(b, ", ");
+		if (i == 0 && shape->rank == 1)
+			tc_buf_printf(b, "%s = %s", G->tix[i], G->e);
+		else if (i == 0)
+			tc_buf_printf(b, "%s = %s / %lld", G->tix[i], G->e, inner);
+		else if (i == shape->rank - 1)
+			tc_buf_printf(b, "%s = %s %% %lld", G->tix[i], G->e,
+				      ext(shape, i));
+		else
+			tc_buf_printf(b, "%s = %s / %lld %% %lld", G->tix[i], G->e,
+				      inner, ext(shape, i));
+	}
+	tc_buf_puts(b, ";\n");
+}
+
+/* Expressions naming t0.. as IR: variables for the tile indices. */
+typedef struct TileIdx {
+	TcVar vars[TC_MAX_RANK]; /* t0, t1, ... as LOCAL i32 vars */
+	TcExpr *e[TC_MAX_RANK];  /* VAR expressions of them */
+} TileIdx;
+
+static void
+tile_idx_init(Gpu *G, TileIdx *ti)
+{
+	for (int i = 0; i < TC_MAX_RANK; i++) {
+		memset(&ti->vars[i], 0, sizeof ti->vars[i]);
+		ti->vars[i].kind = TC_VAR_LOCAL;
+		ti->vars[i].name = G->tix[i];
+		ti->vars[i].dtype = TC_DT_I32;
+		ti->e[i] = tc_expr_var(G->a, &ti->vars[i], (TcLoc){ 0 });
+	}
+}
+
+/* The indices into r's var of tile element (t0, t1, ...): origin plus the
+ * tile index on the covered dims. */
+static void
+region_index(Gpu *G, const TcRegion *r, const TileIdx *ti, TcExpr **out)
+{
+	for (int i = 0; i < r->var->rank; i++)
+		out[i] = r->origin[i];
+	for (int i = 0; i < r->ndims; i++) {
+		int d = r->dims[i];
+		long long o;
+		if (tc_expr_const(r->origin[d], &o) && o == 0)
+			out[d] = ti->e[i];
+		else
+			out[d] = tc_expr_binary(G->a, TC_OP_ADD, r->origin[d],
+						ti->e[i], r->loc);
+	}
+}
+
+/* `idx0 < E0 && idx1 < E1 ...` for a tensor region element; false (and
+ * nothing printed) when the region is a buffer, always in bounds. */
+static bool
+print_bounds(Gpu *G, const TcRegion *r, TcExpr *const *idx)
+{
+	if (r->var->kind != TC_VAR_TENSOR)
+		return false;
+	TcBuf *b = G->pr.out;
+	for (int i = 0; i < r->var->rank; i++) {
+		if (i)
+			tc_buf_puts(b, " && ");
+		tc_c_expr_prec(&G->pr, idx[i], tc_binop_prec(TC_OP_LT) + 1);
+		tc_buf_puts(b, " < ");
+		tc_c_expr_prec(&G->pr, r->var->shape[i], tc_binop_prec(TC_OP_LT) + 1);
+	}
+	return true;
+}
+
+/* --- Tile operations ----------------------------------------------------------------- */
+
+static void
+close_brace(Gpu *G)
+{
+	G->pr.out->indent--;
+	tc_buf_puts(G->pr.out, "}\n");
+}
+
+/* The bits of threadIdx.x that the enclosing anchored loops' classes depend
+ * on, as C++ text ("x_rows::BITS | x_cols::BITS"), or NULL if none. */
+static const char *
+anchored_bits(Gpu *G)
+{
+	const char *bits = NULL;
+	for (int i = 0; i < G->nanchors; i++) {
+		const TcStmt *l = G->anchors[i];
+		const char *d = dist_of(G, l->u.loop.anchor, l->u.loop.anchor_dim);
+		bits = bits ? tc_fmt(G->a, "%s | %s::BITS", bits, d)
+			    : tc_fmt(G->a, "%s::BITS", d);
+	}
+	return bits;
+}
+
+/* The row and column distributions of a register fragment for the copy
+ * helpers: one-dim fragments are one row (tilec::One). */
+static const char *
+rows_of(Gpu *G, const TcVar *v)
+{
+	return v->rank == 2 ? dist_of(G, v, 0) : "tilec::One";
+}
+
+static const char *
+cols_of(Gpu *G, const TcVar *v)
+{
+	return dist_of(G, v, v->rank - 1);
+}
+
+static const char *
+as_2d(Gpu *G, const TcVar *v)
+{
+	return v->rank == 2 ? v->name : tc_fmt(G->a, "tilec::as_row(%s)", v->name);
+}
+
+/* Loops over every element a thread holds of register fragment v, with
+ * counters r0 and r1. */
+static void
+reg_loops_open(Gpu *G, const TcVar *v)
+{
+	TcBuf *b = G->pr.out;
+	for (int d = 0; d < v->rank; d++) {
+		const char *r = d ? G->r1 : G->r0;
+		tc_buf_printf(b, "#pragma unroll\nfor (int %s = 0; %s < %s::count; %s++)\n",
+			      r, r, dist_of(G, v, d), r);
+	}
+	tc_buf_puts(b, "{\n");
+	b->indent++;
+}
+
+static const char *
+reg_at(Gpu *G, const TcVar *v)
+{
+	return v->rank == 2 ? tc_fmt(G->a, "%s[%s][%s]", v->name, G->r0, G->r1)
+			    : tc_fmt(G->a, "%s[%s]", v->name, G->r0);
+}
+
+static bool
+same_dists(const TcVar *a, const TcVar *b)
+{
+	if (a->rank != b->rank)
+		return false;
+	for (int d = 0; d < a->rank; d++)
+		if (a->layout.dim[d].id != b->layout.dim[d].id)
+			return false;
+	return true;
+}
+
+/* A 2-dim (or 1-dim) tensor -> shared copy of one dtype whose tile columns
+ * run along the tensor's last dim: the vectorized helper. */
+static bool
+copy_g2s_fits(const TcStmt *s)
+{
+	const TcRegion *dst = &s->u.copy.dst, *src = &s->u.copy.src;
+	if (!dst->whole || !tc_in_smem(dst->var) ||
+	    src->var->kind != TC_VAR_TENSOR || src->var->dtype != dst->var->dtype ||
+	    dst->var->rank > 2 || tc_dtype_bits(dst->var->dtype) < 8)
+		return false;
+	return src->dims[src->ndims - 1] == src->var->rank - 1 &&
+	       (src->ndims < 2 || src->dims[0] < src->dims[1]);
+}
+
+/* Text of the number of valid elements along tile dim i of a tensor region:
+ * min(extent, shape - origin). */
+static void
+valid_extent(Gpu *G, const TcRegion *r, const TcVar *tile, int i)
+{
+	TcBuf *b = G->pr.out;
+	int d = r->dims[i];
+	tc_buf_printf(b, "min(%lld, ", ext(tile, i));
+	tc_c_expr_prec(&G->pr, r->var->shape[d], tc_binop_prec(TC_OP_SUB));
+	tc_buf_puts(b, " - ");
+	tc_c_expr_prec(&G->pr, r->origin[d], tc_binop_prec(TC_OP_SUB) + 1);
+	tc_buf_puts(b, ")");
+}
+
+/* The arguments a box helper takes after the tensor pointer: the row
+ * stride along the tile's first dim, the valid rows and the valid columns
+ * (zero rows when a dim the tile does not cover is out of range):
+ * `,\n\tLD, ROWS, COLS`. */
+static void
+box_args(Gpu *G, const TcRegion *r, const TcVar *tile)
+{
+	TcBuf *b = G->pr.out;
+	const TcVar *t = r->var;
+	bool two = tile->rank == 2;
+	tc_buf_puts(b, ",\n\t");
+	if (two) {
+		bool first = true;
+		for (int i = r->dims[0] + 1; i < t->rank; i++) {
+			if (!first)
+				tc_buf_puts(b, " * ");
+			tc_c_expr_prec(&G->pr, t->shape[i], tc_binop_prec(TC_OP_MUL) + 1);
+			first = false;
+		}
+	} else {
+		tc_buf_puts(b, "0");
+	}
+	tc_buf_puts(b, ", ");
+	bool fixed = false;
+	for (int i = 0; i < t->rank; i++) {
+		bool covered = false;
+		for (int j = 0; j < r->ndims; j++)
+			covered |= r->dims[j] == i;
+		if (covered)
+			continue;
+		tc_buf_puts(b, fixed ? " && " : "(");
+		tc_c_expr_prec(&G->pr, r->origin[i], tc_binop_prec(TC_OP_LT) + 1);
+		tc_buf_puts(b, " < ");
+		tc_c_expr_prec(&G->pr, t->shape[i], tc_binop_prec(TC_OP_LT) + 1);
+		fixed = true;
+	}
+	if (fixed)
+		tc_buf_puts(b, ") ? ");
+	if (two)
+		valid_extent(G, r, tile, 0);
+	else
+		tc_buf_puts(b, "1");
+	if (fixed)
+		tc_buf_puts(b, " : 0");
+	tc_buf_puts(b, ", ");
+	valid_extent(G, r, tile, r->ndims - 1);
+}
+
+/* tensor -> shared: tilec::copy_g2s, 16-byte vectors.  With cp.async the
+ * helper also takes whether to copy asynchronously (`async`, for the
+ * copies a pipelined loop issues ahead) as its last template argument, and
+ * the tensor's base as a valid address for the zero-filled vectors. */
+static void
+copy_g2s(Gpu *G, const TcStmt *s, bool async)
+{
+	const TcRegion *dst = &s->u.copy.dst, *src = &s->u.copy.src;
+	const TcVar *v = dst->var, *t = src->var;
+	TcBuf *b = G->pr.out;
+	tc_buf_printf(b, "tilec::copy_g2s<%s, %lld, %lld, %lld",
+		      storage_type(G, v->dtype), v->rank == 2 ? ext(v, 0) : 1LL,
+		      ext(v, v->rank - 1), G->threads);
+	if (G->dialect->cp_async)
+		tc_buf_puts(b, async ? ", true" : ", false");
+	tc_buf_puts(b, ">(");
+	smem_base(G, v);
+	tc_buf_printf(b, ", %lld, %s + ", row_stride(v), t->name);
+	tensor_offset(G, t, src->origin);
+	box_args(G, src, v);
+	if (G->dialect->cp_async)
+		tc_buf_printf(b, ", %s", t->name);
+	tc_buf_puts(b, ");\n");
+}
+
+/* dst += value atomically: the dialect's FN(&ELEMENT, VALUE), VALUE
+ * being value_text if not NULL, else value. */
+static void
+atomic_add(Gpu *G, const TcVar *t, TcExpr *const *idx, const char *value_text,
+	   const TcExpr *value)
+{
+	TcBuf *b = G->pr.out;
+	bool convert = G->dialect->atomic_narrow_value && narrow_float(t->dtype);
+	tc_buf_printf(b, "%s(&", G->dialect->atomic_add);
+	element_ref(G, t, idx);
+	tc_buf_puts(b, ", ");
+	if (convert)
+		tc_buf_printf(b, "tilec::from_float<%s>(", storage_type(G, t->dtype));
+	if (value_text)
+		tc_buf_puts(b, value_text);
+	else
+		expr(G, value);
+	tc_buf_puts(b, convert ? "));\n" : ");\n");
+}
+
+/* Any copy, element by element over the block's threads. */
+static void
+copy_generic(Gpu *G, const TcStmt *s)
+{
+	const TcRegion *dst = &s->u.copy.dst, *src = &s->u.copy.src;
+	const TcVar *tile = src->whole ? src->var : dst->var;
+	TcBuf *b = G->pr.out;
+	TileIdx ti;
+	tile_idx_init(G, &ti);
+	TcExpr *di[TC_MAX_RANK], *si[TC_MAX_RANK];
+	region_index(G, dst, &ti, di);
+	region_index(G, src, &ti, si);
+	spread_loop_open(G, tile);
+	TcExpr *load = tc_expr_new(G->a, TC_EX_LOAD, src->var->dtype, s->loc);
+	load->u.load.var = src->var;
+	for (int i = 0; i < src->var->rank; i++)
+		load->u.load.idx[i] = si[i];
+	if (dst->var->kind == TC_VAR_TENSOR) {
+		tc_buf_puts(b, "if (");
+		print_bounds(G, dst, di);
+		tc_buf_puts(b, ")\n");
+		b->indent++;
+		if (s->kind == TC_ST_ATOMIC_ADD)
+			atomic_add(G, dst->var, di, NULL, load);
+		else
+			store(G, dst->var, di, load);
+		b->indent--;
+	} else if (src->var->kind == TC_VAR_TENSOR) {
+		/* (in bounds) ? src : 0, with the bounds printed as text. */
+		TcExpr *zero = tc_expr_float(G->a, 0.0, TC_DT_F32, s->loc);
+		element_ref(G, dst->var, di);
+		tc_buf_puts(b, " = ");
+		bool narrow = narrow_float(dst->var->dtype);
+		if (narrow)
+			tc_buf_printf(b, "tilec::from_float<%s>(",
+				      storage_type(G, dst->var->dtype));
+		tc_buf_puts(b, "(");
+		print_bounds(G, src, si);
+		tc_buf_puts(b, ") ? ");
+		tc_buf_printf(b, "(%s)", value_type(dst->var->dtype));
+		tc_c_expr_prec(&G->pr, load, TC_PREC_UNARY);
+		tc_buf_puts(b, " : ");
+		tc_c_expr_prec(&G->pr, zero, TC_PREC_SELECT);
+		tc_buf_puts(b, narrow ? ");\n" : ";\n");
+	} else {
+		store(G, dst->var, di, load);
+	}
+	close_brace(G);
+}
+
+/* Copies that involve a register fragment. */
+static void
+copy_reg(Gpu *G, const TcStmt *s)
+{
+	const TcRegion *dst = &s->u.copy.dst, *src = &s->u.copy.src;
+	TcBuf *b = G->pr.out;
+	bool atomic = s->kind == TC_ST_ATOMIC_ADD;
+	const TcVar *f = is_reg(dst->var) ? dst->var : src->var;
+	const TcRegion *other = f == dst->var ? src : dst;
+	const TcVar *o = other->var;
+	/* Register <-> register, one distribution. */
+	if (is_reg(dst->var) && is_reg(src->var)) {
+		if (!same_dists(dst->var, src->var)) {
+			error(G, s->loc, "internal error: copy between register "
+			      "fragments of different layouts");
+			return;
+		}
+		reg_loops_open(G, dst->var);
+		if (narrow_float(dst->var->dtype))
+			tc_buf_printf(b, "%s = tilec::to_float(tilec::from_float<%s>(%s));\n",
+				      reg_at(G, dst->var), storage_type(G, dst->var->dtype),
+				      reg_at(G, src->var));
+		else
+			tc_buf_printf(b, "%s = %s;\n", reg_at(G, dst->var),
+				      reg_at(G, src->var));
+		close_brace(G);
+		return;
+	}
+	/* Register <-> shared memory (a whole buffer). */
+	if (o->kind == TC_VAR_BUFFER && other->whole && !atomic) {
+		if (f == dst->var) {
+			tc_buf_printf(b, "tilec::copy_s2r<%s, %s>(%s, ", rows_of(G, f),
+				      cols_of(G, f), as_2d(G, f));
+			smem_base(G, o);
+			tc_buf_printf(b, ", %lld);\n", row_stride(o));
+		} else {
+			tc_buf_printf(b, "tilec::copy_r2s<%s, %s>(", rows_of(G, f),
+				      cols_of(G, f));
+			smem_base(G, o);
+			tc_buf_printf(b, ", %lld, %s);\n", row_stride(o), as_2d(G, f));
+		}
+		return;
+	}
+	/* Register <-> a tensor region whose last tile dim is the tensor's
+	 * last (unit stride): the vectorized helpers. */
+	if (o->kind == TC_VAR_TENSOR && !atomic &&
+	    other->dims[other->ndims - 1] == o->rank - 1 &&
+	    (other->ndims < 2 || other->dims[0] < other->dims[1])) {
+		if (f == dst->var)
+			tc_buf_printf(b, "tilec::copy_g2r<%s, %s>(%s, %s + ", rows_of(G, f),
+				      cols_of(G, f), as_2d(G, f), o->name);
+		else
+			tc_buf_printf(b, "tilec::copy_r2g<%s, %s>(%s + ", rows_of(G, f),
+				      cols_of(G, f), o->name);
+		tensor_offset(G, o, other->origin);
+		box_args(G, other, f);
+		if (f == dst->var)
+			tc_buf_puts(b, ");\n");
+		else
+			tc_buf_printf(b, ", %s);\n", as_2d(G, f));
+		return;
+	}
+	/* Anything else: element by element over what this thread holds. */
+	TileIdx ti;
+	tile_idx_init(G, &ti);
+	ti.vars[0].name = f->rank == 2 ? G->row : G->col;
+	ti.vars[1].name = G->col;
+	TcExpr *oi[TC_MAX_RANK];
+	region_index(G, other, &ti, oi);
+	reg_loops_open(G, f);
+	if (f->rank == 2)
+		tc_buf_printf(b, "const int %s = %s::index(%s), %s = %s::index(%s);\n",
+			      G->row, dist_of(G, f, 0), G->r0, G->col,
+			      dist_of(G, f, 1), G->r1);
+	else
+		tc_buf_printf(b, "const int %s = %s::index(%s);\n", G->col,
+			      dist_of(G, f, 0), G->r0);
+	if (f == src->var) {
+		tc_buf_printf(b, "if (tilec::leader<%s::BITS", dist_of(G, f, 0));
+		if (f->rank == 2)
+			tc_buf_printf(b, " | %s::BITS", dist_of(G, f, 1));
+		tc_buf_puts(b, ">()");
+		if (o->kind == TC_VAR_TENSOR) {
+			tc_buf_puts(b, " && ");
+			print_bounds(G, other, oi);
+		}
+		tc_buf_puts(b, ")\n");
+		b->indent++;
+		if (atomic) {
+			atomic_add(G, o, oi, reg_at(G, f), NULL);
+		} else {
+			element_ref(G, o, oi);
+			tc_buf_printf(b, " = tilec::from_float<%s>(%s);\n",
+				      storage_type(G, o->dtype), reg_at(G, f));
+		}
+		b->indent--;
+	} else {
+		tc_buf_printf(b, "%s = ", reg_at(G, f));
+		bool bounded = o->kind == TC_VAR_TENSOR;
+		if (bounded) {
+			tc_buf_puts(b, "(");
+			print_bounds(G, other, oi);
+			tc_buf_puts(b, ") ? ");
+		}
+		tc_buf_puts(b, "tilec::to_float(");
+		element_ref(G, o, oi);
+		tc_buf_puts(b, bounded ? ") : 0.0f;\n" : ");\n");
+	}
+	close_brace(G);
+}
+
+static void
+emit_copy(Gpu *G, const TcStmt *s, bool async)
+{
+	const TcRegion *dst = &s->u.copy.dst, *src = &s->u.copy.src;
+	if (is_reg(dst->var) || is_reg(src->var))
+		copy_reg(G, s);
+	else if (s->kind == TC_ST_COPY && copy_g2s_fits(s))
+		copy_g2s(G, s, async);
+	else
+		copy_generic(G, s);
+}
+
+/* tile_gemm.  With a matrix-instruction accumulator: the dialect's
+ * gemm helper with A and B in shared memory (tilec::mma_ss, mfma_ss) or
+ * with A in registers (mma_rs, mfma_rs); each warp multiplies its TM x TN
+ * instruction tiles (16 rows, mma_tile_n columns).  Otherwise C is in
+ * shared memory and each thread computes some of its elements with a plain
+ * k loop. */
+static void
+emit_gemm(Gpu *G, const TcStmt *s)
+{
+	const TcGpuDialect *g = G->dialect;
+	const TcVar *c = s->u.gemm.c.var, *a = s->u.gemm.a.var,
+		    *bv = s->u.gemm.b.var;
+	TcBuf *b = G->pr.out;
+	bool ta = s->u.gemm.trans_a, tb = s->u.gemm.trans_b;
+	long long K = ext(a, ta ? 0 : 1);
+	if (c->layout.kind == g->mma_layout) {
+		int tm = c->layout.dim[0].tiles, tn = c->layout.dim[1].tiles;
+		const char *n0 = tc_fmt(G->a, "%s * %d", G->warp_n,
+					tn * g->mma_tile_n);
+		if (is_reg(a)) {
+			tc_buf_printf(b, "tilec::%s<%d, %d, %lld, %s>(%s, %s, ",
+				      g->mma_rs, tm, tn, K, tb ? "true" : "false",
+				      c->name, a->name);
+			smem_base(G, bv);
+			tc_buf_printf(b, ", %lld, %s);\n", row_stride(bv), n0);
+			return;
+		}
+		tc_buf_printf(b, "tilec::%s<%d, %d, %lld, %s, %s>(%s, ", g->mma_ss,
+			      tm, tn, K, ta ? "true" : "false", tb ? "true" : "false",
+			      c->name);
+		smem_base(G, a);
+		tc_buf_printf(b, ", %lld, ", row_stride(a));
+		smem_base(G, bv);
+		tc_buf_printf(b, ", %lld, %s * %d, %s);\n", row_stride(bv), G->warp_m,
+			      tm * 16, n0);
+		return;
+	}
+	/* Everything in shared memory: each thread owns elements of C. */
+	const char *m = fresh(G, "m"), *n = fresh(G, "n"), *sum = fresh(G, "sum");
+	long long M = ext(c, 0), N = ext(c, 1);
+	tc_buf_printf(b, "for (int %s = threadIdx.x; %s < %lld; %s += %lld) {\n",
+		      G->e, G->e, M * N, G->e, G->threads);
+	b->indent++;
+	tc_buf_printf(b, "const int %s = %s / %lld, %s = %s %% %lld;\n", m, G->e, N,
+		      n, G->e, N);
+	tc_buf_printf(b, "float %s = tilec::to_float(", sum);
+	smem_base(G, c);
+	tc_buf_printf(b, "[%s * %lld + %s]);\n", m, row_stride(c), n);
+	tc_buf_printf(b, "for (int %s = 0; %s < %lld; %s++)\n\t%s += tilec::to_float(",
+		      G->kk, G->kk, K, G->kk, sum);
+	smem_base(G, a);
+	if (ta)
+		tc_buf_printf(b, "[%s * %lld + %s]", G->kk, row_stride(a), m);
+	else
+		tc_buf_printf(b, "[%s * %lld + %s]", m, row_stride(a), G->kk);
+	tc_buf_puts(b, ") * tilec::to_float(");
+	smem_base(G, bv);
+	if (tb)
+		tc_buf_printf(b, "[%s * %lld + %s]", n, row_stride(bv), G->kk);
+	else
+		tc_buf_printf(b, "[%s * %lld + %s]", G->kk, row_stride(bv), n);
+	tc_buf_puts(b, ");\n");
+	smem_base(G, c);
+	tc_buf_printf(b, "[%s * %lld + %s] = tilec::from_float<%s>(%s);\n", m,
+		      row_stride(c), n, storage_type(G, c->dtype), sum);
+	close_brace(G);
+}
+
+static void
+emit_fill(Gpu *G, const TcStmt *s)
+{
+	const TcVar *v = s->u.fill.dst.var;
+	TcBuf *b = G->pr.out;
+	double cv;
+	bool is_const = tc_c_const_float(s->u.fill.value, &cv);
+	TcExpr *lit = is_const ? tc_expr_float(G->a, cv, TC_DT_F32, s->loc) : NULL;
+	if (is_reg(v)) {
+		reg_loops_open(G, v);
+		tc_buf_printf(b, "%s = ", reg_at(G, v));
+		if (lit) {
+			expr(G, lit);
+		} else {
+			tc_buf_puts(b, "(float)(");
+			expr(G, s->u.fill.value);
+			tc_buf_puts(b, ")");
+		}
+		tc_buf_puts(b, ";\n");
+		close_brace(G);
+		return;
+	}
+	TileIdx ti;
+	tile_idx_init(G, &ti);
+	spread_loop_open(G, v);
+	TcExpr *idx[TC_MAX_RANK];
+	for (int i = 0; i < v->rank; i++)
+		idx[i] = ti.e[i];
+	TcExpr *val = lit;
+	if (!val || !tc_dtype_is_float(v->dtype) || v->dtype == TC_DT_F64) {
+		val = tc_expr_new(G->a, TC_EX_CAST, tc_dtype_is_int(v->dtype) ?
+				  v->dtype : v->dtype == TC_DT_F64 ? TC_DT_F64 :
+				  TC_DT_F32, s->loc);
+		val->u.cast.arg = s->u.fill.value;
+	}
+	store(G, v, idx, val);
+	close_brace(G);
+}
+
+static const char *
+reduce_op(TcReduceOp op)
+{
+	switch (op) {
+	case TC_RED_SUM: return "tilec::REDUCE_SUM";
+	case TC_RED_MAX: return "tilec::REDUCE_MAX";
+	case TC_RED_MIN: return "tilec::REDUCE_MIN";
+	default: return "tilec::REDUCE_ABSMAX";
+	}
+}
+
+static void
+emit_reduce(Gpu *G, const TcStmt *s)
+{
+	const TcVar *src = s->u.reduce.src.var, *dst = s->u.reduce.dst.var;
+	TcBuf *b = G->pr.out;
+	int dim = s->u.reduce.dim;
+	bool acc = s->u.reduce.accumulate;
+	const char *op = reduce_op(s->u.reduce.op);
+	if (is_reg(src)) {
+		/* Each thread reduces what it holds; the threads holding the
+		 * same output combine (shuffles, and shared memory across
+		 * warps). */
+		const char *out = dist_of(G, src, 1 - dim);
+		const char *part = fresh(G, tc_fmt(G->a, "%s_part", dst->name));
+		tc_buf_printf(b, "float %s[%s::count];\n", part, out);
+		/* smem.c reserves scratch only where warps must combine. */
+		const char *scratch = G->k->smem_bytes > G->k->scratch_offset ?
+			tc_fmt(G->a, "reinterpret_cast<float *>(tilec_smem + %lld)",
+			       G->k->scratch_offset) : "nullptr";
+		tc_buf_printf(b, "tilec::reduce2d<%s, %d, %s, %s, %lld>(%s, %s, %s);\n",
+			      op, dim, dist_of(G, src, 0), dist_of(G, src, 1),
+			      G->threads, part, src->name, scratch);
+		tc_buf_printf(b, "#pragma unroll\nfor (int %s = 0; %s < %s::count; %s++)",
+			      G->r0, G->r0, out, G->r0);
+		if (is_reg(dst)) {
+			tc_buf_printf(b, "\n\t%s[%s] = ", dst->name, G->r0);
+			if (acc)
+				tc_buf_printf(b, "tilec::reduce_combine<%s>(%s[%s], %s[%s]);\n",
+					      op, dst->name, G->r0, part, G->r0);
+			else
+				tc_buf_printf(b, "%s[%s];\n", part, G->r0);
+			return;
+		}
+		tc_buf_printf(b, " {\n");
+		b->indent++;
+		tc_buf_printf(b, "if (tilec::leader<%s::BITS>()) {\n", out);
+		b->indent++;
+		tc_buf_printf(b, "const int %s = %s::index(%s);\n", G->o, out, G->r0);
+		smem_base(G, dst);
+		tc_buf_printf(b, "[%s] = tilec::from_float<%s>(", G->o,
+			      storage_type(G, dst->dtype));
+		if (acc) {
+			tc_buf_printf(b, "tilec::reduce_combine<%s>(tilec::to_float(", op);
+			smem_base(G, dst);
+			tc_buf_printf(b, "[%s]), %s[%s]));\n", G->o, part, G->r0);
+		} else {
+			tc_buf_printf(b, "%s[%s]);\n", part, G->r0);
+		}
+		close_brace(G);
+		close_brace(G);
+		return;
+	}
+	if (src->rank == 2) {
+		tc_buf_printf(b, "tilec::smem_reduce<%s, %d, %s, %lld, %lld, %lld>(",
+			      op, dim, acc ? "true" : "false", ext(src, 0),
+			      ext(src, 1), G->threads);
+		smem_base(G, src);
+		tc_buf_printf(b, ", %lld, ", row_stride(src));
+		smem_base(G, dst);
+		tc_buf_puts(b, ");\n");
+		return;
+	}
+	/* Higher ranks: one thread per output, a serial loop over dim. */
+	TileIdx ti;
+	tile_idx_init(G, &ti);
+	spread_loop_open(G, dst);
+	TcExpr *si[TC_MAX_RANK], *di[TC_MAX_RANK];
+	TcVar kv = { .kind = TC_VAR_LOCAL, .name = G->kk, .dtype = TC_DT_I32 };
+	for (int i = 0, j = 0; i < src->rank; i++)
+		si[i] = i == dim ? tc_expr_var(G->a, &kv, s->loc) : ti.e[j++];
+	for (int i = 0; i < dst->rank; i++)
+		di[i] = ti.e[i];
+	TcExpr *ld = tc_expr_new(G->a, TC_EX_LOAD, src->dtype, s->loc);
+	ld->u.load.var = (TcVar *)src;
+	memcpy(ld->u.load.idx, si, sizeof si);
+	TcExpr *old = tc_expr_new(G->a, TC_EX_LOAD, dst->dtype, s->loc);
+	old->u.load.var = (TcVar *)dst;
+	memcpy(old->u.load.idx, di, sizeof di);
+	const char *v = fresh(G, "v");
+	tc_buf_printf(b, "float %s = ", v);
+	if (acc)
+		expr(G, old);
+	else
+		tc_buf_printf(b, "tilec::reduce_init<%s>()", op);
+	tc_buf_puts(b, ";\n");
+	tc_buf_printf(b, "for (int %s = 0; %s < %lld; %s++)\n\t", G->kk, G->kk,
+		      ext(src, dim), G->kk);
+	tc_buf_printf(b, "%s = tilec::reduce_combine<%s>(%s, tilec::reduce_value<%s>(",
+		      v, op, v, op);
+	expr(G, ld);
+	tc_buf_puts(b, "));\n");
+	element_ref(G, dst, di);
+	tc_buf_printf(b, " = tilec::from_float<%s>(%s);\n", storage_type(G, dst->dtype), v);
+	close_brace(G);
+}
+
+/* --- Statements ------------------------------------------------------------------------- */
+
+static void emit_stmt(Gpu *G, const TcStmt *s);
+
+static void
+emit_body(Gpu *G, const TcStmt *blk)
+{
+	for (int i = 0; i < blk->u.block.body.len; i++)
+		emit_stmt(G, blk->u.block.body.items[i]);
+}
+
+/* A store to memory other threads see, where several threads run the
+ * statement alike: only one of them does it. */
+static const char *
+single_writer(Gpu *G)
+{
+	if (G->block_level)
+		return "threadIdx.x == 0";
+	if (G->spread)
+		return NULL;
+	const char *bits = anchored_bits(G);
+	return bits ? tc_fmt(G->a, "tilec::leader<%s>()", bits) : NULL;
+}
+
+static void
+emit_assign(Gpu *G, const TcStmt *s)
+{
+	TcBuf *b = G->pr.out;
+	const TcExpr *dst = s->u.assign.dst;
+	if (dst->kind == TC_EX_VAR) {
+		tc_buf_printf(b, "%s = ", dst->u.var->name);
+		expr(G, s->u.assign.value);
+		tc_buf_puts(b, ";\n");
+		return;
+	}
+	const TcVar *v = dst->u.load.var;
+	const char *guard = is_reg(v) ? NULL : single_writer(G);
+	if (guard) {
+		tc_buf_printf(b, "if (%s)\n", guard);
+		b->indent++;
+	}
+	store(G, v, dst->u.load.idx, s->u.assign.value);
+	if (guard)
+		b->indent--;
+}
+
+/* A tile_parallel loop whose iterations are spread over the threads: a
+ * perfect nest becomes one flat loop. */
+static void
+emit_spread(Gpu *G, const TcStmt *s)
+{
+	TcBuf *b = G->pr.out;
+	const TcStmt *loops[TC_MAX_RANK];
+	long long ext_[TC_MAX_RANK];
+	int n = 0;
+	const TcStmt *cur = s;
+	for (;;) {
+		loops[n] = cur;
+		tc_expr_const(cur->u.loop.end, &ext_[n]);
+		n++;
+		const TcVec *body = &cur->u.loop.body->u.block.body;
+		if (n == TC_MAX_RANK || body->len != 1)
+			break;
+		const TcStmt *inner = body->items[0];
+		if (inner->kind != TC_ST_FOR || inner->u.loop.kind != TC_LOOP_PARALLEL ||
+		    inner->u.loop.anchor)
+			break;
+		cur = inner;
+	}
+	long long total = 1;
+	for (int i = 0; i < n; i++)
+		total *= ext_[i];
+	const char *e = fresh(G, tc_fmt(G->a, "%s_e", loops[0]->u.loop.var->name));
+	tc_buf_printf(b, "for (int %s = threadIdx.x; %s < %lld; %s += %lld) {\n",
+		      e, e, total, e, G->threads);
+	b->indent++;
+	long long inner = total;
+	tc_buf_puts(b, "const int ");
+	for (int i = 0; i < n; i++) {
+		inner /= ext_[i];
+		if (i)
+			tc_buf_puts(b, ", ");
+		const char *name = loops[i]->u.loop.var->name;
+		if (n == 1)
+			tc_buf_printf(b, "%s = %s", name, e);
+		else if (i == 0)
+			tc_buf_printf(b, "%s = %s / %lld", name, e, inner);
+		else if (i == n - 1)
+			tc_buf_printf(b, "%s = %s %% %lld", name, e, ext_[i]);
+		else
+			tc_buf_printf(b, "%s = %s / %lld %% %lld", name, e, inner, ext_[i]);
+	}
+	tc_buf_puts(b, ";\n");
+	bool saved = G->block_level;
+	G->block_level = false;
+	G->spread++;
+	emit_body(G, loops[n - 1]->u.loop.body);
+	G->spread--;
+	G->block_level = saved;
+	close_brace(G);
+}
+
+/* A tile_parallel loop that follows a register fragment's distribution:
+ * each thread visits the indices it holds. */
+static void
+emit_anchored(Gpu *G, const TcStmt *s)
+{
+	TcBuf *b = G->pr.out;
+	const TcVar *v = s->u.loop.var;
+	const char *d = dist_of(G, s->u.loop.anchor, s->u.loop.anchor_dim);
+	const char *r = fresh(G, tc_fmt(G->a, "%s_r", v->name));
+	tc_buf_printf(b, "#pragma unroll\nfor (int %s = 0; %s < %s::count; %s++) {\n",
+		      r, r, d, r);
+	b->indent++;
+	tc_buf_printf(b, "const int %s = %s::index(%s);\n", v->name, d, r);
+	bool saved_block = G->block_level;
+	G->block_level = false;
+	G->anchors[G->nanchors++] = s;
+	emit_body(G, s->u.loop.body);
+	G->nanchors--;
+	G->block_level = saved_block;
+	close_brace(G);
+}
+
+/* The leading copies of a pipelined loop for iteration `it`: those into
+ * shared memory (regs false) land in stage `stage`; those into register
+ * fragments (regs true) land in the fragment's prefetch copy NAME_next. */
+static void
+issue_copies(Gpu *G, const TcStmt *loop, const char *it, const char *stage,
+	     bool regs)
+{
+	TcVar *var = loop->u.loop.var;
+	const char *saved_name = var->name, *saved_stage = G->stage;
+	var->name = it;
+	G->stage = stage;
+	const TcVec *body = &loop->u.loop.body->u.block.body;
+	for (int i = 0; i < loop->u.loop.async_copies; i++) {
+		const TcStmt *c = body->items[i];
+		TcVar *dst = c->u.copy.dst.var;
+		if (is_reg(dst) != regs)
+			continue;
+		const char *dst_name = dst->name;
+		if (regs)
+			dst->name = fresh(G, tc_fmt(G->a, "%s_next", dst_name));
+		stmt_comment(G, c, NULL);
+		emit_copy(G, c, true);
+		dst->name = dst_name;
+	}
+	var->name = saved_name;
+	G->stage = saved_stage;
+}
+
+/* tile_pipelined with leading copies: shared destinations are filled
+ * STAGES - 1 iterations ahead with cp.async; register destinations are
+ * loaded one iteration ahead into NAME_next. */
+static void
+emit_pipelined(Gpu *G, const TcStmt *s)
+{
+	TcBuf *b = G->pr.out;
+	const char *k = s->u.loop.var->name;
+	long long stages = 1;
+	tc_expr_const(s->u.loop.stages, &stages);
+	const char *end = fresh(G, tc_fmt(G->a, "%s_end", k));
+	const char *pre = fresh(G, tc_fmt(G->a, "%s_pre", k));
+	const char *next = fresh(G, tc_fmt(G->a, "%s_next", k));
+	const char *stage = fresh(G, tc_fmt(G->a, "%s_stage", k));
+	const TcVec *body = &s->u.loop.body->u.block.body;
+	bool smem = false, regs = false;
+	for (int i = 0; i < s->u.loop.async_copies; i++) {
+		const TcStmt *c = body->items[i];
+		if (is_reg(c->u.copy.dst.var))
+			regs = true;
+		else
+			smem = true;
+	}
+	/* A scope of its own: the loop's bookkeeping names stay local. */
+	tc_buf_puts(b, "{\n");
+	b->indent++;
+	tc_buf_printf(b, "const int %s = ", end);
+	expr(G, s->u.loop.end);
+	tc_buf_puts(b, ";\n");
+	if (regs) {
+		tc_buf_puts(b, "// Register fragments are loaded one iteration ahead.\n");
+		for (int i = 0; i < s->u.loop.async_copies; i++) {
+			const TcVar *v = ((const TcStmt *)body->items[i])->u.copy.dst.var;
+			if (!is_reg(v))
+				continue;
+			const char *nx = fresh(G, tc_fmt(G->a, "%s_next", v->name));
+			if (v->rank == 2)
+				tc_buf_printf(b, "float %s[%s::count][%s::count];\n",
+					      nx, dist_of(G, v, 0), dist_of(G, v, 1));
+			else
+				tc_buf_printf(b, "float %s[%s::count];\n", nx,
+					      dist_of(G, v, 0));
+		}
+		tc_buf_printf(b, "if (0 < %s) {\n", end);
+		b->indent++;
+		issue_copies(G, s, "0", NULL, true);
+		close_brace(G);
+	}
+	if (smem) {
+		tc_buf_printf(b, "// Prologue: the copies of the first %lld iterations.\n",
+			      stages - 1);
+		tc_buf_printf(b, "for (int %s = 0; %s < %lld; %s++) {\n", pre, pre,
+			      stages - 1, pre);
+		b->indent++;
+		tc_buf_printf(b, "if (%s < %s) {\n", pre, end);
+		b->indent++;
+		issue_copies(G, s, pre, pre, false);
+		close_brace(G);
+		tc_buf_puts(b, "tilec::cp_async_commit();\n");
+		close_brace(G);
+	}
+	tc_buf_printf(b, "for (int %s = 0; %s < %s; %s++) {\n", k, k, end, k);
+	b->indent++;
+	if (regs) {
+		for (int i = 0; i < s->u.loop.async_copies; i++) {
+			const TcVar *v = ((const TcStmt *)body->items[i])->u.copy.dst.var;
+			if (!is_reg(v))
+				continue;
+			const char *nx = fresh(G, tc_fmt(G->a, "%s_next", v->name));
+			reg_loops_open(G, v);
+			tc_buf_printf(b, "%s = %s;\n", reg_at(G, v),
+				      v->rank == 2 ? tc_fmt(G->a, "%s[%s][%s]", nx, G->r0, G->r1)
+						   : tc_fmt(G->a, "%s[%s]", nx, G->r0));
+			close_brace(G);
+		}
+		tc_buf_printf(b, "if (%s + 1 < %s) {\n", k, end);
+		b->indent++;
+		issue_copies(G, s, tc_fmt(G->a, "(%s + 1)", k), NULL, true);
+		close_brace(G);
+	}
+	if (smem) {
+		tc_buf_printf(b, "const int %s = %s %% %lld;\n", stage, k, stages);
+		tc_buf_printf(b, "// Wait for this iteration's copies; every thread is "
+			      "done with stage (%s - 1) %% %lld.\n", k, stages);
+		tc_buf_printf(b, "tilec::cp_async_wait<%lld>();\n__syncthreads();\n",
+			      stages - 2);
+		tc_buf_printf(b, "const int %s = %s + %lld;\n", next, k, stages - 1);
+		tc_buf_printf(b, "if (%s < %s) {\n", next, end);
+		b->indent++;
+		issue_copies(G, s, next, tc_fmt(G->a, "(%s %% %lld)", next, stages),
+			     false);
+		close_brace(G);
+		tc_buf_puts(b, "tilec::cp_async_commit();\n");
+	}
+	const char *saved = G->stage;
+	G->stage = smem ? stage : NULL;
+	for (int i = s->u.loop.async_copies; i < body->len; i++)
+		emit_stmt(G, body->items[i]);
+	G->stage = saved;
+	close_brace(G);
+	if (smem)
+		tc_buf_puts(b, "tilec::cp_async_wait<0>();\n");
+	close_brace(G);
+}
+
+/* A serial loop.  tile_pipelined with copies the pipeline pass planned as
+ * asynchronous: emit_pipelined (cp.async dialects only); without cp.async,
+ * its copies run in order, before the compute of the same iteration. */
+static void
+emit_for(Gpu *G, const TcStmt *s)
+{
+	TcBuf *b = G->pr.out;
+	if (s->u.loop.async_copies) {
+		if (!G->dialect->cp_async) {
+			error(G, s->loc, "internal error: the %s backend has no "
+			      "asynchronous copies for the pipeline pass to plan",
+			      G->dialect->name);
+			return;
+		}
+		if (s->u.loop.kind == TC_LOOP_PIPELINED) {
+			stmt_comment(G, s, NULL);
+			emit_pipelined(G, s);
+			return;
+		}
+	}
+	if (s->u.loop.kind == TC_LOOP_PIPELINED && !G->dialect->cp_async)
+		stmt_comment(G, s, ": its copies in order, not pipelined");
+	tc_c_for(&G->pr, "int", s->u.loop.var->name, s->u.loop.begin,
+		 s->u.loop.end, s->u.loop.step);
+	tc_buf_puts(b, " {\n");
+	b->indent++;
+	emit_body(G, s->u.loop.body);
+	close_brace(G);
+}
+
+/* A declaration: a scalar, a register fragment (a float array over what
+ * this thread holds) or a buffer in shared memory (a slice of tilec_smem,
+ * each stage of a staged buffer after the other). */
+static void
+emit_decl(Gpu *G, const TcStmt *s)
+{
+	TcBuf *b = G->pr.out;
+	const TcVar *v = s->u.decl.var;
+	if (v->kind != TC_VAR_BUFFER) {
+		tc_buf_printf(b, "%s %s", value_type(v->dtype), v->name);
+		if (s->u.decl.init) {
+			tc_buf_puts(b, " = ");
+			expr(G, s->u.decl.init);
+		}
+		tc_buf_puts(b, ";\n");
+		return;
+	}
+	if (is_reg(v)) {
+		stmt_comment(G, s, tc_fmt(G->a, ": registers, %s",
+			v->rank == 2 ? tc_fmt(G->a, "%s x %s", dist_of(G, v, 0),
+					      dist_of(G, v, 1)) :
+			dist_of(G, v, 0)));
+		if (v->rank == 2)
+			tc_buf_printf(b, "float %s[%s::count][%s::count];\n", v->name,
+				      dist_of(G, v, 0), dist_of(G, v, 1));
+		else
+			tc_buf_printf(b, "float %s[%s::count];\n", v->name,
+				      dist_of(G, v, 0));
+		return;
+	}
+	stmt_comment(G, s, tc_fmt(G->a, ": shared memory%s%s",
+		v->stages > 1 ? tc_fmt(G->a, ", %d stages", v->stages) : "",
+		v->pad ? tc_fmt(G->a, ", rows padded to %lld", row_stride(v)) : ""));
+	tc_buf_printf(b, "%s *%s = reinterpret_cast<%s *>(tilec_smem + %lld);\n",
+		      storage_type(G, v->dtype), v->name, storage_type(G, v->dtype),
+		      v->smem_offset);
+}
+
+static void
+emit_stmt(Gpu *G, const TcStmt *s)
+{
+	TcBuf *b = G->pr.out;
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		tc_buf_puts(b, "{\n");
+		b->indent++;
+		emit_body(G, s);
+		close_brace(G);
+		break;
+	case TC_ST_DECL:
+		emit_decl(G, s);
+		break;
+	case TC_ST_ASSIGN:
+		emit_assign(G, s);
+		break;
+	case TC_ST_FOR:
+		if (s->u.loop.kind == TC_LOOP_PARALLEL) {
+			stmt_comment(G, s, NULL);
+			if (s->u.loop.anchor)
+				emit_anchored(G, s);
+			else
+				emit_spread(G, s);
+			break;
+		}
+		emit_for(G, s);
+		break;
+	case TC_ST_IF:
+		tc_buf_puts(b, "if (");
+		expr(G, s->u.cond.cond);
+		tc_buf_puts(b, ") {\n");
+		b->indent++;
+		emit_body(G, s->u.cond.then);
+		b->indent--;
+		if (s->u.cond.els) {
+			tc_buf_puts(b, "} else {\n");
+			b->indent++;
+			emit_body(G, s->u.cond.els);
+			b->indent--;
+		}
+		tc_buf_puts(b, "}\n");
+		break;
+	case TC_ST_COPY:
+	case TC_ST_ATOMIC_ADD:
+		stmt_comment(G, s, NULL);
+		emit_copy(G, s, false);
+		break;
+	case TC_ST_GEMM:
+		stmt_comment(G, s, NULL);
+		emit_gemm(G, s);
+		break;
+	case TC_ST_FILL:
+		stmt_comment(G, s, NULL);
+		emit_fill(G, s);
+		break;
+	case TC_ST_REDUCE:
+		stmt_comment(G, s, NULL);
+		emit_reduce(G, s);
+		break;
+	case TC_ST_BARRIER:
+		tc_buf_puts(b, "__syncthreads();\n");
+		break;
+	default:
+		tc_unreachable();
+	}
+}
+
+/* --- The kernel ----------------------------------------------------------------------- */
+
+/* Element types the backend cannot store, and (where the dialect checks
+ * them) atomic additions into tensors the helpers cannot add to
+ * atomically, are located errors. */
+static bool
+dtypes_supported(Gpu *G, const TcStmt *s)
+{
+	if (!s) {
+		for (int i = 0; i < G->k->vars.len; i++) {
+			const TcVar *v = G->k->vars.items[i];
+			if ((v->kind == TC_VAR_TENSOR || v->kind == TC_VAR_BUFFER) &&
+			    !storage_type(G, v->dtype)) {
+				error(G, v->loc, "the %s backend does not support %s "
+				      "%s yet ('%s')", G->dialect->name,
+				      tc_dtype_name(v->dtype),
+				      v->kind == TC_VAR_TENSOR ? "tensors" : "buffers",
+				      v->name);
+				return false;
+			}
+		}
+		return dtypes_supported(G, G->k->body);
+	}
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		for (int i = 0; i < s->u.block.body.len; i++)
+			if (!dtypes_supported(G, s->u.block.body.items[i]))
+				return false;
+		return true;
+	case TC_ST_FOR: return dtypes_supported(G, s->u.loop.body);
+	case TC_ST_IF:
+		return dtypes_supported(G, s->u.cond.then) &&
+		       (!s->u.cond.els || dtypes_supported(G, s->u.cond.els));
+	case TC_ST_ATOMIC_ADD: {
+		TcDtype t = s->u.copy.dst.var->dtype;
+		if (!G->dialect->atomic_checked || t == TC_DT_F32 ||
+		    t == TC_DT_F64 || t == TC_DT_I32 || narrow_float(t))
+			return true;
+		error(G, s->loc, "the %s backend cannot add to %s tensors "
+		      "atomically ('%s')", G->dialect->name, tc_dtype_name(t),
+		      s->u.copy.dst.var->name);
+		return false;
+	}
+	default:
+		return true;
+	}
+}
+
+static void
+emit_header(Gpu *G)
+{
+	TcBuf *b = G->pr.out;
+	tc_buf_printf(b, "// Generated by tilec %s from %s, kernel %s, for %s %s.\n",
+		      TILEC_VERSION, G->prog->path, G->k->name, G->t->name,
+		      G->t->arch);
+	if (G->prog->tunables.len) {
+		tc_buf_puts(b, "// Tunables:");
+		for (int i = 0; i < G->prog->tunables.len; i++) {
+			const TcVar *v = G->prog->tunables.items[i];
+			tc_buf_printf(b, " %s=%lld", v->name, v->value);
+		}
+		tc_buf_puts(b, ".\n");
+	}
+	tc_buf_printf(b, "// %lld threads", G->threads);
+	if (G->dialect->count_warps) {
+		int width = G->t->warp_size;
+		long long warps = (G->threads + width - 1) / width;
+		tc_buf_printf(b, " (%lld %s%s of %d)", warps, G->dialect->warp,
+			      warps == 1 ? "" : "s", width);
+	}
+	tc_buf_printf(b, "; %lld bytes of shared memory.\n", G->k->smem_bytes);
+	if (G->opt->standalone) {
+		/* The helpers inline, without their include guard. */
+		const TcEmbedded *t = tc_embedded_find(G->dialect->helpers);
+		const char *once = strstr(t->text, "#pragma once\n");
+		tc_buf_puts(b, "\n");
+		if (once) {
+			tc_buf_printf(b, "%.*s", (int)(once - t->text), t->text);
+			tc_buf_puts(b, once + strlen("#pragma once\n"));
+		} else {
+			tc_buf_puts(b, t->text);
+		}
+	} else {
+		tc_buf_printf(b, "#include \"%s\"\n", G->dialect->helpers_include);
+	}
+}
+
+static void
+emit_signature(Gpu *G)
+{
+	TcBuf *b = G->pr.out;
+	tc_buf_printf(b, "\nextern \"C\" __global__ void __launch_bounds__(%lld)\n%s(",
+		      G->threads, G->k->name);
+	for (int i = 0; i < G->k->params.len; i++) {
+		const TcVar *v = G->k->params.items[i];
+		if (i)
+			tc_buf_puts(b, ", ");
+		if (v->kind == TC_VAR_TENSOR)
+			tc_buf_printf(b, "%s%s *__restrict__ %s",
+				      v->is_const ? "const " : "",
+				      storage_type(G, v->dtype), v->name);
+		else
+			tc_buf_printf(b, "%s %s", value_type(v->dtype), v->name);
+	}
+	tc_buf_puts(b, ")\n{\n");
+	b->indent++;
+}
+
+/* tile_rasterize(rows): launch order walks groups of `rows` block rows
+ * column by column, so blocks running together share operands in L2. */
+static void
+emit_rasterize(Gpu *G, long long group)
+{
+	TcBuf *b = G->pr.out;
+	const char *linear = fresh(G, "linear"), *size = fresh(G, "group_size");
+	const char *first = fresh(G, "first_row"), *rows = fresh(G, "group_rows");
+	tc_buf_printf(b, "// tile_rasterize(%lld): blocks visit groups of %lld rows "
+		      "column by column.\n", group, group);
+	tc_buf_printf(b, "const int %s = blockIdx.y * gridDim.x + blockIdx.x;\n",
+		      linear);
+	tc_buf_printf(b, "const int %s = %lld * gridDim.x;\n", size, group);
+	tc_buf_printf(b, "const int %s = %s / %s * %lld;\n", first, linear, size,
+		      group);
+	tc_buf_printf(b, "const int %s = min((int)gridDim.y - %s, %lld);\n", rows,
+		      first, group);
+	if (G->k->block[0])
+		tc_buf_printf(b, "const int %s = %s %% %s / %s;\n",
+			      G->k->block[0]->name, linear, size, rows);
+	if (G->k->block[1])
+		tc_buf_printf(b, "const int %s = %s + %s %% %s %% %s;\n",
+			      G->k->block[1]->name, first, linear, size, rows);
+	if (G->k->block[2])
+		tc_buf_printf(b, "const int %s = blockIdx.z;\n", G->k->block[2]->name);
+}
+
+static void
+emit_prologue(Gpu *G)
+{
+	TcBuf *b = G->pr.out;
+	if (G->prog->tunables.len) {
+		tc_buf_puts(b, "enum {");
+		for (int i = 0; i < G->prog->tunables.len; i++) {
+			const TcVar *v = G->prog->tunables.items[i];
+			tc_buf_printf(b, "%s %s = %lld", i ? "," : "", v->name,
+				      v->value);
+		}
+		tc_buf_puts(b, " };\n");
+	}
+	int width = G->t->warp_size;
+	if (G->k->smem_bytes)
+		tc_buf_printf(b, "extern __shared__ %s unsigned char tilec_smem[];\n",
+			      G->dialect->smem_align);
+	if (G->warps_m && G->warps_n == 1)
+		tc_buf_printf(b, "const int %s = threadIdx.x / %d, %s = 0;\n",
+			      G->warp_m, width, G->warp_n);
+	else if (G->warps_m)
+		tc_buf_printf(b, "const int %s = threadIdx.x / %d / %d, "
+			      "%s = threadIdx.x / %d %% %d;\n", G->warp_m, width,
+			      G->warps_n, G->warp_n, width, G->warps_n);
+	/* One alias per distribution class of the register fragments. */
+	for (int i = 0; i < G->k->vars.len; i++) {
+		const TcVar *v = G->k->vars.items[i];
+		if (!is_reg(v))
+			continue;
+		for (int d = 0; d < v->rank; d++) {
+			const TcDist *t = &v->layout.dim[d];
+			if (G->dist[t->id])
+				continue;
+			const char *name = fresh(G, tc_fmt(G->a, "%s_%s", v->name,
+							   t->axis ? "cols" : "rows"));
+			G->dist[t->id] = name;
+			if (t->kind == G->dialect->mma_layout)
+				tc_buf_printf(b, "using %s = tilec::%s<%d, %d, %d, %d>;\n",
+					      name, G->dialect->mma_dist, t->axis,
+					      t->tiles, v->layout.warps_m,
+					      v->layout.warps_n);
+			else
+				tc_buf_printf(b, "using %s = tilec::Blocked<%d, %d, %d, %d, %d>;\n",
+					      name, t->axis, t->count, t->tr, t->tc,
+					      t->vec);
+		}
+	}
+	long long group = 0;
+	if (G->k->rasterize)
+		tc_expr_const(G->k->rasterize, &group);
+	if (group > 1 && G->k->grid[1]) {
+		emit_rasterize(G, group);
+		return;
+	}
+	static const char *const dims = "xyz";
+	for (int d = 0; d < 3; d++)
+		if (G->k->block[d])
+			tc_buf_printf(b, "const int %s = blockIdx.%c;\n",
+				      G->k->block[d]->name, dims[d]);
+}
+
+bool
+tc_gpu_emit(const TcGpuDialect *g, const TcProgram *p, const TcKernel *k,
+	    const TcTarget *t, const TcOptions *opt, TcBuf *out, TcDiags *d)
+{
+	TcArena *a = tc_arena_new();
+	Gpu G = {
+		.pr = { .out = out, .hooks = &gpu_hooks },
+		.dialect = g, .a = a, .prog = p, .k = k, .t = t, .opt = opt, .d = d,
+		.threads = 128, .block_level = true,
+	};
+	G.pr.ctx = &G;
+	if (k->threads)
+		tc_expr_const(k->threads, &G.threads);
+	int nclass = 0;
+	for (int i = 0; i < k->vars.len; i++) {
+		const TcVar *v = k->vars.items[i];
+		if (v->kind == TC_VAR_BUFFER && v->layout.kind == g->mma_layout) {
+			G.warps_m = v->layout.warps_m;
+			G.warps_n = v->layout.warps_n;
+		}
+		for (int j = 0; is_reg(v) && j < v->rank; j++)
+			if (v->layout.dim[j].id >= nclass)
+				nclass = v->layout.dim[j].id + 1;
+	}
+	G.dist = tc_alloc(a, sizeof(char *) * (size_t)(nclass + 1));
+	G.e = fresh(&G, "e");
+	for (int i = 0; i < TC_MAX_RANK; i++)
+		G.tix[i] = fresh(&G, tile_idx[i]);
+	G.row = fresh(&G, "row");
+	G.col = fresh(&G, "col");
+	G.r0 = fresh(&G, "r0");
+	G.r1 = fresh(&G, "r1");
+	G.o = fresh(&G, "o");
+	G.kk = fresh(&G, "kk");
+	G.warp_m = fresh(&G, tc_fmt(a, "%s_m", g->warp));
+	G.warp_n = fresh(&G, tc_fmt(a, "%s_n", g->warp));
+	if (dtypes_supported(&G, NULL)) {
+		if (out->len)
+			tc_buf_puts(out, "\n");
+		emit_header(&G);
+		emit_signature(&G);
+		emit_prologue(&G);
+		emit_body(&G, k->body);
+		close_brace(&G);
+	}
+	tc_arena_free(a);
+	return !G.failed;
+}
