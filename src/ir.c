@@ -477,3 +477,105 @@ tc_expr_clone(TcArena *a, const TcExpr *e)
 	}
 	return c;
 }
+
+/* --- Tensor roles ------------------------------------------------------------- */
+
+static void roles_expr(const TcExpr *e, int *role);
+
+static void
+roles_var(const TcVar *v, int *role, int r)
+{
+	if (v && v->kind == TC_VAR_TENSOR && v->param >= 0)
+		role[v->param] |= r;
+}
+
+static void
+roles_region(const TcRegion *g, int *role, int r)
+{
+	roles_var(g->var, role, r);
+	for (int i = 0; !g->whole && g->var && i < g->var->rank; i++)
+		roles_expr(g->origin[i], role);
+}
+
+static void
+roles_expr(const TcExpr *e, int *role)
+{
+	if (!e)
+		return;
+	switch (e->kind) {
+	case TC_EX_BINARY:
+		roles_expr(e->u.bin.lhs, role);
+		roles_expr(e->u.bin.rhs, role);
+		break;
+	case TC_EX_UNARY: roles_expr(e->u.un.arg, role); break;
+	case TC_EX_SELECT:
+		roles_expr(e->u.sel.cond, role);
+		roles_expr(e->u.sel.then, role);
+		roles_expr(e->u.sel.els, role);
+		break;
+	case TC_EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			roles_expr(e->u.call.args[i], role);
+		break;
+	case TC_EX_CAST: roles_expr(e->u.cast.arg, role); break;
+	case TC_EX_LOAD:
+		roles_var(e->u.load.var, role, TC_ROLE_READ);
+		for (int i = 0; i < e->u.load.var->rank; i++)
+			roles_expr(e->u.load.idx[i], role);
+		break;
+	default:
+		break;
+	}
+}
+
+static void
+roles_stmt(const TcStmt *s, int *role)
+{
+	if (!s)
+		return;
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		for (int i = 0; i < s->u.block.body.len; i++)
+			roles_stmt(s->u.block.body.items[i], role);
+		break;
+	case TC_ST_DECL: roles_expr(s->u.decl.init, role); break;
+	case TC_ST_ASSIGN: {
+		const TcExpr *dst = s->u.assign.dst;
+		roles_expr(s->u.assign.value, role);
+		if (dst->kind == TC_EX_LOAD) {
+			roles_var(dst->u.load.var, role, TC_ROLE_WRITE);
+			for (int i = 0; i < dst->u.load.var->rank; i++)
+				roles_expr(dst->u.load.idx[i], role);
+		}
+		break;
+	}
+	case TC_ST_FOR:
+		roles_expr(s->u.loop.begin, role);
+		roles_expr(s->u.loop.end, role);
+		roles_expr(s->u.loop.step, role);
+		roles_stmt(s->u.loop.body, role);
+		break;
+	case TC_ST_IF:
+		roles_expr(s->u.cond.cond, role);
+		roles_stmt(s->u.cond.then, role);
+		roles_stmt(s->u.cond.els, role);
+		break;
+	case TC_ST_COPY:
+		roles_region(&s->u.copy.dst, role, TC_ROLE_WRITE);
+		roles_region(&s->u.copy.src, role, TC_ROLE_READ);
+		break;
+	case TC_ST_ATOMIC_ADD:
+		roles_region(&s->u.copy.dst, role, TC_ROLE_READ | TC_ROLE_WRITE);
+		roles_region(&s->u.copy.src, role, TC_ROLE_READ);
+		break;
+	case TC_ST_FILL: roles_expr(s->u.fill.value, role); break;
+	default:
+		break;
+	}
+}
+
+void
+tc_tensor_roles(const TcKernel *k, int *role)
+{
+	roles_stmt(k->body, role);
+}

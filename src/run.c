@@ -512,111 +512,6 @@ load_reference(Run *r)
 	return r->kernel != NULL;
 }
 
-static void
-mark_expr(Run *r, const TcExpr *e);
-
-static Param *
-param_of(Run *r, const TcVar *v)
-{
-	if (v->kind != TC_VAR_TENSOR || v->param < 0 || v->param >= r->nparams)
-		return NULL;
-	return &r->params[v->param];
-}
-
-static void
-mark_region(Run *r, const TcRegion *g, Role role)
-{
-	Param *p = param_of(r, g->var);
-	if (p)
-		p->role |= role;
-	for (int i = 0; !g->whole && i < g->var->rank; i++)
-		if (g->origin[i])
-			mark_expr(r, g->origin[i]);
-}
-
-static void
-mark_expr(Run *r, const TcExpr *e)
-{
-	if (!e)
-		return;
-	switch (e->kind) {
-	case TC_EX_BINARY:
-		mark_expr(r, e->u.bin.lhs);
-		mark_expr(r, e->u.bin.rhs);
-		break;
-	case TC_EX_UNARY: mark_expr(r, e->u.un.arg); break;
-	case TC_EX_SELECT:
-		mark_expr(r, e->u.sel.cond);
-		mark_expr(r, e->u.sel.then);
-		mark_expr(r, e->u.sel.els);
-		break;
-	case TC_EX_CALL:
-		for (int i = 0; i < e->u.call.nargs; i++)
-			mark_expr(r, e->u.call.args[i]);
-		break;
-	case TC_EX_CAST: mark_expr(r, e->u.cast.arg); break;
-	case TC_EX_LOAD: {
-		Param *p = param_of(r, e->u.load.var);
-		if (p)
-			p->role |= ROLE_IN;
-		for (int i = 0; i < e->u.load.var->rank; i++)
-			mark_expr(r, e->u.load.idx[i]);
-		break;
-	}
-	default:
-		break;
-	}
-}
-
-/* Which tensors the kernel reads and writes. */
-static void
-mark_stmt(Run *r, const TcStmt *s)
-{
-	if (!s)
-		return;
-	switch (s->kind) {
-	case TC_ST_BLOCK:
-		for (int i = 0; i < s->u.block.body.len; i++)
-			mark_stmt(r, s->u.block.body.items[i]);
-		break;
-	case TC_ST_DECL: mark_expr(r, s->u.decl.init); break;
-	case TC_ST_ASSIGN: {
-		const TcExpr *dst = s->u.assign.dst;
-		mark_expr(r, s->u.assign.value);
-		if (dst->kind == TC_EX_LOAD) {
-			Param *p = param_of(r, dst->u.load.var);
-			if (p)
-				p->role |= ROLE_OUT;
-			for (int i = 0; i < dst->u.load.var->rank; i++)
-				mark_expr(r, dst->u.load.idx[i]);
-		}
-		break;
-	}
-	case TC_ST_FOR:
-		mark_expr(r, s->u.loop.begin);
-		mark_expr(r, s->u.loop.end);
-		mark_expr(r, s->u.loop.step);
-		mark_stmt(r, s->u.loop.body);
-		break;
-	case TC_ST_IF:
-		mark_expr(r, s->u.cond.cond);
-		mark_stmt(r, s->u.cond.then);
-		mark_stmt(r, s->u.cond.els);
-		break;
-	case TC_ST_COPY:
-		mark_region(r, &s->u.copy.dst, ROLE_OUT);
-		mark_region(r, &s->u.copy.src, ROLE_IN);
-		break;
-	case TC_ST_ATOMIC_ADD:
-		mark_region(r, &s->u.copy.dst, ROLE_INOUT);
-		mark_region(r, &s->u.copy.src, ROLE_IN);
-		break;
-	case TC_ST_FILL: mark_expr(r, s->u.fill.value); break;
-	default:
-		break;
-	}
-}
-
 static const char *
 find_shape(const RunArgs *a, const char *name)
 {
@@ -1634,9 +1529,18 @@ run(Run *r, int argc, char **argv)
 		errorf(r, "out of memory");
 		return EXIT_STOPPED;
 	}
-	for (int i = 0; i < r->nparams; i++)
+	int *role = calloc((size_t)r->nparams + 1, sizeof *role);
+	if (!role) {
+		errorf(r, "out of memory");
+		return EXIT_STOPPED;
+	}
+	tc_tensor_roles(k, role);
+	for (int i = 0; i < r->nparams; i++) {
 		r->params[i].var = k->params.items[i];
-	mark_stmt(r, k->body);
+		r->params[i].role = (Role)((role[i] & TC_ROLE_READ ? ROLE_IN : 0) |
+					   (role[i] & TC_ROLE_WRITE ? ROLE_OUT : 0));
+	}
+	free(role);
 	for (int i = 0; i < r->nparams; i++)
 		if (r->params[i].var->kind == TC_VAR_TENSOR &&
 		    (r->params[i].var->is_const || r->params[i].role == 0))

@@ -557,6 +557,12 @@ bool tc_expr_equal(const TcExpr *a, const TcExpr *b);
 /* Deep copy of an expression tree (vars are shared, not copied). */
 TcExpr *tc_expr_clone(TcArena *a, const TcExpr *e);
 
+/* Which tensor parameters kernel k reads and writes, on any path: role[i]
+ * (for parameter i, zeroed by the caller) gains TC_ROLE_READ and/or
+ * TC_ROLE_WRITE.  An atomic add both reads and writes its destination. */
+enum { TC_ROLE_READ = 1, TC_ROLE_WRITE = 2 };
+void tc_tensor_roles(const TcKernel *k, int *role);
+
 /* ==== print.c: the IR printer (stable text, used by golden tests) ========== */
 
 void tc_print_expr(TcBuf *b, const TcExpr *e);

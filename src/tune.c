@@ -1924,101 +1924,6 @@ typedef struct Arg {
 	} scalar;               /* SCALAR: the value, in its C type */
 } Arg;
 
-static void mark_expr(Arg *args, const TcExpr *e);
-
-static void
-mark_var(Arg *args, const TcVar *v, int role)
-{
-	if (v->kind == TC_VAR_TENSOR && v->param >= 0)
-		args[v->param].role |= role;
-}
-
-static void
-mark_region(Arg *args, const TcRegion *g, int role)
-{
-	mark_var(args, g->var, role);
-	for (int i = 0; !g->whole && i < g->var->rank; i++)
-		mark_expr(args, g->origin[i]);
-}
-
-static void
-mark_expr(Arg *args, const TcExpr *e)
-{
-	if (!e)
-		return;
-	switch (e->kind) {
-	case TC_EX_BINARY:
-		mark_expr(args, e->u.bin.lhs);
-		mark_expr(args, e->u.bin.rhs);
-		break;
-	case TC_EX_UNARY: mark_expr(args, e->u.un.arg); break;
-	case TC_EX_SELECT:
-		mark_expr(args, e->u.sel.cond);
-		mark_expr(args, e->u.sel.then);
-		mark_expr(args, e->u.sel.els);
-		break;
-	case TC_EX_CALL:
-		for (int i = 0; i < e->u.call.nargs; i++)
-			mark_expr(args, e->u.call.args[i]);
-		break;
-	case TC_EX_CAST: mark_expr(args, e->u.cast.arg); break;
-	case TC_EX_LOAD:
-		mark_var(args, e->u.load.var, READ);
-		for (int i = 0; i < e->u.load.var->rank; i++)
-			mark_expr(args, e->u.load.idx[i]);
-		break;
-	default:
-		break;
-	}
-}
-
-/* Which tensors the kernel reads and which it writes (every branch). */
-static void
-mark_stmt(Arg *args, const TcStmt *s)
-{
-	if (!s)
-		return;
-	switch (s->kind) {
-	case TC_ST_BLOCK:
-		for (int i = 0; i < s->u.block.body.len; i++)
-			mark_stmt(args, s->u.block.body.items[i]);
-		break;
-	case TC_ST_DECL: mark_expr(args, s->u.decl.init); break;
-	case TC_ST_ASSIGN: {
-		const TcExpr *dst = s->u.assign.dst;
-		mark_expr(args, s->u.assign.value);
-		if (dst->kind == TC_EX_LOAD) {
-			mark_var(args, dst->u.load.var, WRITE);
-			for (int i = 0; i < dst->u.load.var->rank; i++)
-				mark_expr(args, dst->u.load.idx[i]);
-		}
-		break;
-	}
-	case TC_ST_FOR:
-		mark_expr(args, s->u.loop.begin);
-		mark_expr(args, s->u.loop.end);
-		mark_expr(args, s->u.loop.step);
-		mark_stmt(args, s->u.loop.body);
-		break;
-	case TC_ST_IF:
-		mark_expr(args, s->u.cond.cond);
-		mark_stmt(args, s->u.cond.then);
-		mark_stmt(args, s->u.cond.els);
-		break;
-	case TC_ST_COPY:
-		mark_region(args, &s->u.copy.dst, WRITE);
-		mark_region(args, &s->u.copy.src, READ);
-		break;
-	case TC_ST_ATOMIC_ADD:
-		mark_region(args, &s->u.copy.dst, READ | WRITE);
-		mark_region(args, &s->u.copy.src, READ);
-		break;
-	case TC_ST_FILL: mark_expr(args, s->u.fill.value); break;
-	default:
-		break;
-	}
-}
-
 /* The relative tolerance `tilec run` would use: the narrowest float type
  * among the kernel's tensors and buffers decides. */
 static double
@@ -2181,8 +2086,16 @@ check_data(Tune *t, const Config *c, const char *dir, json_t **check,
 		}
 		argv[i] = &g->scalar;
 	}
-	if (ok)
-		mark_stmt(args, k->body);
+	if (ok) {
+		int *role = calloc((size_t)n + 1, sizeof *role);
+		ok = role != NULL;
+		if (ok)
+			tc_tensor_roles(k, role);
+		for (int i = 0; ok && i < n; i++)
+			args[i].role = (role[i] & TC_ROLE_READ ? READ : 0) |
+				       (role[i] & TC_ROLE_WRITE ? WRITE : 0);
+		free(role);
+	}
 	for (int i = 0; ok && i < n; i++) {
 		Arg *g = &args[i];
 		const TcVar *v = g->var;
