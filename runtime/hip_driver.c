@@ -1,7 +1,10 @@
 /*
  * hip_driver.c - the hip backend: hiprtc compiles (jit_hiprtc.c), the HIP
  * runtime's module API loads the code objects, moves memory and launches
- * kernels on AMD GPUs.
+ * kernels on AMD GPUs.  The backend's entries are gpu_driver.c's, driven
+ * by the target table at the end; this file holds what is HIP's own: the
+ * runtime's entry points and the hooks calling them, its error names, and
+ * opening a device.
  *
  * libamdhip64 is loaded with dlopen and only the entry points below are
  * resolved; the types and constants they need are declared here, so the
@@ -149,33 +152,18 @@ static const struct {
 
 /* Per-context state of the backend. */
 typedef struct HipState {
-	TilecHiprtc *hiprtc;      /* the compiler */
+	TilecGpu gpu;             /* what gpu_driver.c keeps; first */
 	HipRuntime rt;            /* the runtime; rt.lib NULL if compile-only */
-	int ordinal;              /* the device, or TILEC_DEVICE_NONE */
-	tilec_device_info info;   /* what tilec_device_get_info reports */
-	hipEvent_t ev_start, ev_stop; /* for timing; NULL until first used */
 } HipState;
-
-/* One kernel looked up in a module. */
-typedef struct HipKernel {
-	hipFunction_t fn;         /* the __global__ function */
-	struct HipKernel *next;   /* next kernel of the module */
-	char name[];              /* its name */
-} HipKernel;
-
-/* A loaded code object. */
-typedef struct HipModule {
-	hipModule_t mod;          /* NULL on a compile-only context */
-	HipKernel *kernels;       /* kernels looked up so far */
-} HipModule;
 
 /* --- Errors ------------------------------------------------------------------ */
 
 /* "hipErrorNoDevice (no ROCm-capable device is detected)", or the name
  * alone where the runtime's description is only the name again. */
 static void
-hip_describe(const HipRuntime *rt, hipError_t e, char *out, size_t n)
+hip_describe(const TilecGpu *g, hipError_t e, char *out, size_t n)
 {
+	const HipRuntime *rt = &((const HipState *)g)->rt;
 	const char *name = rt->get_error_name ? rt->get_error_name(e) : NULL;
 	const char *text = rt->get_error_string ? rt->get_error_string(e) : NULL;
 	if (name && text && strcmp(name, text) != 0)
@@ -184,52 +172,6 @@ hip_describe(const HipRuntime *rt, hipError_t e, char *out, size_t n)
 		snprintf(out, n, "%s", name);
 	else
 		snprintf(out, n, "HIP error %d", e);
-}
-
-/* Fail with status st: the formatted message, ": ", the runtime's words
- * for e. */
-TILEC_RT_PRINTF(5, 6)
-static tilec_status
-hip_fail(tilec_context *ctx, const HipRuntime *rt, tilec_status st,
-	 hipError_t e, const char *fmt, ...)
-{
-	char msg[1024], why[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	hip_describe(rt, e, why, sizeof why);
-	return tilec_rt_fail(ctx, st, "%s: %s", msg, why);
-}
-
-static HipState *
-hip_state(tilec_context *ctx)
-{
-	return tilec_rt_backend_state(ctx);
-}
-
-/* Make the context's device current on this thread. */
-static tilec_status
-make_current(tilec_context *ctx, HipState *s)
-{
-	hipError_t e = s->rt.set_device(s->ordinal);
-	if (e != hipSuccess)
-		return hip_fail(ctx, &s->rt, TILEC_ERR_UNAVAILABLE, e,
-				"cannot make AMD GPU %d current", s->ordinal);
-	return TILEC_OK;
-}
-
-/* A device-only operation on a compile-only context. */
-static tilec_status
-need_device(tilec_context *ctx, const HipState *s, const char *what)
-{
-	if (s->rt.lib)
-		return TILEC_OK;
-	return tilec_rt_fail(ctx, TILEC_ERR_UNAVAILABLE,
-			     "this HIP context is compile-only "
-			     "(TILEC_DEVICE_NONE): it cannot %s; create the "
-			     "context on a device",
-			     what);
 }
 
 /* --- Opening the device ------------------------------------------------------- */
@@ -295,7 +237,7 @@ open_device(tilec_context *ctx, HipState *s, int ordinal)
 	hipError_t e = rt->get_device_count(&count);
 	if (e != hipSuccess || count == 0) {
 		char why[512];
-		hip_describe(rt, init != hipSuccess ? init : e, why, sizeof why);
+		hip_describe(&s->gpu, init != hipSuccess ? init : e, why, sizeof why);
 		return tilec_rt_fail(ctx, TILEC_ERR_UNAVAILABLE,
 				     "no AMD GPU: the HIP runtime (%s) sees no "
 				     "device (%s: %s); running a kernel needs a "
@@ -307,13 +249,13 @@ open_device(tilec_context *ctx, HipState *s, int ordinal)
 				     why);
 	}
 	if (init != hipSuccess)
-		return hip_fail(ctx, rt, TILEC_ERR_UNAVAILABLE, init,
+		return tilec_rt_gpu_fail(ctx, &s->gpu, TILEC_ERR_UNAVAILABLE, init,
 				"the HIP runtime cannot start (hipInit)");
 	if (ordinal >= count)
 		return tilec_rt_fail(ctx, TILEC_ERR_INVALID,
 				     "no AMD GPU %d: the machine has %d", ordinal,
 				     count);
-	tilec_status st = make_current(ctx, s);
+	tilec_status st = tilec_rt_gpu_current(ctx, &s->gpu);
 	if (st != TILEC_OK)
 		return st;
 	HipDeviceProp *prop = calloc(1, sizeof *prop);
@@ -322,10 +264,10 @@ open_device(tilec_context *ctx, HipState *s, int ordinal)
 	e = rt->get_device_properties(prop, ordinal);
 	if (e != hipSuccess) {
 		free(prop);
-		return hip_fail(ctx, rt, TILEC_ERR_UNAVAILABLE, e,
+		return tilec_rt_gpu_fail(ctx, &s->gpu, TILEC_ERR_UNAVAILABLE, e,
 				"cannot query AMD GPU %d", ordinal);
 	}
-	tilec_device_info *info = &s->info;
+	tilec_device_info *info = &s->gpu.info;
 	snprintf(info->name, sizeof info->name, "%.*s",
 		 (int)strnlen(prop->name, sizeof prop->name), prop->name);
 	/* The processor without its target features (sramecc, xnack): a code
@@ -345,378 +287,158 @@ open_device(tilec_context *ctx, HipState *s, int ordinal)
 	return TILEC_OK;
 }
 
-/* --- The backend table's entries ---------------------------------------------- */
+/* --- The hooks gpu_driver.c calls -------------------------------------------- */
 
-static void hip_fini(tilec_context *ctx);
+static HipRuntime *
+rt_of(TilecGpu *g)
+{
+	return &((HipState *)g)->rt;
+}
 
 static tilec_status
-hip_init(tilec_context *ctx, int device)
+hip_open(tilec_context *ctx, TilecGpu *g, int ordinal)
 {
-	if (device < TILEC_DEVICE_NONE)
-		return tilec_rt_fail(ctx, TILEC_ERR_INVALID,
-				     "AMD GPU %d: use an ordinal (0, 1, ...) or "
-				     "TILEC_DEVICE_NONE (-1) to compile only",
-				     device);
-	HipState *s = calloc(1, sizeof *s);
-	if (!s)
-		return tilec_rt_fail(ctx, TILEC_ERR_NOMEM, "out of memory");
-	s->ordinal = device;
-	s->info.compile_only = device == TILEC_DEVICE_NONE;
-	tilec_rt_set_backend_state(ctx, s);
-	tilec_status st = TILEC_OK;
-	if (device != TILEC_DEVICE_NONE) {
-		st = open_runtime(ctx, &s->rt);
-		if (st == TILEC_OK)
-			st = open_device(ctx, s, device);
-	}
+	HipState *s = (HipState *)g;
+	tilec_status st = open_runtime(ctx, &s->rt);
 	if (st == TILEC_OK)
-		st = tilec_rt_hiprtc_open(ctx, &s->hiprtc);
-	if (st != TILEC_OK)
-		hip_fini(ctx);
+		st = open_device(ctx, s, ordinal);
 	return st;
 }
 
 static void
-hip_fini(tilec_context *ctx)
+hip_close(TilecGpu *g)
 {
-	HipState *s = hip_state(ctx);
-	if (!s)
-		return;
-	if (s->rt.lib && (s->ev_start || s->ev_stop) &&
-	    s->rt.set_device(s->ordinal) == hipSuccess) {
-		if (s->ev_start)
-			s->rt.event_destroy(s->ev_start);
-		if (s->ev_stop)
-			s->rt.event_destroy(s->ev_stop);
+	HipRuntime *rt = rt_of(g);
+	if (rt->lib && (g->ev_start || g->ev_stop) &&
+	    rt->set_device(g->ordinal) == hipSuccess) {
+		if (g->ev_start)
+			rt->event_destroy(g->ev_start);
+		if (g->ev_stop)
+			rt->event_destroy(g->ev_stop);
 	}
-	if (s->rt.lib)
-		dlclose(s->rt.lib);
-	tilec_rt_hiprtc_close(s->hiprtc);
-	free(s);
-	tilec_rt_set_backend_state(ctx, NULL);
+	if (rt->lib)
+		dlclose(rt->lib);
 }
 
-static tilec_status
-hip_identity(tilec_context *ctx, const char **id)
+static hipError_t
+hip_set_current(TilecGpu *g)
 {
-	HipState *s = hip_state(ctx);
-	if (!s || !s->hiprtc)
-		return tilec_rt_fail(ctx, TILEC_ERR_UNAVAILABLE,
-				     "hiprtc is not loaded");
-	*id = tilec_rt_hiprtc_identity(s->hiprtc);
-	return TILEC_OK;
+	return rt_of(g)->set_device(g->ordinal);
 }
 
-static tilec_status
-hip_compile(tilec_context *ctx, const TilecCompileJob *job, double *seconds)
+static hipError_t
+hip_module_load(TilecGpu *g, void **mod, const void *image)
 {
-	HipState *s = hip_state(ctx);
-	if (!s || !s->hiprtc)
-		return tilec_rt_fail(ctx, TILEC_ERR_UNAVAILABLE,
-				     "hiprtc is not loaded");
-	return tilec_rt_hiprtc_compile(ctx, s->hiprtc, job, seconds);
-}
-
-static const char *
-hip_default_arch(tilec_context *ctx)
-{
-	HipState *s = hip_state(ctx);
-	if (s && s->rt.lib && s->info.arch[0])
-		return s->info.arch;
-	if (s && s->rt.lib)
-		tilec_rt_fail(ctx, TILEC_ERR_INVALID,
-			      "the HIP runtime does not say which architecture "
-			      "%s is: name one in tilec_compile_options.arch "
-			      "(gfx90a, gfx942, ...)",
-			      s->info.name);
-	else
-		tilec_rt_fail(ctx, TILEC_ERR_INVALID,
-			      "a compile-only HIP context has no device to take "
-			      "the architecture from: name one in "
-			      "tilec_compile_options.arch (gfx90a, gfx942, ...)");
-	return NULL;
-}
-
-static tilec_status
-hip_load(tilec_context *ctx, const char *path, void **handle)
-{
-	HipState *s = hip_state(ctx);
-	HipModule *m = calloc(1, sizeof *m);
-	if (!m)
-		return tilec_rt_fail(ctx, TILEC_ERR_NOMEM, "out of memory");
-	if (!s->rt.lib) {
-		*handle = m; /* compile-only: the code object stays on disk */
-		return TILEC_OK;
-	}
-	char *image;
-	size_t len;
-	tilec_status st = tilec_rt_read_file(path, &image, &len);
-	if (st != TILEC_OK) {
-		free(m);
-		return tilec_rt_fail(ctx, st, "cannot read %s", path);
-	}
-	st = make_current(ctx, s);
-	hipError_t e = hipSuccess;
-	if (st == TILEC_OK &&
-	    (e = s->rt.module_load_data(&m->mod, image)) != hipSuccess)
-		st = hip_fail(ctx, &s->rt, TILEC_ERR_LOAD, e,
-			      "cannot load %s on AMD GPU %d (%s, %s)", path,
-			      s->ordinal, s->info.name, s->info.arch);
-	free(image);
-	if (st != TILEC_OK) {
-		free(m);
-		return st;
-	}
-	*handle = m;
-	return TILEC_OK;
+	hipModule_t m = NULL;
+	hipError_t e = rt_of(g)->module_load_data(&m, image);
+	*mod = m;
+	return e;
 }
 
 static void
-hip_unload(tilec_context *ctx, void *handle)
+hip_module_unload(TilecGpu *g, void *mod)
 {
-	HipState *s = hip_state(ctx);
-	HipModule *m = handle;
-	for (HipKernel *k = m->kernels, *next; k; k = next) {
-		next = k->next;
-		free(k);
-	}
-	if (m->mod && make_current(ctx, s) == TILEC_OK)
-		s->rt.module_unload(m->mod);
-	free(m);
+	rt_of(g)->module_unload(mod);
 }
 
-static void *
-hip_symbol(tilec_context *ctx, void *handle, const char *name)
+static hipError_t
+hip_get_function(TilecGpu *g, void *mod, const char *name, void **fn)
 {
-	HipState *s = hip_state(ctx);
-	HipModule *m = handle;
-	if (need_device(ctx, s, "load kernels") != TILEC_OK)
-		return NULL;
-	if (make_current(ctx, s) != TILEC_OK)
-		return NULL;
-	hipFunction_t fn;
-	hipError_t e = s->rt.module_get_function(&fn, m->mod, name);
-	if (e == hipErrorNotFound) {
-		tilec_rt_fail(ctx, TILEC_ERR_NOT_FOUND,
-			      "no kernel '%s' in the module (no extern \"C\" "
-			      "__global__ function of that name)",
-			      name);
-		return NULL;
-	}
-	if (e != hipSuccess) {
-		hip_fail(ctx, &s->rt, TILEC_ERR_LOAD, e, "cannot find kernel %s",
-			 name);
-		return NULL;
-	}
-	size_t n = strlen(name) + 1;
-	HipKernel *k = calloc(1, sizeof *k + n);
-	if (!k) {
-		tilec_rt_fail(ctx, TILEC_ERR_NOMEM, "out of memory");
-		return NULL;
-	}
-	memcpy(k->name, name, n);
-	k->fn = fn;
-	k->next = m->kernels;
-	m->kernels = k;
-	return k;
+	hipFunction_t f = NULL;
+	hipError_t e = rt_of(g)->module_get_function(&f, mod, name);
+	*fn = f;
+	return e;
 }
 
-/* Check cfg against the device's limits. */
-static tilec_status
-check_launch(tilec_context *ctx, HipState *s, HipKernel *k,
-	     const tilec_launch_config *cfg)
+static hipError_t
+hip_launch(TilecGpu *g, void *fn, void **args, const tilec_launch_config *cfg)
 {
-	if (!cfg)
-		return tilec_rt_fail(ctx, TILEC_ERR_INVALID,
-				     "a HIP launch of %s needs a launch "
-				     "configuration (grid, block, shared "
-				     "memory)",
-				     k->name);
-	for (int d = 0; d < 3; d++)
-		if (cfg->grid[d] == 0 || cfg->block[d] == 0)
-			return tilec_rt_fail(
-				ctx, TILEC_ERR_INVALID,
-				"launch of %s with grid (%u, %u, %u) and block "
-				"(%u, %u, %u): every extent must be at least 1",
-				k->name, cfg->grid[0], cfg->grid[1],
-				cfg->grid[2], cfg->block[0], cfg->block[1],
-				cfg->block[2]);
-	if (cfg->shared_bytes > s->info.max_shared_bytes)
-		return tilec_rt_fail(ctx, TILEC_ERR_LAUNCH,
-				     "%s needs %zu bytes of shared memory per "
-				     "block; %s allows at most %zu",
-				     k->name, cfg->shared_bytes, s->info.name,
-				     s->info.max_shared_bytes);
-	return TILEC_OK;
-}
-
-static tilec_status
-launch_now(tilec_context *ctx, HipState *s, HipKernel *k, void **args,
-	   const tilec_launch_config *cfg)
-{
-	hipError_t e = s->rt.module_launch_kernel(
-		k->fn, cfg->grid[0], cfg->grid[1], cfg->grid[2], cfg->block[0],
+	return rt_of(g)->module_launch_kernel(
+		fn, cfg->grid[0], cfg->grid[1], cfg->grid[2], cfg->block[0],
 		cfg->block[1], cfg->block[2], (unsigned)cfg->shared_bytes,
 		(hipStream_t)cfg->stream, args, NULL);
-	if (e != hipSuccess)
-		return hip_fail(ctx, &s->rt, TILEC_ERR_LAUNCH, e,
-				"launch of %s (grid %ux%ux%u, block %ux%ux%u, "
-				"%zu bytes of shared memory) failed",
-				k->name, cfg->grid[0], cfg->grid[1],
-				cfg->grid[2], cfg->block[0], cfg->block[1],
-				cfg->block[2], cfg->shared_bytes);
-	return TILEC_OK;
 }
 
-static tilec_status
-hip_launch(tilec_context *ctx, void *entry, void **args,
-	   const tilec_launch_config *cfg)
+static hipError_t
+hip_synchronize(TilecGpu *g)
 {
-	HipState *s = hip_state(ctx);
-	HipKernel *k = entry;
-	tilec_status st = make_current(ctx, s);
-	if (st == TILEC_OK)
-		st = check_launch(ctx, s, k, cfg);
-	if (st == TILEC_OK)
-		st = launch_now(ctx, s, k, args, cfg);
-	return st;
+	return rt_of(g)->device_synchronize();
 }
 
-static tilec_status
-hip_synchronize(tilec_context *ctx)
+static hipError_t
+hip_mem_alloc(TilecGpu *g, void **ptr, size_t bytes)
 {
-	HipState *s = hip_state(ctx);
-	if (!s->rt.lib)
-		return TILEC_OK; /* compile-only: nothing ever runs */
-	tilec_status st = make_current(ctx, s);
-	if (st != TILEC_OK)
-		return st;
-	hipError_t e = s->rt.device_synchronize();
-	if (e != hipSuccess)
-		return hip_fail(ctx, &s->rt, TILEC_ERR_LAUNCH, e,
-				"a kernel on AMD GPU %d failed", s->ordinal);
-	return TILEC_OK;
+	return rt_of(g)->malloc_(ptr, bytes);
 }
 
-static tilec_status
-hip_device_info(tilec_context *ctx, tilec_device_info *info)
+static hipError_t
+hip_mem_free(TilecGpu *g, void *ptr)
 {
-	*info = hip_state(ctx)->info;
-	return TILEC_OK;
+	return rt_of(g)->free_(ptr);
 }
 
-static tilec_status
-hip_mem_alloc(tilec_context *ctx, size_t bytes, void **ptr)
-{
-	HipState *s = hip_state(ctx);
-	*ptr = NULL;
-	tilec_status st = need_device(ctx, s, "allocate device memory");
-	if (st == TILEC_OK)
-		st = make_current(ctx, s);
-	if (st != TILEC_OK)
-		return st;
-	hipError_t e = s->rt.malloc_(ptr, bytes ? bytes : 1);
-	if (e != hipSuccess) {
-		*ptr = NULL;
-		return hip_fail(ctx, &s->rt, TILEC_ERR_NOMEM, e,
-				"cannot allocate %zu bytes on AMD GPU %d", bytes,
-				s->ordinal);
-	}
-	return TILEC_OK;
-}
-
-static tilec_status
-hip_mem_free(tilec_context *ctx, void *ptr)
-{
-	HipState *s = hip_state(ctx);
-	tilec_status st = need_device(ctx, s, "free device memory");
-	if (st == TILEC_OK)
-		st = make_current(ctx, s);
-	if (st != TILEC_OK)
-		return st;
-	hipError_t e = s->rt.free_(ptr);
-	if (e != hipSuccess)
-		return hip_fail(ctx, &s->rt, TILEC_ERR_INVALID, e,
-				"cannot free device memory at %p", ptr);
-	return TILEC_OK;
-}
-
-static tilec_status
-hip_mem_copy(tilec_context *ctx, void *dst, const void *src, size_t bytes,
+static hipError_t
+hip_mem_copy(TilecGpu *g, void *dst, const void *src, size_t bytes,
 	     bool to_device)
 {
-	HipState *s = hip_state(ctx);
-	tilec_status st = need_device(ctx, s, "copy device memory");
-	if (st == TILEC_OK)
-		st = make_current(ctx, s);
-	if (st != TILEC_OK || bytes == 0)
-		return st;
-	hipError_t e = to_device ? s->rt.memcpy_htod(dst, src, bytes)
-				 : s->rt.memcpy_dtoh(dst, src, bytes);
-	if (e != hipSuccess)
-		return hip_fail(ctx, &s->rt, TILEC_ERR_LAUNCH, e,
-				"copying %zu bytes %s AMD GPU %d failed", bytes,
-				to_device ? "to" : "from", s->ordinal);
-	return TILEC_OK;
+	HipRuntime *rt = rt_of(g);
+	return to_device ? rt->memcpy_htod(dst, src, bytes)
+			 : rt->memcpy_dtoh(dst, src, bytes);
 }
 
-static tilec_status
-hip_time_launch(tilec_context *ctx, void *entry, void **args,
-		const tilec_launch_config *cfg, double *seconds)
+static hipError_t
+hip_event_create(TilecGpu *g, void **ev)
 {
-	HipState *s = hip_state(ctx);
-	HipKernel *k = entry;
-	tilec_status st = make_current(ctx, s);
-	if (st == TILEC_OK)
-		st = check_launch(ctx, s, k, cfg);
-	if (st != TILEC_OK)
-		return st;
-	hipError_t e = hipSuccess;
-	if (!s->ev_start)
-		e = s->rt.event_create(&s->ev_start);
-	if (e == hipSuccess && !s->ev_stop)
-		e = s->rt.event_create(&s->ev_stop);
-	if (e != hipSuccess)
-		return hip_fail(ctx, &s->rt, TILEC_ERR_UNAVAILABLE, e,
-				"cannot create HIP events for timing");
-	hipStream_t stream = (hipStream_t)cfg->stream;
-	if ((e = s->rt.event_record(s->ev_start, stream)) != hipSuccess)
-		return hip_fail(ctx, &s->rt, TILEC_ERR_LAUNCH, e,
-				"hipEventRecord failed");
-	if ((st = launch_now(ctx, s, k, args, cfg)) != TILEC_OK)
-		return st;
-	if ((e = s->rt.event_record(s->ev_stop, stream)) != hipSuccess ||
-	    (e = s->rt.event_synchronize(s->ev_stop)) != hipSuccess)
-		return hip_fail(ctx, &s->rt, TILEC_ERR_LAUNCH, e,
-				"timed launch of %s failed", k->name);
-	float ms = 0;
-	if ((e = s->rt.event_elapsed_time(&ms, s->ev_start, s->ev_stop)) !=
-	    hipSuccess)
-		return hip_fail(ctx, &s->rt, TILEC_ERR_LAUNCH, e,
-				"hipEventElapsedTime failed");
-	*seconds = ms * 1e-3;
-	return TILEC_OK;
+	hipEvent_t e = NULL;
+	hipError_t r = rt_of(g)->event_create(&e);
+	*ev = e;
+	return r;
 }
 
-const TilecBackendOps tilec_rt_hip_backend = {
-	.backend = TILEC_BACKEND_HIP,
-	.name = "hip",
-	.obj_ext = ".hsaco",
-	.src_ext = ".hip",
-	.in_memory = true,
-	.init = hip_init,
-	.fini = hip_fini,
-	.identity = hip_identity,
-	.compile = hip_compile,
-	.load = hip_load,
-	.unload = hip_unload,
-	.symbol = hip_symbol,
+static hipError_t
+hip_event_record(TilecGpu *g, void *ev, void *stream)
+{
+	return rt_of(g)->event_record(ev, stream);
+}
+
+static hipError_t
+hip_event_synchronize(TilecGpu *g, void *ev)
+{
+	return rt_of(g)->event_synchronize(ev);
+}
+
+static hipError_t
+hip_event_elapsed(TilecGpu *g, float *ms, void *start, void *stop)
+{
+	return rt_of(g)->event_elapsed_time(ms, start, stop);
+}
+
+const TilecGpuTarget tilec_rt_hip_gpu = {
+	.state_size = sizeof(HipState),
+	.rtc = &tilec_rt_hiprtc,
+	.api = "HIP",
+	.device = "AMD GPU",
+	.driver = "HIP runtime",
+	.arch_examples = "gfx90a, gfx942, ...",
+	.record_name = "hipEventRecord",
+	.elapsed_name = "hipEventElapsedTime",
+	.not_found = hipErrorNotFound,
+	.shared_default = 0,
+	.open = hip_open,
+	.close = hip_close,
+	.describe = hip_describe,
+	.set_current = hip_set_current,
+	.module_load = hip_module_load,
+	.module_unload = hip_module_unload,
+	.get_function = hip_get_function,
+	.set_shared = NULL, /* CDNA: 64 KiB of LDS without opting in */
 	.launch = hip_launch,
 	.synchronize = hip_synchronize,
-	.default_arch = hip_default_arch,
-	.device_info = hip_device_info,
 	.mem_alloc = hip_mem_alloc,
 	.mem_free = hip_mem_free,
 	.mem_copy = hip_mem_copy,
-	.time_launch = hip_time_launch,
+	.event_create = hip_event_create,
+	.event_record = hip_event_record,
+	.event_synchronize = hip_event_synchronize,
+	.event_elapsed = hip_event_elapsed,
 };

@@ -4,10 +4,11 @@
  * Shared by runtime.c (the public API), cache.c (the disk cache),
  * sha256.c (hashing) and the backends (jit_cc.c: the system C compiler;
  * jit_nvrtc.c and cuda_driver.c: NVRTC and the CUDA driver; jit_hiprtc.c
- * and hip_driver.c: hiprtc and the HIP runtime).  A backend is a const
- * table of function pointers; runtime.c drives every backend the same way:
- * compile to an object file, store it in the cache, load it, look up entry
- * points, launch.  Functions shared
+ * and hip_driver.c: hiprtc and the HIP runtime; what the two GPU backends
+ * share is in jit_rtc.c and gpu_driver.c, driven by per-target const
+ * tables).  A backend is a const table of function pointers; runtime.c
+ * drives every backend the same way: compile to an object file, store it
+ * in the cache, load it, look up entry points, launch.  Functions shared
  * across runtime files carry the tilec_rt_ prefix; none is public.
  */
 #ifndef TILEC_RUNTIME_INT_H
@@ -185,9 +186,11 @@ typedef struct TilecBackendOps {
 
 /* jit_cc.c: the openmp backend (system C compiler). */
 extern const TilecBackendOps tilec_rt_cc_backend;
-/* cuda_driver.c: the cuda backend (NVRTC and the driver API). */
+/* gpu_driver.c: the cuda backend (NVRTC and the driver API,
+ * cuda_driver.c). */
 extern const TilecBackendOps tilec_rt_cuda_backend;
-/* hip_driver.c: the hip backend (hiprtc and the HIP runtime). */
+/* gpu_driver.c: the hip backend (hiprtc and the HIP runtime,
+ * hip_driver.c). */
 extern const TilecBackendOps tilec_rt_hip_backend;
 
 /* Backend-private state hangs off the context. */
@@ -196,54 +199,218 @@ void tilec_rt_set_backend_state(tilec_context *ctx, void *state);
 /* The compiler command (openmp) as set on the context, or NULL. */
 const char *tilec_rt_compiler(const tilec_context *ctx);
 
-/* ==== jit_nvrtc.c: NVRTC, loaded with dlopen ================================= */
+/* ==== jit_rtc.c: a runtime compiler (NVRTC, hiprtc), loaded with dlopen === */
 
-typedef struct TilecNvrtc TilecNvrtc; /* a loaded libnvrtc */
+typedef int TilecRtcResult; /* nvrtcResult, hiprtcResult: 0 is success */
+typedef struct TilecRtcProgram_ *TilecRtcProgram; /* nvrtcProgram, ... */
 
-/* Load libnvrtc ($TILEC_NVRTC, then libnvrtc.so, .so.13, .so.12 on the
- * library path, $CUDA_HOME, $CUDA_PATH and /usr/local/cuda) and find the
- * directory holding cuda_fp16.h.  Fails with TILEC_ERR_UNAVAILABLE and a
- * message naming every file tried. */
-tilec_status tilec_rt_nvrtc_open(tilec_context *ctx, TilecNvrtc **out);
-void tilec_rt_nvrtc_close(TilecNvrtc *nv);
-/* "nvrtc 13.0 ..." : the version, the fixed options and the include
- * directory, for cache keys. */
-const char *tilec_rt_nvrtc_identity(const TilecNvrtc *nv);
-/* Compile job->source (with job->headers) for job->arch ("sm_90a") into a
- * cubin written at job->out_path.  A rejected source is TILEC_ERR_COMPILE
- * with NVRTC's log. */
-tilec_status tilec_rt_nvrtc_compile(tilec_context *ctx, TilecNvrtc *nv,
-				    const TilecCompileJob *job,
-				    double *seconds);
+/* The entry points both compilers have, under their own prefixes. */
+typedef struct TilecRtcApi {
+	TilecRtcResult (*version)(int *major, int *minor);
+	const char *(*error_string)(TilecRtcResult r);
+	TilecRtcResult (*create)(TilecRtcProgram *prog, const char *src,
+				 const char *name, int nheaders,
+				 const char *const *headers,
+				 const char *const *include_names);
+	TilecRtcResult (*compile)(TilecRtcProgram prog, int noptions,
+				  const char *const *options);
+	TilecRtcResult (*log_size)(TilecRtcProgram prog, size_t *size);
+	TilecRtcResult (*log)(TilecRtcProgram prog, char *log);
+	TilecRtcResult (*code_size)(TilecRtcProgram prog, size_t *size);
+	TilecRtcResult (*code)(TilecRtcProgram prog, char *code);
+	TilecRtcResult (*destroy)(TilecRtcProgram *prog);
+} TilecRtcApi;
+
+/* Indexes of TilecRtcTarget.symbols, in TilecRtcApi's order. */
+enum {
+	TILEC_RTC_VERSION,
+	TILEC_RTC_ERROR_STRING,
+	TILEC_RTC_CREATE,
+	TILEC_RTC_COMPILE,
+	TILEC_RTC_LOG_SIZE,
+	TILEC_RTC_LOG,
+	TILEC_RTC_CODE_SIZE,
+	TILEC_RTC_CODE,
+	TILEC_RTC_DESTROY,
+	TILEC_RTC_NSYMBOLS
+};
+
+typedef struct TilecRtc TilecRtc;
+
+/* One runtime compiler, as a const table. */
+typedef struct TilecRtcTarget {
+	const char *name;     /* "NVRTC": the compiler in messages */
+	const char *object;   /* "cubin": what it produces, in messages */
+	const char *symbols[TILEC_RTC_NSYMBOLS]; /* exported entry points */
+	const char *const *fixed_options; /* every compile's options, after
+					     the architecture's */
+	size_t nfixed;        /* entries in fixed_options */
+	const char *required; /* a library counts only if it exports this
+				 (NULL: any library that loads) */
+	bool path_from_candidate; /* path is the file name loaded until the
+				     target resolves it */
+	const char *library;  /* "libnvrtc": what could not be loaded */
+	const char *install;  /* "the CUDA toolkit": what to install */
+	const char *env;      /* "TILEC_NVRTC": the variable naming it */
+	const char *too_old;  /* " (NVRTC 11.1 or later is needed)" or "" */
+	/* Open the compiler: *out is a TilecRtc (freed by
+	 * tilec_rt_rtc_close) or NULL with the context's error set. */
+	tilec_status (*open)(tilec_context *ctx, TilecRtc **out);
+	/* Compile job->source (with job->headers) for job->arch into an
+	 * object written at job->out_path. */
+	tilec_status (*compile)(tilec_context *ctx, TilecRtc *rc,
+				const TilecCompileJob *job, double *seconds);
+	/* Free what the target added to the TilecRtc; NULL if nothing. */
+	void (*fini)(TilecRtc *rc);
+} TilecRtcTarget;
+
+/* A loaded compiler.  A target's own state embeds it first. */
+struct TilecRtc {
+	const TilecRtcTarget *t; /* which compiler */
+	void *lib;            /* the dlopen handle */
+	char path[4096];      /* the library (for messages and keys) */
+	int major, minor;     /* its version */
+	char who[4200];       /* "NVRTC 13.0": the compiler in messages */
+	char *identity;       /* for cache keys */
+	TilecRtcApi api;      /* the entry points */
+};
+
+/* Candidate library files, at most this many. */
+#define TILEC_RT_RTC_MAX_CANDIDATES 32
+
+/* Append dir/name (name alone if dir is NULL; nothing if dir is "") to
+ * the candidate list, once. */
+void tilec_rt_rtc_add_candidate(char **list, int *n, const char *dir,
+				const char *name);
+/* Resolve one entry point into *fn_ptr; false (name appended to
+ * missing) if the library lacks it. */
+bool tilec_rt_rtc_resolve(void *lib, const char *name, void *fn_ptr,
+			  TilecStr *missing);
+/* dlopen the first of cand[] that loads (and exports rc->t->required),
+ * freeing cand[].  Fails with TILEC_ERR_UNAVAILABLE naming every file
+ * tried. */
+tilec_status tilec_rt_rtc_load(tilec_context *ctx, TilecRtc *rc, char **cand,
+			       int ncand);
+/* Resolve rc->api, appending the names the library lacks to missing. */
+void tilec_rt_rtc_resolve_api(TilecRtc *rc, TilecStr *missing);
+/* Set rc->path to the resolved file holding the function pointer at
+ * slot; false (path unchanged) if that cannot be found. */
+bool tilec_rt_rtc_real_path(TilecRtc *rc, const void *slot);
+/* Fail if missing names anything (freeing it), else ask the version. */
+tilec_status tilec_rt_rtc_check(tilec_context *ctx, TilecRtc *rc,
+				TilecStr *missing);
+void tilec_rt_rtc_close(TilecRtc *rc);
+/* Compile with options: arch_option, the target's fixed options, extra,
+ * then job->flags.  A rejected source is TILEC_ERR_COMPILE with the
+ * compiler's log (after hint, if any). */
+tilec_status tilec_rt_rtc_compile(tilec_context *ctx, const TilecRtc *rc,
+				  const TilecCompileJob *job,
+				  const char *arch_option,
+				  const char *const *extra, int nextra,
+				  const char *hint, double *seconds);
+
+/* jit_nvrtc.c: NVRTC.  Loaded from $TILEC_NVRTC, then libnvrtc.so, .so.13,
+ * .so.12 on the library path, $CUDA_HOME, $CUDA_PATH and /usr/local/cuda;
+ * it also finds the directory holding cuda_fp16.h.  Its identity ("nvrtc
+ * 13.0 ...") gives the version, the fixed options and the include
+ * directory; it compiles for "sm_90a" into a cubin. */
+extern const TilecRtcTarget tilec_rt_nvrtc;
 /* Whether arch names a real architecture NVRTC can make a cubin for:
  * "sm_" digits, optionally followed by 'a' or 'f'. */
 bool tilec_rt_nvrtc_arch_ok(const char *arch);
 
-/* ==== jit_hiprtc.c: hiprtc, loaded with dlopen =============================== */
-
-typedef struct TilecHiprtc TilecHiprtc; /* a loaded hiprtc */
-
-/* Load hiprtc ($TILEC_HIPRTC, then libhiprtc.so, .so.6, libamdhip64.so,
- * .so.6, .so.5 on the library path and under $ROCM_PATH/lib,
- * $HIP_PATH/lib and /opt/rocm/lib: the first that exports
- * hiprtcCompileProgram) and ask libamd_comgr which ISAs it knows.  Fails
- * with TILEC_ERR_UNAVAILABLE and a message naming every file tried. */
-tilec_status tilec_rt_hiprtc_open(tilec_context *ctx, TilecHiprtc **out);
-void tilec_rt_hiprtc_close(TilecHiprtc *h);
-/* "hiprtc 9.0 (/usr/lib/.../libamdhip64.so.5.2.21153); comgr 2.4; options
- * ...": the version, the library, comgr's version and the fixed options,
- * for cache keys. */
-const char *tilec_rt_hiprtc_identity(const TilecHiprtc *h);
-/* Compile job->source (with job->headers) for job->arch ("gfx90a") into a
- * code object written at job->out_path.  A rejected source is
- * TILEC_ERR_COMPILE with hiprtc's log; an ISA comgr does not know is
- * TILEC_ERR_UNAVAILABLE naming those it knows. */
-tilec_status tilec_rt_hiprtc_compile(tilec_context *ctx, TilecHiprtc *h,
-				     const TilecCompileJob *job,
-				     double *seconds);
+/* jit_hiprtc.c: hiprtc.  Loaded from $TILEC_HIPRTC, then libhiprtc.so,
+ * .so.6, libamdhip64.so, .so.6, .so.5 on the library path and under
+ * $ROCM_PATH/lib, $HIP_PATH/lib and /opt/rocm/lib: the first that exports
+ * hiprtcCompileProgram; it asks libamd_comgr which ISAs it knows.  Its
+ * identity ("hiprtc 9.0 (/usr/lib/.../libamdhip64.so.5.2.21153); comgr
+ * 2.4; options ...") gives the version, the library, comgr's version and
+ * the fixed options; it compiles for "gfx90a" into a code object, and an
+ * ISA comgr does not know is TILEC_ERR_UNAVAILABLE naming those it knows. */
+extern const TilecRtcTarget tilec_rt_hiprtc;
 /* Whether arch is an AMD GPU processor or target ID: "gfx" and 3 or 4 hex
  * digits, then any ":feature+" / ":feature-". */
 bool tilec_rt_hip_arch_ok(const char *arch);
+
+/* ==== gpu_driver.c: a GPU backend driven by a target table ================ *
+ * cuda_driver.c and hip_driver.c each give a TilecGpuTarget: their loaded
+ * library's entry points behind small hooks, and the words of their
+ * messages.  gpu_driver.c holds the cuda and hip backend tables (declared
+ * with the backends above), whose entries all run through the target. */
+
+typedef int TilecGpuResult; /* CUresult, hipError_t: 0 is success */
+
+/* A GPU backend's per-context state.  A target's own state embeds it
+ * first. */
+typedef struct TilecGpu {
+	const struct TilecGpuTarget *t; /* the target's table */
+	TilecRtc *rtc;            /* the compiler */
+	int ordinal;              /* the device, or TILEC_DEVICE_NONE */
+	tilec_device_info info;   /* what tilec_device_get_info reports;
+				     info.compile_only: no driver loaded */
+	void *ev_start, *ev_stop; /* events for timing; NULL until used */
+} TilecGpu;
+
+/* One GPU target.  Hooks return the driver's result (0 on success); what
+ * they take as void * is the driver's module, function, event or stream
+ * handle, or a device address. */
+typedef struct TilecGpuTarget {
+	size_t state_size;      /* bytes of the target's state */
+	const TilecRtcTarget *rtc; /* the compiler */
+	const char *api;        /* "CUDA": "this CUDA context ..." */
+	const char *device;     /* "CUDA device": "... on CUDA device 0" */
+	const char *driver;     /* "CUDA driver": "the CUDA driver does not
+				   say which architecture ..." */
+	const char *arch_examples; /* "sm_80, sm_90a, ..." */
+	const char *record_name;   /* "cuEventRecord": in messages */
+	const char *elapsed_name;  /* "cuEventElapsedTime": in messages */
+	TilecGpuResult not_found; /* looking up a kernel the module lacks */
+	/* Dynamic shared memory a launch may use before set_shared. */
+	size_t shared_default;
+	/* Load the driver and open device `ordinal` (ordinal, info set);
+	 * the context's error set on failure. */
+	tilec_status (*open)(tilec_context *ctx, TilecGpu *g, int ordinal);
+	/* Release what open acquired and the events, as far as it got. */
+	void (*close)(TilecGpu *g);
+	/* The driver's words for r: "CUDA_ERROR_NO_DEVICE (...)". */
+	void (*describe)(const TilecGpu *g, TilecGpuResult r, char *out,
+			 size_t n);
+	/* Make the device current on the calling thread. */
+	TilecGpuResult (*set_current)(TilecGpu *g);
+	TilecGpuResult (*module_load)(TilecGpu *g, void **mod,
+				      const void *image);
+	void (*module_unload)(TilecGpu *g, void *mod);
+	TilecGpuResult (*get_function)(TilecGpu *g, void *mod,
+				       const char *name, void **fn);
+	/* Let fn use `bytes` of dynamic shared memory; NULL if launches
+	 * never need to opt in. */
+	TilecGpuResult (*set_shared)(TilecGpu *g, void *fn, int bytes);
+	TilecGpuResult (*launch)(TilecGpu *g, void *fn, void **args,
+				 const tilec_launch_config *cfg);
+	TilecGpuResult (*synchronize)(TilecGpu *g);
+	TilecGpuResult (*mem_alloc)(TilecGpu *g, void **ptr, size_t bytes);
+	TilecGpuResult (*mem_free)(TilecGpu *g, void *ptr);
+	TilecGpuResult (*mem_copy)(TilecGpu *g, void *dst, const void *src,
+				   size_t bytes, bool to_device);
+	TilecGpuResult (*event_create)(TilecGpu *g, void **ev);
+	TilecGpuResult (*event_record)(TilecGpu *g, void *ev, void *stream);
+	TilecGpuResult (*event_synchronize)(TilecGpu *g, void *ev);
+	TilecGpuResult (*event_elapsed)(TilecGpu *g, float *ms, void *start,
+					void *stop);
+} TilecGpuTarget;
+
+/* Fail with status st: the formatted message, ": ", the driver's words
+ * for r. */
+tilec_status tilec_rt_gpu_fail(tilec_context *ctx, const TilecGpu *g,
+			       tilec_status st, TilecGpuResult r,
+			       const char *fmt, ...) TILEC_RT_PRINTF(5, 6);
+/* Make the context's device current on this thread. */
+tilec_status tilec_rt_gpu_current(tilec_context *ctx, TilecGpu *g);
+
+/* cuda_driver.c: the CUDA driver API's target. */
+extern const TilecGpuTarget tilec_rt_cuda_gpu;
+/* hip_driver.c: the HIP runtime's target. */
+extern const TilecGpuTarget tilec_rt_hip_gpu;
 
 /* jit_cc.c: run argv (argv[0] found on PATH), capturing stdout and stderr
  * together into *out; *exit_status is the exit code, or -1 with the
