@@ -138,12 +138,6 @@ shape_str(Checker *C, const TcVar *v)
 	return s;
 }
 
-static bool
-is_scalar_expr(const TcExpr *e)
-{
-	return e->dtype != TC_DT_NONE;
-}
-
 /* --- Expressions --------------------------------------------------------------- */
 
 /* Walk an expression in statement context: nothing to reject today beyond
@@ -513,8 +507,6 @@ check_stmt(Checker *C, TcStmt *s)
 	}
 	case TC_ST_IF:
 		check_expr(C, s->u.cond.cond);
-		if (!is_scalar_expr(s->u.cond.cond))
-			error(C, s->u.cond.cond->loc, "condition is not a scalar");
 		check_block(C, s->u.cond.then);
 		if (s->u.cond.els)
 			check_block(C, s->u.cond.els);

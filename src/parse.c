@@ -900,8 +900,7 @@ scoped_block(Parser *P, CXCursor c)
 }
 
 static bool
-launch_stmt(Parser *P, CXCursor call, const char *name, TcVar *bound,
-	    TcVec *out)
+launch_stmt(Parser *P, CXCursor call, const char *name, TcVar *bound)
 {
 	TcLoc loc = loc_of(P, call);
 	TcKernel *k = P->k;
@@ -937,7 +936,6 @@ launch_stmt(Parser *P, CXCursor call, const char *name, TcVar *bound,
 		if (bound)
 			bound->grid_dim = d;
 	}
-	(void)out;
 	return true;
 }
 
@@ -1173,7 +1171,7 @@ decl_stmt(Parser *P, CXCursor c, TcVec *out)
 					TcVar *v = tc_var_new(P->a, P->k,
 						TC_VAR_BLOCK, name, TC_DT_I32, loc);
 					bind(P, vd, v);
-					if (!launch_stmt(P, init, cn, v, out))
+					if (!launch_stmt(P, init, cn, v))
 						return false;
 					continue;
 				}
@@ -1400,7 +1398,7 @@ stmt(Parser *P, CXCursor c, TcVec *out)
 	case CXCursor_CallExpr: {
 		const char *name = callee_name(P, c);
 		if (is_launch(name))
-			return launch_stmt(P, c, name, NULL, out);
+			return launch_stmt(P, c, name, NULL);
 		return tile_op(P, c, name, out);
 	}
 	case CXCursor_BinaryOperator: {
