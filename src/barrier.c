@@ -71,115 +71,17 @@ state_clear(State *s)
 
 /* --- What a statement touches ---------------------------------------------- */
 
+/* Record one access of shared memory or a tensor (tc_stmt_access). */
 static void
-mark(State *s, const TcVar *v, bool write)
+mark(void *ctx, const TcVar *v, int how)
 {
+	State *s = ctx;
 	if (v->index < 0 || !shared_memory(v))
 		return;
-	if (write)
+	if (how & TC_ROLE_WRITE)
 		s->written[v->index] = true;
-	else
+	if (how & TC_ROLE_READ)
 		s->read[v->index] = true;
-}
-
-static void
-expr_access(State *s, const TcExpr *e)
-{
-	if (!e)
-		return;
-	switch (e->kind) {
-	case TC_EX_BINARY:
-		expr_access(s, e->u.bin.lhs);
-		expr_access(s, e->u.bin.rhs);
-		break;
-	case TC_EX_UNARY: expr_access(s, e->u.un.arg); break;
-	case TC_EX_SELECT:
-		expr_access(s, e->u.sel.cond);
-		expr_access(s, e->u.sel.then);
-		expr_access(s, e->u.sel.els);
-		break;
-	case TC_EX_CALL:
-		for (int i = 0; i < e->u.call.nargs; i++)
-			expr_access(s, e->u.call.args[i]);
-		break;
-	case TC_EX_CAST: expr_access(s, e->u.cast.arg); break;
-	case TC_EX_LOAD:
-		mark(s, e->u.load.var, false);
-		for (int i = 0; i < e->u.load.var->rank; i++)
-			expr_access(s, e->u.load.idx[i]);
-		break;
-	default:
-		break;
-	}
-}
-
-static void
-region_access(State *s, const TcRegion *r, bool write)
-{
-	mark(s, r->var, write);
-	for (int i = 0; i < r->var->rank; i++)
-		expr_access(s, r->origin[i]);
-}
-
-/* Everything s reads and writes, nested statements included. */
-static void
-access(State *acc, const TcStmt *s)
-{
-	switch (s->kind) {
-	case TC_ST_BLOCK:
-		for (int i = 0; i < s->u.block.body.len; i++)
-			access(acc, s->u.block.body.items[i]);
-		break;
-	case TC_ST_DECL:
-		expr_access(acc, s->u.decl.init);
-		break;
-	case TC_ST_ASSIGN:
-		expr_access(acc, s->u.assign.value);
-		if (s->u.assign.dst->kind == TC_EX_LOAD) {
-			const TcExpr *d = s->u.assign.dst;
-			mark(acc, d->u.load.var, true);
-			for (int i = 0; i < d->u.load.var->rank; i++)
-				expr_access(acc, d->u.load.idx[i]);
-		}
-		break;
-	case TC_ST_FOR:
-		expr_access(acc, s->u.loop.begin);
-		expr_access(acc, s->u.loop.end);
-		access(acc, s->u.loop.body);
-		break;
-	case TC_ST_IF:
-		expr_access(acc, s->u.cond.cond);
-		access(acc, s->u.cond.then);
-		if (s->u.cond.els)
-			access(acc, s->u.cond.els);
-		break;
-	case TC_ST_COPY:
-		region_access(acc, &s->u.copy.src, false);
-		region_access(acc, &s->u.copy.dst, true);
-		break;
-	case TC_ST_ATOMIC_ADD:
-		region_access(acc, &s->u.copy.src, false);
-		region_access(acc, &s->u.copy.dst, true);
-		break;
-	case TC_ST_GEMM:
-		region_access(acc, &s->u.gemm.a, false);
-		region_access(acc, &s->u.gemm.b, false);
-		region_access(acc, &s->u.gemm.c, false);
-		region_access(acc, &s->u.gemm.c, true);
-		break;
-	case TC_ST_FILL:
-		expr_access(acc, s->u.fill.value);
-		region_access(acc, &s->u.fill.dst, true);
-		break;
-	case TC_ST_REDUCE:
-		region_access(acc, &s->u.reduce.src, false);
-		if (s->u.reduce.accumulate)
-			region_access(acc, &s->u.reduce.dst, false);
-		region_access(acc, &s->u.reduce.dst, true);
-		break;
-	default:
-		break;
-	}
 }
 
 static bool
@@ -206,7 +108,7 @@ walk_stmt(Barriers *B, TcStmt *s, State *st)
 		state_copy(&then, st);
 		state_copy(&els, st);
 		State cond = state_new(B);
-		expr_access(&cond, s->u.cond.cond);
+		tc_expr_access(s->u.cond.cond, mark, &cond);
 		state_join(st, &cond);
 		walk_block(B, s->u.cond.then, &then, 0);
 		if (s->u.cond.els)
@@ -217,8 +119,8 @@ walk_stmt(Barriers *B, TcStmt *s, State *st)
 	}
 	if (s->kind == TC_ST_FOR && s->u.loop.kind != TC_LOOP_PARALLEL) {
 		State head = state_new(B);
-		expr_access(&head, s->u.loop.begin);
-		expr_access(&head, s->u.loop.end);
+		tc_expr_access(s->u.loop.begin, mark, &head);
+		tc_expr_access(s->u.loop.end, mark, &head);
 		state_join(st, &head);
 		int skip = s->u.loop.async_copies;
 		/* The emitter waits and synchronizes at the top of each
@@ -264,7 +166,7 @@ walk_block(Barriers *B, TcStmt *blk, State *st, int skip)
 			continue;
 		}
 		State acc = state_new(B);
-		access(&acc, s);
+		tc_stmt_access(s, NULL, mark, &acc);
 		if (conflicts(st, &acc)) {
 			TcStmt *bar = tc_stmt_new(B->a, TC_ST_BARRIER, s->loc);
 			tc_vec_push(B->a, body, NULL);

@@ -478,104 +478,146 @@ tc_expr_clone(TcArena *a, const TcExpr *e)
 	return c;
 }
 
-/* --- Tensor roles ------------------------------------------------------------- */
-
-static void roles_expr(const TcExpr *e, int *role);
+/* --- Accesses ------------------------------------------------------------------
+ * One walk of what statements read and write, for every pass that asks:
+ * barriers, pipelining, layouts, and the tensor roles below. */
 
 static void
-roles_var(const TcVar *v, int *role, int r)
+region_access(const TcRegion *g, int how, TcAccessFn fn, void *ctx)
 {
-	if (v && v->kind == TC_VAR_TENSOR && v->param >= 0)
-		role[v->param] |= r;
+	if (!g->var)
+		return;
+	fn(ctx, g->var, how);
+	for (int i = 0; i < g->var->rank; i++)
+		tc_expr_access(g->origin[i], fn, ctx);
 }
 
-static void
-roles_region(const TcRegion *g, int *role, int r)
-{
-	roles_var(g->var, role, r);
-	for (int i = 0; !g->whole && g->var && i < g->var->rank; i++)
-		roles_expr(g->origin[i], role);
-}
-
-static void
-roles_expr(const TcExpr *e, int *role)
+void
+tc_expr_access(const TcExpr *e, TcAccessFn fn, void *ctx)
 {
 	if (!e)
 		return;
 	switch (e->kind) {
 	case TC_EX_BINARY:
-		roles_expr(e->u.bin.lhs, role);
-		roles_expr(e->u.bin.rhs, role);
+		tc_expr_access(e->u.bin.lhs, fn, ctx);
+		tc_expr_access(e->u.bin.rhs, fn, ctx);
 		break;
-	case TC_EX_UNARY: roles_expr(e->u.un.arg, role); break;
+	case TC_EX_UNARY: tc_expr_access(e->u.un.arg, fn, ctx); break;
 	case TC_EX_SELECT:
-		roles_expr(e->u.sel.cond, role);
-		roles_expr(e->u.sel.then, role);
-		roles_expr(e->u.sel.els, role);
+		tc_expr_access(e->u.sel.cond, fn, ctx);
+		tc_expr_access(e->u.sel.then, fn, ctx);
+		tc_expr_access(e->u.sel.els, fn, ctx);
 		break;
 	case TC_EX_CALL:
 		for (int i = 0; i < e->u.call.nargs; i++)
-			roles_expr(e->u.call.args[i], role);
+			tc_expr_access(e->u.call.args[i], fn, ctx);
 		break;
-	case TC_EX_CAST: roles_expr(e->u.cast.arg, role); break;
+	case TC_EX_CAST: tc_expr_access(e->u.cast.arg, fn, ctx); break;
 	case TC_EX_LOAD:
-		roles_var(e->u.load.var, role, TC_ROLE_READ);
+		fn(ctx, e->u.load.var, TC_ROLE_READ);
 		for (int i = 0; i < e->u.load.var->rank; i++)
-			roles_expr(e->u.load.idx[i], role);
+			tc_expr_access(e->u.load.idx[i], fn, ctx);
 		break;
-	default:
-		break;
-	}
-}
-
-static void
-roles_stmt(const TcStmt *s, int *role)
-{
-	if (!s)
-		return;
-	switch (s->kind) {
-	case TC_ST_BLOCK:
-		for (int i = 0; i < s->u.block.body.len; i++)
-			roles_stmt(s->u.block.body.items[i], role);
-		break;
-	case TC_ST_DECL: roles_expr(s->u.decl.init, role); break;
-	case TC_ST_ASSIGN: {
-		const TcExpr *dst = s->u.assign.dst;
-		roles_expr(s->u.assign.value, role);
-		if (dst->kind == TC_EX_LOAD) {
-			roles_var(dst->u.load.var, role, TC_ROLE_WRITE);
-			for (int i = 0; i < dst->u.load.var->rank; i++)
-				roles_expr(dst->u.load.idx[i], role);
-		}
-		break;
-	}
-	case TC_ST_FOR:
-		roles_expr(s->u.loop.begin, role);
-		roles_expr(s->u.loop.end, role);
-		roles_expr(s->u.loop.step, role);
-		roles_stmt(s->u.loop.body, role);
-		break;
-	case TC_ST_IF:
-		roles_expr(s->u.cond.cond, role);
-		roles_stmt(s->u.cond.then, role);
-		roles_stmt(s->u.cond.els, role);
-		break;
-	case TC_ST_COPY:
-		roles_region(&s->u.copy.dst, role, TC_ROLE_WRITE);
-		roles_region(&s->u.copy.src, role, TC_ROLE_READ);
-		break;
-	case TC_ST_ATOMIC_ADD:
-		roles_region(&s->u.copy.dst, role, TC_ROLE_READ | TC_ROLE_WRITE);
-		roles_region(&s->u.copy.src, role, TC_ROLE_READ);
-		break;
-	case TC_ST_FILL: roles_expr(s->u.fill.value, role); break;
 	default:
 		break;
 	}
 }
 
 void
+tc_stmt_access(const TcStmt *s, const TcStmt *skip, TcAccessFn fn, void *ctx)
+{
+	if (!s || s == skip)
+		return;
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		for (int i = 0; i < s->u.block.body.len; i++)
+			tc_stmt_access(s->u.block.body.items[i], skip, fn, ctx);
+		break;
+	case TC_ST_DECL:
+		tc_expr_access(s->u.decl.init, fn, ctx);
+		break;
+	case TC_ST_ASSIGN: {
+		const TcExpr *dst = s->u.assign.dst;
+		tc_expr_access(s->u.assign.value, fn, ctx);
+		if (dst->kind == TC_EX_LOAD) {
+			fn(ctx, dst->u.load.var, TC_ROLE_WRITE);
+			for (int i = 0; i < dst->u.load.var->rank; i++)
+				tc_expr_access(dst->u.load.idx[i], fn, ctx);
+		}
+		break;
+	}
+	case TC_ST_FOR:
+		tc_expr_access(s->u.loop.begin, fn, ctx);
+		tc_expr_access(s->u.loop.end, fn, ctx);
+		tc_expr_access(s->u.loop.step, fn, ctx);
+		tc_stmt_access(s->u.loop.body, skip, fn, ctx);
+		break;
+	case TC_ST_IF:
+		tc_expr_access(s->u.cond.cond, fn, ctx);
+		tc_stmt_access(s->u.cond.then, skip, fn, ctx);
+		tc_stmt_access(s->u.cond.els, skip, fn, ctx);
+		break;
+	case TC_ST_COPY:
+		region_access(&s->u.copy.src, TC_ROLE_READ, fn, ctx);
+		region_access(&s->u.copy.dst, TC_ROLE_WRITE, fn, ctx);
+		break;
+	case TC_ST_ATOMIC_ADD:
+		region_access(&s->u.copy.src, TC_ROLE_READ, fn, ctx);
+		region_access(&s->u.copy.dst, TC_ROLE_READ | TC_ROLE_WRITE, fn, ctx);
+		break;
+	case TC_ST_GEMM:
+		region_access(&s->u.gemm.a, TC_ROLE_READ, fn, ctx);
+		region_access(&s->u.gemm.b, TC_ROLE_READ, fn, ctx);
+		region_access(&s->u.gemm.c, TC_ROLE_READ | TC_ROLE_WRITE, fn, ctx);
+		break;
+	case TC_ST_FILL:
+		tc_expr_access(s->u.fill.value, fn, ctx);
+		region_access(&s->u.fill.dst, TC_ROLE_WRITE, fn, ctx);
+		break;
+	case TC_ST_REDUCE:
+		region_access(&s->u.reduce.src, TC_ROLE_READ, fn, ctx);
+		region_access(&s->u.reduce.dst, s->u.reduce.accumulate ?
+			      TC_ROLE_READ | TC_ROLE_WRITE : TC_ROLE_WRITE, fn, ctx);
+		break;
+	default:
+		break;
+	}
+}
+
+/* How statements touch one var: the union of tc_stmt_access's reports. */
+typedef struct Touch {
+	const TcVar *var; /* the var asked about */
+	int how;          /* TC_ROLE_READ | TC_ROLE_WRITE seen */
+} Touch;
+
+static void
+touch(void *ctx, const TcVar *v, int how)
+{
+	Touch *t = ctx;
+	if (v == t->var)
+		t->how |= how;
+}
+
+int
+tc_stmt_touches(const TcStmt *s, const TcStmt *skip, const TcVar *v)
+{
+	Touch t = { v, 0 };
+	tc_stmt_access(s, skip, touch, &t);
+	return t.how;
+}
+
+/* --- Tensor roles ------------------------------------------------------------- */
+
+static void
+mark_role(void *ctx, const TcVar *v, int how)
+{
+	int *role = ctx;
+	if (v->kind == TC_VAR_TENSOR && v->param >= 0)
+		role[v->param] |= how;
+}
+
+void
 tc_tensor_roles(const TcKernel *k, int *role)
 {
-	roles_stmt(k->body, role);
+	tc_stmt_access(k->body, NULL, mark_role, role);
 }

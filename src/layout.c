@@ -340,63 +340,6 @@ walk(Walk *W, TcStmt *s)
 
 /* --- Anchoring parallel loops ------------------------------------------------------- */
 
-static bool
-reads_var(const TcExpr *e, const TcVar *v)
-{
-	if (!e)
-		return false;
-	switch (e->kind) {
-	case TC_EX_BINARY: return reads_var(e->u.bin.lhs, v) || reads_var(e->u.bin.rhs, v);
-	case TC_EX_UNARY: return reads_var(e->u.un.arg, v);
-	case TC_EX_SELECT:
-		return reads_var(e->u.sel.cond, v) || reads_var(e->u.sel.then, v) ||
-		       reads_var(e->u.sel.els, v);
-	case TC_EX_CALL:
-		for (int i = 0; i < e->u.call.nargs; i++)
-			if (reads_var(e->u.call.args[i], v))
-				return true;
-		return false;
-	case TC_EX_CAST: return reads_var(e->u.cast.arg, v);
-	case TC_EX_LOAD:
-		if (e->u.load.var == v)
-			return true;
-		for (int i = 0; i < e->u.load.var->rank; i++)
-			if (reads_var(e->u.load.idx[i], v))
-				return true;
-		return false;
-	default: return false;
-	}
-}
-
-/* Does any statement in s other than `except` read v? */
-static bool
-stmt_reads(const TcStmt *s, const TcVar *v, const TcStmt *except)
-{
-	if (s == except)
-		return false;
-	switch (s->kind) {
-	case TC_ST_BLOCK:
-		for (int i = 0; i < s->u.block.body.len; i++)
-			if (stmt_reads(s->u.block.body.items[i], v, except))
-				return true;
-		return false;
-	case TC_ST_DECL: return reads_var(s->u.decl.init, v);
-	case TC_ST_ASSIGN:
-		return reads_var(s->u.assign.value, v) ||
-		       (s->u.assign.dst->kind == TC_EX_LOAD &&
-			s->u.assign.dst->u.load.var != v &&
-			reads_var(s->u.assign.dst, v));
-	case TC_ST_FOR:
-		return reads_var(s->u.loop.end, v) ||
-		       stmt_reads(s->u.loop.body, v, except);
-	case TC_ST_IF:
-		return reads_var(s->u.cond.cond, v) ||
-		       stmt_reads(s->u.cond.then, v, except) ||
-		       (s->u.cond.els && stmt_reads(s->u.cond.els, v, except));
-	default: return false;
-	}
-}
-
 /* In an anchored loop, a store to memory other threads see is done by one
  * of the threads that run the same iteration (the emitter guards it); the
  * others must not read that memory in the same nest, or they would race
@@ -410,7 +353,8 @@ shared_writes_private(Layouter *L, const TcStmt *loop)
 		if (s->kind != TC_ST_ASSIGN || s->u.assign.dst->kind != TC_EX_LOAD)
 			continue;
 		const TcVar *v = s->u.assign.dst->u.load.var;
-		if (node(L, v, 0) < 0 && stmt_reads(loop->u.loop.body, v, s))
+		if (node(L, v, 0) < 0 &&
+		    (tc_stmt_touches(loop->u.loop.body, s, v) & TC_ROLE_READ))
 			return false;
 	}
 	return true;

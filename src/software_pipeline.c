@@ -18,86 +18,6 @@
  */
 #include "tilec_int.h"
 
-/* Does statement s (outside `loop`) mention buffer v? */
-static bool stmt_uses(const TcStmt *s, const TcVar *v, const TcStmt *loop);
-
-static bool
-expr_uses(const TcExpr *e, const TcVar *v)
-{
-	if (!e)
-		return false;
-	switch (e->kind) {
-	case TC_EX_VAR: return e->u.var == v;
-	case TC_EX_BINARY: return expr_uses(e->u.bin.lhs, v) || expr_uses(e->u.bin.rhs, v);
-	case TC_EX_UNARY: return expr_uses(e->u.un.arg, v);
-	case TC_EX_SELECT:
-		return expr_uses(e->u.sel.cond, v) || expr_uses(e->u.sel.then, v) ||
-		       expr_uses(e->u.sel.els, v);
-	case TC_EX_CALL:
-		for (int i = 0; i < e->u.call.nargs; i++)
-			if (expr_uses(e->u.call.args[i], v))
-				return true;
-		return false;
-	case TC_EX_CAST: return expr_uses(e->u.cast.arg, v);
-	case TC_EX_LOAD:
-		if (e->u.load.var == v)
-			return true;
-		for (int i = 0; i < e->u.load.var->rank; i++)
-			if (expr_uses(e->u.load.idx[i], v))
-				return true;
-		return false;
-	default: return false;
-	}
-}
-
-static bool
-region_uses(const TcRegion *r, const TcVar *v)
-{
-	if (r->var == v)
-		return true;
-	for (int i = 0; i < r->var->rank; i++)
-		if (expr_uses(r->origin[i], v))
-			return true;
-	return false;
-}
-
-static bool
-stmt_uses(const TcStmt *s, const TcVar *v, const TcStmt *loop)
-{
-	if (s == loop)
-		return false;
-	switch (s->kind) {
-	case TC_ST_BLOCK:
-		for (int i = 0; i < s->u.block.body.len; i++)
-			if (stmt_uses(s->u.block.body.items[i], v, loop))
-				return true;
-		return false;
-	case TC_ST_DECL: return expr_uses(s->u.decl.init, v);
-	case TC_ST_ASSIGN:
-		return expr_uses(s->u.assign.dst, v) || expr_uses(s->u.assign.value, v);
-	case TC_ST_FOR:
-		return expr_uses(s->u.loop.begin, v) || expr_uses(s->u.loop.end, v) ||
-		       stmt_uses(s->u.loop.body, v, loop);
-	case TC_ST_IF:
-		return expr_uses(s->u.cond.cond, v) ||
-		       stmt_uses(s->u.cond.then, v, loop) ||
-		       (s->u.cond.els && stmt_uses(s->u.cond.els, v, loop));
-	case TC_ST_COPY:
-	case TC_ST_ATOMIC_ADD:
-		return region_uses(&s->u.copy.dst, v) || region_uses(&s->u.copy.src, v);
-	case TC_ST_GEMM:
-		return region_uses(&s->u.gemm.c, v) || region_uses(&s->u.gemm.a, v) ||
-		       region_uses(&s->u.gemm.b, v);
-	case TC_ST_FILL:
-		return region_uses(&s->u.fill.dst, v) || expr_uses(s->u.fill.value, v);
-	case TC_ST_REDUCE:
-		return region_uses(&s->u.reduce.dst, v) ||
-		       region_uses(&s->u.reduce.src, v);
-	default:
-		return false;
-	}
-}
-
 /* May this origin expression be evaluated stages - 1 iterations early? */
 static bool
 hoistable(const TcExpr *e, const TcVar *loopvar)
@@ -130,32 +50,6 @@ hoistable(const TcExpr *e, const TcVar *loopvar)
 	}
 }
 
-/* Does s write tensor or buffer v (an element, or as a tile's destination)? */
-static bool
-stmt_writes(const TcStmt *s, const TcVar *v)
-{
-	switch (s->kind) {
-	case TC_ST_BLOCK:
-		for (int i = 0; i < s->u.block.body.len; i++)
-			if (stmt_writes(s->u.block.body.items[i], v))
-				return true;
-		return false;
-	case TC_ST_ASSIGN:
-		return s->u.assign.dst->kind == TC_EX_LOAD &&
-		       s->u.assign.dst->u.load.var == v;
-	case TC_ST_FOR: return stmt_writes(s->u.loop.body, v);
-	case TC_ST_IF:
-		return stmt_writes(s->u.cond.then, v) ||
-		       (s->u.cond.els && stmt_writes(s->u.cond.els, v));
-	case TC_ST_COPY:
-	case TC_ST_ATOMIC_ADD: return s->u.copy.dst.var == v;
-	case TC_ST_GEMM: return s->u.gemm.c.var == v;
-	case TC_ST_FILL: return s->u.fill.dst.var == v;
-	case TC_ST_REDUCE: return s->u.reduce.dst.var == v;
-	default: return false;
-	}
-}
-
 static bool
 in_registers(const TcVar *v)
 {
@@ -182,13 +76,13 @@ joins_pipeline(const TcKernel *k, const TcStmt *loop, const TcStmt *s)
 		if (!hoistable(src->origin[i], loop->u.loop.var))
 			return false;
 	/* Reading the source early must not overtake a write to it. */
-	if (stmt_writes(loop->u.loop.body, src->var))
+	if (tc_stmt_touches(loop->u.loop.body, NULL, src->var) & TC_ROLE_WRITE)
 		return false;
 	if (in_registers(dst->var))
 		return true;
 	if (dst->var->scope != TC_SCOPE_SHARED || src->var->dtype != dst->var->dtype)
 		return false;
-	return !stmt_uses(k->body, dst->var, loop);
+	return !tc_stmt_touches(k->body, loop, dst->var);
 }
 
 static void

@@ -563,6 +563,18 @@ TcExpr *tc_expr_clone(TcArena *a, const TcExpr *e);
 enum { TC_ROLE_READ = 1, TC_ROLE_WRITE = 2 };
 void tc_tensor_roles(const TcKernel *k, int *role);
 
+/* Every element read and write of a tensor or buffer in e, or in s and the
+ * statements inside it (all but `skip`, which may be NULL): fn(ctx, var,
+ * how) with how TC_ROLE_READ, TC_ROLE_WRITE or both (a gemm's accumulator,
+ * an accumulating reduction's destination, an atomic add's).  A region's
+ * origin expressions count as reads. */
+typedef void (*TcAccessFn)(void *ctx, const TcVar *v, int how);
+void tc_expr_access(const TcExpr *e, TcAccessFn fn, void *ctx);
+void tc_stmt_access(const TcStmt *s, const TcStmt *skip, TcAccessFn fn,
+		    void *ctx);
+/* How s (less `skip`) reads and writes v: TC_ROLE_* bits, 0 if not at all. */
+int tc_stmt_touches(const TcStmt *s, const TcStmt *skip, const TcVar *v);
+
 /* ==== print.c: the IR printer (stable text, used by golden tests) ========== */
 
 void tc_print_expr(TcBuf *b, const TcExpr *e);
