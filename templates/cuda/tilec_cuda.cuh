@@ -56,6 +56,14 @@ __device__ __forceinline__ void cp_async16(void *smem, const void *gmem, int src
 	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(src_bytes));
 }
 
+// The same for 16 bytes that are all inside the tensor: no source size, so
+// the caller computes none.
+__device__ __forceinline__ void cp_async16(void *smem, const void *gmem)
+{
+	unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+	asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
+}
+
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 
 // Wait until at most N committed groups are still in flight.
@@ -80,16 +88,31 @@ __device__ __forceinline__ void copy_g2s(T *smem, int s_ld, const T *g, long lon
 	constexpr int NV = ROWS * VROW;    // vectors in the tile
 	const bool aligned = COLS % VEC == 0 && (((unsigned long long)g) % 16) == 0 && g_ld % VEC == 0 && s_ld % VEC == 0;
 	if (aligned && NV % THREADS == 0) {
-		// Every thread moves NV / THREADS vectors at fixed offsets; a tile
-		// wholly inside the tensor needs no bounds at all.
-		const bool inside = rows >= ROWS && cols >= COLS;
+		// Every thread moves NV / THREADS vectors at fixed offsets (the
+		// compiler keeps them across a loop's iterations).  A tile wholly
+		// inside the tensor, the common case, takes a path without
+		// bounds: one address and one copy per vector.
+		if (rows >= ROWS && cols >= COLS) {
+#pragma unroll
+			for (int i = 0; i < NV / THREADS; i++) {
+				const int e = threadIdx.x + i * THREADS;
+				const int r = e / VROW, c = (e % VROW) * VEC;
+				T *dst = smem + r * s_ld + c;
+				const T *src = g + r * g_ld + c;
+				if (ASYNC)
+					cp_async16(dst, src);
+				else
+					*reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(src);
+			}
+			return;
+		}
 #pragma unroll
 		for (int i = 0; i < NV / THREADS; i++) {
 			const int e = threadIdx.x + i * THREADS;
 			const int r = e / VROW, c = (e % VROW) * VEC;
 			T *dst = smem + r * s_ld + c;
 			const T *src = g + r * g_ld + c;
-			const int valid = inside ? VEC : r < rows ? min(VEC, max(cols - c, 0)) : 0;
+			const int valid = r < rows ? min(VEC, max(cols - c, 0)) : 0;
 			if (ASYNC) {
 				cp_async16(dst, valid > 0 ? src : safe, valid * (int)sizeof(T));
 			} else if (valid == VEC) {
@@ -177,39 +200,93 @@ template <int AXIS, int TILES, int WARPS_M, int WARPS_N> struct VecOf<Mma<AXIS, 
 
 // --- Register fragments <-> memory ---------------------------------------------------------
 
+// V consecutive elements as one register-resident value, moved in the
+// widest pieces (16, 8 or 4 bytes) that V * sizeof(T) divides into.
+template <int V, typename T> union Run {
+	static constexpr int BYTES = V * (int)sizeof(T);
+	static constexpr int PIECE = BYTES % 16 == 0 ? 16 : BYTES % 8 == 0 ? 8 : BYTES % 4 == 0 ? 4 : 0;
+	uint4 q[(BYTES + 15) / 16];
+	uint2 d[(BYTES + 7) / 8];
+	unsigned w[(BYTES + 3) / 4];
+	T e[V];
+
+	__device__ __forceinline__ void load(const T *p)
+	{
+#pragma unroll
+		for (int i = 0; i < (PIECE ? BYTES / PIECE : 0); i++) {
+			if (PIECE == 16)
+				q[i] = reinterpret_cast<const uint4 *>(p)[i];
+			else if (PIECE == 8)
+				d[i] = reinterpret_cast<const uint2 *>(p)[i];
+			else
+				w[i] = reinterpret_cast<const unsigned *>(p)[i];
+		}
+		if (!PIECE)
+			for (int v = 0; v < V; v++) e[v] = p[v];
+	}
+	__device__ __forceinline__ void store(T *p) const
+	{
+#pragma unroll
+		for (int i = 0; i < (PIECE ? BYTES / PIECE : 0); i++) {
+			if (PIECE == 16)
+				reinterpret_cast<uint4 *>(p)[i] = q[i];
+			else if (PIECE == 8)
+				reinterpret_cast<uint2 *>(p)[i] = d[i];
+			else
+				reinterpret_cast<unsigned *>(p)[i] = w[i];
+		}
+		if (!PIECE)
+			for (int v = 0; v < V; v++) p[v] = e[v];
+	}
+};
+
+// Whether this thread's elements of an R x C fragment all lie inside
+// [0, rows) x [0, cols), and its runs of V columns at g (row stride ld)
+// can move as whole pieces.
+template <typename R, typename C, int NR, int NC, typename T>
+__device__ __forceinline__ bool runs_inside(const T *g, long long ld, int rows, int cols)
+{
+	constexpr int V = VecOf<C>::value;
+	constexpr int PIECE = Run<V, T>::PIECE;
+	bool ok = PIECE == 0 || (((unsigned long long)g) % PIECE == 0 && (ld * (long long)sizeof(T)) % PIECE == 0);
+#pragma unroll
+	for (int r = 0; r < NR; r++)
+		ok = ok && R::index(r) < rows;
+#pragma unroll
+	for (int c = 0; c < NC; c += V)
+		ok = ok && C::index(c) + V <= cols;
+	return ok;
+}
+
 // x = the rows x cols box of global memory at g (row stride ld, unit column
-// stride), zero outside [0, rows) x [0, cols).  Runs of V columns a thread
-// holds come in as one vector load when aligned and inside the box.
+// stride), zero outside [0, rows) x [0, cols).  A thread whose elements are
+// all inside, the common case, issues every load before it converts any, so
+// their latencies overlap; runs of V columns move as whole vectors.
 template <typename R, typename C, typename T, int NR, int NC>
 __device__ __forceinline__ void copy_g2r(float (&x)[NR][NC], const T *g, long long ld, int rows, int cols)
 {
 	constexpr int V = VecOf<C>::value;
+	if (runs_inside<R, C, NR, NC>(g, ld, rows, cols)) {
+		Run<V, T> w[NR][NC / V];
+#pragma unroll
+		for (int r = 0; r < NR; r++)
+#pragma unroll
+			for (int c = 0; c < NC; c += V)
+				w[r][c / V].load(g + R::index(r) * ld + C::index(c));
+#pragma unroll
+		for (int r = 0; r < NR; r++)
+#pragma unroll
+			for (int c = 0; c < NC; c++)
+				x[r][c] = to_float(w[r][c / V].e[c % V]);
+		return;
+	}
 #pragma unroll
 	for (int r = 0; r < NR; r++) {
 		const int row = R::index(r);
 #pragma unroll
-		for (int c = 0; c < NC; c += V) {
+		for (int c = 0; c < NC; c++) {
 			const int col = C::index(c);
-			const T *p = g + row * ld + col;
-			const bool full = row < rows && col + V <= cols;
-			if (V > 1 && full && V * sizeof(T) <= 16 && ((unsigned long long)p) % (V * sizeof(T)) == 0) {
-				union { uint4 u; T e[16 / sizeof(T)]; } w;
-				if (V * sizeof(T) == 16)
-					w.u = *reinterpret_cast<const uint4 *>(p);
-				else if (V * sizeof(T) == 8)
-					*reinterpret_cast<uint2 *>(&w.u) = *reinterpret_cast<const uint2 *>(p);
-				else if (V * sizeof(T) == 4)
-					*reinterpret_cast<unsigned *>(&w.u) = *reinterpret_cast<const unsigned *>(p);
-				else
-					for (int v = 0; v < V; v++) w.e[v] = p[v];
-#pragma unroll
-				for (int v = 0; v < V; v++)
-					x[r][c + v] = to_float(w.e[v]);
-			} else {
-#pragma unroll
-				for (int v = 0; v < V; v++)
-					x[r][c + v] = row < rows && col + v < cols ? to_float(p[v]) : 0.0f;
-			}
+			x[r][c] = row < rows && col < cols ? to_float(g[row * ld + col]) : 0.0f;
 		}
 	}
 }
@@ -222,33 +299,27 @@ __device__ __forceinline__ void copy_r2g(T *g, long long ld, int rows, int cols,
 	constexpr int V = VecOf<C>::value;
 	if (!leader<R::BITS | C::BITS>())
 		return;
+	if (runs_inside<R, C, NR, NC>(g, ld, rows, cols)) {
+#pragma unroll
+		for (int r = 0; r < NR; r++)
+#pragma unroll
+			for (int c = 0; c < NC; c += V) {
+				Run<V, T> w;
+#pragma unroll
+				for (int v = 0; v < V; v++)
+					w.e[v] = from_float<T>(x[r][c + v]);
+				w.store(g + R::index(r) * ld + C::index(c));
+			}
+		return;
+	}
 #pragma unroll
 	for (int r = 0; r < NR; r++) {
 		const int row = R::index(r);
 #pragma unroll
-		for (int c = 0; c < NC; c += V) {
+		for (int c = 0; c < NC; c++) {
 			const int col = C::index(c);
-			T *p = g + row * ld + col;
-			const bool full = row < rows && col + V <= cols;
-			if (V > 1 && full && V * sizeof(T) <= 16 && ((unsigned long long)p) % (V * sizeof(T)) == 0) {
-				union { uint4 u; T e[16 / sizeof(T)]; } w;
-#pragma unroll
-				for (int v = 0; v < V; v++)
-					w.e[v] = from_float<T>(x[r][c + v]);
-				if (V * sizeof(T) == 16)
-					*reinterpret_cast<uint4 *>(p) = w.u;
-				else if (V * sizeof(T) == 8)
-					*reinterpret_cast<uint2 *>(p) = *reinterpret_cast<uint2 *>(&w.u);
-				else if (V * sizeof(T) == 4)
-					*reinterpret_cast<unsigned *>(p) = *reinterpret_cast<unsigned *>(&w.u);
-				else
-					for (int v = 0; v < V; v++) p[v] = w.e[v];
-			} else {
-#pragma unroll
-				for (int v = 0; v < V; v++)
-					if (row < rows && col + v < cols)
-						p[v] = from_float<T>(x[r][c + v]);
-			}
+			if (row < rows && col < cols)
+				g[row * ld + col] = from_float<T>(x[r][c]);
 		}
 	}
 }
@@ -449,34 +520,48 @@ __device__ __forceinline__ void load_b(unsigned (&b)[TN][2], const T *B, int ldb
 	}
 }
 
-// acc += A * B for one warp's TM x TN tiles, A and B in shared memory.  A is
-// M x K (K x M when TRANS_A), row stride lda; B as for load_b.  The warp's
-// tiles start at row m0 and column n0; K is a multiple of 16.  acc is the
-// register fragment [2 * TM][2 * TN] (Mma rows x Mma columns).
-template <int TM, int TN, int K, bool TRANS_A, bool TRANS_B, typename T>
-__device__ __forceinline__ void mma_ss(float (&acc)[2 * TM][2 * TN], const T *A, int lda, const T *B, int ldb, int m0, int n0)
+// A fragments of TM 16-row tiles for the k-step at k0: A is M x K in
+// shared memory (K x M when TRANS_A), row stride lda; one ldmatrix.x4 each.
+template <int TM, bool TRANS_A, typename T>
+__device__ __forceinline__ void load_a(unsigned (&a)[TM][4], const T *A, int lda, int k0, int m0)
 {
 	const int lane = threadIdx.x % 32;
 #pragma unroll
-	for (int k0 = 0; k0 < K; k0 += 16) {
-		unsigned a[TM][4], b[TN][2];
-#pragma unroll
-		for (int mi = 0; mi < TM; mi++) {
-			const int m = m0 + mi * 16;
-			if (!TRANS_A) {
-				ldmatrix_x4(a[mi], A + (m + lane % 16) * lda + k0 + (lane / 16) * 8);
-			} else {
-				const int j = lane / 8;
-				ldmatrix_x4_trans(a[mi], A + (k0 + (j / 2) * 8 + lane % 8) * lda + m + (j % 2) * 8);
-			}
+	for (int mi = 0; mi < TM; mi++) {
+		const int m = m0 + mi * 16;
+		if (!TRANS_A) {
+			ldmatrix_x4(a[mi], A + (m + lane % 16) * lda + k0 + (lane / 16) * 8);
+		} else {
+			const int j = lane / 8;
+			ldmatrix_x4_trans(a[mi], A + (k0 + (j / 2) * 8 + lane % 8) * lda + m + (j % 2) * 8);
 		}
-		load_b<TN, TRANS_B>(b, B, ldb, k0, n0);
+	}
+}
+
+// acc += A * B for one warp's TM x TN tiles, A and B in shared memory.  A is
+// M x K (K x M when TRANS_A), row stride lda; B as for load_b.  The warp's
+// tiles start at row m0 and column n0; K is a multiple of 16.  acc is the
+// register fragment [2 * TM][2 * TN] (Mma rows x Mma columns).  Fragments
+// are double-buffered: the ldmatrix of k-step s + 1 is issued before the
+// mma of step s, so shared-memory latency hides behind the tensor cores.
+template <int TM, int TN, int K, bool TRANS_A, bool TRANS_B, typename T>
+__device__ __forceinline__ void mma_ss(float (&acc)[2 * TM][2 * TN], const T *A, int lda, const T *B, int ldb, int m0, int n0)
+{
+	unsigned a[2][TM][4], b[2][TN][2];
+	load_a<TM, TRANS_A>(a[0], A, lda, 0, m0);
+	load_b<TN, TRANS_B>(b[0], B, ldb, 0, n0);
+#pragma unroll
+	for (int s = 0; s < K / 16; s++) {
+		if (s + 1 < K / 16) {
+			load_a<TM, TRANS_A>(a[(s + 1) % 2], A, lda, (s + 1) * 16, m0);
+			load_b<TN, TRANS_B>(b[(s + 1) % 2], B, ldb, (s + 1) * 16, n0);
+		}
 #pragma unroll
 		for (int mi = 0; mi < TM; mi++)
 #pragma unroll
 			for (int ni = 0; ni < TN; ni++)
 				mma_16816(acc[2 * mi][2 * ni], acc[2 * mi][2 * ni + 1], acc[2 * mi + 1][2 * ni],
-					  acc[2 * mi + 1][2 * ni + 1], a[mi], b[ni][0], b[ni][1], T());
+					  acc[2 * mi + 1][2 * ni + 1], a[s % 2][mi], b[s % 2][ni][0], b[s % 2][ni][1], T());
 	}
 }
 
