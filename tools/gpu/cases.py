@@ -37,6 +37,12 @@ CASES = [
      {"M": 8192, "N": 8192, "K": 8192}, "gemm", "bench"),
     ("gemm_f16_8192_t256_s4", "gemm", None, {"THREADS": 256, "BLOCK_K": 32, "STAGES": 4},
      {"M": 8192, "N": 8192, "K": 8192}, "gemm", "bench"),
+    ("gemm_f16_8192_256t_k64s4", "gemm", None, {"BLOCK_N": 256, "THREADS": 256, "BLOCK_K": 64, "STAGES": 4},
+     {"M": 8192, "N": 8192, "K": 8192}, "gemm", "bench"),
+    ("gemm_f16_8192_256m_k64", "gemm", None, {"BLOCK_M": 256, "THREADS": 256, "BLOCK_K": 64, "STAGES": 3},
+     {"M": 8192, "N": 8192, "K": 8192}, "gemm", "bench"),
+    ("gemm_f16_8192_256t_k64s2", "gemm", None, {"BLOCK_N": 256, "THREADS": 256, "BLOCK_K": 64, "STAGES": 2},
+     {"M": 8192, "N": 8192, "K": 8192}, "gemm", "bench"),
     # Row-wise kernels.
     ("softmax_f32_ragged", "softmax", None, {}, {"M": 1001, "N": 3000}, "softmax", "check"),
     ("softmax_f16_ragged", "softmax", ("f32 X", "f16 X", "f32 Y", "f16 Y"), {}, {"M": 77, "N": 5000}, "softmax", "check"),
