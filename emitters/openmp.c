@@ -431,10 +431,64 @@ scan(Emitter *E, const TcStmt *s, int par_depth)
 	}
 }
 
+static bool nonneg(Emitter *E, const TcExpr *e);
+
+/* Whether e's value cannot change while the loops of the body run: it
+ * reads only literals, tunables, scalars, block indices and locals never
+ * reassigned. */
+static bool
+invariant(Emitter *E, const TcExpr *e)
+{
+	switch (e->kind) {
+	case TC_EX_INT:
+		return true;
+	case TC_EX_VAR:
+		switch (e->u.var->kind) {
+		case TC_VAR_TUNABLE:
+		case TC_VAR_SCALAR:
+		case TC_VAR_BLOCK: return true;
+		case TC_VAR_LOCAL: return E->init[e->u.var->index] != NULL;
+		default: return false;
+		}
+	case TC_EX_BINARY:
+		return invariant(E, e->u.bin.lhs) && invariant(E, e->u.bin.rhs);
+	case TC_EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			if (!invariant(E, e->u.call.args[i]))
+				return false;
+		return !tc_dtype_is_float(e->dtype);
+	default:
+		return false;
+	}
+}
+
+/* Whether a - r - k >= 0 for loop index r and constant k (0 or 1): r
+ * counts up by a positive step from a non-negative start to below its
+ * loop's end, an invariant expression that a equals, or a - 1 equals
+ * when k is 0 (a reversed index, `n - 1 - r`). */
+static bool
+below_end(Emitter *E, const TcExpr *a, const TcExpr *r, long long k)
+{
+	if (r->kind != TC_EX_VAR || r->u.var->kind != TC_VAR_LOOP)
+		return false;
+	const TcStmt *loop = E->loop[r->u.var->index];
+	long long step = 1, c;
+	if (!loop || (loop->u.loop.step &&
+		      !(tc_expr_const(loop->u.loop.step, &step) && step > 0)) ||
+	    !nonneg(E, loop->u.loop.begin) || !invariant(E, loop->u.loop.end))
+		return false;
+	const TcExpr *end = loop->u.loop.end;
+	if (tc_expr_equal(a, end))
+		return k <= 1;
+	return k == 0 && a->kind == TC_EX_BINARY && a->u.bin.op == TC_OP_SUB &&
+	       tc_expr_const(a->u.bin.rhs, &c) && c == 1 &&
+	       tc_expr_equal(a->u.bin.lhs, end);
+}
+
 /* Whether e >= 0 follows from its form: literals, tunables, block and
  * loop indices counting up from non-negative starts, scalars that are a
- * tensor's extent, and sums, products, quotients, ceildiv, min, max and
- * selects of those. */
+ * tensor's extent, a loop's end less its index (and less 1), and sums,
+ * products, quotients, ceildiv, min, max and selects of those. */
 static bool
 nonneg(Emitter *E, const TcExpr *e)
 {
@@ -464,6 +518,15 @@ nonneg(Emitter *E, const TcExpr *e)
 		case TC_OP_REM:
 		case TC_OP_SHR:
 			return nonneg(E, e->u.bin.lhs) && nonneg(E, e->u.bin.rhs);
+		case TC_OP_SUB: {
+			/* end - r, end - 1 - r, end - r - 1 */
+			const TcExpr *l = e->u.bin.lhs, *r = e->u.bin.rhs;
+			long long k;
+			if (tc_expr_const(r, &k) && l->kind == TC_EX_BINARY &&
+			    l->u.bin.op == TC_OP_SUB)
+				return below_end(E, l->u.bin.lhs, l->u.bin.rhs, k);
+			return below_end(E, l, r, 0);
+		}
 		default:
 			return false;
 		}

@@ -58,18 +58,19 @@ rmsnorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 			// rmsnorm.c:42 tile_copy(x, &X[bm * BLOCK_M][n0])
 			{
 				const int row0 = bm * BLOCK_M;
-				for (int i = 0; i < BLOCK_M; i++) {
-					const bool in_i = row0 + i < M;
-#pragma omp simd
-					for (int j = 0; j < BLOCK_N; j++)
-						x[i][j] = in_i && 0 <= n0 + j && n0 + j < N ? tilec_f16_to_f32(X[row0 + i][n0 + j]) : 0;
-				}
+				const int rows = tilec_extent(M, row0, BLOCK_M);
+				const int cols = tilec_extent(N, n0, BLOCK_N);
+				for (int i = 0; i < rows; i++)
+					tilec_load_f16(x[i], &X[row0 + i][n0],
+					               cols, BLOCK_N);
+				memset(x + rows, 0, sizeof x[0] * (BLOCK_M - rows));
 			}
 		}
-#pragma omp simd
 		// rmsnorm.c:43 tile_copy(w, &W[n0])
-		for (int i = 0; i < BLOCK_N; i++)
-			w[i] = 0 <= n0 + i && n0 + i < N ? tilec_f16_to_f32(W[n0 + i]) : 0;
+		{
+			const int n = tilec_extent(N, n0, BLOCK_N);
+			tilec_load_f16(w, &W[n0], n, BLOCK_N);
+		}
 		// rmsnorm.c:44 tile_parallel(i, BLOCK_M) tile_parallel(j,
 		// BLOCK_N)
 		for (int i = 0; i < BLOCK_M; i++) {
@@ -80,13 +81,10 @@ rmsnorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 		// rmsnorm.c:46 tile_copy(&Y[bm * BLOCK_M][n0], x)
 		{
 			const int row0 = bm * BLOCK_M;
-			for (int i = 0; i < BLOCK_M; i++) {
-				const bool in_i = row0 + i < M;
-#pragma omp simd
-				for (int j = 0; j < BLOCK_N; j++)
-					if (in_i && 0 <= n0 + j && n0 + j < N)
-						Y[row0 + i][n0 + j] = tilec_f32_to_f16(x[i][j]);
-			}
+			const int rows = tilec_extent(M, row0, BLOCK_M);
+			const int cols = tilec_extent(N, n0, BLOCK_N);
+			for (int i = 0; i < rows; i++)
+				tilec_store_f16(&Y[row0 + i][n0], x[i], cols);
 		}
 	}
 }

@@ -82,12 +82,12 @@ softmax_block(int M, int N, const float X[restrict M][N],
 			// softmax.c:52 tile_copy(x, &X[bm * BLOCK_M][n0])
 			{
 				const int row0 = bm * BLOCK_M;
-				for (int i = 0; i < BLOCK_M; i++) {
-					const bool in_i = row0 + i < M;
-#pragma omp simd
-					for (int j = 0; j < BLOCK_N; j++)
-						x[i][j] = in_i && 0 <= n0 + j && n0 + j < N ? X[row0 + i][n0 + j] : 0;
-				}
+				const int rows = tilec_extent(M, row0, BLOCK_M);
+				const int cols = tilec_extent(N, n0, BLOCK_N);
+				for (int i = 0; i < rows; i++)
+					tilec_load_f32(x[i], &X[row0 + i][n0],
+					               cols, BLOCK_N);
+				memset(x + rows, 0, sizeof x[0] * (BLOCK_M - rows));
 			}
 			// softmax.c:53 tile_parallel(i, BLOCK_M)
 			// tile_parallel(j, BLOCK_N)
@@ -108,13 +108,10 @@ softmax_block(int M, int N, const float X[restrict M][N],
 		// softmax.c:58 tile_copy(&Y[bm * BLOCK_M][n0], e)
 		{
 			const int row0 = bm * BLOCK_M;
-			for (int i = 0; i < BLOCK_M; i++) {
-				const bool in_i = row0 + i < M;
-#pragma omp simd
-				for (int j = 0; j < BLOCK_N; j++)
-					if (in_i && 0 <= n0 + j && n0 + j < N)
-						Y[row0 + i][n0 + j] = e[i][j];
-			}
+			const int rows = tilec_extent(M, row0, BLOCK_M);
+			const int cols = tilec_extent(N, n0, BLOCK_N);
+			for (int i = 0; i < rows; i++)
+				tilec_store_f32(&Y[row0 + i][n0], e[i], cols);
 		}
 	}
 }
