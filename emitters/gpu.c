@@ -1497,6 +1497,44 @@ dtypes_supported(Gpu *G, const TcStmt *s)
 	}
 }
 
+/* Helper headers one standalone file carries, at most. */
+enum { MAX_HELPERS = 4 };
+
+/* Print the embedded helper header `path` (e.g. "cuda/tilec_cuda.cuh")
+ * inline, for --standalone: its text without the include guard, and in
+ * place of each `#include "tilec/NAME"` line the header NAME, printed the
+ * same way where it stands (the helpers shared by the GPU dialects,
+ * gpu/tilec_gpu.h).  `inlined` lists the headers printed so far; each is
+ * printed once. */
+static void
+inline_helpers(Gpu *G, const char *path, const char **inlined, int *ninlined)
+{
+	static const char guard[] = "#pragma once\n";
+	static const char include[] = "#include \"tilec/";
+	for (int i = 0; i < *ninlined; i++)
+		if (strcmp(inlined[i], path) == 0)
+			return;
+	tc_assert(*ninlined < MAX_HELPERS);
+	inlined[(*ninlined)++] = path;
+	const TcEmbedded *t = tc_embedded_find(path);
+	tc_assert(t);
+	for (const char *line = t->text; *line;) {
+		const char *nl = strchr(line, '\n');
+		int len = nl ? (int)(nl - line) + 1 : (int)strlen(line);
+		if (strncmp(line, include, sizeof include - 1) == 0) {
+			const char *name = line + sizeof include - 1;
+			const char *quote = strchr(name, '"');
+			tc_assert(quote && quote < line + len);
+			inline_helpers(G, tc_fmt(G->a, "%.*s",
+						 (int)(quote - name), name),
+				       inlined, ninlined);
+		} else if (strncmp(line, guard, sizeof guard - 1) != 0) {
+			tc_buf_printf(G->pr.out, "%.*s", len, line);
+		}
+		line += len;
+	}
+}
+
 static void
 emit_header(Gpu *G)
 {
@@ -1521,16 +1559,10 @@ emit_header(Gpu *G)
 	}
 	tc_buf_printf(b, "; %lld bytes of shared memory.\n", G->k->smem_bytes);
 	if (G->opt->standalone) {
-		/* The helpers inline, without their include guard. */
-		const TcEmbedded *t = tc_embedded_find(G->dialect->helpers);
-		const char *once = strstr(t->text, "#pragma once\n");
+		const char *inlined[MAX_HELPERS];
+		int ninlined = 0;
 		tc_buf_puts(b, "\n");
-		if (once) {
-			tc_buf_printf(b, "%.*s", (int)(once - t->text), t->text);
-			tc_buf_puts(b, once + strlen("#pragma once\n"));
-		} else {
-			tc_buf_puts(b, t->text);
-		}
+		inline_helpers(G, G->dialect->helpers, inlined, &ninlined);
 	} else {
 		tc_buf_printf(b, "#include \"%s\"\n", G->dialect->helpers_include);
 	}

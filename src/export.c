@@ -18,9 +18,10 @@
  *       fatbin or code object through the driver API instead.
  *
  * With --no-standalone the sources include their helpers, which are
- * written under DIR/tilec/.  Every file is written whole or not at all
- * (temporary file, then rename); nothing is written unless every kernel
- * translated.
+ * written under DIR/tilec/ (for CUDA and HIP with gpu/tilec_gpu.h, which
+ * both GPU helper headers include).  Every file is written whole or not
+ * at all (temporary file, then rename); nothing is written unless every
+ * kernel translated.
  *
  * Invariants relied on: tc_translate has bound every tunable, so grid
  * extents are expressions over scalar parameters and tunables only; the
@@ -826,12 +827,16 @@ export_all(ExportArgs *x)
 	if (!ok)
 		goto out;
 	if (!x->standalone) {
-		/* The helpers the sources include, as "tilec/<path>". */
-		const char *dir = opt.target.kind == TC_TARGET_OPENMP ? "cpu/"
+		/* The helpers the sources include, as "tilec/<path>": the
+		 * target's, and for CUDA and HIP the ones both GPU targets'
+		 * headers include (gpu/). */
+		bool gpu = opt.target.kind != TC_TARGET_OPENMP;
+		const char *dir = !gpu ? "cpu/"
 				  : opt.target.kind == TC_TARGET_CUDA ? "cuda/"
 								      : "hip/";
 		for (const TcEmbedded *e = tc_embedded; e->path; e++) {
-			if (strncmp(e->path, dir, strlen(dir)) != 0)
+			if (strncmp(e->path, dir, strlen(dir)) != 0 &&
+			    !(gpu && strncmp(e->path, "gpu/", 4) == 0))
 				continue;
 			char *name = tc_fmt(a, "tilec/%s", e->path);
 			add_file(files, &nfiles, x->dir, name, strdup(e->text));
