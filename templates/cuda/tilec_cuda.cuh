@@ -3,7 +3,9 @@
 // Small and meant to be read: every helper says which instruction it
 // becomes.  Generated kernels include this file (or carry it inline with
 // --standalone); it needs nothing but cuda_fp16.h and cuda_bf16.h, which
-// NVRTC provides.
+// NVRTC provides, and tilec/gpu/tilec_gpu.h, the helpers the CUDA and HIP
+// backends share (the Blocked distribution, register fragments <-> memory,
+// reductions), which it includes once it has defined what those need.
 //
 // Conventions: a block has THREADS threads in warps of 32.  A register
 // fragment is a per-thread array x[R::count][C::count] (x[C::count] for one
@@ -32,8 +34,6 @@
 
 namespace tilec {
 
-__device__ __forceinline__ int ceildiv(int a, int b) { return (a + b - 1) / b; }
-
 // --- Element conversions ------------------------------------------------------
 
 __device__ __forceinline__ float to_float(float x) { return x; }
@@ -45,6 +45,62 @@ __device__ __forceinline__ float to_float(int x) { return (float)x; }
 template <typename T> __device__ __forceinline__ T from_float(float x) { return (T)x; }
 template <> __device__ __forceinline__ __half from_float<__half>(float x) { return __float2half_rn(x); }
 template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+
+// --- What the shared helpers need of CUDA ---------------------------------------------
+
+// V consecutive elements as one register-resident value, moved in the
+// widest pieces (16, 8 or 4 bytes: ld.global.v4.u32, .v2.u32, .u32 and the
+// stores alike) that V * sizeof(T) divides into.  A union of vector words:
+// NVVM keeps it in registers.
+template <int V, typename T> union Run {
+	static constexpr int BYTES = V * (int)sizeof(T);
+	static constexpr int PIECE = BYTES % 16 == 0 ? 16 : BYTES % 8 == 0 ? 8 : BYTES % 4 == 0 ? 4 : 0;
+	uint4 q[(BYTES + 15) / 16];
+	uint2 d[(BYTES + 7) / 8];
+	unsigned w[(BYTES + 3) / 4];
+	T e[V];
+
+	__device__ __forceinline__ void load(const T *p)
+	{
+#pragma unroll
+		for (int i = 0; i < (PIECE ? BYTES / PIECE : 0); i++) {
+			if (PIECE == 16)
+				q[i] = reinterpret_cast<const uint4 *>(p)[i];
+			else if (PIECE == 8)
+				d[i] = reinterpret_cast<const uint2 *>(p)[i];
+			else
+				w[i] = reinterpret_cast<const unsigned *>(p)[i];
+		}
+		if (!PIECE)
+			for (int v = 0; v < V; v++) e[v] = p[v];
+	}
+	__device__ __forceinline__ void store(T *p) const
+	{
+#pragma unroll
+		for (int i = 0; i < (PIECE ? BYTES / PIECE : 0); i++) {
+			if (PIECE == 16)
+				reinterpret_cast<uint4 *>(p)[i] = q[i];
+			else if (PIECE == 8)
+				reinterpret_cast<uint2 *>(p)[i] = d[i];
+			else
+				reinterpret_cast<unsigned *>(p)[i] = w[i];
+		}
+		if (!PIECE)
+			for (int v = 0; v < V; v++) p[v] = e[v];
+	}
+};
+
+// Lanes per warp.
+enum { WARP = 32 };
+
+// v of lane (lane ^ mask), every lane of the warp taking part: shfl.sync.bfly.
+__device__ __forceinline__ float shfl_xor(float v, int mask) { return __shfl_xor_sync(0xffffffffu, v, mask); }
+
+} // namespace tilec
+
+#include "tilec/gpu/tilec_gpu.h"
+
+namespace tilec {
 
 // --- Asynchronous copies (sm_80: cp.async) ----------------------------------------
 
@@ -139,14 +195,11 @@ __device__ __forceinline__ void copy_g2s(T *smem, int s_ld, const T *g, long lon
 			}
 		}
 	} else {
-		for (int e = threadIdx.x; e < ROWS * COLS; e += THREADS) {
-			const int r = e / COLS, c = e % COLS;
-			smem[r * s_ld + c] = r < rows && c < cols ? g[r * g_ld + c] : from_float<T>(0.0f);
-		}
+		copy_g2s_elements<T, ROWS, COLS, THREADS>(smem, s_ld, g, g_ld, rows, cols);
 	}
 }
 
-// --- Register distributions --------------------------------------------------------
+// --- The accumulator distribution ---------------------------------------------------
 
 template <int AXIS, int TILES, int WARPS_M, int WARPS_N> struct Mma {
 	static constexpr int count = 2 * TILES;
@@ -163,282 +216,10 @@ template <int AXIS, int TILES, int WARPS_M, int WARPS_N> struct Mma {
 	}
 };
 
-template <int AXIS, int COUNT, int TR, int TC, int VEC> struct Blocked {
-	static constexpr int count = COUNT;
-	static constexpr int vec = VEC;
-	static constexpr unsigned BITS = AXIS == 0 ? (TR - 1u) * TC : TC - 1u;
-	__device__ static __forceinline__ int index(int r)
-	{
-		if (AXIS == 0)
-			return threadIdx.x / TC + r * TR;
-		return ((r / VEC) * TC + threadIdx.x % TC) * VEC + r % VEC;
-	}
-};
-
-// A single row, for one-dim fragments copied like two-dim ones.
-struct One {
-	static constexpr int count = 1;
-	static constexpr int vec = 1;
-	static constexpr unsigned BITS = 0;
-	__device__ static __forceinline__ int index(int) { return 0; }
-};
-
-// True in one thread of each group that holds the same indices of the
-// distributions whose BITS are given: the one whose other bits are zero.
-template <unsigned BITS> __device__ __forceinline__ bool leader()
-{
-	return (threadIdx.x & ~BITS) == 0;
-}
-
-template <typename D> struct VecOf { static constexpr int value = 1; };
-template <int AXIS, int COUNT, int TR, int TC, int VEC> struct VecOf<Blocked<AXIS, COUNT, TR, TC, VEC>> {
-	static constexpr int value = AXIS == 1 ? VEC : 1;
-};
+// Its runs: the two consecutive columns of a tile.
 template <int AXIS, int TILES, int WARPS_M, int WARPS_N> struct VecOf<Mma<AXIS, TILES, WARPS_M, WARPS_N>> {
 	static constexpr int value = AXIS == 1 ? 2 : 1;
 };
-
-// --- Register fragments <-> memory ---------------------------------------------------------
-
-// V consecutive elements as one register-resident value, moved in the
-// widest pieces (16, 8 or 4 bytes) that V * sizeof(T) divides into.
-template <int V, typename T> union Run {
-	static constexpr int BYTES = V * (int)sizeof(T);
-	static constexpr int PIECE = BYTES % 16 == 0 ? 16 : BYTES % 8 == 0 ? 8 : BYTES % 4 == 0 ? 4 : 0;
-	uint4 q[(BYTES + 15) / 16];
-	uint2 d[(BYTES + 7) / 8];
-	unsigned w[(BYTES + 3) / 4];
-	T e[V];
-
-	__device__ __forceinline__ void load(const T *p)
-	{
-#pragma unroll
-		for (int i = 0; i < (PIECE ? BYTES / PIECE : 0); i++) {
-			if (PIECE == 16)
-				q[i] = reinterpret_cast<const uint4 *>(p)[i];
-			else if (PIECE == 8)
-				d[i] = reinterpret_cast<const uint2 *>(p)[i];
-			else
-				w[i] = reinterpret_cast<const unsigned *>(p)[i];
-		}
-		if (!PIECE)
-			for (int v = 0; v < V; v++) e[v] = p[v];
-	}
-	__device__ __forceinline__ void store(T *p) const
-	{
-#pragma unroll
-		for (int i = 0; i < (PIECE ? BYTES / PIECE : 0); i++) {
-			if (PIECE == 16)
-				reinterpret_cast<uint4 *>(p)[i] = q[i];
-			else if (PIECE == 8)
-				reinterpret_cast<uint2 *>(p)[i] = d[i];
-			else
-				reinterpret_cast<unsigned *>(p)[i] = w[i];
-		}
-		if (!PIECE)
-			for (int v = 0; v < V; v++) p[v] = e[v];
-	}
-};
-
-// Whether this thread's elements of an R x C fragment all lie inside
-// [0, rows) x [0, cols), and its runs of V columns at g (row stride ld)
-// can move as whole pieces.
-template <typename R, typename C, int NR, int NC, typename T>
-__device__ __forceinline__ bool runs_inside(const T *g, long long ld, int rows, int cols)
-{
-	constexpr int V = VecOf<C>::value;
-	constexpr int PIECE = Run<V, T>::PIECE;
-	bool ok = PIECE == 0 || (((unsigned long long)g) % PIECE == 0 && (ld * (long long)sizeof(T)) % PIECE == 0);
-#pragma unroll
-	for (int r = 0; r < NR; r++)
-		ok = ok && R::index(r) < rows;
-#pragma unroll
-	for (int c = 0; c < NC; c += V)
-		ok = ok && C::index(c) + V <= cols;
-	return ok;
-}
-
-// x = the rows x cols box of global memory at g (row stride ld, unit column
-// stride), zero outside [0, rows) x [0, cols).  A thread whose elements are
-// all inside, the common case, issues every load before it converts any, so
-// their latencies overlap; runs of V columns move as whole vectors.
-template <typename R, typename C, typename T, int NR, int NC>
-__device__ __forceinline__ void copy_g2r(float (&x)[NR][NC], const T *g, long long ld, int rows, int cols)
-{
-	constexpr int V = VecOf<C>::value;
-	if (runs_inside<R, C, NR, NC>(g, ld, rows, cols)) {
-		Run<V, T> w[NR][NC / V];
-#pragma unroll
-		for (int r = 0; r < NR; r++)
-#pragma unroll
-			for (int c = 0; c < NC; c += V)
-				w[r][c / V].load(g + R::index(r) * ld + C::index(c));
-#pragma unroll
-		for (int r = 0; r < NR; r++)
-#pragma unroll
-			for (int c = 0; c < NC; c++)
-				x[r][c] = to_float(w[r][c / V].e[c % V]);
-		return;
-	}
-#pragma unroll
-	for (int r = 0; r < NR; r++) {
-		const int row = R::index(r);
-#pragma unroll
-		for (int c = 0; c < NC; c++) {
-			const int col = C::index(c);
-			x[r][c] = row < rows && col < cols ? to_float(g[row * ld + col]) : 0.0f;
-		}
-	}
-}
-
-// The box of global memory at g = x, inside [0, rows) x [0, cols) only.
-// Only one thread of each group holding the same elements stores (LEAD).
-template <typename R, typename C, typename T, int NR, int NC>
-__device__ __forceinline__ void copy_r2g(T *g, long long ld, int rows, int cols, const float (&x)[NR][NC])
-{
-	constexpr int V = VecOf<C>::value;
-	if (!leader<R::BITS | C::BITS>())
-		return;
-	if (runs_inside<R, C, NR, NC>(g, ld, rows, cols)) {
-#pragma unroll
-		for (int r = 0; r < NR; r++)
-#pragma unroll
-			for (int c = 0; c < NC; c += V) {
-				Run<V, T> w;
-#pragma unroll
-				for (int v = 0; v < V; v++)
-					w.e[v] = from_float<T>(x[r][c + v]);
-				w.store(g + R::index(r) * ld + C::index(c));
-			}
-		return;
-	}
-#pragma unroll
-	for (int r = 0; r < NR; r++) {
-		const int row = R::index(r);
-#pragma unroll
-		for (int c = 0; c < NC; c++) {
-			const int col = C::index(c);
-			if (row < rows && col < cols)
-				g[row * ld + col] = from_float<T>(x[r][c]);
-		}
-	}
-}
-
-// Between a register fragment and shared memory (row stride ld).
-template <typename R, typename C, typename T, int NR, int NC>
-__device__ __forceinline__ void copy_s2r(float (&x)[NR][NC], const T *s, int ld)
-{
-#pragma unroll
-	for (int r = 0; r < NR; r++)
-#pragma unroll
-		for (int c = 0; c < NC; c++)
-			x[r][c] = to_float(s[R::index(r) * ld + C::index(c)]);
-}
-
-template <typename R, typename C, typename T, int NR, int NC>
-__device__ __forceinline__ void copy_r2s(T *s, int ld, const float (&x)[NR][NC])
-{
-	if (!leader<R::BITS | C::BITS>())
-		return;
-#pragma unroll
-	for (int r = 0; r < NR; r++)
-#pragma unroll
-		for (int c = 0; c < NC; c++)
-			s[R::index(r) * ld + C::index(c)] = from_float<T>(x[r][c]);
-}
-
-// One-dim fragments are copied as one row of a two-dim one.
-template <int N> __device__ __forceinline__ float (&as_row(float (&x)[N]))[1][N]
-{
-	return *reinterpret_cast<float (*)[1][N]>(&x);
-}
-template <int N> __device__ __forceinline__ const float (&as_row(const float (&x)[N]))[1][N]
-{
-	return *reinterpret_cast<const float (*)[1][N]>(&x);
-}
-
-// --- Reductions ----------------------------------------------------------------------------
-
-enum ReduceOp { REDUCE_SUM, REDUCE_MAX, REDUCE_MIN, REDUCE_ABSMAX };
-
-template <ReduceOp OP> __device__ __forceinline__ float reduce_init()
-{
-	return OP == REDUCE_SUM ? 0.0f : OP == REDUCE_MAX || OP == REDUCE_ABSMAX ? -INFINITY : INFINITY;
-}
-template <ReduceOp OP> __device__ __forceinline__ float reduce_combine(float a, float b)
-{
-	return OP == REDUCE_SUM ? a + b : OP == REDUCE_MIN ? fminf(a, b) : fmaxf(a, b);
-}
-template <ReduceOp OP> __device__ __forceinline__ float reduce_value(float x)
-{
-	return OP == REDUCE_ABSMAX ? fabsf(x) : x;
-}
-
-// Combine v[] over the threads that differ only in BITS (the threads that
-// hold other elements of the reduced dim): shuffles within a warp, then,
-// when BITS reaches into the warp index, through `scratch` (THREADS * N
-// floats of shared memory) between two barriers.
-template <ReduceOp OP, unsigned BITS, int THREADS, int N>
-__device__ __forceinline__ void reduce_threads(float (&v)[N], float *scratch)
-{
-#pragma unroll
-	for (int b = 1; b < 32; b *= 2)
-		if (BITS & b)
-#pragma unroll
-			for (int i = 0; i < N; i++)
-				v[i] = reduce_combine<OP>(v[i], __shfl_xor_sync(0xffffffffu, v[i], b));
-	if (BITS >> 5) {
-#pragma unroll
-		for (int i = 0; i < N; i++)
-			scratch[threadIdx.x * N + i] = v[i];
-		__syncthreads();
-		const unsigned warp_bits = (BITS >> 5) << 5;
-		for (unsigned m = warp_bits; m; m = (m - 1) & warp_bits) {
-			const unsigned other = threadIdx.x ^ m;
-#pragma unroll
-			for (int i = 0; i < N; i++)
-				v[i] = reduce_combine<OP>(v[i], scratch[other * N + i]);
-		}
-		__syncthreads();
-	}
-}
-
-// out[r] = reduction of x[r][*] over all columns of the fragment (DIM 1),
-// or out[c] = over all rows (DIM 0); every thread holding that row (column)
-// gets the result.
-template <ReduceOp OP, int DIM, typename R, typename C, int THREADS, int NR, int NC, int NO>
-__device__ __forceinline__ void reduce2d(float (&out)[NO], const float (&x)[NR][NC], float *scratch)
-{
-#pragma unroll
-	for (int o = 0; o < NO; o++) {
-		float v = reduce_init<OP>();
-#pragma unroll
-		for (int i = 0; i < (DIM == 1 ? NC : NR); i++)
-			v = reduce_combine<OP>(v, reduce_value<OP>(DIM == 1 ? x[o][i] : x[i][o]));
-		out[o] = v;
-	}
-	reduce_threads<OP, DIM == 1 ? C::BITS : R::BITS, THREADS>(out, scratch);
-}
-
-// Reduce ROWS x COLS along DIM (row-major in shared memory, row stride ld)
-// into dst: one warp per output, lanes striding the reduced dim, a shuffle
-// tree to finish.
-template <ReduceOp OP, int DIM, bool ACCUMULATE, int ROWS, int COLS, int THREADS, typename S, typename T>
-__device__ __forceinline__ void smem_reduce(const S *src, int ld, T *dst)
-{
-	const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-	constexpr int OUTS = DIM == 1 ? ROWS : COLS, LEN = DIM == 1 ? COLS : ROWS;
-	for (int out = warp; out < OUTS; out += THREADS / 32) {
-		float v = reduce_init<OP>();
-		for (int i = lane; i < LEN; i += 32)
-			v = reduce_combine<OP>(v, reduce_value<OP>(to_float(DIM == 1 ? src[out * ld + i] : src[i * ld + out])));
-#pragma unroll
-		for (int s = 16; s > 0; s /= 2)
-			v = reduce_combine<OP>(v, __shfl_xor_sync(0xffffffffu, v, s));
-		if (lane == 0)
-			dst[out] = from_float<T>(ACCUMULATE ? reduce_combine<OP>(to_float(dst[out]), v) : v);
-	}
-}
 
 // --- Matrix multiply (sm_80: ldmatrix + mma.sync) ----------------------------------------
 

@@ -4,7 +4,10 @@
 // becomes on CDNA GPUs (gfx90a, gfx942).  Generated kernels include this
 // file (or carry it inline with --standalone).  It compiles with hiprtc,
 // whose built-in headers already declare __half, and with hipcc, which
-// gets the HIP headers below.  The helpers have the names and arguments of
+// gets the HIP headers below.  The helpers the CUDA and HIP backends share
+// (the Blocked distribution, register fragments <-> memory, reductions)
+// are one copy, tilec/gpu/tilec_gpu.h, which this file includes once it
+// has defined what those need; the rest have the names and arguments of
 // the CUDA backend's (tilec_cuda.cuh) wherever the concept is the same.
 //
 // Conventions: a block has THREADS threads in waves of 64 lanes.  A
@@ -36,11 +39,6 @@
 #endif
 
 namespace tilec {
-
-// Lanes per wave on the CDNA GPUs tilec targets.
-constexpr int WAVE = 64;
-
-__device__ __forceinline__ int ceildiv(int a, int b) { return (a + b - 1) / b; }
 
 // --- Element types -----------------------------------------------------------
 
@@ -96,6 +94,63 @@ template <typename T> __device__ __forceinline__ void atomic_add(T *dst, float v
 	} while (old != assumed);
 }
 
+// --- What the shared helpers need of HIP ---------------------------------------------
+
+// V consecutive elements as one register-resident value, moved in the
+// widest pieces (16, 8 or 4 bytes: global_load_dwordx4, _dwordx2, _dword
+// and the stores alike) that V * sizeof(T) divides into.  Each piece is a
+// fixed-size copy between memory and e, which LLVM keeps in registers (a
+// union of vector words, as on CUDA, it leaves in scratch memory).
+template <int V, typename T> struct Run {
+	static constexpr int BYTES = V * (int)sizeof(T);
+	static constexpr int PIECE = BYTES % 16 == 0 ? 16 : BYTES % 8 == 0 ? 8 : BYTES % 4 == 0 ? 4 : 0;
+	T e[V];
+
+	__device__ __forceinline__ void load(const T *p)
+	{
+#pragma unroll
+		for (int i = 0; i < (PIECE ? BYTES / PIECE : 0); i++) {
+			char *to = reinterpret_cast<char *>(e) + i * PIECE;
+			if (PIECE == 16)
+				__builtin_memcpy(to, reinterpret_cast<const u32x4 *>(p) + i, 16);
+			else if (PIECE == 8)
+				__builtin_memcpy(to, reinterpret_cast<const u32x2 *>(p) + i, 8);
+			else
+				__builtin_memcpy(to, reinterpret_cast<const unsigned *>(p) + i, 4);
+		}
+		if (!PIECE)
+			for (int v = 0; v < V; v++) e[v] = p[v];
+	}
+	__device__ __forceinline__ void store(T *p) const
+	{
+#pragma unroll
+		for (int i = 0; i < (PIECE ? BYTES / PIECE : 0); i++) {
+			const char *from = reinterpret_cast<const char *>(e) + i * PIECE;
+			if (PIECE == 16)
+				__builtin_memcpy(reinterpret_cast<u32x4 *>(p) + i, from, 16);
+			else if (PIECE == 8)
+				__builtin_memcpy(reinterpret_cast<u32x2 *>(p) + i, from, 8);
+			else
+				__builtin_memcpy(reinterpret_cast<unsigned *>(p) + i, from, 4);
+		}
+		if (!PIECE)
+			for (int v = 0; v < V; v++) p[v] = e[v];
+	}
+};
+
+// Lanes per wave on the CDNA GPUs tilec targets (a warp, to the shared
+// helpers).
+enum { WARP = 64 };
+
+// v of lane (lane ^ mask) in the wave: ds_swizzle, ds_bpermute or DPP.
+__device__ __forceinline__ float shfl_xor(float v, int mask) { return __shfl_xor(v, mask, WARP); }
+
+} // namespace tilec
+
+#include "tilec/gpu/tilec_gpu.h"
+
+namespace tilec {
+
 // --- Tile copies global -> shared ----------------------------------------------
 
 // Copy a ROWS x COLS tile from global memory (row stride g_ld elements,
@@ -131,14 +186,11 @@ __device__ __forceinline__ void copy_g2s(T *smem, int s_ld, const T *g, long lon
 			}
 		}
 	} else {
-		for (int e = threadIdx.x; e < ROWS * COLS; e += THREADS) {
-			const int r = e / COLS, c = e % COLS;
-			smem[r * s_ld + c] = r < rows && c < cols ? g[r * g_ld + c] : from_float<T>(0.0f);
-		}
+		copy_g2s_elements<T, ROWS, COLS, THREADS>(smem, s_ld, g, g_ld, rows, cols);
 	}
 }
 
-// --- Register distributions --------------------------------------------------------
+// --- The accumulator distribution ---------------------------------------------------
 
 template <int AXIS, int TILES, int WAVES_M, int WAVES_N> struct Mfma {
 	static constexpr int count = AXIS == 0 ? TILES : 4 * TILES;
@@ -148,243 +200,17 @@ template <int AXIS, int TILES, int WAVES_M, int WAVES_N> struct Mfma {
 						   : (0x30u | (WAVES_N - 1u) << 6);
 	__device__ static __forceinline__ int index(int r)
 	{
-		const int lane = threadIdx.x % WAVE, wave = threadIdx.x / WAVE;
+		const int lane = threadIdx.x % WARP, wave = threadIdx.x / WARP;
 		if (AXIS == 0)
 			return (wave / WAVES_N) * TILES * 16 + r * 16 + lane % 16;
 		return (wave % WAVES_N) * TILES * 16 + (r / 4) * 16 + 4 * (lane / 16) + r % 4;
 	}
 };
 
-template <int AXIS, int COUNT, int TR, int TC, int VEC> struct Blocked {
-	static constexpr int count = COUNT;
-	static constexpr int vec = VEC;
-	static constexpr unsigned BITS = AXIS == 0 ? (TR - 1u) * TC : TC - 1u;
-	__device__ static __forceinline__ int index(int r)
-	{
-		if (AXIS == 0)
-			return threadIdx.x / TC + r * TR;
-		return ((r / VEC) * TC + threadIdx.x % TC) * VEC + r % VEC;
-	}
-};
-
-// A single row, for one-dim fragments copied like two-dim ones.
-struct One {
-	static constexpr int count = 1;
-	static constexpr int vec = 1;
-	static constexpr unsigned BITS = 0;
-	__device__ static __forceinline__ int index(int) { return 0; }
-};
-
-// True in one thread of each group that holds the same indices of the
-// distributions whose BITS are given: the one whose other bits are zero.
-template <unsigned BITS> __device__ __forceinline__ bool leader()
-{
-	return (threadIdx.x & ~BITS) == 0;
-}
-
-// Consecutive columns a thread holds: one vector access.
-template <typename D> struct VecOf { static constexpr int value = 1; };
-template <int AXIS, int COUNT, int TR, int TC, int VEC> struct VecOf<Blocked<AXIS, COUNT, TR, TC, VEC>> {
-	static constexpr int value = AXIS == 1 ? VEC : 1;
-};
+// Its runs: the four consecutive columns of a tile.
 template <int AXIS, int TILES, int WAVES_M, int WAVES_N> struct VecOf<Mfma<AXIS, TILES, WAVES_M, WAVES_N>> {
 	static constexpr int value = AXIS == 1 ? 4 : 1;
 };
-
-// --- Register fragments <-> memory ---------------------------------------------------------
-
-// V elements at p as one access of V * sizeof(T) bytes (4, 8 or 16: one
-// global_load_dword{,x2,x4} or global_store_dword{,x2,x4}); p is aligned
-// to the access.  A fixed-size copy through a small array keeps everything
-// in registers.
-template <int V, typename T> __device__ __forceinline__ void load_vec(T (&e)[V], const T *p)
-{
-	__builtin_memcpy(e, __builtin_assume_aligned(p, V * sizeof(T)), V * sizeof(T));
-}
-
-template <int V, typename T> __device__ __forceinline__ void store_vec(T *p, const T (&e)[V])
-{
-	__builtin_memcpy(__builtin_assume_aligned(p, V * sizeof(T)), e, V * sizeof(T));
-}
-
-// x = the rows x cols box of global memory at g (row stride ld, unit column
-// stride), zero outside [0, rows) x [0, cols).  Runs of V columns a thread
-// holds come in as one vector load when aligned and inside the box.
-template <typename R, typename C, typename T, int NR, int NC>
-__device__ __forceinline__ void copy_g2r(float (&x)[NR][NC], const T *g, long long ld, int rows, int cols)
-{
-	constexpr int V = VecOf<C>::value;
-#pragma unroll
-	for (int r = 0; r < NR; r++) {
-		const int row = R::index(r);
-#pragma unroll
-		for (int c = 0; c < NC; c += V) {
-			const int col = C::index(c);
-			const T *p = g + row * ld + col;
-			const bool full = row < rows && col + V <= cols;
-			if (V > 1 && full && V * sizeof(T) <= 16 && ((unsigned long long)p) % (V * sizeof(T)) == 0) {
-				T w[V];
-				load_vec(w, p);
-#pragma unroll
-				for (int v = 0; v < V; v++)
-					x[r][c + v] = to_float(w[v]);
-			} else {
-#pragma unroll
-				for (int v = 0; v < V; v++)
-					x[r][c + v] = row < rows && col + v < cols ? to_float(p[v]) : 0.0f;
-			}
-		}
-	}
-}
-
-// The box of global memory at g = x, inside [0, rows) x [0, cols) only.
-// Only one thread of each group holding the same elements stores (LEAD).
-template <typename R, typename C, typename T, int NR, int NC>
-__device__ __forceinline__ void copy_r2g(T *g, long long ld, int rows, int cols, const float (&x)[NR][NC])
-{
-	constexpr int V = VecOf<C>::value;
-	if (!leader<R::BITS | C::BITS>())
-		return;
-#pragma unroll
-	for (int r = 0; r < NR; r++) {
-		const int row = R::index(r);
-#pragma unroll
-		for (int c = 0; c < NC; c += V) {
-			const int col = C::index(c);
-			T *p = g + row * ld + col;
-			const bool full = row < rows && col + V <= cols;
-			if (V > 1 && full && V * sizeof(T) <= 16 && ((unsigned long long)p) % (V * sizeof(T)) == 0) {
-				T w[V];
-#pragma unroll
-				for (int v = 0; v < V; v++)
-					w[v] = from_float<T>(x[r][c + v]);
-				store_vec(p, w);
-			} else {
-#pragma unroll
-				for (int v = 0; v < V; v++)
-					if (row < rows && col + v < cols)
-						p[v] = from_float<T>(x[r][c + v]);
-			}
-		}
-	}
-}
-
-// Between a register fragment and shared memory (row stride ld).
-template <typename R, typename C, typename T, int NR, int NC>
-__device__ __forceinline__ void copy_s2r(float (&x)[NR][NC], const T *s, int ld)
-{
-#pragma unroll
-	for (int r = 0; r < NR; r++)
-#pragma unroll
-		for (int c = 0; c < NC; c++)
-			x[r][c] = to_float(s[R::index(r) * ld + C::index(c)]);
-}
-
-template <typename R, typename C, typename T, int NR, int NC>
-__device__ __forceinline__ void copy_r2s(T *s, int ld, const float (&x)[NR][NC])
-{
-	if (!leader<R::BITS | C::BITS>())
-		return;
-#pragma unroll
-	for (int r = 0; r < NR; r++)
-#pragma unroll
-		for (int c = 0; c < NC; c++)
-			s[R::index(r) * ld + C::index(c)] = from_float<T>(x[r][c]);
-}
-
-// One-dim fragments are copied as one row of a two-dim one.
-template <int N> __device__ __forceinline__ float (&as_row(float (&x)[N]))[1][N]
-{
-	return *reinterpret_cast<float (*)[1][N]>(&x);
-}
-template <int N> __device__ __forceinline__ const float (&as_row(const float (&x)[N]))[1][N]
-{
-	return *reinterpret_cast<const float (*)[1][N]>(&x);
-}
-
-// --- Reductions ----------------------------------------------------------------------------
-
-enum ReduceOp { REDUCE_SUM, REDUCE_MAX, REDUCE_MIN, REDUCE_ABSMAX };
-
-template <ReduceOp OP> __device__ __forceinline__ float reduce_init()
-{
-	return OP == REDUCE_SUM ? 0.0f : OP == REDUCE_MAX || OP == REDUCE_ABSMAX ? -INFINITY : INFINITY;
-}
-template <ReduceOp OP> __device__ __forceinline__ float reduce_combine(float a, float b)
-{
-	return OP == REDUCE_SUM ? a + b : OP == REDUCE_MIN ? fminf(a, b) : fmaxf(a, b);
-}
-template <ReduceOp OP> __device__ __forceinline__ float reduce_value(float x)
-{
-	return OP == REDUCE_ABSMAX ? fabsf(x) : x;
-}
-
-// Combine v[] over the threads that differ only in BITS (the threads that
-// hold other elements of the reduced dim): lane shuffles within a wave
-// (ds_swizzle / ds_bpermute, or DPP, as the compiler picks for each
-// distance), then, when BITS reaches into the wave index, through
-// `scratch` (THREADS * N floats of shared memory) between two barriers.
-template <ReduceOp OP, unsigned BITS, int THREADS, int N>
-__device__ __forceinline__ void reduce_threads(float (&v)[N], float *scratch)
-{
-#pragma unroll
-	for (int b = 1; b < WAVE; b *= 2)
-		if (BITS & b)
-#pragma unroll
-			for (int i = 0; i < N; i++)
-				v[i] = reduce_combine<OP>(v[i], __shfl_xor(v[i], b, WAVE));
-	if (BITS >> 6) {
-#pragma unroll
-		for (int i = 0; i < N; i++)
-			scratch[threadIdx.x * N + i] = v[i];
-		__syncthreads();
-		const unsigned wave_bits = (BITS >> 6) << 6;
-		for (unsigned m = wave_bits; m; m = (m - 1) & wave_bits) {
-			const unsigned other = threadIdx.x ^ m;
-#pragma unroll
-			for (int i = 0; i < N; i++)
-				v[i] = reduce_combine<OP>(v[i], scratch[other * N + i]);
-		}
-		__syncthreads();
-	}
-}
-
-// out[r] = reduction of x[r][*] over all columns of the fragment (DIM 1),
-// or out[c] = over all rows (DIM 0); every thread holding that row (column)
-// gets the result.
-template <ReduceOp OP, int DIM, typename R, typename C, int THREADS, int NR, int NC, int NO>
-__device__ __forceinline__ void reduce2d(float (&out)[NO], const float (&x)[NR][NC], float *scratch)
-{
-#pragma unroll
-	for (int o = 0; o < NO; o++) {
-		float v = reduce_init<OP>();
-#pragma unroll
-		for (int i = 0; i < (DIM == 1 ? NC : NR); i++)
-			v = reduce_combine<OP>(v, reduce_value<OP>(DIM == 1 ? x[o][i] : x[i][o]));
-		out[o] = v;
-	}
-	reduce_threads<OP, DIM == 1 ? C::BITS : R::BITS, THREADS>(out, scratch);
-}
-
-// Reduce ROWS x COLS along DIM (row-major in shared memory, row stride ld)
-// into dst: one wave per output, lanes striding the reduced dim, a shuffle
-// tree to finish.
-template <ReduceOp OP, int DIM, bool ACCUMULATE, int ROWS, int COLS, int THREADS, typename S, typename T>
-__device__ __forceinline__ void smem_reduce(const S *src, int ld, T *dst)
-{
-	const int lane = threadIdx.x % WAVE, wave = threadIdx.x / WAVE;
-	constexpr int OUTS = DIM == 1 ? ROWS : COLS, LEN = DIM == 1 ? COLS : ROWS;
-	for (int out = wave; out < OUTS; out += THREADS / WAVE) {
-		float v = reduce_init<OP>();
-		for (int i = lane; i < LEN; i += WAVE)
-			v = reduce_combine<OP>(v, reduce_value<OP>(to_float(DIM == 1 ? src[out * ld + i] : src[i * ld + out])));
-#pragma unroll
-		for (int s = WAVE / 2; s > 0; s /= 2)
-			v = reduce_combine<OP>(v, __shfl_xor(v, s, WAVE));
-		if (lane == 0)
-			dst[out] = from_float<T>(ACCUMULATE ? reduce_combine<OP>(to_float(dst[out]), v) : v);
-	}
-}
 
 // --- Matrix multiply (CDNA: v_mfma_f32_16x16x16) -----------------------------------------
 //
@@ -457,7 +283,7 @@ template <> struct MfmaOp<float> {
 template <int TN, bool TRANS_B, typename T>
 __device__ __forceinline__ void load_b(typename MfmaOp<T>::frag (&b)[TN], const T *B, int ldb, int k0, int n0)
 {
-	const int lane = threadIdx.x % WAVE, i = lane % 16, q = lane / 16;
+	const int lane = threadIdx.x % WARP, i = lane % 16, q = lane / 16;
 #pragma unroll
 	for (int ni = 0; ni < TN; ni++) {
 		const int n = n0 + ni * 16 + i;
@@ -489,7 +315,7 @@ __device__ __forceinline__ void mfma_tile(float (&acc)[NR][NC], int mi, int ni, 
 template <int TM, int TN, int K, bool TRANS_A, bool TRANS_B, typename T>
 __device__ __forceinline__ void mfma_ss(float (&acc)[TM][4 * TN], const T *A, int lda, const T *B, int ldb, int m0, int n0)
 {
-	const int lane = threadIdx.x % WAVE, i = lane % 16, q = lane / 16;
+	const int lane = threadIdx.x % WARP, i = lane % 16, q = lane / 16;
 #pragma unroll
 	for (int k0 = 0; k0 < K; k0 += 16) {
 		typename MfmaOp<T>::frag a[TM], b[TN];

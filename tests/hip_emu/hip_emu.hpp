@@ -2,8 +2,9 @@
 // arithmetic where no AMD GPU exists.
 //
 // A test-only stand-in for the parts of HIP that generated kernels and
-// templates/hip/tilec_hip.hpp use, so a kernel compiles with the host's
-// clang++ and runs with one OS thread per GPU thread:
+// their helpers (templates/hip/tilec_hip.hpp, templates/gpu/tilec_gpu.h)
+// use, so a kernel compiles with the host's clang++ and runs with one OS
+// thread per GPU thread:
 //   - a block's threads run together (pthreads); __syncthreads() is a
 //     barrier of the block, and blocks run one after another, so the
 //     dynamic shared memory (tilec_smem) is one array;
