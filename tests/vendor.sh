@@ -6,8 +6,11 @@
 #
 # CASE  openmp     export samples/gemm.c, build samples/vendor/main.c with
 #                  cc, run it (ragged shapes against a naive product)
-#       cuda       the same with nvcc (built, not run: no GPU here)
-#       hip        the same with hipcc (built, not run; main.c with cc)
+#       cuda       the same with nvcc (built, not run: no GPU here); the
+#                  --no-standalone export compiled with -I DIR (the helper
+#                  headers it writes, and the one they include)
+#       hip        the same with hipcc (built, not run; main.c with cc),
+#                  and its --no-standalone export
 #       aot-cuda   exported gemm and flash_attention to a fatbin for sm_80
 #                  and sm_90a, and a cubin for sm_90a, with nvcc
 #       aot-hip    exported gemm to a code object for gfx90a with hipcc
@@ -40,6 +43,17 @@ export_to() {
 	echo "$dir"
 }
 
+# export SAMPLE TARGET with --no-standalone, into $work/SAMPLE-TARGET-inc:
+# the sources include the helpers, written under DIR/tilec/.
+export_included() {
+	local sample=$1 target=$2
+	local dir=$work/$sample-$target-inc
+	"$tilec" export "samples/$sample.c" -t "$target" --no-standalone \
+		-o "$dir" >"$work/export.log" 2>&1 ||
+		{ cat "$work/export.log"; fail "tilec export --no-standalone $sample -t $target"; }
+	echo "$dir"
+}
+
 case $case in
 openmp)
 	dir=$(export_to gemm openmp) || exit $?
@@ -55,6 +69,9 @@ cuda)
 	nvcc -arch=sm_80 -DVENDOR_CUDA -I "$dir" samples/vendor/main.c \
 		"$dir/gemm.cu" -o "$work/vendor" || fail "nvcc did not build it"
 	echo "built $work/vendor with nvcc (not run: needs a GPU)"
+	dir=$(export_included gemm cuda) || exit $?
+	nvcc -arch=sm_80 -I "$dir" -c "$dir/gemm.cu" -o "$work/gemm-inc.o" ||
+		fail "nvcc did not build the --no-standalone export"
 	;;
 hip)
 	command -v hipcc >/dev/null || skip "no hipcc"
@@ -70,6 +87,10 @@ hip)
 	hipcc --offload-arch=gfx90a "$work/main.o" "$work/gemm.o" \
 		-o "$work/vendor" || fail "hipcc did not link"
 	echo "built $work/vendor with hipcc for gfx90a (not run: needs a GPU)"
+	dir=$(export_included gemm hip) || exit $?
+	src=$(ls "$dir"/gemm.hip* "$dir"/gemm.cpp 2>/dev/null | head -n 1)
+	hipcc --offload-arch=gfx90a -I "$dir" -c "$src" -o "$work/gemm-inc.o" ||
+		fail "hipcc did not compile the --no-standalone export"
 	;;
 aot-cuda)
 	command -v nvcc >/dev/null || skip "no nvcc"
