@@ -104,19 +104,25 @@ namespace tilec {
 
 // --- Asynchronous copies (sm_80: cp.async) ----------------------------------------
 
-// Copy 16 bytes global -> shared without staging through registers; the
-// bytes past src_bytes (0..16) are zero-filled.  Becomes cp.async.cg.
-__device__ __forceinline__ void cp_async16(void *smem, const void *gmem, int src_bytes)
+// Shared memory is addressed by 32-bit offsets in the shared window, what
+// cp.async and ldmatrix take.  Helpers convert a buffer's pointer once and
+// add byte offsets in unsigned arithmetic, so that the parts known at
+// compile time fold into the instructions' immediate offsets and the
+// per-thread parts are computed once per kernel, not once per access.
+__device__ __forceinline__ unsigned smem_u32(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+
+// Copy 16 bytes global -> shared address s without staging through
+// registers; the bytes past src_bytes (0..16) are zero-filled.  Becomes
+// cp.async.cg.
+__device__ __forceinline__ void cp_async16(unsigned s, const void *gmem, int src_bytes)
 {
-	unsigned s = (unsigned)__cvta_generic_to_shared(smem);
 	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(src_bytes));
 }
 
 // The same for 16 bytes that are all inside the tensor: no source size, so
 // the caller computes none.
-__device__ __forceinline__ void cp_async16(void *smem, const void *gmem)
+__device__ __forceinline__ void cp_async16(unsigned s, const void *gmem)
 {
-	unsigned s = (unsigned)__cvta_generic_to_shared(smem);
 	asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
 }
 
@@ -143,6 +149,7 @@ __device__ __forceinline__ void copy_g2s(T *smem, int s_ld, const T *g, long lon
 	constexpr int VROW = COLS / VEC;   // vectors per row
 	constexpr int NV = ROWS * VROW;    // vectors in the tile
 	const bool aligned = COLS % VEC == 0 && (((unsigned long long)g) % 16) == 0 && g_ld % VEC == 0 && s_ld % VEC == 0;
+	const unsigned s0 = smem_u32(smem);
 	if (aligned && NV % THREADS == 0) {
 		// Every thread moves NV / THREADS vectors at fixed offsets (the
 		// compiler keeps them across a loop's iterations).  A tile wholly
@@ -156,7 +163,7 @@ __device__ __forceinline__ void copy_g2s(T *smem, int s_ld, const T *g, long lon
 				T *dst = smem + r * s_ld + c;
 				const T *src = g + r * g_ld + c;
 				if (ASYNC)
-					cp_async16(dst, src);
+					cp_async16(s0 + (unsigned)(r * s_ld + c) * (unsigned)sizeof(T), src);
 				else
 					*reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(src);
 			}
@@ -170,7 +177,8 @@ __device__ __forceinline__ void copy_g2s(T *smem, int s_ld, const T *g, long lon
 			const T *src = g + r * g_ld + c;
 			const int valid = r < rows ? min(VEC, max(cols - c, 0)) : 0;
 			if (ASYNC) {
-				cp_async16(dst, valid > 0 ? src : safe, valid * (int)sizeof(T));
+				cp_async16(s0 + (unsigned)(r * s_ld + c) * (unsigned)sizeof(T), valid > 0 ? src : safe,
+					   valid * (int)sizeof(T));
 			} else if (valid == VEC) {
 				*reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(src);
 			} else {
@@ -186,7 +194,8 @@ __device__ __forceinline__ void copy_g2s(T *smem, int s_ld, const T *g, long lon
 			const T *src = g + r * g_ld + c;
 			const int valid = r < rows ? min(VEC, max(cols - c, 0)) : 0;
 			if (ASYNC) {
-				cp_async16(dst, valid > 0 ? src : safe, valid * (int)sizeof(T));
+				cp_async16(s0 + (unsigned)(r * s_ld + c) * (unsigned)sizeof(T), valid > 0 ? src : safe,
+					   valid * (int)sizeof(T));
 			} else if (valid == VEC) {
 				*reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(src);
 			} else {
@@ -223,17 +232,15 @@ template <int AXIS, int TILES, int WARPS_M, int WARPS_N> struct VecOf<Mma<AXIS, 
 
 // --- Matrix multiply (sm_80: ldmatrix + mma.sync) ----------------------------------------
 
-// ldmatrix: four (or two) 8x8 matrices of 16-bit elements from shared memory;
+// ldmatrix: four 8x8 matrices of 16-bit elements from shared address s;
 // lane l supplies the address of one row.  .trans transposes each matrix.
-__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const void *p)
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned s)
 {
-	unsigned s = (unsigned)__cvta_generic_to_shared(p);
 	asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
 		     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(s));
 }
-__device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], const void *p)
+__device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], unsigned s)
 {
-	unsigned s = (unsigned)__cvta_generic_to_shared(p);
 	asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
 		     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(s));
 }
@@ -265,57 +272,57 @@ __device__ __forceinline__ unsigned pack2(float lo, float hi, __nv_bfloat16)
 	return *reinterpret_cast<unsigned *>(&h);
 }
 
-// B fragments of TN 8-column tiles for the k-step at k0: B is K x N in
-// shared memory (N x K when TRANS_B), row stride ldb; two tiles per
-// ldmatrix.x4.
+// B fragments of TN 8-column tiles for the k-step at k0: B is K x N at
+// shared address B (N x K when TRANS_B), row stride ldb elements; two tiles
+// per ldmatrix.x4.  Each address is a per-thread part, the same for every
+// call, plus a part the compiler knows (k0, the tile) or the warp's n0.
 template <int TN, bool TRANS_B, typename T>
-__device__ __forceinline__ void load_b(unsigned (&b)[TN][2], const T *B, int ldb, int k0, int n0)
+__device__ __forceinline__ void load_b(unsigned (&b)[TN][2], unsigned B, int ldb, int k0, int n0)
 {
-	const int lane = threadIdx.x % 32;
+	constexpr unsigned E = sizeof(T);
+	const unsigned lane = threadIdx.x % 32;
+	// Matrices, not transposed: (k0..7, n..n+7), (k8..15, n), (k0..7, n+8),
+	// (k8..15, n+8); transposed: (n..n+7, k0..7), (n, k8..15), (n+8, k0..7),
+	// (n+8, k8..15).  The last tile of an odd TN alone: the upper lanes'
+	// addresses go unused.
+	const unsigned warp = B + (TRANS_B ? n0 * ldb : n0) * E;
+	const unsigned pair = warp + (TRANS_B ? ((lane / 16) * 8 + lane % 8) * ldb + ((lane / 8) % 2) * 8
+					      : (lane % 16) * ldb + (lane / 16) * 8) * E;
+	const unsigned single = warp + (TRANS_B ? (lane % 8) * ldb + ((lane / 8) % 2) * 8 : (lane % 16) * ldb) * E;
 #pragma unroll
-	for (int ni = 0; ni + 1 < TN; ni += 2) {
-		const int n = n0 + ni * 8;
+	for (int ni = 0; ni < TN; ni += 2) {
+		const unsigned at = (TRANS_B ? ni * 8 * ldb + k0 : k0 * ldb + ni * 8) * E;
 		unsigned r[4];
-		if (!TRANS_B) {
-			// Matrices: (k0..7, n..n+7), (k8..15, n), (k0..7, n+8), (k8..15, n+8).
-			ldmatrix_x4_trans(r, B + (k0 + lane % 16) * ldb + n + (lane / 16) * 8);
-		} else {
-			// Matrices: (n..n+7, k0..7), (n, k8..15), (n+8, k0..7), (n+8, k8..15).
-			ldmatrix_x4(r, B + (n + (lane / 16) * 8 + lane % 8) * ldb + k0 + ((lane / 8) % 2) * 8);
-		}
+		if (TRANS_B)
+			ldmatrix_x4(r, (ni + 1 < TN ? pair : single) + at);
+		else
+			ldmatrix_x4_trans(r, (ni + 1 < TN ? pair : single) + at);
 		b[ni][0] = r[0];
 		b[ni][1] = r[1];
-		b[ni + 1][0] = r[2];
-		b[ni + 1][1] = r[3];
-	}
-	if (TN % 2) {
-		// The last tile alone: a two-matrix load, the upper lanes' addresses unused.
-		const int n = n0 + (TN - 1) * 8;
-		unsigned r[4];
-		if (!TRANS_B)
-			ldmatrix_x4_trans(r, B + (k0 + lane % 16) * ldb + n);
-		else
-			ldmatrix_x4(r, B + (n + lane % 8) * ldb + k0 + ((lane / 8) % 2) * 8);
-		b[TN - 1][0] = r[0];
-		b[TN - 1][1] = r[1];
+		if (ni + 1 < TN) {
+			b[ni + 1][0] = r[2];
+			b[ni + 1][1] = r[3];
+		}
 	}
 }
 
-// A fragments of TM 16-row tiles for the k-step at k0: A is M x K in
-// shared memory (K x M when TRANS_A), row stride lda; one ldmatrix.x4 each.
+// A fragments of TM 16-row tiles for the k-step at k0: A is M x K at shared
+// address A (K x M when TRANS_A), row stride lda elements; one ldmatrix.x4
+// each.
 template <int TM, bool TRANS_A, typename T>
-__device__ __forceinline__ void load_a(unsigned (&a)[TM][4], const T *A, int lda, int k0, int m0)
+__device__ __forceinline__ void load_a(unsigned (&a)[TM][4], unsigned A, int lda, int k0, int m0)
 {
-	const int lane = threadIdx.x % 32;
+	constexpr unsigned E = sizeof(T);
+	const unsigned lane = threadIdx.x % 32, j = lane / 8;
+	const unsigned mine = A + (TRANS_A ? ((j / 2) * 8 + lane % 8) * lda + (j % 2) * 8 + m0
+					   : ((lane % 16) + m0) * lda + (lane / 16) * 8) * E;
 #pragma unroll
 	for (int mi = 0; mi < TM; mi++) {
-		const int m = m0 + mi * 16;
-		if (!TRANS_A) {
-			ldmatrix_x4(a[mi], A + (m + lane % 16) * lda + k0 + (lane / 16) * 8);
-		} else {
-			const int j = lane / 8;
-			ldmatrix_x4_trans(a[mi], A + (k0 + (j / 2) * 8 + lane % 8) * lda + m + (j % 2) * 8);
-		}
+		const unsigned at = (TRANS_A ? k0 * lda + mi * 16 : mi * 16 * lda + k0) * E;
+		if (TRANS_A)
+			ldmatrix_x4_trans(a[mi], mine + at);
+		else
+			ldmatrix_x4(a[mi], mine + at);
 	}
 }
 
@@ -328,14 +335,15 @@ __device__ __forceinline__ void load_a(unsigned (&a)[TM][4], const T *A, int lda
 template <int TM, int TN, int K, bool TRANS_A, bool TRANS_B, typename T>
 __device__ __forceinline__ void mma_ss(float (&acc)[2 * TM][2 * TN], const T *A, int lda, const T *B, int ldb, int m0, int n0)
 {
+	const unsigned sa = smem_u32(A), sb = smem_u32(B);
 	unsigned a[2][TM][4], b[2][TN][2];
-	load_a<TM, TRANS_A>(a[0], A, lda, 0, m0);
-	load_b<TN, TRANS_B>(b[0], B, ldb, 0, n0);
+	load_a<TM, TRANS_A, T>(a[0], sa, lda, 0, m0);
+	load_b<TN, TRANS_B, T>(b[0], sb, ldb, 0, n0);
 #pragma unroll
 	for (int s = 0; s < K / 16; s++) {
 		if (s + 1 < K / 16) {
-			load_a<TM, TRANS_A>(a[(s + 1) % 2], A, lda, (s + 1) * 16, m0);
-			load_b<TN, TRANS_B>(b[(s + 1) % 2], B, ldb, (s + 1) * 16, n0);
+			load_a<TM, TRANS_A, T>(a[(s + 1) % 2], sa, lda, (s + 1) * 16, m0);
+			load_b<TN, TRANS_B, T>(b[(s + 1) % 2], sb, ldb, (s + 1) * 16, n0);
 		}
 #pragma unroll
 		for (int mi = 0; mi < TM; mi++)
@@ -352,10 +360,11 @@ __device__ __forceinline__ void mma_ss(float (&acc)[2 * TM][2 * TN], const T *A,
 template <int TM, int TN, int K, bool TRANS_B, typename T>
 __device__ __forceinline__ void mma_rs(float (&acc)[2 * TM][2 * TN], const float (&A)[2 * TM][K / 4], const T *B, int ldb, int n0)
 {
+	const unsigned sb = smem_u32(B);
 #pragma unroll
 	for (int kk = 0; kk < K / 16; kk++) {
 		unsigned b[TN][2];
-		load_b<TN, TRANS_B>(b, B, ldb, kk * 16, n0);
+		load_b<TN, TRANS_B, T>(b, sb, ldb, kk * 16, n0);
 #pragma unroll
 		for (int mi = 0; mi < TM; mi++) {
 			const unsigned a[4] = {
