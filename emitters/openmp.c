@@ -55,7 +55,17 @@ typedef struct Emitter {
 	bool dynamic;           /* blocks do unequal work: schedule(dynamic) */
 	bool dep_found;         /* set by note_block_dep's walk */
 	long long frame_bytes;  /* bytes of buffers declared so far */
+	long long stack_bytes;  /* of those, bytes in the block's frame */
 	int line;               /* last #line printed, 0 for none */
+	/* Fusion (the section "Fusion" below): */
+	TcVec live;             /* LiveOut: buffers read after each statement */
+	TcVec fusions;          /* Fusion *: the runs of statements fused */
+	const bool *elided;     /* BUFFER: while a fused row loop is printed,
+				   its element is a local of the loop */
+	bool *unstored;         /* BUFFER: elided wherever it is written, so
+				   never declared */
+	TcVec reserved;         /* const char *: names the open fused loop
+				   nest has declared */
 } Emitter;
 
 /* --- Types ----------------------------------------------------------------------- */
@@ -182,8 +192,12 @@ print_element(TcCPrinter *pr, const TcVar *v, TcExpr *const *idx)
 static void
 load(TcCPrinter *pr, const TcExpr *e)
 {
+	const Emitter *E = pr->ctx;
 	const TcVar *v = e->u.load.var;
-	if (v->kind == TC_VAR_TENSOR && v->dtype == TC_DT_I4) {
+	if (E->elided && E->elided[v->index]) {
+		/* In a fused row loop: the element's local. */
+		tc_buf_puts(pr->out, v->name);
+	} else if (v->kind == TC_VAR_TENSOR && v->dtype == TC_DT_I4) {
 		tc_buf_printf(pr->out, "tilec_i4_get(%s, ", v->name);
 		print_flat_index(pr, v, e->u.load.idx);
 		tc_buf_puts(pr->out, ")");
@@ -572,6 +586,9 @@ name_taken(Emitter *E, const char *name)
 	for (int i = 0; i < E->p->tunables.len; i++)
 		if (strcmp(((TcVar *)E->p->tunables.items[i])->name, name) == 0)
 			return true;
+	for (int i = 0; i < E->reserved.len; i++)
+		if (strcmp(E->reserved.items[i], name) == 0)
+			return true;
 	return strcmp(E->k->name, name) == 0;
 }
 
@@ -696,13 +713,27 @@ elem(Emitter *E, const TcVar *v, const char *const *idx)
 static void emit_stmt(Emitter *E, const TcStmt *s);
 static void emit_prefetches(Emitter *E, const TcStmt *loop);
 
-/* Statements of a block, without braces. */
+typedef struct Fusion Fusion;
+static const Fusion *fusion_at(Emitter *E, const TcStmt *block, int i);
+static int fusion_len(const Fusion *F);
+static void emit_fusion(Emitter *E, const Fusion *F);
+static void nest_comment(Emitter *E, const TcStmt *s);
+
+/* Statements of a block, without braces; runs of fused statements as
+ * their loop nest. */
 static void
 emit_body(Emitter *E, const TcStmt *s)
 {
 	tc_assert(s->kind == TC_ST_BLOCK);
-	for (int i = 0; i < s->u.block.body.len; i++)
+	for (int i = 0; i < s->u.block.body.len; i++) {
+		const Fusion *F = fusion_at(E, s, i);
+		if (F) {
+			emit_fusion(E, F);
+			i += fusion_len(F) - 1;
+			continue;
+		}
 		emit_stmt(E, s->u.block.body.items[i]);
+	}
 }
 
 /* Whether a block prints as one statement that needs no braces. */
@@ -754,6 +785,8 @@ emit_decl(Emitter *E, const TcStmt *s)
 		n *= dim(v, i);
 	long long bytes = n * buffer_elem_bytes(v->dtype);
 	E->frame_bytes += bytes;
+	if (!E->unstored[v->index])
+		E->stack_bytes += bytes;
 	if (E->frame_bytes > E->t->smem_limit) {
 		tc_diag(E->d, TC_ERROR, v->loc, "buffer '%s' (%s) brings the "
 			"buffers of kernel '%s' to %s per block; the %s target "
@@ -764,6 +797,10 @@ emit_decl(Emitter *E, const TcStmt *s)
 			size_text(E->a, E->t->smem_limit));
 		return;
 	}
+	/* A buffer every fused run keeps in registers takes no memory (its
+	 * size still counts against the limit, a property of the program). */
+	if (E->unstored[v->index])
+		return;
 	line_directive(E, v->loc);
 	TcBuf shape;
 	tc_buf_init(&shape);
@@ -901,17 +938,8 @@ emit_for(Emitter *E, const TcStmt *s, bool in_parallel)
 				 tc_fmt(E->a, "%s: the CPU runs it in order",
 					src ? src : "tile_pipelined"));
 	}
-	if (s->u.loop.kind == TC_LOOP_PARALLEL && !in_parallel) {
-		/* One comment for the nest, in the program's spelling. */
-		TcBuf nest;
-		tc_buf_init(&nest);
-		for (const TcStmt *l = s; l; l = nested_parallel(l))
-			tc_buf_printf(&nest, "%stile_parallel(%s, %s)",
-				      nest.len ? " " : "", l->u.loop.var->name,
-				      expr_text(E, l->u.loop.end, 0));
-		tc_c_loc_comment(&E->pr, s->loc, nest.data);
-		tc_buf_free(&nest);
-	}
+	if (s->u.loop.kind == TC_LOOP_PARALLEL && !in_parallel)
+		nest_comment(E, s);
 	long long trips;
 	if (s->u.loop.kind == TC_LOOP_PARALLEL && !has_loop(s->u.loop.body) &&
 	    !(tc_expr_const(s->u.loop.end, &trips) && trips < 8))
@@ -931,11 +959,16 @@ emit_for(Emitter *E, const TcStmt *s, bool in_parallel)
 	if (s->u.loop.kind == TC_LOOP_PIPELINED)
 		emit_prefetches(E, s);
 	for (int i = 0; i < body->u.block.body.len; i++) {
+		const Fusion *F = par ? NULL : fusion_at(E, body, i);
 		const TcStmt *st = body->u.block.body.items[i];
-		if (st->kind == TC_ST_FOR)
+		if (F) {
+			emit_fusion(E, F);
+			i += fusion_len(F) - 1;
+		} else if (st->kind == TC_ST_FOR) {
 			emit_for(E, st, par);
-		else
+		} else {
 			emit_stmt(E, st);
+		}
 	}
 	tc_c_close(&E->pr);
 }
@@ -2032,6 +2065,1422 @@ emit_reduce(Emitter *E, const TcStmt *s)
 	}
 }
 
+/* --- Fusion: which statements run as one pass per row -------------------------- */
+/*
+ * Consecutive block-level statements that each touch a tile element by
+ * element over the same index space run as one loop nest: for each row of
+ * the tile, the rows that are copied in, then one vectorized loop over
+ * the row's elements doing every statement's work on each element in
+ * turn, then the row's reduction results and the rows copied out.  An
+ * element then stays in registers from one statement to the next instead
+ * of going through a buffer once per statement.  The statements that can
+ * join (FuseOp):
+ *
+ *   - tile_copy of a whole buffer from a tensor region whose rows are
+ *     contiguous (LOAD) or to one, by the row helper (STORE);
+ *   - a tile_parallel nest over the tile (MAP) whose body has no loop
+ *     and reads and writes buffers only at the nest's own indices: x[i][j]
+ *     for a buffer of the tile's shape, and reads of r[i] and c[j] for
+ *     per-row and per-column buffers; no tensor;
+ *   - tile_reduce_sum (or any reduction of f64 or integers) along the
+ *     last dim into a per-row buffer (REDUCE); float max and min keep
+ *     their row helpers, as clang cannot vectorize them in omp simd.
+ *
+ * Statements over the columns alone (a copy into a per-column buffer, a
+ * nest over j) join a run over rows and columns as work repeated on each
+ * row, when the buffer they write is kept in registers, or, for a copy,
+ * done once before the rows.  A run is legal when no statement touches a
+ * per-row buffer an earlier one reduces into (the reduction completes at
+ * the end of the row) and no tensor is written by one statement and read
+ * or written by another.  Element-wise access makes everything else keep
+ * its order: statement k's work on element (i, j) follows statement
+ * k - 1's on the same element.
+ *
+ * A buffer the run writes is not stored at all (elided: its element is a
+ * local of the row loop) when nothing reads it after the run (the
+ * liveness below), the run writes it in full before reading it, and no
+ * copy in the run reads it out.  A copy into an elided buffer reads the
+ * tensor's elements in the loop; into a stored one it copies rows as
+ * before.  Elided element loads run in two loops: the columns inside the
+ * tensor, then (for partial tiles only) the columns past its edge, which
+ * read as zero; gcc keeps a sum reduction in a register only when the
+ * load is not masked.
+ */
+
+/* How one block-level statement touches its tile, for fusion. */
+typedef enum FuseKind {
+	FUSE_LOAD,   /* tile_copy(buffer, tensor region) */
+	FUSE_STORE,  /* tile_copy(tensor region, buffer) */
+	FUSE_MAP,    /* element-wise tile_parallel nest */
+	FUSE_REDUCE, /* tile_reduce_* along the last dim */
+} FuseKind;
+
+typedef struct FuseOp {
+	const TcStmt *s;      /* the statement */
+	FuseKind kind;        /* what it is */
+	int rank;             /* 2: over rows and columns; 1: columns only */
+	long long rows, cols; /* its index space (rows is 1 at rank 1) */
+	const TcExpr *ext[2]; /* rows and columns as written (ext[0] NULL at
+				 rank 1) */
+	const TcVar *buf;     /* LOAD, STORE: the buffer; REDUCE: the source */
+	const TcRegion *reg;  /* LOAD, STORE: the tensor region */
+	const TcStmt *body;   /* MAP: the innermost loop's body (a BLOCK) */
+	const TcVar *var[2];  /* MAP: its loop vars, rows then columns
+				 (var[0] NULL at rank 1) */
+	bool helper;          /* LOAD, STORE: rows copy by tilec_load_* /
+				 tilec_store_* */
+	/* Decided when the run is planned and printed: */
+	bool elided;          /* LOAD: its buffer is elided (element loads) */
+	CopyPlan cp;          /* LOAD, STORE: names of its bounds */
+	const char *valid;    /* elided LOAD: the columns of the current row
+				 inside the tensor, NULL if all are */
+	const char *acc;      /* REDUCE: the accumulator's name */
+	bool braced;          /* MAP: printed in braces, loop vars aliased */
+} FuseOp;
+
+/* A run of statements block[first .. first + n) printed as one nest. */
+struct Fusion {
+	const TcStmt *block;  /* the BLOCK holding them */
+	int first, n;         /* which of its statements */
+	FuseOp *ops;          /* one per statement */
+	int rank;             /* 2: rows and columns; 1: columns only */
+	long long rows, cols; /* the index space */
+	const TcExpr *ext[2]; /* rows (NULL at rank 1) and columns as written */
+	bool *elided;         /* by var index: buffers kept in registers */
+};
+
+/* The index space of a whole rank-1 or rank-2 buffer with constant dims. */
+static bool
+tile_space(const TcVar *v, FuseOp *op)
+{
+	long long d[2];
+	if (v->rank < 1 || v->rank > 2)
+		return false;
+	for (int i = 0; i < v->rank; i++)
+		if (!tc_expr_const(v->shape[i], &d[i]) || d[i] <= 0)
+			return false;
+	op->rank = v->rank;
+	op->rows = v->rank == 2 ? d[0] : 1;
+	op->cols = d[v->rank - 1];
+	op->ext[0] = v->rank == 2 ? v->shape[0] : NULL;
+	op->ext[1] = v->shape[v->rank - 1];
+	return true;
+}
+
+static bool
+is_var(const TcExpr *e, const TcVar *v)
+{
+	return v && e->kind == TC_EX_VAR && e->u.var == v;
+}
+
+static bool
+dim_is(const TcVar *v, int d, long long n)
+{
+	long long c;
+	return tc_expr_const(v->shape[d], &c) && c == n;
+}
+
+/* Whether v[idx] is at a MAP's own indices: the tile's element, or (read
+ * only, unless the nest is over the columns alone) a per-row or
+ * per-column buffer's. */
+static bool
+map_elem_ok(const FuseOp *op, const TcVar *v, TcExpr *const *idx, bool write)
+{
+	if (v->kind != TC_VAR_BUFFER)
+		return false;
+	if (v->rank == 2)
+		return op->rank == 2 && dim_is(v, 0, op->rows) &&
+		       dim_is(v, 1, op->cols) && is_var(idx[0], op->var[0]) &&
+		       is_var(idx[1], op->var[1]);
+	if (v->rank != 1)
+		return false;
+	if (is_var(idx[0], op->var[1]) && dim_is(v, 0, op->cols))
+		return op->rank == 1 || !write;
+	return is_var(idx[0], op->var[0]) && dim_is(v, 0, op->rows) && !write;
+}
+
+static bool
+map_expr_ok(const FuseOp *op, const TcExpr *e)
+{
+	if (!e)
+		return true;
+	switch (e->kind) {
+	case TC_EX_BINARY:
+		return map_expr_ok(op, e->u.bin.lhs) && map_expr_ok(op, e->u.bin.rhs);
+	case TC_EX_UNARY:
+		return map_expr_ok(op, e->u.un.arg);
+	case TC_EX_SELECT:
+		return map_expr_ok(op, e->u.sel.cond) &&
+		       map_expr_ok(op, e->u.sel.then) &&
+		       map_expr_ok(op, e->u.sel.els);
+	case TC_EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			if (!map_expr_ok(op, e->u.call.args[i]))
+				return false;
+		return true;
+	case TC_EX_CAST:
+		return map_expr_ok(op, e->u.cast.arg);
+	case TC_EX_LOAD:
+		return map_elem_ok(op, e->u.load.var, e->u.load.idx, false);
+	default:
+		return true;
+	}
+}
+
+static bool
+map_stmt_ok(Emitter *E, const FuseOp *op, const TcStmt *s)
+{
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		for (int i = 0; i < s->u.block.body.len; i++)
+			if (!map_stmt_ok(E, op, s->u.block.body.items[i]))
+				return false;
+		return true;
+	case TC_ST_DECL:
+		return s->u.decl.var->kind == TC_VAR_LOCAL &&
+		       map_expr_ok(op, s->u.decl.init);
+	case TC_ST_ASSIGN: {
+		const TcExpr *dst = s->u.assign.dst;
+		if (dst->kind == TC_EX_VAR) {
+			/* Only the body's own locals. */
+			const TcVar *v = dst->u.var;
+			if (v->kind != TC_VAR_LOCAL || E->visible[v->index])
+				return false;
+		} else if (!map_elem_ok(op, dst->u.load.var, dst->u.load.idx,
+					true)) {
+			return false;
+		}
+		return map_expr_ok(op, s->u.assign.value);
+	}
+	case TC_ST_IF:
+		return map_expr_ok(op, s->u.cond.cond) &&
+		       map_stmt_ok(E, op, s->u.cond.then) &&
+		       (!s->u.cond.els || map_stmt_ok(E, op, s->u.cond.els));
+	default:
+		return false;
+	}
+}
+
+/* A block-level tile_parallel nest of one or two loops with constant
+ * extents whose innermost body has no loop and is element-wise. */
+static bool
+classify_map(Emitter *E, const TcStmt *s, FuseOp *op)
+{
+	*op = (FuseOp){ .s = s, .kind = FUSE_MAP };
+	if (s->kind != TC_ST_FOR || s->u.loop.kind != TC_LOOP_PARALLEL)
+		return false;
+	const TcStmt *loops[2] = { s, nested_parallel(s) };
+	int rank = loops[1] ? 2 : 1;
+	if (rank == 2 && nested_parallel(loops[1]))
+		return false;
+	long long ext[2];
+	for (int d = 0; d < rank; d++)
+		if (!tc_expr_const(loops[d]->u.loop.end, &ext[d]) || ext[d] <= 0)
+			return false;
+	const TcStmt *body = loops[rank - 1]->u.loop.body;
+	if (has_loop(body))
+		return false;
+	op->rank = rank;
+	op->rows = rank == 2 ? ext[0] : 1;
+	op->cols = ext[rank - 1];
+	op->ext[0] = rank == 2 ? loops[0]->u.loop.end : NULL;
+	op->ext[1] = loops[rank - 1]->u.loop.end;
+	op->var[0] = rank == 2 ? loops[0]->u.loop.var : NULL;
+	op->var[1] = loops[rank - 1]->u.loop.var;
+	op->body = body;
+	return map_stmt_ok(E, op, body);
+}
+
+/* Whether a block-level statement can join a fused run, and how. */
+static bool
+classify(Emitter *E, const TcStmt *s, FuseOp *op)
+{
+	*op = (FuseOp){ .s = s };
+	switch (s->kind) {
+	case TC_ST_COPY: {
+		const TcRegion *dst = &s->u.copy.dst, *src = &s->u.copy.src;
+		bool load = dst->whole && dst->var->kind == TC_VAR_BUFFER &&
+			    src->var->kind == TC_VAR_TENSOR;
+		bool store = src->whole && src->var->kind == TC_VAR_BUFFER &&
+			     dst->var->kind == TC_VAR_TENSOR;
+		if (!load && !store)
+			return false;
+		const TcVar *buf = load ? dst->var : src->var;
+		const TcRegion *reg = load ? src : dst;
+		if (!tile_space(buf, op) || reg->var->dtype == TC_DT_I4 ||
+		    reg->dims[buf->rank - 1] != reg->var->rank - 1)
+			return false;
+		for (int t = 0; t < buf->rank; t++)
+			if (!nonneg(E, reg->origin[reg->dims[t]]))
+				return false;
+		op->kind = load ? FUSE_LOAD : FUSE_STORE;
+		op->buf = buf;
+		op->reg = reg;
+		op->helper = row_helper(reg->var->dtype) &&
+			     strcmp(value_type(buf->dtype), "float") == 0 &&
+			     !(load && is_narrow_float(buf->dtype) &&
+			       buf->dtype != reg->var->dtype);
+		return load || op->helper;
+	}
+	case TC_ST_REDUCE: {
+		/* Float max and min stay with the row helpers: clang does not
+		 * vectorize an omp simd max-reduction of floats. */
+		const TcVar *src = s->u.reduce.src.var;
+		if (!s->u.reduce.src.whole || !s->u.reduce.dst.whole ||
+		    src->rank != 2 || s->u.reduce.dim != 1 || !tile_space(src, op) ||
+		    (s->u.reduce.op != TC_RED_SUM && tc_dtype_is_float(src->dtype)))
+			return false;
+		op->kind = FUSE_REDUCE;
+		op->buf = src;
+		return true;
+	}
+	case TC_ST_FOR:
+		return classify_map(E, s, op);
+	default:
+		return false;
+	}
+}
+
+/* Whether a MAP writes all of v before reading any of it: the first of
+ * its body's top-level statements that touches v assigns v at the nest's
+ * indices, unconditionally, from a value that does not read v. */
+static bool
+map_kills(const FuseOp *op, const TcVar *v)
+{
+	const TcStmt *body = op->body;
+	for (int i = 0; i < body->u.block.body.len; i++) {
+		const TcStmt *s = body->u.block.body.items[i];
+		if (!tc_stmt_touches(s, NULL, v))
+			continue;
+		return s->kind == TC_ST_ASSIGN &&
+		       s->u.assign.dst->kind == TC_EX_LOAD &&
+		       s->u.assign.dst->u.load.var == v &&
+		       v->rank == op->rank &&
+		       !(tc_stmt_touches(s, NULL, v) & TC_ROLE_READ);
+	}
+	return false;
+}
+
+/* --- Fusion: liveness ---------------------------------------------------------- */
+/*
+ * Which buffers are read after a statement before being written in full
+ * again, on some path: a backward walk over the body, loops iterated to a
+ * fixed point, recorded for every statement of a block.  A statement
+ * writes a buffer in full when it declares it, copies or fills the whole
+ * buffer, reduces into it without TILE_ACCUMULATE, or is an element-wise
+ * nest that assigns every element before reading any (map_kills).
+ * Anything else that reads a buffer keeps it live.
+ */
+
+typedef struct LiveOut {
+	const TcStmt *s; /* a statement of some block */
+	bool *set;       /* by var index: buffers read after it */
+} LiveOut;
+
+static bool *
+live_copy(Emitter *E, const bool *from)
+{
+	size_t n = (size_t)E->k->vars.len + 1;
+	bool *set = tc_alloc(E->a, n * sizeof *set);
+	if (from)
+		memcpy(set, from, n * sizeof *set);
+	return set;
+}
+
+static void
+live_use(void *ctx, const TcVar *v, int how)
+{
+	bool *set = ctx;
+	if (v->kind == TC_VAR_BUFFER && (how & TC_ROLE_READ))
+		set[v->index] = true;
+}
+
+static void
+live_record(Emitter *E, const TcStmt *s, const bool *set)
+{
+	for (int i = 0; i < E->live.len; i++) {
+		LiveOut *r = E->live.items[i];
+		if (r->s == s) {
+			memcpy(r->set, set, ((size_t)E->k->vars.len + 1) * sizeof *set);
+			return;
+		}
+	}
+	LiveOut *r = tc_alloc(E->a, sizeof *r);
+	r->s = s;
+	r->set = live_copy(E, set);
+	tc_vec_push(E->a, &E->live, r);
+}
+
+static const bool *
+live_after(Emitter *E, const TcStmt *s)
+{
+	for (int i = 0; i < E->live.len; i++) {
+		const LiveOut *r = E->live.items[i];
+		if (r->s == s)
+			return r->set;
+	}
+	tc_unreachable();
+}
+
+/* The buffer a simple statement writes in full, or NULL. */
+static const TcVar *
+killed(const TcStmt *s)
+{
+	switch (s->kind) {
+	case TC_ST_DECL:
+		return s->u.decl.var->kind == TC_VAR_BUFFER ? s->u.decl.var : NULL;
+	case TC_ST_COPY:
+		return s->u.copy.dst.whole ? s->u.copy.dst.var : NULL;
+	case TC_ST_FILL:
+		return s->u.fill.dst.whole ? s->u.fill.dst.var : NULL;
+	case TC_ST_REDUCE:
+		return s->u.reduce.dst.whole && !s->u.reduce.accumulate
+			       ? s->u.reduce.dst.var : NULL;
+	default:
+		return NULL;
+	}
+}
+
+/* live: what is live after s on entry, before s on return. */
+static void
+live_stmt(Emitter *E, const TcStmt *s, bool *live)
+{
+	int nv = E->k->vars.len;
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		for (int i = s->u.block.body.len - 1; i >= 0; i--) {
+			const TcStmt *it = s->u.block.body.items[i];
+			live_record(E, it, live);
+			live_stmt(E, it, live);
+		}
+		return;
+	case TC_ST_IF: {
+		bool *els = live_copy(E, live);
+		live_stmt(E, s->u.cond.then, live);
+		if (s->u.cond.els)
+			live_stmt(E, s->u.cond.els, els);
+		for (int v = 0; v < nv; v++)
+			live[v] |= els[v];
+		tc_expr_access(s->u.cond.cond, live_use, live);
+		return;
+	}
+	case TC_ST_FOR: {
+		FuseOp op;
+		if (classify_map(E, s, &op)) {
+			for (int v = 0; v < nv; v++) {
+				const TcVar *var = E->k->vars.items[v];
+				if (var->kind == TC_VAR_BUFFER && map_kills(&op, var))
+					live[v] = false;
+			}
+			tc_stmt_access(s, NULL, live_use, live);
+			return;
+		}
+		/* The body runs zero or more times. */
+		for (;;) {
+			bool *in = live_copy(E, live);
+			live_stmt(E, s->u.loop.body, in);
+			bool changed = false;
+			for (int v = 0; v < nv; v++)
+				if (in[v] && !live[v])
+					live[v] = changed = true;
+			if (!changed)
+				break;
+		}
+		tc_expr_access(s->u.loop.begin, live_use, live);
+		tc_expr_access(s->u.loop.end, live_use, live);
+		tc_expr_access(s->u.loop.step, live_use, live);
+		return;
+	}
+	default: {
+		const TcVar *k = killed(s);
+		if (k)
+			live[k->index] = false;
+		tc_stmt_access(s, NULL, live_use, live);
+		return;
+	}
+	}
+}
+
+/* --- Fusion: planning runs -------------------------------------------------------- */
+
+/* What one statement reads and writes (tc_stmt_access). */
+typedef struct Touches {
+	const TcVar *var[32]; /* distinct vars */
+	int how[32];          /* TC_ROLE_* of each */
+	int n;                /* how many */
+	bool overflow;        /* more than 32: treat as touching everything */
+} Touches;
+
+static void
+touches_add(void *ctx, const TcVar *v, int how)
+{
+	Touches *t = ctx;
+	if (v->kind != TC_VAR_BUFFER && v->kind != TC_VAR_TENSOR)
+		return;
+	for (int i = 0; i < t->n; i++)
+		if (t->var[i] == v) {
+			t->how[i] |= how;
+			return;
+		}
+	if (t->n == 32) {
+		t->overflow = true;
+		return;
+	}
+	t->var[t->n] = v;
+	t->how[t->n++] = how;
+}
+
+static int
+touches_of(const Touches *t, const TcVar *v)
+{
+	for (int i = 0; i < t->n; i++)
+		if (t->var[i] == v)
+			return t->how[i];
+	return 0;
+}
+
+/* Whether op k may follow ops[0 .. k) in one run: same columns (and rows,
+ * for two rank-2 ops), nothing touching a per-row buffer an earlier op
+ * reduces into, no tensor written by one op and touched by another. */
+static bool
+joins(const FuseOp *ops, const Touches *tt, int k)
+{
+	const FuseOp *op = &ops[k];
+	if (op->kind == FUSE_STORE && op->rank == 1 && ops[0].rank == 2)
+		return false;
+	for (int p = 0; p < k; p++) {
+		const FuseOp *q = &ops[p];
+		if (q->cols != op->cols ||
+		    (q->rank == 2 && op->rank == 2 && q->rows != op->rows) ||
+		    (op->kind == FUSE_STORE && op->rank == 1 && q->rank == 2))
+			return false;
+		if (tt[k].overflow || tt[p].overflow)
+			return false;
+		if (q->kind == FUSE_REDUCE &&
+		    touches_of(&tt[k], q->s->u.reduce.dst.var))
+			return false;
+		for (int i = 0; i < tt[k].n; i++) {
+			const TcVar *v = tt[k].var[i];
+			int mine = tt[k].how[i], theirs = touches_of(&tt[p], v);
+			if (v->kind == TC_VAR_TENSOR && theirs &&
+			    ((mine | theirs) & TC_ROLE_WRITE))
+				return false;
+		}
+	}
+	return true;
+}
+
+/* Decide which buffers the run ops[0 .. n) elides, given what is live
+ * after it; returns the index of the first op the run cannot keep (n if
+ * all fit): a copy into a stored buffer without a row helper, a
+ * statement over the columns writing a stored buffer in a run over rows,
+ * a stored copy whose buffer an earlier op touches (the copy moves to the
+ * start of the row), or a copy out whose buffer a later op writes (it
+ * moves to the end). */
+static int
+plan_elision(Emitter *E, FuseOp *ops, const Touches *tt, int n,
+	     const bool *live, bool *elided)
+{
+	int nv = E->k->vars.len, rank = 1;
+	for (int k = 0; k < n; k++)
+		rank = ops[k].rank > rank ? ops[k].rank : rank;
+	memset(elided, 0, ((size_t)nv + 1) * sizeof *elided);
+	for (int v = 0; v < nv; v++) {
+		const TcVar *var = E->k->vars.items[v];
+		if (var->kind != TC_VAR_BUFFER || live[v])
+			continue;
+		bool kill = false, written = false, stored = false;
+		for (int k = 0; k < n && !stored; k++) {
+			int how = touches_of(&tt[k], var);
+			if (!how)
+				continue;
+			const FuseOp *op = &ops[k];
+			bool first = !written;
+			written |= (how & TC_ROLE_WRITE) != 0;
+			if (op->kind == FUSE_STORE || op->kind == FUSE_REDUCE)
+				stored |= op->kind == FUSE_STORE;
+			if (first)
+				kill = (op->kind == FUSE_LOAD && op->buf == var) ||
+				       (op->kind == FUSE_MAP && map_kills(op, var));
+		}
+		elided[v] = kill && !stored &&
+			    (var->rank == rank || (var->rank == 1 && rank == 2));
+	}
+	for (int k = 0; k < n; k++) {
+		const FuseOp *op = &ops[k];
+		bool broadcast = op->rank == 1 && rank == 2;
+		if (op->kind == FUSE_LOAD) {
+			if (elided[op->buf->index])
+				continue;
+			if (!op->helper)
+				return k;
+			for (int p = 0; p < k; p++)
+				if (touches_of(&tt[p], op->buf))
+					return k;
+		} else if (op->kind == FUSE_STORE) {
+			for (int p = k + 1; p < n; p++)
+				if (touches_of(&tt[p], op->buf) & TC_ROLE_WRITE)
+					return k;
+		} else if (op->kind == FUSE_MAP && broadcast) {
+			for (int i = 0; i < tt[k].n; i++)
+				if ((tt[k].how[i] & TC_ROLE_WRITE) &&
+				    !elided[tt[k].var[i]->index])
+					return k;
+		}
+	}
+	return n;
+}
+
+/* Plan the runs among the statements of one block, then of the blocks
+ * inside them (not inside tile_parallel loops: tile ops live at block
+ * level). */
+static void
+plan_block(Emitter *E, const TcStmt *block)
+{
+	int n = block->u.block.body.len;
+	FuseOp *ops = tc_alloc(E->a, (size_t)(n + 1) * sizeof *ops);
+	Touches *tt = tc_alloc(E->a, (size_t)(n + 1) * sizeof *tt);
+	bool *ok = tc_alloc(E->a, (size_t)(n + 1) * sizeof *ok);
+	for (int i = 0; i < n; i++) {
+		const TcStmt *s = block->u.block.body.items[i];
+		ok[i] = classify(E, s, &ops[i]);
+		if (ok[i])
+			tc_stmt_access(s, NULL, touches_add, &tt[i]);
+	}
+	for (int i = 0; i < n;) {
+		int len = 0;
+		while (i + len < n && ok[i + len] &&
+		       joins(&ops[i], &tt[i], len))
+			len++;
+		bool *elided = live_copy(E, NULL);
+		while (len >= 2) {
+			const TcStmt *last = block->u.block.body.items[i + len - 1];
+			int keep = plan_elision(E, &ops[i], &tt[i], len,
+						live_after(E, last), elided);
+			if (keep == len)
+				break;
+			len = keep;
+		}
+		/* Copies alone have no element loop to share. */
+		bool work = false;
+		for (int k = 0; k < len; k++)
+			work |= ops[i + k].kind == FUSE_MAP ||
+				ops[i + k].kind == FUSE_REDUCE;
+		if (len < 2 || !work) {
+			i++;
+			continue;
+		}
+		Fusion *F = tc_alloc(E->a, sizeof *F);
+		*F = (Fusion){ .block = block, .first = i, .n = len,
+			       .ops = &ops[i], .elided = elided, .rank = 1 };
+		for (int k = 0; k < len; k++) {
+			FuseOp *op = &ops[i + k];
+			if (op->kind == FUSE_LOAD)
+				op->elided = elided[op->buf->index];
+			if (op->rank >= F->rank) {
+				F->rank = op->rank;
+				F->rows = op->rows;
+				F->cols = op->cols;
+				F->ext[0] = op->ext[0];
+				F->ext[1] = op->ext[1];
+			}
+		}
+		tc_vec_push(E->a, &E->fusions, F);
+		i += len;
+	}
+	for (int i = 0; i < n; i++) {
+		const TcStmt *s = block->u.block.body.items[i];
+		if (s->kind == TC_ST_BLOCK)
+			plan_block(E, s);
+		else if (s->kind == TC_ST_FOR && s->u.loop.kind != TC_LOOP_PARALLEL)
+			plan_block(E, s->u.loop.body);
+		else if (s->kind == TC_ST_IF) {
+			plan_block(E, s->u.cond.then);
+			if (s->u.cond.els)
+				plan_block(E, s->u.cond.els);
+		}
+	}
+}
+
+static int
+fusion_len(const Fusion *F)
+{
+	return F->n;
+}
+
+/* The run that starts at statement i of block, or NULL. */
+static const Fusion *
+fusion_at(Emitter *E, const TcStmt *block, int i)
+{
+	for (int f = 0; f < E->fusions.len; f++) {
+		const Fusion *F = E->fusions.items[f];
+		if (F->block == block && F->first == i)
+			return F;
+	}
+	return NULL;
+}
+
+static void
+mark_all(void *ctx, const TcVar *v, int how)
+{
+	bool *set = ctx;
+	(void)how;
+	set[v->index] = true;
+}
+
+/* Mark in stored the buffers some statement accesses in memory: any
+ * access outside a run, or inside one that keeps the buffer. */
+static void
+mark_stored(Emitter *E, const TcStmt *s, bool *stored)
+{
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		for (int i = 0; i < s->u.block.body.len; i++) {
+			const Fusion *F = fusion_at(E, s, i);
+			if (!F) {
+				mark_stored(E, s->u.block.body.items[i], stored);
+				continue;
+			}
+			bool *t = live_copy(E, NULL);
+			for (int k = 0; k < F->n; k++)
+				tc_stmt_access(F->ops[k].s, NULL, mark_all, t);
+			for (int v = 0; v < E->k->vars.len; v++)
+				stored[v] |= t[v] && !F->elided[v];
+			i += F->n - 1;
+		}
+		return;
+	case TC_ST_FOR:
+		tc_expr_access(s->u.loop.begin, mark_all, stored);
+		tc_expr_access(s->u.loop.end, mark_all, stored);
+		tc_expr_access(s->u.loop.step, mark_all, stored);
+		mark_stored(E, s->u.loop.body, stored);
+		return;
+	case TC_ST_IF:
+		tc_expr_access(s->u.cond.cond, mark_all, stored);
+		mark_stored(E, s->u.cond.then, stored);
+		if (s->u.cond.els)
+			mark_stored(E, s->u.cond.els, stored);
+		return;
+	case TC_ST_DECL:
+		tc_expr_access(s->u.decl.init, mark_all, stored);
+		return;
+	default:
+		tc_stmt_access(s, NULL, mark_all, stored);
+		return;
+	}
+}
+
+/* Liveness, then the runs of the whole body, then the buffers no
+ * statement stores (their declarations are left out). */
+static void
+plan_fusion(Emitter *E)
+{
+	bool *live = live_copy(E, NULL);
+	live_stmt(E, E->k->body, live);
+	plan_block(E, E->k->body);
+	bool *stored = live_copy(E, NULL);
+	bool *elided = live_copy(E, NULL);
+	mark_stored(E, E->k->body, stored);
+	for (int f = 0; f < E->fusions.len; f++) {
+		const Fusion *F = E->fusions.items[f];
+		for (int v = 0; v < E->k->vars.len; v++)
+			elided[v] |= F->elided[v];
+	}
+	for (int v = 0; v < E->k->vars.len; v++)
+		E->unstored[v] = elided[v] && !stored[v];
+}
+
+/* --- Fusion: printing a run ------------------------------------------------------ */
+
+/* A name for the nest, reserved until the run is printed. */
+static const char *
+reserve(Emitter *E, const char *base)
+{
+	const char *name = fresh(E, base);
+	tc_vec_push(E->a, &E->reserved, (void *)name);
+	return name;
+}
+
+/* Bounds shared by the copies of a run: each distinct origin and extent
+ * declared once. */
+typedef struct Bounds {
+	const TcExpr *origin[16]; /* origin expressions declared */
+	const char *oname[16];    /* their names */
+	int norigins;
+	const char *ekey[16];     /* "shape|origin|tile|fixed" of an extent */
+	const char *ename[16];    /* its name */
+	int nextents;
+	TcBuf odecl;              /* `const int row0 = ..., col0 = ...;` */
+	TcBuf edecl;              /* one `const int rows = ...;` per extent */
+} Bounds;
+
+static const char *
+bounds_origin(Emitter *E, Bounds *bd, const TcExpr *o, const char *base)
+{
+	if (o->kind == TC_EX_INT && o->u.ival == 0)
+		return NULL;
+	if (o->kind == TC_EX_VAR)
+		return o->u.var->name;
+	for (int i = 0; i < bd->norigins; i++)
+		if (tc_expr_equal(bd->origin[i], o))
+			return bd->oname[i];
+	tc_assert(bd->norigins < 16);
+	const char *name = reserve(E, base);
+	bd->origin[bd->norigins] = o;
+	bd->oname[bd->norigins++] = name;
+	tc_buf_printf(&bd->odecl, "%s%s = %s", bd->odecl.len ? ", " : "", name,
+		      expr_text(E, o, TC_PREC_COMMA + 1));
+	return name;
+}
+
+/* Fill op->cp's names: origins, valid extents, the fixed condition folded
+ * into the first extent, as plan_copy does for one copy. */
+static void
+bounds_copy(Emitter *E, Bounds *bd, FuseOp *op, const char *const *idx)
+{
+	CopyPlan *cp = &op->cp;
+	*cp = (CopyPlan){ .tile = op->buf, .reg = op->reg, .ten = op->reg->var,
+			  .rank = op->buf->rank };
+	int R = cp->rank;
+	for (int t = 0; t < R; t++)
+		cp->idx[t] = idx[2 - R + t];
+	TcBuf cond;
+	tc_buf_init(&cond);
+	for (int vd = 0; vd < cp->ten->rank; vd++) {
+		bool covered = false;
+		for (int t = 0; t < R; t++)
+			covered |= cp->reg->dims[t] == vd;
+		const TcExpr *o = cp->reg->origin[vd];
+		if (covered || in_range(E, o, cp->ten->shape[vd]))
+			continue;
+		int lt = tc_binop_prec(TC_OP_LT) + 1;
+		if (!nonneg(E, o))
+			tc_buf_printf(&cond, "%s0 <= %s", cond.len ? " && " : "",
+				      expr_text(E, o, lt));
+		tc_buf_printf(&cond, "%s%s < %s", cond.len ? " && " : "",
+			      expr_text(E, o, lt),
+			      expr_text(E, cp->ten->shape[vd], lt));
+	}
+	cp->fixed = cond.len ? tc_strdup(E->a, cond.data) : NULL;
+	tc_buf_free(&cond);
+	for (int t = 0; t < R; t++) {
+		bool row = R == 2 && t == 0;
+		int vd = cp->reg->dims[t];
+		const TcExpr *o = cp->reg->origin[vd];
+		cp->origin[t] = bounds_origin(E, bd, o, row ? "row0" : "col0");
+		long long oc, n, e = dim(cp->tile, t);
+		const char *tile_ext = expr_text(E, cp->tile->shape[t], 0);
+		bool full = tc_expr_const(o, &oc) &&
+			    tc_expr_const(cp->ten->shape[vd], &n) && oc >= 0 &&
+			    oc + e <= n;
+		const char *fixed = t == 0 ? cp->fixed : NULL;
+		if (full && !fixed) {
+			cp->ext[t] = tile_ext;
+			cp->partial[t] = false;
+			continue;
+		}
+		cp->partial[t] = true;
+		const char *shape = expr_text(E, cp->ten->shape[vd],
+					      TC_PREC_COMMA + 1);
+		const char *origin = cp->origin[t] ? cp->origin[t] : "0";
+		const char *key = tc_fmt(E->a, "%s|%s|%s|%s", shape, origin,
+					 tile_ext, fixed ? fixed : "");
+		cp->ext[t] = NULL;
+		for (int i = 0; i < bd->nextents; i++)
+			if (strcmp(bd->ekey[i], key) == 0)
+				cp->ext[t] = bd->ename[i];
+		if (cp->ext[t])
+			continue;
+		tc_assert(bd->nextents < 16);
+		const char *name = reserve(E, row ? "rows" : "cols");
+		bd->ekey[bd->nextents] = key;
+		bd->ename[bd->nextents++] = name;
+		cp->ext[t] = name;
+		const char *call = tc_fmt(E->a, "tilec_extent(%s, %s, %s)", shape,
+					  origin, tile_ext);
+		if (fixed)
+			tc_buf_printf(&bd->edecl, "const int %s = %s ? %s : 0;\n",
+				      name, fixed, call);
+		else
+			tc_buf_printf(&bd->edecl, "const int %s = %s;\n", name,
+				      call);
+	}
+}
+
+/* `i < rows` for the rows of a copy that lie inside its tensor, or NULL
+ * when all do. */
+static const char *
+rows_inside(Emitter *E, const FuseOp *op, const char *i)
+{
+	if (op->cp.rank < 2 || !op->cp.partial[0])
+		return NULL;
+	return tc_fmt(E->a, "%s < %s", i, op->cp.ext[0]);
+}
+
+/* The value an elided copy's element loads, converted as the buffer
+ * holds it. */
+static const char *
+elided_value(Emitter *E, const FuseOp *op)
+{
+	TcDtype tt = op->cp.ten->dtype, bt = op->buf->dtype;
+	const char *te = tensor_elem(E, &op->cp, false);
+	const char *val = is_narrow_float(tt)
+		? tc_fmt(E->a, "tilec_%s_to_f32(%s)", tc_dtype_name(tt), te) : te;
+	return to_buffer(E, val, tt, bt);
+}
+
+/* How many assignments to v a statement holds. */
+static int
+assigns_of(const TcStmt *s, const TcVar *v)
+{
+	int n = 0;
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		for (int i = 0; i < s->u.block.body.len; i++)
+			n += assigns_of(s->u.block.body.items[i], v);
+		return n;
+	case TC_ST_IF:
+		return assigns_of(s->u.cond.then, v) +
+		       (s->u.cond.els ? assigns_of(s->u.cond.els, v) : 0);
+	case TC_ST_ASSIGN:
+		return s->u.assign.dst->kind == TC_EX_LOAD &&
+		       s->u.assign.dst->u.load.var == v;
+	default:
+		return 0;
+	}
+}
+
+/* How many times the run writes v (a copy in counts once). */
+static int
+writes_of(const Fusion *F, const TcVar *v)
+{
+	int n = 0;
+	for (int k = 0; k < F->n; k++) {
+		const FuseOp *op = &F->ops[k];
+		if (op->kind == FUSE_LOAD && op->buf == v)
+			n++;
+		else if (op->kind == FUSE_MAP)
+			n += assigns_of(op->body, v);
+	}
+	return n;
+}
+
+/* `[const] T v` for the local that holds an elided buffer's element. */
+static const char *
+elided_decl(Emitter *E, const Fusion *F, const TcVar *v)
+{
+	return tc_fmt(E->a, "%s%s %s", writes_of(F, v) == 1 ? "const " : "",
+		      value_type(v->dtype), v->name);
+}
+
+/* The element loop's body: every op's work on element (i, j) in order.
+ * In the edge loop (edge), elided copies read zero past their tensor's
+ * edge; only is the valid extent the main loop ran to, if it was one
+ * copy's.  An elided buffer's local is declared where the run first
+ * writes it, or before everything if that is inside a braced nest. */
+static void
+emit_fused_body(Emitter *E, const Fusion *F, const char *const *idx,
+		const char *only, bool edge)
+{
+	TcBuf *b = E->out;
+	bool *declared = live_copy(E, NULL);
+	for (int k = 0; k < F->n; k++) {
+		const FuseOp *op = &F->ops[k];
+		if (op->kind != FUSE_MAP || !op->braced)
+			continue;
+		for (int v = 0; v < E->k->vars.len; v++) {
+			const TcVar *var = E->k->vars.items[v];
+			if (F->elided[v] && !declared[v] &&
+			    (tc_stmt_touches(op->body, NULL, var) & TC_ROLE_WRITE)) {
+				tc_buf_printf(b, "%s %s;\n", value_type(var->dtype),
+					      var->name);
+				declared[v] = true;
+			}
+		}
+	}
+	const bool *saved = E->elided;
+	E->elided = F->elided;
+	for (int k = 0; k < F->n; k++) {
+		const FuseOp *op = &F->ops[k];
+		switch (op->kind) {
+		case FUSE_LOAD: {
+			if (!op->elided)
+				break;
+			const char *val = elided_value(E, op);
+			if (edge && op->valid) {
+				/* Past the one edge the main loop stops at,
+				 * nothing is inside; else test this copy's. */
+				const char *in = rows_inside(E, op, idx[0]);
+				const char *test = in;
+				if (op->cp.partial[op->cp.rank - 1]) {
+					const char *c = tc_fmt(E->a, "%s < %s", idx[1],
+							       op->cp.ext[op->cp.rank - 1]);
+					test = in ? tc_fmt(E->a, "%s && %s", in, c) : c;
+				}
+				val = only && strcmp(only, op->valid) == 0
+					      ? "0"
+					      : tc_fmt(E->a, "%s ? %s : 0", test, val);
+			}
+			declared[op->buf->index] = true;
+			const char *head = tc_fmt(E->a, "%s =",
+						  elided_decl(E, F, op->buf));
+			if ((size_t)b->indent * 8 + strlen(head) + strlen(val) + 2 <= 80)
+				tc_buf_printf(b, "%s %s;\n", head, val);
+			else
+				tc_buf_printf(b, "%s\n    %s;\n", head, val);
+			break;
+		}
+		case FUSE_STORE:
+			break;
+		case FUSE_MAP: {
+			const TcStmt *body = op->body;
+			if (op->braced) {
+				tc_buf_puts(b, "{\n");
+				b->indent++;
+				for (int d = 2 - op->rank; d < 2; d++)
+					if (strcmp(op->var[d]->name, idx[d]) != 0)
+						tc_buf_printf(b, "const int %s = %s;\n",
+							      op->var[d]->name, idx[d]);
+			}
+			for (int i = 0; i < body->u.block.body.len; i++) {
+				const TcStmt *s = body->u.block.body.items[i];
+				const TcVar *v = s->kind == TC_ST_ASSIGN &&
+						 s->u.assign.dst->kind == TC_EX_LOAD
+					? s->u.assign.dst->u.load.var : NULL;
+				if (v && F->elided[v->index] && !declared[v->index]) {
+					/* The run's first write of an
+					 * elided buffer: its local. */
+					declared[v->index] = true;
+					line_directive(E, s->loc);
+					print_statement(E, tc_fmt(E->a, "%s =",
+								  elided_decl(E, F, v)),
+							s->u.assign.value, v->dtype);
+					continue;
+				}
+				emit_stmt(E, s);
+			}
+			if (op->braced) {
+				b->indent--;
+				tc_buf_puts(b, "}\n");
+			}
+			break;
+		}
+		case FUSE_REDUCE: {
+			const TcVar *src = op->buf;
+			TcDtype t = tc_dtype_is_float(src->dtype) &&
+					    src->dtype != TC_DT_F64
+				    ? TC_DT_F32 : src->dtype;
+			const char *se = F->elided[src->index] ? src->name
+							       : elem(E, src, idx);
+			tc_buf_printf(b, "%s;\n",
+				      reduce_step(E, op->s->u.reduce.op, t, op->acc, se));
+			break;
+		}
+		}
+	}
+	E->elided = saved;
+}
+
+/* Names a statement refers to (vars of any kind) and its body's
+ * top-level declarations, for deciding which nests need braces. */
+static void
+names_expr(Emitter *E, const TcExpr *e, TcVec *out)
+{
+	if (!e)
+		return;
+	switch (e->kind) {
+	case TC_EX_VAR:
+		tc_vec_push(E->a, out, (void *)e->u.var->name);
+		break;
+	case TC_EX_BINARY:
+		names_expr(E, e->u.bin.lhs, out);
+		names_expr(E, e->u.bin.rhs, out);
+		break;
+	case TC_EX_UNARY:
+		names_expr(E, e->u.un.arg, out);
+		break;
+	case TC_EX_SELECT:
+		names_expr(E, e->u.sel.cond, out);
+		names_expr(E, e->u.sel.then, out);
+		names_expr(E, e->u.sel.els, out);
+		break;
+	case TC_EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			names_expr(E, e->u.call.args[i], out);
+		break;
+	case TC_EX_CAST:
+		names_expr(E, e->u.cast.arg, out);
+		break;
+	case TC_EX_LOAD:
+		tc_vec_push(E->a, out, (void *)e->u.load.var->name);
+		for (int i = 0; i < e->u.load.var->rank; i++)
+			names_expr(E, e->u.load.idx[i], out);
+		break;
+	default:
+		break;
+	}
+}
+
+static void
+names_stmt(Emitter *E, const TcStmt *s, TcVec *out)
+{
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		for (int i = 0; i < s->u.block.body.len; i++)
+			names_stmt(E, s->u.block.body.items[i], out);
+		break;
+	case TC_ST_DECL:
+		tc_vec_push(E->a, out, (void *)s->u.decl.var->name);
+		names_expr(E, s->u.decl.init, out);
+		break;
+	case TC_ST_ASSIGN:
+		names_expr(E, s->u.assign.dst, out);
+		names_expr(E, s->u.assign.value, out);
+		break;
+	case TC_ST_IF:
+		names_expr(E, s->u.cond.cond, out);
+		names_stmt(E, s->u.cond.then, out);
+		if (s->u.cond.els)
+			names_stmt(E, s->u.cond.els, out);
+		break;
+	case TC_ST_FOR:
+		tc_vec_push(E->a, out, (void *)s->u.loop.var->name);
+		names_expr(E, s->u.loop.end, out);
+		names_stmt(E, s->u.loop.body, out);
+		break;
+	case TC_ST_COPY:
+		tc_vec_push(E->a, out, (void *)s->u.copy.dst.var->name);
+		tc_vec_push(E->a, out, (void *)s->u.copy.src.var->name);
+		for (int i = 0; i < s->u.copy.src.var->rank; i++)
+			names_expr(E, s->u.copy.src.origin[i], out);
+		for (int i = 0; i < s->u.copy.dst.var->rank; i++)
+			names_expr(E, s->u.copy.dst.origin[i], out);
+		break;
+	case TC_ST_REDUCE:
+		tc_vec_push(E->a, out, (void *)s->u.reduce.dst.var->name);
+		tc_vec_push(E->a, out, (void *)s->u.reduce.src.var->name);
+		break;
+	default:
+		break;
+	}
+}
+
+static bool
+has_name(const TcVec *v, const char *name)
+{
+	for (int i = 0; i < v->len; i++)
+		if (strcmp(v->items[i], name) == 0)
+			return true;
+	return false;
+}
+
+/* Whether a nest is printed in braces: its loop vars are not the run's
+ * index names, or a local it declares at the top of its body would
+ * collide with a name another statement of the run uses or declares. */
+static bool
+needs_braces(Emitter *E, const Fusion *F, int k, const char *const *idx)
+{
+	const FuseOp *op = &F->ops[k];
+	for (int d = 2 - op->rank; d < 2; d++)
+		if (strcmp(op->var[d]->name, idx[d]) != 0)
+			return true;
+	TcVec others = { 0 };
+	for (int p = 0; p < F->n; p++)
+		if (p != k)
+			names_stmt(E, F->ops[p].s, &others);
+	for (int v = 0; v < E->k->vars.len; v++)
+		if (F->elided[v])
+			tc_vec_push(E->a, &others,
+				    (void *)((TcVar *)E->k->vars.items[v])->name);
+	for (int i = 0; i < E->reserved.len; i++)
+		tc_vec_push(E->a, &others, E->reserved.items[i]);
+	const TcStmt *body = op->body;
+	for (int i = 0; i < body->u.block.body.len; i++) {
+		const TcStmt *s = body->u.block.body.items[i];
+		if (s->kind == TC_ST_DECL && has_name(&others, s->u.decl.var->name))
+			return true;
+	}
+	return false;
+}
+
+/* One comment for a tile_parallel nest, in the program's spelling. */
+static void
+nest_comment(Emitter *E, const TcStmt *s)
+{
+	TcBuf nest;
+	tc_buf_init(&nest);
+	for (const TcStmt *l = s; l; l = nested_parallel(l))
+		tc_buf_printf(&nest, "%stile_parallel(%s, %s)",
+			      nest.len ? " " : "", l->u.loop.var->name,
+			      expr_text(E, l->u.loop.end, 0));
+	line_directive(E, s->loc);
+	tc_c_loc_comment(&E->pr, s->loc, nest.data);
+	tc_buf_free(&nest);
+}
+
+/* `tilec_load_T(row, &T[...], cols, width);` for a stored copy's row (or
+ * whole rank-1 tile). */
+static void
+print_row_copy(Emitter *E, const FuseOp *op, const char *i)
+{
+	const CopyPlan *cp = &op->cp;
+	int R = cp->rank;
+	const char *helper = row_helper(cp->ten->dtype);
+	const char *row = R == 2 ? tc_fmt(E->a, "%s[%s]", op->buf->name, i)
+				 : op->buf->name;
+	const char *start = tc_fmt(E->a, "&%s", tensor_elem(E, cp, true));
+	const char *args[4];
+	if (op->kind == FUSE_LOAD) {
+		args[0] = row;
+		args[1] = start;
+		args[2] = cp->ext[R - 1];
+		args[3] = expr_text(E, cp->tile->shape[R - 1], 0);
+		print_wrapped(E, tc_fmt(E->a, "tilec_load_%s(", helper), args, 4,
+			      ");");
+	} else {
+		args[0] = start;
+		args[1] = row;
+		args[2] = cp->ext[R - 1];
+		print_wrapped(E, tc_fmt(E->a, "tilec_store_%s(", helper), args, 3,
+			      ");");
+	}
+}
+
+/* One element loop, j from begin to end; reductions joined in clauses.
+ * The edge loop has no omp simd: it runs only on partial tiles, and clang
+ * cannot vectorize a sum of what it folds to constants there. */
+static void
+emit_fused_loop(Emitter *E, const Fusion *F, const char *const *idx,
+		const char *begin, const char *end, const char *only, bool edge)
+{
+	static const char *const omp_ops[] = {
+		[TC_RED_SUM] = "+", [TC_RED_MAX] = "max",
+		[TC_RED_MIN] = "min", [TC_RED_ABSMAX] = "max",
+	};
+	if (F->cols >= 8 && !edge) {
+		TcBuf clauses;
+		tc_buf_init(&clauses);
+		for (int k = 0; k < F->n; k++)
+			if (F->ops[k].kind == FUSE_REDUCE)
+				tc_buf_printf(&clauses, " reduction(%s : %s)",
+					      omp_ops[F->ops[k].s->u.reduce.op],
+					      F->ops[k].acc);
+		pragma(E, "omp simd%s", clauses.len ? clauses.data : "");
+		tc_buf_free(&clauses);
+	}
+	for_dim(E, idx[1], begin, end);
+	/* The body, without braces if it is one line. */
+	TcBuf body, *out = E->out;
+	tc_buf_init(&body);
+	body.indent = out->indent + 1;
+	E->out = E->pr.out = &body;
+	emit_fused_body(E, F, idx, only, edge);
+	E->out = E->pr.out = out;
+	const char *nl = strchr(body.data, '\n');
+	bool one = nl && !nl[1] && !strchr(body.data, '#');
+	tc_buf_puts(out, one ? "\n" : " {\n");
+	int indent = out->indent;
+	out->indent = 0;
+	tc_buf_puts(out, body.data);
+	out->indent = indent;
+	if (!one)
+		tc_buf_puts(out, "}\n");
+	tc_buf_free(&body);
+}
+
+/* Print a run as one loop nest (see "Fusion" above). */
+static void
+emit_fusion(Emitter *E, const Fusion *F)
+{
+	static const char *const acc_names[] = {
+		[TC_RED_SUM] = "sum", [TC_RED_MAX] = "maxv",
+		[TC_RED_MIN] = "minv", [TC_RED_ABSMAX] = "amax",
+	};
+	TcBuf *b = E->out;
+	int reserved = E->reserved.len;
+	for (int k = 0; k < F->n; k++) {
+		if (F->ops[k].kind == FUSE_MAP)
+			nest_comment(E, F->ops[k].s);
+		else
+			op_comment(E, F->ops[k].s);
+	}
+	TcBuf note;
+	tc_buf_init(&note);
+	tc_buf_printf(&note, "as one loop over each %s's elements",
+		      F->rank == 2 ? "row" : "tile");
+	int nel = 0;
+	for (int v = 0; v < E->k->vars.len; v++)
+		if (F->elided[v])
+			tc_buf_printf(&note, "%s%s", nel++ ? ", " : "; not stored: ",
+				      ((TcVar *)E->k->vars.items[v])->name);
+	tc_c_comment(&E->pr, note.data);
+	tc_buf_free(&note);
+
+	/* Index names: a nest's over the whole space, else fresh ones. */
+	const char *idx[2] = { NULL, NULL };
+	for (int k = 0; k < F->n && !idx[1]; k++) {
+		const FuseOp *op = &F->ops[k];
+		if (op->kind == FUSE_MAP && op->rank == F->rank) {
+			idx[0] = op->var[0] ? op->var[0]->name : NULL;
+			idx[1] = op->var[1]->name;
+		}
+	}
+	if (!idx[1]) {
+		const char *names[2];
+		index_names(E, F->rank, names);
+		idx[2 - F->rank] = names[0];
+		if (F->rank == 2)
+			idx[1] = names[1];
+	}
+	for (int d = 2 - F->rank; d < 2; d++)
+		tc_vec_push(E->a, &E->reserved, (void *)idx[d]);
+	for (int k = 0; k < F->n; k++) {
+		FuseOp *op = &F->ops[k];
+		if (op->kind == FUSE_MAP)
+			op->braced = needs_braces(E, F, k, idx);
+	}
+
+	/* Bounds of the copies, then per-column copies into stored
+	 * buffers, once. */
+	Bounds bd = { 0 };
+	tc_buf_init(&bd.odecl);
+	tc_buf_init(&bd.edecl);
+	for (int rank = 2; rank >= 1; rank--)
+		for (int k = 0; k < F->n; k++)
+			if ((F->ops[k].kind == FUSE_LOAD ||
+			     F->ops[k].kind == FUSE_STORE) && F->ops[k].rank == rank)
+				bounds_copy(E, &bd, &F->ops[k], idx);
+	bool opened = bd.odecl.len || bd.edecl.len;
+	if (opened) {
+		tc_buf_puts(b, "{\n");
+		b->indent++;
+		if (bd.odecl.len)
+			tc_buf_printf(b, "const int %s;\n", bd.odecl.data);
+		if (bd.edecl.len)
+			tc_buf_puts(b, bd.edecl.data);
+	}
+	tc_buf_free(&bd.odecl);
+	tc_buf_free(&bd.edecl);
+	for (int k = 0; k < F->n; k++) {
+		const FuseOp *op = &F->ops[k];
+		if (op->kind == FUSE_LOAD && !op->elided && op->rank == 1)
+			print_row_copy(E, op, NULL);
+	}
+	const char *i = idx[0];
+	if (F->rank == 2) {
+		for_dim(E, i, "0", expr_text(E, F->ext[0], 0));
+		tc_c_open(&E->pr);
+		for (int k = 0; k < F->n; k++) {
+			const FuseOp *op = &F->ops[k];
+			if (op->kind != FUSE_LOAD || op->elided || op->rank != 2)
+				continue;
+			const char *in = rows_inside(E, op, i);
+			if (in) {
+				tc_buf_printf(b, "if (%s)\n", in);
+				b->indent++;
+			}
+			print_row_copy(E, op, i);
+			if (in) {
+				b->indent--;
+				tc_buf_puts(b, "else\n");
+				tc_buf_printf(b, "\tmemset(%s[%s], 0, sizeof %s[%s]);\n",
+					      op->buf->name, i, op->buf->name, i);
+			}
+		}
+	}
+	/* The columns of this row that the elided copies can read: the
+	 * main loop runs over those inside every tensor, without tests. */
+	const char *distinct[16];
+	int nd = 0;
+	for (int k = 0; k < F->n; k++) {
+		FuseOp *op = &F->ops[k];
+		if (op->kind != FUSE_LOAD || !op->elided)
+			continue;
+		int last = op->cp.rank - 1;
+		const char *in = rows_inside(E, op, i);
+		op->valid = in ? tc_fmt(E->a, "%s ? %s : 0", in, op->cp.ext[last])
+			: op->cp.partial[last] ? op->cp.ext[last] : NULL;
+		bool seen = !op->valid;
+		for (int d = 0; d < nd && !seen; d++)
+			seen = strcmp(distinct[d], op->valid) == 0;
+		if (!seen && nd < 16)
+			distinct[nd++] = op->valid;
+	}
+	const char *end = expr_text(E, F->ext[1], 0), *only = NULL;
+	if (nd == 1 && !strchr(distinct[0], '?')) {
+		end = only = distinct[0];
+	} else if (nd >= 1) {
+		const char *n = reserve(E, "n");
+		const char *v = distinct[0];
+		for (int d = 1; d < nd; d++)
+			v = tc_fmt(E->a, "tilec_min(%s, %s)", v, distinct[d]);
+		tc_buf_printf(b, "const int %s = %s;\n", n, v);
+		end = n;
+		only = nd == 1 ? distinct[0] : NULL;
+	}
+	/* Accumulators. */
+	for (int k = 0; k < F->n; k++) {
+		FuseOp *op = &F->ops[k];
+		if (op->kind != FUSE_REDUCE)
+			continue;
+		TcReduceOp rop = op->s->u.reduce.op;
+		const TcVar *src = op->buf, *dst = op->s->u.reduce.dst.var;
+		TcDtype t = tc_dtype_is_float(src->dtype) && src->dtype != TC_DT_F64
+				    ? TC_DT_F32 : src->dtype;
+		op->acc = reserve(E, acc_names[rop]);
+		bool old = op->s->u.reduce.accumulate && rop != TC_RED_SUM;
+		tc_buf_printf(b, "%s %s = %s;\n", value_type(t), op->acc,
+			      reduce_start(E, rop, t,
+					   old ? elem(E, dst, idx) : NULL));
+	}
+	emit_fused_loop(E, F, idx, "0", end, only, false);
+	if (nd > 0) {
+		tc_c_comment(&E->pr, "columns past an edge: copies read 0");
+		emit_fused_loop(E, F, idx, end, expr_text(E, F->ext[1], 0), only,
+				true);
+	}
+	/* Results of the row: reductions, then the rows copied out. */
+	for (int k = 0; k < F->n; k++) {
+		const FuseOp *op = &F->ops[k];
+		if (op->kind != FUSE_REDUCE)
+			continue;
+		TcReduceOp rop = op->s->u.reduce.op;
+		const TcVar *src = op->buf, *dst = op->s->u.reduce.dst.var;
+		TcDtype t = tc_dtype_is_float(src->dtype) && src->dtype != TC_DT_F64
+				    ? TC_DT_F32 : src->dtype;
+		const char *de = elem(E, dst, idx);
+		if (op->s->u.reduce.accumulate && rop == TC_RED_SUM &&
+		    !is_narrow_float(dst->dtype))
+			tc_buf_printf(b, "%s += %s;\n", de, op->acc);
+		else if (op->s->u.reduce.accumulate && rop == TC_RED_SUM)
+			tc_buf_printf(b, "%s = tilec_round_%s(%s + %s);\n", de,
+				      tc_dtype_name(dst->dtype), de, op->acc);
+		else
+			tc_buf_printf(b, "%s = %s;\n", de,
+				      to_buffer(E, op->acc, t, dst->dtype));
+	}
+	for (int k = 0; k < F->n; k++) {
+		const FuseOp *op = &F->ops[k];
+		if (op->kind != FUSE_STORE)
+			continue;
+		const char *in = F->rank == 2 ? rows_inside(E, op, i) : NULL;
+		if (in) {
+			tc_buf_printf(b, "if (%s)\n", in);
+			b->indent++;
+		}
+		print_row_copy(E, op, i);
+		if (in)
+			b->indent--;
+	}
+	if (F->rank == 2)
+		tc_c_close(&E->pr);
+	if (opened) {
+		b->indent--;
+		tc_buf_puts(b, "}\n");
+	}
+	E->reserved.len = reserved;
+}
+
 /* --- Statements ------------------------------------------------------------------------ */
 
 static void
@@ -2373,9 +3822,11 @@ emit(const TcProgram *p, const TcKernel *k, const TcTarget *t,
 			    v->shape[j]->u.var->kind == TC_VAR_SCALAR)
 				E.extent[v->shape[j]->u.var->index] = true;
 	}
+	E.unstored = tc_alloc(E.a, nv * sizeof *E.unstored);
 	for (size_t i = 0; i < nv; i++)
 		E.visible[i] = true;
 	scan(&E, k->body, 0);
+	plan_fusion(&E);
 
 	/* The block function first, into its own buffer, so an error leaves
 	 * out untouched and the frame size is known for its comment. */
@@ -2400,7 +3851,7 @@ emit(const TcProgram *p, const TcKernel *k, const TcTarget *t,
 	tc_c_loc_comment(&E.pr, k->loc,
 			 tc_fmt(E.a, "one block of %s; its buffers take %s of "
 				"the thread's stack", k->name,
-				size_text(E.a, E.frame_bytes)));
+				size_text(E.a, E.stack_bytes)));
 	int indent = out->indent;
 	out->indent = 0;
 	hoist_pragmas(out, body.data);

@@ -134,14 +134,17 @@ flash_attention_block(int B, int S, int H,
 			row_max[i] = tilec_fmaxf(tilec_fmaxf(row_max[i], -INFINITY), tilec_row_max(s[i], BLOCK_N));
 		// flash_attention.c:57 tile_parallel(i, BLOCK_M)
 		// tile_parallel(j, BLOCK_N)
-		for (int i = 0; i < BLOCK_M; i++) {
-#pragma omp simd
-			for (int j = 0; j < BLOCK_N; j++)
-				s[i][j] = tilec_exp2f(s[i][j] - row_max[i]);
-		}
 		// flash_attention.c:59 tile_reduce_sum(chunk_sum, s, 1)
-		for (int i = 0; i < BLOCK_M; i++)
-			chunk_sum[i] = tilec_row_sum(s[i], BLOCK_N);
+		// as one loop over each row's elements
+		for (int i = 0; i < BLOCK_M; i++) {
+			float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+			for (int j = 0; j < BLOCK_N; j++) {
+				s[i][j] = tilec_exp2f(s[i][j] - row_max[i]);
+				sum += s[i][j];
+			}
+			chunk_sum[i] = sum;
+		}
 		// flash_attention.c:60 tile_parallel(i, BLOCK_M)
 		for (int i = 0; i < BLOCK_M; i++) {
 			const float correction =
@@ -164,18 +167,20 @@ flash_attention_block(int B, int S, int H,
 	}
 	// flash_attention.c:69 tile_parallel(i, BLOCK_M) tile_parallel(d,
 	// HEAD_DIM)
-	for (int i = 0; i < BLOCK_M; i++) {
-#pragma omp simd
-		for (int d = 0; d < HEAD_DIM; d++)
-			o[i][d] /= row_sum[i];
-	}
 	// flash_attention.c:71 tile_copy(tile_dims(&O[b][bm * BLOCK_M][h][0],
 	// 1, 3), o)
+	// as one loop over each row's elements
 	{
 		const int row0 = bm * BLOCK_M;
 		const int rows = tilec_extent(S, row0, BLOCK_M);
-		for (int i = 0; i < rows; i++)
-			tilec_store_f16(&O[b][row0 + i][h][0], o[i], HEAD_DIM);
+		for (int i = 0; i < BLOCK_M; i++) {
+#pragma omp simd
+			for (int d = 0; d < HEAD_DIM; d++)
+				o[i][d] /= row_sum[i];
+			if (i < rows)
+				tilec_store_f16(&O[b][row0 + i][h][0], o[i],
+				                HEAD_DIM);
+		}
 	}
 }
 

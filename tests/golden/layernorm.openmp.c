@@ -9,7 +9,7 @@ enum {
 	BLOCK_N = 1024,
 };
 
-// layernorm.c:17 one block of layernorm; its buffers take 24.0 KiB of the
+// layernorm.c:17 one block of layernorm; its buffers take 16.0 KiB of the
 // thread's stack
 static void
 layernorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
@@ -18,10 +18,6 @@ layernorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 {
 	// layernorm.c:23 tile_fragment f32 x[BLOCK_M][BLOCK_N]
 	_Alignas(64) float x[BLOCK_M][BLOCK_N];
-	// layernorm.c:24 tile_fragment f32 w[BLOCK_N]
-	_Alignas(64) float w[BLOCK_N];
-	// layernorm.c:24 tile_fragment f32 b[BLOCK_N]
-	_Alignas(64) float b[BLOCK_N];
 	// layernorm.c:25 tile_fragment f32 mean[BLOCK_M]
 	_Alignas(64) float mean[BLOCK_M];
 	// layernorm.c:25 tile_fragment f32 rstd[BLOCK_M]
@@ -30,18 +26,29 @@ layernorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 	memset(mean, 0, sizeof mean);
 	for (int n0 = 0; n0 < N; n0 += BLOCK_N) {
 		// layernorm.c:29 tile_copy(x, &X[bm * BLOCK_M][n0])
+		// layernorm.c:30 tile_reduce_sum(mean, x, 1, TILE_ACCUMULATE)
+		// as one loop over each row's elements; not stored: x
 		{
 			const int row0 = bm * BLOCK_M;
 			const int rows = tilec_extent(M, row0, BLOCK_M);
 			const int cols = tilec_extent(N, n0, BLOCK_N);
-			for (int i = 0; i < rows; i++)
-				tilec_load_f16(x[i], &X[row0 + i][n0], cols,
-				               BLOCK_N);
-			memset(x + rows, 0, sizeof x[0] * (BLOCK_M - rows));
+			for (int i = 0; i < BLOCK_M; i++) {
+				const int n = i < rows ? cols : 0;
+				float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+				for (int j = 0; j < n; j++) {
+					const float x =
+					    tilec_f16_to_f32(X[row0 + i][n0 + j]);
+					sum += x;
+				}
+				// columns past an edge: copies read 0
+				for (int j = n; j < BLOCK_N; j++) {
+					const float x = 0;
+					sum += x;
+				}
+				mean[i] += sum;
+			}
 		}
-		// layernorm.c:30 tile_reduce_sum(mean, x, 1, TILE_ACCUMULATE)
-		for (int i = 0; i < BLOCK_M; i++)
-			mean[i] += tilec_row_sum(x[i], BLOCK_N);
 	}
 	// layernorm.c:32 tile_parallel(i, BLOCK_M)
 	for (int i = 0; i < BLOCK_M; i++)
@@ -50,68 +57,79 @@ layernorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 	memset(rstd, 0, sizeof rstd);
 	for (int n0 = 0; n0 < N; n0 += BLOCK_N) {
 		// layernorm.c:37 tile_copy(x, &X[bm * BLOCK_M][n0])
+		// layernorm.c:38 tile_parallel(i, BLOCK_M) tile_parallel(j,
+		// BLOCK_N)
+		// layernorm.c:42 tile_reduce_sum(rstd, x, 1, TILE_ACCUMULATE)
+		// as one loop over each row's elements; not stored: x
 		{
 			const int row0 = bm * BLOCK_M;
 			const int rows = tilec_extent(M, row0, BLOCK_M);
 			const int cols = tilec_extent(N, n0, BLOCK_N);
-			for (int i = 0; i < rows; i++)
-				tilec_load_f16(x[i], &X[row0 + i][n0], cols,
-				               BLOCK_N);
-			memset(x + rows, 0, sizeof x[0] * (BLOCK_M - rows));
-		}
-		// layernorm.c:38 tile_parallel(i, BLOCK_M) tile_parallel(j,
-		// BLOCK_N)
-		for (int i = 0; i < BLOCK_M; i++) {
-#pragma omp simd
-			for (int j = 0; j < BLOCK_N; j++) {
-				const float d =
-				    n0 + j < N ? x[i][j] - mean[i] : 0.0f;
-				x[i][j] = d * d;
+			for (int i = 0; i < BLOCK_M; i++) {
+				const int n = i < rows ? cols : 0;
+				float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+				for (int j = 0; j < n; j++) {
+					float x =
+					    tilec_f16_to_f32(X[row0 + i][n0 + j]);
+					const float d =
+					    n0 + j < N ? x - mean[i] : 0.0f;
+					x = d * d;
+					sum += x;
+				}
+				// columns past an edge: copies read 0
+				for (int j = n; j < BLOCK_N; j++) {
+					float x = 0;
+					const float d =
+					    n0 + j < N ? x - mean[i] : 0.0f;
+					x = d * d;
+					sum += x;
+				}
+				rstd[i] += sum;
 			}
 		}
-		// layernorm.c:42 tile_reduce_sum(rstd, x, 1, TILE_ACCUMULATE)
-		for (int i = 0; i < BLOCK_M; i++)
-			rstd[i] += tilec_row_sum(x[i], BLOCK_N);
 	}
 	// layernorm.c:44 tile_parallel(i, BLOCK_M)
 	for (int i = 0; i < BLOCK_M; i++)
 		rstd[i] = tilec_rsqrtf(rstd[i] / (float)N + eps);
 	for (int n0 = 0; n0 < N; n0 += BLOCK_N) {
 		// layernorm.c:48 tile_copy(x, &X[bm * BLOCK_M][n0])
-		{
-			const int row0 = bm * BLOCK_M;
-			const int rows = tilec_extent(M, row0, BLOCK_M);
-			const int cols = tilec_extent(N, n0, BLOCK_N);
-			for (int i = 0; i < rows; i++)
-				tilec_load_f16(x[i], &X[row0 + i][n0], cols,
-				               BLOCK_N);
-			memset(x + rows, 0, sizeof x[0] * (BLOCK_M - rows));
-		}
 		// layernorm.c:49 tile_copy(w, &W[n0])
-		{
-			const int n = tilec_extent(N, n0, BLOCK_N);
-			tilec_load_f16(w, &W[n0], n, BLOCK_N);
-		}
 		// layernorm.c:50 tile_copy(b, &B[n0])
-		{
-			const int n = tilec_extent(N, n0, BLOCK_N);
-			tilec_load_f16(b, &B[n0], n, BLOCK_N);
-		}
 		// layernorm.c:51 tile_parallel(i, BLOCK_M) tile_parallel(j,
 		// BLOCK_N)
-		for (int i = 0; i < BLOCK_M; i++) {
-#pragma omp simd
-			for (int j = 0; j < BLOCK_N; j++)
-				x[i][j] =
-				    (x[i][j] - mean[i]) * rstd[i] * w[j] + b[j];
-		}
 		// layernorm.c:53 tile_copy(&Y[bm * BLOCK_M][n0], x)
+		// as one loop over each row's elements; not stored: w, b
 		{
 			const int row0 = bm * BLOCK_M;
 			const int rows = tilec_extent(M, row0, BLOCK_M);
 			const int cols = tilec_extent(N, n0, BLOCK_N);
-			for (int i = 0; i < rows; i++)
-				tilec_store_f16(&Y[row0 + i][n0], x[i], cols);
+			for (int i = 0; i < BLOCK_M; i++) {
+				if (i < rows)
+					tilec_load_f16(x[i], &X[row0 + i][n0],
+					               cols, BLOCK_N);
+				else
+					memset(x[i], 0, sizeof x[i]);
+#pragma omp simd
+				for (int j = 0; j < cols; j++) {
+					const float w =
+					    tilec_f16_to_f32(W[n0 + j]);
+					const float b =
+					    tilec_f16_to_f32(B[n0 + j]);
+					x[i][j] = (x[i][j] - mean[i]) * rstd[i] * w +
+					          b;
+				}
+				// columns past an edge: copies read 0
+				for (int j = cols; j < BLOCK_N; j++) {
+					const float w = 0;
+					const float b = 0;
+					x[i][j] = (x[i][j] - mean[i]) * rstd[i] * w +
+					          b;
+				}
+				if (i < rows)
+					tilec_store_f16(&Y[row0 + i][n0], x[i],
+					                cols);
+			}
 		}
 	}
 }

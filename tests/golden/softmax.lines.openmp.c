@@ -43,25 +43,27 @@ softmax_block(int M, int N, const float X[restrict M][N],
 	for (int c = 0; c < chunks; c++) {
 #line 32 "samples/softmax.c"
 		// softmax.c:32 tile_copy(x, &X[bm * BLOCK_M][c * BLOCK_N])
+#line 33 "samples/softmax.c"
+		// softmax.c:33 tile_parallel(i, BLOCK_M) tile_parallel(j,
+		// BLOCK_N)
+		// as one loop over each row's elements
 		{
 			const int row0 = bm * BLOCK_M, col0 = c * BLOCK_N;
 			const int rows = tilec_extent(M, row0, BLOCK_M);
 			const int cols = tilec_extent(N, col0, BLOCK_N);
-			for (int i = 0; i < rows; i++)
-				tilec_load_f32(x[i], &X[row0 + i][col0], cols,
-				               BLOCK_N);
-			memset(x + rows, 0, sizeof x[0] * (BLOCK_M - rows));
-		}
-#line 33 "samples/softmax.c"
-		// softmax.c:33 tile_parallel(i, BLOCK_M) tile_parallel(j,
-		// BLOCK_N)
-		for (int i = 0; i < BLOCK_M; i++) {
+			for (int i = 0; i < BLOCK_M; i++) {
+				if (i < rows)
+					tilec_load_f32(x[i], &X[row0 + i][col0],
+					               cols, BLOCK_N);
+				else
+					memset(x[i], 0, sizeof x[i]);
 #pragma omp simd
-			for (int j = 0; j < BLOCK_N; j++) {
+				for (int j = 0; j < BLOCK_N; j++) {
 #line 34 "samples/softmax.c"
-				if (c * BLOCK_N + j >= N)
+					if (c * BLOCK_N + j >= N)
 #line 35 "samples/softmax.c"
-					x[i][j] = -INFINITY;
+						x[i][j] = -INFINITY;
+				}
 			}
 		}
 #line 37 "samples/softmax.c"
@@ -81,16 +83,19 @@ softmax_block(int M, int N, const float X[restrict M][N],
 #line 43 "samples/softmax.c"
 		// softmax.c:43 tile_parallel(i, BLOCK_M) tile_parallel(j,
 		// BLOCK_N)
-		for (int i = 0; i < BLOCK_M; i++) {
-#pragma omp simd
-			for (int j = 0; j < BLOCK_N; j++)
-#line 44 "samples/softmax.c"
-				e[i][j] = tilec_expf(x[i][j] - row_max[i]);
-		}
 #line 45 "samples/softmax.c"
 		// softmax.c:45 tile_reduce_sum(row_sum, e, 1, TILE_ACCUMULATE)
-		for (int i = 0; i < BLOCK_M; i++)
-			row_sum[i] += tilec_row_sum(e[i], BLOCK_N);
+		// as one loop over each row's elements
+		for (int i = 0; i < BLOCK_M; i++) {
+			float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+			for (int j = 0; j < BLOCK_N; j++) {
+#line 44 "samples/softmax.c"
+				e[i][j] = tilec_expf(x[i][j] - row_max[i]);
+				sum += e[i][j];
+			}
+			row_sum[i] += sum;
+		}
 	}
 #line 47 "samples/softmax.c"
 	// softmax.c:47 tile_parallel(i, BLOCK_M)
@@ -105,43 +110,53 @@ softmax_block(int M, int N, const float X[restrict M][N],
 		if (r > 0) {
 #line 52 "samples/softmax.c"
 			// softmax.c:52 tile_copy(x, &X[bm * BLOCK_M][n0])
+#line 53 "samples/softmax.c"
+			// softmax.c:53 tile_parallel(i, BLOCK_M)
+			// tile_parallel(j, BLOCK_N)
+			// as one loop over each row's elements; not stored: x
 			{
 				const int row0 = bm * BLOCK_M;
 				const int rows = tilec_extent(M, row0, BLOCK_M);
 				const int cols = tilec_extent(N, n0, BLOCK_N);
-				for (int i = 0; i < rows; i++)
-					tilec_load_f32(x[i], &X[row0 + i][n0],
-					               cols, BLOCK_N);
-				memset(x + rows, 0, sizeof x[0] * (BLOCK_M - rows));
-			}
-#line 53 "samples/softmax.c"
-			// softmax.c:53 tile_parallel(i, BLOCK_M)
-			// tile_parallel(j, BLOCK_N)
-			for (int i = 0; i < BLOCK_M; i++) {
+				for (int i = 0; i < BLOCK_M; i++) {
+					const int n = i < rows ? cols : 0;
 #pragma omp simd
-				for (int j = 0; j < BLOCK_N; j++)
+					for (int j = 0; j < n; j++) {
+						const float x =
+						    X[row0 + i][n0 + j];
 #line 54 "samples/softmax.c"
-					e[i][j] =
-					    tilec_expf(x[i][j] - row_max[i]);
+						e[i][j] =
+						    tilec_expf(x - row_max[i]);
+					}
+					// columns past an edge: copies read 0
+					for (int j = n; j < BLOCK_N; j++) {
+						const float x = 0;
+						e[i][j] =
+						    tilec_expf(x - row_max[i]);
+					}
+				}
 			}
 		}
 #line 56 "samples/softmax.c"
 		// softmax.c:56 tile_parallel(i, BLOCK_M) tile_parallel(j,
 		// BLOCK_N)
-		for (int i = 0; i < BLOCK_M; i++) {
-#pragma omp simd
-			for (int j = 0; j < BLOCK_N; j++)
-#line 57 "samples/softmax.c"
-				e[i][j] *= row_sum[i];
-		}
 #line 58 "samples/softmax.c"
 		// softmax.c:58 tile_copy(&Y[bm * BLOCK_M][n0], e)
+		// as one loop over each row's elements
 		{
 			const int row0 = bm * BLOCK_M;
 			const int rows = tilec_extent(M, row0, BLOCK_M);
 			const int cols = tilec_extent(N, n0, BLOCK_N);
-			for (int i = 0; i < rows; i++)
-				tilec_store_f32(&Y[row0 + i][n0], e[i], cols);
+			for (int i = 0; i < BLOCK_M; i++) {
+#pragma omp simd
+				for (int j = 0; j < BLOCK_N; j++) {
+#line 57 "samples/softmax.c"
+					e[i][j] *= row_sum[i];
+				}
+				if (i < rows)
+					tilec_store_f32(&Y[row0 + i][n0], e[i],
+					                cols);
+			}
 		}
 	}
 }

@@ -1,0 +1,102 @@
+/*
+ * fusion.c - what the OpenMP backend may and may not fuse into one pass
+ * per row (emitters/openmp.c, "Fusion"), for tests/fusion.sh: each kernel
+ * is checked against the reference with `tilec run` on ragged shapes, and
+ * its generated C against fusion.openmp.c.  A wrong fusion reads a value
+ * before it is computed, and the check fails.  Not a sample.
+ */
+#include <tilec.h>
+
+TILE_PARAM(BLOCK_M, 2);
+TILE_PARAM(BLOCK_N, 128);
+
+/* Everything fuses: two copies in that are never stored (x, and b read
+ * from a tensor of another length, so the two have different edges), a
+ * nest, a sum into the rows, the copy out.  y is stored: the copy out
+ * reads it. */
+TILE_KERNEL void
+fused(int M, int N, int K, const f16 X[M][N], const f32 B[K], f32 Y[M][N],
+      f32 S[M])
+{
+	tile_threads(128);
+	int bm = tile_grid_x(ceildiv(M, BLOCK_M));
+
+	tile_fragment f32 x[BLOCK_M][BLOCK_N], y[BLOCK_M][BLOCK_N];
+	tile_fragment f32 b[BLOCK_N];
+	tile_fragment f32 s[BLOCK_M];
+
+	tile_clear(s);
+	for (int n0 = 0; n0 < N; n0 += BLOCK_N) {
+		tile_copy(x, &X[bm * BLOCK_M][n0]);
+		tile_copy(b, &B[n0]);
+		tile_parallel(i, BLOCK_M) tile_parallel(j, BLOCK_N) {
+			float t = x[i][j] + b[j];
+			y[i][j] = t * t;
+		}
+		tile_reduce_sum(s, y, 1, TILE_ACCUMULATE);
+		tile_copy(&Y[bm * BLOCK_M][n0], y);
+	}
+	tile_copy(&S[bm * BLOCK_M], s);
+}
+
+/* The second nest reads the element right of its own in y: in the loop
+ * that computes y it would read it before it is computed, so it runs
+ * after, and y is stored.  Fused: the copy in with the first nest, the
+ * second nest with the copy out. */
+TILE_KERNEL void
+neighbour(int M, int N, const f32 X[M][N], f32 Y[M][N])
+{
+	tile_threads(128);
+	int bn = tile_grid_x(ceildiv(N, BLOCK_N));
+	int bm = tile_grid_y(ceildiv(M, BLOCK_M));
+
+	tile_fragment f32 x[BLOCK_M][BLOCK_N], y[BLOCK_M][BLOCK_N];
+	tile_fragment f32 z[BLOCK_M][BLOCK_N];
+
+	tile_copy(x, &X[bm * BLOCK_M][bn * BLOCK_N]);
+	tile_parallel(i, BLOCK_M) tile_parallel(j, BLOCK_N)
+		y[i][j] = 2.0f * x[i][j] + 1.0f;
+	tile_parallel(i, BLOCK_M) tile_parallel(j, BLOCK_N)
+		z[i][j] = j + 1 < BLOCK_N ? y[i][j + 1] : y[i][j];
+	tile_copy(&Y[bm * BLOCK_M][bn * BLOCK_N], z);
+}
+
+/* The nest divides by the row sums the reduction before it computes:
+ * the reduction's run ends before the nest. */
+TILE_KERNEL void
+row_result(int M, int N, const f32 X[M][N], f32 Y[M][N])
+{
+	tile_threads(128);
+	int bm = tile_grid_x(ceildiv(M, BLOCK_M));
+
+	tile_fragment f32 x[BLOCK_M][BLOCK_N], y[BLOCK_M][BLOCK_N];
+	tile_fragment f32 s[BLOCK_M];
+
+	tile_copy(x, &X[bm * BLOCK_M][0]);
+	tile_reduce_sum(s, x, 1);
+	tile_parallel(i, BLOCK_M) tile_parallel(j, BLOCK_N)
+		y[i][j] = x[i][j] / (s[i] + 1000.0f);
+	tile_copy(&Y[bm * BLOCK_M][0], y);
+}
+
+/* The nest writes t only where x is positive; elsewhere t keeps the ones
+ * tile_fill put there, so t is read from memory and not elided, although
+ * nothing reads it after the reduction. */
+TILE_KERNEL void
+partial_write(int M, int N, const f32 X[M][N], f32 S[M])
+{
+	tile_threads(128);
+	int bm = tile_grid_x(ceildiv(M, BLOCK_M));
+
+	tile_fragment f32 x[BLOCK_M][BLOCK_N], t[BLOCK_M][BLOCK_N];
+	tile_fragment f32 s[BLOCK_M];
+
+	tile_fill(t, 1.0f);
+	tile_copy(x, &X[bm * BLOCK_M][0]);
+	tile_parallel(i, BLOCK_M) tile_parallel(j, BLOCK_N) {
+		if (x[i][j] > 0.0f)
+			t[i][j] = x[i][j];
+	}
+	tile_reduce_sum(s, t, 1);
+	tile_copy(&S[bm * BLOCK_M], s);
+}
