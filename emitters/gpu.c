@@ -224,12 +224,23 @@ smem_base(Gpu *G, const TcVar *v)
 		tc_buf_puts(G->pr.out, v->name);
 }
 
+/* The row bytes of a swizzled shared buffer (the helpers' SW), else 0. */
+static long long
+swizzle_bytes(const TcVar *v)
+{
+	return v->swizzle ? ext(v, v->rank - 1) * tc_dtype_bits(v->dtype) / 8 : 0;
+}
+
 /* Offset of element idx[] of a shared buffer: row-major, the last extent
- * padded: ((i0 * e1 + i1) * e2p + i2). */
+ * padded: ((i0 * e1 + i1) * e2p + i2).  Swizzled buffers are only touched by
+ * the helpers (smem.c), never element by element. */
 static void
 smem_offset(Gpu *G, const TcVar *v, TcExpr *const *idx)
 {
 	TcBuf *b = G->pr.out;
+	if (v->swizzle)
+		error(G, v->loc, "internal error: element access to swizzled "
+		      "shared buffer '%s'", v->name);
 	for (int i = 0; i < v->rank - 2; i++)
 		tc_buf_puts(b, "(");
 	for (int i = 0; i < v->rank; i++) {
@@ -548,20 +559,6 @@ same_dists(const TcVar *a, const TcVar *b)
 	return true;
 }
 
-/* A 2-dim (or 1-dim) tensor -> shared copy of one dtype whose tile columns
- * run along the tensor's last dim: the vectorized helper. */
-static bool
-copy_g2s_fits(const TcStmt *s)
-{
-	const TcRegion *dst = &s->u.copy.dst, *src = &s->u.copy.src;
-	if (!dst->whole || !tc_in_smem(dst->var) ||
-	    src->var->kind != TC_VAR_TENSOR || src->var->dtype != dst->var->dtype ||
-	    dst->var->rank > 2 || tc_dtype_bits(dst->var->dtype) < 8)
-		return false;
-	return src->dims[src->ndims - 1] == src->var->rank - 1 &&
-	       (src->ndims < 2 || src->dims[0] < src->dims[1]);
-}
-
 /* Text of the number of valid elements along tile dim i of a tensor region:
  * min(extent, shape - origin). */
 static void
@@ -639,6 +636,8 @@ copy_g2s(Gpu *G, const TcStmt *s, bool async)
 		      ext(v, v->rank - 1), G->threads);
 	if (G->dialect->cp_async)
 		tc_buf_puts(b, async ? ", true" : ", false");
+	if (v->swizzle)
+		tc_buf_puts(b, ", true");
 	tc_buf_puts(b, ">(");
 	smem_base(G, v);
 	tc_buf_printf(b, ", %lld, %s + ", row_stride(v), t->name);
@@ -836,7 +835,7 @@ emit_copy(Gpu *G, const TcStmt *s, bool async)
 	const TcRegion *dst = &s->u.copy.dst, *src = &s->u.copy.src;
 	if (is_reg(dst->var) || is_reg(src->var))
 		copy_reg(G, s);
-	else if (s->kind == TC_ST_COPY && copy_g2s_fits(s))
+	else if (s->kind == TC_ST_COPY && tc_copy_g2s_fits(s))
 		copy_g2s(G, s, async);
 	else
 		copy_generic(G, s);
@@ -862,15 +861,18 @@ emit_gemm(Gpu *G, const TcStmt *s)
 		const char *n0 = tc_fmt(G->a, "%s * %d", G->warp_n,
 					tn * g->mma_tile_n);
 		if (is_reg(a)) {
-			tc_buf_printf(b, "tilec::%s<%d, %d, %lld, %s>(%s, %s, ",
+			tc_buf_printf(b, "tilec::%s<%d, %d, %lld, %s%s>(%s, %s, ",
 				      g->mma_rs, tm, tn, K, tb ? "true" : "false",
+				      bv->swizzle ? tc_fmt(G->a, ", %lld", swizzle_bytes(bv)) : "",
 				      c->name, a->name);
 			smem_base(G, bv);
 			tc_buf_printf(b, ", %lld, %s);\n", row_stride(bv), n0);
 			return;
 		}
-		tc_buf_printf(b, "tilec::%s<%d, %d, %lld, %s, %s>(%s, ", g->mma_ss,
+		tc_buf_printf(b, "tilec::%s<%d, %d, %lld, %s, %s%s>(%s, ", g->mma_ss,
 			      tm, tn, K, ta ? "true" : "false", tb ? "true" : "false",
+			      a->swizzle || bv->swizzle ?
+			      tc_fmt(G->a, ", %lld, %lld", swizzle_bytes(a), swizzle_bytes(bv)) : "",
 			      c->name);
 		smem_base(G, a);
 		tc_buf_printf(b, ", %lld, ", row_stride(a));
@@ -1375,7 +1377,8 @@ emit_decl(Gpu *G, const TcStmt *s)
 	}
 	stmt_comment(G, s, tc_fmt(G->a, ": shared memory%s%s",
 		v->stages > 1 ? tc_fmt(G->a, ", %d stages", v->stages) : "",
-		v->pad ? tc_fmt(G->a, ", rows padded to %lld", row_stride(v)) : ""));
+		v->pad ? tc_fmt(G->a, ", rows padded to %lld", row_stride(v))
+		: v->swizzle ? ", 16-byte chunks swizzled" : ""));
 	tc_buf_printf(b, "%s *%s = reinterpret_cast<%s *>(tilec_smem + %lld);\n",
 		      storage_type(G, v->dtype), v->name, storage_type(G, v->dtype),
 		      v->smem_offset);

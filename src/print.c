@@ -316,7 +316,8 @@ print_if(TcBuf *b, const TcKernel *k, const TcStmt *s)
 }
 
 /* What the GPU scheduling passes decided about a buffer, if anything:
- * ` (layout mma 2x2 warps of 4x8 tiles, stages 3, pad 8, smem +0)`. */
+ * ` (layout mma 2x2 warps of 4x8 tiles, stages 3, pad 8, smem +0)`; a
+ * swizzled buffer says `swizzled` where a padded one says `pad N`. */
 static void
 print_schedule(TcBuf *b, const TcKernel *k, const TcVar *v)
 {
@@ -350,6 +351,10 @@ print_schedule(TcBuf *b, const TcKernel *k, const TcVar *v)
 	}
 	if (v->pad > 0) {
 		tc_buf_printf(b, "%spad %d", sep, v->pad);
+		sep = ", ";
+	}
+	if (v->swizzle) {
+		tc_buf_printf(b, "%sswizzled", sep);
 		sep = ", ";
 	}
 	/* Offsets mean something once shared memory has been planned. */

@@ -13,6 +13,17 @@
  * 16-byte rows an ldmatrix reads (and the row-strided stores of MMA
  * fragments) hit distinct banks, and 16-byte vector copies stay aligned.
  * A kernel that fits only without padding is planned without it.
+ *
+ * Swizzle (CUDA): a 2-dim buffer of 16-bit elements that tile copies from
+ * tensors write whole (the vectorized copy helper) and matrix-instruction
+ * gemms read (ldmatrix), and nothing else touches, keeps unpadded rows of
+ * 32, 64 or a multiple of 128 bytes; instead its 16-byte chunks are
+ * permuted per row: chunk c of row r lives at chunk c ^ ((r / g) % w), with
+ * w = min(row bytes, 128) / 16 chunks and g = 128 / min(row bytes, 128)
+ * rows per 128 bytes.  Any eight consecutive rows' chunk c then lie in
+ * eight different groups of four banks (an ldmatrix reads without
+ * conflict), and a warp's 16-byte copies write one contiguous run (a
+ * cp.async writes without conflict, which padding does not give).
  */
 #include "tilec_int.h"
 
@@ -83,6 +94,96 @@ scratch_bytes(const TcKernel *k, const TcStmt *s, int threads)
 	}
 }
 
+/* A 2-dim (or 1-dim) tensor -> shared copy of one dtype whose tile columns
+ * run along the tensor's last dim: what the GPU backends' vectorized copy
+ * helper (copy_g2s) takes. */
+bool
+tc_copy_g2s_fits(const TcStmt *s)
+{
+	const TcRegion *dst = &s->u.copy.dst, *src = &s->u.copy.src;
+	if (!dst->whole || !tc_in_smem(dst->var) ||
+	    src->var->kind != TC_VAR_TENSOR || src->var->dtype != dst->var->dtype ||
+	    dst->var->rank > 2 || tc_dtype_bits(dst->var->dtype) < 8)
+		return false;
+	return src->dims[src->ndims - 1] == src->var->rank - 1 &&
+	       (src->ndims < 2 || src->dims[0] < src->dims[1]);
+}
+
+typedef struct Touch {
+	const TcVar *v;
+	bool hit;
+} Touch;
+
+static void
+touch(void *ctx, const TcVar *v, int how)
+{
+	Touch *t = ctx;
+	(void)how;
+	t->hit |= v == t->v;
+}
+
+static bool
+expr_touches(const TcExpr *e, const TcVar *v)
+{
+	Touch t = { v, false };
+	if (e)
+		tc_expr_access(e, touch, &t);
+	return t.hit;
+}
+
+/* Whether every statement of s that touches v is a copy_g2s into it or a
+ * matrix-instruction gemm reading it through ldmatrix (the swizzle's
+ * accessors). */
+static bool
+swizzle_accessors(const TcStmt *s, const TcVar *v)
+{
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		for (int i = 0; i < s->u.block.body.len; i++)
+			if (!swizzle_accessors(s->u.block.body.items[i], v))
+				return false;
+		return true;
+	case TC_ST_FOR:
+		return !expr_touches(s->u.loop.begin, v) &&
+		       !expr_touches(s->u.loop.end, v) &&
+		       !expr_touches(s->u.loop.step, v) &&
+		       swizzle_accessors(s->u.loop.body, v);
+	case TC_ST_IF:
+		return !expr_touches(s->u.cond.cond, v) &&
+		       swizzle_accessors(s->u.cond.then, v) &&
+		       (!s->u.cond.els || swizzle_accessors(s->u.cond.els, v));
+	case TC_ST_DECL:
+		return s->u.decl.var == v || !tc_stmt_touches(s, NULL, v);
+	case TC_ST_COPY:
+		if (s->u.copy.src.var == v)
+			return false;
+		return s->u.copy.dst.var != v || tc_copy_g2s_fits(s);
+	case TC_ST_GEMM: {
+		const TcVar *c = s->u.gemm.c.var;
+		if (c == v)
+			return false;
+		if (s->u.gemm.a.var != v && s->u.gemm.b.var != v)
+			return true;
+		/* mma_ss reads A and B with ldmatrix, mma_rs reads B so. */
+		return c->layout.kind == TC_LAYOUT_MMA;
+	}
+	default:
+		return !tc_stmt_touches(s, NULL, v);
+	}
+}
+
+static bool
+swizzled(const TcKernel *k, const TcVar *v, const TcOptions *opt)
+{
+	if (opt->target.kind != TC_TARGET_CUDA || v->rank != 2 ||
+	    tc_dtype_bits(v->dtype) != 16)
+		return false;
+	long long row = ext(v, 1) * 2;
+	if (row != 32 && row != 64 && row % 128 != 0)
+		return false;
+	return swizzle_accessors(k->body, v);
+}
+
 static long long
 align_up(long long n, long long a)
 {
@@ -92,7 +193,7 @@ align_up(long long n, long long a)
 /* Place k's shared buffers one after the other, rows padded when `padded`;
  * returns the block's total, scratch included. */
 static long long
-place(TcKernel *k, long long threads, bool padded)
+place(TcKernel *k, long long threads, bool padded, const TcOptions *opt)
 {
 	long long total = 0;
 	for (int j = 0; j < k->vars.len; j++) {
@@ -103,8 +204,10 @@ place(TcKernel *k, long long threads, bool padded)
 		if (!tc_in_smem(v))
 			continue;
 		long long row = ext(v, v->rank - 1) * tc_dtype_bits(v->dtype) / 8;
-		v->pad = padded && v->rank >= 2 && tc_dtype_bits(v->dtype) >= 8 &&
-			 row % 32 == 0 ? 128 / tc_dtype_bits(v->dtype) : 0;
+		v->swizzle = swizzled(k, v, opt);
+		v->pad = padded && !v->swizzle && v->rank >= 2 &&
+			 tc_dtype_bits(v->dtype) >= 8 && row % 32 == 0 ?
+			 128 / tc_dtype_bits(v->dtype) : 0;
 		total = align_up(total, 128);
 		v->smem_offset = total;
 		total += stage_bytes(v) * (v->stages > 1 ? v->stages : 1);
@@ -131,9 +234,9 @@ tc_smem(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
 			tc_expr_const(k->threads, &threads);
 		/* Padding only speeds things up: without it rather than not
 		 * at all (HIP's 64 KiB of LDS). */
-		long long total = place(k, threads, true);
+		long long total = place(k, threads, true, opt);
 		if (limit > 0 && total > limit)
-			total = place(k, threads, false);
+			total = place(k, threads, false, opt);
 		if (limit > 0 && total > limit) {
 			TcBuf what;
 			tc_buf_init(&what);

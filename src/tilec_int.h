@@ -320,6 +320,9 @@ typedef struct TcVar {
 	TcLayout layout;  /* fragments: how threads hold it (layout.c) */
 	int stages;       /* copies kept for a pipelined loop; 1 = none */
 	int pad;          /* elements of padding per row in shared memory */
+	bool swizzle;     /* shared rows unpadded, 16-byte chunks XOR-permuted
+			     per row (smem.c); only copy_g2s and ldmatrix
+			     touch such a buffer */
 	long long smem_offset; /* byte offset in the block's shared memory,
 				  -1 if the buffer lives in registers */
 } TcVar;
@@ -690,6 +693,7 @@ bool tc_layout(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
 bool tc_software_pipeline(TcArena *a, TcProgram *p, const TcOptions *opt,
 			  TcDiags *d);
 /* smem.c: shared-memory offsets, padding, stages; the per-block limit. */
+bool tc_copy_g2s_fits(const TcStmt *s);
 bool tc_smem(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
 /* barrier.c: barriers between statements that share memory across
  * threads. */

@@ -111,6 +111,22 @@ namespace tilec {
 // per-thread parts are computed once per kernel, not once per access.
 __device__ __forceinline__ unsigned smem_u32(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
 
+// Byte offset of element (r, c) of a shared tile whose rows hold ld
+// elements; when SW is nonzero, rows of SW bytes whose 16-byte chunks are
+// permuted: chunk q of row r at q ^ ((r / G) % W), W = min(SW, 128) / 16
+// chunks, G = 128 / min(SW, 128) rows (docs/backend-cuda.md, "Shared
+// memory").  Eight consecutive rows' chunk q land in eight bank groups.
+template <int SW, typename T>
+__device__ __forceinline__ unsigned tile_offset(unsigned r, unsigned c, int ld)
+{
+	constexpr unsigned E = sizeof(T);
+	if (SW == 0)
+		return (r * ld + c) * E;
+	constexpr unsigned SPAN = SW > 0 && SW < 128 ? SW : 128; // bytes of rows XORed together
+	constexpr unsigned W = SPAN / 16, G = 128 / SPAN;
+	return r * SW + ((c * E / 16) ^ ((r / G) % W)) * 16 + c * E % 16;
+}
+
 // Copy 16 bytes global -> shared address s without staging through
 // registers; the bytes past src_bytes (0..16) are zero-filled.  Becomes
 // cp.async.cg.
@@ -141,10 +157,12 @@ template <int N> __device__ __forceinline__ void cp_async_wait()
 // `rows` and columns at or past `cols` are zero-filled; `safe` is any valid
 // address of the tensor, read by nothing, for the zero-filled vectors.  Every thread of the
 // block takes part; 16-byte vectors when the source rows allow them, with
-// cp.async when ASYNC (the caller commits and waits).
-template <typename T, int ROWS, int COLS, int THREADS, bool ASYNC>
+// cp.async when ASYNC (the caller commits and waits).  SWIZZLE: the tile's
+// rows are s_ld = COLS elements with swizzled chunks (tile_offset).
+template <typename T, int ROWS, int COLS, int THREADS, bool ASYNC, bool SWIZZLE = false>
 __device__ __forceinline__ void copy_g2s(T *smem, int s_ld, const T *g, long long g_ld, int rows, int cols, const T *safe)
 {
+	constexpr int SW = SWIZZLE ? COLS * (int)sizeof(T) : 0;
 	constexpr int VEC = 16 / sizeof(T);
 	constexpr int VROW = COLS / VEC;   // vectors per row
 	constexpr int NV = ROWS * VROW;    // vectors in the tile
@@ -160,10 +178,10 @@ __device__ __forceinline__ void copy_g2s(T *smem, int s_ld, const T *g, long lon
 			for (int i = 0; i < NV / THREADS; i++) {
 				const int e = threadIdx.x + i * THREADS;
 				const int r = e / VROW, c = (e % VROW) * VEC;
-				T *dst = smem + r * s_ld + c;
+				T *dst = reinterpret_cast<T *>(reinterpret_cast<char *>(smem) + tile_offset<SW, T>(r, c, s_ld));
 				const T *src = g + r * g_ld + c;
 				if (ASYNC)
-					cp_async16(s0 + (unsigned)(r * s_ld + c) * (unsigned)sizeof(T), src);
+					cp_async16(s0 + tile_offset<SW, T>(r, c, s_ld), src);
 				else
 					*reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(src);
 			}
@@ -173,11 +191,11 @@ __device__ __forceinline__ void copy_g2s(T *smem, int s_ld, const T *g, long lon
 		for (int i = 0; i < NV / THREADS; i++) {
 			const int e = threadIdx.x + i * THREADS;
 			const int r = e / VROW, c = (e % VROW) * VEC;
-			T *dst = smem + r * s_ld + c;
+			T *dst = reinterpret_cast<T *>(reinterpret_cast<char *>(smem) + tile_offset<SW, T>(r, c, s_ld));
 			const T *src = g + r * g_ld + c;
 			const int valid = r < rows ? min(VEC, max(cols - c, 0)) : 0;
 			if (ASYNC) {
-				cp_async16(s0 + (unsigned)(r * s_ld + c) * (unsigned)sizeof(T), valid > 0 ? src : safe,
+				cp_async16(s0 + tile_offset<SW, T>(r, c, s_ld), valid > 0 ? src : safe,
 					   valid * (int)sizeof(T));
 			} else if (valid == VEC) {
 				*reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(src);
@@ -190,11 +208,11 @@ __device__ __forceinline__ void copy_g2s(T *smem, int s_ld, const T *g, long lon
 	} else if (aligned) {
 		for (int e = threadIdx.x; e < NV; e += THREADS) {
 			const int r = e / VROW, c = (e % VROW) * VEC;
-			T *dst = smem + r * s_ld + c;
+			T *dst = reinterpret_cast<T *>(reinterpret_cast<char *>(smem) + tile_offset<SW, T>(r, c, s_ld));
 			const T *src = g + r * g_ld + c;
 			const int valid = r < rows ? min(VEC, max(cols - c, 0)) : 0;
 			if (ASYNC) {
-				cp_async16(s0 + (unsigned)(r * s_ld + c) * (unsigned)sizeof(T), valid > 0 ? src : safe,
+				cp_async16(s0 + tile_offset<SW, T>(r, c, s_ld), valid > 0 ? src : safe,
 					   valid * (int)sizeof(T));
 			} else if (valid == VEC) {
 				*reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(src);
@@ -204,7 +222,15 @@ __device__ __forceinline__ void copy_g2s(T *smem, int s_ld, const T *g, long lon
 			}
 		}
 	} else {
-		copy_g2s_elements<T, ROWS, COLS, THREADS>(smem, s_ld, g, g_ld, rows, cols);
+		if (SW == 0) {
+			copy_g2s_elements<T, ROWS, COLS, THREADS>(smem, s_ld, g, g_ld, rows, cols);
+			return;
+		}
+		for (int e = threadIdx.x; e < ROWS * COLS; e += THREADS) {
+			const int r = e / COLS, c = e % COLS;
+			*reinterpret_cast<T *>(reinterpret_cast<char *>(smem) + tile_offset<SW, T>(r, c, s_ld)) =
+				r < rows && c < cols ? g[r * g_ld + c] : from_float<T>(0.0f);
+		}
 	}
 }
 
@@ -276,7 +302,7 @@ __device__ __forceinline__ unsigned pack2(float lo, float hi, __nv_bfloat16)
 // shared address B (N x K when TRANS_B), row stride ldb elements; two tiles
 // per ldmatrix.x4.  Each address is a per-thread part, the same for every
 // call, plus a part the compiler knows (k0, the tile) or the warp's n0.
-template <int TN, bool TRANS_B, typename T>
+template <int TN, bool TRANS_B, typename T, int SW = 0>
 __device__ __forceinline__ void load_b(unsigned (&b)[TN][2], unsigned B, int ldb, int k0, int n0)
 {
 	constexpr unsigned E = sizeof(T);
@@ -291,12 +317,19 @@ __device__ __forceinline__ void load_b(unsigned (&b)[TN][2], unsigned B, int ldb
 	const unsigned single = warp + (TRANS_B ? (lane % 8) * ldb + ((lane / 8) % 2) * 8 : (lane % 16) * ldb) * E;
 #pragma unroll
 	for (int ni = 0; ni < TN; ni += 2) {
-		const unsigned at = (TRANS_B ? ni * 8 * ldb + k0 : k0 * ldb + ni * 8) * E;
-		unsigned r[4];
+		unsigned r[4], s;
+		if (SW) {
+			// Swizzled rows: each lane's row and column through tile_offset.
+			const unsigned up = ni + 1 < TN ? lane / 16 : 0;
+			s = TRANS_B ? B + tile_offset<SW, T>(n0 + ni * 8 + up * 8 + lane % 8, k0 + ((lane / 8) % 2) * 8, ldb)
+				    : B + tile_offset<SW, T>(k0 + lane % 16, n0 + ni * 8 + up * 8, ldb);
+		} else {
+			s = (ni + 1 < TN ? pair : single) + (TRANS_B ? ni * 8 * ldb + k0 : k0 * ldb + ni * 8) * E;
+		}
 		if (TRANS_B)
-			ldmatrix_x4(r, (ni + 1 < TN ? pair : single) + at);
+			ldmatrix_x4(r, s);
 		else
-			ldmatrix_x4_trans(r, (ni + 1 < TN ? pair : single) + at);
+			ldmatrix_x4_trans(r, s);
 		b[ni][0] = r[0];
 		b[ni][1] = r[1];
 		if (ni + 1 < TN) {
@@ -309,7 +342,7 @@ __device__ __forceinline__ void load_b(unsigned (&b)[TN][2], unsigned B, int ldb
 // A fragments of TM 16-row tiles for the k-step at k0: A is M x K at shared
 // address A (K x M when TRANS_A), row stride lda elements; one ldmatrix.x4
 // each.
-template <int TM, bool TRANS_A, typename T>
+template <int TM, bool TRANS_A, typename T, int SW = 0>
 __device__ __forceinline__ void load_a(unsigned (&a)[TM][4], unsigned A, int lda, int k0, int m0)
 {
 	constexpr unsigned E = sizeof(T);
@@ -318,11 +351,14 @@ __device__ __forceinline__ void load_a(unsigned (&a)[TM][4], unsigned A, int lda
 					   : ((lane % 16) + m0) * lda + (lane / 16) * 8) * E;
 #pragma unroll
 	for (int mi = 0; mi < TM; mi++) {
-		const unsigned at = (TRANS_A ? k0 * lda + mi * 16 : mi * 16 * lda + k0) * E;
+		const unsigned m = m0 + mi * 16;
+		const unsigned s = SW ? A + (TRANS_A ? tile_offset<SW, T>(k0 + (j / 2) * 8 + lane % 8, m + (j % 2) * 8, lda)
+						     : tile_offset<SW, T>(m + lane % 16, k0 + (lane / 16) * 8, lda))
+				      : mine + (TRANS_A ? k0 * lda + mi * 16 : mi * 16 * lda + k0) * E;
 		if (TRANS_A)
-			ldmatrix_x4_trans(a[mi], mine + at);
+			ldmatrix_x4_trans(a[mi], s);
 		else
-			ldmatrix_x4(a[mi], mine + at);
+			ldmatrix_x4(a[mi], s);
 	}
 }
 
@@ -332,18 +368,19 @@ __device__ __forceinline__ void load_a(unsigned (&a)[TM][4], unsigned A, int lda
 // register fragment [2 * TM][2 * TN] (Mma rows x Mma columns).  Fragments
 // are double-buffered: the ldmatrix of k-step s + 1 is issued before the
 // mma of step s, so shared-memory latency hides behind the tensor cores.
-template <int TM, int TN, int K, bool TRANS_A, bool TRANS_B, typename T>
+// SWA, SWB: the row bytes of a swizzled A or B (tile_offset), else 0.
+template <int TM, int TN, int K, bool TRANS_A, bool TRANS_B, int SWA = 0, int SWB = 0, typename T>
 __device__ __forceinline__ void mma_ss(float (&acc)[2 * TM][2 * TN], const T *A, int lda, const T *B, int ldb, int m0, int n0)
 {
 	const unsigned sa = smem_u32(A), sb = smem_u32(B);
 	unsigned a[2][TM][4], b[2][TN][2];
-	load_a<TM, TRANS_A, T>(a[0], sa, lda, 0, m0);
-	load_b<TN, TRANS_B, T>(b[0], sb, ldb, 0, n0);
+	load_a<TM, TRANS_A, T, SWA>(a[0], sa, lda, 0, m0);
+	load_b<TN, TRANS_B, T, SWB>(b[0], sb, ldb, 0, n0);
 #pragma unroll
 	for (int s = 0; s < K / 16; s++) {
 		if (s + 1 < K / 16) {
-			load_a<TM, TRANS_A, T>(a[(s + 1) % 2], sa, lda, (s + 1) * 16, m0);
-			load_b<TN, TRANS_B, T>(b[(s + 1) % 2], sb, ldb, (s + 1) * 16, n0);
+			load_a<TM, TRANS_A, T, SWA>(a[(s + 1) % 2], sa, lda, (s + 1) * 16, m0);
+			load_b<TN, TRANS_B, T, SWB>(b[(s + 1) % 2], sb, ldb, (s + 1) * 16, n0);
 		}
 #pragma unroll
 		for (int mi = 0; mi < TM; mi++)
@@ -357,14 +394,14 @@ __device__ __forceinline__ void mma_ss(float (&acc)[2 * TM][2 * TN], const T *A,
 // acc += A * B with A in registers: A is a fragment in the accumulator
 // layout of a warp that holds all K of its columns ([2 * TM][K / 4]), whose
 // 16 x 16 blocks are exactly mma.sync's A operand once packed to 16 bits.
-template <int TM, int TN, int K, bool TRANS_B, typename T>
+template <int TM, int TN, int K, bool TRANS_B, int SWB = 0, typename T>
 __device__ __forceinline__ void mma_rs(float (&acc)[2 * TM][2 * TN], const float (&A)[2 * TM][K / 4], const T *B, int ldb, int n0)
 {
 	const unsigned sb = smem_u32(B);
 #pragma unroll
 	for (int kk = 0; kk < K / 16; kk++) {
 		unsigned b[TN][2];
-		load_b<TN, TRANS_B, T>(b, sb, ldb, kk * 16, n0);
+		load_b<TN, TRANS_B, T, SWB>(b, sb, ldb, kk * 16, n0);
 #pragma unroll
 		for (int mi = 0; mi < TM; mi++) {
 			const unsigned a[4] = {
