@@ -7,6 +7,13 @@ translator) and tools/gpu/run.py (on the GPU machine, which has torch).
 not contain (f16 -> bf16, f32 -> f16): the translator sees it fresh.
 """
 
+GEMM_AT = ("const f16 A[M][K]", "const f16 A[K][M]", "As[BLOCK_M][BLOCK_K]", "As[BLOCK_K][BLOCK_M]",
+           "&A[by * BLOCK_M][k * BLOCK_K]", "&A[k * BLOCK_K][by * BLOCK_M]",
+           "tile_gemm(acc, As, Bs)", "tile_gemm(acc, As, Bs, TILE_TRANS_A)")
+GEMM_BT = ("const f16 B[K][N]", "const f16 B[N][K]", "Bs[BLOCK_K][BLOCK_N]", "Bs[BLOCK_N][BLOCK_K]",
+           "&B[k * BLOCK_K][bx * BLOCK_N]", "&B[bx * BLOCK_N][k * BLOCK_K]",
+           "tile_gemm(acc, As, Bs)", "tile_gemm(acc, As, Bs, TILE_TRANS_B)")
+
 # name: (sample, variant, defines, shapes, reference, kind)
 #   kind "check": correctness on ragged shapes; "bench": timed, checked too.
 CASES = [
@@ -15,6 +22,13 @@ CASES = [
     ("gemm_bf16_ragged", "gemm", ("f16", "bf16"), {}, {"M": 517, "N": 300, "K": 333}, "gemm", "check"),
     ("gemm_f16_64x64", "gemm", None, {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64, "STAGES": 2},
      {"M": 333, "N": 250, "K": 190}, "gemm", "check"),
+    # Transposed operands: A stored K x M, B stored N x K (the program
+    # rewritten, checked against A^T B and A B^T).
+    ("gemm_f16_at_ragged", "gemm", GEMM_AT, {}, {"M": 300, "N": 260, "K": 200}, "gemm_at", "check"),
+    ("gemm_bf16_bt_ragged", "gemm", GEMM_BT + ("f16", "bf16"), {"BLOCK_K": 64}, {"M": 270, "N": 330, "K": 190},
+     "gemm_bt", "check"),
+    ("gemm_f16_at_k64_ragged", "gemm", GEMM_AT, {"BLOCK_K": 64, "THREADS": 256}, {"M": 200, "N": 300, "K": 333},
+     "gemm_at", "check"),
     ("gemm_f16_4096", "gemm", None, {}, {"M": 4096, "N": 4096, "K": 4096}, "gemm", "bench"),
     ("gemm_f16_4000", "gemm", None, {}, {"M": 4000, "N": 4000, "K": 4000}, "gemm", "bench"),
     ("gemm_f16_8192", "gemm", None, {}, {"M": 8192, "N": 8192, "K": 8192}, "gemm", "bench"),

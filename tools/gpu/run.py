@@ -37,6 +37,14 @@ def ref_gemm(t, s):
     return t["A"].double() @ t["B"].double()
 
 
+def ref_gemm_at(t, s):
+    return t["A"].double().T @ t["B"].double()
+
+
+def ref_gemm_bt(t, s):
+    return t["A"].double() @ t["B"].double().T
+
+
 def ref_softmax(t, s):
     return torch.softmax(t["X"].double(), dim=1)
 
@@ -88,7 +96,7 @@ def ref_gemm_splitk(t, s):
     return t["C@start"].double() + t["A"].double() @ t["B"].double()
 
 
-REFS = {"gemm": (ref_gemm, "C"), "softmax": (ref_softmax, "Y"),
+REFS = {"gemm": (ref_gemm, "C"), "gemm_at": (ref_gemm_at, "C"), "gemm_bt": (ref_gemm_bt, "C"), "softmax": (ref_softmax, "Y"),
         "rmsnorm": (ref_rmsnorm, "Y"), "attention": (None, "O"),
         "bias_gelu": (ref_bias_gelu, "Y"), "colsum": (ref_colsum, "Y"),
         "layernorm": (ref_layernorm, "Y"), "gemm_bias_relu": (ref_gemm_bias_relu, "C"),
@@ -101,7 +109,7 @@ INOUT = {"gemm_splitk": ["C"]}
 def flops_bytes(case, tensors, env):
     ref = case["reference"]
     nbytes = sum(t.numel() * t.element_size() for n, t in tensors.items() if "@" not in n)
-    if ref in ("gemm", "gemm_bias_relu"):
+    if ref in ("gemm", "gemm_at", "gemm_bt", "gemm_bias_relu"):
         return 2.0 * env["M"] * env["N"] * env["K"], nbytes
     if ref == "attention":
         causal = case["launch"]["tunables"].get("CAUSAL", 0)
