@@ -381,7 +381,7 @@ tilec_prefetch(const void *p, size_t bytes)
  * -ffast-math; within 2 ulp of the correctly rounded result over the whole
  * float range (subnormal results, infinities and NaN included). */
 
-/* p * 2^n for an integer n in [-151, 129], scaling by two normal powers
+/* p * 2^n for an integer n in [-252, 254], scaling by two normal powers
  * of two so only the last product rounds (subnormal results). */
 static inline float
 tilec_ldexpf(float p, int n)
@@ -405,30 +405,44 @@ tilec_exp_reduced(float r)
 	return p * r + 1.0f;
 }
 
+/* y where lo <= x <= hi; 0 below, infinity above (NaN x: y).  The exps
+ * compute on x unclamped, exact within the bounds, and replace what lies
+ * past them with bit masks.  A clamp first (x < -104 ? -104 : x) gives
+ * the same results bit for bit, but gcc copies the code after it for the
+ * clamped constant and masks every vector instruction: 1.26 cycles per
+ * element against 1.14 (AVX-512, gcc 12). */
+static inline float
+tilec_exp_bounds(float y, float x, float lo, float hi)
+{
+	uint32_t zero = -(uint32_t)(x < lo), inf = -(uint32_t)(x > hi);
+	return tilec_bits_f32((tilec_f32_bits(y) & ~(zero | inf)) |
+			      (inf & 0x7f800000u));
+}
+
 static inline float
 tilec_expf(float x)
 {
-	/* Past these bounds the result is 0 or infinity either way. */
-	float c = x < -104.0f ? -104.0f : x > 89.0f ? 89.0f : x;
-	/* n = round(c / ln 2), by the 1.5 * 2^23 trick (round to even). */
-	float t = c * 1.44269504f + 12582912.0f;
+	/* n = round(x / ln 2), by the 1.5 * 2^23 trick (round to even). */
+	float t = x * 1.44269504f + 12582912.0f;
 	int n = (int)(tilec_f32_bits(t) - 0x4b400000);
 	float fn = t - 12582912.0f;
-	/* r = c - n ln 2, with ln 2 split so n * hi is exact. */
-	float r = c - fn * 0.693359375f;
+	/* r = x - n ln 2, with ln 2 split so n * hi is exact. */
+	float r = x - fn * 0.693359375f;
 	r = r - fn * -2.12194440e-4f;
-	/* A NaN x stays NaN through c, r and the polynomial. */
-	return tilec_ldexpf(tilec_exp_reduced(r), n);
+	/* Past +-128 the result is 0 or infinity (from -104 and 89 on
+	 * already); a NaN x stays NaN through r and the polynomial. */
+	return tilec_exp_bounds(tilec_ldexpf(tilec_exp_reduced(r), n), x,
+				-128.0f, 128.0f);
 }
 
 static inline float
 tilec_exp2f(float x)
 {
-	float c = x < -151.0f ? -151.0f : x > 129.0f ? 129.0f : x;
-	float t = c + 12582912.0f;
+	float t = x + 12582912.0f;
 	int n = (int)(tilec_f32_bits(t) - 0x4b400000);
-	float r = (c - (t - 12582912.0f)) * 0.693147181f;
-	return tilec_ldexpf(tilec_exp_reduced(r), n);
+	float r = (x - (t - 12582912.0f)) * 0.693147181f;
+	return tilec_exp_bounds(tilec_ldexpf(tilec_exp_reduced(r), n), x,
+				-200.0f, 200.0f);
 }
 
 /* tanh(x) = sign(x) * m / (m + 2) with m = e^(2|x|) - 1: for small |x| the

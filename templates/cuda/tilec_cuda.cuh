@@ -127,6 +127,15 @@ __device__ __forceinline__ unsigned tile_offset(unsigned r, unsigned c, int ld)
 	return r * SW + ((c * E / 16) ^ ((r / G) % W)) * 16 + c * E % 16;
 }
 
+// The chunk mask of tile_offset for a row r with r % 8 == r8.  The rows an
+// ldmatrix phase reads start at a multiple of 8, so a lane's mask is the
+// same for every tile and k-step: the gemm helpers compute it once.
+template <int SW> __device__ __forceinline__ unsigned swizzle_mask(unsigned r8)
+{
+	constexpr unsigned SPAN = SW > 0 && SW < 128 ? SW : 128;
+	return (r8 / (128 / SPAN)) % (SPAN / 16);
+}
+
 // Copy 16 bytes global -> shared address s without staging through
 // registers; the bytes past src_bytes (0..16) are zero-filled.  Becomes
 // cp.async.cg.
@@ -152,6 +161,19 @@ template <int N> __device__ __forceinline__ void cp_async_wait()
 
 // --- Tile copies global <-> shared ----------------------------------------------------
 
+// The shared offset of a copy thread's i-th vector, rows r0 + i * RSTEP at
+// column c, given d0, the first one's: a constant apart, unless swizzled
+// rows repeat their pattern less often than RSTEP.
+template <int SW, typename T, int RSTEP>
+__device__ __forceinline__ unsigned g2s_offset(unsigned d0, int i, int r0, int c, int s_ld)
+{
+	if (SW == 0)
+		return d0 + (unsigned)(i * RSTEP * s_ld) * (unsigned)sizeof(T);
+	if (RSTEP % 8 == 0)
+		return d0 + (unsigned)(i * RSTEP * SW);
+	return tile_offset<SW, T>(r0 + i * RSTEP, c, s_ld);
+}
+
 // Copy a ROWS x COLS tile from global memory (row stride g_ld elements,
 // unit column stride) into shared memory (row stride s_ld).  Rows at or past
 // `rows` and columns at or past `cols` are zero-filled; `safe` is any valid
@@ -168,7 +190,40 @@ __device__ __forceinline__ void copy_g2s(T *smem, int s_ld, const T *g, long lon
 	constexpr int NV = ROWS * VROW;    // vectors in the tile
 	const bool aligned = COLS % VEC == 0 && (((unsigned long long)g) % 16) == 0 && g_ld % VEC == 0 && s_ld % VEC == 0;
 	const unsigned s0 = smem_u32(smem);
-	if (aligned && NV % THREADS == 0) {
+	if (aligned && NV % THREADS == 0 && THREADS % VROW == 0) {
+		// Each thread moves the vectors of one column c in rows r0,
+		// r0 + RSTEP, ...: one source pointer plus multiples of a fixed
+		// stride, and shared offsets a constant apart (g2s_offset), so an
+		// interior tile's copy costs an address add and a cp.async.
+		constexpr int RSTEP = THREADS / VROW;
+		const int r0 = threadIdx.x / VROW, c = (threadIdx.x % VROW) * VEC;
+		const unsigned d0 = tile_offset<SW, T>(r0, c, s_ld);
+		const T *src = g + r0 * g_ld + c;
+		const long long step = RSTEP * g_ld;
+		if (ASYNC && rows >= ROWS && cols >= COLS) {
+#pragma unroll
+			for (int i = 0; i < NV / THREADS; i++)
+				cp_async16(s0 + g2s_offset<SW, T, RSTEP>(d0, i, r0, c, s_ld), src + i * step);
+			return;
+		}
+#pragma unroll
+		for (int i = 0; i < NV / THREADS; i++) {
+			const int r = r0 + i * RSTEP;
+			const unsigned d = g2s_offset<SW, T, RSTEP>(d0, i, r0, c, s_ld);
+			T *dst = reinterpret_cast<T *>(reinterpret_cast<char *>(smem) + d);
+			const T *p = src + i * step;
+			const int valid = r < rows ? min(VEC, max(cols - c, 0)) : 0;
+			if (ASYNC) {
+				cp_async16(s0 + d, valid > 0 ? p : safe, valid * (int)sizeof(T));
+			} else if (valid == VEC) {
+				*reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(p);
+			} else {
+#pragma unroll
+				for (int v = 0; v < VEC; v++)
+					dst[v] = v < valid ? p[v] : from_float<T>(0.0f);
+			}
+		}
+	} else if (aligned && NV % THREADS == 0) {
 		// Every thread moves NV / THREADS vectors at fixed offsets (the
 		// compiler keeps them across a loop's iterations).  A tile wholly
 		// inside the tensor, the common case, takes a path without
@@ -318,9 +373,19 @@ __device__ __forceinline__ void load_b(unsigned (&b)[TN][2], unsigned B, int ldb
 #pragma unroll
 	for (int ni = 0; ni < TN; ni += 2) {
 		unsigned r[4], s;
-		if (SW) {
-			// Swizzled rows: each lane's row and column through tile_offset.
-			const unsigned up = ni + 1 < TN ? lane / 16 : 0;
+		const unsigned up = ni + 1 < TN ? lane / 16 : 0;
+		constexpr unsigned W = (SW > 0 && SW < 128 ? SW : 128) / 16;
+		if (SW && TRANS_B) {
+			// Swizzled N x K rows: chunk k0 / 8 + (lane / 8) % 2, whose
+			// bits are disjoint, so the lane's part XORs in once.
+			const unsigned t = ((lane / 8) % 2) ^ swizzle_mask<SW>(lane % 8);
+			s = B + (n0 + ni * 8 + up * 8 + lane % 8) * SW + ((k0 / 8) ^ t) * 16;
+		} else if (SW && TN % W == 0) {
+			// Swizzled K x N rows: the warp's first chunk n0 / 8 is a
+			// multiple of the swizzle window, the rest ni | up.
+			const unsigned t = up ^ swizzle_mask<SW>(lane % 8);
+			s = B + (k0 + lane % 16) * SW + (n0 / 8 + (ni ^ t)) * 16;
+		} else if (SW) {
 			s = TRANS_B ? B + tile_offset<SW, T>(n0 + ni * 8 + up * 8 + lane % 8, k0 + ((lane / 8) % 2) * 8, ldb)
 				    : B + tile_offset<SW, T>(k0 + lane % 16, n0 + ni * 8 + up * 8, ldb);
 		} else {
@@ -352,9 +417,22 @@ __device__ __forceinline__ void load_a(unsigned (&a)[TM][4], unsigned A, int lda
 #pragma unroll
 	for (int mi = 0; mi < TM; mi++) {
 		const unsigned m = m0 + mi * 16;
-		const unsigned s = SW ? A + (TRANS_A ? tile_offset<SW, T>(k0 + (j / 2) * 8 + lane % 8, m + (j % 2) * 8, lda)
-						     : tile_offset<SW, T>(m + lane % 16, k0 + (lane / 16) * 8, lda))
-				      : mine + (TRANS_A ? k0 * lda + mi * 16 : mi * 16 * lda + k0) * E;
+		constexpr unsigned W = (SW > 0 && SW < 128 ? SW : 128) / 16;
+		unsigned s;
+		if (SW && !TRANS_A) {
+			// Swizzled M x K rows: chunk k0 / 8 + lane / 16, disjoint bits.
+			const unsigned t = (lane / 16) ^ swizzle_mask<SW>(lane % 8);
+			s = A + (m + lane % 16) * SW + ((k0 / 8) ^ t) * 16;
+		} else if (SW && (2 * TM) % W == 0) {
+			// Swizzled K x M rows: the warp's first chunk m0 / 8 is a
+			// multiple of the window, the rest 2 mi | j % 2.
+			const unsigned t = (j % 2) ^ swizzle_mask<SW>(lane % 8);
+			s = A + (k0 + (j / 2) * 8 + lane % 8) * SW + (m0 / 8 + ((2 * mi) ^ t)) * 16;
+		} else if (SW) {
+			s = A + tile_offset<SW, T>(k0 + (j / 2) * 8 + lane % 8, m + (j % 2) * 8, lda);
+		} else {
+			s = mine + (TRANS_A ? k0 * lda + mi * 16 : mi * 16 * lda + k0) * E;
+		}
 		if (TRANS_A)
 			ldmatrix_x4_trans(a[mi], s);
 		else
