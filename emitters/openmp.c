@@ -717,7 +717,7 @@ typedef struct Fusion Fusion;
 static const Fusion *fusion_at(Emitter *E, const TcStmt *block, int i);
 static int fusion_len(const Fusion *F);
 static void emit_fusion(Emitter *E, const Fusion *F);
-static void nest_comment(Emitter *E, const TcStmt *s);
+static void nest_comment(Emitter *E, const TcStmt *s, const char *more);
 
 /* Statements of a block, without braces; runs of fused statements as
  * their loop nest. */
@@ -939,7 +939,7 @@ emit_for(Emitter *E, const TcStmt *s, bool in_parallel)
 					src ? src : "tile_pipelined"));
 	}
 	if (s->u.loop.kind == TC_LOOP_PARALLEL && !in_parallel)
-		nest_comment(E, s);
+		nest_comment(E, s, "");
 	long long trips;
 	if (s->u.loop.kind == TC_LOOP_PARALLEL && !has_loop(s->u.loop.body) &&
 	    !(tc_expr_const(s->u.loop.end, &trips) && trips < 8))
@@ -2082,9 +2082,10 @@ emit_reduce(Emitter *E, const TcStmt *s)
  *     and reads and writes buffers only at the nest's own indices: x[i][j]
  *     for a buffer of the tile's shape, and reads of r[i] and c[j] for
  *     per-row and per-column buffers; no tensor;
- *   - tile_reduce_sum (or any reduction of f64 or integers) along the
- *     last dim into a per-row buffer (REDUCE); float max and min keep
- *     their row helpers, as clang cannot vectorize them in omp simd.
+ *   - tile_reduce_* along the last dim into a per-row buffer (REDUCE):
+ *     an accumulator per row, an omp simd reduction clause; float max
+ *     and min reduce integer keys (tilec_max_key: clang does not
+ *     vectorize an omp simd max-reduction of floats).
  *
  * Statements over the columns alone (a copy into a per-column buffer, a
  * nest over j) join a run over rows and columns as work repeated on each
@@ -2138,11 +2139,29 @@ typedef struct FuseOp {
 	bool braced;          /* MAP: printed in braces, loop vars aliased */
 } FuseOp;
 
-/* A run of statements block[first .. first + n) printed as one nest. */
+/* What one statement reads and writes (tc_stmt_access). */
+typedef struct Touches {
+	const TcVar *var[32]; /* distinct vars */
+	int how[32];          /* TC_ROLE_* of each */
+	int n;                /* how many */
+	bool overflow;        /* more than 32: treat as touching everything */
+} Touches;
+
+/* A run of statements block[first .. first + nstmts) printed as one
+ * nest. */
 struct Fusion {
 	const TcStmt *block;  /* the BLOCK holding them */
-	int first, n;         /* which of its statements */
-	FuseOp *ops;          /* one per statement */
+	int first, nstmts;    /* which of its statements */
+	int n;                /* ops: nagain recomputed, then one per statement */
+	int nagain;           /* ops[0 .. nagain) redo an earlier run's work */
+	FuseOp *ops;          /* what each does */
+	Touches *tt;          /* what each reads and writes */
+	FuseOp *ops0;         /* the ops and touches without the redone work */
+	Touches *tt0;
+	const TcVar *again[8];   /* the buffers it recomputes */
+	const Fusion *from[8];   /* the run whose writes of each it redoes */
+	int nrecomputed;
+	bool kept;            /* replan: all its ops could stay */
 	int rank;             /* 2: rows and columns; 1: columns only */
 	long long rows, cols; /* the index space */
 	const TcExpr *ext[2]; /* rows (NULL at rank 1) and columns as written */
@@ -2323,12 +2342,9 @@ classify(Emitter *E, const TcStmt *s, FuseOp *op)
 		return load || op->helper;
 	}
 	case TC_ST_REDUCE: {
-		/* Float max and min stay with the row helpers: clang does not
-		 * vectorize an omp simd max-reduction of floats. */
 		const TcVar *src = s->u.reduce.src.var;
 		if (!s->u.reduce.src.whole || !s->u.reduce.dst.whole ||
-		    src->rank != 2 || s->u.reduce.dim != 1 || !tile_space(src, op) ||
-		    (s->u.reduce.op != TC_RED_SUM && tc_dtype_is_float(src->dtype)))
+		    src->rank != 2 || s->u.reduce.dim != 1 || !tile_space(src, op))
 			return false;
 		op->kind = FUSE_REDUCE;
 		op->buf = src;
@@ -2452,6 +2468,16 @@ live_stmt(Emitter *E, const TcStmt *s, bool *live)
 			const TcStmt *it = s->u.block.body.items[i];
 			live_record(E, it, live);
 			live_stmt(E, it, live);
+			/* A run that recomputes buffers writes them before
+			 * its first statement, from what the redone work
+			 * reads. */
+			const Fusion *F = fusion_at(E, s, i);
+			for (int k = 0; F && k < F->nagain; k++)
+				tc_stmt_access(F->ops[k].s, NULL, live_use, live);
+			for (int k = 0; F && k < F->nagain; k++)
+				for (int t = 0; t < F->tt[k].n; t++)
+					if (F->tt[k].how[t] & TC_ROLE_WRITE)
+						live[F->tt[k].var[t]->index] = false;
 		}
 		return;
 	case TC_ST_IF: {
@@ -2502,14 +2528,6 @@ live_stmt(Emitter *E, const TcStmt *s, bool *live)
 }
 
 /* --- Fusion: planning runs -------------------------------------------------------- */
-
-/* What one statement reads and writes (tc_stmt_access). */
-typedef struct Touches {
-	const TcVar *var[32]; /* distinct vars */
-	int how[32];          /* TC_ROLE_* of each */
-	int n;                /* how many */
-	bool overflow;        /* more than 32: treat as touching everything */
-} Touches;
 
 static void
 touches_add(void *ctx, const TcVar *v, int how)
@@ -2671,8 +2689,9 @@ plan_block(Emitter *E, const TcStmt *block)
 			continue;
 		}
 		Fusion *F = tc_alloc(E->a, sizeof *F);
-		*F = (Fusion){ .block = block, .first = i, .n = len,
-			       .ops = &ops[i], .elided = elided, .rank = 1 };
+		*F = (Fusion){ .block = block, .first = i, .nstmts = len,
+			       .n = len, .ops = &ops[i], .tt = &tt[i],
+			       .elided = elided, .rank = 1 };
 		for (int k = 0; k < len; k++) {
 			FuseOp *op = &ops[i + k];
 			if (op->kind == FUSE_LOAD)
@@ -2705,7 +2724,7 @@ plan_block(Emitter *E, const TcStmt *block)
 static int
 fusion_len(const Fusion *F)
 {
-	return F->n;
+	return F->nstmts;
 }
 
 /* The run that starts at statement i of block, or NULL. */
@@ -2746,7 +2765,7 @@ mark_stored(Emitter *E, const TcStmt *s, bool *stored)
 				tc_stmt_access(F->ops[k].s, NULL, mark_all, t);
 			for (int v = 0; v < E->k->vars.len; v++)
 				stored[v] |= t[v] && !F->elided[v];
-			i += F->n - 1;
+			i += F->nstmts - 1;
 		}
 		return;
 	case TC_ST_FOR:
@@ -2770,14 +2789,333 @@ mark_stored(Emitter *E, const TcStmt *s, bool *stored)
 	}
 }
 
-/* Liveness, then the runs of the whole body, then the buffers no
- * statement stores (their declarations are left out). */
+/* --- Fusion: recomputing instead of storing ----------------------------------- */
+/*
+ * A run that reads a buffer an earlier run of the same block wrote can
+ * redo that writing instead (softmax: the copy of X and the mask that the
+ * max reduction's run computed, redone in the exp run): the buffer is
+ * then written and read only inside runs, and, dead between them, stored
+ * by neither.  Reading the tensor again from cache costs a core far less
+ * than storing a row while it streams in from memory.  The redone work is
+ * the earlier run's ops that write the buffer: the first writes all of
+ * it, and each is a copy from a tensor or a nest without calls that
+ * writes only the buffer and reads, besides it, per-row or per-column
+ * buffers, scalars and locals.  Nothing from the first of those ops to
+ * the later run may write what they read, nor touch the buffer outside
+ * them; the later run may not write a tensor they read.  A recompute
+ * that does not end with the buffer kept in registers by both runs is
+ * undone.
+ */
+
+/* Whether a statement assigns local v. */
+static bool
+assigns_local(const TcStmt *s, const TcVar *v)
+{
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		for (int i = 0; i < s->u.block.body.len; i++)
+			if (assigns_local(s->u.block.body.items[i], v))
+				return true;
+		return false;
+	case TC_ST_FOR:
+		return assigns_local(s->u.loop.body, v);
+	case TC_ST_IF:
+		return assigns_local(s->u.cond.then, v) ||
+		       (s->u.cond.els && assigns_local(s->u.cond.els, v));
+	case TC_ST_ASSIGN:
+		return s->u.assign.dst->kind == TC_EX_VAR &&
+		       s->u.assign.dst->u.var == v;
+	default:
+		return false;
+	}
+}
+
+/* The locals an expression reads, and whether it calls anything. */
+static void
+expr_locals(const TcExpr *e, TcVec *out, TcArena *a, bool *calls)
+{
+	if (!e)
+		return;
+	switch (e->kind) {
+	case TC_EX_VAR:
+		if (e->u.var->kind == TC_VAR_LOCAL)
+			tc_vec_push(a, out, e->u.var);
+		break;
+	case TC_EX_BINARY:
+		expr_locals(e->u.bin.lhs, out, a, calls);
+		expr_locals(e->u.bin.rhs, out, a, calls);
+		break;
+	case TC_EX_UNARY:
+		expr_locals(e->u.un.arg, out, a, calls);
+		break;
+	case TC_EX_SELECT:
+		expr_locals(e->u.sel.cond, out, a, calls);
+		expr_locals(e->u.sel.then, out, a, calls);
+		expr_locals(e->u.sel.els, out, a, calls);
+		break;
+	case TC_EX_CALL:
+		*calls = true;
+		for (int i = 0; i < e->u.call.nargs; i++)
+			expr_locals(e->u.call.args[i], out, a, calls);
+		break;
+	case TC_EX_CAST:
+		expr_locals(e->u.cast.arg, out, a, calls);
+		break;
+	case TC_EX_LOAD:
+		for (int i = 0; i < e->u.load.var->rank; i++)
+			expr_locals(e->u.load.idx[i], out, a, calls);
+		break;
+	default:
+		break;
+	}
+}
+
+static void
+stmt_locals(const TcStmt *s, TcVec *out, TcArena *a, bool *calls)
+{
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		for (int i = 0; i < s->u.block.body.len; i++)
+			stmt_locals(s->u.block.body.items[i], out, a, calls);
+		break;
+	case TC_ST_DECL:
+		expr_locals(s->u.decl.init, out, a, calls);
+		break;
+	case TC_ST_ASSIGN:
+		expr_locals(s->u.assign.dst, out, a, calls);
+		expr_locals(s->u.assign.value, out, a, calls);
+		break;
+	case TC_ST_IF:
+		expr_locals(s->u.cond.cond, out, a, calls);
+		stmt_locals(s->u.cond.then, out, a, calls);
+		if (s->u.cond.els)
+			stmt_locals(s->u.cond.els, out, a, calls);
+		break;
+	case TC_ST_FOR:
+		stmt_locals(s->u.loop.body, out, a, calls);
+		break;
+	case TC_ST_COPY:
+		for (int i = 0; i < s->u.copy.src.var->rank; i++)
+			expr_locals(s->u.copy.src.origin[i], out, a, calls);
+		break;
+	default:
+		break;
+	}
+}
+
+/* The ops of F1 that F2 would redo to recompute b (their indices in
+ * chain), or 0 if it may not. */
+static int
+recompute_chain(Emitter *E, const Fusion *F1, const Fusion *F2,
+		const TcVar *b, int *chain)
+{
+	const TcStmt *block = F1->block;
+	int nc = 0;
+	for (int k = 0; k < F1->n && nc < 8; k++)
+		if (touches_of(&F1->tt[k], b) & TC_ROLE_WRITE)
+			chain[nc++] = k;
+	if (nc == 0 || nc == 8)
+		return 0;
+	const FuseOp *first = &F1->ops[chain[0]];
+	if (!(first->kind == FUSE_LOAD && first->buf == b) &&
+	    !(first->kind == FUSE_MAP && map_kills(first, b)))
+		return 0;
+	/* What the chain reads, besides b. */
+	TcVec locals = { 0 };
+	const TcVar *reads[64];
+	int nreads = 0;
+	for (int c = 0; c < nc; c++) {
+		const FuseOp *op = &F1->ops[chain[c]];
+		const Touches *t = &F1->tt[chain[c]];
+		if (op->kind != FUSE_LOAD && op->kind != FUSE_MAP)
+			return 0;
+		for (int i = 0; i < t->n; i++) {
+			const TcVar *v = t->var[i];
+			if (v == b)
+				continue;
+			if ((t->how[i] & TC_ROLE_WRITE) ||
+			    (v->kind == TC_VAR_BUFFER && v->rank != 1) || nreads == 64)
+				return 0;
+			reads[nreads++] = v;
+		}
+		bool calls = false;
+		stmt_locals(op->s, &locals, E->a, &calls);
+		if (calls)
+			return 0;
+	}
+	/* Nothing from the chain's start to F2 writes what it reads or
+	 * touches b outside it; F2 writes none of its tensors. */
+	for (int k = chain[0]; k < F1->n; k++) {
+		bool in_chain = false;
+		for (int c = 0; c < nc; c++)
+			in_chain |= chain[c] == k;
+		for (int r = 0; r < nreads; r++)
+			if (touches_of(&F1->tt[k], reads[r]) & TC_ROLE_WRITE)
+				return 0;
+		if (!in_chain && (touches_of(&F1->tt[k], b) & TC_ROLE_WRITE))
+			return 0;
+	}
+	for (int i = F1->first + F1->nstmts; i < F2->first; i++) {
+		const TcStmt *s = block->u.block.body.items[i];
+		if (tc_stmt_touches(s, NULL, b))
+			return 0;
+		for (int r = 0; r < nreads; r++)
+			if (tc_stmt_touches(s, NULL, reads[r]) & TC_ROLE_WRITE)
+				return 0;
+		for (int l = 0; l < locals.len; l++)
+			if (assigns_local(s, locals.items[l]))
+				return 0;
+	}
+	for (int k = 0; k < F2->n; k++)
+		for (int r = 0; r < nreads; r++)
+			if (touches_of(&F2->tt[k], reads[r]) & TC_ROLE_WRITE)
+				return 0;
+	return nc;
+}
+
+/* The latest run of F2's block before it that writes b, or NULL. */
+static const Fusion *
+writer_before(Emitter *E, const Fusion *F2, const TcVar *b)
+{
+	const Fusion *best = NULL;
+	for (int f = 0; f < E->fusions.len; f++) {
+		const Fusion *F = E->fusions.items[f];
+		if (F->block != F2->block || F->first + F->nstmts > F2->first ||
+		    (best && best->first > F->first))
+			continue;
+		for (int k = 0; k < F->n; k++)
+			if (touches_of(&F->tt[k], b) & TC_ROLE_WRITE) {
+				best = F;
+				break;
+			}
+	}
+	return best;
+}
+
+/* Give the runs that do not recompute anything yet what they can
+ * recompute, but not the (run, buffer) pairs in rejected; returns whether
+ * any run changed. */
+static bool
+add_recomputes(Emitter *E, const TcVec *rejected)
+{
+	bool changed = false;
+	for (int f = 0; f < E->fusions.len; f++) {
+		Fusion *F2 = E->fusions.items[f];
+		if (F2->nagain)
+			continue;
+		for (int v = 0; v < E->k->vars.len && F2->nrecomputed < 8; v++) {
+			const TcVar *b = E->k->vars.items[v];
+			if (b->kind != TC_VAR_BUFFER || b->rank != F2->rank)
+				continue;
+			/* F2 reads b before it writes it. */
+			int how = 0;
+			for (int k = F2->nagain; k < F2->n && !how; k++)
+				how = touches_of(&F2->tt[k], b);
+			if (!(how & TC_ROLE_READ))
+				continue;
+			bool no = false;
+			for (int r = 0; r + 1 < rejected->len; r += 2)
+				no |= rejected->items[r] == F2 &&
+				      rejected->items[r + 1] == b;
+			const Fusion *F1 = writer_before(E, F2, b);
+			int chain[8], nc;
+			if (no || !F1 || F1->rows != F2->rows || F1->cols != F2->cols ||
+			    !(nc = recompute_chain(E, F1, F2, b, chain)))
+				continue;
+			int n = F2->n + nc;
+			FuseOp *ops = tc_alloc(E->a, (size_t)n * sizeof *ops);
+			Touches *tt = tc_alloc(E->a, (size_t)n * sizeof *tt);
+			for (int c = 0; c < nc; c++) {
+				ops[c] = F1->ops[chain[c]];
+				tt[c] = F1->tt[chain[c]];
+			}
+			memcpy(ops + nc, F2->ops, (size_t)F2->n * sizeof *ops);
+			memcpy(tt + nc, F2->tt, (size_t)F2->n * sizeof *tt);
+			bool ok = true;
+			for (int k = nc; k < n && ok; k++)
+				ok = joins(ops, tt, k);
+			if (!ok)
+				continue;
+			if (!F2->ops0) {
+				F2->ops0 = F2->ops;
+				F2->tt0 = F2->tt;
+			}
+			F2->ops = ops;
+			F2->tt = tt;
+			F2->n = n;
+			F2->nagain += nc;
+			F2->again[F2->nrecomputed] = b;
+			F2->from[F2->nrecomputed++] = F1;
+			changed = true;
+		}
+	}
+	return changed;
+}
+
+/* Liveness over the body as the runs now are, then each run's elided
+ * buffers.  A run that recomputes and can no longer keep all its ops, or
+ * whose recomputed buffer is not kept in registers by it and by the run
+ * it redoes, goes back to its own statements; that (run, buffer) pair is
+ * added to rejected.  Returns whether any run went back. */
+static bool
+replan(Emitter *E, TcVec *rejected)
+{
+	E->live.len = 0;
+	bool *live = live_copy(E, NULL);
+	live_stmt(E, E->k->body, live);
+	for (int f = 0; f < E->fusions.len; f++) {
+		Fusion *F = E->fusions.items[f];
+		const TcStmt *last =
+			F->block->u.block.body.items[F->first + F->nstmts - 1];
+		bool *elided = live_copy(E, NULL);
+		F->kept = plan_elision(E, F->ops, F->tt, F->n,
+				       live_after(E, last), elided) == F->n;
+		/* (Less is live than when the run was planned: its old
+		 * choice stays valid if the new one fails.) */
+		if (F->kept)
+			F->elided = elided;
+	}
+	bool undone = false;
+	for (int f = 0; f < E->fusions.len; f++) {
+		Fusion *F = E->fusions.items[f];
+		for (int r = 0; r < F->nrecomputed; r++) {
+			const TcVar *b = F->again[r];
+			if (F->kept && F->elided[b->index] &&
+			    F->from[r]->elided[b->index])
+				continue;
+			tc_vec_push(E->a, rejected, F);
+			tc_vec_push(E->a, rejected, (void *)b);
+			F->ops = F->ops0;
+			F->tt = F->tt0;
+			F->n -= F->nagain;
+			F->nagain = F->nrecomputed = 0;
+			undone = true;
+			break;
+		}
+	}
+	return undone;
+}
+
+/* Liveness, then the runs of the whole body and what they recompute,
+ * then the buffers no statement stores (their declarations are left
+ * out). */
 static void
 plan_fusion(Emitter *E)
 {
 	bool *live = live_copy(E, NULL);
 	live_stmt(E, E->k->body, live);
 	plan_block(E, E->k->body);
+	TcVec rejected = { 0 };
+	while (add_recomputes(E, &rejected)) {
+		while (replan(E, &rejected))
+			;
+	}
+	for (int f = 0; f < E->fusions.len; f++) {
+		Fusion *F = E->fusions.items[f];
+		for (int k = 0; k < F->n; k++)
+			if (F->ops[k].kind == FUSE_LOAD)
+				F->ops[k].elided = F->elided[F->ops[k].buf->index];
+	}
 	bool *stored = live_copy(E, NULL);
 	bool *elided = live_copy(E, NULL);
 	mark_stored(E, E->k->body, stored);
@@ -2965,6 +3303,29 @@ writes_of(const Fusion *F, const TcVar *v)
 	return n;
 }
 
+/* The type a fused reduction accumulates in: the source's value type,
+ * f32 for narrow floats; float max and min reduce int keys. */
+static TcDtype
+acc_type(const FuseOp *op)
+{
+	const TcVar *src = op->buf;
+	return tc_dtype_is_float(src->dtype) && src->dtype != TC_DT_F64
+		       ? TC_DT_F32 : src->dtype;
+}
+
+static bool
+keyed(const FuseOp *op)
+{
+	return acc_type(op) == TC_DT_F32 && op->s->u.reduce.op != TC_RED_SUM;
+}
+
+/* The key function of a keyed reduction. */
+static const char *
+key_fn(const FuseOp *op)
+{
+	return op->s->u.reduce.op == TC_RED_MIN ? "tilec_min_key" : "tilec_max_key";
+}
+
 /* `[const] T v` for the local that holds an elided buffer's element. */
 static const char *
 elided_decl(Emitter *E, const Fusion *F, const TcVar *v)
@@ -3067,13 +3428,19 @@ emit_fused_body(Emitter *E, const Fusion *F, const char *const *idx,
 		}
 		case FUSE_REDUCE: {
 			const TcVar *src = op->buf;
-			TcDtype t = tc_dtype_is_float(src->dtype) &&
-					    src->dtype != TC_DT_F64
-				    ? TC_DT_F32 : src->dtype;
+			TcReduceOp rop = op->s->u.reduce.op;
 			const char *se = F->elided[src->index] ? src->name
 							       : elem(E, src, idx);
-			tc_buf_printf(b, "%s;\n",
-				      reduce_step(E, op->s->u.reduce.op, t, op->acc, se));
+			if (!keyed(op)) {
+				tc_buf_printf(b, "%s;\n", reduce_step(E, rop, acc_type(op),
+								    op->acc, se));
+				break;
+			}
+			if (rop == TC_RED_ABSMAX)
+				se = tc_fmt(E->a, "fabsf(%s)", se);
+			tc_buf_printf(b, "%s = tilec_%s(%s, %s(%s));\n", op->acc,
+				      rop == TC_RED_MIN ? "min" : "max", op->acc,
+				      key_fn(op), se);
 			break;
 		}
 		}
@@ -3203,9 +3570,10 @@ needs_braces(Emitter *E, const Fusion *F, int k, const char *const *idx)
 	return false;
 }
 
-/* One comment for a tile_parallel nest, in the program's spelling. */
+/* One comment for a tile_parallel nest, in the program's spelling, with
+ * what follows appended. */
 static void
-nest_comment(Emitter *E, const TcStmt *s)
+nest_comment(Emitter *E, const TcStmt *s, const char *more)
 {
 	TcBuf nest;
 	tc_buf_init(&nest);
@@ -3213,6 +3581,7 @@ nest_comment(Emitter *E, const TcStmt *s)
 		tc_buf_printf(&nest, "%stile_parallel(%s, %s)",
 			      nest.len ? " " : "", l->u.loop.var->name,
 			      expr_text(E, l->u.loop.end, 0));
+	tc_buf_puts(&nest, more);
 	line_directive(E, s->loc);
 	tc_c_loc_comment(&E->pr, s->loc, nest.data);
 	tc_buf_free(&nest);
@@ -3299,10 +3668,16 @@ emit_fusion(Emitter *E, const Fusion *F)
 	TcBuf *b = E->out;
 	int reserved = E->reserved.len;
 	for (int k = 0; k < F->n; k++) {
+		const TcStmt *s = F->ops[k].s;
+		const char *again = k < F->nagain ? ", again" : "";
 		if (F->ops[k].kind == FUSE_MAP)
-			nest_comment(E, F->ops[k].s);
+			nest_comment(E, s, again);
 		else
-			op_comment(E, F->ops[k].s);
+			tc_c_loc_comment(&E->pr, s->loc,
+					 tc_fmt(E->a, "%s%s",
+						tc_c_source_snippet(E->a, E->p->text,
+								    s->loc),
+						again));
 	}
 	TcBuf note;
 	tc_buf_init(&note);
@@ -3424,14 +3799,18 @@ emit_fusion(Emitter *E, const Fusion *F)
 		if (op->kind != FUSE_REDUCE)
 			continue;
 		TcReduceOp rop = op->s->u.reduce.op;
-		const TcVar *src = op->buf, *dst = op->s->u.reduce.dst.var;
-		TcDtype t = tc_dtype_is_float(src->dtype) && src->dtype != TC_DT_F64
-				    ? TC_DT_F32 : src->dtype;
+		const TcVar *dst = op->s->u.reduce.dst.var;
+		TcDtype t = acc_type(op);
 		op->acc = reserve(E, acc_names[rop]);
 		bool old = op->s->u.reduce.accumulate && rop != TC_RED_SUM;
-		tc_buf_printf(b, "%s %s = %s;\n", value_type(t), op->acc,
-			      reduce_start(E, rop, t,
-					   old ? elem(E, dst, idx) : NULL));
+		const char *start = reduce_start(E, rop, t,
+						 old ? elem(E, dst, idx) : NULL);
+		if (keyed(op))
+			tc_buf_printf(b, "int %s = %s(%s);\n", op->acc, key_fn(op),
+				      start);
+		else
+			tc_buf_printf(b, "%s %s = %s;\n", value_type(t), op->acc,
+				      start);
 	}
 	emit_fused_loop(E, F, idx, "0", end, only, false);
 	if (nd > 0) {
@@ -3445,10 +3824,12 @@ emit_fusion(Emitter *E, const Fusion *F)
 		if (op->kind != FUSE_REDUCE)
 			continue;
 		TcReduceOp rop = op->s->u.reduce.op;
-		const TcVar *src = op->buf, *dst = op->s->u.reduce.dst.var;
-		TcDtype t = tc_dtype_is_float(src->dtype) && src->dtype != TC_DT_F64
-				    ? TC_DT_F32 : src->dtype;
+		const TcVar *dst = op->s->u.reduce.dst.var;
+		TcDtype t = acc_type(op);
 		const char *de = elem(E, dst, idx);
+		const char *acc = keyed(op) ? tc_fmt(E->a, "tilec_key_float(%s)",
+						     op->acc)
+					    : op->acc;
 		if (op->s->u.reduce.accumulate && rop == TC_RED_SUM &&
 		    !is_narrow_float(dst->dtype))
 			tc_buf_printf(b, "%s += %s;\n", de, op->acc);
@@ -3457,7 +3838,7 @@ emit_fusion(Emitter *E, const Fusion *F)
 				      tc_dtype_name(dst->dtype), de, op->acc);
 		else
 			tc_buf_printf(b, "%s = %s;\n", de,
-				      to_buffer(E, op->acc, t, dst->dtype));
+				      to_buffer(E, acc, t, dst->dtype));
 	}
 	for (int k = 0; k < F->n; k++) {
 		const FuseOp *op = &F->ops[k];

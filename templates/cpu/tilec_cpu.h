@@ -520,6 +520,40 @@ TILEC_ROW_REDUCE(tilec_row_absmax, 0.0f, TILEC_ABSMAX_STEP)
 #undef TILEC_MIN_STEP
 #undef TILEC_ABSMAX_STEP
 
+/* --- Float max and min as integer reductions ---------------------------------
+ * A max or min along a row fused into an element loop (emitters/openmp.c)
+ * reduces integer keys: clang does not vectorize an omp simd max-reduction
+ * of floats, and every compiler vectorizes one of ints.  The key orders
+ * floats by value (-0 just below +0); a NaN gets the key of the identity
+ * (-infinity for max, infinity for min), so it is skipped, as fmaxf skips
+ * it.  tilec_key_float inverts either key. */
+
+static inline int
+tilec_float_key(float x)
+{
+	int32_t b = (int32_t)tilec_f32_bits(x);
+	/* Negative floats: their magnitude bits reversed. */
+	return b ^ (int32_t)((uint32_t)(b >> 31) >> 1);
+}
+
+static inline int
+tilec_max_key(float x)
+{
+	return tilec_float_key(x != x ? -INFINITY : x);
+}
+
+static inline int
+tilec_min_key(float x)
+{
+	return tilec_float_key(x != x ? INFINITY : x);
+}
+
+static inline float
+tilec_key_float(int k)
+{
+	return tilec_bits_f32((uint32_t)(k ^ (int32_t)((uint32_t)(k >> 31) >> 1)));
+}
+
 /* 1 / sqrt(x), correctly rounded through the division (no estimate). */
 static inline float
 tilec_rsqrtf(float x)

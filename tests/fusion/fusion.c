@@ -100,3 +100,80 @@ partial_write(int M, int N, const f32 X[M][N], f32 S[M])
 	tile_reduce_sum(s, t, 1);
 	tile_copy(&S[bm * BLOCK_M], s);
 }
+
+/* Max, min and absmax of the same elements in one loop (integer keys),
+ * one of them accumulating across the chunks, with a sum beside them. */
+TILE_KERNEL void
+extremes(int M, int N, const f16 X[M][N], f32 S[M][4])
+{
+	tile_threads(128);
+	int bm = tile_grid_x(ceildiv(M, BLOCK_M));
+
+	tile_fragment f32 x[BLOCK_M][BLOCK_N];
+	tile_fragment f32 hi[BLOCK_M], lo[BLOCK_M], mag[BLOCK_M], sum[BLOCK_M];
+	tile_fragment f32 out[BLOCK_M][4];
+
+	tile_fill(mag, 0.5f);
+	tile_clear(sum);
+	for (int n0 = 0; n0 < N; n0 += BLOCK_N) {
+		tile_copy(x, &X[bm * BLOCK_M][n0]);
+		tile_parallel(i, BLOCK_M) tile_parallel(j, BLOCK_N)
+			x[i][j] = n0 + j < N ? x[i][j] - 0.25f : 0.0f;
+		tile_reduce_max(hi, x, 1);
+		tile_reduce_min(lo, x, 1);
+		tile_reduce_absmax(mag, x, 1, TILE_ACCUMULATE);
+		tile_reduce_sum(sum, x, 1, TILE_ACCUMULATE);
+	}
+	tile_parallel(i, BLOCK_M) {
+		out[i][0] = hi[i];
+		out[i][1] = lo[i];
+		out[i][2] = mag[i];
+		out[i][3] = sum[i];
+	}
+	tile_copy(&S[bm * BLOCK_M][0], out);
+}
+
+/* The last nest reads x, which the run of the max computed from X and a
+ * mask: its run computes x again instead, and x is never stored. */
+TILE_KERNEL void
+recompute(int M, int N, const f32 X[M][N], f32 Y[M][N])
+{
+	tile_threads(128);
+	int bm = tile_grid_x(ceildiv(M, BLOCK_M));
+
+	tile_fragment f32 x[BLOCK_M][BLOCK_N], y[BLOCK_M][BLOCK_N];
+	tile_fragment f32 m[BLOCK_M];
+
+	tile_copy(x, &X[bm * BLOCK_M][0]);
+	tile_parallel(i, BLOCK_M) tile_parallel(j, BLOCK_N)
+		x[i][j] = j < N ? x[i][j] : -INFINITY;
+	tile_reduce_max(m, x, 1);
+	tile_parallel(i, BLOCK_M)
+		m[i] = 0.5f * m[i];
+	tile_parallel(i, BLOCK_M) tile_parallel(j, BLOCK_N)
+		y[i][j] = x[i][j] - m[i];
+	tile_copy(&Y[bm * BLOCK_M][0], y);
+}
+
+/* The same, but the nest that computed x read w, which changes before
+ * the last nest: x is stored, not computed again with the new w. */
+TILE_KERNEL void
+no_recompute(int M, int N, const f32 X[M][N], const f32 W[N], f32 Y[M][N])
+{
+	tile_threads(128);
+	int bm = tile_grid_x(ceildiv(M, BLOCK_M));
+
+	tile_fragment f32 x[BLOCK_M][BLOCK_N], y[BLOCK_M][BLOCK_N];
+	tile_fragment f32 w[BLOCK_N], m[BLOCK_M];
+
+	tile_copy(w, &W[0]);
+	tile_copy(x, &X[bm * BLOCK_M][0]);
+	tile_parallel(i, BLOCK_M) tile_parallel(j, BLOCK_N)
+		x[i][j] = j < N ? x[i][j] * w[j] : -INFINITY;
+	tile_reduce_max(m, x, 1);
+	tile_parallel(j, BLOCK_N)
+		w[j] = w[j] + 1.0f;
+	tile_parallel(i, BLOCK_M) tile_parallel(j, BLOCK_N)
+		y[i][j] = x[i][j] * w[j] - m[i];
+	tile_copy(&Y[bm * BLOCK_M][0], y);
+}

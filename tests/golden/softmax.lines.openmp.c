@@ -10,7 +10,7 @@ enum {
 	THREADS = 128,
 };
 
-// softmax.c:19 one block of softmax; its buffers take 32.0 KiB of the thread's
+// softmax.c:19 one block of softmax; its buffers take 16.0 KiB of the thread's
 // stack
 static void
 softmax_block(int M, int N, const float X[restrict M][N],
@@ -19,8 +19,6 @@ softmax_block(int M, int N, const float X[restrict M][N],
 #line 23 "samples/softmax.c"
 	const int chunks = tilec_ceildiv(N, BLOCK_N);
 #line 25 "samples/softmax.c"
-	// softmax.c:25 tile_fragment f32 x[BLOCK_M][BLOCK_N]
-	_Alignas(64) float x[BLOCK_M][BLOCK_N];
 	// softmax.c:25 tile_fragment f32 e[BLOCK_M][BLOCK_N]
 	_Alignas(64) float e[BLOCK_M][BLOCK_N];
 #line 26 "samples/softmax.c"
@@ -41,35 +39,40 @@ softmax_block(int M, int N, const float X[restrict M][N],
 	memset(row_sum, 0, sizeof row_sum);
 #line 31 "samples/softmax.c"
 	for (int c = 0; c < chunks; c++) {
-#line 32 "samples/softmax.c"
 		// softmax.c:32 tile_copy(x, &X[bm * BLOCK_M][c * BLOCK_N])
 #line 33 "samples/softmax.c"
 		// softmax.c:33 tile_parallel(i, BLOCK_M) tile_parallel(j,
 		// BLOCK_N)
-		// as one loop over each row's elements
+		// softmax.c:37 tile_reduce_max(chunk_max, x, 1)
+		// as one loop over each row's elements; not stored: x
 		{
 			const int row0 = bm * BLOCK_M, col0 = c * BLOCK_N;
 			const int rows = tilec_extent(M, row0, BLOCK_M);
 			const int cols = tilec_extent(N, col0, BLOCK_N);
 			for (int i = 0; i < BLOCK_M; i++) {
-				if (i < rows)
-					tilec_load_f32(x[i], &X[row0 + i][col0],
-					               cols, BLOCK_N);
-				else
-					memset(x[i], 0, sizeof x[i]);
-#pragma omp simd
-				for (int j = 0; j < BLOCK_N; j++) {
+				const int n = i < rows ? cols : 0;
+				int maxv = tilec_max_key(-INFINITY);
+#pragma omp simd reduction(max : maxv)
+				for (int j = 0; j < n; j++) {
+					float x = X[row0 + i][col0 + j];
 #line 34 "samples/softmax.c"
 					if (c * BLOCK_N + j >= N)
 #line 35 "samples/softmax.c"
-						x[i][j] = -INFINITY;
+						x = -INFINITY;
+					maxv = tilec_max(maxv, tilec_max_key(x));
 				}
+				// columns past an edge: copies read 0
+				for (int j = n; j < BLOCK_N; j++) {
+					float x = 0;
+#line 34 "samples/softmax.c"
+					if (c * BLOCK_N + j >= N)
+#line 35 "samples/softmax.c"
+						x = -INFINITY;
+					maxv = tilec_max(maxv, tilec_max_key(x));
+				}
+				chunk_max[i] = tilec_key_float(maxv);
 			}
 		}
-#line 37 "samples/softmax.c"
-		// softmax.c:37 tile_reduce_max(chunk_max, x, 1)
-		for (int i = 0; i < BLOCK_M; i++)
-			chunk_max[i] = tilec_row_max(x[i], BLOCK_N);
 #line 38 "samples/softmax.c"
 		// softmax.c:38 tile_parallel(i, BLOCK_M)
 		for (int i = 0; i < BLOCK_M; i++) {
@@ -80,21 +83,47 @@ softmax_block(int M, int N, const float X[restrict M][N],
 #line 41 "samples/softmax.c"
 			row_max[i] = m;
 		}
+		// softmax.c:32 tile_copy(x, &X[bm * BLOCK_M][c * BLOCK_N]),
+		// again
+#line 33 "samples/softmax.c"
+		// softmax.c:33 tile_parallel(i, BLOCK_M) tile_parallel(j,
+		// BLOCK_N), again
 #line 43 "samples/softmax.c"
 		// softmax.c:43 tile_parallel(i, BLOCK_M) tile_parallel(j,
 		// BLOCK_N)
-#line 45 "samples/softmax.c"
 		// softmax.c:45 tile_reduce_sum(row_sum, e, 1, TILE_ACCUMULATE)
-		// as one loop over each row's elements
-		for (int i = 0; i < BLOCK_M; i++) {
-			float sum = 0.0f;
+		// as one loop over each row's elements; not stored: x
+		{
+			const int row0 = bm * BLOCK_M, col0 = c * BLOCK_N;
+			const int rows = tilec_extent(M, row0, BLOCK_M);
+			const int cols = tilec_extent(N, col0, BLOCK_N);
+			for (int i = 0; i < BLOCK_M; i++) {
+				const int n = i < rows ? cols : 0;
+				float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
-			for (int j = 0; j < BLOCK_N; j++) {
+				for (int j = 0; j < n; j++) {
+					float x = X[row0 + i][col0 + j];
+#line 34 "samples/softmax.c"
+					if (c * BLOCK_N + j >= N)
+#line 35 "samples/softmax.c"
+						x = -INFINITY;
 #line 44 "samples/softmax.c"
-				e[i][j] = tilec_expf(x[i][j] - row_max[i]);
-				sum += e[i][j];
+					e[i][j] = tilec_expf(x - row_max[i]);
+					sum += e[i][j];
+				}
+				// columns past an edge: copies read 0
+				for (int j = n; j < BLOCK_N; j++) {
+					float x = 0;
+#line 34 "samples/softmax.c"
+					if (c * BLOCK_N + j >= N)
+#line 35 "samples/softmax.c"
+						x = -INFINITY;
+#line 44 "samples/softmax.c"
+					e[i][j] = tilec_expf(x - row_max[i]);
+					sum += e[i][j];
+				}
+				row_sum[i] += sum;
 			}
-			row_sum[i] += sum;
 		}
 	}
 #line 47 "samples/softmax.c"
@@ -108,7 +137,6 @@ softmax_block(int M, int N, const float X[restrict M][N],
 		const int n0 = (chunks - 1 - r) * BLOCK_N;
 #line 51 "samples/softmax.c"
 		if (r > 0) {
-#line 52 "samples/softmax.c"
 			// softmax.c:52 tile_copy(x, &X[bm * BLOCK_M][n0])
 #line 53 "samples/softmax.c"
 			// softmax.c:53 tile_parallel(i, BLOCK_M)
@@ -140,7 +168,6 @@ softmax_block(int M, int N, const float X[restrict M][N],
 #line 56 "samples/softmax.c"
 		// softmax.c:56 tile_parallel(i, BLOCK_M) tile_parallel(j,
 		// BLOCK_N)
-#line 58 "samples/softmax.c"
 		// softmax.c:58 tile_copy(&Y[bm * BLOCK_M][n0], e)
 		// as one loop over each row's elements
 		{

@@ -10,15 +10,13 @@ enum {
 	THREADS = 128,
 };
 
-// softmax.c:19 one block of softmax; its buffers take 32.0 KiB of the thread's
+// softmax.c:19 one block of softmax; its buffers take 16.0 KiB of the thread's
 // stack
 static void
 softmax_block(int M, int N, const float X[restrict M][N],
               float Y[restrict M][N], int bm)
 {
 	const int chunks = tilec_ceildiv(N, BLOCK_N);
-	// softmax.c:25 tile_fragment f32 x[BLOCK_M][BLOCK_N]
-	_Alignas(64) float x[BLOCK_M][BLOCK_N];
 	// softmax.c:25 tile_fragment f32 e[BLOCK_M][BLOCK_N]
 	_Alignas(64) float e[BLOCK_M][BLOCK_N];
 	// softmax.c:26 tile_fragment f32 row_max[BLOCK_M]
@@ -37,45 +35,71 @@ softmax_block(int M, int N, const float X[restrict M][N],
 		// softmax.c:32 tile_copy(x, &X[bm * BLOCK_M][c * BLOCK_N])
 		// softmax.c:33 tile_parallel(i, BLOCK_M) tile_parallel(j,
 		// BLOCK_N)
-		// as one loop over each row's elements
+		// softmax.c:37 tile_reduce_max(chunk_max, x, 1)
+		// as one loop over each row's elements; not stored: x
 		{
 			const int row0 = bm * BLOCK_M, col0 = c * BLOCK_N;
 			const int rows = tilec_extent(M, row0, BLOCK_M);
 			const int cols = tilec_extent(N, col0, BLOCK_N);
 			for (int i = 0; i < BLOCK_M; i++) {
-				if (i < rows)
-					tilec_load_f32(x[i], &X[row0 + i][col0],
-					               cols, BLOCK_N);
-				else
-					memset(x[i], 0, sizeof x[i]);
-#pragma omp simd
-				for (int j = 0; j < BLOCK_N; j++) {
+				const int n = i < rows ? cols : 0;
+				int maxv = tilec_max_key(-INFINITY);
+#pragma omp simd reduction(max : maxv)
+				for (int j = 0; j < n; j++) {
+					float x = X[row0 + i][col0 + j];
 					if (c * BLOCK_N + j >= N)
-						x[i][j] = -INFINITY;
+						x = -INFINITY;
+					maxv = tilec_max(maxv, tilec_max_key(x));
 				}
+				// columns past an edge: copies read 0
+				for (int j = n; j < BLOCK_N; j++) {
+					float x = 0;
+					if (c * BLOCK_N + j >= N)
+						x = -INFINITY;
+					maxv = tilec_max(maxv, tilec_max_key(x));
+				}
+				chunk_max[i] = tilec_key_float(maxv);
 			}
 		}
-		// softmax.c:37 tile_reduce_max(chunk_max, x, 1)
-		for (int i = 0; i < BLOCK_M; i++)
-			chunk_max[i] = tilec_row_max(x[i], BLOCK_N);
 		// softmax.c:38 tile_parallel(i, BLOCK_M)
 		for (int i = 0; i < BLOCK_M; i++) {
 			const float m = tilec_fmaxf(row_max[i], chunk_max[i]);
 			row_sum[i] *= tilec_expf(row_max[i] - m);
 			row_max[i] = m;
 		}
+		// softmax.c:32 tile_copy(x, &X[bm * BLOCK_M][c * BLOCK_N]),
+		// again
+		// softmax.c:33 tile_parallel(i, BLOCK_M) tile_parallel(j,
+		// BLOCK_N), again
 		// softmax.c:43 tile_parallel(i, BLOCK_M) tile_parallel(j,
 		// BLOCK_N)
 		// softmax.c:45 tile_reduce_sum(row_sum, e, 1, TILE_ACCUMULATE)
-		// as one loop over each row's elements
-		for (int i = 0; i < BLOCK_M; i++) {
-			float sum = 0.0f;
+		// as one loop over each row's elements; not stored: x
+		{
+			const int row0 = bm * BLOCK_M, col0 = c * BLOCK_N;
+			const int rows = tilec_extent(M, row0, BLOCK_M);
+			const int cols = tilec_extent(N, col0, BLOCK_N);
+			for (int i = 0; i < BLOCK_M; i++) {
+				const int n = i < rows ? cols : 0;
+				float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
-			for (int j = 0; j < BLOCK_N; j++) {
-				e[i][j] = tilec_expf(x[i][j] - row_max[i]);
-				sum += e[i][j];
+				for (int j = 0; j < n; j++) {
+					float x = X[row0 + i][col0 + j];
+					if (c * BLOCK_N + j >= N)
+						x = -INFINITY;
+					e[i][j] = tilec_expf(x - row_max[i]);
+					sum += e[i][j];
+				}
+				// columns past an edge: copies read 0
+				for (int j = n; j < BLOCK_N; j++) {
+					float x = 0;
+					if (c * BLOCK_N + j >= N)
+						x = -INFINITY;
+					e[i][j] = tilec_expf(x - row_max[i]);
+					sum += e[i][j];
+				}
+				row_sum[i] += sum;
 			}
-			row_sum[i] += sum;
 		}
 	}
 	// softmax.c:47 tile_parallel(i, BLOCK_M)
