@@ -66,6 +66,9 @@ typedef struct Emitter {
 				   never declared */
 	TcVec reserved;         /* const char *: names the open fused loop
 				   nest has declared */
+	const TcStmt *around[16]; /* serial loops around what is printed */
+	int naround;
+	bool ahead;             /* a run has prefetched for the next block */
 } Emitter;
 
 /* --- Types ----------------------------------------------------------------------- */
@@ -958,6 +961,9 @@ emit_for(Emitter *E, const TcStmt *s, bool in_parallel)
 	tc_c_open(&E->pr);
 	if (s->u.loop.kind == TC_LOOP_PIPELINED)
 		emit_prefetches(E, s);
+	bool around = !par && E->naround < 16;
+	if (around)
+		E->around[E->naround++] = s;
 	for (int i = 0; i < body->u.block.body.len; i++) {
 		const Fusion *F = par ? NULL : fusion_at(E, body, i);
 		const TcStmt *st = body->u.block.body.items[i];
@@ -970,6 +976,8 @@ emit_for(Emitter *E, const TcStmt *s, bool in_parallel)
 			emit_stmt(E, st);
 		}
 	}
+	if (around)
+		E->naround--;
 	tc_c_close(&E->pr);
 }
 
@@ -3334,6 +3342,198 @@ elided_decl(Emitter *E, const Fusion *F, const TcVar *v)
 		      value_type(v->dtype), v->name);
 }
 
+/* --- Fusion: what the main loop knows ------------------------------------------- */
+/*
+ * The main element loop runs only over columns (and rows) that lie inside
+ * the tensors its elided copies read: col0 + j < N, row0 + i < M.  Tile
+ * programs test exactly that to mask a partial tile (softmax's
+ * `if (c * BLOCK_N + j >= N) x[i][j] = -INFINITY`, layernorm's
+ * `n0 + j < N ? ... : 0`); in the main loop such a test is known, so the
+ * nest's body prints without it: the if and its branch go, a select keeps
+ * its one arm.  (Beyond the saved compare, a select with a constant arm
+ * makes gcc run all the arithmetic after it under masks: softmax's exp
+ * loop ran 25 % slower with the test in it.)  The edge loop keeps every
+ * test.  Facts are comparisons `A < B` written as in the copy's region:
+ * A the origin plus the nest's index (either order), B the tensor's
+ * extent.
+ */
+
+typedef struct Fact {
+	TcExpr *lhs;       /* origin + index */
+	const TcExpr *rhs; /* the tensor's extent there */
+} Fact;
+
+/* The facts of the main loop for one nest of run F (at most max). */
+static int
+main_facts(Emitter *E, const Fusion *F, const FuseOp *map, Fact *out, int max)
+{
+	int n = 0;
+	for (int k = 0; k < F->n; k++) {
+		const FuseOp *op = &F->ops[k];
+		if (op->kind != FUSE_LOAD || !op->elided)
+			continue;
+		int R = op->buf->rank;
+		for (int t = 0; t < R; t++) {
+			/* t: the tile dim; the nest's var for it. */
+			const TcVar *var = map->var[2 - R + t];
+			if (!var || (R == 1 && map->rank == 2 && t != 0) || n + 2 > max)
+				continue;
+			int vd = op->reg->dims[t];
+			const TcExpr *o = op->reg->origin[vd];
+			TcExpr *v = tc_expr_var(E->a, (TcVar *)var, o->loc);
+			const TcExpr *ext = op->reg->var->shape[vd];
+			if (o->kind == TC_EX_INT && o->u.ival == 0) {
+				out[n++] = (Fact){ v, ext };
+				continue;
+			}
+			out[n++] = (Fact){ tc_expr_binary(E->a, TC_OP_ADD,
+							  (TcExpr *)o, v, o->loc), ext };
+			out[n++] = (Fact){ tc_expr_binary(E->a, TC_OP_ADD, v,
+							  (TcExpr *)o, o->loc), ext };
+		}
+	}
+	return n;
+}
+
+/* 1 if a < b is a fact, else 0 if unknown. */
+static bool
+is_fact(const Fact *facts, int n, const TcExpr *a, const TcExpr *b)
+{
+	for (int i = 0; i < n; i++)
+		if (tc_expr_equal(facts[i].lhs, a) && tc_expr_equal(facts[i].rhs, b))
+			return true;
+	return false;
+}
+
+static bool
+const_truth(const TcExpr *e, bool *v)
+{
+	long long c;
+	if (e->kind != TC_EX_INT || !tc_expr_const(e, &c))
+		return false;
+	*v = c != 0;
+	return true;
+}
+
+/* e with the facts' comparisons replaced by their truth, and what that
+ * decides folded (selects, !, &&, ||). */
+static TcExpr *
+simplify_expr(Emitter *E, const TcExpr *e, const Fact *facts, int nf)
+{
+	if (!e)
+		return NULL;
+	TcExpr *c = tc_expr_clone(E->a, e);
+	bool v = false, w = false;
+	switch (e->kind) {
+	case TC_EX_BINARY: {
+		const TcExpr *l = e->u.bin.lhs, *r = e->u.bin.rhs;
+		switch (e->u.bin.op) {
+		case TC_OP_LT:
+			if (is_fact(facts, nf, l, r))
+				return tc_expr_int(E->a, 1, e->loc);
+			break;
+		case TC_OP_GT:
+			if (is_fact(facts, nf, r, l))
+				return tc_expr_int(E->a, 1, e->loc);
+			break;
+		case TC_OP_GE:
+			if (is_fact(facts, nf, l, r))
+				return tc_expr_int(E->a, 0, e->loc);
+			break;
+		case TC_OP_LE:
+			if (is_fact(facts, nf, r, l))
+				return tc_expr_int(E->a, 0, e->loc);
+			break;
+		default:
+			break;
+		}
+		c->u.bin.lhs = simplify_expr(E, l, facts, nf);
+		c->u.bin.rhs = simplify_expr(E, r, facts, nf);
+		bool lc = const_truth(c->u.bin.lhs, &v), rc = const_truth(c->u.bin.rhs, &w);
+		if (e->u.bin.op == TC_OP_LAND && ((lc && !v) || (rc && !w)))
+			return tc_expr_int(E->a, 0, e->loc);
+		if (e->u.bin.op == TC_OP_LOR && ((lc && v) || (rc && w)))
+			return tc_expr_int(E->a, 1, e->loc);
+		if ((e->u.bin.op == TC_OP_LAND || e->u.bin.op == TC_OP_LOR) && lc)
+			return c->u.bin.rhs;
+		if ((e->u.bin.op == TC_OP_LAND || e->u.bin.op == TC_OP_LOR) && rc)
+			return c->u.bin.lhs;
+		return c;
+	}
+	case TC_EX_UNARY:
+		c->u.un.arg = simplify_expr(E, e->u.un.arg, facts, nf);
+		if (e->u.un.op == TC_UOP_NOT && const_truth(c->u.un.arg, &v))
+			return tc_expr_int(E->a, !v, e->loc);
+		return c;
+	case TC_EX_SELECT:
+		c->u.sel.cond = simplify_expr(E, e->u.sel.cond, facts, nf);
+		if (const_truth(c->u.sel.cond, &v))
+			return simplify_expr(E, v ? e->u.sel.then : e->u.sel.els,
+					     facts, nf);
+		c->u.sel.then = simplify_expr(E, e->u.sel.then, facts, nf);
+		c->u.sel.els = simplify_expr(E, e->u.sel.els, facts, nf);
+		return c;
+	case TC_EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			c->u.call.args[i] = simplify_expr(E, e->u.call.args[i],
+							  facts, nf);
+		return c;
+	case TC_EX_CAST:
+		c->u.cast.arg = simplify_expr(E, e->u.cast.arg, facts, nf);
+		return c;
+	default:
+		return c;
+	}
+}
+
+/* Append to out the statements of block s, simplified: an if whose test
+ * is decided becomes the statements of its branch. */
+static void
+simplify_block(Emitter *E, const TcStmt *s, const Fact *facts, int nf,
+	       TcStmt *out)
+{
+	for (int i = 0; i < s->u.block.body.len; i++) {
+		const TcStmt *st = s->u.block.body.items[i];
+		TcStmt *c = tc_alloc(E->a, sizeof *c);
+		*c = *st;
+		bool v;
+		switch (st->kind) {
+		case TC_ST_DECL:
+			c->u.decl.init = simplify_expr(E, st->u.decl.init, facts, nf);
+			break;
+		case TC_ST_ASSIGN:
+			c->u.assign.value = simplify_expr(E, st->u.assign.value,
+							  facts, nf);
+			/* x = cond ? x : y with cond known: nothing left. */
+			if (tc_expr_equal(c->u.assign.value, st->u.assign.dst))
+				continue;
+			break;
+		case TC_ST_IF:
+			c->u.cond.cond = simplify_expr(E, st->u.cond.cond, facts, nf);
+			if (const_truth(c->u.cond.cond, &v)) {
+				if (v)
+					simplify_block(E, st->u.cond.then, facts, nf,
+						       out);
+				else if (st->u.cond.els)
+					simplify_block(E, st->u.cond.els, facts, nf,
+						       out);
+				continue;
+			}
+			c->u.cond.then = tc_stmt_new(E->a, TC_ST_BLOCK, st->loc);
+			simplify_block(E, st->u.cond.then, facts, nf, c->u.cond.then);
+			if (st->u.cond.els) {
+				c->u.cond.els = tc_stmt_new(E->a, TC_ST_BLOCK, st->loc);
+				simplify_block(E, st->u.cond.els, facts, nf,
+					       c->u.cond.els);
+			}
+			break;
+		default:
+			break;
+		}
+		tc_vec_push(E->a, &out->u.block.body, c);
+	}
+}
+
 /* The element loop's body: every op's work on element (i, j) in order.
  * In the edge loop (edge), elided copies read zero past their tensor's
  * edge; only is the valid extent the main loop ran to, if it was one
@@ -3395,6 +3595,14 @@ emit_fused_body(Emitter *E, const Fusion *F, const char *const *idx,
 			break;
 		case FUSE_MAP: {
 			const TcStmt *body = op->body;
+			Fact facts[32];
+			int nf = edge ? 0 : main_facts(E, F, op, facts, 32);
+			if (nf) {
+				TcStmt *simple = tc_stmt_new(E->a, TC_ST_BLOCK,
+							     body->loc);
+				simplify_block(E, body, facts, nf, simple);
+				body = simple;
+			}
 			if (op->braced) {
 				tc_buf_puts(b, "{\n");
 				b->indent++;
@@ -3615,6 +3823,227 @@ print_row_copy(Emitter *E, const FuseOp *op, const char *i)
 	}
 }
 
+/* --- Fusion: the next block's rows --------------------------------------------- */
+/*
+ * The blocks of a one-dimensional grid run in order on each thread
+ * (schedule(static) gives each a range), so the block after this one is
+ * usually the next this thread runs.  A run whose element work calls
+ * heavy math (exp, tanh, log ...) leaves memory idle while it computes:
+ * the first such run of the kernel asks, one strip of each row at a time,
+ * for the rows the next block's copy of the same tensor will read, so
+ * they arrive while this block computes (softmax: the next row streams in
+ * during this row's exps).  The copy's origin is taken at the next block
+ * index and at the first iteration of the loops around the run, locals
+ * replaced by their initializers; only two-dimensional copies whose row
+ * origin moves with the block and whose origins stay provably
+ * non-negative.  A prefetch is a hint: it never faults or changes a
+ * result.
+ */
+
+typedef struct Ahead {
+	const FuseOp *op;     /* the copy whose next rows are fetched */
+	const char *origin[2];/* its next origins (declared names) */
+	const char *ext[2];   /* and valid extents */
+	long long strip;      /* elements per prefetch: 1 KiB */
+} Ahead;
+
+static bool
+heavy_expr(const TcExpr *e)
+{
+	if (!e)
+		return false;
+	switch (e->kind) {
+	case TC_EX_BINARY:
+		return heavy_expr(e->u.bin.lhs) || heavy_expr(e->u.bin.rhs);
+	case TC_EX_UNARY:
+		return heavy_expr(e->u.un.arg);
+	case TC_EX_SELECT:
+		return heavy_expr(e->u.sel.cond) || heavy_expr(e->u.sel.then) ||
+		       heavy_expr(e->u.sel.els);
+	case TC_EX_CAST:
+		return heavy_expr(e->u.cast.arg);
+	case TC_EX_CALL:
+		switch (e->u.call.fn) {
+		case TC_FN_CEILDIV: case TC_FN_MIN: case TC_FN_MAX:
+		case TC_FN_FMAXF: case TC_FN_FMINF: case TC_FN_FABSF:
+			break;
+		default:
+			return true;
+		}
+		for (int i = 0; i < e->u.call.nargs; i++)
+			if (heavy_expr(e->u.call.args[i]))
+				return true;
+		return false;
+	default:
+		return false;
+	}
+}
+
+static bool
+heavy_stmt(const TcStmt *s)
+{
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		for (int i = 0; i < s->u.block.body.len; i++)
+			if (heavy_stmt(s->u.block.body.items[i]))
+				return true;
+		return false;
+	case TC_ST_DECL:
+		return heavy_expr(s->u.decl.init);
+	case TC_ST_ASSIGN:
+		return heavy_expr(s->u.assign.value);
+	case TC_ST_IF:
+		return heavy_expr(s->u.cond.cond) || heavy_stmt(s->u.cond.then) ||
+		       (s->u.cond.els && heavy_stmt(s->u.cond.els));
+	default:
+		return false;
+	}
+}
+
+/* e as it will be in the next block's first pass here: the grid index
+ * plus one (if next), the loops around at their first iteration, locals
+ * as their initializers; NULL if it reads anything else that varies. */
+static TcExpr *
+next_block_expr(Emitter *E, const TcExpr *e, bool next, int depth)
+{
+	if (depth > 8)
+		return NULL;
+	TcExpr *c = tc_expr_clone(E->a, e);
+	switch (e->kind) {
+	case TC_EX_INT:
+		return c;
+	case TC_EX_VAR: {
+		const TcVar *v = e->u.var;
+		switch (v->kind) {
+		case TC_VAR_TUNABLE:
+		case TC_VAR_SCALAR:
+			return c;
+		case TC_VAR_BLOCK:
+			if (v != E->k->block[0] || !next)
+				return c;
+			return tc_expr_binary(E->a, TC_OP_ADD, c,
+					      tc_expr_int(E->a, 1, e->loc), e->loc);
+		case TC_VAR_LOCAL:
+			return E->init[v->index]
+				       ? next_block_expr(E, E->init[v->index], next,
+							 depth + 1)
+				       : NULL;
+		case TC_VAR_LOOP:
+			for (int i = 0; i < E->naround; i++)
+				if (E->around[i]->u.loop.var == v)
+					return next_block_expr(E,
+							       E->around[i]->u.loop.begin,
+							       next, depth + 1);
+			return NULL;
+		default:
+			return NULL;
+		}
+	}
+	case TC_EX_BINARY:
+		c->u.bin.lhs = next_block_expr(E, e->u.bin.lhs, next, depth);
+		c->u.bin.rhs = next_block_expr(E, e->u.bin.rhs, next, depth);
+		return c->u.bin.lhs && c->u.bin.rhs ? c : NULL;
+	case TC_EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			if (!(c->u.call.args[i] = next_block_expr(
+				      E, e->u.call.args[i], next, depth)))
+				return NULL;
+		return c;
+	case TC_EX_CAST:
+		c->u.cast.arg = next_block_expr(E, e->u.cast.arg, next, depth);
+		return c->u.cast.arg ? c : NULL;
+	default:
+		return NULL;
+	}
+}
+
+/* Plan the next block's prefetch for run F, printing its bounds; false if
+ * F is not the run for it. */
+static bool
+plan_ahead(Emitter *E, const Fusion *F, Ahead *ah)
+{
+	const TcKernel *k = E->k;
+	if (E->ahead || F->rank != 2 || !k->block[0] || k->grid[1] || k->grid[2])
+		return false;
+	bool heavy = false;
+	for (int i = 0; i < F->n; i++)
+		heavy |= F->ops[i].kind == FUSE_MAP && heavy_stmt(F->ops[i].body);
+	if (!heavy)
+		return false;
+	for (int i = 0; i < F->n; i++) {
+		const FuseOp *op = &F->ops[i];
+		if (op->kind != FUSE_LOAD || op->rank != 2 || op->reg->var->rank != 2)
+			continue;
+		const TcExpr *row = op->reg->origin[0], *col = op->reg->origin[1];
+		TcExpr *now = next_block_expr(E, row, false, 0);
+		TcExpr *nrow = next_block_expr(E, row, true, 0);
+		TcExpr *ncol = next_block_expr(E, col, true, 0);
+		if (!now || !nrow || !ncol || !mentions(now, k->block[0]) ||
+		    !nonneg(E, nrow) || !nonneg(E, ncol))
+			continue;
+		const TcVar *ten = op->reg->var;
+		int bits = ten->dtype == TC_DT_BOOL ? 8 : tc_dtype_bits(ten->dtype);
+		*ah = (Ahead){ .op = op, .strip = 1024 * 8 / bits };
+		ah->origin[0] = reserve(E, "next_row0");
+		ah->origin[1] = reserve(E, "next_col0");
+		ah->ext[0] = reserve(E, "next_rows");
+		ah->ext[1] = reserve(E, "next_cols");
+		TcBuf *b = E->out;
+		long long c;
+		if (tc_expr_const(ncol, &c))
+			ncol = tc_expr_int(E->a, c, ncol->loc);
+		tc_buf_printf(b, "const int %s = %s, %s = %s;\n", ah->origin[0],
+			      expr_text(E, nrow, TC_PREC_COMMA + 1), ah->origin[1],
+			      expr_text(E, ncol, TC_PREC_COMMA + 1));
+		for (int d = 0; d < 2; d++)
+			tc_buf_printf(b, "const int %s = tilec_extent(%s, %s, %s);\n",
+				      ah->ext[d],
+				      expr_text(E, ten->shape[d], TC_PREC_COMMA + 1),
+				      ah->origin[d],
+				      expr_text(E, op->buf->shape[d], 0));
+		E->ahead = true;
+		return true;
+	}
+	return false;
+}
+
+static void emit_fused_loop(Emitter *E, const Fusion *F, const char *const *idx,
+			    const char *begin, const char *end, const char *only,
+			    bool edge);
+
+/* The main element loop in strips, each starting with the prefetch of a
+ * strip of the next block's row. */
+static void
+emit_strips(Emitter *E, const Fusion *F, const char *const *idx,
+	    const char *end, const char *only, const Ahead *ah)
+{
+	TcBuf *b = E->out;
+	const char *j0 = reserve(E, tc_fmt(E->a, "%s0", idx[1]));
+	const char *j1 = reserve(E, tc_fmt(E->a, "%s1", idx[1]));
+	tc_buf_printf(b, "for (int %s = 0; %s < %s; %s += %lld) {\n", j0, j0, end,
+		      j0, ah->strip);
+	b->indent++;
+	tc_buf_printf(b, "const int %s = tilec_min(%s + %lld, %s);\n", j1, j0,
+		      ah->strip, end);
+	tc_c_comment(&E->pr, tc_fmt(E->a, "the next block's %s, for later",
+				    ah->op->reg->var->name));
+	tc_buf_printf(b, "if (%s < %s && %s < %s)\n", idx[0], ah->ext[0], j0,
+		      ah->ext[1]);
+	const char *args[] = {
+		tc_fmt(E->a, "&%s[%s + %s][%s + %s]", ah->op->reg->var->name,
+		       ah->origin[0], idx[0], ah->origin[1], j0),
+		tc_fmt(E->a, "sizeof(%s) * tilec_min(%lld, %s - %s)",
+		       storage_type(ah->op->reg->var->dtype), ah->strip,
+		       ah->ext[1], j0),
+	};
+	b->indent++;
+	print_wrapped(E, "tilec_prefetch(", args, 2, ");");
+	b->indent--;
+	emit_fused_loop(E, F, idx, j0, j1, only, false);
+	b->indent--;
+	tc_buf_puts(b, "}\n");
+}
+
 /* One element loop, j from begin to end; reductions joined in clauses.
  * The edge loop has no omp simd: it runs only on partial tiles, and clang
  * cannot vectorize a sum of what it folds to constants there. */
@@ -3736,6 +4165,8 @@ emit_fusion(Emitter *E, const Fusion *F)
 	}
 	tc_buf_free(&bd.odecl);
 	tc_buf_free(&bd.edecl);
+	Ahead ah;
+	bool ahead = opened && plan_ahead(E, F, &ah);
 	for (int k = 0; k < F->n; k++) {
 		const FuseOp *op = &F->ops[k];
 		if (op->kind == FUSE_LOAD && !op->elided && op->rank == 1)
@@ -3812,7 +4243,10 @@ emit_fusion(Emitter *E, const Fusion *F)
 			tc_buf_printf(b, "%s %s = %s;\n", value_type(t), op->acc,
 				      start);
 	}
-	emit_fused_loop(E, F, idx, "0", end, only, false);
+	if (ahead)
+		emit_strips(E, F, idx, end, only, &ah);
+	else
+		emit_fused_loop(E, F, idx, "0", end, only, false);
 	if (nd > 0) {
 		tc_c_comment(&E->pr, "columns past an edge: copies read 0");
 		emit_fused_loop(E, F, idx, end, expr_text(E, F->ext[1], 0), only,

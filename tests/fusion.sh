@@ -49,7 +49,7 @@ if [ "$case" = output ]; then
 fi
 
 case $case in
-fused) shapes=(M=5,N=300,K=200 M=4,N=256,K=300) ;;
+fused | masks) shapes=(M=5,N=300,K=200 M=4,N=256,K=300) ;;
 neighbour) shapes=(M=5,N=300 M=4,N=256) ;;
 row_result | partial_write | recompute | no_recompute) shapes=(M=5,N=60 M=4,N=64) ;;
 extremes) shapes=(M=5,N=300 M=4,N=256) ;;

@@ -177,3 +177,21 @@ no_recompute(int M, int N, const f32 X[M][N], const f32 W[N], f32 Y[M][N])
 		y[i][j] = x[i][j] * w[j] - m[i];
 	tile_copy(&Y[bm * BLOCK_M][0], y);
 }
+
+/* In the loop over the columns inside X, n0 + j < N is known and goes;
+ * n0 + j < K is not (K is not X's extent) and stays. */
+TILE_KERNEL void
+masks(int M, int N, int K, const f32 X[M][N], f32 Y[M][N])
+{
+	tile_threads(128);
+	int bm = tile_grid_x(ceildiv(M, BLOCK_M));
+
+	tile_fragment f32 x[BLOCK_M][BLOCK_N], y[BLOCK_M][BLOCK_N];
+
+	for (int n0 = 0; n0 < N; n0 += BLOCK_N) {
+		tile_copy(x, &X[bm * BLOCK_M][n0]);
+		tile_parallel(i, BLOCK_M) tile_parallel(j, BLOCK_N)
+			y[i][j] = n0 + j < N ? (n0 + j < K ? x[i][j] : 2.0f) : -1.0f;
+		tile_copy(&Y[bm * BLOCK_M][n0], y);
+	}
+}

@@ -72,8 +72,7 @@ layernorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 				for (int j = 0; j < n; j++) {
 					float x =
 					    tilec_f16_to_f32(X[row0 + i][n0 + j]);
-					const float d =
-					    n0 + j < N ? x - mean[i] : 0.0f;
+					const float d = x - mean[i];
 					x = d * d;
 					sum += x;
 				}

@@ -55,10 +55,6 @@ softmax_block(int M, int N, const float X[restrict M][N],
 #pragma omp simd reduction(max : maxv)
 				for (int j = 0; j < n; j++) {
 					float x = X[row0 + i][col0 + j];
-#line 34 "samples/softmax.c"
-					if (c * BLOCK_N + j >= N)
-#line 35 "samples/softmax.c"
-						x = -INFINITY;
 					maxv = tilec_max(maxv, tilec_max_key(x));
 				}
 				// columns past an edge: copies read 0
@@ -97,19 +93,26 @@ softmax_block(int M, int N, const float X[restrict M][N],
 			const int row0 = bm * BLOCK_M, col0 = c * BLOCK_N;
 			const int rows = tilec_extent(M, row0, BLOCK_M);
 			const int cols = tilec_extent(N, col0, BLOCK_N);
+			const int next_row0 = (bm + 1) * BLOCK_M, next_col0 = 0;
+			const int next_rows = tilec_extent(M, next_row0, BLOCK_M);
+			const int next_cols = tilec_extent(N, next_col0, BLOCK_N);
 			for (int i = 0; i < BLOCK_M; i++) {
 				const int n = i < rows ? cols : 0;
 				float sum = 0.0f;
+				for (int j0 = 0; j0 < n; j0 += 256) {
+					const int j1 = tilec_min(j0 + 256, n);
+					// the next block's X, for later
+					if (i < next_rows && j0 < next_cols)
+						tilec_prefetch(&X[next_row0 + i][next_col0 + j0],
+						               sizeof(float) * tilec_min(256, next_cols - j0));
 #pragma omp simd reduction(+ : sum)
-				for (int j = 0; j < n; j++) {
-					float x = X[row0 + i][col0 + j];
-#line 34 "samples/softmax.c"
-					if (c * BLOCK_N + j >= N)
-#line 35 "samples/softmax.c"
-						x = -INFINITY;
+					for (int j = j0; j < j1; j++) {
+						float x = X[row0 + i][col0 + j];
 #line 44 "samples/softmax.c"
-					e[i][j] = tilec_expf(x - row_max[i]);
-					sum += e[i][j];
+						e[i][j] =
+						    tilec_expf(x - row_max[i]);
+						sum += e[i][j];
+					}
 				}
 				// columns past an edge: copies read 0
 				for (int j = n; j < BLOCK_N; j++) {
