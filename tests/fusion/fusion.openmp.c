@@ -517,14 +517,17 @@ no_recompute_block(int M, int N, const float X[restrict M][N],
 		const int cols = tilec_extent(N, 0, BLOCK_N);
 		tilec_load_f32(w, &W[0], cols, BLOCK_N);
 		for (int i = 0; i < BLOCK_M; i++) {
-			if (i < rows)
-				tilec_load_f32(x[i], &X[row0 + i][0], cols,
-				               BLOCK_N);
-			else
-				memset(x[i], 0, sizeof x[i]);
+			const int n = i < rows ? cols : 0;
 			int maxv = tilec_max_key(-INFINITY);
 #pragma omp simd reduction(max : maxv)
-			for (int j = 0; j < BLOCK_N; j++) {
+			for (int j = 0; j < n; j++) {
+				x[i][j] = X[row0 + i][j];
+				x[i][j] *= w[j];
+				maxv = tilec_max(maxv, tilec_max_key(x[i][j]));
+			}
+			// columns past an edge: copies read 0
+			for (int j = n; j < BLOCK_N; j++) {
+				x[i][j] = 0;
 				x[i][j] = j < N ? x[i][j] * w[j] : -INFINITY;
 				maxv = tilec_max(maxv, tilec_max_key(x[i][j]));
 			}

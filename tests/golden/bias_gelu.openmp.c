@@ -28,13 +28,11 @@ bias_gelu_block(int M, int N, const tilec_f16 X[restrict M][N],
 		const int rows = tilec_extent(M, row0, BLOCK_M);
 		const int cols = tilec_extent(N, col0, BLOCK_N);
 		for (int i = 0; i < BLOCK_M; i++) {
-			if (i < rows)
-				tilec_load_f16(x[i], &X[row0 + i][col0], cols,
-				               BLOCK_N);
-			else
-				memset(x[i], 0, sizeof x[i]);
+			const int n = i < rows ? cols : 0;
 #pragma omp simd
-			for (int j = 0; j < cols; j++) {
+			for (int j = 0; j < n; j++) {
+				x[i][j] =
+				    tilec_f16_to_f32(X[row0 + i][col0 + j]);
 				const float b =
 				    tilec_f16_to_f32(bias[col0 + j]);
 				const float v = x[i][j] + b;
@@ -43,8 +41,10 @@ bias_gelu_block(int M, int N, const tilec_f16 X[restrict M][N],
 				x[i][j] = 0.5f * v * (1.0f + tilec_tanhf(u));
 			}
 			// columns past an edge: copies read 0
-			for (int j = cols; j < BLOCK_N; j++) {
-				const float b = 0;
+			for (int j = n; j < BLOCK_N; j++) {
+				x[i][j] = 0;
+				const float b =
+				    j < cols ? tilec_f16_to_f32(bias[col0 + j]) : 0;
 				const float v = x[i][j] + b;
 				const float u =
 				    0.7978846f * (v + 0.044715f * v * v * v);

@@ -104,13 +104,11 @@ layernorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 			const int rows = tilec_extent(M, row0, BLOCK_M);
 			const int cols = tilec_extent(N, n0, BLOCK_N);
 			for (int i = 0; i < BLOCK_M; i++) {
-				if (i < rows)
-					tilec_load_f16(x[i], &X[row0 + i][n0],
-					               cols, BLOCK_N);
-				else
-					memset(x[i], 0, sizeof x[i]);
+				const int n = i < rows ? cols : 0;
 #pragma omp simd
-				for (int j = 0; j < cols; j++) {
+				for (int j = 0; j < n; j++) {
+					x[i][j] =
+					    tilec_f16_to_f32(X[row0 + i][n0 + j]);
 					const float w =
 					    tilec_f16_to_f32(W[n0 + j]);
 					const float b =
@@ -119,9 +117,12 @@ layernorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 					          b;
 				}
 				// columns past an edge: copies read 0
-				for (int j = cols; j < BLOCK_N; j++) {
-					const float w = 0;
-					const float b = 0;
+				for (int j = n; j < BLOCK_N; j++) {
+					x[i][j] = 0;
+					const float w =
+					    j < cols ? tilec_f16_to_f32(W[n0 + j]) : 0;
+					const float b =
+					    j < cols ? tilec_f16_to_f32(B[n0 + j]) : 0;
 					x[i][j] = (x[i][j] - mean[i]) * rstd[i] * w +
 					          b;
 				}

@@ -34,14 +34,18 @@ rmsnorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 			const int rows = tilec_extent(M, row0, BLOCK_M);
 			const int cols = tilec_extent(N, col0, BLOCK_N);
 			for (int i = 0; i < BLOCK_M; i++) {
-				if (i < rows)
-					tilec_load_f16(x[i], &X[row0 + i][col0],
-					               cols, BLOCK_N);
-				else
-					memset(x[i], 0, sizeof x[i]);
+				const int n = i < rows ? cols : 0;
 				float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
-				for (int j = 0; j < BLOCK_N; j++) {
+				for (int j = 0; j < n; j++) {
+					x[i][j] =
+					    tilec_f16_to_f32(X[row0 + i][col0 + j]);
+					const float sq = x[i][j] * x[i][j];
+					sum += sq;
+				}
+				// columns past an edge: copies read 0
+				for (int j = n; j < BLOCK_N; j++) {
+					x[i][j] = 0;
 					const float sq = x[i][j] * x[i][j];
 					sum += sq;
 				}
