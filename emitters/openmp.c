@@ -2138,6 +2138,8 @@ typedef struct FuseOp {
 	const TcStmt *body;   /* MAP: the innermost loop's body (a BLOCK) */
 	const TcVar *var[2];  /* MAP: its loop vars, rows then columns
 				 (var[0] NULL at rank 1) */
+	const TcVar *rowread[8]; /* MAP: per-row buffers it reads, r[i] */
+	int nrowread;         /* (9 or more: not fusable) */
 	bool helper;          /* LOAD, STORE: rows copy by tilec_load_* /
 				 tilec_store_* */
 	/* Decided when the run is planned and printed: */
@@ -2211,9 +2213,9 @@ dim_is(const TcVar *v, int d, long long n)
 
 /* Whether v[idx] is at a MAP's own indices: the tile's element, or (read
  * only, unless the nest is over the columns alone) a per-row or
- * per-column buffer's. */
+ * per-column buffer's; per-row buffers read are noted in op->rowread. */
 static bool
-map_elem_ok(const FuseOp *op, const TcVar *v, TcExpr *const *idx, bool write)
+map_elem_ok(FuseOp *op, const TcVar *v, TcExpr *const *idx, bool write)
 {
 	if (v->kind != TC_VAR_BUFFER)
 		return false;
@@ -2225,11 +2227,19 @@ map_elem_ok(const FuseOp *op, const TcVar *v, TcExpr *const *idx, bool write)
 		return false;
 	if (is_var(idx[0], op->var[1]) && dim_is(v, 0, op->cols))
 		return op->rank == 1 || !write;
-	return is_var(idx[0], op->var[0]) && dim_is(v, 0, op->rows) && !write;
+	if (!is_var(idx[0], op->var[0]) || !dim_is(v, 0, op->rows) || write)
+		return false;
+	for (int i = 0; i < op->nrowread; i++)
+		if (op->rowread[i] == v)
+			return true;
+	if (op->nrowread == 8)
+		return false;
+	op->rowread[op->nrowread++] = v;
+	return true;
 }
 
 static bool
-map_expr_ok(const FuseOp *op, const TcExpr *e)
+map_expr_ok(FuseOp *op, const TcExpr *e)
 {
 	if (!e)
 		return true;
@@ -2257,7 +2267,7 @@ map_expr_ok(const FuseOp *op, const TcExpr *e)
 }
 
 static bool
-map_stmt_ok(Emitter *E, const FuseOp *op, const TcStmt *s)
+map_stmt_ok(Emitter *E, FuseOp *op, const TcStmt *s)
 {
 	switch (s->kind) {
 	case TC_ST_BLOCK:
@@ -2587,6 +2597,16 @@ joins(const FuseOp *ops, const Touches *tt, int k)
 		if (q->kind == FUSE_REDUCE &&
 		    touches_of(&tt[k], q->s->u.reduce.dst.var))
 			return false;
+		/* A buffer read by the row (r[i]) is not written by the
+		 * other op but at the end of a row, by a reduction. */
+		for (int i = 0; i < op->nrowread; i++)
+			if (q->kind != FUSE_REDUCE &&
+			    (touches_of(&tt[p], op->rowread[i]) & TC_ROLE_WRITE))
+				return false;
+		for (int i = 0; i < q->nrowread; i++)
+			if (op->kind != FUSE_REDUCE &&
+			    (touches_of(&tt[k], q->rowread[i]) & TC_ROLE_WRITE))
+				return false;
 		for (int i = 0; i < tt[k].n; i++) {
 			const TcVar *v = tt[k].var[i];
 			int mine = tt[k].how[i], theirs = touches_of(&tt[p], v);
@@ -2625,8 +2645,7 @@ plan_elision(Emitter *E, FuseOp *ops, const Touches *tt, int n,
 			const FuseOp *op = &ops[k];
 			bool first = !written;
 			written |= (how & TC_ROLE_WRITE) != 0;
-			if (op->kind == FUSE_STORE || op->kind == FUSE_REDUCE)
-				stored |= op->kind == FUSE_STORE;
+			stored |= op->kind == FUSE_STORE;
 			if (first)
 				kill = (op->kind == FUSE_LOAD && op->buf == var) ||
 				       (op->kind == FUSE_MAP && map_kills(op, var));

@@ -195,3 +195,24 @@ masks(int M, int N, int K, const f32 X[M][N], f32 Y[M][N])
 		tile_copy(&Y[bm * BLOCK_M][n0], y);
 	}
 }
+
+TILE_PARAM(SQUARE, 8);
+
+/* On a square tile, v is copied by the column (v[j]) and read by the row
+ * (v[i]): in one row loop the copy would give each row the column's
+ * value, so the nest starts a new run. */
+TILE_KERNEL void
+square(int M, const f32 X[M][SQUARE], const f32 V[SQUARE], f32 Y[M][SQUARE])
+{
+	tile_threads(128);
+	int bm = tile_grid_x(ceildiv(M, SQUARE));
+
+	tile_fragment f32 x[SQUARE][SQUARE], y[SQUARE][SQUARE];
+	tile_fragment f32 v[SQUARE];
+
+	tile_copy(x, &X[bm * SQUARE][0]);
+	tile_copy(v, &V[0]);
+	tile_parallel(i, SQUARE) tile_parallel(j, SQUARE)
+		y[i][j] = x[i][j] * v[i];
+	tile_copy(&Y[bm * SQUARE][0], y);
+}
