@@ -282,110 +282,91 @@ print_statement(Emitter *E, const char *head, const TcExpr *value, TcDtype t)
 
 /* --- Analysis ------------------------------------------------------------------- */
 
-typedef void (*VarFn)(Emitter *E, const TcVar *v);
+/* Call fn(ctx, v) on every var e and s (either may be NULL) name: vars
+ * read, the tensors and buffers loaded, the vars statements declare or
+ * loop over, their regions' vars. */
+typedef void (*VarFn)(void *ctx, const TcVar *v);
 
-static void
-walk_expr(Emitter *E, const TcExpr *e, VarFn fn)
+typedef struct VarWalk {
+	VarFn fn;  /* called on each var */
+	void *ctx; /* its context */
+} VarWalk;
+
+static TcVisit
+var_of_expr(void *ctx, const TcExpr *e)
 {
-	if (!e)
-		return;
-	switch (e->kind) {
-	case TC_EX_VAR:
-		fn(E, e->u.var);
-		break;
-	case TC_EX_BINARY:
-		walk_expr(E, e->u.bin.lhs, fn);
-		walk_expr(E, e->u.bin.rhs, fn);
-		break;
-	case TC_EX_UNARY:
-		walk_expr(E, e->u.un.arg, fn);
-		break;
-	case TC_EX_SELECT:
-		walk_expr(E, e->u.sel.cond, fn);
-		walk_expr(E, e->u.sel.then, fn);
-		walk_expr(E, e->u.sel.els, fn);
-		break;
-	case TC_EX_CALL:
-		for (int i = 0; i < e->u.call.nargs; i++)
-			walk_expr(E, e->u.call.args[i], fn);
-		break;
-	case TC_EX_CAST:
-		walk_expr(E, e->u.cast.arg, fn);
-		break;
-	case TC_EX_LOAD:
-		fn(E, e->u.load.var);
-		for (int i = 0; i < e->u.load.var->rank; i++)
-			walk_expr(E, e->u.load.idx[i], fn);
-		break;
-	default:
-		break;
-	}
+	const VarWalk *w = ctx;
+	if (e->kind == TC_EX_VAR)
+		w->fn(w->ctx, e->u.var);
+	else if (e->kind == TC_EX_LOAD)
+		w->fn(w->ctx, e->u.load.var);
+	return TC_VISIT_INTO;
 }
 
 static void
-walk_region(Emitter *E, const TcRegion *r, VarFn fn)
+var_of_stmt(void *ctx, const TcVar *v)
 {
-	fn(E, r->var);
-	for (int i = 0; i < r->var->rank; i++)
-		walk_expr(E, r->origin[i], fn);
-}
-
-/* Call fn on every var an expression of s (not its sub-statements) uses. */
-static void
-walk_stmt_exprs(Emitter *E, const TcStmt *s, VarFn fn)
-{
-	switch (s->kind) {
-	case TC_ST_DECL:
-		fn(E, s->u.decl.var);
-		walk_expr(E, s->u.decl.init, fn);
-		break;
-	case TC_ST_ASSIGN:
-		walk_expr(E, s->u.assign.dst, fn);
-		walk_expr(E, s->u.assign.value, fn);
-		break;
-	case TC_ST_FOR:
-		walk_expr(E, s->u.loop.begin, fn);
-		walk_expr(E, s->u.loop.end, fn);
-		walk_expr(E, s->u.loop.step, fn);
-		break;
-	case TC_ST_IF:
-		walk_expr(E, s->u.cond.cond, fn);
-		break;
-	case TC_ST_COPY:
-	case TC_ST_ATOMIC_ADD:
-		walk_region(E, &s->u.copy.dst, fn);
-		walk_region(E, &s->u.copy.src, fn);
-		break;
-	case TC_ST_GEMM:
-		walk_region(E, &s->u.gemm.c, fn);
-		walk_region(E, &s->u.gemm.a, fn);
-		walk_region(E, &s->u.gemm.b, fn);
-		break;
-	case TC_ST_FILL:
-		walk_region(E, &s->u.fill.dst, fn);
-		walk_expr(E, s->u.fill.value, fn);
-		break;
-	case TC_ST_REDUCE:
-		walk_region(E, &s->u.reduce.dst, fn);
-		walk_region(E, &s->u.reduce.src, fn);
-		break;
-	default:
-		break;
-	}
+	const VarWalk *w = ctx;
+	w->fn(w->ctx, v);
 }
 
 static void
-mark_used(Emitter *E, const TcVar *v)
+walk_vars(const TcExpr *e, const TcStmt *s, VarFn fn, void *ctx)
 {
+	VarWalk w = { fn, ctx };
+	TcVisitor vis = { .expr = var_of_expr, .var = var_of_stmt, .ctx = &w };
+	tc_expr_visit(e, &vis);
+	tc_stmt_visit(s, &vis);
+}
+
+/* How many nodes of e and s (either may be NULL) match: expressions by
+ * expr, statements by stmt (either may be NULL), given arg. */
+typedef struct Count {
+	bool (*expr)(const TcExpr *e, const void *arg); /* matches e */
+	bool (*stmt)(const TcStmt *s, const void *arg); /* matches s */
+	const void *arg;                                /* what they look for */
+	int n;                                          /* matches seen */
+} Count;
+
+static TcVisit
+count_expr(void *ctx, const TcExpr *e)
+{
+	Count *c = ctx;
+	c->n += c->expr && c->expr(e, c->arg);
+	return TC_VISIT_INTO;
+}
+
+static TcVisit
+count_stmt(void *ctx, const TcStmt *s)
+{
+	Count *c = ctx;
+	c->n += c->stmt && c->stmt(s, c->arg);
+	return TC_VISIT_INTO;
+}
+
+static int
+count_nodes(const TcExpr *e, const TcStmt *s, Count c)
+{
+	TcVisitor vis = { .expr = count_expr, .stmt = count_stmt, .ctx = &c };
+	tc_expr_visit(e, &vis);
+	tc_stmt_visit(s, &vis);
+	return c.n;
+}
+
+static void
+mark_used(void *ctx, const TcVar *v)
+{
+	Emitter *E = ctx;
 	E->used[v->index] = true;
 	if (v->kind == TC_VAR_TENSOR)
 		for (int i = 0; i < v->rank; i++)
-			walk_expr(E, v->shape[i], mark_used);
+			walk_vars(v->shape[i], NULL, mark_used, E);
 }
 
 static void
-note_block_dep(Emitter *E, const TcVar *v)
+note_block_dep(void *ctx, const TcVar *v)
 {
+	Emitter *E = ctx;
 	if (v->kind == TC_VAR_BLOCK ||
 	    (v->kind == TC_VAR_LOCAL && E->block_dep[v->index]))
 		E->dep_found = true;
@@ -400,16 +381,15 @@ depends_on_block(Emitter *E, const TcExpr *e)
 	if (e && e->kind == TC_EX_SELECT && tc_expr_const(e->u.sel.cond, &c))
 		return depends_on_block(E, c ? e->u.sel.then : e->u.sel.els);
 	E->dep_found = false;
-	walk_expr(E, e, note_block_dep);
+	walk_vars(e, NULL, note_block_dep, E);
 	return E->dep_found;
 }
 
-/* One pass over the body: scopes, uses, initializers, loops, whether
+/* One pass over the body: scopes, initializers, loops, whether
  * blocks do unequal work, whether there is a gemm. */
 static void
 scan(Emitter *E, const TcStmt *s, int par_depth)
 {
-	walk_stmt_exprs(E, s, mark_used);
 	switch (s->kind) {
 	case TC_ST_BLOCK:
 		for (int i = 0; i < s->u.block.body.len; i++)
@@ -896,25 +876,19 @@ emit_assign(Emitter *E, const TcStmt *s)
 			v->dtype);
 }
 
+static bool
+is_loop(const TcStmt *s, const void *arg)
+{
+	(void)arg;
+	return s->kind == TC_ST_FOR;
+}
+
 /* Whether a statement contains a loop (then `omp simd` stays off the
  * loop around it). */
 static bool
 has_loop(const TcStmt *s)
 {
-	switch (s->kind) {
-	case TC_ST_BLOCK:
-		for (int i = 0; i < s->u.block.body.len; i++)
-			if (has_loop(s->u.block.body.items[i]))
-				return true;
-		return false;
-	case TC_ST_FOR:
-		return true;
-	case TC_ST_IF:
-		return has_loop(s->u.cond.then) ||
-		       (s->u.cond.els && has_loop(s->u.cond.els));
-	default:
-		return false;
-	}
+	return count_nodes(NULL, s, (Count){ .stmt = is_loop }) > 0;
 }
 
 /* The parallel loop directly nested in s's body, if that is all it has. */
@@ -1555,26 +1529,33 @@ emit_copy_tensor(Emitter *E, const TcVar *tile, const TcRegion *reg,
 
 /* --- Prefetching the next iteration's copies ----------------------------------- */
 
+static bool
+is_decl_of(const TcStmt *s, const void *var)
+{
+	return s->kind == TC_ST_DECL && s->u.decl.var == var;
+}
+
 /* Whether var is declared (DECL) anywhere in s. */
 static bool
 declares(const TcStmt *s, const TcVar *var)
 {
-	switch (s->kind) {
-	case TC_ST_BLOCK:
-		for (int i = 0; i < s->u.block.body.len; i++)
-			if (declares(s->u.block.body.items[i], var))
-				return true;
+	return count_nodes(NULL, s, (Count){ .stmt = is_decl_of, .arg = var }) > 0;
+}
+
+/* Whether e's value in the next iteration of loop may differ from e with
+ * the loop's var advanced: it loads, or reads a name the body changes. */
+static bool
+not_advanceable(const TcExpr *e, const void *arg)
+{
+	const TcStmt *loop = arg;
+	if (e->kind == TC_EX_LOAD)
+		return true;
+	if (e->kind != TC_EX_VAR)
 		return false;
-	case TC_ST_DECL:
-		return s->u.decl.var == var;
-	case TC_ST_FOR:
-		return declares(s->u.loop.body, var);
-	case TC_ST_IF:
-		return declares(s->u.cond.then, var) ||
-		       (s->u.cond.els && declares(s->u.cond.els, var));
-	default:
-		return false;
-	}
+	const TcVar *v = e->u.var;
+	if (v->kind == TC_VAR_LOCAL)
+		return v->mutated || declares(loop->u.loop.body, v);
+	return v->kind == TC_VAR_LOOP && declares(loop->u.loop.body, v);
 }
 
 /* Whether e's value in the next iteration of loop follows from e with the
@@ -1582,35 +1563,8 @@ declares(const TcStmt *s, const TcVar *var)
 static bool
 advanceable(const TcExpr *e, const TcStmt *loop)
 {
-	switch (e->kind) {
-	case TC_EX_INT:
-	case TC_EX_FLOAT:
-		return true;
-	case TC_EX_VAR: {
-		const TcVar *v = e->u.var;
-		if (v->kind == TC_VAR_LOCAL)
-			return !v->mutated && !declares(loop->u.loop.body, v);
-		return v->kind != TC_VAR_LOOP || !declares(loop->u.loop.body, v);
-	}
-	case TC_EX_BINARY:
-		return advanceable(e->u.bin.lhs, loop) &&
-		       advanceable(e->u.bin.rhs, loop);
-	case TC_EX_UNARY:
-		return advanceable(e->u.un.arg, loop);
-	case TC_EX_SELECT:
-		return advanceable(e->u.sel.cond, loop) &&
-		       advanceable(e->u.sel.then, loop) &&
-		       advanceable(e->u.sel.els, loop);
-	case TC_EX_CALL:
-		for (int i = 0; i < e->u.call.nargs; i++)
-			if (!advanceable(e->u.call.args[i], loop))
-				return false;
-		return true;
-	case TC_EX_CAST:
-		return advanceable(e->u.cast.arg, loop);
-	default:
-		return false;
-	}
+	return count_nodes(e, NULL, (Count){ .expr = not_advanceable,
+					     .arg = loop }) == 0;
 }
 
 /* e with `var` replaced by `next` (shared subtrees are not copied). */
@@ -1647,26 +1601,17 @@ substitute(Emitter *E, const TcExpr *e, const TcVar *var, TcExpr *next)
 	return c;
 }
 
+static bool
+is_var_expr(const TcExpr *e, const void *var)
+{
+	return e->kind == TC_EX_VAR && e->u.var == var;
+}
+
 /* Whether e mentions var. */
 static bool
 mentions(const TcExpr *e, const TcVar *var)
 {
-	switch (e->kind) {
-	case TC_EX_VAR: return e->u.var == var;
-	case TC_EX_BINARY:
-		return mentions(e->u.bin.lhs, var) || mentions(e->u.bin.rhs, var);
-	case TC_EX_UNARY: return mentions(e->u.un.arg, var);
-	case TC_EX_SELECT:
-		return mentions(e->u.sel.cond, var) ||
-		       mentions(e->u.sel.then, var) || mentions(e->u.sel.els, var);
-	case TC_EX_CALL:
-		for (int i = 0; i < e->u.call.nargs; i++)
-			if (mentions(e->u.call.args[i], var))
-				return true;
-		return false;
-	case TC_EX_CAST: return mentions(e->u.cast.arg, var);
-	default: return false;
-	}
+	return count_nodes(e, NULL, (Count){ .expr = is_var_expr, .arg = var }) > 0;
 }
 
 /* Print the prefetch of what copy s would read with `var` replaced by
@@ -2238,66 +2183,71 @@ map_elem_ok(FuseOp *op, const TcVar *v, TcExpr *const *idx, bool write)
 	return true;
 }
 
-static bool
-map_expr_ok(FuseOp *op, const TcExpr *e)
+/* Whether a MAP's body is element-wise (map_elem_ok): a walk that stops
+ * at the first statement or element access that is not. */
+typedef struct MapCheck {
+	Emitter *E;     /* the emitter (which locals are visible) */
+	FuseOp *op;     /* the nest checked */
+	bool ok;        /* nothing failed yet */
+	TcVisitor walk; /* the walk, for assignments' values */
+} MapCheck;
+
+static TcVisit
+map_fail(MapCheck *m)
 {
-	if (!e)
-		return true;
-	switch (e->kind) {
-	case TC_EX_BINARY:
-		return map_expr_ok(op, e->u.bin.lhs) && map_expr_ok(op, e->u.bin.rhs);
-	case TC_EX_UNARY:
-		return map_expr_ok(op, e->u.un.arg);
-	case TC_EX_SELECT:
-		return map_expr_ok(op, e->u.sel.cond) &&
-		       map_expr_ok(op, e->u.sel.then) &&
-		       map_expr_ok(op, e->u.sel.els);
-	case TC_EX_CALL:
-		for (int i = 0; i < e->u.call.nargs; i++)
-			if (!map_expr_ok(op, e->u.call.args[i]))
-				return false;
-		return true;
-	case TC_EX_CAST:
-		return map_expr_ok(op, e->u.cast.arg);
-	case TC_EX_LOAD:
-		return map_elem_ok(op, e->u.load.var, e->u.load.idx, false);
-	default:
-		return true;
-	}
+	m->ok = false;
+	return TC_VISIT_STOP;
 }
 
-static bool
-map_stmt_ok(Emitter *E, FuseOp *op, const TcStmt *s)
+static TcVisit
+map_expr_ok(void *ctx, const TcExpr *e)
 {
+	MapCheck *m = ctx;
+	if (e->kind != TC_EX_LOAD)
+		return TC_VISIT_INTO;
+	if (!map_elem_ok(m->op, e->u.load.var, e->u.load.idx, false))
+		return map_fail(m);
+	return TC_VISIT_OVER;
+}
+
+static TcVisit
+map_stmt_ok(void *ctx, const TcStmt *s)
+{
+	MapCheck *m = ctx;
 	switch (s->kind) {
 	case TC_ST_BLOCK:
-		for (int i = 0; i < s->u.block.body.len; i++)
-			if (!map_stmt_ok(E, op, s->u.block.body.items[i]))
-				return false;
-		return true;
+	case TC_ST_IF:
+		return TC_VISIT_INTO;
 	case TC_ST_DECL:
-		return s->u.decl.var->kind == TC_VAR_LOCAL &&
-		       map_expr_ok(op, s->u.decl.init);
+		return s->u.decl.var->kind == TC_VAR_LOCAL ? TC_VISIT_INTO
+							   : map_fail(m);
 	case TC_ST_ASSIGN: {
 		const TcExpr *dst = s->u.assign.dst;
 		if (dst->kind == TC_EX_VAR) {
 			/* Only the body's own locals. */
 			const TcVar *v = dst->u.var;
-			if (v->kind != TC_VAR_LOCAL || E->visible[v->index])
-				return false;
-		} else if (!map_elem_ok(op, dst->u.load.var, dst->u.load.idx,
+			if (v->kind != TC_VAR_LOCAL || m->E->visible[v->index])
+				return map_fail(m);
+		} else if (!map_elem_ok(m->op, dst->u.load.var, dst->u.load.idx,
 					true)) {
-			return false;
+			return map_fail(m);
 		}
-		return map_expr_ok(op, s->u.assign.value);
+		tc_expr_visit(s->u.assign.value, &m->walk);
+		return m->ok ? TC_VISIT_OVER : TC_VISIT_STOP;
 	}
-	case TC_ST_IF:
-		return map_expr_ok(op, s->u.cond.cond) &&
-		       map_stmt_ok(E, op, s->u.cond.then) &&
-		       (!s->u.cond.els || map_stmt_ok(E, op, s->u.cond.els));
 	default:
-		return false;
+		return map_fail(m);
 	}
+}
+
+static bool
+map_body_ok(Emitter *E, FuseOp *op, const TcStmt *body)
+{
+	MapCheck m = { E, op, true, { 0 } };
+	m.walk = (TcVisitor){ .expr = map_expr_ok, .stmt = map_stmt_ok,
+			      .ctx = &m };
+	tc_stmt_visit(body, &m.walk);
+	return m.ok;
 }
 
 /* A block-level tile_parallel nest of one or two loops with constant
@@ -2327,7 +2277,7 @@ classify_map(Emitter *E, const TcStmt *s, FuseOp *op)
 	op->var[0] = rank == 2 ? loops[0]->u.loop.var : NULL;
 	op->var[1] = loops[rank - 1]->u.loop.var;
 	op->body = body;
-	return map_stmt_ok(E, op, body);
+	return map_body_ok(E, op, body);
 }
 
 /* Whether a block-level statement can join a fused run, and how. */
@@ -2838,100 +2788,43 @@ mark_stored(Emitter *E, const TcStmt *s, bool *stored)
  * undone.
  */
 
-/* Whether a statement assigns local v. */
+/* Whether s assigns local v, or (is_store) element v[...] of a buffer. */
 static bool
-assigns_local(const TcStmt *s, const TcVar *v)
+is_assign_of(const TcStmt *s, const void *v)
 {
-	switch (s->kind) {
-	case TC_ST_BLOCK:
-		for (int i = 0; i < s->u.block.body.len; i++)
-			if (assigns_local(s->u.block.body.items[i], v))
-				return true;
-		return false;
-	case TC_ST_FOR:
-		return assigns_local(s->u.loop.body, v);
-	case TC_ST_IF:
-		return assigns_local(s->u.cond.then, v) ||
-		       (s->u.cond.els && assigns_local(s->u.cond.els, v));
-	case TC_ST_ASSIGN:
-		return s->u.assign.dst->kind == TC_EX_VAR &&
-		       s->u.assign.dst->u.var == v;
-	default:
-		return false;
-	}
+	return s->kind == TC_ST_ASSIGN && is_var_expr(s->u.assign.dst, v);
 }
 
-/* The locals an expression reads, and whether it calls anything. */
-static void
-expr_locals(const TcExpr *e, TcVec *out, TcArena *a, bool *calls)
+static bool
+is_store(const TcStmt *s, const void *v)
 {
-	if (!e)
-		return;
-	switch (e->kind) {
-	case TC_EX_VAR:
-		if (e->u.var->kind == TC_VAR_LOCAL)
-			tc_vec_push(a, out, e->u.var);
-		break;
-	case TC_EX_BINARY:
-		expr_locals(e->u.bin.lhs, out, a, calls);
-		expr_locals(e->u.bin.rhs, out, a, calls);
-		break;
-	case TC_EX_UNARY:
-		expr_locals(e->u.un.arg, out, a, calls);
-		break;
-	case TC_EX_SELECT:
-		expr_locals(e->u.sel.cond, out, a, calls);
-		expr_locals(e->u.sel.then, out, a, calls);
-		expr_locals(e->u.sel.els, out, a, calls);
-		break;
-	case TC_EX_CALL:
-		*calls = true;
-		for (int i = 0; i < e->u.call.nargs; i++)
-			expr_locals(e->u.call.args[i], out, a, calls);
-		break;
-	case TC_EX_CAST:
-		expr_locals(e->u.cast.arg, out, a, calls);
-		break;
-	case TC_EX_LOAD:
-		for (int i = 0; i < e->u.load.var->rank; i++)
-			expr_locals(e->u.load.idx[i], out, a, calls);
-		break;
-	default:
-		break;
-	}
+	return s->kind == TC_ST_ASSIGN && s->u.assign.dst->kind == TC_EX_LOAD &&
+	       s->u.assign.dst->u.load.var == v;
 }
 
-static void
-stmt_locals(const TcStmt *s, TcVec *out, TcArena *a, bool *calls)
+/* The locals statements read, and whether they call anything. */
+typedef struct Locals {
+	TcArena *a; /* where out grows */
+	TcVec *out; /* TcVar *: the locals read */
+	bool calls; /* some expression is a call */
+} Locals;
+
+static TcVisit
+local_read(void *ctx, const TcExpr *e)
 {
-	switch (s->kind) {
-	case TC_ST_BLOCK:
-		for (int i = 0; i < s->u.block.body.len; i++)
-			stmt_locals(s->u.block.body.items[i], out, a, calls);
-		break;
-	case TC_ST_DECL:
-		expr_locals(s->u.decl.init, out, a, calls);
-		break;
-	case TC_ST_ASSIGN:
-		expr_locals(s->u.assign.dst, out, a, calls);
-		expr_locals(s->u.assign.value, out, a, calls);
-		break;
-	case TC_ST_IF:
-		expr_locals(s->u.cond.cond, out, a, calls);
-		stmt_locals(s->u.cond.then, out, a, calls);
-		if (s->u.cond.els)
-			stmt_locals(s->u.cond.els, out, a, calls);
-		break;
-	case TC_ST_FOR:
-		stmt_locals(s->u.loop.body, out, a, calls);
-		break;
-	case TC_ST_COPY:
-		for (int i = 0; i < s->u.copy.src.var->rank; i++)
-			expr_locals(s->u.copy.src.origin[i], out, a, calls);
-		break;
-	default:
-		break;
-	}
+	Locals *l = ctx;
+	if (e->kind == TC_EX_VAR && e->u.var->kind == TC_VAR_LOCAL)
+		tc_vec_push(l->a, l->out, e->u.var);
+	l->calls |= e->kind == TC_EX_CALL;
+	return TC_VISIT_INTO;
+}
+
+static bool
+stmt_locals(const TcStmt *s, TcVec *out, TcArena *a)
+{
+	Locals l = { a, out, false };
+	tc_stmt_visit(s, &(TcVisitor){ .expr = local_read, .ctx = &l });
+	return l.calls;
 }
 
 /* The ops of F1 that F2 would redo to recompute b (their indices in
@@ -2969,9 +2862,7 @@ recompute_chain(Emitter *E, const Fusion *F1, const Fusion *F2,
 				return 0;
 			reads[nreads++] = v;
 		}
-		bool calls = false;
-		stmt_locals(op->s, &locals, E->a, &calls);
-		if (calls)
+		if (stmt_locals(op->s, &locals, E->a))
 			return 0;
 	}
 	/* Nothing from the chain's start to F2 writes what it reads or
@@ -2994,7 +2885,8 @@ recompute_chain(Emitter *E, const Fusion *F1, const Fusion *F2,
 			if (tc_stmt_touches(s, NULL, reads[r]) & TC_ROLE_WRITE)
 				return 0;
 		for (int l = 0; l < locals.len; l++)
-			if (assigns_local(s, locals.items[l]))
+			if (count_nodes(NULL, s, (Count){ .stmt = is_assign_of,
+							  .arg = locals.items[l] }))
 				return 0;
 	}
 	for (int k = 0; k < F2->n; k++)
@@ -3298,27 +3190,6 @@ elided_value(Emitter *E, const FuseOp *op)
 	return to_buffer(E, val, tt, bt);
 }
 
-/* How many assignments to v a statement holds. */
-static int
-assigns_of(const TcStmt *s, const TcVar *v)
-{
-	int n = 0;
-	switch (s->kind) {
-	case TC_ST_BLOCK:
-		for (int i = 0; i < s->u.block.body.len; i++)
-			n += assigns_of(s->u.block.body.items[i], v);
-		return n;
-	case TC_ST_IF:
-		return assigns_of(s->u.cond.then, v) +
-		       (s->u.cond.els ? assigns_of(s->u.cond.els, v) : 0);
-	case TC_ST_ASSIGN:
-		return s->u.assign.dst->kind == TC_EX_LOAD &&
-		       s->u.assign.dst->u.load.var == v;
-	default:
-		return 0;
-	}
-}
-
 /* How many times the run writes v (a copy in counts once). */
 static int
 writes_of(const Fusion *F, const TcVar *v)
@@ -3329,7 +3200,7 @@ writes_of(const Fusion *F, const TcVar *v)
 		if (op->kind == FUSE_LOAD && op->buf == v)
 			n++;
 		else if (op->kind == FUSE_MAP)
-			n += assigns_of(op->body, v);
+			n += count_nodes(NULL, op->body, (Count){ .stmt = is_store, .arg = v });
 	}
 	return n;
 }
@@ -3691,86 +3562,16 @@ emit_fused_body(Emitter *E, const Fusion *F, const char *const *idx,
 
 /* Names a statement refers to (vars of any kind) and its body's
  * top-level declarations, for deciding which nests need braces. */
-static void
-names_expr(Emitter *E, const TcExpr *e, TcVec *out)
-{
-	if (!e)
-		return;
-	switch (e->kind) {
-	case TC_EX_VAR:
-		tc_vec_push(E->a, out, (void *)e->u.var->name);
-		break;
-	case TC_EX_BINARY:
-		names_expr(E, e->u.bin.lhs, out);
-		names_expr(E, e->u.bin.rhs, out);
-		break;
-	case TC_EX_UNARY:
-		names_expr(E, e->u.un.arg, out);
-		break;
-	case TC_EX_SELECT:
-		names_expr(E, e->u.sel.cond, out);
-		names_expr(E, e->u.sel.then, out);
-		names_expr(E, e->u.sel.els, out);
-		break;
-	case TC_EX_CALL:
-		for (int i = 0; i < e->u.call.nargs; i++)
-			names_expr(E, e->u.call.args[i], out);
-		break;
-	case TC_EX_CAST:
-		names_expr(E, e->u.cast.arg, out);
-		break;
-	case TC_EX_LOAD:
-		tc_vec_push(E->a, out, (void *)e->u.load.var->name);
-		for (int i = 0; i < e->u.load.var->rank; i++)
-			names_expr(E, e->u.load.idx[i], out);
-		break;
-	default:
-		break;
-	}
-}
+typedef struct Names {
+	TcArena *a; /* where out grows */
+	TcVec *out; /* const char *: the names */
+} Names;
 
 static void
-names_stmt(Emitter *E, const TcStmt *s, TcVec *out)
+push_name(void *ctx, const TcVar *v)
 {
-	switch (s->kind) {
-	case TC_ST_BLOCK:
-		for (int i = 0; i < s->u.block.body.len; i++)
-			names_stmt(E, s->u.block.body.items[i], out);
-		break;
-	case TC_ST_DECL:
-		tc_vec_push(E->a, out, (void *)s->u.decl.var->name);
-		names_expr(E, s->u.decl.init, out);
-		break;
-	case TC_ST_ASSIGN:
-		names_expr(E, s->u.assign.dst, out);
-		names_expr(E, s->u.assign.value, out);
-		break;
-	case TC_ST_IF:
-		names_expr(E, s->u.cond.cond, out);
-		names_stmt(E, s->u.cond.then, out);
-		if (s->u.cond.els)
-			names_stmt(E, s->u.cond.els, out);
-		break;
-	case TC_ST_FOR:
-		tc_vec_push(E->a, out, (void *)s->u.loop.var->name);
-		names_expr(E, s->u.loop.end, out);
-		names_stmt(E, s->u.loop.body, out);
-		break;
-	case TC_ST_COPY:
-		tc_vec_push(E->a, out, (void *)s->u.copy.dst.var->name);
-		tc_vec_push(E->a, out, (void *)s->u.copy.src.var->name);
-		for (int i = 0; i < s->u.copy.src.var->rank; i++)
-			names_expr(E, s->u.copy.src.origin[i], out);
-		for (int i = 0; i < s->u.copy.dst.var->rank; i++)
-			names_expr(E, s->u.copy.dst.origin[i], out);
-		break;
-	case TC_ST_REDUCE:
-		tc_vec_push(E->a, out, (void *)s->u.reduce.dst.var->name);
-		tc_vec_push(E->a, out, (void *)s->u.reduce.src.var->name);
-		break;
-	default:
-		break;
-	}
+	Names *n = ctx;
+	tc_vec_push(n->a, n->out, (void *)v->name);
 }
 
 static bool
@@ -3795,7 +3596,8 @@ needs_braces(Emitter *E, const Fusion *F, int k, const char *const *idx)
 	TcVec others = { 0 };
 	for (int p = 0; p < F->n; p++)
 		if (p != k)
-			names_stmt(E, F->ops[p].s, &others);
+			walk_vars(NULL, F->ops[p].s, push_name,
+				  &(Names){ E->a, &others });
 	for (int v = 0; v < E->k->vars.len; v++)
 		if (F->elided[v])
 			tc_vec_push(E->a, &others,
@@ -3880,56 +3682,19 @@ typedef struct Ahead {
 	long long strip;      /* elements per prefetch: 1 KiB */
 } Ahead;
 
+/* Whether e calls a function dearer than a compare (exp, tanh, log ...). */
 static bool
-heavy_expr(const TcExpr *e)
+heavy_call(const TcExpr *e, const void *arg)
 {
-	if (!e)
+	(void)arg;
+	if (e->kind != TC_EX_CALL)
 		return false;
-	switch (e->kind) {
-	case TC_EX_BINARY:
-		return heavy_expr(e->u.bin.lhs) || heavy_expr(e->u.bin.rhs);
-	case TC_EX_UNARY:
-		return heavy_expr(e->u.un.arg);
-	case TC_EX_SELECT:
-		return heavy_expr(e->u.sel.cond) || heavy_expr(e->u.sel.then) ||
-		       heavy_expr(e->u.sel.els);
-	case TC_EX_CAST:
-		return heavy_expr(e->u.cast.arg);
-	case TC_EX_CALL:
-		switch (e->u.call.fn) {
-		case TC_FN_CEILDIV: case TC_FN_MIN: case TC_FN_MAX:
-		case TC_FN_FMAXF: case TC_FN_FMINF: case TC_FN_FABSF:
-			break;
-		default:
-			return true;
-		}
-		for (int i = 0; i < e->u.call.nargs; i++)
-			if (heavy_expr(e->u.call.args[i]))
-				return true;
+	switch (e->u.call.fn) {
+	case TC_FN_CEILDIV: case TC_FN_MIN: case TC_FN_MAX:
+	case TC_FN_FMAXF: case TC_FN_FMINF: case TC_FN_FABSF:
 		return false;
 	default:
-		return false;
-	}
-}
-
-static bool
-heavy_stmt(const TcStmt *s)
-{
-	switch (s->kind) {
-	case TC_ST_BLOCK:
-		for (int i = 0; i < s->u.block.body.len; i++)
-			if (heavy_stmt(s->u.block.body.items[i]))
-				return true;
-		return false;
-	case TC_ST_DECL:
-		return heavy_expr(s->u.decl.init);
-	case TC_ST_ASSIGN:
-		return heavy_expr(s->u.assign.value);
-	case TC_ST_IF:
-		return heavy_expr(s->u.cond.cond) || heavy_stmt(s->u.cond.then) ||
-		       (s->u.cond.els && heavy_stmt(s->u.cond.els));
-	default:
-		return false;
+		return true;
 	}
 }
 
@@ -4000,7 +3765,8 @@ plan_ahead(Emitter *E, const Fusion *F, Ahead *ah)
 		return false;
 	bool heavy = false;
 	for (int i = 0; i < F->n; i++)
-		heavy |= F->ops[i].kind == FUSE_MAP && heavy_stmt(F->ops[i].body);
+		heavy |= F->ops[i].kind == FUSE_MAP && count_nodes(NULL, F->ops[i].body,
+						    (Count){ .expr = heavy_call });
 	if (!heavy)
 		return false;
 	for (int i = 0; i < F->n; i++) {
@@ -4430,8 +4196,9 @@ emit_block_function(Emitter *E, const char *name)
 }
 
 static void
-mark_kernel_use(Emitter *E, const TcVar *v)
+mark_kernel_use(void *ctx, const TcVar *v)
 {
+	Emitter *E = ctx;
 	E->used[v->index] = true;
 }
 
@@ -4466,11 +4233,11 @@ emit_kernel_function(Emitter *E, const char *block_fn)
 		args[na++] = blocks[i]->name;
 	/* Parameters nothing reads (not the blocks, the grid or a shape). */
 	for (int d = 0; d < 3; d++)
-		walk_expr(E, k->grid[d], mark_kernel_use);
+		walk_vars(k->grid[d], NULL, mark_kernel_use, E);
 	for (int i = 0; i < k->params.len; i++) {
 		const TcVar *v = k->params.items[i];
 		for (int j = 0; j < v->rank; j++)
-			walk_expr(E, v->shape[j], mark_kernel_use);
+			walk_vars(v->shape[j], NULL, mark_kernel_use, E);
 	}
 	for (int i = 0; i < k->params.len; i++) {
 		const TcVar *v = k->params.items[i];
@@ -4532,24 +4299,10 @@ emit_entry(Emitter *E)
 }
 
 static bool
-stmt_has_gemm(const TcStmt *s)
+is_gemm(const TcStmt *s, const void *arg)
 {
-	switch (s->kind) {
-	case TC_ST_BLOCK:
-		for (int i = 0; i < s->u.block.body.len; i++)
-			if (stmt_has_gemm(s->u.block.body.items[i]))
-				return true;
-		return false;
-	case TC_ST_FOR:
-		return stmt_has_gemm(s->u.loop.body);
-	case TC_ST_IF:
-		return stmt_has_gemm(s->u.cond.then) ||
-		       (s->u.cond.els && stmt_has_gemm(s->u.cond.els));
-	case TC_ST_GEMM:
-		return true;
-	default:
-		return false;
-	}
+	(void)arg;
+	return s->kind == TC_ST_GEMM;
 }
 
 /* Include (or, standalone, inline) one helper header. */
@@ -4578,7 +4331,7 @@ emit_file_header(Emitter *E)
 	for (int i = 0; i < p->kernels.len; i++) {
 		const TcKernel *k = p->kernels.items[i];
 		tc_buf_printf(&names, "%s%s", i ? ", " : "", k->name);
-		gemm |= stmt_has_gemm(k->body);
+		gemm |= count_nodes(NULL, k->body, (Count){ .stmt = is_gemm }) > 0;
 	}
 	tc_c_comment(&E->pr, tc_fmt(E->a, "Generated by tilec %s from %s, "
 				    "kernel%s %s, for %s/%s.", TILEC_VERSION,
@@ -4669,6 +4422,7 @@ emit(const TcProgram *p, const TcKernel *k, const TcTarget *t,
 	E.unstored = tc_alloc(E.a, nv * sizeof *E.unstored);
 	for (size_t i = 0; i < nv; i++)
 		E.visible[i] = true;
+	walk_vars(NULL, k->body, mark_used, &E);
 	scan(&E, k->body, 0);
 	plan_fusion(&E);
 

@@ -478,110 +478,213 @@ tc_expr_clone(TcArena *a, const TcExpr *e)
 	return c;
 }
 
-/* --- Accesses ------------------------------------------------------------------
- * One walk of what statements read and write, for every pass that asks:
- * barriers, pipelining, layouts, and the tensor roles below. */
+/* --- Visiting -------------------------------------------------------------------
+ * The one walk over expression and statement trees; every other walk (the
+ * accesses below, the emitters' analyses) is a pair of callbacks on it. */
+
+void
+tc_expr_visit(const TcExpr *e, TcVisitor *v)
+{
+	if (!e || v->stop)
+		return;
+	TcVisit r = v->expr ? v->expr(v->ctx, e) : TC_VISIT_INTO;
+	if (r == TC_VISIT_STOP)
+		v->stop = true;
+	if (r != TC_VISIT_INTO)
+		return;
+	switch (e->kind) {
+	case TC_EX_BINARY:
+		tc_expr_visit(e->u.bin.lhs, v);
+		tc_expr_visit(e->u.bin.rhs, v);
+		break;
+	case TC_EX_UNARY: tc_expr_visit(e->u.un.arg, v); break;
+	case TC_EX_SELECT:
+		tc_expr_visit(e->u.sel.cond, v);
+		tc_expr_visit(e->u.sel.then, v);
+		tc_expr_visit(e->u.sel.els, v);
+		break;
+	case TC_EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			tc_expr_visit(e->u.call.args[i], v);
+		break;
+	case TC_EX_CAST: tc_expr_visit(e->u.cast.arg, v); break;
+	case TC_EX_LOAD:
+		for (int i = 0; i < e->u.load.var->rank; i++)
+			tc_expr_visit(e->u.load.idx[i], v);
+		break;
+	default:
+		break;
+	}
+}
 
 static void
-region_access(const TcRegion *g, int how, TcAccessFn fn, void *ctx)
+region_visit(const TcRegion *g, TcVisitor *v)
 {
 	if (!g->var)
 		return;
-	fn(ctx, g->var, how);
+	if (v->var)
+		v->var(v->ctx, g->var);
 	for (int i = 0; i < g->var->rank; i++)
-		tc_expr_access(g->origin[i], fn, ctx);
+		tc_expr_visit(g->origin[i], v);
+}
+
+void
+tc_stmt_visit(const TcStmt *s, TcVisitor *v)
+{
+	if (!s || v->stop)
+		return;
+	TcVisit r = v->stmt ? v->stmt(v->ctx, s) : TC_VISIT_INTO;
+	if (r == TC_VISIT_STOP)
+		v->stop = true;
+	if (r != TC_VISIT_INTO)
+		return;
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		for (int i = 0; i < s->u.block.body.len; i++)
+			tc_stmt_visit(s->u.block.body.items[i], v);
+		break;
+	case TC_ST_DECL:
+		if (v->var)
+			v->var(v->ctx, s->u.decl.var);
+		tc_expr_visit(s->u.decl.init, v);
+		break;
+	case TC_ST_ASSIGN:
+		tc_expr_visit(s->u.assign.dst, v);
+		tc_expr_visit(s->u.assign.value, v);
+		break;
+	case TC_ST_FOR:
+		if (v->var)
+			v->var(v->ctx, s->u.loop.var);
+		tc_expr_visit(s->u.loop.begin, v);
+		tc_expr_visit(s->u.loop.end, v);
+		tc_expr_visit(s->u.loop.step, v);
+		tc_stmt_visit(s->u.loop.body, v);
+		break;
+	case TC_ST_IF:
+		tc_expr_visit(s->u.cond.cond, v);
+		tc_stmt_visit(s->u.cond.then, v);
+		tc_stmt_visit(s->u.cond.els, v);
+		break;
+	case TC_ST_COPY:
+	case TC_ST_ATOMIC_ADD:
+		region_visit(&s->u.copy.dst, v);
+		region_visit(&s->u.copy.src, v);
+		break;
+	case TC_ST_GEMM:
+		region_visit(&s->u.gemm.c, v);
+		region_visit(&s->u.gemm.a, v);
+		region_visit(&s->u.gemm.b, v);
+		break;
+	case TC_ST_FILL:
+		region_visit(&s->u.fill.dst, v);
+		tc_expr_visit(s->u.fill.value, v);
+		break;
+	case TC_ST_REDUCE:
+		region_visit(&s->u.reduce.dst, v);
+		region_visit(&s->u.reduce.src, v);
+		break;
+	default:
+		break;
+	}
+}
+
+/* --- Accesses ------------------------------------------------------------------
+ * What statements read and write, for every pass that asks: barriers,
+ * pipelining, layouts, and the tensor roles below.  A visit whose
+ * statement callback reports the tile operands and assignments with their
+ * roles, and whose expression callback reports the loads. */
+
+typedef struct Access {
+	TcAccessFn fn;       /* the caller's callback */
+	void *ctx;           /* and its context */
+	const TcStmt *skip;  /* a statement not to look into, or NULL */
+	TcVisitor visit;     /* the walk reporting into this */
+} Access;
+
+static TcVisit
+access_expr(void *ctx, const TcExpr *e)
+{
+	Access *acc = ctx;
+	if (e->kind == TC_EX_LOAD)
+		acc->fn(acc->ctx, e->u.load.var, TC_ROLE_READ);
+	return TC_VISIT_INTO;
+}
+
+static void
+region_access(Access *acc, const TcRegion *g, int how)
+{
+	if (!g->var)
+		return;
+	acc->fn(acc->ctx, g->var, how);
+	for (int i = 0; i < g->var->rank; i++)
+		tc_expr_visit(g->origin[i], &acc->visit);
+}
+
+static TcVisit
+access_stmt(void *ctx, const TcStmt *s)
+{
+	Access *acc = ctx;
+	const int rw = TC_ROLE_READ | TC_ROLE_WRITE;
+	if (s == acc->skip)
+		return TC_VISIT_OVER;
+	switch (s->kind) {
+	case TC_ST_ASSIGN: {
+		const TcExpr *dst = s->u.assign.dst;
+		tc_expr_visit(s->u.assign.value, &acc->visit);
+		if (dst->kind == TC_EX_LOAD) {
+			acc->fn(acc->ctx, dst->u.load.var, TC_ROLE_WRITE);
+			for (int i = 0; i < dst->u.load.var->rank; i++)
+				tc_expr_visit(dst->u.load.idx[i], &acc->visit);
+		}
+		return TC_VISIT_OVER;
+	}
+	case TC_ST_COPY:
+	case TC_ST_ATOMIC_ADD:
+		region_access(acc, &s->u.copy.src, TC_ROLE_READ);
+		region_access(acc, &s->u.copy.dst, s->kind == TC_ST_COPY
+						? TC_ROLE_WRITE : rw);
+		return TC_VISIT_OVER;
+	case TC_ST_GEMM:
+		region_access(acc, &s->u.gemm.a, TC_ROLE_READ);
+		region_access(acc, &s->u.gemm.b, TC_ROLE_READ);
+		region_access(acc, &s->u.gemm.c, rw);
+		return TC_VISIT_OVER;
+	case TC_ST_FILL:
+		tc_expr_visit(s->u.fill.value, &acc->visit);
+		region_access(acc, &s->u.fill.dst, TC_ROLE_WRITE);
+		return TC_VISIT_OVER;
+	case TC_ST_REDUCE:
+		region_access(acc, &s->u.reduce.src, TC_ROLE_READ);
+		region_access(acc, &s->u.reduce.dst, s->u.reduce.accumulate
+						? rw : TC_ROLE_WRITE);
+		return TC_VISIT_OVER;
+	default:
+		return TC_VISIT_INTO;
+	}
+}
+
+static void
+access_init(Access *acc, const TcStmt *skip, TcAccessFn fn, void *ctx)
+{
+	*acc = (Access){ fn, ctx, skip, { 0 } };
+	acc->visit = (TcVisitor){ .expr = access_expr, .stmt = access_stmt,
+				  .ctx = acc };
 }
 
 void
 tc_expr_access(const TcExpr *e, TcAccessFn fn, void *ctx)
 {
-	if (!e)
-		return;
-	switch (e->kind) {
-	case TC_EX_BINARY:
-		tc_expr_access(e->u.bin.lhs, fn, ctx);
-		tc_expr_access(e->u.bin.rhs, fn, ctx);
-		break;
-	case TC_EX_UNARY: tc_expr_access(e->u.un.arg, fn, ctx); break;
-	case TC_EX_SELECT:
-		tc_expr_access(e->u.sel.cond, fn, ctx);
-		tc_expr_access(e->u.sel.then, fn, ctx);
-		tc_expr_access(e->u.sel.els, fn, ctx);
-		break;
-	case TC_EX_CALL:
-		for (int i = 0; i < e->u.call.nargs; i++)
-			tc_expr_access(e->u.call.args[i], fn, ctx);
-		break;
-	case TC_EX_CAST: tc_expr_access(e->u.cast.arg, fn, ctx); break;
-	case TC_EX_LOAD:
-		fn(ctx, e->u.load.var, TC_ROLE_READ);
-		for (int i = 0; i < e->u.load.var->rank; i++)
-			tc_expr_access(e->u.load.idx[i], fn, ctx);
-		break;
-	default:
-		break;
-	}
+	Access acc;
+	access_init(&acc, NULL, fn, ctx);
+	tc_expr_visit(e, &acc.visit);
 }
 
 void
 tc_stmt_access(const TcStmt *s, const TcStmt *skip, TcAccessFn fn, void *ctx)
 {
-	if (!s || s == skip)
-		return;
-	switch (s->kind) {
-	case TC_ST_BLOCK:
-		for (int i = 0; i < s->u.block.body.len; i++)
-			tc_stmt_access(s->u.block.body.items[i], skip, fn, ctx);
-		break;
-	case TC_ST_DECL:
-		tc_expr_access(s->u.decl.init, fn, ctx);
-		break;
-	case TC_ST_ASSIGN: {
-		const TcExpr *dst = s->u.assign.dst;
-		tc_expr_access(s->u.assign.value, fn, ctx);
-		if (dst->kind == TC_EX_LOAD) {
-			fn(ctx, dst->u.load.var, TC_ROLE_WRITE);
-			for (int i = 0; i < dst->u.load.var->rank; i++)
-				tc_expr_access(dst->u.load.idx[i], fn, ctx);
-		}
-		break;
-	}
-	case TC_ST_FOR:
-		tc_expr_access(s->u.loop.begin, fn, ctx);
-		tc_expr_access(s->u.loop.end, fn, ctx);
-		tc_expr_access(s->u.loop.step, fn, ctx);
-		tc_stmt_access(s->u.loop.body, skip, fn, ctx);
-		break;
-	case TC_ST_IF:
-		tc_expr_access(s->u.cond.cond, fn, ctx);
-		tc_stmt_access(s->u.cond.then, skip, fn, ctx);
-		tc_stmt_access(s->u.cond.els, skip, fn, ctx);
-		break;
-	case TC_ST_COPY:
-		region_access(&s->u.copy.src, TC_ROLE_READ, fn, ctx);
-		region_access(&s->u.copy.dst, TC_ROLE_WRITE, fn, ctx);
-		break;
-	case TC_ST_ATOMIC_ADD:
-		region_access(&s->u.copy.src, TC_ROLE_READ, fn, ctx);
-		region_access(&s->u.copy.dst, TC_ROLE_READ | TC_ROLE_WRITE, fn, ctx);
-		break;
-	case TC_ST_GEMM:
-		region_access(&s->u.gemm.a, TC_ROLE_READ, fn, ctx);
-		region_access(&s->u.gemm.b, TC_ROLE_READ, fn, ctx);
-		region_access(&s->u.gemm.c, TC_ROLE_READ | TC_ROLE_WRITE, fn, ctx);
-		break;
-	case TC_ST_FILL:
-		tc_expr_access(s->u.fill.value, fn, ctx);
-		region_access(&s->u.fill.dst, TC_ROLE_WRITE, fn, ctx);
-		break;
-	case TC_ST_REDUCE:
-		region_access(&s->u.reduce.src, TC_ROLE_READ, fn, ctx);
-		region_access(&s->u.reduce.dst, s->u.reduce.accumulate ?
-			      TC_ROLE_READ | TC_ROLE_WRITE : TC_ROLE_WRITE, fn, ctx);
-		break;
-	default:
-		break;
-	}
+	Access acc;
+	access_init(&acc, skip, fn, ctx);
+	tc_stmt_visit(s, &acc.visit);
 }
 
 /* How statements touch one var: the union of tc_stmt_access's reports. */

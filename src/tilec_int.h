@@ -566,6 +566,30 @@ TcExpr *tc_expr_clone(TcArena *a, const TcExpr *e);
 enum { TC_ROLE_READ = 1, TC_ROLE_WRITE = 2 };
 void tc_tensor_roles(const TcKernel *k, int *role);
 
+/* A walk over an expression or statement tree, each node before what it
+ * holds, in source order: an expression's operands (a load's indices, a
+ * call's arguments); a statement's sub-statements and expressions (an
+ * assignment's dst, then its value; a loop's begin, end, step, then its
+ * body; a tile op's regions, destination first, each region's origins).
+ * Each callback may be NULL.  expr and stmt say how the walk goes on;
+ * var hears the vars a statement names outside its expressions: a
+ * declaration's, a loop's, each region's (before its origins).  A walk
+ * that was stopped returns with stop set. */
+typedef enum TcVisit {
+	TC_VISIT_INTO, /* go on into what the node holds */
+	TC_VISIT_OVER, /* go on after the node, skipping what it holds */
+	TC_VISIT_STOP, /* end the walk: nothing else is visited */
+} TcVisit;
+typedef struct TcVisitor {
+	TcVisit (*expr)(void *ctx, const TcExpr *e); /* each expression node */
+	TcVisit (*stmt)(void *ctx, const TcStmt *s); /* each statement */
+	void (*var)(void *ctx, const TcVar *v);      /* vars named by statements */
+	void *ctx;                                   /* passed to the callbacks */
+	bool stop;                                   /* set when one said STOP */
+} TcVisitor;
+void tc_expr_visit(const TcExpr *e, TcVisitor *v);
+void tc_stmt_visit(const TcStmt *s, TcVisitor *v);
+
 /* Every element read and write of a tensor or buffer in e, or in s and the
  * statements inside it (all but `skip`, which may be NULL): fn(ctx, var,
  * how) with how TC_ROLE_READ, TC_ROLE_WRITE or both (a gemm's accumulator,
