@@ -1184,17 +1184,11 @@ plan_names(Emitter *E, const CopyPlan *cp, int t, const char **origin,
 	}
 }
 
-/* Decide names and bounds; print the declarations.  Returns false if an
- * origin may be negative (the caller then guards every element). */
-static bool
-plan_copy(Emitter *E, CopyPlan *cp, bool *opened)
+/* cp->fixed: the test that the tensor dims the tile does not cover hold
+ * their origin index, NULL where that is proven. */
+static void
+fixed_dims(Emitter *E, CopyPlan *cp)
 {
-	TcBuf *b = E->out;
-	*opened = false;
-	for (int t = 0; t < cp->rank; t++)
-		if (!nonneg(E, cp->reg->origin[cp->reg->dims[t]]))
-			return false;
-	/* Dims the tile does not cover must hold their origin index. */
 	TcBuf cond;
 	tc_buf_init(&cond);
 	for (int vd = 0; vd < cp->ten->rank; vd++) {
@@ -1214,6 +1208,19 @@ plan_copy(Emitter *E, CopyPlan *cp, bool *opened)
 	}
 	cp->fixed = cond.len ? tc_strdup(E->a, cond.data) : NULL;
 	tc_buf_free(&cond);
+}
+
+/* Decide names and bounds; print the declarations.  Returns false if an
+ * origin may be negative (the caller then guards every element). */
+static bool
+plan_copy(Emitter *E, CopyPlan *cp, bool *opened)
+{
+	TcBuf *b = E->out;
+	*opened = false;
+	for (int t = 0; t < cp->rank; t++)
+		if (!nonneg(E, cp->reg->origin[cp->reg->dims[t]]))
+			return false;
+	fixed_dims(E, cp);
 
 	const char *oname[TC_MAX_RANK], *ename[TC_MAX_RANK];
 	bool declare_origin[TC_MAX_RANK];
@@ -3105,25 +3112,7 @@ bounds_copy(Emitter *E, Bounds *bd, FuseOp *op, const char *const *idx)
 	int R = cp->rank;
 	for (int t = 0; t < R; t++)
 		cp->idx[t] = idx[2 - R + t];
-	TcBuf cond;
-	tc_buf_init(&cond);
-	for (int vd = 0; vd < cp->ten->rank; vd++) {
-		bool covered = false;
-		for (int t = 0; t < R; t++)
-			covered |= cp->reg->dims[t] == vd;
-		const TcExpr *o = cp->reg->origin[vd];
-		if (covered || in_range(E, o, cp->ten->shape[vd]))
-			continue;
-		int lt = tc_binop_prec(TC_OP_LT) + 1;
-		if (!nonneg(E, o))
-			tc_buf_printf(&cond, "%s0 <= %s", cond.len ? " && " : "",
-				      expr_text(E, o, lt));
-		tc_buf_printf(&cond, "%s%s < %s", cond.len ? " && " : "",
-			      expr_text(E, o, lt),
-			      expr_text(E, cp->ten->shape[vd], lt));
-	}
-	cp->fixed = cond.len ? tc_strdup(E->a, cond.data) : NULL;
-	tc_buf_free(&cond);
+	fixed_dims(E, cp);
 	for (int t = 0; t < R; t++) {
 		bool row = R == 2 && t == 0;
 		int vd = cp->reg->dims[t];
