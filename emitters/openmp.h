@@ -1,0 +1,195 @@
+/*
+ * openmp.h - what the two files of the OpenMP backend share.
+ *
+ * openmp.c prints a kernel statement by statement; openmp_fuse.c finds the
+ * runs of row-wise statements that run as one pass per row and prints
+ * them.  Both print through one Emitter: openmp_fuse.c calls the printing
+ * and analysis helpers of openmp.c, and openmp.c asks openmp_fuse.c, at
+ * each statement of a block, whether a run starts there.  Private to the
+ * backend: nothing outside emitters/openmp*.c includes it.
+ */
+#ifndef TILEC_OPENMP_H
+#define TILEC_OPENMP_H
+
+#include "cfamily.h"
+
+/* A run of statements printed as one loop nest (openmp_fuse.c). */
+typedef struct Fusion Fusion;
+
+/* The state of printing one kernel. */
+typedef struct Emitter {
+	TcArena *a;             /* scratch for this kernel */
+	const TcProgram *p;     /* the program (its text, for comments) */
+	const TcKernel *k;      /* the kernel being printed */
+	const TcTarget *t;      /* openmp and its arch */
+	const TcOptions *opt;   /* line directives, standalone */
+	TcDiags *d;             /* where errors go */
+	TcBuf *out;             /* the output */
+	TcCPrinter pr;          /* expression printer with openmp.c's hooks */
+	/* Per kernel var (by index): */
+	bool *visible;          /* in scope at block level (tile ops see it) */
+	bool *used;             /* referenced by the block's body */
+	const TcExpr **init;    /* LOCAL: initializer if never reassigned */
+	const TcStmt **loop;    /* LOOP: the FOR binding it */
+	bool *block_dep;        /* LOCAL: value depends on a block index */
+	bool *extent;           /* SCALAR: a tensor's extent, so >= 0 */
+	bool dynamic;           /* blocks do unequal work: schedule(dynamic) */
+	bool dep_found;         /* set by note_block_dep's walk */
+	long long frame_bytes;  /* bytes of buffers declared so far */
+	long long stack_bytes;  /* of those, bytes in the block's frame */
+	int line;               /* last #line printed, 0 for none */
+	/* Fusion (openmp_fuse.c): */
+	TcVec live;             /* LiveOut: buffers read after each statement */
+	TcVec fusions;          /* Fusion *: the runs of statements fused */
+	const bool *elided;     /* BUFFER: while a fused row loop is printed,
+				   its element is a local of the loop */
+	bool *unstored;         /* BUFFER: elided wherever it is written, so
+				   never declared */
+	TcVec reserved;         /* const char *: names the open fused loop
+				   nest has declared */
+	const TcStmt *around[16]; /* serial loops around what is printed */
+	int naround;            /* how many */
+	bool ahead;             /* a run has prefetched for the next block */
+} Emitter;
+
+/* ==== openmp.c: kernels, statements and tile ops ========================== */
+
+/* --- Types ------------------------------------------------------------------- */
+
+/* f16, bf16, fp8: held as float, rounded on every store. */
+bool tc_omp_is_narrow_float(TcDtype t);
+/* The C type of values (locals, expressions, buffer elements). */
+const char *tc_omp_value_type(TcDtype t);
+/* The C type of tensor elements in memory. */
+const char *tc_omp_storage_type(TcDtype t);
+/* Extent of dim i of a buffer (a constant). */
+long long tc_omp_dim(const TcVar *v, int i);
+
+/* --- Analysis ---------------------------------------------------------------- */
+
+/* How many nodes of e and s (either may be NULL) match: expressions by
+ * expr, statements by stmt (either may be NULL), given arg. */
+typedef struct Count {
+	bool (*expr)(const TcExpr *e, const void *arg); /* matches e */
+	bool (*stmt)(const TcStmt *s, const void *arg); /* matches s */
+	const void *arg;                                /* what they look for */
+	int n;                                          /* matches seen */
+} Count;
+
+/* Call fn(ctx, v) on every var e and s (either may be NULL) name: vars
+ * read, the tensors and buffers loaded, the vars statements declare or
+ * loop over, their regions' vars. */
+typedef void (*VarFn)(void *ctx, const TcVar *v);
+void tc_omp_walk_vars(const TcExpr *e, const TcStmt *s, VarFn fn, void *ctx);
+/* The matches of c in e and s. */
+int tc_omp_count_nodes(const TcExpr *e, const TcStmt *s, Count c);
+/* Whether e is var, read (a Count predicate). */
+bool tc_omp_is_var_expr(const TcExpr *e, const void *var);
+/* Whether a statement contains a loop (then `omp simd` stays off the
+ * loop around it). */
+bool tc_omp_has_loop(const TcStmt *s);
+/* The parallel loop directly nested in s's body, if that is all it has. */
+const TcStmt *tc_omp_nested_parallel(const TcStmt *s);
+/* Whether e mentions var. */
+bool tc_omp_mentions(const TcExpr *e, const TcVar *var);
+/* Whether e >= 0 follows from its form: literals, tunables, block and
+ * loop indices counting up from non-negative starts, scalars that are a
+ * tensor's extent, a loop's end less its index (and less 1), and sums,
+ * products, quotients, ceildiv, min, max and selects of those. */
+bool tc_omp_nonneg(Emitter *E, const TcExpr *e);
+/* Whether index e is inside [0, extent) for every block: a block index
+ * over a grid of exactly that extent, or constants. */
+bool tc_omp_in_range(Emitter *E, const TcExpr *e, const TcExpr *extent);
+
+/* --- Names ------------------------------------------------------------------- */
+
+/* base, or base2, base3 ... if it is taken. */
+const char *tc_omp_fresh(Emitter *E, const char *base);
+/* Index names for the dims of a tile of rank r: i, j, l, m, ... */
+void tc_omp_index_names(Emitter *E, int r, const char **names);
+
+/* --- Printing ---------------------------------------------------------------- */
+
+/* An expression as text (for names of extents in later lines). */
+const char *tc_omp_expr_text(Emitter *E, const TcExpr *e, int min_prec);
+/* `#pragma TEXT` at the start of the line, where clang-format puts it. */
+void tc_omp_pragma(Emitter *E, const char *fmt, ...) TC_PRINTF(2, 3);
+/* `#line N "file"` before a statement from a new source line. */
+void tc_omp_line_directive(Emitter *E, TcLoc loc);
+/* `for (int i = 0; i < N; i++)` over tile dim d of a buffer. */
+void tc_omp_for_dim(Emitter *E, const char *idx, const char *begin,
+		    const char *end);
+/* `buf[i][j]` for a whole buffer indexed by names. */
+const char *tc_omp_elem(Emitter *E, const TcVar *v, const char *const *idx);
+/* Print `head` then the arguments separated by ", " and `tail`, breaking
+ * lines before 80 columns with continuations aligned after `head`. */
+void tc_omp_print_wrapped(Emitter *E, const char *head, const char **args,
+			  int n, const char *tail);
+/* `HEAD VALUE;` where VALUE is stored as dtype t (TC_DT_NONE: as is),
+ * with a long line broken as clang-format breaks it: after HEAD, or, if
+ * VALUE still does not fit, at its top operator, aligned after HEAD. */
+void tc_omp_print_statement(Emitter *E, const char *head, const TcExpr *value,
+			    TcDtype t);
+/* One comment for a tile_parallel nest, in the program's spelling, with
+ * what follows appended. */
+void tc_omp_nest_comment(Emitter *E, const TcStmt *s, const char *more);
+/* Print one statement of the body (a tile op, a loop, ...). */
+void tc_omp_emit_stmt(Emitter *E, const TcStmt *s);
+
+/* --- Tile ops ---------------------------------------------------------------- */
+
+/* One copy between a whole buffer (the tile) and a region of a tensor. */
+typedef struct CopyPlan {
+	const TcVar *tile;          /* the whole buffer */
+	const TcRegion *reg;        /* the tensor region */
+	const TcVar *ten;           /* reg->var */
+	int rank;                   /* the tile's rank */
+	const char *idx[TC_MAX_RANK];    /* loop index per tile dim */
+	const char *origin[TC_MAX_RANK]; /* origin text per tile dim, NULL = 0 */
+	const char *ext[TC_MAX_RANK];    /* valid extent per tile dim (text) */
+	bool partial[TC_MAX_RANK];       /* ext may be less than the tile's */
+	const char *fixed;          /* condition on the dims the tile does not
+				     * cover, or NULL when proven in range */
+} CopyPlan;
+
+/* Suffix of the tilec_load_* / tilec_store_* row helper for a tensor
+ * dtype, or NULL if rows of it are not copied by a helper. */
+const char *tc_omp_row_helper(TcDtype t);
+/* A value of dtype `from` (text) as stored into dtype `to` held as a value
+ * (a buffer element). */
+const char *tc_omp_to_buffer(Emitter *E, const char *val, TcDtype from,
+			     TcDtype to);
+/* `T[a][b]` (or the flat offset of an i4 tensor) for the current element
+ * or, with start, the first element of the current row. */
+const char *tc_omp_tensor_elem(Emitter *E, const CopyPlan *cp, bool start);
+/* The current element of the tensor as the buffer holds it: read (i4
+ * unpacked, narrow floats widened), then stored as the buffer's dtype. */
+const char *tc_omp_tensor_value(Emitter *E, const CopyPlan *cp);
+/* cp->fixed: the test that the tensor dims the tile does not cover hold
+ * their origin index, NULL where that is proven. */
+void tc_omp_fixed_dims(Emitter *E, CopyPlan *cp);
+/* The accumulator's first value: the identity, or with accumulate the
+ * destination's value, of which a NaN is dropped (fmaxf's rule) and for
+ * absmax the magnitude taken. */
+const char *tc_omp_reduce_start(Emitter *E, TcReduceOp op, TcDtype t,
+				const char *old);
+/* `acc op= x` for a reduction, as a statement body.  Max and min are
+ * selects that compile to one vmaxps / vminps: a NaN x leaves acc alone,
+ * as fmaxf does, and acc never holds a NaN (see reduce_start). */
+const char *tc_omp_reduce_step(Emitter *E, TcReduceOp op, TcDtype t,
+			       const char *acc, const char *x);
+
+/* ==== openmp_fuse.c: row-wise statements fused ============================= */
+
+/* Liveness, then the runs of the whole body and what they recompute,
+ * then the buffers no statement stores (their declarations are left
+ * out). */
+void tc_omp_plan_fusion(Emitter *E);
+/* The run that starts at statement i of block, or NULL. */
+const Fusion *tc_omp_fusion_at(Emitter *E, const TcStmt *block, int i);
+/* How many statements of its block a run takes. */
+int tc_omp_fusion_len(const Fusion *F);
+/* Print a run as one loop nest (the file-top comment of openmp_fuse.c). */
+void tc_omp_emit_fusion(Emitter *E, const Fusion *F);
+
+#endif
