@@ -271,6 +271,108 @@ START_TEST(vars_join_their_kernel)
 }
 END_TEST
 
+/* What a visit sees, one word a node: statements and expressions by
+ * kind, vars by name; a LOAD is skipped over or stops the walk when the
+ * test says so. */
+typedef struct Trace {
+	TcBuf b;       /* the words */
+	TcVisit load;  /* what to answer at a LOAD */
+} Trace;
+
+static TcVisit
+trace_expr(void *ctx, const TcExpr *e)
+{
+	Trace *t = ctx;
+	tc_buf_printf(&t->b, "%s ", tc_exprkind_name(e->kind));
+	if (e->kind == TC_EX_VAR || e->kind == TC_EX_LOAD)
+		tc_buf_printf(&t->b, "%s ", e->kind == TC_EX_VAR
+						    ? e->u.var->name
+						    : e->u.load.var->name);
+	return e->kind == TC_EX_LOAD ? t->load : TC_VISIT_INTO;
+}
+
+static TcVisit
+trace_stmt(void *ctx, const TcStmt *s)
+{
+	Trace *t = ctx;
+	tc_buf_printf(&t->b, "%s ", tc_stmtkind_name(s->kind));
+	return TC_VISIT_INTO;
+}
+
+static void
+trace_var(void *ctx, const TcVar *v)
+{
+	Trace *t = ctx;
+	tc_buf_printf(&t->b, "<%s> ", v->name);
+}
+
+static const char *
+trace(TcArena *a, const TcStmt *s, TcVisit load, bool *stopped)
+{
+	Trace t = { .load = load };
+	tc_buf_init(&t.b);
+	TcVisitor v = { trace_expr, trace_stmt, trace_var, &t, false };
+	tc_stmt_visit(s, &v);
+	*stopped = v.stop;
+	const char *text = tc_strdup(a, t.b.data);
+	tc_buf_free(&t.b);
+	return text;
+}
+
+START_TEST(visit_in_source_order)
+{
+	/* for (i = 0; i < 4; i++) { y = x[i][3]; x[i][0] = -y; } */
+	TcArena *a = tc_arena_new();
+	TcKernel k = { 0 };
+	TcVar *x = tc_var_new(a, &k, TC_VAR_BUFFER, "x", TC_DT_F32, noloc);
+	x->rank = 2;
+	TcVar *y = tc_var_new(a, &k, TC_VAR_LOCAL, "y", TC_DT_F32, noloc);
+	TcVar *i = tc_var_new(a, &k, TC_VAR_LOOP, "i", TC_DT_I32, noloc);
+	TcExpr *rd = tc_expr_new(a, TC_EX_LOAD, TC_DT_F32, noloc);
+	rd->u.load.var = x;
+	rd->u.load.idx[0] = tc_expr_var(a, i, noloc);
+	rd->u.load.idx[1] = tc_expr_int(a, 3, noloc);
+	TcExpr *wr = tc_expr_clone(a, rd);
+	wr->u.load.idx[1]->u.ival = 0;
+	TcStmt *s1 = tc_stmt_new(a, TC_ST_ASSIGN, noloc);
+	s1->u.assign.dst = tc_expr_var(a, y, noloc);
+	s1->u.assign.value = rd;
+	TcStmt *s2 = tc_stmt_new(a, TC_ST_ASSIGN, noloc);
+	s2->u.assign.dst = wr;
+	s2->u.assign.value = tc_expr_unary(a, TC_UOP_NEG,
+					   tc_expr_var(a, y, noloc), noloc);
+	TcStmt *body = tc_stmt_new(a, TC_ST_BLOCK, noloc);
+	tc_vec_push(a, &body->u.block.body, s1);
+	tc_vec_push(a, &body->u.block.body, s2);
+	TcStmt *loop = tc_stmt_new(a, TC_ST_FOR, noloc);
+	loop->u.loop.var = i;
+	loop->u.loop.begin = tc_expr_int(a, 0, noloc);
+	loop->u.loop.end = tc_expr_int(a, 4, noloc);
+	loop->u.loop.body = body;
+
+	bool stopped;
+	ck_assert_str_eq(trace(a, loop, TC_VISIT_INTO, &stopped),
+			 "for <i> int int block assign var y load x var i int "
+			 "assign load x var i int unary var y ");
+	ck_assert(!stopped);
+	ck_assert_str_eq(trace(a, loop, TC_VISIT_OVER, &stopped),
+			 "for <i> int int block assign var y load x "
+			 "assign load x unary var y ");
+	ck_assert(!stopped);
+	ck_assert_str_eq(trace(a, loop, TC_VISIT_STOP, &stopped),
+			 "for <i> int int block assign var y load x ");
+	ck_assert(stopped);
+
+	/* The accesses built on the visit: x read and written, locals not
+	 * elements. */
+	ck_assert_int_eq(tc_stmt_touches(loop, NULL, x),
+			 TC_ROLE_READ | TC_ROLE_WRITE);
+	ck_assert_int_eq(tc_stmt_touches(loop, s1, x), TC_ROLE_WRITE);
+	ck_assert_int_eq(tc_stmt_touches(loop, NULL, y), 0);
+	tc_arena_free(a);
+}
+END_TEST
+
 Suite *
 unit_suite_ir(void)
 {
@@ -285,6 +387,7 @@ unit_suite_ir(void)
 	tcase_add_test(tc, equal_is_structural);
 	tcase_add_test(tc, clone_is_deep);
 	tcase_add_test(tc, vars_join_their_kernel);
+	tcase_add_test(tc, visit_in_source_order);
 	suite_add_tcase(s, tc);
 	return s;
 }
