@@ -482,15 +482,20 @@ tc_expr_clone(TcArena *a, const TcExpr *e)
  * The one walk over expression and statement trees; every other walk (the
  * accesses below, the emitters' analyses) is a pair of callbacks on it. */
 
+/* Whether the walk goes into a node its callback answered r for. */
+static bool
+visit_into(TcVisitor *v, TcVisit r)
+{
+	if (r == TC_VISIT_STOP)
+		v->stop = true;
+	return r == TC_VISIT_INTO;
+}
+
 void
 tc_expr_visit(const TcExpr *e, TcVisitor *v)
 {
-	if (!e || v->stop)
-		return;
-	TcVisit r = v->expr ? v->expr(v->ctx, e) : TC_VISIT_INTO;
-	if (r == TC_VISIT_STOP)
-		v->stop = true;
-	if (r != TC_VISIT_INTO)
+	if (!e || v->stop ||
+	    !visit_into(v, v->expr ? v->expr(v->ctx, e) : TC_VISIT_INTO))
 		return;
 	switch (e->kind) {
 	case TC_EX_BINARY:
@@ -531,12 +536,8 @@ region_visit(const TcRegion *g, TcVisitor *v)
 void
 tc_stmt_visit(const TcStmt *s, TcVisitor *v)
 {
-	if (!s || v->stop)
-		return;
-	TcVisit r = v->stmt ? v->stmt(v->ctx, s) : TC_VISIT_INTO;
-	if (r == TC_VISIT_STOP)
-		v->stop = true;
-	if (r != TC_VISIT_INTO)
+	if (!s || v->stop ||
+	    !visit_into(v, v->stmt ? v->stmt(v->ctx, s) : TC_VISIT_INTO))
 		return;
 	switch (s->kind) {
 	case TC_ST_BLOCK:

@@ -229,6 +229,17 @@ START_TEST(equal_is_structural)
 }
 END_TEST
 
+/* x[i][c] for a rank-2 f32 buffer x. */
+static TcExpr *
+load_at(TcArena *a, TcVar *x, TcVar *i, long long c)
+{
+	TcExpr *e = tc_expr_new(a, TC_EX_LOAD, TC_DT_F32, noloc);
+	e->u.load.var = x;
+	e->u.load.idx[0] = tc_expr_var(a, i, noloc);
+	e->u.load.idx[1] = tc_expr_int(a, c, noloc);
+	return e;
+}
+
 START_TEST(clone_is_deep)
 {
 	TcArena *a = tc_arena_new();
@@ -236,10 +247,7 @@ START_TEST(clone_is_deep)
 	TcVar *x = tc_var_new(a, &k, TC_VAR_BUFFER, "x", TC_DT_F32, noloc);
 	x->rank = 2;
 	TcVar *i = tc_var_new(a, &k, TC_VAR_LOOP, "i", TC_DT_I32, noloc);
-	TcExpr *load = tc_expr_new(a, TC_EX_LOAD, TC_DT_F32, noloc);
-	load->u.load.var = x;
-	load->u.load.idx[0] = tc_expr_var(a, i, noloc);
-	load->u.load.idx[1] = tc_expr_int(a, 3, noloc);
+	TcExpr *load = load_at(a, x, i, 3);
 	TcExpr *e = tc_expr_unary(a, TC_UOP_NEG, load, noloc);
 	TcExpr *c = tc_expr_clone(a, e);
 	ck_assert(tc_expr_equal(e, c));
@@ -328,12 +336,7 @@ START_TEST(visit_in_source_order)
 	x->rank = 2;
 	TcVar *y = tc_var_new(a, &k, TC_VAR_LOCAL, "y", TC_DT_F32, noloc);
 	TcVar *i = tc_var_new(a, &k, TC_VAR_LOOP, "i", TC_DT_I32, noloc);
-	TcExpr *rd = tc_expr_new(a, TC_EX_LOAD, TC_DT_F32, noloc);
-	rd->u.load.var = x;
-	rd->u.load.idx[0] = tc_expr_var(a, i, noloc);
-	rd->u.load.idx[1] = tc_expr_int(a, 3, noloc);
-	TcExpr *wr = tc_expr_clone(a, rd);
-	wr->u.load.idx[1]->u.ival = 0;
+	TcExpr *rd = load_at(a, x, i, 3), *wr = load_at(a, x, i, 0);
 	TcStmt *s1 = tc_stmt_new(a, TC_ST_ASSIGN, noloc);
 	s1->u.assign.dst = tc_expr_var(a, y, noloc);
 	s1->u.assign.value = rd;
