@@ -161,6 +161,24 @@ template <int N> __device__ __forceinline__ void cp_async_wait()
 
 // --- Tile copies global <-> shared ----------------------------------------------------
 
+// One 16-byte vector of a tile copy: its first `valid` elements from p,
+// the rest zero; at shared address s (cp.async, ASYNC) or dst.  `safe` is
+// read by nothing: cp.async wants a valid address for an all-zero vector.
+template <bool ASYNC, typename T>
+__device__ __forceinline__ void g2s_vector(unsigned s, T *dst, const T *p, const T *safe, int valid)
+{
+	constexpr int VEC = 16 / sizeof(T);
+	if (ASYNC) {
+		cp_async16(s, valid > 0 ? p : safe, valid * (int)sizeof(T));
+	} else if (valid == VEC) {
+		*reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(p);
+	} else {
+#pragma unroll
+		for (int v = 0; v < VEC; v++)
+			dst[v] = v < valid ? p[v] : from_float<T>(0.0f);
+	}
+}
+
 // The shared offset of a copy thread's i-th vector, rows r0 + i * RSTEP at
 // column c, given d0, the first one's: a constant apart, unless swizzled
 // rows repeat their pattern less often than RSTEP.
@@ -211,70 +229,14 @@ __device__ __forceinline__ void copy_g2s(T *smem, int s_ld, const T *g, long lon
 			const int r = r0 + i * RSTEP;
 			const unsigned d = g2s_offset<SW, T, RSTEP>(d0, i, r0, c, s_ld);
 			T *dst = reinterpret_cast<T *>(reinterpret_cast<char *>(smem) + d);
-			const T *p = src + i * step;
-			const int valid = r < rows ? min(VEC, max(cols - c, 0)) : 0;
-			if (ASYNC) {
-				cp_async16(s0 + d, valid > 0 ? p : safe, valid * (int)sizeof(T));
-			} else if (valid == VEC) {
-				*reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(p);
-			} else {
-#pragma unroll
-				for (int v = 0; v < VEC; v++)
-					dst[v] = v < valid ? p[v] : from_float<T>(0.0f);
-			}
-		}
-	} else if (aligned && NV % THREADS == 0) {
-		// Every thread moves NV / THREADS vectors at fixed offsets (the
-		// compiler keeps them across a loop's iterations).  A tile wholly
-		// inside the tensor, the common case, takes a path without
-		// bounds: one address and one copy per vector.
-		if (rows >= ROWS && cols >= COLS) {
-#pragma unroll
-			for (int i = 0; i < NV / THREADS; i++) {
-				const int e = threadIdx.x + i * THREADS;
-				const int r = e / VROW, c = (e % VROW) * VEC;
-				T *dst = reinterpret_cast<T *>(reinterpret_cast<char *>(smem) + tile_offset<SW, T>(r, c, s_ld));
-				const T *src = g + r * g_ld + c;
-				if (ASYNC)
-					cp_async16(s0 + tile_offset<SW, T>(r, c, s_ld), src);
-				else
-					*reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(src);
-			}
-			return;
-		}
-#pragma unroll
-		for (int i = 0; i < NV / THREADS; i++) {
-			const int e = threadIdx.x + i * THREADS;
-			const int r = e / VROW, c = (e % VROW) * VEC;
-			T *dst = reinterpret_cast<T *>(reinterpret_cast<char *>(smem) + tile_offset<SW, T>(r, c, s_ld));
-			const T *src = g + r * g_ld + c;
-			const int valid = r < rows ? min(VEC, max(cols - c, 0)) : 0;
-			if (ASYNC) {
-				cp_async16(s0 + tile_offset<SW, T>(r, c, s_ld), valid > 0 ? src : safe,
-					   valid * (int)sizeof(T));
-			} else if (valid == VEC) {
-				*reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(src);
-			} else {
-#pragma unroll
-				for (int v = 0; v < VEC; v++)
-					dst[v] = v < valid ? src[v] : from_float<T>(0.0f);
-			}
+			g2s_vector<ASYNC>(s0 + d, dst, src + i * step, safe, r < rows ? min(VEC, max(cols - c, 0)) : 0);
 		}
 	} else if (aligned) {
 		for (int e = threadIdx.x; e < NV; e += THREADS) {
 			const int r = e / VROW, c = (e % VROW) * VEC;
-			T *dst = reinterpret_cast<T *>(reinterpret_cast<char *>(smem) + tile_offset<SW, T>(r, c, s_ld));
-			const T *src = g + r * g_ld + c;
-			const int valid = r < rows ? min(VEC, max(cols - c, 0)) : 0;
-			if (ASYNC) {
-				cp_async16(s0 + tile_offset<SW, T>(r, c, s_ld), valid > 0 ? src : safe,
-					   valid * (int)sizeof(T));
-			} else if (valid == VEC) {
-				*reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(src);
-			} else {
-				for (int v = 0; v < VEC; v++)
-					dst[v] = v < valid ? src[v] : from_float<T>(0.0f);
-			}
+			const unsigned d = tile_offset<SW, T>(r, c, s_ld);
+			g2s_vector<ASYNC>(s0 + d, reinterpret_cast<T *>(reinterpret_cast<char *>(smem) + d),
+					  g + r * g_ld + c, safe, r < rows ? min(VEC, max(cols - c, 0)) : 0);
 		}
 	} else {
 		if (SW == 0) {
