@@ -105,19 +105,11 @@ fresh(Gpu *G, const char *base)
 }
 
 static long long
-ext(const TcVar *v, int i)
-{
-	long long n = 0;
-	tc_expr_const(v->shape[i], &n);
-	return n;
-}
-
-static long long
 count(const TcVar *v)
 {
 	long long n = 1;
 	for (int i = 0; i < v->rank; i++)
-		n *= ext(v, i);
+		n *= tc_var_extent(v, i);
 	return n;
 }
 
@@ -199,7 +191,7 @@ func_name(TcFunc fn, TcDtype t)
 static long long
 row_stride(const TcVar *v)
 {
-	return ext(v, v->rank - 1) + v->pad;
+	return tc_var_extent(v, v->rank - 1) + v->pad;
 }
 
 /* Elements in one stage of a staged buffer. */
@@ -208,7 +200,7 @@ stage_elems(const TcVar *v)
 {
 	long long n = row_stride(v);
 	for (int i = 0; i < v->rank - 1; i++)
-		n *= ext(v, i);
+		n *= tc_var_extent(v, i);
 	return n;
 }
 
@@ -228,7 +220,9 @@ smem_base(Gpu *G, const TcVar *v)
 static long long
 swizzle_bytes(const TcVar *v)
 {
-	return v->swizzle ? ext(v, v->rank - 1) * tc_dtype_bits(v->dtype) / 8 : 0;
+	if (!v->swizzle)
+		return 0;
+	return tc_var_extent(v, v->rank - 1) * tc_dtype_bits(v->dtype) / 8;
 }
 
 /* Offset of element idx[] of a shared buffer: row-major, the last extent
@@ -249,7 +243,8 @@ smem_offset(Gpu *G, const TcVar *v, TcExpr *const *idx)
 				       tc_binop_prec(TC_OP_MUL) : TC_PREC_COMMA + 1);
 			continue;
 		}
-		long long stride = i == v->rank - 1 ? row_stride(v) : ext(v, i);
+		long long stride = i == v->rank - 1 ? row_stride(v)
+						    : tc_var_extent(v, i);
 		tc_buf_printf(b, " * %lld + ", stride);
 		tc_c_expr_prec(&G->pr, idx[i], tc_binop_prec(TC_OP_ADD) + 1);
 		if (i < v->rank - 1)
@@ -411,7 +406,7 @@ spread_loop_open(Gpu *G, const TcVar *shape)
 	long long inner = total;
 	tc_buf_puts(b, "const int ");
 	for (int i = 0; i < shape->rank; i++) {
-		inner /= ext(shape, i);
+		inner /= tc_var_extent(shape, i);
 		if (i)
 			tc_buf_puts(b, ", ");
 		if (i == 0 && shape->rank == 1)
@@ -420,10 +415,10 @@ spread_loop_open(Gpu *G, const TcVar *shape)
 			tc_buf_printf(b, "%s = %s / %lld", G->tix[i], G->e, inner);
 		else if (i == shape->rank - 1)
 			tc_buf_printf(b, "%s = %s %% %lld", G->tix[i], G->e,
-				      ext(shape, i));
+				      tc_var_extent(shape, i));
 		else
 			tc_buf_printf(b, "%s = %s / %lld %% %lld", G->tix[i], G->e,
-				      inner, ext(shape, i));
+				      inner, tc_var_extent(shape, i));
 	}
 	tc_buf_puts(b, ";\n");
 }
@@ -566,7 +561,7 @@ valid_extent(Gpu *G, const TcRegion *r, const TcVar *tile, int i)
 {
 	TcBuf *b = G->pr.out;
 	int d = r->dims[i];
-	tc_buf_printf(b, "min(%lld, ", ext(tile, i));
+	tc_buf_printf(b, "min(%lld, ", tc_var_extent(tile, i));
 	tc_c_expr_prec(&G->pr, r->var->shape[d], tc_binop_prec(TC_OP_SUB));
 	tc_buf_puts(b, " - ");
 	tc_c_expr_prec(&G->pr, r->origin[d], tc_binop_prec(TC_OP_SUB) + 1);
@@ -632,8 +627,9 @@ copy_g2s(Gpu *G, const TcStmt *s, bool async)
 	const TcVar *v = dst->var, *t = src->var;
 	TcBuf *b = G->pr.out;
 	tc_buf_printf(b, "tilec::copy_g2s<%s, %lld, %lld, %lld",
-		      storage_type(G, v->dtype), v->rank == 2 ? ext(v, 0) : 1LL,
-		      ext(v, v->rank - 1), G->threads);
+		      storage_type(G, v->dtype),
+		      v->rank == 2 ? tc_var_extent(v, 0) : 1LL,
+		      tc_var_extent(v, v->rank - 1), G->threads);
 	if (G->dialect->cp_async)
 		tc_buf_puts(b, async ? ", true" : ", false");
 	if (v->swizzle)
@@ -855,7 +851,7 @@ emit_gemm(Gpu *G, const TcStmt *s)
 		    *bv = s->u.gemm.b.var;
 	TcBuf *b = G->pr.out;
 	bool ta = s->u.gemm.trans_a, tb = s->u.gemm.trans_b;
-	long long K = ext(a, ta ? 0 : 1);
+	long long K = tc_var_extent(a, ta ? 0 : 1);
 	if (c->layout.kind == g->mma_layout) {
 		int tm = c->layout.dim[0].tiles, tn = c->layout.dim[1].tiles;
 		const char *n0 = tc_fmt(G->a, "%s * %d", G->warp_n,
@@ -883,7 +879,7 @@ emit_gemm(Gpu *G, const TcStmt *s)
 	}
 	/* Everything in shared memory: each thread owns elements of C. */
 	const char *m = fresh(G, "m"), *n = fresh(G, "n"), *sum = fresh(G, "sum");
-	long long M = ext(c, 0), N = ext(c, 1);
+	long long M = tc_var_extent(c, 0), N = tc_var_extent(c, 1);
 	tc_buf_printf(b, "for (int %s = threadIdx.x; %s < %lld; %s += %lld) {\n",
 		      G->e, G->e, M * N, G->e, G->threads);
 	b->indent++;
@@ -1016,8 +1012,9 @@ emit_reduce(Gpu *G, const TcStmt *s)
 	}
 	if (src->rank == 2) {
 		tc_buf_printf(b, "tilec::smem_reduce<%s, %d, %s, %lld, %lld, %lld>(",
-			      op, dim, acc ? "true" : "false", ext(src, 0),
-			      ext(src, 1), G->threads);
+			      op, dim, acc ? "true" : "false",
+			      tc_var_extent(src, 0), tc_var_extent(src, 1),
+			      G->threads);
 		smem_base(G, src);
 		tc_buf_printf(b, ", %lld, ", row_stride(src));
 		smem_base(G, dst);
@@ -1048,7 +1045,7 @@ emit_reduce(Gpu *G, const TcStmt *s)
 		tc_buf_printf(b, "tilec::reduce_init<%s>()", op);
 	tc_buf_puts(b, ";\n");
 	tc_buf_printf(b, "for (int %s = 0; %s < %lld; %s++)\n\t", G->kk, G->kk,
-		      ext(src, dim), G->kk);
+		      tc_var_extent(src, dim), G->kk);
 	tc_buf_printf(b, "%s = tilec::reduce_combine<%s>(%s, tilec::reduce_value<%s>(",
 		      v, op, v, op);
 	expr(G, ld);

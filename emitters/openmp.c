@@ -93,15 +93,6 @@ buffer_elem_bytes(TcDtype t)
 	return tc_omp_is_narrow_float(t) ? 4 : tc_dtype_bits(t) / 8;
 }
 
-long long
-tc_omp_dim(const TcVar *v, int i)
-{
-	long long n = 0;
-	if (!tc_expr_const(v->shape[i], &n))
-		tc_unreachable(); /* buffer shapes are constant after specialize */
-	return n;
-}
-
 /* --- Expression hooks ----------------------------------------------------------- */
 
 static const char *
@@ -723,7 +714,7 @@ emit_decl(Emitter *E, const TcStmt *s)
 	/* A buffer: an aligned array in the block's frame. */
 	long long n = 1;
 	for (int i = 0; i < v->rank; i++)
-		n *= tc_omp_dim(v, i);
+		n *= tc_var_extent(v, i);
 	long long bytes = n * buffer_elem_bytes(v->dtype);
 	E->frame_bytes += bytes;
 	if (!E->unstored[v->index])
@@ -1243,7 +1234,7 @@ plan_copy(Emitter *E, CopyPlan *cp, bool *opened)
 	}
 	for (int t = 0; t < cp->rank; t++) {
 		int vd = cp->reg->dims[t];
-		long long o, n, e = tc_omp_dim(cp->tile, t);
+		long long o, n, e = tc_var_extent(cp->tile, t);
 		const char *tile_ext =
 			tc_omp_expr_text(E, cp->tile->shape[t], 0);
 		bool full = tc_expr_const(cp->reg->origin[vd], &o) &&

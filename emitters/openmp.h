@@ -62,8 +62,6 @@ bool tc_omp_is_narrow_float(TcDtype t);
 const char *tc_omp_value_type(TcDtype t);
 /* The C type of tensor elements in memory. */
 const char *tc_omp_storage_type(TcDtype t);
-/* Extent of dim i of a buffer (a constant). */
-long long tc_omp_dim(const TcVar *v, int i);
 
 /* --- Analysis ---------------------------------------------------------------- */
 

@@ -1109,7 +1109,7 @@ bounds_copy(Emitter *E, Bounds *bd, FuseOp *op, const char *const *idx)
 		int vd = cp->reg->dims[t];
 		const TcExpr *o = cp->reg->origin[vd];
 		cp->origin[t] = bounds_origin(E, bd, o, row ? "row0" : "col0");
-		long long oc, n, e = tc_omp_dim(cp->tile, t);
+		long long oc, n, e = tc_var_extent(cp->tile, t);
 		const char *tile_ext =
 			tc_omp_expr_text(E, cp->tile->shape[t], 0);
 		bool full = tc_expr_const(o, &oc) &&

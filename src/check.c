@@ -113,16 +113,6 @@ mentions(const TcExpr *e, const TcVar *v)
 	}
 }
 
-/* The constant extent of buffer dim i (specialize made it constant). */
-static long long
-extent(const TcVar *v, int i)
-{
-	long long n = 0;
-	if (!tc_expr_const(v->shape[i], &n))
-		return -1;
-	return n;
-}
-
 /* "128x32" for a buffer's shape. */
 static const char *
 shape_str(Checker *C, const TcVar *v)
@@ -130,7 +120,7 @@ shape_str(Checker *C, const TcVar *v)
 	TcBuf b;
 	tc_buf_init(&b);
 	for (int i = 0; i < v->rank; i++)
-		tc_buf_printf(&b, "%s%lld", i ? "x" : "", extent(v, i));
+		tc_buf_printf(&b, "%s%lld", i ? "x" : "", tc_var_extent(v, i));
 	if (v->rank == 0)
 		tc_buf_puts(&b, "scalar");
 	char *s = tc_strdup(C->a, b.data);
@@ -218,7 +208,7 @@ buffer_region_fits(Checker *C, const TcRegion *r, const TcVar *tile)
 	for (int i = 0; i < r->var->rank; i++)
 		ext[i] = 1;
 	for (int i = 0; i < r->ndims; i++)
-		ext[r->dims[i]] = extent(tile, i);
+		ext[r->dims[i]] = tc_var_extent(tile, i);
 	for (int i = 0; i < r->var->rank; i++) {
 		long long o;
 		if (!tc_expr_const(r->origin[i], &o)) {
@@ -226,10 +216,10 @@ buffer_region_fits(Checker *C, const TcRegion *r, const TcVar *tile)
 			      "origin", r->var->name);
 			return false;
 		}
-		if (o < 0 || o + ext[i] > extent(r->var, i)) {
+		if (o < 0 || o + ext[i] > tc_var_extent(r->var, i)) {
 			error(C, r->loc, "region [%lld, %lld) of dim %d is outside "
 			      "buffer '%s' (extent %lld)", o, o + ext[i], i,
-			      r->var->name, extent(r->var, i));
+			      r->var->name, tc_var_extent(r->var, i));
 			return false;
 		}
 	}
@@ -273,7 +263,8 @@ check_copy(Checker *C, TcStmt *s)
 			return;
 		}
 		for (int i = 0; i < dst->var->rank; i++)
-			if (extent(dst->var, i) != extent(src->var, i)) {
+			if (tc_var_extent(dst->var, i) !=
+			    tc_var_extent(src->var, i)) {
 				error(C, s->loc, "%s: shapes differ: '%s' is %s, "
 				      "'%s' is %s", op, dst->var->name,
 				      shape_str(C, dst->var), src->var->name,
@@ -340,9 +331,11 @@ check_gemm(Checker *C, TcStmt *s)
 		return;
 	}
 	bool ta = s->u.gemm.trans_a, tb = s->u.gemm.trans_b;
-	long long M = extent(c->var, 0), N = extent(c->var, 1);
-	long long am = extent(a->var, ta ? 1 : 0), ak = extent(a->var, ta ? 0 : 1);
-	long long bk = extent(b->var, tb ? 1 : 0), bn = extent(b->var, tb ? 0 : 1);
+	long long M = tc_var_extent(c->var, 0), N = tc_var_extent(c->var, 1);
+	long long am = tc_var_extent(a->var, ta ? 1 : 0);
+	long long ak = tc_var_extent(a->var, ta ? 0 : 1);
+	long long bk = tc_var_extent(b->var, tb ? 1 : 0);
+	long long bn = tc_var_extent(b->var, tb ? 0 : 1);
 	if (am != M || bn != N || ak != bk)
 		error(C, s->loc, "tile_gemm shapes do not match: %s '%s' is %s, "
 		      "A '%s' is %s%s, B '%s' is %s%s (need C MxN, A %s, B %s)",
@@ -385,7 +378,7 @@ check_reduce(Checker *C, TcStmt *s)
 	for (int i = 0, j = 0; i < src->var->rank; i++) {
 		if (i == dim)
 			continue;
-		if (extent(src->var, i) != extent(dst->var, j)) {
+		if (tc_var_extent(src->var, i) != tc_var_extent(dst->var, j)) {
 			error(C, dst->loc, "tile_reduce_%s along dim %d of '%s' "
 			      "(%s) does not fit '%s' (%s)", op, dim,
 			      src->var->name, shape_str(C, src->var),

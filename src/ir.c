@@ -395,6 +395,13 @@ tc_expr_const(const TcExpr *e, long long *out)
 	}
 }
 
+long long
+tc_var_extent(const TcVar *v, int i)
+{
+	long long n;
+	return tc_expr_const(v->shape[i], &n) ? n : -1;
+}
+
 bool
 tc_expr_equal(const TcExpr *a, const TcExpr *b)
 {

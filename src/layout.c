@@ -95,14 +95,6 @@ typedef struct Layouter {
 	int warps_m, warps_n; /* the MMA warp grid */
 } Layouter;
 
-static long long
-ext(const TcVar *v, int i)
-{
-	long long n = 0;
-	tc_expr_const(v->shape[i], &n);
-	return n;
-}
-
 static int
 find(Layouter *L, int n)
 {
@@ -239,8 +231,9 @@ mma_operands(const Layouter *L, const TcStmt *s)
 	return c->dtype == TC_DT_F32 &&
 	       (a->dtype == TC_DT_F16 || a->dtype == TC_DT_BF16 ||
 		(a->dtype == TC_DT_F32 && L->mi->f32_operands)) &&
-	       ext(c, 0) % L->mi->rows == 0 && ext(c, 1) % L->mi->cols == 0 &&
-	       ext(a, s->u.gemm.trans_a ? 0 : 1) % 16 == 0;
+	       tc_var_extent(c, 0) % L->mi->rows == 0 &&
+	       tc_var_extent(c, 1) % L->mi->cols == 0 &&
+	       tc_var_extent(a, s->u.gemm.trans_a ? 0 : 1) % 16 == 0;
 }
 
 static void
@@ -408,7 +401,7 @@ anchor_loops(Layouter *L, TcStmt *s, bool in_spread, unsigned axes)
 			return false;
 		long long e = 0;
 		tc_expr_const(s->u.loop.end, &e);
-		if (e != ext(f, fd))
+		if (e != tc_var_extent(f, fd))
 			return false;
 		if (!shared_writes_private(L, s))
 			return false;
@@ -655,7 +648,7 @@ layout_kernel(TcArena *a, TcKernel *k, const TcTarget *t)
 			for (int d = 0; L.frag_node[i] >= 0 && d < v->rank; d++) {
 				Class *c = &L.cls[L.frag_node[i] + d];
 				*c = (Class){ .parent = L.frag_node[i] + d,
-					      .extent = ext(v, d),
+					      .extent = tc_var_extent(v, d),
 					      .axis = v->rank == 2 ? d : -1 };
 			}
 			if (L.loop_node[i] >= 0)

@@ -34,22 +34,14 @@ tc_in_smem(const TcVar *v)
 	       (v->scope == TC_SCOPE_SHARED || v->layout.kind == TC_LAYOUT_SMEM);
 }
 
-static long long
-ext(const TcVar *v, int i)
-{
-	long long n = 0;
-	tc_expr_const(v->shape[i], &n);
-	return n;
-}
-
 /* Bytes of one stage of v, padding included. */
 static long long
 stage_bytes(const TcVar *v)
 {
 	long long elems = 1;
 	for (int i = 0; i < v->rank - 1; i++)
-		elems *= ext(v, i);
-	elems *= ext(v, v->rank - 1) + v->pad;
+		elems *= tc_var_extent(v, i);
+	elems *= tc_var_extent(v, v->rank - 1) + v->pad;
 	return (elems * tc_dtype_bits(v->dtype) + 7) / 8;
 }
 
@@ -178,7 +170,7 @@ swizzled(const TcKernel *k, const TcVar *v, const TcOptions *opt)
 	if (opt->target.kind != TC_TARGET_CUDA || v->rank != 2 ||
 	    tc_dtype_bits(v->dtype) != 16)
 		return false;
-	long long row = ext(v, 1) * 2;
+	long long row = tc_var_extent(v, 1) * 2;
 	if (row != 32 && row != 64 && row % 128 != 0)
 		return false;
 	return swizzle_accessors(k->body, v);
@@ -203,7 +195,8 @@ place(TcKernel *k, long long threads, bool padded, const TcOptions *opt)
 		v->smem_offset = -1;
 		if (!tc_in_smem(v))
 			continue;
-		long long row = ext(v, v->rank - 1) * tc_dtype_bits(v->dtype) / 8;
+		long long row = tc_var_extent(v, v->rank - 1) *
+				tc_dtype_bits(v->dtype) / 8;
 		v->swizzle = swizzled(k, v, opt);
 		v->pad = padded && !v->swizzle && v->rank >= 2 &&
 			 tc_dtype_bits(v->dtype) >= 8 && row % 32 == 0 ?

@@ -555,6 +555,9 @@ TcDtype tc_binop_type(TcBinop op, TcDtype l, TcDtype r);
 /* Evaluate an expression over tunables and integer literals; false if it
  * depends on anything else. */
 bool tc_expr_const(const TcExpr *e, long long *out);
+/* The extent of dim i of v when it is a constant (every buffer's, once
+ * specialize has bound the tunables), else -1. */
+long long tc_var_extent(const TcVar *v, int i);
 /* Structural equality of two expressions. */
 bool tc_expr_equal(const TcExpr *a, const TcExpr *b);
 /* Deep copy of an expression tree (vars are shared, not copied). */
