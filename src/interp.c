@@ -132,6 +132,35 @@ tc_elem_store(TcDtype t, void *base, size_t i, double v)
 	}
 }
 
+/* splitmix64: a small, well-mixed generator. */
+static uint64_t
+next_random(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+void
+tc_elem_fill_random(TcDtype t, void *base, size_t n, uint64_t seed, int stream)
+{
+	uint64_t state = seed * 0x100000001b3ull + (uint64_t)stream;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t x = next_random(&state);
+		double sign = (x >> 63) ? -1.0 : 1.0, v;
+		if (tc_dtype_is_float(t))
+			v = sign * (0.0625 + 0.9375 * (double)(x >> 11) * 0x1p-53);
+		else if (t == TC_DT_BOOL)
+			v = (double)(x >> 63);
+		else if (t == TC_DT_U8)
+			v = (double)(1 + x % 15);
+		else
+			v = sign * (double)(1 + x % 7);
+		tc_elem_store(t, base, i, v);
+	}
+}
+
 size_t
 tc_elem_bytes(TcDtype t, size_t n)
 {

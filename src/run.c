@@ -719,40 +719,6 @@ setup_params(Run *r)
 
 /* --- Inputs, poison, comparison ------------------------------------------------------ */
 
-/* splitmix64: a small, well-mixed generator; one stream per tensor. */
-static uint64_t
-next_random(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-/* Random values that are never zero: floats with magnitude in
- * [1/16, 1] and a random sign; integers in 1 .. 7 with a random sign
- * (1 .. 15 for u8); bools 0 or 1. */
-static void
-fill_random(Param *p, unsigned long long seed)
-{
-	uint64_t state = seed * 0x100000001b3ull + (uint64_t)p->var->param;
-	TcDtype t = p->var->dtype;
-	for (size_t i = 0; i < p->count; i++) {
-		uint64_t x = next_random(&state);
-		double sign = (x >> 63) ? -1.0 : 1.0;
-		double v;
-		if (tc_dtype_is_float(t))
-			v = sign * (0.0625 + 0.9375 * (double)(x >> 11) * 0x1p-53);
-		else if (t == TC_DT_BOOL)
-			v = (double)(x >> 63);
-		else if (t == TC_DT_U8)
-			v = (double)(1 + x % 15);
-		else
-			v = sign * (double)(1 + x % 7);
-		tc_elem_store(t, p->data, i, v);
-	}
-}
-
 /* The poison pattern of one element, and its width in bytes (0 for i4,
  * which is poisoned with 0xAB bytes). */
 static int
@@ -1558,7 +1524,9 @@ run(Run *r, int argc, char **argv)
 	for (int i = 0; i < r->nparams; i++)
 		if (r->params[i].var->kind == TC_VAR_TENSOR &&
 		    (r->params[i].role & ROLE_IN))
-			fill_random(&r->params[i], a->seed);
+			tc_elem_fill_random(r->params[i].var->dtype,
+					    r->params[i].data, r->params[i].count,
+					    a->seed, r->params[i].var->param);
 	status = check(r);
 	if (status == EXIT_PASS && a->bench)
 		status = bench(r);

@@ -777,6 +777,12 @@ double tc_elem_load(TcDtype t, const void *base, size_t i);
 void tc_elem_store(TcDtype t, void *base, size_t i, double v);
 /* Bytes that n elements of t occupy. */
 size_t tc_elem_bytes(TcDtype t, size_t n);
+/* Fill n elements of t with the inputs `tilec run` and `tilec tune` check
+ * on: never zero; floats of magnitude in [1/16, 1] with a random sign,
+ * integers in 1 .. 7 with a random sign (1 .. 15 for u8), bools 0 or 1.
+ * One stream per (seed, stream), e.g. the tensor's parameter index. */
+void tc_elem_fill_random(TcDtype t, void *base, size_t n, uint64_t seed,
+			 int stream);
 
 /* ==== run.c: `tilec run` =================================================== */
 

@@ -1979,37 +1979,6 @@ resolve_shape(const TcKernel *k, const Shape *shape, TcBuf *err)
 	return o;
 }
 
-static uint64_t
-next_random(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-/* Inputs as `tilec run` makes them: never zero, floats of magnitude in
- * [1/16, 1] with a random sign, integers in +-1..7. */
-static void
-fill_random(Arg *p, uint64_t seed)
-{
-	uint64_t state = seed * 0x100000001b3ull + (uint64_t)p->var->param;
-	TcDtype t = p->var->dtype;
-	for (size_t i = 0; i < p->count; i++) {
-		uint64_t x = next_random(&state);
-		double sign = (x >> 63) ? -1.0 : 1.0, v;
-		if (tc_dtype_is_float(t))
-			v = sign * (0.0625 + 0.9375 * (double)(x >> 11) * 0x1p-53);
-		else if (t == TC_DT_BOOL)
-			v = (double)(x >> 63);
-		else if (t == TC_DT_U8)
-			v = (double)(1 + x % 15);
-		else
-			v = sign * (double)(1 + x % 7);
-		tc_elem_store(t, p->data, i, v);
-	}
-}
-
 /* Store bytes as DIR/data/<hash>.bin once; its name relative to DIR. */
 static char *
 save_data(const char *dir, const void *data, size_t n)
@@ -2131,7 +2100,8 @@ check_data(Tune *t, const Config *c, const char *dir, json_t **check,
 		if (g->var->kind != TC_VAR_TENSOR)
 			continue;
 		if (g->role & READ) {
-			fill_random(g, seed);
+			tc_elem_fill_random(g->var->dtype, g->data, g->count,
+					    seed, g->var->param);
 			char *f = save_data(dir, g->data, g->bytes);
 			ok = f != NULL;
 			if (f)
