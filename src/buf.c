@@ -3,9 +3,11 @@
  *
  * Appends are printf-checked.  The buffer owns indentation: text that starts
  * a line is preceded by `indent` tabs, so printers never count spaces.
+ * tc_read_file reads a whole file through one.
  */
 #include "tilec_int.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,6 +110,12 @@ tc_buf_puts(TcBuf *b, const char *s)
 	append(b, s, strlen(s));
 }
 
+void
+tc_buf_append(TcBuf *b, const void *data, size_t n)
+{
+	append(b, data, n);
+}
+
 char *
 tc_buf_take(TcBuf *b)
 {
@@ -116,4 +124,28 @@ tc_buf_take(TcBuf *b)
 	char *p = b->data;
 	tc_buf_init(b);
 	return p;
+}
+
+char *
+tc_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	TcBuf b;
+	tc_buf_init(&b);
+	char chunk[16384];
+	size_t n;
+	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+		tc_buf_append(&b, chunk, n);
+	bool bad = ferror(f);
+	fclose(f);
+	if (bad) {
+		tc_buf_free(&b);
+		errno = EIO;
+		return NULL;
+	}
+	if (len)
+		*len = b.len;
+	return tc_buf_take(&b);
 }

@@ -682,29 +682,6 @@ add_file(OutFile *files, int *n, const char *dir, const char *name,
 	(*n)++;
 }
 
-static char *
-read_all(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	TcBuf b;
-	tc_buf_init(&b);
-	char chunk[8192];
-	size_t n;
-	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-		tc_buf_printf(&b, "%.*s", (int)n, chunk);
-	bool bad = ferror(f);
-	fclose(f);
-	if (bad) {
-		tc_buf_free(&b);
-		return NULL;
-	}
-	*len = b.len;
-	char *text = tc_buf_take(&b);
-	return text ? text : strdup("");
-}
-
 /* --- Exporting ---------------------------------------------------------------- */
 
 /* Translate kernel `name` and make its three files. */
@@ -793,7 +770,7 @@ export_all(ExportArgs *x)
 		opt.define_loc[i] = (TcLoc){ "<command line>", 0, 0 };
 	}
 	size_t len = 0;
-	char *text = read_all(x->file, &len);
+	char *text = tc_read_file(x->file, &len);
 	if (!text) {
 		fprintf(stderr, "tilec export: cannot read '%s': %s\n", x->file,
 			strerror(errno));

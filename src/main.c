@@ -257,44 +257,6 @@ parse_args(Cli *cli, int argc, char **argv, bool *stop)
 	return EXIT_OK;
 }
 
-/* Read a whole file; NULL (errno set) on failure.  The text is
- * NUL-terminated; *len excludes the NUL. */
-static char *
-read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	size_t cap = 4096, n = 0;
-	char *text = malloc(cap);
-	while (text) {
-		n += fread(text + n, 1, cap - n - 1, f);
-		if (n < cap - 1)
-			break;
-		char *bigger = realloc(text, cap * 2);
-		if (!bigger) {
-			free(text);
-			text = NULL;
-			errno = ENOMEM;
-			break;
-		}
-		text = bigger;
-		cap *= 2;
-	}
-	if (text && ferror(f)) {
-		int e = errno ? errno : EIO;
-		free(text);
-		text = NULL;
-		errno = e;
-	}
-	fclose(f);
-	if (!text)
-		return NULL;
-	text[n] = '\0';
-	*len = n;
-	return text;
-}
-
 /* Write the output where -o says; false (reported) on failure. */
 static bool
 write_output(const Cli *cli, const TcBuf *out)
@@ -364,7 +326,7 @@ translate(const Cli *cli)
 	}
 
 	size_t len = 0;
-	char *text = read_file(cli->file, &len);
+	char *text = tc_read_file(cli->file, &len);
 	if (!text) {
 		fprintf(stderr, "tilec: error: cannot read '%s': %s\n",
 			cli->file, strerror(errno));

@@ -453,29 +453,6 @@ parse_args(Run *r, int argc, char **argv)
 
 /* --- The kernel and its parameters ---------------------------------------------- */
 
-static char *
-read_text(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	TcBuf b;
-	tc_buf_init(&b);
-	char chunk[8192];
-	size_t n;
-	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-		tc_buf_printf(&b, "%.*s", (int)n, chunk);
-	bool bad = ferror(f);
-	fclose(f);
-	if (bad) {
-		tc_buf_free(&b);
-		return NULL;
-	}
-	*len = b.len;
-	char *text = tc_buf_take(&b);
-	return text ? text : calloc(1, 1);
-}
-
 /* The reference program: parse, specialize, check; pick the kernel. */
 static bool
 load_reference(Run *r)
@@ -859,7 +836,7 @@ translate(Run *r)
 {
 	if (r->args.source) {
 		size_t len;
-		char *text = read_text(r->args.source, &len);
+		char *text = tc_read_file(r->args.source, &len);
 		if (!text) {
 			errorf(r, "cannot read %s: %s", r->args.source,
 			       strerror(errno));
@@ -1451,7 +1428,7 @@ run(Run *r, int argc, char **argv)
 	}
 	if (!open_context(r))
 		return EXIT_STOPPED;
-	if (!(r->text = read_text(a->file, &r->len))) {
+	if (!(r->text = tc_read_file(a->file, &r->len))) {
 		errorf(r, "cannot read %s: %s", a->file, strerror(errno));
 		return EXIT_STOPPED;
 	}

@@ -71,7 +71,12 @@ void tc_buf_free(TcBuf *b);
 void tc_buf_printf(TcBuf *b, const char *fmt, ...) TC_PRINTF(2, 3);
 void tc_buf_vprintf(TcBuf *b, const char *fmt, va_list ap);
 void tc_buf_puts(TcBuf *b, const char *s);
+/* n bytes as they are (binary safe; indentation still applies). */
+void tc_buf_append(TcBuf *b, const void *data, size_t n);
 char *tc_buf_take(TcBuf *b); /* hand the malloc'd text to the caller */
+/* A whole file, binary safe and NUL-terminated (*len, if len is not NULL,
+ * excludes the NUL); NULL with errno set when it cannot be read. */
+char *tc_read_file(const char *path, size_t *len);
 
 /* ==== Source locations and diagnostics (diag.c) ========================== */
 

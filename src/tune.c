@@ -248,42 +248,6 @@ fmt_alloc(const char *fmt, ...)
 	return s ? s : xstrdup("");
 }
 
-/* A whole file (binary safe), NUL-terminated; NULL (errno set) on
- * failure. */
-static char *
-slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	size_t cap = 1 << 16, n = 0;
-	char *data = malloc(cap);
-	while (data) {
-		n += fread(data + n, 1, cap - n - 1, f);
-		if (n < cap - 1)
-			break;
-		char *bigger = realloc(data, cap * 2);
-		if (!bigger) {
-			free(data);
-			data = NULL;
-			break;
-		}
-		data = bigger;
-		cap *= 2;
-	}
-	int bad = ferror(f);
-	fclose(f);
-	if (!data || bad) {
-		free(data);
-		errno = bad ? EIO : ENOMEM;
-		return NULL;
-	}
-	data[n] = '\0';
-	if (len)
-		*len = n;
-	return data;
-}
-
 static void
 sha256_hex(const void *data, size_t n, char hex[65])
 {
@@ -602,7 +566,7 @@ record_load(Record *r, const char *path, TcDiags *d)
 {
 	memset(r, 0, sizeof *r);
 	r->path = path;
-	if (!(r->text = slurp(path, NULL))) {
+	if (!(r->text = tc_read_file(path, NULL))) {
 		tc_diag(d, TC_ERROR, (TcLoc){ path, 0, 0 },
 			"cannot read the tuning record: %s", strerror(errno));
 		return false;
@@ -749,7 +713,7 @@ tc_config_apply(const char *path, const char *text, size_t len,
 static bool
 load_program(Tune *t)
 {
-	if (!(t->text = slurp(t->file, &t->len))) {
+	if (!(t->text = tc_read_file(t->file, &t->len))) {
 		failf("cannot read %s: %s", t->file, strerror(errno));
 		return false;
 	}
@@ -2334,7 +2298,7 @@ tune_prepare(Tune *t)
 		/* The cubin compiled here, which the farm loads instead of
 		 * compiling when its driver takes it. */
 		size_t clen = 0;
-		char *cubin = c->cubin ? slurp(c->cubin, &clen) : NULL;
+		char *cubin = c->cubin ? tc_read_file(c->cubin, &clen) : NULL;
 		if (cubin) {
 			char *name = fmt_alloc("%s.cubin", c->id);
 			char *path = fmt_alloc("%s/%s", t->prepare, name);
@@ -2461,7 +2425,7 @@ values_from_json(const Tune *t, Config *c, json_t *o)
 static json_t *
 load_json(const char *path, char **text_out)
 {
-	char *text = slurp(path, NULL);
+	char *text = tc_read_file(path, NULL);
 	if (!text) {
 		failf("cannot read %s: %s", path, strerror(errno));
 		return NULL;
