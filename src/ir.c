@@ -717,6 +717,15 @@ tc_stmt_touches(const TcStmt *s, const TcStmt *skip, const TcVar *v)
 	return t.how;
 }
 
+int
+tc_expr_touches(const TcExpr *e, const TcVar *v)
+{
+	Touch t = { v, 0 };
+	if (e)
+		tc_expr_access(e, touch, &t);
+	return t.how;
+}
+
 /* --- Tensor roles ------------------------------------------------------------- */
 
 static void

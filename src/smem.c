@@ -101,28 +101,6 @@ tc_copy_g2s_fits(const TcStmt *s)
 	       (src->ndims < 2 || src->dims[0] < src->dims[1]);
 }
 
-typedef struct Touch {
-	const TcVar *v;
-	bool hit;
-} Touch;
-
-static void
-touch(void *ctx, const TcVar *v, int how)
-{
-	Touch *t = ctx;
-	(void)how;
-	t->hit |= v == t->v;
-}
-
-static bool
-expr_touches(const TcExpr *e, const TcVar *v)
-{
-	Touch t = { v, false };
-	if (e)
-		tc_expr_access(e, touch, &t);
-	return t.hit;
-}
-
 /* Whether every statement of s that touches v is a copy_g2s into it or a
  * matrix-instruction gemm reading it through ldmatrix (the swizzle's
  * accessors). */
@@ -136,12 +114,12 @@ swizzle_accessors(const TcStmt *s, const TcVar *v)
 				return false;
 		return true;
 	case TC_ST_FOR:
-		return !expr_touches(s->u.loop.begin, v) &&
-		       !expr_touches(s->u.loop.end, v) &&
-		       !expr_touches(s->u.loop.step, v) &&
+		return !tc_expr_touches(s->u.loop.begin, v) &&
+		       !tc_expr_touches(s->u.loop.end, v) &&
+		       !tc_expr_touches(s->u.loop.step, v) &&
 		       swizzle_accessors(s->u.loop.body, v);
 	case TC_ST_IF:
-		return !expr_touches(s->u.cond.cond, v) &&
+		return !tc_expr_touches(s->u.cond.cond, v) &&
 		       swizzle_accessors(s->u.cond.then, v) &&
 		       (!s->u.cond.els || swizzle_accessors(s->u.cond.els, v));
 	case TC_ST_DECL:

@@ -609,6 +609,8 @@ void tc_stmt_access(const TcStmt *s, const TcStmt *skip, TcAccessFn fn,
 		    void *ctx);
 /* How s (less `skip`) reads and writes v: TC_ROLE_* bits, 0 if not at all. */
 int tc_stmt_touches(const TcStmt *s, const TcStmt *skip, const TcVar *v);
+/* The same for an expression (NULL touches nothing). */
+int tc_expr_touches(const TcExpr *e, const TcVar *v);
 
 /* ==== print.c: the IR printer (stable text, used by golden tests) ========== */
 
