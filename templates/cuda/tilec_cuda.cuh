@@ -111,22 +111,6 @@ namespace tilec {
 // per-thread parts are computed once per kernel, not once per access.
 __device__ __forceinline__ unsigned smem_u32(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
 
-// Byte offset of element (r, c) of a shared tile whose rows hold ld
-// elements; when SW is nonzero, rows of SW bytes whose 16-byte chunks are
-// permuted: chunk q of row r at q ^ ((r / G) % W), W = min(SW, 128) / 16
-// chunks, G = 128 / min(SW, 128) rows (docs/backend-cuda.md, "Shared
-// memory").  Eight consecutive rows' chunk q land in eight bank groups.
-template <int SW, typename T>
-__device__ __forceinline__ unsigned tile_offset(unsigned r, unsigned c, int ld)
-{
-	constexpr unsigned E = sizeof(T);
-	if (SW == 0)
-		return (r * ld + c) * E;
-	constexpr unsigned SPAN = SW > 0 && SW < 128 ? SW : 128; // bytes of rows XORed together
-	constexpr unsigned W = SPAN / 16, G = 128 / SPAN;
-	return r * SW + ((c * E / 16) ^ ((r / G) % W)) * 16 + c * E % 16;
-}
-
 // The chunk mask of tile_offset for a row r with r % 8 == r8.  The rows an
 // ldmatrix phase reads start at a multiple of 8, so a lane's mask is the
 // same for every tile and k-step: the gemm helpers compute it once.
@@ -239,15 +223,7 @@ __device__ __forceinline__ void copy_g2s(T *smem, int s_ld, const T *g, long lon
 					  g + r * g_ld + c, safe, r < rows ? min(VEC, max(cols - c, 0)) : 0);
 		}
 	} else {
-		if (SW == 0) {
-			copy_g2s_elements<T, ROWS, COLS, THREADS>(smem, s_ld, g, g_ld, rows, cols);
-			return;
-		}
-		for (int e = threadIdx.x; e < ROWS * COLS; e += THREADS) {
-			const int r = e / COLS, c = e % COLS;
-			*reinterpret_cast<T *>(reinterpret_cast<char *>(smem) + tile_offset<SW, T>(r, c, s_ld)) =
-				r < rows && c < cols ? g[r * g_ld + c] : from_float<T>(0.0f);
-		}
+		copy_g2s_elements<T, ROWS, COLS, THREADS, SW>(smem, s_ld, g, g_ld, rows, cols);
 	}
 }
 

@@ -24,17 +24,35 @@ __device__ __forceinline__ int ceildiv(int a, int b) { return (a + b - 1) / b; }
 
 // --- Tile copies global -> shared ----------------------------------------------------
 
+// Byte offset of element (r, c) of a shared tile whose rows hold ld
+// elements; when SW is nonzero, rows of SW bytes whose 16-byte chunks are
+// permuted: chunk q of row r at q ^ ((r / G) % W), W = min(SW, 128) / 16
+// chunks, G = 128 / min(SW, 128) rows (docs/backend-cuda.md, "Shared
+// memory"; the CUDA backend swizzles, HIP does not).  Eight consecutive rows' chunk q land in eight bank groups.
+template <int SW, typename T>
+__device__ __forceinline__ unsigned tile_offset(unsigned r, unsigned c, int ld)
+{
+	constexpr unsigned E = sizeof(T);
+	if (SW == 0)
+		return (r * ld + c) * E;
+	constexpr unsigned SPAN = SW > 0 && SW < 128 ? SW : 128; // bytes of rows XORed together
+	constexpr unsigned W = SPAN / 16, G = 128 / SPAN;
+	return r * SW + ((c * E / 16) ^ ((r / G) % W)) * 16 + c * E % 16;
+}
+
 // The element-by-element copy_g2s (the dialect headers hold the vector
 // ones): a ROWS x COLS tile from global memory (row stride g_ld, unit
-// column stride) into shared memory (row stride s_ld), zero at or past
-// `rows` and `cols`.  For tiles whose rows do not allow 16-byte vectors;
-// every thread of the block takes part.
-template <typename T, int ROWS, int COLS, int THREADS>
+// column stride) into shared memory (row stride s_ld, or swizzled rows of
+// SW bytes: tile_offset), zero at or past `rows` and `cols`.  For tiles
+// whose rows do not allow 16-byte vectors; every thread of the block takes
+// part.
+template <typename T, int ROWS, int COLS, int THREADS, int SW = 0>
 __device__ __forceinline__ void copy_g2s_elements(T *smem, int s_ld, const T *g, long long g_ld, int rows, int cols)
 {
 	for (int e = threadIdx.x; e < ROWS * COLS; e += THREADS) {
 		const int r = e / COLS, c = e % COLS;
-		smem[r * s_ld + c] = r < rows && c < cols ? g[r * g_ld + c] : from_float<T>(0.0f);
+		*reinterpret_cast<T *>(reinterpret_cast<char *>(smem) + tile_offset<SW, T>(r, c, s_ld)) =
+			r < rows && c < cols ? g[r * g_ld + c] : from_float<T>(0.0f);
 	}
 }
 
