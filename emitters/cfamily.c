@@ -202,8 +202,7 @@ print_expr(TcCPrinter *pr, const TcExpr *e)
 		tc_c_expr_prec(pr, e->u.sel.els, TC_PREC_SELECT);
 		break;
 	case TC_EX_CALL:
-		tc_buf_printf(b, "%s(", pr->hooks->func_name(e->u.call.fn,
-							      e->dtype));
+		tc_buf_printf(b, "%s(", pr->hooks->func_name(pr, e));
 		for (int i = 0; i < e->u.call.nargs; i++) {
 			if (i)
 				tc_buf_puts(b, ", ");

@@ -24,8 +24,9 @@ typedef struct TcCHooks {
 	/* The C type that holds a value of dtype t in expressions and
 	 * locals (on the CPU, f16 values are float). */
 	const char *(*value_type)(TcDtype t);
-	/* The name of builtin fn when its result has dtype t. */
-	const char *(*func_name)(TcFunc fn, TcDtype t);
+	/* The name of the function a CALL calls (its fn, the dtype of its
+	 * result and, on the CPU, whether it runs on vectors decide). */
+	const char *(*func_name)(TcCPrinter *pr, const TcExpr *call);
 	/* Print a LOAD: a tensor or buffer element as a value of its dtype's
 	 * value_type. */
 	void (*load)(TcCPrinter *pr, const TcExpr *e);

@@ -174,9 +174,10 @@ narrow_float(TcDtype t)
 }
 
 static const char *
-func_name(TcFunc fn, TcDtype t)
+func_name(TcCPrinter *pr, const TcExpr *call)
 {
-	(void)t;
+	(void)pr;
+	TcFunc fn = call->u.call.fn;
 	switch (fn) {
 	case TC_FN_CEILDIV: return "tilec::ceildiv";
 	case TC_FN_MIN: return "min";

@@ -96,9 +96,13 @@ buffer_elem_bytes(TcDtype t)
 /* --- Expression hooks ----------------------------------------------------------- */
 
 static const char *
-func_name(TcFunc fn, TcDtype t)
+func_name(TcCPrinter *pr, const TcExpr *call)
 {
-	bool dbl = t == TC_DT_F64;
+	TcFunc fn = call->u.call.fn;
+	bool dbl = call->dtype == TC_DT_F64;
+	const char *vec = tc_omp_vec_func(pr->ctx, call);
+	if (vec)
+		return vec;
 	switch (fn) {
 	case TC_FN_CEILDIV: return "tilec_ceildiv";
 	case TC_FN_MIN: return "tilec_min";
@@ -155,9 +159,11 @@ print_element(TcCPrinter *pr, const TcVar *v, TcExpr *const *idx)
 static void
 load(TcCPrinter *pr, const TcExpr *e)
 {
-	const Emitter *E = pr->ctx;
+	Emitter *E = pr->ctx;
 	const TcVar *v = e->u.load.var;
-	if (E->elided && E->elided[v->index]) {
+	if (tc_omp_vec_load(pr, e)) {
+		/* Printed as a vector (openmp_vec.c). */
+	} else if (E->elided && E->elided[v->index]) {
 		/* In a fused row loop: the element's local. */
 		tc_buf_puts(pr->out, v->name);
 	} else if (v->kind == TC_VAR_TENSOR && v->dtype == TC_DT_I4) {
@@ -2367,6 +2373,7 @@ emit(const TcProgram *p, const TcKernel *k, const TcTarget *t,
 				E.extent[v->shape[j]->u.var->index] = true;
 	}
 	E.unstored = tc_alloc(E.a, nv * sizeof *E.unstored);
+	E.vector = tc_alloc(E.a, nv * sizeof *E.vector);
 	for (size_t i = 0; i < nv; i++)
 		E.visible[i] = true;
 	tc_omp_walk_vars(NULL, k->body, mark_used, &E);

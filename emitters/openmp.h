@@ -50,6 +50,13 @@ typedef struct Emitter {
 	const TcStmt *around[16]; /* serial loops around what is printed */
 	int naround;            /* how many */
 	bool ahead;             /* a run has prefetched for the next block */
+	/* Explicit vectors (openmp_vec.c): */
+	bool vec;               /* a vector loop's body is being printed */
+	bool *vector;           /* by var index: a local holding a tilec_vf */
+#define TC_OMP_VEC_COLS 8
+	const TcVar *vcol[TC_OMP_VEC_COLS]; /* the column vars of the loop's
+					       nests */
+	int nvcol;              /* how many */
 } Emitter;
 
 /* ==== openmp.c: kernels, statements and tile ops ========================== */
@@ -189,5 +196,30 @@ const Fusion *tc_omp_fusion_at(Emitter *E, const TcStmt *block, int i);
 int tc_omp_fusion_len(const Fusion *F);
 /* Print a run as one loop nest (the file-top comment of openmp_fuse.c). */
 void tc_omp_emit_fusion(Emitter *E, const Fusion *F);
+
+/* ==== openmp_vec.c: explicit vectors for a run's element loop ============== */
+
+/* Whether the target's vectors make the explicit form pay (AVX-512). */
+bool tc_omp_vec_target(const Emitter *E);
+/* A Count predicate: a call with a vector form (exp, exp2). */
+bool tc_omp_vec_has_func(const TcExpr *e, const void *arg);
+/* Start deciding a loop: its nests' column vars; no local is a vector. */
+void tc_omp_vec_columns(Emitter *E, const TcVar *const *cols, int n);
+/* Whether e differs between the lanes (E->elided: the run's locals). */
+bool tc_omp_vec_varies(const Emitter *E, const TcExpr *e);
+/* Whether e can be printed in a vector body. */
+bool tc_omp_vec_expr_ok(const Emitter *E, const TcExpr *e);
+/* Whether a statement of a nest's body can; a local it declares with a
+ * varying value becomes a vector (E->vector). */
+bool tc_omp_vec_stmt_ok(Emitter *E, const TcStmt *s);
+/* Hooks of the expression printer while E->vec: a call's vector form
+ * (NULL: the scalar name), and a load of the lanes' elements
+ * (tilec_vload; false: print it as a scalar). */
+const char *tc_omp_vec_func(const Emitter *E, const TcExpr *call);
+bool tc_omp_vec_load(TcCPrinter *pr, const TcExpr *e);
+/* e as a vector: its text, broadcast if uniform. */
+const char *tc_omp_vec_text(Emitter *E, const TcExpr *e);
+/* Print a statement of a nest's body on vectors (tc_omp_vec_stmt_ok). */
+void tc_omp_vec_emit_stmt(Emitter *E, const TcStmt *s);
 
 #endif

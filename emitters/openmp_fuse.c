@@ -88,6 +88,7 @@ typedef struct FuseOp {
 	const char *valid;    /* elided LOAD: the columns of the current row
 				 inside the tensor, NULL if all are */
 	const char *acc;      /* REDUCE: the accumulator's name */
+	const char *vacc;     /* REDUCE: its vector's, in a vector loop */
 	bool braced;          /* MAP: printed in braces, loop vars aliased */
 } FuseOp;
 
@@ -1216,12 +1217,13 @@ in_loop(const Fusion *F, const FuseOp *op)
 	return op->kind == FUSE_LOAD && (op->elided || op->rank == F->rank);
 }
 
-/* `[const] T v` for the local that holds an elided buffer's element. */
+/* `[const] T v` for the local that holds an elided buffer's element
+ * (with vec, its TILEC_VL elements). */
 static const char *
-elided_decl(Emitter *E, const Fusion *F, const TcVar *v)
+elided_decl(Emitter *E, const Fusion *F, const TcVar *v, bool vec)
 {
 	return tc_fmt(E->a, "%s%s %s", writes_of(F, v) == 1 ? "const " : "",
-		      tc_omp_value_type(v->dtype), v->name);
+		      vec ? "tilec_vf" : tc_omp_value_type(v->dtype), v->name);
 }
 
 /* --- What the main loop knows ------------------------------------------------ */
@@ -1421,9 +1423,25 @@ simplify_block(Emitter *E, const TcStmt *s, const Fact *facts, int nf,
  * edge; only is the valid extent the main loop ran to, if it was one
  * copy's.  An elided buffer's local is declared where the run first
  * writes it, or before everything if that is inside a braced nest. */
+/* A nest's body as the main loop (which knows its facts) or the edge
+ * loop prints it. */
+static const TcStmt *
+map_body(Emitter *E, const Fusion *F, const FuseOp *op, bool edge)
+{
+	Fact facts[32];
+	int nf = edge ? 0 : main_facts(E, F, op, facts, 32);
+	if (!nf)
+		return op->body;
+	TcStmt *simple = tc_stmt_new(E->a, TC_ST_BLOCK, op->body->loc);
+	simplify_block(E, op->body, facts, nf, simple);
+	return simple;
+}
+
+/* The loop body: each op's work on element (idx[0], idx[1]), or with vec
+ * on the TILEC_VL elements from idx[1] on (openmp_vec.c). */
 static void
 emit_fused_body(Emitter *E, const Fusion *F, const char *const *idx,
-		const char *only, bool edge)
+		const char *only, bool edge, bool vec)
 {
 	TcBuf *b = E->out;
 	bool *declared = live_copy(E, NULL);
@@ -1436,7 +1454,8 @@ emit_fused_body(Emitter *E, const Fusion *F, const char *const *idx,
 			if (F->elided[v] && !declared[v] &&
 			    (tc_stmt_touches(op->body, NULL, var) & TC_ROLE_WRITE)) {
 				tc_buf_printf(b, "%s %s;\n",
-					      tc_omp_value_type(var->dtype),
+					      vec ? "tilec_vf"
+						  : tc_omp_value_type(var->dtype),
 					      var->name);
 				declared[v] = true;
 			}
@@ -1466,9 +1485,24 @@ emit_fused_body(Emitter *E, const Fusion *F, const char *const *idx,
 					      : tc_fmt(E->a, "%s ? %s : 0", test, val);
 			}
 			declared[op->buf->index] = true;
+			if (vec) {
+				val = tc_fmt(E->a, "tilec_vload(&%s)",
+					     tc_omp_tensor_elem(E, &op->cp, false));
+				if (!op->elided) {
+					const char *args[] = {
+						tc_fmt(E->a, "&%s",
+						       tc_omp_elem(E, op->buf,
+								   &idx[2 - op->rank])),
+						val,
+					};
+					tc_omp_print_wrapped(E, "tilec_vstore(",
+							     args, 2, ");");
+					break;
+				}
+			}
 			const char *head = tc_fmt(
 				E->a, "%s =",
-				op->elided ? elided_decl(E, F, op->buf)
+				op->elided ? elided_decl(E, F, op->buf, vec)
 					   : tc_omp_elem(E, op->buf,
 							 &idx[2 - op->rank]));
 			if ((size_t)b->indent * 8 + strlen(head) + strlen(val) + 2 <= 80)
@@ -1480,15 +1514,7 @@ emit_fused_body(Emitter *E, const Fusion *F, const char *const *idx,
 		case FUSE_STORE:
 			break;
 		case FUSE_MAP: {
-			const TcStmt *body = op->body;
-			Fact facts[32];
-			int nf = edge ? 0 : main_facts(E, F, op, facts, 32);
-			if (nf) {
-				TcStmt *simple = tc_stmt_new(E->a, TC_ST_BLOCK,
-							     body->loc);
-				simplify_block(E, body, facts, nf, simple);
-				body = simple;
-			}
+			const TcStmt *body = map_body(E, F, op, edge);
 			if (op->braced) {
 				tc_buf_puts(b, "{\n");
 				b->indent++;
@@ -1507,14 +1533,28 @@ emit_fused_body(Emitter *E, const Fusion *F, const char *const *idx,
 					 * elided buffer: its local. */
 					declared[v->index] = true;
 					tc_omp_line_directive(E, s->loc);
-					tc_omp_print_statement(
-						E,
-						tc_fmt(E->a, "%s =",
-						       elided_decl(E, F, v)),
-						s->u.assign.value, v->dtype);
+					const char *head = tc_fmt(
+						E->a, "%s =",
+						elided_decl(E, F, v, vec));
+					if (vec) {
+						const char *args[] = {
+							tc_omp_vec_text(
+								E, s->u.assign.value),
+						};
+						tc_omp_print_wrapped(
+							E, tc_fmt(E->a, "%s ", head),
+							args, 1, ";");
+					} else {
+						tc_omp_print_statement(
+							E, head, s->u.assign.value,
+							v->dtype);
+					}
 					continue;
 				}
-				tc_omp_emit_stmt(E, s);
+				if (vec)
+					tc_omp_vec_emit_stmt(E, s);
+				else
+					tc_omp_emit_stmt(E, s);
 			}
 			if (op->braced) {
 				b->indent--;
@@ -1528,6 +1568,13 @@ emit_fused_body(Emitter *E, const Fusion *F, const char *const *idx,
 			const char *se = F->elided[src->index]
 						 ? src->name
 						 : tc_omp_elem(E, src, idx);
+			if (vec) {
+				/* A sum of f32 (vectorizable). */
+				if (!F->elided[src->index])
+					se = tc_fmt(E->a, "tilec_vload(&%s)", se);
+				tc_buf_printf(b, "%s += %s;\n", op->vacc, se);
+				break;
+			}
 			if (!keyed(op)) {
 				tc_buf_printf(b, "%s;\n",
 					      tc_omp_reduce_step(E, rop,
@@ -1784,13 +1831,13 @@ plan_ahead(Emitter *E, const Fusion *F, Ahead *ah)
 
 static void emit_fused_loop(Emitter *E, const Fusion *F, const char *const *idx,
 			    const char *begin, const char *end, const char *only,
-			    bool edge);
+			    bool edge, bool vec);
 
 /* The main element loop in strips, each starting with the prefetch of a
  * strip of the next block's row. */
 static void
 emit_strips(Emitter *E, const Fusion *F, const char *const *idx,
-	    const char *end, const char *only, const Ahead *ah)
+	    const char *end, const char *only, const Ahead *ah, bool vec)
 {
 	TcBuf *b = E->out;
 	const char *j0 = reserve(E, tc_fmt(E->a, "%s0", idx[1]));
@@ -1814,22 +1861,123 @@ emit_strips(Emitter *E, const Fusion *F, const char *const *idx,
 	b->indent++;
 	tc_omp_print_wrapped(E, "tilec_prefetch(", args, 2, ");");
 	b->indent--;
-	emit_fused_loop(E, F, idx, j0, j1, only, false);
+	emit_fused_loop(E, F, idx, j0, j1, only, false, vec);
 	b->indent--;
 	tc_buf_puts(b, "}\n");
 }
 
+/* Whether the run's main loop runs on explicit vectors: on AVX-512, when
+ * it calls exp or exp2 and everything it does has a vector form
+ * (openmp_vec.c): f32 copies in, f32 sums, nests whose bodies can. */
+static bool
+vectorize(Emitter *E, const Fusion *F)
+{
+	if (!tc_omp_vec_target(E) || F->cols < 16)
+		return false;
+	const TcVar *cols[TC_OMP_VEC_COLS];
+	int ncols = 0, calls = 0;
+	for (int k = 0; k < F->n; k++) {
+		const FuseOp *op = &F->ops[k];
+		if (op->kind != FUSE_MAP)
+			continue;
+		if (ncols == TC_OMP_VEC_COLS)
+			return false;
+		cols[ncols++] = op->var[1];
+		calls += tc_omp_count_nodes(NULL, op->body,
+					    (Count){ .expr = tc_omp_vec_has_func });
+	}
+	if (!calls)
+		return false;
+	tc_omp_vec_columns(E, cols, ncols);
+	const bool *saved = E->elided;
+	E->elided = F->elided;
+	bool ok = true;
+	for (int k = 0; k < F->n && ok; k++) {
+		const FuseOp *op = &F->ops[k];
+		switch (op->kind) {
+		case FUSE_LOAD:
+			ok = !in_loop(F, op) || (op->reg->var->dtype == TC_DT_F32 &&
+						 op->buf->dtype == TC_DT_F32);
+			break;
+		case FUSE_STORE:
+			break;
+		case FUSE_REDUCE:
+			ok = op->s->u.reduce.op == TC_RED_SUM &&
+			     acc_type(op) == TC_DT_F32 &&
+			     op->buf->dtype == TC_DT_F32;
+			break;
+		case FUSE_MAP:
+			ok = tc_omp_vec_stmt_ok(E, map_body(E, F, op, false));
+			break;
+		}
+	}
+	E->elided = saved;
+	return ok;
+}
+
+/* The main loop's columns in whole vectors, from begin: the vector
+ * accumulators, the loop, the sums added to the scalar ones.  Returns
+ * where the scalar loop starts. */
+static const char *
+emit_vector_loop(Emitter *E, const Fusion *F, const char *const *idx,
+		 const char *begin, const char *end, const char *only)
+{
+	TcBuf *b = E->out;
+	for (int k = 0; k < F->n; k++) {
+		FuseOp *op = &F->ops[k];
+		if (op->kind != FUSE_REDUCE)
+			continue;
+		op->vacc = reserve(E, tc_fmt(E->a, "%s_v", op->acc));
+		tc_buf_printf(b, "tilec_vf %s = tilec_vsplat(0.0f);\n", op->vacc);
+	}
+	const char *head = tc_fmt(E->a, "for (int %s = %s; %s + TILEC_VL <= %s;",
+				  idx[1], begin, idx[1], end);
+	const char *step = tc_fmt(E->a, "%s += TILEC_VL) {", idx[1]);
+	if ((size_t)b->indent * 8 + strlen(head) + 1 + strlen(step) <= 80)
+		tc_buf_printf(b, "%s %s\n", head, step);
+	else
+		tc_buf_printf(b, "%s\n     %s\n", head, step);
+	b->indent++;
+	E->vec = true;
+	emit_fused_body(E, F, idx, only, false, true);
+	E->vec = false;
+	E->line = 0; /* the scalar loop's statements say their lines again */
+	b->indent--;
+	tc_buf_puts(b, "}\n");
+	for (int k = 0; k < F->n; k++) {
+		const FuseOp *op = &F->ops[k];
+		if (op->kind == FUSE_REDUCE)
+			tc_buf_printf(b, "%s += tilec_vsum(%s);\n", op->acc,
+				      op->vacc);
+	}
+	if (strcmp(begin, "0") == 0)
+		return tc_fmt(E->a, "%s - %s %% TILEC_VL", end, end);
+	return tc_fmt(E->a, "%s - (%s - %s) %% TILEC_VL", end, end, begin);
+}
+
 /* One element loop, j from begin to end; reductions joined in clauses.
  * The edge loop has no omp simd: it runs only on partial tiles, and clang
- * cannot vectorize a sum of what it folds to constants there. */
+ * cannot vectorize a sum of what it folds to constants there.  With vec,
+ * the whole vectors first (emit_vector_loop), then this loop over the
+ * rest. */
 static void
 emit_fused_loop(Emitter *E, const Fusion *F, const char *const *idx,
-		const char *begin, const char *end, const char *only, bool edge)
+		const char *begin, const char *end, const char *only, bool edge,
+		bool vec)
 {
 	static const char *const omp_ops[] = {
 		[TC_RED_SUM] = "+", [TC_RED_MAX] = "max",
 		[TC_RED_MIN] = "min", [TC_RED_ABSMAX] = "max",
 	};
+	if (vec && !edge) {
+		begin = emit_vector_loop(E, F, idx, begin, end, only);
+		const char *full = tc_omp_expr_text(E, F->ext[1], 0);
+		if (F->cols % 16 == 0 &&
+		    strcmp(begin, tc_fmt(E->a, "%s - %s %% TILEC_VL", full,
+					 full)) == 0)
+			return; /* whole vectors: nothing left over */
+		tc_c_comment(&E->pr, "the columns left over");
+	}
 	if (F->cols >= 8 && !edge) {
 		TcBuf clauses;
 		tc_buf_init(&clauses);
@@ -1841,13 +1989,18 @@ emit_fused_loop(Emitter *E, const Fusion *F, const char *const *idx,
 		tc_omp_pragma(E, "omp simd%s", clauses.len ? clauses.data : "");
 		tc_buf_free(&clauses);
 	}
-	tc_omp_for_dim(E, idx[1], begin, end);
+	const char *head = tc_fmt(E->a, "for (int %s = %s; %s < %s;", idx[1],
+				  begin, idx[1], end);
+	if ((size_t)E->out->indent * 8 + strlen(head) + strlen(idx[1]) + 6 <= 80)
+		tc_buf_printf(E->out, "%s %s++)", head, idx[1]);
+	else
+		tc_buf_printf(E->out, "%s\n     %s++)", head, idx[1]);
 	/* The body, without braces if it is one line. */
 	TcBuf body, *out = E->out;
 	tc_buf_init(&body);
 	body.indent = out->indent + 1;
 	E->out = E->pr.out = &body;
-	emit_fused_body(E, F, idx, only, edge);
+	emit_fused_body(E, F, idx, only, edge, false);
 	E->out = E->pr.out = out;
 	const char *nl = strchr(body.data, '\n');
 	bool one = nl && !nl[1] && !strchr(body.data, '#');
@@ -2014,14 +2167,16 @@ tc_omp_emit_fusion(Emitter *E, const Fusion *F)
 			tc_buf_printf(b, "%s %s = %s;\n", tc_omp_value_type(t),
 				      op->acc, start);
 	}
+	bool vec = vectorize(E, F);
 	if (ahead)
-		emit_strips(E, F, idx, end, only, &ah);
+		emit_strips(E, F, idx, end, only, &ah, vec);
 	else
-		emit_fused_loop(E, F, idx, "0", end, only, false);
+		emit_fused_loop(E, F, idx, "0", end, only, false, vec);
 	if (nd > 0) {
 		tc_c_comment(&E->pr, "columns past an edge: copies read 0");
 		emit_fused_loop(E, F, idx, end,
-				tc_omp_expr_text(E, F->ext[1], 0), only, true);
+				tc_omp_expr_text(E, F->ext[1], 0), only, true,
+				false);
 	}
 	/* Results of the row: reductions, then the rows copied out. */
 	for (int k = 0; k < F->n; k++) {

@@ -53,6 +53,7 @@ fused | masks) shapes=(M=5,N=300,K=200 M=4,N=256,K=300) ;;
 neighbour) shapes=(M=5,N=300 M=4,N=256) ;;
 row_result | partial_write | recompute | no_recompute) shapes=(M=5,N=60 M=4,N=64) ;;
 extremes) shapes=(M=5,N=300 M=4,N=256) ;;
+vector_exp | vector_not) shapes=(M=5,N=300 M=4,N=256 M=3,N=7) ;;
 square) shapes=(M=13 M=16) ;;
 *)
 	echo "fusion.sh: no case $case" >&2
@@ -60,7 +61,13 @@ square) shapes=(M=13 M=16) ;;
 	;;
 esac
 status=0
-for tiles in "" "-D BLOCK_M=1 -D BLOCK_N=64" "-D BLOCK_M=3 -D BLOCK_N=256"; do
+tileset=("" "-D BLOCK_M=1 -D BLOCK_N=64" "-D BLOCK_M=3 -D BLOCK_N=256")
+# Vector loops: a tile that is not whole vectors (a scalar tail in every
+# row) and one wider than a prefetch strip.
+case $case in
+vector_*) tileset+=("-D BLOCK_M=2 -D BLOCK_N=24" "-D BLOCK_M=1 -D BLOCK_N=512") ;;
+esac
+for tiles in "${tileset[@]}"; do
 	for shape in "${shapes[@]}"; do
 		# shellcheck disable=SC2086 # $tiles is a list of arguments
 		if "$tilec" run "$src" --kernel "$case" $tiles --shape "$shape" \

@@ -216,3 +216,59 @@ square(int M, const f32 X[M][SQUARE], const f32 V[SQUARE], f32 Y[M][SQUARE])
 		y[i][j] = x[i][j] * v[i];
 	tile_copy(&Y[bm * SQUARE][0], y);
 }
+
+/* Explicit vectors (emitters/openmp_vec.c): the loop calls exp, so on
+ * AVX-512 its whole vectors run as tilec_vf.  The body mixes what varies
+ * across the lanes (x, the local t, the column buffer b, the elided e)
+ * with what does not (the row's scale, a uniform exp2f of it, which stays
+ * a scalar call); the sum of e reduces in a vector accumulator. */
+TILE_KERNEL void
+vector_exp(int M, int N, const f32 X[M][N], const f32 B[N], const f32 R[M],
+	   f32 Y[M][N], f32 S[M])
+{
+	tile_threads(128);
+	int bm = tile_grid_x(ceildiv(M, BLOCK_M));
+
+	tile_fragment f32 x[BLOCK_M][BLOCK_N], e[BLOCK_M][BLOCK_N];
+	tile_fragment f32 y[BLOCK_M][BLOCK_N];
+	tile_fragment f32 b[BLOCK_N];
+	tile_fragment f32 r[BLOCK_M], s[BLOCK_M];
+
+	tile_copy(r, &R[bm * BLOCK_M]);
+	tile_clear(s);
+	for (int n0 = 0; n0 < N; n0 += BLOCK_N) {
+		tile_copy(x, &X[bm * BLOCK_M][n0]);
+		tile_copy(b, &B[n0]);
+		tile_parallel(i, BLOCK_M) tile_parallel(j, BLOCK_N) {
+			float t = x[i][j] * r[i] - b[j];
+			e[i][j] = expf(t) + exp2f(r[i] * 0.5f);
+			y[i][j] = -exp2f(0.25f * t) / e[i][j];
+		}
+		tile_reduce_sum(s, e, 1, TILE_ACCUMULATE);
+		tile_copy(&Y[bm * BLOCK_M][n0], y);
+	}
+	tile_copy(&S[bm * BLOCK_M], s);
+}
+
+/* A select on a value that varies keeps the loop scalar (C has no vector
+ * ?:), as does an f16 copy in. */
+TILE_KERNEL void
+vector_not(int M, int N, const f32 X[M][N], const f16 H[M][N], f32 Y[M][N])
+{
+	tile_threads(128);
+	int bm = tile_grid_x(ceildiv(M, BLOCK_M));
+
+	tile_fragment f32 x[BLOCK_M][BLOCK_N], h[BLOCK_M][BLOCK_N];
+	tile_fragment f32 y[BLOCK_M][BLOCK_N];
+
+	for (int n0 = 0; n0 < N; n0 += BLOCK_N) {
+		tile_copy(x, &X[bm * BLOCK_M][n0]);
+		tile_parallel(i, BLOCK_M) tile_parallel(j, BLOCK_N)
+			y[i][j] = x[i][j] > 0.0f ? expf(-x[i][j]) : 1.0f;
+		tile_copy(&Y[bm * BLOCK_M][n0], y);
+		tile_copy(h, &H[bm * BLOCK_M][n0]);
+		tile_parallel(i, BLOCK_M) tile_parallel(j, BLOCK_N)
+			y[i][j] = expf(h[i][j]);
+		tile_copy(&Y[bm * BLOCK_M][n0], y);
+	}
+}

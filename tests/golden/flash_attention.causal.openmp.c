@@ -138,11 +138,14 @@ flash_attention_block(int B, int S, int H,
 		// as one loop over each row's elements
 		for (int i = 0; i < BLOCK_M; i++) {
 			float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-			for (int j = 0; j < BLOCK_N; j++) {
-				s[i][j] = tilec_exp2f(s[i][j] - row_max[i]);
-				sum += s[i][j];
+			tilec_vf sum_v = tilec_vsplat(0.0f);
+			for (int j = 0; j + TILEC_VL <= BLOCK_N;
+			     j += TILEC_VL) {
+				tilec_vstore(&s[i][j],
+				             tilec_vexp2f(tilec_vload(&s[i][j]) - row_max[i]));
+				sum_v += tilec_vload(&s[i][j]);
 			}
+			sum += tilec_vsum(sum_v);
 			chunk_sum[i] = sum;
 		}
 		// flash_attention.c:60 tile_parallel(i, BLOCK_M)
