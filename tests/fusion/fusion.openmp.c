@@ -729,41 +729,36 @@ vector_exp_block(int M, int N, const float X[restrict M][N],
 			for (int i = 0; i < BLOCK_M; i++) {
 				const int n = i < rows ? cols : 0;
 				float sum = 0.0f;
-				for (int j0 = 0; j0 < n; j0 += 256) {
-					const int j1 = tilec_min(j0 + 256, n);
+				tilec_vf sum_v = tilec_vsplat(0.0f);
+				for (int j = 0; j + TILEC_VL <= n;
+				     j += TILEC_VL) {
 					// the next block's X, for later
-					if (i < next_rows && j0 < next_cols)
-						tilec_prefetch(&X[next_row0 + i][next_col0 + j0],
-						               sizeof(float) * tilec_min(256, next_cols - j0));
-					tilec_vf sum_v = tilec_vsplat(0.0f);
-					for (int j = j0; j + TILEC_VL <= j1;
-					     j += TILEC_VL) {
-						const tilec_vf x =
-						    tilec_vload(&X[row0 + i][n0 + j]);
-						const tilec_vf b =
-						    tilec_vload(&B[n0 + j]);
-						const tilec_vf t = x * r[i] - b;
-						tilec_vstore(&e[i][j],
-						             tilec_vexpf(t) + tilec_exp2f(r[i] * 0.5f));
-						tilec_vstore(&y[i][j],
-						             -tilec_vexp2f(0.25f * t) / tilec_vload(&e[i][j]));
-						sum_v += tilec_vload(&e[i][j]);
-					}
-					sum += tilec_vsum(sum_v);
+					if (j % 256 == 0 && i < next_rows && j < next_cols)
+						tilec_prefetch(&X[next_row0 + i][next_col0 + j],
+						               sizeof(float) * tilec_min(256, next_cols - j));
+					const tilec_vf x =
+					    tilec_vload(&X[row0 + i][n0 + j]);
+					const tilec_vf b =
+					    tilec_vload(&B[n0 + j]);
+					const tilec_vf t = x * r[i] - b;
+					tilec_vstore(&e[i][j],
+					             tilec_vexpf(t) + tilec_exp2f(r[i] * 0.5f));
+					tilec_vstore(&y[i][j],
+					             -tilec_vexp2f(0.25f * t) / tilec_vload(&e[i][j]));
+					sum_v += tilec_vload(&e[i][j]);
+				}
+				sum += tilec_vsum(sum_v);
 #pragma omp simd reduction(+ : sum)
-					// the columns left over
-					for (int j = j1 - (j1 - j0) % TILEC_VL; j < j1;
-					     j++) {
-						const float x =
-						    X[row0 + i][n0 + j];
-						const float b = B[n0 + j];
-						const float t = x * r[i] - b;
-						e[i][j] = tilec_expf(t) +
-						          tilec_exp2f(r[i] * 0.5f);
-						y[i][j] = -tilec_exp2f(0.25f * t) /
-						          e[i][j];
-						sum += e[i][j];
-					}
+				// the columns left over
+				for (int j = n - n % TILEC_VL; j < n; j++) {
+					const float x = X[row0 + i][n0 + j];
+					const float b = B[n0 + j];
+					const float t = x * r[i] - b;
+					e[i][j] = tilec_expf(t) +
+					          tilec_exp2f(r[i] * 0.5f);
+					y[i][j] =
+					    -tilec_exp2f(0.25f * t) / e[i][j];
+					sum += e[i][j];
 				}
 				// columns past an edge: copies read 0
 				for (int j = n; j < BLOCK_N; j++) {
