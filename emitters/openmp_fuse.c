@@ -89,6 +89,7 @@ typedef struct FuseOp {
 				 inside the tensor, NULL if all are */
 	const char *acc;      /* REDUCE: the accumulator's name */
 	const char *vacc;     /* REDUCE: its vector's, in a vector loop */
+	bool streamed;        /* STORE: written from the vector loop */
 	bool braced;          /* MAP: printed in braces, loop vars aliased */
 } FuseOp;
 
@@ -1594,6 +1595,38 @@ emit_fused_body(Emitter *E, const Fusion *F, const char *const *idx,
 	E->elided = saved;
 }
 
+/* The end of a row the vector loop streamed out (op->streamed): the
+ * columns past its whole vectors, and the fence after its streaming
+ * stores. */
+static void
+print_row_rest(Emitter *E, const FuseOp *op, const char *i, const char *in)
+{
+	TcBuf *b = E->out;
+	const CopyPlan *cp = &op->cp;
+	const char *cols = cp->ext[cp->rank - 1];
+	const char *rest = tc_fmt(E->a, "%s - %s %% TILEC_VL", cols, cols);
+	if (in) {
+		tc_buf_printf(b, "if (%s) {\n", in);
+		b->indent++;
+	}
+	const char *args[] = {
+		tc_fmt(E->a, "&%s + %s", tc_omp_tensor_elem(E, cp, true), rest),
+		tc_fmt(E->a, "%s%s%s + %s", op->buf->name, cp->rank == 2 ? "[" : "",
+		       cp->rank == 2 ? i : "", rest),
+		tc_fmt(E->a, "%s %% TILEC_VL", cols),
+	};
+	if (cp->rank == 2)
+		args[1] = tc_fmt(E->a, "%s[%s] + %s", op->buf->name, i, rest);
+	else
+		args[1] = tc_fmt(E->a, "%s + %s", op->buf->name, rest);
+	tc_omp_print_wrapped(E, "tilec_store_f32(", args, 3, ");");
+	tc_buf_puts(b, "tilec_vstream_fence();\n");
+	if (in) {
+		b->indent--;
+		tc_buf_puts(b, "}\n");
+	}
+}
+
 /* Names a statement refers to (vars of any kind) and its body's
  * top-level declarations, for deciding which nests need braces. */
 typedef struct Names {
@@ -1881,14 +1914,31 @@ emit_strips(Emitter *E, const Fusion *F, const char *const *idx,
 	tc_buf_puts(b, "}\n");
 }
 
-/* Whether the run's main loop runs on explicit vectors: on AVX-512, when
- * it calls exp or exp2 and everything it does has a vector form
- * (openmp_vec.c): f32 copies in, f32 sums, nests whose bodies can. */
+/* Whether a copy out can be written from the vector loop, which ends at
+ * end: f32 rows of the run's rank whose valid columns the loop covers. */
 static bool
-vectorize(Emitter *E, const Fusion *F)
+streamable(const Fusion *F, const FuseOp *op, const char *end,
+	   const char *full)
+{
+	const char *cols = op->cp.ext[op->cp.rank - 1];
+	return op->kind == FUSE_STORE && op->rank == F->rank &&
+	       op->reg->var->dtype == TC_DT_F32 && op->buf->dtype == TC_DT_F32 &&
+	       (strcmp(end, full) == 0 || strcmp(end, cols) == 0);
+}
+
+/* Whether the run's main loop runs on explicit vectors: on AVX-512, when
+ * it calls exp or exp2 or copies f32 rows out, and everything it does has
+ * a vector form (openmp_vec.c): f32 copies in, f32 sums, nests whose
+ * bodies can.  Marks the copies out written from the loop. */
+static bool
+vectorize(Emitter *E, const Fusion *F, const char *end)
 {
 	if (!tc_omp_vec_target(E) || F->cols < 16)
 		return false;
+	const char *full = tc_omp_expr_text(E, F->ext[1], 0);
+	int streams = 0;
+	for (int k = 0; k < F->n; k++)
+		streams += streamable(F, &F->ops[k], end, full);
 	const TcVar *cols[TC_OMP_VEC_COLS];
 	int ncols = 0, calls = 0;
 	for (int k = 0; k < F->n; k++) {
@@ -1901,7 +1951,7 @@ vectorize(Emitter *E, const Fusion *F)
 		calls += tc_omp_count_nodes(NULL, op->body,
 					    (Count){ .expr = tc_omp_vec_has_func });
 	}
-	if (!calls)
+	if (!calls && !streams)
 		return false;
 	tc_omp_vec_columns(E, cols, ncols);
 	const bool *saved = E->elided;
@@ -1927,6 +1977,8 @@ vectorize(Emitter *E, const Fusion *F)
 		}
 	}
 	E->elided = saved;
+	for (int k = 0; k < F->n && ok; k++)
+		F->ops[k].streamed = streamable(F, &F->ops[k], end, full);
 	return ok;
 }
 
@@ -1963,6 +2015,25 @@ emit_vector_loop(Emitter *E, const Fusion *F, const char *const *idx,
 	emit_fused_body(E, F, idx, only, false, true);
 	E->vec = false;
 	E->line = 0; /* the scalar loop's statements say their lines again */
+	for (int k = 0; k < F->n; k++) {
+		const FuseOp *op = &F->ops[k];
+		if (!op->streamed)
+			continue;
+		const char *cols = op->cp.ext[op->cp.rank - 1];
+		const char *in = rows_inside(E, op, idx[0]);
+		const char *test = tc_fmt(E->a, "%s + TILEC_VL <= %s", idx[1], cols);
+		tc_buf_printf(b, "if (%s%s%s)\n", in ? in : "", in ? " && " : "",
+			      test);
+		const char *args[] = {
+			tc_fmt(E->a, "&%s", tc_omp_tensor_elem(E, &op->cp, false)),
+			tc_fmt(E->a, "tilec_vload(&%s)",
+			       tc_omp_elem(E, op->buf, &idx[2 - op->rank])),
+			cols,
+		};
+		b->indent++;
+		tc_omp_print_wrapped(E, "tilec_vstream(", args, 3, ");");
+		b->indent--;
+	}
 	b->indent--;
 	tc_buf_puts(b, "}\n");
 	for (int k = 0; k < F->n; k++) {
@@ -2188,7 +2259,7 @@ tc_omp_emit_fusion(Emitter *E, const Fusion *F)
 			tc_buf_printf(b, "%s %s = %s;\n", tc_omp_value_type(t),
 				      op->acc, start);
 	}
-	bool vec = vectorize(E, F);
+	bool vec = vectorize(E, F, end);
 	if (ahead && !vec)
 		emit_strips(E, F, idx, end, only, &ah);
 	else
@@ -2227,6 +2298,11 @@ tc_omp_emit_fusion(Emitter *E, const Fusion *F)
 		if (op->kind != FUSE_STORE)
 			continue;
 		const char *in = F->rank == 2 ? rows_inside(E, op, i) : NULL;
+		if (op->streamed) {
+			/* The vector loop wrote the whole vectors. */
+			print_row_rest(E, op, i, in);
+			continue;
+		}
 		if (in) {
 			tc_buf_printf(b, "if (%s)\n", in);
 			b->indent++;

@@ -516,6 +516,31 @@ tilec_vsplat(float x)
 	return (tilec_vf){ 0 } + x;
 }
 
+/* Store v at p, a row of n floats being written from its start: rows of
+ * TILEC_STREAM_BYTES or more bypass the cache, as tilec_store_f32 does
+ * (where p is 64-byte aligned; tilec_vstream_fence after the row). */
+static inline void
+tilec_vstream(float *p, tilec_vf v, int n)
+{
+#if defined(__AVX512F__)
+	if ((size_t)n * sizeof(float) >= TILEC_STREAM_BYTES &&
+	    ((uintptr_t)p & 63) == 0) {
+		_mm512_stream_ps(p, (__m512)v);
+		return;
+	}
+#endif
+	(void)n;
+	memcpy(p, &v, sizeof v);
+}
+
+static inline void
+tilec_vstream_fence(void)
+{
+#if defined(__AVX512F__)
+	_mm_sfence();
+#endif
+}
+
 /* The lanes' sum, pairwise. */
 static inline float
 tilec_vsum(tilec_vf v)

@@ -547,11 +547,21 @@ no_recompute_block(int M, int N, const float X[restrict M][N],
 		const int rows = tilec_extent(M, row0, BLOCK_M);
 		const int cols = tilec_extent(N, 0, BLOCK_N);
 		for (int i = 0; i < BLOCK_M; i++) {
-#pragma omp simd
-			for (int j = 0; j < BLOCK_N; j++)
-				y[i][j] = x[i][j] * w[j] - m[i];
-			if (i < rows)
-				tilec_store_f32(&Y[row0 + i][0], y[i], cols);
+			for (int j = 0; j + TILEC_VL <= BLOCK_N;
+			     j += TILEC_VL) {
+				tilec_vstore(&y[i][j],
+				             tilec_vload(&x[i][j]) * tilec_vload(&w[j]) - m[i]);
+				if (i < rows && j + TILEC_VL <= cols)
+					tilec_vstream(&Y[row0 + i][j],
+					              tilec_vload(&y[i][j]),
+					              cols);
+			}
+			if (i < rows) {
+				tilec_store_f32(&Y[row0 + i][0] + cols - cols % TILEC_VL,
+				                y[i] + cols - cols % TILEC_VL,
+				                cols % TILEC_VL);
+				tilec_vstream_fence();
+			}
 		}
 	}
 }

@@ -166,12 +166,21 @@ softmax_block(int M, int N, const float X[restrict M][N],
 			const int rows = tilec_extent(M, row0, BLOCK_M);
 			const int cols = tilec_extent(N, n0, BLOCK_N);
 			for (int i = 0; i < BLOCK_M; i++) {
-#pragma omp simd
-				for (int j = 0; j < BLOCK_N; j++)
-					e[i][j] *= row_sum[i];
-				if (i < rows)
-					tilec_store_f32(&Y[row0 + i][n0], e[i],
-					                cols);
+				for (int j = 0; j + TILEC_VL <= BLOCK_N;
+				     j += TILEC_VL) {
+					tilec_vstore(&e[i][j],
+					             tilec_vload(&e[i][j]) * row_sum[i]);
+					if (i < rows && j + TILEC_VL <= cols)
+						tilec_vstream(&Y[row0 + i][n0 + j],
+						              tilec_vload(&e[i][j]),
+						              cols);
+				}
+				if (i < rows) {
+					tilec_store_f32(&Y[row0 + i][n0] + cols - cols % TILEC_VL,
+					                e[i] + cols - cols % TILEC_VL,
+					                cols % TILEC_VL);
+					tilec_vstream_fence();
+				}
 			}
 		}
 	}
