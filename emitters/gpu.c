@@ -29,7 +29,10 @@
  *   - tile_pipelined loops with async copies (CUDA) issue them STAGES - 1
  *     iterations ahead with cp.async, waiting and synchronizing once per
  *     iteration; where the dialect has no cp.async (HIP) the pipeline
- *     pass plans none and the loop runs its copies in order.
+ *     pass plans none and the loop runs its copies in order.  A loop the
+ *     pass planned with copies_in_gemm gets a fast loop first (guarded
+ *     once at run time) whose gemm issues the next stage's copies from a
+ *     hook (fast_pipelined_loop).
  * The output names things after the tile program and comments each tile
  * operation with its source line.
  */
@@ -62,6 +65,13 @@ typedef struct Gpu {
 	/* The pipelined loop being printed: its stage index, for references
 	 * to staged buffers. */
 	const char *stage;      /* e.g. "k_stage", or NULL */
+	/* The fast loop of a pipelined loop with copies_in_gemm being
+	 * printed: that gemm takes a hook issuing the copies of iteration
+	 * hook_it into stage hook_stage through the G2S objects
+	 * hook_copy[i] (one per async copy). */
+	const TcStmt *hook_loop;
+	const char *hook_it, *hook_stage;
+	const char **hook_copy;
 	bool failed;            /* an error was reported */
 	/* The emitter's own names (loop counters, tile indices, ...), each
 	 * made distinct from every name of the program (fresh()). */
@@ -253,27 +263,46 @@ smem_offset(Gpu *G, const TcVar *v, TcExpr *const *idx)
 	}
 }
 
-/* Offset of tensor element idx[]: (size_t) row-major over its shape. */
+static bool
+is_zero(const TcExpr *e)
+{
+	return e->kind == TC_EX_INT && e->u.ival == 0;
+}
+
+/* Offset of tensor element idx[]: (size_t) row-major over its shape.
+ * Leading and added zero indices are left out when `fold` (always
+ * printed otherwise, as the golden outputs show them). */
 static void
-tensor_offset(Gpu *G, const TcVar *v, TcExpr *const *idx)
+tensor_offset_of(Gpu *G, const TcVar *v, TcExpr *const *idx, bool fold)
 {
 	TcBuf *b = G->pr.out;
-	for (int i = 0; i < v->rank - 1; i++)
+	int first = 0;
+	while (fold && first < v->rank - 1 && is_zero(idx[first]))
+		first++;
+	for (int i = first; i < v->rank - 1; i++)
 		tc_buf_puts(b, "(");
-	for (int i = 0; i < v->rank; i++) {
-		if (i == 0) {
-			if (v->rank > 1)
+	for (int i = first; i < v->rank; i++) {
+		if (i == first) {
+			if (i < v->rank - 1)
 				tc_buf_puts(b, "(size_t)");
-			tc_c_expr_prec(&G->pr, idx[0], v->rank > 1 ?
+			tc_c_expr_prec(&G->pr, idx[i], i < v->rank - 1 ?
 				       TC_PREC_UNARY : TC_PREC_COMMA + 1);
 			continue;
 		}
 		tc_buf_puts(b, " * ");
 		tc_c_expr_prec(&G->pr, v->shape[i], tc_binop_prec(TC_OP_MUL) + 1);
-		tc_buf_puts(b, " + ");
-		tc_c_expr_prec(&G->pr, idx[i], tc_binop_prec(TC_OP_ADD) + 1);
+		if (!fold || !is_zero(idx[i])) {
+			tc_buf_puts(b, " + ");
+			tc_c_expr_prec(&G->pr, idx[i], tc_binop_prec(TC_OP_ADD) + 1);
+		}
 		tc_buf_puts(b, ")");
 	}
+}
+
+static void
+tensor_offset(Gpu *G, const TcVar *v, TcExpr *const *idx)
+{
+	tensor_offset_of(G, v, idx, false);
 }
 
 /* An element F[i][j] of a register fragment inside the loops anchored on
@@ -556,42 +585,49 @@ same_dists(const TcVar *a, const TcVar *b)
 }
 
 /* Text of the number of valid elements along tile dim i of a tensor region:
- * min(extent, shape - origin). */
+ * min(extent, shape - origin), or shape - origin unclamped (for helpers
+ * that take any count, even past the tile or negative). */
 static void
-valid_extent(Gpu *G, const TcRegion *r, const TcVar *tile, int i)
+valid_extent(Gpu *G, const TcRegion *r, const TcVar *tile, int i, bool clamp)
 {
 	TcBuf *b = G->pr.out;
 	int d = r->dims[i];
-	tc_buf_printf(b, "min(%lld, ", tc_var_extent(tile, i));
+	if (clamp)
+		tc_buf_printf(b, "min(%lld, ", tc_var_extent(tile, i));
 	tc_c_expr_prec(&G->pr, r->var->shape[d], tc_binop_prec(TC_OP_SUB));
 	tc_buf_puts(b, " - ");
 	tc_c_expr_prec(&G->pr, r->origin[d], tc_binop_prec(TC_OP_SUB) + 1);
-	tc_buf_puts(b, ")");
+	if (clamp)
+		tc_buf_puts(b, ")");
 }
 
-/* The arguments a box helper takes after the tensor pointer: the row
- * stride along the tile's first dim, the valid rows and the valid columns
- * (zero rows when a dim the tile does not cover is out of range):
- * `,\n\tLD, ROWS, COLS`. */
+/* The row stride of a tensor region along the tile's first dim (0 for a
+ * one-dim tile). */
 static void
-box_args(Gpu *G, const TcRegion *r, const TcVar *tile)
+box_ld(Gpu *G, const TcRegion *r, const TcVar *tile)
+{
+	TcBuf *b = G->pr.out;
+	const TcVar *t = r->var;
+	if (tile->rank != 2) {
+		tc_buf_puts(b, "0");
+		return;
+	}
+	for (int i = r->dims[0] + 1; i < t->rank; i++) {
+		if (i > r->dims[0] + 1)
+			tc_buf_puts(b, " * ");
+		tc_c_expr_prec(&G->pr, t->shape[i], tc_binop_prec(TC_OP_MUL) + 1);
+	}
+}
+
+/* The valid rows and the valid columns of a tensor region (zero rows
+ * when a dim the tile does not cover is out of range): `ROWS, COLS`,
+ * clamped to the tile or not (valid_extent). */
+static void
+box_extents(Gpu *G, const TcRegion *r, const TcVar *tile, bool clamp)
 {
 	TcBuf *b = G->pr.out;
 	const TcVar *t = r->var;
 	bool two = tile->rank == 2;
-	tc_buf_puts(b, ",\n\t");
-	if (two) {
-		bool first = true;
-		for (int i = r->dims[0] + 1; i < t->rank; i++) {
-			if (!first)
-				tc_buf_puts(b, " * ");
-			tc_c_expr_prec(&G->pr, t->shape[i], tc_binop_prec(TC_OP_MUL) + 1);
-			first = false;
-		}
-	} else {
-		tc_buf_puts(b, "0");
-	}
-	tc_buf_puts(b, ", ");
 	bool fixed = false;
 	for (int i = 0; i < t->rank; i++) {
 		bool covered = false;
@@ -608,13 +644,25 @@ box_args(Gpu *G, const TcRegion *r, const TcVar *tile)
 	if (fixed)
 		tc_buf_puts(b, ") ? ");
 	if (two)
-		valid_extent(G, r, tile, 0);
+		valid_extent(G, r, tile, 0, clamp);
 	else
 		tc_buf_puts(b, "1");
 	if (fixed)
 		tc_buf_puts(b, " : 0");
 	tc_buf_puts(b, ", ");
-	valid_extent(G, r, tile, r->ndims - 1);
+	valid_extent(G, r, tile, r->ndims - 1, clamp);
+}
+
+/* The arguments a box helper takes after the tensor pointer: the row
+ * stride along the tile's first dim, the valid rows and the valid columns:
+ * `,\n\tLD, ROWS, COLS`. */
+static void
+box_args(Gpu *G, const TcRegion *r, const TcVar *tile)
+{
+	tc_buf_puts(G->pr.out, ",\n\t");
+	box_ld(G, r, tile);
+	tc_buf_puts(G->pr.out, ", ");
+	box_extents(G, r, tile, true);
 }
 
 /* tensor -> shared: tilec::copy_g2s, 16-byte vectors.  With cp.async the
@@ -643,6 +691,42 @@ copy_g2s(Gpu *G, const TcStmt *s, bool async)
 	if (G->dialect->cp_async)
 		tc_buf_printf(b, ", %s", t->name);
 	tc_buf_puts(b, ");\n");
+}
+
+/* The setup of a pipelined copy planned as strided (copy.first,
+ * copy.advance): `const tilec::G2S<...> NAME(S_LD, FIRST_TILE, LD,
+ * ADVANCE);`, the per-thread part of every iteration's copy. */
+static void
+g2s_setup(Gpu *G, const TcStmt *s, const char *name)
+{
+	const TcRegion *dst = &s->u.copy.dst, *src = &s->u.copy.src;
+	const TcVar *v = dst->var, *t = src->var;
+	TcBuf *b = G->pr.out;
+	tc_buf_printf(b, "const tilec::G2S<%s, %lld, %lld, %lld%s> %s(%lld, %s + ",
+		      storage_type(G, v->dtype), tc_var_extent(v, 0),
+		      tc_var_extent(v, 1), G->threads, v->swizzle ? ", true" : "",
+		      name, row_stride(v), t->name);
+	tensor_offset_of(G, t, s->u.copy.first, true);
+	tc_buf_puts(b, ", ");
+	box_ld(G, src, v);
+	tc_buf_puts(b, ", ");
+	expr(G, s->u.copy.advance);
+	tc_buf_puts(b, ");\n");
+}
+
+/* Iteration G->hook_it's tile of a strided copy into stage G->hook_stage:
+ * `NAME.issue(STAGE, IT, ROWS, COLS, TENSOR);` (the loop variable named
+ * G->hook_it by the caller). */
+static void
+g2s_issue(Gpu *G, const TcStmt *s, const char *name)
+{
+	const TcRegion *dst = &s->u.copy.dst, *src = &s->u.copy.src;
+	TcBuf *b = G->pr.out;
+	tc_buf_printf(b, "%s.issue(", name);
+	smem_base(G, dst->var);
+	tc_buf_printf(b, ", %s, ", G->hook_it);
+	box_extents(G, src, dst->var, false);
+	tc_buf_printf(b, ", %s);\n", src->var->name);
 }
 
 /* dst += value atomically: the dialect's FN(&ELEMENT, VALUE), VALUE
@@ -838,6 +922,31 @@ emit_copy(Gpu *G, const TcStmt *s, bool async)
 		copy_generic(G, s);
 }
 
+/* The hook of the gemm of a fast pipelined loop (G->hook_loop): a lambda
+ * issuing the next stage's copies, `, [&] { ...; commit; }`. */
+static void
+gemm_hook(Gpu *G)
+{
+	TcBuf *b = G->pr.out;
+	const TcStmt *loop = G->hook_loop;
+	TcVar *var = loop->u.loop.var;
+	const char *saved_name = var->name, *saved_stage = G->stage;
+	var->name = G->hook_it;
+	G->stage = G->hook_stage;
+	tc_buf_puts(b, ", [&] {\n");
+	b->indent++;
+	const TcVec *body = &loop->u.loop.body->u.block.body;
+	for (int i = 0; i < loop->u.loop.async_copies; i++) {
+		stmt_comment(G, body->items[i], NULL);
+		g2s_issue(G, body->items[i], G->hook_copy[i]);
+	}
+	tc_buf_puts(b, "tilec::cp_async_commit();\n");
+	b->indent--;
+	tc_buf_puts(b, "}");
+	var->name = saved_name;
+	G->stage = saved_stage;
+}
+
 /* tile_gemm.  With a matrix-instruction accumulator: the dialect's
  * gemm helper with A and B in shared memory (tilec::mma_ss, mfma_ss) or
  * with A in registers (mma_rs, mfma_rs); each warp multiplies its TM x TN
@@ -874,8 +983,11 @@ emit_gemm(Gpu *G, const TcStmt *s)
 		smem_base(G, a);
 		tc_buf_printf(b, ", %lld, ", row_stride(a));
 		smem_base(G, bv);
-		tc_buf_printf(b, ", %lld, %s * %d, %s);\n", row_stride(bv), G->warp_m,
+		tc_buf_printf(b, ", %lld, %s * %d, %s", row_stride(bv), G->warp_m,
 			      tm * 16, n0);
+		if (G->hook_loop && G->hook_loop->u.loop.copies_in_gemm == s)
+			gemm_hook(G);
+		tc_buf_puts(b, ");\n");
 		return;
 	}
 	/* Everything in shared memory: each thread owns elements of C. */
@@ -1208,6 +1320,127 @@ issue_copies(Gpu *G, const TcStmt *loop, const char *it, const char *stage,
 	G->stage = saved_stage;
 }
 
+/* The names of a pipelined loop's bookkeeping, fresh per loop. */
+typedef struct PipeNames {
+	const char *end;   /* the iteration count */
+	const char *pre;   /* the prologue's iteration */
+	const char *next;  /* the iteration whose copies are issued */
+	const char *stage; /* this iteration's stage */
+	const char *next_stage; /* k_next's stage (the fast loop's) */
+} PipeNames;
+
+/* The k loop of a pipelined loop: each iteration waits for its copies,
+ * issues those of iteration k + STAGES - 1 (shared destinations, stage
+ * k_next % STAGES) and k + 1 (register destinations), then computes. */
+static void
+pipelined_loop(Gpu *G, const TcStmt *s, const PipeNames *n, bool smem,
+	       bool regs)
+{
+	TcBuf *b = G->pr.out;
+	const char *k = s->u.loop.var->name;
+	long long stages = 1;
+	tc_expr_const(s->u.loop.stages, &stages);
+	const TcVec *body = &s->u.loop.body->u.block.body;
+	tc_buf_printf(b, "for (int %s = 0; %s < %s; %s++) {\n", k, k, n->end, k);
+	b->indent++;
+	if (regs) {
+		for (int i = 0; i < s->u.loop.async_copies; i++) {
+			const TcVar *v = ((const TcStmt *)body->items[i])->u.copy.dst.var;
+			if (!is_reg(v))
+				continue;
+			const char *nx = fresh(G, tc_fmt(G->a, "%s_next", v->name));
+			reg_loops_open(G, v);
+			tc_buf_printf(b, "%s = %s;\n", reg_at(G, v),
+				      v->rank == 2 ? tc_fmt(G->a, "%s[%s][%s]", nx, G->r0, G->r1)
+						   : tc_fmt(G->a, "%s[%s]", nx, G->r0));
+			close_brace(G);
+		}
+		tc_buf_printf(b, "if (%s + 1 < %s) {\n", k, n->end);
+		b->indent++;
+		issue_copies(G, s, tc_fmt(G->a, "(%s + 1)", k), NULL, true);
+		close_brace(G);
+	}
+	if (smem) {
+		tc_buf_printf(b, "const int %s = %s %% %lld;\n", n->stage, k, stages);
+		tc_buf_printf(b, "// Wait for this iteration's copies; every thread is "
+			      "done with stage (%s - 1) %% %lld.\n", k, stages);
+		tc_buf_printf(b, "tilec::cp_async_wait<%lld>();\n__syncthreads();\n",
+			      stages - 2);
+		tc_buf_printf(b, "const int %s = %s + %lld;\n", n->next, k, stages - 1);
+		tc_buf_printf(b, "if (%s < %s) {\n", n->next, n->end);
+		b->indent++;
+		issue_copies(G, s, n->next, tc_fmt(G->a, "(%s %% %lld)", n->next, stages),
+			     false);
+		close_brace(G);
+		tc_buf_puts(b, "tilec::cp_async_commit();\n");
+	}
+	const char *saved = G->stage;
+	G->stage = smem ? n->stage : NULL;
+	for (int i = s->u.loop.async_copies; i < body->len; i++)
+		emit_stmt(G, body->items[i]);
+	G->stage = saved;
+	close_brace(G);
+}
+
+/* The fast k loop of a pipelined loop with copies_in_gemm (the pipeline
+ * pass planned every copy as strided): the copies are set up once, and
+ * the gemm issues those of iteration k + STAGES - 1, without branches,
+ * after its first mma (gemm_hook); stages rotate instead of k % STAGES.
+ * Where a tensor's tiles are not whole 16-byte vectors (tested once),
+ * pipelined_loop runs instead. */
+static void
+fast_pipelined_loop(Gpu *G, const TcStmt *s, const PipeNames *n)
+{
+	TcBuf *b = G->pr.out;
+	const char *k = s->u.loop.var->name;
+	long long stages = 1;
+	tc_expr_const(s->u.loop.stages, &stages);
+	const TcVec *body = &s->u.loop.body->u.block.body;
+	int ncopies = s->u.loop.async_copies;
+	const char **copy = tc_alloc(G->a, sizeof(char *) * (size_t)ncopies);
+	tc_buf_printf(b, "// The fast loop, where every tile is whole 16-byte vectors (tested\n"
+		      "// once): each copy's per-thread addresses are computed here, and\n"
+		      "// the gemm issues iteration %s + %lld's copies without branches after\n"
+		      "// its first mma, overlapping the tensor cores' work.  Otherwise the\n"
+		      "// loop below.\n", k, stages - 1);
+	for (int i = 0; i < ncopies; i++) {
+		const TcStmt *c = body->items[i];
+		copy[i] = fresh(G, tc_fmt(G->a, "%s_copy", c->u.copy.dst.var->name));
+		g2s_setup(G, c, copy[i]);
+	}
+	tc_buf_puts(b, "if (");
+	for (int i = 0; i < ncopies; i++)
+		tc_buf_printf(b, "%s%s.aligned", i ? " && " : "", copy[i]);
+	tc_buf_puts(b, ") {\n");
+	b->indent++;
+	tc_buf_printf(b, "int %s = 0, %s = %lld;\n", n->stage, n->next_stage, stages - 1);
+	tc_buf_printf(b, "for (int %s = 0; %s < %s; %s++) {\n", k, k, n->end, k);
+	b->indent++;
+	tc_buf_printf(b, "const int %s = %s + %lld;\n", n->next, k, stages - 1);
+	tc_buf_printf(b, "// Wait for this iteration's copies; every thread is "
+		      "done with stage %s.\n", n->next_stage);
+	tc_buf_printf(b, "tilec::cp_async_wait<%lld>();\n__syncthreads();\n",
+		      stages - 2);
+	const char *saved = G->stage;
+	G->stage = n->stage;
+	G->hook_loop = s;
+	G->hook_it = n->next;
+	G->hook_stage = n->next_stage;
+	G->hook_copy = copy;
+	for (int i = ncopies; i < body->len; i++)
+		emit_stmt(G, body->items[i]);
+	G->hook_loop = NULL;
+	G->stage = saved;
+	tc_buf_printf(b, "%s = %s + 1 == %lld ? 0 : %s + 1;\n", n->stage, n->stage,
+		      stages, n->stage);
+	tc_buf_printf(b, "%s = %s + 1 == %lld ? 0 : %s + 1;\n", n->next_stage,
+		      n->next_stage, stages, n->next_stage);
+	close_brace(G);
+	b->indent--;
+	tc_buf_puts(b, "} else {\n");
+	b->indent++;
+}
+
 /* tile_pipelined with leading copies: shared destinations are filled
  * STAGES - 1 iterations ahead with cp.async; register destinations are
  * loaded one iteration ahead into NAME_next. */
@@ -1218,10 +1451,13 @@ emit_pipelined(Gpu *G, const TcStmt *s)
 	const char *k = s->u.loop.var->name;
 	long long stages = 1;
 	tc_expr_const(s->u.loop.stages, &stages);
-	const char *end = fresh(G, tc_fmt(G->a, "%s_end", k));
-	const char *pre = fresh(G, tc_fmt(G->a, "%s_pre", k));
-	const char *next = fresh(G, tc_fmt(G->a, "%s_next", k));
-	const char *stage = fresh(G, tc_fmt(G->a, "%s_stage", k));
+	PipeNames n = {
+		.end = fresh(G, tc_fmt(G->a, "%s_end", k)),
+		.pre = fresh(G, tc_fmt(G->a, "%s_pre", k)),
+		.next = fresh(G, tc_fmt(G->a, "%s_next", k)),
+		.stage = fresh(G, tc_fmt(G->a, "%s_stage", k)),
+		.next_stage = fresh(G, tc_fmt(G->a, "%s_next_stage", k)),
+	};
 	const TcVec *body = &s->u.loop.body->u.block.body;
 	bool smem = false, regs = false;
 	for (int i = 0; i < s->u.loop.async_copies; i++) {
@@ -1234,7 +1470,7 @@ emit_pipelined(Gpu *G, const TcStmt *s)
 	/* A scope of its own: the loop's bookkeeping names stay local. */
 	tc_buf_puts(b, "{\n");
 	b->indent++;
-	tc_buf_printf(b, "const int %s = ", end);
+	tc_buf_printf(b, "const int %s = ", n.end);
 	expr(G, s->u.loop.end);
 	tc_buf_puts(b, ";\n");
 	if (regs) {
@@ -1251,7 +1487,7 @@ emit_pipelined(Gpu *G, const TcStmt *s)
 				tc_buf_printf(b, "float %s[%s::count];\n", nx,
 					      dist_of(G, v, 0));
 		}
-		tc_buf_printf(b, "if (0 < %s) {\n", end);
+		tc_buf_printf(b, "if (0 < %s) {\n", n.end);
 		b->indent++;
 		issue_copies(G, s, "0", NULL, true);
 		close_brace(G);
@@ -1259,55 +1495,22 @@ emit_pipelined(Gpu *G, const TcStmt *s)
 	if (smem) {
 		tc_buf_printf(b, "// Prologue: the copies of the first %lld iterations.\n",
 			      stages - 1);
-		tc_buf_printf(b, "for (int %s = 0; %s < %lld; %s++) {\n", pre, pre,
-			      stages - 1, pre);
+		tc_buf_printf(b, "for (int %s = 0; %s < %lld; %s++) {\n", n.pre, n.pre,
+			      stages - 1, n.pre);
 		b->indent++;
-		tc_buf_printf(b, "if (%s < %s) {\n", pre, end);
+		tc_buf_printf(b, "if (%s < %s) {\n", n.pre, n.end);
 		b->indent++;
-		issue_copies(G, s, pre, pre, false);
+		issue_copies(G, s, n.pre, n.pre, false);
 		close_brace(G);
 		tc_buf_puts(b, "tilec::cp_async_commit();\n");
 		close_brace(G);
 	}
-	tc_buf_printf(b, "for (int %s = 0; %s < %s; %s++) {\n", k, k, end, k);
-	b->indent++;
-	if (regs) {
-		for (int i = 0; i < s->u.loop.async_copies; i++) {
-			const TcVar *v = ((const TcStmt *)body->items[i])->u.copy.dst.var;
-			if (!is_reg(v))
-				continue;
-			const char *nx = fresh(G, tc_fmt(G->a, "%s_next", v->name));
-			reg_loops_open(G, v);
-			tc_buf_printf(b, "%s = %s;\n", reg_at(G, v),
-				      v->rank == 2 ? tc_fmt(G->a, "%s[%s][%s]", nx, G->r0, G->r1)
-						   : tc_fmt(G->a, "%s[%s]", nx, G->r0));
-			close_brace(G);
-		}
-		tc_buf_printf(b, "if (%s + 1 < %s) {\n", k, end);
-		b->indent++;
-		issue_copies(G, s, tc_fmt(G->a, "(%s + 1)", k), NULL, true);
+	bool fast = s->u.loop.copies_in_gemm && smem && !regs;
+	if (fast)
+		fast_pipelined_loop(G, s, &n);
+	pipelined_loop(G, s, &n, smem, regs);
+	if (fast)
 		close_brace(G);
-	}
-	if (smem) {
-		tc_buf_printf(b, "const int %s = %s %% %lld;\n", stage, k, stages);
-		tc_buf_printf(b, "// Wait for this iteration's copies; every thread is "
-			      "done with stage (%s - 1) %% %lld.\n", k, stages);
-		tc_buf_printf(b, "tilec::cp_async_wait<%lld>();\n__syncthreads();\n",
-			      stages - 2);
-		tc_buf_printf(b, "const int %s = %s + %lld;\n", next, k, stages - 1);
-		tc_buf_printf(b, "if (%s < %s) {\n", next, end);
-		b->indent++;
-		issue_copies(G, s, next, tc_fmt(G->a, "(%s %% %lld)", next, stages),
-			     false);
-		close_brace(G);
-		tc_buf_puts(b, "tilec::cp_async_commit();\n");
-	}
-	const char *saved = G->stage;
-	G->stage = smem ? stage : NULL;
-	for (int i = s->u.loop.async_copies; i < body->len; i++)
-		emit_stmt(G, body->items[i]);
-	G->stage = saved;
-	close_brace(G);
 	if (smem)
 		tc_buf_puts(b, "tilec::cp_async_wait<0>();\n");
 	close_brace(G);

@@ -287,8 +287,9 @@ print_loop(TcBuf *b, const TcKernel *k, const TcStmt *s)
 		tc_buf_puts(b, ", stages ");
 		print_prec(b, s->u.loop.stages, 0);
 		if (s->u.loop.async_copies > 0)
-			tc_buf_printf(b, ", async copies %d",
-				      s->u.loop.async_copies);
+			tc_buf_printf(b, ", async copies %d%s",
+				      s->u.loop.async_copies,
+				      s->u.loop.copies_in_gemm ? " in gemm" : "");
 	}
 	if (s->u.loop.kind == TC_LOOP_PARALLEL && s->u.loop.anchor)
 		tc_buf_printf(b, " over %s dim %d",

@@ -15,8 +15,20 @@
  * computes: its destination is a whole shared buffer used nowhere outside
  * the loop, element types match (the copy moves bytes), and its origin
  * reads only the loop variable and values the loop does not change.
+ *
+ * Copies issued inside the gemm: when the body's one matrix-instruction
+ * gemm (both operands in shared memory) reads every buffer the async
+ * copies fill, and each copy is a whole-tile vector copy whose source
+ * origin moves by a loop-invariant step per iteration, loop.copies_in_gemm
+ * names that gemm and each copy gets its origin at the first iteration and
+ * its step in elements (copy.first, copy.advance).  The emitter then sets
+ * the copies up once and issues the next stage's from inside the gemm,
+ * after its first instructions, where ptxas overlaps them with the tensor
+ * cores' work (tilec::G2S, tilec::mma_ss's hook).
  */
 #include "tilec_int.h"
+
+#include <string.h>
 
 /* May this origin expression be evaluated stages - 1 iterations early? */
 static bool
@@ -85,21 +97,214 @@ joins_pipeline(const TcKernel *k, const TcStmt *loop, const TcStmt *s)
 	return !tc_stmt_touches(k->body, loop, dst->var);
 }
 
+/* --- Copies issued inside the gemm ------------------------------------------ */
+
+static TcVisit
+find_var(void *ctx, const TcExpr *e)
+{
+	const TcVar **v = ctx;
+	if (e->kind == TC_EX_VAR && e->u.var == *v) {
+		*v = NULL;
+		return TC_VISIT_STOP;
+	}
+	return TC_VISIT_INTO;
+}
+
+/* Whether e reads var v. */
+static bool
+reads_var(const TcExpr *e, const TcVar *v)
+{
+	TcVisitor vis = { .expr = find_var, .ctx = &v };
+	tc_expr_visit(e, &vis);
+	return v == NULL;
+}
+
+static bool
+is_int(const TcExpr *e, long long v)
+{
+	return e->kind == TC_EX_INT && e->u.ival == v;
+}
+
+/* l op r, folding the zeros and ones that affine() produces. */
+static TcExpr *
+fold(TcArena *a, TcBinop op, TcExpr *l, TcExpr *r)
+{
+	switch (op) {
+	case TC_OP_ADD:
+		if (is_int(l, 0))
+			return r;
+		if (is_int(r, 0))
+			return l;
+		break;
+	case TC_OP_SUB:
+		if (is_int(r, 0))
+			return l;
+		if (is_int(l, 0))
+			return tc_expr_unary(a, TC_UOP_NEG, r, r->loc);
+		break;
+	case TC_OP_MUL:
+		if (is_int(l, 0) || is_int(r, 0))
+			return tc_expr_int(a, 0, l->loc);
+		if (is_int(l, 1))
+			return r;
+		if (is_int(r, 1))
+			return l;
+		break;
+	default:
+		break;
+	}
+	return tc_expr_binary(a, op, l, r, l->loc);
+}
+
+/* e as base + k * step in the loop variable k, base and step not reading
+ * it: false if e is not of that form. */
+static bool
+affine(TcArena *a, TcExpr *e, const TcVar *k, TcExpr **base, TcExpr **step)
+{
+	if (!reads_var(e, k)) {
+		*base = e;
+		*step = tc_expr_int(a, 0, e->loc);
+		return true;
+	}
+	if (e->kind == TC_EX_VAR) {
+		*base = tc_expr_int(a, 0, e->loc);
+		*step = tc_expr_int(a, 1, e->loc);
+		return true;
+	}
+	if (e->kind != TC_EX_BINARY)
+		return false;
+	TcBinop op = e->u.bin.op;
+	TcExpr *lb, *ls, *rb, *rs;
+	if (!affine(a, e->u.bin.lhs, k, &lb, &ls) ||
+	    !affine(a, e->u.bin.rhs, k, &rb, &rs))
+		return false;
+	if (op == TC_OP_ADD || op == TC_OP_SUB) {
+		*base = fold(a, op, lb, rb);
+		*step = fold(a, op, ls, rs);
+		return true;
+	}
+	/* One factor does not read k: it is its own base. */
+	if (op == TC_OP_MUL && (is_int(ls, 0) || is_int(rs, 0))) {
+		TcExpr *c = is_int(ls, 0) ? lb : rb;
+		*base = fold(a, op, lb, rb);
+		*step = fold(a, op, is_int(ls, 0) ? rs : ls, c);
+		return true;
+	}
+	return false;
+}
+
+/* The fast path of tilec::copy_g2s: the tile's rows are whole 16-byte
+ * vectors and the block's threads move them in equal rounds, each thread
+ * one column. */
+static bool
+strided_shape(const TcVar *v, long long threads)
+{
+	long long vec = 128 / tc_dtype_bits(v->dtype);
+	long long rows = tc_var_extent(v, 0), cols = tc_var_extent(v, 1);
+	if (v->rank != 2 || rows <= 0 || cols <= 0 || cols % vec)
+		return false;
+	long long vrow = cols / vec;
+	return (rows * vrow) % threads == 0 && threads % vrow == 0;
+}
+
+/* The async copy c of pipelined loop `loop` as a strided tile copy: its
+ * origin at the first iteration and its step per iteration, in elements
+ * of the source (copy.first, copy.advance); false if it is not one. */
+static bool
+plan_strided(TcArena *a, const TcStmt *loop, TcStmt *c, long long threads)
+{
+	const TcVar *k = loop->u.loop.var, *t = c->u.copy.src.var;
+	if (!tc_copy_g2s_fits(c) || !strided_shape(c->u.copy.dst.var, threads) ||
+	    !is_int(loop->u.loop.begin, 0) || !is_int(loop->u.loop.step, 1))
+		return false;
+	TcExpr *first[TC_MAX_RANK], *advance = tc_expr_int(a, 0, c->loc);
+	for (int d = 0; d < t->rank; d++) {
+		TcExpr *step;
+		if (!affine(a, c->u.copy.src.origin[d], k, &first[d], &step))
+			return false;
+		/* The source's row-major stride along dim d. */
+		for (int i = d + 1; i < t->rank; i++)
+			step = fold(a, TC_OP_MUL, step, t->shape[i]);
+		advance = fold(a, TC_OP_ADD, advance, step);
+	}
+	for (int d = 0; d < t->rank; d++)
+		c->u.copy.first[d] = first[d];
+	c->u.copy.advance = advance;
+	return true;
+}
+
+/* The one gemm of `loop`'s body that copies may be issued from: at the
+ * body's top level (it runs once per iteration), the only gemm in the
+ * loop, with a matrix-instruction accumulator and both operands in shared
+ * memory; NULL if none. */
+static TcStmt *
+copies_gemm(const TcStmt *loop)
+{
+	const TcVec *body = &loop->u.loop.body->u.block.body;
+	TcStmt *gemm = NULL;
+	for (int i = loop->u.loop.async_copies; i < body->len; i++) {
+		TcStmt *s = body->items[i];
+		if (s->kind == TC_ST_GEMM && !gemm)
+			gemm = s;
+		else if (s->kind != TC_ST_DECL && s->kind != TC_ST_ASSIGN &&
+			 s->kind != TC_ST_BARRIER && s->kind != TC_ST_COPY &&
+			 s->kind != TC_ST_FILL && s->kind != TC_ST_REDUCE &&
+			 s->kind != TC_ST_ATOMIC_ADD)
+			return NULL; /* a nested statement may hold a gemm */
+	}
+	if (!gemm || gemm->u.gemm.c.var->layout.kind != TC_LAYOUT_MMA ||
+	    in_registers(gemm->u.gemm.a.var) || in_registers(gemm->u.gemm.b.var))
+		return NULL;
+	return gemm;
+}
+
+/* Decide loop.copies_in_gemm for a pipelined loop with async copies. */
 static void
-pipeline_stmt(const TcKernel *k, TcStmt *s)
+plan_copies_in_gemm(TcArena *a, const TcKernel *k, TcStmt *loop)
+{
+	long long threads = 128;
+	if (k->threads)
+		tc_expr_const(k->threads, &threads);
+	TcStmt *gemm = copies_gemm(loop);
+	if (!gemm)
+		return;
+	const TcVec *body = &loop->u.loop.body->u.block.body;
+	int n = loop->u.loop.async_copies, planned = 0;
+	while (planned < n) {
+		TcStmt *c = body->items[planned];
+		const TcVar *dst = c->u.copy.dst.var;
+		if (in_registers(dst) ||
+		    (dst != gemm->u.gemm.a.var && dst != gemm->u.gemm.b.var) ||
+		    !plan_strided(a, loop, c, threads))
+			break;
+		planned++;
+	}
+	if (planned == n) {
+		loop->u.loop.copies_in_gemm = gemm;
+		return;
+	}
+	for (int i = 0; i < planned; i++) {
+		TcStmt *c = body->items[i];
+		memset(c->u.copy.first, 0, sizeof c->u.copy.first);
+		c->u.copy.advance = NULL;
+	}
+}
+
+static void
+pipeline_stmt(TcArena *a, const TcKernel *k, TcStmt *s)
 {
 	switch (s->kind) {
 	case TC_ST_BLOCK:
 		for (int i = 0; i < s->u.block.body.len; i++)
-			pipeline_stmt(k, s->u.block.body.items[i]);
+			pipeline_stmt(a, k, s->u.block.body.items[i]);
 		break;
 	case TC_ST_IF:
-		pipeline_stmt(k, s->u.cond.then);
+		pipeline_stmt(a, k, s->u.cond.then);
 		if (s->u.cond.els)
-			pipeline_stmt(k, s->u.cond.els);
+			pipeline_stmt(a, k, s->u.cond.els);
 		break;
 	case TC_ST_FOR: {
-		pipeline_stmt(k, s->u.loop.body);
+		pipeline_stmt(a, k, s->u.loop.body);
 		long long stages = 1;
 		if (s->u.loop.kind != TC_LOOP_PIPELINED ||
 		    !tc_expr_const(s->u.loop.stages, &stages) || stages < 2)
@@ -114,6 +319,8 @@ pipeline_stmt(const TcKernel *k, TcStmt *s)
 			if (!in_registers(dst))
 				dst->stages = (int)stages;
 		}
+		if (n)
+			plan_copies_in_gemm(a, k, s);
 		break;
 	}
 	default:
@@ -125,7 +332,6 @@ bool
 tc_software_pipeline(TcArena *a, TcProgram *p, const TcOptions *opt,
 		     TcDiags *d)
 {
-	(void)a;
 	(void)d;
 	for (int i = 0; i < p->kernels.len; i++) {
 		TcKernel *k = p->kernels.items[i];
@@ -136,7 +342,7 @@ tc_software_pipeline(TcArena *a, TcProgram *p, const TcOptions *opt,
 		}
 		/* cp.async exists from sm_80; other targets copy in order. */
 		if (opt->target.kind == TC_TARGET_CUDA)
-			pipeline_stmt(k, k->body);
+			pipeline_stmt(a, k, k->body);
 	}
 	return true;
 }

@@ -489,6 +489,14 @@ struct TcStmt {
 			 * many leading COPY statements of the body are
 			 * issued asynchronously, `stages` ahead. */
 			int async_copies;
+			/* PIPELINED (pipeline pass): the body's one
+			 * matrix-instruction gemm with both operands in
+			 * shared memory, when every async copy fills one
+			 * of its operands and is a strided tile copy
+			 * (copy.first, copy.advance): the emitter then
+			 * issues the next stage's copies from inside it.
+			 * NULL otherwise. */
+			TcStmt *copies_in_gemm;
 		} loop;
 		struct {
 			TcExpr *cond;
@@ -497,6 +505,13 @@ struct TcStmt {
 		} cond;
 		struct {
 			TcRegion dst, src;
+			/* The async copies of a loop with copies_in_gemm
+			 * (pipeline pass): the source origin at the
+			 * loop's first iteration, and the elements the
+			 * source tile moves per iteration (loop
+			 * invariant); NULL otherwise. */
+			TcExpr *first[TC_MAX_RANK];
+			TcExpr *advance;
 		} copy; /* COPY, ATOMIC_ADD */
 		struct {
 			TcRegion c, a, b; /* C += op(A) * op(B) */

@@ -623,6 +623,14 @@ check_schedule(Verifier *v, const TcStmt *s)
 	if (async > copies)
 		fail(v, s->loc, "%d async copies, but the loop body begins "
 		     "with %d copies", async, copies);
+	const TcStmt *gemm = s->u.loop.copies_in_gemm;
+	bool found = false;
+	for (int i = async; gemm && body && body->kind == TC_ST_BLOCK &&
+			    i < body->u.block.body.len; i++)
+		found |= body->u.block.body.items[i] == gemm;
+	if (gemm && (!found || gemm->kind != TC_ST_GEMM))
+		fail(v, s->loc, "async copies issued in a gemm that is not "
+		     "one of the loop body's statements");
 }
 
 static void

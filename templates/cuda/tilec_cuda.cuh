@@ -227,6 +227,56 @@ __device__ __forceinline__ void copy_g2s(T *smem, int s_ld, const T *g, long lon
 	}
 }
 
+// copy_g2s's strided fast path for a pipelined loop, split in two.  The
+// constructor computes, once per kernel, what a thread's vectors do not owe
+// to the iteration: its first source element, the stride between its
+// vectors, its shared offsets.  issue() then copies iteration it's tile
+// (the source moved by `advance` elements per iteration) with one cp.async
+// per vector and no branch: a vector wholly outside (rows at or past
+// `rows`, columns at or past `cols`, either possibly <= 0) is a zero-filled
+// cp.async from `safe`.  Only for tensors whose rows are whole 16-byte
+// vectors, where every vector is all in or all out: `aligned` says so (the
+// first tile 16-byte aligned, the row stride and the advance whole
+// vectors); the caller tests it once and keeps copy_g2s otherwise.
+template <typename T, int ROWS, int COLS, int THREADS, bool SWIZZLE = false>
+struct G2S {
+	static constexpr int SW = SWIZZLE ? COLS * (int)sizeof(T) : 0;
+	static constexpr int VEC = 16 / sizeof(T), VROW = COLS / VEC, NV = ROWS * VROW;
+	static constexpr int RSTEP = THREADS / VROW; // rows between a thread's vectors
+	static_assert(COLS % VEC == 0 && NV % THREADS == 0 && THREADS % VROW == 0, "G2S: copy_g2s's strided shape");
+	const T *src;       // this thread's first vector in the first tile
+	long long step;     // elements between its vectors (RSTEP rows)
+	long long advance;  // elements between two iterations' tiles
+	unsigned d0;        // shared offset of its first vector
+	int r0, c, s_ld;    // its first row and its column in the tile; shared row stride
+	bool aligned;       // every tile is whole 16-byte vectors
+
+	__device__ __forceinline__ G2S(int s_ld, const T *g, long long g_ld, long long advance)
+		: advance(advance), s_ld(s_ld)
+	{
+		r0 = threadIdx.x / VROW;
+		c = (threadIdx.x % VROW) * VEC;
+		d0 = tile_offset<SW, T>(r0, c, s_ld);
+		src = g + r0 * g_ld + c;
+		step = RSTEP * g_ld;
+		aligned = ((unsigned long long)g) % 16 == 0 && g_ld % VEC == 0 && advance % VEC == 0 && s_ld % VEC == 0;
+	}
+	// Iteration it's tile into smem; rows below `rows` and columns below
+	// `cols` (relative to the tile) are inside the tensor.
+	__device__ __forceinline__ void issue(T *smem, int it, int rows, int cols, const T *safe) const
+	{
+		const unsigned s0 = smem_u32(smem);
+		const bool col_in = c < cols;
+		const T *p = src + it * advance;
+#pragma unroll
+		for (int i = 0; i < NV / THREADS; i++) {
+			const bool in = col_in && r0 + i * RSTEP < rows;
+			cp_async16(s0 + g2s_offset<SW, T, RSTEP>(d0, i, r0, c, s_ld), in ? p : safe, in ? 16 : 0);
+			p += step;
+		}
+	}
+};
+
 // --- The accumulator distribution ---------------------------------------------------
 
 template <int AXIS, int TILES, int WARPS_M, int WARPS_N> struct Mma {
@@ -291,12 +341,14 @@ __device__ __forceinline__ unsigned pack2(float lo, float hi, __nv_bfloat16)
 	return *reinterpret_cast<unsigned *>(&h);
 }
 
-// B fragments of TN 8-column tiles for the k-step at k0: B is K x N at
-// shared address B (N x K when TRANS_B), row stride ldb elements; two tiles
-// per ldmatrix.x4.  Each address is a per-thread part, the same for every
-// call, plus a part the compiler knows (k0, the tile) or the warp's n0.
+// The B fragments of the 8-column tiles ni and ni + 1 (ni alone when
+// ni + 1 == TN) for the k-step at k0, one ldmatrix.x4: r[0..1] are tile
+// ni's, r[2..3] tile ni + 1's.  B is K x N at shared address B (N x K when
+// TRANS_B), row stride ldb elements.  Each address is a per-thread part,
+// the same for every call, plus a part the compiler knows (k0, ni) or the
+// warp's n0.
 template <int TN, bool TRANS_B, typename T, int SW = 0>
-__device__ __forceinline__ void load_b(unsigned (&b)[TN][2], unsigned B, int ldb, int k0, int n0)
+__device__ __forceinline__ void load_b(unsigned (&r)[4], unsigned B, int ldb, int k0, int n0, int ni)
 {
 	constexpr unsigned E = sizeof(T);
 	const unsigned lane = threadIdx.x % 32;
@@ -308,38 +360,29 @@ __device__ __forceinline__ void load_b(unsigned (&b)[TN][2], unsigned B, int ldb
 	const unsigned pair = warp + (TRANS_B ? ((lane / 16) * 8 + lane % 8) * ldb + ((lane / 8) % 2) * 8
 					      : (lane % 16) * ldb + (lane / 16) * 8) * E;
 	const unsigned single = warp + (TRANS_B ? (lane % 8) * ldb + ((lane / 8) % 2) * 8 : (lane % 16) * ldb) * E;
-#pragma unroll
-	for (int ni = 0; ni < TN; ni += 2) {
-		unsigned r[4], s;
-		const unsigned up = ni + 1 < TN ? lane / 16 : 0;
-		constexpr unsigned W = (SW > 0 && SW < 128 ? SW : 128) / 16;
-		if (SW && TRANS_B) {
-			// Swizzled N x K rows: chunk k0 / 8 + (lane / 8) % 2, whose
-			// bits are disjoint, so the lane's part XORs in once.
-			const unsigned t = ((lane / 8) % 2) ^ swizzle_mask<SW>(lane % 8);
-			s = B + (n0 + ni * 8 + up * 8 + lane % 8) * SW + ((k0 / 8) ^ t) * 16;
-		} else if (SW && TN % W == 0) {
-			// Swizzled K x N rows: the warp's first chunk n0 / 8 is a
-			// multiple of the swizzle window, the rest ni | up.
-			const unsigned t = up ^ swizzle_mask<SW>(lane % 8);
-			s = B + (k0 + lane % 16) * SW + (n0 / 8 + (ni ^ t)) * 16;
-		} else if (SW) {
-			s = TRANS_B ? B + tile_offset<SW, T>(n0 + ni * 8 + up * 8 + lane % 8, k0 + ((lane / 8) % 2) * 8, ldb)
-				    : B + tile_offset<SW, T>(k0 + lane % 16, n0 + ni * 8 + up * 8, ldb);
-		} else {
-			s = (ni + 1 < TN ? pair : single) + (TRANS_B ? ni * 8 * ldb + k0 : k0 * ldb + ni * 8) * E;
-		}
-		if (TRANS_B)
-			ldmatrix_x4(r, s);
-		else
-			ldmatrix_x4_trans(r, s);
-		b[ni][0] = r[0];
-		b[ni][1] = r[1];
-		if (ni + 1 < TN) {
-			b[ni + 1][0] = r[2];
-			b[ni + 1][1] = r[3];
-		}
+	const unsigned up = ni + 1 < TN ? lane / 16 : 0;
+	constexpr unsigned W = (SW > 0 && SW < 128 ? SW : 128) / 16;
+	unsigned s;
+	if (SW && TRANS_B) {
+		// Swizzled N x K rows: chunk k0 / 8 + (lane / 8) % 2, whose
+		// bits are disjoint, so the lane's part XORs in once.
+		const unsigned t = ((lane / 8) % 2) ^ swizzle_mask<SW>(lane % 8);
+		s = B + (n0 + ni * 8 + up * 8 + lane % 8) * SW + ((k0 / 8) ^ t) * 16;
+	} else if (SW && TN % W == 0) {
+		// Swizzled K x N rows: the warp's first chunk n0 / 8 is a
+		// multiple of the swizzle window, the rest ni | up.
+		const unsigned t = up ^ swizzle_mask<SW>(lane % 8);
+		s = B + (k0 + lane % 16) * SW + (n0 / 8 + (ni ^ t)) * 16;
+	} else if (SW) {
+		s = TRANS_B ? B + tile_offset<SW, T>(n0 + ni * 8 + up * 8 + lane % 8, k0 + ((lane / 8) % 2) * 8, ldb)
+			    : B + tile_offset<SW, T>(k0 + lane % 16, n0 + ni * 8 + up * 8, ldb);
+	} else {
+		s = (ni + 1 < TN ? pair : single) + (TRANS_B ? ni * 8 * ldb + k0 : k0 * ldb + ni * 8) * E;
 	}
+	if (TRANS_B)
+		ldmatrix_x4(r, s);
+	else
+		ldmatrix_x4_trans(r, s);
 }
 
 // A fragments of TM 16-row tiles for the k-step at k0: A is M x K at shared
@@ -378,32 +421,54 @@ __device__ __forceinline__ void load_a(unsigned (&a)[TM][4], unsigned A, int lda
 	}
 }
 
+// A hook that does nothing: mma_ss's default.
+struct NoHook {
+	__device__ __forceinline__ void operator()() const {}
+};
+
 // acc += A * B for one warp's TM x TN tiles, A and B in shared memory.  A is
 // M x K (K x M when TRANS_A), row stride lda; B as for load_b.  The warp's
 // tiles start at row m0 and column n0; K is a multiple of 16.  acc is the
-// register fragment [2 * TM][2 * TN] (Mma rows x Mma columns).  Fragments
-// are double-buffered: the ldmatrix of k-step s + 1 is issued before the
-// mma of step s, so shared-memory latency hides behind the tensor cores.
-// SWA, SWB: the row bytes of a swizzled A or B (tile_offset), else 0.
-template <int TM, int TN, int K, bool TRANS_A, bool TRANS_B, int SWA = 0, int SWB = 0, typename T>
-__device__ __forceinline__ void mma_ss(float (&acc)[2 * TM][2 * TN], const T *A, int lda, const T *B, int ldb, int m0, int n0)
+// register fragment [2 * TM][2 * TN] (Mma rows x Mma columns).  SWA, SWB:
+// the row bytes of a swizzled A or B (tile_offset), else 0.
+//
+// B is loaded just in time: the TN tiles are walked in pairs (one
+// ldmatrix.x4 each), and the next pair (the next k-step's first after the
+// last) is loaded while the current pair's TM x 2 mma issue, so B takes
+// 2 x 4 registers, not 2 x TN x 2, which leaves room for the copies a hook
+// issues.  A is double-buffered per k-step: the next k-step's A is loaded
+// with its first pair.  Each accumulator adds its k-steps in order.
+//
+// hook() is called once, after the first pair's mma: what it issues (a
+// pipelined loop's next cp.async copies) lands in the same basic block as
+// the mma, so ptxas spreads it over their issue slots instead of running
+// it before the first mma.
+template <int TM, int TN, int K, bool TRANS_A, bool TRANS_B, int SWA = 0, int SWB = 0, typename T, typename Hook = NoHook>
+__device__ __forceinline__ void mma_ss(float (&acc)[2 * TM][2 * TN], const T *A, int lda, const T *B, int ldb, int m0, int n0,
+				       Hook &&hook = Hook())
 {
+	constexpr int KS = K / 16, NP = (TN + 1) / 2, Q = KS * NP; // k-steps, pairs per k-step, pairs
 	const unsigned sa = smem_u32(A), sb = smem_u32(B);
-	unsigned a[2][TM][4], b[2][TN][2];
+	unsigned a[2][TM][4], b[2][4];
 	load_a<TM, TRANS_A, T, SWA>(a[0], sa, lda, 0, m0);
-	load_b<TN, TRANS_B, T, SWB>(b[0], sb, ldb, 0, n0);
+	load_b<TN, TRANS_B, T, SWB>(b[0], sb, ldb, 0, n0, 0);
 #pragma unroll
-	for (int s = 0; s < K / 16; s++) {
-		if (s + 1 < K / 16) {
+	for (int q = 0; q < Q; q++) {
+		const int s = q / NP, p = q % NP; // k-step s, pair p: tiles 2p, 2p + 1
+		if (q + 1 < Q)
+			load_b<TN, TRANS_B, T, SWB>(b[(q + 1) % 2], sb, ldb, ((q + 1) / NP) * 16, n0, ((q + 1) % NP) * 2);
+		if (p == 0 && s + 1 < KS)
 			load_a<TM, TRANS_A, T, SWA>(a[(s + 1) % 2], sa, lda, (s + 1) * 16, m0);
-			load_b<TN, TRANS_B, T, SWB>(b[(s + 1) % 2], sb, ldb, (s + 1) * 16, n0);
-		}
 #pragma unroll
 		for (int mi = 0; mi < TM; mi++)
 #pragma unroll
-			for (int ni = 0; ni < TN; ni++)
+			for (int j = 0; j < 2 && 2 * p + j < TN; j++) {
+				const int ni = 2 * p + j;
 				mma_16816(acc[2 * mi][2 * ni], acc[2 * mi][2 * ni + 1], acc[2 * mi + 1][2 * ni],
-					  acc[2 * mi + 1][2 * ni + 1], a[s % 2][mi], b[s % 2][ni][0], b[s % 2][ni][1], T());
+					  acc[2 * mi + 1][2 * ni + 1], a[s % 2][mi], b[q % 2][2 * j], b[q % 2][2 * j + 1], T());
+			}
+		if (q == 0)
+			hook();
 	}
 }
 
@@ -417,7 +482,17 @@ __device__ __forceinline__ void mma_rs(float (&acc)[2 * TM][2 * TN], const float
 #pragma unroll
 	for (int kk = 0; kk < K / 16; kk++) {
 		unsigned b[TN][2];
-		load_b<TN, TRANS_B, T, SWB>(b, sb, ldb, kk * 16, n0);
+#pragma unroll
+		for (int ni = 0; ni < TN; ni += 2) {
+			unsigned r[4];
+			load_b<TN, TRANS_B, T, SWB>(r, sb, ldb, kk * 16, n0, ni);
+			b[ni][0] = r[0];
+			b[ni][1] = r[1];
+			if (ni + 1 < TN) {
+				b[ni + 1][0] = r[2];
+				b[ni + 1][1] = r[3];
+			}
+		}
 #pragma unroll
 		for (int mi = 0; mi < TM; mi++) {
 			const unsigned a[4] = {

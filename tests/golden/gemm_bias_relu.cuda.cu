@@ -49,25 +49,54 @@ gemm_bias_relu(int M, int N, int K, const __half *__restrict__ A, const __half *
 			}
 			tilec::cp_async_commit();
 		}
-		for (int k = 0; k < k_end; k++) {
-			const int k_stage = k % 3;
-			// Wait for this iteration's copies; every thread is done with stage (k - 1) % 3.
-			tilec::cp_async_wait<1>();
-			__syncthreads();
-			const int k_next = k + 2;
-			if (k_next < k_end) {
-				// gemm_bias_relu.c:31 tile_copy(As, &A[by *
-				// BLOCK_M][k * BLOCK_K])
-				tilec::copy_g2s<__half, 128, 32, 128, true, true>((As + (k_next % 3) * 4096), 32, A + ((size_t)(by * BLOCK_M) * K + k_next * BLOCK_K),
-					K, min(128, M - by * BLOCK_M), min(32, K - k_next * BLOCK_K), A);
-				// gemm_bias_relu.c:32 tile_copy(Bs, &B[k *
-				// BLOCK_K][bx * BLOCK_N])
-				tilec::copy_g2s<__half, 32, 128, 128, true, true>((Bs + (k_next % 3) * 4096), 128, B + ((size_t)(k_next * BLOCK_K) * N + bx * BLOCK_N),
-					N, min(32, K - k_next * BLOCK_K), min(128, N - bx * BLOCK_N), B);
+		// The fast loop, where every tile is whole 16-byte vectors (tested
+		// once): each copy's per-thread addresses are computed here, and
+		// the gemm issues iteration k + 2's copies without branches after
+		// its first mma, overlapping the tensor cores' work.  Otherwise the
+		// loop below.
+		const tilec::G2S<__half, 128, 32, 128, true> As_copy(32, A + ((size_t)(by * BLOCK_M) * K), K, BLOCK_K);
+		const tilec::G2S<__half, 32, 128, 128, true> Bs_copy(128, B + bx * BLOCK_N, N, BLOCK_K * N);
+		if (As_copy.aligned && Bs_copy.aligned) {
+			int k_stage = 0, k_next_stage = 2;
+			for (int k = 0; k < k_end; k++) {
+				const int k_next = k + 2;
+				// Wait for this iteration's copies; every thread is done with stage k_next_stage.
+				tilec::cp_async_wait<1>();
+				__syncthreads();
+				// gemm_bias_relu.c:33 tile_gemm(acc, As, Bs)
+				tilec::mma_ss<4, 8, 32, false, false, 64, 256>(acc, (As + k_stage * 4096), 32, (Bs + k_stage * 4096), 128, warp_m * 64, warp_n * 64, [&] {
+					// gemm_bias_relu.c:31 tile_copy(As,
+					// &A[by * BLOCK_M][k * BLOCK_K])
+					As_copy.issue((As + k_next_stage * 4096), k_next, M - by * BLOCK_M, K - k_next * BLOCK_K, A);
+					// gemm_bias_relu.c:32 tile_copy(Bs,
+					// &B[k * BLOCK_K][bx * BLOCK_N])
+					Bs_copy.issue((Bs + k_next_stage * 4096), k_next, K - k_next * BLOCK_K, N - bx * BLOCK_N, B);
+					tilec::cp_async_commit();
+				});
+				k_stage = k_stage + 1 == 3 ? 0 : k_stage + 1;
+				k_next_stage = k_next_stage + 1 == 3 ? 0 : k_next_stage + 1;
 			}
-			tilec::cp_async_commit();
-			// gemm_bias_relu.c:33 tile_gemm(acc, As, Bs)
-			tilec::mma_ss<4, 8, 32, false, false, 64, 256>(acc, (As + k_stage * 4096), 32, (Bs + k_stage * 4096), 128, warp_m * 64, warp_n * 64);
+		} else {
+			for (int k = 0; k < k_end; k++) {
+				const int k_stage = k % 3;
+				// Wait for this iteration's copies; every thread is done with stage (k - 1) % 3.
+				tilec::cp_async_wait<1>();
+				__syncthreads();
+				const int k_next = k + 2;
+				if (k_next < k_end) {
+					// gemm_bias_relu.c:31 tile_copy(As,
+					// &A[by * BLOCK_M][k * BLOCK_K])
+					tilec::copy_g2s<__half, 128, 32, 128, true, true>((As + (k_next % 3) * 4096), 32, A + ((size_t)(by * BLOCK_M) * K + k_next * BLOCK_K),
+						K, min(128, M - by * BLOCK_M), min(32, K - k_next * BLOCK_K), A);
+					// gemm_bias_relu.c:32 tile_copy(Bs,
+					// &B[k * BLOCK_K][bx * BLOCK_N])
+					tilec::copy_g2s<__half, 32, 128, 128, true, true>((Bs + (k_next % 3) * 4096), 128, B + ((size_t)(k_next * BLOCK_K) * N + bx * BLOCK_N),
+						N, min(32, K - k_next * BLOCK_K), min(128, N - bx * BLOCK_N), B);
+				}
+				tilec::cp_async_commit();
+				// gemm_bias_relu.c:33 tile_gemm(acc, As, Bs)
+				tilec::mma_ss<4, 8, 32, false, false, 64, 256>(acc, (As + k_stage * 4096), 32, (Bs + k_stage * 4096), 128, warp_m * 64, warp_n * 64);
+			}
 		}
 		tilec::cp_async_wait<0>();
 	}

@@ -504,6 +504,19 @@ START_TEST(schedule_marks)
 			 "2 copies");
 
 	fixture_init(&f);
+	f.loop->u.loop.async_copies = 2;
+	f.loop->u.loop.copies_in_gemm = f.gemm;
+	ck_assert_int_eq(verify(&f, &d), 0);
+	tc_diags_free(&d);
+	fixture_free(&f);
+
+	fixture_init(&f);
+	f.loop->u.loop.async_copies = 2;
+	f.loop->u.loop.copies_in_gemm = f.fill;
+	expect_violation(&f, "async copies issued in a gemm that is not one "
+			 "of the loop body's statements");
+
+	fixture_init(&f);
 	f.loop->u.loop.kind = TC_LOOP_SERIAL;
 	f.loop->u.loop.async_copies = 1;
 	expect_violation(&f, "1 async copies on a loop that is not pipelined");

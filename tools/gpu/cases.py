@@ -29,6 +29,19 @@ CASES = [
      "gemm_bt", "check"),
     ("gemm_f16_at_k64_ragged", "gemm", GEMM_AT, {"BLOCK_K": 64, "THREADS": 256}, {"M": 200, "N": 300, "K": 333},
      "gemm_at", "check"),
+    # The same kernels where every tile is whole 16-byte vectors (the
+    # dims multiples of 8, still ragged against the tiles): the fast k
+    # loop with the copies issued inside the gemm (tilec::G2S); the
+    # shapes above, with a dim that is not, run the loop it falls back to.
+    ("gemm_f16_ragged_fast", "gemm", None, {}, {"M": 1000, "N": 1032, "K": 712}, "gemm", "check"),
+    ("gemm_bf16_ragged_fast", "gemm", ("f16", "bf16"), {}, {"M": 520, "N": 296, "K": 336}, "gemm", "check"),
+    ("gemm_f16_64x64_fast", "gemm", None, {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64, "STAGES": 2},
+     {"M": 336, "N": 248, "K": 200}, "gemm", "check"),
+    ("gemm_f16_at_ragged_fast", "gemm", GEMM_AT, {}, {"M": 304, "N": 264, "K": 200}, "gemm_at", "check"),
+    ("gemm_bf16_bt_ragged_fast", "gemm", GEMM_BT + ("f16", "bf16"), {"BLOCK_K": 64}, {"M": 272, "N": 328, "K": 200},
+     "gemm_bt", "check"),
+    ("gemm_f16_at_k64_ragged_fast", "gemm", GEMM_AT, {"BLOCK_K": 64, "THREADS": 256}, {"M": 200, "N": 304, "K": 336},
+     "gemm_at", "check"),
     ("gemm_f16_4096", "gemm", None, {}, {"M": 4096, "N": 4096, "K": 4096}, "gemm", "bench"),
     ("gemm_f16_4000", "gemm", None, {}, {"M": 4000, "N": 4000, "K": 4000}, "gemm", "bench"),
     ("gemm_f16_8192", "gemm", None, {}, {"M": 8192, "N": 8192, "K": 8192}, "gemm", "bench"),
@@ -81,6 +94,8 @@ CASES = [
     ("layernorm_ragged", "layernorm", None, {}, {"M": 1001, "N": 3001, "eps": 1e-5}, "layernorm", "check"),
     ("layernorm_f16_16384", "layernorm", None, {}, {"M": 16384, "N": 4096, "eps": 1e-5}, "layernorm", "bench"),
     ("gemm_bias_relu_ragged", "gemm_bias_relu", None, {}, {"M": 1000, "N": 1030, "K": 700}, "gemm_bias_relu", "check"),
+    ("gemm_bias_relu_ragged_fast", "gemm_bias_relu", None, {}, {"M": 1000, "N": 1032, "K": 712}, "gemm_bias_relu",
+     "check"),
     ("gemm_bias_relu_8192", "gemm_bias_relu", None, {"BLOCK_K": 64}, {"M": 8192, "N": 8192, "K": 8192}, "gemm_bias_relu", "bench"),
     ("gemm_splitk_ragged", "gemm_splitk", None, {}, {"M": 300, "N": 200, "K": 1000}, "gemm_splitk", "check"),
     ("gemm_f32_ragged", "gemm_f32", None, {"BLOCK_M": 64, "BLOCK_N": 64}, {"M": 300, "N": 200, "K": 170}, "gemm", "check"),
