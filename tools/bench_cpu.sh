@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench_cpu.sh - tilec's OpenMP backend against OpenBLAS and memory copy.
 #
-# usage: tools/bench_cpu.sh [--quick]
+# usage: tools/bench_cpu.sh [--quick | --rows]
 #
 # Builds tilec (ninja), checks each benchmarked kernel with `tilec run` on
 # ragged shapes against the reference interpreter (the script stops if one
@@ -16,7 +16,8 @@
 #
 # Both sides of a row run in the same process, alternately, median of 9
 # (TILEC_BENCH_REPEATS).  Threads: OMP_NUM_THREADS and
-# OPENBLAS_NUM_THREADS, default 2.  --quick uses smaller shapes.  Tunables
+# OPENBLAS_NUM_THREADS, default 2.  --quick uses smaller shapes; --rows
+# runs softmax and RMSNorm alone (the rows against the copy).  Tunables
 # bound for the CPU are in KERNEL_FLAGS below; docs/perf.md records runs.
 set -eu
 
@@ -24,8 +25,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 cc=${CC:-cc}
 cflags=(-O3 -march=native -fopenmp -fno-math-errno)
-quick=0
+quick=0 rows=0
 [ "${1:-}" = "--quick" ] && quick=1
+[ "${1:-}" = "--rows" ] && rows=1
 
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
 export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-$OMP_NUM_THREADS}
@@ -52,10 +54,10 @@ check() {
 		exit 1
 	fi
 }
-check samples/gemm_f32.c M=300,N=261,K=259 "${gemm_flags[@]}"
+[ $rows = 1 ] || check samples/gemm_f32.c M=300,N=261,K=259 "${gemm_flags[@]}"
 check samples/softmax.c M=37,N=4100
 check "$work/rmsnorm_f32.c" M=37,N=4100
-check samples/flash_attention.c B=1,S=300,H=2
+[ $rows = 1 ] || check samples/flash_attention.c B=1,S=300,H=2
 
 "$tilec" samples/gemm_f32.c --standalone "${gemm_flags[@]}" >"$work/k_gemm.c"
 "$tilec" samples/softmax.c --standalone >"$work/k_softmax.c"
@@ -73,7 +75,10 @@ b=$work/cpu_bench
 "$b" peak
 echo
 "$b" header
-if [ $quick = 1 ]; then
+if [ $rows = 1 ]; then
+	"$b" softmax 16384 4096
+	"$b" rmsnorm 16384 4096
+elif [ $quick = 1 ]; then
 	"$b" gemm 1024
 	"$b" softmax 4096 4096
 	"$b" rmsnorm 4096 4096

@@ -553,6 +553,24 @@ tilec_vsum(tilec_vf v)
 	return s[0];
 }
 
+#if defined(__AVX512F__)
+/* e^r * 2^fn for the reduced argument r: tilec_exp_reduced's polynomial,
+ * then the scaling rounded once, as tilec_ldexpf rounds it. */
+static inline tilec_vf
+tilec_vscale_reduced(__m512 r, __m512 fn)
+{
+	__m512 p = _mm512_set1_ps(1.0f / 5040);
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+	return (tilec_vf)_mm512_scalef_ps(p, fn);
+}
+#endif
+
 static inline tilec_vf
 tilec_vexpf(tilec_vf x)
 {
@@ -567,16 +585,7 @@ tilec_vexpf(tilec_vf x)
 	__m512 fn = _mm512_sub_ps(t, _mm512_set1_ps(12582912.0f));
 	__m512 r = _mm512_fnmadd_ps(fn, _mm512_set1_ps(0.693359375f), v);
 	r = _mm512_fnmadd_ps(fn, _mm512_set1_ps(-2.12194440e-4f), r);
-	__m512 p = _mm512_set1_ps(1.0f / 5040);
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720));
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120));
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24));
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6));
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-	/* p * 2^fn, rounded once, as tilec_ldexpf. */
-	return (tilec_vf)_mm512_scalef_ps(p, fn);
+	return tilec_vscale_reduced(r, fn);
 #else
 	for (int l = 0; l < TILEC_VL; l++)
 		x[l] = tilec_expf(x[l]);
@@ -595,15 +604,7 @@ tilec_vexp2f(tilec_vf x)
 	__m512 fn = _mm512_sub_ps(t, _mm512_set1_ps(12582912.0f));
 	__m512 r = _mm512_mul_ps(_mm512_sub_ps(v, fn),
 				 _mm512_set1_ps(0.693147181f));
-	__m512 p = _mm512_set1_ps(1.0f / 5040);
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720));
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120));
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24));
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6));
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-	return (tilec_vf)_mm512_scalef_ps(p, fn);
+	return tilec_vscale_reduced(r, fn);
 #else
 	for (int l = 0; l < TILEC_VL; l++)
 		x[l] = tilec_exp2f(x[l]);
