@@ -37,17 +37,27 @@ fused_block(int M, int N, int K, const tilec_f16 X[restrict M][N],
 			const int rows = tilec_extent(M, row0, BLOCK_M);
 			const int cols = tilec_extent(N, n0, BLOCK_N);
 			const int cols2 = tilec_extent(K, n0, BLOCK_N);
+			const int next_row0 = (bm + 1) * BLOCK_M, next_col0 = 0;
+			const int next_rows = tilec_extent(M, next_row0, BLOCK_M);
+			const int next_cols = tilec_extent(N, next_col0, BLOCK_N);
 			for (int i = 0; i < BLOCK_M; i++) {
 				const int n = tilec_min(i < rows ? cols : 0, cols2);
 				float sum = 0.0f;
+				for (int j0 = 0; j0 < n; j0 += 512) {
+					const int j1 = tilec_min(j0 + 512, n);
+					// the next block's X, for later
+					if (i < next_rows && j0 < next_cols)
+						tilec_prefetch(&X[next_row0 + i][next_col0 + j0],
+						               sizeof(tilec_f16) * tilec_min(512, next_cols - j0));
 #pragma omp simd reduction(+ : sum)
-				for (int j = 0; j < n; j++) {
-					const float x =
-					    tilec_f16_to_f32(X[row0 + i][n0 + j]);
-					const float b = B[n0 + j];
-					const float t = x + b;
-					y[i][j] = t * t;
-					sum += y[i][j];
+					for (int j = j0; j < j1; j++) {
+						const float x =
+						    tilec_f16_to_f32(X[row0 + i][n0 + j]);
+						const float b = B[n0 + j];
+						const float t = x + b;
+						y[i][j] = t * t;
+						sum += y[i][j];
+					}
 				}
 				// columns past an edge: copies read 0
 				for (int j = n; j < BLOCK_N; j++) {
@@ -177,13 +187,23 @@ row_result_block(int M, int N, const float X[restrict M][N],
 		const int row0 = bm * BLOCK_M;
 		const int rows = tilec_extent(M, row0, BLOCK_M);
 		const int cols = tilec_extent(N, 0, BLOCK_N);
+		const int next_row0 = (bm + 1) * BLOCK_M, next_col0 = 0;
+		const int next_rows = tilec_extent(M, next_row0, BLOCK_M);
+		const int next_cols = tilec_extent(N, next_col0, BLOCK_N);
 		for (int i = 0; i < BLOCK_M; i++) {
 			const int n = i < rows ? cols : 0;
 			float sum = 0.0f;
+			for (int j0 = 0; j0 < n; j0 += 256) {
+				const int j1 = tilec_min(j0 + 256, n);
+				// the next block's X, for later
+				if (i < next_rows && j0 < next_cols)
+					tilec_prefetch(&X[next_row0 + i][next_col0 + j0],
+					               sizeof(float) * tilec_min(256, next_cols - j0));
 #pragma omp simd reduction(+ : sum)
-			for (int j = 0; j < n; j++) {
-				const float x = X[row0 + i][j];
-				sum += x;
+				for (int j = j0; j < j1; j++) {
+					const float x = X[row0 + i][j];
+					sum += x;
+				}
 			}
 			// columns past an edge: copies read 0
 			for (int j = n; j < BLOCK_N; j++) {
@@ -261,15 +281,25 @@ partial_write_block(int M, int N, const float X[restrict M][N],
 		const int row0 = bm * BLOCK_M;
 		const int rows = tilec_extent(M, row0, BLOCK_M);
 		const int cols = tilec_extent(N, 0, BLOCK_N);
+		const int next_row0 = (bm + 1) * BLOCK_M, next_col0 = 0;
+		const int next_rows = tilec_extent(M, next_row0, BLOCK_M);
+		const int next_cols = tilec_extent(N, next_col0, BLOCK_N);
 		for (int i = 0; i < BLOCK_M; i++) {
 			const int n = i < rows ? cols : 0;
 			float sum = 0.0f;
+			for (int j0 = 0; j0 < n; j0 += 256) {
+				const int j1 = tilec_min(j0 + 256, n);
+				// the next block's X, for later
+				if (i < next_rows && j0 < next_cols)
+					tilec_prefetch(&X[next_row0 + i][next_col0 + j0],
+					               sizeof(float) * tilec_min(256, next_cols - j0));
 #pragma omp simd reduction(+ : sum)
-			for (int j = 0; j < n; j++) {
-				const float x = X[row0 + i][j];
-				if (x > 0.0f)
-					t[i][j] = x;
-				sum += t[i][j];
+				for (int j = j0; j < j1; j++) {
+					const float x = X[row0 + i][j];
+					if (x > 0.0f)
+						t[i][j] = x;
+					sum += t[i][j];
+				}
 			}
 			// columns past an edge: copies read 0
 			for (int j = n; j < BLOCK_N; j++) {
@@ -342,21 +372,31 @@ extremes_block(int M, int N, const tilec_f16 X[restrict M][N],
 			const int row0 = bm * BLOCK_M;
 			const int rows = tilec_extent(M, row0, BLOCK_M);
 			const int cols = tilec_extent(N, n0, BLOCK_N);
+			const int next_row0 = (bm + 1) * BLOCK_M, next_col0 = 0;
+			const int next_rows = tilec_extent(M, next_row0, BLOCK_M);
+			const int next_cols = tilec_extent(N, next_col0, BLOCK_N);
 			for (int i = 0; i < BLOCK_M; i++) {
 				const int n = i < rows ? cols : 0;
 				int maxv = tilec_max_key(-INFINITY);
 				int minv = tilec_min_key(INFINITY);
 				int amax = tilec_max_key(tilec_fmaxf(fabsf(mag[i]), 0.0f));
 				float sum2 = 0.0f;
+				for (int j0 = 0; j0 < n; j0 += 512) {
+					const int j1 = tilec_min(j0 + 512, n);
+					// the next block's X, for later
+					if (i < next_rows && j0 < next_cols)
+						tilec_prefetch(&X[next_row0 + i][next_col0 + j0],
+						               sizeof(tilec_f16) * tilec_min(512, next_cols - j0));
 #pragma omp simd reduction(max : maxv) reduction(min : minv) reduction(max : amax) reduction(+ : sum2)
-				for (int j = 0; j < n; j++) {
-					float x =
-					    tilec_f16_to_f32(X[row0 + i][n0 + j]);
-					x -= 0.25f;
-					maxv = tilec_max(maxv, tilec_max_key(x));
-					minv = tilec_min(minv, tilec_min_key(x));
-					amax = tilec_max(amax, tilec_max_key(fabsf(x)));
-					sum2 += x;
+					for (int j = j0; j < j1; j++) {
+						float x =
+						    tilec_f16_to_f32(X[row0 + i][n0 + j]);
+						x -= 0.25f;
+						maxv = tilec_max(maxv, tilec_max_key(x));
+						minv = tilec_min(minv, tilec_min_key(x));
+						amax = tilec_max(amax, tilec_max_key(fabsf(x)));
+						sum2 += x;
+					}
 				}
 				// columns past an edge: copies read 0
 				for (int j = n; j < BLOCK_N; j++) {
@@ -426,13 +466,23 @@ recompute_block(int M, int N, const float X[restrict M][N],
 		const int row0 = bm * BLOCK_M;
 		const int rows = tilec_extent(M, row0, BLOCK_M);
 		const int cols = tilec_extent(N, 0, BLOCK_N);
+		const int next_row0 = (bm + 1) * BLOCK_M, next_col0 = 0;
+		const int next_rows = tilec_extent(M, next_row0, BLOCK_M);
+		const int next_cols = tilec_extent(N, next_col0, BLOCK_N);
 		for (int i = 0; i < BLOCK_M; i++) {
 			const int n = i < rows ? cols : 0;
 			int maxv = tilec_max_key(-INFINITY);
+			for (int j0 = 0; j0 < n; j0 += 256) {
+				const int j1 = tilec_min(j0 + 256, n);
+				// the next block's X, for later
+				if (i < next_rows && j0 < next_cols)
+					tilec_prefetch(&X[next_row0 + i][next_col0 + j0],
+					               sizeof(float) * tilec_min(256, next_cols - j0));
 #pragma omp simd reduction(max : maxv)
-			for (int j = 0; j < n; j++) {
-				float x = X[row0 + i][j];
-				maxv = tilec_max(maxv, tilec_max_key(x));
+				for (int j = j0; j < j1; j++) {
+					float x = X[row0 + i][j];
+					maxv = tilec_max(maxv, tilec_max_key(x));
+				}
 			}
 			// columns past an edge: copies read 0
 			for (int j = n; j < BLOCK_N; j++) {
@@ -516,15 +566,25 @@ no_recompute_block(int M, int N, const float X[restrict M][N],
 		const int row0 = bm * BLOCK_M;
 		const int rows = tilec_extent(M, row0, BLOCK_M);
 		const int cols = tilec_extent(N, 0, BLOCK_N);
+		const int next_row0 = (bm + 1) * BLOCK_M, next_col0 = 0;
+		const int next_rows = tilec_extent(M, next_row0, BLOCK_M);
+		const int next_cols = tilec_extent(N, next_col0, BLOCK_N);
 		tilec_load_f32(w, &W[0], cols, BLOCK_N);
 		for (int i = 0; i < BLOCK_M; i++) {
 			const int n = i < rows ? cols : 0;
 			int maxv = tilec_max_key(-INFINITY);
+			for (int j0 = 0; j0 < n; j0 += 256) {
+				const int j1 = tilec_min(j0 + 256, n);
+				// the next block's X, for later
+				if (i < next_rows && j0 < next_cols)
+					tilec_prefetch(&X[next_row0 + i][next_col0 + j0],
+					               sizeof(float) * tilec_min(256, next_cols - j0));
 #pragma omp simd reduction(max : maxv)
-			for (int j = 0; j < n; j++) {
-				x[i][j] = X[row0 + i][j];
-				x[i][j] *= w[j];
-				maxv = tilec_max(maxv, tilec_max_key(x[i][j]));
+				for (int j = j0; j < j1; j++) {
+					x[i][j] = X[row0 + i][j];
+					x[i][j] *= w[j];
+					maxv = tilec_max(maxv, tilec_max_key(x[i][j]));
+				}
 			}
 			// columns past an edge: copies read 0
 			for (int j = n; j < BLOCK_N; j++) {
@@ -602,12 +662,23 @@ masks_block(int M, int N, int K, const float X[restrict M][N],
 			const int row0 = bm * BLOCK_M;
 			const int rows = tilec_extent(M, row0, BLOCK_M);
 			const int cols = tilec_extent(N, n0, BLOCK_N);
+			const int next_row0 = (bm + 1) * BLOCK_M, next_col0 = 0;
+			const int next_rows = tilec_extent(M, next_row0, BLOCK_M);
+			const int next_cols = tilec_extent(N, next_col0, BLOCK_N);
 			for (int i = 0; i < BLOCK_M; i++) {
 				const int n = i < rows ? cols : 0;
+				for (int j0 = 0; j0 < n; j0 += 256) {
+					const int j1 = tilec_min(j0 + 256, n);
+					// the next block's X, for later
+					if (i < next_rows && j0 < next_cols)
+						tilec_prefetch(&X[next_row0 + i][next_col0 + j0],
+						               sizeof(float) * tilec_min(256, next_cols - j0));
 #pragma omp simd
-				for (int j = 0; j < n; j++) {
-					const float x = X[row0 + i][n0 + j];
-					y[i][j] = n0 + j < K ? x : 2.0f;
+					for (int j = j0; j < j1; j++) {
+						const float x =
+						    X[row0 + i][n0 + j];
+						y[i][j] = n0 + j < K ? x : 2.0f;
+					}
 				}
 				// columns past an edge: copies read 0
 				for (int j = n; j < BLOCK_N; j++) {

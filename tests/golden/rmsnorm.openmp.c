@@ -33,15 +33,26 @@ rmsnorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 			const int row0 = bm * BLOCK_M, col0 = c * BLOCK_N;
 			const int rows = tilec_extent(M, row0, BLOCK_M);
 			const int cols = tilec_extent(N, col0, BLOCK_N);
+			const int next_row0 = (bm + 1) * BLOCK_M, next_col0 = 0;
+			const int next_rows = tilec_extent(M, next_row0, BLOCK_M);
+			const int next_cols = tilec_extent(N, next_col0, BLOCK_N);
 			for (int i = 0; i < BLOCK_M; i++) {
 				const int n = i < rows ? cols : 0;
 				float sum = 0.0f;
+				for (int j0 = 0; j0 < n; j0 += 512) {
+					const int j1 = tilec_min(j0 + 512, n);
+					// the next block's X, for later
+					if (i < next_rows && j0 < next_cols)
+						tilec_prefetch(&X[next_row0 + i][next_col0 + j0],
+						               sizeof(tilec_f16) * tilec_min(512, next_cols - j0));
 #pragma omp simd reduction(+ : sum)
-				for (int j = 0; j < n; j++) {
-					x[i][j] =
-					    tilec_f16_to_f32(X[row0 + i][col0 + j]);
-					const float sq = x[i][j] * x[i][j];
-					sum += sq;
+					for (int j = j0; j < j1; j++) {
+						x[i][j] =
+						    tilec_f16_to_f32(X[row0 + i][col0 + j]);
+						const float sq =
+						    x[i][j] * x[i][j];
+						sum += sq;
+					}
 				}
 				// columns past an edge: copies read 0
 				for (int j = n; j < BLOCK_N; j++) {
