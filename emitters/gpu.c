@@ -32,7 +32,8 @@
  *     pass plans none and the loop runs its copies in order.  A loop the
  *     pass planned with copies_in_gemm gets a fast loop first (guarded
  *     once at run time) whose gemm issues the next stage's copies from a
- *     hook (fast_pipelined_loop).
+ *     hook, with per-stage mbarriers instead of the per-iteration block
+ *     barrier (fast_pipelined_loop).
  * The output names things after the tile program and comments each tile
  * operation with its source line.
  */
@@ -72,6 +73,10 @@ typedef struct Gpu {
 	const TcStmt *hook_loop;
 	const char *hook_it, *hook_stage;
 	const char **hook_copy;
+	/* ... and before that waits on the tilec::StageBarriers hook_bars
+	 * for the phase of parity hook_phase of hook_stage's empty
+	 * barrier: every warp done reading the stage. */
+	const char *hook_bars, *hook_phase;
 	bool failed;            /* an error was reported */
 	/* The emitter's own names (loop counters, tile indices, ...), each
 	 * made distinct from every name of the program (fresh()). */
@@ -922,10 +927,12 @@ emit_copy(Gpu *G, const TcStmt *s, bool async)
 		copy_generic(G, s);
 }
 
-/* The hook of the gemm of a fast pipelined loop (G->hook_loop): a lambda
- * issuing the next stage's copies, `, [&] { ...; commit; }`. */
+/* The copies of a fast pipelined loop (G->hook_loop) for iteration
+ * G->hook_it into stage G->hook_stage, through the G2S objects
+ * G->hook_copy, then this thread's arrival on the stage's full barrier
+ * (G->hook_bars), made when they have landed. */
 static void
-gemm_hook(Gpu *G)
+issue_stage(Gpu *G)
 {
 	TcBuf *b = G->pr.out;
 	const TcStmt *loop = G->hook_loop;
@@ -933,18 +940,32 @@ gemm_hook(Gpu *G)
 	const char *saved_name = var->name, *saved_stage = G->stage;
 	var->name = G->hook_it;
 	G->stage = G->hook_stage;
-	tc_buf_puts(b, ", [&] {\n");
-	b->indent++;
 	const TcVec *body = &loop->u.loop.body->u.block.body;
 	for (int i = 0; i < loop->u.loop.async_copies; i++) {
 		stmt_comment(G, body->items[i], NULL);
 		g2s_issue(G, body->items[i], G->hook_copy[i]);
 	}
-	tc_buf_puts(b, "tilec::cp_async_commit();\n");
-	b->indent--;
-	tc_buf_puts(b, "}");
+	tc_buf_printf(b, "%s.copied(%s);\n", G->hook_bars, G->hook_stage);
 	var->name = saved_name;
 	G->stage = saved_stage;
+}
+
+/* The hook of the gemm of a fast pipelined loop (G->hook_loop): a lambda
+ * that waits until every warp is done reading the stage it refills, then
+ * issues that stage's copies, `, [&] { wait; ...; arrive; }`. */
+static void
+gemm_hook(Gpu *G)
+{
+	TcBuf *b = G->pr.out;
+	tc_buf_puts(b, ", [&] {\n");
+	b->indent++;
+	tc_buf_printf(b, "// Every warp is done with stage %s (iteration %s - 1's).\n",
+		      G->hook_stage, G->hook_loop->u.loop.var->name);
+	tc_buf_printf(b, "%s.wait_empty(%s, %s);\n", G->hook_bars, G->hook_stage,
+		      G->hook_phase);
+	issue_stage(G);
+	b->indent--;
+	tc_buf_puts(b, "}");
 }
 
 /* tile_gemm.  With a matrix-instruction accumulator: the dialect's
@@ -1327,6 +1348,10 @@ typedef struct PipeNames {
 	const char *next;  /* the iteration whose copies are issued */
 	const char *stage; /* this iteration's stage */
 	const char *next_stage; /* k_next's stage (the fast loop's) */
+	/* The fast loop's: its tilec::StageBarriers, the parity of this
+	 * iteration's phase of its stage, and that of the previous
+	 * iteration's phase of k_next's stage (the one it last used). */
+	const char *bars, *phase, *next_phase;
 } PipeNames;
 
 /* The k loop of a pipelined loop: each iteration waits for its copies,
@@ -1382,12 +1407,32 @@ pipelined_loop(Gpu *G, const TcStmt *s, const PipeNames *n, bool smem,
 	close_brace(G);
 }
 
+/* Advance a fast loop's stage and the parity of its phase by one
+ * iteration. */
+static void
+next_stage(Gpu *G, const PipeNames *n, long long stages)
+{
+	TcBuf *b = G->pr.out;
+	tc_buf_printf(b, "%s = %s == %lld ? %s ^ 1 : %s;\n", n->phase, n->stage,
+		      stages - 1, n->phase, n->phase);
+	tc_buf_printf(b, "%s = %s + 1 == %lld ? 0 : %s + 1;\n", n->stage, n->stage,
+		      stages, n->stage);
+}
+
 /* The fast k loop of a pipelined loop with copies_in_gemm (the pipeline
  * pass planned every copy as strided): the copies are set up once, and
  * the gemm issues those of iteration k + STAGES - 1, without branches,
  * after its first mma (gemm_hook); stages rotate instead of k % STAGES.
- * Where a tensor's tiles are not whole 16-byte vectors (tested once),
- * pipelined_loop runs instead. */
+ * No block barrier per iteration: the loop's mbarriers (smem pass,
+ * loop.barriers; tilec::StageBarriers) hand each stage from the copies to
+ * the warps reading it (full) and back (empty), so a warp waits only for
+ * its stage's copies and, inside the gemm before refilling a stage, for
+ * the warps still reading it.  Iteration k's use of its stage is phase
+ * k / STAGES of the stage's barriers; the copies past the last iteration
+ * (zero-filled) arrive too and are waited for after the loop.  Where a
+ * tensor's tiles are not whole 16-byte vectors (tested once), the
+ * ordinary prologue and pipelined_loop run instead, after the `else` this
+ * prints. */
 static void
 fast_pipelined_loop(Gpu *G, const TcStmt *s, const PipeNames *n)
 {
@@ -1401,8 +1446,10 @@ fast_pipelined_loop(Gpu *G, const TcStmt *s, const PipeNames *n)
 	tc_buf_printf(b, "// The fast loop, where every tile is whole 16-byte vectors (tested\n"
 		      "// once): each copy's per-thread addresses are computed here, and\n"
 		      "// the gemm issues iteration %s + %lld's copies without branches after\n"
-		      "// its first mma, overlapping the tensor cores' work.  Otherwise the\n"
-		      "// loop below.\n", k, stages - 1);
+		      "// its first mma, overlapping the tensor cores' work.  Per-stage\n"
+		      "// barriers, not a block barrier per iteration: a warp waits for its\n"
+		      "// stage's copies, and before refilling a stage for the warps still\n"
+		      "// reading it.  Otherwise the loop below.\n", k, stages - 1);
 	for (int i = 0; i < ncopies; i++) {
 		const TcStmt *c = body->items[i];
 		copy[i] = fresh(G, tc_fmt(G->a, "%s_copy", c->u.copy.dst.var->name));
@@ -1413,28 +1460,52 @@ fast_pipelined_loop(Gpu *G, const TcStmt *s, const PipeNames *n)
 		tc_buf_printf(b, "%s%s.aligned", i ? " && " : "", copy[i]);
 	tc_buf_puts(b, ") {\n");
 	b->indent++;
+	tc_buf_printf(b, "const tilec::StageBarriers<%lld, %lld> %s(tilec_smem + %lld);\n"
+		      "if (threadIdx.x == 0)\n\t%s.init();\n__syncthreads();\n",
+		      stages, G->threads, n->bars, s->u.loop.barriers, n->bars);
+	G->hook_loop = s;
+	G->hook_copy = copy;
+	G->hook_bars = n->bars;
+	tc_buf_printf(b, "// Prologue: the copies of the first %lld iterations "
+		      "(zero-filled past the end).\n", stages - 1);
+	tc_buf_printf(b, "for (int %s = 0; %s < %lld; %s++) {\n", n->pre, n->pre,
+		      stages - 1, n->pre);
+	b->indent++;
+	G->hook_it = n->pre;
+	G->hook_stage = n->pre;
+	issue_stage(G);
+	close_brace(G);
+	tc_buf_printf(b, "// This iteration's stage and its phase's parity; iteration %s - 1's,\n"
+		      "// which the gemm refills for iteration %s.\n", k, n->next);
 	tc_buf_printf(b, "int %s = 0, %s = %lld;\n", n->stage, n->next_stage, stages - 1);
+	tc_buf_printf(b, "unsigned %s = 0, %s = 1;\n", n->phase, n->next_phase);
 	tc_buf_printf(b, "for (int %s = 0; %s < %s; %s++) {\n", k, k, n->end, k);
 	b->indent++;
 	tc_buf_printf(b, "const int %s = %s + %lld;\n", n->next, k, stages - 1);
-	tc_buf_printf(b, "// Wait for this iteration's copies; every thread is "
-		      "done with stage %s.\n", n->next_stage);
-	tc_buf_printf(b, "tilec::cp_async_wait<%lld>();\n__syncthreads();\n",
-		      stages - 2);
+	tc_buf_puts(b, "// Wait for this iteration's copies.\n");
+	tc_buf_printf(b, "%s.wait_full(%s, %s);\n", n->bars, n->stage, n->phase);
 	const char *saved = G->stage;
 	G->stage = n->stage;
-	G->hook_loop = s;
 	G->hook_it = n->next;
 	G->hook_stage = n->next_stage;
-	G->hook_copy = copy;
+	G->hook_phase = n->next_phase;
 	for (int i = ncopies; i < body->len; i++)
 		emit_stmt(G, body->items[i]);
 	G->hook_loop = NULL;
 	G->stage = saved;
-	tc_buf_printf(b, "%s = %s + 1 == %lld ? 0 : %s + 1;\n", n->stage, n->stage,
-		      stages, n->stage);
-	tc_buf_printf(b, "%s = %s + 1 == %lld ? 0 : %s + 1;\n", n->next_stage,
-		      n->next_stage, stages, n->next_stage);
+	tc_buf_puts(b, "// This warp is done with its stage.\n");
+	tc_buf_printf(b, "%s.read(%s);\n", n->bars, n->stage);
+	tc_buf_printf(b, "%s = %s;\n%s = %s;\n", n->next_stage, n->stage,
+		      n->next_phase, n->phase);
+	next_stage(G, n, stages);
+	close_brace(G);
+	tc_buf_printf(b, "// The copies past the end have landed (and arrived) before the\n"
+		      "// block may exit.\n");
+	tc_buf_printf(b, "for (int %s = 0; %s < %lld; %s++) {\n", n->pre, n->pre,
+		      stages - 1, n->pre);
+	b->indent++;
+	tc_buf_printf(b, "%s.wait_full(%s, %s);\n", n->bars, n->stage, n->phase);
+	next_stage(G, n, stages);
 	close_brace(G);
 	b->indent--;
 	tc_buf_puts(b, "} else {\n");
@@ -1457,6 +1528,9 @@ emit_pipelined(Gpu *G, const TcStmt *s)
 		.next = fresh(G, tc_fmt(G->a, "%s_next", k)),
 		.stage = fresh(G, tc_fmt(G->a, "%s_stage", k)),
 		.next_stage = fresh(G, tc_fmt(G->a, "%s_next_stage", k)),
+		.bars = fresh(G, tc_fmt(G->a, "%s_bars", k)),
+		.phase = fresh(G, tc_fmt(G->a, "%s_phase", k)),
+		.next_phase = fresh(G, tc_fmt(G->a, "%s_next_phase", k)),
 	};
 	const TcVec *body = &s->u.loop.body->u.block.body;
 	bool smem = false, regs = false;
@@ -1492,6 +1566,9 @@ emit_pipelined(Gpu *G, const TcStmt *s)
 		issue_copies(G, s, "0", NULL, true);
 		close_brace(G);
 	}
+	bool fast = s->u.loop.copies_in_gemm && smem && !regs;
+	if (fast)
+		fast_pipelined_loop(G, s, &n);
 	if (smem) {
 		tc_buf_printf(b, "// Prologue: the copies of the first %lld iterations.\n",
 			      stages - 1);
@@ -1505,14 +1582,11 @@ emit_pipelined(Gpu *G, const TcStmt *s)
 		tc_buf_puts(b, "tilec::cp_async_commit();\n");
 		close_brace(G);
 	}
-	bool fast = s->u.loop.copies_in_gemm && smem && !regs;
-	if (fast)
-		fast_pipelined_loop(G, s, &n);
 	pipelined_loop(G, s, &n, smem, regs);
-	if (fast)
-		close_brace(G);
 	if (smem)
 		tc_buf_puts(b, "tilec::cp_async_wait<0>();\n");
+	if (fast)
+		close_brace(G);
 	close_brace(G);
 }
 

@@ -14,7 +14,10 @@
  * hazard from the end of one iteration to the start of the next gets its
  * barrier too.  The leading async copies of a pipelined loop are the
  * emitter's to order: it waits and synchronizes at the top of each
- * iteration, which this pass treats as a barrier.
+ * iteration, which this pass treats as a barrier.  A loop with
+ * copies_in_gemm is the exception: its fast form orders only the staged
+ * buffers, with per-stage mbarriers instead of a block barrier, so only
+ * their state is cleared there and anything else gets a barrier of its own.
  */
 #include "tilec_int.h"
 
@@ -67,6 +70,21 @@ state_clear(State *s)
 {
 	memset(s->written, 0, (size_t)s->n);
 	memset(s->read, 0, (size_t)s->n);
+}
+
+/* Forget the accesses of the buffers the async copies of pipelined loop
+ * `loop` fill: the emitter orders those across iterations itself. */
+static void
+clear_staged(State *s, const TcStmt *loop)
+{
+	for (int i = 0; i < loop->u.loop.async_copies; i++) {
+		const TcStmt *c = loop->u.loop.body->u.block.body.items[i];
+		int v = c->u.copy.dst.var->index;
+		if (v >= 0) {
+			s->written[v] = false;
+			s->read[v] = false;
+		}
+	}
 }
 
 /* --- What a statement touches ---------------------------------------------- */
@@ -137,7 +155,9 @@ walk_stmt(Barriers *B, TcStmt *s, State *st)
 		state_copy(&in, st);
 		for (int round = 0; round < 4; round++) {
 			state_copy(&cur, &in);
-			if (synced)
+			if (synced && s->u.loop.copies_in_gemm)
+				clear_staged(&cur, s); /* the emitter's mbarriers */
+			else if (synced)
 				state_clear(&cur); /* the emitter's wait + barrier */
 			int before = B->inserted;
 			walk_block(B, s->u.loop.body, &cur, skip);

@@ -290,6 +290,8 @@ print_loop(TcBuf *b, const TcKernel *k, const TcStmt *s)
 			tc_buf_printf(b, ", async copies %d%s",
 				      s->u.loop.async_copies,
 				      s->u.loop.copies_in_gemm ? " in gemm" : "");
+		if (s->u.loop.barriers > 0)
+			tc_buf_printf(b, ", barriers +%lld", s->u.loop.barriers);
 	}
 	if (s->u.loop.kind == TC_LOOP_PARALLEL && s->u.loop.anchor)
 		tc_buf_printf(b, " over %s dim %d",

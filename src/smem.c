@@ -5,8 +5,10 @@
  * memory (tile_shared buffers, and fragments laid out SMEM) has an offset
  * in the block's one dynamic shared-memory array, row padding chosen to
  * keep warps off a single bank, and its stages; the kernel has its total
- * and the offset of the scratch used by cross-warp reductions.  A total
- * over the target's per-block limit is a located error.
+ * and the offset of the scratch used by cross-warp reductions; a pipelined
+ * loop whose copies are issued inside its gemm has the offset of its
+ * mbarriers, after the scratch.  A total over the target's per-block limit
+ * is a located error.
  *
  * Padding: a 2-dim buffer whose rows are a multiple of 32 bytes gets 16
  * bytes more per row.  Rows then start in different banks, so the eight
@@ -160,6 +162,34 @@ align_up(long long n, long long a)
 	return (n + a - 1) / a * a;
 }
 
+/* After `total` bytes, the mbarriers of every pipelined loop in s whose
+ * copies are issued inside its gemm (loop.barriers: full and empty, one
+ * each per stage, 8 bytes); returns the new total. */
+static long long
+place_barriers(TcStmt *s, long long total)
+{
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		for (int i = 0; i < s->u.block.body.len; i++)
+			total = place_barriers(s->u.block.body.items[i], total);
+		return total;
+	case TC_ST_IF:
+		total = place_barriers(s->u.cond.then, total);
+		return s->u.cond.els ? place_barriers(s->u.cond.els, total) : total;
+	case TC_ST_FOR: {
+		total = place_barriers(s->u.loop.body, total);
+		long long stages = 0;
+		if (!s->u.loop.copies_in_gemm ||
+		    !tc_expr_const(s->u.loop.stages, &stages))
+			return total;
+		s->u.loop.barriers = align_up(total, 8);
+		return s->u.loop.barriers + 2 * 8 * stages;
+	}
+	default:
+		return total;
+	}
+}
+
 /* Place k's shared buffers one after the other, rows padded when `padded`;
  * returns the block's total, scratch included. */
 static long long
@@ -186,6 +216,7 @@ place(TcKernel *k, long long threads, bool padded, const TcOptions *opt)
 	total = align_up(total, 128);
 	k->scratch_offset = total;
 	total += scratch_bytes(k, k->body, (int)threads);
+	total = place_barriers(k->body, total);
 	k->smem_bytes = total;
 	return total;
 }

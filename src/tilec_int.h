@@ -497,6 +497,11 @@ struct TcStmt {
 			 * issues the next stage's copies from inside it.
 			 * NULL otherwise. */
 			TcStmt *copies_in_gemm;
+			/* With copies_in_gemm (smem pass): the byte offset
+			 * in the shared array of the fast loop's 2 x stages
+			 * mbarriers (8 bytes each: full[stages], then
+			 * empty[stages]); 0 before the pass or without. */
+			long long barriers;
 		} loop;
 		struct {
 			TcExpr *cond;

@@ -277,6 +277,75 @@ struct G2S {
 	}
 };
 
+// --- Stage barriers of a pipelined loop (sm_80: mbarrier) ----------------------------
+
+// The fast loop of a pipelined loop orders its stages with mbarriers instead
+// of a block barrier per iteration, so that a warp waits for the copies it
+// is about to read and for the warps still reading the stage it is about to
+// fill, not for every warp.  Two 8-byte barriers per stage in shared memory
+// at `bars`: full[s] completes a phase when every thread's copies into
+// stage s have landed (THREADS arrivals, each made by the copies'
+// completion: cp.async.mbarrier.arrive.noinc); empty[s] completes one when
+// every warp has read stage s (one arrival per warp).  A wait names the
+// parity of the phase it waits for: iteration k's use of its stage is
+// phase k / STAGES of that stage's barriers.  A fresh barrier counts the
+// phase before its first (parity 1) as complete, so a first fill waits for
+// nothing.
+template <int STAGES, int THREADS>
+struct StageBarriers {
+	static constexpr int WARPS = (THREADS + WARP - 1) / WARP;
+	unsigned full;  // shared address of full[0]; empty[0] follows full[STAGES - 1]
+
+	__device__ __forceinline__ explicit StageBarriers(void *bars) : full(smem_u32(bars)) {}
+	__device__ __forceinline__ unsigned empty() const { return full + 8 * STAGES; }
+
+	// By one thread, before a block barrier.
+	__device__ __forceinline__ void init() const
+	{
+#pragma unroll
+		for (int s = 0; s < STAGES; s++) {
+			asm volatile("mbarrier.init.shared.b64 [%0], %1;\n" ::"r"(full + 8 * s), "r"(THREADS));
+			asm volatile("mbarrier.init.shared.b64 [%0], %1;\n" ::"r"(empty() + 8 * s), "r"(WARPS));
+		}
+	}
+	// This thread's copies so far into `stage` arrive on its full barrier
+	// once they have landed.
+	__device__ __forceinline__ void copied(int stage) const
+	{
+		asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];\n" ::"r"(full + 8 * stage) : "memory");
+	}
+	// This warp is done reading `stage`: one arrival, after every lane's
+	// reads (__syncwarp orders them before lane 0's release).
+	__device__ __forceinline__ void read(int stage) const
+	{
+		__syncwarp();
+		if (threadIdx.x % WARP == 0) {
+			unsigned long long state;
+			asm volatile("mbarrier.arrive.shared.b64 %0, [%1];\n" : "=l"(state) : "r"(empty() + 8 * stage) : "memory");
+		}
+	}
+	__device__ __forceinline__ void wait_full(int stage, unsigned parity) const { wait(full + 8 * stage, parity); }
+	__device__ __forceinline__ void wait_empty(int stage, unsigned parity) const { wait(empty() + 8 * stage, parity); }
+
+	// Until the phase of barrier `bar` with this parity has completed
+	// (acquire: what was released by its arrivals is visible after).
+	// try_wait suspends the thread for a while in hardware (sm_90);
+	// test_wait (sm_80) only polls.
+	__device__ __forceinline__ static void wait(unsigned bar, unsigned parity)
+	{
+		unsigned done;
+		do {
+#if __CUDA_ARCH__ >= 900
+			asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+				     : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+#else
+			asm volatile("{\n.reg .pred p;\nmbarrier.test_wait.parity.shared.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+				     : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+#endif
+		} while (!done);
+	}
+};
+
 // --- The accumulator distribution ---------------------------------------------------
 
 template <int AXIS, int TILES, int WARPS_M, int WARPS_N> struct Mma {
