@@ -10,7 +10,10 @@ plain GEMMs alternate with torch.matmul on the same inputs, vs_cublas).
 Prints one JSON line per case, then a table.  Exit status 1 if any check
 failed.
 
-  python3 run.py cases.json [--only NAME] [--repeat N]
+  python3 run.py cases.json [--only PART,=NAME,...] [--repeat N]
+
+--only keeps the cases whose name contains one of the comma-separated
+PARTs or is one of the =NAMEs.
 """
 import argparse, json, math, os, sys, time
 
@@ -221,7 +224,8 @@ def main():
     cases = json.load(open(a.cases))
     results = []
     for case in cases:
-        if a.only and a.only not in case["name"]:
+        if a.only and not any(case["name"] == o[1:] if o.startswith("=") else o in case["name"]
+                              for o in a.only.split(",")):
             continue
         t0 = time.time()
         try:
@@ -232,9 +236,9 @@ def main():
         results.append(r)
         print(json.dumps(r), flush=True)
     print()
-    print(f"{'case':28} {'ok':4} {'rel_err':>9} {'ms':>9} {'TFLOP/s':>8} {'GB/s':>8} {'vs cuBLAS':>9}")
+    print(f"{'case':34} {'ok':4} {'rel_err':>9} {'ms':>9} {'TFLOP/s':>8} {'GB/s':>8} {'vs cuBLAS':>9}")
     for r in results:
-        print(f"{r['case']:28} {'yes' if r['ok'] else 'NO':4} {r.get('rel_err', '-')!s:>9} "
+        print(f"{r['case']:34} {'yes' if r['ok'] else 'NO':4} {r.get('rel_err', '-')!s:>9} "
               f"{r.get('ms', '-')!s:>9} {r.get('tflops', '-')!s:>8} {r.get('gbps', '-')!s:>8} "
               f"{r.get('vs_cublas', '-')!s:>9}")
     bad = [r for r in results if not r["ok"]]
