@@ -1419,6 +1419,13 @@ next_stage(Gpu *G, const PipeNames *n, long long stages)
 		      stages, n->stage);
 }
 
+/* "iteration" or "N iterations", for the prologue's comment. */
+static const char *
+first_iterations(Gpu *G, long long n)
+{
+	return n == 1 ? "iteration" : tc_fmt(G->a, "%lld iterations", n);
+}
+
 /* The fast k loop of a pipelined loop with copies_in_gemm (the pipeline
  * pass planned every copy as strided): the copies are set up once, and
  * the gemm issues those of iteration k + STAGES - 1, without branches,
@@ -1466,8 +1473,8 @@ fast_pipelined_loop(Gpu *G, const TcStmt *s, const PipeNames *n)
 	G->hook_loop = s;
 	G->hook_copy = copy;
 	G->hook_bars = n->bars;
-	tc_buf_printf(b, "// Prologue: the copies of the first %lld iterations "
-		      "(zero-filled past the end).\n", stages - 1);
+	tc_buf_printf(b, "// Prologue: the copies of the first %s (zero-filled "
+		      "past the end).\n", first_iterations(G, stages - 1));
 	tc_buf_printf(b, "for (int %s = 0; %s < %lld; %s++) {\n", n->pre, n->pre,
 		      stages - 1, n->pre);
 	b->indent++;
@@ -1570,8 +1577,8 @@ emit_pipelined(Gpu *G, const TcStmt *s)
 	if (fast)
 		fast_pipelined_loop(G, s, &n);
 	if (smem) {
-		tc_buf_printf(b, "// Prologue: the copies of the first %lld iterations.\n",
-			      stages - 1);
+		tc_buf_printf(b, "// Prologue: the copies of the first %s.\n",
+			      first_iterations(G, stages - 1));
 		tc_buf_printf(b, "for (int %s = 0; %s < %lld; %s++) {\n", n.pre, n.pre,
 			      stages - 1, n.pre);
 		b->indent++;

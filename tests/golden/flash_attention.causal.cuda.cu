@@ -71,7 +71,7 @@ flash_attention(int B, int S, int H, const __half *__restrict__ Q, const __half 
 	// STAGES)
 	{
 		const int n_end = tilec::ceildiv(kv_end, BLOCK_N);
-		// Prologue: the copies of the first 1 iterations.
+		// Prologue: the copies of the first iteration.
 		for (int n_pre = 0; n_pre < 1; n_pre++) {
 			if (n_pre < n_end) {
 				// flash_attention.c:45 tile_copy(Ks,

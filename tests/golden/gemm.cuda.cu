@@ -51,7 +51,7 @@ gemm(int M, int N, int K, const __half *__restrict__ A, const __half *__restrict
 			if (threadIdx.x == 0)
 				k_bars.init();
 			__syncthreads();
-			// Prologue: the copies of the first 1 iterations (zero-filled past the end).
+			// Prologue: the copies of the first iteration (zero-filled past the end).
 			for (int k_pre = 0; k_pre < 1; k_pre++) {
 				// gemm.c:36 tile_copy(As, &A[by * BLOCK_M][k *
 				// BLOCK_K])
@@ -96,7 +96,7 @@ gemm(int M, int N, int K, const __half *__restrict__ A, const __half *__restrict
 				k_stage = k_stage + 1 == 2 ? 0 : k_stage + 1;
 			}
 		} else {
-			// Prologue: the copies of the first 1 iterations.
+			// Prologue: the copies of the first iteration.
 			for (int k_pre = 0; k_pre < 1; k_pre++) {
 				if (k_pre < k_end) {
 					// gemm.c:36 tile_copy(As, &A[by *
