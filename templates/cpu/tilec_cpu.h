@@ -554,6 +554,15 @@ tilec_vsum(tilec_vf v)
 }
 
 #if defined(__AVX512F__)
+/* x clamped to [-lim, lim]; a NaN passes through (vmaxps and vminps
+ * return their second operand when either is NaN). */
+static inline __m512
+tilec_vclamp(tilec_vf x, float lim)
+{
+	return _mm512_min_ps(_mm512_set1_ps(lim),
+			     _mm512_max_ps(_mm512_set1_ps(-lim), (__m512)x));
+}
+
 /* e^r * 2^fn for the reduced argument r: tilec_exp_reduced's polynomial,
  * then the scaling rounded once, as tilec_ldexpf rounds it. */
 static inline tilec_vf
@@ -576,10 +585,8 @@ tilec_vexpf(tilec_vf x)
 {
 #if defined(__AVX512F__)
 	/* tilec_expf's steps; past +-128 the clamp changes nothing the
-	 * result shows (0 or infinity), and a NaN passes through it. */
-	__m512 v = _mm512_min_ps(_mm512_set1_ps(128.0f),
-				 _mm512_max_ps(_mm512_set1_ps(-128.0f),
-					       (__m512)x));
+	 * result shows (0 or infinity). */
+	__m512 v = tilec_vclamp(x, 128.0f);
 	__m512 t = _mm512_fmadd_ps(v, _mm512_set1_ps(1.44269504f),
 				   _mm512_set1_ps(12582912.0f));
 	__m512 fn = _mm512_sub_ps(t, _mm512_set1_ps(12582912.0f));
@@ -597,9 +604,7 @@ static inline tilec_vf
 tilec_vexp2f(tilec_vf x)
 {
 #if defined(__AVX512F__)
-	__m512 v = _mm512_min_ps(_mm512_set1_ps(200.0f),
-				 _mm512_max_ps(_mm512_set1_ps(-200.0f),
-					       (__m512)x));
+	__m512 v = tilec_vclamp(x, 200.0f);
 	__m512 t = _mm512_add_ps(v, _mm512_set1_ps(12582912.0f));
 	__m512 fn = _mm512_sub_ps(t, _mm512_set1_ps(12582912.0f));
 	__m512 r = _mm512_mul_ps(_mm512_sub_ps(v, fn),
