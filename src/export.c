@@ -120,23 +120,24 @@ usage_error(const char *fmt, const char *arg)
 	return EXIT_USAGE;
 }
 
-static const char *
-opt_value(int argc, char **argv, int *i, const char *name, bool *missing)
-{
-	size_t n = strlen(name);
-	const char *a = argv[*i];
-	if (strncmp(a, name, n) != 0)
-		return NULL;
-	if (a[n] == '=')
-		return a + n + 1;
-	if (a[n] != '\0')
-		return name[1] != '-' ? a + n : NULL;
-	if (*i + 1 >= argc) {
-		*missing = true;
-		return NULL;
-	}
-	return argv[++*i];
-}
+/* The options, as ids for parse_args's switch. */
+enum {
+	OPT_HELP = 1, OPT_STANDALONE, OPT_NO_STANDALONE, OPT_TARGET, OPT_ARCH,
+	OPT_KERNEL, OPT_CONFIG, OPT_OUT, OPT_DEFINE,
+};
+
+static const TcOptSpec options[] = {
+	{ "help", 'h', false, OPT_HELP },
+	{ "standalone", 0, false, OPT_STANDALONE },
+	{ "no-standalone", 0, false, OPT_NO_STANDALONE },
+	{ "target", 't', true, OPT_TARGET },
+	{ "arch", 0, true, OPT_ARCH },
+	{ "kernel", 0, true, OPT_KERNEL },
+	{ "config", 0, true, OPT_CONFIG },
+	{ NULL, 'o', true, OPT_OUT },
+	{ NULL, 'D', true, OPT_DEFINE },
+	{ 0 },
+};
 
 /* Returns -1 to go on, else an exit status. */
 static int
@@ -144,51 +145,40 @@ parse_args(ExportArgs *x, int argc, char **argv)
 {
 	x->target = "openmp";
 	x->standalone = true;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v;
-		bool missing = false;
-		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+	TcOptParser p;
+	tc_opt_init(&p, argc, argv);
+	int id;
+	while ((id = tc_opt_next(&p, options)) != TC_OPT_END) {
+		const char *v = p.value;
+		switch (id) {
+		case TC_OPT_OPERAND:
+			if (x->file)
+				return usage_error("more than one input file: "
+						   "'%s'", v);
+			x->file = v;
+			break;
+		case TC_OPT_UNKNOWN:
+			return usage_error("unknown option '%s'", p.arg);
+		case TC_OPT_MISSING:
+			return usage_error("option '%s' needs a value", p.arg);
+		case OPT_HELP:
 			usage(stdout);
 			return EXIT_OK;
-		} else if (strcmp(a, "--standalone") == 0) {
-			x->standalone = true;
-		} else if (strcmp(a, "--no-standalone") == 0) {
-			x->standalone = false;
-		} else if ((v = opt_value(argc, argv, &i, "--target", &missing)) ||
-			   (!missing && (v = opt_value(argc, argv, &i, "-t",
-						       &missing)))) {
-			x->target = v;
-		} else if (!missing && (v = opt_value(argc, argv, &i, "--arch",
-						      &missing))) {
-			x->arch = v;
-		} else if (!missing && (v = opt_value(argc, argv, &i,
-						      "--kernel", &missing))) {
-			x->kernel = v;
-		} else if (!missing && (v = opt_value(argc, argv, &i,
-						      "--config", &missing))) {
-			x->config = v;
-		} else if (!missing && (v = opt_value(argc, argv, &i, "-o",
-						      &missing))) {
-			x->dir = v;
-		} else if (!missing && (v = opt_value(argc, argv, &i, "-D",
-						      &missing))) {
-			const char *eq = strchr(v, '=');
-			char *end = NULL;
-			long long n = eq ? strtoll(eq + 1, &end, 10) : 0;
-			if (!eq || eq == v || !eq[1] || *end ||
-			    x->ndefines == TC_MAX_DEFINES)
+		case OPT_STANDALONE: x->standalone = true; break;
+		case OPT_NO_STANDALONE: x->standalone = false; break;
+		case OPT_TARGET: x->target = v; break;
+		case OPT_ARCH: x->arch = v; break;
+		case OPT_KERNEL: x->kernel = v; break;
+		case OPT_CONFIG: x->config = v; break;
+		case OPT_OUT: x->dir = v; break;
+		case OPT_DEFINE:
+			if (x->ndefines == TC_MAX_DEFINES ||
+			    !tc_opt_define(v, &x->define_name[x->ndefines],
+					   &x->define_value[x->ndefines]))
 				return usage_error("-D wants NAME=INTEGER, not "
 						   "'%s'", v);
-			x->define_name[x->ndefines] = strndup(v, (size_t)(eq - v));
-			x->define_value[x->ndefines++] = n;
-		} else if (missing) {
-			return usage_error("option '%s' needs a value", a);
-		} else if (a[0] == '-' && a[1]) {
-			return usage_error("unknown option '%s'", a);
-		} else if (x->file) {
-			return usage_error("more than one input file: '%s'", a);
-		} else {
-			x->file = a;
+			x->ndefines++;
+			break;
 		}
 	}
 	if (!x->file)

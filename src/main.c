@@ -14,7 +14,6 @@
 #include "tilec_int.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,69 +101,31 @@ usage_error(const char *fmt, const char *arg)
 	return EXIT_USAGE;
 }
 
-/* If argv[*i] is option `name` (e.g. "--kernel" or "-o"), return its
- * value, from "--name=V", "-oV" or the next argument, advancing *i.
- * *missing is set when the option is there but its value is not. */
-static const char *
-option_value(int argc, char **argv, int *i, const char *name, bool *missing)
-{
-	const char *arg = argv[*i];
-	size_t n = strlen(name);
-	if (strncmp(arg, name, n) != 0)
-		return NULL;
-	bool is_long = name[1] == '-';
-	if (arg[n] == '\0') {
-		if (*i + 1 >= argc) {
-			*missing = true;
-			return NULL;
-		}
-		return argv[++*i];
-	}
-	if (is_long && arg[n] == '=')
-		return arg + n + 1;
-	if (!is_long)
-		return arg + n;
-	return NULL;
-}
+/* The options, as ids for parse_args's switch. */
+enum {
+	OPT_HELP = 1, OPT_VERSION, OPT_VERIFY, OPT_LINE_DIRECTIVES,
+	OPT_STANDALONE, OPT_LIST_KERNELS, OPT_TIME, OPT_TARGET, OPT_ARCH,
+	OPT_OUT, OPT_KERNEL, OPT_DUMP_AFTER, OPT_EMIT, OPT_CONFIG, OPT_DEFINE,
+};
 
-static bool
-is_identifier(const char *s, size_t n)
-{
-	if (n == 0 || !(s[0] == '_' || (s[0] >= 'a' && s[0] <= 'z') ||
-			(s[0] >= 'A' && s[0] <= 'Z')))
-		return false;
-	for (size_t i = 1; i < n; i++)
-		if (!(s[i] == '_' || (s[i] >= 'a' && s[i] <= 'z') ||
-		      (s[i] >= 'A' && s[i] <= 'Z') ||
-		      (s[i] >= '0' && s[i] <= '9')))
-			return false;
-	return true;
-}
-
-/* -D NAME=VALUE; false on a malformed binding. */
-static bool
-add_define(Cli *cli, const char *arg)
-{
-	const char *eq = strchr(arg, '=');
-	if (!eq || !is_identifier(arg, (size_t)(eq - arg)) || !eq[1])
-		return false;
-	char *end;
-	errno = 0;
-	long long v = strtoll(eq + 1, &end, 10);
-	if (errno || *end || end == eq + 1 || cli->ndefines >= TC_MAX_DEFINES)
-		return false;
-	/* The name is a prefix of arg; keep it as its own string. */
-	size_t n = (size_t)(eq - arg);
-	char *name = malloc(n + 1);
-	if (!name)
-		return false;
-	memcpy(name, arg, n);
-	name[n] = '\0';
-	cli->define_name[cli->ndefines] = name;
-	cli->define_value[cli->ndefines] = v;
-	cli->ndefines++;
-	return true;
-}
+static const TcOptSpec options[] = {
+	{ "help", 'h', false, OPT_HELP },
+	{ "version", 0, false, OPT_VERSION },
+	{ "verify", 0, false, OPT_VERIFY },
+	{ "line-directives", 0, false, OPT_LINE_DIRECTIVES },
+	{ "standalone", 0, false, OPT_STANDALONE },
+	{ "list-kernels", 0, false, OPT_LIST_KERNELS },
+	{ "time", 0, false, OPT_TIME },
+	{ "target", 't', true, OPT_TARGET },
+	{ "arch", 0, true, OPT_ARCH },
+	{ NULL, 'o', true, OPT_OUT },
+	{ "kernel", 0, true, OPT_KERNEL },
+	{ "dump-after", 0, true, OPT_DUMP_AFTER },
+	{ "emit", 0, true, OPT_EMIT },
+	{ "config", 0, true, OPT_CONFIG },
+	{ NULL, 'D', true, OPT_DEFINE },
+	{ 0 },
+};
 
 /* Parse argv into cli; returns EXIT_OK, or the exit status to stop with
  * (after --help / --version, or on a usage error). */
@@ -172,62 +133,43 @@ static int
 parse_args(Cli *cli, int argc, char **argv, bool *stop)
 {
 	*stop = false;
-	bool options_done = false;
-	for (int i = 1; i < argc; i++) {
-		const char *arg = argv[i];
-		const char *v;
-		bool missing = false;
-		if (options_done || arg[0] != '-' || arg[1] == '\0') {
+	TcOptParser p;
+	tc_opt_init(&p, argc, argv);
+	int id;
+	while ((id = tc_opt_next(&p, options)) != TC_OPT_END) {
+		const char *v = p.value;
+		char *name;
+		switch (id) {
+		case TC_OPT_OPERAND:
 			if (cli->file)
 				return usage_error("more than one input file: "
-						   "'%s'", arg);
-			cli->file = arg;
-			continue;
-		}
-		if (strcmp(arg, "--") == 0) {
-			options_done = true;
-		} else if (strcmp(arg, "--help") == 0 ||
-			   strcmp(arg, "-h") == 0) {
+						   "'%s'", v);
+			cli->file = v;
+			break;
+		case TC_OPT_UNKNOWN:
+			return usage_error("unknown option '%s'", p.arg);
+		case TC_OPT_MISSING:
+			return usage_error("option '%s' needs a value", p.arg);
+		case OPT_HELP:
 			usage(stdout);
 			*stop = true;
 			return EXIT_OK;
-		} else if (strcmp(arg, "--version") == 0) {
+		case OPT_VERSION:
 			printf("tilec %s\n", TILEC_VERSION);
 			*stop = true;
 			return EXIT_OK;
-		} else if (strcmp(arg, "--verify") == 0) {
-			cli->verify = true;
-		} else if (strcmp(arg, "--line-directives") == 0) {
-			cli->line_directives = true;
-		} else if (strcmp(arg, "--standalone") == 0) {
-			cli->standalone = true;
-		} else if (strcmp(arg, "--list-kernels") == 0) {
-			cli->list_kernels = true;
-		} else if (strcmp(arg, "--time") == 0) {
-			cli->time = true;
-		} else if ((v = option_value(argc, argv, &i, "--target",
-					     &missing)) ||
-			   (!missing && (v = option_value(argc, argv, &i, "-t",
-							  &missing)))) {
-			cli->target = v;
-		} else if (!missing && (v = option_value(argc, argv, &i,
-							 "--arch",
-							 &missing))) {
-			cli->arch = v;
-		} else if (!missing && (v = option_value(argc, argv, &i, "-o",
-							 &missing))) {
-			cli->out = v;
-		} else if (!missing && (v = option_value(argc, argv, &i,
-							 "--kernel",
-							 &missing))) {
-			cli->kernel = v;
-		} else if (!missing && (v = option_value(argc, argv, &i,
-							 "--dump-after",
-							 &missing))) {
-			cli->dump_after = v;
-		} else if (!missing && (v = option_value(argc, argv, &i,
-							 "--emit",
-							 &missing))) {
+		case OPT_VERIFY: cli->verify = true; break;
+		case OPT_LINE_DIRECTIVES: cli->line_directives = true; break;
+		case OPT_STANDALONE: cli->standalone = true; break;
+		case OPT_LIST_KERNELS: cli->list_kernels = true; break;
+		case OPT_TIME: cli->time = true; break;
+		case OPT_TARGET: cli->target = v; break;
+		case OPT_ARCH: cli->arch = v; break;
+		case OPT_OUT: cli->out = v; break;
+		case OPT_KERNEL: cli->kernel = v; break;
+		case OPT_DUMP_AFTER: cli->dump_after = v; break;
+		case OPT_CONFIG: cli->config = v; break;
+		case OPT_EMIT:
 			if (strcmp(v, "ir") == 0)
 				cli->emit = EMIT_IR;
 			else if (strcmp(v, "source") == 0)
@@ -237,19 +179,15 @@ parse_args(Cli *cli, int argc, char **argv, bool *stop)
 			else
 				return usage_error("--emit takes ir, source or "
 						   "launch, not '%s'", v);
-		} else if (!missing && (v = option_value(argc, argv, &i,
-							 "--config",
-							 &missing))) {
-			cli->config = v;
-		} else if (!missing && (v = option_value(argc, argv, &i, "-D",
-							 &missing))) {
-			if (!add_define(cli, v))
+			break;
+		case OPT_DEFINE:
+			if (cli->ndefines == TC_MAX_DEFINES ||
+			    !tc_opt_define(v, &name,
+					   &cli->define_value[cli->ndefines]))
 				return usage_error("-D wants NAME=INTEGER "
 						   "(at most 64), not '%s'", v);
-		} else if (missing) {
-			return usage_error("option '%s' needs a value", arg);
-		} else {
-			return usage_error("unknown option '%s'", arg);
+			cli->define_name[cli->ndefines++] = name;
+			break;
 		}
 	}
 	if (!cli->file)

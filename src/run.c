@@ -227,26 +227,6 @@ errorf(Run *r, const char *fmt, ...)
 
 /* --- Arguments -------------------------------------------------------------- */
 
-/* The value of option `name` at argv[*i]: "--name=value" or "--name value";
- * NULL if argv[*i] is not that option. */
-static const char *
-option_value(int argc, char **argv, int *i, const char *name, bool *missing)
-{
-	size_t n = strlen(name);
-	const char *a = argv[*i];
-	if (strncmp(a, name, n) != 0)
-		return NULL;
-	if (a[n] == '=')
-		return a + n + 1;
-	if (a[n] != '\0')
-		return NULL;
-	if (*i + 1 >= argc) {
-		*missing = true;
-		return NULL;
-	}
-	return argv[++*i];
-}
-
 static bool
 parse_ll(const char *s, long long *out)
 {
@@ -299,25 +279,37 @@ add_shapes(Run *r, const char *list)
 	return true;
 }
 
-static bool
-add_define(Run *r, const char *def)
-{
-	RunArgs *a = &r->args;
-	const char *eq = strchr(def, '=');
-	long long v;
-	if (!eq || eq == def || !parse_ll(eq + 1, &v)) {
-		errorf(r, "-D %s: expected NAME=INTEGER", def);
-		return false;
-	}
-	if (a->ndefines == TC_MAX_DEFINES) {
-		errorf(r, "-D: more than %d bindings", TC_MAX_DEFINES);
-		return false;
-	}
-	a->define_name[a->ndefines] = strndup(def, (size_t)(eq - def));
-	a->define_value[a->ndefines] = v;
-	a->ndefines++;
-	return true;
-}
+/* The options, as ids for parse_args's switch. */
+enum {
+	OPT_HELP = 1, OPT_BENCH, OPT_JSON, OPT_NO_CHECK, OPT_NO_CACHE,
+	OPT_TARGET, OPT_DEFINE, OPT_DEVICE, OPT_ARCH, OPT_MARCH, OPT_KERNEL,
+	OPT_CC, OPT_CONFIG, OPT_SOURCE, OPT_SHAPE, OPT_SEED, OPT_TOL,
+	OPT_FLOPS, OPT_REPEAT, OPT_WARMUP,
+};
+
+static const TcOptSpec options[] = {
+	{ "help", 'h', false, OPT_HELP },
+	{ "bench", 0, false, OPT_BENCH },
+	{ "json", 0, false, OPT_JSON },
+	{ "no-check", 0, false, OPT_NO_CHECK },
+	{ "no-cache", 0, false, OPT_NO_CACHE },
+	{ "target", 't', true, OPT_TARGET },
+	{ NULL, 'D', true, OPT_DEFINE },
+	{ "device", 0, true, OPT_DEVICE },
+	{ "arch", 0, true, OPT_ARCH },
+	{ "march", 0, true, OPT_MARCH },
+	{ "kernel", 0, true, OPT_KERNEL },
+	{ "cc", 0, true, OPT_CC },
+	{ "config", 0, true, OPT_CONFIG },
+	{ "source", 0, true, OPT_SOURCE },
+	{ "shape", 0, true, OPT_SHAPE },
+	{ "seed", 0, true, OPT_SEED },
+	{ "tol", 0, true, OPT_TOL },
+	{ "flops", 0, true, OPT_FLOPS },
+	{ "repeat", 0, true, OPT_REPEAT },
+	{ "warmup", 0, true, OPT_WARMUP },
+	{ 0 },
+};
 
 /* Returns -1 to go on, else an exit status. */
 static int
@@ -331,113 +323,102 @@ parse_args(Run *r, int argc, char **argv)
 	a->repeat = 20;
 	a->warmup = 3;
 	a->check = true;
-	for (int i = 1; i < argc; i++) {
-		const char *arg = argv[i], *v;
-		bool missing = false;
+	TcOptParser p;
+	tc_opt_init(&p, argc, argv);
+	int id;
+	while ((id = tc_opt_next(&p, options)) != TC_OPT_END) {
+		const char *v = p.value;
 		long long n;
-		if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+		switch (id) {
+		case TC_OPT_OPERAND:
+			if (a->file) {
+				errorf(r, "more than one file: '%s' and '%s'",
+				       a->file, v);
+				return EXIT_STOPPED;
+			}
+			a->file = v;
+			break;
+		case TC_OPT_UNKNOWN:
+			errorf(r, "unknown option '%s' (tilec run --help)", p.arg);
+			return EXIT_STOPPED;
+		case TC_OPT_MISSING:
+			errorf(r, "option '%s' needs a value", p.arg);
+			return EXIT_STOPPED;
+		case OPT_HELP:
 			usage(stdout);
 			return EXIT_PASS;
-		} else if (strcmp(arg, "--bench") == 0) {
-			a->bench = true;
-		} else if (strcmp(arg, "--json") == 0) {
-			a->json = true;
-		} else if (strcmp(arg, "--no-check") == 0) {
-			a->check = false;
-		} else if (strcmp(arg, "--no-cache") == 0) {
-			a->no_cache = true;
-		} else if (strcmp(arg, "-t") == 0 ||
-			   (v = option_value(argc, argv, &i, "--target",
-					     &missing))) {
-			if (strcmp(arg, "-t") == 0) {
-				if (i + 1 >= argc)
-					missing = true;
-				else
-					a->target = argv[++i];
-			} else {
-				a->target = v;
-			}
-		} else if (strncmp(arg, "-D", 2) == 0) {
-			const char *def = arg[2] ? arg + 2
-						 : (i + 1 < argc ? argv[++i] : NULL);
-			if (!def)
-				missing = true;
-			else if (!add_define(r, def))
+		case OPT_BENCH: a->bench = true; break;
+		case OPT_JSON: a->json = true; break;
+		case OPT_NO_CHECK: a->check = false; break;
+		case OPT_NO_CACHE: a->no_cache = true; break;
+		case OPT_TARGET: a->target = v; break;
+		case OPT_ARCH: a->arch = v; break;
+		case OPT_MARCH: a->march = v; break;
+		case OPT_KERNEL: a->kernel = v; break;
+		case OPT_CC: a->cc = v; break;
+		case OPT_CONFIG: a->config = v; break;
+		case OPT_SOURCE: a->source = v; break;
+		case OPT_DEFINE: {
+			char *name;
+			if (!tc_opt_define(v, &name, &n)) {
+				errorf(r, "-D %s: expected NAME=INTEGER", v);
 				return EXIT_STOPPED;
-		} else if ((v = option_value(argc, argv, &i, "--device",
-					     &missing))) {
+			}
+			if (a->ndefines == TC_MAX_DEFINES) {
+				free(name);
+				errorf(r, "-D: more than %d bindings",
+				       TC_MAX_DEFINES);
+				return EXIT_STOPPED;
+			}
+			a->define_name[a->ndefines] = name;
+			a->define_value[a->ndefines++] = n;
+			break;
+		}
+		case OPT_DEVICE:
 			if (!parse_ll(v, &n) || n < 0 || n > 1024) {
 				errorf(r, "--device %s: expected a device number "
 				       ">= 0", v);
 				return EXIT_STOPPED;
 			}
 			a->device = (int)n;
-		} else if ((v = option_value(argc, argv, &i, "--arch", &missing))) {
-			a->arch = v;
-		} else if ((v = option_value(argc, argv, &i, "--march",
-					     &missing))) {
-			a->march = v;
-		} else if ((v = option_value(argc, argv, &i, "--kernel",
-					     &missing))) {
-			a->kernel = v;
-		} else if ((v = option_value(argc, argv, &i, "--cc", &missing))) {
-			a->cc = v;
-		} else if ((v = option_value(argc, argv, &i, "--config",
-					     &missing))) {
-			a->config = v;
-		} else if ((v = option_value(argc, argv, &i, "--source",
-					     &missing))) {
-			a->source = v;
-		} else if ((v = option_value(argc, argv, &i, "--shape",
-					     &missing))) {
+			break;
+		case OPT_SHAPE:
 			if (!add_shapes(r, v))
 				return EXIT_STOPPED;
-		} else if ((v = option_value(argc, argv, &i, "--seed",
-					     &missing))) {
+			break;
+		case OPT_SEED:
 			if (!parse_ll(v, &n) || n < 0) {
 				errorf(r, "--seed %s: expected an integer >= 0", v);
 				return EXIT_STOPPED;
 			}
 			a->seed = (unsigned long long)n;
-		} else if ((v = option_value(argc, argv, &i, "--tol", &missing))) {
+			break;
+		case OPT_TOL:
 			if (!parse_double(v, &a->tol) || !(a->tol >= 0)) {
 				errorf(r, "--tol %s: expected a number >= 0", v);
 				return EXIT_STOPPED;
 			}
-		} else if ((v = option_value(argc, argv, &i, "--flops",
-					     &missing))) {
+			break;
+		case OPT_FLOPS:
 			if (!parse_double(v, &a->flops) || !(a->flops > 0)) {
 				errorf(r, "--flops %s: expected a number > 0", v);
 				return EXIT_STOPPED;
 			}
-		} else if ((v = option_value(argc, argv, &i, "--repeat",
-					     &missing))) {
+			break;
+		case OPT_REPEAT:
 			if (!parse_ll(v, &n) || n < 1 || n > 1000000) {
 				errorf(r, "--repeat %s: expected 1 .. 1000000", v);
 				return EXIT_STOPPED;
 			}
 			a->repeat = (int)n;
-		} else if ((v = option_value(argc, argv, &i, "--warmup",
-					     &missing))) {
+			break;
+		case OPT_WARMUP:
 			if (!parse_ll(v, &n) || n < 0 || n > 1000000) {
 				errorf(r, "--warmup %s: expected 0 .. 1000000", v);
 				return EXIT_STOPPED;
 			}
 			a->warmup = (int)n;
-		} else if (arg[0] == '-' && !missing) {
-			errorf(r, "unknown option '%s' (tilec run --help)", arg);
-			return EXIT_STOPPED;
-		} else if (!missing) {
-			if (a->file) {
-				errorf(r, "more than one file: '%s' and '%s'",
-				       a->file, arg);
-				return EXIT_STOPPED;
-			}
-			a->file = arg;
-		}
-		if (missing) {
-			errorf(r, "option '%s' needs a value", arg);
-			return EXIT_STOPPED;
+			break;
 		}
 	}
 	if (!a->file) {

@@ -811,6 +811,43 @@ size_t tc_elem_bytes(TcDtype t, size_t n);
 void tc_elem_fill_random(TcDtype t, void *base, size_t n, uint64_t seed,
 			 int stream);
 
+/* ==== options.c: the commands' option parser ============================== */
+
+/* One option of a command. */
+typedef struct TcOptSpec {
+	const char *name; /* long name without "--" ("target"), or NULL */
+	char short_name;  /* 't' for -t, or 0 */
+	bool has_value;   /* takes a value */
+	int id;           /* the command's id, > 0; 0 ends the table */
+} TcOptSpec;
+
+/* What tc_opt_next returns besides a command's ids. */
+enum {
+	TC_OPT_END = 0,      /* no arguments left */
+	TC_OPT_OPERAND = -1, /* value is an operand (a file) */
+	TC_OPT_UNKNOWN = -2, /* arg is no option of the table */
+	TC_OPT_MISSING = -3, /* arg is the last argument and needs a value */
+};
+
+/* The state of a walk over argv. */
+typedef struct TcOptParser {
+	int argc;
+	char **argv;
+	int i;              /* the next argument */
+	bool operands_only; /* after "--" */
+	const char *arg;    /* the option as written, for messages */
+	const char *value;  /* its value, the operand, or NULL */
+} TcOptParser;
+
+/* Start at argv[1]. */
+void tc_opt_init(TcOptParser *p, int argc, char **argv);
+/* The next option's id (value set if it takes one), or a TC_OPT_ code.
+ * specs ends with an entry whose id is 0. */
+int tc_opt_next(TcOptParser *p, const TcOptSpec *specs);
+/* -D NAME=INTEGER, the integer in decimal: *name is malloc'd.  False if
+ * malformed (no name or no value, not an integer, out of range). */
+bool tc_opt_define(const char *arg, char **name, long long *value);
+
 /* ==== run.c: `tilec run` =================================================== */
 
 /* The `tilec run` subcommand; argv[0] is "run", the rest its arguments.

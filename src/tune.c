@@ -2691,26 +2691,6 @@ usage(FILE *f)
 	      "stopped.\n", f);
 }
 
-static const char *
-opt_value(int argc, char **argv, int *i, const char *name, bool *missing)
-{
-	size_t n = strlen(name);
-	const char *a = argv[*i];
-	if (strncmp(a, name, n) != 0)
-		return NULL;
-	if (a[n] == '=')
-		return a + n + 1;
-	if (a[n] != '\0') {
-		/* -DNAME=V, -oFILE */
-		return name[1] != '-' ? a + n : NULL;
-	}
-	if (*i + 1 >= argc) {
-		*missing = true;
-		return NULL;
-	}
-	return argv[++*i];
-}
-
 static bool
 int_opt(const char *name, const char *v, int lo, int hi, int *out)
 {
@@ -2723,6 +2703,44 @@ int_opt(const char *name, const char *v, int lo, int hi, int *out)
 	return true;
 }
 
+/* The options, as ids for parse_args's switch. */
+enum {
+	OPT_HELP = 1, OPT_KEEP_DUPLICATES, OPT_TARGET, OPT_ARCH, OPT_MARCH,
+	OPT_KERNEL, OPT_CHECK_SHAPE, OPT_SHAPE, OPT_CHOICES, OPT_DEFINE,
+	OPT_OUT, OPT_JOBS, OPT_REPEAT, OPT_WARMUP, OPT_CONFIRM,
+	OPT_MAX_CONFIGS, OPT_REGISTER_LIMIT, OPT_SEED, OPT_TOL, OPT_CC,
+	OPT_DEVICE, OPT_PREPARE, OPT_FINISH, OPT_TIMINGS, OPT_CONFIG,
+};
+
+static const TcOptSpec options[] = {
+	{ "help", 'h', false, OPT_HELP },
+	{ "keep-duplicates", 0, false, OPT_KEEP_DUPLICATES },
+	{ "target", 't', true, OPT_TARGET },
+	{ "arch", 0, true, OPT_ARCH },
+	{ "march", 0, true, OPT_MARCH },
+	{ "kernel", 0, true, OPT_KERNEL },
+	{ "check-shape", 0, true, OPT_CHECK_SHAPE },
+	{ "shape", 0, true, OPT_SHAPE },
+	{ "choices", 0, true, OPT_CHOICES },
+	{ NULL, 'D', true, OPT_DEFINE },
+	{ NULL, 'o', true, OPT_OUT },
+	{ "jobs", 0, true, OPT_JOBS },
+	{ "repeat", 0, true, OPT_REPEAT },
+	{ "warmup", 0, true, OPT_WARMUP },
+	{ "confirm", 0, true, OPT_CONFIRM },
+	{ "max-configs", 0, true, OPT_MAX_CONFIGS },
+	{ "register-limit", 0, true, OPT_REGISTER_LIMIT },
+	{ "seed", 0, true, OPT_SEED },
+	{ "tol", 0, true, OPT_TOL },
+	{ "cc", 0, true, OPT_CC },
+	{ "device", 0, true, OPT_DEVICE },
+	{ "prepare", 0, true, OPT_PREPARE },
+	{ "finish", 0, true, OPT_FINISH },
+	{ "timings", 0, true, OPT_TIMINGS },
+	{ "config", 0, true, OPT_CONFIG },
+	{ 0 },
+};
+
 /* Returns -1 to go on, else an exit status. */
 static int
 parse_args(Tune *t, int argc, char **argv)
@@ -2734,119 +2752,81 @@ parse_args(Tune *t, int argc, char **argv)
 	t->confirm = 2;
 	t->max_configs = 4096;
 	t->register_limit = 255;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v;
-		bool missing = false;
-		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+	TcOptParser p;
+	tc_opt_init(&p, argc, argv);
+	int id;
+	while ((id = tc_opt_next(&p, options)) != TC_OPT_END) {
+		const char *a = p.arg, *v = p.value;
+		bool ok = true;
+		switch (id) {
+		case TC_OPT_OPERAND:
+			if (t->file) {
+				failf("more than one file: '%s' and '%s'",
+				      t->file, v);
+				return EXIT_STOPPED;
+			}
+			t->file = v;
+			break;
+		case TC_OPT_UNKNOWN:
+			failf("unknown option '%s' (tilec tune --help)", a);
+			return EXIT_STOPPED;
+		case TC_OPT_MISSING:
+			failf("option '%s' needs a value", a);
+			return EXIT_STOPPED;
+		case OPT_HELP:
 			usage(stdout);
 			return EXIT_OK;
-		} else if (strcmp(a, "--keep-duplicates") == 0) {
-			t->no_prune_dupes = true;
-		} else if ((v = opt_value(argc, argv, &i, "--target", &missing)) ||
-			   (!missing && (v = opt_value(argc, argv, &i, "-t",
-						       &missing)))) {
-			t->target = v;
-		} else if (!missing && (v = opt_value(argc, argv, &i, "--arch",
-						      &missing))) {
-			t->arch = v;
-		} else if (!missing && (v = opt_value(argc, argv, &i, "--march",
-						      &missing))) {
-			t->march = v;
-		} else if (!missing && (v = opt_value(argc, argv, &i,
-						      "--kernel", &missing))) {
-			t->kernel = v;
-		} else if (!missing && (v = opt_value(argc, argv, &i,
-						      "--check-shape",
-						      &missing))) {
-			if (!shape_add(&t->check_shape, v))
-				return EXIT_STOPPED;
-		} else if (!missing && (v = opt_value(argc, argv, &i, "--shape",
-						      &missing))) {
-			if (!shape_add(&t->shape, v))
-				return EXIT_STOPPED;
-		} else if (!missing && (v = opt_value(argc, argv, &i,
-						      "--choices", &missing))) {
+		case OPT_KEEP_DUPLICATES: t->no_prune_dupes = true; break;
+		case OPT_TARGET: t->target = v; break;
+		case OPT_ARCH: t->arch = v; break;
+		case OPT_MARCH: t->march = v; break;
+		case OPT_KERNEL: t->kernel = v; break;
+		case OPT_CHECK_SHAPE: ok = shape_add(&t->check_shape, v); break;
+		case OPT_SHAPE: ok = shape_add(&t->shape, v); break;
+		case OPT_CHOICES:
 			if (t->nchoice_args == TC_MAX_DEFINES) {
 				failf("too many --choices");
 				return EXIT_STOPPED;
 			}
 			t->choice_arg[t->nchoice_args++] = xstrdup(v);
-		} else if (!missing && (v = opt_value(argc, argv, &i, "-D",
-						      &missing))) {
-			const char *eq = strchr(v, '=');
-			long long n;
-			if (!eq || eq == v || !parse_ll(eq + 1, &n) ||
-			    t->ndefines == TC_MAX_DEFINES) {
+			break;
+		case OPT_DEFINE:
+			if (t->ndefines == TC_MAX_DEFINES ||
+			    !tc_opt_define(v, &t->define_name[t->ndefines],
+					   &t->define_value[t->ndefines])) {
 				failf("-D %s: expected NAME=INTEGER", v);
 				return EXIT_STOPPED;
 			}
-			t->define_name[t->ndefines] = strndup(v, (size_t)(eq - v));
-			t->define_value[t->ndefines++] = n;
-		} else if (!missing && (v = opt_value(argc, argv, &i, "-o",
-						      &missing))) {
-			t->out = v;
-		} else if (!missing && (v = opt_value(argc, argv, &i, "--jobs",
-						      &missing))) {
-			if (!int_opt(a, v, 1, 256, &t->jobs))
-				return EXIT_STOPPED;
-		} else if (!missing && (v = opt_value(argc, argv, &i,
-						      "--repeat", &missing))) {
-			if (!int_opt(a, v, 1, 1000000, &t->repeat))
-				return EXIT_STOPPED;
-		} else if (!missing && (v = opt_value(argc, argv, &i,
-						      "--warmup", &missing))) {
-			if (!int_opt(a, v, 0, 1000000, &t->warmup))
-				return EXIT_STOPPED;
-		} else if (!missing && (v = opt_value(argc, argv, &i,
-						      "--confirm", &missing))) {
-			if (!int_opt(a, v, 0, MAX_TIMES - 1, &t->confirm))
-				return EXIT_STOPPED;
-		} else if (!missing && (v = opt_value(argc, argv, &i,
-						      "--max-configs",
-						      &missing))) {
-			if (!int_opt(a, v, 1, 1000000, &t->max_configs))
-				return EXIT_STOPPED;
-		} else if (!missing && (v = opt_value(argc, argv, &i,
-						      "--register-limit",
-						      &missing))) {
-			if (!int_opt(a, v, 0, 1 << 20, &t->register_limit))
-				return EXIT_STOPPED;
-		} else if (!missing && (v = opt_value(argc, argv, &i, "--seed",
-						      &missing))) {
-			t->seed = v;
-		} else if (!missing && (v = opt_value(argc, argv, &i, "--tol",
-						      &missing))) {
-			t->tol = v;
-		} else if (!missing && (v = opt_value(argc, argv, &i, "--cc",
-						      &missing))) {
-			t->cc = v;
-		} else if (!missing && (v = opt_value(argc, argv, &i,
-						      "--device", &missing))) {
-			t->device_arg = v;
-		} else if (!missing && (v = opt_value(argc, argv, &i,
-						      "--prepare", &missing))) {
-			t->prepare = v;
-		} else if (!missing && (v = opt_value(argc, argv, &i,
-						      "--finish", &missing))) {
-			t->finish = v;
-		} else if (!missing && (v = opt_value(argc, argv, &i,
-						      "--timings", &missing))) {
-			t->timings = v;
-		} else if (!missing && (v = opt_value(argc, argv, &i,
-						      "--config", &missing))) {
-			t->config = v;
-		} else if (missing) {
-			failf("option '%s' needs a value", a);
-			return EXIT_STOPPED;
-		} else if (a[0] == '-' && a[1]) {
-			failf("unknown option '%s' (tilec tune --help)", a);
-			return EXIT_STOPPED;
-		} else if (t->file) {
-			failf("more than one file: '%s' and '%s'", t->file, a);
-			return EXIT_STOPPED;
-		} else {
-			t->file = a;
+			t->ndefines++;
+			break;
+		case OPT_OUT: t->out = v; break;
+		case OPT_JOBS: ok = int_opt(a, v, 1, 256, &t->jobs); break;
+		case OPT_REPEAT:
+			ok = int_opt(a, v, 1, 1000000, &t->repeat);
+			break;
+		case OPT_WARMUP:
+			ok = int_opt(a, v, 0, 1000000, &t->warmup);
+			break;
+		case OPT_CONFIRM:
+			ok = int_opt(a, v, 0, MAX_TIMES - 1, &t->confirm);
+			break;
+		case OPT_MAX_CONFIGS:
+			ok = int_opt(a, v, 1, 1000000, &t->max_configs);
+			break;
+		case OPT_REGISTER_LIMIT:
+			ok = int_opt(a, v, 0, 1 << 20, &t->register_limit);
+			break;
+		case OPT_SEED: t->seed = v; break;
+		case OPT_TOL: t->tol = v; break;
+		case OPT_CC: t->cc = v; break;
+		case OPT_DEVICE: t->device_arg = v; break;
+		case OPT_PREPARE: t->prepare = v; break;
+		case OPT_FINISH: t->finish = v; break;
+		case OPT_TIMINGS: t->timings = v; break;
+		case OPT_CONFIG: t->config = v; break;
 		}
+		if (!ok)
+			return EXIT_STOPPED;
 	}
 	if (!t->file && !t->finish) {
 		usage(stderr);
