@@ -76,15 +76,35 @@ tc_opt_next(TcOptParser *p, const TcOptSpec *specs)
 }
 
 bool
+tc_opt_integer(const char *s, long long *out)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (errno || end == s || *end)
+		return false;
+	*out = v;
+	return true;
+}
+
+bool
+tc_opt_number(const char *s, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end)
+		return false;
+	*out = v;
+	return true;
+}
+
+bool
 tc_opt_define(const char *arg, char **name, long long *value)
 {
 	const char *eq = strchr(arg, '=');
-	if (!eq || eq == arg || !eq[1])
-		return false;
-	char *end;
-	errno = 0;
-	long long v = strtoll(eq + 1, &end, 10);
-	if (errno || *end)
+	long long v;
+	if (!eq || eq == arg || !tc_opt_integer(eq + 1, &v))
 		return false;
 	if (!(*name = strndup(arg, (size_t)(eq - arg))))
 		return false;

@@ -227,30 +227,6 @@ errorf(Run *r, const char *fmt, ...)
 
 /* --- Arguments -------------------------------------------------------------- */
 
-static bool
-parse_ll(const char *s, long long *out)
-{
-	char *end;
-	errno = 0;
-	long long v = strtoll(s, &end, 0);
-	if (errno || end == s || *end)
-		return false;
-	*out = v;
-	return true;
-}
-
-static bool
-parse_double(const char *s, double *out)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || *end)
-		return false;
-	*out = v;
-	return true;
-}
-
 /* --shape M=1000,N=3000 */
 static bool
 add_shapes(Run *r, const char *list)
@@ -375,7 +351,7 @@ parse_args(Run *r, int argc, char **argv)
 			break;
 		}
 		case OPT_DEVICE:
-			if (!parse_ll(v, &n) || n < 0 || n > 1024) {
+			if (!tc_opt_integer(v, &n) || n < 0 || n > 1024) {
 				errorf(r, "--device %s: expected a device number "
 				       ">= 0", v);
 				return EXIT_STOPPED;
@@ -387,33 +363,33 @@ parse_args(Run *r, int argc, char **argv)
 				return EXIT_STOPPED;
 			break;
 		case OPT_SEED:
-			if (!parse_ll(v, &n) || n < 0) {
+			if (!tc_opt_integer(v, &n) || n < 0) {
 				errorf(r, "--seed %s: expected an integer >= 0", v);
 				return EXIT_STOPPED;
 			}
 			a->seed = (unsigned long long)n;
 			break;
 		case OPT_TOL:
-			if (!parse_double(v, &a->tol) || !(a->tol >= 0)) {
+			if (!tc_opt_number(v, &a->tol) || !(a->tol >= 0)) {
 				errorf(r, "--tol %s: expected a number >= 0", v);
 				return EXIT_STOPPED;
 			}
 			break;
 		case OPT_FLOPS:
-			if (!parse_double(v, &a->flops) || !(a->flops > 0)) {
+			if (!tc_opt_number(v, &a->flops) || !(a->flops > 0)) {
 				errorf(r, "--flops %s: expected a number > 0", v);
 				return EXIT_STOPPED;
 			}
 			break;
 		case OPT_REPEAT:
-			if (!parse_ll(v, &n) || n < 1 || n > 1000000) {
+			if (!tc_opt_integer(v, &n) || n < 1 || n > 1000000) {
 				errorf(r, "--repeat %s: expected 1 .. 1000000", v);
 				return EXIT_STOPPED;
 			}
 			a->repeat = (int)n;
 			break;
 		case OPT_WARMUP:
-			if (!parse_ll(v, &n) || n < 0 || n > 1000000) {
+			if (!tc_opt_integer(v, &n) || n < 0 || n > 1000000) {
 				errorf(r, "--warmup %s: expected 0 .. 1000000", v);
 				return EXIT_STOPPED;
 			}
@@ -517,7 +493,7 @@ bind_scalars(Run *r)
 		const char *s = find_shape(a, v->name);
 		if (tc_dtype_is_float(v->dtype)) {
 			double x = strncmp(v->name, "eps", 3) == 0 ? 1e-5 : 1.0;
-			if (s && !parse_double(s, &x)) {
+			if (s && !tc_opt_number(s, &x)) {
 				errorf(r, "--shape %s=%s: not a number", v->name, s);
 				ok = false;
 				continue;
@@ -537,7 +513,7 @@ bind_scalars(Run *r)
 			ok = false;
 			continue;
 		}
-		if (!parse_ll(s, &x)) {
+		if (!tc_opt_integer(s, &x)) {
 			errorf(r, "--shape %s=%s: not an integer", v->name, s);
 			ok = false;
 			continue;

@@ -847,6 +847,10 @@ int tc_opt_next(TcOptParser *p, const TcOptSpec *specs);
 /* -D NAME=INTEGER, the integer in decimal: *name is malloc'd.  False if
  * malformed (no name or no value, not an integer, out of range). */
 bool tc_opt_define(const char *arg, char **name, long long *value);
+/* s as a whole decimal integer in range, or a whole number (strtod's
+ * forms); false, *out unchanged, otherwise. */
+bool tc_opt_integer(const char *s, long long *out);
+bool tc_opt_number(const char *s, double *out);
 
 /* ==== run.c: `tilec run` =================================================== */
 

@@ -256,18 +256,6 @@ sha256_hex(const void *data, size_t n, char hex[65])
 	tilec_rt_sha256_hex(d, hex);
 }
 
-static bool
-parse_ll(const char *s, long long *out)
-{
-	char *end;
-	errno = 0;
-	long long v = strtoll(s, &end, 10);
-	if (errno || end == s || *end)
-		return false;
-	*out = v;
-	return true;
-}
-
 static int
 cmp_double(const void *a, const void *b)
 {
@@ -480,7 +468,7 @@ shape_json(const Shape *s)
 	json_t *o = json_object();
 	for (int i = 0; i < s->n; i++) {
 		long long v;
-		if (parse_ll(s->value[i], &v))
+		if (tc_opt_integer(s->value[i], &v))
 			json_object_set_new(o, s->name[i], json_integer(v));
 		else
 			json_object_set_new(o, s->name[i],
@@ -497,7 +485,7 @@ bucket_json(const Shape *s)
 	json_t *o = json_object();
 	for (int i = 0; i < s->n; i++) {
 		long long v, b = 1;
-		if (!parse_ll(s->value[i], &v))
+		if (!tc_opt_integer(s->value[i], &v))
 			continue;
 		while (b < v && b < (1ll << 62))
 			b <<= 1;
@@ -811,7 +799,7 @@ load_program(Tune *t)
 		for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok;
 		     tok = strtok_r(NULL, ",", &save)) {
 			long long v;
-			if (!parse_ll(tok, &v) || u->nchoices == MAX_CHOICES) {
+			if (!tc_opt_integer(tok, &v) || u->nchoices == MAX_CHOICES) {
 				good = false;
 				break;
 			}
@@ -1696,7 +1684,7 @@ open_device(Tune *t, char *arch_buf, size_t n)
 		return false;
 	}
 	long long dev = 0;
-	if (t->device_arg && (!parse_ll(t->device_arg, &dev) || dev < 0)) {
+	if (t->device_arg && (!tc_opt_integer(t->device_arg, &dev) || dev < 0)) {
 		failf("--device %s: expected a device number", t->device_arg);
 		return false;
 	}
@@ -1934,7 +1922,7 @@ resolve_shape(const TcKernel *k, const Shape *shape, TcBuf *err)
 						      : strncmp(v->name, "eps", 3) == 0
 								? 1e-5
 								: 1.0));
-		else if (s && parse_ll(s, &n))
+		else if (s && tc_opt_integer(s, &n))
 			json_object_set_new(o, v->name, json_integer(n));
 		else
 			tc_buf_printf(err, "%sno integer value for %s", err->len ? "; " : "",
@@ -2056,7 +2044,7 @@ check_data(Tune *t, const Config *c, const char *dir, json_t **check,
 	}
 	uint64_t seed = 1;
 	long long s;
-	if (t->seed && parse_ll(t->seed, &s))
+	if (t->seed && tc_opt_integer(t->seed, &s))
 		seed = (uint64_t)s;
 	json_t *inputs = json_object(), *expected = json_object();
 	for (int i = 0; ok && i < n; i++) {
@@ -2695,7 +2683,7 @@ static bool
 int_opt(const char *name, const char *v, int lo, int hi, int *out)
 {
 	long long n;
-	if (!parse_ll(v, &n) || n < lo || n > hi) {
+	if (!tc_opt_integer(v, &n) || n < lo || n > hi) {
 		failf("%s %s: expected an integer in %d .. %d", name, v, lo, hi);
 		return false;
 	}
