@@ -1499,8 +1499,9 @@ time_all(Tune *t)
 
 /* --- The record ------------------------------------------------------------- */
 
-/* Order in the record: measured ones fastest first, then the rest by
- * status, each in enumeration order. */
+/* Order in the record: measured ones fastest first (the finalists,
+ * re-timed together, before the rest), then the rest by status, each in
+ * enumeration order. */
 static int
 status_rank(Status s)
 {
@@ -1519,6 +1520,11 @@ cmp_record_order(const void *a, const void *b)
 	int rx = status_rank(x->status), ry = status_rank(y->status);
 	if (rx != ry)
 		return rx - ry;
+	/* The finalists first: their times come from the same later rounds,
+	 * and a machine that slowed down between the rounds makes the
+	 * others' single first-round times look faster. */
+	if (x->status == ST_OK && (x->ntimes > 1) != (y->ntimes > 1))
+		return y->ntimes > 1 ? 1 : -1;
 	if (x->status == ST_OK && x->final_ms != y->final_ms)
 		return cmp_double(&x->final_ms, &y->final_ms);
 	return (x > y) - (x < y);
