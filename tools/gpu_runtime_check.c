@@ -21,8 +21,8 @@
  * good, 1 a result was wrong, 2 something could not run.
  */
 #include "tilec_runtime.h"
+#include "runtime_int.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -30,7 +30,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #define MAX_FILES 64
@@ -86,61 +85,12 @@ usage(FILE *f)
 
 /* --- Small helpers --------------------------------------------------------------- */
 
+/* The whole file, NUL-terminated (malloc'd), or NULL with errno set. */
 static char *
 read_file(const char *path, size_t *len)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	size_t cap = 1 << 16, n = 0, got;
-	char *buf = malloc(cap + 1);
-	while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
-		n += got;
-		if (n == cap) {
-			char *p = realloc(buf, 2 * cap + 1);
-			if (!p) {
-				free(buf);
-				buf = NULL;
-				break;
-			}
-			buf = p;
-			cap *= 2;
-		}
-	}
-	bool bad = ferror(f);
-	fclose(f);
-	if (!buf || bad) {
-		free(buf);
-		return NULL;
-	}
-	buf[n] = '\0';
-	*len = n;
-	return buf;
-}
-
-/* Remove the private cache directory: flat files, plus any scratch
- * directories one level down. */
-static void
-remove_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	if (d) {
-		struct dirent *e;
-		while ((e = readdir(d))) {
-			if (strcmp(e->d_name, ".") == 0 ||
-			    strcmp(e->d_name, "..") == 0)
-				continue;
-			char path[4096];
-			struct stat st;
-			snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-			if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
-				remove_dir(path);
-			else
-				unlink(path);
-		}
-		closedir(d);
-	}
-	rmdir(dir);
+	char *data;
+	return tilec_rt_read_file(path, &data, len) == TILEC_OK ? data : NULL;
 }
 
 static bool
@@ -684,7 +634,7 @@ main(int argc, char **argv)
 		free(src);
 	}
 	tilec_context_free(ctx);
-	remove_dir(cache);
+	tilec_rt_remove_tree(cache);
 	printf("%s\n", status == 0 ? "PASS" : status == 1 ? "FAIL" : "ERROR");
 	return status;
 }
