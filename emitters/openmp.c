@@ -1605,15 +1605,6 @@ tc_omp_is_var_expr(const TcExpr *e, const void *var)
 	return e->kind == TC_EX_VAR && e->u.var == var;
 }
 
-/* Whether e mentions var. */
-bool
-tc_omp_mentions(const TcExpr *e, const TcVar *var)
-{
-	return tc_omp_count_nodes(
-		       e, NULL,
-		       (Count){.expr = tc_omp_is_var_expr, .arg = var}) > 0;
-}
-
 /* Print the prefetch of what copy s would read with `var` replaced by
  * `next`, if its rows are contiguous and its origins stay provably
  * non-negative. */
@@ -1698,7 +1689,7 @@ emit_prefetches(Emitter *E, const TcStmt *loop)
 		const TcRegion *src = &s->u.copy.src;
 		bool moves = false, ok = true;
 		for (int d = 0; d < src->var->rank; d++) {
-			moves |= tc_omp_mentions(src->origin[d], var);
+			moves |= tc_expr_mentions(src->origin[d], var);
 			ok &= advanceable(src->origin[d], loop);
 		}
 		if (moves && ok)

@@ -95,8 +95,6 @@ bool tc_omp_is_var_expr(const TcExpr *e, const void *var);
 bool tc_omp_has_loop(const TcStmt *s);
 /* The parallel loop directly nested in s's body, if that is all it has. */
 const TcStmt *tc_omp_nested_parallel(const TcStmt *s);
-/* Whether e mentions var. */
-bool tc_omp_mentions(const TcExpr *e, const TcVar *var);
 /* Whether e >= 0 follows from its form: literals, tunables, block and
  * loop indices counting up from non-negative starts, scalars that are a
  * tensor's extent, a loop's end less its index (and less 1), and sums,

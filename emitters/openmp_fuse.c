@@ -1845,7 +1845,7 @@ plan_ahead(Emitter *E, const Fusion *F, Ahead *ah)
 		TcExpr *nrow = next_block_expr(E, row, true, 0);
 		TcExpr *ncol = next_block_expr(E, col, true, 0);
 		if (!now || !nrow || !ncol ||
-		    !tc_omp_mentions(now, k->block[0]) ||
+		    !tc_expr_mentions(now, k->block[0]) ||
 		    !tc_omp_nonneg(E, nrow) || !tc_omp_nonneg(E, ncol))
 			continue;
 		const TcVar *ten = op->reg->var;

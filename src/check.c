@@ -86,33 +86,6 @@ uses_only(Checker *C, const TcExpr *e, unsigned ok_kinds, const char *what)
 	}
 }
 
-static bool
-mentions(const TcExpr *e, const TcVar *v)
-{
-	if (!e)
-		return false;
-	switch (e->kind) {
-	case TC_EX_VAR: return e->u.var == v;
-	case TC_EX_BINARY: return mentions(e->u.bin.lhs, v) || mentions(e->u.bin.rhs, v);
-	case TC_EX_UNARY: return mentions(e->u.un.arg, v);
-	case TC_EX_SELECT:
-		return mentions(e->u.sel.cond, v) || mentions(e->u.sel.then, v) ||
-		       mentions(e->u.sel.els, v);
-	case TC_EX_CALL:
-		for (int i = 0; i < e->u.call.nargs; i++)
-			if (mentions(e->u.call.args[i], v))
-				return true;
-		return false;
-	case TC_EX_CAST: return mentions(e->u.cast.arg, v);
-	case TC_EX_LOAD:
-		for (int i = 0; i < e->u.load.var->rank; i++)
-			if (mentions(e->u.load.idx[i], v))
-				return true;
-		return false;
-	default: return false;
-	}
-}
-
 /* "128x32" for a buffer's shape. */
 static const char *
 shape_str(Checker *C, const TcVar *v)
@@ -427,7 +400,7 @@ check_assign(Checker *C, TcStmt *s)
 	for (int p = 0; p < C->npar; p++) {
 		bool used = false;
 		for (int i = 0; i < v->rank && !used; i++)
-			used = mentions(dst->u.load.idx[i], C->par[p]);
+			used = tc_expr_mentions(dst->u.load.idx[i], C->par[p]);
 		if (!used) {
 			error(C, dst->loc, "every iteration of tile_parallel loop "
 			      "'%s' writes the same element of '%s': index it by "

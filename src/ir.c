@@ -726,6 +726,26 @@ tc_expr_touches(const TcExpr *e, const TcVar *v)
 	return t.how;
 }
 
+static TcVisit
+find_var(void *ctx, const TcExpr *e)
+{
+	const TcVar **v = ctx;
+	if (e->kind == TC_EX_VAR && e->u.var == *v) {
+		*v = NULL;
+		return TC_VISIT_STOP;
+	}
+	return TC_VISIT_INTO;
+}
+
+bool
+tc_expr_mentions(const TcExpr *e, const TcVar *v)
+{
+	TcVisitor vis = { .expr = find_var, .ctx = &v };
+	if (e)
+		tc_expr_visit(e, &vis);
+	return v == NULL;
+}
+
 /* --- Tensor roles ------------------------------------------------------------- */
 
 static void

@@ -99,26 +99,6 @@ joins_pipeline(const TcKernel *k, const TcStmt *loop, const TcStmt *s)
 
 /* --- Copies issued inside the gemm ------------------------------------------ */
 
-static TcVisit
-find_var(void *ctx, const TcExpr *e)
-{
-	const TcVar **v = ctx;
-	if (e->kind == TC_EX_VAR && e->u.var == *v) {
-		*v = NULL;
-		return TC_VISIT_STOP;
-	}
-	return TC_VISIT_INTO;
-}
-
-/* Whether e reads var v. */
-static bool
-reads_var(const TcExpr *e, const TcVar *v)
-{
-	TcVisitor vis = { .expr = find_var, .ctx = &v };
-	tc_expr_visit(e, &vis);
-	return v == NULL;
-}
-
 static bool
 is_int(const TcExpr *e, long long v)
 {
@@ -161,7 +141,7 @@ fold(TcArena *a, TcBinop op, TcExpr *l, TcExpr *r)
 static bool
 affine(TcArena *a, TcExpr *e, const TcVar *k, TcExpr **base, TcExpr **step)
 {
-	if (!reads_var(e, k)) {
+	if (!tc_expr_mentions(e, k)) {
 		*base = e;
 		*step = tc_expr_int(a, 0, e->loc);
 		return true;

@@ -631,6 +631,9 @@ void tc_stmt_access(const TcStmt *s, const TcStmt *skip, TcAccessFn fn,
 int tc_stmt_touches(const TcStmt *s, const TcStmt *skip, const TcVar *v);
 /* The same for an expression (NULL touches nothing). */
 int tc_expr_touches(const TcExpr *e, const TcVar *v);
+/* Whether e (NULL: no) names v as a value (a VAR node), indices included:
+ * loop, block and scalar vars, which tc_expr_touches does not report. */
+bool tc_expr_mentions(const TcExpr *e, const TcVar *v);
 
 /* ==== print.c: the IR printer (stable text, used by golden tests) ========== */
 
