@@ -927,6 +927,39 @@ emit_copy(Gpu *G, const TcStmt *s, bool async)
 		copy_generic(G, s);
 }
 
+/* The leading copies of a pipelined loop for iteration `it`: those into
+ * shared memory (regs false) land in stage `stage`; those into register
+ * fragments (regs true) land in the fragment's prefetch copy NAME_next.
+ * With g2s (the fast loop), copy i is issued through the G2S object
+ * g2s[i]. */
+static void
+issue_copies(Gpu *G, const TcStmt *loop, const char *it, const char *stage,
+	     bool regs, const char *const *g2s)
+{
+	TcVar *var = loop->u.loop.var;
+	const char *saved_name = var->name, *saved_stage = G->stage;
+	var->name = it;
+	G->stage = stage;
+	const TcVec *body = &loop->u.loop.body->u.block.body;
+	for (int i = 0; i < loop->u.loop.async_copies; i++) {
+		const TcStmt *c = body->items[i];
+		TcVar *dst = c->u.copy.dst.var;
+		if (is_reg(dst) != regs)
+			continue;
+		const char *dst_name = dst->name;
+		if (regs)
+			dst->name = fresh(G, tc_fmt(G->a, "%s_next", dst_name));
+		stmt_comment(G, c, NULL);
+		if (g2s)
+			g2s_issue(G, c, g2s[i]);
+		else
+			emit_copy(G, c, true);
+		dst->name = dst_name;
+	}
+	var->name = saved_name;
+	G->stage = saved_stage;
+}
+
 /* The copies of a fast pipelined loop (G->hook_loop) for iteration
  * G->hook_it into stage G->hook_stage, through the G2S objects
  * G->hook_copy, then this thread's arrival on the stage's full barrier
@@ -934,20 +967,10 @@ emit_copy(Gpu *G, const TcStmt *s, bool async)
 static void
 issue_stage(Gpu *G)
 {
-	TcBuf *b = G->pr.out;
-	const TcStmt *loop = G->hook_loop;
-	TcVar *var = loop->u.loop.var;
-	const char *saved_name = var->name, *saved_stage = G->stage;
-	var->name = G->hook_it;
-	G->stage = G->hook_stage;
-	const TcVec *body = &loop->u.loop.body->u.block.body;
-	for (int i = 0; i < loop->u.loop.async_copies; i++) {
-		stmt_comment(G, body->items[i], NULL);
-		g2s_issue(G, body->items[i], G->hook_copy[i]);
-	}
-	tc_buf_printf(b, "%s.copied(%s);\n", G->hook_bars, G->hook_stage);
-	var->name = saved_name;
-	G->stage = saved_stage;
+	issue_copies(G, G->hook_loop, G->hook_it, G->hook_stage, false,
+		     G->hook_copy);
+	tc_buf_printf(G->pr.out, "%s.copied(%s);\n", G->hook_bars,
+		      G->hook_stage);
 }
 
 /* The hook of the gemm of a fast pipelined loop (G->hook_loop): a lambda
@@ -1313,34 +1336,6 @@ emit_anchored(Gpu *G, const TcStmt *s)
 	close_brace(G);
 }
 
-/* The leading copies of a pipelined loop for iteration `it`: those into
- * shared memory (regs false) land in stage `stage`; those into register
- * fragments (regs true) land in the fragment's prefetch copy NAME_next. */
-static void
-issue_copies(Gpu *G, const TcStmt *loop, const char *it, const char *stage,
-	     bool regs)
-{
-	TcVar *var = loop->u.loop.var;
-	const char *saved_name = var->name, *saved_stage = G->stage;
-	var->name = it;
-	G->stage = stage;
-	const TcVec *body = &loop->u.loop.body->u.block.body;
-	for (int i = 0; i < loop->u.loop.async_copies; i++) {
-		const TcStmt *c = body->items[i];
-		TcVar *dst = c->u.copy.dst.var;
-		if (is_reg(dst) != regs)
-			continue;
-		const char *dst_name = dst->name;
-		if (regs)
-			dst->name = fresh(G, tc_fmt(G->a, "%s_next", dst_name));
-		stmt_comment(G, c, NULL);
-		emit_copy(G, c, true);
-		dst->name = dst_name;
-	}
-	var->name = saved_name;
-	G->stage = saved_stage;
-}
-
 /* The names of a pipelined loop's bookkeeping, fresh per loop. */
 typedef struct PipeNames {
 	const char *end;   /* the iteration count */
@@ -1382,7 +1377,7 @@ pipelined_loop(Gpu *G, const TcStmt *s, const PipeNames *n, bool smem,
 		}
 		tc_buf_printf(b, "if (%s + 1 < %s) {\n", k, n->end);
 		b->indent++;
-		issue_copies(G, s, tc_fmt(G->a, "(%s + 1)", k), NULL, true);
+		issue_copies(G, s, tc_fmt(G->a, "(%s + 1)", k), NULL, true, NULL);
 		close_brace(G);
 	}
 	if (smem) {
@@ -1395,7 +1390,7 @@ pipelined_loop(Gpu *G, const TcStmt *s, const PipeNames *n, bool smem,
 		tc_buf_printf(b, "if (%s < %s) {\n", n->next, n->end);
 		b->indent++;
 		issue_copies(G, s, n->next, tc_fmt(G->a, "(%s %% %lld)", n->next, stages),
-			     false);
+			     false, NULL);
 		close_brace(G);
 		tc_buf_puts(b, "tilec::cp_async_commit();\n");
 	}
@@ -1570,7 +1565,7 @@ emit_pipelined(Gpu *G, const TcStmt *s)
 		}
 		tc_buf_printf(b, "if (0 < %s) {\n", n.end);
 		b->indent++;
-		issue_copies(G, s, "0", NULL, true);
+		issue_copies(G, s, "0", NULL, true, NULL);
 		close_brace(G);
 	}
 	bool fast = s->u.loop.copies_in_gemm && smem && !regs;
@@ -1584,7 +1579,7 @@ emit_pipelined(Gpu *G, const TcStmt *s)
 		b->indent++;
 		tc_buf_printf(b, "if (%s < %s) {\n", n.pre, n.end);
 		b->indent++;
-		issue_copies(G, s, n.pre, n.pre, false);
+		issue_copies(G, s, n.pre, n.pre, false, NULL);
 		close_brace(G);
 		tc_buf_puts(b, "tilec::cp_async_commit();\n");
 		close_brace(G);
