@@ -197,6 +197,9 @@ void tc_omp_emit_fusion(Emitter *E, const Fusion *F);
 
 /* ==== openmp_vec.c: explicit vectors for a run's element loop ============== */
 
+/* Floats per tilec_vf: TILEC_VL in templates/cpu/tilec_cpu.h. */
+#define TC_OMP_VL 16
+
 /* Whether the target's vectors make the explicit form pay (AVX-512). */
 bool tc_omp_vec_target(const Emitter *E);
 /* A Count predicate: a call with a vector form (exp, exp2). */

@@ -1948,7 +1948,7 @@ streamable(const Fusion *F, const FuseOp *op, const char *end,
 static bool
 vectorize(Emitter *E, const Fusion *F, const char *end)
 {
-	if (!tc_omp_vec_target(E) || F->cols < 16)
+	if (!tc_omp_vec_target(E) || F->cols < TC_OMP_VL)
 		return false;
 	const char *full = tc_omp_expr_text(E, F->ext[1], 0);
 	int streams = 0;
@@ -2077,12 +2077,12 @@ emit_fused_loop(Emitter *E, const Fusion *F, const char *const *idx,
 		[TC_RED_MIN] = "min", [TC_RED_ABSMAX] = "max",
 	};
 	if (vec && !edge) {
+		/* A loop over a whole tile of whole vectors leaves nothing. */
+		bool whole = F->cols % TC_OMP_VL == 0 && strcmp(begin, "0") == 0 &&
+			     strcmp(end, tc_omp_expr_text(E, F->ext[1], 0)) == 0;
 		begin = emit_vector_loop(E, F, idx, begin, end, only, ah);
-		const char *full = tc_omp_expr_text(E, F->ext[1], 0);
-		if (F->cols % 16 == 0 &&
-		    strcmp(begin, tc_fmt(E->a, "%s - %s %% TILEC_VL", full,
-					 full)) == 0)
-			return; /* whole vectors: nothing left over */
+		if (whole)
+			return;
 		tc_c_comment(&E->pr, "the columns left over");
 	}
 	if (F->cols >= 8 && !edge) {
