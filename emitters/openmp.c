@@ -217,6 +217,18 @@ stored_text(Emitter *E, const TcExpr *value, TcDtype t)
 	return v;
 }
 
+/* `HEAD VALUE;` for a value already printed, broken after HEAD if the
+ * line would pass 80 columns. */
+void
+tc_omp_print_text(Emitter *E, const char *head, const char *value)
+{
+	TcBuf *b = E->out;
+	if ((size_t)b->indent * 8 + strlen(head) + strlen(value) + 2 <= 80)
+		tc_buf_printf(b, "%s %s;\n", head, value);
+	else
+		tc_buf_printf(b, "%s\n    %s;\n", head, value);
+}
+
 /* `HEAD VALUE;` where VALUE is stored as dtype t (TC_DT_NONE: as is),
  * with a long line broken as clang-format breaks it: after HEAD, or, if
  * VALUE still does not fit, at its top operator, aligned after HEAD. */

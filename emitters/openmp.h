@@ -128,6 +128,9 @@ const char *tc_omp_elem(Emitter *E, const TcVar *v, const char *const *idx);
  * lines before 80 columns with continuations aligned after `head`. */
 void tc_omp_print_wrapped(Emitter *E, const char *head, const char **args,
 			  int n, const char *tail);
+/* `HEAD VALUE;` for a value already printed, broken after HEAD if the
+ * line would pass 80 columns. */
+void tc_omp_print_text(Emitter *E, const char *head, const char *value);
 /* `HEAD VALUE;` where VALUE is stored as dtype t (TC_DT_NONE: as is),
  * with a long line broken as clang-format breaks it: after HEAD, or, if
  * VALUE still does not fit, at its top operator, aligned after HEAD. */

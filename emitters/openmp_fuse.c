@@ -1506,10 +1506,7 @@ emit_fused_body(Emitter *E, const Fusion *F, const char *const *idx,
 				op->elided ? elided_decl(E, F, op->buf, vec)
 					   : tc_omp_elem(E, op->buf,
 							 &idx[2 - op->rank]));
-			if ((size_t)b->indent * 8 + strlen(head) + strlen(val) + 2 <= 80)
-				tc_buf_printf(b, "%s %s;\n", head, val);
-			else
-				tc_buf_printf(b, "%s\n    %s;\n", head, val);
+			tc_omp_print_text(E, head, val);
 			break;
 		}
 		case FUSE_STORE:
@@ -1538,13 +1535,10 @@ emit_fused_body(Emitter *E, const Fusion *F, const char *const *idx,
 						E->a, "%s =",
 						elided_decl(E, F, v, vec));
 					if (vec) {
-						const char *args[] = {
+						tc_omp_print_text(
+							E, head,
 							tc_omp_vec_text(
-								E, s->u.assign.value),
-						};
-						tc_omp_print_wrapped(
-							E, tc_fmt(E->a, "%s ", head),
-							args, 1, ";");
+								E, s->u.assign.value));
 					} else {
 						tc_omp_print_statement(
 							E, head, s->u.assign.value,

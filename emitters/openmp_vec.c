@@ -255,7 +255,6 @@ tc_omp_vec_text(Emitter *E, const TcExpr *e)
 void
 tc_omp_vec_emit_stmt(Emitter *E, const TcStmt *s)
 {
-	TcBuf *b = E->out;
 	if (s->kind == TC_ST_BLOCK) {
 		for (int i = 0; i < s->u.block.body.len; i++)
 			tc_omp_vec_emit_stmt(E, s->u.block.body.items[i]);
@@ -278,11 +277,7 @@ tc_omp_vec_emit_stmt(Emitter *E, const TcStmt *s)
 	    (E->elided && E->elided[dst->u.load.var->index])) {
 		const char *name = dst->kind == TC_EX_VAR ? dst->u.var->name
 							  : dst->u.load.var->name;
-		const char *head = tc_fmt(E->a, "%s =", name);
-		if ((size_t)b->indent * 8 + strlen(head) + strlen(val) + 2 <= 80)
-			tc_buf_printf(b, "%s %s;\n", head, val);
-		else
-			tc_buf_printf(b, "%s\n    %s;\n", head, val);
+		tc_omp_print_text(E, tc_fmt(E->a, "%s =", name), val);
 		return;
 	}
 	E->vec = false;
