@@ -272,3 +272,26 @@ vector_not(int M, int N, const f32 X[M][N], const f16 H[M][N], f32 Y[M][N])
 		tile_copy(&Y[bm * BLOCK_M][n0], y);
 	}
 }
+
+/* Vector loops keep buffers in registers too: z, written before it is
+ * read and read by nothing after, is a vector local (its first write
+ * declares it, the next ones assign it); w is one written once. */
+TILE_KERNEL void
+vector_local(int M, int N, const f32 X[M][N], f32 Y[M][N])
+{
+	tile_threads(128);
+	int bn = tile_grid_x(ceildiv(N, BLOCK_N));
+	int bm = tile_grid_y(ceildiv(M, BLOCK_M));
+
+	tile_fragment f32 x[BLOCK_M][BLOCK_N], y[BLOCK_M][BLOCK_N];
+	tile_fragment f32 z[BLOCK_M][BLOCK_N], w[BLOCK_M][BLOCK_N];
+
+	tile_copy(x, &X[bm * BLOCK_M][bn * BLOCK_N]);
+	tile_parallel(i, BLOCK_M) tile_parallel(j, BLOCK_N) {
+		z[i][j] = expf(-x[i][j] * x[i][j]);
+		w[i][j] = 0.5f;
+		z[i][j] = z[i][j] * w[i][j] + 1.0f;
+		y[i][j] = z[i][j] - x[i][j];
+	}
+	tile_copy(&Y[bm * BLOCK_M][bn * BLOCK_N], y);
+}
