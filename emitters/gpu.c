@@ -67,16 +67,17 @@ typedef struct Gpu {
 	 * to staged buffers. */
 	const char *stage;      /* e.g. "k_stage", or NULL */
 	/* The fast loop of a pipelined loop with copies_in_gemm being
-	 * printed: that gemm takes a hook issuing the copies of iteration
-	 * hook_it into stage hook_stage through the G2S objects
-	 * hook_copy[i] (one per async copy). */
-	const TcStmt *hook_loop;
-	const char *hook_it, *hook_stage;
-	const char **hook_copy;
-	/* ... and before that waits on the tilec::StageBarriers hook_bars
-	 * for the phase of parity hook_phase of hook_stage's empty
-	 * barrier: every warp done reading the stage. */
-	const char *hook_bars, *hook_phase;
+	 * printed (fast_pipelined_loop; loop NULL otherwise): its gemm
+	 * takes a hook that waits on the tilec::StageBarriers `bars` for
+	 * the phase of parity `phase` of `stage`'s empty barrier (every
+	 * warp done reading the stage), then issues the copies of iteration
+	 * `it` into `stage` through the G2S objects copy[i], one per async
+	 * copy. */
+	struct {
+		const TcStmt *loop;
+		const char *it, *stage, *bars, *phase;
+		const char **copy;
+	} hook;
 	bool failed;            /* an error was reported */
 	/* The emitter's own names (loop counters, tile indices, ...), each
 	 * made distinct from every name of the program (fresh()). */
@@ -719,9 +720,9 @@ g2s_setup(Gpu *G, const TcStmt *s, const char *name)
 	tc_buf_puts(b, ");\n");
 }
 
-/* Iteration G->hook_it's tile of a strided copy into stage G->hook_stage:
+/* Iteration G->hook.it's tile of a strided copy into stage G->hook.stage:
  * `NAME.issue(STAGE, IT, ROWS, COLS, TENSOR);` (the loop variable named
- * G->hook_it by the caller). */
+ * G->hook.it by the caller). */
 static void
 g2s_issue(Gpu *G, const TcStmt *s, const char *name)
 {
@@ -729,7 +730,7 @@ g2s_issue(Gpu *G, const TcStmt *s, const char *name)
 	TcBuf *b = G->pr.out;
 	tc_buf_printf(b, "%s.issue(", name);
 	smem_base(G, dst->var);
-	tc_buf_printf(b, ", %s, ", G->hook_it);
+	tc_buf_printf(b, ", %s, ", G->hook.it);
 	box_extents(G, src, dst->var, false);
 	tc_buf_printf(b, ", %s);\n", src->var->name);
 }
@@ -960,20 +961,20 @@ issue_copies(Gpu *G, const TcStmt *loop, const char *it, const char *stage,
 	G->stage = saved_stage;
 }
 
-/* The copies of a fast pipelined loop (G->hook_loop) for iteration
- * G->hook_it into stage G->hook_stage, through the G2S objects
- * G->hook_copy, then this thread's arrival on the stage's full barrier
- * (G->hook_bars), made when they have landed. */
+/* The copies of a fast pipelined loop (G->hook.loop) for iteration
+ * G->hook.it into stage G->hook.stage, through the G2S objects
+ * G->hook.copy, then this thread's arrival on the stage's full barrier
+ * (G->hook.bars), made when they have landed. */
 static void
 issue_stage(Gpu *G)
 {
-	issue_copies(G, G->hook_loop, G->hook_it, G->hook_stage, false,
-		     G->hook_copy);
-	tc_buf_printf(G->pr.out, "%s.copied(%s);\n", G->hook_bars,
-		      G->hook_stage);
+	issue_copies(G, G->hook.loop, G->hook.it, G->hook.stage, false,
+		     G->hook.copy);
+	tc_buf_printf(G->pr.out, "%s.copied(%s);\n", G->hook.bars,
+		      G->hook.stage);
 }
 
-/* The hook of the gemm of a fast pipelined loop (G->hook_loop): a lambda
+/* The hook of the gemm of a fast pipelined loop (G->hook.loop): a lambda
  * that waits until every warp is done reading the stage it refills, then
  * issues that stage's copies, `, [&] { wait; ...; arrive; }`. */
 static void
@@ -983,9 +984,9 @@ gemm_hook(Gpu *G)
 	tc_buf_puts(b, ", [&] {\n");
 	b->indent++;
 	tc_buf_printf(b, "// Every warp is done with stage %s (iteration %s - 1's).\n",
-		      G->hook_stage, G->hook_loop->u.loop.var->name);
-	tc_buf_printf(b, "%s.wait_empty(%s, %s);\n", G->hook_bars, G->hook_stage,
-		      G->hook_phase);
+		      G->hook.stage, G->hook.loop->u.loop.var->name);
+	tc_buf_printf(b, "%s.wait_empty(%s, %s);\n", G->hook.bars, G->hook.stage,
+		      G->hook.phase);
 	issue_stage(G);
 	b->indent--;
 	tc_buf_puts(b, "}");
@@ -1029,7 +1030,7 @@ emit_gemm(Gpu *G, const TcStmt *s)
 		smem_base(G, bv);
 		tc_buf_printf(b, ", %lld, %s * %d, %s", row_stride(bv), G->warp_m,
 			      tm * 16, n0);
-		if (G->hook_loop && G->hook_loop->u.loop.copies_in_gemm == s)
+		if (G->hook.loop && G->hook.loop->u.loop.copies_in_gemm == s)
 			gemm_hook(G);
 		tc_buf_puts(b, ");\n");
 		return;
@@ -1465,16 +1466,16 @@ fast_pipelined_loop(Gpu *G, const TcStmt *s, const PipeNames *n)
 	tc_buf_printf(b, "const tilec::StageBarriers<%lld, %lld> %s(tilec_smem + %lld);\n"
 		      "if (threadIdx.x == 0)\n\t%s.init();\n__syncthreads();\n",
 		      stages, G->threads, n->bars, s->u.loop.barriers, n->bars);
-	G->hook_loop = s;
-	G->hook_copy = copy;
-	G->hook_bars = n->bars;
+	G->hook.loop = s;
+	G->hook.copy = copy;
+	G->hook.bars = n->bars;
 	tc_buf_printf(b, "// Prologue: the copies of the first %s (zero-filled "
 		      "past the end).\n", first_iterations(G, stages - 1));
 	tc_buf_printf(b, "for (int %s = 0; %s < %lld; %s++) {\n", n->pre, n->pre,
 		      stages - 1, n->pre);
 	b->indent++;
-	G->hook_it = n->pre;
-	G->hook_stage = n->pre;
+	G->hook.it = n->pre;
+	G->hook.stage = n->pre;
 	issue_stage(G);
 	close_brace(G);
 	tc_buf_printf(b, "// This iteration's stage and its phase's parity; iteration %s - 1's,\n"
@@ -1488,12 +1489,12 @@ fast_pipelined_loop(Gpu *G, const TcStmt *s, const PipeNames *n)
 	tc_buf_printf(b, "%s.wait_full(%s, %s);\n", n->bars, n->stage, n->phase);
 	const char *saved = G->stage;
 	G->stage = n->stage;
-	G->hook_it = n->next;
-	G->hook_stage = n->next_stage;
-	G->hook_phase = n->next_phase;
+	G->hook.it = n->next;
+	G->hook.stage = n->next_stage;
+	G->hook.phase = n->next_phase;
 	for (int i = ncopies; i < body->len; i++)
 		emit_stmt(G, body->items[i]);
-	G->hook_loop = NULL;
+	G->hook.loop = NULL;
 	G->stage = saved;
 	tc_buf_puts(b, "// This warp is done with its stage.\n");
 	tc_buf_printf(b, "%s.read(%s);\n", n->bars, n->stage);
