@@ -161,6 +161,24 @@ tc_elem_fill_random(TcDtype t, void *base, size_t n, uint64_t seed, int stream)
 	}
 }
 
+void
+tc_elem_fill_range(TcDtype t, void *base, size_t n, uint64_t seed, int stream,
+		   double lo, double hi)
+{
+	uint64_t state = seed * 0x100000001b3ull + (uint64_t)stream;
+	/* Integers: lo + x mod the count of values, both ends included. */
+	uint64_t span = tc_dtype_is_float(t) ? 0 : (uint64_t)(hi - lo) + 1;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t x = next_random(&state);
+		double v;
+		if (tc_dtype_is_float(t))
+			v = lo + (hi - lo) * ((double)(x >> 11) * 0x1p-53);
+		else
+			v = lo + (double)(span ? x % span : x);
+		tc_elem_store(t, base, i, v);
+	}
+}
+
 size_t
 tc_elem_bytes(TcDtype t, size_t n)
 {

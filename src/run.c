@@ -34,6 +34,7 @@
 #include "tilec_runtime.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -70,6 +71,10 @@ typedef struct RunArgs {
 	int nshapes;                         /* --shape NAME=VALUE pairs */
 	char *shape_name[MAX_SHAPES];
 	char *shape_value[MAX_SHAPES];
+	int nranges;                         /* --range NAME=LO:HI */
+	char *range_name[MAX_SHAPES];
+	char *range_lo[MAX_SHAPES];          /* the bounds as written */
+	char *range_hi[MAX_SHAPES];
 	unsigned long long seed;             /* --seed */
 	double tol;                          /* --tol, or < 0 for the default */
 	double flops;                        /* --flops, or < 0 to count */
@@ -104,6 +109,9 @@ typedef struct Param {
 		double f64;
 	} scalar;                /* SCALAR: the value passed */
 	double value;            /* SCALAR: the value, for reports */
+	long long ivalue;        /* SCALAR of an integer type: the value */
+	bool ranged;             /* TENSOR input: --range gave its values */
+	double lo, hi;           /* ranged: the values, both included */
 	int32_t wide;            /* SCALAR i8/u8 on a GPU: the value as the
 				    kernel's int parameter */
 	void *dev;               /* TENSOR on a GPU: the device copy of
@@ -113,16 +121,27 @@ typedef struct Param {
 	void *ref_slot;          /* TENSOR: reference data pointer */
 } Param;
 
-/* How one output compared with the reference. */
+/* How one output compared with the reference.  Integer and bool outputs
+ * compare exactly (exact, mismatches, worst_got_int/worst_want_int);
+ * float ones within a relative tolerance. */
 typedef struct Compare {
+	bool exact;           /* an integer or bool output */
 	double max_abs_err;   /* largest |got - want| over finite pairs */
 	double max_abs_ref;   /* largest finite |want| */
 	double rel_err;       /* max_abs_err / max_abs_ref */
-	size_t worst;         /* element of max_abs_err */
-	double worst_got, worst_want; /* the values there */
+	size_t worst;         /* floats: element of max_abs_err; exact:
+				 the first mismatch */
+	double worst_got, worst_want; /* floats: the values there */
+	int64_t worst_got_int, worst_want_int; /* exact: the values there */
+	size_t mismatches;    /* exact: elements that differ */
 	size_t nan_mismatch;  /* NaN or infinity on one side only */
-	size_t unwritten;     /* elements still holding the poison */
+	size_t unwritten;     /* holding the poison where the reference
+				 wrote */
 	size_t first_unwritten; /* the first of them */
+	size_t stray;         /* written where the reference left the
+				 poison */
+	size_t first_stray;   /* the first of them */
+	size_t untouched;     /* holding the poison, as in the reference */
 	bool ok;              /* within tolerance, nothing unwritten */
 } Compare;
 
@@ -182,6 +201,9 @@ usage(FILE *f)
 	      "  --config RECORD     bind the tunables of a tuning record\n"
 	      "                      (tilec tune; -D wins over it)\n"
 	      "  --shape N=V,...     values of the scalar parameters\n"
+	      "  --range T=LO:HI,... values of input tensor T in LO .. HI\n"
+	      "                      (both included; LO and HI may use the\n"
+	      "                      scalar parameters, e.g. ids=0:V-1)\n"
 	      "  --seed S            random inputs from seed S (default 1)\n"
 	      "  --tol T             relative tolerance (default by dtype)\n"
 	      "  --bench             time the kernel (median of --repeat runs)\n"
@@ -255,12 +277,46 @@ add_shapes(Run *r, const char *list)
 	return true;
 }
 
+/* --range ids=0:V-1,pos=0:S-1: kept as written, evaluated once the
+ * scalar values are known (resolve_ranges). */
+static bool
+add_ranges(Run *r, const char *list)
+{
+	RunArgs *a = &r->args;
+	const char *p = list;
+	while (*p) {
+		const char *comma = strchr(p, ',');
+		size_t n = comma ? (size_t)(comma - p) : strlen(p);
+		const char *eq = memchr(p, '=', n);
+		const char *colon = eq ? memchr(eq, ':', (size_t)(p + n - eq))
+				       : NULL;
+		if (!eq || eq == p || !colon || colon == eq + 1 ||
+		    colon + 1 == p + n) {
+			errorf(r, "--range: expected TENSOR=LO:HI, got '%.*s'",
+			       (int)n, p);
+			return false;
+		}
+		if (a->nranges == MAX_SHAPES) {
+			errorf(r, "--range: more than %d tensors", MAX_SHAPES);
+			return false;
+		}
+		a->range_name[a->nranges] = strndup(p, (size_t)(eq - p));
+		a->range_lo[a->nranges] =
+			strndup(eq + 1, (size_t)(colon - eq - 1));
+		a->range_hi[a->nranges] =
+			strndup(colon + 1, (size_t)(p + n - colon - 1));
+		a->nranges++;
+		p += n + (comma ? 1 : 0);
+	}
+	return true;
+}
+
 /* The options, as ids for parse_args's switch. */
 enum {
 	OPT_HELP = 1, OPT_BENCH, OPT_JSON, OPT_NO_CHECK, OPT_NO_CACHE,
 	OPT_TARGET, OPT_DEFINE, OPT_DEVICE, OPT_ARCH, OPT_MARCH, OPT_KERNEL,
-	OPT_CC, OPT_CONFIG, OPT_SOURCE, OPT_SHAPE, OPT_SEED, OPT_TOL,
-	OPT_FLOPS, OPT_REPEAT, OPT_WARMUP,
+	OPT_CC, OPT_CONFIG, OPT_SOURCE, OPT_SHAPE, OPT_RANGE, OPT_SEED,
+	OPT_TOL, OPT_FLOPS, OPT_REPEAT, OPT_WARMUP,
 };
 
 static const TcOptSpec options[] = {
@@ -279,6 +335,7 @@ static const TcOptSpec options[] = {
 	{ "config", 0, true, OPT_CONFIG },
 	{ "source", 0, true, OPT_SOURCE },
 	{ "shape", 0, true, OPT_SHAPE },
+	{ "range", 0, true, OPT_RANGE },
 	{ "seed", 0, true, OPT_SEED },
 	{ "tol", 0, true, OPT_TOL },
 	{ "flops", 0, true, OPT_FLOPS },
@@ -360,6 +417,10 @@ parse_args(Run *r, int argc, char **argv)
 			break;
 		case OPT_SHAPE:
 			if (!add_shapes(r, v))
+				return EXIT_STOPPED;
+			break;
+		case OPT_RANGE:
+			if (!add_ranges(r, v))
 				return EXIT_STOPPED;
 			break;
 		case OPT_SEED:
@@ -519,6 +580,7 @@ bind_scalars(Run *r)
 			continue;
 		}
 		p->value = (double)x;
+		p->ivalue = x;
 		bool fits = true;
 		switch (v->dtype) {
 		case TC_DT_I64: p->scalar.i64 = x; break;
@@ -560,8 +622,13 @@ extent_sources(const Run *r, const TcExpr *e, TcBuf *out)
 	case TC_EX_VAR:
 		if (e->u.var->kind == TC_VAR_SCALAR) {
 			const Param *p = &r->params[e->u.var->param];
-			tc_buf_printf(out, "%s%s=%g", out->len ? ", " : "",
-				      e->u.var->name, p->value);
+			if (tc_dtype_is_float(e->u.var->dtype))
+				tc_buf_printf(out, "%s%s=%g", out->len ? ", " : "",
+					      e->u.var->name, p->value);
+			else
+				tc_buf_printf(out, "%s%s=%lld",
+					      out->len ? ", " : "",
+					      e->u.var->name, p->ivalue);
 		}
 		break;
 	case TC_EX_BINARY:
@@ -651,6 +718,219 @@ setup_params(Run *r)
 	return true;
 }
 
+/* --- Value ranges: --range T=LO:HI ------------------------------------------------ */
+
+/* A bound of --range: integers and scalar parameter names with + - *
+ * and parentheses, over the scalar values.  One parser per bound. */
+typedef struct Bound {
+	Run *r;
+	const char *s;   /* the bound as written */
+	const char *p;   /* the next character */
+	bool ok;         /* no error reported yet */
+	const char *why; /* what went wrong, for the message */
+	const char *at;  /* where */
+} Bound;
+
+static double bound_sum(Bound *b);
+
+static void
+bound_space(Bound *b)
+{
+	while (*b->p == ' ')
+		b->p++;
+}
+
+static void
+bound_fail(Bound *b, const char *why)
+{
+	if (b->ok) {
+		b->ok = false;
+		b->why = why;
+		b->at = b->p;
+	}
+}
+
+/* factor: ['-'] (number | NAME | '(' sum ')') */
+static double
+bound_factor(Bound *b)
+{
+	bound_space(b);
+	if (*b->p == '-') {
+		b->p++;
+		return -bound_factor(b);
+	}
+	if (*b->p == '(') {
+		b->p++;
+		double v = bound_sum(b);
+		bound_space(b);
+		if (*b->p != ')')
+			bound_fail(b, "expected ')'");
+		else
+			b->p++;
+		return v;
+	}
+	if (*b->p == '_' || (*b->p >= 'A' && *b->p <= 'Z') ||
+	    (*b->p >= 'a' && *b->p <= 'z')) {
+		const char *start = b->p;
+		while (*b->p == '_' || (*b->p >= 'A' && *b->p <= 'Z') ||
+		       (*b->p >= 'a' && *b->p <= 'z') ||
+		       (*b->p >= '0' && *b->p <= '9'))
+			b->p++;
+		size_t n = (size_t)(b->p - start);
+		for (int i = 0; i < b->r->nparams; i++) {
+			const Param *q = &b->r->params[i];
+			if (q->var->kind == TC_VAR_SCALAR &&
+			    strlen(q->var->name) == n &&
+			    strncmp(q->var->name, start, n) == 0)
+				return q->value;
+		}
+		b->p = start;
+		bound_fail(b, "not a scalar parameter");
+		return 0;
+	}
+	char *end;
+	double v = strtod(b->p, &end);
+	if (end == b->p || !isfinite(v)) {
+		bound_fail(b, "expected a number or a scalar parameter");
+		return 0;
+	}
+	b->p = end;
+	return v;
+}
+
+/* term: factor ('*' factor)* */
+static double
+bound_term(Bound *b)
+{
+	double v = bound_factor(b);
+	for (;;) {
+		bound_space(b);
+		if (*b->p != '*')
+			return v;
+		b->p++;
+		v *= bound_factor(b);
+	}
+}
+
+/* sum: term (('+' | '-') term)* */
+static double
+bound_sum(Bound *b)
+{
+	double v = bound_term(b);
+	for (;;) {
+		bound_space(b);
+		if (*b->p != '+' && *b->p != '-')
+			return v;
+		char op = *b->p++;
+		double w = bound_term(b);
+		v = op == '+' ? v + w : v - w;
+	}
+}
+
+/* Evaluate bound s of --range name=...; false (reported) if malformed. */
+static bool
+eval_bound(Run *r, const char *name, const char *s, double *out)
+{
+	Bound b = { r, s, s, true, NULL, NULL };
+	*out = bound_sum(&b);
+	bound_space(&b);
+	if (b.ok && *b.p)
+		bound_fail(&b, "unexpected text");
+	if (!b.ok)
+		errorf(r, "--range %s: bound '%s': %s at '%s'", name, s, b.why,
+		       b.at);
+	return b.ok;
+}
+
+/* The values an integer type holds (bool 0 .. 1); false for floats. */
+static bool
+int_limits(TcDtype t, double *lo, double *hi)
+{
+	switch (t) {
+	case TC_DT_BOOL: *lo = 0; *hi = 1; return true;
+	case TC_DT_I4: *lo = -8; *hi = 7; return true;
+	case TC_DT_I8: *lo = INT8_MIN; *hi = INT8_MAX; return true;
+	case TC_DT_U8: *lo = 0; *hi = UINT8_MAX; return true;
+	case TC_DT_I32: *lo = INT32_MIN; *hi = INT32_MAX; return true;
+	case TC_DT_I64:
+		/* Every value and difference exact in the double the
+		 * generator goes through. */
+		*lo = -0x1p52;
+		*hi = 0x1p52;
+		return true;
+	default: return false;
+	}
+}
+
+/* Give the tensors named by --range their value ranges. */
+static bool
+resolve_ranges(Run *r)
+{
+	const RunArgs *a = &r->args;
+	for (int i = 0; i < a->nranges; i++) {
+		const char *name = a->range_name[i];
+		Param *p = NULL;
+		TcBuf names;
+		tc_buf_init(&names);
+		for (int j = 0; j < r->nparams; j++) {
+			const TcVar *v = r->params[j].var;
+			if (v->kind != TC_VAR_TENSOR)
+				continue;
+			if (r->params[j].role & ROLE_IN)
+				tc_buf_printf(&names, "%s%s",
+					      names.len ? ", " : "", v->name);
+			if (strcmp(v->name, name) == 0)
+				p = &r->params[j];
+		}
+		bool ok = true;
+		if (!p) {
+			errorf(r, "--range %s: kernel %s has no tensor parameter "
+			       "of that name (its inputs: %s)",
+			       name, r->kernel->name,
+			       names.len ? names.data : "none");
+			ok = false;
+		} else if (!(p->role & ROLE_IN)) {
+			errorf(r, "--range %s: the kernel only writes %s, so it "
+			       "has no input values to choose",
+			       name, name);
+			ok = false;
+		}
+		tc_buf_free(&names);
+		double lo, hi, tlo, thi;
+		if (!ok || !eval_bound(r, name, a->range_lo[i], &lo) ||
+		    !eval_bound(r, name, a->range_hi[i], &hi))
+			return false;
+		TcDtype t = p->var->dtype;
+		if (!(lo <= hi)) {
+			errorf(r, "--range %s=%s:%s: the range is empty (%.17g > "
+			       "%.17g)",
+			       name, a->range_lo[i], a->range_hi[i], lo, hi);
+			return false;
+		}
+		if (int_limits(t, &tlo, &thi)) {
+			if (lo != floor(lo) || hi != floor(hi)) {
+				errorf(r, "--range %s=%s:%s: %s holds integers, "
+				       "and the bounds are %.17g and %.17g",
+				       name, a->range_lo[i], a->range_hi[i],
+				       tc_dtype_name(t), lo, hi);
+				return false;
+			}
+			if (lo < tlo || hi > thi) {
+				errorf(r, "--range %s=%lld:%lld: not within %s "
+				       "(%lld .. %lld)",
+				       name, (long long)lo, (long long)hi,
+				       tc_dtype_name(t), (long long)tlo,
+				       (long long)thi);
+				return false;
+			}
+		}
+		p->ranged = true;
+		p->lo = lo;
+		p->hi = hi;
+	}
+	return true;
+}
+
 /* --- Inputs, poison, comparison ------------------------------------------------------ */
 
 /* The poison pattern of one element, and its width in bytes (0 for i4,
@@ -697,23 +977,66 @@ is_poison(const void *data, TcDtype t, size_t i)
 	return got == bits;
 }
 
+/* Element i of an integer or bool tensor, exactly (i64 too). */
+static int64_t
+load_int(TcDtype t, const void *data, size_t i)
+{
+	if (t == TC_DT_I64)
+		return ((const int64_t *)data)[i];
+	return (int64_t)tc_elem_load(t, data, i);
+}
+
+/* Compare output p with the reference's copy.  Outputs only written
+ * (ROLE_OUT) were poisoned on both sides: an element the reference left
+ * holding the poison must hold it in the kernel's output too (untouched),
+ * and one the reference wrote must not (unwritten).  Integers and bools
+ * compare exactly; floats within the relative tolerance tol. */
 static void
 compare(const Param *p, double tol, Compare *c)
 {
 	memset(c, 0, sizeof *c);
 	TcDtype t = p->var->dtype;
-	bool is_float = tc_dtype_is_float(t);
+	c->exact = !tc_dtype_is_float(t);
 	for (size_t i = 0; i < p->count; i++) {
-		double want = tc_elem_load(t, p->ref, i);
-		double got = tc_elem_load(t, p->data, i);
-		/* Integers that equal the poison are counted only where the
-		 * reference differs: the pattern is a legitimate value. */
-		if ((p->role == ROLE_OUT) && is_poison(p->data, t, i) &&
-		    (is_float || got != want)) {
-			if (c->unwritten++ == 0)
-				c->first_unwritten = i;
+		if (p->role == ROLE_OUT) {
+			bool got_poison = is_poison(p->data, t, i);
+			bool want_poison = is_poison(p->ref, t, i);
+			if (got_poison && want_poison) {
+				c->untouched++;
+				continue;
+			}
+			if (got_poison || want_poison) {
+				/* For integers the poison is a legitimate value
+				 * too; the bits differ, so this is a mismatch
+				 * either way, named by what it likely is. */
+				size_t *n = got_poison ? &c->unwritten : &c->stray;
+				size_t *first = got_poison ? &c->first_unwritten
+							   : &c->first_stray;
+				if ((*n)++ == 0)
+					*first = i;
+				continue;
+			}
+		}
+		if (c->exact) {
+			int64_t want = load_int(t, p->ref, i);
+			int64_t got = load_int(t, p->data, i);
+			double aw = fabs((double)want);
+			if (aw > c->max_abs_ref)
+				c->max_abs_ref = aw;
+			if (got == want)
+				continue;
+			double err = fabs((double)got - (double)want);
+			if (err > c->max_abs_err)
+				c->max_abs_err = err;
+			if (c->mismatches++ == 0) {
+				c->worst = i;
+				c->worst_got_int = got;
+				c->worst_want_int = want;
+			}
 			continue;
 		}
+		double want = tc_elem_load(t, p->ref, i);
+		double got = tc_elem_load(t, p->data, i);
 		if (!isfinite(want) || !isfinite(got)) {
 			if (!(isnan(want) && isnan(got)) && want != got)
 				c->nan_mismatch++;
@@ -731,7 +1054,8 @@ compare(const Param *p, double tol, Compare *c)
 	}
 	c->rel_err = c->max_abs_ref > 0 ? c->max_abs_err / c->max_abs_ref
 					 : c->max_abs_err;
-	c->ok = c->rel_err <= tol && c->unwritten == 0 && c->nan_mismatch == 0;
+	c->ok = (c->exact ? c->mismatches == 0 : c->rel_err <= tol) &&
+		c->unwritten == 0 && c->stray == 0 && c->nan_mismatch == 0;
 }
 
 /* Relative tolerance from the narrowest float type among the kernel's
@@ -1031,6 +1355,11 @@ run_free(Run *r)
 		free(r->args.shape_name[i]);
 		free(r->args.shape_value[i]);
 	}
+	for (int i = 0; i < r->args.nranges; i++) {
+		free(r->args.range_name[i]);
+		free(r->args.range_lo[i]);
+		free(r->args.range_hi[i]);
+	}
 	for (int i = 0; i < r->args.ndefines; i++)
 		free((char *)r->args.define_name[i]);
 	free(r->text);
@@ -1055,11 +1384,15 @@ report_header(Run *r)
 		const Param *p = &r->params[i];
 		if (p->var->kind != TC_VAR_SCALAR)
 			continue;
-		tc_buf_printf(&line, " %s=%g", p->var->name, p->value);
+		if (tc_dtype_is_float(p->var->dtype))
+			tc_buf_printf(&line, " %s=%g", p->var->name, p->value);
+		else
+			tc_buf_printf(&line, " %s=%lld", p->var->name,
+				      p->ivalue);
 		json_object_set_new(shape, p->var->name,
 				    tc_dtype_is_float(p->var->dtype)
 					    ? json_real(p->value)
-					    : json_integer((json_int_t)p->value));
+					    : json_integer((json_int_t)p->ivalue));
 	}
 	const TcProgram *prog = r->ref_prog;
 	for (int i = 0; i < prog->tunables.len; i++) {
@@ -1169,6 +1502,102 @@ run_kernel(Run *r)
 	return true;
 }
 
+/* "[12][7]" as a JSON array. */
+static json_t *
+index_json(const Param *p, size_t i)
+{
+	long long idx[TC_MAX_RANK];
+	for (int j = p->var->rank - 1; j >= 0; j--) {
+		idx[j] = p->ext[j] ? (long long)(i % (size_t)p->ext[j]) : 0;
+		i = p->ext[j] ? i / (size_t)p->ext[j] : 0;
+	}
+	json_t *a = json_array();
+	for (int j = 0; j < p->var->rank; j++)
+		json_array_append_new(a, json_integer(idx[j]));
+	return a;
+}
+
+/* One output's line of the report and its JSON object (appended to
+ * outs).  Integer outputs show integers. */
+static void
+report_output(Run *r, const Param *p, const Compare *c, json_t *outs)
+{
+	char type[128], where[128];
+	type_text(p, type, sizeof type);
+	index_text(p, c->worst, where, sizeof where);
+	const char *name = p->var->name;
+	bool show_worst = c->exact ? c->mismatches > 0 : c->rel_err > r->tol;
+	if (!r->args.json) {
+		printf("  %-8s %-20s ", name, type);
+		if (c->exact && c->mismatches)
+			printf("exact: %zu of %zu differ, first %s%s: got %" PRId64
+			       ", want %" PRId64,
+			       c->mismatches, p->count, name, where,
+			       c->worst_got_int, c->worst_want_int);
+		else if (c->exact)
+			printf("exact");
+		else
+			printf("max rel err %.2e (tol %.3g)", c->rel_err, r->tol);
+		if (!c->exact && show_worst)
+			printf(", worst %s%s: got %.6g, want %.6g", name, where,
+			       c->worst_got, c->worst_want);
+		if (c->unwritten) {
+			index_text(p, c->first_unwritten, where, sizeof where);
+			printf(", %zu unwritten (first %s%s)", c->unwritten, name,
+			       where);
+		}
+		if (c->stray) {
+			index_text(p, c->first_stray, where, sizeof where);
+			printf(", %zu written that the reference leaves untouched "
+			       "(first %s%s)",
+			       c->stray, name, where);
+		}
+		if (c->untouched)
+			printf(", %zu untouched as in the reference", c->untouched);
+		if (c->nan_mismatch)
+			printf(", %zu NaN/inf mismatches", c->nan_mismatch);
+		printf("  %s\n", c->ok ? "ok" : "FAIL");
+	}
+	json_t *o = json_object();
+	json_object_set_new(o, "name", json_string(name));
+	json_object_set_new(o, "type", json_string(type));
+	json_object_set_new(o, "exact", json_boolean(c->exact));
+	json_object_set_new(o, "max_rel_err", json_real(c->rel_err));
+	if (c->exact) {
+		json_object_set_new(o, "max_abs_err",
+				    json_integer((json_int_t)c->max_abs_err));
+		json_object_set_new(o, "max_abs_ref",
+				    json_integer((json_int_t)c->max_abs_ref));
+		json_object_set_new(o, "tol", json_integer(0));
+		json_object_set_new(o, "mismatches",
+				    json_integer((json_int_t)c->mismatches));
+	} else {
+		json_object_set_new(o, "max_abs_err", json_real(c->max_abs_err));
+		json_object_set_new(o, "max_abs_ref", json_real(c->max_abs_ref));
+		json_object_set_new(o, "tol", json_real(r->tol));
+	}
+	if (show_worst) {
+		json_t *w = json_object();
+		json_object_set_new(w, "index", index_json(p, c->worst));
+		json_object_set_new(w, "got",
+				    c->exact ? json_integer(c->worst_got_int)
+					     : json_real(c->worst_got));
+		json_object_set_new(w, "want",
+				    c->exact ? json_integer(c->worst_want_int)
+					     : json_real(c->worst_want));
+		json_object_set_new(o, "worst", w);
+	}
+	json_object_set_new(o, "unwritten",
+			    json_integer((json_int_t)c->unwritten));
+	json_object_set_new(o, "stray", json_integer((json_int_t)c->stray));
+	json_object_set_new(o, "untouched",
+			    json_integer((json_int_t)c->untouched));
+	json_object_set_new(o, "nan_mismatch",
+			    json_integer((json_int_t)c->nan_mismatch));
+	json_object_set_new(o, "ok", json_boolean(c->ok));
+	json_array_append_new(outs, o);
+}
+
 /* Run the kernel and the reference once and compare; returns the exit
  * status. */
 static int
@@ -1198,8 +1627,31 @@ check(Run *r)
 		json_object_set_new(r->json, "reference_ms",
 				    json_real(r->reference_s * 1e3));
 		if (!ok) {
-			errorf(r, "the reference interpreter stopped on an error "
-			       "in the tile program (above)");
+			/* Integer inputs at their default values (+-1 .. 7) are
+			 * the likely cause of an access out of bounds. */
+			TcBuf ints;
+			tc_buf_init(&ints);
+			for (int i = 0; i < r->nparams; i++) {
+				const Param *p = &r->params[i];
+				if (p->var->kind == TC_VAR_TENSOR &&
+				    (p->role & ROLE_IN) && !p->ranged &&
+				    tc_dtype_is_int(p->var->dtype) &&
+				    p->var->dtype != TC_DT_BOOL)
+					tc_buf_printf(&ints, "%s%s",
+						      ints.len ? ", " : "",
+						      p->var->name);
+			}
+			if (ints.len)
+				errorf(r, "the reference interpreter stopped on an "
+				       "error in the tile program (above); the "
+				       "integer inputs %s hold random values in "
+				       "+-1 .. 7: if they are indices, give their "
+				       "values with --range NAME=LO:HI",
+				       ints.data);
+			else
+				errorf(r, "the reference interpreter stopped on an "
+				       "error in the tile program (above)");
+			tc_buf_free(&ints);
 			return EXIT_MISMATCH;
 		}
 	}
@@ -1219,38 +1671,7 @@ check(Run *r)
 			continue;
 		Compare c;
 		compare(p, r->tol, &c);
-		char type[128], where[128];
-		type_text(p, type, sizeof type);
-		index_text(p, c.worst, where, sizeof where);
-		if (!r->args.json) {
-			printf("  %-8s %-20s max rel err %.2e (tol %.3g)", p->var->name,
-			       type, c.rel_err, r->tol);
-			if (c.rel_err > r->tol)
-				printf(", worst %s%s: got %.6g, want %.6g",
-				       p->var->name, where, c.worst_got,
-				       c.worst_want);
-			if (c.unwritten) {
-				index_text(p, c.first_unwritten, where,
-					   sizeof where);
-				printf(", %zu unwritten (first %s%s)", c.unwritten,
-				       p->var->name, where);
-			}
-			if (c.nan_mismatch)
-				printf(", %zu NaN/inf mismatches", c.nan_mismatch);
-			printf("  %s\n", c.ok ? "ok" : "FAIL");
-		}
-		json_t *o = json_object();
-		json_object_set_new(o, "name", json_string(p->var->name));
-		json_object_set_new(o, "type", json_string(type));
-		json_object_set_new(o, "max_rel_err", json_real(c.rel_err));
-		json_object_set_new(o, "max_abs_err", json_real(c.max_abs_err));
-		json_object_set_new(o, "max_abs_ref", json_real(c.max_abs_ref));
-		json_object_set_new(o, "tol", json_real(r->tol));
-		json_object_set_new(o, "unwritten", json_integer((json_int_t)c.unwritten));
-		json_object_set_new(o, "nan_mismatch",
-				    json_integer((json_int_t)c.nan_mismatch));
-		json_object_set_new(o, "ok", json_boolean(c.ok));
-		json_array_append_new(outs, o);
+		report_output(r, p, &c, outs);
 		if (!c.ok)
 			status = EXIT_MISMATCH;
 	}
@@ -1445,7 +1866,7 @@ run(Run *r, int argc, char **argv)
 		if (r->params[i].var->kind == TC_VAR_TENSOR &&
 		    (r->params[i].var->is_const || r->params[i].role == 0))
 			r->params[i].role = ROLE_IN;
-	if (!bind_scalars(r) || !setup_params(r))
+	if (!bind_scalars(r) || !setup_params(r) || !resolve_ranges(r))
 		return EXIT_STOPPED;
 	r->tol = a->tol >= 0 ? a->tol : default_tolerance(k);
 	report_header(r);
@@ -1455,12 +1876,17 @@ run(Run *r, int argc, char **argv)
 	if (r->gpu && (!launch_config(r) || !setup_device(r)))
 		return EXIT_STOPPED;
 	report_compile(r);
-	for (int i = 0; i < r->nparams; i++)
-		if (r->params[i].var->kind == TC_VAR_TENSOR &&
-		    (r->params[i].role & ROLE_IN))
-			tc_elem_fill_random(r->params[i].var->dtype,
-					    r->params[i].data, r->params[i].count,
-					    a->seed, r->params[i].var->param);
+	for (int i = 0; i < r->nparams; i++) {
+		Param *p = &r->params[i];
+		if (p->var->kind != TC_VAR_TENSOR || !(p->role & ROLE_IN))
+			continue;
+		if (p->ranged)
+			tc_elem_fill_range(p->var->dtype, p->data, p->count,
+					   a->seed, p->var->param, p->lo, p->hi);
+		else
+			tc_elem_fill_random(p->var->dtype, p->data, p->count,
+					    a->seed, p->var->param);
+	}
 	status = check(r);
 	if (status == EXIT_PASS && a->bench)
 		status = bench(r);

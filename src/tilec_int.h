@@ -813,6 +813,13 @@ size_t tc_elem_bytes(TcDtype t, size_t n);
  * One stream per (seed, stream), e.g. the tensor's parameter index. */
 void tc_elem_fill_random(TcDtype t, void *base, size_t n, uint64_t seed,
 			 int stream);
+/* Fill n elements of t with values in [lo, hi], both ends included:
+ * uniform integers for integer types and bool (lo and hi whole numbers
+ * the type holds, hi - lo < 2^53), uniform reals for floats; for
+ * `tilec run --range` (tensors of ids, positions, page tables, counts).
+ * Streams as tc_elem_fill_random's. */
+void tc_elem_fill_range(TcDtype t, void *base, size_t n, uint64_t seed,
+			int stream, double lo, double hi);
 
 /* ==== options.c: the commands' option parser ============================== */
 

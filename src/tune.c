@@ -165,6 +165,8 @@ typedef struct Tune {
 	const char *device_arg; /* --device N as written, or NULL */
 	Shape shape;            /* --shape: the shape tuned for */
 	Shape check_shape;      /* --check-shape, or empty: the shape */
+	int nranges;            /* --range T=LO:HI: passed to `tilec run` */
+	const char *range_arg[TC_MAX_DEFINES];
 	int ndefines;           /* -D bindings: pinned tunables */
 	char *define_name[TC_MAX_DEFINES];
 	long long define_value[TC_MAX_DEFINES];
@@ -1133,7 +1135,7 @@ translate_all(Tune *t, bool keep_source)
 
 /* An argument vector for tc_run_report. */
 typedef struct Argv {
-	char *v[3 * MAX_TUNABLES + 48]; /* malloc'd strings */
+	char *v[5 * MAX_TUNABLES + 48]; /* malloc'd strings */
 	int n;
 } Argv;
 
@@ -1185,6 +1187,10 @@ run_argv(const Tune *t, const Config *c, const Shape *shape, Argv *a,
 	if (shape->text) {
 		argv_add(a, "--shape");
 		argv_add(a, shape->text);
+	}
+	for (int i = 0; i < t->nranges; i++) {
+		argv_add(a, "--range");
+		argv_add(a, t->range_arg[i]);
 	}
 	argv_add(a, "--json");
 	for (int i = 0; extra && extra[i]; i++)
@@ -1246,9 +1252,20 @@ check_one(Tune *t, Config *c)
 		json_array_foreach(json_object_get(r, "outputs"), i, o) {
 			if (json_is_true(json_object_get(o, "ok")))
 				continue;
-			tc_buf_printf(&why, "%s%s: max rel err %.3g (tol %g)",
-				      why.len ? "; " : "", str(o, "name"),
-				      num(o, "max_rel_err"), num(o, "tol"));
+			if (json_is_true(json_object_get(o, "exact")))
+				tc_buf_printf(&why, "%s%s: %.0f elements differ "
+					      "(compared exactly)",
+					      why.len ? "; " : "", str(o, "name"),
+					      num(o, "mismatches"));
+			else
+				tc_buf_printf(&why, "%s%s: max rel err %.3g "
+					      "(tol %g)",
+					      why.len ? "; " : "", str(o, "name"),
+					      num(o, "max_rel_err"), num(o, "tol"));
+			if (num(o, "stray") > 0)
+				tc_buf_printf(&why, ", %.0f written where the "
+					      "reference writes nothing",
+					      num(o, "stray"));
 			if (num(o, "unwritten") > 0)
 				tc_buf_printf(&why, ", %.0f unwritten",
 					      num(o, "unwritten"));
@@ -1591,6 +1608,14 @@ record_json(Tune *t, const Config *best, json_t *shape, json_t *bucket,
 	json_object_set_new(r, "shape", shape);
 	json_object_set_new(r, "shape_bucket", bucket);
 	json_object_set_new(r, "check_shape", check);
+	if (t->nranges) {
+		/* The inputs' value ranges the search ran with. */
+		json_t *ranges = json_array();
+		for (int i = 0; i < t->nranges; i++)
+			json_array_append_new(ranges,
+					      json_string(t->range_arg[i]));
+		json_object_set_new(r, "ranges", ranges);
+	}
 	json_t *pinned = json_object();
 	for (int i = 0; i < t->ntun; i++)
 		if (t->tun[i].pinned)
@@ -2671,6 +2696,7 @@ usage(FILE *f)
 	      "  --keep-duplicates     time configurations with identical "
 	      "code too\n"
 	      "  --seed S, --tol T, --cc CMD, --device N   as for `tilec run`\n"
+	      "  --range T=LO:HI       as for `tilec run` (not with --prepare)\n"
 	      "  --prepare DIR         write the configurations for "
 	      "tools/tune_farm.py\n"
 	      "  --finish DIR          turn DIR's manifest and the farm's "
@@ -2704,6 +2730,7 @@ enum {
 	OPT_OUT, OPT_JOBS, OPT_REPEAT, OPT_WARMUP, OPT_CONFIRM,
 	OPT_MAX_CONFIGS, OPT_REGISTER_LIMIT, OPT_SEED, OPT_TOL, OPT_CC,
 	OPT_DEVICE, OPT_PREPARE, OPT_FINISH, OPT_TIMINGS, OPT_CONFIG,
+	OPT_RANGE,
 };
 
 static const TcOptSpec options[] = {
@@ -2732,6 +2759,7 @@ static const TcOptSpec options[] = {
 	{ "finish", 0, true, OPT_FINISH },
 	{ "timings", 0, true, OPT_TIMINGS },
 	{ "config", 0, true, OPT_CONFIG },
+	{ "range", 0, true, OPT_RANGE },
 	{ 0 },
 };
 
@@ -2818,6 +2846,13 @@ parse_args(Tune *t, int argc, char **argv)
 		case OPT_FINISH: t->finish = v; break;
 		case OPT_TIMINGS: t->timings = v; break;
 		case OPT_CONFIG: t->config = v; break;
+		case OPT_RANGE:
+			if (t->nranges == TC_MAX_DEFINES) {
+				failf("too many --range");
+				return EXIT_STOPPED;
+			}
+			t->range_arg[t->nranges++] = v;
+			break;
 		}
 		if (!ok)
 			return EXIT_STOPPED;
@@ -2828,6 +2863,12 @@ parse_args(Tune *t, int argc, char **argv)
 	}
 	if (!!t->prepare + !!t->finish + !!t->config > 1) {
 		failf("--prepare, --finish and --config do not go together");
+		return EXIT_STOPPED;
+	}
+	if (t->nranges && t->prepare) {
+		/* The farm's reference inputs come from tc_elem_fill_random
+		 * in check_data, which knows no ranges yet. */
+		failf("--range does not work with --prepare yet");
 		return EXIT_STOPPED;
 	}
 	bool farm = t->prepare || t->finish;

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# `tilec run` on kernels the samples do not cover (docs/run.md).
+#
+#   run.sh TILEC SRCROOT CASE
+#
+# CASE  exact     an i32 output is compared exactly: generated code edited
+#                 to be off by one in one element fails, though the error
+#                 (1 in 298) is within the kernel's f16 tolerance
+#       stray     an output the reference leaves partly untouched: code
+#                 edited to write there too fails, naming the element
+#       json      integers are integers in --json: shape values, integer
+#                 outputs' errors and their worst element
+#       range     --range: each malformed or impossible range stops the
+#                 run (status 2) with a sentence naming it; a range that
+#                 gives the ids the same values twice reads the same rows
+set -u
+tilec=$(realpath "$1") root=$2 case=$3
+work=$(mktemp -d "${TMPDIR:-/tmp}/tilec-run.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+cd "$root" || exit 2
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# expect STATUS PATTERN ARGS...: tilec's status and a line of its output.
+expect() {
+	local want=$1 pat=$2
+	shift 2
+	"$tilec" "$@" >"$work/out.txt" 2>&1
+	local got=$?
+	[ "$got" = "$want" ] || { cat "$work/out.txt"; fail "status $got, not $want: $*"; }
+	grep -qE -- "$pat" "$work/out.txt" || { cat "$work/out.txt"; fail "no '$pat' for: $*"; }
+	grep -E -- "$pat" "$work/out.txt" | head -n 1
+}
+
+pw=tests/run/partial_write.c
+emb=tests/run/embedding.c
+case $case in
+exact)
+	"$tilec" $pw --kernel argmax -o "$work/argmax.c" || fail "translate"
+	sed 's/Y\[b \* BLOCK + i\] = best;/Y[b * BLOCK + i] = best + (b * BLOCK + i == 3);/' \
+		"$work/argmax.c" >"$work/off.c"
+	cmp -s "$work/argmax.c" "$work/off.c" && fail "the edit did not apply"
+	expect 0 "Y +i32\[45\] +exact  ok" run $pw --kernel argmax \
+		--shape M=45,N=300 --source "$work/argmax.c"
+	expect 1 "exact: 1 of 45 differ, first Y\[3\]: got [0-9]+, want [0-9]+  FAIL" \
+		run $pw --kernel argmax --shape M=45,N=300 --source "$work/off.c"
+	;;
+stray)
+	"$tilec" $pw --kernel lower -o "$work/lower.c" || fail "translate"
+	sed 's/bx \* BLOCK + j <= by \* BLOCK + i/bx * BLOCK + j < N/' \
+		"$work/lower.c" >"$work/all.c"
+	cmp -s "$work/lower.c" "$work/all.c" && fail "the edit did not apply"
+	expect 0 "990 untouched as in the reference  ok" run $pw --kernel lower \
+		--shape N=45 --source "$work/lower.c"
+	expect 1 "990 written that the reference leaves untouched \(first Y\[0\]\[1\]\)" \
+		run $pw --kernel lower --shape N=45 --source "$work/all.c"
+	;;
+json)
+	"$tilec" $pw --kernel argmax -o "$work/argmax.c" || fail "translate"
+	sed 's/Y\[b \* BLOCK + i\] = best;/Y[b * BLOCK + i] = best + 100000000;/' \
+		"$work/argmax.c" >"$work/off.c"
+	"$tilec" run $pw --kernel argmax --shape M=45,N=300 --source "$work/off.c" \
+		--json >"$work/out.json"
+	[ $? = 1 ] || fail "the edited kernel passed"
+	python3 - "$work/out.json" <<'PY' || fail "JSON"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["shape"] == {"M": 45, "N": 300}, r["shape"]
+o = r["outputs"][0]
+assert o["exact"] is True and o["ok"] is False, o
+for k in ("max_abs_err", "max_abs_ref", "tol", "mismatches", "unwritten",
+          "untouched", "stray"):
+    assert type(o[k]) is int, (k, o[k])
+assert o["max_abs_err"] == 100000000 and o["mismatches"] == 45, o
+w = o["worst"]
+assert w["index"] == [0], w
+assert type(w["got"]) is int and w["got"] == w["want"] + 100000000, w
+print("json ok:", o)
+PY
+	# The text report too: no 1e+08.
+	expect 1 "got 1000000[0-9]{2}, want [0-9]+" run $pw --kernel argmax \
+		--shape M=45,N=300 --source "$work/off.c"
+	;;
+range)
+	s="--shape N=37,V=50,D=100"
+	expect 1 "the integer inputs ids hold random values .* --range" run $emb $s
+	expect 0 "PASS" run $emb $s --range ids=0:V-1
+	expect 0 "PASS" run $emb $s --range 'ids=V-1:(V-1)*1'
+	expect 1 "index 50 out of bounds for dim 0 of table" run $emb $s --range ids=V:V
+	expect 2 "--range nope: kernel embedding has no tensor parameter of that name \(its inputs: ids, table\)" \
+		run $emb $s --range nope=0:1
+	expect 2 "--range Y: the kernel only writes Y" run $emb $s --range Y=0:1
+	expect 2 "--range ids: bound 'W-1': not a scalar parameter at 'W-1'" \
+		run $emb $s --range ids=0:W-1
+	expect 2 "--range ids=0:2.5: i32 holds integers" run $emb $s --range ids=0:2.5
+	expect 2 "--range ids=1:0: the range is empty" run $emb $s --range ids=1:0
+	expect 2 "--range ids=0:4294967296: not within i32" run $emb $s --range ids=0:4294967296
+	expect 2 "--range: expected TENSOR=LO:HI, got 'ids=0'" run $emb $s --range ids=0
+	expect 2 "--range ids: bound '0\)': unexpected text" run $emb $s --range 'ids=0):1'
+	# Float tensors take real bounds: a table in [2, 3] gives Y in [2, 3].
+	"$tilec" run $emb $s --range ids=0:V-1,table=2:3 --json >"$work/t.json" ||
+		fail "a float range"
+	python3 -c 'import json,sys; o=json.load(open(sys.argv[1]))["outputs"][0]; assert 2.9 < o["max_abs_ref"] <= 3, o' \
+		"$work/t.json" || fail "table not in [2, 3]"
+	;;
+*)
+	echo "unknown case $case" >&2
+	exit 2
+	;;
+esac
+echo PASS
