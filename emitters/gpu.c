@@ -239,7 +239,7 @@ swizzle_bytes(const TcVar *v)
 {
 	if (!v->swizzle)
 		return 0;
-	return tc_var_extent(v, v->rank - 1) * tc_dtype_bits(v->dtype) / 8;
+	return tc_var_extent(v, v->rank - 1) * tc_dtype_storage_bits(v->dtype) / 8;
 }
 
 /* Offset of element idx[] of a shared buffer: row-major, the last extent

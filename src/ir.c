@@ -13,11 +13,13 @@
 
 static const struct {
 	const char *name;
-	int bits;
-	char kind;
+	int bits;    /* bits of the value */
+	int storage; /* bits an element takes in memory */
+	char kind;   /* F, I, U or B (TC_DTYPES) */
 } dtype_info[TC_DT_COUNT] = {
-	[TC_DT_NONE] = { "none", 0, 0 },
-#define X(name, spelling, bits, kind) [TC_DT_##name] = { spelling, bits, kind },
+	[TC_DT_NONE] = { "none", 0, 0, 0 },
+#define X(name, spelling, bits, storage, kind) \
+	[TC_DT_##name] = { spelling, bits, storage, kind },
 	TC_DTYPES(X)
 #undef X
 };
@@ -33,6 +35,12 @@ int
 tc_dtype_bits(TcDtype t)
 {
 	return dtype_info[t].bits;
+}
+
+int
+tc_dtype_storage_bits(TcDtype t)
+{
+	return dtype_info[t].storage;
 }
 
 bool

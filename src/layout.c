@@ -468,7 +468,8 @@ pow2_floor(long long x)
 }
 
 /* The widest vector (elements) that the tensors copied to or from class
- * members allow: 16 bytes of the narrowest such element type. */
+ * members allow: 16 bytes of the narrowest such element type, as memory
+ * holds it (tc_dtype_storage_bits). */
 static int
 class_vec(Layouter *L, int cls, const TcStmt *s, int vec)
 {
@@ -488,7 +489,7 @@ class_vec(Layouter *L, int cls, const TcStmt *s, int vec)
 		if (t->var->kind != TC_VAR_TENSOR || node(L, f->var, d) < 0 ||
 		    find(L, node(L, f->var, d)) != cls)
 			return vec;
-		int v = 16 / (tc_dtype_bits(t->var->dtype) / 8);
+		int v = 128 / tc_dtype_storage_bits(t->var->dtype);
 		return v > vec ? v : vec;
 	}
 	default:

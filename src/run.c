@@ -693,7 +693,7 @@ setup_params(Run *r)
 			p->ext[j] = (long long)e;
 			count *= e;
 		}
-		double bytes = count * tc_dtype_bits(v->dtype) / 8.0;
+		double bytes = count * tc_dtype_storage_bits(v->dtype) / 8.0;
 		total += bytes;
 		if (total > 16e9) {
 			errorf(r, "the tensors would take %.1f GB; that is more "

@@ -44,7 +44,7 @@ stage_bytes(const TcVar *v)
 	for (int i = 0; i < v->rank - 1; i++)
 		elems *= tc_var_extent(v, i);
 	elems *= tc_var_extent(v, v->rank - 1) + v->pad;
-	return (elems * tc_dtype_bits(v->dtype) + 7) / 8;
+	return (elems * tc_dtype_storage_bits(v->dtype) + 7) / 8;
 }
 
 /* Scratch for reductions from register fragments whose threads combine
@@ -203,12 +203,11 @@ place(TcKernel *k, long long threads, bool padded, const TcOptions *opt)
 		v->smem_offset = -1;
 		if (!tc_in_smem(v))
 			continue;
-		long long row = tc_var_extent(v, v->rank - 1) *
-				tc_dtype_bits(v->dtype) / 8;
+		int bits = tc_dtype_storage_bits(v->dtype);
+		long long row = tc_var_extent(v, v->rank - 1) * bits / 8;
 		v->swizzle = swizzled(k, v, opt);
 		v->pad = padded && !v->swizzle && v->rank >= 2 &&
-			 tc_dtype_bits(v->dtype) >= 8 && row % 32 == 0 ?
-			 128 / tc_dtype_bits(v->dtype) : 0;
+			 bits >= 8 && row % 32 == 0 ? 128 / bits : 0;
 		total = align_up(total, 128);
 		v->smem_offset = total;
 		total += stage_bytes(v) * (v->stages > 1 ? v->stages : 1);

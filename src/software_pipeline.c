@@ -179,7 +179,7 @@ affine(TcArena *a, TcExpr *e, const TcVar *k, TcExpr **base, TcExpr **step)
 static bool
 strided_shape(const TcVar *v, long long threads)
 {
-	long long vec = 128 / tc_dtype_bits(v->dtype);
+	long long vec = 128 / tc_dtype_storage_bits(v->dtype);
 	long long rows = tc_var_extent(v, 0), cols = tc_var_extent(v, 1);
 	if (v->rank != 2 || rows <= 0 || cols <= 0 || cols % vec)
 		return false;

@@ -113,32 +113,38 @@ void tc_vdiag(TcDiags *d, TcSeverity sev, TcLoc loc, const char *fmt,
 
 /* ==== ir.c: the tile IR =================================================== */
 
-/* Element types: NAME, spelling in tile programs, bits, kind
- * (F = float, I = signed int, U = unsigned int, B = bool). */
-#define TC_DTYPES(X)                      \
-	X(F64, "f64", 64, 'F')            \
-	X(F32, "f32", 32, 'F')            \
-	X(F16, "f16", 16, 'F')            \
-	X(BF16, "bf16", 16, 'F')          \
-	X(FP8E4M3, "fp8e4m3", 8, 'F')     \
-	X(FP8E5M2, "fp8e5m2", 8, 'F')     \
-	X(I64, "i64", 64, 'I')            \
-	X(I32, "i32", 32, 'I')            \
-	X(I8, "i8", 8, 'I')               \
-	X(U8, "u8", 8, 'U')               \
-	X(I4, "i4", 4, 'I')               \
-	X(BOOL, "bool", 1, 'B')
+/* Element types: NAME, spelling in tile programs, bits of the value,
+ * bits one element takes in memory (tensors and buffers alike: i4 packs
+ * two to a byte, bool takes a whole byte), kind (F = float, I = signed
+ * int, U = unsigned int, B = bool).  Sizes of memory (shared-memory plans,
+ * vector widths, tensor bytes) come from the storage column, never from
+ * the value bits. */
+#define TC_DTYPES(X)                         \
+	X(F64, "f64", 64, 64, 'F')           \
+	X(F32, "f32", 32, 32, 'F')           \
+	X(F16, "f16", 16, 16, 'F')           \
+	X(BF16, "bf16", 16, 16, 'F')         \
+	X(FP8E4M3, "fp8e4m3", 8, 8, 'F')     \
+	X(FP8E5M2, "fp8e5m2", 8, 8, 'F')     \
+	X(I64, "i64", 64, 64, 'I')           \
+	X(I32, "i32", 32, 32, 'I')           \
+	X(I8, "i8", 8, 8, 'I')               \
+	X(U8, "u8", 8, 8, 'U')               \
+	X(I4, "i4", 4, 4, 'I')               \
+	X(BOOL, "bool", 1, 8, 'B')
 
 typedef enum TcDtype {
 	TC_DT_NONE, /* not a value: statements, unknown */
-#define X(name, spelling, bits, kind) TC_DT_##name,
+#define X(name, spelling, bits, storage, kind) TC_DT_##name,
 	TC_DTYPES(X)
 #undef X
 	TC_DT_COUNT
 } TcDtype;
 
 const char *tc_dtype_name(TcDtype t); /* "f16" */
-int tc_dtype_bits(TcDtype t);
+int tc_dtype_bits(TcDtype t); /* bits of the value: 1 for bool */
+/* Bits an element takes in memory: 8 for bool, 4 for i4 (two a byte). */
+int tc_dtype_storage_bits(TcDtype t);
 bool tc_dtype_is_float(TcDtype t);
 bool tc_dtype_is_int(TcDtype t); /* signed or unsigned integers and bool */
 TcDtype tc_dtype_from_name(const char *name); /* TC_DT_NONE if unknown */
