@@ -1455,7 +1455,15 @@ fast_pipelined_loop(Gpu *G, const TcStmt *s, const PipeNames *n)
 		      "// reading it.  Otherwise the loop below.\n", k, stages - 1);
 	for (int i = 0; i < ncopies; i++) {
 		const TcStmt *c = body->items[i];
-		copy[i] = fresh(G, tc_fmt(G->a, "%s_copy", c->u.copy.dst.var->name));
+		/* Distinct from the program's names and from the other
+		 * copies' (a buffer may be copied into twice). */
+		const char *name = fresh(G, tc_fmt(G->a, "%s_copy", c->u.copy.dst.var->name));
+		for (int j = 0; j < i; j++)
+			if (strcmp(copy[j], name) == 0) {
+				name = fresh(G, tc_fmt(G->a, "%s_", name));
+				j = -1;
+			}
+		copy[i] = name;
 		g2s_setup(G, c, copy[i]);
 	}
 	tc_buf_puts(b, "if (");
