@@ -135,6 +135,19 @@ __device__ __forceinline__ void cp_async16(unsigned s, const void *gmem)
 	asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
 }
 
+// BYTES (16, 8 or 4) global -> shared, the bytes past src_bytes
+// zero-filled: cp.async.cg for 16 bytes, cp.async.ca (the only form that
+// takes fewer) for 8 and 4.
+template <int BYTES> __device__ __forceinline__ void cp_async(unsigned s, const void *gmem, int src_bytes)
+{
+	if (BYTES == 16)
+		cp_async16(s, gmem, src_bytes);
+	else if (BYTES == 8)
+		asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(s), "l"(gmem), "r"(src_bytes));
+	else
+		asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gmem), "r"(src_bytes));
+}
+
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 
 // Wait until at most N committed groups are still in flight.
@@ -145,17 +158,30 @@ template <int N> __device__ __forceinline__ void cp_async_wait()
 
 // --- Tile copies global <-> shared ----------------------------------------------------
 
-// One 16-byte vector of a tile copy: its first `valid` elements from p,
+// The widest vector, in bytes, that rows of COLS elements of T divide
+// into: 16, 8 or 4, or 0 when none does (the rows are copied element by
+// element).  Short rows (a 3-float row, a 1- or 2-float k slice) get the
+// narrower vectors.
+template <typename T, int COLS> struct RowVector {
+	static constexpr int ROW = COLS * (int)sizeof(T);
+	static constexpr int BYTES = ROW % 16 == 0 ? 16 : ROW % 8 == 0 ? 8 : ROW % 4 == 0 ? 4 : 0;
+};
+
+// One BYTES-wide vector of a tile copy: its first `valid` elements from p,
 // the rest zero; at shared address s (cp.async, ASYNC) or dst.  `safe` is
 // read by nothing: cp.async wants a valid address for an all-zero vector.
-template <bool ASYNC, typename T>
+template <bool ASYNC, int BYTES, typename T>
 __device__ __forceinline__ void g2s_vector(unsigned s, T *dst, const T *p, const T *safe, int valid)
 {
-	constexpr int VEC = 16 / sizeof(T);
+	constexpr int VEC = BYTES / sizeof(T);
 	if (ASYNC) {
-		cp_async16(s, valid > 0 ? p : safe, valid * (int)sizeof(T));
-	} else if (valid == VEC) {
+		cp_async<BYTES>(s, valid > 0 ? p : safe, valid * (int)sizeof(T));
+	} else if (valid == VEC && BYTES == 16) {
 		*reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(p);
+	} else if (valid == VEC && BYTES == 8) {
+		*reinterpret_cast<uint2 *>(dst) = *reinterpret_cast<const uint2 *>(p);
+	} else if (valid == VEC && BYTES == 4) {
+		*reinterpret_cast<unsigned *>(dst) = *reinterpret_cast<const unsigned *>(p);
 	} else {
 #pragma unroll
 		for (int v = 0; v < VEC; v++)
@@ -180,17 +206,21 @@ __device__ __forceinline__ unsigned g2s_offset(unsigned d0, int i, int r0, int c
 // unit column stride) into shared memory (row stride s_ld).  Rows at or past
 // `rows` and columns at or past `cols` are zero-filled; `safe` is any valid
 // address of the tensor, read by nothing, for the zero-filled vectors.  Every thread of the
-// block takes part; 16-byte vectors when the source rows allow them, with
-// cp.async when ASYNC (the caller commits and waits).  SWIZZLE: the tile's
-// rows are s_ld = COLS elements with swizzled chunks (tile_offset).
+// block takes part; vectors of the width the rows allow (RowVector: 16
+// bytes, or 8 or 4 for short rows) when the source is aligned to them, with
+// cp.async when ASYNC (the caller commits and waits); elements otherwise.
+// SWIZZLE: the tile's rows are s_ld = COLS elements with swizzled 16-byte
+// chunks (tile_offset).
 template <typename T, int ROWS, int COLS, int THREADS, bool ASYNC, bool SWIZZLE = false>
 __device__ __forceinline__ void copy_g2s(T *smem, int s_ld, const T *g, long long g_ld, int rows, int cols, const T *safe)
 {
 	constexpr int SW = SWIZZLE ? COLS * (int)sizeof(T) : 0;
-	constexpr int VEC = 16 / sizeof(T);
+	constexpr int VB = RowVector<T, COLS>::BYTES; // bytes per vector, 0 for none
+	static_assert(SW == 0 || VB == 16, "copy_g2s: swizzled rows are whole 16-byte chunks");
+	constexpr int VEC = VB ? VB / (int)sizeof(T) : 1; // elements per vector
 	constexpr int VROW = COLS / VEC;   // vectors per row
 	constexpr int NV = ROWS * VROW;    // vectors in the tile
-	const bool aligned = COLS % VEC == 0 && (((unsigned long long)g) % 16) == 0 && g_ld % VEC == 0 && s_ld % VEC == 0;
+	const bool aligned = VB && ((unsigned long long)g) % (VB ? VB : 1) == 0 && g_ld % VEC == 0 && s_ld % VEC == 0;
 	const unsigned s0 = smem_u32(smem);
 	if (aligned && NV % THREADS == 0 && THREADS % VROW == 0) {
 		// Each thread moves the vectors of one column c in rows r0,
@@ -202,7 +232,7 @@ __device__ __forceinline__ void copy_g2s(T *smem, int s_ld, const T *g, long lon
 		const unsigned d0 = tile_offset<SW, T>(r0, c, s_ld);
 		const T *src = g + r0 * g_ld + c;
 		const long long step = RSTEP * g_ld;
-		if (ASYNC && rows >= ROWS && cols >= COLS) {
+		if (ASYNC && VB == 16 && rows >= ROWS && cols >= COLS) {
 #pragma unroll
 			for (int i = 0; i < NV / THREADS; i++)
 				cp_async16(s0 + g2s_offset<SW, T, RSTEP>(d0, i, r0, c, s_ld), src + i * step);
@@ -213,13 +243,13 @@ __device__ __forceinline__ void copy_g2s(T *smem, int s_ld, const T *g, long lon
 			const int r = r0 + i * RSTEP;
 			const unsigned d = g2s_offset<SW, T, RSTEP>(d0, i, r0, c, s_ld);
 			T *dst = reinterpret_cast<T *>(reinterpret_cast<char *>(smem) + d);
-			g2s_vector<ASYNC>(s0 + d, dst, src + i * step, safe, r < rows ? min(VEC, max(cols - c, 0)) : 0);
+			g2s_vector<ASYNC, VB>(s0 + d, dst, src + i * step, safe, r < rows ? min(VEC, max(cols - c, 0)) : 0);
 		}
 	} else if (aligned) {
 		for (int e = threadIdx.x; e < NV; e += THREADS) {
 			const int r = e / VROW, c = (e % VROW) * VEC;
 			const unsigned d = tile_offset<SW, T>(r, c, s_ld);
-			g2s_vector<ASYNC>(s0 + d, reinterpret_cast<T *>(reinterpret_cast<char *>(smem) + d),
+			g2s_vector<ASYNC, VB>(s0 + d, reinterpret_cast<T *>(reinterpret_cast<char *>(smem) + d),
 					  g + r * g_ld + c, safe, r < rows ? min(VEC, max(cols - c, 0)) : 0);
 		}
 	} else {
