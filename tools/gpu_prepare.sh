@@ -19,7 +19,7 @@ from cases import CASES
 tilec, arch, out = sys.argv[1:4]
 manifest = []
 for name, sample, variant, defines, shapes, ref, kind in CASES:
-    src = f"samples/{sample}.c"
+    src = f"{sample}.c" if "/" in sample else f"samples/{sample}.c"
     if variant:
         text = open(src).read()
         for a, b in zip(variant[::2], variant[1::2]):

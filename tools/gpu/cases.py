@@ -94,4 +94,19 @@ CASES = [
     ("attention_causal_4096", "flash_attention", None, {"CAUSAL": 1}, {"B": 8, "S": 4096, "H": 16}, "attention", "bench"),
     ("attention_4096_n128", "flash_attention", None, {"BLOCK_N": 128}, {"B": 8, "S": 4096, "H": 16}, "attention", "bench"),
     ("attention_4096_s3", "flash_attention", None, {"STAGES": 3}, {"B": 8, "S": 4096, "H": 16}, "attention", "bench"),
+    # Programs the GPU backends once got wrong (tests/gpu_regress/; a
+    # sample name with a '/' is a path from the source root, without .c).
+    ("regress_bool_shared", "tests/gpu_regress/bool_shared", None, {}, {"N": 200}, "bool_shared", "check"),
+    ("regress_bool_tensor", "tests/gpu_regress/bool_tensor", None, {}, {"N": 300}, "bool_tensor", "check"),
+    ("regress_short_shared_row", "tests/gpu_regress/short_shared_row", None, {}, {}, "copy_x", "check"),
+    ("regress_dup_copy_pipelined", "tests/gpu_regress/dup_copy_pipelined", None, {}, {"M": 300, "N": 260, "K": 200},
+     "gemm", "check"),
+    ("regress_dup_copy_pipelined_fast", "tests/gpu_regress/dup_copy_pipelined", None, {},
+     {"M": 304, "N": 264, "K": 200}, "gemm", "check"),
+    ("regress_gemm_f32_k1", "gemm_f32", None, {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 1},
+     {"M": 130, "N": 70, "K": 33}, "gemm", "check"),
+    ("regress_gemm_f32_k2", "gemm_f32", None, {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 2},
+     {"M": 130, "N": 70, "K": 33}, "gemm", "check"),
+    ("regress_gemm_f32_k2_n1", "gemm_f32", None, {"BLOCK_K": 2, "BLOCK_N": 1}, {"M": 130, "N": 5, "K": 33},
+     "gemm", "check"),
 ]

@@ -7,8 +7,9 @@ through CuPy, runs it on fresh random inputs with the outputs poisoned
 (NaN), compares against a torch reference in higher precision, and times
 the "bench" cases with CUDA events (median of warmed runs, inputs rotated;
 plain GEMMs alternate with torch.matmul on the same inputs, vs_cublas).
-Prints one JSON line per case, then a table.  Exit status 1 if any check
-failed.
+Integer and bool outputs are poisoned with INT_POISON and compared
+exactly (rel_err is then the count of wrong elements).  Prints one JSON
+line per case, then a table.  Exit status 1 if any check failed.
 
   python3 run.py cases.json [--only PART,=NAME,...] [--repeat N]
 
@@ -21,8 +22,12 @@ import cupy as cp
 import torch
 
 DT = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32,
-      "f64": torch.float64, "i32": torch.int32}
+      "f64": torch.float64, "i32": torch.int32, "i64": torch.int64,
+      "i8": torch.int8, "u8": torch.uint8, "bool": torch.bool}
 TOL = {"f16": 1e-2, "bf16": 2e-2, "f32": 1e-4, "f64": 1e-9}
+# Integer and bool outputs compare exactly; they are poisoned with this
+# value (NaN for floats), which no reference here produces.
+INT_POISON = -0x5A5A5A5
 
 
 def ceildiv(a, b):
@@ -100,11 +105,28 @@ def ref_gemm_splitk(t, s):
     return t["C@start"].double() + t["A"].double() @ t["B"].double()
 
 
+# The programs of tests/gpu_regress/, each the computation its opening
+# comment states.
+
+def ref_bool_shared(t, s):
+    return torch.where(t["M"], t["Z"].double(), -t["Z"].double())
+
+
+def ref_bool_tensor(t, s):
+    return t["M"].to(torch.int32)
+
+
+def ref_copy_x(t, s):
+    return t["X"].double()
+
+
 REFS = {"gemm": (ref_gemm, "C"), "gemm_at": (ref_gemm_at, "C"), "gemm_bt": (ref_gemm_bt, "C"), "softmax": (ref_softmax, "Y"),
         "rmsnorm": (ref_rmsnorm, "Y"), "attention": (None, "O"),
         "bias_gelu": (ref_bias_gelu, "Y"), "colsum": (ref_colsum, "Y"),
         "layernorm": (ref_layernorm, "Y"), "gemm_bias_relu": (ref_gemm_bias_relu, "C"),
-        "gemm_splitk": (ref_gemm_splitk, "C")}
+        "gemm_splitk": (ref_gemm_splitk, "C"),
+        "bool_shared": (ref_bool_shared, "Y"), "bool_tensor": (ref_bool_tensor, "Y"),
+        "copy_x": (ref_copy_x, "Y")}
 # Outputs the kernel also reads: they start random, and the reference sees
 # their starting values as NAME@start.
 INOUT = {"gemm_splitk": ["C"]}
@@ -120,6 +142,27 @@ def flops_bytes(case, tensors, env):
         f = 4.0 * env["B"] * env["H"] * env["S"] ** 2 * case["launch"]["tunables"]["HEAD_DIM"]
         return f / (2 if causal else 1), nbytes
     return None, nbytes
+
+
+def random_input(shape, dt, g, name):
+    """Floats uniform in [-1, 1) (norm weights W in [0.5, 2.5)), bools half
+    true, integers over a wide range (u8 and i8 small, non-negative)."""
+    if dt == torch.bool:
+        return torch.rand(shape, generator=g, device="cuda") < 0.5
+    if not dt.is_floating_point:
+        lo, hi = (-2**28, 2**28) if dt in (torch.int32, torch.int64) else (0, 100)
+        return torch.randint(lo, hi, shape, generator=g, device="cuda", dtype=dt)
+    t = torch.rand(shape, generator=g, device="cuda", dtype=torch.float32) * 2 - 1
+    if name == "W":
+        t = t + 1.5  # norm weights away from zero
+    return t.to(dt)
+
+
+def poisoned(shape, dt):
+    """An output before the kernel: NaN, or INT_POISON (bools: false)."""
+    if dt == torch.bool:
+        return torch.zeros(shape, device="cuda", dtype=dt)
+    return torch.full(shape, float("nan") if dt.is_floating_point else INT_POISON, device="cuda", dtype=dt)
 
 
 def run_case(case, here, repeat):
@@ -148,14 +191,11 @@ def run_case(case, here, repeat):
             dt = DT[p["dtype"]]
             inout = p["name"] in INOUT.get(case["reference"], [])
             if p["const"] or inout:
-                t = (torch.rand(shape, generator=g, device="cuda", dtype=torch.float32) * 2 - 1)
-                if p["name"] == "W":
-                    t = t + 1.5  # norm weights away from zero
-                t = t.to(dt)
+                t = random_input(shape, dt, g, p["name"])
                 if inout:
                     tensors[p["name"] + "@start"] = t.clone()
             else:
-                t = torch.full(shape, float("nan"), device="cuda", dtype=dt)
+                t = poisoned(shape, dt)
             tensors[p["name"]] = t
             args.append(cp.from_dlpack(t))
         return tensors, args
@@ -169,11 +209,19 @@ def run_case(case, here, repeat):
     else:
         ref = ref_fn(tensors, env)
     out = tensors[out_name]
-    unwritten = 0 if out_name in INOUT.get(case["reference"], []) else int(torch.isnan(out).sum().item())
-    diff = (out.double() - ref.double()).abs()
-    rel = (diff.max() / ref.double().abs().max()).item() if ref.numel() else 0.0
     out_dt = [p["dtype"] for p in L["params"] if p["name"] == out_name][0]
-    ok = unwritten == 0 and rel <= TOL.get(out_dt, 1e-2) and math.isfinite(rel)
+    if not out.dtype.is_floating_point:
+        # Exactly, every element (the poison included, were it left).
+        unwritten = int((out == INT_POISON).sum().item()) if out.dtype != torch.bool else 0
+        wrong = int((out.to(torch.int64) != ref.to(torch.int64)).sum().item())
+        rel = float(wrong)
+        ok = wrong == 0
+    else:
+        unwritten = 0 if out_name in INOUT.get(case["reference"], []) else int(torch.isnan(out).sum().item())
+        diff = (out.double() - ref.double()).abs()
+        den = ref.double().abs().max().item() if ref.numel() else 0.0
+        rel = (diff.max().item() / den if den else diff.max().item()) if ref.numel() else 0.0
+        ok = unwritten == 0 and rel <= TOL.get(out_dt, 1e-2) and math.isfinite(rel)
     result = {"case": case["name"], "grid": grid, "threads": block[0], "smem": smem,
               "rel_err": float(f"{rel:.3g}"), "unwritten": unwritten, "ok": ok}
     if case["kind"] == "bench" and ok:
