@@ -1929,10 +1929,12 @@ static bool
 streamable(const Fusion *F, const FuseOp *op, const char *end,
 	   const char *full)
 {
+	if (op->kind != FUSE_STORE || op->rank != F->rank ||
+	    op->reg->var->dtype != TC_DT_F32 || op->buf->dtype != TC_DT_F32)
+		return false;
+	/* Only a copy's plan has extents: read them after the kind. */
 	const char *cols = op->cp.ext[op->cp.rank - 1];
-	return op->kind == FUSE_STORE && op->rank == F->rank &&
-	       op->reg->var->dtype == TC_DT_F32 && op->buf->dtype == TC_DT_F32 &&
-	       (strcmp(end, full) == 0 || strcmp(end, cols) == 0);
+	return strcmp(end, full) == 0 || strcmp(end, cols) == 0;
 }
 
 /* Whether the run's main loop runs on explicit vectors: on AVX-512, when
