@@ -366,6 +366,27 @@ check_reduce(Checker *C, TcStmt *s)
 
 static void check_stmt(Checker *C, TcStmt *s);
 
+/* A loop counts in integers: its begin, bound and step are integer
+ * expressions (C would compare an int counter with a float bound in
+ * float; the language keeps loop trip counts exact). */
+static bool
+loop_bounds_int(Checker *C, const TcStmt *s)
+{
+	const TcExpr *parts[3] = { s->u.loop.begin, s->u.loop.end,
+				   s->u.loop.step };
+	static const char *const what[3] = { "start", "bound", "step" };
+	for (int i = 0; i < 3; i++) {
+		const TcExpr *e = parts[i];
+		if (!e || !tc_dtype_is_float(e->dtype))
+			continue;
+		error(C, e->loc, "the %s of loop '%s' is %s; loop %ss must "
+		      "be integers", what[i], s->u.loop.var->name,
+		      tc_dtype_name(e->dtype), what[i]);
+		return false;
+	}
+	return true;
+}
+
 static void
 check_block(Checker *C, TcStmt *b)
 {
@@ -447,6 +468,9 @@ check_stmt(Checker *C, TcStmt *s)
 		TcLoopKind kind = s->u.loop.kind;
 		check_expr(C, s->u.loop.begin);
 		check_expr(C, s->u.loop.end);
+		check_expr(C, s->u.loop.step);
+		if (!loop_bounds_int(C, s))
+			break;
 		if (kind == TC_LOOP_PIPELINED && C->npar > 0) {
 			error(C, s->loc, "tile_pipelined cannot be inside a "
 			      "tile_parallel loop");
