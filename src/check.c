@@ -10,7 +10,8 @@
  *   - tile operations are block-level statements, never inside tile_parallel;
  *   - a tile_parallel iteration writes only what it owns: a scalar declared
  *     outside the loop is never assigned inside it, and a buffer element
- *     written inside it is indexed by every enclosing parallel variable;
+ *     written inside it is indexed by every enclosing parallel variable,
+ *     directly or through locals whose value depends on it on every path;
  *   - const tensors are never written; tile ops see the scopes and dtypes
  *     they need; shapes of copies, gemms and reductions agree.
  *
@@ -32,12 +33,21 @@ typedef struct Checker {
 	 * enclosed its declaration.  Assigning it is race-free only at the
 	 * same depth: inside deeper parallel loops every iteration would. */
 	int *decl_par;
+	/* For each LOCAL and LOOP var (by var->index): bit p set when its
+	 * current value depends on par[p] on every path that reaches the
+	 * statement being checked.  An element index that reads such a local
+	 * selects by par[p] as if it named par[p] itself. */
+	unsigned *deps;
+	int nvars;         /* entries in decl_par and deps */
+	bool quiet;        /* a pass that only computes deps: report nothing */
 } Checker;
 
 TC_PRINTF(3, 4)
 static void
 error(Checker *C, TcLoc loc, const char *fmt, ...)
 {
+	if (C->quiet)
+		return;
 	va_list ap;
 	va_start(ap, fmt);
 	tc_vdiag(C->d, TC_ERROR, loc, fmt, ap);
@@ -99,6 +109,85 @@ shape_str(Checker *C, const TcVar *v)
 	char *s = tc_strdup(C->a, b.data);
 	tc_buf_free(&b);
 	return s;
+}
+
+/* --- Dependence on parallel variables ------------------------------------------ */
+
+/* Which enclosing parallel variables e's value depends on (a bit per
+ * depth in C->par): those it names, and those of the locals it reads. */
+static unsigned
+par_deps(const Checker *C, const TcExpr *e)
+{
+	if (!e)
+		return 0;
+	switch (e->kind) {
+	case TC_EX_INT:
+	case TC_EX_FLOAT:
+		return 0;
+	case TC_EX_VAR: {
+		const TcVar *v = e->u.var;
+		for (int p = 0; p < C->npar; p++)
+			if (C->par[p] == v)
+				return 1u << p;
+		if ((v->kind == TC_VAR_LOCAL || v->kind == TC_VAR_LOOP) &&
+		    v->index >= 0 && v->index < C->nvars)
+			return C->deps[v->index];
+		return 0;
+	}
+	case TC_EX_BINARY:
+		return par_deps(C, e->u.bin.lhs) | par_deps(C, e->u.bin.rhs);
+	case TC_EX_UNARY:
+		return par_deps(C, e->u.un.arg);
+	case TC_EX_SELECT:
+		return par_deps(C, e->u.sel.cond) | par_deps(C, e->u.sel.then) |
+		       par_deps(C, e->u.sel.els);
+	case TC_EX_CALL: {
+		unsigned m = 0;
+		for (int i = 0; i < e->u.call.nargs; i++)
+			m |= par_deps(C, e->u.call.args[i]);
+		return m;
+	}
+	case TC_EX_CAST:
+		return par_deps(C, e->u.cast.arg);
+	case TC_EX_LOAD: {
+		unsigned m = 0;
+		for (int i = 0; i < e->u.load.var->rank; i++)
+			m |= par_deps(C, e->u.load.idx[i]);
+		return m;
+	}
+	default:
+		tc_unreachable();
+	}
+}
+
+/* v now holds a value that depends on the parallel variables in m. */
+static void
+set_deps(Checker *C, const TcVar *v, unsigned m)
+{
+	if (v->index >= 0 && v->index < C->nvars)
+		C->deps[v->index] = m;
+}
+
+/* deps[] saved or merged around a branch or a loop. */
+static unsigned *
+deps_save(Checker *C)
+{
+	unsigned *copy = tc_alloc(C->a, sizeof *copy * (size_t)(C->nvars + 1));
+	memcpy(copy, C->deps, sizeof *copy * (size_t)C->nvars);
+	return copy;
+}
+
+/* What holds on every path: deps &= other; true when anything changed. */
+static bool
+deps_meet(Checker *C, const unsigned *other)
+{
+	bool changed = false;
+	for (int i = 0; i < C->nvars; i++) {
+		unsigned m = C->deps[i] & other[i];
+		changed |= m != C->deps[i];
+		C->deps[i] = m;
+	}
+	return changed;
 }
 
 /* --- Expressions --------------------------------------------------------------- */
@@ -406,6 +495,8 @@ check_assign(Checker *C, TcStmt *s)
 			      "tile_parallel loop and assigned inside it: "
 			      "iterations would race; declare it inside the loop, "
 			      "or keep per-iteration values in a buffer", v->name);
+		else
+			set_deps(C, v, par_deps(C, s->u.assign.value));
 		return;
 	}
 	TcVar *v = dst->u.load.var;
@@ -418,11 +509,11 @@ check_assign(Checker *C, TcStmt *s)
 	}
 	/* Every enclosing parallel variable must select the element written,
 	 * or two iterations would write the same one. */
+	unsigned used = 0;
+	for (int i = 0; i < v->rank; i++)
+		used |= par_deps(C, dst->u.load.idx[i]);
 	for (int p = 0; p < C->npar; p++) {
-		bool used = false;
-		for (int i = 0; i < v->rank && !used; i++)
-			used = tc_expr_mentions(dst->u.load.idx[i], C->par[p]);
-		if (!used) {
+		if (!(used & (1u << p))) {
 			error(C, dst->loc, "every iteration of tile_parallel loop "
 			      "'%s' writes the same element of '%s': index it by "
 			      "'%s', or move the write out of the loop",
@@ -430,6 +521,35 @@ check_assign(Checker *C, TcStmt *s)
 			return;
 		}
 	}
+}
+
+/* A serial loop's body runs with the deps that hold at its head on every
+ * iteration: the entry's, met with what each pass through the body
+ * leaves, to a fixed point (deps only shrink, so this ends), found
+ * quietly before the body is checked once with reporting on.  Outside
+ * tile_parallel loops nothing depends on a parallel variable and one
+ * pass suffices. */
+static void
+check_serial_body(Checker *C, TcStmt *s)
+{
+	set_deps(C, s->u.loop.var, par_deps(C, s->u.loop.begin));
+	if (C->npar > 0) {
+		bool quiet = C->quiet;
+		C->quiet = true;
+		for (;;) {
+			unsigned *head = deps_save(C);
+			check_block(C, s->u.loop.body);
+			unsigned *out = deps_save(C);
+			memcpy(C->deps, head, sizeof *head * (size_t)C->nvars);
+			if (!deps_meet(C, out))
+				break;
+		}
+		C->quiet = quiet;
+	}
+	unsigned *head = deps_save(C);
+	check_block(C, s->u.loop.body);
+	/* Zero trips leave the head's deps; more leave the body's. */
+	deps_meet(C, head);
 }
 
 static void
@@ -455,8 +575,10 @@ check_stmt(Checker *C, TcStmt *s)
 			      v->name);
 			break;
 		}
-		if (v->kind == TC_VAR_LOCAL)
+		if (v->kind == TC_VAR_LOCAL) {
 			C->decl_par[v->index] = C->npar;
+			set_deps(C, v, par_deps(C, s->u.decl.init));
+		}
 		if (s->u.decl.init)
 			check_expr(C, s->u.decl.init);
 		break;
@@ -491,16 +613,21 @@ check_stmt(Checker *C, TcStmt *s)
 					error(C, s->u.loop.step->loc, "loop step "
 					      "must be positive");
 			}
-			check_block(C, s->u.loop.body);
+			check_serial_body(C, s);
 		}
 		break;
 	}
-	case TC_ST_IF:
+	case TC_ST_IF: {
 		check_expr(C, s->u.cond.cond);
+		unsigned *before = deps_save(C);
 		check_block(C, s->u.cond.then);
+		unsigned *after_then = deps_save(C);
+		memcpy(C->deps, before, sizeof *before * (size_t)C->nvars);
 		if (s->u.cond.els)
 			check_block(C, s->u.cond.els);
+		deps_meet(C, after_then);
 		break;
+	}
 	case TC_ST_COPY:
 	case TC_ST_ATOMIC_ADD:
 		check_copy(C, s);
@@ -525,7 +652,10 @@ check_kernel(Checker *C, TcKernel *k)
 	const unsigned launch_ok = (1u << TC_VAR_SCALAR) | (1u << TC_VAR_TUNABLE);
 	C->k = k;
 	C->npar = 0;
+	C->nvars = k->vars.len;
 	C->decl_par = tc_alloc(C->a, sizeof(int) * (size_t)(k->vars.len + 1));
+	C->deps = tc_alloc(C->a, sizeof(unsigned) * (size_t)(k->vars.len + 1));
+	memset(C->deps, 0, sizeof(unsigned) * (size_t)(k->vars.len + 1));
 	for (int i = 0; i < k->params.len; i++) {
 		TcVar *v = k->params.items[i];
 		for (int j = 0; j < v->rank; j++)
