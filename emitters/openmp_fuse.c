@@ -1485,6 +1485,8 @@ emit_fused_body(Emitter *E, const Fusion *F, const char *const *idx,
 					      ? "0"
 					      : tc_fmt(E->a, "%s ? %s : 0", test, val);
 			}
+			/* A buffer copied in twice is declared once. */
+			bool first = !declared[op->buf->index];
 			declared[op->buf->index] = true;
 			if (vec) {
 				val = tc_fmt(E->a, "tilec_vload(&%s)",
@@ -1503,9 +1505,10 @@ emit_fused_body(Emitter *E, const Fusion *F, const char *const *idx,
 			}
 			const char *head = tc_fmt(
 				E->a, "%s =",
-				op->elided ? elided_decl(E, F, op->buf, vec)
-					   : tc_omp_elem(E, op->buf,
-							 &idx[2 - op->rank]));
+				!op->elided ? tc_omp_elem(E, op->buf,
+							  &idx[2 - op->rank])
+				: first ? elided_decl(E, F, op->buf, vec)
+					: op->buf->name);
 			tc_omp_print_text(E, head, val);
 			break;
 		}
