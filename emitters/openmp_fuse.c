@@ -42,9 +42,11 @@
  * A buffer the run writes is not stored at all (elided: its element is a
  * local of the row loop) when nothing reads it after the run (the
  * liveness below), the run writes it in full before reading it, and no
- * copy in the run reads it out.  A copy in reads the tensor's elements
- * in the loop, into the local or into the buffer (a stored buffer over the
- * columns alone is copied once, before the rows).  Element loads run in
+ * copy in the run reads it out.  A run whose only work is computing
+ * buffers it keeps in registers (a later run recomputes them where they
+ * are read) is dead and prints as a comment.  A copy in reads the
+ * tensor's elements in the loop, into the local or into the buffer (a
+ * stored buffer over the columns alone is copied once, before the rows).  Element loads run in
  * two loops: the columns inside the tensors, then (for partial tiles
  * only) the columns past an edge, which read as zero; gcc keeps a sum
  * reduction in a register only when the load is not masked, and an
@@ -120,6 +122,8 @@ struct Fusion {
 	long long rows, cols; /* the index space */
 	const TcExpr *ext[2]; /* rows (NULL at rank 1) and columns as written */
 	bool *elided;         /* by var index: buffers kept in registers */
+	bool dead;            /* it only writes buffers it keeps in registers
+				 (which later runs recompute): nothing to do */
 };
 
 /* The index space of a whole rank-1 or rank-2 buffer with constant dims. */
@@ -1019,6 +1023,30 @@ replan(Emitter *E, TcVec *rejected)
 	return undone;
 }
 
+/* Whether a run's work is all dead: it copies in and computes only
+ * buffers it keeps in registers (so nothing reads them after it: a later
+ * run that reads them recomputes them), and stores and reduces nothing.
+ * A nest writes nothing but buffers (the check rejects assigning a
+ * block-level local inside tile_parallel). */
+static bool
+run_is_dead(const Fusion *F)
+{
+	for (int k = 0; k < F->n; k++) {
+		const FuseOp *op = &F->ops[k];
+		if (op->kind != FUSE_LOAD && op->kind != FUSE_MAP)
+			return false;
+		const Touches *t = &F->tt[k];
+		if (t->overflow)
+			return false;
+		for (int i = 0; i < t->n; i++)
+			if ((t->how[i] & TC_ROLE_WRITE) &&
+			    (t->var[i]->kind != TC_VAR_BUFFER ||
+			     !F->elided[t->var[i]->index]))
+				return false;
+	}
+	return true;
+}
+
 /* Liveness, then the runs of the whole body and what they recompute,
  * then the buffers no statement stores (their declarations are left
  * out). */
@@ -1038,6 +1066,7 @@ tc_omp_plan_fusion(Emitter *E)
 		for (int k = 0; k < F->n; k++)
 			if (F->ops[k].kind == FUSE_LOAD)
 				F->ops[k].elided = F->elided[F->ops[k].buf->index];
+		F->dead = run_is_dead(F);
 	}
 	bool *stored = live_copy(E, NULL);
 	bool *elided = live_copy(E, NULL);
@@ -2141,6 +2170,12 @@ tc_omp_emit_fusion(Emitter *E, const Fusion *F)
 						tc_c_source_snippet(E->a, E->p->text,
 								    s->loc),
 						again));
+	}
+	if (F->dead) {
+		/* Its buffers are recomputed where they are read. */
+		tc_c_comment(&E->pr, "nothing to do here: what this computes is "
+			     "computed again where it is read");
+		return;
 	}
 	TcBuf note;
 	tc_buf_init(&note);

@@ -295,3 +295,36 @@ vector_local(int M, int N, const f32 X[M][N], f32 Y[M][N])
 	}
 	tile_copy(&Y[bm * BLOCK_M][bn * BLOCK_N], y);
 }
+
+/* As in recompute, but the run that reads x is the last of a loop and
+ * another statement sits between: the run that first computed x (the
+ * copy and the mask) then does nothing anyone reads, and is left out
+ * (once, its element loop declared x as a loop body, a cc error). */
+TILE_KERNEL void
+recompute_all(int M, int N, const f32 X[M][N], f32 S[M], f32 T[M])
+{
+	tile_threads(128);
+	int bm = tile_grid_x(ceildiv(M, BLOCK_M));
+
+	tile_fragment f32 x[BLOCK_M][BLOCK_N], y[BLOCK_M][BLOCK_N];
+	tile_fragment f32 m[BLOCK_M], s[BLOCK_M], t[BLOCK_M];
+
+	tile_fill(m, -INFINITY);
+	tile_clear(s);
+	tile_clear(t);
+	for (int c = 0; c < ceildiv(N, BLOCK_N); c++) {
+		tile_copy(x, &X[bm * BLOCK_M][c * BLOCK_N]);
+		tile_parallel(i, BLOCK_M) tile_parallel(j, BLOCK_N) {
+			if (c * BLOCK_N + j >= N)
+				x[i][j] = -INFINITY;
+		}
+		tile_parallel(i, BLOCK_M)
+			s[i] = s[i] + m[i];
+		tile_parallel(i, BLOCK_M) tile_parallel(j, BLOCK_N)
+			y[i][j] = fmaxf(x[i][j], 0.0f);
+		tile_reduce_sum(t, y, 1, TILE_ACCUMULATE);
+		tile_reduce_max(m, x, 1);
+	}
+	tile_copy(&S[bm * BLOCK_M], s);
+	tile_copy(&T[bm * BLOCK_M], t);
+}
