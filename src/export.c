@@ -35,7 +35,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 enum { EXIT_OK = 0, EXIT_ERROR = 1, EXIT_USAGE = 2 };
 
@@ -630,36 +629,6 @@ make_parents(const char *path)
 	return true;
 }
 
-/* Write a file whole: a temporary file in its directory, renamed. */
-static bool
-write_file(const char *path, const char *text)
-{
-	size_t n = strlen(text);
-	char *tmp = malloc(strlen(path) + 16);
-	if (!tmp)
-		return false;
-	sprintf(tmp, "%s.tmp-XXXXXX", path);
-	int fd = mkstemp(tmp);
-	bool ok = fd >= 0;
-	size_t done = 0;
-	while (ok && done < n) {
-		ssize_t w = write(fd, text + done, n - done);
-		if (w < 0 && errno == EINTR)
-			continue;
-		ok = w > 0;
-		done += ok ? (size_t)w : 0;
-	}
-	if (fd >= 0) {
-		ok = fchmod(fd, 0644) == 0 && ok;
-		ok = close(fd) == 0 && ok;
-	}
-	ok = ok && rename(tmp, path) == 0;
-	if (!ok && fd >= 0)
-		unlink(tmp);
-	free(tmp);
-	return ok;
-}
-
 static void
 add_file(OutFile *files, int *n, const char *dir, const char *name,
 	 char *text)
@@ -812,7 +781,8 @@ export_all(ExportArgs *x)
 	for (int i = 0; i < nfiles; i++) {
 		if (!files[i].path || !files[i].text ||
 		    !make_parents(files[i].path) ||
-		    !write_file(files[i].path, files[i].text)) {
+		    !tc_write_file(files[i].path, files[i].text,
+				   strlen(files[i].text))) {
 			fprintf(stderr, "tilec export: cannot write '%s': %s\n",
 				files[i].path ? files[i].path : x->dir,
 				strerror(errno ? errno : ENOMEM));

@@ -9,7 +9,8 @@
  *
  * Exit status: 0 on success, 1 if any error was reported (bad program,
  * unreadable file, backend not built), 2 for a malformed command line.
- * Nothing is written to -o FILE unless translation succeeded.
+ * Nothing is written to -o FILE unless translation succeeded, and then
+ * the whole file or nothing (tc_write_file: a temporary, renamed).
  */
 #include "tilec_int.h"
 
@@ -209,9 +210,8 @@ write_output(const Cli *cli, const TcBuf *out)
 		}
 		return true;
 	}
-	FILE *f = fopen(cli->out, "wb");
-	if (!f || fwrite(text, 1, out->len, f) != out->len ||
-	    fclose(f) != 0) {
+	/* Whole or not at all: a failure leaves the old file as it was. */
+	if (!tc_write_file(cli->out, text, out->len)) {
 		fprintf(stderr, "tilec: error: cannot write '%s': %s\n",
 			cli->out, strerror(errno));
 		return false;

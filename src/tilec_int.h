@@ -77,6 +77,19 @@ char *tc_buf_take(TcBuf *b); /* hand the malloc'd text to the caller */
 /* A whole file, binary safe and NUL-terminated (*len, if len is not NULL,
  * excludes the NUL); NULL with errno set when it cannot be read. */
 char *tc_read_file(const char *path, size_t *len);
+/* Write a whole file or nothing: len bytes into a new temporary file in
+ * path's directory (mode 0666 less the umask, or the old file's), synced
+ * and renamed over path, then the directory synced.  Readers see the old
+ * file or the whole new one; a failure (errno set, false returned) leaves
+ * the old file as it was and no temporary behind, and so does SIGINT,
+ * SIGTERM, SIGHUP or SIGQUIT, which wait until the rename is done.  A
+ * symbolic link's target is replaced, the link kept; a path that is a
+ * device or a pipe (/dev/null, /dev/stdout) is written as it is. */
+bool tc_write_file(const char *path, const void *data, size_t len);
+/* Whether tc_write_file(path, ...) could create its file: a temporary
+ * is created next to path and removed.  False with errno set (ENOENT for
+ * a missing directory, EACCES, EISDIR, EROFS ...). */
+bool tc_check_writable(const char *path);
 
 /* ==== Source locations and diagnostics (diag.c) ========================== */
 

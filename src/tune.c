@@ -199,6 +199,9 @@ typedef struct Tune {
 	size_t device_smem;     /* its shared memory per block; 0 unknown */
 	json_t *compilers;      /* compiler names and versions */
 	const char *timer;      /* "wall clock" or "device events" */
+	char *partial;          /* where the partial record goes while the
+				   search runs, or NULL (malloc'd) */
+	bool partial_failed;    /* writing it failed once (warned) */
 	/* The worker threads' queue. */
 	pthread_mutex_t lock;   /* guards next and the progress lines */
 	int next;               /* the next configuration to take */
@@ -301,49 +304,16 @@ values_json(const Tune *t, const long long *values, bool all)
 	return o;
 }
 
-/* Write data to path through a temporary file in the same directory,
- * fsync'd and renamed: readers see the old file or the whole new one. */
+/* Write data to path whole or not at all (tc_write_file: a temporary
+ * file in the same directory, synced and renamed; readers see the old
+ * file or the whole new one). */
 static bool
 write_atomic(const char *path, const char *data, size_t len)
 {
-	char *tmp = fmt_alloc("%s.tmp-XXXXXX", path);
-	int fd = mkstemp(tmp);
-	bool ok = fd >= 0;
-	size_t done = 0;
-	while (ok && done < len) {
-		ssize_t w = write(fd, data + done, len - done);
-		if (w < 0 && errno == EINTR)
-			continue;
-		ok = w > 0;
-		done += ok ? (size_t)w : 0;
-	}
-	int e = errno;
-	if (fd >= 0) {
-		ok = ok && fchmod(fd, 0644) == 0 && fsync(fd) == 0;
-		e = ok ? e : errno;
-		ok = close(fd) == 0 && ok;
-	}
-	ok = ok && rename(tmp, path) == 0;
-	if (!ok) {
-		e = e ? e : errno;
-		if (fd >= 0)
-			unlink(tmp);
-		failf("cannot write %s: %s", path, strerror(e ? e : EIO));
-	} else {
-		/* The rename is durable once the directory is. */
-		char *dir = xstrdup(path);
-		char *slash = strrchr(dir, '/');
-		if (slash)
-			*slash = '\0';
-		int dfd = open(slash ? (dir[0] ? dir : "/") : ".", O_RDONLY);
-		if (dfd >= 0) {
-			fsync(dfd);
-			close(dfd);
-		}
-		free(dir);
-	}
-	free(tmp);
-	return ok;
+	if (tc_write_file(path, data, len))
+		return true;
+	failf("cannot write %s: %s", path, strerror(errno ? errno : EIO));
+	return false;
 }
 
 /* A JSON document as tilec writes it: sorted keys, two-space indent,
@@ -621,8 +591,13 @@ tc_config_apply(const char *path, const char *text, size_t len,
 	const char *rdevice = record_string(&r, "device", false, d);
 	const char *source = record_string(&r, "source", false, d);
 	json_t *chosen = json_object_get(r.root, "chosen");
-	const char *ck[1] = { "chosen" };
-	if (!chosen)
+	json_t *partial = json_object_get(r.root, "partial");
+	const char *ck[1] = { "chosen" }, *pk[1] = { "partial" };
+	if (partial && !chosen)
+		tc_diag(d, TC_ERROR, key_loc(path, r.text, pk, 1),
+			"key \"partial\": the record is what an interrupted "
+			"search had measured, and it had timed nothing");
+	else if (!chosen)
 		tc_diag(d, TC_ERROR, (TcLoc){ path, 0, 0 },
 			"key \"chosen\" is missing from the tuning record");
 	else if (!json_is_object(chosen))
@@ -641,6 +616,15 @@ tc_config_apply(const char *path, const char *text, size_t len,
 			target, opt->target.name);
 	}
 	/* Warned: the values still bind, but may no longer be the best. */
+	if (partial)
+		tc_diag(d, TC_WARNING, key_loc(path, r.text, pk, 1),
+			"key \"partial\": the record is what an interrupted "
+			"search had measured (%lld of %lld configurations "
+			"timed); \"chosen\" is the fastest of those",
+			(long long)json_integer_value(
+				json_object_get(partial, "timed")),
+			(long long)json_integer_value(
+				json_object_get(partial, "to_time")));
 	if (arch && opt->target.arch && strcmp(target, opt->target.name) == 0 &&
 	    strcmp(arch, opt->target.arch) != 0) {
 		const char *k[1] = { "arch" };
@@ -1428,6 +1412,8 @@ cmp_by_time(const void *a, const void *b)
 	return cmp_double(&x->final_ms, &y->final_ms);
 }
 
+static void save_partial(Tune *t, const char *stage);
+
 /* Time every checked configuration, then the finalists again in
  * alternating rounds.  Returns the chosen one, or NULL. */
 static Config *
@@ -1451,12 +1437,16 @@ time_all(Tune *t)
 		if (time_one(t, c, &why)) {
 			c->status = ST_OK;
 			ok[nok++] = c;
+			/* Saved before it is reported: what the progress line
+			 * shows is on disk. */
+			save_partial(t, "timing");
 			char *tt = time_text(c);
 			progress(t, c, tt);
 			free(tt);
 		} else {
 			c->status = ST_FAILED;
 			c->reason = why;
+			save_partial(t, "timing");
 			char *line = fmt_alloc("FAILED, skipped: %s", why);
 			progress(t, c, line);
 			free(line);
@@ -1492,6 +1482,7 @@ time_all(Tune *t)
 					"failed: %s\n", why);
 				free(why);
 			}
+			save_partial(t, "confirming");
 		}
 	}
 	Config *best = NULL;
@@ -1587,7 +1578,9 @@ config_json(const Tune *t, const Config *c)
 	return o;
 }
 
-/* The whole record.  shape, bucket and check are consumed. */
+/* The whole record.  shape, bucket and check are consumed.  best is
+ * NULL in a partial record that has timed nothing yet: it has no
+ * "chosen". */
 static json_t *
 record_json(Tune *t, const Config *best, json_t *shape, json_t *bucket,
 	    json_t *check)
@@ -1624,7 +1617,9 @@ record_json(Tune *t, const Config *best, json_t *shape, json_t *bucket,
 	json_object_set_new(r, "pinned", pinned);
 	const Config *def = &t->cfg[t->default_index];
 	json_object_set_new(r, "default", values_json(t, def->values, true));
-	json_object_set_new(r, "chosen", values_json(t, best->values, true));
+	if (best)
+		json_object_set_new(r, "chosen",
+				    values_json(t, best->values, true));
 
 	json_t *m = json_object();
 	json_object_set_new(m, "statistic", json_string("median"));
@@ -1633,7 +1628,7 @@ record_json(Tune *t, const Config *best, json_t *shape, json_t *bucket,
 	json_object_set_new(m, "repeat", json_integer(t->repeat));
 	json_object_set_new(m, "confirm_rounds", json_integer(t->confirm));
 	json_object_set_new(m, "finalists", json_integer(FINALISTS));
-	if (best->input_sets)
+	if (best && best->input_sets)
 		json_object_set_new(m, "input_sets",
 				    json_integer(best->input_sets));
 	json_object_set_new(r, "measure", m);
@@ -1649,8 +1644,9 @@ record_json(Tune *t, const Config *best, json_t *shape, json_t *bucket,
 					    json_integer(count[s]));
 	json_object_set_new(res, "configs", json_integer(t->ncfg));
 	json_object_set_new(res, "by_status", counts);
-	json_object_set_new(res, "chosen_ms", json_real(best->final_ms));
-	if (def->status == ST_OK) {
+	if (best)
+		json_object_set_new(res, "chosen_ms", json_real(best->final_ms));
+	if (best && def->status == ST_OK) {
 		json_object_set_new(res, "default_ms", json_real(def->final_ms));
 		json_object_set_new(res, "speedup",
 				    json_real(def->final_ms / best->final_ms));
@@ -1669,6 +1665,66 @@ record_json(Tune *t, const Config *best, json_t *shape, json_t *bucket,
 	free(order);
 	json_object_set_new(r, "configs", all);
 	return r;
+}
+
+/* The choice so far: the fastest of the configurations timed more than
+ * once (the finalists), else of those timed; NULL if none is. */
+static const Config *
+best_so_far(const Tune *t)
+{
+	const Config *best = NULL;
+	for (int pass = 0; pass < 2 && !best; pass++)
+		for (int i = 0; i < t->ncfg; i++) {
+			const Config *c = &t->cfg[i];
+			if (c->status != ST_OK || (pass == 0 && c->ntimes < 2))
+				continue;
+			if (!best || c->final_ms < best->final_ms)
+				best = c;
+		}
+	return best;
+}
+
+/* Write what the search has measured so far to t->partial (atomically,
+ * so an interrupted search leaves the last one whole): the record as it
+ * would be now, with "partial" saying how far it got.  A failure is
+ * warned about once and does not stop the search. */
+static void
+save_partial(Tune *t, const char *stage)
+{
+	if (!t->partial || t->partial_failed)
+		return;
+	int checked = 0, timed = 0, to_time = 0;
+	for (int i = 0; i < t->ncfg; i++) {
+		Status st = t->cfg[i].status;
+		checked += st == ST_OK || st == ST_PENDING || st == ST_WRONG ||
+			   st == ST_FAILED || st == ST_COMPILE_ERROR;
+		timed += st == ST_OK;
+		to_time += st == ST_OK || st == ST_PENDING;
+	}
+	json_t *rec = record_json(t, best_so_far(t), shape_json(&t->shape),
+				  bucket_json(&t->shape),
+				  shape_json(t->check_shape.n ? &t->check_shape
+							      : &t->shape));
+	json_t *p = json_object();
+	json_object_set_new(p, "stage", json_string(stage));
+	json_object_set_new(p, "checked", json_integer(checked));
+	json_object_set_new(p, "timed", json_integer(timed));
+	json_object_set_new(p, "to_time", json_integer(to_time));
+	json_object_set_new(rec, "partial", p);
+	char *s = json_dumps(rec, JSON_INDENT(2) | JSON_SORT_KEYS |
+					  JSON_REAL_PRECISION(6));
+	json_decref(rec);
+	TcBuf b;
+	tc_buf_init(&b);
+	tc_buf_printf(&b, "%s\n", s ? s : "");
+	free(s);
+	if (!tc_write_file(t->partial, b.data, b.len)) {
+		fprintf(stderr, "tilec tune: warning: cannot write the partial "
+			"record %s: %s; the search goes on\n",
+			t->partial, strerror(errno ? errno : EIO));
+		t->partial_failed = true;
+	}
+	tc_buf_free(&b);
 }
 
 /* The summary after a search. */
@@ -1782,24 +1838,45 @@ tune_here(Tune *t)
 		      "parameters", t->kname);
 		return EXIT_STOPPED;
 	}
+	/* Where the record goes, checked before a search that may take
+	 * hours; the partial record goes next to it (not for a device or a
+	 * pipe, which have no "next to"). */
+	char buf[512];
+	const char *path = record_path(t, buf, sizeof buf);
+	if (!tc_check_writable(path)) {
+		failf("cannot write the record %s: %s; nothing searched", path,
+		      strerror(errno ? errno : EIO));
+		return EXIT_STOPPED;
+	}
+	struct stat st;
+	if (stat(path, &st) != 0 || S_ISREG(st.st_mode))
+		t->partial = fmt_alloc("%s.partial", path);
 	if (translate_all(t, false) > 0)
 		check_all(t);
+	save_partial(t, "checked");
 	Config *best = time_all(t);
 	if (!best) {
 		failf("no configuration of %s passed its check; no record "
 		      "written", t->kname);
+		if (t->partial)
+			unlink(t->partial);
 		return EXIT_NONE;
 	}
-	char buf[512];
-	const char *path = record_path(t, buf, sizeof buf);
 	json_t *rec = record_json(t, best, shape_json(&t->shape),
 				  bucket_json(&t->shape),
 				  shape_json(t->check_shape.n ? &t->check_shape
 							      : &t->shape));
 	bool ok = write_json(path, rec);
 	json_decref(rec);
-	if (!ok)
+	if (!ok) {
+		if (t->partial && !t->partial_failed)
+			fprintf(stderr, "tilec tune: what was measured is in "
+				"%s\n", t->partial);
 		return EXIT_STOPPED;
+	}
+	/* The record has everything the partial one had. */
+	if (t->partial)
+		unlink(t->partial);
 	print_choice(t, best, path);
 	return EXIT_OK;
 }
@@ -2604,15 +2681,7 @@ tune_finish(Tune *t)
 		goto out;
 	}
 	/* The choice: fastest among those timed again, else among all. */
-	const Config *best = NULL;
-	for (int pass = 0; pass < 2 && !best; pass++)
-		for (int i = 0; i < t->ncfg; i++) {
-			const Config *c = &t->cfg[i];
-			if (c->status != ST_OK || (pass == 0 && c->ntimes < 2))
-				continue;
-			if (!best || c->final_ms < best->final_ms)
-				best = c;
-		}
+	const Config *best = best_so_far(t);
 	if (!best) {
 		failf("no configuration passed on the farm; no record written");
 		status = EXIT_NONE;
@@ -2899,6 +2968,7 @@ tune_free(Tune *t)
 	shape_free(&t->shape);
 	shape_free(&t->check_shape);
 	json_decref(t->compilers);
+	free(t->partial);
 	if (t->arena)
 		tc_arena_free(t->arena);
 	free(t->text);

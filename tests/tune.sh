@@ -10,8 +10,11 @@
 #       records   malformed and mismatched records: errors naming the
 #                 file, line and key; a record for another target refused,
 #                 one for another source warned about
-#       interrupt a search stopped midway leaves the old record intact
-#                 and no temporary file
+#       interrupt a search stopped midway leaves the old record intact,
+#                 no temporary file, and RECORD.partial with every timing
+#                 it had reported; --config takes that with a warning
+#       destination  a record that cannot be written is an error before
+#                 the search starts, not after it
 #       farm      --prepare for CUDA (no GPU needed), tools/tune_farm.py
 #                 --dry-run, --finish: the record and the pruned ones
 set -u
@@ -137,21 +140,65 @@ PY
 interrupt)
 	echo '{"an": "old record"}' >"$work/rec.json"
 	cp "$work/rec.json" "$work/before.json"
-	# Long enough to be stopped in the middle.  (A background job of a
-	# script ignores SIGINT, so it is stopped with SIGTERM, as a killed
-	# job would be.)
+	# Three configurations, each timed for a second or more, then timed
+	# again: stopped once it has reported its first timing.  (A background job of
+	# a script ignores SIGINT, so it is stopped with SIGTERM, as a
+	# killed job would be.)
 	"$tilec" tune samples/gemm_f32.c --shape M=1024,N=1024,K=1024 \
-		--check-shape M=65,N=33,K=17 --repeat 200 --keep-duplicates \
+		--check-shape M=65,N=33,K=17 --repeat 50 --choices BLOCK_M=64,128,256 \
+		-D BLOCK_N=64 -D BLOCK_K=32 -D STAGES=2 \
 		-o "$work/rec.json" 2>"$work/err.txt" &
 	pid=$!
-	sleep 5
-	kill -TERM $pid
+	for _ in $(seq 500); do
+		[ "$(grep -c ' ms (min ' "$work/err.txt")" -ge 1 ] && break
+		kill -0 $pid 2>/dev/null || break
+		sleep 0.2
+	done
+	kill -TERM $pid || fail "the search ended before it was stopped"
 	wait $pid
 	echo "tune stopped with status $?"
+	cat "$work/err.txt"
+	timed=$(grep -c ' ms (min ' "$work/err.txt")
+	[ "$timed" -ge 1 ] || fail "the search reported no timing before it was stopped"
 	cmp "$work/rec.json" "$work/before.json" || fail "the old record changed"
-	if ls "$work"/rec.json.tmp-* 2>/dev/null; then
+	if ls "$work"/rec.json.tmp-* "$work"/rec.json.partial.tmp-* 2>/dev/null; then
 		fail "a temporary file was left"
 	fi
+	# The partial record has at least every timing reported.
+	python3 - "$work/rec.json.partial" "$timed" <<'PY' || fail "the partial record"
+import json, sys
+r = json.load(open(sys.argv[1]))
+p = r["partial"]
+ok = [c for c in r["configs"] if c["status"] == "ok"]
+assert p["timed"] == len(ok) >= int(sys.argv[2]), (p, len(ok))
+assert all(c["final_ms"] > 0 for c in ok), ok
+assert p["stage"] in ("timing", "confirming") and p["to_time"] == 3, p
+assert set(r["chosen"]) >= set(ok[0]["values"]), r["chosen"]
+print("partial record:", p)
+PY
+	"$tilec" run samples/gemm_f32.c --config "$work/rec.json.partial" \
+		--shape M=65,N=33,K=17 >/dev/null 2>"$work/warn.txt" ||
+		fail "tilec run --config with the partial record"
+	grep -q 'warning: key "partial": the record is what an interrupted search had measured' \
+		"$work/warn.txt" || { cat "$work/warn.txt"; fail "no warning"; }
+	;;
+destination)
+	# The search would take minutes: the error must come before it.
+	"$tilec" tune samples/gemm_f32.c --shape M=1024,N=1024,K=1024 \
+		--check-shape M=65,N=33,K=17 --repeat 200 \
+		-o "$work/no/such/dir/rec.json" 2>"$work/err.txt"
+	st=$?
+	cat "$work/err.txt"
+	[ $st = 2 ] || fail "status $st, not 2"
+	grep -q "cannot write the record $work/no/such/dir/rec.json: No such file or directory; nothing searched" \
+		"$work/err.txt" || fail "no message naming the record"
+	grep -q "compiling and checking" "$work/err.txt" && fail "it searched first"
+	mkdir "$work/rec.json"
+	"$tilec" tune samples/gemm_f32.c --shape M=64,N=64,K=64 -o "$work/rec.json" \
+		2>"$work/err.txt"
+	[ $? = 2 ] || fail "a directory as the record"
+	grep -q "Is a directory; nothing searched" "$work/err.txt" ||
+		{ cat "$work/err.txt"; fail "no message for a directory"; }
 	;;
 farm)
 	"$tilec" tune samples/gemm.c -t cuda --arch sm_90a \
