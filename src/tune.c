@@ -76,6 +76,12 @@ enum {
 /* Configurations re-timed in the confirmation rounds, besides the
  * default. */
 #define FINALISTS 3
+/* Timings are noisy when one configuration's timings differ by more
+ * than this factor, or a timing's median launch is this far above its
+ * fastest: the machine was busy.  Noisy finalists get more rounds. */
+#define NOISE_RATIO 1.5
+/* The fewest extra rounds noisy finalists get. */
+#define NOISE_MIN_ROUNDS 2
 /* Bytes of a compiler log kept in the record. */
 #define LOG_KEEP 4000
 
@@ -134,6 +140,8 @@ typedef struct Config {
 	double gbps;            /* bytes of every tensor per median launch */
 	double times[MAX_TIMES]; /* the medians of every timing */
 	int ntimes;
+	int noisy_timings;      /* timings whose median launch was over
+				   NOISE_RATIO times their fastest */
 	double final_ms;        /* median of times[]: what is compared */
 	char id[16];            /* --prepare: "c007" */
 	char *cubin;            /* --prepare: the compiled cubin in the JIT
@@ -176,6 +184,11 @@ typedef struct Tune {
 	int repeat;             /* --repeat: timed launches */
 	int warmup;             /* --warmup: untimed launches first */
 	int confirm;            /* --confirm: rounds re-timing the finalists */
+	int extra_rounds;       /* rounds taken past --confirm for noise */
+	bool noisy;             /* the timings were noisy (warned) */
+	int test_noise;         /* $TILEC_TUNE_TEST_NOISE: every Nth timing
+				   made 50 times slower, for the tests; 0 */
+	int ntimings;           /* timings taken, for test_noise */
 	int max_configs;        /* --max-configs */
 	int register_limit;     /* --register-limit; 0: no register pruning */
 	const char *seed;       /* --seed, as written, or NULL */
@@ -1379,6 +1392,11 @@ time_one(Tune *t, Config *c, char **why)
 		return false;
 	}
 	double ms = num(b, "median_ms");
+	t->ntimings++;
+	if (t->test_noise > 0 && t->ntimings % t->test_noise == 0)
+		ms *= 50; /* as if the machine were busy for this timing */
+	if (ms > NOISE_RATIO * num(b, "min_ms"))
+		c->noisy_timings++;
 	if (c->ntimes == 0) {
 		c->median_ms = ms;
 		c->min_ms = num(b, "min_ms");
@@ -1405,14 +1423,88 @@ time_text(const Config *c)
 			 c->min_ms, c->gbps);
 }
 
+static void save_partial(Tune *t, const char *stage);
+
+/* How far apart c's timings are: the slowest over the fastest (1 with a
+ * single timing). */
+static double
+timing_spread(const Config *c)
+{
+	double lo = INFINITY, hi = 0;
+	for (int i = 0; i < c->ntimes; i++) {
+		lo = c->times[i] < lo ? c->times[i] : lo;
+		hi = c->times[i] > hi ? c->times[i] : hi;
+	}
+	return c->ntimes > 1 && lo > 0 ? hi / lo : 1;
+}
+
+/* c's timings disagree, or one of them spread over its launches. */
+static bool
+is_noisy(const Config *c)
+{
+	return c->noisy_timings > 0 || timing_spread(c) > NOISE_RATIO;
+}
+
+/* One round over the finalists, starting at a different one each
+ * round. */
+static void
+time_round(Tune *t, Config **fin, int nfin, int round)
+{
+	for (int j = 0; j < nfin; j++) {
+		Config *c = fin[(j + round) % nfin];
+		char *why = NULL;
+		if (!time_one(t, c, &why)) {
+			/* Keep its earlier timings. */
+			fprintf(stderr, "tilec tune: timing again failed: %s\n",
+				why);
+			free(why);
+		}
+		save_partial(t, "confirming");
+	}
+}
+
+/* Say that the timings were noisy, naming the worst configuration. */
+static void
+warn_noise(Tune *t, Config **ok, int nok)
+{
+	const Config *worst = NULL;
+	int within = 0, total = 0;
+	for (int i = 0; i < nok; i++) {
+		within += ok[i]->noisy_timings;
+		total += ok[i]->ntimes;
+		if (!worst || timing_spread(ok[i]) > timing_spread(worst))
+			worst = ok[i];
+	}
+	TcBuf v;
+	tc_buf_init(&v);
+	fprintf(stderr, "tilec tune: warning: the timings are noisy");
+	if (worst && timing_spread(worst) > NOISE_RATIO) {
+		values_text(t, worst->values, &v);
+		double lo = INFINITY, hi = 0;
+		for (int i = 0; i < worst->ntimes; i++) {
+			lo = worst->times[i] < lo ? worst->times[i] : lo;
+			hi = worst->times[i] > hi ? worst->times[i] : hi;
+		}
+		fprintf(stderr, ": %s timed from %.4g to %.4g ms (%.1fx) over "
+			"%d timings", v.data, lo, hi, hi / lo, worst->ntimes);
+	}
+	if (within)
+		fprintf(stderr, "%s%d of %d timings had their median launch over "
+			"%.1fx their fastest", worst && timing_spread(worst) >
+			NOISE_RATIO ? "; " : ": ", within, total, NOISE_RATIO);
+	fprintf(stderr, ".  The machine is likely busy; the choice rests on "
+		"medians of %d rounds but may be noise: tune on a quiet "
+		"machine, or with more --repeat and --confirm\n",
+		1 + t->confirm + t->extra_rounds);
+	tc_buf_free(&v);
+}
+
 static int
 cmp_by_time(const void *a, const void *b)
 {
 	const Config *x = *(Config *const *)a, *y = *(Config *const *)b;
 	return cmp_double(&x->final_ms, &y->final_ms);
 }
-
-static void save_partial(Tune *t, const char *stage);
 
 /* Time every checked configuration, then the finalists again in
  * alternating rounds.  Returns the chosen one, or NULL. */
@@ -1471,19 +1563,33 @@ time_all(Tune *t)
 	if (t->confirm > 0 && nfin > 1)
 		fprintf(stderr, "tilec tune: %d more rounds over the %d "
 			"finalists\n", t->confirm, nfin);
-	for (int round = 0; round < t->confirm && nfin > 1; round++) {
-		for (int j = 0; j < nfin; j++) {
-			/* A different order each round. */
-			Config *c = fin[(j + round) % nfin];
-			char *why = NULL;
-			if (!time_one(t, c, &why)) {
-				/* Keep its earlier timings. */
-				fprintf(stderr, "tilec tune: timing again "
-					"failed: %s\n", why);
-				free(why);
-			}
-			save_partial(t, "confirming");
-		}
+	int round = 0;
+	for (; round < t->confirm && nfin > 1; round++)
+		time_round(t, fin, nfin, round);
+	/* Noisy finalists (the machine was busy for some of their
+	 * timings): as many rounds again, at least NOISE_MIN_ROUNDS, within
+	 * MAX_TIMES timings each; the medians then rest on more of them.
+	 * --confirm 0 asked for no more timings. */
+	bool noisy = false;
+	for (int i = 0; i < nfin; i++)
+		noisy |= is_noisy(fin[i]);
+	if (noisy && t->confirm > 0 && nfin > 1) {
+		int extra = t->confirm > NOISE_MIN_ROUNDS ? t->confirm
+							  : NOISE_MIN_ROUNDS;
+		if (1 + t->confirm + extra > MAX_TIMES)
+			extra = MAX_TIMES - 1 - t->confirm;
+		if (extra > 0)
+			fprintf(stderr, "tilec tune: the finalists' timings are "
+				"noisy; %d more rounds\n", extra);
+		for (int i = 0; i < extra; i++)
+			time_round(t, fin, nfin, round++);
+		t->extra_rounds = extra > 0 ? extra : 0;
+	}
+	for (int i = 0; i < nok && !noisy; i++)
+		noisy |= is_noisy(ok[i]);
+	if (noisy) {
+		t->noisy = true;
+		warn_noise(t, ok, nok);
 	}
 	Config *best = NULL;
 	for (int i = 0; i < nfin; i++)
@@ -1570,6 +1676,11 @@ config_json(const Tune *t, const Config *c)
 		json_object_set_new(o, "runs", json_integer(c->runs));
 		json_object_set_new(o, "final_ms", json_real(c->final_ms));
 		json_object_set_new(o, "timings", json_integer(c->ntimes));
+		if (c->ntimes > 1)
+			json_object_set_new(o, "spread",
+					    json_real(timing_spread(c)));
+		if (is_noisy(c))
+			json_object_set_new(o, "noisy", json_true());
 		if (c->gflops > 0)
 			json_object_set_new(o, "gflops", json_real(c->gflops));
 		if (c->gbps > 0)
@@ -1628,6 +1739,9 @@ record_json(Tune *t, const Config *best, json_t *shape, json_t *bucket,
 	json_object_set_new(m, "repeat", json_integer(t->repeat));
 	json_object_set_new(m, "confirm_rounds", json_integer(t->confirm));
 	json_object_set_new(m, "finalists", json_integer(FINALISTS));
+	json_object_set_new(m, "noisy", json_boolean(t->noisy));
+	json_object_set_new(m, "noise_ratio", json_real(NOISE_RATIO));
+	json_object_set_new(m, "extra_rounds", json_integer(t->extra_rounds));
 	if (best && best->input_sets)
 		json_object_set_new(m, "input_sets",
 				    json_integer(best->input_sets));
@@ -2984,6 +3098,11 @@ tc_tune_main(int argc, char **argv)
 	/* jansson seeds its hash function once; do it before any thread. */
 	json_object_seed(0);
 	int status = parse_args(&t, argc, argv);
+	const char *noise = getenv("TILEC_TUNE_TEST_NOISE");
+	long long every;
+	if (noise && tc_opt_integer(noise, &every) && every > 0 &&
+	    every < 1000000)
+		t.test_noise = (int)every;
 	if (status < 0) {
 		if (t.finish)
 			status = tune_finish(&t);
