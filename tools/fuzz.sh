@@ -3,70 +3,68 @@
 #
 # usage: tools/fuzz.sh [SECONDS] [extra libFuzzer flags]
 #
-# Builds tests/fuzz/fuzz_translate.c with the translator's sources under
-# clang-14 -fsanitize=fuzzer,address,undefined in build-fuzz/ (apart from
-# the meson build), then runs it for SECONDS (default 120), one worker per
-# core, with samples/ and tests/errors/ as the seed corpus.  The corpus grows in
-# build-fuzz/corpus/; crashing inputs land in tests/fuzz/crashes/.
-# Reproduce one with: build-fuzz/fuzz_translate tests/fuzz/crashes/FILE
+# Configures build-fuzz/ (apart from the normal build) with clang-14, the
+# translator built with -fsanitize=address,undefined (every report fatal)
+# and -Dfuzzer=enabled, builds tests/fuzz/fuzz_translate there (the same
+# sources meson.build lists for the translator library, so nothing here
+# lists them again), then runs it for SECONDS (default 120), one worker per
+# core, with samples/, tests/errors/ and tests/fuzz/regress/ as the seed
+# corpus.  The corpus grows in build-fuzz/corpus/; inputs that crash, hang
+# or trip a sanitizer land in build-fuzz/findings/, and the script exits 1
+# if there are any.  Reproduce one with
+#     build-fuzz/tests/fuzz_translate FILE
+# and keep it as a regression test in tests/fuzz/regress/ (tests/README.md).
+# FUZZ_CC picks another clang.
 set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-out=$root/build-fuzz
+out=${FUZZ_BUILD_DIR:-$root/build-fuzz}
 seconds=${1:-120}
 shift || true
 cc=${FUZZ_CC:-clang-14}
 if ! command -v "$cc" >/dev/null; then
-	echo "fuzz.sh: $cc not found (apt-get install clang-14 libclang-rt-14-dev)" >&2
-	exit 1
-fi
-llvm=
-for v in 19 18 17 16; do
-	if [ -f /usr/lib/llvm-$v/include/clang-c/Index.h ]; then
-		llvm=/usr/lib/llvm-$v
-		break
-	fi
-done
-if [ -z "$llvm" ]; then
-	echo "fuzz.sh: libclang not found (tools/setup.sh installs it)" >&2
+	echo "fuzz.sh: $cc not found (tools/setup.sh installs clang-14 and" \
+		"libclang-rt-14-dev)" >&2
 	exit 1
 fi
 
-mkdir -p "$out/obj" "$out/corpus" "$root/tests/fuzz/crashes"
-# The translator library: every source of src/ but the program's own, the
-# emitters, and the embedded headers (as meson.build lists them).
-mapfile -t templates < <(find "$root/templates" -name '*.h' | sort)
-python3 "$root/tools/embed.py" "$out/embedded.c" "$root" \
-	"$root/src/include/tilec.h" "${templates[@]}"
-sources=("$out/embedded.c" "$root/tests/fuzz/fuzz_translate.c")
-for f in "$root"/src/*.c "$root"/emitters/*.c; do
-	case ${f##*/} in
-	main.c | run.c | interp.c) ;;
-	*) sources+=("$f") ;;
-	esac
-done
-flags=(-std=c11 -g -O1 -fsanitize=fuzzer,address,undefined
-	-fno-sanitize-recover=undefined -D_POSIX_C_SOURCE=200809L
-	-D_DEFAULT_SOURCE -I"$root/src" -I"$root/emitters" -I"$root/runtime"
-	-I"$llvm/include")
-objs=()
-for s in "${sources[@]}"; do
-	o=$out/obj/$(echo "${s#"$root"/}" | tr / _).o
-	if [ ! -f "$o" ] || [ "$s" -nt "$o" ] || [ "$root/src/tilec_int.h" -nt "$o" ]; then
-		"$cc" "${flags[@]}" -c "$s" -o "$o"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+if [ ! -f "$out/build.ninja" ]; then
+	if ! CC=$cc meson setup "$out" "$root" -Dfuzzer=enabled \
+		-Dtests=disabled -Db_sanitize=address,undefined \
+		-Db_lundef=false \
+		-Dc_args="['-fno-sanitize-recover=undefined', '-fsanitize=fuzzer-no-link']" \
+		>"$log" 2>&1; then
+		cat "$log" >&2
+		echo "fuzz.sh: meson setup failed" >&2
+		exit 1
 	fi
-	objs+=("$o")
-done
-"$cc" "${flags[@]}" "${objs[@]}" -L"$llvm/lib" -Wl,-rpath,"$llvm/lib" \
-	-lclang -lm -o "$out/fuzz_translate"
+fi
+if ! ninja -C "$out" tests/fuzz_translate >"$log" 2>&1; then
+	cat "$log" >&2
+	echo "fuzz.sh: build failed" >&2
+	exit 1
+fi
 
-jobs=$(nproc)
+mkdir -p "$out/corpus" "$out/findings"
+rm -f "$out"/findings/*
 cd "$out"
 # One worker per core (fork mode), carrying on past each finding so one
 # run reports them all.  libclang keeps caches for the life of the
 # process; leaks there are not ours, so leak checking is off.
-exec ./fuzz_translate -fork="$jobs" -ignore_crashes=1 -ignore_timeouts=1 \
-	-ignore_ooms=1 -max_total_time="$seconds" -max_len=8192 \
-	-timeout=20 -rss_limit_mb=4096 -detect_leaks=0 \
-	-artifact_prefix="$root/tests/fuzz/crashes/" \
-	"$@" corpus "$root/samples" "$root/tests/errors"
+./tests/fuzz_translate -fork="$(nproc)" -ignore_crashes=1 \
+	-ignore_timeouts=1 -ignore_ooms=1 -max_total_time="$seconds" \
+	-max_len=8192 -timeout=20 -rss_limit_mb=4096 -detect_leaks=0 \
+	-artifact_prefix="$out/findings/" \
+	"$@" corpus "$root/samples" "$root/tests/errors" \
+	$([ -d "$root/tests/fuzz/regress" ] && echo "$root/tests/fuzz/regress") \
+	>"$log" 2>&1 || true
+tail -n 5 "$log"
+findings=$(find "$out/findings" -type f | wc -l)
+if [ "$findings" -gt 0 ]; then
+	echo "fuzz.sh: $findings finding(s) in $out/findings/:" >&2
+	ls "$out/findings" >&2
+	exit 1
+fi
+echo "fuzz.sh: no findings in ${seconds}s"

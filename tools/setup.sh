@@ -18,7 +18,9 @@ packages=(libclang-19-dev libjansson-dev check meson ninja-build pkg-config
 	# The hip backend's tests: hiprtc (in libamdhip64), the device
 	# libraries it links, hipcc for ahead-of-time builds, and llvm-15's
 	# objdump and readelf to read the code objects.
-	hipcc libamdhip64-dev rocm-device-libs llvm-15)
+	hipcc libamdhip64-dev rocm-device-libs llvm-15
+	# tools/fuzz.sh: clang-14 with libFuzzer and the sanitizer runtimes.
+	clang-14 libclang-rt-14-dev)
 
 missing=()
 for p in "${packages[@]}"; do
