@@ -361,7 +361,11 @@ tc_c_comment(TcCPrinter *pr, const char *text)
 {
 	TcBuf *b = pr->out;
 	int width = 80 - b->indent * 8 - 3; /* after the tabs and "// " */
-	const char *p = text;
+	/* Paths and source text from outside can end up here. */
+	TcBuf safe;
+	tc_buf_init(&safe);
+	tc_quote_comment(&safe, text);
+	const char *p = safe.data ? safe.data : "";
 	while (*p) {
 		while (*p == ' ')
 			p++;
@@ -384,6 +388,7 @@ tc_c_comment(TcCPrinter *pr, const char *text)
 		tc_buf_printf(b, "// %.*s\n", (int)(fit - p), p);
 		p = fit;
 	}
+	tc_buf_free(&safe);
 }
 
 void

@@ -88,7 +88,8 @@ const char *tc_c_basename(const char *path);
  * parenthesis closing the first one opened (a call), or to the end of the
  * line, whitespace runs collapsed.  NULL if loc is not in text. */
 char *tc_c_source_snippet(TcArena *a, const char *text, TcLoc loc);
-/* `// TEXT`, wrapped at 80 columns as clang-format would. */
+/* `// TEXT`, wrapped at 80 columns as clang-format would; TEXT goes
+ * through tc_quote_comment, so it may come from outside. */
 void tc_c_comment(TcCPrinter *pr, const char *text);
 /* `// FILE:LINE TEXT` (TEXT may be NULL), wrapped likewise. */
 void tc_c_loc_comment(TcCPrinter *pr, TcLoc loc, const char *text);

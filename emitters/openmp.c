@@ -628,7 +628,9 @@ tc_omp_line_directive(Emitter *E, TcLoc loc)
 		return;
 	int indent = E->out->indent;
 	E->out->indent = 0;
-	tc_buf_printf(E->out, "#line %d \"%s\"\n", loc.line, loc.file);
+	tc_buf_printf(E->out, "#line %d \"", loc.line);
+	tc_quote_string(E->out, loc.file);
+	tc_buf_puts(E->out, "\"\n");
 	E->out->indent = indent;
 	E->line = loc.line;
 }

@@ -284,12 +284,15 @@ print_wrapped(TcBuf *b, int tabs, const char *head, char **items, int n,
 }
 
 /* Comment lines starting with `lead` ("//", " *"), words wrapped at 80
- * columns. */
+ * columns; text goes through tc_quote_comment (it holds paths). */
 static void
 print_comment_lines(TcBuf *b, const char *lead, const char *text)
 {
 	int col = 0, gap = 1;
-	const char *p = text;
+	TcBuf safe;
+	tc_buf_init(&safe);
+	tc_quote_comment(&safe, text);
+	const char *p = safe.data ? safe.data : "";
 	while (*p) {
 		size_t n = strcspn(p, " ");
 		if (col > 0 && col + gap + (int)n > 80) {
@@ -309,6 +312,7 @@ print_comment_lines(TcBuf *b, const char *lead, const char *text)
 			gap++;
 	}
 	tc_buf_puts(b, "\n");
+	tc_buf_free(&safe);
 }
 
 /* A grid extent as C over the launch function's parameters: tunables

@@ -133,6 +133,26 @@ spelling(Parser *P, CXCursor c)
 	return r;
 }
 
+/* The name a declaration gives: the kernel, a parameter, a variable, a
+ * loop variable, a tunable.  Each is printed as code in the generated
+ * source, so it must be a plain ASCII identifier (no '$', no extended
+ * characters); NULL after an error otherwise. */
+static char *
+declared_name(Parser *P, char *name, TcLoc loc)
+{
+	if (*name && !tc_is_identifier(name)) {
+		TcBuf q;
+		tc_buf_init(&q);
+		tc_quote_comment(&q, name);
+		error(P, loc, "'%s' is not a plain ASCII identifier "
+		      "([A-Za-z_][A-Za-z0-9_]*); generated code uses it as a "
+		      "name", q.data);
+		tc_buf_free(&q);
+		return NULL;
+	}
+	return name;
+}
+
 static enum CXChildVisitResult
 first_child(CXCursor c, CXCursor parent, CXClientData data)
 {
@@ -1078,7 +1098,9 @@ decl_stmt(Parser *P, CXCursor c, TcVec *out)
 			      "kernel body");
 			return false;
 		}
-		char *name = spelling(P, vd);
+		char *name = declared_name(P, spelling(P, vd), loc);
+		if (!name)
+			return false;
 		enum CX_StorageClass sc = clang_Cursor_getStorageClass(vd);
 		if (sc != CX_SC_None && sc != CX_SC_Auto) {
 			error(P, loc, "'%s': storage classes (static, extern, "
@@ -1289,9 +1311,12 @@ for_stmt(Parser *P, CXCursor c, TcVec *out)
 		return false;
 	}
 
+	char *name = declared_name(P, spelling(P, vd), loc_of(P, vd));
+	if (!name)
+		return false;
 	int mark = P->nbinds;
-	TcVar *v = tc_var_new(P->a, P->k, TC_VAR_LOOP, spelling(P, vd),
-			      TC_DT_I32, loc_of(P, vd));
+	TcVar *v = tc_var_new(P->a, P->k, TC_VAR_LOOP, name, TC_DT_I32,
+			      loc_of(P, vd));
 	s->u.loop.var = v;
 	bind(P, vd, v);
 	s->u.loop.body = scoped_block(P, k.c[3]);
@@ -1469,7 +1494,9 @@ param(Parser *P, CXCursor pd, int index)
 {
 	TcKernel *k = P->k;
 	TcLoc loc = loc_of(P, pd);
-	char *name = spelling(P, pd);
+	char *name = declared_name(P, spelling(P, pd), loc);
+	if (!name)
+		return false;
 	CXType type = clang_getCursorType(pd);
 	if (!*name) {
 		error(P, loc, "kernel parameters need names");
@@ -1547,8 +1574,9 @@ static bool
 kernel(Parser *P, CXCursor fn)
 {
 	TcKernel *k = tc_alloc(P->a, sizeof *k);
-	k->name = spelling(P, fn);
 	k->loc = loc_of(P, fn);
+	if (!(k->name = declared_name(P, spelling(P, fn), k->loc)))
+		return false;
 	P->k = k;
 	int mark = P->nbinds;
 	bool ok = true;
@@ -1596,9 +1624,11 @@ kernel(Parser *P, CXCursor fn)
 static bool
 tunable(Parser *P, CXCursor arr, Kids *top)
 {
-	const char *aname = spelling(P, arr);
-	const char *name = aname + strlen("tilec_param_");
+	char *aname = spelling(P, arr);
 	TcLoc loc = loc_of(P, arr);
+	char *name = declared_name(P, aname + strlen("tilec_param_"), loc);
+	if (!name)
+		return false;
 	CXCursor enumc = clang_getNullCursor();
 	for (int i = 0; i < top->n && clang_Cursor_isNull(enumc); i++) {
 		if (clang_getCursorKind(top->c[i]) != CXCursor_EnumDecl)

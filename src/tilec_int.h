@@ -91,6 +91,22 @@ bool tc_write_file(const char *path, const void *data, size_t len);
  * a missing directory, EACCES, EISDIR, EROFS ...). */
 bool tc_check_writable(const char *path);
 
+/* ==== quote.c: outside strings in generated text ========================= */
+
+/* Append s for use inside a C or C++ comment of either kind: bytes that
+ * could end the comment, break or splice its line (newlines, backslashes,
+ * trigraph-like "??", "*" + "/"), and every byte outside printable ASCII,
+ * as \xNN.  Every comment printer passes its text through this. */
+void tc_quote_comment(TcBuf *b, const char *s);
+/* The same, as a string in a. */
+char *tc_quote_comment_dup(TcArena *a, const char *s);
+/* Append s as the body of a C string literal (no quotes around it) that
+ * means exactly s: `#line N "FILE"`. */
+void tc_quote_string(TcBuf *b, const char *s);
+/* Whether s is a plain C identifier: [A-Za-z_][A-Za-z0-9_]*.  Every name
+ * the generated code prints as code passes this (parse.c checks). */
+bool tc_is_identifier(const char *s);
+
 /* ==== Source locations and diagnostics (diag.c) ========================== */
 
 typedef struct TcLoc {
