@@ -7,6 +7,8 @@
  */
 #include "tilec_int.h"
 
+#include <limits.h>
+
 #include <string.h>
 
 /* --- Name tables ----------------------------------------------------------- */
@@ -318,89 +320,135 @@ tc_var_new(TcArena *a, TcKernel *k, TcVarKind kind, const char *name,
 
 /* --- Queries ----------------------------------------------------------------- */
 
-static long long
-floordiv_pos(long long a, long long b)
+/* ceil(a / b) for b > 0, without forming a + b - 1 (which overflows near
+ * the top of the range); the templates' ceildiv is the same formula. */
+long long
+tc_ceildiv(long long a, long long b)
 {
-	return (a + b - 1) / b;
+	return a / b + (a % b > 0);
 }
 
-bool
-tc_expr_const(const TcExpr *e, long long *out)
+/* v as a value of dtype t: an error if a signed int type cannot hold it
+ * (the generated code computes constants in C's int or long long). */
+static TcEval
+fits(TcDtype t, long long v, long long *out)
 {
-	long long l, r;
+	if (t == TC_DT_I32 && (v < INT32_MIN || v > INT32_MAX))
+		return TC_EVAL_OVERFLOW;
+	*out = v;
+	return TC_EVAL_CONST;
+}
+
+TcEval
+tc_expr_eval(const TcExpr *e, long long *out)
+{
+	long long l, r, v;
+	TcEval st;
 	switch (e->kind) {
 	case TC_EX_INT:
-		*out = e->u.ival;
-		return true;
+		return fits(e->dtype, e->u.ival, out);
 	case TC_EX_VAR:
 		if (e->u.var->kind != TC_VAR_TUNABLE)
-			return false;
-		*out = e->u.var->value;
-		return true;
+			return TC_EVAL_DYNAMIC;
+		return fits(e->dtype, e->u.var->value, out);
 	case TC_EX_UNARY:
-		if (!tc_expr_const(e->u.un.arg, &l))
-			return false;
+		if ((st = tc_expr_eval(e->u.un.arg, &l)) != TC_EVAL_CONST)
+			return st;
 		switch (e->u.un.op) {
-		case TC_UOP_NEG: *out = -l; return true;
-		case TC_UOP_NOT: *out = !l; return true;
-		case TC_UOP_BNOT: *out = ~l; return true;
-		default: return false;
+		case TC_UOP_NEG:
+			if (l == LLONG_MIN)
+				return TC_EVAL_OVERFLOW;
+			return fits(e->dtype, -l, out);
+		case TC_UOP_NOT: *out = !l; return TC_EVAL_CONST;
+		case TC_UOP_BNOT: return fits(e->dtype, ~l, out);
+		default: return TC_EVAL_DYNAMIC;
 		}
 	case TC_EX_BINARY:
-		if (tc_dtype_is_float(e->dtype) ||
-		    !tc_expr_const(e->u.bin.lhs, &l) ||
-		    !tc_expr_const(e->u.bin.rhs, &r))
-			return false;
+		if (tc_dtype_is_float(e->dtype))
+			return TC_EVAL_DYNAMIC;
+		if ((st = tc_expr_eval(e->u.bin.lhs, &l)) != TC_EVAL_CONST ||
+		    (st = tc_expr_eval(e->u.bin.rhs, &r)) != TC_EVAL_CONST)
+			return st;
 		switch (e->u.bin.op) {
-		case TC_OP_ADD: *out = l + r; return true;
-		case TC_OP_SUB: *out = l - r; return true;
-		case TC_OP_MUL: *out = l * r; return true;
-		case TC_OP_DIV: if (r == 0) return false; *out = l / r; return true;
-		case TC_OP_REM: if (r == 0) return false; *out = l % r; return true;
-		case TC_OP_SHL: if (r < 0 || r > 62) return false; *out = l << r; return true;
-		case TC_OP_SHR: if (r < 0 || r > 62) return false; *out = l >> r; return true;
-		case TC_OP_LT: *out = l < r; return true;
-		case TC_OP_LE: *out = l <= r; return true;
-		case TC_OP_GT: *out = l > r; return true;
-		case TC_OP_GE: *out = l >= r; return true;
-		case TC_OP_EQ: *out = l == r; return true;
-		case TC_OP_NE: *out = l != r; return true;
-		case TC_OP_BAND: *out = l & r; return true;
-		case TC_OP_BXOR: *out = l ^ r; return true;
-		case TC_OP_BOR: *out = l | r; return true;
-		case TC_OP_LAND: *out = l && r; return true;
-		case TC_OP_LOR: *out = l || r; return true;
-		default: return false;
+		case TC_OP_ADD:
+			if (__builtin_add_overflow(l, r, &v))
+				return TC_EVAL_OVERFLOW;
+			return fits(e->dtype, v, out);
+		case TC_OP_SUB:
+			if (__builtin_sub_overflow(l, r, &v))
+				return TC_EVAL_OVERFLOW;
+			return fits(e->dtype, v, out);
+		case TC_OP_MUL:
+			if (__builtin_mul_overflow(l, r, &v))
+				return TC_EVAL_OVERFLOW;
+			return fits(e->dtype, v, out);
+		case TC_OP_DIV:
+		case TC_OP_REM:
+			if (r == 0)
+				return TC_EVAL_DYNAMIC; /* check's error, not ours */
+			if (l == LLONG_MIN && r == -1)
+				return TC_EVAL_OVERFLOW;
+			return fits(e->dtype, e->u.bin.op == TC_OP_DIV ? l / r
+								 : l % r, out);
+		case TC_OP_SHL:
+			if (r < 0 || r > 62 || l < 0 || l > (LLONG_MAX >> r))
+				return r < 0 || r > 62 ? TC_EVAL_DYNAMIC
+						       : TC_EVAL_OVERFLOW;
+			return fits(e->dtype, l << r, out);
+		case TC_OP_SHR:
+			if (r < 0 || r > 62)
+				return TC_EVAL_DYNAMIC;
+			return fits(e->dtype, l >> r, out);
+		case TC_OP_LT: *out = l < r; return TC_EVAL_CONST;
+		case TC_OP_LE: *out = l <= r; return TC_EVAL_CONST;
+		case TC_OP_GT: *out = l > r; return TC_EVAL_CONST;
+		case TC_OP_GE: *out = l >= r; return TC_EVAL_CONST;
+		case TC_OP_EQ: *out = l == r; return TC_EVAL_CONST;
+		case TC_OP_NE: *out = l != r; return TC_EVAL_CONST;
+		case TC_OP_BAND: *out = l & r; return TC_EVAL_CONST;
+		case TC_OP_BXOR: *out = l ^ r; return TC_EVAL_CONST;
+		case TC_OP_BOR: *out = l | r; return TC_EVAL_CONST;
+		case TC_OP_LAND: *out = l && r; return TC_EVAL_CONST;
+		case TC_OP_LOR: *out = l || r; return TC_EVAL_CONST;
+		default: return TC_EVAL_DYNAMIC;
 		}
 	case TC_EX_SELECT:
-		if (!tc_expr_const(e->u.sel.cond, &l))
-			return false;
-		return tc_expr_const(l ? e->u.sel.then : e->u.sel.els, out);
+		if ((st = tc_expr_eval(e->u.sel.cond, &l)) != TC_EVAL_CONST)
+			return st;
+		return tc_expr_eval(l ? e->u.sel.then : e->u.sel.els, out);
 	case TC_EX_CALL: {
 		if (e->u.call.fn != TC_FN_CEILDIV && e->u.call.fn != TC_FN_MIN &&
 		    e->u.call.fn != TC_FN_MAX)
-			return false;
-		if (!tc_expr_const(e->u.call.args[0], &l) ||
-		    !tc_expr_const(e->u.call.args[1], &r))
-			return false;
+			return TC_EVAL_DYNAMIC;
+		if ((st = tc_expr_eval(e->u.call.args[0], &l)) != TC_EVAL_CONST ||
+		    (st = tc_expr_eval(e->u.call.args[1], &r)) != TC_EVAL_CONST)
+			return st;
 		if (e->u.call.fn == TC_FN_CEILDIV) {
 			if (r <= 0)
-				return false;
-			*out = floordiv_pos(l, r);
+				return TC_EVAL_DYNAMIC;
+			*out = tc_ceildiv(l, r);
 		} else if (e->u.call.fn == TC_FN_MIN) {
 			*out = l < r ? l : r;
 		} else {
 			*out = l > r ? l : r;
 		}
-		return true;
+		return TC_EVAL_CONST;
 	}
 	case TC_EX_CAST:
 		if (tc_dtype_is_float(e->dtype))
-			return false;
-		return tc_expr_const(e->u.cast.arg, out);
+			return TC_EVAL_DYNAMIC;
+		if ((st = tc_expr_eval(e->u.cast.arg, &l)) != TC_EVAL_CONST)
+			return st;
+		return fits(e->dtype, l, out);
 	default:
-		return false;
+		return TC_EVAL_DYNAMIC;
 	}
+}
+
+bool
+tc_expr_const(const TcExpr *e, long long *out)
+{
+	return tc_expr_eval(e, out) == TC_EVAL_CONST;
 }
 
 long long

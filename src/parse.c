@@ -17,6 +17,7 @@
 #include "tilec_int.h"
 
 #include <clang-c/Index.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1657,6 +1658,11 @@ tunable(Parser *P, CXCursor arr, Kids *top)
 			error(P, start_of(P, init.c[i]), "TILE_PARAM '%s': "
 			      "values must be integer constants", name);
 			return false;
+		} else if (vals[i] < INT_MIN || vals[i] > INT_MAX) {
+			error(P, start_of(P, init.c[i]), "TILE_PARAM '%s': "
+			      "%lld is not an int (tunables are enum "
+			      "constants)", name, vals[i]);
+			return false;
 		}
 	for (int i = 0; i < P->prog->tunables.len; i++) {
 		TcVar *o = P->prog->tunables.items[i];
@@ -1765,6 +1771,9 @@ tc_parse(TcArena *a, const char *path, const char *text,
 		"-I" TC_VIRTUAL_INCLUDE, "-D__TILEC__=1",
 		"-Werror=implicit-function-declaration", "-Werror=implicit-int",
 		"-Werror=int-conversion", "-Werror=incompatible-pointer-types",
+		/* A constant C truncates or wraps (tile_threads(1LL << 32),
+		 * a TILE_PARAM value past an int) is wrong, not a warning. */
+		"-Werror=constant-conversion", "-Werror=integer-overflow",
 		"-Wno-unused-value",
 	};
 	CXIndex index = clang_createIndex(0, 0);

@@ -10,6 +10,7 @@
  */
 #include "tilec_int.h"
 
+#include <limits.h>
 #include <string.h>
 
 static TcVar *
@@ -47,26 +48,80 @@ bind_defines(TcProgram *p, const TcOptions *opt, TcDiags *d)
 			ok = false;
 			continue;
 		}
+		/* The generated code makes each tunable an enum constant,
+		 * and the language an int. */
+		if (opt->define_value[i] < INT_MIN ||
+		    opt->define_value[i] > INT_MAX) {
+			tc_diag(d, TC_ERROR, opt->define_loc[i], "-D %s=%lld: "
+				"a tunable is an int (%d .. %d)",
+				opt->define_name[i], opt->define_value[i],
+				INT_MIN, INT_MAX);
+			ok = false;
+			continue;
+		}
 		v->value = opt->define_value[i];
 		v->bound = true;
 	}
 	return ok;
 }
 
-/* Report if e is not a positive constant under the bound tunables. */
+/* Report if e is not a constant in 1 .. max under the bound tunables;
+ * why is what sets max.  The value goes to *out when out is not NULL. */
 static bool
-positive(const TcExpr *e, const char *what, const char *name, TcDiags *d)
+in_range(const TcExpr *e, const char *what, const char *name, long long max,
+	 const char *why, long long *out, TcDiags *d)
 {
 	long long v;
-	if (!tc_expr_const(e, &v)) {
+	switch (tc_expr_eval(e, &v)) {
+	case TC_EVAL_DYNAMIC:
 		tc_diag(d, TC_ERROR, e->loc, "%s of '%s' must be a constant "
 			"(literals and tunables)", what, name);
 		return false;
+	case TC_EVAL_OVERFLOW:
+		tc_diag(d, TC_ERROR, e->loc, "%s of '%s' overflows: a step "
+			"of it does not fit its C type (int, for tunables and "
+			"literals)", what, name);
+		return false;
+	case TC_EVAL_CONST:
+		break;
 	}
 	if (v <= 0) {
 		tc_diag(d, TC_ERROR, e->loc, "%s of '%s' is %lld; it must be "
 			"positive", what, name, v);
 		return false;
+	}
+	if (v > max) {
+		tc_diag(d, TC_ERROR, e->loc, "%s of '%s' is %lld; %s allows at "
+			"most %lld", what, name, v, why, max);
+		return false;
+	}
+	if (out)
+		*out = v;
+	return true;
+}
+
+static bool
+positive(const TcExpr *e, const char *what, const char *name, TcDiags *d)
+{
+	return in_range(e, what, name, INT_MAX, "an int", NULL, d);
+}
+
+/* A buffer's extents, each positive, and its element count within an int:
+ * generated code indexes buffers with int, and every size computed from
+ * the count later (bytes, stages) stays far from overflow. */
+static bool
+buffer_extents(const TcVar *v, TcDiags *d)
+{
+	long long count = 1, n;
+	for (int i = 0; i < v->rank; i++) {
+		if (!in_range(v->shape[i], "extent", v->name, INT_MAX, "an int",
+			      &n, d))
+			return false;
+		if (__builtin_mul_overflow(count, n, &count) || count > INT_MAX) {
+			tc_diag(d, TC_ERROR, v->loc, "buffer '%s' has more than "
+				"%d elements", v->name, INT_MAX);
+			return false;
+		}
 	}
 	return true;
 }
@@ -82,17 +137,16 @@ stmt_consts(TcStmt *s, TcDiags *d)
 		return ok;
 	case TC_ST_DECL:
 		if (s->u.decl.var->kind == TC_VAR_BUFFER)
-			for (int i = 0; i < s->u.decl.var->rank; i++)
-				ok &= positive(s->u.decl.var->shape[i], "extent",
-					       s->u.decl.var->name, d);
+			ok &= buffer_extents(s->u.decl.var, d);
 		return ok;
 	case TC_ST_FOR:
 		if (s->u.loop.kind == TC_LOOP_PARALLEL)
 			ok &= positive(s->u.loop.end, "extent",
 				       s->u.loop.var->name, d);
 		if (s->u.loop.stages)
-			ok &= positive(s->u.loop.stages, "stage count",
-				       s->u.loop.var->name, d);
+			ok &= in_range(s->u.loop.stages, "stage count",
+				       s->u.loop.var->name, TC_MAX_STAGES,
+				       "tilec", NULL, d);
 		return ok & stmt_consts(s->u.loop.body, d);
 	case TC_ST_IF:
 		ok &= stmt_consts(s->u.cond.then, d);
@@ -107,14 +161,16 @@ stmt_consts(TcStmt *s, TcDiags *d)
 bool
 tc_specialize(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
 {
-	(void)a;
 	if (!bind_defines(p, opt, d))
 		return false;
 	bool ok = true;
+	const TcTarget *t = &opt->target;
+	char *why = tc_fmt(a, "%s/%s", t->name, t->arch);
 	for (int i = 0; i < p->kernels.len; i++) {
 		TcKernel *k = p->kernels.items[i];
 		if (k->threads)
-			ok &= positive(k->threads, "thread count", k->name, d);
+			ok &= in_range(k->threads, "thread count", k->name,
+				       t->max_threads, why, NULL, d);
 		ok &= stmt_consts(k->body, d);
 	}
 	return ok;

@@ -612,9 +612,18 @@ TcVar *tc_var_new(TcArena *a, TcKernel *k, TcVarKind kind, const char *name,
  * to tile dtypes (comparisons give i32, like C). */
 TcDtype tc_binop_type(TcBinop op, TcDtype l, TcDtype r);
 
-/* Evaluate an expression over tunables and integer literals; false if it
- * depends on anything else. */
+/* What evaluating an expression over tunables and integer literals gave. */
+typedef enum TcEval {
+	TC_EVAL_CONST,    /* a constant, in *out */
+	TC_EVAL_DYNAMIC,  /* it depends on something else (or divides by 0) */
+	TC_EVAL_OVERFLOW  /* a step overflows its C type (int for i32) */
+} TcEval;
+/* Evaluate e with overflow-checked arithmetic, each step in e's C type. */
+TcEval tc_expr_eval(const TcExpr *e, long long *out);
+/* tc_expr_eval(e, out) == TC_EVAL_CONST. */
 bool tc_expr_const(const TcExpr *e, long long *out);
+/* ceil(a / b) for b > 0 without overflow (a / b + (a % b > 0)). */
+long long tc_ceildiv(long long a, long long b);
 /* The extent of dim i of v when it is a constant (every buffer's, once
  * specialize has bound the tunables), else -1. */
 long long tc_var_extent(const TcVar *v, int i);
@@ -733,6 +742,8 @@ bool tc_target_init(TcTarget *t, const char *name, const char *arch);
 /* ==== Options (tilec.c) =================================================== */
 
 #define TC_MAX_DEFINES 64
+/* The most stages a pipelined loop may keep (specialize checks). */
+#define TC_MAX_STAGES 32
 
 struct TcOptions {
 	const char *kernel;          /* --kernel NAME, or NULL for all */

@@ -166,7 +166,19 @@ json.dump(r, open(f"{w}/missing.json", "w"), indent=2, sort_keys=True)
 r = json.load(open(f"{w}/rec.json"))
 r["chosen"]["NO_SUCH"] = 4
 json.dump(r, open(f"{w}/unknown.json", "w"), indent=2, sort_keys=True)
+r = json.load(open(f"{w}/rec.json"))
+r["chosen"]["BLOCK_M"] = 9223372036854775807
+json.dump(r, open(f"{w}/huge.json", "w"), indent=2, sort_keys=True)
 PY
+	# A value past an int passed every check and printed an enum cc
+	# rejects; from a record or -D it is an error where it was given.
+	line=$(grep -n '"BLOCK_M": 9223372036854775807' "$work/huge.json" | cut -d: -f1)
+	expect 1 "huge.json:$line:[0-9]+: error: -D BLOCK_M=9223372036854775807: a tunable is an int" \
+		samples/gemm.c --config "$work/huge.json"
+	expect 1 "<command line>: error: -D BLOCK_M=2147483648: a tunable is an int" \
+		samples/gemm.c -D BLOCK_M=2147483648
+	expect 1 "<command line>: error: -D BLOCK_M=-2147483649: a tunable is an int" \
+		export samples/gemm.c -t cuda -o "$work/exp" -D BLOCK_M=-2147483649
 	line=$(grep -n '"BLOCK_M": "big"' "$work/type.json" | cut -d: -f1)
 	expect 1 "type.json:$line:[0-9]+: error: key \"chosen.BLOCK_M\": expected an integer" \
 		samples/gemm.c --config "$work/type.json"
