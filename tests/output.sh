@@ -41,7 +41,7 @@ translate)
 	ln -s out.c link.c
 	"$tilec" "$root/samples/softmax.c" -o link.c || fail "translate through a link"
 	[ -L link.c ] || fail "the link was replaced"
-	grep -q "kernel softmax" out.c || fail "the link's target was not written"
+	grep -q "tilec_entry_softmax" out.c || fail "the link's target was not written"
 	mkfifo pipe
 	cat pipe >from-pipe.c &
 	reader=$!
