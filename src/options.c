@@ -13,10 +13,14 @@
  *   -, FILE              an operand
  *
  * A value is taken from the next argument whatever it looks like.
+ * tc_opt_range and tc_opt_range_values parse and evaluate the value of
+ * `--range T=LO:HI`, which `tilec run` and `tilec tune` share.
  */
 #include "tilec_int.h"
 
 #include <errno.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -109,5 +113,199 @@ tc_opt_define(const char *arg, char **name, long long *value)
 	if (!(*name = strndup(arg, (size_t)(eq - arg))))
 		return false;
 	*value = v;
+	return true;
+}
+
+/* --- --range T=LO:HI (tilec run, tilec tune) ------------------------------ */
+
+bool
+tc_opt_range(const char *item, size_t n, char **name, char **lo, char **hi)
+{
+	const char *eq = memchr(item, '=', n);
+	const char *colon = eq ? memchr(eq, ':', (size_t)(item + n - eq)) : NULL;
+	if (!eq || eq == item || !colon || colon == eq + 1 ||
+	    colon + 1 == item + n)
+		return false;
+	*name = strndup(item, (size_t)(eq - item));
+	*lo = strndup(eq + 1, (size_t)(colon - eq - 1));
+	*hi = strndup(colon + 1, (size_t)(item + n - colon - 1));
+	return true;
+}
+
+/* A bound of --range: numbers and scalar parameter names with + - * and
+ * parentheses, over the scalar values.  One parser per bound. */
+typedef struct Bound {
+	int n;                     /* the scalar parameters */
+	const char *const *names;
+	const double *values;
+	const char *p;             /* the next character */
+	bool ok;                   /* no error found yet */
+	const char *why;           /* what went wrong, for the message */
+	const char *at;            /* where */
+} Bound;
+
+static double bound_sum(Bound *b);
+
+static void
+bound_space(Bound *b)
+{
+	while (*b->p == ' ')
+		b->p++;
+}
+
+static void
+bound_fail(Bound *b, const char *why)
+{
+	if (b->ok) {
+		b->ok = false;
+		b->why = why;
+		b->at = b->p;
+	}
+}
+
+static bool
+is_name_char(char c, bool first)
+{
+	return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+	       (!first && c >= '0' && c <= '9');
+}
+
+/* factor: ['-'] (number | NAME | '(' sum ')') */
+static double
+bound_factor(Bound *b)
+{
+	bound_space(b);
+	if (*b->p == '-') {
+		b->p++;
+		return -bound_factor(b);
+	}
+	if (*b->p == '(') {
+		b->p++;
+		double v = bound_sum(b);
+		bound_space(b);
+		if (*b->p != ')')
+			bound_fail(b, "expected ')'");
+		else
+			b->p++;
+		return v;
+	}
+	if (is_name_char(*b->p, true)) {
+		const char *start = b->p;
+		while (is_name_char(*b->p, false))
+			b->p++;
+		size_t n = (size_t)(b->p - start);
+		for (int i = 0; i < b->n; i++)
+			if (strlen(b->names[i]) == n &&
+			    strncmp(b->names[i], start, n) == 0)
+				return b->values[i];
+		b->p = start;
+		bound_fail(b, "not a scalar parameter");
+		return 0;
+	}
+	char *end;
+	double v = strtod(b->p, &end);
+	if (end == b->p || !isfinite(v)) {
+		bound_fail(b, "expected a number or a scalar parameter");
+		return 0;
+	}
+	b->p = end;
+	return v;
+}
+
+/* term: factor ('*' factor)* */
+static double
+bound_term(Bound *b)
+{
+	double v = bound_factor(b);
+	for (;;) {
+		bound_space(b);
+		if (*b->p != '*')
+			return v;
+		b->p++;
+		v *= bound_factor(b);
+	}
+}
+
+/* sum: term (('+' | '-') term)* */
+static double
+bound_sum(Bound *b)
+{
+	double v = bound_term(b);
+	for (;;) {
+		bound_space(b);
+		if (*b->p != '+' && *b->p != '-')
+			return v;
+		char op = *b->p++;
+		double w = bound_term(b);
+		v = op == '+' ? v + w : v - w;
+	}
+}
+
+/* Evaluate one bound; false with the message in err. */
+static bool
+eval_bound(const char *range, const char *s, int n, const char *const *names,
+	   const double *values, double *out, TcBuf *err)
+{
+	Bound b = { n, names, values, s, true, NULL, NULL };
+	*out = bound_sum(&b);
+	bound_space(&b);
+	if (b.ok && *b.p)
+		bound_fail(&b, "unexpected text");
+	if (!b.ok)
+		tc_buf_printf(err, "--range %s: bound '%s': %s at '%s'", range, s,
+			      b.why, b.at);
+	return b.ok;
+}
+
+/* The values an integer type holds (bool 0 .. 1); false for floats. */
+static bool
+int_limits(TcDtype t, double *lo, double *hi)
+{
+	switch (t) {
+	case TC_DT_BOOL: *lo = 0; *hi = 1; return true;
+	case TC_DT_I4: *lo = -8; *hi = 7; return true;
+	case TC_DT_I8: *lo = INT8_MIN; *hi = INT8_MAX; return true;
+	case TC_DT_U8: *lo = 0; *hi = UINT8_MAX; return true;
+	case TC_DT_I32: *lo = INT32_MIN; *hi = INT32_MAX; return true;
+	case TC_DT_I64:
+		/* Every value and difference exact in the double the
+		 * generator goes through. */
+		*lo = -0x1p52;
+		*hi = 0x1p52;
+		return true;
+	default: return false;
+	}
+}
+
+bool
+tc_opt_range_values(const char *name, const char *lo_text, const char *hi_text,
+		    TcDtype t, int n, const char *const *names,
+		    const double *values, double *lo, double *hi, TcBuf *err)
+{
+	if (!eval_bound(name, lo_text, n, names, values, lo, err) ||
+	    !eval_bound(name, hi_text, n, names, values, hi, err))
+		return false;
+	double tlo, thi;
+	if (!(*lo <= *hi)) {
+		tc_buf_printf(err, "--range %s=%s:%s: the range is empty (%.17g > "
+			      "%.17g)",
+			      name, lo_text, hi_text, *lo, *hi);
+		return false;
+	}
+	if (!int_limits(t, &tlo, &thi))
+		return true;
+	if (*lo != floor(*lo) || *hi != floor(*hi)) {
+		tc_buf_printf(err, "--range %s=%s:%s: %s holds integers, and the "
+			      "bounds are %.17g and %.17g",
+			      name, lo_text, hi_text, tc_dtype_name(t), *lo, *hi);
+		return false;
+	}
+	if (*lo < tlo || *hi > thi) {
+		tc_buf_printf(err, "--range %s=%lld:%lld: not within %s (%lld .. "
+			      "%lld)",
+			      name, (long long)*lo, (long long)*hi,
+			      tc_dtype_name(t), (long long)tlo, (long long)thi);
+		return false;
+	}
 	return true;
 }

@@ -287,24 +287,17 @@ add_ranges(Run *r, const char *list)
 	while (*p) {
 		const char *comma = strchr(p, ',');
 		size_t n = comma ? (size_t)(comma - p) : strlen(p);
-		const char *eq = memchr(p, '=', n);
-		const char *colon = eq ? memchr(eq, ':', (size_t)(p + n - eq))
-				       : NULL;
-		if (!eq || eq == p || !colon || colon == eq + 1 ||
-		    colon + 1 == p + n) {
-			errorf(r, "--range: expected TENSOR=LO:HI, got '%.*s'",
-			       (int)n, p);
-			return false;
-		}
 		if (a->nranges == MAX_SHAPES) {
 			errorf(r, "--range: more than %d tensors", MAX_SHAPES);
 			return false;
 		}
-		a->range_name[a->nranges] = strndup(p, (size_t)(eq - p));
-		a->range_lo[a->nranges] =
-			strndup(eq + 1, (size_t)(colon - eq - 1));
-		a->range_hi[a->nranges] =
-			strndup(colon + 1, (size_t)(p + n - colon - 1));
+		int i = a->nranges;
+		if (!tc_opt_range(p, n, &a->range_name[i], &a->range_lo[i],
+				  &a->range_hi[i])) {
+			errorf(r, "--range: expected TENSOR=LO:HI, got '%.*s'",
+			       (int)n, p);
+			return false;
+		}
 		a->nranges++;
 		p += n + (comma ? 1 : 0);
 	}
@@ -720,174 +713,41 @@ setup_params(Run *r)
 
 /* --- Value ranges: --range T=LO:HI ------------------------------------------------ */
 
-/* A bound of --range: integers and scalar parameter names with + - *
- * and parentheses, over the scalar values.  One parser per bound. */
-typedef struct Bound {
-	Run *r;
-	const char *s;   /* the bound as written */
-	const char *p;   /* the next character */
-	bool ok;         /* no error reported yet */
-	const char *why; /* what went wrong, for the message */
-	const char *at;  /* where */
-} Bound;
-
-static double bound_sum(Bound *b);
-
-static void
-bound_space(Bound *b)
-{
-	while (*b->p == ' ')
-		b->p++;
-}
-
-static void
-bound_fail(Bound *b, const char *why)
-{
-	if (b->ok) {
-		b->ok = false;
-		b->why = why;
-		b->at = b->p;
-	}
-}
-
-/* factor: ['-'] (number | NAME | '(' sum ')') */
-static double
-bound_factor(Bound *b)
-{
-	bound_space(b);
-	if (*b->p == '-') {
-		b->p++;
-		return -bound_factor(b);
-	}
-	if (*b->p == '(') {
-		b->p++;
-		double v = bound_sum(b);
-		bound_space(b);
-		if (*b->p != ')')
-			bound_fail(b, "expected ')'");
-		else
-			b->p++;
-		return v;
-	}
-	if (*b->p == '_' || (*b->p >= 'A' && *b->p <= 'Z') ||
-	    (*b->p >= 'a' && *b->p <= 'z')) {
-		const char *start = b->p;
-		while (*b->p == '_' || (*b->p >= 'A' && *b->p <= 'Z') ||
-		       (*b->p >= 'a' && *b->p <= 'z') ||
-		       (*b->p >= '0' && *b->p <= '9'))
-			b->p++;
-		size_t n = (size_t)(b->p - start);
-		for (int i = 0; i < b->r->nparams; i++) {
-			const Param *q = &b->r->params[i];
-			if (q->var->kind == TC_VAR_SCALAR &&
-			    strlen(q->var->name) == n &&
-			    strncmp(q->var->name, start, n) == 0)
-				return q->value;
-		}
-		b->p = start;
-		bound_fail(b, "not a scalar parameter");
-		return 0;
-	}
-	char *end;
-	double v = strtod(b->p, &end);
-	if (end == b->p || !isfinite(v)) {
-		bound_fail(b, "expected a number or a scalar parameter");
-		return 0;
-	}
-	b->p = end;
-	return v;
-}
-
-/* term: factor ('*' factor)* */
-static double
-bound_term(Bound *b)
-{
-	double v = bound_factor(b);
-	for (;;) {
-		bound_space(b);
-		if (*b->p != '*')
-			return v;
-		b->p++;
-		v *= bound_factor(b);
-	}
-}
-
-/* sum: term (('+' | '-') term)* */
-static double
-bound_sum(Bound *b)
-{
-	double v = bound_term(b);
-	for (;;) {
-		bound_space(b);
-		if (*b->p != '+' && *b->p != '-')
-			return v;
-		char op = *b->p++;
-		double w = bound_term(b);
-		v = op == '+' ? v + w : v - w;
-	}
-}
-
-/* Evaluate bound s of --range name=...; false (reported) if malformed. */
-static bool
-eval_bound(Run *r, const char *name, const char *s, double *out)
-{
-	Bound b = { r, s, s, true, NULL, NULL };
-	*out = bound_sum(&b);
-	bound_space(&b);
-	if (b.ok && *b.p)
-		bound_fail(&b, "unexpected text");
-	if (!b.ok)
-		errorf(r, "--range %s: bound '%s': %s at '%s'", name, s, b.why,
-		       b.at);
-	return b.ok;
-}
-
-/* The values an integer type holds (bool 0 .. 1); false for floats. */
-static bool
-int_limits(TcDtype t, double *lo, double *hi)
-{
-	switch (t) {
-	case TC_DT_BOOL: *lo = 0; *hi = 1; return true;
-	case TC_DT_I4: *lo = -8; *hi = 7; return true;
-	case TC_DT_I8: *lo = INT8_MIN; *hi = INT8_MAX; return true;
-	case TC_DT_U8: *lo = 0; *hi = UINT8_MAX; return true;
-	case TC_DT_I32: *lo = INT32_MIN; *hi = INT32_MAX; return true;
-	case TC_DT_I64:
-		/* Every value and difference exact in the double the
-		 * generator goes through. */
-		*lo = -0x1p52;
-		*hi = 0x1p52;
-		return true;
-	default: return false;
-	}
-}
-
 /* Give the tensors named by --range their value ranges. */
 static bool
 resolve_ranges(Run *r)
 {
 	const RunArgs *a = &r->args;
-	for (int i = 0; i < a->nranges; i++) {
+	const char **names = calloc((size_t)r->nparams + 1, sizeof *names);
+	double *values = calloc((size_t)r->nparams + 1, sizeof *values);
+	int nscalars = 0;
+	for (int j = 0; names && values && j < r->nparams; j++)
+		if (r->params[j].var->kind == TC_VAR_SCALAR) {
+			names[nscalars] = r->params[j].var->name;
+			values[nscalars++] = r->params[j].value;
+		}
+	bool ok = names && values;
+	if (!ok)
+		errorf(r, "out of memory");
+	for (int i = 0; ok && i < a->nranges; i++) {
 		const char *name = a->range_name[i];
 		Param *p = NULL;
-		TcBuf names;
-		tc_buf_init(&names);
+		TcBuf msg;
+		tc_buf_init(&msg);
 		for (int j = 0; j < r->nparams; j++) {
 			const TcVar *v = r->params[j].var;
 			if (v->kind != TC_VAR_TENSOR)
 				continue;
 			if (r->params[j].role & ROLE_IN)
-				tc_buf_printf(&names, "%s%s",
-					      names.len ? ", " : "", v->name);
+				tc_buf_printf(&msg, "%s%s", msg.len ? ", " : "",
+					      v->name);
 			if (strcmp(v->name, name) == 0)
 				p = &r->params[j];
 		}
-		bool ok = true;
 		if (!p) {
 			errorf(r, "--range %s: kernel %s has no tensor parameter "
 			       "of that name (its inputs: %s)",
-			       name, r->kernel->name,
-			       names.len ? names.data : "none");
+			       name, r->kernel->name, msg.len ? msg.data : "none");
 			ok = false;
 		} else if (!(p->role & ROLE_IN)) {
 			errorf(r, "--range %s: the kernel only writes %s, so it "
@@ -895,40 +755,21 @@ resolve_ranges(Run *r)
 			       name, name);
 			ok = false;
 		}
-		tc_buf_free(&names);
-		double lo, hi, tlo, thi;
-		if (!ok || !eval_bound(r, name, a->range_lo[i], &lo) ||
-		    !eval_bound(r, name, a->range_hi[i], &hi))
-			return false;
-		TcDtype t = p->var->dtype;
-		if (!(lo <= hi)) {
-			errorf(r, "--range %s=%s:%s: the range is empty (%.17g > "
-			       "%.17g)",
-			       name, a->range_lo[i], a->range_hi[i], lo, hi);
-			return false;
+		tc_buf_free(&msg);
+		if (ok && !tc_opt_range_values(name, a->range_lo[i],
+					       a->range_hi[i], p->var->dtype,
+					       nscalars, names, values, &p->lo,
+					       &p->hi, &msg)) {
+			errorf(r, "%s", msg.data);
+			ok = false;
 		}
-		if (int_limits(t, &tlo, &thi)) {
-			if (lo != floor(lo) || hi != floor(hi)) {
-				errorf(r, "--range %s=%s:%s: %s holds integers, "
-				       "and the bounds are %.17g and %.17g",
-				       name, a->range_lo[i], a->range_hi[i],
-				       tc_dtype_name(t), lo, hi);
-				return false;
-			}
-			if (lo < tlo || hi > thi) {
-				errorf(r, "--range %s=%lld:%lld: not within %s "
-				       "(%lld .. %lld)",
-				       name, (long long)lo, (long long)hi,
-				       tc_dtype_name(t), (long long)tlo,
-				       (long long)thi);
-				return false;
-			}
-		}
-		p->ranged = true;
-		p->lo = lo;
-		p->hi = hi;
+		tc_buf_free(&msg);
+		if (ok)
+			p->ranged = true;
 	}
-	return true;
+	free(names);
+	free(values);
+	return ok;
 }
 
 /* --- Inputs, poison, comparison ------------------------------------------------------ */

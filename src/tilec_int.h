@@ -907,6 +907,20 @@ bool tc_opt_define(const char *arg, char **name, long long *value);
  * forms); false, *out unchanged, otherwise. */
 bool tc_opt_integer(const char *s, long long *out);
 bool tc_opt_number(const char *s, double *out);
+/* One item of a --range list, "T=LO:HI" (n bytes at item): the tensor's
+ * name and the bounds as written, each malloc'd.  False if malformed. */
+bool tc_opt_range(const char *item, size_t n, char **name, char **lo,
+		  char **hi);
+/* The values --range name=lo_text:hi_text gives a tensor of dtype t:
+ * each bound a number or one of the n scalar parameters names[i] (whose
+ * values are values[i]), with + - * and parentheses.  False, with a
+ * message naming the range appended to err, if a bound is malformed, the
+ * range empty, or for an integer or bool type the bounds are not whole
+ * or not within it (i64 within +-2^52). */
+bool tc_opt_range_values(const char *name, const char *lo_text,
+			 const char *hi_text, TcDtype t, int n,
+			 const char *const *names, const double *values,
+			 double *lo, double *hi, TcBuf *err);
 
 /* ==== run.c: `tilec run` =================================================== */
 

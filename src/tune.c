@@ -175,6 +175,8 @@ typedef struct Tune {
 	Shape check_shape;      /* --check-shape, or empty: the shape */
 	int nranges;            /* --range T=LO:HI: passed to `tilec run` */
 	const char *range_arg[TC_MAX_DEFINES];
+	json_t *tune_ranges;    /* --prepare: {T: [LO, HI]} at the tuning
+				   shape, for the farm's timing inputs */
 	int ndefines;           /* -D bindings: pinned tunables */
 	char *define_name[TC_MAX_DEFINES];
 	long long define_value[TC_MAX_DEFINES];
@@ -2088,6 +2090,8 @@ typedef struct Arg {
 	size_t count;           /* TENSOR: elements */
 	size_t bytes;           /* TENSOR: bytes of storage */
 	void *data;             /* TENSOR: its storage */
+	bool ranged;            /* TENSOR read: --range gave its values */
+	double lo, hi;          /* ranged: the values, both included */
 	union {
 		int32_t i32;
 		int64_t i64;
@@ -2177,6 +2181,59 @@ save_data(const char *dir, const void *data, size_t n)
 	return rel;
 }
 
+/* The value ranges --range gives the tensors of args (check_data), for
+ * the scalar values there; false (reported) on a bad range. */
+static bool
+apply_ranges(const Tune *t, Arg *args, int n, json_t *values)
+{
+	const char **names = calloc((size_t)n + 1, sizeof *names);
+	double *vals = calloc((size_t)n + 1, sizeof *vals);
+	int nscalars = 0;
+	for (int i = 0; names && vals && i < n; i++)
+		if (args[i].var->kind == TC_VAR_SCALAR) {
+			names[nscalars] = args[i].var->name;
+			vals[nscalars++] = json_number_value(
+				json_object_get(values, args[i].var->name));
+		}
+	bool ok = names && vals;
+	for (int r = 0; ok && r < t->nranges; r++) {
+		for (const char *p = t->range_arg[r]; ok && *p;) {
+			const char *comma = strchr(p, ',');
+			size_t len = comma ? (size_t)(comma - p) : strlen(p);
+			char *name = NULL, *lo = NULL, *hi = NULL;
+			ok = tc_opt_range(p, len, &name, &lo, &hi);
+			Arg *g = NULL;
+			for (int i = 0; ok && i < n; i++)
+				if (args[i].var->kind == TC_VAR_TENSOR &&
+				    strcmp(args[i].var->name, name) == 0)
+					g = &args[i];
+			TcBuf err;
+			tc_buf_init(&err);
+			if (ok && (!g || !(g->role & READ))) {
+				failf("--range %s: the kernel reads no tensor of "
+				      "that name", name);
+				ok = false;
+			} else if (ok && !tc_opt_range_values(
+						 name, lo, hi, g->var->dtype,
+						 nscalars, names, vals, &g->lo,
+						 &g->hi, &err)) {
+				failf("%s (at the check shape)", err.data);
+				ok = false;
+			}
+			if (ok)
+				g->ranged = true;
+			tc_buf_free(&err);
+			free(name);
+			free(lo);
+			free(hi);
+			p += len + (comma ? 1 : 0);
+		}
+	}
+	free(names);
+	free(vals);
+	return ok;
+}
+
 /* The reference at the check shape for configuration c: inputs and
  * expected outputs written under dir; *check describes them.  *roles and
  * *tol are filled when not NULL. */
@@ -2264,6 +2321,32 @@ check_data(Tune *t, const Config *c, const char *dir, json_t **check,
 		slots[i] = g->data;
 		argv[i] = &slots[i];
 	}
+	if (ok && t->nranges && !t->tune_ranges) {
+		/* The values at the tuning shape, which the farm times at. */
+		json_t *tv = resolve_shape(k, &t->shape, &err);
+		ok = tv && !err.len && apply_ranges(t, args, n, tv);
+		if (ok) {
+			t->tune_ranges = json_object();
+			for (int i = 0; i < n; i++) {
+				if (!args[i].ranged)
+					continue;
+				json_t *lh = json_array();
+				bool real = tc_dtype_is_float(args[i].var->dtype);
+				json_array_append_new(
+					lh, real ? json_real(args[i].lo)
+						 : json_integer((json_int_t)args[i].lo));
+				json_array_append_new(
+					lh, real ? json_real(args[i].hi)
+						 : json_integer((json_int_t)args[i].hi));
+				json_object_set_new(t->tune_ranges,
+						    args[i].var->name, lh);
+			}
+		} else if (err.len) {
+			failf("--shape: %s", err.data);
+		}
+		json_decref(tv);
+	}
+	ok = ok && apply_ranges(t, args, n, values);
 	uint64_t seed = 1;
 	long long s;
 	if (t->seed && tc_opt_integer(t->seed, &s))
@@ -2274,8 +2357,14 @@ check_data(Tune *t, const Config *c, const char *dir, json_t **check,
 		if (g->var->kind != TC_VAR_TENSOR)
 			continue;
 		if (g->role & READ) {
-			tc_elem_fill_random(g->var->dtype, g->data, g->count,
-					    seed, g->var->param);
+			if (g->ranged)
+				tc_elem_fill_range(g->var->dtype, g->data,
+						   g->count, seed, g->var->param,
+						   g->lo, g->hi);
+			else
+				tc_elem_fill_random(g->var->dtype, g->data,
+						    g->count, seed,
+						    g->var->param);
 			char *f = save_data(dir, g->data, g->bytes);
 			ok = f != NULL;
 			if (f)
@@ -2574,6 +2663,20 @@ tune_prepare(Tune *t)
 						true));
 		json_object_set_new(m, "roles", roles ? roles : json_object());
 		roles = NULL;
+		if (t->nranges) {
+			/* The inputs' value ranges: as written, for the
+			 * record, and their values at the tuning shape, for
+			 * the farm's timing inputs. */
+			json_t *ranges = json_array();
+			for (int i = 0; i < t->nranges; i++)
+				json_array_append_new(
+					ranges, json_string(t->range_arg[i]));
+			json_object_set_new(m, "ranges", ranges);
+			json_object_set_new(m, "value_ranges",
+					    t->tune_ranges ? json_incref(
+								     t->tune_ranges)
+							   : json_object());
+		}
 		json_object_set_new(m, "tol", json_real(t->tol ? strtod(t->tol, NULL)
 							       : tol));
 		json_object_set_new(m, "seed", json_integer(t->seed ? strtoll(t->seed, NULL, 10)
@@ -2796,6 +2899,14 @@ tune_finish(Tune *t)
 	}
 	/* The choice: fastest among those timed again, else among all. */
 	const Config *best = best_so_far(t);
+	/* The ranges the inputs were drawn with, into the record (strings
+	 * of m, which outlives it). */
+	json_t *ranges = json_object_get(m, "ranges");
+	for (size_t i = 0; i < json_array_size(ranges) &&
+			   t->nranges < TC_MAX_DEFINES; i++)
+		if (json_string_value(json_array_get(ranges, i)))
+			t->range_arg[t->nranges++] =
+				json_string_value(json_array_get(ranges, i));
 	if (!best) {
 		failf("no configuration passed on the farm; no record written");
 		status = EXIT_NONE;
@@ -2879,7 +2990,7 @@ usage(FILE *f)
 	      "  --keep-duplicates     time configurations with identical "
 	      "code too\n"
 	      "  --seed S, --tol T, --cc CMD, --device N   as for `tilec run`\n"
-	      "  --range T=LO:HI       as for `tilec run` (not with --prepare)\n"
+	      "  --range T=LO:HI       as for `tilec run`\n"
 	      "  --prepare DIR         write the configurations for "
 	      "tools/tune_farm.py\n"
 	      "  --finish DIR          turn DIR's manifest and the farm's "
@@ -2892,6 +3003,28 @@ usage(FILE *f)
 	      "\n"
 	      "Exit status: 0 record written, 1 no configuration passed, 2 "
 	      "stopped.\n", f);
+}
+
+/* Each item of a --range list has the form T=LO:HI (its bounds are
+ * evaluated where the shape is known). */
+static bool
+check_ranges(const char *list)
+{
+	for (const char *p = list; *p;) {
+		const char *comma = strchr(p, ',');
+		size_t n = comma ? (size_t)(comma - p) : strlen(p);
+		char *name, *lo, *hi;
+		if (!tc_opt_range(p, n, &name, &lo, &hi)) {
+			failf("--range: expected TENSOR=LO:HI, got '%.*s'", (int)n,
+			      p);
+			return false;
+		}
+		free(name);
+		free(lo);
+		free(hi);
+		p += n + (comma ? 1 : 0);
+	}
+	return true;
 }
 
 static bool
@@ -3035,6 +3168,7 @@ parse_args(Tune *t, int argc, char **argv)
 				return EXIT_STOPPED;
 			}
 			t->range_arg[t->nranges++] = v;
+			ok = check_ranges(v);
 			break;
 		}
 		if (!ok)
@@ -3046,12 +3180,6 @@ parse_args(Tune *t, int argc, char **argv)
 	}
 	if (!!t->prepare + !!t->finish + !!t->config > 1) {
 		failf("--prepare, --finish and --config do not go together");
-		return EXIT_STOPPED;
-	}
-	if (t->nranges && t->prepare) {
-		/* The farm's reference inputs come from tc_elem_fill_random
-		 * in check_data, which knows no ranges yet. */
-		failf("--range does not work with --prepare yet");
 		return EXIT_STOPPED;
 	}
 	bool farm = t->prepare || t->finish;
@@ -3082,6 +3210,7 @@ tune_free(Tune *t)
 	shape_free(&t->shape);
 	shape_free(&t->check_shape);
 	json_decref(t->compilers);
+	json_decref(t->tune_ranges);
 	free(t->partial);
 	if (t->arena)
 		tc_arena_free(t->arena);

@@ -23,6 +23,10 @@
 #                 the search starts, not after it
 #       farm      --prepare for CUDA (no GPU needed), tools/tune_farm.py
 #                 --dry-run, --finish: the record and the pruned ones
+#       range     --range through a search here and through --prepare:
+#                 the ids of tests/run/embedding.c in range at the check
+#                 shape (the reference runs) and, for the farm, at the
+#                 tuning shape; the records keep the ranges
 set -u
 tilec=$(realpath "$1") root=$2 case=$3
 work=$(mktemp -d "${TMPDIR:-/tmp}/tilec-tune.XXXXXX")
@@ -258,6 +262,37 @@ destination)
 	[ $? = 2 ] || fail "a directory as the record"
 	grep -q "Is a directory; nothing searched" "$work/err.txt" ||
 		{ cat "$work/err.txt"; fail "no message for a directory"; }
+	;;
+range)
+	emb=tests/run/embedding.c
+	"$tilec" tune $emb --shape N=300,V=5000,D=256 --check-shape N=37,V=50,D=100 \
+		--range ids=0:V-1 --choices BLOCK_N=2,4 -D BLOCK_D=64 --repeat 3 \
+		--warmup 1 --confirm 1 -o "$work/rec.json" 2>"$work/err.txt" ||
+		{ cat "$work/err.txt"; fail "tilec tune --range"; }
+	grep -q '"ids=0:V-1"' "$work/rec.json" || fail "the record has no ranges"
+	# Without the range the reference stops at the check shape.
+	"$tilec" tune $emb -t cuda --arch sm_90a --shape N=4096,V=50000,D=1024 \
+		--check-shape N=37,V=50,D=100 --prepare "$work/bad" >/dev/null 2>&1 &&
+		fail "--prepare without --range passed"
+	"$tilec" tune $emb -t cuda --arch sm_90a --shape N=4096,V=50000,D=1024 \
+		--check-shape N=37,V=50,D=100 --range ids=0:V-1 --prepare "$work/prep" \
+		>"$work/prep.txt" 2>&1 || { cat "$work/prep.txt"; fail "--prepare --range"; }
+	python3 - "$work/prep" <<'PY' || fail "the manifest's ranges"
+import json, os, struct, sys
+d = sys.argv[1]
+m = json.load(open(f"{d}/manifest.json"))
+assert m["ranges"] == ["ids=0:V-1"], m["ranges"]
+# The farm times at N=4096, V=50000: ids in 0 .. 49999, as integers.
+assert m["value_ranges"] == {"ids": [0, 49999]}, m["value_ranges"]
+for c in m["configs"]:
+    raw = open(os.path.join(d, c["check"]["inputs"]["ids"]), "rb").read()
+    ids = struct.unpack(f"{len(raw) // 4}i", raw)
+    assert len(ids) == 37 and 0 <= min(ids) and max(ids) <= 49, (min(ids), max(ids))
+print(len(m["configs"]), "configurations, ids in range")
+PY
+	python3 tools/tune_farm.py "$work/prep" --dry-run >/dev/null || fail "tune_farm.py --dry-run"
+	"$tilec" tune --finish "$work/prep" -o "$work/farm.json" >/dev/null || fail "--finish"
+	grep -q '"ids=0:V-1"' "$work/farm.json" || fail "the farm's record has no ranges"
 	;;
 farm)
 	"$tilec" tune samples/gemm.c -t cuda --arch sm_90a \

@@ -180,9 +180,20 @@ class Gpu:
         t.view(self.torch.uint8).copy_(src.to("cuda"))
         return t
 
-    def random(self, dtype, count, gen):
+    def random(self, dtype, count, gen, value_range=None):
         torch = self.torch
         t = self.empty(dtype, count)
+        if value_range is not None:
+            # --range: uniform in [lo, hi], both included (ids, positions).
+            lo, hi = value_range
+            if dtype in FLOATS:
+                v = torch.rand(count, generator=gen, device="cuda", dtype=torch.float64)
+                t.copy_((lo + (hi - lo) * v).to(t.dtype))
+            else:
+                v = torch.randint(int(lo), int(hi) + 1, (t.numel(),), generator=gen,
+                                  device="cuda", dtype=torch.int64)
+                t.copy_(v.to(t.dtype))
+            return t
         if dtype in FLOATS:
             mag = torch.rand(count, generator=gen, device="cuda") * 0.9375 + 0.0625
             sign = torch.randint(0, 2, (count,), generator=gen, device="cuda") * 2 - 1
@@ -381,7 +392,8 @@ class Farm:
         sets = []
         for _ in range(nsets):
             def src(n, dt, count, role, g=gen):
-                t = gpu.random(dt, count, g) if role != "out" else gpu.empty(dt, count)
+                t = (gpu.random(dt, count, g, m.get("value_ranges", {}).get(n))
+                     if role != "out" else gpu.empty(dt, count))
                 if role == "out":
                     gpu.poison(t, dt)
                 return t
