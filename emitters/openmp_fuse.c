@@ -589,14 +589,16 @@ plan_elision(Emitter *E, FuseOp *ops, const Touches *tt, int n,
 		const TcVar *var = E->k->vars.items[v];
 		if (var->kind != TC_VAR_BUFFER || live[v])
 			continue;
-		bool kill = false, written = false, stored = false;
+		/* Killed: the first op that touches it (reading or writing)
+		 * writes all of it before reading it. */
+		bool kill = false, touched = false, stored = false;
 		for (int k = 0; k < n && !stored; k++) {
 			int how = touches_of(&tt[k], var);
 			if (!how)
 				continue;
 			const FuseOp *op = &ops[k];
-			bool first = !written;
-			written |= (how & TC_ROLE_WRITE) != 0;
+			bool first = !touched;
+			touched = true;
 			stored |= op->kind == FUSE_STORE;
 			if (first)
 				kill = (op->kind == FUSE_LOAD && op->buf == var) ||
