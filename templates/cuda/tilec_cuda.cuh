@@ -41,6 +41,7 @@ __device__ __forceinline__ float to_float(double x) { return (float)x; }
 __device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
 __device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
 __device__ __forceinline__ float to_float(int x) { return (float)x; }
+__device__ __forceinline__ float to_float(long long x) { return (float)x; }
 
 template <typename T> __device__ __forceinline__ T from_float(float x) { return (T)x; }
 template <> __device__ __forceinline__ __half from_float<__half>(float x) { return __float2half_rn(x); }
