@@ -1,0 +1,316 @@
+#!/usr/bin/env python3
+"""fuzz.py - run generated tile programs on every backend tilec has here.
+
+usage: fuzz.py TILEC SRCROOT [--seeds A:B | --count N | --seconds S]
+               [--kernels N] [--backends LIST] [--features +a,-b]
+               [--jobs N] [--work DIR] [--log FILE] [--expect-clean]
+
+For each seed, tests/gen/tilegen.py writes one file of N kernels and their
+oracle; then, one compile per file and backend:
+
+  oracle   tilec run --source ORACLE.c: the reference interpreter against
+           the generator's own serial C model (checks the interpreter)
+  openmp   the whole file translated once for openmp (--verify), every
+           kernel run with tilec run --source against the reference
+  hipemu   the HIP output under tests/hip_emu/hip_emu.hpp on the CPU,
+           checked the same way (skipped without clang++ 15 or later)
+  cuda     translated for sm_80 and sm_90a (--standalone) and compiled
+           with nvcc -cubin (skipped without nvcc)
+  hip      translated for gfx90a and compiled with hipcc (skipped
+           without hipcc)
+
+Outputs are poisoned and compared by tilec run; kernels whose outputs are
+all integers compare exactly (--tol 0).  Every failure is written to the
+log (one JSON object a line) with the seed, kernel, backend and what
+tilec said; the files of a failing seed stay in WORK/seed_N/.  Exit status
+1 if anything failed (with --expect-clean: the CI form), else 0.
+
+Reproduce one seed:  tilegen.py SEED --kernels N --out DIR (same
+features), then the commands this script prints with -v.
+"""
+import argparse
+import concurrent.futures as cf
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import tilegen  # noqa: E402
+
+BACKENDS = ["oracle", "openmp", "hipemu", "cuda", "hip"]
+SCALAR = {"i32": "int", "i64": "long long", "f32": "float", "f64": "double",
+          "i8": "signed char", "u8": "unsigned char"}
+TENSOR = {"f64": "double", "f32": "float", "f16": "__half",
+          "bf16": "tilec::bf16", "i64": "long long", "i32": "int",
+          "i8": "signed char", "u8": "unsigned char", "bool": "bool"}
+
+
+def sh(cmd, timeout=600, cwd=None):
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True,
+                           timeout=timeout, cwd=cwd)
+        return p.returncode, p.stdout, p.stderr
+    except subprocess.TimeoutExpired:
+        return "timeout", "", "timed out after %ds" % timeout
+
+
+def clangxx():
+    for n in ("clang++-19", "clang++-17", "clang++-16", "clang++-15"):
+        if shutil.which(n):
+            return shutil.which(n)
+    return None
+
+
+class Fuzz:
+    def __init__(self, a):
+        self.a = a
+        self.tilec = os.path.abspath(a.tilec)
+        self.root = os.path.abspath(a.srcroot)
+        self.features = tilegen.feature_set(a.features)
+        self.backends = a.backends.split(",")
+        self.counts = {b: 0 for b in BACKENDS + ["cuda-sm_80", "cuda-sm_90a"]}
+        self.fails = []
+        self.cxx = clangxx()
+        self.nvcc = shutil.which("nvcc")
+        self.hipcc = shutil.which("hipcc")
+        self.log = open(a.log, "a") if a.log else None
+        os.makedirs(a.work, exist_ok=True)
+
+    def record(self, seed, kernel, backend, what, detail):
+        f = {"seed": seed, "kernel": kernel, "backend": backend, "what": what,
+             "features": ",".join(sorted(self.features)),
+             "kernels": self.a.kernels, "detail": detail[-3000:]}
+        self.fails.append(f)
+        if self.log:
+            self.log.write(json.dumps(f) + "\n")
+            self.log.flush()
+        print("FAIL seed %d %s %s: %s" % (seed, kernel or "-", backend, what),
+              flush=True)
+        if self.a.verbose:
+            print(detail[-2000:])
+
+    def run_kernels(self, seed, d, meta, backend, source, extra=(),
+                    timeout=300):
+        """tilec run each kernel against the reference with --source: the
+        first alone (it fills the JIT cache), the rest in parallel."""
+        src = os.path.join(d, "gen.c")
+        env_cache = os.path.join(self.a.work, "jit-cache")
+
+        def one(m):
+            cmd = [self.tilec, "run", src, "--kernel", m["kernel"], "--shape",
+                   m["shape"], "--source", source, "--seed", str(seed)]
+            if m["exact"]:
+                cmd += ["--tol", "0"]
+            cmd += list(extra)
+            env = dict(os.environ, TILEC_CACHE_DIR=env_cache)
+            try:
+                p = subprocess.run(cmd, capture_output=True, text=True,
+                                   timeout=timeout, env=env)
+                rc, out = p.returncode, p.stdout + p.stderr
+            except subprocess.TimeoutExpired:
+                rc, out = "timeout", "timed out"
+            return m, rc, out, cmd
+        res = [one(meta[0])]
+        with cf.ThreadPoolExecutor(self.a.jobs) as ex:
+            res += list(ex.map(one, meta[1:]))
+        for m, rc, out, cmd in res:
+            self.counts[backend] += 1
+            if rc != 0:
+                what = {1: "mismatch", 2: "stopped"}.get(rc, "status %s" % rc)
+                if rc == 2 and "failed" in out and "compil" in out:
+                    what = "compile error"
+                self.record(seed, m["kernel"], backend, what,
+                            " ".join(cmd) + "\n" + out)
+
+    def translate(self, seed, d, meta, target, out, extra=()):
+        """The whole file for target, or None (recorded per kernel)."""
+        src = os.path.join(d, "gen.c")
+        rc, so, se = sh([self.tilec, src, "-t", target, "--verify", "-o", out]
+                        + list(extra))
+        if rc == 0:
+            return out
+        # find the kernels that fail
+        for m in meta:
+            rc2, _, se2 = sh([self.tilec, src, "-t", target, "--verify",
+                              "--kernel", m["kernel"], "-o", os.devnull] +
+                             list(extra))
+            if rc2 != 0:
+                what = "translator crash" if not isinstance(rc2, int) or \
+                    rc2 < 0 or rc2 > 1 else "rejected"
+                self.record(seed, m["kernel"], "%s%s" % (target, "".join(
+                    " " + x for x in extra)), what, se2)
+        return None
+
+    def seed(self, seed):
+        a = self.a
+        d = os.path.join(a.work, "seed_%d" % seed)
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        ks = tilegen.generate(seed, a.kernels, self.features)
+        tile, c, meta = tilegen.render(seed, ks, self.features)
+        open(os.path.join(d, "gen.c"), "w").write(tile)
+        open(os.path.join(d, "oracle.c"), "w").write(c)
+        json.dump({"seed": seed, "features": sorted(self.features),
+                   "kernels": meta}, open(os.path.join(d, "gen.json"), "w"),
+                  indent=1)
+        nfail = len(self.fails)
+        self.run_dir(seed, d, meta)
+        if len(self.fails) == nfail and not a.keep:
+            shutil.rmtree(d, ignore_errors=True)
+
+    def run_dir(self, seed, d, meta):
+        """Every backend on the program in d (gen.c, oracle.c)."""
+        # the program must be accepted
+        rc, _, se = sh([self.tilec, os.path.join(d, "gen.c"), "--emit=ir",
+                        "--verify", "-o", os.devnull])
+        if rc != 0:
+            self.record(seed, None, "check", "rejected" if rc == 1 else
+                        "translator crash", se)
+            return
+        if "oracle" in self.backends:
+            self.run_kernels(seed, d, meta, "oracle", os.path.join(d, "oracle.c"))
+        if "openmp" in self.backends:
+            out = self.translate(seed, d, meta, "openmp",
+                                 os.path.join(d, "gen.openmp.c"))
+            if out:
+                self.run_kernels(seed, d, meta, "openmp", out)
+        if "hipemu" in self.backends and self.cxx:
+            # (the emulator runs a thread per GPU thread: one kernel at a
+            # time per job)
+            self.hipemu(seed, d, meta)
+        if "cuda" in self.backends and self.nvcc:
+            for arch in ("sm_80", "sm_90a"):
+                out = self.translate(seed, d, meta, "cuda",
+                                     os.path.join(d, "gen.%s.cu" % arch),
+                                     ["--arch", arch, "--standalone"])
+                if not out:
+                    continue
+                rc, so, se = sh([self.nvcc, "-std=c++17", "-gencode=arch=compute_%s,code=%s"
+                                 % (arch[3:], arch), "-cubin", "-o",
+                                 os.path.join(d, "gen.%s.cubin" % arch), out])
+                self.counts["cuda-" + arch] += len(meta)
+                if rc != 0:
+                    self.record(seed, None, "cuda-" + arch, "nvcc error", se + so)
+        if "hip" in self.backends and self.hipcc:
+            out = self.translate(seed, d, meta, "hip", os.path.join(d, "gen.hip.cpp"),
+                                 ["--standalone"])
+            if out:
+                rc, so, se = sh([self.hipcc, "--offload-arch=gfx90a", "-c",
+                                 "-o", os.path.join(d, "gen.hip.o"), out])
+                self.counts["hip"] += len(meta)
+                if rc != 0:
+                    self.record(seed, None, "hip", "hipcc error", se + so)
+
+    def hipemu(self, seed, d, meta):
+        src = os.path.join(d, "gen.c")
+        hip = self.translate(seed, d, meta, "hip", os.path.join(d, "gen.hip.raw"))
+        if not hip:
+            return
+        rc, so, se = sh([self.tilec, src, "-t", "hip", "--emit=launch"])
+        if rc != 0:
+            self.record(seed, None, "hipemu", "launch manifest", se)
+            return
+        dec = json.JSONDecoder()
+        launches, i = [], 0
+        so = so.strip()
+        while i < len(so):
+            obj, i = dec.raw_decode(so, i)
+            launches.append(obj)
+            while i < len(so) and so[i].isspace():
+                i += 1
+        lines = ['#include "%s"' % os.path.join(self.root, "tests", "hip_emu",
+                                                "hip_emu.hpp"), "",
+                 open(hip).read(), "",
+                 "static long long ceildiv(long long a, long long b)",
+                 "{", "\treturn (a + b - 1) / b;", "}", ""]
+        for k in launches:
+            lines += ['extern "C" void tilec_entry_%s(void **args)' % k["kernel"], "{"]
+            names = []
+            for n, p in enumerate(k["params"]):
+                if p["kind"] == "scalar":
+                    lines.append("\t%s %s = *(%s *)args[%d];" % (
+                        SCALAR[p["dtype"]], p["name"], SCALAR[p["dtype"]], n))
+                else:
+                    t = ("const " if p["const"] else "") + TENSOR[p["dtype"]]
+                    lines.append("\t%s *%s = *(%s **)args[%d];" % (
+                        t, p["name"], t, n))
+                names.append(p["name"])
+            lines.append("\tconst unsigned grid[3] = { %s };" % ", ".join(
+                "(unsigned)(%s)" % g for g in k["grid"]))
+            lines.append("\tif (grid[0] && grid[1] && grid[2])")
+            lines.append("\t\thip_emu::launch(grid, %d, [&] { %s(%s); });" % (
+                k["threads"], k["kernel"], ", ".join(names)))
+            lines.append("}")
+        wrapper = os.path.join(d, "gen.emu.cpp")
+        open(wrapper, "w").write("\n".join(lines) + "\n")
+        emucc = os.path.join(d, "emucc")
+        with open(emucc, "w") as f:
+            f.write('#!/bin/sh\nargs=""\nfor a in "$@"; do\n'
+                    '\tcase $a in -fopenmp) ;; *) args="$args $a" ;; esac\n'
+                    'done\nexec %s -std=c++17 -pthread -Wno-unused-parameter'
+                    ' $args\n' % self.cxx)
+        os.chmod(emucc, 0o755)
+        self.run_kernels(seed, d, meta, "hipemu", wrapper, ["--cc", emucc],
+                         timeout=self.a.emu_timeout)
+
+    def summary(self):
+        c = self.counts
+        parts = ["%s %d" % (b, n) for b, n in c.items() if n]
+        return "programs run: %s; failures: %d" % (", ".join(parts),
+                                                   len(self.fails))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("tilec")
+    ap.add_argument("srcroot")
+    ap.add_argument("--seeds", default=None, help="A:B, seeds A..B-1")
+    ap.add_argument("--count", type=int, default=None)
+    ap.add_argument("--seconds", type=float, default=None)
+    ap.add_argument("--first", type=int, default=1)
+    ap.add_argument("--kernels", type=int, default=8)
+    ap.add_argument("--backends", default=",".join(BACKENDS))
+    ap.add_argument("--features", default="")
+    ap.add_argument("--jobs", type=int, default=max(1, os.cpu_count() or 1))
+    ap.add_argument("--work", default=None)
+    ap.add_argument("--log", default=None)
+    ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--emu-timeout", type=int, default=60)
+    ap.add_argument("--expect-clean", action="store_true")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    a = ap.parse_args()
+    tmp = None
+    if not a.work:
+        tmp = a.work = tempfile.mkdtemp(prefix="tilec-gen-")
+    F = Fuzz(a)
+    if a.seeds:
+        lo, hi = map(int, a.seeds.split(":"))
+        seeds = iter(range(lo, hi))
+    else:
+        import itertools
+        seeds = itertools.count(a.first)
+    t0 = time.time()
+    n = 0
+    for s in seeds:
+        if a.count is not None and n >= a.count:
+            break
+        if a.seconds is not None and time.time() - t0 >= a.seconds:
+            break
+        F.seed(s)
+        n += 1
+    print("%d seeds of %d kernels in %.0f s: %s" % (n, a.kernels,
+                                                   time.time() - t0, F.summary()))
+    if tmp and not F.fails:
+        shutil.rmtree(tmp, ignore_errors=True)
+    elif F.fails:
+        print("failing seeds kept in %s" % a.work)
+    return 1 if F.fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+/* no oracle: compile-only (cuda, hip) */
