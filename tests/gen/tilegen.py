@@ -45,8 +45,9 @@ import random
 # Each entry: name -> (default on?, what it is).
 FEATURES = {
     "neg_origin": (False, "negative tile-copy origins (GPU reads neighbours)"),
-    "nested_smem": (False, "statements between nested tile_parallel levels "
-                    "over a shared buffer (GPU thread mapping)"),
+    "nested_between": (False, "statements between nested tile_parallel "
+                       "levels (GPU thread mapping: shared buffers and "
+                       "fragments alike)"),
     "bool_shared": (False, "bool shared buffers (GPU smem size)"),
     "int_fragment": (False, "integer fragment buffers (GPU declares float)"),
     "bool_tensor_copy": (False, "bool tensors in tile copies (GPU crash)"),
@@ -586,8 +587,7 @@ class Gen:
         lhs = "%s%s" % (dst.name, idx_c(names))
         # the innermost body
         between = []       # (tile, c) lines at the outer level
-        if len(idx) >= 2 and self.chance(0.4) and (
-                dst.scope != "shared" or "nested_smem" in self.f):
+        if len(idx) >= 2 and self.chance(0.4) and "nested_between" in self.f:
             octx = {"idx": idx[:1], "bufs": [b for b in ctx["bufs"]
                                              if b is not dst],
                     "scalars": ctx["scalars"], "ints": ctx["ints"]}
