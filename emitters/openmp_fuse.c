@@ -2139,8 +2139,15 @@ emit_fused_loop(Emitter *E, const Fusion *F, const char *const *idx,
 	E->out = E->pr.out = &body;
 	emit_fused_body(E, F, idx, only, edge, false);
 	E->out = E->pr.out = out;
+	/* A declaration is not a statement: a body that declares the
+	 * local of an elided buffer keeps its braces, even alone (the
+	 * buffer is then written and never read). */
+	bool declares = false;
+	for (int v = 0; v < E->k->vars.len; v++)
+		if (F->elided[v] && writes_of(F, E->k->vars.items[v]))
+			declares = true;
 	const char *nl = strchr(body.data, '\n');
-	bool one = nl && !nl[1] && !strchr(body.data, '#');
+	bool one = nl && !nl[1] && !strchr(body.data, '#') && !declares;
 	tc_buf_puts(out, one ? "\n" : " {\n");
 	int indent = out->indent;
 	out->indent = 0;

@@ -280,6 +280,8 @@ def main():
     ap.add_argument("--work", default=None)
     ap.add_argument("--log", default=None)
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--progress", action="store_true",
+                    help="print the running counts after every seed")
     ap.add_argument("--emu-timeout", type=int, default=60)
     ap.add_argument("--expect-clean", action="store_true")
     ap.add_argument("-v", "--verbose", action="store_true")
@@ -303,6 +305,8 @@ def main():
             break
         F.seed(s)
         n += 1
+        if a.progress:
+            print("seed %d done: %s" % (s, F.summary()), flush=True)
     print("%d seeds of %d kernels in %.0f s: %s" % (n, a.kernels,
                                                    time.time() - t0, F.summary()))
     if tmp and not F.fails:

@@ -1502,13 +1502,7 @@ class Gen:
             dt = "f32"
         if dt == "i32" and not is_int(src.dtype):
             return None
-        # every block adds into one shared region: tile-sized tensor
-        dims = [self.new_param(small=True) for _ in S]
-        t = self.new_tensor(dt, dims, False, "Acc")
         m = max(abs(src.lo), abs(src.hi))
-        nblocks = 1
-        for v, ext in k.grid:
-            pass
         if dt == "f16" and m > 100:
             return None
         # f16 and bf16 sums round at every add: few adds, or the order of
@@ -1520,6 +1514,9 @@ class Gen:
             adds *= self.extent_value(ext)
         if dt in ("f16", "bf16") and adds > 4:
             dt = "f32"
+        # every block adds into one region of a tile-sized tensor
+        dims = [self.new_param(small=True) for _ in S]
+        t = self.new_tensor(dt, dims, False, "Acc")
         org = [iconst(r.choice([0, 0, 1])) for _ in S]
         return simple(["tile_atomic_add(%s, %s);" % (
             self.region_text(t, org, list(range(len(S)))), src.name)],
