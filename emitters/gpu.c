@@ -275,7 +275,8 @@ is_zero(const TcExpr *e)
 	return e->kind == TC_EX_INT && e->u.ival == 0;
 }
 
-/* Offset of tensor element idx[]: (size_t) row-major over its shape.
+/* Offset of tensor element idx[]: row-major over its shape, in size_t
+ * when the tensor's offsets are 64-bit (index_width.c), else in int.
  * Leading and added zero indices are left out when `fold` (always
  * printed otherwise, as the golden outputs show them). */
 static void
@@ -289,7 +290,7 @@ tensor_offset_of(Gpu *G, const TcVar *v, TcExpr *const *idx, bool fold)
 		tc_buf_puts(b, "(");
 	for (int i = first; i < v->rank; i++) {
 		if (i == first) {
-			if (i < v->rank - 1)
+			if (i < v->rank - 1 && v->index64)
 				tc_buf_puts(b, "(size_t)");
 			tc_c_expr_prec(&G->pr, idx[i], i < v->rank - 1 ?
 				       TC_PREC_UNARY : TC_PREC_COMMA + 1);

@@ -459,7 +459,7 @@ gpu_launch(TcArena *a, const TcKernel *k, const GpuApi *api,
 		      base);
 	if (helpers & 1)
 		tc_buf_printf(b, "\nstatic long long\n%s_ceildiv(long long a, "
-			      "long long b)\n{\n\treturn (a + b - 1) / b;\n}\n",
+			      "long long b)\n{\n\treturn a / b + (a %% b > 0);\n}\n",
 			      prefix);
 	if (helpers & 2)
 		tc_buf_printf(b, "\nstatic long long\n%s_min(long long a, long "

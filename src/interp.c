@@ -342,7 +342,7 @@ call(Interp *in, const TcExpr *e)
 			fail(in, e->loc, "ceildiv by zero");
 			return 0;
 		}
-		return wrap_int(e->dtype, (double)((a + b - 1) / b));
+		return wrap_int(e->dtype, (double)tc_ceildiv(a, b));
 	}
 	case TC_FN_MIN: r = x[0] < x[1] ? x[0] : x[1]; break;
 	case TC_FN_MAX: r = x[0] > x[1] ? x[0] : x[1]; break;

@@ -30,6 +30,8 @@ const TcPass tc_passes[] = {
 	  "fragment layouts: MMA registers or shared memory; loops that follow them" },
 	{ "pipeline", tc_software_pipeline, GPU_TARGETS,
 	  "multi-stage async copies for tile_pipelined loops" },
+	{ "index_width", tc_index_width, ALL_TARGETS,
+	  "64-bit element offsets for tensors that can pass 2^31 elements" },
 	{ "smem", tc_smem, GPU_TARGETS,
 	  "shared-memory offsets, padding and stages; the per-block limit" },
 	{ "barrier", tc_barrier, GPU_TARGETS,

@@ -345,6 +345,9 @@ typedef struct TcVar {
 	int rank;
 	TcExpr *shape[TC_MAX_RANK];
 	bool is_const;   /* TENSOR: declared const (read-only) */
+	/* TENSOR: element offsets are computed in 64 bits, since they can
+	 * pass INT_MAX (index_width.c decides); else in int. */
+	bool index64;
 	TcScope scope;   /* BUFFER: its memory scope */
 	/* TUNABLE: the default, the choices and the bound value. */
 	long long def_value;
@@ -801,6 +804,10 @@ bool tc_smem(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
 /* barrier.c: barriers between statements that share memory across
  * threads. */
 bool tc_barrier(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
+/* index_width.c (every target): each tensor's offset width (index64) and
+ * strided copies' steps in it. */
+bool tc_index_width(TcArena *a, TcProgram *p, const TcOptions *opt,
+		    TcDiags *d);
 
 /* Whether a buffer lives in the block's shared memory on a GPU target. */
 bool tc_in_smem(const TcVar *v);

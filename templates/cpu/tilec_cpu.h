@@ -49,10 +49,11 @@ typedef uint8_t tilec_i4x2;    /* two signed 4-bit ints, low nibble first */
 
 /* --- Integers ---------------------------------------------------------------- */
 
+/* ceil(a / b) for b > 0; (a + b - 1) / b would overflow near INT_MAX. */
 static inline int
 tilec_ceildiv(int a, int b)
 {
-	return (a + b - 1) / b;
+	return a / b + (a % b > 0);
 }
 
 static inline int

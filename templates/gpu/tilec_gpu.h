@@ -20,7 +20,8 @@
 
 namespace tilec {
 
-__device__ __forceinline__ int ceildiv(int a, int b) { return (a + b - 1) / b; }
+// ceil(a / b) for b > 0; (a + b - 1) / b would overflow near INT_MAX.
+__device__ __forceinline__ int ceildiv(int a, int b) { return a / b + (a % b > 0); }
 
 // --- Tile copies global -> shared ----------------------------------------------------
 

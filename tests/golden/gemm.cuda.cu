@@ -45,7 +45,7 @@ gemm(int M, int N, int K, const __half *__restrict__ A, const __half *__restrict
 		// stage's copies, and before refilling a stage for the warps still
 		// reading it.  Otherwise the loop below.
 		const tilec::G2S<__half, 128, 64, 256, true> As_copy(64, A + ((size_t)(by * BLOCK_M) * K), K, BLOCK_K);
-		const tilec::G2S<__half, 64, 256, 256, true> Bs_copy(256, B + bx * BLOCK_N, N, BLOCK_K * N);
+		const tilec::G2S<__half, 64, 256, 256, true> Bs_copy(256, B + bx * BLOCK_N, N, (long long)BLOCK_K * N);
 		if (As_copy.aligned && Bs_copy.aligned) {
 			const tilec::StageBarriers<2, 256> k_bars(tilec_smem + 98304);
 			if (threadIdx.x == 0)

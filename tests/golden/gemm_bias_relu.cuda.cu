@@ -43,7 +43,7 @@ gemm_bias_relu(int M, int N, int K, const __half *__restrict__ A, const __half *
 		// stage's copies, and before refilling a stage for the warps still
 		// reading it.  Otherwise the loop below.
 		const tilec::G2S<__half, 128, 32, 128, true> As_copy(32, A + ((size_t)(by * BLOCK_M) * K), K, BLOCK_K);
-		const tilec::G2S<__half, 32, 128, 128, true> Bs_copy(128, B + bx * BLOCK_N, N, BLOCK_K * N);
+		const tilec::G2S<__half, 32, 128, 128, true> Bs_copy(128, B + bx * BLOCK_N, N, (long long)BLOCK_K * N);
 		if (As_copy.aligned && Bs_copy.aligned) {
 			const tilec::StageBarriers<3, 128> k_bars(tilec_smem + 49152);
 			if (threadIdx.x == 0)

@@ -94,6 +94,12 @@ CASES = [
     ("attention_causal_4096", "flash_attention", None, {"CAUSAL": 1}, {"B": 8, "S": 4096, "H": 16}, "attention", "bench"),
     ("attention_4096_n128", "flash_attention", None, {"BLOCK_N": 128}, {"B": 8, "S": 4096, "H": 16}, "attention", "bench"),
     ("attention_4096_s3", "flash_attention", None, {"STAGES": 3}, {"B": 8, "S": 4096, "H": 16}, "attention", "bench"),
+    # Offsets past 2^31 elements: B is K x N with BLOCK_K * N > INT_MAX, so
+    # the fast loop's per-iteration step down B (tilec::G2S's advance) wraps
+    # in int (NaN everywhere before src/index_width.c); 7 GB of f16 inputs,
+    # the float64 reference about 45 GB.
+    ("gemm_f16_index64", "gemm", None, {}, {"M": 72, "N": 33554440, "K": 96}, "gemm", "check"),
+    ("gemm_f16_index64_ragged", "gemm", None, {}, {"M": 65, "N": 33554433, "K": 70}, "gemm", "check"),
     # Programs the GPU backends once got wrong (tests/gpu_regress/; a
     # sample name with a '/' is a path from the source root, without .c).
     ("regress_bool_shared", "tests/gpu_regress/bool_shared", None, {}, {"N": 200}, "bool_shared", "check"),
