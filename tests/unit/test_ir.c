@@ -200,6 +200,41 @@ START_TEST(const_refuses_what_is_not_constant)
 }
 END_TEST
 
+/* Overflow is its own answer, step by step in the C type: an int product
+ * that wraps, a long long one past 2^63, ceildiv near INT_MAX. */
+START_TEST(eval_reports_overflow)
+{
+	TcArena *a = tc_arena_new();
+	TcExpr *big = tc_expr_var(a, tunable(a, "B", 65536), noloc);
+	long long v;
+
+	ck_assert_int_eq(tc_expr_eval(tc_expr_binary(a, TC_OP_MUL, big, big,
+						     noloc), &v),
+			 TC_EVAL_OVERFLOW);
+	TcExpr *l = tc_expr_int(a, 1LL << 62, noloc);
+	l->dtype = TC_DT_I64;
+	ck_assert_int_eq(tc_expr_eval(tc_expr_binary(a, TC_OP_MUL, l,
+						     tc_expr_int(a, 4, noloc),
+						     noloc), &v),
+			 TC_EVAL_OVERFLOW);
+	ck_assert_int_eq(tc_expr_eval(tc_expr_binary(a, TC_OP_MUL, l,
+						     tc_expr_int(a, 1, noloc),
+						     noloc), &v),
+			 TC_EVAL_CONST);
+	ck_assert(v == 1LL << 62);
+	/* (a + b - 1) / b wrapped here. */
+	TcExpr *m = tc_expr_int(a, 2147483644, noloc);
+	ck_assert_int_eq(tc_expr_eval(call2(a, TC_FN_CEILDIV, m,
+					    tc_expr_int(a, 128, noloc)), &v),
+			 TC_EVAL_CONST);
+	ck_assert_int_eq(v, 16777216);
+	ck_assert_int_eq(tc_ceildiv(2147483647, 2147483647), 1);
+	ck_assert_int_eq(tc_ceildiv(0, 5), 0);
+	ck_assert_int_eq(tc_ceildiv(-5, 4), -1);
+	tc_arena_free(a);
+}
+END_TEST
+
 START_TEST(equal_is_structural)
 {
 	TcArena *a = tc_arena_new();
@@ -387,6 +422,7 @@ unit_suite_ir(void)
 	tcase_add_test(tc, binop_types_follow_c);
 	tcase_add_test(tc, const_folds_tunables_and_literals);
 	tcase_add_test(tc, const_refuses_what_is_not_constant);
+	tcase_add_test(tc, eval_reports_overflow);
 	tcase_add_test(tc, equal_is_structural);
 	tcase_add_test(tc, clone_is_deep);
 	tcase_add_test(tc, vars_join_their_kernel);
