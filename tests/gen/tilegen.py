@@ -48,18 +48,19 @@ FEATURES = {
     "nested_between": (False, "statements between nested tile_parallel "
                        "levels (GPU thread mapping: shared buffers and "
                        "fragments alike)"),
-    "bool_shared": (False, "bool shared buffers (GPU smem size)"),
+    "bool_shared": (True, "bool shared buffers (GPU smem size)"),
     "int_fragment": (False, "integer fragment buffers (GPU declares float)"),
-    "bool_tensor_copy": (False, "bool tensors in tile copies (GPU crash)"),
-    "short_rows": (False, "shared rows under 16 bytes (CUDA copy_g2s)"),
+    "bool_tensor_copy": (True, "bool tensors in tile copies (GPU crash)"),
+    "short_rows": (True, "shared rows under 16 bytes (CUDA copy_g2s)"),
     "mixed_mul": (False, "integer products of operands of opposite sign "
                   "(interpreter)"),
-    "local_index": (False, "tensor writes indexed through a local "
+    "local_index": (True, "tensor writes indexed through a local "
                     "(race check)"),
     "int_reduce_float": (False, "integer reduce destination of a float "
                          "source (OpenMP, reference)"),
     "small_blocks": (False, "tile_threads(32): less than a HIP wave "
                      "(smem_reduce steps by THREADS / WARP = 0: a hang)"),
+    "dup_copy": (True, "a gemm operand copied in twice in its loop"),
     "local_buffers": (True, "tile_local arrays written by serial code"),
     "select_guard": (True, "guarded tensor loads inside ?: (lazy "
                      "evaluation)"),
@@ -1240,6 +1241,12 @@ class Gen:
             simple(["tile_copy(%s, %s);" % (B.name, self.region_text(TB, bo, [0, 1]))],
                    self.c_copy_in(TB, bo, [0, 1], B), "copy-in", [B]),
         ]
+        if "dup_copy" in self.f and self.chance(0.25):
+            # the same copy again: each needs its own state (pipelined
+            # copies on CUDA, a register buffer's copy-in on OpenMP)
+            inner.append(simple(
+                ["tile_copy(%s, %s);" % (A.name, self.region_text(TA, ao, [0, 1]))],
+                self.c_copy_in(TA, ao, [0, 1], A), "copy-in", [A]))
         if self.chance(0.3) and not is_int(odt):
             # scale the A tile in the loop: a statement between copy and gemm
             names = ["i", "j"]
