@@ -204,8 +204,9 @@ __device__ __forceinline__ unsigned g2s_offset(unsigned d0, int i, int r0, int c
 }
 
 // Copy a ROWS x COLS tile from global memory (row stride g_ld elements,
-// unit column stride) into shared memory (row stride s_ld).  Rows at or past
-// `rows` and columns at or past `cols` are zero-filled; `safe` is any valid
+// unit column stride) into shared memory (row stride s_ld).  Elements
+// outside the box (rows before r_lo or at or past `rows`, columns before
+// c_lo or at or past `cols`; tilec_gpu.h) are zero-filled; `safe` is any valid
 // address of the tensor, read by nothing, for the zero-filled vectors.  Every thread of the
 // block takes part; vectors of the width the rows allow (RowVector: 16
 // bytes, or 8 or 4 for short rows) when the source is aligned to them, with
@@ -213,7 +214,8 @@ __device__ __forceinline__ unsigned g2s_offset(unsigned d0, int i, int r0, int c
 // SWIZZLE: the tile's rows are s_ld = COLS elements with swizzled 16-byte
 // chunks (tile_offset).
 template <typename T, int ROWS, int COLS, int THREADS, bool ASYNC, bool SWIZZLE = false>
-__device__ __forceinline__ void copy_g2s(T *smem, int s_ld, const T *g, long long g_ld, int rows, int cols, const T *safe)
+__device__ __forceinline__ void copy_g2s(T *smem, int s_ld, const T *g, long long g_ld, int rows, int cols, const T *safe,
+					 int r_lo = 0, int c_lo = 0)
 {
 	constexpr int SW = SWIZZLE ? COLS * (int)sizeof(T) : 0;
 	constexpr int VB = RowVector<T, COLS>::BYTES; // bytes per vector, 0 for none
@@ -221,7 +223,10 @@ __device__ __forceinline__ void copy_g2s(T *smem, int s_ld, const T *g, long lon
 	constexpr int VEC = VB ? VB / (int)sizeof(T) : 1; // elements per vector
 	constexpr int VROW = COLS / VEC;   // vectors per row
 	constexpr int NV = ROWS * VROW;    // vectors in the tile
-	const bool aligned = VB && ((unsigned long long)g) % (VB ? VB : 1) == 0 && g_ld % VEC == 0 && s_ld % VEC == 0;
+	// Vectors all in or all out of the box's columns: c_lo (0 unless the
+	// origin is negative) a whole vector.
+	const bool aligned = VB && ((unsigned long long)g) % (VB ? VB : 1) == 0 && g_ld % VEC == 0 && s_ld % VEC == 0 &&
+			     (c_lo <= 0 || c_lo % VEC == 0);
 	const unsigned s0 = smem_u32(smem);
 	if (aligned && NV % THREADS == 0 && THREADS % VROW == 0) {
 		// Each thread moves the vectors of one column c in rows r0,
@@ -233,7 +238,7 @@ __device__ __forceinline__ void copy_g2s(T *smem, int s_ld, const T *g, long lon
 		const unsigned d0 = tile_offset<SW, T>(r0, c, s_ld);
 		const T *src = g + r0 * g_ld + c;
 		const long long step = RSTEP * g_ld;
-		if (ASYNC && VB == 16 && rows >= ROWS && cols >= COLS) {
+		if (ASYNC && VB == 16 && r_lo <= 0 && c_lo <= 0 && rows >= ROWS && cols >= COLS) {
 #pragma unroll
 			for (int i = 0; i < NV / THREADS; i++)
 				cp_async16(s0 + g2s_offset<SW, T, RSTEP>(d0, i, r0, c, s_ld), src + i * step);
@@ -244,17 +249,19 @@ __device__ __forceinline__ void copy_g2s(T *smem, int s_ld, const T *g, long lon
 			const int r = r0 + i * RSTEP;
 			const unsigned d = g2s_offset<SW, T, RSTEP>(d0, i, r0, c, s_ld);
 			T *dst = reinterpret_cast<T *>(reinterpret_cast<char *>(smem) + d);
-			g2s_vector<ASYNC, VB>(s0 + d, dst, src + i * step, safe, r < rows ? min(VEC, max(cols - c, 0)) : 0);
+			g2s_vector<ASYNC, VB>(s0 + d, dst, src + i * step, safe,
+					      r_lo <= r && r < rows && c_lo <= c ? min(VEC, max(cols - c, 0)) : 0);
 		}
 	} else if (aligned) {
 		for (int e = threadIdx.x; e < NV; e += THREADS) {
 			const int r = e / VROW, c = (e % VROW) * VEC;
 			const unsigned d = tile_offset<SW, T>(r, c, s_ld);
 			g2s_vector<ASYNC, VB>(s0 + d, reinterpret_cast<T *>(reinterpret_cast<char *>(smem) + d),
-					  g + r * g_ld + c, safe, r < rows ? min(VEC, max(cols - c, 0)) : 0);
+					  g + r * g_ld + c, safe,
+					  r_lo <= r && r < rows && c_lo <= c ? min(VEC, max(cols - c, 0)) : 0);
 		}
 	} else {
-		copy_g2s_elements<T, ROWS, COLS, THREADS, SW>(smem, s_ld, g, g_ld, rows, cols);
+		copy_g2s_elements<T, ROWS, COLS, THREADS, SW>(smem, s_ld, g, g_ld, rows, cols, r_lo, c_lo);
 	}
 }
 
@@ -292,16 +299,18 @@ struct G2S {
 		step = RSTEP * g_ld;
 		aligned = ((unsigned long long)g) % 16 == 0 && g_ld % VEC == 0 && advance % VEC == 0 && s_ld % VEC == 0;
 	}
-	// Iteration it's tile into smem; rows below `rows` and columns below
-	// `cols` (relative to the tile) are inside the tensor.
-	__device__ __forceinline__ void issue(T *smem, int it, int rows, int cols, const T *safe) const
+	// Iteration it's tile into smem; the box [r_lo, rows) x [c_lo, cols)
+	// (relative to the tile) is inside the tensor.  With `aligned`, c_lo
+	// is a whole vector, as the tile's first column is.
+	__device__ __forceinline__ void issue(T *smem, int it, int rows, int cols, const T *safe, int r_lo = 0,
+					      int c_lo = 0) const
 	{
 		const unsigned s0 = smem_u32(smem);
-		const bool col_in = c < cols;
+		const bool col_in = c_lo <= c && c < cols;
 		const T *p = src + it * advance;
 #pragma unroll
 		for (int i = 0; i < NV / THREADS; i++) {
-			const bool in = col_in && r0 + i * RSTEP < rows;
+			const bool in = col_in && r_lo <= r0 + i * RSTEP && r0 + i * RSTEP < rows;
 			cp_async16(s0 + g2s_offset<SW, T, RSTEP>(d0, i, r0, c, s_ld), in ? p : safe, in ? 16 : 0);
 			p += step;
 		}

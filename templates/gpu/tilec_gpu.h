@@ -41,19 +41,25 @@ __device__ __forceinline__ unsigned tile_offset(unsigned r, unsigned c, int ld)
 	return r * SW + ((c * E / 16) ^ ((r / G) % W)) * 16 + c * E % 16;
 }
 
+// The box of a tile copy: the tile's element (r, c) is inside the tensor
+// when r_lo <= r < rows and c_lo <= c < cols.  The helpers take rows and
+// cols, then, last and optional, r_lo and c_lo: nonzero only where the
+// region's origin may be negative (its elements before the tensor's first
+// row or column are outside too).
+
 // The element-by-element copy_g2s (the dialect headers hold the vector
 // ones): a ROWS x COLS tile from global memory (row stride g_ld, unit
 // column stride) into shared memory (row stride s_ld, or swizzled rows of
-// SW bytes: tile_offset), zero at or past `rows` and `cols`.  For tiles
-// whose rows do not allow 16-byte vectors; every thread of the block takes
-// part.
+// SW bytes: tile_offset), zero outside the box.  For tiles whose rows do
+// not allow vectors; every thread of the block takes part.
 template <typename T, int ROWS, int COLS, int THREADS, int SW = 0>
-__device__ __forceinline__ void copy_g2s_elements(T *smem, int s_ld, const T *g, long long g_ld, int rows, int cols)
+__device__ __forceinline__ void copy_g2s_elements(T *smem, int s_ld, const T *g, long long g_ld, int rows, int cols,
+						  int r_lo = 0, int c_lo = 0)
 {
 	for (int e = threadIdx.x; e < ROWS * COLS; e += THREADS) {
 		const int r = e / COLS, c = e % COLS;
 		*reinterpret_cast<T *>(reinterpret_cast<char *>(smem) + tile_offset<SW, T>(r, c, s_ld)) =
-			r < rows && c < cols ? g[r * g_ld + c] : from_float<T>(0.0f);
+			r_lo <= r && r < rows && c_lo <= c && c < cols ? g[r * g_ld + c] : from_float<T>(0.0f);
 	}
 }
 
@@ -96,32 +102,33 @@ template <int AXIS, int COUNT, int TR, int TC, int VEC> struct VecOf<Blocked<AXI
 // --- Register fragments <-> memory ---------------------------------------------------------
 
 // Whether this thread's elements of an R x C fragment all lie inside
-// [0, rows) x [0, cols), and its runs of V columns at g (row stride ld)
-// can move as whole pieces.
+// the box [r_lo, rows) x [c_lo, cols), and its runs of V columns at g (row
+// stride ld) can move as whole pieces.
 template <typename R, typename C, int NR, int NC, typename T>
-__device__ __forceinline__ bool runs_inside(const T *g, long long ld, int rows, int cols)
+__device__ __forceinline__ bool runs_inside(const T *g, long long ld, int rows, int cols, int r_lo, int c_lo)
 {
 	constexpr int V = VecOf<C>::value;
 	constexpr int PIECE = Run<V, T>::PIECE;
 	bool ok = PIECE == 0 || (((unsigned long long)g) % PIECE == 0 && (ld * (long long)sizeof(T)) % PIECE == 0);
 #pragma unroll
 	for (int r = 0; r < NR; r++)
-		ok = ok && R::index(r) < rows;
+		ok = ok && r_lo <= R::index(r) && R::index(r) < rows;
 #pragma unroll
 	for (int c = 0; c < NC; c += V)
-		ok = ok && C::index(c) + V <= cols;
+		ok = ok && c_lo <= C::index(c) && C::index(c) + V <= cols;
 	return ok;
 }
 
-// x = the rows x cols box of global memory at g (row stride ld, unit column
-// stride), zero outside [0, rows) x [0, cols).  A thread whose elements are
+// x = the box of global memory at g (row stride ld, unit column stride),
+// zero outside [r_lo, rows) x [c_lo, cols).  A thread whose elements are
 // all inside, the common case, issues every load before it converts any, so
 // their latencies overlap; runs of V columns move as whole vectors.
 template <typename R, typename C, typename T, int NR, int NC>
-__device__ __forceinline__ void copy_g2r(float (&x)[NR][NC], const T *g, long long ld, int rows, int cols)
+__device__ __forceinline__ void copy_g2r(float (&x)[NR][NC], const T *g, long long ld, int rows, int cols,
+					 int r_lo = 0, int c_lo = 0)
 {
 	constexpr int V = VecOf<C>::value;
-	if (runs_inside<R, C, NR, NC>(g, ld, rows, cols)) {
+	if (runs_inside<R, C, NR, NC>(g, ld, rows, cols, r_lo, c_lo)) {
 		Run<V, T> w[NR][NC / V];
 #pragma unroll
 		for (int r = 0; r < NR; r++)
@@ -141,20 +148,22 @@ __device__ __forceinline__ void copy_g2r(float (&x)[NR][NC], const T *g, long lo
 #pragma unroll
 		for (int c = 0; c < NC; c++) {
 			const int col = C::index(c);
-			x[r][c] = row < rows && col < cols ? to_float(g[row * ld + col]) : 0.0f;
+			x[r][c] = r_lo <= row && row < rows && c_lo <= col && col < cols ? to_float(g[row * ld + col]) : 0.0f;
 		}
 	}
 }
 
-// The box of global memory at g = x, inside [0, rows) x [0, cols) only.
-// Only one thread of each group holding the same elements stores (LEAD).
+// The box of global memory at g = x, inside [r_lo, rows) x [c_lo, cols)
+// only.  Only one thread of each group holding the same elements stores
+// (leader).
 template <typename R, typename C, typename T, int NR, int NC>
-__device__ __forceinline__ void copy_r2g(T *g, long long ld, int rows, int cols, const float (&x)[NR][NC])
+__device__ __forceinline__ void copy_r2g(T *g, long long ld, int rows, int cols, const float (&x)[NR][NC],
+					 int r_lo = 0, int c_lo = 0)
 {
 	constexpr int V = VecOf<C>::value;
 	if (!leader<R::BITS | C::BITS>())
 		return;
-	if (runs_inside<R, C, NR, NC>(g, ld, rows, cols)) {
+	if (runs_inside<R, C, NR, NC>(g, ld, rows, cols, r_lo, c_lo)) {
 #pragma unroll
 		for (int r = 0; r < NR; r++)
 #pragma unroll
@@ -173,7 +182,7 @@ __device__ __forceinline__ void copy_r2g(T *g, long long ld, int rows, int cols,
 #pragma unroll
 		for (int c = 0; c < NC; c++) {
 			const int col = C::index(c);
-			if (row < rows && col < cols)
+			if (r_lo <= row && row < rows && c_lo <= col && col < cols)
 				g[row * ld + col] = from_float<T>(x[r][c]);
 		}
 	}

@@ -154,20 +154,25 @@ namespace tilec {
 // --- Tile copies global -> shared ----------------------------------------------
 
 // Copy a ROWS x COLS tile from global memory (row stride g_ld elements,
-// unit column stride) into shared memory (row stride s_ld).  Rows at or past
-// `rows` and columns at or past `cols` are zero-filled.  Every thread of the
+// unit column stride) into shared memory (row stride s_ld).  Elements
+// outside the box (rows before r_lo or at or past `rows`, columns before
+// c_lo or at or past `cols`; tilec_gpu.h) are zero-filled.  Every thread of the
 // block takes part, with 16-byte vectors (global_load_dwordx4,
 // ds_write_b128) when the rows allow them.
 template <typename T, int ROWS, int COLS, int THREADS>
-__device__ __forceinline__ void copy_g2s(T *smem, int s_ld, const T *g, long long g_ld, int rows, int cols)
+__device__ __forceinline__ void copy_g2s(T *smem, int s_ld, const T *g, long long g_ld, int rows, int cols,
+					 int r_lo = 0, int c_lo = 0)
 {
 	constexpr int VEC = 16 / sizeof(T);
 	constexpr int VROW = COLS / VEC;   // vectors per row
 	constexpr int NV = ROWS * VROW;    // vectors in the tile
-	const bool aligned = COLS % VEC == 0 && (((unsigned long long)g) % 16) == 0 && g_ld % VEC == 0 && s_ld % VEC == 0;
+	// Vectors all in or all out of the box's columns: c_lo (0 unless the
+	// origin is negative) a whole vector.
+	const bool aligned = COLS % VEC == 0 && (((unsigned long long)g) % 16) == 0 && g_ld % VEC == 0 && s_ld % VEC == 0 &&
+			     (c_lo <= 0 || c_lo % VEC == 0);
 	if (aligned) {
 		// A tile wholly inside the tensor needs no bounds at all.
-		const bool inside = rows >= ROWS && cols >= COLS;
+		const bool inside = r_lo <= 0 && c_lo <= 0 && rows >= ROWS && cols >= COLS;
 #pragma unroll
 		for (int i = 0; i < (NV + THREADS - 1) / THREADS; i++) {
 			const int e = threadIdx.x + i * THREADS;
@@ -176,7 +181,7 @@ __device__ __forceinline__ void copy_g2s(T *smem, int s_ld, const T *g, long lon
 			const int r = e / VROW, c = (e % VROW) * VEC;
 			T *dst = smem + r * s_ld + c;
 			const T *src = g + r * g_ld + c;
-			const int valid = inside ? VEC : r < rows ? min(VEC, max(cols - c, 0)) : 0;
+			const int valid = inside ? VEC : r_lo <= r && r < rows && c_lo <= c ? min(VEC, max(cols - c, 0)) : 0;
 			if (valid == VEC) {
 				*reinterpret_cast<u32x4 *>(dst) = *reinterpret_cast<const u32x4 *>(src);
 			} else {
@@ -186,7 +191,7 @@ __device__ __forceinline__ void copy_g2s(T *smem, int s_ld, const T *g, long lon
 			}
 		}
 	} else {
-		copy_g2s_elements<T, ROWS, COLS, THREADS>(smem, s_ld, g, g_ld, rows, cols);
+		copy_g2s_elements<T, ROWS, COLS, THREADS>(smem, s_ld, g, g_ld, rows, cols, r_lo, c_lo);
 	}
 }
 

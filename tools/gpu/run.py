@@ -120,13 +120,42 @@ def ref_copy_x(t, s):
     return t["X"].double()
 
 
+def shifted(x, by):
+    """y[i] = x[i + by] where 0 <= i + by < len(x), else 0."""
+    y = torch.zeros_like(x)
+    n = x.shape[0]
+    lo, hi = max(0, -by), min(n, n - by)
+    if lo < hi:
+        y[lo:hi] = x[lo + by:hi + by]
+    return y
+
+
+def ref_neg_origin_covered(t, s):
+    return shifted(t["X"][1].double(), -1)
+
+
+def ref_neg_origin_uncovered(t, s):
+    x = t["X"].double()
+    return x[1, s["row"]] if 0 <= s["row"] < s["N"] else torch.zeros_like(x[1, 0])
+
+
+def ref_neg_origin_store(t, s):
+    return shifted(t["X"].double(), -s["o"])
+
+
+def ref_neg_origin_pipelined(t, s):
+    return shifted(t["A"].double(), s["r0"]) @ t["B"].double()
+
+
 REFS = {"gemm": (ref_gemm, "C"), "gemm_at": (ref_gemm_at, "C"), "gemm_bt": (ref_gemm_bt, "C"), "softmax": (ref_softmax, "Y"),
         "rmsnorm": (ref_rmsnorm, "Y"), "attention": (None, "O"),
         "bias_gelu": (ref_bias_gelu, "Y"), "colsum": (ref_colsum, "Y"),
         "layernorm": (ref_layernorm, "Y"), "gemm_bias_relu": (ref_gemm_bias_relu, "C"),
         "gemm_splitk": (ref_gemm_splitk, "C"),
         "bool_shared": (ref_bool_shared, "Y"), "bool_tensor": (ref_bool_tensor, "Y"),
-        "copy_x": (ref_copy_x, "Y")}
+        "copy_x": (ref_copy_x, "Y"), "neg_origin_covered": (ref_neg_origin_covered, "Y"),
+        "neg_origin_uncovered": (ref_neg_origin_uncovered, "Y"), "neg_origin_store": (ref_neg_origin_store, "Y"),
+        "neg_origin_pipelined": (ref_neg_origin_pipelined, "C")}
 # Outputs the kernel also reads: they start random, and the reference sees
 # their starting values as NAME@start.
 INOUT = {"gemm_splitk": ["C"]}
