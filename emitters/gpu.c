@@ -1436,8 +1436,9 @@ emit_assign(Gpu *G, const TcStmt *s)
 		b->indent--;
 }
 
-/* A tile_parallel loop whose iterations are spread over the threads: a
- * perfect nest becomes one flat loop. */
+/* A tile_parallel loop whose iterations are spread over the threads
+ * (TC_THREADS_SPREAD): with the SPREAD loops nested in it as its only
+ * statement (layout.c), one flat loop. */
 static void
 emit_spread(Gpu *G, const TcStmt *s)
 {
@@ -1455,7 +1456,7 @@ emit_spread(Gpu *G, const TcStmt *s)
 			break;
 		const TcStmt *inner = body->items[0];
 		if (inner->kind != TC_ST_FOR || inner->u.loop.kind != TC_LOOP_PARALLEL ||
-		    inner->u.loop.anchor)
+		    inner->u.loop.threads != TC_THREADS_SPREAD)
 			break;
 		cur = inner;
 	}
@@ -1489,6 +1490,19 @@ emit_spread(Gpu *G, const TcStmt *s)
 	emit_body(G, loops[n - 1]->u.loop.body);
 	G->spread--;
 	G->block_level = saved;
+	close_brace(G);
+}
+
+/* A tile_parallel loop inside a spread iteration (TC_THREADS_SERIAL): the
+ * thread that runs that iteration runs all of this loop's. */
+static void
+emit_serial_parallel(Gpu *G, const TcStmt *s)
+{
+	tc_c_for(&G->pr, "int", s->u.loop.var->name, s->u.loop.begin,
+		 s->u.loop.end, s->u.loop.step);
+	tc_buf_puts(G->pr.out, " {\n");
+	G->pr.out->indent++;
+	emit_body(G, s->u.loop.body);
 	close_brace(G);
 }
 
@@ -1869,8 +1883,13 @@ emit_stmt(Gpu *G, const TcStmt *s)
 			stmt_comment(G, s, NULL);
 			if (s->u.loop.anchor)
 				emit_anchored(G, s);
-			else
+			else if (s->u.loop.threads == TC_THREADS_SERIAL)
+				emit_serial_parallel(G, s);
+			else if (s->u.loop.threads == TC_THREADS_SPREAD)
 				emit_spread(G, s);
+			else
+				error(G, s->loc, "internal error: parallel loop without "
+				      "a thread mapping");
 			break;
 		}
 		emit_for(G, s);

@@ -5,7 +5,9 @@
  * Input: a checked, specialized program.  Output: every fragment and local
  * buffer has var->layout set; every tile_parallel loop that walks register
  * fragments has loop.anchor / anchor_dim set (the loop then visits, in
- * each thread, the indices that thread holds).
+ * each thread, the indices that thread holds), and every other one
+ * loop.threads: spread over the block's threads, or run serially by the
+ * thread that runs the spread iteration around it (map_threads).
  *
  * A fragment lives in registers when every use can be served by the
  * threads that hold its elements: fills, copies, reductions, being a
@@ -414,6 +416,61 @@ anchor_loops(Layouter *L, TcStmt *s, bool in_spread, unsigned axes)
 	}
 }
 
+/* --- Thread mapping of the other parallel loops -------------------------------------
+ * A parallel loop that follows no register fragment is spread over the
+ * block's threads where no spread loop encloses it, and a perfect nest of
+ * them (each the only statement of the one above, at most TC_MAX_RANK
+ * deep) is spread as one flat loop.  Inside a spread iteration, which one
+ * thread runs, the parallel loops run serially in that thread: spreading
+ * them over the threads again would have each thread visit only its share
+ * of its own share (thread t, element [t][t] alone). */
+
+static bool
+spreadable(const TcStmt *s)
+{
+	return s->kind == TC_ST_FOR && s->u.loop.kind == TC_LOOP_PARALLEL &&
+	       !s->u.loop.anchor;
+}
+
+/* `depth`: the loops of the perfect spread nest s continues, 0 if none. */
+static void
+map_threads(TcStmt *s, bool in_spread, int depth)
+{
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		for (int i = 0; i < s->u.block.body.len; i++)
+			map_threads(s->u.block.body.items[i], in_spread, 0);
+		break;
+	case TC_ST_IF:
+		map_threads(s->u.cond.then, in_spread, 0);
+		if (s->u.cond.els)
+			map_threads(s->u.cond.els, in_spread, 0);
+		break;
+	case TC_ST_FOR: {
+		s->u.loop.threads = TC_THREADS_NONE;
+		if (!spreadable(s)) {
+			map_threads(s->u.loop.body, in_spread, 0);
+			break;
+		}
+		if (in_spread && depth == 0) {
+			s->u.loop.threads = TC_THREADS_SERIAL;
+			map_threads(s->u.loop.body, true, 0);
+			break;
+		}
+		s->u.loop.threads = TC_THREADS_SPREAD;
+		const TcVec *body = &s->u.loop.body->u.block.body;
+		if (body->len == 1 && spreadable(body->items[0]) &&
+		    depth + 1 < TC_MAX_RANK)
+			map_threads(body->items[0], true, depth + 1);
+		else
+			map_threads(s->u.loop.body, true, 0);
+		break;
+	}
+	default:
+		break;
+	}
+}
+
 /* --- Choosing the distributions -------------------------------------------------------- */
 
 static bool
@@ -611,6 +668,73 @@ check_dists(Layouter *L, int tr, int tc, const int *vecs)
 	return ok;
 }
 
+/* Classes, spills and distributions until they agree: every fragment's
+ * layout, and the anchors of the loops that follow register fragments. */
+static void
+choose_layouts(Layouter *L)
+{
+	TcArena *a = L->a;
+	TcKernel *k = L->k;
+	int nv = k->vars.len;
+	for (int round = 0; round < 32; round++) {
+		/* Fresh classes: each fragment dim and loop var alone. */
+		for (int i = 0; i < nv; i++) {
+			TcVar *v = k->vars.items[i];
+			for (int d = 0; L->frag_node[i] >= 0 && d < v->rank; d++) {
+				Class *c = &L->cls[L->frag_node[i] + d];
+				*c = (Class){ .parent = L->frag_node[i] + d,
+					      .extent = tc_var_extent(v, d),
+					      .axis = v->rank == 2 ? d : -1 };
+			}
+			if (L->loop_node[i] >= 0)
+				L->cls[L->loop_node[i]] = (Class){ .parent = L->loop_node[i],
+								  .axis = -1 };
+		}
+		L->changed = false;
+		L->a_in_regs = L->row_reduce = false;
+		Walk W = { .L = L };
+		walk(&W, k->body);
+		if (L->changed)
+			continue;
+		/* Conflicting classes and MMA grids that do not fit spill. */
+		for (int i = 0; i < nv; i++) {
+			TcVar *v = k->vars.items[i];
+			for (int d = 0; d < v->rank && node(L, v, 0) >= 0; d++)
+				if (L->cls[find(L, node(L, v, d))].conflict)
+					spill(L, v);
+		}
+		if (L->changed)
+			continue;
+		if (!mma_grid(L)) {
+			for (int i = 0; i < nv; i++) {
+				TcVar *v = k->vars.items[i];
+				if (node(L, v, 0) >= 0 &&
+				    L->cls[find(L, node(L, v, 0))].mma)
+					spill(L, v);
+			}
+			continue;
+		}
+		int *vecs = tc_alloc(a, sizeof(int) * (size_t)(L->ncls + 1));
+		for (int n = 0; n < L->ncls; n++)
+			if (find(L, n) == n)
+				vecs[n] = class_vec(L, n, k->body, 1);
+		int tr = 1, tc = L->threads;
+		blocked_grid(L, &tr, &tc, vecs);
+		if (!check_dists(L, tr, tc, vecs))
+			continue;
+		if (!anchor_loops(L, k->body, false, 0)) {
+			/* A nest the register layouts cannot follow: everything
+			 * in shared memory, which any nest can use. */
+			for (int i = 0; i < nv; i++)
+				spill(L, k->vars.items[i]);
+			anchor_loops(L, k->body, false, 0);
+			break;
+		}
+		break;
+	}
+	assign(L);
+}
+
 static void
 layout_kernel(TcArena *a, TcKernel *k, const TcTarget *t)
 {
@@ -640,65 +764,9 @@ layout_kernel(TcArena *a, TcKernel *k, const TcTarget *t)
 			L.loop_node[i] = L.ncls++;
 		}
 	}
-	if (!whole_warps)
-		return;
-	for (int round = 0; round < 32; round++) {
-		/* Fresh classes: each fragment dim and loop var alone. */
-		for (int i = 0; i < nv; i++) {
-			TcVar *v = k->vars.items[i];
-			for (int d = 0; L.frag_node[i] >= 0 && d < v->rank; d++) {
-				Class *c = &L.cls[L.frag_node[i] + d];
-				*c = (Class){ .parent = L.frag_node[i] + d,
-					      .extent = tc_var_extent(v, d),
-					      .axis = v->rank == 2 ? d : -1 };
-			}
-			if (L.loop_node[i] >= 0)
-				L.cls[L.loop_node[i]] = (Class){ .parent = L.loop_node[i],
-								  .axis = -1 };
-		}
-		L.changed = false;
-		L.a_in_regs = L.row_reduce = false;
-		Walk W = { .L = &L };
-		walk(&W, k->body);
-		if (L.changed)
-			continue;
-		/* Conflicting classes and MMA grids that do not fit spill. */
-		for (int i = 0; i < nv; i++) {
-			TcVar *v = k->vars.items[i];
-			for (int d = 0; d < v->rank && node(&L, v, 0) >= 0; d++)
-				if (L.cls[find(&L, node(&L, v, d))].conflict)
-					spill(&L, v);
-		}
-		if (L.changed)
-			continue;
-		if (!mma_grid(&L)) {
-			for (int i = 0; i < nv; i++) {
-				TcVar *v = k->vars.items[i];
-				if (node(&L, v, 0) >= 0 &&
-				    L.cls[find(&L, node(&L, v, 0))].mma)
-					spill(&L, v);
-			}
-			continue;
-		}
-		int *vecs = tc_alloc(a, sizeof(int) * (size_t)(L.ncls + 1));
-		for (int n = 0; n < L.ncls; n++)
-			if (find(&L, n) == n)
-				vecs[n] = class_vec(&L, n, k->body, 1);
-		int tr = 1, tc = L.threads;
-		blocked_grid(&L, &tr, &tc, vecs);
-		if (!check_dists(&L, tr, tc, vecs))
-			continue;
-		if (!anchor_loops(&L, k->body, false, 0)) {
-			/* A nest the register layouts cannot follow: everything
-			 * in shared memory, which any nest can use. */
-			for (int i = 0; i < nv; i++)
-				spill(&L, k->vars.items[i]);
-			anchor_loops(&L, k->body, false, 0);
-			break;
-		}
-		break;
-	}
-	assign(&L);
+	if (whole_warps)
+		choose_layouts(&L);
+	map_threads(k->body, false, 0);
 }
 
 bool

@@ -297,6 +297,8 @@ print_loop(TcBuf *b, const TcKernel *k, const TcStmt *s)
 		tc_buf_printf(b, " over %s dim %d",
 			      var_name(s->u.loop.anchor),
 			      s->u.loop.anchor_dim);
+	if (s->u.loop.threads == TC_THREADS_SERIAL)
+		tc_buf_puts(b, " serial in thread");
 	tc_buf_puts(b, " {");
 	end_line(b, s->loc);
 	print_body(b, k, s->u.loop.body);

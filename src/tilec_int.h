@@ -452,6 +452,20 @@ typedef enum TcLoopKind {
 	TC_LOOP_PIPELINED, /* tile_pipelined(i, extent, stages) */
 } TcLoopKind;
 
+/* How the threads of a block run a PARALLEL loop that follows no register
+ * fragment, on GPU targets (layout.c; TC_THREADS_NONE before the pass, on
+ * the CPU and for anchored loops). */
+typedef enum TcThreadMap {
+	TC_THREADS_NONE,
+	/* Iterations spread over the block's threads; a SPREAD loop that
+	 * is the only statement of a SPREAD loop is spread with it (the
+	 * nest as one flat loop). */
+	TC_THREADS_SPREAD,
+	/* Every iteration run by the one thread that runs the enclosing
+	 * spread iteration. */
+	TC_THREADS_SERIAL,
+} TcThreadMap;
+
 /* Reductions. */
 #define TC_REDUCES(X)              \
 	X(SUM, "sum")              \
@@ -523,6 +537,9 @@ struct TcStmt {
 			 * iterations are spread over the threads. */
 			TcVar *anchor;
 			int anchor_dim;
+			/* PARALLEL on GPU targets, not anchored (layout.c):
+			 * how the block's threads run it. */
+			TcThreadMap threads;
 			/* PIPELINED on GPU targets (pipeline pass): how
 			 * many leading COPY statements of the body are
 			 * issued asynchronously, `stages` ahead. */

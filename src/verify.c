@@ -580,8 +580,9 @@ check_assign(Verifier *v, const TcStmt *s)
 }
 
 /* What the GPU scheduling passes record on loops: a parallel loop that
- * follows an MMA fragment's layout names it and one of its dims; a
- * pipelined loop issues at most its leading copies asynchronously. */
+ * follows an MMA fragment's layout names it and one of its dims, the
+ * others may say how the threads run them; a pipelined loop issues at
+ * most its leading copies asynchronously. */
 static void
 check_schedule(Verifier *v, const TcStmt *s)
 {
@@ -604,6 +605,10 @@ check_schedule(Verifier *v, const TcStmt *s)
 			     s->u.loop.anchor_dim, anchor->rank,
 			     name_of(anchor));
 	}
+	if (s->u.loop.threads != TC_THREADS_NONE &&
+	    (s->u.loop.kind != TC_LOOP_PARALLEL || anchor))
+		fail(v, s->loc, "a %s loop has a thread mapping of its own",
+		     anchor ? "anchored" : "non-parallel");
 	int async = s->u.loop.async_copies;
 	if (async == 0)
 		return;

@@ -143,6 +143,18 @@ def ref_neg_origin_store(t, s):
     return shifted(t["X"].double(), -s["o"])
 
 
+def ref_nested_parallel_smem(t, s):
+    return t["X"].double() * 2 * t["C"].double()[:, None]
+
+
+def ref_nested_parallel_deep(t, s):
+    x = t["X"].double()
+    a = torch.arange(4, device=x.device, dtype=x.dtype)[:, None, None]
+    b = torch.arange(8, device=x.device, dtype=x.dtype)[None, :, None]
+    c = torch.arange(32, device=x.device, dtype=x.dtype)[None, None, :]
+    return torch.where(b % 2 == 0, x + a + b, x * (b + 1) + c)
+
+
 def ref_neg_origin_pipelined(t, s):
     return shifted(t["A"].double(), s["r0"]) @ t["B"].double()
 
@@ -155,7 +167,9 @@ REFS = {"gemm": (ref_gemm, "C"), "gemm_at": (ref_gemm_at, "C"), "gemm_bt": (ref_
         "bool_shared": (ref_bool_shared, "Y"), "bool_tensor": (ref_bool_tensor, "Y"),
         "copy_x": (ref_copy_x, "Y"), "neg_origin_covered": (ref_neg_origin_covered, "Y"),
         "neg_origin_uncovered": (ref_neg_origin_uncovered, "Y"), "neg_origin_store": (ref_neg_origin_store, "Y"),
-        "neg_origin_pipelined": (ref_neg_origin_pipelined, "C")}
+        "neg_origin_pipelined": (ref_neg_origin_pipelined, "C"),
+        "nested_parallel_smem": (ref_nested_parallel_smem, "Y"),
+        "nested_parallel_deep": (ref_nested_parallel_deep, "Y")}
 # Outputs the kernel also reads: they start random, and the reference sees
 # their starting values as NAME@start.
 INOUT = {"gemm_splitk": ["C"]}
