@@ -12,8 +12,9 @@
  *   - every thread runs the kernel body; scalars at block level are
  *     computed by all threads alike (uniform);
  *   - buffers in shared memory are slices of one dynamic shared array, at
- *     the offsets smem.c chose; register fragments are per-thread float
- *     arrays x[R::count][C::count];
+ *     the offsets smem.c chose; register fragments are per-thread arrays
+ *     x[R::count][C::count] of their dtype's value type (float for f32,
+ *     f16 and bf16, double, int, long long);
  *   - tile operations are cooperative: all threads share the elements, or,
  *     for register fragments, each thread handles the elements it holds;
  *   - tile_gemm with a matrix-instruction accumulator (Mma on CUDA, Mfma
@@ -192,6 +193,32 @@ static bool
 narrow_float(TcDtype t)
 {
 	return t == TC_DT_F16 || t == TC_DT_BF16;
+}
+
+/* Whether values of dtype t compute as float (f32, f16, bf16). */
+static bool
+float_valued(TcDtype t)
+{
+	return strcmp(value_type(t), "float") == 0;
+}
+
+/* The start of a conversion of an element in memory to the value type of
+ * dtype t, closed by ")": tilec::to_float for values that are floats,
+ * tilec::to_value<V> for the others (doubles, integers: exact). */
+static const char *
+to_value_of(Gpu *G, TcDtype t)
+{
+	return float_valued(t) ? "tilec::to_float(" :
+	       tc_fmt(G->a, "tilec::to_value<%s>(", value_type(t));
+}
+
+/* The start of a conversion of a value of dtype `from` to the element type
+ * of dtype t in memory, closed by ")". */
+static const char *
+from_value_of(Gpu *G, TcDtype t, TcDtype from)
+{
+	return tc_fmt(G->a, "tilec::%s<%s>(", float_valued(from) ? "from_float" :
+		      "from_value", storage_type(G, t));
 }
 
 static const char *
@@ -1004,6 +1031,9 @@ copy_reg(Gpu *G, const TcStmt *s)
 			tc_buf_printf(b, "%s = tilec::to_float(tilec::from_float<%s>(%s));\n",
 				      reg_at(G, dst->var), storage_type(G, dst->var->dtype),
 				      reg_at(G, src->var));
+		else if (strcmp(value_type(dst->var->dtype), value_type(src->var->dtype)))
+			tc_buf_printf(b, "%s = (%s)%s;\n", reg_at(G, dst->var),
+				      value_type(dst->var->dtype), reg_at(G, src->var));
 		else
 			tc_buf_printf(b, "%s = %s;\n", reg_at(G, dst->var),
 				      reg_at(G, src->var));
@@ -1074,8 +1104,8 @@ copy_reg(Gpu *G, const TcStmt *s)
 			atomic_add(G, o, oi, reg_at(G, f), NULL);
 		} else {
 			element_ref(G, o, oi);
-			tc_buf_printf(b, " = tilec::from_float<%s>(%s);\n",
-				      storage_type(G, o->dtype), reg_at(G, f));
+			tc_buf_printf(b, " = %s%s);\n", from_value_of(G, o->dtype, f->dtype),
+				      reg_at(G, f));
 		}
 		b->indent--;
 	} else {
@@ -1086,9 +1116,10 @@ copy_reg(Gpu *G, const TcStmt *s)
 			print_bounds(G, other, oi);
 			tc_buf_puts(b, ") ? ");
 		}
-		tc_buf_puts(b, "tilec::to_float(");
+		tc_buf_puts(b, to_value_of(G, f->dtype));
 		element_ref(G, o, oi);
-		tc_buf_puts(b, bounded ? ") : 0.0f;\n" : ");\n");
+		tc_buf_puts(b, !bounded ? ");\n" : float_valued(f->dtype) ? ") : 0.0f;\n" :
+			    ") : 0;\n");
 	}
 	close_brace(G);
 }
@@ -1220,17 +1251,19 @@ emit_gemm(Gpu *G, const TcStmt *s)
 	b->indent++;
 	tc_buf_printf(b, "const int %s = %s / %lld, %s = %s %% %lld;\n", m, G->e, N,
 		      n, G->e, N);
-	tc_buf_printf(b, "float %s = tilec::to_float(", sum);
+	/* In the accumulator's value type (integers exactly). */
+	const char *conv = to_value_of(G, c->dtype);
+	tc_buf_printf(b, "%s %s = %s", value_type(c->dtype), sum, conv);
 	smem_base(G, c);
 	tc_buf_printf(b, "[%s * %lld + %s]);\n", m, row_stride(c), n);
-	tc_buf_printf(b, "for (int %s = 0; %s < %lld; %s++)\n\t%s += tilec::to_float(",
-		      G->kk, G->kk, K, G->kk, sum);
+	tc_buf_printf(b, "for (int %s = 0; %s < %lld; %s++)\n\t%s += %s",
+		      G->kk, G->kk, K, G->kk, sum, conv);
 	smem_base(G, a);
 	if (ta)
 		tc_buf_printf(b, "[%s * %lld + %s]", G->kk, row_stride(a), m);
 	else
 		tc_buf_printf(b, "[%s * %lld + %s]", m, row_stride(a), G->kk);
-	tc_buf_puts(b, ") * tilec::to_float(");
+	tc_buf_printf(b, ") * %s", conv);
 	smem_base(G, bv);
 	if (tb)
 		tc_buf_printf(b, "[%s * %lld + %s]", n, row_stride(bv), G->kk);
@@ -1238,8 +1271,8 @@ emit_gemm(Gpu *G, const TcStmt *s)
 		tc_buf_printf(b, "[%s * %lld + %s]", G->kk, row_stride(bv), n);
 	tc_buf_puts(b, ");\n");
 	smem_base(G, c);
-	tc_buf_printf(b, "[%s * %lld + %s] = tilec::from_float<%s>(%s);\n", m,
-		      row_stride(c), n, storage_type(G, c->dtype), sum);
+	tc_buf_printf(b, "[%s * %lld + %s] = %s%s);\n", m, row_stride(c), n,
+		      from_value_of(G, c->dtype, c->dtype), sum);
 	close_brace(G);
 }
 
@@ -1254,10 +1287,10 @@ emit_fill(Gpu *G, const TcStmt *s)
 	if (is_reg(v)) {
 		reg_loops_open(G, v);
 		tc_buf_printf(b, "%s = ", reg_at(G, v));
-		if (lit) {
+		if (lit && float_valued(v->dtype)) {
 			expr(G, lit);
 		} else {
-			tc_buf_puts(b, "(float)(");
+			tc_buf_printf(b, "(%s)(", value_type(v->dtype));
 			expr(G, s->u.fill.value);
 			tc_buf_puts(b, ")");
 		}
@@ -1307,11 +1340,13 @@ emit_reduce(Gpu *G, const TcStmt *s)
 		 * warps). */
 		const char *out = dist_of(G, src, 1 - dim);
 		const char *part = fresh(G, tc_fmt(G->a, "%s_part", dst->name));
-		tc_buf_printf(b, "float %s[%s::count];\n", part, out);
+		/* In dst's value type (integers exactly). */
+		const char *acc_type = value_type(dst->dtype);
+		tc_buf_printf(b, "%s %s[%s::count];\n", acc_type, part, out);
 		/* smem.c reserves scratch only where warps must combine. */
 		const char *scratch = G->k->smem_bytes > G->k->scratch_offset ?
-			tc_fmt(G->a, "reinterpret_cast<float *>(tilec_smem + %lld)",
-			       G->k->scratch_offset) : "nullptr";
+			tc_fmt(G->a, "reinterpret_cast<%s *>(tilec_smem + %lld)",
+			       acc_type, G->k->scratch_offset) : "nullptr";
 		tc_buf_printf(b, "tilec::reduce2d<%s, %d, %s, %s, %lld>(%s, %s, %s);\n",
 			      op, dim, dist_of(G, src, 0), dist_of(G, src, 1),
 			      G->threads, part, src->name, scratch);
@@ -1332,10 +1367,10 @@ emit_reduce(Gpu *G, const TcStmt *s)
 		b->indent++;
 		tc_buf_printf(b, "const int %s = %s::index(%s);\n", G->o, out, G->r0);
 		smem_base(G, dst);
-		tc_buf_printf(b, "[%s] = tilec::from_float<%s>(", G->o,
-			      storage_type(G, dst->dtype));
+		tc_buf_printf(b, "[%s] = %s", G->o, from_value_of(G, dst->dtype, dst->dtype));
 		if (acc) {
-			tc_buf_printf(b, "tilec::reduce_combine<%s>(tilec::to_float(", op);
+			tc_buf_printf(b, "tilec::reduce_combine<%s>(%s", op,
+				      to_value_of(G, dst->dtype));
 			smem_base(G, dst);
 			tc_buf_printf(b, "[%s]), %s[%s]));\n", G->o, part, G->r0);
 		} else {
@@ -1372,21 +1407,27 @@ emit_reduce(Gpu *G, const TcStmt *s)
 	TcExpr *old = tc_expr_new(G->a, TC_EX_LOAD, dst->dtype, s->loc);
 	old->u.load.var = (TcVar *)dst;
 	memcpy(old->u.load.idx, di, sizeof di);
-	const char *v = fresh(G, "v");
-	tc_buf_printf(b, "float %s = ", v);
+	/* In dst's value type, each element converted to it first. */
+	const char *v = fresh(G, "v"), *acc_type = value_type(dst->dtype);
+	bool convert = strcmp(acc_type, value_type(src->dtype)) != 0;
+	tc_buf_printf(b, "%s %s = ", acc_type, v);
 	if (acc)
 		expr(G, old);
-	else
+	else if (float_valued(dst->dtype))
 		tc_buf_printf(b, "tilec::reduce_init<%s>()", op);
+	else
+		tc_buf_printf(b, "tilec::reduce_init<%s, %s>()", op, acc_type);
 	tc_buf_puts(b, ";\n");
 	tc_buf_printf(b, "for (int %s = 0; %s < %lld; %s++)\n\t", G->kk, G->kk,
 		      tc_var_extent(src, dim), G->kk);
 	tc_buf_printf(b, "%s = tilec::reduce_combine<%s>(%s, tilec::reduce_value<%s>(",
 		      v, op, v, op);
+	if (convert)
+		tc_buf_printf(b, "(%s)(", acc_type);
 	expr(G, ld);
-	tc_buf_puts(b, "));\n");
+	tc_buf_puts(b, convert ? ")));\n" : "));\n");
 	element_ref(G, dst, di);
-	tc_buf_printf(b, " = tilec::from_float<%s>(%s);\n", storage_type(G, dst->dtype), v);
+	tc_buf_printf(b, " = %s%s);\n", from_value_of(G, dst->dtype, dst->dtype), v);
 	close_brace(G);
 }
 
@@ -1757,11 +1798,12 @@ emit_pipelined(Gpu *G, const TcStmt *s)
 				continue;
 			const char *nx = fresh(G, tc_fmt(G->a, "%s_next", v->name));
 			if (v->rank == 2)
-				tc_buf_printf(b, "float %s[%s::count][%s::count];\n",
-					      nx, dist_of(G, v, 0), dist_of(G, v, 1));
+				tc_buf_printf(b, "%s %s[%s::count][%s::count];\n",
+					      value_type(v->dtype), nx, dist_of(G, v, 0),
+					      dist_of(G, v, 1));
 			else
-				tc_buf_printf(b, "float %s[%s::count];\n", nx,
-					      dist_of(G, v, 0));
+				tc_buf_printf(b, "%s %s[%s::count];\n", value_type(v->dtype),
+					      nx, dist_of(G, v, 0));
 		}
 		tc_buf_printf(b, "if (0 < %s) {\n", n.end);
 		b->indent++;
@@ -1822,9 +1864,9 @@ emit_for(Gpu *G, const TcStmt *s)
 	close_brace(G);
 }
 
-/* A declaration: a scalar, a register fragment (a float array over what
- * this thread holds) or a buffer in shared memory (a slice of tilec_smem,
- * each stage of a staged buffer after the other). */
+/* A declaration: a scalar, a register fragment (an array of its value
+ * type over what this thread holds) or a buffer in shared memory (a slice
+ * of tilec_smem, each stage of a staged buffer after the other). */
 static void
 emit_decl(Gpu *G, const TcStmt *s)
 {
@@ -1845,11 +1887,12 @@ emit_decl(Gpu *G, const TcStmt *s)
 					      dist_of(G, v, 1)) :
 			dist_of(G, v, 0)));
 		if (v->rank == 2)
-			tc_buf_printf(b, "float %s[%s::count][%s::count];\n", v->name,
-				      dist_of(G, v, 0), dist_of(G, v, 1));
+			tc_buf_printf(b, "%s %s[%s::count][%s::count];\n",
+				      value_type(v->dtype), v->name, dist_of(G, v, 0),
+				      dist_of(G, v, 1));
 		else
-			tc_buf_printf(b, "float %s[%s::count];\n", v->name,
-				      dist_of(G, v, 0));
+			tc_buf_printf(b, "%s %s[%s::count];\n", value_type(v->dtype),
+				      v->name, dist_of(G, v, 0));
 		return;
 	}
 	stmt_comment(G, s, tc_fmt(G->a, ": shared memory%s%s",

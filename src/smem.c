@@ -48,7 +48,8 @@ stage_bytes(const TcVar *v)
 }
 
 /* Scratch for reductions from register fragments whose threads combine
- * across warps: one float per (thread, result the thread holds). */
+ * across warps: one value of the result's value type (8 bytes for f64 and
+ * i64, else 4) per (thread, result the thread holds). */
 static long long
 scratch_bytes(const TcKernel *k, const TcStmt *s, int threads)
 {
@@ -81,7 +82,9 @@ scratch_bytes(const TcKernel *k, const TcStmt *s, int threads)
 						 : src->layout.warps_m;
 		if (src->layout.kind == TC_LAYOUT_MFMA && warps == 1)
 			return 0;
-		return (long long)threads * src->layout.dim[1 - s->u.reduce.dim].count * 4;
+		TcDtype t = s->u.reduce.dst.var->dtype;
+		int bytes = t == TC_DT_F64 || t == TC_DT_I64 ? 8 : 4;
+		return (long long)threads * src->layout.dim[1 - s->u.reduce.dim].count * bytes;
 	}
 	default:
 		return 0;

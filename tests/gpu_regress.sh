@@ -7,7 +7,9 @@
 # FILE (from SRCROOT; tests/gpu_regress/NAME.c, or a sample) is translated
 # with the -D given and checked:
 #   - on the CPU: `tilec run FILE --shape S` against the reference
-#     interpreter, for every --shape given and every `// shape: S` line;
+#     interpreter, for every --shape given and every `shape: S` line of
+#     the file's opening comment (`shape: -` for a kernel without dims),
+#     with the arguments of its `run: ARGS` lines (--range ...);
 #   - for cuda, sm_80 and sm_90a: the standalone output compiles with nvcc
 #     (-cubin; skipped without nvcc);
 #   - for hip, gfx90a: the standalone output compiles with hipcc (device
@@ -41,6 +43,8 @@ done
 while IFS= read -r s; do
 	shapes+=("$s")
 done < <(sed -nE 's@^(//| \*) shape: *@@p' "$src")
+# Extra arguments of tilec run (--range ...), from `run: ARGS` lines.
+read -r -a run_args < <(sed -nE 's@^(//| \*) run: *@@p' "$src" | tr '\n' ' ')
 
 status=0
 work=$(mktemp -d)
@@ -67,7 +71,7 @@ patterns() {
 for s in "${shapes[@]}"; do
 	shape=(--shape "$s")
 	[ "$s" = - ] && shape=()
-	"$tilec" run "$src" "${defines[@]}" "${shape[@]}" >"$work/run.log" 2>&1 ||
+	"$tilec" run "$src" "${defines[@]}" "${shape[@]}" "${run_args[@]}" >"$work/run.log" 2>&1 ||
 		{ fail "tilec run --shape $s"; cat "$work/run.log"; }
 done
 

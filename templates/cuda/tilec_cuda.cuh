@@ -47,6 +47,11 @@ template <typename T> __device__ __forceinline__ T from_float(float x) { return 
 template <> __device__ __forceinline__ __half from_float<__half>(float x) { return __float2half_rn(x); }
 template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
 
+// The 16-bit floats, which compute as float.
+template <typename T> struct Narrow { static constexpr bool value = false; };
+template <> struct Narrow<__half> { static constexpr bool value = true; };
+template <> struct Narrow<__nv_bfloat16> { static constexpr bool value = true; };
+
 // --- What the shared helpers need of CUDA ---------------------------------------------
 
 // V consecutive elements as one register-resident value, moved in the
@@ -94,8 +99,12 @@ template <int V, typename T> union Run {
 // Lanes per warp.
 enum { WARP = 32 };
 
-// v of lane (lane ^ mask), every lane of the warp taking part: shfl.sync.bfly.
+// v of lane (lane ^ mask), every lane of the warp taking part: shfl.sync.bfly
+// (twice for 64-bit values).
 __device__ __forceinline__ float shfl_xor(float v, int mask) { return __shfl_xor_sync(0xffffffffu, v, mask); }
+__device__ __forceinline__ double shfl_xor(double v, int mask) { return __shfl_xor_sync(0xffffffffu, v, mask); }
+__device__ __forceinline__ int shfl_xor(int v, int mask) { return __shfl_xor_sync(0xffffffffu, v, mask); }
+__device__ __forceinline__ long long shfl_xor(long long v, int mask) { return __shfl_xor_sync(0xffffffffu, v, mask); }
 
 } // namespace tilec
 

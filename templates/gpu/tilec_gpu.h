@@ -6,6 +6,8 @@
 // (tilec_cuda.cuh, tilec_hip.hpp), never by generated code itself.  Before
 // including it a dialect header defines, in namespace tilec:
 //   to_float(x), from_float<T>(x)  conversions of every element type;
+//   Narrow<T>::value                whether element type T is a 16-bit
+//                                   float (it computes as float);
 //   Run<V, T>                       V consecutive elements of type T as one
 //                                   register-resident value: e[V], PIECE
 //                                   (the bytes of its widest aligned
@@ -22,6 +24,31 @@ namespace tilec {
 
 // ceil(a / b) for b > 0; (a + b - 1) / b would overflow near INT_MAX.
 __device__ __forceinline__ int ceildiv(int a, int b) { return a / b + (a % b > 0); }
+
+// --- Register values -------------------------------------------------------------------
+
+// A register fragment holds each element as the tile language computes
+// with it: float for f32, f16 and bf16, double for f64, int for i32, i8
+// and u8, long long for i64 (the generated code declares it so).  These
+// convert between that value type V and an element type T in memory:
+// 16-bit floats through float, everything else as C converts.
+template <typename V, typename T> __device__ __forceinline__ V to_value(T x)
+{
+	if constexpr (Narrow<T>::value)
+		return (V)to_float(x);
+	else
+		return (V)x;
+}
+template <typename T, typename V> __device__ __forceinline__ T from_value(V v)
+{
+	if constexpr (Narrow<T>::value)
+		return from_float<T>((float)v);
+	else
+		return (T)v;
+}
+
+template <typename A, typename B> struct Same { static constexpr bool value = false; };
+template <typename A> struct Same<A, A> { static constexpr bool value = true; };
 
 // --- Tile copies global -> shared ----------------------------------------------------
 
@@ -123,8 +150,8 @@ __device__ __forceinline__ bool runs_inside(const T *g, long long ld, int rows, 
 // zero outside [r_lo, rows) x [c_lo, cols).  A thread whose elements are
 // all inside, the common case, issues every load before it converts any, so
 // their latencies overlap; runs of V columns move as whole vectors.
-template <typename R, typename C, typename T, int NR, int NC>
-__device__ __forceinline__ void copy_g2r(float (&x)[NR][NC], const T *g, long long ld, int rows, int cols,
+template <typename R, typename C, typename T, typename X, int NR, int NC>
+__device__ __forceinline__ void copy_g2r(X (&x)[NR][NC], const T *g, long long ld, int rows, int cols,
 					 int r_lo = 0, int c_lo = 0)
 {
 	constexpr int V = VecOf<C>::value;
@@ -139,7 +166,7 @@ __device__ __forceinline__ void copy_g2r(float (&x)[NR][NC], const T *g, long lo
 		for (int r = 0; r < NR; r++)
 #pragma unroll
 			for (int c = 0; c < NC; c++)
-				x[r][c] = to_float(w[r][c / V].e[c % V]);
+				x[r][c] = to_value<X>(w[r][c / V].e[c % V]);
 		return;
 	}
 #pragma unroll
@@ -148,7 +175,7 @@ __device__ __forceinline__ void copy_g2r(float (&x)[NR][NC], const T *g, long lo
 #pragma unroll
 		for (int c = 0; c < NC; c++) {
 			const int col = C::index(c);
-			x[r][c] = r_lo <= row && row < rows && c_lo <= col && col < cols ? to_float(g[row * ld + col]) : 0.0f;
+			x[r][c] = r_lo <= row && row < rows && c_lo <= col && col < cols ? to_value<X>(g[row * ld + col]) : X(0);
 		}
 	}
 }
@@ -156,8 +183,8 @@ __device__ __forceinline__ void copy_g2r(float (&x)[NR][NC], const T *g, long lo
 // The box of global memory at g = x, inside [r_lo, rows) x [c_lo, cols)
 // only.  Only one thread of each group holding the same elements stores
 // (leader).
-template <typename R, typename C, typename T, int NR, int NC>
-__device__ __forceinline__ void copy_r2g(T *g, long long ld, int rows, int cols, const float (&x)[NR][NC],
+template <typename R, typename C, typename T, typename X, int NR, int NC>
+__device__ __forceinline__ void copy_r2g(T *g, long long ld, int rows, int cols, const X (&x)[NR][NC],
 					 int r_lo = 0, int c_lo = 0)
 {
 	constexpr int V = VecOf<C>::value;
@@ -171,7 +198,7 @@ __device__ __forceinline__ void copy_r2g(T *g, long long ld, int rows, int cols,
 				Run<V, T> w;
 #pragma unroll
 				for (int v = 0; v < V; v++)
-					w.e[v] = from_float<T>(x[r][c + v]);
+					w.e[v] = from_value<T>(x[r][c + v]);
 				w.store(g + R::index(r) * ld + C::index(c));
 			}
 		return;
@@ -183,24 +210,24 @@ __device__ __forceinline__ void copy_r2g(T *g, long long ld, int rows, int cols,
 		for (int c = 0; c < NC; c++) {
 			const int col = C::index(c);
 			if (r_lo <= row && row < rows && c_lo <= col && col < cols)
-				g[row * ld + col] = from_float<T>(x[r][c]);
+				g[row * ld + col] = from_value<T>(x[r][c]);
 		}
 	}
 }
 
 // Between a register fragment and shared memory (row stride ld).
-template <typename R, typename C, typename T, int NR, int NC>
-__device__ __forceinline__ void copy_s2r(float (&x)[NR][NC], const T *s, int ld)
+template <typename R, typename C, typename T, typename X, int NR, int NC>
+__device__ __forceinline__ void copy_s2r(X (&x)[NR][NC], const T *s, int ld)
 {
 #pragma unroll
 	for (int r = 0; r < NR; r++)
 #pragma unroll
 		for (int c = 0; c < NC; c++)
-			x[r][c] = to_float(s[R::index(r) * ld + C::index(c)]);
+			x[r][c] = to_value<X>(s[R::index(r) * ld + C::index(c)]);
 }
 
-template <typename R, typename C, typename T, int NR, int NC>
-__device__ __forceinline__ void copy_r2s(T *s, int ld, const float (&x)[NR][NC])
+template <typename R, typename C, typename T, typename X, int NR, int NC>
+__device__ __forceinline__ void copy_r2s(T *s, int ld, const X (&x)[NR][NC])
 {
 	if (!leader<R::BITS | C::BITS>())
 		return;
@@ -208,43 +235,94 @@ __device__ __forceinline__ void copy_r2s(T *s, int ld, const float (&x)[NR][NC])
 	for (int r = 0; r < NR; r++)
 #pragma unroll
 		for (int c = 0; c < NC; c++)
-			s[R::index(r) * ld + C::index(c)] = from_float<T>(x[r][c]);
+			s[R::index(r) * ld + C::index(c)] = from_value<T>(x[r][c]);
 }
 
 // One-dim fragments are copied as one row of a two-dim one.
-template <int N> __device__ __forceinline__ float (&as_row(float (&x)[N]))[1][N]
+template <typename X, int N> __device__ __forceinline__ X (&as_row(X (&x)[N]))[1][N]
 {
-	return *reinterpret_cast<float (*)[1][N]>(&x);
+	return *reinterpret_cast<X (*)[1][N]>(&x);
 }
-template <int N> __device__ __forceinline__ const float (&as_row(const float (&x)[N]))[1][N]
+template <typename X, int N> __device__ __forceinline__ const X (&as_row(const X (&x)[N]))[1][N]
 {
-	return *reinterpret_cast<const float (*)[1][N]>(&x);
+	return *reinterpret_cast<const X (*)[1][N]>(&x);
 }
 
 // --- Reductions ----------------------------------------------------------------------------
 
 enum ReduceOp { REDUCE_SUM, REDUCE_MAX, REDUCE_MIN, REDUCE_ABSMAX };
 
-template <ReduceOp OP> __device__ __forceinline__ float reduce_init()
+// A reduction combines in the value type of its destination (ValueOf):
+// each element is converted to it first, as the reference does
+// (docs/language.md), floats combining in float, integers exactly.
+template <bool B, typename A, typename C> struct If { using type = A; };
+template <typename A, typename C> struct If<false, A, C> { using type = C; };
+template <typename T> struct ValueOf { using type = typename If<Narrow<T>::value, float, T>::type; };
+template <> struct ValueOf<signed char> { using type = int; };
+template <> struct ValueOf<unsigned char> { using type = int; };
+template <> struct ValueOf<bool> { using type = int; };
+
+// The least and greatest values of a value type (floats: infinities).
+template <typename A> struct Extremes;
+template <> struct Extremes<float> {
+	__device__ static __forceinline__ float lo() { return -INFINITY; }
+	__device__ static __forceinline__ float hi() { return INFINITY; }
+};
+template <> struct Extremes<double> {
+	__device__ static __forceinline__ double lo() { return -(double)INFINITY; }
+	__device__ static __forceinline__ double hi() { return (double)INFINITY; }
+};
+template <> struct Extremes<int> {
+	__device__ static __forceinline__ int lo() { return -2147483647 - 1; }
+	__device__ static __forceinline__ int hi() { return 2147483647; }
+};
+template <> struct Extremes<long long> {
+	__device__ static __forceinline__ long long lo() { return -9223372036854775807LL - 1; }
+	__device__ static __forceinline__ long long hi() { return 9223372036854775807LL; }
+};
+
+template <typename A> __device__ __forceinline__ bool is_float_value()
 {
-	return OP == REDUCE_SUM ? 0.0f : OP == REDUCE_MAX || OP == REDUCE_ABSMAX ? -INFINITY : INFINITY;
+	return Same<A, float>::value || Same<A, double>::value;
 }
-template <ReduceOp OP> __device__ __forceinline__ float reduce_combine(float a, float b)
+
+template <ReduceOp OP, typename A = float> __device__ __forceinline__ A reduce_init()
 {
-	return OP == REDUCE_SUM ? a + b : OP == REDUCE_MIN ? fminf(a, b) : fmaxf(a, b);
+	if (OP == REDUCE_SUM)
+		return A(0);
+	if (OP == REDUCE_MIN)
+		return Extremes<A>::hi();
+	// |x| >= 0: an integer absmax starts at 0.
+	return OP == REDUCE_ABSMAX && !is_float_value<A>() ? A(0) : Extremes<A>::lo();
 }
-template <ReduceOp OP> __device__ __forceinline__ float reduce_value(float x)
+template <ReduceOp OP, typename A> __device__ __forceinline__ A reduce_combine(A a, A b)
 {
-	return OP == REDUCE_ABSMAX ? fabsf(x) : x;
+	if constexpr (Same<A, float>::value)
+		return OP == REDUCE_SUM ? a + b : OP == REDUCE_MIN ? fminf(a, b) : fmaxf(a, b);
+	else if constexpr (Same<A, double>::value)
+		return OP == REDUCE_SUM ? a + b : OP == REDUCE_MIN ? fmin(a, b) : fmax(a, b);
+	else
+		return OP == REDUCE_SUM ? a + b : OP == REDUCE_MIN ? (b < a ? b : a) : (a < b ? b : a);
+}
+template <ReduceOp OP, typename A> __device__ __forceinline__ A reduce_value(A x)
+{
+	if (OP != REDUCE_ABSMAX)
+		return x;
+	if constexpr (Same<A, float>::value)
+		return fabsf(x);
+	else if constexpr (Same<A, double>::value)
+		return fabs(x);
+	else
+		return x < 0 ? -x : x;
 }
 
 // Combine v[] over the threads that differ only in BITS (the threads that
 // hold other elements of the reduced dim): shuffles within a warp (on
 // CDNA ds_swizzle, ds_bpermute or DPP, as the compiler picks for each
 // distance), then, when BITS reaches into the warp index, through
-// `scratch` (THREADS * N floats of shared memory) between two barriers.
-template <ReduceOp OP, unsigned BITS, int THREADS, int N>
-__device__ __forceinline__ void reduce_threads(float (&v)[N], float *scratch)
+// `scratch` (THREADS * N values of shared memory) between two barriers.
+template <ReduceOp OP, unsigned BITS, int THREADS, typename A, int N>
+__device__ __forceinline__ void reduce_threads(A (&v)[N], void *scratch_bytes)
 {
 #pragma unroll
 	for (int b = 1; b < WARP; b *= 2)
@@ -254,6 +332,7 @@ __device__ __forceinline__ void reduce_threads(float (&v)[N], float *scratch)
 				v[i] = reduce_combine<OP>(v[i], shfl_xor(v[i], b));
 	constexpr unsigned warp_bits = BITS & ~(WARP - 1u);
 	if (warp_bits) {
+		A *scratch = reinterpret_cast<A *>(scratch_bytes);
 #pragma unroll
 		for (int i = 0; i < N; i++)
 			scratch[threadIdx.x * N + i] = v[i];
@@ -269,39 +348,40 @@ __device__ __forceinline__ void reduce_threads(float (&v)[N], float *scratch)
 }
 
 // out[r] = reduction of x[r][*] over all columns of the fragment (DIM 1),
-// or out[c] = over all rows (DIM 0); every thread holding that row (column)
-// gets the result.
-template <ReduceOp OP, int DIM, typename R, typename C, int THREADS, int NR, int NC, int NO>
-__device__ __forceinline__ void reduce2d(float (&out)[NO], const float (&x)[NR][NC], float *scratch)
+// or out[c] = over all rows (DIM 0), in out's value type A; every thread
+// holding that row (column) gets the result.
+template <ReduceOp OP, int DIM, typename R, typename C, int THREADS, typename A, typename X, int NR, int NC, int NO>
+__device__ __forceinline__ void reduce2d(A (&out)[NO], const X (&x)[NR][NC], void *scratch)
 {
 #pragma unroll
 	for (int o = 0; o < NO; o++) {
-		float v = reduce_init<OP>();
+		A v = reduce_init<OP, A>();
 #pragma unroll
 		for (int i = 0; i < (DIM == 1 ? NC : NR); i++)
-			v = reduce_combine<OP>(v, reduce_value<OP>(DIM == 1 ? x[o][i] : x[i][o]));
+			v = reduce_combine<OP>(v, reduce_value<OP>((A)(DIM == 1 ? x[o][i] : x[i][o])));
 		out[o] = v;
 	}
 	reduce_threads<OP, DIM == 1 ? C::BITS : R::BITS, THREADS>(out, scratch);
 }
 
 // Reduce ROWS x COLS along DIM (row-major in shared memory, row stride ld)
-// into dst: one warp per output, lanes striding the reduced dim, a shuffle
-// tree to finish.
+// into dst, in dst's value type: one warp per output, lanes striding the
+// reduced dim, a shuffle tree to finish.
 template <ReduceOp OP, int DIM, bool ACCUMULATE, int ROWS, int COLS, int THREADS, typename S, typename T>
 __device__ __forceinline__ void smem_reduce(const S *src, int ld, T *dst)
 {
+	using A = typename ValueOf<T>::type;
 	const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
 	constexpr int OUTS = DIM == 1 ? ROWS : COLS, LEN = DIM == 1 ? COLS : ROWS;
 	for (int out = warp; out < OUTS; out += THREADS / WARP) {
-		float v = reduce_init<OP>();
+		A v = reduce_init<OP, A>();
 		for (int i = lane; i < LEN; i += WARP)
-			v = reduce_combine<OP>(v, reduce_value<OP>(to_float(DIM == 1 ? src[out * ld + i] : src[i * ld + out])));
+			v = reduce_combine<OP>(v, reduce_value<OP>(to_value<A>(DIM == 1 ? src[out * ld + i] : src[i * ld + out])));
 #pragma unroll
 		for (int s = WARP / 2; s > 0; s /= 2)
 			v = reduce_combine<OP>(v, shfl_xor(v, s));
 		if (lane == 0)
-			dst[out] = from_float<T>(ACCUMULATE ? reduce_combine<OP>(to_float(dst[out]), v) : v);
+			dst[out] = from_value<T>(ACCUMULATE ? reduce_combine<OP>(to_value<A>(dst[out]), v) : v);
 	}
 }
 

@@ -73,11 +73,18 @@ template <> __device__ __forceinline__ bf16 from_float<bf16>(float x)
 	return bf16{ (unsigned short)(u >> 16) };
 }
 
+// The 16-bit floats, which compute as float.
+template <typename T> struct Narrow { static constexpr bool value = false; };
+template <> struct Narrow<__half> { static constexpr bool value = true; };
+template <> struct Narrow<bf16> { static constexpr bool value = true; };
+
 // dst += v, atomically with respect to other blocks: global_atomic_add_f32
 // (or a compare-and-swap loop where the GPU lacks it); 16-bit floats by
 // compare-and-swap on the 32-bit word holding them.
 __device__ __forceinline__ void atomic_add(float *dst, float v) { atomicAdd(dst, v); }
 __device__ __forceinline__ void atomic_add(double *dst, float v) { atomicAdd(dst, (double)v); }
+__device__ __forceinline__ void atomic_add(double *dst, double v) { atomicAdd(dst, v); }
+__device__ __forceinline__ void atomic_add(int *dst, int v) { atomicAdd(dst, v); }
 __device__ __forceinline__ void atomic_add(int *dst, float v) { atomicAdd(dst, (int)v); }
 template <typename T> __device__ __forceinline__ void atomic_add(T *dst, float v)
 {
@@ -144,6 +151,9 @@ enum { WARP = 64 };
 
 // v of lane (lane ^ mask) in the wave: ds_swizzle, ds_bpermute or DPP.
 __device__ __forceinline__ float shfl_xor(float v, int mask) { return __shfl_xor(v, mask, WARP); }
+__device__ __forceinline__ double shfl_xor(double v, int mask) { return __shfl_xor(v, mask, WARP); }
+__device__ __forceinline__ int shfl_xor(int v, int mask) { return __shfl_xor(v, mask, WARP); }
+__device__ __forceinline__ long long shfl_xor(long long v, int mask) { return __shfl_xor(v, mask, WARP); }
 
 } // namespace tilec
 

@@ -138,6 +138,23 @@ inline float __shfl_xor(float v, int mask, int width = hip_emu::WAVE)
 	return r;
 }
 
+// __shfl_xor for the other types HIP shuffles, through the lanes' 32-bit
+// slots (a 64-bit value in two, as the hardware moves it).
+template <typename V> inline V emu_shfl_xor(V v, int mask, int width)
+{
+	static_assert(sizeof(V) == 4 || sizeof(V) == 8, "32- or 64-bit values");
+	float part[2] = { 0.0f, 0.0f };
+	std::memcpy(part, &v, sizeof v);
+	for (int i = 0; i < (int)(sizeof v / 4); i++)
+		part[i] = __shfl_xor(part[i], mask, width);
+	V r;
+	std::memcpy(&r, part, sizeof r);
+	return r;
+}
+inline int __shfl_xor(int v, int mask, int width = hip_emu::WAVE) { return emu_shfl_xor(v, mask, width); }
+inline long long __shfl_xor(long long v, int mask, int width = hip_emu::WAVE) { return emu_shfl_xor(v, mask, width); }
+inline double __shfl_xor(double v, int mask, int width = hip_emu::WAVE) { return emu_shfl_xor(v, mask, width); }
+
 typedef _Float16 emu_f16x4 __attribute__((ext_vector_type(4)));
 typedef short emu_i16x4 __attribute__((ext_vector_type(4)));
 typedef float emu_f32x4 __attribute__((ext_vector_type(4)));

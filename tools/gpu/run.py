@@ -155,6 +155,20 @@ def ref_nested_parallel_deep(t, s):
     return torch.where(b % 2 == 0, x + a + b, x * (b + 1) + c)
 
 
+def ref_i32_fragment(t, s):
+    x = t["X"].to(torch.int64)
+    return (x + 2**24) | (x & 3)
+
+
+def ref_i32_reduce(t, s):
+    return t["X"].to(torch.int64).sum(dim=0)
+
+
+def ref_f64_fragment(t, s):
+    x = t["X"].double()
+    return (x * x / 3.0).sum(dim=1)
+
+
 def ref_neg_origin_pipelined(t, s):
     return shifted(t["A"].double(), s["r0"]) @ t["B"].double()
 
@@ -169,7 +183,9 @@ REFS = {"gemm": (ref_gemm, "C"), "gemm_at": (ref_gemm_at, "C"), "gemm_bt": (ref_
         "neg_origin_uncovered": (ref_neg_origin_uncovered, "Y"), "neg_origin_store": (ref_neg_origin_store, "Y"),
         "neg_origin_pipelined": (ref_neg_origin_pipelined, "C"),
         "nested_parallel_smem": (ref_nested_parallel_smem, "Y"),
-        "nested_parallel_deep": (ref_nested_parallel_deep, "Y")}
+        "nested_parallel_deep": (ref_nested_parallel_deep, "Y"),
+        "i32_fragment": (ref_i32_fragment, "Y"), "i32_reduce": (ref_i32_reduce, "Y"),
+        "f64_fragment": (ref_f64_fragment, "S")}
 # Outputs the kernel also reads: they start random, and the reference sees
 # their starting values as NAME@start.
 INOUT = {"gemm_splitk": ["C"]}
@@ -189,11 +205,13 @@ def flops_bytes(case, tensors, env):
 
 def random_input(shape, dt, g, name):
     """Floats uniform in [-1, 1) (norm weights W in [0.5, 2.5)), bools half
-    true, integers over a wide range (u8 and i8 small, non-negative)."""
+    true, integers in [-2^20, 2^20) (past float's 2^24 once added to, and
+    summed over up to 2048 rows without overflow; u8 and i8 small and
+    non-negative)."""
     if dt == torch.bool:
         return torch.rand(shape, generator=g, device="cuda") < 0.5
     if not dt.is_floating_point:
-        lo, hi = (-2**28, 2**28) if dt in (torch.int32, torch.int64) else (0, 100)
+        lo, hi = (-2**20, 2**20) if dt in (torch.int32, torch.int64) else (0, 100)
         return torch.randint(lo, hi, shape, generator=g, device="cuda", dtype=dt)
     t = torch.rand(shape, generator=g, device="cuda", dtype=torch.float32) * 2 - 1
     if name == "W":
