@@ -1289,6 +1289,9 @@ emit_fill(Gpu *G, const TcStmt *s)
 		tc_buf_printf(b, "%s = ", reg_at(G, v));
 		if (lit && float_valued(v->dtype)) {
 			expr(G, lit);
+		} else if (lit && tc_dtype_is_int(v->dtype) && cv > -1e18 && cv < 1e18 &&
+			   cv == (double)(long long)cv) {
+			tc_buf_printf(b, "%lld", (long long)cv);
 		} else {
 			tc_buf_printf(b, "(%s)(", value_type(v->dtype));
 			expr(G, s->u.fill.value);
