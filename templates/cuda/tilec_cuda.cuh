@@ -340,9 +340,26 @@ struct G2S {
 // phase k / STAGES of that stage's barriers.  A fresh barrier counts the
 // phase before its first (parity 1) as complete, so a first fill waits for
 // nothing.
+//
+// Why one arrival per warp on empty[s] suffices: a warp's lanes read the
+// stage (ldmatrix) before its __syncwarp, which orders each lane's prior
+// accesses before what the other lanes do after it; lane 0's arrival
+// after it is a release, and a refilling thread's wait an acquire, so
+// every lane's reads happen before any cp.async that thread then issues
+// into the stage.  A checker that does not chain the warp barrier into
+// lane 0's arrival (compute-sanitizer racecheck may not) reports the
+// other lanes' reads as write-after-read hazards; built with
+// TILEC_EMPTY_ARRIVE_PER_THREAD defined, every thread arrives on its own
+// (THREADS arrivals), which needs no chaining, to tell such reports from
+// real ones (tools/gpu_sanitize.sh).
 template <int STAGES, int THREADS>
 struct StageBarriers {
 	static constexpr int WARPS = (THREADS + WARP - 1) / WARP;
+#ifdef TILEC_EMPTY_ARRIVE_PER_THREAD
+	static constexpr int READERS = THREADS; // arrivals completing a phase of empty[s]
+#else
+	static constexpr int READERS = WARPS;
+#endif
 	unsigned full;  // shared address of full[0]; empty[0] follows full[STAGES - 1]
 
 	__device__ __forceinline__ explicit StageBarriers(void *bars) : full(smem_u32(bars)) {}
@@ -354,7 +371,7 @@ struct StageBarriers {
 #pragma unroll
 		for (int s = 0; s < STAGES; s++) {
 			asm volatile("mbarrier.init.shared.b64 [%0], %1;\n" ::"r"(full + 8 * s), "r"(THREADS));
-			asm volatile("mbarrier.init.shared.b64 [%0], %1;\n" ::"r"(empty() + 8 * s), "r"(WARPS));
+			asm volatile("mbarrier.init.shared.b64 [%0], %1;\n" ::"r"(empty() + 8 * s), "r"(READERS));
 		}
 	}
 	// This thread's copies so far into `stage` arrive on its full barrier
@@ -364,11 +381,13 @@ struct StageBarriers {
 		asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];\n" ::"r"(full + 8 * stage) : "memory");
 	}
 	// This warp is done reading `stage`: one arrival, after every lane's
-	// reads (__syncwarp orders them before lane 0's release).
+	// reads (__syncwarp orders them before lane 0's release); or one per
+	// thread (TILEC_EMPTY_ARRIVE_PER_THREAD).
 	__device__ __forceinline__ void read(int stage) const
 	{
-		__syncwarp();
-		if (threadIdx.x % WARP == 0) {
+		if (READERS == WARPS)
+			__syncwarp();
+		if (READERS == THREADS || threadIdx.x % WARP == 0) {
 			unsigned long long state;
 			asm volatile("mbarrier.arrive.shared.b64 %0, [%1];\n" : "=l"(state) : "r"(empty() + 8 * stage) : "memory");
 		}
