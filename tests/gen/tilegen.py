@@ -58,6 +58,8 @@ FEATURES = {
                     "(race check)"),
     "int_reduce_float": (False, "integer reduce destination of a float "
                          "source (OpenMP, reference)"),
+    "i8_minmax": (False, "integer min/max reduces with an i8 source or "
+                  "destination (OpenMP starts from INT_MAX / INT_MIN)"),
     "small_blocks": (False, "tile_threads(32): less than a HIP wave "
                      "(smem_reduce steps by THREADS / WARP = 0: a hang)"),
     "dup_copy": (True, "a gemm operand copied in twice in its loop"),
@@ -1116,6 +1118,10 @@ class Gen:
         cands = [b for b in live if b.shape == shape and
                  is_int(b.dtype) == (not fl or "int_reduce_float" in self.f)
                  and b.dtype != "bool"]
+        def i8_minmax(b):
+            return op in ("min", "max") and "i8_minmax" not in self.f and \
+                "i8" in (src.dtype, b.dtype)
+        cands = [b for b in cands if not i8_minmax(b)]
         acc = bool(cands) and self.chance(0.5)
         if acc:
             dst = r.choice(cands)
@@ -1123,7 +1129,7 @@ class Gen:
             dst = None
             for _ in range(10):
                 dst = self.make_buf(shape, want_int=not fl, hint="r")
-                if dst.dtype != "bool":
+                if dst.dtype != "bool" and not i8_minmax(dst):
                     break
                 self.k.bufs.remove(dst)
                 dst = None
