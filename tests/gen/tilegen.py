@@ -60,6 +60,11 @@ FEATURES = {
                          "source (OpenMP, reference)"),
     "i8_minmax": (False, "integer min/max reduces with an i8 source or "
                   "destination (OpenMP starts from INT_MAX / INT_MIN)"),
+    "int_reduce_widen": (False, "integer reduces of i8/u8 sources or into "
+                         "another integer type (CUDA: reduce_combine of int "
+                         "and int8_t)"),
+    "int_atomic_other": (False, "i32 atomics of another integer type "
+                         "(HIP: atomic_add(int *, unsigned char) ambiguous)"),
     "small_blocks": (False, "tile_threads(32): less than a HIP wave "
                      "(smem_reduce steps by THREADS / WARP = 0: a hang)"),
     "dup_copy": (True, "a gemm operand copied in twice in its loop"),
@@ -1119,6 +1124,9 @@ class Gen:
                  is_int(b.dtype) == (not fl or "int_reduce_float" in self.f)
                  and b.dtype != "bool"]
         def i8_minmax(b):
+            if is_int(src.dtype) and "int_reduce_widen" not in self.f and \
+                    (src.dtype in ("i8", "u8") or src.dtype != b.dtype):
+                return True
             return op in ("min", "max") and "i8_minmax" not in self.f and \
                 "i8" in (src.dtype, b.dtype)
         cands = [b for b in cands if not i8_minmax(b)]
@@ -1514,6 +1522,9 @@ class Gen:
         if is_int(src.dtype) and not k.exact and dt != "f32":
             dt = "f32"
         if dt == "i32" and not is_int(src.dtype):
+            return None
+        if dt == "i32" and src.dtype != "i32" and \
+                "int_atomic_other" not in self.f:
             return None
         m = max(abs(src.lo), abs(src.hi))
         if dt == "f16" and m > 100:
