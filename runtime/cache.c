@@ -41,6 +41,7 @@
  * per-key lock only saves work (concurrent cold processes compile a key
  * once); correctness never depends on it.
  */
+#define _GNU_SOURCE /* O_PATH */
 #include "runtime_int.h"
 
 #include <errno.h>
@@ -109,9 +110,10 @@ tilec_rt_trusted_dir(tilec_context *ctx, const char *what, const char *dir,
 	free(resolved);
 
 	/* Walk from "/" one component at a time, never following a link
-	 * (realpath resolved them; one appearing now is a change under us). */
+	 * (realpath resolved them; one appearing now is a change under us).
+	 * O_PATH: a directory above may be searchable but not readable. */
 	char prefix[4096] = "/";
-	int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	const char *p = real;
 	for (;;) {
 		struct stat st;
@@ -157,7 +159,7 @@ tilec_rt_trusted_dir(tilec_context *ctx, const char *what, const char *dir,
 		memcpy(comp, p, n);
 		comp[n] = '\0';
 		int next = openat(fd, comp,
-				  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+				  O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		int saved = errno;
 		close(fd);
 		size_t plen = strlen(prefix);
@@ -177,7 +179,13 @@ tilec_rt_trusted_dir(tilec_context *ctx, const char *what, const char *dir,
 		fd = next;
 		p += n;
 	}
-	*fdp = fd;
+	/* The directory itself, open for use (reading, fsync). */
+	*fdp = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int saved = errno;
+	close(fd);
+	if (*fdp < 0)
+		return tilec_rt_fail(ctx, TILEC_ERR_IO, "cannot use %s %s: %s",
+				     what, real, strerror(saved));
 	return TILEC_OK;
 }
 
