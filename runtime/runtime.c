@@ -1172,9 +1172,13 @@ tilec_module_free(tilec_module *mod)
 tilec_status
 tilec_module_get_info(const tilec_module *mod, tilec_module_info *info)
 {
-	if (!mod || !info)
+	if (!mod)
 		return TILEC_ERR_INVALID;
 	check_module(mod, "tilec_module_get_info");
+	tilec_rt_str_free(&mod->ctx->error);
+	if (!info)
+		return tilec_rt_fail(mod->ctx, TILEC_ERR_INVALID,
+				     "tilec_module_get_info: no info to fill");
 	*info = mod->info;
 	return TILEC_OK;
 }

@@ -526,6 +526,10 @@ START_TEST(every_error_has_its_own_message)
 	ck_assert_msg(strstr(tilec_error(ctx), "no kernel 'nothing_here'"), "%s",
 		      tilec_error(ctx));
 	ck_assert(!tilec_compile(ctx, "syntax error", 12, NULL));
+	ck_assert_int_eq(tilec_module_get_info(m, NULL), TILEC_ERR_INVALID);
+	ck_assert_msg(strstr(tilec_error(ctx), "tilec_module_get_info"), "%s",
+		      tilec_error(ctx));
+	ck_assert(!tilec_compile(ctx, "syntax error", 12, NULL));
 	ck_assert_int_eq(tilec_synchronize(ctx), TILEC_OK);
 	ck_assert_str_eq(tilec_error(ctx), "");
 	tilec_module_free(m);
