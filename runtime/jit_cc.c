@@ -9,10 +9,15 @@
  *     CC -O3 -fno-math-errno -fopenmp -march=ARCH -fPIC -shared [-I INC] FLAGS... \
  *        -o OUT SRC -lm
  *
- * through posix_spawnp, with stdout and stderr captured into the error log.
- * The compiler's identity (the first line of `CC --version`, plus the host
- * CPU's model and feature flags, since -march=native depends on them) is
- * found once per context and goes into every cache key.  Kernels are the
+ * through posix_spawnp (never a shell), in a process group of its own,
+ * with stdout and stderr captured into the error log (the first
+ * TILEC_RT_LOG_MAX bytes; the rest is counted and dropped).  A compiler
+ * still running after the context's compile timeout is killed with its
+ * whole process group.  The compiler's identity (every word of the
+ * command, the program's resolved path, the fixed flags, the whole output
+ * of `CC --version`, the environment variables gcc and clang read, and
+ * the host CPU's model and feature flags, since -march=native depends on
+ * them) is found once per context and goes into every cache key.  Kernels are the
  * exported functions `void tilec_entry_<name>(void **args)`; a launch calls
  * one, which runs the whole grid before returning.
  */
@@ -21,6 +26,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -28,9 +34,28 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
+
+/* Bytes of a process's output kept (a compiler log, a version). */
+#define TILEC_RT_LOG_MAX ((size_t)1 << 20)
+
+/* -fno-math-errno lets sqrtf and logf vectorize; generated code never
+ * reads errno.  Not -ffast-math: it breaks exact f16 conversions and NaN
+ * handling.  -march=ARCH goes between -fopenmp and -fPIC. */
+static const char *const fixed_before[] = { "-O3", "-fno-math-errno",
+					    "-fopenmp" };
+static const char *const fixed_after[] = { "-fPIC", "-shared" };
+static const char *const fixed_last = "-lm";
+#define NFIXED(a) (sizeof a / sizeof a[0])
+
+/* Environment variables gcc and clang read that change what they build. */
+static const char *const compiler_env[] = {
+	"CPATH", "C_INCLUDE_PATH", "LIBRARY_PATH", "GCC_EXEC_PREFIX",
+	"COMPILER_PATH", "SOURCE_DATE_EPOCH",
+};
 
 /* Per-context state of the backend. */
 typedef struct CcState {
@@ -40,6 +65,29 @@ typedef struct CcState {
 } CcState;
 
 typedef void (*EntryFn)(void **args);
+
+/* Wait for pid until `deadline` (tilec_now() seconds; 0: no limit);
+ * false if it is still running then. */
+static bool
+wait_until(pid_t pid, int *status, double deadline, int *err)
+{
+	*err = 0;
+	for (;;) {
+		pid_t w = waitpid(pid, status, deadline > 0 ? WNOHANG : 0);
+		if (w == pid)
+			return true;
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0) {
+			*err = errno;
+			return true;
+		}
+		if (tilec_now() >= deadline)
+			return false;
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+}
 
 tilec_status
 tilec_rt_run_process(tilec_context *ctx, char *const argv[], TilecStr *out,
@@ -59,9 +107,16 @@ tilec_rt_run_process(tilec_context *ctx, char *const argv[], TilecStr *out,
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
 	posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+	/* A process group of its own, so that a timeout kills whatever the
+	 * compiler started (cc1, as, ld) too. */
+	posix_spawnattr_t attr;
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+	posix_spawnattr_setpgroup(&attr, 0);
 	pid_t pid;
-	int err = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+	int err = posix_spawnp(&pid, argv[0], &fa, &attr, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
 	close(fds[1]);
 	if (err != 0) {
 		close(fds[0]);
@@ -70,22 +125,64 @@ tilec_rt_run_process(tilec_context *ctx, char *const argv[], TilecStr *out,
 				     "TILEC_CC or the compiler option)",
 				     argv[0], strerror(err));
 	}
-	char chunk[4096];
+
+	/* Read its output until it closes it or the time is up; keep the
+	 * first TILEC_RT_LOG_MAX bytes. */
+	double limit = tilec_rt_compile_timeout(ctx);
+	double deadline = limit > 0 ? tilec_now() + limit : 0;
+	bool timed_out = false;
+	unsigned long long dropped = 0;
+	char chunk[65536];
 	for (;;) {
+		int ms = -1;
+		if (deadline > 0) {
+			double left = deadline - tilec_now();
+			if (left <= 0) {
+				timed_out = true;
+				break;
+			}
+			ms = left > 1e6 ? 1000000000 : (int)(left * 1e3) + 1;
+		}
+		struct pollfd pfd = { .fd = fds[0], .events = POLLIN };
+		int r = poll(&pfd, 1, ms);
+		if (r < 0 && errno != EINTR)
+			break;
+		if (r <= 0)
+			continue;
 		ssize_t n = read(fds[0], chunk, sizeof chunk);
-		if (n < 0 && errno == EINTR)
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (n <= 0)
 			break;
-		tilec_rt_str_append(out, chunk, (size_t)n);
+		size_t keep = out->len < TILEC_RT_LOG_MAX
+				      ? TILEC_RT_LOG_MAX - out->len
+				      : 0;
+		if (keep > (size_t)n)
+			keep = (size_t)n;
+		tilec_rt_str_append(out, chunk, keep);
+		dropped += (unsigned long long)n - keep;
 	}
 	close(fds[0]);
-	int status;
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR)
-			return tilec_rt_fail(ctx, TILEC_ERR_IO, "waitpid: %s",
-					     strerror(errno));
+	int status = 0;
+	if (!timed_out && !wait_until(pid, &status, deadline, &err))
+		timed_out = true;
+	if (timed_out) {
+		kill(-pid, SIGKILL);
+		(void)wait_until(pid, &status, 0, &err);
 	}
+	if (err)
+		return tilec_rt_fail(ctx, TILEC_ERR_IO, "waitpid: %s",
+				     strerror(err));
+	if (dropped)
+		tilec_rt_str_printf(out, "\n[%llu more bytes of output were "
+				    "not kept]\n", dropped);
+	if (timed_out)
+		return tilec_rt_fail(ctx, TILEC_ERR_COMPILE,
+				     "%s did not finish within %g s and was "
+				     "killed, with every process it started "
+				     "(TILEC_COMPILE_TIMEOUT sets the limit "
+				     "in seconds, 0 for none)",
+				     argv[0], limit);
 	if (WIFEXITED(status))
 		*exit_status = WEXITSTATUS(status);
 	else if (WIFSIGNALED(status))
@@ -177,6 +274,35 @@ cpu_identity(TilecStr *out)
 	free(text);
 }
 
+/* Where argv0 is run from: its real path, found on PATH as posix_spawnp
+ * finds it; "" if it cannot be found. */
+static void
+program_path(const char *argv0, char *out, size_t n)
+{
+	out[0] = '\0';
+	char cand[4096];
+	const char *path = getenv("PATH");
+	const char *p = strchr(argv0, '/') ? "" : path ? path : "/bin:/usr/bin";
+	for (;;) {
+		size_t len = strcspn(p, ":");
+		if (strchr(argv0, '/'))
+			snprintf(cand, sizeof cand, "%s", argv0);
+		else
+			snprintf(cand, sizeof cand, "%.*s%s%s", (int)len, p,
+				 len ? "/" : "", argv0);
+		char *real = realpath(cand, NULL);
+		if (real && access(real, X_OK) == 0) {
+			snprintf(out, n, "%s", real);
+			free(real);
+			return;
+		}
+		free(real);
+		if (strchr(argv0, '/') || !p[len])
+			return;
+		p += len + 1;
+	}
+}
+
 static tilec_status
 cc_identity(tilec_context *ctx, const char **id)
 {
@@ -208,9 +334,27 @@ cc_identity(tilec_context *ctx, const char **id)
 		tilec_rt_str_free(&out);
 		return rc;
 	}
-	const char *text = tilec_rt_str_cstr(&out);
+	/* Everything that decides what the compiler builds. */
 	TilecStr ident = { 0 };
-	tilec_rt_str_append(&ident, text, strcspn(text, "\n"));
+	tilec_rt_str_printf(&ident, "command");
+	for (int i = 0; i < st->ncmd; i++)
+		tilec_rt_str_printf(&ident, " %s", st->cmd[i]);
+	char where[4096];
+	program_path(st->cmd[0], where, sizeof where);
+	tilec_rt_str_printf(&ident, "\nprogram %s\nfixed", where);
+	for (size_t i = 0; i < NFIXED(fixed_before); i++)
+		tilec_rt_str_printf(&ident, " %s", fixed_before[i]);
+	for (size_t i = 0; i < NFIXED(fixed_after); i++)
+		tilec_rt_str_printf(&ident, " %s", fixed_after[i]);
+	tilec_rt_str_printf(&ident, " %s", fixed_last);
+	for (size_t i = 0; i < NFIXED(compiler_env); i++) {
+		const char *v = getenv(compiler_env[i]);
+		if (v)
+			tilec_rt_str_printf(&ident, "\nenv %s=%s",
+					    compiler_env[i], v);
+	}
+	tilec_rt_str_printf(&ident, "\nversion %zu\n", out.len);
+	tilec_rt_str_append(&ident, tilec_rt_str_cstr(&out), out.len);
 	cpu_identity(&ident);
 	tilec_rt_str_free(&out);
 	if (ident.oom || !ident.data) {
@@ -230,21 +374,19 @@ cc_compile(tilec_context *ctx, const TilecCompileJob *job, double *seconds)
 		return TILEC_ERR_UNAVAILABLE;
 	char march[256];
 	snprintf(march, sizeof march, "-march=%s", job->arch);
-	/* -fno-math-errno lets sqrtf and logf vectorize; generated code
-	 * never reads errno.  Not -ffast-math: it breaks exact f16
-	 * conversions and NaN handling. */
-	const char *fixed[] = { "-O3", "-fno-math-errno", "-fopenmp", march,
-				"-fPIC", "-shared" };
-	int nfixed = (int)(sizeof fixed / sizeof fixed[0]);
-	size_t max = (size_t)(st->ncmd + nfixed + 2 + job->nflags + 5);
+	size_t max = (size_t)st->ncmd + NFIXED(fixed_before) +
+		     NFIXED(fixed_after) + 1 + 2 + (size_t)job->nflags + 5;
 	const char **argv = calloc(max, sizeof *argv);
 	if (!argv)
 		return tilec_rt_fail(ctx, TILEC_ERR_NOMEM, "out of memory");
 	int n = 0;
 	for (int i = 0; i < st->ncmd; i++)
 		argv[n++] = st->cmd[i];
-	for (int i = 0; i < nfixed; i++)
-		argv[n++] = fixed[i];
+	for (size_t i = 0; i < NFIXED(fixed_before); i++)
+		argv[n++] = fixed_before[i];
+	argv[n++] = march;
+	for (size_t i = 0; i < NFIXED(fixed_after); i++)
+		argv[n++] = fixed_after[i];
 	if (job->inc_dir) {
 		argv[n++] = "-I";
 		argv[n++] = job->inc_dir;
@@ -254,7 +396,7 @@ cc_compile(tilec_context *ctx, const TilecCompileJob *job, double *seconds)
 	argv[n++] = "-o";
 	argv[n++] = job->out_path;
 	argv[n++] = job->src_path;
-	argv[n++] = "-lm";
+	argv[n++] = fixed_last;
 	argv[n] = NULL;
 
 	TilecStr log = { 0 };
@@ -355,6 +497,7 @@ const TilecBackendOps tilec_rt_cc_backend = {
 	.name = "openmp",
 	.obj_ext = ".so",
 	.src_ext = ".c",
+	.loads_by_path = true,
 	.init = cc_init,
 	.fini = cc_fini,
 	.identity = cc_identity,

@@ -10,9 +10,18 @@
  * the object in the cache (cache.c) and loads it.  The backend (a const
  * table, runtime_int.h) does the compiler- and vendor-specific parts.
  *
- * Invariants: no global mutable state; nothing is printed; every failure
- * is returned as a status with the message in the context's error string;
- * scratch directories are removed before tilec_compile returns.
+ * Invariants: no global mutable state; nothing is printed; every call on
+ * a context clears its error first and every failure is returned as a
+ * status with the message in the context's error string; scratch
+ * directories are removed before tilec_compile returns.
+ *
+ * Lifetimes: a context lives until it has been freed and so have all its
+ * modules (tilec_context_free with modules left only marks it); a kernel
+ * lives as long as its module.  Freeing a module twice, or using a kernel
+ * or a module after it was freed, breaks a precondition: builds without
+ * NDEBUG keep freed modules and kernels (poisoned) until their context
+ * goes, so that such a call is caught and aborts with a message naming
+ * it, as an assertion would.
  */
 #include "runtime_int.h"
 
@@ -20,6 +29,7 @@
 #include <fcntl.h>
 #include <dirent.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,26 +37,55 @@
 #include <time.h>
 #include <unistd.h>
 
+/* Builds without NDEBUG check the API's lifetime preconditions. */
+#ifndef NDEBUG
+#define API_CHECKS 1
+#else
+#define API_CHECKS 0
+#endif
+
+/* Magic numbers in every handle: what it is and whether it is live. */
+enum {
+	CONTEXT_LIVE = 0x7c0a7e01u,
+	CONTEXT_CLOSING = 0x7c0a7e02u, /* freed, waiting for its modules */
+	MODULE_LIVE = 0x7c0a7e11u,
+	MODULE_FREED = 0x7c0a7e12u,
+	KERNEL_LIVE = 0x7c0a7e21u,
+	KERNEL_FREED = 0x7c0a7e22u,
+};
+
+/* Without a limit from TILEC_COMPILE_TIMEOUT, a compile is stopped after
+ * this many seconds. */
+#define DEFAULT_COMPILE_TIMEOUT 300.0
+
 struct tilec_context {
+	uint32_t magic;             /* CONTEXT_LIVE, or CONTEXT_CLOSING */
 	const TilecBackendOps *ops; /* the backend's table */
 	int device;                 /* device ordinal (0 on the CPU) */
 	TilecStr error;             /* the last error, with compiler log */
 	char *cache_dir;            /* "" when the disk cache is off */
 	char *compiler;             /* compiler command, NULL = backend default */
 	char *flags;                /* extra flags for every compile, or NULL */
+	double compile_timeout;     /* seconds a compiler may run; 0: no limit */
 	void *backend_state;        /* owned by the backend (init/fini) */
+	int nmodules;               /* live modules; the context outlives them */
+	tilec_module *freed;        /* freed modules kept for the checks
+				       (API_CHECKS), released with the context */
 };
 
 struct tilec_module {
+	uint32_t magic;            /* MODULE_LIVE, or MODULE_FREED */
 	tilec_context *ctx;        /* the context that compiled it */
 	void *handle;              /* the backend's loaded module */
 	tilec_module_info info;    /* how it was built */
 	tilec_kernel *kernels;     /* kernels looked up so far (a list) */
+	tilec_module *next_freed;  /* next in the context's freed list */
 };
 
 struct tilec_kernel {
+	uint32_t magic;            /* KERNEL_LIVE, or KERNEL_FREED */
 	tilec_module *mod;         /* owner */
-	char *name;                /* the kernel's name */
+	char *name;                /* the kernel's name (NULL once freed) */
 	void *entry;               /* the backend's entry point */
 	tilec_kernel *next;        /* next kernel of the module */
 };
@@ -133,6 +172,51 @@ tilec_rt_str_cstr(const TilecStr *s)
 
 /* --- Errors ------------------------------------------------------------------ */
 
+/* A broken precondition of the API (a handle used after it was freed):
+ * say which and stop, as a failed assertion does.  Only API_CHECKS builds
+ * can see these. */
+static _Noreturn void
+misuse(const char *call, const char *what, const void *handle)
+{
+	fprintf(stderr, "tilec runtime: %s: %s (%p); this is a bug in the "
+		"program calling it\n", call, what, handle);
+	abort();
+}
+
+/* Check a context handle passed to `call`. */
+static void
+check_context(const tilec_context *ctx, const char *call)
+{
+	if (API_CHECKS && ctx->magic == CONTEXT_CLOSING)
+		misuse(call, "context used after tilec_context_free", ctx);
+	if (API_CHECKS && ctx->magic != CONTEXT_LIVE)
+		misuse(call, "not a tilec context", ctx);
+}
+
+static void
+check_module(const tilec_module *mod, const char *call)
+{
+	if (API_CHECKS && mod->magic == MODULE_FREED)
+		misuse(call, "module used after tilec_module_free", mod);
+	if (API_CHECKS && mod->magic != MODULE_LIVE)
+		misuse(call, "not a tilec module", mod);
+}
+
+static void
+check_kernel(const tilec_kernel *k, const char *call)
+{
+	if (API_CHECKS && k->magic == KERNEL_FREED)
+		misuse(call, "kernel used after its module was freed", k);
+	if (API_CHECKS && k->magic != KERNEL_LIVE)
+		misuse(call, "not a tilec kernel", k);
+}
+
+void
+tilec_rt_clear_error(tilec_context *ctx)
+{
+	tilec_rt_str_free(&ctx->error);
+}
+
 tilec_status
 tilec_rt_fail(tilec_context *ctx, tilec_status status, const char *fmt, ...)
 {
@@ -173,6 +257,7 @@ tilec_status_string(tilec_status status)
 	case TILEC_ERR_IO: return "I/O error";
 	case TILEC_ERR_NOMEM: return "out of memory";
 	case TILEC_ERR_LAUNCH: return "launch error";
+	case TILEC_ERR_UNTRUSTED: return "untrusted directory";
 	}
 	return "unknown status";
 }
@@ -233,9 +318,21 @@ tilec_rt_read_file(const char *path, char **data, size_t *len)
 {
 	*data = NULL;
 	*len = 0;
-	FILE *f = fopen(path, "rb");
-	if (!f)
+	/* Regular files only: O_NONBLOCK keeps a FIFO from hanging the
+	 * open, and fstat turns it away. */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+		close(fd);
+		errno = EINVAL;
+		fd = -1;
+	}
+	FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		return TILEC_ERR_IO;
+	}
 	TilecStr s = { 0 };
 	char chunk[16384];
 	size_t n;
@@ -336,6 +433,22 @@ default_cache_dir(void)
 	return strdup(buf);
 }
 
+/* TILEC_COMPILE_TIMEOUT in seconds (0: no limit), or the default; -1 if
+ * it is not a number >= 0. */
+static double
+default_compile_timeout(void)
+{
+	const char *env = getenv("TILEC_COMPILE_TIMEOUT");
+	if (!env || !*env)
+		return DEFAULT_COMPILE_TIMEOUT;
+	char *end;
+	errno = 0;
+	double t = strtod(env, &end);
+	if (errno || *end || !(t >= 0) || !isfinite(t))
+		return -1;
+	return t;
+}
+
 static void
 init_error(tilec_init_error *err, tilec_status status, const char *msg)
 {
@@ -367,8 +480,17 @@ tilec_context_new(tilec_backend backend, int device, tilec_init_error *err)
 		init_error(err, TILEC_ERR_NOMEM, "out of memory");
 		return NULL;
 	}
+	ctx->magic = CONTEXT_LIVE;
 	ctx->ops = backends[backend];
 	ctx->device = device;
+	ctx->compile_timeout = default_compile_timeout();
+	if (ctx->compile_timeout < 0) {
+		free(ctx);
+		init_error(err, TILEC_ERR_INVALID,
+			   "TILEC_COMPILE_TIMEOUT must be a number of seconds "
+			   "(0 for no limit)");
+		return NULL;
+	}
 	ctx->cache_dir = default_cache_dir();
 	const char *cc = getenv("TILEC_CC");
 	if (cc && *cc)
@@ -387,18 +509,41 @@ tilec_context_new(tilec_backend backend, int device, tilec_init_error *err)
 	return ctx;
 }
 
+/* Release a context whose modules are all gone. */
+static void
+context_release(tilec_context *ctx)
+{
+	if (ctx->backend_state)
+		ctx->ops->fini(ctx);
+	for (tilec_module *m = ctx->freed, *next; m; m = next) {
+		next = m->next_freed;
+		for (tilec_kernel *k = m->kernels, *kn; k; k = kn) {
+			kn = k->next;
+			free(k);
+		}
+		free(m);
+	}
+	tilec_rt_str_free(&ctx->error);
+	free(ctx->cache_dir);
+	free(ctx->compiler);
+	free(ctx->flags);
+	ctx->magic = 0;
+	free(ctx);
+}
+
 void
 tilec_context_free(tilec_context *ctx)
 {
 	if (!ctx)
 		return;
-	if (ctx->backend_state)
-		ctx->ops->fini(ctx);
-	tilec_rt_str_free(&ctx->error);
-	free(ctx->cache_dir);
-	free(ctx->compiler);
-	free(ctx->flags);
-	free(ctx);
+	if (API_CHECKS && ctx->magic == CONTEXT_CLOSING)
+		misuse("tilec_context_free", "context freed twice", ctx);
+	check_context(ctx, "tilec_context_free");
+	/* Modules still loaded keep it (their kernels launch through it);
+	 * the last tilec_module_free releases it. */
+	ctx->magic = CONTEXT_CLOSING;
+	if (ctx->nmodules == 0)
+		context_release(ctx);
 }
 
 void *
@@ -419,6 +564,12 @@ tilec_rt_compiler(const tilec_context *ctx)
 	return ctx->compiler;
 }
 
+double
+tilec_rt_compile_timeout(const tilec_context *ctx)
+{
+	return ctx->compile_timeout;
+}
+
 /* Replace *slot with a copy of value (NULL stays NULL). */
 static tilec_status
 set_string(tilec_context *ctx, char **slot, const char *value)
@@ -431,11 +582,20 @@ set_string(tilec_context *ctx, char **slot, const char *value)
 	return TILEC_OK;
 }
 
+/* Start a call on ctx: check the handle, clear the last error. */
+static void
+begin(tilec_context *ctx, const char *call)
+{
+	check_context(ctx, call);
+	tilec_rt_str_free(&ctx->error);
+}
+
 tilec_status
 tilec_set_cache_dir(tilec_context *ctx, const char *dir)
 {
 	if (!ctx)
 		return TILEC_ERR_INVALID;
+	begin(ctx, "tilec_set_cache_dir");
 	if (dir)
 		return set_string(ctx, &ctx->cache_dir, dir);
 	char *def = default_cache_dir();
@@ -451,6 +611,7 @@ tilec_set_compiler(tilec_context *ctx, const char *cc)
 {
 	if (!ctx)
 		return TILEC_ERR_INVALID;
+	begin(ctx, "tilec_set_compiler");
 	if (ctx->ops->backend != TILEC_BACKEND_OPENMP)
 		return tilec_rt_fail(ctx, TILEC_ERR_INVALID,
 				     "the %s backend has no compiler command to "
@@ -478,7 +639,23 @@ tilec_set_flags(tilec_context *ctx, const char *flags)
 {
 	if (!ctx)
 		return TILEC_ERR_INVALID;
+	begin(ctx, "tilec_set_flags");
 	return set_string(ctx, &ctx->flags, flags);
+}
+
+tilec_status
+tilec_set_compile_timeout(tilec_context *ctx, double seconds)
+{
+	if (!ctx)
+		return TILEC_ERR_INVALID;
+	begin(ctx, "tilec_set_compile_timeout");
+	if (!(seconds >= 0) || !isfinite(seconds))
+		return tilec_rt_fail(ctx, TILEC_ERR_INVALID,
+				     "a compile timeout is a number of seconds "
+				     ">= 0 (0 for no limit), not %g",
+				     seconds);
+	ctx->compile_timeout = seconds;
+	return TILEC_OK;
 }
 
 const char *
@@ -492,8 +669,12 @@ tilec_cache_dir(const tilec_context *ctx)
 tilec_status
 tilec_device_get_info(tilec_context *ctx, tilec_device_info *info)
 {
-	if (!ctx || !info)
+	if (!ctx)
 		return TILEC_ERR_INVALID;
+	begin(ctx, "tilec_device_get_info");
+	if (!info)
+		return tilec_rt_fail(ctx, TILEC_ERR_INVALID,
+				     "tilec_device_get_info: no info to fill");
 	memset(info, 0, sizeof *info);
 	if (ctx->ops->device_info)
 		return ctx->ops->device_info(ctx, info);
@@ -505,8 +686,12 @@ tilec_device_get_info(tilec_context *ctx, tilec_device_info *info)
 tilec_status
 tilec_alloc(tilec_context *ctx, size_t bytes, void **ptr)
 {
-	if (!ctx || !ptr)
+	if (!ctx)
 		return TILEC_ERR_INVALID;
+	begin(ctx, "tilec_alloc");
+	if (!ptr)
+		return tilec_rt_fail(ctx, TILEC_ERR_INVALID,
+				     "tilec_alloc: no pointer to set");
 	if (ctx->ops->mem_alloc)
 		return ctx->ops->mem_alloc(ctx, bytes, ptr);
 	size_t n = (bytes + 63) / 64 * 64;
@@ -521,6 +706,7 @@ tilec_free(tilec_context *ctx, void *ptr)
 {
 	if (!ctx)
 		return TILEC_ERR_INVALID;
+	begin(ctx, "tilec_free");
 	if (!ptr)
 		return TILEC_OK;
 	if (ctx->ops->mem_free)
@@ -533,8 +719,14 @@ static tilec_status
 mem_copy(tilec_context *ctx, void *dst, const void *src, size_t bytes,
 	 bool to_device)
 {
-	if (!ctx || ((!dst || !src) && bytes > 0))
+	const char *call = to_device ? "tilec_memcpy_h2d" : "tilec_memcpy_d2h";
+	if (!ctx)
 		return TILEC_ERR_INVALID;
+	begin(ctx, call);
+	if ((!dst || !src) && bytes > 0)
+		return tilec_rt_fail(ctx, TILEC_ERR_INVALID,
+				     "%s of %zu bytes with a NULL %s", call,
+				     bytes, dst ? "source" : "destination");
 	if (ctx->ops->mem_copy)
 		return ctx->ops->mem_copy(ctx, dst, src, bytes, to_device);
 	if (bytes > 0)
@@ -624,6 +816,19 @@ seconds_since(double t0)
 	return tilec_now() - t0;
 }
 
+static bool
+is_identifier(const char *s)
+{
+	if (!s || !(*s == '_' || (*s >= 'a' && *s <= 'z') ||
+		    (*s >= 'A' && *s <= 'Z')))
+		return false;
+	for (; *s; s++)
+		if (!(*s == '_' || (*s >= 'a' && *s <= 'z') ||
+		      (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9')))
+			return false;
+	return true;
+}
+
 /* Compile in a scratch directory under `parent`; on success the object is
  * at obj_path (inside scratch).  The caller removes scratch. */
 static tilec_status
@@ -675,13 +880,144 @@ compile_in(tilec_context *ctx, const char *scratch, const char *source,
 	return st;
 }
 
+/* The compiler's output must be loadable and define every kernel the
+ * options name; the first kernel it lacks, or NULL.  Looking up is the
+ * backend's symbol entry; a context that cannot load (compile-only)
+ * checks nothing. */
+static const char *
+missing_kernel(tilec_context *ctx, void *handle,
+	       const tilec_compile_options *o, bool can_load)
+{
+	for (int i = 0; can_load && i < o->nkernels; i++) {
+		if (!ctx->ops->symbol(ctx, handle, o->kernels[i])) {
+			tilec_rt_str_free(&ctx->error);
+			return o->kernels[i];
+		}
+	}
+	return NULL;
+}
+
+/* Note in mod why its cache entry was not used and is being rebuilt. */
+static void TILEC_RT_PRINTF(2, 3)
+note_rebuilt(tilec_module *mod, const char *fmt, ...)
+{
+	TilecStr note = { 0 };
+	va_list ap;
+	va_start(ap, fmt);
+	str_vprintf(&note, fmt, ap);
+	va_end(ap);
+	tilec_rt_str_printf(&note, "; rebuilt");
+	mod->info.rebuilt_corrupt = 1;
+	size_t n = note.len < sizeof mod->info.note - 1
+			   ? note.len
+			   : sizeof mod->info.note - 1;
+	memcpy(mod->info.note, tilec_rt_str_cstr(&note), n);
+	mod->info.note[n] = '\0';
+	tilec_rt_str_free(&note);
+}
+
+/* Load mod from the cache entry of its key, if there is a trusted, intact
+ * one whose object loads and defines the kernels o names.  An entry that
+ * fails is noted in mod->info and dropped, so that it is rebuilt. */
+static bool
+load_cached(tilec_context *ctx, tilec_module *mod, const TilecCache *cache,
+	    const tilec_compile_options *o, bool can_load, char *path,
+	    size_t pathlen)
+{
+	char why[sizeof mod->info.note];
+	TilecCacheResult r = tilec_rt_cache_lookup(cache, mod->info.key,
+						   ctx->ops->obj_ext, path,
+						   pathlen, why, sizeof why);
+	if (r == TILEC_CACHE_MISS)
+		return false;
+	if (r == TILEC_CACHE_CORRUPT) {
+		note_rebuilt(mod, "%s", why);
+		return false;
+	}
+	if (ctx->ops->load(ctx, path, &mod->handle) != TILEC_OK) {
+		note_rebuilt(mod, "cache entry %s/%s.entry: %s", cache->dir,
+			     mod->info.key, tilec_error(ctx));
+		tilec_rt_str_free(&ctx->error);
+		tilec_rt_cache_drop(cache, mod->info.key);
+		return false;
+	}
+	const char *lacks = missing_kernel(ctx, mod->handle, o, can_load);
+	if (lacks) {
+		note_rebuilt(mod,
+			     "cache entry %s/%s.entry: its object %s defines no "
+			     "kernel '%s'",
+			     cache->dir, mod->info.key, path, lacks);
+		ctx->ops->unload(ctx, mod->handle);
+		mod->handle = NULL;
+		tilec_rt_cache_drop(cache, mod->info.key);
+		return false;
+	}
+	mod->info.from_cache = 1;
+	mod->info.rebuilt_corrupt = 0;
+	mod->info.note[0] = '\0';
+	return true;
+}
+
+/* Compile into scratch, load the object and check it, then store it in
+ * the cache (when there is one); on success mod->handle is loaded and
+ * path[] names the cached object ("" when uncached). */
+static tilec_status
+build(tilec_context *ctx, tilec_module *mod, const TilecCache *cache,
+      const char *scratch, const char *source, size_t len,
+      const tilec_compile_options *o, const char *arch, bool can_load,
+      char *path, size_t pathlen)
+{
+	char obj[4096];
+	path[0] = '\0';
+	tilec_status st = compile_in(ctx, scratch, source, len, o, arch, obj,
+				     sizeof obj, &mod->info.compile_seconds);
+	if (st != TILEC_OK)
+		return st;
+	/* A compiler that reports success with a garbage object must not
+	 * poison the cache: load and check before storing. */
+	st = ctx->ops->load(ctx, obj, &mod->handle);
+	if (st != TILEC_OK) {
+		static const char more[] = " (the compiler reported success; "
+					   "nothing was cached)";
+		tilec_rt_fail_append(ctx, more, sizeof more - 1);
+		return st;
+	}
+	const char *lacks = missing_kernel(ctx, mod->handle, o, can_load);
+	if (lacks) {
+		ctx->ops->unload(ctx, mod->handle);
+		mod->handle = NULL;
+		return tilec_rt_fail(ctx, TILEC_ERR_COMPILE,
+				     "the object compiled from %s defines no "
+				     "kernel '%s' (the compiler reported "
+				     "success; nothing was cached)",
+				     o->name ? o->name : "the source", lacks);
+	}
+	if (cache->fd < 0)
+		return TILEC_OK;
+	/* A cache that cannot take the object (a full disk) costs the next
+	 * run a compile, not this one its module. */
+	if (tilec_rt_cache_store(ctx, cache, mod->info.key, ctx->ops->obj_ext,
+				 obj, path, pathlen) != TILEC_OK) {
+		tilec_rt_str_free(&ctx->error);
+		path[0] = '\0';
+		return TILEC_OK;
+	}
+	if (!ctx->ops->loads_by_path)
+		return TILEC_OK;
+	/* The module refers to its file by name (debuggers read it): load
+	 * it again from where it now lives. */
+	ctx->ops->unload(ctx, mod->handle);
+	mod->handle = NULL;
+	return ctx->ops->load(ctx, path, &mod->handle);
+}
+
 tilec_module *
 tilec_compile(tilec_context *ctx, const char *source, size_t len,
 	      const tilec_compile_options *opts)
 {
 	if (!ctx)
 		return NULL;
-	tilec_rt_str_free(&ctx->error);
+	begin(ctx, "tilec_compile");
 	if (!source) {
 		tilec_rt_fail(ctx, TILEC_ERR_INVALID, "no source to compile");
 		return NULL;
@@ -709,12 +1045,25 @@ tilec_compile(tilec_context *ctx, const char *source, size_t len,
 			return NULL;
 		}
 	}
+	if (o->nkernels < 0 || (o->nkernels > 0 && !o->kernels)) {
+		tilec_rt_fail(ctx, TILEC_ERR_INVALID, "bad kernel list");
+		return NULL;
+	}
+	for (int i = 0; i < o->nkernels; i++) {
+		if (!is_identifier(o->kernels[i])) {
+			tilec_rt_fail(ctx, TILEC_ERR_INVALID,
+				      "kernel name '%s' is not a C identifier",
+				      o->kernels[i] ? o->kernels[i] : "(null)");
+			return NULL;
+		}
+	}
 
 	tilec_module *mod = calloc(1, sizeof *mod);
 	if (!mod) {
 		tilec_rt_fail(ctx, TILEC_ERR_NOMEM, "out of memory");
 		return NULL;
 	}
+	mod->magic = MODULE_LIVE;
 	mod->ctx = ctx;
 
 	/* The key: everything that can change the object. */
@@ -727,7 +1076,7 @@ tilec_compile(tilec_context *ctx, const char *source, size_t len,
 	source_name(ctx, o, name, sizeof name);
 	TilecSha256 s;
 	tilec_rt_sha256_init(&s);
-	key_string(&s, "tilec-cache-key 1");
+	key_string(&s, "tilec-cache-key 2");
 	key_string(&s, ctx->ops->name);
 	key_string(&s, TILEC_RUNTIME_VERSION);
 	key_string(&s, identity);
@@ -745,58 +1094,45 @@ tilec_compile(tilec_context *ctx, const char *source, size_t len,
 	tilec_rt_sha256_final(&s, digest);
 	tilec_rt_sha256_hex(digest, mod->info.key);
 
-	bool cached = !o->no_cache && tilec_rt_cache_prepare(ctx->cache_dir);
-	const char *ext = ctx->ops->obj_ext;
-	char path[4096] = "";
+	TilecCache cache = { .fd = -1 };
 	tilec_status st = TILEC_OK;
-	if (cached) {
-		TilecCacheResult r = tilec_rt_cache_lookup(
-			ctx->cache_dir, mod->info.key, ext, path, sizeof path);
-		if (r == TILEC_CACHE_HIT)
-			mod->info.from_cache = 1;
-		else if (r == TILEC_CACHE_CORRUPT)
-			mod->info.rebuilt_corrupt = 1;
+	if (!o->no_cache)
+		st = tilec_rt_cache_open(ctx, ctx->cache_dir, &cache);
+	tilec_device_info dev = { 0 };
+	if (st == TILEC_OK && ctx->ops->device_info)
+		st = ctx->ops->device_info(ctx, &dev);
+	bool can_load = !dev.compile_only;
+	char path[4096] = "", scratch[4096] = "";
+	int lock = -1;
+	if (st == TILEC_OK && cache.fd >= 0 &&
+	    !load_cached(ctx, mod, &cache, o, can_load, path, sizeof path)) {
+		/* Compile the key once however many processes want it: wait
+		 * for whoever is compiling it, then look again. */
+		lock = tilec_rt_cache_lock(&cache, mod->info.key,
+					   ctx->compile_timeout);
+		if (lock >= 0)
+			load_cached(ctx, mod, &cache, o, can_load, path,
+				    sizeof path);
 	}
-
-	char scratch[4096] = "";
-	if (!mod->info.from_cache) {
-		const char *parent = cached ? ctx->cache_dir : getenv("TMPDIR");
-		if (!parent || !*parent)
-			parent = "/tmp";
-		st = tilec_rt_scratch_dir(ctx, parent, scratch, sizeof scratch);
-		char obj[4096];
+	if (st == TILEC_OK && !mod->info.from_cache) {
+		st = tilec_rt_scratch_dir(ctx, &cache, scratch, sizeof scratch);
 		if (st == TILEC_OK)
-			st = compile_in(ctx, scratch, source, len, o, arch, obj,
-					sizeof obj, &mod->info.compile_seconds);
-		/* A cache that cannot take the object (a full disk) costs
-		 * the next run a compile, not this one its module. */
-		bool stored = st == TILEC_OK && cached &&
-			      tilec_rt_cache_store(ctx, ctx->cache_dir,
-						   mod->info.key, ext, obj, path,
-						   sizeof path) == TILEC_OK;
-		if (st == TILEC_OK && !stored) {
-			tilec_rt_str_free(&ctx->error);
-			/* The object is still in scratch unless the store
-			 * had already renamed it into the cache. */
-			if (access(obj, R_OK) == 0) {
-				snprintf(path, sizeof path, "%s", obj);
-				cached = false;
-			}
-		}
+			st = build(ctx, mod, &cache, scratch, source, len, o,
+				   arch, can_load, path, sizeof path);
 	}
-	if (st == TILEC_OK)
-		st = ctx->ops->load(ctx, path, &mod->handle);
-	if (scratch[0]) {
+	tilec_rt_cache_unlock(&cache, mod->info.key, lock);
+	tilec_rt_cache_close(&cache);
+	if (scratch[0])
 		tilec_rt_remove_tree(scratch);
-		if (!cached)
-			path[0] = '\0';
-	}
 	if (st != TILEC_OK) {
+		if (mod->handle)
+			ctx->ops->unload(ctx, mod->handle);
 		free(mod);
 		return NULL;
 	}
 	snprintf(mod->info.path, sizeof mod->info.path, "%s", path);
 	mod->info.total_seconds = seconds_since(t0);
+	ctx->nmodules++;
 	return mod;
 }
 
@@ -805,36 +1141,46 @@ tilec_module_free(tilec_module *mod)
 {
 	if (!mod)
 		return;
+	if (API_CHECKS && mod->magic == MODULE_FREED)
+		misuse("tilec_module_free", "module freed twice", mod);
+	check_module(mod, "tilec_module_free");
+	tilec_context *ctx = mod->ctx;
+	if (mod->handle)
+		ctx->ops->unload(ctx, mod->handle);
+	mod->handle = NULL;
 	for (tilec_kernel *k = mod->kernels, *next; k; k = next) {
 		next = k->next;
 		free(k->name);
-		free(k);
+		k->name = NULL;
+		k->entry = NULL;
+		k->magic = KERNEL_FREED;
+		if (!API_CHECKS)
+			free(k);
 	}
-	if (mod->handle)
-		mod->ctx->ops->unload(mod->ctx, mod->handle);
-	free(mod);
+	mod->magic = MODULE_FREED;
+	if (API_CHECKS) {
+		/* Kept, poisoned, so that a later use is caught. */
+		mod->next_freed = ctx->freed;
+		ctx->freed = mod;
+	} else {
+		free(mod);
+	}
+	if (--ctx->nmodules == 0 && ctx->magic == CONTEXT_CLOSING)
+		context_release(ctx);
 }
 
 tilec_status
 tilec_module_get_info(const tilec_module *mod, tilec_module_info *info)
 {
-	if (!mod || !info)
+	if (!mod)
 		return TILEC_ERR_INVALID;
+	check_module(mod, "tilec_module_get_info");
+	tilec_rt_str_free(&mod->ctx->error);
+	if (!info)
+		return tilec_rt_fail(mod->ctx, TILEC_ERR_INVALID,
+				     "tilec_module_get_info: no info to fill");
 	*info = mod->info;
 	return TILEC_OK;
-}
-
-static bool
-is_identifier(const char *s)
-{
-	if (!s || !(*s == '_' || (*s >= 'a' && *s <= 'z') ||
-		    (*s >= 'A' && *s <= 'Z')))
-		return false;
-	for (; *s; s++)
-		if (!(*s == '_' || (*s >= 'a' && *s <= 'z') ||
-		      (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9')))
-			return false;
-	return true;
 }
 
 tilec_kernel *
@@ -842,7 +1188,9 @@ tilec_module_kernel(tilec_module *mod, const char *name)
 {
 	if (!mod)
 		return NULL;
+	check_module(mod, "tilec_module_kernel");
 	tilec_context *ctx = mod->ctx;
+	tilec_rt_str_free(&ctx->error);
 	if (!is_identifier(name)) {
 		tilec_rt_fail(ctx, TILEC_ERR_INVALID,
 			      "kernel name '%s' is not a C identifier",
@@ -852,7 +1200,6 @@ tilec_module_kernel(tilec_module *mod, const char *name)
 	for (tilec_kernel *k = mod->kernels; k; k = k->next)
 		if (strcmp(k->name, name) == 0)
 			return k;
-	tilec_rt_str_free(&ctx->error);
 	void *entry = ctx->ops->symbol(ctx, mod->handle, name);
 	if (!entry) {
 		/* The backend may have said why. */
@@ -861,6 +1208,11 @@ tilec_module_kernel(tilec_module *mod, const char *name)
 				      "no kernel '%s' in the module (its entry "
 				      "point tilec_entry_%s is not defined)",
 				      name, name);
+		if (mod->info.from_cache)
+			tilec_rt_str_printf(&ctx->error,
+					    "; the module was loaded from the "
+					    "cache (%s)",
+					    mod->info.path);
 		return NULL;
 	}
 	tilec_kernel *k = calloc(1, sizeof *k);
@@ -869,6 +1221,7 @@ tilec_module_kernel(tilec_module *mod, const char *name)
 		tilec_rt_fail(ctx, TILEC_ERR_NOMEM, "out of memory");
 		return NULL;
 	}
+	k->magic = KERNEL_LIVE;
 	k->mod = mod;
 	k->entry = entry;
 	k->next = mod->kernels;
@@ -883,7 +1236,9 @@ tilec_launch(tilec_kernel *k, void **args, const tilec_launch_config *cfg)
 {
 	if (!k)
 		return TILEC_ERR_INVALID;
+	check_kernel(k, "tilec_launch");
 	tilec_context *ctx = k->mod->ctx;
+	tilec_rt_str_free(&ctx->error);
 	if (!args)
 		return tilec_rt_fail(ctx, TILEC_ERR_INVALID,
 				     "launch of %s without arguments", k->name);
@@ -895,6 +1250,7 @@ tilec_synchronize(tilec_context *ctx)
 {
 	if (!ctx)
 		return TILEC_ERR_INVALID;
+	begin(ctx, "tilec_synchronize");
 	return ctx->ops->synchronize(ctx);
 }
 
@@ -918,14 +1274,24 @@ tilec_bench(tilec_kernel *k, void **const *arg_sets, int nsets,
 	    const tilec_launch_config *cfg, int warmup, int repeat,
 	    tilec_bench_result *out)
 {
-	if (!k || !arg_sets || nsets <= 0 || repeat <= 0 || warmup < 0 || !out)
+	if (!k)
 		return TILEC_ERR_INVALID;
+	check_kernel(k, "tilec_bench");
 	tilec_context *ctx = k->mod->ctx;
+	tilec_rt_str_free(&ctx->error);
+	if (!arg_sets || nsets <= 0 || repeat <= 0 || warmup < 0 || !out)
+		return tilec_rt_fail(ctx, TILEC_ERR_INVALID,
+				     "tilec_bench of %s: needs argument sets "
+				     "(nsets %d > 0), repeat %d > 0, warmup %d "
+				     ">= 0 and a result",
+				     k->name, nsets, repeat, warmup);
 	tilec_status st;
 	for (int i = 0; i < warmup; i++)
 		if ((st = tilec_launch(k, arg_sets[i % nsets], cfg)) != TILEC_OK)
 			return st;
-	if ((st = tilec_synchronize(ctx)) != TILEC_OK)
+	/* The module's context, which may have been freed already (it lives
+	 * on for its modules): synchronize through the backend. */
+	if ((st = ctx->ops->synchronize(ctx)) != TILEC_OK)
 		return st;
 	double *t = malloc(sizeof *t * (size_t)repeat);
 	if (!t)
@@ -940,7 +1306,7 @@ tilec_bench(tilec_kernel *k, void **const *arg_sets, int nsets,
 		} else {
 			st = tilec_launch(k, args, cfg);
 			if (st == TILEC_OK)
-				st = tilec_synchronize(ctx);
+				st = ctx->ops->synchronize(ctx);
 			t[i] = tilec_now() - t0;
 		}
 		if (st != TILEC_OK) {

@@ -48,6 +48,8 @@ const char *tilec_rt_str_cstr(const TilecStr *s);
 /* Replace the context's error with a formatted message; returns status. */
 tilec_status tilec_rt_fail(tilec_context *ctx, tilec_status status,
 			   const char *fmt, ...) TILEC_RT_PRINTF(3, 4);
+/* Clear the context's error. */
+void tilec_rt_clear_error(tilec_context *ctx);
 /* Append text (a compiler log) to the context's current error. */
 void tilec_rt_fail_append(tilec_context *ctx, const char *text, size_t n);
 
@@ -78,10 +80,12 @@ void tilec_rt_sha256_update(TilecSha256 *s, const void *data, size_t n);
 void tilec_rt_sha256_final(TilecSha256 *s, uint8_t digest[32]);
 /* digest -> 64 lower-case hex digits and a NUL. */
 void tilec_rt_sha256_hex(const uint8_t digest[32], char hex[65]);
-/* Hash a buffer, or a whole file (false on a read error). */
+/* Hash a buffer. */
 void tilec_rt_sha256(const void *data, size_t n, uint8_t digest[32]);
-bool tilec_rt_sha256_file(const char *path, uint8_t digest[32],
-			  uint64_t *size);
+/* Hash what is left to read of fd; false on a read error or when it holds
+ * more than `limit` bytes.  *size is the bytes hashed. */
+bool tilec_rt_sha256_fd(int fd, uint64_t limit, uint8_t digest[32],
+			uint64_t *size);
 
 /* ==== cache.c: the disk cache ============================================== *
  * An entry is two files in the cache directory: the object, named by the
@@ -94,23 +98,56 @@ bool tilec_rt_sha256_file(const char *path, uint8_t digest[32],
 typedef enum TilecCacheResult {
 	TILEC_CACHE_HIT,     /* a verified object is at path */
 	TILEC_CACHE_MISS,    /* no record for the key */
-	TILEC_CACHE_CORRUPT, /* a record whose object is missing or altered */
+	TILEC_CACHE_CORRUPT, /* a record that is damaged or refused, or whose
+				object is missing, altered or refused */
 } TilecCacheResult;
 
-/* Look key up; on a hit write the object's path into path[pathlen]. */
-TilecCacheResult tilec_rt_cache_lookup(const char *dir, const char *key,
+/* An open, checked cache directory. */
+typedef struct TilecCache {
+	int fd;          /* the directory, opened by tilec_rt_trusted_dir;
+			    -1 when the compile is uncached */
+	char dir[4096];  /* its resolved path ("" when uncached) */
+} TilecCache;
+
+/* Open `dir` (resolved into real[]) as a directory fd, walking from "/"
+ * without following links, and check that nobody but the user can change
+ * it: with `own` it must be the user's and writable by nobody else (it is
+ * written in); the directories above it root's or the user's, writable by
+ * others only if sticky.  A directory that fails is TILEC_ERR_UNTRUSTED,
+ * the message naming it (`what` says what it is for) and the fix. */
+tilec_status tilec_rt_trusted_dir(tilec_context *ctx, const char *what,
+				  const char *dir, bool own, int *fd,
+				  char *real, size_t reallen);
+/* Open the cache directory `dir`, creating it (and its parents) 0700 if
+ * needed.  "" or NULL, or a directory that cannot be made or written, is
+ * TILEC_OK with c->fd == -1 (uncached); one that others could change is
+ * TILEC_ERR_UNTRUSTED. */
+tilec_status tilec_rt_cache_open(tilec_context *ctx, const char *dir,
+				 TilecCache *c);
+void tilec_rt_cache_close(TilecCache *c);
+/* Look key up; on a hit write the object's path into path[pathlen].  On
+ * CORRUPT, why[] names the file and what was wrong with it. */
+TilecCacheResult tilec_rt_cache_lookup(const TilecCache *c, const char *key,
 				       const char *ext, char *path,
-				       size_t pathlen);
-/* Move the object at `object` (a file in dir) into the cache under key;
- * on success path[] names the cached object.  Errors go to ctx. */
-tilec_status tilec_rt_cache_store(tilec_context *ctx, const char *dir,
+				       size_t pathlen, char *why, size_t nwhy);
+/* Move the object at `object` (a file in the cache's scratch directory)
+ * into the cache under key; on success path[] names the cached object.
+ * Errors go to ctx. */
+tilec_status tilec_rt_cache_store(tilec_context *ctx, const TilecCache *c,
 				  const char *key, const char *ext,
 				  const char *object, char *path,
 				  size_t pathlen);
-/* Create dir (and its parents) if needed; false if it is unusable. */
-bool tilec_rt_cache_prepare(const char *dir);
-/* A fresh private scratch directory inside `parent` (mkdtemp). */
-tilec_status tilec_rt_scratch_dir(tilec_context *ctx, const char *parent,
+/* Remove key's record (an entry found bad after it was loaded). */
+void tilec_rt_cache_drop(const TilecCache *c, const char *key);
+/* Take key's compile lock (flock on <key>.lock), waiting at most wait_s
+ * seconds (0: no limit); a descriptor for tilec_rt_cache_unlock, or -1 if
+ * it could not be had (the caller compiles anyway). */
+int tilec_rt_cache_lock(const TilecCache *c, const char *key, double wait_s);
+/* Remove the lock file and let go of it (nothing if fd is -1). */
+void tilec_rt_cache_unlock(const TilecCache *c, const char *key, int fd);
+/* A fresh private scratch directory (mkdtemp): in the cache, or, uncached,
+ * in $TMPDIR (or /tmp), which must pass tilec_rt_trusted_dir. */
+tilec_status tilec_rt_scratch_dir(tilec_context *ctx, const TilecCache *c,
 				  char *out, size_t outlen);
 
 /* ==== Backends ============================================================== */
@@ -141,6 +178,10 @@ typedef struct TilecBackendOps {
 	/* The compiler works from job->source and job->headers in memory:
 	 * runtime.c writes neither into the scratch directory. */
 	bool in_memory;
+	/* A loaded module refers to its file by path (dlopen; debuggers
+	 * read it): after a fresh object moves into the cache, it is loaded
+	 * again from there. */
+	bool loads_by_path;
 	/* Prepare the context: find and identify the compiler, dlopen vendor
 	 * libraries, pick the device.  Sets the context's error on failure. */
 	tilec_status (*init)(tilec_context *ctx, int device);
@@ -198,6 +239,8 @@ void *tilec_rt_backend_state(tilec_context *ctx);
 void tilec_rt_set_backend_state(tilec_context *ctx, void *state);
 /* The compiler command (openmp) as set on the context, or NULL. */
 const char *tilec_rt_compiler(const tilec_context *ctx);
+/* Seconds a compiler process may run; 0: no limit. */
+double tilec_rt_compile_timeout(const tilec_context *ctx);
 
 /* ==== jit_rtc.c: a runtime compiler (NVRTC, hiprtc), loaded with dlopen === */
 

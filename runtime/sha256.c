@@ -9,8 +9,9 @@
  */
 #include "runtime_int.h"
 
-#include <stdio.h>
+#include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The first 32 bits of the fractional parts of the cube roots of the first
  * 64 primes (FIPS 180-4, 4.2.2). */
@@ -159,19 +160,22 @@ tilec_rt_sha256(const void *data, size_t n, uint8_t digest[32])
 }
 
 bool
-tilec_rt_sha256_file(const char *path, uint8_t digest[32], uint64_t *size)
+tilec_rt_sha256_fd(int fd, uint64_t limit, uint8_t digest[32], uint64_t *size)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return false;
 	TilecSha256 s;
 	tilec_rt_sha256_init(&s);
 	uint8_t chunk[65536];
-	size_t n;
-	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-		tilec_rt_sha256_update(&s, chunk, n);
-	bool ok = !ferror(f);
-	fclose(f);
+	bool ok = true;
+	for (;;) {
+		ssize_t n = read(fd, chunk, sizeof chunk);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || s.nbytes + (uint64_t)n > limit)
+			ok = false;
+		if (n <= 0 || !ok)
+			break;
+		tilec_rt_sha256_update(&s, chunk, (size_t)n);
+	}
 	if (size)
 		*size = s.nbytes;
 	tilec_rt_sha256_final(&s, digest);

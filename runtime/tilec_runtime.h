@@ -59,6 +59,8 @@ typedef enum tilec_status {
 	TILEC_ERR_IO,          /* a file or process operation failed */
 	TILEC_ERR_NOMEM,       /* out of memory */
 	TILEC_ERR_LAUNCH,      /* the launch failed */
+	TILEC_ERR_UNTRUSTED,   /* the cache (or scratch) directory could be
+				  changed by another user: refused */
 } tilec_status;
 
 /* The device of a compile-only context (tilec_context_new): it compiles
@@ -86,7 +88,8 @@ const char *tilec_status_string(tilec_status status);
 /* --- Contexts ---------------------------------------------------------------
  * tilec_context_new reads the environment once: TILEC_CC (the C compiler,
  * default "cc"), TILEC_CACHE_DIR (default $XDG_CACHE_HOME/tilec, or
- * ~/.cache/tilec), and for cuda TILEC_NVRTC (the libnvrtc to load) and
+ * ~/.cache/tilec), TILEC_COMPILE_TIMEOUT (seconds a C compiler may run,
+ * default 300, 0 for no limit), and for cuda TILEC_NVRTC (the libnvrtc to load) and
  * CUDA_HOME / CUDA_PATH (where to look for it and for cuda_fp16.h).
  * For hip: TILEC_HIPRTC (the library with hiprtc to load), TILEC_COMGR
  * (libamd_comgr, asked which ISAs it knows), ROCM_PATH and HIP_PATH
@@ -95,10 +98,14 @@ const char *tilec_status_string(tilec_status status);
  * NULL and fills *err (err may be NULL). */
 tilec_context *tilec_context_new(tilec_backend backend, int device,
 				 tilec_init_error *err);
+/* Free the context.  Modules still loaded keep it alive (their kernels
+ * still launch); it is released with the last of them.  The context
+ * itself must not be used afterwards. */
 void tilec_context_free(tilec_context *ctx);
 
-/* The last error, with the compiler's log when a compile failed; "" if
- * none.  Valid until the next call on the context. */
+/* The error of the last call on the context (every call clears it first),
+ * with the compiler's log when a compile failed; "" if that call
+ * succeeded.  Valid until the next call on the context. */
 const char *tilec_error(const tilec_context *ctx);
 
 /* Context options; each copies its string.  NULL restores the default. */
@@ -111,6 +118,10 @@ tilec_status tilec_set_cache_dir(tilec_context *ctx, const char *dir);
 tilec_status tilec_set_compiler(tilec_context *ctx, const char *cc);
 /* Extra compiler flags for every compile, space-separated. */
 tilec_status tilec_set_flags(tilec_context *ctx, const char *flags);
+/* Seconds a compiler process (openmp) may run before it and everything it
+ * started are killed and the compile fails; 0 for no limit.  NVRTC and
+ * hiprtc compile inside the process and are not limited. */
+tilec_status tilec_set_compile_timeout(tilec_context *ctx, double seconds);
 /* The directory the cache is using, or "" when disabled. */
 const char *tilec_cache_dir(const tilec_context *ctx);
 
@@ -173,6 +184,11 @@ typedef struct tilec_compile_options {
 	const tilec_header *headers; /* nheaders headers, or NULL */
 	int nheaders;
 	int no_cache; /* nonzero: neither read nor write the disk cache */
+	/* Kernels the module must define (nkernels names, or NULL): a
+	 * freshly compiled object lacking one is TILEC_ERR_COMPILE and is
+	 * not cached; a cached one lacking one is rebuilt. */
+	const char *const *kernels;
+	int nkernels;
 } tilec_compile_options;
 
 /* Fill *o with the defaults (every field zero/NULL). */
@@ -180,20 +196,29 @@ void tilec_compile_options_init(tilec_compile_options *o);
 
 /* Compile `len` bytes of generated source into a module (from the disk
  * cache when an identical compile was done before).  opts may be NULL.
- * Returns NULL on failure; tilec_error says why, with the compiler log. */
+ * Every object is loaded (and checked for opts->kernels) before it is
+ * cached.  Returns NULL on failure; tilec_error says why, with the
+ * compiler log.  A cache directory that someone else could write to is
+ * refused: TILEC_ERR_UNTRUSTED (docs/runtime.md, "Trust"). */
 tilec_module *tilec_compile(tilec_context *ctx, const char *source,
 			    size_t len, const tilec_compile_options *opts);
+/* Free a module and its kernels.  Freeing it twice, or using it or one of
+ * its kernels afterwards, is a bug; builds without NDEBUG catch it and
+ * abort with a message. */
 void tilec_module_free(tilec_module *mod);
 
 /* How a module came to be. */
 typedef struct tilec_module_info {
 	int from_cache;         /* 1: loaded from the disk cache */
-	int rebuilt_corrupt;    /* 1: a corrupt cache entry was replaced */
+	int rebuilt_corrupt;    /* 1: a damaged or refused cache entry was
+				   replaced (note says which and why) */
 	double compile_seconds; /* compiler wall time; 0 on a cache hit */
 	double total_seconds;   /* tilec_compile's wall time */
 	char key[65];           /* cache key, SHA-256 in hex */
 	char path[4096];        /* the loaded object file (.so, .cubin; ""
 				   once unlinked) */
+	char note[1024];        /* with rebuilt_corrupt, the entry's file and
+				   what was wrong with it; else "" */
 } tilec_module_info;
 
 tilec_status tilec_module_get_info(const tilec_module *mod,
@@ -219,7 +244,9 @@ typedef struct tilec_launch_config {
 	void *stream;         /* CUstream / hipStream_t, NULL = default */
 } tilec_launch_config;
 
-/* cfg may be NULL on the CPU. */
+/* cfg may be NULL on the CPU.  args must hold one pointer per parameter
+ * of the kernel, in signature order: the runtime cannot check their number
+ * or types (a short array is read past its end). */
 tilec_status tilec_launch(tilec_kernel *k, void **args,
 			  const tilec_launch_config *cfg);
 /* Wait until every launch on the context has finished. */

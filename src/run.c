@@ -1148,6 +1148,11 @@ jit(Run *r)
 	o.headers = headers;
 	o.nheaders = n;
 	o.no_cache = a->no_cache;
+	/* An object without the kernel is neither cached nor taken from
+	 * the cache. */
+	const char *kernels[] = { r->kernel->name };
+	o.kernels = kernels;
+	o.nkernels = 1;
 	r->mod = tilec_compile(r->ctx, r->src.data ? r->src.data : "",
 			       r->src.len, &o);
 	for (int i = 0; i < n; i++)
@@ -1160,6 +1165,8 @@ jit(Run *r)
 		return false;
 	}
 	tilec_module_get_info(r->mod, &r->info);
+	if (r->info.note[0])
+		fprintf(stderr, "tilec run: %s\n", r->info.note);
 	r->entry = tilec_module_kernel(r->mod, r->kernel->name);
 	if (!r->entry) {
 		errorf(r, "%s", tilec_error(r->ctx));

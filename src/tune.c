@@ -363,21 +363,35 @@ now_json(void)
 	return json_string(buf);
 }
 
-/* The first line a command prints, or NULL. */
+/* The first line `CC --version` prints, or NULL.  The command is words,
+ * run as the runtime runs the compiler: spawned without a shell, with the
+ * context's compile timeout. */
 static char *
-first_line_of(const char *cmd)
+compiler_version(tilec_context *ctx, const char *cc)
 {
-	FILE *p = popen(cmd, "r");
-	if (!p)
-		return NULL;
-	char line[512];
+	char **argv = NULL;
+	int argc = 0;
 	char *r = NULL;
-	if (fgets(line, sizeof line, p)) {
-		line[strcspn(line, "\r\n")] = '\0';
-		if (line[0])
-			r = xstrdup(line);
+	if (tilec_rt_split_words(cc, &argv, &argc) && argc > 0) {
+		char **v = realloc(argv, sizeof *v * (size_t)(argc + 2));
+		if (v) {
+			argv = v;
+			argv[argc] = "--version"; /* not freed: past argc */
+			argv[argc + 1] = NULL;
+			TilecStr out = { 0 };
+			int status, signo;
+			if (tilec_rt_run_process(ctx, argv, &out, &status,
+						 &signo) == TILEC_OK &&
+			    status == 0 && !out.oom) {
+				const char *text = tilec_rt_str_cstr(&out);
+				size_t n = strcspn(text, "\r\n");
+				if (n > 0)
+					r = fmt_alloc("%.*s", (int)n, text);
+			}
+			tilec_rt_str_free(&out);
+		}
 	}
-	pclose(p);
+	tilec_rt_free_words(argv, argc);
 	return r;
 }
 
@@ -1907,19 +1921,15 @@ open_device(Tune *t, char *arch_buf, size_t n)
 	}
 	tilec_device_info info;
 	tilec_device_get_info(ctx, &info);
-	tilec_context_free(ctx);
 	tc_tune_device_name(t->target, info.name, t->device, sizeof t->device);
 	t->device_smem = info.max_shared_bytes;
 	t->compilers = json_object();
 	if (backend == TILEC_BACKEND_OPENMP) {
 		const char *cc = t->cc ? t->cc : getenv("TILEC_CC");
-		char *cmd = fmt_alloc("%s --version 2>/dev/null",
-				      cc && cc[0] ? cc : "cc");
-		char *v = first_line_of(cmd);
+		char *v = compiler_version(ctx, cc && cc[0] ? cc : "cc");
 		json_object_set_new(t->compilers, "cc",
 				    json_string(v ? v : "unknown"));
 		free(v);
-		free(cmd);
 		t->timer = "wall clock";
 	} else {
 		json_object_set_new(t->compilers, "runtime",
@@ -1938,6 +1948,7 @@ open_device(Tune *t, char *arch_buf, size_t n)
 			t->arch = arch_buf;
 		}
 	}
+	tilec_context_free(ctx);
 	return true;
 }
 

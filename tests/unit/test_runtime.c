@@ -3,7 +3,11 @@
  * backend (jit_cc.c): compile, look up, launch, time; and every failure a
  * caller can meet returned as a status with a readable message: compile
  * errors carrying the compiler's log, a missing compiler, unknown kernels,
- * bad options, backends that are not available.
+ * bad options, backends that are not available; a hung compiler killed
+ * with its children after the timeout; a flood of compiler output kept
+ * bounded; misuse of handles (a context freed before its modules, a
+ * double free, a kernel used after its module) defined or caught; and
+ * no failing call leaving an earlier call's message in place.
  *
  * Each test uses a private cache directory under $TMPDIR, removed after.
  */
@@ -11,9 +15,13 @@
 #include "runtime_int.h"
 
 #include <dirent.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* out[0] = a + b for float a, b and out: the entry-point convention. */
 static const char add_src[] =
@@ -256,6 +264,279 @@ START_TEST(bench_rotates_argument_sets)
 }
 END_TEST
 
+/* --- The compiler process: timeouts, bounded logs -------------------------------- */
+
+/* An executable script in the cache directory; its path in path[]. */
+static void
+fake_compiler(const char *name, const char *body, char *path, size_t n)
+{
+	snprintf(path, n, "%s/%s", cache_dir, name);
+	FILE *f = fopen(path, "w");
+	ck_assert(f);
+	fprintf(f, "#!/bin/sh\n"
+		   "if [ \"$1\" = --version ]; then echo 'fake cc 1.0'; "
+		   "exit 0; fi\n"
+		   "%s",
+		body);
+	fclose(f);
+	ck_assert(chmod(path, 0755) == 0);
+}
+
+/* Whether process pid is gone (or a zombie nobody has reaped yet). */
+static bool
+process_gone(long pid)
+{
+	char path[64], stat[512];
+	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return true;
+	size_t n = fread(stat, 1, sizeof stat - 1, f);
+	fclose(f);
+	stat[n] = '\0';
+	const char *paren = strrchr(stat, ')');
+	return paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
+}
+
+START_TEST(a_hung_compiler_is_killed_with_its_children)
+{
+	tilec_context *ctx = new_context();
+	char cc[4200], pidfile[4200], body[9000];
+	snprintf(pidfile, sizeof pidfile, "%s/sleeper.pid", cache_dir);
+	/* The child keeps the output pipe open: killing the shell alone
+	 * would leave the read waiting for it. */
+	snprintf(body, sizeof body, "sleep 600 &\necho $! > '%s'\nwait\n",
+		 pidfile);
+	fake_compiler("cc-hang", body, cc, sizeof cc);
+	ck_assert_int_eq(tilec_set_compiler(ctx, cc), TILEC_OK);
+	ck_assert_int_eq(tilec_set_compile_timeout(ctx, 1), TILEC_OK);
+	double t0 = tilec_now();
+	ck_assert(!tilec_compile(ctx, add_src, strlen(add_src), NULL));
+	double took = tilec_now() - t0;
+	const char *e = tilec_error(ctx);
+	ck_assert_msg(strstr(e, "did not finish within 1 s") &&
+			      strstr(e, "TILEC_COMPILE_TIMEOUT"),
+		      "%s", e);
+	ck_assert_msg(took < 60, "took %.1f s", took);
+	FILE *f = fopen(pidfile, "r");
+	ck_assert(f);
+	long pid = 0;
+	ck_assert(fscanf(f, "%ld", &pid) == 1);
+	fclose(f);
+	for (int i = 0; i < 500 && !process_gone(pid); i++)
+		usleep(10000);
+	ck_assert_msg(process_gone(pid), "the compiler's child %ld lives", pid);
+	ck_assert_int_eq(count_files(".entry") + count_files("tmp-"), 0);
+
+	/* Bad limits are refused, with a message. */
+	ck_assert_int_eq(tilec_set_compile_timeout(ctx, -1), TILEC_ERR_INVALID);
+	ck_assert(strstr(tilec_error(ctx), "compile timeout"));
+	free_context(ctx);
+
+	setenv("TILEC_COMPILE_TIMEOUT", "soon", 1);
+	tilec_init_error err;
+	ck_assert(!tilec_context_new(TILEC_BACKEND_OPENMP, 0, &err));
+	ck_assert(strstr(err.message, "TILEC_COMPILE_TIMEOUT"));
+	unsetenv("TILEC_COMPILE_TIMEOUT");
+}
+END_TEST
+
+START_TEST(a_flood_of_compiler_output_is_bounded)
+{
+	tilec_context *ctx = new_context();
+	char cc[4200];
+	/* 16 MiB of messages, then failure. */
+	fake_compiler("cc-flood",
+		      "yes 'error: the same thing again and again' | "
+		      "head -c 16777216\nexit 1\n",
+		      cc, sizeof cc);
+	ck_assert_int_eq(tilec_set_compiler(ctx, cc), TILEC_OK);
+	ck_assert(!tilec_compile(ctx, add_src, strlen(add_src), NULL));
+	const char *e = tilec_error(ctx);
+	ck_assert_msg(strstr(e, "failed (exit status 1)"), "%.200s", e);
+	ck_assert_msg(strstr(e, "more bytes of output were not kept"), "%.200s",
+		      e + strlen(e) - 100);
+	ck_assert_uint_lt(strlen(e), (size_t)2 << 20);
+	free_context(ctx);
+}
+END_TEST
+
+/* --- Misuse of the API ------------------------------------------------------------- */
+
+START_TEST(a_context_freed_before_its_modules_lives_on_for_them)
+{
+	tilec_context *ctx = new_context();
+	tilec_module *m = tilec_compile(ctx, add_src, strlen(add_src), NULL);
+	ck_assert_msg(m, "%s", tilec_error(ctx));
+	tilec_kernel *k = tilec_module_kernel(m, "add");
+	ck_assert(k);
+	tilec_context_free(ctx);
+	/* The module and its kernels still work; the last module free
+	 * releases the context. */
+	float a = 2, b = 5, out = 0;
+	void *pout = &out;
+	void *args[] = { &a, &b, &pout };
+	ck_assert_int_eq(tilec_launch(k, args, NULL), TILEC_OK);
+	ck_assert(out == 7.0f);
+	tilec_module_free(m);
+	tilec_rt_remove_tree(cache_dir);
+}
+END_TEST
+
+/* Run fn in a child with stderr captured: it must abort, saying `want`. */
+static void
+expect_abort(void (*fn)(void), const char *want)
+{
+	int fds[2];
+	ck_assert(pipe(fds) == 0);
+	pid_t pid = fork();
+	ck_assert(pid >= 0);
+	if (pid == 0) {
+		close(fds[0]);
+		dup2(fds[1], 2);
+		fn();
+		_exit(0);
+	}
+	close(fds[1]);
+	char msg[2048];
+	size_t n = 0;
+	ssize_t r;
+	while (n < sizeof msg - 1 &&
+	       (r = read(fds[0], msg + n, sizeof msg - 1 - n)) > 0)
+		n += (size_t)r;
+	msg[n] = '\0';
+	close(fds[0]);
+	int status;
+	ck_assert(waitpid(pid, &status, 0) == pid);
+	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
+		      "status %d, stderr '%s'", status, msg);
+	ck_assert_msg(strstr(msg, want), "stderr '%s'", msg);
+}
+
+static tilec_module *
+compiled_add(tilec_context **ctxp)
+{
+	tilec_context *ctx = new_context();
+	tilec_module *m = tilec_compile(ctx, add_src, strlen(add_src), NULL);
+	ck_assert_msg(m, "%s", tilec_error(ctx));
+	*ctxp = ctx;
+	return m;
+}
+
+static void
+double_module_free(void)
+{
+	tilec_context *ctx;
+	tilec_module *m = compiled_add(&ctx);
+	tilec_module_free(m);
+	tilec_module_free(m);
+}
+
+static void
+kernel_after_module_free(void)
+{
+	tilec_context *ctx;
+	tilec_module *m = compiled_add(&ctx);
+	tilec_kernel *k = tilec_module_kernel(m, "add");
+	tilec_module_free(m);
+	float a = 1, b = 2, out;
+	void *pout = &out;
+	void *args[] = { &a, &b, &pout };
+	tilec_launch(k, args, NULL);
+}
+
+static void
+module_after_free(void)
+{
+	tilec_context *ctx;
+	tilec_module *m = compiled_add(&ctx);
+	tilec_module_free(m);
+	tilec_module_kernel(m, "add");
+}
+
+static void
+context_after_free(void)
+{
+	tilec_context *ctx;
+	tilec_module *m = compiled_add(&ctx);
+	tilec_context_free(ctx); /* kept for m */
+	tilec_compile(ctx, add_src, strlen(add_src), NULL);
+	tilec_module_free(m);
+}
+
+START_TEST(use_after_free_is_caught)
+{
+#ifdef NDEBUG
+	/* A precondition these builds do not check. */
+	return;
+#endif
+	expect_abort(double_module_free, "tilec_module_free: module freed twice");
+	expect_abort(kernel_after_module_free,
+		     "tilec_launch: kernel used after its module was freed");
+	expect_abort(module_after_free,
+		     "tilec_module_kernel: module used after tilec_module_free");
+	expect_abort(context_after_free,
+		     "tilec_compile: context used after tilec_context_free");
+	tilec_rt_remove_tree(cache_dir);
+}
+END_TEST
+
+START_TEST(every_error_has_its_own_message)
+{
+	tilec_context *ctx = new_context();
+	/* Leave a message behind: a failed compile. */
+	ck_assert(!tilec_compile(ctx, "syntax error", 12, NULL));
+	ck_assert(strstr(tilec_error(ctx), "failed"));
+	/* A call that succeeds clears it ... */
+	ck_assert_int_eq(tilec_set_flags(ctx, NULL), TILEC_OK);
+	ck_assert_str_eq(tilec_error(ctx), "");
+	/* ... and each failing call says why, itself. */
+	ck_assert(!tilec_compile(ctx, "syntax error", 12, NULL));
+	ck_assert_int_eq(tilec_alloc(ctx, 16, NULL), TILEC_ERR_INVALID);
+	ck_assert_msg(strstr(tilec_error(ctx), "tilec_alloc"), "%s",
+		      tilec_error(ctx));
+	ck_assert(!tilec_compile(ctx, "syntax error", 12, NULL));
+	char buf[4];
+	ck_assert_int_eq(tilec_memcpy_h2d(ctx, NULL, buf, 4), TILEC_ERR_INVALID);
+	ck_assert_msg(strstr(tilec_error(ctx), "tilec_memcpy_h2d"), "%s",
+		      tilec_error(ctx));
+	ck_assert(!tilec_compile(ctx, "syntax error", 12, NULL));
+	ck_assert_int_eq(tilec_device_get_info(ctx, NULL), TILEC_ERR_INVALID);
+	ck_assert_msg(strstr(tilec_error(ctx), "tilec_device_get_info"), "%s",
+		      tilec_error(ctx));
+	ck_assert_int_eq(tilec_set_compile_timeout(ctx, -2), TILEC_ERR_INVALID);
+	ck_assert_msg(strstr(tilec_error(ctx), "compile timeout"), "%s",
+		      tilec_error(ctx));
+
+	tilec_module *m = tilec_compile(ctx, add_src, strlen(add_src), NULL);
+	ck_assert_msg(m, "%s", tilec_error(ctx));
+	tilec_kernel *k = tilec_module_kernel(m, "add");
+	ck_assert(!tilec_compile(ctx, "syntax error", 12, NULL));
+	tilec_bench_result r;
+	ck_assert_int_eq(tilec_bench(k, NULL, 0, NULL, 0, 1, &r),
+			 TILEC_ERR_INVALID);
+	ck_assert_msg(strstr(tilec_error(ctx), "tilec_bench of add"), "%s",
+		      tilec_error(ctx));
+	ck_assert(!tilec_compile(ctx, "syntax error", 12, NULL));
+	ck_assert_int_eq(tilec_launch(k, NULL, NULL), TILEC_ERR_INVALID);
+	ck_assert_msg(strstr(tilec_error(ctx), "without arguments"), "%s",
+		      tilec_error(ctx));
+	ck_assert(!tilec_compile(ctx, "syntax error", 12, NULL));
+	ck_assert(!tilec_module_kernel(m, "nothing_here"));
+	ck_assert_msg(strstr(tilec_error(ctx), "no kernel 'nothing_here'"), "%s",
+		      tilec_error(ctx));
+	ck_assert(!tilec_compile(ctx, "syntax error", 12, NULL));
+	ck_assert_int_eq(tilec_module_get_info(m, NULL), TILEC_ERR_INVALID);
+	ck_assert_msg(strstr(tilec_error(ctx), "tilec_module_get_info"), "%s",
+		      tilec_error(ctx));
+	ck_assert(!tilec_compile(ctx, "syntax error", 12, NULL));
+	ck_assert_int_eq(tilec_synchronize(ctx), TILEC_OK);
+	ck_assert_str_eq(tilec_error(ctx), "");
+	tilec_module_free(m);
+	free_context(ctx);
+}
+END_TEST
+
 Suite *
 unit_suite_runtime(void)
 {
@@ -269,6 +550,11 @@ unit_suite_runtime(void)
 	tcase_add_test(c, unknown_kernel_and_bad_arguments);
 	tcase_add_test(c, backend_names_and_bad_contexts);
 	tcase_add_test(c, bench_rotates_argument_sets);
+	tcase_add_test(c, a_hung_compiler_is_killed_with_its_children);
+	tcase_add_test(c, a_flood_of_compiler_output_is_bounded);
+	tcase_add_test(c, a_context_freed_before_its_modules_lives_on_for_them);
+	tcase_add_test(c, use_after_free_is_caught);
+	tcase_add_test(c, every_error_has_its_own_message);
 	suite_add_tcase(s, c);
 	return s;
 }

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# The JIT runtime seen from the command line (docs/runtime.md).
+#
+#   jit.sh TILEC SRCROOT CASE
+#
+# CASE  tune-no-shell  `tilec tune --cc CMD` runs CMD's words, never a
+#                      shell: a `$(...)` in it is not executed, and the
+#                      record names the compiler's version
+#       open-cache     `tilec run` with a 1777 or 0777 TILEC_CACHE_DIR is
+#                      refused, naming the directory and the fix, and
+#                      writes nothing there
+#       hung-compiler  a compiler that never finishes is killed after
+#                      TILEC_COMPILE_TIMEOUT seconds, with what it started
+#       planted-entry  (as root) an entry and an object planted by another
+#                      user in a directory they own are refused; the
+#                      object's constructor never runs
+set -u
+tilec=$(realpath "$1") root=$2 case=$3
+work=$(mktemp -d "${TMPDIR:-/tmp}/tilec-jit.XXXXXX")
+trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
+cd "$root" || exit 2
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+run_softmax() {
+	"$tilec" run samples/softmax.c --shape M=7,N=300 "$@"
+}
+
+case $case in
+tune-no-shell)
+	TILEC_CACHE_DIR=$work/cache "$tilec" tune samples/softmax.c \
+		--shape M=7,N=300 -D BLOCK_M=1 -D THREADS=128 \
+		--choices BLOCK_N=256,512 --repeat 3 --warmup 1 --confirm 1 \
+		--cc "cc \$(touch $work/ran)" -o "$work/bad.json" \
+		>"$work/out" 2>&1
+	[ -e "$work/ran" ] && fail "--cc went through a shell"
+	TILEC_CACHE_DIR=$work/cache "$tilec" tune samples/softmax.c \
+		--shape M=7,N=300 -D BLOCK_M=1 -D THREADS=128 \
+		--choices BLOCK_N=256,512 --repeat 3 --warmup 1 --confirm 1 \
+		--cc "cc -O2" -o "$work/rec.json" >"$work/out" 2>&1 ||
+		{ cat "$work/out"; fail "tune with --cc 'cc -O2'"; }
+	want=$(cc --version | head -n 1)
+	python3 - "$work/rec.json" "$want" <<'PY' || fail "compiler version"
+import json, sys
+rec = json.load(open(sys.argv[1]))
+assert rec["compilers"]["cc"] == sys.argv[2], rec["compilers"]
+PY
+	;;
+open-cache)
+	for mode in 1777 0777; do
+		dir=$work/open-$mode
+		mkdir "$dir" && chmod "$mode" "$dir"
+		TILEC_CACHE_DIR=$dir run_softmax >"$work/out" 2>&1 &&
+			fail "mode $mode: ran with an open cache"
+		grep -q "refusing the cache directory $dir: $dir is writable by every user (mode $mode)" \
+			"$work/out" || { cat "$work/out"; fail "mode $mode: message"; }
+		grep -q "chmod go-w $dir" "$work/out" || fail "mode $mode: the fix"
+		[ -z "$(ls -A "$dir")" ] || fail "mode $mode: wrote $(ls "$dir")"
+		# With the fix applied it works.
+		chmod go-w "$dir"
+		TILEC_CACHE_DIR=$dir run_softmax >"$work/out" 2>&1 ||
+			{ cat "$work/out"; fail "mode $mode fixed"; }
+	done
+	;;
+hung-compiler)
+	cat >"$work/cc-hang" <<'SH'
+#!/bin/sh
+if [ "$1" = --version ]; then echo 'hanging cc 1.0'; exit 0; fi
+sleep 600 &
+echo $! > "${0%/*}/sleeper.pid"
+wait
+SH
+	chmod +x "$work/cc-hang"
+	SECONDS=0
+	TILEC_COMPILE_TIMEOUT=1 TILEC_CACHE_DIR=$work/cache \
+		run_softmax --cc "$work/cc-hang" >"$work/out" 2>&1 &&
+		fail "ran with a compiler that hangs"
+	[ "$SECONDS" -lt 60 ] || fail "took $SECONDS s"
+	grep -q "did not finish within 1 s and was killed" "$work/out" ||
+		{ cat "$work/out"; fail "message"; }
+	pid=$(cat "$work/sleeper.pid")
+	for _ in $(seq 100); do
+		state=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)
+		[ -z "$state" ] || [ "$state" = Z ] && break
+		sleep 0.1
+	done
+	[ -z "$state" ] || [ "$state" = Z ] || fail "the compiler's child $pid lives"
+	;;
+planted-entry)
+	[ "$(id -u)" -eq 0 ] || { echo "needs root (chown)"; exit 77; }
+	dir=$work/theirs
+	mkdir -m 0755 "$dir"
+	# Fill it as its owner would, then plant an object with a
+	# constructor under the entry's name.
+	TILEC_CACHE_DIR=$dir run_softmax >/dev/null 2>&1 ||
+		fail "filling the cache"
+	entry=$(ls "$dir"/*.entry)
+	printf '#include <fcntl.h>\n__attribute__((constructor)) static void p(void) { creat("%s", 0600); }\n' \
+		"$work/ran" >"$work/p.c"
+	cc -shared -fPIC -o "$work/p.so" "$work/p.c" || fail "cc"
+	h=$(sha256sum "$work/p.so" | cut -d' ' -f1)
+	cp "$work/p.so" "$dir/$h.so"
+	printf 'tilec-cache-entry 1\nobject %s.so\nsize %s\nsha256 %s\n' \
+		"$h" "$(stat -c %s "$work/p.so")" "$h" >"$entry"
+	chown -R nobody "$dir"
+	TILEC_CACHE_DIR=$dir run_softmax >"$work/out" 2>&1 &&
+		fail "ran with another user's cache"
+	grep -q "refusing the cache directory $dir: $dir is owned by uid $(id -u nobody), not by you (uid 0)" \
+		"$work/out" || { cat "$work/out"; fail "message"; }
+	[ -e "$work/ran" ] && fail "the planted constructor ran"
+	# Handed back to root (mode 0755), the plant is the user's own and
+	# would load: the refusal above is what kept it out.
+	chown -R root "$dir"
+	TILEC_CACHE_DIR=$dir run_softmax >"$work/out" 2>&1
+	[ -e "$work/ran" ] || fail "control: the plant did not load"
+	;;
+*)
+	echo "jit.sh: unknown case $case" >&2
+	exit 2
+	;;
+esac
+echo ok
