@@ -1846,14 +1846,32 @@ emit_gemm(Emitter *E, const TcStmt *s)
 static const char *
 reduce_identity(TcReduceOp op, TcDtype t)
 {
-	bool fl = tc_dtype_is_float(t);
-	switch (op) {
-	case TC_RED_SUM:
-	case TC_RED_ABSMAX: return fl ? (t == TC_DT_F64 ? "0.0" : "0.0f") : "0";
-	case TC_RED_MAX: return fl ? "-INFINITY" : t == TC_DT_I64 ? "LLONG_MIN" : "INT_MIN";
-	case TC_RED_MIN: return fl ? "INFINITY" : t == TC_DT_I64 ? "LLONG_MAX" : "INT_MAX";
-	default: tc_unreachable();
+	if (op == TC_RED_SUM || op == TC_RED_ABSMAX)
+		return tc_dtype_is_float(t) ? (t == TC_DT_F64 ? "0.0" : "0.0f")
+					    : "0";
+	bool max = op == TC_RED_MAX;
+	switch (t) {
+	case TC_DT_I64: return max ? "LLONG_MIN" : "LLONG_MAX";
+	case TC_DT_I32: return max ? "INT_MIN" : "INT_MAX";
+	case TC_DT_I8: return max ? "INT8_MIN" : "INT8_MAX";
+	case TC_DT_I4: return max ? "-8" : "7";
+	case TC_DT_U8: return max ? "0" : "UINT8_MAX";
+	case TC_DT_BOOL: return max ? "false" : "true";
+	default: return max ? "-INFINITY" : "INFINITY";
 	}
+}
+
+/* The type a reduction combines in (docs/language.md): an integer
+ * destination's own (each element converted to it first, so the result
+ * is exact and independent of the order); for a float destination, f64
+ * when either side is f64, else f32. */
+TcDtype
+tc_omp_reduce_type(const TcVar *dst, const TcVar *src)
+{
+	if (tc_dtype_is_int(dst->dtype))
+		return dst->dtype;
+	return dst->dtype == TC_DT_F64 || src->dtype == TC_DT_F64 ? TC_DT_F64
+								 : TC_DT_F32;
 }
 
 /* `acc op= x` for a reduction, as a statement body.  Max and min are
@@ -1929,10 +1947,10 @@ emit_reduce(Emitter *E, const TcStmt *s)
 			didx[n++] = idx[d];
 	const char *se = tc_omp_elem(E, src, idx);
 	const char *de = tc_omp_elem(E, dst, didx);
-	/* The reduction happens in the source's value type (a narrow
-	 * destination rounds once at the end). */
-	TcDtype t = tc_dtype_is_float(src->dtype) && src->dtype != TC_DT_F64
-			    ? TC_DT_F32 : src->dtype;
+	/* Each element converted to the type the reduction combines in (a
+	 * narrow float destination rounds once at the end). */
+	TcDtype t = tc_omp_reduce_type(dst, src);
+	se = tc_omp_to_buffer(E, se, src->dtype, t);
 	if (rd == R - 1 && t == TC_DT_F32) {
 		/* Along the last dim of a float tile: one call per row of a
 		 * helper that keeps 64 partial results in vector lanes. */

@@ -177,6 +177,8 @@ void tc_omp_fixed_dims(Emitter *E, CopyPlan *cp);
 /* The accumulator's first value: the identity, or with accumulate the
  * destination's value, of which a NaN is dropped (fmaxf's rule) and for
  * absmax the magnitude taken. */
+/* The type a reduction of src into dst combines in. */
+TcDtype tc_omp_reduce_type(const TcVar *dst, const TcVar *src);
 const char *tc_omp_reduce_start(Emitter *E, TcReduceOp op, TcDtype t,
 				const char *old);
 /* `acc op= x` for a reduction, as a statement body.  Max and min are

@@ -1217,14 +1217,12 @@ writes_of(const Fusion *F, const TcVar *v)
 	return n;
 }
 
-/* The type a fused reduction accumulates in: the source's value type,
- * f32 for narrow floats; float max and min reduce int keys. */
+/* The type a fused reduction accumulates in (tc_omp_reduce_type); float
+ * max and min reduce int keys. */
 static TcDtype
 acc_type(const FuseOp *op)
 {
-	const TcVar *src = op->buf;
-	return tc_dtype_is_float(src->dtype) && src->dtype != TC_DT_F64
-		       ? TC_DT_F32 : src->dtype;
+	return tc_omp_reduce_type(op->s->u.reduce.dst.var, op->buf);
 }
 
 static bool
@@ -1597,6 +1595,9 @@ emit_fused_body(Emitter *E, const Fusion *F, const char *const *idx,
 			const char *se = F->elided[src->index]
 						 ? src->name
 						 : tc_omp_elem(E, src, idx);
+			if (!vec)
+				se = tc_omp_to_buffer(E, se, src->dtype,
+						      acc_type(op));
 			if (vec) {
 				/* A sum of f32 (vectorizable). */
 				if (!F->elided[src->index])

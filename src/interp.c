@@ -9,19 +9,27 @@
  * in place, in their stored dtypes.
  *
  * How values are held: every scalar (parameter, local, loop and block
- * index) and every buffer element is a double, addressed by the var's
- * index in kernel->vars, so nothing is looked up by name while running.
- * Arithmetic is done in double.  Values stored into f16, bf16, fp8 and
- * integer locals or buffers are rounded to what that dtype holds; f32
- * values are kept in double (the reference is at least as precise as any
- * backend).  Tensors stay in their stored format: each access converts
- * (tc_elem_load / tc_elem_store).  Buffer contents are NaN until written,
- * so reading them early shows up in the result.
+ * index) and every buffer element is a Cell, addressed by the var's index
+ * in kernel->vars, so nothing is looked up by name while running.  Which
+ * member of a Cell holds the value follows from the static dtype of the
+ * var or expression: integers (bool, i4, i8, u8, i32, i64) are int64_t,
+ * exact, with C's semantics (docs/language.md, "Integer arithmetic"):
+ * conversions between integer types wrap to the narrower width, and what
+ * C leaves undefined (signed overflow, division by zero, INT_MIN / -1,
+ * shifts by a negative count or by the width or more, left shifts of
+ * negative values, a float whose integer part the integer type cannot
+ * hold) is a located error.  Floats are double: f32 values are kept in
+ * double (the reference is at least as precise as any backend); values
+ * stored into f16, bf16 and fp8 locals or buffers are rounded to what
+ * that dtype holds.  Tensors stay in their stored format: each access
+ * converts (tc_elem_load / tc_elem_store and their _int forms).  Buffer
+ * contents are NaN (floats) or 0x5a in every byte (integers, wrapped to
+ * the dtype) until written, so reading them early shows up in the result.
  *
- * Errors (a direct element access out of bounds, a division by zero, a
- * non-positive serial loop step) are reported to the diagnostics with the
- * IR node's location and stop the run: `failed` is checked after every
- * statement and loop iteration.
+ * Errors (a direct element access out of bounds, the integer operations
+ * above, a non-positive serial loop step) are reported to the diagnostics
+ * with the IR node's location and stop the run: `failed` is checked after
+ * every statement and loop iteration.
  */
 #include "tilec_int.h"
 #include "tilec_runtime.h"
@@ -30,10 +38,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* One value: an integer dtype's in i, a float dtype's in f. */
+typedef union Cell {
+	double f;
+	int64_t i;
+} Cell;
+
 /* Storage of one TENSOR or BUFFER var. */
 typedef struct Array {
 	void *tensor;                  /* TENSOR: its data, stored dtype */
-	double *buf;                   /* BUFFER: its elements */
+	Cell *buf;                     /* BUFFER: its elements */
 	long long ext[TC_MAX_RANK];    /* extent of each dim */
 	long long stride[TC_MAX_RANK]; /* elements between neighbours */
 	long long size;                /* number of elements */
@@ -45,15 +59,56 @@ typedef struct Interp {
 	TcDiags *d;         /* where errors go */
 	bool count_only;    /* only control flow, counting FLOPs */
 	bool failed;        /* an error was reported: unwind */
-	double *val;        /* per var index: scalar value */
+	Cell *val;          /* per var index: scalar value */
 	Array *arr;         /* per var index: tensor/buffer storage */
 	TcInterpStats stats; /* what was counted */
 } Interp;
 
 /* --- Element formats ------------------------------------------------------ */
 
+static bool
+is_int(TcDtype t)
+{
+	return t != TC_DT_NONE && tc_dtype_is_int(t);
+}
+
+/* x converted to integer dtype t as C converts between integer types:
+ * bool is x != 0; a narrower type keeps the low bits, two's complement
+ * (C leaves that to the implementation for signed types; every compiler
+ * tilec targets wraps). */
+static int64_t
+int_wrap(TcDtype t, int64_t x)
+{
+	uint64_t u = (uint64_t)x;
+	switch (t) {
+	case TC_DT_I64: return x;
+	case TC_DT_I32: return (int32_t)(uint32_t)u;
+	case TC_DT_I8: return (int8_t)(uint8_t)u;
+	case TC_DT_U8: return (uint8_t)u;
+	case TC_DT_I4: return (int64_t)((u & 15) ^ 8) - 8;
+	case TC_DT_BOOL: return x != 0;
+	default: tc_unreachable();
+	}
+}
+
+/* The values integer dtype t holds. */
+static void
+int_range(TcDtype t, int64_t *lo, int64_t *hi)
+{
+	switch (t) {
+	case TC_DT_I64: *lo = INT64_MIN, *hi = INT64_MAX; return;
+	case TC_DT_I32: *lo = INT32_MIN, *hi = INT32_MAX; return;
+	case TC_DT_I8: *lo = INT8_MIN, *hi = INT8_MAX; return;
+	case TC_DT_U8: *lo = 0, *hi = UINT8_MAX; return;
+	case TC_DT_I4: *lo = -8, *hi = 7; return;
+	case TC_DT_BOOL: *lo = 0, *hi = 1; return;
+	default: tc_unreachable();
+	}
+}
+
 /* An integer value of dtype t from an integral double: wrap to t's width
- * the way a two's complement machine does (NaN gives 0). */
+ * the way a two's complement machine does (NaN gives 0; beyond i64,
+ * saturated first).  For host-side stores of doubles only. */
 static double
 wrap_int(TcDtype t, double v)
 {
@@ -63,14 +118,45 @@ wrap_int(TcDtype t, double v)
 		v = 9.2233720368547758e18 - 1024;
 	if (v <= -9.2233720368547758e18)
 		v = -9.2233720368547758e18;
-	uint64_t u = (uint64_t)(int64_t)v;
+	return (double)int_wrap(t, (int64_t)v);
+}
+
+int64_t
+tc_elem_load_int(TcDtype t, const void *base, size_t i)
+{
 	switch (t) {
-	case TC_DT_I64: return (double)(int64_t)u;
-	case TC_DT_I32: return (double)(int32_t)(uint32_t)u;
-	case TC_DT_I8: return (double)(int8_t)(uint8_t)u;
-	case TC_DT_U8: return (double)(uint8_t)u;
-	case TC_DT_I4: return (double)((int)(u & 15) - ((u & 8) ? 16 : 0));
-	default: return v;
+	case TC_DT_I64: return ((const int64_t *)base)[i];
+	case TC_DT_I32: return ((const int32_t *)base)[i];
+	case TC_DT_I8: return ((const int8_t *)base)[i];
+	case TC_DT_U8: return ((const uint8_t *)base)[i];
+	case TC_DT_I4: {
+		uint8_t byte = ((const uint8_t *)base)[i / 2];
+		int nib = (i & 1) ? byte >> 4 : byte & 15;
+		return nib >= 8 ? nib - 16 : nib;
+	}
+	case TC_DT_BOOL: return ((const uint8_t *)base)[i] != 0;
+	default: tc_unreachable();
+	}
+}
+
+void
+tc_elem_store_int(TcDtype t, void *base, size_t i, int64_t v)
+{
+	v = int_wrap(t, v);
+	switch (t) {
+	case TC_DT_I64: ((int64_t *)base)[i] = v; break;
+	case TC_DT_I32: ((int32_t *)base)[i] = (int32_t)v; break;
+	case TC_DT_I8: ((int8_t *)base)[i] = (int8_t)v; break;
+	case TC_DT_U8: ((uint8_t *)base)[i] = (uint8_t)v; break;
+	case TC_DT_I4: {
+		uint8_t *byte = (uint8_t *)base + i / 2;
+		uint8_t nib = (uint8_t)(v & 15);
+		*byte = (i & 1) ? (uint8_t)((*byte & 0x0f) | nib << 4)
+				: (uint8_t)((*byte & 0xf0) | nib);
+		break;
+	}
+	case TC_DT_BOOL: ((uint8_t *)base)[i] = v != 0; break;
+	default: tc_unreachable();
 	}
 }
 
@@ -86,25 +172,13 @@ tc_elem_load(TcDtype t, const void *base, size_t i)
 		return tilec_fp8e4m3_to_double(((const uint8_t *)base)[i]);
 	case TC_DT_FP8E5M2:
 		return tilec_fp8e5m2_to_double(((const uint8_t *)base)[i]);
-	case TC_DT_I64: return (double)((const int64_t *)base)[i];
-	case TC_DT_I32: return ((const int32_t *)base)[i];
-	case TC_DT_I8: return ((const int8_t *)base)[i];
-	case TC_DT_U8: return ((const uint8_t *)base)[i];
-	case TC_DT_I4: {
-		uint8_t byte = ((const uint8_t *)base)[i / 2];
-		int nib = (i & 1) ? byte >> 4 : byte & 15;
-		return nib >= 8 ? nib - 16 : nib;
-	}
-	case TC_DT_BOOL: return ((const uint8_t *)base)[i] != 0;
-	default: tc_unreachable();
+	default: return (double)tc_elem_load_int(t, base, i);
 	}
 }
 
 void
 tc_elem_store(TcDtype t, void *base, size_t i, double v)
 {
-	if (tc_dtype_is_int(t) && t != TC_DT_BOOL)
-		v = wrap_int(t, trunc(v));
 	switch (t) {
 	case TC_DT_F64: ((double *)base)[i] = v; break;
 	case TC_DT_F32: ((float *)base)[i] = (float)v; break;
@@ -116,19 +190,10 @@ tc_elem_store(TcDtype t, void *base, size_t i, double v)
 	case TC_DT_FP8E5M2:
 		((uint8_t *)base)[i] = tilec_fp8e5m2_from_double(v);
 		break;
-	case TC_DT_I64: ((int64_t *)base)[i] = (int64_t)v; break;
-	case TC_DT_I32: ((int32_t *)base)[i] = (int32_t)v; break;
-	case TC_DT_I8: ((int8_t *)base)[i] = (int8_t)v; break;
-	case TC_DT_U8: ((uint8_t *)base)[i] = (uint8_t)v; break;
-	case TC_DT_I4: {
-		uint8_t *byte = (uint8_t *)base + i / 2;
-		uint8_t nib = (uint8_t)((int)v & 15);
-		*byte = (i & 1) ? (uint8_t)((*byte & 0x0f) | nib << 4)
-				: (uint8_t)((*byte & 0xf0) | nib);
-		break;
-	}
 	case TC_DT_BOOL: ((uint8_t *)base)[i] = v != 0; break;
-	default: tc_unreachable();
+	default:
+		tc_elem_store_int(t, base, i, (int64_t)wrap_int(TC_DT_I64, trunc(v)));
+		break;
 	}
 }
 
@@ -189,27 +254,23 @@ tc_elem_bytes(TcDtype t, size_t n)
 	return n * (size_t)(tc_dtype_bits(t) / 8);
 }
 
-/* v as a local or buffer element of dtype t holds it: f32 and f64 stay in
- * double, narrower floats are rounded, integers truncated and wrapped. */
+/* v as a local or buffer element of float dtype t holds it: f32 and f64
+ * stay in double, narrower floats are rounded. */
 static double
-hold(TcDtype t, double v)
+hold_float(TcDtype t, double v)
 {
 	switch (t) {
-	case TC_DT_F64:
-	case TC_DT_F32:
-		return v;
 	case TC_DT_F16: return tilec_f16_to_double(tilec_f16_from_double(v));
 	case TC_DT_BF16: return tilec_bf16_to_double(tilec_bf16_from_double(v));
 	case TC_DT_FP8E4M3:
 		return tilec_fp8e4m3_to_double(tilec_fp8e4m3_from_double(v));
 	case TC_DT_FP8E5M2:
 		return tilec_fp8e5m2_to_double(tilec_fp8e5m2_from_double(v));
-	case TC_DT_BOOL: return v != 0;
-	default: return wrap_int(t, trunc(v));
+	default: return v;
 	}
 }
 
-/* --- Expressions ------------------------------------------------------------ */
+/* --- Errors ------------------------------------------------------------------- */
 
 static void
 fail(Interp *in, TcLoc loc, const char *fmt, ...) TC_PRINTF(3, 4);
@@ -235,86 +296,243 @@ var_slot(Interp *in, const TcVar *v)
 	return v->index;
 }
 
-static double eval(Interp *in, const TcExpr *e);
+/* --- Conversions ------------------------------------------------------------ */
 
-/* The element offset a LOAD names, or -1 after reporting it out of
- * bounds. */
-static long long
-element_offset(Interp *in, const TcExpr *e)
+/* Float x converted to integer dtype t: truncated toward zero, as C does;
+ * a NaN or a value whose integer part t cannot hold is undefined in C and
+ * an error here.  To bool: x != 0. */
+static int64_t
+float_to_int(Interp *in, TcLoc loc, TcDtype t, double x)
 {
-	const TcVar *v = e->u.load.var;
-	const Array *a = &in->arr[var_slot(in, v)];
-	long long off = 0;
-	for (int i = 0; i < v->rank; i++) {
-		double x = eval(in, e->u.load.idx[i]);
-		if (in->failed)
-			return -1;
-		if (!(x >= 0 && x < (double)a->ext[i])) {
-			fail(in, e->loc,
-			     "index %.0f out of bounds for dim %d of %s (extent "
-			     "%lld)",
-			     x, i, v->name, a->ext[i]);
-			return -1;
-		}
-		off += (long long)x * a->stride[i];
+	if (t == TC_DT_BOOL)
+		return x != 0;
+	int64_t lo, hi;
+	int_range(t, &lo, &hi);
+	double tx = trunc(x);
+	/* (double)hi + 1 is exact: a power of two. */
+	if (!(tx >= (double)lo && tx < (double)hi + 1.0)) {
+		fail(in, loc, "%g converted to %s does not fit (undefined in C)",
+		     x, tc_dtype_name(t));
+		return 0;
 	}
-	return off;
+	return (int64_t)tx;
 }
 
-static double
-int_binary(Interp *in, const TcExpr *e, double l, double r)
+/* A value of dtype from as dtype to holds it, converted as C converts. */
+static Cell
+convert(Interp *in, TcLoc loc, Cell v, TcDtype from, TcDtype to)
 {
-	long long a = (long long)l, b = (long long)r;
+	Cell r;
+	if (is_int(to))
+		r.i = is_int(from) ? int_wrap(to, v.i)
+				   : float_to_int(in, loc, to, v.f);
+	else
+		r.f = hold_float(to, is_int(from) ? (double)v.i : v.f);
+	return r;
+}
+
+/* Zero as dtype t holds it. */
+static Cell
+zero(TcDtype t)
+{
+	Cell c;
+	if (is_int(t))
+		c.i = 0;
+	else
+		c.f = 0;
+	return c;
+}
+
+static Cell
+load_elem(TcDtype t, const void *base, size_t i)
+{
+	Cell c;
+	if (is_int(t))
+		c.i = tc_elem_load_int(t, base, i);
+	else
+		c.f = tc_elem_load(t, base, i);
+	return c;
+}
+
+static void
+store_elem(TcDtype t, void *base, size_t i, Cell c)
+{
+	if (is_int(t))
+		tc_elem_store_int(t, base, i, c.i);
+	else
+		tc_elem_store(t, base, i, c.f);
+}
+
+/* --- Integer arithmetic ------------------------------------------------------- */
+
+/* Signed overflow, undefined in C: r must fit dtype t (i32 or i64, what
+ * integer arithmetic happens in after C's promotions). */
+static int64_t
+int_result(Interp *in, const TcExpr *e, bool overflow, int64_t r,
+	   int64_t a, int64_t b)
+{
+	int64_t lo, hi;
+	int_range(e->dtype, &lo, &hi);
+	if (overflow || r < lo || r > hi) {
+		fail(in, e->loc, "signed overflow: %lld %s %lld does not fit "
+		     "in %s (undefined in C)", (long long)a,
+		     tc_binop_name(e->u.bin.op), (long long)b,
+		     tc_dtype_name(e->dtype));
+		return 0;
+	}
+	return r;
+}
+
+static int64_t eval_int(Interp *in, const TcExpr *e);
+static double eval_float(Interp *in, const TcExpr *e);
+
+/* e's value as a Cell of its own dtype. */
+static Cell
+eval(Interp *in, const TcExpr *e)
+{
+	Cell c;
+	if (is_int(e->dtype))
+		c.i = eval_int(in, e);
+	else
+		c.f = eval_float(in, e);
+	return c;
+}
+
+/* e's value converted to dtype t. */
+static Cell
+eval_as(Interp *in, const TcExpr *e, TcDtype t)
+{
+	Cell c = eval(in, e);
+	if (in->failed)
+		return zero(t);
+	return convert(in, e->loc, c, e->dtype, t);
+}
+
+/* e's value as a double (an integer converted, as C converts it to a
+ * floating operand). */
+static double
+eval_real(Interp *in, const TcExpr *e)
+{
+	return is_int(e->dtype) ? (double)eval_int(in, e) : eval_float(in, e);
+}
+
+/* e as a condition: nonzero. */
+static bool
+truth(Interp *in, const TcExpr *e)
+{
+	return is_int(e->dtype) ? eval_int(in, e) != 0 : eval_float(in, e) != 0;
+}
+
+/* A comparison, in the operands' common type: exact between integers. */
+static int64_t
+compare(Interp *in, const TcExpr *e)
+{
+	const TcExpr *l = e->u.bin.lhs, *r = e->u.bin.rhs;
+	int c;
+	if (is_int(l->dtype) && is_int(r->dtype)) {
+		int64_t a = eval_int(in, l), b = eval_int(in, r);
+		c = a < b ? -1 : a > b;
+	} else {
+		double a = eval_real(in, l), b = eval_real(in, r);
+		if (a != a || b != b) /* NaN: unordered, only != holds */
+			return e->u.bin.op == TC_OP_NE;
+		c = a < b ? -1 : a > b;
+	}
 	switch (e->u.bin.op) {
-	case TC_OP_ADD: return wrap_int(e->dtype, l + r);
-	case TC_OP_SUB: return wrap_int(e->dtype, l - r);
+	case TC_OP_LT: return c < 0;
+	case TC_OP_LE: return c <= 0;
+	case TC_OP_GT: return c > 0;
+	case TC_OP_GE: return c >= 0;
+	case TC_OP_EQ: return c == 0;
+	case TC_OP_NE: return c != 0;
+	default: tc_unreachable();
+	}
+}
+
+/* A shift count must lie in [0, width of the promoted left operand). */
+static bool
+shift_count_ok(Interp *in, const TcExpr *e, int64_t b)
+{
+	int bits = tc_dtype_bits(e->dtype);
+	if (b >= 0 && b < bits)
+		return true;
+	fail(in, e->loc, "shift count %lld is out of range for %s (undefined "
+	     "in C)", (long long)b, tc_dtype_name(e->dtype));
+	return false;
+}
+
+static int64_t
+int_binary(Interp *in, const TcExpr *e)
+{
+	TcBinop op = e->u.bin.op;
+	switch (op) {
+	case TC_OP_LAND:
+		return truth(in, e->u.bin.lhs) && truth(in, e->u.bin.rhs);
+	case TC_OP_LOR:
+		return truth(in, e->u.bin.lhs) || truth(in, e->u.bin.rhs);
+	case TC_OP_LT: case TC_OP_LE: case TC_OP_GT: case TC_OP_GE:
+	case TC_OP_EQ: case TC_OP_NE:
+		return compare(in, e);
+	default:
+		break;
+	}
+	/* Both operands are integers (a float one makes the result float);
+	 * each fits the result type, C's promoted type. */
+	int64_t a = eval_int(in, e->u.bin.lhs);
+	int64_t b = eval_int(in, e->u.bin.rhs);
+	if (in->failed)
+		return 0;
+	int64_t r = 0, lo, hi;
+	bool over;
+	int_range(e->dtype, &lo, &hi);
+	switch (op) {
+	case TC_OP_ADD:
+		over = __builtin_add_overflow(a, b, &r);
+		return int_result(in, e, over, r, a, b);
+	case TC_OP_SUB:
+		over = __builtin_sub_overflow(a, b, &r);
+		return int_result(in, e, over, r, a, b);
 	case TC_OP_MUL:
-		return wrap_int(e->dtype, (double)((unsigned long long)a *
-						   (unsigned long long)b));
+		over = __builtin_mul_overflow(a, b, &r);
+		return int_result(in, e, over, r, a, b);
 	case TC_OP_DIV:
 	case TC_OP_REM:
 		if (b == 0) {
 			fail(in, e->loc, "integer division by zero");
 			return 0;
 		}
-		if (e->u.bin.op == TC_OP_DIV)
-			return wrap_int(e->dtype, (double)(a / b));
-		return wrap_int(e->dtype, (double)(a % b));
+		if (a == lo && b == -1)
+			return int_result(in, e, true, 0, a, b);
+		return op == TC_OP_DIV ? a / b : a % b;
 	case TC_OP_SHL:
-		return wrap_int(e->dtype,
-				(double)(long long)((unsigned long long)a
-						    << (b & 63)));
-	case TC_OP_SHR: return wrap_int(e->dtype, (double)(a >> (b & 63)));
-	case TC_OP_BAND: return wrap_int(e->dtype, (double)(a & b));
-	case TC_OP_BXOR: return wrap_int(e->dtype, (double)(a ^ b));
-	case TC_OP_BOR: return wrap_int(e->dtype, (double)(a | b));
+		if (!shift_count_ok(in, e, b))
+			return 0;
+		if (a < 0) {
+			fail(in, e->loc, "left shift of the negative value %lld "
+			     "(undefined in C)", (long long)a);
+			return 0;
+		}
+		return int_result(in, e, a > (hi >> b),
+				  (int64_t)((uint64_t)a << b), a, b);
+	case TC_OP_SHR:
+		if (!shift_count_ok(in, e, b))
+			return 0;
+		/* Of a negative value: arithmetic (implementation-defined
+		 * in C; what every compiler tilec targets does). */
+		return a >> b;
+	case TC_OP_BAND: return a & b;
+	case TC_OP_BXOR: return a ^ b;
+	case TC_OP_BOR: return a | b;
 	default: tc_unreachable();
 	}
 }
 
 static double
-binary(Interp *in, const TcExpr *e)
+float_binary(Interp *in, const TcExpr *e)
 {
 	TcBinop op = e->u.bin.op;
-	double l = eval(in, e->u.bin.lhs);
-	if (op == TC_OP_LAND && l == 0)
-		return 0;
-	if (op == TC_OP_LOR && l != 0)
-		return 1;
-	double r = eval(in, e->u.bin.rhs);
-	switch (op) {
-	case TC_OP_LAND:
-	case TC_OP_LOR: return r != 0;
-	case TC_OP_LT: return l < r;
-	case TC_OP_LE: return l <= r;
-	case TC_OP_GT: return l > r;
-	case TC_OP_GE: return l >= r;
-	case TC_OP_EQ: return l == r;
-	case TC_OP_NE: return l != r;
-	default: break;
-	}
-	if (!tc_dtype_is_float(e->dtype))
-		return int_binary(in, e, l, r);
+	double l = eval_real(in, e->u.bin.lhs);
+	double r = eval_real(in, e->u.bin.rhs);
 	switch (op) {
 	case TC_OP_ADD: return l + r;
 	case TC_OP_SUB: return l - r;
@@ -328,22 +546,56 @@ binary(Interp *in, const TcExpr *e)
 	}
 }
 
-static double
-call(Interp *in, const TcExpr *e)
+/* ceildiv, min and max on integers. */
+static int64_t
+int_call(Interp *in, const TcExpr *e)
 {
-	double x[2] = { 0, 0 };
-	for (int i = 0; i < e->u.call.nargs && i < 2; i++)
-		x[i] = eval(in, e->u.call.args[i]);
-	double r;
+	const TcExpr *const *args = (const TcExpr *const *)e->u.call.args;
 	switch (e->u.call.fn) {
 	case TC_FN_CEILDIV: {
-		long long a = (long long)x[0], b = (long long)x[1];
+		int64_t a = eval_as(in, args[0], e->dtype).i;
+		int64_t b = eval_as(in, args[1], e->dtype).i;
+		if (in->failed)
+			return 0;
 		if (b == 0) {
 			fail(in, e->loc, "ceildiv by zero");
 			return 0;
 		}
-		return wrap_int(e->dtype, (double)tc_ceildiv(a, b));
+		if (b == -1 && a == INT64_MIN) {
+			fail(in, e->loc, "signed overflow in ceildiv(%lld, -1) "
+			     "(undefined in C)", (long long)a);
+			return 0;
+		}
+		/* a / b rounded up, as tilec_ceildiv computes it (no sum
+		 * that could overflow). */
+		return tc_ceildiv(a, b);
 	}
+	case TC_FN_MIN:
+	case TC_FN_MAX: {
+		int64_t a = eval_as(in, args[0], e->dtype).i;
+		int64_t b = eval_as(in, args[1], e->dtype).i;
+		if (e->u.call.fn == TC_FN_MIN)
+			return a < b ? a : b;
+		return a > b ? a : b;
+	}
+	default:
+		/* A float function converted to an integer result. */
+		return float_to_int(in, e->loc, e->dtype, eval_float(in, e));
+	}
+}
+
+static double
+float_call(Interp *in, const TcExpr *e)
+{
+	double x[2] = { 0, 0 };
+	for (int i = 0; i < e->u.call.nargs && i < 2; i++)
+		x[i] = eval_real(in, e->u.call.args[i]);
+	double r;
+	switch (e->u.call.fn) {
+	case TC_FN_CEILDIV:
+		/* An integer function with a float type: never after check. */
+		r = ceil(x[0] / x[1]);
+		break;
 	case TC_FN_MIN: r = x[0] < x[1] ? x[0] : x[1]; break;
 	case TC_FN_MAX: r = x[0] > x[1] ? x[0] : x[1]; break;
 	case TC_FN_EXPF: r = exp(x[0]); break;
@@ -362,49 +614,114 @@ call(Interp *in, const TcExpr *e)
 	case TC_FN_POWF: r = pow(x[0], x[1]); break;
 	default: tc_unreachable();
 	}
-	return hold(e->dtype, r);
+	return hold_float(e->dtype, r);
+}
+
+/* --- Expressions --------------------------------------------------------------- */
+
+/* The element offset a LOAD names, or -1 after reporting it out of
+ * bounds. */
+static long long
+element_offset(Interp *in, const TcExpr *e)
+{
+	const TcVar *v = e->u.load.var;
+	const Array *a = &in->arr[var_slot(in, v)];
+	long long off = 0;
+	for (int i = 0; i < v->rank; i++) {
+		int64_t x = eval_int(in, e->u.load.idx[i]);
+		if (in->failed)
+			return -1;
+		if (!(x >= 0 && x < a->ext[i])) {
+			fail(in, e->loc,
+			     "index %lld out of bounds for dim %d of %s (extent "
+			     "%lld)",
+			     (long long)x, i, v->name, a->ext[i]);
+			return -1;
+		}
+		off += (long long)x * a->stride[i];
+	}
+	return off;
+}
+
+/* A LOAD: the element, in the var's dtype (zero when only counting). */
+static Cell
+load(Interp *in, const TcExpr *e)
+{
+	const TcVar *v = e->u.load.var;
+	if (in->count_only)
+		return zero(v->dtype);
+	long long off = element_offset(in, e);
+	if (off < 0)
+		return zero(v->dtype);
+	const Array *a = &in->arr[v->index];
+	if (v->kind == TC_VAR_TENSOR)
+		return load_elem(v->dtype, a->tensor, (size_t)off);
+	return a->buf[off];
+}
+
+/* A VAR: a tunable's value, or the scalar's slot. */
+static Cell
+var_value(Interp *in, const TcExpr *e)
+{
+	if (e->u.var->kind == TC_VAR_TUNABLE) {
+		Cell c;
+		c.i = e->u.var->value;
+		return convert(in, e->loc, c, TC_DT_I64, e->dtype);
+	}
+	return in->val[var_slot(in, e->u.var)];
+}
+
+static int64_t
+eval_int(Interp *in, const TcExpr *e)
+{
+	switch (e->kind) {
+	case TC_EX_INT: return int_wrap(e->dtype, e->u.ival);
+	case TC_EX_FLOAT: return float_to_int(in, e->loc, e->dtype, e->u.fval);
+	case TC_EX_VAR: return var_value(in, e).i;
+	case TC_EX_BINARY: return int_binary(in, e);
+	case TC_EX_UNARY: {
+		const TcExpr *arg = e->u.un.arg;
+		if (e->u.un.op == TC_UOP_NOT)
+			return !truth(in, arg);
+		int64_t x = eval_as(in, arg, e->dtype).i, lo, hi;
+		int_range(e->dtype, &lo, &hi);
+		if (e->u.un.op == TC_UOP_BNOT)
+			return ~x;
+		if (x == lo) {
+			fail(in, e->loc, "signed overflow: -(%lld) does not fit "
+			     "in %s (undefined in C)", (long long)x,
+			     tc_dtype_name(e->dtype));
+			return 0;
+		}
+		return -x;
+	}
+	case TC_EX_SELECT:
+		return truth(in, e->u.sel.cond) ? eval_as(in, e->u.sel.then, e->dtype).i
+						: eval_as(in, e->u.sel.els, e->dtype).i;
+	case TC_EX_CALL: return int_call(in, e);
+	case TC_EX_CAST: return eval_as(in, e->u.cast.arg, e->dtype).i;
+	case TC_EX_LOAD: return load(in, e).i;
+	default: tc_unreachable();
+	}
 }
 
 static double
-eval(Interp *in, const TcExpr *e)
+eval_float(Interp *in, const TcExpr *e)
 {
 	switch (e->kind) {
 	case TC_EX_INT: return (double)e->u.ival;
 	case TC_EX_FLOAT: return e->u.fval;
-	case TC_EX_VAR:
-		if (e->u.var->kind == TC_VAR_TUNABLE)
-			return (double)e->u.var->value;
-		return in->val[var_slot(in, e->u.var)];
-	case TC_EX_BINARY: return binary(in, e);
-	case TC_EX_UNARY: {
-		double x = eval(in, e->u.un.arg);
-		switch (e->u.un.op) {
-		case TC_UOP_NEG:
-			return tc_dtype_is_float(e->dtype) ? -x
-							   : wrap_int(e->dtype, -x);
-		case TC_UOP_NOT: return x == 0;
-		case TC_UOP_BNOT:
-			return wrap_int(e->dtype, (double)~(long long)x);
-		default: tc_unreachable();
-		}
-	}
+	case TC_EX_VAR: return var_value(in, e).f;
+	case TC_EX_BINARY: return float_binary(in, e);
+	case TC_EX_UNARY:
+		/* Only - has a float result. */
+		return -eval_real(in, e->u.un.arg);
 	case TC_EX_SELECT:
-		return eval(in, e->u.sel.cond) != 0 ? eval(in, e->u.sel.then)
-						    : eval(in, e->u.sel.els);
-	case TC_EX_CALL: return call(in, e);
-	case TC_EX_CAST: return hold(e->dtype, eval(in, e->u.cast.arg));
-	case TC_EX_LOAD: {
-		const TcVar *v = e->u.load.var;
-		if (in->count_only)
-			return 0;
-		long long off = element_offset(in, e);
-		if (off < 0)
-			return 0;
-		const Array *a = &in->arr[v->index];
-		if (v->kind == TC_VAR_TENSOR)
-			return tc_elem_load(v->dtype, a->tensor, (size_t)off);
-		return a->buf[off];
-	}
+		return truth(in, e->u.sel.cond) ? eval_as(in, e->u.sel.then, e->dtype).f
+						: eval_as(in, e->u.sel.els, e->dtype).f;
+	case TC_EX_CALL: return float_call(in, e);
+	case TC_EX_CAST: return eval_as(in, e->u.cast.arg, e->dtype).f;
+	case TC_EX_LOAD: return load(in, e).f;
 	default: tc_unreachable();
 	}
 }
@@ -439,7 +756,7 @@ resolve(Interp *in, const TcRegion *r, Operand *op)
 	for (int i = 0; i < r->ndims; i++)
 		op->dims[i] = r->dims[i];
 	for (int i = 0; i < r->var->rank; i++) {
-		op->origin[i] = (long long)eval(in, r->origin[i]);
+		op->origin[i] = eval_int(in, r->origin[i]);
 		if (in->failed)
 			return false;
 	}
@@ -500,21 +817,24 @@ next_index(long long *t, const long long *shape, int n)
 	return false;
 }
 
-static double
+
+/* An operand's element at off, in its var's dtype. */
+static Cell
 read_elem(const Operand *op, long long off)
 {
 	if (op->var->kind == TC_VAR_TENSOR)
-		return tc_elem_load(op->var->dtype, op->a->tensor, (size_t)off);
+		return load_elem(op->var->dtype, op->a->tensor, (size_t)off);
 	return op->a->buf[off];
 }
 
+/* Store v, already in the operand's dtype, at off. */
 static void
-write_elem(const Operand *op, long long off, double v)
+write_elem(const Operand *op, long long off, Cell v)
 {
 	if (op->var->kind == TC_VAR_TENSOR)
-		tc_elem_store(op->var->dtype, op->a->tensor, (size_t)off, v);
+		store_elem(op->var->dtype, op->a->tensor, (size_t)off, v);
 	else
-		op->a->buf[off] = hold(op->var->dtype, v);
+		op->a->buf[off] = v;
 }
 
 /* A buffer region must lie inside its buffer; only tensors clip. */
@@ -529,9 +849,35 @@ buffer_row_ok(Interp *in, const Operand *op, long long lo, long long hi,
 	return false;
 }
 
-/* COPY dst <- src (and ATOMIC_ADD dst += src when add). */
+/* a + b in dtype t: integers exact (a signed overflow of i32 or i64 is an
+ * error; narrower types wrap, as C's assignment back to them does),
+ * floats in double. */
+static Cell
+add(Interp *in, TcLoc loc, TcDtype t, Cell a, Cell b)
+{
+	Cell r;
+	if (!is_int(t)) {
+		r.f = a.f + b.f;
+		return r;
+	}
+	int64_t lo, hi;
+	int_range(t, &lo, &hi);
+	bool over = __builtin_add_overflow(a.i, b.i, &r.i);
+	if (t != TC_DT_I32 && t != TC_DT_I64)
+		return (Cell){ .i = int_wrap(t, r.i) };
+	if (over || r.i < lo || r.i > hi) {
+		fail(in, loc, "signed overflow: %lld + %lld does not fit in %s "
+		     "(undefined in C)", (long long)a.i, (long long)b.i,
+		     tc_dtype_name(t));
+		return zero(t);
+	}
+	return r;
+}
+
+/* COPY dst <- src (and ATOMIC_ADD dst += src when add): each element
+ * converted to dst's dtype. */
 static void
-exec_copy(Interp *in, const TcStmt *s, bool add)
+exec_copy(Interp *in, const TcStmt *s, bool is_add)
 {
 	Operand dst, src;
 	if (!resolve(in, &s->u.copy.dst, &dst) ||
@@ -545,6 +891,7 @@ exec_copy(Interp *in, const TcStmt *s, bool add)
 		     dst.ndims, src.ndims);
 		return;
 	}
+	TcDtype dt = dst.var->dtype, st = src.var->dtype;
 	long long cols = n > 0 ? shape[n - 1] : 1;
 	long long t[TC_MAX_RANK] = { 0 };
 	for (int i = 0; i < n; i++)
@@ -557,17 +904,29 @@ exec_copy(Interp *in, const TcStmt *s, bool add)
 		if (!buffer_row_ok(in, &src, slo, shi, cols) ||
 		    !buffer_row_ok(in, &dst, dlo, dhi, cols))
 			return;
-		for (long long c = dlo; c < dhi; c++) {
-			double v = c >= slo && c < shi ? read_elem(&src, sb + c * ss)
-						       : 0.0;
-			if (add)
-				v += read_elem(&dst, db + c * ds);
+		for (long long c = dlo; c < dhi && !in->failed; c++) {
+			Cell v = c >= slo && c < shi
+					 ? convert(in, s->loc,
+						   read_elem(&src, sb + c * ss), st, dt)
+					 : zero(dt);
+			if (is_add)
+				v = add(in, s->loc, dt, read_elem(&dst, db + c * ds),
+					v);
 			write_elem(&dst, db + c * ds, v);
 		}
-	} while (n > 1 && next_index(t, shape, n - 1));
+	} while (!in->failed && n > 1 && next_index(t, shape, n - 1));
 }
 
-/* GEMM c += op(a) * op(b). */
+/* An element of a buffer of dtype t as a double. */
+static double
+real(TcDtype t, Cell c)
+{
+	return is_int(t) ? (double)c.i : c.f;
+}
+
+/* GEMM c += op(a) * op(b): products accumulate in c's dtype, as
+ * `acc += x * y` with acc of that type (integers exact, a signed
+ * overflow an error). */
 static void
 exec_gemm(Interp *in, const TcStmt *s)
 {
@@ -589,29 +948,43 @@ exec_gemm(Interp *in, const TcStmt *s)
 	in->stats.gemm_flops += 2.0 * (double)M * (double)N * (double)K;
 	if (in->count_only)
 		return;
-	double *c = ca->buf;
-	const double *a = aa->buf, *b = ba->buf;
-	bool wide = cv->dtype == TC_DT_F32 || cv->dtype == TC_DT_F64;
-	if (wide && !tb) {
+	Cell *c = ca->buf;
+	const Cell *a = aa->buf, *b = ba->buf;
+	TcDtype ct = cv->dtype, at = av->dtype, bt = bv->dtype;
+	bool wide = ct == TC_DT_F32 || ct == TC_DT_F64;
+	if (wide && !tb && !is_int(at) && !is_int(bt)) {
 		/* Row of c += a[m][k] * row k of b: contiguous inner loop. */
 		for (long long m = 0; m < M; m++) {
-			double *crow = c + m * N;
+			Cell *crow = c + m * N;
 			for (long long kk = 0; kk < K; kk++) {
-				double x = ta ? a[kk * M + m] : a[m * K + kk];
-				const double *brow = b + kk * N;
+				double x = ta ? a[kk * M + m].f : a[m * K + kk].f;
+				const Cell *brow = b + kk * N;
 				for (long long nn = 0; nn < N; nn++)
-					crow[nn] += x * brow[nn];
+					crow[nn].f += x * brow[nn].f;
 			}
 		}
 		return;
 	}
-	for (long long m = 0; m < M; m++) {
-		for (long long nn = 0; nn < N; nn++) {
-			double acc = c[m * N + nn];
-			for (long long kk = 0; kk < K; kk++) {
-				double x = ta ? a[kk * M + m] : a[m * K + kk];
-				double y = tb ? b[nn * K + kk] : b[kk * N + nn];
-				acc = wide ? acc + x * y : hold(cv->dtype, acc + x * y);
+	bool exact = is_int(ct) && is_int(at) && is_int(bt);
+	for (long long m = 0; m < M && !in->failed; m++) {
+		for (long long nn = 0; nn < N && !in->failed; nn++) {
+			Cell acc = c[m * N + nn];
+			for (long long kk = 0; kk < K && !in->failed; kk++) {
+				Cell x = ta ? a[kk * M + m] : a[m * K + kk];
+				Cell y = tb ? b[nn * K + kk] : b[kk * N + nn];
+				if (exact) {
+					/* i8 x i8 products fit; the sum may
+					 * not. */
+					Cell p = { .i = x.i * y.i };
+					acc = add(in, s->loc, ct, acc, p);
+					continue;
+				}
+				double sum = real(ct, acc) +
+					     real(at, x) * real(bt, y);
+				acc = convert(in, s->loc, (Cell){ .f = sum },
+					      TC_DT_F64, ct);
+				if (wide)
+					acc.f = sum;
 			}
 			c[m * N + nn] = acc;
 		}
@@ -622,18 +995,68 @@ exec_gemm(Interp *in, const TcStmt *s)
 static void
 exec_fill(Interp *in, const TcStmt *s)
 {
-	double v = eval(in, s->u.fill.value);
+	const TcVar *var = s->u.fill.dst.var;
+	Cell v = eval_as(in, s->u.fill.value, var->dtype);
 	if (in->failed)
 		return;
-	const TcVar *var = s->u.fill.dst.var;
 	Array *a = &in->arr[var_slot(in, var)];
 	if (var->kind != TC_VAR_BUFFER || !s->u.fill.dst.whole) {
 		fail(in, s->loc, "tile_fill needs a whole buffer");
 		return;
 	}
-	v = hold(var->dtype, v);
 	for (long long i = 0; i < a->size; i++)
 		a->buf[i] = v;
+}
+
+/* The identity of an integer reduction into dtype t. */
+static int64_t
+int_identity(TcReduceOp op, TcDtype t)
+{
+	int64_t lo, hi;
+	int_range(t, &lo, &hi);
+	return op == TC_RED_MAX ? lo : op == TC_RED_MIN ? hi : 0;
+}
+
+/* |x| for an integer absmax into dtype t. */
+static int64_t
+int_abs(Interp *in, TcLoc loc, TcDtype t, int64_t x)
+{
+	if (x >= 0)
+		return x;
+	if (x == INT64_MIN || (t == TC_DT_I32 && x == INT32_MIN)) {
+		fail(in, loc, "signed overflow: |%lld| does not fit in %s "
+		     "(undefined in C)", (long long)x, tc_dtype_name(t));
+		return 0;
+	}
+	return int_wrap(t, -x);
+}
+
+/* One integer reduction of n elements p[0], p[step], .. of dtype st into
+ * acc (docs/language.md): each element converted to dst's dtype dt
+ * first, then combined exactly in dt, so the result does not depend on
+ * the order a backend combines in. */
+static int64_t
+reduce_int(Interp *in, const TcStmt *s, TcDtype dt, TcDtype st, int64_t acc,
+	   const Cell *p, long long n, long long step)
+{
+	TcReduceOp op = s->u.reduce.op;
+	for (long long j = 0; j < n && !in->failed; j++) {
+		int64_t x = convert(in, s->loc, p[j * step], st, dt).i;
+		switch (op) {
+		case TC_RED_SUM:
+			acc = add(in, s->loc, dt, (Cell){ .i = acc },
+				  (Cell){ .i = x }).i;
+			break;
+		case TC_RED_MAX: acc = x > acc ? x : acc; break;
+		case TC_RED_MIN: acc = x < acc ? x : acc; break;
+		case TC_RED_ABSMAX:
+			x = int_abs(in, s->loc, dt, x);
+			acc = x > acc ? x : acc;
+			break;
+		default: tc_unreachable();
+		}
+	}
+	return acc;
 }
 
 /* REDUCE dst = op(src) along dim. */
@@ -653,17 +1076,29 @@ exec_reduce(Interp *in, const TcStmt *s)
 	for (int i = 0; i < dim; i++)
 		outer *= sa->ext[i];
 	TcReduceOp op = s->u.reduce.op;
+	TcDtype dt = dv->dtype, st = sv->dtype;
+	bool accumulate = s->u.reduce.accumulate;
 	double init = op == TC_RED_MAX ? -INFINITY
 		      : op == TC_RED_MIN ? INFINITY : 0.0;
-	for (long long o = 0; o < outer; o++) {
-		for (long long i = 0; i < inner; i++) {
-			double *dst = &da->buf[o * inner + i];
-			double acc = s->u.reduce.accumulate ? *dst : init;
+	for (long long o = 0; o < outer && !in->failed; o++) {
+		for (long long i = 0; i < inner && !in->failed; i++) {
+			Cell *dst = &da->buf[o * inner + i];
+			const Cell *p = sa->buf + o * len * inner + i;
+			if (is_int(dt)) {
+				int64_t acc = accumulate ? dst->i
+							 : int_identity(op, dt);
+				if (op == TC_RED_ABSMAX)
+					acc = int_abs(in, s->loc, dt, acc);
+				dst->i = reduce_int(in, s, dt, st, acc, p, len,
+						    inner);
+				continue;
+			}
+			/* Floats: in double, rounded to dst's dtype once. */
+			double acc = accumulate ? dst->f : init;
 			if (op == TC_RED_ABSMAX)
 				acc = fabs(acc);
-			const double *p = sa->buf + o * len * inner + i;
 			for (long long j = 0; j < len; j++) {
-				double x = p[j * inner];
+				double x = real(st, p[j * inner]);
 				switch (op) {
 				case TC_RED_SUM: acc += x; break;
 				case TC_RED_MAX: acc = fmax(acc, x); break;
@@ -672,7 +1107,7 @@ exec_reduce(Interp *in, const TcStmt *s)
 				default: tc_unreachable();
 				}
 			}
-			*dst = hold(dv->dtype, acc);
+			dst->f = hold_float(dt, acc);
 		}
 	}
 }
@@ -680,6 +1115,19 @@ exec_reduce(Interp *in, const TcStmt *s)
 /* --- Statements ---------------------------------------------------------------- */
 
 static void exec(Interp *in, const TcStmt *s);
+
+/* What a buffer holds before it is written: NaN, or for integers 0x5a in
+ * every byte, wrapped to the dtype. */
+static Cell
+poison(TcDtype t)
+{
+	Cell c;
+	if (is_int(t))
+		c.i = int_wrap(t, 0x5a5a5a5a5a5a5a5all);
+	else
+		c.f = NAN;
+	return c;
+}
 
 static void
 exec_decl(Interp *in, const TcStmt *s)
@@ -690,71 +1138,78 @@ exec_decl(Interp *in, const TcStmt *s)
 		Array *a = &in->arr[slot];
 		if (in->count_only)
 			return;
+		Cell p = poison(v->dtype);
 		for (long long i = 0; i < a->size; i++)
-			a->buf[i] = NAN;
+			a->buf[i] = p;
 		return;
 	}
-	double x = NAN;
+	Cell x;
 	if (s->u.decl.init)
-		x = eval(in, s->u.decl.init);
-	else if (!tc_dtype_is_float(v->dtype))
-		x = 0;
-	in->val[slot] = hold(v->dtype, x);
+		x = eval_as(in, s->u.decl.init, v->dtype);
+	else if (is_int(v->dtype))
+		x.i = 0;
+	else
+		x.f = NAN;
+	in->val[slot] = x;
 }
 
 static void
 exec_assign(Interp *in, const TcStmt *s)
 {
 	const TcExpr *dst = s->u.assign.dst;
-	double x = eval(in, s->u.assign.value);
+	const TcVar *v = dst->kind == TC_EX_VAR ? dst->u.var : dst->u.load.var;
+	Cell x = eval_as(in, s->u.assign.value, v->dtype);
 	if (in->failed)
 		return;
 	if (dst->kind == TC_EX_VAR) {
-		in->val[var_slot(in, dst->u.var)] = hold(dst->u.var->dtype, x);
+		in->val[var_slot(in, v)] = x;
 		return;
 	}
 	if (in->count_only)
 		return;
-	const TcVar *v = dst->u.load.var;
 	long long off = element_offset(in, dst);
 	if (off < 0)
 		return;
 	Array *a = &in->arr[v->index];
 	if (v->kind == TC_VAR_TENSOR)
-		tc_elem_store(v->dtype, a->tensor, (size_t)off, x);
+		store_elem(v->dtype, a->tensor, (size_t)off, x);
 	else
-		a->buf[off] = hold(v->dtype, x);
+		a->buf[off] = x;
 }
 
 static void
 exec_for(Interp *in, const TcStmt *s)
 {
-	int slot = var_slot(in, s->u.loop.var);
+	const TcVar *var = s->u.loop.var;
+	int slot = var_slot(in, var);
 	if (s->u.loop.kind == TC_LOOP_PARALLEL) {
 		if (in->count_only)
 			return;
-		double end = eval(in, s->u.loop.end);
-		for (double i = 0; i < end && !in->failed; i++) {
-			in->val[slot] = i;
+		int64_t end = eval_int(in, s->u.loop.end);
+		for (int64_t i = 0; i < end && !in->failed; i++) {
+			in->val[slot].i = i;
 			exec(in, s->u.loop.body);
 		}
 		return;
 	}
 	/* Serial and pipelined: C's for, bound and step re-evaluated. */
-	in->val[slot] = eval(in, s->u.loop.begin);
-	while (!in->failed && in->val[slot] < eval(in, s->u.loop.end)) {
+	in->val[slot] = eval_as(in, s->u.loop.begin, var->dtype);
+	while (!in->failed && in->val[slot].i < eval_int(in, s->u.loop.end)) {
 		if (in->failed)
 			return;
 		exec(in, s->u.loop.body);
 		if (in->failed)
 			return;
-		double step = eval(in, s->u.loop.step);
+		int64_t step = eval_int(in, s->u.loop.step);
+		if (in->failed)
+			return;
 		if (step <= 0) {
-			fail(in, s->loc, "loop step is %.0f; it must be positive",
-			     step);
+			fail(in, s->loc, "loop step is %lld; it must be positive",
+			     (long long)step);
 			return;
 		}
-		in->val[slot] += step;
+		in->val[slot] = add(in, s->u.loop.step->loc, var->dtype,
+				    in->val[slot], (Cell){ .i = step });
 	}
 }
 
@@ -772,7 +1227,7 @@ exec(Interp *in, const TcStmt *s)
 	case TC_ST_ASSIGN: exec_assign(in, s); return;
 	case TC_ST_FOR: exec_for(in, s); return;
 	case TC_ST_IF:
-		if (eval(in, s->u.cond.cond) != 0)
+		if (truth(in, s->u.cond.cond))
 			exec(in, s->u.cond.then);
 		else if (s->u.cond.els)
 			exec(in, s->u.cond.els);
@@ -805,19 +1260,21 @@ exec(Interp *in, const TcStmt *s)
 /* --- Setting up a run ----------------------------------------------------------- */
 
 /* A scalar parameter's value, read in its C type. */
-static double
+static Cell
 scalar_arg(const TcVar *v, const void *p)
 {
+	Cell c;
 	switch (v->dtype) {
-	case TC_DT_F64: return *(const double *)p;
-	case TC_DT_F32: return *(const float *)p;
-	case TC_DT_I64: return (double)*(const int64_t *)p;
-	case TC_DT_I32: return *(const int32_t *)p;
-	case TC_DT_I8: return *(const int8_t *)p;
-	case TC_DT_U8: return *(const uint8_t *)p;
-	case TC_DT_BOOL: return *(const uint8_t *)p != 0;
-	default: return tc_elem_load(v->dtype, p, 0);
+	case TC_DT_F64: c.f = *(const double *)p; break;
+	case TC_DT_F32: c.f = *(const float *)p; break;
+	case TC_DT_I64: c.i = *(const int64_t *)p; break;
+	case TC_DT_I32: c.i = *(const int32_t *)p; break;
+	case TC_DT_I8: c.i = *(const int8_t *)p; break;
+	case TC_DT_U8: c.i = *(const uint8_t *)p; break;
+	case TC_DT_BOOL: c.i = *(const uint8_t *)p != 0; break;
+	default: c = load_elem(v->dtype, p, 0); break;
 	}
+	return c;
 }
 
 static void
@@ -865,7 +1322,7 @@ interp_arrays(Interp *in)
 			continue;
 		Array *a = &in->arr[i];
 		for (int j = 0; j < v->rank; j++) {
-			double e = eval(in, v->shape[j]);
+			double e = eval_real(in, v->shape[j]);
 			if (in->failed)
 				return false;
 			if (!(e >= 0 && e < 4e18)) {
@@ -902,7 +1359,7 @@ tc_interp_eval(const TcKernel *k, const TcExpr *e, void **args, double *out,
 	Interp in;
 	if (!interp_init(&in, k, args, d))
 		return false;
-	*out = eval(&in, e);
+	*out = eval_real(&in, e);
 	interp_free(&in);
 	return !in.failed;
 }
@@ -920,7 +1377,7 @@ tc_interp_run(const TcKernel *k, void **args, bool count_only,
 	for (int g = 0; ok && g < 3; g++) {
 		if (!k->grid[g])
 			continue;
-		double e = eval(&in, k->grid[g]);
+		double e = eval_real(&in, k->grid[g]);
 		if (in.failed || !(e >= 0 && e < 4e18)) {
 			fail(&in, k->grid[g]->loc,
 			     "the grid has extent %.0f along %c", e, "xyz"[g]);
@@ -935,8 +1392,8 @@ tc_interp_run(const TcKernel *k, void **args, bool count_only,
 				long long idx[3] = { bx, by, bz };
 				for (int g = 0; g < 3; g++)
 					if (k->block[g])
-						in.val[var_slot(&in, k->block[g])] =
-							(double)idx[g];
+						in.val[var_slot(&in, k->block[g])].i =
+							idx[g];
 				exec(&in, k->body);
 				in.stats.blocks++;
 			}

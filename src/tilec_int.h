@@ -856,7 +856,8 @@ typedef struct TcInterpStats {
 /* Run kernel k of a specialized, checked program (tc_specialize and
  * tc_check, before any target pass) on args laid out as for the entry
  * point: args[i] points to parameter i's value, for a tensor to its data
- * pointer.  Implements docs/ir.md: every block in order, arithmetic in
+ * pointer.  Implements docs/ir.md: every block in order, integers exact
+ * with C's semantics (what C leaves undefined is an error), floats in
  * double, tensor stores rounded to the stored dtype.  With count_only,
  * only control flow outside tile_parallel loops runs and no tensor is read
  * or written (to count FLOPs cheaply).  stats may be NULL.  Returns false
@@ -875,6 +876,10 @@ double tc_elem_load(TcDtype t, const void *base, size_t i);
 /* Store v as element i: floats rounded to nearest even, integers truncated
  * toward zero and wrapped to the type's width, bool as v != 0. */
 void tc_elem_store(TcDtype t, void *base, size_t i, double v);
+/* The same for an integer dtype (bool, i4, i8, u8, i32, i64), exactly;
+ * the store wraps v to the type's width (bool: v != 0). */
+int64_t tc_elem_load_int(TcDtype t, const void *base, size_t i);
+void tc_elem_store_int(TcDtype t, void *base, size_t i, int64_t v);
 /* Bytes that n elements of t occupy. */
 size_t tc_elem_bytes(TcDtype t, size_t n);
 /* Fill n elements of t with the inputs `tilec run` and `tilec tune` check

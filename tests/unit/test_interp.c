@@ -502,6 +502,158 @@ START_TEST(element_formats_round_trip)
 }
 END_TEST
 
+/* --- Integer semantics ------------------------------------------------------------ */
+/*
+ * docs/language.md, "Integer arithmetic": C's, exactly, for every integer
+ * dtype (the interpreter once held integers in double and multiplied
+ * operands of opposite signs as unsigned: -2 * 3 gave -1024 in i32), and
+ * what C leaves undefined is a located error.
+ */
+
+/* A kernel from tile-program text, parsed, specialized and checked. */
+static TcKernel *
+load_text(TcArena *a, const char *text, TcDiags *d)
+{
+	TcOptions opt;
+	ck_assert(tc_options_init(&opt, "openmp", NULL));
+	tc_diags_init(d, "t.c", text, strlen(text));
+	TcProgram *p = tc_parse(a, "t.c", text, &opt, d);
+	ck_assert_msg(p, "%s", d->text.data);
+	ck_assert_msg(tc_specialize(a, p, &opt, d), "%s", d->text.data);
+	ck_assert_msg(tc_check(a, p, &opt, d), "%s", d->text.data);
+	return p->kernels.items[0];
+}
+
+static const char int_ops[] =
+	"#include <tilec.h>\n"
+	"TILE_KERNEL void\n"
+	"k(long long a, long long b, int x, int y, i64 Y[9], i32 Z[11])\n"
+	"{\n"
+	"\tY[0] = a * b;\n"
+	"\tY[1] = a / b;\n"
+	"\tY[2] = a % b;\n"
+	"\tY[3] = a >> 3;\n"
+	"\tY[4] = a ^ b;\n"
+	"\tY[5] = (a & 1023) << 2;\n"
+	"\tY[6] = a > b + 1;\n"
+	"\tY[7] = ~a;\n"
+	"\tY[8] = a + 1;\n"
+	"\ti8 c = x;\n"
+	"\tu8 u = y;\n"
+	"\tbool t = x;\n"
+	"\tZ[0] = c;\n"
+	"\tZ[1] = u;\n"
+	"\tZ[2] = t;\n"
+	"\tZ[3] = (int)a;\n"
+	"\tZ[4] = y / 2;\n"
+	"\tZ[5] = y % 2;\n"
+	"\tZ[6] = y >> 1;\n"
+	"\tZ[7] = u + u;\n"
+	"\tZ[8] = (long long)y < x;\n"
+	"\tZ[9] = x * y;\n"
+	"\tZ[10] = -x;\n"
+	"}\n";
+
+/* int_ops on (a, b, x, y), each result against the same C expression. */
+static void
+int_ops_case(long long a, long long b, int x, int y)
+{
+	TcArena *ar = tc_arena_new();
+	TcDiags d;
+	TcKernel *k = load_text(ar, int_ops, &d);
+	int64_t Y[9];
+	int32_t Z[11];
+	void *pY = Y, *pZ = Z;
+	void *args[] = { &a, &b, &x, &y, &pY, &pZ };
+	ck_assert_msg(tc_interp_run(k, args, false, NULL, &d), "%s",
+		      d.text.data);
+	int64_t wantY[9] = { a * b, a / b, a % b, a >> 3, a ^ b,
+			     (a & 1023) << 2, a > b + 1, ~a, a + 1 };
+	signed char c = (signed char)x;
+	unsigned char u = (unsigned char)y;
+	_Bool t = x;
+	int32_t wantZ[11] = { c, u, t, (int)a, y / 2, y % 2, y >> 1, u + u,
+			      (long long)y < x, x * y, -x };
+	for (int i = 0; i < 9; i++)
+		ck_assert_msg(Y[i] == wantY[i], "Y[%d] = %lld, want %lld "
+			      "(a=%lld b=%lld)", i, (long long)Y[i],
+			      (long long)wantY[i], a, b);
+	for (int i = 0; i < 11; i++)
+		ck_assert_msg(Z[i] == wantZ[i], "Z[%d] = %d, want %d (x=%d "
+			      "y=%d)", i, Z[i], wantZ[i], x, y);
+	tc_diags_free(&d);
+	tc_arena_free(ar);
+}
+
+START_TEST(integers_are_exact_as_in_c)
+{
+	/* Opposite signs; i64 values past 2^53, where a double is not
+	 * exact; truncating division and remainder of negatives;
+	 * conversions to i8, u8 and bool that wrap. */
+	int_ops_case(-2, 3, -2, 3);
+	int_ops_case((1ll << 60) + 1, -3, 300, -1);
+	int_ops_case(-(1ll << 55) - 7, 101, -129, -7);
+	int_ops_case(9007199254740993ll, 2, 255, 46341);
+	int_ops_case(-9007199254740993ll, 1023, 5, -46340);
+}
+END_TEST
+
+/* The first error running `body` (with x, y ints, a a long long and
+ * Z an i32 tensor in scope) on the given values. */
+static void
+int_error_case(const char *body, long long a, int x, int y, const char *want)
+{
+	char text[1024];
+	snprintf(text, sizeof text,
+		 "#include <tilec.h>\n"
+		 "TILE_KERNEL void\n"
+		 "k(long long a, int x, int y, const f32 F[1], i32 Z[1])\n"
+		 "{\n"
+		 "\t%s\n"
+		 "}\n", body);
+	TcArena *ar = tc_arena_new();
+	TcDiags d;
+	TcKernel *k = load_text(ar, text, &d);
+	float f = 3e9f;
+	int32_t z = 0;
+	void *pf = &f, *pz = &z;
+	void *args[] = { &a, &x, &y, &pf, &pz };
+	d.to_stderr = false;
+	ck_assert_msg(!tc_interp_run(k, args, false, NULL, &d), "%s ran", body);
+	ck_assert_msg(strstr(d.text.data, want), "%s: got %s, want %s", body,
+		      d.text.data, want);
+	ck_assert_msg(strncmp(d.text.data, "t.c:5:", 6) == 0, "not located: %s",
+		      d.text.data);
+	tc_diags_free(&d);
+	tc_arena_free(ar);
+}
+
+START_TEST(undefined_integer_operations_are_errors)
+{
+	int_error_case("Z[0] = x + y;", 0, 2147483647, 1,
+		       "signed overflow: 2147483647 + 1 does not fit in i32");
+	int_error_case("Z[0] = x * y;", 0, 65536, -32769,
+		       "signed overflow: 65536 * -32769 does not fit in i32");
+	int_error_case("Z[0] = x - y;", 0, -2147483647 - 1, 1,
+		       "signed overflow");
+	int_error_case("Z[0] = x / y;", 0, -2147483647 - 1, -1,
+		       "signed overflow");
+	int_error_case("Z[0] = x % y;", 0, 1, 0, "integer division by zero");
+	int_error_case("Z[0] = -x;", 0, -2147483647 - 1, 0, "signed overflow");
+	int_error_case("Z[0] = x << y;", 0, 1, 32,
+		       "shift count 32 is out of range for i32");
+	int_error_case("Z[0] = x >> y;", 0, 1, -1,
+		       "shift count -1 is out of range for i32");
+	int_error_case("Z[0] = x << y;", 0, -1, 1,
+		       "left shift of the negative value -1");
+	int_error_case("Z[0] = x << y;", 0, 3, 30, "signed overflow");
+	int_error_case("Z[0] = a * a > 0;", 1ll << 32, 0, 0,
+		       "does not fit in i64");
+	int_error_case("Z[0] = F[0];", 0, 0, 0,
+		       "3e+09 converted to i32 does not fit");
+}
+END_TEST
+
 /* --- The samples ------------------------------------------------------------------ */
 
 /* Parse, specialize and check samples/NAME.c; NULL (test failed) if not. */
@@ -682,6 +834,8 @@ unit_suite_interp(void)
 	tcase_add_test(c, reduce_each_op_dim_and_accumulate);
 	tcase_add_test(c, out_of_bounds_element_is_a_located_error);
 	tcase_add_test(c, element_formats_round_trip);
+	tcase_add_test(c, integers_are_exact_as_in_c);
+	tcase_add_test(c, undefined_integer_operations_are_errors);
 	suite_add_tcase(s, c);
 	TCase *samples = tcase_create("samples");
 	tcase_set_timeout(samples, 60);
