@@ -7,7 +7,9 @@
 # Each case runs `meson install --destdir` of BUILD into a fresh directory
 # and builds against that tree only:
 #   c      README's jit.c example with cc and pkg-config (tilec.pc), run
-#          on samples/colsum.c; every sample passes `cc -fsyntax-only`
+#          on samples/colsum.c; install/api_errors.c (located errors
+#          through the API and tilec_jit, refused options); every sample
+#          passes `cc -fsyntax-only`
 #          with the installed tilec.h; a --no-standalone export builds
 #          against the installed helper headers; libtilec.so exports only
 #          tilec_* symbols
@@ -59,6 +61,10 @@ c)
 		-o jit || fail "cc jit.c with pkg-config"
 	readelf -d jit | grep -q 'libtilec.so.0' || fail "jit does not use libtilec.so.0"
 	./jit colsum.c || fail "the JIT example"
+	cc -std=c11 -Wall -Wextra -Werror "$root/tests/install/api_errors.c" \
+		$(pkg-config --cflags --libs tilec) -o api_errors ||
+		fail "cc api_errors.c with pkg-config"
+	./api_errors || fail "the API's errors"
 	# Tile programs are C to any compiler, from the installed tilec.h.
 	for s in "$root"/samples/*.c; do
 		cc -std=c11 -fsyntax-only $(pkg-config --cflags tilec_runtime) "$s" ||
