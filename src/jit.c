@@ -24,8 +24,8 @@
 /* The architecture to translate for, from the context's device when the
  * translator names none; NULL (after an error) when there is none. */
 static const char *
-pick_arch(tilec_context *ctx, tilec_translator *tr, tilec_backend backend,
-	  const char *given, const tilec_device_info *info)
+pick_arch(tilec_translator *tr, tilec_backend backend, const char *given,
+	  const tilec_device_info *info)
 {
 	char msg[512];
 	if (backend == TILEC_BACKEND_OPENMP)
@@ -56,7 +56,6 @@ pick_arch(tilec_context *ctx, tilec_translator *tr, tilec_backend backend,
 		 backend == TILEC_BACKEND_CUDA ? "sm_80 and later"
 					       : "gfx90a, gfx942");
 	tc_api_fail(tr, msg);
-	(void)ctx;
 	return NULL;
 }
 
@@ -100,8 +99,8 @@ tilec_jit(tilec_context *ctx, tilec_translator *tr, const char *path,
 		tc_api_fail(tr, tilec_error(ctx));
 		return NULL;
 	}
-	/* The translator's arch holds only when its target is the
-	 * context's. */
+	/* The caller's options, read as the runtime reads them (by their
+	 * size); tilec_compile checks them again. */
 	tilec_compile_options given;
 	tilec_compile_options_init(&given);
 	if (opts) {
@@ -115,22 +114,17 @@ tilec_jit(tilec_context *ctx, tilec_translator *tr, const char *path,
 								: sizeof given);
 		given.size = sizeof given;
 	}
-	const TcBackend *be = NULL;
-	const char *tr_arch = NULL;
-	{
-		TcTarget t;
-		if (tc_target_init(&t, target, NULL))
-			be = tc_backend_find(t.kind);
-	}
-	if (!be) {
+	TcTarget t;
+	if (!tc_target_init(&t, target, NULL) || !tc_backend_find(t.kind)) {
 		char msg[128];
 		snprintf(msg, sizeof msg, "the %s backend is not built", target);
 		tc_api_fail(tr, msg);
 		return NULL;
 	}
-	tr_arch = tc_api_target_arch(tr, target);
-	const char *arch = pick_arch(ctx, tr, (tilec_backend)backend, tr_arch,
-				     &info);
+	/* The translator's arch holds only when its target is the
+	 * context's. */
+	const char *arch = pick_arch(tr, (tilec_backend)backend,
+				     tc_api_target_arch(tr, target), &info);
 	if (backend != TILEC_BACKEND_OPENMP && !arch)
 		return NULL;
 	if (tc_api_translate(tr, path, text, len, target, arch, kernel) !=
