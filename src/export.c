@@ -780,9 +780,10 @@ export_kernel(ExportArgs *x, TcOptions *opt, const char *text,
 	const char *base = k ? k->name : name;
 	/* Where it came from, ahead of the emitter's own first line. */
 	tc_buf_printf(&src, "// SPDX-License-Identifier: %s\n", EXPORT_LICENSE);
-	tc_buf_printf(&src, "// Exported by tilec %s (git %s) from %s,\n"
-		      "// SHA-256 %s.\n", TILEC_VERSION, TILEC_GIT_REVISION,
-		      x->file, x->sha256);
+	print_comment_lines(&src, "//", tc_fmt(a, "Exported by tilec %s (git %s) "
+						"from %s, SHA-256 %s.",
+						TILEC_VERSION, TILEC_GIT_REVISION,
+						x->file, x->sha256));
 	if (ok && k) {
 		/* Emitted on its own: an emitter starts the file (its
 		 * comment, includes) only into an empty buffer. */
