@@ -664,6 +664,12 @@ tilec_cache_dir(const tilec_context *ctx)
 	return ctx && ctx->cache_dir ? ctx->cache_dir : "";
 }
 
+int
+tilec_context_backend(const tilec_context *ctx)
+{
+	return ctx ? (int)ctx->ops->backend : -1;
+}
+
 /* --- Devices and memory ------------------------------------------------------------- */
 
 tilec_status
@@ -754,6 +760,37 @@ void
 tilec_compile_options_init(tilec_compile_options *o)
 {
 	memset(o, 0, sizeof *o);
+	o->size = sizeof *o;
+}
+
+/* The caller's options as this library's struct (tilec_runtime.h, on
+ * versioning): fields past the caller's size read as zero; fields past
+ * ours must be zero.  False (after the error) when they cannot be read. */
+static bool
+options_read(tilec_context *ctx, const tilec_compile_options *in,
+	     tilec_compile_options *out)
+{
+	tilec_compile_options_init(out);
+	if (!in)
+		return true;
+	if (in->size < sizeof in->size) {
+		tilec_rt_fail(ctx, TILEC_ERR_INVALID, "tilec_compile_options "
+			      "was not initialized: call "
+			      "tilec_compile_options_init first");
+		return false;
+	}
+	size_t n = in->size < sizeof *out ? in->size : sizeof *out;
+	memcpy(out, in, n);
+	for (size_t i = sizeof *out; i < in->size; i++)
+		if (((const unsigned char *)in)[i]) {
+			tilec_rt_fail(ctx, TILEC_ERR_INVALID, "tilec_compile_"
+				      "options has fields this runtime (%s) "
+				      "does not know: built against a newer "
+				      "tilec_runtime.h", TILEC_RUNTIME_VERSION);
+			return false;
+		}
+	out->size = sizeof *out;
+	return true;
 }
 
 /* Hash one length-prefixed field into the key, so fields cannot run into
@@ -1023,9 +1060,10 @@ tilec_compile(tilec_context *ctx, const char *source, size_t len,
 		return NULL;
 	}
 	double t0 = tilec_now();
-	tilec_compile_options defaults;
-	tilec_compile_options_init(&defaults);
-	const tilec_compile_options *o = opts ? opts : &defaults;
+	tilec_compile_options given;
+	if (!options_read(ctx, opts, &given))
+		return NULL;
+	const tilec_compile_options *o = &given;
 	const char *arch = o->arch && *o->arch ? o->arch : "native";
 	if (!(o->arch && *o->arch) && ctx->ops->default_arch &&
 	    !(arch = ctx->ops->default_arch(ctx)))

@@ -5,7 +5,9 @@
  * identity, versions, backend) and to verify cached objects before they
  * are loaded.  Input: bytes, in any number of update calls.  Output: the
  * 32-byte digest.  Invariant: nblock < 64 between calls; a block is
- * compressed as soon as it is full.
+ * compressed as soon as it is full.  tilec_sha256_hex is the public face
+ * (tilec_runtime.h): tile programs and tuning records name their source
+ * by it, matching `sha256sum FILE`.
  */
 #include "runtime_int.h"
 
@@ -180,4 +182,12 @@ tilec_rt_sha256_fd(int fd, uint64_t limit, uint8_t digest[32], uint64_t *size)
 		*size = s.nbytes;
 	tilec_rt_sha256_final(&s, digest);
 	return ok;
+}
+
+void
+tilec_sha256_hex(const void *data, size_t n, char hex[65])
+{
+	uint8_t d[32];
+	tilec_rt_sha256(data, n, d);
+	tilec_rt_sha256_hex(d, hex);
 }

@@ -39,6 +39,16 @@
 extern "C" {
 #endif
 
+/* Marks the library's public functions: the shared libraries are built
+ * with -fvisibility=hidden and export exactly these. */
+#ifndef TILEC_API
+#if defined(__GNUC__) && __GNUC__ >= 4
+#define TILEC_API __attribute__((visibility("default")))
+#else
+#define TILEC_API
+#endif
+#endif
+
 /* The runtime's version; part of every cache key. */
 #define TILEC_RUNTIME_VERSION "0.1.0"
 
@@ -79,10 +89,13 @@ typedef struct tilec_init_error {
 } tilec_init_error;
 
 /* The backend's name ("openmp", "cuda", "hip"), or NULL. */
+TILEC_API
 const char *tilec_backend_name(tilec_backend backend);
 /* The backend named `name`; returns -1 if unknown. */
+TILEC_API
 int tilec_backend_from_name(const char *name);
 /* A short English phrase for a status ("compile error"). */
+TILEC_API
 const char *tilec_status_string(tilec_status status);
 
 /* --- Contexts ---------------------------------------------------------------
@@ -96,34 +109,45 @@ const char *tilec_status_string(tilec_status status);
  * (where to look for both).  `device` is 0 for openmp; for cuda and hip a
  * device ordinal, or TILEC_DEVICE_NONE for a compile-only context.  On failure it returns
  * NULL and fills *err (err may be NULL). */
+TILEC_API
 tilec_context *tilec_context_new(tilec_backend backend, int device,
 				 tilec_init_error *err);
 /* Free the context.  Modules still loaded keep it alive (their kernels
  * still launch); it is released with the last of them.  The context
  * itself must not be used afterwards. */
+TILEC_API
 void tilec_context_free(tilec_context *ctx);
 
 /* The error of the last call on the context (every call clears it first),
  * with the compiler's log when a compile failed; "" if that call
  * succeeded.  Valid until the next call on the context. */
+TILEC_API
 const char *tilec_error(const tilec_context *ctx);
 
 /* Context options; each copies its string.  NULL restores the default. */
 /* Cache directory; "" disables the disk cache. */
+TILEC_API
 tilec_status tilec_set_cache_dir(tilec_context *ctx, const char *dir);
 /* Compiler command (openmp): a program name or path, optionally followed
  * by words put before every other argument ("ccache gcc").  The cuda and
  * hip backends have none (TILEC_ERR_INVALID; TILEC_NVRTC and TILEC_HIPRTC
  * pick the library). */
+TILEC_API
 tilec_status tilec_set_compiler(tilec_context *ctx, const char *cc);
 /* Extra compiler flags for every compile, space-separated. */
+TILEC_API
 tilec_status tilec_set_flags(tilec_context *ctx, const char *flags);
 /* Seconds a compiler process (openmp) may run before it and everything it
  * started are killed and the compile fails; 0 for no limit.  NVRTC and
  * hiprtc compile inside the process and are not limited. */
+TILEC_API
 tilec_status tilec_set_compile_timeout(tilec_context *ctx, double seconds);
 /* The directory the cache is using, or "" when disabled. */
+TILEC_API
 const char *tilec_cache_dir(const tilec_context *ctx);
+/* The context's backend (a tilec_backend), or -1 for NULL. */
+TILEC_API
+int tilec_context_backend(const tilec_context *ctx);
 
 /* --- Devices ------------------------------------------------------------- */
 
@@ -143,6 +167,7 @@ typedef struct tilec_device_info {
 	size_t total_memory;   /* device memory in bytes; 0 on the CPU */
 } tilec_device_info;
 
+TILEC_API
 tilec_status tilec_device_get_info(tilec_context *ctx,
 				   tilec_device_info *info);
 
@@ -152,10 +177,14 @@ tilec_status tilec_device_get_info(tilec_context *ctx,
  * be dereferenced on the host), 64-byte aligned host memory on the CPU.
  * Copies are synchronous: they wait for earlier work on the default stream
  * and are complete when they return.  tilec_free(ctx, NULL) does nothing. */
+TILEC_API
 tilec_status tilec_alloc(tilec_context *ctx, size_t bytes, void **ptr);
+TILEC_API
 tilec_status tilec_free(tilec_context *ctx, void *ptr);
+TILEC_API
 tilec_status tilec_memcpy_h2d(tilec_context *ctx, void *dst,
 			      const void *src, size_t bytes);
+TILEC_API
 tilec_status tilec_memcpy_d2h(tilec_context *ctx, void *dst,
 			      const void *src, size_t bytes);
 
@@ -170,7 +199,14 @@ typedef struct tilec_header {
 	size_t len;       /* bytes in text */
 } tilec_header;
 
+/* Versioned by its first field: tilec_compile_options_init sets `size`
+ * to sizeof the struct the caller was compiled with, so a program built
+ * against an older header keeps working when fields are added at the end
+ * (they read as zero), and a newer program's fields that this library
+ * does not know are refused unless zero.  A struct not initialized by it
+ * (size 0) is TILEC_ERR_INVALID. */
 typedef struct tilec_compile_options {
+	size_t size; /* set by tilec_compile_options_init; never by hand */
 	/* File name the source is compiled under (compiler messages name
 	 * it), e.g. "gemm.c"; NULL gives "kernel.c". */
 	const char *name;
@@ -191,7 +227,8 @@ typedef struct tilec_compile_options {
 	int nkernels;
 } tilec_compile_options;
 
-/* Fill *o with the defaults (every field zero/NULL). */
+/* Fill *o with the defaults (every field zero/NULL) and set o->size. */
+TILEC_API
 void tilec_compile_options_init(tilec_compile_options *o);
 
 /* Compile `len` bytes of generated source into a module (from the disk
@@ -200,11 +237,13 @@ void tilec_compile_options_init(tilec_compile_options *o);
  * cached.  Returns NULL on failure; tilec_error says why, with the
  * compiler log.  A cache directory that someone else could write to is
  * refused: TILEC_ERR_UNTRUSTED (docs/runtime.md, "Trust"). */
+TILEC_API
 tilec_module *tilec_compile(tilec_context *ctx, const char *source,
 			    size_t len, const tilec_compile_options *opts);
 /* Free a module and its kernels.  Freeing it twice, or using it or one of
  * its kernels afterwards, is a bug; builds without NDEBUG catch it and
  * abort with a message. */
+TILEC_API
 void tilec_module_free(tilec_module *mod);
 
 /* How a module came to be. */
@@ -221,12 +260,14 @@ typedef struct tilec_module_info {
 				   what was wrong with it; else "" */
 } tilec_module_info;
 
+TILEC_API
 tilec_status tilec_module_get_info(const tilec_module *mod,
 				   tilec_module_info *info);
 
 /* The kernel `name` (resolves the entry point tilec_entry_<name>, or the
  * __global__ function <name> on cuda).  The kernel belongs to the module.
  * NULL if absent, or on a compile-only context (see tilec_error). */
+TILEC_API
 tilec_kernel *tilec_module_kernel(tilec_module *mod, const char *name);
 
 /* --- Launching ---------------------------------------------------------------
@@ -247,9 +288,11 @@ typedef struct tilec_launch_config {
 /* cfg may be NULL on the CPU.  args must hold one pointer per parameter
  * of the kernel, in signature order: the runtime cannot check their number
  * or types (a short array is read past its end). */
+TILEC_API
 tilec_status tilec_launch(tilec_kernel *k, void **args,
 			  const tilec_launch_config *cfg);
 /* Wait until every launch on the context has finished. */
+TILEC_API
 tilec_status tilec_synchronize(tilec_context *ctx);
 
 /* --- Timing -----------------------------------------------------------------
@@ -257,6 +300,7 @@ tilec_status tilec_synchronize(tilec_context *ctx);
  * (cuEventRecord before and after it on cfg's stream). */
 
 /* Seconds on a monotonic clock. */
+TILEC_API
 double tilec_now(void);
 
 typedef struct tilec_bench_result {
@@ -269,21 +313,37 @@ typedef struct tilec_bench_result {
 /* Launch k `warmup` times untimed, then `repeat` times timed, one launch
  * per timing.  Launch i uses arg_sets[i % nsets], so rotating through sets
  * of distinct buffers keeps caches from flattering the result. */
+TILEC_API
 tilec_status tilec_bench(tilec_kernel *k, void **const *arg_sets, int nsets,
 			 const tilec_launch_config *cfg, int warmup,
 			 int repeat, tilec_bench_result *out);
+
+/* --- Hashing ---------------------------------------------------------------
+ * The SHA-256 of n bytes as 64 lowercase hex digits and a NUL, as
+ * `sha256sum` prints it: how tuning records and exported files name the
+ * tile program they came from. */
+TILEC_API
+void tilec_sha256_hex(const void *data, size_t n, char hex[65]);
 
 /* --- Host-side element conversions --------------------------------------------
  * For filling and reading tensors of narrow float types on the host.  All
  * round to nearest, ties to even.  Overflow gives infinity, except fp8e4m3,
  * which has no infinity: values that round past 448 give NaN (0x7f). */
+TILEC_API
 uint16_t tilec_f16_from_double(double x);
+TILEC_API
 double tilec_f16_to_double(uint16_t h);
+TILEC_API
 uint16_t tilec_bf16_from_double(double x);
+TILEC_API
 double tilec_bf16_to_double(uint16_t h);
+TILEC_API
 uint8_t tilec_fp8e4m3_from_double(double x);
+TILEC_API
 double tilec_fp8e4m3_to_double(uint8_t h);
+TILEC_API
 uint8_t tilec_fp8e5m2_from_double(double x);
+TILEC_API
 double tilec_fp8e5m2_to_double(uint8_t h);
 
 #ifdef __cplusplus

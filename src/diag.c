@@ -9,12 +9,26 @@
  *
  * and counted; phases check d->errors and stop.  Diagnostics are rendered
  * into d->text (the runtime hands that to its caller) and, for the CLI, to
- * stderr as they happen.
+ * stderr as they happen; a library caller may also take each one through
+ * d->hook (tilec_translator.h's diagnostic callback).
  */
 #include "tilec_int.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* n bytes of s as a malloc'd string; NULL when out of memory. */
+static char *
+strndup_malloc(const char *s, size_t n)
+{
+	char *p = malloc(n + 1);
+	if (p) {
+		memcpy(p, s, n);
+		p[n] = '\0';
+	}
+	return p;
+}
 
 static const char *const severity_names[] = {
 	[TC_NOTE] = "note",
@@ -74,7 +88,9 @@ tc_vdiag(TcDiags *d, TcSeverity sev, TcLoc loc, const char *fmt, va_list ap)
 	else
 		tc_buf_puts(&one, "tilec: ");
 	tc_buf_printf(&one, "%s: ", severity_names[sev]);
+	size_t message_at = one.len;
 	tc_buf_vprintf(&one, fmt, ap);
+	size_t message_end = one.len;
 	tc_buf_puts(&one, "\n");
 	render_caret(d, &one, loc);
 
@@ -85,6 +101,13 @@ tc_vdiag(TcDiags *d, TcSeverity sev, TcLoc loc, const char *fmt, va_list ap)
 	tc_buf_puts(&d->text, one.data);
 	if (d->to_stderr)
 		fputs(one.data, stderr);
+	if (d->hook) {
+		char *message = strndup_malloc(one.data + message_at,
+						  message_end - message_at);
+		d->hook(d->hook_user, sev, loc, message ? message : "",
+			one.data);
+		free(message);
+	}
 	tc_buf_free(&one);
 }
 

@@ -29,6 +29,8 @@
  * HIP pass i8/u8 scalars as int and f16/bf16 scalars as float).
  */
 #include "tilec_int.h"
+#include "tilec_runtime.h"
+#include "tilec_version.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -37,6 +39,10 @@
 #include <sys/stat.h>
 
 enum { EXIT_OK = 0, EXIT_ERROR = 1, EXIT_USAGE = 2 };
+
+/* The license exported files carry: theirs is tilec's (meson.build,
+ * LICENSE), since they hold its templates inlined. */
+#define EXPORT_LICENSE "MIT"
 
 /* Parameters of a launch function: the kernel's (the translator takes at
  * most 64) and the stream. */
@@ -50,6 +56,8 @@ typedef struct ExportArgs {
 	const char *kernel;     /* --kernel, or NULL for every kernel */
 	const char *dir;        /* -o DIR */
 	const char *config;     /* --config RECORD */
+	char sha256[65];        /* the tile program's SHA-256, in hex */
+	const char *prefix;     /* --prefix: put before every exported name */
 	bool standalone;        /* helpers inlined (default) */
 	int ndefines;           /* -D bindings */
 	char *define_name[TC_MAX_DEFINES];
@@ -101,6 +109,11 @@ usage(FILE *f)
 	      "  --kernel NAME      only this kernel\n"
 	      "  -D NAME=VALUE      bind a tunable\n"
 	      "  --config RECORD    bind a tuning record's values (-D wins)\n"
+	      "  --prefix P         put P before every name exported (files "
+	      "and symbols:\n"
+	      "                     PK.c, PK_launch, ...), so that several "
+	      "tunings of\n"
+	      "                     one kernel link into one program\n"
 	      "  --standalone       inline the helper headers (the default)\n"
 	      "  --no-standalone    include them, and write them under "
 	      "DIR/tilec/\n"
@@ -122,7 +135,7 @@ usage_error(const char *fmt, const char *arg)
 /* The options, as ids for parse_args's switch. */
 enum {
 	OPT_HELP = 1, OPT_STANDALONE, OPT_NO_STANDALONE, OPT_TARGET, OPT_ARCH,
-	OPT_KERNEL, OPT_CONFIG, OPT_OUT, OPT_DEFINE,
+	OPT_KERNEL, OPT_CONFIG, OPT_OUT, OPT_DEFINE, OPT_PREFIX,
 };
 
 static const TcOptSpec options[] = {
@@ -133,10 +146,24 @@ static const TcOptSpec options[] = {
 	{ "arch", 0, true, OPT_ARCH },
 	{ "kernel", 0, true, OPT_KERNEL },
 	{ "config", 0, true, OPT_CONFIG },
+	{ "prefix", 0, true, OPT_PREFIX },
 	{ NULL, 'o', true, OPT_OUT },
 	{ NULL, 'D', true, OPT_DEFINE },
 	{ 0 },
 };
+
+/* Whether s can start a C identifier: non-empty, [A-Za-z_][A-Za-z0-9_]*. */
+static bool
+identifier_part(const char *s)
+{
+	if (!*s || (*s >= '0' && *s <= '9'))
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '_'))
+			return false;
+	return true;
+}
 
 /* Returns -1 to go on, else an exit status. */
 static int
@@ -170,6 +197,14 @@ parse_args(ExportArgs *x, int argc, char **argv)
 		case OPT_KERNEL: x->kernel = v; break;
 		case OPT_CONFIG: x->config = v; break;
 		case OPT_OUT: x->dir = v; break;
+		case OPT_PREFIX:
+			if (!identifier_part(v))
+				return usage_error("--prefix wants the start of a "
+						   "C identifier (letters, digits, "
+						   "'_', not a digit first), not "
+						   "'%s'", v);
+			x->prefix = v;
+			break;
 		case OPT_DEFINE:
 			if (x->ndefines == TC_MAX_DEFINES ||
 			    !tc_opt_define(v, &x->define_name[x->ndefines],
@@ -401,20 +436,84 @@ launch_params(TcArena *a, const TcKernel *k, bool gpu, char **items)
 	return n;
 }
 
-/* The CPU's launch: the kernel runs the grid itself. */
+/* What an OpenMP export's code needs of the CPU, by arch: the features
+ * target.c asks for when it picks the host's vector ISA, as the names
+ * __builtin_cpu_supports knows, and how the message says them. */
+static const struct {
+	const char *arch;          /* TcTarget.arch */
+	const char *features[5];   /* NULL-terminated */
+	const char *spelled;       /* for the message */
+} cpu_needs[] = {
+	{ "avx512", { "avx512f", "avx512bw", "avx512vl", "fma", NULL },
+	  "AVX-512 F, BW and VL, and FMA" },
+	{ "avx2", { "avx2", "fma", NULL }, "AVX2 and FMA" },
+};
+
+/* The CPU's launch: the kernel runs the grid itself.  For a vector ISA
+ * the CPU is asked first, so a machine without it gets a sentence and -1
+ * rather than an illegal instruction. */
 static void
-cpu_launch(TcArena *a, const TcKernel *k, const char *base, TcBuf *b)
+cpu_launch(TcArena *a, const TcKernel *k, const TcTarget *t, const char *base,
+	   TcBuf *b)
 {
 	char *items[MAX_ITEMS];
+	int need = -1;
+	for (int i = 0; i < (int)(sizeof cpu_needs / sizeof cpu_needs[0]); i++)
+		if (t->arch && strcmp(t->arch, cpu_needs[i].arch) == 0)
+			need = i;
 	tc_buf_printf(b, "\n// ---- %s_launch (tilec export) ----\n", k->name);
+	if (need >= 0)
+		tc_buf_puts(b, "#include <stdio.h>\n\n");
 	tc_buf_printf(b, "#include \"%s.h\"\n\n", base);
+	if (need >= 0) {
+		tc_buf_printf(b, "// Whether this CPU has what the code above was "
+			      "generated for (%s).\n", t->arch);
+		tc_buf_printf(b, "static int\n%s_launch_cpu_ok(void)\n{\n",
+			      k->name);
+		tc_buf_puts(b, "#if defined(__GNUC__) && (defined(__x86_64__) || "
+			    "defined(__i386__))\n\t__builtin_cpu_init();\n"
+			    "\treturn ");
+		for (int i = 0; cpu_needs[need].features[i]; i++)
+			tc_buf_printf(b, "%s__builtin_cpu_supports(\"%s\")",
+				      i ? " &&\n\t       " : "",
+				      cpu_needs[need].features[i]);
+		tc_buf_puts(b, ";\n#else\n\treturn 1;\n#endif\n}\n\n");
+	}
 	tc_buf_printf(b, "// The kernel with plain pointers: runs the whole "
 		      "grid on the calling\n// thread's OpenMP team and "
-		      "returns when it is done.\n");
-	tc_buf_puts(b, "void\n");
+		      "returns 0 when it is done%s.\n",
+		      need >= 0 ? "; -1, having run\n// nothing, on a CPU "
+				  "without the instructions it uses" : "");
+	tc_buf_puts(b, "int\n");
 	int n = launch_params(a, k, false, items);
 	print_wrapped(b, 0, tc_fmt(a, "%s_launch(", k->name), items, n, ")");
 	tc_buf_puts(b, "{\n");
+	if (need >= 0) {
+		tc_buf_printf(b, "\tif (!%s_launch_cpu_ok()) {\n", k->name);
+		const char *msg = tc_fmt(a, "%s_launch: %s.c was exported for "
+					 "%s (%s), which this CPU lacks; export "
+					 "it with --arch %s", k->name, base,
+					 t->arch, cpu_needs[need].spelled,
+					 strcmp(t->arch, "avx512") == 0
+						 ? "avx2 or generic"
+						 : "generic");
+		/* The message as adjacent literals, broken after a space so
+		 * each line stays within 80 columns. */
+		tc_buf_puts(b, "\t\tfputs(");
+		for (const char *m = msg; *m;) {
+			size_t piece = strlen(m);
+			if (piece > 56) {
+				piece = 56;
+				while (piece > 1 && m[piece - 1] != ' ')
+					piece--;
+			}
+			tc_buf_printf(b, "%s\"%.*s%s\"",
+				      m == msg ? "" : "\n\t\t      ", (int)piece,
+				      m, m[piece] ? "" : "\\n");
+			m += piece;
+		}
+		tc_buf_puts(b, ",\n\t\t      stderr);\n\t\treturn -1;\n\t}\n");
+	}
 	/* Through void *: C11 has no implicit conversion from a pointer to
 	 * const elements to a pointer to an array of them. */
 	for (int i = 0; i < k->params.len; i++) {
@@ -425,7 +524,7 @@ cpu_launch(TcArena *a, const TcKernel *k, const char *base, TcBuf *b)
 	}
 	print_wrapped(b, 1, tc_fmt(a, "%s(", k->name), items, k->params.len,
 		      ");");
-	tc_buf_puts(b, "}\n");
+	tc_buf_puts(b, "\treturn 0;\n}\n");
 }
 
 /* The GPU's launch: grid and shared memory from the manifest, the
@@ -518,7 +617,8 @@ gpu_launch(TcArena *a, const TcKernel *k, const GpuApi *api,
 /* K.h: the declaration, with what a caller must know in its comment. */
 static void
 header(TcArena *a, const TcProgram *p, const TcKernel *k, const TcTarget *t,
-       const char *src_name, const GpuApi *api, TcBuf *b)
+       const char *src_name, const GpuApi *api, const ExportArgs *x,
+       const char *kernel, TcBuf *b)
 {
 	bool gpu = api != NULL;
 	char *items[MAX_ITEMS];
@@ -527,11 +627,16 @@ header(TcArena *a, const TcProgram *p, const TcKernel *k, const TcTarget *t,
 	for (; *g; g++)
 		if (*g >= 'a' && *g <= 'z')
 			*g = (char)(*g - 'a' + 'A');
+	tc_buf_printf(b, "/* SPDX-License-Identifier: %s */\n", EXPORT_LICENSE);
 	tc_buf_puts(b, "/*\n");
-	print_comment_lines(b, " *", tc_fmt(a, "%s.h - launch the kernel %s, "
-					    "exported by tilec %s from %s for "
-					    "%s/%s.", k->name, k->name,
-					    TILEC_VERSION, p->path, t->name,
+	print_comment_lines(b, " *", tc_fmt(a, "%s.h - launch the kernel %s%s%s, "
+					    "exported by tilec %s (git %s) from "
+					    "%s (SHA-256 %s) for %s/%s.",
+					    k->name, kernel,
+					    x->prefix ? " as " : "",
+					    x->prefix ? k->name : "",
+					    TILEC_VERSION, TILEC_GIT_REVISION,
+					    p->path, x->sha256, t->name,
 					    t->arch));
 	if (p->tunables.len) {
 		TcBuf tun;
@@ -592,16 +697,19 @@ header(TcArena *a, const TcProgram *p, const TcKernel *k, const TcTarget *t,
 						    "accepted.", api->stream_t,
 						    api->error_t));
 	else
-		tc_buf_puts(b, " * Returns when the whole grid has run.\n");
+		print_comment_lines(b, " *", tc_fmt(a, "Returns 0 when the whole "
+						    "grid has run%s.", strcmp(t->arch,
+						    "generic") != 0 ? tc_fmt(a, "; -1, "
+						    "running nothing, on a CPU "
+						    "without %s (it says so on stderr)",
+						    t->arch) : ""));
 	tc_buf_puts(b, " */\n");
 	tc_buf_printf(b, "#ifndef %s\n#define %s\n\n", guard, guard);
 	tc_buf_puts(b, "#include <stdint.h>\n#ifndef __cplusplus\n"
 		    "#include <stdbool.h>\n#endif\n\n");
 	tc_buf_puts(b, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
 	int n = launch_params(a, k, gpu, items);
-	print_wrapped(b, 0, tc_fmt(a, "%s %s_launch(", gpu ? "int" : "void",
-				   k->name),
-		      items, n, ");");
+	print_wrapped(b, 0, tc_fmt(a, "int %s_launch(", k->name), items, n, ");");
 	tc_buf_puts(b, "\n#ifdef __cplusplus\n}\n#endif\n\n");
 	tc_buf_printf(b, "#endif /* %s */\n", guard);
 }
@@ -647,7 +755,8 @@ add_file(OutFile *files, int *n, const char *dir, const char *name,
 
 /* --- Exporting ---------------------------------------------------------------- */
 
-/* Translate kernel `name` and make its three files. */
+/* Translate kernel `name` and make its three files, named (and the
+ * kernel's symbols) with --prefix before the kernel's name. */
 static bool
 export_kernel(ExportArgs *x, TcOptions *opt, const char *text,
 	      const char *name, OutFile *files, int *nfiles, TcDiags *d)
@@ -658,12 +767,33 @@ export_kernel(ExportArgs *x, TcOptions *opt, const char *text,
 	TcProgram *p = NULL;
 	TcBuf src;
 	tc_buf_init(&src);
-	bool ok = tc_translate(a, x->file, text, opt, d, &p, &src) &&
-		  d->errors == 0;
-	const TcKernel *k = NULL;
+	bool ok = tc_compile(a, x->file, text, opt, d, &p) && d->errors == 0;
+	TcKernel *k = NULL;
 	for (int i = 0; ok && i < p->kernels.len; i++)
 		if (strcmp(((TcKernel *)p->kernels.items[i])->name, name) == 0)
 			k = p->kernels.items[i];
+	/* The exported name: every symbol the emitters derive from the
+	 * kernel's (the kernel, its CPU entry, the launch function and its
+	 * helpers) and every file name follow it. */
+	if (ok && k && x->prefix)
+		k->name = tc_fmt(a, "%s%s", x->prefix, name);
+	const char *base = k ? k->name : name;
+	/* Where it came from, ahead of the emitter's own first line. */
+	tc_buf_printf(&src, "// SPDX-License-Identifier: %s\n", EXPORT_LICENSE);
+	print_comment_lines(&src, "//", tc_fmt(a, "Exported by tilec %s (git %s) "
+						"from %s, SHA-256 %s.",
+						TILEC_VERSION, TILEC_GIT_REVISION,
+						x->file, x->sha256));
+	if (ok && k) {
+		/* Emitted on its own: an emitter starts the file (its
+		 * comment, includes) only into an empty buffer. */
+		TcBuf body;
+		tc_buf_init(&body);
+		ok = be->emit(p, k, &opt->target, opt, &body, d) &&
+		     d->errors == 0;
+		tc_buf_append(&src, body.data ? body.data : "", body.len);
+		tc_buf_free(&body);
+	}
 	static const char *const locals[] = { "kernel", "grid", "grid_x",
 					      "grid_y", "grid_z", "smem",
 					      "err", "args", "stream" };
@@ -686,23 +816,31 @@ export_kernel(ExportArgs *x, TcOptions *opt, const char *text,
 	const GpuApi *api = opt->target.kind == TC_TARGET_CUDA ? &cuda_api
 			    : opt->target.kind == TC_TARGET_HIP ? &hip_api
 								 : NULL;
-	char *src_name = tc_fmt(a, "%s%s", name, be->file_ext);
+	char *src_name = tc_fmt(a, "%s%s", base, be->file_ext);
 	if (ok && k) {
 		if (api)
-			ok = gpu_launch(a, k, api, name, &src, d);
+			ok = gpu_launch(a, k, api, base, &src, d);
 		else
-			cpu_launch(a, k, name, &src);
+			cpu_launch(a, k, &opt->target, base, &src);
 	}
 	if (ok && k) {
-		TcBuf h, l;
+		TcBuf h, m, l;
 		tc_buf_init(&h);
+		tc_buf_init(&m);
 		tc_buf_init(&l);
-		header(a, p, k, &opt->target, src_name, api, &h);
-		tc_launch_json(p, k, &opt->target, &l);
+		header(a, p, k, &opt->target, src_name, api, x, name, &h);
+		/* The manifest, with the provenance members first. */
+		tc_launch_json(p, k, &opt->target, &m);
+		tc_buf_printf(&l, "{\"spdx_license\": \"%s\", \"tilec_version\": "
+			      "\"%s\", \"tilec_revision\": \"%s\",\n "
+			      "\"source_sha256\": \"%s\", %s", EXPORT_LICENSE,
+			      TILEC_VERSION, TILEC_GIT_REVISION, x->sha256,
+			      m.data + 1);
+		tc_buf_free(&m);
 		add_file(files, nfiles, x->dir, src_name, tc_buf_take(&src));
-		add_file(files, nfiles, x->dir, tc_fmt(a, "%s.h", name),
+		add_file(files, nfiles, x->dir, tc_fmt(a, "%s.h", base),
 			 tc_buf_take(&h));
-		add_file(files, nfiles, x->dir, tc_fmt(a, "%s.launch.json", name),
+		add_file(files, nfiles, x->dir, tc_fmt(a, "%s.launch.json", base),
 			 tc_buf_take(&l));
 	}
 	tc_buf_free(&src);
@@ -739,6 +877,7 @@ export_all(ExportArgs *x)
 			strerror(errno));
 		return EXIT_ERROR;
 	}
+	tilec_sha256_hex(text, len, x->sha256);
 	TcDiags d;
 	tc_diags_init(&d, x->file, text, len);
 	d.to_stderr = true;

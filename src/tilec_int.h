@@ -125,6 +125,11 @@ typedef struct TcDiags {
 	int warnings;    /* warnings reported so far */
 	bool to_stderr;  /* also print each diagnostic as it is reported */
 	bool color;      /* reserved: colored output */
+	/* Called for each diagnostic as it is reported, with the message
+	 * alone and the whole rendering (NULL: none). */
+	void (*hook)(void *user, TcSeverity sev, TcLoc loc,
+		     const char *message, const char *text);
+	void *hook_user; /* hook's first argument */
 	/* Source text of files already read, for the caret line. */
 	const char *src_path; /* the tile program's path */
 	const char *src_text; /* its text (NUL-terminated), or NULL */
@@ -845,6 +850,22 @@ bool tc_translate(TcArena *a, const char *path, const char *text,
  * name is unknown. */
 bool tc_options_init(TcOptions *opt, const char *target, const char *arch);
 
+/* ==== api.c: the public translator API (tilec_translator.h) ============== */
+
+/* What jit.c shares with api.c.  tc_api_translate is the translation
+ * behind tilec_translate_file and _string and tilec_jit: the program at
+ * path (or text, len bytes), kernel `kernel` (NULL: tr's), for `target`
+ * and `arch` (target NULL: tr's own). */
+struct tilec_translator;
+int tc_api_translate(struct tilec_translator *tr, const char *path,
+		     const char *text, size_t len, const char *target,
+		     const char *arch, const char *kernel);
+/* tr's arch when its target is `target`, else NULL. */
+const char *tc_api_target_arch(const struct tilec_translator *tr,
+			       const char *target);
+/* Replace tr's diagnostics by one error (the runtime's, for tilec_jit). */
+void tc_api_fail(struct tilec_translator *tr, const char *message);
+
 /* ==== interp.c: the reference interpreter ================================= */
 
 /* What a reference run counted. */
@@ -967,6 +988,19 @@ int tc_run_report(int argc, char **argv, char **report);
 /* The `tilec tune` subcommand; argv[0] is "tune".  Returns the exit
  * status (docs/tuning.md). */
 int tc_tune_main(int argc, char **argv);
+/* record.c: what tune.c writes and `--config RECORD` reads.  The format
+ * tag of a tuning record. */
+#define TC_RECORD_FORMAT "tilec-tune-record/1"
+/* A parsed record with its text, for located messages. */
+typedef struct TcRecord {
+	const char *path;    /* the file */
+	char *text;          /* its contents */
+	struct json_t *root; /* the document (jansson's json_t) */
+} TcRecord;
+/* Read and parse; malformed JSON is an error at its line and column.
+ * Free *r with tc_record_free whether or not it succeeded. */
+bool tc_record_load(TcRecord *r, const char *path, TcDiags *d);
+void tc_record_free(TcRecord *r);
 /* Bind the tunable values of the tuning record at `path` in opt (whose
  * target is set), after the -D bindings already there, which win.  `text`
  * is the tile program the values are for (its SHA-256 is compared with the

@@ -53,7 +53,8 @@ def hook(pairs):
     return dict(pairs)
 r = json.load(open(sys.argv[1]), object_pairs_hook=hook)
 for k in ("format", "kernel", "source", "source_sha256", "shape", "shape_bucket",
-          "target", "arch", "device", "compilers", "tilec_version", "chosen",
+          "target", "arch", "device", "compilers", "tilec_version",
+          "tilec_revision", "spdx_license", "chosen",
           "default", "configs", "measure", "result"):
     assert k in r, f"no {k}"
 assert r["format"] == "tilec-tune-record/1"

@@ -14,6 +14,12 @@
 #       aot-cuda   exported gemm and flash_attention to a fatbin for sm_80
 #                  and sm_90a, and a cubin for sm_90a, with nvcc
 #       aot-hip    exported gemm to a code object for gfx90a with hipcc
+#       tunings    two tunings of gemm_f32 (--prefix a_, --prefix b_) linked
+#                  into one program and both checked against a naive
+#                  product; without --prefix the link fails (the reason)
+#       cpu-check  an avx512 export on a CPU that lacks AVX-512 (the CPU
+#                  query compiled to "no"): -1 and a sentence, nothing run;
+#                  the provenance lines (SPDX, version, git, SHA-256)
 # Exit 77 (skipped) when the compiler, or tilec's backend, is missing.
 set -u
 tilec=$(realpath "$1") root=$2 case=$3
@@ -62,6 +68,104 @@ openmp)
 		-I "$dir" samples/vendor/main.c "$dir/gemm.c" -lm -o "$work/vendor" ||
 		fail "cc did not build the vendored gemm"
 	"$work/vendor" || fail "the vendored gemm is wrong"
+	;;
+tunings)
+	cc=${CC:-cc}
+	a=$(export_to gemm_f32 openmp --prefix a_ -D BLOCK_M=64 -D BLOCK_N=64 -D BLOCK_K=16) || exit $?
+	b=$(export_to gemm_f32 openmp --prefix b_) || exit $?
+	[ -f "$a/a_gemm_f32.c" ] && [ -f "$b/b_gemm_f32.h" ] || fail "prefixed file names"
+	cat >"$work/two.c" <<'C'
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "a_gemm_f32.h"
+#include "b_gemm_f32.h"
+
+/* C = A B by both tunings, against a double-precision product. */
+int
+main(void)
+{
+	int M = 131, N = 70, K = 301, bad = 0;
+	float *A = malloc(sizeof(float) * M * K), *B = malloc(sizeof(float) * K * N);
+	float *C1 = malloc(sizeof(float) * M * N), *C2 = malloc(sizeof(float) * M * N);
+	srand(7);
+	for (int i = 0; i < M * K; i++)
+		A[i] = (float)rand() / RAND_MAX - 0.5f;
+	for (int i = 0; i < K * N; i++)
+		B[i] = (float)rand() / RAND_MAX - 0.5f;
+	for (int i = 0; i < M * N; i++)
+		C1[i] = C2[i] = NAN;
+	if (a_gemm_f32_launch(M, N, K, A, B, C1) || b_gemm_f32_launch(M, N, K, A, B, C2))
+		return 2;
+	for (int i = 0; i < M; i++)
+		for (int j = 0; j < N; j++) {
+			double want = 0;
+			for (int k = 0; k < K; k++)
+				want += (double)A[i * K + k] * B[k * N + j];
+			double tol = 1e-5 * (1 + fabs(want)) * sqrt(K);
+			bad += !(fabs(C1[i * N + j] - want) <= tol);
+			bad += !(fabs(C2[i * N + j] - want) <= tol);
+		}
+	printf("two tunings of gemm_f32 %dx%dx%d: %d wrong\n", M, N, K, bad);
+	return bad != 0;
+}
+C
+	"$cc" -std=c11 -O2 -Wall -Wextra -pedantic -Werror -fopenmp -march=native \
+		-I "$a" -I "$b" "$work/two.c" "$a/a_gemm_f32.c" "$b/b_gemm_f32.c" -lm \
+		-o "$work/two" || fail "the two tunings do not link into one program"
+	"$work/two" || fail "a tuning is wrong"
+	# Without prefixes the same two tunings cannot link: that is what
+	# --prefix is for.
+	c=$(export_to gemm_f32 openmp -D BLOCK_M=64) || exit $?
+	d=$(export_to gemm_f32 openmp) || exit $?
+	"$cc" -fopenmp -march=native -c "$c/gemm_f32.c" -o "$work/c.o" &&
+		"$cc" -fopenmp -march=native -c "$d/gemm_f32.c" -o "$work/d.o" ||
+		fail "cc gemm_f32.c"
+	if "$cc" -fopenmp -shared "$work/c.o" "$work/d.o" -o "$work/cd.so" 2>"$work/link.log"; then
+		fail "two unprefixed exports linked: the test proves nothing"
+	fi
+	grep -q "multiple definition" "$work/link.log" || { cat "$work/link.log"; fail "unexpected link error"; }
+	"$tilec" export samples/gemm_f32.c --prefix 9x -o "$work/bad" 2>"$work/bad.log" &&
+		fail "--prefix 9x accepted"
+	grep -q "C identifier" "$work/bad.log" || fail "--prefix 9x: $(cat "$work/bad.log")"
+	;;
+cpu-check)
+	cc=${CC:-cc}
+	dir=$(export_to colsum openmp --arch avx512) || exit $?
+	src=$dir/colsum.c
+	sha=$(sha256sum samples/colsum.c | cut -d' ' -f1)
+	rev=$("$tilec" --version | head -n 1)
+	for f in "$src" "$dir/colsum.h"; do
+		head -n 1 "$f" | grep -q 'SPDX-License-Identifier: MIT' || fail "$f: no SPDX line first"
+		tr -d '\n *' <"$f" | grep -q "$sha" || fail "$f: no SHA-256 of the program"
+		tr -d '\n *' <"$f" | grep -q '(git[0-9a-z]' || fail "$f: no git revision"
+	done
+	grep -q "\"source_sha256\": \"$sha\"" "$dir/colsum.launch.json" &&
+		grep -q '"spdx_license": "MIT"' "$dir/colsum.launch.json" &&
+		grep -q '"tilec_revision": ' "$dir/colsum.launch.json" ||
+		fail "colsum.launch.json lacks its provenance"
+	cat >"$work/cpu.c" <<'C'
+#include <stdio.h>
+
+#include "colsum.h"
+
+int
+main(void)
+{
+	float X[6] = { 1, 2, 3, 4, 5, 6 }, Y[3] = { -1, -1, -1 };
+	int r = colsum_launch(2, 3, X, Y);
+	printf("colsum_launch returned %d; Y = %g %g %g\n", r, Y[0], Y[1], Y[2]);
+	return r == -1 && Y[0] == -1 && Y[1] == -1 && Y[2] == -1 ? 0 : 1;
+}
+C
+	# The CPU query answers "no" here, as on a machine without AVX-512.
+	"$cc" -std=c11 -O2 -fopenmp -march=native '-D__builtin_cpu_supports(x)=0' \
+		-I "$dir" "$work/cpu.c" "$src" -lm -o "$work/cpu" || fail "cc colsum"
+	"$work/cpu" 2>"$work/cpu.err" || { cat "$work/cpu.err"; fail "the launch ran without AVX-512"; }
+	grep -q "colsum_launch: colsum.c was exported for avx512 (AVX-512 F, BW and VL, and FMA), which this CPU lacks" "$work/cpu.err" ||
+		fail "no clear message: $(cat "$work/cpu.err")"
+	echo "$rev: $(cat "$work/cpu.err")"
 	;;
 cuda)
 	command -v nvcc >/dev/null || skip "no nvcc"

@@ -13,7 +13,7 @@ set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
-packages=(libclang-19-dev libjansson-dev check meson ninja-build pkg-config
+packages=(libclang-19-dev libjansson-dev check meson ninja-build pkg-config cmake
 	gcc libopenblas-dev python3
 	# The hip backend's tests: hiprtc (in libamdhip64), the device
 	# libraries it links, hipcc for ahead-of-time builds, and llvm-15's
