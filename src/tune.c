@@ -46,6 +46,8 @@
 #include "tilec_int.h"
 /* The runtime's SHA-256, so source hashes match `sha256sum FILE`. */
 #include "tilec_runtime.h"
+/* The runtime's process spawn, for the compiler's version (no shell). */
+#include "runtime_int.h"
 #include "tilec_version.h"
 
 #include <errno.h>
