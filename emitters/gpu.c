@@ -947,16 +947,21 @@ atomic_add(Gpu *G, const TcVar *t, TcExpr *const *idx, const char *value_text,
 {
 	TcBuf *b = G->pr.out;
 	bool convert = G->dialect->atomic_narrow_value && narrow_float(t->dtype);
+	/* Any other value in the element's own value type, so the call
+	 * names one overload whatever the value's type. */
+	bool cast = !narrow_float(t->dtype);
 	tc_buf_printf(b, "%s(&", G->dialect->atomic_add);
 	element_ref(G, t, idx);
 	tc_buf_puts(b, ", ");
 	if (convert)
 		tc_buf_printf(b, "tilec::from_float<%s>(", storage_type(G, t->dtype));
+	else if (cast)
+		tc_buf_printf(b, "(%s)(", value_type(t->dtype));
 	if (value_text)
 		tc_buf_puts(b, value_text);
 	else
 		expr(G, value);
-	tc_buf_puts(b, convert ? "));\n" : ");\n");
+	tc_buf_puts(b, convert || cast ? "));\n" : ");\n");
 }
 
 /* Any copy, element by element over the block's threads. */
@@ -1412,7 +1417,8 @@ emit_reduce(Gpu *G, const TcStmt *s)
 	memcpy(old->u.load.idx, di, sizeof di);
 	/* In dst's value type, each element converted to it first. */
 	const char *v = fresh(G, "v"), *acc_type = value_type(dst->dtype);
-	bool convert = strcmp(acc_type, value_type(src->dtype)) != 0;
+	bool convert = src->dtype != dst->dtype ||
+		       strcmp(acc_type, value_type(src->dtype)) != 0;
 	tc_buf_printf(b, "%s %s = ", acc_type, v);
 	if (acc)
 		expr(G, old);
