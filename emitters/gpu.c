@@ -1415,7 +1415,9 @@ emit_reduce(Gpu *G, const TcStmt *s)
 	TcExpr *old = tc_expr_new(G->a, TC_EX_LOAD, dst->dtype, s->loc);
 	old->u.load.var = (TcVar *)dst;
 	memcpy(old->u.load.idx, di, sizeof di);
-	/* In dst's value type, each element converted to it first. */
+	/* In dst's value type, each element converted to it first (an
+	 * element read from memory has its storage type: i8, u8, bool; only
+	 * float-valued ones already read as floats). */
 	const char *v = fresh(G, "v"), *acc_type = value_type(dst->dtype);
 	const char *src_type = storage_type(G, src->dtype);
 	bool convert = src->dtype != dst->dtype ||
