@@ -940,16 +940,16 @@ g2s_issue(Gpu *G, const TcStmt *s, const char *name)
 }
 
 /* dst += value atomically: the dialect's FN(&ELEMENT, VALUE), VALUE
- * being value_text if not NULL, else value. */
+ * being value_text if not NULL, else value; `from` is its dtype. */
 static void
 atomic_add(Gpu *G, const TcVar *t, TcExpr *const *idx, const char *value_text,
-	   const TcExpr *value)
+	   const TcExpr *value, TcDtype from)
 {
 	TcBuf *b = G->pr.out;
 	bool convert = G->dialect->atomic_narrow_value && narrow_float(t->dtype);
-	/* Any other value in the element's own value type, so the call
-	 * names one overload whatever the value's type. */
-	bool cast = !narrow_float(t->dtype);
+	/* A value of another type in the element's own value type, so the
+	 * call names one overload whatever the value's type. */
+	bool cast = !narrow_float(t->dtype) && from != t->dtype;
 	tc_buf_printf(b, "%s(&", G->dialect->atomic_add);
 	element_ref(G, t, idx);
 	tc_buf_puts(b, ", ");
@@ -987,7 +987,7 @@ copy_generic(Gpu *G, const TcStmt *s)
 		tc_buf_puts(b, ")\n");
 		b->indent++;
 		if (s->kind == TC_ST_ATOMIC_ADD)
-			atomic_add(G, dst->var, di, NULL, load);
+			atomic_add(G, dst->var, di, NULL, load, src->var->dtype);
 		else
 			store(G, dst->var, di, load);
 		b->indent--;
@@ -1106,7 +1106,7 @@ copy_reg(Gpu *G, const TcStmt *s)
 		tc_buf_puts(b, ")\n");
 		b->indent++;
 		if (atomic) {
-			atomic_add(G, o, oi, reg_at(G, f), NULL);
+			atomic_add(G, o, oi, reg_at(G, f), NULL, f->dtype);
 		} else {
 			element_ref(G, o, oi);
 			tc_buf_printf(b, " = %s%s);\n", from_value_of(G, o->dtype, f->dtype),
