@@ -49,6 +49,14 @@ open(sys.argv[3], "w").write(m.group(1))
 PY
 }
 
+# A sanitized build (meson's b_sanitize, passed by tests/meson.build)
+# installs sanitized libraries: programs linking them need the same
+# runtime first.
+san=
+if [ -n "${TILEC_SANITIZE:-}" ] && [ "$TILEC_SANITIZE" != none ]; then
+	san=-fsanitize=$TILEC_SANITIZE
+fi
+
 case $case in
 c)
 	command -v pkg-config >/dev/null || skip "no pkg-config"
@@ -57,11 +65,11 @@ c)
 	example jit.c
 	cp "$root/samples/colsum.c" "$work/app/"
 	cd "$work/app" || exit 2
-	cc -std=c11 -Wall -Wextra -Werror jit.c $(pkg-config --cflags --libs tilec) \
+	cc -std=c11 -Wall -Wextra -Werror $san jit.c $(pkg-config --cflags --libs tilec) \
 		-o jit || fail "cc jit.c with pkg-config"
 	readelf -d jit | grep -q 'libtilec.so.0' || fail "jit does not use libtilec.so.0"
 	./jit colsum.c || fail "the JIT example"
-	cc -std=c11 -Wall -Wextra -Werror "$root/tests/install/api_errors.c" \
+	cc -std=c11 -Wall -Wextra -Werror $san "$root/tests/install/api_errors.c" \
 		$(pkg-config --cflags --libs tilec) -o api_errors ||
 		fail "cc api_errors.c with pkg-config"
 	./api_errors || fail "the API's errors"
