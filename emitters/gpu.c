@@ -1420,9 +1420,8 @@ emit_reduce(Gpu *G, const TcStmt *s)
 	 * float-valued ones already read as floats). */
 	const char *v = fresh(G, "v"), *acc_type = value_type(dst->dtype);
 	const char *src_type = storage_type(G, src->dtype);
-	bool convert = src->dtype != dst->dtype ||
-		       strcmp(acc_type, value_type(src->dtype)) != 0 ||
-		       !src_type || strcmp(acc_type, src_type) != 0;
+	bool convert = src->dtype != dst->dtype || !src_type ||
+		       strcmp(acc_type, src_type) != 0;
 	tc_buf_printf(b, "%s %s = ", acc_type, v);
 	if (acc)
 		expr(G, old);
