@@ -89,6 +89,10 @@ typedef struct Gpu {
 	 * made distinct from every name of the program (fresh()). */
 	const char *e, *tix[TC_MAX_RANK], *row, *col, *r0, *r1, *o, *kk;
 	const char *warp_m, *warp_n;
+	/* Names the emitter declares in the scope of a statement of the
+	 * program (not in a block of its own): fresh_decl() keeps two such
+	 * declarations in one scope (two reduces into one tile) apart. */
+	TcVec decls;            /* const char * */
 } Gpu;
 
 TC_PRINTF(3, 4)
@@ -123,6 +127,21 @@ fresh(Gpu *G, const char *base)
 	const char *n = base;
 	while (name_taken(G, n))
 		n = tc_fmt(G->a, "%s_", n);
+	return n;
+}
+
+/* fresh(), also distinct from every name fresh_decl() gave before in
+ * this kernel. */
+static const char *
+fresh_decl(Gpu *G, const char *base)
+{
+	const char *n = fresh(G, base);
+	for (int i = 0; i < G->decls.len; i++)
+		if (strcmp(G->decls.items[i], n) == 0) {
+			n = fresh(G, tc_fmt(G->a, "%s_", n));
+			i = -1;
+		}
+	tc_vec_push(G->a, &G->decls, (void *)n);
 	return n;
 }
 
@@ -189,6 +208,16 @@ value_type(TcDtype t)
 	}
 }
 
+/* The C++ type of a register fragment's elements: the value type, but
+ * the 8-bit integers keep their own type, so every write to a fragment
+ * wraps as it would in memory (a copy of an i32 -3 into a u8 fragment
+ * holds 253) and every read promotes to int. */
+static const char *
+reg_type(Gpu *G, TcDtype t)
+{
+	return t == TC_DT_I8 || t == TC_DT_U8 ? storage_type(G, t) : value_type(t);
+}
+
 static bool
 narrow_float(TcDtype t)
 {
@@ -210,6 +239,17 @@ to_value_of(Gpu *G, TcDtype t)
 {
 	return float_valued(t) ? "tilec::to_float(" :
 	       tc_fmt(G->a, "tilec::to_value<%s>(", value_type(t));
+}
+
+/* The zero of dtype t's value type, as an expression. */
+static TcExpr *
+zero_of(Gpu *G, TcDtype t, TcLoc loc)
+{
+	if (float_valued(t))
+		return tc_expr_float(G->a, 0.0, TC_DT_F32, loc);
+	if (t == TC_DT_F64)
+		return tc_expr_float(G->a, 0.0, TC_DT_F64, loc);
+	return tc_expr_int(G->a, 0, loc);
 }
 
 /* The start of a conversion of a value of dtype `from` to the element type
@@ -399,6 +439,13 @@ hook_load(TcCPrinter *pr, const TcExpr *e)
 static bool
 hook_convert(TcCPrinter *pr, const TcExpr *value, TcDtype t)
 {
+	if (t == TC_DT_I8 || t == TC_DT_U8) {
+		/* Wrap to the 8-bit type (u8 of -5 is 251); the value is then
+		 * an int again by C++'s promotions. */
+		tc_buf_printf(pr->out, "(%s)", storage_type(pr->ctx, t));
+		tc_c_expr_prec(pr, value, TC_PREC_UNARY);
+		return true;
+	}
 	if (!narrow_float(t))
 		return false;
 	/* Round through the narrow type; the value stays a float. */
@@ -649,7 +696,9 @@ nonneg(const Gpu *G, const TcExpr *e)
 			e->u.call.fn == TC_FN_MAX) &&
 		       nonneg(G, e->u.call.args[0]) && nonneg(G, e->u.call.args[1]);
 	case TC_EX_CAST:
-		return !tc_dtype_is_float(e->dtype) && nonneg(G, e->u.cast.arg);
+		return tc_dtype_cast_keeps_nonneg(e->dtype, e->u.cast.arg->dtype) &&
+		       (e->dtype == TC_DT_U8 || e->dtype == TC_DT_BOOL ||
+			nonneg(G, e->u.cast.arg));
 	default:
 		return false;
 	}
@@ -992,8 +1041,10 @@ copy_generic(Gpu *G, const TcStmt *s)
 			store(G, dst->var, di, load);
 		b->indent--;
 	} else if (src->var->kind == TC_VAR_TENSOR) {
-		/* (in bounds) ? src : 0, with the bounds printed as text. */
-		TcExpr *zero = tc_expr_float(G->a, 0.0, TC_DT_F32, s->loc);
+		/* (in bounds) ? src : 0, with the bounds printed as text; the
+		 * zero has the value type, or an integer destination would see
+		 * its value pass through float (u8 255 read as -1.0f, then 0). */
+		TcExpr *zero = zero_of(G, dst->var->dtype, s->loc);
 		element_ref(G, dst->var, di);
 		tc_buf_puts(b, " = ");
 		bool narrow = narrow_float(dst->var->dtype);
@@ -1341,13 +1392,14 @@ emit_reduce(Gpu *G, const TcStmt *s)
 	TcBuf *b = G->pr.out;
 	int dim = s->u.reduce.dim;
 	bool acc = s->u.reduce.accumulate;
+	bool absmax = s->u.reduce.op == TC_RED_ABSMAX;
 	const char *op = reduce_op(s->u.reduce.op);
 	if (is_reg(src)) {
 		/* Each thread reduces what it holds; the threads holding the
 		 * same output combine (shuffles, and shared memory across
 		 * warps). */
 		const char *out = dist_of(G, src, 1 - dim);
-		const char *part = fresh(G, tc_fmt(G->a, "%s_part", dst->name));
+		const char *part = fresh_decl(G, tc_fmt(G->a, "%s_part", dst->name));
 		/* In dst's value type (integers exactly). */
 		const char *acc_type = value_type(dst->dtype);
 		tc_buf_printf(b, "%s %s[%s::count];\n", acc_type, part, out);
@@ -1355,16 +1407,25 @@ emit_reduce(Gpu *G, const TcStmt *s)
 		const char *scratch = G->k->smem_bytes > G->k->scratch_offset ?
 			tc_fmt(G->a, "reinterpret_cast<%s *>(tilec_smem + %lld)",
 			       acc_type, G->k->scratch_offset) : "nullptr";
-		tc_buf_printf(b, "tilec::reduce2d<%s, %d, %s, %s, %lld>(%s, %s, %s);\n",
+		tc_buf_printf(b, "tilec::reduce2d<%s, %d, %s, %s, %lld, %s>(%s, %s, %s);\n",
 			      op, dim, dist_of(G, src, 0), dist_of(G, src, 1),
-			      G->threads, part, src->name, scratch);
+			      G->threads, storage_type(G, dst->dtype), part,
+			      src->name, scratch);
 		tc_buf_printf(b, "#pragma unroll\nfor (int %s = 0; %s < %s::count; %s++)",
 			      G->r0, G->r0, out, G->r0);
 		if (is_reg(dst)) {
 			tc_buf_printf(b, "\n\t%s[%s] = ", dst->name, G->r0);
-			if (acc)
-				tc_buf_printf(b, "tilec::reduce_combine<%s>(%s[%s], %s[%s]);\n",
-					      op, dst->name, G->r0, part, G->r0);
+			/* The old value in the partials' type (an 8-bit
+			 * fragment holds its own type). */
+			const char *old = tc_fmt(G->a, "%s%s[%s]",
+				strcmp(reg_type(G, dst->dtype), acc_type) != 0 ?
+				tc_fmt(G->a, "(%s)", acc_type) : "", dst->name, G->r0);
+			if (acc && absmax)
+				tc_buf_printf(b, "tilec::reduce_combine<%s>(tilec::reduce_value<%s>"
+					      "(%s), %s[%s]);\n", op, op, old, part, G->r0);
+			else if (acc)
+				tc_buf_printf(b, "tilec::reduce_combine<%s>(%s, %s[%s]);\n",
+					      op, old, part, G->r0);
 			else
 				tc_buf_printf(b, "%s[%s];\n", part, G->r0);
 			return;
@@ -1377,10 +1438,13 @@ emit_reduce(Gpu *G, const TcStmt *s)
 		smem_base(G, dst);
 		tc_buf_printf(b, "[%s] = %s", G->o, from_value_of(G, dst->dtype, dst->dtype));
 		if (acc) {
-			tc_buf_printf(b, "tilec::reduce_combine<%s>(%s", op,
-				      to_value_of(G, dst->dtype));
+			tc_buf_printf(b, "tilec::reduce_combine<%s>(", op);
+			if (absmax)
+				tc_buf_printf(b, "tilec::reduce_value<%s>(", op);
+			tc_buf_puts(b, to_value_of(G, dst->dtype));
 			smem_base(G, dst);
-			tc_buf_printf(b, "[%s]), %s[%s]));\n", G->o, part, G->r0);
+			tc_buf_printf(b, "[%s])%s, %s[%s]));\n", G->o, absmax ? ")" : "",
+				      part, G->r0);
 		} else {
 			tc_buf_printf(b, "%s[%s]);\n", part, G->r0);
 		}
@@ -1423,8 +1487,13 @@ emit_reduce(Gpu *G, const TcStmt *s)
 	bool convert = src->dtype != dst->dtype || !src_type ||
 		       strcmp(acc_type, src_type) != 0;
 	tc_buf_printf(b, "%s %s = ", acc_type, v);
-	if (acc)
+	if (acc && absmax) {
+		tc_buf_printf(b, "tilec::reduce_value<%s>(", op);
 		expr(G, old);
+		tc_buf_puts(b, ")");
+	} else if (acc) {
+		expr(G, old);
+	}
 	else if (float_valued(dst->dtype))
 		tc_buf_printf(b, "tilec::reduce_init<%s>()", op);
 	else
@@ -1434,9 +1503,16 @@ emit_reduce(Gpu *G, const TcStmt *s)
 		      tc_var_extent(src, dim), G->kk);
 	tc_buf_printf(b, "%s = tilec::reduce_combine<%s>(%s, tilec::reduce_value<%s>(",
 		      v, op, v, op);
+	/* An integer dst takes each element converted to its own type
+	 * first (an i32 -3 is a u8 253), a float one in its value type. */
+	bool wrap = tc_dtype_is_int(dst->dtype) &&
+		    strcmp(acc_type, storage_type(G, dst->dtype)) != 0;
 	if (convert)
 		tc_buf_printf(b, "(%s)(", acc_type);
+	if (wrap)
+		tc_buf_printf(b, "(%s)(", storage_type(G, dst->dtype));
 	expr(G, ld);
+	tc_buf_puts(b, wrap ? ")" : "");
 	tc_buf_puts(b, convert ? ")));\n" : "));\n");
 	element_ref(G, dst, di);
 	tc_buf_printf(b, " = %s%s);\n", from_value_of(G, dst->dtype, dst->dtype), v);
@@ -1876,9 +1952,9 @@ emit_for(Gpu *G, const TcStmt *s)
 	close_brace(G);
 }
 
-/* A declaration: a scalar, a register fragment (an array of its value
- * type over what this thread holds) or a buffer in shared memory (a slice
- * of tilec_smem, each stage of a staged buffer after the other). */
+/* A declaration: a scalar, a register fragment (an array of reg_type
+ * over what this thread holds) or a buffer in shared memory (a slice of
+ * tilec_smem, each stage of a staged buffer after the other). */
 static void
 emit_decl(Gpu *G, const TcStmt *s)
 {
@@ -1900,10 +1976,10 @@ emit_decl(Gpu *G, const TcStmt *s)
 			dist_of(G, v, 0)));
 		if (v->rank == 2)
 			tc_buf_printf(b, "%s %s[%s::count][%s::count];\n",
-				      value_type(v->dtype), v->name, dist_of(G, v, 0),
+				      reg_type(G, v->dtype), v->name, dist_of(G, v, 0),
 				      dist_of(G, v, 1));
 		else
-			tc_buf_printf(b, "%s %s[%s::count];\n", value_type(v->dtype),
+			tc_buf_printf(b, "%s %s[%s::count];\n", reg_type(G, v->dtype),
 				      v->name, dist_of(G, v, 0));
 		return;
 	}

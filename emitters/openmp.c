@@ -507,8 +507,9 @@ tc_omp_nonneg(Emitter *E, const TcExpr *e)
 		return tc_omp_nonneg(E, e->u.sel.then) &&
 		       tc_omp_nonneg(E, e->u.sel.els);
 	case TC_EX_CAST:
-		return !tc_dtype_is_float(e->dtype) &&
-		       tc_omp_nonneg(E, e->u.cast.arg);
+		return tc_dtype_cast_keeps_nonneg(e->dtype, e->u.cast.arg->dtype) &&
+		       (e->dtype == TC_DT_U8 || e->dtype == TC_DT_BOOL ||
+			tc_omp_nonneg(E, e->u.cast.arg));
 	default:
 		return false;
 	}

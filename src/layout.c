@@ -281,9 +281,10 @@ walk(Walk *W, TcStmt *s)
 	case TC_ST_GEMM: {
 		TcVar *c = s->u.gemm.c.var, *a = s->u.gemm.a.var;
 		spill(L, s->u.gemm.b.var);
-		if (node(L, c, 0) < 0)
-			break;
-		if (!mma_operands(L, s) || c->rank != 2) {
+		/* A gemm whose C is not in registers (spilled by another
+		 * use) is the element-wise one over shared memory: its A
+		 * goes there too. */
+		if (node(L, c, 0) < 0 || !mma_operands(L, s) || c->rank != 2) {
 			spill(L, c);
 			spill(L, a);
 			break;

@@ -281,7 +281,7 @@ template <> struct Extremes<long long> {
 	__device__ static __forceinline__ long long hi() { return 9223372036854775807LL; }
 };
 
-template <typename A> __device__ __forceinline__ bool is_float_value()
+template <typename A> __device__ __forceinline__ constexpr bool is_float_value()
 {
 	return Same<A, float>::value || Same<A, double>::value;
 }
@@ -347,10 +347,22 @@ __device__ __forceinline__ void reduce_threads(A (&v)[N], void *scratch_bytes)
 	}
 }
 
+// An element x reduced into a tile of element type T, in T's value type A
+// (docs/language.md, "Reductions"): converted to T first when T is an
+// integer (an i32 -3 joins a u8 reduction as 253), kept in A when T is a
+// float (rounded to T once, at the end).
+template <typename T, typename A, typename X> __device__ __forceinline__ A reduce_elem(X x)
+{
+	if constexpr (is_float_value<A>())
+		return (A)x;
+	else
+		return (A)(T)x;
+}
+
 // out[r] = reduction of x[r][*] over all columns of the fragment (DIM 1),
-// or out[c] = over all rows (DIM 0), in out's value type A; every thread
-// holding that row (column) gets the result.
-template <ReduceOp OP, int DIM, typename R, typename C, int THREADS, typename A, typename X, int NR, int NC, int NO>
+// or out[c] = over all rows (DIM 0), for a tile of element type T, in its
+// value type A; every thread holding that row (column) gets the result.
+template <ReduceOp OP, int DIM, typename R, typename C, int THREADS, typename T, typename A, typename X, int NR, int NC, int NO>
 __device__ __forceinline__ void reduce2d(A (&out)[NO], const X (&x)[NR][NC], void *scratch)
 {
 #pragma unroll
@@ -358,7 +370,7 @@ __device__ __forceinline__ void reduce2d(A (&out)[NO], const X (&x)[NR][NC], voi
 		A v = reduce_init<OP, A>();
 #pragma unroll
 		for (int i = 0; i < (DIM == 1 ? NC : NR); i++)
-			v = reduce_combine<OP>(v, reduce_value<OP>((A)(DIM == 1 ? x[o][i] : x[i][o])));
+			v = reduce_combine<OP>(v, reduce_value<OP>(reduce_elem<T, A>(DIM == 1 ? x[o][i] : x[i][o])));
 		out[o] = v;
 	}
 	reduce_threads<OP, DIM == 1 ? C::BITS : R::BITS, THREADS>(out, scratch);
@@ -376,12 +388,12 @@ __device__ __forceinline__ void smem_reduce(const S *src, int ld, T *dst)
 	for (int out = warp; out < OUTS; out += THREADS / WARP) {
 		A v = reduce_init<OP, A>();
 		for (int i = lane; i < LEN; i += WARP)
-			v = reduce_combine<OP>(v, reduce_value<OP>(to_value<A>(DIM == 1 ? src[out * ld + i] : src[i * ld + out])));
+			v = reduce_combine<OP>(v, reduce_value<OP>(reduce_elem<T, A>(to_value<typename ValueOf<S>::type>(DIM == 1 ? src[out * ld + i] : src[i * ld + out]))));
 #pragma unroll
 		for (int s = WARP / 2; s > 0; s /= 2)
 			v = reduce_combine<OP>(v, shfl_xor(v, s));
 		if (lane == 0)
-			dst[out] = from_value<T>(ACCUMULATE ? reduce_combine<OP>(to_value<A>(dst[out]), v) : v);
+			dst[out] = from_value<T>(ACCUMULATE ? reduce_combine<OP>(reduce_value<OP>(to_value<A>(dst[out])), v) : v);
 	}
 }
 

@@ -137,7 +137,7 @@ flash_attention(int B, int S, int H, const __half *__restrict__ Q, const __half 
 			// flash_attention.c:56 tile_reduce_max(row_max, s, 1,
 			// TILE_ACCUMULATE)
 			float row_max_part[s_rows::count];
-			tilec::reduce2d<tilec::REDUCE_MAX, 1, s_rows, s_cols, 128>(row_max_part, s, reinterpret_cast<float *>(tilec_smem + 98304));
+			tilec::reduce2d<tilec::REDUCE_MAX, 1, s_rows, s_cols, 128, float>(row_max_part, s, reinterpret_cast<float *>(tilec_smem + 98304));
 			#pragma unroll
 			for (int r0 = 0; r0 < s_rows::count; r0++)
 				row_max[r0] = tilec::reduce_combine<tilec::REDUCE_MAX>(row_max[r0], row_max_part[r0]);
@@ -155,7 +155,7 @@ flash_attention(int B, int S, int H, const __half *__restrict__ Q, const __half 
 			}
 			// flash_attention.c:59 tile_reduce_sum(chunk_sum, s, 1)
 			float chunk_sum_part[s_rows::count];
-			tilec::reduce2d<tilec::REDUCE_SUM, 1, s_rows, s_cols, 128>(chunk_sum_part, s, reinterpret_cast<float *>(tilec_smem + 98304));
+			tilec::reduce2d<tilec::REDUCE_SUM, 1, s_rows, s_cols, 128, float>(chunk_sum_part, s, reinterpret_cast<float *>(tilec_smem + 98304));
 			#pragma unroll
 			for (int r0 = 0; r0 < s_rows::count; r0++)
 				chunk_sum[r0] = chunk_sum_part[r0];
