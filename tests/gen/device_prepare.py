@@ -53,7 +53,7 @@ def tolerance(k):
     if k.exact:
         return 0
     text = tilegen.kernel_tile(k)
-    return 1e-2 if ("f16" in text or "bf16" in text) else 1e-5
+    return max(k.tol or 0, 1e-2 if ("f16" in text or "bf16" in text) else 1e-5)
 
 
 def prepare(a, feats, seed):

@@ -168,7 +168,8 @@ class Reducer:
         tile, c, meta = tilegen.render(self.a.seed, [k], self.features)
         cmd = "tilec run %s --kernel %s --shape %s%s" % (
             os.path.basename(out), k.name, meta[0]["shape"],
-            " --tol 0" if meta[0]["exact"] else "")
+            " --tol 0" if meta[0]["exact"] else
+            " --tol %g" % meta[0]["tol"] if meta[0].get("tol") else "")
         with open(out, "w") as f:
             f.write("/* Reduced from seed %d kernel %s (%s fails: %s).\n * %s\n */\n"
                     % (self.a.seed, self.a.kernel, self.a.backend, want, cmd))

@@ -23,6 +23,12 @@ import subprocess
 import sys
 import tempfile
 
+# Where C++ on x86 and a GPU disagree about an undefined operation (a float
+# out of an integer's range converted to it, a shift past the width), the
+# emulator traps instead of quietly giving the x86 answer: the GPU would not.
+EMU_TRAPS = ("-fsanitize=float-cast-overflow,shift-exponent"
+             " -fsanitize-trap=float-cast-overflow,shift-exponent")
+
 # Element types of kernel parameters: the C++ type an args[] slot holds.
 SCALAR = {"i32": "int", "i64": "long long", "f32": "float", "f64": "double",
           "i8": "signed char", "u8": "unsigned char"}
@@ -105,7 +111,7 @@ def main():
             f.write('#!/bin/sh\nargs=""\nfor a in "$@"; do\n'
                     '\tcase $a in -fopenmp) ;; *) args="$args $a" ;; esac\n'
                     'done\nexec %s -std=c++17 -pthread -Wno-unused-parameter'
-                    ' $args\n' % cxx)
+                    ' %s $args\n' % (cxx, EMU_TRAPS))
         os.chmod(emucc, 0o755)
         return subprocess.run([tilec, "run", src, "-t", "openmp", "--source",
                                wrapper, "--cc", emucc] + rest).returncode
