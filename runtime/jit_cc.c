@@ -27,7 +27,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,6 +91,67 @@ wait_until(pid_t pid, int *status, double deadline, int *err)
 	}
 }
 
+/* --- Signals reach the compiler too ---------------------------------------
+ * A compiler runs in a process group of its own (so that a timeout kills
+ * everything it started), which a terminal's Ctrl-C does not reach: the
+ * process dies and the compiler would go on alone.  While compilers run,
+ * SIGINT, SIGTERM and SIGHUP, where the program leaves them at their
+ * default, are caught: each running compiler's group gets the signal,
+ * then the default action happens as it would have. */
+
+#define MAX_GROUPS 64
+
+static _Atomic pid_t running_groups[MAX_GROUPS];
+static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP };
+static pthread_once_t forward_once = PTHREAD_ONCE_INIT;
+
+static void
+forward_signal(int sig)
+{
+	for (int i = 0; i < MAX_GROUPS; i++) {
+		pid_t g = atomic_load(&running_groups[i]);
+		if (g > 0)
+			kill(-g, sig);
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void
+install_forwarding(void)
+{
+	for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++) {
+		struct sigaction old;
+		if (sigaction(forwarded[i], NULL, &old) != 0 ||
+		    (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
+			continue;    /* ignored, or the program's own */
+		struct sigaction sa = { .sa_handler = forward_signal };
+		sigemptyset(&sa.sa_mask);
+		sigaction(forwarded[i], &sa, NULL);
+	}
+}
+
+/* Note group g as running (0 when all slots are taken: it then goes
+ * without forwarding); returns the slot + 1. */
+static int
+group_enter(pid_t g)
+{
+	pthread_once(&forward_once, install_forwarding);
+	for (int i = 0; i < MAX_GROUPS; i++) {
+		pid_t none = 0;
+		if (atomic_compare_exchange_strong(&running_groups[i], &none, g))
+			return i + 1;
+	}
+	return 0;
+}
+
+static void
+group_leave(int slot)
+{
+	if (slot > 0)
+		atomic_store(&running_groups[slot - 1], 0);
+}
+
 tilec_status
 tilec_rt_run_process(tilec_context *ctx, char *const argv[], TilecStr *out,
 		     int *exit_status, int *signo)
@@ -118,6 +181,7 @@ tilec_rt_run_process(tilec_context *ctx, char *const argv[], TilecStr *out,
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
 	close(fds[1]);
+	int slot = err == 0 ? group_enter(pid) : 0;
 	if (err != 0) {
 		close(fds[0]);
 		return tilec_rt_fail(ctx, TILEC_ERR_UNAVAILABLE,
@@ -170,6 +234,7 @@ tilec_rt_run_process(tilec_context *ctx, char *const argv[], TilecStr *out,
 		kill(-pid, SIGKILL);
 		(void)wait_until(pid, &status, 0, &err);
 	}
+	group_leave(slot);
 	if (err)
 		return tilec_rt_fail(ctx, TILEC_ERR_IO, "waitpid: %s",
 				     strerror(err));

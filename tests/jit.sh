@@ -11,6 +11,9 @@
 #                      writes nothing there
 #       hung-compiler  a compiler that never finishes is killed after
 #                      TILEC_COMPILE_TIMEOUT seconds, with what it started
+#       interrupted    SIGINT (Ctrl-C) or SIGTERM to `tilec run` while its
+#                      compiler runs (in a process group of its own)
+#                      reaches the compiler
 #       planted-entry  (as root) an entry and an object planted by another
 #                      user in a directory they own are refused; the
 #                      object's constructor never runs
@@ -84,6 +87,45 @@ SH
 		sleep 0.1
 	done
 	[ -z "$state" ] || [ "$state" = Z ] || fail "the compiler's child $pid lives"
+	;;
+interrupted)
+	cat >"$work/cc-hang" <<'SH'
+#!/bin/sh
+if [ "$1" = --version ]; then echo 'hanging cc 1.0'; exit 0; fi
+# (not `sleep &`: a script's background job ignores SIGINT)
+echo $$ > "${0%/*}/sleeper.pid.tmp"
+mv "${0%/*}/sleeper.pid.tmp" "${0%/*}/sleeper.pid"
+exec sleep 600
+SH
+	chmod +x "$work/cc-hang"
+	for sig in INT TERM; do
+		rm -f "$work/sleeper.pid"
+		# A background job of a script ignores SIGINT: start tilec with
+		# the default action, as a terminal's foreground job has it.
+		TILEC_COMPILE_TIMEOUT=0 TILEC_CACHE_DIR=$work/cache python3 -c '
+import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execv(sys.argv[1], sys.argv[1:])' "$tilec" run samples/softmax.c --shape M=7,N=300 \
+			--cc "$work/cc-hang" >"$work/out" 2>&1 &
+		tpid=$!
+		for _ in $(seq 600); do
+			[ -f "$work/sleeper.pid" ] && break
+			sleep 0.1
+		done
+		[ -f "$work/sleeper.pid" ] || fail "the compiler never started"
+		kill -s "$sig" "$tpid"
+		wait "$tpid"
+		rc=$?
+		[ "$rc" -gt 128 ] || { cat "$work/out"; fail "SIG$sig: tilec exited $rc"; }
+		pid=$(cat "$work/sleeper.pid")
+		for _ in $(seq 100); do
+			state=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)
+			[ -z "$state" ] || [ "$state" = Z ] && break
+			sleep 0.1
+		done
+		[ -z "$state" ] || [ "$state" = Z ] ||
+			{ kill "$pid"; fail "SIG$sig: the compiler $pid lives on"; }
+	done
 	;;
 planted-entry)
 	[ "$(id -u)" -eq 0 ] || { echo "needs root (chown)"; exit 77; }

@@ -17,6 +17,9 @@
 #       tunings    two tunings of gemm_f32 (--prefix a_, --prefix b_) linked
 #                  into one program and both checked against a naive
 #                  product; without --prefix the link fails (the reason)
+#       large      a u8 kernel over a 65537 x 32769 tensor (more than
+#                  2^31 elements, both dims ragged), exported for openmp
+#                  and checked element by element: no 32-bit offset wraps
 #       cpu-check  an avx512 export on a CPU that lacks AVX-512 (the CPU
 #                  query compiled to "no"): -1 and a sentence, nothing run;
 #                  the provenance lines (SPDX, version, git, SHA-256)
@@ -68,6 +71,70 @@ openmp)
 		-I "$dir" samples/vendor/main.c "$dir/gemm.c" -lm -o "$work/vendor" ||
 		fail "cc did not build the vendored gemm"
 	"$work/vendor" || fail "the vendored gemm is wrong"
+	;;
+large)
+	cc=${CC:-cc}
+	mkdir -p "$work/large"
+	cat >"$work/large/affine_u8.c" <<'TILE'
+#include <tilec.h>
+
+TILE_KERNEL void
+affine_u8(int M, int N, const u8 X[M][N], u8 Y[M][N])
+{
+	int b0 = tile_grid_x(ceildiv(M, 64));
+	int b1 = tile_grid_y(ceildiv(N, 256));
+	tile_fragment u8 x[64][256];
+	tile_copy(x, &X[b0 * 64][b1 * 256]);
+	tile_parallel(i, 64) tile_parallel(j, 256)
+		x[i][j] = x[i][j] * 3 + 1;
+	tile_copy(&Y[b0 * 64][b1 * 256], x);
+}
+TILE
+	"$tilec" export "$work/large/affine_u8.c" -o "$work/large" >"$work/export.log" 2>&1 ||
+		{ cat "$work/export.log"; fail "tilec export affine_u8"; }
+	cat >"$work/large/main.c" <<'C'
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "affine_u8.h"
+
+/* Y = 3 X + 1 (mod 256) over more than 2^31 elements; X's pattern
+ * changes with the row and the column, so an offset that wrapped at 32
+ * bits reads or writes the wrong element. */
+int
+main(void)
+{
+	int M = 65537, N = 32769;
+	size_t n = (size_t)M * N;
+	uint8_t *X = malloc(n), *Y = malloc(n);
+	if (!X || !Y) {
+		puts("no memory for the large tensors");
+		return 77;
+	}
+	for (size_t i = 0; i < n; i++)
+		X[i] = (uint8_t)(i * 7 + (i >> 20));
+	memset(Y, 0xa5, n);
+	if (affine_u8_launch(M, N, X, Y))
+		return 2;
+	size_t bad = 0, first = n;
+	for (size_t i = 0; i < n; i++)
+		if (Y[i] != (uint8_t)(X[i] * 3 + 1) && bad++ == 0)
+			first = i;
+	printf("affine_u8 %dx%d (%zu elements): %zu wrong", M, N, n, bad);
+	if (bad)
+		printf(", the first at %zu", first);
+	puts("");
+	return bad != 0;
+}
+C
+	"$cc" -std=c11 -O2 -fopenmp -march=native -I "$work/large" "$work/large/main.c" \
+		"$work/large/affine_u8.c" -o "$work/large/run" || fail "cc did not build affine_u8"
+	"$work/large/run"
+	rc=$?
+	[ $rc = 77 ] && skip "not enough memory"
+	[ $rc = 0 ] || fail "affine_u8 over 2^31 elements is wrong"
 	;;
 tunings)
 	cc=${CC:-cc}

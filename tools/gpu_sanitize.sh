@@ -48,4 +48,20 @@ for tool in racecheck synccheck memcheck; do
 	grep -E '^========= (ERROR|WARNING|Error|Race|.*[Hh]azard)' "$out/sanitize_$tool.log" | sort | uniq -c | head -20
 	grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|passed, [0-9]+ failed' "$out/sanitize_$tool.log" || true
 done
+# One racecheck process per fast-loop gemm and its per-thread variant: a
+# report is then the case's own, and the two builds can be compared.  A
+# hazard in the per-thread build is a race; one in the warp-arrival
+# build alone is the tool not chaining __syncwarp into lane 0's arrival.
+echo "== racecheck, one process per fast-loop gemm"
+printf '%-40s %8s %8s\n' case hazards result
+for name in $(python3 -c 'import json,sys; print(" ".join(c["name"] for c in json.load(open("cases_sanitize.json")) if "_fast" in c["name"] and any(p in c["name"] for p in sys.argv[1].split(","))))' "$parts"); do
+	log="$out/racecheck_$name.log"
+	PYTHONUNBUFFERED=1 compute-sanitizer --tool racecheck --racecheck-report all \
+		--print-limit 20 python3 run.py cases_sanitize.json --only "=$name" \
+		--repeat 1 >"$log" 2>&1
+	n=$(sed -n 's/.*RACECHECK SUMMARY: \([0-9]*\) hazard.*/\1/p' "$log" | tail -1)
+	r=$(grep -Eo '[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
+	printf '%-40s %8s %8s\n' "$name" "${n:-?}" "${r:-?}"
+	case $name in *_per_thread) [ "${n:-1}" = 0 ] || status=1 ;; esac
+done
 exit $status
