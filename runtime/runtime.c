@@ -90,6 +90,8 @@ struct tilec_kernel {
 	char *name;                /* the kernel's name (NULL once freed) */
 	void *entry;               /* the backend's entry point */
 	const TilecSignature *sig; /* its signature (the module's), or NULL */
+	int problem;               /* TILEC_PROBLEM_ of its last checked
+				      launch */
 	tilec_kernel *next;        /* next kernel of the module */
 };
 
@@ -1321,6 +1323,7 @@ tilec_launch_checked(tilec_kernel *k, const tilec_arg *args, int nargs,
 	check_kernel(k, "tilec_launch_checked");
 	tilec_context *ctx = k->mod->ctx;
 	tilec_rt_str_free(&ctx->error);
+	k->problem = TILEC_PROBLEM_VALUE;
 	if (!k->sig)
 		return tilec_rt_fail(ctx, TILEC_ERR_INVALID,
 				     "%s has no signature to check a launch "
@@ -1330,8 +1333,11 @@ tilec_launch_checked(tilec_kernel *k, const tilec_arg *args, int nargs,
 	void **argv;
 	tilec_launch_config cfg;
 	bool empty;
-	tilec_status st = tilec_rt_prepare_launch(ctx, k->sig, args, nargs,
-						  stream, &argv, &cfg, &empty);
+	tilec_status st = tilec_rt_prepare_launch(ctx, k->sig,
+						  ctx->ops->backend,
+						  ctx->device, args, nargs,
+						  stream, &argv, &cfg, &empty,
+						  &k->problem);
 	if (st != TILEC_OK)
 		return st;
 	/* The CPU's entry derives the grid itself (nothing to run when it
@@ -1340,6 +1346,15 @@ tilec_launch_checked(tilec_kernel *k, const tilec_arg *args, int nargs,
 		st = ctx->ops->launch(ctx, k->entry, argv, &cfg);
 	free(argv);
 	return st;
+}
+
+int
+tilec_launch_problem(const tilec_kernel *k)
+{
+	if (!k)
+		return TILEC_PROBLEM_NONE;
+	check_kernel(k, "tilec_launch_problem");
+	return k->problem;
 }
 
 tilec_status

@@ -133,16 +133,20 @@ tilec_status tilec_rt_signatures_parse(tilec_context *ctx, const char *backend,
 				       int *nsigs);
 const char *tilec_rt_signature_kernel(const TilecSignature *s);
 void tilec_rt_signature_free(TilecSignature *s);
-/* Check nargs arguments against s (tilec_launch_checked says how) and
+/* Check nargs arguments against s (tilec_launch_checked says how; the
+ * context runs `backend` on GPU `device`) and
  * prepare the launch: *argv (malloc'd, one block: free it) gets a pointer
  * per parameter, *cfg the grid, block, shared memory and stream, *empty
  * whether the grid is empty.  A mismatch is TILEC_ERR_INVALID, the
- * context's error naming the kernel and the parameter. */
+ * context's error naming the kernel and the parameter, *problem its
+ * TILEC_PROBLEM_ kind. */
 tilec_status tilec_rt_prepare_launch(tilec_context *ctx,
 				     const TilecSignature *s,
+				     tilec_backend backend, int device,
 				     const tilec_arg *args, int nargs,
 				     void *stream, void ***argv,
-				     tilec_launch_config *cfg, bool *empty);
+				     tilec_launch_config *cfg, bool *empty,
+				     int *problem);
 
 /* ==== cache.c: the disk cache ============================================== *
  * An entry is two files in the cache directory: the object, named by the

@@ -817,9 +817,11 @@ bind_args(const TilecSignature *s, const tilec_arg *args, int nargs,
 
 /* Check one tensor argument's own properties. */
 static bool
-check_tensor(const TilecSignature *s, int i, const tilec_arg *x, TilecStr *msg)
+check_tensor(const TilecSignature *s, int i, const tilec_arg *x,
+	     tilec_backend backend, int device, TilecStr *msg, int *problem)
 {
 	const SigParam *p = &s->params[i];
+	*problem = TILEC_PROBLEM_TYPE;
 	if (x->kind != TILEC_ARG_TENSOR) {
 		tilec_rt_str_printf(msg, "tensor ");
 		describe(msg, s, i);
@@ -830,8 +832,24 @@ check_tensor(const TilecSignature *s, int i, const tilec_arg *x, TilecStr *msg)
 		const char *dn = tilec_dtype_name(x->dtype);
 		tilec_rt_str_printf(msg, "tensor ");
 		describe(msg, s, i);
-		tilec_rt_str_printf(msg, " was given %s%s%s elements", dn ? dn : "unknown (",
-				    dn ? "" : "not a tilec_dtype", dn ? "" : ")");
+		tilec_rt_str_printf(msg, " was given %s elements", dn ? dn
+							: "no tilec dtype's");
+		return false;
+	}
+	*problem = TILEC_PROBLEM_VALUE;
+	bool gpu = backend != TILEC_BACKEND_OPENMP;
+	if ((x->memory == TILEC_MEMORY_HOST && gpu) ||
+	    (x->memory == TILEC_MEMORY_DEVICE && (!gpu || x->device != device))) {
+		tilec_rt_str_printf(msg, "tensor '%s' is in ", p->name);
+		if (x->memory == TILEC_MEMORY_HOST)
+			tilec_rt_str_printf(msg, "host memory");
+		else
+			tilec_rt_str_printf(msg, "the memory of GPU %d", x->device);
+		if (gpu)
+			tilec_rt_str_printf(msg, "; the kernel runs on GPU %d",
+					    device);
+		else
+			tilec_rt_str_printf(msg, "; the kernel runs on the CPU");
 		return false;
 	}
 	if (x->rank != p->rank) {
@@ -894,13 +912,14 @@ check_tensor(const TilecSignature *s, int i, const tilec_arg *x, TilecStr *msg)
  * dim they are the extent of. */
 static bool
 bind_scalars(const TilecSignature *s, const tilec_arg **given,
-	     long long *vals, double *fvals, TilecStr *msg)
+	     long long *vals, double *fvals, TilecStr *msg, int *problem)
 {
 	for (int i = 0; i < s->nparams; i++) {
 		const SigParam *p = &s->params[i];
 		const tilec_arg *x = given[i];
 		if (p->tensor)
 			continue;
+		*problem = TILEC_PROBLEM_TYPE;
 		bool integer = ctypes[p->ctype].integer;
 		if (x && x->kind == TILEC_ARG_TENSOR) {
 			tilec_rt_str_printf(msg, "scalar ");
@@ -926,6 +945,7 @@ bind_scalars(const TilecSignature *s, const tilec_arg **given,
 		}
 		/* The dim it was taken from, for messages. */
 		int from = -1;
+		*problem = TILEC_PROBLEM_VALUE;
 		if (x) {
 			vals[i] = x->ivalue;
 		} else {
@@ -933,7 +953,8 @@ bind_scalars(const TilecSignature *s, const tilec_arg **given,
 			const SigExtent *e = &p->extent_of[0];
 			vals[i] = given[e->param]->shape[e->dim];
 		}
-		if (vals[i] < ctypes[p->ctype].lo || vals[i] > ctypes[p->ctype].hi) {
+		if (vals[i] < ctypes[p->ctype].lo ||
+		    vals[i] > ctypes[p->ctype].hi) {
 			tilec_rt_str_printf(msg, "scalar '%s' is %lld, which %s %s "
 					    "does not hold", p->name, vals[i],
 					    p->ctype == CT_INT ? "an" : "a",
@@ -1018,8 +1039,10 @@ typedef union Slot {
 
 tilec_status
 tilec_rt_prepare_launch(tilec_context *ctx, const TilecSignature *s,
+			tilec_backend backend, int device,
 			const tilec_arg *args, int nargs, void *stream,
-			void ***argv_out, tilec_launch_config *cfg, bool *empty)
+			void ***argv_out, tilec_launch_config *cfg, bool *empty,
+			int *problem)
 {
 	TilecStr msg = { 0 };
 	int n = s->nparams;
@@ -1033,26 +1056,31 @@ tilec_rt_prepare_launch(tilec_context *ctx, const TilecSignature *s,
 	tilec_status st = TILEC_ERR_INVALID;
 	*argv_out = NULL;
 	*empty = false;
+	*problem = TILEC_PROBLEM_NONE;
 	if (!given || !copies || !vals || !fvals || !argv) {
 		st = tilec_rt_fail(ctx, TILEC_ERR_NOMEM, "out of memory");
 		goto done;
 	}
 	Slot *slots = (Slot *)(void *)(argv + n + 1);
+	*problem = TILEC_PROBLEM_TYPE;
 	if (!bind_args(s, args, nargs, copies, given, &msg))
 		goto invalid;
 	for (int i = 0; i < n; i++) {
 		if (!s->params[i].tensor)
 			continue;
+		*problem = TILEC_PROBLEM_TYPE;
 		if (!given[i]) {
 			tilec_rt_str_printf(&msg, "missing argument: tensor ");
 			describe(&msg, s, i);
 			goto invalid;
 		}
-		if (!check_tensor(s, i, given[i], &msg))
+		if (!check_tensor(s, i, given[i], backend, device, &msg, problem))
 			goto invalid;
 	}
-	if (!bind_scalars(s, given, vals, fvals, &msg) ||
-	    !check_shapes(s, given, vals, &msg))
+	if (!bind_scalars(s, given, vals, fvals, &msg, problem))
+		goto invalid;
+	*problem = TILEC_PROBLEM_VALUE;
+	if (!check_shapes(s, given, vals, &msg))
 		goto invalid;
 	memset(cfg, 0, sizeof *cfg);
 	cfg->block[0] = (unsigned)s->threads;
@@ -1099,6 +1127,7 @@ tilec_rt_prepare_launch(tilec_context *ctx, const TilecSignature *s,
 	}
 	*argv_out = argv;
 	argv = NULL;
+	*problem = TILEC_PROBLEM_NONE;
 	st = TILEC_OK;
 	goto done;
 invalid:

@@ -362,7 +362,18 @@ typedef struct tilec_arg {
 	const int64_t *strides;
 	long long ivalue;     /* TILEC_ARG_INT */
 	double fvalue;        /* TILEC_ARG_FLOAT */
+	/* TILEC_ARG_TENSOR: where data is, when the caller knows it
+	 * (TILEC_MEMORY_HOST, or TILEC_MEMORY_DEVICE on GPU `device`);
+	 * TILEC_MEMORY_UNKNOWN, as tilec_arg_tensor sets it: not checked. */
+	int memory;
+	int device;
 } tilec_arg;
+
+enum {
+	TILEC_MEMORY_UNKNOWN = 0,
+	TILEC_MEMORY_HOST = 1,
+	TILEC_MEMORY_DEVICE = 2,
+};
 
 TILEC_API
 tilec_arg tilec_arg_tensor(const char *name, void *data, tilec_dtype dtype,
@@ -385,7 +396,9 @@ tilec_arg tilec_arg_float(const char *name, double value);
  * extent scalar agreeing with every dim it is the extent of; row-major
  * contiguous data (strides of dims of extent 1 do not matter), aligned to
  * its element, not NULL unless empty; integer scalars within their C
- * type.  The grid is computed from the kernel's expressions
+ * type; a tensor in the memory the backend runs on (host memory on
+ * openmp, the context's device on GPUs) when the argument says where it
+ * is.  The grid is computed from the kernel's expressions
  * (docs/launch.md); an empty grid launches nothing.  Any mismatch is
  * TILEC_ERR_INVALID with tilec_error naming the parameter; a kernel
  * without a signature is TILEC_ERR_INVALID too.  GPU launches are
@@ -393,6 +406,21 @@ tilec_arg tilec_arg_float(const char *name, double value);
 TILEC_API
 tilec_status tilec_launch_checked(tilec_kernel *k, const tilec_arg *args,
 				  int nargs, void *stream);
+
+/* What the last tilec_launch_checked of k found wrong, for callers that
+ * sort errors (the Python package raises TypeError or ValueError):
+ * TILEC_PROBLEM_TYPE for the form of the call (an argument of the wrong
+ * kind or dtype, a missing, extra, unknown or repeated one),
+ * TILEC_PROBLEM_VALUE for any other mismatch (rank, shape, strides,
+ * alignment, memory, a value out of range, an undefined grid), and
+ * TILEC_PROBLEM_NONE after a launch that passed its checks. */
+enum {
+	TILEC_PROBLEM_NONE = 0,
+	TILEC_PROBLEM_TYPE = 1,
+	TILEC_PROBLEM_VALUE = 2,
+};
+TILEC_API
+int tilec_launch_problem(const tilec_kernel *k);
 /* Wait until every launch on the context has finished. */
 TILEC_API
 tilec_status tilec_synchronize(tilec_context *ctx);

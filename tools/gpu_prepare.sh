@@ -46,6 +46,7 @@ cp tools/gpu/run.py tools/launch_manifest.py "$out/"
 mkdir -p "$out/rt"
 for f in samples/*.c; do
 	n=$(basename "$f" .c)
-	"$tilec" "$f" -t cuda --arch "$arch" --standalone -o "$out/rt/$n.cu" 2>/dev/null ||
+	"$tilec" "$f" -t cuda --arch "$arch" --standalone -o "$out/rt/$n.cu" 2>/dev/null &&
+		"$tilec" "$f" -t cuda --arch "$arch" --emit=launch -o "$out/rt/$n.launch.json" ||
 		echo "note: $n does not translate for cuda with its defaults" >&2
 done

@@ -214,6 +214,7 @@ START_TEST(gemm_tensors_only)
 	};
 	ck_assert_msg(tilec_launch_checked(fx.gemm, args, 3, NULL) == TILEC_OK,
 		      "%s", tilec_error(fx.ctx));
+	ck_assert_int_eq(tilec_launch_problem(fx.gemm), TILEC_PROBLEM_NONE);
 	gemm_check(&g);
 	gemm_free(&g);
 }
@@ -279,6 +280,15 @@ START_TEST(gemm_wrong_dtype)
 		tilec_arg_tensor(NULL, g.c.dev, TILEC_F32, 2, g.sc, NULL),
 	};
 	expect_invalid(fx.gemm, args, 3, WORDS("tensor 'A'", "f16", "f32"));
+	ck_assert_int_eq(tilec_launch_problem(fx.gemm), TILEC_PROBLEM_TYPE);
+	args[0].dtype = TILEC_DTYPE_COUNT;
+	expect_invalid(fx.gemm, args, 3, WORDS("tensor 'A'", "no tilec dtype"));
+	/* Memory the kernel does not run on (when the caller says). */
+	args[0].dtype = TILEC_F32;
+	args[0].memory = backend == TILEC_BACKEND_OPENMP ? TILEC_MEMORY_DEVICE
+							 : TILEC_MEMORY_HOST;
+	expect_invalid(fx.gemm, args, 3, WORDS("tensor 'A' is in"));
+	ck_assert_int_eq(tilec_launch_problem(fx.gemm), TILEC_PROBLEM_VALUE);
 	ck_assert(all_poisoned(&g.c));
 	gemm_free(&g);
 }
@@ -311,6 +321,7 @@ START_TEST(gemm_inconsistent_shapes)
 	};
 	expect_invalid(fx.gemm, args, 3, WORDS("'K'", "'A'", "'B'", "33",
 					       "32"));
+	ck_assert_int_eq(tilec_launch_problem(fx.gemm), TILEC_PROBLEM_VALUE);
 	ck_assert(all_poisoned(&g.c));
 	/* An extent given that the tensors contradict. */
 	tilec_arg named[] = {
@@ -337,6 +348,7 @@ START_TEST(gemm_too_few_and_too_many)
 	};
 	expect_invalid(fx.gemm, args, 2, WORDS("2 arguments by position",
 					       "A, B, C"));
+	ck_assert_int_eq(tilec_launch_problem(fx.gemm), TILEC_PROBLEM_TYPE);
 	expect_invalid(fx.gemm, args, 4, WORDS("4 arguments by position"));
 	expect_invalid(fx.gemm, args, 0, WORDS("missing argument",
 					       "tensor 'A'"));
