@@ -205,3 +205,14 @@ def test_torch_cuda():
     g.replay()
     torch.cuda.synchronize()
     assert torch.allclose(y, torch.softmax(x, dim=1), rtol=1e-4, atol=1e-6)
+
+
+def test_f16_rmsnorm_with_a_float_scalar():
+    k = tilec.compile(os.path.join(ROOT, "samples", "rmsnorm.c"))
+    x = rng.uniform(-1, 1, (13, 300)).astype(np.float16)
+    w = rng.uniform(0.5, 1.5, 300).astype(np.float16)
+    y = np.full_like(x, np.nan)
+    k(x, w, y, eps=1e-5)
+    xd = x.astype(np.float64)
+    want = xd / np.sqrt((xd * xd).mean(axis=1, keepdims=True) + 1e-5) * w
+    assert np.abs(y.astype(np.float64) - want).max() <= 1e-2 * np.abs(want).max()
