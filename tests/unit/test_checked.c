@@ -538,6 +538,20 @@ START_TEST(no_signature)
 				      strstr(tilec_error(fx.ctx), "not JSON"),
 			      "%s", tilec_error(fx.ctx));
 	}
+	/* The reader's limits: nesting, integers past 64 bits. */
+	char deep[1024];
+	memset(deep, '[', 300);
+	memset(deep + 300, ']', 300);
+	deep[600] = '\0';
+	o.manifest = deep;
+	ck_assert(!tilec_compile(fx.ctx, src, len, &o));
+	ck_assert_msg(strstr(tilec_error(fx.ctx), "nested too deeply"), "%s",
+		      tilec_error(fx.ctx));
+	o.manifest = "{\"format\": \"tilec-launch/1\", \"n\": "
+		     "99999999999999999999, \"kernels\": []}";
+	ck_assert(!tilec_compile(fx.ctx, src, len, &o));
+	ck_assert_msg(strstr(tilec_error(fx.ctx), "outside 64 bits"), "%s",
+		      tilec_error(fx.ctx));
 }
 END_TEST
 
