@@ -651,17 +651,9 @@ nonneg(const Gpu *G, const TcExpr *e)
 		switch (v->kind) {
 		case TC_VAR_TUNABLE: return v->value >= 0;
 		case TC_VAR_BLOCK: return true;
-		case TC_VAR_SCALAR: {
+		case TC_VAR_SCALAR:
 			/* A tensor's extent (a launch checks them >= 0). */
-			for (int i = 0; i < G->k->params.len; i++) {
-				const TcVar *t = G->k->params.items[i];
-				for (int d = 0; t->kind == TC_VAR_TENSOR && d < t->rank; d++)
-					if (t->shape[d]->kind == TC_EX_VAR &&
-					    t->shape[d]->u.var == v)
-						return true;
-			}
-			return false;
-		}
+			return tc_abi_is_extent(G->k, v);
 		case TC_VAR_LOOP: {
 			const TcStmt *l = G->loop_of[v->index];
 			return l && nonneg(G, l->u.loop.begin) &&
@@ -2223,16 +2215,18 @@ emit_signature(Gpu *G)
 	TcBuf *b = G->pr.out;
 	tc_buf_printf(b, "\nextern \"C\" __global__ void __launch_bounds__(%lld)\n%s(",
 		      G->threads, G->k->name);
-	for (int i = 0; i < G->k->params.len; i++) {
-		const TcVar *v = G->k->params.items[i];
+	const TcAbi *abi = tc_abi_of(G->a, G->k, G->t);
+	for (int i = 0; i < abi->nparams; i++) {
+		const TcAbiParam *p = &abi->params[i];
+		const TcVar *v = p->var;
 		if (i)
 			tc_buf_puts(b, ", ");
-		if (v->kind == TC_VAR_TENSOR)
+		if (p->tensor)
 			tc_buf_printf(b, "%s%s *__restrict__ %s",
 				      v->is_const ? "const " : "",
 				      storage_type(G, v->dtype), v->name);
 		else
-			tc_buf_printf(b, "%s %s", value_type(v->dtype), v->name);
+			tc_buf_printf(b, "%s %s", value_type(p->pass), v->name);
 	}
 	tc_buf_puts(b, ")\n{\n");
 	b->indent++;
@@ -2334,11 +2328,9 @@ tc_gpu_emit(const TcGpuDialect *g, const TcProgram *p, const TcKernel *k,
 	Gpu G = {
 		.pr = { .out = out, .hooks = &gpu_hooks },
 		.dialect = g, .a = a, .prog = p, .k = k, .t = t, .opt = opt, .d = d,
-		.threads = 128, .block_level = true,
+		.threads = tc_abi_threads(k, t), .block_level = true,
 	};
 	G.pr.ctx = &G;
-	if (k->threads)
-		tc_expr_const(k->threads, &G.threads);
 	int nclass = 0;
 	for (int i = 0; i < k->vars.len; i++) {
 		const TcVar *v = k->vars.items[i];

@@ -2260,14 +2260,14 @@ emit_entry(Emitter *E)
 		    "value (a tensor's\n// is its data pointer).\n");
 	tc_buf_printf(b, "void\ntilec_entry_%s(void **args)\n{\n", k->name);
 	b->indent++;
+	const TcAbi *abi = tc_abi_of(E->a, k, E->t);
 	const char *args[64];
 	int n = 0;
-	for (int i = 0; i < k->params.len && n < 64; i++) {
-		const TcVar *v = k->params.items[i];
-		args[n++] = v->kind == TC_VAR_TENSOR
-				    ? tc_fmt(E->a, "*(void **)args[%d]", i)
-				    : tc_fmt(E->a, "*(%s *)args[%d]",
-					     tc_omp_value_type(v->dtype), i);
+	for (int i = 0; i < abi->nparams && n < 64; i++) {
+		const TcAbiParam *p = &abi->params[i];
+		args[n++] = p->tensor ? tc_fmt(E->a, "*(void **)args[%d]", i)
+				      : tc_fmt(E->a, "*(%s *)args[%d]",
+					       p->c_type, i);
 	}
 	tc_omp_print_wrapped(E, tc_fmt(E->a, "%s(", k->name), args, n, ");");
 	b->indent--;

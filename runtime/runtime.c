@@ -80,6 +80,8 @@ struct tilec_module {
 	tilec_module_info info;    /* how it was built */
 	tilec_kernel *kernels;     /* kernels looked up so far (a list) */
 	tilec_module *next_freed;  /* next in the context's freed list */
+	TilecSignature **sigs;     /* from the compile's launch document */
+	int nsigs;                 /* entries in sigs */
 };
 
 struct tilec_kernel {
@@ -87,6 +89,9 @@ struct tilec_kernel {
 	tilec_module *mod;         /* owner */
 	char *name;                /* the kernel's name (NULL once freed) */
 	void *entry;               /* the backend's entry point */
+	const TilecSignature *sig; /* its signature (the module's), or NULL */
+	int problem;               /* TILEC_PROBLEM_ of its last checked
+				      launch */
 	tilec_kernel *next;        /* next kernel of the module */
 };
 
@@ -1048,6 +1053,14 @@ build(tilec_context *ctx, tilec_module *mod, const TilecCache *cache,
 	return ctx->ops->load(ctx, path, &mod->handle);
 }
 
+static void
+free_signatures(TilecSignature **sigs, int n)
+{
+	for (int i = 0; i < n; i++)
+		tilec_rt_signature_free(sigs[i]);
+	free(sigs);
+}
+
 tilec_module *
 tilec_compile(tilec_context *ctx, const char *source, size_t len,
 	      const tilec_compile_options *opts)
@@ -1096,17 +1109,27 @@ tilec_compile(tilec_context *ctx, const char *source, size_t len,
 		}
 	}
 
+	TilecSignature **sigs = NULL;
+	int nsigs = 0;
+	if (o->manifest && tilec_rt_signatures_parse(ctx, ctx->ops->name,
+						     o->manifest, &sigs,
+						     &nsigs) != TILEC_OK)
+		return NULL;
 	tilec_module *mod = calloc(1, sizeof *mod);
 	if (!mod) {
+		free_signatures(sigs, nsigs);
 		tilec_rt_fail(ctx, TILEC_ERR_NOMEM, "out of memory");
 		return NULL;
 	}
 	mod->magic = MODULE_LIVE;
 	mod->ctx = ctx;
+	mod->sigs = sigs;
+	mod->nsigs = nsigs;
 
 	/* The key: everything that can change the object. */
 	const char *identity;
 	if (ctx->ops->identity(ctx, &identity) != TILEC_OK) {
+		free_signatures(mod->sigs, mod->nsigs);
 		free(mod);
 		return NULL;
 	}
@@ -1165,6 +1188,7 @@ tilec_compile(tilec_context *ctx, const char *source, size_t len,
 	if (st != TILEC_OK) {
 		if (mod->handle)
 			ctx->ops->unload(ctx, mod->handle);
+		free_signatures(mod->sigs, mod->nsigs);
 		free(mod);
 		return NULL;
 	}
@@ -1191,10 +1215,14 @@ tilec_module_free(tilec_module *mod)
 		free(k->name);
 		k->name = NULL;
 		k->entry = NULL;
+		k->sig = NULL;
 		k->magic = KERNEL_FREED;
 		if (!API_CHECKS)
 			free(k);
 	}
+	free_signatures(mod->sigs, mod->nsigs);
+	mod->sigs = NULL;
+	mod->nsigs = 0;
 	mod->magic = MODULE_FREED;
 	if (API_CHECKS) {
 		/* Kept, poisoned, so that a later use is caught. */
@@ -1262,6 +1290,9 @@ tilec_module_kernel(tilec_module *mod, const char *name)
 	k->magic = KERNEL_LIVE;
 	k->mod = mod;
 	k->entry = entry;
+	for (int i = 0; i < mod->nsigs; i++)
+		if (strcmp(tilec_rt_signature_kernel(mod->sigs[i]), name) == 0)
+			k->sig = mod->sigs[i];
 	k->next = mod->kernels;
 	mod->kernels = k;
 	return k;
@@ -1281,6 +1312,49 @@ tilec_launch(tilec_kernel *k, void **args, const tilec_launch_config *cfg)
 		return tilec_rt_fail(ctx, TILEC_ERR_INVALID,
 				     "launch of %s without arguments", k->name);
 	return ctx->ops->launch(ctx, k->entry, args, cfg);
+}
+
+tilec_status
+tilec_launch_checked(tilec_kernel *k, const tilec_arg *args, int nargs,
+		     void *stream)
+{
+	if (!k)
+		return TILEC_ERR_INVALID;
+	check_kernel(k, "tilec_launch_checked");
+	tilec_context *ctx = k->mod->ctx;
+	tilec_rt_str_free(&ctx->error);
+	k->problem = TILEC_PROBLEM_VALUE;
+	if (!k->sig)
+		return tilec_rt_fail(ctx, TILEC_ERR_INVALID,
+				     "%s has no signature to check a launch "
+				     "against: compile its module with its "
+				     "launch document (the manifest option; "
+				     "tilec_jit does)", k->name);
+	void **argv;
+	tilec_launch_config cfg;
+	bool empty;
+	tilec_status st = tilec_rt_prepare_launch(ctx, k->sig,
+						  ctx->ops->backend,
+						  ctx->device, args, nargs,
+						  stream, &argv, &cfg, &empty,
+						  &k->problem);
+	if (st != TILEC_OK)
+		return st;
+	/* The CPU's entry derives the grid itself (nothing to run when it
+	 * is empty); a GPU driver refuses an empty grid. */
+	if (!empty || ctx->ops->backend == TILEC_BACKEND_OPENMP)
+		st = ctx->ops->launch(ctx, k->entry, argv, &cfg);
+	free(argv);
+	return st;
+}
+
+int
+tilec_launch_problem(const tilec_kernel *k)
+{
+	if (!k)
+		return TILEC_PROBLEM_NONE;
+	check_kernel(k, "tilec_launch_problem");
+	return k->problem;
 }
 
 tilec_status

@@ -87,6 +87,67 @@ void tilec_rt_sha256(const void *data, size_t n, uint8_t digest[32]);
 bool tilec_rt_sha256_fd(int fd, uint64_t limit, uint8_t digest[32],
 			uint64_t *size);
 
+/* ==== json.c: a small JSON reader ========================================= */
+
+typedef enum TilecJsonKind {
+	TILEC_JSON_NULL,
+	TILEC_JSON_BOOL,
+	TILEC_JSON_NUMBER,
+	TILEC_JSON_STRING,
+	TILEC_JSON_ARRAY,
+	TILEC_JSON_OBJECT,
+} TilecJsonKind;
+
+/* One value of a parsed document; every part malloc'd. */
+typedef struct TilecJson {
+	TilecJsonKind kind;
+	bool boolean;             /* BOOL */
+	bool integral;            /* NUMBER: no fraction or exponent */
+	long long ivalue;         /* NUMBER, integral: the value (fits) */
+	double fvalue;            /* NUMBER: the value */
+	char *string;             /* STRING: UTF-8, NUL-terminated */
+	struct TilecJson **items; /* ARRAY, OBJECT: n values in order */
+	char **keys;              /* OBJECT: the n member names */
+	int n, cap;               /* items used and allocated */
+} TilecJson;
+
+/* Parse len bytes of JSON; NULL with a sentence in error[nerror] (where
+ * and why) if they are not one JSON value. */
+TilecJson *tilec_rt_json_parse(const char *text, size_t len, char *error,
+			       size_t nerror);
+void tilec_rt_json_free(TilecJson *j);
+/* Member `key` of object j (the first of that name), or NULL. */
+const TilecJson *tilec_rt_json_get(const TilecJson *j, const char *key);
+
+/* ==== signature.c: kernel signatures and checked launches ================= */
+
+typedef struct TilecSignature TilecSignature;
+
+/* The signatures of the kernels of launch document `text`
+ * (docs/launch.md), which must be for backend `backend` ("openmp"):
+ * *sigs gets *nsigs of them (free each with tilec_rt_signature_free, then
+ * the array).  A malformed document is TILEC_ERR_INVALID with the
+ * context's error saying what is wrong. */
+tilec_status tilec_rt_signatures_parse(tilec_context *ctx, const char *backend,
+				       const char *text, TilecSignature ***sigs,
+				       int *nsigs);
+const char *tilec_rt_signature_kernel(const TilecSignature *s);
+void tilec_rt_signature_free(TilecSignature *s);
+/* Check nargs arguments against s (tilec_launch_checked says how; the
+ * context runs `backend` on GPU `device`) and
+ * prepare the launch: *argv (malloc'd, one block: free it) gets a pointer
+ * per parameter, *cfg the grid, block, shared memory and stream, *empty
+ * whether the grid is empty.  A mismatch is TILEC_ERR_INVALID, the
+ * context's error naming the kernel and the parameter, *problem its
+ * TILEC_PROBLEM_ kind. */
+tilec_status tilec_rt_prepare_launch(tilec_context *ctx,
+				     const TilecSignature *s,
+				     tilec_backend backend, int device,
+				     const tilec_arg *args, int nargs,
+				     void *stream, void ***argv,
+				     tilec_launch_config *cfg, bool *empty,
+				     int *problem);
+
 /* ==== cache.c: the disk cache ============================================== *
  * An entry is two files in the cache directory: the object, named by the
  * SHA-256 of its own bytes (<objhash><ext>), and a small record named by the

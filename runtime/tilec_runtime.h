@@ -225,6 +225,12 @@ typedef struct tilec_compile_options {
 	 * not cached; a cached one lacking one is rebuilt. */
 	const char *const *kernels;
 	int nkernels;
+	/* The source's launch document (`tilec --emit=launch`,
+	 * docs/launch.md), or NULL: each kernel it describes gets that
+	 * signature, which tilec_launch_checked checks arguments against.
+	 * tilec_jit passes its translation's.  A malformed document, or one
+	 * for another backend, is TILEC_ERR_INVALID. */
+	const char *manifest;
 } tilec_compile_options;
 
 /* Fill *o with the defaults (every field zero/NULL) and set o->size. */
@@ -285,12 +291,136 @@ typedef struct tilec_launch_config {
 	void *stream;         /* CUstream / hipStream_t, NULL = default */
 } tilec_launch_config;
 
-/* cfg may be NULL on the CPU.  args must hold one pointer per parameter
- * of the kernel, in signature order: the runtime cannot check their number
- * or types (a short array is read past its end). */
+/* The unchecked launch, for callers that know the kernel's ABI (the
+ * generated launch functions of `tilec export`, tools that read the
+ * launch document themselves).  cfg may be NULL on the CPU.  args must
+ * hold one pointer per parameter of the kernel, in signature order, each
+ * to a value of the parameter's C type (docs/launch.md): the runtime
+ * cannot check their number or types (a short array is read past its
+ * end, a swapped one computes garbage).  tilec_launch_checked is the safe
+ * way. */
 TILEC_API
 tilec_status tilec_launch(tilec_kernel *k, void **args,
 			  const tilec_launch_config *cfg);
+
+/* --- Checked launches ---------------------------------------------------------
+ * A kernel whose module was compiled with its launch document (the
+ * manifest option; tilec_jit does it) knows its signature: the
+ * parameters, their dtypes, ranks and declared extents, which scalars
+ * are the extents of which tensor dims, its grid as expressions, threads
+ * and shared memory.  tilec_launch_checked takes the arguments as
+ * tensors (pointer, dtype, rank, shape, strides) and scalars, checks them
+ * against it and computes the launch itself.  docs/runtime.md ("Checked
+ * launches") is the reference. */
+
+/* Element types, as the tile language names them (tilec_dtype_name). */
+typedef enum tilec_dtype {
+	TILEC_F64,
+	TILEC_F32,
+	TILEC_F16,
+	TILEC_BF16,
+	TILEC_FP8E4M3,
+	TILEC_FP8E5M2,
+	TILEC_I64,
+	TILEC_I32,
+	TILEC_I8,
+	TILEC_U8,
+	TILEC_I4,   /* two a byte, low nibble first */
+	TILEC_BOOL, /* one byte each */
+	TILEC_DTYPE_COUNT
+} tilec_dtype;
+
+/* "f16", or NULL for a value outside the enum. */
+TILEC_API
+const char *tilec_dtype_name(tilec_dtype dtype);
+/* The dtype named `name`; -1 if unknown. */
+TILEC_API
+int tilec_dtype_from_name(const char *name);
+
+typedef enum tilec_arg_kind {
+	TILEC_ARG_TENSOR = 1, /* data, dtype, rank, shape, strides */
+	TILEC_ARG_INT,        /* ivalue */
+	TILEC_ARG_FLOAT,      /* fvalue */
+} tilec_arg_kind;
+
+/* One argument.  Made by tilec_arg_tensor, tilec_arg_int or
+ * tilec_arg_float, which set `size`: the runtime steps through an array
+ * of them by the first one's size, so an array built against an older or
+ * newer header works as tilec_compile_options does (fields a runtime
+ * does not know must be zero). */
+typedef struct tilec_arg {
+	size_t size;          /* sizeof the struct the caller was built with */
+	const char *name;     /* the parameter; NULL: by position */
+	tilec_arg_kind kind;
+	/* TILEC_ARG_TENSOR: the data (a device pointer on GPUs), its
+	 * element type, rank, extents (rank of them, outermost first) and
+	 * strides in elements (NULL: row-major contiguous). */
+	void *data;
+	tilec_dtype dtype;
+	int rank;
+	const int64_t *shape;
+	const int64_t *strides;
+	long long ivalue;     /* TILEC_ARG_INT */
+	double fvalue;        /* TILEC_ARG_FLOAT */
+	/* TILEC_ARG_TENSOR: where data is, when the caller knows it
+	 * (TILEC_MEMORY_HOST, or TILEC_MEMORY_DEVICE on GPU `device`);
+	 * TILEC_MEMORY_UNKNOWN, as tilec_arg_tensor sets it: not checked. */
+	int memory;
+	int device;
+} tilec_arg;
+
+enum {
+	TILEC_MEMORY_UNKNOWN = 0,
+	TILEC_MEMORY_HOST = 1,
+	TILEC_MEMORY_DEVICE = 2,
+};
+
+TILEC_API
+tilec_arg tilec_arg_tensor(const char *name, void *data, tilec_dtype dtype,
+			   int rank, const int64_t *shape,
+			   const int64_t *strides);
+TILEC_API
+tilec_arg tilec_arg_int(const char *name, long long value);
+TILEC_API
+tilec_arg tilec_arg_float(const char *name, double value);
+
+/* Launch k with nargs arguments on `stream` (NULL: the default stream;
+ * ignored on the CPU).  Named arguments go to their parameter; the ones
+ * without a name fill, in signature order, either every parameter or
+ * every parameter that cannot be inferred (the tensors and the scalars
+ * that are no tensor dim's extent).  A scalar that is a tensor dim's
+ * extent may be left out: it is taken from the tensor's shape.  Checked:
+ * every parameter given once and no argument left over; tensors for
+ * tensors, integers for integer scalars (numbers for float ones); each
+ * tensor's dtype and rank; its shape against the declared extents, every
+ * extent scalar agreeing with every dim it is the extent of; row-major
+ * contiguous data (strides of dims of extent 1 do not matter), aligned to
+ * its element, not NULL unless empty; integer scalars within their C
+ * type; a tensor in the memory the backend runs on (host memory on
+ * openmp, the context's device on GPUs) when the argument says where it
+ * is.  The grid is computed from the kernel's expressions
+ * (docs/launch.md); an empty grid launches nothing.  Any mismatch is
+ * TILEC_ERR_INVALID with tilec_error naming the parameter; a kernel
+ * without a signature is TILEC_ERR_INVALID too.  GPU launches are
+ * asynchronous, as tilec_launch's. */
+TILEC_API
+tilec_status tilec_launch_checked(tilec_kernel *k, const tilec_arg *args,
+				  int nargs, void *stream);
+
+/* What the last tilec_launch_checked of k found wrong, for callers that
+ * sort errors (the Python package raises TypeError or ValueError):
+ * TILEC_PROBLEM_TYPE for the form of the call (an argument of the wrong
+ * kind or dtype, a missing, extra, unknown or repeated one),
+ * TILEC_PROBLEM_VALUE for any other mismatch (rank, shape, strides,
+ * alignment, memory, a value out of range, an undefined grid), and
+ * TILEC_PROBLEM_NONE after a launch that passed its checks. */
+enum {
+	TILEC_PROBLEM_NONE = 0,
+	TILEC_PROBLEM_TYPE = 1,
+	TILEC_PROBLEM_VALUE = 2,
+};
+TILEC_API
+int tilec_launch_problem(const tilec_kernel *k);
 /* Wait until every launch on the context has finished. */
 TILEC_API
 tilec_status tilec_synchronize(tilec_context *ctx);

@@ -272,9 +272,8 @@ tc_api_translate(tilec_translator *tr, const char *path, const char *text,
 						  a, &opt, &d)) &&
 		  tc_translate(a, path, text, &opt, &d, &p, &tr->output) &&
 		  d.errors == 0;
-	for (int i = 0; ok && i < p->kernels.len; i++)
-		tc_launch_json(p, p->kernels.items[i], &opt.target,
-			       &tr->manifest);
+	if (ok)
+		tc_launch_document(p, NULL, &opt.target, NULL, &tr->manifest);
 	tc_buf_puts(&tr->diagnostics, d.text.data ? d.text.data : "");
 	if (!ok) {
 		tc_buf_free(&tr->output);

@@ -224,24 +224,6 @@ parse_args(ExportArgs *x, int argc, char **argv)
 
 /* --- Types and expressions ------------------------------------------------ */
 
-/* The C type of a tensor element in memory, as the header declares it
- * (no tilec typedefs: f16 is its bit pattern). */
-static const char *
-element_c_type(TcDtype t)
-{
-	switch (t) {
-	case TC_DT_F64: return "double";
-	case TC_DT_F32: return "float";
-	case TC_DT_F16:
-	case TC_DT_BF16: return "uint16_t";
-	case TC_DT_I64: return "int64_t";
-	case TC_DT_I32: return "int32_t";
-	case TC_DT_I8: return "int8_t";
-	case TC_DT_BOOL: return "bool";
-	default: return "uint8_t"; /* fp8, u8, i4 (two per byte) */
-	}
-}
-
 /* How the header describes an element format. */
 static const char *
 element_note(TcDtype t)
@@ -257,34 +239,12 @@ element_note(TcDtype t)
 	}
 }
 
-/* A scalar parameter's C type, as the target's kernel takes it. */
-static const char *
-scalar_c_type(TcDtype t, bool gpu)
-{
-	switch (t) {
-	case TC_DT_F64: return "double";
-	case TC_DT_F32:
-	case TC_DT_F16:
-	case TC_DT_BF16:
-	case TC_DT_FP8E4M3:
-	case TC_DT_FP8E5M2: return "float";
-	case TC_DT_I64: return "long long";
-	case TC_DT_BOOL: return "bool";
-	case TC_DT_I8:
-	case TC_DT_I4: return gpu ? "int" : "int8_t";
-	case TC_DT_U8: return gpu ? "int" : "uint8_t";
-	default: return "int";
-	}
-}
-
-/* "const uint16_t *A" or "int M". */
+/* "const uint16_t *A" or "int M": the parameter as abi.c passes it. */
 static char *
-param_text(TcArena *a, const TcVar *v, bool gpu)
+param_text(TcArena *a, const TcAbiParam *p)
 {
-	if (v->kind == TC_VAR_SCALAR)
-		return tc_fmt(a, "%s %s", scalar_c_type(v->dtype, gpu), v->name);
-	return tc_fmt(a, "%s%s *%s", v->is_const ? "const " : "",
-		      element_c_type(v->dtype), v->name);
+	return tc_fmt(a, "%s%s%s", p->c_type, p->tensor ? "" : " ",
+		      p->var->name);
 }
 
 /* Print `tabs` tabs, then `head items, ... tail`, items separated by ", "
@@ -426,11 +386,11 @@ grid_expr(TcBuf *b, const TcExpr *e, const char *prefix, unsigned *helpers)
 
 /* The parameters of K_launch, and for GPUs the stream. */
 static int
-launch_params(TcArena *a, const TcKernel *k, bool gpu, char **items)
+launch_params(TcArena *a, const TcAbi *abi, bool gpu, char **items)
 {
 	int n = 0;
-	for (int i = 0; i < k->params.len; i++)
-		items[n++] = param_text(a, k->params.items[i], gpu);
+	for (int i = 0; i < abi->nparams; i++)
+		items[n++] = param_text(a, &abi->params[i]);
 	if (gpu)
 		items[n++] = "void *stream";
 	return n;
@@ -485,7 +445,7 @@ cpu_launch(TcArena *a, const TcKernel *k, const TcTarget *t, const char *base,
 		      need >= 0 ? "; -1, having run\n// nothing, on a CPU "
 				  "without the instructions it uses" : "");
 	tc_buf_puts(b, "int\n");
-	int n = launch_params(a, k, false, items);
+	int n = launch_params(a, tc_abi_of(a, k, t), false, items);
 	print_wrapped(b, 0, tc_fmt(a, "%s_launch(", k->name), items, n, ")");
 	tc_buf_puts(b, "{\n");
 	if (need >= 0) {
@@ -530,13 +490,11 @@ cpu_launch(TcArena *a, const TcKernel *k, const TcTarget *t, const char *base,
 /* The GPU's launch: grid and shared memory from the manifest, the
  * opt-in, the launch on the caller's stream. */
 static bool
-gpu_launch(TcArena *a, const TcKernel *k, const GpuApi *api,
+gpu_launch(TcArena *a, const TcKernel *k, const TcTarget *t, const GpuApi *api,
 	   const char *base, TcBuf *b, TcDiags *d)
 {
 	char *items[MAX_ITEMS];
-	long long threads = 128;
-	if (k->threads)
-		tc_expr_const(k->threads, &threads);
+	const TcAbi *abi = tc_abi_of(a, k, t);
 	const char *prefix = tc_fmt(a, "%s_launch", k->name);
 	TcBuf grid[3];
 	unsigned helpers = 0;
@@ -571,7 +529,7 @@ gpu_launch(TcArena *a, const TcKernel *k, const GpuApi *api,
 				"computed from the arguments; the launch is "
 				"asynchronous on `stream`.", base));
 	tc_buf_puts(b, "extern \"C\" int\n");
-	int n = launch_params(a, k, true, items);
+	int n = launch_params(a, abi, true, items);
 	print_wrapped(b, 0, tc_fmt(a, "%s(", prefix), items, n, ")");
 	tc_buf_puts(b, "{\n");
 	for (int i = 0; i < 3; i++) {
@@ -592,7 +550,7 @@ gpu_launch(TcArena *a, const TcKernel *k, const GpuApi *api,
 			      "\t\treturn (int)%s;\n", api->bad_config);
 	tc_buf_printf(b, "\tconst dim3 grid((unsigned)grid_x, (unsigned)grid_y, "
 		      "(unsigned)grid_z);\n");
-	tc_buf_printf(b, "\tconst size_t smem = %lld;\n", k->smem_bytes);
+	tc_buf_printf(b, "\tconst size_t smem = %lld;\n", abi->smem_bytes);
 	tc_buf_printf(b, "\tconst void *kernel = (const void *)%s;\n", k->name);
 	if (k->smem_bytes > 48 * 1024) {
 		tc_buf_puts(b, "\t// Above 48 KiB a kernel must opt in.\n");
@@ -604,7 +562,7 @@ gpu_launch(TcArena *a, const TcKernel *k, const GpuApi *api,
 	for (int i = 0; i < k->params.len; i++)
 		items[i] = tc_fmt(a, "&%s", ((TcVar *)k->params.items[i])->name);
 	print_wrapped(b, 1, "void *args[] = {", items, k->params.len, "};");
-	char *call[6] = { "kernel", "grid", tc_fmt(a, "dim3(%lld)", threads),
+	char *call[6] = { "kernel", "grid", tc_fmt(a, "dim3(%lld)", abi->threads),
 			  "args", "smem", tc_fmt(a, "(%s)stream", api->stream_t) };
 	print_wrapped(b, 1, tc_fmt(a, "return (int)%s(", api->launch), call, 6,
 		      ");");
@@ -708,7 +666,7 @@ header(TcArena *a, const TcProgram *p, const TcKernel *k, const TcTarget *t,
 	tc_buf_puts(b, "#include <stdint.h>\n#ifndef __cplusplus\n"
 		    "#include <stdbool.h>\n#endif\n\n");
 	tc_buf_puts(b, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
-	int n = launch_params(a, k, gpu, items);
+	int n = launch_params(a, tc_abi_of(a, k, t), gpu, items);
 	print_wrapped(b, 0, tc_fmt(a, "int %s_launch(", k->name), items, n, ");");
 	tc_buf_puts(b, "\n#ifdef __cplusplus\n}\n#endif\n\n");
 	tc_buf_printf(b, "#endif /* %s */\n", guard);
@@ -819,7 +777,7 @@ export_kernel(ExportArgs *x, TcOptions *opt, const char *text,
 	char *src_name = tc_fmt(a, "%s%s", base, be->file_ext);
 	if (ok && k) {
 		if (api)
-			ok = gpu_launch(a, k, api, base, &src, d);
+			ok = gpu_launch(a, k, &opt->target, api, base, &src, d);
 		else
 			cpu_launch(a, k, &opt->target, base, &src);
 	}
@@ -830,12 +788,11 @@ export_kernel(ExportArgs *x, TcOptions *opt, const char *text,
 		tc_buf_init(&l);
 		header(a, p, k, &opt->target, src_name, api, x, name, &h);
 		/* The manifest, with the provenance members first. */
-		tc_launch_json(p, k, &opt->target, &m);
-		tc_buf_printf(&l, "{\"spdx_license\": \"%s\", \"tilec_version\": "
+		tc_buf_printf(&m, "\"spdx_license\": \"%s\", \"tilec_version\": "
 			      "\"%s\", \"tilec_revision\": \"%s\",\n "
-			      "\"source_sha256\": \"%s\", %s", EXPORT_LICENSE,
-			      TILEC_VERSION, TILEC_GIT_REVISION, x->sha256,
-			      m.data + 1);
+			      "\"source_sha256\": \"%s\", ", EXPORT_LICENSE,
+			      TILEC_VERSION, TILEC_GIT_REVISION, x->sha256);
+		tc_launch_document(p, k, &opt->target, m.data, &l);
 		tc_buf_free(&m);
 		add_file(files, nfiles, x->dir, src_name, tc_buf_take(&src));
 		add_file(files, nfiles, x->dir, tc_fmt(a, "%s.h", base),

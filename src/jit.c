@@ -161,6 +161,8 @@ tilec_jit(tilec_context *ctx, tilec_translator *tr, const char *path,
 		given.arch = backend != TILEC_BACKEND_OPENMP && info.compile_only
 				     ? arch
 				     : NULL;
+		/* The kernel's signature, for tilec_launch_checked. */
+		given.manifest = tilec_translator_manifest(tr);
 		size_t srclen;
 		const char *src = tilec_translator_output(tr, &srclen);
 		*mod = tilec_compile(ctx, src, srclen, &given);

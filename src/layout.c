@@ -739,9 +739,7 @@ choose_layouts(Layouter *L)
 static void
 layout_kernel(TcArena *a, TcKernel *k, const TcTarget *t)
 {
-	long long threads = 128;
-	if (k->threads)
-		tc_expr_const(k->threads, &threads);
+	long long threads = tc_abi_threads(k, t);
 	Layouter L = { .a = a, .k = k, .threads = (int)threads,
 		       .warps = (int)(threads / t->warp_size),
 		       .warp_size = t->warp_size, .mi = matrix_shape(t) };

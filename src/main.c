@@ -315,9 +315,7 @@ translate(const Cli *cli)
 		} else if (cli->emit == EMIT_IR) {
 			tc_print_program(&out, p);
 		} else if (cli->emit == EMIT_LAUNCH) {
-			for (int i = 0; i < p->kernels.len; i++)
-				tc_launch_json(p, p->kernels.items[i],
-					       &opt.target, &out);
+			tc_launch_document(p, NULL, &opt.target, NULL, &out);
 		}
 		ok = write_output(cli, &out);
 	}

@@ -1023,10 +1023,7 @@ launch_config(Run *r)
 		cfg->grid[d] = (unsigned)e;
 		r->empty_grid |= cfg->grid[d] == 0;
 	}
-	long long threads = 128; /* the GPU default, as in launch.c */
-	if (k->threads)
-		tc_expr_const(k->threads, &threads);
-	cfg->block[0] = (unsigned)threads;
+	cfg->block[0] = (unsigned)tc_abi_threads(k, &r->opt.target);
 	cfg->block[1] = cfg->block[2] = 1;
 	cfg->shared_bytes = (size_t)k->smem_bytes;
 	return true;
@@ -1040,9 +1037,11 @@ setup_device(Run *r)
 		Param *p = &r->params[i];
 		const TcVar *v = p->var;
 		if (v->kind == TC_VAR_SCALAR) {
-			/* The CUDA signature passes i8 and u8 as int. */
-			if (v->dtype == TC_DT_I8 || v->dtype == TC_DT_U8) {
-				p->wide = (int32_t)p->value;
+			/* Where the GPU's ABI widens a scalar to int (i8,
+			 * u8), it gets a slot of its own. */
+			if (tc_abi_pass_dtype(v->dtype, r->opt.target.kind) ==
+				    TC_DT_I32 && v->dtype != TC_DT_I32) {
+				p->wide = (int32_t)p->ivalue;
 				r->kargs[i] = &p->wide;
 			}
 			continue;

@@ -233,9 +233,7 @@ tc_smem(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
 	long long limit = opt->target.smem_limit;
 	for (int i = 0; i < p->kernels.len; i++) {
 		TcKernel *k = p->kernels.items[i];
-		long long threads = 128;
-		if (k->threads)
-			tc_expr_const(k->threads, &threads);
+		long long threads = tc_abi_threads(k, &opt->target);
 		/* Padding only speeds things up: without it rather than not
 		 * at all (HIP's 64 KiB of LDS). */
 		long long total = place(k, threads, true, opt);

@@ -240,11 +240,10 @@ copies_gemm(const TcStmt *loop)
 
 /* Decide loop.copies_in_gemm for a pipelined loop with async copies. */
 static void
-plan_copies_in_gemm(TcArena *a, const TcKernel *k, TcStmt *loop)
+plan_copies_in_gemm(TcArena *a, const TcKernel *k, const TcTarget *t,
+		    TcStmt *loop)
 {
-	long long threads = 128;
-	if (k->threads)
-		tc_expr_const(k->threads, &threads);
+	long long threads = tc_abi_threads(k, t);
 	TcStmt *gemm = copies_gemm(loop);
 	if (!gemm)
 		return;
@@ -271,20 +270,20 @@ plan_copies_in_gemm(TcArena *a, const TcKernel *k, TcStmt *loop)
 }
 
 static void
-pipeline_stmt(TcArena *a, const TcKernel *k, TcStmt *s)
+pipeline_stmt(TcArena *a, const TcKernel *k, const TcTarget *t, TcStmt *s)
 {
 	switch (s->kind) {
 	case TC_ST_BLOCK:
 		for (int i = 0; i < s->u.block.body.len; i++)
-			pipeline_stmt(a, k, s->u.block.body.items[i]);
+			pipeline_stmt(a, k, t, s->u.block.body.items[i]);
 		break;
 	case TC_ST_IF:
-		pipeline_stmt(a, k, s->u.cond.then);
+		pipeline_stmt(a, k, t, s->u.cond.then);
 		if (s->u.cond.els)
-			pipeline_stmt(a, k, s->u.cond.els);
+			pipeline_stmt(a, k, t, s->u.cond.els);
 		break;
 	case TC_ST_FOR: {
-		pipeline_stmt(a, k, s->u.loop.body);
+		pipeline_stmt(a, k, t, s->u.loop.body);
 		long long stages = 1;
 		if (s->u.loop.kind != TC_LOOP_PIPELINED ||
 		    !tc_expr_const(s->u.loop.stages, &stages) || stages < 2)
@@ -300,7 +299,7 @@ pipeline_stmt(TcArena *a, const TcKernel *k, TcStmt *s)
 				dst->stages = (int)stages;
 		}
 		if (n)
-			plan_copies_in_gemm(a, k, s);
+			plan_copies_in_gemm(a, k, t, s);
 		break;
 	}
 	default:
@@ -322,7 +321,7 @@ tc_software_pipeline(TcArena *a, TcProgram *p, const TcOptions *opt,
 		}
 		/* cp.async exists from sm_80; other targets copy in order. */
 		if (opt->target.kind == TC_TARGET_CUDA)
-			pipeline_stmt(a, k, k->body);
+			pipeline_stmt(a, k, &opt->target, k->body);
 	}
 	return true;
 }

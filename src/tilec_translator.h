@@ -121,8 +121,9 @@ tilec_status tilec_translate_string(tilec_translator *tr, const char *name,
  * len is not NULL, gets its length.  Valid until the next translation. */
 TILEC_API
 const char *tilec_translator_output(const tilec_translator *tr, size_t *len);
-/* Each translated kernel's launch manifest (`tilec --emit=launch`: its
- * parameters, grid, threads, shared memory as JSON), one per line. */
+/* The last translation's launch document (`tilec --emit=launch`,
+ * docs/launch.md): one JSON object with each translated kernel's
+ * parameters, grid, threads and shared memory ("" after a failure). */
 TILEC_API
 const char *tilec_translator_manifest(const tilec_translator *tr);
 /* Every diagnostic of the last translation, rendered, in order ("" if

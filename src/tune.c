@@ -720,9 +720,7 @@ prune_reason(const Tune *t, const TcKernel *k)
 {
 	if (t->tinfo.kind == TC_TARGET_OPENMP)
 		return NULL;
-	long long threads = 128;
-	if (k->threads)
-		tc_expr_const(k->threads, &threads);
+	long long threads = tc_abi_threads(k, &t->tinfo);
 	if (threads > t->tinfo.max_threads)
 		return fmt_alloc("threads: %lld per block; %s allows %d",
 				 threads, t->tinfo.arch, t->tinfo.max_threads);

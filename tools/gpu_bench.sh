@@ -16,6 +16,7 @@ if [ $# -eq 0 ]; then
 	# tilec's own runtime: NVRTC + the driver API, on every sample.
 	(cd .. && rm -rf build-rt && meson setup build-rt -Dtranslator=disabled >/dev/null &&
 		ninja -C build-rt >/dev/null) && ../build-rt/gpu_runtime_check rt/*.cu --gemm rt/gemm.cu \
+		--manifest rt/gemm.launch.json \
 		--bench 4096x4096x4096 2>&1 | tee "$out/runtime_check.log" | tail -n 20 || status=1
 fi
 PYTHONUNBUFFERED=1 python3 run.py cases.json "$@" 2>&1 | tee "$out/tilec_gpu.log" || status=1

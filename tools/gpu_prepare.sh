@@ -14,8 +14,9 @@ cp ../shared/bench/gpu_anchors.py "$out/" 2>/dev/null ||
 	echo "note: ../shared/bench/gpu_anchors.py not found; anchors will be skipped" >&2
 python3 - "$tilec" "$arch" "$out" <<'PY'
 import json, os, subprocess, sys
-sys.path.insert(0, "tools/gpu")
+sys.path[:0] = ["tools/gpu", "tools"]
 from cases import CASES
+import launch_manifest
 tilec, arch, out = sys.argv[1:4]
 manifest = []
 for name, sample, variant, defines, shapes, ref, kind in CASES:
@@ -31,19 +32,21 @@ for name, sample, variant, defines, shapes, ref, kind in CASES:
         args += ["-D", f"{k}={v}"]
     cu = f"{out}/{name}.cu"
     subprocess.run(args + ["--standalone", "-o", cu], check=True)
-    launch = json.loads(subprocess.run(args + ["--emit=launch"], check=True,
-                                       capture_output=True, text=True).stdout)
+    launch = launch_manifest.only(subprocess.run(
+        args + ["--emit=launch"], check=True, capture_output=True,
+        text=True).stdout)
     manifest.append({"name": name, "cu": os.path.basename(cu), "launch": launch,
                      "shapes": shapes, "reference": ref, "kind": kind})
 json.dump(manifest, open(f"{out}/cases.json", "w"), indent=1)
 print(f"{len(manifest)} cases in {out}/")
 PY
-cp tools/gpu/run.py "$out/"
+cp tools/gpu/run.py tools/launch_manifest.py "$out/"
 # Every sample with its defaults, for the runtime's own check (NVRTC and
 # the driver API through tilec's runtime, not CuPy).
 mkdir -p "$out/rt"
 for f in samples/*.c; do
 	n=$(basename "$f" .c)
-	"$tilec" "$f" -t cuda --arch "$arch" --standalone -o "$out/rt/$n.cu" 2>/dev/null ||
+	"$tilec" "$f" -t cuda --arch "$arch" --standalone -o "$out/rt/$n.cu" 2>/dev/null &&
+		"$tilec" "$f" -t cuda --arch "$arch" --emit=launch -o "$out/rt/$n.launch.json" ||
 		echo "note: $n does not translate for cuda with its defaults" >&2
 done

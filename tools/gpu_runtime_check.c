@@ -16,6 +16,10 @@
  * events.  The launch numbers (BLOCK_M, BLOCK_N, threads, shared memory)
  * come from the file's header comment unless given on the command line,
  * where they are the values `tilec FILE -t cuda --emit=launch` prints.
+ * With --manifest DOC (that launch document) the gemm is compiled with it
+ * and every check runs through tilec_launch_checked instead: the runtime
+ * computes the grid from the document and checks the tensors, and a
+ * launch with A and B swapped must be refused, C left untouched.
  *
  * Uses only the public runtime API (tilec_runtime.h).  Exit status: 0 all
  * good, 1 a result was wrong, 2 something could not run.
@@ -43,6 +47,7 @@ typedef struct Args {
 	const char *files[MAX_FILES]; /* sources to compile */
 	int nfiles;
 	const char *gemm;            /* --gemm FILE, or NULL */
+	const char *manifest;        /* --manifest DOC for the gemm, or NULL */
 	const char *kernel;          /* --kernel: gemm's name */
 	long long shapes[MAX_SHAPES][3]; /* --shape M N K */
 	int nshapes;
@@ -72,6 +77,8 @@ usage(FILE *f)
 	      "  --device N        CUDA device (default 0); -1 compiles only\n"
 	      "  --arch A          NVRTC architecture (default: the device's)\n"
 	      "  --gemm FILE.cu    run gemm(M, N, K, A, B, C) from FILE (f16)\n"
+	      "  --manifest DOC    the gemm's launch document: launches checked\n"
+	      "                    by the runtime (tilec_launch_checked)\n"
 	      "  --kernel NAME     the gemm kernel's name (default gemm)\n"
 	      "  --shape MxNxK     a shape to check (repeatable; default\n"
 	      "                    200x130x70 1x1x1 65x1x129 256x256x64\n"
@@ -146,6 +153,8 @@ parse_args(Args *a, int argc, char **argv)
 			a->arch = v;
 		} else if (strcmp(arg, "--gemm") == 0) {
 			a->gemm = v;
+		} else if (strcmp(arg, "--manifest") == 0) {
+			a->manifest = v;
 		} else if (strcmp(arg, "--kernel") == 0) {
 			a->kernel = v;
 		} else if (strcmp(arg, "--shape") == 0) {
@@ -241,7 +250,7 @@ base_name(const char *path)
  * (owned by the caller) or NULL. */
 static tilec_module *
 compile_file(tilec_context *ctx, const Args *a, const char *path,
-	     const tilec_device_info *dev)
+	     const char *manifest, const tilec_device_info *dev)
 {
 	size_t len;
 	char *src = read_file(path, &len);
@@ -253,6 +262,7 @@ compile_file(tilec_context *ctx, const Args *a, const char *path,
 	tilec_compile_options_init(&o);
 	o.name = base_name(path);
 	o.arch = a->arch;
+	o.manifest = manifest;
 	tilec_module *cold = tilec_compile(ctx, src, len, &o);
 	if (!cold) {
 		fprintf(stderr, "%s: %s\n", path, tilec_error(ctx));
@@ -403,7 +413,7 @@ gemm_config(const GemmLaunch *l, const long long s[3])
 /* Run one shape and compare; 0 ok, 1 wrong, 2 could not run. */
 static int
 gemm_check(tilec_context *ctx, tilec_kernel *k, const GemmLaunch *l,
-	   const long long s[3], double tol)
+	   const long long s[3], double tol, bool checked)
 {
 	size_t m = (size_t)s[0], n = (size_t)s[1], kk = (size_t)s[2];
 	uint16_t *a = malloc(m * kk * 2), *b = malloc(kk * n * 2),
@@ -423,8 +433,35 @@ gemm_check(tilec_context *ctx, tilec_kernel *k, const GemmLaunch *l,
 		goto done;
 	tilec_launch_config cfg = gemm_config(l, s);
 	double t0 = tilec_now();
-	if (tilec_launch(k, g.args, &cfg) != TILEC_OK ||
-	    tilec_synchronize(ctx) != TILEC_OK ||
+	tilec_status st;
+	if (checked) {
+		/* The runtime's own grid and checks; first a launch with A
+		 * and B swapped, which it must refuse. */
+		int64_t sa[2] = { s[0], s[2] }, sb[2] = { s[2], s[1] },
+			sc[2] = { s[0], s[1] };
+		tilec_arg args[3] = {
+			tilec_arg_tensor("A", g.a, TILEC_F16, 2, sa, NULL),
+			tilec_arg_tensor("B", g.b, TILEC_F16, 2, sb, NULL),
+			tilec_arg_tensor("C", g.c, TILEC_F16, 2, sc, NULL),
+		};
+		tilec_arg swapped[3] = { args[1], args[0], args[2] };
+		swapped[0].name = swapped[1].name = NULL;
+		swapped[2].name = NULL;
+		if (s[0] != s[2] &&
+		    tilec_launch_checked(k, swapped, 3, NULL) != TILEC_ERR_INVALID) {
+			printf("  gemm %lldx%lldx%lld: a launch with A and B "
+			       "swapped was not refused  FAIL\n", s[0], s[1],
+			       s[2]);
+			gemm_free(ctx, &g);
+			status = 1;
+			goto done;
+		}
+		t0 = tilec_now();
+		st = tilec_launch_checked(k, args, 3, NULL);
+	} else {
+		st = tilec_launch(k, g.args, &cfg);
+	}
+	if (st != TILEC_OK || tilec_synchronize(ctx) != TILEC_OK ||
 	    tilec_memcpy_d2h(ctx, c, g.c, m * n * 2) != TILEC_OK) {
 		fprintf(stderr, "%s\n", tilec_error(ctx));
 		gemm_free(ctx, &g);
@@ -468,10 +505,16 @@ gemm_check(tilec_context *ctx, tilec_kernel *k, const GemmLaunch *l,
 	}
 	double rel = max_ref > 0 ? max_err / max_ref : max_err;
 	bool ok = rel <= tol && unwritten == 0;
-	printf("  gemm %5lldx%5lldx%5lld  grid %ux%u, %u threads, %zu B "
-	       "shared  max rel err %.2e (tol %g)",
-	       s[0], s[1], s[2], cfg.grid[0], cfg.grid[1], cfg.block[0],
-	       cfg.shared_bytes, rel, tol);
+	if (checked)
+		printf("  gemm %5lldx%5lldx%5lld  checked launch%s  max rel "
+		       "err %.2e (tol %g)", s[0], s[1], s[2],
+		       s[0] != s[2] ? ", swapped operands refused" : "", rel,
+		       tol);
+	else
+		printf("  gemm %5lldx%5lldx%5lld  grid %ux%u, %u threads, %zu B "
+		       "shared  max rel err %.2e (tol %g)",
+		       s[0], s[1], s[2], cfg.grid[0], cfg.grid[1], cfg.block[0],
+		       cfg.shared_bytes, rel, tol);
 	if (rel > tol)
 		printf(", worst C[%zu][%zu]: got %g, want %g", worst / n,
 		       worst % n, tilec_f16_to_double(c[worst]), ref[worst]);
@@ -559,7 +602,8 @@ run_gemm(tilec_context *ctx, const Args *a, tilec_module *mod,
 	       l.smem);
 	int status = 0;
 	for (int i = 0; i < a->nshapes; i++) {
-		int st = gemm_check(ctx, k, &l, a->shapes[i], a->tol);
+		int st = gemm_check(ctx, k, &l, a->shapes[i], a->tol,
+				    a->manifest != NULL);
 		if (st > status)
 			status = st;
 		if (st == 2)
@@ -612,7 +656,7 @@ main(int argc, char **argv)
 
 	status = 0;
 	for (int i = 0; i < a.nfiles; i++) {
-		tilec_module *m = compile_file(ctx, &a, a.files[i], &dev);
+		tilec_module *m = compile_file(ctx, &a, a.files[i], NULL, &dev);
 		if (!m)
 			status = 2;
 		tilec_module_free(m);
@@ -620,13 +664,16 @@ main(int argc, char **argv)
 	if (a.gemm && dev.compile_only) {
 		printf("%s: not run (compile-only)\n", a.gemm);
 	} else if (a.gemm) {
-		size_t len;
+		size_t len, mlen;
 		char *src = read_file(a.gemm, &len);
-		tilec_module *m = src ? compile_file(ctx, &a, a.gemm, &dev)
-				      : NULL;
-		if (!src)
-			fprintf(stderr, "%s: cannot read: %s\n", a.gemm,
-				strerror(errno));
+		char *doc = a.manifest ? read_file(a.manifest, &mlen) : NULL;
+		tilec_module *m = src && (doc || !a.manifest)
+					  ? compile_file(ctx, &a, a.gemm, doc, &dev)
+					  : NULL;
+		if (!src || (a.manifest && !doc))
+			fprintf(stderr, "%s: cannot read: %s\n",
+				src ? a.manifest : a.gemm, strerror(errno));
+		free(doc);
 		int st = m ? run_gemm(ctx, &a, m, src) : 2;
 		if (st > status)
 			status = st;

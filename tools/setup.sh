@@ -15,6 +15,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 packages=(libclang-19-dev libjansson-dev check meson ninja-build pkg-config cmake
 	gcc libopenblas-dev python3
+	# The Python package's tests (tests/python.sh): numpy and pytest for
+	# Debian's python3, venv for `pip install ./python`.
+	python3-numpy python3-pytest python3-venv
 	# The hip backend's tests: hiprtc (in libamdhip64), the device
 	# libraries it links, hipcc for ahead-of-time builds, and llvm-15's
 	# objdump and readelf to read the code objects.

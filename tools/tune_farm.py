@@ -47,6 +47,9 @@ import os
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import launch_manifest  # noqa: E402
+
 TIMINGS_FORMAT = "tilec-tune-timings/1"
 PREPARED_FORMAT = "tilec-tune-prepared/1"
 
@@ -57,16 +60,9 @@ BYTES = {"f64": 8, "f32": 4, "f16": 2, "bf16": 2, "fp8e4m3": 1,
 FLOATS = ("f64", "f32", "f16", "bf16", "fp8e4m3", "fp8e5m2")
 
 
-def ceildiv(a, b):
-    return -(-a // b)
-
-
 def evaluate(expr, env):
-    """A launch-manifest expression (C integer arithmetic) over env."""
-    py = expr.replace("/", "//").replace("&&", " and ").replace("||", " or ")
-    py = py.replace("!", " not ").replace(" not =", "!=")
-    return int(eval(py, {"ceildiv": ceildiv, "min": min, "max": max,
-                         "__builtins__": {}}, dict(env)))
+    """A launch-manifest expression tree over env (C integer semantics)."""
+    return launch_manifest.evaluate(expr, env)
 
 
 def nbytes(dtype, count):
@@ -213,22 +209,15 @@ class Gpu:
         return t
 
     def arg(self, p, value):
-        """A kernel argument: a tensor as a cupy view, a scalar in the
-        CUDA signature's type (i8/u8 as int, narrow floats as float)."""
+        """A kernel argument: a tensor as a cupy view, a scalar in the C
+        type the manifest says the kernel takes it as."""
         cp = self.cp
         if p["kind"] == "tensor":
             v = self.view.get(p["dtype"])
             return cp.from_dlpack(value.view(v) if v is not None else value)
-        dt = p["dtype"]
-        if dt == "f64":
-            return cp.float64(value)
-        if dt in FLOATS:
-            return cp.float32(value)
-        if dt == "i64":
-            return cp.int64(value)
-        if dt == "bool":
-            return cp.bool_(value)
-        return cp.int32(value)
+        return {"double": cp.float64, "float": cp.float32,
+                "long long": cp.int64, "int": cp.int32, "bool": cp.bool_,
+                "int8_t": cp.int8, "uint8_t": cp.uint8}[p["ctype"]](value)
 
     def launch(self, kern, grid, block, args, smem):
         if min(grid) <= 0:

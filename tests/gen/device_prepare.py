@@ -32,21 +32,15 @@ import sys
 import tarfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+TOOLS = os.path.join(os.path.dirname(os.path.dirname(HERE)), "tools")
+sys.path[:0] = [HERE, TOOLS]
+import launch_manifest  # noqa: E402
 import tilegen  # noqa: E402
 
 
 def launches(text):
-    """The objects of tilec --emit=launch, one per kernel, by name."""
-    out, i, dec = {}, 0, json.JSONDecoder()
-    while i < len(text):
-        while i < len(text) and text[i].isspace():
-            i += 1
-        if i == len(text):
-            break
-        obj, i = dec.raw_decode(text, i)
-        out[obj["kernel"]] = obj
-    return out
+    """The kernels of tilec --emit=launch's document, by name."""
+    return launch_manifest.by_name(text)
 
 
 def tolerance(k):
@@ -124,6 +118,7 @@ def main():
         shutil.copytree(os.path.join(a.srcroot, "templates", sub),
                         os.path.join(inc, sub))
     shutil.copy(os.path.join(HERE, "device_run.py"), a.out)
+    shutil.copy(os.path.join(TOOLS, "launch_manifest.py"), a.out)
     with cf.ProcessPoolExecutor(max(1, min(a.jobs, 2))) as ex:
         index = list(ex.map(prepare, [a] * (hi - lo), [feats] * (hi - lo),
                             range(lo, hi)))

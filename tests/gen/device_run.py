@@ -42,6 +42,11 @@ import time
 
 import numpy as np
 
+HERE_DIR = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE_DIR, os.path.join(os.path.dirname(os.path.dirname(
+    HERE_DIR)), "tools")]
+import launch_manifest  # noqa: E402
+
 CARRY = os.path.dirname(os.path.abspath(__file__))
 INC = os.path.join(CARRY, "include")
 HERE = os.path.join(CARRY, "programs")     # programs.tar.xz unpacked
@@ -346,14 +351,10 @@ def compile_cuda(cu, arch, out):
     return out
 
 
-def ceildiv(a, b):
-    return -(-a // b)
-
-
 def evaluate(expr, env):
-    return int(eval(expr.replace("/", "//"),
-                    {"__builtins__": {}, "ceildiv": ceildiv, "min": min,
-                     "max": max}, dict(env)))
+    """A launch-manifest expression tree over env (C integer semantics,
+    launch_manifest.py, copied here by device_prepare.py)."""
+    return launch_manifest.evaluate(expr, env)
 
 
 def part_gpu(meta, tmp, arch, compile_only):

@@ -45,15 +45,11 @@ EMU_TRAPS = ("-fsanitize=float-cast-overflow,shift-exponent"
              " -fsanitize-trap=float-cast-overflow,shift-exponent")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+sys.path[:0] = [HERE, os.path.join(os.path.dirname(HERE), "hip_emu")]
+import hip_emu_run  # noqa: E402
 import tilegen  # noqa: E402
 
 BACKENDS = ["oracle", "openmp", "hipemu", "cuda", "hip"]
-SCALAR = {"i32": "int", "i64": "long long", "f32": "float", "f64": "double",
-          "i8": "signed char", "u8": "unsigned char"}
-TENSOR = {"f64": "double", "f32": "float", "f16": "__half",
-          "bf16": "tilec::bf16", "i64": "long long", "i32": "int",
-          "i8": "signed char", "u8": "unsigned char", "bool": "bool"}
 
 
 def sh(cmd, timeout=600, cwd=None):
@@ -220,40 +216,13 @@ class Fuzz:
         if not hip:
             return
         rc, so, se = sh([self.tilec, src, "-t", "hip", "--emit=launch"])
-        if rc != 0:
-            self.record(seed, None, "hipemu", "launch manifest", se)
+        hrc, hso, hse = sh([self.tilec, src, "-t", "openmp", "--emit=launch"])
+        if rc != 0 or hrc != 0:
+            self.record(seed, None, "hipemu", "launch manifest", se + hse)
             return
-        dec = json.JSONDecoder()
-        launches, i = [], 0
-        so = so.strip()
-        while i < len(so):
-            obj, i = dec.raw_decode(so, i)
-            launches.append(obj)
-            while i < len(so) and so[i].isspace():
-                i += 1
-        lines = ['#include "%s"' % os.path.join(self.root, "tests", "hip_emu",
-                                                "hip_emu.hpp"), "",
-                 open(hip).read(), "",
-                 "static long long ceildiv(long long a, long long b)",
-                 "{", "\treturn (a + b - 1) / b;", "}", ""]
-        for k in launches:
-            lines += ['extern "C" void tilec_entry_%s(void **args)' % k["kernel"], "{"]
-            names = []
-            for n, p in enumerate(k["params"]):
-                if p["kind"] == "scalar":
-                    lines.append("\t%s %s = *(%s *)args[%d];" % (
-                        SCALAR[p["dtype"]], p["name"], SCALAR[p["dtype"]], n))
-                else:
-                    t = ("const " if p["const"] else "") + TENSOR[p["dtype"]]
-                    lines.append("\t%s *%s = *(%s **)args[%d];" % (
-                        t, p["name"], t, n))
-                names.append(p["name"])
-            lines.append("\tconst unsigned grid[3] = { %s };" % ", ".join(
-                "(unsigned)(%s)" % g for g in k["grid"]))
-            lines.append("\tif (grid[0] && grid[1] && grid[2])")
-            lines.append("\t\thip_emu::launch(grid, %d, [&] { %s(%s); });" % (
-                k["threads"], k["kernel"], ", ".join(names)))
-            lines.append("}")
+        lines = hip_emu_run.emu_wrapper(
+            os.path.join(self.root, "tests", "hip_emu", "hip_emu.hpp"),
+            open(hip).read(), so, hso)
         wrapper = os.path.join(d, "gen.emu.cpp")
         open(wrapper, "w").write("\n".join(lines) + "\n")
         emucc = os.path.join(d, "emucc")

@@ -24,6 +24,7 @@ narrowest float type.
 import argparse
 import ctypes
 import json
+import math
 import os
 import random
 import shutil
@@ -32,7 +33,9 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+TOOLS = os.path.join(os.path.dirname(os.path.dirname(HERE)), "tools")
+sys.path[:0] = [HERE, TOOLS]
+import launch_manifest  # noqa: E402
 import tilegen  # noqa: E402
 
 FMT = {"f64": "d", "f32": "f", "i64": "q", "i32": "i", "i8": "b", "u8": "B",
@@ -81,6 +84,7 @@ def main():
     shutil.rmtree(a.out, ignore_errors=True)
     os.makedirs(os.path.join(a.out, "data"))
     shutil.copy(os.path.join(HERE, "gpu_run.py"), a.out)
+    shutil.copy(os.path.join(TOOLS, "launch_manifest.py"), a.out)
     cases, skipped = [], 0
     lo, hi = map(int, a.seeds.split(":"))
     for seed in range(lo, hi):
@@ -97,13 +101,8 @@ def main():
             continue
         man = subprocess.run([a.tilec, src, "-t", "cuda", "--arch", a.arch,
                               "--emit=launch"], capture_output=True, text=True,
-                             check=True).stdout.strip()
-        launches, i, dec = {}, 0, json.JSONDecoder()
-        while i < len(man):
-            obj, i = dec.raw_decode(man, i)
-            launches[obj["kernel"]] = obj
-            while i < len(man) and man[i].isspace():
-                i += 1
+                             check=True).stdout
+        launches = launch_manifest.by_name(man)
         # the oracle as a shared library, called through ctypes
         osrc = os.path.join(a.out, "gen_%d.oracle.c" % seed)
         open(osrc, "w").write(oracle)
@@ -112,8 +111,8 @@ def main():
                        check=True)
         so = ctypes.CDLL(os.path.abspath(lib))
         for k, m in zip(ks, meta):
-            size = sum(tilegen.SIZE[t.dtype] * eval("*".join(
-                str(k.P[d]) for d in t.dims)) for t in k.tensors)
+            size = sum(tilegen.SIZE[t.dtype] * math.prod(
+                k.P[d] for d in t.dims) for t in k.tensors)
             if size > a.max_bytes:
                 skipped += 1
                 continue

@@ -24,14 +24,15 @@ NP = {"f64": np.float64, "f32": np.float32, "f16": np.float16,
       "u8": np.uint8, "bool": np.uint8}
 
 
-def ceildiv(a, b):
-    return -(-a // b)
+_here = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [_here, os.path.join(os.path.dirname(os.path.dirname(_here)),
+                                    "tools")]
+import launch_manifest  # noqa: E402
 
 
 def evaluate(expr, env):
-    py = expr.replace("/", "//")
-    return int(eval(py, {"ceildiv": ceildiv, "min": min, "max": max},
-                    dict(env)))
+    """A launch-manifest expression tree over env (C integer semantics)."""
+    return launch_manifest.evaluate(expr, env)
 
 
 def as_float(dt, a):

@@ -16,7 +16,6 @@ reference interpreter on random inputs, poisoned outputs and the shapes
 given, exactly as for the CPU backend.  Exit status: tilec run's (0 pass,
 1 mismatch, 2 stopped), or 77 (skipped) without clang++ 15 or later.
 """
-import json
 import os
 import shutil
 import subprocess
@@ -29,12 +28,51 @@ import tempfile
 EMU_TRAPS = ("-fsanitize=float-cast-overflow,shift-exponent"
              " -fsanitize-trap=float-cast-overflow,shift-exponent")
 
-# Element types of kernel parameters: the C++ type an args[] slot holds.
-SCALAR = {"i32": "int", "i64": "long long", "f32": "float", "f64": "double",
-          "i8": "signed char", "u8": "unsigned char"}
+_here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(_here)),
+                                "tools"))
+import launch_manifest  # noqa: E402
+
+# The HIP output's element type of a tensor parameter of each dtype.
 TENSOR = {"f64": "double", "f32": "float", "f16": "__half",
           "bf16": "tilec::bf16", "i64": "long long", "i32": "int",
           "i8": "signed char", "u8": "unsigned char", "bool": "bool"}
+
+
+def emu_wrapper(emu_hpp, hip_source, hip_launch, host_launch):
+    """The lines of a C++ file holding the HIP source and, for each kernel
+    of the launch documents, `tilec_entry_K(void **args)` (the CPU's
+    entry, args as the openmp ABI passes them: host_launch's C types)
+    running it over its grid (hip_launch's) under hip_emu.hpp."""
+    host = launch_manifest.by_name(host_launch)
+    lines = ['#include "%s"' % emu_hpp, "", hip_source, "",
+             launch_manifest.c_helpers("emu")]
+    for k in launch_manifest.kernels(hip_launch):
+        lines += ['extern "C" void tilec_entry_%s(void **args)' % k["kernel"],
+                  "{"]
+        if k["tunables"]:
+            lines.append("\tenum { %s };" % ", ".join(
+                "%s = %d" % kv for kv in k["tunables"].items()))
+        names = []
+        for n, p in enumerate(host[k["kernel"]]["params"]):
+            if p["kind"] == "scalar":
+                lines.append("\t%s %s = *(%s *)args[%d];" % (
+                    p["ctype"], p["name"], p["ctype"], n))
+            else:
+                t = ("const " if p["const"] else "") + TENSOR[p["dtype"]]
+                lines.append("\t%s *%s = *(%s **)args[%d];" % (
+                    t, p["name"], t, n))
+            names.append(p["name"])
+        lines.append("\tconst long long grid[3] = { %s };" % ", ".join(
+            launch_manifest.to_c(g, "emu") for g in k["grid"]))
+        lines.append("\tif (grid[0] > 0 && grid[1] > 0 && grid[2] > 0) {")
+        lines.append("\t\tconst unsigned dims[3] = { (unsigned)grid[0], "
+                     "(unsigned)grid[1], (unsigned)grid[2] };")
+        lines.append("\t\thip_emu::launch(dims, %d, [&] { %s(%s); });" % (
+            k["threads"], k["kernel"], ", ".join(names)))
+        lines.append("\t}")
+        lines.append("}")
+    return lines
 
 
 def clangxx():
@@ -71,34 +109,13 @@ def main():
                          capture_output=True, text=True)
     launch = subprocess.run([tilec, src, "-t", "hip", "--emit=launch"] +
                             defines, capture_output=True, text=True)
-    if hip.returncode or launch.returncode:
-        sys.stderr.write(hip.stderr + launch.stderr)
+    host = subprocess.run([tilec, src, "-t", "openmp", "--emit=launch"] +
+                          defines, capture_output=True, text=True)
+    if hip.returncode or launch.returncode or host.returncode:
+        sys.stderr.write(hip.stderr + launch.stderr + host.stderr)
         return 2
-    k = json.loads(launch.stdout)
-    lines = ['#include "%s"' % os.path.join(here, "hip_emu.hpp"), "",
-             hip.stdout, "",
-             "static long long ceildiv(long long a, long long b)",
-             "{", "\treturn (a + b - 1) / b;", "}", "",
-             'extern "C" void tilec_entry_%s(void **args)' % k["kernel"],
-             "{"]
-    if k["tunables"]:
-        lines.append("\tenum { %s };" % ", ".join(
-            "%s = %d" % kv for kv in k["tunables"].items()))
-    names = []
-    for n, p in enumerate(k["params"]):
-        if p["kind"] == "scalar":
-            lines.append("\t%s %s = *(%s *)args[%d];" % (
-                SCALAR[p["dtype"]], p["name"], SCALAR[p["dtype"]], n))
-        else:
-            t = ("const " if p["const"] else "") + TENSOR[p["dtype"]]
-            lines.append("\t%s *%s = *(%s **)args[%d];" % (t, p["name"], t, n))
-        names.append(p["name"])
-    lines.append("\tconst unsigned grid[3] = { %s };" % ", ".join(
-        "(unsigned)(%s)" % g for g in k["grid"]))
-    lines.append("\tif (grid[0] && grid[1] && grid[2])")
-    lines.append("\t\thip_emu::launch(grid, %d, [&] { %s(%s); });" % (
-        k["threads"], k["kernel"], ", ".join(names)))
-    lines.append("}")
+    lines = emu_wrapper(os.path.join(here, "hip_emu.hpp"), hip.stdout,
+                    launch.stdout, host.stdout)
     work = tempfile.mkdtemp(prefix="tilec-hip-emu-")
     try:
         base = os.path.splitext(os.path.basename(sample))[0]

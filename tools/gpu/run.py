@@ -21,6 +21,12 @@ import argparse, json, math, os, sys, time
 import cupy as cp
 import torch
 
+# launch_manifest.py sits next to this file in bench-carry/, one level up
+# in the source tree (tools/).
+_here = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [_here, os.path.dirname(_here)]
+import launch_manifest  # noqa: E402
+
 DT = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32,
       "f64": torch.float64, "i32": torch.int32, "i64": torch.int64,
       "i8": torch.int8, "u8": torch.uint8, "bool": torch.bool}
@@ -30,14 +36,15 @@ TOL = {"f16": 1e-2, "bf16": 2e-2, "f32": 1e-4, "f64": 1e-9}
 INT_POISON = -0x5A5A5A5
 
 
-def ceildiv(a, b):
-    return -(-a // b)
-
-
 def evaluate(expr, env):
-    """A launch-manifest expression (C integer arithmetic) over env."""
-    py = expr.replace("/", "//").replace("&&", " and ").replace("||", " or ")
-    return int(eval(py, {"ceildiv": ceildiv, "min": min, "max": max}, dict(env)))
+    """A launch-manifest expression tree over env (C integer semantics)."""
+    return launch_manifest.evaluate(expr, env)
+
+
+# How a scalar is passed, by the C type the manifest gives.
+SCALAR = {"double": cp.float64, "float": cp.float32, "long long": cp.int64,
+          "int": cp.int32, "bool": cp.bool_, "int8_t": cp.int8,
+          "uint8_t": cp.uint8}
 
 
 # --- references, in float64 (float32 for attention's big shapes) -----------
@@ -246,7 +253,7 @@ def run_case(case, here, repeat):
         for p in L["params"]:
             if p["kind"] == "scalar":
                 v = env[p["name"]]
-                args.append(cp.float32(v) if p["dtype"] == "f32" else cp.int32(v))
+                args.append(SCALAR[p["ctype"]](v))
                 continue
             shape = [evaluate(e, env) for e in p["shape"]]
             dt = DT[p["dtype"]]

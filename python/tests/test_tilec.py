@@ -1,0 +1,218 @@
+"""The tilec Python package on NumPy (always), torch on the CPU (where
+installed) and CUDA (where a GPU is): kernels checked against NumPy
+references on random ragged data with poisoned outputs, and every kind
+of bad call an exception naming the parameter."""
+import os
+
+import numpy as np
+import pytest
+
+import tilec
+
+ROOT = os.environ.get("TILEC_SOURCE_ROOT") or os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "..")
+GEMM = os.path.join(ROOT, "samples", "gemm_f32.c")
+SOFTMAX = os.path.join(ROOT, "samples", "softmax.c")
+TWO = os.path.join(ROOT, "tests", "launch", "two_kernels.c")
+
+rng = np.random.default_rng(20261201)
+
+
+@pytest.fixture(scope="module")
+def gemm():
+    return tilec.compile(GEMM)
+
+
+def operands(m=70, n=50, k=33, dtype=np.float32):
+    a = rng.uniform(-1, 1, (m, k)).astype(dtype)
+    b = rng.uniform(-1, 1, (k, n)).astype(dtype)
+    c = np.full((m, n), np.nan, dtype)
+    return a, b, c
+
+
+def check_gemm(a, b, c):
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    assert not np.isnan(c).any()
+    assert np.abs(c - want).max() <= 1e-5 * max(1.0, np.abs(want).max())
+
+
+def test_translate_returns_source():
+    src = tilec.translate(GEMM, target="cuda", arch="sm_80")
+    assert 'extern "C" __global__' in src and "gemm_f32(" in src
+    src = tilec.translate(GEMM, defines={"BLOCK_M": 32})
+    assert "tilec_entry_gemm_f32" in src and "BLOCK_M = 32" in src
+
+
+def test_gemm_extents_inferred(gemm):
+    a, b, c = operands()
+    gemm(a, b, c)
+    check_gemm(a, b, c)
+
+
+def test_gemm_every_argument_and_keywords(gemm):
+    a, b, c = operands(31, 17, 9)
+    gemm(31, 17, 9, a, b, c)
+    check_gemm(a, b, c)
+    a, b, c = operands(5, 130, 64)
+    gemm(C=c, B=b, A=a, K=64)
+    check_gemm(a, b, c)
+
+
+def test_kernel_describes_itself(gemm):
+    assert gemm.params == ["M", "N", "K", "A", "B", "C"]
+    assert gemm.manifest["params"][3]["ctype"] == "const float *"
+    assert "tilec_entry_gemm_f32" in gemm.source
+
+
+def test_wrong_dtype_is_a_type_error(gemm):
+    a, b, c = operands()
+    with pytest.raises(TypeError, match=r"tensor 'A'.*f64"):
+        gemm(a.astype(np.float64), b, c)
+    with pytest.raises(TypeError, match=r"tensor 'B'.*no tilec dtype.*complex"):
+        gemm(a, b.astype(np.complex64), c)
+    assert np.isnan(c).all()
+
+
+def test_bad_shapes_are_value_errors(gemm):
+    a, b, c = operands()
+    with pytest.raises(ValueError, match=r"'K'.*'A'.*'B'"):
+        gemm(a, b[:-1], c)
+    with pytest.raises(ValueError, match=r"tensor 'A'.*rank 2.*rank 1"):
+        gemm(a.reshape(-1), b, c)
+    with pytest.raises(ValueError, match=r"tensor 'A' has extent 70.*71"):
+        gemm(M=71, A=a, B=b, C=c)
+    # A transposed view is not row-major.
+    at = np.ascontiguousarray(a.T).T
+    with pytest.raises(ValueError, match=r"tensor 'A' is not row-major"):
+        gemm(at, b, c)
+    assert np.isnan(c).all()
+
+
+def test_wrong_calls_are_type_errors(gemm):
+    a, b, c = operands()
+    with pytest.raises(TypeError, match=r"2 arguments by position"):
+        gemm(a, b)
+    with pytest.raises(TypeError, match=r"missing argument: tensor 'C'"):
+        gemm(A=a, B=b)
+    with pytest.raises(TypeError, match=r"no parameter 'Q'"):
+        gemm(a, b, c, Q=1)
+    with pytest.raises(TypeError, match=r"tensor 'A'.*integer"):
+        gemm(A=3, B=b, C=c)
+    with pytest.raises(TypeError, match=r"argument 'B': a tensor"):
+        gemm(A=a, B="b", C=c)
+    # Swapped: B [K][N] where A [M][K] goes.
+    with pytest.raises(ValueError, match=r"'M'"):
+        gemm(b, a, c)
+    assert np.isnan(c).all()
+
+
+def test_dlpack_producer(gemm):
+    class Producer:
+        """Something that only speaks DLPack."""
+
+        def __init__(self, x):
+            self.x = x
+
+        def __dlpack__(self, stream=None):
+            return self.x.__dlpack__()
+
+        def __dlpack_device__(self):
+            return self.x.__dlpack_device__()
+
+    a, b, c = operands(40, 24, 16)
+    gemm(Producer(a), Producer(b), Producer(c))
+    check_gemm(a, b, c)
+
+
+def test_expression_extents_and_float_scalar():
+    pack = tilec.compile(TWO, kernel="pack")
+    x = rng.uniform(-1, 1, (37, 14)).astype(np.float32)
+    y = np.full_like(x, np.nan)
+    with pytest.raises(TypeError, match=r"missing argument 'N'"):
+        pack(shift=0.5, X=x, Y=y)
+    pack(7, 0.25, x, y)
+    assert np.array_equal(y, x + np.float32(0.25))
+    with pytest.raises(ValueError, match=r"\(2 \* N\) = 12"):
+        pack(6, 0.25, x, y)
+
+
+def test_translation_errors_carry_the_caret():
+    text = ("#include <tilec.h>\n"
+            "TILE_KERNEL void\n"
+            "k(int N, const f32 X[N], f32 Y[N])\n"
+            "{\n"
+            "\tint b = tile_grid_x(N);\n"
+            "\ttile_fragment f32 x[16];\n"
+            "\ttile_copy(x, &X[b * 16]);\n"
+            "\ttile_copy(&Y[b * 16], undefined_name);\n"
+            "}\n")
+    with pytest.raises(tilec.TranslationError) as e:
+        tilec.compile(text)
+    msg = str(e.value)
+    assert "<string>:8:" in msg and "error:" in msg and "^" in msg
+    with pytest.raises(tilec.TranslationError):
+        tilec.translate(text)
+
+
+def test_two_kernels_need_a_name():
+    with pytest.raises(ValueError, match=r"2 kernels \(tail, pack\)"):
+        tilec.compile(TWO)
+
+
+def test_bad_target_and_define():
+    with pytest.raises(ValueError, match=r"target"):
+        tilec.compile(GEMM, target="fpga")
+    with pytest.raises(TypeError, match=r"BLOCK_M"):
+        tilec.translate(GEMM, defines={"BLOCK_M": "big"})
+
+
+# --- torch, where installed ----------------------------------------------------
+
+def _torch():
+    try:
+        import torch
+    except ImportError:
+        pytest.skip("torch is not installed here (pip install torch)")
+    return torch
+
+
+def test_torch_cpu(gemm):
+    torch = _torch()
+    a, b, c = (torch.from_numpy(x) for x in operands())
+    gemm(a, b, c)
+    check_gemm(a.numpy(), b.numpy(), c.numpy())
+    with pytest.raises(ValueError, match=r"tensor 'A' is not row-major"):
+        gemm(a.t().contiguous().t(), b, c)
+
+
+def test_torch_cuda():
+    torch = _torch()
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    k = tilec.compile(SOFTMAX, target="cuda")
+    x = torch.randn(333, 1000, device="cuda")
+    y = torch.full_like(x, float("nan"))
+    k(x, y)
+    torch.cuda.synchronize()
+    assert torch.allclose(y, torch.softmax(x, dim=1), rtol=1e-4, atol=1e-6)
+    with pytest.raises(ValueError, match=r"tensor 'X' is in host memory"):
+        k(x.cpu(), y)
+    # Under CUDA graph capture: the launch goes on the capturing stream.
+    y.fill_(float("nan"))
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        k(x, y)
+    g.replay()
+    torch.cuda.synchronize()
+    assert torch.allclose(y, torch.softmax(x, dim=1), rtol=1e-4, atol=1e-6)
+
+
+def test_f16_rmsnorm_with_a_float_scalar():
+    k = tilec.compile(os.path.join(ROOT, "samples", "rmsnorm.c"))
+    x = rng.uniform(-1, 1, (13, 300)).astype(np.float16)
+    w = rng.uniform(0.5, 1.5, 300).astype(np.float16)
+    y = np.full_like(x, np.nan)
+    k(x, w, y, eps=1e-5)
+    xd = x.astype(np.float64)
+    want = xd / np.sqrt((xd * xd).mean(axis=1, keepdims=True) + 1e-5) * w
+    assert np.abs(y.astype(np.float64) - want).max() <= 1e-2 * np.abs(want).max()

@@ -1,0 +1,118 @@
+"""The shared libraries libtilec (the translator) and libtilec_runtime,
+loaded with ctypes, their functions declared once here.
+
+Where they are looked for, in order: the directory in TILEC_LIBRARY_DIR;
+what the dynamic loader finds (ldconfig, LD_LIBRARY_PATH); the usual
+install prefixes.  NotFound says every place tried.
+"""
+import ctypes
+import ctypes.util
+import os
+
+c_int, c_char_p, c_void_p, c_size_t = (ctypes.c_int, ctypes.c_char_p,
+                                       ctypes.c_void_p, ctypes.c_size_t)
+
+PREFIXES = ["/usr/local/lib/x86_64-linux-gnu", "/usr/local/lib64",
+            "/usr/local/lib", "/usr/lib/x86_64-linux-gnu", "/usr/lib64",
+            "/usr/lib"]
+
+
+class NotFound(OSError):
+    """A library that is nowhere it was looked for."""
+
+
+class InitError(ctypes.Structure):
+    _fields_ = [("status", c_int), ("message", ctypes.c_char * 512)]
+
+
+class Arg(ctypes.Structure):
+    """tilec_arg (tilec_runtime.h); `size` says which version it is."""
+    _fields_ = [("size", c_size_t), ("name", c_char_p), ("kind", c_int),
+                ("data", c_void_p), ("dtype", c_int), ("rank", c_int),
+                ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)),
+                ("ivalue", ctypes.c_longlong), ("fvalue", ctypes.c_double),
+                ("memory", c_int), ("device", c_int)]
+
+
+ARG_TENSOR, ARG_INT, ARG_FLOAT = 1, 2, 3
+MEMORY_HOST, MEMORY_DEVICE = 1, 2
+PROBLEM_TYPE, PROBLEM_VALUE = 1, 2
+OK, ERR_INVALID, ERR_COMPILE = 0, 1, 3
+
+
+def _candidates(stem):
+    soname = "lib%s.so" % stem
+    where = []
+    d = os.environ.get("TILEC_LIBRARY_DIR")
+    if d:
+        where.append(os.path.join(d, soname))
+    found = ctypes.util.find_library(stem)
+    if found:
+        where.append(found)
+    else:
+        where.append(soname)  # the loader's own search (LD_LIBRARY_PATH)
+    where += [os.path.join(p, soname) for p in PREFIXES]
+    return where
+
+
+def _load(stem):
+    tried = []
+    for path in _candidates(stem):
+        try:
+            return ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+        except OSError as e:
+            tried.append("%s (%s)" % (path, e))
+    raise NotFound("cannot load lib%s.so; tried:\n  %s\nInstall tilec "
+                   "(meson install) or set TILEC_LIBRARY_DIR to the "
+                   "directory holding it" % (stem, "\n  ".join(tried)))
+
+
+def _declare(lib, name, restype, *argtypes):
+    f = getattr(lib, name)
+    f.restype = restype
+    f.argtypes = list(argtypes)
+
+
+_libs = None
+
+
+def libs():
+    """(runtime, translator), loaded on first use."""
+    global _libs
+    if _libs is None:
+        rt = _load("tilec_runtime")
+        tr = _load("tilec")
+        P = c_void_p
+        _declare(rt, "tilec_context_new", P, c_int, c_int,
+                 ctypes.POINTER(InitError))
+        _declare(rt, "tilec_context_free", None, P)
+        _declare(rt, "tilec_error", c_char_p, P)
+        _declare(rt, "tilec_set_cache_dir", c_int, P, c_char_p)
+        _declare(rt, "tilec_module_free", None, P)
+        _declare(rt, "tilec_backend_from_name", c_int, c_char_p)
+        _declare(rt, "tilec_synchronize", c_int, P)
+        _declare(rt, "tilec_launch_checked", c_int, P, ctypes.POINTER(Arg),
+                 c_int, P)
+        _declare(rt, "tilec_launch_problem", c_int, P)
+        _declare(rt, "tilec_dtype_from_name", c_int, c_char_p)
+        _declare(tr, "tilec_translator_new", P)
+        _declare(tr, "tilec_translator_free", None, P)
+        _declare(tr, "tilec_translator_set_target", c_int, P, c_char_p,
+                 c_char_p)
+        _declare(tr, "tilec_translator_set_kernel", c_int, P, c_char_p)
+        _declare(tr, "tilec_translator_define", c_int, P, c_char_p,
+                 ctypes.c_longlong)
+        _declare(tr, "tilec_translator_set_config", c_int, P, c_char_p)
+        _declare(tr, "tilec_translator_set_flags", c_int, P, ctypes.c_uint)
+        _declare(tr, "tilec_translate_file", c_int, P, c_char_p)
+        _declare(tr, "tilec_translate_string", c_int, P, c_char_p, c_char_p,
+                 c_size_t)
+        _declare(tr, "tilec_translator_output", c_char_p, P,
+                 ctypes.POINTER(c_size_t))
+        _declare(tr, "tilec_translator_manifest", c_char_p, P)
+        _declare(tr, "tilec_translator_diagnostics", c_char_p, P)
+        _declare(tr, "tilec_jit", P, P, P, c_char_p, c_char_p, c_size_t,
+                 c_char_p, P, ctypes.POINTER(P))
+        _libs = (rt, tr)
+    return _libs

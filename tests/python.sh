@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# python.sh BUILD SRCROOT CASE - the Python package's pytest tests.
+#
+#   tree     python/tests against the package in the source tree
+#   install  `pip install ./python` (a copy of it) into a fresh virtual
+#            environment, then python/tests against what it installed
+#
+# The interpreter is Debian's /usr/bin/python3 where it has numpy and
+# pytest (tools/setup.sh installs python3-numpy and python3-pytest),
+# else the python3 on PATH if that has them; with neither the test fails
+# and says so: numpy is a dependency of the suite, not optional.  The
+# libraries come from BUILD (TILEC_LIBRARY_DIR).
+set -euo pipefail
+build=$(cd "$1" && pwd)
+src=$(cd "$2" && pwd)
+case=$3
+
+py=
+for cand in /usr/bin/python3 python3; do
+	if command -v "$cand" >/dev/null &&
+		"$cand" -c 'import numpy, pytest' 2>/dev/null; then
+		py=$(command -v "$cand")
+		break
+	fi
+done
+if [ -z "$py" ]; then
+	echo "FAIL: no python3 with numpy and pytest (run tools/setup.sh:" \
+		"python3-numpy, python3-pytest)" >&2
+	exit 1
+fi
+export TILEC_LIBRARY_DIR=$build TILEC_SOURCE_ROOT=$src
+# A sanitized build's libraries (meson's b_sanitize, passed by
+# tests/meson.build) load into an interpreter only after the sanitizer
+# runtimes they were built against.
+preload=
+for lib in $(echo "${TILEC_SANITIZE:-}" | tr , " "); do
+	case $lib in
+	address) preload="$preload $(cc -print-file-name=libasan.so)" ;;
+	undefined) preload="$preload $(cc -print-file-name=libubsan.so)" ;;
+	esac
+done
+sanitized() { LD_PRELOAD="$preload${LD_PRELOAD:+ $LD_PRELOAD}" "$@"; }
+[ -n "$preload" ] || sanitized() { "$@"; }
+export TILEC_CACHE_DIR=${TILEC_CACHE_DIR:-$build/tests/jit-cache}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+case $case in
+tree)
+	PYTHONPATH=$src/python sanitized "$py" -m pytest -q -p no:cacheprovider \
+		"$src/python/tests"
+	;;
+install)
+	# A copy: setuptools writes its build files next to the sources.
+	cp -r "$src/python" "$work/pkg"
+	"$py" -m venv --system-site-packages "$work/venv"
+	"$work/venv/bin/pip" install -q --no-build-isolation --no-deps \
+		--no-index "$work/pkg" >"$work/pip.log" 2>&1 ||
+		{ cat "$work/pip.log"; echo "FAIL: pip install ./python"; exit 1; }
+	cd "$work"
+	where=$("$work/venv/bin/python" -c 'import tilec; print(tilec.__file__)')
+	case $where in
+	"$work/venv/"*) ;;
+	*) echo "FAIL: tilec imported from $where, not the venv"; exit 1 ;;
+	esac
+	sanitized "$work/venv/bin/python" -m pytest -q -p no:cacheprovider \
+		"$src/python/tests"
+	;;
+*)
+	echo "python.sh: no case '$case'" >&2
+	exit 2
+	;;
+esac

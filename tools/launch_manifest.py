@@ -1,0 +1,218 @@
+"""Read tilec launch documents and evaluate their size expressions.
+
+A launch document (`tilec FILE -t T --emit=launch`, an export's
+K.launch.json) is {"format": "tilec-launch/1", "kernels": [KERNEL, ...]};
+docs/launch.md describes it.  Sizes (grid extents, tensor shapes) are
+expression trees evaluated with C's semantics on 64-bit signed integers:
+division truncates toward zero, % takes the dividend's sign, and what C
+leaves undefined (overflow, division by zero, shifts out of range) is an
+error here rather than a value.
+
+This file has no dependencies beyond the standard library: the GPU tools
+carry a copy of it next to themselves.
+"""
+import json
+
+FORMAT = "tilec-launch/1"
+
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+# Integer dtypes a cast may name: (bits, signed).
+CAST = {"i64": (64, True), "i32": (32, True), "i8": (8, True),
+        "u8": (8, False), "i4": (4, True)}
+
+
+class ExprError(ValueError):
+    """An expression that cannot be evaluated (unknown name or operator,
+    undefined behaviour in C)."""
+
+
+def kernels(doc):
+    """The kernel objects of a launch document (text or parsed)."""
+    if isinstance(doc, (str, bytes)):
+        doc = json.loads(doc)
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise ValueError("not a tilec launch document (format %r)" %
+                         (doc.get("format") if isinstance(doc, dict) else
+                          type(doc).__name__))
+    ks = doc.get("kernels")
+    if not isinstance(ks, list):
+        raise ValueError("launch document without a kernels array")
+    return ks
+
+
+def by_name(doc):
+    """{kernel name: kernel object} of a launch document."""
+    return {k["kernel"]: k for k in kernels(doc)}
+
+
+def only(doc):
+    """The one kernel of a launch document that holds exactly one."""
+    ks = kernels(doc)
+    if len(ks) != 1:
+        raise ValueError("expected one kernel in the launch document, "
+                         "found %d" % len(ks))
+    return ks[0]
+
+
+def _check(v):
+    if not INT64_MIN <= v <= INT64_MAX:
+        raise ExprError("signed overflow (%d does not fit in 64 bits)" % v)
+    return v
+
+
+def _div(a, b):
+    if b == 0:
+        raise ExprError("division by zero")
+    q = abs(a) // abs(b)
+    return _check(q if (a < 0) == (b < 0) else -q)
+
+
+def _rem(a, b):
+    if b == 0:
+        raise ExprError("remainder by zero")
+    return a - _div(a, b) * b
+
+
+def _shift(a, b, left):
+    if not 0 <= b < 64:
+        raise ExprError("shift by %d" % b)
+    if left:
+        if a < 0:
+            raise ExprError("left shift of a negative value")
+        return _check(a << b)
+    return a >> b
+
+
+def _wrap(v, bits, signed):
+    v &= (1 << bits) - 1
+    if signed and v >= 1 << (bits - 1):
+        v -= 1 << bits
+    return v
+
+
+_BINARY = {
+    "+": lambda a, b: _check(a + b),
+    "-": lambda a, b: _check(a - b),
+    "*": lambda a, b: _check(a * b),
+    "/": _div,
+    "%": _rem,
+    "<<": lambda a, b: _shift(a, b, True),
+    ">>": lambda a, b: _shift(a, b, False),
+    "<": lambda a, b: int(a < b),
+    "<=": lambda a, b: int(a <= b),
+    ">": lambda a, b: int(a > b),
+    ">=": lambda a, b: int(a >= b),
+    "==": lambda a, b: int(a == b),
+    "!=": lambda a, b: int(a != b),
+    "&": lambda a, b: a & b,
+    "^": lambda a, b: a ^ b,
+    "|": lambda a, b: a | b,
+    "ceildiv": lambda a, b: _check(_div(a, b) + int(_rem(a, b) > 0)),
+    "min": min,
+    "max": max,
+}
+
+_UNARY = {
+    "neg": lambda a: _check(-a),
+    "!": lambda a: int(a == 0),
+    "~": lambda a: ~a,
+}
+
+
+def evaluate(e, env):
+    """The value of expression tree e; env maps the names of scalar
+    parameters and tunables to integers."""
+    if not isinstance(e, dict):
+        raise ExprError("not an expression: %r" % (e,))
+    if "int" in e:
+        return _check(int(e["int"]))
+    if "param" in e or "tunable" in e:
+        name = e.get("param", e.get("tunable"))
+        if name not in env:
+            raise ExprError("no value for %s" % name)
+        v = env[name]
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise ExprError("%s is %r, not an integer" % (name, v))
+        return _check(v)
+    if "float" in e:
+        raise ExprError("a float in a size expression")
+    op, args = e.get("op"), e.get("args", [])
+    if op == "&&":
+        return int(evaluate(args[0], env) != 0 and evaluate(args[1], env) != 0)
+    if op == "||":
+        return int(evaluate(args[0], env) != 0 or evaluate(args[1], env) != 0)
+    if op == "?:":
+        return evaluate(args[1] if evaluate(args[0], env) else args[2], env)
+    if op == "cast":
+        if e.get("dtype") == "bool":
+            return int(evaluate(args[0], env) != 0)
+        if e.get("dtype") not in CAST:
+            raise ExprError("a cast to %s in a size expression" %
+                            e.get("dtype"))
+        return _wrap(evaluate(args[0], env), *CAST[e["dtype"]])
+    if op in _BINARY and len(args) == 2:
+        return _BINARY[op](evaluate(args[0], env), evaluate(args[1], env))
+    if op in _UNARY and len(args) == 1:
+        return _UNARY[op](evaluate(args[0], env))
+    raise ExprError("unknown operator %r with %d operands" % (op, len(args)))
+
+
+def env_of(kernel, scalars):
+    """The names an expression of `kernel` may use: its tunables, then the
+    scalar values given (a dict)."""
+    env = dict(kernel.get("tunables", {}))
+    env.update(scalars)
+    return env
+
+
+def grid(kernel, scalars):
+    """The grid (x, y, z) of one launch of `kernel` with these scalars."""
+    env = env_of(kernel, scalars)
+    return [evaluate(g, env) for g in kernel["grid"]]
+
+
+def shape(param, kernel, scalars):
+    """The extents of tensor parameter `param` of `kernel`."""
+    env = env_of(kernel, scalars)
+    return [evaluate(d, env) for d in param["shape"]]
+
+
+def c_helpers(prefix):
+    """C definitions of the integer functions to_c(e, prefix) calls, with
+    tilec's meaning (ceildiv is a / b + (a % b > 0))."""
+    return ("static long long %s_ceildiv(long long a, long long b)\n"
+            "{\n\treturn a / b + (a %% b > 0);\n}\n\n"
+            "static long long %s_min(long long a, long long b)\n"
+            "{\n\treturn a < b ? a : b;\n}\n\n"
+            "static long long %s_max(long long a, long long b)\n"
+            "{\n\treturn a > b ? a : b;\n}\n" % (prefix, prefix, prefix))
+
+
+def to_c(e, prefix):
+    """Expression tree e as C over long long, for generated host code:
+    names as written, the integer functions those of c_helpers(prefix)."""
+    if "int" in e:
+        return "%dLL" % e["int"] if e["int"] >= 0 else "(%dLL)" % e["int"]
+    if "param" in e:
+        return "(long long)%s" % e["param"]
+    if "tunable" in e:
+        return "(long long)%s" % e["tunable"]
+    if "float" in e:
+        raise ExprError("a float in a size expression")
+    op, args = e["op"], [to_c(a, prefix) for a in e.get("args", [])]
+    if op in ("ceildiv", "min", "max"):
+        return "%s_%s(%s, %s)" % (prefix, op, args[0], args[1])
+    if op == "neg":
+        return "(-%s)" % args[0]
+    if op in ("!", "~"):
+        return "(%s%s)" % (op, args[0])
+    if op == "?:":
+        return "(%s ? %s : %s)" % tuple(args)
+    if op == "cast":
+        return "(long long)(%s)(%s)" % ({
+            "i64": "long long", "i32": "int", "i8": "signed char",
+            "u8": "unsigned char", "bool": "bool"}[e["dtype"]], args[0])
+    if op in _BINARY or op in ("&&", "||"):
+        return "(%s %s %s)" % (args[0], op, args[1])
+    raise ExprError("unknown operator %r" % op)
