@@ -864,36 +864,17 @@ export_kernel(ExportArgs *x, TcOptions *opt, const char *text,
 	return ok && k;
 }
 
-/* A JSON string of s; bytes that are not UTF-8 (a hostile path) become
- * '?', so the document stays valid. */
-static json_t *
-json_text(const char *s)
-{
-	json_t *j = json_string(s);
-	if (j)
-		return j;
-	char *t = strdup(s);
-	if (!t)
-		return json_null();
-	for (char *c = t; *c; c++)
-		if ((unsigned char)*c >= 0x80)
-			*c = '?';
-	j = json_string(t);
-	free(t);
-	return j ? j : json_null();
-}
-
 /* --json: what was written, one object on stdout. */
 static void
 print_json(const ExportArgs *x, const TcOptions *opt, const TcProgram *p,
 	   const OutFile *files, int nfiles, const int *kernel_files)
 {
 	json_t *o = json_object(), *ks = json_array(), *all = json_array();
-	json_object_set_new(o, "file", json_text(x->file));
+	json_object_set_new(o, "file", tc_json_text(x->file));
 	json_object_set_new(o, "source_sha256", json_string(x->sha256));
 	json_object_set_new(o, "target", json_string(opt->target.name));
 	json_object_set_new(o, "arch", json_string(opt->target.arch));
-	json_object_set_new(o, "dir", json_text(x->dir));
+	json_object_set_new(o, "dir", tc_json_text(x->dir));
 	for (int i = 0; i < p->kernels.len; i++) {
 		const char *name = ((TcKernel *)p->kernels.items[i])->name;
 		TcBuf b;
@@ -905,12 +886,12 @@ print_json(const ExportArgs *x, const TcOptions *opt, const TcProgram *p,
 		json_object_set_new(k, "launch", json_string(b.data));
 		tc_buf_free(&b);
 		for (int f = kernel_files[i]; f < kernel_files[i + 1]; f++)
-			json_array_append_new(kf, json_text(files[f].path));
+			json_array_append_new(kf, tc_json_text(files[f].path));
 		json_object_set_new(k, "files", kf);
 		json_array_append_new(ks, k);
 	}
 	for (int f = 0; f < nfiles; f++)
-		json_array_append_new(all, json_text(files[f].path));
+		json_array_append_new(all, tc_json_text(files[f].path));
 	json_object_set_new(o, "kernels", ks);
 	json_object_set_new(o, "files", all);
 	char *s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);

@@ -212,31 +212,12 @@ parse_args(Cli *cli, int argc, char **argv, bool *stop)
 	return EXIT_OK;
 }
 
-/* A JSON string of s; bytes that are not UTF-8 (a hostile file name)
- * become '?', so the document stays valid. */
-static json_t *
-json_text(const char *s)
-{
-	json_t *j = json_string(s);
-	if (j)
-		return j;
-	char *t = strdup(s);
-	if (!t)
-		return json_null();
-	for (char *c = t; *c; c++)
-		if ((unsigned char)*c >= 0x80)
-			*c = '?';
-	j = json_string(t);
-	free(t);
-	return j ? j : json_null();
-}
-
 /* --list-kernels --json: the program's kernels and tunables, as bound. */
 static void
 list_json(const TcProgram *p, const char *file, TcBuf *out)
 {
 	json_t *o = json_object(), *ks = json_array(), *ts = json_array();
-	json_object_set_new(o, "file", json_text(file));
+	json_object_set_new(o, "file", tc_json_text(file));
 	for (int i = 0; i < p->kernels.len; i++) {
 		const TcKernel *k = p->kernels.items[i];
 		json_t *kj = json_object();

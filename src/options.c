@@ -14,13 +14,15 @@
  *
  * A value is taken from the next argument whatever it looks like.
  * tc_opt_suggest finds the option a mistyped one most likely meant (edit
- * distance, tc_nearest), for the "did you mean" of a usage error.
+ * distance, tc_nearest), for the "did you mean" of a usage error;
+ * tc_json_text puts a path into the commands' --json output.
  * tc_opt_range and tc_opt_range_values parse and evaluate the value of
  * `--range T=LO:HI`, which `tilec run` and `tilec tune` share.
  */
 #include "tilec_int.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -99,6 +101,23 @@ tc_opt_suggest(const char *arg, const TcOptSpec *specs, char *buf, size_t n)
 	if (best)
 		snprintf(buf, n, "; did you mean '--%s'?", best);
 	return buf;
+}
+
+struct json_t *
+tc_json_text(const char *s)
+{
+	json_t *j = json_string(s);
+	if (j)
+		return j;
+	char *t = strdup(s);
+	if (!t)
+		return json_null();
+	for (char *c = t; *c; c++)
+		if ((unsigned char)*c >= 0x80)
+			*c = '?';
+	j = json_string(t);
+	free(t);
+	return j ? j : json_null();
 }
 
 bool

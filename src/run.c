@@ -1266,7 +1266,7 @@ report_header(Run *r)
 	if (r->gpu)
 		json_object_set_new(r->json, "device",
 				    json_string(r->device.name));
-	json_object_set_new(r->json, "file", json_string(r->args.file));
+	json_object_set_new(r->json, "file", tc_json_text(r->args.file));
 	json_object_set_new(r->json, "shape", shape);
 	json_object_set_new(r->json, "tunables", tun);
 }

@@ -968,6 +968,10 @@ bool tc_opt_define(const char *arg, char **name, long long *value);
  * near it, else "".  Returns buf. */
 const char *tc_opt_suggest(const char *arg, const TcOptSpec *specs, char *buf,
 			   size_t n);
+/* A JSON string of s for the commands' --json output; bytes that do not
+ * make UTF-8 (a hostile file name) become '?', so the document stays
+ * valid.  Never NULL (json_null() when out of memory). */
+struct json_t *tc_json_text(const char *s);
 /* s as a whole decimal integer in range, or a whole number (strtod's
  * forms); false, *out unchanged, otherwise. */
 bool tc_opt_integer(const char *s, long long *out);

@@ -11,7 +11,8 @@
 #                     with the nearest one
 #       list-json     `tilec --list-kernels --json` is one JSON object: the
 #                     kernels with their lines, the tunables with their
-#                     values, defaults and choices (-D reflected)
+#                     values, defaults and choices (-D reflected); a file
+#                     name that is not UTF-8 still makes valid JSON
 #       export-json   `tilec export --json` reports every file written,
 #                     per kernel, and they exist; --prefix is in the names
 #       tune-json     `tilec tune --json` prints only the summary object on
@@ -110,6 +111,21 @@ names = open(sys.argv[2]).read().split()
 assert [k["name"] for k in d["kernels"]] == names and len(names) > 1, (d, names)
 ' "$work/two" "$work/two.txt" || fail "several kernels"
 	expect 2 "--json goes with --list-kernels" "$tilec" samples/gemm.c --json
+	# A file name that is not UTF-8 still gives valid JSON ('?' for the
+	# bytes that are not), here and in export's report.
+	bad="$work"/$'g\xffm'.c
+	cp samples/gemm.c "$bad"
+	"$tilec" "$bad" --list-kernels --json >"$work/bad.json" || fail "non-UTF-8 name"
+	"$tilec" export "$bad" --json -o "$work"/$'d\xff' >"$work/bad-export.json" ||
+		fail "export of a non-UTF-8 name"
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["file"].endswith("/g?m.c"), d["file"]
+e = json.load(open(sys.argv[2]))
+assert e["file"] == d["file"] and e["dir"].endswith("/d?"), e
+assert e["files"] and all(f.startswith(e["dir"] + "/") for f in e["files"]), e
+' "$work/bad.json" "$work/bad-export.json" || fail "the JSON of a non-UTF-8 name"
 	;;
 export-json)
 	"$tilec" export samples/gemm.c -t cuda --prefix big_ --json \
