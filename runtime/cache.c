@@ -39,7 +39,12 @@
  * or altered object, a damaged record) is reported as CORRUPT and the
  * caller rebuilds the entry, overwriting it the same atomic way.  The
  * per-key lock only saves work (concurrent cold processes compile a key
- * once); correctness never depends on it.
+ * once); correctness never depends on it.  It is an flock, so a holder
+ * that dies releases it; a waiter polls, for at most the compile timeout
+ * (or LOCK_WAIT_MAX when compiles have no limit), so a holder that is
+ * stopped delays the others but cannot stop them; and a lock file that
+ * is not a regular file of the user's, writable by nobody else, is not
+ * used at all.
  */
 #define _GNU_SOURCE /* O_PATH */
 #include "runtime_int.h"
@@ -55,6 +60,9 @@
 #include <unistd.h>
 
 #define RECORD_MAGIC "tilec-cache-entry 1"
+/* The longest a process waits for another's compile of a key when the
+ * compile timeout is 0 (no limit), in seconds; then it compiles itself. */
+#define LOCK_WAIT_MAX 600.0
 /* A record is a few lines; anything larger is not one. */
 #define RECORD_MAX 1024
 /* Objects larger than this are not hashed (nor trusted). */
@@ -441,6 +449,8 @@ tilec_rt_cache_lock(const TilecCache *c, const char *key, double wait_s)
 {
 	char name[128];
 	snprintf(name, sizeof name, "%s.lock", key);
+	if (wait_s <= 0)
+		wait_s = LOCK_WAIT_MAX;
 	double until = tilec_now() + wait_s;
 	for (;;) {
 		int fd = openat(c->fd, name,
@@ -448,7 +458,12 @@ tilec_rt_cache_lock(const TilecCache *c, const char *key, double wait_s)
 					O_CLOEXEC,
 				0600);
 		struct stat held, now;
-		if (fd < 0 || fstat(fd, &held) != 0 || !S_ISREG(held.st_mode)) {
+		/* The lock file obeys the rule records and objects do: a
+		 * regular file of the user's that nobody else can write.
+		 * Another lock is not waited on (it could be held forever by
+		 * whoever made it); the caller compiles without one. */
+		if (fd < 0 || fstat(fd, &held) != 0 || !S_ISREG(held.st_mode) ||
+		    held.st_uid != geteuid() || (held.st_mode & 022)) {
 			if (fd >= 0)
 				close(fd);
 			return -1;
@@ -457,7 +472,7 @@ tilec_rt_cache_lock(const TilecCache *c, const char *key, double wait_s)
 		 * stop everyone else past the compile timeout. */
 		while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
 			if ((errno != EWOULDBLOCK && errno != EINTR) ||
-			    (wait_s > 0 && tilec_now() > until)) {
+			    tilec_now() > until) {
 				close(fd);
 				return -1;
 			}

@@ -200,9 +200,10 @@ tilec_status tilec_rt_cache_store(tilec_context *ctx, const TilecCache *c,
 				  size_t pathlen);
 /* Remove key's record (an entry found bad after it was loaded). */
 void tilec_rt_cache_drop(const TilecCache *c, const char *key);
-/* Take key's compile lock (flock on <key>.lock), waiting at most wait_s
- * seconds (0: no limit); a descriptor for tilec_rt_cache_unlock, or -1 if
- * it could not be had (the caller compiles anyway). */
+/* Take key's compile lock (flock on <key>.lock, a regular file of the
+ * user's that nobody else can write), waiting at most wait_s seconds (0:
+ * cache.c's LOCK_WAIT_MAX); a descriptor for tilec_rt_cache_unlock, or -1
+ * if it could not be had (the caller compiles anyway). */
 int tilec_rt_cache_lock(const TilecCache *c, const char *key, double wait_s);
 /* Remove the lock file and let go of it (nothing if fd is -1). */
 void tilec_rt_cache_unlock(const TilecCache *c, const char *key, int fd);

@@ -10,7 +10,8 @@
  * and counted; phases check d->errors and stop.  Diagnostics are rendered
  * into d->text (the runtime hands that to its caller) and, for the CLI, to
  * stderr as they happen; a library caller may also take each one through
- * d->hook (tilec_translator.h's diagnostic callback).
+ * d->hook (tilec_translator.h's diagnostic callback).  tc_nearest picks
+ * the name a misspelt one most likely meant, for "did you mean".
  */
 #include "tilec_int.h"
 
@@ -118,4 +119,63 @@ tc_diag(TcDiags *d, TcSeverity sev, TcLoc loc, const char *fmt, ...)
 	va_start(ap, fmt);
 	tc_vdiag(d, sev, loc, fmt, ap);
 	va_end(ap);
+}
+
+/* --- "did you mean": the nearest name ------------------------------------ */
+
+/* The optimal string alignment distance between a and b: insertions,
+ * deletions, substitutions and swaps of two neighbours, each 1.  Words
+ * longer than 63 characters are never near anything. */
+static int
+edit_distance(const char *a, size_t n, const char *b)
+{
+	size_t m = strlen(b);
+	if (n > 63 || m > 63)
+		return 1 << 20;
+	int d[64][64];
+	for (size_t i = 0; i <= n; i++)
+		d[i][0] = (int)i;
+	for (size_t j = 0; j <= m; j++)
+		d[0][j] = (int)j;
+	for (size_t i = 1; i <= n; i++) {
+		for (size_t j = 1; j <= m; j++) {
+			int cost = a[i - 1] != b[j - 1];
+			int v = d[i - 1][j - 1] + cost;
+			if (d[i - 1][j] + 1 < v)
+				v = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < v)
+				v = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v)
+				v = d[i - 2][j - 2] + 1;
+			d[i][j] = v;
+		}
+	}
+	return d[n][m];
+}
+
+/* A third of the word's length apart (at least 1, at most 3) is a typo;
+ * ties go to a candidate that begins with the word, then to the earlier
+ * one. */
+const char *
+tc_nearest(const char *word, size_t n, const char *const *cands, int ncands)
+{
+	int limit = (int)n / 3;
+	limit = limit < 1 ? 1 : limit > 3 ? 3 : limit;
+	const char *best = NULL;
+	int best_d = limit + 1;
+	bool best_begins = false;
+	for (int i = 0; i < ncands; i++) {
+		int dist = edit_distance(word, n, cands[i]);
+		/* A tie goes to a candidate the word begins (sm_90: sm_90a,
+		 * not sm_80). */
+		bool begins = strncmp(cands[i], word, n) == 0;
+		if (dist > 0 && (dist < best_d ||
+				 (dist == best_d && begins && !best_begins))) {
+			best_begins = begins;
+			best = cands[i];
+			best_d = dist;
+		}
+	}
+	return best;
 }

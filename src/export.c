@@ -33,6 +33,7 @@
 #include "tilec_version.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,7 @@ typedef struct ExportArgs {
 	char sha256[65];        /* the tile program's SHA-256, in hex */
 	const char *prefix;     /* --prefix: put before every exported name */
 	bool standalone;        /* helpers inlined (default) */
+	bool json;              /* --json: report what was written as JSON */
 	int ndefines;           /* -D bindings */
 	char *define_name[TC_MAX_DEFINES];
 	long long define_value[TC_MAX_DEFINES];
@@ -115,6 +117,8 @@ usage(FILE *f)
 	      "tunings of\n"
 	      "                     one kernel link into one program\n"
 	      "  --standalone       inline the helper headers (the default)\n"
+	      "  --json             report the files written as one JSON "
+	      "object\n"
 	      "  --no-standalone    include them, and write them under "
 	      "DIR/tilec/\n"
 	      "  -h, --help\n"
@@ -135,7 +139,7 @@ usage_error(const char *fmt, const char *arg)
 /* The options, as ids for parse_args's switch. */
 enum {
 	OPT_HELP = 1, OPT_STANDALONE, OPT_NO_STANDALONE, OPT_TARGET, OPT_ARCH,
-	OPT_KERNEL, OPT_CONFIG, OPT_OUT, OPT_DEFINE, OPT_PREFIX,
+	OPT_KERNEL, OPT_CONFIG, OPT_OUT, OPT_DEFINE, OPT_PREFIX, OPT_JSON,
 };
 
 static const TcOptSpec options[] = {
@@ -147,6 +151,7 @@ static const TcOptSpec options[] = {
 	{ "kernel", 0, true, OPT_KERNEL },
 	{ "config", 0, true, OPT_CONFIG },
 	{ "prefix", 0, true, OPT_PREFIX },
+	{ "json", 0, false, OPT_JSON },
 	{ NULL, 'o', true, OPT_OUT },
 	{ NULL, 'D', true, OPT_DEFINE },
 	{ 0 },
@@ -183,8 +188,14 @@ parse_args(ExportArgs *x, int argc, char **argv)
 						   "'%s'", v);
 			x->file = v;
 			break;
-		case TC_OPT_UNKNOWN:
-			return usage_error("unknown option '%s'", p.arg);
+		case TC_OPT_UNKNOWN: {
+			char hint[96];
+			fprintf(stderr, "tilec export: unknown option '%s'%s\n",
+				p.arg,
+				tc_opt_suggest(p.arg, options, hint, sizeof hint));
+			fputs("Try 'tilec export --help'.\n", stderr);
+			return EXIT_USAGE;
+		}
 		case TC_OPT_MISSING:
 			return usage_error("option '%s' needs a value", p.arg);
 		case OPT_HELP:
@@ -197,6 +208,7 @@ parse_args(ExportArgs *x, int argc, char **argv)
 		case OPT_KERNEL: x->kernel = v; break;
 		case OPT_CONFIG: x->config = v; break;
 		case OPT_OUT: x->dir = v; break;
+		case OPT_JSON: x->json = true; break;
 		case OPT_PREFIX:
 			if (!identifier_part(v))
 				return usage_error("--prefix wants the start of a "
@@ -704,9 +716,13 @@ add_file(OutFile *files, int *n, const char *dir, const char *name,
 	 char *text)
 {
 	size_t len = strlen(dir) + strlen(name) + 2;
+	/* -o vendor/ names vendor/gemm.cu, not vendor//gemm.cu. */
+	size_t dlen = strlen(dir);
+	while (dlen > 1 && dir[dlen - 1] == '/')
+		dlen--;
 	files[*n].path = malloc(len);
 	if (files[*n].path)
-		snprintf(files[*n].path, len, "%s/%s", dir, name);
+		snprintf(files[*n].path, len, "%.*s/%s", (int)dlen, dir, name);
 	files[*n].text = text;
 	(*n)++;
 }
@@ -805,14 +821,55 @@ export_kernel(ExportArgs *x, TcOptions *opt, const char *text,
 	return ok && k;
 }
 
+/* --json: what was written, one object on stdout. */
+static void
+print_json(const ExportArgs *x, const TcOptions *opt, const TcProgram *p,
+	   const OutFile *files, int nfiles, const int *kernel_files)
+{
+	json_t *o = json_object(), *ks = json_array(), *all = json_array();
+	json_object_set_new(o, "file", tc_json_text(x->file));
+	json_object_set_new(o, "source_sha256", json_string(x->sha256));
+	json_object_set_new(o, "target", json_string(opt->target.name));
+	json_object_set_new(o, "arch", json_string(opt->target.arch));
+	json_object_set_new(o, "dir", tc_json_text(x->dir));
+	for (int i = 0; i < p->kernels.len; i++) {
+		const char *name = ((TcKernel *)p->kernels.items[i])->name;
+		TcBuf b;
+		tc_buf_init(&b);
+		tc_buf_printf(&b, "%s%s", x->prefix ? x->prefix : "", name);
+		json_t *k = json_object(), *kf = json_array();
+		json_object_set_new(k, "name", json_string(b.data));
+		tc_buf_puts(&b, "_launch");
+		json_object_set_new(k, "launch", json_string(b.data));
+		tc_buf_free(&b);
+		for (int f = kernel_files[i]; f < kernel_files[i + 1]; f++)
+			json_array_append_new(kf, tc_json_text(files[f].path));
+		json_object_set_new(k, "files", kf);
+		json_array_append_new(ks, k);
+	}
+	for (int f = 0; f < nfiles; f++)
+		json_array_append_new(all, tc_json_text(files[f].path));
+	json_object_set_new(o, "kernels", ks);
+	json_object_set_new(o, "files", all);
+	char *s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	if (s) {
+		printf("%s\n", s);
+		free(s);
+	}
+	json_decref(o);
+}
+
 static int
 export_all(ExportArgs *x)
 {
 	TcOptions opt;
 	if (!tc_options_init(&opt, x->target, x->arch)) {
-		fprintf(stderr, "tilec export: unknown target or architecture "
-			"'%s%s%s'\n", x->target, x->arch ? "/" : "",
-			x->arch ? x->arch : "");
+		TcBuf why;
+		tc_buf_init(&why);
+		tc_target_explain(&why, x->target, x->arch);
+		fprintf(stderr, "tilec export: %s\nTry 'tilec export --help'.\n",
+			why.data);
+		tc_buf_free(&why);
 		return EXIT_USAGE;
 	}
 	if (!tc_backend_find(opt.target.kind)) {
@@ -856,10 +913,14 @@ export_all(ExportArgs *x)
 		goto out;
 	}
 	bool ok = true;
-	for (int i = 0; ok && i < p->kernels.len; i++)
+	int kernel_files[64 + 1]; /* kernel i's files: from [i] to [i + 1] */
+	for (int i = 0; ok && i < p->kernels.len; i++) {
+		kernel_files[i] = nfiles;
 		ok = export_kernel(x, &opt, text,
 				   ((TcKernel *)p->kernels.items[i])->name,
 				   files, &nfiles, &d);
+	}
+	kernel_files[p->kernels.len] = nfiles;
 	if (!ok)
 		goto out;
 	if (!x->standalone) {
@@ -889,8 +950,11 @@ export_all(ExportArgs *x)
 			goto out;
 		}
 	}
-	for (int i = 0; i < nfiles; i++)
-		printf("%s\n", files[i].path);
+	if (x->json)
+		print_json(x, &opt, p, files, nfiles, kernel_files);
+	else
+		for (int i = 0; i < nfiles; i++)
+			printf("%s\n", files[i].path);
 	status = EXIT_OK;
 out:
 	for (int i = 0; i < nfiles; i++) {

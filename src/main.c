@@ -15,6 +15,7 @@
 #include "tilec_int.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,7 @@ typedef struct Cli {
 	bool line_directives;   /* --line-directives */
 	bool standalone;        /* --standalone */
 	bool list_kernels;      /* --list-kernels */
+	bool json;              /* --json: --list-kernels as JSON */
 	const char *config;     /* --config: a tuning record's values */
 	bool time;              /* --time: report the translator's time */
 	int ndefines;           /* -D bindings, in order */
@@ -82,6 +84,10 @@ usage(FILE *f)
 	      "  --standalone         inline the helper headers into the "
 	      "output\n"
 	      "  --list-kernels       print the program's kernel names\n"
+	      "  --json               with --list-kernels: one JSON object "
+	      "(kernels,\n"
+	      "                       their lines, the tunables and their "
+	      "choices)\n"
 	      "  --time               print the translation's time (reading, "
 	      "parsing,\n"
 	      "                       passes, emitting) to stderr\n"
@@ -107,6 +113,7 @@ enum {
 	OPT_HELP = 1, OPT_VERSION, OPT_VERIFY, OPT_LINE_DIRECTIVES,
 	OPT_STANDALONE, OPT_LIST_KERNELS, OPT_TIME, OPT_TARGET, OPT_ARCH,
 	OPT_OUT, OPT_KERNEL, OPT_DUMP_AFTER, OPT_EMIT, OPT_CONFIG, OPT_DEFINE,
+	OPT_JSON,
 };
 
 static const TcOptSpec options[] = {
@@ -116,6 +123,7 @@ static const TcOptSpec options[] = {
 	{ "line-directives", 0, false, OPT_LINE_DIRECTIVES },
 	{ "standalone", 0, false, OPT_STANDALONE },
 	{ "list-kernels", 0, false, OPT_LIST_KERNELS },
+	{ "json", 0, false, OPT_JSON },
 	{ "time", 0, false, OPT_TIME },
 	{ "target", 't', true, OPT_TARGET },
 	{ "arch", 0, true, OPT_ARCH },
@@ -147,8 +155,13 @@ parse_args(Cli *cli, int argc, char **argv, bool *stop)
 						   "'%s'", v);
 			cli->file = v;
 			break;
-		case TC_OPT_UNKNOWN:
-			return usage_error("unknown option '%s'", p.arg);
+		case TC_OPT_UNKNOWN: {
+			char hint[96];
+			fprintf(stderr, "tilec: unknown option '%s'%s\n", p.arg,
+				tc_opt_suggest(p.arg, options, hint, sizeof hint));
+			fputs("Try 'tilec --help'.\n", stderr);
+			return EXIT_USAGE;
+		}
 		case TC_OPT_MISSING:
 			return usage_error("option '%s' needs a value", p.arg);
 		case OPT_HELP:
@@ -163,6 +176,7 @@ parse_args(Cli *cli, int argc, char **argv, bool *stop)
 		case OPT_LINE_DIRECTIVES: cli->line_directives = true; break;
 		case OPT_STANDALONE: cli->standalone = true; break;
 		case OPT_LIST_KERNELS: cli->list_kernels = true; break;
+		case OPT_JSON: cli->json = true; break;
 		case OPT_TIME: cli->time = true; break;
 		case OPT_TARGET: cli->target = v; break;
 		case OPT_ARCH: cli->arch = v; break;
@@ -193,7 +207,45 @@ parse_args(Cli *cli, int argc, char **argv, bool *stop)
 	}
 	if (!cli->file)
 		return usage_error("%s", "no input file");
+	if (cli->json && !cli->list_kernels)
+		return usage_error("%s", "--json goes with --list-kernels");
 	return EXIT_OK;
+}
+
+/* --list-kernels --json: the program's kernels and tunables, as bound. */
+static void
+list_json(const TcProgram *p, const char *file, TcBuf *out)
+{
+	json_t *o = json_object(), *ks = json_array(), *ts = json_array();
+	json_object_set_new(o, "file", tc_json_text(file));
+	for (int i = 0; i < p->kernels.len; i++) {
+		const TcKernel *k = p->kernels.items[i];
+		json_t *kj = json_object();
+		json_object_set_new(kj, "name", json_string(k->name));
+		json_object_set_new(kj, "line", json_integer(k->loc.line));
+		json_array_append_new(ks, kj);
+	}
+	for (int i = 0; i < p->tunables.len; i++) {
+		const TcVar *v = p->tunables.items[i];
+		json_t *tj = json_object(), *cj = json_array();
+		json_object_set_new(tj, "name", json_string(v->name));
+		json_object_set_new(tj, "value", json_integer(v->value));
+		json_object_set_new(tj, "default", json_integer(v->def_value));
+		for (int c = 0; c < v->nchoices; c++)
+			json_array_append_new(cj, json_integer(v->choices[c]));
+		json_object_set_new(tj, "choices", cj);
+		json_object_set_new(tj, "bound", json_boolean(v->bound));
+		json_object_set_new(tj, "line", json_integer(v->loc.line));
+		json_array_append_new(ts, tj);
+	}
+	json_object_set_new(o, "kernels", ks);
+	json_object_set_new(o, "tunables", ts);
+	char *s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	if (s) {
+		tc_buf_printf(out, "%s\n", s);
+		free(s);
+	}
+	json_decref(o);
 }
 
 /* Write the output where -o says; false (reported) on failure. */
@@ -226,13 +278,11 @@ translate(const Cli *cli)
 	TcOptions opt;
 	const char *target = cli->target ? cli->target : "openmp";
 	if (!tc_options_init(&opt, target, cli->arch)) {
-		if (cli->arch && tc_options_init(&opt, target, NULL))
-			fprintf(stderr, "tilec: unknown architecture '%s' for "
-				"target %s\n", cli->arch, target);
-		else
-			fprintf(stderr, "tilec: unknown target '%s' (targets: "
-				"openmp, cuda, hip)\n", target);
-		fputs("Try 'tilec --help'.\n", stderr);
+		TcBuf why;
+		tc_buf_init(&why);
+		tc_target_explain(&why, target, cli->arch);
+		fprintf(stderr, "tilec: %s\nTry 'tilec --help'.\n", why.data);
+		tc_buf_free(&why);
 		return EXIT_USAGE;
 	}
 	opt.kernel = cli->kernel;
@@ -307,7 +357,9 @@ translate(const Cli *cli)
 		if (!write_output(cli, &dump))
 			ok = false;
 	} else if (ok) {
-		if (cli->list_kernels) {
+		if (cli->list_kernels && cli->json) {
+			list_json(p, cli->file, &out);
+		} else if (cli->list_kernels) {
 			for (int i = 0; i < p->kernels.len; i++)
 				tc_buf_printf(&out, "%s\n",
 					      ((TcKernel *)p->kernels.items[i])

@@ -13,14 +13,19 @@
  *   -, FILE              an operand
  *
  * A value is taken from the next argument whatever it looks like.
+ * tc_opt_suggest finds the option a mistyped one most likely meant (edit
+ * distance, tc_nearest), for the "did you mean" of a usage error;
+ * tc_json_text puts a path into the commands' --json output.
  * tc_opt_range and tc_opt_range_values parse and evaluate the value of
  * `--range T=LO:HI`, which `tilec run` and `tilec tune` share.
  */
 #include "tilec_int.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,6 +82,42 @@ tc_opt_next(TcOptParser *p, const TcOptSpec *specs)
 		p->value = rest ? rest : p->argv[p->i++];
 	}
 	return s->id;
+}
+
+const char *
+tc_opt_suggest(const char *arg, const TcOptSpec *specs, char *buf, size_t n)
+{
+	buf[0] = '\0';
+	/* Only long options: a one-letter option has too many neighbours. */
+	if (strncmp(arg, "--", 2) != 0)
+		return buf;
+	const char *names[128];
+	int count = 0;
+	for (const TcOptSpec *s = specs; s->id && count < 128; s++)
+		if (s->name)
+			names[count++] = s->name;
+	const char *word = arg + 2;
+	const char *best = tc_nearest(word, strcspn(word, "="), names, count);
+	if (best)
+		snprintf(buf, n, "; did you mean '--%s'?", best);
+	return buf;
+}
+
+struct json_t *
+tc_json_text(const char *s)
+{
+	json_t *j = json_string(s);
+	if (j)
+		return j;
+	char *t = strdup(s);
+	if (!t)
+		return json_null();
+	for (char *c = t; *c; c++)
+		if ((unsigned char)*c >= 0x80)
+			*c = '?';
+	j = json_string(t);
+	free(t);
+	return j ? j : json_null();
 }
 
 bool

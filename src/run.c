@@ -364,9 +364,13 @@ parse_args(Run *r, int argc, char **argv)
 			}
 			a->file = v;
 			break;
-		case TC_OPT_UNKNOWN:
-			errorf(r, "unknown option '%s' (tilec run --help)", p.arg);
+		case TC_OPT_UNKNOWN: {
+			char hint[96];
+			errorf(r, "unknown option '%s'%s (tilec run --help)",
+			       p.arg,
+			       tc_opt_suggest(p.arg, options, hint, sizeof hint));
 			return EXIT_STOPPED;
+		}
 		case TC_OPT_MISSING:
 			errorf(r, "option '%s' needs a value", p.arg);
 			return EXIT_STOPPED;
@@ -1261,7 +1265,7 @@ report_header(Run *r)
 	if (r->gpu)
 		json_object_set_new(r->json, "device",
 				    json_string(r->device.name));
-	json_object_set_new(r->json, "file", json_string(r->args.file));
+	json_object_set_new(r->json, "file", tc_json_text(r->args.file));
 	json_object_set_new(r->json, "shape", shape);
 	json_object_set_new(r->json, "tunables", tun);
 }
@@ -1647,8 +1651,13 @@ run(Run *r, int argc, char **argv)
 	if (status >= 0)
 		return status;
 	RunArgs *a = &r->args;
-	if (tilec_backend_from_name(a->target) < 0) {
-		errorf(r, "unknown target '%s' (openmp, cuda or hip)", a->target);
+	if (tilec_backend_from_name(a->target) < 0 ||
+	    (a->arch && !tc_options_init(&r->opt, a->target, a->arch))) {
+		TcBuf why;
+		tc_buf_init(&why);
+		tc_target_explain(&why, a->target, a->arch);
+		errorf(r, "%s", why.data);
+		tc_buf_free(&why);
 		return EXIT_STOPPED;
 	}
 	if (!open_context(r))
@@ -1661,8 +1670,11 @@ run(Run *r, int argc, char **argv)
 	if (r->gpu && !arch && !(arch = gpu_translator_arch(r)))
 		return EXIT_STOPPED;
 	if (!tc_options_init(&r->opt, a->target, arch)) {
-		errorf(r, "unknown target '%s'%s%s", a->target,
-		       a->arch ? " or architecture " : "", a->arch ? a->arch : "");
+		TcBuf why;
+		tc_buf_init(&why);
+		tc_target_explain(&why, a->target, arch);
+		errorf(r, "%s", why.data);
+		tc_buf_free(&why);
 		return EXIT_STOPPED;
 	}
 	r->opt.ndefines = a->ndefines;

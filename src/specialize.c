@@ -24,6 +24,35 @@ find_tunable(TcProgram *p, const char *name)
 	return NULL;
 }
 
+/* Warn, at the tunable's declaration, when a binding from the command
+ * line or a tuning record gives it a value its TILE_PARAM does not list
+ * among its choices:
+ * the program was written and tested for its choices, and a typo (-D
+ * BLOCK_M=96 for 64) would otherwise pass unnoticed.  `tilec tune`'s own
+ * bindings (--choices replaces the list) are not warned about. */
+static void
+outside_choices(const TcVar *v, TcLoc from, TcDiags *d)
+{
+	/* One value (TILE_PARAM(CAUSAL, 0)) is a constant with a default,
+	 * not a list: any value may replace it. */
+	if (v->nchoices == 0 ||
+	    (v->nchoices == 1 && v->choices[0] == v->def_value) ||
+	    (from.file && strcmp(from.file, "<tune>") == 0))
+		return;
+	for (int i = 0; i < v->nchoices; i++)
+		if (v->choices[i] == v->value)
+			return;
+	TcBuf choices;
+	tc_buf_init(&choices);
+	for (int i = 0; i < v->nchoices; i++)
+		tc_buf_printf(&choices, "%s%lld", i ? " " : "", v->choices[i]);
+	bool cli = !from.file || strcmp(from.file, "<command line>") == 0;
+	tc_diag(d, TC_WARNING, v->loc, "%s%s=%lld%s%s is not one of %s's "
+		"choices (%s)", cli ? "-D " : "", v->name, v->value,
+		cli ? "" : " from ", cli ? "" : from.file, v->name, choices.data);
+	tc_buf_free(&choices);
+}
+
 static bool
 bind_defines(TcProgram *p, const TcOptions *opt, TcDiags *d)
 {
@@ -61,6 +90,7 @@ bind_defines(TcProgram *p, const TcOptions *opt, TcDiags *d)
 		}
 		v->value = opt->define_value[i];
 		v->bound = true;
+		outside_choices(v, opt->define_loc[i], d);
 	}
 	return ok;
 }

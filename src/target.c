@@ -7,7 +7,8 @@
  * targets default to their oldest supported architecture.  The limits here
  * are what a block may use: shared memory (on the CPU, the block's working
  * set, which must stay cache resident and off the thread's stack), threads,
- * and the warp width.
+ * and the warp width.  tc_target_explain turns a name or arch that is none
+ * of these into a usage error listing the valid ones.
  */
 #include "tilec_int.h"
 
@@ -96,4 +97,38 @@ tc_target_init(TcTarget *t, const char *name, const char *arch)
 		return true;
 	}
 	return false;
+}
+
+void
+tc_target_explain(TcBuf *out, const char *name, const char *arch)
+{
+	enum { NTARGETS = sizeof targets / sizeof targets[0] };
+	const char *names[NTARGETS + 8];
+	int n = 0;
+	for (size_t i = 0; i < NTARGETS; i++) {
+		if (strcmp(targets[i].name, name) != 0)
+			continue;
+		for (const ArchInfo *ai = targets[i].archs; ai->name; ai++)
+			names[n++] = ai->name;
+		const char *near = tc_nearest(arch ? arch : "", arch ? strlen(arch) : 0, names, n);
+		tc_buf_printf(out, "unknown architecture '%s' for target %s",
+			      arch ? arch : "", name);
+		if (near)
+			tc_buf_printf(out, "; did you mean '%s'?", near);
+		tc_buf_printf(out, " (%s architectures:", name);
+		for (int j = 0; j < n; j++)
+			tc_buf_printf(out, "%s %s", j ? "," : "", names[j]);
+		tc_buf_puts(out, ")");
+		return;
+	}
+	for (size_t i = 0; i < NTARGETS; i++)
+		names[n++] = targets[i].name;
+	const char *near = tc_nearest(name, strlen(name), names, n);
+	tc_buf_printf(out, "unknown target '%s'", name);
+	if (near)
+		tc_buf_printf(out, "; did you mean '%s'?", near);
+	tc_buf_puts(out, " (targets:");
+	for (int j = 0; j < n; j++)
+		tc_buf_printf(out, "%s %s", j ? "," : "", names[j]);
+	tc_buf_puts(out, ")");
 }

@@ -140,6 +140,12 @@ void tc_diags_init(TcDiags *d, const char *path, const char *text,
 		   size_t len);
 void tc_diags_free(TcDiags *d);
 /* Report file:line:col: severity: message, then the line and a caret. */
+/* The one of the ncands candidates a typo most likely made from the first
+ * n bytes of word (edit distance, swaps of neighbours included; at most a
+ * third of the word apart), or NULL when none is that near: the "did you
+ * mean" of a diagnostic. */
+const char *tc_nearest(const char *word, size_t n, const char *const *cands,
+		       int ncands);
 void tc_diag(TcDiags *d, TcSeverity sev, TcLoc loc, const char *fmt, ...)
 	TC_PRINTF(4, 5);
 void tc_vdiag(TcDiags *d, TcSeverity sev, TcLoc loc, const char *fmt,
@@ -766,6 +772,10 @@ typedef struct TcBackend {
 /* The backends compiled in, or NULL for one that is not built. */
 const TcBackend *tc_backend_find(TcTargetKind kind);
 bool tc_target_init(TcTarget *t, const char *name, const char *arch);
+/* Why tc_target_init(name, arch) failed, as a sentence appended to out:
+ * the unknown target or architecture, the nearest valid one ("did you
+ * mean"), and every valid value. */
+void tc_target_explain(TcBuf *out, const char *name, const char *arch);
 
 /* ==== Options (tilec.c) =================================================== */
 
@@ -956,6 +966,15 @@ int tc_opt_next(TcOptParser *p, const TcOptSpec *specs);
 /* -D NAME=INTEGER, the integer in decimal: *name is malloc'd.  False if
  * malformed (no name or no value, not an integer, out of range). */
 bool tc_opt_define(const char *arg, char **name, long long *value);
+/* For an unknown option arg ("--tagret", "--tagret=cuda"): "; did you
+ * mean '--target'?" in buf (n bytes) when one of specs' long options is
+ * near it, else "".  Returns buf. */
+const char *tc_opt_suggest(const char *arg, const TcOptSpec *specs, char *buf,
+			   size_t n);
+/* A JSON string of s for the commands' --json output; bytes that do not
+ * make UTF-8 (a hostile file name) become '?', so the document stays
+ * valid.  Never NULL (json_null() when out of memory). */
+struct json_t *tc_json_text(const char *s);
 /* s as a whole decimal integer in range, or a whole number (strtod's
  * forms); false, *out unchanged, otherwise. */
 bool tc_opt_integer(const char *s, long long *out);

@@ -198,6 +198,7 @@ typedef struct Tune {
 	const char *seed;       /* --seed, as written, or NULL */
 	const char *tol;        /* --tol, as written, or NULL */
 	bool no_prune_dupes;    /* --keep-duplicates */
+	bool json;              /* --json: the summary as one JSON object */
 	/* The program. */
 	char *text;             /* its source */
 	size_t len;
@@ -509,9 +510,11 @@ load_program(Tune *t)
 	sha256_hex(t->text, t->len, t->sha);
 	TcOptions opt;
 	if (!tc_options_init(&opt, t->target, t->arch)) {
-		failf("unknown target '%s'%s%s (targets: openmp, cuda, hip)",
-		      t->target, t->arch ? " or architecture " : "",
-		      t->arch ? t->arch : "");
+		TcBuf why;
+		tc_buf_init(&why);
+		tc_target_explain(&why, t->target, t->arch);
+		failf("%s", why.data);
+		tc_buf_free(&why);
 		return false;
 	}
 	t->tinfo = opt.target;
@@ -1644,10 +1647,66 @@ save_partial(Tune *t, const char *stage)
 	tc_buf_free(&b);
 }
 
+/* Print o as the one JSON object on stdout (--json), and free it. */
+static void
+print_json(json_t *o)
+{
+	char *s = json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS);
+	if (s) {
+		printf("%s\n", s);
+		free(s);
+	}
+	json_decref(o);
+}
+
+/* A time for --json: null when there is none. */
+static json_t *
+ms_json(bool ok, double ms)
+{
+	return ok && isfinite(ms) ? json_real(ms) : json_null();
+}
+
+/* The summary after a search (or --finish), as --json prints it. */
+static void
+print_choice_json(const Tune *t, const Config *best, const char *path)
+{
+	const Config *def = &t->cfg[t->default_index];
+	bool def_ok = def->status == ST_OK;
+	json_t *o = json_object(), *counts = json_object();
+	json_object_set_new(o, "kernel", json_string(t->kname));
+	json_object_set_new(o, "file", json_string(t->file));
+	json_object_set_new(o, "target", json_string(t->tinfo.name));
+	json_object_set_new(o, "arch", json_string(t->tinfo.arch));
+	json_object_set_new(o, "device", json_string(t->device));
+	json_object_set_new(o, "chosen", values_json(t, best->values, true));
+	json_object_set_new(o, "chosen_ms", ms_json(true, best->final_ms));
+	json_object_set_new(o, "chosen_is_default", json_boolean(best == def));
+	json_object_set_new(o, "default", values_json(t, def->values, true));
+	json_object_set_new(o, "default_status",
+			    json_string(status_names[def->status]));
+	json_object_set_new(o, "default_ms", ms_json(def_ok, def->final_ms));
+	json_object_set_new(o, "speedup",
+			    ms_json(def_ok, def->final_ms / best->final_ms));
+	for (int i = 0; i < t->ncfg; i++) {
+		const char *s = status_names[t->cfg[i].status];
+		json_t *n = json_object_get(counts, s);
+		json_object_set_new(counts, s,
+				    json_integer(n ? json_integer_value(n) + 1
+						   : 1));
+	}
+	json_object_set_new(o, "configs", counts);
+	json_object_set_new(o, "record", path ? json_string(path) : json_null());
+	print_json(o);
+}
+
 /* The summary after a search. */
 static void
 print_choice(const Tune *t, const Config *best, const char *path)
 {
+	if (t->json) {
+		print_choice_json(t, best, path);
+		return;
+	}
 	const Config *def = &t->cfg[t->default_index];
 	TcBuf v;
 	tc_buf_init(&v);
@@ -1684,7 +1743,11 @@ open_device(Tune *t, char *arch_buf, size_t n)
 {
 	int backend = tilec_backend_from_name(t->target);
 	if (backend < 0) {
-		failf("unknown target '%s' (openmp, cuda or hip)", t->target);
+		TcBuf why;
+		tc_buf_init(&why);
+		tc_target_explain(&why, t->target, NULL);
+		failf("%s", why.data);
+		tc_buf_free(&why);
 		return false;
 	}
 	long long dev = 0;
@@ -1858,6 +1921,32 @@ tune_replay(Tune *t)
 	TcRecord r;
 	TcDiags quiet;
 	tc_diags_init(&quiet, NULL, NULL, 0);
+	if (t->json) {
+		bool def_ok = !same && def->status == ST_OK;
+		bool chosen_ok = chosen->status == ST_OK;
+		json_t *o = json_object();
+		json_object_set_new(o, "replay", json_string(t->config));
+		json_object_set_new(o, "kernel", json_string(t->kname));
+		json_object_set_new(o, "device", json_string(t->device));
+		json_object_set_new(o, "chosen", values_json(t, chosen->values,
+							     true));
+		json_object_set_new(o, "chosen_status",
+				    json_string(status_names[chosen->status]));
+		json_object_set_new(o, "chosen_ms",
+				    ms_json(chosen_ok, chosen->final_ms));
+		json_object_set_new(o, "default_ms", ms_json(def_ok,
+							     def->final_ms));
+		json_object_set_new(o, "speedup",
+				    ms_json(chosen_ok && def_ok,
+					    def->final_ms / chosen->final_ms));
+		if (tc_record_load(&r, t->config, &quiet))
+			json_object_set(o, "recorded",
+					json_object_get(r.root, "result"));
+		tc_record_free(&r);
+		tc_diags_free(&quiet);
+		print_json(o);
+		return chosen_ok ? EXIT_OK : EXIT_NONE;
+	}
 	if (tc_record_load(&r, t->config, &quiet)) {
 		json_t *res = json_object_get(r.root, "result");
 		if (json_object_get(res, "chosen_ms"))
@@ -2499,7 +2588,17 @@ tune_prepare(Tune *t)
 	json_decref(roles);
 	tc_buf_free(&err);
 	free(compiled);
-	if (ok) {
+	if (ok && t->json) {
+		json_t *o = json_object();
+		json_object_set_new(o, "prepared", json_string(t->prepare));
+		json_object_set_new(o, "configs",
+				    json_integer((json_int_t)json_array_size(
+					    configs)));
+		json_object_set_new(o, "excluded",
+				    json_integer((json_int_t)json_array_size(
+					    excluded)));
+		print_json(o);
+	} else if (ok) {
 		printf("prepared %zu configurations in %s (%zu excluded); run\n"
 		       "  python3 tools/tune_farm.py %s\n"
 		       "on the GPU machine, then\n"
@@ -2797,6 +2896,9 @@ usage(FILE *f)
 	      "DIR/timings.json)\n"
 	      "  --config RECORD       time the record's choice against the "
 	      "default\n"
+	      "  --json                print the summary (or --prepare's) as "
+	      "one JSON\n"
+	      "                        object on stdout\n"
 	      "  -h, --help\n"
 	      "\n"
 	      "Exit status: 0 record written, 1 no configuration passed, 2 "
@@ -2844,7 +2946,7 @@ enum {
 	OPT_OUT, OPT_JOBS, OPT_REPEAT, OPT_WARMUP, OPT_CONFIRM,
 	OPT_MAX_CONFIGS, OPT_REGISTER_LIMIT, OPT_SEED, OPT_TOL, OPT_CC,
 	OPT_DEVICE, OPT_PREPARE, OPT_FINISH, OPT_TIMINGS, OPT_CONFIG,
-	OPT_RANGE,
+	OPT_RANGE, OPT_JSON,
 };
 
 static const TcOptSpec options[] = {
@@ -2874,6 +2976,7 @@ static const TcOptSpec options[] = {
 	{ "timings", 0, true, OPT_TIMINGS },
 	{ "config", 0, true, OPT_CONFIG },
 	{ "range", 0, true, OPT_RANGE },
+	{ "json", 0, false, OPT_JSON },
 	{ 0 },
 };
 
@@ -2903,9 +3006,12 @@ parse_args(Tune *t, int argc, char **argv)
 			}
 			t->file = v;
 			break;
-		case TC_OPT_UNKNOWN:
-			failf("unknown option '%s' (tilec tune --help)", a);
+		case TC_OPT_UNKNOWN: {
+			char hint[96];
+			failf("unknown option '%s'%s (tilec tune --help)", a,
+			      tc_opt_suggest(a, options, hint, sizeof hint));
 			return EXIT_STOPPED;
+		}
 		case TC_OPT_MISSING:
 			failf("option '%s' needs a value", a);
 			return EXIT_STOPPED;
@@ -2913,6 +3019,7 @@ parse_args(Tune *t, int argc, char **argv)
 			usage(stdout);
 			return EXIT_OK;
 		case OPT_KEEP_DUPLICATES: t->no_prune_dupes = true; break;
+		case OPT_JSON: t->json = true; break;
 		case OPT_TARGET: t->target = v; break;
 		case OPT_ARCH: t->arch = v; break;
 		case OPT_MARCH: t->march = v; break;

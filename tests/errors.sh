@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
-# errors.sh - check that tilec rejects one program with the expected error.
+# errors.sh - check that tilec rejects one program with the expected error,
+# or translates it with the expected warning.
 #
 # usage: errors.sh TILEC SRCROOT NAME.c
 #
 # tests/errors/NAME.c holds a comment line
 #
-#     // expect: LINE:COL: error: MESSAGE
+#     // expect: LINE:COL: error: MESSAGE      (or warning: MESSAGE)
 #
 # and optionally `// args: ARG...` (extra tilec arguments).  From SRCROOT,
-# `tilec tests/errors/NAME.c --verify ARG...` must exit with status 1 (not
-# a signal, not a usage error), and its stderr must start with
+# `tilec tests/errors/NAME.c --verify ARG...` must exit with status 1 for
+# an error, 0 for a warning (not a signal, not a usage error), and the
+# first error (warning) in its stderr must be the three lines
 #
 #     tests/errors/NAME.c:LINE:COL: error: MESSAGE
 #     <line LINE of the file>
 #     <a caret under column COL, keeping the line's tabs>
+#
+# Warnings before the first error are not compared (a -D outside the
+# tunable's choices warns before the error it is there to cause).
 #
 # Exit status: 0 pass, 1 fail.
 set -u
@@ -31,12 +36,17 @@ if [ -z "$expect" ]; then
 	echo "FAIL: $file has no '// expect: LINE:COL: error: MESSAGE' line"
 	exit 1
 fi
-if ! [[ $expect =~ ^([0-9]+):([0-9]+):\ error:\ .+ ]]; then
+if ! [[ $expect =~ ^([0-9]+):([0-9]+):\ (error|warning):\ .+ ]]; then
 	echo "FAIL: $file: malformed expectation: $expect"
 	exit 1
 fi
 line=${BASH_REMATCH[1]}
 col=${BASH_REMATCH[2]}
+severity=${BASH_REMATCH[3]}
+want_status=1
+if [ "$severity" = warning ]; then
+	want_status=0
+fi
 extra=()
 args=$(sed -n 's|^[[:space:]]*// args: ||p' "$file" | head -n 1)
 if [ -n "$args" ]; then
@@ -64,15 +74,17 @@ status=$?
 echo "\$ tilec $file --verify ${extra[*]}"
 
 fail=0
-if [ $status -ne 1 ]; then
+if [ $status -ne $want_status ]; then
 	if [ $status -gt 128 ]; then
 		echo "FAIL: tilec died of signal $((status - 128))"
 	else
-		echo "FAIL: tilec exited with status $status, not 1"
+		echo "FAIL: tilec exited with status $status, not $want_status"
 	fi
 	fail=1
 fi
-mapfile -t got < <(head -n 3 "$err")
+# The first diagnostic of the expected severity and the two lines after it.
+first=$(grep -n -m 1 -E "^[^ ]*:[0-9]+:[0-9]+: $severity: " "$err" | cut -d: -f1)
+mapfile -t got < <(tail -n +"${first:-1}" "$err" | head -n 3)
 check() { # WHAT WANT GOT
 	if [ "$2" != "$3" ]; then
 		echo "FAIL: $1 line differs"

@@ -17,6 +17,15 @@
 #       planted-entry  (as root) an entry and an object planted by another
 #                      user in a directory they own are refused; the
 #                      object's constructor never runs
+#       one-compile    4 concurrent cold `tilec run`s of one kernel on one
+#                      cache compile it once (the per-key lock): a
+#                      counting --cc wrapper is run once, whatever order
+#                      the processes run in; no lock file is left
+#       stale-lock     a `tilec run` killed while compiling leaves its lock
+#                      file; the next run is not held up by it (flock is
+#                      released with the process) and compiles
+#       foreign-lock   a lock file others can write, held by another
+#                      process, is not waited on: the run compiles at once
 set -u
 tilec=$(realpath "$1") root=$2 case=$3
 work=$(mktemp -d "${TMPDIR:-/tmp}/tilec-jit.XXXXXX")
@@ -126,6 +135,102 @@ os.execv(sys.argv[1], sys.argv[1:])' "$tilec" run samples/softmax.c --shape M=7,
 		[ -z "$state" ] || [ "$state" = Z ] ||
 			{ kill "$pid"; fail "SIG$sig: the compiler $pid lives on"; }
 	done
+	;;
+one-compile | stale-lock | foreign-lock)
+	# A compiler that counts its compiles (one line each), and sleeps a
+	# second in each so that, without the lock, concurrent runs would
+	# all miss the cache and compile; with $work/hang present it stops
+	# forever instead, after saying so.  One wrapper throughout: its path
+	# and version are part of the cache key.
+	cat >"$work/cc-count" <<'SH'
+#!/bin/sh
+dir=${0%/*}
+if [ "$1" = --version ]; then exec cc --version; fi
+echo compile >>"$dir/compiles"
+if [ -e "$dir/hang" ]; then
+	: >"$dir/started"
+	sleep 600 &
+	echo $! >"$dir/sleeper.pid"
+	wait
+	exit 1
+fi
+sleep 1
+exec cc "$@"
+SH
+	chmod +x "$work/cc-count"
+	export TILEC_CACHE_DIR=$work/cache
+	count() { wc -l <"$work/compiles" 2>/dev/null || echo 0; }
+	;;&
+one-compile)
+	pids=()
+	for i in 1 2 3 4; do
+		run_softmax --cc "$work/cc-count" >"$work/out$i" 2>&1 &
+		pids+=($!)
+	done
+	for i in 1 2 3 4; do
+		wait "${pids[i - 1]}" || { cat "$work/out$i"; fail "run $i"; }
+	done
+	[ "$(count)" -eq 1 ] || fail "4 cold runs compiled $(count) times, not once"
+	ls "$work/cache" | grep -q '\.lock$' && fail "a lock file was left: $(ls "$work/cache")"
+	# A fifth run is a cache hit.
+	run_softmax --cc "$work/cc-count" >"$work/out5" 2>&1 || fail "run 5"
+	[ "$(count)" -eq 1 ] || fail "a warm run compiled"
+	;;
+stale-lock)
+	: >"$work/hang"
+	# exec: $! is tilec itself, not a subshell around it.
+	( exec "$tilec" run samples/softmax.c --shape M=7,N=300 \
+		--cc "$work/cc-count" >"$work/out1" 2>&1 ) &
+	holder=$!
+	for _ in $(seq 600); do
+		[ -e "$work/started" ] && break
+		sleep 0.1
+	done
+	[ -e "$work/started" ] || fail "the first run never started compiling"
+	# The compiler runs in a process group of its own: kill tilec, then
+	# the compiler's sleeper, as a crash of the machine's user would.
+	kill -KILL "$holder"
+	wait "$holder" 2>/dev/null
+	for _ in $(seq 100); do
+		[ -s "$work/sleeper.pid" ] && break
+		sleep 0.1
+	done
+	kill "$(cat "$work/sleeper.pid")" 2>/dev/null
+	ls "$work/cache" | grep -q '\.lock$' || fail "no lock file was left to test with"
+	rm "$work/hang"
+	# A waiter would wait up to the compile timeout: 60 s is plenty for
+	# a compile that is not held up.
+	TILEC_COMPILE_TIMEOUT=300 timeout 60 "$tilec" run samples/softmax.c \
+		--shape M=7,N=300 --cc "$work/cc-count" >"$work/out2" 2>&1 ||
+		{ cat "$work/out2"; fail "the run after the kill (held up by the stale lock?)"; }
+	[ "$(count)" -eq 2 ] || fail "$(count) compiles, not 2"
+	;;
+foreign-lock)
+	# Fill the cache once to learn the key, then empty it but for a lock
+	# file of mode 0666 that a process holds.
+	run_softmax --cc "$work/cc-count" >"$work/out1" 2>&1 || fail "run 1"
+	entry=$(ls "$work/cache"/*.entry) || fail "no entry"
+	lock=${entry%.entry}.lock
+	rm -f "$work/cache"/*.entry "$work/cache"/*.so
+	: >"$lock"
+	chmod 0666 "$lock"
+	command -v flock >/dev/null || { echo "no flock(1)"; exit 77; }
+	# The holder: a subshell that locks the file on its descriptor 9,
+	# then becomes a sleep that keeps it (one process to kill).
+	( exec 9<>"$lock" && flock 9 && exec sleep 600 ) &
+	holder=$!
+	for _ in $(seq 100); do
+		flock -n "$lock" true || break
+		sleep 0.1
+	done
+	flock -n "$lock" true && fail "flock(1) did not take the lock"
+	TILEC_COMPILE_TIMEOUT=300 timeout 60 "$tilec" run samples/softmax.c \
+		--shape M=7,N=300 --cc "$work/cc-count" >"$work/out2" 2>&1
+	status=$?
+	kill "$holder"
+	wait "$holder" 2>/dev/null
+	[ $status -eq 0 ] || { cat "$work/out2"; fail "run 2 (status $status: waited on a lock others can write?)"; }
+	[ "$(count)" -eq 2 ] || fail "$(count) compiles, not 2"
 	;;
 planted-entry)
 	[ "$(id -u)" -eq 0 ] || { echo "needs root (chown)"; exit 77; }

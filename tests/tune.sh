@@ -23,6 +23,10 @@
 #                 the search starts, not after it
 #       farm      --prepare for CUDA (no GPU needed), tools/tune_farm.py
 #                 --dry-run, --finish: the record and the pruned ones
+#       shipped   every record in samples/tuned/ binds to its program for
+#                 its target and arch without a warning: none is stale
+#                 (its source_sha256 is the program's) and none names a
+#                 tunable or value the program lacks
 #       range     --range through a search here and through --prepare:
 #                 the ids of tests/run/embedding.c in range at the check
 #                 shape (the reference runs) and, for the farm, at the
@@ -263,6 +267,23 @@ destination)
 	[ $? = 2 ] || fail "a directory as the record"
 	grep -q "Is a directory; nothing searched" "$work/err.txt" ||
 		{ cat "$work/err.txt"; fail "no message for a directory"; }
+	;;
+shipped)
+	n=0
+	for rec in samples/tuned/*.json; do
+		read -r src target arch < <(python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+print(r["source"], r["target"], r["arch"])' "$rec") || fail "$rec: unreadable"
+		"$tilec" "$src" -t "$target" --arch "$arch" --config "$rec" \
+			-o "$work/out.src" 2>"$work/err.txt" ||
+			{ cat "$work/err.txt"; fail "$rec does not bind to $src"; }
+		[ -s "$work/err.txt" ] &&
+			{ cat "$work/err.txt"; fail "$rec: a warning binding it to $src"; }
+		n=$((n + 1))
+	done
+	[ $n -gt 0 ] || fail "no records in samples/tuned/"
+	echo "$n records bind without a warning"
 	;;
 range)
 	emb=tests/run/embedding.c

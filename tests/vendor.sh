@@ -12,7 +12,10 @@
 #       hip        the same with hipcc (built, not run; main.c with cc),
 #                  and its --no-standalone export
 #       aot-cuda   exported gemm and flash_attention to a fatbin for sm_80
-#                  and sm_90a, and a cubin for sm_90a, with nvcc
+#                  and sm_90a, and a cubin for sm_90a, with nvcc; the
+#                  fatbin's entries hold sm_80 and sm_90a code (read with
+#                  cuobjdump where the toolkit has it, else with
+#                  fatbin_archs.py, which reads the container itself)
 #       aot-hip    exported gemm to a code object for gfx90a with hipcc
 #       tunings    two tunings of gemm_f32 (--prefix a_, --prefix b_) linked
 #                  into one program and both checked against a naive
@@ -271,12 +274,19 @@ aot-cuda)
 			-gencode arch=compute_90a,code=sm_90a \
 			"$dir/$s.cu" -o "$work/$s.fatbin" || fail "nvcc -fatbin $s"
 		if command -v cuobjdump >/dev/null; then
-			elfs=$(cuobjdump --list-elf "$work/$s.fatbin")
-			echo "$elfs"
-			for a in sm_80 sm_90a; do
-				echo "$elfs" | grep -q "$a" || fail "$s.fatbin has no $a code"
-			done
+			elfs=$(cuobjdump --list-elf "$work/$s.fatbin") ||
+				fail "cuobjdump $s.fatbin"
+			echo "$s.fatbin (cuobjdump --list-elf):"
+		else
+			elfs=$(python3 tests/fatbin_archs.py "$work/$s.fatbin") ||
+				fail "fatbin_archs.py $s.fatbin"
+			echo "$s.fatbin (no cuobjdump; fatbin_archs.py):"
 		fi
+		echo "$elfs"
+		# Whole words: sm_90a, not the sm_90 in it.
+		for a in sm_80 sm_90a; do
+			echo "$elfs" | grep -qw "$a" || fail "$s.fatbin has no $a code"
+		done
 		dir=$(export_to $s cuda --arch sm_90a) || exit $?
 		nvcc -cubin -arch=sm_90a "$dir/$s.cu" -o "$work/$s.sm_90a.cubin" ||
 			fail "nvcc -cubin $s for sm_90a"
