@@ -230,6 +230,10 @@ func_name(TcCPrinter *pr, const TcExpr *call)
 	case TC_FN_CEILDIV: return "tilec::ceildiv";
 	case TC_FN_MIN: return "min";
 	case TC_FN_MAX: return "max";
+	case TC_FN_ABS: return "tilec::abs";
+	case TC_FN_SAT_I8: return "tilec::sat_i8";
+	case TC_FN_SAT_U8: return "tilec::sat_u8";
+	case TC_FN_SAT_I32: return "tilec::sat_i32";
 	default: return tc_func_name(fn);
 	}
 }

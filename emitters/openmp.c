@@ -121,6 +121,18 @@ func_name(TcCPrinter *pr, const TcExpr *call)
 	case TC_FN_SINF: return dbl ? "sin" : "sinf";
 	case TC_FN_COSF: return dbl ? "cos" : "cosf";
 	case TC_FN_POWF: return dbl ? "pow" : "powf";
+	case TC_FN_ABS: return "tilec_abs";
+	case TC_FN_LOG1PF: return dbl ? "log1p" : "log1pf";
+	case TC_FN_EXPM1F: return dbl ? "expm1" : "expm1f";
+	case TC_FN_FMAF: return dbl ? "fma" : "fmaf";
+	case TC_FN_ROUNDF: return dbl ? "round" : "roundf";
+	case TC_FN_RINTF: return dbl ? "rint" : "rintf";
+	case TC_FN_FLOORF: return dbl ? "floor" : "floorf";
+	case TC_FN_CEILF: return dbl ? "ceil" : "ceilf";
+	case TC_FN_TRUNCF: return dbl ? "trunc" : "truncf";
+	case TC_FN_SAT_I8: return "tilec_sat_i8";
+	case TC_FN_SAT_U8: return "tilec_sat_u8";
+	case TC_FN_SAT_I32: return "tilec_sat_i32";
 	default: tc_unreachable();
 	}
 }

@@ -546,7 +546,16 @@ float_binary(Interp *in, const TcExpr *e)
 	}
 }
 
-/* ceildiv, min and max on integers. */
+/* x as an f32 holds it: the argument of a function C defines exactly on
+ * floats (rounding, fmaf, the saturating casts), whose result must be
+ * C's for the float the backends compute. */
+static double
+as_f32(double x)
+{
+	return (double)(float)x;
+}
+
+/* The integer builtins (ceildiv, min, max, abs) and the saturating casts. */
 static int64_t
 int_call(Interp *in, const TcExpr *e)
 {
@@ -578,6 +587,30 @@ int_call(Interp *in, const TcExpr *e)
 			return a < b ? a : b;
 		return a > b ? a : b;
 	}
+	case TC_FN_ABS: {
+		int64_t a = eval_as(in, args[0], e->dtype).i, lo, hi;
+		int_range(e->dtype, &lo, &hi);
+		if (a == lo) {
+			fail(in, e->loc, "signed overflow: abs(%lld) does not "
+			     "fit in %s (undefined in C)", (long long)a,
+			     tc_dtype_name(e->dtype));
+			return 0;
+		}
+		return a < 0 ? -a : a;
+	}
+	case TC_FN_SAT_I8:
+	case TC_FN_SAT_U8:
+	case TC_FN_SAT_I32: {
+		/* The f32 argument rounded to the nearest integer, ties to
+		 * even, and clamped to the result's range; NaN gives 0. */
+		double x = as_f32(eval_real(in, args[0]));
+		int64_t lo, hi;
+		int_range(e->dtype, &lo, &hi);
+		if (isnan(x))
+			return 0;
+		double r = nearbyint(x);
+		return r <= (double)lo ? lo : r >= (double)hi ? hi : (int64_t)r;
+	}
 	default:
 		/* A float function converted to an integer result. */
 		return float_to_int(in, e->loc, e->dtype, eval_float(in, e));
@@ -587,17 +620,22 @@ int_call(Interp *in, const TcExpr *e)
 static double
 float_call(Interp *in, const TcExpr *e)
 {
-	double x[2] = { 0, 0 };
-	for (int i = 0; i < e->u.call.nargs && i < 2; i++)
+	double x[3] = { 0, 0, 0 };
+	for (int i = 0; i < e->u.call.nargs && i < 3; i++)
 		x[i] = eval_real(in, e->u.call.args[i]);
+	bool f64 = e->dtype == TC_DT_F64;
 	double r;
 	switch (e->u.call.fn) {
 	case TC_FN_CEILDIV:
-		/* An integer function with a float type: never after check. */
+		/* Integer functions with a float type: never after check. */
 		r = ceil(x[0] / x[1]);
 		break;
 	case TC_FN_MIN: r = x[0] < x[1] ? x[0] : x[1]; break;
 	case TC_FN_MAX: r = x[0] > x[1] ? x[0] : x[1]; break;
+	case TC_FN_ABS: r = fabs(x[0]); break;
+	case TC_FN_SAT_I8: case TC_FN_SAT_U8: case TC_FN_SAT_I32:
+		r = (double)int_call(in, e);
+		break;
 	case TC_FN_EXPF: r = exp(x[0]); break;
 	case TC_FN_EXP2F: r = exp2(x[0]); break;
 	case TC_FN_LOGF: r = log(x[0]); break;
@@ -612,6 +650,21 @@ float_call(Interp *in, const TcExpr *e)
 	case TC_FN_SINF: r = sin(x[0]); break;
 	case TC_FN_COSF: r = cos(x[0]); break;
 	case TC_FN_POWF: r = pow(x[0], x[1]); break;
+	case TC_FN_LOG1PF: r = log1p(x[0]); break;
+	case TC_FN_EXPM1F: r = expm1(x[0]); break;
+	case TC_FN_FMAF:
+		/* One rounding, to the call's type: C's fmaf of the floats. */
+		r = f64 ? fma(x[0], x[1], x[2])
+			: fmaf((float)x[0], (float)x[1], (float)x[2]);
+		break;
+	/* Exact in C: the argument's f32 value, rounded as C rounds it
+	 * (roundf: ties away from zero; rintf: ties to even, the default
+	 * rounding mode). */
+	case TC_FN_ROUNDF: r = round(f64 ? x[0] : as_f32(x[0])); break;
+	case TC_FN_RINTF: r = nearbyint(f64 ? x[0] : as_f32(x[0])); break;
+	case TC_FN_FLOORF: r = floor(f64 ? x[0] : as_f32(x[0])); break;
+	case TC_FN_CEILF: r = ceil(f64 ? x[0] : as_f32(x[0])); break;
+	case TC_FN_TRUNCF: r = trunc(f64 ? x[0] : as_f32(x[0])); break;
 	default: tc_unreachable();
 	}
 	return hold_float(e->dtype, r);

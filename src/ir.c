@@ -103,9 +103,10 @@ tc_unop_name(TcUnop op)
 static const struct {
 	const char *name;
 	int arity;
-	char result;
+	TcDtype arg, result;
 } func_info[] = {
-#define X(name, spelling, arity, result) [TC_FN_##name] = { spelling, arity, result },
+#define X(name, spelling, arity, arg, result) \
+	[TC_FN_##name] = { spelling, arity, TC_DT_##arg, TC_DT_##result },
 	TC_FUNCS(X)
 #undef X
 };
@@ -120,6 +121,18 @@ int
 tc_func_arity(TcFunc fn)
 {
 	return func_info[fn].arity;
+}
+
+TcDtype
+tc_func_arg_type(TcFunc fn)
+{
+	return func_info[fn].arg;
+}
+
+TcDtype
+tc_func_result_type(TcFunc fn)
+{
+	return func_info[fn].result;
 }
 
 TcFunc
@@ -417,6 +430,15 @@ tc_expr_eval(const TcExpr *e, long long *out)
 			return st;
 		return tc_expr_eval(l ? e->u.sel.then : e->u.sel.els, out);
 	case TC_EX_CALL: {
+		if (e->u.call.fn == TC_FN_ABS) {
+			if ((st = tc_expr_eval(e->u.call.args[0], &l)) !=
+			    TC_EVAL_CONST)
+				return st;
+			if (l == INT32_MIN)
+				return TC_EVAL_OVERFLOW;
+			*out = l < 0 ? -l : l;
+			return TC_EVAL_CONST;
+		}
 		if (e->u.call.fn != TC_FN_CEILDIV && e->u.call.fn != TC_FN_MIN &&
 		    e->u.call.fn != TC_FN_MAX)
 			return TC_EVAL_DYNAMIC;

@@ -532,6 +532,42 @@ not_builtin(Parser *P, TcLoc loc, const char *name)
 		      "kernel may call only builtins", name);
 }
 
+/* The dtype of a call's argument as written, before clang converted it to
+ * the prototype's parameter type (TC_DT_NONE if not a tile dtype). */
+static TcDtype
+written_type(Parser *P, CXCursor arg)
+{
+	for (int guard = 0; guard < 64 &&
+	     clang_getCursorKind(arg) == CXCursor_UnexposedExpr; guard++) {
+		Kids k = kids(P, arg);
+		if (k.n != 1)
+			break;
+		arg = k.c[0];
+	}
+	return dtype_of(clang_getCursorType(arg));
+}
+
+/* abs(x): x an integer that int holds.  C would convert a float or an
+ * i64 argument to int first (truncated or narrowed), which is never what
+ * abs of one means. */
+static bool
+abs_arg_ok(Parser *P, CXCursor arg, TcLoc loc)
+{
+	TcDtype t = written_type(P, arg);
+	if (tc_dtype_is_float(t)) {
+		error(P, loc, "'abs' takes an integer, not %s: fabsf is the "
+		      "float absolute value", tc_dtype_name(t));
+		return false;
+	}
+	if (t == TC_DT_I64) {
+		error(P, loc, "'abs' takes an i32, and this argument is i64, "
+		      "which would be narrowed first; convert it explicitly "
+		      "(abs((i32)x)) if that is meant");
+		return false;
+	}
+	return true;
+}
+
 static TcExpr *
 call_expr(Parser *P, CXCursor c)
 {
@@ -557,16 +593,18 @@ call_expr(Parser *P, CXCursor c)
 	e->u.call.fn = fn;
 	e->u.call.nargs = nargs;
 	e->u.call.args = tc_alloc(P->a, sizeof(TcExpr *) * (size_t)(nargs + 1));
-	bool is_float = fn >= TC_FN_EXPF;
 	for (int i = 0; i < nargs; i++) {
-		TcExpr *arg = expr(P, clang_Cursor_getArgument(c, (unsigned)i));
+		CXCursor ac = clang_Cursor_getArgument(c, (unsigned)i);
+		if (fn == TC_FN_ABS && !abs_arg_ok(P, ac, loc_of(P, ac)))
+			return NULL;
+		TcExpr *arg = expr(P, ac);
 		if (!arg)
 			return NULL;
 		/* clang converted arguments to the prototype's type. */
-		e->u.call.args[i] = convert(P, arg, is_float ? TC_DT_F32 :
-						    TC_DT_I32, arg->loc);
+		e->u.call.args[i] = convert(P, arg, tc_func_arg_type(fn),
+					    arg->loc);
 	}
-	e->dtype = is_float ? TC_DT_F32 : TC_DT_I32;
+	e->dtype = tc_func_result_type(fn);
 	return e;
 }
 

@@ -225,28 +225,41 @@ typedef enum TcUnop {
 } TcUnop;
 
 /* Scalar builtin functions a tile program may call: NAME, spelling, arity,
- * result ('F' float of the widest argument, 'I' int). */
-#define TC_FUNCS(X)                        \
-	X(CEILDIV, "ceildiv", 2, 'I')      \
-	X(MIN, "min", 2, 'I')              \
-	X(MAX, "max", 2, 'I')              \
-	X(EXPF, "expf", 1, 'F')            \
-	X(EXP2F, "exp2f", 1, 'F')          \
-	X(LOGF, "logf", 1, 'F')            \
-	X(LOG2F, "log2f", 1, 'F')          \
-	X(SQRTF, "sqrtf", 1, 'F')          \
-	X(RSQRTF, "rsqrtf", 1, 'F')        \
-	X(FABSF, "fabsf", 1, 'F')          \
-	X(FMAXF, "fmaxf", 2, 'F')          \
-	X(FMINF, "fminf", 2, 'F')          \
-	X(TANHF, "tanhf", 1, 'F')          \
-	X(ERFF, "erff", 1, 'F')            \
-	X(SINF, "sinf", 1, 'F')            \
-	X(COSF, "cosf", 1, 'F')            \
-	X(POWF, "powf", 2, 'F')
+ * the type every argument is converted to (as the prototype in tilec.h
+ * says) and the result type.  docs/language.md gives each one's meaning. */
+#define TC_FUNCS(X)                                   \
+	X(CEILDIV, "ceildiv", 2, I32, I32)            \
+	X(MIN, "min", 2, I32, I32)                    \
+	X(MAX, "max", 2, I32, I32)                    \
+	X(ABS, "abs", 1, I32, I32)                    \
+	X(EXPF, "expf", 1, F32, F32)                  \
+	X(EXP2F, "exp2f", 1, F32, F32)                \
+	X(LOGF, "logf", 1, F32, F32)                  \
+	X(LOG2F, "log2f", 1, F32, F32)                \
+	X(SQRTF, "sqrtf", 1, F32, F32)                \
+	X(RSQRTF, "rsqrtf", 1, F32, F32)              \
+	X(FABSF, "fabsf", 1, F32, F32)                \
+	X(FMAXF, "fmaxf", 2, F32, F32)                \
+	X(FMINF, "fminf", 2, F32, F32)                \
+	X(TANHF, "tanhf", 1, F32, F32)                \
+	X(ERFF, "erff", 1, F32, F32)                  \
+	X(SINF, "sinf", 1, F32, F32)                  \
+	X(COSF, "cosf", 1, F32, F32)                  \
+	X(POWF, "powf", 2, F32, F32)                  \
+	X(LOG1PF, "log1pf", 1, F32, F32)              \
+	X(EXPM1F, "expm1f", 1, F32, F32)              \
+	X(FMAF, "fmaf", 3, F32, F32)                  \
+	X(ROUNDF, "roundf", 1, F32, F32)              \
+	X(RINTF, "rintf", 1, F32, F32)                \
+	X(FLOORF, "floorf", 1, F32, F32)              \
+	X(CEILF, "ceilf", 1, F32, F32)                \
+	X(TRUNCF, "truncf", 1, F32, F32)              \
+	X(SAT_I8, "sat_i8", 1, F32, I8)               \
+	X(SAT_U8, "sat_u8", 1, F32, U8)               \
+	X(SAT_I32, "sat_i32", 1, F32, I32)
 
 typedef enum TcFunc {
-#define X(name, spelling, arity, result) TC_FN_##name,
+#define X(name, spelling, arity, arg, result) TC_FN_##name,
 	TC_FUNCS(X)
 #undef X
 	TC_FN_COUNT
@@ -257,6 +270,8 @@ int tc_binop_prec(TcBinop op);
 const char *tc_unop_name(TcUnop op);
 const char *tc_func_name(TcFunc fn);
 int tc_func_arity(TcFunc fn);
+TcDtype tc_func_arg_type(TcFunc fn);    /* what each argument converts to */
+TcDtype tc_func_result_type(TcFunc fn); /* the call's dtype */
 TcFunc tc_func_from_name(const char *name); /* TC_FN_COUNT if unknown */
 
 /* --- Variables ------------------------------------------------------------

@@ -35,13 +35,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Result kinds of the builtin functions, from the TC_FUNCS list. */
-static const char func_result[] = {
-#define X(name, spelling, arity, result) [TC_FN_##name] = result,
-	TC_FUNCS(X)
-#undef X
-};
-
 /* Which var kinds an expression may name, as bits (1 << TcVarKind). */
 #define KIND(k) (1u << TC_VAR_##k)
 #define BODY_VARS (KIND(SCALAR) | KIND(TUNABLE) | KIND(LOOP) | KIND(BLOCK) | \
@@ -361,7 +354,7 @@ check_expr(Verifier *v, const TcExpr *e, unsigned kinds, bool loads,
 		}
 		for (int i = 0; i < e->u.call.nargs; i++)
 			check_expr(v, e->u.call.args[i], kinds, loads, at);
-		bool is_float = func_result[fn] == 'F';
+		bool is_float = tc_dtype_is_float(tc_func_result_type(fn));
 		if (is_float ? !tc_dtype_is_float(e->dtype) :
 			       !tc_dtype_is_int(e->dtype))
 			fail(v, at, "%s() typed %s", tc_func_name(fn),

@@ -129,6 +129,7 @@ void *tile_dims(const void *origin, ...);
 int ceildiv(int a, int b);
 int min(int a, int b);
 int max(int a, int b);
+int abs(int a);
 float expf(float);
 float exp2f(float);
 float logf(float);
@@ -143,5 +144,18 @@ float erff(float);
 float sinf(float);
 float cosf(float);
 float powf(float, float);
+float log1pf(float);
+float expm1f(float);
+float fmaf(float, float, float);
+float roundf(float); /* ties away from zero */
+float rintf(float);  /* ties to even */
+float floorf(float);
+float ceilf(float);
+float truncf(float);
+/* Saturating casts for quantization: x rounded to the nearest integer
+ * (ties to even), clamped to the type's range; NaN gives 0. */
+i8 sat_i8(float x);
+u8 sat_u8(float x);
+i32 sat_i32(float x);
 
 #endif /* TILEC_H */

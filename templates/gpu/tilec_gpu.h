@@ -24,6 +24,25 @@ namespace tilec {
 
 // ceil(a / b) for b > 0; (a + b - 1) / b would overflow near INT_MAX.
 __device__ __forceinline__ int ceildiv(int a, int b) { return a / b + (a % b > 0); }
+// abs(a) for a > INT_MIN (the tile program's rule: abs(INT_MIN) overflows).
+__device__ __forceinline__ int abs(int a) { return a < 0 ? -a : a; }
+
+// The saturating casts sat_i8, sat_u8, sat_i32: x rounded to the nearest
+// integer, ties to even (rintf), clamped to the type's range; NaN gives 0.
+// The clamps compare floats, so no conversion sees a value out of range.
+// i8 and u8 results are ints, as register values of those types are.
+__device__ __forceinline__ int sat_range(float x, float lo, float hi)
+{
+	float r = rintf(x);
+	return x != x ? 0 : r <= lo ? (int)lo : r >= hi ? (int)hi : (int)r;
+}
+__device__ __forceinline__ int sat_i8(float x) { return sat_range(x, -128.0f, 127.0f); }
+__device__ __forceinline__ int sat_u8(float x) { return sat_range(x, 0.0f, 255.0f); }
+__device__ __forceinline__ int sat_i32(float x)
+{
+	float r = rintf(x);
+	return x != x ? 0 : r <= -2147483648.0f ? -2147483647 - 1 : r >= 2147483648.0f ? 2147483647 : (int)r;
+}
 
 // --- Register values -------------------------------------------------------------------
 
