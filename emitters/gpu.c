@@ -1447,6 +1447,77 @@ emit_reduce(Gpu *G, const TcStmt *s)
 	close_brace(G);
 }
 
+/* REDUCE_ALL, `s = tile_sum(x)` and its kin: a register fragment through
+ * tilec::reduce_all; a tile in shared memory read by every thread in
+ * turn, each thread's part combined by tilec::reduce_block.  Every thread
+ * gets the value, as a block-level scalar is every thread's. */
+static void
+emit_reduce_all(Gpu *G, const TcStmt *s)
+{
+	const TcVar *src = s->u.reduce_all.src.var, *dst = s->u.reduce_all.dst;
+	TcBuf *b = G->pr.out;
+	const char *op = reduce_op(s->u.reduce_all.op);
+	TcDtype t = tc_reduce_all_type(src->dtype);
+	const char *acc_type = value_type(t);
+	const char *scratch = G->k->smem_bytes > G->k->scratch_offset ?
+		tc_fmt(G->a, "tilec_smem + %lld", G->k->scratch_offset) : "nullptr";
+	const char *val;
+	bool braces = false;
+	if (is_reg(src)) {
+		bool one = src->rank == 1;
+		val = tc_fmt(G->a, "tilec::reduce_all<%s, %s, %s, %lld, %s>(%s%s%s, %s)",
+			     op, one ? "tilec::One" : dist_of(G, src, 0),
+			     dist_of(G, src, one ? 0 : 1), G->threads, acc_type,
+			     one ? "tilec::as_row(" : "", src->name, one ? ")" : "",
+			     scratch);
+	} else {
+		tc_buf_puts(b, "{\n");
+		b->indent++;
+		braces = true;
+		const char *part = fresh(G, tc_fmt(G->a, "%s_part", dst->name));
+		tc_buf_printf(b, "%s %s = tilec::reduce_init<%s, %s>();\n",
+			      acc_type, part, op, acc_type);
+		TileIdx ti;
+		tile_idx_init(G, &ti);
+		spread_loop_open(G, src);
+		TcExpr *ld = tc_expr_new(G->a, TC_EX_LOAD, src->dtype, s->loc);
+		ld->u.load.var = (TcVar *)src;
+		memcpy(ld->u.load.idx, ti.e, sizeof ld->u.load.idx);
+		/* Elements read from memory have their storage type (i8,
+		 * u8, bool): converted to the value type first. */
+		bool convert = strcmp(value_type(src->dtype), acc_type) != 0 ||
+			       !tc_dtype_is_float(src->dtype);
+		tc_buf_printf(b, "%s = tilec::reduce_combine<%s>(%s, tilec::reduce_value<%s>(%s",
+			      part, op, part, op,
+			      convert ? tc_fmt(G->a, "(%s)(", acc_type) : "");
+		expr(G, ld);
+		tc_buf_puts(b, convert ? ")));\n" : "));\n");
+		close_brace(G);
+		val = tc_fmt(G->a, "tilec::reduce_block<%s, %lld>(%s, %s)", op,
+			     G->threads, part, scratch);
+	}
+	if (dst->dtype == t) {
+		tc_buf_printf(b, "%s = %s;\n", dst->name, val);
+	} else {
+		/* Converted as an assignment converts. */
+		if (!braces) {
+			tc_buf_puts(b, "{\n");
+			b->indent++;
+			braces = true;
+		}
+		TcVar tv = { .kind = TC_VAR_LOCAL, .dtype = t, .index = -1,
+			     .name = fresh(G, tc_fmt(G->a, "%s_value", dst->name)) };
+		tc_buf_printf(b, "const %s %s = %s;\n", acc_type, tv.name, val);
+		TcExpr *cast = tc_expr_new(G->a, TC_EX_CAST, dst->dtype, s->loc);
+		cast->u.cast.arg = tc_expr_var(G->a, &tv, s->loc);
+		tc_buf_printf(b, "%s = ", dst->name);
+		expr(G, cast);
+		tc_buf_puts(b, ";\n");
+	}
+	if (braces)
+		close_brace(G);
+}
+
 /* --- Statements ------------------------------------------------------------------------- */
 
 static void emit_stmt(Gpu *G, const TcStmt *s);
@@ -1984,6 +2055,10 @@ emit_stmt(Gpu *G, const TcStmt *s)
 	case TC_ST_REDUCE:
 		stmt_comment(G, s, NULL);
 		emit_reduce(G, s);
+		break;
+	case TC_ST_REDUCE_ALL:
+		stmt_comment(G, s, NULL);
+		emit_reduce_all(G, s);
 		break;
 	case TC_ST_BARRIER:
 		tc_buf_puts(b, "__syncthreads();\n");

@@ -2074,6 +2074,57 @@ emit_reduce(Emitter *E, const TcStmt *s)
 	}
 }
 
+/* REDUCE_ALL, `s = tile_sum(x)` and its kin: one accumulator over every
+ * element, the last dim a simd reduction; the local itself when it has
+ * the type the reduction combines in, else a temporary converted once at
+ * the end. */
+static void
+emit_reduce_all(Emitter *E, const TcStmt *s)
+{
+	static const char *const acc_names[] = {
+		[TC_RED_SUM] = "sum", [TC_RED_MAX] = "maxv",
+		[TC_RED_MIN] = "minv", [TC_RED_ABSMAX] = "amax",
+	};
+	static const char *const omp_ops[] = {
+		[TC_RED_SUM] = "+", [TC_RED_MAX] = "max",
+		[TC_RED_MIN] = "min", [TC_RED_ABSMAX] = "max",
+	};
+	const TcVar *dst = s->u.reduce_all.dst, *src = s->u.reduce_all.src.var;
+	TcReduceOp op = s->u.reduce_all.op;
+	TcDtype t = tc_reduce_all_type(src->dtype);
+	int R = src->rank;
+	TcBuf *b = E->out;
+	op_comment(E, s);
+	bool direct = dst->dtype == t;
+	if (!direct) {
+		tc_buf_puts(b, "{\n");
+		b->indent++;
+	}
+	const char *idx[TC_MAX_RANK];
+	tc_omp_index_names(E, R, idx);
+	const char *acc = direct ? dst->name : tc_omp_fresh(E, acc_names[op]);
+	const char *se = tc_omp_to_buffer(E, tc_omp_elem(E, src, idx),
+					  src->dtype, t);
+	tc_buf_printf(b, "%s%s%s = %s;\n", direct ? "" : tc_omp_value_type(t),
+		      direct ? "" : " ", acc, tc_omp_reduce_start(E, op, t, NULL));
+	for (int d = 0; d < R - 1; d++) {
+		tc_omp_for_dim(E, idx[d], "0",
+			       tc_omp_expr_text(E, src->shape[d], 0));
+		tc_buf_puts(b, "\n");
+		b->indent++;
+	}
+	tc_omp_pragma(E, "omp simd reduction(%s : %s)", omp_ops[op], acc);
+	tc_omp_for_dim(E, idx[R - 1], "0",
+		       tc_omp_expr_text(E, src->shape[R - 1], 0));
+	tc_buf_printf(b, "\n\t%s;\n", tc_omp_reduce_step(E, op, t, acc, se));
+	b->indent -= R - 1;
+	if (!direct) {
+		tc_buf_printf(b, "%s = %s;\n", dst->name,
+			      tc_omp_to_buffer(E, acc, t, dst->dtype));
+		tc_c_close(&E->pr);
+	}
+}
+
 /* --- Statements ------------------------------------------------------------------------ */
 
 void
@@ -2110,6 +2161,9 @@ tc_omp_emit_stmt(Emitter *E, const TcStmt *s)
 		break;
 	case TC_ST_REDUCE:
 		emit_reduce(E, s);
+		break;
+	case TC_ST_REDUCE_ALL:
+		emit_reduce_all(E, s);
 		break;
 	default:
 		tc_unreachable();

@@ -557,7 +557,7 @@ check_stmt(Checker *C, TcStmt *s)
 {
 	bool tile_op = s->kind == TC_ST_COPY || s->kind == TC_ST_GEMM ||
 		       s->kind == TC_ST_FILL || s->kind == TC_ST_REDUCE ||
-		       s->kind == TC_ST_ATOMIC_ADD;
+		       s->kind == TC_ST_REDUCE_ALL || s->kind == TC_ST_ATOMIC_ADD;
 	if (tile_op && C->npar > 0) {
 		error(C, s->loc, "tile operations act on whole tiles and cannot "
 		      "be inside tile_parallel loop '%s'", C->par[C->npar - 1]->name);
@@ -640,6 +640,10 @@ check_stmt(Checker *C, TcStmt *s)
 		break;
 	case TC_ST_REDUCE:
 		check_reduce(C, s);
+		break;
+	case TC_ST_REDUCE_ALL:
+		/* A block-level value: uniform over the block. */
+		set_deps(C, s->u.reduce_all.dst, 0);
 		break;
 	default:
 		tc_unreachable();

@@ -1165,6 +1165,66 @@ exec_reduce(Interp *in, const TcStmt *s)
 	}
 }
 
+/* REDUCE_ALL dst = op(every element of src): in src's arithmetic type
+ * (tc_reduce_all_type; integers exactly, in index order, so an i32 sum
+ * that overflows is an error; floats in double), then converted to dst's
+ * dtype as an assignment converts. */
+static void
+exec_reduce_all(Interp *in, const TcStmt *s)
+{
+	const TcVar *sv = s->u.reduce_all.src.var, *dv = s->u.reduce_all.dst;
+	TcDtype st = sv->dtype, t = tc_reduce_all_type(st);
+	TcReduceOp op = s->u.reduce_all.op;
+	Cell r;
+	if (in->count_only) {
+		/* Buffers hold nothing in a counting run. */
+		in->val[var_slot(in, dv)] = zero(dv->dtype);
+		return;
+	}
+	const Array *sa = &in->arr[var_slot(in, sv)];
+	if (sv->kind != TC_VAR_BUFFER) {
+		fail(in, s->loc, "tile reduction of a tensor");
+		return;
+	}
+	if (is_int(t)) {
+		int64_t acc = int_identity(op, t);
+		for (long long j = 0; j < sa->size && !in->failed; j++) {
+			int64_t x = convert(in, s->loc, sa->buf[j], st, t).i;
+			switch (op) {
+			case TC_RED_SUM:
+				acc = add(in, s->loc, t, (Cell){ .i = acc },
+					  (Cell){ .i = x }).i;
+				break;
+			case TC_RED_MAX: acc = x > acc ? x : acc; break;
+			case TC_RED_MIN: acc = x < acc ? x : acc; break;
+			case TC_RED_ABSMAX:
+				x = int_abs(in, s->loc, t, x);
+				acc = x > acc ? x : acc;
+				break;
+			default: tc_unreachable();
+			}
+		}
+		r.i = acc;
+	} else {
+		double acc = op == TC_RED_MAX ? -INFINITY
+			     : op == TC_RED_MIN ? INFINITY : 0.0;
+		for (long long j = 0; j < sa->size; j++) {
+			double x = real(st, sa->buf[j]);
+			switch (op) {
+			case TC_RED_SUM: acc += x; break;
+			case TC_RED_MAX: acc = fmax(acc, x); break;
+			case TC_RED_MIN: acc = fmin(acc, x); break;
+			case TC_RED_ABSMAX: acc = fmax(acc, fabs(x)); break;
+			default: tc_unreachable();
+			}
+		}
+		r.f = hold_float(t, acc);
+	}
+	if (in->failed)
+		return;
+	in->val[var_slot(in, dv)] = convert(in, s->loc, r, t, dv->dtype);
+}
+
 /* --- Statements ---------------------------------------------------------------- */
 
 static void exec(Interp *in, const TcStmt *s);
@@ -1302,6 +1362,7 @@ exec(Interp *in, const TcStmt *s)
 		if (!in->count_only)
 			exec_reduce(in, s);
 		return;
+	case TC_ST_REDUCE_ALL: exec_reduce_all(in, s); return;
 	default:
 		/* Kinds the target passes introduce never reach here. */
 		fail(in, s->loc, "the reference interpreter does not run "

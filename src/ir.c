@@ -205,6 +205,22 @@ tc_reduce_name(TcReduceOp op)
 	return reduce_names[op];
 }
 
+TcDtype
+tc_reduce_all_type(TcDtype t)
+{
+	switch (t) {
+	case TC_DT_F16:
+	case TC_DT_BF16:
+	case TC_DT_FP8E4M3:
+	case TC_DT_FP8E5M2: return TC_DT_F32;
+	case TC_DT_BOOL:
+	case TC_DT_I4:
+	case TC_DT_I8:
+	case TC_DT_U8: return TC_DT_I32;
+	default: return t;
+	}
+}
+
 /* --- Constructors ----------------------------------------------------------- */
 
 TcExpr *
@@ -669,6 +685,11 @@ tc_stmt_visit(const TcStmt *s, TcVisitor *v)
 		region_visit(&s->u.reduce.dst, v);
 		region_visit(&s->u.reduce.src, v);
 		break;
+	case TC_ST_REDUCE_ALL:
+		if (v->var)
+			v->var(v->ctx, s->u.reduce_all.dst);
+		region_visit(&s->u.reduce_all.src, v);
+		break;
 	default:
 		break;
 	}
@@ -743,6 +764,9 @@ access_stmt(void *ctx, const TcStmt *s)
 		region_access(acc, &s->u.reduce.src, TC_ROLE_READ);
 		region_access(acc, &s->u.reduce.dst, s->u.reduce.accumulate
 						? rw : TC_ROLE_WRITE);
+		return TC_VISIT_OVER;
+	case TC_ST_REDUCE_ALL:
+		region_access(acc, &s->u.reduce_all.src, TC_ROLE_READ);
 		return TC_VISIT_OVER;
 	default:
 		return TC_VISIT_INTO;

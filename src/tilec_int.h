@@ -501,6 +501,10 @@ typedef enum TcReduceOp {
 } TcReduceOp;
 
 const char *tc_reduce_name(TcReduceOp op);
+/* The type a reduction of every element of a tile of dtype t combines in
+ * and gives (tile_sum and its kin): C's arithmetic type for t, f32 for
+ * the narrow floats, i32 for bool, i4, i8 and u8, else t itself. */
+TcDtype tc_reduce_all_type(TcDtype t);
 
 /* Statement kinds: NAME, printed name; the comment says which fields of
  * TcStmt's union are valid. */
@@ -516,6 +520,8 @@ const char *tc_reduce_name(TcReduceOp op);
 	X(FILL, "fill")     /* fill.dst (whole buffer), fill.value */    \
 	X(REDUCE, "reduce") /* reduce.* */                               \
 	X(ATOMIC_ADD, "atomic_add") /* copy.dst (tensor), copy.src */ \
+	X(REDUCE_ALL, "reduce_all") /* reduce_all.*: every element of a \
+				       buffer into one scalar local */ \
 	X(BARRIER, "barrier") /* no fields: every thread of the block \
 				 waits here (GPU targets, barrier.c) */
 
@@ -608,6 +614,11 @@ struct TcStmt {
 			int dim;         /* the dim of src reduced away */
 			bool accumulate; /* combine with dst's old contents */
 		} reduce;
+		struct {
+			TcReduceOp op;
+			TcVar *dst;     /* the LOCAL scalar it sets */
+			TcRegion src;   /* a whole buffer, any rank */
+		} reduce_all;
 	} u;
 };
 

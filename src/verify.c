@@ -763,6 +763,25 @@ check_reduce(Verifier *v, const TcStmt *s)
 		     tile_rank(src), tile_rank(dst));
 }
 
+/* REDUCE_ALL: a whole buffer into a LOCAL of the kernel. */
+static void
+check_reduce_all(Verifier *v, const TcStmt *s)
+{
+	if (s->u.reduce_all.op < 0 || s->u.reduce_all.op >= TC_RED_COUNT)
+		fail(v, s->loc, "reduction of invalid kind %d",
+		     (int)s->u.reduce_all.op);
+	const TcVar *dst = s->u.reduce_all.dst;
+	if (!dst) {
+		fail(v, s->loc, "reduce_all into NULL");
+	} else if (check_owned(v, dst, s->loc) && dst->kind != TC_VAR_LOCAL) {
+		fail(v, s->loc, "reduce_all into %s '%s', not a local",
+		     vk(dst->kind), name_of(dst));
+	}
+	const TcRegion *src = &s->u.reduce_all.src;
+	if (check_region(v, src, s->loc, "reduce_all"))
+		check_whole(v, src, s->loc, "reduce_all", TC_SCOPE_NONE, 0);
+}
+
 static void
 check_stmt(Verifier *v, const TcStmt *s)
 {
@@ -800,6 +819,9 @@ check_stmt(Verifier *v, const TcStmt *s)
 		break;
 	case TC_ST_REDUCE:
 		check_reduce(v, s);
+		break;
+	case TC_ST_REDUCE_ALL:
+		check_reduce_all(v, s);
 		break;
 	case TC_ST_BARRIER:
 		break;

@@ -114,6 +114,14 @@ void tile_reduce_sum(void *dst, const void *src, int dim, ...);
 void tile_reduce_max(void *dst, const void *src, int dim, ...);
 void tile_reduce_min(void *dst, const void *src, int dim, ...);
 void tile_reduce_absmax(void *dst, const void *src, int dim, ...);
+/* The sum, max, min or max |x| of every element of a whole buffer, as a
+ * value: the whole initializer of a scalar declaration or the whole
+ * right side of an assignment at block level (float m = tile_max(x);).
+ * The result has x's arithmetic type (f32 for f16, i32 for i8). */
+double tile_sum(const void *tile);
+double tile_max(const void *tile);
+double tile_min(const void *tile);
+double tile_absmax(const void *tile);
 /* dst += src element-wise, atomically; dst is a tensor region. */
 void tile_atomic_add(void *dst, const void *src);
 /* The region at origin covering tensor dims d0, d1, ... in that order. */

@@ -383,6 +383,50 @@ __device__ __forceinline__ void reduce2d(A (&out)[NO], const X (&x)[NR][NC], voi
 	reduce_threads<OP, DIM == 1 ? C::BITS : R::BITS, THREADS>(out, scratch);
 }
 
+// Combine one value per thread over the whole block, the result in every
+// thread: shuffles within each warp, then the warps' values through
+// `scratch` (one per warp) between two barriers; when the warps are not
+// whole, every thread's value through scratch (one per thread).
+template <ReduceOp OP, int THREADS, typename A> __device__ __forceinline__ A reduce_block(A v, void *scratch_bytes)
+{
+	A *scratch = reinterpret_cast<A *>(scratch_bytes);
+	constexpr bool WHOLE = THREADS % WARP == 0;
+	constexpr int N = WHOLE ? THREADS / WARP : THREADS;
+	if constexpr (WHOLE) {
+#pragma unroll
+		for (int b = 1; b < WARP; b *= 2)
+			v = reduce_combine<OP>(v, shfl_xor(v, b));
+		if constexpr (N == 1)
+			return v;
+		if (threadIdx.x % WARP == 0)
+			scratch[threadIdx.x / WARP] = v;
+	} else {
+		scratch[threadIdx.x] = v;
+	}
+	__syncthreads();
+	v = scratch[0];
+	for (int i = 1; i < N; i++)
+		v = reduce_combine<OP>(v, scratch[i]);
+	__syncthreads();
+	return v;
+}
+
+// The reduction of every element of a register fragment (tile_sum and its
+// kin), in value type A, in every thread: one thread of each group holding
+// the same elements combines them, the block combines the threads.
+template <ReduceOp OP, typename R, typename C, int THREADS, typename A, typename X, int NR, int NC>
+__device__ __forceinline__ A reduce_all(const X (&x)[NR][NC], void *scratch)
+{
+	A v = reduce_init<OP, A>();
+	if (leader<R::BITS | C::BITS>())
+#pragma unroll
+		for (int r = 0; r < NR; r++)
+#pragma unroll
+			for (int c = 0; c < NC; c++)
+				v = reduce_combine<OP>(v, reduce_value<OP>((A)x[r][c]));
+	return reduce_block<OP, THREADS>(v, scratch);
+}
+
 // Reduce ROWS x COLS along DIM (row-major in shared memory, row stride ld)
 // into dst, in dst's value type: one warp per output, lanes striding the
 // reduced dim, a shuffle tree to finish.
