@@ -1518,6 +1518,49 @@ emit_reduce_all(Gpu *G, const TcStmt *s)
 		close_brace(G);
 }
 
+/* ARG_REDUCE, tile_reduce_argmax / argmin: every operand in shared memory
+ * (layout.c); one thread per output scans the reduced dim from index 0,
+ * keeping the best element's index (tilec::arg_better). */
+static void
+emit_arg_reduce(Gpu *G, const TcStmt *s)
+{
+	const TcVar *dst = s->u.arg_reduce.dst.var, *ix = s->u.arg_reduce.index.var,
+		    *src = s->u.arg_reduce.src.var;
+	TcBuf *b = G->pr.out;
+	int dim = s->u.arg_reduce.dim;
+	TileIdx ti;
+	tile_idx_init(G, &ti);
+	spread_loop_open(G, dst);
+	const char *at = fresh(G, "at");
+	TcVar kv = { .kind = TC_VAR_LOCAL, .name = G->kk, .dtype = TC_DT_I32 };
+	TcVar av = { .kind = TC_VAR_LOCAL, .name = at, .dtype = ix->dtype };
+	TcExpr *x = tc_expr_new(G->a, TC_EX_LOAD, src->dtype, s->loc);
+	TcExpr *best = tc_expr_new(G->a, TC_EX_LOAD, src->dtype, s->loc);
+	x->u.load.var = best->u.load.var = (TcVar *)src;
+	for (int i = 0, j = 0; i < src->rank; i++) {
+		x->u.load.idx[i] = i == dim ? tc_expr_var(G->a, &kv, s->loc) : ti.e[j];
+		best->u.load.idx[i] = i == dim ? tc_expr_var(G->a, &av, s->loc)
+					       : ti.e[j];
+		j += i != dim;
+	}
+	tc_buf_printf(b, "%s %s = 0;\n", value_type(ix->dtype), at);
+	tc_buf_printf(b, "for (int %s = 1; %s < %lld; %s++)\n", G->kk, G->kk,
+		      tc_var_extent(src, dim), G->kk);
+	tc_buf_printf(b, "\tif (tilec::arg_better<%s>(",
+		      s->u.arg_reduce.min ? "true" : "false");
+	expr(G, x);
+	tc_buf_puts(b, ", ");
+	expr(G, best);
+	tc_buf_printf(b, "))\n\t\t%s = %s;\n", at, G->kk);
+	element_ref(G, dst, ti.e);
+	tc_buf_printf(b, " = %s", from_value_of(G, dst->dtype, src->dtype));
+	expr(G, best);
+	tc_buf_puts(b, ");\n");
+	element_ref(G, ix, ti.e);
+	tc_buf_printf(b, " = %s;\n", at);
+	close_brace(G);
+}
+
 /* --- Statements ------------------------------------------------------------------------- */
 
 static void emit_stmt(Gpu *G, const TcStmt *s);
@@ -2059,6 +2102,10 @@ emit_stmt(Gpu *G, const TcStmt *s)
 	case TC_ST_REDUCE_ALL:
 		stmt_comment(G, s, NULL);
 		emit_reduce_all(G, s);
+		break;
+	case TC_ST_ARG_REDUCE:
+		stmt_comment(G, s, NULL);
+		emit_arg_reduce(G, s);
 		break;
 	case TC_ST_BARRIER:
 		tc_buf_puts(b, "__syncthreads();\n");

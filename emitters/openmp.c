@@ -2125,6 +2125,48 @@ emit_reduce_all(Emitter *E, const TcStmt *s)
 	}
 }
 
+/* ARG_REDUCE, tile_reduce_argmax / argmin: per output a scan along the
+ * reduced dim keeping the index of the best element so far (strictly
+ * better: ties keep the smaller index; a NaN never wins and is beaten by
+ * any number). */
+static void
+emit_arg_reduce(Emitter *E, const TcStmt *s)
+{
+	const TcVar *dst = s->u.arg_reduce.dst.var, *ix = s->u.arg_reduce.index.var,
+		    *src = s->u.arg_reduce.src.var;
+	bool min = s->u.arg_reduce.min;
+	int rd = s->u.arg_reduce.dim, R = src->rank;
+	TcBuf *b = E->out;
+	op_comment(E, s);
+	const char *idx[TC_MAX_RANK], *didx[TC_MAX_RANK], *aidx[TC_MAX_RANK];
+	const char *ext[TC_MAX_RANK];
+	tc_omp_index_names(E, R, idx);
+	const char *at = tc_omp_fresh(E, "at");
+	for (int d = 0, n = 0; d < R; d++) {
+		aidx[d] = d == rd ? at : idx[d];
+		if (d != rd) {
+			ext[n] = tc_omp_expr_text(E, src->shape[d], 0);
+			didx[n++] = idx[d];
+		}
+	}
+	open_braced_loops(E, R - 1, didx, ext);
+	const char *x = tc_omp_elem(E, src, idx), *best = tc_omp_elem(E, src, aidx);
+	tc_buf_printf(b, "%s %s = 0;\n", tc_omp_value_type(ix->dtype), at);
+	tc_buf_printf(b, "for (int %s = 1; %s < %s; %s++)\n", idx[rd], idx[rd],
+		      tc_omp_expr_text(E, src->shape[rd], 0), idx[rd]);
+	const char *cmp = min ? "<" : ">";
+	if (tc_dtype_is_float(src->dtype))
+		tc_buf_printf(b, "\tif (%s %s %s || (%s != %s && %s == %s))\n",
+			      x, cmp, best, best, best, x, x);
+	else
+		tc_buf_printf(b, "\tif (%s %s %s)\n", x, cmp, best);
+	tc_buf_printf(b, "\t\t%s = %s;\n", at, idx[rd]);
+	tc_buf_printf(b, "%s = %s;\n", tc_omp_elem(E, dst, didx),
+		      tc_omp_to_buffer(E, best, src->dtype, dst->dtype));
+	tc_buf_printf(b, "%s = %s;\n", tc_omp_elem(E, ix, didx), at);
+	close_braced_loops(E, R - 1);
+}
+
 /* --- Statements ------------------------------------------------------------------------ */
 
 void
@@ -2164,6 +2206,9 @@ tc_omp_emit_stmt(Emitter *E, const TcStmt *s)
 		break;
 	case TC_ST_REDUCE_ALL:
 		emit_reduce_all(E, s);
+		break;
+	case TC_ST_ARG_REDUCE:
+		emit_arg_reduce(E, s);
 		break;
 	default:
 		tc_unreachable();

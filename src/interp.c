@@ -1225,6 +1225,53 @@ exec_reduce_all(Interp *in, const TcStmt *s)
 	in->val[var_slot(in, dv)] = convert(in, s->loc, r, t, dv->dtype);
 }
 
+/* Whether x beats the best so far, b, in an argmax (argmin when min):
+ * strictly greater (less), so ties keep the smaller index; NaN loses to
+ * every number and ties with NaN. */
+static bool
+arg_better(bool min, TcDtype t, Cell x, Cell b)
+{
+	if (is_int(t))
+		return min ? x.i < b.i : x.i > b.i;
+	if (isnan(x.f))
+		return false;
+	return isnan(b.f) || (min ? x.f < b.f : x.f > b.f);
+}
+
+/* ARG_REDUCE: for each output, a scan along dim from index 0: the best
+ * element (arg_better) converted to dst's dtype, and its index. */
+static void
+exec_arg_reduce(Interp *in, const TcStmt *s)
+{
+	const TcVar *dv = s->u.arg_reduce.dst.var, *iv = s->u.arg_reduce.index.var,
+		    *sv = s->u.arg_reduce.src.var;
+	const Array *da = &in->arr[var_slot(in, dv)];
+	const Array *ia = &in->arr[var_slot(in, iv)];
+	const Array *sa = &in->arr[var_slot(in, sv)];
+	int dim = s->u.arg_reduce.dim;
+	if (dim < 0 || dim >= sv->rank || da->size * sa->ext[dim] != sa->size ||
+	    ia->size != da->size) {
+		fail(in, s->loc, "tile arg-reduction operand shapes do not agree");
+		return;
+	}
+	long long outer = 1, len = sa->ext[dim], inner = sa->stride[dim];
+	for (int i = 0; i < dim; i++)
+		outer *= sa->ext[i];
+	for (long long o = 0; o < outer && !in->failed; o++) {
+		for (long long i = 0; i < inner && !in->failed; i++) {
+			const Cell *p = sa->buf + o * len * inner + i;
+			long long at = 0;
+			for (long long j = 1; j < len; j++)
+				if (arg_better(s->u.arg_reduce.min, sv->dtype,
+					       p[j * inner], p[at * inner]))
+					at = j;
+			da->buf[o * inner + i] = convert(in, s->loc, p[at * inner],
+							 sv->dtype, dv->dtype);
+			ia->buf[o * inner + i] = (Cell){ .i = at };
+		}
+	}
+}
+
 /* --- Statements ---------------------------------------------------------------- */
 
 static void exec(Interp *in, const TcStmt *s);
@@ -1363,6 +1410,10 @@ exec(Interp *in, const TcStmt *s)
 			exec_reduce(in, s);
 		return;
 	case TC_ST_REDUCE_ALL: exec_reduce_all(in, s); return;
+	case TC_ST_ARG_REDUCE:
+		if (!in->count_only)
+			exec_arg_reduce(in, s);
+		return;
 	default:
 		/* Kinds the target passes introduce never reach here. */
 		fail(in, s->loc, "the reference interpreter does not run "

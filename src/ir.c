@@ -690,6 +690,11 @@ tc_stmt_visit(const TcStmt *s, TcVisitor *v)
 			v->var(v->ctx, s->u.reduce_all.dst);
 		region_visit(&s->u.reduce_all.src, v);
 		break;
+	case TC_ST_ARG_REDUCE:
+		region_visit(&s->u.arg_reduce.dst, v);
+		region_visit(&s->u.arg_reduce.index, v);
+		region_visit(&s->u.arg_reduce.src, v);
+		break;
 	default:
 		break;
 	}
@@ -767,6 +772,11 @@ access_stmt(void *ctx, const TcStmt *s)
 		return TC_VISIT_OVER;
 	case TC_ST_REDUCE_ALL:
 		region_access(acc, &s->u.reduce_all.src, TC_ROLE_READ);
+		return TC_VISIT_OVER;
+	case TC_ST_ARG_REDUCE:
+		region_access(acc, &s->u.arg_reduce.src, TC_ROLE_READ);
+		region_access(acc, &s->u.arg_reduce.dst, TC_ROLE_WRITE);
+		region_access(acc, &s->u.arg_reduce.index, TC_ROLE_WRITE);
 		return TC_VISIT_OVER;
 	default:
 		return TC_VISIT_INTO;

@@ -315,6 +315,13 @@ walk(Walk *W, TcStmt *s)
 			L->row_reduce = true;
 		break;
 	}
+	case TC_ST_ARG_REDUCE:
+		/* One thread per output scans the reduced dim: every
+		 * operand where any thread reaches any element. */
+		spill(L, s->u.arg_reduce.src.var);
+		spill(L, s->u.arg_reduce.dst.var);
+		spill(L, s->u.arg_reduce.index.var);
+		break;
 	case TC_ST_COPY:
 	case TC_ST_ATOMIC_ADD: {
 		TcRegion *d = &s->u.copy.dst, *r = &s->u.copy.src;

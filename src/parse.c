@@ -1098,6 +1098,18 @@ tile_op(Parser *P, CXCursor c, const char *name, TcVec *out)
 			if (!s->u.fill.value)
 				return false;
 		}
+	} else if (strcmp(name, "tile_reduce_argmax") == 0 ||
+		   strcmp(name, "tile_reduce_argmin") == 0) {
+		ARGS(4, 4);
+		s = tc_stmt_new(P->a, TC_ST_ARG_REDUCE, loc);
+		s->u.arg_reduce.min = strcmp(name + 15, "min") == 0;
+		long long dim;
+		if (!region(P, ARG(0), &s->u.arg_reduce.dst) ||
+		    !region(P, ARG(1), &s->u.arg_reduce.index) ||
+		    !region(P, ARG(2), &s->u.arg_reduce.src) ||
+		    !const_arg(P, c, 3, "the reduced dim", &dim))
+			return false;
+		s->u.arg_reduce.dim = (int)dim;
 	} else if (strncmp(name, "tile_reduce_", 12) == 0) {
 		ARGS(3, 4);
 		s = tc_stmt_new(P->a, TC_ST_REDUCE, loc);

@@ -472,6 +472,16 @@ print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s)
 			      tc_reduce_name(s->u.reduce_all.op) : "<op>");
 		print_region(b, &s->u.reduce_all.src);
 		break;
+	case TC_ST_ARG_REDUCE:
+		tc_buf_printf(b, "reduce %s ", s->u.arg_reduce.min ? "argmin"
+								  : "argmax");
+		print_region(b, &s->u.arg_reduce.dst);
+		tc_buf_puts(b, ", ");
+		print_region(b, &s->u.arg_reduce.index);
+		tc_buf_puts(b, " <- ");
+		print_region(b, &s->u.arg_reduce.src);
+		tc_buf_printf(b, ", dim %d", s->u.arg_reduce.dim);
+		break;
 	case TC_ST_BARRIER:
 		tc_buf_puts(b, "barrier");
 		break;

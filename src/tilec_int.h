@@ -522,6 +522,8 @@ TcDtype tc_reduce_all_type(TcDtype t);
 	X(ATOMIC_ADD, "atomic_add") /* copy.dst (tensor), copy.src */ \
 	X(REDUCE_ALL, "reduce_all") /* reduce_all.*: every element of a \
 				       buffer into one scalar local */ \
+	X(ARG_REDUCE, "arg_reduce") /* arg_reduce.*: argmax / argmin \
+				       along a dim, value and index */ \
 	X(BARRIER, "barrier") /* no fields: every thread of the block \
 				 waits here (GPU targets, barrier.c) */
 
@@ -619,6 +621,14 @@ struct TcStmt {
 			TcVar *dst;     /* the LOCAL scalar it sets */
 			TcRegion src;   /* a whole buffer, any rank */
 		} reduce_all;
+		struct {
+			bool min;        /* argmin; else argmax */
+			TcRegion dst;    /* the extreme values (whole buffer) */
+			TcRegion index;  /* their indices along dim (whole
+					    buffer of i32 or i64, dst's shape) */
+			TcRegion src;    /* a whole buffer */
+			int dim;         /* the dim of src reduced away */
+		} arg_reduce;
 	} u;
 };
 

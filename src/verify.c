@@ -782,6 +782,33 @@ check_reduce_all(Verifier *v, const TcStmt *s)
 		check_whole(v, src, s->loc, "reduce_all", TC_SCOPE_NONE, 0);
 }
 
+/* ARG_REDUCE: whole buffers; values and indices of src's shape less dim,
+ * the indices of an integer dtype. */
+static void
+check_arg_reduce(Verifier *v, const TcStmt *s)
+{
+	const TcRegion *dst = &s->u.arg_reduce.dst, *idx = &s->u.arg_reduce.index,
+		       *src = &s->u.arg_reduce.src;
+	bool ok = check_region(v, dst, s->loc, "arg_reduce");
+	ok = check_region(v, idx, s->loc, "arg_reduce") && ok;
+	ok = check_region(v, src, s->loc, "arg_reduce") && ok;
+	if (!ok || !check_whole(v, dst, s->loc, "arg_reduce", TC_SCOPE_NONE, 0) ||
+	    !check_whole(v, idx, s->loc, "arg_reduce", TC_SCOPE_NONE, 0) ||
+	    !check_whole(v, src, s->loc, "arg_reduce", TC_SCOPE_NONE, 0))
+		return;
+	int dim = s->u.arg_reduce.dim;
+	if (dim < 0 || dim >= src->var->rank)
+		fail(v, s->loc, "arg_reduce along dim %d of a rank-%d tile", dim,
+		     src->var->rank);
+	if (dst->var->rank != src->var->rank - 1 ||
+	    idx->var->rank != dst->var->rank)
+		fail(v, s->loc, "arg_reduce of a rank-%d tile into ranks %d "
+		     "and %d", src->var->rank, dst->var->rank, idx->var->rank);
+	if (idx->var->dtype != TC_DT_I32 && idx->var->dtype != TC_DT_I64)
+		fail(v, s->loc, "arg_reduce indices of dtype %s",
+		     dt(idx->var->dtype));
+}
+
 static void
 check_stmt(Verifier *v, const TcStmt *s)
 {
@@ -822,6 +849,9 @@ check_stmt(Verifier *v, const TcStmt *s)
 		break;
 	case TC_ST_REDUCE_ALL:
 		check_reduce_all(v, s);
+		break;
+	case TC_ST_ARG_REDUCE:
+		check_arg_reduce(v, s);
 		break;
 	case TC_ST_BARRIER:
 		break;

@@ -114,6 +114,11 @@ void tile_reduce_sum(void *dst, const void *src, int dim, ...);
 void tile_reduce_max(void *dst, const void *src, int dim, ...);
 void tile_reduce_min(void *dst, const void *src, int dim, ...);
 void tile_reduce_absmax(void *dst, const void *src, int dim, ...);
+/* dst = max (min) of src along dim, index = where along dim it is (the
+ * smallest such index on ties; NaN loses to every number).  dst and index
+ * have src's dims without dim; index is i32 or i64. */
+void tile_reduce_argmax(void *dst, void *index, const void *src, int dim);
+void tile_reduce_argmin(void *dst, void *index, const void *src, int dim);
 /* The sum, max, min or max |x| of every element of a whole buffer, as a
  * value: the whole initializer of a scalar declaration or the whole
  * right side of an assignment at block level (float m = tile_max(x);).

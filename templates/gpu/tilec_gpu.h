@@ -383,6 +383,16 @@ __device__ __forceinline__ void reduce2d(A (&out)[NO], const X (&x)[NR][NC], voi
 	reduce_threads<OP, DIM == 1 ? C::BITS : R::BITS, THREADS>(out, scratch);
 }
 
+// Whether x beats the best so far, b, in an argmax (MIN: argmin): strictly,
+// so ties keep the smaller index; a NaN never wins and loses to any number.
+template <bool MIN, typename A> __device__ __forceinline__ bool arg_better(A x, A b)
+{
+	if constexpr (Same<A, float>::value || Same<A, double>::value)
+		return x == x && (b != b || (MIN ? x < b : x > b));
+	else
+		return MIN ? x < b : x > b;
+}
+
 // Combine one value per thread over the whole block, the result in every
 // thread: shuffles within each warp, then the warps' values through
 // `scratch` (one per warp) between two barriers; when the warps are not
