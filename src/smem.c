@@ -253,20 +253,32 @@ tc_smem(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
 		if (limit > 0 && total > limit)
 			total = place(k, threads, false, opt);
 		if (limit > 0 && total > limit) {
-			TcBuf what;
+			TcBuf what, why;
 			tc_buf_init(&what);
+			tc_buf_init(&why);
 			for (int j = 0; j < k->vars.len; j++) {
 				TcVar *v = k->vars.items[j];
-				if (v->kind == TC_VAR_BUFFER && v->smem_offset >= 0)
-					tc_buf_printf(&what, "%s%s %lld",
-						      what.len ? ", " : "", v->name,
-						      stage_bytes(v) * v->stages);
+				if (v->kind != TC_VAR_BUFFER || v->smem_offset < 0)
+					continue;
+				tc_buf_printf(&what, "%s%s %lld",
+					      what.len ? ", " : "", v->name,
+					      stage_bytes(v) * v->stages);
+				/* A fragment that could have been in
+				 * registers: say what put it here. */
+				if (v->scope != TC_SCOPE_SHARED && v->smem_why)
+					tc_buf_printf(&why, "; tile_%s '%s' is "
+						      "there, not in registers, "
+						      "because %s",
+						      tc_scope_name(v->scope),
+						      v->name, v->smem_why);
 			}
 			tc_diag(d, TC_ERROR, k->loc, "kernel '%s' needs %lld bytes "
-				"of shared memory (%s); %s %s allows %lld per block",
-				k->name, total, what.data, opt->target.name,
-				opt->target.arch, limit);
+				"of shared memory (%s); %s %s allows %lld per "
+				"block%s", k->name, total, what.data,
+				opt->target.name, opt->target.arch, limit,
+				why.data ? why.data : "");
 			tc_buf_free(&what);
+			tc_buf_free(&why);
 			ok = false;
 		}
 	}

@@ -388,6 +388,12 @@ typedef struct TcVar {
 			     touch such a buffer */
 	long long smem_offset; /* byte offset in the block's shared memory,
 				  -1 if the buffer lives in registers */
+	/* A fragment or local buffer that layout.c put in shared memory
+	 * rather than registers: why, as a clause ("it is the B operand
+	 * of a tile_gemm"), and the statement or use that decided it
+	 * (line 0 when no single one did).  NULL otherwise. */
+	const char *smem_why;
+	TcLoc smem_why_loc;
 } TcVar;
 
 /* --- Expressions ---------------------------------------------------------- */
@@ -818,6 +824,8 @@ struct TcOptions {
 	bool verify;                 /* verify the IR after every pass */
 	bool line_directives;        /* #line back to the tile program */
 	bool standalone;             /* inline templates into the output */
+	bool explain;                /* --explain: a note on every buffer's
+					placement (explain.c) */
 };
 
 /* ==== pipeline.c: the passes, in order ==================================== */
@@ -869,6 +877,13 @@ bool tc_index_width(TcArena *a, TcProgram *p, const TcOptions *opt,
 
 /* Whether a buffer lives in the block's shared memory on a GPU target. */
 bool tc_in_smem(const TcVar *v);
+
+/* ==== explain.c: notes on the buffers' placement ========================== */
+
+/* After the pipeline: a note at every fragment or local buffer that a GPU
+ * target keeps in shared memory rather than registers, saying why; with
+ * opt->explain, a note at every buffer and kernel. */
+void tc_explain(const TcProgram *p, const TcOptions *opt, TcDiags *d);
 
 /* ==== tilec.c: the translator as a library ================================ */
 
