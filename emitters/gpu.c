@@ -1521,9 +1521,87 @@ emit_reduce_all(Gpu *G, const TcStmt *s)
 /* ARG_REDUCE, tile_reduce_argmax / argmin: every operand in shared memory
  * (layout.c); one thread per output scans the reduced dim from index 0,
  * keeping the best element's index (tilec::arg_better). */
+/* ARG_REDUCE as top-k: one thread per position of the other dims runs
+ * the scans, output r the first (tilec::topk_before) of the elements
+ * after output r - 1. */
+static void
+emit_topk(Gpu *G, const TcStmt *s)
+{
+	const TcVar *dst = s->u.arg_reduce.dst.var, *ix = s->u.arg_reduce.index.var,
+		    *src = s->u.arg_reduce.src.var;
+	TcBuf *b = G->pr.out;
+	int dim = s->u.arg_reduce.dim;
+	/* The positions of the other dims, as a shape to spread over. */
+	TcVar outer = { .kind = TC_VAR_BUFFER, .name = "outer", .dtype = src->dtype };
+	for (int i = 0; i < src->rank; i++)
+		if (i != dim)
+			outer.shape[outer.rank++] =
+				tc_expr_int(G->a, tc_var_extent(src, i), s->loc);
+	if (outer.rank == 0)
+		outer.shape[outer.rank++] = tc_expr_int(G->a, 1, s->loc);
+	TileIdx ti;
+	tile_idx_init(G, &ti);
+	spread_loop_open(G, &outer);
+	const char *at = fresh(G, "at"), *rank = fresh(G, "rank");
+	TcVar kv = { .kind = TC_VAR_LOCAL, .name = G->kk, .dtype = TC_DT_I32 };
+	TcVar av = { .kind = TC_VAR_LOCAL, .name = at, .dtype = ix->dtype };
+	TcVar rv = { .kind = TC_VAR_LOCAL, .name = rank, .dtype = TC_DT_I32 };
+	TcExpr *ki = tc_expr_var(G->a, &kv, s->loc), *ai = tc_expr_var(G->a, &av, s->loc);
+	TcExpr *ri = tc_expr_var(G->a, &rv, s->loc);
+	TcExpr *pi = tc_expr_binary(G->a, TC_OP_SUB, ri, tc_expr_int(G->a, 1, s->loc),
+				    s->loc);
+	TcExpr *oi[TC_MAX_RANK], *prev_i[TC_MAX_RANK];
+	for (int i = 0, j = 0; i < src->rank; i++) {
+		oi[i] = i == dim ? ri : ti.e[j];
+		prev_i[i] = i == dim ? pi : ti.e[j];
+		j += i != dim;
+	}
+	TcExpr *prev = tc_expr_new(G->a, TC_EX_LOAD, ix->dtype, s->loc);
+	prev->u.load.var = (TcVar *)ix;
+	memcpy(prev->u.load.idx, prev_i, sizeof prev_i);
+	TcExpr *load[3], *at_idx[3] = { ki, ai, prev };
+	for (int n = 0; n < 3; n++) {
+		load[n] = tc_expr_new(G->a, TC_EX_LOAD, src->dtype, s->loc);
+		load[n]->u.load.var = (TcVar *)src;
+		for (int i = 0, j = 0; i < src->rank; i++) {
+			load[n]->u.load.idx[i] = i == dim ? at_idx[n] : ti.e[j];
+			j += i != dim;
+		}
+	}
+	tc_buf_printf(b, "for (int %s = 0; %s < %lld; %s++) {\n", rank, rank,
+		      tc_var_extent(dst, dim), rank);
+	b->indent++;
+	tc_buf_printf(b, "%s %s = -1;\n", value_type(ix->dtype), at);
+	tc_buf_printf(b, "for (int %s = 0; %s < %lld; %s++)\n", G->kk, G->kk,
+		      tc_var_extent(src, dim), G->kk);
+	tc_buf_printf(b, "\tif ((%s == 0 || tilec::topk_before(", rank);
+	expr(G, load[2]);
+	tc_buf_puts(b, ", ");
+	expr(G, prev);
+	tc_buf_puts(b, ", ");
+	expr(G, load[0]);
+	tc_buf_printf(b, ", %s)) &&\n\t    (%s < 0 || tilec::topk_before(", G->kk, at);
+	expr(G, load[0]);
+	tc_buf_printf(b, ", %s, ", G->kk);
+	expr(G, load[1]);
+	tc_buf_printf(b, ", %s)))\n\t\t%s = %s;\n", at, at, G->kk);
+	element_ref(G, dst, oi);
+	tc_buf_printf(b, " = %s", from_value_of(G, dst->dtype, src->dtype));
+	expr(G, load[1]);
+	tc_buf_puts(b, ");\n");
+	element_ref(G, ix, oi);
+	tc_buf_printf(b, " = %s;\n", at);
+	close_brace(G);
+	close_brace(G);
+}
+
 static void
 emit_arg_reduce(Gpu *G, const TcStmt *s)
 {
+	if (s->u.arg_reduce.topk) {
+		emit_topk(G, s);
+		return;
+	}
 	const TcVar *dst = s->u.arg_reduce.dst.var, *ix = s->u.arg_reduce.index.var,
 		    *src = s->u.arg_reduce.src.var;
 	TcBuf *b = G->pr.out;

@@ -2129,9 +2129,63 @@ emit_reduce_all(Emitter *E, const TcStmt *s)
  * reduced dim keeping the index of the best element so far (strictly
  * better: ties keep the smaller index; a NaN never wins and is beaten by
  * any number). */
+/* ARG_REDUCE as top-k: per position of the other dims, output r along
+ * dim is the element that comes first (tilec_topk_before) among those
+ * after output r - 1; a scan per r. */
+static void
+emit_topk(Emitter *E, const TcStmt *s)
+{
+	const TcVar *dst = s->u.arg_reduce.dst.var, *ix = s->u.arg_reduce.index.var,
+		    *src = s->u.arg_reduce.src.var;
+	int rd = s->u.arg_reduce.dim, R = src->rank;
+	TcBuf *b = E->out;
+	op_comment(E, s);
+	const char *idx[TC_MAX_RANK], *oidx[TC_MAX_RANK], *aidx[TC_MAX_RANK],
+		   *pidx[TC_MAX_RANK], *ridx[TC_MAX_RANK], *ext[TC_MAX_RANK];
+	tc_omp_index_names(E, R, idx);
+	const char *at = tc_omp_fresh(E, "at"), *rank = tc_omp_fresh(E, "rank");
+	int n = 0;
+	for (int d = 0; d < R; d++) {
+		aidx[d] = d == rd ? at : idx[d];
+		ridx[d] = d == rd ? rank : idx[d];
+		pidx[d] = d == rd ? tc_fmt(E->a, "%s - 1", rank) : idx[d];
+		if (d != rd) {
+			ext[n] = tc_omp_expr_text(E, src->shape[d], 0);
+			oidx[n++] = idx[d];
+		}
+	}
+	ext[n] = tc_omp_expr_text(E, dst->shape[rd], 0);
+	oidx[n++] = rank;
+	open_braced_loops(E, n, oidx, ext);
+	const char *before = tc_dtype_is_float(src->dtype) ? "tilec_topk_before"
+							   : "tilec_topk_before_int";
+	const char *prev = tc_omp_elem(E, ix, pidx);
+	for (int d = 0; d < R; d++)
+		if (d == rd)
+			pidx[d] = prev;
+	const char *x = tc_omp_elem(E, src, idx);
+	tc_buf_printf(b, "%s %s = -1;\n", tc_omp_value_type(ix->dtype), at);
+	tc_buf_printf(b, "for (int %s = 0; %s < %s; %s++)\n", idx[rd], idx[rd],
+		      tc_omp_expr_text(E, src->shape[rd], 0), idx[rd]);
+	tc_buf_printf(b, "\tif ((%s == 0 || %s(%s, %s, %s, %s)) &&\n", rank,
+		      before, tc_omp_elem(E, src, pidx), prev, x, idx[rd]);
+	tc_buf_printf(b, "\t    (%s < 0 || %s(%s, %s, %s, %s)))\n", at, before, x,
+		      idx[rd], tc_omp_elem(E, src, aidx), at);
+	tc_buf_printf(b, "\t\t%s = %s;\n", at, idx[rd]);
+	tc_buf_printf(b, "%s = %s;\n", tc_omp_elem(E, dst, ridx),
+		      tc_omp_to_buffer(E, tc_omp_elem(E, src, aidx), src->dtype,
+				       dst->dtype));
+	tc_buf_printf(b, "%s = %s;\n", tc_omp_elem(E, ix, ridx), at);
+	close_braced_loops(E, n);
+}
+
 static void
 emit_arg_reduce(Emitter *E, const TcStmt *s)
 {
+	if (s->u.arg_reduce.topk) {
+		emit_topk(E, s);
+		return;
+	}
 	const TcVar *dst = s->u.arg_reduce.dst.var, *ix = s->u.arg_reduce.index.var,
 		    *src = s->u.arg_reduce.src.var;
 	bool min = s->u.arg_reduce.min;

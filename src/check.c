@@ -459,8 +459,9 @@ check_arg_reduce(Checker *C, TcStmt *s)
 {
 	TcRegion *dst = &s->u.arg_reduce.dst, *idx = &s->u.arg_reduce.index,
 		 *src = &s->u.arg_reduce.src;
-	const char *op = s->u.arg_reduce.min ? "tile_reduce_argmin"
-					     : "tile_reduce_argmax";
+	bool topk = s->u.arg_reduce.topk;
+	const char *op = topk ? "tile_reduce_topk" : s->u.arg_reduce.min ?
+			 "tile_reduce_argmin" : "tile_reduce_argmax";
 	if (!whole_buffer(C, dst, op, "value destination") ||
 	    !whole_buffer(C, idx, op, "index destination") ||
 	    !whole_buffer(C, src, op, "source"))
@@ -480,7 +481,7 @@ check_arg_reduce(Checker *C, TcStmt *s)
 		      op, dim, sv->name, sv->rank);
 		return;
 	}
-	if (sv->rank < 2) {
+	if (sv->rank < 2 && !topk) {
 		error(C, src->loc, "%s along the only dim of '%s' leaves no "
 		      "dims for the results; reduce a [1][N] tile along dim 1",
 		      op, sv->name);
@@ -489,10 +490,15 @@ check_arg_reduce(Checker *C, TcStmt *s)
 	const TcRegion *outs[2] = { dst, idx };
 	for (int k = 0; k < 2; k++) {
 		const TcVar *ov = outs[k]->var;
-		bool fits = ov->rank == sv->rank - 1;
+		bool fits = ov->rank == sv->rank - !topk;
 		for (int i = 0, j = 0; fits && i < sv->rank; i++)
 			if (i != dim)
 				fits = tc_var_extent(sv, i) == tc_var_extent(ov, j++);
+			else if (topk)
+				j++;
+		if (fits && topk && k == 1 &&
+		    tc_var_extent(idx->var, dim) != tc_var_extent(dst->var, dim))
+			fits = false;
 		if (!fits) {
 			error(C, outs[k]->loc, "%s along dim %d of '%s' (%s) does "
 			      "not fit '%s' (%s)", op, dim, sv->name,
@@ -504,6 +510,13 @@ check_arg_reduce(Checker *C, TcStmt *s)
 		error(C, idx->loc, "%s's indices go into an i32 or i64 buffer; "
 		      "'%s' is %s", op, idx->var->name,
 		      tc_dtype_name(idx->var->dtype));
+		return;
+	}
+	if (topk && tc_var_extent(dst->var, dim) > tc_var_extent(sv, dim)) {
+		error(C, dst->loc, "%s keeps k = %lld elements ('%s' along dim "
+		      "%d) of the %lld along dim %d of '%s'; k must be at most "
+		      "the dim's extent", op, tc_var_extent(dst->var, dim),
+		      dst->var->name, dim, tc_var_extent(sv, dim), dim, sv->name);
 		return;
 	}
 }

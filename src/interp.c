@@ -1238,11 +1238,68 @@ arg_better(bool min, TcDtype t, Cell x, Cell b)
 	return isnan(b.f) || (min ? x.f < b.f : x.f > b.f);
 }
 
+/* Whether element a (at index ia) comes before element b (at ib) in a
+ * top-k: it beats it, or neither beats the other and its index is less. */
+static bool
+topk_before(TcDtype t, Cell a, long long ia, Cell b, long long ib)
+{
+	if (arg_better(false, t, a, b))
+		return true;
+	return !arg_better(false, t, b, a) && ia < ib;
+}
+
+/* ARG_REDUCE as top-k: output r along dim is the element before every
+ * other element not already output, found by a scan per r. */
+static void
+exec_topk(Interp *in, const TcStmt *s)
+{
+	const TcVar *dv = s->u.arg_reduce.dst.var, *iv = s->u.arg_reduce.index.var,
+		    *sv = s->u.arg_reduce.src.var;
+	const Array *da = &in->arr[var_slot(in, dv)];
+	const Array *ia = &in->arr[var_slot(in, iv)];
+	const Array *sa = &in->arr[var_slot(in, sv)];
+	int dim = s->u.arg_reduce.dim;
+	long long len = sa->ext[dim], k = da->ext[dim];
+	long long inner = sa->stride[dim], outer = sa->size / (len * inner);
+	if (k > len || ia->size != da->size || da->size != outer * k * inner) {
+		fail(in, s->loc, "tile top-k operand shapes do not agree");
+		return;
+	}
+	for (long long o = 0; o < outer; o++) {
+		for (long long i = 0; i < inner && !in->failed; i++) {
+			const Cell *p = sa->buf + o * len * inner + i;
+			long long prev = -1;
+			for (long long r = 0; r < k; r++) {
+				long long at = -1;
+				for (long long j = 0; j < len; j++) {
+					if (prev >= 0 &&
+					    !topk_before(sv->dtype, p[prev * inner],
+							 prev, p[j * inner], j))
+						continue;
+					if (at < 0 ||
+					    topk_before(sv->dtype, p[j * inner], j,
+							p[at * inner], at))
+						at = j;
+				}
+				long long out = (o * k + r) * inner + i;
+				da->buf[out] = convert(in, s->loc, p[at * inner],
+						       sv->dtype, dv->dtype);
+				ia->buf[out] = (Cell){ .i = at };
+				prev = at;
+			}
+		}
+	}
+}
+
 /* ARG_REDUCE: for each output, a scan along dim from index 0: the best
  * element (arg_better) converted to dst's dtype, and its index. */
 static void
 exec_arg_reduce(Interp *in, const TcStmt *s)
 {
+	if (s->u.arg_reduce.topk) {
+		exec_topk(in, s);
+		return;
+	}
 	const TcVar *dv = s->u.arg_reduce.dst.var, *iv = s->u.arg_reduce.index.var,
 		    *sv = s->u.arg_reduce.src.var;
 	const Array *da = &in->arr[var_slot(in, dv)];

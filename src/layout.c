@@ -361,9 +361,9 @@ walk(Walk *W, TcStmt *s)
 		 * operand where any thread reaches any element. */
 	{
 		const char *why = tc_fmt(L->a, "it is an operand of the "
-			"tile_reduce_arg%s at %s, where one thread per output "
-			"scans the reduced dim", s->u.arg_reduce.min ? "min" :
-			"max", at);
+			"tile_reduce_%s at %s, where one thread per output "
+			"scans the reduced dim", s->u.arg_reduce.topk ? "topk" :
+			s->u.arg_reduce.min ? "argmin" : "argmax", at);
 		spill(L, s->u.arg_reduce.src.var, s->loc, why);
 		spill(L, s->u.arg_reduce.dst.var, s->loc, why);
 		spill(L, s->u.arg_reduce.index.var, s->loc, why);

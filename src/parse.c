@@ -1099,10 +1099,12 @@ tile_op(Parser *P, CXCursor c, const char *name, TcVec *out)
 				return false;
 		}
 	} else if (strcmp(name, "tile_reduce_argmax") == 0 ||
-		   strcmp(name, "tile_reduce_argmin") == 0) {
+		   strcmp(name, "tile_reduce_argmin") == 0 ||
+		   strcmp(name, "tile_reduce_topk") == 0) {
 		ARGS(4, 4);
 		s = tc_stmt_new(P->a, TC_ST_ARG_REDUCE, loc);
-		s->u.arg_reduce.min = strcmp(name + 15, "min") == 0;
+		s->u.arg_reduce.topk = strcmp(name, "tile_reduce_topk") == 0;
+		s->u.arg_reduce.min = strcmp(name, "tile_reduce_argmin") == 0;
 		long long dim;
 		if (!region(P, ARG(0), &s->u.arg_reduce.dst) ||
 		    !region(P, ARG(1), &s->u.arg_reduce.index) ||

@@ -473,8 +473,8 @@ print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s)
 		print_region(b, &s->u.reduce_all.src);
 		break;
 	case TC_ST_ARG_REDUCE:
-		tc_buf_printf(b, "reduce %s ", s->u.arg_reduce.min ? "argmin"
-								  : "argmax");
+		tc_buf_printf(b, "reduce %s ", s->u.arg_reduce.topk ? "topk" :
+			      s->u.arg_reduce.min ? "argmin" : "argmax");
 		print_region(b, &s->u.arg_reduce.dst);
 		tc_buf_puts(b, ", ");
 		print_region(b, &s->u.arg_reduce.index);

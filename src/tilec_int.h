@@ -528,8 +528,8 @@ TcDtype tc_reduce_all_type(TcDtype t);
 	X(ATOMIC_ADD, "atomic_add") /* copy.dst (tensor), copy.src */ \
 	X(REDUCE_ALL, "reduce_all") /* reduce_all.*: every element of a \
 				       buffer into one scalar local */ \
-	X(ARG_REDUCE, "arg_reduce") /* arg_reduce.*: argmax / argmin \
-				       along a dim, value and index */ \
+	X(ARG_REDUCE, "arg_reduce") /* arg_reduce.*: argmax / argmin / \
+				       top-k along a dim, values and indices */ \
 	X(BARRIER, "barrier") /* no fields: every thread of the block \
 				 waits here (GPU targets, barrier.c) */
 
@@ -628,12 +628,16 @@ struct TcStmt {
 			TcRegion src;   /* a whole buffer, any rank */
 		} reduce_all;
 		struct {
-			bool min;        /* argmin; else argmax */
+			bool min;        /* argmin; else argmax (or top-k) */
+			/* top-k: dst and index keep src's rank, k (their
+			 * extent along dim) greatest elements in order;
+			 * else dim is reduced away. */
+			bool topk;
 			TcRegion dst;    /* the extreme values (whole buffer) */
 			TcRegion index;  /* their indices along dim (whole
 					    buffer of i32 or i64, dst's shape) */
 			TcRegion src;    /* a whole buffer */
-			int dim;         /* the dim of src reduced away */
+			int dim;         /* the dim of src reduced (away) */
 		} arg_reduce;
 	} u;
 };

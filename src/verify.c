@@ -800,7 +800,7 @@ check_arg_reduce(Verifier *v, const TcStmt *s)
 	if (dim < 0 || dim >= src->var->rank)
 		fail(v, s->loc, "arg_reduce along dim %d of a rank-%d tile", dim,
 		     src->var->rank);
-	if (dst->var->rank != src->var->rank - 1 ||
+	if (dst->var->rank != src->var->rank - !s->u.arg_reduce.topk ||
 	    idx->var->rank != dst->var->rank)
 		fail(v, s->loc, "arg_reduce of a rank-%d tile into ranks %d "
 		     "and %d", src->var->rank, dst->var->rank, idx->var->rank);

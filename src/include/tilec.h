@@ -119,6 +119,10 @@ void tile_reduce_absmax(void *dst, const void *src, int dim, ...);
  * have src's dims without dim; index is i32 or i64. */
 void tile_reduce_argmax(void *dst, void *index, const void *src, int dim);
 void tile_reduce_argmin(void *dst, void *index, const void *src, int dim);
+/* The k greatest elements of src along dim, in order (ties: the smaller
+ * index first; NaN last), into dst and their indices into index: both of
+ * src's shape but k (at most src's extent) along dim. */
+void tile_reduce_topk(void *dst, void *index, const void *src, int dim);
 /* The sum, max, min or max |x| of every element of a whole buffer, as a
  * value: the whole initializer of a scalar declaration or the whole
  * right side of an assignment at block level (float m = tile_max(x);).

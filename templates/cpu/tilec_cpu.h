@@ -101,6 +101,23 @@ tilec_sat_i32(float x)
 	       r >= 2147483648.0f ? INT_MAX : (int)r;
 }
 
+/* Whether element a at index ia comes before b at ib in a top-k: greater,
+ * or neither greater and a smaller index; a NaN is never greater and
+ * every number is greater than a NaN. */
+static inline bool
+tilec_topk_before(double a, long long ia, double b, long long ib)
+{
+	if (a == a && (b != b || a > b))
+		return true;
+	return !(b == b && (a != a || b > a)) && ia < ib;
+}
+
+static inline bool
+tilec_topk_before_int(long long a, long long ia, long long b, long long ib)
+{
+	return a > b || (a == b && ia < ib);
+}
+
 /* How many of a tile's `tile` elements starting at `origin` lie inside a
  * dimension of extent `dim`: clamp(dim - origin, 0, tile). */
 static inline int

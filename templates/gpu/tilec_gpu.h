@@ -393,6 +393,13 @@ template <bool MIN, typename A> __device__ __forceinline__ bool arg_better(A x, 
 		return MIN ? x < b : x > b;
 }
 
+// Whether element a at index ia comes before b at ib in a top-k: it beats
+// b (arg_better), or neither beats the other and its index is smaller.
+template <typename A> __device__ __forceinline__ bool topk_before(A a, long long ia, A b, long long ib)
+{
+	return arg_better<false>(a, b) || (!arg_better<false>(b, a) && ia < ib);
+}
+
 // Combine one value per thread over the whole block, the result in every
 // thread: shuffles within each warp, then the warps' values through
 // `scratch` (one per warp) between two barriers; when the warps are not
