@@ -270,6 +270,10 @@ func_name(TcCPrinter *pr, const TcExpr *call)
 	case TC_FN_CEILDIV: return "tilec::ceildiv";
 	case TC_FN_MIN: return "min";
 	case TC_FN_MAX: return "max";
+	case TC_FN_ABS: return "tilec::abs";
+	case TC_FN_SAT_I8: return "tilec::sat_i8";
+	case TC_FN_SAT_U8: return "tilec::sat_u8";
+	case TC_FN_SAT_I32: return "tilec::sat_i32";
 	default: return tc_func_name(fn);
 	}
 }
@@ -1511,6 +1515,198 @@ emit_reduce(Gpu *G, const TcStmt *s)
 	close_brace(G);
 }
 
+/* REDUCE_ALL, `s = tile_sum(x)` and its kin: a register fragment through
+ * tilec::reduce_all; a tile in shared memory read by every thread in
+ * turn, each thread's part combined by tilec::reduce_block.  Every thread
+ * gets the value, as a block-level scalar is every thread's. */
+static void
+emit_reduce_all(Gpu *G, const TcStmt *s)
+{
+	const TcVar *src = s->u.reduce_all.src.var, *dst = s->u.reduce_all.dst;
+	TcBuf *b = G->pr.out;
+	const char *op = reduce_op(s->u.reduce_all.op);
+	TcDtype t = tc_reduce_all_type(src->dtype);
+	const char *acc_type = value_type(t);
+	const char *scratch = G->k->smem_bytes > G->k->scratch_offset ?
+		tc_fmt(G->a, "tilec_smem + %lld", G->k->scratch_offset) : "nullptr";
+	const char *val;
+	bool braces = false;
+	if (is_reg(src)) {
+		bool one = src->rank == 1;
+		val = tc_fmt(G->a, "tilec::reduce_all<%s, %s, %s, %lld, %s>(%s%s%s, %s)",
+			     op, one ? "tilec::One" : dist_of(G, src, 0),
+			     dist_of(G, src, one ? 0 : 1), G->threads, acc_type,
+			     one ? "tilec::as_row(" : "", src->name, one ? ")" : "",
+			     scratch);
+	} else {
+		tc_buf_puts(b, "{\n");
+		b->indent++;
+		braces = true;
+		const char *part = fresh(G, tc_fmt(G->a, "%s_part", dst->name));
+		tc_buf_printf(b, "%s %s = tilec::reduce_init<%s, %s>();\n",
+			      acc_type, part, op, acc_type);
+		TileIdx ti;
+		tile_idx_init(G, &ti);
+		spread_loop_open(G, src);
+		TcExpr *ld = tc_expr_new(G->a, TC_EX_LOAD, src->dtype, s->loc);
+		ld->u.load.var = (TcVar *)src;
+		memcpy(ld->u.load.idx, ti.e, sizeof ld->u.load.idx);
+		/* Elements read from memory have their storage type (i8,
+		 * u8, bool): converted to the value type first. */
+		bool convert = strcmp(value_type(src->dtype), acc_type) != 0 ||
+			       !tc_dtype_is_float(src->dtype);
+		tc_buf_printf(b, "%s = tilec::reduce_combine<%s>(%s, tilec::reduce_value<%s>(%s",
+			      part, op, part, op,
+			      convert ? tc_fmt(G->a, "(%s)(", acc_type) : "");
+		expr(G, ld);
+		tc_buf_puts(b, convert ? ")));\n" : "));\n");
+		close_brace(G);
+		val = tc_fmt(G->a, "tilec::reduce_block<%s, %lld>(%s, %s)", op,
+			     G->threads, part, scratch);
+	}
+	if (dst->dtype == t) {
+		tc_buf_printf(b, "%s = %s;\n", dst->name, val);
+	} else {
+		/* Converted as an assignment converts. */
+		if (!braces) {
+			tc_buf_puts(b, "{\n");
+			b->indent++;
+			braces = true;
+		}
+		TcVar tv = { .kind = TC_VAR_LOCAL, .dtype = t, .index = -1,
+			     .name = fresh(G, tc_fmt(G->a, "%s_value", dst->name)) };
+		tc_buf_printf(b, "const %s %s = %s;\n", acc_type, tv.name, val);
+		TcExpr *cast = tc_expr_new(G->a, TC_EX_CAST, dst->dtype, s->loc);
+		cast->u.cast.arg = tc_expr_var(G->a, &tv, s->loc);
+		tc_buf_printf(b, "%s = ", dst->name);
+		expr(G, cast);
+		tc_buf_puts(b, ";\n");
+	}
+	if (braces)
+		close_brace(G);
+}
+
+/* ARG_REDUCE, tile_reduce_argmax / argmin: every operand in shared memory
+ * (layout.c); one thread per output scans the reduced dim from index 0,
+ * keeping the best element's index (tilec::arg_better). */
+/* ARG_REDUCE as top-k: one thread per position of the other dims runs
+ * the scans, output r the first (tilec::topk_before) of the elements
+ * after output r - 1. */
+static void
+emit_topk(Gpu *G, const TcStmt *s)
+{
+	const TcVar *dst = s->u.arg_reduce.dst.var, *ix = s->u.arg_reduce.index.var,
+		    *src = s->u.arg_reduce.src.var;
+	TcBuf *b = G->pr.out;
+	int dim = s->u.arg_reduce.dim;
+	/* The positions of the other dims, as a shape to spread over. */
+	TcVar outer = { .kind = TC_VAR_BUFFER, .name = "outer", .dtype = src->dtype };
+	for (int i = 0; i < src->rank; i++)
+		if (i != dim)
+			outer.shape[outer.rank++] =
+				tc_expr_int(G->a, tc_var_extent(src, i), s->loc);
+	if (outer.rank == 0)
+		outer.shape[outer.rank++] = tc_expr_int(G->a, 1, s->loc);
+	TileIdx ti;
+	tile_idx_init(G, &ti);
+	spread_loop_open(G, &outer);
+	const char *at = fresh(G, "at"), *rank = fresh(G, "rank");
+	TcVar kv = { .kind = TC_VAR_LOCAL, .name = G->kk, .dtype = TC_DT_I32 };
+	TcVar av = { .kind = TC_VAR_LOCAL, .name = at, .dtype = ix->dtype };
+	TcVar rv = { .kind = TC_VAR_LOCAL, .name = rank, .dtype = TC_DT_I32 };
+	TcExpr *ki = tc_expr_var(G->a, &kv, s->loc), *ai = tc_expr_var(G->a, &av, s->loc);
+	TcExpr *ri = tc_expr_var(G->a, &rv, s->loc);
+	TcExpr *pi = tc_expr_binary(G->a, TC_OP_SUB, ri, tc_expr_int(G->a, 1, s->loc),
+				    s->loc);
+	TcExpr *oi[TC_MAX_RANK], *prev_i[TC_MAX_RANK];
+	for (int i = 0, j = 0; i < src->rank; i++) {
+		oi[i] = i == dim ? ri : ti.e[j];
+		prev_i[i] = i == dim ? pi : ti.e[j];
+		j += i != dim;
+	}
+	TcExpr *prev = tc_expr_new(G->a, TC_EX_LOAD, ix->dtype, s->loc);
+	prev->u.load.var = (TcVar *)ix;
+	memcpy(prev->u.load.idx, prev_i, sizeof prev_i);
+	TcExpr *load[3], *at_idx[3] = { ki, ai, prev };
+	for (int n = 0; n < 3; n++) {
+		load[n] = tc_expr_new(G->a, TC_EX_LOAD, src->dtype, s->loc);
+		load[n]->u.load.var = (TcVar *)src;
+		for (int i = 0, j = 0; i < src->rank; i++) {
+			load[n]->u.load.idx[i] = i == dim ? at_idx[n] : ti.e[j];
+			j += i != dim;
+		}
+	}
+	tc_buf_printf(b, "for (int %s = 0; %s < %lld; %s++) {\n", rank, rank,
+		      tc_var_extent(dst, dim), rank);
+	b->indent++;
+	tc_buf_printf(b, "%s %s = -1;\n", value_type(ix->dtype), at);
+	tc_buf_printf(b, "for (int %s = 0; %s < %lld; %s++)\n", G->kk, G->kk,
+		      tc_var_extent(src, dim), G->kk);
+	tc_buf_printf(b, "\tif ((%s == 0 || tilec::topk_before(", rank);
+	expr(G, load[2]);
+	tc_buf_puts(b, ", ");
+	expr(G, prev);
+	tc_buf_puts(b, ", ");
+	expr(G, load[0]);
+	tc_buf_printf(b, ", %s)) &&\n\t    (%s < 0 || tilec::topk_before(", G->kk, at);
+	expr(G, load[0]);
+	tc_buf_printf(b, ", %s, ", G->kk);
+	expr(G, load[1]);
+	tc_buf_printf(b, ", %s)))\n\t\t%s = %s;\n", at, at, G->kk);
+	element_ref(G, dst, oi);
+	tc_buf_printf(b, " = %s", from_value_of(G, dst->dtype, src->dtype));
+	expr(G, load[1]);
+	tc_buf_puts(b, ");\n");
+	element_ref(G, ix, oi);
+	tc_buf_printf(b, " = %s;\n", at);
+	close_brace(G);
+	close_brace(G);
+}
+
+static void
+emit_arg_reduce(Gpu *G, const TcStmt *s)
+{
+	if (s->u.arg_reduce.topk) {
+		emit_topk(G, s);
+		return;
+	}
+	const TcVar *dst = s->u.arg_reduce.dst.var, *ix = s->u.arg_reduce.index.var,
+		    *src = s->u.arg_reduce.src.var;
+	TcBuf *b = G->pr.out;
+	int dim = s->u.arg_reduce.dim;
+	TileIdx ti;
+	tile_idx_init(G, &ti);
+	spread_loop_open(G, dst);
+	const char *at = fresh(G, "at");
+	TcVar kv = { .kind = TC_VAR_LOCAL, .name = G->kk, .dtype = TC_DT_I32 };
+	TcVar av = { .kind = TC_VAR_LOCAL, .name = at, .dtype = ix->dtype };
+	TcExpr *x = tc_expr_new(G->a, TC_EX_LOAD, src->dtype, s->loc);
+	TcExpr *best = tc_expr_new(G->a, TC_EX_LOAD, src->dtype, s->loc);
+	x->u.load.var = best->u.load.var = (TcVar *)src;
+	for (int i = 0, j = 0; i < src->rank; i++) {
+		x->u.load.idx[i] = i == dim ? tc_expr_var(G->a, &kv, s->loc) : ti.e[j];
+		best->u.load.idx[i] = i == dim ? tc_expr_var(G->a, &av, s->loc)
+					       : ti.e[j];
+		j += i != dim;
+	}
+	tc_buf_printf(b, "%s %s = 0;\n", value_type(ix->dtype), at);
+	tc_buf_printf(b, "for (int %s = 1; %s < %lld; %s++)\n", G->kk, G->kk,
+		      tc_var_extent(src, dim), G->kk);
+	tc_buf_printf(b, "\tif (tilec::arg_better<%s>(",
+		      s->u.arg_reduce.min ? "true" : "false");
+	expr(G, x);
+	tc_buf_puts(b, ", ");
+	expr(G, best);
+	tc_buf_printf(b, "))\n\t\t%s = %s;\n", at, G->kk);
+	element_ref(G, dst, ti.e);
+	tc_buf_printf(b, " = %s", from_value_of(G, dst->dtype, src->dtype));
+	expr(G, best);
+	tc_buf_puts(b, ");\n");
+	element_ref(G, ix, ti.e);
+	tc_buf_printf(b, " = %s;\n", at);
+	close_brace(G);
+}
+
 /* --- Statements ------------------------------------------------------------------------- */
 
 static void emit_stmt(Gpu *G, const TcStmt *s);
@@ -2048,6 +2244,14 @@ emit_stmt(Gpu *G, const TcStmt *s)
 	case TC_ST_REDUCE:
 		stmt_comment(G, s, NULL);
 		emit_reduce(G, s);
+		break;
+	case TC_ST_REDUCE_ALL:
+		stmt_comment(G, s, NULL);
+		emit_reduce_all(G, s);
+		break;
+	case TC_ST_ARG_REDUCE:
+		stmt_comment(G, s, NULL);
+		emit_arg_reduce(G, s);
 		break;
 	case TC_ST_BARRIER:
 		tc_buf_puts(b, "__syncthreads();\n");

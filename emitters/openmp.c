@@ -121,6 +121,18 @@ func_name(TcCPrinter *pr, const TcExpr *call)
 	case TC_FN_SINF: return dbl ? "sin" : "sinf";
 	case TC_FN_COSF: return dbl ? "cos" : "cosf";
 	case TC_FN_POWF: return dbl ? "pow" : "powf";
+	case TC_FN_ABS: return "tilec_abs";
+	case TC_FN_LOG1PF: return dbl ? "log1p" : "log1pf";
+	case TC_FN_EXPM1F: return dbl ? "expm1" : "expm1f";
+	case TC_FN_FMAF: return dbl ? "fma" : "fmaf";
+	case TC_FN_ROUNDF: return dbl ? "round" : "roundf";
+	case TC_FN_RINTF: return dbl ? "rint" : "rintf";
+	case TC_FN_FLOORF: return dbl ? "floor" : "floorf";
+	case TC_FN_CEILF: return dbl ? "ceil" : "ceilf";
+	case TC_FN_TRUNCF: return dbl ? "trunc" : "truncf";
+	case TC_FN_SAT_I8: return "tilec_sat_i8";
+	case TC_FN_SAT_U8: return "tilec_sat_u8";
+	case TC_FN_SAT_I32: return "tilec_sat_i32";
 	default: tc_unreachable();
 	}
 }
@@ -2063,6 +2075,153 @@ emit_reduce(Emitter *E, const TcStmt *s)
 	}
 }
 
+/* REDUCE_ALL, `s = tile_sum(x)` and its kin: one accumulator over every
+ * element, the last dim a simd reduction; the local itself when it has
+ * the type the reduction combines in, else a temporary converted once at
+ * the end. */
+static void
+emit_reduce_all(Emitter *E, const TcStmt *s)
+{
+	static const char *const acc_names[] = {
+		[TC_RED_SUM] = "sum", [TC_RED_MAX] = "maxv",
+		[TC_RED_MIN] = "minv", [TC_RED_ABSMAX] = "amax",
+	};
+	static const char *const omp_ops[] = {
+		[TC_RED_SUM] = "+", [TC_RED_MAX] = "max",
+		[TC_RED_MIN] = "min", [TC_RED_ABSMAX] = "max",
+	};
+	const TcVar *dst = s->u.reduce_all.dst, *src = s->u.reduce_all.src.var;
+	TcReduceOp op = s->u.reduce_all.op;
+	TcDtype t = tc_reduce_all_type(src->dtype);
+	int R = src->rank;
+	TcBuf *b = E->out;
+	op_comment(E, s);
+	bool direct = dst->dtype == t;
+	if (!direct) {
+		tc_buf_puts(b, "{\n");
+		b->indent++;
+	}
+	const char *idx[TC_MAX_RANK];
+	tc_omp_index_names(E, R, idx);
+	const char *acc = direct ? dst->name : tc_omp_fresh(E, acc_names[op]);
+	const char *se = tc_omp_to_buffer(E, tc_omp_elem(E, src, idx),
+					  src->dtype, t);
+	tc_buf_printf(b, "%s%s%s = %s;\n", direct ? "" : tc_omp_value_type(t),
+		      direct ? "" : " ", acc, tc_omp_reduce_start(E, op, t, NULL));
+	for (int d = 0; d < R - 1; d++) {
+		tc_omp_for_dim(E, idx[d], "0",
+			       tc_omp_expr_text(E, src->shape[d], 0));
+		tc_buf_puts(b, "\n");
+		b->indent++;
+	}
+	tc_omp_pragma(E, "omp simd reduction(%s : %s)", omp_ops[op], acc);
+	tc_omp_for_dim(E, idx[R - 1], "0",
+		       tc_omp_expr_text(E, src->shape[R - 1], 0));
+	tc_buf_printf(b, "\n\t%s;\n", tc_omp_reduce_step(E, op, t, acc, se));
+	b->indent -= R - 1;
+	if (!direct) {
+		tc_buf_printf(b, "%s = %s;\n", dst->name,
+			      tc_omp_to_buffer(E, acc, t, dst->dtype));
+		tc_c_close(&E->pr);
+	}
+}
+
+/* ARG_REDUCE, tile_reduce_argmax / argmin: per output a scan along the
+ * reduced dim keeping the index of the best element so far (strictly
+ * better: ties keep the smaller index; a NaN never wins and is beaten by
+ * any number). */
+/* ARG_REDUCE as top-k: per position of the other dims, output r along
+ * dim is the element that comes first (tilec_topk_before) among those
+ * after output r - 1; a scan per r. */
+static void
+emit_topk(Emitter *E, const TcStmt *s)
+{
+	const TcVar *dst = s->u.arg_reduce.dst.var, *ix = s->u.arg_reduce.index.var,
+		    *src = s->u.arg_reduce.src.var;
+	int rd = s->u.arg_reduce.dim, R = src->rank;
+	TcBuf *b = E->out;
+	op_comment(E, s);
+	const char *idx[TC_MAX_RANK], *oidx[TC_MAX_RANK], *aidx[TC_MAX_RANK],
+		   *pidx[TC_MAX_RANK], *ridx[TC_MAX_RANK], *ext[TC_MAX_RANK];
+	tc_omp_index_names(E, R, idx);
+	const char *at = tc_omp_fresh(E, "at"), *rank = tc_omp_fresh(E, "rank");
+	int n = 0;
+	for (int d = 0; d < R; d++) {
+		aidx[d] = d == rd ? at : idx[d];
+		ridx[d] = d == rd ? rank : idx[d];
+		pidx[d] = d == rd ? tc_fmt(E->a, "%s - 1", rank) : idx[d];
+		if (d != rd) {
+			ext[n] = tc_omp_expr_text(E, src->shape[d], 0);
+			oidx[n++] = idx[d];
+		}
+	}
+	ext[n] = tc_omp_expr_text(E, dst->shape[rd], 0);
+	oidx[n++] = rank;
+	open_braced_loops(E, n, oidx, ext);
+	const char *before = tc_dtype_is_float(src->dtype) ? "tilec_topk_before"
+							   : "tilec_topk_before_int";
+	const char *prev = tc_omp_elem(E, ix, pidx);
+	for (int d = 0; d < R; d++)
+		if (d == rd)
+			pidx[d] = prev;
+	const char *x = tc_omp_elem(E, src, idx);
+	tc_buf_printf(b, "%s %s = -1;\n", tc_omp_value_type(ix->dtype), at);
+	tc_buf_printf(b, "for (int %s = 0; %s < %s; %s++)\n", idx[rd], idx[rd],
+		      tc_omp_expr_text(E, src->shape[rd], 0), idx[rd]);
+	tc_buf_printf(b, "\tif ((%s == 0 || %s(%s, %s, %s, %s)) &&\n", rank,
+		      before, tc_omp_elem(E, src, pidx), prev, x, idx[rd]);
+	tc_buf_printf(b, "\t    (%s < 0 || %s(%s, %s, %s, %s)))\n", at, before, x,
+		      idx[rd], tc_omp_elem(E, src, aidx), at);
+	tc_buf_printf(b, "\t\t%s = %s;\n", at, idx[rd]);
+	tc_buf_printf(b, "%s = %s;\n", tc_omp_elem(E, dst, ridx),
+		      tc_omp_to_buffer(E, tc_omp_elem(E, src, aidx), src->dtype,
+				       dst->dtype));
+	tc_buf_printf(b, "%s = %s;\n", tc_omp_elem(E, ix, ridx), at);
+	close_braced_loops(E, n);
+}
+
+static void
+emit_arg_reduce(Emitter *E, const TcStmt *s)
+{
+	if (s->u.arg_reduce.topk) {
+		emit_topk(E, s);
+		return;
+	}
+	const TcVar *dst = s->u.arg_reduce.dst.var, *ix = s->u.arg_reduce.index.var,
+		    *src = s->u.arg_reduce.src.var;
+	bool min = s->u.arg_reduce.min;
+	int rd = s->u.arg_reduce.dim, R = src->rank;
+	TcBuf *b = E->out;
+	op_comment(E, s);
+	const char *idx[TC_MAX_RANK], *didx[TC_MAX_RANK], *aidx[TC_MAX_RANK];
+	const char *ext[TC_MAX_RANK];
+	tc_omp_index_names(E, R, idx);
+	const char *at = tc_omp_fresh(E, "at");
+	for (int d = 0, n = 0; d < R; d++) {
+		aidx[d] = d == rd ? at : idx[d];
+		if (d != rd) {
+			ext[n] = tc_omp_expr_text(E, src->shape[d], 0);
+			didx[n++] = idx[d];
+		}
+	}
+	open_braced_loops(E, R - 1, didx, ext);
+	const char *x = tc_omp_elem(E, src, idx), *best = tc_omp_elem(E, src, aidx);
+	tc_buf_printf(b, "%s %s = 0;\n", tc_omp_value_type(ix->dtype), at);
+	tc_buf_printf(b, "for (int %s = 1; %s < %s; %s++)\n", idx[rd], idx[rd],
+		      tc_omp_expr_text(E, src->shape[rd], 0), idx[rd]);
+	const char *cmp = min ? "<" : ">";
+	if (tc_dtype_is_float(src->dtype))
+		tc_buf_printf(b, "\tif (%s %s %s || (%s != %s && %s == %s))\n",
+			      x, cmp, best, best, best, x, x);
+	else
+		tc_buf_printf(b, "\tif (%s %s %s)\n", x, cmp, best);
+	tc_buf_printf(b, "\t\t%s = %s;\n", at, idx[rd]);
+	tc_buf_printf(b, "%s = %s;\n", tc_omp_elem(E, dst, didx),
+		      tc_omp_to_buffer(E, best, src->dtype, dst->dtype));
+	tc_buf_printf(b, "%s = %s;\n", tc_omp_elem(E, ix, didx), at);
+	close_braced_loops(E, R - 1);
+}
+
 /* --- Statements ------------------------------------------------------------------------ */
 
 void
@@ -2099,6 +2258,12 @@ tc_omp_emit_stmt(Emitter *E, const TcStmt *s)
 		break;
 	case TC_ST_REDUCE:
 		emit_reduce(E, s);
+		break;
+	case TC_ST_REDUCE_ALL:
+		emit_reduce_all(E, s);
+		break;
+	case TC_ST_ARG_REDUCE:
+		emit_arg_reduce(E, s);
 		break;
 	default:
 		tc_unreachable();

@@ -1770,8 +1770,11 @@ heavy_call(const TcExpr *e, const void *arg)
 	if (e->kind != TC_EX_CALL)
 		return false;
 	switch (e->u.call.fn) {
-	case TC_FN_CEILDIV: case TC_FN_MIN: case TC_FN_MAX:
-	case TC_FN_FMAXF: case TC_FN_FMINF: case TC_FN_FABSF:
+	case TC_FN_CEILDIV: case TC_FN_MIN: case TC_FN_MAX: case TC_FN_ABS:
+	case TC_FN_FMAXF: case TC_FN_FMINF: case TC_FN_FABSF: case TC_FN_FMAF:
+	case TC_FN_ROUNDF: case TC_FN_RINTF: case TC_FN_FLOORF:
+	case TC_FN_CEILF: case TC_FN_TRUNCF:
+	case TC_FN_SAT_I8: case TC_FN_SAT_U8: case TC_FN_SAT_I32:
 		return false;
 	default:
 		return true;

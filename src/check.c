@@ -451,6 +451,76 @@ check_reduce(Checker *C, TcStmt *s)
 	}
 }
 
+/* tile_reduce_argmax / argmin(dst, index, src, dim): three distinct whole
+ * buffers; dst and index have src's dims without dim, index an i32 or
+ * i64 that holds every index along dim. */
+static void
+check_arg_reduce(Checker *C, TcStmt *s)
+{
+	TcRegion *dst = &s->u.arg_reduce.dst, *idx = &s->u.arg_reduce.index,
+		 *src = &s->u.arg_reduce.src;
+	bool topk = s->u.arg_reduce.topk;
+	const char *op = topk ? "tile_reduce_topk" : s->u.arg_reduce.min ?
+			 "tile_reduce_argmin" : "tile_reduce_argmax";
+	if (!whole_buffer(C, dst, op, "value destination") ||
+	    !whole_buffer(C, idx, op, "index destination") ||
+	    !whole_buffer(C, src, op, "source"))
+		return;
+	if (dst->var == idx->var || dst->var == src->var ||
+	    idx->var == src->var) {
+		/* Point at the later operand of the two. */
+		const TcRegion *twice = dst->var == idx->var ? idx : src;
+		error(C, twice->loc, "%s needs three different buffers; '%s' "
+		      "is named twice", op, twice->var->name);
+		return;
+	}
+	int dim = s->u.arg_reduce.dim;
+	const TcVar *sv = src->var;
+	if (dim < 0 || dim >= sv->rank) {
+		error(C, s->loc, "%s: dim %d is out of range for '%s' (%d dims)",
+		      op, dim, sv->name, sv->rank);
+		return;
+	}
+	if (sv->rank < 2 && !topk) {
+		error(C, src->loc, "%s along the only dim of '%s' leaves no "
+		      "dims for the results; reduce a [1][N] tile along dim 1",
+		      op, sv->name);
+		return;
+	}
+	const TcRegion *outs[2] = { dst, idx };
+	for (int k = 0; k < 2; k++) {
+		const TcVar *ov = outs[k]->var;
+		bool fits = ov->rank == sv->rank - !topk;
+		for (int i = 0, j = 0; fits && i < sv->rank; i++)
+			if (i != dim)
+				fits = tc_var_extent(sv, i) == tc_var_extent(ov, j++);
+			else if (topk)
+				j++;
+		if (fits && topk && k == 1 &&
+		    tc_var_extent(idx->var, dim) != tc_var_extent(dst->var, dim))
+			fits = false;
+		if (!fits) {
+			error(C, outs[k]->loc, "%s along dim %d of '%s' (%s) does "
+			      "not fit '%s' (%s)", op, dim, sv->name,
+			      shape_str(C, sv), ov->name, shape_str(C, ov));
+			return;
+		}
+	}
+	if (idx->var->dtype != TC_DT_I32 && idx->var->dtype != TC_DT_I64) {
+		error(C, idx->loc, "%s's indices go into an i32 or i64 buffer; "
+		      "'%s' is %s", op, idx->var->name,
+		      tc_dtype_name(idx->var->dtype));
+		return;
+	}
+	if (topk && tc_var_extent(dst->var, dim) > tc_var_extent(sv, dim)) {
+		error(C, dst->loc, "%s keeps k = %lld elements ('%s' along dim "
+		      "%d) of the %lld along dim %d of '%s'; k must be at most "
+		      "the dim's extent", op, tc_var_extent(dst->var, dim),
+		      dst->var->name, dim, tc_var_extent(sv, dim), dim, sv->name);
+		return;
+	}
+}
+
 /* --- Statements ------------------------------------------------------------------ */
 
 static void check_stmt(Checker *C, TcStmt *s);
@@ -557,6 +627,7 @@ check_stmt(Checker *C, TcStmt *s)
 {
 	bool tile_op = s->kind == TC_ST_COPY || s->kind == TC_ST_GEMM ||
 		       s->kind == TC_ST_FILL || s->kind == TC_ST_REDUCE ||
+		       s->kind == TC_ST_REDUCE_ALL || s->kind == TC_ST_ARG_REDUCE ||
 		       s->kind == TC_ST_ATOMIC_ADD;
 	if (tile_op && C->npar > 0) {
 		error(C, s->loc, "tile operations act on whole tiles and cannot "
@@ -640,6 +711,13 @@ check_stmt(Checker *C, TcStmt *s)
 		break;
 	case TC_ST_REDUCE:
 		check_reduce(C, s);
+		break;
+	case TC_ST_REDUCE_ALL:
+		/* A block-level value: uniform over the block. */
+		set_deps(C, s->u.reduce_all.dst, 0);
+		break;
+	case TC_ST_ARG_REDUCE:
+		check_arg_reduce(C, s);
 		break;
 	default:
 		tc_unreachable();

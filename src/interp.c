@@ -546,7 +546,16 @@ float_binary(Interp *in, const TcExpr *e)
 	}
 }
 
-/* ceildiv, min and max on integers. */
+/* x as an f32 holds it: the argument of a function C defines exactly on
+ * floats (rounding, fmaf, the saturating casts), whose result must be
+ * C's for the float the backends compute. */
+static double
+as_f32(double x)
+{
+	return (double)(float)x;
+}
+
+/* The integer builtins (ceildiv, min, max, abs) and the saturating casts. */
 static int64_t
 int_call(Interp *in, const TcExpr *e)
 {
@@ -578,6 +587,30 @@ int_call(Interp *in, const TcExpr *e)
 			return a < b ? a : b;
 		return a > b ? a : b;
 	}
+	case TC_FN_ABS: {
+		int64_t a = eval_as(in, args[0], e->dtype).i, lo, hi;
+		int_range(e->dtype, &lo, &hi);
+		if (a == lo) {
+			fail(in, e->loc, "signed overflow: abs(%lld) does not "
+			     "fit in %s (undefined in C)", (long long)a,
+			     tc_dtype_name(e->dtype));
+			return 0;
+		}
+		return a < 0 ? -a : a;
+	}
+	case TC_FN_SAT_I8:
+	case TC_FN_SAT_U8:
+	case TC_FN_SAT_I32: {
+		/* The f32 argument rounded to the nearest integer, ties to
+		 * even, and clamped to the result's range; NaN gives 0. */
+		double x = as_f32(eval_real(in, args[0]));
+		int64_t lo, hi;
+		int_range(e->dtype, &lo, &hi);
+		if (isnan(x))
+			return 0;
+		double r = nearbyint(x);
+		return r <= (double)lo ? lo : r >= (double)hi ? hi : (int64_t)r;
+	}
 	default:
 		/* A float function converted to an integer result. */
 		return float_to_int(in, e->loc, e->dtype, eval_float(in, e));
@@ -587,17 +620,22 @@ int_call(Interp *in, const TcExpr *e)
 static double
 float_call(Interp *in, const TcExpr *e)
 {
-	double x[2] = { 0, 0 };
-	for (int i = 0; i < e->u.call.nargs && i < 2; i++)
+	double x[3] = { 0, 0, 0 };
+	for (int i = 0; i < e->u.call.nargs && i < 3; i++)
 		x[i] = eval_real(in, e->u.call.args[i]);
+	bool f64 = e->dtype == TC_DT_F64;
 	double r;
 	switch (e->u.call.fn) {
 	case TC_FN_CEILDIV:
-		/* An integer function with a float type: never after check. */
+		/* Integer functions with a float type: never after check. */
 		r = ceil(x[0] / x[1]);
 		break;
 	case TC_FN_MIN: r = x[0] < x[1] ? x[0] : x[1]; break;
 	case TC_FN_MAX: r = x[0] > x[1] ? x[0] : x[1]; break;
+	case TC_FN_ABS: r = fabs(x[0]); break;
+	case TC_FN_SAT_I8: case TC_FN_SAT_U8: case TC_FN_SAT_I32:
+		r = (double)int_call(in, e);
+		break;
 	case TC_FN_EXPF: r = exp(x[0]); break;
 	case TC_FN_EXP2F: r = exp2(x[0]); break;
 	case TC_FN_LOGF: r = log(x[0]); break;
@@ -612,6 +650,21 @@ float_call(Interp *in, const TcExpr *e)
 	case TC_FN_SINF: r = sin(x[0]); break;
 	case TC_FN_COSF: r = cos(x[0]); break;
 	case TC_FN_POWF: r = pow(x[0], x[1]); break;
+	case TC_FN_LOG1PF: r = log1p(x[0]); break;
+	case TC_FN_EXPM1F: r = expm1(x[0]); break;
+	case TC_FN_FMAF:
+		/* One rounding, to the call's type: C's fmaf of the floats. */
+		r = f64 ? fma(x[0], x[1], x[2])
+			: fmaf((float)x[0], (float)x[1], (float)x[2]);
+		break;
+	/* Exact in C: the argument's f32 value, rounded as C rounds it
+	 * (roundf: ties away from zero; rintf: ties to even, the default
+	 * rounding mode). */
+	case TC_FN_ROUNDF: r = round(f64 ? x[0] : as_f32(x[0])); break;
+	case TC_FN_RINTF: r = nearbyint(f64 ? x[0] : as_f32(x[0])); break;
+	case TC_FN_FLOORF: r = floor(f64 ? x[0] : as_f32(x[0])); break;
+	case TC_FN_CEILF: r = ceil(f64 ? x[0] : as_f32(x[0])); break;
+	case TC_FN_TRUNCF: r = trunc(f64 ? x[0] : as_f32(x[0])); break;
 	default: tc_unreachable();
 	}
 	return hold_float(e->dtype, r);
@@ -1112,6 +1165,170 @@ exec_reduce(Interp *in, const TcStmt *s)
 	}
 }
 
+/* REDUCE_ALL dst = op(every element of src): in src's arithmetic type
+ * (tc_reduce_all_type; integers exactly, in index order, so an i32 sum
+ * that overflows is an error; floats in double), then converted to dst's
+ * dtype as an assignment converts. */
+static void
+exec_reduce_all(Interp *in, const TcStmt *s)
+{
+	const TcVar *sv = s->u.reduce_all.src.var, *dv = s->u.reduce_all.dst;
+	TcDtype st = sv->dtype, t = tc_reduce_all_type(st);
+	TcReduceOp op = s->u.reduce_all.op;
+	Cell r;
+	if (in->count_only) {
+		/* Buffers hold nothing in a counting run. */
+		in->val[var_slot(in, dv)] = zero(dv->dtype);
+		return;
+	}
+	const Array *sa = &in->arr[var_slot(in, sv)];
+	if (sv->kind != TC_VAR_BUFFER) {
+		fail(in, s->loc, "tile reduction of a tensor");
+		return;
+	}
+	if (is_int(t)) {
+		int64_t acc = int_identity(op, t);
+		for (long long j = 0; j < sa->size && !in->failed; j++) {
+			int64_t x = convert(in, s->loc, sa->buf[j], st, t).i;
+			switch (op) {
+			case TC_RED_SUM:
+				acc = add(in, s->loc, t, (Cell){ .i = acc },
+					  (Cell){ .i = x }).i;
+				break;
+			case TC_RED_MAX: acc = x > acc ? x : acc; break;
+			case TC_RED_MIN: acc = x < acc ? x : acc; break;
+			case TC_RED_ABSMAX:
+				x = int_abs(in, s->loc, t, x);
+				acc = x > acc ? x : acc;
+				break;
+			default: tc_unreachable();
+			}
+		}
+		r.i = acc;
+	} else {
+		double acc = op == TC_RED_MAX ? -INFINITY
+			     : op == TC_RED_MIN ? INFINITY : 0.0;
+		for (long long j = 0; j < sa->size; j++) {
+			double x = real(st, sa->buf[j]);
+			switch (op) {
+			case TC_RED_SUM: acc += x; break;
+			case TC_RED_MAX: acc = fmax(acc, x); break;
+			case TC_RED_MIN: acc = fmin(acc, x); break;
+			case TC_RED_ABSMAX: acc = fmax(acc, fabs(x)); break;
+			default: tc_unreachable();
+			}
+		}
+		r.f = hold_float(t, acc);
+	}
+	if (in->failed)
+		return;
+	in->val[var_slot(in, dv)] = convert(in, s->loc, r, t, dv->dtype);
+}
+
+/* Whether x beats the best so far, b, in an argmax (argmin when min):
+ * strictly greater (less), so ties keep the smaller index; NaN loses to
+ * every number and ties with NaN. */
+static bool
+arg_better(bool min, TcDtype t, Cell x, Cell b)
+{
+	if (is_int(t))
+		return min ? x.i < b.i : x.i > b.i;
+	if (isnan(x.f))
+		return false;
+	return isnan(b.f) || (min ? x.f < b.f : x.f > b.f);
+}
+
+/* Whether element a (at index ia) comes before element b (at ib) in a
+ * top-k: it beats it, or neither beats the other and its index is less. */
+static bool
+topk_before(TcDtype t, Cell a, long long ia, Cell b, long long ib)
+{
+	if (arg_better(false, t, a, b))
+		return true;
+	return !arg_better(false, t, b, a) && ia < ib;
+}
+
+/* ARG_REDUCE as top-k: output r along dim is the element before every
+ * other element not already output, found by a scan per r. */
+static void
+exec_topk(Interp *in, const TcStmt *s)
+{
+	const TcVar *dv = s->u.arg_reduce.dst.var, *iv = s->u.arg_reduce.index.var,
+		    *sv = s->u.arg_reduce.src.var;
+	const Array *da = &in->arr[var_slot(in, dv)];
+	const Array *ia = &in->arr[var_slot(in, iv)];
+	const Array *sa = &in->arr[var_slot(in, sv)];
+	int dim = s->u.arg_reduce.dim;
+	long long len = sa->ext[dim], k = da->ext[dim];
+	long long inner = sa->stride[dim], outer = sa->size / (len * inner);
+	if (k > len || ia->size != da->size || da->size != outer * k * inner) {
+		fail(in, s->loc, "tile top-k operand shapes do not agree");
+		return;
+	}
+	for (long long o = 0; o < outer; o++) {
+		for (long long i = 0; i < inner && !in->failed; i++) {
+			const Cell *p = sa->buf + o * len * inner + i;
+			long long prev = -1;
+			for (long long r = 0; r < k; r++) {
+				long long at = -1;
+				for (long long j = 0; j < len; j++) {
+					if (prev >= 0 &&
+					    !topk_before(sv->dtype, p[prev * inner],
+							 prev, p[j * inner], j))
+						continue;
+					if (at < 0 ||
+					    topk_before(sv->dtype, p[j * inner], j,
+							p[at * inner], at))
+						at = j;
+				}
+				long long out = (o * k + r) * inner + i;
+				da->buf[out] = convert(in, s->loc, p[at * inner],
+						       sv->dtype, dv->dtype);
+				ia->buf[out] = (Cell){ .i = at };
+				prev = at;
+			}
+		}
+	}
+}
+
+/* ARG_REDUCE: for each output, a scan along dim from index 0: the best
+ * element (arg_better) converted to dst's dtype, and its index. */
+static void
+exec_arg_reduce(Interp *in, const TcStmt *s)
+{
+	if (s->u.arg_reduce.topk) {
+		exec_topk(in, s);
+		return;
+	}
+	const TcVar *dv = s->u.arg_reduce.dst.var, *iv = s->u.arg_reduce.index.var,
+		    *sv = s->u.arg_reduce.src.var;
+	const Array *da = &in->arr[var_slot(in, dv)];
+	const Array *ia = &in->arr[var_slot(in, iv)];
+	const Array *sa = &in->arr[var_slot(in, sv)];
+	int dim = s->u.arg_reduce.dim;
+	if (dim < 0 || dim >= sv->rank || da->size * sa->ext[dim] != sa->size ||
+	    ia->size != da->size) {
+		fail(in, s->loc, "tile arg-reduction operand shapes do not agree");
+		return;
+	}
+	long long outer = 1, len = sa->ext[dim], inner = sa->stride[dim];
+	for (int i = 0; i < dim; i++)
+		outer *= sa->ext[i];
+	for (long long o = 0; o < outer && !in->failed; o++) {
+		for (long long i = 0; i < inner && !in->failed; i++) {
+			const Cell *p = sa->buf + o * len * inner + i;
+			long long at = 0;
+			for (long long j = 1; j < len; j++)
+				if (arg_better(s->u.arg_reduce.min, sv->dtype,
+					       p[j * inner], p[at * inner]))
+					at = j;
+			da->buf[o * inner + i] = convert(in, s->loc, p[at * inner],
+							 sv->dtype, dv->dtype);
+			ia->buf[o * inner + i] = (Cell){ .i = at };
+		}
+	}
+}
+
 /* --- Statements ---------------------------------------------------------------- */
 
 static void exec(Interp *in, const TcStmt *s);
@@ -1248,6 +1465,11 @@ exec(Interp *in, const TcStmt *s)
 	case TC_ST_REDUCE:
 		if (!in->count_only)
 			exec_reduce(in, s);
+		return;
+	case TC_ST_REDUCE_ALL: exec_reduce_all(in, s); return;
+	case TC_ST_ARG_REDUCE:
+		if (!in->count_only)
+			exec_arg_reduce(in, s);
 		return;
 	default:
 		/* Kinds the target passes introduce never reach here. */

@@ -119,9 +119,10 @@ tc_unop_name(TcUnop op)
 static const struct {
 	const char *name;
 	int arity;
-	char result;
+	TcDtype arg, result;
 } func_info[] = {
-#define X(name, spelling, arity, result) [TC_FN_##name] = { spelling, arity, result },
+#define X(name, spelling, arity, arg, result) \
+	[TC_FN_##name] = { spelling, arity, TC_DT_##arg, TC_DT_##result },
 	TC_FUNCS(X)
 #undef X
 };
@@ -136,6 +137,18 @@ int
 tc_func_arity(TcFunc fn)
 {
 	return func_info[fn].arity;
+}
+
+TcDtype
+tc_func_arg_type(TcFunc fn)
+{
+	return func_info[fn].arg;
+}
+
+TcDtype
+tc_func_result_type(TcFunc fn)
+{
+	return func_info[fn].result;
 }
 
 TcFunc
@@ -206,6 +219,22 @@ const char *
 tc_reduce_name(TcReduceOp op)
 {
 	return reduce_names[op];
+}
+
+TcDtype
+tc_reduce_all_type(TcDtype t)
+{
+	switch (t) {
+	case TC_DT_F16:
+	case TC_DT_BF16:
+	case TC_DT_FP8E4M3:
+	case TC_DT_FP8E5M2: return TC_DT_F32;
+	case TC_DT_BOOL:
+	case TC_DT_I4:
+	case TC_DT_I8:
+	case TC_DT_U8: return TC_DT_I32;
+	default: return t;
+	}
 }
 
 /* --- Constructors ----------------------------------------------------------- */
@@ -433,6 +462,15 @@ tc_expr_eval(const TcExpr *e, long long *out)
 			return st;
 		return tc_expr_eval(l ? e->u.sel.then : e->u.sel.els, out);
 	case TC_EX_CALL: {
+		if (e->u.call.fn == TC_FN_ABS) {
+			if ((st = tc_expr_eval(e->u.call.args[0], &l)) !=
+			    TC_EVAL_CONST)
+				return st;
+			if (l == INT32_MIN)
+				return TC_EVAL_OVERFLOW;
+			*out = l < 0 ? -l : l;
+			return TC_EVAL_CONST;
+		}
 		if (e->u.call.fn != TC_FN_CEILDIV && e->u.call.fn != TC_FN_MIN &&
 		    e->u.call.fn != TC_FN_MAX)
 			return TC_EVAL_DYNAMIC;
@@ -663,6 +701,16 @@ tc_stmt_visit(const TcStmt *s, TcVisitor *v)
 		region_visit(&s->u.reduce.dst, v);
 		region_visit(&s->u.reduce.src, v);
 		break;
+	case TC_ST_REDUCE_ALL:
+		if (v->var)
+			v->var(v->ctx, s->u.reduce_all.dst);
+		region_visit(&s->u.reduce_all.src, v);
+		break;
+	case TC_ST_ARG_REDUCE:
+		region_visit(&s->u.arg_reduce.dst, v);
+		region_visit(&s->u.arg_reduce.index, v);
+		region_visit(&s->u.arg_reduce.src, v);
+		break;
 	default:
 		break;
 	}
@@ -737,6 +785,14 @@ access_stmt(void *ctx, const TcStmt *s)
 		region_access(acc, &s->u.reduce.src, TC_ROLE_READ);
 		region_access(acc, &s->u.reduce.dst, s->u.reduce.accumulate
 						? rw : TC_ROLE_WRITE);
+		return TC_VISIT_OVER;
+	case TC_ST_REDUCE_ALL:
+		region_access(acc, &s->u.reduce_all.src, TC_ROLE_READ);
+		return TC_VISIT_OVER;
+	case TC_ST_ARG_REDUCE:
+		region_access(acc, &s->u.arg_reduce.src, TC_ROLE_READ);
+		region_access(acc, &s->u.arg_reduce.dst, TC_ROLE_WRITE);
+		region_access(acc, &s->u.arg_reduce.index, TC_ROLE_WRITE);
 		return TC_VISIT_OVER;
 	default:
 		return TC_VISIT_INTO;

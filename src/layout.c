@@ -143,14 +143,25 @@ node(Layouter *L, const TcVar *v, int d)
 	return L->frag_node[v->index] + d;
 }
 
+/* v moves to shared memory; `why` (a clause, "it is ...") and the use at
+ * `at` are recorded for the notes (the first reason only). */
 static void
-spill(Layouter *L, const TcVar *v)
+spill(Layouter *L, TcVar *v, TcLoc at, const char *why)
 {
 	if (v->kind == TC_VAR_BUFFER && L->frag_node[v->index] >= 0 &&
 	    !L->spill[v->index]) {
 		L->spill[v->index] = true;
 		L->changed = true;
+		v->smem_why = why;
+		v->smem_why_loc = at;
 	}
+}
+
+/* "line:col" of a location in the program, for the reasons. */
+static const char *
+at_text(Layouter *L, TcLoc loc)
+{
+	return tc_fmt(L->a, "%d:%d", loc.line, loc.col);
 }
 
 /* --- Constraints from uses ------------------------------------------------------ */
@@ -159,6 +170,7 @@ typedef struct Walk {
 	Layouter *L;
 	TcStmt *par[16]; /* enclosing parallel loops, outermost first */
 	int npar;
+	TcLoc at;        /* the statement being walked */
 } Walk;
 
 static bool
@@ -174,7 +186,7 @@ is_par_var(const Walk *W, const TcExpr *e)
 
 /* F[idx...] inside parallel loops: each index a distinct loop variable. */
 static void
-element_use(Walk *W, TcVar *f, TcExpr *const *idx)
+element_use(Walk *W, TcVar *f, TcExpr *const *idx, TcLoc where)
 {
 	Layouter *L = W->L;
 	if (node(L, f, 0) < 0)
@@ -185,7 +197,13 @@ element_use(Walk *W, TcVar *f, TcExpr *const *idx)
 	if (ok && f->rank == 2)
 		ok = idx[0]->u.var != idx[1]->u.var;
 	if (!ok) {
-		spill(L, f);
+		TcLoc at = where.line ? where : W->at;
+		spill(L, f, at, tc_fmt(L->a, W->npar == 0 ?
+		      "an element of it is read or written outside "
+		      "tile_parallel at %s" :
+		      "an element of it is indexed at %s by something other "
+		      "than one distinct enclosing tile_parallel variable per "
+		      "dim", at_text(L, at)));
 		return;
 	}
 	for (int d = 0; d < f->rank; d++)
@@ -219,7 +237,7 @@ walk_expr(Walk *W, TcExpr *e)
 		for (int i = 0; i < e->u.load.var->rank; i++)
 			walk_expr(W, e->u.load.idx[i]);
 		if (e->u.load.var->kind == TC_VAR_BUFFER)
-			element_use(W, e->u.load.var, e->u.load.idx);
+			element_use(W, e->u.load.var, e->u.load.idx, e->loc);
 		break;
 	default:
 		break;
@@ -242,6 +260,8 @@ static void
 walk(Walk *W, TcStmt *s)
 {
 	Layouter *L = W->L;
+	const char *at = at_text(L, s->loc);
+	W->at = s->loc;
 	switch (s->kind) {
 	case TC_ST_BLOCK:
 		for (int i = 0; i < s->u.block.body.len; i++)
@@ -257,7 +277,8 @@ walk(Walk *W, TcStmt *s)
 			for (int i = 0; i < d->u.load.var->rank; i++)
 				walk_expr(W, d->u.load.idx[i]);
 			if (d->u.load.var->kind == TC_VAR_BUFFER)
-				element_use(W, d->u.load.var, d->u.load.idx);
+				element_use(W, d->u.load.var, d->u.load.idx,
+					    d->loc);
 		}
 		break;
 	case TC_ST_FOR:
@@ -280,13 +301,34 @@ walk(Walk *W, TcStmt *s)
 		break;
 	case TC_ST_GEMM: {
 		TcVar *c = s->u.gemm.c.var, *a = s->u.gemm.a.var;
-		spill(L, s->u.gemm.b.var);
+		spill(L, s->u.gemm.b.var, s->loc, tc_fmt(L->a, "it is the B "
+		      "operand of the tile_gemm at %s, read from shared memory",
+		      at));
 		/* A gemm whose C is not in registers (spilled by another
 		 * use) is the element-wise one over shared memory: its A
 		 * goes there too. */
-		if (node(L, c, 0) < 0 || !mma_operands(L, s) || c->rank != 2) {
-			spill(L, c);
-			spill(L, a);
+		if (node(L, c, 0) < 0) {
+			spill(L, a, s->loc, tc_fmt(L->a, "it is the A operand "
+			      "of the tile_gemm at %s, whose accumulator is in "
+			      "shared memory", at));
+			break;
+		}
+		if (!mma_operands(L, s) || c->rank != 2) {
+			const char *why = tc_fmt(L->a, "the tile_gemm at %s "
+				"(%s += %s x %s, %lldx%lld), which has no matrix "
+				"instruction here (those take f16 or bf16%s "
+				"operands into an f32 accumulator, M a multiple "
+				"of %d, N of %d, K of 16)", at,
+				tc_dtype_name(c->dtype),
+				tc_dtype_name(a->dtype),
+				tc_dtype_name(s->u.gemm.b.var->dtype),
+				tc_var_extent(c, 0), tc_var_extent(c, 1),
+				L->mi->f32_operands ? " or f32" : "",
+				L->mi->rows, L->mi->cols);
+			spill(L, c, s->loc, tc_fmt(L->a, "it is the accumulator "
+			      "of %s", why));
+			spill(L, a, s->loc, tc_fmt(L->a, "it is the A operand of "
+			      "%s", why));
 			break;
 		}
 		for (int d = 0; d < 2; d++) {
@@ -295,7 +337,9 @@ walk(Walk *W, TcStmt *s)
 		}
 		if (node(L, a, 0) >= 0) {
 			if (s->u.gemm.trans_a) {
-				spill(L, a);
+				spill(L, a, s->loc, tc_fmt(L->a, "it is the "
+				      "transposed A operand (TILE_TRANS_A) of the "
+				      "tile_gemm at %s", at));
 			} else {
 				unite(L, node(L, a, 0), node(L, c, 0));
 				L->cls[find(L, node(L, a, 1))].mma = true;
@@ -307,7 +351,10 @@ walk(Walk *W, TcStmt *s)
 	case TC_ST_REDUCE: {
 		TcVar *src = s->u.reduce.src.var, *dst = s->u.reduce.dst.var;
 		if (node(L, src, 0) < 0 || src->rank != 2) {
-			spill(L, dst);
+			spill(L, dst, s->loc, tc_fmt(L->a, "it is the result of "
+			      "the tile_reduce at %s, whose source '%s' %s", at,
+			      src->name, src->rank != 2 ? "is not 2-dim" :
+			      "is in shared memory"));
 			break;
 		}
 		if (node(L, dst, 0) >= 0)
@@ -316,13 +363,28 @@ walk(Walk *W, TcStmt *s)
 			L->row_reduce = true;
 		break;
 	}
+	case TC_ST_ARG_REDUCE:
+		/* One thread per output scans the reduced dim: every
+		 * operand where any thread reaches any element. */
+	{
+		const char *why = tc_fmt(L->a, "it is an operand of the "
+			"tile_reduce_%s at %s, where one thread per output "
+			"scans the reduced dim", s->u.arg_reduce.topk ? "topk" :
+			s->u.arg_reduce.min ? "argmin" : "argmax", at);
+		spill(L, s->u.arg_reduce.src.var, s->loc, why);
+		spill(L, s->u.arg_reduce.dst.var, s->loc, why);
+		spill(L, s->u.arg_reduce.index.var, s->loc, why);
+		break;
+	}
 	case TC_ST_COPY:
 	case TC_ST_ATOMIC_ADD: {
 		TcRegion *d = &s->u.copy.dst, *r = &s->u.copy.src;
 		if (!d->whole)
-			spill(L, d->var);
+			spill(L, d->var, s->loc, tc_fmt(L->a, "a region of it "
+			      "is written by the tile_copy at %s", at));
 		if (!r->whole)
-			spill(L, r->var);
+			spill(L, r->var, s->loc, tc_fmt(L->a, "a region of it "
+			      "is read by the tile_copy at %s", at));
 		if (d->whole && r->whole && node(L, d->var, 0) >= 0 &&
 		    node(L, r->var, 0) >= 0)
 			for (int i = 0; i < d->var->rank; i++)
@@ -660,7 +722,30 @@ check_dists(Layouter *L, int tr, int tc, const int *vecs)
 				bad = c->extent % per != 0;
 			}
 			if (bad) {
-				spill(L, v);
+				const char *why;
+				if (c->conflict)
+					why = tc_fmt(L->a, "its dim %d is joined "
+						"(by loops, copies or reductions) "
+						"with dims of another extent or "
+						"orientation", d);
+				else if (c->mma != mma)
+					why = tc_fmt(L->a, "its dim %d is joined "
+						"with a gemm accumulator's and "
+						"another dim is not", d);
+				else if (v->rank == 2 && c->axis >= 0 &&
+					 c->axis != d)
+					why = tc_fmt(L->a, "its dim %d is joined "
+						"with the other axis of a 2-dim "
+						"fragment", d);
+				else
+					why = tc_fmt(L->a, "its dim %d (%lld) "
+						"is not a multiple of the %lld "
+						"elements the block's %d threads "
+						"spread it over", d, c->extent,
+						(c->axis == 0 ? (long long)tr :
+						 (long long)tc * vecs[n]),
+						L->threads);
+				spill(L, v, (TcLoc){ 0 }, why);
 				ok = false;
 				break;
 			}
@@ -702,7 +787,10 @@ choose_layouts(Layouter *L)
 			TcVar *v = k->vars.items[i];
 			for (int d = 0; d < v->rank && node(L, v, 0) >= 0; d++)
 				if (L->cls[find(L, node(L, v, d))].conflict)
-					spill(L, v);
+					spill(L, v, (TcLoc){ 0 }, tc_fmt(a,
+					      "its dim %d is joined (by loops, "
+					      "copies or reductions) with dims of "
+					      "another extent or orientation", d));
 		}
 		if (L->changed)
 			continue;
@@ -711,7 +799,12 @@ choose_layouts(Layouter *L)
 				TcVar *v = k->vars.items[i];
 				if (node(L, v, 0) >= 0 &&
 				    L->cls[find(L, node(L, v, 0))].mma)
-					spill(L, v);
+					spill(L, v, (TcLoc){ 0 }, tc_fmt(a,
+					      "no grid of the block's %d warps "
+					      "tiles every gemm accumulator's "
+					      "rows by %d and columns by %d",
+					      L->warps, L->mi->rows,
+					      L->mi->cols));
 			}
 			continue;
 		}
@@ -727,7 +820,10 @@ choose_layouts(Layouter *L)
 			/* A nest the register layouts cannot follow: everything
 			 * in shared memory, which any nest can use. */
 			for (int i = 0; i < nv; i++)
-				spill(L, k->vars.items[i]);
+				spill(L, k->vars.items[i], (TcLoc){ 0 },
+				      "a tile_parallel nest of the kernel cannot "
+				      "follow register layouts, so every "
+				      "fragment moves to shared memory");
 			anchor_loops(L, k->body, false, 0);
 			break;
 		}
@@ -755,6 +851,19 @@ layout_kernel(TcArena *a, TcKernel *k, const TcTarget *t)
 		if (v->kind == TC_VAR_BUFFER && v->scope != TC_SCOPE_SHARED) {
 			memset(&v->layout, 0, sizeof v->layout);
 			v->layout.kind = TC_LAYOUT_SMEM;
+			v->smem_why = NULL;
+			v->smem_why_loc = (TcLoc){ 0 };
+			if (!whole_warps)
+				v->smem_why = tc_fmt(a, "the block's %lld threads "
+					"are not whole warps of %d lanes", threads,
+					t->warp_size);
+			else if (v->rank > 2)
+				v->smem_why = tc_fmt(a, "it has %d dims; register "
+					"layouts have 1 or 2", v->rank);
+			else if (tc_dtype_bits(v->dtype) < 8)
+				v->smem_why = tc_fmt(a, "its elements (%s) are "
+					"narrower than a byte",
+					tc_dtype_name(v->dtype));
 		}
 		if (whole_warps && is_candidate(v)) {
 			L.frag_node[i] = L.ncls;

@@ -42,6 +42,7 @@ typedef struct Cli {
 	bool standalone;        /* --standalone */
 	bool list_kernels;      /* --list-kernels */
 	bool json;              /* --json: --list-kernels as JSON */
+	bool explain;           /* --explain */
 	const char *config;     /* --config: a tuning record's values */
 	bool time;              /* --time: report the translator's time */
 	int ndefines;           /* -D bindings, in order */
@@ -88,6 +89,9 @@ usage(FILE *f)
 	      "(kernels,\n"
 	      "                       their lines, the tunables and their "
 	      "choices)\n"
+	      "  --explain            a note on where each buffer lives "
+	      "(registers,\n"
+	      "                       shared memory) and why, to stderr\n"
 	      "  --time               print the translation's time (reading, "
 	      "parsing,\n"
 	      "                       passes, emitting) to stderr\n"
@@ -114,6 +118,7 @@ enum {
 	OPT_STANDALONE, OPT_LIST_KERNELS, OPT_TIME, OPT_TARGET, OPT_ARCH,
 	OPT_OUT, OPT_KERNEL, OPT_DUMP_AFTER, OPT_EMIT, OPT_CONFIG, OPT_DEFINE,
 	OPT_JSON,
+	OPT_EXPLAIN,
 };
 
 static const TcOptSpec options[] = {
@@ -124,6 +129,7 @@ static const TcOptSpec options[] = {
 	{ "standalone", 0, false, OPT_STANDALONE },
 	{ "list-kernels", 0, false, OPT_LIST_KERNELS },
 	{ "json", 0, false, OPT_JSON },
+	{ "explain", 0, false, OPT_EXPLAIN },
 	{ "time", 0, false, OPT_TIME },
 	{ "target", 't', true, OPT_TARGET },
 	{ "arch", 0, true, OPT_ARCH },
@@ -177,6 +183,7 @@ parse_args(Cli *cli, int argc, char **argv, bool *stop)
 		case OPT_STANDALONE: cli->standalone = true; break;
 		case OPT_LIST_KERNELS: cli->list_kernels = true; break;
 		case OPT_JSON: cli->json = true; break;
+		case OPT_EXPLAIN: cli->explain = true; break;
 		case OPT_TIME: cli->time = true; break;
 		case OPT_TARGET: cli->target = v; break;
 		case OPT_ARCH: cli->arch = v; break;
@@ -290,6 +297,7 @@ translate(const Cli *cli)
 	opt.verify = cli->verify;
 	opt.line_directives = cli->line_directives;
 	opt.standalone = cli->standalone;
+	opt.explain = cli->explain;
 	opt.ndefines = cli->ndefines;
 	for (int i = 0; i < cli->ndefines; i++) {
 		opt.define_name[i] = cli->define_name[i];

@@ -532,6 +532,54 @@ not_builtin(Parser *P, TcLoc loc, const char *name)
 		      "kernel may call only builtins", name);
 }
 
+/* The reduction tile_sum, tile_max, tile_min or tile_absmax names, or -1. */
+static int
+reduce_all_op(const char *name)
+{
+	if (strncmp(name, "tile_", 5) != 0)
+		return -1;
+	for (int op = 0; op < TC_RED_COUNT; op++)
+		if (strcmp(name + 5, tc_reduce_name((TcReduceOp)op)) == 0)
+			return op;
+	return -1;
+}
+
+/* The dtype of a call's argument as written, before clang converted it to
+ * the prototype's parameter type (TC_DT_NONE if not a tile dtype). */
+static TcDtype
+written_type(Parser *P, CXCursor arg)
+{
+	for (int guard = 0; guard < 64 &&
+	     clang_getCursorKind(arg) == CXCursor_UnexposedExpr; guard++) {
+		Kids k = kids(P, arg);
+		if (k.n != 1)
+			break;
+		arg = k.c[0];
+	}
+	return dtype_of(clang_getCursorType(arg));
+}
+
+/* abs(x): x an integer that int holds.  C would convert a float or an
+ * i64 argument to int first (truncated or narrowed), which is never what
+ * abs of one means. */
+static bool
+abs_arg_ok(Parser *P, CXCursor arg, TcLoc loc)
+{
+	TcDtype t = written_type(P, arg);
+	if (tc_dtype_is_float(t)) {
+		error(P, loc, "'abs' takes an integer, not %s: fabsf is the "
+		      "float absolute value", tc_dtype_name(t));
+		return false;
+	}
+	if (t == TC_DT_I64) {
+		error(P, loc, "'abs' takes an i32, and this argument is i64, "
+		      "which would be narrowed first; convert it explicitly "
+		      "(abs((i32)x)) if that is meant");
+		return false;
+	}
+	return true;
+}
+
 static TcExpr *
 call_expr(Parser *P, CXCursor c)
 {
@@ -542,7 +590,13 @@ call_expr(Parser *P, CXCursor c)
 		return tc_expr_float(P->a, INFINITY, TC_DT_F32, loc);
 	TcFunc fn = tc_func_from_name(name);
 	if (fn == TC_FN_COUNT) {
-		if (strncmp(name, "tile_", 5) == 0 || strncmp(name, "tilec_", 6) == 0)
+		if (reduce_all_op(name) >= 0)
+			error(P, loc, "%s reduces a whole tile, so it is the whole "
+			      "value of a scalar declaration or assignment at "
+			      "block level (float s = %s(x);), not part of an "
+			      "expression", name, name);
+		else if (strncmp(name, "tile_", 5) == 0 ||
+			 strncmp(name, "tilec_", 6) == 0)
 			error(P, loc, "'%s' is a statement, not a value", name);
 		else
 			not_builtin(P, loc, name);
@@ -557,16 +611,18 @@ call_expr(Parser *P, CXCursor c)
 	e->u.call.fn = fn;
 	e->u.call.nargs = nargs;
 	e->u.call.args = tc_alloc(P->a, sizeof(TcExpr *) * (size_t)(nargs + 1));
-	bool is_float = fn >= TC_FN_EXPF;
 	for (int i = 0; i < nargs; i++) {
-		TcExpr *arg = expr(P, clang_Cursor_getArgument(c, (unsigned)i));
+		CXCursor ac = clang_Cursor_getArgument(c, (unsigned)i);
+		if (fn == TC_FN_ABS && !abs_arg_ok(P, ac, loc_of(P, ac)))
+			return NULL;
+		TcExpr *arg = expr(P, ac);
 		if (!arg)
 			return NULL;
 		/* clang converted arguments to the prototype's type. */
-		e->u.call.args[i] = convert(P, arg, is_float ? TC_DT_F32 :
-						    TC_DT_I32, arg->loc);
+		e->u.call.args[i] = convert(P, arg, tc_func_arg_type(fn),
+					    arg->loc);
 	}
-	e->dtype = is_float ? TC_DT_F32 : TC_DT_I32;
+	e->dtype = tc_func_result_type(fn);
 	return e;
 }
 
@@ -1042,6 +1098,20 @@ tile_op(Parser *P, CXCursor c, const char *name, TcVec *out)
 			if (!s->u.fill.value)
 				return false;
 		}
+	} else if (strcmp(name, "tile_reduce_argmax") == 0 ||
+		   strcmp(name, "tile_reduce_argmin") == 0 ||
+		   strcmp(name, "tile_reduce_topk") == 0) {
+		ARGS(4, 4);
+		s = tc_stmt_new(P->a, TC_ST_ARG_REDUCE, loc);
+		s->u.arg_reduce.topk = strcmp(name, "tile_reduce_topk") == 0;
+		s->u.arg_reduce.min = strcmp(name, "tile_reduce_argmin") == 0;
+		long long dim;
+		if (!region(P, ARG(0), &s->u.arg_reduce.dst) ||
+		    !region(P, ARG(1), &s->u.arg_reduce.index) ||
+		    !region(P, ARG(2), &s->u.arg_reduce.src) ||
+		    !const_arg(P, c, 3, "the reduced dim", &dim))
+			return false;
+		s->u.arg_reduce.dim = (int)dim;
 	} else if (strncmp(name, "tile_reduce_", 12) == 0) {
 		ARGS(3, 4);
 		s = tc_stmt_new(P->a, TC_ST_REDUCE, loc);
@@ -1075,7 +1145,8 @@ tile_op(Parser *P, CXCursor c, const char *name, TcVec *out)
 		      "tile_pipelined(i, n, stages)", name);
 		return false;
 	} else {
-		if (tc_func_from_name(name) != TC_FN_COUNT)
+		if (tc_func_from_name(name) != TC_FN_COUNT ||
+		    reduce_all_op(name) >= 0)
 			error(P, loc, "the result of '%s' is unused", name);
 		else
 			not_builtin(P, loc, name);
@@ -1083,6 +1154,44 @@ tile_op(Parser *P, CXCursor c, const char *name, TcVec *out)
 	}
 #undef ARGS
 #undef ARG
+	tc_vec_push(P->a, out, s);
+	return true;
+}
+
+/* The reduction whose call is the whole of `value` (parentheses and
+ * conversions aside), or -1. */
+static int
+value_reduce_all(Parser *P, CXCursor value)
+{
+	CXCursor c = strip(value);
+	if (clang_getCursorKind(c) != CXCursor_CallExpr)
+		return -1;
+	return reduce_all_op(callee_name(P, c));
+}
+
+/* dst = tile_sum(x) (or tile_max, tile_min, tile_absmax), the value the
+ * whole of a scalar declaration's initializer or of an assignment. */
+static bool
+reduce_all_stmt(Parser *P, CXCursor value, TcVar *dst, TcLoc loc, TcVec *out)
+{
+	CXCursor call = strip(value);
+	const char *name = callee_name(P, call);
+	TcStmt *s = tc_stmt_new(P->a, TC_ST_REDUCE_ALL, loc_of(P, call));
+	s->u.reduce_all.op = (TcReduceOp)reduce_all_op(name);
+	s->u.reduce_all.dst = dst;
+	if (clang_Cursor_getNumArguments(call) != 1) {
+		error(P, loc, "%s takes one buffer", name);
+		return false;
+	}
+	CXCursor arg = clang_Cursor_getArgument(call, 0);
+	if (!region(P, arg, &s->u.reduce_all.src))
+		return false;
+	if (!s->u.reduce_all.src.whole) {
+		error(P, s->u.reduce_all.src.loc, "%s reduces a whole buffer, "
+		      "not a region: copy the region into a buffer first", name);
+		return false;
+	}
+	dst->mutated = true;
 	tc_vec_push(P->a, out, s);
 	return true;
 }
@@ -1203,6 +1312,14 @@ decl_stmt(Parser *P, CXCursor c, TcVec *out)
 		TcVar *v = tc_var_new(P->a, P->k, TC_VAR_LOCAL, name, dt, loc);
 		TcStmt *s = tc_stmt_new(P->a, TC_ST_DECL, loc);
 		s->u.decl.var = v;
+		/* float m = tile_max(x): declared, then set. */
+		if (nrest == 1 && value_reduce_all(P, rest[0]) >= 0) {
+			tc_vec_push(P->a, out, s);
+			if (!reduce_all_stmt(P, rest[0], v, loc, out))
+				return false;
+			bind(P, vd, v);
+			continue;
+		}
 		if (nrest == 1) {
 			s->u.decl.init = expr(P, rest[0]);
 			if (!s->u.decl.init)
@@ -1380,6 +1497,23 @@ assign_stmt(Parser *P, CXCursor c, CXCursor lhs, const char *op,
 	return true;
 }
 
+/* local = tile_sum(x): the destination must be a scalar local. */
+static bool
+reduce_all_assign(Parser *P, CXCursor c, CXCursor lhs, CXCursor value,
+		  TcVec *out)
+{
+	CXCursor l = strip(lhs);
+	const char *name = callee_name(P, strip(value));
+	TcVar *v = clang_getCursorKind(l) == CXCursor_DeclRefExpr ?
+		   lookup(P, clang_getCursorReferenced(l)) : NULL;
+	if (!v || v->kind != TC_VAR_LOCAL) {
+		error(P, start_of(P, lhs), "the result of %s goes into a "
+		      "scalar local variable (float s = %s(x);)", name, name);
+		return false;
+	}
+	return reduce_all_stmt(P, value, v, loc_of(P, c), out);
+}
+
 /* statement := compound | decl | for | if | tile-op | launch | assignment */
 static bool
 stmt(Parser *P, CXCursor c, TcVec *out)
@@ -1432,6 +1566,8 @@ stmt(Parser *P, CXCursor c, TcVec *out)
 		k = kids(P, c);
 		if (strcmp(sp, "=") != 0 || k.n != 2)
 			break;
+		if (value_reduce_all(P, k.c[1]) >= 0)
+			return reduce_all_assign(P, c, k.c[0], k.c[1], out);
 		TcExpr *v = expr(P, k.c[1]);
 		return v && assign_stmt(P, c, k.c[0], NULL, v, out);
 	}

@@ -463,6 +463,25 @@ print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s)
 		if (s->u.reduce.accumulate)
 			tc_buf_puts(b, ", accumulate");
 		break;
+	case TC_ST_REDUCE_ALL:
+		tc_buf_printf(b, "%s = reduce_all %s ",
+			      s->u.reduce_all.dst ? s->u.reduce_all.dst->name
+						  : "<null>",
+			      s->u.reduce_all.op >= 0 &&
+			      s->u.reduce_all.op < TC_RED_COUNT ?
+			      tc_reduce_name(s->u.reduce_all.op) : "<op>");
+		print_region(b, &s->u.reduce_all.src);
+		break;
+	case TC_ST_ARG_REDUCE:
+		tc_buf_printf(b, "reduce %s ", s->u.arg_reduce.topk ? "topk" :
+			      s->u.arg_reduce.min ? "argmin" : "argmax");
+		print_region(b, &s->u.arg_reduce.dst);
+		tc_buf_puts(b, ", ");
+		print_region(b, &s->u.arg_reduce.index);
+		tc_buf_puts(b, " <- ");
+		print_region(b, &s->u.arg_reduce.src);
+		tc_buf_printf(b, ", dim %d", s->u.arg_reduce.dim);
+		break;
 	case TC_ST_BARRIER:
 		tc_buf_puts(b, "barrier");
 		break;

@@ -49,24 +49,25 @@ stage_bytes(const TcVar *v)
 
 /* Scratch for reductions from register fragments whose threads combine
  * across warps: one value of the result's value type (8 bytes for f64 and
- * i64, else 4) per (thread, result the thread holds). */
+ * i64, else 4) per (thread, result the thread holds); for reductions of a
+ * whole tile to a scalar, one per warp. */
 static long long
-scratch_bytes(const TcKernel *k, const TcStmt *s, int threads)
+scratch_bytes(const TcKernel *k, const TcStmt *s, int threads, int warp)
 {
 	long long need = 0, sub;
 	switch (s->kind) {
 	case TC_ST_BLOCK:
 		for (int i = 0; i < s->u.block.body.len; i++)
 			if ((sub = scratch_bytes(k, s->u.block.body.items[i],
-						 threads)) > need)
+						 threads, warp)) > need)
 				need = sub;
 		return need;
 	case TC_ST_FOR:
-		return scratch_bytes(k, s->u.loop.body, threads);
+		return scratch_bytes(k, s->u.loop.body, threads, warp);
 	case TC_ST_IF:
-		need = scratch_bytes(k, s->u.cond.then, threads);
+		need = scratch_bytes(k, s->u.cond.then, threads, warp);
 		if (s->u.cond.els &&
-		    (sub = scratch_bytes(k, s->u.cond.els, threads)) > need)
+		    (sub = scratch_bytes(k, s->u.cond.els, threads, warp)) > need)
 			need = sub;
 		return need;
 	case TC_ST_REDUCE: {
@@ -85,6 +86,15 @@ scratch_bytes(const TcKernel *k, const TcStmt *s, int threads)
 		TcDtype t = s->u.reduce.dst.var->dtype;
 		int bytes = t == TC_DT_F64 || t == TC_DT_I64 ? 8 : 4;
 		return (long long)threads * src->layout.dim[1 - s->u.reduce.dim].count * bytes;
+	}
+	case TC_ST_REDUCE_ALL: {
+		/* tilec::reduce_block: a value per warp (none for one
+		 * warp), or per thread when the warps are not whole. */
+		TcDtype t = tc_reduce_all_type(s->u.reduce_all.src.var->dtype);
+		int bytes = t == TC_DT_F64 || t == TC_DT_I64 ? 8 : 4;
+		if (threads % warp != 0)
+			return (long long)threads * bytes;
+		return threads == warp ? 0 : (long long)(threads / warp) * bytes;
 	}
 	default:
 		return 0;
@@ -217,7 +227,8 @@ place(TcKernel *k, long long threads, bool padded, const TcOptions *opt)
 	}
 	total = align_up(total, 128);
 	k->scratch_offset = total;
-	total += scratch_bytes(k, k->body, (int)threads);
+	total += scratch_bytes(k, k->body, (int)threads,
+			       opt->target.warp_size);
 	total = place_barriers(k->body, total);
 	k->smem_bytes = total;
 	return total;
@@ -240,20 +251,32 @@ tc_smem(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
 		if (limit > 0 && total > limit)
 			total = place(k, threads, false, opt);
 		if (limit > 0 && total > limit) {
-			TcBuf what;
+			TcBuf what, why;
 			tc_buf_init(&what);
+			tc_buf_init(&why);
 			for (int j = 0; j < k->vars.len; j++) {
 				TcVar *v = k->vars.items[j];
-				if (v->kind == TC_VAR_BUFFER && v->smem_offset >= 0)
-					tc_buf_printf(&what, "%s%s %lld",
-						      what.len ? ", " : "", v->name,
-						      stage_bytes(v) * v->stages);
+				if (v->kind != TC_VAR_BUFFER || v->smem_offset < 0)
+					continue;
+				tc_buf_printf(&what, "%s%s %lld",
+					      what.len ? ", " : "", v->name,
+					      stage_bytes(v) * v->stages);
+				/* A fragment that could have been in
+				 * registers: say what put it here. */
+				if (v->scope != TC_SCOPE_SHARED && v->smem_why)
+					tc_buf_printf(&why, "; tile_%s '%s' is "
+						      "there, not in registers, "
+						      "because %s",
+						      tc_scope_name(v->scope),
+						      v->name, v->smem_why);
 			}
 			tc_diag(d, TC_ERROR, k->loc, "kernel '%s' needs %lld bytes "
-				"of shared memory (%s); %s %s allows %lld per block",
-				k->name, total, what.data, opt->target.name,
-				opt->target.arch, limit);
+				"of shared memory (%s); %s %s allows %lld per "
+				"block%s", k->name, total, what.data,
+				opt->target.name, opt->target.arch, limit,
+				why.data ? why.data : "");
 			tc_buf_free(&what);
+			tc_buf_free(&why);
 			ok = false;
 		}
 	}

@@ -46,9 +46,12 @@ select_kernel(TcProgram *p, const TcOptions *opt, TcDiags *d)
 	return false;
 }
 
-bool
-tc_compile(TcArena *a, const char *path, const char *text,
-	   const TcOptions *opt, TcDiags *d, TcProgram **out)
+/* Parse and run the pipeline; the notes on placements come after it
+ * (tc_compile) or after emitting (tc_translate), so an error of either
+ * is the first diagnostic. */
+static bool
+compile_program(TcArena *a, const char *path, const char *text,
+		const TcOptions *opt, TcDiags *d, TcProgram **out)
 {
 	*out = NULL;
 	TcProgram *p = tc_parse(a, path, text, opt, d);
@@ -63,6 +66,16 @@ tc_compile(TcArena *a, const char *path, const char *text,
 }
 
 bool
+tc_compile(TcArena *a, const char *path, const char *text,
+	   const TcOptions *opt, TcDiags *d, TcProgram **out)
+{
+	if (!compile_program(a, path, text, opt, d, out))
+		return false;
+	tc_explain(*out, opt, d);
+	return true;
+}
+
+bool
 tc_translate(TcArena *a, const char *path, const char *text,
 	     const TcOptions *opt, TcDiags *d, TcProgram **prog, TcBuf *src)
 {
@@ -72,11 +85,12 @@ tc_translate(TcArena *a, const char *path, const char *text,
 			"yet", opt->target.name);
 		return false;
 	}
-	if (!tc_compile(a, path, text, opt, d, prog))
+	if (!compile_program(a, path, text, opt, d, prog))
 		return false;
 	for (int i = 0; i < (*prog)->kernels.len; i++)
 		if (!be->emit(*prog, (*prog)->kernels.items[i], &opt->target,
 			      opt, src, d))
 			return false;
+	tc_explain(*prog, opt, d);
 	return true;
 }

@@ -234,28 +234,41 @@ typedef enum TcUnop {
 } TcUnop;
 
 /* Scalar builtin functions a tile program may call: NAME, spelling, arity,
- * result ('F' float of the widest argument, 'I' int). */
-#define TC_FUNCS(X)                        \
-	X(CEILDIV, "ceildiv", 2, 'I')      \
-	X(MIN, "min", 2, 'I')              \
-	X(MAX, "max", 2, 'I')              \
-	X(EXPF, "expf", 1, 'F')            \
-	X(EXP2F, "exp2f", 1, 'F')          \
-	X(LOGF, "logf", 1, 'F')            \
-	X(LOG2F, "log2f", 1, 'F')          \
-	X(SQRTF, "sqrtf", 1, 'F')          \
-	X(RSQRTF, "rsqrtf", 1, 'F')        \
-	X(FABSF, "fabsf", 1, 'F')          \
-	X(FMAXF, "fmaxf", 2, 'F')          \
-	X(FMINF, "fminf", 2, 'F')          \
-	X(TANHF, "tanhf", 1, 'F')          \
-	X(ERFF, "erff", 1, 'F')            \
-	X(SINF, "sinf", 1, 'F')            \
-	X(COSF, "cosf", 1, 'F')            \
-	X(POWF, "powf", 2, 'F')
+ * the type every argument is converted to (as the prototype in tilec.h
+ * says) and the result type.  docs/language.md gives each one's meaning. */
+#define TC_FUNCS(X)                                   \
+	X(CEILDIV, "ceildiv", 2, I32, I32)            \
+	X(MIN, "min", 2, I32, I32)                    \
+	X(MAX, "max", 2, I32, I32)                    \
+	X(ABS, "abs", 1, I32, I32)                    \
+	X(EXPF, "expf", 1, F32, F32)                  \
+	X(EXP2F, "exp2f", 1, F32, F32)                \
+	X(LOGF, "logf", 1, F32, F32)                  \
+	X(LOG2F, "log2f", 1, F32, F32)                \
+	X(SQRTF, "sqrtf", 1, F32, F32)                \
+	X(RSQRTF, "rsqrtf", 1, F32, F32)              \
+	X(FABSF, "fabsf", 1, F32, F32)                \
+	X(FMAXF, "fmaxf", 2, F32, F32)                \
+	X(FMINF, "fminf", 2, F32, F32)                \
+	X(TANHF, "tanhf", 1, F32, F32)                \
+	X(ERFF, "erff", 1, F32, F32)                  \
+	X(SINF, "sinf", 1, F32, F32)                  \
+	X(COSF, "cosf", 1, F32, F32)                  \
+	X(POWF, "powf", 2, F32, F32)                  \
+	X(LOG1PF, "log1pf", 1, F32, F32)              \
+	X(EXPM1F, "expm1f", 1, F32, F32)              \
+	X(FMAF, "fmaf", 3, F32, F32)                  \
+	X(ROUNDF, "roundf", 1, F32, F32)              \
+	X(RINTF, "rintf", 1, F32, F32)                \
+	X(FLOORF, "floorf", 1, F32, F32)              \
+	X(CEILF, "ceilf", 1, F32, F32)                \
+	X(TRUNCF, "truncf", 1, F32, F32)              \
+	X(SAT_I8, "sat_i8", 1, F32, I8)               \
+	X(SAT_U8, "sat_u8", 1, F32, U8)               \
+	X(SAT_I32, "sat_i32", 1, F32, I32)
 
 typedef enum TcFunc {
-#define X(name, spelling, arity, result) TC_FN_##name,
+#define X(name, spelling, arity, arg, result) TC_FN_##name,
 	TC_FUNCS(X)
 #undef X
 	TC_FN_COUNT
@@ -266,6 +279,8 @@ int tc_binop_prec(TcBinop op);
 const char *tc_unop_name(TcUnop op);
 const char *tc_func_name(TcFunc fn);
 int tc_func_arity(TcFunc fn);
+TcDtype tc_func_arg_type(TcFunc fn);    /* what each argument converts to */
+TcDtype tc_func_result_type(TcFunc fn); /* the call's dtype */
 TcFunc tc_func_from_name(const char *name); /* TC_FN_COUNT if unknown */
 
 /* --- Variables ------------------------------------------------------------
@@ -382,6 +397,12 @@ typedef struct TcVar {
 			     touch such a buffer */
 	long long smem_offset; /* byte offset in the block's shared memory,
 				  -1 if the buffer lives in registers */
+	/* A fragment or local buffer that layout.c put in shared memory
+	 * rather than registers: why, as a clause ("it is the B operand
+	 * of a tile_gemm"), and the statement or use that decided it
+	 * (line 0 when no single one did).  NULL otherwise. */
+	const char *smem_why;
+	TcLoc smem_why_loc;
 } TcVar;
 
 /* --- Expressions ---------------------------------------------------------- */
@@ -495,6 +516,10 @@ typedef enum TcReduceOp {
 } TcReduceOp;
 
 const char *tc_reduce_name(TcReduceOp op);
+/* The type a reduction of every element of a tile of dtype t combines in
+ * and gives (tile_sum and its kin): C's arithmetic type for t, f32 for
+ * the narrow floats, i32 for bool, i4, i8 and u8, else t itself. */
+TcDtype tc_reduce_all_type(TcDtype t);
 
 /* Statement kinds: NAME, printed name; the comment says which fields of
  * TcStmt's union are valid. */
@@ -510,6 +535,10 @@ const char *tc_reduce_name(TcReduceOp op);
 	X(FILL, "fill")     /* fill.dst (whole buffer), fill.value */    \
 	X(REDUCE, "reduce") /* reduce.* */                               \
 	X(ATOMIC_ADD, "atomic_add") /* copy.dst (tensor), copy.src */ \
+	X(REDUCE_ALL, "reduce_all") /* reduce_all.*: every element of a \
+				       buffer into one scalar local */ \
+	X(ARG_REDUCE, "arg_reduce") /* arg_reduce.*: argmax / argmin / \
+				       top-k along a dim, values and indices */ \
 	X(BARRIER, "barrier") /* no fields: every thread of the block \
 				 waits here (GPU targets, barrier.c) */
 
@@ -602,6 +631,23 @@ struct TcStmt {
 			int dim;         /* the dim of src reduced away */
 			bool accumulate; /* combine with dst's old contents */
 		} reduce;
+		struct {
+			TcReduceOp op;
+			TcVar *dst;     /* the LOCAL scalar it sets */
+			TcRegion src;   /* a whole buffer, any rank */
+		} reduce_all;
+		struct {
+			bool min;        /* argmin; else argmax (or top-k) */
+			/* top-k: dst and index keep src's rank, k (their
+			 * extent along dim) greatest elements in order;
+			 * else dim is reduced away. */
+			bool topk;
+			TcRegion dst;    /* the extreme values (whole buffer) */
+			TcRegion index;  /* their indices along dim (whole
+					    buffer of i32 or i64, dst's shape) */
+			TcRegion src;    /* a whole buffer */
+			int dim;         /* the dim of src reduced (away) */
+		} arg_reduce;
 	} u;
 };
 
@@ -795,6 +841,8 @@ struct TcOptions {
 	bool verify;                 /* verify the IR after every pass */
 	bool line_directives;        /* #line back to the tile program */
 	bool standalone;             /* inline templates into the output */
+	bool explain;                /* --explain: a note on every buffer's
+					placement (explain.c) */
 };
 
 /* ==== pipeline.c: the passes, in order ==================================== */
@@ -846,6 +894,13 @@ bool tc_index_width(TcArena *a, TcProgram *p, const TcOptions *opt,
 
 /* Whether a buffer lives in the block's shared memory on a GPU target. */
 bool tc_in_smem(const TcVar *v);
+
+/* ==== explain.c: notes on the buffers' placement ========================== */
+
+/* After the pipeline: a note at every fragment or local buffer that a GPU
+ * target keeps in shared memory rather than registers, saying why; with
+ * opt->explain, a note at every buffer and kernel. */
+void tc_explain(const TcProgram *p, const TcOptions *opt, TcDiags *d);
 
 /* ==== tilec.c: the translator as a library ================================ */
 

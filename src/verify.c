@@ -35,13 +35,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Result kinds of the builtin functions, from the TC_FUNCS list. */
-static const char func_result[] = {
-#define X(name, spelling, arity, result) [TC_FN_##name] = result,
-	TC_FUNCS(X)
-#undef X
-};
-
 /* Which var kinds an expression may name, as bits (1 << TcVarKind). */
 #define KIND(k) (1u << TC_VAR_##k)
 #define BODY_VARS (KIND(SCALAR) | KIND(TUNABLE) | KIND(LOOP) | KIND(BLOCK) | \
@@ -361,7 +354,7 @@ check_expr(Verifier *v, const TcExpr *e, unsigned kinds, bool loads,
 		}
 		for (int i = 0; i < e->u.call.nargs; i++)
 			check_expr(v, e->u.call.args[i], kinds, loads, at);
-		bool is_float = func_result[fn] == 'F';
+		bool is_float = tc_dtype_is_float(tc_func_result_type(fn));
 		if (is_float ? !tc_dtype_is_float(e->dtype) :
 			       !tc_dtype_is_int(e->dtype))
 			fail(v, at, "%s() typed %s", tc_func_name(fn),
@@ -770,6 +763,52 @@ check_reduce(Verifier *v, const TcStmt *s)
 		     tile_rank(src), tile_rank(dst));
 }
 
+/* REDUCE_ALL: a whole buffer into a LOCAL of the kernel. */
+static void
+check_reduce_all(Verifier *v, const TcStmt *s)
+{
+	if (s->u.reduce_all.op < 0 || s->u.reduce_all.op >= TC_RED_COUNT)
+		fail(v, s->loc, "reduction of invalid kind %d",
+		     (int)s->u.reduce_all.op);
+	const TcVar *dst = s->u.reduce_all.dst;
+	if (!dst) {
+		fail(v, s->loc, "reduce_all into NULL");
+	} else if (check_owned(v, dst, s->loc) && dst->kind != TC_VAR_LOCAL) {
+		fail(v, s->loc, "reduce_all into %s '%s', not a local",
+		     vk(dst->kind), name_of(dst));
+	}
+	const TcRegion *src = &s->u.reduce_all.src;
+	if (check_region(v, src, s->loc, "reduce_all"))
+		check_whole(v, src, s->loc, "reduce_all", TC_SCOPE_NONE, 0);
+}
+
+/* ARG_REDUCE: whole buffers; values and indices of src's shape less dim,
+ * the indices of an integer dtype. */
+static void
+check_arg_reduce(Verifier *v, const TcStmt *s)
+{
+	const TcRegion *dst = &s->u.arg_reduce.dst, *idx = &s->u.arg_reduce.index,
+		       *src = &s->u.arg_reduce.src;
+	bool ok = check_region(v, dst, s->loc, "arg_reduce");
+	ok = check_region(v, idx, s->loc, "arg_reduce") && ok;
+	ok = check_region(v, src, s->loc, "arg_reduce") && ok;
+	if (!ok || !check_whole(v, dst, s->loc, "arg_reduce", TC_SCOPE_NONE, 0) ||
+	    !check_whole(v, idx, s->loc, "arg_reduce", TC_SCOPE_NONE, 0) ||
+	    !check_whole(v, src, s->loc, "arg_reduce", TC_SCOPE_NONE, 0))
+		return;
+	int dim = s->u.arg_reduce.dim;
+	if (dim < 0 || dim >= src->var->rank)
+		fail(v, s->loc, "arg_reduce along dim %d of a rank-%d tile", dim,
+		     src->var->rank);
+	if (dst->var->rank != src->var->rank - !s->u.arg_reduce.topk ||
+	    idx->var->rank != dst->var->rank)
+		fail(v, s->loc, "arg_reduce of a rank-%d tile into ranks %d "
+		     "and %d", src->var->rank, dst->var->rank, idx->var->rank);
+	if (idx->var->dtype != TC_DT_I32 && idx->var->dtype != TC_DT_I64)
+		fail(v, s->loc, "arg_reduce indices of dtype %s",
+		     dt(idx->var->dtype));
+}
+
 static void
 check_stmt(Verifier *v, const TcStmt *s)
 {
@@ -807,6 +846,12 @@ check_stmt(Verifier *v, const TcStmt *s)
 		break;
 	case TC_ST_REDUCE:
 		check_reduce(v, s);
+		break;
+	case TC_ST_REDUCE_ALL:
+		check_reduce_all(v, s);
+		break;
+	case TC_ST_ARG_REDUCE:
+		check_arg_reduce(v, s);
 		break;
 	case TC_ST_BARRIER:
 		break;

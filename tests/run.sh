@@ -10,6 +10,8 @@
 #                 edited to write there too fails, naming the element
 #       json      integers are integers in --json: shape values, integer
 #                 outputs' errors and their worst element
+#       abs       abs(INT_MIN) stops the reference run (status 1) with
+#                 the call's location; abs of the values around it runs
 #       range     --range: each malformed or impossible range stops the
 #                 run (status 2) with a sentence naming it; a range that
 #                 gives the ids the same values twice reads the same rows
@@ -35,6 +37,12 @@ expect() {
 pw=tests/run/partial_write.c
 emb=tests/run/embedding.c
 case $case in
+abs)
+	expect 1 "abs_overflow.c:14:11: error: signed overflow: abs\(-2147483648\) does not fit in i32 \(undefined in C\)" \
+		run tests/run/abs_overflow.c --shape N=100 --range X=-2147483648:-2147483647
+	expect 0 "Y +i32\[100\] +exact  ok" \
+		run tests/run/abs_overflow.c --shape N=100 --range X=-2147483647:2147483647
+	;;
 exact)
 	"$tilec" $pw --kernel argmax -o "$work/argmax.c" || fail "translate"
 	sed 's/Y\[b \* BLOCK + i\] = best;/Y[b * BLOCK + i] = best + (b * BLOCK + i == 3);/' \

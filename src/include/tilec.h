@@ -114,6 +114,23 @@ void tile_reduce_sum(void *dst, const void *src, int dim, ...);
 void tile_reduce_max(void *dst, const void *src, int dim, ...);
 void tile_reduce_min(void *dst, const void *src, int dim, ...);
 void tile_reduce_absmax(void *dst, const void *src, int dim, ...);
+/* dst = max (min) of src along dim, index = where along dim it is (the
+ * smallest such index on ties; NaN loses to every number).  dst and index
+ * have src's dims without dim; index is i32 or i64. */
+void tile_reduce_argmax(void *dst, void *index, const void *src, int dim);
+void tile_reduce_argmin(void *dst, void *index, const void *src, int dim);
+/* The k greatest elements of src along dim, in order (ties: the smaller
+ * index first; NaN last), into dst and their indices into index: both of
+ * src's shape but k (at most src's extent) along dim. */
+void tile_reduce_topk(void *dst, void *index, const void *src, int dim);
+/* The sum, max, min or max |x| of every element of a whole buffer, as a
+ * value: the whole initializer of a scalar declaration or the whole
+ * right side of an assignment at block level (float m = tile_max(x);).
+ * The result has x's arithmetic type (f32 for f16, i32 for i8). */
+double tile_sum(const void *tile);
+double tile_max(const void *tile);
+double tile_min(const void *tile);
+double tile_absmax(const void *tile);
 /* dst += src element-wise, atomically; dst is a tensor region. */
 void tile_atomic_add(void *dst, const void *src);
 /* The region at origin covering tensor dims d0, d1, ... in that order. */
@@ -129,6 +146,7 @@ void *tile_dims(const void *origin, ...);
 int ceildiv(int a, int b);
 int min(int a, int b);
 int max(int a, int b);
+int abs(int a);
 float expf(float);
 float exp2f(float);
 float logf(float);
@@ -143,5 +161,18 @@ float erff(float);
 float sinf(float);
 float cosf(float);
 float powf(float, float);
+float log1pf(float);
+float expm1f(float);
+float fmaf(float, float, float);
+float roundf(float); /* ties away from zero */
+float rintf(float);  /* ties to even */
+float floorf(float);
+float ceilf(float);
+float truncf(float);
+/* Saturating casts for quantization: x rounded to the nearest integer
+ * (ties to even), clamped to the type's range; NaN gives 0. */
+i8 sat_i8(float x);
+u8 sat_u8(float x);
+i32 sat_i32(float x);
 
 #endif /* TILEC_H */

@@ -68,6 +68,56 @@ tilec_max(int a, int b)
 	return a > b ? a : b;
 }
 
+/* abs(a) for a > INT_MIN (the tile program's rule: abs(INT_MIN) overflows). */
+static inline int
+tilec_abs(int a)
+{
+	return a < 0 ? -a : a;
+}
+
+/* The saturating casts sat_i8, sat_u8, sat_i32: x rounded to the nearest
+ * integer, ties to even (rintf in the default rounding mode), clamped to
+ * the type's range; NaN gives 0.  The clamps compare floats, so a value
+ * past the range never reaches a conversion C leaves undefined. */
+static inline int8_t
+tilec_sat_i8(float x)
+{
+	float r = rintf(x);
+	return x != x ? 0 : r <= -128.0f ? -128 : r >= 127.0f ? 127 : (int8_t)r;
+}
+
+static inline uint8_t
+tilec_sat_u8(float x)
+{
+	float r = rintf(x);
+	return x != x ? 0 : r <= 0.0f ? 0 : r >= 255.0f ? 255 : (uint8_t)r;
+}
+
+static inline int
+tilec_sat_i32(float x)
+{
+	float r = rintf(x);
+	return x != x ? 0 : r <= -2147483648.0f ? INT_MIN :
+	       r >= 2147483648.0f ? INT_MAX : (int)r;
+}
+
+/* Whether element a at index ia comes before b at ib in a top-k: greater,
+ * or neither greater and a smaller index; a NaN is never greater and
+ * every number is greater than a NaN. */
+static inline bool
+tilec_topk_before(double a, long long ia, double b, long long ib)
+{
+	if (a == a && (b != b || a > b))
+		return true;
+	return !(b == b && (a != a || b > a)) && ia < ib;
+}
+
+static inline bool
+tilec_topk_before_int(long long a, long long ia, long long b, long long ib)
+{
+	return a > b || (a == b && ia < ib);
+}
+
 /* How many of a tile's `tile` elements starting at `origin` lie inside a
  * dimension of extent `dim`: clamp(dim - origin, 0, tile). */
 static inline int

@@ -24,6 +24,25 @@ namespace tilec {
 
 // ceil(a / b) for b > 0; (a + b - 1) / b would overflow near INT_MAX.
 __device__ __forceinline__ int ceildiv(int a, int b) { return a / b + (a % b > 0); }
+// abs(a) for a > INT_MIN (the tile program's rule: abs(INT_MIN) overflows).
+__device__ __forceinline__ int abs(int a) { return a < 0 ? -a : a; }
+
+// The saturating casts sat_i8, sat_u8, sat_i32: x rounded to the nearest
+// integer, ties to even (rintf), clamped to the type's range; NaN gives 0.
+// The clamps compare floats, so no conversion sees a value out of range.
+// i8 and u8 results are ints, as register values of those types are.
+__device__ __forceinline__ int sat_range(float x, float lo, float hi)
+{
+	float r = rintf(x);
+	return x != x ? 0 : r <= lo ? (int)lo : r >= hi ? (int)hi : (int)r;
+}
+__device__ __forceinline__ int sat_i8(float x) { return sat_range(x, -128.0f, 127.0f); }
+__device__ __forceinline__ int sat_u8(float x) { return sat_range(x, 0.0f, 255.0f); }
+__device__ __forceinline__ int sat_i32(float x)
+{
+	float r = rintf(x);
+	return x != x ? 0 : r <= -2147483648.0f ? -2147483647 - 1 : r >= 2147483648.0f ? 2147483647 : (int)r;
+}
 
 // --- Register values -------------------------------------------------------------------
 
@@ -374,6 +393,67 @@ __device__ __forceinline__ void reduce2d(A (&out)[NO], const X (&x)[NR][NC], voi
 		out[o] = v;
 	}
 	reduce_threads<OP, DIM == 1 ? C::BITS : R::BITS, THREADS>(out, scratch);
+}
+
+// Whether x beats the best so far, b, in an argmax (MIN: argmin): strictly,
+// so ties keep the smaller index; a NaN never wins and loses to any number.
+template <bool MIN, typename A> __device__ __forceinline__ bool arg_better(A x, A b)
+{
+	if constexpr (Same<A, float>::value || Same<A, double>::value)
+		return x == x && (b != b || (MIN ? x < b : x > b));
+	else
+		return MIN ? x < b : x > b;
+}
+
+// Whether element a at index ia comes before b at ib in a top-k: it beats
+// b (arg_better), or neither beats the other and its index is smaller.
+template <typename A> __device__ __forceinline__ bool topk_before(A a, long long ia, A b, long long ib)
+{
+	return arg_better<false>(a, b) || (!arg_better<false>(b, a) && ia < ib);
+}
+
+// Combine one value per thread over the whole block, the result in every
+// thread: shuffles within each warp, then the warps' values through
+// `scratch` (one per warp) between two barriers; when the warps are not
+// whole, every thread's value through scratch (one per thread).
+template <ReduceOp OP, int THREADS, typename A> __device__ __forceinline__ A reduce_block(A v, void *scratch_bytes)
+{
+	A *scratch = reinterpret_cast<A *>(scratch_bytes);
+	constexpr bool WHOLE = THREADS % WARP == 0;
+	constexpr int N = WHOLE ? THREADS / WARP : THREADS;
+	if constexpr (WHOLE) {
+#pragma unroll
+		for (int b = 1; b < WARP; b *= 2)
+			v = reduce_combine<OP>(v, shfl_xor(v, b));
+		if constexpr (N == 1)
+			return v;
+		if (threadIdx.x % WARP == 0)
+			scratch[threadIdx.x / WARP] = v;
+	} else {
+		scratch[threadIdx.x] = v;
+	}
+	__syncthreads();
+	v = scratch[0];
+	for (int i = 1; i < N; i++)
+		v = reduce_combine<OP>(v, scratch[i]);
+	__syncthreads();
+	return v;
+}
+
+// The reduction of every element of a register fragment (tile_sum and its
+// kin), in value type A, in every thread: one thread of each group holding
+// the same elements combines them, the block combines the threads.
+template <ReduceOp OP, typename R, typename C, int THREADS, typename A, typename X, int NR, int NC>
+__device__ __forceinline__ A reduce_all(const X (&x)[NR][NC], void *scratch)
+{
+	A v = reduce_init<OP, A>();
+	if (leader<R::BITS | C::BITS>())
+#pragma unroll
+		for (int r = 0; r < NR; r++)
+#pragma unroll
+			for (int c = 0; c < NC; c++)
+				v = reduce_combine<OP>(v, reduce_value<OP>((A)x[r][c]));
+	return reduce_block<OP, THREADS>(v, scratch);
 }
 
 // Reduce ROWS x COLS along DIM (row-major in shared memory, row stride ld)

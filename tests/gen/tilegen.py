@@ -76,6 +76,10 @@ FEATURES = {
     "atomics": (True, "tile_atomic_add"),
     "pipelined": (True, "tile_pipelined loops"),
     "rank3": (True, "rank-3 buffers"),
+    "rounding": (True, "roundf, rintf, floorf, ceilf, truncf, fmaf, "
+                 "log1pf, expm1f, abs and the saturating casts"),
+    "reduce_all": (True, "tile_sum, tile_max, tile_min, tile_absmax into "
+                   "block-level scalars"),
 }
 
 
@@ -275,6 +279,7 @@ class Gen:
         self.k = Kernel("k%d" % index)
         self.nbuf = 0
         self.nloc = 0
+        self.scalars = []   # block-level scalars (tile_sum ...), in order
         self.ntensor = 0
 
     # --- helpers ---
@@ -411,8 +416,22 @@ class Gen:
         a = self.expr(ctx, "i", depth - 1)
         b = self.expr(ctx, "i", depth - 1)
         op = r.choice(["+", "-", "*", "&", "|", "^", "/", "%", "<<", ">>",
-                       "min", "max", "cmp", "?:", "~", "neg", "cast"])
+                       "min", "max", "cmp", "?:", "~", "neg", "cast"] +
+                      (["abs", "sat"] if "rounding" in self.f else []))
         lim = 2**30
+        if op == "abs" and mag(a) < lim:
+            return E("abs((i32)(%s))" % a.tile, "llabs(%s)" % a.c, "i", 0,
+                     mag(a), True)
+        if op == "sat":
+            f = self.expr(ctx, "f", depth - 1)
+            if f.exact:
+                t = r.choice(["i8", "u8", "i32"])
+                lo, hi = INT_RANGE[t]
+                vlo = min(max(lo, int(f.lo) - 1), hi)
+                vhi = max(min(hi, int(f.hi) + 1), lo)
+                return E("sat_%s(%s)" % (t, f.tile),
+                         "SAT(%s, %dLL, %dLL)" % (f.c, lo, hi), "i", vlo, vhi,
+                         True)
         if op in "+-":
             lo = a.lo + b.lo if op == "+" else a.lo - b.hi
             hi = a.hi + b.hi if op == "+" else a.hi - b.lo
@@ -516,8 +535,32 @@ class Gen:
         op = r.choice(["+", "-", "*", "/", "fmaxf", "fminf", "fabsf",
                        "expf", "exp2f", "logf", "log2f", "sqrtf", "rsqrtf",
                        "tanhf", "erff", "sinf", "cosf", "powf", "?:", "neg",
-                       "cast", "int"])
+                       "cast", "int"] +
+                      (["round", "round", "fmaf", "log1pf", "expm1f"]
+                       if "rounding" in self.f else []))
         m = mag(a)
+        if op == "round" and a.exact and m < 1e6:
+            # Exact in C on the f32 argument: the same everywhere.
+            fn = r.choice(["roundf", "rintf", "floorf", "ceilf", "truncf"])
+            cfn = {"roundf": "round", "rintf": "nearbyint"}.get(fn, fn[:-1])
+            return E("%s(%s)" % (fn, a.tile),
+                     "%s((double)(float)(%s))" % (cfn, a.c), "f",
+                     float(int(a.lo) - 1), float(int(a.hi) + 1), True)
+        if op == "fmaf":
+            b = self.expr(ctx, "f", depth - 1)
+            c = self.expr(ctx, "f", depth - 1)
+            if m * mag(b) + mag(c) < 1e4:
+                ps = [a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi]
+                return E("fmaf(%s, %s, %s)" % (a.tile, b.tile, c.tile),
+                         "fma(%s, %s, %s)" % (a.c, b.c, c.c), "f",
+                         min(ps) + c.lo, max(ps) + c.hi)
+        if op == "log1pf":
+            return E("log1pf(fabsf(%s))" % a.tile, "log1p(fabs(%s))" % a.c,
+                     "f", 0, m + 1)
+        if op == "expm1f" and a.hi < 8:
+            import math
+            return E("expm1f(%s)" % a.tile, "expm1(%s)" % a.c, "f", -1.0,
+                     math.exp(a.hi))
         if op in ("+", "-", "*", "/", "fmaxf", "fminf", "?:", "powf"):
             b = self.expr(ctx, "f", depth - 1)
             mb = mag(b)
@@ -1043,18 +1086,23 @@ class Gen:
         S = tuple(self.S)
         choices = ["elementwise"] * 4 + ["reduce"] * 2 + ["cast", "fill",
                    "if", "loop", "local"]
+        if "reduce_all" in self.f and depth == 2:
+            choices += ["reduce_all"] * 2
         if len(S) == 2 and "gemm" in self.f:
             choices += ["gemm"] * 2
         what = r.choice(choices)
         if depth <= 0 and what in ("if", "loop"):
             what = "elementwise"
+        if what == "reduce_all":
+            return self.reduce_all(r.choice(live))
         if what == "elementwise":
             same = [b for b in live if b.shape == S]
             if same and self.chance(0.4):
                 dst = r.choice(same)   # overwrite (reads may use its old value)
-                return self.elementwise(dst, live, [], self.ints)
+                return self.elementwise(dst, live, list(self.scalars),
+                                        self.ints)
             dst = self.make_buf(S, want_int=self.k.exact or None)
-            st = self.elementwise(dst, live, [], self.ints)
+            st = self.elementwise(dst, live, list(self.scalars), self.ints)
             live.append(dst)
             return st
         if what == "reduce":
@@ -1116,6 +1164,47 @@ class Gen:
         if what == "loop":
             return self.loop(live)
         return None
+
+    def reduce_all(self, src):
+        """s = tile_sum(src) (or max, min, absmax): a block-level scalar
+        the element-wise statements after it may read."""
+        r = self.r
+        op = r.choice(["sum", "max", "min", "absmax"])
+        n = src.size()
+        fl = not is_int(src.dtype)
+        if op == "sum":
+            lo, hi = n * min(src.lo, 0), n * max(src.hi, 0)
+        elif op == "absmax":
+            lo, hi = 0, max(abs(src.lo), abs(src.hi))
+        else:
+            lo, hi = src.lo, src.hi
+        if fl and max(abs(lo), abs(hi)) > 1e4:
+            return None
+        if not fl and max(abs(lo), abs(hi)) >= 2**30:
+            return None
+        # The value's type: the element's arithmetic type.
+        wide = src.dtype in ("f64", "i64")
+        ttype = ("double" if wide else "float") if fl else \
+            ("long long" if wide else "int")
+        name = "red%d" % len(self.scalars)
+        exact = src.exact and (op != "sum" or not fl)
+        init = {"sum": "0", "max": "-INFINITY", "min": "INFINITY",
+                "absmax": "0"}[op]
+        comb = {"sum": "a + v", "max": "fmax(a, v)", "min": "fmin(a, v)",
+                "absmax": "fmax(a, fabs(v))"}[op]
+        q = ["q%d" % d for d in range(len(src.shape))]
+        head = " ".join("for (int %s = 0; %s < %d; %s++)" % (x, x, e, x)
+                        for x, e in zip(q, src.shape))
+        c = ["%s %s;" % ("double" if fl else "long long", name), "{",
+             "\tdouble a = %s;" % init,
+             "\t%s" % head, "\t{",
+             "\t\tdouble v = %s%s;" % (src.name, idx_c(q)),
+             "\t\ta = %s;" % comb, "\t}",
+             "\t%s = a;" % name, "}"]
+        t = ["%s %s = tile_%s(%s);" % (ttype, name, op, src.name)]
+        self.scalars.append(E(name, name if fl else "((long long)%s)" % name,
+                              "f" if fl else "i", lo, hi, exact))
+        return simple(t, c, "reduce_all")
 
     def cast(self, dst, src):
         """tile_copy between whole buffers: a cast when the dtypes differ."""
@@ -1679,11 +1768,19 @@ ORACLE_PRELUDE = r"""/* The generator's own model of the kernels' meaning (docs/
  * serial, in double; tilec run --source checks the reference against it. */
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 static long long min_ll(long long a, long long b) { return a < b ? a : b; }
 static long long max_ll(long long a, long long b) { return a > b ? a : b; }
 static long long ceildiv(long long a, long long b) { return (a + b - 1) / b; }
+/* sat_i8 and its kin: the f32 value rounded to nearest even, clamped;
+ * NaN gives 0. */
+static long long SAT(double x, long long lo, long long hi)
+{
+	double r = nearbyint((double)(float)x);
+	return x != x ? 0 : r <= (double)lo ? lo : r >= (double)hi ? hi : (long long)r;
+}
 
 /* Round v to the nearest value with `bits` significant bits, ties to
  * even; exponents below emin are subnormal (fixed spacing 2^(emin-bits)). */

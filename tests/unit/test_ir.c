@@ -228,6 +228,13 @@ START_TEST(eval_reports_overflow)
 					    tc_expr_int(a, 128, noloc)), &v),
 			 TC_EVAL_CONST);
 	ck_assert_int_eq(v, 16777216);
+	/* abs folds; abs(INT_MIN) overflows. */
+	TcExpr *ab = call2(a, TC_FN_ABS, tc_expr_int(a, -7, noloc), NULL);
+	ab->u.call.nargs = 1;
+	ck_assert_int_eq(tc_expr_eval(ab, &v), TC_EVAL_CONST);
+	ck_assert_int_eq(v, 7);
+	ab->u.call.args[0] = tc_expr_int(a, -2147483647 - 1, noloc);
+	ck_assert_int_eq(tc_expr_eval(ab, &v), TC_EVAL_OVERFLOW);
 	ck_assert_int_eq(tc_ceildiv(2147483647, 2147483647), 1);
 	ck_assert_int_eq(tc_ceildiv(0, 5), 0);
 	ck_assert_int_eq(tc_ceildiv(-5, 4), -1);

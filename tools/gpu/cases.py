@@ -143,4 +143,13 @@ CASES = [
      {"M": 130, "N": 70, "K": 33}, "gemm", "check"),
     ("regress_gemm_f32_k2_n1", "gemm_f32", None, {"BLOCK_K": 2, "BLOCK_N": 1}, {"M": 130, "N": 5, "K": 33},
      "gemm", "check"),
+    # Language constructs (tests/lang/), one output each.
+    ("lang_rintf", "tests/lang/rounding", None, {}, {"N": 1000}, "lang_rintf", "check"),
+    ("lang_roundf", "tests/lang/rounding", None, {}, {"N": 1000}, "lang_roundf", "check"),
+    ("lang_abs", "tests/lang/rounding", None, {}, {"N": 1000}, "lang_abs", "check"),
+    ("lang_sat_i32", "tests/lang/quantize", None, {}, {"N": 1000}, "lang_sat_i32", "check"),
+    ("lang_argmax", "tests/lang/argmax", None, {}, {"M": 160, "N": 64}, "lang_argmax", "check"),
+    ("lang_topk", "tests/lang/topk", None, {}, {"M": 160, "N": 64}, "lang_topk", "check"),
+    ("lang_reduce_all_threads", "tests/lang/reduce_all_threads", None, {}, {"N": 1000},
+     "lang_reduce_all_threads", "check"),
 ]

@@ -180,6 +180,75 @@ def ref_neg_origin_pipelined(t, s):
     return shifted(t["A"].double(), s["r0"]) @ t["B"].double()
 
 
+# The programs of tests/lang/, as their opening comments state.
+
+def lang_steps(s, x):
+    """rounding.c's and quantize.c's values: x, half steps where n % 4 is
+    1 and (rounding.c) quarter steps where it is 3."""
+    n = torch.arange(s["N"], device=x.device, dtype=torch.float64)
+    half = (n - s["N"] // 2) * 0.5
+    return n, torch.where(n % 4 == 1, half, x)
+
+
+def ref_lang_rintf(t, s):
+    n, v = lang_steps(s, t["X"].double() * 8)
+    v = torch.where(n % 4 == 3, (n - s["N"] // 2) * 0.25, v)
+    return torch.round(v)             # ties to even
+
+
+def ref_lang_roundf(t, s):
+    n, v = lang_steps(s, t["X"].double() * 8)
+    v = torch.where(n % 4 == 3, (n - s["N"] // 2) * 0.25, v)
+    return torch.sign(v) * torch.floor(v.abs() + 0.5)   # ties away from 0
+
+
+def ref_lang_abs(t, s):
+    n = torch.arange(s["N"], device=t["K"].device, dtype=torch.int64)
+    return (t["K"].to(torch.int64) * 1000 + n - s["N"] // 2).abs()
+
+
+def ref_lang_sat_i32(t, s):
+    x = t["X"].float()
+    n, v = lang_steps(s, x.double())
+    v = torch.where(n % 16 == 3, float("nan"), v)
+    v = torch.where(n % 16 == 7, (x * float("inf")).double(), v)
+    v = (v.float() * 16777216.0).double()
+    r = torch.round(v).clamp(-2**31, 2**31 - 1)
+    return torch.where(torch.isnan(v), 0.0, r)
+
+
+def lang_masked(t, every, nan_rows):
+    """argmax.c's and topk.c's tile: X truncated to integers, NaN where
+    (row + col) % every == 5 or 4, and in row 2 of each block of 16."""
+    x = torch.trunc(t["X"].double())
+    r = torch.arange(x.shape[0], device=x.device)[:, None]
+    c = torch.arange(x.shape[1], device=x.device)[None, :]
+    mask = (r + c) % every == (5 if every == 13 else 4)
+    if nan_rows:
+        mask = mask | (r % 16 == 2)
+    return torch.where(mask, float("nan"), x)
+
+
+def ref_lang_argmax(t, s):
+    x = lang_masked(t, 13, True)
+    return torch.where(torch.isnan(x), float("-inf"), x).argmax(dim=1)
+
+
+def ref_lang_topk(t, s):
+    x = lang_masked(t, 11, False)
+    key = torch.where(torch.isnan(x), float("-inf"), x)
+    return torch.sort(key, dim=1, descending=True, stable=True).indices[:, :5]
+
+
+def ref_lang_reduce_all_threads(t, s):
+    x = t["X"].to(torch.int64)
+    n = s["N"]
+    pad = torch.zeros(-(-n // 200) * 200, dtype=torch.int64, device=x.device)
+    pad[:n] = x
+    sums = pad.view(-1, 200).sum(dim=1).repeat_interleave(200)[:n]
+    return sums + x
+
+
 REFS = {"gemm": (ref_gemm, "C"), "gemm_at": (ref_gemm_at, "C"), "gemm_bt": (ref_gemm_bt, "C"), "softmax": (ref_softmax, "Y"),
         "rmsnorm": (ref_rmsnorm, "Y"), "attention": (None, "O"),
         "bias_gelu": (ref_bias_gelu, "Y"), "colsum": (ref_colsum, "Y"),
@@ -192,7 +261,11 @@ REFS = {"gemm": (ref_gemm, "C"), "gemm_at": (ref_gemm_at, "C"), "gemm_bt": (ref_
         "nested_parallel_smem": (ref_nested_parallel_smem, "Y"),
         "nested_parallel_deep": (ref_nested_parallel_deep, "Y"),
         "i32_fragment": (ref_i32_fragment, "Y"), "i32_reduce": (ref_i32_reduce, "Y"),
-        "f64_fragment": (ref_f64_fragment, "S")}
+        "f64_fragment": (ref_f64_fragment, "S"),
+        "lang_rintf": (ref_lang_rintf, "RI"), "lang_roundf": (ref_lang_roundf, "R"),
+        "lang_abs": (ref_lang_abs, "A"), "lang_sat_i32": (ref_lang_sat_i32, "Q32"),
+        "lang_argmax": (ref_lang_argmax, "RI"), "lang_topk": (ref_lang_topk, "I"),
+        "lang_reduce_all_threads": (ref_lang_reduce_all_threads, "S")}
 # Outputs the kernel also reads: they start random, and the reference sees
 # their starting values as NAME@start.
 INOUT = {"gemm_splitk": ["C"]}

@@ -1,0 +1,144 @@
+/*
+ * explain.c - notes on where the GPU passes put each buffer.
+ *
+ * Input: a program after the pass pipeline.  Output: notes, through the
+ * diagnostics, at buffers' declarations.  Every fragment or local buffer
+ * that layout.c put in shared memory rather than registers gets one,
+ * always, saying why (var->smem_why, a clause naming the use that decided
+ * it) and what it costs; with --explain (opt->explain) every buffer gets
+ * one: registers and how the threads hold it, or shared memory with its
+ * bytes, offset, stages, padding or swizzle, and each kernel a summary.
+ * The decisions are the passes'; this file only words them.
+ */
+#include "tilec_int.h"
+
+#include <string.h>
+
+static const char *
+scope_word(const TcVar *v)
+{
+	switch (v->scope) {
+	case TC_SCOPE_SHARED: return "tile_shared";
+	case TC_SCOPE_FRAGMENT: return "tile_fragment";
+	case TC_SCOPE_LOCAL: return "tile_local";
+	default: return "buffer";
+	}
+}
+
+/* Bytes a buffer takes in shared memory: every stage, padding included. */
+static long long
+smem_bytes(const TcVar *v)
+{
+	long long elems = 1;
+	for (int i = 0; i < v->rank - 1; i++)
+		elems *= tc_var_extent(v, i);
+	elems *= tc_var_extent(v, v->rank - 1) + v->pad;
+	long long bytes = (elems * tc_dtype_storage_bits(v->dtype) + 7) / 8;
+	return bytes * (v->stages > 1 ? v->stages : 1);
+}
+
+/* "; 4096 bytes at +0, 3 stages, rows padded by 8" */
+static void
+smem_details(TcBuf *b, const TcKernel *k, const TcVar *v)
+{
+	tc_buf_printf(b, "%lld bytes", smem_bytes(v));
+	if (k->smem_bytes > 0 && v->smem_offset >= 0)
+		tc_buf_printf(b, " at +%lld", v->smem_offset);
+	if (v->stages > 1)
+		tc_buf_printf(b, ", %d stages", v->stages);
+	if (v->pad > 0)
+		tc_buf_printf(b, ", rows padded by %d elements", v->pad);
+	if (v->swizzle)
+		tc_buf_puts(b, ", 16-byte chunks swizzled per row");
+}
+
+/* How the threads hold a register fragment. */
+static void
+register_details(TcBuf *b, const TcVar *v)
+{
+	const TcLayout *l = &v->layout;
+	switch (l->kind) {
+	case TC_LAYOUT_MMA:
+		tc_buf_printf(b, "the mma.sync m16n8 accumulator layout over "
+			      "%dx%d warps", l->warps_m, l->warps_n);
+		break;
+	case TC_LAYOUT_MFMA:
+		tc_buf_printf(b, "the v_mfma 16x16 accumulator layout over "
+			      "%dx%d waves", l->warps_m, l->warps_n);
+		break;
+	default:
+		tc_buf_printf(b, "blocked over a %dx%d thread grid",
+			      l->dim[0].tr, l->dim[0].tc);
+		break;
+	}
+	tc_buf_puts(b, ", each thread holding");
+	for (int d = 0; d < v->rank; d++) {
+		const TcDist *t = &l->dim[d];
+		tc_buf_printf(b, "%s %d of %lld %s", d ? "," : "", t->count,
+			      tc_var_extent(v, d),
+			      v->rank == 1 ? "elements" : d == 0 ? "rows" : "columns");
+		if (l->kind == TC_LAYOUT_BLOCKED && t->axis == 1 && t->vec > 1)
+			tc_buf_printf(b, " in runs of %d", t->vec);
+	}
+}
+
+static void
+explain_kernel(const TcKernel *k, const TcOptions *opt, TcDiags *d)
+{
+	bool gpu = opt->target.kind != TC_TARGET_OPENMP;
+	if (opt->explain) {
+		long long threads = 0;
+		if (k->threads)
+			tc_expr_const(k->threads, &threads);
+		if (gpu)
+			tc_diag(d, TC_NOTE, k->loc, "kernel '%s' on %s %s: %lld "
+				"threads, %lld bytes of shared memory (%lld of "
+				"them scratch for reductions and barriers)",
+				k->name, opt->target.name, opt->target.arch,
+				threads, k->smem_bytes,
+				k->smem_bytes - k->scratch_offset);
+		else
+			tc_diag(d, TC_NOTE, k->loc, "kernel '%s' on %s %s: every "
+				"buffer is an array of the block's frame", k->name,
+				opt->target.name, opt->target.arch);
+	}
+	for (int i = 0; i < k->vars.len; i++) {
+		const TcVar *v = k->vars.items[i];
+		if (v->kind != TC_VAR_BUFFER)
+			continue;
+		bool fallback = gpu && v->scope != TC_SCOPE_SHARED &&
+				v->layout.kind == TC_LAYOUT_SMEM;
+		if (!fallback && !opt->explain)
+			continue;
+		TcBuf b;
+		tc_buf_init(&b);
+		if (!gpu) {
+			tc_buf_printf(&b, "%s '%s': an array of the block's frame",
+				      scope_word(v), v->name);
+		} else if (fallback) {
+			tc_buf_printf(&b, "%s '%s' is in shared memory, not "
+				      "registers: %s (", scope_word(v), v->name,
+				      v->smem_why ? v->smem_why :
+				      "no register layout serves its uses");
+			smem_details(&b, k, v);
+			tc_buf_puts(&b, ")");
+		} else if (tc_in_smem(v)) {
+			tc_buf_printf(&b, "%s '%s' in shared memory: ",
+				      scope_word(v), v->name);
+			smem_details(&b, k, v);
+		} else {
+			tc_buf_printf(&b, "%s '%s' in registers: ", scope_word(v),
+				      v->name);
+			register_details(&b, v);
+		}
+		tc_diag(d, TC_NOTE, v->loc, "%s", b.data);
+		tc_buf_free(&b);
+	}
+}
+
+void
+tc_explain(const TcProgram *p, const TcOptions *opt, TcDiags *d)
+{
+	for (int i = 0; i < p->kernels.len; i++)
+		explain_kernel(p->kernels.items[i], opt, d);
+}

@@ -1,0 +1,11 @@
+// expect: 9:2: error: the result of 'tile_absmax' is unused
+#include <tilec.h>
+
+TILE_KERNEL void
+k(int N, const f32 X[N], f32 Y[N])
+{
+	tile_fragment f32 x[64];
+	tile_copy(x, &X[0]);
+	tile_absmax(x);
+	tile_copy(&Y[0], x);
+}

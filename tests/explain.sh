@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# explain.sh - notes on where the GPU backends put each buffer (explain.c).
+#
+#   explain.sh TILEC SRCROOT CASE
+#
+# CASE  notes     a fragment a GPU target keeps in shared memory instead
+#                 of registers gets a located note saying why, on every
+#                 translation (status 0); one the target keeps in
+#                 registers gets none, and the CPU target prints none
+#       explain   --explain: a note at every kernel and buffer, with its
+#                 placement (registers and how the threads hold it, or
+#                 shared memory and its bytes)
+#       reasons   each reason names the use that decided it: a gemm with
+#                 no matrix instruction, a gemm B operand, an element read
+#                 at block level, an arg-reduction
+set -u
+tilec=$(realpath "$1") root=$2 case=$3
+work=$(mktemp -d "${TMPDIR:-/tmp}/tilec-explain.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+cd "$root" || exit 2
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# translate ARGS...: status 0, stderr in $work/err.
+translate() {
+	"$tilec" "$@" --verify >"$work/out" 2>"$work/err" ||
+		{ cat "$work/err"; fail "tilec $*"; }
+}
+has() { grep -qE -- "$1" "$work/err" || { cat "$work/err"; fail "no '$1'"; }; }
+hasnt() { ! grep -qE -- "$1" "$work/err" || { cat "$work/err"; fail "'$1'"; }; }
+
+case $case in
+notes)
+	translate samples/gemm_f32.c -t cuda --arch sm_80
+	has "^samples/gemm_f32.c:28:20: note: tile_fragment 'acc' is in shared memory, not registers: it is the accumulator of the tile_gemm at 34:3 \(f32 \+= f32 x f32, 128x128\), which has no matrix instruction here"
+	[ "$(grep -c ': note: ' "$work/err")" = 1 ] || { cat "$work/err"; fail "one note expected"; }
+	# The caret line under the declaration.
+	grep -A2 ": note: " "$work/err" | grep -q "tile_fragment f32 acc\[BLOCK_M\]\[BLOCK_N\];" ||
+		fail "no source line under the note"
+	# HIP's MFMA takes f32 operands: registers, no note.
+	translate samples/gemm_f32.c -t hip
+	hasnt "note:"
+	translate samples/gemm_f32.c -t openmp
+	hasnt "note:"
+	translate samples/softmax.c -t cuda
+	[ -s "$work/err" ] && { cat "$work/err"; fail "notes for softmax"; }
+	;;
+explain)
+	translate samples/flash_attention.c -t cuda --explain
+	has "^samples/flash_attention.c:19:1: note: kernel 'flash_attention' on cuda sm_[0-9a]+: 128 threads, [0-9]+ bytes of shared memory"
+	has "note: tile_shared 'Ks' in shared memory: 32768 bytes at \+[0-9]+, 2 stages"
+	has "note: tile_fragment 's' in registers: the mma.sync m16n8 accumulator layout over 4x1 warps, each thread holding 4 of 128 rows, 16 of 64 columns"
+	has "note: tile_fragment 'row_max' in registers: "
+	# One note per buffer and one for the kernel: 10 buffers.
+	[ "$(grep -c ': note: ' "$work/err")" = 11 ] || { cat "$work/err"; fail "11 notes expected"; }
+	translate samples/flash_attention.c -t hip --explain
+	has "note: tile_fragment 's' in registers: the v_mfma 16x16 accumulator layout"
+	translate samples/softmax.c -t cuda --explain
+	has "note: tile_fragment '[a-z_]+' in registers: blocked over a [0-9]+x[0-9]+ thread grid"
+	translate samples/softmax.c -t openmp --explain
+	has "note: tile_fragment '[a-z_]+': an array of the block's frame"
+	;;
+reasons)
+	cat >"$work/k.c" <<'PROG'
+#include <tilec.h>
+
+TILE_KERNEL void
+k(int M, const f16 A[M][64], const f16 B[64][64], f32 C[M][64], f32 R[M])
+{
+	int bm = tile_grid_x(ceildiv(M, 64));
+	tile_fragment f16 a[64][64];
+	tile_fragment f16 b[64][64];
+	tile_fragment f32 c[64][64];
+	tile_fragment f32 best[64];
+	tile_fragment i32 at[64];
+	tile_fragment f32 e[64][64];
+	tile_copy(a, &A[bm * 64][0]);
+	tile_copy(b, &B[0][0]);
+	tile_clear(c);
+	tile_gemm(c, a, b);
+	tile_copy(&C[bm * 64][0], c);
+	tile_copy(e, c);
+	tile_reduce_argmax(best, at, e, 1);
+	float first = best[0];
+	tile_fill(best, first);
+	tile_copy(&R[bm * 64], best);
+}
+PROG
+	translate "$work/k.c" -t cuda
+	has "k.c:8:20: note: tile_fragment 'b' is in shared memory, not registers: it is the B operand of the tile_gemm at 16:2, read from shared memory"
+	has "k.c:12:20: note: tile_fragment 'e' is in shared memory, not registers: it is an operand of the tile_reduce_argmax at 19:2"
+	has "k.c:10:20: note: tile_fragment 'best' is in shared memory, not registers: "
+	hasnt "tile_fragment 'c' is in shared memory"
+	hasnt "tile_fragment 'a' is in shared memory"
+	sed -i 's/tile_reduce_argmax(best, at, e, 1);/tile_reduce_max(best, e, 1);/; s/	tile_fragment i32 at\[64\];//' "$work/k.c"
+	translate "$work/k.c" -t cuda
+	has "k.c:10:20: note: tile_fragment 'best' is in shared memory, not registers: an element of it is read or written outside tile_parallel at 20:16"
+	;;
+*)
+	echo "explain.sh: unknown case $case" >&2
+	exit 2
+	;;
+esac
+echo PASS
