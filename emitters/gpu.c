@@ -1188,6 +1188,20 @@ emit_copy(Gpu *G, const TcStmt *s, bool async)
 		copy_generic(G, s);
 }
 
+/* Whether async copy i of pipelined loop `loop` is the first into its
+ * destination: a fragment copied twice has one prefetch copy NAME_next,
+ * which the later copy overwrites as it overwrites the fragment. */
+static bool
+first_copy_into(const TcStmt *loop, int i)
+{
+	const TcVec *body = &loop->u.loop.body->u.block.body;
+	const TcVar *v = ((const TcStmt *)body->items[i])->u.copy.dst.var;
+	for (int j = 0; j < i; j++)
+		if (((const TcStmt *)body->items[j])->u.copy.dst.var == v)
+			return false;
+	return true;
+}
+
 /* The leading copies of a pipelined loop for iteration `it`: those into
  * shared memory (regs false) land in stage `stage`; those into register
  * fragments (regs true) land in the fragment's prefetch copy NAME_next.
@@ -1877,6 +1891,8 @@ pipelined_loop(Gpu *G, const TcStmt *s, const PipeNames *n, bool smem,
 			const TcVar *v = ((const TcStmt *)body->items[i])->u.copy.dst.var;
 			if (!is_reg(v))
 				continue;
+			if (!first_copy_into(s, i))
+				continue;
 			const char *nx = fresh(G, tc_fmt(G->a, "%s_next", v->name));
 			reg_loops_open(G, v);
 			tc_buf_printf(b, "%s = %s;\n", reg_at(G, v),
@@ -2072,13 +2088,15 @@ emit_pipelined(Gpu *G, const TcStmt *s)
 			const TcVar *v = ((const TcStmt *)body->items[i])->u.copy.dst.var;
 			if (!is_reg(v))
 				continue;
+			if (!first_copy_into(s, i))
+				continue;
 			const char *nx = fresh(G, tc_fmt(G->a, "%s_next", v->name));
 			if (v->rank == 2)
 				tc_buf_printf(b, "%s %s[%s::count][%s::count];\n",
-					      value_type(v->dtype), nx, dist_of(G, v, 0),
+					      reg_type(G, v->dtype), nx, dist_of(G, v, 0),
 					      dist_of(G, v, 1));
 			else
-				tc_buf_printf(b, "%s %s[%s::count];\n", value_type(v->dtype),
+				tc_buf_printf(b, "%s %s[%s::count];\n", reg_type(G, v->dtype),
 					      nx, dist_of(G, v, 0));
 		}
 		tc_buf_printf(b, "if (0 < %s) {\n", n.end);

@@ -1012,6 +1012,11 @@ class Gen:
                           else None, hint="x")
         if b.dtype == "bool" and "bool_tensor_copy" not in self.f:
             b = self.new_buf(self.scope_for("i32", S) or "shared", "i32", S, "x")
+        if b.dtype == "u8" and not is_int(dt):
+            # an input of -1.0 truncates to -1, which no u8 holds: the
+            # conversion is undefined (a GPU gives 0, x86 255)
+            self.k.bufs.remove(b)
+            b = self.new_buf(self.scope_for("i8", S) or "shared", "i8", S, "x")
         lo, hi = input_range(dt)
         if is_int(b.dtype) and not is_int(dt):
             lo, hi = -1, 1

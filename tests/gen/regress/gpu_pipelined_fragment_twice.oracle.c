@@ -1,0 +1,1 @@
+/* no oracle: run against the reference only */
