@@ -33,6 +33,14 @@ trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
 cd "$root" || exit 2
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# appears FILE: wait up to 60 s for FILE to exist.
+appears() {
+	for _ in $(seq 600); do
+		[ -e "$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
 run_softmax() {
 	"$tilec" run samples/softmax.c --shape M=7,N=300 "$@"
 }
@@ -117,11 +125,7 @@ signal.signal(signal.SIGINT, signal.SIG_DFL)
 os.execv(sys.argv[1], sys.argv[1:])' "$tilec" run samples/softmax.c --shape M=7,N=300 \
 			--cc "$work/cc-hang" >"$work/out" 2>&1 &
 		tpid=$!
-		for _ in $(seq 600); do
-			[ -f "$work/sleeper.pid" ] && break
-			sleep 0.1
-		done
-		[ -f "$work/sleeper.pid" ] || fail "the compiler never started"
+		appears "$work/sleeper.pid" || fail "the compiler never started"
 		kill -s "$sig" "$tpid"
 		wait "$tpid"
 		rc=$?
@@ -182,11 +186,7 @@ stale-lock)
 	( exec "$tilec" run samples/softmax.c --shape M=7,N=300 \
 		--cc "$work/cc-count" >"$work/out1" 2>&1 ) &
 	holder=$!
-	for _ in $(seq 600); do
-		[ -e "$work/started" ] && break
-		sleep 0.1
-	done
-	[ -e "$work/started" ] || fail "the first run never started compiling"
+	appears "$work/started" || fail "the first run never started compiling"
 	# The compiler runs in a process group of its own: kill tilec, then
 	# the compiler's sleeper, as a crash of the machine's user would.
 	kill -KILL "$holder"
