@@ -17,15 +17,12 @@ static const TcGpuDialect cuda_dialect = {
 	.smem_align = "__align__(128)",
 	.warp = "warp",
 	.count_warps = false,
-	.mma_layout = TC_LAYOUT_MMA,
 	.mma_dist = "Mma",
 	.mma_ss = "mma_ss",
 	.mma_rs = "mma_rs",
-	.mma_tile_n = 8,
 	.atomic_add = "atomicAdd",
 	.atomic_narrow_value = true,
 	.atomic_checked = false,
-	.cp_async = true,
 };
 
 static bool

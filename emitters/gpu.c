@@ -95,6 +95,14 @@ typedef struct Gpu {
 	TcVec decls;            /* const char * */
 } Gpu;
 
+/* Whether fragments of layout kind `kind` are spread like the target's
+ * matrix-instruction accumulators (TcTarget.mma). */
+static bool
+is_mma_layout(const Gpu *G, TcLayoutKind kind)
+{
+	return G->t->mma && kind == G->t->mma->layout;
+}
+
 TC_PRINTF(3, 4)
 static void
 error(Gpu *G, TcLoc loc, const char *fmt, ...)
@@ -931,7 +939,7 @@ copy_g2s(Gpu *G, const TcStmt *s, bool async)
 		      storage_type(G, v->dtype),
 		      v->rank == 2 ? tc_var_extent(v, 0) : 1LL,
 		      tc_var_extent(v, v->rank - 1), G->threads);
-	if (G->dialect->cp_async)
+	if (G->t->cp_async)
 		tc_buf_puts(b, async ? ", true" : ", false");
 	if (v->swizzle)
 		tc_buf_puts(b, ", true");
@@ -940,7 +948,7 @@ copy_g2s(Gpu *G, const TcStmt *s, bool async)
 	tc_buf_printf(b, ", %lld, %s + ", row_stride(v), t->name);
 	tensor_offset(G, t, src->origin);
 	box_args(G, src, v);
-	if (G->dialect->cp_async)
+	if (G->t->cp_async)
 		tc_buf_printf(b, ", %s", t->name);
 	box_lows(G, src, v);
 	tc_buf_puts(b, ");\n");
@@ -1269,7 +1277,7 @@ gemm_hook(Gpu *G)
 /* tile_gemm.  With a matrix-instruction accumulator: the dialect's
  * gemm helper with A and B in shared memory (tilec::mma_ss, mfma_ss) or
  * with A in registers (mma_rs, mfma_rs); each warp multiplies its TM x TN
- * instruction tiles (16 rows, mma_tile_n columns).  Otherwise C is in
+ * instruction tiles (TcTarget.mma: m rows, n columns).  Otherwise C is in
  * shared memory and each thread computes some of its elements with a plain
  * k loop. */
 static void
@@ -1281,10 +1289,10 @@ emit_gemm(Gpu *G, const TcStmt *s)
 	TcBuf *b = G->pr.out;
 	bool ta = s->u.gemm.trans_a, tb = s->u.gemm.trans_b;
 	long long K = tc_var_extent(a, ta ? 0 : 1);
-	if (c->layout.kind == g->mma_layout) {
+	if (is_mma_layout(G, c->layout.kind)) {
 		int tm = c->layout.dim[0].tiles, tn = c->layout.dim[1].tiles;
 		const char *n0 = tc_fmt(G->a, "%s * %d", G->warp_n,
-					tn * g->mma_tile_n);
+					tn * G->t->mma->n);
 		if (is_reg(a)) {
 			tc_buf_printf(b, "tilec::%s<%d, %d, %lld, %s%s>(%s, %s, ",
 				      g->mma_rs, tm, tn, K, tb ? "true" : "false",
@@ -2136,7 +2144,7 @@ emit_for(Gpu *G, const TcStmt *s)
 {
 	TcBuf *b = G->pr.out;
 	if (s->u.loop.async_copies) {
-		if (!G->dialect->cp_async) {
+		if (!G->t->cp_async) {
 			error(G, s->loc, "internal error: the %s backend has no "
 			      "asynchronous copies for the pipeline pass to plan",
 			      G->dialect->name);
@@ -2148,7 +2156,7 @@ emit_for(Gpu *G, const TcStmt *s)
 			return;
 		}
 	}
-	if (s->u.loop.kind == TC_LOOP_PIPELINED && !G->dialect->cp_async)
+	if (s->u.loop.kind == TC_LOOP_PIPELINED && !G->t->cp_async)
 		stmt_comment(G, s, ": its copies in order, not pipelined");
 	tc_c_for(&G->pr, "int", s->u.loop.var->name, s->u.loop.begin,
 		 s->u.loop.end, s->u.loop.step);
@@ -2517,7 +2525,7 @@ emit_prologue(Gpu *G)
 			const char *name = fresh(G, tc_fmt(G->a, "%s_%s", v->name,
 							   t->axis ? "cols" : "rows"));
 			G->dist[t->id] = name;
-			if (t->kind == G->dialect->mma_layout)
+			if (is_mma_layout(G, t->kind))
 				tc_buf_printf(b, "using %s = tilec::%s<%d, %d, %d, %d>;\n",
 					      name, G->dialect->mma_dist, t->axis,
 					      t->tiles, v->layout.warps_m,
@@ -2556,7 +2564,7 @@ tc_gpu_emit(const TcGpuDialect *g, const TcProgram *p, const TcKernel *k,
 	int nclass = 0;
 	for (int i = 0; i < k->vars.len; i++) {
 		const TcVar *v = k->vars.items[i];
-		if (v->kind == TC_VAR_BUFFER && v->layout.kind == g->mma_layout) {
+		if (v->kind == TC_VAR_BUFFER && is_mma_layout(&G, v->layout.kind)) {
 			G.warps_m = v->layout.warps_m;
 			G.warps_n = v->layout.warps_n;
 		}

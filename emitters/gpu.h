@@ -6,8 +6,9 @@
  * the target's header).  CUDA and HIP print the same program in the same
  * shape; what differs between them is one const TcGpuDialect each, in
  * emitters/cuda.c and emitters/hip.c (docs/backend-hip.md lists the
- * differences).  The warp width is TcTarget.warp_size, which the passes
- * read too.
+ * differences).  What the hardware offers (warp width, the matrix
+ * instruction, cp.async) is the target description, TcTarget (target.c),
+ * which the passes read too.
  */
 #ifndef TILEC_GPU_H
 #define TILEC_GPU_H
@@ -30,15 +31,12 @@ typedef struct TcGpuDialect {
 	 * comment counts the block's threads in. */
 	const char *warp;
 	bool count_warps;         /* the header says how many warps a block has */
-	/* The matrix instructions: the layout kind of gemm accumulators,
-	 * the helpers' distribution of that layout, the gemm helpers with
-	 * both operands in shared memory and with A in registers, and the
-	 * columns of one instruction tile. */
-	TcLayoutKind mma_layout;  /* TC_LAYOUT_MMA or TC_LAYOUT_MFMA */
+	/* The helpers of the target's matrix instruction (TcTarget.mma):
+	 * the distribution of its accumulator layout, the gemm helpers with
+	 * both operands in shared memory and with A in registers. */
 	const char *mma_dist;     /* "Mma" */
 	const char *mma_ss;       /* "mma_ss" */
 	const char *mma_rs;       /* "mma_rs" */
-	int mma_tile_n;           /* 8 (m16n8k16), 16 (16x16x16) */
 	/* Atomic addition into a tensor element: the function, called as
 	 * FN(&ELEMENT, VALUE). */
 	const char *atomic_add;   /* "atomicAdd" */
@@ -46,11 +44,6 @@ typedef struct TcGpuDialect {
 				   * element's storage type first */
 	bool atomic_checked;      /* atomic additions into tensors of dtypes
 				   * the helper cannot add are located errors */
-	/* tile_pipelined: true when the leading copies planned by the
-	 * pipeline pass are issued ahead with cp.async into staged
-	 * buffers; false when the pipeline pass plans none and the loop
-	 * runs its copies in order (said in a comment). */
-	bool cp_async;
 } TcGpuDialect;
 
 /* Print kernel k of p for the GPU target of dialect g (a TcBackend's emit,

@@ -7,9 +7,10 @@
  * type (HIP's bfloat16 types differ between releases), the helpers of
  * templates/hip/tilec_hip.hpp, 64-lane waves, transposed
  * v_mfma_f32_16x16x16 accumulators (tilec::Mfma), tilec::atomic_add
- * (16-bit types by compare-and-swap; other dtypes are located errors),
- * and tile_pipelined loops that run their copies in order: the pipeline
- * pass plans asynchronous copies for CUDA only.
+ * (16-bit types by compare-and-swap; other dtypes are located errors).
+ * What the hardware offers (64-lane waves, the v_mfma_f32_16x16x16 tile,
+ * no asynchronous copies, so tile_pipelined loops run their copies in
+ * order) is the target description in src/target.c.
  */
 #include "gpu.h"
 
@@ -21,15 +22,12 @@ static const TcGpuDialect hip_dialect = {
 	.smem_align = "__attribute__((aligned(128)))",
 	.warp = "wave",
 	.count_warps = true,
-	.mma_layout = TC_LAYOUT_MFMA,
 	.mma_dist = "Mfma",
 	.mma_ss = "mfma_ss",
 	.mma_rs = "mfma_rs",
-	.mma_tile_n = 16,
 	.atomic_add = "tilec::atomic_add",
 	.atomic_narrow_value = false,
 	.atomic_checked = true,
-	.cp_async = false,
 };
 
 static bool

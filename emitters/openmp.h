@@ -202,10 +202,9 @@ void tc_omp_emit_fusion(Emitter *E, const Fusion *F);
 
 /* ==== openmp_vec.c: explicit vectors for a run's element loop ============== */
 
-/* Floats per tilec_vf: TILEC_VL in templates/cpu/tilec_cpu.h. */
-#define TC_OMP_VL 16
-
-/* Whether the target's vectors make the explicit form pay (AVX-512). */
+/* Whether the target's vectors make the explicit form pay: the target
+ * description names explicit lanes (AVX-512), printed into the file as
+ * TILEC_VL, which templates/cpu/tilec_cpu.h checks. */
 bool tc_omp_vec_target(const Emitter *E);
 /* A Count predicate: a call with a vector form (exp, exp2). */
 bool tc_omp_vec_has_func(const TcExpr *e, const void *arg);

@@ -1982,7 +1982,7 @@ streamable(const Fusion *F, const FuseOp *op, const char *end,
 static bool
 vectorize(Emitter *E, const Fusion *F, const char *end)
 {
-	if (!tc_omp_vec_target(E) || F->cols < TC_OMP_VL)
+	if (!tc_omp_vec_target(E) || F->cols < E->t->explicit_lanes)
 		return false;
 	const char *full = tc_omp_expr_text(E, F->ext[1], 0);
 	int streams = 0;
@@ -2112,7 +2112,8 @@ emit_fused_loop(Emitter *E, const Fusion *F, const char *const *idx,
 	};
 	if (vec && !edge) {
 		/* A loop over a whole tile of whole vectors leaves nothing. */
-		bool whole = F->cols % TC_OMP_VL == 0 && strcmp(begin, "0") == 0 &&
+		bool whole = F->cols % E->t->explicit_lanes == 0 &&
+			     strcmp(begin, "0") == 0 &&
 			     strcmp(end, tc_omp_expr_text(E, F->ext[1], 0)) == 0;
 		begin = emit_vector_loop(E, F, idx, begin, end, only, ah);
 		if (whole)

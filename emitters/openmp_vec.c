@@ -43,7 +43,7 @@ vector_func(TcFunc fn)
 bool
 tc_omp_vec_target(const Emitter *E)
 {
-	return strcmp(E->t->arch, "avx512") == 0;
+	return E->t->explicit_lanes > 0;
 }
 
 bool

@@ -24,9 +24,6 @@
 
 #include <string.h>
 
-/* The block size when the kernel says nothing (tile_threads). */
-enum { ABI_DEFAULT_GPU_THREADS = 128 };
-
 TcDtype
 tc_abi_pass_dtype(TcDtype t, TcTargetKind target)
 {
@@ -89,8 +86,8 @@ pass_bytes(TcDtype t)
 long long
 tc_abi_threads(const TcKernel *k, const TcTarget *t)
 {
-	long long threads = ABI_DEFAULT_GPU_THREADS;
-	if (t->kind == TC_TARGET_OPENMP)
+	long long threads = t->default_threads;
+	if (!t->simt)
 		return 1;
 	if (k->threads)
 		tc_expr_const(k->threads, &threads);

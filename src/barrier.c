@@ -209,7 +209,7 @@ bool
 tc_barrier(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
 {
 	(void)d;
-	if (opt->target.kind == TC_TARGET_OPENMP)
+	if (!opt->target.simt)
 		return true;
 	for (int i = 0; i < p->kernels.len; i++) {
 		Barriers B = { .a = a, .k = p->kernels.items[i] };

@@ -408,19 +408,6 @@ launch_params(TcArena *a, const TcAbi *abi, bool gpu, char **items)
 	return n;
 }
 
-/* What an OpenMP export's code needs of the CPU, by arch: the features
- * target.c asks for when it picks the host's vector ISA, as the names
- * __builtin_cpu_supports knows, and how the message says them. */
-static const struct {
-	const char *arch;          /* TcTarget.arch */
-	const char *features[5];   /* NULL-terminated */
-	const char *spelled;       /* for the message */
-} cpu_needs[] = {
-	{ "avx512", { "avx512f", "avx512bw", "avx512vl", "fma", NULL },
-	  "AVX-512 F, BW and VL, and FMA" },
-	{ "avx2", { "avx2", "fma", NULL }, "AVX2 and FMA" },
-};
-
 /* The CPU's launch: the kernel runs the grid itself.  For a vector ISA
  * the CPU is asked first, so a machine without it gets a sentence and -1
  * rather than an illegal instruction. */
@@ -429,15 +416,26 @@ cpu_launch(TcArena *a, const TcKernel *k, const TcTarget *t, const char *base,
 	   TcBuf *b)
 {
 	char *items[MAX_ITEMS];
-	int need = -1;
-	for (int i = 0; i < (int)(sizeof cpu_needs / sizeof cpu_needs[0]); i++)
-		if (t->arch && strcmp(t->arch, cpu_needs[i].arch) == 0)
-			need = i;
+	/* The CPU's features the code needs (target.c), and the narrower
+	 * archs that follow t in the table, to export for instead. */
+	bool need = t->cpu_features[0] != NULL;
+	TcBuf instead;
+	tc_buf_init(&instead);
+	for (int i = 0, after = 0; need && i < tc_ntargets; i++) {
+		const TcTarget *o = &tc_targets[i];
+		if (strcmp(o->name, t->name) != 0)
+			continue;
+		if (after)
+			tc_buf_printf(&instead, "%s%s", after++ > 1 ? " or " : "",
+				      o->arch);
+		else if (strcmp(o->arch, t->arch) == 0)
+			after = 1;
+	}
 	tc_buf_printf(b, "\n// ---- %s_launch (tilec export) ----\n", k->name);
-	if (need >= 0)
+	if (need)
 		tc_buf_puts(b, "#include <stdio.h>\n\n");
 	tc_buf_printf(b, "#include \"%s.h\"\n\n", base);
-	if (need >= 0) {
+	if (need) {
 		tc_buf_printf(b, "// Whether this CPU has what the code above was "
 			      "generated for (%s).\n", t->arch);
 		tc_buf_printf(b, "static int\n%s_launch_cpu_ok(void)\n{\n",
@@ -445,30 +443,27 @@ cpu_launch(TcArena *a, const TcKernel *k, const TcTarget *t, const char *base,
 		tc_buf_puts(b, "#if defined(__GNUC__) && (defined(__x86_64__) || "
 			    "defined(__i386__))\n\t__builtin_cpu_init();\n"
 			    "\treturn ");
-		for (int i = 0; cpu_needs[need].features[i]; i++)
+		for (int i = 0; t->cpu_features[i]; i++)
 			tc_buf_printf(b, "%s__builtin_cpu_supports(\"%s\")",
 				      i ? " &&\n\t       " : "",
-				      cpu_needs[need].features[i]);
+				      t->cpu_features[i]);
 		tc_buf_puts(b, ";\n#else\n\treturn 1;\n#endif\n}\n\n");
 	}
 	tc_buf_printf(b, "// The kernel with plain pointers: runs the whole "
 		      "grid on the calling\n// thread's OpenMP team and "
 		      "returns 0 when it is done%s.\n",
-		      need >= 0 ? "; -1, having run\n// nothing, on a CPU "
+		      need ? "; -1, having run\n// nothing, on a CPU "
 				  "without the instructions it uses" : "");
 	tc_buf_puts(b, "int\n");
 	int n = launch_params(a, tc_abi_of(a, k, t), false, items);
 	print_wrapped(b, 0, tc_fmt(a, "%s_launch(", k->name), items, n, ")");
 	tc_buf_puts(b, "{\n");
-	if (need >= 0) {
+	if (need) {
 		tc_buf_printf(b, "\tif (!%s_launch_cpu_ok()) {\n", k->name);
 		const char *msg = tc_fmt(a, "%s_launch: %s.c was exported for "
 					 "%s (%s), which this CPU lacks; export "
 					 "it with --arch %s", k->name, base,
-					 t->arch, cpu_needs[need].spelled,
-					 strcmp(t->arch, "avx512") == 0
-						 ? "avx2 or generic"
-						 : "generic");
+					 t->arch, t->cpu_spelled, instead.data);
 		/* The message as adjacent literals, broken after a space so
 		 * each line stays within 80 columns. */
 		tc_buf_puts(b, "\t\tfputs(");
@@ -497,6 +492,7 @@ cpu_launch(TcArena *a, const TcKernel *k, const TcTarget *t, const char *base,
 	print_wrapped(b, 1, tc_fmt(a, "%s(", k->name), items, k->params.len,
 		      ");");
 	tc_buf_puts(b, "\treturn 0;\n}\n");
+	tc_buf_free(&instead);
 }
 
 /* The GPU's launch: grid and shared memory from the manifest, the
@@ -564,8 +560,9 @@ gpu_launch(TcArena *a, const TcKernel *k, const TcTarget *t, const GpuApi *api,
 		      "(unsigned)grid_z);\n");
 	tc_buf_printf(b, "\tconst size_t smem = %lld;\n", abi->smem_bytes);
 	tc_buf_printf(b, "\tconst void *kernel = (const void *)%s;\n", k->name);
-	if (k->smem_bytes > 48 * 1024) {
-		tc_buf_puts(b, "\t// Above 48 KiB a kernel must opt in.\n");
+	if (k->smem_bytes > t->smem_default) {
+		tc_buf_printf(b, "\t// Above %lld KiB a kernel must opt in.\n",
+			      t->smem_default / 1024);
 		tc_buf_printf(b, "\t%s err = %s(\n\t    kernel, %s, (int)smem);\n",
 			      api->error_t, api->set_attr, api->smem_attr);
 		tc_buf_printf(b, "\tif (err != %s)\n\t\treturn (int)err;\n",

@@ -42,32 +42,9 @@
 
 /* --- Matrix instructions of the GPU targets --------------------------------
  * A gemm accumulator is spread like the accumulator of the target's warp
- * matrix instruction, one instruction tile repeated over a warp's tiles.
- * Everything else here is the same for every GPU target, with warps of the
- * target's width (32 lanes on CUDA, 64-lane waves on HIP). */
-
-typedef struct MatrixShape {
-	TcLayoutKind kind; /* the layout of accumulators (and A operands) */
-	int rows, cols;    /* the accumulator tile of one instruction */
-	int row_count;     /* rows of one tile a lane holds */
-	int col_count;     /* columns of one tile a lane holds */
-	bool f32_operands; /* f32 A and B as well as f16 and bf16 */
-} MatrixShape;
-
-/* mma.sync.m16n8k16: lane l holds rows l/4 and l/4 + 8, columns 2*(l%4)
- * and 2*(l%4) + 1 of each 16x8 tile. */
-static const MatrixShape mma_m16n8 = { TC_LAYOUT_MMA, 16, 8, 2, 2, false };
-/* v_mfma_f32_16x16x16 (f16, bf16; four v_mfma_f32_16x16x4f32 for f32),
- * issued with the operands swapped so the result is the transposed tile:
- * lane l holds row l%16 and the four consecutive columns 4*(l/16) ..
- * 4*(l/16) + 3 of each 16x16 tile. */
-static const MatrixShape mfma_16x16 = { TC_LAYOUT_MFMA, 16, 16, 1, 4, true };
-
-static const MatrixShape *
-matrix_shape(const TcTarget *t)
-{
-	return t->kind == TC_TARGET_HIP ? &mfma_16x16 : &mma_m16n8;
-}
+ * matrix instruction (TcTarget.mma, target.c), one instruction tile
+ * repeated over a warp's tiles.  Everything else here is the same for
+ * every SIMT target, with warps of the target's width. */
 
 /* --- Classes: union-find over (fragment, dim) and loop variables ----------- */
 
@@ -85,7 +62,7 @@ typedef struct Layouter {
 	int threads;        /* threads per block */
 	int warps;          /* warps per block */
 	int warp_size;      /* lanes per warp on the target */
-	const MatrixShape *mi; /* the target's matrix instruction */
+	const TcMatrixInsn *mi; /* the target's matrix instruction, or NULL */
 	Class *cls;         /* classes, indexed by node */
 	int ncls;           /* nodes in use */
 	int *frag_node;     /* var->index -> first node of its dims, -1 */
@@ -248,12 +225,11 @@ static bool
 mma_operands(const Layouter *L, const TcStmt *s)
 {
 	const TcVar *c = s->u.gemm.c.var, *a = s->u.gemm.a.var;
-	return c->dtype == TC_DT_F32 &&
-	       (a->dtype == TC_DT_F16 || a->dtype == TC_DT_BF16 ||
-		(a->dtype == TC_DT_F32 && L->mi->f32_operands)) &&
-	       tc_var_extent(c, 0) % L->mi->rows == 0 &&
-	       tc_var_extent(c, 1) % L->mi->cols == 0 &&
-	       tc_var_extent(a, s->u.gemm.trans_a ? 0 : 1) % 16 == 0;
+	return L->mi && c->dtype == L->mi->accum &&
+	       (L->mi->operands & (1u << a->dtype)) &&
+	       tc_var_extent(c, 0) % L->mi->m == 0 &&
+	       tc_var_extent(c, 1) % L->mi->n == 0 &&
+	       tc_var_extent(a, s->u.gemm.trans_a ? 0 : 1) % L->mi->k == 0;
 }
 
 static void
@@ -559,9 +535,9 @@ mma_grid(Layouter *L)
 		int wn = L->warps / wm;
 		bool ok = wm * wn == L->warps;
 		for (int i = 0; i < nr && ok; i++)
-			ok = rows[i] % (L->mi->rows * wm) == 0;
+			ok = rows[i] % (L->mi->m * wm) == 0;
 		for (int i = 0; i < nc && ok; i++)
-			ok = cols[i] % (L->mi->cols * wn) == 0;
+			ok = cols[i] % (L->mi->n * wn) == 0;
 		if (!ok || (L->a_in_regs && wn != 1))
 			continue;
 		long long tm = nr ? rows[0] / wm : 0, tn = nc ? cols[0] / wn : 0;
@@ -673,7 +649,7 @@ assign(Layouter *L)
 			continue;
 		}
 		bool mma = L->cls[find(L, node(L, v, 0))].mma;
-		v->layout.kind = mma ? L->mi->kind : TC_LAYOUT_BLOCKED;
+		v->layout.kind = mma ? L->mi->layout : TC_LAYOUT_BLOCKED;
 		v->layout.warps_m = L->warps_m;
 		v->layout.warps_n = L->warps_n;
 		for (int d = 0; d < v->rank; d++) {
@@ -686,8 +662,8 @@ assign(Layouter *L)
 			dist->extent = (int)c->extent;
 			if (mma) {
 				dist->tiles = dist->axis == 0 ?
-					(int)(c->extent / (L->mi->rows * L->warps_m)) :
-					(int)(c->extent / (L->mi->cols * L->warps_n));
+					(int)(c->extent / (L->mi->m * L->warps_m)) :
+					(int)(c->extent / (L->mi->n * L->warps_n));
 				dist->count = dist->tiles * (dist->axis == 0 ?
 					L->mi->row_count : L->mi->col_count);
 			} else {
@@ -838,7 +814,7 @@ layout_kernel(TcArena *a, TcKernel *k, const TcTarget *t)
 	long long threads = tc_abi_threads(k, t);
 	Layouter L = { .a = a, .k = k, .threads = (int)threads,
 		       .warps = (int)(threads / t->warp_size),
-		       .warp_size = t->warp_size, .mi = matrix_shape(t) };
+		       .warp_size = t->warp_size, .mi = t->mma };
 	int nv = k->vars.len;
 	L.frag_node = tc_alloc(a, sizeof(int) * (size_t)(nv + 1));
 	L.loop_node = tc_alloc(a, sizeof(int) * (size_t)(nv + 1));
@@ -881,7 +857,7 @@ bool
 tc_layout(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
 {
 	(void)d;
-	if (opt->target.kind == TC_TARGET_OPENMP)
+	if (!opt->target.simt)
 		return true;
 	for (int i = 0; i < p->kernels.len; i++)
 		layout_kernel(a, p->kernels.items[i], &opt->target);

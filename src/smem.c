@@ -16,7 +16,8 @@
  * fragments) hit distinct banks, and 16-byte vector copies stay aligned.
  * A kernel that fits only without padding is planned without it.
  *
- * Swizzle (CUDA): a 2-dim buffer of 16-bit elements that tile copies from
+ * Swizzle (targets with ldmatrix, TcTarget.ldmatrix): a 2-dim buffer of
+ * 16-bit elements that tile copies from
  * tensors write whole (the vectorized copy helper) and matrix-instruction
  * gemms read (ldmatrix), and nothing else touches, keeps unpadded rows of
  * 32, 64 or a multiple of 128 bytes; instead its 16-byte chunks are
@@ -160,7 +161,7 @@ swizzle_accessors(const TcStmt *s, const TcVar *v)
 static bool
 swizzled(const TcKernel *k, const TcVar *v, const TcOptions *opt)
 {
-	if (opt->target.kind != TC_TARGET_CUDA || v->rank != 2 ||
+	if (!opt->target.ldmatrix || v->rank != 2 ||
 	    tc_dtype_bits(v->dtype) != 16)
 		return false;
 	long long row = tc_var_extent(v, 1) * 2;
@@ -238,7 +239,7 @@ bool
 tc_smem(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
 {
 	(void)a;
-	if (opt->target.kind == TC_TARGET_OPENMP)
+	if (!opt->target.simt)
 		return true;
 	bool ok = true;
 	long long limit = opt->target.smem_limit;

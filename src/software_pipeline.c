@@ -1,6 +1,6 @@
 /*
  * software_pipeline.c - turn tile_pipelined loops into multi-stage copy
- * pipelines on GPU targets.
+ * pipelines on targets with asynchronous copies (TcTarget.cp_async).
  *
  * Input: laid-out IR.  Output: for each tile_pipelined(k, n, S) loop whose
  * body starts with copies from tensors, loop.async_copies counts those
@@ -20,11 +20,12 @@
  * gemm (both operands in shared memory) reads every buffer the async
  * copies fill, and each copy is a whole-tile vector copy whose source
  * origin moves by a loop-invariant step per iteration, loop.copies_in_gemm
- * names that gemm and each copy gets its origin at the first iteration and
- * its step in elements (copy.first, copy.advance).  The emitter then sets
- * the copies up once and issues the next stage's from inside the gemm,
- * after its first instructions, where ptxas overlaps them with the tensor
- * cores' work (tilec::G2S, tilec::mma_ss's hook).
+ * names that gemm (on targets with mbarriers, TcTarget.mbarrier, which
+ * those copies complete on) and each copy gets its origin at the first
+ * iteration and its step in elements (copy.first, copy.advance).  The
+ * emitter then sets the copies up once and issues the next stage's from
+ * inside the gemm, after its first instructions, where ptxas overlaps
+ * them with the tensor cores' work (tilec::G2S, tilec::mma_ss's hook).
  */
 #include "tilec_int.h"
 
@@ -245,7 +246,7 @@ plan_copies_in_gemm(TcArena *a, const TcKernel *k, const TcTarget *t,
 {
 	long long threads = tc_abi_threads(k, t);
 	TcStmt *gemm = copies_gemm(loop);
-	if (!gemm)
+	if (!gemm || !t->mbarrier) /* the copies complete on mbarriers */
 		return;
 	const TcVec *body = &loop->u.loop.body->u.block.body;
 	int n = loop->u.loop.async_copies, planned = 0;
@@ -319,8 +320,8 @@ tc_software_pipeline(TcArena *a, TcProgram *p, const TcOptions *opt,
 			if (v->kind == TC_VAR_BUFFER)
 				v->stages = 1;
 		}
-		/* cp.async exists from sm_80; other targets copy in order. */
-		if (opt->target.kind == TC_TARGET_CUDA)
+		/* Without asynchronous copies the loop copies in order. */
+		if (opt->target.cp_async)
 			pipeline_stmt(a, k, &opt->target, k->body);
 	}
 	return true;

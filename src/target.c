@@ -1,61 +1,97 @@
 /*
- * target.c - what the passes and emitters know about each target.
+ * target.c - the target description: what the passes and emitters assume
+ * about each target and arch, in one table.
  *
- * Input: a target name ("openmp", "cuda", "hip") and an optional arch.
- * Output: a filled TcTarget.  For the OpenMP target the default arch is the
- * build machine's widest vector ISA (avx512, avx2, else generic); GPU
- * targets default to their oldest supported architecture.  The limits here
- * are what a block may use: shared memory (on the CPU, the block's working
- * set, which must stay cache resident and off the thread's stack), threads,
- * and the warp width.  tc_target_explain turns a name or arch that is none
- * of these into a usage error listing the valid ones.
+ * tc_targets[] holds one TcTarget per target and arch: warp width, thread
+ * counts, shared memory, the matrix instruction a gemm lowers to, the
+ * asynchronous machinery (cp.async, mbarrier, TMA, wgmma), CPU vector
+ * lanes.  Passes and emitters read these fields and never test which
+ * target they run for; `tilec --list-targets` prints the table
+ * (tc_target_describe), and tests/unit/test_target.c checks its
+ * invariants.
+ *
+ * tc_target_init fills a TcTarget from a target name and an optional
+ * arch.  For the OpenMP target the default arch is the build machine's
+ * widest vector ISA (avx512, avx2, else generic); GPU targets default to
+ * their oldest supported architecture, the first entry of each.
+ * tc_target_explain turns a name or arch that is none of these into a
+ * usage error listing the valid ones.
  */
 #include "tilec_int.h"
 
 #include <string.h>
 
-/* One architecture a target accepts, with its limits. */
-typedef struct ArchInfo {
-	const char *name;      /* TcTarget.arch */
-	long long smem_limit;  /* bytes of per-block buffers */
-	int warp_size;         /* lanes that execute together */
-	int max_threads;       /* threads per block */
-} ArchInfo;
+#define DT(t) (1u << TC_DT_##t)
 
-/* CPU: buffers live in the OpenMP thread's frame; 1 MiB keeps them in L2
- * on current cores and well under the default 8 MiB thread stack. */
-static const ArchInfo openmp_archs[] = {
-	{ "avx512", 1 << 20, 1, 1024 },
-	{ "avx2", 1 << 20, 1, 1024 },
-	{ "generic", 1 << 20, 1, 1024 },
-	{ NULL, 0, 0, 0 },
+/* mma.sync.aligned.m16n8k16 (sm_80 and later, f16 and bf16 operands,
+ * f32 accumulators): lane l holds rows l/4 and l/4 + 8, columns 2*(l%4)
+ * and 2*(l%4) + 1 of each 16x8 tile. */
+static const TcMatrixInsn mma_m16n8k16 = {
+	.name = "mma.sync.aligned.m16n8k16", .layout = TC_LAYOUT_MMA,
+	.m = 16, .n = 8, .k = 16, .row_count = 2, .col_count = 2,
+	.operands = DT(F16) | DT(BF16), .accum = TC_DT_F32,
 };
 
-/* NVIDIA: the opt-in dynamic shared memory per block. */
-static const ArchInfo cuda_archs[] = {
-	{ "sm_80", 163 * 1024, 32, 1024 },
-	{ "sm_90a", 227 * 1024, 32, 1024 },
-	{ NULL, 0, 0, 0 },
+/* v_mfma_f32_16x16x16 (f16, bf16; four v_mfma_f32_16x16x4f32 for f32),
+ * issued with the operands swapped so the result is the transposed tile:
+ * lane l holds row l%16 and the four consecutive columns 4*(l/16) ..
+ * 4*(l/16) + 3 of each 16x16 tile. */
+static const TcMatrixInsn mfma_16x16x16 = {
+	.name = "v_mfma_f32_16x16x16", .layout = TC_LAYOUT_MFMA,
+	.m = 16, .n = 16, .k = 16, .row_count = 1, .col_count = 4,
+	.operands = DT(F16) | DT(BF16) | DT(F32), .accum = TC_DT_F32,
 };
 
-/* AMD CDNA: 64 KiB of LDS, wave64. */
-static const ArchInfo hip_archs[] = {
-	{ "gfx90a", 64 * 1024, 64, 1024 },
-	{ "gfx942", 64 * 1024, 64, 1024 },
-	{ NULL, 0, 0, 0 },
+/* CPU: one OS thread runs a block.  Buffers live in the OpenMP thread's
+ * frame; 1 MiB keeps them in L2 on current cores and well under the
+ * default 8 MiB thread stack.  tile_threads becomes loop iterations; 1024
+ * is the same bound the GPUs have.  AVX-512 is the ISA the explicit
+ * vectors (tilec_vf) are written for. */
+#define CPU(arch_, lanes, explicit_, spelled, ...)                           \
+	{ .kind = TC_TARGET_OPENMP, .name = "openmp", .arch = arch_,         \
+	  .simt = false, .warp_size = 1, .default_threads = 1,               \
+	  .max_threads = 1024, .smem_default = 1 << 20,                      \
+	  .smem_limit = 1 << 20, .vector_lanes = lanes,                      \
+	  .explicit_lanes = explicit_, .cpu_spelled = spelled,               \
+	  .cpu_features = { __VA_ARGS__ } }
+
+/* NVIDIA: warps of 32, 48 KiB of dynamic shared memory without the
+ * function attribute, the rest of the SM's opt-in limit with it.  sm_80
+ * brought mma.sync, ldmatrix, cp.async and mbarrier; sm_90a adds TMA and
+ * wgmma, which no pass uses yet (its kernels are sm_80's). */
+#define CUDA(arch_, optin, hopper)                                           \
+	{ .kind = TC_TARGET_CUDA, .name = "cuda", .arch = arch_,             \
+	  .simt = true, .warp_size = 32, .default_threads = 128,             \
+	  .max_threads = 1024, .smem_default = 48 * 1024,                    \
+	  .smem_limit = optin, .mma = &mma_m16n8k16, .ldmatrix = true,       \
+	  .cp_async = true, .mbarrier = true, .tma = hopper,                 \
+	  .wgmma = hopper }
+
+/* AMD CDNA: wave64, 64 KiB of LDS per workgroup (no opt-in beyond it),
+ * MFMA; copies go through registers in order (no asynchronous copies the
+ * backend uses). */
+#define HIP(arch_)                                                           \
+	{ .kind = TC_TARGET_HIP, .name = "hip", .arch = arch_,               \
+	  .simt = true, .warp_size = 64, .default_threads = 128,             \
+	  .max_threads = 1024, .smem_default = 64 * 1024,                    \
+	  .smem_limit = 64 * 1024, .mma = &mfma_16x16x16 }
+
+const TcTarget tc_targets[] = {
+	CPU("avx512", 16, 16, "AVX-512 F, BW and VL, and FMA", "avx512f",
+	    "avx512bw", "avx512vl", "fma", NULL),
+	CPU("avx2", 8, 0, "AVX2 and FMA", "avx2", "fma", NULL),
+	CPU("generic", 1, 0, NULL, NULL),
+	CUDA("sm_80", 163 * 1024, false),
+	CUDA("sm_90a", 227 * 1024, true),
+	HIP("gfx90a"),
+	HIP("gfx942"),
 };
 
-static const struct {
-	const char *name;          /* TcTarget.name */
-	TcTargetKind kind;         /* backend family */
-	const ArchInfo *archs;     /* accepted archs; the first is the default */
-} targets[] = {
-	{ "openmp", TC_TARGET_OPENMP, openmp_archs },
-	{ "cuda", TC_TARGET_CUDA, cuda_archs },
-	{ "hip", TC_TARGET_HIP, hip_archs },
-};
+const int tc_ntargets = (int)(sizeof tc_targets / sizeof tc_targets[0]);
 
-/* The widest vector ISA the machine running tilec supports. */
+/* The widest vector ISA the machine running tilec supports: the features
+ * of the table's CPU entries, spelled again because
+ * __builtin_cpu_supports takes only string literals. */
 static const char *
 host_cpu_arch(void)
 {
@@ -63,8 +99,7 @@ host_cpu_arch(void)
 	__builtin_cpu_init();
 	if (__builtin_cpu_supports("avx512f") &&
 	    __builtin_cpu_supports("avx512bw") &&
-	    __builtin_cpu_supports("avx512vl") &&
-	    __builtin_cpu_supports("fma"))
+	    __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma"))
 		return "avx512";
 	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
 		return "avx2";
@@ -76,25 +111,19 @@ bool
 tc_target_init(TcTarget *t, const char *name, const char *arch)
 {
 	memset(t, 0, sizeof *t);
-	for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++) {
-		if (strcmp(targets[i].name, name) != 0)
+	const TcTarget *first = NULL;
+	for (int i = 0; i < tc_ntargets; i++) {
+		if (strcmp(tc_targets[i].name, name) != 0)
 			continue;
-		if (!arch && targets[i].kind == TC_TARGET_OPENMP)
-			arch = host_cpu_arch();
-		const ArchInfo *ai = targets[i].archs;
-		if (arch) {
-			while (ai->name && strcmp(ai->name, arch) != 0)
-				ai++;
-			if (!ai->name)
-				return false;
+		if (!first) {
+			first = &tc_targets[i];
+			if (!arch && first->kind == TC_TARGET_OPENMP)
+				arch = host_cpu_arch();
 		}
-		t->kind = targets[i].kind;
-		t->name = targets[i].name;
-		t->arch = ai->name;
-		t->smem_limit = ai->smem_limit;
-		t->warp_size = ai->warp_size;
-		t->max_threads = ai->max_threads;
-		return true;
+		if (!arch || strcmp(tc_targets[i].arch, arch) == 0) {
+			*t = tc_targets[i];
+			return true;
+		}
 	}
 	return false;
 }
@@ -102,14 +131,12 @@ tc_target_init(TcTarget *t, const char *name, const char *arch)
 void
 tc_target_explain(TcBuf *out, const char *name, const char *arch)
 {
-	enum { NTARGETS = sizeof targets / sizeof targets[0] };
-	const char *names[NTARGETS + 8];
+	const char *names[64];
 	int n = 0;
-	for (size_t i = 0; i < NTARGETS; i++) {
-		if (strcmp(targets[i].name, name) != 0)
-			continue;
-		for (const ArchInfo *ai = targets[i].archs; ai->name; ai++)
-			names[n++] = ai->name;
+	for (int i = 0; i < tc_ntargets && n < 64; i++)
+		if (strcmp(tc_targets[i].name, name) == 0)
+			names[n++] = tc_targets[i].arch;
+	if (n) {
 		const char *near = tc_nearest(arch ? arch : "", arch ? strlen(arch) : 0, names, n);
 		tc_buf_printf(out, "unknown architecture '%s' for target %s",
 			      arch ? arch : "", name);
@@ -121,8 +148,9 @@ tc_target_explain(TcBuf *out, const char *name, const char *arch)
 		tc_buf_puts(out, ")");
 		return;
 	}
-	for (size_t i = 0; i < NTARGETS; i++)
-		names[n++] = targets[i].name;
+	for (int i = 0; i < tc_ntargets && n < 64; i++)
+		if (i == 0 || strcmp(tc_targets[i].name, tc_targets[i - 1].name) != 0)
+			names[n++] = tc_targets[i].name;
 	const char *near = tc_nearest(name, strlen(name), names, n);
 	tc_buf_printf(out, "unknown target '%s'", name);
 	if (near)
@@ -131,4 +159,87 @@ tc_target_explain(TcBuf *out, const char *name, const char *arch)
 	for (int j = 0; j < n; j++)
 		tc_buf_printf(out, "%s %s", j ? "," : "", names[j]);
 	tc_buf_puts(out, ")");
+}
+
+/* n bytes as "48 KiB" or "1 MiB" (the table's sizes are whole KiB). */
+static void
+put_size(TcBuf *out, long long n)
+{
+	if (n % (1 << 20) == 0)
+		tc_buf_printf(out, "%lld MiB", n >> 20);
+	else if (n % 1024 == 0)
+		tc_buf_printf(out, "%lld KiB", n >> 10);
+	else
+		tc_buf_printf(out, "%lld bytes", n);
+}
+
+static const char *
+yes_no(bool b)
+{
+	return b ? "yes" : "no";
+}
+
+void
+tc_target_describe(TcBuf *out, const TcTarget *t)
+{
+	tc_buf_printf(out, "%s/%s\n", t->name, t->arch);
+	if (t->simt)
+		tc_buf_printf(out, "  threads        %d per block by default, at "
+			      "most %d, in warps of %d lanes\n", t->default_threads,
+			      t->max_threads, t->warp_size);
+	else
+		tc_buf_printf(out, "  threads        one OS thread per block; "
+			      "tile_threads (at most %d) become\n"
+			      "                 loop iterations and vector lanes\n",
+			      t->max_threads);
+	tc_buf_puts(out, "  shared memory  ");
+	if (!t->simt) {
+		put_size(out, t->smem_limit);
+		tc_buf_puts(out, " of buffers per block (the thread's frame)\n");
+	} else {
+		put_size(out, t->smem_default);
+		tc_buf_puts(out, " per block");
+		if (t->smem_limit > t->smem_default) {
+			tc_buf_puts(out, ", ");
+			put_size(out, t->smem_limit);
+			tc_buf_puts(out, " opted in");
+		}
+		tc_buf_puts(out, "\n");
+	}
+	if (t->mma) {
+		const TcMatrixInsn *m = t->mma;
+		tc_buf_printf(out, "  matrix         %s (m%d n%d k%d)\n"
+			      "                 A and B in", m->name, m->m,
+			      m->n, m->k);
+		const char *sep = " ";
+		for (int d = 1; d < TC_DT_COUNT; d++)
+			if (m->operands & (1u << d)) {
+				tc_buf_printf(out, "%s%s", sep,
+					      tc_dtype_name((TcDtype)d));
+				sep = ", ";
+			}
+		tc_buf_printf(out, "; C in %s\n", tc_dtype_name(m->accum));
+	} else if (t->simt) {
+		tc_buf_puts(out, "  matrix         none: gemm is plain loops\n");
+	}
+	if (t->simt) {
+		tc_buf_printf(out, "  ldmatrix       %s\n", yes_no(t->ldmatrix));
+		tc_buf_printf(out, "  cp.async       %s\n", yes_no(t->cp_async));
+		tc_buf_printf(out, "  mbarrier       %s\n", yes_no(t->mbarrier));
+		tc_buf_printf(out, "  tma            %s\n", t->tma ?
+			      "yes (no pass uses it yet)" : "no");
+		tc_buf_printf(out, "  wgmma          %s\n", t->wgmma ?
+			      "yes (no pass uses it yet)" : "no");
+	} else {
+		if (t->vector_lanes > 1)
+			tc_buf_printf(out, "  vector lanes   %d floats",
+				      t->vector_lanes);
+		else
+			tc_buf_puts(out, "  vector lanes   none assumed (portable "
+				    "C; the C compiler picks)");
+		if (t->explicit_lanes)
+			tc_buf_printf(out, "; explicit vectors of %d "
+				      "(TILEC_VL)", t->explicit_lanes);
+		tc_buf_puts(out, "\n");
+	}
 }

@@ -795,15 +795,67 @@ typedef enum TcTargetKind {
 	TC_TARGET_COUNT
 } TcTargetKind;
 
-/* What the passes need to know about a target. */
+/* A warp matrix instruction a tile_gemm lowers to: layout.c spreads the
+ * accumulator (and an A operand in registers) like one, the GPU helpers
+ * issue it. */
+typedef struct TcMatrixInsn {
+	const char *name;        /* the instruction: "mma.sync.m16n8k16" */
+	TcLayoutKind layout;     /* of accumulators: TC_LAYOUT_MMA or _MFMA */
+	int m, n, k;             /* its tile: C is m x n, the step is k */
+	int row_count;           /* rows of one m x n tile a lane holds */
+	int col_count;           /* columns of one tile a lane holds */
+	unsigned operands;       /* dtypes of A and B: bit 1u << TcDtype */
+	TcDtype accum;           /* the accumulator's dtype */
+} TcMatrixInsn;
+
+/* One target and arch: everything the passes and emitters assume about
+ * it.  The entries are the table in target.c (tc_targets); `tilec
+ * --list-targets` prints them.  Passes test what a target can do (the
+ * fields below), never which target it is: kind only picks the backend. */
 typedef struct TcTarget {
-	TcTargetKind kind;       /* backend family */
+	TcTargetKind kind;       /* backend family: picks the emitter only */
 	const char *name;        /* "openmp", "cuda", "hip" */
 	const char *arch;        /* "avx512", "avx2", "generic"; "sm_90a"; "gfx90a" */
-	long long smem_limit;    /* bytes of shared memory a block may use */
-	int warp_size;           /* 1 on the CPU */
-	int max_threads;         /* per block */
+	/* Threads.  On a SIMT target a block's threads are hardware threads
+	 * in warps (waves) of warp_size lanes; otherwise one OS thread runs
+	 * a block and its threads become loop iterations and vector lanes. */
+	bool simt;
+	int warp_size;           /* lanes that execute together; 1 on the CPU */
+	int default_threads;     /* per block without tile_threads (SIMT) */
+	int max_threads;         /* the most tile_threads may ask for */
+	/* Shared memory per block, bytes: what a kernel gets without asking
+	 * and the most it may opt in to (the limit smem.c enforces; on the
+	 * CPU, the block's buffers in the OpenMP thread's frame). */
+	long long smem_default;
+	long long smem_limit;
+	const TcMatrixInsn *mma; /* gemm's matrix instruction; NULL: none */
+	bool ldmatrix;           /* ldmatrix reads 8x8 tiles of shared memory,
+				  * so 16-bit tiles may be XOR swizzled */
+	bool cp_async;           /* asynchronous global -> shared copies:
+				  * tile_pipelined loops get stages */
+	bool mbarrier;           /* shared-memory barriers with phases: copies
+				  * issued inside a gemm complete on them */
+	bool tma;                /* tensor-memory-accelerator copies (no pass
+				  * uses them yet) */
+	bool wgmma;              /* warpgroup matrix instructions (no pass
+				  * uses them yet) */
+	/* CPU vectors: the float lanes of the ISA's widest vector register
+	 * (0 on a GPU), and the lanes of the explicit vectors (tilec_vf,
+	 * templates/cpu/tilec_cpu.h) the OpenMP backend prints, 0 where it
+	 * prints none.  Generated code defines TILEC_VL to the latter and
+	 * the header stops with #error on a count it is not written for. */
+	int vector_lanes;
+	int explicit_lanes;
+	/* What a CPU must have to run the arch's code: feature names as
+	 * __builtin_cpu_supports knows them (NULL-terminated; none for
+	 * generic), and the same in words for messages. */
+	const char *cpu_features[5];
+	const char *cpu_spelled;
 } TcTarget;
+
+/* Every target and arch, the targets' default arch first in each. */
+extern const TcTarget tc_targets[];
+extern const int tc_ntargets;
 
 /* A backend prints scheduled IR as source text. */
 typedef struct TcBackend {
@@ -822,6 +874,8 @@ bool tc_target_init(TcTarget *t, const char *name, const char *arch);
  * the unknown target or architecture, the nearest valid one ("did you
  * mean"), and every valid value. */
 void tc_target_explain(TcBuf *out, const char *name, const char *arch);
+/* t, in words, as `tilec --list-targets` prints it. */
+void tc_target_describe(TcBuf *out, const TcTarget *t);
 
 /* ==== Options (tilec.c) =================================================== */
 
@@ -1141,8 +1195,8 @@ TcDtype tc_abi_pass_dtype(TcDtype t, TcTargetKind target);
 const char *tc_abi_scalar_c_type(TcDtype pass);
 /* The host C type of a tensor element of dtype t ("uint16_t" for f16). */
 const char *tc_abi_element_c_type(TcDtype t);
-/* Threads per block of k's launches on t (tile_threads, else 128 on
- * GPUs; 1 on the CPU). */
+/* Threads per block of k's launches on t (tile_threads, else the
+ * target's default_threads; 1 where the target is not SIMT). */
 long long tc_abi_threads(const TcKernel *k, const TcTarget *t);
 /* Whether scalar v is the whole declared extent of some tensor dim. */
 bool tc_abi_is_extent(const TcKernel *k, const TcVar *v);

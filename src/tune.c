@@ -721,7 +721,7 @@ fragment_registers(const TcKernel *k, long long threads, TcBuf *what)
 static char *
 prune_reason(const Tune *t, const TcKernel *k)
 {
-	if (t->tinfo.kind == TC_TARGET_OPENMP)
+	if (!t->tinfo.simt)
 		return NULL;
 	long long threads = tc_abi_threads(k, &t->tinfo);
 	if (threads > t->tinfo.max_threads)

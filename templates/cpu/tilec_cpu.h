@@ -544,7 +544,15 @@ tilec_fminf(float a, float b)
  * namesake gives, so a row split between a vector loop and a scalar tail
  * computes the same values as one scalar loop. */
 #if defined(__GNUC__)
+/* Generated code defines TILEC_VL from the target description's explicit
+ * lanes (src/target.c); the AVX-512 bodies below treat a tilec_vf as one
+ * __m512, so 16 is the only count this header is written for. */
+#ifndef TILEC_VL
 #define TILEC_VL 16
+#endif
+#if TILEC_VL != 16
+#error "tilec_cpu.h: tilec_vf is written for 16 float lanes (TILEC_VL)"
+#endif
 typedef float tilec_vf __attribute__((vector_size(4 * TILEC_VL)));
 
 static inline tilec_vf

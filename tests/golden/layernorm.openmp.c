@@ -2,6 +2,7 @@
 // openmp/avx512.
 // Tunables: BLOCK_M=4 BLOCK_N=1024.
 // Build: cc -O3 -march=native -fopenmp -fno-math-errno (not -ffast-math).
+#define TILEC_VL 16
 #include "tilec/cpu/tilec_cpu.h"
 
 enum {

@@ -2,6 +2,7 @@
 // openmp/avx512.
 // Tunables: BLOCK_M=1 BLOCK_N=4096 THREADS=128.
 // Build: cc -O3 -march=native -fopenmp -fno-math-errno (not -ffast-math).
+#define TILEC_VL 16
 #include "tilec/cpu/tilec_cpu.h"
 
 enum {
