@@ -85,6 +85,10 @@ usage(FILE *f)
 	      "  --standalone         inline the helper headers into the "
 	      "output\n"
 	      "  --list-kernels       print the program's kernel names\n"
+	      "  --list-targets       print every target and arch with what "
+	      "tilec assumes\n"
+	      "                       of it (threads, shared memory, "
+	      "instructions)\n"
 	      "  --json               with --list-kernels: one JSON object "
 	      "(kernels,\n"
 	      "                       their lines, the tunables and their "
@@ -118,7 +122,7 @@ enum {
 	OPT_STANDALONE, OPT_LIST_KERNELS, OPT_TIME, OPT_TARGET, OPT_ARCH,
 	OPT_OUT, OPT_KERNEL, OPT_DUMP_AFTER, OPT_EMIT, OPT_CONFIG, OPT_DEFINE,
 	OPT_JSON,
-	OPT_EXPLAIN,
+	OPT_EXPLAIN, OPT_LIST_TARGETS,
 };
 
 static const TcOptSpec options[] = {
@@ -128,6 +132,7 @@ static const TcOptSpec options[] = {
 	{ "line-directives", 0, false, OPT_LINE_DIRECTIVES },
 	{ "standalone", 0, false, OPT_STANDALONE },
 	{ "list-kernels", 0, false, OPT_LIST_KERNELS },
+	{ "list-targets", 0, false, OPT_LIST_TARGETS },
 	{ "json", 0, false, OPT_JSON },
 	{ "explain", 0, false, OPT_EXPLAIN },
 	{ "time", 0, false, OPT_TIME },
@@ -178,6 +183,19 @@ parse_args(Cli *cli, int argc, char **argv, bool *stop)
 			printf("tilec %s\n", TILEC_VERSION);
 			*stop = true;
 			return EXIT_OK;
+		case OPT_LIST_TARGETS: {
+			TcBuf b;
+			tc_buf_init(&b);
+			for (int i = 0; i < tc_ntargets; i++) {
+				if (i)
+					tc_buf_puts(&b, "\n");
+				tc_target_describe(&b, &tc_targets[i]);
+			}
+			fputs(b.data, stdout);
+			tc_buf_free(&b);
+			*stop = true;
+			return EXIT_OK;
+		}
 		case OPT_VERIFY: cli->verify = true; break;
 		case OPT_LINE_DIRECTIVES: cli->line_directives = true; break;
 		case OPT_STANDALONE: cli->standalone = true; break;

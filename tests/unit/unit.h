@@ -23,7 +23,8 @@
 	X(verify)      \
 	X(runtime)     \
 	X(cache)       \
-	X(interp)
+	X(interp)      \
+	X(target)
 
 #define X(name) Suite *unit_suite_##name(void);
 UNIT_SUITES(X)

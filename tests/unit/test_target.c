@@ -1,0 +1,263 @@
+/*
+ * test_target.c - the target description (src/target.c): every entry of
+ * tc_targets is consistent with itself, with the lookups the command line
+ * and the runtime use, with the backends, and with the numbers the helper
+ * headers are written for (a warp's lanes, the explicit vectors' lanes).
+ */
+#include "unit.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Whether n is a power of two. */
+static bool
+pow2(long long n)
+{
+	return n > 0 && (n & (n - 1)) == 0;
+}
+
+/* The integer after `key` in the embedded header `path` (-1: not there). */
+static long long
+header_number(const char *path, const char *key)
+{
+	const TcEmbedded *e = tc_embedded_find(path);
+	ck_assert_msg(e != NULL, "no embedded %s", path);
+	const char *p = strstr(e->text, key);
+	long long n = -1;
+	if (!p || sscanf(p + strlen(key), "%lld", &n) != 1)
+		return -1;
+	return n;
+}
+
+START_TEST(threads_and_warps)
+{
+	for (int i = 0; i < tc_ntargets; i++) {
+		const TcTarget *t = &tc_targets[i];
+		ck_assert_msg(t->name && t->arch, "entry %d unnamed", i);
+		ck_assert_msg(pow2(t->warp_size), "%s/%s", t->name, t->arch);
+		ck_assert_msg(t->simt == (t->warp_size > 1), "%s/%s: warps "
+			      "of %d lanes", t->name, t->arch, t->warp_size);
+		ck_assert_msg(t->max_threads > 0 &&
+			      t->max_threads % t->warp_size == 0,
+			      "%s/%s: %d threads in warps of %d", t->name,
+			      t->arch, t->max_threads, t->warp_size);
+		ck_assert_msg(t->default_threads > 0 &&
+			      t->default_threads <= t->max_threads &&
+			      t->default_threads % t->warp_size == 0,
+			      "%s/%s: %d threads by default", t->name, t->arch,
+			      t->default_threads);
+	}
+}
+END_TEST
+
+START_TEST(shared_memory)
+{
+	for (int i = 0; i < tc_ntargets; i++) {
+		const TcTarget *t = &tc_targets[i];
+		ck_assert_msg(t->smem_default > 0 &&
+			      t->smem_default <= t->smem_limit,
+			      "%s/%s: %lld by default, %lld at most", t->name,
+			      t->arch, t->smem_default, t->smem_limit);
+		/* smem.c places buffers at 128-byte boundaries. */
+		ck_assert_msg(t->smem_limit % 128 == 0, "%s/%s", t->name,
+			      t->arch);
+	}
+}
+END_TEST
+
+/* A matrix instruction's tile is spread over one warp: every lane holds
+ * row_count x col_count elements of it, no element twice. */
+START_TEST(matrix_instructions)
+{
+	for (int i = 0; i < tc_ntargets; i++) {
+		const TcTarget *t = &tc_targets[i];
+		const TcMatrixInsn *m = t->mma;
+		if (!m)
+			continue;
+		ck_assert_msg(t->simt, "%s/%s: a matrix instruction without "
+			      "warps", t->name, t->arch);
+		ck_assert_msg(m->name && m->m > 0 && m->n > 0 && m->k > 0,
+			      "%s/%s", t->name, t->arch);
+		ck_assert_msg(m->row_count * m->col_count * t->warp_size ==
+			      m->m * m->n, "%s/%s: %s's %dx%d tile over %d "
+			      "lanes of %dx%d", t->name, t->arch, m->name, m->m,
+			      m->n, t->warp_size, m->row_count, m->col_count);
+		ck_assert_msg(m->layout == TC_LAYOUT_MMA ||
+			      m->layout == TC_LAYOUT_MFMA, "%s/%s", t->name,
+			      t->arch);
+		ck_assert_msg(m->operands != 0 && tc_dtype_is_float(m->accum),
+			      "%s/%s", t->name, t->arch);
+		/* ldmatrix reads the MMA layout's operand tiles. */
+		ck_assert(!t->ldmatrix || m->layout == TC_LAYOUT_MMA);
+	}
+}
+END_TEST
+
+/* What needs what: everything asynchronous is a GPU's; TMA copies
+ * complete on mbarriers; wgmma comes with TMA (sm_90a). */
+START_TEST(capabilities_imply)
+{
+	for (int i = 0; i < tc_ntargets; i++) {
+		const TcTarget *t = &tc_targets[i];
+		bool gpu_only = t->ldmatrix || t->cp_async || t->mbarrier ||
+				t->tma || t->wgmma;
+		ck_assert_msg(!gpu_only || t->simt, "%s/%s", t->name, t->arch);
+		ck_assert_msg(!t->tma || t->mbarrier, "%s/%s", t->name, t->arch);
+		ck_assert_msg(!t->wgmma || (t->tma && t->mma), "%s/%s",
+			      t->name, t->arch);
+		ck_assert_msg(!t->ldmatrix || t->mma, "%s/%s", t->name, t->arch);
+	}
+}
+END_TEST
+
+/* CPU vectors: a power of two of float lanes, the CPU features they
+ * need named; explicit vectors only
+ * where they fill the ISA's register, of the one width
+ * templates/cpu/tilec_cpu.h is written for. */
+START_TEST(cpu_vectors)
+{
+	long long header = header_number("cpu/tilec_cpu.h", "#if TILEC_VL != ");
+	ck_assert_int_gt(header, 0);
+	int with_explicit = 0;
+	for (int i = 0; i < tc_ntargets; i++) {
+		const TcTarget *t = &tc_targets[i];
+		if (t->simt) {
+			ck_assert(t->vector_lanes == 0 && t->explicit_lanes == 0);
+			ck_assert(!t->cpu_features[0] && !t->cpu_spelled);
+			continue;
+		}
+		ck_assert_msg(pow2(t->vector_lanes), "%s/%s", t->name, t->arch);
+		/* A vector ISA is checked for before its code runs
+		 * (export.c); portable C needs nothing. */
+		ck_assert_msg((t->vector_lanes > 1) == (t->cpu_features[0] != NULL) &&
+			      (t->cpu_features[0] != NULL) == (t->cpu_spelled != NULL),
+			      "%s/%s", t->name, t->arch);
+		if (!t->explicit_lanes)
+			continue;
+		with_explicit++;
+		ck_assert_msg(t->explicit_lanes == t->vector_lanes &&
+			      t->explicit_lanes == header,
+			      "%s/%s: explicit vectors of %d lanes, the header "
+			      "has %lld", t->name, t->arch, t->explicit_lanes,
+			      header);
+	}
+	ck_assert_int_gt(with_explicit, 0);
+}
+END_TEST
+
+/* The warp the GPU helper headers are written for is the table's. */
+START_TEST(helper_warps)
+{
+	static const struct {
+		TcTargetKind kind;  /* the backend */
+		const char *header; /* its helper header, embedded */
+	} helpers[] = {
+		{ TC_TARGET_CUDA, "cuda/tilec_cuda.cuh" },
+		{ TC_TARGET_HIP, "hip/tilec_hip.hpp" },
+	};
+	for (size_t h = 0; h < sizeof helpers / sizeof helpers[0]; h++) {
+		long long warp = header_number(helpers[h].header,
+					       "enum { WARP = ");
+		ck_assert_msg(warp > 0, "%s: no WARP", helpers[h].header);
+		for (int i = 0; i < tc_ntargets; i++)
+			if (tc_targets[i].kind == helpers[h].kind)
+				ck_assert_msg(tc_targets[i].warp_size == warp,
+					      "%s/%s: warps of %d, %s has %lld",
+					      tc_targets[i].name,
+					      tc_targets[i].arch,
+					      tc_targets[i].warp_size,
+					      helpers[h].header, warp);
+	}
+}
+END_TEST
+
+/* Every entry is what tc_target_init (the -t/--arch options, the API,
+ * records) gives for its name and arch, once; each target has a default
+ * and a backend; the archs the runtime picks for a device have entries. */
+START_TEST(lookups)
+{
+	for (int i = 0; i < tc_ntargets; i++) {
+		const TcTarget *e = &tc_targets[i];
+		TcTarget t;
+		ck_assert_msg(tc_target_init(&t, e->name, e->arch), "%s/%s",
+			      e->name, e->arch);
+		ck_assert(t.name == e->name && t.arch == e->arch &&
+			  t.kind == e->kind && t.mma == e->mma &&
+			  t.warp_size == e->warp_size &&
+			  t.smem_limit == e->smem_limit &&
+			  t.explicit_lanes == e->explicit_lanes);
+		ck_assert(tc_target_init(&t, e->name, NULL));
+		ck_assert_str_eq(t.name, e->name);
+		ck_assert(tc_backend_find(e->kind) != NULL);
+		for (int j = 0; j < i; j++)
+			ck_assert_msg(strcmp(tc_targets[j].name, e->name) != 0 ||
+				      strcmp(tc_targets[j].arch, e->arch) != 0,
+				      "%s/%s twice", e->name, e->arch);
+		/* One target's entries are contiguous (tc_target_explain). */
+		if (i > 1 && strcmp(tc_targets[i - 1].name, e->name) != 0)
+			for (int j = 0; j < i - 1; j++)
+				ck_assert_str_ne(tc_targets[j].name, e->name);
+	}
+	static const char *const device_archs[][2] = {
+		{ "cuda", "sm_80" }, { "cuda", "sm_90a" },
+		{ "hip", "gfx90a" }, { "hip", "gfx942" },
+		{ "openmp", "avx512" }, { "openmp", "avx2" },
+		{ "openmp", "generic" },
+	};
+	for (size_t i = 0; i < sizeof device_archs / sizeof device_archs[0]; i++) {
+		TcTarget t;
+		ck_assert_msg(tc_target_init(&t, device_archs[i][0],
+					     device_archs[i][1]),
+			      "%s/%s", device_archs[i][0], device_archs[i][1]);
+	}
+	TcTarget t;
+	ck_assert(!tc_target_init(&t, "cuda", "sm_70"));
+	ck_assert(!tc_target_init(&t, "metal", NULL));
+}
+END_TEST
+
+/* --list-targets prints every entry, with the facts it holds. */
+START_TEST(describe)
+{
+	for (int i = 0; i < tc_ntargets; i++) {
+		const TcTarget *t = &tc_targets[i];
+		TcBuf b;
+		tc_buf_init(&b);
+		tc_target_describe(&b, t);
+		char head[64];
+		snprintf(head, sizeof head, "%s/%s\n", t->name, t->arch);
+		ck_assert_msg(strncmp(b.data, head, strlen(head)) == 0, "%s",
+			      b.data);
+		if (t->mma)
+			ck_assert(strstr(b.data, t->mma->name) != NULL);
+		if (t->tma)
+			ck_assert(strstr(b.data, "tma            yes (no pass "
+					 "uses it yet)") != NULL);
+		for (const char *line = b.data; *line;) {
+			const char *nl = strchr(line, '\n');
+			ck_assert(nl != NULL);
+			ck_assert_msg(nl - line <= 80, "%.*s", (int)(nl - line),
+				      line);
+			line = nl + 1;
+		}
+		tc_buf_free(&b);
+	}
+}
+END_TEST
+
+Suite *
+unit_suite_target(void)
+{
+	Suite *s = suite_create("target");
+	TCase *tc = tcase_create("table");
+	tcase_add_test(tc, threads_and_warps);
+	tcase_add_test(tc, shared_memory);
+	tcase_add_test(tc, matrix_instructions);
+	tcase_add_test(tc, capabilities_imply);
+	tcase_add_test(tc, cpu_vectors);
+	tcase_add_test(tc, helper_warps);
+	tcase_add_test(tc, lookups);
+	tcase_add_test(tc, describe);
+	suite_add_tcase(s, tc);
+	return s;
+}
