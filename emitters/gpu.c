@@ -2137,7 +2137,7 @@ emit_pipelined(Gpu *G, const TcStmt *s)
 }
 
 /* A serial loop.  tile_pipelined with copies the pipeline pass planned as
- * asynchronous: emit_pipelined (cp.async dialects only); without cp.async,
+ * asynchronous: emit_pipelined (targets with cp.async only); without it,
  * its copies run in order, before the compute of the same iteration. */
 static void
 emit_for(Gpu *G, const TcStmt *s)

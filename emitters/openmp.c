@@ -2494,12 +2494,12 @@ emit_file_header(Emitter *E)
 	}
 	tc_c_comment(&E->pr, "Build: cc -O3 -march=native -fopenmp "
 		     "-fno-math-errno (not -ffast-math).");
-	if (gemm)
-		emit_template(E, "cpu/gemm.h");
-	/* The explicit vectors' lanes this file was printed for; the header
+	/* The explicit vectors' lanes this file was printed for; tilec_cpu.h
 	 * stops with #error where its vectors have another width. */
 	if (E->t->explicit_lanes)
 		tc_buf_printf(b, "#define TILEC_VL %d\n", E->t->explicit_lanes);
+	if (gemm)
+		emit_template(E, "cpu/gemm.h");
 	emit_template(E, "cpu/tilec_cpu.h");
 	if (p->tunables.len) {
 		tc_buf_puts(b, "\nenum {\n");

@@ -4,6 +4,7 @@
 // openmp/avx512.
 // Tunables: BLOCK_M=2 BLOCK_N=128 SQUARE=8.
 // Build: cc -O3 -march=native -fopenmp -fno-math-errno (not -ffast-math).
+#define TILEC_VL 16
 #include "tilec/cpu/tilec_cpu.h"
 
 enum {

@@ -2,8 +2,8 @@
 // flash_attention, for openmp/avx512.
 // Tunables: BLOCK_M=128 BLOCK_N=64 STAGES=2 HEAD_DIM=128 CAUSAL=0.
 // Build: cc -O3 -march=native -fopenmp -fno-math-errno (not -ffast-math).
-#include "tilec/cpu/gemm.h"
 #define TILEC_VL 16
+#include "tilec/cpu/gemm.h"
 #include "tilec/cpu/tilec_cpu.h"
 
 enum {

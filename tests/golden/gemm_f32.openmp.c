@@ -2,8 +2,8 @@
 // openmp/avx512.
 // Tunables: BLOCK_M=128 BLOCK_N=128 BLOCK_K=32 STAGES=3.
 // Build: cc -O3 -march=native -fopenmp -fno-math-errno (not -ffast-math).
-#include "tilec/cpu/gemm.h"
 #define TILEC_VL 16
+#include "tilec/cpu/gemm.h"
 #include "tilec/cpu/tilec_cpu.h"
 
 enum {
