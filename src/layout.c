@@ -289,18 +289,29 @@ walk(Walk *W, TcStmt *s)
 			      "shared memory", at));
 			break;
 		}
+		if (!L->mi) {
+			const char *why = tc_fmt(L->a, "the tile_gemm at %s, "
+				"which has no matrix instruction on this target",
+				at);
+			spill(L, c, s->loc, tc_fmt(L->a, "it is the accumulator "
+			      "of %s", why));
+			spill(L, a, s->loc, tc_fmt(L->a, "it is the A operand of "
+			      "%s", why));
+			break;
+		}
 		if (!mma_operands(L, s) || c->rank != 2) {
 			const char *why = tc_fmt(L->a, "the tile_gemm at %s "
 				"(%s += %s x %s, %lldx%lld), which has no matrix "
 				"instruction here (those take f16 or bf16%s "
 				"operands into an f32 accumulator, M a multiple "
-				"of %d, N of %d, K of 16)", at,
+				"of %d, N of %d, K of %d)", at,
 				tc_dtype_name(c->dtype),
 				tc_dtype_name(a->dtype),
 				tc_dtype_name(s->u.gemm.b.var->dtype),
 				tc_var_extent(c, 0), tc_var_extent(c, 1),
-				L->mi->f32_operands ? " or f32" : "",
-				L->mi->rows, L->mi->cols);
+				L->mi->operands & (1u << TC_DT_F32) ? " or f32"
+								     : "",
+				L->mi->m, L->mi->n, L->mi->k);
 			spill(L, c, s->loc, tc_fmt(L->a, "it is the accumulator "
 			      "of %s", why));
 			spill(L, a, s->loc, tc_fmt(L->a, "it is the A operand of "
@@ -779,8 +790,8 @@ choose_layouts(Layouter *L)
 					      "no grid of the block's %d warps "
 					      "tiles every gemm accumulator's "
 					      "rows by %d and columns by %d",
-					      L->warps, L->mi->rows,
-					      L->mi->cols));
+					      L->warps, L->mi->m,
+					      L->mi->n));
 			}
 			continue;
 		}
