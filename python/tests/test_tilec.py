@@ -106,6 +106,117 @@ def test_wrong_calls_are_type_errors(gemm):
     assert np.isnan(c).all()
 
 
+def test_byte_swapped_array_is_a_type_error(gemm):
+    # Its dtype is named float32 too: read as f32 it would be garbage.
+    a, b, c = operands()
+    with pytest.raises(TypeError, match=r"tensor 'A'.*non-native byte order"):
+        gemm(a.astype(">f4"), b, c)
+    assert np.isnan(c).all()
+
+
+def test_rank_past_the_runtimes_largest(gemm):
+    a, b, c = operands()
+    with pytest.raises(ValueError, match=r"tensor 'A'.*rank 2.*rank 9"):
+        gemm(np.zeros((1,) * 9, np.float32), b, c)
+    gemm(a, b, c)  # the grown buffers describe rank 2 again
+    check_gemm(a, b, c)
+
+
+def test_calls_reuse_nothing_stale(gemm):
+    """Each call fills the argument structs a previous call left: by
+    position after by name, contiguous after strided, other sizes."""
+    a, b, c = operands(33, 20, 7)
+    gemm(K=7, A=a, B=b, C=c)
+    check_gemm(a, b, c)
+    with pytest.raises(ValueError, match=r"tensor 'A' is not row-major"):
+        gemm(np.ascontiguousarray(a.T).T, b, c)
+    a, b, c = operands(9, 70, 40)
+    gemm(a, b, c)
+    check_gemm(a, b, c)
+    a, b, c = operands(12, 5, 3)
+    gemm(12, 5, 3, a, b, c)
+    check_gemm(a, b, c)
+
+
+def test_threads_call_one_kernel(gemm):
+    import threading
+    shapes = [(17 + 9 * i, 23 + 5 * i, 11 + 3 * i) for i in range(6)]
+    work = [operands(*s) for s in shapes]
+    errors = []
+
+    def run(ops):
+        try:
+            for _ in range(20):
+                gemm(*ops)
+        except Exception as e:  # noqa: BLE001  reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(w,)) for w in work]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for w in work:
+        check_gemm(*w)
+
+
+def test_tensor_in_gpu_memory_on_the_cpu(gemm):
+    """A DLPack tensor that says it is on a GPU, given to an openmp
+    kernel."""
+    from tilec import _arrays
+
+    class OnGpu:
+        def __init__(self, x):
+            self.x = x
+
+        def __dlpack__(self, stream=None):
+            capsule = self.x.__dlpack__()
+            t = _arrays._DLTensor.from_address(
+                _arrays._capsule_pointer(capsule, b"dltensor"))
+            t.device.device_type = _arrays.DL_CUDA
+            return capsule
+
+    a, b, c = operands()
+    with pytest.raises(ValueError, match=r"tensor 'B' is in the memory of "
+                       r"GPU 0; the kernel runs on the CPU"):
+        gemm(a, OnGpu(b), c)
+    assert np.isnan(c).all()
+
+
+def test_cuda_toolkit_from_the_wheels(tmp_path, monkeypatch):
+    """Without TILEC_NVRTC, CUDA_HOME or a system toolkit, NVRTC and
+    cuda_fp16.h come from the nvidia-cuda-* wheels; where none is, the
+    note lists every place looked in."""
+    from tilec import _arrays
+    for var in ("TILEC_NVRTC", "CUDA_HOME"):
+        monkeypatch.setenv(var, "")  # so that the test's setting is undone
+        monkeypatch.delenv(var)
+    monkeypatch.setattr(_arrays, "SYSTEM_CUDA", str(tmp_path / "no-cuda"))
+    empty = tmp_path / "empty"
+    (empty / "nvidia").mkdir(parents=True)
+    monkeypatch.setattr(_arrays, "_looked", [])
+    monkeypatch.setattr("sys.path", [str(empty)])
+    _arrays.find_cuda_toolkit()
+    note = _arrays.nvrtc_note()
+    assert str(empty / "nvidia" / "cuda_nvrtc" / "lib") in note
+    assert str(empty / "nvidia" / "cuda_runtime" / "include") in note
+    assert "TILEC_NVRTC" not in os.environ
+
+    site = tmp_path / "site"
+    lib = site / "nvidia" / "cuda_nvrtc" / "lib"
+    inc = site / "nvidia" / "cuda_runtime" / "include"
+    lib.mkdir(parents=True)
+    inc.mkdir(parents=True)
+    (lib / "libnvrtc.so.12").write_bytes(b"")
+    (inc / "cuda_fp16.h").write_text("")
+    monkeypatch.setattr(_arrays, "_looked", [])
+    monkeypatch.setattr("sys.path", [str(empty), str(site)])
+    _arrays.find_cuda_toolkit()
+    assert os.environ["TILEC_NVRTC"] == str(lib / "libnvrtc.so.12")
+    assert os.environ["CUDA_HOME"] == str(site / "nvidia" / "cuda_runtime")
+
+
 def test_dlpack_producer(gemm):
     class Producer:
         """Something that only speaks DLPack."""
