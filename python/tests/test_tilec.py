@@ -327,3 +327,113 @@ def test_f16_rmsnorm_with_a_float_scalar():
     xd = x.astype(np.float64)
     want = xd / np.sqrt((xd * xd).mean(axis=1, keepdims=True) + 1e-5) * w
     assert np.abs(y.astype(np.float64) - want).max() <= 1e-2 * np.abs(want).max()
+
+
+# --- tilec.bench ---------------------------------------------------------------
+
+def test_bench_times_the_kernel_and_the_other(gemm):
+    a, b, c = operands(64, 48, 40)
+    calls = []
+
+    def matmul(A, B, C):
+        calls.append(1)
+        np.matmul(A, B, out=C)
+
+    r = tilec.bench(gemm, A=a, B=b, C=c, warmup=2, repeat=7)
+    check_gemm(a, b, c)  # what the kernel left, not NumPy
+    assert r.against is None and r.ratio is None
+    assert len(r.kernel.times) == 7 and min(r.kernel.times) > 0
+    assert r.kernel.min <= r.kernel.q1 <= r.kernel.median <= r.kernel.q3
+    assert str(r).startswith("gemm_f32 (openmp) ") and "n=7" in str(r)
+
+    r = tilec.bench(gemm, a, b, c, against=matmul, warmup=1, repeat=5)
+    assert len(calls) == 1 + 5
+    assert len(r.against.times) == 5
+    assert r.ratio == pytest.approx(r.kernel.median / r.against.median)
+    line = str(r)
+    assert line.count(" | ") == 2 and "matmul" in line
+    assert line.endswith("%.2fx" % r.ratio)
+
+
+def test_bench_bad_calls(gemm):
+    a, b, c = operands()
+    with pytest.raises(TypeError, match=r"kernel: a tilec.Kernel"):
+        tilec.bench(np.matmul, a, b, c)
+    with pytest.raises(TypeError, match=r"against: a callable"):
+        tilec.bench(gemm, a, b, c, against="numpy")
+    with pytest.raises(ValueError, match=r"repeat: an integer >= 1"):
+        tilec.bench(gemm, a, b, c, repeat=0)
+    with pytest.raises(ValueError, match=r"warmup: an integer >= 0"):
+        tilec.bench(gemm, a, b, c, warmup=-1)
+    # The kernel's own checks, from the first call.
+    with pytest.raises(TypeError, match=r"tensor 'A'.*f64"):
+        tilec.bench(gemm, a.astype(np.float64), b, c)
+    assert np.isnan(c).all()
+
+
+# --- tilec.torch_op --------------------------------------------------------------
+
+def test_torch_op_parameters(gemm):
+    """What the operator takes and writes, decided before torch is
+    needed."""
+    from tilec._torch import op_params
+    assert op_params(gemm) == ([("A", "tensor"), ("B", "tensor"),
+                                ("C", "tensor")], ["C"])
+    pack = tilec.compile(TWO, kernel="pack")
+    # N is no tensor's extent (2 * N is): the operator takes it.
+    assert op_params(pack, outputs="Y") == (
+        [("N", "int"), ("shift", "float"), ("X", "tensor"),
+         ("Y", "tensor")], ["Y"])
+    with pytest.raises(ValueError, match=r"no tensor parameter 'M'"):
+        tilec.torch_op(gemm, "tilec_test::bad", outputs=["M"])
+    with pytest.raises(ValueError, match=r"'namespace::op_name'"):
+        tilec.torch_op(gemm, "gemm")
+
+
+def test_torch_op_under_torch_compile(gemm):
+    torch = _torch()
+    op = tilec.torch_op(gemm, "tilec_test::gemm_f32")
+
+    def f(a, b):
+        c = torch.empty(a.shape[0], b.shape[1])
+        op(a, b, c)
+        return c * 2
+
+    a, b, c = (torch.from_numpy(x) for x in operands())
+    want = 2 * (a.double() @ b.double())
+    # aot_eager: dynamo, functionalization and the fake kernel, without
+    # inductor's C++ compiler (the CUDA case below takes inductor).
+    got = torch.compile(f, fullgraph=True, backend="aot_eager")(a, b)
+    assert torch.allclose(got.double(), want, rtol=1e-5, atol=1e-5)
+    c.fill_(float("nan"))
+    op(a, b, c)  # eager, in place
+    check_gemm(a.numpy(), b.numpy(), c.numpy())
+    if torch.cuda.is_available():
+        k = tilec.compile(SOFTMAX, target="cuda")
+        sop = tilec.torch_op(k, "tilec_test::softmax")
+
+        def g(x):
+            y = torch.empty_like(x)
+            sop(x, y)
+            return y + 1
+
+        x = torch.randn(333, 1000, device="cuda")
+        got = torch.compile(g, fullgraph=True)(x)
+        assert torch.allclose(got, torch.softmax(x, dim=1) + 1, rtol=1e-4,
+                              atol=1e-6)
+
+
+def test_bench_cuda_events():
+    torch = _torch()
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    k = tilec.compile(SOFTMAX, target="cuda")
+    x = torch.randn(1024, 4096, device="cuda")
+    y = torch.full_like(x, float("nan"))
+    r = tilec.bench(k, x, y, against=lambda X, Y: torch.softmax(X, dim=1),
+                    repeat=10)
+    torch.cuda.synchronize()
+    assert torch.allclose(y, torch.softmax(x, dim=1), rtol=1e-4, atol=1e-6)
+    assert len(r.kernel.times) == 10 and r.kernel.min > 0
+    assert len(r.against.times) == 10 and r.against.min > 0
+    assert str(r).startswith("softmax (cuda) ")

@@ -17,8 +17,9 @@ import threading
 
 from . import _arrays, _lib
 
-__all__ = ["translate", "compile", "Kernel", "TranslationError",
-           "RuntimeError", "NotFound", "__version__"]
+__all__ = ["translate", "compile", "Kernel", "bench", "BenchResult",
+           "torch_op", "TranslationError", "RuntimeError", "NotFound",
+           "__version__"]
 __version__ = "0.1.0"
 
 NotFound = _lib.NotFound
@@ -272,3 +273,7 @@ def compile(path_or_text, target="openmp", arch=None, defines=None,
     source = t.lib.tilec_translator_output(t.tr, ctypes.byref(n))
     return Kernel(ctx, mod, k, kernel, target, device,
                   source[:n.value].decode("utf-8", "replace"), manifest)
+
+
+from ._bench import BenchResult, bench  # noqa: E402  (uses Kernel)
+from ._torch import torch_op  # noqa: E402
