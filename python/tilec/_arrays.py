@@ -258,11 +258,6 @@ def describer(value, a):
     return k
 
 
-def describe(a, slot, value, notes, keep):
-    """Fill tilec_arg `a` from a Python value (describer says how)."""
-    (KINDS.get(type(value)) or describer(value, a))(a, slot, value, notes,
-                                                    keep)
-
 
 def current_stream(values):
     """torch's current stream (a CUstream or hipStream_t, as an int) on

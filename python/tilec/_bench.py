@@ -75,27 +75,30 @@ class BenchResult:
 
 
 def _torch_cuda(values):
-    """torch, when any of `values` is a torch tensor on a GPU."""
+    """(torch, the GPU) of the first torch tensor on a GPU among
+    `values`; (None, None) when there is none."""
     torch = sys.modules.get("torch")
     if torch is None:
-        return None
+        return None, None
     for v in values:
         if isinstance(v, torch.Tensor) and v.is_cuda:
-            return torch
-    return None
+            return torch, v.device
+    return None, None
 
 
-def _time_events(torch, fn, args, kwargs, repeat):
-    stream = torch.cuda.current_stream()  # where the kernel launches too
-    pairs = []
-    for _ in range(repeat):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record(stream)
-        fn(*args, **kwargs)
-        end.record(stream)
-        pairs.append((start, end))
-    torch.cuda.synchronize()
+def _time_events(torch, device, fn, args, kwargs, repeat):
+    with torch.cuda.device(device):
+        # The stream the kernel launches on (Kernel.__call__).
+        stream = torch.cuda.current_stream(device)
+        pairs = []
+        for _ in range(repeat):
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            start.record(stream)
+            fn(*args, **kwargs)
+            end.record(stream)
+            pairs.append((start, end))
+        torch.cuda.synchronize(device)
     return [s.elapsed_time(e) * 1e-3 for s, e in pairs]
 
 
@@ -137,9 +140,9 @@ def bench(kernel, *args, against=None, warmup=3, repeat=20, **kwargs):
         if isinstance(v, bool) or not isinstance(v, int) or v < least:
             raise ValueError("%s: an integer >= %d, not %r" % (name, least,
                                                                 v))
-    torch = None
+    torch, device = None, None
     if kernel.target != "openmp":
-        torch = _torch_cuda(list(args) + list(kwargs.values()))
+        torch, device = _torch_cuda(list(args) + list(kwargs.values()))
     sync = None
     if kernel.target != "openmp" and torch is None:
         rt, _ = _lib.libs()
@@ -158,8 +161,8 @@ def bench(kernel, *args, against=None, warmup=3, repeat=20, **kwargs):
         for _ in range(warmup):
             fn(*args, **kwargs)
         if torch is not None:
-            torch.cuda.synchronize()
-            times = _time_events(torch, fn, args, kwargs, repeat)
+            torch.cuda.synchronize(device)
+            times = _time_events(torch, device, fn, args, kwargs, repeat)
         else:
             if sync:
                 sync()
