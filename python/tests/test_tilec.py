@@ -106,6 +106,117 @@ def test_wrong_calls_are_type_errors(gemm):
     assert np.isnan(c).all()
 
 
+def test_byte_swapped_array_is_a_type_error(gemm):
+    # Its dtype is named float32 too: read as f32 it would be garbage.
+    a, b, c = operands()
+    with pytest.raises(TypeError, match=r"tensor 'A'.*non-native byte order"):
+        gemm(a.astype(">f4"), b, c)
+    assert np.isnan(c).all()
+
+
+def test_rank_past_the_runtimes_largest(gemm):
+    a, b, c = operands()
+    with pytest.raises(ValueError, match=r"tensor 'A'.*rank 2.*rank 9"):
+        gemm(np.zeros((1,) * 9, np.float32), b, c)
+    gemm(a, b, c)  # the grown buffers describe rank 2 again
+    check_gemm(a, b, c)
+
+
+def test_calls_reuse_nothing_stale(gemm):
+    """Each call fills the argument structs a previous call left: by
+    position after by name, contiguous after strided, other sizes."""
+    a, b, c = operands(33, 20, 7)
+    gemm(K=7, A=a, B=b, C=c)
+    check_gemm(a, b, c)
+    with pytest.raises(ValueError, match=r"tensor 'A' is not row-major"):
+        gemm(np.ascontiguousarray(a.T).T, b, c)
+    a, b, c = operands(9, 70, 40)
+    gemm(a, b, c)
+    check_gemm(a, b, c)
+    a, b, c = operands(12, 5, 3)
+    gemm(12, 5, 3, a, b, c)
+    check_gemm(a, b, c)
+
+
+def test_threads_call_one_kernel(gemm):
+    import threading
+    shapes = [(17 + 9 * i, 23 + 5 * i, 11 + 3 * i) for i in range(6)]
+    work = [operands(*s) for s in shapes]
+    errors = []
+
+    def run(ops):
+        try:
+            for _ in range(20):
+                gemm(*ops)
+        except Exception as e:  # noqa: BLE001  reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(w,)) for w in work]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for w in work:
+        check_gemm(*w)
+
+
+def test_tensor_in_gpu_memory_on_the_cpu(gemm):
+    """A DLPack tensor that says it is on a GPU, given to an openmp
+    kernel."""
+    from tilec import _arrays
+
+    class OnGpu:
+        def __init__(self, x):
+            self.x = x
+
+        def __dlpack__(self, stream=None):
+            capsule = self.x.__dlpack__()
+            t = _arrays._DLTensor.from_address(
+                _arrays._capsule_pointer(capsule, b"dltensor"))
+            t.device.device_type = _arrays.DL_CUDA
+            return capsule
+
+    a, b, c = operands()
+    with pytest.raises(ValueError, match=r"tensor 'B' is in the memory of "
+                       r"GPU 0; the kernel runs on the CPU"):
+        gemm(a, OnGpu(b), c)
+    assert np.isnan(c).all()
+
+
+def test_cuda_toolkit_from_the_wheels(tmp_path, monkeypatch):
+    """Without TILEC_NVRTC, CUDA_HOME or a system toolkit, NVRTC and
+    cuda_fp16.h come from the nvidia-cuda-* wheels; where none is, the
+    note lists every place looked in."""
+    from tilec import _arrays
+    for var in ("TILEC_NVRTC", "CUDA_HOME"):
+        monkeypatch.setenv(var, "")  # so that the test's setting is undone
+        monkeypatch.delenv(var)
+    monkeypatch.setattr(_arrays, "SYSTEM_CUDA", str(tmp_path / "no-cuda"))
+    empty = tmp_path / "empty"
+    (empty / "nvidia").mkdir(parents=True)
+    monkeypatch.setattr(_arrays, "_looked", [])
+    monkeypatch.setattr("sys.path", [str(empty)])
+    _arrays.find_cuda_toolkit()
+    note = _arrays.nvrtc_note()
+    assert str(empty / "nvidia" / "cuda_nvrtc" / "lib") in note
+    assert str(empty / "nvidia" / "cuda_runtime" / "include") in note
+    assert "TILEC_NVRTC" not in os.environ
+
+    site = tmp_path / "site"
+    lib = site / "nvidia" / "cuda_nvrtc" / "lib"
+    inc = site / "nvidia" / "cuda_runtime" / "include"
+    lib.mkdir(parents=True)
+    inc.mkdir(parents=True)
+    (lib / "libnvrtc.so.12").write_bytes(b"")
+    (inc / "cuda_fp16.h").write_text("")
+    monkeypatch.setattr(_arrays, "_looked", [])
+    monkeypatch.setattr("sys.path", [str(empty), str(site)])
+    _arrays.find_cuda_toolkit()
+    assert os.environ["TILEC_NVRTC"] == str(lib / "libnvrtc.so.12")
+    assert os.environ["CUDA_HOME"] == str(site / "nvidia" / "cuda_runtime")
+
+
 def test_dlpack_producer(gemm):
     class Producer:
         """Something that only speaks DLPack."""
@@ -216,3 +327,113 @@ def test_f16_rmsnorm_with_a_float_scalar():
     xd = x.astype(np.float64)
     want = xd / np.sqrt((xd * xd).mean(axis=1, keepdims=True) + 1e-5) * w
     assert np.abs(y.astype(np.float64) - want).max() <= 1e-2 * np.abs(want).max()
+
+
+# --- tilec.bench ---------------------------------------------------------------
+
+def test_bench_times_the_kernel_and_the_other(gemm):
+    a, b, c = operands(64, 48, 40)
+    calls = []
+
+    def matmul(A, B, C):
+        calls.append(1)
+        np.matmul(A, B, out=C)
+
+    r = tilec.bench(gemm, A=a, B=b, C=c, warmup=2, repeat=7)
+    check_gemm(a, b, c)  # what the kernel left, not NumPy
+    assert r.against is None and r.ratio is None
+    assert len(r.kernel.times) == 7 and min(r.kernel.times) > 0
+    assert r.kernel.min <= r.kernel.q1 <= r.kernel.median <= r.kernel.q3
+    assert str(r).startswith("gemm_f32 (openmp) ") and "n=7" in str(r)
+
+    r = tilec.bench(gemm, a, b, c, against=matmul, warmup=1, repeat=5)
+    assert len(calls) == 1 + 5
+    assert len(r.against.times) == 5
+    assert r.ratio == pytest.approx(r.kernel.median / r.against.median)
+    line = str(r)
+    assert line.count(" | ") == 2 and "matmul" in line
+    assert line.endswith("%.2fx" % r.ratio)
+
+
+def test_bench_bad_calls(gemm):
+    a, b, c = operands()
+    with pytest.raises(TypeError, match=r"kernel: a tilec.Kernel"):
+        tilec.bench(np.matmul, a, b, c)
+    with pytest.raises(TypeError, match=r"against: a callable"):
+        tilec.bench(gemm, a, b, c, against="numpy")
+    with pytest.raises(ValueError, match=r"repeat: an integer >= 1"):
+        tilec.bench(gemm, a, b, c, repeat=0)
+    with pytest.raises(ValueError, match=r"warmup: an integer >= 0"):
+        tilec.bench(gemm, a, b, c, warmup=-1)
+    # The kernel's own checks, from the first call.
+    with pytest.raises(TypeError, match=r"tensor 'A'.*f64"):
+        tilec.bench(gemm, a.astype(np.float64), b, c)
+    assert np.isnan(c).all()
+
+
+# --- tilec.torch_op --------------------------------------------------------------
+
+def test_torch_op_parameters(gemm):
+    """What the operator takes and writes, decided before torch is
+    needed."""
+    from tilec._torch import op_params
+    assert op_params(gemm) == ([("A", "tensor"), ("B", "tensor"),
+                                ("C", "tensor")], ["C"])
+    pack = tilec.compile(TWO, kernel="pack")
+    # N is no tensor's extent (2 * N is): the operator takes it.
+    assert op_params(pack, outputs="Y") == (
+        [("N", "int"), ("shift", "float"), ("X", "tensor"),
+         ("Y", "tensor")], ["Y"])
+    with pytest.raises(ValueError, match=r"no tensor parameter 'M'"):
+        tilec.torch_op(gemm, "tilec_test::bad", outputs=["M"])
+    with pytest.raises(ValueError, match=r"'namespace::op_name'"):
+        tilec.torch_op(gemm, "gemm")
+
+
+def test_torch_op_under_torch_compile(gemm):
+    torch = _torch()
+    op = tilec.torch_op(gemm, "tilec_test::gemm_f32")
+
+    def f(a, b):
+        c = torch.empty(a.shape[0], b.shape[1])
+        op(a, b, c)
+        return c * 2
+
+    a, b, c = (torch.from_numpy(x) for x in operands())
+    want = 2 * (a.double() @ b.double())
+    # aot_eager: dynamo, functionalization and the fake kernel, without
+    # inductor's C++ compiler (the CUDA case below takes inductor).
+    got = torch.compile(f, fullgraph=True, backend="aot_eager")(a, b)
+    assert torch.allclose(got.double(), want, rtol=1e-5, atol=1e-5)
+    c.fill_(float("nan"))
+    op(a, b, c)  # eager, in place
+    check_gemm(a.numpy(), b.numpy(), c.numpy())
+    if torch.cuda.is_available():
+        k = tilec.compile(SOFTMAX, target="cuda")
+        sop = tilec.torch_op(k, "tilec_test::softmax")
+
+        def g(x):
+            y = torch.empty_like(x)
+            sop(x, y)
+            return y + 1
+
+        x = torch.randn(333, 1000, device="cuda")
+        got = torch.compile(g, fullgraph=True)(x)
+        assert torch.allclose(got, torch.softmax(x, dim=1) + 1, rtol=1e-4,
+                              atol=1e-6)
+
+
+def test_bench_cuda_events():
+    torch = _torch()
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    k = tilec.compile(SOFTMAX, target="cuda")
+    x = torch.randn(1024, 4096, device="cuda")
+    y = torch.full_like(x, float("nan"))
+    r = tilec.bench(k, x, y, against=lambda X, Y: torch.softmax(X, dim=1),
+                    repeat=10)
+    torch.cuda.synchronize()
+    assert torch.allclose(y, torch.softmax(x, dim=1), rtol=1e-4, atol=1e-6)
+    assert len(r.kernel.times) == 10 and r.kernel.min > 0
+    assert len(r.against.times) == 10 and r.against.min > 0
+    assert str(r).startswith("softmax (cuda) ")

@@ -13,11 +13,13 @@ this module only describes the arrays to it.
 import ctypes
 import json
 import os
+import threading
 
 from . import _arrays, _lib
 
-__all__ = ["translate", "compile", "Kernel", "TranslationError",
-           "RuntimeError", "NotFound", "__version__"]
+__all__ = ["translate", "compile", "Kernel", "bench", "BenchResult",
+           "torch_op", "TranslationError", "RuntimeError", "NotFound",
+           "__version__"]
 __version__ = "0.1.0"
 
 NotFound = _lib.NotFound
@@ -167,33 +169,67 @@ class Kernel:
         self.name, self.target, self.device = name, target, device
         self.source, self.manifest = source, manifest
         self.params = [p["name"] for p in manifest["params"]]
+        self._launch = self._rt.tilec_launch_checked
+        self._kp = ctypes.c_void_p(k)
+        self._gpu = target != "openmp"
+        self._names = {}
+        self._local = threading.local()
 
     def __repr__(self):
         return "<tilec.Kernel %s(%s) for %s>" % (self.name,
                                                  ", ".join(self.params),
                                                  self.target)
 
+    def _scratch(self, n):
+        """This thread's tilec_arg array for n arguments, its elements and
+        their buffers, made on the first call with n arguments and reused
+        after (every field a call needs is set by the call)."""
+        per_n = getattr(self._local, "per_n", None)
+        if per_n is None:
+            per_n = self._local.per_n = {}
+        s = per_n.get(n)
+        if s is None:
+            arr = (_lib.Arg * max(n, 1))()
+            views = [arr[i] for i in range(n)]
+            for a in views:
+                a.size = ctypes.sizeof(_lib.Arg)
+            s = per_n[n] = (arr, views, [_arrays.Slot(a) for a in views])
+        return s
+
     def __call__(self, *args, **kwargs):
         n = len(args) + len(kwargs)
-        arr = (_lib.Arg * max(n, 1))()
-        keep = []
-        items = [(None, a) for a in args] + list(kwargs.items())
-        for i, (name, value) in enumerate(items):
-            a = arr[i]
-            a.size = ctypes.sizeof(_lib.Arg)
-            if name is not None:
-                a.name = name.encode()
-            _arrays.describe(a, value, keep, self.target)
-        stream = _arrays.current_stream(self.target, items)
-        st = self._rt.tilec_launch_checked(self._k, arr, n, stream)
+        arr, views, slots = self._scratch(n)
+        notes, keep = [], []
+        kinds, describer = _arrays.KINDS, _arrays.describer
+        i = 0
+        for value in args:
+            a = views[i]
+            a.name = None
+            (kinds.get(type(value)) or describer(value, a))(
+                a, slots[i], value, notes, keep)
+            i += 1
+        for name, value in kwargs.items():
+            a = views[i]
+            b = self._names.get(name)
+            if b is None:
+                b = self._names[name] = name.encode()
+            a.name = b
+            (kinds.get(type(value)) or describer(value, a))(
+                a, slots[i], value, notes, keep)
+            i += 1
+        stream = None
+        if self._gpu:
+            stream = _arrays.current_stream(args + tuple(kwargs.values()))
+        st = self._launch(self._kp, arr, n, stream)
         if st == _lib.OK:
             return None
         msg = _text(self._rt.tilec_error(self._ctx))
-        note = _arrays.notes(keep)
+        if notes:
+            msg += " (given %s)" % "; ".join(notes)
         if st == _lib.ERR_INVALID:
-            problem = self._rt.tilec_launch_problem(self._k)
+            problem = self._rt.tilec_launch_problem(self._kp)
             cls = TypeError if problem == _lib.PROBLEM_TYPE else ValueError
-            raise cls(msg + note)
+            raise cls(msg)
         raise RuntimeError(msg)
 
     def __del__(self):
@@ -237,3 +273,7 @@ def compile(path_or_text, target="openmp", arch=None, defines=None,
     source = t.lib.tilec_translator_output(t.tr, ctypes.byref(n))
     return Kernel(ctx, mod, k, kernel, target, device,
                   source[:n.value].decode("utf-8", "replace"), manifest)
+
+
+from ._bench import BenchResult, bench  # noqa: E402  (uses Kernel)
+from ._torch import torch_op  # noqa: E402

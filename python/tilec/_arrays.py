@@ -65,119 +65,221 @@ def _dtype(name):
     return _dtype_codes[name]
 
 
-class _Keep:
-    """What must live until the launch returns, and notes for messages."""
-
-    def __init__(self, what, *objects):
-        self.what = what
-        self.objects = objects
+MAX_RANK = 8  # the runtime's largest tensor rank (runtime/signature.c)
 
 
-def _tensor(a, data, dtype, shape, strides, memory, device, keep, what):
+class Slot:
+    """The shape and strides buffers of one tilec_arg, made once and
+    reused by every call of a kernel (Kernel keeps them per thread), so
+    a call fills numbers in instead of allocating ctypes arrays."""
+
+    __slots__ = ("shape", "strides", "n")
+
+    def __init__(self, a):
+        self.fit(a, MAX_RANK)
+
+    def fit(self, a, rank):
+        """Buffers for `rank` dims; a larger rank than the runtime knows
+        still gets its whole shape described (and refused there)."""
+        self.n = max(rank, MAX_RANK)
+        self.shape = (ctypes.c_int64 * self.n)()
+        self.strides = (ctypes.c_int64 * self.n)()
+        a.shape = self.shape
+
+
+def _tensor(a, slot, data, code, shape, strides, memory, device):
+    """Fill tensor argument `a`; strides None: row-major contiguous (the
+    runtime's NULL)."""
     n = len(shape)
-    sh = (ctypes.c_int64 * max(n, 1))(*shape)
-    st = (ctypes.c_int64 * max(n, 1))(*strides)
+    if n > slot.n:
+        slot.fit(a, n)
     a.kind = _lib.ARG_TENSOR
     a.data = data
-    a.dtype = _dtype(dtype) if dtype else NO_DTYPE
+    a.dtype = code
     a.rank = n
-    a.shape = sh
-    a.strides = st
-    a.memory, a.device = memory, device
-    keep.append(_Keep(what if not dtype else None, sh, st))
+    slot.shape[:n] = shape
+    if strides is None:
+        a.strides = None
+    else:
+        slot.strides[:n] = strides
+        a.strides = slot.strides
+    a.memory = memory
+    a.device = device
 
 
-def _is_torch(x):
-    t = sys.modules.get("torch")
-    return t is not None and isinstance(x, t.Tensor)
+# Each NumPy or torch dtype seen: (tilec's dtype, or NO_DTYPE with what
+# the array was for the message); dtype names are slow to compute.
+_numpy_dtypes = {}
+_torch_dtypes = {}
 
 
-def _is_numpy(x):
-    np = sys.modules.get("numpy")
-    return np is not None and isinstance(x, np.ndarray)
+def _numpy_dtype(dt):
+    e = _numpy_dtypes.get(dt)
+    if e is None:
+        name = NUMPY.get(dt.name) if dt.isnative else None
+        if name:
+            e = (_dtype(name), None)
+        elif not dt.isnative:
+            e = (NO_DTYPE, "a NumPy array of %s in non-native byte order "
+                 "('%s')" % (dt.name, dt.str))
+        else:
+            e = (NO_DTYPE, "a NumPy array of %s" % dt.name)
+        _numpy_dtypes[dt] = e
+    return e
 
 
-def describe(a, value, keep, target):
-    """Fill tilec_arg `a` from a Python value."""
-    if _is_numpy(value):
-        item = value.dtype.itemsize
+def _torch_dtype(dt):
+    e = _torch_dtypes.get(dt)
+    if e is None:
+        name = str(dt).replace("torch.", "")
+        e = ((_dtype(TORCH[name]), None) if name in TORCH
+             else (NO_DTYPE, "a torch tensor of %s" % name))
+        _torch_dtypes[dt] = e
+    return e
+
+
+class _ArrayInterface(ctypes.Structure):
+    """PyArrayInterface, what ndarray.__array_struct__'s capsule holds:
+    the data pointer and flags at C speed (ndarray.ctypes.data builds a
+    Python object each time and costs about twice as much)."""
+    _fields_ = [("two", ctypes.c_int), ("nd", ctypes.c_int),
+                ("typekind", ctypes.c_char), ("itemsize", ctypes.c_int),
+                ("flags", ctypes.c_int),
+                ("shape", ctypes.POINTER(ctypes.c_ssize_t)),
+                ("strides", ctypes.POINTER(ctypes.c_ssize_t)),
+                ("data", ctypes.c_void_p), ("descr", ctypes.c_void_p)]
+
+
+NPY_ARRAY_C_CONTIGUOUS = 0x0001
+
+
+def _numpy(a, slot, value, notes, keep):
+    code, what = _numpy_dtype(value.dtype)
+    if what:
+        notes.append(what)
+    capsule = value.__array_struct__
+    ai = _ArrayInterface.from_address(_capsule_pointer(capsule, None))
+    if ai.flags & NPY_ARRAY_C_CONTIGUOUS:
+        strides = None
+    else:
+        item = ai.itemsize
         # Byte strides that are not whole elements cannot be row-major:
         # -1 makes the runtime say the tensor is not contiguous.
-        strides = [s // item if s % item == 0 else -1 for s in value.strides]
-        _tensor(a, value.ctypes.data if value.size else None,
-                NUMPY.get(value.dtype.name), value.shape, strides,
-                _lib.MEMORY_HOST, 0, keep,
-                "a NumPy array of %s" % value.dtype.name)
-        keep.append(_Keep(None, value))
-        return
-    if _is_torch(value):
-        name = str(value.dtype).replace("torch.", "")
-        dev = value.device
-        memory = _lib.MEMORY_HOST if dev.type == "cpu" else _lib.MEMORY_DEVICE
-        _tensor(a, value.data_ptr() if value.numel() else None,
-                TORCH.get(name), tuple(value.shape), value.stride(), memory,
-                (dev.index or 0) if dev.type != "cpu" else 0, keep,
-                "a torch tensor of %s" % name)
-        keep.append(_Keep(None, value))
-        return
-    if hasattr(value, "__dlpack__"):
-        capsule = value.__dlpack__()
-        p = _capsule_pointer(capsule, b"dltensor")
-        # DLManagedTensor starts with its DLTensor.
-        t = _DLTensor.from_address(p)
-        shape = [t.shape[i] for i in range(t.ndim)]
-        if t.strides:
-            strides = [t.strides[i] for i in range(t.ndim)]
+        strides = [s // item if s % item == 0 else -1
+                   for s in value.strides]
+    _tensor(a, slot, ai.data if value.size else None, code, value.shape,
+            strides, _lib.MEMORY_HOST, 0)
+
+
+def _torch(a, slot, value, notes, keep):
+    code, what = _torch_dtype(value.dtype)
+    if what:
+        notes.append(what)
+    if value.is_cuda:  # ROCm builds of torch name their GPUs cuda too
+        memory, device = _lib.MEMORY_DEVICE, value.get_device()
+    elif value.device.type == "cpu":
+        memory, device = _lib.MEMORY_HOST, 0
+    else:
+        memory, device = _lib.MEMORY_DEVICE, max(value.get_device(), 0)
+    _tensor(a, slot, value.data_ptr() if value.numel() else None, code,
+            value.shape, None if value.is_contiguous() else value.stride(),
+            memory, device)
+
+
+def _int(a, slot, value, notes, keep):
+    a.kind = _lib.ARG_INT
+    a.ivalue = int(value)
+
+
+def _float(a, slot, value, notes, keep):
+    a.kind = _lib.ARG_FLOAT
+    a.fvalue = float(value)
+
+
+def _dlpack(a, slot, value, notes, keep):
+    capsule = value.__dlpack__()
+    p = _capsule_pointer(capsule, b"dltensor")
+    # DLManagedTensor starts with its DLTensor.
+    t = _DLTensor.from_address(p)
+    shape = [t.shape[i] for i in range(t.ndim)]
+    strides = [t.strides[i] for i in range(t.ndim)] if t.strides else None
+    code = (t.dtype.code, t.dtype.bits) if t.dtype.lanes == 1 else None
+    name = DLPACK.get(code)
+    if not name:
+        notes.append("a DLPack tensor of type code %s" % (code,))
+    data = (t.data or 0) + t.byte_offset
+    memory = (_lib.MEMORY_HOST
+              if t.device.device_type in (DL_CPU, DL_CUDA_HOST)
+              else _lib.MEMORY_DEVICE)
+    _tensor(a, slot, data or None, _dtype(name) if name else NO_DTYPE, shape,
+            strides, memory, t.device.device_id)
+    keep.append(capsule)
+
+
+# Exact types -> how to describe them, filled as types are met (a
+# subclass of ndarray or torch.Tensor is found by isinstance once).
+KINDS = {}
+
+
+def _kind(value):
+    t = type(value)
+    k = KINDS.get(t)
+    if k is None:
+        np = sys.modules.get("numpy")
+        torch = sys.modules.get("torch")
+        if np is not None and isinstance(value, np.ndarray):
+            k = _numpy
+        elif torch is not None and isinstance(value, torch.Tensor):
+            k = _torch
+        elif hasattr(value, "__dlpack__"):
+            k = _dlpack
+        elif isinstance(value, numbers.Integral):
+            k = _int
+        elif isinstance(value, numbers.Real):
+            k = _float
         else:
-            strides = None
-        code = (t.dtype.code, t.dtype.bits) if t.dtype.lanes == 1 else None
-        data = (t.data or 0) + t.byte_offset
-        memory = (_lib.MEMORY_HOST
-                  if t.device.device_type in (DL_CPU, DL_CUDA_HOST)
-                  else _lib.MEMORY_DEVICE)
-        if strides is None:
-            strides, acc = [0] * t.ndim, 1
-            for d in range(t.ndim - 1, -1, -1):
-                strides[d] = acc
-                acc *= shape[d]
-        _tensor(a, data or None, DLPACK.get(code), shape, strides, memory,
-                t.device.device_id, keep,
-                "a DLPack tensor of type code %s" % (code,))
-        keep.append(_Keep(None, capsule, value))
-        return
-    if isinstance(value, numbers.Integral):
-        a.kind = _lib.ARG_INT
-        a.ivalue = int(value)
-        return
-    if isinstance(value, numbers.Real):
-        a.kind = _lib.ARG_FLOAT
-        a.fvalue = float(value)
-        return
-    raise TypeError("%s: a tensor (NumPy, torch, DLPack) or a number, not %s"
+            return None  # refused, and not remembered
+        KINDS[t] = k
+    return k
+
+
+def describer(value, a):
+    """The function that fills tilec_arg `a` from `value`, called as
+    f(a, slot, value, notes, keep): `slot` holds a's buffers, `notes`
+    gets what the runtime's message should add about an array it cannot
+    take, `keep` what must live until the launch returns.  TypeError for
+    a value that is neither a tensor nor a number.  KINDS.get(type(value))
+    finds it first for the types met before."""
+    k = _kind(value)
+    if k is None:
+        raise TypeError("%s: a tensor (NumPy, torch, DLPack) or a number, not %s"
                     % ("argument '%s'" % a.name.decode() if a.name
                        else "an argument by position", type(value).__name__))
+    return k
 
 
-def notes(keep):
-    """What the arrays without a tilec dtype were, for a message."""
-    what = [k.what for k in keep if k.what]
-    return " (given %s)" % "; ".join(what) if what else ""
 
-
-def current_stream(target, items):
-    """torch's current stream for a GPU launch on torch tensors (ROCm
-    builds of torch name theirs cuda too); None (the default stream)
-    otherwise."""
-    if target not in ("cuda", "hip"):
+def current_stream(values):
+    """torch's current stream (a CUstream or hipStream_t, as an int) on
+    the GPU of the first torch tensor on a GPU among `values` (ROCm
+    builds of torch name theirs cuda too); None, the default stream,
+    when there is none."""
+    torch = sys.modules.get("torch")
+    if torch is None:
         return None
-    for _, v in items:
-        if _is_torch(v) and v.device.type == "cuda":
-            import torch
-            return ctypes.c_void_p(torch.cuda.current_stream(v.device).cuda_stream)
+    for v in values:
+        if isinstance(v, torch.Tensor) and v.is_cuda:
+            # What torch's own launches read: an int, without making a
+            # torch.cuda.Stream object each call.
+            raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+            if raw is not None:
+                return raw(v.get_device())
+            return torch.cuda.current_stream(v.device).cuda_stream
     return None
 
 
 _looked = []
+SYSTEM_CUDA = "/usr/local/cuda"
 
 
 def find_cuda_toolkit():
@@ -190,7 +292,8 @@ def find_cuda_toolkit():
     _looked.append("TILEC_NVRTC=%s" % os.environ.get("TILEC_NVRTC", ""))
     _looked.append("CUDA_HOME=%s" % os.environ.get("CUDA_HOME", ""))
     if os.environ.get("TILEC_NVRTC") or os.environ.get("CUDA_HOME") or \
-            os.path.exists("/usr/local/cuda/include/cuda_fp16.h"):
+            os.path.exists(os.path.join(SYSTEM_CUDA, "include",
+                                        "cuda_fp16.h")):
         return
     for base in sys.path:
         nv = os.path.join(base, "nvidia")

@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""bench_python_launch.py - what one call of a tilec kernel costs from
+Python, next to the cheapest calls NumPy, torch and Triton make.
+
+usage: tools/bench_python_launch.py [--calls N] [--rounds R] [--cpu-only]
+
+Run from the source tree after tools/setup.sh (the libraries come from
+./build unless TILEC_LIBRARY_DIR says otherwise).  A benchmark, not a
+test: it checks each kernel once against NumPy, then times loops of N
+back-to-back calls R times and prints the best and median per-call time
+of the rounds (the best is the overhead; the median says how noisy the
+machine was).
+
+CPU: a 64-element f32 add (one block) compiled for openmp, called on
+NumPy arrays with every extent inferred, against np.add(x, y, out=z) on
+the same arrays: the cheapest useful call into compiled code that NumPy
+has (a ufunc with its output given).
+
+CUDA, where torch and a GPU exist: the same kernel compiled for cuda on
+torch tensors (the launch goes on torch's current stream), against
+torch.add(x, y, out=z) and, where Triton is installed, a Triton kernel
+doing the same add.  GPU launches are asynchronous: N calls are issued
+and the loop ends with one synchronize, so the figure is the host's cost
+per launch as long as the GPU keeps up (each kernel runs for about as
+long as a launch takes; the synchronize is inside the timed loop).
+"""
+import argparse
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+os.environ.setdefault("TILEC_LIBRARY_DIR", os.path.join(ROOT, "build"))
+
+import numpy as np  # noqa: E402
+
+import tilec  # noqa: E402
+
+ADD = """#include <tilec.h>
+
+TILE_KERNEL void
+add(int N, const f32 X[N], const f32 Y[N], f32 Z[N])
+{
+	int b = tile_grid_x(ceildiv(N, 64));
+	tile_fragment f32 x[64];
+	tile_fragment f32 y[64];
+	tile_copy(x, &X[b * 64]);
+	tile_copy(y, &Y[b * 64]);
+	tile_parallel(i, 64)
+		x[i] = x[i] + y[i];
+	tile_copy(&Z[b * 64], x);
+}
+"""
+N = 64
+
+
+def per_call(fn, calls, rounds, sync=None):
+    """(best, median) seconds per call over `rounds` loops of `calls`."""
+    for _ in range(max(calls // 10, 10)):
+        fn()
+    if sync:
+        sync()
+    times = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        if sync:
+            sync()
+        times.append((time.perf_counter() - t0) / calls)
+    return min(times), statistics.median(times)
+
+
+def report(label, best_median):
+    best, median = best_median
+    print("%-44s %8.2f us %8.2f us" % (label, best * 1e6, median * 1e6))
+
+
+def machine():
+    cpu = "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return "%s, %d cores, Python %s, NumPy %s, load %s" % (
+        cpu, os.cpu_count() or 0, platform.python_version(), np.__version__,
+        " ".join("%.2f" % x for x in os.getloadavg()))
+
+
+def cpu(calls, rounds):
+    k = tilec.compile(ADD)
+    rng = np.random.default_rng(1)
+    x = rng.uniform(-1, 1, N).astype(np.float32)
+    y = rng.uniform(-1, 1, N).astype(np.float32)
+    z = np.full(N, np.nan, np.float32)
+    k(x, y, z)
+    if not np.array_equal(z, x + y):
+        sys.exit("bench_python_launch: the openmp add computed a wrong sum")
+    report("tilec openmp add(x, y, z), N inferred", per_call(
+        lambda: k(x, y, z), calls, rounds))
+    report("tilec openmp add(N, x, y, z)", per_call(
+        lambda: k(N, x, y, z), calls, rounds))
+    report("np.add(x, y, out=z)", per_call(
+        lambda: np.add(x, y, out=z), calls, rounds))
+
+
+def cuda(calls, rounds):
+    try:
+        import torch
+    except ImportError:
+        print("cuda: skipped (torch is not installed)")
+        return
+    if not torch.cuda.is_available():
+        print("cuda: skipped (torch sees no CUDA device)")
+        return
+    print("gpu: %s, torch %s" % (torch.cuda.get_device_name(),
+                                 torch.__version__))
+    k = tilec.compile(ADD, target="cuda")
+    x = torch.randn(N, device="cuda")
+    y = torch.randn(N, device="cuda")
+    z = torch.full_like(x, float("nan"))
+    k(x, y, z)
+    torch.cuda.synchronize()
+    if not torch.equal(z, x + y):
+        sys.exit("bench_python_launch: the cuda add computed a wrong sum")
+    sync = torch.cuda.synchronize
+    report("tilec cuda add(x, y, z), N inferred", per_call(
+        lambda: k(x, y, z), calls, rounds, sync))
+    report("torch.add(x, y, out=z)", per_call(
+        lambda: torch.add(x, y, out=z), calls, rounds, sync))
+    try:
+        import triton
+        import triton.language as tl
+    except ImportError:
+        print("triton: skipped (not installed)")
+        return
+
+    @triton.jit
+    def add_kernel(X, Y, Z, n, BLOCK: tl.constexpr):
+        i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = i < n
+        tl.store(Z + i, tl.load(X + i, mask=m) + tl.load(Y + i, mask=m),
+                 mask=m)
+
+    z.fill_(float("nan"))
+    add_kernel[(1,)](x, y, z, N, BLOCK=64)
+    torch.cuda.synchronize()
+    if not torch.equal(z, x + y):
+        sys.exit("bench_python_launch: the triton add computed a wrong sum")
+    report("triton add_kernel[(1,)](x, y, z, N)", per_call(
+        lambda: add_kernel[(1,)](x, y, z, N, BLOCK=64), calls, rounds, sync))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--calls", type=int, default=20000)
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--cpu-only", action="store_true")
+    o = ap.parse_args()
+    try:
+        rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short",
+                              "HEAD"], capture_output=True, text=True,
+                             check=False).stdout.strip()
+    except OSError:
+        rev = "?"
+    print("date: %s UTC, tilec %s (%s)" % (
+        time.strftime("%Y-%m-%d %H:%M", time.gmtime()), tilec.__version__,
+        rev or "?"))
+    print("machine: %s" % machine())
+    print("%d calls a round, %d rounds" % (o.calls, o.rounds))
+    print("%-44s %11s %11s" % ("per call", "best", "median"))
+    cpu(o.calls, o.rounds)
+    if not o.cpu_only:
+        cuda(o.calls, o.rounds)
+
+
+if __name__ == "__main__":
+    main()
