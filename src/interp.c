@@ -1089,27 +1089,39 @@ int_abs(Interp *in, TcLoc loc, TcDtype t, int64_t x)
  * first, then combined exactly in dt, so the result does not depend on
  * the order a backend combines in. */
 static int64_t
-reduce_int(Interp *in, const TcStmt *s, TcDtype dt, TcDtype st, int64_t acc,
-	   const Cell *p, long long n, long long step)
+reduce_int(Interp *in, TcLoc loc, TcReduceOp op, TcDtype dt, TcDtype st,
+	   int64_t acc, const Cell *p, long long n, long long step)
 {
-	TcReduceOp op = s->u.reduce.op;
 	for (long long j = 0; j < n && !in->failed; j++) {
-		int64_t x = convert(in, s->loc, p[j * step], st, dt).i;
+		int64_t x = convert(in, loc, p[j * step], st, dt).i;
 		switch (op) {
 		case TC_RED_SUM:
-			acc = add(in, s->loc, dt, (Cell){ .i = acc },
+			acc = add(in, loc, dt, (Cell){ .i = acc },
 				  (Cell){ .i = x }).i;
 			break;
 		case TC_RED_MAX: acc = x > acc ? x : acc; break;
 		case TC_RED_MIN: acc = x < acc ? x : acc; break;
 		case TC_RED_ABSMAX:
-			x = int_abs(in, s->loc, dt, x);
+			x = int_abs(in, loc, dt, x);
 			acc = x > acc ? x : acc;
 			break;
 		default: tc_unreachable();
 		}
 	}
 	return acc;
+}
+
+/* One float reduction step: acc combined with x, in double. */
+static double
+reduce_real_step(TcReduceOp op, double acc, double x)
+{
+	switch (op) {
+	case TC_RED_SUM: return acc + x;
+	case TC_RED_MAX: return fmax(acc, x);
+	case TC_RED_MIN: return fmin(acc, x);
+	case TC_RED_ABSMAX: return fmax(acc, fabs(x));
+	default: tc_unreachable();
+	}
 }
 
 /* REDUCE dst = op(src) along dim. */
@@ -1142,24 +1154,16 @@ exec_reduce(Interp *in, const TcStmt *s)
 							 : int_identity(op, dt);
 				if (op == TC_RED_ABSMAX)
 					acc = int_abs(in, s->loc, dt, acc);
-				dst->i = reduce_int(in, s, dt, st, acc, p, len,
-						    inner);
+				dst->i = reduce_int(in, s->loc, op, dt, st, acc, p,
+						    len, inner);
 				continue;
 			}
 			/* Floats: in double, rounded to dst's dtype once. */
 			double acc = accumulate ? dst->f : init;
 			if (op == TC_RED_ABSMAX)
 				acc = fabs(acc);
-			for (long long j = 0; j < len; j++) {
-				double x = real(st, p[j * inner]);
-				switch (op) {
-				case TC_RED_SUM: acc += x; break;
-				case TC_RED_MAX: acc = fmax(acc, x); break;
-				case TC_RED_MIN: acc = fmin(acc, x); break;
-				case TC_RED_ABSMAX: acc = fmax(acc, fabs(x)); break;
-				default: tc_unreachable();
-				}
-			}
+			for (long long j = 0; j < len; j++)
+				acc = reduce_real_step(op, acc, real(st, p[j * inner]));
 			dst->f = hold_float(dt, acc);
 		}
 	}
@@ -1187,37 +1191,13 @@ exec_reduce_all(Interp *in, const TcStmt *s)
 		return;
 	}
 	if (is_int(t)) {
-		int64_t acc = int_identity(op, t);
-		for (long long j = 0; j < sa->size && !in->failed; j++) {
-			int64_t x = convert(in, s->loc, sa->buf[j], st, t).i;
-			switch (op) {
-			case TC_RED_SUM:
-				acc = add(in, s->loc, t, (Cell){ .i = acc },
-					  (Cell){ .i = x }).i;
-				break;
-			case TC_RED_MAX: acc = x > acc ? x : acc; break;
-			case TC_RED_MIN: acc = x < acc ? x : acc; break;
-			case TC_RED_ABSMAX:
-				x = int_abs(in, s->loc, t, x);
-				acc = x > acc ? x : acc;
-				break;
-			default: tc_unreachable();
-			}
-		}
-		r.i = acc;
+		r.i = reduce_int(in, s->loc, op, t, st, int_identity(op, t),
+				 sa->buf, sa->size, 1);
 	} else {
 		double acc = op == TC_RED_MAX ? -INFINITY
 			     : op == TC_RED_MIN ? INFINITY : 0.0;
-		for (long long j = 0; j < sa->size; j++) {
-			double x = real(st, sa->buf[j]);
-			switch (op) {
-			case TC_RED_SUM: acc += x; break;
-			case TC_RED_MAX: acc = fmax(acc, x); break;
-			case TC_RED_MIN: acc = fmin(acc, x); break;
-			case TC_RED_ABSMAX: acc = fmax(acc, fabs(x)); break;
-			default: tc_unreachable();
-			}
-		}
+		for (long long j = 0; j < sa->size; j++)
+			acc = reduce_real_step(op, acc, real(st, sa->buf[j]));
 		r.f = hold_float(t, acc);
 	}
 	if (in->failed)
