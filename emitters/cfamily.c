@@ -187,13 +187,22 @@ print_expr(TcCPrinter *pr, const TcExpr *e)
 							  : prec + 1);
 		break;
 	}
-	case TC_EX_UNARY:
+	case TC_EX_UNARY: {
+		const char *fn = e->u.un.op == TC_UOP_NEG && pr->hooks->neg_func
+				 ? pr->hooks->neg_func(pr, e) : NULL;
+		if (fn) {
+			tc_buf_printf(b, "%s(", fn);
+			tc_c_expr(pr, e->u.un.arg);
+			tc_buf_puts(b, ")");
+			break;
+		}
 		tc_buf_puts(b, tc_unop_name(e->u.un.op));
 		if (e->u.un.op == TC_UOP_NEG && starts_with_minus(e->u.un.arg))
 			tc_c_expr_prec(pr, e->u.un.arg, TC_PREC_POSTFIX);
 		else
 			tc_c_expr_prec(pr, e->u.un.arg, TC_PREC_UNARY);
 		break;
+	}
 	case TC_EX_SELECT:
 		tc_c_expr_prec(pr, e->u.sel.cond, TC_PREC_SELECT + 1);
 		tc_buf_puts(b, " ? ");

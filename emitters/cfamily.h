@@ -33,6 +33,9 @@ typedef struct TcCHooks {
 	/* Print the conversion of value (printed with tc_c_expr_prec) to dtype
 	 * t, or return false to get a plain C cast `(type)value`. */
 	bool (*convert)(TcCPrinter *pr, const TcExpr *value, TcDtype t);
+	/* The function that negates the value of a NEG expression, called
+	 * as FN(x), or NULL for C's -x (NULL hook: always -x). */
+	const char *(*neg_func)(TcCPrinter *pr, const TcExpr *neg);
 } TcCHooks;
 
 /* A printer: where text goes, the backend's hooks and state. */

@@ -23,6 +23,11 @@ static const TcGpuDialect cuda_dialect = {
 	.atomic_add = "atomicAdd",
 	.atomic_narrow_value = true,
 	.atomic_checked = false,
+	/* ptxas of CUDA 13.0 for sm_90 fuses max(max(-x, a), b) (and min)
+	 * into one three-input instruction and loses the negation; it
+	 * leaves tilec::neg's negation alone (tests/gen/FINDINGS.md, bug
+	 * 19; tests/gpu_regress/minmax_neg.c). */
+	.int_neg = "tilec::neg",
 };
 
 static bool

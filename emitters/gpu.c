@@ -468,11 +468,22 @@ hook_convert(TcCPrinter *pr, const TcExpr *value, TcDtype t)
 	return true;
 }
 
+static const char *
+hook_neg_func(TcCPrinter *pr, const TcExpr *neg)
+{
+	Gpu *G = pr->ctx;
+	TcDtype t = neg->dtype;
+	if (!G->dialect->int_neg || !tc_dtype_is_int(t))
+		return NULL;
+	return G->dialect->int_neg;
+}
+
 static const TcCHooks gpu_hooks = {
 	.value_type = value_type,
 	.func_name = func_name,
 	.load = hook_load,
 	.convert = hook_convert,
+	.neg_func = hook_neg_func,
 };
 
 static void

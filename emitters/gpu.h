@@ -44,6 +44,10 @@ typedef struct TcGpuDialect {
 				   * element's storage type first */
 	bool atomic_checked;      /* atomic additions into tensors of dtypes
 				   * the helper cannot add are located errors */
+	/* The negation of an integer value, called as
+	 * FN(x), or NULL for C's -x: a workaround for a device compiler
+	 * that mistranslates some uses of -x (cuda.c says which). */
+	const char *int_neg;
 } TcGpuDialect;
 
 /* Print kernel k of p for the GPU target of dialect g (a TcBackend's emit,

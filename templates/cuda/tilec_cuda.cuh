@@ -47,6 +47,23 @@ template <typename T> __device__ __forceinline__ T from_float(float x) { return 
 template <> __device__ __forceinline__ __half from_float<__half>(float x) { return __float2half_rn(x); }
 template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
 
+// -x.  ptxas of CUDA 13.0 for sm_90 fuses max(max(-x, a), b) (and the
+// min) into one three-input instruction and drops the negation, also of
+// a 64-bit x narrowed to int; a negation written out in PTX it keeps
+// (tests/gpu_regress/minmax_neg.c).
+__device__ __forceinline__ int neg(int x)
+{
+	int r;
+	asm("neg.s32 %0, %1;" : "=r"(r) : "r"(x));
+	return r;
+}
+__device__ __forceinline__ long long neg(long long x)
+{
+	long long r;
+	asm("neg.s64 %0, %1;" : "=l"(r) : "l"(x));
+	return r;
+}
+
 // The 16-bit floats, which compute as float.
 template <typename T> struct Narrow { static constexpr bool value = false; };
 template <> struct Narrow<__half> { static constexpr bool value = true; };

@@ -5,7 +5,7 @@
  * shape: N=100
  * shape: N=64
  * shape: N=3
- * expect-cuda: min\(64, N - \(b \* 64 - 1\)\), 0, -\(b \* 64 - 1\)\);
+ * expect-cuda: min\(64, N - \(b \* 64 - 1\)\), 0, tilec::neg\(b \* 64 - 1\)\);
  */
 #include <tilec.h>
 

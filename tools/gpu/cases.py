@@ -135,6 +135,8 @@ CASES = [
      "nested_parallel_deep", "check"),
     ("regress_i32_fragment", "tests/gpu_regress/i32_fragment", None, {}, {"N": 1000}, "i32_fragment", "check"),
     ("regress_i32_reduce", "tests/gpu_regress/i32_reduce", None, {}, {"M": 1000, "N": 300}, "i32_reduce", "check"),
+    ("regress_minmax_neg", "tests/gpu_regress/minmax_neg", None, {}, {"N": 100000}, "minmax_neg", "check"),
+    ("regress_minmax_neg_i64", "tests/gpu_regress/minmax_neg", None, {}, {"N": 100000}, "minmax_neg_z", "check"),
     ("regress_f64_fragment", "tests/gpu_regress/f64_fragment", None, {}, {"M": 1001, "N": 256}, "f64_fragment",
      "check"),
     ("regress_gemm_f32_k1", "gemm_f32", None, {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 1},

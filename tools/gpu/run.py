@@ -7,7 +7,7 @@ through CuPy, runs it on fresh random inputs with the outputs poisoned
 (NaN), compares against a torch reference in higher precision, and times
 the "bench" cases with CUDA events (median of warmed runs, inputs rotated;
 plain GEMMs alternate with torch.matmul on the same inputs, vs_cublas).
-Integer and bool outputs are poisoned with INT_POISON and compared
+Integer and bool outputs are poisoned with int_poison(dtype) and compared
 exactly (rel_err is then the count of wrong elements).  Prints one JSON
 line per case, then a table.  Exit status 1 if any check failed.
 
@@ -34,6 +34,12 @@ TOL = {"f16": 1e-2, "bf16": 2e-2, "f32": 1e-4, "f64": 1e-9}
 # Integer and bool outputs compare exactly; they are poisoned with this
 # value (NaN for floats), which no reference here produces.
 INT_POISON = -0x5A5A5A5
+
+
+def int_poison(dt):
+    """INT_POISON, or for 8-bit integers a value of their range the
+    kernels' small inputs do not give (-91 for i8, 165 for u8)."""
+    return {torch.int8: -0x5B, torch.uint8: 0xA5}.get(dt, INT_POISON)
 
 
 def evaluate(expr, env):
@@ -171,6 +177,13 @@ def ref_i32_reduce(t, s):
     return t["X"].to(torch.int64).sum(dim=0)
 
 
+def ref_minmax_neg(t, s):
+    x, a, b = (t[n].to(torch.int64) for n in "XAB")
+    hi = torch.maximum(torch.maximum(-x, a), b)
+    lo = torch.minimum(torch.minimum(-x, a), b)
+    return hi + lo * 16
+
+
 def ref_f64_fragment(t, s):
     x = t["X"].double()
     return (x * x / 3.0).sum(dim=1)
@@ -261,7 +274,8 @@ REFS = {"gemm": (ref_gemm, "C"), "gemm_at": (ref_gemm_at, "C"), "gemm_bt": (ref_
         "nested_parallel_smem": (ref_nested_parallel_smem, "Y"),
         "nested_parallel_deep": (ref_nested_parallel_deep, "Y"),
         "i32_fragment": (ref_i32_fragment, "Y"), "i32_reduce": (ref_i32_reduce, "Y"),
-        "f64_fragment": (ref_f64_fragment, "S"),
+        "f64_fragment": (ref_f64_fragment, "S"), "minmax_neg": (ref_minmax_neg, "Y"),
+        "minmax_neg_z": (ref_minmax_neg, "Z"),
         "lang_rintf": (ref_lang_rintf, "RI"), "lang_roundf": (ref_lang_roundf, "R"),
         "lang_abs": (ref_lang_abs, "A"), "lang_sat_i32": (ref_lang_sat_i32, "Q32"),
         "lang_argmax": (ref_lang_argmax, "RI"), "lang_topk": (ref_lang_topk, "I"),
@@ -300,10 +314,10 @@ def random_input(shape, dt, g, name):
 
 
 def poisoned(shape, dt):
-    """An output before the kernel: NaN, or INT_POISON (bools: false)."""
+    """An output before the kernel: NaN, or int_poison (bools: false)."""
     if dt == torch.bool:
         return torch.zeros(shape, device="cuda", dtype=dt)
-    return torch.full(shape, float("nan") if dt.is_floating_point else INT_POISON, device="cuda", dtype=dt)
+    return torch.full(shape, float("nan") if dt.is_floating_point else int_poison(dt), device="cuda", dtype=dt)
 
 
 def run_case(case, here, repeat):
@@ -354,7 +368,7 @@ def run_case(case, here, repeat):
     out_dt = [p["dtype"] for p in L["params"] if p["name"] == out_name][0]
     if not out.dtype.is_floating_point:
         # Exactly, every element (the poison included, were it left).
-        unwritten = int((out == INT_POISON).sum().item()) if out.dtype != torch.bool else 0
+        unwritten = int((out == int_poison(out.dtype)).sum().item()) if out.dtype != torch.bool else 0
         wrong = int((out.to(torch.int64) != ref.to(torch.int64)).sum().item())
         rel = float(wrong)
         ok = wrong == 0
