@@ -458,20 +458,29 @@ __device__ __forceinline__ A reduce_all(const X (&x)[NR][NC], void *scratch)
 
 // Reduce ROWS x COLS along DIM (row-major in shared memory, row stride ld)
 // into dst, in dst's value type: one warp per output, lanes striding the
-// reduced dim, a shuffle tree to finish.
+// reduced dim, a shuffle tree to finish.  A block that is not whole warps
+// (tile_threads(32) on a 64-lane wave) has lanes no shuffle may read:
+// there each thread reduces whole outputs on its own.
 template <ReduceOp OP, int DIM, bool ACCUMULATE, int ROWS, int COLS, int THREADS, typename S, typename T>
 __device__ __forceinline__ void smem_reduce(const S *src, int ld, T *dst)
 {
 	using A = typename ValueOf<T>::type;
-	const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
+	using V = typename ValueOf<S>::type;
 	constexpr int OUTS = DIM == 1 ? ROWS : COLS, LEN = DIM == 1 ? COLS : ROWS;
-	for (int out = warp; out < OUTS; out += THREADS / WARP) {
+	constexpr bool WHOLE = THREADS % WARP == 0;
+	const int lane = WHOLE ? threadIdx.x % WARP : 0;
+	const int first = WHOLE ? threadIdx.x / WARP : threadIdx.x;
+	const int step = WHOLE ? THREADS / WARP : THREADS;
+	const int lanes = WHOLE ? WARP : 1;
+	for (int out = first; out < OUTS; out += step) {
 		A v = reduce_init<OP, A>();
-		for (int i = lane; i < LEN; i += WARP)
-			v = reduce_combine<OP>(v, reduce_value<OP>(reduce_elem<T, A>(to_value<typename ValueOf<S>::type>(DIM == 1 ? src[out * ld + i] : src[i * ld + out]))));
+		for (int i = lane; i < LEN; i += lanes)
+			v = reduce_combine<OP>(v, reduce_value<OP>(reduce_elem<T, A>(to_value<V>(DIM == 1 ? src[out * ld + i] : src[i * ld + out]))));
+		if constexpr (WHOLE) {
 #pragma unroll
-		for (int s = WARP / 2; s > 0; s /= 2)
-			v = reduce_combine<OP>(v, shfl_xor(v, s));
+			for (int s = WARP / 2; s > 0; s /= 2)
+				v = reduce_combine<OP>(v, shfl_xor(v, s));
+		}
 		if (lane == 0)
 			dst[out] = from_value<T>(ACCUMULATE ? reduce_combine<OP>(reduce_value<OP>(to_value<A>(dst[out])), v) : v);
 	}

@@ -67,8 +67,8 @@ FEATURES = {
                          "and int8_t)"),
     "int_atomic_other": (True, "i32 atomics of another integer type "
                          "(HIP: atomic_add(int *, unsigned char) ambiguous)"),
-    "small_blocks": (False, "tile_threads(32): less than a HIP wave "
-                     "(smem_reduce steps by THREADS / WARP = 0: a hang)"),
+    "small_blocks": (True, "tile_threads(32): less than a HIP wave "
+                     "(smem_reduce stepped by THREADS / WARP = 0: a hang)"),
     "dup_copy": (True, "a gemm operand copied in twice in its loop"),
     "local_buffers": (True, "tile_local arrays written by serial code"),
     "select_guard": (True, "guarded tensor loads inside ?: (lazy "

@@ -184,6 +184,14 @@ def ref_minmax_neg(t, s):
     return hi + lo * 16
 
 
+def ref_small_block_sum(t, s):
+    return t["X"].double().sum(dim=1)
+
+
+def ref_small_block_max(t, s):
+    return t["I"].max(dim=1).values
+
+
 def ref_f64_fragment(t, s):
     x = t["X"].double()
     return (x * x / 3.0).sum(dim=1)
@@ -276,6 +284,7 @@ REFS = {"gemm": (ref_gemm, "C"), "gemm_at": (ref_gemm_at, "C"), "gemm_bt": (ref_
         "i32_fragment": (ref_i32_fragment, "Y"), "i32_reduce": (ref_i32_reduce, "Y"),
         "f64_fragment": (ref_f64_fragment, "S"), "minmax_neg": (ref_minmax_neg, "Y"),
         "minmax_neg_z": (ref_minmax_neg, "Z"),
+        "small_block_sum": (ref_small_block_sum, "S"), "small_block_max": (ref_small_block_max, "Q"),
         "lang_rintf": (ref_lang_rintf, "RI"), "lang_roundf": (ref_lang_roundf, "R"),
         "lang_abs": (ref_lang_abs, "A"), "lang_sat_i32": (ref_lang_sat_i32, "Q32"),
         "lang_argmax": (ref_lang_argmax, "RI"), "lang_topk": (ref_lang_topk, "I"),
