@@ -54,11 +54,11 @@ FEATURES = {
     "int_fragment": (True, "integer fragment buffers (GPU declares float)"),
     "bool_tensor_copy": (True, "bool tensors in tile copies (GPU crash)"),
     "short_rows": (True, "shared rows under 16 bytes (CUDA copy_g2s)"),
-    "mixed_mul": (False, "integer products of operands of opposite sign "
+    "mixed_mul": (True, "integer products of operands of opposite sign "
                   "(interpreter)"),
     "local_index": (True, "tensor writes indexed through a local "
                     "(race check)"),
-    "int_reduce_float": (False, "integer reduce destination of a float "
+    "int_reduce_float": (True, "integer reduce destination of a float "
                          "source (OpenMP, reference)"),
     "i8_minmax": (True, "integer min/max reduces with an i8 source or "
                   "destination (OpenMP starts from INT_MAX / INT_MIN)"),
