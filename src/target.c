@@ -24,19 +24,39 @@
 #define DT(t) (1u << TC_DT_##t)
 
 /* mma.sync on sm_80 and later: lane l holds rows l/4 and l/4 + 8, columns
- * 2*(l%4) and 2*(l%4) + 1 of each 16x8 accumulator tile, in both forms.
- * m16n8k16 multiplies f16 or bf16 into f32, m16n8k32 s8 into s32 (its A
- * operand is not the accumulator's layout, so A comes from shared memory). */
-static const TcMatrixInsn mma_m16n8 = {
+ * 2*(l%4) and 2*(l%4) + 1 of each 16x8 accumulator tile, in every form.
+ * m16n8k16 multiplies f16 or bf16 into f32, m16n8k32 s8 into s32, and fp8
+ * into f32 natively from sm_89 (sm_90a here), on sm_80 as two m16n8k16
+ * after converting the fp8 bytes to f16 in registers (exact).  The 8-bit
+ * forms' A operand is not the accumulator's layout, so it comes from
+ * shared memory. */
+#define MMA_16BIT                                                            \
+	{ .name = "mma.sync.aligned.m16n8k16", .operands = DT(F16) | DT(BF16), \
+	  .accum = TC_DT_F32, .k = 16, .a_in_regs = true }
+#define MMA_S8                                                               \
+	{ .name = "mma.sync.aligned.m16n8k32.s32.s8.s8.s32",                 \
+	  .operands = DT(I8), .accum = TC_DT_I32, .k = 32 }
+static const TcMatrixInsn mma_m16n8_sm80 = {
 	.name = "mma.sync.aligned.m16n8", .layout = TC_LAYOUT_MMA,
 	.m = 16, .n = 8, .row_count = 2, .col_count = 2,
 	.forms = {
-		{ .name = "mma.sync.aligned.m16n8k16", .operands = DT(F16) | DT(BF16),
-		  .accum = TC_DT_F32, .k = 16, .a_in_regs = true },
-		{ .name = "mma.sync.aligned.m16n8k32.s32.s8.s8.s32",
-		  .operands = DT(I8), .accum = TC_DT_I32, .k = 32 },
+		MMA_16BIT, MMA_S8,
+		{ .name = "2 x mma.sync.m16n8k16 via f16",
+		  .operands = DT(FP8E4M3) | DT(FP8E5M2), .accum = TC_DT_F32,
+		  .k = 32 },
 	},
-	.nforms = 2,
+	.nforms = 3,
+};
+static const TcMatrixInsn mma_m16n8_sm90 = {
+	.name = "mma.sync.aligned.m16n8", .layout = TC_LAYOUT_MMA,
+	.m = 16, .n = 8, .row_count = 2, .col_count = 2,
+	.forms = {
+		MMA_16BIT, MMA_S8,
+		{ .name = "mma.sync.m16n8k32.e4m3 / .e5m2",
+		  .operands = DT(FP8E4M3) | DT(FP8E5M2), .accum = TC_DT_F32,
+		  .k = 32 },
+	},
+	.nforms = 3,
 };
 
 /* v_mfma_*_16x16 (CDNA), issued with the operands swapped so the result is
@@ -97,11 +117,11 @@ tc_matrix_form(const TcMatrixInsn *mi, TcDtype operands, TcDtype accum)
  * function attribute, the rest of the SM's opt-in limit with it.  sm_80
  * brought mma.sync, ldmatrix, cp.async and mbarrier; sm_90a adds TMA and
  * wgmma, which no pass uses yet (its kernels are sm_80's). */
-#define CUDA(arch_, optin, hopper)                                           \
+#define CUDA(arch_, optin, hopper, mma_)                                     \
 	{ .kind = TC_TARGET_CUDA, .name = "cuda", .arch = arch_,             \
 	  .simt = true, .warp_size = 32, .default_threads = 128,             \
 	  .max_threads = 1024, .smem_default = 48 * 1024,                    \
-	  .smem_limit = optin, .mma = &mma_m16n8, .ldmatrix = true,       \
+	  .smem_limit = optin, .mma = &mma_, .ldmatrix = true,              \
 	  .cp_async = true, .mbarrier = true, .tma = hopper,                 \
 	  .wgmma = hopper }
 
@@ -119,8 +139,8 @@ const TcTarget tc_targets[] = {
 	    "avx512bw", "avx512vl", "fma", NULL),
 	CPU("avx2", 8, 0, "AVX2 and FMA", "avx2", "fma", NULL),
 	CPU("generic", 1, 0, NULL, NULL),
-	CUDA("sm_80", 163 * 1024, false),
-	CUDA("sm_90a", 227 * 1024, true),
+	CUDA("sm_80", 163 * 1024, false, mma_m16n8_sm80),
+	CUDA("sm_90a", 227 * 1024, true, mma_m16n8_sm90),
 	HIP("gfx90a", mfma_cdna2),
 	HIP("gfx942", mfma_cdna3),
 };

@@ -466,7 +466,7 @@ template <int AXIS, int TILES, int WARPS_M, int WARPS_N> struct VecOf<Mma<AXIS, 
 // (K rows) are transposed by ldmatrix .trans, which moves 16-bit elements:
 // 8-bit ones are gathered a byte at a time (gather_k4).
 
-// The elements of one k-step of T, and the accumulator's type.
+// The elements of one k-step of T (fp8 too: 32), and the accumulator's type.
 template <typename T> struct MmaStep { static constexpr int K = 32 / (int)sizeof(T); typedef float acc; };
 template <> struct MmaStep<signed char> { static constexpr int K = 32; typedef int acc; };
 
@@ -514,6 +514,71 @@ __device__ __forceinline__ void mma_tile(int &d0, int &d1, int &d2, int &d3, con
 	asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
 		     : "+r"(d0), "+r"(d1), "+r"(d2), "+r"(d3)
 		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// fp8: the operand bytes lie as s8's do.  From sm_89, mma.sync.m16n8k32
+// with e4m3 or e5m2 operands.  Before it, each register of four fp8 k
+// values becomes two f16x2 registers (exactly: fp8 values are f16
+// values) and the k-step two m16n8k16: the first takes every lane's k
+// 4 (l % 4) .. + 3, the second those 16 further on.  Which k an f16 slot
+// stands for does not matter to a sum over k, as long as A's slot and B's
+// stand for the same one, and they do: slots 2 (l % 4) and + 1 hold the
+// register's first two k, slots + 8 and + 9 its last two, in A and B alike.
+//
+// e5m2 is the upper byte of an f16.  e4m3 moved into an f16's exponent
+// and mantissa fields (one bit down) is its value times 2^-8, subnormals
+// included, so one multiply by 256 finishes it; its NaN, S.1111.111, is
+// set apart before the multiply turns it into 480.
+__device__ __forceinline__ void fp8x4_to_f16(unsigned x, unsigned &lo, unsigned &hi, fp8e5m2)
+{
+	lo = __byte_perm(x, 0, 0x1404);
+	hi = __byte_perm(x, 0, 0x3424);
+}
+__device__ __forceinline__ unsigned e4m3x2_to_f16(unsigned t) // t: the two bytes in the high bytes of its halves
+{
+	const unsigned bits = (t & 0x80008000u) | (t & 0x7f007f00u) >> 1;
+	__half2 h = *reinterpret_cast<const __half2 *>(&bits);
+	h = __hmul2(h, __floats2half2_rn(256.0f, 256.0f));
+	unsigned r = *reinterpret_cast<unsigned *>(&h);
+	return r | (__vcmpeq2(t & 0x7f007f00u, 0x7f007f00u) & 0x7fff7fffu);
+}
+__device__ __forceinline__ void fp8x4_to_f16(unsigned x, unsigned &lo, unsigned &hi, fp8e4m3)
+{
+	lo = e4m3x2_to_f16(__byte_perm(x, 0, 0x1404));
+	hi = e4m3x2_to_f16(__byte_perm(x, 0, 0x3424));
+}
+template <typename F8>
+__device__ __forceinline__ void mma_fp8(float &d0, float &d1, float &d2, float &d3, const unsigned (&a)[4], unsigned b0, unsigned b1)
+{
+#if __CUDA_ARCH__ >= 890
+	if constexpr (Same<F8, fp8e4m3>::value)
+		asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+			     : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
+			     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+	else
+		asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+			     : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
+			     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#else
+	unsigned a0[2], a1[2], a2[2], a3[2], b[2][2];
+	fp8x4_to_f16(a[0], a0[0], a0[1], F8());
+	fp8x4_to_f16(a[1], a1[0], a1[1], F8());
+	fp8x4_to_f16(a[2], a2[0], a2[1], F8());
+	fp8x4_to_f16(a[3], a3[0], a3[1], F8());
+	fp8x4_to_f16(b0, b[0][0], b[0][1], F8());
+	fp8x4_to_f16(b1, b[1][0], b[1][1], F8());
+	const unsigned lo[4] = { a0[0], a1[0], a0[1], a1[1] }, up[4] = { a2[0], a3[0], a2[1], a3[1] };
+	mma_tile(d0, d1, d2, d3, lo, b[0][0], b[0][1], __half());
+	mma_tile(d0, d1, d2, d3, up, b[1][0], b[1][1], __half());
+#endif
+}
+__device__ __forceinline__ void mma_tile(float &d0, float &d1, float &d2, float &d3, const unsigned (&a)[4], unsigned b0, unsigned b1, fp8e4m3)
+{
+	mma_fp8<fp8e4m3>(d0, d1, d2, d3, a, b0, b1);
+}
+__device__ __forceinline__ void mma_tile(float &d0, float &d1, float &d2, float &d3, const unsigned (&a)[4], unsigned b0, unsigned b1, fp8e5m2)
+{
+	mma_fp8<fp8e5m2>(d0, d1, d2, d3, a, b0, b1);
 }
 
 // Two floats as one register of two 16-bit elements.

@@ -157,6 +157,14 @@ CASES = [
      {"M": 1000, "N": 1030, "K": 700}, "gemm_bt", "check"),
     ("gemm_i8_nn_ragged", "tests/lang/gemm_i8_nn", None, {}, {"M": 517, "N": 300, "K": 333}, "gemm", "check"),
     ("gemm_i8_tn_ragged", "tests/lang/gemm_i8_tn", None, {}, {"M": 300, "N": 260, "K": 200}, "gemm_tn", "check"),
+    # fp8e4m3 (and e5m2) operands, f32 accumulators: mma.sync e4m3 on
+    # sm_90a (tools/gpu_prepare.sh sm_80 for the in-register f16 path).
+    ("gemm_fp8_nt_ragged", "tests/lang/gemm_fp8_nt", None, {}, {"M": 1000, "N": 1030, "K": 700}, "gemm_bt", "check"),
+    ("gemm_fp8e5m2_nt_ragged", "tests/lang/gemm_fp8_nt", ("fp8e4m3", "fp8e5m2"), {}, {"M": 517, "N": 300, "K": 333},
+     "gemm_bt", "check"),
+    ("gemm_fp8_nt_4096", "tests/lang/gemm_fp8_nt", None,
+     {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 128, "STAGES": 3, "THREADS": 256},
+     {"M": 4096, "N": 4096, "K": 4096}, "gemm_bt", "bench"),
 ] + [
     # int8 at 4096^3, in TOPS (the floor: cuBLAS's f16 TFLOP/s of the
     # same run); gemm_i8_4096_MxNxK_sS_TT as for f16 above.

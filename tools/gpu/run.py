@@ -29,7 +29,8 @@ import launch_manifest  # noqa: E402
 
 DT = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32,
       "f64": torch.float64, "i32": torch.int32, "i64": torch.int64,
-      "i8": torch.int8, "u8": torch.uint8, "bool": torch.bool}
+      "i8": torch.int8, "u8": torch.uint8, "bool": torch.bool,
+      "fp8e4m3": torch.float8_e4m3fn, "fp8e5m2": torch.float8_e5m2}
 TOL = {"f16": 1e-2, "bf16": 2e-2, "f32": 1e-4, "f64": 1e-9}
 # Integer and bool outputs compare exactly; they are poisoned with this
 # value (NaN for floats), which no reference here produces.
