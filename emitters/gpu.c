@@ -193,6 +193,8 @@ storage_type(const Gpu *G, TcDtype t)
 	case TC_DT_I32: return "int";
 	case TC_DT_I8: return "signed char";
 	case TC_DT_U8: return "unsigned char";
+	case TC_DT_FP8E4M3: return "tilec::fp8e4m3";
+	case TC_DT_FP8E5M2: return "tilec::fp8e5m2";
 	case TC_DT_BOOL: return "bool";
 	default: return NULL;
 	}
@@ -226,10 +228,13 @@ reg_type(Gpu *G, TcDtype t)
 	return t == TC_DT_I8 || t == TC_DT_U8 ? storage_type(G, t) : value_type(t);
 }
 
+/* A float narrower than f32 (f16, bf16, fp8): it computes as float and
+ * converts through tilec::to_float / from_float. */
 static bool
 narrow_float(TcDtype t)
 {
-	return t == TC_DT_F16 || t == TC_DT_BF16;
+	return t == TC_DT_F16 || t == TC_DT_BF16 || t == TC_DT_FP8E4M3 ||
+	       t == TC_DT_FP8E5M2;
 }
 
 /* Whether values of dtype t compute as float (f32, f16, bf16). */
@@ -2333,8 +2338,9 @@ dtypes_supported(Gpu *G, const TcStmt *s)
 		       (!s->u.cond.els || dtypes_supported(G, s->u.cond.els));
 	case TC_ST_ATOMIC_ADD: {
 		TcDtype t = s->u.copy.dst.var->dtype;
-		if (!G->dialect->atomic_checked || t == TC_DT_F32 ||
-		    t == TC_DT_F64 || t == TC_DT_I32 || narrow_float(t))
+		bool fp8 = t == TC_DT_FP8E4M3 || t == TC_DT_FP8E5M2;
+		if (!fp8 && (!G->dialect->atomic_checked || t == TC_DT_F32 ||
+			     t == TC_DT_F64 || t == TC_DT_I32 || narrow_float(t)))
 			return true;
 		error(G, s->loc, "the %s backend cannot add to %s tensors "
 		      "atomically ('%s')", G->dialect->name, tc_dtype_name(t),

@@ -221,15 +221,46 @@ walk_expr(Walk *W, TcExpr *e)
 	}
 }
 
-static bool
-mma_operands(const Layouter *L, const TcStmt *s)
+/* The form of the target's matrix instruction that serves gemm s: its
+ * operand and accumulator dtypes, M, N and K multiples of the
+ * instruction's tile; NULL if none does. */
+static const TcMatrixForm *
+mma_form(const Layouter *L, const TcStmt *s)
 {
 	const TcVar *c = s->u.gemm.c.var, *a = s->u.gemm.a.var;
-	return L->mi && c->dtype == L->mi->accum &&
-	       (L->mi->operands & (1u << a->dtype)) &&
-	       tc_var_extent(c, 0) % L->mi->m == 0 &&
-	       tc_var_extent(c, 1) % L->mi->n == 0 &&
-	       tc_var_extent(a, s->u.gemm.trans_a ? 0 : 1) % L->mi->k == 0;
+	const TcMatrixForm *f = tc_matrix_form(L->mi, a->dtype, c->dtype);
+	if (!f || c->rank != 2 || tc_var_extent(c, 0) % L->mi->m != 0 ||
+	    tc_var_extent(c, 1) % L->mi->n != 0 ||
+	    tc_var_extent(a, s->u.gemm.trans_a ? 0 : 1) % f->k != 0)
+		return NULL;
+	return f;
+}
+
+/* What the target's matrix instruction takes, for the notes: "f16 or bf16
+ * operands into an f32 accumulator with K a multiple of 16, or i8 ...". */
+static const char *
+forms_text(const Layouter *L)
+{
+	TcBuf b;
+	tc_buf_init(&b);
+	for (int i = 0; i < L->mi->nforms; i++) {
+		const TcMatrixForm *f = &L->mi->forms[i];
+		tc_buf_puts(&b, i == 0 ? "" : i + 1 < L->mi->nforms ? ", " : ", or ");
+		int n = 0, total = 0;
+		for (int d = 1; d < TC_DT_COUNT; d++)
+			total += (f->operands >> d) & 1u;
+		for (int d = 1; d < TC_DT_COUNT; d++)
+			if (f->operands & (1u << d)) {
+				n++;
+				tc_buf_printf(&b, "%s%s", n == 1 ? "" : n == total ?
+					      " or " : ", ", tc_dtype_name((TcDtype)d));
+			}
+		tc_buf_printf(&b, " operands into an %s accumulator with K a "
+			      "multiple of %d", tc_dtype_name(f->accum), f->k);
+	}
+	const char *text = tc_fmt(L->a, "%s", b.data);
+	tc_buf_free(&b);
+	return text;
 }
 
 static void
@@ -299,19 +330,19 @@ walk(Walk *W, TcStmt *s)
 			      "%s", why));
 			break;
 		}
-		if (!mma_operands(L, s) || c->rank != 2) {
+		const TcMatrixForm *form = mma_form(L, s);
+		if (!form) {
 			const char *why = tc_fmt(L->a, "the tile_gemm at %s "
-				"(%s += %s x %s, %lldx%lld), which has no matrix "
-				"instruction here (those take f16 or bf16%s "
-				"operands into an f32 accumulator, M a multiple "
-				"of %d, N of %d, K of %d)", at,
+				"(%s += %s x %s, %lldx%lld, K %lld), which has no "
+				"matrix instruction here (those take %s; M a "
+				"multiple of %d, N of %d), so it runs element by "
+				"element from shared memory", at,
 				tc_dtype_name(c->dtype),
 				tc_dtype_name(a->dtype),
 				tc_dtype_name(s->u.gemm.b.var->dtype),
 				tc_var_extent(c, 0), tc_var_extent(c, 1),
-				L->mi->operands & (1u << TC_DT_F32) ? " or f32"
-								     : "",
-				L->mi->m, L->mi->n, L->mi->k);
+				tc_var_extent(a, s->u.gemm.trans_a ? 0 : 1),
+				forms_text(L), L->mi->m, L->mi->n);
 			spill(L, c, s->loc, tc_fmt(L->a, "it is the accumulator "
 			      "of %s", why));
 			spill(L, a, s->loc, tc_fmt(L->a, "it is the A operand of "
@@ -323,7 +354,11 @@ walk(Walk *W, TcStmt *s)
 			k->mma = true;
 		}
 		if (node(L, a, 0) >= 0) {
-			if (s->u.gemm.trans_a) {
+			if (!form->a_in_regs) {
+				spill(L, a, s->loc, tc_fmt(L->a, "it is the A "
+				      "operand of the tile_gemm at %s, whose %s "
+				      "reads A from shared memory", at, form->name));
+			} else if (s->u.gemm.trans_a) {
 				spill(L, a, s->loc, tc_fmt(L->a, "it is the "
 				      "transposed A operand (TILE_TRANS_A) of the "
 				      "tile_gemm at %s", at));

@@ -676,6 +676,12 @@ expr_inner(Parser *P, CXCursor c)
 			      type_name(P, clang_getCursorType(c)));
 			return NULL;
 		}
+		/* fp8 elements are bytes to C (tilec.h), which promotes them
+		 * to int; in the tile language they promote to f32. */
+		if (clang_getCursorKind(c) == CXCursor_UnexposedExpr &&
+		    (e->dtype == TC_DT_FP8E4M3 || e->dtype == TC_DT_FP8E5M2) &&
+		    tc_dtype_is_int(t))
+			t = TC_DT_F32;
 		return convert(P, e, t, loc);
 	}
 	case CXCursor_DeclRefExpr: {

@@ -23,24 +23,82 @@
 
 #define DT(t) (1u << TC_DT_##t)
 
-/* mma.sync.aligned.m16n8k16 (sm_80 and later, f16 and bf16 operands,
- * f32 accumulators): lane l holds rows l/4 and l/4 + 8, columns 2*(l%4)
- * and 2*(l%4) + 1 of each 16x8 tile. */
-static const TcMatrixInsn mma_m16n8k16 = {
-	.name = "mma.sync.aligned.m16n8k16", .layout = TC_LAYOUT_MMA,
-	.m = 16, .n = 8, .k = 16, .row_count = 2, .col_count = 2,
-	.operands = DT(F16) | DT(BF16), .accum = TC_DT_F32,
+/* mma.sync on sm_80 and later: lane l holds rows l/4 and l/4 + 8, columns
+ * 2*(l%4) and 2*(l%4) + 1 of each 16x8 accumulator tile, in every form.
+ * m16n8k16 multiplies f16 or bf16 into f32, m16n8k32 s8 into s32, and fp8
+ * into f32 natively from sm_89 (sm_90a here), on sm_80 as two m16n8k16
+ * after converting the fp8 bytes to f16 in registers (exact).  The 8-bit
+ * forms' A operand is not the accumulator's layout, so it comes from
+ * shared memory. */
+#define MMA_16BIT                                                            \
+	{ .name = "mma.sync.aligned.m16n8k16", .operands = DT(F16) | DT(BF16), \
+	  .accum = TC_DT_F32, .k = 16, .a_in_regs = true }
+#define MMA_S8                                                               \
+	{ .name = "mma.sync.aligned.m16n8k32.s32.s8.s8.s32",                 \
+	  .operands = DT(I8), .accum = TC_DT_I32, .k = 32 }
+static const TcMatrixInsn mma_m16n8_sm80 = {
+	.name = "mma.sync.aligned.m16n8", .layout = TC_LAYOUT_MMA,
+	.m = 16, .n = 8, .row_count = 2, .col_count = 2,
+	.forms = {
+		MMA_16BIT, MMA_S8,
+		{ .name = "2 x mma.sync.m16n8k16 via f16",
+		  .operands = DT(FP8E4M3) | DT(FP8E5M2), .accum = TC_DT_F32,
+		  .k = 32 },
+	},
+	.nforms = 3,
+};
+static const TcMatrixInsn mma_m16n8_sm90 = {
+	.name = "mma.sync.aligned.m16n8", .layout = TC_LAYOUT_MMA,
+	.m = 16, .n = 8, .row_count = 2, .col_count = 2,
+	.forms = {
+		MMA_16BIT, MMA_S8,
+		{ .name = "mma.sync.m16n8k32.e4m3 / .e5m2",
+		  .operands = DT(FP8E4M3) | DT(FP8E5M2), .accum = TC_DT_F32,
+		  .k = 32 },
+	},
+	.nforms = 3,
 };
 
-/* v_mfma_f32_16x16x16 (f16, bf16; four v_mfma_f32_16x16x4f32 for f32),
- * issued with the operands swapped so the result is the transposed tile:
- * lane l holds row l%16 and the four consecutive columns 4*(l/16) ..
- * 4*(l/16) + 3 of each 16x16 tile. */
-static const TcMatrixInsn mfma_16x16x16 = {
-	.name = "v_mfma_f32_16x16x16", .layout = TC_LAYOUT_MFMA,
-	.m = 16, .n = 16, .k = 16, .row_count = 1, .col_count = 4,
-	.operands = DT(F16) | DT(BF16) | DT(F32), .accum = TC_DT_F32,
+/* v_mfma_*_16x16 (CDNA), issued with the operands swapped so the result is
+ * the transposed tile: lane l holds row l%16 and the four consecutive
+ * columns 4*(l/16) .. 4*(l/16) + 3 of each 16x16 tile.  f16 and bf16 go
+ * through v_mfma_f32_16x16x16, f32 through four v_mfma_f32_16x16x4f32;
+ * i8 through v_mfma_i32_16x16x16i8 on CDNA2 and v_mfma_i32_16x16x32_i8 on
+ * CDNA3, which dropped the former. */
+#define MFMA_FLOAT                                                           \
+	{ .name = "v_mfma_f32_16x16x16",                                     \
+	  .operands = DT(F16) | DT(BF16) | DT(F32), .accum = TC_DT_F32,      \
+	  .k = 16, .a_in_regs = true }
+static const TcMatrixInsn mfma_cdna2 = {
+	.name = "v_mfma_*_16x16", .layout = TC_LAYOUT_MFMA,
+	.m = 16, .n = 16, .row_count = 1, .col_count = 4,
+	.forms = {
+		MFMA_FLOAT,
+		{ .name = "v_mfma_i32_16x16x16i8", .operands = DT(I8),
+		  .accum = TC_DT_I32, .k = 16 },
+	},
+	.nforms = 2,
 };
+static const TcMatrixInsn mfma_cdna3 = {
+	.name = "v_mfma_*_16x16", .layout = TC_LAYOUT_MFMA,
+	.m = 16, .n = 16, .row_count = 1, .col_count = 4,
+	.forms = {
+		MFMA_FLOAT,
+		{ .name = "v_mfma_i32_16x16x32_i8", .operands = DT(I8),
+		  .accum = TC_DT_I32, .k = 32 },
+	},
+	.nforms = 2,
+};
+
+const TcMatrixForm *
+tc_matrix_form(const TcMatrixInsn *mi, TcDtype operands, TcDtype accum)
+{
+	for (int i = 0; mi && i < mi->nforms; i++)
+		if ((mi->forms[i].operands & (1u << operands)) &&
+		    mi->forms[i].accum == accum)
+			return &mi->forms[i];
+	return NULL;
+}
 
 /* CPU: one OS thread runs a block.  Buffers live in the OpenMP thread's
  * frame; 1 MiB keeps them in L2 on current cores and well under the
@@ -59,32 +117,32 @@ static const TcMatrixInsn mfma_16x16x16 = {
  * function attribute, the rest of the SM's opt-in limit with it.  sm_80
  * brought mma.sync, ldmatrix, cp.async and mbarrier; sm_90a adds TMA and
  * wgmma, which no pass uses yet (its kernels are sm_80's). */
-#define CUDA(arch_, optin, hopper)                                           \
+#define CUDA(arch_, optin, hopper, mma_)                                     \
 	{ .kind = TC_TARGET_CUDA, .name = "cuda", .arch = arch_,             \
 	  .simt = true, .warp_size = 32, .default_threads = 128,             \
 	  .max_threads = 1024, .smem_default = 48 * 1024,                    \
-	  .smem_limit = optin, .mma = &mma_m16n8k16, .ldmatrix = true,       \
+	  .smem_limit = optin, .mma = &mma_, .ldmatrix = true,              \
 	  .cp_async = true, .mbarrier = true, .tma = hopper,                 \
 	  .wgmma = hopper }
 
 /* AMD CDNA: wave64, 64 KiB of LDS per workgroup (no opt-in beyond it),
  * MFMA; copies go through registers in order (no asynchronous copies the
  * backend uses). */
-#define HIP(arch_)                                                           \
+#define HIP(arch_, mfma)                                                     \
 	{ .kind = TC_TARGET_HIP, .name = "hip", .arch = arch_,               \
 	  .simt = true, .warp_size = 64, .default_threads = 128,             \
 	  .max_threads = 1024, .smem_default = 64 * 1024,                    \
-	  .smem_limit = 64 * 1024, .mma = &mfma_16x16x16 }
+	  .smem_limit = 64 * 1024, .mma = &mfma }
 
 const TcTarget tc_targets[] = {
 	CPU("avx512", 16, 16, "AVX-512 F, BW and VL, and FMA", "avx512f",
 	    "avx512bw", "avx512vl", "fma", NULL),
 	CPU("avx2", 8, 0, "AVX2 and FMA", "avx2", "fma", NULL),
 	CPU("generic", 1, 0, NULL, NULL),
-	CUDA("sm_80", 163 * 1024, false),
-	CUDA("sm_90a", 227 * 1024, true),
-	HIP("gfx90a"),
-	HIP("gfx942"),
+	CUDA("sm_80", 163 * 1024, false, mma_m16n8_sm80),
+	CUDA("sm_90a", 227 * 1024, true, mma_m16n8_sm90),
+	HIP("gfx90a", mfma_cdna2),
+	HIP("gfx942", mfma_cdna3),
 };
 
 const int tc_ntargets = (int)(sizeof tc_targets / sizeof tc_targets[0]);
@@ -208,17 +266,20 @@ tc_target_describe(TcBuf *out, const TcTarget *t)
 	}
 	if (t->mma) {
 		const TcMatrixInsn *m = t->mma;
-		tc_buf_printf(out, "  matrix         %s (m%d n%d k%d)\n"
-			      "                 A and B in", m->name, m->m,
-			      m->n, m->k);
-		const char *sep = " ";
-		for (int d = 1; d < TC_DT_COUNT; d++)
-			if (m->operands & (1u << d)) {
-				tc_buf_printf(out, "%s%s", sep,
-					      tc_dtype_name((TcDtype)d));
-				sep = ", ";
-			}
-		tc_buf_printf(out, "; C in %s\n", tc_dtype_name(m->accum));
+		tc_buf_printf(out, "  matrix         %s (m%d n%d)\n", m->name,
+			      m->m, m->n);
+		for (int f = 0; f < m->nforms; f++) {
+			const TcMatrixForm *mf = &m->forms[f];
+			const char *sep = "                 ";
+			for (int d = 1; d < TC_DT_COUNT; d++)
+				if (mf->operands & (1u << d)) {
+					tc_buf_printf(out, "%s%s", sep,
+						      tc_dtype_name((TcDtype)d));
+					sep = ", ";
+				}
+			tc_buf_printf(out, " -> %s, k%d: %s\n",
+				      tc_dtype_name(mf->accum), mf->k, mf->name);
+		}
 	} else if (t->simt) {
 		tc_buf_puts(out, "  matrix         none: gemm is plain loops\n");
 	}

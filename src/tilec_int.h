@@ -795,17 +795,30 @@ typedef enum TcTargetKind {
 	TC_TARGET_COUNT
 } TcTargetKind;
 
+/* One form of a matrix instruction: the operand dtypes it multiplies into
+ * which accumulator, and its k step.  The forms of one instruction share
+ * its m x n tile and the accumulator's lane layout (mma.sync m16n8k16 f16
+ * and m16n8k32 s8, say: each lane holds the same four elements of C). */
+typedef struct TcMatrixForm {
+	const char *name;        /* "mma.sync.aligned.m16n8k32.s32.s8.s8.s32" */
+	unsigned operands;       /* dtypes of A and B: bit 1u << TcDtype */
+	TcDtype accum;           /* the accumulator's dtype */
+	int k;                   /* k of one instruction */
+	bool a_in_regs;          /* A may be a register fragment in the
+				  * accumulator layout (mma_rs, mfma_rs) */
+} TcMatrixForm;
+
 /* A warp matrix instruction a tile_gemm lowers to: layout.c spreads the
  * accumulator (and an A operand in registers) like one, the GPU helpers
  * issue it. */
 typedef struct TcMatrixInsn {
 	const char *name;        /* the instruction: "mma.sync.m16n8k16" */
 	TcLayoutKind layout;     /* of accumulators: TC_LAYOUT_MMA or _MFMA */
-	int m, n, k;             /* its tile: C is m x n, the step is k */
+	int m, n;                /* its tile: C is m x n */
 	int row_count;           /* rows of one m x n tile a lane holds */
 	int col_count;           /* columns of one tile a lane holds */
-	unsigned operands;       /* dtypes of A and B: bit 1u << TcDtype */
-	TcDtype accum;           /* the accumulator's dtype */
+	TcMatrixForm forms[3];   /* what it multiplies, nforms of them */
+	int nforms;
 } TcMatrixInsn;
 
 /* One target and arch: everything the passes and emitters assume about
@@ -876,6 +889,10 @@ bool tc_target_init(TcTarget *t, const char *name, const char *arch);
 void tc_target_explain(TcBuf *out, const char *name, const char *arch);
 /* t, in words, as `tilec --list-targets` prints it. */
 void tc_target_describe(TcBuf *out, const TcTarget *t);
+/* The form of matrix instruction mi that multiplies A and B of dtype
+ * `operands` into an accumulator of dtype `accum`, or NULL (target.c). */
+const TcMatrixForm *tc_matrix_form(const TcMatrixInsn *mi, TcDtype operands,
+				   TcDtype accum);
 
 /* ==== Options (tilec.c) =================================================== */
 

@@ -13,6 +13,12 @@
 #       reasons   each reason names the use that decided it: a gemm with
 #                 no matrix instruction, a gemm B operand, an element read
 #                 at block level, an arg-reduction
+#       int8      an i8 gemm into i32 on the integer matrix instructions
+#                 gets no note; one they cannot take (K not whole
+#                 instructions, which differ by target: k32 on CUDA and
+#                 CDNA3, k16 on CDNA2; an f32 accumulator; A in
+#                 registers) says so, naming the gemm; an fp8 gemm is on
+#                 the tensor cores on CUDA and has a note on HIP
 set -u
 tilec=$(realpath "$1") root=$2 case=$3
 work=$(mktemp -d "${TMPDIR:-/tmp}/tilec-explain.XXXXXX")
@@ -32,7 +38,7 @@ hasnt() { ! grep -qE -- "$1" "$work/err" || { cat "$work/err"; fail "'$1'"; }; }
 case $case in
 notes)
 	translate samples/gemm_f32.c -t cuda --arch sm_80
-	has "^samples/gemm_f32.c:28:20: note: tile_fragment 'acc' is in shared memory, not registers: it is the accumulator of the tile_gemm at 34:3 \(f32 \+= f32 x f32, 128x128\), which has no matrix instruction here"
+	has "^samples/gemm_f32.c:28:20: note: tile_fragment 'acc' is in shared memory, not registers: it is the accumulator of the tile_gemm at 34:3 \(f32 \+= f32 x f32, 128x128, K 32\), which has no matrix instruction here \(those take f16 or bf16 operands into an f32 accumulator with K a multiple of 16, i8 operands into an i32 accumulator with K a multiple of 32, or fp8e4m3 or fp8e5m2 operands into an f32 accumulator with K a multiple of 32; M a multiple of 16, N of 8\), so it runs element by element from shared memory"
 	[ "$(grep -c ': note: ' "$work/err")" = 1 ] || { cat "$work/err"; fail "one note expected"; }
 	# The caret line under the declaration.
 	grep -A2 ": note: " "$work/err" | grep -q "tile_fragment f32 acc\[BLOCK_M\]\[BLOCK_N\];" ||
@@ -95,6 +101,50 @@ PROG
 	sed -i 's/tile_reduce_argmax(best, at, e, 1);/tile_reduce_max(best, e, 1);/; s/	tile_fragment i32 at\[64\];//' "$work/k.c"
 	translate "$work/k.c" -t cuda
 	has "k.c:10:20: note: tile_fragment 'best' is in shared memory, not registers: an element of it is read or written outside tile_parallel at 20:16"
+	;;
+int8)
+	src=tests/lang/gemm_i8_nt.c
+	for t in "cuda --arch sm_80" "cuda --arch sm_90a" "hip --arch gfx90a" "hip --arch gfx942"; do
+		# shellcheck disable=SC2086
+		translate $src -t $t
+		hasnt "note:"
+		grep -qE "tilec::(mma|mfma)_ss<" "$work/out" || fail "no matrix gemm for $t"
+	done
+	translate $src -t cuda -D BLOCK_K=16
+	has "gemm_i8_nt.c:[0-9]+:20: note: tile_fragment 'acc' is in shared memory, not registers: it is the accumulator of the tile_gemm at [0-9]+:3 \(i32 \+= i8 x i8, 64x64, K 16\), which has no matrix instruction here \(those take f16 or bf16 operands into an f32 accumulator with K a multiple of 16, i8 operands into an i32 accumulator with K a multiple of 32, or fp8e4m3 or fp8e5m2 operands into an f32 accumulator with K a multiple of 32; M a multiple of 16, N of 8\), so it runs element by element from shared memory"
+	translate $src -t hip --arch gfx942 -D BLOCK_K=16
+	has "note: tile_fragment 'acc' is in shared memory, not registers: .*i8 operands into an i32 accumulator with K a multiple of 32"
+	translate $src -t hip --arch gfx90a -D BLOCK_K=16
+	hasnt "note:"
+	sed 's/tile_fragment i32 acc/tile_fragment f32 acc/; s/i32 C\[M\]\[N\]/f32 C[M][N]/' $src >"$work/f32acc.c"
+	translate "$work/f32acc.c" -t cuda
+	has "note: tile_fragment 'acc' is in shared memory, not registers: it is the accumulator of the tile_gemm at [0-9]+:3 \(f32 \+= i8 x i8, 64x64, K 64\), which has no matrix instruction here"
+	cat >"$work/areg.c" <<'PROG'
+#include <tilec.h>
+
+TILE_KERNEL void
+k(int M, const i8 A[M][64], const i8 B[64][64], i32 C[M][64])
+{
+	int bm = tile_grid_x(ceildiv(M, 64));
+	tile_fragment i8 a[64][64];
+	tile_shared i8 b[64][64];
+	tile_fragment i32 c[64][64];
+	tile_copy(a, &A[bm * 64][0]);
+	tile_copy(b, &B[0][0]);
+	tile_clear(c);
+	tile_gemm(c, a, b, TILE_TRANS_B);
+	tile_copy(&C[bm * 64][0], c);
+}
+PROG
+	translate "$work/areg.c" -t cuda
+	has "areg.c:7:19: note: tile_fragment 'a' is in shared memory, not registers: it is the A operand of the tile_gemm at 13:2, whose mma.sync.aligned.m16n8k32.s32.s8.s8.s32 reads A from shared memory"
+	hasnt "tile_fragment 'c' is in shared memory"
+	translate tests/lang/gemm_fp8_nt.c -t cuda
+	hasnt "note:"
+	translate tests/lang/gemm_fp8_nt.c -t hip
+	has "note: tile_fragment 'acc' is in shared memory, not registers: it is the accumulator of the tile_gemm at [0-9]+:3 \(f32 \+= fp8e4m3 x fp8e4m3, 64x64, K 64\), which has no matrix instruction here"
+	translate "$work/areg.c" -t hip
+	has "areg.c:7:19: note: tile_fragment 'a' is in shared memory, not registers: it is the A operand of the tile_gemm at 13:2, whose v_mfma_i32_16x16x16i8 reads A from shared memory"
 	;;
 *)
 	echo "explain.sh: unknown case $case" >&2

@@ -11,7 +11,8 @@
 // fragment is a per-thread array x[R::count][C::count] (x[C::count] for one
 // dim): R and C say which rows and columns the thread holds, R::index(r) and
 // C::index(c) give them.  Two kinds exist:
-//   Mma<AXIS, ...>      the accumulator layout of mma.sync.m16n8k16: warp
+//   Mma<AXIS, ...>      the accumulator layout of mma.sync.m16n8k16 (and of
+//                       m16n8k32 for 8-bit integers, the same): warp
 //                       (wm, wn) of a WARPS_M x WARPS_N grid owns TILES
 //                       16-row (AXIS 0) or 8-column (AXIS 1) tiles; in each
 //                       tile lane l holds rows l/4 and l/4 + 8, columns
@@ -454,6 +455,20 @@ template <int AXIS, int TILES, int WARPS_M, int WARPS_N> struct VecOf<Mma<AXIS, 
 };
 
 // --- Matrix multiply (sm_80: ldmatrix + mma.sync) ----------------------------------------
+//
+// One k-step of a warp is 32 bytes of K: 16 elements of f16 or bf16
+// (mma.sync.m16n8k16, f32 accumulators) or 32 of i8 (m16n8k32, s32
+// accumulators).  In both, the A operand of a 16-row tile is four 8 x 16-byte
+// blocks and B's of an 8-column tile two, and lane l holds the 4 bytes at
+// row l / 4, bytes 4 * (l % 4) .. + 3 of each block: exactly what ldmatrix
+// (non-transposed) gives from rows of K.  So the operand loads below are the
+// same for both, in bytes; only 16-bit tiles stored the other way round
+// (K rows) are transposed by ldmatrix .trans, which moves 16-bit elements:
+// 8-bit ones are gathered a byte at a time (gather_k4).
+
+// The elements of one k-step of T (fp8 too: 32), and the accumulator's type.
+template <typename T> struct MmaStep { static constexpr int K = 32 / (int)sizeof(T); typedef float acc; };
+template <> struct MmaStep<signed char> { static constexpr int K = 32; typedef int acc; };
 
 // ldmatrix: four 8x8 matrices of 16-bit elements from shared address s;
 // lane l supplies the address of one row.  .trans transposes each matrix.
@@ -468,19 +483,102 @@ __device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], unsigned s)
 		     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(s));
 }
 
-// d += a * b on one 16x8x16 tile, fp32 accumulate; d0..d3 are the four
+// The bytes at shared addresses s, s + ld, s + 2 ld, s + 3 ld (four
+// consecutive k of an 8-bit tile stored with K rows) as one register, the
+// first in the low byte: ld.shared.u8 four times.
+__device__ __forceinline__ unsigned gather_k4(unsigned s, int ld)
+{
+	unsigned b[4];
+#pragma unroll
+	for (int j = 0; j < 4; j++)
+		asm volatile("ld.shared.u8 %0, [%1];\n" : "=r"(b[j]) : "r"(s + j * ld));
+	return b[0] | b[1] << 8 | b[2] << 16 | b[3] << 24;
+}
+
+// d += a * b on one 16x8 tile over one k-step; d0..d3 are the four
 // accumulator elements of the tile.
-__device__ __forceinline__ void mma_16816(float &d0, float &d1, float &d2, float &d3, const unsigned (&a)[4], unsigned b0, unsigned b1, __half)
+__device__ __forceinline__ void mma_tile(float &d0, float &d1, float &d2, float &d3, const unsigned (&a)[4], unsigned b0, unsigned b1, __half)
 {
 	asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
 		     : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
 		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
-__device__ __forceinline__ void mma_16816(float &d0, float &d1, float &d2, float &d3, const unsigned (&a)[4], unsigned b0, unsigned b1, __nv_bfloat16)
+__device__ __forceinline__ void mma_tile(float &d0, float &d1, float &d2, float &d3, const unsigned (&a)[4], unsigned b0, unsigned b1, __nv_bfloat16)
 {
 	asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
 		     : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
 		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+__device__ __forceinline__ void mma_tile(int &d0, int &d1, int &d2, int &d3, const unsigned (&a)[4], unsigned b0, unsigned b1, signed char)
+{
+	asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+		     : "+r"(d0), "+r"(d1), "+r"(d2), "+r"(d3)
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// fp8: the operand bytes lie as s8's do.  From sm_89, mma.sync.m16n8k32
+// with e4m3 or e5m2 operands.  Before it, each register of four fp8 k
+// values becomes two f16x2 registers (exactly: fp8 values are f16
+// values) and the k-step two m16n8k16: the first takes every lane's k
+// 4 (l % 4) .. + 3, the second those 16 further on.  Which k an f16 slot
+// stands for does not matter to a sum over k, as long as A's slot and B's
+// stand for the same one, and they do: slots 2 (l % 4) and + 1 hold the
+// register's first two k, slots + 8 and + 9 its last two, in A and B alike.
+//
+// e5m2 is the upper byte of an f16.  e4m3 moved into an f16's exponent
+// and mantissa fields (one bit down) is its value times 2^-8, subnormals
+// included, so one multiply by 256 finishes it; its NaN, S.1111.111, is
+// set apart before the multiply turns it into 480.
+__device__ __forceinline__ void fp8x4_to_f16(unsigned x, unsigned &lo, unsigned &hi, fp8e5m2)
+{
+	lo = __byte_perm(x, 0, 0x1404);
+	hi = __byte_perm(x, 0, 0x3424);
+}
+__device__ __forceinline__ unsigned e4m3x2_to_f16(unsigned t) // t: the two bytes in the high bytes of its halves
+{
+	const unsigned bits = (t & 0x80008000u) | (t & 0x7f007f00u) >> 1;
+	__half2 h = *reinterpret_cast<const __half2 *>(&bits);
+	h = __hmul2(h, __floats2half2_rn(256.0f, 256.0f));
+	unsigned r = *reinterpret_cast<unsigned *>(&h);
+	return r | (__vcmpeq2(t & 0x7f007f00u, 0x7f007f00u) & 0x7fff7fffu);
+}
+__device__ __forceinline__ void fp8x4_to_f16(unsigned x, unsigned &lo, unsigned &hi, fp8e4m3)
+{
+	lo = e4m3x2_to_f16(__byte_perm(x, 0, 0x1404));
+	hi = e4m3x2_to_f16(__byte_perm(x, 0, 0x3424));
+}
+template <typename F8>
+__device__ __forceinline__ void mma_fp8(float &d0, float &d1, float &d2, float &d3, const unsigned (&a)[4], unsigned b0, unsigned b1)
+{
+#if __CUDA_ARCH__ >= 890
+	if constexpr (Same<F8, fp8e4m3>::value)
+		asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+			     : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
+			     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+	else
+		asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+			     : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
+			     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#else
+	unsigned a0[2], a1[2], a2[2], a3[2], b[2][2];
+	fp8x4_to_f16(a[0], a0[0], a0[1], F8());
+	fp8x4_to_f16(a[1], a1[0], a1[1], F8());
+	fp8x4_to_f16(a[2], a2[0], a2[1], F8());
+	fp8x4_to_f16(a[3], a3[0], a3[1], F8());
+	fp8x4_to_f16(b0, b[0][0], b[0][1], F8());
+	fp8x4_to_f16(b1, b[1][0], b[1][1], F8());
+	const unsigned lo[4] = { a0[0], a1[0], a0[1], a1[1] }, up[4] = { a2[0], a3[0], a2[1], a3[1] };
+	mma_tile(d0, d1, d2, d3, lo, b[0][0], b[0][1], __half());
+	mma_tile(d0, d1, d2, d3, up, b[1][0], b[1][1], __half());
+#endif
+}
+__device__ __forceinline__ void mma_tile(float &d0, float &d1, float &d2, float &d3, const unsigned (&a)[4], unsigned b0, unsigned b1, fp8e4m3)
+{
+	mma_fp8<fp8e4m3>(d0, d1, d2, d3, a, b0, b1);
+}
+__device__ __forceinline__ void mma_tile(float &d0, float &d1, float &d2, float &d3, const unsigned (&a)[4], unsigned b0, unsigned b1, fp8e5m2)
+{
+	mma_fp8<fp8e5m2>(d0, d1, d2, d3, a, b0, b1);
 }
 
 // Two floats as one register of two 16-bit elements.
@@ -504,16 +602,29 @@ __device__ __forceinline__ unsigned pack2(float lo, float hi, __nv_bfloat16)
 template <int TN, bool TRANS_B, typename T, int SW = 0>
 __device__ __forceinline__ void load_b(unsigned (&r)[4], unsigned B, int ldb, int k0, int n0, int ni)
 {
-	constexpr unsigned E = sizeof(T);
+	constexpr unsigned E = sizeof(T), C = 16 / E; // bytes, elements of a 16-byte chunk
+	static_assert(SW == 0 || E == 2, "only 16-bit tiles are swizzled");
 	const unsigned lane = threadIdx.x % 32;
+	if constexpr (E == 1 && !TRANS_B) {
+		// K x N bytes: lane l's k 4 (l % 4) .. + 3 (and 16 more) of
+		// column l / 4 of tiles ni and ni + 1, gathered.
+		const unsigned s = B + (k0 + 4 * (lane % 4)) * ldb + n0 + ni * 8 + lane / 4;
+		r[0] = gather_k4(s, ldb);
+		r[1] = gather_k4(s + 16 * ldb, ldb);
+		if (ni + 1 < TN) {
+			r[2] = gather_k4(s + 8, ldb);
+			r[3] = gather_k4(s + 16 * ldb + 8, ldb);
+		}
+		return;
+	}
 	// Matrices, not transposed: (k0..7, n..n+7), (k8..15, n), (k0..7, n+8),
 	// (k8..15, n+8); transposed: (n..n+7, k0..7), (n, k8..15), (n+8, k0..7),
 	// (n+8, k8..15).  The last tile of an odd TN alone: the upper lanes'
 	// addresses go unused.
 	const unsigned warp = B + (TRANS_B ? n0 * ldb : n0) * E;
-	const unsigned pair = warp + (TRANS_B ? ((lane / 16) * 8 + lane % 8) * ldb + ((lane / 8) % 2) * 8
+	const unsigned pair = warp + (TRANS_B ? ((lane / 16) * 8 + lane % 8) * ldb + ((lane / 8) % 2) * C
 					      : (lane % 16) * ldb + (lane / 16) * 8) * E;
-	const unsigned single = warp + (TRANS_B ? (lane % 8) * ldb + ((lane / 8) % 2) * 8 : (lane % 16) * ldb) * E;
+	const unsigned single = warp + (TRANS_B ? (lane % 8) * ldb + ((lane / 8) % 2) * C : (lane % 16) * ldb) * E;
 	const unsigned up = ni + 1 < TN ? lane / 16 : 0;
 	constexpr unsigned W = (SW > 0 && SW < 128 ? SW : 128) / 16;
 	unsigned s;
@@ -545,10 +656,24 @@ __device__ __forceinline__ void load_b(unsigned (&r)[4], unsigned B, int ldb, in
 template <int TM, bool TRANS_A, typename T, int SW = 0>
 __device__ __forceinline__ void load_a(unsigned (&a)[TM][4], unsigned A, int lda, int k0, int m0)
 {
-	constexpr unsigned E = sizeof(T);
+	constexpr unsigned E = sizeof(T), C = 16 / E; // bytes, elements of a 16-byte chunk
+	static_assert(SW == 0 || E == 2, "only 16-bit tiles are swizzled");
 	const unsigned lane = threadIdx.x % 32, j = lane / 8;
+	if constexpr (E == 1 && TRANS_A) {
+		// K x M bytes: lane l's k 4 (l % 4) .. + 3 (and 16 more) of
+		// rows l / 4 and l / 4 + 8 of each tile, gathered.
+		const unsigned s = A + (k0 + 4 * (lane % 4)) * lda + m0 + lane / 4;
+#pragma unroll
+		for (int mi = 0; mi < TM; mi++) {
+			a[mi][0] = gather_k4(s + mi * 16, lda);
+			a[mi][1] = gather_k4(s + mi * 16 + 8, lda);
+			a[mi][2] = gather_k4(s + 16 * lda + mi * 16, lda);
+			a[mi][3] = gather_k4(s + 16 * lda + mi * 16 + 8, lda);
+		}
+		return;
+	}
 	const unsigned mine = A + (TRANS_A ? ((j / 2) * 8 + lane % 8) * lda + (j % 2) * 8 + m0
-					   : ((lane % 16) + m0) * lda + (lane / 16) * 8) * E;
+					   : ((lane % 16) + m0) * lda + (lane / 16) * C) * E;
 #pragma unroll
 	for (int mi = 0; mi < TM; mi++) {
 		const unsigned m = m0 + mi * 16;
@@ -582,8 +707,9 @@ struct NoHook {
 
 // acc += A * B for one warp's TM x TN tiles, A and B in shared memory.  A is
 // M x K (K x M when TRANS_A), row stride lda; B as for load_b.  The warp's
-// tiles start at row m0 and column n0; K is a multiple of 16.  acc is the
-// register fragment [2 * TM][2 * TN] (Mma rows x Mma columns).  SWA, SWB:
+// tiles start at row m0 and column n0; K is whole k-steps (MmaStep).  acc
+// is the register fragment [2 * TM][2 * TN] (Mma rows x Mma columns), f32
+// for 16-bit operands, s32 for i8.  SWA, SWB:
 // the row bytes of a swizzled A or B (tile_offset), else 0.
 //
 // B is loaded just in time: the TN tiles are walked in pairs (one
@@ -598,10 +724,12 @@ struct NoHook {
 // the mma, so ptxas spreads it over their issue slots instead of running
 // it before the first mma.
 template <int TM, int TN, int K, bool TRANS_A, bool TRANS_B, int SWA = 0, int SWB = 0, typename T, typename Hook = NoHook>
-__device__ __forceinline__ void mma_ss(float (&acc)[2 * TM][2 * TN], const T *A, int lda, const T *B, int ldb, int m0, int n0,
-				       Hook &&hook = Hook())
+__device__ __forceinline__ void mma_ss(typename MmaStep<T>::acc (&acc)[2 * TM][2 * TN], const T *A, int lda, const T *B, int ldb,
+				       int m0, int n0, Hook &&hook = Hook())
 {
-	constexpr int KS = K / 16, NP = (TN + 1) / 2, Q = KS * NP; // k-steps, pairs per k-step, pairs
+	constexpr int KK = MmaStep<T>::K; // elements of one k-step
+	static_assert(K % KK == 0, "K is whole k-steps");
+	constexpr int KS = K / KK, NP = (TN + 1) / 2, Q = KS * NP; // k-steps, pairs per k-step, pairs
 	const unsigned sa = smem_u32(A), sb = smem_u32(B);
 	unsigned a[2][TM][4], b[2][4];
 	load_a<TM, TRANS_A, T, SWA>(a[0], sa, lda, 0, m0);
@@ -610,15 +738,15 @@ __device__ __forceinline__ void mma_ss(float (&acc)[2 * TM][2 * TN], const T *A,
 	for (int q = 0; q < Q; q++) {
 		const int s = q / NP, p = q % NP; // k-step s, pair p: tiles 2p, 2p + 1
 		if (q + 1 < Q)
-			load_b<TN, TRANS_B, T, SWB>(b[(q + 1) % 2], sb, ldb, ((q + 1) / NP) * 16, n0, ((q + 1) % NP) * 2);
+			load_b<TN, TRANS_B, T, SWB>(b[(q + 1) % 2], sb, ldb, ((q + 1) / NP) * KK, n0, ((q + 1) % NP) * 2);
 		if (p == 0 && s + 1 < KS)
-			load_a<TM, TRANS_A, T, SWA>(a[(s + 1) % 2], sa, lda, (s + 1) * 16, m0);
+			load_a<TM, TRANS_A, T, SWA>(a[(s + 1) % 2], sa, lda, (s + 1) * KK, m0);
 #pragma unroll
 		for (int mi = 0; mi < TM; mi++)
 #pragma unroll
 			for (int j = 0; j < 2 && 2 * p + j < TN; j++) {
 				const int ni = 2 * p + j;
-				mma_16816(acc[2 * mi][2 * ni], acc[2 * mi][2 * ni + 1], acc[2 * mi + 1][2 * ni],
+				mma_tile(acc[2 * mi][2 * ni], acc[2 * mi][2 * ni + 1], acc[2 * mi + 1][2 * ni],
 					  acc[2 * mi + 1][2 * ni + 1], a[s % 2][mi], b[q % 2][2 * j], b[q % 2][2 * j + 1], T());
 			}
 		if (q == 0)
@@ -657,7 +785,7 @@ __device__ __forceinline__ void mma_rs(float (&acc)[2 * TM][2 * TN], const float
 			};
 #pragma unroll
 			for (int ni = 0; ni < TN; ni++)
-				mma_16816(acc[2 * mi][2 * ni], acc[2 * mi][2 * ni + 1], acc[2 * mi + 1][2 * ni],
+				mma_tile(acc[2 * mi][2 * ni], acc[2 * mi][2 * ni + 1], acc[2 * mi + 1][2 * ni],
 					  acc[2 * mi + 1][2 * ni + 1], a, b[ni][0], b[ni][1], T());
 		}
 	}

@@ -7,7 +7,8 @@
 // including it a dialect header defines, in namespace tilec:
 //   to_float(x), from_float<T>(x)  conversions of every element type;
 //   Narrow<T>::value                whether element type T is a 16-bit
-//                                   float (it computes as float);
+//                                   float (it computes as float; this
+//                                   file adds the fp8 types);
 //   Run<V, T>                       V consecutive elements of type T as one
 //                                   register-resident value: e[V], PIECE
 //                                   (the bytes of its widest aligned
@@ -42,6 +43,70 @@ __device__ __forceinline__ int sat_i32(float x)
 {
 	float r = rintf(x);
 	return x != x ? 0 : r <= -2147483648.0f ? -2147483647 - 1 : r >= 2147483648.0f ? 2147483647 : (int)r;
+}
+
+// --- fp8 elements ----------------------------------------------------------------------
+
+// OCP fp8 E4M3 (no infinities; NaN is S.1111.111; largest 448) and E5M2
+// (IEEE-like: infinities, largest 57344), one byte each, as tensors hold
+// them.  The conversions are the CPU backend's and the reference's
+// (templates/cpu/tilec_cpu.h), bit for bit: to float exactly, in integer
+// arithmetic (no subnormal float arithmetic, which some GPU builds flush);
+// from float rounding to nearest even, E4M3 giving NaN from 464 up and
+// E5M2 infinity from 61440 up, as a C conversion to a narrower float
+// would.  Hardware converts exist from sm_89 but saturate; these do not.
+struct fp8e4m3 {
+	unsigned char bits;
+};
+struct fp8e5m2 {
+	unsigned char bits;
+};
+template <> struct Narrow<fp8e4m3> { static constexpr bool value = true; };
+template <> struct Narrow<fp8e5m2> { static constexpr bool value = true; };
+
+__device__ __forceinline__ float to_float(fp8e4m3 x)
+{
+	const unsigned sign = (x.bits & 0x80u) << 24, e = (x.bits >> 3) & 15u, m = x.bits & 7u;
+	if (e == 15 && m == 7)
+		return __uint_as_float(sign | 0x7fc00000u);
+	if (e == 0) // subnormal: m * 2^-9
+		return __uint_as_float(sign | __float_as_uint((float)m * 0x1p-9f));
+	return __uint_as_float(sign | (e + 120u) << 23 | m << 20);
+}
+__device__ __forceinline__ float to_float(fp8e5m2 x)
+{
+	const unsigned sign = (x.bits & 0x80u) << 24, e = (x.bits >> 2) & 31u, m = x.bits & 3u;
+	if (e == 31) // infinity, or NaN with its payload
+		return __uint_as_float(sign | 0x7f800000u | m << 21);
+	if (e == 0) // subnormal: m * 2^-16
+		return __uint_as_float(sign | __float_as_uint((float)m * 0x1p-16f));
+	return __uint_as_float(sign | (e + 112u) << 23 | m << 21);
+}
+template <> __device__ __forceinline__ fp8e4m3 from_float<fp8e4m3>(float f)
+{
+	unsigned x = __float_as_uint(f);
+	const unsigned char sign = (unsigned char)(x >> 24 & 0x80u);
+	x &= 0x7fffffffu;
+	if (x >= 0x43e80000u) // 464 and up, infinity, NaN: NaN
+		return fp8e4m3{ (unsigned char)(sign | 0x7f) };
+	if (x < 0x3c800000u) // below 2^-6: rounded to units of 2^-9 by the add
+		return fp8e4m3{ (unsigned char)(sign | (__float_as_uint(__uint_as_float(x) + 16384.0f) - 0x46800000u)) };
+	x += 0x7ffffu + (x >> 20 & 1u);
+	return fp8e4m3{ (unsigned char)(sign | (x - (120u << 23)) >> 20) };
+}
+template <> __device__ __forceinline__ fp8e5m2 from_float<fp8e5m2>(float f)
+{
+	unsigned x = __float_as_uint(f);
+	const unsigned char sign = (unsigned char)(x >> 24 & 0x80u);
+	x &= 0x7fffffffu;
+	if (x > 0x7f800000u) // NaN
+		return fp8e5m2{ (unsigned char)(sign | 0x7e) };
+	if (x >= 0x47700000u) // 61440 and up round past 57344
+		return fp8e5m2{ (unsigned char)(sign | 0x7c) };
+	if (x < 0x38800000u) // below 2^-14: units of 2^-16
+		return fp8e5m2{ (unsigned char)(sign | (__float_as_uint(__uint_as_float(x) + 128.0f) - 0x43000000u)) };
+	x += 0xfffffu + (x >> 21 & 1u);
+	return fp8e5m2{ (unsigned char)(sign | (x - (112u << 23)) >> 21) };
 }
 
 // --- Register values -------------------------------------------------------------------

@@ -51,6 +51,7 @@ struct bf16 {
 typedef _Float16 f16x4 __attribute__((ext_vector_type(4)));
 typedef short i16x4 __attribute__((ext_vector_type(4)));
 typedef float f32x4 __attribute__((ext_vector_type(4)));
+typedef int i32x4 __attribute__((ext_vector_type(4)));
 typedef unsigned u32x2 __attribute__((ext_vector_type(2)));
 typedef unsigned u32x4 __attribute__((ext_vector_type(4)));
 
@@ -227,22 +228,42 @@ template <int AXIS, int TILES, int WAVES_M, int WAVES_N> struct VecOf<Mfma<AXIS,
 	static constexpr int value = AXIS == 1 ? 4 : 1;
 };
 
-// --- Matrix multiply (CDNA: v_mfma_f32_16x16x16) -----------------------------------------
+// --- Matrix multiply (CDNA: v_mfma_*_16x16) -----------------------------------------
 //
-// One instruction multiplies 16x16 tiles over 16 k (four 16x16x4 for f32):
-// lane l = i + 16 * q supplies row i of its first operand and column i of
-// its second at k = 4q .. 4q + 3, and receives rows 4q .. 4q + 3 of column i
-// of the result.  tilec passes B^T as the first operand and A^T as the
+// One instruction multiplies 16x16 tiles over K k (MfmaStep<T>::K: 16 for
+// f16, bf16 and f32, the last as four 16x16x4; for i8 16 on CDNA2,
+// v_mfma_i32_16x16x16i8, and 32 on CDNA3, v_mfma_i32_16x16x32_i8): lane
+// l = i + 16 * q supplies row i of its first operand and column i of its
+// second at k = (K / 4) q .. (K / 4) q + K / 4 - 1, and receives rows
+// 4q .. 4q + 3 of column i of the result.  tilec passes B^T as the first operand and A^T as the
 // second, so the result is (A B)^T: lane l holds row l%16 of C and four
 // consecutive columns (the Mfma distribution), which keeps the row of a
 // reduction inside 4 lanes, lets global stores be 8- or 16-byte vectors,
 // and makes an accumulator the A operand of a following mfma_rs as it is.
 
-// Each operand type: its fragment (a lane's four k values in one
-// register pair or quad), the loads of one from shared memory (a row: one
-// ds_read_b64, ds_read_b128 for f32; a column: four reads, stride ld),
-// the packing of one from a register fragment, and the instruction,
-// d += x^T-part * y-part.  p is 8-byte (f32: 16-byte) aligned for rows.
+// The k of one instruction for operands T, and its accumulators: f32, or
+// s32 for i8.
+#if defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__)
+#define TILEC_MFMA_I8_K 32
+#else
+#define TILEC_MFMA_I8_K 16
+#endif
+template <typename T> struct MfmaStep {
+	static constexpr int K = 16;
+	typedef float value;
+	typedef f32x4 acc;
+};
+template <> struct MfmaStep<signed char> {
+	static constexpr int K = TILEC_MFMA_I8_K;
+	typedef int value;
+	typedef i32x4 acc;
+};
+
+// Each operand type: its fragment (a lane's K / 4 k values in one
+// register, pair or quad), the loads of one from shared memory (a row: one
+// ds_read_b32, _b64 or _b128; a column: K / 4 reads, stride ld), the
+// packing of one from a register fragment, and the instruction,
+// d += x^T-part * y-part.  p is aligned to the fragment for rows.
 template <typename T> struct MfmaOp;
 template <> struct MfmaOp<__half> {
 	typedef f16x4 frag;
@@ -293,29 +314,57 @@ template <> struct MfmaOp<float> {
 	}
 };
 
+// i8: K / 4 bytes per lane, the first k in the low byte; d is s32.
+template <> struct MfmaOp<signed char> {
+#if TILEC_MFMA_I8_K == 32
+	typedef long frag;
+#else
+	typedef int frag;
+#endif
+	static constexpr int N = (int)sizeof(frag);
+	__device__ static __forceinline__ frag row(const signed char *p) { return *reinterpret_cast<const frag *>(p); }
+	__device__ static __forceinline__ frag col(const signed char *p, int ld)
+	{
+		unsigned long long x = 0;
+#pragma unroll
+		for (int v = 0; v < N; v++)
+			x |= (unsigned long long)(unsigned char)p[v * ld] << (8 * v);
+		return (frag)x;
+	}
+	__device__ static __forceinline__ void run(i32x4 &d, frag x, frag y)
+	{
+#if TILEC_MFMA_I8_K == 32
+		d = __builtin_amdgcn_mfma_i32_16x16x32_i8(x, y, d, 0, 0, 0);
+#else
+		d = __builtin_amdgcn_mfma_i32_16x16x16i8(x, y, d, 0, 0, 0);
+#endif
+	}
+};
+
 // One k-step's B fragments of TN 16-column tiles: B is K x N in shared
 // memory (N x K when TRANS_B), row stride ldb.
 template <int TN, bool TRANS_B, typename T>
 __device__ __forceinline__ void load_b(typename MfmaOp<T>::frag (&b)[TN], const T *B, int ldb, int k0, int n0)
 {
 	const int lane = threadIdx.x % WARP, i = lane % 16, q = lane / 16;
+	constexpr int KL = MfmaStep<T>::K / 4; // k per lane
 #pragma unroll
 	for (int ni = 0; ni < TN; ni++) {
 		const int n = n0 + ni * 16 + i;
 		if (TRANS_B)
-			b[ni] = MfmaOp<T>::row(B + n * ldb + k0 + 4 * q);
+			b[ni] = MfmaOp<T>::row(B + n * ldb + k0 + KL * q);
 		else
-			b[ni] = MfmaOp<T>::col(B + (k0 + 4 * q) * ldb + n, ldb);
+			b[ni] = MfmaOp<T>::col(B + (k0 + KL * q) * ldb + n, ldb);
 	}
 }
 
 // The 16x16 tile (mi, ni) of acc += (B-part)^T (A-part)^T, transposed: acc
 // columns 4ni .. 4ni + 3 of row mi are the instruction's four results.
 template <typename T, int NR, int NC>
-__device__ __forceinline__ void mfma_tile(float (&acc)[NR][NC], int mi, int ni, typename MfmaOp<T>::frag b,
+__device__ __forceinline__ void mfma_tile(typename MfmaStep<T>::value (&acc)[NR][NC], int mi, int ni, typename MfmaOp<T>::frag b,
 					  typename MfmaOp<T>::frag a)
 {
-	f32x4 d = { acc[mi][4 * ni], acc[mi][4 * ni + 1], acc[mi][4 * ni + 2], acc[mi][4 * ni + 3] };
+	typename MfmaStep<T>::acc d = { acc[mi][4 * ni], acc[mi][4 * ni + 1], acc[mi][4 * ni + 2], acc[mi][4 * ni + 3] };
 	MfmaOp<T>::run(d, b, a);
 	acc[mi][4 * ni] = d[0];
 	acc[mi][4 * ni + 1] = d[1];
@@ -325,22 +374,26 @@ __device__ __forceinline__ void mfma_tile(float (&acc)[NR][NC], int mi, int ni, 
 
 // acc += A * B for one wave's TM x TN tiles, A and B in shared memory.  A
 // is M x K (K x M when TRANS_A), row stride lda; B as for load_b.  The
-// wave's tiles start at row m0 and column n0; K is a multiple of 16.  acc
-// is the register fragment [TM][4 * TN] (Mfma rows x Mfma columns).
+// wave's tiles start at row m0 and column n0; K is whole instructions
+// (MfmaStep<T>::K).  acc is the register fragment [TM][4 * TN] (Mfma rows
+// x Mfma columns), f32, or s32 for i8.
 template <int TM, int TN, int K, bool TRANS_A, bool TRANS_B, typename T>
-__device__ __forceinline__ void mfma_ss(float (&acc)[TM][4 * TN], const T *A, int lda, const T *B, int ldb, int m0, int n0)
+__device__ __forceinline__ void mfma_ss(typename MfmaStep<T>::value (&acc)[TM][4 * TN], const T *A, int lda, const T *B, int ldb,
+					int m0, int n0)
 {
 	const int lane = threadIdx.x % WARP, i = lane % 16, q = lane / 16;
+	constexpr int KK = MfmaStep<T>::K, KL = KK / 4; // k per instruction, per lane
+	static_assert(K % KK == 0, "K is whole instructions");
 #pragma unroll
-	for (int k0 = 0; k0 < K; k0 += 16) {
+	for (int k0 = 0; k0 < K; k0 += KK) {
 		typename MfmaOp<T>::frag a[TM], b[TN];
 #pragma unroll
 		for (int mi = 0; mi < TM; mi++) {
 			const int m = m0 + mi * 16 + i;
 			if (TRANS_A)
-				a[mi] = MfmaOp<T>::col(A + (k0 + 4 * q) * lda + m, lda);
+				a[mi] = MfmaOp<T>::col(A + (k0 + KL * q) * lda + m, lda);
 			else
-				a[mi] = MfmaOp<T>::row(A + m * lda + k0 + 4 * q);
+				a[mi] = MfmaOp<T>::row(A + m * lda + k0 + KL * q);
 		}
 		load_b<TN, TRANS_B>(b, B, ldb, k0, n0);
 #pragma unroll

@@ -12,10 +12,11 @@
 //     are collective over a wave: every lane deposits its operands, a wave
 //     barrier, every lane takes its result, a second barrier;
 //   - the MFMA builtins compute what AMD's CDNA ISA documents for
-//     v_mfma_f32_16x16x16{f16,bf16_1k} and v_mfma_f32_16x16x4f32: lane
+//     v_mfma_f32_16x16x16{f16,bf16_1k}, v_mfma_f32_16x16x4f32,
+//     v_mfma_i32_16x16x16i8 and v_mfma_i32_16x16x32_i8: lane
 //     l = i + 16 * kb supplies A[i][4 kb + v] and B[4 kb + v][i] (v = 0..3;
-//     one value, k = kb, for the f32 form) and receives D[4 * (l / 16) + v]
-//     [l % 16].  That lane layout is the one assumption here that only
+//     one value, k = kb, for the f32 form; eight, 8 kb + v, for the
+//     16x16x32 one) and receives D[4 * (l / 16) + v][l % 16].  That lane layout is the one assumption here that only
 //     hardware can confirm; everything else in a kernel (the distributions,
 //     the operand swap, reductions, copies, bounds) is checked for real.
 // Used by hip_emu_run.py through `tilec run --source`; never part of
@@ -53,6 +54,7 @@ constexpr int WAVE = 64;
 struct Wave {
 	pthread_barrier_t bar;  // the lanes of this wave
 	float f[WAVE][8];       // per lane: values passed to a collective op
+	int i[WAVE][16];        // per lane: the integer operands of an MFMA
 	int lanes;              // lanes in the wave
 };
 
@@ -158,6 +160,7 @@ inline double __shfl_xor(double v, int mask, int width = hip_emu::WAVE) { return
 typedef _Float16 emu_f16x4 __attribute__((ext_vector_type(4)));
 typedef short emu_i16x4 __attribute__((ext_vector_type(4)));
 typedef float emu_f32x4 __attribute__((ext_vector_type(4)));
+typedef int emu_i32x4 __attribute__((ext_vector_type(4)));
 
 namespace hip_emu {
 
@@ -184,6 +187,33 @@ inline emu_f32x4 mfma_16x16(const float *a, const float *b, emu_f32x4 c, int kpl
 			sum += (double)w.f[i + 16 * kb][kv] * (double)w.f[j + 16 * kb][4 + kv];
 		}
 		d[v] = (float)sum;
+	}
+	wave_sync();
+	return d;
+}
+
+// The same for integers (v_mfma_i32_16x16x{16i8,32_i8}): KPL bytes of A
+// and of B per lane, exact products summed in 64 bits, wrapped to the s32
+// accumulator as the hardware's adds wrap.
+inline emu_i32x4 mfma_i32_16x16(unsigned long long a, unsigned long long b, emu_i32x4 c, int kpl)
+{
+	Wave &w = my_wave();
+	const int lane = my_lane();
+	for (int v = 0; v < kpl; v++) {
+		w.i[lane][v] = (signed char)(a >> (8 * v));
+		w.i[lane][8 + v] = (signed char)(b >> (8 * v));
+	}
+	wave_sync();
+	emu_i32x4 d;
+	const int j = lane % 16;
+	for (int v = 0; v < 4; v++) {
+		const int i = 4 * (lane / 16) + v;
+		long long sum = c[v];
+		for (int k = 0; k < 4 * kpl; k++) {
+			const int kb = k / kpl, kv = k % kpl;
+			sum += (long long)w.i[i + 16 * kb][kv] * w.i[j + 16 * kb][8 + kv];
+		}
+		d[v] = (int)(unsigned)(unsigned long long)sum;
 	}
 	wave_sync();
 	return d;
@@ -216,9 +246,20 @@ inline emu_f32x4 emu_mfma_f32_16x16x4f32(float a, float b, emu_f32x4 c, int, int
 	return hip_emu::mfma_16x16(&a, &b, c, 1);
 }
 
+inline emu_i32x4 emu_mfma_i32_16x16x16i8(int a, int b, emu_i32x4 c, int, int, int)
+{
+	return hip_emu::mfma_i32_16x16((unsigned)a, (unsigned)b, c, 4);
+}
+inline emu_i32x4 emu_mfma_i32_16x16x32_i8(long a, long b, emu_i32x4 c, int, int, int)
+{
+	return hip_emu::mfma_i32_16x16((unsigned long long)a, (unsigned long long)b, c, 8);
+}
+
 #define __builtin_amdgcn_mfma_f32_16x16x16f16 emu_mfma_f32_16x16x16f16
 #define __builtin_amdgcn_mfma_f32_16x16x16bf16_1k emu_mfma_f32_16x16x16bf16_1k
 #define __builtin_amdgcn_mfma_f32_16x16x4f32 emu_mfma_f32_16x16x4f32
+#define __builtin_amdgcn_mfma_i32_16x16x16i8 emu_mfma_i32_16x16x16i8
+#define __builtin_amdgcn_mfma_i32_16x16x32_i8 emu_mfma_i32_16x16x32_i8
 
 // --- Launching -----------------------------------------------------------------
 

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """hip_emu_run.py - check tilec's HIP output for one kernel on the host CPU.
 
-usage: hip_emu_run.py TILEC SRCROOT SAMPLE [-D NAME=VALUE]... [tilec run args]
+usage: hip_emu_run.py TILEC SRCROOT SAMPLE [--arch ARCH] [-D NAME=VALUE]...
+                      [tilec run args]
 
 SAMPLE is a file in samples/, or a path from SRCROOT.  Translates it for
-hip (gfx90a; -D and --kernel apply) and wraps the kernel in a
+hip (ARCH, gfx90a by default; -D and --kernel apply; the emulator's C++
+compile then defines __ARCH__, as the device compilers do) and wraps the kernel in a
 `tilec_entry_<kernel>(void **args)` that launches it over its grid under
 hip_emu.hpp (one host thread per GPU thread, waves of 64, the MFMA
 instructions computed from their documented lane layout).  Then
@@ -36,7 +38,8 @@ import launch_manifest  # noqa: E402
 # The HIP output's element type of a tensor parameter of each dtype.
 TENSOR = {"f64": "double", "f32": "float", "f16": "__half",
           "bf16": "tilec::bf16", "i64": "long long", "i32": "int",
-          "i8": "signed char", "u8": "unsigned char", "bool": "bool"}
+          "i8": "signed char", "u8": "unsigned char", "bool": "bool",
+          "fp8e4m3": "tilec::fp8e4m3", "fp8e5m2": "tilec::fp8e5m2"}
 
 
 def emu_wrapper(emu_hpp, hip_source, hip_launch, host_launch):
@@ -92,23 +95,31 @@ def main():
     if not cxx:
         print("skipped: no clang++ 15 or later (its _Float16 on x86)")
         return 77
-    # -D and --kernel apply to the translation too.
+    # -D and --kernel apply to the translation too; --arch to it alone.
     defines = []
+    arch = "gfx90a"
     i = 0
     while i < len(rest):
-        if rest[i] in ("-D", "--kernel") and i + 1 < len(rest):
+        if rest[i] == "--arch" and i + 1 < len(rest):
+            arch = rest[i + 1]
+            del rest[i:i + 2]
+        elif rest[i] in ("-D", "--kernel") and i + 1 < len(rest):
             defines += rest[i:i + 2]
             i += 2
         else:
             i += 1
+    if not arch.isalnum():
+        print("hip_emu_run.py: bad --arch %r" % arch, file=sys.stderr)
+        return 2
     tilec = os.path.abspath(tilec)
     here = os.path.dirname(os.path.abspath(__file__))
     os.chdir(root)
     src = sample if "/" in sample else os.path.join("samples", sample)
-    hip = subprocess.run([tilec, src, "-t", "hip", "--verify"] + defines,
-                         capture_output=True, text=True)
-    launch = subprocess.run([tilec, src, "-t", "hip", "--emit=launch"] +
-                            defines, capture_output=True, text=True)
+    hip = subprocess.run([tilec, src, "-t", "hip", "--arch", arch, "--verify"]
+                         + defines, capture_output=True, text=True)
+    launch = subprocess.run([tilec, src, "-t", "hip", "--arch", arch,
+                             "--emit=launch"] + defines,
+                            capture_output=True, text=True)
     host = subprocess.run([tilec, src, "-t", "openmp", "--emit=launch"] +
                           defines, capture_output=True, text=True)
     if hip.returncode or launch.returncode or host.returncode:
@@ -128,7 +139,7 @@ def main():
             f.write('#!/bin/sh\nargs=""\nfor a in "$@"; do\n'
                     '\tcase $a in -fopenmp) ;; *) args="$args $a" ;; esac\n'
                     'done\nexec %s -std=c++17 -pthread -Wno-unused-parameter'
-                    ' %s $args\n' % (cxx, EMU_TRAPS))
+                    ' -D__%s__ %s $args\n' % (cxx, arch, EMU_TRAPS))
         os.chmod(emucc, 0o755)
         return subprocess.run([tilec, "run", src, "-t", "openmp", "--source",
                                wrapper, "--cc", emucc] + rest).returncode

@@ -76,7 +76,8 @@ START_TEST(matrix_instructions)
 			continue;
 		ck_assert_msg(t->simt, "%s/%s: a matrix instruction without "
 			      "warps", t->name, t->arch);
-		ck_assert_msg(m->name && m->m > 0 && m->n > 0 && m->k > 0,
+		ck_assert_msg(m->name && m->m > 0 && m->n > 0 && m->nforms > 0 &&
+			      m->nforms <= (int)(sizeof m->forms / sizeof *m->forms),
 			      "%s/%s", t->name, t->arch);
 		ck_assert_msg(m->row_count * m->col_count * t->warp_size ==
 			      m->m * m->n, "%s/%s: %s's %dx%d tile over %d "
@@ -85,8 +86,26 @@ START_TEST(matrix_instructions)
 		ck_assert_msg(m->layout == TC_LAYOUT_MMA ||
 			      m->layout == TC_LAYOUT_MFMA, "%s/%s", t->name,
 			      t->arch);
-		ck_assert_msg(m->operands != 0 && tc_dtype_is_float(m->accum),
-			      "%s/%s", t->name, t->arch);
+		/* Each form: operands, an accumulator the language allows
+		 * (float or i32), a k step; no dtype pair served twice, so
+		 * tc_matrix_form's answer does not depend on the order. */
+		for (int f = 0; f < m->nforms; f++) {
+			const TcMatrixForm *mf = &m->forms[f];
+			ck_assert_msg(mf->name && mf->operands != 0 && mf->k > 0 &&
+				      (tc_dtype_is_float(mf->accum) ||
+				       mf->accum == TC_DT_I32), "%s/%s form %d",
+				      t->name, t->arch, f);
+			for (int g = 0; g < f; g++)
+				ck_assert_msg(!(m->forms[g].operands & mf->operands) ||
+					      m->forms[g].accum != mf->accum,
+					      "%s/%s forms %d and %d", t->name,
+					      t->arch, g, f);
+			for (int d = 1; d < TC_DT_COUNT; d++)
+				if (mf->operands & (1u << d))
+					ck_assert(tc_matrix_form(m, (TcDtype)d,
+								 mf->accum) == mf);
+		}
+		ck_assert(tc_matrix_form(m, TC_DT_F64, TC_DT_F64) == NULL);
 		/* ldmatrix reads the MMA layout's operand tiles. */
 		ck_assert(!t->ldmatrix || m->layout == TC_LAYOUT_MMA);
 	}

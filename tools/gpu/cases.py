@@ -149,6 +149,35 @@ CASES = [
      {"M": 130, "N": 70, "K": 33}, "gemm", "check"),
     ("regress_gemm_f32_k2_n1", "gemm_f32", None, {"BLOCK_K": 2, "BLOCK_N": 1}, {"M": 130, "N": 5, "K": 33},
      "gemm", "check"),
+    # int8 GEMMs on the integer matrix instructions (tests/lang/gemm_i8_*):
+    # s8 operands over their whole range, s32 accumulators, compared
+    # exactly; ragged shapes, and shapes whose rows are whole 16-byte
+    # vectors (the fast k loop with the copies issued inside the gemm).
+    ("gemm_i8_nt_ragged", "tests/lang/gemm_i8_nt", None, {}, {"M": 1000, "N": 1030, "K": 700}, "gemm_bt", "check"),
+    ("gemm_i8_nt_ragged_fast", "tests/lang/gemm_i8_nt", None, {}, {"M": 1000, "N": 1040, "K": 704}, "gemm_bt",
+     "check"),
+    ("gemm_i8_nt_128x256x128", "tests/lang/gemm_i8_nt", None,
+     {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 128, "STAGES": 3, "THREADS": 256},
+     {"M": 1000, "N": 1030, "K": 700}, "gemm_bt", "check"),
+    ("gemm_i8_nn_ragged", "tests/lang/gemm_i8_nn", None, {}, {"M": 517, "N": 300, "K": 333}, "gemm", "check"),
+    ("gemm_i8_tn_ragged", "tests/lang/gemm_i8_tn", None, {}, {"M": 300, "N": 260, "K": 200}, "gemm_tn", "check"),
+    # fp8e4m3 (and e5m2) operands, f32 accumulators: mma.sync e4m3 on
+    # sm_90a (tools/gpu_prepare.sh sm_80 for the in-register f16 path).
+    ("gemm_fp8_nt_ragged", "tests/lang/gemm_fp8_nt", None, {}, {"M": 1000, "N": 1030, "K": 700}, "gemm_bt", "check"),
+    ("gemm_fp8e5m2_nt_ragged", "tests/lang/gemm_fp8_nt", ("fp8e4m3", "fp8e5m2"), {}, {"M": 517, "N": 300, "K": 333},
+     "gemm_bt", "check"),
+    ("gemm_fp8_nt_4096", "tests/lang/gemm_fp8_nt", None,
+     {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 128, "STAGES": 3, "THREADS": 256},
+     {"M": 4096, "N": 4096, "K": 4096}, "gemm_bt", "bench"),
+] + [
+    # int8 at 4096^3, in TOPS (the floor: cuBLAS's f16 TFLOP/s of the
+    # same run); gemm_i8_4096_MxNxK_sS_TT as for f16 above.
+    (f"gemm_i8_4096_{m}x{n}x{k}_s{st}_{t}t", "tests/lang/gemm_i8_nt", None,
+     {"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "STAGES": st, "THREADS": t},
+     {"M": 4096, "N": 4096, "K": 4096}, "gemm_bt", "bench")
+    for m, n, k, st, t in [(128, 256, 128, 3, 256), (128, 256, 64, 4, 256), (256, 128, 128, 3, 256),
+                           (128, 128, 128, 4, 128), (128, 128, 128, 3, 256), (64, 64, 64, 3, 128)]
+] + [
     # Language constructs (tests/lang/), one output each.
     ("lang_rintf", "tests/lang/rounding", None, {}, {"N": 1000}, "lang_rintf", "check"),
     ("lang_roundf", "tests/lang/rounding", None, {}, {"N": 1000}, "lang_roundf", "check"),

@@ -1,8 +1,10 @@
 // mma_peak.cu - the ceiling of the sm_80 matrix path on this GPU: how many
 // TFLOP/s mma.sync.m16n8k16 (f16 in, f32 accumulate) issues when it waits
 // on nothing (operands in registers, no memory traffic), against ldmatrix
-// fed from shared memory as a GEMM's inner loop does.  The numbers bound
-// what tilec's mma.sync GEMM can reach; docs/perf-gpu.md quotes them.
+// fed from shared memory as a GEMM's inner loop does; and the same
+// registers-only ceiling of the 8-bit forms, m16n8k32 s8 -> s32 and (sm_89
+// and later) e4m3 -> f32, in TOPS.  The numbers bound what tilec's
+// mma.sync GEMMs can reach; docs/perf-gpu.md quotes them.
 //
 //   nvcc -O3 -gencode=arch=compute_90a,code=sm_90a -o mma_peak mma_peak.cu && ./mma_peak
 #include <cstdio>
@@ -27,6 +29,35 @@ __global__ void __launch_bounds__(256) mma_regs(float *out, int iters)
 	float s = 0;
 	for (int c = 0; c < CHAINS; c++)
 		s += d[c][0] + d[c][1] + d[c][2] + d[c][3];
+	out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
+
+// The 8-bit forms, operands in registers: m16n8k32, twice the multiplies
+// of m16n8k16 per instruction.
+template <int CHAINS, bool FP8>
+__global__ void __launch_bounds__(256) mma8_regs(int *out, int iters)
+{
+	unsigned a[4], b[2];
+	for (int i = 0; i < 4; i++)
+		a[i] = threadIdx.x * 0x01010101u + i;
+	b[0] = threadIdx.x;
+	b[1] = ~threadIdx.x & 0x3f3f3f3fu;
+	int d[CHAINS][4] = {};
+	for (int it = 0; it < iters; it++) {
+#pragma unroll
+		for (int c = 0; c < CHAINS; c++)
+			if (FP8)
+				asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+					     : "+r"(d[c][0]), "+r"(d[c][1]), "+r"(d[c][2]), "+r"(d[c][3])
+					     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+			else
+				asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+					     : "+r"(d[c][0]), "+r"(d[c][1]), "+r"(d[c][2]), "+r"(d[c][3])
+					     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+	}
+	int s = 0;
+	for (int c = 0; c < CHAINS; c++)
+		s += d[c][0] ^ d[c][1] ^ d[c][2] ^ d[c][3];
 	out[blockIdx.x * blockDim.x + threadIdx.x] = s;
 }
 
@@ -100,6 +131,14 @@ int main()
 		double ms = time_ms([&] { mma_regs<8><<<blocks, warps * 32>>>(out, iters); });
 		double flops = 2.0 * 16 * 8 * 16 * 8 * iters * (double)blocks * warps;
 		printf("mma.sync registers only, %d warps/block: %.0f TFLOP/s\n", warps, flops / ms / 1e9);
+	}
+	for (int warps = 4; warps <= 8; warps *= 2) {
+		int blocks = sms * 8 / warps * 4;
+		double flops = 2.0 * 16 * 8 * 32 * 8 * iters * (double)blocks * warps;
+		double ms = time_ms([&] { mma8_regs<8, false><<<blocks, warps * 32>>>((int *)out, iters); });
+		printf("mma.sync m16n8k32 s8, registers only, %d warps/block: %.0f TOPS\n", warps, flops / ms / 1e9);
+		ms = time_ms([&] { mma8_regs<8, true><<<blocks, warps * 32>>>((int *)out, iters); });
+		printf("mma.sync m16n8k32 e4m3, registers only, %d warps/block: %.0f TFLOP/s\n", warps, flops / ms / 1e9);
 	}
 	for (int warps = 4; warps <= 8; warps *= 2) {
 		int blocks = sms * 2 * 8 / warps;

@@ -29,7 +29,8 @@ import launch_manifest  # noqa: E402
 
 DT = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32,
       "f64": torch.float64, "i32": torch.int32, "i64": torch.int64,
-      "i8": torch.int8, "u8": torch.uint8, "bool": torch.bool}
+      "i8": torch.int8, "u8": torch.uint8, "bool": torch.bool,
+      "fp8e4m3": torch.float8_e4m3fn, "fp8e5m2": torch.float8_e5m2}
 TOL = {"f16": 1e-2, "bf16": 2e-2, "f32": 1e-4, "f64": 1e-9}
 # Integer and bool outputs compare exactly; they are poisoned with this
 # value (NaN for floats), which no reference here produces.
@@ -65,6 +66,10 @@ def ref_gemm_at(t, s):
 
 def ref_gemm_bt(t, s):
     return t["A"].double() @ t["B"].double().T
+
+
+def ref_gemm_tn(t, s):
+    return t["A"].double().T @ t["B"].double().T
 
 
 def ref_softmax(t, s):
@@ -270,7 +275,8 @@ def ref_lang_reduce_all_threads(t, s):
     return sums + x
 
 
-REFS = {"gemm": (ref_gemm, "C"), "gemm_at": (ref_gemm_at, "C"), "gemm_bt": (ref_gemm_bt, "C"), "softmax": (ref_softmax, "Y"),
+REFS = {"gemm": (ref_gemm, "C"), "gemm_at": (ref_gemm_at, "C"), "gemm_bt": (ref_gemm_bt, "C"),
+        "gemm_tn": (ref_gemm_tn, "C"), "softmax": (ref_softmax, "Y"),
         "rmsnorm": (ref_rmsnorm, "Y"), "attention": (None, "O"),
         "bias_gelu": (ref_bias_gelu, "Y"), "colsum": (ref_colsum, "Y"),
         "layernorm": (ref_layernorm, "Y"), "gemm_bias_relu": (ref_gemm_bias_relu, "C"),
@@ -297,7 +303,7 @@ INOUT = {"gemm_splitk": ["C"]}
 def flops_bytes(case, tensors, env):
     ref = case["reference"]
     nbytes = sum(t.numel() * t.element_size() for n, t in tensors.items() if "@" not in n)
-    if ref in ("gemm", "gemm_at", "gemm_bt", "gemm_bias_relu"):
+    if ref in ("gemm", "gemm_at", "gemm_bt", "gemm_tn", "gemm_bias_relu"):
         return 2.0 * env["M"] * env["N"] * env["K"], nbytes
     if ref == "attention":
         causal = case["launch"]["tunables"].get("CAUSAL", 0)
@@ -306,15 +312,18 @@ def flops_bytes(case, tensors, env):
     return None, nbytes
 
 
-def random_input(shape, dt, g, name):
+def random_input(shape, dt, g, name, gemm=False):
     """Floats uniform in [-1, 1) (norm weights W in [0.5, 2.5)), bools half
     true, integers in [-2^20, 2^20) (past float's 2^24 once added to, and
     summed over up to 2048 rows without overflow; u8 and i8 small and
-    non-negative)."""
+    non-negative, but i8 gemm operands over all of -128 .. 127: their
+    products' signs are what an s8 instruction can get wrong)."""
     if dt == torch.bool:
         return torch.rand(shape, generator=g, device="cuda") < 0.5
     if not dt.is_floating_point:
         lo, hi = (-2**20, 2**20) if dt in (torch.int32, torch.int64) else (0, 100)
+        if gemm and dt == torch.int8:
+            lo, hi = -128, 128
         return torch.randint(lo, hi, shape, generator=g, device="cuda", dtype=dt)
     t = torch.rand(shape, generator=g, device="cuda", dtype=torch.float32) * 2 - 1
     if name == "W":
@@ -355,7 +364,7 @@ def run_case(case, here, repeat):
             dt = DT[p["dtype"]]
             inout = p["name"] in INOUT.get(case["reference"], [])
             if p["const"] or inout:
-                t = random_input(shape, dt, g, p["name"])
+                t = random_input(shape, dt, g, p["name"], case["reference"].startswith("gemm"))
                 if inout:
                     tensors[p["name"] + "@start"] = t.clone()
             else:
