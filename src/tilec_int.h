@@ -1108,11 +1108,6 @@ bool tc_opt_range_values(const char *name, const char *lo_text,
 /* The `tilec run` subcommand; argv[0] is "run", the rest its arguments.
  * Returns the process exit status. */
 int tc_run_main(int argc, char **argv);
-/* `tilec run` as a call (tune.c uses it): the same arguments with --json,
- * nothing printed; *report gets the JSON report (malloc'd text; its
- * "error" and "diagnostics" say what stopped the run).  Returns the exit
- * status. */
-int tc_run_report(int argc, char **argv, char **report);
 
 /* ==== tune.c: `tilec tune` and tuning records ============================= */
 

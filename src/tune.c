@@ -43,7 +43,7 @@
  * `tilec run --config`, `tilec export --config` and `tilec tune --config`
  * (a replay: the record's choice against the default, timed again).
  */
-#include "tilec_int.h"
+#include "cmd/harness.h"
 /* The runtime's SHA-256, so source hashes match `sha256sum FILE`. */
 #include "tilec_runtime.h"
 /* The runtime's process spawn, for the compiler's version (no shell). */
@@ -148,6 +148,12 @@ typedef struct Config {
 	char id[16];            /* --prepare: "c007" */
 	char *cubin;            /* --prepare: the compiled cubin in the JIT
 				   cache, or NULL (malloc'd) */
+	/* The translation (translate_all), until the harness takes it. */
+	TcArena *gen_arena;     /* holds gen_kernel, or NULL */
+	const TcKernel *gen_kernel;
+	TcBuf gen_src;          /* its source */
+	double translate_s;     /* how long translating it took */
+	TcHarness *harness;     /* checked: the harness, kept for timing */
 } Config;
 
 /* A --shape list, kept as written and parsed. */
@@ -175,8 +181,12 @@ typedef struct Tune {
 	const char *device_arg; /* --device N as written, or NULL */
 	Shape shape;            /* --shape: the shape tuned for */
 	Shape check_shape;      /* --check-shape, or empty: the shape */
-	int nranges;            /* --range T=LO:HI: passed to `tilec run` */
+	int nranges;            /* --range T=LO:HI lists, as written */
 	const char *range_arg[TC_MAX_DEFINES];
+	int nrange_items;       /* their items, parsed (malloc'd) */
+	char *range_name[TC_HARNESS_MAX_SHAPES];
+	char *range_lo[TC_HARNESS_MAX_SHAPES];
+	char *range_hi[TC_HARNESS_MAX_SHAPES];
 	json_t *tune_ranges;    /* --prepare: {T: [LO, HI]} at the tuning
 				   shape, for the farm's timing inputs */
 	int ndefines;           /* -D bindings: pinned tunables */
@@ -196,7 +206,10 @@ typedef struct Tune {
 	int max_configs;        /* --max-configs */
 	int register_limit;     /* --register-limit; 0: no register pruning */
 	const char *seed;       /* --seed, as written, or NULL */
+	unsigned long long seed_value; /* its value (1 without) */
 	const char *tol;        /* --tol, as written, or NULL */
+	double tol_value;       /* its value, or -1: the table's */
+	int device_index;       /* --device's value (0 without) */
 	bool no_prune_dupes;    /* --keep-duplicates */
 	bool json;              /* --json: the summary as one JSON object */
 	/* The program. */
@@ -394,33 +407,6 @@ compiler_version(tilec_context *ctx, const char *cc)
 	}
 	tilec_rt_free_words(argv, argc);
 	return r;
-}
-
-void
-tc_tune_device_name(const char *target, const char *runtime_name, char *out,
-		    size_t n)
-{
-	snprintf(out, n, "%s", runtime_name ? runtime_name : "");
-	if (!target || strcmp(target, "openmp") != 0)
-		return;
-	FILE *f = fopen("/proc/cpuinfo", "r");
-	if (!f)
-		return;
-	char line[512];
-	while (fgets(line, sizeof line, f)) {
-		if (strncmp(line, "model name", 10) != 0)
-			continue;
-		const char *c = strchr(line, ':');
-		if (!c)
-			break;
-		c++;
-		while (*c == ' ' || *c == '\t')
-			c++;
-		line[strcspn(line, "\n")] = '\0';
-		snprintf(out, n, "%s", c);
-		break;
-	}
-	fclose(f);
 }
 
 /* --- Shapes --------------------------------------------------------------- */
@@ -686,6 +672,17 @@ config_options(const Tune *t, const Config *c, TcOptions *opt)
 	}
 }
 
+/* Free the translation translate_all kept for c. */
+static void
+gen_free(Config *c)
+{
+	if (c->gen_arena)
+		tc_arena_free(c->gen_arena);
+	c->gen_arena = NULL;
+	c->gen_kernel = NULL;
+	tc_buf_free(&c->gen_src);
+}
+
 /* --- Pruning ------------------------------------------------------------- */
 
 /* 32-bit registers one thread needs for the kernel's register fragments
@@ -850,8 +847,10 @@ translate_all(Tune *t, bool keep_source)
 		TcProgram *p = NULL;
 		TcBuf src;
 		tc_buf_init(&src);
+		double t0 = tilec_now();
 		bool ok = tc_translate(a, t->file, t->text, &opt, &d, &p, &src) &&
 			  d.errors == 0;
+		double translate_s = tilec_now() - t0;
 		const TcKernel *k = NULL;
 		for (int j = 0; ok && j < p->kernels.len; j++)
 			if (strcmp(((TcKernel *)p->kernels.items[j])->name,
@@ -892,6 +891,7 @@ translate_all(Tune *t, bool keep_source)
 			free(o->source);
 			free(o->launch);
 			o->source = o->launch = NULL;
+			gen_free(o);
 		}
 		if (keep_source && c->status == ST_PENDING) {
 			c->source = tc_buf_take(&src);
@@ -899,9 +899,18 @@ translate_all(Tune *t, bool keep_source)
 			tc_buf_init(&l);
 			tc_launch_json(p, k, &opt.target, &l);
 			c->launch = tc_buf_take(&l);
+		} else if (c->status == ST_PENDING) {
+			/* Kept for the harness, which then only compiles. */
+			c->gen_arena = a;
+			c->gen_kernel = k;
+			c->gen_src = src;
+			c->translate_s = translate_s;
+			a = NULL;
+			tc_buf_init(&src);
 		}
 		tc_buf_free(&src);
-		tc_arena_free(a);
+		if (a)
+			tc_arena_free(a);
 		tc_diags_free(&d);
 	}
 	for (int i = 0; i < t->ncfg; i++) {
@@ -931,82 +940,7 @@ translate_all(Tune *t, bool keep_source)
 	return left;
 }
 
-/* --- Searching on this machine: `tilec run` per configuration --------------- */
-
-/* An argument vector for tc_run_report. */
-typedef struct Argv {
-	char *v[5 * MAX_TUNABLES + 48]; /* malloc'd strings */
-	int n;
-} Argv;
-
-static void
-argv_add(Argv *a, const char *s)
-{
-	tc_assert(a->n < (int)(sizeof a->v / sizeof a->v[0]) - 1);
-	a->v[a->n++] = xstrdup(s);
-	a->v[a->n] = NULL;
-}
-
-static void
-argv_free(Argv *a)
-{
-	for (int i = 0; i < a->n; i++)
-		free(a->v[i]);
-	a->n = 0;
-}
-
-/* `tilec run` for configuration c on `shape`, with `extra` arguments. */
-static void
-run_argv(const Tune *t, const Config *c, const Shape *shape, Argv *a,
-	 const char *const *extra)
-{
-	a->n = 0;
-	argv_add(a, "run");
-	argv_add(a, t->file);
-	argv_add(a, "-t");
-	argv_add(a, t->target);
-	const char *opt[][2] = {
-		{ "--arch", t->arch }, { "--march", t->march },
-		{ "--cc", t->cc },     { "--device", t->device_arg },
-		{ "--seed", t->seed }, { "--tol", t->tol },
-	};
-	for (size_t i = 0; i < sizeof opt / sizeof opt[0]; i++)
-		if (opt[i][1]) {
-			argv_add(a, opt[i][0]);
-			argv_add(a, opt[i][1]);
-		}
-	argv_add(a, "--kernel");
-	argv_add(a, t->kname);
-	for (int i = 0; i < t->ntun; i++) {
-		char def[256];
-		snprintf(def, sizeof def, "%s=%lld", t->tun[i].name,
-			 c->values[i]);
-		argv_add(a, "-D");
-		argv_add(a, def);
-	}
-	if (shape->text) {
-		argv_add(a, "--shape");
-		argv_add(a, shape->text);
-	}
-	for (int i = 0; i < t->nranges; i++) {
-		argv_add(a, "--range");
-		argv_add(a, t->range_arg[i]);
-	}
-	argv_add(a, "--json");
-	for (int i = 0; extra && extra[i]; i++)
-		argv_add(a, extra[i]);
-}
-
-/* Run `tilec run` and parse its report; NULL if it printed none. */
-static json_t *
-run_report(Argv *a, int *status)
-{
-	char *text = NULL;
-	*status = tc_run_report(a->n, a->v, &text);
-	json_t *r = text ? json_loads(text, 0, NULL) : NULL;
-	free(text);
-	return r;
-}
+/* --- Searching on this machine: the harness per configuration --------------- */
 
 static double
 num(json_t *o, const char *key)
@@ -1022,74 +956,127 @@ str(json_t *o, const char *key)
 	return s ? s : "";
 }
 
-/* Check configuration c at the check shape (worker threads). */
+static void
+harness_free(Config *c)
+{
+	if (c->harness) {
+		tc_harness_free(c->harness);
+		free(c->harness);
+		c->harness = NULL;
+	}
+}
+
+/* The values of `shape` (and the --range lists) for the harness. */
+static void
+harness_shape(const Tune *t, const Shape *shape, TcHarnessShape *s)
+{
+	memset(s, 0, sizeof *s);
+	s->nshapes = shape->n;
+	for (int i = 0; i < shape->n; i++) {
+		s->shape_name[i] = shape->name[i];
+		s->shape_value[i] = shape->value[i];
+	}
+	s->nranges = t->nrange_items;
+	for (int i = 0; i < t->nrange_items; i++) {
+		s->range_name[i] = t->range_name[i];
+		s->range_lo[i] = t->range_lo[i];
+		s->range_hi[i] = t->range_hi[i];
+	}
+	s->tol = t->tol_value;
+}
+
+/* A harness for configuration c: the program, the translation
+ * translate_all made, compiled. */
+static bool
+harness_open(Tune *t, Config *c, TcHarness *h)
+{
+	TcHarnessSpec spec = {
+		.file = t->file,
+		.text = t->text,
+		.len = t->len,
+		.target = t->target,
+		.arch = t->arch,
+		.march = t->march,
+		.kernel = t->kname,
+		.cc = t->cc,
+		.device = t->device_index,
+		.ndefines = t->ntun,
+		.quiet = true,
+	};
+	for (int i = 0; i < t->ntun; i++) {
+		spec.define_name[i] = t->tun[i].name;
+		spec.define_value[i] = c->values[i];
+	}
+	if (!tc_harness_load(h, &spec))
+		return false;
+	if (c->gen_kernel) {
+		tc_harness_adopt(h, c->gen_arena, c->gen_kernel, &c->gen_src,
+				 c->translate_s);
+		c->gen_arena = NULL;
+		c->gen_kernel = NULL;
+	}
+	return tc_harness_compile(h);
+}
+
+/* What a harness that stopped says about c: its status, reason and log. */
+static void
+harness_outcome(Config *c, const TcHarness *h)
+{
+	const char *msg = h->message ? h->message : "";
+	switch (h->fail) {
+	case TC_HARNESS_OK:
+		c->status = ST_PENDING;
+		break;
+	case TC_HARNESS_MISMATCH:
+	case TC_HARNESS_REFERENCE:
+		c->status = ST_WRONG;
+		c->reason = xstrdup(msg[0] ? msg : "the check failed");
+		break;
+	case TC_HARNESS_COMPILE:
+		c->status = ST_COMPILE_ERROR;
+		c->reason = xstrdup("the compiler rejected the generated code");
+		c->log = xstrdup(msg);
+		break;
+	default:
+		c->status = ST_FAILED;
+		c->reason = msg[0] ? xstrdup(msg)
+				   : fmt_alloc("stopped at the %s step",
+					       tc_harness_fail_name(h->fail));
+		if (h->log)
+			c->log = xstrdup(h->log);
+		break;
+	}
+}
+
+/* Check configuration c at the check shape (worker threads); a
+ * configuration that passes keeps its harness for the timings. */
 static void
 check_one(Tune *t, Config *c)
 {
-	Argv a;
-	run_argv(t, c, t->check_shape.n ? &t->check_shape : &t->shape, &a,
-		 NULL);
-	int st;
-	json_t *r = run_report(&a, &st);
-	argv_free(&a);
-	const char *error = str(r, "error");
-	c->cache_hit = json_is_true(json_object_get(r, "cache_hit"));
-	c->compile_ms = num(r, "jit_ms");
-	if (st == 0) {
-		c->status = ST_PENDING;
-		c->rel_err = 0;
-		size_t i;
-		json_t *o;
-		json_array_foreach(json_object_get(r, "outputs"), i, o)
-			if (num(o, "max_rel_err") > c->rel_err)
-				c->rel_err = num(o, "max_rel_err");
-	} else if (st == 1) {
-		c->status = ST_WRONG;
-		TcBuf why;
-		tc_buf_init(&why);
-		size_t i;
-		json_t *o;
-		json_array_foreach(json_object_get(r, "outputs"), i, o) {
-			if (json_is_true(json_object_get(o, "ok")))
-				continue;
-			if (json_is_true(json_object_get(o, "exact")))
-				tc_buf_printf(&why, "%s%s: %.0f elements differ "
-					      "(compared exactly)",
-					      why.len ? "; " : "", str(o, "name"),
-					      num(o, "mismatches"));
-			else
-				tc_buf_printf(&why, "%s%s: max rel err %.3g "
-					      "(tol %g)",
-					      why.len ? "; " : "", str(o, "name"),
-					      num(o, "max_rel_err"), num(o, "tol"));
-			if (num(o, "stray") > 0)
-				tc_buf_printf(&why, ", %.0f written where the "
-					      "reference writes nothing",
-					      num(o, "stray"));
-			if (num(o, "unwritten") > 0)
-				tc_buf_printf(&why, ", %.0f unwritten",
-					      num(o, "unwritten"));
-			if (num(o, "nan_mismatch") > 0)
-				tc_buf_printf(&why, ", %.0f NaN/inf mismatches",
-					      num(o, "nan_mismatch"));
-			if (num(o, "max_rel_err") > c->rel_err)
-				c->rel_err = num(o, "max_rel_err");
-		}
-		if (!why.len)
-			tc_buf_puts(&why, error[0] ? error : "the check failed");
-		c->reason = tc_buf_take(&why);
-	} else if (strncmp(error, "cannot compile", 14) == 0) {
-		c->status = ST_COMPILE_ERROR;
-		c->reason = xstrdup("the compiler rejected the generated code");
-		c->log = xstrdup(error);
-	} else {
+	TcHarness *h = calloc(1, sizeof *h);
+	if (!h) {
 		c->status = ST_FAILED;
-		c->reason = xstrdup(error[0] ? error : "tilec run stopped");
-		const char *diag = str(r, "diagnostics");
-		if (diag[0])
-			c->log = xstrdup(diag);
+		c->reason = xstrdup("out of memory");
+		return;
 	}
-	json_decref(r);
+	TcHarnessShape s;
+	harness_shape(t, t->check_shape.n ? &t->check_shape : &t->shape, &s);
+	bool ok = harness_open(t, c, h) && tc_harness_bind(h, &s) &&
+		  tc_harness_check(h, t->seed_value, true);
+	gen_free(c);
+	if (h->info.note[0])
+		fprintf(stderr, "tilec tune: %s\n", h->info.note);
+	c->cache_hit = h->info.from_cache;
+	c->compile_ms = h->info.total_seconds * 1e3;
+	c->rel_err = 0;
+	for (int i = 0; i < h->nout; i++)
+		if (h->out[i].rel_err > c->rel_err)
+			c->rel_err = h->out[i].rel_err;
+	harness_outcome(c, h);
+	tc_harness_unbind(h);
+	c->harness = h;
+	if (!ok)
+		harness_free(c);
 }
 
 /* One progress line (and a failure's details), under the lock. */
@@ -1177,42 +1164,37 @@ check_all(Tune *t)
 static bool
 time_one(Tune *t, Config *c, char **why)
 {
-	char repeat[32], warmup[32];
-	snprintf(repeat, sizeof repeat, "%d", t->repeat);
-	snprintf(warmup, sizeof warmup, "%d", t->warmup);
-	const char *extra[] = { "--bench", "--no-check", "--repeat", repeat,
-				"--warmup", warmup, NULL };
-	Argv a;
-	run_argv(t, c, &t->shape, &a, extra);
-	int st;
-	json_t *r = run_report(&a, &st);
-	argv_free(&a);
-	json_t *b = json_object_get(r, "bench");
-	if (st != 0 || !b) {
-		*why = xstrdup(str(r, "error")[0] ? str(r, "error")
-						  : "timing failed");
-		json_decref(r);
+	TcHarness *h = c->harness;
+	TcHarnessShape s;
+	harness_shape(t, &t->shape, &s);
+	TcHarnessTiming b;
+	bool ok = h && tc_harness_bind(h, &s) &&
+		  tc_harness_check(h, t->seed_value, false) &&
+		  tc_harness_bench(h, t->warmup, t->repeat, 0, &b);
+	if (h)
+		tc_harness_unbind(h);
+	if (!ok) {
+		*why = xstrdup(h && h->message ? h->message : "timing failed");
 		return false;
 	}
-	double ms = num(b, "median_ms");
+	double ms = b.median_ms;
 	t->ntimings++;
 	if (t->test_noise > 0 && t->ntimings % t->test_noise == 0)
 		ms *= 50; /* as if the machine were busy for this timing */
-	if (ms > NOISE_RATIO * num(b, "min_ms"))
+	if (ms > NOISE_RATIO * b.min_ms)
 		c->noisy_timings++;
 	if (c->ntimes == 0) {
 		c->median_ms = ms;
-		c->min_ms = num(b, "min_ms");
-		c->mean_ms = num(b, "mean_ms");
-		c->runs = (int)num(b, "runs");
-		c->input_sets = (int)num(b, "input_sets");
-		c->gflops = num(b, "gflops");
-		c->gbps = num(b, "gbps");
+		c->min_ms = b.min_ms;
+		c->mean_ms = b.mean_ms;
+		c->runs = b.runs;
+		c->input_sets = b.input_sets;
+		c->gflops = b.gflops;
+		c->gbps = b.gbps;
 	}
 	if (c->ntimes < MAX_TIMES)
 		c->times[c->ntimes++] = ms;
 	c->final_ms = median(c->times, c->ntimes);
-	json_decref(r);
 	return true;
 }
 
@@ -2906,9 +2888,10 @@ usage(FILE *f)
 }
 
 /* Each item of a --range list has the form T=LO:HI (its bounds are
- * evaluated where the shape is known). */
+ * evaluated where the shape is known); the items are kept for the
+ * harness. */
 static bool
-check_ranges(const char *list)
+add_ranges(Tune *t, const char *list)
 {
 	for (const char *p = list; *p;) {
 		const char *comma = strchr(p, ',');
@@ -2919,9 +2902,17 @@ check_ranges(const char *list)
 			      p);
 			return false;
 		}
-		free(name);
-		free(lo);
-		free(hi);
+		if (t->nrange_items == TC_HARNESS_MAX_SHAPES) {
+			free(name);
+			free(lo);
+			free(hi);
+			failf("--range: more than %d tensors",
+			      TC_HARNESS_MAX_SHAPES);
+			return false;
+		}
+		t->range_name[t->nrange_items] = name;
+		t->range_lo[t->nrange_items] = lo;
+		t->range_hi[t->nrange_items++] = hi;
 		p += n + (comma ? 1 : 0);
 	}
 	return true;
@@ -2991,6 +2982,8 @@ parse_args(Tune *t, int argc, char **argv)
 	t->confirm = 2;
 	t->max_configs = 4096;
 	t->register_limit = 255;
+	t->seed_value = 1;
+	t->tol_value = -1;
 	TcOptParser p;
 	tc_opt_init(&p, argc, argv);
 	int id;
@@ -3059,10 +3052,31 @@ parse_args(Tune *t, int argc, char **argv)
 		case OPT_REGISTER_LIMIT:
 			ok = int_opt(a, v, 0, 1 << 20, &t->register_limit);
 			break;
-		case OPT_SEED: t->seed = v; break;
-		case OPT_TOL: t->tol = v; break;
+		case OPT_SEED: {
+			long long n;
+			t->seed = v;
+			ok = tc_opt_integer(v, &n) && n >= 0;
+			if (!ok)
+				failf("--seed %s: expected an integer >= 0", v);
+			t->seed_value = (unsigned long long)n;
+			break;
+		}
+		case OPT_TOL:
+			t->tol = v;
+			ok = tc_opt_number(v, &t->tol_value) && t->tol_value >= 0;
+			if (!ok)
+				failf("--tol %s: expected a number >= 0", v);
+			break;
 		case OPT_CC: t->cc = v; break;
-		case OPT_DEVICE: t->device_arg = v; break;
+		case OPT_DEVICE: {
+			long long n;
+			t->device_arg = v;
+			ok = tc_opt_integer(v, &n) && n >= 0 && n <= 1024;
+			if (!ok)
+				failf("--device %s: expected a device number", v);
+			t->device_index = (int)n;
+			break;
+		}
 		case OPT_PREPARE: t->prepare = v; break;
 		case OPT_FINISH: t->finish = v; break;
 		case OPT_TIMINGS: t->timings = v; break;
@@ -3073,7 +3087,7 @@ parse_args(Tune *t, int argc, char **argv)
 				return EXIT_STOPPED;
 			}
 			t->range_arg[t->nranges++] = v;
-			ok = check_ranges(v);
+			ok = add_ranges(t, v);
 			break;
 		}
 		if (!ok)
@@ -3106,8 +3120,15 @@ tune_free(Tune *t)
 		free(c->source);
 		free(c->launch);
 		free(c->cubin);
+		gen_free(c);
+		harness_free(c);
 	}
 	free(t->cfg);
+	for (int i = 0; i < t->nrange_items; i++) {
+		free(t->range_name[i]);
+		free(t->range_lo[i]);
+		free(t->range_hi[i]);
+	}
 	for (int i = 0; i < t->ndefines; i++)
 		free(t->define_name[i]);
 	for (int i = 0; i < t->nchoice_args; i++)
