@@ -711,6 +711,9 @@ long long tc_var_extent(const TcVar *v, int i);
 bool tc_expr_equal(const TcExpr *a, const TcExpr *b);
 /* Deep copy of an expression tree (vars are shared, not copied). */
 TcExpr *tc_expr_clone(TcArena *a, const TcExpr *e);
+/* ir/clone.c: a deep copy of a parsed program (before any pass) in a,
+ * sharing only its strings with p; p's arena must outlive the copy. */
+TcProgram *tc_program_clone(TcArena *a, const TcProgram *p);
 
 /* Which tensor parameters kernel k reads and writes, on any path: role[i]
  * (for parameter i, zeroed by the caller) gains TC_ROLE_READ and/or
@@ -968,6 +971,13 @@ bool tc_compile(TcArena *a, const char *path, const char *text,
 bool tc_translate(TcArena *a, const char *path, const char *text,
 		  const TcOptions *opt, TcDiags *d, TcProgram **prog,
 		  TcBuf *src);
+/* tc_compile and tc_translate for a program already parsed (tc_parse, or
+ * a tc_program_clone of a parse), not yet specialized; p is specialized
+ * and scheduled in place. */
+bool tc_compile_parsed(TcArena *a, TcProgram *p, const TcOptions *opt,
+		       TcDiags *d);
+bool tc_translate_parsed(TcArena *a, TcProgram *p, const TcOptions *opt,
+			 TcDiags *d, TcBuf *src);
 /* Default options for a target ("openmp", "cuda", "hip"); false if the
  * name is unknown. */
 bool tc_options_init(TcOptions *opt, const char *target, const char *arch);

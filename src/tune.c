@@ -844,11 +844,12 @@ translate_all(Tune *t, bool keep_source)
 		TcDiags d;
 		tc_diags_init(&d, t->file, t->text, t->len);
 		TcArena *a = tc_arena_new();
-		TcProgram *p = NULL;
 		TcBuf src;
 		tc_buf_init(&src);
 		double t0 = tilec_now();
-		bool ok = tc_translate(a, t->file, t->text, &opt, &d, &p, &src) &&
+		/* A copy of the one parse, scheduled for c. */
+		TcProgram *p = tc_program_clone(a, t->prog);
+		bool ok = tc_translate_parsed(a, p, &opt, &d, &src) &&
 			  d.errors == 0;
 		double translate_s = tilec_now() - t0;
 		const TcKernel *k = NULL;
@@ -1000,6 +1001,7 @@ harness_open(Tune *t, Config *c, TcHarness *h)
 		.kernel = t->kname,
 		.cc = t->cc,
 		.device = t->device_index,
+		.parsed = t->prog,
 		.ndefines = t->ntun,
 		.quiet = true,
 	};

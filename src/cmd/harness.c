@@ -3,11 +3,13 @@
  * interpreter, and timed: the steps `tilec run` and `tilec tune` share
  * (harness.h lists them).
  *
- * The reference program is parse -> specialize -> check (the IR before
- * any target pass); the kernel's signature gives the tensors and their
- * extents (evaluated from the bound scalar values).  The program is
- * translated again for the target (tc_translate) and compiled through the
- * runtime, with the embedded helper headers visible as "tilec/...".
+ * The program is parsed once (or the caller's parse is taken) and copied
+ * (tc_program_clone) for each use: the reference is a copy specialized
+ * and checked (the IR before any target pass); the kernel's signature
+ * gives the tensors and their extents (evaluated from the bound scalar
+ * values).  Another copy is scheduled and emitted for the target
+ * (tc_translate_parsed) and compiled through the runtime, with the
+ * embedded helper headers visible as "tilec/...".
  * Inputs (const tensors and tensors the kernel reads) are filled with
  * seeded random values away from zero; outputs are poisoned (a NaN with a
  * recognizable payload, 0xAB bytes for integers).  The kernel and the
@@ -219,8 +221,11 @@ static bool
 load_reference(TcHarness *h)
 {
 	const TcHarnessSpec *s = &h->spec;
-	TcProgram *p = tc_parse(h->ref_arena, s->file, s->text, &h->opt,
-				&h->ref_diags);
+	if (!h->parsed)
+		h->parsed = tc_parse(h->ref_arena, s->file, s->text, &h->opt,
+				     &h->ref_diags);
+	TcProgram *p = h->parsed ? tc_program_clone(h->ref_arena, h->parsed)
+				 : NULL;
 	if (!p || !tc_specialize(h->ref_arena, p, &h->opt, &h->ref_diags) ||
 	    !tc_check(h->ref_arena, p, &h->opt, &h->ref_diags) ||
 	    h->ref_diags.errors > 0) {
@@ -292,6 +297,7 @@ tc_harness_load(TcHarness *h, const TcHarnessSpec *spec)
 	}
 	h->ref_arena = tc_arena_new();
 	h->gen_arena = tc_arena_new();
+	h->parsed = s->parsed;
 	if (s->config) {
 		/* The record's values after the bindings, which win. */
 		char device[256];
@@ -647,12 +653,13 @@ translate(TcHarness *h)
 			return true;
 	}
 	double t0 = tilec_now();
-	TcProgram *prog = NULL;
+	/* The program as parsed, scheduled for the target. */
+	TcProgram *prog = tc_program_clone(h->gen_arena, h->parsed);
 	h->opt.kernel = h->kernel->name;
-	bool ok = s->source ? tc_compile(h->gen_arena, s->file, s->text, &h->opt,
-					 &h->gen_diags, &prog)
-			    : tc_translate(h->gen_arena, s->file, s->text,
-					   &h->opt, &h->gen_diags, &prog, &h->src);
+	bool ok = s->source ? tc_compile_parsed(h->gen_arena, prog, &h->opt,
+						&h->gen_diags)
+			    : tc_translate_parsed(h->gen_arena, prog, &h->opt,
+						  &h->gen_diags, &h->src);
 	if (!s->source)
 		h->translate_s = tilec_now() - t0;
 	if (!ok || h->gen_diags.errors > 0) {

@@ -100,6 +100,10 @@ typedef struct TcHarnessSpec {
 	const char *source;      /* generated code to compile instead, or
 				    NULL */
 	const char *config;      /* a tuning record to bind, or NULL */
+	/* The program as tc_parse gave it, before any pass (the caller's,
+	 * outliving the harness; copied, never changed), or NULL: the
+	 * harness parses text once. */
+	const TcProgram *parsed;
 	int device;              /* GPU ordinal */
 	int ndefines;            /* tunable bindings (win over config) */
 	const char *define_name[TC_MAX_DEFINES];
@@ -196,7 +200,9 @@ typedef struct TcHarness {
 				       interpreter said (malloc'd) */
 	/* The program. */
 	TcOptions opt;              /* the translator's options */
-	TcArena *ref_arena;         /* the reference program */
+	const TcProgram *parsed;    /* the parse every copy is taken from */
+	TcArena *ref_arena;         /* the parse (unless given) and the
+				       reference program */
 	TcArena *gen_arena;         /* the translated program */
 	TcDiags ref_diags;          /* reference pipeline */
 	TcDiags gen_diags;          /* translation */
