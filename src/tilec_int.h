@@ -1206,6 +1206,29 @@ long long tc_abi_threads(const TcKernel *k, const TcTarget *t);
 /* Whether scalar v is the whole declared extent of some tensor dim. */
 bool tc_abi_is_extent(const TcKernel *k, const TcVar *v);
 
+/* ==== ir/tolerance.c: how far float outputs may be from a reference ====== */
+
+/* What a kernel's outputs are compared with. */
+typedef enum TcTolClass {
+	/* The reference interpreter: each element's operations in the
+	 * program's order and types. */
+	TC_TOL_INTERP,
+	/* An independent implementation (cuBLAS, torch): other summation
+	 * orders and fused multiply-adds. */
+	TC_TOL_LIBRARY,
+	TC_TOL_CLASS_COUNT
+} TcTolClass;
+
+/* The relative tolerance (max |got - want| / max |want|) for outputs of
+ * dtype t; 0 for integers and bools (compared exactly). */
+double tc_tolerance(TcDtype t, TcTolClass c);
+/* A kernel's tolerance against the interpreter: that of the narrowest
+ * float type among its tensors and buffers (0 with integers only). */
+double tc_kernel_tolerance(const TcKernel *k);
+/* The table as a JSON object for kernel k's launch manifest:
+ * {"kernel": K, "interp": {"f64": ..., ...}, "library": {...}}. */
+void tc_tolerance_json(const TcKernel *k, TcBuf *b);
+
 /* ==== launch.c: launch manifests ========================================= */
 
 /* The format tag of a launch document. */

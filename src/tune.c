@@ -1973,31 +1973,6 @@ typedef struct Arg {
 	} scalar;               /* SCALAR: the value, in its C type */
 } Arg;
 
-/* The relative tolerance `tilec run` would use: the narrowest float type
- * among the kernel's tensors and buffers decides. */
-static double
-default_tol(const TcKernel *k)
-{
-	double tol = 0;
-	for (int i = 0; i < k->vars.len; i++) {
-		const TcVar *v = k->vars.items[i];
-		double x = 0;
-		if (v->kind != TC_VAR_TENSOR && v->kind != TC_VAR_BUFFER)
-			continue;
-		switch (v->dtype) {
-		case TC_DT_F64: x = 1e-10; break;
-		case TC_DT_F32: x = 1e-5; break;
-		case TC_DT_F16:
-		case TC_DT_BF16: x = 1e-2; break;
-		case TC_DT_FP8E4M3: x = 0.125; break;
-		case TC_DT_FP8E5M2: x = 0.25; break;
-		default: break;
-		}
-		tol = x > tol ? x : tol;
-	}
-	return tol;
-}
-
 /* Every scalar parameter's value at `shape` as JSON: integers must be
  * given, floats default as in `tilec run` (1e-5 for eps..., else 1). */
 static json_t *
@@ -2285,7 +2260,7 @@ check_data(Tune *t, const Config *c, const char *dir, json_t **check,
 								: "inout"));
 		}
 		if (tol)
-			*tol = default_tol(k);
+			*tol = tc_kernel_tolerance(k);
 	}
 	json_decref(inputs);
 	json_decref(expected);

@@ -23,9 +23,9 @@
  * parsed.  Nothing here prints except the diagnostics of the translator
  * and the interpreter, and only when spec.quiet is false.
  *
- * Tolerances come from one table (tc_tolerance), which launch manifests
- * also carry (docs/launch.md) for the tools that check kernels without
- * the translator.
+ * Float outputs are checked against the one tolerance table
+ * (ir/tolerance.c), which launch manifests also carry (docs/launch.md)
+ * for the tools that check kernels without the translator.
  */
 #ifndef TILEC_HARNESS_H
 #define TILEC_HARNESS_H
@@ -54,31 +54,6 @@ typedef enum TcHarnessFail {
 
 /* "compile", "mismatch", ... */
 const char *tc_harness_fail_name(TcHarnessFail f);
-
-/* --- The tolerance table --------------------------------------------------- */
-
-/* What a kernel's outputs are compared with. */
-typedef enum TcTolClass {
-	/* The reference interpreter: the same operations in the same
-	 * order of reduction per element, in the program's own types. */
-	TC_TOL_INTERP,
-	/* An independent implementation (cuBLAS, torch): other summation
-	 * orders and fused multiply-adds, so one step looser. */
-	TC_TOL_LIBRARY,
-	TC_TOL_CLASS_COUNT
-} TcTolClass;
-
-/* The relative tolerance (max |got - want| / max |want|) for outputs
- * computed in dtype t; 0 for integers and bools (compared exactly). */
-double tc_tolerance(TcDtype t, TcTolClass c);
-
-/* A kernel's tolerance against the interpreter: that of the narrowest
- * float type among its tensors and buffers (0 with integers only). */
-double tc_kernel_tolerance(const TcKernel *k);
-
-/* The table as JSON: {"interp": {"f32": 1e-5, ...}, "library": {...}},
- * the float dtypes only. */
-json_t *tc_tolerance_json(void);
 
 /* --- The harness ------------------------------------------------------------ */
 
