@@ -13,7 +13,8 @@
  *   1. enumerate: the cartesian product of every tunable's choices (a -D
  *      binding pins a tunable, --choices replaces its list), plus the
  *      default configuration if the product lacks it;
- *   2. translate each (milliseconds, in this thread): the translator's own
+ *   2. translate each (milliseconds, in this thread), a copy of the one
+ *      parse (tc_program_clone) each: the translator's own
  *      errors (shared memory or the CPU frame over the limit, a layout that
  *      does not fit) prune it, and so do the checks the translator leaves
  *      to us -- threads per block over the target's or device's limit,
@@ -21,13 +22,16 @@
  *      32-bit registers per thread than a GPU thread has.  Configurations
  *      whose code is the same once comments and tunables the code never
  *      names are set aside are run once (THREADS means nothing on the CPU);
- *   3. compile and check in parallel threads: each is a `tilec run` call
- *      (tc_run_report) at the check shape, so the JIT (whose disk cache is
- *      safe under concurrent compiles) and the reference comparison are
- *      exactly run's.  A compile failure is printed with its log and
- *      skipped; a wrong result is printed loudly and dropped;
- *   4. time the survivors one at a time at the tuning shape (run's --bench:
- *      warm-up, median, rotating input sets; device events on GPUs), then
+ *   3. compile and check in parallel threads: each configuration gets a
+ *      harness (cmd/harness.c, `tilec run`'s) at the check shape, given
+ *      the translation of step 2, so the JIT (whose disk cache is safe
+ *      under concurrent compiles) and the reference comparison are
+ *      exactly run's.  The harness's failure kind decides: a compile
+ *      failure is printed with its log and skipped; a wrong result is
+ *      printed loudly and dropped;
+ *   4. time the survivors one at a time at the tuning shape, each on the
+ *      harness its check used, bound again (run's --bench: warm-up,
+ *      median, rotating input sets; device events on GPUs), then
  *      time the fastest few and the default again in alternating rounds
  *      and choose by the median of all their timings.
  *
