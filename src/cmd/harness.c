@@ -200,7 +200,9 @@ tc_harness_load(TcHarness *h, const TcHarnessSpec *spec)
 	if (tilec_backend_from_name(s->target) < 0 ||
 	    (s->arch && !tc_options_init(&h->opt, s->target, s->arch)))
 		return target_error(h, s->arch);
-	if (!open_context(h))
+	if (s->no_runtime)
+		h->gpu = tilec_backend_from_name(s->target) != TILEC_BACKEND_OPENMP;
+	else if (!open_context(h))
 		return false;
 	if (!s->text) {
 		if (!(h->text = tc_read_file(s->file, &s->len)))
@@ -212,7 +214,7 @@ tc_harness_load(TcHarness *h, const TcHarnessSpec *spec)
 	tc_diags_init(&h->gen_diags, s->file, s->text, s->len);
 	h->ref_diags.to_stderr = !s->quiet;
 	const char *arch = s->arch;
-	if (h->gpu && !arch && !(arch = gpu_translator_arch(h)))
+	if (h->gpu && !arch && !s->no_runtime && !(arch = gpu_translator_arch(h)))
 		return false;
 	if (!tc_options_init(&h->opt, s->target, arch))
 		return target_error(h, arch);
@@ -960,12 +962,11 @@ reference_failed(TcHarness *h)
 	return false;
 }
 
-bool
-tc_harness_check(TcHarness *h, unsigned long long seed, bool check)
+/* Fresh random inputs in every tensor the kernel reads, poison in every
+ * one it only writes, on both sides. */
+static void
+fill_inputs(TcHarness *h, unsigned long long seed)
 {
-	h->fail = TC_HARNESS_OK;
-	if (!tc_harness_place(h))
-		return false;
 	for (int i = 0; i < h->nparams; i++) {
 		TcHarnessParam *p = &h->params[i];
 		if (p->var->kind != TC_VAR_TENSOR)
@@ -987,6 +988,28 @@ tc_harness_check(TcHarness *h, unsigned long long seed, bool check)
 			memcpy(p->ref, p->data, p->bytes);
 		}
 	}
+}
+
+bool
+tc_harness_reference(TcHarness *h, unsigned long long seed)
+{
+	h->fail = TC_HARNESS_OK;
+	fill_inputs(h, seed);
+	double t0 = tilec_now();
+	memset(&h->stats, 0, sizeof h->stats);
+	bool ok = tc_interp_run(h->kernel, h->rargs, false, &h->stats,
+				&h->ref_diags);
+	h->reference_s = tilec_now() - t0;
+	return ok || reference_failed(h);
+}
+
+bool
+tc_harness_check(TcHarness *h, unsigned long long seed, bool check)
+{
+	h->fail = TC_HARNESS_OK;
+	if (!tc_harness_place(h))
+		return false;
+	fill_inputs(h, seed);
 	/* The reference first: an out-of-bounds access it reports would
 	 * likely crash the compiled kernel. */
 	double t0 = tilec_now();

@@ -84,6 +84,8 @@ typedef struct TcHarnessSpec {
 	const char *define_name[TC_MAX_DEFINES];
 	long long define_value[TC_MAX_DEFINES];
 	const char *define_origin; /* their location's file name */
+	bool no_runtime;         /* the reference only: no runtime context,
+				    nothing compiled (tc_harness_reference) */
 	bool no_cache;           /* bypass the JIT disk cache */
 	bool quiet;              /* print no diagnostics (kept in h) */
 } TcHarnessSpec;
@@ -227,6 +229,10 @@ bool tc_harness_place(TcHarness *h);
 /* With compare false, the interpreter only counts (for the FLOPs of a
  * timing) and the outputs are not compared. */
 bool tc_harness_check(TcHarness *h, unsigned long long seed, bool compare);
+/* The reference alone (no kernel): fresh random inputs in each tensor's
+ * data, outputs poisoned, the interpreter's results in each output's
+ * ref; what `tilec tune --prepare` ships to a farm. */
+bool tc_harness_reference(TcHarness *h, unsigned long long seed);
 /* flops <= 0: the count of the last check. */
 bool tc_harness_bench(TcHarness *h, int warmup, int repeat, double flops,
 		      TcHarnessTiming *t);

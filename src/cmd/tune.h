@@ -233,6 +233,8 @@ json_t *tune_shape_json(const Shape *s);
 int tune_translate_all(Tune *t, bool keep_source);
 
 /* tune_search.c */
+/* The values of `shape` and the --range lists, for a harness. */
+void tune_harness_shape(const Tune *t, const Shape *shape, TcHarnessShape *s);
 void tune_harness_free(Config *c);
 bool tune_is_noisy(const Config *c);
 double tune_num(json_t *o, const char *key);

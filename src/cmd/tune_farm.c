@@ -10,27 +10,6 @@
 
 /* --- --prepare: configurations for a machine without the translator --------- */
 
-enum { READ = 1, WRITE = 2 };
-
-/* One kernel parameter at the check shape. */
-typedef struct Arg {
-	const TcVar *var;       /* the parameter */
-	int role;               /* TENSOR: READ | WRITE */
-	size_t count;           /* TENSOR: elements */
-	size_t bytes;           /* TENSOR: bytes of storage */
-	void *data;             /* TENSOR: its storage */
-	bool ranged;            /* TENSOR read: --range gave its values */
-	double lo, hi;          /* ranged: the values, both included */
-	union {
-		int32_t i32;
-		int64_t i64;
-		int8_t i8;
-		uint8_t u8;
-		float f32;
-		double f64;
-	} scalar;               /* SCALAR: the value, in its C type */
-} Arg;
-
 /* Every scalar parameter's value at `shape` as JSON: integers must be
  * given, floats default as in `tilec run` (1e-5 for eps..., else 1). */
 static json_t *
@@ -85,220 +64,95 @@ save_data(const char *dir, const void *data, size_t n)
 	return rel;
 }
 
-/* The value ranges --range gives the tensors of args (check_data), for
- * the scalar values there; false (reported) on a bad range. */
-static bool
-apply_ranges(const Tune *t, Arg *args, int n, json_t *values)
-{
-	const char **names = calloc((size_t)n + 1, sizeof *names);
-	double *vals = calloc((size_t)n + 1, sizeof *vals);
-	int nscalars = 0;
-	for (int i = 0; names && vals && i < n; i++)
-		if (args[i].var->kind == TC_VAR_SCALAR) {
-			names[nscalars] = args[i].var->name;
-			vals[nscalars++] = json_number_value(
-				json_object_get(values, args[i].var->name));
-		}
-	bool ok = names && vals;
-	for (int r = 0; ok && r < t->nranges; r++) {
-		for (const char *p = t->range_arg[r]; ok && *p;) {
-			const char *comma = strchr(p, ',');
-			size_t len = comma ? (size_t)(comma - p) : strlen(p);
-			char *name = NULL, *lo = NULL, *hi = NULL;
-			ok = tc_opt_range(p, len, &name, &lo, &hi);
-			Arg *g = NULL;
-			for (int i = 0; ok && i < n; i++)
-				if (args[i].var->kind == TC_VAR_TENSOR &&
-				    strcmp(args[i].var->name, name) == 0)
-					g = &args[i];
-			TcBuf err;
-			tc_buf_init(&err);
-			if (ok && (!g || !(g->role & READ))) {
-				tune_failf("--range %s: the kernel reads no tensor of "
-				      "that name", name);
-				ok = false;
-			} else if (ok && !tc_opt_range_values(
-						 name, lo, hi, g->var->dtype,
-						 nscalars, names, vals, &g->lo,
-						 &g->hi, &err)) {
-				tune_failf("%s (at the check shape)", err.data);
-				ok = false;
-			}
-			if (ok)
-				g->ranged = true;
-			tc_buf_free(&err);
-			free(name);
-			free(lo);
-			free(hi);
-			p += len + (comma ? 1 : 0);
-		}
-	}
-	free(names);
-	free(vals);
-	return ok;
-}
-
-/* The reference at the check shape for configuration c: inputs and
- * expected outputs written under dir; *check describes them.  *roles and
- * *tol are filled when not NULL. */
+/* The reference at the check shape for configuration c, on a harness
+ * without a runtime (harness.c: the bindings, inputs and poison of
+ * `tilec run`): inputs and expected outputs written under dir; *check
+ * describes them.  *roles and *tol are filled when not NULL.  The first
+ * call also notes the value ranges at the tuning shape (t->tune_ranges),
+ * which the farm draws its timing inputs from. */
 static bool
 check_data(Tune *t, const Config *c, const char *dir, json_t **check,
 	   json_t **roles, double *tol)
 {
-	const Shape *shape = t->check_shape.n ? &t->check_shape : &t->shape;
-	TcOptions opt;
-	tune_config_options(t, c, &opt);
-	TcArena *a = tc_arena_new();
-	TcDiags d;
-	tc_diags_init(&d, t->file, t->text, t->len);
-	d.to_stderr = true;
-	TcProgram *p = tc_parse(a, t->file, t->text, &opt, &d);
-	bool ok = p && tc_specialize(a, p, &opt, &d) && tc_check(a, p, &opt, &d) &&
-		  d.errors == 0;
-	const TcKernel *k = NULL;
-	for (int i = 0; ok && i < p->kernels.len; i++)
-		if (strcmp(((TcKernel *)p->kernels.items[i])->name, t->kname) == 0)
-			k = p->kernels.items[i];
-	int n = k ? k->params.len : 0;
-	Arg *args = calloc((size_t)n + 1, sizeof *args);
-	void **slots = calloc((size_t)n + 1, sizeof *slots);
-	void **argv = calloc((size_t)n + 1, sizeof *argv);
-	ok = ok && k && args && slots && argv;
-	TcBuf err;
-	tc_buf_init(&err);
-	json_t *values = ok ? resolve_shape(k, shape, &err) : NULL;
-	if (ok && err.len) {
-		tune_failf("--check-shape: %s", err.data);
-		ok = false;
+	TcHarnessSpec spec = {
+		.file = t->file,
+		.text = t->text,
+		.len = t->len,
+		.target = t->target,
+		.arch = t->arch,
+		.kernel = t->kname,
+		.parsed = t->prog,
+		.ndefines = t->ntun,
+		.no_runtime = true,
+	};
+	for (int i = 0; i < t->ntun; i++) {
+		spec.define_name[i] = t->tun[i].name;
+		spec.define_value[i] = c->values[i];
 	}
-	for (int i = 0; ok && i < n; i++) {
-		Arg *g = &args[i];
-		g->var = k->params.items[i];
-		if (g->var->kind != TC_VAR_SCALAR)
-			continue;
-		double x = json_number_value(json_object_get(values, g->var->name));
-		switch (g->var->dtype) {
-		case TC_DT_F64: g->scalar.f64 = x; break;
-		case TC_DT_F32:
-		case TC_DT_F16:
-		case TC_DT_BF16: g->scalar.f32 = (float)x; break;
-		case TC_DT_I64: g->scalar.i64 = (int64_t)x; break;
-		case TC_DT_I8: g->scalar.i8 = (int8_t)x; break;
-		case TC_DT_U8:
-		case TC_DT_BOOL: g->scalar.u8 = (uint8_t)x; break;
-		default: g->scalar.i32 = (int32_t)x; break;
+	TcHarness h;
+	TcHarnessShape s;
+	bool ok = tc_harness_load(&h, &spec);
+	const char *where = "";
+	if (ok && t->nranges && !t->tune_ranges) {
+		where = " (at the tuning shape)";
+		tune_harness_shape(t, &t->shape, &s);
+		ok = tc_harness_bind(&h, &s);
+		t->tune_ranges = ok ? json_object() : NULL;
+		for (int i = 0; ok && i < h.nparams; i++) {
+			const TcHarnessParam *p = &h.params[i];
+			if (!p->ranged)
+				continue;
+			bool real = tc_dtype_is_float(p->var->dtype);
+			json_t *lh = json_array();
+			json_array_append_new(lh, real ? json_real(p->lo)
+						       : json_integer((json_int_t)p->lo));
+			json_array_append_new(lh, real ? json_real(p->hi)
+						       : json_integer((json_int_t)p->hi));
+			json_object_set_new(t->tune_ranges, p->var->name, lh);
 		}
-		argv[i] = &g->scalar;
 	}
 	if (ok) {
-		int *role = calloc((size_t)n + 1, sizeof *role);
-		ok = role != NULL;
-		if (ok)
-			tc_tensor_roles(k, role);
-		for (int i = 0; ok && i < n; i++)
-			args[i].role = (role[i] & TC_ROLE_READ ? READ : 0) |
-				       (role[i] & TC_ROLE_WRITE ? WRITE : 0);
-		free(role);
+		where = " (at the check shape)";
+		tune_harness_shape(t, t->check_shape.n ? &t->check_shape
+						       : &t->shape, &s);
+		ok = tc_harness_bind(&h, &s) &&
+		     tc_harness_reference(&h, t->seed_value);
 	}
-	for (int i = 0; ok && i < n; i++) {
-		Arg *g = &args[i];
-		const TcVar *v = g->var;
-		if (v->kind != TC_VAR_TENSOR)
+	if (!ok)
+		tune_failf("%s%s", h.message ? h.message
+					     : "the tile program has errors "
+					       "(above)", where);
+	json_t *values = json_object(), *inputs = json_object(),
+	       *expected = json_object(), *role = json_object();
+	for (int i = 0; ok && i < h.nparams; i++) {
+		const TcHarnessParam *p = &h.params[i];
+		const char *name = p->var->name;
+		if (p->var->kind == TC_VAR_SCALAR) {
+			json_object_set_new(values, name,
+					    tc_dtype_is_float(p->var->dtype)
+						    ? json_real(p->value)
+						    : json_integer(p->ivalue));
 			continue;
-		if (v->is_const || !g->role)
-			g->role |= READ;
-		double count = 1, e;
-		for (int j = 0; ok && j < v->rank; j++) {
-			ok = tc_interp_eval(k, v->shape[j], argv, &e, &d) && e >= 0;
-			count *= e;
 		}
-		if (!ok || count * tc_dtype_bits(v->dtype) / 8 > 4e9) {
-			tune_failf("tensor %s: a bad or huge extent at the check shape",
-			      v->name);
-			ok = false;
-			break;
-		}
-		g->count = (size_t)count;
-		g->bytes = tc_elem_bytes(v->dtype, g->count);
-		g->data = calloc(1, g->bytes ? g->bytes : 1);
-		ok = g->data != NULL;
-		slots[i] = g->data;
-		argv[i] = &slots[i];
-	}
-	if (ok && t->nranges && !t->tune_ranges) {
-		/* The values at the tuning shape, which the farm times at. */
-		json_t *tv = resolve_shape(k, &t->shape, &err);
-		ok = tv && !err.len && apply_ranges(t, args, n, tv);
-		if (ok) {
-			t->tune_ranges = json_object();
-			for (int i = 0; i < n; i++) {
-				if (!args[i].ranged)
-					continue;
-				json_t *lh = json_array();
-				bool real = tc_dtype_is_float(args[i].var->dtype);
-				json_array_append_new(
-					lh, real ? json_real(args[i].lo)
-						 : json_integer((json_int_t)args[i].lo));
-				json_array_append_new(
-					lh, real ? json_real(args[i].hi)
-						 : json_integer((json_int_t)args[i].hi));
-				json_object_set_new(t->tune_ranges,
-						    args[i].var->name, lh);
-			}
-		} else if (err.len) {
-			tune_failf("--shape: %s", err.data);
-		}
-		json_decref(tv);
-	}
-	ok = ok && apply_ranges(t, args, n, values);
-	uint64_t seed = 1;
-	long long s;
-	if (t->seed && tc_opt_integer(t->seed, &s))
-		seed = (uint64_t)s;
-	json_t *inputs = json_object(), *expected = json_object();
-	for (int i = 0; ok && i < n; i++) {
-		Arg *g = &args[i];
-		if (g->var->kind != TC_VAR_TENSOR)
-			continue;
-		if (g->role & READ) {
-			if (g->ranged)
-				tc_elem_fill_range(g->var->dtype, g->data,
-						   g->count, seed, g->var->param,
-						   g->lo, g->hi);
-			else
-				tc_elem_fill_random(g->var->dtype, g->data,
-						    g->count, seed,
-						    g->var->param);
-			char *f = save_data(dir, g->data, g->bytes);
-			ok = f != NULL;
-			if (f)
-				json_object_set_new(inputs, g->var->name,
-						    json_string(f));
-			free(f);
-		} else {
-			/* Poison, as `tilec run` does: what the reference
-			 * leaves unwritten shows. */
-			if (tc_dtype_is_float(g->var->dtype))
-				for (size_t j = 0; j < g->count; j++)
-					tc_elem_store(g->var->dtype, g->data, j,
-						      NAN);
-			else
-				memset(g->data, 0xab, g->bytes);
-		}
-	}
-	if (ok && !tc_interp_run(k, argv, false, NULL, &d)) {
-		tune_failf("the reference interpreter stopped at the check shape "
-		      "(above)");
-		ok = false;
-	}
-	for (int i = 0; ok && i < n; i++) {
-		Arg *g = &args[i];
-		if (g->var->kind != TC_VAR_TENSOR || !(g->role & WRITE))
-			continue;
-		char *f = save_data(dir, g->data, g->bytes);
-		ok = f != NULL;
+		json_object_set_new(role, name,
+				    json_string(p->role == TC_HARNESS_IN ? "in"
+						: p->role == TC_HARNESS_OUT ? "out"
+									    : "inout"));
+		/* data holds the inputs as drawn; ref the reference's
+		 * results (the same buffer for tensors only read). */
+		char *f = (p->role & TC_HARNESS_IN)
+				  ? save_data(dir, p->data, p->bytes)
+				  : NULL;
 		if (f)
-			json_object_set_new(expected, g->var->name, json_string(f));
+			json_object_set_new(inputs, name, json_string(f));
+		ok = f || !(p->role & TC_HARNESS_IN);
+		free(f);
+		f = ok && (p->role & TC_HARNESS_OUT)
+			    ? save_data(dir, p->ref, p->bytes)
+			    : NULL;
+		if (f)
+			json_object_set_new(expected, name, json_string(f));
+		ok = ok && (f || !(p->role & TC_HARNESS_OUT));
 		free(f);
 	}
 	if (ok) {
@@ -306,31 +160,16 @@ check_data(Tune *t, const Config *c, const char *dir, json_t **check,
 		json_object_set_new(*check, "shape", json_incref(values));
 		json_object_set_new(*check, "inputs", json_incref(inputs));
 		json_object_set_new(*check, "expected", json_incref(expected));
-		if (roles) {
-			*roles = json_object();
-			for (int i = 0; i < n; i++)
-				if (args[i].var->kind == TC_VAR_TENSOR)
-					json_object_set_new(
-						*roles, args[i].var->name,
-						json_string(args[i].role == READ ? "in"
-							    : args[i].role == WRITE
-								? "out"
-								: "inout"));
-		}
+		if (roles)
+			*roles = json_incref(role);
 		if (tol)
-			*tol = tc_kernel_tolerance(k);
+			*tol = h.tol;
 	}
+	json_decref(values);
 	json_decref(inputs);
 	json_decref(expected);
-	json_decref(values);
-	for (int i = 0; args && i < n; i++)
-		free(args[i].data);
-	free(args);
-	free(slots);
-	free(argv);
-	tc_buf_free(&err);
-	tc_diags_free(&d);
-	tc_arena_free(a);
+	json_decref(role);
+	tc_harness_free(&h);
 	return ok;
 }
 

@@ -33,8 +33,8 @@ tune_harness_free(Config *c)
 }
 
 /* The values of `shape` (and the --range lists) for the harness. */
-static void
-harness_shape(const Tune *t, const Shape *shape, TcHarnessShape *s)
+void
+tune_harness_shape(const Tune *t, const Shape *shape, TcHarnessShape *s)
 {
 	memset(s, 0, sizeof *s);
 	s->nshapes = shape->n;
@@ -127,7 +127,7 @@ check_one(Tune *t, Config *c)
 		return;
 	}
 	TcHarnessShape s;
-	harness_shape(t, t->check_shape.n ? &t->check_shape : &t->shape, &s);
+	tune_harness_shape(t, t->check_shape.n ? &t->check_shape : &t->shape, &s);
 	bool ok = harness_open(t, c, h) && tc_harness_bind(h, &s) &&
 		  tc_harness_check(h, t->seed_value, true);
 	tune_gen_free(c);
@@ -233,7 +233,7 @@ time_one(Tune *t, Config *c, char **why)
 {
 	TcHarness *h = c->harness;
 	TcHarnessShape s;
-	harness_shape(t, &t->shape, &s);
+	tune_harness_shape(t, &t->shape, &s);
 	TcHarnessTiming b;
 	bool ok = h && tc_harness_bind(h, &s) &&
 		  tc_harness_check(h, t->seed_value, false) &&
