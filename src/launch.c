@@ -7,8 +7,9 @@
  * object holds the kernel's ABI (abi.c) as data: the parameters in
  * signature order (name, kind, dtype, the C type passed, for tensors
  * const-ness, rank and shape, for scalars the tensor dims they are the
- * extent of), the grid extents, threads per block, dynamic shared memory
- * and the bound tunables.  Every size is an expression tree over the
+ * extent of), the grid extents, threads per block, dynamic shared memory,
+ * the bound tunables and the tolerances outputs are checked with
+ * (tolerance.c).  Every size is an expression tree over the
  * scalar parameters and the tunables, evaluated with C's integer
  * semantics; docs/launch.md has the grammar.
  *
@@ -168,7 +169,9 @@ tc_launch_json(const TcProgram *p, const TcKernel *k, const TcTarget *t,
 		else
 			tc_buf_puts(b, "{\"int\": 1}");
 	}
-	tc_buf_puts(b, "]}");
+	tc_buf_puts(b, "],\n  \"tolerance\": ");
+	tc_tolerance_json(k, b);
+	tc_buf_puts(b, "}");
 	tc_arena_free(a);
 }
 

@@ -9,15 +9,17 @@
  * or mistyped key at the key) or worth a warning (another version of the
  * program, another device or arch).
  *
- * tune.c writes records; this file reads them, for the tilec command's
- * subcommands and for the library (tilec_translator_set_config), which is
- * why it lives apart from the tuner.
+ * tune.c writes records; this file reads them (and names the device they
+ * are for), for the tilec command's subcommands and for the library
+ * (tilec_translator_set_config), which is why it lives apart from the
+ * tuner.
  */
 #include "tilec_int.h"
 #include "tilec_runtime.h"
 
 #include <errno.h>
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -223,4 +225,32 @@ tc_config_apply(const char *path, const char *text, size_t len,
 	}
 	tc_record_free(&r);
 	return d->errors == errors;
+}
+
+/* The device name records carry (tilec_int.h). */
+void
+tc_tune_device_name(const char *target, const char *runtime_name, char *out,
+		    size_t n)
+{
+	snprintf(out, n, "%s", runtime_name ? runtime_name : "");
+	if (!target || strcmp(target, "openmp") != 0)
+		return;
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	if (!f)
+		return;
+	char line[512];
+	while (fgets(line, sizeof line, f)) {
+		if (strncmp(line, "model name", 10) != 0)
+			continue;
+		const char *c = strchr(line, ':');
+		if (!c)
+			break;
+		c++;
+		while (*c == ' ' || *c == '\t')
+			c++;
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(out, n, "%s", c);
+		break;
+	}
+	fclose(f);
 }

@@ -46,6 +46,13 @@ select_kernel(TcProgram *p, const TcOptions *opt, TcDiags *d)
 	return false;
 }
 
+/* Run the pipeline on a parsed program. */
+static bool
+schedule(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
+{
+	return select_kernel(p, opt, d) && tc_run_pipeline(a, p, opt, d, opt->dump);
+}
+
 /* Parse and run the pipeline; the notes on placements come after it
  * (tc_compile) or after emitting (tc_translate), so an error of either
  * is the first diagnostic. */
@@ -59,10 +66,32 @@ compile_program(TcArena *a, const char *path, const char *text,
 		return false;
 	if (opt->dump && opt->dump_after && strcmp(opt->dump_after, "parse") == 0)
 		tc_print_program(opt->dump, p);
-	if (!select_kernel(p, opt, d) || !tc_run_pipeline(a, p, opt, d, opt->dump))
+	if (!schedule(a, p, opt, d))
 		return false;
 	*out = p;
 	return true;
+}
+
+/* Emit every selected kernel of the scheduled program p. */
+static bool
+emit_program(const TcProgram *p, const TcOptions *opt, TcDiags *d, TcBuf *src)
+{
+	const TcBackend *be = tc_backend_find(opt->target.kind);
+	for (int i = 0; i < p->kernels.len; i++)
+		if (!be->emit(p, p->kernels.items[i], &opt->target, opt, src, d))
+			return false;
+	tc_explain(p, opt, d);
+	return true;
+}
+
+static bool
+backend_built(const TcOptions *opt, TcDiags *d)
+{
+	if (tc_backend_find(opt->target.kind))
+		return true;
+	tc_diag(d, TC_ERROR, (TcLoc){ 0 }, "the %s backend is not built "
+		"yet", opt->target.name);
+	return false;
 }
 
 bool
@@ -79,18 +108,24 @@ bool
 tc_translate(TcArena *a, const char *path, const char *text,
 	     const TcOptions *opt, TcDiags *d, TcProgram **prog, TcBuf *src)
 {
-	const TcBackend *be = tc_backend_find(opt->target.kind);
-	if (!be) {
-		tc_diag(d, TC_ERROR, (TcLoc){ 0 }, "the %s backend is not built "
-			"yet", opt->target.name);
+	return backend_built(opt, d) &&
+	       compile_program(a, path, text, opt, d, prog) &&
+	       emit_program(*prog, opt, d, src);
+}
+
+bool
+tc_compile_parsed(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
+{
+	if (!schedule(a, p, opt, d))
 		return false;
-	}
-	if (!compile_program(a, path, text, opt, d, prog))
-		return false;
-	for (int i = 0; i < (*prog)->kernels.len; i++)
-		if (!be->emit(*prog, (*prog)->kernels.items[i], &opt->target,
-			      opt, src, d))
-			return false;
-	tc_explain(*prog, opt, d);
+	tc_explain(p, opt, d);
 	return true;
+}
+
+bool
+tc_translate_parsed(TcArena *a, TcProgram *p, const TcOptions *opt,
+		    TcDiags *d, TcBuf *src)
+{
+	return backend_built(opt, d) && schedule(a, p, opt, d) &&
+	       emit_program(p, opt, d, src);
 }

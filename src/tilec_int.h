@@ -711,6 +711,9 @@ long long tc_var_extent(const TcVar *v, int i);
 bool tc_expr_equal(const TcExpr *a, const TcExpr *b);
 /* Deep copy of an expression tree (vars are shared, not copied). */
 TcExpr *tc_expr_clone(TcArena *a, const TcExpr *e);
+/* ir/clone.c: a deep copy of a parsed program (before any pass) in a,
+ * sharing only its strings with p; p's arena must outlive the copy. */
+TcProgram *tc_program_clone(TcArena *a, const TcProgram *p);
 
 /* Which tensor parameters kernel k reads and writes, on any path: role[i]
  * (for parameter i, zeroed by the caller) gains TC_ROLE_READ and/or
@@ -985,6 +988,13 @@ bool tc_compile(TcArena *a, const char *path, const char *text,
 bool tc_translate(TcArena *a, const char *path, const char *text,
 		  const TcOptions *opt, TcDiags *d, TcProgram **prog,
 		  TcBuf *src);
+/* tc_compile and tc_translate for a program already parsed (tc_parse, or
+ * a tc_program_clone of a parse), not yet specialized; p is specialized
+ * and scheduled in place. */
+bool tc_compile_parsed(TcArena *a, TcProgram *p, const TcOptions *opt,
+		       TcDiags *d);
+bool tc_translate_parsed(TcArena *a, TcProgram *p, const TcOptions *opt,
+			 TcDiags *d, TcBuf *src);
 /* Default options for a target ("openmp", "cuda", "hip"); false if the
  * name is unknown. */
 bool tc_options_init(TcOptions *opt, const char *target, const char *arch);
@@ -1125,11 +1135,6 @@ bool tc_opt_range_values(const char *name, const char *lo_text,
 /* The `tilec run` subcommand; argv[0] is "run", the rest its arguments.
  * Returns the process exit status. */
 int tc_run_main(int argc, char **argv);
-/* `tilec run` as a call (tune.c uses it): the same arguments with --json,
- * nothing printed; *report gets the JSON report (malloc'd text; its
- * "error" and "diagnostics" say what stopped the run).  Returns the exit
- * status. */
-int tc_run_report(int argc, char **argv, char **report);
 
 /* ==== tune.c: `tilec tune` and tuning records ============================= */
 
@@ -1217,6 +1222,29 @@ const char *tc_abi_element_c_type(TcDtype t);
 long long tc_abi_threads(const TcKernel *k, const TcTarget *t);
 /* Whether scalar v is the whole declared extent of some tensor dim. */
 bool tc_abi_is_extent(const TcKernel *k, const TcVar *v);
+
+/* ==== ir/tolerance.c: how far float outputs may be from a reference ====== */
+
+/* What a kernel's outputs are compared with. */
+typedef enum TcTolClass {
+	/* The reference interpreter: each element's operations in the
+	 * program's order and types. */
+	TC_TOL_INTERP,
+	/* An independent implementation (cuBLAS, torch): other summation
+	 * orders and fused multiply-adds. */
+	TC_TOL_LIBRARY,
+	TC_TOL_CLASS_COUNT
+} TcTolClass;
+
+/* The relative tolerance (max |got - want| / max |want|) for outputs of
+ * dtype t; 0 for integers and bools (compared exactly). */
+double tc_tolerance(TcDtype t, TcTolClass c);
+/* A kernel's tolerance against the interpreter: that of the narrowest
+ * float type among its tensors and buffers (0 with integers only). */
+double tc_kernel_tolerance(const TcKernel *k);
+/* The table as a JSON object for kernel k's launch manifest:
+ * {"kernel": K, "interp": {"f64": ..., ...}, "library": {...}}. */
+void tc_tolerance_json(const TcKernel *k, TcBuf *b);
 
 /* ==== launch.c: launch manifests ========================================= */
 

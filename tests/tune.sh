@@ -31,6 +31,10 @@
 #                 the ids of tests/run/embedding.c in range at the check
 #                 shape (the reference runs) and, for the farm, at the
 #                 tuning shape; the records keep the ranges
+#       failures  configurations outside --tol dropped as wrong with
+#                 their errors, a compiler that rejects everything makes
+#                 every one a compile error (the harness's failure kinds),
+#                 a bad --seed or --tol stops before any work
 set -u
 tilec=$(realpath "$1") root=$2 case=$3
 work=$(mktemp -d "${TMPDIR:-/tmp}/tilec-tune.XXXXXX")
@@ -348,6 +352,42 @@ PY
 		fail "--finish took timings for another manifest"
 	fi
 	grep -q "manifest_sha256" "$work/err.txt" || fail "no reason given"
+	;;
+failures)
+	# Outside a tolerance tighter than the f16 gemm's rounding: each
+	# checked configuration is dropped as wrong, with the numbers from
+	# the harness's comparison.
+	st=0
+	search --tol 1e-9 -o "$work/rec.json" 2>"$work/err.txt" || st=$?
+	grep -q "WRONG, dropped: C: max rel err .* (tol 1e-09)" "$work/err.txt" ||
+		{ cat "$work/err.txt"; fail "no configuration dropped as wrong"; }
+	if grep "WRONG" "$work/err.txt" | grep -qv "(tol 1e-09)"; then
+		fail "a wrong configuration without its tolerance"
+	fi
+	[ "$st" -le 1 ] || { cat "$work/err.txt"; fail "--tol 1e-9 stopped the search"; }
+	# A compiler that rejects everything: every configuration is a
+	# compile error (its kind, not its message), none failed otherwise.
+	st=0
+	TILEC_CACHE_DIR="$work/cache" search --cc false -o "$work/rec2.json" \
+		2>"$work/err2.txt" || st=$?
+	[ "$st" -eq 1 ] || { cat "$work/err2.txt"; fail "status $st with no compiler"; }
+	[ "$(grep -c "COMPILE ERROR, skipped" "$work/err2.txt")" -eq 5 ] ||
+		{ cat "$work/err2.txt"; fail "not 5 compile errors (4 and the default)"; }
+	if grep -q "FAILED\|WRONG" "$work/err2.txt"; then
+		fail "a compile error classified as something else"
+	fi
+	grep -q "no configuration of gemm passed its check" "$work/err2.txt" ||
+		fail "no summary"
+	# A bad --seed or --tol is an error of the command line, before any
+	# work.
+	for bad in "--seed x" "--tol -1"; do
+		st=0
+		# shellcheck disable=SC2086
+		"$tilec" tune samples/gemm.c --shape M=1,N=1,K=1 $bad \
+			2>"$work/err3.txt" || st=$?
+		[ "$st" -eq 2 ] && grep -q "expected" "$work/err3.txt" ||
+			fail "tilec tune $bad: status $st"
+	done
 	;;
 *)
 	echo "unknown case $case" >&2

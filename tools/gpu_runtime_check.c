@@ -54,7 +54,7 @@ typedef struct Args {
 	long long bench[3];          /* --bench M N K; M = 0: none */
 	long long block_m, block_n;  /* --block-m/-n, 0: from the file */
 	long long threads, smem;     /* --threads, --smem; -1: from the file */
-	double tol;                  /* --tol */
+	double tol;                  /* --tol, or < 0: the manifest's */
 } Args;
 
 /* Launch numbers of the gemm. */
@@ -86,7 +86,9 @@ usage(FILE *f)
 	      "  --bench MxNxK     time the gemm at this shape\n"
 	      "  --block-m N, --block-n N, --threads N, --smem BYTES\n"
 	      "                    launch numbers (default: the file's header)\n"
-	      "  --tol T           relative tolerance (default 0.01)\n",
+	      "  --tol T           relative tolerance (default: the manifest's\n"
+	      "                    for an f16 output against an independent\n"
+	      "                    reference, else 0.01)\n",
 	      f);
 }
 
@@ -127,7 +129,7 @@ parse_args(Args *a, int argc, char **argv)
 {
 	a->kernel = "gemm";
 	a->threads = a->smem = -1;
-	a->tol = 1e-2;
+	a->tol = -1;
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -235,6 +237,26 @@ kernel_names(const char *src, char names[][128], int max)
 		p = paren;
 	}
 	return n;
+}
+
+/* The tolerance the launch document doc gives an f16 output checked
+ * against an independent reference (its "tolerance"."library"."f16",
+ * docs/launch.md), or -1 if it gives none. */
+static double
+manifest_tolerance(const char *doc, size_t len)
+{
+	char err[256];
+	TilecJson *j = tilec_rt_json_parse(doc, len, err, sizeof err);
+	const TilecJson *ks = j ? tilec_rt_json_get(j, "kernels") : NULL;
+	const TilecJson *k = ks && ks->kind == TILEC_JSON_ARRAY && ks->n > 0
+				     ? ks->items[0]
+				     : NULL;
+	const TilecJson *tol = k ? tilec_rt_json_get(k, "tolerance") : NULL;
+	const TilecJson *lib = tol ? tilec_rt_json_get(tol, "library") : NULL;
+	const TilecJson *f16 = lib ? tilec_rt_json_get(lib, "f16") : NULL;
+	double v = f16 && f16->kind == TILEC_JSON_NUMBER ? f16->fvalue : -1;
+	tilec_rt_json_free(j);
+	return v;
 }
 
 /* --- Compiling ---------------------------------------------------------------------- */
@@ -673,6 +695,10 @@ main(int argc, char **argv)
 		if (!src || (a.manifest && !doc))
 			fprintf(stderr, "%s: cannot read: %s\n",
 				src ? a.manifest : a.gemm, strerror(errno));
+		if (doc && a.tol < 0)
+			a.tol = manifest_tolerance(doc, mlen);
+		if (a.tol < 0)
+			a.tol = 1e-2; /* neither --tol nor a manifest */
 		free(doc);
 		int st = m ? run_gemm(ctx, &a, m, src) : 2;
 		if (st > status)

@@ -24,7 +24,8 @@
 	X(runtime)     \
 	X(cache)       \
 	X(interp)      \
-	X(target)
+	X(target)      \
+	X(harness)
 
 #define X(name) Suite *unit_suite_##name(void);
 UNIT_SUITES(X)
