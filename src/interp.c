@@ -937,6 +937,7 @@ add(Interp *in, TcLoc loc, TcDtype t, Cell a, Cell b)
 typedef struct Hit {
 	long long off; /* tensor element written */
 	long long row; /* by this tile row */
+	long long at;  /* its index along the gathered dim */
 } Hit;
 
 static int
@@ -1009,7 +1010,7 @@ exec_copy_ragged(Interp *in, const TcStmt *s, const TcRegion *reg,
 			write_elem(&ten, off, convert(in, s->loc, tile->buf[boff],
 						      bt, tt));
 			if (hits)
-				hits[nhits++] = (Hit){ off, t[0] };
+				hits[nhits++] = (Hit){ off, t[0], pos[ten.dims[0]] };
 		}
 	} while (!in->failed && n > 0 && next_index(t, tile->ext, n));
 	if (hits && !in->failed) {
@@ -1018,10 +1019,11 @@ exec_copy_ragged(Interp *in, const TcStmt *s, const TcRegion *reg,
 			if (hits[i].off == hits[i - 1].off &&
 			    hits[i].row != hits[i - 1].row) {
 				fail(in, reg->rows_loc, "tile_rows: tile rows %lld "
-				     "and %lld of the scatter both write element "
-				     "%lld of '%s' (index '%s' repeats a row)",
-				     hits[i - 1].row, hits[i].row, hits[i].off,
-				     ten.var->name, reg->rows->name);
+				     "and %lld of the scatter both write index "
+				     "%lld along dim %d of '%s' (index '%s' "
+				     "repeats it)", hits[i - 1].row, hits[i].row,
+				     hits[i].at, ten.dims[0], ten.var->name,
+				     reg->rows->name);
 				break;
 			}
 	}
