@@ -137,11 +137,12 @@ void tile_atomic_add(void *dst, const void *src);
 /* The region at origin covering tensor dims d0, d1, ... in that order. */
 void *tile_dims(const void *origin, ...);
 
-/* Ragged regions, operands of tile_copy and tile_atomic_add on tensors.
+/* Ragged regions: the tensor operand of a tile_copy (a load or a store).
  * An element outside one reads as zero and is not written, as one past
  * the tensor's edge.
  * tile_bounded: only the first n0 elements along tile dim 0 (n1 along
- * dim 1, ...) are inside; n may vary at run time (min(BLOCK, n - start)).
+ * dim 1, ...) are inside; the extents may be known only at run time
+ * (rows - start), and 0 or less leaves nothing inside.
  * tile_masked: only the elements where mask (a buffer of the tile's
  * shape, or of its dim 0: a row mask) is nonzero are inside.
  * tile_rows: tile row i is the region's row origin + index[i] (index an
