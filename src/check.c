@@ -288,6 +288,101 @@ buffer_region_fits(Checker *C, const TcRegion *r, const TcVar *tile)
 	return true;
 }
 
+/* The name of the first ragged form r is written in, for errors. */
+static const char *
+ragged_name(const TcRegion *r)
+{
+	return r->rows ? "tile_rows" : r->bound[0] ? "tile_bounded" : "tile_masked";
+}
+
+/* A ragged region (tile_bounded, tile_masked, tile_rows) of a tile_copy or
+ * tile_atomic_add whose other operand is the whole buffer `tile`. */
+static bool
+check_ragged(Checker *C, const TcRegion *r, const TcVar *tile)
+{
+	if (!tc_region_ragged(r))
+		return true;
+	if (r->var->kind != TC_VAR_TENSOR) {
+		error(C, r->loc, "%s takes a region of a tensor; '%s' is a "
+		      "buffer", ragged_name(r), r->var->name);
+		return false;
+	}
+	int n = 0;
+	while (n < TC_MAX_RANK && r->bound[n])
+		n++;
+	if (n > tile->rank) {
+		error(C, r->bound_loc, "tile_bounded gives %d extents but the "
+		      "tile '%s' has %d dims", n, tile->name, tile->rank);
+		return false;
+	}
+	for (int i = 0; i < n; i++) {
+		check_expr(C, r->bound[i]);
+		if (!tc_dtype_is_int(r->bound[i]->dtype)) {
+			error(C, r->bound[i]->loc, "tile_bounded's extents are "
+			      "integers, not %s", tc_dtype_name(r->bound[i]->dtype));
+			return false;
+		}
+	}
+	const TcVar *m = r->mask;
+	if (m) {
+		if (m == tile) {
+			error(C, r->mask_loc, "the mask '%s' is the tile the copy "
+			      "moves; use another buffer", m->name);
+			return false;
+		}
+		if (!tc_dtype_is_int(m->dtype)) {
+			error(C, r->mask_loc, "the mask '%s' is %s; a mask is "
+			      "bool or an integer type (0 is false)", m->name,
+			      tc_dtype_name(m->dtype));
+			return false;
+		}
+		bool ok = m->rank == tile->rank || m->rank == 1;
+		for (int i = 0; ok && i < m->rank; i++)
+			ok = tc_var_extent(m, i) == tc_var_extent(tile, i);
+		if (!ok) {
+			error(C, r->mask_loc, "the mask '%s' is %s but the tile "
+			      "'%s' is %s: a mask has the tile's shape, or the "
+			      "extent of its dim 0 (a row mask)", m->name,
+			      shape_str(C, m), tile->name, shape_str(C, tile));
+			return false;
+		}
+	}
+	const TcVar *x = r->rows;
+	if (x) {
+		if (x == tile) {
+			error(C, r->rows_loc, "the index '%s' is the tile the copy "
+			      "moves; use another buffer", x->name);
+			return false;
+		}
+		if (x->dtype != TC_DT_I32 && x->dtype != TC_DT_I64) {
+			error(C, r->rows_loc, "the index '%s' of tile_rows is %s; "
+			      "it must be i32 or i64", x->name,
+			      tc_dtype_name(x->dtype));
+			return false;
+		}
+		if (x->rank != 1 || tc_var_extent(x, 0) != tc_var_extent(tile, 0)) {
+			error(C, r->rows_loc, "the index '%s' of tile_rows is %s "
+			      "but the tile '%s' is %s: it needs one row index per "
+			      "tile row (%lld)", x->name, shape_str(C, x),
+			      tile->name, shape_str(C, tile),
+			      tc_var_extent(tile, 0));
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Ragged regions are operands of copies only. */
+static bool
+not_ragged(Checker *C, const TcRegion *r, const char *op)
+{
+	if (!r->var || !tc_region_ragged(r))
+		return true;
+	error(C, r->loc, "%s is an operand of tile_copy only, not of %s",
+	      ragged_name(r), op);
+	return false;
+}
+
 static void
 check_copy(Checker *C, TcStmt *s)
 {
@@ -334,6 +429,14 @@ check_copy(Checker *C, TcStmt *s)
 				return;
 			}
 	}
+	if (atomic && (tc_region_ragged(src) || tc_region_ragged(dst))) {
+		const TcRegion *r = tc_region_ragged(dst) ? dst : src;
+		error(C, r->loc, "%s is not supported in tile_atomic_add yet; "
+		      "it is an operand of tile_copy", ragged_name(r));
+		return;
+	}
+	if (!check_ragged(C, dst, tile) || !check_ragged(C, src, tile))
+		return;
 	if (!buffer_region_fits(C, dst, tile))
 		return;
 	buffer_region_fits(C, src, tile);
@@ -546,6 +649,35 @@ loop_bounds_int(Checker *C, const TcStmt *s)
 	return true;
 }
 
+/* A run-time extent e of parallel loop s reads nothing the loop writes:
+ * its value is the same for every iteration (the ragged pass tests it in
+ * each). */
+typedef struct ExtentRead {
+	const TcStmt *loop; /* the loop */
+	const TcVar *bad;   /* the first var e reads that the loop writes */
+} ExtentRead;
+
+static void
+extent_read(void *ctx, const TcVar *v, int how)
+{
+	ExtentRead *x = ctx;
+	if (!x->bad && (how & TC_ROLE_READ) &&
+	    (tc_stmt_touches(x->loop->u.loop.body, NULL, v) & TC_ROLE_WRITE))
+		x->bad = v;
+}
+
+static bool
+extent_stays(Checker *C, const TcExpr *e, const TcStmt *s)
+{
+	ExtentRead x = { s, NULL };
+	tc_expr_access(e, extent_read, &x);
+	if (!x.bad)
+		return true;
+	error(C, e->loc, "the extent of tile_parallel loop '%s' reads '%s', "
+	      "which the loop writes", s->u.loop.var->name, x.bad->name);
+	return false;
+}
+
 static void
 check_block(Checker *C, TcStmt *b)
 {
@@ -635,6 +767,35 @@ check_stmt(Checker *C, TcStmt *s)
 		return;
 	}
 	switch (s->kind) {
+	case TC_ST_GEMM:
+		if (!not_ragged(C, &s->u.gemm.c, "tile_gemm") ||
+		    !not_ragged(C, &s->u.gemm.a, "tile_gemm") ||
+		    !not_ragged(C, &s->u.gemm.b, "tile_gemm"))
+			return;
+		break;
+	case TC_ST_FILL:
+		if (!not_ragged(C, &s->u.fill.dst, "tile_fill"))
+			return;
+		break;
+	case TC_ST_REDUCE:
+		if (!not_ragged(C, &s->u.reduce.dst, "a reduction") ||
+		    !not_ragged(C, &s->u.reduce.src, "a reduction"))
+			return;
+		break;
+	case TC_ST_REDUCE_ALL:
+		if (!not_ragged(C, &s->u.reduce_all.src, "a reduction"))
+			return;
+		break;
+	case TC_ST_ARG_REDUCE:
+		if (!not_ragged(C, &s->u.arg_reduce.dst, "an arg-reduction") ||
+		    !not_ragged(C, &s->u.arg_reduce.index, "an arg-reduction") ||
+		    !not_ragged(C, &s->u.arg_reduce.src, "an arg-reduction"))
+			return;
+		break;
+	default:
+		break;
+	}
+	switch (s->kind) {
 	case TC_ST_BLOCK:
 		check_block(C, s);
 		break;
@@ -670,6 +831,10 @@ check_stmt(Checker *C, TcStmt *s)
 			break;
 		}
 		if (kind == TC_LOOP_PARALLEL) {
+			long long c;
+			const TcExpr *rest = tc_parallel_bound(s->u.loop.end, &c);
+			if (rest && !extent_stays(C, rest, s))
+				break;
 			if ((size_t)C->npar == sizeof C->par / sizeof *C->par) {
 				error(C, s->loc, "tile_parallel loops nest too deep");
 				break;

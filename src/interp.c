@@ -927,11 +927,123 @@ add(Interp *in, TcLoc loc, TcDtype t, Cell a, Cell b)
 	return r;
 }
 
+/* A ragged copy (docs/language.md, "Ragged regions"): between the whole
+ * buffer `tile` and the ragged tensor region `reg`, element by element
+ * from the definitions: an element is inside when it is within every
+ * tile_bounded extent, its mask element is nonzero, and its tensor index
+ * (its row through tile_rows' index) is inside the tensor.  A load reads
+ * zero outside, a store skips it; two tile rows of a scatter that write
+ * one tensor element are an error (the backends would race). */
+typedef struct Hit {
+	long long off; /* tensor element written */
+	long long row; /* by this tile row */
+	long long at;  /* its index along the gathered dim */
+} Hit;
+
+static int
+hit_cmp(const void *a, const void *b)
+{
+	const Hit *x = a, *y = b;
+	return x->off < y->off ? -1 : x->off > y->off ? 1 :
+	       x->row < y->row ? -1 : x->row > y->row;
+}
+
+static void
+exec_copy_ragged(Interp *in, const TcStmt *s, const TcRegion *reg,
+		 bool load_into_tile)
+{
+	const TcRegion *whole = load_into_tile ? &s->u.copy.dst : &s->u.copy.src;
+	Operand ten;
+	if (!resolve(in, reg, &ten))
+		return;
+	const Array *tile = &in->arr[var_slot(in, whole->var)];
+	int n = whole->var->rank;
+	long long bound[TC_MAX_RANK];
+	for (int d = 0; d < n; d++) {
+		bound[d] = d < TC_MAX_RANK && reg->bound[d]
+				   ? eval_int(in, reg->bound[d]) : tile->ext[d];
+		if (in->failed)
+			return;
+	}
+	const Array *mask = reg->mask ? &in->arr[var_slot(in, reg->mask)] : NULL;
+	const Array *rows = reg->rows ? &in->arr[var_slot(in, reg->rows)] : NULL;
+	TcDtype tt = ten.var->dtype, bt = whole->var->dtype;
+	Hit *hits = NULL;
+	size_t nhits = 0;
+	if (rows && !load_into_tile) {
+		hits = malloc(sizeof *hits * (size_t)(tile->size ? tile->size : 1));
+		if (!hits) {
+			fail(in, s->loc, "out of memory");
+			return;
+		}
+	}
+	long long t[TC_MAX_RANK] = { 0 };
+	for (int d = 0; d < n; d++)
+		if (tile->ext[d] <= 0)
+			goto done;
+	do {
+		bool inside = true;
+		long long boff = 0, moff = 0;
+		for (int d = 0; d < n; d++) {
+			inside &= t[d] < bound[d];
+			boff += t[d] * tile->stride[d];
+			if (mask && d < reg->mask->rank)
+				moff += t[d] * mask->stride[d];
+		}
+		if (inside && mask)
+			inside = mask->buf[moff].i != 0;
+		long long pos[TC_MAX_RANK], off = 0;
+		for (int i = 0; i < ten.var->rank; i++)
+			pos[i] = ten.origin[i];
+		for (int d = 0; d < n; d++)
+			pos[ten.dims[d]] += d == 0 && rows ? rows->buf[t[0]].i : t[d];
+		for (int i = 0; inside && i < ten.var->rank; i++) {
+			inside = pos[i] >= 0 && pos[i] < ten.a->ext[i];
+			off += pos[i] * ten.a->stride[i];
+		}
+		if (load_into_tile) {
+			tile->buf[boff] = inside ? convert(in, s->loc,
+							   read_elem(&ten, off),
+							   tt, bt)
+						 : zero(bt);
+		} else if (inside) {
+			write_elem(&ten, off, convert(in, s->loc, tile->buf[boff],
+						      bt, tt));
+			if (hits)
+				hits[nhits++] = (Hit){ off, t[0], pos[ten.dims[0]] };
+		}
+	} while (!in->failed && n > 0 && next_index(t, tile->ext, n));
+	if (hits && !in->failed) {
+		qsort(hits, nhits, sizeof *hits, hit_cmp);
+		for (size_t i = 1; i < nhits; i++)
+			if (hits[i].off == hits[i - 1].off &&
+			    hits[i].row != hits[i - 1].row) {
+				fail(in, reg->rows_loc, "tile_rows: tile rows %lld "
+				     "and %lld of the scatter both write index "
+				     "%lld along dim %d of '%s' (index '%s' "
+				     "repeats it)", hits[i - 1].row, hits[i].row,
+				     hits[i].at, ten.dims[0], ten.var->name,
+				     reg->rows->name);
+				break;
+			}
+	}
+done:
+	free(hits);
+}
+
 /* COPY dst <- src (and ATOMIC_ADD dst += src when add): each element
  * converted to dst's dtype. */
 static void
 exec_copy(Interp *in, const TcStmt *s, bool is_add)
 {
+	if (tc_region_ragged(&s->u.copy.src)) {
+		exec_copy_ragged(in, s, &s->u.copy.src, true);
+		return;
+	}
+	if (tc_region_ragged(&s->u.copy.dst)) {
+		exec_copy_ragged(in, s, &s->u.copy.dst, false);
+		return;
+	}
 	Operand dst, src;
 	if (!resolve(in, &s->u.copy.dst, &dst) ||
 	    !resolve(in, &s->u.copy.src, &src))

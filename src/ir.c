@@ -365,6 +365,20 @@ tc_var_new(TcArena *a, TcKernel *k, TcVarKind kind, const char *name,
 
 /* --- Queries ----------------------------------------------------------------- */
 
+const TcExpr *
+tc_parallel_bound(const TcExpr *end, long long *bound)
+{
+	if (!end || end->kind != TC_EX_CALL || end->u.call.fn != TC_FN_MIN ||
+	    end->u.call.nargs != 2)
+		return NULL;
+	const TcExpr *a = end->u.call.args[0], *b = end->u.call.args[1];
+	if (tc_expr_const(a, bound) && !tc_expr_const(b, &(long long){ 0 }))
+		return b;
+	if (tc_expr_const(b, bound) && !tc_expr_const(a, &(long long){ 0 }))
+		return a;
+	return NULL;
+}
+
 /* ceil(a / b) for b > 0, without forming a + b - 1 (which overflows near
  * the top of the range); the templates' ceildiv is the same formula. */
 long long
@@ -648,6 +662,12 @@ region_visit(const TcRegion *g, TcVisitor *v)
 		v->var(v->ctx, g->var);
 	for (int i = 0; i < g->var->rank; i++)
 		tc_expr_visit(g->origin[i], v);
+	for (int i = 0; i < TC_MAX_RANK && g->bound[i]; i++)
+		tc_expr_visit(g->bound[i], v);
+	if (v->var && g->mask)
+		v->var(v->ctx, g->mask);
+	if (v->var && g->rows)
+		v->var(v->ctx, g->rows);
 }
 
 void
@@ -746,6 +766,12 @@ region_access(Access *acc, const TcRegion *g, int how)
 	acc->fn(acc->ctx, g->var, how);
 	for (int i = 0; i < g->var->rank; i++)
 		tc_expr_visit(g->origin[i], &acc->visit);
+	for (int i = 0; i < TC_MAX_RANK && g->bound[i]; i++)
+		tc_expr_visit(g->bound[i], &acc->visit);
+	if (g->mask)
+		acc->fn(acc->ctx, g->mask, TC_ROLE_READ);
+	if (g->rows)
+		acc->fn(acc->ctx, g->rows, TC_ROLE_READ);
 }
 
 static TcVisit

@@ -808,7 +808,11 @@ expr(Parser *P, CXCursor c)
 
 /* --- Tile operands ------------------------------------------------------------------ */
 
+static bool ragged_region(Parser *P, CXCursor c, const char *fn,
+			  TcRegion *r);
+
 /* operand := buffer-name | '&' element | tile_dims('&' element, dim, ...)
+ *          | ragged (below)
  * A region's rank (ndims) is 0 until the operation knows the tile's rank;
  * then resolve_region() picks the dims it covers. */
 static bool
@@ -857,7 +861,12 @@ region(Parser *P, CXCursor arg, TcRegion *r)
 		return true;
 	}
 	case CXCursor_CallExpr: {
-		if (strcmp(callee_name(P, c), "tile_dims") != 0)
+		const char *fn = callee_name(P, c);
+		if (strcmp(fn, "tile_bounded") == 0 ||
+		    strcmp(fn, "tile_masked") == 0 ||
+		    strcmp(fn, "tile_rows") == 0)
+			return ragged_region(P, c, fn, r);
+		if (strcmp(fn, "tile_dims") != 0)
 			break;
 		int n = clang_Cursor_getNumArguments(c);
 		if (n < 2) {
@@ -913,6 +922,67 @@ region(Parser *P, CXCursor arg, TcRegion *r)
 	error(P, r->loc, "a tile operand is a buffer, or a region written "
 	      "&T[i][j] (optionally inside tile_dims)");
 	return false;
+}
+
+/* ragged := tile_bounded(operand, n0, ...) | tile_masked(operand, mask)
+ *         | tile_rows(operand, index)
+ * Each wraps a region of a tensor (itself a region, tile_dims or another
+ * of these, each at most once); check.c checks the rest. */
+static bool
+ragged_region(Parser *P, CXCursor c, const char *fn, TcRegion *r)
+{
+	TcLoc loc = start_of(P, c);
+	int n = clang_Cursor_getNumArguments(c);
+	bool bounded = strcmp(fn, "tile_bounded") == 0;
+	if (bounded ? n < 2 || n - 1 > TC_MAX_RANK : n != 2) {
+		error(P, loc, bounded ? "tile_bounded takes a region and the "
+		      "extent of each leading tile dim: tile_bounded(&T[r][0], "
+		      "rows)" : "%s takes a region and a buffer: %s(&T[r][0], "
+		      "%s)", fn, fn, strcmp(fn, "tile_rows") == 0 ? "index" :
+		      "mask");
+		return false;
+	}
+	if (!region(P, clang_Cursor_getArgument(c, 0), r))
+		return false;
+	if (r->whole) {
+		error(P, loc, "%s takes a region of a tensor (&T[i]...), not a "
+		      "whole buffer", fn);
+		return false;
+	}
+	r->loc = loc;
+	if (bounded) {
+		if (r->bound[0]) {
+			error(P, loc, "tile_bounded is applied twice");
+			return false;
+		}
+		for (int i = 1; i < n; i++) {
+			r->bound[i - 1] = expr(P, clang_Cursor_getArgument(c, (unsigned)i));
+			if (!r->bound[i - 1])
+				return false;
+		}
+		r->bound_loc = start_of(P, clang_Cursor_getArgument(c, 1));
+		return true;
+	}
+	CXCursor arg = clang_Cursor_getArgument(c, 1);
+	CXCursor b = strip(arg);
+	TcVar *v = clang_getCursorKind(b) == CXCursor_DeclRefExpr
+			   ? lookup(P, clang_getCursorReferenced(b)) : NULL;
+	if (!v || v->kind != TC_VAR_BUFFER) {
+		error(P, start_of(P, arg), "%s needs a whole buffer as its %s",
+		      fn, fn[5] == 'r' ? "index" : "mask");
+		return false;
+	}
+	TcVar **slot = fn[5] == 'r' ? &r->rows : &r->mask;
+	if (*slot) {
+		error(P, loc, "%s is applied twice", fn);
+		return false;
+	}
+	*slot = v;
+	if (fn[5] == 'r')
+		r->rows_loc = start_of(P, arg);
+	else
+		r->mask_loc = start_of(P, arg);
+	return true;
 }
 
 /* Give a region the tile's rank n: by default it covers var's last n dims. */
@@ -1141,9 +1211,12 @@ tile_op(Parser *P, CXCursor c, const char *name, TcVec *out)
 		}
 		s->u.reduce.dim = (int)dim;
 		s->u.reduce.accumulate = flags & 4;
-	} else if (strcmp(name, "tile_dims") == 0) {
-		error(P, loc, "tile_dims names a region; it is only an operand "
-		      "of a tile operation");
+	} else if (strcmp(name, "tile_dims") == 0 ||
+		   strcmp(name, "tile_bounded") == 0 ||
+		   strcmp(name, "tile_masked") == 0 ||
+		   strcmp(name, "tile_rows") == 0) {
+		error(P, loc, "%s names a region; it is only an operand "
+		      "of a tile operation", name);
 		return false;
 	} else if (strcmp(name, "tilec_parallel_") == 0 ||
 		   strcmp(name, "tilec_pipelined_") == 0) {

@@ -26,6 +26,8 @@ const TcPass tc_passes[] = {
 	  "bind tunables (defaults and -D) and fold constant shapes" },
 	{ "check", tc_check, ALL_TARGETS,
 	  "types, shapes, scopes, regions and loop rules; located errors" },
+	{ "ragged", tc_ragged, ALL_TARGETS,
+	  "ragged copies and run-time loop extents as guarded element loops" },
 	{ "layout", tc_layout, GPU_TARGETS,
 	  "fragment layouts: MMA registers or shared memory; loops that follow them" },
 	{ "pipeline", tc_software_pipeline, GPU_TARGETS,

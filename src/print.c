@@ -234,6 +234,19 @@ print_region(TcBuf *b, const TcRegion *r)
 	for (int i = 0; i < r->ndims && i < TC_MAX_RANK; i++)
 		tc_buf_printf(b, "%s%d", i ? ", " : "", r->dims[i]);
 	tc_buf_puts(b, ")");
+	if (r->rows)
+		tc_buf_printf(b, " rows %s", var_name(r->rows));
+	if (r->bound[0]) {
+		tc_buf_puts(b, " bounded (");
+		for (int i = 0; i < TC_MAX_RANK && r->bound[i]; i++) {
+			if (i)
+				tc_buf_puts(b, ", ");
+			print_prec(b, r->bound[i], 0);
+		}
+		tc_buf_puts(b, ")");
+	}
+	if (r->mask)
+		tc_buf_printf(b, " masked %s", var_name(r->mask));
 }
 
 static void print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s);

@@ -170,9 +170,27 @@ stmt_consts(TcStmt *s, TcDiags *d)
 			ok &= buffer_extents(s->u.decl.var, d);
 		return ok;
 	case TC_ST_FOR:
-		if (s->u.loop.kind == TC_LOOP_PARALLEL)
-			ok &= positive(s->u.loop.end, "extent",
-				       s->u.loop.var->name, d);
+		if (s->u.loop.kind == TC_LOOP_PARALLEL) {
+			/* min(C, e): C is the extent the compiler plans
+			 * for, e is known at run time. */
+			long long c;
+			const TcExpr *end = s->u.loop.end;
+			if (tc_parallel_bound(end, &c))
+				end = tc_expr_const(end->u.call.args[0], &c)
+					      ? end->u.call.args[0]
+					      : end->u.call.args[1];
+			if (tc_expr_eval(end, &c) == TC_EVAL_DYNAMIC) {
+				tc_diag(d, TC_ERROR, end->loc, "extent of '%s' "
+					"must be a constant (literals and "
+					"tunables), or min(C, n) with C a "
+					"constant when n is known only at run "
+					"time", s->u.loop.var->name);
+				ok = false;
+			} else {
+				ok &= positive(end, "extent",
+					       s->u.loop.var->name, d);
+			}
+		}
 		if (s->u.loop.stages)
 			ok &= in_range(s->u.loop.stages, "stage count",
 				       s->u.loop.var->name, TC_MAX_STAGES,

@@ -361,7 +361,9 @@ typedef struct TcLayout {
 
 typedef struct TcVar {
 	TcVarKind kind;  /* what sort of name this is */
-	const char *name; /* the tile program's name, never synthesized */
+	const char *name; /* the tile program's name, never synthesized
+			     (but for the loops of the ragged pass, named
+			     apart from every other var) */
 	TcDtype dtype;   /* element type (scalar type for scalars) */
 	TcLoc loc;       /* where it is declared */
 	int index;       /* position in kernel->vars */
@@ -476,7 +478,29 @@ typedef struct TcRegion {
 	int ndims;                   /* rank of the tile this region spans */
 	int dims[TC_MAX_RANK];       /* tile dim i covers var dim dims[i] */
 	TcLoc loc;                   /* the operand's source location */
+	/* Ragged regions (tile_copy operands on tensors
+	 * only; the ragged pass lowers them, so later passes never see
+	 * them).  An element outside them reads as zero and is not written,
+	 * as one outside the tensor. */
+	TcExpr *bound[TC_MAX_RANK]; /* tile_bounded: tile dim i holds only
+				       its first bound[i] elements; NULL =
+				       unbounded */
+	TcVar *mask;  /* tile_masked: a buffer of the tile's shape, or of its
+			 dim 0 (a row mask); elements where it is 0 are
+			 outside.  NULL = none */
+	TcVar *rows;  /* tile_rows: a rank-1 i32 or i64 buffer of the tile's
+			 dim 0 extent; tile row i is var's index
+			 origin[dims[0]] + rows[i] along dims[0].  NULL = the
+			 region is a box */
+	TcLoc bound_loc, mask_loc, rows_loc; /* where each was written */
 } TcRegion;
+
+/* Whether r is a ragged region (tile_bounded, tile_masked, tile_rows). */
+static inline bool
+tc_region_ragged(const TcRegion *r)
+{
+	return r->bound[0] || r->mask || r->rows;
+}
 
 /* --- Statements ----------------------------------------------------------- */
 
@@ -707,6 +731,9 @@ long long tc_ceildiv(long long a, long long b);
 /* The extent of dim i of v when it is a constant (every buffer's, once
  * specialize has bound the tunables), else -1. */
 long long tc_var_extent(const TcVar *v, int i);
+/* A tile_parallel extent known only at run time, min(C, e) (or min(e, C))
+ * with C a constant: e, with C in *bound; NULL for any other form. */
+const TcExpr *tc_parallel_bound(const TcExpr *end, long long *bound);
 /* Structural equality of two expressions. */
 bool tc_expr_equal(const TcExpr *a, const TcExpr *b);
 /* Deep copy of an expression tree (vars are shared, not copied). */
@@ -963,6 +990,11 @@ bool tc_smem(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
 bool tc_barrier(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
 /* index_width.c (every target): each tensor's offset width (index64) and
  * strided copies' steps in it. */
+/* passes/ragged.c: ragged copies (tile_bounded, tile_masked, tile_rows)
+ * and run-time tile_parallel extents as guarded element-wise loops; the
+ * pass "ragged", on every target, right after check. */
+bool tc_ragged(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
+
 bool tc_index_width(TcArena *a, TcProgram *p, const TcOptions *opt,
 		    TcDiags *d);
 

@@ -12,6 +12,8 @@
 #                 outputs' errors and their worst element
 #       abs       abs(INT_MIN) stops the reference run (status 1) with
 #                 the call's location; abs of the values around it runs
+#       scatter   a tile_rows scatter whose index repeats a row stops the
+#                 reference run (status 1) at the index; distinct rows run
 #       range     --range: each malformed or impossible range stops the
 #                 run (status 2) with a sentence naming it; a range that
 #                 gives the ids the same values twice reads the same rows
@@ -37,6 +39,11 @@ expect() {
 pw=tests/run/partial_write.c
 emb=tests/run/embedding.c
 case $case in
+scatter)
+	expect 1 "scatter_repeat.c:22:45: error: tile_rows: tile rows 0 and 1 of the scatter both write index 0 along dim 0 of 'Y' \(index 'dest' repeats it\)" \
+		run tests/run/scatter_repeat.c --shape N=40 -D STRIDE=2
+	expect 0 "Y +f32\[40\]\[8\] .* ok" run tests/run/scatter_repeat.c --shape N=40
+	;;
 abs)
 	expect 1 "abs_overflow.c:14:11: error: signed overflow: abs\(-2147483648\) does not fit in i32 \(undefined in C\)" \
 		run tests/run/abs_overflow.c --shape N=100 --range X=-2147483648:-2147483647

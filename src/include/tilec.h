@@ -83,7 +83,8 @@ void tile_rasterize(int rows);
 /* --- Loops -------------------------------------------------------------------
  * for (int i = a; i < b; i++) is a serial loop.  tile_parallel(i, n) runs
  * i = 0..n-1 in any order (the compiler maps it to threads and vector
- * lanes).  tile_pipelined(k, n, stages) is serial, and lets the compiler
+ * lanes); n is a constant, or min(C, e) with C constant and e known only
+ * at run time.  tile_pipelined(k, n, stages) is serial, and lets the compiler
  * overlap the copies of iteration k + 1 .. k + stages - 1 with iteration k. */
 int tilec_parallel_(int extent);
 int tilec_pipelined_(int extent, int stages);
@@ -135,6 +136,21 @@ double tile_absmax(const void *tile);
 void tile_atomic_add(void *dst, const void *src);
 /* The region at origin covering tensor dims d0, d1, ... in that order. */
 void *tile_dims(const void *origin, ...);
+
+/* Ragged regions: the tensor operand of a tile_copy (a load or a store).
+ * An element outside one reads as zero and is not written, as one past
+ * the tensor's edge.
+ * tile_bounded: only the first n0 elements along tile dim 0 (n1 along
+ * dim 1, ...) are inside; the extents may be known only at run time
+ * (rows - start), and 0 or less leaves nothing inside.
+ * tile_masked: only the elements where mask (a buffer of the tile's
+ * shape, or of its dim 0: a row mask) is nonzero are inside.
+ * tile_rows: tile row i is the region's row origin + index[i] (index an
+ * i32 or i64 buffer of one dim): a gather when read, a scatter when
+ * written; a row outside the tensor is outside. */
+void *tile_bounded(const void *region, ...);
+void *tile_masked(const void *region, const void *mask);
+void *tile_rows(const void *region, const void *index);
 
 /* IEEE infinity, as in <math.h>. */
 #ifndef INFINITY

@@ -1,4 +1,4 @@
-// expect: 7:19: error: extent of 'i' must be a constant (literals and tunables)
+// expect: 7:19: error: extent of 'i' must be a constant (literals and tunables), or min(C, n) with C a constant when n is known only at run time
 #include <tilec.h>
 
 TILE_KERNEL void k(int M, f32 Y[M])

@@ -187,4 +187,16 @@ CASES = [
     ("lang_topk", "tests/lang/topk", None, {}, {"M": 160, "N": 64}, "lang_topk", "check"),
     ("lang_reduce_all_threads", "tests/lang/reduce_all_threads", None, {}, {"N": 1000},
      "lang_reduce_all_threads", "check"),
+    # Ragged copies (tile_rows, tile_bounded, tile_masked) and run-time
+    # tile_parallel extents, in real kernels; untouched elements must keep
+    # the poison.
+    ("lang_embedding", "tests/lang/embedding", None, {}, {"T": 1000, "V": 500, "D": 200},
+     "lang_embedding", "check"),
+    ("lang_paged_kv", "tests/lang/paged_kv", None, {},
+     {"B": 4, "H": 8, "NPAGES": 40, "MAXP": 40, "S": 600}, "lang_paged_kv", "check"),
+    ("lang_moe_group", "tests/lang/moe_group", None, {},
+     {"E": 8, "MAXC": 300, "T": 2400, "N": 200, "K": 130}, "lang_moe_group", "check"),
+    ("lang_masked_y", "tests/lang/masked", None, {}, {"T": 1001, "D": 100}, "lang_masked_y", "check"),
+    ("lang_masked_z", "tests/lang/masked", None, {}, {"T": 1001, "D": 100}, "lang_masked_z", "check"),
+    ("lang_masked_p", "tests/lang/masked", None, {}, {"T": 1001, "D": 100}, "lang_masked_p", "check"),
 ]

@@ -275,6 +275,69 @@ def ref_lang_reduce_all_threads(t, s):
     return sums + x
 
 
+# Ragged copies and run-time extents (tests/lang/embedding.c, paged_kv.c,
+# moe_group.c, masked.c).  NaN in these references marks an element the
+# kernel must leave alone (UNTOUCHED below): it keeps the poison.
+
+def ref_lang_embedding(t, s):
+    ids, W = t["ids"].long(), t["W"].double()
+    inside = (ids >= 0) & (ids < s["V"])
+    rows = W[ids.clamp(0, s["V"] - 1)]
+    return torch.where(inside[:, None], rows, torch.zeros_like(rows))
+
+
+def ref_lang_paged_kv(t, s):
+    q, K = t["Q"].double(), t["K"].double()          # [B][H][D], [NPAGES*PAGE][H][D]
+    table, lens = t["table"].long(), t["lens"].long()
+    page_len, nslot, maxp = s["PAGE"], s["NPAGES"] * s["PAGE"], table.shape[1]
+    pos = torch.arange(s["S"], device=q.device)
+    p = pos // page_len
+    # A page past the table reads as page 0 (a tile_copy past the edge).
+    page = torch.where((p < maxp)[None, :], table[:, p.clamp(max=maxp - 1)],
+                       torch.zeros_like(table[:, :1]))
+    slot = page * page_len + pos % page_len                   # [B][S]
+    inside = (slot >= 0) & (slot < nslot)
+    k = K[slot.clamp(0, nslot - 1)]                           # [B][S][H][D]
+    k = torch.where(inside[:, :, None, None], k, torch.zeros_like(k))
+    sc = torch.einsum("bhd,bshd->bhs", q, k) * 0.125
+    keep = pos[None, :] < lens[:, None]
+    return torch.where(keep[:, None, :], sc, torch.full_like(sc, float("nan")))
+
+
+def ref_lang_moe_group(t, s):
+    X, W = t["X"].double(), t["W"].double()
+    Y = torch.full((s["T"], s["N"]), float("nan"), dtype=torch.float64, device=X.device)
+    first = 0
+    for e, c in enumerate(t["counts"].long().tolist()):
+        Y[first:first + c] = X[first:first + c] @ W[e]
+        first += c
+    return Y
+
+
+def lang_masked_x(t):
+    keep = t["keep"] != 0
+    x = t["X"].double()
+    return torch.where(keep, x, torch.zeros_like(x)) * 2 + 1, keep
+
+
+def ref_lang_masked_y(t, s):
+    x, keep = lang_masked_x(t)
+    return torch.where(keep, x, torch.full_like(x, float("nan")))
+
+
+def ref_lang_masked_z(t, s):
+    x, _ = lang_masked_x(t)
+    return torch.where((t["G"] > 0)[:, None], x, torch.full_like(x, float("nan")))
+
+
+def ref_lang_masked_p(t, s):
+    x, _ = lang_masked_x(t)
+    r = torch.arange(s["T"], device=x.device)
+    P = torch.empty_like(x)
+    P[(r * 5 + 3) % s["T"]] = x
+    return P
+
+
 REFS = {"gemm": (ref_gemm, "C"), "gemm_at": (ref_gemm_at, "C"), "gemm_bt": (ref_gemm_bt, "C"),
         "gemm_tn": (ref_gemm_tn, "C"), "softmax": (ref_softmax, "Y"),
         "rmsnorm": (ref_rmsnorm, "Y"), "attention": (None, "O"),
@@ -294,7 +357,23 @@ REFS = {"gemm": (ref_gemm, "C"), "gemm_at": (ref_gemm_at, "C"), "gemm_bt": (ref_
         "lang_rintf": (ref_lang_rintf, "RI"), "lang_roundf": (ref_lang_roundf, "R"),
         "lang_abs": (ref_lang_abs, "A"), "lang_sat_i32": (ref_lang_sat_i32, "Q32"),
         "lang_argmax": (ref_lang_argmax, "RI"), "lang_topk": (ref_lang_topk, "I"),
-        "lang_reduce_all_threads": (ref_lang_reduce_all_threads, "S")}
+        "lang_reduce_all_threads": (ref_lang_reduce_all_threads, "S"),
+        "lang_embedding": (ref_lang_embedding, "Y"), "lang_paged_kv": (ref_lang_paged_kv, "Sc"),
+        "lang_moe_group": (ref_lang_moe_group, "Y"), "lang_masked_y": (ref_lang_masked_y, "Y"),
+        "lang_masked_z": (ref_lang_masked_z, "Z"), "lang_masked_p": (ref_lang_masked_p, "P")}
+# References whose NaN elements the kernel must not write (they keep the
+# poison): each is counted as `stray` if written, `unwritten` the other way.
+UNTOUCHED = {"lang_paged_kv", "lang_moe_group", "lang_masked_y", "lang_masked_z"}
+# Inputs drawn from a range of their own, both ends included (the ids,
+# page tables, lengths and counts of the programs' `run: --range` lines),
+# per reference: tensor -> function of the shapes and tunables.
+RANGES = {
+    "lang_embedding": {"ids": lambda s: (-2, s["V"] + 1)},
+    "lang_paged_kv": {"table": lambda s: (-1, s["NPAGES"] - 1), "lens": lambda s: (0, s["S"])},
+    "lang_moe_group": {"counts": lambda s: (0, s["MAXC"])},
+}
+for _r in ("lang_masked_y", "lang_masked_z", "lang_masked_p"):
+    RANGES[_r] = {"keep": lambda s: (0, 1)}
 # Outputs the kernel also reads: they start random, and the reference sees
 # their starting values as NAME@start.
 INOUT = {"gemm_splitk": ["C"]}
@@ -363,7 +442,11 @@ def run_case(case, here, repeat):
             shape = [evaluate(e, env) for e in p["shape"]]
             dt = DT[p["dtype"]]
             inout = p["name"] in INOUT.get(case["reference"], [])
-            if p["const"] or inout:
+            span = RANGES.get(case["reference"], {}).get(p["name"])
+            if p["const"] and span:
+                lo, hi = span(env)
+                t = torch.randint(lo, hi + 1, shape, generator=g, device="cuda", dtype=dt)
+            elif p["const"] or inout:
                 t = random_input(shape, dt, g, p["name"], case["reference"].startswith("gemm"))
                 if inout:
                     tensors[p["name"] + "@start"] = t.clone()
@@ -384,12 +467,23 @@ def run_case(case, here, repeat):
         ref = ref_fn(tensors, env)
     out = tensors[out_name]
     out_dt = [p["dtype"] for p in L["params"] if p["name"] == out_name][0]
+    stray = 0
     if not out.dtype.is_floating_point:
         # Exactly, every element (the poison included, were it left).
         unwritten = int((out == int_poison(out.dtype)).sum().item()) if out.dtype != torch.bool else 0
         wrong = int((out.to(torch.int64) != ref.to(torch.int64)).sum().item())
         rel = float(wrong)
         ok = wrong == 0
+    elif case["reference"] in UNTOUCHED:
+        # Compared where the reference writes; elsewhere the poison stays.
+        keep = torch.isnan(ref)
+        unwritten = int((torch.isnan(out) & ~keep).sum().item())
+        stray = int((~torch.isnan(out) & keep).sum().item())
+        diff = torch.where(keep, torch.zeros_like(ref.double()), (out.double() - ref.double()).abs())
+        want = ref.double()[~keep]
+        den = want.abs().max().item() if want.numel() else 0.0
+        rel = (diff.max().item() / den if den else diff.max().item()) if ref.numel() else 0.0
+        ok = unwritten == 0 and stray == 0 and rel <= TOL.get(out_dt, 1e-2) and math.isfinite(rel)
     else:
         unwritten = 0 if out_name in INOUT.get(case["reference"], []) else int(torch.isnan(out).sum().item())
         diff = (out.double() - ref.double()).abs()
@@ -401,6 +495,8 @@ def run_case(case, here, repeat):
         ok = unwritten == 0 and rel <= tol and math.isfinite(rel)
     result = {"case": case["name"], "grid": grid, "threads": block[0], "smem": smem,
               "rel_err": float(f"{rel:.3g}"), "unwritten": unwritten, "ok": ok}
+    if stray:
+        result["stray"] = stray
     if case["kind"] == "bench" and ok:
         sets = [make_args(100 + i) for i in range(3)]
         for _, a in sets:

@@ -1,0 +1,261 @@
+/*
+ * ragged.c - ragged copies and run-time loop extents become element code.
+ *
+ * Input: a checked program (any target).  Output: the same program with
+ *
+ *   - every tile_copy whose tensor operand is ragged (tile_bounded,
+ *     tile_masked, tile_rows: TcRegion's bound, mask and rows) rewritten
+ *     as a nest of tile_parallel loops over the whole-buffer operand, one
+ *     element per iteration, each element tested: a load reads zero where
+ *     the element is outside (past a bound, masked off, or its row, taken
+ *     from the index buffer, outside the tensor), a store writes nothing
+ *     there;
+ *   - every tile_parallel(i, min(C, e)) (check.c accepts e unknown until
+ *     run time) rewritten as tile_parallel(i, C) { if (i < e) body }.
+ *
+ * So no later pass or emitter meets a ragged region or a loop extent that
+ * is not a constant: layout inference, thread binding and vectorization
+ * treat the result as the element-wise code it is, on every backend.  The
+ * reference interpreter runs the program before this pass, from the
+ * constructs' own definitions (interp.c).
+ *
+ * The loops this pass makes get names no var of the kernel has.
+ */
+#include "tilec_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct Ragged {
+	TcArena *a;   /* the program's arena */
+	TcKernel *k;  /* the kernel being rewritten */
+} Ragged;
+
+/* base, or base_2, base_3, ...: the first that names no var of the kernel. */
+static const char *
+fresh(Ragged *R, const char *base)
+{
+	char name[64];
+	snprintf(name, sizeof name, "%s", base);
+	for (int n = 2;; n++) {
+		bool taken = false;
+		for (int i = 0; i < R->k->vars.len && !taken; i++)
+			taken = strcmp(((TcVar *)R->k->vars.items[i])->name,
+				       name) == 0;
+		if (!taken)
+			return tc_strdup(R->a, name);
+		snprintf(name, sizeof name, "%s_%d", base, n);
+	}
+}
+
+static TcExpr *
+binary(Ragged *R, TcBinop op, TcExpr *l, TcExpr *r, TcLoc loc)
+{
+	return tc_expr_binary(R->a, op, l, r, loc);
+}
+
+/* l && r, where l may be NULL (true). */
+static TcExpr *
+both(Ragged *R, TcExpr *l, TcExpr *r, TcLoc loc)
+{
+	return l ? binary(R, TC_OP_LAND, l, r, loc) : r;
+}
+
+static TcExpr *
+cast(Ragged *R, TcExpr *e, TcDtype t, TcLoc loc)
+{
+	if (e->dtype == t)
+		return e;
+	TcExpr *c = tc_expr_new(R->a, TC_EX_CAST, t, loc);
+	c->u.cast.arg = e;
+	return c;
+}
+
+static TcExpr *
+load(Ragged *R, TcVar *v, TcExpr *const *idx, TcLoc loc)
+{
+	TcExpr *e = tc_expr_new(R->a, TC_EX_LOAD, v->dtype, loc);
+	e->u.load.var = v;
+	for (int i = 0; i < v->rank; i++)
+		e->u.load.idx[i] = idx[i];
+	return e;
+}
+
+static TcStmt *
+block(Ragged *R, TcStmt *only, TcLoc loc)
+{
+	TcStmt *b = tc_stmt_new(R->a, TC_ST_BLOCK, loc);
+	tc_vec_push(R->a, &b->u.block.body, only);
+	return b;
+}
+
+static TcStmt *
+parallel(Ragged *R, TcVar *var, const TcExpr *extent, TcStmt *body, TcLoc loc)
+{
+	TcStmt *s = tc_stmt_new(R->a, TC_ST_FOR, loc);
+	s->u.loop.kind = TC_LOOP_PARALLEL;
+	s->u.loop.var = var;
+	s->u.loop.begin = tc_expr_int(R->a, 0, loc);
+	s->u.loop.end = tc_expr_clone(R->a, extent);
+	s->u.loop.step = tc_expr_int(R->a, 1, loc);
+	s->u.loop.body = body->kind == TC_ST_BLOCK ? body : block(R, body, loc);
+	return s;
+}
+
+/* The copy s between the whole buffer `tile` and the ragged tensor region
+ * `reg`, as parallel loops over the tile (load: tile <- reg). */
+static TcStmt *
+lower_copy(Ragged *R, const TcStmt *s, TcVar *tile, const TcRegion *reg,
+	   bool load_into_tile)
+{
+	TcLoc loc = s->loc;
+	int n = tile->rank;
+	static const char *const two[2] = { "row", "col" };
+	TcVar *iv[TC_MAX_RANK];
+	TcExpr *t[TC_MAX_RANK];
+	for (int d = 0; d < n; d++) {
+		char base[16];
+		snprintf(base, sizeof base, "i%d", d);
+		const char *name = fresh(R, n == 1 ? "i" : n == 2 ? two[d] : base);
+		iv[d] = tc_var_new(R->a, R->k, TC_VAR_LOOP, name, TC_DT_I32, loc);
+		t[d] = tc_expr_var(R->a, iv[d], loc);
+	}
+	/* Inside: the bounds, the mask, then the tensor's extents at the
+	 * element's index (rows[] read only where the rest holds). */
+	TcExpr *inside = NULL;
+	for (int d = 0; d < n && d < TC_MAX_RANK && reg->bound[d]; d++)
+		inside = both(R, inside,
+			      binary(R, TC_OP_LT, t[d],
+				     tc_expr_clone(R->a, reg->bound[d]), loc),
+			      loc);
+	if (reg->mask) {
+		TcExpr *mi[TC_MAX_RANK];
+		for (int d = 0; d < reg->mask->rank; d++)
+			mi[d] = t[d];
+		inside = both(R, inside,
+			      binary(R, TC_OP_NE, load(R, reg->mask, mi, loc),
+				     tc_expr_int(R->a, 0, loc), loc),
+			      loc);
+	}
+	const TcVar *ten = reg->var;
+	TcExpr *idx[TC_MAX_RANK];
+	for (int vd = 0; vd < ten->rank; vd++)
+		idx[vd] = tc_expr_clone(R->a, reg->origin[vd]);
+	for (int d = 0; d < n; d++) {
+		int vd = reg->dims[d];
+		TcExpr *at = t[d];
+		if (d == 0 && reg->rows) {
+			TcExpr *ri[1] = { t[0] };
+			at = load(R, reg->rows, ri, loc);
+		}
+		long long o;
+		idx[vd] = tc_expr_const(idx[vd], &o) && o == 0
+				  ? at : binary(R, TC_OP_ADD, idx[vd], at, loc);
+	}
+	/* The tensor's extents; `0 <=` only where a constant origin of
+	 * zero or more does not prove it. */
+	for (int vd = 0; vd < ten->rank; vd++) {
+		long long o;
+		bool gathered = reg->rows && vd == reg->dims[0];
+		if (gathered || !tc_expr_const(reg->origin[vd], &o) || o < 0)
+			inside = both(R, inside,
+				      binary(R, TC_OP_LE,
+					     tc_expr_int(R->a, 0, loc),
+					     tc_expr_clone(R->a, idx[vd]), loc),
+				      loc);
+		inside = both(R, inside,
+			      binary(R, TC_OP_LT, tc_expr_clone(R->a, idx[vd]),
+				     tc_expr_clone(R->a, ten->shape[vd]), loc),
+			      loc);
+	}
+	TcExpr *tile_el = load(R, tile, t, loc);
+	TcExpr *ten_el = load(R, (TcVar *)ten, idx, loc);
+	TcStmt *body;
+	if (load_into_tile) {
+		TcExpr *sel = tc_expr_new(R->a, TC_EX_SELECT, tile->dtype, loc);
+		sel->u.sel.cond = inside;
+		sel->u.sel.then = cast(R, ten_el, tile->dtype, loc);
+		sel->u.sel.els = cast(R, tc_expr_int(R->a, 0, loc), tile->dtype,
+				      loc);
+		body = tc_stmt_new(R->a, TC_ST_ASSIGN, loc);
+		body->u.assign.dst = tile_el;
+		body->u.assign.value = sel;
+	} else {
+		TcStmt *st = tc_stmt_new(R->a, TC_ST_ASSIGN, loc);
+		st->u.assign.dst = ten_el;
+		st->u.assign.value = cast(R, tile_el, ten->dtype, loc);
+		body = tc_stmt_new(R->a, TC_ST_IF, loc);
+		body->u.cond.cond = inside;
+		body->u.cond.then = block(R, st, loc);
+	}
+	for (int d = n - 1; d >= 0; d--)
+		body = parallel(R, iv[d], tile->shape[d], body, loc);
+	return body;
+}
+
+/* tile_parallel(i, min(C, e)) -> tile_parallel(i, C) { if (i < e) ... } */
+static void
+lower_extent(Ragged *R, TcStmt *s)
+{
+	long long c;
+	const TcExpr *e = s->u.loop.end;
+	if (tc_expr_const(e, &c))
+		return;
+	const TcExpr *rest = tc_parallel_bound(e, &c);
+	tc_assert(rest); /* specialize.c accepts no other form */
+	const TcExpr *bound = e->u.call.args[e->u.call.args[0] == rest];
+	TcLoc loc = e->loc;
+	TcStmt *guard = tc_stmt_new(R->a, TC_ST_IF, loc);
+	guard->u.cond.cond = binary(R, TC_OP_LT,
+				    tc_expr_var(R->a, s->u.loop.var, loc),
+				    tc_expr_clone(R->a, rest), loc);
+	guard->u.cond.then = s->u.loop.body;
+	s->u.loop.body = block(R, guard, loc);
+	s->u.loop.end = tc_expr_clone(R->a, bound);
+}
+
+static TcStmt *
+rewrite(Ragged *R, TcStmt *s)
+{
+	if (!s)
+		return s;
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		for (int i = 0; i < s->u.block.body.len; i++)
+			s->u.block.body.items[i] =
+				rewrite(R, s->u.block.body.items[i]);
+		return s;
+	case TC_ST_FOR:
+		s->u.loop.body = rewrite(R, s->u.loop.body);
+		if (s->u.loop.kind == TC_LOOP_PARALLEL)
+			lower_extent(R, s);
+		return s;
+	case TC_ST_IF:
+		s->u.cond.then = rewrite(R, s->u.cond.then);
+		s->u.cond.els = rewrite(R, s->u.cond.els);
+		return s;
+	case TC_ST_COPY: {
+		TcRegion *dst = &s->u.copy.dst, *src = &s->u.copy.src;
+		if (tc_region_ragged(src))
+			return lower_copy(R, s, dst->var, src, true);
+		if (tc_region_ragged(dst))
+			return lower_copy(R, s, src->var, dst, false);
+		return s;
+	}
+	default:
+		return s;
+	}
+}
+
+bool
+tc_ragged(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
+{
+	(void)opt;
+	(void)d;
+	Ragged R = { .a = a };
+	for (int i = 0; i < p->kernels.len; i++) {
+		R.k = p->kernels.items[i];
+		R.k->body = rewrite(&R, R.k->body);
+	}
+	return true;
+}

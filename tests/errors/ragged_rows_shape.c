@@ -1,0 +1,12 @@
+// expect: 10:35: error: the index 'idx' of tile_rows is 8 but the tile 'x' is 16x64: it needs one row index per tile row (16)
+#include <tilec.h>
+
+TILE_KERNEL void
+k(int M, int n, const f32 X[M][64], const i32 I[M], f32 Y[M][64])
+{
+	tile_shared i32 idx[8];
+	tile_fragment f32 x[16][64];
+	tile_copy(idx, &I[0]);
+	tile_copy(x, tile_rows(&X[0][0], idx));
+	tile_copy(&Y[0][0], x);
+}
