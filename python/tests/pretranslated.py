@@ -23,7 +23,6 @@ by the bench through `load`, and by tools/python_gpu_prepare.sh.
 """
 import argparse
 import hashlib
-import importlib.util
 import json
 import os
 import sys
@@ -46,13 +45,18 @@ PROGRAMS = sorted({k[0] for k in KERNELS})
 
 
 def bench_add():
-    """The tile program tools/bench_python_launch.py times (its ADD)."""
+    """The tile program tools/bench_python_launch.py times: its ADD,
+    read from the script without running it."""
+    import ast
     path = os.path.join(ROOT, "tools", "bench_python_launch.py")
-    spec = importlib.util.spec_from_file_location("bench_python_launch",
-                                                  path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.ADD
+    with open(path) as f:
+        tree = ast.parse(f.read(), path)
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "ADD"
+                for t in node.targets):
+            return ast.literal_eval(node.value)
+    raise LookupError("%s has no ADD" % path)
 
 
 def _program_bytes(program):
@@ -105,26 +109,32 @@ def prepare(outdir, cuda_arch="sm_90a", cpu_arch="avx2"):
     return index
 
 
-def load(directory, program, target="openmp", kernel=None, defines=None,
-         device=0):
-    """tilec.load of the entry prepared for this build; LookupError when
-    there is none (the program changed since, or the entry is missing
-    from KERNELS)."""
-    import tilec
+def files(directory, program, target="openmp", kernel=None, defines=None):
+    """(source, launch document): the paths of the entry prepared for
+    this build; LookupError when there is none (the program changed
+    since, or the entry is missing from KERNELS)."""
     want = key(program, target, kernel, defines)
     with open(os.path.join(directory, "index.json")) as f:
         index = json.load(f)["kernels"]
     for e in index:
         if all(e[k] == v for k, v in want.items()):
-            return tilec.load(os.path.join(directory, e["source"]),
-                              os.path.join(directory, e["launch"]),
-                              target=target, kernel=kernel, device=device)
+            return (os.path.join(directory, e["source"]),
+                    os.path.join(directory, e["launch"]))
     raise LookupError("%s for %s%s is not among the pre-translated kernels "
                       "in %s (python/tests/pretranslated.py lists them; run "
                       "tools/python_gpu_prepare.sh again)" % (
                           program if "\n" not in program else "a program",
                           target, " (kernel %s)" % kernel if kernel else "",
                           directory))
+
+
+def load(directory, program, target="openmp", kernel=None, defines=None,
+         device=0):
+    """tilec.load of the entry prepared for this build (files)."""
+    import tilec
+    source, launch = files(directory, program, target, kernel, defines)
+    return tilec.load(source, launch, target=target, kernel=kernel,
+                      device=device)
 
 
 def main():

@@ -41,11 +41,22 @@ def build(program, target="openmp", kernel=None):
     return tilec.compile(program, target=target, kernel=kernel)
 
 
-def load_translated(program, target="openmp", kernel=None, arch=None):
+def translated(program, target="openmp", kernel=None):
+    """(standalone source, launch document) as text: the pre-translated
+    directory's (as build takes them), or what tilec.translate writes
+    (CUDA for sm_90a)."""
+    if PRETRANSLATED:
+        paths = pretranslated.files(PRETRANSLATED, program, target, kernel)
+        return tuple(open(p).read() for p in paths)
+    common = dict(target=target, kernel=kernel,
+                  arch="sm_90a" if target == "cuda" else None)
+    return (tilec.translate(program, standalone=True, **common),
+            tilec.translate(program, emit="launch", **common))
+
+
+def load_translated(program, target="openmp", kernel=None):
     """tilec.load of what tilec.translate writes for the program."""
-    common = dict(target=target, kernel=kernel, arch=arch)
-    return tilec.load(tilec.translate(program, standalone=True, **common),
-                      tilec.translate(program, emit="launch", **common))
+    return tilec.load(*translated(program, target, kernel))
 
 
 @pytest.fixture(scope="module",
@@ -317,14 +328,12 @@ def test_bad_target_and_define():
 # --- tilec.load: generated code and its launch document, without the
 # translator ---------------------------------------------------------------
 
-@needs_translator
 def test_load_takes_text_files_and_dicts(tmp_path):
     import json
-    src = tilec.translate(GEMM, standalone=True)
-    doc = tilec.translate(GEMM, emit="launch")
+    src, doc = translated(GEMM)
     (tmp_path / "gemm_f32.c").write_text(src)
     (tmp_path / "gemm_f32.launch.json").write_text(doc)
-    compiled = tilec.compile(GEMM)
+    compiled = build(GEMM)
     one = json.loads(doc)["kernels"][0]  # a tuning farm's `launch`
     for source, manifest in ((src, doc),
                              (str(tmp_path / "gemm_f32.c"),
@@ -365,11 +374,9 @@ def test_load_finds_included_headers(tmp_path):
         check_gemm(a, b, c)
 
 
-@needs_translator
 def test_load_refuses_what_does_not_fit(tmp_path):
     import json
-    src = tilec.translate(GEMM, standalone=True)
-    doc = tilec.translate(GEMM, emit="launch")
+    src, doc = translated(GEMM)
     with pytest.raises(ValueError, match=r"manifest: not JSON"):
         tilec.load(src, "{not json")
     with pytest.raises(ValueError, match=r"not a launch document"):
@@ -390,16 +397,35 @@ def test_load_refuses_what_does_not_fit(tmp_path):
     with pytest.raises(tilec.RuntimeError, match=r"f128"):
         tilec.load(src, bad)
     # A document for a kernel the source does not define.
-    pack_src = tilec.translate(TWO, kernel="tail", standalone=True)
-    pack_doc = tilec.translate(TWO, kernel="pack", emit="launch")
+    pack_doc = translated(TWO, kernel="pack")[1]
     with pytest.raises(tilec.RuntimeError, match=r"pack"):
-        tilec.load(pack_src, pack_doc)
+        tilec.load(src, pack_doc)
     # sm_90a code (wgmma, TMA) compiles for sm_90a alone; refused before
     # any GPU is asked.
-    cu = tilec.translate(SOFTMAX, target="cuda", arch="sm_90a",
-                         emit="launch")
+    cu = translated(SOFTMAX, target="cuda")[1]
     with pytest.raises(ValueError, match=r"translated for sm_90a.*sm_80"):
         tilec.load("// nothing\n", cu, arch="sm_80")
+
+
+def test_where_libtilec_cannot_load():
+    """The machine itself lacks the translator (a GPU machine without
+    libclang): translate and compile say what to do, tilec.load's
+    kernels run, and neither libtilec nor libclang is in the process."""
+    if HAVE_TRANSLATOR:
+        pytest.skip("libtilec loads here (test_runtime_alone simulates "
+                    "its absence)")
+    for call in (lambda: tilec.translate(GEMM),
+                 lambda: tilec.compile(GEMM)):
+        with pytest.raises(tilec.TranslatorUnavailable,
+                           match=r"(?s)libtilec.*tilec\.load"):
+            call()
+    k = load_translated(GEMM)
+    a, b, c = operands(29, 31, 37)
+    k(a, b, c)
+    check_gemm(a, b, c)
+    with open("/proc/self/maps") as f:
+        maps = f.read()
+    assert "libtilec.so" not in maps and "libclang" not in maps
 
 
 STUB_LIBCLANG = "libtilec-test-missing-libclang.so"
