@@ -32,10 +32,10 @@ if ! python3 -c 'import ctypes, sys; ctypes.CDLL(sys.argv[1])' "$TILEC_LIBRARY_D
 fi
 status=0
 echo "== tools/bench_python_launch.py"
-OMP_NUM_THREADS=1 timeout -s INT 50 python3 "$here/tools/bench_python_launch.py" 2>&1 |
+OMP_NUM_THREADS=1 timeout -s INT 45 python3 "$here/tools/bench_python_launch.py" 2>&1 |
 	tee "$out/bench.log" || status=1
 echo "== pytest python/tests (kernels by tilec.load of $TILEC_PRETRANSLATED)"
-timeout -s INT 110 python3 -m pytest -v -rs --tb=short -p no:cacheprovider \
+timeout -s INT 100 python3 -m pytest -v -rs --tb=short -p no:cacheprovider \
 	"$here/python/tests" "$@" 2>&1 | tee "$out/pytest.log" || status=1
 rm -rf "$TILEC_CACHE_DIR"
 exit $status

@@ -12,9 +12,10 @@ Kernel:
     k = tilec.load("softmax.cu", "softmax.launch.json")   # target="cuda"
 
 The binding is ctypes over libtilec and libtilec_runtime (python/README.md
-says why); libtilec is loaded only when translate or compile is called.  Every check of the arguments against the kernel's signature
-happens in the runtime's tilec_launch_checked, the same for C callers;
-this module only describes the arrays to it.
+says why); libtilec is loaded only when translate or compile is called.
+Every check of the arguments against the kernel's signature happens in
+the runtime's tilec_launch_checked, the same for C callers; this module
+only describes the arrays to it.
 """
 import ctypes
 import json
@@ -273,7 +274,9 @@ def compile(path_or_text, target="openmp", arch=None, defines=None,
     a callable Kernel.  `arch` defaults to the machine's (the host's
     vector ISA; the GPU's); `defines` binds tunables ({"BLOCK_M": 64}),
     `config` is a tuning record to replay.  TranslationError for errors
-    in the program; tilec.RuntimeError when compiling or loading fails."""
+    in the program; tilec.RuntimeError when compiling or loading fails;
+    TranslatorUnavailable where libtilec cannot be loaded (tilec.load
+    then runs code translated elsewhere)."""
     path, text = _source(path_or_text)
     t = _Translator(target, arch, defines, config, kernel)
     # Translated here first, so that errors in the program are told
