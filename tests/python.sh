@@ -4,6 +4,11 @@
 #   tree     python/tests against the package in the source tree
 #   install  `pip install ./python` (a copy of it) into a fresh virtual
 #            environment, then python/tests against what it installed
+#   runtime-only
+#            what a GPU machine without libclang runs
+#            (tools/python_gpu_prepare.sh's folder): python/tests with
+#            only libtilec_runtime.so in the library directory and every
+#            kernel built by tilec.load from the pre-translated ones
 #
 # The interpreter is Debian's /usr/bin/python3 where it has numpy and
 # pytest (tools/setup.sh installs python3-numpy and python3-pytest),
@@ -65,6 +70,18 @@ install)
 	esac
 	sanitized "$work/venv/bin/python" -m pytest -q -p no:cacheprovider \
 		"$src/python/tests"
+	;;
+runtime-only)
+	BUILD_DIR=$build CARRY_DIR=$work/carry "$src/tools/python_gpu_prepare.sh" \
+		>"$work/prepare.log" 2>&1 ||
+		{ cat "$work/prepare.log"; echo "FAIL: tools/python_gpu_prepare.sh"; exit 1; }
+	cd "$work"
+	# meson's LD_LIBRARY_PATH names the build, which holds libtilec.
+	unset LD_LIBRARY_PATH
+	TILEC_LIBRARY_DIR=$work/carry/lib TILEC_SOURCE_ROOT=$work/carry \
+		TILEC_PRETRANSLATED=$work/carry/kernels \
+		PYTHONPATH=$work/carry/python sanitized "$py" -m pytest -q -rs \
+		-p no:cacheprovider "$work/carry/python/tests"
 	;;
 *)
 	echo "python.sh: no case '$case'" >&2

@@ -5,7 +5,11 @@ Python, next to the cheapest calls NumPy, torch and Triton make.
 usage: tools/bench_python_launch.py [--calls N] [--rounds R] [--cpu-only]
 
 Run from the source tree after tools/setup.sh (the libraries come from
-./build unless TILEC_LIBRARY_DIR says otherwise).  A benchmark, not a
+./build unless TILEC_LIBRARY_DIR says otherwise).  Where TILEC_PRETRANSLATED
+names a directory of pre-translated kernels (python/tests/pretranslated.py;
+tools/python_gpu_prepare.sh writes one for a GPU machine without libclang),
+the kernels are built from it with tilec.load, on libtilec_runtime alone;
+the calls timed are the same.  A benchmark, not a
 test: it checks each kernel once against NumPy, then times loops of N
 back-to-back calls R times and prints the best and median per-call time
 of the rounds (the best is the overhead; the median says how noisy the
@@ -40,6 +44,8 @@ import numpy as np  # noqa: E402
 
 import tilec  # noqa: E402
 
+PRETRANSLATED = os.environ.get("TILEC_PRETRANSLATED")
+
 ADD = """#include <tilec.h>
 
 TILE_KERNEL void
@@ -56,6 +62,16 @@ add(int N, const f32 X[N], const f32 Y[N], f32 Z[N])
 }
 """
 N = 64
+
+
+def build(target):
+    """The add kernel: tilec.compile's, or tilec.load's of the
+    pre-translated directory."""
+    if PRETRANSLATED:
+        sys.path.insert(0, os.path.join(ROOT, "python", "tests"))
+        import pretranslated
+        return pretranslated.load(PRETRANSLATED, ADD, target)
+    return tilec.compile(ADD, target=target)
 
 
 def per_call(fn, calls, rounds, sync=None):
@@ -96,7 +112,7 @@ def machine():
 
 
 def cpu(calls, rounds):
-    k = tilec.compile(ADD)
+    k = build("openmp")
     rng = np.random.default_rng(1)
     x = rng.uniform(-1, 1, N).astype(np.float32)
     y = rng.uniform(-1, 1, N).astype(np.float32)
@@ -123,7 +139,7 @@ def cuda(calls, rounds):
         return
     print("gpu: %s, torch %s" % (torch.cuda.get_device_name(),
                                  torch.__version__))
-    k = tilec.compile(ADD, target="cuda")
+    k = build("cuda")
     x = torch.randn(N, device="cuda")
     y = torch.randn(N, device="cuda")
     z = torch.full_like(x, float("nan"))
@@ -170,10 +186,14 @@ def main():
                               "HEAD"], capture_output=True, text=True,
                              check=False).stdout.strip()
     except OSError:
-        rev = "?"
-    print("date: %s UTC, tilec %s (%s)" % (
+        rev = ""
+    if not rev and os.path.exists(os.path.join(ROOT, "REVISION")):
+        with open(os.path.join(ROOT, "REVISION")) as f:  # a prepared copy
+            rev = f.read().strip()
+    print("date: %s UTC, tilec %s (%s), kernels by %s" % (
         time.strftime("%Y-%m-%d %H:%M", time.gmtime()), tilec.__version__,
-        rev or "?"))
+        rev or "?", "tilec.load of %s" % PRETRANSLATED if PRETRANSLATED
+        else "tilec.compile"))
     print("machine: %s" % machine())
     print("%d calls a round, %d rounds" % (o.calls, o.rounds))
     print("%-44s %11s %11s" % ("per call", "best", "median"))

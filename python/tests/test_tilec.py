@@ -1,12 +1,23 @@
 """The tilec Python package on NumPy (always), torch on the CPU (where
 installed) and CUDA (where a GPU is): kernels checked against NumPy
 references on random ragged data with poisoned outputs, and every kind
-of bad call an exception naming the parameter."""
+of bad call an exception naming the parameter.
+
+Where TILEC_PRETRANSLATED names a directory (pretranslated.py wrote it;
+tools/python_gpu_prepare.sh does, for a GPU machine without libclang),
+every kernel is built from it with tilec.load instead of tilec.compile,
+and the tests make the same calls and assertions; the tests that need
+the translator itself skip where libtilec cannot load.  Elsewhere the
+gemm tests run twice: on tilec.compile's kernel and on tilec.load's of
+what tilec.translate wrote."""
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
+import pretranslated
 import tilec
 
 ROOT = os.environ.get("TILEC_SOURCE_ROOT") or os.path.join(
@@ -16,11 +27,45 @@ SOFTMAX = os.path.join(ROOT, "samples", "softmax.c")
 TWO = os.path.join(ROOT, "tests", "launch", "two_kernels.c")
 
 rng = np.random.default_rng(20261201)
+PRETRANSLATED = os.environ.get("TILEC_PRETRANSLATED")
+HAVE_TRANSLATOR = tilec.translator_available()
+needs_translator = pytest.mark.skipif(
+    not HAVE_TRANSLATOR, reason="libtilec (the translator) cannot load here")
 
 
-@pytest.fixture(scope="module")
-def gemm():
-    return tilec.compile(GEMM)
+def build(program, target="openmp", kernel=None):
+    """The kernel: tilec.compile's, or tilec.load's of the pre-translated
+    directory."""
+    if PRETRANSLATED:
+        return pretranslated.load(PRETRANSLATED, program, target, kernel)
+    return tilec.compile(program, target=target, kernel=kernel)
+
+
+def translated(program, target="openmp", kernel=None):
+    """(standalone source, launch document) as text: the pre-translated
+    directory's (as build takes them), or what tilec.translate writes
+    (CUDA for sm_90a)."""
+    if PRETRANSLATED:
+        paths = pretranslated.files(PRETRANSLATED, program, target, kernel)
+        return tuple(open(p).read() for p in paths)
+    common = dict(target=target, kernel=kernel,
+                  arch="sm_90a" if target == "cuda" else None)
+    return (tilec.translate(program, standalone=True, **common),
+            tilec.translate(program, emit="launch", **common))
+
+
+def load_translated(program, target="openmp", kernel=None):
+    """tilec.load of what tilec.translate writes for the program."""
+    return tilec.load(*translated(program, target, kernel))
+
+
+@pytest.fixture(scope="module",
+                params=["pretranslated"] if PRETRANSLATED
+                else ["compile", "load"])
+def gemm(request):
+    if request.param == "load":
+        return load_translated(GEMM)
+    return build(GEMM)
 
 
 def operands(m=70, n=50, k=33, dtype=np.float32):
@@ -36,6 +81,7 @@ def check_gemm(a, b, c):
     assert np.abs(c - want).max() <= 1e-5 * max(1.0, np.abs(want).max())
 
 
+@needs_translator
 def test_translate_returns_source():
     src = tilec.translate(GEMM, target="cuda", arch="sm_80")
     assert 'extern "C" __global__' in src and "gemm_f32(" in src
@@ -236,7 +282,7 @@ def test_dlpack_producer(gemm):
 
 
 def test_expression_extents_and_float_scalar():
-    pack = tilec.compile(TWO, kernel="pack")
+    pack = build(TWO, kernel="pack")
     x = rng.uniform(-1, 1, (37, 14)).astype(np.float32)
     y = np.full_like(x, np.nan)
     with pytest.raises(TypeError, match=r"missing argument 'N'"):
@@ -247,6 +293,7 @@ def test_expression_extents_and_float_scalar():
         pack(6, 0.25, x, y)
 
 
+@needs_translator
 def test_translation_errors_carry_the_caret():
     text = ("#include <tilec.h>\n"
             "TILE_KERNEL void\n"
@@ -267,14 +314,213 @@ def test_translation_errors_carry_the_caret():
 
 def test_two_kernels_need_a_name():
     with pytest.raises(ValueError, match=r"2 kernels \(tail, pack\)"):
-        tilec.compile(TWO)
+        build(TWO)
 
 
+@needs_translator
 def test_bad_target_and_define():
     with pytest.raises(ValueError, match=r"target"):
         tilec.compile(GEMM, target="fpga")
     with pytest.raises(TypeError, match=r"BLOCK_M"):
         tilec.translate(GEMM, defines={"BLOCK_M": "big"})
+
+
+# --- tilec.load: generated code and its launch document, without the
+# translator ---------------------------------------------------------------
+
+def test_load_takes_text_files_and_dicts(tmp_path):
+    import json
+    src, doc = translated(GEMM)
+    (tmp_path / "gemm_f32.c").write_text(src)
+    (tmp_path / "gemm_f32.launch.json").write_text(doc)
+    compiled = build(GEMM)
+    one = json.loads(doc)["kernels"][0]  # a tuning farm's `launch`
+    for source, manifest in ((src, doc),
+                             (str(tmp_path / "gemm_f32.c"),
+                              tmp_path / "gemm_f32.launch.json"),
+                             (tmp_path / "gemm_f32.c", json.loads(doc)),
+                             (src, one)):
+        k = tilec.load(source, manifest)
+        assert (k.name, k.target, k.params) == ("gemm_f32", "openmp",
+                                                compiled.params)
+        assert k.manifest == compiled.manifest and k.source == src
+        a, b, c = operands(45, 29, 17)
+        k(a, b, c)
+        check_gemm(a, b, c)
+
+
+@needs_translator
+def test_load_finds_included_headers(tmp_path):
+    """Plain (not standalone) output includes tilec/cpu/...: found beside
+    a source file, in a directory given, or given by name."""
+    src = tilec.translate(GEMM)
+    doc = tilec.translate(GEMM, emit="launch")
+    assert '#include "tilec/cpu/tilec_cpu.h"' in src
+    with pytest.raises(tilec.RuntimeError, match=r"tilec/cpu/.*No such file"):
+        tilec.load(src, doc)
+    inc = tmp_path / "inc"
+    texts = {}
+    for name in ("gemm.h", "tilec_cpu.h"):
+        texts["tilec/cpu/" + name] = open(os.path.join(
+            ROOT, "templates", "cpu", name)).read()
+        (inc / "tilec" / "cpu").mkdir(parents=True, exist_ok=True)
+        (inc / "tilec" / "cpu" / name).write_text(texts["tilec/cpu/" + name])
+    (inc / "gemm_f32.c").write_text(src)
+    for k in (tilec.load(inc / "gemm_f32.c", doc),
+              tilec.load(src, doc, headers=inc),
+              tilec.load(src, doc, headers=texts)):
+        a, b, c = operands(38, 21, 70)
+        k(a, b, c)
+        check_gemm(a, b, c)
+
+
+def test_load_refuses_what_does_not_fit(tmp_path):
+    import json
+    src, doc = translated(GEMM)
+    with pytest.raises(ValueError, match=r"manifest: not JSON"):
+        tilec.load(src, "{not json")
+    with pytest.raises(ValueError, match=r"not a launch document"):
+        tilec.load(src, {"format": "tilec-launch/0", "kernels": []})
+    with pytest.raises(ValueError, match=r"no kernel 'gemm'.*gemm_f32"):
+        tilec.load(src, doc, kernel="gemm")
+    with pytest.raises(ValueError, match=r"translated for openmp, not cuda"):
+        tilec.load(src, doc, target="cuda")
+    with pytest.raises(FileNotFoundError, match=r"no launch document"):
+        tilec.load(src, str(tmp_path / "missing.json"))
+    with pytest.raises(FileNotFoundError, match=r"no generated source"):
+        tilec.load(str(tmp_path / "missing.c"), doc)
+    with pytest.raises(TypeError, match=r"headers"):
+        tilec.load(src, doc, headers=3)
+    # The runtime reads the document itself: a parameter it cannot take.
+    bad = json.loads(doc)
+    bad["kernels"][0]["params"][3]["dtype"] = "f128"
+    with pytest.raises(tilec.RuntimeError, match=r"f128"):
+        tilec.load(src, bad)
+    # A document for a kernel the source does not define.
+    pack_doc = translated(TWO, kernel="pack")[1]
+    with pytest.raises(tilec.RuntimeError, match=r"pack"):
+        tilec.load(src, pack_doc)
+    # sm_90a code (wgmma, TMA) compiles for sm_90a alone; refused before
+    # any GPU is asked.
+    cu = translated(SOFTMAX, target="cuda")[1]
+    with pytest.raises(ValueError, match=r"translated for sm_90a.*sm_80"):
+        tilec.load("// nothing\n", cu, arch="sm_80")
+
+
+def test_where_libtilec_cannot_load():
+    """The machine itself lacks the translator (a GPU machine without
+    libclang): translate and compile say what to do, tilec.load's
+    kernels run, and neither libtilec nor libclang is in the process."""
+    if HAVE_TRANSLATOR:
+        pytest.skip("libtilec loads here (test_runtime_alone simulates "
+                    "its absence)")
+    for call in (lambda: tilec.translate(GEMM),
+                 lambda: tilec.compile(GEMM)):
+        with pytest.raises(tilec.TranslatorUnavailable,
+                           match=r"(?s)libtilec.*tilec\.load"):
+            call()
+    k = load_translated(GEMM)
+    a, b, c = operands(29, 31, 37)
+    k(a, b, c)
+    check_gemm(a, b, c)
+    with open("/proc/self/maps") as f:
+        maps = f.read()
+    assert "libtilec.so" not in maps and "libclang" not in maps
+
+
+STUB_LIBCLANG = "libtilec-test-missing-libclang.so"
+CHILD = r"""
+import ctypes, json, os, sys
+import numpy as np
+import tilec
+from tilec import _lib
+# Only TILEC_LIBRARY_DIR: an installed libtilec elsewhere would be found.
+_lib._candidates = lambda stem: [os.path.join(
+    os.environ["TILEC_LIBRARY_DIR"], "lib%s.so" % stem)]
+d = sys.argv[1]
+k = tilec.load(os.path.join(d, "gemm_f32.c"),
+               os.path.join(d, "gemm_f32.launch.json"))
+rng = np.random.default_rng(7)
+a = rng.uniform(-1, 1, (33, 19)).astype(np.float32)
+b = rng.uniform(-1, 1, (19, 41)).astype(np.float32)
+c = np.full((33, 41), np.nan, np.float32)
+k(a, b, c)
+want = a.astype(np.float64) @ b.astype(np.float64)
+err = float(np.abs(c - want).max())
+try:
+    k(a, b[:-1], c)
+    shape_error = None
+except ValueError as e:
+    shape_error = str(e)
+maps = open("/proc/self/maps").read()
+out = {"err": err, "nan": bool(np.isnan(c).any()),
+       "shape_error": shape_error,
+       "available": tilec.translator_available(),
+       "loaded": [n for n in ("libtilec.so", "libclang") if n in maps]}
+for name, call in (("translate", lambda: tilec.translate(sys.argv[2])),
+                   ("compile", lambda: tilec.compile(sys.argv[2]))):
+    try:
+        call()
+        out[name] = None
+    except tilec.TranslatorUnavailable as e:
+        out[name] = str(e)
+print(json.dumps(out))
+"""
+
+
+@needs_translator
+@pytest.mark.parametrize("libtilec", ["absent", "without-libclang"])
+def test_runtime_alone(tmp_path, libtilec):
+    """Where libtilec is absent, or present but unloadable (its libclang
+    missing, as on a GPU machine without it): import tilec and tilec.load
+    work on libtilec_runtime alone, translate and compile raise
+    TranslatorUnavailable saying what to do, and nothing loads
+    libtilec."""
+    import shutil
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    built = os.environ.get("TILEC_LIBRARY_DIR") or os.path.join(ROOT,
+                                                                "build")
+    shutil.copy(os.path.join(built, "libtilec_runtime.so"),
+                lib / "libtilec_runtime.so")
+    if libtilec == "without-libclang":
+        # A libtilec.so that needs a library that is not there.
+        c = tmp_path / "stub.c"
+        c.write_text("int tilec_stub_clang(void);\n"
+                     "int tilec_stub(void) { return tilec_stub_clang(); }\n")
+        dep = tmp_path / STUB_LIBCLANG
+        subprocess.run(["cc", "-shared", "-fPIC", "-o", str(dep), "-x", "c",
+                        "-"], input="int tilec_stub_clang(void) "
+                       "{ return 0; }\n", text=True, check=True)
+        subprocess.run(["cc", "-shared", "-fPIC", "-o",
+                        str(lib / "libtilec.so"), str(c), str(dep)],
+                       check=True)
+        dep.unlink()
+    kernels = tmp_path / "k"
+    kernels.mkdir()
+    (kernels / "gemm_f32.c").write_text(tilec.translate(GEMM,
+                                                        standalone=True))
+    (kernels / "gemm_f32.launch.json").write_text(
+        tilec.translate(GEMM, emit="launch"))
+    env = dict(os.environ, TILEC_LIBRARY_DIR=str(lib),
+               PYTHONPATH=os.pathsep.join(
+                   [os.path.join(ROOT, "python")] +
+                   os.environ.get("PYTHONPATH", "").split(os.pathsep)))
+    env.pop("LD_LIBRARY_PATH", None)
+    r = subprocess.run([sys.executable, "-c", CHILD, str(kernels), GEMM],
+                       env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    import json
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert not out["nan"] and out["err"] <= 1e-5
+    assert "'K'" in out["shape_error"] and "'B'" in out["shape_error"]
+    assert out["available"] is False and out["loaded"] == []
+    for name in ("translate", "compile"):
+        msg = out[name]
+        assert msg and "libtilec" in msg and "tilec.load" in msg
+        assert str(lib / "libtilec.so") in msg
+        if libtilec == "without-libclang":
+            assert STUB_LIBCLANG in msg
 
 
 # --- torch, where installed ----------------------------------------------------
@@ -300,7 +546,7 @@ def test_torch_cuda():
     torch = _torch()
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device")
-    k = tilec.compile(SOFTMAX, target="cuda")
+    k = build(SOFTMAX, target="cuda")
     x = torch.randn(333, 1000, device="cuda")
     y = torch.full_like(x, float("nan"))
     k(x, y)
@@ -319,7 +565,7 @@ def test_torch_cuda():
 
 
 def test_f16_rmsnorm_with_a_float_scalar():
-    k = tilec.compile(os.path.join(ROOT, "samples", "rmsnorm.c"))
+    k = build(os.path.join(ROOT, "samples", "rmsnorm.c"))
     x = rng.uniform(-1, 1, (13, 300)).astype(np.float16)
     w = rng.uniform(0.5, 1.5, 300).astype(np.float16)
     y = np.full_like(x, np.nan)
@@ -379,7 +625,7 @@ def test_torch_op_parameters(gemm):
     from tilec._torch import op_params
     assert op_params(gemm) == ([("A", "tensor"), ("B", "tensor"),
                                 ("C", "tensor")], ["C"])
-    pack = tilec.compile(TWO, kernel="pack")
+    pack = build(TWO, kernel="pack")
     # N is no tensor's extent (2 * N is): the operator takes it.
     assert op_params(pack, outputs="Y") == (
         [("N", "int"), ("shift", "float"), ("X", "tensor"),
@@ -409,7 +655,7 @@ def test_torch_op_under_torch_compile(gemm):
     op(a, b, c)  # eager, in place
     check_gemm(a.numpy(), b.numpy(), c.numpy())
     if torch.cuda.is_available():
-        k = tilec.compile(SOFTMAX, target="cuda")
+        k = build(SOFTMAX, target="cuda")
         sop = tilec.torch_op(k, "tilec_test::softmax")
 
         def g(x):
@@ -427,7 +673,7 @@ def test_bench_cuda_events():
     torch = _torch()
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device")
-    k = tilec.compile(SOFTMAX, target="cuda")
+    k = build(SOFTMAX, target="cuda")
     x = torch.randn(1024, 4096, device="cuda")
     y = torch.full_like(x, float("nan"))
     r = tilec.bench(k, x, y, against=lambda X, Y: torch.softmax(X, dim=1),

@@ -5,25 +5,40 @@ kernels on NumPy arrays, torch tensors (CPU and CUDA) and DLPack producers.
     gemm = tilec.compile("samples/gemm_f32.c")        # target="openmp"
     gemm(A, B, C)                                      # M, N, K inferred
 
+Where the translator is absent (it links libclang), tilec.load takes code
+translated elsewhere with its launch document and returns the same
+Kernel:
+
+    k = tilec.load("softmax.cu", "softmax.launch.json")   # target="cuda"
+
 The binding is ctypes over libtilec and libtilec_runtime (python/README.md
-says why).  Every check of the arguments against the kernel's signature
-happens in the runtime's tilec_launch_checked, the same for C callers;
-this module only describes the arrays to it.
+says why); libtilec is loaded only when translate or compile is called.
+Every check of the arguments against the kernel's signature happens in
+the runtime's tilec_launch_checked, the same for C callers; this module
+only describes the arrays to it.
 """
 import ctypes
 import json
 import os
+import re
 import threading
 
 from . import _arrays, _lib
 
-__all__ = ["translate", "compile", "Kernel", "bench", "BenchResult",
-           "torch_op", "TranslationError", "RuntimeError", "NotFound",
+__all__ = ["translate", "compile", "load", "Kernel", "bench", "BenchResult",
+           "torch_op", "translator_available", "TranslationError",
+           "RuntimeError", "NotFound", "TranslatorUnavailable",
            "__version__"]
 __version__ = "0.1.0"
 
 NotFound = _lib.NotFound
+TranslatorUnavailable = _lib.TranslatorUnavailable
+translator_available = _lib.translator_available
 TARGETS = ("openmp", "cuda", "hip")
+# The file extension that picks the compiler's language (the runtime
+# compiles .c as C, .cu and .hip as C++).
+EXTENSIONS = {"openmp": ".c", "cuda": ".cu", "hip": ".hip"}
+LAUNCH_FORMAT = "tilec-launch/1"
 
 
 class TranslationError(Exception):
@@ -62,11 +77,12 @@ def _source(path_or_text):
 class _Translator:
     """A tilec_translator with the bindings given."""
 
-    def __init__(self, target, arch, defines, config, kernel):
+    def __init__(self, target, arch, defines, config, kernel,
+                 standalone=False):
         if target not in TARGETS:
             raise ValueError("target: one of %s, not %r" % (
                 ", ".join(TARGETS), target))
-        rt, self.lib = _lib.libs()
+        self.lib = _lib.translator()
         self.tr = self.lib.tilec_translator_new()
         if not self.tr:
             raise MemoryError("tilec_translator_new")
@@ -84,6 +100,9 @@ class _Translator:
             self._raise(ValueError)
         if kernel is not None and self.lib.tilec_translator_set_kernel(
                 self.tr, kernel.encode()):
+            self._raise(ValueError)
+        if standalone and self.lib.tilec_translator_set_flags(
+                self.tr, _lib.STANDALONE):
             self._raise(ValueError)
 
     def diagnostics(self):
@@ -114,14 +133,23 @@ class _Translator:
 
 
 def translate(path_or_text, target="openmp", arch=None, defines=None,
-              config=None, kernel=None):
+              config=None, kernel=None, standalone=False, emit="source"):
     """The target source tilec writes for a tile program (a file name or
     its text): as `tilec FILE -t TARGET --arch ARCH -D NAME=VALUE
-    --config RECORD --kernel NAME`.  TranslationError on errors in the
-    program."""
+    --config RECORD --kernel NAME`, with `standalone` as --standalone
+    (the helper headers inlined: what tilec.load compiles without
+    headers).  emit="launch" returns the launch document instead (JSON
+    text, as --emit=launch; docs/launch.md).  TranslationError on errors
+    in the program; TranslatorUnavailable where libtilec cannot be
+    loaded."""
+    if emit not in ("source", "launch"):
+        raise ValueError("emit: 'source' or 'launch', not %r" % (emit,))
     path, text = _source(path_or_text)
-    return _Translator(target, arch, defines, config,
-                       kernel).translate(path, text)
+    t = _Translator(target, arch, defines, config, kernel, standalone)
+    source = t.translate(path, text)
+    if emit == "launch":
+        return _text(t.lib.tilec_translator_manifest(t.tr))
+    return source
 
 
 class _Context:
@@ -132,7 +160,7 @@ class _Context:
     def get(cls, target, device):
         key = (target, device)
         if key not in cls._open:
-            rt, _ = _lib.libs()
+            rt = _lib.runtime()
             if target == "cuda":
                 _arrays.find_cuda_toolkit()
             err = _lib.InitError()
@@ -164,7 +192,7 @@ class Kernel:
     parameter names)."""
 
     def __init__(self, ctx, mod, k, name, target, device, source, manifest):
-        self._rt, _ = _lib.libs()
+        self._rt = _lib.runtime()
         self._ctx, self._mod, self._k = ctx, mod, k
         self.name, self.target, self.device = name, target, device
         self.source, self.manifest = source, manifest
@@ -246,7 +274,9 @@ def compile(path_or_text, target="openmp", arch=None, defines=None,
     a callable Kernel.  `arch` defaults to the machine's (the host's
     vector ISA; the GPU's); `defines` binds tunables ({"BLOCK_M": 64}),
     `config` is a tuning record to replay.  TranslationError for errors
-    in the program; tilec.RuntimeError when compiling or loading fails."""
+    in the program; tilec.RuntimeError when compiling or loading fails;
+    TranslatorUnavailable where libtilec cannot be loaded (tilec.load
+    then runs code translated elsewhere)."""
     path, text = _source(path_or_text)
     t = _Translator(target, arch, defines, config, kernel)
     # Translated here first, so that errors in the program are told
@@ -273,6 +303,230 @@ def compile(path_or_text, target="openmp", arch=None, defines=None,
     source = t.lib.tilec_translator_output(t.tr, ctypes.byref(n))
     return Kernel(ctx, mod, k, kernel, target, device,
                   source[:n.value].decode("utf-8", "replace"), manifest)
+
+
+def _generated(source):
+    """(file name or None, text) of generated source given as its text
+    (a str with a newline) or a file (any other str, or a PathLike)."""
+    if isinstance(source, (bytes, bytearray)):
+        return None, bytes(source).decode("utf-8")
+    if isinstance(source, os.PathLike) or (isinstance(source, str) and
+                                           "\n" not in source):
+        path = os.fspath(source)
+        try:
+            with open(path, encoding="utf-8") as f:
+                return path, f.read()
+        except FileNotFoundError:
+            raise FileNotFoundError("source: no generated source at %r"
+                                    % path) from None
+    if not isinstance(source, str):
+        raise TypeError("source: the generated code's text or file name, "
+                        "not %s" % type(source).__name__)
+    return None, source
+
+
+def _launch_document(manifest):
+    """The launch document (a dict with "format" and "kernels") from a
+    dict, JSON text or a file; one kernel's object alone (a tuning farm's
+    `launch`) is taken as a document of that kernel.  ValueError when it
+    is none of these."""
+    where = "manifest"
+    if isinstance(manifest, dict):
+        doc = manifest
+    else:
+        if isinstance(manifest, os.PathLike) or (
+                isinstance(manifest, str) and
+                not manifest.lstrip().startswith("{")):
+            where = os.fspath(manifest)
+            try:
+                with open(where, encoding="utf-8") as f:
+                    manifest = f.read()
+            except FileNotFoundError:
+                raise FileNotFoundError("manifest: no launch document at %r"
+                                        % where) from None
+        elif not isinstance(manifest, (str, bytes, bytearray)):
+            raise TypeError("manifest: the launch document (a dict, its "
+                            "JSON text or its file), not %s"
+                            % type(manifest).__name__)
+        try:
+            doc = json.loads(manifest)
+        except ValueError as e:
+            raise ValueError("%s: not JSON: %s" % (where, e)) from None
+    if isinstance(doc, dict) and "format" not in doc and "kernel" in doc \
+            and "params" in doc:
+        doc = {"format": LAUNCH_FORMAT, "kernels": [doc]}
+    if not isinstance(doc, dict) or doc.get("format") != LAUNCH_FORMAT or \
+            not isinstance(doc.get("kernels"), list) or \
+            not all(isinstance(k, dict) for k in doc["kernels"]):
+        raise ValueError("%s: not a launch document (format %r with a "
+                         "kernels array: tilec --emit=launch, or an export's "
+                         "K.launch.json; docs/launch.md)" % (where,
+                                                            LAUNCH_FORMAT))
+    return where, doc
+
+
+HEADER_EXTENSIONS = (".h", ".hh", ".hpp", ".cuh", ".inc")
+_QUOTED_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
+
+
+def _beside(path, text):
+    """The files a source at `path` includes with quotes, found in its
+    directory (as `cc -I DIR` finds them), and those they include:
+    [(include name, bytes)].  Names that would leave the directory are
+    left to the compiler, which will not find them either."""
+    top = os.path.dirname(os.path.abspath(path))
+    found, todo = {}, _QUOTED_INCLUDE.findall(text)
+    while todo:
+        name = todo.pop()
+        parts = name.split("/")
+        if name in found or name.startswith("/") or ".." in parts:
+            continue
+        full = os.path.join(top, *parts)
+        if not os.path.isfile(full):
+            continue
+        with open(full, "rb") as f:
+            found[name] = f.read()
+        todo += _QUOTED_INCLUDE.findall(found[name].decode("utf-8",
+                                                           "replace"))
+    return sorted(found.items())
+
+
+def _headers(headers, path, text):
+    """[(include name, bytes)] from a mapping of include names to text, a
+    directory (every header file below it, named by its path relative to
+    the directory), or None: the headers a source file includes from its
+    own directory (_beside); none for source given as text."""
+    if headers is None:
+        return _beside(path, text) if path else []
+    if isinstance(headers, (str, os.PathLike)):
+        top = os.fspath(headers)
+        if not os.path.isdir(top):
+            raise FileNotFoundError("headers: no directory %r" % top)
+        items = []
+        for d, dirs, files in os.walk(top):
+            dirs.sort()
+            for f in sorted(files):
+                if not f.endswith(HEADER_EXTENSIONS):
+                    continue
+                full = os.path.join(d, f)
+                with open(full, "rb") as h:
+                    items.append((os.path.relpath(full, top).replace(
+                        os.sep, "/"), h.read()))
+        return sorted(items)
+    if not hasattr(headers, "items"):
+        raise TypeError("headers: a mapping of include names to text, or a "
+                        "directory, not %s" % type(headers).__name__)
+    out = []
+    for name, value in headers.items():
+        if not isinstance(name, str):
+            raise TypeError("headers: include names are str, not %r" % (name,))
+        if isinstance(value, str):
+            value = value.encode("utf-8")
+        elif not isinstance(value, (bytes, bytearray)):
+            raise TypeError("headers[%r]: the header's text, not %s" % (
+                name, type(value).__name__))
+        out.append((name, bytes(value)))
+    return sorted(out)
+
+
+def load(source, manifest, target=None, kernel=None, arch=None, device=0,
+         headers=None):
+    """The kernel of generated code translated elsewhere, without the
+    translator: `source` is the target code (its text, or a file: the
+    output of `tilec FILE -t TARGET --standalone`, or
+    tilec.translate(..., standalone=True)) and `manifest` its launch
+    document (a dict, its JSON text or a file: `tilec --emit=launch`, an
+    export's K.launch.json, tilec.translate(..., emit="launch");
+    docs/launch.md), which gives the kernel its signature, so calls are
+    checked exactly as a compiled Kernel's.
+
+    `target` and `kernel` default to the document's (it must then hold
+    one kernel); `arch` is the compiler's (the GPU's own, or the host's
+    -march=native, when None); `device` the GPU.  Headers the source
+    includes with quotes are found beside a source file (as cc finds
+    them: an export's K.h, `--no-standalone`'s DIR/tilec/...); `headers`
+    names them instead: a directory (every .h, .hh, .hpp, .cuh and .inc
+    below it, named by its path relative to it) or a mapping of include
+    names to text.  Compiled through the runtime's disk cache, as
+    tilec.compile; only libtilec_runtime is used.  ValueError for a
+    document that is none or does not describe the kernel; tilec.
+    RuntimeError when compiling or loading fails."""
+    name, text = _generated(source)
+    where, doc = _launch_document(manifest)
+    names = [k.get("kernel") for k in doc["kernels"]]
+    if kernel is None:
+        if len(names) != 1:
+            raise ValueError("kernel: %s describes %d kernels (%s); say "
+                             "which" % (where, len(names),
+                                        ", ".join(map(str, names))))
+        kernel = names[0]
+    if not isinstance(kernel, str) or kernel not in names:
+        raise ValueError("kernel: %s describes no kernel %r (it has %s)" % (
+            where, kernel, ", ".join(map(str, names)) or "none"))
+    kobj = doc["kernels"][names.index(kernel)]
+    translated_for = kobj.get("target")
+    if target is None:
+        target = translated_for
+    if target not in TARGETS:
+        raise ValueError("target: one of %s, not %r" % (", ".join(TARGETS),
+                                                        target))
+    if translated_for != target:
+        raise ValueError("%s: %s was translated for %s, not %s" % (
+            where, kernel, translated_for, target))
+    if arch is not None and not isinstance(arch, str):
+        raise TypeError("arch: a str, not %s" % type(arch).__name__)
+    found = _headers(headers, name, text)
+
+    rt = _lib.runtime()
+    if target == "cuda" and arch is not None:
+        _check_arch(kobj, arch, "arch=%r" % arch)
+    ctx = _Context.get(target, device)
+    if target == "cuda" and arch is None:
+        info = _lib.DeviceInfo()
+        if rt.tilec_device_get_info(ctx, ctypes.byref(info)):
+            raise RuntimeError(_text(rt.tilec_error(ctx)))
+        _check_arch(kobj, _text(info.arch),
+                    "GPU %d (%s)" % (device, _text(info.name)))
+    stem = os.path.splitext(os.path.basename(name))[0] if name else kernel
+    opts = _lib.CompileOptions()
+    rt.tilec_compile_options_init(ctypes.byref(opts))
+    opts.name = ("%s.%s%s" % (stem, target, EXTENSIONS[target])).encode()
+    opts.arch = arch.encode() if arch else None
+    hs = (_lib.Header * max(len(found), 1))()
+    for i, (hname, htext) in enumerate(found):
+        hs[i].name, hs[i].text, hs[i].len = hname.encode(), htext, len(htext)
+    opts.headers = hs if found else None
+    opts.nheaders = len(found)
+    wanted = (ctypes.c_char_p * 1)(kernel.encode())
+    opts.kernels, opts.nkernels = wanted, 1
+    # Only this kernel's signature: the module is loaded for it alone.
+    opts.manifest = json.dumps({"format": LAUNCH_FORMAT,
+                                "kernels": [kobj]}).encode()
+    data = text.encode("utf-8")
+    mod = rt.tilec_compile(ctx, data, len(data), ctypes.byref(opts))
+    if not mod:
+        raise RuntimeError("tilec.load %s: %s%s" % (
+            name or kernel, _text(rt.tilec_error(ctx)),
+            _arrays.nvrtc_note() if target == "cuda" else ""))
+    k = rt.tilec_module_kernel(mod, kernel.encode())
+    if not k:
+        msg = _text(rt.tilec_error(ctx))
+        rt.tilec_module_free(mod)
+        raise RuntimeError("tilec.load %s: %s" % (name or kernel, msg))
+    return Kernel(ctx, mod, k, kernel, target, device, text, kobj)
+
+
+def _check_arch(kobj, arch, what):
+    """CUDA code translated for an arch-specific target ("sm_90a": its
+    instructions exist on that GPU alone) compiles for that arch only;
+    refused up front elsewhere, rather than as a compiler error."""
+    translated = kobj.get("arch")
+    if isinstance(translated, str) and translated.startswith("sm_") and \
+            translated.endswith("a") and arch != translated:
+        raise ValueError("%s was translated for %s, whose instructions "
+                         "only %s GPUs have; %s is %s: translate it for "
+                         "that" % (kobj.get("kernel"), translated,
+                                   translated, what, arch))
 
 
 from ._bench import BenchResult, bench  # noqa: E402  (uses Kernel)

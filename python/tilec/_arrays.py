@@ -60,7 +60,7 @@ _dtype_codes = {}
 
 def _dtype(name):
     if name not in _dtype_codes:
-        rt, _ = _lib.libs()
+        rt = _lib.runtime()
         _dtype_codes[name] = rt.tilec_dtype_from_name(name.encode())
     return _dtype_codes[name]
 

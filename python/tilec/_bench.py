@@ -145,7 +145,7 @@ def bench(kernel, *args, against=None, warmup=3, repeat=20, **kwargs):
         torch, device = _torch_cuda(list(args) + list(kwargs.values()))
     sync = None
     if kernel.target != "openmp" and torch is None:
-        rt, _ = _lib.libs()
+        rt = _lib.runtime()
 
         def sync():
             if rt.tilec_synchronize(kernel._ctx):
