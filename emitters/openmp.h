@@ -11,6 +11,7 @@
 #ifndef TILEC_OPENMP_H
 #define TILEC_OPENMP_H
 
+#include "analysis/range.h"
 #include "cfamily.h"
 
 /* A run of statements printed as one loop nest (openmp_fuse.c). */
@@ -26,17 +27,17 @@ typedef struct Emitter {
 	TcDiags *d;             /* where errors go */
 	TcBuf *out;             /* the output */
 	TcCPrinter pr;          /* expression printer with openmp.c's hooks */
+	TcRanges ranges;        /* signs of index expressions; its init[]:
+				   the initializer of a local never
+				   reassigned */
 	/* Per kernel var (by index): */
 	bool *visible;          /* in scope at block level (tile ops see it) */
 	bool *used;             /* referenced by the block's body */
-	const TcExpr **init;    /* LOCAL: initializer if never reassigned */
-	const TcStmt **loop;    /* LOOP: the FOR binding it */
 	bool *block_dep;        /* LOCAL: value depends on a block index */
-	bool *extent;           /* SCALAR: a tensor's extent, so >= 0 */
 	bool dynamic;           /* blocks do unequal work: schedule(dynamic) */
 	bool dep_found;         /* set by note_block_dep's walk */
-	long long frame_bytes;  /* bytes of buffers declared so far */
-	long long stack_bytes;  /* of those, bytes in the block's frame */
+	long long stack_bytes;  /* bytes of the buffers declared so far that
+				   are stored (not kept in registers) */
 	int line;               /* last #line printed, 0 for none */
 	/* Fusion (openmp_fuse.c): */
 	TcVec live;             /* LiveOut: buffers read after each statement */
@@ -95,11 +96,6 @@ bool tc_omp_is_var_expr(const TcExpr *e, const void *var);
 bool tc_omp_has_loop(const TcStmt *s);
 /* The parallel loop directly nested in s's body, if that is all it has. */
 const TcStmt *tc_omp_nested_parallel(const TcStmt *s);
-/* Whether e >= 0 follows from its form: literals, tunables, block and
- * loop indices counting up from non-negative starts, scalars that are a
- * tensor's extent, a loop's end less its index (and less 1), and sums,
- * products, quotients, ceildiv, min, max and selects of those. */
-bool tc_omp_nonneg(Emitter *E, const TcExpr *e);
 /* Whether index e is inside [0, extent) for every block: a block index
  * over a grid of exactly that extent, or constants. */
 bool tc_omp_in_range(Emitter *E, const TcExpr *e, const TcExpr *extent);

@@ -301,7 +301,7 @@ classify(Emitter *E, const TcStmt *s, FuseOp *op)
 		    reg->dims[buf->rank - 1] != reg->var->rank - 1)
 			return false;
 		for (int t = 0; t < buf->rank; t++)
-			if (!tc_omp_nonneg(E, reg->origin[reg->dims[t]]))
+			if (!tc_range_nonneg(&E->ranges, reg->origin[reg->dims[t]]))
 				return false;
 		op->kind = load ? FUSE_LOAD : FUSE_STORE;
 		op->buf = buf;
@@ -1817,8 +1817,8 @@ next_block_expr(Emitter *E, const TcExpr *e, bool next, int depth)
 			return tc_expr_binary(E->a, TC_OP_ADD, c,
 					      tc_expr_int(E->a, 1, e->loc), e->loc);
 		case TC_VAR_LOCAL:
-			return E->init[v->index]
-				       ? next_block_expr(E, E->init[v->index], next,
+			return E->ranges.init[v->index]
+				       ? next_block_expr(E, E->ranges.init[v->index], next,
 							 depth + 1)
 				       : NULL;
 		case TC_VAR_LOOP:
@@ -1878,7 +1878,7 @@ plan_ahead(Emitter *E, const Fusion *F, Ahead *ah)
 		TcExpr *ncol = next_block_expr(E, col, true, 0);
 		if (!now || !nrow || !ncol ||
 		    !tc_expr_mentions(now, k->block[0]) ||
-		    !tc_omp_nonneg(E, nrow) || !tc_omp_nonneg(E, ncol))
+		    !tc_range_nonneg(&E->ranges, nrow) || !tc_range_nonneg(&E->ranges, ncol))
 			continue;
 		const TcVar *ten = op->reg->var;
 		int bits = ten->dtype == TC_DT_BOOL ? 8 : tc_dtype_bits(ten->dtype);

@@ -187,9 +187,7 @@ int tc_dtype_bits(TcDtype t); /* bits of the value: 1 for bool */
 int tc_dtype_storage_bits(TcDtype t);
 bool tc_dtype_is_float(TcDtype t);
 bool tc_dtype_is_int(TcDtype t); /* signed or unsigned integers and bool */
-/* Whether converting any value >= 0 of dtype `from` to `to` gives a value
- * >= 0 (false for an i8 of a u8: 200 becomes -56). */
-bool tc_dtype_cast_keeps_nonneg(TcDtype to, TcDtype from);
+bool tc_dtype_is_unsigned(TcDtype t); /* unsigned integers and bool */
 TcDtype tc_dtype_from_name(const char *name); /* TC_DT_NONE if unknown */
 
 /* Binary operators: NAME, C spelling, C precedence (higher binds tighter). */
@@ -667,6 +665,9 @@ typedef struct TcKernel {
 	 * the scratch for cross-warp reductions starts in it. */
 	long long smem_bytes;
 	long long scratch_offset;
+	/* The openmp target (passes/cpu_frame.c): bytes of every buffer the
+	 * kernel declares, as a block's frame holds them. */
+	long long frame_bytes;
 } TcKernel;
 
 typedef struct TcProgram {

@@ -969,6 +969,28 @@ check_kernel(Verifier *v, const TcKernel *k)
 	check_stmt(v, k->body);
 }
 
+/* kernel->frame_bytes (passes/cpu_frame.c), once set, holds every buffer
+ * the kernel declares at one to eight bytes an element. */
+static void
+check_frame(Verifier *v, const TcKernel *k)
+{
+	if (k->frame_bytes == 0)
+		return;
+	long long elems = 0;
+	for (int i = 0; i < k->vars.len; i++) {
+		const TcVar *b = k->vars.items[i];
+		if (b->kind != TC_VAR_BUFFER)
+			continue;
+		long long n = 1;
+		for (int d = 0; d < b->rank; d++)
+			n *= tc_var_extent(b, d);
+		elems += n;
+	}
+	if (k->frame_bytes < elems || k->frame_bytes > 8 * elems)
+		fail(v, k->loc, "kernel '%s': frame of %lld bytes for %lld "
+		     "buffer elements", k->name, k->frame_bytes, elems);
+}
+
 int
 tc_verify(const TcProgram *p, const char *after_pass, TcDiags *d)
 {
@@ -996,6 +1018,7 @@ tc_verify(const TcProgram *p, const char *after_pass, TcDiags *d)
 		/* Parameters and block indices are in scope throughout;
 		 * their kinds are not scoped, so nothing to mark. */
 		check_kernel(&v, k);
+		check_frame(&v, k);
 		free(v.in_scope);
 		free(v.decls);
 		v.in_scope = NULL;
