@@ -38,7 +38,6 @@
  * The output names things after the tile program and comments each tile
  * operation with its source line.
  */
-#include "analysis/range.h"
 #include "cfamily.h"
 #include "gpu.h"
 
@@ -80,7 +79,6 @@ typedef struct Gpu {
 		const char *it, *stage, *bars, *phase;
 		const char **copy;
 	} hook;
-	TcRanges ranges;        /* signs of index expressions (lower_bound) */
 	bool failed;            /* an error was reported */
 	/* The emitter's own names (loop counters, tile indices, ...), each
 	 * made distinct from every name of the program (fresh()). */
@@ -599,19 +597,19 @@ region_index(Gpu *G, const TcRegion *r, const TileIdx *ti, TcExpr **out)
  * A tile copy reads (writes) only the tensor elements inside the tensor:
  * 0 <= index < extent along every dim, the dims the tile covers and the
  * ones it does not.  The upper bounds are always tested; the lower one
- * wherever the region's origin along that dim may be negative
- * (lower_bound), which the forms of most origins rule out (block indices
+ * wherever the bounds pass could not prove the region's origin
+ * along that dim non-negative (lower_bound), which the forms of most origins rule out (block indices
  * times tile sizes).  Every copy's bounds, element by element
  * (print_bounds) or as a box helper's arguments (box_extents, box_lows),
  * come from these two functions. */
 
 /* Whether the elements of tensor region r need a test of index >= 0
- * along tensor dim d. */
+ * along tensor dim d: the bounds pass did not prove its origin >= 0. */
 static bool
-lower_bound(const Gpu *G, const TcRegion *r, int d)
+lower_bound(const TcRegion *r, int d)
 {
 	return r->var->kind == TC_VAR_TENSOR &&
-	       !tc_range_nonneg(&G->ranges, r->origin[d]);
+	       !(r->bounded && (r->nonneg >> d & 1));
 }
 
 /* `0 <= idx0 && idx0 < E0 && idx1 < E1 ...` for a tensor region element
@@ -626,7 +624,7 @@ print_bounds(Gpu *G, const TcRegion *r, TcExpr *const *idx)
 	for (int i = 0; i < r->var->rank; i++) {
 		if (i)
 			tc_buf_puts(b, " && ");
-		if (lower_bound(G, r, i)) {
+		if (lower_bound(r, i)) {
 			tc_buf_puts(b, "0 <= ");
 			tc_c_expr_prec(&G->pr, idx[i], tc_binop_prec(TC_OP_LE) + 1);
 			tc_buf_puts(b, " && ");
@@ -767,7 +765,7 @@ box_extents(Gpu *G, const TcRegion *r, const TcVar *tile, bool clamp)
 		if (covered)
 			continue;
 		tc_buf_puts(b, fixed ? " && " : "(");
-		if (lower_bound(G, r, i)) {
+		if (lower_bound(r, i)) {
 			tc_buf_puts(b, "0 <= ");
 			tc_c_expr_prec(&G->pr, r->origin[i], tc_binop_prec(TC_OP_LE) + 1);
 			tc_buf_puts(b, " && ");
@@ -797,7 +795,7 @@ static void
 box_lows(Gpu *G, const TcRegion *r, const TcVar *tile)
 {
 	int row = tile->rank == 2 ? r->dims[0] : -1, col = r->dims[r->ndims - 1];
-	bool low_row = row >= 0 && lower_bound(G, r, row), low_col = lower_bound(G, r, col);
+	bool low_row = row >= 0 && lower_bound(r, row), low_col = lower_bound(r, col);
 	if (!low_row && !low_col)
 		return;
 	for (int i = 0; i < 2; i++) {
@@ -2441,7 +2439,6 @@ tc_gpu_emit(const TcGpuDialect *g, const TcProgram *p, const TcKernel *k,
 				nclass = v->layout.dim[j].id + 1;
 	}
 	G.dist = tc_alloc(a, sizeof(char *) * (size_t)(nclass + 1));
-	tc_ranges_init(&G.ranges, a, k);
 	G.e = fresh(&G, "e");
 	for (int i = 0; i < TC_MAX_RANK; i++)
 		G.tix[i] = fresh(&G, tile_idx[i]);

@@ -404,6 +404,13 @@ scan(Emitter *E, const TcStmt *s, int par_depth)
 	}
 }
 
+/* Whether the bounds pass proved region r's origin along dim d >= 0. */
+bool
+tc_omp_origin_nonneg(const TcRegion *r, int d)
+{
+	return r->bounded && (r->nonneg >> d & 1);
+}
+
 /* Whether index e is inside [0, extent) for every block: a block index
  * over a grid of exactly that extent, or constants. */
 bool
@@ -1074,7 +1081,7 @@ tc_omp_fixed_dims(Emitter *E, CopyPlan *cp)
 		if (covered || tc_omp_in_range(E, o, cp->ten->shape[vd]))
 			continue;
 		int lt = tc_binop_prec(TC_OP_LT) + 1;
-		if (!tc_range_nonneg(&E->ranges, o))
+		if (!tc_omp_origin_nonneg(cp->reg, vd))
 			tc_buf_printf(&cond, "%s0 <= %s",
 				      cond.len ? " && " : "",
 				      tc_omp_expr_text(E, o, lt));
@@ -1094,7 +1101,7 @@ plan_copy(Emitter *E, CopyPlan *cp, bool *opened)
 	TcBuf *b = E->out;
 	*opened = false;
 	for (int t = 0; t < cp->rank; t++)
-		if (!tc_range_nonneg(&E->ranges, cp->reg->origin[cp->reg->dims[t]]))
+		if (!tc_omp_origin_nonneg(cp->reg, cp->reg->dims[t]))
 			return false;
 	tc_omp_fixed_dims(E, cp);
 
@@ -1205,14 +1212,13 @@ emit_copy_guarded(Emitter *E, CopyPlan *cp, bool load, bool atomic)
 	const char *cond[TC_MAX_RANK];
 	for (int t = 0; t < R; t++) {
 		int vd = cp->reg->dims[t];
-		const TcExpr *o = cp->reg->origin[vd];
 		const char *at = cp->origin[t] ? tc_fmt(E->a, "%s + %s", cp->origin[t],
 							 cp->idx[t])
 					       : cp->idx[t];
 		const char *upper =
 			tc_fmt(E->a, "%s < %s", at,
 			       tc_omp_expr_text(E, cp->ten->shape[vd], lt));
-		cond[t] = tc_range_nonneg(&E->ranges, o)
+		cond[t] = tc_omp_origin_nonneg(cp->reg, vd)
 				  ? upper
 				  : tc_fmt(E->a, "0 <= %s && %s", at, upper);
 	}
@@ -1227,7 +1233,7 @@ emit_copy_guarded(Emitter *E, CopyPlan *cp, bool load, bool atomic)
 		const char *c =
 			tc_fmt(E->a, "%s < %s", ot,
 			       tc_omp_expr_text(E, cp->ten->shape[vd], lt));
-		if (!tc_range_nonneg(&E->ranges, o))
+		if (!tc_omp_origin_nonneg(cp->reg, vd))
 			c = tc_fmt(E->a, "0 <= %s && %s", ot, c);
 		cond[0] = tc_fmt(E->a, "%s && %s", c, cond[0]);
 	}
@@ -1515,6 +1521,7 @@ prefetch_copy(Emitter *E, const TcStmt *s, const TcVar *var, TcExpr *next)
 		reg.origin[d] = substitute(E, src->origin[d], var, next);
 		if (!tc_range_nonneg(&E->ranges, reg.origin[d]))
 			return;
+		reg.nonneg |= 1u << d;
 	}
 	CopyPlan cp = { .tile = tile, .reg = &reg, .ten = reg.var,
 			.rank = tile->rank };

@@ -96,6 +96,8 @@ bool tc_omp_is_var_expr(const TcExpr *e, const void *var);
 bool tc_omp_has_loop(const TcStmt *s);
 /* The parallel loop directly nested in s's body, if that is all it has. */
 const TcStmt *tc_omp_nested_parallel(const TcStmt *s);
+/* Whether the bounds pass proved region r's origin along dim d >= 0. */
+bool tc_omp_origin_nonneg(const TcRegion *r, int d);
 /* Whether index e is inside [0, extent) for every block: a block index
  * over a grid of exactly that extent, or constants. */
 bool tc_omp_in_range(Emitter *E, const TcExpr *e, const TcExpr *extent);

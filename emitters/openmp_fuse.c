@@ -301,7 +301,7 @@ classify(Emitter *E, const TcStmt *s, FuseOp *op)
 		    reg->dims[buf->rank - 1] != reg->var->rank - 1)
 			return false;
 		for (int t = 0; t < buf->rank; t++)
-			if (!tc_range_nonneg(&E->ranges, reg->origin[reg->dims[t]]))
+			if (!tc_omp_origin_nonneg(reg, reg->dims[t]))
 				return false;
 		op->kind = load ? FUSE_LOAD : FUSE_STORE;
 		op->buf = buf;

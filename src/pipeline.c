@@ -14,7 +14,7 @@
  * before check has accepted the program, IR that breaks the rules is the
  * user's error (check reports it), not the translator's.
  */
-#include "passes/cpu.h"
+#include "passes/passes.h"
 
 #include <string.h>
 
@@ -39,6 +39,8 @@ const TcPass tc_passes[] = {
 	  "block barriers between statements that share memory" },
 	{ "frame", tc_cpu_frame, CPU_TARGETS,
 	  "bytes of a block's buffers on its thread's stack; the CPU limit" },
+	{ "bounds", tc_bounds, ALL_TARGETS,
+	  "region origins proven non-negative (no lower-bound test)" },
 };
 
 const int tc_npasses = (int)(sizeof tc_passes / sizeof tc_passes[0]);

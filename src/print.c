@@ -234,6 +234,16 @@ print_region(TcBuf *b, const TcRegion *r)
 	for (int i = 0; i < r->ndims && i < TC_MAX_RANK; i++)
 		tc_buf_printf(b, "%s%d", i ? ", " : "", r->dims[i]);
 	tc_buf_puts(b, ")");
+	/* The bounds pass's result where it asks for a lower test. */
+	bool any = false;
+	for (int i = 0; r->bounded && i < rank && i < TC_MAX_RANK; i++) {
+		if (r->nonneg >> i & 1)
+			continue;
+		tc_buf_printf(b, "%s%d", any ? ", " : " lower test (", i);
+		any = true;
+	}
+	if (any)
+		tc_buf_puts(b, ")");
 }
 
 static void print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s);

@@ -474,6 +474,9 @@ typedef struct TcRegion {
 	int ndims;                   /* rank of the tile this region spans */
 	int dims[TC_MAX_RANK];       /* tile dim i covers var dim dims[i] */
 	TcLoc loc;                   /* the operand's source location */
+	bool bounded;                /* the bounds pass has set nonneg */
+	unsigned nonneg;             /* bit d: origin[d] >= 0 is proven, so
+					no element needs the lower test */
 } TcRegion;
 
 /* --- Statements ----------------------------------------------------------- */

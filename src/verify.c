@@ -416,6 +416,16 @@ check_region(Verifier *v, const TcRegion *r, TcLoc at, const char *what)
 		     name_of(var), r->ndims, var->rank);
 		return false;
 	}
+	if (r->bounded && (r->nonneg >> var->rank) != 0)
+		fail(v, at, "%s region of '%s': origin bits past its rank", what,
+		     name_of(var));
+	for (int d = 0; r->bounded && d < var->rank; d++) {
+		long long o;
+		if ((r->nonneg >> d & 1) && r->origin[d] &&
+		    tc_expr_const(r->origin[d], &o) && o < 0)
+			fail(v, at, "%s region of '%s': origin %lld along dim "
+			     "%d marked non-negative", what, name_of(var), o, d);
+	}
 	bool ok = true;
 	unsigned seen = 0;
 	for (int i = 0; i < r->ndims; i++) {

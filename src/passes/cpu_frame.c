@@ -11,7 +11,7 @@
  * unbounded).  The limit is a property of the program, so it counts every
  * buffer, including those a later pass keeps in registers.
  */
-#include "passes/cpu.h"
+#include "passes/passes.h"
 
 /* Bytes a buffer element takes in the block's frame. */
 static int
