@@ -574,10 +574,10 @@ emit_body(Emitter *E, const TcStmt *s)
 {
 	tc_assert(s->kind == TC_ST_BLOCK);
 	for (int i = 0; i < s->u.block.body.len; i++) {
-		const Fusion *F = tc_omp_fusion_at(E, s, i);
+		const TcFusion *F = tc_omp_fusion_at(E, s, i);
 		if (F) {
 			tc_omp_emit_fusion(E, F);
-			i += tc_omp_fusion_len(F) - 1;
+			i += F->nstmts - 1;
 			continue;
 		}
 		tc_omp_emit_stmt(E, s->u.block.body.items[i]);
@@ -633,12 +633,12 @@ emit_decl(Emitter *E, const TcStmt *s)
 	for (int i = 0; i < v->rank; i++)
 		n *= tc_var_extent(v, i);
 	long long bytes = n * buffer_elem_bytes(v->dtype);
-	if (!E->unstored[v->index])
+	if (!v->unstored)
 		E->stack_bytes += bytes;
 	/* A buffer every fused run keeps in registers takes no memory (its
 	 * size still counts against the frame pass's limit, a property of
 	 * the program). */
-	if (E->unstored[v->index])
+	if (v->unstored)
 		return;
 	tc_omp_line_directive(E, v->loc);
 	TcBuf shape;
@@ -818,11 +818,11 @@ emit_for(Emitter *E, const TcStmt *s, bool in_parallel)
 	if (around)
 		E->around[E->naround++] = s;
 	for (int i = 0; i < body->u.block.body.len; i++) {
-		const Fusion *F = par ? NULL : tc_omp_fusion_at(E, body, i);
+		const TcFusion *F = par ? NULL : tc_omp_fusion_at(E, body, i);
 		const TcStmt *st = body->u.block.body.items[i];
 		if (F) {
 			tc_omp_emit_fusion(E, F);
-			i += tc_omp_fusion_len(F) - 1;
+			i += F->nstmts - 1;
 		} else if (st->kind == TC_ST_FOR) {
 			emit_for(E, st, par);
 		} else {
@@ -2430,13 +2430,11 @@ emit(const TcProgram *p, const TcKernel *k, const TcTarget *t,
 	E.used = tc_alloc(E.a, nv * sizeof *E.used);
 	E.block_dep = tc_alloc(E.a, nv * sizeof *E.block_dep);
 	tc_ranges_init(&E.ranges, E.a, k);
-	E.unstored = tc_alloc(E.a, nv * sizeof *E.unstored);
 	E.vector = tc_alloc(E.a, nv * sizeof *E.vector);
 	for (size_t i = 0; i < nv; i++)
 		E.visible[i] = true;
 	tc_omp_walk_vars(NULL, k->body, mark_used, &E);
 	scan(&E, k->body, 0);
-	tc_omp_plan_fusion(&E);
 
 	/* The block function first, into its own buffer, so an error leaves
 	 * out untouched and the frame size is known for its comment. */

@@ -1,11 +1,11 @@
 /*
  * openmp.h - what the two files of the OpenMP backend share.
  *
- * openmp.c prints a kernel statement by statement; openmp_fuse.c finds the
- * runs of row-wise statements that run as one pass per row and prints
- * them.  Both print through one Emitter: openmp_fuse.c calls the printing
- * and analysis helpers of openmp.c, and openmp.c asks openmp_fuse.c, at
- * each statement of a block, whether a run starts there.  Private to the
+ * openmp.c prints a kernel statement by statement; openmp_fuse.c prints
+ * the runs of row-wise statements the fuse pass planned (kernel->fusions)
+ * as one pass per row.  Both print through one Emitter: openmp_fuse.c
+ * calls the printing helpers of openmp.c, and openmp.c asks openmp_fuse.c,
+ * at each statement of a block, whether a run starts there.  Private to the
  * backend: nothing outside emitters/openmp*.c includes it.
  */
 #ifndef TILEC_OPENMP_H
@@ -40,12 +40,8 @@ typedef struct Emitter {
 				   are stored (not kept in registers) */
 	int line;               /* last #line printed, 0 for none */
 	/* Fusion (openmp_fuse.c): */
-	TcVec live;             /* LiveOut: buffers read after each statement */
-	TcVec fusions;          /* Fusion *: the runs of statements fused */
 	const bool *elided;     /* BUFFER: while a fused row loop is printed,
 				   its element is a local of the loop */
-	bool *unstored;         /* BUFFER: elided wherever it is written, so
-				   never declared */
 	TcVec reserved;         /* const char *: names the open fused loop
 				   nest has declared */
 	const TcStmt *around[16]; /* serial loops around what is printed */
@@ -185,18 +181,14 @@ const char *tc_omp_reduce_start(Emitter *E, TcReduceOp op, TcDtype t,
 const char *tc_omp_reduce_step(Emitter *E, TcReduceOp op, TcDtype t,
 			       const char *acc, const char *x);
 
-/* ==== openmp_fuse.c: row-wise statements fused ============================= */
+/* ==== openmp_fuse.c: row-wise runs printed ================================ */
 
-/* Liveness, then the runs of the whole body and what they recompute,
- * then the buffers no statement stores (their declarations are left
- * out). */
-void tc_omp_plan_fusion(Emitter *E);
-/* The run that starts at statement i of block, or NULL. */
-const Fusion *tc_omp_fusion_at(Emitter *E, const TcStmt *block, int i);
-/* How many statements of its block a run takes. */
-int tc_omp_fusion_len(const Fusion *F);
-/* Print a run as one loop nest (the file-top comment of openmp_fuse.c). */
-void tc_omp_emit_fusion(Emitter *E, const Fusion *F);
+/* The run (kernel->fusions, passes/cpu_fuse.c) that starts at statement i
+ * of block, or NULL. */
+const TcFusion *tc_omp_fusion_at(Emitter *E, const TcStmt *block, int i);
+/* Print a run as one loop nest in place of its plan->nstmts statements
+ * (the file-top comment of openmp_fuse.c). */
+void tc_omp_emit_fusion(Emitter *E, const TcFusion *plan);
 
 /* ==== openmp_vec.c: explicit vectors for a run's element loop ============== */
 

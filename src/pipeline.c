@@ -41,6 +41,8 @@ const TcPass tc_passes[] = {
 	  "bytes of a block's buffers on its thread's stack; the CPU limit" },
 	{ "bounds", tc_bounds, ALL_TARGETS,
 	  "region origins proven non-negative (no lower-bound test)" },
+	{ "fuse", tc_cpu_fuse, CPU_TARGETS,
+	  "row-wise runs of statements as one loop; buffers kept in registers" },
 };
 
 const int tc_npasses = (int)(sizeof tc_passes / sizeof tc_passes[0]);

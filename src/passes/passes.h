@@ -17,4 +17,8 @@ bool tc_cpu_frame(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
  * proven non-negative (region->bounded, region->nonneg). */
 bool tc_bounds(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
 
+/* cpu_fuse.c (openmp, after bounds): the row-wise runs of each kernel
+ * (kernel->fusions) and the buffers none stores (var->unstored). */
+bool tc_cpu_fuse(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
+
 #endif
