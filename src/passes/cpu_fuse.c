@@ -8,7 +8,8 @@
  * what each does, the work an earlier run's is redone, the buffers kept
  * in registers, whether the run is dead), and var->unstored for the
  * buffers no statement stores.  The OpenMP printer prints each run in
- * place of its statements (emitters/openmp_fuse.c) and decides nothing.
+ * place of its statements (emitters/openmp_fuse.c) and decides none of
+ * this again.
  *
  * Consecutive block-level statements that each touch a tile element by
  * element over the same index space run as one loop nest: for each row of
@@ -62,7 +63,7 @@ typedef struct Planner {
 	TcVec fusions;    /* Fusion *: the runs */
 } Planner;
 
-/* --- What the IR says ---------------------------------------------------------- */
+/* --- Helpers over the IR ------------------------------------------------------ */
 
 /* Whether a dtype is held as float by the CPU (f32, and f16, bf16, fp8
  * widened): the dtypes the template's row helpers tilec_load_* and
@@ -136,28 +137,28 @@ has_loop(const TcStmt *s)
 /* Mark the vars declared inside tile_parallel loops (and the loops'
  * own vars) as not visible at block level. */
 static void
-scope(Planner *E, const TcStmt *s, int par_depth)
+scope(Planner *P, const TcStmt *s, int par_depth)
 {
 	switch (s->kind) {
 	case TC_ST_BLOCK:
 		for (int i = 0; i < s->u.block.body.len; i++)
-			scope(E, s->u.block.body.items[i], par_depth);
+			scope(P, s->u.block.body.items[i], par_depth);
 		break;
 	case TC_ST_DECL:
 		if (par_depth > 0)
-			E->visible[s->u.decl.var->index] = false;
+			P->visible[s->u.decl.var->index] = false;
 		break;
 	case TC_ST_FOR: {
 		bool par = s->u.loop.kind == TC_LOOP_PARALLEL;
 		if (par || par_depth > 0)
-			E->visible[s->u.loop.var->index] = false;
-		scope(E, s->u.loop.body, par_depth + par);
+			P->visible[s->u.loop.var->index] = false;
+		scope(P, s->u.loop.body, par_depth + par);
 		break;
 	}
 	case TC_ST_IF:
-		scope(E, s->u.cond.then, par_depth);
+		scope(P, s->u.cond.then, par_depth);
 		if (s->u.cond.els)
-			scope(E, s->u.cond.els, par_depth);
+			scope(P, s->u.cond.els, par_depth);
 		break;
 	default:
 		break;
@@ -174,21 +175,22 @@ typedef struct Touches {
 	bool overflow;        /* more than 32: treat as touching everything */
 } Touches;
 
-/* A run of statements block[first .. first + nstmts) printed as one
- * nest. */
+/* A run while it is planned: what becomes its TcFusion, and the
+ * planner's own notes. */
 typedef struct Fusion Fusion;
 struct Fusion {
 	const TcStmt *block;  /* the BLOCK holding them */
 	int first, nstmts;    /* which of its statements */
 	int n;                /* ops: nagain recomputed, then one per statement */
 	int nagain;           /* ops[0 .. nagain) redo an earlier run's work */
-	TcFuseOp *ops;          /* what each does */
+	TcFuseOp *ops;        /* what each does */
 	Touches *tt;          /* what each reads and writes */
-	TcFuseOp *ops0;         /* the ops and touches without the redone work */
+	TcFuseOp *ops0;       /* the ops and touches without the redone work */
 	Touches *tt0;
-	const TcVar *again[8];   /* the buffers it recomputes */
-	const Fusion *from[8];   /* the run whose writes of each it redoes */
-	int nrecomputed;
+	const TcVar *again[TC_FUSE_MAX_AGAIN]; /* the buffers it recomputes */
+	const Fusion *from[TC_FUSE_MAX_AGAIN]; /* the run whose writes of each
+						  it redoes */
+	int nrecomputed;      /* how many */
 	bool kept;            /* replan: all its ops could stay */
 	int rank;             /* 2: rows and columns; 1: columns only */
 	long long rows, cols; /* the index space */
@@ -259,8 +261,8 @@ map_elem_ok(TcFuseOp *op, const TcVar *v, TcExpr *const *idx, bool write)
 /* Whether a MAP's body is element-wise (map_elem_ok): a walk that stops
  * at the first statement or element access that is not. */
 typedef struct MapCheck {
-	Planner *E;     /* the emitter (which locals are visible) */
-	TcFuseOp *op;     /* the nest checked */
+	Planner *P;     /* the planner (which locals are visible) */
+	TcFuseOp *op;   /* the nest checked */
 	bool ok;        /* nothing failed yet */
 	TcVisitor walk; /* the walk, for assignments' values */
 } MapCheck;
@@ -299,7 +301,7 @@ map_stmt_ok(void *ctx, const TcStmt *s)
 		if (dst->kind == TC_EX_VAR) {
 			/* Only the body's own locals. */
 			const TcVar *v = dst->u.var;
-			if (v->kind != TC_VAR_LOCAL || m->E->visible[v->index])
+			if (v->kind != TC_VAR_LOCAL || m->P->visible[v->index])
 				return map_fail(m);
 		} else if (!map_elem_ok(m->op, dst->u.load.var, dst->u.load.idx,
 					true)) {
@@ -314,9 +316,9 @@ map_stmt_ok(void *ctx, const TcStmt *s)
 }
 
 static bool
-map_body_ok(Planner *E, TcFuseOp *op, const TcStmt *body)
+map_body_ok(Planner *P, TcFuseOp *op, const TcStmt *body)
 {
-	MapCheck m = { E, op, true, { 0 } };
+	MapCheck m = { P, op, true, { 0 } };
 	m.walk = (TcVisitor){ .expr = map_expr_ok, .stmt = map_stmt_ok,
 			      .ctx = &m };
 	tc_stmt_visit(body, &m.walk);
@@ -326,7 +328,7 @@ map_body_ok(Planner *E, TcFuseOp *op, const TcStmt *body)
 /* A block-level tile_parallel nest of one or two loops with constant
  * extents whose innermost body has no loop and is element-wise. */
 static bool
-classify_map(Planner *E, const TcStmt *s, TcFuseOp *op)
+classify_map(Planner *P, const TcStmt *s, TcFuseOp *op)
 {
 	*op = (TcFuseOp){ .s = s, .kind = TC_FUSE_MAP };
 	if (s->kind != TC_ST_FOR || s->u.loop.kind != TC_LOOP_PARALLEL)
@@ -350,12 +352,12 @@ classify_map(Planner *E, const TcStmt *s, TcFuseOp *op)
 	op->var[0] = rank == 2 ? loops[0]->u.loop.var : NULL;
 	op->var[1] = loops[rank - 1]->u.loop.var;
 	op->body = body;
-	return map_body_ok(E, op, body);
+	return map_body_ok(P, op, body);
 }
 
 /* Whether a block-level statement can join a fused run, and how. */
 static bool
-classify(Planner *E, const TcStmt *s, TcFuseOp *op)
+classify(Planner *P, const TcStmt *s, TcFuseOp *op)
 {
 	*op = (TcFuseOp){ .s = s };
 	switch (s->kind) {
@@ -373,7 +375,8 @@ classify(Planner *E, const TcStmt *s, TcFuseOp *op)
 		    reg->dims[buf->rank - 1] != reg->var->rank - 1)
 			return false;
 		for (int t = 0; t < buf->rank; t++)
-			if (!reg->bounded && (reg->nonneg >> reg->dims[t] & 1))
+			if (!reg->bounded ||
+			    !(reg->nonneg >> reg->dims[t] & 1))
 				return false;
 		op->kind = load ? TC_FUSE_LOAD : TC_FUSE_STORE;
 		op->buf = buf;
@@ -395,7 +398,7 @@ classify(Planner *E, const TcStmt *s, TcFuseOp *op)
 		return true;
 	}
 	case TC_ST_FOR:
-		return classify_map(E, s, op);
+		return classify_map(P, s, op);
 	default:
 		return false;
 	}
@@ -423,10 +426,10 @@ map_kills(const TcFuseOp *op, const TcVar *v)
 
 /* The run that starts at statement i of block, or NULL. */
 static const Fusion *
-fusion_at(Planner *E, const TcStmt *block, int i)
+fusion_at(Planner *P, const TcStmt *block, int i)
 {
-	for (int f = 0; f < E->fusions.len; f++) {
-		const Fusion *F = E->fusions.items[f];
+	for (int f = 0; f < P->fusions.len; f++) {
+		const Fusion *F = P->fusions.items[f];
 		if (F->block == block && F->first == i)
 			return F;
 	}
@@ -450,10 +453,10 @@ typedef struct LiveOut {
 } LiveOut;
 
 static bool *
-live_copy(Planner *E, const bool *from)
+live_copy(Planner *P, const bool *from)
 {
-	size_t n = (size_t)E->k->vars.len + 1;
-	bool *set = tc_alloc(E->a, n * sizeof *set);
+	size_t n = (size_t)P->k->vars.len + 1;
+	bool *set = tc_alloc(P->a, n * sizeof *set);
 	if (from)
 		memcpy(set, from, n * sizeof *set);
 	return set;
@@ -468,26 +471,26 @@ live_use(void *ctx, const TcVar *v, int how)
 }
 
 static void
-live_record(Planner *E, const TcStmt *s, const bool *set)
+live_record(Planner *P, const TcStmt *s, const bool *set)
 {
-	for (int i = 0; i < E->live.len; i++) {
-		LiveOut *r = E->live.items[i];
+	for (int i = 0; i < P->live.len; i++) {
+		LiveOut *r = P->live.items[i];
 		if (r->s == s) {
-			memcpy(r->set, set, ((size_t)E->k->vars.len + 1) * sizeof *set);
+			memcpy(r->set, set, ((size_t)P->k->vars.len + 1) * sizeof *set);
 			return;
 		}
 	}
-	LiveOut *r = tc_alloc(E->a, sizeof *r);
+	LiveOut *r = tc_alloc(P->a, sizeof *r);
 	r->s = s;
-	r->set = live_copy(E, set);
-	tc_vec_push(E->a, &E->live, r);
+	r->set = live_copy(P, set);
+	tc_vec_push(P->a, &P->live, r);
 }
 
 static const bool *
-live_after(Planner *E, const TcStmt *s)
+live_after(Planner *P, const TcStmt *s)
 {
-	for (int i = 0; i < E->live.len; i++) {
-		const LiveOut *r = E->live.items[i];
+	for (int i = 0; i < P->live.len; i++) {
+		const LiveOut *r = P->live.items[i];
 		if (r->s == s)
 			return r->set;
 	}
@@ -515,19 +518,19 @@ killed(const TcStmt *s)
 
 /* live: what is live after s on entry, before s on return. */
 static void
-live_stmt(Planner *E, const TcStmt *s, bool *live)
+live_stmt(Planner *P, const TcStmt *s, bool *live)
 {
-	int nv = E->k->vars.len;
+	int nv = P->k->vars.len;
 	switch (s->kind) {
 	case TC_ST_BLOCK:
 		for (int i = s->u.block.body.len - 1; i >= 0; i--) {
 			const TcStmt *it = s->u.block.body.items[i];
-			live_record(E, it, live);
-			live_stmt(E, it, live);
+			live_record(P, it, live);
+			live_stmt(P, it, live);
 			/* A run that recomputes buffers writes them before
 			 * its first statement, from what the redone work
 			 * reads. */
-			const Fusion *F = fusion_at(E, s, i);
+			const Fusion *F = fusion_at(P, s, i);
 			for (int k = 0; F && k < F->nagain; k++)
 				tc_stmt_access(F->ops[k].s, NULL, live_use, live);
 			for (int k = 0; F && k < F->nagain; k++)
@@ -537,10 +540,10 @@ live_stmt(Planner *E, const TcStmt *s, bool *live)
 		}
 		return;
 	case TC_ST_IF: {
-		bool *els = live_copy(E, live);
-		live_stmt(E, s->u.cond.then, live);
+		bool *els = live_copy(P, live);
+		live_stmt(P, s->u.cond.then, live);
 		if (s->u.cond.els)
-			live_stmt(E, s->u.cond.els, els);
+			live_stmt(P, s->u.cond.els, els);
 		for (int v = 0; v < nv; v++)
 			live[v] |= els[v];
 		tc_expr_access(s->u.cond.cond, live_use, live);
@@ -548,9 +551,9 @@ live_stmt(Planner *E, const TcStmt *s, bool *live)
 	}
 	case TC_ST_FOR: {
 		TcFuseOp op;
-		if (classify_map(E, s, &op)) {
+		if (classify_map(P, s, &op)) {
 			for (int v = 0; v < nv; v++) {
-				const TcVar *var = E->k->vars.items[v];
+				const TcVar *var = P->k->vars.items[v];
 				if (var->kind == TC_VAR_BUFFER && map_kills(&op, var))
 					live[v] = false;
 			}
@@ -559,8 +562,8 @@ live_stmt(Planner *E, const TcStmt *s, bool *live)
 		}
 		/* The body runs zero or more times. */
 		for (;;) {
-			bool *in = live_copy(E, live);
-			live_stmt(E, s->u.loop.body, in);
+			bool *in = live_copy(P, live);
+			live_stmt(P, s->u.loop.body, in);
 			bool changed = false;
 			for (int v = 0; v < nv; v++)
 				if (in[v] && !live[v])
@@ -662,15 +665,15 @@ joins(const TcFuseOp *ops, const Touches *tt, int k)
  * start of the row), or a copy out whose buffer a later op writes (it
  * moves to the end). */
 static int
-plan_elision(Planner *E, TcFuseOp *ops, const Touches *tt, int n,
+plan_elision(Planner *P, TcFuseOp *ops, const Touches *tt, int n,
 	     const bool *live, bool *elided)
 {
-	int nv = E->k->vars.len, rank = 1;
+	int nv = P->k->vars.len, rank = 1;
 	for (int k = 0; k < n; k++)
 		rank = ops[k].rank > rank ? ops[k].rank : rank;
 	memset(elided, 0, ((size_t)nv + 1) * sizeof *elided);
 	for (int v = 0; v < nv; v++) {
-		const TcVar *var = E->k->vars.items[v];
+		const TcVar *var = P->k->vars.items[v];
 		if (var->kind != TC_VAR_BUFFER || live[v])
 			continue;
 		/* Killed: the first op that touches it (reading or writing)
@@ -722,15 +725,15 @@ plan_elision(Planner *E, TcFuseOp *ops, const Touches *tt, int n,
  * inside them (not inside tile_parallel loops: tile ops live at block
  * level). */
 static void
-plan_block(Planner *E, const TcStmt *block)
+plan_block(Planner *P, const TcStmt *block)
 {
 	int n = block->u.block.body.len;
-	TcFuseOp *ops = tc_alloc(E->a, (size_t)(n + 1) * sizeof *ops);
-	Touches *tt = tc_alloc(E->a, (size_t)(n + 1) * sizeof *tt);
-	bool *ok = tc_alloc(E->a, (size_t)(n + 1) * sizeof *ok);
+	TcFuseOp *ops = tc_alloc(P->a, (size_t)(n + 1) * sizeof *ops);
+	Touches *tt = tc_alloc(P->a, (size_t)(n + 1) * sizeof *tt);
+	bool *ok = tc_alloc(P->a, (size_t)(n + 1) * sizeof *ok);
 	for (int i = 0; i < n; i++) {
 		const TcStmt *s = block->u.block.body.items[i];
-		ok[i] = classify(E, s, &ops[i]);
+		ok[i] = classify(P, s, &ops[i]);
 		if (ok[i])
 			tc_stmt_access(s, NULL, touches_add, &tt[i]);
 	}
@@ -739,11 +742,11 @@ plan_block(Planner *E, const TcStmt *block)
 		while (i + len < n && ok[i + len] &&
 		       joins(&ops[i], &tt[i], len))
 			len++;
-		bool *elided = live_copy(E, NULL);
+		bool *elided = live_copy(P, NULL);
 		while (len >= 2) {
 			const TcStmt *last = block->u.block.body.items[i + len - 1];
-			int keep = plan_elision(E, &ops[i], &tt[i], len,
-						live_after(E, last), elided);
+			int keep = plan_elision(P, &ops[i], &tt[i], len,
+						live_after(P, last), elided);
 			if (keep == len)
 				break;
 			len = keep;
@@ -757,7 +760,7 @@ plan_block(Planner *E, const TcStmt *block)
 			i++;
 			continue;
 		}
-		Fusion *F = tc_alloc(E->a, sizeof *F);
+		Fusion *F = tc_alloc(P->a, sizeof *F);
 		*F = (Fusion){ .block = block, .first = i, .nstmts = len,
 			       .n = len, .ops = &ops[i], .tt = &tt[i],
 			       .elided = elided, .rank = 1 };
@@ -773,19 +776,19 @@ plan_block(Planner *E, const TcStmt *block)
 				F->ext[1] = op->ext[1];
 			}
 		}
-		tc_vec_push(E->a, &E->fusions, F);
+		tc_vec_push(P->a, &P->fusions, F);
 		i += len;
 	}
 	for (int i = 0; i < n; i++) {
 		const TcStmt *s = block->u.block.body.items[i];
 		if (s->kind == TC_ST_BLOCK)
-			plan_block(E, s);
+			plan_block(P, s);
 		else if (s->kind == TC_ST_FOR && s->u.loop.kind != TC_LOOP_PARALLEL)
-			plan_block(E, s->u.loop.body);
+			plan_block(P, s->u.loop.body);
 		else if (s->kind == TC_ST_IF) {
-			plan_block(E, s->u.cond.then);
+			plan_block(P, s->u.cond.then);
 			if (s->u.cond.els)
-				plan_block(E, s->u.cond.els);
+				plan_block(P, s->u.cond.els);
 		}
 	}
 }
@@ -802,20 +805,20 @@ mark_all(void *ctx, const TcVar *v, int how)
 /* Mark in stored the buffers some statement accesses in memory: any
  * access outside a run, or inside one that keeps the buffer. */
 static void
-mark_stored(Planner *E, const TcStmt *s, bool *stored)
+mark_stored(Planner *P, const TcStmt *s, bool *stored)
 {
 	switch (s->kind) {
 	case TC_ST_BLOCK:
 		for (int i = 0; i < s->u.block.body.len; i++) {
-			const Fusion *F = fusion_at(E, s, i);
+			const Fusion *F = fusion_at(P, s, i);
 			if (!F) {
-				mark_stored(E, s->u.block.body.items[i], stored);
+				mark_stored(P, s->u.block.body.items[i], stored);
 				continue;
 			}
-			bool *t = live_copy(E, NULL);
+			bool *t = live_copy(P, NULL);
 			for (int k = 0; k < F->n; k++)
 				tc_stmt_access(F->ops[k].s, NULL, mark_all, t);
-			for (int v = 0; v < E->k->vars.len; v++)
+			for (int v = 0; v < P->k->vars.len; v++)
 				stored[v] |= t[v] && !F->elided[v];
 			i += F->nstmts - 1;
 		}
@@ -824,13 +827,13 @@ mark_stored(Planner *E, const TcStmt *s, bool *stored)
 		tc_expr_access(s->u.loop.begin, mark_all, stored);
 		tc_expr_access(s->u.loop.end, mark_all, stored);
 		tc_expr_access(s->u.loop.step, mark_all, stored);
-		mark_stored(E, s->u.loop.body, stored);
+		mark_stored(P, s->u.loop.body, stored);
 		return;
 	case TC_ST_IF:
 		tc_expr_access(s->u.cond.cond, mark_all, stored);
-		mark_stored(E, s->u.cond.then, stored);
+		mark_stored(P, s->u.cond.then, stored);
 		if (s->u.cond.els)
-			mark_stored(E, s->u.cond.els, stored);
+			mark_stored(P, s->u.cond.els, stored);
 		return;
 	case TC_ST_DECL:
 		tc_expr_access(s->u.decl.init, mark_all, stored);
@@ -895,7 +898,7 @@ stmt_locals(const TcStmt *s, TcVec *out, TcArena *a)
 /* The ops of F1 that F2 would redo to recompute b (their indices in
  * chain), or 0 if it may not. */
 static int
-recompute_chain(Planner *E, const Fusion *F1, const Fusion *F2,
+recompute_chain(Planner *P, const Fusion *F1, const Fusion *F2,
 		const TcVar *b, int *chain)
 {
 	const TcStmt *block = F1->block;
@@ -927,7 +930,7 @@ recompute_chain(Planner *E, const Fusion *F1, const Fusion *F2,
 				return 0;
 			reads[nreads++] = v;
 		}
-		if (stmt_locals(op->s, &locals, E->a))
+		if (stmt_locals(op->s, &locals, P->a))
 			return 0;
 	}
 	/* Nothing from the chain's start to F2 writes what it reads or
@@ -962,11 +965,11 @@ recompute_chain(Planner *E, const Fusion *F1, const Fusion *F2,
 
 /* The latest run of F2's block before it that writes b, or NULL. */
 static const Fusion *
-writer_before(Planner *E, const Fusion *F2, const TcVar *b)
+writer_before(Planner *P, const Fusion *F2, const TcVar *b)
 {
 	const Fusion *best = NULL;
-	for (int f = 0; f < E->fusions.len; f++) {
-		const Fusion *F = E->fusions.items[f];
+	for (int f = 0; f < P->fusions.len; f++) {
+		const Fusion *F = P->fusions.items[f];
 		if (F->block != F2->block || F->first + F->nstmts > F2->first ||
 		    (best && best->first > F->first))
 			continue;
@@ -983,15 +986,17 @@ writer_before(Planner *E, const Fusion *F2, const TcVar *b)
  * recompute, but not the (run, buffer) pairs in rejected; returns whether
  * any run changed. */
 static bool
-add_recomputes(Planner *E, const TcVec *rejected)
+add_recomputes(Planner *P, const TcVec *rejected)
 {
 	bool changed = false;
-	for (int f = 0; f < E->fusions.len; f++) {
-		Fusion *F2 = E->fusions.items[f];
+	for (int f = 0; f < P->fusions.len; f++) {
+		Fusion *F2 = P->fusions.items[f];
 		if (F2->nagain)
 			continue;
-		for (int v = 0; v < E->k->vars.len && F2->nrecomputed < 8; v++) {
-			const TcVar *b = E->k->vars.items[v];
+		for (int v = 0; v < P->k->vars.len &&
+				F2->nrecomputed < TC_FUSE_MAX_AGAIN;
+		     v++) {
+			const TcVar *b = P->k->vars.items[v];
 			if (b->kind != TC_VAR_BUFFER || b->rank != F2->rank)
 				continue;
 			/* F2 reads b before it writes it. */
@@ -1004,14 +1009,14 @@ add_recomputes(Planner *E, const TcVec *rejected)
 			for (int r = 0; r + 1 < rejected->len; r += 2)
 				no |= rejected->items[r] == F2 &&
 				      rejected->items[r + 1] == b;
-			const Fusion *F1 = writer_before(E, F2, b);
+			const Fusion *F1 = writer_before(P, F2, b);
 			int chain[8], nc;
 			if (no || !F1 || F1->rows != F2->rows || F1->cols != F2->cols ||
-			    !(nc = recompute_chain(E, F1, F2, b, chain)))
+			    !(nc = recompute_chain(P, F1, F2, b, chain)))
 				continue;
 			int n = F2->n + nc;
-			TcFuseOp *ops = tc_alloc(E->a, (size_t)n * sizeof *ops);
-			Touches *tt = tc_alloc(E->a, (size_t)n * sizeof *tt);
+			TcFuseOp *ops = tc_alloc(P->a, (size_t)n * sizeof *ops);
+			Touches *tt = tc_alloc(P->a, (size_t)n * sizeof *tt);
 			for (int c = 0; c < nc; c++) {
 				ops[c] = F1->ops[chain[c]];
 				tt[c] = F1->tt[chain[c]];
@@ -1045,33 +1050,33 @@ add_recomputes(Planner *E, const TcVec *rejected)
  * it redoes, goes back to its own statements; that (run, buffer) pair is
  * added to rejected.  Returns whether any run went back. */
 static bool
-replan(Planner *E, TcVec *rejected)
+replan(Planner *P, TcVec *rejected)
 {
-	E->live.len = 0;
-	bool *live = live_copy(E, NULL);
-	live_stmt(E, E->k->body, live);
-	for (int f = 0; f < E->fusions.len; f++) {
-		Fusion *F = E->fusions.items[f];
+	P->live.len = 0;
+	bool *live = live_copy(P, NULL);
+	live_stmt(P, P->k->body, live);
+	for (int f = 0; f < P->fusions.len; f++) {
+		Fusion *F = P->fusions.items[f];
 		const TcStmt *last =
 			F->block->u.block.body.items[F->first + F->nstmts - 1];
-		bool *elided = live_copy(E, NULL);
-		F->kept = plan_elision(E, F->ops, F->tt, F->n,
-				       live_after(E, last), elided) == F->n;
+		bool *elided = live_copy(P, NULL);
+		F->kept = plan_elision(P, F->ops, F->tt, F->n,
+				       live_after(P, last), elided) == F->n;
 		/* (Less is live than when the run was planned: its old
 		 * choice stays valid if the new one fails.) */
 		if (F->kept)
 			F->elided = elided;
 	}
 	bool undone = false;
-	for (int f = 0; f < E->fusions.len; f++) {
-		Fusion *F = E->fusions.items[f];
+	for (int f = 0; f < P->fusions.len; f++) {
+		Fusion *F = P->fusions.items[f];
 		for (int r = 0; r < F->nrecomputed; r++) {
 			const TcVar *b = F->again[r];
 			if (F->kept && F->elided[b->index] &&
 			    F->from[r]->elided[b->index])
 				continue;
-			tc_vec_push(E->a, rejected, F);
-			tc_vec_push(E->a, rejected, (void *)b);
+			tc_vec_push(P->a, rejected, F);
+			tc_vec_push(P->a, rejected, (void *)b);
 			F->ops = F->ops0;
 			F->tt = F->tt0;
 			F->n -= F->nagain;
@@ -1111,36 +1116,36 @@ run_is_dead(const Fusion *F)
  * then the buffers no statement stores (their declarations are left
  * out). */
 static void
-plan_fusion(Planner *E)
+plan_fusion(Planner *P)
 {
-	bool *live = live_copy(E, NULL);
-	live_stmt(E, E->k->body, live);
-	plan_block(E, E->k->body);
+	bool *live = live_copy(P, NULL);
+	live_stmt(P, P->k->body, live);
+	plan_block(P, P->k->body);
 	TcVec rejected = { 0 };
-	while (add_recomputes(E, &rejected)) {
-		while (replan(E, &rejected))
+	while (add_recomputes(P, &rejected)) {
+		while (replan(P, &rejected))
 			;
 	}
-	for (int f = 0; f < E->fusions.len; f++) {
-		Fusion *F = E->fusions.items[f];
+	for (int f = 0; f < P->fusions.len; f++) {
+		Fusion *F = P->fusions.items[f];
 		for (int k = 0; k < F->n; k++)
 			if (F->ops[k].kind == TC_FUSE_LOAD)
 				F->ops[k].elided = F->elided[F->ops[k].buf->index];
 		F->dead = run_is_dead(F);
 	}
-	bool *stored = live_copy(E, NULL);
-	bool *elided = live_copy(E, NULL);
-	mark_stored(E, E->k->body, stored);
-	for (int f = 0; f < E->fusions.len; f++) {
-		const Fusion *F = E->fusions.items[f];
-		for (int v = 0; v < E->k->vars.len; v++)
+	bool *stored = live_copy(P, NULL);
+	bool *elided = live_copy(P, NULL);
+	mark_stored(P, P->k->body, stored);
+	for (int f = 0; f < P->fusions.len; f++) {
+		const Fusion *F = P->fusions.items[f];
+		for (int v = 0; v < P->k->vars.len; v++)
 			elided[v] |= F->elided[v];
 	}
-	for (int v = 0; v < E->k->vars.len; v++)
-		((TcVar *)E->k->vars.items[v])->unstored = elided[v] && !stored[v];
+	for (int v = 0; v < P->k->vars.len; v++)
+		((TcVar *)P->k->vars.items[v])->unstored = elided[v] && !stored[v];
 }
 
-/* --- The pass ------------------------------------------------------------------- */
+/* --- The pass ----------------------------------------------------------------- */
 
 bool
 tc_cpu_fuse(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
