@@ -79,11 +79,6 @@ typedef struct Gpu {
 		const char *it, *stage, *bars, *phase;
 		const char **copy;
 	} hook;
-	/* Per var->index, for nonneg(): the loop that declares a loop
-	 * variable, the initializer of a local never assigned again; NULL
-	 * for other vars. */
-	const TcStmt **loop_of;
-	const TcExpr **init_of;
 	bool failed;            /* an error was reported */
 	/* The emitter's own names (loop counters, tile indices, ...), each
 	 * made distinct from every name of the program (fresh()). */
@@ -607,129 +602,19 @@ region_index(Gpu *G, const TcRegion *r, const TileIdx *ti, TcExpr **out)
  * A tile copy reads (writes) only the tensor elements inside the tensor:
  * 0 <= index < extent along every dim, the dims the tile covers and the
  * ones it does not.  The upper bounds are always tested; the lower one
- * wherever the region's origin along that dim may be negative
- * (lower_bound), which the forms of most origins rule out (block indices
+ * wherever the bounds pass could not prove the region's origin
+ * along that dim non-negative (lower_bound), which the forms of most origins rule out (block indices
  * times tile sizes).  Every copy's bounds, element by element
  * (print_bounds) or as a box helper's arguments (box_extents, box_lows),
  * come from these two functions. */
 
-static bool nonneg(const Gpu *G, const TcExpr *e);
-
-/* Whether e keeps its value while a loop runs: no element loads and no
- * locals that are assigned. */
-static bool
-invariant(const TcExpr *e)
-{
-	switch (e->kind) {
-	case TC_EX_INT:
-	case TC_EX_FLOAT:
-		return true;
-	case TC_EX_VAR:
-		return e->u.var->kind != TC_VAR_LOCAL || !e->u.var->mutated;
-	case TC_EX_BINARY:
-		return invariant(e->u.bin.lhs) && invariant(e->u.bin.rhs);
-	case TC_EX_UNARY:
-		return invariant(e->u.un.arg);
-	case TC_EX_CAST:
-		return invariant(e->u.cast.arg);
-	case TC_EX_CALL:
-		for (int i = 0; i < e->u.call.nargs; i++)
-			if (!invariant(e->u.call.args[i]))
-				return false;
-		return true;
-	default:
-		return false;
-	}
-}
-
-/* Whether a - r - k >= 0 for loop index r and constant k (0 or 1): r
- * counts up from a non-negative start to below its loop's end, an
- * invariant expression that a equals, or a - 1 equals when k is 0 (a
- * reversed index, `chunks - 1 - r`). */
-static bool
-below_end(const Gpu *G, const TcExpr *a, const TcExpr *r, long long k)
-{
-	if (r->kind != TC_EX_VAR || r->u.var->kind != TC_VAR_LOOP)
-		return false;
-	const TcStmt *l = G->loop_of[r->u.var->index];
-	long long step = 1, c;
-	if (!l || (l->u.loop.step && !(tc_expr_const(l->u.loop.step, &step) && step > 0)) ||
-	    !nonneg(G, l->u.loop.begin) || !invariant(l->u.loop.end))
-		return false;
-	const TcExpr *end = l->u.loop.end;
-	if (tc_expr_equal(a, end))
-		return k <= 1;
-	return k == 0 && a->kind == TC_EX_BINARY && a->u.bin.op == TC_OP_SUB &&
-	       tc_expr_const(a->u.bin.rhs, &c) && c == 1 && tc_expr_equal(a->u.bin.lhs, end);
-}
-
-/* Whether e >= 0 follows from its form: literals, tunables, block
- * indices, tensor extents, loop indices counting up from such a start,
- * locals initialized to such a value and never assigned, a loop's end less
- * its index (and less 1), and sums, products, quotients, ceildiv, min and
- * max of those. */
-static bool
-nonneg(const Gpu *G, const TcExpr *e)
-{
-	switch (e->kind) {
-	case TC_EX_INT:
-		return e->u.ival >= 0;
-	case TC_EX_VAR: {
-		const TcVar *v = e->u.var;
-		switch (v->kind) {
-		case TC_VAR_TUNABLE: return v->value >= 0;
-		case TC_VAR_BLOCK: return true;
-		case TC_VAR_SCALAR:
-			/* A tensor's extent (a launch checks them >= 0). */
-			return tc_abi_is_extent(G->k, v);
-		case TC_VAR_LOOP: {
-			const TcStmt *l = G->loop_of[v->index];
-			return l && nonneg(G, l->u.loop.begin) &&
-			       (!l->u.loop.step || nonneg(G, l->u.loop.step));
-		}
-		case TC_VAR_LOCAL:
-			return G->init_of[v->index] && nonneg(G, G->init_of[v->index]);
-		default: return false;
-		}
-	}
-	case TC_EX_BINARY:
-		switch (e->u.bin.op) {
-		case TC_OP_ADD:
-		case TC_OP_MUL:
-		case TC_OP_DIV:
-		case TC_OP_REM:
-		case TC_OP_SHR:
-			return nonneg(G, e->u.bin.lhs) && nonneg(G, e->u.bin.rhs);
-		case TC_OP_SUB: {
-			/* end - r, end - 1 - r, end - r - 1 */
-			const TcExpr *l = e->u.bin.lhs, *r = e->u.bin.rhs;
-			long long k;
-			if (tc_expr_const(r, &k) && l->kind == TC_EX_BINARY &&
-			    l->u.bin.op == TC_OP_SUB)
-				return below_end(G, l->u.bin.lhs, l->u.bin.rhs, k);
-			return below_end(G, l, r, 0);
-		}
-		default: return false;
-		}
-	case TC_EX_CALL:
-		return (e->u.call.fn == TC_FN_CEILDIV || e->u.call.fn == TC_FN_MIN ||
-			e->u.call.fn == TC_FN_MAX) &&
-		       nonneg(G, e->u.call.args[0]) && nonneg(G, e->u.call.args[1]);
-	case TC_EX_CAST:
-		return tc_dtype_cast_keeps_nonneg(e->dtype, e->u.cast.arg->dtype) &&
-		       (e->dtype == TC_DT_U8 || e->dtype == TC_DT_BOOL ||
-			nonneg(G, e->u.cast.arg));
-	default:
-		return false;
-	}
-}
-
 /* Whether the elements of tensor region r need a test of index >= 0
- * along tensor dim d. */
+ * along tensor dim d: the bounds pass did not prove its origin >= 0. */
 static bool
-lower_bound(const Gpu *G, const TcRegion *r, int d)
+lower_bound(const TcRegion *r, int d)
 {
-	return r->var->kind == TC_VAR_TENSOR && !nonneg(G, r->origin[d]);
+	return r->var->kind == TC_VAR_TENSOR &&
+	       !(r->bounded && (r->nonneg >> d & 1));
 }
 
 /* `0 <= idx0 && idx0 < E0 && idx1 < E1 ...` for a tensor region element
@@ -744,7 +629,7 @@ print_bounds(Gpu *G, const TcRegion *r, TcExpr *const *idx)
 	for (int i = 0; i < r->var->rank; i++) {
 		if (i)
 			tc_buf_puts(b, " && ");
-		if (lower_bound(G, r, i)) {
+		if (lower_bound(r, i)) {
 			tc_buf_puts(b, "0 <= ");
 			tc_c_expr_prec(&G->pr, idx[i], tc_binop_prec(TC_OP_LE) + 1);
 			tc_buf_puts(b, " && ");
@@ -885,7 +770,7 @@ box_extents(Gpu *G, const TcRegion *r, const TcVar *tile, bool clamp)
 		if (covered)
 			continue;
 		tc_buf_puts(b, fixed ? " && " : "(");
-		if (lower_bound(G, r, i)) {
+		if (lower_bound(r, i)) {
 			tc_buf_puts(b, "0 <= ");
 			tc_c_expr_prec(&G->pr, r->origin[i], tc_binop_prec(TC_OP_LE) + 1);
 			tc_buf_puts(b, " && ");
@@ -915,7 +800,7 @@ static void
 box_lows(Gpu *G, const TcRegion *r, const TcVar *tile)
 {
 	int row = tile->rank == 2 ? r->dims[0] : -1, col = r->dims[r->ndims - 1];
-	bool low_row = row >= 0 && lower_bound(G, r, row), low_col = lower_bound(G, r, col);
+	bool low_row = row >= 0 && lower_bound(r, row), low_col = lower_bound(r, col);
 	if (!low_row && !low_col)
 		return;
 	for (int i = 0; i < 2; i++) {
@@ -2352,36 +2237,6 @@ dtypes_supported(Gpu *G, const TcStmt *s)
 	}
 }
 
-/* Record in G->loop_of the loop that declares each loop variable of s,
- * and in G->init_of the initializer of each local never assigned again. */
-static void
-find_loops(Gpu *G, const TcStmt *s)
-{
-	switch (s->kind) {
-	case TC_ST_BLOCK:
-		for (int i = 0; i < s->u.block.body.len; i++)
-			find_loops(G, s->u.block.body.items[i]);
-		break;
-	case TC_ST_DECL: {
-		const TcVar *v = s->u.decl.var;
-		if (v->kind == TC_VAR_LOCAL && !v->mutated)
-			G->init_of[v->index] = s->u.decl.init;
-		break;
-	}
-	case TC_ST_FOR:
-		G->loop_of[s->u.loop.var->index] = s;
-		find_loops(G, s->u.loop.body);
-		break;
-	case TC_ST_IF:
-		find_loops(G, s->u.cond.then);
-		if (s->u.cond.els)
-			find_loops(G, s->u.cond.els);
-		break;
-	default:
-		break;
-	}
-}
-
 /* Helper headers one standalone file carries, at most. */
 enum { MAX_HELPERS = 4 };
 
@@ -2590,9 +2445,6 @@ tc_gpu_emit(const TcGpuDialect *g, const TcProgram *p, const TcKernel *k,
 				nclass = v->layout.dim[j].id + 1;
 	}
 	G.dist = tc_alloc(a, sizeof(char *) * (size_t)(nclass + 1));
-	G.loop_of = tc_alloc(a, sizeof(TcStmt *) * (size_t)(k->vars.len + 1));
-	G.init_of = tc_alloc(a, sizeof(TcExpr *) * (size_t)(k->vars.len + 1));
-	find_loops(&G, k->body);
 	G.e = fresh(&G, "e");
 	for (int i = 0; i < TC_MAX_RANK; i++)
 		G.tix[i] = fresh(&G, tile_idx[i]);

@@ -364,7 +364,7 @@ depends_on_block(Emitter *E, const TcExpr *e)
 	return E->dep_found;
 }
 
-/* One pass over the body: scopes, initializers, loops, whether
+/* One pass over the body: scopes, which locals depend on the block, whether
  * blocks do unequal work, whether there is a gemm. */
 static void
 scan(Emitter *E, const TcStmt *s, int par_depth)
@@ -378,8 +378,6 @@ scan(Emitter *E, const TcStmt *s, int par_depth)
 		const TcVar *v = s->u.decl.var;
 		if (par_depth > 0)
 			E->visible[v->index] = false;
-		if (v->kind == TC_VAR_LOCAL && !v->mutated)
-			E->init[v->index] = s->u.decl.init;
 		if (v->kind == TC_VAR_LOCAL && s->u.decl.init)
 			E->block_dep[v->index] =
 				v->mutated || depends_on_block(E, s->u.decl.init);
@@ -388,7 +386,6 @@ scan(Emitter *E, const TcStmt *s, int par_depth)
 	case TC_ST_FOR: {
 		const TcVar *v = s->u.loop.var;
 		bool par = s->u.loop.kind == TC_LOOP_PARALLEL;
-		E->loop[v->index] = s;
 		if (par || par_depth > 0)
 			E->visible[v->index] = false;
 		if (depends_on_block(E, s->u.loop.begin) ||
@@ -407,124 +404,11 @@ scan(Emitter *E, const TcStmt *s, int par_depth)
 	}
 }
 
-/* Whether e's value cannot change while the loops of the body run: it
- * reads only literals, tunables, scalars, block indices and locals never
- * reassigned. */
-static bool
-invariant(Emitter *E, const TcExpr *e)
-{
-	switch (e->kind) {
-	case TC_EX_INT:
-		return true;
-	case TC_EX_VAR:
-		switch (e->u.var->kind) {
-		case TC_VAR_TUNABLE:
-		case TC_VAR_SCALAR:
-		case TC_VAR_BLOCK: return true;
-		case TC_VAR_LOCAL: return E->init[e->u.var->index] != NULL;
-		default: return false;
-		}
-	case TC_EX_BINARY:
-		return invariant(E, e->u.bin.lhs) && invariant(E, e->u.bin.rhs);
-	case TC_EX_CALL:
-		for (int i = 0; i < e->u.call.nargs; i++)
-			if (!invariant(E, e->u.call.args[i]))
-				return false;
-		return !tc_dtype_is_float(e->dtype);
-	default:
-		return false;
-	}
-}
-
-/* Whether a - r - k >= 0 for loop index r and constant k (0 or 1): r
- * counts up by a positive step from a non-negative start to below its
- * loop's end, an invariant expression that a equals, or a - 1 equals
- * when k is 0 (a reversed index, `n - 1 - r`). */
-static bool
-below_end(Emitter *E, const TcExpr *a, const TcExpr *r, long long k)
-{
-	if (r->kind != TC_EX_VAR || r->u.var->kind != TC_VAR_LOOP)
-		return false;
-	const TcStmt *loop = E->loop[r->u.var->index];
-	long long step = 1, c;
-	if (!loop ||
-	    (loop->u.loop.step &&
-	     !(tc_expr_const(loop->u.loop.step, &step) && step > 0)) ||
-	    !tc_omp_nonneg(E, loop->u.loop.begin) ||
-	    !invariant(E, loop->u.loop.end))
-		return false;
-	const TcExpr *end = loop->u.loop.end;
-	if (tc_expr_equal(a, end))
-		return k <= 1;
-	return k == 0 && a->kind == TC_EX_BINARY && a->u.bin.op == TC_OP_SUB &&
-	       tc_expr_const(a->u.bin.rhs, &c) && c == 1 &&
-	       tc_expr_equal(a->u.bin.lhs, end);
-}
-
-/* Whether e >= 0 follows from its form: literals, tunables, block and
- * loop indices counting up from non-negative starts, scalars that are a
- * tensor's extent, a loop's end less its index (and less 1), and sums,
- * products, quotients, ceildiv, min, max and selects of those. */
+/* Whether the bounds pass proved region r's origin along dim d >= 0. */
 bool
-tc_omp_nonneg(Emitter *E, const TcExpr *e)
+tc_omp_origin_nonneg(const TcRegion *r, int d)
 {
-	switch (e->kind) {
-	case TC_EX_INT:
-		return e->u.ival >= 0;
-	case TC_EX_VAR: {
-		const TcVar *v = e->u.var;
-		switch (v->kind) {
-		case TC_VAR_TUNABLE: return v->value >= 0;
-		case TC_VAR_BLOCK: return true;
-		case TC_VAR_LOOP:
-			return E->loop[v->index] &&
-			       tc_omp_nonneg(E,
-					     E->loop[v->index]->u.loop.begin);
-		case TC_VAR_LOCAL:
-			return E->init[v->index] &&
-			       tc_omp_nonneg(E, E->init[v->index]);
-		case TC_VAR_SCALAR:
-			return E->extent[v->index];
-		default: return false;
-		}
-	}
-	case TC_EX_BINARY:
-		switch (e->u.bin.op) {
-		case TC_OP_ADD:
-		case TC_OP_MUL:
-		case TC_OP_DIV:
-		case TC_OP_REM:
-		case TC_OP_SHR:
-			return tc_omp_nonneg(E, e->u.bin.lhs) &&
-			       tc_omp_nonneg(E, e->u.bin.rhs);
-		case TC_OP_SUB: {
-			/* end - r, end - 1 - r, end - r - 1 */
-			const TcExpr *l = e->u.bin.lhs, *r = e->u.bin.rhs;
-			long long k;
-			if (tc_expr_const(r, &k) && l->kind == TC_EX_BINARY &&
-			    l->u.bin.op == TC_OP_SUB)
-				return below_end(E, l->u.bin.lhs, l->u.bin.rhs, k);
-			return below_end(E, l, r, 0);
-		}
-		default:
-			return false;
-		}
-	case TC_EX_CALL:
-		if (e->u.call.fn != TC_FN_CEILDIV && e->u.call.fn != TC_FN_MIN &&
-		    e->u.call.fn != TC_FN_MAX)
-			return false;
-		return tc_omp_nonneg(E, e->u.call.args[0]) &&
-		       tc_omp_nonneg(E, e->u.call.args[1]);
-	case TC_EX_SELECT:
-		return tc_omp_nonneg(E, e->u.sel.then) &&
-		       tc_omp_nonneg(E, e->u.sel.els);
-	case TC_EX_CAST:
-		return tc_dtype_cast_keeps_nonneg(e->dtype, e->u.cast.arg->dtype) &&
-		       (e->dtype == TC_DT_U8 || e->dtype == TC_DT_BOOL ||
-			tc_omp_nonneg(E, e->u.cast.arg));
-	default:
-		return false;
-	}
+	return r->bounded && (r->nonneg >> d & 1);
 }
 
 /* Whether index e is inside [0, extent) for every block: a block index
@@ -690,10 +574,10 @@ emit_body(Emitter *E, const TcStmt *s)
 {
 	tc_assert(s->kind == TC_ST_BLOCK);
 	for (int i = 0; i < s->u.block.body.len; i++) {
-		const Fusion *F = tc_omp_fusion_at(E, s, i);
+		const TcFusion *F = tc_omp_fusion_at(E, s, i);
 		if (F) {
 			tc_omp_emit_fusion(E, F);
-			i += tc_omp_fusion_len(F) - 1;
+			i += F->nstmts - 1;
 			continue;
 		}
 		tc_omp_emit_stmt(E, s->u.block.body.items[i]);
@@ -749,22 +633,12 @@ emit_decl(Emitter *E, const TcStmt *s)
 	for (int i = 0; i < v->rank; i++)
 		n *= tc_var_extent(v, i);
 	long long bytes = n * buffer_elem_bytes(v->dtype);
-	E->frame_bytes += bytes;
-	if (!E->unstored[v->index])
+	if (!v->unstored)
 		E->stack_bytes += bytes;
-	if (E->frame_bytes > E->t->smem_limit) {
-		tc_diag(E->d, TC_ERROR, v->loc, "buffer '%s' (%s) brings the "
-			"buffers of kernel '%s' to %s per block; the %s target "
-			"allows %s (a block's buffers live on its thread's "
-			"stack and should stay in cache)", v->name,
-			size_text(E->a, bytes), E->k->name,
-			size_text(E->a, E->frame_bytes), E->t->name,
-			size_text(E->a, E->t->smem_limit));
-		return;
-	}
 	/* A buffer every fused run keeps in registers takes no memory (its
-	 * size still counts against the limit, a property of the program). */
-	if (E->unstored[v->index])
+	 * size still counts against the frame pass's limit, a property of
+	 * the program). */
+	if (v->unstored)
 		return;
 	tc_omp_line_directive(E, v->loc);
 	TcBuf shape;
@@ -944,11 +818,11 @@ emit_for(Emitter *E, const TcStmt *s, bool in_parallel)
 	if (around)
 		E->around[E->naround++] = s;
 	for (int i = 0; i < body->u.block.body.len; i++) {
-		const Fusion *F = par ? NULL : tc_omp_fusion_at(E, body, i);
+		const TcFusion *F = par ? NULL : tc_omp_fusion_at(E, body, i);
 		const TcStmt *st = body->u.block.body.items[i];
 		if (F) {
 			tc_omp_emit_fusion(E, F);
-			i += tc_omp_fusion_len(F) - 1;
+			i += F->nstmts - 1;
 		} else if (st->kind == TC_ST_FOR) {
 			emit_for(E, st, par);
 		} else {
@@ -1207,7 +1081,7 @@ tc_omp_fixed_dims(Emitter *E, CopyPlan *cp)
 		if (covered || tc_omp_in_range(E, o, cp->ten->shape[vd]))
 			continue;
 		int lt = tc_binop_prec(TC_OP_LT) + 1;
-		if (!tc_omp_nonneg(E, o))
+		if (!tc_omp_origin_nonneg(cp->reg, vd))
 			tc_buf_printf(&cond, "%s0 <= %s",
 				      cond.len ? " && " : "",
 				      tc_omp_expr_text(E, o, lt));
@@ -1227,7 +1101,7 @@ plan_copy(Emitter *E, CopyPlan *cp, bool *opened)
 	TcBuf *b = E->out;
 	*opened = false;
 	for (int t = 0; t < cp->rank; t++)
-		if (!tc_omp_nonneg(E, cp->reg->origin[cp->reg->dims[t]]))
+		if (!tc_omp_origin_nonneg(cp->reg, cp->reg->dims[t]))
 			return false;
 	tc_omp_fixed_dims(E, cp);
 
@@ -1338,14 +1212,13 @@ emit_copy_guarded(Emitter *E, CopyPlan *cp, bool load, bool atomic)
 	const char *cond[TC_MAX_RANK];
 	for (int t = 0; t < R; t++) {
 		int vd = cp->reg->dims[t];
-		const TcExpr *o = cp->reg->origin[vd];
 		const char *at = cp->origin[t] ? tc_fmt(E->a, "%s + %s", cp->origin[t],
 							 cp->idx[t])
 					       : cp->idx[t];
 		const char *upper =
 			tc_fmt(E->a, "%s < %s", at,
 			       tc_omp_expr_text(E, cp->ten->shape[vd], lt));
-		cond[t] = tc_omp_nonneg(E, o)
+		cond[t] = tc_omp_origin_nonneg(cp->reg, vd)
 				  ? upper
 				  : tc_fmt(E->a, "0 <= %s && %s", at, upper);
 	}
@@ -1360,7 +1233,7 @@ emit_copy_guarded(Emitter *E, CopyPlan *cp, bool load, bool atomic)
 		const char *c =
 			tc_fmt(E->a, "%s < %s", ot,
 			       tc_omp_expr_text(E, cp->ten->shape[vd], lt));
-		if (!tc_omp_nonneg(E, o))
+		if (!tc_omp_origin_nonneg(cp->reg, vd))
 			c = tc_fmt(E->a, "0 <= %s && %s", ot, c);
 		cond[0] = tc_fmt(E->a, "%s && %s", c, cond[0]);
 	}
@@ -1646,8 +1519,9 @@ prefetch_copy(Emitter *E, const TcStmt *s, const TcVar *var, TcExpr *next)
 	TcRegion reg = *src;
 	for (int d = 0; d < src->var->rank; d++) {
 		reg.origin[d] = substitute(E, src->origin[d], var, next);
-		if (!tc_omp_nonneg(E, reg.origin[d]))
+		if (!tc_range_nonneg(&E->ranges, reg.origin[d]))
 			return;
+		reg.nonneg |= 1u << d;
 	}
 	CopyPlan cp = { .tile = tile, .reg = &reg, .ten = reg.var,
 			.rank = tile->rank };
@@ -2554,24 +2428,13 @@ emit(const TcProgram *p, const TcKernel *k, const TcTarget *t,
 	size_t nv = (size_t)k->vars.len + 1;
 	E.visible = tc_alloc(E.a, nv * sizeof *E.visible);
 	E.used = tc_alloc(E.a, nv * sizeof *E.used);
-	E.init = tc_alloc(E.a, nv * sizeof *E.init);
-	E.loop = tc_alloc(E.a, nv * sizeof *E.loop);
 	E.block_dep = tc_alloc(E.a, nv * sizeof *E.block_dep);
-	E.extent = tc_alloc(E.a, nv * sizeof *E.extent);
-	for (int i = 0; i < k->params.len; i++) {
-		const TcVar *v = k->params.items[i];
-		for (int j = 0; j < v->rank; j++)
-			if (v->shape[j]->kind == TC_EX_VAR &&
-			    v->shape[j]->u.var->kind == TC_VAR_SCALAR)
-				E.extent[v->shape[j]->u.var->index] = true;
-	}
-	E.unstored = tc_alloc(E.a, nv * sizeof *E.unstored);
+	tc_ranges_init(&E.ranges, E.a, k);
 	E.vector = tc_alloc(E.a, nv * sizeof *E.vector);
 	for (size_t i = 0; i < nv; i++)
 		E.visible[i] = true;
 	tc_omp_walk_vars(NULL, k->body, mark_used, &E);
 	scan(&E, k->body, 0);
-	tc_omp_plan_fusion(&E);
 
 	/* The block function first, into its own buffer, so an error leaves
 	 * out untouched and the frame size is known for its comment. */

@@ -1,16 +1,17 @@
 /*
  * openmp.h - what the two files of the OpenMP backend share.
  *
- * openmp.c prints a kernel statement by statement; openmp_fuse.c finds the
- * runs of row-wise statements that run as one pass per row and prints
- * them.  Both print through one Emitter: openmp_fuse.c calls the printing
- * and analysis helpers of openmp.c, and openmp.c asks openmp_fuse.c, at
- * each statement of a block, whether a run starts there.  Private to the
+ * openmp.c prints a kernel statement by statement; openmp_fuse.c prints
+ * the runs of row-wise statements the fuse pass planned (kernel->fusions)
+ * as one pass per row.  Both print through one Emitter: openmp_fuse.c
+ * calls the printing helpers of openmp.c, and openmp.c asks openmp_fuse.c,
+ * at each statement of a block, whether a run starts there.  Private to the
  * backend: nothing outside emitters/openmp*.c includes it.
  */
 #ifndef TILEC_OPENMP_H
 #define TILEC_OPENMP_H
 
+#include "analysis/range.h"
 #include "cfamily.h"
 
 /* A run of statements printed as one loop nest (openmp_fuse.c). */
@@ -26,25 +27,21 @@ typedef struct Emitter {
 	TcDiags *d;             /* where errors go */
 	TcBuf *out;             /* the output */
 	TcCPrinter pr;          /* expression printer with openmp.c's hooks */
+	TcRanges ranges;        /* signs of index expressions; its init[]:
+				   the initializer of a local never
+				   reassigned */
 	/* Per kernel var (by index): */
 	bool *visible;          /* in scope at block level (tile ops see it) */
 	bool *used;             /* referenced by the block's body */
-	const TcExpr **init;    /* LOCAL: initializer if never reassigned */
-	const TcStmt **loop;    /* LOOP: the FOR binding it */
 	bool *block_dep;        /* LOCAL: value depends on a block index */
-	bool *extent;           /* SCALAR: a tensor's extent, so >= 0 */
 	bool dynamic;           /* blocks do unequal work: schedule(dynamic) */
 	bool dep_found;         /* set by note_block_dep's walk */
-	long long frame_bytes;  /* bytes of buffers declared so far */
-	long long stack_bytes;  /* of those, bytes in the block's frame */
+	long long stack_bytes;  /* bytes of the buffers declared so far that
+				   are stored (not kept in registers) */
 	int line;               /* last #line printed, 0 for none */
 	/* Fusion (openmp_fuse.c): */
-	TcVec live;             /* LiveOut: buffers read after each statement */
-	TcVec fusions;          /* Fusion *: the runs of statements fused */
 	const bool *elided;     /* BUFFER: while a fused row loop is printed,
 				   its element is a local of the loop */
-	bool *unstored;         /* BUFFER: elided wherever it is written, so
-				   never declared */
 	TcVec reserved;         /* const char *: names the open fused loop
 				   nest has declared */
 	const TcStmt *around[16]; /* serial loops around what is printed */
@@ -95,11 +92,8 @@ bool tc_omp_is_var_expr(const TcExpr *e, const void *var);
 bool tc_omp_has_loop(const TcStmt *s);
 /* The parallel loop directly nested in s's body, if that is all it has. */
 const TcStmt *tc_omp_nested_parallel(const TcStmt *s);
-/* Whether e >= 0 follows from its form: literals, tunables, block and
- * loop indices counting up from non-negative starts, scalars that are a
- * tensor's extent, a loop's end less its index (and less 1), and sums,
- * products, quotients, ceildiv, min, max and selects of those. */
-bool tc_omp_nonneg(Emitter *E, const TcExpr *e);
+/* Whether the bounds pass proved region r's origin along dim d >= 0. */
+bool tc_omp_origin_nonneg(const TcRegion *r, int d);
 /* Whether index e is inside [0, extent) for every block: a block index
  * over a grid of exactly that extent, or constants. */
 bool tc_omp_in_range(Emitter *E, const TcExpr *e, const TcExpr *extent);
@@ -187,18 +181,14 @@ const char *tc_omp_reduce_start(Emitter *E, TcReduceOp op, TcDtype t,
 const char *tc_omp_reduce_step(Emitter *E, TcReduceOp op, TcDtype t,
 			       const char *acc, const char *x);
 
-/* ==== openmp_fuse.c: row-wise statements fused ============================= */
+/* ==== openmp_fuse.c: row-wise runs printed ================================ */
 
-/* Liveness, then the runs of the whole body and what they recompute,
- * then the buffers no statement stores (their declarations are left
- * out). */
-void tc_omp_plan_fusion(Emitter *E);
-/* The run that starts at statement i of block, or NULL. */
-const Fusion *tc_omp_fusion_at(Emitter *E, const TcStmt *block, int i);
-/* How many statements of its block a run takes. */
-int tc_omp_fusion_len(const Fusion *F);
-/* Print a run as one loop nest (the file-top comment of openmp_fuse.c). */
-void tc_omp_emit_fusion(Emitter *E, const Fusion *F);
+/* The run (kernel->fusions, passes/cpu_fuse.c) that starts at statement i
+ * of block, or NULL. */
+const TcFusion *tc_omp_fusion_at(Emitter *E, const TcStmt *block, int i);
+/* Print a run as one loop nest in place of its plan->nstmts statements
+ * (the file-top comment of openmp_fuse.c). */
+void tc_omp_emit_fusion(Emitter *E, const TcFusion *plan);
 
 /* ==== openmp_vec.c: explicit vectors for a run's element loop ============== */
 

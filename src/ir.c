@@ -59,19 +59,10 @@ tc_dtype_is_int(TcDtype t)
 }
 
 bool
-tc_dtype_cast_keeps_nonneg(TcDtype to, TcDtype from)
+tc_dtype_is_unsigned(TcDtype t)
 {
-	char kt = dtype_info[to].kind, kf = dtype_info[from].kind;
-	if (kt == 'U' || kt == 'B')
-		return true;    /* no negative value at all */
-	if (kt != 'I')
-		return false;
-	if (kf == 'F')
-		return true;    /* truncation toward zero (in range) */
-	/* Every value of `from` fits in `to`: signed into as many bits or
-	 * more, unsigned and bool into more. */
-	int bt = dtype_info[to].bits, bf = dtype_info[from].bits;
-	return kf == 'I' ? bf <= bt : bf < bt;
+	char k = dtype_info[t].kind;
+	return k == 'U' || k == 'B';
 }
 
 TcDtype

@@ -14,12 +14,13 @@
  * before check has accepted the program, IR that breaks the rules is the
  * user's error (check reports it), not the translator's.
  */
-#include "tilec_int.h"
+#include "passes/passes.h"
 
 #include <string.h>
 
 #define ALL_TARGETS ((1u << TC_TARGET_COUNT) - 1)
 #define GPU_TARGETS ((1u << TC_TARGET_CUDA) | (1u << TC_TARGET_HIP))
+#define CPU_TARGETS (1u << TC_TARGET_OPENMP)
 
 const TcPass tc_passes[] = {
 	{ "specialize", tc_specialize, ALL_TARGETS,
@@ -38,6 +39,12 @@ const TcPass tc_passes[] = {
 	  "shared-memory offsets, padding and stages; the per-block limit" },
 	{ "barrier", tc_barrier, GPU_TARGETS,
 	  "block barriers between statements that share memory" },
+	{ "frame", tc_cpu_frame, CPU_TARGETS,
+	  "bytes of a block's buffers on its thread's stack; the CPU limit" },
+	{ "bounds", tc_bounds, ALL_TARGETS,
+	  "region origins proven non-negative (no lower-bound test)" },
+	{ "fuse", tc_cpu_fuse, CPU_TARGETS,
+	  "row-wise runs of statements as one loop; buffers kept in registers" },
 };
 
 const int tc_npasses = (int)(sizeof tc_passes / sizeof tc_passes[0]);

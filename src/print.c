@@ -247,9 +247,71 @@ print_region(TcBuf *b, const TcRegion *r)
 	}
 	if (r->mask)
 		tc_buf_printf(b, " masked %s", var_name(r->mask));
+	/* The bounds pass's result where it asks for a lower test. */
+	bool any = false;
+	for (int i = 0; r->bounded && i < rank && i < TC_MAX_RANK; i++) {
+		if (r->nonneg >> i & 1)
+			continue;
+		tc_buf_printf(b, "%s%d", any ? ", " : " lower test (", i);
+		any = true;
+	}
+	if (any)
+		tc_buf_puts(b, ")");
 }
 
 static void print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s);
+
+/* One op of a run: `load x`, `store x by rows`, `map`, `reduce x into r`. */
+static void
+print_fuse_op(TcBuf *b, const TcFuseOp *op)
+{
+	static const char *const words[] = {
+		[TC_FUSE_LOAD] = "load", [TC_FUSE_STORE] = "store",
+		[TC_FUSE_MAP] = "map", [TC_FUSE_REDUCE] = "reduce",
+	};
+	tc_buf_puts(b, op->kind >= TC_FUSE_LOAD && op->kind <= TC_FUSE_REDUCE
+			       ? words[op->kind] : "<op>");
+	if (op->kind != TC_FUSE_MAP)
+		tc_buf_printf(b, " %s", var_name(op->buf));
+	if (op->kind == TC_FUSE_REDUCE && op->s)
+		tc_buf_printf(b, " into %s", var_name(op->s->u.reduce.dst.var));
+	if (op->helper)
+		tc_buf_puts(b, " by rows");
+}
+
+/* The fuse pass's run that starts at statement i of block, as a line
+ * before it: `run N of M statements over R x C: ops; again B from run F;
+ * registers V, ...; dead`. */
+static void
+print_fusion(TcBuf *b, const TcKernel *k, const TcStmt *block, int i)
+{
+	for (int f = 0; k && f < k->fusions.len; f++) {
+		const TcFusion *F = k->fusions.items[f];
+		if (F->block != block || F->first != i)
+			continue;
+		tc_buf_printf(b, "run %d of %d statements over %lld x %lld:", f,
+			      F->nstmts, F->rows, F->cols);
+		for (int o = 0; o < F->n; o++) {
+			tc_buf_puts(b, o ? ", " : " ");
+			if (o < F->nagain)
+				tc_buf_puts(b, "again ");
+			print_fuse_op(b, &F->ops[o]);
+		}
+		for (int r = 0; r < F->nrecomputed; r++)
+			tc_buf_printf(b, "; recomputes %s of run %d",
+				      var_name(F->again[r]), F->from[r]);
+		const char *sep = "; registers ";
+		for (int v = 0; F->elided && v < k->vars.len; v++)
+			if (F->elided[v]) {
+				tc_buf_printf(b, "%s%s", sep,
+					      var_name(k->vars.items[v]));
+				sep = ", ";
+			}
+		if (F->dead)
+			tc_buf_puts(b, "; dead");
+		tc_buf_puts(b, "\n");
+	}
+}
 
 /* The statements of a BLOCK (or a lone statement), indented, and the
  * closing brace.  The opening brace ends the caller's line. */
@@ -258,8 +320,10 @@ print_body(TcBuf *b, const TcKernel *k, const TcStmt *s)
 {
 	b->indent++;
 	if (s && s->kind == TC_ST_BLOCK) {
-		for (int i = 0; i < s->u.block.body.len; i++)
+		for (int i = 0; i < s->u.block.body.len; i++) {
+			print_fusion(b, k, s, i);
 			print_stmt(b, k, s->u.block.body.items[i]);
+		}
 	} else {
 		print_stmt(b, k, s);
 	}
@@ -378,6 +442,10 @@ print_schedule(TcBuf *b, const TcKernel *k, const TcVar *v)
 	/* Offsets mean something once shared memory has been planned. */
 	if (k && k->smem_bytes > 0 && tc_in_smem(v)) {
 		tc_buf_printf(b, "%ssmem +%lld", sep, v->smem_offset);
+		sep = ", ";
+	}
+	if (v->unstored) {
+		tc_buf_printf(b, "%snot stored", sep);
 		sep = ", ";
 	}
 	if (sep[0] == ',')
@@ -564,6 +632,8 @@ tc_print_kernel(TcBuf *b, const TcKernel *k)
 	if (k->smem_bytes > 0)
 		tc_buf_printf(b, "smem %lld bytes, reduction scratch at +%lld\n",
 			      k->smem_bytes, k->scratch_offset);
+	if (k->frame_bytes > 0)
+		tc_buf_printf(b, "frame %lld bytes\n", k->frame_bytes);
 	b->indent--;
 	tc_buf_puts(b, "{\n");
 	print_body(b, k, k->body);

@@ -187,9 +187,7 @@ int tc_dtype_bits(TcDtype t); /* bits of the value: 1 for bool */
 int tc_dtype_storage_bits(TcDtype t);
 bool tc_dtype_is_float(TcDtype t);
 bool tc_dtype_is_int(TcDtype t); /* signed or unsigned integers and bool */
-/* Whether converting any value >= 0 of dtype `from` to `to` gives a value
- * >= 0 (false for an i8 of a u8: 200 becomes -56). */
-bool tc_dtype_cast_keeps_nonneg(TcDtype to, TcDtype from);
+bool tc_dtype_is_unsigned(TcDtype t); /* unsigned integers and bool */
 TcDtype tc_dtype_from_name(const char *name); /* TC_DT_NONE if unknown */
 
 /* Binary operators: NAME, C spelling, C precedence (higher binds tighter). */
@@ -405,6 +403,10 @@ typedef struct TcVar {
 	 * (line 0 when no single one did).  NULL otherwise. */
 	const char *smem_why;
 	TcLoc smem_why_loc;
+	/* BUFFER on the openmp target (passes/cpu_fuse.c): every run that
+	 * touches it keeps it in registers, so it is never stored (nor
+	 * declared). */
+	bool unstored;
 } TcVar;
 
 /* --- Expressions ---------------------------------------------------------- */
@@ -493,6 +495,9 @@ typedef struct TcRegion {
 			 origin[dims[0]] + rows[i] along dims[0].  NULL = the
 			 region is a box */
 	TcLoc bound_loc, mask_loc, rows_loc; /* where each was written */
+	bool bounded;                /* the bounds pass has set nonneg */
+	unsigned nonneg;             /* bit d: origin[d] >= 0 is proven, so
+					no element needs the lower test */
 } TcRegion;
 
 /* Whether r is a ragged region (tile_bounded, tile_masked, tile_rows). */
@@ -675,6 +680,60 @@ struct TcStmt {
 	} u;
 };
 
+/* --- CPU schedule: row-wise runs (passes/cpu_fuse.c, docs/ir.md) -------- */
+
+/* How one block-level statement of a run touches its tile. */
+typedef enum TcFuseKind {
+	TC_FUSE_LOAD,   /* tile_copy(buffer, tensor region) */
+	TC_FUSE_STORE,  /* tile_copy(tensor region, buffer) */
+	TC_FUSE_MAP,    /* element-wise tile_parallel nest */
+	TC_FUSE_REDUCE, /* tile_reduce_* along the last dim */
+} TcFuseKind;
+
+/* One statement's work in a run. */
+typedef struct TcFuseOp {
+	const TcStmt *s;      /* the statement */
+	TcFuseKind kind;      /* what it is */
+	int rank;             /* 2: over rows and columns; 1: columns only */
+	long long rows, cols; /* its index space (rows is 1 at rank 1) */
+	const TcExpr *ext[2]; /* rows and columns as written (ext[0] NULL at
+				 rank 1) */
+	const TcVar *buf;     /* LOAD, STORE: the buffer; REDUCE: the source */
+	const TcRegion *reg;  /* LOAD, STORE: the tensor region */
+	const TcStmt *body;   /* MAP: the innermost loop's body (a BLOCK) */
+	const TcVar *var[2];  /* MAP: its loop vars, rows then columns
+				 (var[0] NULL at rank 1) */
+	const TcVar *rowread[8]; /* MAP: per-row buffers it reads, r[i] */
+	int nrowread;         /* how many */
+	bool helper;          /* LOAD, STORE: rows copy by tilec_load_* /
+				 tilec_store_* */
+	bool elided;          /* LOAD: its buffer is kept in registers (the
+				 elements load in the loop) */
+} TcFuseOp;
+
+#define TC_FUSE_MAX_AGAIN 8
+
+/* A run of statements block[first .. first + nstmts) done as one loop
+ * nest, one pass per row. */
+typedef struct TcFusion {
+	const TcStmt *block;  /* the BLOCK holding them */
+	int first, nstmts;    /* which of its statements */
+	int n;                /* ops: nagain recomputed, then one per
+				 statement */
+	int nagain;           /* ops[0 .. nagain) redo an earlier run's work */
+	TcFuseOp *ops;        /* what each does */
+	const TcVar *again[TC_FUSE_MAX_AGAIN]; /* the buffers it recomputes */
+	int from[TC_FUSE_MAX_AGAIN]; /* the run (index in kernel->fusions)
+					whose writes of each it redoes */
+	int nrecomputed;      /* how many */
+	int rank;             /* 2: rows and columns; 1: columns only */
+	long long rows, cols; /* the index space */
+	const TcExpr *ext[2]; /* rows (NULL at rank 1) and columns as written */
+	bool *elided;         /* by var index: buffers kept in registers */
+	bool dead;            /* it only writes buffers it keeps in registers
+				 (which later runs recompute): nothing to do */
+} TcFusion;
+
 /* --- Kernels and programs -------------------------------------------------- */
 
 typedef struct TcKernel {
@@ -691,6 +750,12 @@ typedef struct TcKernel {
 	 * the scratch for cross-warp reductions starts in it. */
 	long long smem_bytes;
 	long long scratch_offset;
+	/* The openmp target (passes/cpu_frame.c): bytes of every buffer the
+	 * kernel declares, as a block's frame holds them. */
+	long long frame_bytes;
+	/* The openmp target (passes/cpu_fuse.c): TcFusion *, the row-wise
+	 * runs, in program order within each block. */
+	TcVec fusions;
 } TcKernel;
 
 typedef struct TcProgram {

@@ -416,6 +416,16 @@ check_region(Verifier *v, const TcRegion *r, TcLoc at, const char *what)
 		     name_of(var), r->ndims, var->rank);
 		return false;
 	}
+	if (r->bounded && (r->nonneg >> var->rank) != 0)
+		fail(v, at, "%s region of '%s': origin bits past its rank", what,
+		     name_of(var));
+	for (int d = 0; r->bounded && d < var->rank; d++) {
+		long long o;
+		if ((r->nonneg >> d & 1) && r->origin[d] &&
+		    tc_expr_const(r->origin[d], &o) && o < 0)
+			fail(v, at, "%s region of '%s': origin %lld along dim "
+			     "%d marked non-negative", what, name_of(var), o, d);
+	}
 	bool ok = true;
 	unsigned seen = 0;
 	for (int i = 0; i < r->ndims; i++) {
@@ -969,6 +979,145 @@ check_kernel(Verifier *v, const TcKernel *k)
 	check_stmt(v, k->body);
 }
 
+/* Whether block is s or a statement inside it (not inside a parallel
+ * loop: runs hold block-level statements). */
+static bool
+holds_block(const TcStmt *s, const TcStmt *block)
+{
+	if (!s)
+		return false;
+	if (s == block)
+		return true;
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		for (int i = 0; i < s->u.block.body.len; i++)
+			if (holds_block(s->u.block.body.items[i], block))
+				return true;
+		return false;
+	case TC_ST_FOR:
+		return s->u.loop.kind != TC_LOOP_PARALLEL &&
+		       holds_block(s->u.loop.body, block);
+	case TC_ST_IF:
+		return holds_block(s->u.cond.then, block) ||
+		       holds_block(s->u.cond.els, block);
+	default:
+		return false;
+	}
+}
+
+/* Whether op's statement is of the kind its plan says. */
+static bool
+fuse_op_matches(const TcFuseOp *op)
+{
+	const TcStmt *s = op->s;
+	if (!s || op->rank < 1 || op->rank > 2 || op->cols <= 0 ||
+	    op->rows <= 0 || (op->rank == 1 && op->rows != 1))
+		return false;
+	switch (op->kind) {
+	case TC_FUSE_LOAD:
+		return s->kind == TC_ST_COPY && s->u.copy.dst.whole &&
+		       op->buf == s->u.copy.dst.var && op->reg == &s->u.copy.src;
+	case TC_FUSE_STORE:
+		return s->kind == TC_ST_COPY && s->u.copy.src.whole &&
+		       op->buf == s->u.copy.src.var && op->reg == &s->u.copy.dst;
+	case TC_FUSE_MAP:
+		return s->kind == TC_ST_FOR &&
+		       s->u.loop.kind == TC_LOOP_PARALLEL && op->body &&
+		       op->body->kind == TC_ST_BLOCK;
+	case TC_FUSE_REDUCE:
+		return s->kind == TC_ST_REDUCE && op->buf == s->u.reduce.src.var;
+	default:
+		return false;
+	}
+}
+
+/* kernel->fusions (passes/cpu_fuse.c): each run takes statements of a
+ * block of the body, in order and apart from every other run's; its ops
+ * are the recomputed ones, then one per statement, each of the kind its
+ * statement is, over the run's columns; it recomputes only buffers, from
+ * earlier runs of its block. */
+static void
+check_fusions(Verifier *v, const TcKernel *k)
+{
+	for (int f = 0; f < k->fusions.len; f++) {
+		const TcFusion *F = k->fusions.items[f];
+		const TcStmt *blk = F->block;
+		if (!blk || blk->kind != TC_ST_BLOCK ||
+		    !holds_block(k->body, blk)) {
+			fail(v, k->loc, "run %d: not a block of kernel '%s'", f,
+			     k->name);
+			continue;
+		}
+		if (F->first < 0 || F->nstmts < 2 ||
+		    F->first + F->nstmts > blk->u.block.body.len ||
+		    F->nagain < 0 || F->n != F->nagain + F->nstmts ||
+		    !F->ops || !F->elided || F->rank < 1 || F->rank > 2) {
+			fail(v, blk->loc, "run %d: malformed (statements %d + %d "
+			     "of %d, %d ops)", f, F->first, F->nstmts,
+			     blk->u.block.body.len, F->n);
+			continue;
+		}
+		for (int o = 0; o < F->n; o++) {
+			const TcFuseOp *op = &F->ops[o];
+			if (!fuse_op_matches(op) || op->cols != F->cols ||
+			    op->rank > F->rank)
+				fail(v, op->s ? op->s->loc : blk->loc, "run %d: "
+				     "op %d does not match its statement", f, o);
+			else if (o >= F->nagain &&
+				 op->s != blk->u.block.body.items[F->first + o -
+								  F->nagain])
+				fail(v, op->s->loc, "run %d: op %d is not statement "
+				     "%d of its block", f, o,
+				     F->first + o - F->nagain);
+		}
+		for (int r = 0; r < F->nrecomputed; r++) {
+			const TcFusion *G = F->from[r] >= 0 &&
+						    F->from[r] < k->fusions.len
+					    ? k->fusions.items[F->from[r]] : NULL;
+			if (!F->again[r] || F->again[r]->kind != TC_VAR_BUFFER ||
+			    !G || G->block != blk ||
+			    G->first + G->nstmts > F->first)
+				fail(v, blk->loc, "run %d: recomputes '%s' from "
+				     "no earlier run of its block", f,
+				     F->again[r] ? name_of(F->again[r]) : "?");
+		}
+		for (int g = 0; g < f; g++) {
+			const TcFusion *G = k->fusions.items[g];
+			if (G->block == blk && G->first < F->first + F->nstmts &&
+			    F->first < G->first + G->nstmts)
+				fail(v, blk->loc, "runs %d and %d overlap", g, f);
+		}
+	}
+	for (int i = 0; i < k->vars.len; i++) {
+		const TcVar *b = k->vars.items[i];
+		if (b->unstored && b->kind != TC_VAR_BUFFER)
+			fail(v, b->loc, "'%s' is not a buffer but not stored",
+			     name_of(b));
+	}
+}
+
+/* kernel->frame_bytes (passes/cpu_frame.c), once set, holds every buffer
+ * the kernel declares at one to eight bytes an element. */
+static void
+check_frame(Verifier *v, const TcKernel *k)
+{
+	if (k->frame_bytes == 0)
+		return;
+	long long elems = 0;
+	for (int i = 0; i < k->vars.len; i++) {
+		const TcVar *b = k->vars.items[i];
+		if (b->kind != TC_VAR_BUFFER)
+			continue;
+		long long n = 1;
+		for (int d = 0; d < b->rank; d++)
+			n *= tc_var_extent(b, d);
+		elems += n;
+	}
+	if (k->frame_bytes < elems || k->frame_bytes > 8 * elems)
+		fail(v, k->loc, "kernel '%s': frame of %lld bytes for %lld "
+		     "buffer elements", k->name, k->frame_bytes, elems);
+}
+
 int
 tc_verify(const TcProgram *p, const char *after_pass, TcDiags *d)
 {
@@ -996,6 +1145,8 @@ tc_verify(const TcProgram *p, const char *after_pass, TcDiags *d)
 		/* Parameters and block indices are in scope throughout;
 		 * their kinds are not scoped, so nothing to mark. */
 		check_kernel(&v, k);
+		check_frame(&v, k);
+		check_fusions(&v, k);
 		free(v.in_scope);
 		free(v.decls);
 		v.in_scope = NULL;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# fusion.sh - the OpenMP backend's fused row loops (emitters/openmp.c,
-# "Fusion"), on tests/fusion/fusion.c.
+# fusion.sh - the OpenMP backend's fused row loops (planned by the fuse pass,
+# src/passes/cpu_fuse.c; printed by emitters/openmp_fuse.c), on
+# tests/fusion/fusion.c.
 #
 # usage: fusion.sh TILEC SRCROOT CASE
 #
@@ -52,7 +53,7 @@ case $case in
 fused | masks) shapes=(M=5,N=300,K=200 M=4,N=256,K=300) ;;
 neighbour) shapes=(M=5,N=300 M=4,N=256) ;;
 row_result | partial_write | recompute | no_recompute) shapes=(M=5,N=60 M=4,N=64) ;;
-recompute_all) shapes=(M=5,N=300 M=4,N=256) ;;
+recompute_all | shifted) shapes=(M=5,N=300 M=4,N=256) ;;
 extremes) shapes=(M=5,N=300 M=4,N=256) ;;
 vector_exp | vector_not | vector_local) shapes=(M=5,N=300 M=4,N=256 M=3,N=7) ;;
 square) shapes=(M=13 M=16) ;;

@@ -328,3 +328,26 @@ recompute_all(int M, int N, const f32 X[M][N], f32 S[M], f32 T[M])
 	tile_copy(&S[bm * BLOCK_M], s);
 	tile_copy(&T[bm * BLOCK_M], t);
 }
+
+/* A copy whose origin may be negative (a tile one column to the left of
+ * the block's) keeps its lower-bound test, so it does not join a run: a
+ * row copy would read X[-1] for the first block.  The nest and the
+ * reduction after it still fuse. */
+TILE_KERNEL void
+shifted(int M, int N, const f32 X[M][N], f32 S[M])
+{
+	tile_threads(128);
+	int bm = tile_grid_x(ceildiv(M, BLOCK_M));
+
+	tile_fragment f32 x[BLOCK_M][BLOCK_N], y[BLOCK_M][BLOCK_N];
+	tile_fragment f32 s[BLOCK_M];
+
+	tile_clear(s);
+	for (int c = 0; c < ceildiv(N, BLOCK_N); c++) {
+		tile_copy(x, &X[bm * BLOCK_M][c * BLOCK_N - 1]);
+		tile_parallel(i, BLOCK_M) tile_parallel(j, BLOCK_N)
+			y[i][j] = x[i][j] * x[i][j];
+		tile_reduce_sum(s, y, 1, TILE_ACCUMULATE);
+	}
+	tile_copy(&S[bm * BLOCK_M], s);
+}

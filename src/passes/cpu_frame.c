@@ -1,0 +1,100 @@
+/*
+ * cpu_frame.c - the CPU frame limit: a block's buffers live on its
+ * thread's stack.
+ *
+ * Input: a checked program for the openmp target.  Output:
+ * kernel->frame_bytes, the bytes of every buffer the kernel declares as
+ * the CPU holds them (narrow floats widened to float, bool and i4 one byte
+ * an element), or a located error at the first buffer, in program order,
+ * that brings the total past the target's limit (target->smem_limit:
+ * buffers past it do not stay in cache, and a thread's stack is not
+ * unbounded).  The limit is a property of the program, so it counts every
+ * buffer, including those a later pass keeps in registers.
+ */
+#include "passes/passes.h"
+
+/* Bytes a buffer element takes in the block's frame. */
+static int
+elem_bytes(TcDtype t)
+{
+	if (t == TC_DT_BOOL || t == TC_DT_I4)
+		return 1;
+	if (tc_dtype_is_float(t) && tc_dtype_bits(t) < 32)
+		return 4; /* f16, bf16, fp8: held as float */
+	return tc_dtype_bits(t) / 8;
+}
+
+/* "96 KiB", "1.5 MiB", "100 bytes". */
+static const char *
+size_text(TcArena *a, long long bytes)
+{
+	if (bytes < 1024)
+		return tc_fmt(a, "%lld bytes", bytes);
+	const char *unit = bytes < 1024 * 1024 ? "KiB" : "MiB";
+	long long scale = bytes < 1024 * 1024 ? 1024 : 1024 * 1024;
+	if (bytes % scale == 0)
+		return tc_fmt(a, "%lld %s", bytes / scale, unit);
+	return tc_fmt(a, "%.1f %s", (double)bytes / (double)scale, unit);
+}
+
+typedef struct Frame {
+	TcArena *a;
+	const TcTarget *t;
+	const TcKernel *k;
+	TcDiags *d;
+	long long bytes; /* the buffers declared so far */
+	bool over;       /* the limit is passed (reported once) */
+} Frame;
+
+static void
+add_buffers(Frame *F, const TcStmt *s)
+{
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		for (int i = 0; i < s->u.block.body.len && !F->over; i++)
+			add_buffers(F, s->u.block.body.items[i]);
+		return;
+	case TC_ST_FOR:
+		add_buffers(F, s->u.loop.body);
+		return;
+	case TC_ST_IF:
+		add_buffers(F, s->u.cond.then);
+		if (s->u.cond.els)
+			add_buffers(F, s->u.cond.els);
+		return;
+	case TC_ST_DECL:
+		break;
+	default:
+		return;
+	}
+	const TcVar *v = s->u.decl.var;
+	if (v->kind != TC_VAR_BUFFER || F->over)
+		return;
+	long long n = elem_bytes(v->dtype);
+	for (int i = 0; i < v->rank; i++)
+		n *= tc_var_extent(v, i);
+	F->bytes += n;
+	if (F->bytes <= F->t->smem_limit)
+		return;
+	F->over = true;
+	tc_diag(F->d, TC_ERROR, v->loc, "buffer '%s' (%s) brings the buffers "
+		"of kernel '%s' to %s per block; the %s target allows %s (a "
+		"block's buffers live on its thread's stack and should stay "
+		"in cache)", v->name, size_text(F->a, n), F->k->name,
+		size_text(F->a, F->bytes), F->t->name,
+		size_text(F->a, F->t->smem_limit));
+}
+
+bool
+tc_cpu_frame(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
+{
+	bool ok = true;
+	for (int i = 0; i < p->kernels.len; i++) {
+		TcKernel *k = p->kernels.items[i];
+		Frame F = { .a = a, .t = &opt->target, .k = k, .d = d };
+		add_buffers(&F, k->body);
+		k->frame_bytes = F.bytes;
+		ok = ok && !F.over;
+	}
+	return ok;
+}
