@@ -36,6 +36,8 @@ const TcPass tc_passes[] = {
 	  "shared-memory offsets, padding and stages; the per-block limit" },
 	{ "barrier", tc_barrier, GPU_TARGETS,
 	  "block barriers between statements that share memory" },
+	{ "expand_pipeline", tc_expand_pipeline, GPU_TARGETS,
+	  "copy lowerings; pipelined loops as prologue, steady state and drain" },
 };
 
 const int tc_npasses = (int)(sizeof tc_passes / sizeof tc_passes[0]);

@@ -401,6 +401,8 @@ print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s)
 		tc_buf_puts(b, "<null>\n");
 		return;
 	}
+	if (s->note)
+		tc_buf_printf(b, "// %s\n", s->note);
 	switch (s->kind) {
 	case TC_ST_BLOCK:
 		tc_buf_puts(b, "{");
@@ -423,11 +425,39 @@ print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s)
 		print_if(b, k, s);
 		return;
 	case TC_ST_COPY:
-		tc_buf_puts(b, "copy ");
+	case TC_ST_ASYNC_COPY:
+		tc_buf_puts(b, s->kind == TC_ST_COPY ? "copy " : "async_copy ");
 		print_region(b, &s->u.copy.dst);
+		if (s->u.copy.stage) {
+			tc_buf_puts(b, " stage ");
+			print_prec(b, s->u.copy.stage, 0);
+		}
 		tc_buf_puts(b, " <- ");
 		print_region(b, &s->u.copy.src);
+		if (s->u.copy.lower != TC_COPY_ANY)
+			tc_buf_printf(b, ", %s", tc_copy_lower_name(s->u.copy.lower));
 		break;
+	case TC_ST_COMMIT_GROUP:
+		tc_buf_puts(b, "commit_group");
+		break;
+	case TC_ST_WAIT_GROUP:
+		tc_buf_printf(b, "wait_group %d", s->u.wait.pending);
+		break;
+	case TC_ST_STAGE_VIEW:
+		tc_buf_printf(b, "stage_view %s = %s stage ",
+			      var_name(s->u.view.var), var_name(s->u.view.of));
+		print_prec(b, s->u.view.stage, 0);
+		break;
+	case TC_ST_PIPE_SELECT:
+		tc_buf_printf(b, "pipe_select (prologue %s, next %s, stage %s) {",
+			      var_name(s->u.select.pre), var_name(s->u.select.next),
+			      var_name(s->u.select.stage));
+		end_line(b, s->loc);
+		print_body(b, k, s->u.select.fast);
+		tc_buf_puts(b, " else {\n");
+		print_body(b, k, s->u.select.fallback);
+		tc_buf_puts(b, "\n");
+		return;
 	case TC_ST_ATOMIC_ADD:
 		tc_buf_puts(b, "atomic_add ");
 		print_region(b, &s->u.copy.dst);

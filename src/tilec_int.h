@@ -540,7 +540,25 @@ TcDtype tc_reduce_all_type(TcDtype t);
 	X(ARG_REDUCE, "arg_reduce") /* arg_reduce.*: argmax / argmin / \
 				       top-k along a dim, values and indices */ \
 	X(BARRIER, "barrier") /* no fields: every thread of the block \
-				 waits here (GPU targets, barrier.c) */
+				 waits here (GPU targets, barrier.c) */ \
+	/* The statements below are made by expand_pipeline.c only: \
+	 * a pipelined loop carried out (GPU targets with cp.async). */ \
+	X(ASYNC_COPY, "async_copy") /* copy.dst (a whole staged shared \
+				       buffer), copy.src (a tensor region), \
+				       copy.stage, copy.lower: issued now, \
+				       landed after a later WAIT_GROUP */ \
+	X(COMMIT_GROUP, "commit_group") /* no fields: the async copies \
+					   issued since the last commit \
+					   form one group */ \
+	X(WAIT_GROUP, "wait_group") /* wait.pending: this thread waits \
+				       until at most that many of its \
+				       committed groups are in flight */ \
+	X(STAGE_VIEW, "stage_view") /* view.*: a name for one stage of a \
+				       staged shared buffer */ \
+	X(PIPE_SELECT, "pipe_select") /* select.*: the mbarrier loop when \
+					 its copies' tiles are whole \
+					 vectors (a run-time test), else \
+					 the cp.async expansion */
 
 typedef enum TcStmtKind {
 #define X(name, printed) TC_ST_##name,
@@ -551,12 +569,35 @@ typedef enum TcStmtKind {
 
 const char *tc_stmtkind_name(TcStmtKind k);
 
+/* How a COPY or ASYNC_COPY is carried out on GPU targets
+ * (expand_pipeline.c decides; ANY before that pass and on the CPU). */
+typedef enum TcCopyLower {
+	TC_COPY_ANY,      /* not decided */
+	TC_COPY_VECTOR,   /* tensor -> shared in 16-byte vectors, guarded
+			     per vector at the tensor's edges (copy_g2s) */
+	TC_COPY_STRIDED,  /* an async copy of the mbarrier loop: per-thread
+			     addresses set up once from copy.first and
+			     moved by copy.advance each iteration (G2S) */
+	TC_COPY_REGISTER, /* one operand a register fragment */
+	TC_COPY_GENERIC,  /* element by element over the block's threads */
+} TcCopyLower;
+
+const char *tc_copy_lower_name(TcCopyLower l);
+
 struct TcStmt {
 	TcStmtKind kind; /* selects the union arm */
-	TcLoc loc;       /* the source statement this came from */
+	TcLoc loc;       /* the source statement this came from (zero for
+			    bookkeeping a pass made up) */
+	/* A statement a pass made: one line for the reader of the
+	 * generated code, printed as a comment above it; else NULL. */
+	const char *note;
 	union {
 		struct {
 			TcVec body; /* TcStmt * */
+			/* Made by a pass in place of the source statement
+			 * at loc (an expanded loop): the generated code
+			 * cites that statement above the block. */
+			bool cite;
 		} block;
 		struct {
 			TcVar *var;
@@ -615,7 +656,35 @@ struct TcStmt {
 			 * invariant); NULL otherwise. */
 			TcExpr *first[TC_MAX_RANK];
 			TcExpr *advance;
-		} copy; /* COPY, ATOMIC_ADD */
+			/* COPY, ASYNC_COPY on GPU targets: how it is
+			 * carried out (expand_pipeline.c). */
+			TcCopyLower lower;
+			/* ASYNC_COPY: the stage of dst it fills, an int
+			 * expression in 0 .. dst->stages - 1. */
+			TcExpr *stage;
+		} copy; /* COPY, ATOMIC_ADD, ASYNC_COPY */
+		struct {
+			int pending; /* groups left in flight, >= 0 */
+		} wait; /* WAIT_GROUP */
+		struct {
+			/* A BUFFER made for the view: of's shape, dtype,
+			 * layout and swizzle, one stage; the statements
+			 * after this one in its block name it where they
+			 * named `of`. */
+			TcVar *var;
+			TcVar *of;     /* the staged shared buffer */
+			TcExpr *stage; /* which stage, 0 .. of->stages - 1 */
+		} view; /* STAGE_VIEW */
+		struct {
+			/* The pipelined loop as the mbarrier loop prints it
+			 * (loop.copies_in_gemm set, its end the expansion's
+			 * count), the bookkeeping names it shares with the
+			 * fallback (prologue loop var, next iteration,
+			 * stage), and the cp.async expansion (a BLOCK). */
+			TcStmt *fast;
+			TcVar *pre, *next, *stage;
+			TcStmt *fallback;
+		} select; /* PIPE_SELECT */
 		struct {
 			TcRegion c, a, b; /* C += op(A) * op(B) */
 			bool trans_a;     /* A is stored K x M */
@@ -941,6 +1010,11 @@ bool tc_smem(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
 /* barrier.c: barriers between statements that share memory across
  * threads. */
 bool tc_barrier(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
+/* passes/expand_pipeline.c: each copy's lowering (copy.lower); every
+ * pipelined loop with async copies carried out as prologue, steady
+ * state and drain with ASYNC_COPY, COMMIT_GROUP and WAIT_GROUP. */
+bool tc_expand_pipeline(TcArena *a, TcProgram *p, const TcOptions *opt,
+			TcDiags *d);
 /* index_width.c (every target): each tensor's offset width (index64) and
  * strided copies' steps in it. */
 bool tc_index_width(TcArena *a, TcProgram *p, const TcOptions *opt,

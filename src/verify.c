@@ -809,6 +809,104 @@ check_arg_reduce(Verifier *v, const TcStmt *s)
 		     dt(idx->var->dtype));
 }
 
+static bool
+is_reg(const TcVar *var)
+{
+	return var->kind == TC_VAR_BUFFER &&
+	       (var->layout.kind == TC_LAYOUT_MMA ||
+		var->layout.kind == TC_LAYOUT_MFMA ||
+		var->layout.kind == TC_LAYOUT_BLOCKED);
+}
+
+/* What expand_pipeline.c records on a copy: a register lowering exactly
+ * when an operand is a register fragment, a strided one only with the
+ * set-up it needs; an async copy fills a stage of a staged shared
+ * buffer from a tensor, in vectors or element by element. */
+static void
+check_lowering(Verifier *v, const TcStmt *s)
+{
+	const TcVar *dst = s->u.copy.dst.var, *src = s->u.copy.src.var;
+	TcCopyLower l = s->u.copy.lower;
+	if (l < TC_COPY_ANY || l > TC_COPY_GENERIC) {
+		fail(v, s->loc, "copy lowering of invalid kind %d", (int)l);
+		return;
+	}
+	bool reg = is_reg(dst) || is_reg(src);
+	if (l != TC_COPY_ANY && (l == TC_COPY_REGISTER) != reg)
+		fail(v, s->loc, "copy into '%s' lowered as %s, but %s operand "
+		     "is in registers", name_of(dst), tc_copy_lower_name(l),
+		     reg ? "an" : "no");
+	if (l == TC_COPY_STRIDED && !s->u.copy.advance)
+		fail(v, s->loc, "strided copy into '%s' without its advance",
+		     name_of(dst));
+	if (s->kind != TC_ST_ASYNC_COPY)
+		return;
+	if (l != TC_COPY_VECTOR && l != TC_COPY_GENERIC)
+		fail(v, s->loc, "async copy into '%s' lowered as %s",
+		     name_of(dst), tc_copy_lower_name(l));
+	if (!s->u.copy.dst.whole || dst->scope != TC_SCOPE_SHARED ||
+	    dst->stages < 2 || src->kind != TC_VAR_TENSOR)
+		fail(v, s->loc, "async copy into '%s', not a whole staged "
+		     "shared buffer filled from a tensor", name_of(dst));
+	check_index(v, s->u.copy.stage, BODY_VARS, true, s->loc,
+		    "async copy stage");
+}
+
+/* STAGE_VIEW: a new one-stage buffer like `of`, in scope from here to the
+ * end of its block. */
+static void
+check_view(Verifier *v, const TcStmt *s)
+{
+	const TcVar *view = s->u.view.var, *of = s->u.view.of;
+	if (!view || !of) {
+		fail(v, s->loc, "stage view without its buffers");
+		return;
+	}
+	if (!check_use(v, of, s->loc) || !check_owned(v, view, s->loc))
+		return;
+	if (of->kind != TC_VAR_BUFFER || of->scope != TC_SCOPE_SHARED ||
+	    of->stages < 2)
+		fail(v, s->loc, "stage view of '%s', not a staged shared buffer",
+		     name_of(of));
+	if (view->kind != TC_VAR_BUFFER || view->stages != 1 ||
+	    view->dtype != of->dtype || view->rank != of->rank ||
+	    view->swizzle != of->swizzle)
+		fail(v, s->loc, "stage view '%s' is not one stage of '%s'",
+		     name_of(view), name_of(of));
+	check_index(v, s->u.view.stage, BODY_VARS, true, s->loc,
+		    "stage view stage");
+	if (v->in_scope[view->index]) {
+		fail(v, s->loc, "'%s' declared again in its own scope",
+		     name_of(view));
+		return;
+	}
+	v->in_scope[view->index] = 1;
+	v->decls[v->ndecls++] = view;
+}
+
+/* PIPE_SELECT: the mbarrier loop as planned, and a fallback block. */
+static void
+check_select(Verifier *v, const TcStmt *s)
+{
+	const TcStmt *fast = s->u.select.fast;
+	if (!fast || fast->kind != TC_ST_FOR ||
+	    fast->u.loop.kind != TC_LOOP_PIPELINED ||
+	    !fast->u.loop.copies_in_gemm) {
+		fail(v, s->loc, "pipe_select without a loop whose copies are "
+		     "issued in its gemm");
+		return;
+	}
+	const TcVar *names[] = { s->u.select.pre, s->u.select.next,
+				 s->u.select.stage };
+	for (int i = 0; i < 3; i++)
+		if (!names[i])
+			fail(v, s->loc, "pipe_select without its bookkeeping names");
+		else
+			check_owned(v, names[i], s->loc);
+	check_stmt(v, fast);
+	check_body(v, s->u.select.fallback, s->loc, "pipe_select fallback");
+}
+
 static void
 check_stmt(Verifier *v, const TcStmt *s)
 {
@@ -833,7 +931,23 @@ check_stmt(Verifier *v, const TcStmt *s)
 		break;
 	case TC_ST_COPY:
 	case TC_ST_ATOMIC_ADD:
+	case TC_ST_ASYNC_COPY:
 		check_copy(v, s);
+		if (s->u.copy.dst.var && s->u.copy.src.var)
+			check_lowering(v, s);
+		break;
+	case TC_ST_COMMIT_GROUP:
+		break;
+	case TC_ST_WAIT_GROUP:
+		if (s->u.wait.pending < 0)
+			fail(v, s->loc, "wait_group for %d groups",
+			     s->u.wait.pending);
+		break;
+	case TC_ST_STAGE_VIEW:
+		check_view(v, s);
+		break;
+	case TC_ST_PIPE_SELECT:
+		check_select(v, s);
 		break;
 	case TC_ST_GEMM:
 		check_gemm(v, s);

@@ -36,7 +36,7 @@ gemm(int M, int N, int K, const __half *__restrict__ A, const __half *__restrict
 	}
 	// gemm.c:35 tile_pipelined(k, ceildiv(K, BLOCK_K), STAGES)
 	{
-		const int k_end = tilec::ceildiv(K, BLOCK_K);
+		int k_end = tilec::ceildiv(K, BLOCK_K);
 		// The fast loop, where every tile is whole 16-byte vectors (tested
 		// once): each copy's per-thread addresses are computed here, and
 		// the gemm issues iteration k + 1's copies without branches after
@@ -111,11 +111,12 @@ gemm(int M, int N, int K, const __half *__restrict__ A, const __half *__restrict
 				tilec::cp_async_commit();
 			}
 			for (int k = 0; k < k_end; k++) {
-				const int k_stage = k % 2;
-				// Wait for this iteration's copies; every thread is done with stage (k - 1) % 2.
+				int k_stage = k % 2;
+				// Wait for this iteration's copies; every
+				// thread is done with stage (k - 1) % 2.
 				tilec::cp_async_wait<0>();
 				__syncthreads();
-				const int k_next = k + 1;
+				int k_next = k + 1;
 				if (k_next < k_end) {
 					// gemm.c:36 tile_copy(As, &A[by *
 					// BLOCK_M][k * BLOCK_K])
@@ -127,8 +128,10 @@ gemm(int M, int N, int K, const __half *__restrict__ A, const __half *__restrict
 						N, min(64, K - k_next * BLOCK_K), min(256, N - bx * BLOCK_N), B);
 				}
 				tilec::cp_async_commit();
+				__half *const As_stage = As + k_stage * 8192;
+				__half *const Bs_stage = Bs + k_stage * 16384;
 				// gemm.c:38 tile_gemm(acc, As, Bs)
-				tilec::mma_ss<4, 8, 64, false, false, 128, 512>(acc, (As + k_stage * 8192), 64, (Bs + k_stage * 16384), 256, warp_m * 64, warp_n * 64);
+				tilec::mma_ss<4, 8, 64, false, false, 128, 512>(acc, As_stage, 64, Bs_stage, 256, warp_m * 64, warp_n * 64);
 			}
 			tilec::cp_async_wait<0>();
 		}

@@ -34,7 +34,7 @@ gemm_bias_relu(int M, int N, int K, const __half *__restrict__ A, const __half *
 	}
 	// gemm_bias_relu.c:30 tile_pipelined(k, ceildiv(K, BLOCK_K), STAGES)
 	{
-		const int k_end = tilec::ceildiv(K, BLOCK_K);
+		int k_end = tilec::ceildiv(K, BLOCK_K);
 		// The fast loop, where every tile is whole 16-byte vectors (tested
 		// once): each copy's per-thread addresses are computed here, and
 		// the gemm issues iteration k + 2's copies without branches after
@@ -109,11 +109,12 @@ gemm_bias_relu(int M, int N, int K, const __half *__restrict__ A, const __half *
 				tilec::cp_async_commit();
 			}
 			for (int k = 0; k < k_end; k++) {
-				const int k_stage = k % 3;
-				// Wait for this iteration's copies; every thread is done with stage (k - 1) % 3.
+				int k_stage = k % 3;
+				// Wait for this iteration's copies; every
+				// thread is done with stage (k - 1) % 3.
 				tilec::cp_async_wait<1>();
 				__syncthreads();
-				const int k_next = k + 2;
+				int k_next = k + 2;
 				if (k_next < k_end) {
 					// gemm_bias_relu.c:31 tile_copy(As,
 					// &A[by * BLOCK_M][k * BLOCK_K])
@@ -125,8 +126,10 @@ gemm_bias_relu(int M, int N, int K, const __half *__restrict__ A, const __half *
 						N, min(32, K - k_next * BLOCK_K), min(128, N - bx * BLOCK_N), B);
 				}
 				tilec::cp_async_commit();
+				__half *const As_stage = As + k_stage * 4096;
+				__half *const Bs_stage = Bs + k_stage * 4096;
 				// gemm_bias_relu.c:33 tile_gemm(acc, As, Bs)
-				tilec::mma_ss<4, 8, 32, false, false, 64, 256>(acc, (As + k_stage * 4096), 32, (Bs + k_stage * 4096), 128, warp_m * 64, warp_n * 64);
+				tilec::mma_ss<4, 8, 32, false, false, 64, 256>(acc, As_stage, 32, Bs_stage, 128, warp_m * 64, warp_n * 64);
 			}
 			tilec::cp_async_wait<0>();
 		}
