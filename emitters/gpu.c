@@ -28,15 +28,14 @@
  *   - stores at block level to shared or global memory are done by thread
  *     0; BARRIER statements become __syncthreads();
  *   - the statements expand_pipeline.c makes of a tile_pipelined loop
- *     print one by one: ASYNC_COPY as tilec::copy_g2s with cp.async,
- *     COMMIT_GROUP and WAIT_GROUP as tilec::cp_async_commit and
- *     cp_async_wait, STAGE_VIEW as a pointer to the stage.  A PIPE_SELECT
- *     prints its mbarrier loop (fast_pipelined_loop: guarded once at run
- *     time, its gemm issuing the next stage's copies from a hook, with
- *     per-stage mbarriers instead of the per-iteration block barrier),
- *     then its fallback after the `else`.  Where the dialect has no
- *     cp.async (HIP) the pipeline pass plans none and the loop runs its
- *     copies in order.
+ *     print one by one: ASYNC_COPY as tilec::copy_g2s with cp.async
+ *     (VECTOR) or a tilec::G2S plan's issue() (STRIDED, the plan a
+ *     COPY_PLAN), COMMIT_GROUP and WAIT_GROUP as tilec::cp_async_commit
+ *     and cp_async_wait, STAGE_VIEW as a pointer to the stage, the
+ *     STAGE_BAR_* statements as tilec::StageBarriers calls, a gemm's
+ *     issue block as the gemm helper's hook, PIPE_SELECT as an `if` on
+ *     its plans' alignment.  Where the dialect has no cp.async (HIP) the
+ *     pipeline pass plans none and the loop runs its copies in order.
  * The output names things after the tile program and comments each tile
  * operation with its source line.
  */
@@ -66,21 +65,6 @@ typedef struct Gpu {
 	int nanchors;
 	int spread;             /* depth of spread parallel loops */
 	bool block_level;       /* not inside any parallel loop */
-	/* The mbarrier loop being printed: its stage index, for references
-	 * to staged buffers. */
-	const char *stage;      /* e.g. "k_stage", or NULL */
-	/* The fast loop of a pipelined loop with copies_in_gemm being
-	 * printed (fast_pipelined_loop; loop NULL otherwise): its gemm
-	 * takes a hook that waits on the tilec::StageBarriers `bars` for
-	 * the phase of parity `phase` of `stage`'s empty barrier (every
-	 * warp done reading the stage), then issues the copies of iteration
-	 * `it` into `stage` through the G2S objects copy[i], one per async
-	 * copy. */
-	struct {
-		const TcStmt *loop;
-		const char *it, *stage, *bars, *phase;
-		const char **copy;
-	} hook;
 	/* Per var->index, for nonneg(): the loop that declares a loop
 	 * variable, the initializer of a local never assigned again; NULL
 	 * for other vars. */
@@ -307,16 +291,12 @@ stage_elems(const TcVar *v)
 	return n;
 }
 
-/* The base of a buffer in shared memory: its name, or name + stage inside
- * the mbarrier loop (only cp.async dialects have staged buffers). */
+/* The base of a buffer in shared memory: its name.  A staged buffer is
+ * named through a STAGE_VIEW, or filled by stage (smem_stage). */
 static void
 smem_base(Gpu *G, const TcVar *v)
 {
-	if (v->stages > 1 && G->stage)
-		tc_buf_printf(G->pr.out, "(%s + %s * %lld)", v->name, G->stage,
-			      stage_elems(v));
-	else
-		tc_buf_puts(G->pr.out, v->name);
+	tc_buf_puts(G->pr.out, v->name);
 }
 
 /* Stage `stage` of staged buffer v: `(NAME + STAGE * ELEMS)`. */
@@ -1002,17 +982,19 @@ g2s_setup(Gpu *G, const TcStmt *s, const char *name)
 	tc_buf_puts(b, ");\n");
 }
 
-/* Iteration G->hook.it's tile of a strided copy into stage G->hook.stage:
- * `NAME.issue(STAGE, IT, ROWS, COLS, TENSOR);` (the loop variable named
- * G->hook.it by the caller). */
+/* An ASYNC_COPY lowered STRIDED: iteration copy.iter's tile into stage
+ * copy.stage through its plan, `PLAN.issue(STAGE, IT, ROWS, COLS,
+ * TENSOR);` (the source origin is that iteration's). */
 static void
-g2s_issue(Gpu *G, const TcStmt *s, const char *name)
+g2s_issue(Gpu *G, const TcStmt *s)
 {
 	const TcRegion *dst = &s->u.copy.dst, *src = &s->u.copy.src;
 	TcBuf *b = G->pr.out;
-	tc_buf_printf(b, "%s.issue(", name);
-	smem_base(G, dst->var);
-	tc_buf_printf(b, ", %s, ", G->hook.it);
+	tc_buf_printf(b, "%s.issue(", s->u.copy.plan->name);
+	smem_stage(G, dst->var, s->u.copy.stage);
+	tc_buf_puts(b, ", ");
+	expr(G, s->u.copy.iter);
+	tc_buf_puts(b, ", ");
 	box_extents(G, src, dst->var, false);
 	tc_buf_printf(b, ", %s", src->var->name);
 	box_lows(G, src, dst->var);
@@ -1218,6 +1200,7 @@ emit_copy(Gpu *G, const TcStmt *s)
 	switch (s->u.copy.lower) {
 	case TC_COPY_REGISTER: copy_reg(G, s); break;
 	case TC_COPY_VECTOR: copy_g2s(G, s); break;
+	case TC_COPY_STRIDED: g2s_issue(G, s); break;
 	case TC_COPY_GENERIC: copy_generic(G, s); break;
 	default:
 		error(G, s->loc, "internal error: a copy lowered as %s reached "
@@ -1227,44 +1210,17 @@ emit_copy(Gpu *G, const TcStmt *s)
 	}
 }
 
-/* The copies of a fast pipelined loop (G->hook.loop) for iteration
- * G->hook.it into stage G->hook.stage, through the G2S objects
- * G->hook.copy (the loop variable printed as G->hook.it), then this
- * thread's arrival on the stage's full barrier (G->hook.bars), made when
- * they have landed. */
-static void
-issue_stage(Gpu *G)
-{
-	const TcStmt *loop = G->hook.loop;
-	TcVar *var = loop->u.loop.var;
-	const char *saved_name = var->name, *saved_stage = G->stage;
-	var->name = G->hook.it;
-	G->stage = G->hook.stage;
-	const TcVec *body = &loop->u.loop.body->u.block.body;
-	for (int i = 0; i < loop->u.loop.async_copies; i++) {
-		stmt_comment(G, body->items[i], NULL);
-		g2s_issue(G, body->items[i], G->hook.copy[i]);
-	}
-	var->name = saved_name;
-	G->stage = saved_stage;
-	tc_buf_printf(G->pr.out, "%s.copied(%s);\n", G->hook.bars,
-		      G->hook.stage);
-}
+static void emit_body(Gpu *G, const TcStmt *blk);
 
-/* The hook of the gemm of a fast pipelined loop (G->hook.loop): a lambda
- * that waits until every warp is done reading the stage it refills, then
- * issues that stage's copies, `, [&] { wait; ...; arrive; }`. */
+/* The block a gemm runs after its first matrix instruction (gemm.issue),
+ * as the helper's hook: `, [&] { ... }`. */
 static void
-gemm_hook(Gpu *G)
+gemm_hook(Gpu *G, const TcStmt *issue)
 {
 	TcBuf *b = G->pr.out;
 	tc_buf_puts(b, ", [&] {\n");
 	b->indent++;
-	tc_buf_printf(b, "// Every warp is done with stage %s (iteration %s - 1's).\n",
-		      G->hook.stage, G->hook.loop->u.loop.var->name);
-	tc_buf_printf(b, "%s.wait_empty(%s, %s);\n", G->hook.bars, G->hook.stage,
-		      G->hook.phase);
-	issue_stage(G);
+	emit_body(G, issue);
 	b->indent--;
 	tc_buf_puts(b, "}");
 }
@@ -1307,8 +1263,8 @@ emit_gemm(Gpu *G, const TcStmt *s)
 		smem_base(G, bv);
 		tc_buf_printf(b, ", %lld, %s * %d, %s", row_stride(bv), G->warp_m,
 			      tm * 16, n0);
-		if (G->hook.loop && G->hook.loop->u.loop.copies_in_gemm == s)
-			gemm_hook(G);
+		if (s->u.gemm.issue)
+			gemm_hook(G, s->u.gemm.issue);
 		tc_buf_puts(b, ");\n");
 		return;
 	}
@@ -1862,151 +1818,52 @@ emit_anchored(Gpu *G, const TcStmt *s)
 	close_brace(G);
 }
 
-/* The names of the mbarrier loop's bookkeeping: those it shares with
- * its fallback (the pass's vars), the rest fresh per loop. */
-typedef struct PipeNames {
-	const char *end;   /* the iteration count */
-	const char *pre;   /* the prologue's iteration */
-	const char *next;  /* the iteration whose copies are issued */
-	const char *stage; /* this iteration's stage */
-	const char *next_stage; /* k_next's stage */
-	/* Its tilec::StageBarriers, the parity of this iteration's phase
-	 * of its stage, and that of the previous iteration's phase of
-	 * k_next's stage (the one it last used). */
-	const char *bars, *phase, *next_phase;
-} PipeNames;
-
-/* Advance a fast loop's stage and the parity of its phase by one
- * iteration. */
+/* PIPE_SELECT: `if (P.aligned && ...) { FAST } else { FALLBACK }`. */
 static void
-next_stage(Gpu *G, const PipeNames *n, long long stages)
+emit_select(Gpu *G, const TcStmt *s)
 {
 	TcBuf *b = G->pr.out;
-	tc_buf_printf(b, "%s = %s == %lld ? %s ^ 1 : %s;\n", n->phase, n->stage,
-		      stages - 1, n->phase, n->phase);
-	tc_buf_printf(b, "%s = %s + 1 == %lld ? 0 : %s + 1;\n", n->stage, n->stage,
-		      stages, n->stage);
-}
-
-/* "iteration" or "N iterations", for the prologue's comment. */
-static const char *
-first_iterations(Gpu *G, long long n)
-{
-	return n == 1 ? "iteration" : tc_fmt(G->a, "%lld iterations", n);
-}
-
-/* The mbarrier loop of a PIPE_SELECT (select.fast: a pipelined loop with
- * copies_in_gemm, every copy planned as strided): the copies are set up
- * once, and the gemm issues those of iteration k + STAGES - 1, without
- * branches, after its first mma (gemm_hook); stages rotate instead of
- * k % STAGES.  No block barrier per iteration: the loop's mbarriers (smem
- * pass, loop.barriers; tilec::StageBarriers) hand each stage from the
- * copies to the warps reading it (full) and back (empty), so a warp waits
- * only for its stage's copies and, inside the gemm before refilling a
- * stage, for the warps still reading it.  Iteration k's use of its stage
- * is phase k / STAGES of the stage's barriers; the copies past the last
- * iteration (zero-filled) arrive too and are waited for after the loop.
- * Where a tensor's tiles are not whole 16-byte vectors (tested once),
- * select.fallback runs instead, after the `else` this prints. */
-static void
-fast_pipelined_loop(Gpu *G, const TcStmt *sel)
-{
-	TcBuf *b = G->pr.out;
-	const TcStmt *s = sel->u.select.fast;
-	const char *k = s->u.loop.var->name;
-	PipeNames names = {
-		.end = s->u.loop.end->u.var->name,
-		.pre = sel->u.select.pre->name,
-		.next = sel->u.select.next->name,
-		.stage = sel->u.select.stage->name,
-		.next_stage = fresh(G, tc_fmt(G->a, "%s_next_stage", k)),
-		.bars = fresh(G, tc_fmt(G->a, "%s_bars", k)),
-		.phase = fresh(G, tc_fmt(G->a, "%s_phase", k)),
-		.next_phase = fresh(G, tc_fmt(G->a, "%s_next_phase", k)),
-	};
-	const PipeNames *n = &names;
-	long long stages = 1;
-	tc_expr_const(s->u.loop.stages, &stages);
-	const TcVec *body = &s->u.loop.body->u.block.body;
-	int ncopies = s->u.loop.async_copies;
-	const char **copy = tc_alloc(G->a, sizeof(char *) * (size_t)ncopies);
-	tc_buf_printf(b, "// The fast loop, where every tile is whole 16-byte vectors (tested\n"
-		      "// once): each copy's per-thread addresses are computed here, and\n"
-		      "// the gemm issues iteration %s + %lld's copies without branches after\n"
-		      "// its first mma, overlapping the tensor cores' work.  Per-stage\n"
-		      "// barriers, not a block barrier per iteration: a warp waits for its\n"
-		      "// stage's copies, and before refilling a stage for the warps still\n"
-		      "// reading it.  Otherwise the loop below.\n", k, stages - 1);
-	for (int i = 0; i < ncopies; i++) {
-		const TcStmt *c = body->items[i];
-		/* Distinct from the program's names and from the other
-		 * copies' (a buffer may be copied into twice). */
-		const char *name = fresh(G, tc_fmt(G->a, "%s_copy", c->u.copy.dst.var->name));
-		for (int j = 0; j < i; j++)
-			if (strcmp(copy[j], name) == 0) {
-				name = fresh(G, tc_fmt(G->a, "%s_", name));
-				j = -1;
-			}
-		copy[i] = name;
-		g2s_setup(G, c, copy[i]);
-	}
 	tc_buf_puts(b, "if (");
-	for (int i = 0; i < ncopies; i++)
-		tc_buf_printf(b, "%s%s.aligned", i ? " && " : "", copy[i]);
+	for (int i = 0; i < s->u.select.plans.len; i++)
+		tc_buf_printf(b, "%s%s.aligned", i ? " && " : "",
+			      ((const TcVar *)s->u.select.plans.items[i])->name);
 	tc_buf_puts(b, ") {\n");
 	b->indent++;
-	tc_buf_printf(b, "const tilec::StageBarriers<%lld, %lld> %s(tilec_smem + %lld);\n"
-		      "if (threadIdx.x == 0)\n\t%s.init();\n__syncthreads();\n",
-		      stages, G->threads, n->bars, s->u.loop.barriers, n->bars);
-	G->hook.loop = s;
-	G->hook.copy = copy;
-	G->hook.bars = n->bars;
-	tc_buf_printf(b, "// Prologue: the copies of the first %s (zero-filled "
-		      "past the end).\n", first_iterations(G, stages - 1));
-	tc_buf_printf(b, "for (int %s = 0; %s < %lld; %s++) {\n", n->pre, n->pre,
-		      stages - 1, n->pre);
-	b->indent++;
-	G->hook.it = n->pre;
-	G->hook.stage = n->pre;
-	issue_stage(G);
-	close_brace(G);
-	tc_buf_printf(b, "// This iteration's stage and its phase's parity; iteration %s - 1's,\n"
-		      "// which the gemm refills for iteration %s.\n", k, n->next);
-	tc_buf_printf(b, "int %s = 0, %s = %lld;\n", n->stage, n->next_stage, stages - 1);
-	tc_buf_printf(b, "unsigned %s = 0, %s = 1;\n", n->phase, n->next_phase);
-	tc_buf_printf(b, "for (int %s = 0; %s < %s; %s++) {\n", k, k, n->end, k);
-	b->indent++;
-	tc_buf_printf(b, "const int %s = %s + %lld;\n", n->next, k, stages - 1);
-	tc_buf_puts(b, "// Wait for this iteration's copies.\n");
-	tc_buf_printf(b, "%s.wait_full(%s, %s);\n", n->bars, n->stage, n->phase);
-	const char *saved = G->stage;
-	G->stage = n->stage;
-	G->hook.it = n->next;
-	G->hook.stage = n->next_stage;
-	G->hook.phase = n->next_phase;
-	for (int i = ncopies; i < body->len; i++)
-		emit_stmt(G, body->items[i]);
-	G->hook.loop = NULL;
-	G->stage = saved;
-	tc_buf_puts(b, "// This warp is done with its stage.\n");
-	tc_buf_printf(b, "%s.read(%s);\n", n->bars, n->stage);
-	tc_buf_printf(b, "%s = %s;\n%s = %s;\n", n->next_stage, n->stage,
-		      n->next_phase, n->phase);
-	next_stage(G, n, stages);
-	close_brace(G);
-	tc_buf_printf(b, "// The copies past the end have landed (and arrived) before the\n"
-		      "// block may exit.\n");
-	tc_buf_printf(b, "for (int %s = 0; %s < %lld; %s++) {\n", n->pre, n->pre,
-		      stages - 1, n->pre);
-	b->indent++;
-	tc_buf_printf(b, "%s.wait_full(%s, %s);\n", n->bars, n->stage, n->phase);
-	next_stage(G, n, stages);
-	close_brace(G);
+	emit_body(G, s->u.select.fast);
 	b->indent--;
 	tc_buf_puts(b, "} else {\n");
 	b->indent++;
-	emit_body(G, sel->u.select.fallback);
+	emit_body(G, s->u.select.fallback);
 	close_brace(G);
+}
+
+/* STAGE_BAR_INIT: `const tilec::StageBarriers<STAGES, THREADS>
+ * NAME(tilec_smem + OFFSET);` and thread 0's init(). */
+static void
+emit_bars_init(Gpu *G, const TcStmt *s)
+{
+	tc_buf_printf(G->pr.out, "const tilec::StageBarriers<%d, %lld> %s(tilec_smem + %lld);\n"
+		      "if (threadIdx.x == 0)\n\t%s.init();\n", s->u.bars.stages,
+		      s->u.bars.full_arrivals, s->u.bars.var->name, s->u.bars.offset,
+		      s->u.bars.var->name);
+}
+
+/* STAGE_BAR_ARRIVE (`copied`: full, `read`: empty) and STAGE_BAR_WAIT
+ * (`wait_full`, `wait_empty`). */
+static void
+emit_bar(Gpu *G, const TcStmt *s)
+{
+	TcBuf *b = G->pr.out;
+	bool wait = s->kind == TC_ST_STAGE_BAR_WAIT;
+	tc_buf_printf(b, "%s.%s(", s->u.bar.bars->name,
+		      wait ? (s->u.bar.full ? "wait_full" : "wait_empty") :
+			     (s->u.bar.full ? "copied" : "read"));
+	expr(G, s->u.bar.stage);
+	if (wait) {
+		tc_buf_puts(b, ", ");
+		expr(G, s->u.bar.parity);
+	}
+	tc_buf_puts(b, ");\n");
 }
 
 /* A serial loop.  A tile_pipelined loop reaches here only without async
@@ -2154,7 +2011,17 @@ emit_stmt(Gpu *G, const TcStmt *s)
 		emit_view(G, s);
 		break;
 	case TC_ST_PIPE_SELECT:
-		fast_pipelined_loop(G, s);
+		emit_select(G, s);
+		break;
+	case TC_ST_COPY_PLAN:
+		g2s_setup(G, s->u.plan.copy, s->u.plan.var->name);
+		break;
+	case TC_ST_STAGE_BAR_INIT:
+		emit_bars_init(G, s);
+		break;
+	case TC_ST_STAGE_BAR_ARRIVE:
+	case TC_ST_STAGE_BAR_WAIT:
+		emit_bar(G, s);
 		break;
 	case TC_ST_GEMM:
 		stmt_comment(G, s, NULL);

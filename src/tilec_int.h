@@ -297,7 +297,8 @@ TcFunc tc_func_from_name(const char *name); /* TC_FN_COUNT if unknown */
 	X(BUFFER, "buffer")              \
 	X(LOCAL, "local")                \
 	X(LOOP, "loop")                  \
-	X(BLOCK, "block")
+	X(BLOCK, "block")                \
+	X(HANDLE, "handle")
 
 typedef enum TcVarKind {
 #define X(name, printed) TC_VAR_##name,
@@ -384,6 +385,9 @@ typedef struct TcVar {
 	int nchoices;
 	long long value; /* bound by specialize (default unless -D) */
 	bool bound;      /* value came from -D or a tuning record */
+	/* HANDLE (expand_pipeline.c): a helper object of the generated
+	 * code, declared by the COPY_PLAN or STAGE_BAR_INIT that names it;
+	 * no value of a dtype (dtype is I32, unused). */
 	/* BLOCK: which grid dimension (0 = x, 1 = y, 2 = z). */
 	int grid_dim;
 	/* LOCAL: whether it is ever assigned after its declaration. */
@@ -555,10 +559,22 @@ TcDtype tc_reduce_all_type(TcDtype t);
 				       committed groups are in flight */ \
 	X(STAGE_VIEW, "stage_view") /* view.*: a name for one stage of a \
 				       staged shared buffer */ \
-	X(PIPE_SELECT, "pipe_select") /* select.*: the mbarrier loop when \
-					 its copies' tiles are whole \
-					 vectors (a run-time test), else \
-					 the cp.async expansion */
+	X(COPY_PLAN, "copy_plan") /* plan.*: declares a strided copy's \
+				     per-thread set-up, for ASYNC_COPYs \
+				     lowered STRIDED */ \
+	X(PIPE_SELECT, "pipe_select") /* select.*: `fast` when every plan's \
+					 tiles are whole 16-byte vectors \
+					 (tested at run time), else \
+					 `fallback` */ \
+	X(STAGE_BAR_INIT, "stage_bar_init") /* bars.*: declares a loop's \
+					       stage barriers, one thread \
+					       initializes them */ \
+	X(STAGE_BAR_ARRIVE, "stage_bar_arrive") /* bar.*: this thread's \
+						   (full) or warp's \
+						   (empty) arrival */ \
+	X(STAGE_BAR_WAIT, "stage_bar_wait") /* bar.*: wait for the phase \
+					       of a stage barrier of a \
+					       parity */
 
 typedef enum TcStmtKind {
 #define X(name, printed) TC_ST_##name,
@@ -662,6 +678,11 @@ struct TcStmt {
 			/* ASYNC_COPY: the stage of dst it fills, an int
 			 * expression in 0 .. dst->stages - 1. */
 			TcExpr *stage;
+			/* ASYNC_COPY lowered STRIDED: the COPY_PLAN's
+			 * handle, and the iteration whose tile it copies
+			 * (the source origin is that iteration's too). */
+			TcVar *plan;
+			TcExpr *iter;
 		} copy; /* COPY, ATOMIC_ADD, ASYNC_COPY */
 		struct {
 			int pending; /* groups left in flight, >= 0 */
@@ -676,19 +697,44 @@ struct TcStmt {
 			TcExpr *stage; /* which stage, 0 .. of->stages - 1 */
 		} view; /* STAGE_VIEW */
 		struct {
-			/* The pipelined loop as the mbarrier loop prints it
-			 * (loop.copies_in_gemm set, its end the expansion's
-			 * count), the bookkeeping names it shares with the
-			 * fallback (prologue loop var, next iteration,
-			 * stage), and the cp.async expansion (a BLOCK). */
-			TcStmt *fast;
-			TcVar *pre, *next, *stage;
-			TcStmt *fallback;
+			TcVar *var;   /* its HANDLE */
+			/* A COPY lowered STRIDED (copy.first, copy.advance:
+			 * the tile at iteration 0 and its step). */
+			TcStmt *copy;
+		} plan; /* COPY_PLAN */
+		struct {
+			TcVec plans;      /* TcVar *: the HANDLEs tested */
+			TcStmt *fast;     /* a BLOCK: the mbarrier loop */
+			TcStmt *fallback; /* a BLOCK: the cp.async loop */
 		} select; /* PIPE_SELECT */
+		struct {
+			TcVar *var;        /* its HANDLE */
+			int stages;        /* full[stages], then empty[stages] */
+			long long offset;  /* byte offset in shared memory
+					      (loop.barriers), 8 bytes each */
+			long long full_arrivals;  /* per phase of full[s]:
+						     the block's threads */
+			long long empty_arrivals; /* per phase of empty[s]:
+						     its warps */
+		} bars; /* STAGE_BAR_INIT */
+		struct {
+			TcVar *bars;    /* the STAGE_BAR_INIT's HANDLE */
+			/* full[stage]: an arrival made when this thread's
+			 * async copies so far have landed; else empty[stage]:
+			 * this warp is done reading the stage. */
+			bool full;
+			TcExpr *stage;  /* 0 .. stages - 1 */
+			TcExpr *parity; /* STAGE_BAR_WAIT: the phase's parity */
+		} bar; /* STAGE_BAR_ARRIVE, STAGE_BAR_WAIT */
 		struct {
 			TcRegion c, a, b; /* C += op(A) * op(B) */
 			bool trans_a;     /* A is stored K x M */
 			bool trans_b;     /* B is stored N x K */
+			/* expand_pipeline.c: a BLOCK run by every thread
+			 * inside the gemm, after its first matrix
+			 * instruction (the mbarrier loop's next copies);
+			 * NULL if none. */
+			TcStmt *issue;
 		} gemm;
 		struct {
 			TcRegion dst;

@@ -211,11 +211,18 @@ clone_stmt(TcArena *a, const TcStmt *s, const Subst *m)
 		c->u.copy.dst = rewrite_region(a, &s->u.copy.dst, m);
 		c->u.copy.src = rewrite_region(a, &s->u.copy.src, m);
 		c->u.copy.stage = rewrite(a, s->u.copy.stage, m);
+		c->u.copy.iter = rewrite(a, s->u.copy.iter, m);
+		break;
+	case TC_ST_STAGE_BAR_ARRIVE:
+	case TC_ST_STAGE_BAR_WAIT:
+		c->u.bar.stage = rewrite(a, s->u.bar.stage, m);
+		c->u.bar.parity = rewrite(a, s->u.bar.parity, m);
 		break;
 	case TC_ST_GEMM:
 		c->u.gemm.c = rewrite_region(a, &s->u.gemm.c, m);
 		c->u.gemm.a = rewrite_region(a, &s->u.gemm.a, m);
 		c->u.gemm.b = rewrite_region(a, &s->u.gemm.b, m);
+		c->u.gemm.issue = clone_stmt(a, s->u.gemm.issue, m);
 		break;
 	case TC_ST_FILL:
 		c->u.fill.dst = rewrite_region(a, &s->u.fill.dst, m);
@@ -237,7 +244,7 @@ clone_stmt(TcArena *a, const TcStmt *s, const Subst *m)
 		c->u.view.stage = rewrite(a, s->u.view.stage, m);
 		break;
 	case TC_ST_PIPE_SELECT:
-		/* The mbarrier loop names the buffers themselves. */
+		c->u.select.fast = clone_stmt(a, s->u.select.fast, m);
 		c->u.select.fallback = clone_stmt(a, s->u.select.fallback, m);
 		break;
 	default:
@@ -252,6 +259,7 @@ typedef struct Expand {
 	TcArena *a;
 	const TcProgram *p;
 	TcKernel *k;
+	const TcTarget *t;
 } Expand;
 
 static bool
@@ -365,6 +373,9 @@ typedef struct Pipe {
 	/* Register destinations and their prefetch fragments X_next. */
 	int nnext;
 	TcVar *reg[TC_MAX_RANK * 4], *next[TC_MAX_RANK * 4];
+	/* The views' names, per async copy: the mbarrier loop's views
+	 * are named as its fallback's (they never share a scope). */
+	const char *view_name[TC_MAX_RANK * 4];
 } Pipe;
 
 static const TcStmt *
@@ -446,11 +457,49 @@ iterations(const Expand *x, long long n)
 	return n == 1 ? "iteration" : tc_fmt(x->a, "%lld iterations", n);
 }
 
+/* A view of this iteration's stage (`stage`) of each staged buffer the
+ * rest of pp->loop's body uses, into `into`; *views maps them. */
+static void
+stage_views(const Expand *x, Pipe *pp, TcStmt *into, TcVar *stage,
+	    Subst *views)
+{
+	const TcVec *items = &pp->loop->u.loop.body->u.block.body;
+	for (int i = 0; i < pp->ncopies; i++) {
+		TcVar *of = ((const TcStmt *)items->items[i])->u.copy.dst.var;
+		if (in_registers(of) || of->stages < 2 || mapped(views, of) != of)
+			continue;
+		bool used = false;
+		for (int j = pp->ncopies; j < items->len && !used; j++)
+			used = tc_stmt_touches(items->items[j], NULL, of) != 0;
+		if (!used)
+			continue;
+		TcVar *v = pp->view_name[i] ?
+			tc_var_new(x->a, x->k, TC_VAR_BUFFER, pp->view_name[i],
+				   of->dtype, (TcLoc){ 0 }) :
+			new_var(x, TC_VAR_BUFFER, tc_fmt(x->a, "%s_stage", of->name),
+				of->dtype);
+		pp->view_name[i] = v->name;
+		int index = v->index;
+		const char *name = v->name;
+		*v = *of;
+		v->index = index;
+		v->name = name;
+		v->stages = 1;
+		TcStmt *s = simple(x, TC_ST_STAGE_VIEW);
+		s->u.view.var = v;
+		s->u.view.of = of;
+		s->u.view.stage = ref(x, stage);
+		push(x, into, s);
+		views->of[views->nviews] = of;
+		views->view[views->nviews++] = v;
+	}
+}
+
 /* The cp.async expansion of pipelined loop pp->loop (after k_end and the
  * register prefetch set-up): prologue, steady state, drain, into blk.
  * `pre`, `next` and `stage` are its bookkeeping vars. */
 static void
-expand_loop(const Expand *x, const Pipe *pp, TcStmt *blk, TcVar *pre,
+expand_loop(const Expand *x, Pipe *pp, TcStmt *blk, TcVar *pre,
 	    TcVar *next, TcVar *stage)
 {
 	const TcStmt *loop = pp->loop;
@@ -493,34 +542,7 @@ expand_loop(const Expand *x, const Pipe *pp, TcStmt *blk, TcVar *pre,
 		push(x, body, if_then(x, bin(x, TC_OP_LT, ref(x, next),
 					     ref(x, pp->end)), then));
 		push(x, body, simple(x, TC_ST_COMMIT_GROUP));
-		/* A view of this iteration's stage of each staged buffer the
-		 * rest of the body uses. */
-		const TcVec *items = &loop->u.loop.body->u.block.body;
-		for (int i = 0; i < pp->ncopies; i++) {
-			TcVar *of = ((const TcStmt *)items->items[i])->u.copy.dst.var;
-			if (in_registers(of) || of->stages < 2 || mapped(&views, of) != of)
-				continue;
-			bool used = false;
-			for (int j = pp->ncopies; j < items->len && !used; j++)
-				used = tc_stmt_touches(items->items[j], NULL, of) != 0;
-			if (!used)
-				continue;
-			TcVar *v = new_var(x, TC_VAR_BUFFER,
-					   tc_fmt(x->a, "%s_stage", of->name), of->dtype);
-			int index = v->index;
-			const char *name = v->name;
-			*v = *of;
-			v->index = index;
-			v->name = name;
-			v->stages = 1;
-			TcStmt *s = simple(x, TC_ST_STAGE_VIEW);
-			s->u.view.var = v;
-			s->u.view.of = of;
-			s->u.view.stage = ref(x, stage);
-			push(x, body, s);
-			views.of[views.nviews] = of;
-			views.view[views.nviews++] = v;
-		}
+		stage_views(x, pp, body, stage, &views);
 	}
 	const TcVec *items = &loop->u.loop.body->u.block.body;
 	for (int i = pp->ncopies; i < items->len; i++)
@@ -528,6 +550,168 @@ expand_loop(const Expand *x, const Pipe *pp, TcStmt *blk, TcVar *pre,
 	push(x, blk, serial_for(x, k, ref(x, pp->end), body));
 	if (pp->smem)
 		push(x, blk, wait_group(x, 0, NULL));
+}
+
+/* --- The mbarrier loop --------------------------------------------------------- */
+
+static TcStmt *
+bar(const Expand *x, TcStmtKind kind, TcVar *bars, bool full, TcVar *stage,
+    TcVar *parity)
+{
+	TcStmt *s = simple(x, kind);
+	s->u.bar.bars = bars;
+	s->u.bar.full = full;
+	s->u.bar.stage = ref(x, stage);
+	s->u.bar.parity = parity ? ref(x, parity) : NULL;
+	return s;
+}
+
+/* The strided copies of iteration `it` into stage `stage`, through the
+ * plans, then this thread's arrival on the stage's full barrier. */
+static void
+issue_strided(const Expand *x, const Pipe *pp, const TcVec *plans,
+	      TcStmt *into, TcVar *it, TcVar *stage, TcVar *bars)
+{
+	Subst m = { .var = pp->loop->u.loop.var, .by = ref(x, it) };
+	for (int i = 0; i < pp->ncopies; i++) {
+		TcStmt *s = clone_stmt(x->a, async_copy_at(pp, i), &m);
+		s->kind = TC_ST_ASYNC_COPY;
+		memset(s->u.copy.first, 0, sizeof s->u.copy.first);
+		s->u.copy.advance = NULL;
+		s->u.copy.lower = TC_COPY_STRIDED;
+		s->u.copy.plan = plans->items[i];
+		s->u.copy.iter = ref(x, it);
+		s->u.copy.stage = ref(x, stage);
+		push(x, into, s);
+	}
+	push(x, into, bar(x, TC_ST_STAGE_BAR_ARRIVE, bars, true, stage, NULL));
+}
+
+static TcStmt *
+assign(const Expand *x, TcVar *v, TcExpr *value)
+{
+	TcStmt *s = simple(x, TC_ST_ASSIGN);
+	s->u.assign.dst = ref(x, v);
+	s->u.assign.value = value;
+	return s;
+}
+
+/* phase = stage == S - 1 ? phase ^ 1 : phase; stage = stage + 1 == S ? 0 :
+ * stage + 1: one iteration on. */
+static void
+rotate(const Expand *x, TcStmt *into, TcVar *stage, TcVar *phase, long long S)
+{
+	TcExpr *flip = tc_expr_new(x->a, TC_EX_SELECT, TC_DT_I32, (TcLoc){ 0 });
+	flip->u.sel.cond = bin(x, TC_OP_EQ, ref(x, stage), num(x, S - 1));
+	flip->u.sel.then = bin(x, TC_OP_BXOR, ref(x, phase), num(x, 1));
+	flip->u.sel.els = ref(x, phase);
+	push(x, into, assign(x, phase, flip));
+	TcExpr *wrap = tc_expr_new(x->a, TC_EX_SELECT, TC_DT_I32, (TcLoc){ 0 });
+	wrap->u.sel.cond = bin(x, TC_OP_EQ, bin(x, TC_OP_ADD, ref(x, stage), num(x, 1)),
+			       num(x, S));
+	wrap->u.sel.then = num(x, 0);
+	wrap->u.sel.els = bin(x, TC_OP_ADD, ref(x, stage), num(x, 1));
+	push(x, into, assign(x, stage, wrap));
+}
+
+static TcVar *
+mutable_local(const Expand *x, const char *base)
+{
+	TcVar *v = new_var(x, TC_VAR_LOCAL, base, TC_DT_I32);
+	v->mutated = true;
+	return v;
+}
+
+/* The gemm of `s` (a clone of the loop body's copies_in_gemm), given the
+ * issue block; recurses nowhere (copies_gemm keeps it at the top level). */
+static void
+hook_gemm(TcStmt *body, const TcStmt *orig_gemm, const TcVec *orig, int from,
+	  TcStmt *issue)
+{
+	for (int i = 0; i < body->u.block.body.len; i++)
+		if (orig->items[from + i] == orig_gemm)
+			((TcStmt *)body->u.block.body.items[i])->u.gemm.issue = issue;
+}
+
+/* The mbarrier loop of pipelined loop pp->loop (copies_in_gemm, every
+ * copy planned strided), through `plans`: the copies of iteration
+ * k + S - 1 issued from inside the gemm, per-stage full and empty
+ * barriers instead of a block barrier per iteration, stages rotating. */
+static TcStmt *
+fast_loop(const Expand *x, Pipe *pp, const TcVec *plans, TcVar *pre,
+	  TcVar *next, TcVar *stage)
+{
+	const TcStmt *loop = pp->loop;
+	TcVar *k = loop->u.loop.var;
+	long long S = pp->stages;
+	TcStmt *blk = block(x);
+	TcStmt *init = simple(x, TC_ST_STAGE_BAR_INIT);
+	TcVar *bars = new_var(x, TC_VAR_HANDLE, tc_fmt(x->a, "%s_bars", k->name),
+			      TC_DT_I32);
+	init->u.bars.var = bars;
+	init->u.bars.stages = (int)S;
+	init->u.bars.offset = loop->u.loop.barriers;
+	init->u.bars.full_arrivals = tc_abi_threads(x->k, x->t);
+	init->u.bars.empty_arrivals = (init->u.bars.full_arrivals + x->t->warp_size - 1) /
+				      x->t->warp_size;
+	push(x, blk, init);
+	push(x, blk, simple(x, TC_ST_BARRIER));
+
+	TcStmt *pro = block(x);
+	issue_strided(x, pp, plans, pro, pre, pre, bars);
+	TcStmt *pro_loop = serial_for(x, pre, num(x, S - 1), pro);
+	pro_loop->note = tc_fmt(x->a, "Prologue: the copies of the first %s "
+				"(zero-filled past the end).", iterations(x, S - 1));
+	push(x, blk, pro_loop);
+
+	TcVar *next_stage = mutable_local(x, tc_fmt(x->a, "%s_next_stage", k->name));
+	TcVar *phase = mutable_local(x, tc_fmt(x->a, "%s_phase", k->name));
+	TcVar *next_phase = mutable_local(x, tc_fmt(x->a, "%s_next_phase", k->name));
+	TcStmt *d = decl(x, stage, num(x, 0));
+	d->note = tc_fmt(x->a, "This iteration's stage and its phase's parity; "
+			 "iteration %s - 1's, which the gemm refills for "
+			 "iteration %s.", k->name, next->name);
+	push(x, blk, d);
+	push(x, blk, decl(x, next_stage, num(x, S - 1)));
+	push(x, blk, decl(x, phase, num(x, 0)));
+	push(x, blk, decl(x, next_phase, num(x, 1)));
+
+	TcStmt *body = block(x);
+	push(x, body, decl(x, next, bin(x, TC_OP_ADD, ref(x, k), num(x, S - 1))));
+	TcStmt *w = bar(x, TC_ST_STAGE_BAR_WAIT, bars, true, stage, phase);
+	w->note = "Wait for this iteration's copies.";
+	push(x, body, w);
+	Subst views = { 0 };
+	const TcVec *items = &loop->u.loop.body->u.block.body;
+	stage_views(x, pp, body, stage, &views);
+	TcStmt *rest = block(x);
+	for (int i = pp->ncopies; i < items->len; i++)
+		push(x, rest, clone_stmt(x->a, items->items[i], &views));
+	TcStmt *issue = block(x);
+	w = bar(x, TC_ST_STAGE_BAR_WAIT, bars, false, next_stage, next_phase);
+	w->note = tc_fmt(x->a, "Every warp is done with stage %s (iteration %s - 1's).",
+			 next_stage->name, k->name);
+	push(x, issue, w);
+	issue_strided(x, pp, plans, issue, next, next_stage, bars);
+	hook_gemm(rest, loop->u.loop.copies_in_gemm, items, pp->ncopies, issue);
+	for (int i = 0; i < rest->u.block.body.len; i++)
+		push(x, body, rest->u.block.body.items[i]);
+	TcStmt *arrive = bar(x, TC_ST_STAGE_BAR_ARRIVE, bars, false, stage, NULL);
+	arrive->note = "This warp is done with its stage.";
+	push(x, body, arrive);
+	push(x, body, assign(x, next_stage, ref(x, stage)));
+	push(x, body, assign(x, next_phase, ref(x, phase)));
+	rotate(x, body, stage, phase, S);
+	push(x, blk, serial_for(x, k, ref(x, pp->end), body));
+
+	TcStmt *drain = block(x);
+	push(x, drain, bar(x, TC_ST_STAGE_BAR_WAIT, bars, true, stage, phase));
+	rotate(x, drain, stage, phase, S);
+	TcStmt *drain_loop = serial_for(x, pre, num(x, S - 1), drain);
+	drain_loop->note = "The copies past the end have landed (and arrived) "
+			   "before the block may exit.";
+	push(x, blk, drain_loop);
+	return blk;
 }
 
 /* The statement that carries out pipelined loop `loop`. */
@@ -582,14 +766,35 @@ expand(const Expand *x, TcStmt *loop)
 		expand_loop(x, &pp, blk, pre, next, stage);
 		return blk;
 	}
+	/* The mbarrier loop and the fallback share the bookkeeping names;
+	 * its rotating stage is a var of its own (assigned each
+	 * iteration). */
+	TcVar *rot = tc_var_new(x->a, x->k, TC_VAR_LOCAL, stage->name, TC_DT_I32,
+				(TcLoc){ 0 });
+	rot->mutated = true;
 	TcStmt *fallback = block(x);
 	expand_loop(x, &pp, fallback, pre, next, stage);
-	loop->u.loop.end = ref(x, pp.end);
 	TcStmt *sel = simple(x, TC_ST_PIPE_SELECT);
-	sel->u.select.fast = loop;
-	sel->u.select.pre = pre;
-	sel->u.select.next = next;
-	sel->u.select.stage = stage;
+	for (int i = 0; i < pp.ncopies; i++) {
+		TcStmt *c = (TcStmt *)async_copy_at(&pp, i);
+		TcStmt *plan = simple(x, TC_ST_COPY_PLAN);
+		plan->u.plan.var = new_var(x, TC_VAR_HANDLE,
+			tc_fmt(x->a, "%s_copy", c->u.copy.dst.var->name), TC_DT_I32);
+		plan->u.plan.copy = c;
+		if (i == 0)
+			plan->note = tc_fmt(x->a,
+				"The fast loop, where every tile is whole 16-byte vectors "
+				"(tested once): each copy's per-thread addresses are computed "
+				"here, and the gemm issues iteration %s + %lld's copies without "
+				"branches after its first mma, overlapping the tensor cores' "
+				"work.  Per-stage barriers, not a block barrier per iteration: "
+				"a warp waits for its stage's copies, and before refilling a "
+				"stage for the warps still reading it.  Otherwise the loop "
+				"below.", k->name, pp.stages - 1);
+		push(x, blk, plan);
+		tc_vec_push(x->a, &sel->u.select.plans, plan->u.plan.var);
+	}
+	sel->u.select.fast = fast_loop(x, &pp, &sel->u.select.plans, pre, next, rot);
 	sel->u.select.fallback = fallback;
 	push(x, blk, sel);
 	return blk;
@@ -624,11 +829,10 @@ bool
 tc_expand_pipeline(TcArena *a, TcProgram *p, const TcOptions *opt,
 		   TcDiags *d)
 {
-	(void)opt;
 	(void)d;
 	for (int i = 0; i < p->kernels.len; i++) {
 		TcKernel *k = p->kernels.items[i];
-		Expand x = { a, p, k };
+		Expand x = { a, p, k, &opt->target };
 		lower_copies(k->body);
 		k->body = expand_stmt(&x, k->body);
 	}
