@@ -362,7 +362,9 @@ typedef struct TcLayout {
 
 typedef struct TcVar {
 	TcVarKind kind;  /* what sort of name this is */
-	const char *name; /* the tile program's name, never synthesized */
+	const char *name; /* the tile program's name; vars a pass makes
+			     (expand_pipeline.c) get names no program
+			     name has */
 	TcDtype dtype;   /* element type (scalar type for scalars) */
 	TcLoc loc;       /* where it is declared */
 	int index;       /* position in kernel->vars */

@@ -98,8 +98,8 @@ typedef struct Subst {
 	const TcVar *var; /* the loop variable, or NULL */
 	const TcExpr *by; /* what it becomes */
 	int nviews;
-	const TcVar *of[TC_MAX_RANK * 4]; /* staged buffers ... */
-	TcVar *view[TC_MAX_RANK * 4];     /* ... and their views */
+	const TcVar **of; /* staged buffers ... */
+	TcVar **view;     /* ... and their views (room for one per copy) */
 } Subst;
 
 static TcVar *
@@ -372,10 +372,10 @@ typedef struct Pipe {
 	TcVar *end;       /* k_end */
 	/* Register destinations and their prefetch fragments X_next. */
 	int nnext;
-	TcVar *reg[TC_MAX_RANK * 4], *next[TC_MAX_RANK * 4];
+	TcVar **reg, **next; /* room for one per async copy */
 	/* The views' names, per async copy: the mbarrier loop's views
 	 * are named as its fallback's (they never share a scope). */
-	const char *view_name[TC_MAX_RANK * 4];
+	const char **view_name;
 } Pipe;
 
 static const TcStmt *
@@ -527,7 +527,8 @@ expand_loop(const Expand *x, Pipe *pp, TcStmt *blk, TcVar *pre,
 					     bin(x, TC_OP_ADD, ref(x, k), num(x, 1)),
 					     ref(x, pp->end)), then));
 	}
-	Subst views = { 0 };
+	Subst views = { .of = tc_alloc(x->a, sizeof(TcVar *) * (size_t)pp->ncopies),
+			.view = tc_alloc(x->a, sizeof(TcVar *) * (size_t)pp->ncopies) };
 	if (pp->smem) {
 		push(x, body, decl(x, stage, bin(x, TC_OP_REM, ref(x, k), num(x, S))));
 		push(x, body, wait_group(x, (int)(S - 2), tc_fmt(x->a,
@@ -681,7 +682,8 @@ fast_loop(const Expand *x, Pipe *pp, const TcVec *plans, TcVar *pre,
 	TcStmt *w = bar(x, TC_ST_STAGE_BAR_WAIT, bars, true, stage, phase);
 	w->note = "Wait for this iteration's copies.";
 	push(x, body, w);
-	Subst views = { 0 };
+	Subst views = { .of = tc_alloc(x->a, sizeof(TcVar *) * (size_t)pp->ncopies),
+			.view = tc_alloc(x->a, sizeof(TcVar *) * (size_t)pp->ncopies) };
 	const TcVec *items = &loop->u.loop.body->u.block.body;
 	stage_views(x, pp, body, stage, &views);
 	TcStmt *rest = block(x);
@@ -719,6 +721,10 @@ static TcStmt *
 expand(const Expand *x, TcStmt *loop)
 {
 	Pipe pp = { .loop = loop, .ncopies = loop->u.loop.async_copies };
+	size_t room = sizeof(void *) * (size_t)pp.ncopies;
+	pp.reg = tc_alloc(x->a, room);
+	pp.next = tc_alloc(x->a, room);
+	pp.view_name = tc_alloc(x->a, room);
 	tc_expr_const(loop->u.loop.stages, &pp.stages);
 	TcVar *k = loop->u.loop.var;
 	for (int i = 0; i < pp.ncopies; i++) {
