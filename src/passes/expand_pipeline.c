@@ -484,6 +484,7 @@ stage_views(const Expand *x, Pipe *pp, TcStmt *into, TcVar *stage,
 		*v = *of;
 		v->index = index;
 		v->name = name;
+		v->loc = (TcLoc){ 0 };
 		v->stages = 1;
 		TcStmt *s = simple(x, TC_ST_STAGE_VIEW);
 		s->u.view.var = v;
