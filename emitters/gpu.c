@@ -27,14 +27,15 @@
  *     done by one of the threads holding the element);
  *   - stores at block level to shared or global memory are done by thread
  *     0; BARRIER statements become __syncthreads();
- *   - tile_pipelined loops with async copies (CUDA) issue them STAGES - 1
- *     iterations ahead with cp.async, waiting and synchronizing once per
- *     iteration; where the dialect has no cp.async (HIP) the pipeline
- *     pass plans none and the loop runs its copies in order.  A loop the
- *     pass planned with copies_in_gemm gets a fast loop first (guarded
- *     once at run time) whose gemm issues the next stage's copies from a
- *     hook, with per-stage mbarriers instead of the per-iteration block
- *     barrier (fast_pipelined_loop).
+ *   - the statements expand_pipeline.c makes of a tile_pipelined loop
+ *     print one by one: ASYNC_COPY as tilec::copy_g2s with cp.async
+ *     (VECTOR) or a tilec::G2S plan's issue() (STRIDED, the plan a
+ *     COPY_PLAN), COMMIT_GROUP and WAIT_GROUP as tilec::cp_async_commit
+ *     and cp_async_wait, STAGE_VIEW as a pointer to the stage, the
+ *     STAGE_BAR_* statements as tilec::StageBarriers calls, a gemm's
+ *     issue block as the gemm helper's hook, PIPE_SELECT as an `if` on
+ *     its plans' alignment.  Where the dialect has no cp.async (HIP) the
+ *     pipeline pass plans none and the loop runs its copies in order.
  * The output names things after the tile program and comments each tile
  * operation with its source line.
  */
@@ -64,21 +65,6 @@ typedef struct Gpu {
 	int nanchors;
 	int spread;             /* depth of spread parallel loops */
 	bool block_level;       /* not inside any parallel loop */
-	/* The pipelined loop being printed: its stage index, for references
-	 * to staged buffers. */
-	const char *stage;      /* e.g. "k_stage", or NULL */
-	/* The fast loop of a pipelined loop with copies_in_gemm being
-	 * printed (fast_pipelined_loop; loop NULL otherwise): its gemm
-	 * takes a hook that waits on the tilec::StageBarriers `bars` for
-	 * the phase of parity `phase` of `stage`'s empty barrier (every
-	 * warp done reading the stage), then issues the copies of iteration
-	 * `it` into `stage` through the G2S objects copy[i], one per async
-	 * copy. */
-	struct {
-		const TcStmt *loop;
-		const char *it, *stage, *bars, *phase;
-		const char **copy;
-	} hook;
 	bool failed;            /* an error was reported */
 	/* The emitter's own names (loop counters, tile indices, ...), each
 	 * made distinct from every name of the program (fresh()). */
@@ -305,16 +291,21 @@ stage_elems(const TcVar *v)
 	return n;
 }
 
-/* The base of a buffer in shared memory: its name, or name + stage inside
- * a pipelined loop (only cp.async dialects have staged buffers). */
+/* The base of a buffer in shared memory: its name.  A staged buffer is
+ * named through a STAGE_VIEW, or filled by stage (smem_stage). */
 static void
 smem_base(Gpu *G, const TcVar *v)
 {
-	if (v->stages > 1 && G->stage)
-		tc_buf_printf(G->pr.out, "(%s + %s * %lld)", v->name, G->stage,
-			      stage_elems(v));
-	else
-		tc_buf_puts(G->pr.out, v->name);
+	tc_buf_puts(G->pr.out, v->name);
+}
+
+/* Stage `stage` of staged buffer v: `(NAME + STAGE * ELEMS)`. */
+static void
+smem_stage(Gpu *G, const TcVar *v, const TcExpr *stage)
+{
+	tc_buf_printf(G->pr.out, "(%s + ", v->name);
+	tc_c_expr_prec(&G->pr, stage, tc_binop_prec(TC_OP_MUL) + 1);
+	tc_buf_printf(G->pr.out, " * %lld)", stage_elems(v));
 }
 
 /* The row bytes of a swizzled shared buffer (the helpers' SW), else 0. */
@@ -826,13 +817,15 @@ box_args(Gpu *G, const TcRegion *r, const TcVar *tile)
 	box_extents(G, r, tile, true);
 }
 
-/* tensor -> shared: tilec::copy_g2s, 16-byte vectors.  With cp.async the
- * helper also takes whether to copy asynchronously (`async`, for the
- * copies a pipelined loop issues ahead) as its last template argument, and
- * the tensor's base as a valid address for the zero-filled vectors. */
+/* tensor -> shared (a COPY, or an ASYNC_COPY into stage copy.stage):
+ * tilec::copy_g2s, 16-byte vectors.  With cp.async the helper also takes
+ * whether to copy asynchronously (an ASYNC_COPY) as its last template
+ * argument, and the tensor's base as a valid address for the zero-filled
+ * vectors. */
 static void
-copy_g2s(Gpu *G, const TcStmt *s, bool async)
+copy_g2s(Gpu *G, const TcStmt *s)
 {
+	bool async = s->kind == TC_ST_ASYNC_COPY;
 	const TcRegion *dst = &s->u.copy.dst, *src = &s->u.copy.src;
 	const TcVar *v = dst->var, *t = src->var;
 	TcBuf *b = G->pr.out;
@@ -845,7 +838,10 @@ copy_g2s(Gpu *G, const TcStmt *s, bool async)
 	if (v->swizzle)
 		tc_buf_puts(b, ", true");
 	tc_buf_puts(b, ">(");
-	smem_base(G, v);
+	if (s->u.copy.stage)
+		smem_stage(G, v, s->u.copy.stage);
+	else
+		smem_base(G, v);
 	tc_buf_printf(b, ", %lld, %s + ", row_stride(v), t->name);
 	tensor_offset(G, t, src->origin);
 	box_args(G, src, v);
@@ -876,17 +872,19 @@ g2s_setup(Gpu *G, const TcStmt *s, const char *name)
 	tc_buf_puts(b, ");\n");
 }
 
-/* Iteration G->hook.it's tile of a strided copy into stage G->hook.stage:
- * `NAME.issue(STAGE, IT, ROWS, COLS, TENSOR);` (the loop variable named
- * G->hook.it by the caller). */
+/* An ASYNC_COPY lowered STRIDED: iteration copy.iter's tile into stage
+ * copy.stage through its plan, `PLAN.issue(STAGE, IT, ROWS, COLS,
+ * TENSOR);` (the source origin is that iteration's). */
 static void
-g2s_issue(Gpu *G, const TcStmt *s, const char *name)
+g2s_issue(Gpu *G, const TcStmt *s)
 {
 	const TcRegion *dst = &s->u.copy.dst, *src = &s->u.copy.src;
 	TcBuf *b = G->pr.out;
-	tc_buf_printf(b, "%s.issue(", name);
-	smem_base(G, dst->var);
-	tc_buf_printf(b, ", %s, ", G->hook.it);
+	tc_buf_printf(b, "%s.issue(", s->u.copy.plan->name);
+	smem_stage(G, dst->var, s->u.copy.stage);
+	tc_buf_puts(b, ", ");
+	expr(G, s->u.copy.iter);
+	tc_buf_puts(b, ", ");
 	box_extents(G, src, dst->var, false);
 	tc_buf_printf(b, ", %s", src->var->name);
 	box_lows(G, src, dst->var);
@@ -1085,92 +1083,34 @@ copy_reg(Gpu *G, const TcStmt *s)
 	close_brace(G);
 }
 
+/* A COPY, ATOMIC_ADD or ASYNC_COPY as expand_pipeline.c lowered it. */
 static void
-emit_copy(Gpu *G, const TcStmt *s, bool async)
+emit_copy(Gpu *G, const TcStmt *s)
 {
-	const TcRegion *dst = &s->u.copy.dst, *src = &s->u.copy.src;
-	if (is_reg(dst->var) || is_reg(src->var))
-		copy_reg(G, s);
-	else if (s->kind == TC_ST_COPY && tc_copy_g2s_fits(s))
-		copy_g2s(G, s, async);
-	else
-		copy_generic(G, s);
-}
-
-/* Whether async copy i of pipelined loop `loop` is the first into its
- * destination: a fragment copied twice has one prefetch copy NAME_next,
- * which the later copy overwrites as it overwrites the fragment. */
-static bool
-first_copy_into(const TcStmt *loop, int i)
-{
-	const TcVec *body = &loop->u.loop.body->u.block.body;
-	const TcVar *v = ((const TcStmt *)body->items[i])->u.copy.dst.var;
-	for (int j = 0; j < i; j++)
-		if (((const TcStmt *)body->items[j])->u.copy.dst.var == v)
-			return false;
-	return true;
-}
-
-/* The leading copies of a pipelined loop for iteration `it`: those into
- * shared memory (regs false) land in stage `stage`; those into register
- * fragments (regs true) land in the fragment's prefetch copy NAME_next.
- * With g2s (the fast loop), copy i is issued through the G2S object
- * g2s[i]. */
-static void
-issue_copies(Gpu *G, const TcStmt *loop, const char *it, const char *stage,
-	     bool regs, const char *const *g2s)
-{
-	TcVar *var = loop->u.loop.var;
-	const char *saved_name = var->name, *saved_stage = G->stage;
-	var->name = it;
-	G->stage = stage;
-	const TcVec *body = &loop->u.loop.body->u.block.body;
-	for (int i = 0; i < loop->u.loop.async_copies; i++) {
-		const TcStmt *c = body->items[i];
-		TcVar *dst = c->u.copy.dst.var;
-		if (is_reg(dst) != regs)
-			continue;
-		const char *dst_name = dst->name;
-		if (regs)
-			dst->name = fresh(G, tc_fmt(G->a, "%s_next", dst_name));
-		stmt_comment(G, c, NULL);
-		if (g2s)
-			g2s_issue(G, c, g2s[i]);
-		else
-			emit_copy(G, c, true);
-		dst->name = dst_name;
+	switch (s->u.copy.lower) {
+	case TC_COPY_REGISTER: copy_reg(G, s); break;
+	case TC_COPY_VECTOR: copy_g2s(G, s); break;
+	case TC_COPY_STRIDED: g2s_issue(G, s); break;
+	case TC_COPY_GENERIC: copy_generic(G, s); break;
+	default:
+		error(G, s->loc, "internal error: a copy lowered as %s reached "
+		      "the %s backend", tc_copy_lower_name(s->u.copy.lower),
+		      G->dialect->name);
+		break;
 	}
-	var->name = saved_name;
-	G->stage = saved_stage;
 }
 
-/* The copies of a fast pipelined loop (G->hook.loop) for iteration
- * G->hook.it into stage G->hook.stage, through the G2S objects
- * G->hook.copy, then this thread's arrival on the stage's full barrier
- * (G->hook.bars), made when they have landed. */
-static void
-issue_stage(Gpu *G)
-{
-	issue_copies(G, G->hook.loop, G->hook.it, G->hook.stage, false,
-		     G->hook.copy);
-	tc_buf_printf(G->pr.out, "%s.copied(%s);\n", G->hook.bars,
-		      G->hook.stage);
-}
+static void emit_body(Gpu *G, const TcStmt *blk);
 
-/* The hook of the gemm of a fast pipelined loop (G->hook.loop): a lambda
- * that waits until every warp is done reading the stage it refills, then
- * issues that stage's copies, `, [&] { wait; ...; arrive; }`. */
+/* The block a gemm runs after its first matrix instruction (gemm.issue),
+ * as the helper's hook: `, [&] { ... }`. */
 static void
-gemm_hook(Gpu *G)
+gemm_hook(Gpu *G, const TcStmt *issue)
 {
 	TcBuf *b = G->pr.out;
 	tc_buf_puts(b, ", [&] {\n");
 	b->indent++;
-	tc_buf_printf(b, "// Every warp is done with stage %s (iteration %s - 1's).\n",
-		      G->hook.stage, G->hook.loop->u.loop.var->name);
-	tc_buf_printf(b, "%s.wait_empty(%s, %s);\n", G->hook.bars, G->hook.stage,
-		      G->hook.phase);
-	issue_stage(G);
+	emit_body(G, issue);
 	b->indent--;
 	tc_buf_puts(b, "}");
 }
@@ -1213,8 +1153,8 @@ emit_gemm(Gpu *G, const TcStmt *s)
 		smem_base(G, bv);
 		tc_buf_printf(b, ", %lld, %s * %d, %s", row_stride(bv), G->warp_m,
 			      tm * 16, n0);
-		if (G->hook.loop && G->hook.loop->u.loop.copies_in_gemm == s)
-			gemm_hook(G);
+		if (s->u.gemm.issue)
+			gemm_hook(G, s->u.gemm.issue);
 		tc_buf_puts(b, ");\n");
 		return;
 	}
@@ -1768,294 +1708,66 @@ emit_anchored(Gpu *G, const TcStmt *s)
 	close_brace(G);
 }
 
-/* The names of a pipelined loop's bookkeeping, fresh per loop. */
-typedef struct PipeNames {
-	const char *end;   /* the iteration count */
-	const char *pre;   /* the prologue's iteration */
-	const char *next;  /* the iteration whose copies are issued */
-	const char *stage; /* this iteration's stage */
-	const char *next_stage; /* k_next's stage (the fast loop's) */
-	/* The fast loop's: its tilec::StageBarriers, the parity of this
-	 * iteration's phase of its stage, and that of the previous
-	 * iteration's phase of k_next's stage (the one it last used). */
-	const char *bars, *phase, *next_phase;
-} PipeNames;
-
-/* The k loop of a pipelined loop: each iteration waits for its copies,
- * issues those of iteration k + STAGES - 1 (shared destinations, stage
- * k_next % STAGES) and k + 1 (register destinations), then computes. */
+/* PIPE_SELECT: `if (P.aligned && ...) { FAST } else { FALLBACK }`. */
 static void
-pipelined_loop(Gpu *G, const TcStmt *s, const PipeNames *n, bool smem,
-	       bool regs)
+emit_select(Gpu *G, const TcStmt *s)
 {
 	TcBuf *b = G->pr.out;
-	const char *k = s->u.loop.var->name;
-	long long stages = 1;
-	tc_expr_const(s->u.loop.stages, &stages);
-	const TcVec *body = &s->u.loop.body->u.block.body;
-	tc_buf_printf(b, "for (int %s = 0; %s < %s; %s++) {\n", k, k, n->end, k);
-	b->indent++;
-	if (regs) {
-		for (int i = 0; i < s->u.loop.async_copies; i++) {
-			const TcVar *v = ((const TcStmt *)body->items[i])->u.copy.dst.var;
-			if (!is_reg(v))
-				continue;
-			if (!first_copy_into(s, i))
-				continue;
-			const char *nx = fresh(G, tc_fmt(G->a, "%s_next", v->name));
-			reg_loops_open(G, v);
-			tc_buf_printf(b, "%s = %s;\n", reg_at(G, v),
-				      v->rank == 2 ? tc_fmt(G->a, "%s[%s][%s]", nx, G->r0, G->r1)
-						   : tc_fmt(G->a, "%s[%s]", nx, G->r0));
-			close_brace(G);
-		}
-		tc_buf_printf(b, "if (%s + 1 < %s) {\n", k, n->end);
-		b->indent++;
-		issue_copies(G, s, tc_fmt(G->a, "(%s + 1)", k), NULL, true, NULL);
-		close_brace(G);
-	}
-	if (smem) {
-		tc_buf_printf(b, "const int %s = %s %% %lld;\n", n->stage, k, stages);
-		tc_buf_printf(b, "// Wait for this iteration's copies; every thread is "
-			      "done with stage (%s - 1) %% %lld.\n", k, stages);
-		tc_buf_printf(b, "tilec::cp_async_wait<%lld>();\n__syncthreads();\n",
-			      stages - 2);
-		tc_buf_printf(b, "const int %s = %s + %lld;\n", n->next, k, stages - 1);
-		tc_buf_printf(b, "if (%s < %s) {\n", n->next, n->end);
-		b->indent++;
-		issue_copies(G, s, n->next, tc_fmt(G->a, "(%s %% %lld)", n->next, stages),
-			     false, NULL);
-		close_brace(G);
-		tc_buf_puts(b, "tilec::cp_async_commit();\n");
-	}
-	const char *saved = G->stage;
-	G->stage = smem ? n->stage : NULL;
-	for (int i = s->u.loop.async_copies; i < body->len; i++)
-		emit_stmt(G, body->items[i]);
-	G->stage = saved;
-	close_brace(G);
-}
-
-/* Advance a fast loop's stage and the parity of its phase by one
- * iteration. */
-static void
-next_stage(Gpu *G, const PipeNames *n, long long stages)
-{
-	TcBuf *b = G->pr.out;
-	tc_buf_printf(b, "%s = %s == %lld ? %s ^ 1 : %s;\n", n->phase, n->stage,
-		      stages - 1, n->phase, n->phase);
-	tc_buf_printf(b, "%s = %s + 1 == %lld ? 0 : %s + 1;\n", n->stage, n->stage,
-		      stages, n->stage);
-}
-
-/* "iteration" or "N iterations", for the prologue's comment. */
-static const char *
-first_iterations(Gpu *G, long long n)
-{
-	return n == 1 ? "iteration" : tc_fmt(G->a, "%lld iterations", n);
-}
-
-/* The fast k loop of a pipelined loop with copies_in_gemm (the pipeline
- * pass planned every copy as strided): the copies are set up once, and
- * the gemm issues those of iteration k + STAGES - 1, without branches,
- * after its first mma (gemm_hook); stages rotate instead of k % STAGES.
- * No block barrier per iteration: the loop's mbarriers (smem pass,
- * loop.barriers; tilec::StageBarriers) hand each stage from the copies to
- * the warps reading it (full) and back (empty), so a warp waits only for
- * its stage's copies and, inside the gemm before refilling a stage, for
- * the warps still reading it.  Iteration k's use of its stage is phase
- * k / STAGES of the stage's barriers; the copies past the last iteration
- * (zero-filled) arrive too and are waited for after the loop.  Where a
- * tensor's tiles are not whole 16-byte vectors (tested once), the
- * ordinary prologue and pipelined_loop run instead, after the `else` this
- * prints. */
-static void
-fast_pipelined_loop(Gpu *G, const TcStmt *s, const PipeNames *n)
-{
-	TcBuf *b = G->pr.out;
-	const char *k = s->u.loop.var->name;
-	long long stages = 1;
-	tc_expr_const(s->u.loop.stages, &stages);
-	const TcVec *body = &s->u.loop.body->u.block.body;
-	int ncopies = s->u.loop.async_copies;
-	const char **copy = tc_alloc(G->a, sizeof(char *) * (size_t)ncopies);
-	tc_buf_printf(b, "// The fast loop, where every tile is whole 16-byte vectors (tested\n"
-		      "// once): each copy's per-thread addresses are computed here, and\n"
-		      "// the gemm issues iteration %s + %lld's copies without branches after\n"
-		      "// its first mma, overlapping the tensor cores' work.  Per-stage\n"
-		      "// barriers, not a block barrier per iteration: a warp waits for its\n"
-		      "// stage's copies, and before refilling a stage for the warps still\n"
-		      "// reading it.  Otherwise the loop below.\n", k, stages - 1);
-	for (int i = 0; i < ncopies; i++) {
-		const TcStmt *c = body->items[i];
-		/* Distinct from the program's names and from the other
-		 * copies' (a buffer may be copied into twice). */
-		const char *name = fresh(G, tc_fmt(G->a, "%s_copy", c->u.copy.dst.var->name));
-		for (int j = 0; j < i; j++)
-			if (strcmp(copy[j], name) == 0) {
-				name = fresh(G, tc_fmt(G->a, "%s_", name));
-				j = -1;
-			}
-		copy[i] = name;
-		g2s_setup(G, c, copy[i]);
-	}
 	tc_buf_puts(b, "if (");
-	for (int i = 0; i < ncopies; i++)
-		tc_buf_printf(b, "%s%s.aligned", i ? " && " : "", copy[i]);
+	for (int i = 0; i < s->u.select.plans.len; i++)
+		tc_buf_printf(b, "%s%s.aligned", i ? " && " : "",
+			      ((const TcVar *)s->u.select.plans.items[i])->name);
 	tc_buf_puts(b, ") {\n");
 	b->indent++;
-	tc_buf_printf(b, "const tilec::StageBarriers<%lld, %lld> %s(tilec_smem + %lld);\n"
-		      "if (threadIdx.x == 0)\n\t%s.init();\n__syncthreads();\n",
-		      stages, G->threads, n->bars, s->u.loop.barriers, n->bars);
-	G->hook.loop = s;
-	G->hook.copy = copy;
-	G->hook.bars = n->bars;
-	tc_buf_printf(b, "// Prologue: the copies of the first %s (zero-filled "
-		      "past the end).\n", first_iterations(G, stages - 1));
-	tc_buf_printf(b, "for (int %s = 0; %s < %lld; %s++) {\n", n->pre, n->pre,
-		      stages - 1, n->pre);
-	b->indent++;
-	G->hook.it = n->pre;
-	G->hook.stage = n->pre;
-	issue_stage(G);
-	close_brace(G);
-	tc_buf_printf(b, "// This iteration's stage and its phase's parity; iteration %s - 1's,\n"
-		      "// which the gemm refills for iteration %s.\n", k, n->next);
-	tc_buf_printf(b, "int %s = 0, %s = %lld;\n", n->stage, n->next_stage, stages - 1);
-	tc_buf_printf(b, "unsigned %s = 0, %s = 1;\n", n->phase, n->next_phase);
-	tc_buf_printf(b, "for (int %s = 0; %s < %s; %s++) {\n", k, k, n->end, k);
-	b->indent++;
-	tc_buf_printf(b, "const int %s = %s + %lld;\n", n->next, k, stages - 1);
-	tc_buf_puts(b, "// Wait for this iteration's copies.\n");
-	tc_buf_printf(b, "%s.wait_full(%s, %s);\n", n->bars, n->stage, n->phase);
-	const char *saved = G->stage;
-	G->stage = n->stage;
-	G->hook.it = n->next;
-	G->hook.stage = n->next_stage;
-	G->hook.phase = n->next_phase;
-	for (int i = ncopies; i < body->len; i++)
-		emit_stmt(G, body->items[i]);
-	G->hook.loop = NULL;
-	G->stage = saved;
-	tc_buf_puts(b, "// This warp is done with its stage.\n");
-	tc_buf_printf(b, "%s.read(%s);\n", n->bars, n->stage);
-	tc_buf_printf(b, "%s = %s;\n%s = %s;\n", n->next_stage, n->stage,
-		      n->next_phase, n->phase);
-	next_stage(G, n, stages);
-	close_brace(G);
-	tc_buf_printf(b, "// The copies past the end have landed (and arrived) before the\n"
-		      "// block may exit.\n");
-	tc_buf_printf(b, "for (int %s = 0; %s < %lld; %s++) {\n", n->pre, n->pre,
-		      stages - 1, n->pre);
-	b->indent++;
-	tc_buf_printf(b, "%s.wait_full(%s, %s);\n", n->bars, n->stage, n->phase);
-	next_stage(G, n, stages);
-	close_brace(G);
+	emit_body(G, s->u.select.fast);
 	b->indent--;
 	tc_buf_puts(b, "} else {\n");
 	b->indent++;
-}
-
-/* tile_pipelined with leading copies: shared destinations are filled
- * STAGES - 1 iterations ahead with cp.async; register destinations are
- * loaded one iteration ahead into NAME_next. */
-static void
-emit_pipelined(Gpu *G, const TcStmt *s)
-{
-	TcBuf *b = G->pr.out;
-	const char *k = s->u.loop.var->name;
-	long long stages = 1;
-	tc_expr_const(s->u.loop.stages, &stages);
-	PipeNames n = {
-		.end = fresh(G, tc_fmt(G->a, "%s_end", k)),
-		.pre = fresh(G, tc_fmt(G->a, "%s_pre", k)),
-		.next = fresh(G, tc_fmt(G->a, "%s_next", k)),
-		.stage = fresh(G, tc_fmt(G->a, "%s_stage", k)),
-		.next_stage = fresh(G, tc_fmt(G->a, "%s_next_stage", k)),
-		.bars = fresh(G, tc_fmt(G->a, "%s_bars", k)),
-		.phase = fresh(G, tc_fmt(G->a, "%s_phase", k)),
-		.next_phase = fresh(G, tc_fmt(G->a, "%s_next_phase", k)),
-	};
-	const TcVec *body = &s->u.loop.body->u.block.body;
-	bool smem = false, regs = false;
-	for (int i = 0; i < s->u.loop.async_copies; i++) {
-		const TcStmt *c = body->items[i];
-		if (is_reg(c->u.copy.dst.var))
-			regs = true;
-		else
-			smem = true;
-	}
-	/* A scope of its own: the loop's bookkeeping names stay local. */
-	tc_buf_puts(b, "{\n");
-	b->indent++;
-	tc_buf_printf(b, "const int %s = ", n.end);
-	expr(G, s->u.loop.end);
-	tc_buf_puts(b, ";\n");
-	if (regs) {
-		tc_buf_puts(b, "// Register fragments are loaded one iteration ahead.\n");
-		for (int i = 0; i < s->u.loop.async_copies; i++) {
-			const TcVar *v = ((const TcStmt *)body->items[i])->u.copy.dst.var;
-			if (!is_reg(v))
-				continue;
-			if (!first_copy_into(s, i))
-				continue;
-			const char *nx = fresh(G, tc_fmt(G->a, "%s_next", v->name));
-			if (v->rank == 2)
-				tc_buf_printf(b, "%s %s[%s::count][%s::count];\n",
-					      reg_type(G, v->dtype), nx, dist_of(G, v, 0),
-					      dist_of(G, v, 1));
-			else
-				tc_buf_printf(b, "%s %s[%s::count];\n", reg_type(G, v->dtype),
-					      nx, dist_of(G, v, 0));
-		}
-		tc_buf_printf(b, "if (0 < %s) {\n", n.end);
-		b->indent++;
-		issue_copies(G, s, "0", NULL, true, NULL);
-		close_brace(G);
-	}
-	bool fast = s->u.loop.copies_in_gemm && smem && !regs;
-	if (fast)
-		fast_pipelined_loop(G, s, &n);
-	if (smem) {
-		tc_buf_printf(b, "// Prologue: the copies of the first %s.\n",
-			      first_iterations(G, stages - 1));
-		tc_buf_printf(b, "for (int %s = 0; %s < %lld; %s++) {\n", n.pre, n.pre,
-			      stages - 1, n.pre);
-		b->indent++;
-		tc_buf_printf(b, "if (%s < %s) {\n", n.pre, n.end);
-		b->indent++;
-		issue_copies(G, s, n.pre, n.pre, false, NULL);
-		close_brace(G);
-		tc_buf_puts(b, "tilec::cp_async_commit();\n");
-		close_brace(G);
-	}
-	pipelined_loop(G, s, &n, smem, regs);
-	if (smem)
-		tc_buf_puts(b, "tilec::cp_async_wait<0>();\n");
-	if (fast)
-		close_brace(G);
+	emit_body(G, s->u.select.fallback);
 	close_brace(G);
 }
 
-/* A serial loop.  tile_pipelined with copies the pipeline pass planned as
- * asynchronous: emit_pipelined (targets with cp.async only); without it,
- * its copies run in order, before the compute of the same iteration. */
+/* STAGE_BAR_INIT: `const tilec::StageBarriers<STAGES, THREADS>
+ * NAME(tilec_smem + OFFSET);` and thread 0's init(). */
+static void
+emit_bars_init(Gpu *G, const TcStmt *s)
+{
+	tc_buf_printf(G->pr.out, "const tilec::StageBarriers<%d, %lld> %s(tilec_smem + %lld);\n"
+		      "if (threadIdx.x == 0)\n\t%s.init();\n", s->u.bars.stages,
+		      s->u.bars.full_arrivals, s->u.bars.var->name, s->u.bars.offset,
+		      s->u.bars.var->name);
+}
+
+/* STAGE_BAR_ARRIVE (`copied`: full, `read`: empty) and STAGE_BAR_WAIT
+ * (`wait_full`, `wait_empty`). */
+static void
+emit_bar(Gpu *G, const TcStmt *s)
+{
+	TcBuf *b = G->pr.out;
+	bool wait = s->kind == TC_ST_STAGE_BAR_WAIT;
+	tc_buf_printf(b, "%s.%s(", s->u.bar.bars->name,
+		      wait ? (s->u.bar.full ? "wait_full" : "wait_empty") :
+			     (s->u.bar.full ? "copied" : "read"));
+	expr(G, s->u.bar.stage);
+	if (wait) {
+		tc_buf_puts(b, ", ");
+		expr(G, s->u.bar.parity);
+	}
+	tc_buf_puts(b, ");\n");
+}
+
+/* A serial loop.  A tile_pipelined loop reaches here only without async
+ * copies (expand_pipeline.c carries out the others): its copies run in
+ * order, before the compute of the same iteration. */
 static void
 emit_for(Gpu *G, const TcStmt *s)
 {
 	TcBuf *b = G->pr.out;
 	if (s->u.loop.async_copies) {
-		if (!G->t->cp_async) {
-			error(G, s->loc, "internal error: the %s backend has no "
-			      "asynchronous copies for the pipeline pass to plan",
-			      G->dialect->name);
-			return;
-		}
-		if (s->u.loop.kind == TC_LOOP_PIPELINED) {
-			stmt_comment(G, s, NULL);
-			emit_pipelined(G, s);
-			return;
-		}
+		error(G, s->loc, "internal error: a pipelined loop with async "
+		      "copies reached the %s backend unexpanded",
+		      G->dialect->name);
+		return;
 	}
 	if (s->u.loop.kind == TC_LOOP_PIPELINED && !G->t->cp_async)
 		stmt_comment(G, s, ": its copies in order, not pipelined");
@@ -2065,6 +1777,18 @@ emit_for(Gpu *G, const TcStmt *s)
 	b->indent++;
 	emit_body(G, s->u.loop.body);
 	close_brace(G);
+}
+
+/* STAGE_VIEW: `T *const VIEW = OF + STAGE * ELEMS;`. */
+static void
+emit_view(Gpu *G, const TcStmt *s)
+{
+	const TcVar *v = s->u.view.var;
+	TcBuf *b = G->pr.out;
+	tc_buf_printf(b, "%s *const %s = %s + ", storage_type(G, v->dtype),
+		      v->name, s->u.view.of->name);
+	tc_c_expr_prec(&G->pr, s->u.view.stage, tc_binop_prec(TC_OP_MUL) + 1);
+	tc_buf_printf(b, " * %lld;\n", stage_elems(s->u.view.of));
 }
 
 /* A declaration: a scalar, a register fragment (an array of reg_type
@@ -2085,7 +1809,8 @@ emit_decl(Gpu *G, const TcStmt *s)
 		return;
 	}
 	if (is_reg(v)) {
-		stmt_comment(G, s, tc_fmt(G->a, ": registers, %s",
+		if (s->loc.line > 0)
+			stmt_comment(G, s, tc_fmt(G->a, ": registers, %s",
 			v->rank == 2 ? tc_fmt(G->a, "%s x %s", dist_of(G, v, 0),
 					      dist_of(G, v, 1)) :
 			dist_of(G, v, 0)));
@@ -2111,8 +1836,12 @@ static void
 emit_stmt(Gpu *G, const TcStmt *s)
 {
 	TcBuf *b = G->pr.out;
+	if (s->note)
+		tc_c_comment(&G->pr, s->note);
 	switch (s->kind) {
 	case TC_ST_BLOCK:
+		if (s->u.block.cite)
+			stmt_comment(G, s, NULL);
 		tc_buf_puts(b, "{\n");
 		b->indent++;
 		emit_body(G, s);
@@ -2157,8 +1886,32 @@ emit_stmt(Gpu *G, const TcStmt *s)
 		break;
 	case TC_ST_COPY:
 	case TC_ST_ATOMIC_ADD:
-		stmt_comment(G, s, NULL);
-		emit_copy(G, s, false);
+	case TC_ST_ASYNC_COPY:
+		if (s->loc.line > 0)
+			stmt_comment(G, s, NULL);
+		emit_copy(G, s);
+		break;
+	case TC_ST_COMMIT_GROUP:
+		tc_buf_puts(b, "tilec::cp_async_commit();\n");
+		break;
+	case TC_ST_WAIT_GROUP:
+		tc_buf_printf(b, "tilec::cp_async_wait<%d>();\n", s->u.wait.pending);
+		break;
+	case TC_ST_STAGE_VIEW:
+		emit_view(G, s);
+		break;
+	case TC_ST_PIPE_SELECT:
+		emit_select(G, s);
+		break;
+	case TC_ST_COPY_PLAN:
+		g2s_setup(G, s->u.plan.copy, s->u.plan.var->name);
+		break;
+	case TC_ST_STAGE_BAR_INIT:
+		emit_bars_init(G, s);
+		break;
+	case TC_ST_STAGE_BAR_ARRIVE:
+	case TC_ST_STAGE_BAR_WAIT:
+		emit_bar(G, s);
 		break;
 	case TC_ST_GEMM:
 		stmt_comment(G, s, NULL);
@@ -2221,6 +1974,9 @@ dtypes_supported(Gpu *G, const TcStmt *s)
 	case TC_ST_IF:
 		return dtypes_supported(G, s->u.cond.then) &&
 		       (!s->u.cond.els || dtypes_supported(G, s->u.cond.els));
+	case TC_ST_PIPE_SELECT:
+		return dtypes_supported(G, s->u.select.fast) &&
+		       dtypes_supported(G, s->u.select.fallback);
 	case TC_ST_ATOMIC_ADD: {
 		TcDtype t = s->u.copy.dst.var->dtype;
 		bool fp8 = t == TC_DT_FP8E4M3 || t == TC_DT_FP8E5M2;

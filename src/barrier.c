@@ -12,9 +12,9 @@
  * Branches at block level are uniform, so barriers inside them are reached
  * by every thread.  Loops are walked until their barriers settle, so a
  * hazard from the end of one iteration to the start of the next gets its
- * barrier too.  The leading async copies of a pipelined loop are the
- * emitter's to order: it waits and synchronizes at the top of each
- * iteration, which this pass treats as a barrier.  A loop with
+ * barrier too.  The leading async copies of a pipelined loop are
+ * expand_pipeline.c's to order: the loop it builds waits and synchronizes
+ * at the top of each iteration, which this pass treats as a barrier.  A loop with
  * copies_in_gemm is the exception: its fast form orders only the staged
  * buffers, with per-stage mbarriers instead of a block barrier, so only
  * their state is cleared there and anything else gets a barrier of its own.
@@ -73,7 +73,7 @@ state_clear(State *s)
 }
 
 /* Forget the accesses of the buffers the async copies of pipelined loop
- * `loop` fill: the emitter orders those across iterations itself. */
+ * `loop` fill: expand_pipeline.c orders those across iterations. */
 static void
 clear_staged(State *s, const TcStmt *loop)
 {
@@ -141,9 +141,9 @@ walk_stmt(Barriers *B, TcStmt *s, State *st)
 		tc_expr_access(s->u.loop.end, mark, &head);
 		state_join(st, &head);
 		int skip = s->u.loop.async_copies;
-		/* The emitter waits and synchronizes at the top of each
-		 * iteration only when some of those copies go to shared
-		 * memory. */
+		/* The expanded loop waits and synchronizes at the top of
+		 * each iteration only when some of those copies go to
+		 * shared memory. */
 		bool synced = false;
 		for (int i = 0; i < skip; i++) {
 			const TcStmt *c = s->u.loop.body->u.block.body.items[i];
@@ -156,9 +156,9 @@ walk_stmt(Barriers *B, TcStmt *s, State *st)
 		for (int round = 0; round < 4; round++) {
 			state_copy(&cur, &in);
 			if (synced && s->u.loop.copies_in_gemm)
-				clear_staged(&cur, s); /* the emitter's mbarriers */
+				clear_staged(&cur, s); /* the stage barriers */
 			else if (synced)
-				state_clear(&cur); /* the emitter's wait + barrier */
+				state_clear(&cur); /* wait_group + barrier */
 			int before = B->inserted;
 			walk_block(B, s->u.loop.body, &cur, skip);
 			state_join(&in, &cur);

@@ -104,7 +104,9 @@ explain_kernel(const TcKernel *k, const TcOptions *opt, TcDiags *d)
 	}
 	for (int i = 0; i < k->vars.len; i++) {
 		const TcVar *v = k->vars.items[i];
-		if (v->kind != TC_VAR_BUFFER)
+		/* Buffers a pass made (stage views, prefetch fragments,
+		 * no source location) are told of with the program's. */
+		if (v->kind != TC_VAR_BUFFER || v->loc.line <= 0)
 			continue;
 		bool fallback = gpu && v->scope != TC_SCOPE_SHARED &&
 				v->layout.kind == TC_LAYOUT_SMEM;

@@ -1564,7 +1564,10 @@ exec(Interp *in, const TcStmt *s)
 			exec_arg_reduce(in, s);
 		return;
 	default:
-		/* Kinds the target passes introduce never reach here. */
+		/* The statements the GPU passes introduce (barriers, the
+		 * expanded pipeline's async copies, groups and stage views)
+		 * describe a threaded run; the interpreter runs the
+		 * block-serial program before them. */
 		fail(in, s->loc, "the reference interpreter does not run "
 		     "'%s' statements", tc_stmtkind_name(s->kind));
 		return;

@@ -206,6 +206,20 @@ static const char *const reduce_names[] = {
 #undef X
 };
 
+static const char *const copy_lower_names[] = {
+	[TC_COPY_ANY] = "any",
+	[TC_COPY_VECTOR] = "vector",
+	[TC_COPY_STRIDED] = "strided",
+	[TC_COPY_REGISTER] = "register",
+	[TC_COPY_GENERIC] = "generic",
+};
+
+const char *
+tc_copy_lower_name(TcCopyLower l)
+{
+	return l >= 0 && l <= TC_COPY_GENERIC ? copy_lower_names[l] : "<lower>";
+}
+
 const char *
 tc_reduce_name(TcReduceOp op)
 {
@@ -696,13 +710,50 @@ tc_stmt_visit(const TcStmt *s, TcVisitor *v)
 		break;
 	case TC_ST_COPY:
 	case TC_ST_ATOMIC_ADD:
+	case TC_ST_ASYNC_COPY:
 		region_visit(&s->u.copy.dst, v);
 		region_visit(&s->u.copy.src, v);
+		tc_expr_visit(s->u.copy.stage, v);
+		tc_expr_visit(s->u.copy.iter, v);
+		break;
+	case TC_ST_COPY_PLAN:
+		if (v->var)
+			v->var(v->ctx, s->u.plan.var);
+		if (s->u.plan.copy) {
+			const TcStmt *c = s->u.plan.copy;
+			for (int i = 0; c->u.copy.src.var &&
+					i < c->u.copy.src.var->rank; i++)
+				tc_expr_visit(c->u.copy.first[i], v);
+			tc_expr_visit(c->u.copy.advance, v);
+		}
+		break;
+	case TC_ST_STAGE_BAR_INIT:
+		if (v->var)
+			v->var(v->ctx, s->u.bars.var);
+		break;
+	case TC_ST_STAGE_BAR_ARRIVE:
+	case TC_ST_STAGE_BAR_WAIT:
+		if (v->var)
+			v->var(v->ctx, s->u.bar.bars);
+		tc_expr_visit(s->u.bar.stage, v);
+		tc_expr_visit(s->u.bar.parity, v);
+		break;
+	case TC_ST_STAGE_VIEW:
+		if (v->var) {
+			v->var(v->ctx, s->u.view.var);
+			v->var(v->ctx, s->u.view.of);
+		}
+		tc_expr_visit(s->u.view.stage, v);
+		break;
+	case TC_ST_PIPE_SELECT:
+		tc_stmt_visit(s->u.select.fast, v);
+		tc_stmt_visit(s->u.select.fallback, v);
 		break;
 	case TC_ST_GEMM:
 		region_visit(&s->u.gemm.c, v);
 		region_visit(&s->u.gemm.a, v);
 		region_visit(&s->u.gemm.b, v);
+		tc_stmt_visit(s->u.gemm.issue, v);
 		break;
 	case TC_ST_FILL:
 		region_visit(&s->u.fill.dst, v);
@@ -785,14 +836,21 @@ access_stmt(void *ctx, const TcStmt *s)
 	}
 	case TC_ST_COPY:
 	case TC_ST_ATOMIC_ADD:
+	case TC_ST_ASYNC_COPY:
 		region_access(acc, &s->u.copy.src, TC_ROLE_READ);
-		region_access(acc, &s->u.copy.dst, s->kind == TC_ST_COPY
+		region_access(acc, &s->u.copy.dst, s->kind != TC_ST_ATOMIC_ADD
 						? TC_ROLE_WRITE : rw);
+		tc_expr_visit(s->u.copy.stage, &acc->visit);
+		tc_expr_visit(s->u.copy.iter, &acc->visit);
+		return TC_VISIT_OVER;
+	case TC_ST_COPY_PLAN:
+		/* Reads nothing yet: its ASYNC_COPYs do. */
 		return TC_VISIT_OVER;
 	case TC_ST_GEMM:
 		region_access(acc, &s->u.gemm.a, TC_ROLE_READ);
 		region_access(acc, &s->u.gemm.b, TC_ROLE_READ);
 		region_access(acc, &s->u.gemm.c, rw);
+		tc_stmt_visit(s->u.gemm.issue, &acc->visit);
 		return TC_VISIT_OVER;
 	case TC_ST_FILL:
 		tc_expr_visit(s->u.fill.value, &acc->visit);

@@ -475,6 +475,27 @@ print_decl(TcBuf *b, const TcKernel *k, const TcStmt *s)
 	end_line(b, s->loc);
 }
 
+/* A strided copy's plan: `dst <- src from [first..] advance A`. */
+static void
+print_plan(TcBuf *b, const TcStmt *c)
+{
+	if (!c || !c->u.copy.src.var) {
+		tc_buf_puts(b, "<null>");
+		return;
+	}
+	print_region(b, &c->u.copy.dst);
+	tc_buf_puts(b, " <- ");
+	print_region(b, &c->u.copy.src);
+	tc_buf_puts(b, " first [");
+	for (int i = 0; i < c->u.copy.src.var->rank && i < TC_MAX_RANK; i++) {
+		if (i)
+			tc_buf_puts(b, ", ");
+		print_prec(b, c->u.copy.first[i], 0);
+	}
+	tc_buf_puts(b, "] advance ");
+	print_prec(b, c->u.copy.advance, 0);
+}
+
 static void
 print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s)
 {
@@ -482,6 +503,8 @@ print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s)
 		tc_buf_puts(b, "<null>\n");
 		return;
 	}
+	if (s->note)
+		tc_buf_printf(b, "// %s\n", s->note);
 	switch (s->kind) {
 	case TC_ST_BLOCK:
 		tc_buf_puts(b, "{");
@@ -504,10 +527,66 @@ print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s)
 		print_if(b, k, s);
 		return;
 	case TC_ST_COPY:
-		tc_buf_puts(b, "copy ");
+	case TC_ST_ASYNC_COPY:
+		tc_buf_puts(b, s->kind == TC_ST_COPY ? "copy " : "async_copy ");
 		print_region(b, &s->u.copy.dst);
+		if (s->u.copy.stage) {
+			tc_buf_puts(b, " stage ");
+			print_prec(b, s->u.copy.stage, 0);
+		}
 		tc_buf_puts(b, " <- ");
 		print_region(b, &s->u.copy.src);
+		if (s->u.copy.lower != TC_COPY_ANY)
+			tc_buf_printf(b, ", %s", tc_copy_lower_name(s->u.copy.lower));
+		if (s->u.copy.plan) {
+			tc_buf_printf(b, " %s iteration ", var_name(s->u.copy.plan));
+			print_prec(b, s->u.copy.iter, 0);
+		}
+		break;
+	case TC_ST_COMMIT_GROUP:
+		tc_buf_puts(b, "commit_group");
+		break;
+	case TC_ST_WAIT_GROUP:
+		tc_buf_printf(b, "wait_group %d", s->u.wait.pending);
+		break;
+	case TC_ST_STAGE_VIEW:
+		tc_buf_printf(b, "stage_view %s = %s stage ",
+			      var_name(s->u.view.var), var_name(s->u.view.of));
+		print_prec(b, s->u.view.stage, 0);
+		break;
+	case TC_ST_COPY_PLAN:
+		tc_buf_printf(b, "copy_plan %s = ", var_name(s->u.plan.var));
+		print_plan(b, s->u.plan.copy);
+		break;
+	case TC_ST_PIPE_SELECT:
+		tc_buf_puts(b, "pipe_select aligned(");
+		for (int i = 0; i < s->u.select.plans.len; i++)
+			tc_buf_printf(b, "%s%s", i ? ", " : "",
+				      var_name(s->u.select.plans.items[i]));
+		tc_buf_puts(b, ") {");
+		end_line(b, s->loc);
+		print_body(b, k, s->u.select.fast);
+		tc_buf_puts(b, " else {\n");
+		print_body(b, k, s->u.select.fallback);
+		tc_buf_puts(b, "\n");
+		return;
+	case TC_ST_STAGE_BAR_INIT:
+		tc_buf_printf(b, "stage_bar_init %s, stages %d, full arrivals %lld, "
+			      "empty arrivals %lld, smem +%lld",
+			      var_name(s->u.bars.var), s->u.bars.stages,
+			      s->u.bars.full_arrivals, s->u.bars.empty_arrivals,
+			      s->u.bars.offset);
+		break;
+	case TC_ST_STAGE_BAR_ARRIVE:
+	case TC_ST_STAGE_BAR_WAIT:
+		tc_buf_printf(b, "%s %s %s ", s->kind == TC_ST_STAGE_BAR_WAIT ?
+			      "stage_bar_wait" : "stage_bar_arrive",
+			      var_name(s->u.bar.bars), s->u.bar.full ? "full" : "empty");
+		print_prec(b, s->u.bar.stage, 0);
+		if (s->u.bar.parity) {
+			tc_buf_puts(b, " parity ");
+			print_prec(b, s->u.bar.parity, 0);
+		}
 		break;
 	case TC_ST_ATOMIC_ADD:
 		tc_buf_puts(b, "atomic_add ");
@@ -526,6 +605,13 @@ print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s)
 		print_region(b, &s->u.gemm.b);
 		if (s->u.gemm.trans_b)
 			tc_buf_puts(b, "^T");
+		if (s->u.gemm.issue) {
+			tc_buf_puts(b, ", issuing {");
+			end_line(b, s->loc);
+			print_body(b, k, s->u.gemm.issue);
+			tc_buf_puts(b, "\n");
+			return;
+		}
 		break;
 	case TC_ST_FILL:
 		tc_buf_puts(b, "fill ");

@@ -5,7 +5,7 @@
  * Input: laid-out IR.  Output: for each tile_pipelined(k, n, S) loop whose
  * body starts with copies from tensors, loop.async_copies counts those
  * leading copies.  A shared destination gets S stages (var->stages): the
- * emitter issues the copies of iteration k + S - 1 while iteration k
+ * expanded loop issues the copies of iteration k + S - 1 while iteration k
  * computes (cp.async on sm_80 and later), with one wait and one barrier per
  * iteration.  A register destination is prefetched one iteration ahead into
  * a second copy of the fragment, so its loads are in flight while the
@@ -22,10 +22,12 @@
  * origin moves by a loop-invariant step per iteration, loop.copies_in_gemm
  * names that gemm (on targets with mbarriers, TcTarget.mbarrier, which
  * those copies complete on) and each copy gets its origin at the first
- * iteration and its step in elements (copy.first, copy.advance).  The
- * emitter then sets the copies up once and issues the next stage's from
- * inside the gemm, after its first instructions, where ptxas overlaps
- * them with the tensor cores' work (tilec::G2S, tilec::mma_ss's hook).
+ * iteration and its step in elements (copy.first, copy.advance).
+ * expand_pipeline.c then sets the copies up once (COPY_PLAN) and issues
+ * the next stage's from inside the gemm (gemm.issue), after its first
+ * instructions, where ptxas overlaps them with the tensor cores' work.
+ *
+ * This pass only plans; expand_pipeline.c carries the plan out as IR.
  */
 #include "tilec_int.h"
 

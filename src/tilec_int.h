@@ -295,7 +295,8 @@ TcFunc tc_func_from_name(const char *name); /* TC_FN_COUNT if unknown */
 	X(BUFFER, "buffer")              \
 	X(LOCAL, "local")                \
 	X(LOOP, "loop")                  \
-	X(BLOCK, "block")
+	X(BLOCK, "block")                \
+	X(HANDLE, "handle")
 
 typedef enum TcVarKind {
 #define X(name, printed) TC_VAR_##name,
@@ -360,8 +361,9 @@ typedef struct TcLayout {
 typedef struct TcVar {
 	TcVarKind kind;  /* what sort of name this is */
 	const char *name; /* the tile program's name, never synthesized
-			     (but for the loops of the ragged pass, named
-			     apart from every other var) */
+			     but for vars a pass makes (the ragged pass's
+			     loops, expand_pipeline.c's), named apart from
+			     every other var */
 	TcDtype dtype;   /* element type (scalar type for scalars) */
 	TcLoc loc;       /* where it is declared */
 	int index;       /* position in kernel->vars */
@@ -384,6 +386,9 @@ typedef struct TcVar {
 	int nchoices;
 	long long value; /* bound by specialize (default unless -D) */
 	bool bound;      /* value came from -D or a tuning record */
+	/* HANDLE (expand_pipeline.c): a helper object of the generated
+	 * code, declared by the COPY_PLAN or STAGE_BAR_INIT that names it;
+	 * no value of a dtype (dtype is I32, unused). */
 	/* BLOCK: which grid dimension (0 = x, 1 = y, 2 = z). */
 	int grid_dim;
 	/* LOCAL: whether it is ever assigned after its declaration. */
@@ -569,7 +574,37 @@ TcDtype tc_reduce_all_type(TcDtype t);
 	X(ARG_REDUCE, "arg_reduce") /* arg_reduce.*: argmax / argmin / \
 				       top-k along a dim, values and indices */ \
 	X(BARRIER, "barrier") /* no fields: every thread of the block \
-				 waits here (GPU targets, barrier.c) */
+				 waits here (GPU targets, barrier.c) */ \
+	/* The statements below are made by expand_pipeline.c only: \
+	 * a pipelined loop carried out (GPU targets with cp.async). */ \
+	X(ASYNC_COPY, "async_copy") /* copy.dst (a whole staged shared \
+				       buffer), copy.src (a tensor region), \
+				       copy.stage, copy.lower: issued now, \
+				       landed after a later WAIT_GROUP */ \
+	X(COMMIT_GROUP, "commit_group") /* no fields: the async copies \
+					   issued since the last commit \
+					   form one group */ \
+	X(WAIT_GROUP, "wait_group") /* wait.pending: this thread waits \
+				       until at most that many of its \
+				       committed groups are in flight */ \
+	X(STAGE_VIEW, "stage_view") /* view.*: a name for one stage of a \
+				       staged shared buffer */ \
+	X(COPY_PLAN, "copy_plan") /* plan.*: declares a strided copy's \
+				     per-thread set-up, for ASYNC_COPYs \
+				     lowered STRIDED */ \
+	X(PIPE_SELECT, "pipe_select") /* select.*: `fast` when every plan's \
+					 tiles are whole 16-byte vectors \
+					 (tested at run time), else \
+					 `fallback` */ \
+	X(STAGE_BAR_INIT, "stage_bar_init") /* bars.*: declares a loop's \
+					       stage barriers, one thread \
+					       initializes them */ \
+	X(STAGE_BAR_ARRIVE, "stage_bar_arrive") /* bar.*: this thread's \
+						   (full) or warp's \
+						   (empty) arrival */ \
+	X(STAGE_BAR_WAIT, "stage_bar_wait") /* bar.*: wait for the phase \
+					       of a stage barrier of a \
+					       parity */
 
 typedef enum TcStmtKind {
 #define X(name, printed) TC_ST_##name,
@@ -580,12 +615,35 @@ typedef enum TcStmtKind {
 
 const char *tc_stmtkind_name(TcStmtKind k);
 
+/* How a COPY or ASYNC_COPY is carried out on GPU targets
+ * (expand_pipeline.c decides; ANY before that pass and on the CPU). */
+typedef enum TcCopyLower {
+	TC_COPY_ANY,      /* not decided */
+	TC_COPY_VECTOR,   /* tensor -> shared in 16-byte vectors, guarded
+			     per vector at the tensor's edges (copy_g2s) */
+	TC_COPY_STRIDED,  /* an async copy of the mbarrier loop: per-thread
+			     addresses set up once from copy.first and
+			     moved by copy.advance each iteration (G2S) */
+	TC_COPY_REGISTER, /* one operand a register fragment */
+	TC_COPY_GENERIC,  /* element by element over the block's threads */
+} TcCopyLower;
+
+const char *tc_copy_lower_name(TcCopyLower l);
+
 struct TcStmt {
 	TcStmtKind kind; /* selects the union arm */
-	TcLoc loc;       /* the source statement this came from */
+	TcLoc loc;       /* the source statement this came from (zero for
+			    bookkeeping a pass made up) */
+	/* A statement a pass made: one line for the reader of the
+	 * generated code, printed as a comment above it; else NULL. */
+	const char *note;
 	union {
 		struct {
 			TcVec body; /* TcStmt * */
+			/* Made by a pass in place of the source statement
+			 * at loc (an expanded loop): the generated code
+			 * cites that statement above the block. */
+			bool cite;
 		} block;
 		struct {
 			TcVar *var;
@@ -644,11 +702,69 @@ struct TcStmt {
 			 * invariant); NULL otherwise. */
 			TcExpr *first[TC_MAX_RANK];
 			TcExpr *advance;
-		} copy; /* COPY, ATOMIC_ADD */
+			/* COPY, ASYNC_COPY on GPU targets: how it is
+			 * carried out (expand_pipeline.c). */
+			TcCopyLower lower;
+			/* ASYNC_COPY: the stage of dst it fills, an int
+			 * expression in 0 .. dst->stages - 1. */
+			TcExpr *stage;
+			/* ASYNC_COPY lowered STRIDED: the COPY_PLAN's
+			 * handle, and the iteration whose tile it copies
+			 * (the source origin is that iteration's too). */
+			TcVar *plan;
+			TcExpr *iter;
+		} copy; /* COPY, ATOMIC_ADD, ASYNC_COPY */
+		struct {
+			int pending; /* groups left in flight, >= 0 */
+		} wait; /* WAIT_GROUP */
+		struct {
+			/* A BUFFER made for the view: of's shape, dtype,
+			 * layout and swizzle, one stage; the statements
+			 * after this one in its block name it where they
+			 * named `of`. */
+			TcVar *var;
+			TcVar *of;     /* the staged shared buffer */
+			TcExpr *stage; /* which stage, 0 .. of->stages - 1 */
+		} view; /* STAGE_VIEW */
+		struct {
+			TcVar *var;   /* its HANDLE */
+			/* A COPY lowered STRIDED (copy.first, copy.advance:
+			 * the tile at iteration 0 and its step). */
+			TcStmt *copy;
+		} plan; /* COPY_PLAN */
+		struct {
+			TcVec plans;      /* TcVar *: the HANDLEs tested */
+			TcStmt *fast;     /* a BLOCK: the mbarrier loop */
+			TcStmt *fallback; /* a BLOCK: the cp.async loop */
+		} select; /* PIPE_SELECT */
+		struct {
+			TcVar *var;        /* its HANDLE */
+			int stages;        /* full[stages], then empty[stages] */
+			long long offset;  /* byte offset in shared memory
+					      (loop.barriers), 8 bytes each */
+			long long full_arrivals;  /* per phase of full[s]:
+						     the block's threads */
+			long long empty_arrivals; /* per phase of empty[s]:
+						     its warps */
+		} bars; /* STAGE_BAR_INIT */
+		struct {
+			TcVar *bars;    /* the STAGE_BAR_INIT's HANDLE */
+			/* full[stage]: an arrival made when this thread's
+			 * async copies so far have landed; else empty[stage]:
+			 * this warp is done reading the stage. */
+			bool full;
+			TcExpr *stage;  /* 0 .. stages - 1 */
+			TcExpr *parity; /* STAGE_BAR_WAIT: the phase's parity */
+		} bar; /* STAGE_BAR_ARRIVE, STAGE_BAR_WAIT */
 		struct {
 			TcRegion c, a, b; /* C += op(A) * op(B) */
 			bool trans_a;     /* A is stored K x M */
 			bool trans_b;     /* B is stored N x K */
+			/* expand_pipeline.c: a BLOCK run by every thread
+			 * inside the gemm, after its first matrix
+			 * instruction (the mbarrier loop's next copies);
+			 * NULL if none. */
+			TcStmt *issue;
 		} gemm;
 		struct {
 			TcRegion dst;
@@ -1053,6 +1169,11 @@ bool tc_smem(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
 /* barrier.c: barriers between statements that share memory across
  * threads. */
 bool tc_barrier(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
+/* passes/expand_pipeline.c: each copy's lowering (copy.lower); every
+ * pipelined loop with async copies carried out as prologue, steady
+ * state and drain with ASYNC_COPY, COMMIT_GROUP and WAIT_GROUP. */
+bool tc_expand_pipeline(TcArena *a, TcProgram *p, const TcOptions *opt,
+			TcDiags *d);
 /* index_width.c (every target): each tensor's offset width (index64) and
  * strided copies' steps in it. */
 /* passes/ragged.c: ragged copies (tile_bounded, tile_masked, tile_rows)

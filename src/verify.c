@@ -750,6 +750,8 @@ check_gemm(Verifier *v, const TcStmt *s)
 		check_whole(v, a, s->loc, "gemm", TC_SCOPE_NONE, 2);
 	if (check_region(v, b, s->loc, "gemm"))
 		check_whole(v, b, s->loc, "gemm", TC_SCOPE_NONE, 2);
+	if (s->u.gemm.issue)
+		check_body(v, s->u.gemm.issue, s->loc, "gemm issue");
 }
 
 static void
@@ -819,6 +821,198 @@ check_arg_reduce(Verifier *v, const TcStmt *s)
 		     dt(idx->var->dtype));
 }
 
+static bool
+is_reg(const TcVar *var)
+{
+	return var->kind == TC_VAR_BUFFER &&
+	       (var->layout.kind == TC_LAYOUT_MMA ||
+		var->layout.kind == TC_LAYOUT_MFMA ||
+		var->layout.kind == TC_LAYOUT_BLOCKED);
+}
+
+/* A HANDLE declared here (a copy plan, stage barriers). */
+static void
+declare_handle(Verifier *v, const TcVar *h, TcLoc at)
+{
+	if (h->kind != TC_VAR_HANDLE) {
+		fail(v, at, "%s '%s' declared as a handle", vk(h->kind),
+		     name_of(h));
+		return;
+	}
+	if (v->in_scope[h->index]) {
+		fail(v, at, "'%s' declared again in its own scope", name_of(h));
+		return;
+	}
+	v->in_scope[h->index] = 1;
+	v->decls[v->ndecls++] = h;
+}
+
+/* A HANDLE used here: declared in an enclosing scope. */
+static void
+check_handle(Verifier *v, const TcVar *h, TcLoc at)
+{
+	if (!h || h->kind != TC_VAR_HANDLE) {
+		fail(v, at, "'%s' used as a handle", h ? name_of(h) : "<null>");
+		return;
+	}
+	if (check_owned(v, h, at) && !v->in_scope[h->index])
+		fail(v, at, "handle '%s' used out of its scope", name_of(h));
+}
+
+/* What expand_pipeline.c records on a copy: a register lowering exactly
+ * when an operand is a register fragment, a strided one only with the
+ * set-up it needs; an async copy fills a stage of a staged shared
+ * buffer from a tensor, in vectors or element by element. */
+static void
+check_lowering(Verifier *v, const TcStmt *s)
+{
+	const TcVar *dst = s->u.copy.dst.var, *src = s->u.copy.src.var;
+	TcCopyLower l = s->u.copy.lower;
+	if (l < TC_COPY_ANY || l > TC_COPY_GENERIC) {
+		fail(v, s->loc, "copy lowering of invalid kind %d", (int)l);
+		return;
+	}
+	bool reg = is_reg(dst) || is_reg(src);
+	if (l != TC_COPY_ANY && (l == TC_COPY_REGISTER) != reg)
+		fail(v, s->loc, "copy into '%s' lowered as %s, but %s operand "
+		     "is in registers", name_of(dst), tc_copy_lower_name(l),
+		     reg ? "an" : "no");
+	if (s->kind != TC_ST_ASYNC_COPY) {
+		if (l == TC_COPY_STRIDED)
+			fail(v, s->loc, "strided copy into '%s' outside a "
+			     "copy plan", name_of(dst));
+		return;
+	}
+	if (l != TC_COPY_VECTOR && l != TC_COPY_GENERIC &&
+	    l != TC_COPY_STRIDED)
+		fail(v, s->loc, "async copy into '%s' lowered as %s",
+		     name_of(dst), tc_copy_lower_name(l));
+	if ((l == TC_COPY_STRIDED) != (s->u.copy.plan != NULL))
+		fail(v, s->loc, "async copy into '%s' lowered as %s %s a plan",
+		     name_of(dst), tc_copy_lower_name(l),
+		     s->u.copy.plan ? "with" : "without");
+	if (s->u.copy.plan) {
+		check_handle(v, s->u.copy.plan, s->loc);
+		check_index(v, s->u.copy.iter, BODY_VARS, true, s->loc,
+			    "strided copy iteration");
+	}
+	if (!s->u.copy.dst.whole || dst->scope != TC_SCOPE_SHARED ||
+	    dst->stages < 2 || src->kind != TC_VAR_TENSOR)
+		fail(v, s->loc, "async copy into '%s', not a whole staged "
+		     "shared buffer filled from a tensor", name_of(dst));
+	check_index(v, s->u.copy.stage, BODY_VARS, true, s->loc,
+		    "async copy stage");
+}
+
+/* STAGE_VIEW: a new one-stage buffer like `of`, in scope from here to the
+ * end of its block. */
+static void
+check_view(Verifier *v, const TcStmt *s)
+{
+	const TcVar *view = s->u.view.var, *of = s->u.view.of;
+	if (!view || !of) {
+		fail(v, s->loc, "stage view without its buffers");
+		return;
+	}
+	if (!check_use(v, of, s->loc) || !check_owned(v, view, s->loc))
+		return;
+	if (of->kind != TC_VAR_BUFFER || of->scope != TC_SCOPE_SHARED ||
+	    of->stages < 2)
+		fail(v, s->loc, "stage view of '%s', not a staged shared buffer",
+		     name_of(of));
+	if (view->kind != TC_VAR_BUFFER || view->stages != 1 ||
+	    view->dtype != of->dtype || view->rank != of->rank ||
+	    view->swizzle != of->swizzle)
+		fail(v, s->loc, "stage view '%s' is not one stage of '%s'",
+		     name_of(view), name_of(of));
+	check_index(v, s->u.view.stage, BODY_VARS, true, s->loc,
+		    "stage view stage");
+	if (v->in_scope[view->index]) {
+		fail(v, s->loc, "'%s' declared again in its own scope",
+		     name_of(view));
+		return;
+	}
+	v->in_scope[view->index] = 1;
+	v->decls[v->ndecls++] = view;
+}
+
+/* COPY_PLAN: a strided copy set up from its first tile and its step. */
+static void
+check_plan(Verifier *v, const TcStmt *s)
+{
+	const TcStmt *c = s->u.plan.copy;
+	if (!s->u.plan.var || !c || c->kind != TC_ST_COPY ||
+	    c->u.copy.lower != TC_COPY_STRIDED || !c->u.copy.advance ||
+	    !c->u.copy.dst.var || !c->u.copy.src.var) {
+		fail(v, s->loc, "copy plan without a strided copy");
+		return;
+	}
+	if (!check_owned(v, s->u.plan.var, s->loc) ||
+	    !check_use(v, c->u.copy.dst.var, s->loc) ||
+	    !check_use(v, c->u.copy.src.var, s->loc))
+		return;
+	if (c->u.copy.src.var->kind != TC_VAR_TENSOR)
+		fail(v, s->loc, "copy plan from '%s', not a tensor",
+		     name_of(c->u.copy.src.var));
+	for (int i = 0; i < c->u.copy.src.var->rank; i++)
+		check_index(v, c->u.copy.first[i], BODY_VARS, true, s->loc,
+			    "copy plan origin");
+	check_index(v, c->u.copy.advance, BODY_VARS, true, s->loc,
+		    "copy plan advance");
+	declare_handle(v, s->u.plan.var, s->loc);
+}
+
+/* STAGE_BAR_INIT: stages and arrival counts, in the kernel's shared
+ * memory. */
+static void
+check_bars(Verifier *v, const TcStmt *s)
+{
+	if (!s->u.bars.var || !check_owned(v, s->u.bars.var, s->loc))
+		return;
+	if (s->u.bars.stages < 2 || s->u.bars.full_arrivals < 1 ||
+	    s->u.bars.empty_arrivals < 1 || s->u.bars.offset % 8 ||
+	    s->u.bars.offset < 0 || s->u.bars.offset + 16LL * s->u.bars.stages >
+	    v->kernel->smem_bytes)
+		fail(v, s->loc, "stage barriers '%s': %d stages, %lld and %lld "
+		     "arrivals, at +%lld of %lld bytes", name_of(s->u.bars.var),
+		     s->u.bars.stages, s->u.bars.full_arrivals,
+		     s->u.bars.empty_arrivals, s->u.bars.offset,
+		     v->kernel->smem_bytes);
+	declare_handle(v, s->u.bars.var, s->loc);
+}
+
+/* STAGE_BAR_ARRIVE, STAGE_BAR_WAIT: on declared barriers; a wait names a
+ * parity, an arrival none. */
+static void
+check_bar(Verifier *v, const TcStmt *s)
+{
+	bool wait = s->kind == TC_ST_STAGE_BAR_WAIT;
+	if (!s->u.bar.bars) {
+		fail(v, s->loc, "stage barrier operation without its barriers");
+		return;
+	}
+	check_handle(v, s->u.bar.bars, s->loc);
+	check_index(v, s->u.bar.stage, BODY_VARS, true, s->loc,
+		    "stage barrier stage");
+	if (wait)
+		check_index(v, s->u.bar.parity, BODY_VARS, true, s->loc,
+			    "stage barrier parity");
+	else if (s->u.bar.parity)
+		fail(v, s->loc, "stage barrier arrival with a parity");
+}
+
+/* PIPE_SELECT: plans declared before it, two blocks. */
+static void
+check_select(Verifier *v, const TcStmt *s)
+{
+	if (s->u.select.plans.len == 0)
+		fail(v, s->loc, "pipe_select tests no copy plan");
+	for (int i = 0; i < s->u.select.plans.len; i++)
+		check_handle(v, s->u.select.plans.items[i], s->loc);
+	check_body(v, s->u.select.fast, s->loc, "pipe_select");
+	check_body(v, s->u.select.fallback, s->loc, "pipe_select fallback");
+}
+
 static void
 check_stmt(Verifier *v, const TcStmt *s)
 {
@@ -843,7 +1037,33 @@ check_stmt(Verifier *v, const TcStmt *s)
 		break;
 	case TC_ST_COPY:
 	case TC_ST_ATOMIC_ADD:
+	case TC_ST_ASYNC_COPY:
 		check_copy(v, s);
+		if (s->u.copy.dst.var && s->u.copy.src.var)
+			check_lowering(v, s);
+		break;
+	case TC_ST_COMMIT_GROUP:
+		break;
+	case TC_ST_WAIT_GROUP:
+		if (s->u.wait.pending < 0)
+			fail(v, s->loc, "wait_group for %d groups",
+			     s->u.wait.pending);
+		break;
+	case TC_ST_STAGE_VIEW:
+		check_view(v, s);
+		break;
+	case TC_ST_PIPE_SELECT:
+		check_select(v, s);
+		break;
+	case TC_ST_COPY_PLAN:
+		check_plan(v, s);
+		break;
+	case TC_ST_STAGE_BAR_INIT:
+		check_bars(v, s);
+		break;
+	case TC_ST_STAGE_BAR_ARRIVE:
+	case TC_ST_STAGE_BAR_WAIT:
+		check_bar(v, s);
 		break;
 	case TC_ST_GEMM:
 		check_gemm(v, s);

@@ -39,6 +39,14 @@ scan(TcRanges *r, const TcStmt *s)
 		if (s->u.cond.els)
 			scan(r, s->u.cond.els);
 		break;
+	case TC_ST_PIPE_SELECT:
+		scan(r, s->u.select.fast);
+		scan(r, s->u.select.fallback);
+		break;
+	case TC_ST_GEMM:
+		if (s->u.gemm.issue)
+			scan(r, s->u.gemm.issue);
+		break;
 	default:
 		break;
 	}

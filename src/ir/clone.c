@@ -91,8 +91,12 @@ clone_region(const Clone *c, TcRegion *to, const TcRegion *from)
 {
 	*to = *from;
 	to->var = map_var(c, from->var);
-	for (int i = 0; i < TC_MAX_RANK; i++)
+	for (int i = 0; i < TC_MAX_RANK; i++) {
 		to->origin[i] = clone_expr(c, from->origin[i]);
+		to->bound[i] = clone_expr(c, from->bound[i]);
+	}
+	to->mask = from->mask ? map_var(c, from->mask) : NULL;
+	to->rows = from->rows ? map_var(c, from->rows) : NULL;
 }
 
 static TcStmt *
@@ -166,7 +170,17 @@ clone_stmt(const Clone *c, const TcStmt *s)
 		break;
 	case TC_ST_BARRIER:
 		break;
+	case TC_ST_ASYNC_COPY:
+	case TC_ST_COMMIT_GROUP:
+	case TC_ST_WAIT_GROUP:
+	case TC_ST_STAGE_VIEW:
+	case TC_ST_COPY_PLAN:
+	case TC_ST_PIPE_SELECT:
+	case TC_ST_STAGE_BAR_INIT:
+	case TC_ST_STAGE_BAR_ARRIVE:
+	case TC_ST_STAGE_BAR_WAIT:
 	case TC_ST_COUNT:
+		/* Made by expand_pipeline, after any copy is taken. */
 		tc_unreachable();
 	}
 	return n;

@@ -39,7 +39,12 @@ walk(const TcRanges *rg, TcStmt *s)
 		if (s->u.cond.els)
 			walk(rg, s->u.cond.els);
 		break;
+	case TC_ST_PIPE_SELECT:
+		walk(rg, s->u.select.fast);
+		walk(rg, s->u.select.fallback);
+		break;
 	case TC_ST_COPY:
+	case TC_ST_ASYNC_COPY:
 		mark(rg, &s->u.copy.dst);
 		mark(rg, &s->u.copy.src);
 		break;
@@ -51,6 +56,8 @@ walk(const TcRanges *rg, TcStmt *s)
 		mark(rg, &s->u.gemm.c);
 		mark(rg, &s->u.gemm.a);
 		mark(rg, &s->u.gemm.b);
+		if (s->u.gemm.issue)
+			walk(rg, s->u.gemm.issue);
 		break;
 	case TC_ST_FILL:
 		mark(rg, &s->u.fill.dst);

@@ -36,14 +36,15 @@ gemm(int M, int N, int K, const __half *__restrict__ A, const __half *__restrict
 	}
 	// gemm.c:35 tile_pipelined(k, ceildiv(K, BLOCK_K), STAGES)
 	{
-		const int k_end = tilec::ceildiv(K, BLOCK_K);
-		// The fast loop, where every tile is whole 16-byte vectors (tested
-		// once): each copy's per-thread addresses are computed here, and
-		// the gemm issues iteration k + 1's copies without branches after
-		// its first mma, overlapping the tensor cores' work.  Per-stage
-		// barriers, not a block barrier per iteration: a warp waits for its
-		// stage's copies, and before refilling a stage for the warps still
-		// reading it.  Otherwise the loop below.
+		int k_end = tilec::ceildiv(K, BLOCK_K);
+		// The fast loop, where every tile is whole 16-byte vectors
+		// (tested once): each copy's per-thread addresses are computed
+		// here, and the gemm issues iteration k + 1's copies without
+		// branches after its first mma, overlapping the tensor cores'
+		// work.  Per-stage barriers, not a block barrier per iteration:
+		// a warp waits for its stage's copies, and before refilling a
+		// stage for the warps still reading it.  Otherwise the loop
+		// below.
 		const tilec::G2S<__half, 128, 64, 256, true> As_copy(64, A + ((size_t)(by * BLOCK_M) * K), K, BLOCK_K);
 		const tilec::G2S<__half, 64, 256, 256, true> Bs_copy(256, B + bx * BLOCK_N, N, (long long)BLOCK_K * N);
 		if (As_copy.aligned && Bs_copy.aligned) {
@@ -51,7 +52,8 @@ gemm(int M, int N, int K, const __half *__restrict__ A, const __half *__restrict
 			if (threadIdx.x == 0)
 				k_bars.init();
 			__syncthreads();
-			// Prologue: the copies of the first iteration (zero-filled past the end).
+			// Prologue: the copies of the first iteration
+			// (zero-filled past the end).
 			for (int k_pre = 0; k_pre < 1; k_pre++) {
 				// gemm.c:36 tile_copy(As, &A[by * BLOCK_M][k *
 				// BLOCK_K])
@@ -61,17 +63,23 @@ gemm(int M, int N, int K, const __half *__restrict__ A, const __half *__restrict
 				Bs_copy.issue((Bs + k_pre * 16384), k_pre, K - k_pre * BLOCK_K, N - bx * BLOCK_N, B);
 				k_bars.copied(k_pre);
 			}
-			// This iteration's stage and its phase's parity; iteration k - 1's,
-			// which the gemm refills for iteration k_next.
-			int k_stage = 0, k_next_stage = 1;
-			unsigned k_phase = 0, k_next_phase = 1;
+			// This iteration's stage and its phase's parity;
+			// iteration k - 1's, which the gemm refills for
+			// iteration k_next.
+			int k_stage = 0;
+			int k_next_stage = 1;
+			int k_phase = 0;
+			int k_next_phase = 1;
 			for (int k = 0; k < k_end; k++) {
-				const int k_next = k + 1;
+				int k_next = k + 1;
 				// Wait for this iteration's copies.
 				k_bars.wait_full(k_stage, k_phase);
+				__half *const As_stage = As + k_stage * 8192;
+				__half *const Bs_stage = Bs + k_stage * 16384;
 				// gemm.c:38 tile_gemm(acc, As, Bs)
-				tilec::mma_ss<4, 8, 64, false, false, 128, 512>(acc, (As + k_stage * 8192), 64, (Bs + k_stage * 16384), 256, warp_m * 64, warp_n * 64, [&] {
-					// Every warp is done with stage k_next_stage (iteration k - 1's).
+				tilec::mma_ss<4, 8, 64, false, false, 128, 512>(acc, As_stage, 64, Bs_stage, 256, warp_m * 64, warp_n * 64, [&] {
+					// Every warp is done with stage
+					// k_next_stage (iteration k - 1's).
 					k_bars.wait_empty(k_next_stage, k_next_phase);
 					// gemm.c:36 tile_copy(As, &A[by *
 					// BLOCK_M][k * BLOCK_K])
@@ -88,8 +96,8 @@ gemm(int M, int N, int K, const __half *__restrict__ A, const __half *__restrict
 				k_phase = k_stage == 1 ? k_phase ^ 1 : k_phase;
 				k_stage = k_stage + 1 == 2 ? 0 : k_stage + 1;
 			}
-			// The copies past the end have landed (and arrived) before the
-			// block may exit.
+			// The copies past the end have landed (and arrived)
+			// before the block may exit.
 			for (int k_pre = 0; k_pre < 1; k_pre++) {
 				k_bars.wait_full(k_stage, k_phase);
 				k_phase = k_stage == 1 ? k_phase ^ 1 : k_phase;
@@ -111,11 +119,12 @@ gemm(int M, int N, int K, const __half *__restrict__ A, const __half *__restrict
 				tilec::cp_async_commit();
 			}
 			for (int k = 0; k < k_end; k++) {
-				const int k_stage = k % 2;
-				// Wait for this iteration's copies; every thread is done with stage (k - 1) % 2.
+				int k_stage = k % 2;
+				// Wait for this iteration's copies; every
+				// thread is done with stage (k - 1) % 2.
 				tilec::cp_async_wait<0>();
 				__syncthreads();
-				const int k_next = k + 1;
+				int k_next = k + 1;
 				if (k_next < k_end) {
 					// gemm.c:36 tile_copy(As, &A[by *
 					// BLOCK_M][k * BLOCK_K])
@@ -127,8 +136,10 @@ gemm(int M, int N, int K, const __half *__restrict__ A, const __half *__restrict
 						N, min(64, K - k_next * BLOCK_K), min(256, N - bx * BLOCK_N), B);
 				}
 				tilec::cp_async_commit();
+				__half *const As_stage = As + k_stage * 8192;
+				__half *const Bs_stage = Bs + k_stage * 16384;
 				// gemm.c:38 tile_gemm(acc, As, Bs)
-				tilec::mma_ss<4, 8, 64, false, false, 128, 512>(acc, (As + k_stage * 8192), 64, (Bs + k_stage * 16384), 256, warp_m * 64, warp_n * 64);
+				tilec::mma_ss<4, 8, 64, false, false, 128, 512>(acc, As_stage, 64, Bs_stage, 256, warp_m * 64, warp_n * 64);
 			}
 			tilec::cp_async_wait<0>();
 		}

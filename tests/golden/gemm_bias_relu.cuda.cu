@@ -34,14 +34,15 @@ gemm_bias_relu(int M, int N, int K, const __half *__restrict__ A, const __half *
 	}
 	// gemm_bias_relu.c:30 tile_pipelined(k, ceildiv(K, BLOCK_K), STAGES)
 	{
-		const int k_end = tilec::ceildiv(K, BLOCK_K);
-		// The fast loop, where every tile is whole 16-byte vectors (tested
-		// once): each copy's per-thread addresses are computed here, and
-		// the gemm issues iteration k + 2's copies without branches after
-		// its first mma, overlapping the tensor cores' work.  Per-stage
-		// barriers, not a block barrier per iteration: a warp waits for its
-		// stage's copies, and before refilling a stage for the warps still
-		// reading it.  Otherwise the loop below.
+		int k_end = tilec::ceildiv(K, BLOCK_K);
+		// The fast loop, where every tile is whole 16-byte vectors
+		// (tested once): each copy's per-thread addresses are computed
+		// here, and the gemm issues iteration k + 2's copies without
+		// branches after its first mma, overlapping the tensor cores'
+		// work.  Per-stage barriers, not a block barrier per iteration:
+		// a warp waits for its stage's copies, and before refilling a
+		// stage for the warps still reading it.  Otherwise the loop
+		// below.
 		const tilec::G2S<__half, 128, 32, 128, true> As_copy(32, A + ((size_t)(by * BLOCK_M) * K), K, BLOCK_K);
 		const tilec::G2S<__half, 32, 128, 128, true> Bs_copy(128, B + bx * BLOCK_N, N, (long long)BLOCK_K * N);
 		if (As_copy.aligned && Bs_copy.aligned) {
@@ -49,7 +50,8 @@ gemm_bias_relu(int M, int N, int K, const __half *__restrict__ A, const __half *
 			if (threadIdx.x == 0)
 				k_bars.init();
 			__syncthreads();
-			// Prologue: the copies of the first 2 iterations (zero-filled past the end).
+			// Prologue: the copies of the first 2 iterations
+			// (zero-filled past the end).
 			for (int k_pre = 0; k_pre < 2; k_pre++) {
 				// gemm_bias_relu.c:31 tile_copy(As, &A[by *
 				// BLOCK_M][k * BLOCK_K])
@@ -59,17 +61,23 @@ gemm_bias_relu(int M, int N, int K, const __half *__restrict__ A, const __half *
 				Bs_copy.issue((Bs + k_pre * 4096), k_pre, K - k_pre * BLOCK_K, N - bx * BLOCK_N, B);
 				k_bars.copied(k_pre);
 			}
-			// This iteration's stage and its phase's parity; iteration k - 1's,
-			// which the gemm refills for iteration k_next.
-			int k_stage = 0, k_next_stage = 2;
-			unsigned k_phase = 0, k_next_phase = 1;
+			// This iteration's stage and its phase's parity;
+			// iteration k - 1's, which the gemm refills for
+			// iteration k_next.
+			int k_stage = 0;
+			int k_next_stage = 2;
+			int k_phase = 0;
+			int k_next_phase = 1;
 			for (int k = 0; k < k_end; k++) {
-				const int k_next = k + 2;
+				int k_next = k + 2;
 				// Wait for this iteration's copies.
 				k_bars.wait_full(k_stage, k_phase);
+				__half *const As_stage = As + k_stage * 4096;
+				__half *const Bs_stage = Bs + k_stage * 4096;
 				// gemm_bias_relu.c:33 tile_gemm(acc, As, Bs)
-				tilec::mma_ss<4, 8, 32, false, false, 64, 256>(acc, (As + k_stage * 4096), 32, (Bs + k_stage * 4096), 128, warp_m * 64, warp_n * 64, [&] {
-					// Every warp is done with stage k_next_stage (iteration k - 1's).
+				tilec::mma_ss<4, 8, 32, false, false, 64, 256>(acc, As_stage, 32, Bs_stage, 128, warp_m * 64, warp_n * 64, [&] {
+					// Every warp is done with stage
+					// k_next_stage (iteration k - 1's).
 					k_bars.wait_empty(k_next_stage, k_next_phase);
 					// gemm_bias_relu.c:31 tile_copy(As,
 					// &A[by * BLOCK_M][k * BLOCK_K])
@@ -86,8 +94,8 @@ gemm_bias_relu(int M, int N, int K, const __half *__restrict__ A, const __half *
 				k_phase = k_stage == 2 ? k_phase ^ 1 : k_phase;
 				k_stage = k_stage + 1 == 3 ? 0 : k_stage + 1;
 			}
-			// The copies past the end have landed (and arrived) before the
-			// block may exit.
+			// The copies past the end have landed (and arrived)
+			// before the block may exit.
 			for (int k_pre = 0; k_pre < 2; k_pre++) {
 				k_bars.wait_full(k_stage, k_phase);
 				k_phase = k_stage == 2 ? k_phase ^ 1 : k_phase;
@@ -109,11 +117,12 @@ gemm_bias_relu(int M, int N, int K, const __half *__restrict__ A, const __half *
 				tilec::cp_async_commit();
 			}
 			for (int k = 0; k < k_end; k++) {
-				const int k_stage = k % 3;
-				// Wait for this iteration's copies; every thread is done with stage (k - 1) % 3.
+				int k_stage = k % 3;
+				// Wait for this iteration's copies; every
+				// thread is done with stage (k - 1) % 3.
 				tilec::cp_async_wait<1>();
 				__syncthreads();
-				const int k_next = k + 2;
+				int k_next = k + 2;
 				if (k_next < k_end) {
 					// gemm_bias_relu.c:31 tile_copy(As,
 					// &A[by * BLOCK_M][k * BLOCK_K])
@@ -125,8 +134,10 @@ gemm_bias_relu(int M, int N, int K, const __half *__restrict__ A, const __half *
 						N, min(32, K - k_next * BLOCK_K), min(128, N - bx * BLOCK_N), B);
 				}
 				tilec::cp_async_commit();
+				__half *const As_stage = As + k_stage * 4096;
+				__half *const Bs_stage = Bs + k_stage * 4096;
 				// gemm_bias_relu.c:33 tile_gemm(acc, As, Bs)
-				tilec::mma_ss<4, 8, 32, false, false, 64, 256>(acc, (As + k_stage * 4096), 32, (Bs + k_stage * 4096), 128, warp_m * 64, warp_n * 64);
+				tilec::mma_ss<4, 8, 32, false, false, 64, 256>(acc, As_stage, 32, Bs_stage, 128, warp_m * 64, warp_n * 64);
 			}
 			tilec::cp_async_wait<0>();
 		}

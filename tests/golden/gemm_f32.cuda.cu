@@ -26,7 +26,7 @@ gemm_f32(int M, int N, int K, const float *__restrict__ A, const float *__restri
 	__syncthreads();
 	// gemm_f32.c:31 tile_pipelined(k, ceildiv(K, BLOCK_K), STAGES)
 	{
-		const int k_end = tilec::ceildiv(K, BLOCK_K);
+		int k_end = tilec::ceildiv(K, BLOCK_K);
 		// Prologue: the copies of the first 2 iterations.
 		for (int k_pre = 0; k_pre < 2; k_pre++) {
 			if (k_pre < k_end) {
@@ -42,11 +42,12 @@ gemm_f32(int M, int N, int K, const float *__restrict__ A, const float *__restri
 			tilec::cp_async_commit();
 		}
 		for (int k = 0; k < k_end; k++) {
-			const int k_stage = k % 3;
-			// Wait for this iteration's copies; every thread is done with stage (k - 1) % 3.
+			int k_stage = k % 3;
+			// Wait for this iteration's copies; every thread is
+			// done with stage (k - 1) % 3.
 			tilec::cp_async_wait<1>();
 			__syncthreads();
-			const int k_next = k + 2;
+			int k_next = k + 2;
 			if (k_next < k_end) {
 				// gemm_f32.c:32 tile_copy(As, &A[by *
 				// BLOCK_M][k * BLOCK_K])
@@ -58,12 +59,14 @@ gemm_f32(int M, int N, int K, const float *__restrict__ A, const float *__restri
 					N, min(32, K - k_next * BLOCK_K), min(64, N - bx * BLOCK_N), B);
 			}
 			tilec::cp_async_commit();
+			float *const As_stage = As + k_stage * 2304;
+			float *const Bs_stage = Bs + k_stage * 2176;
 			// gemm_f32.c:34 tile_gemm(acc, As, Bs)
 			for (int e = threadIdx.x; e < 4096; e += 128) {
 				const int m = e / 64, n = e % 64;
 				float sum = tilec::to_float(acc[m * 68 + n]);
 				for (int kk = 0; kk < 32; kk++)
-					sum += tilec::to_float((As + k_stage * 2304)[m * 36 + kk]) * tilec::to_float((Bs + k_stage * 2176)[kk * 68 + n]);
+					sum += tilec::to_float(As_stage[m * 36 + kk]) * tilec::to_float(Bs_stage[kk * 68 + n]);
 				acc[m * 68 + n] = tilec::from_float<float>(sum);
 			}
 		}

@@ -5,6 +5,8 @@
  */
 #include "unit.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const TcLoc noloc;
@@ -488,6 +490,140 @@ START_TEST(loop_shapes)
 }
 END_TEST
 
+/* --- The expanded pipeline ------------------------------------------------------ */
+
+/* samples/gemm.c through every pass for cuda sm_80 (its loop becomes the
+ * mbarrier loop and the cp.async fallback, passes/expand_pipeline.c). */
+static TcProgram *
+expanded_gemm(TcArena *a, TcDiags *d)
+{
+	TcOptions opt;
+	ck_assert(tc_options_init(&opt, "cuda", "sm_80"));
+	const char *root = getenv("TILEC_SOURCE_ROOT");
+	char path[4096];
+	snprintf(path, sizeof path, "%s/samples/gemm.c", root ? root : ".");
+	FILE *f = fopen(path, "rb");
+	ck_assert_msg(f, "cannot read %s (set TILEC_SOURCE_ROOT)", path);
+	static char text[65536];
+	size_t len = fread(text, 1, sizeof text - 1, f);
+	fclose(f);
+	text[len] = '\0';
+	tc_diags_init(d, tc_strdup(a, path), text, len);
+	TcProgram *p = tc_parse(a, tc_strdup(a, path), text, &opt, d);
+	ck_assert_msg(p, "cannot parse %s (set TILEC_SOURCE_ROOT)", path);
+	ck_assert_msg(tc_run_pipeline(a, p, &opt, d, NULL), "%s",
+		      d->text.data ? d->text.data : "");
+	tc_diags_free(d);
+	return p;
+}
+
+/* The first statement of kind `kind` in s, in source order (into loops,
+ * branches, both blocks of a pipe_select and a gemm's issue block). */
+static TcStmt *
+find_kind(TcStmt *s, TcStmtKind kind, int lower)
+{
+	if (!s)
+		return NULL;
+	if (s->kind == kind && (lower < 0 || (int)s->u.copy.lower == lower))
+		return s;
+	TcStmt *kids[2] = { NULL, NULL };
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		for (int i = 0; i < s->u.block.body.len; i++) {
+			TcStmt *r = find_kind(s->u.block.body.items[i], kind, lower);
+			if (r)
+				return r;
+		}
+		return NULL;
+	case TC_ST_FOR: kids[0] = s->u.loop.body; break;
+	case TC_ST_IF: kids[0] = s->u.cond.then; kids[1] = s->u.cond.els; break;
+	case TC_ST_PIPE_SELECT:
+		kids[0] = s->u.select.fast;
+		kids[1] = s->u.select.fallback;
+		break;
+	case TC_ST_GEMM: kids[0] = s->u.gemm.issue; break;
+	default: return NULL;
+	}
+	TcStmt *r = find_kind(kids[0], kind, lower);
+	return r ? r : find_kind(kids[1], kind, lower);
+}
+
+/* Verify p as testpass's output: the number of violations; `what` must
+ * be in the report when there are any. */
+static int
+verify_has(TcProgram *p, const char *what)
+{
+	TcDiags d;
+	tc_diags_init(&d, "gemm.c", NULL, 0);
+	int n = tc_verify(p, "testpass", &d);
+	if (what)
+		ck_assert_msg(n > 0 && d.text.data && strstr(d.text.data, what),
+			      "wanted '%s' in:\n%s", what,
+			      d.text.data ? d.text.data : "");
+	tc_diags_free(&d);
+	return n;
+}
+
+START_TEST(expanded_pipeline)
+{
+	TcArena *a = tc_arena_new();
+	TcDiags d;
+	TcProgram *p = expanded_gemm(a, &d);
+	TcKernel *k = p->kernels.items[0];
+	ck_assert_int_eq(verify_has(p, NULL), 0);
+
+	/* Every statement kind of both loops is there. */
+	const TcStmtKind kinds[] = {
+		TC_ST_ASYNC_COPY, TC_ST_COMMIT_GROUP, TC_ST_WAIT_GROUP,
+		TC_ST_STAGE_VIEW, TC_ST_COPY_PLAN, TC_ST_PIPE_SELECT,
+		TC_ST_STAGE_BAR_INIT, TC_ST_STAGE_BAR_ARRIVE, TC_ST_STAGE_BAR_WAIT,
+	};
+	for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
+		ck_assert_msg(find_kind(k->body, kinds[i], -1), "no %s",
+			      tc_stmtkind_name(kinds[i]));
+
+	TcStmt *vec = find_kind(k->body, TC_ST_ASYNC_COPY, TC_COPY_VECTOR);
+	ck_assert(vec && vec->u.copy.stage);
+	vec->u.copy.lower = TC_COPY_REGISTER;
+	verify_has(p, "lowered as register, but no operand is in registers");
+	vec->u.copy.lower = TC_COPY_STRIDED;
+	verify_has(p, "lowered as strided without a plan");
+	vec->u.copy.lower = TC_COPY_VECTOR;
+
+	TcStmt *strided = find_kind(k->body, TC_ST_ASYNC_COPY, TC_COPY_STRIDED);
+	ck_assert(strided && strided->u.copy.plan);
+	TcVar *plan = strided->u.copy.plan;
+	strided->u.copy.plan = NULL;
+	verify_has(p, "lowered as strided without a plan");
+	strided->u.copy.plan = plan;
+
+	TcStmt *wait = find_kind(k->body, TC_ST_WAIT_GROUP, -1);
+	wait->u.wait.pending = -1;
+	verify_has(p, "wait_group for -1 groups");
+	wait->u.wait.pending = 0;
+
+	TcStmt *bw = find_kind(k->body, TC_ST_STAGE_BAR_WAIT, -1);
+	TcExpr *parity = bw->u.bar.parity;
+	bw->u.bar.parity = NULL;
+	verify_has(p, "stage barrier parity is NULL");
+	bw->u.bar.parity = parity;
+
+	TcStmt *view = find_kind(k->body, TC_ST_STAGE_VIEW, -1);
+	view->u.view.var->stages = 2;
+	verify_has(p, "is not one stage of");
+	view->u.view.var->stages = 1;
+
+	TcStmt *sel = find_kind(k->body, TC_ST_PIPE_SELECT, -1);
+	int plans = sel->u.select.plans.len;
+	sel->u.select.plans.len = 0;
+	verify_has(p, "pipe_select tests no copy plan");
+	sel->u.select.plans.len = plans;
+
+	ck_assert_int_eq(verify_has(p, NULL), 0);
+	tc_arena_free(a);
+}
+END_TEST
+
 START_TEST(schedule_marks)
 {
 	Fixture f;
@@ -595,6 +731,7 @@ unit_suite_verify(void)
 	tcase_add_test(tc, expression_types);
 	tcase_add_test(tc, loop_shapes);
 	tcase_add_test(tc, schedule_marks);
+	tcase_add_test(tc, expanded_pipeline);
 	tcase_add_test(tc, kernel_header);
 	suite_add_tcase(s, tc);
 	return s;

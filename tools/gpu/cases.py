@@ -109,6 +109,8 @@ CASES = [
      "gemm", "check"),
     ("regress_dup_copy_pipelined_fast", "tests/gpu_regress/dup_copy_pipelined", None, {},
      {"M": 304, "N": 264, "K": 200}, "gemm", "check"),
+    ("regress_reg_prefetch_pipelined", "tests/gpu_regress/reg_prefetch_pipelined", None, {},
+     {"M": 70, "N": 150}, "reg_prefetch_pipelined", "check"),
     ("regress_neg_origin_covered", "tests/gpu_regress/neg_origin_covered", None, {}, {"N": 300},
      "neg_origin_covered", "check"),
     ("regress_neg_origin_uncovered", "tests/gpu_regress/neg_origin_uncovered", None, {},

@@ -206,6 +206,14 @@ def ref_neg_origin_pipelined(t, s):
     return shifted(t["A"].double(), s["r0"]) @ t["B"].double()
 
 
+def ref_reg_prefetch_pipelined(t, s):
+    """Y[i][j] = sum of X[i][c] over the columns c = j (mod 64)."""
+    x = t["X"].double()
+    pad = (-s["N"]) % 64
+    x = torch.nn.functional.pad(x, (0, pad))
+    return x.reshape(s["M"], -1, 64).sum(dim=1)
+
+
 # The programs of tests/lang/, as their opening comments state.
 
 def lang_steps(s, x):
@@ -348,6 +356,7 @@ REFS = {"gemm": (ref_gemm, "C"), "gemm_at": (ref_gemm_at, "C"), "gemm_bt": (ref_
         "copy_x": (ref_copy_x, "Y"), "neg_origin_covered": (ref_neg_origin_covered, "Y"),
         "neg_origin_uncovered": (ref_neg_origin_uncovered, "Y"), "neg_origin_store": (ref_neg_origin_store, "Y"),
         "neg_origin_pipelined": (ref_neg_origin_pipelined, "C"),
+        "reg_prefetch_pipelined": (ref_reg_prefetch_pipelined, "Y"),
         "nested_parallel_smem": (ref_nested_parallel_smem, "Y"),
         "nested_parallel_deep": (ref_nested_parallel_deep, "Y"),
         "i32_fragment": (ref_i32_fragment, "Y"), "i32_reduce": (ref_i32_reduce, "Y"),

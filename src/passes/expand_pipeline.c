@@ -1,0 +1,847 @@
+/*
+ * expand_pipeline.c - carry out the software pipelines the pipeline pass
+ * planned, and decide how every copy is lowered.
+ *
+ * Input: scheduled GPU IR (layout, pipeline, smem and barrier have run).
+ * Output: every COPY (and ASYNC_COPY made here) has copy.lower; every
+ * tile_pipelined loop with async copies (loop.async_copies > 0) is
+ * replaced by a BLOCK that carries the pipeline out in statements the
+ * emitters print one by one:
+ *
+ *   decl k_end = <the loop's count>
+ *   [register destinations: decl X_next; if 0 < k_end { copy X_next <- ..(0) }]
+ *   for k_pre in 0 .. S - 1 {                       prologue
+ *     if k_pre < k_end { async_copy X[stage k_pre] <- ..(k_pre) }
+ *     commit_group
+ *   }
+ *   for k in 0 .. k_end {                           steady state
+ *     [copy X <- X_next; if k + 1 < k_end { copy X_next <- ..(k + 1) }]
+ *     decl k_stage = k % S
+ *     wait_group S - 2; barrier                     this iteration's copies
+ *     decl k_next = k + S - 1
+ *     if k_next < k_end { async_copy X[stage k_next % S] <- ..(k_next) }
+ *     commit_group
+ *     stage_view X_stage = X[k_stage]               the rest of the body
+ *     ...                                            names the views
+ *   }
+ *   wait_group 0                                    drain
+ *
+ * A loop whose copies the pipeline pass planned to issue inside its gemm
+ * (loop.copies_in_gemm) keeps that form too: a PIPE_SELECT holds the loop
+ * as planned (the mbarrier loop, whose copies are STRIDED) and the
+ * expansion above as its fallback, for tensors whose tiles are not whole
+ * 16-byte vectors (a run-time property of the pointers and strides).
+ *
+ * Invariants relied on: the async copies are the body's leading COPY
+ * statements, whole shared (staged) or register destinations, tensor
+ * sources whose origins may be evaluated early (software_pipeline.c);
+ * the loop begins at 0 with step 1 (check.c).
+ */
+#include "tilec_int.h"
+
+#include <string.h>
+
+static bool
+in_registers(const TcVar *v)
+{
+	return v->kind == TC_VAR_BUFFER && (v->layout.kind == TC_LAYOUT_MMA ||
+					    v->layout.kind == TC_LAYOUT_MFMA ||
+					    v->layout.kind == TC_LAYOUT_BLOCKED);
+}
+
+/* --- Copy lowering --------------------------------------------------------- */
+
+static TcCopyLower
+lowering(const TcStmt *s)
+{
+	if (in_registers(s->u.copy.dst.var) || in_registers(s->u.copy.src.var))
+		return TC_COPY_REGISTER;
+	if (s->kind == TC_ST_ATOMIC_ADD)
+		return TC_COPY_GENERIC;
+	if (s->u.copy.advance)
+		return TC_COPY_STRIDED;
+	return tc_copy_g2s_fits(s) ? TC_COPY_VECTOR : TC_COPY_GENERIC;
+}
+
+static void
+lower_copies(TcStmt *s)
+{
+	if (!s)
+		return;
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		for (int i = 0; i < s->u.block.body.len; i++)
+			lower_copies(s->u.block.body.items[i]);
+		break;
+	case TC_ST_FOR:
+		lower_copies(s->u.loop.body);
+		break;
+	case TC_ST_IF:
+		lower_copies(s->u.cond.then);
+		lower_copies(s->u.cond.els);
+		break;
+	case TC_ST_COPY:
+	case TC_ST_ATOMIC_ADD:
+		s->u.copy.lower = lowering(s);
+		break;
+	default:
+		break;
+	}
+}
+
+/* --- Rewriting ---------------------------------------------------------------
+ * A clone of a statement or expression with the loop variable replaced by
+ * an expression (its value at another iteration) and staged buffers by
+ * their views. */
+
+typedef struct Subst {
+	const TcVar *var; /* the loop variable, or NULL */
+	const TcExpr *by; /* what it becomes */
+	int nviews;
+	const TcVar **of; /* staged buffers ... */
+	TcVar **view;     /* ... and their views (room for one per copy) */
+} Subst;
+
+static TcVar *
+mapped(const Subst *m, TcVar *v)
+{
+	for (int i = 0; i < m->nviews; i++)
+		if (m->of[i] == v)
+			return m->view[i];
+	return v;
+}
+
+static TcExpr *
+rewrite(TcArena *a, const TcExpr *e, const Subst *m)
+{
+	if (!e)
+		return NULL;
+	if (e->kind == TC_EX_VAR && m->var && e->u.var == m->var)
+		return tc_expr_clone(a, m->by);
+	TcExpr *c = tc_expr_new(a, e->kind, e->dtype, e->loc);
+	c->u = e->u;
+	switch (e->kind) {
+	case TC_EX_BINARY:
+		c->u.bin.lhs = rewrite(a, e->u.bin.lhs, m);
+		c->u.bin.rhs = rewrite(a, e->u.bin.rhs, m);
+		break;
+	case TC_EX_UNARY: c->u.un.arg = rewrite(a, e->u.un.arg, m); break;
+	case TC_EX_SELECT:
+		c->u.sel.cond = rewrite(a, e->u.sel.cond, m);
+		c->u.sel.then = rewrite(a, e->u.sel.then, m);
+		c->u.sel.els = rewrite(a, e->u.sel.els, m);
+		break;
+	case TC_EX_CALL:
+		c->u.call.args = tc_alloc(a, sizeof(TcExpr *) *
+					     (size_t)(e->u.call.nargs ? e->u.call.nargs : 1));
+		for (int i = 0; i < e->u.call.nargs; i++)
+			c->u.call.args[i] = rewrite(a, e->u.call.args[i], m);
+		break;
+	case TC_EX_CAST: c->u.cast.arg = rewrite(a, e->u.cast.arg, m); break;
+	case TC_EX_LOAD:
+		c->u.load.var = mapped(m, e->u.load.var);
+		for (int i = 0; i < e->u.load.var->rank; i++)
+			c->u.load.idx[i] = rewrite(a, e->u.load.idx[i], m);
+		break;
+	default:
+		break;
+	}
+	return c;
+}
+
+static TcRegion
+rewrite_region(TcArena *a, const TcRegion *r, const Subst *m)
+{
+	TcRegion c = *r;
+	if (!r->var)
+		return c;
+	c.var = mapped(m, r->var);
+	for (int i = 0; i < r->var->rank; i++)
+		c.origin[i] = rewrite(a, r->origin[i], m);
+	return c;
+}
+
+static TcStmt *clone_stmt(TcArena *a, const TcStmt *s, const Subst *m);
+
+static TcStmt *
+clone_block(TcArena *a, const TcStmt *s, const Subst *m)
+{
+	TcStmt *c = tc_stmt_new(a, TC_ST_BLOCK, s->loc);
+	c->note = s->note;
+	c->u.block.cite = s->u.block.cite;
+	for (int i = 0; i < s->u.block.body.len; i++)
+		tc_vec_push(a, &c->u.block.body,
+			    clone_stmt(a, s->u.block.body.items[i], m));
+	return c;
+}
+
+static TcStmt *
+clone_stmt(TcArena *a, const TcStmt *s, const Subst *m)
+{
+	if (!s)
+		return NULL;
+	if (s->kind == TC_ST_BLOCK)
+		return clone_block(a, s, m);
+	TcStmt *c = tc_stmt_new(a, s->kind, s->loc);
+	c->note = s->note;
+	c->u = s->u;
+	switch (s->kind) {
+	case TC_ST_DECL:
+		c->u.decl.init = rewrite(a, s->u.decl.init, m);
+		break;
+	case TC_ST_ASSIGN:
+		c->u.assign.dst = rewrite(a, s->u.assign.dst, m);
+		c->u.assign.value = rewrite(a, s->u.assign.value, m);
+		break;
+	case TC_ST_FOR:
+		c->u.loop.begin = rewrite(a, s->u.loop.begin, m);
+		c->u.loop.end = rewrite(a, s->u.loop.end, m);
+		c->u.loop.step = rewrite(a, s->u.loop.step, m);
+		c->u.loop.stages = rewrite(a, s->u.loop.stages, m);
+		c->u.loop.body = clone_stmt(a, s->u.loop.body, m);
+		break;
+	case TC_ST_IF:
+		c->u.cond.cond = rewrite(a, s->u.cond.cond, m);
+		c->u.cond.then = clone_stmt(a, s->u.cond.then, m);
+		c->u.cond.els = clone_stmt(a, s->u.cond.els, m);
+		break;
+	case TC_ST_COPY:
+	case TC_ST_ATOMIC_ADD:
+	case TC_ST_ASYNC_COPY:
+		c->u.copy.dst = rewrite_region(a, &s->u.copy.dst, m);
+		c->u.copy.src = rewrite_region(a, &s->u.copy.src, m);
+		c->u.copy.stage = rewrite(a, s->u.copy.stage, m);
+		c->u.copy.iter = rewrite(a, s->u.copy.iter, m);
+		break;
+	case TC_ST_STAGE_BAR_ARRIVE:
+	case TC_ST_STAGE_BAR_WAIT:
+		c->u.bar.stage = rewrite(a, s->u.bar.stage, m);
+		c->u.bar.parity = rewrite(a, s->u.bar.parity, m);
+		break;
+	case TC_ST_GEMM:
+		c->u.gemm.c = rewrite_region(a, &s->u.gemm.c, m);
+		c->u.gemm.a = rewrite_region(a, &s->u.gemm.a, m);
+		c->u.gemm.b = rewrite_region(a, &s->u.gemm.b, m);
+		c->u.gemm.issue = clone_stmt(a, s->u.gemm.issue, m);
+		break;
+	case TC_ST_FILL:
+		c->u.fill.dst = rewrite_region(a, &s->u.fill.dst, m);
+		c->u.fill.value = rewrite(a, s->u.fill.value, m);
+		break;
+	case TC_ST_REDUCE:
+		c->u.reduce.dst = rewrite_region(a, &s->u.reduce.dst, m);
+		c->u.reduce.src = rewrite_region(a, &s->u.reduce.src, m);
+		break;
+	case TC_ST_REDUCE_ALL:
+		c->u.reduce_all.src = rewrite_region(a, &s->u.reduce_all.src, m);
+		break;
+	case TC_ST_ARG_REDUCE:
+		c->u.arg_reduce.dst = rewrite_region(a, &s->u.arg_reduce.dst, m);
+		c->u.arg_reduce.index = rewrite_region(a, &s->u.arg_reduce.index, m);
+		c->u.arg_reduce.src = rewrite_region(a, &s->u.arg_reduce.src, m);
+		break;
+	case TC_ST_STAGE_VIEW:
+		c->u.view.stage = rewrite(a, s->u.view.stage, m);
+		break;
+	case TC_ST_PIPE_SELECT:
+		c->u.select.fast = clone_stmt(a, s->u.select.fast, m);
+		c->u.select.fallback = clone_stmt(a, s->u.select.fallback, m);
+		break;
+	default:
+		break;
+	}
+	return c;
+}
+
+/* --- Expansion ----------------------------------------------------------------- */
+
+typedef struct Expand {
+	TcArena *a;
+	const TcProgram *p;
+	TcKernel *k;
+	const TcTarget *t;
+} Expand;
+
+static bool
+name_taken(const Expand *x, const char *name)
+{
+	for (int i = 0; i < x->k->vars.len; i++)
+		if (strcmp(((const TcVar *)x->k->vars.items[i])->name, name) == 0)
+			return true;
+	for (int i = 0; i < x->p->tunables.len; i++)
+		if (strcmp(((const TcVar *)x->p->tunables.items[i])->name, name) == 0)
+			return true;
+	return false;
+}
+
+/* A new var named `base`, or base with underscores appended until no
+ * name of the program has it. */
+static TcVar *
+new_var(const Expand *x, TcVarKind kind, const char *base, TcDtype t)
+{
+	const char *n = base;
+	while (name_taken(x, n))
+		n = tc_fmt(x->a, "%s_", n);
+	return tc_var_new(x->a, x->k, kind, n, t, (TcLoc){ 0 });
+}
+
+static TcExpr *
+ref(const Expand *x, TcVar *v)
+{
+	TcExpr *e = tc_expr_var(x->a, v, (TcLoc){ 0 });
+	e->dtype = v->dtype;
+	return e;
+}
+
+static TcExpr *
+num(const Expand *x, long long v)
+{
+	return tc_expr_int(x->a, v, (TcLoc){ 0 });
+}
+
+static TcExpr *
+bin(const Expand *x, TcBinop op, TcExpr *l, TcExpr *r)
+{
+	return tc_expr_binary(x->a, op, l, r, (TcLoc){ 0 });
+}
+
+static TcStmt *
+block(const Expand *x)
+{
+	return tc_stmt_new(x->a, TC_ST_BLOCK, (TcLoc){ 0 });
+}
+
+static void
+push(const Expand *x, TcStmt *blk, TcStmt *s)
+{
+	tc_vec_push(x->a, &blk->u.block.body, s);
+}
+
+static TcStmt *
+decl(const Expand *x, TcVar *v, TcExpr *init)
+{
+	TcStmt *s = tc_stmt_new(x->a, TC_ST_DECL, (TcLoc){ 0 });
+	s->u.decl.var = v;
+	s->u.decl.init = init;
+	return s;
+}
+
+static TcStmt *
+if_then(const Expand *x, TcExpr *cond, TcStmt *then)
+{
+	TcStmt *s = tc_stmt_new(x->a, TC_ST_IF, (TcLoc){ 0 });
+	s->u.cond.cond = cond;
+	s->u.cond.then = then;
+	return s;
+}
+
+static TcStmt *
+serial_for(const Expand *x, TcVar *v, TcExpr *end, TcStmt *body)
+{
+	TcStmt *s = tc_stmt_new(x->a, TC_ST_FOR, (TcLoc){ 0 });
+	s->u.loop.kind = TC_LOOP_SERIAL;
+	s->u.loop.var = v;
+	s->u.loop.begin = num(x, 0);
+	s->u.loop.end = end;
+	s->u.loop.step = num(x, 1);
+	s->u.loop.body = body;
+	return s;
+}
+
+static TcStmt *
+simple(const Expand *x, TcStmtKind kind)
+{
+	return tc_stmt_new(x->a, kind, (TcLoc){ 0 });
+}
+
+static TcStmt *
+wait_group(const Expand *x, int pending, const char *note)
+{
+	TcStmt *s = simple(x, TC_ST_WAIT_GROUP);
+	s->u.wait.pending = pending;
+	s->note = note;
+	return s;
+}
+
+/* A pipelined loop's bookkeeping. */
+typedef struct Pipe {
+	const TcStmt *loop;
+	long long stages;
+	int ncopies;      /* loop.async_copies */
+	bool smem, regs;  /* some copies into shared memory, into registers */
+	TcVar *end;       /* k_end */
+	/* Register destinations and their prefetch fragments X_next. */
+	int nnext;
+	TcVar **reg, **next; /* room for one per async copy */
+	/* The views' names, per async copy: the mbarrier loop's views
+	 * are named as its fallback's (they never share a scope). */
+	const char **view_name;
+} Pipe;
+
+static const TcStmt *
+async_copy_at(const Pipe *pp, int i)
+{
+	return pp->loop->u.loop.body->u.block.body.items[i];
+}
+
+static TcVar *
+next_of(const Pipe *pp, const TcVar *v)
+{
+	for (int i = 0; i < pp->nnext; i++)
+		if (pp->reg[i] == v)
+			return pp->next[i];
+	return NULL;
+}
+
+/* The async copies into shared memory for iteration `it` (an expression
+ * of the loop's), each into stage `stage` of its buffer. */
+static void
+issue_smem(const Expand *x, const Pipe *pp, TcStmt *into, TcExpr *it,
+	   TcExpr *stage)
+{
+	Subst m = { .var = pp->loop->u.loop.var, .by = it };
+	for (int i = 0; i < pp->ncopies; i++) {
+		const TcStmt *c = async_copy_at(pp, i);
+		if (in_registers(c->u.copy.dst.var))
+			continue;
+		TcStmt *s = clone_stmt(x->a, c, &m);
+		s->kind = TC_ST_ASYNC_COPY;
+		s->u.copy.stage = tc_expr_clone(x->a, stage);
+		memset(s->u.copy.first, 0, sizeof s->u.copy.first);
+		s->u.copy.advance = NULL;
+		s->u.copy.lower = lowering(s);
+		push(x, into, s);
+	}
+}
+
+/* The copies into register fragments for iteration `it`, each into its
+ * fragment's prefetch copy. */
+static void
+issue_regs(const Expand *x, const Pipe *pp, TcStmt *into, TcExpr *it)
+{
+	Subst m = { .var = pp->loop->u.loop.var, .by = it };
+	for (int i = 0; i < pp->ncopies; i++) {
+		const TcStmt *c = async_copy_at(pp, i);
+		if (!in_registers(c->u.copy.dst.var))
+			continue;
+		TcStmt *s = clone_stmt(x->a, c, &m);
+		s->u.copy.dst.var = next_of(pp, c->u.copy.dst.var);
+		s->u.copy.lower = TC_COPY_REGISTER;
+		push(x, into, s);
+	}
+}
+
+/* A whole-buffer register copy dst <- src. */
+static TcStmt *
+reg_copy(const Expand *x, TcVar *dst, TcVar *src)
+{
+	TcStmt *s = simple(x, TC_ST_COPY);
+	TcRegion *r[2] = { &s->u.copy.dst, &s->u.copy.src };
+	TcVar *v[2] = { dst, src };
+	for (int j = 0; j < 2; j++) {
+		r[j]->var = v[j];
+		r[j]->whole = true;
+		r[j]->ndims = v[j]->rank;
+		for (int d = 0; d < v[j]->rank; d++) {
+			r[j]->origin[d] = num(x, 0);
+			r[j]->dims[d] = d;
+		}
+	}
+	s->u.copy.lower = TC_COPY_REGISTER;
+	return s;
+}
+
+static const char *
+iterations(const Expand *x, long long n)
+{
+	return n == 1 ? "iteration" : tc_fmt(x->a, "%lld iterations", n);
+}
+
+/* A view of this iteration's stage (`stage`) of each staged buffer the
+ * rest of pp->loop's body uses, into `into`; *views maps them. */
+static void
+stage_views(const Expand *x, Pipe *pp, TcStmt *into, TcVar *stage,
+	    Subst *views)
+{
+	const TcVec *items = &pp->loop->u.loop.body->u.block.body;
+	for (int i = 0; i < pp->ncopies; i++) {
+		TcVar *of = ((const TcStmt *)items->items[i])->u.copy.dst.var;
+		if (in_registers(of) || of->stages < 2 || mapped(views, of) != of)
+			continue;
+		bool used = false;
+		for (int j = pp->ncopies; j < items->len && !used; j++)
+			used = tc_stmt_touches(items->items[j], NULL, of) != 0;
+		if (!used)
+			continue;
+		TcVar *v = pp->view_name[i] ?
+			tc_var_new(x->a, x->k, TC_VAR_BUFFER, pp->view_name[i],
+				   of->dtype, (TcLoc){ 0 }) :
+			new_var(x, TC_VAR_BUFFER, tc_fmt(x->a, "%s_stage", of->name),
+				of->dtype);
+		pp->view_name[i] = v->name;
+		int index = v->index;
+		const char *name = v->name;
+		*v = *of;
+		v->index = index;
+		v->name = name;
+		v->loc = (TcLoc){ 0 };
+		v->stages = 1;
+		TcStmt *s = simple(x, TC_ST_STAGE_VIEW);
+		s->u.view.var = v;
+		s->u.view.of = of;
+		s->u.view.stage = ref(x, stage);
+		push(x, into, s);
+		views->of[views->nviews] = of;
+		views->view[views->nviews++] = v;
+	}
+}
+
+/* The cp.async expansion of pipelined loop pp->loop (after k_end and the
+ * register prefetch set-up): prologue, steady state, drain, into blk.
+ * `pre`, `next` and `stage` are its bookkeeping vars. */
+static void
+expand_loop(const Expand *x, Pipe *pp, TcStmt *blk, TcVar *pre,
+	    TcVar *next, TcVar *stage)
+{
+	const TcStmt *loop = pp->loop;
+	TcVar *k = loop->u.loop.var;
+	long long S = pp->stages;
+	if (pp->smem) {
+		TcStmt *then = block(x);
+		issue_smem(x, pp, then, ref(x, pre), ref(x, pre));
+		TcStmt *body = block(x);
+		push(x, body, if_then(x, bin(x, TC_OP_LT, ref(x, pre),
+					     ref(x, pp->end)), then));
+		push(x, body, simple(x, TC_ST_COMMIT_GROUP));
+		TcStmt *pro = serial_for(x, pre, num(x, S - 1), body);
+		pro->note = tc_fmt(x->a, "Prologue: the copies of the first %s.",
+				   iterations(x, S - 1));
+		push(x, blk, pro);
+	}
+	TcStmt *body = block(x);
+	if (pp->regs) {
+		for (int i = 0; i < pp->nnext; i++)
+			push(x, body, reg_copy(x, pp->reg[i], pp->next[i]));
+		TcStmt *then = block(x);
+		issue_regs(x, pp, then, bin(x, TC_OP_ADD, ref(x, k), num(x, 1)));
+		push(x, body, if_then(x, bin(x, TC_OP_LT,
+					     bin(x, TC_OP_ADD, ref(x, k), num(x, 1)),
+					     ref(x, pp->end)), then));
+	}
+	Subst views = { .of = tc_alloc(x->a, sizeof(TcVar *) * (size_t)pp->ncopies),
+			.view = tc_alloc(x->a, sizeof(TcVar *) * (size_t)pp->ncopies) };
+	if (pp->smem) {
+		push(x, body, decl(x, stage, bin(x, TC_OP_REM, ref(x, k), num(x, S))));
+		push(x, body, wait_group(x, (int)(S - 2), tc_fmt(x->a,
+			"Wait for this iteration's copies; every thread is done "
+			"with stage (%s - 1) %% %lld.", k->name, S)));
+		push(x, body, simple(x, TC_ST_BARRIER));
+		push(x, body, decl(x, next, bin(x, TC_OP_ADD, ref(x, k),
+						 num(x, S - 1))));
+		TcStmt *then = block(x);
+		issue_smem(x, pp, then, ref(x, next),
+			   bin(x, TC_OP_REM, ref(x, next), num(x, S)));
+		push(x, body, if_then(x, bin(x, TC_OP_LT, ref(x, next),
+					     ref(x, pp->end)), then));
+		push(x, body, simple(x, TC_ST_COMMIT_GROUP));
+		stage_views(x, pp, body, stage, &views);
+	}
+	const TcVec *items = &loop->u.loop.body->u.block.body;
+	for (int i = pp->ncopies; i < items->len; i++)
+		push(x, body, clone_stmt(x->a, items->items[i], &views));
+	push(x, blk, serial_for(x, k, ref(x, pp->end), body));
+	if (pp->smem)
+		push(x, blk, wait_group(x, 0, NULL));
+}
+
+/* --- The mbarrier loop --------------------------------------------------------- */
+
+static TcStmt *
+bar(const Expand *x, TcStmtKind kind, TcVar *bars, bool full, TcVar *stage,
+    TcVar *parity)
+{
+	TcStmt *s = simple(x, kind);
+	s->u.bar.bars = bars;
+	s->u.bar.full = full;
+	s->u.bar.stage = ref(x, stage);
+	s->u.bar.parity = parity ? ref(x, parity) : NULL;
+	return s;
+}
+
+/* The strided copies of iteration `it` into stage `stage`, through the
+ * plans, then this thread's arrival on the stage's full barrier. */
+static void
+issue_strided(const Expand *x, const Pipe *pp, const TcVec *plans,
+	      TcStmt *into, TcVar *it, TcVar *stage, TcVar *bars)
+{
+	Subst m = { .var = pp->loop->u.loop.var, .by = ref(x, it) };
+	for (int i = 0; i < pp->ncopies; i++) {
+		TcStmt *s = clone_stmt(x->a, async_copy_at(pp, i), &m);
+		s->kind = TC_ST_ASYNC_COPY;
+		memset(s->u.copy.first, 0, sizeof s->u.copy.first);
+		s->u.copy.advance = NULL;
+		s->u.copy.lower = TC_COPY_STRIDED;
+		s->u.copy.plan = plans->items[i];
+		s->u.copy.iter = ref(x, it);
+		s->u.copy.stage = ref(x, stage);
+		push(x, into, s);
+	}
+	push(x, into, bar(x, TC_ST_STAGE_BAR_ARRIVE, bars, true, stage, NULL));
+}
+
+static TcStmt *
+assign(const Expand *x, TcVar *v, TcExpr *value)
+{
+	TcStmt *s = simple(x, TC_ST_ASSIGN);
+	s->u.assign.dst = ref(x, v);
+	s->u.assign.value = value;
+	return s;
+}
+
+/* phase = stage == S - 1 ? phase ^ 1 : phase; stage = stage + 1 == S ? 0 :
+ * stage + 1: one iteration on. */
+static void
+rotate(const Expand *x, TcStmt *into, TcVar *stage, TcVar *phase, long long S)
+{
+	TcExpr *flip = tc_expr_new(x->a, TC_EX_SELECT, TC_DT_I32, (TcLoc){ 0 });
+	flip->u.sel.cond = bin(x, TC_OP_EQ, ref(x, stage), num(x, S - 1));
+	flip->u.sel.then = bin(x, TC_OP_BXOR, ref(x, phase), num(x, 1));
+	flip->u.sel.els = ref(x, phase);
+	push(x, into, assign(x, phase, flip));
+	TcExpr *wrap = tc_expr_new(x->a, TC_EX_SELECT, TC_DT_I32, (TcLoc){ 0 });
+	wrap->u.sel.cond = bin(x, TC_OP_EQ, bin(x, TC_OP_ADD, ref(x, stage), num(x, 1)),
+			       num(x, S));
+	wrap->u.sel.then = num(x, 0);
+	wrap->u.sel.els = bin(x, TC_OP_ADD, ref(x, stage), num(x, 1));
+	push(x, into, assign(x, stage, wrap));
+}
+
+static TcVar *
+mutable_local(const Expand *x, const char *base)
+{
+	TcVar *v = new_var(x, TC_VAR_LOCAL, base, TC_DT_I32);
+	v->mutated = true;
+	return v;
+}
+
+/* The gemm of `s` (a clone of the loop body's copies_in_gemm), given the
+ * issue block; recurses nowhere (copies_gemm keeps it at the top level). */
+static void
+hook_gemm(TcStmt *body, const TcStmt *orig_gemm, const TcVec *orig, int from,
+	  TcStmt *issue)
+{
+	for (int i = 0; i < body->u.block.body.len; i++)
+		if (orig->items[from + i] == orig_gemm)
+			((TcStmt *)body->u.block.body.items[i])->u.gemm.issue = issue;
+}
+
+/* The mbarrier loop of pipelined loop pp->loop (copies_in_gemm, every
+ * copy planned strided), through `plans`: the copies of iteration
+ * k + S - 1 issued from inside the gemm, per-stage full and empty
+ * barriers instead of a block barrier per iteration, stages rotating. */
+static TcStmt *
+fast_loop(const Expand *x, Pipe *pp, const TcVec *plans, TcVar *pre,
+	  TcVar *next, TcVar *stage)
+{
+	const TcStmt *loop = pp->loop;
+	TcVar *k = loop->u.loop.var;
+	long long S = pp->stages;
+	TcStmt *blk = block(x);
+	TcStmt *init = simple(x, TC_ST_STAGE_BAR_INIT);
+	TcVar *bars = new_var(x, TC_VAR_HANDLE, tc_fmt(x->a, "%s_bars", k->name),
+			      TC_DT_I32);
+	init->u.bars.var = bars;
+	init->u.bars.stages = (int)S;
+	init->u.bars.offset = loop->u.loop.barriers;
+	init->u.bars.full_arrivals = tc_abi_threads(x->k, x->t);
+	init->u.bars.empty_arrivals = (init->u.bars.full_arrivals + x->t->warp_size - 1) /
+				      x->t->warp_size;
+	push(x, blk, init);
+	push(x, blk, simple(x, TC_ST_BARRIER));
+
+	TcStmt *pro = block(x);
+	issue_strided(x, pp, plans, pro, pre, pre, bars);
+	TcStmt *pro_loop = serial_for(x, pre, num(x, S - 1), pro);
+	pro_loop->note = tc_fmt(x->a, "Prologue: the copies of the first %s "
+				"(zero-filled past the end).", iterations(x, S - 1));
+	push(x, blk, pro_loop);
+
+	TcVar *next_stage = mutable_local(x, tc_fmt(x->a, "%s_next_stage", k->name));
+	TcVar *phase = mutable_local(x, tc_fmt(x->a, "%s_phase", k->name));
+	TcVar *next_phase = mutable_local(x, tc_fmt(x->a, "%s_next_phase", k->name));
+	TcStmt *d = decl(x, stage, num(x, 0));
+	d->note = tc_fmt(x->a, "This iteration's stage and its phase's parity; "
+			 "iteration %s - 1's, which the gemm refills for "
+			 "iteration %s.", k->name, next->name);
+	push(x, blk, d);
+	push(x, blk, decl(x, next_stage, num(x, S - 1)));
+	push(x, blk, decl(x, phase, num(x, 0)));
+	push(x, blk, decl(x, next_phase, num(x, 1)));
+
+	TcStmt *body = block(x);
+	push(x, body, decl(x, next, bin(x, TC_OP_ADD, ref(x, k), num(x, S - 1))));
+	TcStmt *w = bar(x, TC_ST_STAGE_BAR_WAIT, bars, true, stage, phase);
+	w->note = "Wait for this iteration's copies.";
+	push(x, body, w);
+	Subst views = { .of = tc_alloc(x->a, sizeof(TcVar *) * (size_t)pp->ncopies),
+			.view = tc_alloc(x->a, sizeof(TcVar *) * (size_t)pp->ncopies) };
+	const TcVec *items = &loop->u.loop.body->u.block.body;
+	stage_views(x, pp, body, stage, &views);
+	TcStmt *rest = block(x);
+	for (int i = pp->ncopies; i < items->len; i++)
+		push(x, rest, clone_stmt(x->a, items->items[i], &views));
+	TcStmt *issue = block(x);
+	w = bar(x, TC_ST_STAGE_BAR_WAIT, bars, false, next_stage, next_phase);
+	w->note = tc_fmt(x->a, "Every warp is done with stage %s (iteration %s - 1's).",
+			 next_stage->name, k->name);
+	push(x, issue, w);
+	issue_strided(x, pp, plans, issue, next, next_stage, bars);
+	hook_gemm(rest, loop->u.loop.copies_in_gemm, items, pp->ncopies, issue);
+	for (int i = 0; i < rest->u.block.body.len; i++)
+		push(x, body, rest->u.block.body.items[i]);
+	TcStmt *arrive = bar(x, TC_ST_STAGE_BAR_ARRIVE, bars, false, stage, NULL);
+	arrive->note = "This warp is done with its stage.";
+	push(x, body, arrive);
+	push(x, body, assign(x, next_stage, ref(x, stage)));
+	push(x, body, assign(x, next_phase, ref(x, phase)));
+	rotate(x, body, stage, phase, S);
+	push(x, blk, serial_for(x, k, ref(x, pp->end), body));
+
+	TcStmt *drain = block(x);
+	push(x, drain, bar(x, TC_ST_STAGE_BAR_WAIT, bars, true, stage, phase));
+	rotate(x, drain, stage, phase, S);
+	TcStmt *drain_loop = serial_for(x, pre, num(x, S - 1), drain);
+	drain_loop->note = "The copies past the end have landed (and arrived) "
+			   "before the block may exit.";
+	push(x, blk, drain_loop);
+	return blk;
+}
+
+/* The statement that carries out pipelined loop `loop`. */
+static TcStmt *
+expand(const Expand *x, TcStmt *loop)
+{
+	Pipe pp = { .loop = loop, .ncopies = loop->u.loop.async_copies };
+	size_t room = sizeof(void *) * (size_t)pp.ncopies;
+	pp.reg = tc_alloc(x->a, room);
+	pp.next = tc_alloc(x->a, room);
+	pp.view_name = tc_alloc(x->a, room);
+	tc_expr_const(loop->u.loop.stages, &pp.stages);
+	TcVar *k = loop->u.loop.var;
+	for (int i = 0; i < pp.ncopies; i++) {
+		if (in_registers(async_copy_at(&pp, i)->u.copy.dst.var))
+			pp.regs = true;
+		else
+			pp.smem = true;
+	}
+	TcStmt *blk = block(x);
+	blk->loc = loop->loc;
+	blk->u.block.cite = true;
+	pp.end = new_var(x, TC_VAR_LOCAL, tc_fmt(x->a, "%s_end", k->name), TC_DT_I32);
+	push(x, blk, decl(x, pp.end, loop->u.loop.end));
+	if (pp.regs) {
+		for (int i = 0; i < pp.ncopies; i++) {
+			TcVar *v = async_copy_at(&pp, i)->u.copy.dst.var;
+			if (!in_registers(v) || next_of(&pp, v))
+				continue;
+			TcVar *n = new_var(x, TC_VAR_BUFFER,
+					   tc_fmt(x->a, "%s_next", v->name), v->dtype);
+			int index = n->index;
+			const char *name = n->name;
+			*n = *v;
+			n->index = index;
+			n->name = name;
+			n->loc = (TcLoc){ 0 };
+			TcStmt *d = decl(x, n, NULL);
+			if (pp.nnext == 0)
+				d->note = "Register fragments are loaded one iteration ahead.";
+			push(x, blk, d);
+			pp.reg[pp.nnext] = v;
+			pp.next[pp.nnext++] = n;
+		}
+		TcStmt *then = block(x);
+		issue_regs(x, &pp, then, num(x, 0));
+		push(x, blk, if_then(x, bin(x, TC_OP_LT, num(x, 0), ref(x, pp.end)),
+				     then));
+	}
+	TcVar *pre = new_var(x, TC_VAR_LOOP, tc_fmt(x->a, "%s_pre", k->name), TC_DT_I32);
+	TcVar *next = new_var(x, TC_VAR_LOCAL, tc_fmt(x->a, "%s_next", k->name),
+			      TC_DT_I32);
+	TcVar *stage = new_var(x, TC_VAR_LOCAL, tc_fmt(x->a, "%s_stage", k->name),
+			       TC_DT_I32);
+	if (!(loop->u.loop.copies_in_gemm && pp.smem && !pp.regs)) {
+		expand_loop(x, &pp, blk, pre, next, stage);
+		return blk;
+	}
+	/* The mbarrier loop and the fallback share the bookkeeping names;
+	 * its rotating stage is a var of its own (assigned each
+	 * iteration). */
+	TcVar *rot = tc_var_new(x->a, x->k, TC_VAR_LOCAL, stage->name, TC_DT_I32,
+				(TcLoc){ 0 });
+	rot->mutated = true;
+	TcStmt *fallback = block(x);
+	expand_loop(x, &pp, fallback, pre, next, stage);
+	TcStmt *sel = simple(x, TC_ST_PIPE_SELECT);
+	for (int i = 0; i < pp.ncopies; i++) {
+		TcStmt *c = (TcStmt *)async_copy_at(&pp, i);
+		TcStmt *plan = simple(x, TC_ST_COPY_PLAN);
+		plan->u.plan.var = new_var(x, TC_VAR_HANDLE,
+			tc_fmt(x->a, "%s_copy", c->u.copy.dst.var->name), TC_DT_I32);
+		plan->u.plan.copy = c;
+		if (i == 0)
+			plan->note = tc_fmt(x->a,
+				"The fast loop, where every tile is whole 16-byte vectors "
+				"(tested once): each copy's per-thread addresses are computed "
+				"here, and the gemm issues iteration %s + %lld's copies without "
+				"branches after its first mma, overlapping the tensor cores' "
+				"work.  Per-stage barriers, not a block barrier per iteration: "
+				"a warp waits for its stage's copies, and before refilling a "
+				"stage for the warps still reading it.  Otherwise the loop "
+				"below.", k->name, pp.stages - 1);
+		push(x, blk, plan);
+		tc_vec_push(x->a, &sel->u.select.plans, plan->u.plan.var);
+	}
+	sel->u.select.fast = fast_loop(x, &pp, &sel->u.select.plans, pre, next, rot);
+	sel->u.select.fallback = fallback;
+	push(x, blk, sel);
+	return blk;
+}
+
+/* Expand every pipelined loop with async copies in s, innermost first;
+ * returns what replaces s. */
+static TcStmt *
+expand_stmt(const Expand *x, TcStmt *s)
+{
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		for (int i = 0; i < s->u.block.body.len; i++)
+			s->u.block.body.items[i] = expand_stmt(x, s->u.block.body.items[i]);
+		return s;
+	case TC_ST_IF:
+		s->u.cond.then = expand_stmt(x, s->u.cond.then);
+		if (s->u.cond.els)
+			s->u.cond.els = expand_stmt(x, s->u.cond.els);
+		return s;
+	case TC_ST_FOR:
+		s->u.loop.body = expand_stmt(x, s->u.loop.body);
+		if (s->u.loop.kind == TC_LOOP_PIPELINED && s->u.loop.async_copies > 0)
+			return expand(x, s);
+		return s;
+	default:
+		return s;
+	}
+}
+
+bool
+tc_expand_pipeline(TcArena *a, TcProgram *p, const TcOptions *opt,
+		   TcDiags *d)
+{
+	(void)d;
+	for (int i = 0; i < p->kernels.len; i++) {
+		TcKernel *k = p->kernels.items[i];
+		Expand x = { a, p, k, &opt->target };
+		lower_copies(k->body);
+		k->body = expand_stmt(&x, k->body);
+	}
+	return true;
+}
