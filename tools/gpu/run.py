@@ -118,6 +118,43 @@ def ref_gemm_splitk(t, s):
     return t["C@start"].double() + t["A"].double() @ t["B"].double()
 
 
+# The samples beyond the first ten (each the computation its opening
+# comment states); a tuple of outputs where a kernel writes several.
+
+def ref_add_rmsnorm(t, s):
+    h = (t["X"].float() + t["R"].float()).half().double()
+    y = h * torch.rsqrt((h * h).mean(dim=1, keepdim=True) + s["eps"]) * t["W"].double()
+    return h, y
+
+
+def ref_rope(t, s):
+    x = t["X"].double()
+    half = x.shape[-1] // 2
+    cs = t["CS"].double()[t["P"].long()]            # [T][D]
+    c, sn = cs[:, None, :half], cs[:, None, half:]
+    x1, x2 = x[..., :half], x[..., half:]
+    return torch.cat((x1 * c - x2 * sn, x2 * c + x1 * sn), dim=-1)
+
+
+def ref_transpose(t, s):
+    return t["X"].double().T
+
+
+def ref_cross_entropy(t, s):
+    x = t["X"].double()
+    lab = t["L"].long()
+    lse = torch.logsumexp(x, dim=1)
+    picked = x.gather(1, lab.clamp(min=0)[:, None])[:, 0]
+    return torch.where(lab < 0, 0.0, lse - picked)
+
+
+def ref_topk(t, s):
+    g = t["G"].double()
+    k = t["I"].shape[1]
+    idx = torch.sort(g, dim=1, descending=True, stable=True).indices[:, :k]
+    return torch.softmax(g.gather(1, idx), dim=1), idx
+
+
 # The programs of tests/gpu_regress/, each the computation its opening
 # comment states.
 
@@ -279,10 +316,17 @@ REFS = {"gemm": (ref_gemm, "C"), "gemm_at": (ref_gemm_at, "C"), "gemm_bt": (ref_
         "lang_rintf": (ref_lang_rintf, "RI"), "lang_roundf": (ref_lang_roundf, "R"),
         "lang_abs": (ref_lang_abs, "A"), "lang_sat_i32": (ref_lang_sat_i32, "Q32"),
         "lang_argmax": (ref_lang_argmax, "RI"), "lang_topk": (ref_lang_topk, "I"),
-        "lang_reduce_all_threads": (ref_lang_reduce_all_threads, "S")}
+        "lang_reduce_all_threads": (ref_lang_reduce_all_threads, "S"),
+        "add_rmsnorm": (ref_add_rmsnorm, ("H", "Y")), "rope": (ref_rope, "Y"),
+        "transpose": (ref_transpose, "Y"), "cross_entropy": (ref_cross_entropy, "Loss"),
+        "topk": (ref_topk, ("Wt", "I"))}
 # Outputs the kernel also reads: they start random, and the reference sees
 # their starting values as NAME@start.
 INOUT = {"gemm_splitk": ["C"]}
+# Integer inputs that index something: (low, high) over the shapes, high
+# excluded (labels from -1: a negative label is an ignored row).
+RANGES = {"rope": {"P": lambda s: (0, s["MAXPOS"])},
+          "cross_entropy": {"L": lambda s: (-1, s["V"])}}
 
 
 def flops_bytes(case, tensors, env):
@@ -297,15 +341,17 @@ def flops_bytes(case, tensors, env):
     return None, nbytes
 
 
-def random_input(shape, dt, g, name):
+def random_input(shape, dt, g, name, span=None):
     """Floats uniform in [-1, 1) (norm weights W in [0.5, 2.5)), bools half
-    true, integers in [-2^20, 2^20) (past float's 2^24 once added to, and
-    summed over up to 2048 rows without overflow; u8 and i8 small and
-    non-negative)."""
+    true, integers in span [lo, hi) where given (indices), else in
+    [-2^20, 2^20) (past float's 2^24 once added to, and summed over up to
+    2048 rows without overflow; u8 and i8 small and non-negative)."""
     if dt == torch.bool:
         return torch.rand(shape, generator=g, device="cuda") < 0.5
     if not dt.is_floating_point:
         lo, hi = (-2**20, 2**20) if dt in (torch.int32, torch.int64) else (0, 100)
+        if span:
+            lo, hi = span
         return torch.randint(lo, hi, shape, generator=g, device="cuda", dtype=dt)
     t = torch.rand(shape, generator=g, device="cuda", dtype=torch.float32) * 2 - 1
     if name == "W":
@@ -318,6 +364,23 @@ def poisoned(shape, dt):
     if dt == torch.bool:
         return torch.zeros(shape, device="cuda", dtype=dt)
     return torch.full(shape, float("nan") if dt.is_floating_point else int_poison(dt), device="cuda", dtype=dt)
+
+
+def compare(out, ref, out_name, case, L):
+    """(error, unwritten elements, ok) of one output against its reference:
+    integers exactly (the error is the count of wrong elements), floats
+    by the largest difference over the reference's largest magnitude."""
+    out_dt = [p["dtype"] for p in L["params"] if p["name"] == out_name][0]
+    if not out.dtype.is_floating_point:
+        # Exactly, every element (the poison included, were it left).
+        unwritten = int((out == int_poison(out.dtype)).sum().item()) if out.dtype != torch.bool else 0
+        wrong = int((out.to(torch.int64) != ref.to(torch.int64)).sum().item())
+        return float(wrong), unwritten, wrong == 0
+    unwritten = 0 if out_name in INOUT.get(case["reference"], []) else int(torch.isnan(out).sum().item())
+    diff = (out.double() - ref.double()).abs()
+    den = ref.double().abs().max().item() if ref.numel() else 0.0
+    rel = (diff.max().item() / den if den else diff.max().item()) if ref.numel() else 0.0
+    return rel, unwritten, unwritten == 0 and rel <= TOL.get(out_dt, 1e-2) and math.isfinite(rel)
 
 
 def run_case(case, here, repeat):
@@ -346,7 +409,8 @@ def run_case(case, here, repeat):
             dt = DT[p["dtype"]]
             inout = p["name"] in INOUT.get(case["reference"], [])
             if p["const"] or inout:
-                t = random_input(shape, dt, g, p["name"])
+                span = RANGES.get(case["reference"], {}).get(p["name"])
+                t = random_input(shape, dt, g, p["name"], span(env) if span else None)
                 if inout:
                     tensors[p["name"] + "@start"] = t.clone()
             else:
@@ -359,25 +423,17 @@ def run_case(case, here, repeat):
     tensors, args = make_args(1234)
     kern(grid, block, tuple(args), shared_mem=smem)
     torch.cuda.synchronize()
-    ref_fn, out_name = REFS[case["reference"]]
+    ref_fn, out_names = REFS[case["reference"]]
     if case["reference"] == "attention":
-        ref = ref_attention(tensors, env, L["tunables"].get("CAUSAL", 0))
+        refs = (ref_attention(tensors, env, L["tunables"].get("CAUSAL", 0)),)
     else:
-        ref = ref_fn(tensors, env)
-    out = tensors[out_name]
-    out_dt = [p["dtype"] for p in L["params"] if p["name"] == out_name][0]
-    if not out.dtype.is_floating_point:
-        # Exactly, every element (the poison included, were it left).
-        unwritten = int((out == int_poison(out.dtype)).sum().item()) if out.dtype != torch.bool else 0
-        wrong = int((out.to(torch.int64) != ref.to(torch.int64)).sum().item())
-        rel = float(wrong)
-        ok = wrong == 0
-    else:
-        unwritten = 0 if out_name in INOUT.get(case["reference"], []) else int(torch.isnan(out).sum().item())
-        diff = (out.double() - ref.double()).abs()
-        den = ref.double().abs().max().item() if ref.numel() else 0.0
-        rel = (diff.max().item() / den if den else diff.max().item()) if ref.numel() else 0.0
-        ok = unwritten == 0 and rel <= TOL.get(out_dt, 1e-2) and math.isfinite(rel)
+        refs = ref_fn(tensors, env)
+    if isinstance(out_names, str):
+        out_names, refs = (out_names,), (refs,)
+    rel, unwritten, ok = 0.0, 0, True
+    for out_name, ref in zip(out_names, refs):
+        r, u, good = compare(tensors[out_name], ref, out_name, case, L)
+        rel, unwritten, ok = max(rel, r), unwritten + u, ok and good
     result = {"case": case["name"], "grid": grid, "threads": block[0], "smem": smem,
               "rel_err": float(f"{rel:.3g}"), "unwritten": unwritten, "ok": ok}
     if case["kind"] == "bench" and ok:
