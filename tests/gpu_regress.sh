@@ -3,7 +3,7 @@
 # everywhere it can run on a machine without a GPU.
 #
 # usage: gpu_regress.sh TILEC SRCROOT FILE [-D NAME=VALUE]... [--shape S]...
-#                       [--range R]...
+#                       [--range R]... [--kernel K]
 #
 # FILE (from SRCROOT; tests/gpu_regress/NAME.c, or a sample) is translated
 # with the -D given and checked:
@@ -11,7 +11,8 @@
 #     interpreter, for every --shape given and every `shape: S` line of
 #     the file's opening comment (`shape: -` for a kernel without dims),
 #     with the arguments of its `run: ARGS` lines (--range ...) and the
-#     --range arguments given (a sample has no such lines);
+#     --range and --kernel arguments given (a sample has no such lines;
+#     the compiles below cover every kernel of the file);
 #   - for cuda, sm_80 and sm_90a: the standalone output compiles with nvcc
 #     (-cubin; skipped without nvcc);
 #   - for hip, gfx90a: the standalone output compiles with hipcc (device
@@ -40,7 +41,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	-D) defines+=(-D "$2"); shift 2 ;;
 	--shape) shapes+=("$2"); shift 2 ;;
-	--range) ranges+=(--range "$2"); shift 2 ;;
+	--range | --kernel) ranges+=("$1" "$2"); shift 2 ;;
 	*) echo "gpu_regress.sh: unknown argument $1" >&2; exit 2 ;;
 	esac
 done

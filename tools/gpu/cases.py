@@ -14,6 +14,17 @@ GEMM_BT = ("const f16 B[K][N]", "const f16 B[N][K]", "Bs[BLOCK_K][BLOCK_N]", "Bs
            "&B[k * BLOCK_K][bx * BLOCK_N]", "&B[bx * BLOCK_N][k * BLOCK_K]",
            "tile_gemm(acc, As, Bs)", "tile_gemm(acc, As, Bs, TILE_TRANS_B)")
 
+
+
+def source(sample):
+    """The tile program of a case's sample, a path from the source root,
+    and the kernel to translate (None: the file's only one).  A sample is
+    a name in samples/ or, with a '/', a path without .c; `:KERNEL` after
+    it picks one kernel of a file that holds several."""
+    path, _, kernel = sample.partition(":")
+    return (f"{path}.c" if "/" in path else f"samples/{path}.c"), kernel or None
+
+
 # name: (sample, variant, defines, shapes, reference, kind)
 #   kind "check": correctness on ragged shapes; "bench": timed, checked too.
 CASES = [
@@ -177,6 +188,24 @@ CASES = [
     ("topk_e256_ragged", "topk", None, {"EXPERTS": 256, "TOPK": 8, "BLOCK_T": 16}, {"T": 333}, "topk", "check"),
     ("topk_65536", "topk", None, {}, {"T": 65536}, "topk", "bench"),
     ("topk_e256_65536", "topk", None, {"EXPERTS": 256, "TOPK": 8, "BLOCK_T": 16}, {"T": 65536}, "topk", "bench"),
+    # Flash decoding: the split kernel against each split's softmax, the
+    # combine kernel on random partials (together, attention over S keys).
+    ("flash_decode_split_ragged", "flash_decode:flash_decode_split", None, {},
+     {"B": 3, "H": 8, "HKV": 2, "S": 1000, "NSPLIT": 7, "scale": 0.08838834764831845}, "flash_decode_split", "check"),
+    ("flash_decode_split_short_ragged", "flash_decode:flash_decode_split", None, {"BLOCK_N": 16},
+     {"B": 2, "H": 6, "HKV": 6, "S": 20, "NSPLIT": 4, "scale": 0.08838834764831845}, "flash_decode_split", "check"),
+    ("flash_decode_combine_ragged", "flash_decode:flash_decode_combine", None, {}, {"B": 3, "H": 5, "NSPLIT": 37},
+     "flash_decode_combine", "check"),
+    ("flash_decode_split_b32_4096", "flash_decode:flash_decode_split", None, {},
+     {"B": 32, "H": 32, "HKV": 32, "S": 4096, "NSPLIT": 4, "scale": 0.08838834764831845}, "flash_decode_split", "bench"),
+    ("flash_decode_split_b32_4096_s8", "flash_decode:flash_decode_split", None, {},
+     {"B": 32, "H": 32, "HKV": 32, "S": 4096, "NSPLIT": 8, "scale": 0.08838834764831845}, "flash_decode_split", "bench"),
+    ("flash_decode_split_b32_4096_n64_t256", "flash_decode:flash_decode_split", None, {"BLOCK_N": 64, "THREADS": 256},
+     {"B": 32, "H": 32, "HKV": 32, "S": 4096, "NSPLIT": 4, "scale": 0.08838834764831845}, "flash_decode_split", "bench"),
+    ("flash_decode_split_gqa_b32_4096", "flash_decode:flash_decode_split", None, {},
+     {"B": 32, "H": 32, "HKV": 8, "S": 4096, "NSPLIT": 4, "scale": 0.08838834764831845}, "flash_decode_split", "bench"),
+    ("flash_decode_combine_b32_s8", "flash_decode:flash_decode_combine", None, {}, {"B": 32, "H": 32, "NSPLIT": 8},
+     "flash_decode_combine", "bench"),
     # Language constructs (tests/lang/), one output each.
     ("lang_rintf", "tests/lang/rounding", None, {}, {"N": 1000}, "lang_rintf", "check"),
     ("lang_roundf", "tests/lang/rounding", None, {}, {"N": 1000}, "lang_roundf", "check"),
