@@ -206,6 +206,17 @@ CASES = [
      {"B": 32, "H": 32, "HKV": 8, "S": 4096, "NSPLIT": 4, "scale": 0.08838834764831845}, "flash_decode_split", "bench"),
     ("flash_decode_combine_b32_s8", "flash_decode:flash_decode_combine", None, {}, {"B": 32, "H": 32, "NSPLIT": 8},
      "flash_decode_combine", "bench"),
+    # Grouped-query attention: 32 query heads over 8 KV heads.
+    ("gqa_attention_ragged", "gqa_attention", None, {}, {"B": 2, "S": 1000, "H": 8, "HKV": 2}, "gqa_attention",
+     "check"),
+    ("gqa_attention_causal_d64_ragged", "gqa_attention", None, {"CAUSAL": 1, "HEAD_DIM": 64, "BLOCK_N": 32},
+     {"B": 1, "S": 777, "H": 6, "HKV": 3}, "gqa_attention", "check"),
+    ("gqa_attention_4096", "gqa_attention", None, {}, {"B": 4, "S": 4096, "H": 32, "HKV": 8}, "gqa_attention",
+     "bench"),
+    ("gqa_attention_causal_4096", "gqa_attention", None, {"CAUSAL": 1}, {"B": 4, "S": 4096, "H": 32, "HKV": 8},
+     "gqa_attention", "bench"),
+    ("gqa_attention_causal_d64_4096", "gqa_attention", None, {"CAUSAL": 1, "HEAD_DIM": 64},
+     {"B": 4, "S": 4096, "H": 32, "HKV": 8}, "gqa_attention", "bench"),
     # Language constructs (tests/lang/), one output each.
     ("lang_rintf", "tests/lang/rounding", None, {}, {"N": 1000}, "lang_rintf", "check"),
     ("lang_roundf", "tests/lang/rounding", None, {}, {"N": 1000}, "lang_roundf", "check"),

@@ -155,6 +155,12 @@ def ref_topk(t, s):
     return torch.softmax(g.gather(1, idx), dim=1), idx
 
 
+def ref_gqa_attention(t, s):
+    rep = t["Q"].shape[2] // t["K"].shape[2]
+    kv = {n: t[n].repeat_interleave(rep, dim=2) for n in "KV"}
+    return ref_attention({"Q": t["Q"], **kv}, s, s["CAUSAL"])
+
+
 def ref_flash_decode_split(t, s):
     q, k, v = (t[n].double() for n in "QKV")       # [B][H][D], [B][S][HKV][D]
     B, H, D = q.shape
@@ -345,7 +351,8 @@ REFS = {"gemm": (ref_gemm, "C"), "gemm_at": (ref_gemm_at, "C"), "gemm_bt": (ref_
         "transpose": (ref_transpose, "Y"), "cross_entropy": (ref_cross_entropy, "Loss"),
         "topk": (ref_topk, ("Wt", "I")),
         "flash_decode_split": (ref_flash_decode_split, ("Opart", "Lse")),
-        "flash_decode_combine": (ref_flash_decode_combine, "O")}
+        "flash_decode_combine": (ref_flash_decode_combine, "O"),
+        "gqa_attention": (ref_gqa_attention, "O")}
 # Outputs the kernel also reads: they start random, and the reference sees
 # their starting values as NAME@start.
 INOUT = {"gemm_splitk": ["C"]}
@@ -360,7 +367,7 @@ def flops_bytes(case, tensors, env):
     nbytes = sum(t.numel() * t.element_size() for n, t in tensors.items() if "@" not in n)
     if ref in ("gemm", "gemm_at", "gemm_bt", "gemm_bias_relu"):
         return 2.0 * env["M"] * env["N"] * env["K"], nbytes
-    if ref == "attention":
+    if ref in ("attention", "gqa_attention"):
         causal = case["launch"]["tunables"].get("CAUSAL", 0)
         f = 4.0 * env["B"] * env["H"] * env["S"] ** 2 * case["launch"]["tunables"]["HEAD_DIM"]
         return f / (2 if causal else 1), nbytes
