@@ -217,6 +217,13 @@ CASES = [
      "gqa_attention", "bench"),
     ("gqa_attention_causal_d64_4096", "gqa_attention", None, {"CAUSAL": 1, "HEAD_DIM": 64},
      {"B": 4, "S": 4096, "H": 32, "HKV": 8}, "gqa_attention", "bench"),
+    # W8A8: int8 operands, i32 accumulation, per-row and per-column scales
+    # (TFLOP/s is then tera-ops).
+    ("gemm_w8a8_ragged", "gemm_w8a8", None, {}, {"M": 1000, "N": 1030, "K": 700}, "gemm_w8a8", "check"),
+    ("gemm_w8a8_fast_ragged", "gemm_w8a8", None, {}, {"M": 1000, "N": 1040, "K": 704}, "gemm_w8a8", "check"),
+    ("gemm_w8a8_4096", "gemm_w8a8", None, {}, {"M": 4096, "N": 4096, "K": 4096}, "gemm_w8a8", "bench"),
+    ("gemm_w8a8_4096_128x128", "gemm_w8a8", None, {"BLOCK_M": 128, "BLOCK_N": 128},
+     {"M": 4096, "N": 4096, "K": 4096}, "gemm_w8a8", "bench"),
     # Language constructs (tests/lang/), one output each.
     ("lang_rintf", "tests/lang/rounding", None, {}, {"N": 1000}, "lang_rintf", "check"),
     ("lang_roundf", "tests/lang/rounding", None, {}, {"N": 1000}, "lang_roundf", "check"),

@@ -161,6 +161,11 @@ def ref_gqa_attention(t, s):
     return ref_attention({"Q": t["Q"], **kv}, s, s["CAUSAL"])
 
 
+def ref_gemm_w8a8(t, s):
+    acc = t["A"].double() @ t["W"].double().T       # exact: |sum| < 2^53
+    return acc * t["SA"].double()[:, None] * t["SW"].double()[None, :]
+
+
 def ref_flash_decode_split(t, s):
     q, k, v = (t[n].double() for n in "QKV")       # [B][H][D], [B][S][HKV][D]
     B, H, D = q.shape
@@ -352,20 +357,25 @@ REFS = {"gemm": (ref_gemm, "C"), "gemm_at": (ref_gemm_at, "C"), "gemm_bt": (ref_
         "topk": (ref_topk, ("Wt", "I")),
         "flash_decode_split": (ref_flash_decode_split, ("Opart", "Lse")),
         "flash_decode_combine": (ref_flash_decode_combine, "O"),
-        "gqa_attention": (ref_gqa_attention, "O")}
+        "gqa_attention": (ref_gqa_attention, "O"), "gemm_w8a8": (ref_gemm_w8a8, "C")}
 # Outputs the kernel also reads: they start random, and the reference sees
 # their starting values as NAME@start.
 INOUT = {"gemm_splitk": ["C"]}
-# Integer inputs that index something: (low, high) over the shapes, high
-# excluded (labels from -1: a negative label is an ignored row).
+# Inputs drawn from [low, high) over the shapes instead: integers that
+# index something (labels from -1: a negative label is an ignored row),
+# int8 operands over their whole range, quantization scales of the size
+# that keeps an fp16 output finite.
+I8 = lambda s: (-128, 128)  # noqa: E731
+SCALE = lambda s: (0.001, 0.01)  # noqa: E731
 RANGES = {"rope": {"P": lambda s: (0, s["MAXPOS"])},
-          "cross_entropy": {"L": lambda s: (-1, s["V"])}}
+          "cross_entropy": {"L": lambda s: (-1, s["V"])},
+          "gemm_w8a8": {"A": I8, "W": I8, "SA": SCALE, "SW": SCALE}}
 
 
 def flops_bytes(case, tensors, env):
     ref = case["reference"]
     nbytes = sum(t.numel() * t.element_size() for n, t in tensors.items() if "@" not in n)
-    if ref in ("gemm", "gemm_at", "gemm_bt", "gemm_bias_relu"):
+    if ref in ("gemm", "gemm_at", "gemm_bt", "gemm_bias_relu", "gemm_w8a8"):
         return 2.0 * env["M"] * env["N"] * env["K"], nbytes
     if ref in ("attention", "gqa_attention"):
         causal = case["launch"]["tunables"].get("CAUSAL", 0)
@@ -375,8 +385,9 @@ def flops_bytes(case, tensors, env):
 
 
 def random_input(shape, dt, g, name, span=None):
-    """Floats uniform in [-1, 1) (norm weights W in [0.5, 2.5)), bools half
-    true, integers in span [lo, hi) where given (indices), else in
+    """Floats and integers in span [lo, hi) where given, else floats
+    uniform in [-1, 1) (norm weights W in [0.5, 2.5)), bools half
+    true, integers in
     [-2^20, 2^20) (past float's 2^24 once added to, and summed over up to
     2048 rows without overflow; u8 and i8 small and non-negative)."""
     if dt == torch.bool:
@@ -387,7 +398,9 @@ def random_input(shape, dt, g, name, span=None):
             lo, hi = span
         return torch.randint(lo, hi, shape, generator=g, device="cuda", dtype=dt)
     t = torch.rand(shape, generator=g, device="cuda", dtype=torch.float32) * 2 - 1
-    if name == "W":
+    if span:
+        t = span[0] + (t + 1) / 2 * (span[1] - span[0])
+    elif name == "W":
         t = t + 1.5  # norm weights away from zero
     return t.to(dt)
 
