@@ -217,6 +217,16 @@ CASES = [
      "gqa_attention", "bench"),
     ("gqa_attention_causal_d64_4096", "gqa_attention", None, {"CAUSAL": 1, "HEAD_DIM": 64},
      {"B": 4, "S": 4096, "H": 32, "HKV": 8}, "gqa_attention", "bench"),
+    # Paged decode: pages drawn at random from the pool (some read twice,
+    # so GB/s counts the pool once, roughly what is read).
+    ("paged_decode_ragged", "paged_decode", None, {},
+     {"B": 7, "H": 8, "HKV": 2, "NPAGES": 300, "MAXP": 40, "scale": 0.08838834764831845}, "paged_decode", "check"),
+    ("paged_decode_d64_p32_ragged", "paged_decode", None, {"HEAD_DIM": 64, "PAGE": 32},
+     {"B": 5, "H": 4, "HKV": 4, "NPAGES": 50, "MAXP": 9, "scale": 0.125}, "paged_decode", "check"),
+    ("paged_decode_b32_4096", "paged_decode", None, {},
+     {"B": 32, "H": 32, "HKV": 32, "NPAGES": 8192, "MAXP": 256, "scale": 0.08838834764831845}, "paged_decode_full", "bench"),
+    ("paged_decode_gqa_b32_4096", "paged_decode", None, {},
+     {"B": 32, "H": 32, "HKV": 8, "NPAGES": 8192, "MAXP": 256, "scale": 0.08838834764831845}, "paged_decode_full", "bench"),
     # W8A8: int8 operands, i32 accumulation, per-row and per-column scales
     # (TFLOP/s is then tera-ops).
     ("gemm_w8a8_ragged", "gemm_w8a8", None, {}, {"M": 1000, "N": 1030, "K": 700}, "gemm_w8a8", "check"),

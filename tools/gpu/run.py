@@ -166,6 +166,24 @@ def ref_gemm_w8a8(t, s):
     return acc * t["SA"].double()[:, None] * t["SW"].double()[None, :]
 
 
+def ref_paged_decode(t, s):
+    q = t["Q"].double()                                # [B][H][D]
+    B, H, D = q.shape
+    page, hkv = s["PAGE"], t["KC"].shape[2]
+    out = torch.zeros_like(q)
+    for b in range(B):
+        n = int(t["CL"][b].item())
+        if n == 0:
+            continue
+        pages = t["BT"][b, :-(-n // page)].long()
+        k, v = (t[c][pages].reshape(-1, hkv, D)[:n].double() for c in ("KC", "VC"))
+        for h in range(H):
+            g = h // (H // hkv)
+            p = torch.softmax(k[:, g] @ q[b, h] * s["scale"], dim=0)
+            out[b, h] = p @ v[:, g]
+    return out
+
+
 def ref_flash_decode_split(t, s):
     q, k, v = (t[n].double() for n in "QKV")       # [B][H][D], [B][S][HKV][D]
     B, H, D = q.shape
@@ -357,7 +375,8 @@ REFS = {"gemm": (ref_gemm, "C"), "gemm_at": (ref_gemm_at, "C"), "gemm_bt": (ref_
         "topk": (ref_topk, ("Wt", "I")),
         "flash_decode_split": (ref_flash_decode_split, ("Opart", "Lse")),
         "flash_decode_combine": (ref_flash_decode_combine, "O"),
-        "gqa_attention": (ref_gqa_attention, "O"), "gemm_w8a8": (ref_gemm_w8a8, "C")}
+        "gqa_attention": (ref_gqa_attention, "O"), "gemm_w8a8": (ref_gemm_w8a8, "C"),
+        "paged_decode": (ref_paged_decode, "O"), "paged_decode_full": (ref_paged_decode, "O")}
 # Outputs the kernel also reads: they start random, and the reference sees
 # their starting values as NAME@start.
 INOUT = {"gemm_splitk": ["C"]}
@@ -369,7 +388,12 @@ I8 = lambda s: (-128, 128)  # noqa: E731
 SCALE = lambda s: (0.001, 0.01)  # noqa: E731
 RANGES = {"rope": {"P": lambda s: (0, s["MAXPOS"])},
           "cross_entropy": {"L": lambda s: (-1, s["V"])},
-          "gemm_w8a8": {"A": I8, "W": I8, "SA": SCALE, "SW": SCALE}}
+          "gemm_w8a8": {"A": I8, "W": I8, "SA": SCALE, "SW": SCALE},
+          # Context lengths from 0 (nothing to attend to) to the table's
+          # capacity; _full: every sequence reaches its last page.
+          "paged_decode": {"BT": lambda s: (0, s["NPAGES"]), "CL": lambda s: (0, s["MAXP"] * s["PAGE"] + 1)},
+          "paged_decode_full": {"BT": lambda s: (0, s["NPAGES"]),
+                                "CL": lambda s: ((s["MAXP"] - 1) * s["PAGE"] + 1, s["MAXP"] * s["PAGE"] + 1)}}
 
 
 def flops_bytes(case, tensors, env):
