@@ -227,6 +227,14 @@ CASES = [
      {"B": 32, "H": 32, "HKV": 32, "NPAGES": 8192, "MAXP": 256, "scale": 0.08838834764831845}, "paged_decode_full", "bench"),
     ("paged_decode_gqa_b32_4096", "paged_decode", None, {},
      {"B": 32, "H": 32, "HKV": 8, "NPAGES": 8192, "MAXP": 256, "scale": 0.08838834764831845}, "paged_decode_full", "bench"),
+    # MoE grouped GEMM: a random split of the rows over the experts.
+    ("moe_gemm_ragged", "moe_gemm", None, {}, {"T": 1000, "N": 1030, "K": 700}, "moe_gemm", "check"),
+    ("moe_gemm_e64_ragged", "moe_gemm", None, {"EXPERTS": 64, "BLOCK_N": 64}, {"T": 777, "N": 200, "K": 136},
+     "moe_gemm", "check"),
+    ("moe_gemm_mixtral", "moe_gemm", None, {}, {"T": 8192, "N": 14336, "K": 4096}, "moe_gemm", "bench"),
+    ("moe_gemm_mixtral_128x128_t256", "moe_gemm", None, {"BLOCK_M": 128, "BLOCK_N": 128, "THREADS": 256},
+     {"T": 8192, "N": 14336, "K": 4096}, "moe_gemm", "bench"),
+    ("moe_gemm_e64", "moe_gemm", None, {"EXPERTS": 64}, {"T": 32768, "N": 1408, "K": 2048}, "moe_gemm", "bench"),
     # W8A8: int8 operands, i32 accumulation, per-row and per-column scales
     # (TFLOP/s is then tera-ops).
     ("gemm_w8a8_ragged", "gemm_w8a8", None, {}, {"M": 1000, "N": 1030, "K": 700}, "gemm_w8a8", "check"),

@@ -184,6 +184,24 @@ def ref_paged_decode(t, s):
     return out
 
 
+def ref_moe_gemm(t, s):
+    x, w = t["X"].double(), t["W"].double()
+    y = torch.zeros(x.shape[0], w.shape[1], dtype=torch.float64, device=x.device)
+    r = 0
+    for e, c in enumerate(t["CNT"].tolist()):
+        y[r:r + c] = x[r:r + c] @ w[e].T
+        r += c
+    return y
+
+
+def moe_counts(t, s, g):
+    """CNT: a random split of the T rows over the experts (some empty)."""
+    cnt = t["CNT"]
+    cuts = torch.randint(0, s["T"] + 1, (cnt.numel() - 1,), generator=g, device="cuda").sort().values
+    edges = torch.cat((cuts.new_zeros(1), cuts, cuts.new_full((1,), s["T"])))
+    cnt.copy_(edges.diff().to(cnt.dtype))
+
+
 def ref_flash_decode_split(t, s):
     q, k, v = (t[n].double() for n in "QKV")       # [B][H][D], [B][S][HKV][D]
     B, H, D = q.shape
@@ -376,10 +394,15 @@ REFS = {"gemm": (ref_gemm, "C"), "gemm_at": (ref_gemm_at, "C"), "gemm_bt": (ref_
         "flash_decode_split": (ref_flash_decode_split, ("Opart", "Lse")),
         "flash_decode_combine": (ref_flash_decode_combine, "O"),
         "gqa_attention": (ref_gqa_attention, "O"), "gemm_w8a8": (ref_gemm_w8a8, "C"),
-        "paged_decode": (ref_paged_decode, "O"), "paged_decode_full": (ref_paged_decode, "O")}
+        "paged_decode": (ref_paged_decode, "O"), "paged_decode_full": (ref_paged_decode, "O"),
+        "moe_gemm": (ref_moe_gemm, "Y")}
 # Outputs the kernel also reads: they start random, and the reference sees
 # their starting values as NAME@start.
 INOUT = {"gemm_splitk": ["C"]}
+# Inputs a reference needs to hold more than random values: a function
+# that rewrites them in place (tensors, shapes, generator), after the rest
+# are drawn.
+PREPARE = {"moe_gemm": moe_counts}
 # Inputs drawn from [low, high) over the shapes instead: integers that
 # index something (labels from -1: a negative label is an ignored row),
 # int8 operands over their whole range, quantization scales of the size
@@ -401,6 +424,8 @@ def flops_bytes(case, tensors, env):
     nbytes = sum(t.numel() * t.element_size() for n, t in tensors.items() if "@" not in n)
     if ref in ("gemm", "gemm_at", "gemm_bt", "gemm_bias_relu", "gemm_w8a8"):
         return 2.0 * env["M"] * env["N"] * env["K"], nbytes
+    if ref == "moe_gemm":
+        return 2.0 * env["T"] * env["N"] * env["K"], nbytes
     if ref in ("attention", "gqa_attention"):
         causal = case["launch"]["tunables"].get("CAUSAL", 0)
         f = 4.0 * env["B"] * env["H"] * env["S"] ** 2 * case["launch"]["tunables"]["HEAD_DIM"]
@@ -491,6 +516,8 @@ def run_case(case, here, repeat):
             tensors[p["name"]] = t
             # bool tensors as their bytes (DLPack's bool is recent).
             args.append(cp.from_dlpack(t.view(torch.uint8) if dt == torch.bool else t))
+        if case["reference"] in PREPARE:
+            PREPARE[case["reference"]](tensors, env, g)
         return tensors, args
 
     tensors, args = make_args(1234)
