@@ -242,6 +242,17 @@ CASES = [
     ("gemm_w8a8_4096", "gemm_w8a8", None, {}, {"M": 4096, "N": 4096, "K": 4096}, "gemm_w8a8", "bench"),
     ("gemm_w8a8_4096_128x128", "gemm_w8a8", None, {"BLOCK_M": 128, "BLOCK_N": 128},
      {"M": 4096, "N": 4096, "K": 4096}, "gemm_w8a8", "bench"),
+    # W4A16: int4 weights with a scale per 128, at decode shapes (the
+    # weights' bytes bound it: GB/s against the copy bandwidth).
+    ("gemm_w4a16_ragged", "gemm_w4a16", None, {}, {"M": 5, "N": 1030, "K": 768}, "gemm_w4a16", "check"),
+    ("gemm_w4a16_m64_ragged", "gemm_w4a16", None, {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 128},
+     {"M": 100, "N": 333, "K": 512}, "gemm_w4a16", "check"),
+    ("gemm_w4a16_m1_8192", "gemm_w4a16", None, {}, {"M": 1, "N": 8192, "K": 8192}, "gemm_w4a16", "bench"),
+    ("gemm_w4a16_m16_8192", "gemm_w4a16", None, {}, {"M": 16, "N": 8192, "K": 8192}, "gemm_w4a16", "bench"),
+    ("gemm_w4a16_m16_8192_n64", "gemm_w4a16", None, {"BLOCK_N": 64}, {"M": 16, "N": 8192, "K": 8192},
+     "gemm_w4a16", "bench"),
+    ("gemm_w4a16_m16_8192_n64_k128", "gemm_w4a16", None, {"BLOCK_N": 64, "BLOCK_K": 128},
+     {"M": 16, "N": 8192, "K": 8192}, "gemm_w4a16", "bench"),
     # Language constructs (tests/lang/), one output each.
     ("lang_rintf", "tests/lang/rounding", None, {}, {"N": 1000}, "lang_rintf", "check"),
     ("lang_roundf", "tests/lang/rounding", None, {}, {"N": 1000}, "lang_roundf", "check"),

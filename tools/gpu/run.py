@@ -202,6 +202,13 @@ def moe_counts(t, s, g):
     cnt.copy_(edges.diff().to(cnt.dtype))
 
 
+def ref_gemm_w4a16(t, s):
+    q = t["WQ"].long()                                  # [N][K / 2]
+    nib = torch.stack((q & 15, q >> 4), dim=-1).flatten(1)  # [N][K]
+    w = ((nib ^ 8) - 8).double() * t["S"].double().repeat_interleave(s["GROUP"], dim=1)
+    return t["A"].double() @ w.T
+
+
 def ref_flash_decode_split(t, s):
     q, k, v = (t[n].double() for n in "QKV")       # [B][H][D], [B][S][HKV][D]
     B, H, D = q.shape
@@ -395,7 +402,7 @@ REFS = {"gemm": (ref_gemm, "C"), "gemm_at": (ref_gemm_at, "C"), "gemm_bt": (ref_
         "flash_decode_combine": (ref_flash_decode_combine, "O"),
         "gqa_attention": (ref_gqa_attention, "O"), "gemm_w8a8": (ref_gemm_w8a8, "C"),
         "paged_decode": (ref_paged_decode, "O"), "paged_decode_full": (ref_paged_decode, "O"),
-        "moe_gemm": (ref_moe_gemm, "Y")}
+        "moe_gemm": (ref_moe_gemm, "Y"), "gemm_w4a16": (ref_gemm_w4a16, "C")}
 # Outputs the kernel also reads: they start random, and the reference sees
 # their starting values as NAME@start.
 INOUT = {"gemm_splitk": ["C"]}
@@ -412,6 +419,7 @@ SCALE = lambda s: (0.001, 0.01)  # noqa: E731
 RANGES = {"rope": {"P": lambda s: (0, s["MAXPOS"])},
           "cross_entropy": {"L": lambda s: (-1, s["V"])},
           "gemm_w8a8": {"A": I8, "W": I8, "SA": SCALE, "SW": SCALE},
+          "gemm_w4a16": {"WQ": lambda s: (0, 256)},
           # Context lengths from 0 (nothing to attend to) to the table's
           # capacity; _full: every sequence reaches its last page.
           "paged_decode": {"BT": lambda s: (0, s["NPAGES"]), "CL": lambda s: (0, s["MAXP"] * s["PAGE"] + 1)},
@@ -422,7 +430,7 @@ RANGES = {"rope": {"P": lambda s: (0, s["MAXPOS"])},
 def flops_bytes(case, tensors, env):
     ref = case["reference"]
     nbytes = sum(t.numel() * t.element_size() for n, t in tensors.items() if "@" not in n)
-    if ref in ("gemm", "gemm_at", "gemm_bt", "gemm_bias_relu", "gemm_w8a8"):
+    if ref in ("gemm", "gemm_at", "gemm_bt", "gemm_bias_relu", "gemm_w8a8", "gemm_w4a16"):
         return 2.0 * env["M"] * env["N"] * env["K"], nbytes
     if ref == "moe_gemm":
         return 2.0 * env["T"] * env["N"] * env["K"], nbytes
