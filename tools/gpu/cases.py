@@ -253,6 +253,18 @@ CASES = [
      "gemm_w4a16", "bench"),
     ("gemm_w4a16_m16_8192_n64_k128", "gemm_w4a16", None, {"BLOCK_N": 64, "BLOCK_K": 128},
      {"M": 16, "N": 8192, "K": 8192}, "gemm_w4a16", "bench"),
+    # Conv2d as an implicit GEMM, NHWC, 3x3 taps, padding 1 (ResNet-like
+    # layers); P and Q are the output's rows and columns.
+    ("conv2d_ragged", "conv2d", None, {}, {"N": 2, "H": 17, "W": 70, "C": 40, "KO": 130, "PAD": 1, "P": 17, "Q": 70},
+     "conv2d", "check"),
+    ("conv2d_1x3_nopad_ragged", "conv2d", None, {"R": 1, "S": 3, "BLOCK_N": 64, "BLOCK_K": 64},
+     {"N": 3, "H": 9, "W": 130, "C": 70, "KO": 9, "PAD": 0, "P": 9, "Q": 128}, "conv2d", "check"),
+    ("conv2d_n32_56x56_c256", "conv2d", None, {}, {"N": 32, "H": 56, "W": 56, "C": 256, "KO": 256, "PAD": 1,
+                                                   "P": 56, "Q": 56}, "conv2d", "bench"),
+    ("conv2d_n32_56x56_c256_128x128_t256", "conv2d", None, {"BLOCK_M": 128, "BLOCK_N": 128, "THREADS": 256},
+     {"N": 32, "H": 56, "W": 56, "C": 256, "KO": 256, "PAD": 1, "P": 56, "Q": 56}, "conv2d", "bench"),
+    ("conv2d_n32_56x56_c64", "conv2d", None, {"BLOCK_N": 64}, {"N": 32, "H": 56, "W": 56, "C": 64, "KO": 64,
+                                                               "PAD": 1, "P": 56, "Q": 56}, "conv2d", "bench"),
     # Language constructs (tests/lang/), one output each.
     ("lang_rintf", "tests/lang/rounding", None, {}, {"N": 1000}, "lang_rintf", "check"),
     ("lang_roundf", "tests/lang/rounding", None, {}, {"N": 1000}, "lang_roundf", "check"),

@@ -209,6 +209,12 @@ def ref_gemm_w4a16(t, s):
     return t["A"].double() @ w.T
 
 
+def ref_conv2d(t, s):
+    x, f = (t[n].double() if t[n].numel() < 2**24 else t[n].float() for n in "XF")
+    y = torch.nn.functional.conv2d(x.permute(0, 3, 1, 2), f.permute(0, 3, 1, 2), padding=s["PAD"])
+    return y.permute(0, 2, 3, 1)
+
+
 def ref_flash_decode_split(t, s):
     q, k, v = (t[n].double() for n in "QKV")       # [B][H][D], [B][S][HKV][D]
     B, H, D = q.shape
@@ -402,7 +408,8 @@ REFS = {"gemm": (ref_gemm, "C"), "gemm_at": (ref_gemm_at, "C"), "gemm_bt": (ref_
         "flash_decode_combine": (ref_flash_decode_combine, "O"),
         "gqa_attention": (ref_gqa_attention, "O"), "gemm_w8a8": (ref_gemm_w8a8, "C"),
         "paged_decode": (ref_paged_decode, "O"), "paged_decode_full": (ref_paged_decode, "O"),
-        "moe_gemm": (ref_moe_gemm, "Y"), "gemm_w4a16": (ref_gemm_w4a16, "C")}
+        "moe_gemm": (ref_moe_gemm, "Y"), "gemm_w4a16": (ref_gemm_w4a16, "C"),
+        "conv2d": (ref_conv2d, "Y")}
 # Outputs the kernel also reads: they start random, and the reference sees
 # their starting values as NAME@start.
 INOUT = {"gemm_splitk": ["C"]}
@@ -432,6 +439,8 @@ def flops_bytes(case, tensors, env):
     nbytes = sum(t.numel() * t.element_size() for n, t in tensors.items() if "@" not in n)
     if ref in ("gemm", "gemm_at", "gemm_bt", "gemm_bias_relu", "gemm_w8a8", "gemm_w4a16"):
         return 2.0 * env["M"] * env["N"] * env["K"], nbytes
+    if ref == "conv2d":
+        return 2.0 * env["N"] * env["P"] * env["Q"] * env["KO"] * env["R"] * env["S"] * env["C"], nbytes
     if ref == "moe_gemm":
         return 2.0 * env["T"] * env["N"] * env["K"], nbytes
     if ref in ("attention", "gqa_attention"):
