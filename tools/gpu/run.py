@@ -215,6 +215,40 @@ def ref_conv2d(t, s):
     return y.permute(0, 2, 3, 1)
 
 
+def attn_bwd_heads(t, s):
+    """Each (batch, head) of attention_bwd.c's inputs: the index, P (the
+    softmax the forward took) and the head's Q, K, V, dO, in float64."""
+    B, S, H, D = t["Q"].shape
+    for b in range(B):
+        for h in range(H):
+            q, k, v, do = (t[n][b, :, h].double() for n in ("Q", "K", "V", "dO"))
+            sc = q @ k.T * s["scale"]
+            yield b, h, sc, q, k, v, do
+
+
+def attn_bwd_inputs(t, s, g):
+    """LSE and Delta as the forward and attn_bwd_delta make them: the
+    log-sum-exp of the scores, and rowsum(dO * O) with O = softmax V."""
+    for b, h, sc, q, k, v, do in attn_bwd_heads(t, s):
+        t["LSE"][b, h] = torch.logsumexp(sc, dim=1).float()
+        t["Delta"][b, h] = (do * (torch.softmax(sc, dim=1) @ v)).sum(dim=1).float()
+
+
+def ref_attn_bwd(t, s, want):
+    outs = {n: torch.zeros_like(t["Q"], dtype=torch.float64) for n in want}
+    for b, h, sc, q, k, v, do in attn_bwd_heads(t, s):
+        p = torch.exp(sc - t["LSE"][b, h].double()[:, None])
+        ds = p * (do @ v.T - t["Delta"][b, h].double()[:, None])
+        grads = {"dQ": ds @ k * s["scale"], "dK": ds.T @ q * s["scale"], "dV": p.T @ do}
+        for n in want:
+            outs[n][b, :, h] = grads[n]
+    return tuple(outs[n] for n in want)
+
+
+def ref_attn_bwd_delta(t, s):
+    return (t["dO"].double() * t["O"].double()).sum(dim=-1).permute(0, 2, 1)
+
+
 def ref_flash_decode_split(t, s):
     q, k, v = (t[n].double() for n in "QKV")       # [B][H][D], [B][S][HKV][D]
     B, H, D = q.shape
@@ -409,14 +443,16 @@ REFS = {"gemm": (ref_gemm, "C"), "gemm_at": (ref_gemm_at, "C"), "gemm_bt": (ref_
         "gqa_attention": (ref_gqa_attention, "O"), "gemm_w8a8": (ref_gemm_w8a8, "C"),
         "paged_decode": (ref_paged_decode, "O"), "paged_decode_full": (ref_paged_decode, "O"),
         "moe_gemm": (ref_moe_gemm, "Y"), "gemm_w4a16": (ref_gemm_w4a16, "C"),
-        "conv2d": (ref_conv2d, "Y")}
+        "conv2d": (ref_conv2d, "Y"), "attn_bwd_delta": (ref_attn_bwd_delta, "Delta"),
+        "attn_bwd_dkdv": (lambda t, s: ref_attn_bwd(t, s, ("dK", "dV")), ("dK", "dV")),
+        "attn_bwd_dq": (lambda t, s: ref_attn_bwd(t, s, ("dQ",)), ("dQ",))}
 # Outputs the kernel also reads: they start random, and the reference sees
 # their starting values as NAME@start.
 INOUT = {"gemm_splitk": ["C"]}
 # Inputs a reference needs to hold more than random values: a function
 # that rewrites them in place (tensors, shapes, generator), after the rest
 # are drawn.
-PREPARE = {"moe_gemm": moe_counts}
+PREPARE = {"moe_gemm": moe_counts, "attn_bwd_dkdv": attn_bwd_inputs, "attn_bwd_dq": attn_bwd_inputs}
 # Inputs drawn from [low, high) over the shapes instead: integers that
 # index something (labels from -1: a negative label is an ignored row),
 # int8 operands over their whole range, quantization scales of the size
@@ -439,6 +475,10 @@ def flops_bytes(case, tensors, env):
     nbytes = sum(t.numel() * t.element_size() for n, t in tensors.items() if "@" not in n)
     if ref in ("gemm", "gemm_at", "gemm_bt", "gemm_bias_relu", "gemm_w8a8", "gemm_w4a16"):
         return 2.0 * env["M"] * env["N"] * env["K"], nbytes
+    if ref in ("attn_bwd_dkdv", "attn_bwd_dq"):
+        # dK and dV: 4 gemms of S x S x D (scores, dP, dV, dK); dQ: 3.
+        n = 4 if ref == "attn_bwd_dkdv" else 3
+        return 2.0 * n * env["B"] * env["H"] * env["S"] ** 2 * case["launch"]["tunables"]["HEAD_DIM"], nbytes
     if ref == "conv2d":
         return 2.0 * env["N"] * env["P"] * env["Q"] * env["KO"] * env["R"] * env["S"] * env["C"], nbytes
     if ref == "moe_gemm":
