@@ -3,13 +3,16 @@
 # everywhere it can run on a machine without a GPU.
 #
 # usage: gpu_regress.sh TILEC SRCROOT FILE [-D NAME=VALUE]... [--shape S]...
+#                       [--range R]... [--kernel K]
 #
 # FILE (from SRCROOT; tests/gpu_regress/NAME.c, or a sample) is translated
 # with the -D given and checked:
 #   - on the CPU: `tilec run FILE --shape S` against the reference
 #     interpreter, for every --shape given and every `shape: S` line of
 #     the file's opening comment (`shape: -` for a kernel without dims),
-#     with the arguments of its `run: ARGS` lines (--range ...);
+#     with the arguments of its `run: ARGS` lines (--range ...) and the
+#     --range and --kernel arguments given (a sample has no such lines;
+#     the compiles below cover every kernel of the file);
 #   - for cuda, sm_80 and sm_90a: the standalone output compiles with nvcc
 #     (-cubin; skipped without nvcc);
 #   - for hip, gfx90a: the standalone output compiles with hipcc (device
@@ -33,10 +36,12 @@ src=$3
 shift 3
 defines=()
 shapes=()
+ranges=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	-D) defines+=(-D "$2"); shift 2 ;;
 	--shape) shapes+=("$2"); shift 2 ;;
+	--range | --kernel) ranges+=("$1" "$2"); shift 2 ;;
 	*) echo "gpu_regress.sh: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
@@ -45,6 +50,7 @@ while IFS= read -r s; do
 done < <(sed -nE 's@^(//| \*) shape: *@@p' "$src")
 # Extra arguments of tilec run (--range ...), from `run: ARGS` lines.
 read -r -a run_args < <(sed -nE 's@^(//| \*) run: *@@p' "$src" | tr '\n' ' ')
+run_args+=("${ranges[@]}")
 
 status=0
 work=$(mktemp -d)

@@ -15,12 +15,12 @@ cp ../shared/bench/gpu_anchors.py "$out/" 2>/dev/null ||
 python3 - "$tilec" "$arch" "$out" <<'PY'
 import json, os, subprocess, sys
 sys.path[:0] = ["tools/gpu", "tools"]
-from cases import CASES
+from cases import CASES, source
 import launch_manifest
 tilec, arch, out = sys.argv[1:4]
 manifest = []
 for name, sample, variant, defines, shapes, ref, kind in CASES:
-    src = f"{sample}.c" if "/" in sample else f"samples/{sample}.c"
+    src, kernel = source(sample)
     if variant:
         text = open(src).read()
         for a, b in zip(variant[::2], variant[1::2]):
@@ -28,6 +28,8 @@ for name, sample, variant, defines, shapes, ref, kind in CASES:
         src = f"{out}/src/{name}.c"
         open(src, "w").write(text)
     args = [tilec, src, "-t", "cuda", "--arch", arch]
+    if kernel:
+        args += ["--kernel", kernel]
     for k, v in defines.items():
         args += ["-D", f"{k}={v}"]
     cu = f"{out}/{name}.cu"

@@ -255,7 +255,7 @@ def gpu_tools():
     import tune_farm  # noqa: E402
     n = 0
     for name, sample, variant, defines, shapes, ref, kind in cases.CASES:
-        src = f"{sample}.c" if "/" in sample else f"samples/{sample}.c"
+        src, kernel = cases.source(sample)
         tmp = None
         if variant:
             text = open(os.path.join(ROOT, src)).read()
@@ -266,6 +266,8 @@ def gpu_tools():
             tmp.close()
             src = tmp.name
         args = [src, "-t", "cuda", "--arch", "sm_90a"]
+        if kernel:
+            args += ["--kernel", kernel]
         for k, v in defines.items():
             args += ["-D", f"{k}={v}"]
         L = lm.only(tilec(*args, "--emit=launch"))

@@ -14,6 +14,17 @@ GEMM_BT = ("const f16 B[K][N]", "const f16 B[N][K]", "Bs[BLOCK_K][BLOCK_N]", "Bs
            "&B[k * BLOCK_K][bx * BLOCK_N]", "&B[bx * BLOCK_N][k * BLOCK_K]",
            "tile_gemm(acc, As, Bs)", "tile_gemm(acc, As, Bs, TILE_TRANS_B)")
 
+
+
+def source(sample):
+    """The tile program of a case's sample, a path from the source root,
+    and the kernel to translate (None: the file's only one).  A sample is
+    a name in samples/ or, with a '/', a path without .c; `:KERNEL` after
+    it picks one kernel of a file that holds several."""
+    path, _, kernel = sample.partition(":")
+    return (f"{path}.c" if "/" in path else f"samples/{path}.c"), kernel or None
+
+
 # name: (sample, variant, defines, shapes, reference, kind)
 #   kind "check": correctness on ragged shapes; "bench": timed, checked too.
 CASES = [
@@ -151,6 +162,137 @@ CASES = [
      {"M": 130, "N": 70, "K": 33}, "gemm", "check"),
     ("regress_gemm_f32_k2_n1", "gemm_f32", None, {"BLOCK_K": 2, "BLOCK_N": 1}, {"M": 130, "N": 5, "K": 33},
      "gemm", "check"),
+    # The samples beyond the first ten: ragged checks, then the shapes
+    # inference servers run (the row kernels at 8192 x 8192, decode at
+    # B=32, 32 heads, KV length 4096, head dim 128).
+    ("add_rmsnorm_ragged", "add_rmsnorm", None, {}, {"M": 1001, "N": 3001, "eps": 1e-5}, "add_rmsnorm", "check"),
+    ("add_rmsnorm_chunks_ragged", "add_rmsnorm", None, {"BLOCK_M": 2, "BLOCK_N": 1024},
+     {"M": 1001, "N": 5001, "eps": 1e-5}, "add_rmsnorm", "check"),
+    ("add_rmsnorm_8192", "add_rmsnorm", None, {}, {"M": 8192, "N": 8192, "eps": 1e-5}, "add_rmsnorm", "bench"),
+    ("add_rmsnorm_8192_n8192_t512", "add_rmsnorm", None, {"BLOCK_N": 8192, "THREADS": 512},
+     {"M": 8192, "N": 8192, "eps": 1e-5}, "add_rmsnorm", "bench"),
+    ("add_rmsnorm_8192_n8192_t1024", "add_rmsnorm", None, {"BLOCK_N": 8192, "THREADS": 1024},
+     {"M": 8192, "N": 8192, "eps": 1e-5}, "add_rmsnorm", "bench"),
+    ("rope_ragged", "rope", None, {}, {"T": 1001, "H": 7, "MAXPOS": 2000}, "rope", "check"),
+    ("rope_d64_ragged", "rope", None, {"HEAD_DIM": 64, "BLOCK_T": 8}, {"T": 333, "H": 5, "MAXPOS": 400}, "rope", "check"),
+    ("rope_8192", "rope", None, {}, {"T": 8192, "H": 64, "MAXPOS": 8192}, "rope", "bench"),
+    ("rope_8192_t32", "rope", None, {"BLOCK_T": 32, "THREADS": 256}, {"T": 8192, "H": 64, "MAXPOS": 8192}, "rope",
+     "bench"),
+    ("transpose_ragged", "transpose", None, {}, {"M": 1001, "N": 777}, "transpose", "check"),
+    ("transpose_b32_ragged", "transpose", None, {"BLOCK": 32, "THREADS": 128}, {"M": 333, "N": 65}, "transpose",
+     "check"),
+    ("transpose_8192", "transpose", None, {}, {"M": 8192, "N": 8192}, "transpose", "bench"),
+    ("transpose_8192_b32", "transpose", None, {"BLOCK": 32, "THREADS": 128}, {"M": 8192, "N": 8192}, "transpose",
+     "bench"),
+    ("cross_entropy_ragged", "cross_entropy", None, {}, {"M": 77, "V": 50001}, "cross_entropy", "check"),
+    ("cross_entropy_chunks_ragged", "cross_entropy", None, {"BLOCK_M": 2, "BLOCK_N": 1024}, {"M": 77, "V": 5001},
+     "cross_entropy", "check"),
+    ("cross_entropy_4096x128256", "cross_entropy", None, {}, {"M": 4096, "V": 128256}, "cross_entropy", "bench"),
+    ("cross_entropy_4096x128256_n8192_t512", "cross_entropy", None, {"BLOCK_N": 8192, "THREADS": 512},
+     {"M": 4096, "V": 128256}, "cross_entropy", "bench"),
+    ("topk_ragged", "topk", None, {}, {"T": 1001}, "topk", "check"),
+    ("topk_e256_ragged", "topk", None, {"EXPERTS": 256, "TOPK": 8, "BLOCK_T": 16}, {"T": 333}, "topk", "check"),
+    ("topk_65536", "topk", None, {}, {"T": 65536}, "topk", "bench"),
+    ("topk_e256_65536", "topk", None, {"EXPERTS": 256, "TOPK": 8, "BLOCK_T": 16}, {"T": 65536}, "topk", "bench"),
+    # Flash decoding: the split kernel against each split's softmax, the
+    # combine kernel on random partials (together, attention over S keys).
+    ("flash_decode_split_ragged", "flash_decode:flash_decode_split", None, {},
+     {"B": 3, "H": 8, "HKV": 2, "S": 1000, "NSPLIT": 7, "scale": 0.08838834764831845}, "flash_decode_split", "check"),
+    ("flash_decode_split_short_ragged", "flash_decode:flash_decode_split", None, {"BLOCK_N": 16},
+     {"B": 2, "H": 6, "HKV": 6, "S": 20, "NSPLIT": 4, "scale": 0.08838834764831845}, "flash_decode_split", "check"),
+    ("flash_decode_combine_ragged", "flash_decode:flash_decode_combine", None, {}, {"B": 3, "H": 5, "NSPLIT": 37},
+     "flash_decode_combine", "check"),
+    ("flash_decode_split_b32_4096", "flash_decode:flash_decode_split", None, {},
+     {"B": 32, "H": 32, "HKV": 32, "S": 4096, "NSPLIT": 4, "scale": 0.08838834764831845}, "flash_decode_split", "bench"),
+    ("flash_decode_split_b32_4096_s8", "flash_decode:flash_decode_split", None, {},
+     {"B": 32, "H": 32, "HKV": 32, "S": 4096, "NSPLIT": 8, "scale": 0.08838834764831845}, "flash_decode_split", "bench"),
+    ("flash_decode_split_b32_4096_n64_t256", "flash_decode:flash_decode_split", None, {"BLOCK_N": 64, "THREADS": 256},
+     {"B": 32, "H": 32, "HKV": 32, "S": 4096, "NSPLIT": 4, "scale": 0.08838834764831845}, "flash_decode_split", "bench"),
+    ("flash_decode_split_gqa_b32_4096", "flash_decode:flash_decode_split", None, {},
+     {"B": 32, "H": 32, "HKV": 8, "S": 4096, "NSPLIT": 4, "scale": 0.08838834764831845}, "flash_decode_split", "bench"),
+    ("flash_decode_combine_b32_s8", "flash_decode:flash_decode_combine", None, {}, {"B": 32, "H": 32, "NSPLIT": 8},
+     "flash_decode_combine", "bench"),
+    # Grouped-query attention: 32 query heads over 8 KV heads.
+    ("gqa_attention_ragged", "gqa_attention", None, {}, {"B": 2, "S": 1000, "H": 8, "HKV": 2}, "gqa_attention",
+     "check"),
+    ("gqa_attention_causal_d64_ragged", "gqa_attention", None, {"CAUSAL": 1, "HEAD_DIM": 64, "BLOCK_N": 32},
+     {"B": 1, "S": 777, "H": 6, "HKV": 3}, "gqa_attention", "check"),
+    ("gqa_attention_4096", "gqa_attention", None, {}, {"B": 4, "S": 4096, "H": 32, "HKV": 8}, "gqa_attention",
+     "bench"),
+    ("gqa_attention_causal_4096", "gqa_attention", None, {"CAUSAL": 1}, {"B": 4, "S": 4096, "H": 32, "HKV": 8},
+     "gqa_attention", "bench"),
+    ("gqa_attention_causal_d64_4096", "gqa_attention", None, {"CAUSAL": 1, "HEAD_DIM": 64},
+     {"B": 4, "S": 4096, "H": 32, "HKV": 8}, "gqa_attention", "bench"),
+    # Paged decode: pages drawn at random from the pool (some read twice,
+    # so GB/s counts the pool once, roughly what is read).
+    ("paged_decode_ragged", "paged_decode", None, {},
+     {"B": 7, "H": 8, "HKV": 2, "NPAGES": 300, "MAXP": 40, "scale": 0.08838834764831845}, "paged_decode", "check"),
+    ("paged_decode_d64_p32_ragged", "paged_decode", None, {"HEAD_DIM": 64, "PAGE": 32},
+     {"B": 5, "H": 4, "HKV": 4, "NPAGES": 50, "MAXP": 9, "scale": 0.125}, "paged_decode", "check"),
+    ("paged_decode_b32_4096", "paged_decode", None, {},
+     {"B": 32, "H": 32, "HKV": 32, "NPAGES": 8192, "MAXP": 256, "scale": 0.08838834764831845}, "paged_decode_full", "bench"),
+    ("paged_decode_gqa_b32_4096", "paged_decode", None, {},
+     {"B": 32, "H": 32, "HKV": 8, "NPAGES": 8192, "MAXP": 256, "scale": 0.08838834764831845}, "paged_decode_full", "bench"),
+    # MoE grouped GEMM: a random split of the rows over the experts.
+    ("moe_gemm_ragged", "moe_gemm", None, {}, {"T": 1000, "N": 1030, "K": 700}, "moe_gemm", "check"),
+    ("moe_gemm_e64_ragged", "moe_gemm", None, {"EXPERTS": 64, "BLOCK_N": 64}, {"T": 777, "N": 200, "K": 136},
+     "moe_gemm", "check"),
+    ("moe_gemm_mixtral", "moe_gemm", None, {}, {"T": 8192, "N": 14336, "K": 4096}, "moe_gemm", "bench"),
+    ("moe_gemm_mixtral_128x128_t256", "moe_gemm", None, {"BLOCK_M": 128, "BLOCK_N": 128, "THREADS": 256},
+     {"T": 8192, "N": 14336, "K": 4096}, "moe_gemm", "bench"),
+    ("moe_gemm_e64", "moe_gemm", None, {"EXPERTS": 64}, {"T": 32768, "N": 1408, "K": 2048}, "moe_gemm", "bench"),
+    # W8A8: int8 operands, i32 accumulation, per-row and per-column scales
+    # (TFLOP/s is then tera-ops).
+    ("gemm_w8a8_ragged", "gemm_w8a8", None, {}, {"M": 1000, "N": 1030, "K": 700}, "gemm_w8a8", "check"),
+    ("gemm_w8a8_fast_ragged", "gemm_w8a8", None, {}, {"M": 1000, "N": 1040, "K": 704}, "gemm_w8a8", "check"),
+    ("gemm_w8a8_4096", "gemm_w8a8", None, {}, {"M": 4096, "N": 4096, "K": 4096}, "gemm_w8a8", "bench"),
+    ("gemm_w8a8_4096_128x128", "gemm_w8a8", None, {"BLOCK_M": 128, "BLOCK_N": 128},
+     {"M": 4096, "N": 4096, "K": 4096}, "gemm_w8a8", "bench"),
+    # W4A16: int4 weights with a scale per 128, at decode shapes (the
+    # weights' bytes bound it: GB/s against the copy bandwidth).
+    ("gemm_w4a16_ragged", "gemm_w4a16", None, {}, {"M": 5, "N": 1030, "K": 768}, "gemm_w4a16", "check"),
+    ("gemm_w4a16_m64_ragged", "gemm_w4a16", None, {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 128},
+     {"M": 100, "N": 333, "K": 512}, "gemm_w4a16", "check"),
+    ("gemm_w4a16_m1_8192", "gemm_w4a16", None, {}, {"M": 1, "N": 8192, "K": 8192}, "gemm_w4a16", "bench"),
+    ("gemm_w4a16_m16_8192", "gemm_w4a16", None, {}, {"M": 16, "N": 8192, "K": 8192}, "gemm_w4a16", "bench"),
+    ("gemm_w4a16_m16_8192_n64", "gemm_w4a16", None, {"BLOCK_N": 64}, {"M": 16, "N": 8192, "K": 8192},
+     "gemm_w4a16", "bench"),
+    ("gemm_w4a16_m16_8192_n64_k128", "gemm_w4a16", None, {"BLOCK_N": 64, "BLOCK_K": 128},
+     {"M": 16, "N": 8192, "K": 8192}, "gemm_w4a16", "bench"),
+    # Conv2d as an implicit GEMM, NHWC, 3x3 taps, padding 1 (ResNet-like
+    # layers); P and Q are the output's rows and columns.
+    ("conv2d_ragged", "conv2d", None, {}, {"N": 2, "H": 17, "W": 70, "C": 40, "KO": 130, "PAD": 1, "P": 17, "Q": 70},
+     "conv2d", "check"),
+    ("conv2d_1x3_nopad_ragged", "conv2d", None, {"R": 1, "S": 3, "BLOCK_N": 64, "BLOCK_K": 64},
+     {"N": 3, "H": 9, "W": 130, "C": 70, "KO": 9, "PAD": 0, "P": 9, "Q": 128}, "conv2d", "check"),
+    ("conv2d_n32_56x56_c256", "conv2d", None, {}, {"N": 32, "H": 56, "W": 56, "C": 256, "KO": 256, "PAD": 1,
+                                                   "P": 56, "Q": 56}, "conv2d", "bench"),
+    ("conv2d_n32_56x56_c256_128x128_t256", "conv2d", None, {"BLOCK_M": 128, "BLOCK_N": 128, "THREADS": 256},
+     {"N": 32, "H": 56, "W": 56, "C": 256, "KO": 256, "PAD": 1, "P": 56, "Q": 56}, "conv2d", "bench"),
+    ("conv2d_n32_56x56_c64", "conv2d", None, {"BLOCK_N": 64}, {"N": 32, "H": 56, "W": 56, "C": 64, "KO": 64,
+                                                               "PAD": 1, "P": 56, "Q": 56}, "conv2d", "bench"),
+    # Attention backward (non-causal), the issue's shape B=4 H=16 S=4096
+    # D=64; LSE and Delta made consistent with the inputs.
+    ("attn_bwd_delta_ragged", "attention_bwd:attn_bwd_delta", None, {}, {"B": 2, "S": 1000, "H": 3},
+     "attn_bwd_delta", "check"),
+    ("attn_bwd_dkdv_ragged", "attention_bwd:attn_bwd_dkdv", None, {}, {"B": 2, "S": 1000, "H": 3, "scale": 0.125},
+     "attn_bwd_dkdv", "check"),
+    ("attn_bwd_dq_ragged", "attention_bwd:attn_bwd_dq", None, {}, {"B": 2, "S": 1000, "H": 3, "scale": 0.125},
+     "attn_bwd_dq", "check"),
+    ("attn_bwd_dkdv_d128_ragged", "attention_bwd:attn_bwd_dkdv", None, {"HEAD_DIM": 128},
+     {"B": 1, "S": 333, "H": 2, "scale": 0.08838834764831845}, "attn_bwd_dkdv", "check"),
+    ("attn_bwd_dq_d128_ragged", "attention_bwd:attn_bwd_dq", None, {"HEAD_DIM": 128},
+     {"B": 1, "S": 333, "H": 2, "scale": 0.08838834764831845}, "attn_bwd_dq", "check"),
+    ("attn_bwd_delta_4096", "attention_bwd:attn_bwd_delta", None, {}, {"B": 4, "S": 4096, "H": 16},
+     "attn_bwd_delta", "bench"),
+    ("attn_bwd_dkdv_4096", "attention_bwd:attn_bwd_dkdv", None, {}, {"B": 4, "S": 4096, "H": 16, "scale": 0.125},
+     "attn_bwd_dkdv", "bench"),
+    ("attn_bwd_dq_4096", "attention_bwd:attn_bwd_dq", None, {}, {"B": 4, "S": 4096, "H": 16, "scale": 0.125},
+     "attn_bwd_dq", "bench"),
+    ("attn_bwd_dkdv_4096_n128_t256", "attention_bwd:attn_bwd_dkdv", None, {"BLOCK_N": 128, "THREADS": 256},
+     {"B": 4, "S": 4096, "H": 16, "scale": 0.125}, "attn_bwd_dkdv", "bench"),
+    ("attn_bwd_dq_4096_m128_t256", "attention_bwd:attn_bwd_dq", None, {"BLOCK_M": 128, "THREADS": 256},
+     {"B": 4, "S": 4096, "H": 16, "scale": 0.125}, "attn_bwd_dq", "bench"),
     # int8 GEMMs on the integer matrix instructions (tests/lang/gemm_i8_*):
     # s8 operands over their whole range, s32 accumulators, compared
     # exactly; ragged shapes, and shapes whose rows are whole 16-byte
