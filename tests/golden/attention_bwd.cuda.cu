@@ -130,7 +130,7 @@ attn_bwd_dkdv(int B, int S, int H, float scale, const __half *__restrict__ Q, co
 	__syncthreads();
 	// attention_bwd.c:72 tile_pipelined(m, ceildiv(S, BLOCK_M), STAGES)
 	{
-		const int m_end = tilec::ceildiv(S, BLOCK_M);
+		int m_end = tilec::ceildiv(S, BLOCK_M);
 		// Register fragments are loaded one iteration ahead.
 		float lse_next[s_rows::count];
 		float delta_next[s_rows::count];
@@ -179,11 +179,12 @@ attn_bwd_dkdv(int B, int S, int H, float scale, const __half *__restrict__ Q, co
 				tilec::copy_g2r<tilec::One, s_rows>(tilec::as_row(delta_next), Delta + (((size_t)b * H + h) * S + (m + 1) * BLOCK_M),
 					0, (b < B && h < H) ? 1 : 0, min(64, S - (m + 1) * BLOCK_M));
 			}
-			const int m_stage = m % 2;
-			// Wait for this iteration's copies; every thread is done with stage (m - 1) % 2.
+			int m_stage = m % 2;
+			// Wait for this iteration's copies; every thread is
+			// done with stage (m - 1) % 2.
 			tilec::cp_async_wait<0>();
 			__syncthreads();
-			const int m_next = m + 1;
+			int m_next = m + 1;
 			if (m_next < m_end) {
 				// attention_bwd.c:73 tile_copy(Qs,
 				// tile_dims(&Q[b][m * BLOCK_M][h][0], 1, 3))
@@ -195,6 +196,8 @@ attn_bwd_dkdv(int B, int S, int H, float scale, const __half *__restrict__ Q, co
 					H * HEAD_DIM, (b < B && h < H) ? min(64, S - m_next * BLOCK_M) : 0, min(64, HEAD_DIM - 0), dO);
 			}
 			tilec::cp_async_commit();
+			__half *const Qs_stage = Qs + m_stage * 4096;
+			__half *const dOs_stage = dOs + m_stage * 4096;
 			// attention_bwd.c:77 tile_clear(s)
 			#pragma unroll
 			for (int r0 = 0; r0 < s_rows::count; r0++)
@@ -204,7 +207,7 @@ attn_bwd_dkdv(int B, int S, int H, float scale, const __half *__restrict__ Q, co
 				s[r0][r1] = 0.0f;
 			}
 			// attention_bwd.c:78 tile_gemm(s, Qs, Ks, TILE_TRANS_B)
-			tilec::mma_ss<2, 4, 64, false, true, 128, 128>(s, (Qs + m_stage * 4096), 64, Ks, 64, warp_m * 32, warp_n * 32);
+			tilec::mma_ss<2, 4, 64, false, true, 128, 128>(s, Qs_stage, 64, Ks, 64, warp_m * 32, warp_n * 32);
 			// attention_bwd.c:79 tile_parallel(i, BLOCK_M)
 			#pragma unroll
 			for (int i_r = 0; i_r < s_rows::count; i_r++) {
@@ -222,7 +225,7 @@ attn_bwd_dkdv(int B, int S, int H, float scale, const __half *__restrict__ Q, co
 			__syncthreads();
 			// attention_bwd.c:84 tile_gemm(dv, Ps, dOs,
 			// TILE_TRANS_A)
-			tilec::mma_ss<2, 4, 64, true, false, 0, 128>(dv, Ps, 72, (dOs + m_stage * 4096), 64, warp_m * 32, warp_n * 32);
+			tilec::mma_ss<2, 4, 64, true, false, 0, 128>(dv, Ps, 72, dOs_stage, 64, warp_m * 32, warp_n * 32);
 			// attention_bwd.c:85 tile_clear(dp)
 			#pragma unroll
 			for (int r0 = 0; r0 < s_rows::count; r0++)
@@ -233,7 +236,7 @@ attn_bwd_dkdv(int B, int S, int H, float scale, const __half *__restrict__ Q, co
 			}
 			// attention_bwd.c:86 tile_gemm(dp, dOs, Vs,
 			// TILE_TRANS_B)
-			tilec::mma_ss<2, 4, 64, false, true, 128, 128>(dp, (dOs + m_stage * 4096), 64, Vs, 64, warp_m * 32, warp_n * 32);
+			tilec::mma_ss<2, 4, 64, false, true, 128, 128>(dp, dOs_stage, 64, Vs, 64, warp_m * 32, warp_n * 32);
 			// attention_bwd.c:87 tile_parallel(i, BLOCK_M)
 			#pragma unroll
 			for (int i_r = 0; i_r < s_rows::count; i_r++) {
@@ -250,7 +253,7 @@ attn_bwd_dkdv(int B, int S, int H, float scale, const __half *__restrict__ Q, co
 			__syncthreads();
 			// attention_bwd.c:90 tile_gemm(dk, dSs, Qs,
 			// TILE_TRANS_A)
-			tilec::mma_ss<2, 4, 64, true, false, 0, 128>(dk, dSs, 72, (Qs + m_stage * 4096), 64, warp_m * 32, warp_n * 32);
+			tilec::mma_ss<2, 4, 64, true, false, 0, 128>(dk, dSs, 72, Qs_stage, 64, warp_m * 32, warp_n * 32);
 		}
 		tilec::cp_async_wait<0>();
 	}
@@ -343,7 +346,7 @@ attn_bwd_dq(int B, int S, int H, float scale, const __half *__restrict__ Q, cons
 	__syncthreads();
 	// attention_bwd.c:121 tile_pipelined(n, ceildiv(S, BLOCK_N), STAGES)
 	{
-		const int n_end = tilec::ceildiv(S, BLOCK_N);
+		int n_end = tilec::ceildiv(S, BLOCK_N);
 		// Prologue: the copies of the first iteration.
 		for (int n_pre = 0; n_pre < 1; n_pre++) {
 			if (n_pre < n_end) {
@@ -359,11 +362,12 @@ attn_bwd_dq(int B, int S, int H, float scale, const __half *__restrict__ Q, cons
 			tilec::cp_async_commit();
 		}
 		for (int n = 0; n < n_end; n++) {
-			const int n_stage = n % 2;
-			// Wait for this iteration's copies; every thread is done with stage (n - 1) % 2.
+			int n_stage = n % 2;
+			// Wait for this iteration's copies; every thread is
+			// done with stage (n - 1) % 2.
 			tilec::cp_async_wait<0>();
 			__syncthreads();
-			const int n_next = n + 1;
+			int n_next = n + 1;
 			if (n_next < n_end) {
 				// attention_bwd.c:122 tile_copy(Ks,
 				// tile_dims(&K[b][n * BLOCK_N][h][0], 1, 3))
@@ -375,6 +379,8 @@ attn_bwd_dq(int B, int S, int H, float scale, const __half *__restrict__ Q, cons
 					H * HEAD_DIM, (b < B && h < H) ? min(64, S - n_next * BLOCK_N) : 0, min(64, HEAD_DIM - 0), V);
 			}
 			tilec::cp_async_commit();
+			__half *const Ks_stage = Ks + n_stage * 4096;
+			__half *const Vs_stage = Vs + n_stage * 4096;
 			// attention_bwd.c:124 tile_clear(s)
 			#pragma unroll
 			for (int r0 = 0; r0 < s_rows::count; r0++)
@@ -385,7 +391,7 @@ attn_bwd_dq(int B, int S, int H, float scale, const __half *__restrict__ Q, cons
 			}
 			// attention_bwd.c:125 tile_gemm(s, Qs, Ks,
 			// TILE_TRANS_B)
-			tilec::mma_ss<1, 8, 64, false, true, 128, 128>(s, Qs, 64, (Ks + n_stage * 4096), 64, warp_m * 16, warp_n * 64);
+			tilec::mma_ss<1, 8, 64, false, true, 128, 128>(s, Qs, 64, Ks_stage, 64, warp_m * 16, warp_n * 64);
 			// attention_bwd.c:126 tile_clear(dp)
 			#pragma unroll
 			for (int r0 = 0; r0 < s_rows::count; r0++)
@@ -396,7 +402,7 @@ attn_bwd_dq(int B, int S, int H, float scale, const __half *__restrict__ Q, cons
 			}
 			// attention_bwd.c:127 tile_gemm(dp, dOs, Vs,
 			// TILE_TRANS_B)
-			tilec::mma_ss<1, 8, 64, false, true, 128, 128>(dp, dOs, 64, (Vs + n_stage * 4096), 64, warp_m * 16, warp_n * 64);
+			tilec::mma_ss<1, 8, 64, false, true, 128, 128>(dp, dOs, 64, Vs_stage, 64, warp_m * 16, warp_n * 64);
 			// attention_bwd.c:128 tile_parallel(i, BLOCK_M)
 			#pragma unroll
 			for (int i_r = 0; i_r < s_rows::count; i_r++) {
@@ -419,7 +425,7 @@ attn_bwd_dq(int B, int S, int H, float scale, const __half *__restrict__ Q, cons
 				ds[r0][r1] = tilec::to_float(tilec::from_float<__half>(dp[r0][r1]));
 			}
 			// attention_bwd.c:134 tile_gemm(dq, ds, Ks)
-			tilec::mma_rs<1, 8, 64, false, 128>(dq, ds, (Ks + n_stage * 4096), 64, warp_n * 64);
+			tilec::mma_rs<1, 8, 64, false, 128>(dq, ds, Ks_stage, 64, warp_n * 64);
 		}
 		tilec::cp_async_wait<0>();
 	}

@@ -36,7 +36,7 @@ gemm_w4a16(int M, int N, int K, const __half *__restrict__ A, const unsigned cha
 	}
 	// gemm_w4a16.c:45 tile_pipelined(k, ceildiv(K, BLOCK_K), STAGES)
 	{
-		const int k_end = tilec::ceildiv(K, BLOCK_K);
+		int k_end = tilec::ceildiv(K, BLOCK_K);
 		// Prologue: the copies of the first 2 iterations.
 		for (int k_pre = 0; k_pre < 2; k_pre++) {
 			if (k_pre < k_end) {
@@ -52,11 +52,12 @@ gemm_w4a16(int M, int N, int K, const __half *__restrict__ A, const unsigned cha
 			tilec::cp_async_commit();
 		}
 		for (int k = 0; k < k_end; k++) {
-			const int k_stage = k % 3;
-			// Wait for this iteration's copies; every thread is done with stage (k - 1) % 3.
+			int k_stage = k % 3;
+			// Wait for this iteration's copies; every thread is
+			// done with stage (k - 1) % 3.
 			tilec::cp_async_wait<1>();
 			__syncthreads();
-			const int k_next = k + 2;
+			int k_next = k + 2;
 			if (k_next < k_end) {
 				// gemm_w4a16.c:46 tile_copy(As, &A[by *
 				// BLOCK_M][k * BLOCK_K])
@@ -68,6 +69,8 @@ gemm_w4a16(int M, int N, int K, const __half *__restrict__ A, const unsigned cha
 					(K / 2), min(128, N - bx * BLOCK_N), min(32, K / 2 - k_next * (BLOCK_K / 2)), WQ);
 			}
 			tilec::cp_async_commit();
+			__half *const As_stage = As + k_stage * 1024;
+			unsigned char *const Qs_stage = Qs + k_stage * 6144;
 			// gemm_w4a16.c:48 tile_copy(scale, tile_dims(&S[bx *
 			// BLOCK_N][k * BLOCK_K / GROUP], 0))
 			for (int e = threadIdx.x; e < 128; e += 128) {
@@ -78,12 +81,12 @@ gemm_w4a16(int M, int N, int K, const __half *__restrict__ A, const unsigned cha
 			// gemm_w4a16.c:49 tile_parallel(n, BLOCK_N)
 			for (int n_e = threadIdx.x; n_e < 8192; n_e += 128) {
 				const int n = n_e / 64, j = n_e % 64;
-				int nibble = ((int)(Qs + k_stage * 6144)[n * 48 + j / 2] >> j % 2 * 4) & 15;
+				int nibble = ((int)Qs_stage[n * 48 + j / 2] >> j % 2 * 4) & 15;
 				Ws[n * 72 + j] = tilec::from_float<__half>(tilec::to_float(tilec::from_float<__half>((float)((nibble ^ 8) - 8) * scale[n])));
 			}
 			__syncthreads();
 			// gemm_w4a16.c:54 tile_gemm(acc, As, Ws, TILE_TRANS_B)
-			tilec::mma_ss<1, 4, 64, false, true, 128, 0>(acc, (As + k_stage * 1024), 64, Ws, 72, warp_m * 16, warp_n * 32);
+			tilec::mma_ss<1, 4, 64, false, true, 128, 0>(acc, As_stage, 64, Ws, 72, warp_m * 16, warp_n * 32);
 		}
 		tilec::cp_async_wait<0>();
 	}

@@ -71,7 +71,7 @@ gqa_attention(int B, int S, int H, int HKV, const __half *__restrict__ Q, const 
 	// gqa_attention.c:52 tile_pipelined(n, ceildiv(kv_end, BLOCK_N),
 	// STAGES)
 	{
-		const int n_end = tilec::ceildiv(kv_end, BLOCK_N);
+		int n_end = tilec::ceildiv(kv_end, BLOCK_N);
 		// Prologue: the copies of the first iteration.
 		for (int n_pre = 0; n_pre < 1; n_pre++) {
 			if (n_pre < n_end) {
@@ -87,11 +87,12 @@ gqa_attention(int B, int S, int H, int HKV, const __half *__restrict__ Q, const 
 			tilec::cp_async_commit();
 		}
 		for (int n = 0; n < n_end; n++) {
-			const int n_stage = n % 2;
-			// Wait for this iteration's copies; every thread is done with stage (n - 1) % 2.
+			int n_stage = n % 2;
+			// Wait for this iteration's copies; every thread is
+			// done with stage (n - 1) % 2.
 			tilec::cp_async_wait<0>();
 			__syncthreads();
-			const int n_next = n + 1;
+			int n_next = n + 1;
 			if (n_next < n_end) {
 				// gqa_attention.c:53 tile_copy(Ks,
 				// tile_dims(&K[b][n * BLOCK_N][g][0], 1, 3))
@@ -103,6 +104,8 @@ gqa_attention(int B, int S, int H, int HKV, const __half *__restrict__ Q, const 
 					HKV * HEAD_DIM, (b < B && g < HKV) ? min(64, S - n_next * BLOCK_N) : 0, min(128, HEAD_DIM - 0), V);
 			}
 			tilec::cp_async_commit();
+			__half *const Ks_stage = Ks + n_stage * 8192;
+			__half *const Vs_stage = Vs + n_stage * 8192;
 			// gqa_attention.c:55 tile_clear(s)
 			#pragma unroll
 			for (int r0 = 0; r0 < s_rows::count; r0++)
@@ -112,7 +115,7 @@ gqa_attention(int B, int S, int H, int HKV, const __half *__restrict__ Q, const 
 				s[r0][r1] = 0.0f;
 			}
 			// gqa_attention.c:56 tile_gemm(s, Qs, Ks, TILE_TRANS_B)
-			tilec::mma_ss<2, 8, 128, false, true, 256, 256>(s, Qs, 128, (Ks + n_stage * 8192), 128, warp_m * 32, warp_n * 64);
+			tilec::mma_ss<2, 8, 128, false, true, 256, 256>(s, Qs, 128, Ks_stage, 128, warp_m * 32, warp_n * 64);
 			// gqa_attention.c:57 tile_parallel(i, BLOCK_M)
 			#pragma unroll
 			for (int i_r = 0; i_r < s_rows::count; i_r++) {
@@ -179,7 +182,7 @@ gqa_attention(int B, int S, int H, int HKV, const __half *__restrict__ Q, const 
 				p[r0][r1] = tilec::to_float(tilec::from_float<__half>(s[r0][r1]));
 			}
 			// gqa_attention.c:75 tile_gemm(o, p, Vs)
-			tilec::mma_rs<2, 16, 64, false, 256>(o, p, (Vs + n_stage * 8192), 128, warp_n * 128);
+			tilec::mma_rs<2, 16, 64, false, 256>(o, p, Vs_stage, 128, warp_n * 128);
 		}
 		tilec::cp_async_wait<0>();
 	}

@@ -52,14 +52,16 @@ moe_gemm(int T, int N, int K, const __half *__restrict__ X, const int *__restric
 		}
 		// moe_gemm.c:52 tile_pipelined(k, ceildiv(K, BLOCK_K), STAGES)
 		{
-			const int k_end = tilec::ceildiv(K, BLOCK_K);
-			// The fast loop, where every tile is whole 16-byte vectors (tested
-			// once): each copy's per-thread addresses are computed here, and
-			// the gemm issues iteration k + 2's copies without branches after
-			// its first mma, overlapping the tensor cores' work.  Per-stage
-			// barriers, not a block barrier per iteration: a warp waits for its
-			// stage's copies, and before refilling a stage for the warps still
-			// reading it.  Otherwise the loop below.
+			int k_end = tilec::ceildiv(K, BLOCK_K);
+			// The fast loop, where every tile is whole 16-byte
+			// vectors (tested once): each copy's per-thread
+			// addresses are computed here, and the gemm issues
+			// iteration k + 2's copies without branches after its
+			// first mma, overlapping the tensor cores' work.
+			// Per-stage barriers, not a block barrier per
+			// iteration: a warp waits for its stage's copies, and
+			// before refilling a stage for the warps still reading
+			// it.  Otherwise the loop below.
 			const tilec::G2S<__half, 64, 32, 128, true> Xs_copy(32, X + ((size_t)m0 * K), K, BLOCK_K);
 			const tilec::G2S<__half, 128, 32, 128, true> Ws_copy(32, W + (((size_t)e * N + bx * BLOCK_N) * K), K, BLOCK_K);
 			if (Xs_copy.aligned && Ws_copy.aligned) {
@@ -67,7 +69,8 @@ moe_gemm(int T, int N, int K, const __half *__restrict__ X, const int *__restric
 				if (threadIdx.x == 0)
 					k_bars.init();
 				__syncthreads();
-				// Prologue: the copies of the first 2 iterations (zero-filled past the end).
+				// Prologue: the copies of the first 2
+				// iterations (zero-filled past the end).
 				for (int k_pre = 0; k_pre < 2; k_pre++) {
 					// moe_gemm.c:53 tile_copy(Xs, &X[m0][k
 					// * BLOCK_K])
@@ -77,18 +80,25 @@ moe_gemm(int T, int N, int K, const __half *__restrict__ X, const int *__restric
 					Ws_copy.issue((Ws + k_pre * 4096), k_pre, (e < EXPERTS) ? N - bx * BLOCK_N : 0, K - k_pre * BLOCK_K, W);
 					k_bars.copied(k_pre);
 				}
-				// This iteration's stage and its phase's parity; iteration k - 1's,
-				// which the gemm refills for iteration k_next.
-				int k_stage = 0, k_next_stage = 2;
-				unsigned k_phase = 0, k_next_phase = 1;
+				// This iteration's stage and its phase's
+				// parity; iteration k - 1's, which the gemm
+				// refills for iteration k_next.
+				int k_stage = 0;
+				int k_next_stage = 2;
+				int k_phase = 0;
+				int k_next_phase = 1;
 				for (int k = 0; k < k_end; k++) {
-					const int k_next = k + 2;
+					int k_next = k + 2;
 					// Wait for this iteration's copies.
 					k_bars.wait_full(k_stage, k_phase);
+					__half *const Xs_stage = Xs + k_stage * 2048;
+					__half *const Ws_stage = Ws + k_stage * 4096;
 					// moe_gemm.c:55 tile_gemm(acc, Xs, Ws,
 					// TILE_TRANS_B)
-					tilec::mma_ss<4, 4, 32, false, true, 64, 64>(acc, (Xs + k_stage * 2048), 32, (Ws + k_stage * 4096), 32, warp_m * 64, warp_n * 32, [&] {
-						// Every warp is done with stage k_next_stage (iteration k - 1's).
+					tilec::mma_ss<4, 4, 32, false, true, 64, 64>(acc, Xs_stage, 32, Ws_stage, 32, warp_m * 64, warp_n * 32, [&] {
+						// Every warp is done with stage
+						// k_next_stage (iteration k -
+						// 1's).
 						k_bars.wait_empty(k_next_stage, k_next_phase);
 						// moe_gemm.c:53 tile_copy(Xs,
 						// &X[m0][k * BLOCK_K])
@@ -106,15 +116,16 @@ moe_gemm(int T, int N, int K, const __half *__restrict__ X, const int *__restric
 					k_phase = k_stage == 2 ? k_phase ^ 1 : k_phase;
 					k_stage = k_stage + 1 == 3 ? 0 : k_stage + 1;
 				}
-				// The copies past the end have landed (and arrived) before the
-				// block may exit.
+				// The copies past the end have landed (and
+				// arrived) before the block may exit.
 				for (int k_pre = 0; k_pre < 2; k_pre++) {
 					k_bars.wait_full(k_stage, k_phase);
 					k_phase = k_stage == 2 ? k_phase ^ 1 : k_phase;
 					k_stage = k_stage + 1 == 3 ? 0 : k_stage + 1;
 				}
 			} else {
-				// Prologue: the copies of the first 2 iterations.
+				// Prologue: the copies of the first 2
+				// iterations.
 				for (int k_pre = 0; k_pre < 2; k_pre++) {
 					if (k_pre < k_end) {
 						// moe_gemm.c:53 tile_copy(Xs,
@@ -130,11 +141,13 @@ moe_gemm(int T, int N, int K, const __half *__restrict__ X, const int *__restric
 					tilec::cp_async_commit();
 				}
 				for (int k = 0; k < k_end; k++) {
-					const int k_stage = k % 3;
-					// Wait for this iteration's copies; every thread is done with stage (k - 1) % 3.
+					int k_stage = k % 3;
+					// Wait for this iteration's copies;
+					// every thread is done with stage (k -
+					// 1) % 3.
 					tilec::cp_async_wait<1>();
 					__syncthreads();
-					const int k_next = k + 2;
+					int k_next = k + 2;
 					if (k_next < k_end) {
 						// moe_gemm.c:53 tile_copy(Xs,
 						// &X[m0][k * BLOCK_K])
@@ -147,9 +160,11 @@ moe_gemm(int T, int N, int K, const __half *__restrict__ X, const int *__restric
 							K, (e < EXPERTS) ? min(128, N - bx * BLOCK_N) : 0, min(32, K - k_next * BLOCK_K), W);
 					}
 					tilec::cp_async_commit();
+					__half *const Xs_stage = Xs + k_stage * 2048;
+					__half *const Ws_stage = Ws + k_stage * 4096;
 					// moe_gemm.c:55 tile_gemm(acc, Xs, Ws,
 					// TILE_TRANS_B)
-					tilec::mma_ss<4, 4, 32, false, true, 64, 64>(acc, (Xs + k_stage * 2048), 32, (Ws + k_stage * 4096), 32, warp_m * 64, warp_n * 32);
+					tilec::mma_ss<4, 4, 32, false, true, 64, 64>(acc, Xs_stage, 32, Ws_stage, 32, warp_m * 64, warp_n * 32);
 				}
 				tilec::cp_async_wait<0>();
 			}
