@@ -6,7 +6,7 @@
  * table.  A NULL entry is a backend that is not built yet: the caller
  * reports "not built yet" for it.
  */
-#include "tilec_int.h"
+#include "ir/tilec_int.h"
 
 /* openmp.c, cuda.c, hip.c */
 extern const TcBackend tc_backend_openmp;

@@ -15,7 +15,7 @@
 #ifndef TILEC_CFAMILY_H
 #define TILEC_CFAMILY_H
 
-#include "tilec_int.h"
+#include "ir/tilec_int.h"
 
 typedef struct TcCPrinter TcCPrinter;
 

@@ -13,7 +13,7 @@
 #ifndef TILEC_GPU_H
 #define TILEC_GPU_H
 
-#include "tilec_int.h"
+#include "ir/tilec_int.h"
 
 /* What one GPU target spells or does differently. */
 typedef struct TcGpuDialect {

@@ -10,7 +10,7 @@
  * (16-bit types by compare-and-swap; other dtypes are located errors).
  * What the hardware offers (64-lane waves, the v_mfma_f32_16x16x16 tile,
  * no asynchronous copies, so tile_pipelined loops run their copies in
- * order) is the target description in src/target.c.
+ * order) is the target description in src/target/target.c.
  */
 #include "gpu.h"
 

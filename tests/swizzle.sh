@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# swizzle.sh - shared-memory swizzling on the CUDA backend (src/smem.c,
+# swizzle.sh - shared-memory swizzling on the CUDA backend (src/passes/smem.c,
 # "Swizzle"), on tests/swizzle/swizzle.c.
 #
 # usage: swizzle.sh TILEC SRCROOT

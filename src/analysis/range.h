@@ -10,7 +10,7 @@
 #ifndef TILEC_ANALYSIS_RANGE_H
 #define TILEC_ANALYSIS_RANGE_H
 
-#include "tilec_int.h"
+#include "ir/tilec_int.h"
 
 /* What the range analysis knows of one kernel's vars. */
 typedef struct TcRanges {

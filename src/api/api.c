@@ -12,7 +12,7 @@
  * CLI builds them (main.c), so the library and `tilec FILE` translate
  * identically.
  */
-#include "tilec_int.h"
+#include "ir/tilec_int.h"
 #include "tilec_translator.h"
 #include "tilec_version.h"
 

@@ -14,7 +14,7 @@
  * and libtilec already needs the runtime's types.  docs/runtime.md says
  * so for users.
  */
-#include "tilec_int.h"
+#include "ir/tilec_int.h"
 #include "tilec_translator.h"
 
 #include <stdio.h>

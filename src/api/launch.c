@@ -17,7 +17,7 @@
  * machine, a tuning farm, the runtime's checked launch, the Python
  * package) read this instead of parsing the tile program.
  */
-#include "tilec_int.h"
+#include "ir/tilec_int.h"
 
 #include <string.h>
 

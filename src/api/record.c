@@ -14,7 +14,7 @@
  * (tilec_translator_set_config), which is why it lives apart from the
  * tuner.
  */
-#include "tilec_int.h"
+#include "ir/tilec_int.h"
 #include "tilec_runtime.h"
 
 #include <errno.h>

@@ -8,7 +8,7 @@
  * specialize, check, then the target's scheduling passes) -> the target's
  * emitter (emitters/).
  */
-#include "tilec_int.h"
+#include "ir/tilec_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
  * in one arena and dies with it: no frees, no ownership questions.  Out of
  * memory is fatal here, as in any compiler.
  */
-#include "tilec_int.h"
+#include "ir/tilec_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,7 +7,7 @@
  * whole or not at all (a temporary file in the same directory, renamed
  * over the old one), which every command that writes files uses.
  */
-#include "tilec_int.h"
+#include "ir/tilec_int.h"
 
 #include <errno.h>
 #include <fcntl.h>

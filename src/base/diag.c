@@ -13,7 +13,7 @@
  * d->hook (tilec_translator.h's diagnostic callback).  tc_nearest picks
  * the name a misspelt one most likely meant, for "did you mean".
  */
-#include "tilec_int.h"
+#include "ir/tilec_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

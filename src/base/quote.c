@@ -21,7 +21,7 @@
  * tc_quote_string appends reads back, through C's escapes, as exactly the
  * bytes given.
  */
-#include "tilec_int.h"
+#include "ir/tilec_int.h"
 
 #include <string.h>
 

@@ -28,7 +28,7 @@
  * emitters' parameter types are the ones in param_c_type below (CUDA and
  * HIP pass i8/u8 scalars as int and f16/bf16 scalars as float).
  */
-#include "tilec_int.h"
+#include "ir/tilec_int.h"
 #include "tilec_runtime.h"
 #include "tilec_version.h"
 

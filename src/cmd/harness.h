@@ -30,7 +30,7 @@
 #ifndef TILEC_HARNESS_H
 #define TILEC_HARNESS_H
 
-#include "tilec_int.h"
+#include "ir/tilec_int.h"
 #include "tilec_runtime.h"
 
 #include <jansson.h>

@@ -12,7 +12,7 @@
  * Nothing is written to -o FILE unless translation succeeded, and then
  * the whole file or nothing (tc_write_file: a temporary, renamed).
  */
-#include "tilec_int.h"
+#include "ir/tilec_int.h"
 
 #include <errno.h>
 #include <jansson.h>

@@ -19,7 +19,7 @@
  * tc_opt_range and tc_opt_range_values parse and evaluate the value of
  * `--range T=LO:HI`, which `tilec run` and `tilec tune` share.
  */
-#include "tilec_int.h"
+#include "ir/tilec_int.h"
 
 #include <errno.h>
 #include <jansson.h>

@@ -18,7 +18,7 @@
  * Every problem is a located error; checking goes on after an error so one
  * run reports as much as it can (each statement at most once).
  */
-#include "tilec_int.h"
+#include "ir/tilec_int.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -14,7 +14,7 @@
  * operations are check.c's business.  It never longjmps: each function
  * returns NULL (or false) after reporting, and callers unwind.
  */
-#include "tilec_int.h"
+#include "ir/tilec_int.h"
 
 #include <clang-c/Index.h>
 #include <limits.h>

@@ -8,7 +8,7 @@
  * Tunables stay VAR nodes so that later passes and the emitters can print
  * their names; dynamic tensor dims stay symbolic.
  */
-#include "tilec_int.h"
+#include "ir/tilec_int.h"
 
 #include <limits.h>
 #include <string.h>

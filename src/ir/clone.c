@@ -12,7 +12,7 @@
  * text) and tunable choice lists are shared with the original: its arena
  * must outlive the copy.
  */
-#include "tilec_int.h"
+#include "ir/tilec_int.h"
 
 #include <string.h>
 

@@ -31,7 +31,7 @@
  * with the IR node's location and stop the run: `failed` is checked after
  * every statement and loop iteration.
  */
-#include "tilec_int.h"
+#include "ir/tilec_int.h"
 #include "tilec_runtime.h"
 
 #include <math.h>

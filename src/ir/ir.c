@@ -5,7 +5,7 @@
  * printer (print.c) and verifier (verify.c) use them rather than spelling
  * names of their own.
  */
-#include "tilec_int.h"
+#include "ir/tilec_int.h"
 
 #include <limits.h>
 

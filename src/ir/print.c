@@ -15,7 +15,7 @@
  * IR (NULL children print as `<null>`) so the verifier's users can dump
  * what they are looking at.
  */
-#include "tilec_int.h"
+#include "ir/tilec_int.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -17,7 +17,7 @@
  * torch's norms): another summation order and tensor-core accumulation,
  * so bf16 twice its interpreter tolerance and f32 and f64 ten times.
  */
-#include "tilec_int.h"
+#include "ir/tilec_int.h"
 
 static const struct {
 	TcDtype dtype;

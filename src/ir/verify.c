@@ -30,7 +30,7 @@
  * The checker allocates its scope tables per kernel and frees them before
  * returning; it keeps no state between calls.
  */
-#include "tilec_int.h"
+#include "ir/tilec_int.h"
 
 #include <stdlib.h>
 #include <string.h>

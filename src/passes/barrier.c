@@ -19,7 +19,7 @@
  * buffers, with per-stage mbarriers instead of a block barrier, so only
  * their state is cleared there and anything else gets a barrier of its own.
  */
-#include "tilec_int.h"
+#include "ir/tilec_int.h"
 
 #include <string.h>
 

@@ -37,7 +37,7 @@
  * sources whose origins may be evaluated early (software_pipeline.c);
  * the loop begins at 0 with step 1 (check.c).
  */
-#include "tilec_int.h"
+#include "ir/tilec_int.h"
 
 #include <string.h>
 

@@ -10,7 +10,7 @@
  * bytes, offset, stages, padding or swizzle, and each kernel a summary.
  * The decisions are the passes'; this file only words them.
  */
-#include "tilec_int.h"
+#include "ir/tilec_int.h"
 
 #include <string.h>
 

@@ -17,7 +17,7 @@
  * Where the product is proven small (every extent constant, or a single
  * dynamic int dim), int offsets are exact and cheaper.
  */
-#include "tilec_int.h"
+#include "ir/tilec_int.h"
 
 #include <limits.h>
 

@@ -36,7 +36,7 @@
  * like columns at once, sends its fragments to SMEM, and inference starts
  * again.  All classes joined through 2-dim fragments share one thread grid.
  */
-#include "tilec_int.h"
+#include "ir/tilec_int.h"
 
 #include <string.h>
 

@@ -6,7 +6,7 @@
 #ifndef TILEC_PASSES_H
 #define TILEC_PASSES_H
 
-#include "tilec_int.h"
+#include "ir/tilec_int.h"
 
 /* cpu_frame.c: the bytes of each kernel's buffers in a block's frame
  * (kernel->frame_bytes); a kernel past the target's limit is a located

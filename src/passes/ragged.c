@@ -21,7 +21,7 @@
  *
  * The loops this pass makes get names no var of the kernel has.
  */
-#include "tilec_int.h"
+#include "ir/tilec_int.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -28,7 +28,7 @@
  * conflict), and a warp's 16-byte copies write one contiguous run (a
  * cp.async writes without conflict, which padding does not give).
  */
-#include "tilec_int.h"
+#include "ir/tilec_int.h"
 
 bool
 tc_in_smem(const TcVar *v)

@@ -29,7 +29,7 @@
  *
  * This pass only plans; expand_pipeline.c carries the plan out as IR.
  */
-#include "tilec_int.h"
+#include "ir/tilec_int.h"
 
 #include <string.h>
 

@@ -20,7 +20,7 @@
  * Inputs: a checked kernel (parameters in signature order, shapes over
  * scalars and tunables) and its target.  Nothing here changes the IR.
  */
-#include "tilec_int.h"
+#include "ir/tilec_int.h"
 
 #include <string.h>
 

@@ -17,7 +17,7 @@
  * tc_target_explain turns a name or arch that is none of these into a
  * usage error listing the valid ones.
  */
-#include "tilec_int.h"
+#include "ir/tilec_int.h"
 
 #include <string.h>
 

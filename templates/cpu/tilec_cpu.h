@@ -545,7 +545,7 @@ tilec_fminf(float a, float b)
  * computes the same values as one scalar loop. */
 #if defined(__GNUC__)
 /* Generated code defines TILEC_VL from the target description's explicit
- * lanes (src/target.c); the AVX-512 bodies below treat a tilec_vf as one
+ * lanes (src/target/target.c); the AVX-512 bodies below treat a tilec_vf as one
  * __m512, so 16 is the only count this header is written for. */
 #ifndef TILEC_VL
 #define TILEC_VL 16

@@ -11,7 +11,7 @@
  * program is not.
  * Built and run by tools/fuzz.sh, not by meson.
  */
-#include "tilec_int.h"
+#include "ir/tilec_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

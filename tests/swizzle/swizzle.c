@@ -1,5 +1,5 @@
 /*
- * swizzle.c - which shared buffers the CUDA backend swizzles (src/smem.c):
+ * swizzle.c - which shared buffers the CUDA backend swizzles (src/passes/smem.c):
  * those only tile copies from tensors write and only matrix-instruction
  * gemms read.  Bs is also read element by element (the bias row below), so
  * it keeps padded rows; As and the transposed Ws are swizzled.  Run on the

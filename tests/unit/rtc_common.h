@@ -21,7 +21,7 @@
 
 #include <check.h>
 
-#include "tilec_int.h"
+#include "ir/tilec_int.h"
 #include "tilec_runtime.h"
 
 /* One translation to compile: a file, maybe with one tunable bound. */

@@ -1,5 +1,5 @@
 /*
- * test_target.c - the target description (src/target.c): every entry of
+ * test_target.c - the target description (src/target/target.c): every entry of
  * tc_targets is consistent with itself, with the lookups the command line
  * and the runtime use, with the backends, and with the numbers the helper
  * headers are written for (a warp's lanes, the explicit vectors' lanes).

@@ -11,7 +11,7 @@
 
 #include <check.h>
 
-#include "tilec_int.h"
+#include "ir/tilec_int.h"
 
 /* Every suite: NAME.  Keep in step with tests/meson.build. */
 #define UNIT_SUITES(X) \

@@ -107,7 +107,7 @@ CASES = [
     ("attention_4096_s3", "flash_attention", None, {"STAGES": 3}, {"B": 8, "S": 4096, "H": 16}, "attention", "bench"),
     # Offsets past 2^31 elements: B is K x N with BLOCK_K * N > INT_MAX, so
     # the fast loop's per-iteration step down B (tilec::G2S's advance) wraps
-    # in int (NaN everywhere before src/index_width.c); 7 GB of f16 inputs,
+    # in int (NaN everywhere before src/passes/index_width.c); 7 GB of f16 inputs,
     # the float64 reference about 45 GB.
     ("gemm_f16_index64", "gemm", None, {}, {"M": 72, "N": 33554440, "K": 96}, "gemm", "check"),
     ("gemm_f16_index64_ragged", "gemm", None, {}, {"M": 65, "N": 33554433, "K": 70}, "gemm", "check"),

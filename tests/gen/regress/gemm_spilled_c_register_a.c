@@ -5,7 +5,7 @@
  * memory, so its C lives there; a second gemm into that C with its A a
  * fragment kept the A in registers (the layout skipped a gemm whose C was
  * already spilled), and the element-wise gemm indexed the register array
- * as shared memory.  Fixed in src/layout.c: a gemm whose C is not in
+ * as shared memory.  Fixed in src/passes/layout.c: a gemm whose C is not in
  * registers spills its A.
  *   tilec run gemm_spilled_c_register_a.c --shape M=37,N=70,Q=9,T=45
  */

@@ -4,7 +4,7 @@
  * value as non-negative, so a tile origin (i8)(b0 * 100 + 100), which is
  * -56 for b0 = 1, had its `index >= 0` test dropped and the copy read
  * the 56 rows before the tensor instead of zeros.  Fixed at the one rule
- * (tc_dtype_cast_keeps_nonneg, src/ir.c) that both emitters' range
+ * (tc_dtype_cast_keeps_nonneg, src/ir/ir.c) that both emitters' range
  * checks now use.
  *   tilec run nonneg_narrow_cast.c --shape M=300,N=40
  */
