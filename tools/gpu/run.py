@@ -215,7 +215,10 @@ def ref_gemm_w4a16(t, s):
 
 
 def ref_conv2d(t, s):
-    x, f = (t[n].double() if t[n].numel() < 2**24 else t[n].float() for n in "XF")
+    # float64 where both operands are small enough, else float32 for both
+    # (conv2d takes one dtype).
+    small = all(t[n].numel() < 2**24 for n in "XF")
+    x, f = (t[n].double() if small else t[n].float() for n in "XF")
     y = torch.nn.functional.conv2d(x.permute(0, 3, 1, 2), f.permute(0, 3, 1, 2), padding=s["PAD"])
     return y.permute(0, 2, 3, 1)
 
@@ -691,8 +694,9 @@ def run_case(case, here, repeat):
             else:
                 t = poisoned(shape, dt)
             tensors[p["name"]] = t
-            # bool tensors as their bytes (DLPack's bool is recent).
-            args.append(cp.from_dlpack(t.view(torch.uint8) if dt == torch.bool else t))
+            # bool and fp8 tensors as their bytes (CuPy takes neither).
+            raw = dt == torch.bool or dt in (torch.float8_e4m3fn, torch.float8_e5m2)
+            args.append(cp.from_dlpack(t.view(torch.uint8) if raw else t))
         if case["reference"] in PREPARE:
             PREPARE[case["reference"]](tensors, env, g)
         return tensors, args
@@ -702,7 +706,7 @@ def run_case(case, here, repeat):
     torch.cuda.synchronize()
     ref_fn, out_names = REFS[case["reference"]]
     if case["reference"] == "attention":
-        refs = (ref_attention(tensors, env, L["tunables"].get("CAUSAL", 0)),)
+        refs = ref_attention(tensors, env, L["tunables"].get("CAUSAL", 0))
     else:
         refs = ref_fn(tensors, env)
     if isinstance(out_names, str):
