@@ -72,7 +72,16 @@ install)
 		"$src/python/tests"
 	;;
 runtime-only)
-	BUILD_DIR=$build CARRY_DIR=$work/carry "$src/tools/python_gpu_prepare.sh" \
+	# The prepare step translates through libtilec: in a sanitized build
+	# its interpreter needs the preload too (and only it, not the shell).
+	prepare_py=$py
+	if [ -n "$preload" ]; then
+		prepare_py=$work/python
+		printf '#!/bin/sh\nLD_PRELOAD="%s${LD_PRELOAD:+ $LD_PRELOAD}" exec "%s" "$@"\n' \
+			"$preload" "$py" >"$prepare_py"
+		chmod +x "$prepare_py"
+	fi
+	PYTHON=$prepare_py BUILD_DIR=$build CARRY_DIR=$work/carry "$src/tools/python_gpu_prepare.sh" \
 		>"$work/prepare.log" 2>&1 ||
 		{ cat "$work/prepare.log"; echo "FAIL: tools/python_gpu_prepare.sh"; exit 1; }
 	cd "$work"

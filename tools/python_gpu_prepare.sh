@@ -32,8 +32,10 @@ build=${BUILD_DIR:-build}
 for f in libtilec.so libtilec_runtime.so; do
 	[ -e "$build/$f" ] || { echo "python_gpu_prepare.sh: no $build/$f; build first (tools/setup.sh)" >&2; exit 1; }
 done
-py=python3
-/usr/bin/python3 -c '' 2>/dev/null && py=/usr/bin/python3
+# $PYTHON if set (tests/python.sh passes a sanitized build's preloading
+# wrapper), else the system's python3, where the Debian packages are.
+py=${PYTHON:-python3}
+[ -n "${PYTHON:-}" ] || { /usr/bin/python3 -c '' 2>/dev/null && py=/usr/bin/python3; }
 out=${CARRY_DIR:-python-carry}
 rm -rf "$out"
 mkdir -p "$out/lib" "$out/python/tests" "$out/tools" "$out/tests/launch" "$out/samples"
