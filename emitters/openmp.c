@@ -472,19 +472,6 @@ tc_omp_index_names(Emitter *E, int r, const char **names)
 	}
 }
 
-/* "96 KiB", "1.5 MiB", "100 bytes". */
-static const char *
-size_text(TcArena *a, long long bytes)
-{
-	if (bytes < 1024)
-		return tc_fmt(a, "%lld bytes", bytes);
-	const char *unit = bytes < 1024 * 1024 ? "KiB" : "MiB";
-	long long scale = bytes < 1024 * 1024 ? 1024 : 1024 * 1024;
-	if (bytes % scale == 0)
-		return tc_fmt(a, "%lld %s", bytes / scale, unit);
-	return tc_fmt(a, "%.1f %s", (double)bytes / (double)scale, unit);
-}
-
 /* --- Printing helpers ------------------------------------------------------------ */
 
 /* An expression as text (for names of extents in later lines). */
@@ -2460,7 +2447,7 @@ emit(const TcProgram *p, const TcKernel *k, const TcTarget *t,
 	tc_c_loc_comment(&E.pr, k->loc,
 			 tc_fmt(E.a, "one block of %s; its buffers take %s of "
 				"the thread's stack", k->name,
-				size_text(E.a, E.stack_bytes)));
+				tc_size_text(E.a, E.stack_bytes)));
 	int indent = out->indent;
 	out->indent = 0;
 	hoist_pragmas(out, body.data);

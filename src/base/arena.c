@@ -121,3 +121,16 @@ tc_vec_push(TcArena *a, TcVec *v, void *item)
 	}
 	v->items[v->len++] = item;
 }
+
+/* "96 KiB", "1.5 MiB", "100 bytes". */
+const char *
+tc_size_text(TcArena *a, long long bytes)
+{
+	if (bytes < 1024)
+		return tc_fmt(a, "%lld bytes", bytes);
+	const char *unit = bytes < 1024 * 1024 ? "KiB" : "MiB";
+	long long scale = bytes < 1024 * 1024 ? 1024 : 1024 * 1024;
+	if (bytes % scale == 0)
+		return tc_fmt(a, "%lld %s", bytes / scale, unit);
+	return tc_fmt(a, "%.1f %s", (double)bytes / (double)scale, unit);
+}

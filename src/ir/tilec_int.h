@@ -44,6 +44,8 @@ void *tc_alloc(TcArena *a, size_t size); /* zeroed, 16-byte aligned */
 char *tc_strdup(TcArena *a, const char *s);
 char *tc_strndup(TcArena *a, const char *s, size_t n);
 char *tc_fmt(TcArena *a, const char *fmt, ...) TC_PRINTF(2, 3);
+/* bytes as text: "96 KiB", "1.5 MiB", "100 bytes". */
+const char *tc_size_text(TcArena *a, long long bytes);
 
 /* A growable array of pointers, allocated from an arena. */
 typedef struct TcVec {

@@ -24,19 +24,6 @@ elem_bytes(TcDtype t)
 	return tc_dtype_bits(t) / 8;
 }
 
-/* "96 KiB", "1.5 MiB", "100 bytes". */
-static const char *
-size_text(TcArena *a, long long bytes)
-{
-	if (bytes < 1024)
-		return tc_fmt(a, "%lld bytes", bytes);
-	const char *unit = bytes < 1024 * 1024 ? "KiB" : "MiB";
-	long long scale = bytes < 1024 * 1024 ? 1024 : 1024 * 1024;
-	if (bytes % scale == 0)
-		return tc_fmt(a, "%lld %s", bytes / scale, unit);
-	return tc_fmt(a, "%.1f %s", (double)bytes / (double)scale, unit);
-}
-
 typedef struct Frame {
 	TcArena *a;
 	const TcTarget *t;
@@ -80,9 +67,9 @@ add_buffers(Frame *F, const TcStmt *s)
 	tc_diag(F->d, TC_ERROR, v->loc, "buffer '%s' (%s) brings the buffers "
 		"of kernel '%s' to %s per block; the %s target allows %s (a "
 		"block's buffers live on its thread's stack and should stay "
-		"in cache)", v->name, size_text(F->a, n), F->k->name,
-		size_text(F->a, F->bytes), F->t->name,
-		size_text(F->a, F->t->smem_limit));
+		"in cache)", v->name, tc_size_text(F->a, n), F->k->name,
+		tc_size_text(F->a, F->bytes), F->t->name,
+		tc_size_text(F->a, F->t->smem_limit));
 }
 
 bool
