@@ -58,6 +58,8 @@ typedef struct Gpu {
 	long long threads;      /* threads per block */
 	/* The warp grid of the matrix-instruction fragments, 0 if none. */
 	int warps_m, warps_n;
+	int unit;               /* threads of one matrix-grid cell: a warp, or
+				 * a wgmma warpgroup */
 	const char **dist;      /* per distribution class id: its C++ alias */
 	/* Anchored loops being printed, outermost first: each runs over the
 	 * indices its class gives this thread. */
@@ -81,7 +83,16 @@ typedef struct Gpu {
 static bool
 is_mma_layout(const Gpu *G, TcLayoutKind kind)
 {
-	return G->t->mma && kind == G->t->mma->layout;
+	return (G->t->mma && kind == G->t->mma->layout) ||
+	       (G->t->wgmma && kind == G->t->wgmma->layout);
+}
+
+/* Whether the kernel's gemms are wgmma's (layout.c): its accumulators
+ * are spread over warpgroups, and it needs the sm_90a helpers. */
+static bool
+uses_wgmma(const Gpu *G)
+{
+	return G->t->wgmma && G->unit > G->t->warp_size;
 }
 
 TC_PRINTF(3, 4)
@@ -147,9 +158,9 @@ count(const TcVar *v)
 static bool
 is_reg(const TcVar *v)
 {
-	return v->kind == TC_VAR_BUFFER && (v->layout.kind == TC_LAYOUT_MMA ||
-					    v->layout.kind == TC_LAYOUT_MFMA ||
-					    v->layout.kind == TC_LAYOUT_BLOCKED);
+	return v->kind == TC_VAR_BUFFER &&
+	       (tc_layout_is_matrix(v->layout.kind) ||
+		v->layout.kind == TC_LAYOUT_BLOCKED);
 }
 
 /* The alias of the distribution of register fragment v's dim d. */
@@ -315,6 +326,14 @@ swizzle_bytes(const TcVar *v)
 	if (!v->swizzle)
 		return 0;
 	return tc_var_extent(v, v->rank - 1) * tc_dtype_storage_bits(v->dtype) / 8;
+}
+
+/* The copy helpers' SWIZZLE argument for a swizzled buffer: `, true`
+ * for swizzled rows, `, tilec::SWIZZLE_PANELS` for 128-byte panels. */
+static const char *
+swizzle_arg(const TcVar *v)
+{
+	return v->panels ? ", tilec::SWIZZLE_PANELS" : ", true";
 }
 
 /* Offset of element idx[] of a shared buffer: row-major, the last extent
@@ -836,7 +855,7 @@ copy_g2s(Gpu *G, const TcStmt *s)
 	if (G->t->cp_async)
 		tc_buf_puts(b, async ? ", true" : ", false");
 	if (v->swizzle)
-		tc_buf_puts(b, ", true");
+		tc_buf_puts(b, swizzle_arg(v));
 	tc_buf_puts(b, ">(");
 	if (s->u.copy.stage)
 		smem_stage(G, v, s->u.copy.stage);
@@ -862,8 +881,8 @@ g2s_setup(Gpu *G, const TcStmt *s, const char *name)
 	TcBuf *b = G->pr.out;
 	tc_buf_printf(b, "const tilec::G2S<%s, %lld, %lld, %lld%s> %s(%lld, %s + ",
 		      storage_type(G, v->dtype), tc_var_extent(v, 0),
-		      tc_var_extent(v, 1), G->threads, v->swizzle ? ", true" : "",
-		      name, row_stride(v), t->name);
+		      tc_var_extent(v, 1), G->threads, v->swizzle ?
+		      swizzle_arg(v) : "", name, row_stride(v), t->name);
 	tensor_offset_of(G, t, s->u.copy.first, true);
 	tc_buf_puts(b, ", ");
 	box_ld(G, src, v);
@@ -1115,6 +1134,55 @@ gemm_hook(Gpu *G, const TcStmt *issue)
 	tc_buf_puts(b, "}");
 }
 
+/* A wgmma operand: `tilec::SwizzledTile<T, ROWS, COLS>(BASE)`, the
+ * shared tile as the descriptors describe it. */
+static void
+swizzled_tile(Gpu *G, const TcVar *v)
+{
+	if (!v->swizzle)
+		error(G, v->loc, "internal error: wgmma operand '%s' is not "
+		      "swizzled", v->name);
+	tc_buf_printf(G->pr.out, "tilec::SwizzledTile<%s, %lld, %lld>(",
+		      storage_type(G, v->dtype), tc_var_extent(v, 0),
+		      tc_var_extent(v, 1));
+	smem_base(G, v);
+	tc_buf_puts(G->pr.out, ")");
+}
+
+/* tile_gemm by wgmma (sm_90a): each warpgroup multiplies its TM 64-row
+ * tiles by its TN 8-column tiles, in instructions of gemm.wgmma_n
+ * columns, B (and A, unless it is a register fragment) read from shared
+ * memory through descriptors. */
+static void
+emit_wgmma(Gpu *G, const TcStmt *s)
+{
+	const TcVar *c = s->u.gemm.c.var, *a = s->u.gemm.a.var;
+	TcBuf *b = G->pr.out;
+	int tm = c->layout.dim[0].tiles, tn = c->layout.dim[1].tiles;
+	if (is_reg(a)) {
+		tc_buf_printf(b, "tilec::wgmma_rs<%d, %d, %d, %s>(%s, %s, ", tm, tn,
+			      s->u.gemm.wgmma_n, s->u.gemm.trans_b ? "true" :
+			      "false", c->name, a->name);
+		swizzled_tile(G, s->u.gemm.b.var);
+		tc_buf_printf(b, ", %s * %d", G->warp_n, tn * G->t->wgmma->n);
+		if (s->u.gemm.issue)
+			gemm_hook(G, s->u.gemm.issue);
+		tc_buf_puts(b, ");\n");
+		return;
+	}
+	tc_buf_printf(b, "tilec::wgmma_ss<%d, %d, %d, %s, %s>(%s, ", tm, tn,
+		      s->u.gemm.wgmma_n, s->u.gemm.trans_a ? "true" : "false",
+		      s->u.gemm.trans_b ? "true" : "false", c->name);
+	swizzled_tile(G, s->u.gemm.a.var);
+	tc_buf_puts(b, ", ");
+	swizzled_tile(G, s->u.gemm.b.var);
+	tc_buf_printf(b, ", %s * %d, %s * %d", G->warp_m, tm * G->t->wgmma->m,
+		      G->warp_n, tn * G->t->wgmma->n);
+	if (s->u.gemm.issue)
+		gemm_hook(G, s->u.gemm.issue);
+	tc_buf_puts(b, ");\n");
+}
+
 /* tile_gemm.  With a matrix-instruction accumulator: the dialect's
  * gemm helper with A and B in shared memory (tilec::mma_ss, mfma_ss) or
  * with A in registers (mma_rs, mfma_rs); each warp multiplies its TM x TN
@@ -1130,6 +1198,10 @@ emit_gemm(Gpu *G, const TcStmt *s)
 	TcBuf *b = G->pr.out;
 	bool ta = s->u.gemm.trans_a, tb = s->u.gemm.trans_b;
 	long long K = tc_var_extent(a, ta ? 0 : 1);
+	if (c->layout.kind == TC_LAYOUT_WGMMA) {
+		emit_wgmma(G, s);
+		return;
+	}
 	if (is_mma_layout(G, c->layout.kind)) {
 		int tm = c->layout.dim[0].tiles, tn = c->layout.dim[1].tiles;
 		const char *n0 = tc_fmt(G->a, "%s * %d", G->warp_n,
@@ -2057,13 +2129,19 @@ emit_header(Gpu *G, bool first)
 			      warps == 1 ? "" : "s", width);
 	}
 	tc_buf_printf(b, "; %lld bytes of shared memory.\n", G->k->smem_bytes);
+	/* The wgmma helpers come with the kernels that use them; a
+	 * standalone file for an arch with wgmma carries them for all. */
 	if (G->opt->standalone && first) {
 		const char *inlined[MAX_HELPERS];
 		int ninlined = 0;
 		tc_buf_puts(b, "\n");
 		inline_helpers(G, G->dialect->helpers, inlined, &ninlined);
+		if (G->t->wgmma)
+			inline_helpers(G, "cuda/tilec_sm90.cuh", inlined, &ninlined);
 	} else if (!G->opt->standalone) {
 		tc_buf_printf(b, "#include \"%s\"\n", G->dialect->helpers_include);
+		if (uses_wgmma(G))
+			tc_buf_puts(b, "#include \"tilec/cuda/tilec_sm90.cuh\"\n");
 	}
 }
 
@@ -2130,9 +2208,11 @@ emit_prologue(Gpu *G)
 		}
 		tc_buf_puts(b, " };\n");
 	}
-	int width = G->t->warp_size;
+	int width = G->unit;
+	/* wgmma's swizzled tiles start 1024-byte aligned (smem.c). */
 	if (G->k->smem_bytes)
 		tc_buf_printf(b, "extern __shared__ %s unsigned char tilec_smem[];\n",
+			      uses_wgmma(G) ? "__align__(1024)" :
 			      G->dialect->smem_align);
 	if (G->warps_m && G->warps_n == 1)
 		tc_buf_printf(b, "const int %s = threadIdx.x / %d, %s = 0;\n",
@@ -2155,8 +2235,9 @@ emit_prologue(Gpu *G)
 			G->dist[t->id] = name;
 			if (is_mma_layout(G, t->kind))
 				tc_buf_printf(b, "using %s = tilec::%s<%d, %d, %d, %d>;\n",
-					      name, G->dialect->mma_dist, t->axis,
-					      t->tiles, v->layout.warps_m,
+					      name, t->kind == TC_LAYOUT_WGMMA ?
+					      "Wgmma" : G->dialect->mma_dist,
+					      t->axis, t->tiles, v->layout.warps_m,
 					      v->layout.warps_n);
 			else
 				tc_buf_printf(b, "using %s = tilec::Blocked<%d, %d, %d, %d, %d>;\n",
@@ -2187,6 +2268,7 @@ tc_gpu_emit(const TcGpuDialect *g, const TcProgram *p, const TcKernel *k,
 		.pr = { .out = out, .hooks = &gpu_hooks },
 		.dialect = g, .a = a, .prog = p, .k = k, .t = t, .opt = opt, .d = d,
 		.threads = tc_abi_threads(k, t), .block_level = true,
+		.unit = t->warp_size,
 	};
 	G.pr.ctx = &G;
 	int nclass = 0;
@@ -2195,6 +2277,8 @@ tc_gpu_emit(const TcGpuDialect *g, const TcProgram *p, const TcKernel *k,
 		if (v->kind == TC_VAR_BUFFER && is_mma_layout(&G, v->layout.kind)) {
 			G.warps_m = v->layout.warps_m;
 			G.warps_n = v->layout.warps_n;
+			if (v->layout.kind == TC_LAYOUT_WGMMA)
+				G.unit = t->warp_size * t->wgmma->group_warps;
 		}
 		for (int j = 0; is_reg(v) && j < v->rank; j++)
 			if (v->layout.dim[j].id >= nclass)
@@ -2210,8 +2294,9 @@ tc_gpu_emit(const TcGpuDialect *g, const TcProgram *p, const TcKernel *k,
 	G.r1 = fresh(&G, "r1");
 	G.o = fresh(&G, "o");
 	G.kk = fresh(&G, "kk");
-	G.warp_m = fresh(&G, tc_fmt(a, "%s_m", g->warp));
-	G.warp_n = fresh(&G, tc_fmt(a, "%s_n", g->warp));
+	const char *cell = uses_wgmma(&G) ? "group" : g->warp;
+	G.warp_m = fresh(&G, tc_fmt(a, "%s_m", cell));
+	G.warp_n = fresh(&G, tc_fmt(a, "%s_n", cell));
 	if (dtypes_supported(&G, NULL)) {
 		bool first = out->len == 0;
 		if (!first)

@@ -40,6 +40,7 @@ typedef struct Cli {
 	bool verify;            /* --verify */
 	bool line_directives;   /* --line-directives */
 	bool standalone;        /* --standalone */
+	bool wgmma;             /* --wgmma */
 	bool list_kernels;      /* --list-kernels */
 	bool json;              /* --json: --list-kernels as JSON */
 	bool explain;           /* --explain */
@@ -84,6 +85,8 @@ usage(FILE *f)
 	      "program\n"
 	      "  --standalone         inline the helper headers into the "
 	      "output\n"
+	      "  --wgmma              on sm_90a, gemms that fit it use wgmma "
+	      "(experimental)\n"
 	      "  --list-kernels       print the program's kernel names\n"
 	      "  --list-targets       print every target and arch with what "
 	      "tilec assumes\n"
@@ -122,7 +125,7 @@ enum {
 	OPT_STANDALONE, OPT_LIST_KERNELS, OPT_TIME, OPT_TARGET, OPT_ARCH,
 	OPT_OUT, OPT_KERNEL, OPT_DUMP_AFTER, OPT_EMIT, OPT_CONFIG, OPT_DEFINE,
 	OPT_JSON,
-	OPT_EXPLAIN, OPT_LIST_TARGETS,
+	OPT_EXPLAIN, OPT_LIST_TARGETS, OPT_WGMMA,
 };
 
 static const TcOptSpec options[] = {
@@ -131,6 +134,7 @@ static const TcOptSpec options[] = {
 	{ "verify", 0, false, OPT_VERIFY },
 	{ "line-directives", 0, false, OPT_LINE_DIRECTIVES },
 	{ "standalone", 0, false, OPT_STANDALONE },
+	{ "wgmma", 0, false, OPT_WGMMA },
 	{ "list-kernels", 0, false, OPT_LIST_KERNELS },
 	{ "list-targets", 0, false, OPT_LIST_TARGETS },
 	{ "json", 0, false, OPT_JSON },
@@ -199,6 +203,7 @@ parse_args(Cli *cli, int argc, char **argv, bool *stop)
 		case OPT_VERIFY: cli->verify = true; break;
 		case OPT_LINE_DIRECTIVES: cli->line_directives = true; break;
 		case OPT_STANDALONE: cli->standalone = true; break;
+		case OPT_WGMMA: cli->wgmma = true; break;
 		case OPT_LIST_KERNELS: cli->list_kernels = true; break;
 		case OPT_JSON: cli->json = true; break;
 		case OPT_EXPLAIN: cli->explain = true; break;
@@ -315,6 +320,7 @@ translate(const Cli *cli)
 	opt.verify = cli->verify;
 	opt.line_directives = cli->line_directives;
 	opt.standalone = cli->standalone;
+	opt.wgmma = cli->wgmma;
 	opt.explain = cli->explain;
 	opt.ndefines = cli->ndefines;
 	for (int i = 0; i < cli->ndefines; i++) {

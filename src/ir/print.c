@@ -404,19 +404,22 @@ static void
 print_schedule(TcBuf *b, const TcKernel *k, const TcVar *v)
 {
 	const char *sep = " (";
-	bool matrix = v->layout.kind == TC_LAYOUT_MMA ||
-		      v->layout.kind == TC_LAYOUT_MFMA;
+	bool matrix = tc_layout_is_matrix(v->layout.kind);
 	if (matrix || v->layout.kind == TC_LAYOUT_BLOCKED) {
 		tc_buf_printf(b, "%slayout %s", sep,
 			      v->layout.kind == TC_LAYOUT_MMA ? "mma" :
-			      v->layout.kind == TC_LAYOUT_MFMA ? "mfma" : "blocked");
+			      v->layout.kind == TC_LAYOUT_MFMA ? "mfma" :
+			      v->layout.kind == TC_LAYOUT_WGMMA ? "wgmma" :
+			      "blocked");
 		for (int d = 0; d < v->rank; d++) {
 			const TcDist *t = &v->layout.dim[d];
 			tc_buf_printf(b, " [class %d %s x%d", t->id,
 				      t->axis ? "cols" : "rows", t->count);
 			if (matrix)
-				tc_buf_printf(b, ", %dx%d warps", v->layout.warps_m,
-					      v->layout.warps_n);
+				tc_buf_printf(b, ", %dx%d %s", v->layout.warps_m,
+					      v->layout.warps_n,
+					      v->layout.kind == TC_LAYOUT_WGMMA ?
+					      "warpgroups" : "warps");
 			else
 				tc_buf_printf(b, ", %dx%d threads, vec %d", t->tr,
 					      t->tc, t->vec);
@@ -436,7 +439,7 @@ print_schedule(TcBuf *b, const TcKernel *k, const TcVar *v)
 		sep = ", ";
 	}
 	if (v->swizzle) {
-		tc_buf_printf(b, "%sswizzled", sep);
+		tc_buf_printf(b, "%sswizzled%s", sep, v->panels ? " panels" : "");
 		sep = ", ";
 	}
 	/* Offsets mean something once shared memory has been planned. */
@@ -605,6 +608,8 @@ print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s)
 		print_region(b, &s->u.gemm.b);
 		if (s->u.gemm.trans_b)
 			tc_buf_puts(b, "^T");
+		if (s->u.gemm.wgmma_n)
+			tc_buf_printf(b, " by wgmma n%d", s->u.gemm.wgmma_n);
 		if (s->u.gemm.issue) {
 			tc_buf_puts(b, ", issuing {");
 			end_line(b, s->loc);

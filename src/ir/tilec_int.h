@@ -336,7 +336,17 @@ typedef enum TcLayoutKind {
 	TC_LAYOUT_BLOCKED, /* registers, rows over thread groups, columns in vectors */
 	TC_LAYOUT_MFMA,    /* registers, in the transposed 16x16 accumulator
 			      layout of v_mfma_f32_16x16x16 (HIP, wave64) */
+	TC_LAYOUT_WGMMA,   /* registers, in the m64nN accumulator layout of
+			      wgmma.mma_async (warpgroups of 4 warps, sm_90a) */
 } TcLayoutKind;
+
+/* Whether fragments of layout kind k are spread like a matrix
+ * instruction's accumulator (MMA, MFMA or WGMMA). */
+static inline bool
+tc_layout_is_matrix(TcLayoutKind k)
+{
+	return k == TC_LAYOUT_MMA || k == TC_LAYOUT_MFMA || k == TC_LAYOUT_WGMMA;
+}
 
 /* How one dim of a register fragment is spread.  Fragments (and parallel
  * loops) whose dims share a distribution class visit the same indices in
@@ -348,7 +358,8 @@ typedef struct TcDist {
 	int extent;        /* elements along the dim */
 	int count;         /* elements of it each thread holds */
 	int tiles;         /* MMA: 16-row (axis 0) or 8-column tiles per warp;
-			      MFMA: 16-row or 16-column tiles per wave */
+			      MFMA: 16-row or 16-column tiles per wave;
+			      WGMMA: 64-row or 8-column tiles per warpgroup */
 	int tr, tc;        /* BLOCKED: thread grid, rows x columns (tr * tc = threads) */
 	int vec;           /* BLOCKED axis 1: consecutive columns a thread holds */
 } TcDist;
@@ -356,8 +367,10 @@ typedef struct TcDist {
 typedef struct TcLayout {
 	TcLayoutKind kind; /* SMEM, or MMA / BLOCKED for register fragments */
 	TcDist dim[2];     /* register fragments: per dim (rank 1 or 2) */
-	int warps_m;       /* MMA, MFMA: warps along rows (kernel-wide) */
-	int warps_n;       /* MMA, MFMA: warps along columns */
+	int warps_m;       /* MMA, MFMA: warps along rows (kernel-wide);
+			      WGMMA: warpgroups along rows */
+	int warps_n;       /* MMA, MFMA: warps along columns; WGMMA:
+			      warpgroups along columns */
 } TcLayout;
 
 typedef struct TcVar {
@@ -401,7 +414,10 @@ typedef struct TcVar {
 	int pad;          /* elements of padding per row in shared memory */
 	bool swizzle;     /* shared rows unpadded, 16-byte chunks XOR-permuted
 			     per row (smem.c); only copy_g2s and ldmatrix
-			     touch such a buffer */
+			     or wgmma touch such a buffer */
+	bool panels;      /* swizzle with rows wider than 128 bytes stored as
+			     column panels of 128-byte rows, one after the
+			     other (smem.c): the layout wgmma reads */
 	long long smem_offset; /* byte offset in the block's shared memory,
 				  -1 if the buffer lives in registers */
 	/* A fragment or local buffer that layout.c put in shared memory
@@ -762,6 +778,10 @@ struct TcStmt {
 			TcRegion c, a, b; /* C += op(A) * op(B) */
 			bool trans_a;     /* A is stored K x M */
 			bool trans_b;     /* B is stored N x K */
+			/* layout.c, on a target with wgmma: the n of each
+			 * wgmma instruction (a warpgroup's columns go in
+			 * chunks of it); 0 when the gemm is not wgmma's. */
+			int wgmma_n;
 			/* expand_pipeline.c: a BLOCK run by every thread
 			 * inside the gemm, after its first matrix
 			 * instruction (the mbarrier loop's next copies);
@@ -864,6 +884,11 @@ typedef struct TcKernel {
 	TcVar *block[3];    /* the BLOCK vars bound by tile_grid_*, or NULL */
 	TcExpr *rasterize;  /* tile_rasterize(rows), or NULL */
 	TcStmt *body;       /* a BLOCK */
+	/* GPU targets with a warpgroup matrix instruction (layout.c): why
+	 * the kernel's gemms use the warp one instead (the first gemm that
+	 * does not fit wgmma, as a clause), or NULL. */
+	const char *wgmma_why;
+	TcLoc wgmma_why_loc;
 	/* GPU targets (smem.c): dynamic shared memory per block, and where
 	 * the scratch for cross-warp reductions starts in it. */
 	long long smem_bytes;
@@ -1019,6 +1044,9 @@ typedef struct TcMatrixForm {
 	int k;                   /* k of one instruction */
 	bool a_in_regs;          /* A may be a register fragment in the
 				  * accumulator layout (mma_rs, mfma_rs) */
+	bool mn_major;           /* wgmma: A may be M-major (TILE_TRANS_A)
+				  * and B N-major (B[K][N]); otherwise both
+				  * must be K-major (8-bit forms) */
 } TcMatrixForm;
 
 /* A warp matrix instruction a tile_gemm lowers to: layout.c spreads the
@@ -1026,8 +1054,14 @@ typedef struct TcMatrixForm {
  * issue it. */
 typedef struct TcMatrixInsn {
 	const char *name;        /* the instruction: "mma.sync.m16n8k16" */
-	TcLayoutKind layout;     /* of accumulators: TC_LAYOUT_MMA or _MFMA */
-	int m, n;                /* its tile: C is m x n */
+	TcLayoutKind layout;     /* of accumulators: TC_LAYOUT_MMA, _MFMA
+				  * or _WGMMA */
+	int m, n;                /* its tile: C is m x n (wgmma: n is the
+				  * granule of N, at most max_n per
+				  * instruction) */
+	int max_n;               /* wgmma: the widest instruction's n */
+	int group_warps;         /* warps that issue it together: 1, or 4
+				  * (a wgmma warpgroup) */
 	int row_count;           /* rows of one m x n tile a lane holds */
 	int col_count;           /* columns of one tile a lane holds */
 	TcMatrixForm forms[3];   /* what it multiplies, nforms of them */
@@ -1063,8 +1097,9 @@ typedef struct TcTarget {
 				  * issued inside a gemm complete on them */
 	bool tma;                /* tensor-memory-accelerator copies (no pass
 				  * uses them yet) */
-	bool wgmma;              /* warpgroup matrix instructions (no pass
-				  * uses them yet) */
+	/* The warpgroup matrix instruction (sm_90a's wgmma), which layout.c
+	 * prefers to mma when every gemm of a kernel fits it; NULL: none. */
+	const TcMatrixInsn *wgmma;
 	/* CPU vectors: the float lanes of the ISA's widest vector register
 	 * (0 on a GPU), and the lanes of the explicit vectors (tilec_vf,
 	 * templates/cpu/tilec_cpu.h) the OpenMP backend prints, 0 where it
@@ -1106,6 +1141,10 @@ void tc_target_describe(TcBuf *out, const TcTarget *t);
  * `operands` into an accumulator of dtype `accum`, or NULL (target.c). */
 const TcMatrixForm *tc_matrix_form(const TcMatrixInsn *mi, TcDtype operands,
 				   TcDtype accum);
+/* The n of the wgmma instructions that cover `cols` columns of a
+ * warpgroup: the widest power of two from min_n (at least 16) up to the
+ * instruction's widest that divides cols; 0 if none does. */
+int tc_wgmma_chunk(const TcMatrixInsn *wg, long long cols, int min_n);
 
 /* ==== Options (tilec.c) =================================================== */
 
@@ -1125,6 +1164,10 @@ struct TcOptions {
 	bool verify;                 /* verify the IR after every pass */
 	bool line_directives;        /* #line back to the tile program */
 	bool standalone;             /* inline templates into the output */
+	bool wgmma;                  /* --wgmma: gemms may use the target's
+				      * warpgroup instruction (sm_90a); off
+				      * by default until the H200 run of
+				      * tools/gpu_bench.sh has checked it */
 	bool explain;                /* --explain: a note on every buffer's
 					placement (explain.c) */
 };
@@ -1167,6 +1210,11 @@ bool tc_software_pipeline(TcArena *a, TcProgram *p, const TcOptions *opt,
 			  TcDiags *d);
 /* smem.c: shared-memory offsets, padding, stages; the per-block limit. */
 bool tc_copy_g2s_fits(const TcStmt *s);
+/* Whether every statement of s that touches shared buffer v is a copy
+ * into it that copy_g2s serves or a gemm reading it as A or B (with
+ * any_gemm false: a gemm whose accumulator is an MMA or WGMMA fragment,
+ * which reads it through ldmatrix or wgmma): who may see v swizzled. */
+bool tc_swizzle_accessors(const TcStmt *s, const TcVar *v, bool any_gemm);
 bool tc_smem(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
 /* barrier.c: barriers between statements that share memory across
  * threads. */

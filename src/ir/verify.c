@@ -596,8 +596,7 @@ check_schedule(Verifier *v, const TcStmt *s)
 			     s->u.loop.kind == TC_LOOP_SERIAL ? "serial" :
 			     "pipelined", name_of(anchor));
 		if (anchor->kind != TC_VAR_BUFFER ||
-		    (anchor->layout.kind != TC_LAYOUT_MMA &&
-		     anchor->layout.kind != TC_LAYOUT_MFMA &&
+		    (!tc_layout_is_matrix(anchor->layout.kind) &&
 		     anchor->layout.kind != TC_LAYOUT_BLOCKED))
 			fail(v, s->loc, "loop follows '%s', not a fragment in "
 			     "registers", name_of(anchor));
@@ -752,6 +751,28 @@ check_gemm(Verifier *v, const TcStmt *s)
 		check_whole(v, b, s->loc, "gemm", TC_SCOPE_NONE, 2);
 	if (s->u.gemm.issue)
 		check_body(v, s->u.gemm.issue, s->loc, "gemm issue");
+	/* wgmma (layout.c, smem.c): a WGMMA accumulator, instructions of a
+	 * power-of-two n from 16 to 256 that tile each warpgroup's columns;
+	 * operands in panels only when swizzled, of whole 128-byte rows. */
+	int n = s->u.gemm.wgmma_n;
+	const TcVar *cv = c->var;
+	bool wg = cv && cv->kind == TC_VAR_BUFFER &&
+		  cv->layout.kind == TC_LAYOUT_WGMMA;
+	if (n && (!wg || n < 16 || n > 256 || (n & (n - 1)) ||
+		  (cv->layout.dim[1].tiles * 8) % n != 0))
+		fail(v, s->loc, "gemm by wgmma n%d on '%s', not a wgmma "
+		     "accumulator it tiles", n, name_of(cv));
+	else if (wg && !n)
+		fail(v, s->loc, "gemm into wgmma accumulator '%s' has no "
+		     "instruction width", name_of(cv));
+	const TcVar *ops[2] = { a->var, b->var };
+	for (int i = 0; i < 2; i++)
+		if (ops[i] && ops[i]->kind == TC_VAR_BUFFER && ops[i]->panels &&
+		    (!ops[i]->swizzle || ops[i]->rank != 2 ||
+		     tc_var_extent(ops[i], 1) *
+		     tc_dtype_storage_bits(ops[i]->dtype) % 1024 != 0))
+			fail(v, s->loc, "'%s' in panels, not swizzled rows of "
+			     "whole 128 bytes", name_of(ops[i]));
 }
 
 static void
@@ -825,8 +846,7 @@ static bool
 is_reg(const TcVar *var)
 {
 	return var->kind == TC_VAR_BUFFER &&
-	       (var->layout.kind == TC_LAYOUT_MMA ||
-		var->layout.kind == TC_LAYOUT_MFMA ||
+	       (tc_layout_is_matrix(var->layout.kind) ||
 		var->layout.kind == TC_LAYOUT_BLOCKED);
 }
 

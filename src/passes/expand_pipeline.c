@@ -44,9 +44,9 @@
 static bool
 in_registers(const TcVar *v)
 {
-	return v->kind == TC_VAR_BUFFER && (v->layout.kind == TC_LAYOUT_MMA ||
-					    v->layout.kind == TC_LAYOUT_MFMA ||
-					    v->layout.kind == TC_LAYOUT_BLOCKED);
+	return v->kind == TC_VAR_BUFFER &&
+	       (tc_layout_is_matrix(v->layout.kind) ||
+		v->layout.kind == TC_LAYOUT_BLOCKED);
 }
 
 /* --- Copy lowering --------------------------------------------------------- */

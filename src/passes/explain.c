@@ -50,6 +50,8 @@ smem_details(TcBuf *b, const TcKernel *k, const TcVar *v)
 		tc_buf_printf(b, ", rows padded by %d elements", v->pad);
 	if (v->swizzle)
 		tc_buf_puts(b, ", 16-byte chunks swizzled per row");
+	if (v->panels)
+		tc_buf_puts(b, " in 128-byte column panels");
 }
 
 /* How the threads hold a register fragment. */
@@ -65,6 +67,10 @@ register_details(TcBuf *b, const TcVar *v)
 	case TC_LAYOUT_MFMA:
 		tc_buf_printf(b, "the v_mfma 16x16 accumulator layout over "
 			      "%dx%d waves", l->warps_m, l->warps_n);
+		break;
+	case TC_LAYOUT_WGMMA:
+		tc_buf_printf(b, "the wgmma m64nN accumulator layout over "
+			      "%dx%d warpgroups", l->warps_m, l->warps_n);
 		break;
 	default:
 		tc_buf_printf(b, "blocked over a %dx%d thread grid",
@@ -102,6 +108,11 @@ explain_kernel(const TcKernel *k, const TcOptions *opt, TcDiags *d)
 				"buffer is an array of the block's frame", k->name,
 				opt->target.name, opt->target.arch);
 	}
+	/* Off the warpgroup fast path: always said, like a spill. */
+	if (gpu && k->wgmma_why)
+		tc_diag(d, TC_NOTE, k->wgmma_why_loc.line ? k->wgmma_why_loc :
+			k->loc, "kernel '%s' multiplies with %s, not wgmma: %s",
+			k->name, opt->target.mma->name, k->wgmma_why);
 	for (int i = 0; i < k->vars.len; i++) {
 		const TcVar *v = k->vars.items[i];
 		/* Buffers a pass made (stage views, prefetch fragments,

@@ -71,7 +71,9 @@ typedef struct Layouter {
 	bool changed;       /* a spill happened during this sweep */
 	bool a_in_regs;     /* some gemm reads A from registers */
 	bool row_reduce;    /* some MMA fragment is reduced along its rows */
-	int warps_m, warps_n; /* the MMA warp grid */
+	int warps_m, warps_n; /* the MMA warp grid (wgmma: warpgroups) */
+	int min_chunk;      /* wgmma: the fewest columns one instruction may
+			       take (an N-major B's swizzle span) */
 } Layouter;
 
 static int
@@ -583,7 +585,10 @@ mma_grid(Layouter *L)
 		for (int i = 0; i < nr && ok; i++)
 			ok = rows[i] % (L->mi->m * wm) == 0;
 		for (int i = 0; i < nc && ok; i++)
-			ok = cols[i] % (L->mi->n * wn) == 0;
+			ok = cols[i] % (L->mi->n * wn) == 0 &&
+			     (L->mi->group_warps == 1 ||
+			      tc_wgmma_chunk(L->mi, cols[i] / wn,
+					     L->min_chunk) > 0);
 		if (!ok || (L->a_in_regs && wn != 1))
 			continue;
 		long long tm = nr ? rows[0] / wm : 0, tn = nc ? cols[0] / wn : 0;
@@ -822,10 +827,11 @@ choose_layouts(Layouter *L)
 				if (node(L, v, 0) >= 0 &&
 				    L->cls[find(L, node(L, v, 0))].mma)
 					spill(L, v, (TcLoc){ 0 }, tc_fmt(a,
-					      "no grid of the block's %d warps "
+					      "no grid of the block's %d %s "
 					      "tiles every gemm accumulator's "
 					      "rows by %d and columns by %d",
-					      L->warps, L->mi->m,
+					      L->warps, L->mi->group_warps > 1 ?
+					      "warpgroups" : "warps", L->mi->m,
 					      L->mi->n));
 			}
 			continue;
@@ -854,13 +860,174 @@ choose_layouts(Layouter *L)
 	assign(L);
 }
 
+/* --- wgmma: the warpgroup instruction, where every gemm fits it ----------- */
+
+/* The first gemm in s, from `after` on (NULL: the first at all). */
+static const TcStmt *
+next_gemm(const TcStmt *s, const TcStmt **after)
+{
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		for (int i = 0; i < s->u.block.body.len; i++) {
+			const TcStmt *g = next_gemm(s->u.block.body.items[i], after);
+			if (g)
+				return g;
+		}
+		return NULL;
+	case TC_ST_FOR: return next_gemm(s->u.loop.body, after);
+	case TC_ST_IF: {
+		const TcStmt *g = next_gemm(s->u.cond.then, after);
+		return g || !s->u.cond.els ? g : next_gemm(s->u.cond.els, after);
+	}
+	case TC_ST_GEMM:
+		if (*after) {
+			if (*after == s)
+				*after = NULL;
+			return NULL;
+		}
+		return s;
+	default:
+		return NULL;
+	}
+}
+
+/* Bytes of one row of shared tile v. */
+static long long
+row_bytes(const TcVar *v)
+{
+	return tc_var_extent(v, v->rank - 1) * tc_dtype_storage_bits(v->dtype) / 8;
+}
+
+/* Why gemm s of kernel k cannot be one of wgmma's (a clause, "its A
+ * operand ..."), or NULL when it fits: the accumulator a 2-dim fragment of
+ * whole 64 x 16 tiles, A and B 16-bit tiles in shared memory that only
+ * copies fill and gemms read (smem.c then swizzles them as wgmma reads
+ * them), rows of 32 or 64 bytes or whole 128-byte panels, K whole k-steps.
+ * Also the narrowest instruction the N-major B allows (*min_chunk). */
+static const char *
+wgmma_misfit(TcArena *a, const TcKernel *k, const TcMatrixInsn *wg,
+	     const TcStmt *s, int *min_chunk)
+{
+	const TcVar *c = s->u.gemm.c.var, *av = s->u.gemm.a.var,
+		    *bv = s->u.gemm.b.var;
+	bool ta = s->u.gemm.trans_a, tb = s->u.gemm.trans_b;
+	if (!is_candidate(c) || c->rank != 2)
+		return "its accumulator is not a 2-dim fragment";
+	const TcVar *ops[2] = { av, bv };
+	/* A may be a register fragment (wgmma's A-from-registers form): a
+	 * 16-bit one, M-major A is not. */
+	bool a_regs = is_candidate(av) && av->rank == 2 && !ta &&
+		      tc_dtype_bits(av->dtype) == 16;
+	for (int i = a_regs ? 1 : 0; i < 2; i++) {
+		const char *name = i ? "B" : "A";
+		const TcVar *v = ops[i];
+		if (v->kind != TC_VAR_BUFFER || v->scope != TC_SCOPE_SHARED ||
+		    v->rank != 2)
+			return tc_fmt(a, "its %s operand '%s' is not a 2-dim "
+				      "tile_shared buffer", name, v->name);
+		long long rb = row_bytes(v);
+		if (tc_dtype_bits(v->dtype) != 16)
+			return tc_fmt(a, "its operands are %s, and wgmma reads "
+				      "only 16-bit tiles here",
+				      tc_dtype_name(v->dtype));
+		if (rb != 32 && rb != 64 && rb % 128 != 0)
+			return tc_fmt(a, "the rows of its %s operand '%s' are "
+				      "%lld bytes, not 32, 64 or a multiple of "
+				      "128", name, v->name, rb);
+		if (tc_var_extent(v, 0) % 8 != 0)
+			return tc_fmt(a, "its %s operand '%s' has %lld rows, "
+				      "not a multiple of 8", name, v->name,
+				      tc_var_extent(v, 0));
+		if (!tc_swizzle_accessors(k->body, v, true))
+			return tc_fmt(a, "its %s operand '%s' is used by more "
+				      "than copies from a tensor and gemms, so "
+				      "it cannot be swizzled", name, v->name);
+	}
+	const TcMatrixForm *f = tc_matrix_form(wg, av->dtype, c->dtype);
+	if (!f || bv->dtype != av->dtype)
+		return tc_fmt(a, "it multiplies %s by %s into %s",
+			      tc_dtype_name(av->dtype), tc_dtype_name(bv->dtype),
+			      tc_dtype_name(c->dtype));
+	if (!f->mn_major && (ta || !tb))
+		return "its 8-bit operands are not both K-major";
+	long long M = tc_var_extent(c, 0), N = tc_var_extent(c, 1);
+	long long K = tc_var_extent(av, ta ? 0 : 1);
+	if (M % wg->m != 0 || N % 16 != 0 || K % f->k != 0)
+		return tc_fmt(a, "it is %lldx%lld with K %lld (wgmma takes M "
+			      "a multiple of %d, N of 16, K of %d)", M, N, K,
+			      wg->m, f->k);
+	if (!tb) {
+		/* N-major B: an instruction's columns start a swizzle row. */
+		long long span = row_bytes(bv) < 128 ? row_bytes(bv) : 128;
+		int chunk = (int)(span * 8 / tc_dtype_storage_bits(bv->dtype));
+		if (chunk > *min_chunk)
+			*min_chunk = chunk;
+	}
+	return NULL;
+}
+
+/* Whether every gemm of k fits wgmma; if not, why (k->wgmma_why). */
+static bool
+wgmma_fits(TcArena *a, TcKernel *k, const TcTarget *t, long long threads,
+	   int *min_chunk)
+{
+	const TcStmt *after = NULL, *g = next_gemm(k->body, &after);
+	if (!g)
+		return false;
+	if (threads % (t->warp_size * t->wgmma->group_warps) != 0) {
+		k->wgmma_why = tc_fmt(a, "the block's %lld threads are not whole "
+				      "warpgroups of %d", threads,
+				      t->warp_size * t->wgmma->group_warps);
+		k->wgmma_why_loc = k->loc;
+		return false;
+	}
+	*min_chunk = 16;
+	for (; g; after = g, g = next_gemm(k->body, &after)) {
+		const char *why = wgmma_misfit(a, k, t->wgmma, g, min_chunk);
+		if (why) {
+			k->wgmma_why = tc_fmt(a, "the tile_gemm at %d:%d does not "
+					      "fit wgmma: %s", g->loc.line,
+					      g->loc.col, why);
+			k->wgmma_why_loc = g->loc;
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Whether every gemm accumulator of k ended in registers; if so, each
+ * gemm's wgmma_n (0 with the warp instruction). */
+static bool
+set_instructions(TcKernel *k, const TcMatrixInsn *wg, int min_chunk)
+{
+	const TcStmt *after = NULL, *g = next_gemm(k->body, &after);
+	for (; g; after = g, g = next_gemm(k->body, &after)) {
+		const TcVar *c = g->u.gemm.c.var, *av = g->u.gemm.a.var;
+		if (!tc_layout_is_matrix(c->layout.kind))
+			return false;
+		/* wgmma reads A from shared memory only as a swizzled tile. */
+		if (wg && av->scope != TC_SCOPE_SHARED &&
+		    av->layout.kind != TC_LAYOUT_WGMMA)
+			return false;
+		((TcStmt *)g)->u.gemm.wgmma_n = !wg ? 0 :
+			tc_wgmma_chunk(wg, (long long)c->layout.dim[1].tiles *
+				       wg->n, min_chunk);
+	}
+	return true;
+}
+
+/* Layouts of kernel k with matrix instruction mi (wgmma when its
+ * min_chunk is nonzero). */
 static void
-layout_kernel(TcArena *a, TcKernel *k, const TcTarget *t)
+layout_with(TcArena *a, TcKernel *k, const TcTarget *t,
+	    const TcMatrixInsn *mi, int min_chunk)
 {
 	long long threads = tc_abi_threads(k, t);
+	int unit = t->warp_size * (mi ? mi->group_warps : 1);
 	Layouter L = { .a = a, .k = k, .threads = (int)threads,
-		       .warps = (int)(threads / t->warp_size),
-		       .warp_size = t->warp_size, .mi = t->mma };
+		       .warps = (int)(threads / unit),
+		       .warp_size = t->warp_size, .mi = mi,
+		       .min_chunk = min_chunk };
 	int nv = k->vars.len;
 	L.frag_node = tc_alloc(a, sizeof(int) * (size_t)(nv + 1));
 	L.loop_node = tc_alloc(a, sizeof(int) * (size_t)(nv + 1));
@@ -899,6 +1066,28 @@ layout_kernel(TcArena *a, TcKernel *k, const TcTarget *t)
 	map_threads(k->body, false, 0);
 }
 
+/* The kernel's layouts: with the warpgroup instruction where the target
+ * has one (and --wgmma allows it) and every gemm fits it with its
+ * accumulator in registers, else with the warp instruction
+ * (k->wgmma_why says why not). */
+static void
+layout_kernel(TcArena *a, TcKernel *k, const TcTarget *t, const TcOptions *opt)
+{
+	int min_chunk = 0;
+	k->wgmma_why = NULL;
+	if (t->wgmma && opt->wgmma &&
+	    wgmma_fits(a, k, t, tc_abi_threads(k, t), &min_chunk)) {
+		layout_with(a, k, t, t->wgmma, min_chunk);
+		if (set_instructions(k, t->wgmma, min_chunk))
+			return;
+		k->wgmma_why = "its gemm accumulators cannot all be in "
+			       "registers in wgmma's layout";
+		k->wgmma_why_loc = k->loc;
+	}
+	layout_with(a, k, t, t->mma, 0);
+	set_instructions(k, NULL, 0);
+}
+
 bool
 tc_layout(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
 {
@@ -906,6 +1095,6 @@ tc_layout(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
 	if (!opt->target.simt)
 		return true;
 	for (int i = 0; i < p->kernels.len; i++)
-		layout_kernel(a, p->kernels.items[i], &opt->target);
+		layout_kernel(a, p->kernels.items[i], &opt->target, opt);
 	return true;
 }

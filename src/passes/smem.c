@@ -73,8 +73,7 @@ scratch_bytes(const TcKernel *k, const TcStmt *s, int threads, int warp)
 		return need;
 	case TC_ST_REDUCE: {
 		const TcVar *src = s->u.reduce.src.var;
-		if (src->layout.kind != TC_LAYOUT_MMA &&
-		    src->layout.kind != TC_LAYOUT_MFMA &&
+		if (!tc_layout_is_matrix(src->layout.kind) &&
 		    src->layout.kind != TC_LAYOUT_BLOCKED)
 			return 0;
 		/* MFMA (HIP): along a dim one wave covers whole, the lanes
@@ -117,27 +116,26 @@ tc_copy_g2s_fits(const TcStmt *s)
 	       (src->ndims < 2 || src->dims[0] < src->dims[1]);
 }
 
-/* Whether every statement of s that touches v is a copy_g2s into it or a
- * matrix-instruction gemm reading it through ldmatrix (the swizzle's
- * accessors). */
-static bool
-swizzle_accessors(const TcStmt *s, const TcVar *v)
+bool
+tc_swizzle_accessors(const TcStmt *s, const TcVar *v, bool any_gemm)
 {
 	switch (s->kind) {
 	case TC_ST_BLOCK:
 		for (int i = 0; i < s->u.block.body.len; i++)
-			if (!swizzle_accessors(s->u.block.body.items[i], v))
+			if (!tc_swizzle_accessors(s->u.block.body.items[i], v,
+						  any_gemm))
 				return false;
 		return true;
 	case TC_ST_FOR:
 		return !tc_expr_touches(s->u.loop.begin, v) &&
 		       !tc_expr_touches(s->u.loop.end, v) &&
 		       !tc_expr_touches(s->u.loop.step, v) &&
-		       swizzle_accessors(s->u.loop.body, v);
+		       tc_swizzle_accessors(s->u.loop.body, v, any_gemm);
 	case TC_ST_IF:
 		return !tc_expr_touches(s->u.cond.cond, v) &&
-		       swizzle_accessors(s->u.cond.then, v) &&
-		       (!s->u.cond.els || swizzle_accessors(s->u.cond.els, v));
+		       tc_swizzle_accessors(s->u.cond.then, v, any_gemm) &&
+		       (!s->u.cond.els ||
+			tc_swizzle_accessors(s->u.cond.els, v, any_gemm));
 	case TC_ST_DECL:
 		return s->u.decl.var == v || !tc_stmt_touches(s, NULL, v);
 	case TC_ST_COPY:
@@ -150,8 +148,10 @@ swizzle_accessors(const TcStmt *s, const TcVar *v)
 			return false;
 		if (s->u.gemm.a.var != v && s->u.gemm.b.var != v)
 			return true;
-		/* mma_ss reads A and B with ldmatrix, mma_rs reads B so. */
-		return c->layout.kind == TC_LAYOUT_MMA;
+		/* mma_ss reads A and B with ldmatrix, mma_rs reads B so;
+		 * wgmma_ss reads both through descriptors. */
+		return any_gemm || c->layout.kind == TC_LAYOUT_MMA ||
+		       c->layout.kind == TC_LAYOUT_WGMMA;
 	}
 	default:
 		return !tc_stmt_touches(s, NULL, v);
@@ -167,7 +167,7 @@ swizzled(const TcKernel *k, const TcVar *v, const TcOptions *opt)
 	long long row = tc_var_extent(v, 1) * 2;
 	if (row != 32 && row != 64 && row % 128 != 0)
 		return false;
-	return swizzle_accessors(k->body, v);
+	return tc_swizzle_accessors(k->body, v, false);
 }
 
 static long long
@@ -204,12 +204,29 @@ place_barriers(TcStmt *s, long long total)
 	}
 }
 
+/* Whether k's gemms use wgmma (layout.c decides for the whole kernel). */
+static bool
+uses_wgmma(const TcKernel *k)
+{
+	for (int i = 0; i < k->vars.len; i++) {
+		const TcVar *v = k->vars.items[i];
+		if (v->kind == TC_VAR_BUFFER && v->layout.kind == TC_LAYOUT_WGMMA)
+			return true;
+	}
+	return false;
+}
+
 /* Place k's shared buffers one after the other, rows padded when `padded`;
- * returns the block's total, scratch included. */
+ * returns the block's total, scratch included.  In a kernel whose gemms
+ * use wgmma, swizzled tiles are what wgmma reads: their rows wider than
+ * 128 bytes go in 128-byte column panels, and each starts 1024-byte
+ * aligned, since the hardware swizzles by address bits (an 8-row atom of
+ * 128-byte rows is 1024 bytes). */
 static long long
 place(TcKernel *k, long long threads, bool padded, const TcOptions *opt)
 {
 	long long total = 0;
+	bool wgmma = uses_wgmma(k);
 	for (int j = 0; j < k->vars.len; j++) {
 		TcVar *v = k->vars.items[j];
 		if (v->kind != TC_VAR_BUFFER)
@@ -220,9 +237,10 @@ place(TcKernel *k, long long threads, bool padded, const TcOptions *opt)
 		int bits = tc_dtype_storage_bits(v->dtype);
 		long long row = tc_var_extent(v, v->rank - 1) * bits / 8;
 		v->swizzle = swizzled(k, v, opt);
+		v->panels = wgmma && v->swizzle && row > 128;
 		v->pad = padded && !v->swizzle && v->rank >= 2 &&
 			 bits >= 8 && row % 32 == 0 ? 128 / bits : 0;
-		total = align_up(total, 128);
+		total = align_up(total, wgmma && v->swizzle ? 1024 : 128);
 		v->smem_offset = total;
 		total += stage_bytes(v) * (v->stages > 1 ? v->stages : 1);
 	}

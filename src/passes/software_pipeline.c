@@ -69,6 +69,7 @@ static bool
 in_registers(const TcVar *v)
 {
 	return v->kind == TC_VAR_BUFFER && (v->layout.kind == TC_LAYOUT_MMA ||
+					    v->layout.kind == TC_LAYOUT_WGMMA ||
 					    v->layout.kind == TC_LAYOUT_BLOCKED);
 }
 
@@ -235,7 +236,8 @@ copies_gemm(const TcStmt *loop)
 			 s->kind != TC_ST_ATOMIC_ADD)
 			return NULL; /* a nested statement may hold a gemm */
 	}
-	if (!gemm || gemm->u.gemm.c.var->layout.kind != TC_LAYOUT_MMA ||
+	if (!gemm || (gemm->u.gemm.c.var->layout.kind != TC_LAYOUT_MMA &&
+		      gemm->u.gemm.c.var->layout.kind != TC_LAYOUT_WGMMA) ||
 	    in_registers(gemm->u.gemm.a.var) || in_registers(gemm->u.gemm.b.var))
 		return NULL;
 	return gemm;

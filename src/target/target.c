@@ -38,7 +38,8 @@
 	  .operands = DT(I8), .accum = TC_DT_I32, .k = 32 }
 static const TcMatrixInsn mma_m16n8_sm80 = {
 	.name = "mma.sync.aligned.m16n8", .layout = TC_LAYOUT_MMA,
-	.m = 16, .n = 8, .row_count = 2, .col_count = 2,
+	.m = 16, .n = 8, .max_n = 8, .group_warps = 1,
+	.row_count = 2, .col_count = 2,
 	.forms = {
 		MMA_16BIT, MMA_S8,
 		{ .name = "2 x mma.sync.m16n8k16 via f16",
@@ -49,7 +50,8 @@ static const TcMatrixInsn mma_m16n8_sm80 = {
 };
 static const TcMatrixInsn mma_m16n8_sm90 = {
 	.name = "mma.sync.aligned.m16n8", .layout = TC_LAYOUT_MMA,
-	.m = 16, .n = 8, .row_count = 2, .col_count = 2,
+	.m = 16, .n = 8, .max_n = 8, .group_warps = 1,
+	.row_count = 2, .col_count = 2,
 	.forms = {
 		MMA_16BIT, MMA_S8,
 		{ .name = "mma.sync.m16n8k32.e4m3 / .e5m2",
@@ -57,6 +59,24 @@ static const TcMatrixInsn mma_m16n8_sm90 = {
 		  .k = 32 },
 	},
 	.nforms = 3,
+};
+
+/* wgmma.mma_async on sm_90a: a warpgroup (4 warps) multiplies a 64 x n
+ * tile, n a multiple of 8 up to 256, reading B (and here A) from shared
+ * memory through descriptors.  Warp w of the group holds rows 16w ..
+ * 16w + 15, each warp's lanes as in mma.sync's m16n8 tiles.  16-bit
+ * operands may be K- or MN-major.  (The 8-bit forms, K-major only, wait
+ * for swizzled 8-bit tiles.) */
+static const TcMatrixInsn wgmma_sm90a = {
+	.name = "wgmma.mma_async.m64nNk16", .layout = TC_LAYOUT_WGMMA,
+	.m = 64, .n = 8, .max_n = 256, .group_warps = 4,
+	.row_count = 2, .col_count = 2,
+	.forms = {
+		{ .name = "wgmma.mma_async.m64nNk16.f32.f16 / .bf16",
+		  .operands = DT(F16) | DT(BF16), .accum = TC_DT_F32, .k = 16,
+		  .a_in_regs = true, .mn_major = true },
+	},
+	.nforms = 1,
 };
 
 /* v_mfma_*_16x16 (CDNA), issued with the operands swapped so the result is
@@ -71,7 +91,8 @@ static const TcMatrixInsn mma_m16n8_sm90 = {
 	  .k = 16, .a_in_regs = true }
 static const TcMatrixInsn mfma_cdna2 = {
 	.name = "v_mfma_*_16x16", .layout = TC_LAYOUT_MFMA,
-	.m = 16, .n = 16, .row_count = 1, .col_count = 4,
+	.m = 16, .n = 16, .max_n = 16, .group_warps = 1,
+	.row_count = 1, .col_count = 4,
 	.forms = {
 		MFMA_FLOAT,
 		{ .name = "v_mfma_i32_16x16x16i8", .operands = DT(I8),
@@ -81,7 +102,8 @@ static const TcMatrixInsn mfma_cdna2 = {
 };
 static const TcMatrixInsn mfma_cdna3 = {
 	.name = "v_mfma_*_16x16", .layout = TC_LAYOUT_MFMA,
-	.m = 16, .n = 16, .row_count = 1, .col_count = 4,
+	.m = 16, .n = 16, .max_n = 16, .group_warps = 1,
+	.row_count = 1, .col_count = 4,
 	.forms = {
 		MFMA_FLOAT,
 		{ .name = "v_mfma_i32_16x16x32_i8", .operands = DT(I8),
@@ -100,6 +122,15 @@ tc_matrix_form(const TcMatrixInsn *mi, TcDtype operands, TcDtype accum)
 	return NULL;
 }
 
+int
+tc_wgmma_chunk(const TcMatrixInsn *wg, long long cols, int min_n)
+{
+	int n = wg->max_n;
+	while (n >= 16 && n >= min_n && cols % n != 0)
+		n /= 2;
+	return n >= 16 && n >= min_n ? n : 0;
+}
+
 /* CPU: one OS thread runs a block.  Buffers live in the OpenMP thread's
  * frame; 1 MiB keeps them in L2 on current cores and well under the
  * default 8 MiB thread stack.  tile_threads becomes loop iterations; 1024
@@ -115,15 +146,16 @@ tc_matrix_form(const TcMatrixInsn *mi, TcDtype operands, TcDtype accum)
 
 /* NVIDIA: warps of 32, 48 KiB of dynamic shared memory without the
  * function attribute, the rest of the SM's opt-in limit with it.  sm_80
- * brought mma.sync, ldmatrix, cp.async and mbarrier; sm_90a adds TMA and
- * wgmma, which no pass uses yet (its kernels are sm_80's). */
-#define CUDA(arch_, optin, hopper, mma_)                                     \
+ * brought mma.sync, ldmatrix, cp.async and mbarrier; sm_90a adds wgmma
+ * (layout.c picks it where every gemm of a kernel fits) and TMA, which
+ * no pass uses yet. */
+#define CUDA(arch_, optin, hopper, mma_, wgmma_)                             \
 	{ .kind = TC_TARGET_CUDA, .name = "cuda", .arch = arch_,             \
 	  .simt = true, .warp_size = 32, .default_threads = 128,             \
 	  .max_threads = 1024, .smem_default = 48 * 1024,                    \
 	  .smem_limit = optin, .mma = &mma_, .ldmatrix = true,              \
 	  .cp_async = true, .mbarrier = true, .tma = hopper,                 \
-	  .wgmma = hopper }
+	  .wgmma = wgmma_ }
 
 /* AMD CDNA: wave64, 64 KiB of LDS per workgroup (no opt-in beyond it),
  * MFMA; copies go through registers in order (no asynchronous copies the
@@ -139,8 +171,8 @@ const TcTarget tc_targets[] = {
 	    "avx512bw", "avx512vl", "fma", NULL),
 	CPU("avx2", 8, 0, "AVX2 and FMA", "avx2", "fma", NULL),
 	CPU("generic", 1, 0, NULL, NULL),
-	CUDA("sm_80", 163 * 1024, false, mma_m16n8_sm80),
-	CUDA("sm_90a", 227 * 1024, true, mma_m16n8_sm90),
+	CUDA("sm_80", 163 * 1024, false, mma_m16n8_sm80, NULL),
+	CUDA("sm_90a", 227 * 1024, true, mma_m16n8_sm90, &wgmma_sm90a),
 	HIP("gfx90a", mfma_cdna2),
 	HIP("gfx942", mfma_cdna3),
 };
@@ -231,6 +263,28 @@ put_size(TcBuf *out, long long n)
 		tc_buf_printf(out, "%lld bytes", n);
 }
 
+/* A matrix instruction and its forms, under `what` ("matrix"). */
+static void
+put_matrix(TcBuf *out, const char *what, const TcMatrixInsn *m)
+{
+	tc_buf_printf(out, "  %-14s %s (m%d n%d", what, m->name, m->m, m->n);
+	if (m->max_n > m->n)
+		tc_buf_printf(out, " .. %d", m->max_n);
+	tc_buf_puts(out, ")\n");
+	for (int f = 0; f < m->nforms; f++) {
+		const TcMatrixForm *mf = &m->forms[f];
+		const char *sep = "                 ";
+		for (int d = 1; d < TC_DT_COUNT; d++)
+			if (mf->operands & (1u << d)) {
+				tc_buf_printf(out, "%s%s", sep,
+					      tc_dtype_name((TcDtype)d));
+				sep = ", ";
+			}
+		tc_buf_printf(out, " -> %s, k%d: %s\n",
+			      tc_dtype_name(mf->accum), mf->k, mf->name);
+	}
+}
+
 static const char *
 yes_no(bool b)
 {
@@ -265,21 +319,9 @@ tc_target_describe(TcBuf *out, const TcTarget *t)
 		tc_buf_puts(out, "\n");
 	}
 	if (t->mma) {
-		const TcMatrixInsn *m = t->mma;
-		tc_buf_printf(out, "  matrix         %s (m%d n%d)\n", m->name,
-			      m->m, m->n);
-		for (int f = 0; f < m->nforms; f++) {
-			const TcMatrixForm *mf = &m->forms[f];
-			const char *sep = "                 ";
-			for (int d = 1; d < TC_DT_COUNT; d++)
-				if (mf->operands & (1u << d)) {
-					tc_buf_printf(out, "%s%s", sep,
-						      tc_dtype_name((TcDtype)d));
-					sep = ", ";
-				}
-			tc_buf_printf(out, " -> %s, k%d: %s\n",
-				      tc_dtype_name(mf->accum), mf->k, mf->name);
-		}
+		put_matrix(out, "matrix", t->mma);
+		if (t->wgmma)
+			put_matrix(out, "warpgroup", t->wgmma);
 	} else if (t->simt) {
 		tc_buf_puts(out, "  matrix         none: gemm is plain loops\n");
 	}
@@ -289,8 +331,8 @@ tc_target_describe(TcBuf *out, const TcTarget *t)
 		tc_buf_printf(out, "  mbarrier       %s\n", yes_no(t->mbarrier));
 		tc_buf_printf(out, "  tma            %s\n", t->tma ?
 			      "yes (no pass uses it yet)" : "no");
-		tc_buf_printf(out, "  wgmma          %s\n", t->wgmma ?
-			      "yes (no pass uses it yet)" : "no");
+		if (!t->wgmma)
+			tc_buf_puts(out, "  wgmma          no\n");
 	} else {
 		if (t->vector_lanes > 1)
 			tc_buf_printf(out, "  vector lanes   %d floats",

@@ -140,17 +140,27 @@ template <typename A> struct Same<A, A> { static constexpr bool value = true; };
 // elements; when SW is nonzero, rows of SW bytes whose 16-byte chunks are
 // permuted: chunk q of row r at q ^ ((r / G) % W), W = min(SW, 128) / 16
 // chunks, G = 128 / min(SW, 128) rows (docs/backend-cuda.md, "Shared
-// memory"; the CUDA backend swizzles, HIP does not).  Eight consecutive rows' chunk q land in eight bank groups.
-template <int SW, typename T>
-__device__ __forceinline__ unsigned tile_offset(unsigned r, unsigned c, int ld)
+// memory"; the CUDA backend swizzles, HIP does not).  Eight consecutive
+// rows' chunk q land in eight bank groups.  PANEL_ROWS nonzero (SW 128):
+// rows wider than 128 bytes are stored as column panels of PANEL_ROWS
+// 128-byte rows each, one panel after the other (what wgmma reads).
+template <int SW, typename T, int PANEL_ROWS = 0>
+__host__ __device__ __forceinline__ unsigned tile_offset(unsigned r, unsigned c, int ld)
 {
 	constexpr unsigned E = sizeof(T);
+	static_assert(PANEL_ROWS == 0 || SW == 128, "tile_offset: panels have 128-byte rows");
 	if (SW == 0)
 		return (r * ld + c) * E;
 	constexpr unsigned SPAN = SW > 0 && SW < 128 ? SW : 128; // bytes of rows XORed together
 	constexpr unsigned W = SPAN / 16, G = 128 / SPAN;
+	if (PANEL_ROWS)
+		return (c * E / 128) * (PANEL_ROWS * 128) + r * 128 + ((c * E % 128 / 16) ^ (r % 8)) * 16 + c * E % 16;
 	return r * SW + ((c * E / 16) ^ ((r / G) % W)) * 16 + c * E % 16;
 }
+
+// The SWIZZLE argument of the copy helpers: rows unswizzled (false),
+// swizzled (true), or swizzled 128-byte column panels.
+enum { SWIZZLE_PANELS = 2 };
 
 // The box of a tile copy: the tile's element (r, c) is inside the tensor
 // when r_lo <= r < rows and c_lo <= c < cols.  The helpers take rows and
@@ -163,13 +173,13 @@ __device__ __forceinline__ unsigned tile_offset(unsigned r, unsigned c, int ld)
 // column stride) into shared memory (row stride s_ld, or swizzled rows of
 // SW bytes: tile_offset), zero outside the box.  For tiles whose rows do
 // not allow vectors; every thread of the block takes part.
-template <typename T, int ROWS, int COLS, int THREADS, int SW = 0>
+template <typename T, int ROWS, int COLS, int THREADS, int SW = 0, int PANEL_ROWS = 0>
 __device__ __forceinline__ void copy_g2s_elements(T *smem, int s_ld, const T *g, long long g_ld, int rows, int cols,
 						  int r_lo = 0, int c_lo = 0)
 {
 	for (int e = threadIdx.x; e < ROWS * COLS; e += THREADS) {
 		const int r = e / COLS, c = e % COLS;
-		*reinterpret_cast<T *>(reinterpret_cast<char *>(smem) + tile_offset<SW, T>(r, c, s_ld)) =
+		*reinterpret_cast<T *>(reinterpret_cast<char *>(smem) + tile_offset<SW, T, PANEL_ROWS>(r, c, s_ld)) =
 			r_lo <= r && r < rows && c_lo <= c && c < cols ? g[r * g_ld + c] : from_float<T>(0.0f);
 	}
 }

@@ -124,6 +124,12 @@ START_TEST(capabilities_imply)
 		ck_assert_msg(!t->tma || t->mbarrier, "%s/%s", t->name, t->arch);
 		ck_assert_msg(!t->wgmma || (t->tma && t->mma), "%s/%s",
 			      t->name, t->arch);
+		/* wgmma is issued by warpgroups, its accumulator spread in
+		 * its own layout, n a multiple of its granule. */
+		ck_assert_msg(!t->wgmma || (t->wgmma->layout == TC_LAYOUT_WGMMA &&
+					   t->wgmma->group_warps == 4 &&
+					   t->wgmma->max_n % t->wgmma->n == 0),
+			      "%s/%s", t->name, t->arch);
 		ck_assert_msg(!t->ldmatrix || t->mma, "%s/%s", t->name, t->arch);
 	}
 }
@@ -235,6 +241,26 @@ START_TEST(lookups)
 }
 END_TEST
 
+/* The n of wgmma instructions over a warpgroup's columns: the widest
+ * power of two from max(16, min_n) to 256 that divides them. */
+START_TEST(wgmma_chunks)
+{
+	TcTarget t;
+	ck_assert(tc_target_init(&t, "cuda", "sm_90a") && t.wgmma);
+	static const int cases[][3] = {
+		/* cols, min_n, n */
+		{ 256, 16, 256 }, { 512, 16, 256 }, { 128, 64, 128 },
+		{ 96, 16, 32 }, { 48, 16, 16 }, { 32, 64, 0 }, { 8, 16, 0 },
+		{ 192, 64, 64 }, { 192, 128, 0 }, { 24, 16, 0 },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		ck_assert_msg(tc_wgmma_chunk(t.wgmma, cases[i][0], cases[i][1]) ==
+			      cases[i][2], "cols %d min %d", cases[i][0],
+			      cases[i][1]);
+	ck_assert(tc_target_init(&t, "cuda", "sm_80") && !t.wgmma);
+}
+END_TEST
+
 /* --list-targets prints every entry, with the facts it holds. */
 START_TEST(describe)
 {
@@ -249,6 +275,8 @@ START_TEST(describe)
 			      b.data);
 		if (t->mma)
 			ck_assert(strstr(b.data, t->mma->name) != NULL);
+		if (t->wgmma)
+			ck_assert(strstr(b.data, t->wgmma->name) != NULL);
 		if (t->tma)
 			ck_assert(strstr(b.data, "tma            yes (no pass "
 					 "uses it yet)") != NULL);
@@ -277,6 +305,7 @@ unit_suite_target(void)
 	tcase_add_test(tc, helper_warps);
 	tcase_add_test(tc, lookups);
 	tcase_add_test(tc, describe);
+	tcase_add_test(tc, wgmma_chunks);
 	suite_add_tcase(s, tc);
 	return s;
 }

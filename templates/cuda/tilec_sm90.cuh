@@ -1,0 +1,191 @@
+// tilec_sm90.cuh - sm_90a device helpers: tile_gemm by wgmma.
+//
+// Kernels whose gemms layout.c gave to wgmma include this file after
+// tilec_cuda.cuh (docs/backend-cuda.md, "wgmma").  A warpgroup (4 warps,
+// 128 threads) multiplies 64-row tiles of the accumulator, A and B read by
+// the tensor cores straight from shared memory through matrix
+// descriptors.  The shared tiles are the ones copy_g2s fills swizzled
+// (tile_offset): rows of 32 or 64 bytes, or 128-byte rows in column
+// panels, each 8-row atom 1024-byte aligned, which is the canonical
+// swizzled layout of the PTX ISA ("Shared Memory Matrix Layout") for both
+// K-major and MN-major operands.
+#pragma once
+
+#include "tilec/cuda/tilec_wgmma_insn.cuh"
+
+namespace tilec {
+
+// --- The accumulator distribution of wgmma ---------------------------------------------
+//
+// Warpgroup g = threadIdx.x / 128, of a GROUPS_M x GROUPS_N grid (g =
+// gm * GROUPS_N + gn), owns TILES 64-row (AXIS 0) or 8-column (AXIS 1)
+// tiles; in each 64-row tile warp w = threadIdx.x / 32 % 4 of the group
+// holds rows 16w .. 16w + 15, its lanes as in Mma's 16-row tiles (rows
+// l / 4 and l / 4 + 8, columns 2 * (l % 4) and one more).
+template <int AXIS, int TILES, int GROUPS_M, int GROUPS_N> struct Wgmma {
+	static constexpr int count = 2 * TILES;
+	// Rows: lane bits 2-4, the warp-in-group bits 5-6 and the group_m
+	// bits; columns: lane bits 0-1 and the group_n bits.
+	static constexpr unsigned BITS = AXIS == 0 ? (0x7cu | ((GROUPS_M - 1u) * GROUPS_N) << 7)
+						   : (0x03u | (GROUPS_N - 1u) << 7);
+	__device__ static __forceinline__ int index(int r)
+	{
+		const int lane = threadIdx.x % 32, warp = threadIdx.x / 32 % 4, group = threadIdx.x / 128;
+		if (AXIS == 0)
+			return (group / GROUPS_N) * TILES * 64 + (r / 2) * 64 + warp * 16 + lane / 4 + (r % 2) * 8;
+		return (group % GROUPS_N) * TILES * 8 + (r / 2) * 8 + 2 * (lane % 4) + r % 2;
+	}
+};
+
+template <int AXIS, int TILES, int GROUPS_M, int GROUPS_N> struct VecOf<Wgmma<AXIS, TILES, GROUPS_M, GROUPS_N>> {
+	static constexpr int value = AXIS == 1 ? 2 : 1;
+};
+
+// --- Shared tiles as wgmma reads them ------------------------------------------------
+
+// A ROWS x COLS tile of T at shared address s, swizzled as tile_offset
+// lays it out: rows of ROW bytes whose 16-byte chunks are XOR-permuted
+// over SPAN = min(ROW, 128) bytes, rows wider than 128 bytes in column
+// panels of ROWS 128-byte rows.  The swizzle mode of its descriptors is
+// SPAN's (128, 64 or 32 bytes); the hardware permutes by address bits,
+// which is why smem.c starts such tiles 1024-byte aligned.
+template <typename T, int ROWS, int COLS> struct SwizzledTile {
+	static constexpr int E = (int)sizeof(T);
+	static constexpr int ROW = COLS * E;
+	static constexpr int SPAN = ROW < 128 ? ROW : 128;
+	static constexpr int PANEL = ROWS * SPAN; // bytes of one column panel
+	static_assert(ROW == 32 || ROW == 64 || ROW % 128 == 0, "SwizzledTile: rows of 32, 64 or whole 128 bytes");
+	static_assert(ROWS % 8 == 0, "SwizzledTile: whole 8-row atoms");
+	unsigned s;
+
+	__device__ __forceinline__ explicit SwizzledTile(const T *p) : s(smem_u32(p)) {}
+	// At shared address s (tests/wgmma_layout.cu checks the
+	// descriptors on the host).
+	__host__ __device__ __forceinline__ explicit SwizzledTile(unsigned s) : s(s) {}
+
+	// Where element (r, c) would be unswizzled, c a whole 16-byte chunk.
+	__host__ __device__ __forceinline__ unsigned at(int r, int c) const
+	{
+		return s + (unsigned)(c * E / SPAN * PANEL + r * SPAN + c * E % SPAN);
+	}
+	// A matrix descriptor: start address, leading and stride byte
+	// offsets (bits 16 and 32, in 16-byte units), swizzle mode (bits
+	// 62-63: 1 for 128 bytes, 2 for 64, 3 for 32).
+	__host__ __device__ static __forceinline__ unsigned long long desc(unsigned addr, unsigned lbo, unsigned sbo)
+	{
+		constexpr unsigned long long MODE = SPAN == 128 ? 1 : SPAN == 64 ? 2 : 3;
+		return (unsigned long long)((addr & 0x3ffff) >> 4) | (unsigned long long)(lbo >> 4) << 16 |
+		       (unsigned long long)(sbo >> 4) << 32 | MODE << 62;
+	}
+	// The operand whose rows (M or N) start at row r and whose k-step
+	// starts at column k: K-major, the k-step within each row; 8-row
+	// groups SBO = 8 rows apart; no leading offset (1, as swizzled
+	// K-major layouts assume).
+	__host__ __device__ __forceinline__ unsigned long long k_major(int r, int k) const
+	{
+		return desc(at(r, k), 16, 8 * SPAN);
+	}
+	// The operand whose k-step starts at row k and whose M or N start at
+	// column c, a whole SPAN: MN-major, SPAN-byte runs of it PANEL apart
+	// (the leading offset), 8-row groups of K 8 rows apart.
+	__host__ __device__ __forceinline__ unsigned long long mn_major(int k, int c) const
+	{
+		return desc(at(k, c), PANEL, 8 * SPAN);
+	}
+};
+
+// Keep the compiler from moving accesses of acc across the asynchronous
+// region: wgmma writes the registers until wgmma.wait_group returns.
+template <int RS, int CS> __device__ __forceinline__ void fence_operands(float (&acc)[RS][CS])
+{
+#pragma unroll
+	for (int i = 0; i < RS; i++)
+#pragma unroll
+		for (int j = 0; j < CS; j++)
+			asm volatile("" : "+f"(acc[i][j])::"memory");
+}
+
+// --- Matrix multiply (sm_90a: wgmma.mma_async) -----------------------------------------
+//
+// acc += A * B for one warpgroup's TM x TN tiles (64 rows, 8 columns
+// each), starting at row m0 and column n0, in instructions of NI columns
+// (a power of two from 16 to 256 dividing TN * 8; layout.c picks it).  A
+// is M x K (K x M when TRANS_A: M-major), B is K x N (N x K when TRANS_B:
+// K-major).  Every thread of the group calls it with the same arguments.
+//
+// The shared tiles were written by this thread's and other threads'
+// copies, which the caller waited for; fence.proxy.async orders those
+// generic-proxy writes before the tensor cores' reads.  All k-steps of
+// all tiles are issued, then committed as one group; hook() runs while
+// they execute (a pipelined loop's next copies), and the helper returns
+// once the group has completed, so the stages it read may be refilled and
+// acc read.
+template <int TM, int TN, int NI, bool TRANS_A, bool TRANS_B, typename T, int AR, int AC, int BR, int BC,
+	  typename Hook = NoHook>
+__device__ __forceinline__ void wgmma_ss(float (&acc)[2 * TM][2 * TN], SwizzledTile<T, AR, AC> A,
+					 SwizzledTile<T, BR, BC> B, int m0, int n0, Hook &&hook = Hook())
+{
+	constexpr int K = TRANS_A ? AR : AC;
+	static_assert(K % 16 == 0 && (TRANS_B ? BC : BR) == K, "wgmma_ss: K is whole k-steps of A and B");
+	static_assert(TN * 8 % NI == 0 && NI >= 16 && NI <= 256, "wgmma_ss: whole instructions of NI columns");
+	fence_operands(acc);
+	asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+	asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+	for (int k = 0; k < K; k += 16)
+#pragma unroll
+		for (int mi = 0; mi < TM; mi++)
+#pragma unroll
+			for (int ni = 0; ni < TN * 8 / NI; ni++) {
+				const int m = m0 + mi * 64, n = n0 + ni * NI;
+				const unsigned long long a = TRANS_A ? A.mn_major(k, m) : A.k_major(m, k);
+				const unsigned long long b = TRANS_B ? B.k_major(n, k) : B.mn_major(k, n);
+				WgmmaInsn<T, NI>::template issue<TRANS_A, TRANS_B>(acc, 2 * mi, ni * NI / 4, a, b);
+			}
+	asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+	hook();
+	asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+	fence_operands(acc);
+}
+
+// acc += A * B with A in registers: a fragment spread like acc's rows
+// whose group holds all K of its columns (K / 4 per thread, the Wgmma
+// columns of another gemm's accumulator, converted), whose 16-column
+// k-steps are exactly wgmma's A operand once packed to 16 bits: per warp
+// the A fragment of mma.sync.m16n8k16 in its 16 rows.  B and the rest as
+// for wgmma_ss.  ptxas keeps the packed registers alive until the
+// instructions that read them have completed.
+template <int TM, int TN, int NI, bool TRANS_B, typename T, int K4, int BR, int BC, typename Hook = NoHook>
+__device__ __forceinline__ void wgmma_rs(float (&acc)[2 * TM][2 * TN], const float (&A)[2 * TM][K4],
+					 SwizzledTile<T, BR, BC> B, int n0, Hook &&hook = Hook())
+{
+	constexpr int K = K4 * 4;
+	static_assert(K % 16 == 0 && (TRANS_B ? BC : BR) == K, "wgmma_rs: K is whole k-steps of A and B");
+	static_assert(TN * 8 % NI == 0 && NI >= 16 && NI <= 256, "wgmma_rs: whole instructions of NI columns");
+	fence_operands(acc);
+	asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+	asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+	for (int kk = 0; kk < K / 16; kk++)
+#pragma unroll
+		for (int mi = 0; mi < TM; mi++) {
+			const unsigned a[4] = {
+				pack2(A[2 * mi][4 * kk], A[2 * mi][4 * kk + 1], T()),
+				pack2(A[2 * mi + 1][4 * kk], A[2 * mi + 1][4 * kk + 1], T()),
+				pack2(A[2 * mi][4 * kk + 2], A[2 * mi][4 * kk + 3], T()),
+				pack2(A[2 * mi + 1][4 * kk + 2], A[2 * mi + 1][4 * kk + 3], T()),
+			};
+#pragma unroll
+			for (int ni = 0; ni < TN * 8 / NI; ni++) {
+				const int n = n0 + ni * NI;
+				const unsigned long long b = TRANS_B ? B.k_major(n, kk * 16) : B.mn_major(kk * 16, n);
+				WgmmaInsnRS<T, NI>::template issue<TRANS_B>(acc, 2 * mi, ni * NI / 4, a, b);
+			}
+		}
+	asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+	hook();
+	asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+	fence_operands(acc);
+}
+
+} // namespace tilec
