@@ -15,7 +15,7 @@ cp ../shared/bench/gpu_anchors.py "$out/" 2>/dev/null ||
 python3 - "$tilec" "$arch" "$out" <<'PY'
 import json, os, subprocess, sys
 sys.path[:0] = ["tools/gpu", "tools"]
-from cases import CASES, source
+from cases import CASES, FLAGS, source
 import launch_manifest
 tilec, arch, out = sys.argv[1:4]
 manifest = []
@@ -27,7 +27,7 @@ for name, sample, variant, defines, shapes, ref, kind in CASES:
             text = text.replace(a, b)
         src = f"{out}/src/{name}.c"
         open(src, "w").write(text)
-    args = [tilec, src, "-t", "cuda", "--arch", arch]
+    args = [tilec, src, "-t", "cuda", "--arch", arch] + FLAGS.get(name, [])
     if kernel:
         args += ["--kernel", kernel]
     for k, v in defines.items():

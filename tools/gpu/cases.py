@@ -25,6 +25,20 @@ def source(sample):
     return (f"{path}.c" if "/" in path else f"samples/{path}.c"), kernel or None
 
 
+# Translator flags of some cases (all others: none): the GEMMs by wgmma
+# (sm_90a, --wgmma), checked on ragged shapes and timed beside the
+# mma.sync ones in the same run.
+WGMMA_CASES = ["gemm_f16_ragged", "gemm_bf16_ragged", "gemm_f16_ragged_fast", "gemm_bf16_ragged_fast",
+               "gemm_f16_at_ragged", "gemm_bf16_bt_ragged", "gemm_f16_at_k64_ragged_fast",
+               "gemm_bias_relu_ragged", "conv2d_ragged", "moe_gemm_ragged", "gemm_f16_index64_ragged",
+               "gemm_f16_4096", "gemm_f16_8192", "gemm_bf16_8192", "gemm_f16_skinny64",
+               "gemm_f16_8192_128x256x64_s3_256t", "gemm_f16_8192_256x128x64_s3_256t",
+               "attention_ragged", "attention_causal_ragged", "attention_d64_ragged", "attention_4096",
+               "attention_causal_4096", "attention_4096_n128", "gqa_attention_ragged", "gqa_attention_4096",
+               "attn_bwd_dq_ragged", "attn_bwd_dq_d128_ragged", "attn_bwd_dq_4096",
+               "flash_decode_split_ragged", "paged_decode_ragged"]
+FLAGS = {f"{name}_wgmma": ["--wgmma"] for name in WGMMA_CASES}
+
 # name: (sample, variant, defines, shapes, reference, kind)
 #   kind "check": correctness on ragged shapes; "bench": timed, checked too.
 CASES = [
@@ -57,6 +71,9 @@ CASES = [
     ("gemm_f16_4000", "gemm", None, {}, {"M": 4000, "N": 4000, "K": 4000}, "gemm", "bench"),
     ("gemm_f16_8192", "gemm", None, {}, {"M": 8192, "N": 8192, "K": 8192}, "gemm", "bench"),
     ("gemm_bf16_8192", "gemm", ("f16", "bf16"), {}, {"M": 8192, "N": 8192, "K": 8192}, "gemm", "bench"),
+    # Skinny: M = 64 and 16 rows against N = K = 8192.
+    ("gemm_f16_skinny64", "gemm", None, {"BLOCK_M": 64, "BLOCK_N": 128, "THREADS": 128},
+     {"M": 64, "N": 8192, "K": 8192}, "gemm", "bench"),
     # Tilings for the GPU, each spelled out (the defaults may change):
     # gemm_f16_8192_MxNxK_sS_TT is BLOCK_M x BLOCK_N x BLOCK_K, STAGES,
     # THREADS.
@@ -344,3 +361,6 @@ CASES = [
     ("lang_masked_z", "tests/lang/masked", None, {}, {"T": 1001, "D": 100}, "lang_masked_z", "check"),
     ("lang_masked_p", "tests/lang/masked", None, {}, {"T": 1001, "D": 100}, "lang_masked_p", "check"),
 ]
+
+# Each wgmma case is its mma.sync case translated with --wgmma.
+CASES += [(f"{c[0]}_wgmma",) + tuple(c[1:]) for c in CASES if c[0] in WGMMA_CASES]
