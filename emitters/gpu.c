@@ -2214,6 +2214,8 @@ emit_prologue(Gpu *G)
 		tc_buf_printf(b, "extern __shared__ %s unsigned char tilec_smem[];\n",
 			      uses_wgmma(G) ? "__align__(1024)" :
 			      G->dialect->smem_align);
+	if (G->k->smem_bytes && uses_wgmma(G))
+		tc_buf_puts(b, "tilec::require_aligned<1024>(tilec_smem);\n");
 	if (G->warps_m && G->warps_n == 1)
 		tc_buf_printf(b, "const int %s = threadIdx.x / %d, %s = 0;\n",
 			      G->warp_m, width, G->warp_n);

@@ -94,6 +94,16 @@ template <typename T, int ROWS, int COLS> struct SwizzledTile {
 	}
 };
 
+// Stop the kernel (a trap, which the launch reports) if the block's
+// dynamic shared memory does not start ALIGN-byte aligned: the swizzled
+// tiles' offsets assume it, and a misaligned atom would be read
+// permuted, silently wrong.
+template <unsigned ALIGN> __device__ __forceinline__ void require_aligned(const void *smem)
+{
+	if (smem_u32(smem) % ALIGN != 0)
+		__trap();
+}
+
 // Keep the compiler from moving accesses of acc across the asynchronous
 // region: wgmma writes the registers until wgmma.wait_group returns.
 template <int RS, int CS> __device__ __forceinline__ void fence_operands(float (&acc)[RS][CS])

@@ -9,6 +9,7 @@ gemm(int M, int N, int K, const __half *__restrict__ A, const __half *__restrict
 {
 	enum { BLOCK_M = 128, BLOCK_N = 256, BLOCK_K = 64, STAGES = 2, THREADS = 256 };
 	extern __shared__ __align__(1024) unsigned char tilec_smem[];
+	tilec::require_aligned<1024>(tilec_smem);
 	const int group_m = threadIdx.x / 128 / 2, group_n = threadIdx.x / 128 % 2;
 	using acc_rows = tilec::Wgmma<0, 2, 1, 2>;
 	using acc_cols = tilec::Wgmma<1, 16, 1, 2>;
