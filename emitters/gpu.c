@@ -1758,6 +1758,43 @@ emit_serial_parallel(Gpu *G, const TcStmt *s)
 	close_brace(G);
 }
 
+/* A tile_parallel loop inside an anchored iteration (TC_THREADS_PEERS):
+ * its iterations go round-robin over the threads that run that iteration
+ * alike, each store done by the one that runs its iteration. */
+static void
+emit_peers(Gpu *G, const TcStmt *s)
+{
+	TcBuf *b = G->pr.out;
+	const char *bits = anchored_bits(G);
+	const char *v = s->u.loop.var->name;
+	if (!bits) {
+		error(G, s->loc, "internal error: a loop spread over peers "
+		      "outside anchored loops");
+		return;
+	}
+	long long begin = -1;
+	tc_buf_printf(b, "for (int %s = ", v);
+	if (!tc_expr_const(s->u.loop.begin, &begin) || begin != 0) {
+		expr(G, s->u.loop.begin);
+		tc_buf_puts(b, " + ");
+	}
+	tc_buf_printf(b, "tilec::peer_rank<%s>(); %s < ", bits, v);
+	expr(G, s->u.loop.end);
+	tc_buf_printf(b, "; %s += tilec::peer_count<%s, %lld>()", v, bits,
+		      G->threads);
+	long long step = 1;
+	if (s->u.loop.step && (!tc_expr_const(s->u.loop.step, &step) || step != 1)) {
+		tc_buf_puts(b, " * ");
+		expr(G, s->u.loop.step);
+	}
+	tc_buf_puts(b, ") {\n");
+	b->indent++;
+	G->spread++;
+	emit_body(G, s->u.loop.body);
+	G->spread--;
+	close_brace(G);
+}
+
 /* A tile_parallel loop that follows a register fragment's distribution:
  * each thread visits the indices it holds. */
 static void
@@ -1932,6 +1969,8 @@ emit_stmt(Gpu *G, const TcStmt *s)
 				emit_anchored(G, s);
 			else if (s->u.loop.threads == TC_THREADS_SERIAL)
 				emit_serial_parallel(G, s);
+			else if (s->u.loop.threads == TC_THREADS_PEERS)
+				emit_peers(G, s);
 			else if (s->u.loop.threads == TC_THREADS_SPREAD)
 				emit_spread(G, s);
 			else

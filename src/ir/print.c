@@ -376,6 +376,8 @@ print_loop(TcBuf *b, const TcKernel *k, const TcStmt *s)
 			      s->u.loop.anchor_dim);
 	if (s->u.loop.threads == TC_THREADS_SERIAL)
 		tc_buf_puts(b, " serial in thread");
+	else if (s->u.loop.threads == TC_THREADS_PEERS)
+		tc_buf_puts(b, " spread over peers");
 	tc_buf_puts(b, " {");
 	end_line(b, s->loc);
 	print_body(b, k, s->u.loop.body);

@@ -551,6 +551,10 @@ typedef enum TcThreadMap {
 	/* Every iteration run by the one thread that runs the enclosing
 	 * spread iteration. */
 	TC_THREADS_SERIAL,
+	/* Inside an anchored loop: iterations spread over the threads that
+	 * run the enclosing anchored iteration alike (those that differ
+	 * only in bits of threadIdx.x its classes do not depend on). */
+	TC_THREADS_PEERS,
 } TcThreadMap;
 
 /* Reductions. */

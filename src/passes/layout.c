@@ -423,29 +423,43 @@ walk(Walk *W, TcStmt *s)
 /* --- Anchoring parallel loops ------------------------------------------------------- */
 
 /* In an anchored loop, a store to memory other threads see is done by one
- * of the threads that run the same iteration (the emitter guards it); the
- * others must not read that memory in the same nest, or they would race
- * with the store. */
+ * of the threads that run the same iteration (the emitter guards it),
+ * also inside the loops it runs serially; the others must not read that
+ * memory in the same nest, or they would race with the store.  s: the
+ * statements to look at, inside `body`, the anchored loop's. */
 static bool
-shared_writes_private(Layouter *L, const TcStmt *loop)
+shared_writes_private(Layouter *L, const TcStmt *body, const TcStmt *s)
 {
-	const TcVec *body = &loop->u.loop.body->u.block.body;
-	for (int i = 0; i < body->len; i++) {
-		const TcStmt *s = body->items[i];
-		if (s->kind != TC_ST_ASSIGN || s->u.assign.dst->kind != TC_EX_LOAD)
-			continue;
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		for (int i = 0; i < s->u.block.body.len; i++)
+			if (!shared_writes_private(L, body, s->u.block.body.items[i]))
+				return false;
+		return true;
+	case TC_ST_FOR:
+		return shared_writes_private(L, body, s->u.loop.body);
+	case TC_ST_IF:
+		return shared_writes_private(L, body, s->u.cond.then) &&
+		       (!s->u.cond.els ||
+			shared_writes_private(L, body, s->u.cond.els));
+	case TC_ST_ASSIGN: {
+		if (s->u.assign.dst->kind != TC_EX_LOAD)
+			return true;
 		const TcVar *v = s->u.assign.dst->u.load.var;
-		if (node(L, v, 0) < 0 &&
-		    (tc_stmt_touches(loop->u.loop.body, s, v) & TC_ROLE_READ))
-			return false;
+		return node(L, v, 0) >= 0 ||
+		       !(tc_stmt_touches(body, s, v) & TC_ROLE_READ);
 	}
-	return true;
+	default:
+		return true;
+	}
 }
 
 /* A loop follows the class of its variable if a register fragment is
  * indexed by it.  Anchored loops may not sit inside spread loops (a thread
  * visits only its own indices), and a nest may not anchor two loops to one
- * class axis twice. */
+ * class axis twice.  A loop that follows no fragment inside an anchored
+ * one is spread over the threads that run the anchored iteration alike
+ * (map_threads: PEERS), and like a spread loop holds no anchored loop. */
 static bool
 anchor_loops(Layouter *L, TcStmt *s, bool in_spread, unsigned axes)
 {
@@ -477,10 +491,8 @@ anchor_loops(Layouter *L, TcStmt *s, bool in_spread, unsigned axes)
 				}
 		}
 		if (!f) {
-			/* Spread over all threads: not inside a loop whose
-			 * iterations only some threads run. */
-			if (axes)
-				return false;
+			/* Spread, over all threads or (inside an anchored
+			 * loop) the iteration's peers. */
 			return anchor_loops(L, s->u.loop.body, true, axes);
 		}
 		if (in_spread)
@@ -492,7 +504,7 @@ anchor_loops(Layouter *L, TcStmt *s, bool in_spread, unsigned axes)
 		tc_expr_const(s->u.loop.end, &e);
 		if (e != tc_var_extent(f, fd))
 			return false;
-		if (!shared_writes_private(L, s))
+		if (!shared_writes_private(L, s->u.loop.body, s->u.loop.body))
 			return false;
 		s->u.loop.anchor = f;
 		s->u.loop.anchor_dim = fd;
@@ -520,37 +532,52 @@ spreadable(const TcStmt *s)
 }
 
 /* `depth`: the loops of the perfect spread nest s continues, 0 if none. */
+/* `anchored`: inside an anchored loop (and no spread one), where a loop
+ * that follows no fragment is spread over the iteration's peers when the
+ * block's threads are a power of two (`peers`: then the threads that
+ * differ only in the bits the anchored classes do not depend on number
+ * a power of two, ranked by those bits), else run serially by each of
+ * them (the emitter has one of them store). */
 static void
-map_threads(TcStmt *s, bool in_spread, int depth)
+map_threads(TcStmt *s, bool in_spread, int depth, bool anchored, bool peers)
 {
 	switch (s->kind) {
 	case TC_ST_BLOCK:
 		for (int i = 0; i < s->u.block.body.len; i++)
-			map_threads(s->u.block.body.items[i], in_spread, 0);
+			map_threads(s->u.block.body.items[i], in_spread, 0,
+				    anchored, peers);
 		break;
 	case TC_ST_IF:
-		map_threads(s->u.cond.then, in_spread, 0);
+		map_threads(s->u.cond.then, in_spread, 0, anchored, peers);
 		if (s->u.cond.els)
-			map_threads(s->u.cond.els, in_spread, 0);
+			map_threads(s->u.cond.els, in_spread, 0, anchored, peers);
 		break;
 	case TC_ST_FOR: {
 		s->u.loop.threads = TC_THREADS_NONE;
 		if (!spreadable(s)) {
-			map_threads(s->u.loop.body, in_spread, 0);
+			map_threads(s->u.loop.body, in_spread, 0, anchored ||
+				    (s->u.loop.kind == TC_LOOP_PARALLEL &&
+				     s->u.loop.anchor), peers);
 			break;
 		}
 		if (in_spread && depth == 0) {
 			s->u.loop.threads = TC_THREADS_SERIAL;
-			map_threads(s->u.loop.body, true, 0);
+			map_threads(s->u.loop.body, true, 0, false, peers);
+			break;
+		}
+		if (anchored) {
+			s->u.loop.threads = peers ? TC_THREADS_PEERS :
+						    TC_THREADS_SERIAL;
+			map_threads(s->u.loop.body, true, 0, false, peers);
 			break;
 		}
 		s->u.loop.threads = TC_THREADS_SPREAD;
 		const TcVec *body = &s->u.loop.body->u.block.body;
 		if (body->len == 1 && spreadable(body->items[0]) &&
 		    depth + 1 < TC_MAX_RANK)
-			map_threads(body->items[0], true, depth + 1);
+			map_threads(body->items[0], true, depth + 1, false, peers);
 		else
-			map_threads(s->u.loop.body, true, 0);
+			map_threads(s->u.loop.body, true, 0, false, peers);
 		break;
 	}
 	default:
@@ -1063,7 +1090,8 @@ layout_with(TcArena *a, TcKernel *k, const TcTarget *t,
 	}
 	if (whole_warps)
 		choose_layouts(&L);
-	map_threads(k->body, false, 0);
+	map_threads(k->body, false, 0, false,
+		    threads > 0 && (threads & (threads - 1)) == 0);
 }
 
 /* The kernel's layouts: with the warpgroup instruction where the target

@@ -213,6 +213,23 @@ template <unsigned BITS> __device__ __forceinline__ bool leader()
 	return (threadIdx.x & ~BITS) == 0;
 }
 
+// The threads that hold the same indices of those distributions, peers:
+// how many of a block of THREADS (a power of two), and this thread's
+// rank among them (its other bits of threadIdx.x, packed).
+template <unsigned BITS, int THREADS> __device__ __forceinline__ constexpr int peer_count()
+{
+	return THREADS >> __builtin_popcount(BITS & (THREADS - 1u));
+}
+template <unsigned BITS> __device__ __forceinline__ int peer_rank()
+{
+	int rank = 0, out = 0;
+#pragma unroll
+	for (int bit = 0; bit < 16; bit++)
+		if (!(BITS >> bit & 1u))
+			rank |= (int)(threadIdx.x >> bit & 1u) << out++;
+	return rank;
+}
+
 // Consecutive columns a thread holds: one run, moved as one value.  The
 // dialect header adds its accumulator distribution's.
 template <typename D> struct VecOf { static constexpr int value = 1; };

@@ -323,6 +323,11 @@ def ref_nested_parallel_smem(t, s):
     return t["X"].double() * 2 * t["C"].double()[:, None]
 
 
+def ref_anchored_inner_loop(t, s):
+    x = t["X"].double()
+    return x + t["W"].double() * x.sum(1, keepdim=True)
+
+
 def ref_nested_parallel_deep(t, s):
     x = t["X"].double()
     a = torch.arange(4, device=x.device, dtype=x.dtype)[:, None, None]
@@ -517,6 +522,7 @@ REFS = {"gemm": (ref_gemm, "C"), "gemm_at": (ref_gemm_at, "C"), "gemm_bt": (ref_
         "reg_prefetch_pipelined": (ref_reg_prefetch_pipelined, "Y"),
         "nested_parallel_smem": (ref_nested_parallel_smem, "Y"),
         "nested_parallel_deep": (ref_nested_parallel_deep, "Y"),
+        "anchored_inner_loop": (ref_anchored_inner_loop, "Y"),
         "i32_fragment": (ref_i32_fragment, "Y"), "i32_reduce": (ref_i32_reduce, "Y"),
         "f64_fragment": (ref_f64_fragment, "S"), "minmax_neg": (ref_minmax_neg, "Y"),
         "minmax_neg_z": (ref_minmax_neg, "Z"),
