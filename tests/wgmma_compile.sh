@@ -3,8 +3,8 @@
 # wgmma, translated with --wgmma, compiles with nvcc (ptxas checks every
 # wgmma, fence and descriptor operand) without spilling registers or
 # serializing the wgmma; and the translator did pick wgmma for each (the
-# attention samples through the A-from-registers form).  Skips (77)
-# without nvcc.
+# attention samples through the A-from-registers form, the fp8 and int8
+# GEMMs through the 8-bit forms).  Skips (77) without nvcc.
 #
 # usage: wgmma_compile.sh TILEC SRCROOT
 set -u
@@ -14,9 +14,12 @@ cd "$2" || exit 1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 status=0
-for sample in gemm gemm_bias_relu conv2d moe_gemm flash_attention gqa_attention attention_bwd; do
+for file in samples/gemm samples/gemm_bias_relu samples/conv2d samples/moe_gemm \
+	samples/flash_attention samples/gqa_attention samples/attention_bwd samples/gemm_w8a8 \
+	tests/lang/gemm_fp8_nt tests/lang/gemm_i8_nt; do
+	sample=$(basename "$file")
 	cu=$work/$sample.cu
-	if ! "$tilec" "samples/$sample.c" -t cuda --arch sm_90a --wgmma --standalone -o "$cu"; then
+	if ! "$tilec" "$file.c" -t cuda --arch sm_90a --wgmma --standalone -o "$cu"; then
 		echo "FAIL: $sample: translation"; status=1; continue
 	fi
 	grep -q 'tilec::wgmma_[rs]s<' "$cu" || { echo "FAIL: $sample: no wgmma call"; status=1; continue; }

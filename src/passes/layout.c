@@ -929,7 +929,8 @@ row_bytes(const TcVar *v)
  * operand ..."), or NULL when it fits: the accumulator a 2-dim fragment of
  * whole 64 x 16 tiles, A and B 16-bit tiles in shared memory that only
  * copies fill and gemms read (smem.c then swizzles them as wgmma reads
- * them), rows of 32 or 64 bytes or whole 128-byte panels, K whole k-steps.
+ * them), rows of 32 or 64 bytes or whole 128-byte panels, K whole k-steps;
+ * 8-bit operands (fp8, i8) K-major.
  * Also the narrowest instruction the N-major B allows (*min_chunk). */
 static const char *
 wgmma_misfit(TcArena *a, const TcKernel *k, const TcMatrixInsn *wg,
@@ -953,9 +954,9 @@ wgmma_misfit(TcArena *a, const TcKernel *k, const TcMatrixInsn *wg,
 			return tc_fmt(a, "its %s operand '%s' is not a 2-dim "
 				      "tile_shared buffer", name, v->name);
 		long long rb = row_bytes(v);
-		if (tc_dtype_bits(v->dtype) != 16)
+		if (tc_dtype_bits(v->dtype) != 16 && tc_dtype_bits(v->dtype) != 8)
 			return tc_fmt(a, "its operands are %s, and wgmma reads "
-				      "only 16-bit tiles here",
+				      "only 8- and 16-bit tiles",
 				      tc_dtype_name(v->dtype));
 		if (rb != 32 && rb != 64 && rb % 128 != 0)
 			return tc_fmt(a, "the rows of its %s operand '%s' are "

@@ -158,13 +158,28 @@ tc_swizzle_accessors(const TcStmt *s, const TcVar *v, bool any_gemm)
 	}
 }
 
+/* Whether k's gemms use wgmma (layout.c decides for the whole kernel). */
+static bool
+uses_wgmma(const TcKernel *k)
+{
+	for (int i = 0; i < k->vars.len; i++) {
+		const TcVar *v = k->vars.items[i];
+		if (v->kind == TC_VAR_BUFFER && v->layout.kind == TC_LAYOUT_WGMMA)
+			return true;
+	}
+	return false;
+}
+
+/* 16-bit tiles that ldmatrix or wgmma reads may be swizzled; 8-bit ones
+ * only where wgmma reads them (ldmatrix moves 16-bit elements). */
 static bool
 swizzled(const TcKernel *k, const TcVar *v, const TcOptions *opt)
 {
+	int bits = tc_dtype_bits(v->dtype);
 	if (!opt->target.ldmatrix || v->rank != 2 ||
-	    tc_dtype_bits(v->dtype) != 16)
+	    (bits != 16 && !(bits == 8 && uses_wgmma(k))))
 		return false;
-	long long row = tc_var_extent(v, 1) * 2;
+	long long row = tc_var_extent(v, 1) * bits / 8;
 	if (row != 32 && row != 64 && row % 128 != 0)
 		return false;
 	return tc_swizzle_accessors(k->body, v, false);
@@ -202,18 +217,6 @@ place_barriers(TcStmt *s, long long total)
 	default:
 		return total;
 	}
-}
-
-/* Whether k's gemms use wgmma (layout.c decides for the whole kernel). */
-static bool
-uses_wgmma(const TcKernel *k)
-{
-	for (int i = 0; i < k->vars.len; i++) {
-		const TcVar *v = k->vars.items[i];
-		if (v->kind == TC_VAR_BUFFER && v->layout.kind == TC_LAYOUT_WGMMA)
-			return true;
-	}
-	return false;
 }
 
 /* Place k's shared buffers one after the other, rows padded when `padded`;

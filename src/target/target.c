@@ -65,8 +65,8 @@ static const TcMatrixInsn mma_m16n8_sm90 = {
  * tile, n a multiple of 8 up to 256, reading B (and here A) from shared
  * memory through descriptors.  Warp w of the group holds rows 16w ..
  * 16w + 15, each warp's lanes as in mma.sync's m16n8 tiles.  16-bit
- * operands may be K- or MN-major.  (The 8-bit forms, K-major only, wait
- * for swizzled 8-bit tiles.) */
+ * operands may be K- or MN-major, and A may be a register fragment; 8-bit
+ * ones K-major only (B as [N][K], TILE_TRANS_B), from shared memory. */
 static const TcMatrixInsn wgmma_sm90a = {
 	.name = "wgmma.mma_async.m64nNk16", .layout = TC_LAYOUT_WGMMA,
 	.m = 64, .n = 8, .max_n = 256, .group_warps = 4,
@@ -75,8 +75,13 @@ static const TcMatrixInsn wgmma_sm90a = {
 		{ .name = "wgmma.mma_async.m64nNk16.f32.f16 / .bf16",
 		  .operands = DT(F16) | DT(BF16), .accum = TC_DT_F32, .k = 16,
 		  .a_in_regs = true, .mn_major = true },
+		{ .name = "wgmma.m64nNk32.f32.e4m3 / .e5m2",
+		  .operands = DT(FP8E4M3) | DT(FP8E5M2), .accum = TC_DT_F32,
+		  .k = 32 },
+		{ .name = "wgmma.m64nNk32.s32.s8.s8", .operands = DT(I8),
+		  .accum = TC_DT_I32, .k = 32 },
 	},
-	.nforms = 1,
+	.nforms = 3,
 };
 
 /* v_mfma_*_16x16 (CDNA), issued with the operands swapped so the result is

@@ -114,6 +114,14 @@ template <int RS, int CS> __device__ __forceinline__ void fence_operands(float (
 		for (int j = 0; j < CS; j++)
 			asm volatile("" : "+f"(acc[i][j])::"memory");
 }
+template <int RS, int CS> __device__ __forceinline__ void fence_operands(int (&acc)[RS][CS])
+{
+#pragma unroll
+	for (int i = 0; i < RS; i++)
+#pragma unroll
+		for (int j = 0; j < CS; j++)
+			asm volatile("" : "+r"(acc[i][j])::"memory");
+}
 
 // --- Matrix multiply (sm_90a: wgmma.mma_async) -----------------------------------------
 //
@@ -121,7 +129,10 @@ template <int RS, int CS> __device__ __forceinline__ void fence_operands(float (
 // each), starting at row m0 and column n0, in instructions of NI columns
 // (a power of two from 16 to 256 dividing TN * 8; layout.c picks it).  A
 // is M x K (K x M when TRANS_A: M-major), B is K x N (N x K when TRANS_B:
-// K-major).  Every thread of the group calls it with the same arguments.
+// K-major).  16-bit operands take k-steps of 16 and f32 accumulators;
+// 8-bit ones (fp8, K-major A and B only) k-steps of 32, into f32 (fp8)
+// or s32 (s8).  Every thread of the group calls it with the same
+// arguments.
 //
 // The shared tiles were written by this thread's and other threads'
 // copies, which the caller waited for; fence.proxy.async orders those
@@ -130,19 +141,19 @@ template <int RS, int CS> __device__ __forceinline__ void fence_operands(float (
 // they execute (a pipelined loop's next copies), and the helper returns
 // once the group has completed, so the stages it read may be refilled and
 // acc read.
-template <int TM, int TN, int NI, bool TRANS_A, bool TRANS_B, typename T, int AR, int AC, int BR, int BC,
-	  typename Hook = NoHook>
-__device__ __forceinline__ void wgmma_ss(float (&acc)[2 * TM][2 * TN], SwizzledTile<T, AR, AC> A,
+template <int TM, int TN, int NI, bool TRANS_A, bool TRANS_B, typename Acc, typename T, int AR, int AC, int BR,
+	  int BC, typename Hook = NoHook>
+__device__ __forceinline__ void wgmma_ss(Acc (&acc)[2 * TM][2 * TN], SwizzledTile<T, AR, AC> A,
 					 SwizzledTile<T, BR, BC> B, int m0, int n0, Hook &&hook = Hook())
 {
-	constexpr int K = TRANS_A ? AR : AC;
-	static_assert(K % 16 == 0 && (TRANS_B ? BC : BR) == K, "wgmma_ss: K is whole k-steps of A and B");
+	constexpr int K = TRANS_A ? AR : AC, KK = 32 / (int)sizeof(T); // k-step
+	static_assert(K % KK == 0 && (TRANS_B ? BC : BR) == K, "wgmma_ss: K is whole k-steps of A and B");
 	static_assert(TN * 8 % NI == 0 && NI >= 16 && NI <= 256, "wgmma_ss: whole instructions of NI columns");
 	fence_operands(acc);
 	asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 	asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
-	for (int k = 0; k < K; k += 16)
+	for (int k = 0; k < K; k += KK)
 #pragma unroll
 		for (int mi = 0; mi < TM; mi++)
 #pragma unroll
@@ -150,7 +161,9 @@ __device__ __forceinline__ void wgmma_ss(float (&acc)[2 * TM][2 * TN], SwizzledT
 				const int m = m0 + mi * 64, n = n0 + ni * NI;
 				const unsigned long long a = TRANS_A ? A.mn_major(k, m) : A.k_major(m, k);
 				const unsigned long long b = TRANS_B ? B.k_major(n, k) : B.mn_major(k, n);
-				WgmmaInsn<T, NI>::template issue<TRANS_A, TRANS_B>(acc, 2 * mi, ni * NI / 4, a, b);
+				// M-major A is TILE_TRANS_A's; N-major B is B
+				// stored [K][N], without TILE_TRANS_B.
+				WgmmaInsn<T, NI>::template issue<TRANS_A, !TRANS_B>(acc, 2 * mi, ni * NI / 4, a, b);
 			}
 	asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 	hook();
@@ -189,7 +202,7 @@ __device__ __forceinline__ void wgmma_rs(float (&acc)[2 * TM][2 * TN], const flo
 			for (int ni = 0; ni < TN * 8 / NI; ni++) {
 				const int n = n0 + ni * NI;
 				const unsigned long long b = TRANS_B ? B.k_major(n, kk * 16) : B.mn_major(kk * 16, n);
-				WgmmaInsnRS<T, NI>::template issue<TRANS_B>(acc, 2 * mi, ni * NI / 4, a, b);
+				WgmmaInsnRS<T, NI>::template issue<!TRANS_B>(acc, 2 * mi, ni * NI / 4, a, b);
 			}
 		}
 	asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");

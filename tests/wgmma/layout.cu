@@ -54,19 +54,20 @@ expect(const char *what, int r, int c, unsigned got, unsigned want)
 		std::printf("%s: element (%d, %d) read at %u, written at %u\n", what, r, c, got, want);
 }
 
-// A K-major operand: NR rows (M or N) of each instruction, k-steps of 16.
+// A K-major operand: NR rows (M or N) of each instruction, k-steps of 32
+// bytes (16 elements of 16 bits, 32 of 8).
 template <typename T, int ROWS, int COLS, int NR>
 static void
 check_k_major(const char *what)
 {
-	constexpr unsigned E = sizeof(T), TE = 16 / E;
+	constexpr unsigned E = sizeof(T), TE = 16 / E, KS = 32 / E;
 	const unsigned base = 32768;
 	const tilec::SwizzledTile<T, ROWS, COLS> tile(base);
 	for (int r0 = 0; r0 < ROWS; r0 += NR)
-		for (int k0 = 0; k0 < COLS; k0 += 16) {
+		for (int k0 = 0; k0 < COLS; k0 += KS) {
 			const Desc d = decode(tile.k_major(r0, k0));
 			for (int i = 0; i < NR; i++)
-				for (int j = 0; j < 16; j++) {
+				for (int j = 0; j < (int)KS; j++) {
 					const unsigned off = i % 8 * d.span + i / 8 * d.sbo + j % TE * E + j / TE * 16;
 					expect(what, r0 + i, k0 + j, swizzle(d.start + off, d.span),
 					       placed<T, ROWS, COLS>(base, r0 + i, k0 + j));
@@ -109,6 +110,11 @@ main()
 	// B[N][K] (TILE_TRANS_B): K-major, NI-row instructions.
 	check_k_major<__half, 256, 64, 128>("B^T 256x64");
 	check_k_major<__half, 128, 128, 64>("B^T 128x128 panels");
+	// 8-bit operands (fp8, s8), K-major only: k-steps of 32.
+	check_k_major<tilec::fp8e4m3, 128, 128, 64>("fp8 A 128x128");
+	check_k_major<tilec::fp8e4m3, 128, 64, 64>("fp8 A 128x64");
+	check_k_major<signed char, 256, 256, 128>("s8 B^T 256x256 panels");
+	check_k_major<signed char, 64, 32, 64>("s8 A 64x32");
 	// B[K][N]: N-major, NI columns per instruction.
 	check_mn_major<__half, 64, 256, 128>("B 64x256 panels n128");
 	check_mn_major<__half, 64, 256, 256>("B 64x256 panels n256");

@@ -36,7 +36,10 @@ WGMMA_CASES = ["gemm_f16_ragged", "gemm_bf16_ragged", "gemm_f16_ragged_fast", "g
                "attention_ragged", "attention_causal_ragged", "attention_d64_ragged", "attention_4096",
                "attention_causal_4096", "attention_4096_n128", "gqa_attention_ragged", "gqa_attention_4096",
                "attn_bwd_dq_ragged", "attn_bwd_dq_d128_ragged", "attn_bwd_dq_4096",
-               "flash_decode_split_ragged", "paged_decode_ragged"]
+               "flash_decode_split_ragged", "paged_decode_ragged",
+               "gemm_w8a8_ragged", "gemm_w8a8_fast_ragged", "gemm_w8a8_4096", "gemm_i8_nt_ragged",
+               "gemm_i8_nt_ragged_fast", "gemm_i8_nt_128x256x128", "gemm_fp8_nt_ragged",
+               "gemm_fp8e5m2_nt_ragged", "gemm_fp8_nt_4096", "gemm_fp8_nt_8192"]
 FLAGS = {f"{name}_wgmma": ["--wgmma"] for name in WGMMA_CASES}
 
 # name: (sample, variant, defines, shapes, reference, kind)
@@ -163,6 +166,10 @@ CASES = [
      "nested_parallel_smem", "check"),
     ("regress_nested_parallel_deep", "tests/gpu_regress/nested_parallel_deep", None, {}, {"N": 1},
      "nested_parallel_deep", "check"),
+    ("regress_anchored_inner_loop", "tests/gpu_regress/anchored_inner_loop", None, {}, {"M": 1001},
+     "anchored_inner_loop", "check"),
+    ("regress_anchored_inner_loop_t96", "tests/gpu_regress/anchored_inner_loop", None, {"THREADS": 96},
+     {"M": 1001}, "anchored_inner_loop", "check"),
     ("regress_i32_fragment", "tests/gpu_regress/i32_fragment", None, {}, {"N": 1000}, "i32_fragment", "check"),
     ("regress_i32_reduce", "tests/gpu_regress/i32_reduce", None, {}, {"M": 1000, "N": 300}, "i32_reduce", "check"),
     ("regress_minmax_neg", "tests/gpu_regress/minmax_neg", None, {}, {"N": 100000}, "minmax_neg", "check"),
@@ -330,6 +337,9 @@ CASES = [
     ("gemm_fp8_nt_4096", "tests/lang/gemm_fp8_nt", None,
      {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 128, "STAGES": 3, "THREADS": 256},
      {"M": 4096, "N": 4096, "K": 4096}, "gemm_bt", "bench"),
+    ("gemm_fp8_nt_8192", "tests/lang/gemm_fp8_nt", None,
+     {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 128, "STAGES": 3, "THREADS": 256},
+     {"M": 8192, "N": 8192, "K": 8192}, "gemm_bt", "bench"),
 ] + [
     # int8 at 4096^3, in TOPS (the floor: cuBLAS's f16 TFLOP/s of the
     # same run); gemm_i8_4096_MxNxK_sS_TT as for f16 above.
