@@ -84,15 +84,6 @@ tc_omp_storage_type(TcDtype t)
 	}
 }
 
-/* Bytes a buffer element takes in the block's frame. */
-static int
-buffer_elem_bytes(TcDtype t)
-{
-	if (t == TC_DT_BOOL || t == TC_DT_I4)
-		return 1;
-	return tc_omp_is_narrow_float(t) ? 4 : tc_dtype_bits(t) / 8;
-}
-
 /* --- Expression hooks ----------------------------------------------------------- */
 
 static const char *
@@ -615,16 +606,9 @@ emit_decl(Emitter *E, const TcStmt *s)
 			tc_buf_printf(b, "%s;\n", head);
 		return;
 	}
-	/* A buffer: an aligned array in the block's frame. */
-	long long n = 1;
-	for (int i = 0; i < v->rank; i++)
-		n *= tc_var_extent(v, i);
-	long long bytes = n * buffer_elem_bytes(v->dtype);
-	if (!v->unstored)
-		E->stack_bytes += bytes;
-	/* A buffer every fused run keeps in registers takes no memory (its
-	 * size still counts against the frame pass's limit, a property of
-	 * the program). */
+	/* A buffer: an aligned array in the block's frame.  One every fused
+	 * run keeps in registers takes no memory (its size still counts
+	 * against the frame pass's limit, a property of the program). */
 	if (v->unstored)
 		return;
 	tc_omp_line_directive(E, v->loc);
@@ -2424,7 +2408,7 @@ emit(const TcProgram *p, const TcKernel *k, const TcTarget *t,
 	scan(&E, k->body, 0);
 
 	/* The block function first, into its own buffer, so an error leaves
-	 * out untouched and the frame size is known for its comment. */
+	 * out untouched. */
 	TcBuf body;
 	tc_buf_init(&body);
 	E.out = &body;
@@ -2447,7 +2431,7 @@ emit(const TcProgram *p, const TcKernel *k, const TcTarget *t,
 	tc_c_loc_comment(&E.pr, k->loc,
 			 tc_fmt(E.a, "one block of %s; its buffers take %s of "
 				"the thread's stack", k->name,
-				tc_size_text(E.a, E.stack_bytes)));
+				tc_size_text(E.a, k->stack_bytes)));
 	int indent = out->indent;
 	out->indent = 0;
 	hoist_pragmas(out, body.data);

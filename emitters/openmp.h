@@ -36,8 +36,6 @@ typedef struct Emitter {
 	bool *block_dep;        /* LOCAL: value depends on a block index */
 	bool dynamic;           /* blocks do unequal work: schedule(dynamic) */
 	bool dep_found;         /* set by note_block_dep's walk */
-	long long stack_bytes;  /* bytes of the buffers declared so far that
-				   are stored (not kept in registers) */
 	int line;               /* last #line printed, 0 for none */
 	/* Fusion (openmp_fuse.c): */
 	const bool *elided;     /* BUFFER: while a fused row loop is printed,

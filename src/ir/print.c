@@ -723,8 +723,11 @@ tc_print_kernel(TcBuf *b, const TcKernel *k)
 	if (k->smem_bytes > 0)
 		tc_buf_printf(b, "smem %lld bytes, reduction scratch at +%lld\n",
 			      k->smem_bytes, k->scratch_offset);
-	if (k->frame_bytes > 0)
+	if (k->frame_bytes > 0 && k->stack_bytes == k->frame_bytes)
 		tc_buf_printf(b, "frame %lld bytes\n", k->frame_bytes);
+	else if (k->frame_bytes > 0)
+		tc_buf_printf(b, "frame %lld bytes, %lld stored\n",
+			      k->frame_bytes, k->stack_bytes);
 	b->indent--;
 	tc_buf_puts(b, "{\n");
 	print_body(b, k, k->body);

@@ -894,8 +894,11 @@ typedef struct TcKernel {
 	long long smem_bytes;
 	long long scratch_offset;
 	/* The openmp target (passes/cpu_frame.c): bytes of every buffer the
-	 * kernel declares, as a block's frame holds them. */
+	 * kernel declares, as a block's frame holds them; stack_bytes, of
+	 * those it stores (frame_bytes less the buffers cpu_fuse.c keeps in
+	 * registers, var->unstored). */
 	long long frame_bytes;
+	long long stack_bytes;
 	/* The openmp target (passes/cpu_fuse.c): TcFusion *, the row-wise
 	 * runs, in program order within each block. */
 	TcVec fusions;

@@ -1337,13 +1337,15 @@ check_fusions(Verifier *v, const TcKernel *k)
 }
 
 /* kernel->frame_bytes (passes/cpu_frame.c), once set, holds every buffer
- * the kernel declares at one to eight bytes an element. */
+ * the kernel declares at one to eight bytes an element; stack_bytes the
+ * same of the buffers that are stored (not var->unstored), the rest the
+ * same of those kept in registers. */
 static void
 check_frame(Verifier *v, const TcKernel *k)
 {
 	if (k->frame_bytes == 0)
 		return;
-	long long elems = 0;
+	long long elems = 0, stored = 0;
 	for (int i = 0; i < k->vars.len; i++) {
 		const TcVar *b = k->vars.items[i];
 		if (b->kind != TC_VAR_BUFFER)
@@ -1352,10 +1354,18 @@ check_frame(Verifier *v, const TcKernel *k)
 		for (int d = 0; d < b->rank; d++)
 			n *= tc_var_extent(b, d);
 		elems += n;
+		if (!b->unstored)
+			stored += n;
 	}
 	if (k->frame_bytes < elems || k->frame_bytes > 8 * elems)
 		fail(v, k->loc, "kernel '%s': frame of %lld bytes for %lld "
 		     "buffer elements", k->name, k->frame_bytes, elems);
+	long long kept = k->frame_bytes - k->stack_bytes; /* in registers */
+	if (k->stack_bytes < stored || k->stack_bytes > 8 * stored ||
+	    kept < elems - stored || kept > 8 * (elems - stored))
+		fail(v, k->loc, "kernel '%s': %lld of its frame's %lld bytes "
+		     "stored for %lld stored buffer elements", k->name,
+		     k->stack_bytes, k->frame_bytes, stored);
 }
 
 int

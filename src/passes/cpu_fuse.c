@@ -6,10 +6,10 @@
  * joins a run only where its origins are proven non-negative).  Output:
  * kernel->fusions, the runs of the whole body (TcFusion: which statements,
  * what each does, the work an earlier run's is redone, the buffers kept
- * in registers, whether the run is dead), and var->unstored for the
- * buffers no statement stores.  The OpenMP printer prints each run in
- * place of its statements (emitters/openmp_fuse.c) and decides none of
- * this again.
+ * in registers, whether the run is dead), var->unstored for the buffers
+ * no statement stores, and kernel->stack_bytes without them.  The OpenMP
+ * printer prints each run in place of its statements
+ * (emitters/openmp_fuse.c) and decides none of this again.
  *
  * Consecutive block-level statements that each touch a tile element by
  * element over the same index space run as one loop nest: for each row of
@@ -1163,6 +1163,7 @@ tc_cpu_fuse(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
 			((TcVar *)k->vars.items[v])->unstored = false;
 		scope(&P, k->body, 0);
 		plan_fusion(&P);
+		k->stack_bytes = tc_cpu_stored_bytes(k);
 		k->fusions = (TcVec){ 0 };
 		for (int f = 0; f < P.fusions.len; f++) {
 			const Fusion *F = P.fusions.items[f];

@@ -12,6 +12,9 @@
  * (kernel->frame_bytes); a kernel past the target's limit is a located
  * error at the buffer that brings it there. */
 bool tc_cpu_frame(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
+/* cpu_frame.c: the bytes of k's buffers that are stored (not
+ * var->unstored), as a block's frame holds them (kernel->stack_bytes). */
+long long tc_cpu_stored_bytes(const TcKernel *k);
 
 /* bounds.c (every target, last): on every region, which origins are
  * proven non-negative (region->bounded, region->nonneg). */

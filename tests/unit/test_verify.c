@@ -492,16 +492,17 @@ END_TEST
 
 /* --- The expanded pipeline ------------------------------------------------------ */
 
-/* samples/gemm.c through every pass for cuda sm_80 (its loop becomes the
- * mbarrier loop and the cp.async fallback, passes/expand_pipeline.c). */
+/* samples/SAMPLE through every pass for target and arch. */
 static TcProgram *
-expanded_gemm(TcArena *a, TcDiags *d)
+compiled_sample(TcArena *a, TcDiags *d, const char *sample,
+		const char *target, const char *arch)
 {
 	TcOptions opt;
-	ck_assert(tc_options_init(&opt, "cuda", "sm_80"));
+	ck_assert(tc_options_init(&opt, target, arch));
 	const char *root = getenv("TILEC_SOURCE_ROOT");
 	char path[4096];
-	snprintf(path, sizeof path, "%s/samples/gemm.c", root ? root : ".");
+	snprintf(path, sizeof path, "%s/samples/%s", root ? root : ".",
+		 sample);
 	FILE *f = fopen(path, "rb");
 	ck_assert_msg(f, "cannot read %s (set TILEC_SOURCE_ROOT)", path);
 	static char text[65536];
@@ -515,6 +516,14 @@ expanded_gemm(TcArena *a, TcDiags *d)
 		      d->text.data ? d->text.data : "");
 	tc_diags_free(d);
 	return p;
+}
+
+/* samples/gemm.c through every pass for cuda sm_80 (its loop becomes the
+ * mbarrier loop and the cp.async fallback, passes/expand_pipeline.c). */
+static TcProgram *
+expanded_gemm(TcArena *a, TcDiags *d)
+{
+	return compiled_sample(a, d, "gemm.c", "cuda", "sm_80");
 }
 
 /* The first statement of kind `kind` in s, in source order (into loops,
@@ -684,6 +693,29 @@ START_TEST(schedule_marks)
 }
 END_TEST
 
+/* The openmp target's schedule: samples/softmax.c through every pass for
+ * avx512 (a fused run keeps buffers in registers). */
+START_TEST(cpu_schedule)
+{
+	TcArena *a = tc_arena_new();
+	TcDiags d;
+	TcProgram *p = compiled_sample(a, &d, "softmax.c", "openmp", "avx512");
+	TcKernel *k = p->kernels.items[0];
+	ck_assert_int_eq(verify_has(p, NULL), 0);
+
+	ck_assert(k->stack_bytes > 0 && k->stack_bytes < k->frame_bytes);
+	long long stack = k->stack_bytes;
+	k->stack_bytes = k->frame_bytes;
+	verify_has(p, "bytes stored for");
+	k->stack_bytes = 0;
+	verify_has(p, "bytes stored for");
+	k->stack_bytes = stack;
+
+	ck_assert_int_eq(verify_has(p, NULL), 0);
+	tc_arena_free(a);
+}
+END_TEST
+
 START_TEST(kernel_header)
 {
 	Fixture f;
@@ -732,6 +764,7 @@ unit_suite_verify(void)
 	tcase_add_test(tc, loop_shapes);
 	tcase_add_test(tc, schedule_marks);
 	tcase_add_test(tc, expanded_pipeline);
+	tcase_add_test(tc, cpu_schedule);
 	tcase_add_test(tc, kernel_header);
 	suite_add_tcase(s, tc);
 	return s;
