@@ -355,43 +355,22 @@ depends_on_block(Emitter *E, const TcExpr *e)
 	return E->dep_found;
 }
 
-/* One pass over the body: scopes, which locals depend on the block, whether
- * blocks do unequal work, whether there is a gemm. */
+/* Which locals depend on the block, whether blocks do unequal work (a
+ * tc_walk_stmts visitor). */
 static void
-scan(Emitter *E, const TcStmt *s, int par_depth)
+note_block_work(void *ctx, TcStmt *s, int par_depth)
 {
-	switch (s->kind) {
-	case TC_ST_BLOCK:
-		for (int i = 0; i < s->u.block.body.len; i++)
-			scan(E, s->u.block.body.items[i], par_depth);
-		break;
-	case TC_ST_DECL: {
+	Emitter *E = ctx;
+	(void)par_depth;
+	if (s->kind == TC_ST_DECL) {
 		const TcVar *v = s->u.decl.var;
-		if (par_depth > 0)
-			E->visible[v->index] = false;
 		if (v->kind == TC_VAR_LOCAL && s->u.decl.init)
 			E->block_dep[v->index] =
 				v->mutated || depends_on_block(E, s->u.decl.init);
-		break;
-	}
-	case TC_ST_FOR: {
-		const TcVar *v = s->u.loop.var;
-		bool par = s->u.loop.kind == TC_LOOP_PARALLEL;
-		if (par || par_depth > 0)
-			E->visible[v->index] = false;
+	} else if (s->kind == TC_ST_FOR) {
 		if (depends_on_block(E, s->u.loop.begin) ||
 		    depends_on_block(E, s->u.loop.end))
 			E->dynamic = true;
-		scan(E, s->u.loop.body, par_depth + par);
-		break;
-	}
-	case TC_ST_IF:
-		scan(E, s->u.cond.then, par_depth);
-		if (s->u.cond.els)
-			scan(E, s->u.cond.els, par_depth);
-		break;
-	default:
-		break;
 	}
 }
 
@@ -2402,10 +2381,9 @@ emit(const TcProgram *p, const TcKernel *k, const TcTarget *t,
 	E.block_dep = tc_alloc(E.a, nv * sizeof *E.block_dep);
 	tc_ranges_init(&E.ranges, E.a, k);
 	E.vector = tc_alloc(E.a, nv * sizeof *E.vector);
-	for (size_t i = 0; i < nv; i++)
-		E.visible[i] = true;
+	tc_walk_block_visible(k, E.visible);
 	tc_omp_walk_vars(NULL, k->body, mark_used, &E);
-	scan(&E, k->body, 0);
+	tc_walk_stmts(k->body, 0, note_block_work, &E);
 
 	/* The block function first, into its own buffer, so an error leaves
 	 * out untouched. */

@@ -12,6 +12,7 @@
 #define TILEC_OPENMP_H
 
 #include "analysis/range.h"
+#include "analysis/walk.h"
 #include "cfamily.h"
 
 /* A run of statements printed as one loop nest (openmp_fuse.c). */

@@ -13,6 +13,7 @@
  * unbounded).  The limit is a property of the program, so it counts every
  * buffer, including those a later pass keeps in registers.
  */
+#include "analysis/walk.h"
 #include "passes/passes.h"
 
 /* Bytes a buffer element takes in the block's frame. */
@@ -37,26 +38,12 @@ typedef struct Frame {
 } Frame;
 
 static void
-add_buffers(Frame *F, const TcStmt *s)
+add_buffers(void *ctx, TcStmt *s, int par_depth)
 {
-	switch (s->kind) {
-	case TC_ST_BLOCK:
-		for (int i = 0; i < s->u.block.body.len && !F->over; i++)
-			add_buffers(F, s->u.block.body.items[i]);
+	Frame *F = ctx;
+	(void)par_depth;
+	if (s->kind != TC_ST_DECL)
 		return;
-	case TC_ST_FOR:
-		add_buffers(F, s->u.loop.body);
-		return;
-	case TC_ST_IF:
-		add_buffers(F, s->u.cond.then);
-		if (s->u.cond.els)
-			add_buffers(F, s->u.cond.els);
-		return;
-	case TC_ST_DECL:
-		break;
-	default:
-		return;
-	}
 	const TcVar *v = s->u.decl.var;
 	if (v->kind != TC_VAR_BUFFER || F->over)
 		return;
@@ -84,7 +71,7 @@ tc_cpu_frame(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
 	for (int i = 0; i < p->kernels.len; i++) {
 		TcKernel *k = p->kernels.items[i];
 		Frame F = { .a = a, .t = &opt->target, .k = k, .d = d };
-		add_buffers(&F, k->body);
+		tc_walk_stmts(k->body, 0, add_buffers, &F);
 		k->frame_bytes = F.bytes;
 		k->stack_bytes = F.stored;
 		ok = ok && !F.over;
@@ -96,6 +83,6 @@ long long
 tc_cpu_stored_bytes(const TcKernel *k)
 {
 	Frame F = { .k = k };
-	add_buffers(&F, k->body);
+	tc_walk_stmts(k->body, 0, add_buffers, &F);
 	return F.stored;
 }
