@@ -18,8 +18,9 @@
  * templates/cpu/tilec_cpu.h and zero-fill the rest), tile_gemm becomes a
  * call of a register-blocked micro-kernel (templates/cpu/gemm.h) chosen by
  * the target arch, parallel loops become plain loops whose innermost one is
- * `#pragma omp simd`.  Pipelined loops prefetch the rows their next
- * iteration's copies will read: the CPU's form of pipelining.  The
+ * `#pragma omp simd`.  Pipelined loops begin with the prefetches of the
+ * rows their next iteration's copies will read (PREFETCH statements of
+ * passes/cpu_prefetch.c): the CPU's form of pipelining.  The
  * first kernel emitted into an empty buffer also prints the file header,
  * the helper headers and the tunables.
  *
@@ -521,7 +522,6 @@ tc_omp_elem(Emitter *E, const TcVar *v, const char *const *idx)
 
 /* --- Statements ------------------------------------------------------------------- */
 
-static void emit_prefetches(Emitter *E, const TcStmt *loop);
 
 
 /* Statements of a block, without braces; runs of fused statements as
@@ -762,8 +762,6 @@ emit_for(Emitter *E, const TcStmt *s, bool in_parallel)
 		return;
 	}
 	tc_c_open(&E->pr);
-	if (s->u.loop.kind == TC_LOOP_PIPELINED)
-		emit_prefetches(E, s);
 	bool around = !par && E->naround < 16;
 	if (around)
 		E->around[E->naround++] = s;
@@ -1373,107 +1371,17 @@ emit_copy_tensor(Emitter *E, const TcVar *tile, const TcRegion *reg,
 	}
 }
 
-/* --- Prefetching the next iteration's copies ----------------------------------- */
+/* --- Prefetches ---------------------------------------------------------------- */
 
-static bool
-is_decl_of(const TcStmt *s, const void *var)
-{
-	return s->kind == TC_ST_DECL && s->u.decl.var == var;
-}
-
-/* Whether var is declared (DECL) anywhere in s. */
-static bool
-declares(const TcStmt *s, const TcVar *var)
-{
-	return tc_omp_count_nodes(NULL, s,
-				  (Count){.stmt = is_decl_of, .arg = var}) > 0;
-}
-
-/* Whether e's value in the next iteration of loop may differ from e with
- * the loop's var advanced: it loads, or reads a name the body changes. */
-static bool
-not_advanceable(const TcExpr *e, const void *arg)
-{
-	const TcStmt *loop = arg;
-	if (e->kind == TC_EX_LOAD)
-		return true;
-	if (e->kind != TC_EX_VAR)
-		return false;
-	const TcVar *v = e->u.var;
-	if (v->kind == TC_VAR_LOCAL)
-		return v->mutated || declares(loop->u.loop.body, v);
-	return v->kind == TC_VAR_LOOP && declares(loop->u.loop.body, v);
-}
-
-/* Whether e's value in the next iteration of loop follows from e with the
- * loop's var advanced: it reads only names the body does not change. */
-static bool
-advanceable(const TcExpr *e, const TcStmt *loop)
-{
-	return tc_omp_count_nodes(
-		       e, NULL,
-		       (Count){.expr = not_advanceable, .arg = loop}) == 0;
-}
-
-/* e with `var` replaced by `next` (shared subtrees are not copied). */
-static TcExpr *
-substitute(Emitter *E, const TcExpr *e, const TcVar *var, TcExpr *next)
-{
-	if (e->kind == TC_EX_VAR && e->u.var == var)
-		return next;
-	TcExpr *c = tc_expr_clone(E->a, e);
-	switch (c->kind) {
-	case TC_EX_BINARY:
-		c->u.bin.lhs = substitute(E, e->u.bin.lhs, var, next);
-		c->u.bin.rhs = substitute(E, e->u.bin.rhs, var, next);
-		break;
-	case TC_EX_UNARY:
-		c->u.un.arg = substitute(E, e->u.un.arg, var, next);
-		break;
-	case TC_EX_SELECT:
-		c->u.sel.cond = substitute(E, e->u.sel.cond, var, next);
-		c->u.sel.then = substitute(E, e->u.sel.then, var, next);
-		c->u.sel.els = substitute(E, e->u.sel.els, var, next);
-		break;
-	case TC_EX_CALL:
-		for (int i = 0; i < e->u.call.nargs; i++)
-			c->u.call.args[i] = substitute(E, e->u.call.args[i], var,
-						       next);
-		break;
-	case TC_EX_CAST:
-		c->u.cast.arg = substitute(E, e->u.cast.arg, var, next);
-		break;
-	default:
-		break;
-	}
-	return c;
-}
-
-bool
-tc_omp_is_var_expr(const TcExpr *e, const void *var)
-{
-	return e->kind == TC_EX_VAR && e->u.var == var;
-}
-
-/* Print the prefetch of what copy s would read with `var` replaced by
- * `next`, if its rows are contiguous and its origins stay provably
- * non-negative. */
+/* A PREFETCH (passes/cpu_prefetch.c): the start of each row of its
+ * region, clipped to the tensor as the copy it anticipates is, asked into
+ * cache; its origins are proven non-negative. */
 static void
-prefetch_copy(Emitter *E, const TcStmt *s, const TcVar *var, TcExpr *next)
+emit_prefetch(Emitter *E, const TcStmt *s)
 {
-	const TcRegion *src = &s->u.copy.src;
+	const TcRegion *reg = &s->u.copy.src;
 	const TcVar *tile = s->u.copy.dst.var;
-	if (src->var->dtype == TC_DT_I4 ||
-	    src->dims[tile->rank - 1] != src->var->rank - 1)
-		return;
-	TcRegion reg = *src;
-	for (int d = 0; d < src->var->rank; d++) {
-		reg.origin[d] = substitute(E, src->origin[d], var, next);
-		if (!tc_range_nonneg(&E->ranges, reg.origin[d]))
-			return;
-		reg.nonneg |= 1u << d;
-	}
-	CopyPlan cp = { .tile = tile, .reg = &reg, .ten = reg.var,
+	CopyPlan cp = { .tile = tile, .reg = reg, .ten = reg->var,
 			.rank = tile->rank };
 	tc_omp_index_names(E, cp.rank, cp.idx);
 	const char *what = tc_c_source_snippet(E->a, E->p->text, s->loc);
@@ -1506,45 +1414,6 @@ prefetch_copy(Emitter *E, const TcStmt *s, const TcVar *var, TcExpr *next)
 	if (opened) {
 		E->out->indent--;
 		tc_buf_puts(E->out, "}\n");
-	}
-}
-
-/* Whether s loads a tile from a tensor (what prefetching can help). */
-static bool
-is_tensor_load(const TcStmt *s)
-{
-	return s->kind == TC_ST_COPY && s->u.copy.dst.whole &&
-	       s->u.copy.src.var->kind == TC_VAR_TENSOR;
-}
-
-/* The CPU's software pipeline: at the top of a tile_pipelined loop, ask
- * for the tensor rows the next iteration's copies will read, so the memory
- * system fetches them while this iteration computes (what the stages do on
- * a GPU).  Serial loops get none: on the row kernels it measured no gain.  Only direct loads whose origin
- * moves with the loop var alone; nothing is read, so a prefetch can never
- * change a result. */
-static void
-emit_prefetches(Emitter *E, const TcStmt *loop)
-{
-	const TcVar *var = loop->u.loop.var;
-	const TcStmt *body = loop->u.loop.body;
-	TcExpr *step = loop->u.loop.step ? loop->u.loop.step
-					 : tc_expr_int(E->a, 1, loop->loc);
-	TcExpr *next = tc_expr_binary(E->a, TC_OP_ADD,
-				      tc_expr_var(E->a, (TcVar *)var, loop->loc),
-				      step, loop->loc);
-	for (int i = 0; i < body->u.block.body.len; i++) {
-		const TcStmt *s = body->u.block.body.items[i];
-		if (!is_tensor_load(s))
-			continue;
-		const TcRegion *src = &s->u.copy.src;
-		bool moves = false, ok = true;
-		for (int d = 0; d < src->var->rank; d++) {
-			moves |= tc_expr_mentions(src->origin[d], var);
-			ok &= advanceable(src->origin[d], loop);
-		}
-		if (moves && ok)
-			prefetch_copy(E, s, var, next);
 	}
 }
 
@@ -2088,6 +1957,9 @@ tc_omp_emit_stmt(Emitter *E, const TcStmt *s)
 		break;
 	case TC_ST_ARG_REDUCE:
 		emit_arg_reduce(E, s);
+		break;
+	case TC_ST_PREFETCH:
+		emit_prefetch(E, s);
 		break;
 	default:
 		tc_unreachable();

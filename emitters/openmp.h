@@ -84,8 +84,6 @@ typedef void (*VarFn)(void *ctx, const TcVar *v);
 void tc_omp_walk_vars(const TcExpr *e, const TcStmt *s, VarFn fn, void *ctx);
 /* The matches of c in e and s. */
 int tc_omp_count_nodes(const TcExpr *e, const TcStmt *s, Count c);
-/* Whether e is var, read (a Count predicate). */
-bool tc_omp_is_var_expr(const TcExpr *e, const void *var);
 /* Whether a statement contains a loop (then `omp simd` stays off the
  * loop around it). */
 bool tc_omp_has_loop(const TcStmt *s);

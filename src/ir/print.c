@@ -657,6 +657,12 @@ print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s)
 	case TC_ST_BARRIER:
 		tc_buf_puts(b, "barrier");
 		break;
+	case TC_ST_PREFETCH:
+		tc_buf_puts(b, "prefetch ");
+		print_region(b, &s->u.copy.src);
+		tc_buf_puts(b, " for ");
+		print_region(b, &s->u.copy.dst);
+		break;
 	default:
 		tc_buf_printf(b, "<stmt kind %d>", (int)s->kind);
 		break;

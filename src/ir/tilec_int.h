@@ -593,6 +593,11 @@ TcDtype tc_reduce_all_type(TcDtype t);
 				       top-k along a dim, values and indices */ \
 	X(BARRIER, "barrier") /* no fields: every thread of the block \
 				 waits here (GPU targets, barrier.c) */ \
+	X(PREFETCH, "prefetch") /* copy.dst (a whole buffer: the tile's \
+				   shape), copy.src (a tensor region): \
+				   the rows a COPY src -> dst would read \
+				   are asked into cache; nothing is read \
+				   or written (openmp, cpu_prefetch.c) */ \
 	/* The statements below are made by expand_pipeline.c only: \
 	 * a pipelined loop carried out (GPU targets with cp.async). */ \
 	X(ASYNC_COPY, "async_copy") /* copy.dst (a whole staged shared \
@@ -731,7 +736,7 @@ struct TcStmt {
 			 * (the source origin is that iteration's too). */
 			TcVar *plan;
 			TcExpr *iter;
-		} copy; /* COPY, ATOMIC_ADD, ASYNC_COPY */
+		} copy; /* COPY, ATOMIC_ADD, ASYNC_COPY, PREFETCH */
 		struct {
 			int pending; /* groups left in flight, >= 0 */
 		} wait; /* WAIT_GROUP */

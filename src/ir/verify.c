@@ -738,6 +738,42 @@ check_copy(Verifier *v, const TcStmt *s)
 		check_same_shape(v, dst, src, s->loc);
 }
 
+/* A prefetch (passes/cpu_prefetch.c): rows of a tensor region that a
+ * copy into the whole buffer would read, contiguous, never a ragged or
+ * i4 region, and once the bounds pass ran, every origin proven >= 0 (a
+ * row's start address is formed without a lower test). */
+static void
+check_prefetch(Verifier *v, const TcStmt *s)
+{
+	const TcRegion *dst = &s->u.copy.dst, *src = &s->u.copy.src;
+	bool ok = check_region(v, dst, s->loc, "prefetch");
+	ok = check_region(v, src, s->loc, "prefetch") && ok;
+	if (!ok || !check_whole(v, dst, s->loc, "prefetch", TC_SCOPE_NONE, 0))
+		return;
+	const TcVar *t = src->var;
+	if (t->kind != TC_VAR_TENSOR || t->dtype == TC_DT_I4 ||
+	    tc_region_ragged(src)) {
+		fail(v, s->loc, "prefetch of '%s', not a plain tensor region",
+		     name_of(t));
+		return;
+	}
+	if (tile_rank(dst) != tile_rank(src)) {
+		fail(v, s->loc, "prefetch between tiles of rank %d and %d",
+		     tile_rank(dst), tile_rank(src));
+		return;
+	}
+	if (src->dims[src->ndims - 1] != t->rank - 1)
+		fail(v, s->loc, "prefetch of '%s' along dim %d: its rows are "
+		     "not contiguous", name_of(t), src->dims[src->ndims - 1]);
+	unsigned all = (1u << t->rank) - 1;
+	if (src->bounded && (src->nonneg & all) != all)
+		fail(v, s->loc, "prefetch of '%s' with an origin not proven "
+		     "non-negative", name_of(t));
+	if (s->u.copy.stage || s->u.copy.plan || s->u.copy.lower != TC_COPY_ANY)
+		fail(v, s->loc, "prefetch of '%s' with async copy fields",
+		     name_of(t));
+}
+
 static void
 check_gemm(Verifier *v, const TcStmt *s)
 {
@@ -1061,6 +1097,9 @@ check_stmt(Verifier *v, const TcStmt *s)
 		check_copy(v, s);
 		if (s->u.copy.dst.var && s->u.copy.src.var)
 			check_lowering(v, s);
+		break;
+	case TC_ST_PREFETCH:
+		check_prefetch(v, s);
 		break;
 	case TC_ST_COMMIT_GROUP:
 		break;

@@ -34,6 +34,7 @@ mark_regions(void *ctx, TcStmt *s, int par_depth)
 	case TC_ST_COPY:
 	case TC_ST_ASYNC_COPY:
 	case TC_ST_ATOMIC_ADD:
+	case TC_ST_PREFETCH:
 		mark(rg, &s->u.copy.dst);
 		mark(rg, &s->u.copy.src);
 		break;

@@ -16,6 +16,11 @@ bool tc_cpu_frame(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
  * var->unstored), as a block's frame holds them (kernel->stack_bytes). */
 long long tc_cpu_stored_bytes(const TcKernel *k);
 
+/* cpu_prefetch.c (openmp): PREFETCH statements at the top of pipelined
+ * loops, for the rows their next iteration copies in. */
+bool tc_cpu_prefetch(TcArena *a, TcProgram *p, const TcOptions *opt,
+		     TcDiags *d);
+
 /* bounds.c (every target, last): on every region, which origins are
  * proven non-negative (region->bounded, region->nonneg). */
 bool tc_bounds(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);

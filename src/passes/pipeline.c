@@ -43,6 +43,8 @@ const TcPass tc_passes[] = {
 	  "bytes of a block's buffers on its thread's stack; the CPU limit" },
 	{ "expand_pipeline", tc_expand_pipeline, GPU_TARGETS,
 	  "copy lowerings; pipelined loops as prologue, steady state and drain" },
+	{ "prefetch", tc_cpu_prefetch, CPU_TARGETS,
+	  "prefetches of the next iteration's rows in pipelined loops" },
 	{ "bounds", tc_bounds, ALL_TARGETS,
 	  "region origins proven non-negative (no lower-bound test)" },
 	{ "fuse", tc_cpu_fuse, CPU_TARGETS,

@@ -693,8 +693,9 @@ START_TEST(schedule_marks)
 }
 END_TEST
 
-/* The openmp target's schedule: samples/softmax.c through every pass for
- * avx512 (a fused run keeps buffers in registers). */
+/* The openmp target's schedule: samples/softmax.c (a fused run keeps
+ * buffers in registers) and gemm_f32.c (prefetches) through every pass
+ * for avx512. */
 START_TEST(cpu_schedule)
 {
 	TcArena *a = tc_arena_new();
@@ -710,6 +711,30 @@ START_TEST(cpu_schedule)
 	k->stack_bytes = 0;
 	verify_has(p, "bytes stored for");
 	k->stack_bytes = stack;
+	ck_assert_int_eq(verify_has(p, NULL), 0);
+
+	/* samples/gemm_f32.c's pipelined loop begins with the prefetches of
+	 * its two copies (passes/cpu_prefetch.c). */
+	p = compiled_sample(a, &d, "gemm_f32.c", "openmp", "avx512");
+	k = p->kernels.items[0];
+	ck_assert_int_eq(verify_has(p, NULL), 0);
+	TcStmt *pf = find_kind(k->body, TC_ST_PREFETCH, -1);
+	ck_assert(pf && pf->u.copy.src.bounded);
+	unsigned nonneg = pf->u.copy.src.nonneg;
+	pf->u.copy.src.nonneg &= ~1u;
+	verify_has(p, "with an origin not proven non-negative");
+	pf->u.copy.src.nonneg = nonneg;
+	pf->u.copy.src.dims[1] = 0;
+	pf->u.copy.src.dims[0] = 1;
+	verify_has(p, "its rows are not contiguous");
+	pf->u.copy.src.dims[0] = 0;
+	pf->u.copy.src.dims[1] = 1;
+	pf->u.copy.dst.whole = false;
+	verify_has(p, "is not a whole buffer");
+	pf->u.copy.dst.whole = true;
+	pf->u.copy.lower = TC_COPY_VECTOR;
+	verify_has(p, "with async copy fields");
+	pf->u.copy.lower = TC_COPY_ANY;
 
 	ck_assert_int_eq(verify_has(p, NULL), 0);
 	tc_arena_free(a);
