@@ -260,6 +260,7 @@ print_region(TcBuf *b, const TcRegion *r)
 }
 
 static void print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s);
+static void print_body(TcBuf *b, const TcKernel *k, const TcStmt *s);
 
 /* One op of a run: `load x`, `store x by rows`, `map`, `reduce x into r`. */
 static void
@@ -281,7 +282,9 @@ print_fuse_op(TcBuf *b, const TcFuseOp *op)
 
 /* The fuse pass's run that starts at statement i of block, as a line
  * before it: `run N of M statements over R x C: ops; again B from run F;
- * registers V, ...; dead`. */
+ * registers V, ...; dead`, then each nest's main version (the edge pass)
+ * as `run N main loop: map at L:C { ... }` (`: nothing` for an empty
+ * one). */
 static void
 print_fusion(TcBuf *b, const TcKernel *k, const TcStmt *block, int i)
 {
@@ -310,6 +313,23 @@ print_fusion(TcBuf *b, const TcKernel *k, const TcStmt *block, int i)
 		if (F->dead)
 			tc_buf_puts(b, "; dead");
 		tc_buf_puts(b, "\n");
+		for (int o = 0; o < F->n; o++) {
+			const TcFuseOp *op = &F->ops[o];
+			if (op->kind != TC_FUSE_MAP || !op->main)
+				continue;
+			tc_buf_printf(b, "run %d main loop: map", f);
+			if (op->s && op->s->loc.line > 0)
+				tc_buf_printf(b, " at %d:%d", op->s->loc.line,
+					      op->s->loc.col);
+			if (op->main->kind == TC_ST_BLOCK &&
+			    op->main->u.block.body.len == 0) {
+				tc_buf_puts(b, ": nothing\n");
+				continue;
+			}
+			tc_buf_puts(b, " {\n");
+			print_body(b, k, op->main);
+			tc_buf_puts(b, "\n");
+		}
 	}
 }
 

@@ -852,6 +852,10 @@ typedef struct TcFuseOp {
 				 tilec_store_* */
 	bool elided;          /* LOAD: its buffer is kept in registers (the
 				 elements load in the loop) */
+	const TcStmt *main;   /* MAP (passes/cpu_edge.c): the body as the
+				 run's main element loop runs it, the tests
+				 its columns decide folded (a BLOCK); NULL
+				 when that is the body itself */
 } TcFuseOp;
 
 #define TC_FUSE_MAX_AGAIN 8

@@ -1315,6 +1315,86 @@ fuse_op_matches(const TcFuseOp *op)
  * are the recomputed ones, then one per statement, each of the kind its
  * statement is, over the run's columns; it recomputes only buffers, from
  * earlier runs of its block. */
+/* The vars named in a statement tree (by index, into a table of
+ * kernel->vars.len + 1), or whether it holds a loop. */
+typedef struct Named {
+	const TcKernel *k;
+	bool *seen;    /* NULL: only look for loops */
+	bool loop;     /* it holds a FOR */
+} Named;
+
+static void
+named_var(void *ctx, const TcVar *var)
+{
+	Named *n = ctx;
+	if (n->seen && var->index >= 0 && var->index <= n->k->vars.len)
+		n->seen[var->index] = true;
+}
+
+static TcVisit
+named_expr(void *ctx, const TcExpr *e)
+{
+	if (e->kind == TC_EX_VAR)
+		named_var(ctx, e->u.var);
+	else if (e->kind == TC_EX_LOAD)
+		named_var(ctx, e->u.load.var);
+	return TC_VISIT_INTO;
+}
+
+static TcVisit
+named_stmt(void *ctx, const TcStmt *s)
+{
+	Named *n = ctx;
+	n->loop |= s->kind == TC_ST_FOR;
+	return TC_VISIT_INTO;
+}
+
+static void
+names_of(Named *n, const TcStmt *s)
+{
+	TcVisitor vis = { .expr = named_expr, .stmt = named_stmt,
+			  .var = named_var, .ctx = n };
+	tc_stmt_visit(s, &vis);
+}
+
+/* A MAP's main version (passes/cpu_edge.c): a BLOCK without loops naming
+ * nothing the nest's body does not; no other op has one. */
+static void
+check_main(Verifier *v, const TcKernel *k, int f, const TcFuseOp *op)
+{
+	if (!op->main)
+		return;
+	TcLoc at = op->s ? op->s->loc : k->loc;
+	if (op->kind != TC_FUSE_MAP || !op->body) {
+		fail(v, at, "run %d: a main version of an op that is not a "
+		     "nest", f);
+		return;
+	}
+	if (op->main->kind != TC_ST_BLOCK) {
+		fail(v, at, "run %d: the nest's main version is a %s, not a "
+		     "block", f, tc_stmtkind_name(op->main->kind));
+		return;
+	}
+	size_t nv = (size_t)k->vars.len + 1;
+	Named body = { k, calloc(nv, 1), false };
+	Named main = { k, calloc(nv, 1), false };
+	if (!body.seen || !main.seen)
+		tc_bug(__FILE__, __LINE__, "out of memory");
+	names_of(&body, op->body);
+	names_of(&main, op->main);
+	if (main.loop)
+		fail(v, at, "run %d: the nest's main version holds a loop", f);
+	for (size_t i = 0; i < nv; i++)
+		if (main.seen[i] && !body.seen[i]) {
+			fail(v, at, "run %d: the nest's main version names '%s', "
+			     "which its body does not", f,
+			     name_of(k->vars.items[i]));
+			break;
+		}
+	free(body.seen);
+	free(main.seen);
+}
+
 static void
 check_fusions(Verifier *v, const TcKernel *k)
 {
@@ -1348,6 +1428,7 @@ check_fusions(Verifier *v, const TcKernel *k)
 				fail(v, op->s->loc, "run %d: op %d is not statement "
 				     "%d of its block", f, o,
 				     F->first + o - F->nagain);
+			check_main(v, k, f, op);
 		}
 		for (int r = 0; r < F->nrecomputed; r++) {
 			const TcFusion *G = F->from[r] >= 0 &&

@@ -29,4 +29,8 @@ bool tc_bounds(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
  * (kernel->fusions) and the buffers none stores (var->unstored). */
 bool tc_cpu_fuse(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
 
+/* cpu_edge.c (openmp, after fuse): each run's nests as its main element
+ * loop runs them (TcFuseOp.main). */
+bool tc_cpu_edge(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
+
 #endif

@@ -49,6 +49,8 @@ const TcPass tc_passes[] = {
 	  "region origins proven non-negative (no lower-bound test)" },
 	{ "fuse", tc_cpu_fuse, CPU_TARGETS,
 	  "row-wise runs of statements as one loop; buffers kept in registers" },
+	{ "edge", tc_cpu_edge, CPU_TARGETS,
+	  "fused runs' main loops: the tests their columns decide, folded" },
 };
 
 const int tc_npasses = (int)(sizeof tc_passes / sizeof tc_passes[0]);

@@ -694,8 +694,8 @@ START_TEST(schedule_marks)
 END_TEST
 
 /* The openmp target's schedule: samples/softmax.c (a fused run keeps
- * buffers in registers) and gemm_f32.c (prefetches) through every pass
- * for avx512. */
+ * buffers in registers, its mask folded in the main loop) and gemm_f32.c
+ * (prefetches) through every pass for avx512. */
 START_TEST(cpu_schedule)
 {
 	TcArena *a = tc_arena_new();
@@ -711,6 +711,27 @@ START_TEST(cpu_schedule)
 	k->stack_bytes = 0;
 	verify_has(p, "bytes stored for");
 	k->stack_bytes = stack;
+	ck_assert_int_eq(verify_has(p, NULL), 0);
+
+	/* Run 0's nest (the mask of columns past N) has a main version, the
+	 * edge pass's: the test folded away. */
+	ck_assert_int_ge(k->fusions.len, 2);
+	TcFusion *run0 = k->fusions.items[0], *run1 = k->fusions.items[1];
+	TcFuseOp *mask = &run0->ops[1], *exps = &run1->ops[2];
+	ck_assert(mask->kind == TC_FUSE_MAP && mask->main);
+	ck_assert(exps->kind == TC_FUSE_MAP);
+	const TcStmt *main = mask->main;
+	mask->main = exps->body;
+	verify_has(p, "the nest's main version names 'e', which its body "
+		   "does not");
+	mask->main = mask->s;
+	verify_has(p, "the nest's main version is a for, not a block");
+	mask->main = run0->block;
+	verify_has(p, "the nest's main version holds a loop");
+	mask->main = main;
+	run0->ops[0].main = main;
+	verify_has(p, "a main version of an op that is not a nest");
+	run0->ops[0].main = NULL;
 	ck_assert_int_eq(verify_has(p, NULL), 0);
 
 	/* samples/gemm_f32.c's pipelined loop begins with the prefetches of
