@@ -2,9 +2,10 @@
  * bounds.c - which region origins are proven non-negative.
  *
  * Input: the scheduled program, after every pass that makes or moves a
- * tile operand (it runs last).  Output: on every region of every
- * statement, `bounded` and the `nonneg` bits (bit d: origin[d] >= 0 holds
- * for every launch, analysis/range.c).  A tile op touches only the tensor
+ * tile operand (only the CPU's fuse and edge, which make none, follow
+ * it).  Output: on every region of every statement, `bounded` and the
+ * `nonneg` bits (bit d: origin[d] >= 0 holds for every launch,
+ * analysis/range.c).  A tile op touches only the tensor
  * elements inside the tensor; the lower test (0 <= index) is needed only
  * along the dims without the bit, which the forms of most origins rule
  * out (block indices times tile sizes).  Every backend reads the bits

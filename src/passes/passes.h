@@ -21,8 +21,9 @@ long long tc_cpu_stored_bytes(const TcKernel *k);
 bool tc_cpu_prefetch(TcArena *a, TcProgram *p, const TcOptions *opt,
 		     TcDiags *d);
 
-/* bounds.c (every target, last): on every region, which origins are
- * proven non-negative (region->bounded, region->nonneg). */
+/* bounds.c (every target, after every pass that makes a tile operand):
+ * on every region, which origins are proven non-negative
+ * (region->bounded, region->nonneg). */
 bool tc_bounds(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
 
 /* cpu_fuse.c (openmp, after bounds): the row-wise runs of each kernel
