@@ -18,8 +18,9 @@
  * templates/cpu/tilec_cpu.h and zero-fill the rest), tile_gemm becomes a
  * call of a register-blocked micro-kernel (templates/cpu/gemm.h) chosen by
  * the target arch, parallel loops become plain loops whose innermost one is
- * `#pragma omp simd`.  Pipelined loops prefetch the rows their next
- * iteration's copies will read: the CPU's form of pipelining.  The
+ * `#pragma omp simd`.  Pipelined loops begin with the prefetches of the
+ * rows their next iteration's copies will read (PREFETCH statements of
+ * passes/cpu_prefetch.c): the CPU's form of pipelining.  The
  * first kernel emitted into an empty buffer also prints the file header,
  * the helper headers and the tunables.
  *
@@ -82,15 +83,6 @@ tc_omp_storage_type(TcDtype t)
 	case TC_DT_I4: return "tilec_i4x2";
 	default: return tc_omp_value_type(t);
 	}
-}
-
-/* Bytes a buffer element takes in the block's frame. */
-static int
-buffer_elem_bytes(TcDtype t)
-{
-	if (t == TC_DT_BOOL || t == TC_DT_I4)
-		return 1;
-	return tc_omp_is_narrow_float(t) ? 4 : tc_dtype_bits(t) / 8;
 }
 
 /* --- Expression hooks ----------------------------------------------------------- */
@@ -364,43 +356,22 @@ depends_on_block(Emitter *E, const TcExpr *e)
 	return E->dep_found;
 }
 
-/* One pass over the body: scopes, which locals depend on the block, whether
- * blocks do unequal work, whether there is a gemm. */
+/* Which locals depend on the block, whether blocks do unequal work (a
+ * tc_walk_stmts visitor). */
 static void
-scan(Emitter *E, const TcStmt *s, int par_depth)
+note_block_work(void *ctx, TcStmt *s, int par_depth)
 {
-	switch (s->kind) {
-	case TC_ST_BLOCK:
-		for (int i = 0; i < s->u.block.body.len; i++)
-			scan(E, s->u.block.body.items[i], par_depth);
-		break;
-	case TC_ST_DECL: {
+	Emitter *E = ctx;
+	(void)par_depth;
+	if (s->kind == TC_ST_DECL) {
 		const TcVar *v = s->u.decl.var;
-		if (par_depth > 0)
-			E->visible[v->index] = false;
 		if (v->kind == TC_VAR_LOCAL && s->u.decl.init)
 			E->block_dep[v->index] =
 				v->mutated || depends_on_block(E, s->u.decl.init);
-		break;
-	}
-	case TC_ST_FOR: {
-		const TcVar *v = s->u.loop.var;
-		bool par = s->u.loop.kind == TC_LOOP_PARALLEL;
-		if (par || par_depth > 0)
-			E->visible[v->index] = false;
+	} else if (s->kind == TC_ST_FOR) {
 		if (depends_on_block(E, s->u.loop.begin) ||
 		    depends_on_block(E, s->u.loop.end))
 			E->dynamic = true;
-		scan(E, s->u.loop.body, par_depth + par);
-		break;
-	}
-	case TC_ST_IF:
-		scan(E, s->u.cond.then, par_depth);
-		if (s->u.cond.els)
-			scan(E, s->u.cond.els, par_depth);
-		break;
-	default:
-		break;
 	}
 }
 
@@ -551,7 +522,6 @@ tc_omp_elem(Emitter *E, const TcVar *v, const char *const *idx)
 
 /* --- Statements ------------------------------------------------------------------- */
 
-static void emit_prefetches(Emitter *E, const TcStmt *loop);
 
 
 /* Statements of a block, without braces; runs of fused statements as
@@ -615,16 +585,9 @@ emit_decl(Emitter *E, const TcStmt *s)
 			tc_buf_printf(b, "%s;\n", head);
 		return;
 	}
-	/* A buffer: an aligned array in the block's frame. */
-	long long n = 1;
-	for (int i = 0; i < v->rank; i++)
-		n *= tc_var_extent(v, i);
-	long long bytes = n * buffer_elem_bytes(v->dtype);
-	if (!v->unstored)
-		E->stack_bytes += bytes;
-	/* A buffer every fused run keeps in registers takes no memory (its
-	 * size still counts against the frame pass's limit, a property of
-	 * the program). */
+	/* A buffer: an aligned array in the block's frame.  One every fused
+	 * run keeps in registers takes no memory (its size still counts
+	 * against the frame pass's limit, a property of the program). */
 	if (v->unstored)
 		return;
 	tc_omp_line_directive(E, v->loc);
@@ -799,8 +762,6 @@ emit_for(Emitter *E, const TcStmt *s, bool in_parallel)
 		return;
 	}
 	tc_c_open(&E->pr);
-	if (s->u.loop.kind == TC_LOOP_PIPELINED)
-		emit_prefetches(E, s);
 	bool around = !par && E->naround < 16;
 	if (around)
 		E->around[E->naround++] = s;
@@ -1410,107 +1371,17 @@ emit_copy_tensor(Emitter *E, const TcVar *tile, const TcRegion *reg,
 	}
 }
 
-/* --- Prefetching the next iteration's copies ----------------------------------- */
+/* --- Prefetches ---------------------------------------------------------------- */
 
-static bool
-is_decl_of(const TcStmt *s, const void *var)
-{
-	return s->kind == TC_ST_DECL && s->u.decl.var == var;
-}
-
-/* Whether var is declared (DECL) anywhere in s. */
-static bool
-declares(const TcStmt *s, const TcVar *var)
-{
-	return tc_omp_count_nodes(NULL, s,
-				  (Count){.stmt = is_decl_of, .arg = var}) > 0;
-}
-
-/* Whether e's value in the next iteration of loop may differ from e with
- * the loop's var advanced: it loads, or reads a name the body changes. */
-static bool
-not_advanceable(const TcExpr *e, const void *arg)
-{
-	const TcStmt *loop = arg;
-	if (e->kind == TC_EX_LOAD)
-		return true;
-	if (e->kind != TC_EX_VAR)
-		return false;
-	const TcVar *v = e->u.var;
-	if (v->kind == TC_VAR_LOCAL)
-		return v->mutated || declares(loop->u.loop.body, v);
-	return v->kind == TC_VAR_LOOP && declares(loop->u.loop.body, v);
-}
-
-/* Whether e's value in the next iteration of loop follows from e with the
- * loop's var advanced: it reads only names the body does not change. */
-static bool
-advanceable(const TcExpr *e, const TcStmt *loop)
-{
-	return tc_omp_count_nodes(
-		       e, NULL,
-		       (Count){.expr = not_advanceable, .arg = loop}) == 0;
-}
-
-/* e with `var` replaced by `next` (shared subtrees are not copied). */
-static TcExpr *
-substitute(Emitter *E, const TcExpr *e, const TcVar *var, TcExpr *next)
-{
-	if (e->kind == TC_EX_VAR && e->u.var == var)
-		return next;
-	TcExpr *c = tc_expr_clone(E->a, e);
-	switch (c->kind) {
-	case TC_EX_BINARY:
-		c->u.bin.lhs = substitute(E, e->u.bin.lhs, var, next);
-		c->u.bin.rhs = substitute(E, e->u.bin.rhs, var, next);
-		break;
-	case TC_EX_UNARY:
-		c->u.un.arg = substitute(E, e->u.un.arg, var, next);
-		break;
-	case TC_EX_SELECT:
-		c->u.sel.cond = substitute(E, e->u.sel.cond, var, next);
-		c->u.sel.then = substitute(E, e->u.sel.then, var, next);
-		c->u.sel.els = substitute(E, e->u.sel.els, var, next);
-		break;
-	case TC_EX_CALL:
-		for (int i = 0; i < e->u.call.nargs; i++)
-			c->u.call.args[i] = substitute(E, e->u.call.args[i], var,
-						       next);
-		break;
-	case TC_EX_CAST:
-		c->u.cast.arg = substitute(E, e->u.cast.arg, var, next);
-		break;
-	default:
-		break;
-	}
-	return c;
-}
-
-bool
-tc_omp_is_var_expr(const TcExpr *e, const void *var)
-{
-	return e->kind == TC_EX_VAR && e->u.var == var;
-}
-
-/* Print the prefetch of what copy s would read with `var` replaced by
- * `next`, if its rows are contiguous and its origins stay provably
- * non-negative. */
+/* A PREFETCH (passes/cpu_prefetch.c): the start of each row of its
+ * region, clipped to the tensor as the copy it anticipates is, asked into
+ * cache; its origins are proven non-negative. */
 static void
-prefetch_copy(Emitter *E, const TcStmt *s, const TcVar *var, TcExpr *next)
+emit_prefetch(Emitter *E, const TcStmt *s)
 {
-	const TcRegion *src = &s->u.copy.src;
+	const TcRegion *reg = &s->u.copy.src;
 	const TcVar *tile = s->u.copy.dst.var;
-	if (src->var->dtype == TC_DT_I4 ||
-	    src->dims[tile->rank - 1] != src->var->rank - 1)
-		return;
-	TcRegion reg = *src;
-	for (int d = 0; d < src->var->rank; d++) {
-		reg.origin[d] = substitute(E, src->origin[d], var, next);
-		if (!tc_range_nonneg(&E->ranges, reg.origin[d]))
-			return;
-		reg.nonneg |= 1u << d;
-	}
-	CopyPlan cp = { .tile = tile, .reg = &reg, .ten = reg.var,
+	CopyPlan cp = { .tile = tile, .reg = reg, .ten = reg->var,
 			.rank = tile->rank };
 	tc_omp_index_names(E, cp.rank, cp.idx);
 	const char *what = tc_c_source_snippet(E->a, E->p->text, s->loc);
@@ -1543,45 +1414,6 @@ prefetch_copy(Emitter *E, const TcStmt *s, const TcVar *var, TcExpr *next)
 	if (opened) {
 		E->out->indent--;
 		tc_buf_puts(E->out, "}\n");
-	}
-}
-
-/* Whether s loads a tile from a tensor (what prefetching can help). */
-static bool
-is_tensor_load(const TcStmt *s)
-{
-	return s->kind == TC_ST_COPY && s->u.copy.dst.whole &&
-	       s->u.copy.src.var->kind == TC_VAR_TENSOR;
-}
-
-/* The CPU's software pipeline: at the top of a tile_pipelined loop, ask
- * for the tensor rows the next iteration's copies will read, so the memory
- * system fetches them while this iteration computes (what the stages do on
- * a GPU).  Serial loops get none: on the row kernels it measured no gain.  Only direct loads whose origin
- * moves with the loop var alone; nothing is read, so a prefetch can never
- * change a result. */
-static void
-emit_prefetches(Emitter *E, const TcStmt *loop)
-{
-	const TcVar *var = loop->u.loop.var;
-	const TcStmt *body = loop->u.loop.body;
-	TcExpr *step = loop->u.loop.step ? loop->u.loop.step
-					 : tc_expr_int(E->a, 1, loop->loc);
-	TcExpr *next = tc_expr_binary(E->a, TC_OP_ADD,
-				      tc_expr_var(E->a, (TcVar *)var, loop->loc),
-				      step, loop->loc);
-	for (int i = 0; i < body->u.block.body.len; i++) {
-		const TcStmt *s = body->u.block.body.items[i];
-		if (!is_tensor_load(s))
-			continue;
-		const TcRegion *src = &s->u.copy.src;
-		bool moves = false, ok = true;
-		for (int d = 0; d < src->var->rank; d++) {
-			moves |= tc_expr_mentions(src->origin[d], var);
-			ok &= advanceable(src->origin[d], loop);
-		}
-		if (moves && ok)
-			prefetch_copy(E, s, var, next);
 	}
 }
 
@@ -2126,6 +1958,9 @@ tc_omp_emit_stmt(Emitter *E, const TcStmt *s)
 	case TC_ST_ARG_REDUCE:
 		emit_arg_reduce(E, s);
 		break;
+	case TC_ST_PREFETCH:
+		emit_prefetch(E, s);
+		break;
 	default:
 		tc_unreachable();
 	}
@@ -2418,13 +2253,12 @@ emit(const TcProgram *p, const TcKernel *k, const TcTarget *t,
 	E.block_dep = tc_alloc(E.a, nv * sizeof *E.block_dep);
 	tc_ranges_init(&E.ranges, E.a, k);
 	E.vector = tc_alloc(E.a, nv * sizeof *E.vector);
-	for (size_t i = 0; i < nv; i++)
-		E.visible[i] = true;
+	tc_walk_block_visible(k, E.visible);
 	tc_omp_walk_vars(NULL, k->body, mark_used, &E);
-	scan(&E, k->body, 0);
+	tc_walk_stmts(k->body, 0, note_block_work, &E);
 
 	/* The block function first, into its own buffer, so an error leaves
-	 * out untouched and the frame size is known for its comment. */
+	 * out untouched. */
 	TcBuf body;
 	tc_buf_init(&body);
 	E.out = &body;
@@ -2447,7 +2281,7 @@ emit(const TcProgram *p, const TcKernel *k, const TcTarget *t,
 	tc_c_loc_comment(&E.pr, k->loc,
 			 tc_fmt(E.a, "one block of %s; its buffers take %s of "
 				"the thread's stack", k->name,
-				tc_size_text(E.a, E.stack_bytes)));
+				tc_size_text(E.a, k->stack_bytes)));
 	int indent = out->indent;
 	out->indent = 0;
 	hoist_pragmas(out, body.data);

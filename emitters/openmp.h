@@ -12,6 +12,7 @@
 #define TILEC_OPENMP_H
 
 #include "analysis/range.h"
+#include "analysis/walk.h"
 #include "cfamily.h"
 
 /* A run of statements printed as one loop nest (openmp_fuse.c). */
@@ -36,8 +37,6 @@ typedef struct Emitter {
 	bool *block_dep;        /* LOCAL: value depends on a block index */
 	bool dynamic;           /* blocks do unequal work: schedule(dynamic) */
 	bool dep_found;         /* set by note_block_dep's walk */
-	long long stack_bytes;  /* bytes of the buffers declared so far that
-				   are stored (not kept in registers) */
 	int line;               /* last #line printed, 0 for none */
 	/* Fusion (openmp_fuse.c): */
 	const bool *elided;     /* BUFFER: while a fused row loop is printed,
@@ -85,8 +84,6 @@ typedef void (*VarFn)(void *ctx, const TcVar *v);
 void tc_omp_walk_vars(const TcExpr *e, const TcStmt *s, VarFn fn, void *ctx);
 /* The matches of c in e and s. */
 int tc_omp_count_nodes(const TcExpr *e, const TcStmt *s, Count c);
-/* Whether e is var, read (a Count predicate). */
-bool tc_omp_is_var_expr(const TcExpr *e, const void *var);
 /* Whether a statement contains a loop (then `omp simd` stays off the
  * loop around it). */
 bool tc_omp_has_loop(const TcStmt *s);

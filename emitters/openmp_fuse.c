@@ -25,9 +25,11 @@
  * element copy inside the loop costs less than a row copy before it
  * (rmsnorm: +8 %).
  *
- * Still decided here, not yet by passes: the main and edge versions of
- * the element loop, the explicit vector form (openmp_vec.c) and the
- * prefetch of the next block's rows.
+ * The main loop runs each nest's main version (TcFuseOp.main,
+ * passes/cpu_edge.c: the tests its columns decide, folded), the edge
+ * loop the body as written.  Still decided here, not yet by passes:
+ * where the main loop ends, the explicit vector form (openmp_vec.c) and
+ * the prefetch of the next block's rows.
  */
 #include "openmp.h"
 
@@ -236,215 +238,12 @@ elided_decl(Emitter *E, const Fusion *F, const TcVar *v, bool vec)
 		      vec ? "tilec_vf" : tc_omp_value_type(v->dtype), v->name);
 }
 
-/* --- What the main loop knows ------------------------------------------------ */
-/*
- * The main element loop runs only over columns (and rows) that lie inside
- * the tensors its elided copies read: col0 + j < N, row0 + i < M.  Tile
- * programs test exactly that to mask a partial tile (softmax's
- * `if (c * BLOCK_N + j >= N) x[i][j] = -INFINITY`, layernorm's
- * `n0 + j < N ? ... : 0`); in the main loop such a test is known, so the
- * nest's body prints without it: the if and its branch go, a select keeps
- * its one arm.  (Beyond the saved compare, a select with a constant arm
- * makes gcc run all the arithmetic after it under masks: softmax's exp
- * loop ran 25 % slower with the test in it.)  The edge loop keeps every
- * test.  Facts are comparisons `A < B` written as in the copy's region:
- * A the origin plus the nest's index (either order), B the tensor's
- * extent.
- */
-
-typedef struct Fact {
-	TcExpr *lhs;       /* origin + index */
-	const TcExpr *rhs; /* the tensor's extent there */
-} Fact;
-
-/* The facts of the main loop for one nest of run F (at most max). */
-static int
-main_facts(Emitter *E, const Fusion *F, const FuseOp *map, Fact *out, int max)
-{
-	int n = 0;
-	for (int k = 0; k < F->n; k++) {
-		const FuseOp *op = &F->ops[k];
-		if (!in_loop(F, op))
-			continue;
-		int R = op->p->buf->rank;
-		for (int t = 0; t < R; t++) {
-			/* t: the tile dim; the nest's var for it. */
-			const TcVar *var = map->p->var[2 - R + t];
-			if (!var || (R == 1 && map->p->rank == 2 && t != 0) || n + 2 > max)
-				continue;
-			int vd = op->p->reg->dims[t];
-			const TcExpr *o = op->p->reg->origin[vd];
-			TcExpr *v = tc_expr_var(E->a, (TcVar *)var, o->loc);
-			const TcExpr *ext = op->p->reg->var->shape[vd];
-			if (o->kind == TC_EX_INT && o->u.ival == 0) {
-				out[n++] = (Fact){ v, ext };
-				continue;
-			}
-			out[n++] = (Fact){ tc_expr_binary(E->a, TC_OP_ADD,
-							  (TcExpr *)o, v, o->loc), ext };
-			out[n++] = (Fact){ tc_expr_binary(E->a, TC_OP_ADD, v,
-							  (TcExpr *)o, o->loc), ext };
-		}
-	}
-	return n;
-}
-
-/* 1 if a < b is a fact, else 0 if unknown. */
-static bool
-is_fact(const Fact *facts, int n, const TcExpr *a, const TcExpr *b)
-{
-	for (int i = 0; i < n; i++)
-		if (tc_expr_equal(facts[i].lhs, a) && tc_expr_equal(facts[i].rhs, b))
-			return true;
-	return false;
-}
-
-static bool
-const_truth(const TcExpr *e, bool *v)
-{
-	long long c;
-	if (e->kind != TC_EX_INT || !tc_expr_const(e, &c))
-		return false;
-	*v = c != 0;
-	return true;
-}
-
-/* e with the facts' comparisons replaced by their truth, and what that
- * decides folded (selects, !, &&, ||). */
-static TcExpr *
-simplify_expr(Emitter *E, const TcExpr *e, const Fact *facts, int nf)
-{
-	if (!e)
-		return NULL;
-	TcExpr *c = tc_expr_clone(E->a, e);
-	bool v = false, w = false;
-	switch (e->kind) {
-	case TC_EX_BINARY: {
-		const TcExpr *l = e->u.bin.lhs, *r = e->u.bin.rhs;
-		switch (e->u.bin.op) {
-		case TC_OP_LT:
-			if (is_fact(facts, nf, l, r))
-				return tc_expr_int(E->a, 1, e->loc);
-			break;
-		case TC_OP_GT:
-			if (is_fact(facts, nf, r, l))
-				return tc_expr_int(E->a, 1, e->loc);
-			break;
-		case TC_OP_GE:
-			if (is_fact(facts, nf, l, r))
-				return tc_expr_int(E->a, 0, e->loc);
-			break;
-		case TC_OP_LE:
-			if (is_fact(facts, nf, r, l))
-				return tc_expr_int(E->a, 0, e->loc);
-			break;
-		default:
-			break;
-		}
-		c->u.bin.lhs = simplify_expr(E, l, facts, nf);
-		c->u.bin.rhs = simplify_expr(E, r, facts, nf);
-		bool lc = const_truth(c->u.bin.lhs, &v), rc = const_truth(c->u.bin.rhs, &w);
-		if (e->u.bin.op == TC_OP_LAND && ((lc && !v) || (rc && !w)))
-			return tc_expr_int(E->a, 0, e->loc);
-		if (e->u.bin.op == TC_OP_LOR && ((lc && v) || (rc && w)))
-			return tc_expr_int(E->a, 1, e->loc);
-		if ((e->u.bin.op == TC_OP_LAND || e->u.bin.op == TC_OP_LOR) && lc)
-			return c->u.bin.rhs;
-		if ((e->u.bin.op == TC_OP_LAND || e->u.bin.op == TC_OP_LOR) && rc)
-			return c->u.bin.lhs;
-		return c;
-	}
-	case TC_EX_UNARY:
-		c->u.un.arg = simplify_expr(E, e->u.un.arg, facts, nf);
-		if (e->u.un.op == TC_UOP_NOT && const_truth(c->u.un.arg, &v))
-			return tc_expr_int(E->a, !v, e->loc);
-		return c;
-	case TC_EX_SELECT:
-		c->u.sel.cond = simplify_expr(E, e->u.sel.cond, facts, nf);
-		if (const_truth(c->u.sel.cond, &v))
-			return simplify_expr(E, v ? e->u.sel.then : e->u.sel.els,
-					     facts, nf);
-		c->u.sel.then = simplify_expr(E, e->u.sel.then, facts, nf);
-		c->u.sel.els = simplify_expr(E, e->u.sel.els, facts, nf);
-		return c;
-	case TC_EX_CALL:
-		for (int i = 0; i < e->u.call.nargs; i++)
-			c->u.call.args[i] = simplify_expr(E, e->u.call.args[i],
-							  facts, nf);
-		return c;
-	case TC_EX_CAST:
-		c->u.cast.arg = simplify_expr(E, e->u.cast.arg, facts, nf);
-		return c;
-	default:
-		return c;
-	}
-}
-
-/* Append to out the statements of block s, simplified: an if whose test
- * is decided becomes the statements of its branch. */
-static void
-simplify_block(Emitter *E, const TcStmt *s, const Fact *facts, int nf,
-	       TcStmt *out)
-{
-	for (int i = 0; i < s->u.block.body.len; i++) {
-		const TcStmt *st = s->u.block.body.items[i];
-		TcStmt *c = tc_alloc(E->a, sizeof *c);
-		*c = *st;
-		bool v;
-		switch (st->kind) {
-		case TC_ST_DECL:
-			c->u.decl.init = simplify_expr(E, st->u.decl.init, facts, nf);
-			break;
-		case TC_ST_ASSIGN:
-			c->u.assign.value = simplify_expr(E, st->u.assign.value,
-							  facts, nf);
-			/* x = cond ? x : y with cond known: nothing left. */
-			if (tc_expr_equal(c->u.assign.value, st->u.assign.dst))
-				continue;
-			break;
-		case TC_ST_IF:
-			c->u.cond.cond = simplify_expr(E, st->u.cond.cond, facts, nf);
-			if (const_truth(c->u.cond.cond, &v)) {
-				if (v)
-					simplify_block(E, st->u.cond.then, facts, nf,
-						       out);
-				else if (st->u.cond.els)
-					simplify_block(E, st->u.cond.els, facts, nf,
-						       out);
-				continue;
-			}
-			c->u.cond.then = tc_stmt_new(E->a, TC_ST_BLOCK, st->loc);
-			simplify_block(E, st->u.cond.then, facts, nf, c->u.cond.then);
-			if (st->u.cond.els) {
-				c->u.cond.els = tc_stmt_new(E->a, TC_ST_BLOCK, st->loc);
-				simplify_block(E, st->u.cond.els, facts, nf,
-					       c->u.cond.els);
-			}
-			break;
-		default:
-			break;
-		}
-		tc_vec_push(E->a, &out->u.block.body, c);
-	}
-}
-
-/* The element loop's body: every op's work on element (i, j) in order.
- * In the edge loop (edge), elided copies read zero past their tensor's
- * edge; only is the valid extent the main loop ran to, if it was one
- * copy's.  An elided buffer's local is declared where the run first
- * writes it, or before everything if that is inside a braced nest. */
-/* A nest's body as the main loop (which knows its facts) or the edge
- * loop prints it. */
+/* A nest's body as the main loop (the edge pass's version, which knows
+ * its columns are inside the tensors) or the edge loop prints it. */
 static const TcStmt *
-map_body(Emitter *E, const Fusion *F, const FuseOp *op, bool edge)
+map_body(const FuseOp *op, bool edge)
 {
-	Fact facts[32];
-	int nf = edge ? 0 : main_facts(E, F, op, facts, 32);
-	if (!nf)
-		return op->p->body;
-	TcStmt *simple = tc_stmt_new(E->a, TC_ST_BLOCK, op->p->body->loc);
-	simplify_block(E, op->p->body, facts, nf, simple);
-	return simple;
+	return !edge && op->p->main ? op->p->main : op->p->body;
 }
 
 /* The loop body: each op's work on element (idx[0], idx[1]), or with vec
@@ -525,7 +324,7 @@ emit_fused_body(Emitter *E, const Fusion *F, const char *const *idx,
 		case TC_FUSE_STORE:
 			break;
 		case TC_FUSE_MAP: {
-			const TcStmt *body = map_body(E, F, op, edge);
+			const TcStmt *body = map_body(op, edge);
 			if (op->braced) {
 				tc_buf_puts(b, "{\n");
 				b->indent++;
@@ -1002,7 +801,7 @@ vectorize(Emitter *E, const Fusion *F, const char *end)
 			     op->p->buf->dtype == TC_DT_F32;
 			break;
 		case TC_FUSE_MAP:
-			ok = tc_omp_vec_stmt_ok(E, map_body(E, F, op, false));
+			ok = tc_omp_vec_stmt_ok(E, map_body(op, false));
 			break;
 		}
 	}

@@ -14,42 +14,19 @@
  * is asked to be non-negative.
  */
 #include "analysis/range.h"
+#include "analysis/walk.h"
 
-/* Record, for the loops and declarations of s, what tc_range_* reads. */
+/* Record, for a loop or declaration, what tc_range_* reads. */
 static void
-scan(TcRanges *r, const TcStmt *s)
+note_binding(void *ctx, TcStmt *s, int par_depth)
 {
-	switch (s->kind) {
-	case TC_ST_BLOCK:
-		for (int i = 0; i < s->u.block.body.len; i++)
-			scan(r, s->u.block.body.items[i]);
-		break;
-	case TC_ST_DECL: {
-		const TcVar *v = s->u.decl.var;
-		if (v->kind == TC_VAR_LOCAL && !v->mutated)
-			r->init[v->index] = s->u.decl.init;
-		break;
-	}
-	case TC_ST_FOR:
+	TcRanges *r = ctx;
+	(void)par_depth;
+	if (s->kind == TC_ST_FOR)
 		r->loop[s->u.loop.var->index] = s;
-		scan(r, s->u.loop.body);
-		break;
-	case TC_ST_IF:
-		scan(r, s->u.cond.then);
-		if (s->u.cond.els)
-			scan(r, s->u.cond.els);
-		break;
-	case TC_ST_PIPE_SELECT:
-		scan(r, s->u.select.fast);
-		scan(r, s->u.select.fallback);
-		break;
-	case TC_ST_GEMM:
-		if (s->u.gemm.issue)
-			scan(r, s->u.gemm.issue);
-		break;
-	default:
-		break;
-	}
+	if (s->kind == TC_ST_DECL && s->u.decl.var->kind == TC_VAR_LOCAL &&
+	    !s->u.decl.var->mutated)
+		r->init[s->u.decl.var->index] = s->u.decl.init;
 }
 
 void
@@ -67,8 +44,7 @@ tc_ranges_init(TcRanges *r, TcArena *a, const TcKernel *k)
 			    t->shape[d]->u.var->kind == TC_VAR_SCALAR)
 				r->extent[t->shape[d]->u.var->index] = true;
 	}
-	if (k->body)
-		scan(r, k->body);
+	tc_walk_stmts(k->body, 0, note_binding, r);
 }
 
 bool

@@ -171,6 +171,7 @@ clone_stmt(const Clone *c, const TcStmt *s)
 	case TC_ST_BARRIER:
 		break;
 	case TC_ST_ASYNC_COPY:
+	case TC_ST_PREFETCH:
 	case TC_ST_COMMIT_GROUP:
 	case TC_ST_WAIT_GROUP:
 	case TC_ST_STAGE_VIEW:
@@ -180,7 +181,8 @@ clone_stmt(const Clone *c, const TcStmt *s)
 	case TC_ST_STAGE_BAR_ARRIVE:
 	case TC_ST_STAGE_BAR_WAIT:
 	case TC_ST_COUNT:
-		/* Made by expand_pipeline, after any copy is taken. */
+		/* Made by expand_pipeline and cpu_prefetch, after any copy
+		 * is taken. */
 		tc_unreachable();
 	}
 	return n;

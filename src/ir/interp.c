@@ -1563,6 +1563,8 @@ exec(Interp *in, const TcStmt *s)
 		if (!in->count_only)
 			exec_arg_reduce(in, s);
 		return;
+	case TC_ST_PREFETCH:
+		return; /* a hint: reads and writes nothing */
 	default:
 		/* The statements the GPU passes introduce (barriers, the
 		 * expanded pipeline's async copies, groups and stage views)

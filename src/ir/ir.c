@@ -711,6 +711,7 @@ tc_stmt_visit(const TcStmt *s, TcVisitor *v)
 	case TC_ST_COPY:
 	case TC_ST_ATOMIC_ADD:
 	case TC_ST_ASYNC_COPY:
+	case TC_ST_PREFETCH:
 		region_visit(&s->u.copy.dst, v);
 		region_visit(&s->u.copy.src, v);
 		tc_expr_visit(s->u.copy.stage, v);
@@ -845,6 +846,12 @@ access_stmt(void *ctx, const TcStmt *s)
 		return TC_VISIT_OVER;
 	case TC_ST_COPY_PLAN:
 		/* Reads nothing yet: its ASYNC_COPYs do. */
+		return TC_VISIT_OVER;
+	case TC_ST_PREFETCH:
+		/* Reads no element: only its origins are evaluated. */
+		for (int i = 0; s->u.copy.src.var &&
+				i < s->u.copy.src.var->rank; i++)
+			tc_expr_visit(s->u.copy.src.origin[i], &acc->visit);
 		return TC_VISIT_OVER;
 	case TC_ST_GEMM:
 		region_access(acc, &s->u.gemm.a, TC_ROLE_READ);

@@ -260,6 +260,7 @@ print_region(TcBuf *b, const TcRegion *r)
 }
 
 static void print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s);
+static void print_body(TcBuf *b, const TcKernel *k, const TcStmt *s);
 
 /* One op of a run: `load x`, `store x by rows`, `map`, `reduce x into r`. */
 static void
@@ -281,7 +282,9 @@ print_fuse_op(TcBuf *b, const TcFuseOp *op)
 
 /* The fuse pass's run that starts at statement i of block, as a line
  * before it: `run N of M statements over R x C: ops; again B from run F;
- * registers V, ...; dead`. */
+ * registers V, ...; dead`, then each nest's main version (the edge pass)
+ * as `run N main loop: map at L:C { ... }` (`: nothing` for an empty
+ * one). */
 static void
 print_fusion(TcBuf *b, const TcKernel *k, const TcStmt *block, int i)
 {
@@ -310,6 +313,23 @@ print_fusion(TcBuf *b, const TcKernel *k, const TcStmt *block, int i)
 		if (F->dead)
 			tc_buf_puts(b, "; dead");
 		tc_buf_puts(b, "\n");
+		for (int o = 0; o < F->n; o++) {
+			const TcFuseOp *op = &F->ops[o];
+			if (op->kind != TC_FUSE_MAP || !op->main)
+				continue;
+			tc_buf_printf(b, "run %d main loop: map", f);
+			if (op->s && op->s->loc.line > 0)
+				tc_buf_printf(b, " at %d:%d", op->s->loc.line,
+					      op->s->loc.col);
+			if (op->main->kind == TC_ST_BLOCK &&
+			    op->main->u.block.body.len == 0) {
+				tc_buf_puts(b, ": nothing\n");
+				continue;
+			}
+			tc_buf_puts(b, " {\n");
+			print_body(b, k, op->main);
+			tc_buf_puts(b, "\n");
+		}
 	}
 }
 
@@ -659,6 +679,12 @@ print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s)
 	case TC_ST_BARRIER:
 		tc_buf_puts(b, "barrier");
 		break;
+	case TC_ST_PREFETCH:
+		tc_buf_puts(b, "prefetch ");
+		print_region(b, &s->u.copy.src);
+		tc_buf_puts(b, " for ");
+		print_region(b, &s->u.copy.dst);
+		break;
 	default:
 		tc_buf_printf(b, "<stmt kind %d>", (int)s->kind);
 		break;
@@ -725,8 +751,11 @@ tc_print_kernel(TcBuf *b, const TcKernel *k)
 	if (k->smem_bytes > 0)
 		tc_buf_printf(b, "smem %lld bytes, reduction scratch at +%lld\n",
 			      k->smem_bytes, k->scratch_offset);
-	if (k->frame_bytes > 0)
+	if (k->frame_bytes > 0 && k->stack_bytes == k->frame_bytes)
 		tc_buf_printf(b, "frame %lld bytes\n", k->frame_bytes);
+	else if (k->frame_bytes > 0)
+		tc_buf_printf(b, "frame %lld bytes, %lld stored\n",
+			      k->frame_bytes, k->stack_bytes);
 	b->indent--;
 	tc_buf_puts(b, "{\n");
 	print_body(b, k, k->body);

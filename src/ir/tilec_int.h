@@ -597,6 +597,11 @@ TcDtype tc_reduce_all_type(TcDtype t);
 				       top-k along a dim, values and indices */ \
 	X(BARRIER, "barrier") /* no fields: every thread of the block \
 				 waits here (GPU targets, barrier.c) */ \
+	X(PREFETCH, "prefetch") /* copy.dst (a whole buffer: the tile's \
+				   shape), copy.src (a tensor region): \
+				   the rows a COPY src -> dst would read \
+				   are asked into cache; nothing is read \
+				   or written (openmp, cpu_prefetch.c) */ \
 	/* The statements below are made by expand_pipeline.c only: \
 	 * a pipelined loop carried out (GPU targets with cp.async). */ \
 	X(ASYNC_COPY, "async_copy") /* copy.dst (a whole staged shared \
@@ -735,7 +740,7 @@ struct TcStmt {
 			 * (the source origin is that iteration's too). */
 			TcVar *plan;
 			TcExpr *iter;
-		} copy; /* COPY, ATOMIC_ADD, ASYNC_COPY */
+		} copy; /* COPY, ATOMIC_ADD, ASYNC_COPY, PREFETCH */
 		struct {
 			int pending; /* groups left in flight, >= 0 */
 		} wait; /* WAIT_GROUP */
@@ -851,6 +856,10 @@ typedef struct TcFuseOp {
 				 tilec_store_* */
 	bool elided;          /* LOAD: its buffer is kept in registers (the
 				 elements load in the loop) */
+	const TcStmt *main;   /* MAP (passes/cpu_edge.c): the body as the
+				 run's main element loop runs it, the tests
+				 its columns decide folded (a BLOCK); NULL
+				 when that is the body itself */
 } TcFuseOp;
 
 #define TC_FUSE_MAX_AGAIN 8
@@ -898,8 +907,11 @@ typedef struct TcKernel {
 	long long smem_bytes;
 	long long scratch_offset;
 	/* The openmp target (passes/cpu_frame.c): bytes of every buffer the
-	 * kernel declares, as a block's frame holds them. */
+	 * kernel declares, as a block's frame holds them; stack_bytes, of
+	 * those it stores (frame_bytes less the buffers cpu_fuse.c keeps in
+	 * registers, var->unstored). */
 	long long frame_bytes;
+	long long stack_bytes;
 	/* The openmp target (passes/cpu_fuse.c): TcFusion *, the row-wise
 	 * runs, in program order within each block. */
 	TcVec fusions;

@@ -738,6 +738,42 @@ check_copy(Verifier *v, const TcStmt *s)
 		check_same_shape(v, dst, src, s->loc);
 }
 
+/* A prefetch (passes/cpu_prefetch.c): rows of a tensor region that a
+ * copy into the whole buffer would read, contiguous, never a ragged or
+ * i4 region, and once the bounds pass ran, every origin proven >= 0 (a
+ * row's start address is formed without a lower test). */
+static void
+check_prefetch(Verifier *v, const TcStmt *s)
+{
+	const TcRegion *dst = &s->u.copy.dst, *src = &s->u.copy.src;
+	bool ok = check_region(v, dst, s->loc, "prefetch");
+	ok = check_region(v, src, s->loc, "prefetch") && ok;
+	if (!ok || !check_whole(v, dst, s->loc, "prefetch", TC_SCOPE_NONE, 0))
+		return;
+	const TcVar *t = src->var;
+	if (t->kind != TC_VAR_TENSOR || t->dtype == TC_DT_I4 ||
+	    tc_region_ragged(src)) {
+		fail(v, s->loc, "prefetch of '%s', not a plain tensor region",
+		     name_of(t));
+		return;
+	}
+	if (tile_rank(dst) != tile_rank(src)) {
+		fail(v, s->loc, "prefetch between tiles of rank %d and %d",
+		     tile_rank(dst), tile_rank(src));
+		return;
+	}
+	if (src->dims[src->ndims - 1] != t->rank - 1)
+		fail(v, s->loc, "prefetch of '%s' along dim %d: its rows are "
+		     "not contiguous", name_of(t), src->dims[src->ndims - 1]);
+	unsigned all = (1u << t->rank) - 1;
+	if (src->bounded && (src->nonneg & all) != all)
+		fail(v, s->loc, "prefetch of '%s' with an origin not proven "
+		     "non-negative", name_of(t));
+	if (s->u.copy.stage || s->u.copy.plan || s->u.copy.lower != TC_COPY_ANY)
+		fail(v, s->loc, "prefetch of '%s' with async copy fields",
+		     name_of(t));
+}
+
 static void
 check_gemm(Verifier *v, const TcStmt *s)
 {
@@ -1062,6 +1098,9 @@ check_stmt(Verifier *v, const TcStmt *s)
 		if (s->u.copy.dst.var && s->u.copy.src.var)
 			check_lowering(v, s);
 		break;
+	case TC_ST_PREFETCH:
+		check_prefetch(v, s);
+		break;
 	case TC_ST_COMMIT_GROUP:
 		break;
 	case TC_ST_WAIT_GROUP:
@@ -1276,6 +1315,86 @@ fuse_op_matches(const TcFuseOp *op)
  * are the recomputed ones, then one per statement, each of the kind its
  * statement is, over the run's columns; it recomputes only buffers, from
  * earlier runs of its block. */
+/* The vars named in a statement tree (by index, into a table of
+ * kernel->vars.len + 1), or whether it holds a loop. */
+typedef struct Named {
+	const TcKernel *k;
+	bool *seen;    /* NULL: only look for loops */
+	bool loop;     /* it holds a FOR */
+} Named;
+
+static void
+named_var(void *ctx, const TcVar *var)
+{
+	Named *n = ctx;
+	if (n->seen && var->index >= 0 && var->index <= n->k->vars.len)
+		n->seen[var->index] = true;
+}
+
+static TcVisit
+named_expr(void *ctx, const TcExpr *e)
+{
+	if (e->kind == TC_EX_VAR)
+		named_var(ctx, e->u.var);
+	else if (e->kind == TC_EX_LOAD)
+		named_var(ctx, e->u.load.var);
+	return TC_VISIT_INTO;
+}
+
+static TcVisit
+named_stmt(void *ctx, const TcStmt *s)
+{
+	Named *n = ctx;
+	n->loop |= s->kind == TC_ST_FOR;
+	return TC_VISIT_INTO;
+}
+
+static void
+names_of(Named *n, const TcStmt *s)
+{
+	TcVisitor vis = { .expr = named_expr, .stmt = named_stmt,
+			  .var = named_var, .ctx = n };
+	tc_stmt_visit(s, &vis);
+}
+
+/* A MAP's main version (passes/cpu_edge.c): a BLOCK without loops naming
+ * nothing the nest's body does not; no other op has one. */
+static void
+check_main(Verifier *v, const TcKernel *k, int f, const TcFuseOp *op)
+{
+	if (!op->main)
+		return;
+	TcLoc at = op->s ? op->s->loc : k->loc;
+	if (op->kind != TC_FUSE_MAP || !op->body) {
+		fail(v, at, "run %d: a main version of an op that is not a "
+		     "nest", f);
+		return;
+	}
+	if (op->main->kind != TC_ST_BLOCK) {
+		fail(v, at, "run %d: the nest's main version is a %s, not a "
+		     "block", f, tc_stmtkind_name(op->main->kind));
+		return;
+	}
+	size_t nv = (size_t)k->vars.len + 1;
+	Named body = { k, calloc(nv, 1), false };
+	Named main = { k, calloc(nv, 1), false };
+	if (!body.seen || !main.seen)
+		tc_bug(__FILE__, __LINE__, "out of memory");
+	names_of(&body, op->body);
+	names_of(&main, op->main);
+	if (main.loop)
+		fail(v, at, "run %d: the nest's main version holds a loop", f);
+	for (size_t i = 0; i < nv; i++)
+		if (main.seen[i] && !body.seen[i]) {
+			fail(v, at, "run %d: the nest's main version names '%s', "
+			     "which its body does not", f,
+			     name_of(k->vars.items[i]));
+			break;
+		}
+	free(body.seen);
+	free(main.seen);
+}
+
 static void
 check_fusions(Verifier *v, const TcKernel *k)
 {
@@ -1309,6 +1428,7 @@ check_fusions(Verifier *v, const TcKernel *k)
 				fail(v, op->s->loc, "run %d: op %d is not statement "
 				     "%d of its block", f, o,
 				     F->first + o - F->nagain);
+			check_main(v, k, f, op);
 		}
 		for (int r = 0; r < F->nrecomputed; r++) {
 			const TcFusion *G = F->from[r] >= 0 &&
@@ -1337,13 +1457,15 @@ check_fusions(Verifier *v, const TcKernel *k)
 }
 
 /* kernel->frame_bytes (passes/cpu_frame.c), once set, holds every buffer
- * the kernel declares at one to eight bytes an element. */
+ * the kernel declares at one to eight bytes an element; stack_bytes the
+ * same of the buffers that are stored (not var->unstored), the rest the
+ * same of those kept in registers. */
 static void
 check_frame(Verifier *v, const TcKernel *k)
 {
 	if (k->frame_bytes == 0)
 		return;
-	long long elems = 0;
+	long long elems = 0, stored = 0;
 	for (int i = 0; i < k->vars.len; i++) {
 		const TcVar *b = k->vars.items[i];
 		if (b->kind != TC_VAR_BUFFER)
@@ -1352,10 +1474,18 @@ check_frame(Verifier *v, const TcKernel *k)
 		for (int d = 0; d < b->rank; d++)
 			n *= tc_var_extent(b, d);
 		elems += n;
+		if (!b->unstored)
+			stored += n;
 	}
 	if (k->frame_bytes < elems || k->frame_bytes > 8 * elems)
 		fail(v, k->loc, "kernel '%s': frame of %lld bytes for %lld "
 		     "buffer elements", k->name, k->frame_bytes, elems);
+	long long kept = k->frame_bytes - k->stack_bytes; /* in registers */
+	if (k->stack_bytes < stored || k->stack_bytes > 8 * stored ||
+	    kept < elems - stored || kept > 8 * (elems - stored))
+		fail(v, k->loc, "kernel '%s': %lld of its frame's %lld bytes "
+		     "stored for %lld stored buffer elements", k->name,
+		     k->stack_bytes, k->frame_bytes, stored);
 }
 
 int

@@ -2,15 +2,17 @@
  * bounds.c - which region origins are proven non-negative.
  *
  * Input: the scheduled program, after every pass that makes or moves a
- * tile operand (it runs last).  Output: on every region of every
- * statement, `bounded` and the `nonneg` bits (bit d: origin[d] >= 0 holds
- * for every launch, analysis/range.c).  A tile op touches only the tensor
+ * tile operand (only the CPU's fuse and edge, which make none, follow
+ * it).  Output: on every region of every statement, `bounded` and the
+ * `nonneg` bits (bit d: origin[d] >= 0 holds for every launch,
+ * analysis/range.c).  A tile op touches only the tensor
  * elements inside the tensor; the lower test (0 <= index) is needed only
  * along the dims without the bit, which the forms of most origins rule
  * out (block indices times tile sizes).  Every backend reads the bits
  * instead of deciding again.
  */
 #include "analysis/range.h"
+#include "analysis/walk.h"
 #include "passes/passes.h"
 
 static void
@@ -23,32 +25,17 @@ mark(const TcRanges *rg, TcRegion *r)
 			r->nonneg |= 1u << d;
 }
 
+/* Mark the regions of a tile op. */
 static void
-walk(const TcRanges *rg, TcStmt *s)
+mark_regions(void *ctx, TcStmt *s, int par_depth)
 {
+	const TcRanges *rg = ctx;
+	(void)par_depth;
 	switch (s->kind) {
-	case TC_ST_BLOCK:
-		for (int i = 0; i < s->u.block.body.len; i++)
-			walk(rg, s->u.block.body.items[i]);
-		break;
-	case TC_ST_FOR:
-		walk(rg, s->u.loop.body);
-		break;
-	case TC_ST_IF:
-		walk(rg, s->u.cond.then);
-		if (s->u.cond.els)
-			walk(rg, s->u.cond.els);
-		break;
-	case TC_ST_PIPE_SELECT:
-		walk(rg, s->u.select.fast);
-		walk(rg, s->u.select.fallback);
-		break;
 	case TC_ST_COPY:
 	case TC_ST_ASYNC_COPY:
-		mark(rg, &s->u.copy.dst);
-		mark(rg, &s->u.copy.src);
-		break;
 	case TC_ST_ATOMIC_ADD:
+	case TC_ST_PREFETCH:
 		mark(rg, &s->u.copy.dst);
 		mark(rg, &s->u.copy.src);
 		break;
@@ -56,8 +43,6 @@ walk(const TcRanges *rg, TcStmt *s)
 		mark(rg, &s->u.gemm.c);
 		mark(rg, &s->u.gemm.a);
 		mark(rg, &s->u.gemm.b);
-		if (s->u.gemm.issue)
-			walk(rg, s->u.gemm.issue);
 		break;
 	case TC_ST_FILL:
 		mark(rg, &s->u.fill.dst);
@@ -88,7 +73,7 @@ tc_bounds(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
 		TcKernel *k = p->kernels.items[i];
 		TcRanges rg;
 		tc_ranges_init(&rg, a, k);
-		walk(&rg, k->body);
+		tc_walk_stmts(k->body, 0, mark_regions, &rg);
 	}
 	return true;
 }

@@ -5,12 +5,15 @@
  * Input: a checked program for the openmp target.  Output:
  * kernel->frame_bytes, the bytes of every buffer the kernel declares as
  * the CPU holds them (narrow floats widened to float, bool and i4 one byte
- * an element), or a located error at the first buffer, in program order,
+ * an element), kernel->stack_bytes the same (the fuse pass lowers it by
+ * the buffers it keeps in registers: tc_cpu_stored_bytes), or a located
+ * error at the first buffer, in program order,
  * that brings the total past the target's limit (target->smem_limit:
  * buffers past it do not stay in cache, and a thread's stack is not
  * unbounded).  The limit is a property of the program, so it counts every
  * buffer, including those a later pass keeps in registers.
  */
+#include "analysis/walk.h"
 #include "passes/passes.h"
 
 /* Bytes a buffer element takes in the block's frame. */
@@ -26,34 +29,21 @@ elem_bytes(TcDtype t)
 
 typedef struct Frame {
 	TcArena *a;
-	const TcTarget *t;
+	const TcTarget *t; /* NULL: count only, no limit */
 	const TcKernel *k;
 	TcDiags *d;
-	long long bytes; /* the buffers declared so far */
-	bool over;       /* the limit is passed (reported once) */
+	long long bytes;   /* the buffers declared so far */
+	long long stored;  /* those of them not var->unstored */
+	bool over;         /* the limit is passed (reported once) */
 } Frame;
 
 static void
-add_buffers(Frame *F, const TcStmt *s)
+add_buffers(void *ctx, TcStmt *s, int par_depth)
 {
-	switch (s->kind) {
-	case TC_ST_BLOCK:
-		for (int i = 0; i < s->u.block.body.len && !F->over; i++)
-			add_buffers(F, s->u.block.body.items[i]);
+	Frame *F = ctx;
+	(void)par_depth;
+	if (s->kind != TC_ST_DECL)
 		return;
-	case TC_ST_FOR:
-		add_buffers(F, s->u.loop.body);
-		return;
-	case TC_ST_IF:
-		add_buffers(F, s->u.cond.then);
-		if (s->u.cond.els)
-			add_buffers(F, s->u.cond.els);
-		return;
-	case TC_ST_DECL:
-		break;
-	default:
-		return;
-	}
 	const TcVar *v = s->u.decl.var;
 	if (v->kind != TC_VAR_BUFFER || F->over)
 		return;
@@ -61,7 +51,9 @@ add_buffers(Frame *F, const TcStmt *s)
 	for (int i = 0; i < v->rank; i++)
 		n *= tc_var_extent(v, i);
 	F->bytes += n;
-	if (F->bytes <= F->t->smem_limit)
+	if (!v->unstored)
+		F->stored += n;
+	if (!F->t || F->bytes <= F->t->smem_limit)
 		return;
 	F->over = true;
 	tc_diag(F->d, TC_ERROR, v->loc, "buffer '%s' (%s) brings the buffers "
@@ -79,9 +71,18 @@ tc_cpu_frame(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
 	for (int i = 0; i < p->kernels.len; i++) {
 		TcKernel *k = p->kernels.items[i];
 		Frame F = { .a = a, .t = &opt->target, .k = k, .d = d };
-		add_buffers(&F, k->body);
+		tc_walk_stmts(k->body, 0, add_buffers, &F);
 		k->frame_bytes = F.bytes;
+		k->stack_bytes = F.stored;
 		ok = ok && !F.over;
 	}
 	return ok;
+}
+
+long long
+tc_cpu_stored_bytes(const TcKernel *k)
+{
+	Frame F = { .k = k };
+	tc_walk_stmts(k->body, 0, add_buffers, &F);
+	return F.stored;
 }

@@ -6,10 +6,10 @@
  * joins a run only where its origins are proven non-negative).  Output:
  * kernel->fusions, the runs of the whole body (TcFusion: which statements,
  * what each does, the work an earlier run's is redone, the buffers kept
- * in registers, whether the run is dead), and var->unstored for the
- * buffers no statement stores.  The OpenMP printer prints each run in
- * place of its statements (emitters/openmp_fuse.c) and decides none of
- * this again.
+ * in registers, whether the run is dead), var->unstored for the buffers
+ * no statement stores, and kernel->stack_bytes without them.  The OpenMP
+ * printer prints each run in place of its statements
+ * (emitters/openmp_fuse.c) and decides none of this again.
  *
  * Consecutive block-level statements that each touch a tile element by
  * element over the same index space run as one loop nest: for each row of
@@ -49,6 +49,7 @@
  * are read) is dead: it has nothing to do.  How a run is printed is the
  * top comment of emitters/openmp_fuse.c.
  */
+#include "analysis/walk.h"
 #include "passes/passes.h"
 
 #include <string.h>
@@ -132,37 +133,6 @@ static bool
 has_loop(const TcStmt *s)
 {
 	return count_stmts(s, is_loop, NULL);
-}
-
-/* Mark the vars declared inside tile_parallel loops (and the loops'
- * own vars) as not visible at block level. */
-static void
-scope(Planner *P, const TcStmt *s, int par_depth)
-{
-	switch (s->kind) {
-	case TC_ST_BLOCK:
-		for (int i = 0; i < s->u.block.body.len; i++)
-			scope(P, s->u.block.body.items[i], par_depth);
-		break;
-	case TC_ST_DECL:
-		if (par_depth > 0)
-			P->visible[s->u.decl.var->index] = false;
-		break;
-	case TC_ST_FOR: {
-		bool par = s->u.loop.kind == TC_LOOP_PARALLEL;
-		if (par || par_depth > 0)
-			P->visible[s->u.loop.var->index] = false;
-		scope(P, s->u.loop.body, par_depth + par);
-		break;
-	}
-	case TC_ST_IF:
-		scope(P, s->u.cond.then, par_depth);
-		if (s->u.cond.els)
-			scope(P, s->u.cond.els, par_depth);
-		break;
-	default:
-		break;
-	}
 }
 
 /* --- Which statements run as one pass per row --------------------------------- */
@@ -1157,12 +1127,11 @@ tc_cpu_fuse(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
 		size_t nv = (size_t)k->vars.len + 1;
 		Planner P = { .a = a, .k = k };
 		P.visible = tc_alloc(a, nv * sizeof *P.visible);
-		for (size_t v = 0; v < nv; v++)
-			P.visible[v] = true;
+		tc_walk_block_visible(k, P.visible);
 		for (int v = 0; v < k->vars.len; v++)
 			((TcVar *)k->vars.items[v])->unstored = false;
-		scope(&P, k->body, 0);
 		plan_fusion(&P);
+		k->stack_bytes = tc_cpu_stored_bytes(k);
 		k->fusions = (TcVec){ 0 };
 		for (int f = 0; f < P.fusions.len; f++) {
 			const Fusion *F = P.fusions.items[f];

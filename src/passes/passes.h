@@ -12,13 +12,26 @@
  * (kernel->frame_bytes); a kernel past the target's limit is a located
  * error at the buffer that brings it there. */
 bool tc_cpu_frame(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
+/* cpu_frame.c: the bytes of k's buffers that are stored (not
+ * var->unstored), as a block's frame holds them (kernel->stack_bytes). */
+long long tc_cpu_stored_bytes(const TcKernel *k);
 
-/* bounds.c (every target, last): on every region, which origins are
- * proven non-negative (region->bounded, region->nonneg). */
+/* cpu_prefetch.c (openmp): PREFETCH statements at the top of pipelined
+ * loops, for the rows their next iteration copies in. */
+bool tc_cpu_prefetch(TcArena *a, TcProgram *p, const TcOptions *opt,
+		     TcDiags *d);
+
+/* bounds.c (every target, after every pass that makes a tile operand):
+ * on every region, which origins are proven non-negative
+ * (region->bounded, region->nonneg). */
 bool tc_bounds(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
 
 /* cpu_fuse.c (openmp, after bounds): the row-wise runs of each kernel
  * (kernel->fusions) and the buffers none stores (var->unstored). */
 bool tc_cpu_fuse(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
+
+/* cpu_edge.c (openmp, after fuse): each run's nests as its main element
+ * loop runs them (TcFuseOp.main). */
+bool tc_cpu_edge(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
 
 #endif

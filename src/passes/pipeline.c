@@ -43,10 +43,14 @@ const TcPass tc_passes[] = {
 	  "bytes of a block's buffers on its thread's stack; the CPU limit" },
 	{ "expand_pipeline", tc_expand_pipeline, GPU_TARGETS,
 	  "copy lowerings; pipelined loops as prologue, steady state and drain" },
+	{ "prefetch", tc_cpu_prefetch, CPU_TARGETS,
+	  "prefetches of the next iteration's rows in pipelined loops" },
 	{ "bounds", tc_bounds, ALL_TARGETS,
 	  "region origins proven non-negative (no lower-bound test)" },
 	{ "fuse", tc_cpu_fuse, CPU_TARGETS,
 	  "row-wise runs of statements as one loop; buffers kept in registers" },
+	{ "edge", tc_cpu_edge, CPU_TARGETS,
+	  "fused runs' main loops: the tests their columns decide, folded" },
 };
 
 const int tc_npasses = (int)(sizeof tc_passes / sizeof tc_passes[0]);

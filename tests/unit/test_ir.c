@@ -4,6 +4,8 @@
  */
 #include "unit.h"
 
+#include "analysis/walk.h"
+
 #include <string.h>
 
 static const TcLoc noloc;
@@ -418,6 +420,70 @@ START_TEST(visit_in_source_order)
 }
 END_TEST
 
+/* tc_walk_stmts's trace: each statement's kind and parallel depth. */
+static void
+trace_depth(void *ctx, TcStmt *s, int par_depth)
+{
+	TcBuf *b = ctx;
+	tc_buf_printf(b, "%s@%d ", tc_stmtkind_name(s->kind), par_depth);
+}
+
+START_TEST(walk_counts_parallel_loops)
+{
+	/* { f32 t; parallel i { f32 u; for j { if (1) { f32 w; } } } } */
+	TcArena *a = tc_arena_new();
+	TcKernel k = { 0 };
+	TcVar *t = tc_var_new(a, &k, TC_VAR_LOCAL, "t", TC_DT_F32, noloc);
+	TcVar *u = tc_var_new(a, &k, TC_VAR_LOCAL, "u", TC_DT_F32, noloc);
+	TcVar *w = tc_var_new(a, &k, TC_VAR_LOCAL, "w", TC_DT_F32, noloc);
+	TcVar *i = tc_var_new(a, &k, TC_VAR_LOOP, "i", TC_DT_I32, noloc);
+	TcVar *j = tc_var_new(a, &k, TC_VAR_LOOP, "j", TC_DT_I32, noloc);
+	TcStmt *decl[3];
+	TcVar *vars[3] = { t, u, w };
+	for (int d = 0; d < 3; d++) {
+		decl[d] = tc_stmt_new(a, TC_ST_DECL, noloc);
+		decl[d]->u.decl.var = vars[d];
+	}
+	TcStmt *then = tc_stmt_new(a, TC_ST_BLOCK, noloc);
+	tc_vec_push(a, &then->u.block.body, decl[2]);
+	TcStmt *cond = tc_stmt_new(a, TC_ST_IF, noloc);
+	cond->u.cond.cond = tc_expr_int(a, 1, noloc);
+	cond->u.cond.then = then;
+	TcStmt *inner = tc_stmt_new(a, TC_ST_BLOCK, noloc);
+	tc_vec_push(a, &inner->u.block.body, cond);
+	TcStmt *serial = tc_stmt_new(a, TC_ST_FOR, noloc);
+	serial->u.loop.kind = TC_LOOP_SERIAL;
+	serial->u.loop.var = j;
+	serial->u.loop.body = inner;
+	TcStmt *pbody = tc_stmt_new(a, TC_ST_BLOCK, noloc);
+	tc_vec_push(a, &pbody->u.block.body, decl[1]);
+	tc_vec_push(a, &pbody->u.block.body, serial);
+	TcStmt *par = tc_stmt_new(a, TC_ST_FOR, noloc);
+	par->u.loop.kind = TC_LOOP_PARALLEL;
+	par->u.loop.var = i;
+	par->u.loop.body = pbody;
+	TcStmt *body = tc_stmt_new(a, TC_ST_BLOCK, noloc);
+	tc_vec_push(a, &body->u.block.body, decl[0]);
+	tc_vec_push(a, &body->u.block.body, par);
+	k.body = body;
+
+	TcBuf b;
+	tc_buf_init(&b);
+	tc_walk_stmts(body, 0, trace_depth, &b);
+	ck_assert_str_eq(b.data, "block@0 decl@0 for@0 block@1 decl@1 for@1 "
+			 "block@1 if@1 block@1 decl@1 ");
+	tc_buf_free(&b);
+
+	/* At block level only t is in scope. */
+	bool visible[6];
+	tc_walk_block_visible(&k, visible);
+	ck_assert(visible[t->index]);
+	ck_assert(!visible[u->index] && !visible[w->index]);
+	ck_assert(!visible[i->index] && !visible[j->index]);
+	tc_arena_free(a);
+}
+END_TEST
+
 Suite *
 unit_suite_ir(void)
 {
@@ -434,6 +500,7 @@ unit_suite_ir(void)
 	tcase_add_test(tc, clone_is_deep);
 	tcase_add_test(tc, vars_join_their_kernel);
 	tcase_add_test(tc, visit_in_source_order);
+	tcase_add_test(tc, walk_counts_parallel_loops);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -492,16 +492,17 @@ END_TEST
 
 /* --- The expanded pipeline ------------------------------------------------------ */
 
-/* samples/gemm.c through every pass for cuda sm_80 (its loop becomes the
- * mbarrier loop and the cp.async fallback, passes/expand_pipeline.c). */
+/* samples/SAMPLE through every pass for target and arch. */
 static TcProgram *
-expanded_gemm(TcArena *a, TcDiags *d)
+compiled_sample(TcArena *a, TcDiags *d, const char *sample,
+		const char *target, const char *arch)
 {
 	TcOptions opt;
-	ck_assert(tc_options_init(&opt, "cuda", "sm_80"));
+	ck_assert(tc_options_init(&opt, target, arch));
 	const char *root = getenv("TILEC_SOURCE_ROOT");
 	char path[4096];
-	snprintf(path, sizeof path, "%s/samples/gemm.c", root ? root : ".");
+	snprintf(path, sizeof path, "%s/samples/%s", root ? root : ".",
+		 sample);
 	FILE *f = fopen(path, "rb");
 	ck_assert_msg(f, "cannot read %s (set TILEC_SOURCE_ROOT)", path);
 	static char text[65536];
@@ -515,6 +516,14 @@ expanded_gemm(TcArena *a, TcDiags *d)
 		      d->text.data ? d->text.data : "");
 	tc_diags_free(d);
 	return p;
+}
+
+/* samples/gemm.c through every pass for cuda sm_80 (its loop becomes the
+ * mbarrier loop and the cp.async fallback, passes/expand_pipeline.c). */
+static TcProgram *
+expanded_gemm(TcArena *a, TcDiags *d)
+{
+	return compiled_sample(a, d, "gemm.c", "cuda", "sm_80");
 }
 
 /* The first statement of kind `kind` in s, in source order (into loops,
@@ -684,6 +693,75 @@ START_TEST(schedule_marks)
 }
 END_TEST
 
+/* The openmp target's schedule: samples/softmax.c (a fused run keeps
+ * buffers in registers, its mask folded in the main loop) and gemm_f32.c
+ * (prefetches) through every pass for avx512. */
+START_TEST(cpu_schedule)
+{
+	TcArena *a = tc_arena_new();
+	TcDiags d;
+	TcProgram *p = compiled_sample(a, &d, "softmax.c", "openmp", "avx512");
+	TcKernel *k = p->kernels.items[0];
+	ck_assert_int_eq(verify_has(p, NULL), 0);
+
+	ck_assert(k->stack_bytes > 0 && k->stack_bytes < k->frame_bytes);
+	long long stack = k->stack_bytes;
+	k->stack_bytes = k->frame_bytes;
+	verify_has(p, "bytes stored for");
+	k->stack_bytes = 0;
+	verify_has(p, "bytes stored for");
+	k->stack_bytes = stack;
+	ck_assert_int_eq(verify_has(p, NULL), 0);
+
+	/* Run 0's nest (the mask of columns past N) has a main version, the
+	 * edge pass's: the test folded away. */
+	ck_assert_int_ge(k->fusions.len, 2);
+	TcFusion *run0 = k->fusions.items[0], *run1 = k->fusions.items[1];
+	TcFuseOp *mask = &run0->ops[1], *exps = &run1->ops[2];
+	ck_assert(mask->kind == TC_FUSE_MAP && mask->main);
+	ck_assert(exps->kind == TC_FUSE_MAP);
+	const TcStmt *main = mask->main;
+	mask->main = exps->body;
+	verify_has(p, "the nest's main version names 'e', which its body "
+		   "does not");
+	mask->main = mask->s;
+	verify_has(p, "the nest's main version is a for, not a block");
+	mask->main = run0->block;
+	verify_has(p, "the nest's main version holds a loop");
+	mask->main = main;
+	run0->ops[0].main = main;
+	verify_has(p, "a main version of an op that is not a nest");
+	run0->ops[0].main = NULL;
+	ck_assert_int_eq(verify_has(p, NULL), 0);
+
+	/* samples/gemm_f32.c's pipelined loop begins with the prefetches of
+	 * its two copies (passes/cpu_prefetch.c). */
+	p = compiled_sample(a, &d, "gemm_f32.c", "openmp", "avx512");
+	k = p->kernels.items[0];
+	ck_assert_int_eq(verify_has(p, NULL), 0);
+	TcStmt *pf = find_kind(k->body, TC_ST_PREFETCH, -1);
+	ck_assert(pf && pf->u.copy.src.bounded);
+	unsigned nonneg = pf->u.copy.src.nonneg;
+	pf->u.copy.src.nonneg &= ~1u;
+	verify_has(p, "with an origin not proven non-negative");
+	pf->u.copy.src.nonneg = nonneg;
+	pf->u.copy.src.dims[1] = 0;
+	pf->u.copy.src.dims[0] = 1;
+	verify_has(p, "its rows are not contiguous");
+	pf->u.copy.src.dims[0] = 0;
+	pf->u.copy.src.dims[1] = 1;
+	pf->u.copy.dst.whole = false;
+	verify_has(p, "is not a whole buffer");
+	pf->u.copy.dst.whole = true;
+	pf->u.copy.lower = TC_COPY_VECTOR;
+	verify_has(p, "with async copy fields");
+	pf->u.copy.lower = TC_COPY_ANY;
+
+	ck_assert_int_eq(verify_has(p, NULL), 0);
+	tc_arena_free(a);
+}
+END_TEST
+
 START_TEST(kernel_header)
 {
 	Fixture f;
@@ -732,6 +810,7 @@ unit_suite_verify(void)
 	tcase_add_test(tc, loop_shapes);
 	tcase_add_test(tc, schedule_marks);
 	tcase_add_test(tc, expanded_pipeline);
+	tcase_add_test(tc, cpu_schedule);
 	tcase_add_test(tc, kernel_header);
 	suite_add_tcase(s, tc);
 	return s;
