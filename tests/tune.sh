@@ -32,7 +32,8 @@
 #                 shape (the reference runs) and, for the farm, at the
 #                 tuning shape; the records keep the ranges
 #       units     --prepare for the CPU as work units: --unit runs one
-#                 (by --index), a finished unit is not run again, --finish
+#                 (by --index, SLURM_ARRAY_TASK_ID or
+#                 JOB_COMPLETION_INDEX), a finished unit is not run again, --finish
 #                 merges; bad manifests (a unit naming no configuration,
 #                 reference data outside the directory) are located
 #                 errors; a result with a bad timing, or reference data
@@ -395,7 +396,9 @@ units)
 	"$tilec" tune --unit "$work/tampered" --index 2 2>"$work/u2t.txt" || fail "the tampered unit"
 	grep -q "is corrupt (its SHA-256 is not its name)" "$work/u2t.txt" ||
 		{ cat "$work/u2t.txt"; fail "tampered reference data not noticed"; }
-	"$tilec" tune --unit "$prep" --index 2 2>"$work/u2.txt" || fail "unit 2"
+	JOB_COMPLETION_INDEX=2 "$tilec" tune --unit "$prep" 2>"$work/u2.txt" ||
+		fail "unit 2 by JOB_COMPLETION_INDEX"
+	grep -q "unit u002 (3 of 3)" "$work/u2.txt" || fail "not unit 2"
 	"$tilec" tune --finish "$prep" -o "$work/rec.json" 2>"$work/fin.txt" >/dev/null ||
 		{ cat "$work/fin.txt"; fail "--finish"; }
 	check_record "$work/rec.json"

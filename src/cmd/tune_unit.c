@@ -899,16 +899,18 @@ isolate_config(Tune *t, Units *u, json_t *cfg, double timeout)
 	return r;
 }
 
-/* The unit's index: --index, else Slurm's array task id. */
+/* The unit's index: --index, else Slurm's array task id, else a
+ * Kubernetes Indexed Job's completion index. */
 static bool
 unit_index(Tune *t, size_t nunits, size_t *index)
 {
 	const char *s = t->unit_index_arg;
 	const char *from = "--index";
-	if (!s) {
-		s = getenv("SLURM_ARRAY_TASK_ID");
+	if (!s && (s = getenv("SLURM_ARRAY_TASK_ID")))
 		from = "SLURM_ARRAY_TASK_ID";
-	}
+	/* A Kubernetes Indexed Job's pod index. */
+	if (!s && (s = getenv("JOB_COMPLETION_INDEX")))
+		from = "JOB_COMPLETION_INDEX";
 	long long n;
 	if (!s) {
 		tune_failf("--unit %s: which unit? give --index N (or run it as "
