@@ -176,7 +176,9 @@ others_done() {
 	done
 	[ -f "$prep/results/u00$u_stall.started" ]
 }
-wait_for 240 others_done || { squeue; fail "the units did not run"; }
+array_gone() { [ -z "$(squeue -h -j "$job" 2>/dev/null)" ]; }
+wait_for 240 eval 'others_done || array_gone' || { squeue; fail "the units did not run"; }
+others_done || fail "the array ended without the units' results"
 [ -f "$prep/results/u00$u_stall.json" ] && fail "the stalled unit wrote a result"
 scancel "${job}_$u_stall" || fail "scancel"
 gone() { [ -z "$(squeue -h -j "$job" 2>/dev/null)" ]; }
@@ -237,13 +239,11 @@ sum_before=$(sha256sum "$prep/results/u00$u_wrong.json")
 rerun=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["partial"]["rerun"])' "$work/partial.json")
 job2=$(sbatch --parsable --array="$rerun" "$prep/tune.sbatch") || fail "sbatch --array=$rerun"
 job2=${job2%%;*}
-all_done() {
-	for i in 0 1 2 3 4 5; do
-		[ -f "$prep/results/u00$i.json" ] || return 1
-	done
-	[ -z "$(squeue -h -j "$job2" 2>/dev/null)" ]
-}
-wait_for 240 all_done || { squeue; fail "the rerun did not finish"; }
+wait_for 240 eval '[ -z "$(squeue -h -j "$job2" 2>/dev/null)" ]' ||
+	{ squeue; fail "the rerun did not finish"; }
+for i in 0 1 2 3 4 5; do
+	[ -f "$prep/results/u00$i.json" ] || fail "the rerun left unit $i without a result"
+done
 job3=$(sbatch --parsable "$prep/tune.sbatch") || fail "sbatch of the whole array"
 job3=${job3%%;*}
 wait_for 120 eval '[ -z "$(squeue -h -j "$job3" 2>/dev/null)" ]' ||
