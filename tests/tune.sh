@@ -38,7 +38,9 @@
 #                 reference data outside the directory) are located
 #                 errors; a result with a bad timing, or reference data
 #                 that is not what its name says, is a failure with its
-#                 reason (tune_slurm.sh runs units through Slurm)
+#                 reason; a program name that is no shell word stays
+#                 out of the Slurm script (tune_slurm.sh runs units
+#                 through Slurm)
 #       check     --check RECORD: exit 0 while the choice wins by
 #                 --margin, 1 when it does not, with margins no timing can
 #                 cross; a choice that is the default always passes
@@ -426,6 +428,18 @@ bad = [c for c in r["configs"] if "unit u001: corrupt result" in c.get("reason",
 assert len(bad) == 2 and all(c["status"] == "failed" for c in bad), r["configs"]
 assert r["partial"]["stage"] == "units"
 PY
+	# A program whose name is no shell word: copied under a plain name,
+	# and nothing of the name reaches the Slurm script.
+	odd=$work/$'x y\nrm -rf z;.c'
+	cp samples/gemm.c "$odd"
+	"$tilec" tune "$odd" --shape M=64,N=64,K=64 --choices BLOCK_M=64 \
+		--choices BLOCK_N=64 -D BLOCK_K=32 --prepare "$work/odd" >/dev/null 2>&1 ||
+		fail "--prepare of an odd name"
+	[ -f "$work/odd/src/x_y_rm_-rf_z_.c" ] || fail "the copy's name: $(ls "$work/odd/src")"
+	bash -n "$work/odd/tune.sbatch" || fail "the script does not parse"
+	if grep -q "rm -rf" "$work/odd/tune.sbatch"; then
+		fail "the program's name reached the script"
+	fi
 	# Bad manifests: located errors, nothing run.
 	bad_manifest() {
 		cp "$work/manifest.good" "$prep/manifest.json"

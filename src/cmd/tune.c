@@ -599,7 +599,6 @@ tune_free(Tune *t)
 	json_decref(t->tune_ranges);
 	free(t->partial);
 	free(t->owned_file);
-	free(t->units_manifest_sha);
 	json_decref(t->unit_results);
 	json_decref(t->unit_summary);
 	if (t->arena)

@@ -159,7 +159,6 @@ typedef struct Tune {
 	char *owned_file;       /* --unit: the program's path (malloc'd) */
 	json_t *unit_results;   /* --finish of units: results by config id */
 	json_t *unit_summary;   /* --finish of units: done, missing, failed */
-	char *units_manifest_sha; /* --finish of units (malloc'd) */
 	char timer_buf[64];     /* --finish of units: the units' timer */
 	const char *device_arg; /* --device N as written, or NULL */
 	Shape shape;            /* --shape: the shape tuned for */

@@ -493,11 +493,15 @@ tune_units_write(Tune *t, json_t *configs, json_t *manifest)
 	/* The program, copied. */
 	const char *base = strrchr(t->file, '/');
 	base = base ? base + 1 : t->file;
-	char *rel = tune_fmt_alloc("src/%s", base);
+	/* Under its own name, each byte outside [A-Za-z0-9._-] (and a
+	 * leading dot) made '_': the name goes into a shell script. */
+	char *rel = tune_fmt_alloc("src/%s", base[0] ? base : "program.c");
+	for (char *p = rel + 4; *p; p++)
+		if (!(*p == '.' || *p == '_' || *p == '-' ||
+		      (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') ||
+		      (*p >= 'A' && *p <= 'Z')) || (p == rel + 4 && *p == '.'))
+			*p = '_';
 	bool ok = is_rel_file(rel, "src");
-	if (!ok)
-		tune_failf("cannot copy %s into the prepared directory: its "
-			   "name wants [A-Za-z0-9._-] only", t->file);
 	char *sdir = tune_fmt_alloc("%s/src", t->prepare);
 	char *spath = tune_fmt_alloc("%s/%s", t->prepare, rel);
 	if (ok && mkdir(sdir, 0755) != 0 && errno != EEXIST) {
@@ -506,6 +510,8 @@ tune_units_write(Tune *t, json_t *configs, json_t *manifest)
 	}
 	ok = ok && tune_write_atomic(spath, t->text, t->len);
 	json_object_set_new(manifest, "program", json_string(rel));
+	char prog_name[256];
+	snprintf(prog_name, sizeof prog_name, "%s", rel + 4);
 	free(rel);
 	free(sdir);
 	free(spath);
@@ -518,26 +524,30 @@ tune_units_write(Tune *t, json_t *configs, json_t *manifest)
 		tune_failf("%s: %s", t->prepare, strerror(errno));
 		ok = false;
 	}
-	if (ok && (!plain_path(dir) || !plain_path(self))) {
-		tune_failf("the Slurm script names %s and %s, which want "
-			   "[A-Za-z0-9/._+-] only", dir, self);
-		ok = false;
-	}
+	bool script = ok && plain_path(dir) && plain_path(self);
+	if (ok && !script)
+		fprintf(stderr, "tilec tune: note: no Slurm script: it would "
+			"name %s and %s, which want [A-Za-z0-9/._+-] only; the "
+			"units run with tilec tune --unit %s --index N\n", dir,
+			self, t->prepare);
 	bool gpu = strcmp(t->target, "openmp") != 0;
 	/* A task's limit: every configuration's timeout, and a minute to
 	 * start and write the result. */
 	long minutes = (long)ceil((double)per * t->config_timeout / 60.0) + 1;
 	TcBuf s;
 	tc_buf_init(&s);
+	/* Only names checked above go into the script: the program's as
+	 * copied (src/NAME, [A-Za-z0-9._-]), the kernel's (an identifier),
+	 * and the two plain paths. */
 	tc_buf_printf(&s, "#!/bin/bash\n"
-		      "# The units of a tilec tune search (%s, kernel %s, %s): "
-		      "one unit per array\n"
-		      "# task.  Submit with `sbatch %s/tune.sbatch`; a unit "
-		      "that finished is\n"
-		      "# not run again, so resubmitting (all of it, or "
-		      "--array=LIST as\n"
-		      "# `tilec tune --finish %s` prints) reruns only what is "
-		      "missing.\n", t->file, t->kname, t->tinfo.name, dir, dir);
+		      "# The units of a tilec tune search (%s, kernel %s, %s):\n"
+		      "# one unit per array task.  Submit with\n"
+		      "#   sbatch %s/tune.sbatch\n"
+		      "# A unit that finished is not run again, so submitting "
+		      "again (all of it,\n"
+		      "# or --array=LIST as `tilec tune --finish DIR` prints) "
+		      "reruns only what\n"
+		      "# is missing.\n", prog_name, t->kname, t->tinfo.name, dir);
 	tc_buf_printf(&s, "#SBATCH --job-name=tilec-tune-%s\n", t->kname);
 	tc_buf_printf(&s, "#SBATCH --array=0-%zu\n", nunits - 1);
 	tc_buf_printf(&s, "#SBATCH --ntasks=1\n");
@@ -559,16 +569,16 @@ tune_units_write(Tune *t, json_t *configs, json_t *manifest)
 			      "then export OMP_NUM_THREADS=$SLURM_CPUS_PER_TASK; "
 			      "fi\n");
 	tc_buf_printf(&s, "exec \"${TILEC:-%s}\" tune --unit %s\n", self, dir);
-	char *script = tune_fmt_alloc("%s/tune.sbatch", t->prepare);
+	char *path = tune_fmt_alloc("%s/tune.sbatch", t->prepare);
 	char *logs = tune_fmt_alloc("%s/logs", t->prepare);
-	if (ok && mkdir(logs, 0755) != 0 && errno != EEXIST) {
+	if (script && mkdir(logs, 0755) != 0 && errno != EEXIST) {
 		tune_failf("cannot create %s: %s", logs, strerror(errno));
 		ok = false;
 	}
-	ok = ok && tune_write_atomic(script, s.data, s.len) &&
-	     chmod(script, 0755) == 0;
+	ok = ok && (!script || (tune_write_atomic(path, s.data, s.len) &&
+				chmod(path, 0755) == 0));
 	tc_buf_free(&s);
-	free(script);
+	free(path);
 	free(logs);
 	return ok;
 }
@@ -1216,7 +1226,6 @@ tune_merge_units(Tune *t)
 out:
 	json_decref(summary);
 	free(rerun);
-	t->units_manifest_sha = tune_xstrdup(u.m.root ? u.sha : "");
 	units_free(&u);
 	return status;
 }
