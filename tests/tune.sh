@@ -31,6 +31,19 @@
 #                 the ids of tests/run/embedding.c in range at the check
 #                 shape (the reference runs) and, for the farm, at the
 #                 tuning shape; the records keep the ranges
+#       units     --prepare for the CPU as work units: --unit runs one
+#                 (by --index, SLURM_ARRAY_TASK_ID or
+#                 JOB_COMPLETION_INDEX), a finished unit is not run again, --finish
+#                 merges; bad manifests (a unit naming no configuration,
+#                 reference data outside the directory) are located
+#                 errors; a result with a bad timing, or reference data
+#                 that is not what its name says, is a failure with its
+#                 reason; a program name that is no shell word stays
+#                 out of the Slurm script (tune_slurm.sh runs units
+#                 through Slurm)
+#       check     --check RECORD: exit 0 while the choice wins by
+#                 --margin, 1 when it does not, with margins no timing can
+#                 cross; a choice that is the default always passes
 #       failures  configurations outside --tol dropped as wrong with
 #                 their errors, a compiler that rejects everything makes
 #                 every one a compile error (the harness's failure kinds),
@@ -352,6 +365,139 @@ PY
 		fail "--finish took timings for another manifest"
 	fi
 	grep -q "manifest_sha256" "$work/err.txt" || fail "no reason given"
+	;;
+units)
+	prep=$work/prep
+	search --unit-size 2 --config-timeout 120 --prepare "$prep" \
+		>"$work/prep.txt" 2>&1 || { cat "$work/prep.txt"; fail "--prepare"; }
+	grep -q "as 3 units" "$work/prep.txt" || { cat "$work/prep.txt"; fail "not 3 units"; }
+	grep -q "^#SBATCH --array=0-2$" "$prep/tune.sbatch" || fail "the array"
+	grep -q "^#SBATCH --exclusive$" "$prep/tune.sbatch" || fail "CPU units are not exclusive"
+	cp "$prep/manifest.json" "$work/manifest.good"
+	# Which unit: --index, else Slurm's task id; nothing else.
+	st=0
+	"$tilec" tune --unit "$prep" 2>"$work/err.txt" || st=$?
+	[ "$st" -eq 2 ] && grep -q "give --index N" "$work/err.txt" ||
+		fail "--unit without an index: status $st"
+	st=0
+	"$tilec" tune --unit "$prep" --index 3 2>"$work/err.txt" || st=$?
+	[ "$st" -eq 2 ] && grep -q "expected a unit in 0 .. 2" "$work/err.txt" ||
+		fail "--index 3: status $st"
+	"$tilec" tune --unit "$prep" --index 0 2>"$work/u0.txt" || { cat "$work/u0.txt"; fail "unit 0"; }
+	SLURM_ARRAY_TASK_ID=1 "$tilec" tune --unit "$prep" 2>"$work/u1.txt" ||
+		{ cat "$work/u1.txt"; fail "unit 1 by SLURM_ARRAY_TASK_ID"; }
+	sum=$(sha256sum "$prep/results/u000.json")
+	"$tilec" tune --unit "$prep" --index 0 2>"$work/u0b.txt" || fail "unit 0 again"
+	grep -q "unit u000 is done already" "$work/u0b.txt" || fail "unit 0 ran again"
+	[ "$(sha256sum "$prep/results/u000.json")" = "$sum" ] || fail "unit 0's result changed"
+	# The last unit's reference data is not what its name says: the
+	# configuration fails with the reason, and is never chosen.
+	cp -r "$prep" "$work/tampered"
+	last=$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); c=[c for c in m["configs"] if c["id"]==m["units"][2]["configs"][0]][0]; print(c["check"]["expected"]["C"])' "$prep/manifest.json")
+	printf 'x' | dd of="$work/tampered/$last" bs=1 seek=3 conv=notrunc status=none
+	"$tilec" tune --unit "$work/tampered" --index 2 2>"$work/u2t.txt" || fail "the tampered unit"
+	grep -q "is corrupt (its SHA-256 is not its name)" "$work/u2t.txt" ||
+		{ cat "$work/u2t.txt"; fail "tampered reference data not noticed"; }
+	JOB_COMPLETION_INDEX=2 "$tilec" tune --unit "$prep" 2>"$work/u2.txt" ||
+		fail "unit 2 by JOB_COMPLETION_INDEX"
+	grep -q "unit u002 (3 of 3)" "$work/u2.txt" || fail "not unit 2"
+	"$tilec" tune --finish "$prep" -o "$work/rec.json" 2>"$work/fin.txt" >/dev/null ||
+		{ cat "$work/fin.txt"; fail "--finish"; }
+	check_record "$work/rec.json"
+	grep -q '"partial"' "$work/rec.json" && fail "a complete merge marked partial"
+	# A result with a timing that is no time: the unit is failed with
+	# the reason, its configurations are not chosen, the rest merge.
+	python3 - "$prep/results/u001.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for c in r["configs"].values():
+    if c["status"] == "ok":
+        c["timings_ms"][0] = -1
+json.dump(r, open(sys.argv[1], "w"), indent=1)
+PY
+	"$tilec" tune --finish "$prep" -o "$work/rec2.json" 2>"$work/fin2.txt" >/dev/null ||
+		{ cat "$work/fin2.txt"; fail "--finish with a bad result"; }
+	grep -q 'u001.json:[0-9]*:[0-9]*: warning: key "configs.c00[23].timings_ms": expected 1 to 16 times > 0' "$work/fin2.txt" ||
+		{ cat "$work/fin2.txt"; fail "the bad timing is not located"; }
+	grep -q "sbatch --array=1 " "$work/fin2.txt" || fail "no resume for unit 1"
+	python3 - "$work/rec2.json" <<'PY' || fail "the record of a partial merge"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert "u001" in r["farm"]["units"]["failed"], r["farm"]["units"]
+bad = [c for c in r["configs"] if "unit u001: corrupt result" in c.get("reason", "")]
+assert len(bad) == 2 and all(c["status"] == "failed" for c in bad), r["configs"]
+assert r["partial"]["stage"] == "units"
+PY
+	# A program whose name is no shell word: copied under a plain name,
+	# and nothing of the name reaches the Slurm script.
+	odd=$work/$'x y\nrm -rf z;.c'
+	cp samples/gemm.c "$odd"
+	"$tilec" tune "$odd" --shape M=64,N=64,K=64 --choices BLOCK_M=64 \
+		--choices BLOCK_N=64 -D BLOCK_K=32 --prepare "$work/odd" >/dev/null 2>&1 ||
+		fail "--prepare of an odd name"
+	[ -f "$work/odd/src/x_y_rm_-rf_z_.c" ] || fail "the copy's name: $(ls "$work/odd/src")"
+	bash -n "$work/odd/tune.sbatch" || fail "the script does not parse"
+	if grep -q "rm -rf" "$work/odd/tune.sbatch"; then
+		fail "the program's name reached the script"
+	fi
+	# Bad manifests: located errors, nothing run.
+	bad_manifest() {
+		cp "$work/manifest.good" "$prep/manifest.json"
+		python3 -c "import json,sys; m=json.load(open(sys.argv[1])); $1; json.dump(m, open(sys.argv[1],'w'), indent=2)" "$prep/manifest.json"
+		st=0
+		"$tilec" tune --unit "$prep" --index 0 2>"$work/bad.txt" || st=$?
+		[ "$st" -eq 2 ] && grep -q "manifest.json:[0-9]*:[0-9]*: error: $2" "$work/bad.txt" ||
+			{ cat "$work/bad.txt"; fail "manifest ($1): status $st"; }
+	}
+	bad_manifest 'm["units"][0]["configs"] = ["c999"]' 'key "units": unit u000: "c999" is no configuration'
+	bad_manifest 'm["configs"][0]["check"]["inputs"]["A"] = "data/../../x"' 'configuration c000: "check.inputs.A" must name a file data/NAME'
+	bad_manifest 'm["unit"]["config_timeout_s"] = 0' 'key "unit.config_timeout_s"'
+	bad_manifest 'm["program"] = "/etc/passwd"' 'key "program": expected src/NAME'
+	bad_manifest 'm["measure"]["repeat"] = "x"' 'key "measure.repeat"'
+	;;
+check)
+	# A one-configuration search: every tunable at the program's
+	# default, so the choice is the default.
+	defaults=$(python3 -c '
+import re, sys
+for name, v in re.findall(r"TILE_PARAM\((\w+),\s*(-?\d+)", open(sys.argv[1]).read()):
+    print(f"--choices {name}={v}")' samples/gemm.c)
+	# shellcheck disable=SC2086
+	"$tilec" tune samples/gemm.c --shape M=192,N=160,K=96 \
+		--check-shape M=100,N=130,K=70 $defaults --repeat 3 --warmup 1 \
+		--confirm 1 -o "$work/one.json" 2>"$work/err.txt" >/dev/null ||
+		{ cat "$work/err.txt"; fail "the search"; }
+	grep -q "1 configurations" "$work/err.txt" || { cat "$work/err.txt"; fail "not one configuration"; }
+	"$tilec" tune samples/gemm.c --check "$work/one.json" --repeat 3 \
+		--warmup 1 --confirm 1 >"$work/out.txt" 2>"$work/err.txt" ||
+		{ cat "$work/err.txt"; fail "--check of the default"; }
+	grep -q "^OK: the record's choice is the default" "$work/out.txt" ||
+		{ cat "$work/out.txt"; fail "no verdict"; }
+	grep -q "checking at the record's shape K=96,M=192,N=160" "$work/err.txt" ||
+		fail "--check without --shape does not take the record's"
+	# A choice that is not the default (set by hand: which one a search
+	# picks depends on the machine).  No timing crosses these margins.
+	python3 - "$work/one.json" "$work/other.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["chosen"]["BLOCK_M"] = 128 if r["default"]["BLOCK_M"] != 128 else 64
+json.dump(r, open(sys.argv[2], "w"), indent=2, sort_keys=True)
+PY
+	st=0
+	"$tilec" tune samples/gemm.c --check "$work/other.json" --margin 100000 \
+		--repeat 3 --warmup 1 --confirm 1 >"$work/out.txt" 2>/dev/null || st=$?
+	[ "$st" -eq 1 ] && grep -q "^STALE: .*(--margin 100000%)" "$work/out.txt" ||
+		{ cat "$work/out.txt"; fail "--margin 100000: status $st"; }
+	"$tilec" tune samples/gemm.c --check "$work/other.json" --margin -99.99 \
+		--repeat 3 --warmup 1 --confirm 1 --json >"$work/out.json" 2>/dev/null ||
+		{ cat "$work/out.json"; fail "--margin -99.99"; }
+	python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["wins"] is True and o["margin_pct"] == -99.99, o' "$work/out.json" ||
+		fail "--check --json"
+	st=0
+	"$tilec" tune samples/gemm.c --check "$work/other.json" --margin -100 \
+		2>"$work/err.txt" || st=$?
+	[ "$st" -eq 2 ] && grep -q "expected a percentage above -100" "$work/err.txt" ||
+		fail "--margin -100: status $st"
 	;;
 failures)
 	# Outside a tolerance tighter than the f16 gemm's rounding: each

@@ -20,6 +20,17 @@
 #       tunings    two tunings of gemm_f32 (--prefix a_, --prefix b_) linked
 #                  into one program and both checked against a naive
 #                  product; without --prefix the link fails (the reason)
+#       dispatch   two records of gemm_f32 at different shapes (every
+#                  tunable pinned, so each record's choice is known) into
+#                  one gemm_f32_launch: the rule is in the source, smallest
+#                  bucket first whatever the order of --config; built with
+#                  cc and run at shapes in each bucket and past both, each
+#                  checked against a naive product, with the variant each
+#                  launch took counted (ld --wrap); two records of one
+#                  bucket, a record of another kernel and a bucket naming
+#                  no parameter are located errors; for CUDA (where nvcc
+#                  is) the shipped gemm record and a small-shape copy,
+#                  built, not run
 #       large      a u8 kernel over a 65537 x 32769 tensor (more than
 #                  2^31 elements, both dims ragged), exported for openmp
 #                  and checked element by element: no 32-bit offset wraps
@@ -74,6 +85,150 @@ openmp)
 		-I "$dir" samples/vendor/main.c "$dir/gemm.c" -lm -o "$work/vendor" ||
 		fail "cc did not build the vendored gemm"
 	"$work/vendor" || fail "the vendored gemm is wrong"
+	;;
+dispatch)
+	cc=${CC:-cc}
+	# record SHAPE TUNABLES...: a one-configuration search, so the record
+	# chooses what it is told.
+	record() {
+		local out=$1 shape=$2
+		shift 2
+		"$tilec" tune samples/gemm_f32.c --shape "$shape" \
+			--check-shape M=37,N=50,K=21 "$@" -D STAGES=2 --repeat 1 \
+			--warmup 0 --confirm 0 -o "$out" >/dev/null 2>"$work/tune.err" ||
+			{ cat "$work/tune.err"; fail "tilec tune $shape"; }
+	}
+	record "$work/small.json" M=64,N=64,K=64 -D BLOCK_M=64 -D BLOCK_N=64 -D BLOCK_K=16
+	record "$work/large.json" M=1000,N=1000,K=300 -D BLOCK_M=128 -D BLOCK_N=128 -D BLOCK_K=32
+	# The large one first: the order is the buckets', not the command line's.
+	dir=$(export_to gemm_f32 openmp --config "$work/large.json" \
+		--config "$work/small.json") || exit $?
+	for f in gemm_f32.c gemm_f32.h gemm_f32_b0.c gemm_f32_b0.h gemm_f32_b1.c gemm_f32_b1.h; do
+		[ -f "$dir/$f" ] || fail "no $f"
+	done
+	grep -A2 "gemm_f32_b0: M <= 64, N <= 64, K <= 64$" "$dir/gemm_f32.c" |
+		tr -d '\n *' | grep -q "therecord.*small.json:BLOCK_M=64BLOCK_N=64BLOCK_K=16STAGES=2" &&
+		grep -A2 "gemm_f32_b1: M <= 1024, N <= 1024, K <= 512$" "$dir/gemm_f32.c" |
+		tr -d '\n *' | grep -q "therecord.*large.json:BLOCK_M=128BLOCK_N=128BLOCK_K=32STAGES=2" ||
+		{ cat "$dir/gemm_f32.c"; fail "the rule is not in the comment"; }
+	grep -A1 "if (M <= 64 && N <= 64 && K <= 64)" "$dir/gemm_f32.c" |
+		grep -q "return gemm_f32_b0_launch(M, N, K, A, B, C);" ||
+		{ cat "$dir/gemm_f32.c"; fail "the rule is not in the code"; }
+	grep -q "Tunables: BLOCK_M=64 BLOCK_N=64 BLOCK_K=16 STAGES=2" "$dir/gemm_f32_b0.h" ||
+		fail "gemm_f32_b0 is not the small record's configuration"
+	cat >"$work/dispatch.c" <<'C'
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "gemm_f32.h"
+#include "gemm_f32_b0.h"
+#include "gemm_f32_b1.h"
+
+/* Each variant's launches counted on their way through (ld --wrap). */
+static int calls[2];
+int __real_gemm_f32_b0_launch(int, int, int, const float *, const float *, float *);
+int __real_gemm_f32_b1_launch(int, int, int, const float *, const float *, float *);
+int
+__wrap_gemm_f32_b0_launch(int M, int N, int K, const float *A, const float *B, float *C)
+{
+	calls[0]++;
+	return __real_gemm_f32_b0_launch(M, N, K, A, B, C);
+}
+int
+__wrap_gemm_f32_b1_launch(int M, int N, int K, const float *A, const float *B, float *C)
+{
+	calls[1]++;
+	return __real_gemm_f32_b1_launch(M, N, K, A, B, C);
+}
+
+/* One launch of the entry point at M x N x K against a double-precision
+ * product; the variant it took. */
+static int
+one(int M, int N, int K)
+{
+	float *A = malloc(sizeof(float) * M * K), *B = malloc(sizeof(float) * K * N);
+	float *C = malloc(sizeof(float) * M * N);
+	for (int i = 0; i < M * K; i++)
+		A[i] = (float)rand() / RAND_MAX - 0.5f;
+	for (int i = 0; i < K * N; i++)
+		B[i] = (float)rand() / RAND_MAX - 0.5f;
+	for (int i = 0; i < M * N; i++)
+		C[i] = NAN;
+	int before[2] = { calls[0], calls[1] }, bad = 0;
+	if (gemm_f32_launch(M, N, K, A, B, C))
+		return -2;
+	for (int i = 0; i < M; i++)
+		for (int j = 0; j < N; j++) {
+			double want = 0;
+			for (int k = 0; k < K; k++)
+				want += (double)A[i * K + k] * B[k * N + j];
+			bad += !(fabs(C[i * N + j] - want) <= 1e-5 * (1 + fabs(want)) * sqrt(K));
+		}
+	free(A);
+	free(B);
+	free(C);
+	int took = calls[0] > before[0] ? 0 : calls[1] > before[1] ? 1 : -1;
+	printf("%dx%dx%d: gemm_f32_b%d, %d wrong\n", M, N, K, took, bad);
+	return bad ? -1 : took;
+}
+
+int
+main(void)
+{
+	srand(11);
+	return !(one(50, 61, 33) == 0 && one(64, 64, 64) == 0 &&
+		 one(65, 20, 7) == 1 && one(700, 300, 400) == 1 &&
+		 one(1500, 9, 3) == 1);
+}
+C
+	"$cc" -std=c11 -O2 -Wall -Wextra -Werror -fopenmp -march=native -I "$dir" \
+		"$work/dispatch.c" "$dir/gemm_f32.c" "$dir/gemm_f32_b0.c" "$dir/gemm_f32_b1.c" \
+		-Wl,--wrap=gemm_f32_b0_launch -Wl,--wrap=gemm_f32_b1_launch -lm \
+		-o "$work/dispatch" || fail "cc did not build the dispatch"
+	"$work/dispatch" || fail "a launch took the wrong record, or is wrong"
+	# Bad sets of records: located errors, nothing written.
+	bad_export() {
+		local want=$1
+		shift
+		st=0
+		"$tilec" export samples/gemm_f32.c -o "$work/bad" "$@" 2>"$work/bad.txt" || st=$?
+		[ "$st" -ne 0 ] && grep -q "$want" "$work/bad.txt" ||
+			{ cat "$work/bad.txt"; fail "export $*: status $st"; }
+		[ -e "$work/bad" ] && fail "a refused export wrote files"
+		return 0
+	}
+	cp "$work/small.json" "$work/small2.json"
+	bad_export 'small2.json:[0-9]*:[0-9]*: error: key "shape_bucket": the bucket of .*small.json too' \
+		--config "$work/small.json" --config "$work/small2.json"
+	python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); r["kernel"]="other"; json.dump(r, open(sys.argv[2],"w"), indent=2)' \
+		"$work/small.json" "$work/other.json"
+	bad_export 'other.json:[0-9]*:[0-9]*: error: key "kernel": the record is for other, not gemm_f32' \
+		--config "$work/large.json" --config "$work/other.json"
+	python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); r["shape_bucket"]["Q"]=8; json.dump(r, open(sys.argv[2],"w"), indent=2)' \
+		"$work/small.json" "$work/q.json"
+	bad_export 'q.json:[0-9]*:[0-9]*: error: key "shape_bucket.Q": gemm_f32 has no integer scalar parameter of that name' \
+		--config "$work/large.json" --config "$work/q.json"
+	# For CUDA: the shipped gemm record and a copy of it for small
+	# shapes, built with nvcc (not run: no GPU here).
+	command -v nvcc >/dev/null || { echo "no nvcc: the CUDA dispatch not built"; exit 0; }
+	python3 - samples/tuned/gemm.cuda.sm_90a.json "$work/gemm-small.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["shape_bucket"] = {"M": 256, "N": 256, "K": 256}
+r["chosen"].update(BLOCK_M=64, BLOCK_N=64)
+json.dump(r, open(sys.argv[2], "w"), indent=2)
+PY
+	cu=$(export_to gemm cuda --arch sm_90a --config samples/tuned/gemm.cuda.sm_90a.json \
+		--config "$work/gemm-small.json") || exit $?
+	grep -A1 "if (M <= 256 && N <= 256 && K <= 256)" "$cu/gemm.c" |
+		grep -q "return gemm_b0_launch(M, N, K, A, B, C, stream);" ||
+		{ cat "$cu/gemm.c"; fail "the CUDA rule"; }
+	nvcc -arch=sm_90a -c "$cu/gemm_b0.cu" -o "$work/b0.o" &&
+		nvcc -arch=sm_90a -c "$cu/gemm_b1.cu" -o "$work/b1.o" &&
+		"$cc" -std=c11 -Wall -Wextra -Werror -I "$cu" -c "$cu/gemm.c" -o "$work/d.o" ||
+		fail "the CUDA dispatch does not build"
+	echo "the CUDA dispatch built with nvcc (not run: needs a GPU)"
 	;;
 large)
 	cc=${CC:-cc}

@@ -23,7 +23,10 @@ packages=(libclang-19-dev libjansson-dev check meson ninja-build pkg-config cmak
 	# objdump and readelf to read the code objects.
 	hipcc libamdhip64-dev rocm-device-libs llvm-15
 	# tools/fuzz.sh: clang-14 with libFuzzer and the sanitizer runtimes.
-	clang-14 libclang-rt-14-dev)
+	clang-14 libclang-rt-14-dev
+	# tests/tune_slurm.sh: a single-node Slurm (slurmctld, slurmd,
+	# sbatch) with munge, started by the test on localhost.
+	slurm-wlm munge)
 
 missing=()
 for p in "${packages[@]}"; do

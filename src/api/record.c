@@ -26,8 +26,9 @@
 /* Where the member at `path` (n keys, outermost first) is in the JSON
  * text: each key is looked for after the previous one.  Line and column
  * are 0 when it is not there. */
-static TcLoc
-key_loc(const char *file, const char *text, const char *const *path, int n)
+TcLoc
+tc_json_key_loc(const char *file, const char *text, const char *const *path,
+		int n)
 {
 	TcLoc loc = { file, 0, 0 };
 	const char *p = text;
@@ -108,7 +109,7 @@ record_string(TcRecord *r, const char *key, bool required, TcDiags *d)
 		return NULL;
 	}
 	if (!json_is_string(v)) {
-		tc_diag(d, TC_ERROR, key_loc(r->path, r->text, path, 1),
+		tc_diag(d, TC_ERROR, tc_json_key_loc(r->path, r->text, path, 1),
 			"key \"%s\": expected a string", key);
 		return NULL;
 	}
@@ -128,7 +129,7 @@ tc_config_apply(const char *path, const char *text, size_t len,
 	const char *format = record_string(&r, "format", true, d);
 	if (format && strcmp(format, TC_RECORD_FORMAT) != 0) {
 		const char *k[1] = { "format" };
-		tc_diag(d, TC_ERROR, key_loc(path, r.text, k, 1),
+		tc_diag(d, TC_ERROR, tc_json_key_loc(path, r.text, k, 1),
 			"key \"format\": \"%s\" is not a tuning record this "
 			"tilec reads (\"%s\")", format, TC_RECORD_FORMAT);
 	}
@@ -141,14 +142,14 @@ tc_config_apply(const char *path, const char *text, size_t len,
 	json_t *partial = json_object_get(r.root, "partial");
 	const char *ck[1] = { "chosen" }, *pk[1] = { "partial" };
 	if (partial && !chosen)
-		tc_diag(d, TC_ERROR, key_loc(path, r.text, pk, 1),
+		tc_diag(d, TC_ERROR, tc_json_key_loc(path, r.text, pk, 1),
 			"key \"partial\": the record is what an interrupted "
 			"search had measured, and it had timed nothing");
 	else if (!chosen)
 		tc_diag(d, TC_ERROR, (TcLoc){ path, 0, 0 },
 			"key \"chosen\" is missing from the tuning record");
 	else if (!json_is_object(chosen))
-		tc_diag(d, TC_ERROR, key_loc(path, r.text, ck, 1),
+		tc_diag(d, TC_ERROR, tc_json_key_loc(path, r.text, ck, 1),
 			"key \"chosen\": expected an object of tunable values");
 	if (d->errors != errors) {
 		tc_record_free(&r);
@@ -158,13 +159,13 @@ tc_config_apply(const char *path, const char *text, size_t len,
 	/* Refused: values tuned for another target. */
 	if (strcmp(target, opt->target.name) != 0) {
 		const char *k[1] = { "target" };
-		tc_diag(d, TC_ERROR, key_loc(path, r.text, k, 1),
+		tc_diag(d, TC_ERROR, tc_json_key_loc(path, r.text, k, 1),
 			"key \"target\": the record was tuned for %s, not %s",
 			target, opt->target.name);
 	}
 	/* Warned: the values still bind, but may no longer be the best. */
 	if (partial)
-		tc_diag(d, TC_WARNING, key_loc(path, r.text, pk, 1),
+		tc_diag(d, TC_WARNING, tc_json_key_loc(path, r.text, pk, 1),
 			"key \"partial\": the record is what an interrupted "
 			"search had measured (%lld of %lld configurations "
 			"timed); \"chosen\" is the fastest of those",
@@ -175,7 +176,7 @@ tc_config_apply(const char *path, const char *text, size_t len,
 	if (arch && opt->target.arch && strcmp(target, opt->target.name) == 0 &&
 	    strcmp(arch, opt->target.arch) != 0) {
 		const char *k[1] = { "arch" };
-		tc_diag(d, TC_WARNING, key_loc(path, r.text, k, 1),
+		tc_diag(d, TC_WARNING, tc_json_key_loc(path, r.text, k, 1),
 			"key \"arch\": tuned for %s/%s, used for %s/%s",
 			target, arch, opt->target.name, opt->target.arch);
 	}
@@ -183,14 +184,14 @@ tc_config_apply(const char *path, const char *text, size_t len,
 	tilec_sha256_hex(text, len, hex);
 	if (strcmp(sha, hex) != 0) {
 		const char *k[1] = { "source_sha256" };
-		tc_diag(d, TC_WARNING, key_loc(path, r.text, k, 1),
+		tc_diag(d, TC_WARNING, tc_json_key_loc(path, r.text, k, 1),
 			"key \"source_sha256\": the record was tuned on "
 			"another version of %s (SHA-256 %.12s..., this one "
 			"%.12s...)", source ? source : "the program", sha, hex);
 	}
 	if (device && device[0] && rdevice && strcmp(device, rdevice) != 0) {
 		const char *k[1] = { "device" };
-		tc_diag(d, TC_WARNING, key_loc(path, r.text, k, 1),
+		tc_diag(d, TC_WARNING, tc_json_key_loc(path, r.text, k, 1),
 			"key \"device\": tuned on %s, running on %s", rdevice,
 			device);
 	}
@@ -199,7 +200,7 @@ tc_config_apply(const char *path, const char *text, size_t len,
 	json_t *v;
 	json_object_foreach(chosen, name, v) {
 		const char *k[2] = { "chosen", name };
-		TcLoc loc = key_loc(path, r.text, k, 2);
+		TcLoc loc = tc_json_key_loc(path, r.text, k, 2);
 		if (!json_is_integer(v)) {
 			tc_diag(d, TC_ERROR, loc, "key \"chosen.%s\": expected "
 				"an integer", name);

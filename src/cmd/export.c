@@ -45,6 +45,9 @@ enum { EXIT_OK = 0, EXIT_ERROR = 1, EXIT_USAGE = 2 };
  * LICENSE), since they hold its templates inlined. */
 #define EXPORT_LICENSE "MIT"
 
+/* Tuning records one entry point picks from. */
+#define EXPORT_MAX_RECORDS 16
+
 /* Parameters of a launch function: the kernel's (the translator takes at
  * most 64) and the stream. */
 #define MAX_ITEMS 80
@@ -56,7 +59,13 @@ typedef struct ExportArgs {
 	const char *arch;       /* --arch */
 	const char *kernel;     /* --kernel, or NULL for every kernel */
 	const char *dir;        /* -o DIR */
-	const char *config;     /* --config RECORD */
+	const char *config;     /* --config RECORD (the first) */
+	int nconfigs;           /* --config given this often: more than one
+				   exports one entry point over them all
+				   (export_dispatch) */
+	const char *configs[EXPORT_MAX_RECORDS];
+	const char *suffix;     /* after the kernel's name (a record's
+				   variant in a dispatch), or NULL */
 	char sha256[65];        /* the tile program's SHA-256, in hex */
 	const char *prefix;     /* --prefix: put before every exported name */
 	bool standalone;        /* helpers inlined (default) */
@@ -110,7 +119,12 @@ usage(FILE *f)
 	      "be)\n"
 	      "  --kernel NAME      only this kernel\n"
 	      "  -D NAME=VALUE      bind a tunable\n"
-	      "  --config RECORD    bind a tuning record's values (-D wins)\n"
+	      "  --config RECORD    bind a tuning record's values (-D wins);\n"
+	      "                     given more than once (records of one "
+	      "kernel at\n"
+	      "                     different shapes), one K_launch picks "
+	      "a record\n"
+	      "                     by the launch's shape\n"
 	      "  --prefix P         put P before every name exported (files "
 	      "and symbols:\n"
 	      "                     PK.c, PK_launch, ...), so that several "
@@ -206,7 +220,13 @@ parse_args(ExportArgs *x, int argc, char **argv)
 		case OPT_TARGET: x->target = v; break;
 		case OPT_ARCH: x->arch = v; break;
 		case OPT_KERNEL: x->kernel = v; break;
-		case OPT_CONFIG: x->config = v; break;
+		case OPT_CONFIG:
+			if (x->nconfigs == EXPORT_MAX_RECORDS)
+				return usage_error("more than 16 records (--config "
+						   "'%s')", v);
+			x->configs[x->nconfigs++] = v;
+			x->config = x->configs[0];
+			break;
 		case OPT_OUT: x->dir = v; break;
 		case OPT_JSON: x->json = true; break;
 		case OPT_PREFIX:
@@ -600,8 +620,8 @@ header(TcArena *a, const TcProgram *p, const TcKernel *k, const TcTarget *t,
 					    "exported by tilec %s (git %s) from "
 					    "%s (SHA-256 %s) for %s/%s.",
 					    k->name, kernel,
-					    x->prefix ? " as " : "",
-					    x->prefix ? k->name : "",
+					    x->prefix || x->suffix ? " as " : "",
+					    x->prefix || x->suffix ? k->name : "",
 					    TILEC_VERSION, TILEC_GIT_REVISION,
 					    p->path, x->sha256, t->name,
 					    t->arch));
@@ -746,8 +766,9 @@ export_kernel(ExportArgs *x, TcOptions *opt, const char *text,
 	/* The exported name: every symbol the emitters derive from the
 	 * kernel's (the kernel, its CPU entry, the launch function and its
 	 * helpers) and every file name follow it. */
-	if (ok && k && x->prefix)
-		k->name = tc_fmt(a, "%s%s", x->prefix, name);
+	if (ok && k && (x->prefix || x->suffix))
+		k->name = tc_fmt(a, "%s%s%s", x->prefix ? x->prefix : "", name,
+				 x->suffix ? x->suffix : "");
 	const char *base = k ? k->name : name;
 	/* Where it came from, ahead of the emitter's own first line. */
 	tc_buf_printf(&src, "// SPDX-License-Identifier: %s\n", EXPORT_LICENSE);
@@ -856,6 +877,291 @@ print_json(const ExportArgs *x, const TcOptions *opt, const TcProgram *p,
 	json_decref(o);
 }
 
+/* --- One entry point over several tuning records (--config, more than once) --- */
+
+/* One record of a dispatch. */
+typedef struct Variant {
+	const char *path;       /* the record */
+	TcRecord rec;
+	json_t *bucket;         /* its "shape_bucket" (rec's) */
+	double size;            /* the product of the bucket's values */
+	int order;              /* its place on the command line */
+	char suffix[16];        /* "_b0": after the kernel's name */
+} Variant;
+
+/* Smallest bucket first; records of one size in command-line order. */
+static int
+variant_cmp(const void *pa, const void *pb)
+{
+	const Variant *a = pa, *b = pb;
+	if (a->size != b->size)
+		return a->size < b->size ? -1 : 1;
+	return a->order - b->order;
+}
+
+/* The integer scalar parameter of k named name, or NULL. */
+static const TcVar *
+int_scalar(const TcKernel *k, const char *name)
+{
+	for (int i = 0; i < k->params.len; i++) {
+		const TcVar *v = k->params.items[i];
+		if (v->kind == TC_VAR_SCALAR && tc_dtype_is_int(v->dtype) &&
+		    strcmp(v->name, name) == 0)
+			return v;
+	}
+	return NULL;
+}
+
+/* Read record r and check what the dispatch takes from it: the kernel,
+ * and a shape bucket of k's integer scalars, each a value >= 1. */
+static bool
+variant_load(Variant *r, const TcKernel *k, TcDiags *d)
+{
+	r->size = 1;
+	if (!tc_record_load(&r->rec, r->path, d))
+		return false;
+	const char *kk[1] = { "kernel" }, *bk[1] = { "shape_bucket" };
+	const char *kname = json_string_value(json_object_get(r->rec.root,
+							      "kernel"));
+	if (!kname || strcmp(kname, k->name) != 0) {
+		tc_diag(d, TC_ERROR, tc_json_key_loc(r->path, r->rec.text, kk, 1),
+			"key \"kernel\": the record is for %s, not %s",
+			kname ? kname : "(no kernel)", k->name);
+		return false;
+	}
+	r->bucket = json_object_get(r->rec.root, "shape_bucket");
+	if (!json_is_object(r->bucket) || json_object_size(r->bucket) == 0) {
+		tc_diag(d, TC_ERROR, tc_json_key_loc(r->path, r->rec.text, bk, 1),
+			"key \"shape_bucket\": expected the integer scalars "
+			"tuned for, each rounded up to a power of two (what "
+			"tilec tune writes)");
+		return false;
+	}
+	const char *name;
+	json_t *val;
+	json_object_foreach(r->bucket, name, val) {
+		const char *kp[2] = { "shape_bucket", name };
+		TcLoc loc = tc_json_key_loc(r->path, r->rec.text, kp, 2);
+		if (!int_scalar(k, name)) {
+			tc_diag(d, TC_ERROR, loc, "key \"shape_bucket.%s\": %s "
+				"has no integer scalar parameter of that name",
+				name, k->name);
+			return false;
+		}
+		if (!json_is_integer(val) || json_integer_value(val) < 1) {
+			tc_diag(d, TC_ERROR, loc, "key \"shape_bucket.%s\": "
+				"expected an integer >= 1", name);
+			return false;
+		}
+		r->size *= (double)json_integer_value(val);
+	}
+	return true;
+}
+
+/* "M <= 256 && N <= 256" over k's integer scalars in signature order,
+ * as far as the bucket names them. */
+static char *
+bucket_test(TcArena *a, const TcKernel *k, json_t *bucket, const char *and)
+{
+	TcBuf b;
+	tc_buf_init(&b);
+	for (int i = 0; i < k->params.len; i++) {
+		const TcVar *v = k->params.items[i];
+		json_t *val = json_object_get(bucket, v->name);
+		if (v->kind == TC_VAR_SCALAR && val)
+			tc_buf_printf(&b, "%s%s <= %lld", b.len ? and : "",
+				      v->name, (long long)json_integer_value(val));
+	}
+	char *r = tc_fmt(a, "%s", b.data ? b.data : "");
+	tc_buf_free(&b);
+	return r;
+}
+
+/* The record's chosen values, "BLOCK_M=64 BLOCK_N=128" (tunables of the
+ * program only: tc_config_apply checked them). */
+static char *
+chosen_text(TcArena *a, const TcProgram *p, const Variant *r)
+{
+	json_t *chosen = json_object_get(r->rec.root, "chosen");
+	TcBuf b;
+	tc_buf_init(&b);
+	for (int i = 0; i < p->tunables.len; i++) {
+		const TcVar *t = p->tunables.items[i];
+		json_t *val = json_object_get(chosen, t->name);
+		if (json_is_integer(val))
+			tc_buf_printf(&b, "%s%s=%lld", b.len ? " " : "", t->name,
+				      (long long)json_integer_value(val));
+	}
+	char *s = tc_fmt(a, "%s", b.data ? b.data : "(no tunables)");
+	tc_buf_free(&b);
+	return s;
+}
+
+/* The entry point's header and source: BASE.h declares BASE_launch,
+ * BASE.c picks a variant by the launch's shape, the rule in its comment
+ * and in its code. */
+static void
+dispatch_files(TcArena *a, const ExportArgs *x, const TcProgram *p,
+	       const TcKernel *k, const TcTarget *t, const char *ext,
+	       const Variant *v, int n, OutFile *files, int *nfiles)
+{
+	bool gpu = t->kind != TC_TARGET_OPENMP;
+	const char *base = tc_fmt(a, "%s%s", x->prefix ? x->prefix : "",
+				  k->name);
+	char *items[MAX_ITEMS], *args[MAX_ITEMS];
+	const TcAbi *abi = tc_abi_of(a, k, t);
+	int nitems = launch_params(a, abi, gpu, items);
+	for (int i = 0; i < abi->nparams; i++)
+		args[i] = (char *)abi->params[i].var->name;
+	if (gpu)
+		args[abi->nparams] = "stream";
+
+	/* BASE.h */
+	TcBuf h;
+	tc_buf_init(&h);
+	char *guard = tc_fmt(a, "TILEC_EXPORT_%s_H", base);
+	for (char *g = guard; *g; g++)
+		if (*g >= 'a' && *g <= 'z')
+			*g = (char)(*g - 'a' + 'A');
+	TcBuf list;
+	tc_buf_init(&list);
+	for (int i = 0; i < n; i++)
+		tc_buf_printf(&list, "%s%s%s%s", i ? (i + 1 == n ? " and " : ", ")
+						   : "",
+			      base, v[i].suffix, ext);
+	tc_buf_printf(&h, "/* SPDX-License-Identifier: %s */\n/*\n",
+		      EXPORT_LICENSE);
+	print_comment_lines(&h, " *", tc_fmt(a, "%s.h - launch the kernel %s "
+					     "with the configuration of the "
+					     "tuning record whose shape bucket "
+					     "holds the launch's shape, exported "
+					     "by tilec %s (git %s) from %s "
+					     "(SHA-256 %s) for %s/%s.", base,
+					     k->name, TILEC_VERSION,
+					     TILEC_GIT_REVISION, p->path,
+					     x->sha256, t->name, t->arch));
+	tc_buf_puts(&h, " *\n");
+	print_comment_lines(&h, " *", tc_fmt(a, "Build %s.c (C11) and %s, each "
+					     "as its own header says, and call "
+					     "%s_launch as you would call each "
+					     "of theirs; %s.c says which record "
+					     "a launch takes.", base, list.data,
+					     base, base));
+	tc_buf_puts(&h, " */\n");
+	tc_buf_printf(&h, "#ifndef %s\n#define %s\n\n", guard, guard);
+	tc_buf_puts(&h, "#include <stdint.h>\n#ifndef __cplusplus\n"
+		    "#include <stdbool.h>\n#endif\n\n");
+	tc_buf_puts(&h, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
+	print_wrapped(&h, 0, tc_fmt(a, "int %s_launch(", base), items, nitems,
+		      ");");
+	tc_buf_puts(&h, "\n#ifdef __cplusplus\n}\n#endif\n\n");
+	tc_buf_printf(&h, "#endif /* %s */\n", guard);
+	tc_buf_free(&list);
+
+	/* BASE.c */
+	TcBuf c;
+	tc_buf_init(&c);
+	tc_buf_printf(&c, "/* SPDX-License-Identifier: %s */\n/*\n",
+		      EXPORT_LICENSE);
+	print_comment_lines(&c, " *", tc_fmt(a, "%s.c - one entry point over %d "
+					     "tuning records of the kernel %s, "
+					     "exported by tilec %s (git %s) from "
+					     "%s (SHA-256 %s).", base, n, k->name,
+					     TILEC_VERSION, TILEC_GIT_REVISION,
+					     p->path, x->sha256));
+	tc_buf_puts(&c, " *\n");
+	print_comment_lines(&c, " *", "Each record was tuned at one shape; its "
+			    "shape bucket is that shape with every integer "
+			    "rounded up to a power of two.  A launch takes the "
+			    "first record, smallest bucket first, whose bucket "
+			    "holds each of its scalars (none above the "
+			    "bucket's value), and the last one when none does:");
+	tc_buf_puts(&c, " *\n");
+	for (int i = 0; i < n; i++) {
+		print_comment_lines(&c, " *  ", tc_fmt(a, "%s%s: %s", base,
+						       v[i].suffix,
+						       bucket_test(a, k,
+								   v[i].bucket,
+								   ", ")));
+		print_comment_lines(&c, " *      ", tc_fmt(a, "the record %s:",
+							   v[i].path));
+		print_comment_lines(&c, " *      ", chosen_text(a, p, &v[i]));
+	}
+	tc_buf_puts(&c, " */\n");
+	tc_buf_printf(&c, "#include \"%s.h\"\n", base);
+	for (int i = 0; i < n; i++)
+		tc_buf_printf(&c, "#include \"%s%s.h\"\n", base, v[i].suffix);
+	tc_buf_puts(&c, "\nint\n");
+	print_wrapped(&c, 0, tc_fmt(a, "%s_launch(", base), items, nitems, ")");
+	tc_buf_puts(&c, "{\n");
+	for (int i = 0; i < n; i++) {
+		const char *call = tc_fmt(a, "return %s%s_launch(", base,
+					  v[i].suffix);
+		if (i + 1 == n)
+			tc_buf_puts(&c, "\t/* The largest bucket, and shapes "
+				    "past every bucket. */\n");
+		else
+			print_wrapped(&c, 1, "if (", (char **)(const char *[]){
+					      bucket_test(a, k, v[i].bucket,
+							  " && ") }, 1, ")");
+		print_wrapped(&c, i + 1 == n ? 1 : 2, call, args, nitems, ");");
+	}
+	tc_buf_puts(&c, "}\n");
+	add_file(files, nfiles, x->dir, tc_fmt(a, "%s.h", base), tc_buf_take(&h));
+	add_file(files, nfiles, x->dir, tc_fmt(a, "%s.c", base), tc_buf_take(&c));
+}
+
+/* Export kernel k once per record (BASE_b0, BASE_b1, ..., smallest
+ * bucket first), each with its record's values, and the entry point
+ * that picks one by the launch's shape. */
+static bool
+export_dispatch(ExportArgs *x, const TcOptions *base, const char *text,
+		size_t len, const TcProgram *p, TcArena *a, OutFile *files,
+		int *nfiles, TcDiags *d)
+{
+	const TcKernel *k = p->kernels.items[0];
+	Variant v[EXPORT_MAX_RECORDS];
+	memset(v, 0, sizeof v);
+	int n = x->nconfigs;
+	bool ok = true;
+	for (int i = 0; i < n; i++) {
+		v[i].path = x->configs[i];
+		v[i].order = i;
+		ok = variant_load(&v[i], k, d) && ok;
+	}
+	if (ok)
+		qsort(v, (size_t)n, sizeof *v, variant_cmp);
+	/* Two records of one bucket: which a launch takes would be
+	 * arbitrary. */
+	for (int i = 0; ok && i < n; i++)
+		for (int j = i + 1; ok && j < n; j++)
+			if (json_equal(v[i].bucket, v[j].bucket)) {
+				const char *bk[1] = { "shape_bucket" };
+				tc_diag(d, TC_ERROR,
+					tc_json_key_loc(v[j].path, v[j].rec.text,
+							bk, 1),
+					"key \"shape_bucket\": the bucket of %s "
+					"too; give one record per bucket",
+					v[i].path);
+				ok = false;
+			}
+	const TcBackend *be = tc_backend_find(base->target.kind);
+	for (int i = 0; ok && i < n; i++) {
+		TcOptions o = *base;
+		snprintf(v[i].suffix, sizeof v[i].suffix, "_b%d", i);
+		x->suffix = v[i].suffix;
+		ok = tc_config_apply(v[i].path, text, len, NULL, a, &o, d) &&
+		     export_kernel(x, &o, text, k->name, files, nfiles, d);
+	}
+	x->suffix = NULL;
+	if (ok)
+		dispatch_files(a, x, p, k, &base->target, be->file_ext, v, n,
+			       files, nfiles);
+	for (int i = 0; i < n; i++)
+		tc_record_free(&v[i].rec);
+	return ok;
+}
+
 static int
 export_all(ExportArgs *x)
 {
@@ -894,12 +1200,12 @@ export_all(ExportArgs *x)
 	d.to_stderr = true;
 	TcArena *a = tc_arena_new();
 	int status = EXIT_ERROR;
-	OutFile files[3 * 64 + 16];
+	OutFile files[3 * 64 + 3 * EXPORT_MAX_RECORDS + 16];
 	int nfiles = 0;
 	/* The kernels: parse once for their names. */
 	TcProgram *p = NULL;
-	if (x->config && !tc_config_apply(x->config, text, len, NULL, a, &opt,
-					  &d))
+	if (x->nconfigs == 1 && !tc_config_apply(x->config, text, len, NULL, a,
+						 &opt, &d))
 		goto out;
 	opt.kernel = x->kernel;
 	if (!tc_compile(a, x->file, text, &opt, &d, &p) || d.errors)
@@ -911,13 +1217,25 @@ export_all(ExportArgs *x)
 	}
 	bool ok = true;
 	int kernel_files[64 + 1]; /* kernel i's files: from [i] to [i + 1] */
-	for (int i = 0; ok && i < p->kernels.len; i++) {
+	if (x->nconfigs > 1 && p->kernels.len != 1) {
+		fprintf(stderr, "tilec export: several records pick between "
+			"configurations of one kernel; %s has %d (--kernel "
+			"NAME)\n", x->file, p->kernels.len);
+		goto out;
+	}
+	if (x->nconfigs > 1) {
+		kernel_files[0] = 0;
+		ok = export_dispatch(x, &opt, text, len, p, a, files, &nfiles, &d);
+		kernel_files[1] = nfiles;
+	}
+	for (int i = 0; ok && x->nconfigs <= 1 && i < p->kernels.len; i++) {
 		kernel_files[i] = nfiles;
 		ok = export_kernel(x, &opt, text,
 				   ((TcKernel *)p->kernels.items[i])->name,
 				   files, &nfiles, &d);
 	}
-	kernel_files[p->kernels.len] = nfiles;
+	if (x->nconfigs <= 1)
+		kernel_files[p->kernels.len] = nfiles;
 	if (!ok)
 		goto out;
 	if (!x->standalone) {

@@ -233,6 +233,9 @@ bool tc_harness_check(TcHarness *h, unsigned long long seed, bool compare);
  * data, outputs poisoned, the interpreter's results in each output's
  * ref; what `tilec tune --prepare` ships to a farm. */
 bool tc_harness_reference(TcHarness *h, unsigned long long seed);
+/* The check against inputs and expected outputs the caller put in
+ * each tensor's data and ref (a tuning unit's reference data). */
+bool tc_harness_check_stored(TcHarness *h);
 /* flops <= 0: the count of the last check. */
 bool tc_harness_bench(TcHarness *h, int warmup, int repeat, double flops,
 		      TcHarnessTiming *t);

@@ -235,6 +235,8 @@ usage(FILE *f)
 	      "       tilec tune FILE -t cuda --shape ... --prepare DIR\n"
 	      "       tilec tune --finish DIR [--timings FILE] [-o RECORD]\n"
 	      "       tilec tune FILE --config RECORD --shape ...   (replay)\n"
+	      "       tilec tune FILE --check RECORD [--margin PCT]\n"
+	      "       tilec tune --unit DIR [--index N]\n"
 	      "\n"
 	      "Search the tunables of FILE's kernel for the fastest "
 	      "configuration that\nmatches the reference, and write a JSON "
@@ -277,6 +279,23 @@ usage(FILE *f)
 	      "DIR/timings.json)\n"
 	      "  --config RECORD       time the record's choice against the "
 	      "default\n"
+	      "  --check RECORD        the same, and exit 1 unless the choice "
+	      "still wins\n"
+	      "                        by --margin PCT (default 0: the "
+	      "default takes\n"
+	      "                        at least as long as the choice)\n"
+	      "  --unit-size N         configurations per work unit "
+	      "(--prepare)\n"
+	      "  --config-timeout S    seconds a configuration of a unit may "
+	      "take\n"
+	      "                        (default 600)\n"
+	      "  --cpus-per-unit N     the Slurm script's --cpus-per-task "
+	      "(CPU default:\n"
+	      "                        --exclusive)\n"
+	      "  --unit DIR            run one unit of DIR (--index N, default "
+	      "Slurm's\n"
+	      "                        SLURM_ARRAY_TASK_ID) and write its "
+	      "result\n"
 	      "  --json                print the summary (or --prepare's) as "
 	      "one JSON\n"
 	      "                        object on stdout\n"
@@ -289,8 +308,8 @@ usage(FILE *f)
 /* Each item of a --range list has the form T=LO:HI (its bounds are
  * evaluated where the shape is known); the items are kept for the
  * harness. */
-static bool
-add_ranges(Tune *t, const char *list)
+bool
+tune_add_ranges(Tune *t, const char *list)
 {
 	for (const char *p = list; *p;) {
 		const char *comma = strchr(p, ',');
@@ -336,7 +355,8 @@ enum {
 	OPT_OUT, OPT_JOBS, OPT_REPEAT, OPT_WARMUP, OPT_CONFIRM,
 	OPT_MAX_CONFIGS, OPT_REGISTER_LIMIT, OPT_SEED, OPT_TOL, OPT_CC,
 	OPT_DEVICE, OPT_PREPARE, OPT_FINISH, OPT_TIMINGS, OPT_CONFIG,
-	OPT_RANGE, OPT_JSON,
+	OPT_RANGE, OPT_JSON, OPT_CHECK, OPT_MARGIN, OPT_UNIT, OPT_INDEX,
+	OPT_UNIT_SIZE, OPT_CONFIG_TIMEOUT, OPT_CPUS_PER_UNIT,
 };
 
 static const TcOptSpec options[] = {
@@ -367,6 +387,13 @@ static const TcOptSpec options[] = {
 	{ "config", 0, true, OPT_CONFIG },
 	{ "range", 0, true, OPT_RANGE },
 	{ "json", 0, false, OPT_JSON },
+	{ "check", 0, true, OPT_CHECK },
+	{ "margin", 0, true, OPT_MARGIN },
+	{ "unit", 0, true, OPT_UNIT },
+	{ "index", 0, true, OPT_INDEX },
+	{ "unit-size", 0, true, OPT_UNIT_SIZE },
+	{ "config-timeout", 0, true, OPT_CONFIG_TIMEOUT },
+	{ "cpus-per-unit", 0, true, OPT_CPUS_PER_UNIT },
 	{ 0 },
 };
 
@@ -480,26 +507,60 @@ parse_args(Tune *t, int argc, char **argv)
 		case OPT_FINISH: t->finish = v; break;
 		case OPT_TIMINGS: t->timings = v; break;
 		case OPT_CONFIG: t->config = v; break;
+		case OPT_CHECK:
+			t->config = v;
+			t->check = true;
+			break;
+		case OPT_MARGIN:
+			ok = tc_opt_number(v, &t->margin) && t->margin > -100 &&
+			     t->margin < 1e6;
+			if (!ok)
+				tune_failf("--margin %s: expected a percentage "
+					   "above -100", v);
+			break;
+		case OPT_UNIT: t->unit_dir = v; break;
+		case OPT_INDEX: t->unit_index_arg = v; break;
+		case OPT_UNIT_SIZE:
+			ok = int_opt(a, v, 1, 1000000, &t->unit_size);
+			break;
+		case OPT_CONFIG_TIMEOUT:
+			ok = tc_opt_number(v, &t->config_timeout) &&
+			     t->config_timeout >= 1 && t->config_timeout <= 86400;
+			if (!ok)
+				tune_failf("--config-timeout %s: expected seconds "
+					   "in 1 .. 86400", v);
+			break;
+		case OPT_CPUS_PER_UNIT:
+			ok = int_opt(a, v, 1, 4096, &t->cpus_per_unit);
+			break;
 		case OPT_RANGE:
 			if (t->nranges == TC_MAX_DEFINES) {
 				tune_failf("too many --range");
 				return EXIT_STOPPED;
 			}
 			t->range_arg[t->nranges++] = v;
-			ok = add_ranges(t, v);
+			ok = tune_add_ranges(t, v);
 			break;
 		}
 		if (!ok)
 			return EXIT_STOPPED;
 	}
-	if (!t->file && !t->finish) {
+	if (!t->file && !t->finish && !t->unit_dir) {
 		usage(stderr);
 		return EXIT_STOPPED;
 	}
-	if (!!t->prepare + !!t->finish + !!t->config > 1) {
-		tune_failf("--prepare, --finish and --config do not go together");
+	if (!!t->prepare + !!t->finish + !!t->config + !!t->unit_dir > 1) {
+		tune_failf("--prepare, --finish, --config, --check and --unit do "
+			   "not go together");
 		return EXIT_STOPPED;
 	}
+	if (t->unit_dir && t->file) {
+		tune_failf("--unit DIR runs the program DIR was prepared from; "
+			   "give no FILE");
+		return EXIT_STOPPED;
+	}
+	if (t->prepare && t->config_timeout == 0)
+		t->config_timeout = 600;
 	bool farm = t->prepare || t->finish;
 	if (t->repeat < 0)
 		t->repeat = farm ? 30 : 20;
@@ -537,6 +598,9 @@ tune_free(Tune *t)
 	json_decref(t->compilers);
 	json_decref(t->tune_ranges);
 	free(t->partial);
+	free(t->owned_file);
+	json_decref(t->unit_results);
+	json_decref(t->unit_summary);
 	if (t->arena)
 		tc_arena_free(t->arena);
 	free(t->text);
@@ -562,6 +626,8 @@ tc_tune_main(int argc, char **argv)
 			status = tune_finish(&t);
 		else if (t.prepare)
 			status = tune_prepare(&t);
+		else if (t.unit_dir)
+			status = tune_unit(&t);
 		else if (t.config)
 			status = tune_replay(&t);
 		else

@@ -11,6 +11,9 @@
  *   tune_record.c  the record: its JSON, the partial record, the summary
  *   tune_farm.c    --prepare and --finish: the search split with a GPU
  *                  farm (tools/tune_farm.py)
+ *   tune_unit.c    the prepared search as work units for a batch
+ *                  scheduler (Slurm arrays): --unit runs one, --finish
+ *                  merges what finished
  */
 #ifndef TILEC_TUNE_H
 #define TILEC_TUNE_H
@@ -143,6 +146,20 @@ typedef struct Tune {
 	const char *finish;     /* --finish DIR */
 	const char *timings;    /* --timings FILE (with --finish) */
 	const char *config;     /* --config RECORD: replay it */
+	bool check;             /* --check RECORD: the replay decides the
+				   exit status (config is RECORD) */
+	double margin;          /* --margin PCT: the record wins when the
+				   default takes (1 + PCT/100) times the
+				   choice's time or more */
+	const char *unit_dir;   /* --unit DIR: run one unit of DIR */
+	const char *unit_index_arg; /* --index N, or NULL: Slurm's task id */
+	int unit_size;          /* --unit-size: configurations per unit; 0 */
+	double config_timeout;  /* --config-timeout: seconds; 0 the default */
+	int cpus_per_unit;      /* --cpus-per-unit; 0 the default */
+	char *owned_file;       /* --unit: the program's path (malloc'd) */
+	json_t *unit_results;   /* --finish of units: results by config id */
+	json_t *unit_summary;   /* --finish of units: done, missing, failed */
+	char timer_buf[64];     /* --finish of units: the units' timer */
 	const char *device_arg; /* --device N as written, or NULL */
 	Shape shape;            /* --shape: the shape tuned for */
 	Shape check_shape;      /* --check-shape, or empty: the shape */
@@ -206,6 +223,7 @@ typedef struct Tune {
 } Tune;
 
 /* tune.c */
+bool tune_add_ranges(Tune *t, const char *list);
 int tune_cmp_double(const void *a, const void *b);
 char *tune_compiler_version(tilec_context *ctx, const char *cc);
 /* A problem that stops the search, on stderr. */
@@ -242,6 +260,7 @@ void tune_progress(Tune *t, const Config *c, const char *what);
 const char *tune_str(json_t *o, const char *key);
 double tune_timing_spread(const Config *c);
 int tune_here(Tune *t);
+bool tune_open_device(Tune *t, char *arch_buf, size_t n);
 int tune_replay(Tune *t);
 
 /* tune_record.c */
@@ -252,6 +271,11 @@ void tune_print_json(json_t *o);
 json_t *tune_record_json(Tune *t, const Config *best, json_t *shape, json_t *bucket, json_t *check);
 const char *tune_record_path(Tune *t, char *buf, size_t n);
 void tune_save_partial(Tune *t, const char *stage);
+
+/* tune_unit.c */
+int tune_merge_units(Tune *t);
+int tune_unit(Tune *t);
+bool tune_units_write(Tune *t, json_t *configs, json_t *manifest);
 
 /* tune_farm.c */
 int tune_finish(Tune *t);

@@ -268,9 +268,11 @@ parse_json_text(const char *text)
 int
 tune_prepare(Tune *t)
 {
-	if (strcmp(t->target, "cuda") != 0) {
-		tune_failf("--prepare writes CUDA configurations for "
-		      "tools/tune_farm.py; use -t cuda (on the CPU, tune here)");
+	bool cuda = strcmp(t->target, "cuda") == 0;
+	if (!cuda && strcmp(t->target, "openmp") != 0) {
+		tune_failf("--prepare writes CUDA configurations (for "
+			   "tools/tune_farm.py and units) or OpenMP ones (for "
+			   "units); use -t cuda or -t openmp");
 		return EXIT_STOPPED;
 	}
 	if (!t->shape.n) {
@@ -279,7 +281,7 @@ tune_prepare(Tune *t)
 	}
 	if (!tune_load_program(t) || !tune_enumerate(t))
 		return EXIT_STOPPED;
-	if (!t->arch)
+	if (!t->arch && cuda)
 		fprintf(stderr, "tilec tune: note: translating for %s (the "
 			"default); pass --arch sm_90a for Hopper\n",
 			t->tinfo.arch);
@@ -293,7 +295,9 @@ tune_prepare(Tune *t)
 	}
 	free(data_dir);
 	tune_translate_all(t, true);
-	char *compiled = compile_check(t);
+	char *compiled = cuda ? compile_check(t)
+			      : tune_xstrdup("not compiled where prepared: each "
+					     "unit compiles its configurations");
 
 	/* The check data, one reference per configuration. */
 	json_t *roles = NULL;
@@ -333,7 +337,7 @@ tune_prepare(Tune *t)
 				&tol);
 		if (!ok)
 			break;
-		char *src_name = tune_fmt_alloc("%s.cu", c->id);
+		char *src_name = tune_fmt_alloc("%s.%s", c->id, cuda ? "cu" : "c");
 		char *src_path = tune_fmt_alloc("%s/%s", t->prepare, src_name);
 		ok = tune_write_atomic(src_path, c->source, strlen(c->source));
 		json_t *o = json_object();
@@ -434,10 +438,14 @@ tune_prepare(Tune *t)
 		json_object_set_new(m, "compile_check", json_string(compiled));
 		json_object_set_new(m, "configs", json_incref(configs));
 		json_object_set_new(m, "excluded", json_incref(excluded));
+		ok = tune_units_write(t, configs, m);
+	}
+	if (ok) {
 		char *path = tune_fmt_alloc("%s/manifest.json", t->prepare);
 		ok = tune_write_json(path, m);
 		free(path);
 	}
+	size_t nunits = json_array_size(json_object_get(m, "units"));
 	json_decref(m);
 	json_decref(shape);
 	json_decref(cshape);
@@ -455,12 +463,20 @@ tune_prepare(Tune *t)
 					    excluded)));
 		tune_print_json(o);
 	} else if (ok) {
-		printf("prepared %zu configurations in %s (%zu excluded); run\n"
-		       "  python3 tools/tune_farm.py %s\n"
-		       "on the GPU machine, then\n"
-		       "  tilec tune --finish %s [--timings FILE] -o RECORD\n",
+		printf("prepared %zu configurations in %s (%zu excluded) as %zu "
+		       "units; run them\n"
+		       "  on Slurm:   sbatch %s/tune.sbatch\n"
+		       "  or here:    tilec tune --unit %s --index N   (N in 0 .. "
+		       "%zu)\n",
 		       json_array_size(configs), t->prepare,
-		       json_array_size(excluded), t->prepare, t->prepare);
+		       json_array_size(excluded), nunits, t->prepare, t->prepare,
+		       nunits - 1);
+		if (cuda)
+			printf("  or without tilec on the GPU machine:\n"
+			       "              python3 tools/tune_farm.py %s\n",
+			       t->prepare);
+		printf("then\n  tilec tune --finish %s%s -o RECORD\n", t->prepare,
+		       cuda ? " [--timings FILE]" : "");
 	}
 	json_decref(configs);
 	json_decref(excluded);
@@ -514,23 +530,41 @@ tune_finish(Tune *t)
 	char *mpath = tune_fmt_alloc("%s/manifest.json", t->finish);
 	char *tpath = t->timings ? tune_xstrdup(t->timings)
 				 : tune_fmt_alloc("%s/timings.json", t->finish);
+	/* Units' results (tune_unit.c) where there are any and no farm
+	 * timings file is named; else tools/tune_farm.py's timings. */
+	char *rdir = tune_fmt_alloc("%s/results", t->finish);
+	struct stat st;
+	bool units = !t->timings && stat(rdir, &st) == 0 && S_ISDIR(st.st_mode);
+	free(rdir);
 	char *mtext = NULL;
-	json_t *m = load_json(mpath, &mtext), *tm = m ? load_json(tpath, NULL)
-						      : NULL;
+	json_t *m = load_json(mpath, &mtext), *tm = NULL;
 	int status = EXIT_STOPPED;
 	char msha[65] = "";
 	if (mtext)
 		tune_sha256_hex(mtext, strlen(mtext), msha);
-	if (!m || !tm)
+	if (!m)
 		goto out;
+	if (units) {
+		if (tune_merge_units(t) != EXIT_OK)
+			goto out;
+		/* The units' results stand where the farm's timings would. */
+		tm = json_object();
+		json_object_set_new(tm, "configs", json_incref(t->unit_results));
+		json_object_set_new(tm, "device", json_string(t->device));
+		json_object_set_new(tm, "compilers", json_incref(t->compilers));
+		json_decref(t->compilers);
+		t->compilers = NULL;
+	} else if (!(tm = load_json(tpath, NULL))) {
+		goto out;
+	}
 	if (strcmp(tune_str(m, "format"), PREPARED_FORMAT) != 0 ||
-	    strcmp(tune_str(tm, "format"), TIMINGS_FORMAT) != 0) {
+	    (!units && strcmp(tune_str(tm, "format"), TIMINGS_FORMAT) != 0)) {
 		tune_failf("%s or %s is not what --prepare and tools/tune_farm.py "
 		      "write (\"format\": \"%s\", \"%s\")", mpath, tpath,
 		      PREPARED_FORMAT, TIMINGS_FORMAT);
 		goto out;
 	}
-	if (strcmp(tune_str(tm, "manifest_sha256"), msha) != 0) {
+	if (!units && strcmp(tune_str(tm, "manifest_sha256"), msha) != 0) {
 		tune_failf("%s: key \"manifest_sha256\": the timings are for another "
 		      "manifest than %s", tpath, mpath);
 		goto out;
@@ -549,7 +583,8 @@ tune_finish(Tune *t)
 	t->compilers = json_incref(json_object_get(tm, "compilers"));
 	if (!t->compilers)
 		t->compilers = json_object();
-	t->timer = "device events";
+	if (!units)
+		t->timer = "device events";
 	json_t *meas = json_object_get(tm, "measure");
 	if (!meas)
 		meas = json_object_get(m, "measure");
@@ -631,9 +666,12 @@ tune_finish(Tune *t)
 			c->min_ms = tune_num(f, "min_ms");
 			c->mean_ms = tune_num(f, "mean_ms");
 			c->runs = (int)tune_num(f, "runs");
+			c->noisy_timings = (int)tune_num(f, "noisy_timings");
 			c->input_sets = (int)tune_num(f, "input_sets");
 			c->gbps = tune_num(f, "gbps");
-			c->gflops = tune_num(f, "tflops") * 1e3;
+			c->gflops = json_object_get(f, "gflops")
+					    ? tune_num(f, "gflops")
+					    : tune_num(f, "tflops") * 1e3;
 			c->final_ms = tune_median(c->times, c->ntimes);
 			t->ncfg++;
 		}
@@ -649,6 +687,33 @@ tune_finish(Tune *t)
 	if (t->default_index < 0) {
 		tune_failf("%s names no default configuration", mpath);
 		goto out;
+	}
+	/* Timings that were noisy where they were taken make the record
+	 * say so, as a search here does. */
+	const Config *noisiest = NULL;
+	for (int i = 0; i < t->ncfg; i++) {
+		const Config *c = &t->cfg[i];
+		if (c->status == ST_OK && tune_is_noisy(c) &&
+		    (!noisiest ||
+		     tune_timing_spread(c) > tune_timing_spread(noisiest)))
+			noisiest = c;
+	}
+	if (noisiest) {
+		TcBuf b;
+		tc_buf_init(&b);
+		tune_values_text(t, noisiest->values, &b);
+		t->noisy = true;
+		double lo = INFINITY, hi = 0;
+		for (int i = 0; i < noisiest->ntimes; i++) {
+			lo = fmin(lo, noisiest->times[i]);
+			hi = fmax(hi, noisiest->times[i]);
+		}
+		fprintf(stderr, "tilec tune: warning: the timings are noisy: %s "
+			"timed from %.4g to %.4g ms over %d timings (%d with a "
+			"median launch over %.1fx the fastest); the machine that "
+			"took them was likely busy\n", b.data, lo, hi,
+			noisiest->ntimes, noisiest->noisy_timings, NOISE_RATIO);
+		tc_buf_free(&b);
 	}
 	/* The choice: fastest among those timed again, else among all. */
 	const Config *best = tune_best_so_far(t);
@@ -676,14 +741,33 @@ tune_finish(Tune *t)
 	json_object_set_new(f, "prepared", json_string(t->finish));
 	json_object_set_new(f, "compile_check",
 			    json_incref(json_object_get(m, "compile_check")));
-	json_object_set_new(f, "timings_created",
-			    json_incref(json_object_get(tm, "created")));
+	if (units)
+		json_object_set_new(f, "units", json_incref(t->unit_summary));
+	else
+		json_object_set_new(f, "timings_created",
+				    json_incref(json_object_get(tm, "created")));
 	if (json_is_true(json_object_get(tm, "dry_run"))) {
 		json_object_set_new(f, "dry_run", json_true());
 		fprintf(stderr, "tilec tune: warning: %s comes from a dry run: "
 			"its times are made up\n", tpath);
 	}
 	json_object_set_new(rec, "farm", f);
+	json_t *sum = t->unit_summary;
+	if (units && json_object_size(json_object_get(sum, "missing")) +
+			     json_object_size(json_object_get(sum, "failed"))) {
+		/* A merge from a subset: `--config` warns, as for an
+		 * interrupted search. */
+		int timed = 0, to_time = (int)json_array_size(configs);
+		for (int i = 0; i < t->ncfg; i++)
+			timed += t->cfg[i].status == ST_OK;
+		json_t *p = json_object();
+		json_object_set_new(p, "stage", json_string("units"));
+		json_object_set_new(p, "timed", json_integer(timed));
+		json_object_set_new(p, "to_time", json_integer(to_time));
+		json_object_set_new(p, "rerun", json_incref(json_object_get(sum,
+									  "rerun")));
+		json_object_set_new(rec, "partial", p);
+	}
 	char buf[512];
 	const char *path = tune_record_path(t, buf, sizeof buf);
 	bool ok = tune_write_json(path, rec);

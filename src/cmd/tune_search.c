@@ -465,8 +465,8 @@ time_all(Tune *t)
 
 /* Open the target's device once: its name, limits, and the translator
  * arch `tilec run` will use on it. */
-static bool
-open_device(Tune *t, char *arch_buf, size_t n)
+bool
+tune_open_device(Tune *t, char *arch_buf, size_t n)
 {
 	int backend = tilec_backend_from_name(t->target);
 	if (backend < 0) {
@@ -534,7 +534,7 @@ int
 tune_here(Tune *t)
 {
 	char arch[32];
-	if (!open_device(t, arch, sizeof arch) || !tune_load_program(t) ||
+	if (!tune_open_device(t, arch, sizeof arch) || !tune_load_program(t) ||
 	    !tune_enumerate(t))
 		return EXIT_STOPPED;
 	if (!t->shape.n) {
@@ -585,13 +585,97 @@ tune_here(Tune *t)
 	return EXIT_OK;
 }
 
+/* --check RECORD without --shape: the record's shape and check shape
+ * (its integers; a float parameter takes run's default). */
+static bool
+check_shapes(Tune *t)
+{
+	TcRecord r;
+	TcDiags d;
+	tc_diags_init(&d, NULL, NULL, 0);
+	d.to_stderr = true;
+	bool ok = tc_record_load(&r, t->config, &d);
+	static const char *const keys[2] = { "shape", "check_shape" };
+	for (int k = 0; ok && k < 2; k++) {
+		json_t *o = json_object_get(r.root, keys[k]);
+		Shape *s = k ? &t->check_shape : &t->shape;
+		const char *name;
+		json_t *v;
+		if (!json_is_object(o) && k == 0) {
+			tc_diag(&d, TC_ERROR,
+				tc_json_key_loc(t->config, r.text, &keys[k], 1),
+				"key \"%s\": expected an object of the scalar "
+				"values tuned for (or give --shape)", keys[k]);
+			ok = false;
+		}
+		json_object_foreach(o, name, v) {
+			if (!json_is_integer(v))
+				continue;
+			char buf[160];
+			snprintf(buf, sizeof buf, "%s=%lld", name,
+				 (long long)json_integer_value(v));
+			if (!tc_is_identifier(name) || !tune_shape_add(s, buf)) {
+				const char *kp[2] = { keys[k], name };
+				tc_diag(&d, TC_ERROR,
+					tc_json_key_loc(t->config, r.text, kp, 2),
+					"key \"%s.%s\": not a parameter name",
+					keys[k], name);
+				ok = false;
+				break;
+			}
+		}
+	}
+	tc_record_free(&r);
+	tc_diags_free(&d);
+	if (ok)
+		fprintf(stderr, "tilec tune: checking at the record's shape %s "
+			"(check shape %s)\n", t->shape.text,
+			t->check_shape.n ? t->check_shape.text : t->shape.text);
+	return ok;
+}
+
+/* --check: whether the record's choice still wins by the margin, said
+ * and returned as the exit status. */
+static int
+check_verdict(const Tune *t, const Config *chosen, const Config *def,
+	      bool same)
+{
+	double need = 1 + t->margin / 100;
+	if (chosen->status != ST_OK) {
+		printf("STALE: the record's choice %s here (%s)\n",
+		       tune_status_names[chosen->status],
+		       chosen->reason ? chosen->reason : "");
+		return EXIT_NONE;
+	}
+	if (same) {
+		printf("OK: the record's choice is the default; it cannot lose "
+		       "to it\n");
+		return EXIT_OK;
+	}
+	if (def->status != ST_OK) {
+		printf("OK: the default %s here; the record's choice passes\n",
+		       tune_status_names[def->status]);
+		return EXIT_OK;
+	}
+	double ratio = def->final_ms / chosen->final_ms;
+	bool wins = ratio >= need;
+	printf("%s: the default takes %.3fx the record's choice's time "
+	       "(%.4g ms against %.4g ms); the record %s when it takes at "
+	       "least %.3fx (--margin %g%%)\n", wins ? "OK" : "STALE", ratio,
+	       def->final_ms, chosen->final_ms, wins ? "wins" : "wins only",
+	       need, t->margin);
+	return wins ? EXIT_OK : EXIT_NONE;
+}
+
 /* --config RECORD: the record's choice and the default, checked and timed
  * again here, next to what the record says. */
 int
 tune_replay(Tune *t)
 {
 	char arch[32];
-	if (!open_device(t, arch, sizeof arch) || !tune_load_program(t))
+	if (!tune_open_device(t, arch, sizeof arch) || !tune_load_program(t))
+		return EXIT_STOPPED;
+	if (!t->shape.n && t->check && !check_shapes(t))
 		return EXIT_STOPPED;
 	if (!t->shape.n) {
 		tune_failf("--shape is required");
@@ -671,8 +755,21 @@ tune_replay(Tune *t)
 					json_object_get(r.root, "result"));
 		tc_record_free(&r);
 		tc_diags_free(&quiet);
+		int verdict = chosen_ok ? EXIT_OK : EXIT_NONE;
+		if (t->check) {
+			bool def_good = same ? chosen_ok : def->status == ST_OK;
+			double ratio = def_good && chosen_ok
+					       ? def->final_ms / chosen->final_ms
+					       : 0;
+			bool wins = chosen_ok &&
+				    (same || !def_good ||
+				     ratio >= 1 + t->margin / 100);
+			json_object_set_new(o, "margin_pct", json_real(t->margin));
+			json_object_set_new(o, "wins", json_boolean(wins));
+			verdict = wins ? EXIT_OK : EXIT_NONE;
+		}
 		tune_print_json(o);
-		return chosen_ok ? EXIT_OK : EXIT_NONE;
+		return verdict;
 	}
 	if (tc_record_load(&r, t->config, &quiet)) {
 		json_t *res = json_object_get(r.root, "result");
@@ -690,6 +787,8 @@ tune_replay(Tune *t)
 		printf(", the default %.4g ms (%.2fx)", def->final_ms,
 		       def->final_ms / chosen->final_ms);
 	printf("\n");
+	if (t->check)
+		return check_verdict(t, chosen, def, same);
 	return chosen->status == ST_OK ? EXIT_OK : EXIT_NONE;
 }
 

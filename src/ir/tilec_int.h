@@ -1438,6 +1438,11 @@ typedef struct TcRecord {
  * Free *r with tc_record_free whether or not it succeeded. */
 bool tc_record_load(TcRecord *r, const char *path, TcDiags *d);
 void tc_record_free(TcRecord *r);
+/* Where the member at `path` (n keys, outermost first) is in the JSON
+ * text: each key is looked for after the previous one; line 0 when it is
+ * not there.  For located messages about JSON documents. */
+TcLoc tc_json_key_loc(const char *file, const char *text,
+		      const char *const *path, int n);
 /* Bind the tunable values of the tuning record at `path` in opt (whose
  * target is set), after the -D bindings already there, which win.  `text`
  * is the tile program the values are for (its SHA-256 is compared with the
