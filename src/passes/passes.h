@@ -13,6 +13,10 @@
  * error at the buffer that brings it there. */
 bool tc_cpu_frame(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
 
+/* cpu_gemm.c (openmp): how each tile_gemm runs (stmt->u.gemm.cpu: the
+ * helper, register block and panel depth from the target). */
+bool tc_cpu_gemm(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
+
 /* bounds.c (every target, last): on every region, which origins are
  * proven non-negative (region->bounded, region->nonneg). */
 bool tc_bounds(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
