@@ -73,25 +73,23 @@ tilec_gemm_pack_b(float *restrict pb, int NR, const float *b, size_t rs,
 	if (m <= 0 || n <= 0 || k <= 0)                                      \
 		return;                                                      \
 	kc = kc < 1 ? 1 : tilec_gemm_min(kc, k);                             \
-	int panels = (n + NR - 1) / NR;                                      \
-	_Alignas(ALIGN) float pb[(size_t)panels * kc * NR];                  \
+	_Alignas(ALIGN) float pb[kc * NR];                                   \
 	size_t a_rs = trans_a ? 1 : (size_t)lda;                             \
 	size_t a_cs = trans_a ? (size_t)lda : 1;                             \
 	size_t b_rs = trans_b ? 1 : (size_t)ldb;                             \
 	size_t b_cs = trans_b ? (size_t)ldb : 1;                             \
 	for (int p0 = 0; p0 < k; p0 += kc) {                                 \
 		int kb = tilec_gemm_min(kc, k - p0);                         \
-		for (int j0 = 0; j0 < n; j0 += NR)                           \
-			tilec_gemm_pack_b(pb + (size_t)j0 * kb,  NR,         \
-					  b + p0 * b_rs + j0 * b_cs, b_rs,   \
-					  b_cs, tilec_gemm_min(NR, n - j0), kb); \
-		for (int i0 = 0; i0 < m; i0 += MR)                           \
-			for (int j0 = 0; j0 < n; j0 += NR)                   \
+		for (int j0 = 0; j0 < n; j0 += NR) {                         \
+			int nr = tilec_gemm_min(NR, n - j0);                 \
+			tilec_gemm_pack_b(pb, NR, b + p0 * b_rs + j0 * b_cs, \
+					  b_rs, b_cs, nr, kb);               \
+			for (int i0 = 0; i0 < m; i0 += MR)                   \
 				UKR(tilec_gemm_min(MR, m - i0), kb,          \
 				    a + i0 * a_rs + p0 * a_cs, a_rs, a_cs,   \
-				    pb + (size_t)j0 * kb,                    \
-				    c + (size_t)i0 * ldc + j0, (size_t)ldc,  \
-				    tilec_gemm_min(NR, n - j0));             \
+				    pb, c + (size_t)i0 * ldc + j0,           \
+				    (size_t)ldc, nr);                        \
+		}                                                            \
 	}
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
