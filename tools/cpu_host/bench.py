@@ -39,6 +39,7 @@ for fn in ("fill_f32", "fill_bf16", "fill_i8"):
     getattr(fill, fn).argtypes = [ctypes.c_void_p, ctypes.c_size_t,
                                   ctypes.c_uint64]
 fill.poison.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+fill.check_needs.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
 
 # kernel name -> (.so, entry symbol, operand type, result type)
 KERNELS = {
@@ -52,24 +53,10 @@ SIZE = {"f32": 4, "bf16": 2, "i8": 1, "i32": 4}
 TORCH = {"f32": "float32", "bf16": "bfloat16", "i8": "int8", "i32": "int32"}
 
 
-def cpu_flags():
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("flags"):
-                return set(line.split(":", 1)[1].split())
-    return set()
-
-
-def amx_permission():
-    """Linux's permission for the AMX tile data, as tilec's runtime asks
-    for it (arch_prctl ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    return libc.syscall(158, 0x1023, 18) == 0
-
-
 def load(name):
     """The kernel's entry, or (None, why) where this CPU lacks what the
-    file's tilec_cpu_needs names (what tilec's runtime checks)."""
+    file's tilec_cpu_needs names, as tilec's runtime checks it (fill.c's
+    check_needs, which also asks Linux for the AMX state)."""
     fn, _, _ = KERNELS[name]
     lib = ctypes.CDLL(os.path.join(WORK, name + ".so"))
     try:
@@ -77,14 +64,12 @@ def load(name):
         needs = ctypes.string_at(ctypes.addressof(needs)).decode().split()
     except ValueError:
         needs = []
-    flags = cpu_flags()
-    lacks = [f for f in needs
-             if f.replace("-", "_").replace("avx512vnni", "avx512_vnni")
-             .replace("avx512bf16", "avx512_bf16") not in flags]
-    if lacks:
-        return None, "this CPU lacks " + ", ".join(lacks)
-    if "amx-tile" in needs and not amx_permission():
-        return None, "Linux refused the AMX tile state"
+    why = ctypes.create_string_buffer(256)
+    rc = fill.check_needs(" ".join(needs).encode(), why, 256)
+    if rc == 1:
+        return None, "this CPU lacks " + why.value.decode()
+    if rc:
+        return None, why.value.decode()
     entry = getattr(lib, "tilec_entry_" + fn)
     entry.argtypes = [ctypes.c_void_p]
     entry.restype = None
