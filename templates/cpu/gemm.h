@@ -453,25 +453,47 @@ tilec_amx_pack_bf16(unsigned short *restrict pa, unsigned short *restrict pb,
 	int mt = (m + 31) / 32 * 2, nt = (n + 31) / 32 * 2, kt = (k + 31) / 32;
 	for (int t = 0; t < mt; t++)
 		for (int q = 0; q < kt; q++)
-			for (int r = 0; r < 16; r++)
-				for (int p = 0; p < 32; p++) {
-					int i = t * 16 + r, kk = q * 32 + p;
-					pa[(((size_t)t * kt + q) * 16 + r) * 32 + p] =
-						i < m && kk < k
-							? tilec_bf16_bits(a[i * a_rs + kk * a_cs])
-							: 0;
+			for (int r = 0; r < 16; r++) {
+				int i = t * 16 + r;
+				unsigned short *d = pa + (((size_t)t * kt + q) * 16 + r) * 32;
+				if (i < m && a_cs == 1 && q * 32 + 32 <= k) {
+					/* a row's 32 consecutive values: vectorized */
+					const float *s = a + i * a_rs + q * 32;
+					for (int p = 0; p < 32; p++)
+						d[p] = tilec_bf16_bits(s[p]);
+					continue;
 				}
+				for (int p = 0; p < 32; p++) {
+					int kk = q * 32 + p;
+					d[p] = i < m && kk < k
+						       ? tilec_bf16_bits(a[i * a_rs + kk * a_cs])
+						       : 0;
+				}
+			}
 	for (int t = 0; t < nt; t++)
 		for (int q = 0; q < kt; q++)
-			for (int r = 0; r < 16; r++)
-				for (int j = 0; j < 16; j++)
+			for (int j = 0; j < 16; j++) {
+				int col = t * 16 + j;
+				unsigned short *d =
+					pb + ((size_t)t * kt + q) * 16 * 32 + j * 2;
+				if (col < n && b_rs == 1 && q * 32 + 32 <= k) {
+					/* a column of op(b) is contiguous: its 16 pairs */
+					const float *s = b + col * b_cs + q * 32;
+					for (int r = 0; r < 16; r++) {
+						d[r * 32] = tilec_bf16_bits(s[2 * r]);
+						d[r * 32 + 1] = tilec_bf16_bits(s[2 * r + 1]);
+					}
+					continue;
+				}
+				for (int r = 0; r < 16; r++)
 					for (int h = 0; h < 2; h++) {
-						int col = t * 16 + j, kk = q * 32 + 2 * r + h;
-						pb[((((size_t)t * kt + q) * 16 + r) * 16 + j) * 2 + h] =
+						int kk = q * 32 + 2 * r + h;
+						d[r * 32 + h] =
 							col < n && kk < k
 								? tilec_bf16_bits(b[kk * b_rs + col * b_cs])
 								: 0;
 					}
+			}
 }
 
 /* c[m][n] += op(a)[m][k] * op(b)[k][n]: bf16 operands (held as float),
