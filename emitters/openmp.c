@@ -1488,6 +1488,16 @@ emit_copy(Emitter *E, const TcStmt *s)
 
 /* --- Tile ops: gemm ------------------------------------------------------------------ */
 
+/* The panel depth as printed: the tile's k where one panel covers it. */
+static const char *
+kc_text(Emitter *E, const TcCpuGemm *g, const TcExpr *kext, const char *k)
+{
+	long long kv;
+	if (tc_expr_const(kext, &kv) && g->kc >= kv)
+		return k;
+	return tc_fmt(E->a, "%d", g->kc);
+}
+
 static void
 emit_gemm(Emitter *E, const TcStmt *s)
 {
@@ -1499,10 +1509,10 @@ emit_gemm(Emitter *E, const TcStmt *s)
 	const char *m = tc_omp_expr_text(E, c->shape[0], 0);
 	const char *n = tc_omp_expr_text(E, c->shape[1], 0);
 	const char *k = tc_omp_expr_text(E, a->shape[ta ? 0 : 1], 0);
-	bool floats = strcmp(tc_omp_value_type(a->dtype), "float") == 0 &&
-		      strcmp(tc_omp_value_type(bv->dtype), "float") == 0;
-	if (c->dtype == TC_DT_F32 && floats) {
-		/* The micro-kernel: c += op(a) * op(b) on float tiles. */
+	const TcCpuGemm *g = &s->u.gemm.cpu;
+	if (g->helper) {
+		/* The cpu_gemm pass's helper: c += op(a) * op(b) on the
+		 * block's tiles, b packed kc deep where it says so. */
 		const char *args[] = {
 			m,
 			n,
@@ -1515,10 +1525,10 @@ emit_gemm(Emitter *E, const TcStmt *s)
 			tc_fmt(E->a, "%s[0]", bv->name),
 			tc_omp_expr_text(E, bv->shape[1], 0),
 			tb ? "TILEC_TRANS" : "TILEC_NOTRANS",
+			kc_text(E, g, a->shape[ta ? 0 : 1], k),
 		};
-		tc_omp_print_wrapped(
-			E, tc_fmt(E->a, "tilec_gemm_f32_%s(", E->t->arch), args,
-			11, ");");
+		tc_omp_print_wrapped(E, tc_fmt(E->a, "%s(", g->helper), args,
+				     12, ");");
 		return;
 	}
 	/* Anything else (f64, integers, a narrow accumulator that rounds at
@@ -2157,6 +2167,46 @@ emit_template(Emitter *E, const char *name)
 }
 
 /* The top of the file: where it came from, helpers, tunables. */
+/* The target's CPU features as data: tilec's runtime reads
+ * tilec_cpu_needs after loading the compiled file and refuses to run it
+ * on a CPU without them (a clear error, not an illegal instruction).
+ * Weak, so vendored files of one arch can be linked together. */
+static void
+emit_cpu_needs(Emitter *E)
+{
+	TcBuf needs;
+	tc_buf_init(&needs);
+	tc_target_cpu_needs(&needs, E->t);
+	if (needs.len) {
+		tc_buf_puts(E->out, "\n");
+		tc_c_comment(&E->pr, "What this file's code needs of the CPU; "
+			     "tilec's runtime checks it before running a "
+			     "kernel.");
+		/* Adjacent literals, broken after a space within 64
+		 * columns (clang-format would break them so). */
+		const char *decl = "__attribute__((weak)) const char "
+				   "tilec_cpu_needs[] =";
+		tc_buf_puts(E->out, decl);
+		if (strlen(decl) + needs.len + 4 <= 80) {
+			tc_buf_printf(E->out, " \"%s\";\n", needs.data);
+			tc_buf_free(&needs);
+			return;
+		}
+		for (const char *m = needs.data; *m;) {
+			size_t piece = strlen(m);
+			if (piece > 64) {
+				piece = 64;
+				while (piece > 1 && m[piece - 1] != ' ')
+					piece--;
+			}
+			tc_buf_printf(E->out, "\n    \"%.*s\"", (int)piece, m);
+			m += piece;
+		}
+		tc_buf_puts(E->out, ";\n");
+	}
+	tc_buf_free(&needs);
+}
+
 static void
 emit_file_header(Emitter *E)
 {
@@ -2197,6 +2247,7 @@ emit_file_header(Emitter *E)
 	if (gemm)
 		emit_template(E, "cpu/gemm.h");
 	emit_template(E, "cpu/tilec_cpu.h");
+	emit_cpu_needs(E);
 	if (p->tunables.len) {
 		tc_buf_puts(b, "\nenum {\n");
 		for (int i = 0; i < p->tunables.len; i++) {

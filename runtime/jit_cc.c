@@ -507,6 +507,157 @@ pin_openmp_runtime(void)
 		(void)dlopen(names[i], RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
 }
 
+/* --- What the CPU has (tilec_cpu_needs) -------------------------------- */
+
+/* Generated files name the CPU features their code uses in
+ * `tilec_cpu_needs` (space-separated, as __builtin_cpu_supports spells
+ * them).  A module that names one this CPU or its OS lacks is refused
+ * when it is loaded, before any of its code runs: an illegal instruction
+ * would kill the caller's process.  The checks read CPUID and XGETBV
+ * (the OS saves the vector state), as oneDNN's and BLIS's do; AMX also
+ * needs Linux's permission for the tile data, asked for here.
+ * TILEC_CPU_HIDE (features separated by spaces or commas) makes the
+ * runtime treat those as absent: for tests of the refusal on machines
+ * that have them. */
+
+/* One feature: CPUID leaf, subleaf, register (0 eax .. 3 edx), bit, and
+ * the XCR0 bits the OS must have set for its state. */
+typedef struct CpuFeature {
+	const char *name;
+	unsigned leaf, sub;
+	int reg, bit;
+	unsigned long long xcr0;
+} CpuFeature;
+
+#define XCR0_AVX 0x6ULL         /* SSE and AVX state */
+#define XCR0_AVX512 0xe6ULL     /* and opmask, ZMM_Hi256, Hi16_ZMM */
+#define XCR0_AMX 0x60000ULL     /* XTILECFG, XTILEDATA */
+
+static const CpuFeature cpu_features[] = {
+	{ "fma", 1, 0, 2, 12, XCR0_AVX },
+	{ "f16c", 1, 0, 2, 29, XCR0_AVX },
+	{ "avx", 1, 0, 2, 28, XCR0_AVX },
+	{ "avx2", 7, 0, 1, 5, XCR0_AVX },
+	{ "avx512f", 7, 0, 1, 16, XCR0_AVX512 },
+	{ "avx512dq", 7, 0, 1, 17, XCR0_AVX512 },
+	{ "avx512bw", 7, 0, 1, 30, XCR0_AVX512 },
+	{ "avx512vl", 7, 0, 1, 31, XCR0_AVX512 },
+	{ "avx512vnni", 7, 0, 2, 11, XCR0_AVX512 },
+	{ "avx512fp16", 7, 0, 3, 23, XCR0_AVX512 },
+	{ "avx512bf16", 7, 1, 0, 5, XCR0_AVX512 },
+	{ "amx-bf16", 7, 0, 3, 22, XCR0_AMX },
+	{ "amx-tile", 7, 0, 3, 24, XCR0_AMX },
+	{ "amx-int8", 7, 0, 3, 25, XCR0_AMX },
+};
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+static void
+cpuid(unsigned leaf, unsigned sub, unsigned r[4])
+{
+	__asm__ volatile("cpuid" : "=a"(r[0]), "=b"(r[1]), "=c"(r[2]), "=d"(r[3])
+			 : "a"(leaf), "c"(sub));
+}
+#endif
+
+/* Whether the CPU and its OS have feature f (hidden ones: no). */
+static bool
+cpu_has(const CpuFeature *f)
+{
+	const char *hide = getenv("TILEC_CPU_HIDE");
+	size_t n = strlen(f->name);
+	for (const char *h = hide; h && *h;) {
+		size_t len = strcspn(h, " ,");
+		if (len == n && strncmp(h, f->name, n) == 0)
+			return false;
+		h += len;
+		h += strspn(h, " ,");
+	}
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+	unsigned r[4];
+	cpuid(0, 0, r);
+	if (r[0] < f->leaf)
+		return false;
+	if (f->sub) {
+		cpuid(f->leaf, 0, r);
+		if (r[0] < f->sub)
+			return false;
+	}
+	cpuid(f->leaf, f->sub, r);
+	if (!(r[f->reg] >> f->bit & 1))
+		return false;
+	cpuid(1, 0, r);
+	if (!(r[2] >> 27 & 1)) /* OSXSAVE: XGETBV works */
+		return false;
+	unsigned lo, hi;
+	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+	unsigned long long xcr0 = (unsigned long long)hi << 32 | lo;
+	return (xcr0 & f->xcr0) == f->xcr0;
+#else
+	return false;
+#endif
+}
+
+/* Linux's permission for the AMX tile data (ARCH_REQ_XCOMP_PERM 0x1023,
+ * XFEATURE_XTILEDATA 18), granted once per process; errno's value or 0. */
+static int
+amx_permission(void)
+{
+#if defined(__linux__) && defined(__x86_64__) &&                             \
+	(defined(__GNUC__) || defined(__clang__))
+	long rc;
+	__asm__ volatile("syscall" : "=a"(rc) : "a"(158L), "D"(0x1023L), "S"(18L)
+			 : "rcx", "r11", "memory");
+	return rc == 0 ? 0 : (int)-rc;
+#else
+	return ENOSYS;
+#endif
+}
+
+/* The module's tilec_cpu_needs against this CPU: TILEC_OK, or a
+ * TILEC_ERR_LOAD naming what is missing. */
+static tilec_status
+check_cpu_needs(tilec_context *ctx, const char *path, const char *needs)
+{
+	char missing[256] = "";
+	size_t used = 0;
+	bool amx = false;
+	for (const char *w = needs; *w;) {
+		w += strspn(w, " ");
+		size_t len = strcspn(w, " ");
+		if (!len)
+			break;
+		const CpuFeature *f = NULL;
+		for (size_t i = 0; i < sizeof cpu_features / sizeof *cpu_features;
+		     i++)
+			if (strlen(cpu_features[i].name) == len &&
+			    strncmp(cpu_features[i].name, w, len) == 0)
+				f = &cpu_features[i];
+		if (!f || !cpu_has(f)) {
+			int n = snprintf(missing + used, sizeof missing - used,
+					 "%s%.*s%s", used ? ", " : "", (int)len, w,
+					 f ? "" : " (unknown to this runtime)");
+			if (n > 0 && (size_t)n < sizeof missing - used)
+				used += (size_t)n;
+		}
+		amx |= f && f->xcr0 == XCR0_AMX;
+		w += len;
+	}
+	if (used)
+		return tilec_rt_fail(ctx, TILEC_ERR_LOAD,
+				     "%s was generated for a CPU with %s; this "
+				     "CPU lacks %s (translate with --arch native, "
+				     "or an arch this machine has)",
+				     path, needs, missing);
+	int err = amx ? amx_permission() : 0;
+	if (err)
+		return tilec_rt_fail(ctx, TILEC_ERR_LOAD,
+				     "%s uses AMX tiles, and Linux refused this "
+				     "process the tile state (arch_prctl "
+				     "ARCH_REQ_XCOMP_PERM: %s)",
+				     path, strerror(err));
+	return TILEC_OK;
+}
+
 static tilec_status
 cc_load(tilec_context *ctx, const char *path, void **handle)
 {
@@ -518,7 +669,13 @@ cc_load(tilec_context *ctx, const char *path, void **handle)
 				     path, why ? why : "unknown error");
 	}
 	pin_openmp_runtime();
-	return TILEC_OK;
+	const char *needs = dlsym(*handle, "tilec_cpu_needs");
+	tilec_status st = needs ? check_cpu_needs(ctx, path, needs) : TILEC_OK;
+	if (st != TILEC_OK) {
+		dlclose(*handle);
+		*handle = NULL;
+	}
+	return st;
 }
 
 static void

@@ -73,8 +73,10 @@ arch-list)
 		"$tilec" $g -t cuda --arch volta
 	expect 2 "unknown architecture 'gfx90' for target hip; did you mean 'gfx90a'? (hip architectures: gfx90a, gfx942)" \
 		"$tilec" $g -t hip --arch gfx90
-	expect 2 "unknown architecture 'avx' for target openmp; did you mean 'avx2'? (openmp architectures: avx512, avx2, generic)" \
+	expect 2 "unknown architecture 'avx' for target openmp; did you mean 'avx2'? (openmp architectures: amx, avx512vnni, avx512, avx2, generic, native; sapphirerapids and emeraldrapids mean amx)" \
 		"$tilec" $g --arch avx
+	expect 2 "unknown architecture 'saphirerapids' for target openmp; did you mean 'sapphirerapids'?" \
+		"$tilec" $g --arch saphirerapids
 	expect 2 "tilec run: unknown architecture 'sm_9a' for target cuda; did you mean 'sm_90a'?" \
 		"$tilec" run $g -t cuda --arch sm_9a --shape M=1,N=1,K=1
 	expect 2 "tilec export: unknown architecture 'sm80' for target cuda; did you mean 'sm_80'?" \

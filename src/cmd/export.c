@@ -467,6 +467,11 @@ cpu_launch(TcArena *a, const TcKernel *k, const TcTarget *t, const char *base,
 			tc_buf_printf(b, "%s__builtin_cpu_supports(\"%s\")",
 				      i ? " &&\n\t       " : "",
 				      t->cpu_features[i]);
+		/* AMX: CPUID and Linux's permission for the tile state
+		 * (tilec_cpu.h), which __builtin_cpu_supports cannot ask
+		 * everywhere. */
+		if (t->amx)
+			tc_buf_puts(b, " &&\n\t       tilec_amx_ready()");
 		tc_buf_puts(b, ";\n#else\n\treturn 1;\n#endif\n}\n\n");
 	}
 	tc_buf_printf(b, "// The kernel with plain pointers: runs the whole "

@@ -262,6 +262,22 @@ print_region(TcBuf *b, const TcRegion *r)
 static void print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s);
 static void print_body(TcBuf *b, const TcKernel *k, const TcStmt *s);
 
+/* The cpu_gemm pass's decision: `, on tilec_gemm_f32_avx512 14 x 32, b
+ * packed kc 128` (nothing before the pass or on a GPU). */
+static void
+print_cpu_gemm(TcBuf *b, const TcCpuGemm *g)
+{
+	if (g->kind == TC_CPU_GEMM_NONE)
+		return;
+	if (g->kind == TC_CPU_GEMM_LOOPS) {
+		tc_buf_puts(b, ", as loops");
+		return;
+	}
+	tc_buf_printf(b, ", on %s %d x %d", g->helper, g->mr, g->nr);
+	if (g->pack_b)
+		tc_buf_printf(b, ", b packed kc %d", g->kc);
+}
+
 /* One op of a run: `load x`, `store x by rows`, `map`, `reduce x into r`. */
 static void
 print_fuse_op(TcBuf *b, const TcFuseOp *op)
@@ -632,6 +648,7 @@ print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s)
 			tc_buf_puts(b, "^T");
 		if (s->u.gemm.wgmma_n)
 			tc_buf_printf(b, " by wgmma n%d", s->u.gemm.wgmma_n);
+		print_cpu_gemm(b, &s->u.gemm.cpu);
 		if (s->u.gemm.issue) {
 			tc_buf_puts(b, ", issuing {");
 			end_line(b, s->loc);

@@ -657,6 +657,32 @@ typedef enum TcCopyLower {
 
 const char *tc_copy_lower_name(TcCopyLower l);
 
+/* --- CPU schedule: gemm (passes/cpu_gemm.c, docs/backend-openmp.md) -- */
+
+/* What a tile_gemm becomes on the openmp target. */
+typedef enum TcCpuGemmKind {
+	TC_CPU_GEMM_NONE,     /* not scheduled (GPU targets) */
+	TC_CPU_GEMM_LOOPS,    /* an i, k, j loop nest in the accumulator's
+			       * type (f64, a narrow accumulator, ints
+			       * without VNNI) */
+	TC_CPU_GEMM_F32,      /* f32 += float-held operands: the packed
+			       * register-blocked micro-kernel */
+	TC_CPU_GEMM_VNNI_I8,  /* i32 += i8 * i8 on vpdpbusd */
+	TC_CPU_GEMM_AMX_BF16, /* f32 += bf16 * bf16 on AMX tdpbf16ps */
+	TC_CPU_GEMM_AMX_I8,   /* i32 += i8 * i8 on AMX tdpbssd */
+} TcCpuGemmKind;
+
+/* The cpu_gemm pass's decision for one tile_gemm: the helper the
+ * printer calls and the blocking it passes. */
+typedef struct TcCpuGemm {
+	TcCpuGemmKind kind;
+	const char *helper; /* templates/cpu/gemm.h function; NULL: LOOPS */
+	int mr, nr;         /* register block (F32, VNNI) or tile shape
+			     * (AMX: 16 x 16) of c */
+	int kc;             /* k per packed panel of b (its L1 share) */
+	bool pack_b;        /* b is packed into kc x nr panels */
+} TcCpuGemm;
+
 struct TcStmt {
 	TcStmtKind kind; /* selects the union arm */
 	TcLoc loc;       /* the source statement this came from (zero for
@@ -796,6 +822,9 @@ struct TcStmt {
 			 * instruction (the mbarrier loop's next copies);
 			 * NULL if none. */
 			TcStmt *issue;
+			/* The openmp target (passes/cpu_gemm.c): how the
+			 * gemm runs; kind TC_CPU_GEMM_NONE elsewhere. */
+			TcCpuGemm cpu;
 		} gemm;
 		struct {
 			TcRegion dst;
@@ -1126,8 +1155,18 @@ typedef struct TcTarget {
 	/* What a CPU must have to run the arch's code: feature names as
 	 * __builtin_cpu_supports knows them (NULL-terminated; none for
 	 * generic), and the same in words for messages. */
-	const char *cpu_features[5];
+	const char *cpu_features[10];
 	const char *cpu_spelled;
+	/* CPU gemm (passes/cpu_gemm.c).  The f32 micro-kernel's register
+	 * block, rows x columns of c (templates/cpu/gemm.h has one per
+	 * arch); the L1d and L2 bytes per core the cache blocking assumes
+	 * (the arch's defaults; with --arch native what the host reports);
+	 * which integer and matrix extensions int8 and bf16 gemms use. */
+	int gemm_mr, gemm_nr;
+	long long l1d_bytes, l2_bytes;
+	bool vnni; /* AVX512-VNNI vpdpbusd: int8 gemm into i32 */
+	bool amx;  /* AMX-TILE, -BF16, -INT8: tdpbf16ps, tdpbssd (the
+		    * runtime asks Linux for the tile state first) */
 } TcTarget;
 
 /* Every target and arch, the targets' default arch first in each. */
@@ -1147,6 +1186,11 @@ typedef struct TcBackend {
 /* The backends compiled in, or NULL for one that is not built. */
 const TcBackend *tc_backend_find(TcTargetKind kind);
 bool tc_target_init(TcTarget *t, const char *name, const char *arch);
+/* The CPU features t's code uses, space-separated as
+ * __builtin_cpu_supports spells them (AMX as amx-tile amx-bf16
+ * amx-int8); nothing for generic.  Generated files carry the list as
+ * tilec_cpu_needs, which the runtime checks before it runs a kernel. */
+void tc_target_cpu_needs(TcBuf *out, const TcTarget *t);
 /* Why tc_target_init(name, arch) failed, as a sentence appended to out:
  * the unknown target or architecture, the nearest valid one ("did you
  * mean"), and every valid value. */

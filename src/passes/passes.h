@@ -21,6 +21,10 @@ long long tc_cpu_stored_bytes(const TcKernel *k);
 bool tc_cpu_prefetch(TcArena *a, TcProgram *p, const TcOptions *opt,
 		     TcDiags *d);
 
+/* cpu_gemm.c (openmp): how each tile_gemm runs (stmt->u.gemm.cpu: the
+ * helper, register block and panel depth from the target). */
+bool tc_cpu_gemm(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
+
 /* bounds.c (every target, after every pass that makes a tile operand):
  * on every region, which origins are proven non-negative
  * (region->bounded, region->nonneg). */

@@ -41,6 +41,8 @@ const TcPass tc_passes[] = {
 	  "block barriers between statements that share memory" },
 	{ "frame", tc_cpu_frame, CPU_TARGETS,
 	  "bytes of a block's buffers on its thread's stack; the CPU limit" },
+	{ "cpu_gemm", tc_cpu_gemm, CPU_TARGETS,
+	  "gemm helpers: micro-kernel, AMX or VNNI, panel depth from the caches" },
 	{ "expand_pipeline", tc_expand_pipeline, GPU_TARGETS,
 	  "copy lowerings; pipelined loops as prologue, steady state and drain" },
 	{ "prefetch", tc_cpu_prefetch, CPU_TARGETS,

@@ -20,6 +20,7 @@
 #include "ir/tilec_int.h"
 
 #include <string.h>
+#include <unistd.h>
 
 #define DT(t) (1u << TC_DT_##t)
 
@@ -140,14 +141,19 @@ tc_wgmma_chunk(const TcMatrixInsn *wg, long long cols, int min_n)
  * frame; 1 MiB keeps them in L2 on current cores and well under the
  * default 8 MiB thread stack.  tile_threads becomes loop iterations; 1024
  * is the same bound the GPUs have.  AVX-512 is the ISA the explicit
- * vectors (tilec_vf) are written for. */
-#define CPU(arch_, lanes, explicit_, spelled, ...)                           \
+ * vectors (tilec_vf) are written for.  mr x nr is the f32 gemm's register
+ * block (gemm.h), l1 and l2 the cache sizes assumed unless the host's
+ * are read (--arch native). */
+#define CPU(arch_, lanes, explicit_, mr, nr, l1, l2, vnni_, amx_, spelled,   \
+	    ...)                                                             \
 	{ .kind = TC_TARGET_OPENMP, .name = "openmp", .arch = arch_,         \
 	  .simt = false, .warp_size = 1, .default_threads = 1,               \
 	  .max_threads = 1024, .smem_default = 1 << 20,                      \
 	  .smem_limit = 1 << 20, .vector_lanes = lanes,                      \
-	  .explicit_lanes = explicit_, .cpu_spelled = spelled,               \
-	  .cpu_features = { __VA_ARGS__ } }
+	  .explicit_lanes = explicit_, .gemm_mr = mr, .gemm_nr = nr,         \
+	  .l1d_bytes = l1, .l2_bytes = l2, .vnni = vnni_, .amx = amx_,       \
+	  .cpu_spelled = spelled, .cpu_features = { __VA_ARGS__ } }
+#define KIB(n) ((long long)(n) << 10)
 
 /* NVIDIA: warps of 32, 48 KiB of dynamic shared memory without the
  * function attribute, the rest of the SM's opt-in limit with it.  sm_80
@@ -172,10 +178,27 @@ tc_wgmma_chunk(const TcMatrixInsn *wg, long long cols, int min_n)
 	  .smem_limit = 64 * 1024, .mma = &mfma }
 
 const TcTarget tc_targets[] = {
-	CPU("avx512", 16, 16, "AVX-512 F, BW and VL, and FMA", "avx512f",
-	    "avx512bw", "avx512vl", "fma", NULL),
-	CPU("avx2", 8, 0, "AVX2 and FMA", "avx2", "fma", NULL),
-	CPU("generic", 1, 0, NULL, NULL),
+	/* Sapphire Rapids and later (the alias sapphirerapids): AMX tiles
+	 * for bf16 and int8 gemms, AVX-512 with VNNI and BF16 for the rest;
+	 * 48 KiB L1d, 2 MiB L2.  AMX is checked by the runtime (CPUID and
+	 * the kernel's permission), not by __builtin_cpu_supports. */
+	CPU("amx", 16, 16, 14, 32, KIB(48), KIB(2048), true, true,
+	    "AVX-512 F, BW, VL, VNNI and BF16, FMA, and AMX-TILE, AMX-BF16 "
+	    "and AMX-INT8", "avx512f", "avx512bw", "avx512vl", "fma",
+	    "avx512vnni", "avx512bf16", NULL),
+	/* Cascade Lake, Ice Lake, Zen 4: int8 gemms on vpdpbusd. */
+	CPU("avx512vnni", 16, 16, 14, 32, KIB(32), KIB(1024), true, false,
+	    "AVX-512 F, BW, VL and VNNI, and FMA", "avx512f", "avx512bw",
+	    "avx512vl", "fma", "avx512vnni", NULL),
+	/* Skylake-X and later, Zen 4: 32 KiB L1d, 1 MiB L2 assumed. */
+	CPU("avx512", 16, 16, 14, 32, KIB(32), KIB(1024), false, false,
+	    "AVX-512 F, BW and VL, and FMA", "avx512f", "avx512bw",
+	    "avx512vl", "fma", NULL),
+	/* Haswell and later, Zen: 32 KiB L1d, 256 KiB L2 assumed. */
+	CPU("avx2", 8, 0, 6, 16, KIB(32), KIB(256), false, false,
+	    "AVX2 and FMA", "avx2", "fma", NULL),
+	CPU("generic", 1, 0, 4, 16, KIB(32), KIB(256), false, false, NULL,
+	    NULL),
 	CUDA("sm_80", 163 * 1024, false, mma_m16n8_sm80, NULL),
 	CUDA("sm_90a", 227 * 1024, true, mma_m16n8_sm90, &wgmma_sm90a),
 	HIP("gfx90a", mfma_cdna2),
@@ -184,8 +207,37 @@ const TcTarget tc_targets[] = {
 
 const int tc_ntargets = (int)(sizeof tc_targets / sizeof tc_targets[0]);
 
-/* The widest vector ISA the machine running tilec supports: the features
- * of the table's CPU entries, spelled again because
+/* Names --arch accepts for an entry of another name. */
+static const struct {
+	const char *alias, *arch;
+} cpu_aliases[] = {
+	{ "sapphirerapids", "amx" },
+	{ "emeraldrapids", "amx" },
+};
+
+/* Whether the CPU running tilec has AMX-TILE, -BF16 and -INT8 (CPUID leaf
+ * 7: EDX bits 24, 22, 25), which __builtin_cpu_supports cannot ask
+ * everywhere.  Whether Linux lets a process use the tiles is the
+ * runtime's question, at load time. */
+static bool
+host_has_amx(void)
+{
+#if defined(__GNUC__) && defined(__x86_64__)
+	unsigned int a, b, c, d;
+	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d)
+			 : "a"(0), "c"(0));
+	if (a < 7)
+		return false;
+	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d)
+			 : "a"(7), "c"(0));
+	return (d >> 24 & 1) && (d >> 22 & 1) && (d >> 25 & 1);
+#else
+	return false;
+#endif
+}
+
+/* The richest CPU arch of the table the machine running tilec supports:
+ * the features of the table's CPU entries, spelled again because
  * __builtin_cpu_supports takes only string literals. */
 static const char *
 host_cpu_arch(void)
@@ -194,12 +246,33 @@ host_cpu_arch(void)
 	__builtin_cpu_init();
 	if (__builtin_cpu_supports("avx512f") &&
 	    __builtin_cpu_supports("avx512bw") &&
-	    __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma"))
-		return "avx512";
+	    __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma")) {
+		bool vnni = __builtin_cpu_supports("avx512vnni");
+		if (vnni && __builtin_cpu_supports("avx512bf16") && host_has_amx())
+			return "amx";
+		return vnni ? "avx512vnni" : "avx512";
+	}
 	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
 		return "avx2";
 #endif
 	return "generic";
+}
+
+/* With --arch native (and without --arch): the host's own cache sizes,
+ * where the C library reports them, replace the arch's defaults. */
+static void
+host_caches(TcTarget *t)
+{
+#if defined(_SC_LEVEL1_DCACHE_SIZE) && defined(_SC_LEVEL2_CACHE_SIZE)
+	long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+	long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+	if (l1 >= KIB(16) && l1 <= KIB(1024))
+		t->l1d_bytes = l1;
+	if (l2 >= KIB(128) && l2 <= KIB(64 * 1024))
+		t->l2_bytes = l2;
+#else
+	(void)t;
+#endif
 }
 
 bool
@@ -207,16 +280,27 @@ tc_target_init(TcTarget *t, const char *name, const char *arch)
 {
 	memset(t, 0, sizeof *t);
 	const TcTarget *first = NULL;
+	bool host = false;
+	for (size_t i = 0; arch && i < sizeof cpu_aliases / sizeof *cpu_aliases;
+	     i++)
+		if (strcmp(name, "openmp") == 0 &&
+		    strcmp(arch, cpu_aliases[i].alias) == 0)
+			arch = cpu_aliases[i].arch;
 	for (int i = 0; i < tc_ntargets; i++) {
 		if (strcmp(tc_targets[i].name, name) != 0)
 			continue;
 		if (!first) {
 			first = &tc_targets[i];
-			if (!arch && first->kind == TC_TARGET_OPENMP)
+			if (first->kind == TC_TARGET_OPENMP &&
+			    (!arch || strcmp(arch, "native") == 0)) {
 				arch = host_cpu_arch();
+				host = true;
+			}
 		}
 		if (!arch || strcmp(tc_targets[i].arch, arch) == 0) {
 			*t = tc_targets[i];
+			if (host)
+				host_caches(t);
 			return true;
 		}
 	}
@@ -231,6 +315,13 @@ tc_target_explain(TcBuf *out, const char *name, const char *arch)
 	for (int i = 0; i < tc_ntargets && n < 64; i++)
 		if (strcmp(tc_targets[i].name, name) == 0)
 			names[n++] = tc_targets[i].arch;
+	int listed = n;
+	if (n && strcmp(name, "openmp") == 0) {
+		names[n++] = "native";
+		for (size_t i = 0; i < sizeof cpu_aliases / sizeof *cpu_aliases;
+		     i++)
+			names[n++] = cpu_aliases[i].alias;
+	}
 	if (n) {
 		const char *near = tc_nearest(arch ? arch : "", arch ? strlen(arch) : 0, names, n);
 		tc_buf_printf(out, "unknown architecture '%s' for target %s",
@@ -238,8 +329,11 @@ tc_target_explain(TcBuf *out, const char *name, const char *arch)
 		if (near)
 			tc_buf_printf(out, "; did you mean '%s'?", near);
 		tc_buf_printf(out, " (%s architectures:", name);
-		for (int j = 0; j < n; j++)
+		for (int j = 0; j < listed; j++)
 			tc_buf_printf(out, "%s %s", j ? "," : "", names[j]);
+		if (n > listed)
+			tc_buf_puts(out, ", native; sapphirerapids and "
+				    "emeraldrapids mean amx");
 		tc_buf_puts(out, ")");
 		return;
 	}
@@ -349,5 +443,27 @@ tc_target_describe(TcBuf *out, const TcTarget *t)
 			tc_buf_printf(out, "; explicit vectors of %d "
 				      "(TILEC_VL)", t->explicit_lanes);
 		tc_buf_puts(out, "\n");
+		tc_buf_printf(out, "  gemm           f32 micro-kernel %d x %d; "
+			      "caches assumed: L1d ", t->gemm_mr, t->gemm_nr);
+		put_size(out, t->l1d_bytes);
+		tc_buf_puts(out, ", L2 ");
+		put_size(out, t->l2_bytes);
+		tc_buf_puts(out, "\n");
+		if (t->amx)
+			tc_buf_puts(out, "  matrix         AMX tiles: bf16 -> f32 "
+				    "tdpbf16ps, i8 -> i32 tdpbssd\n");
+		else if (t->vnni)
+			tc_buf_puts(out, "  matrix         none; i8 -> i32 on "
+				    "vpdpbusd (AVX512-VNNI)\n");
 	}
+}
+
+void
+tc_target_cpu_needs(TcBuf *out, const TcTarget *t)
+{
+	for (int i = 0; t->cpu_features[i]; i++)
+		tc_buf_printf(out, "%s%s", i ? " " : "", t->cpu_features[i]);
+	if (t->amx)
+		tc_buf_printf(out, "%samx-tile amx-bf16 amx-int8",
+			      t->cpu_features[0] ? " " : "");
 }

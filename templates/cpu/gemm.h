@@ -32,45 +32,102 @@
 /* The trans_a / trans_b arguments. */
 enum { TILEC_NOTRANS = 0, TILEC_TRANS = 1 };
 
-/* Copy columns j0 .. j0 + nr of op(b) into panel[k][width], zero-padded. */
-static inline void
-tilec_gemm_pack_b(float *restrict panel, int width, int k, const float *b,
-		  int ldb, int trans_b, int j0, int nr)
+/* Min of two ints (the drivers' edge arithmetic). */
+static inline int
+tilec_gemm_min(int x, int y)
 {
-	for (int p = 0; p < k; p++) {
+	return x < y ? x : y;
+}
+
+/* Pack nr columns of op(b) (k-row stride rs, column stride cs) over kc
+ * rows as pb[p][NR], columns past nr zero: one contiguous panel that
+ * stays in L1 (a block buffer's rows, 1 KiB apart, would fall into a few
+ * cache sets). */
+static inline void
+tilec_gemm_pack_b(float *restrict pb, int NR, const float *b, size_t rs,
+		  size_t cs, int nr, int kc)
+{
+	if (cs == 1 && nr == NR) {
+		for (int p = 0; p < kc; p++)
+			for (int j = 0; j < NR; j++) /* NR is a constant */
+				pb[p * NR + j] = b[p * rs + j];
+		return;
+	}
+	for (int p = 0; p < kc; p++) {
 		for (int j = 0; j < nr; j++)
-			panel[p * width + j] = trans_b ? b[(size_t)(j0 + j) * ldb + p]
-						       : b[(size_t)p * ldb + j0 + j];
-		for (int j = nr; j < width; j++)
-			panel[p * width + j] = 0.0f;
+			pb[p * NR + j] = b[p * rs + j * cs];
+		for (int j = nr; j < NR; j++)
+			pb[p * NR + j] = 0.0f;
 	}
 }
+
+/* The loops around a micro-kernel (the GotoBLAS structure on a block's
+ * tiles): for each kc-deep slice of k and each NR-column panel of op(b),
+ * packed into an L1-resident kc x NR strip, every MR-row strip of op(a)
+ * runs UKR(mr, kb, a, a_rs, a_cs, pb, c, ldc, nr), adding the strip's
+ * product into c[mr][nr].  op(a) is read in place: a block's buffer is
+ * contiguous and stays in L2, and a strip steps through it row by row (or,
+ * transposed, along one row).  kc comes from the cpu_gemm pass (the L1
+ * size); the panel lives on the thread's stack. */
+#define TILEC_GEMM_F32_LOOPS(MR, NR, ALIGN, UKR)                              \
+	if (m <= 0 || n <= 0 || k <= 0)                                      \
+		return;                                                      \
+	kc = kc < 1 ? 1 : tilec_gemm_min(kc, k);                             \
+	_Alignas(ALIGN) float pb[kc * NR];                                   \
+	size_t a_rs = trans_a ? 1 : (size_t)lda;                             \
+	size_t a_cs = trans_a ? (size_t)lda : 1;                             \
+	size_t b_rs = trans_b ? 1 : (size_t)ldb;                             \
+	size_t b_cs = trans_b ? (size_t)ldb : 1;                             \
+	for (int p0 = 0; p0 < k; p0 += kc) {                                 \
+		int kb = tilec_gemm_min(kc, k - p0);                         \
+		for (int j0 = 0; j0 < n; j0 += NR) {                         \
+			int nr = tilec_gemm_min(NR, n - j0);                 \
+			tilec_gemm_pack_b(pb, NR, b + p0 * b_rs + j0 * b_cs, \
+					  b_rs, b_cs, nr, kb);               \
+			for (int i0 = 0; i0 < m; i0 += MR)                   \
+				UKR(tilec_gemm_min(MR, m - i0), kb,          \
+				    a + i0 * a_rs + p0 * a_cs, a_rs, a_cs,   \
+				    pb, c + (size_t)i0 * ldc + j0,           \
+				    (size_t)ldc, nr);                        \
+		}                                                            \
+	}
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 
 /* --- AVX-512: 14 x 32 (28 accumulators of 16 floats) ---------------------- */
 
+/* Two 512-bit FMA pipes of 4 cycles need 8 independent accumulators; 28
+ * leave 4 of the 32 registers for the two rows of b and a broadcast, and
+ * a step loads 2 + 14 values for 28 FMAs. */
 #define TILEC_AVX512 __attribute__((target("avx512f,avx512vl,avx512bw,fma")))
 #define TILEC_AVX512_MR 14
 #define TILEC_AVX512_NR 32
 
-/* c[0 .. mr)[0 .. 32) += a-strip * b-strip; cmask0/1 select the valid
- * columns of c in each half.  mr is a constant at every call. */
+/* c[0 .. mr)[0 .. 32) += pa * pb over k steps, the columns of c past the
+ * masks' untouched.  mr is a constant at every call. */
 static inline __attribute__((always_inline)) TILEC_AVX512 void
-tilec_ukr_avx512(int mr, int k, const float *a, size_t a_rs, size_t a_cs,
-		 const float *b, size_t ldb, float *c, size_t ldc,
-		 __mmask16 cmask0, __mmask16 cmask1)
+tilec_ukr_f32_avx512(int mr, int k, const float *a, size_t a_rs,
+		     size_t a_cs, const float *restrict pb, float *c, size_t ldc,
+		     __mmask16 cmask0, __mmask16 cmask1)
 {
-	__m512 acc[TILEC_AVX512_MR][2];
+	enum { MR = TILEC_AVX512_MR, NR = TILEC_AVX512_NR };
+	__m512 acc[MR][2];
+	/* c's lines come from L2 while the products run. */
 #pragma GCC unroll 14
 	for (int r = 0; r < mr; r++) {
-		acc[r][0] = _mm512_maskz_loadu_ps(cmask0, c + r * ldc);
-		acc[r][1] = _mm512_maskz_loadu_ps(cmask1, c + r * ldc + 16);
+		_mm_prefetch((const char *)(c + r * ldc), _MM_HINT_T0);
+		_mm_prefetch((const char *)(c + r * ldc + 16), _MM_HINT_T0);
 	}
+#pragma GCC unroll 14
+	for (int r = 0; r < mr; r++) {
+		acc[r][0] = _mm512_setzero_ps();
+		acc[r][1] = _mm512_setzero_ps();
+	}
+#pragma GCC unroll 2
 	for (int p = 0; p < k; p++) {
-		__m512 b0 = _mm512_loadu_ps(b + p * ldb);
-		__m512 b1 = _mm512_loadu_ps(b + p * ldb + 16);
+		__m512 b0 = _mm512_load_ps(pb + p * NR);
+		__m512 b1 = _mm512_load_ps(pb + p * NR + 16);
 #pragma GCC unroll 14
 		for (int r = 0; r < mr; r++) {
 			__m512 ar = _mm512_set1_ps(a[r * a_rs + p * a_cs]);
@@ -80,74 +137,86 @@ tilec_ukr_avx512(int mr, int k, const float *a, size_t a_rs, size_t a_cs,
 	}
 #pragma GCC unroll 14
 	for (int r = 0; r < mr; r++) {
-		_mm512_mask_storeu_ps(c + r * ldc, cmask0, acc[r][0]);
-		_mm512_mask_storeu_ps(c + r * ldc + 16, cmask1, acc[r][1]);
+		float *cr = c + r * ldc;
+		_mm512_mask_storeu_ps(
+			cr, cmask0,
+			_mm512_add_ps(acc[r][0], _mm512_maskz_loadu_ps(cmask0, cr)));
+		_mm512_mask_storeu_ps(
+			cr + 16, cmask1,
+			_mm512_add_ps(acc[r][1],
+				      _mm512_maskz_loadu_ps(cmask1, cr + 16)));
 	}
 }
 
+/* The strip of mr rows (any of 1 .. 14, each a constant in its case). */
 static inline TILEC_AVX512 void
-tilec_gemm_f32_avx512(int m, int n, int k, float *c, int ldc, const float *a,
-		      int lda, int trans_a, const float *b, int ldb,
-		      int trans_b)
+tilec_strip_f32_avx512(int mr, int k, const float *a, size_t a_rs,
+		       size_t a_cs, const float *pb, float *c, size_t ldc, int nr)
 {
-	enum { MR = TILEC_AVX512_MR, NR = TILEC_AVX512_NR };
-	_Alignas(64) float panel[k > 0 ? k : 1][NR];
-	size_t a_rs = trans_a ? 1 : (size_t)lda;
-	size_t a_cs = trans_a ? (size_t)lda : 1;
-	for (int j0 = 0; j0 < n; j0 += NR) {
-		int nr = n - j0 < NR ? n - j0 : NR;
-		const float *bp = b + j0;
-		size_t ldbp = (size_t)ldb;
-		if (trans_b || nr < NR) {
-			tilec_gemm_pack_b(&panel[0][0], NR, k, b, ldb, trans_b,
-					  j0, nr);
-			bp = &panel[0][0];
-			ldbp = NR;
-		}
-		__mmask16 m0 = (__mmask16)(nr >= 16 ? 0xffff : (1u << nr) - 1);
-		__mmask16 m1 = (__mmask16)(nr >= 32 ? 0xffff
-					   : nr <= 16  ? 0
-						       : (1u << (nr - 16)) - 1);
-		for (int i0 = 0; i0 < m; i0 += MR) {
-			const float *ap = a + i0 * a_rs;
-			float *cp = c + (size_t)i0 * ldc + j0;
-			switch (m - i0 < MR ? m - i0 : MR) {
+	__mmask16 m0 = (__mmask16)(nr >= 16 ? 0xffff : (1u << nr) - 1);
+	__mmask16 m1 = (__mmask16)(nr >= 32 ? 0xffff
+				   : nr <= 16  ? 0
+					       : (1u << (nr - 16)) - 1);
+	switch (mr) {
 #define TILEC_CASE(r)                                                        \
 	case r:                                                              \
-		tilec_ukr_avx512(r, k, ap, a_rs, a_cs, bp, ldbp, cp,         \
-				 (size_t)ldc, m0, m1);                        \
+		tilec_ukr_f32_avx512(r, k, a, a_rs, a_cs, pb, c, ldc, m0, m1); \
 		break;
-				TILEC_CASE(14) TILEC_CASE(13) TILEC_CASE(12)
-				TILEC_CASE(11) TILEC_CASE(10) TILEC_CASE(9)
-				TILEC_CASE(8) TILEC_CASE(7) TILEC_CASE(6)
-				TILEC_CASE(5) TILEC_CASE(4) TILEC_CASE(3)
-				TILEC_CASE(2) TILEC_CASE(1)
+		TILEC_CASE(14) TILEC_CASE(13) TILEC_CASE(12) TILEC_CASE(11)
+		TILEC_CASE(10) TILEC_CASE(9) TILEC_CASE(8) TILEC_CASE(7)
+		TILEC_CASE(6) TILEC_CASE(5) TILEC_CASE(4) TILEC_CASE(3)
+		TILEC_CASE(2) TILEC_CASE(1)
 #undef TILEC_CASE
-			}
-		}
 	}
+}
+
+/* c[m][n] += op(a)[m][k] * op(b)[k][n], B packed in kc x NR panels. */
+static inline TILEC_AVX512 void
+tilec_gemm_f32_avx512(int m, int n, int k, float *c, int ldc, const float *a,
+		      int lda, int trans_a, const float *b, int ldb, int trans_b,
+		      int kc)
+{
+	TILEC_GEMM_F32_LOOPS(TILEC_AVX512_MR, TILEC_AVX512_NR, 64,
+			     tilec_strip_f32_avx512)
 }
 
 /* --- AVX2: 6 x 16 (12 accumulators of 8 floats) --------------------------- */
 
+/* Two 256-bit FMA pipes of 4-5 cycles need 8-10 accumulators; 12 leave 4
+ * of the 16 registers for b's two halves and a broadcast. */
 #define TILEC_AVX2 __attribute__((target("avx2,fma")))
 #define TILEC_AVX2_MR 6
 #define TILEC_AVX2_NR 16
 
-/* c[0 .. mr)[0 .. 16) += a-strip * b-strip, c a full-width block. */
-static inline __attribute__((always_inline)) TILEC_AVX2 void
-tilec_ukr_avx2(int mr, int k, const float *a, size_t a_rs, size_t a_cs,
-	       const float *b, size_t ldb, float *c, size_t ldc)
+/* The lane mask of the first n of 8 columns, for maskload / maskstore. */
+static inline TILEC_AVX2 __m256i
+tilec_avx2_mask(int n)
 {
-	__m256 acc[TILEC_AVX2_MR][2];
+	const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+	return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), lanes);
+}
+
+/* c[0 .. mr)[0 .. 16) += pa * pb over k steps, columns past the masks
+ * untouched. */
+static inline __attribute__((always_inline)) TILEC_AVX2 void
+tilec_ukr_f32_avx2(int mr, int k, const float *a, size_t a_rs, size_t a_cs,
+		   const float *restrict pb, float *c, size_t ldc,
+		   __m256i cmask0, __m256i cmask1)
+{
+	enum { MR = TILEC_AVX2_MR, NR = TILEC_AVX2_NR };
+	__m256 acc[MR][2];
+#pragma GCC unroll 6
+	for (int r = 0; r < mr; r++)
+		_mm_prefetch((const char *)(c + r * ldc), _MM_HINT_T0);
 #pragma GCC unroll 6
 	for (int r = 0; r < mr; r++) {
-		acc[r][0] = _mm256_loadu_ps(c + r * ldc);
-		acc[r][1] = _mm256_loadu_ps(c + r * ldc + 8);
+		acc[r][0] = _mm256_setzero_ps();
+		acc[r][1] = _mm256_setzero_ps();
 	}
+#pragma GCC unroll 2
 	for (int p = 0; p < k; p++) {
-		__m256 b0 = _mm256_loadu_ps(b + p * ldb);
-		__m256 b1 = _mm256_loadu_ps(b + p * ldb + 8);
+		__m256 b0 = _mm256_load_ps(pb + p * NR);
+		__m256 b1 = _mm256_load_ps(pb + p * NR + 8);
 #pragma GCC unroll 6
 		for (int r = 0; r < mr; r++) {
 			__m256 ar = _mm256_broadcast_ss(a + r * a_rs + p * a_cs);
@@ -157,57 +226,401 @@ tilec_ukr_avx2(int mr, int k, const float *a, size_t a_rs, size_t a_cs,
 	}
 #pragma GCC unroll 6
 	for (int r = 0; r < mr; r++) {
-		_mm256_storeu_ps(c + r * ldc, acc[r][0]);
-		_mm256_storeu_ps(c + r * ldc + 8, acc[r][1]);
+		float *cr = c + r * ldc;
+		_mm256_maskstore_ps(
+			cr, cmask0,
+			_mm256_add_ps(acc[r][0], _mm256_maskload_ps(cr, cmask0)));
+		_mm256_maskstore_ps(
+			cr + 8, cmask1,
+			_mm256_add_ps(acc[r][1],
+				      _mm256_maskload_ps(cr + 8, cmask1)));
 	}
 }
 
 static inline TILEC_AVX2 void
-tilec_gemm_f32_avx2(int m, int n, int k, float *c, int ldc, const float *a,
-		    int lda, int trans_a, const float *b, int ldb, int trans_b)
+tilec_strip_f32_avx2(int mr, int k, const float *a, size_t a_rs,
+		     size_t a_cs, const float *pb, float *c, size_t ldc, int nr)
 {
-	enum { MR = TILEC_AVX2_MR, NR = TILEC_AVX2_NR };
-	_Alignas(32) float panel[k > 0 ? k : 1][NR];
-	_Alignas(32) float edge[MR][NR]; /* c's block when n - j0 < NR */
-	size_t a_rs = trans_a ? 1 : (size_t)lda;
-	size_t a_cs = trans_a ? (size_t)lda : 1;
-	for (int j0 = 0; j0 < n; j0 += NR) {
-		int nr = n - j0 < NR ? n - j0 : NR;
-		const float *bp = b + j0;
-		size_t ldbp = (size_t)ldb;
-		if (trans_b || nr < NR) {
-			tilec_gemm_pack_b(&panel[0][0], NR, k, b, ldb, trans_b,
-					  j0, nr);
-			bp = &panel[0][0];
-			ldbp = NR;
-		}
-		for (int i0 = 0; i0 < m; i0 += MR) {
-			int mr = m - i0 < MR ? m - i0 : MR;
-			const float *ap = a + i0 * a_rs;
-			float *cp = c + (size_t)i0 * ldc + j0;
-			size_t ldcp = (size_t)ldc;
-			if (nr < NR) {
-				for (int r = 0; r < mr; r++)
-					for (int j = 0; j < NR; j++)
-						edge[r][j] = j < nr ? cp[r * ldc + j] : 0.0f;
-				cp = &edge[0][0];
-				ldcp = NR;
-			}
-			switch (mr) {
+	__m256i m0 = tilec_avx2_mask(nr), m1 = tilec_avx2_mask(nr - 8);
+	switch (mr) {
 #define TILEC_CASE(r)                                                        \
 	case r:                                                              \
-		tilec_ukr_avx2(r, k, ap, a_rs, a_cs, bp, ldbp, cp, ldcp);    \
+		tilec_ukr_f32_avx2(r, k, a, a_rs, a_cs, pb, c, ldc, m0, m1); \
 		break;
-				TILEC_CASE(6) TILEC_CASE(5) TILEC_CASE(4)
-				TILEC_CASE(3) TILEC_CASE(2) TILEC_CASE(1)
+		TILEC_CASE(6) TILEC_CASE(5) TILEC_CASE(4) TILEC_CASE(3)
+		TILEC_CASE(2) TILEC_CASE(1)
 #undef TILEC_CASE
-			}
-			if (nr < NR)
-				for (int r = 0; r < mr; r++)
-					for (int j = 0; j < nr; j++)
-						c[(size_t)(i0 + r) * ldc + j0 + j] = edge[r][j];
+	}
+}
+
+/* c[m][n] += op(a)[m][k] * op(b)[k][n], B packed in kc x NR panels. */
+static inline TILEC_AVX2 void
+tilec_gemm_f32_avx2(int m, int n, int k, float *c, int ldc, const float *a,
+		    int lda, int trans_a, const float *b, int ldb, int trans_b,
+		    int kc)
+{
+	TILEC_GEMM_F32_LOOPS(TILEC_AVX2_MR, TILEC_AVX2_NR, 32,
+			     tilec_strip_f32_avx2)
+}
+
+/* --- int8 on AVX512-VNNI: 8 x 32 (16 accumulators of 16 i32) ------------- */
+
+/* vpdpbusd multiplies unsigned bytes by signed bytes and adds each group
+ * of four products into an i32 lane.  a's signed bytes are flipped to
+ * a + 128 (unsigned), so each lane gains 128 * (b's four bytes); that sum
+ * over k, per column, is subtracted at the end.  i32 arithmetic wraps
+ * the same way in both, so the result is the exact sum wherever it fits
+ * in i32. */
+#define TILEC_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
+#define TILEC_VNNI_MR 8
+#define TILEC_VNNI_NR 32
+
+/* Rows of op(a) as k4 bytes each (k padded to a multiple of 4 with
+ * a = 0), flipped to unsigned: pa[i][p] = a[i][p] + 128. */
+static inline void
+tilec_gemm_pack_a_u8(unsigned char *restrict pa, int k4, const signed char *a,
+		     size_t rs, size_t cs, int m, int k)
+{
+	for (int i = 0; i < m; i++)
+		for (int p = 0; p < k4; p++)
+			pa[(size_t)i * k4 + p] =
+				(unsigned char)((p < k ? a[i * rs + p * cs] : 0) + 128);
+}
+
+/* nr columns of op(b) over k4 rows (zero past k and nr) as panels of
+ * [k4 / 4][NR][4] bytes, and each column's sum times 128 into corr. */
+static inline void
+tilec_gemm_pack_b_s8(signed char *restrict pb, int *restrict corr, int NR,
+		     const signed char *b, size_t rs, size_t cs, int nr, int k,
+		     int k4)
+{
+	for (int j = 0; j < NR; j++)
+		corr[j] = 0;
+	for (int p = 0; p < k4; p++)
+		for (int j = 0; j < NR; j++) {
+			signed char v = p < k && j < nr ? b[p * rs + j * cs] : 0;
+			pb[(size_t)(p / 4) * NR * 4 + j * 4 + p % 4] = v;
+			corr[j] += 128 * v;
+		}
+}
+
+/* c[0 .. mr)[0 .. 32) += pa * pb - corr over k4 / 4 steps. */
+static inline __attribute__((always_inline)) TILEC_VNNI void
+tilec_ukr_i8_vnni(int mr, int k4, const unsigned char *pa, size_t lda4,
+		  const signed char *restrict pb, const int *corr, int *c,
+		  size_t ldc, __mmask16 cmask0, __mmask16 cmask1)
+{
+	enum { MR = TILEC_VNNI_MR, NR = TILEC_VNNI_NR };
+	__m512i acc[MR][2];
+#pragma GCC unroll 8
+	for (int r = 0; r < mr; r++) {
+		acc[r][0] = _mm512_setzero_si512();
+		acc[r][1] = _mm512_setzero_si512();
+	}
+	for (int q = 0; q < k4 / 4; q++) {
+		__m512i b0 = _mm512_loadu_si512(pb + (size_t)q * NR * 4);
+		__m512i b1 = _mm512_loadu_si512(pb + (size_t)q * NR * 4 + 64);
+#pragma GCC unroll 8
+		for (int r = 0; r < mr; r++) {
+			int word;
+			__builtin_memcpy(&word, pa + r * lda4 + q * 4, 4);
+			__m512i ar = _mm512_set1_epi32(word);
+			acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], ar, b0);
+			acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], ar, b1);
 		}
 	}
+	__m512i corr0 = _mm512_loadu_si512(corr);
+	__m512i corr1 = _mm512_loadu_si512(corr + 16);
+#pragma GCC unroll 8
+	for (int r = 0; r < mr; r++) {
+		int *cr = c + r * ldc;
+		__m512i v0 = _mm512_sub_epi32(acc[r][0], corr0);
+		__m512i v1 = _mm512_sub_epi32(acc[r][1], corr1);
+		_mm512_mask_storeu_epi32(
+			cr, cmask0,
+			_mm512_add_epi32(v0, _mm512_maskz_loadu_epi32(cmask0, cr)));
+		_mm512_mask_storeu_epi32(
+			cr + 16, cmask1,
+			_mm512_add_epi32(v1,
+					 _mm512_maskz_loadu_epi32(cmask1, cr + 16)));
+	}
+}
+
+/* c[m][n] += op(a)[m][k] * op(b)[k][n] in i32, a packed once (flipped),
+ * b in panels of kc (a multiple of 4) x 32. */
+static inline TILEC_VNNI void
+tilec_gemm_i8_vnni(int m, int n, int k, int *c, int ldc, const signed char *a,
+		   int lda, int trans_a, const signed char *b, int ldb,
+		   int trans_b, int kc)
+{
+	enum { MR = TILEC_VNNI_MR, NR = TILEC_VNNI_NR };
+	if (m <= 0 || n <= 0 || k <= 0)
+		return;
+	kc = (tilec_gemm_min(kc < 4 ? 4 : kc, k) + 3) / 4 * 4;
+	int k4 = (k + 3) / 4 * 4;
+	_Alignas(64) unsigned char pa[(size_t)m * k4];
+	_Alignas(64) signed char pb[(size_t)kc * NR];
+	_Alignas(64) int corr[NR];
+	size_t a_rs = trans_a ? 1 : (size_t)lda;
+	size_t a_cs = trans_a ? (size_t)lda : 1;
+	size_t b_rs = trans_b ? 1 : (size_t)ldb;
+	size_t b_cs = trans_b ? (size_t)ldb : 1;
+	tilec_gemm_pack_a_u8(pa, k4, a, a_rs, a_cs, m, k);
+	for (int p0 = 0; p0 < k; p0 += kc) {
+		int kb = tilec_gemm_min(kc, k - p0);
+		int kb4 = (kb + 3) / 4 * 4;
+		for (int j0 = 0; j0 < n; j0 += NR) {
+			int nr = tilec_gemm_min(NR, n - j0);
+			tilec_gemm_pack_b_s8(pb, corr, NR, b + p0 * b_rs + j0 * b_cs,
+					     b_rs, b_cs, nr, kb, kb4);
+			__mmask16 m0 = (__mmask16)(nr >= 16 ? 0xffff : (1u << nr) - 1);
+			__mmask16 m1 = (__mmask16)(nr >= 32 ? 0xffff
+						   : nr <= 16  ? 0
+							       : (1u << (nr - 16)) - 1);
+			for (int i0 = 0; i0 < m; i0 += MR) {
+				const unsigned char *ap = pa + (size_t)i0 * k4 + p0;
+				int *cp = c + (size_t)i0 * ldc + j0;
+				switch (tilec_gemm_min(MR, m - i0)) {
+#define TILEC_CASE(r)                                                        \
+	case r:                                                              \
+		tilec_ukr_i8_vnni(r, kb4, ap, (size_t)k4, pb, corr, cp,       \
+				  (size_t)ldc, m0, m1);                       \
+		break;
+					TILEC_CASE(8) TILEC_CASE(7) TILEC_CASE(6)
+					TILEC_CASE(5) TILEC_CASE(4) TILEC_CASE(3)
+					TILEC_CASE(2) TILEC_CASE(1)
+#undef TILEC_CASE
+				}
+			}
+		}
+	}
+}
+
+/* --- AMX: bf16 and int8 on 16 x 16 tiles of c, 2 x 2 at a time ---------- */
+
+/* Tiles 0-3 hold a 32 x 32 block of c (f32 or i32), 4-5 two 16-row tiles
+ * of a (64 bytes of k each: 32 bf16 or 64 int8), 6-7 two tiles of b in the
+ * layout the instructions read: k in pairs (bf16) or quads (int8) side
+ * by side, 16 columns of 4 bytes per tile row.  Operands are packed once
+ * per call (bf16 from the float-held buffers, exactly: they hold bf16
+ * values), zero past the tile edges; each 32 x 32 block of c is computed
+ * over all of k into a small buffer and added into c.  Linux grants the
+ * tile state to a process that asks (arch_prctl ARCH_REQ_XCOMP_PERM);
+ * tilec_amx_ready() (tilec_cpu.h) asks, as the runtime does before it
+ * loads such a kernel: without it the first tile instruction would
+ * fault. */
+#define TILEC_AMX                                                            \
+	__attribute__((target("avx512f,avx512bw,avx512vl,amx-tile,amx-bf16,"  \
+			      "amx-int8")))
+
+/* The tile configuration (palette 1): rows and bytes per row of each of
+ * the 8 tiles. */
+typedef struct {
+	unsigned char palette, start_row, reserved[14];
+	unsigned short colsb[16];
+	unsigned char rows[16];
+} tilec_amx_config;
+
+static inline TILEC_AMX void
+tilec_amx_configure(void)
+{
+	tilec_amx_config cfg;
+	__builtin_memset(&cfg, 0, sizeof cfg);
+	cfg.palette = 1;
+	for (int t = 0; t < 8; t++) {
+		cfg.rows[t] = 16;
+		cfg.colsb[t] = 64;
+	}
+	_tile_loadconfig(&cfg);
+}
+
+/* The bf16 bits of a float holding a bf16 value (its top half). */
+static inline unsigned short
+tilec_bf16_bits(float x)
+{
+	unsigned int u;
+	__builtin_memcpy(&u, &x, 4);
+	return (unsigned short)(u >> 16);
+}
+
+/* op(a) as bf16 [mt][kt][16][32] and op(b) as [nt][kt][16][16][2], zero
+ * past m, n and k. */
+static inline void
+tilec_amx_pack_bf16(unsigned short *restrict pa, unsigned short *restrict pb,
+		    int m, int n, int k, const float *a, size_t a_rs,
+		    size_t a_cs, const float *b, size_t b_rs, size_t b_cs)
+{
+	int mt = (m + 31) / 32 * 2, nt = (n + 31) / 32 * 2, kt = (k + 31) / 32;
+	for (int t = 0; t < mt; t++)
+		for (int q = 0; q < kt; q++)
+			for (int r = 0; r < 16; r++) {
+				int i = t * 16 + r;
+				unsigned short *d = pa + (((size_t)t * kt + q) * 16 + r) * 32;
+				if (i < m && a_cs == 1 && q * 32 + 32 <= k) {
+					/* a row's 32 consecutive values: vectorized */
+					const float *s = a + i * a_rs + q * 32;
+					for (int p = 0; p < 32; p++)
+						d[p] = tilec_bf16_bits(s[p]);
+					continue;
+				}
+				for (int p = 0; p < 32; p++) {
+					int kk = q * 32 + p;
+					d[p] = i < m && kk < k
+						       ? tilec_bf16_bits(a[i * a_rs + kk * a_cs])
+						       : 0;
+				}
+			}
+	for (int t = 0; t < nt; t++)
+		for (int q = 0; q < kt; q++)
+			for (int j = 0; j < 16; j++) {
+				int col = t * 16 + j;
+				unsigned short *d =
+					pb + ((size_t)t * kt + q) * 16 * 32 + j * 2;
+				if (col < n && b_rs == 1 && q * 32 + 32 <= k) {
+					/* a column of op(b) is contiguous: its 16 pairs */
+					const float *s = b + col * b_cs + q * 32;
+					for (int r = 0; r < 16; r++) {
+						d[r * 32] = tilec_bf16_bits(s[2 * r]);
+						d[r * 32 + 1] = tilec_bf16_bits(s[2 * r + 1]);
+					}
+					continue;
+				}
+				for (int r = 0; r < 16; r++)
+					for (int h = 0; h < 2; h++) {
+						int kk = q * 32 + 2 * r + h;
+						d[r * 32 + h] =
+							col < n && kk < k
+								? tilec_bf16_bits(b[kk * b_rs + col * b_cs])
+								: 0;
+					}
+			}
+}
+
+/* c[m][n] += op(a)[m][k] * op(b)[k][n]: bf16 operands (held as float),
+ * f32 accumulate, on AMX tiles.  kc is unused: a call's k is one tile
+ * run. */
+static inline TILEC_AMX void
+tilec_gemm_bf16_amx(int m, int n, int k, float *c, int ldc, const float *a,
+		    int lda, int trans_a, const float *b, int ldb, int trans_b,
+		    int kc)
+{
+	(void)kc;
+	if (m <= 0 || n <= 0 || k <= 0)
+		return;
+	int mt = (m + 31) / 32 * 2, nt = (n + 31) / 32 * 2, kt = (k + 31) / 32;
+	_Alignas(64) unsigned short pa[(size_t)mt * kt * 16 * 32];
+	_Alignas(64) unsigned short pb[(size_t)nt * kt * 16 * 32];
+	_Alignas(64) float blk[32][32];
+	tilec_amx_pack_bf16(pa, pb, m, n, k, a, trans_a ? 1 : (size_t)lda,
+			    trans_a ? (size_t)lda : 1, b,
+			    trans_b ? 1 : (size_t)ldb, trans_b ? (size_t)ldb : 1);
+	tilec_amx_configure();
+	for (int i0 = 0; i0 < m; i0 += 32)
+		for (int j0 = 0; j0 < n; j0 += 32) {
+			const unsigned short *a0 = pa + (size_t)(i0 / 16) * kt * 512;
+			const unsigned short *b0 = pb + (size_t)(j0 / 16) * kt * 512;
+			_tile_zero(0);
+			_tile_zero(1);
+			_tile_zero(2);
+			_tile_zero(3);
+			for (int q = 0; q < kt; q++) {
+				_tile_loadd(4, a0 + (size_t)q * 512, 64);
+				_tile_loadd(5, a0 + ((size_t)kt + q) * 512, 64);
+				_tile_loadd(6, b0 + (size_t)q * 512, 64);
+				_tile_loadd(7, b0 + ((size_t)kt + q) * 512, 64);
+				_tile_dpbf16ps(0, 4, 6);
+				_tile_dpbf16ps(1, 4, 7);
+				_tile_dpbf16ps(2, 5, 6);
+				_tile_dpbf16ps(3, 5, 7);
+			}
+			_tile_stored(0, &blk[0][0], 128);
+			_tile_stored(1, &blk[0][16], 128);
+			_tile_stored(2, &blk[16][0], 128);
+			_tile_stored(3, &blk[16][16], 128);
+			int rows = tilec_gemm_min(32, m - i0);
+			int cols = tilec_gemm_min(32, n - j0);
+			for (int r = 0; r < rows; r++)
+				for (int j = 0; j < cols; j++)
+					c[(size_t)(i0 + r) * ldc + j0 + j] += blk[r][j];
+		}
+	_tile_release();
+}
+
+/* op(a) as int8 [mt][kt][16][64] and op(b) as [nt][kt][16][16][4]. */
+static inline void
+tilec_amx_pack_i8(signed char *restrict pa, signed char *restrict pb, int m,
+		  int n, int k, const signed char *a, size_t a_rs, size_t a_cs,
+		  const signed char *b, size_t b_rs, size_t b_cs)
+{
+	int mt = (m + 31) / 32 * 2, nt = (n + 31) / 32 * 2, kt = (k + 63) / 64;
+	for (int t = 0; t < mt; t++)
+		for (int q = 0; q < kt; q++)
+			for (int r = 0; r < 16; r++)
+				for (int p = 0; p < 64; p++) {
+					int i = t * 16 + r, kk = q * 64 + p;
+					pa[(((size_t)t * kt + q) * 16 + r) * 64 + p] =
+						i < m && kk < k ? a[i * a_rs + kk * a_cs] : 0;
+				}
+	for (int t = 0; t < nt; t++)
+		for (int q = 0; q < kt; q++)
+			for (int r = 0; r < 16; r++)
+				for (int j = 0; j < 16; j++)
+					for (int h = 0; h < 4; h++) {
+						int col = t * 16 + j, kk = q * 64 + 4 * r + h;
+						pb[((((size_t)t * kt + q) * 16 + r) * 16 + j) * 4 + h] =
+							col < n && kk < k ? b[kk * b_rs + col * b_cs] : 0;
+					}
+}
+
+/* c[m][n] += op(a)[m][k] * op(b)[k][n]: int8 operands, i32 accumulate
+ * (exact, wrapping as i32 does), on AMX tiles. */
+static inline TILEC_AMX void
+tilec_gemm_i8_amx(int m, int n, int k, int *c, int ldc, const signed char *a,
+		  int lda, int trans_a, const signed char *b, int ldb,
+		  int trans_b, int kc)
+{
+	(void)kc;
+	if (m <= 0 || n <= 0 || k <= 0)
+		return;
+	int mt = (m + 31) / 32 * 2, nt = (n + 31) / 32 * 2, kt = (k + 63) / 64;
+	_Alignas(64) signed char pa[(size_t)mt * kt * 1024];
+	_Alignas(64) signed char pb[(size_t)nt * kt * 1024];
+	_Alignas(64) int blk[32][32];
+	tilec_amx_pack_i8(pa, pb, m, n, k, a, trans_a ? 1 : (size_t)lda,
+			  trans_a ? (size_t)lda : 1, b, trans_b ? 1 : (size_t)ldb,
+			  trans_b ? (size_t)ldb : 1);
+	tilec_amx_configure();
+	for (int i0 = 0; i0 < m; i0 += 32)
+		for (int j0 = 0; j0 < n; j0 += 32) {
+			const signed char *a0 = pa + (size_t)(i0 / 16) * kt * 1024;
+			const signed char *b0 = pb + (size_t)(j0 / 16) * kt * 1024;
+			_tile_zero(0);
+			_tile_zero(1);
+			_tile_zero(2);
+			_tile_zero(3);
+			for (int q = 0; q < kt; q++) {
+				_tile_loadd(4, a0 + (size_t)q * 1024, 64);
+				_tile_loadd(5, a0 + ((size_t)kt + q) * 1024, 64);
+				_tile_loadd(6, b0 + (size_t)q * 1024, 64);
+				_tile_loadd(7, b0 + ((size_t)kt + q) * 1024, 64);
+				_tile_dpbssd(0, 4, 6);
+				_tile_dpbssd(1, 4, 7);
+				_tile_dpbssd(2, 5, 6);
+				_tile_dpbssd(3, 5, 7);
+			}
+			_tile_stored(0, &blk[0][0], 128);
+			_tile_stored(1, &blk[0][16], 128);
+			_tile_stored(2, &blk[16][0], 128);
+			_tile_stored(3, &blk[16][16], 128);
+			int rows = tilec_gemm_min(32, m - i0);
+			int cols = tilec_gemm_min(32, n - j0);
+			for (int r = 0; r < rows; r++)
+				for (int j = 0; j < cols; j++)
+					c[(size_t)(i0 + r) * ldc + j0 + j] =
+						(int)((unsigned)c[(size_t)(i0 + r) * ldc + j0 + j] +
+						      (unsigned)blk[r][j]);
+		}
+	_tile_release();
 }
 #endif /* x86-64 */
 
@@ -217,32 +630,31 @@ tilec_gemm_f32_avx2(int m, int n, int k, float *c, int ldc, const float *a,
 #define TILEC_GENERIC_NR 16
 
 static inline void
-tilec_gemm_f32_generic(int m, int n, int k, float *c, int ldc,
-		       const float *a, int lda, int trans_a, const float *b,
-		       int ldb, int trans_b)
+tilec_strip_f32_generic(int mr, int k, const float *a, size_t a_rs,
+			size_t a_cs, const float *restrict pb, float *c,
+			size_t ldc, int nr)
 {
 	enum { MR = TILEC_GENERIC_MR, NR = TILEC_GENERIC_NR };
-	float panel[k > 0 ? k : 1][NR];
-	size_t a_rs = trans_a ? 1 : (size_t)lda;
-	size_t a_cs = trans_a ? (size_t)lda : 1;
-	for (int j0 = 0; j0 < n; j0 += NR) {
-		int nr = n - j0 < NR ? n - j0 : NR;
-		tilec_gemm_pack_b(&panel[0][0], NR, k, b, ldb, trans_b, j0, nr);
-		for (int i0 = 0; i0 < m; i0 += MR) {
-			int mr = m - i0 < MR ? m - i0 : MR;
-			float acc[MR][NR] = { { 0 } };
-			for (int p = 0; p < k; p++)
-				for (int r = 0; r < MR; r++) {
-					float ar = r < mr ? a[(i0 + r) * a_rs + p * a_cs]
-							  : 0.0f;
-					for (int j = 0; j < NR; j++)
-						acc[r][j] += ar * panel[p][j];
-				}
-			for (int r = 0; r < mr; r++)
-				for (int j = 0; j < nr; j++)
-					c[(size_t)(i0 + r) * ldc + j0 + j] += acc[r][j];
-		}
-	}
+	float acc[MR][NR] = { { 0 } };
+	for (int p = 0; p < k; p++)
+		for (int r = 0; r < MR; r++)
+			for (int j = 0; j < NR; j++)
+				acc[r][j] += (r < mr ? a[r * a_rs + p * a_cs]
+						     : 0.0f) *
+					     pb[p * NR + j];
+	for (int r = 0; r < mr; r++)
+		for (int j = 0; j < nr; j++)
+			c[r * ldc + j] += acc[r][j];
+}
+
+/* c[m][n] += op(a)[m][k] * op(b)[k][n], B packed in kc x NR panels. */
+static inline void
+tilec_gemm_f32_generic(int m, int n, int k, float *c, int ldc,
+		       const float *a, int lda, int trans_a, const float *b,
+		       int ldb, int trans_b, int kc)
+{
+	TILEC_GEMM_F32_LOOPS(TILEC_GENERIC_MR, TILEC_GENERIC_NR, 16,
+			     tilec_strip_f32_generic)
 }
 
 #pragma GCC diagnostic pop

@@ -417,6 +417,39 @@ TILEC_ROW_COPIES(fp8e4m3)
 TILEC_ROW_COPIES(fp8e5m2)
 #undef TILEC_ROW_COPIES
 
+/* Whether this CPU has AMX-TILE, -BF16 and -INT8 (CPUID leaf 7, EDX bits
+ * 24, 22, 25) and Linux lets this process use the tile data
+ * (ARCH_REQ_XCOMP_PERM for XTILEDATA, feature 18; granted once per
+ * process).  Safe to call on any CPU: 0 where there is no AMX.  An
+ * export for --arch amx calls it in its launch function. */
+static inline int
+tilec_amx_ready(void)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+	unsigned int a, b, c, d;
+	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d)
+			 : "a"(0), "c"(0));
+	if (a < 7)
+		return 0;
+	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d)
+			 : "a"(7), "c"(0));
+	if (!((d >> 24 & 1) && (d >> 22 & 1) && (d >> 25 & 1)))
+		return 0;
+#if defined(__linux__)
+	long rc;
+	/* arch_prctl(ARCH_REQ_XCOMP_PERM = 0x1023, XFEATURE_XTILEDATA = 18) */
+	__asm__ volatile("syscall" : "=a"(rc)
+			 : "a"(158L), "D"(0x1023L), "S"(18L)
+			 : "rcx", "r11", "memory");
+	return rc == 0;
+#else
+	return 0;
+#endif
+#else
+	return 0;
+#endif
+}
+
 /* Ask for the `bytes` at p to be brought into cache: the rows the next
  * loop iteration's tile_copy reads.  A hint, never a fault. */
 static inline void

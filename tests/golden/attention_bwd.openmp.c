@@ -6,6 +6,11 @@
 #include "tilec/cpu/gemm.h"
 #include "tilec/cpu/tilec_cpu.h"
 
+// What this file's code needs of the CPU; tilec's runtime checks it before
+// running a kernel.
+__attribute__((weak)) const char tilec_cpu_needs[] =
+    "avx512f avx512bw avx512vl fma";
+
 enum {
 	HEAD_DIM = 64,
 	BLOCK_M = 64,
@@ -233,7 +238,7 @@ attn_bwd_dkdv_block(int B, int S, int H, float scale,
 		// attention_bwd.c:78 tile_gemm(s, Qs, Ks, TILE_TRANS_B)
 		tilec_gemm_f32_avx512(BLOCK_M, BLOCK_N, HEAD_DIM, s[0], BLOCK_N,
 		                      Qs[0], HEAD_DIM, TILEC_NOTRANS, Ks[0],
-		                      HEAD_DIM, TILEC_TRANS);
+		                      HEAD_DIM, TILEC_TRANS, HEAD_DIM);
 		// attention_bwd.c:79 tile_parallel(i, BLOCK_M) tile_parallel(j,
 		// BLOCK_N)
 		for (int i = 0; i < BLOCK_M; i++) {
@@ -253,13 +258,13 @@ attn_bwd_dkdv_block(int B, int S, int H, float scale,
 		// attention_bwd.c:84 tile_gemm(dv, Ps, dOs, TILE_TRANS_A)
 		tilec_gemm_f32_avx512(BLOCK_N, HEAD_DIM, BLOCK_M, dv[0],
 		                      HEAD_DIM, Ps[0], BLOCK_N, TILEC_TRANS,
-		                      dOs[0], HEAD_DIM, TILEC_NOTRANS);
+		                      dOs[0], HEAD_DIM, TILEC_NOTRANS, BLOCK_M);
 		// attention_bwd.c:85 tile_clear(dp)
 		memset(dp, 0, sizeof dp);
 		// attention_bwd.c:86 tile_gemm(dp, dOs, Vs, TILE_TRANS_B)
 		tilec_gemm_f32_avx512(BLOCK_M, BLOCK_N, HEAD_DIM, dp[0],
 		                      BLOCK_N, dOs[0], HEAD_DIM, TILEC_NOTRANS,
-		                      Vs[0], HEAD_DIM, TILEC_TRANS);
+		                      Vs[0], HEAD_DIM, TILEC_TRANS, HEAD_DIM);
 		// attention_bwd.c:87 tile_parallel(i, BLOCK_M) tile_parallel(j,
 		// BLOCK_N)
 		for (int i = 0; i < BLOCK_M; i++) {
@@ -276,7 +281,7 @@ attn_bwd_dkdv_block(int B, int S, int H, float scale,
 		// attention_bwd.c:90 tile_gemm(dk, dSs, Qs, TILE_TRANS_A)
 		tilec_gemm_f32_avx512(BLOCK_N, HEAD_DIM, BLOCK_M, dk[0],
 		                      HEAD_DIM, dSs[0], BLOCK_N, TILEC_TRANS,
-		                      Qs[0], HEAD_DIM, TILEC_NOTRANS);
+		                      Qs[0], HEAD_DIM, TILEC_NOTRANS, BLOCK_M);
 	}
 	// attention_bwd.c:92 tile_parallel(j, BLOCK_N) tile_parallel(d,
 	// HEAD_DIM)
@@ -454,13 +459,13 @@ attn_bwd_dq_block(int B, int S, int H, float scale,
 		// attention_bwd.c:125 tile_gemm(s, Qs, Ks, TILE_TRANS_B)
 		tilec_gemm_f32_avx512(BLOCK_M, BLOCK_N, HEAD_DIM, s[0], BLOCK_N,
 		                      Qs[0], HEAD_DIM, TILEC_NOTRANS, Ks[0],
-		                      HEAD_DIM, TILEC_TRANS);
+		                      HEAD_DIM, TILEC_TRANS, HEAD_DIM);
 		// attention_bwd.c:126 tile_clear(dp)
 		memset(dp, 0, sizeof dp);
 		// attention_bwd.c:127 tile_gemm(dp, dOs, Vs, TILE_TRANS_B)
 		tilec_gemm_f32_avx512(BLOCK_M, BLOCK_N, HEAD_DIM, dp[0],
 		                      BLOCK_N, dOs[0], HEAD_DIM, TILEC_NOTRANS,
-		                      Vs[0], HEAD_DIM, TILEC_TRANS);
+		                      Vs[0], HEAD_DIM, TILEC_TRANS, HEAD_DIM);
 		// attention_bwd.c:128 tile_parallel(i, BLOCK_M)
 		// tile_parallel(j, BLOCK_N)
 		for (int i = 0; i < BLOCK_M; i++) {
@@ -481,7 +486,7 @@ attn_bwd_dq_block(int B, int S, int H, float scale,
 		// attention_bwd.c:134 tile_gemm(dq, ds, Ks)
 		tilec_gemm_f32_avx512(BLOCK_M, HEAD_DIM, BLOCK_N, dq[0],
 		                      HEAD_DIM, ds[0], BLOCK_N, TILEC_NOTRANS,
-		                      Ks[0], HEAD_DIM, TILEC_NOTRANS);
+		                      Ks[0], HEAD_DIM, TILEC_NOTRANS, BLOCK_N);
 	}
 	// attention_bwd.c:136 tile_parallel(i, BLOCK_M) tile_parallel(d,
 	// HEAD_DIM)

@@ -6,6 +6,11 @@
 #include "tilec/cpu/gemm.h"
 #include "tilec/cpu/tilec_cpu.h"
 
+// What this file's code needs of the CPU; tilec's runtime checks it before
+// running a kernel.
+__attribute__((weak)) const char tilec_cpu_needs[] =
+    "avx512f avx512bw avx512vl fma";
+
 enum {
 	R = 3,
 	S = 3,
@@ -67,7 +72,7 @@ conv2d_block(int N, int H, int W, int C, int KO, int PAD, int P, int Q,
 		// conv2d.c:52 tile_gemm(acc, Xs, Fs, TILE_TRANS_B)
 		tilec_gemm_f32_avx512(BLOCK_M, BLOCK_N, BLOCK_K, acc[0],
 		                      BLOCK_N, Xs[0], BLOCK_K, TILEC_NOTRANS,
-		                      Fs[0], BLOCK_K, TILEC_TRANS);
+		                      Fs[0], BLOCK_K, TILEC_TRANS, BLOCK_K);
 	}
 	// conv2d.c:54 tile_copy(tile_dims(&Y[n][p][q0][bo * BLOCK_N], 2, 3),
 	// acc)

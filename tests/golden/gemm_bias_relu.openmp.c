@@ -6,6 +6,11 @@
 #include "tilec/cpu/gemm.h"
 #include "tilec/cpu/tilec_cpu.h"
 
+// What this file's code needs of the CPU; tilec's runtime checks it before
+// running a kernel.
+__attribute__((weak)) const char tilec_cpu_needs[] =
+    "avx512f avx512bw avx512vl fma";
+
 enum {
 	BLOCK_M = 128,
 	BLOCK_N = 128,
@@ -79,7 +84,7 @@ gemm_bias_relu_block(int M, int N, int K, const tilec_f16 A[restrict M][K],
 		// gemm_bias_relu.c:33 tile_gemm(acc, As, Bs)
 		tilec_gemm_f32_avx512(BLOCK_M, BLOCK_N, BLOCK_K, acc[0],
 		                      BLOCK_N, As[0], BLOCK_K, TILEC_NOTRANS,
-		                      Bs[0], BLOCK_N, TILEC_NOTRANS);
+		                      Bs[0], BLOCK_N, TILEC_NOTRANS, BLOCK_K);
 	}
 	// gemm_bias_relu.c:35 tile_copy(b, &bias[bx * BLOCK_N])
 	// gemm_bias_relu.c:36 tile_parallel(i, BLOCK_M) tile_parallel(j,

@@ -73,7 +73,7 @@ gemm_f32_block(int M, int N, int K, const float A[restrict M][K],
 		// gemm_f32.c:34 tile_gemm(acc, As, Bs)
 		tilec_gemm_f32_generic(BLOCK_M, BLOCK_N, BLOCK_K, acc[0],
 		                       BLOCK_N, As[0], BLOCK_K, TILEC_NOTRANS,
-		                       Bs[0], BLOCK_N, TILEC_NOTRANS);
+		                       Bs[0], BLOCK_N, TILEC_NOTRANS, BLOCK_K);
 	}
 	// gemm_f32.c:36 tile_copy(&C[by * BLOCK_M][bx * BLOCK_N], acc)
 	{

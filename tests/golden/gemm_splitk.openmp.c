@@ -6,6 +6,11 @@
 #include "tilec/cpu/gemm.h"
 #include "tilec/cpu/tilec_cpu.h"
 
+// What this file's code needs of the CPU; tilec's runtime checks it before
+// running a kernel.
+__attribute__((weak)) const char tilec_cpu_needs[] =
+    "avx512f avx512bw avx512vl fma";
+
 enum {
 	BLOCK_M = 64,
 	BLOCK_N = 64,
@@ -55,7 +60,7 @@ gemm_splitk_block(int M, int N, int K, const float A[restrict M][K],
 		// gemm_splitk.c:39 tile_gemm(acc, As, Bs)
 		tilec_gemm_f32_avx512(BLOCK_M, BLOCK_N, BLOCK_K, acc[0],
 		                      BLOCK_N, As[0], BLOCK_K, TILEC_NOTRANS,
-		                      Bs[0], BLOCK_N, TILEC_NOTRANS);
+		                      Bs[0], BLOCK_N, TILEC_NOTRANS, BLOCK_K);
 	}
 	// gemm_splitk.c:41 tile_atomic_add(&C[by * BLOCK_M][bx * BLOCK_N], acc)
 	{

@@ -6,6 +6,11 @@
 #include "tilec/cpu/gemm.h"
 #include "tilec/cpu/tilec_cpu.h"
 
+// What this file's code needs of the CPU; tilec's runtime checks it before
+// running a kernel.
+__attribute__((weak)) const char tilec_cpu_needs[] =
+    "avx512f avx512bw avx512vl fma";
+
 enum {
 	GROUP = 128,
 	BLOCK_M = 16,
@@ -106,7 +111,7 @@ gemm_w4a16_block(int M, int N, int K, const tilec_f16 A[restrict M][K],
 		// gemm_w4a16.c:54 tile_gemm(acc, As, Ws, TILE_TRANS_B)
 		tilec_gemm_f32_avx512(BLOCK_M, BLOCK_N, BLOCK_K, acc[0],
 		                      BLOCK_N, As[0], BLOCK_K, TILEC_NOTRANS,
-		                      Ws[0], BLOCK_K, TILEC_TRANS);
+		                      Ws[0], BLOCK_K, TILEC_TRANS, BLOCK_K);
 	}
 	// gemm_w4a16.c:56 tile_copy(&C[by * BLOCK_M][bx * BLOCK_N], acc)
 	{

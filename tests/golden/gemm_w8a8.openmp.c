@@ -6,6 +6,11 @@
 #include "tilec/cpu/gemm.h"
 #include "tilec/cpu/tilec_cpu.h"
 
+// What this file's code needs of the CPU; tilec's runtime checks it before
+// running a kernel.
+__attribute__((weak)) const char tilec_cpu_needs[] =
+    "avx512f avx512bw avx512vl fma";
+
 enum {
 	BLOCK_M = 64,
 	BLOCK_N = 128,

@@ -6,6 +6,11 @@
 #include "tilec/cpu/gemm.h"
 #include "tilec/cpu/tilec_cpu.h"
 
+// What this file's code needs of the CPU; tilec's runtime checks it before
+// running a kernel.
+__attribute__((weak)) const char tilec_cpu_needs[] =
+    "avx512f avx512bw avx512vl fma";
+
 enum {
 	BLOCK_M = 128,
 	BLOCK_N = 64,
@@ -115,7 +120,7 @@ gqa_attention_block(int B, int S, int H, int HKV,
 		// gqa_attention.c:56 tile_gemm(s, Qs, Ks, TILE_TRANS_B)
 		tilec_gemm_f32_avx512(BLOCK_M, BLOCK_N, HEAD_DIM, s[0], BLOCK_N,
 		                      Qs[0], HEAD_DIM, TILEC_NOTRANS, Ks[0],
-		                      HEAD_DIM, TILEC_TRANS);
+		                      HEAD_DIM, TILEC_TRANS, HEAD_DIM);
 		// gqa_attention.c:57 tile_parallel(i, BLOCK_M) tile_parallel(j,
 		// BLOCK_N)
 		for (int i = 0; i < BLOCK_M; i++) {
@@ -168,7 +173,7 @@ gqa_attention_block(int B, int S, int H, int HKV,
 		// gqa_attention.c:75 tile_gemm(o, p, Vs)
 		tilec_gemm_f32_avx512(BLOCK_M, HEAD_DIM, BLOCK_N, o[0],
 		                      HEAD_DIM, p[0], BLOCK_N, TILEC_NOTRANS,
-		                      Vs[0], HEAD_DIM, TILEC_NOTRANS);
+		                      Vs[0], HEAD_DIM, TILEC_NOTRANS, BLOCK_N);
 	}
 	// gqa_attention.c:77 tile_parallel(i, BLOCK_M) tile_parallel(d,
 	// HEAD_DIM)

@@ -6,6 +6,11 @@
 #include "tilec/cpu/gemm.h"
 #include "tilec/cpu/tilec_cpu.h"
 
+// What this file's code needs of the CPU; tilec's runtime checks it before
+// running a kernel.
+__attribute__((weak)) const char tilec_cpu_needs[] =
+    "avx512f avx512bw avx512vl fma";
+
 enum {
 	EXPERTS = 8,
 	BLOCK_M = 64,
@@ -89,7 +94,7 @@ moe_gemm_block(int T, int N, int K, const tilec_f16 X[restrict T][K],
 			tilec_gemm_f32_avx512(BLOCK_M, BLOCK_N, BLOCK_K, acc[0],
 			                      BLOCK_N, Xs[0], BLOCK_K,
 			                      TILEC_NOTRANS, Ws[0], BLOCK_K,
-			                      TILEC_TRANS);
+			                      TILEC_TRANS, BLOCK_K);
 		}
 		// moe_gemm.c:57 tile_parallel(i, BLOCK_M) tile_parallel(j,
 		// BLOCK_N)

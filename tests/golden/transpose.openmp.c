@@ -5,6 +5,11 @@
 #define TILEC_VL 16
 #include "tilec/cpu/tilec_cpu.h"
 
+// What this file's code needs of the CPU; tilec's runtime checks it before
+// running a kernel.
+__attribute__((weak)) const char tilec_cpu_needs[] =
+    "avx512f avx512bw avx512vl fma";
+
 enum {
 	BLOCK = 64,
 	THREADS = 256,

@@ -261,6 +261,42 @@ START_TEST(wgmma_chunks)
 }
 END_TEST
 
+/* CPU entries: a register block and caches for the gemm pass; AMX implies
+ * VNNI (every AMX CPU has it); the needs list names every feature the
+ * entry's export checks, and AMX's; --arch native and the aliases reach
+ * entries of the table, native with caches of plausible sizes. */
+START_TEST(cpu_gemm_fields)
+{
+	for (int i = 0; i < tc_ntargets; i++) {
+		const TcTarget *t = &tc_targets[i];
+		if (t->kind != TC_TARGET_OPENMP)
+			continue;
+		ck_assert_msg(t->gemm_mr > 0 && t->gemm_nr > 0 &&
+			      t->gemm_nr % (t->vector_lanes > 1 ? t->vector_lanes : 1) == 0,
+			      "%s: %d x %d", t->arch, t->gemm_mr, t->gemm_nr);
+		ck_assert(t->l1d_bytes >= 16 * 1024 && t->l2_bytes > t->l1d_bytes);
+		ck_assert(!t->amx || t->vnni);
+		TcBuf b;
+		tc_buf_init(&b);
+		tc_target_cpu_needs(&b, t);
+		for (int f = 0; t->cpu_features[f]; f++)
+			ck_assert(strstr(b.data, t->cpu_features[f]) != NULL);
+		ck_assert(!t->amx || strstr(b.data, "amx-tile amx-bf16 amx-int8"));
+		ck_assert(t->cpu_features[0] || t->amx || b.len == 0);
+		tc_buf_free(&b);
+	}
+	TcTarget t, u;
+	ck_assert(tc_target_init(&t, "openmp", "native"));
+	ck_assert(tc_target_init(&u, "openmp", t.arch));
+	ck_assert(t.l1d_bytes >= 16 * 1024 && t.l1d_bytes <= 1024 * 1024);
+	ck_assert(t.l2_bytes >= 128 * 1024);
+	ck_assert(tc_target_init(&t, "openmp", "sapphirerapids"));
+	ck_assert_str_eq(t.arch, "amx");
+	ck_assert(t.amx);
+	ck_assert(!tc_target_init(&t, "cuda", "sapphirerapids"));
+}
+END_TEST
+
 /* --list-targets prints every entry, with the facts it holds. */
 START_TEST(describe)
 {
@@ -304,6 +340,7 @@ unit_suite_target(void)
 	tcase_add_test(tc, cpu_vectors);
 	tcase_add_test(tc, helper_warps);
 	tcase_add_test(tc, lookups);
+	tcase_add_test(tc, cpu_gemm_fields);
 	tcase_add_test(tc, describe);
 	tcase_add_test(tc, wgmma_chunks);
 	suite_add_tcase(s, tc);

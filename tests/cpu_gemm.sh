@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# cpu_gemm.sh - the CPU gemm helpers and what --arch asks of the CPU.
+#
+# usage: cpu_gemm.sh TILEC SRCROOT CASE
+#
+#   helpers   templates/cpu/gemm.h against a loop nest (tests/cpu_gemm/
+#             helpers.c): the f32 micro-kernels this CPU runs, int8 on
+#             VNNI, AMX bf16 and int8 on an emulation of the tiles
+#   amx-code  --arch amx output compiled with gcc (-mamx-tile -mamx-bf16
+#             -mamx-int8 and without): the object has ldtilecfg,
+#             tdpbf16ps (bf16 gemm) and tdpbssd (int8 gemm)
+#   run       bf16 and int8 gemms checked by `tilec run` with the richest
+#             arch this CPU has (AMX and VNNI where present)
+#   refuse    the runtime refuses, with a sentence and a non-zero exit, a
+#             kernel for an ISA the CPU lacks (TILEC_CPU_HIDE stands in
+#             for a missing feature; AMX where this CPU has none)
+#   export    an --arch amx export's launch function on this CPU: -1 and
+#             a sentence where there is no AMX (nothing runs), else a
+#             checked product
+set -u
+tilec=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+cd "$2"
+case=$3
+cc=${CC:-cc}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+flags=/proc/cpuinfo
+has() { grep -qw "$1" "$flags"; }
+
+case $case in
+helpers)
+	"$cc" -std=c11 -O2 -Wall -Wextra -Werror -I templates -o "$work/helpers" \
+		tests/cpu_gemm/helpers.c || fail "helpers.c does not build"
+	"$work/helpers" || fail "a helper disagrees with the loop nest"
+	;;
+amx-code)
+	command -v objdump >/dev/null || { echo "no objdump"; exit 77; }
+	"$tilec" tests/cpu_gemm/gemm_bf16.c --arch amx --standalone -o "$work/bf16.c" &&
+		"$tilec" samples/gemm_w8a8.c --arch amx --standalone -o "$work/i8.c" ||
+		fail "translation for --arch amx"
+	grep -q 'tilec_gemm_bf16_amx(' "$work/bf16.c" || fail "bf16 gemm not on AMX"
+	grep -q 'tilec_gemm_i8_amx(' "$work/i8.c" || fail "int8 gemm not on AMX"
+	for f in bf16 i8; do
+		for m in "" "-mamx-tile -mamx-bf16 -mamx-int8"; do
+			# shellcheck disable=SC2086
+			"$cc" -std=c11 -O3 -fopenmp -fno-math-errno -Wall -Wextra -mavx512f \
+				-mavx512bw -mavx512vl -mfma $m \
+				-c "$work/$f.c" -o "$work/$f.o" || fail "cc $m $f.c"
+		done
+	done
+	objdump -d "$work/bf16.o" >"$work/bf16.s" && objdump -d "$work/i8.o" >"$work/i8.s"
+	for insn in ldtilecfg tileloadd tdpbf16ps tilestored tilerelease; do
+		grep -q "$insn" "$work/bf16.s" || fail "no $insn in the bf16 gemm"
+	done
+	grep -q tdpbssd "$work/i8.s" || fail "no tdpbssd in the int8 gemm"
+	echo "bf16: $(grep -c tdpbf16ps "$work/bf16.s") tdpbf16ps; int8: $(grep -c tdpbssd "$work/i8.s") tdpbssd"
+	;;
+run)
+	"$tilec" run tests/cpu_gemm/gemm_bf16.c --arch native \
+		--shape M=77,N=70,K=131 >"$work/out" 2>&1 ||
+		{ cat "$work/out"; fail "bf16 gemm, --arch native"; }
+	"$tilec" run samples/gemm_w8a8.c --arch native \
+		--shape M=70,N=131,K=203 >"$work/out" 2>&1 ||
+		{ cat "$work/out"; fail "int8 gemm, --arch native"; }
+	if has avx512_vnni; then
+		"$tilec" run samples/gemm_w8a8.c --arch avx512vnni -D BLOCK_K=32 \
+			--shape M=33,N=200,K=97 >"$work/out" 2>&1 ||
+			{ cat "$work/out"; fail "int8 gemm on VNNI"; }
+	fi
+	"$tilec" samples/gemm_w8a8.c --arch native --emit=ir | grep 'gemm acc'
+	;;
+refuse)
+	export TILEC_CPU_HIDE="avx512bw,fma"
+	"$tilec" run samples/gemm_f32.c --arch avx512 --shape M=30,N=20,K=10 \
+		>"$work/out" 2>&1 && fail "an avx512 kernel ran without AVX-512 BW"
+	grep -q "this CPU lacks avx512bw, fma (translate with --arch native" "$work/out" ||
+		{ cat "$work/out"; fail "no clear message"; }
+	grep -q "Illegal instruction\|signal" "$work/out" && fail "it ran"
+	"$tilec" run samples/gemm_f32.c --arch generic --shape M=30,N=20,K=10 \
+		>"$work/out" 2>&1 || { cat "$work/out"; fail "generic refused"; }
+	unset TILEC_CPU_HIDE
+	if has amx_tile; then
+		TILEC_CPU_HIDE=amx-int8 "$tilec" run samples/gemm_w8a8.c --arch amx \
+			--shape M=30,N=20,K=10 >"$work/out" 2>&1 &&
+			fail "an AMX kernel ran with AMX-INT8 hidden"
+		grep -q "this CPU lacks amx-int8" "$work/out" || { cat "$work/out"; fail "no clear message"; }
+	else
+		"$tilec" run tests/cpu_gemm/gemm_bf16.c --arch sapphirerapids \
+			--shape M=30,N=20,K=10 >"$work/out" 2>&1 &&
+			fail "an AMX kernel ran on a CPU without AMX"
+		grep -q "this CPU lacks amx-tile, amx-bf16, amx-int8" "$work/out" ||
+			{ cat "$work/out"; fail "no clear message"; }
+	fi
+	sed -n 's/^tilec run: //p' "$work/out"
+	;;
+export)
+	"$tilec" export tests/cpu_gemm/gemm_bf16.c -t openmp --arch amx -o "$work/x" ||
+		fail "export --arch amx"
+	cat >"$work/main.c" <<'C'
+#include <math.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "gemm_bf16.h"
+
+/* bf16 values as stored: the top half of a float. */
+static uint16_t
+bf16(float x)
+{
+	uint32_t u;
+	memcpy(&u, &x, 4);
+	return (uint16_t)(u >> 16);
+}
+
+static float
+wide(uint16_t h)
+{
+	uint32_t u = (uint32_t)h << 16;
+	float x;
+	memcpy(&x, &u, 4);
+	return x;
+}
+
+int
+main(void)
+{
+	enum { M = 37, N = 45, K = 70 };
+	static uint16_t A[M][K], B[N][K];
+	static float C[M][N];
+	unsigned s = 7;
+	for (int i = 0; i < M * K; i++)
+		A[i / K][i % K] = bf16((float)((s = s * 1103515245u + 12345u) >> 20) / 2048.0f - 1.0f);
+	for (int i = 0; i < N * K; i++)
+		B[i / K][i % K] = bf16((float)((s = s * 1103515245u + 12345u) >> 20) / 2048.0f - 1.0f);
+	for (int i = 0; i < M * N; i++)
+		C[i / N][i % N] = -7.0f;
+	int r = gemm_bf16_launch(M, N, K, (void *)A, (void *)B, &C[0][0]);
+	if (r != 0) {
+		for (int i = 0; i < M * N; i++)
+			if (C[i / N][i % N] != -7.0f)
+				return 1;
+		printf("refused, nothing written\n");
+		return 3;
+	}
+	double worst = 0;
+	for (int i = 0; i < M; i++)
+		for (int j = 0; j < N; j++) {
+			double ref = 0;
+			for (int p = 0; p < K; p++)
+				ref += (double)wide(A[i][p]) * wide(B[j][p]);
+			worst = fmax(worst, fabs(C[i][j] - ref));
+		}
+	printf("AMX export ran: max abs error %.3g\n", worst);
+	return worst < 1e-3 ? 0 : 1;
+}
+C
+	"$cc" -std=c11 -O2 -fopenmp -I "$work/x" "$work/main.c" "$work/x/gemm_bf16.c" \
+		-lm -o "$work/main" || fail "cc the AMX export"
+	"$work/main" 2>"$work/err"
+	rc=$?
+	if has amx_tile; then
+		[ $rc = 0 ] || { cat "$work/err"; fail "the AMX export on an AMX CPU: status $rc"; }
+	else
+		[ $rc = 3 ] || { cat "$work/err"; fail "the AMX export on a CPU without AMX: status $rc"; }
+		grep -q "gemm_bf16_launch: gemm_bf16.c was exported for amx" "$work/err" ||
+			fail "no clear message: $(cat "$work/err")"
+		cat "$work/err"
+	fi
+	;;
+*)
+	fail "unknown case $case"
+	;;
+esac

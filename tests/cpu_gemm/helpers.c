@@ -1,0 +1,238 @@
+/*
+ * helpers.c - templates/cpu/gemm.h's helpers against a plain loop nest:
+ * every f32 micro-kernel the CPU can run (AVX-512, AVX2, portable), the
+ * int8 VNNI kernel, and the AMX bf16 and int8 kernels.  The AMX ones run
+ * here on an emulation of the tile instructions (below), so the packing,
+ * the tile layouts and the edges are checked on any x86-64 CPU; the
+ * instructions themselves are only compiled (tests/cpu_gemm.sh looks for
+ * them in the object).  Ragged shapes, both transposes, panel depths
+ * smaller than k; c starts from random values (the helpers add into it),
+ * and f32 results are compared with a double-precision sum, integers
+ * exactly.  Exit 0 when all agree.
+ */
+#include <immintrin.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* --- An emulation of the AMX tile instructions the helpers use ---------- */
+
+static unsigned char emu_tile[8][16][64];
+
+static void
+emu_loadd(int t, const void *base, long stride)
+{
+	for (int r = 0; r < 16; r++)
+		memcpy(emu_tile[t][r], (const char *)base + r * stride, 64);
+}
+
+static void
+emu_stored(int t, void *base, long stride)
+{
+	for (int r = 0; r < 16; r++)
+		memcpy((char *)base + r * stride, emu_tile[t][r], 64);
+}
+
+static float
+emu_bf16(const unsigned char *p)
+{
+	unsigned int u = (unsigned)(p[0] | p[1] << 8) << 16;
+	float f;
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+/* tdpbf16ps c, a, b: c[m][n] += sum over pairs of a[m][2p+h] * b[p][n][h] */
+static void
+emu_dpbf16ps(int c, int a, int b)
+{
+	for (int m = 0; m < 16; m++)
+		for (int n = 0; n < 16; n++) {
+			float acc;
+			memcpy(&acc, &emu_tile[c][m][4 * n], 4);
+			for (int p = 0; p < 16; p++)
+				for (int h = 0; h < 2; h++)
+					acc += emu_bf16(&emu_tile[a][m][4 * p + 2 * h]) *
+					       emu_bf16(&emu_tile[b][p][4 * n + 2 * h]);
+			memcpy(&emu_tile[c][m][4 * n], &acc, 4);
+		}
+}
+
+/* tdpbssd c, a, b: signed bytes in quads, i32 sums */
+static void
+emu_dpbssd(int c, int a, int b)
+{
+	for (int m = 0; m < 16; m++)
+		for (int n = 0; n < 16; n++) {
+			int acc;
+			memcpy(&acc, &emu_tile[c][m][4 * n], 4);
+			for (int p = 0; p < 16; p++)
+				for (int h = 0; h < 4; h++)
+					acc += (signed char)emu_tile[a][m][4 * p + h] *
+					       (signed char)emu_tile[b][p][4 * n + h];
+			memcpy(&emu_tile[c][m][4 * n], &acc, 4);
+		}
+}
+
+#undef _tile_loadd
+#undef _tile_stored
+#undef _tile_zero
+#undef _tile_dpbf16ps
+#undef _tile_dpbssd
+#undef _tile_release
+#define _tile_loadd(t, p, s) emu_loadd(t, p, s)
+#define _tile_stored(t, p, s) emu_stored(t, p, s)
+#define _tile_zero(t) memset(emu_tile[t], 0, sizeof emu_tile[t])
+#define _tile_dpbf16ps(c, a, b) emu_dpbf16ps(c, a, b)
+#define _tile_dpbssd(c, a, b) emu_dpbssd(c, a, b)
+#define _tile_release() ((void)0)
+#define _tile_loadconfig(cfg) ((void)(cfg))
+
+#include "cpu/gemm.h"
+
+static unsigned int seed = 12345;
+
+static float
+rnd(void)
+{
+	seed = seed * 1103515245u + 12345u;
+	return (float)((seed >> 8) & 0xffff) / 32768.0f - 1.0f;
+}
+
+static float
+round_bf16(float x)
+{
+	unsigned int u;
+	memcpy(&u, &x, 4);
+	u = (u + 0x7fff + (u >> 16 & 1)) & 0xffff0000u;
+	memcpy(&x, &u, 4);
+	return x;
+}
+
+typedef void (*GemmF32)(int, int, int, float *, int, const float *, int, int,
+			const float *, int, int, int);
+typedef void (*GemmI8)(int, int, int, int *, int, const signed char *, int,
+		       int, const signed char *, int, int, int);
+
+static int failures;
+
+/* One f32-accumulating helper on one shape; bf16 rounds the operands. */
+static void
+check_f32(const char *name, GemmF32 g, int m, int n, int k, int ta, int tb,
+	  int kc, int bf16)
+{
+	int lda = (ta ? m : k) + 3, ldb = (tb ? k : n) + 1, ldc = n + 2;
+	float *a = malloc(sizeof *a * (size_t)(ta ? k : m) * lda);
+	float *b = malloc(sizeof *b * (size_t)(tb ? n : k) * ldb);
+	float *c = malloc(sizeof *c * (size_t)m * ldc);
+	double *r = malloc(sizeof *r * (size_t)m * ldc);
+	for (int i = 0; i < (ta ? k : m) * lda; i++)
+		a[i] = bf16 ? round_bf16(rnd()) : rnd();
+	for (int i = 0; i < (tb ? n : k) * ldb; i++)
+		b[i] = bf16 ? round_bf16(rnd()) : rnd();
+	for (int i = 0; i < m * ldc; i++)
+		r[i] = c[i] = rnd();
+	for (int i = 0; i < m; i++)
+		for (int j = 0; j < n; j++)
+			for (int p = 0; p < k; p++)
+				r[i * ldc + j] += (double)(ta ? a[p * lda + i] : a[i * lda + p]) *
+						  (tb ? b[j * ldb + p] : b[p * ldb + j]);
+	g(m, n, k, c, ldc, a, lda, ta, b, ldb, tb, kc);
+	for (int i = 0; i < m * ldc; i++) {
+		double d = c[i] - r[i];
+		int pad = i % ldc >= n;
+		if ((pad && c[i] != (float)r[i]) || d > 1e-4 * k || d < -1e-4 * k) {
+			printf("FAIL %s m=%d n=%d k=%d trans_a=%d trans_b=%d kc=%d: "
+			       "c[%d][%d] = %g, expected %g\n", name, m, n, k, ta,
+			       tb, kc, i / ldc, i % ldc, c[i], r[i]);
+			failures++;
+			break;
+		}
+	}
+	free(a);
+	free(b);
+	free(c);
+	free(r);
+}
+
+static void
+check_i8(const char *name, GemmI8 g, int m, int n, int k, int ta, int tb,
+	 int kc)
+{
+	int lda = (ta ? m : k) + 5, ldb = (tb ? k : n) + 3, ldc = n + 1;
+	signed char *a = malloc((size_t)(ta ? k : m) * lda);
+	signed char *b = malloc((size_t)(tb ? n : k) * ldb);
+	int *c = malloc(sizeof *c * (size_t)m * ldc);
+	int *r = malloc(sizeof *r * (size_t)m * ldc);
+	for (int i = 0; i < (ta ? k : m) * lda; i++)
+		a[i] = (signed char)(rnd() * 128.0f);
+	for (int i = 0; i < (tb ? n : k) * ldb; i++)
+		b[i] = (signed char)(rnd() * 128.0f);
+	a[0] = -128; /* the extremes the flip to unsigned must survive */
+	b[0] = -128;
+	for (int i = 0; i < m * ldc; i++)
+		r[i] = c[i] = (int)(rnd() * 1000.0f);
+	for (int i = 0; i < m; i++)
+		for (int j = 0; j < n; j++)
+			for (int p = 0; p < k; p++)
+				r[i * ldc + j] += (ta ? a[p * lda + i] : a[i * lda + p]) *
+						  (tb ? b[j * ldb + p] : b[p * ldb + j]);
+	g(m, n, k, c, ldc, a, lda, ta, b, ldb, tb, kc);
+	for (int i = 0; i < m * ldc; i++)
+		if (c[i] != r[i]) {
+			printf("FAIL %s m=%d n=%d k=%d trans_a=%d trans_b=%d kc=%d: "
+			       "c[%d][%d] = %d, expected %d\n", name, m, n, k, ta,
+			       tb, kc, i / ldc, i % ldc, c[i], r[i]);
+			failures++;
+			break;
+		}
+	free(a);
+	free(b);
+	free(c);
+	free(r);
+}
+
+int
+main(void)
+{
+	static const int ms[] = { 1, 5, 14, 16, 29, 33 };
+	static const int ns[] = { 1, 7, 16, 17, 33, 64 };
+	static const int ks[] = { 1, 3, 37, 70, 128 };
+	__builtin_cpu_init();
+	int avx512 = __builtin_cpu_supports("avx512f") &&
+		     __builtin_cpu_supports("avx512bw") &&
+		     __builtin_cpu_supports("avx512vl") &&
+		     __builtin_cpu_supports("fma");
+	int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+	int vnni = avx512 && __builtin_cpu_supports("avx512vnni");
+	int runs = 0;
+	for (int x = 0; x < 6; x++)
+		for (int y = 0; y < 6; y++)
+			for (int z = 0; z < 5; z++)
+				for (int t = 0; t < 4; t++) {
+					int m = ms[x], n = ns[y], k = ks[z];
+					int ta = t & 1, tb = t >> 1;
+					int kc = (x + y + z) % 2 ? 16 : 256;
+					check_f32("generic", tilec_gemm_f32_generic, m, n, k,
+						  ta, tb, kc, 0);
+					if (avx2)
+						check_f32("avx2", tilec_gemm_f32_avx2, m, n, k,
+							  ta, tb, kc, 0);
+					if (avx512)
+						check_f32("avx512", tilec_gemm_f32_avx512, m, n,
+							  k, ta, tb, kc, 0);
+					if (vnni)
+						check_i8("vnni", tilec_gemm_i8_vnni, m, n, k, ta,
+							 tb, kc);
+					check_f32("amx bf16 (emulated)", tilec_gemm_bf16_amx,
+						  m, n, k, ta, tb, kc, 1);
+					check_i8("amx int8 (emulated)", tilec_gemm_i8_amx, m,
+						 n, k, ta, tb, kc);
+					runs++;
+				}
+	printf("%d shapes; f32 on generic%s%s; int8 on VNNI %s; AMX bf16 and "
+	       "int8 emulated; %d failures\n", runs, avx2 ? ", avx2" : "",
+	       avx512 ? ", avx512" : "", vnni ? "checked" : "skipped (no "
+	       "AVX512-VNNI)", failures);
+	return failures != 0;
+}
