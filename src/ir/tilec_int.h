@@ -1112,6 +1112,14 @@ typedef struct TcTarget {
 	 * generic), and the same in words for messages. */
 	const char *cpu_features[5];
 	const char *cpu_spelled;
+	/* GPUs: the devices the arch's code is picked for when a context
+	 * names no arch (tc_target_device_arch): those whose arch, as the
+	 * runtime reports it, begins with device_arch ("sm_90a", "gfx94"),
+	 * and, failing every entry's device_arch, CUDA devices of compute
+	 * capability min_cc (major * 10 + minor) or later; NULL and 0 for
+	 * none. */
+	const char *device_arch;
+	int min_cc;
 } TcTarget;
 
 /* Every target and arch, the targets' default arch first in each. */
@@ -1135,6 +1143,14 @@ bool tc_target_init(TcTarget *t, const char *name, const char *arch);
  * the unknown target or architecture, the nearest valid one ("did you
  * mean"), and every valid value. */
 void tc_target_explain(TcBuf *out, const char *name, const char *arch);
+/* The arch of target `name` to generate code for on a device whose arch
+ * the runtime reports as `device` (compute capability cc as major * 10 +
+ * minor, 0 where there is none): the entry whose device_arch it begins
+ * with, else the one of the highest min_cc it meets; NULL if none. */
+const char *tc_target_device_arch(const char *name, const char *device, int cc);
+/* The devices target `name` generates code for, in words ("sm_80 and
+ * later, sm_90a"), appended to out. */
+void tc_target_devices(TcBuf *out, const char *name);
 /* t, in words, as `tilec --list-targets` prints it. */
 void tc_target_describe(TcBuf *out, const TcTarget *t);
 /* The form of matrix instruction mi that multiplies A and B of dtype
