@@ -76,6 +76,10 @@ void tc_buf_puts(TcBuf *b, const char *s);
 /* n bytes as they are (binary safe; indentation still applies). */
 void tc_buf_append(TcBuf *b, const void *data, size_t n);
 char *tc_buf_take(TcBuf *b); /* hand the malloc'd text to the caller */
+/* wrap.c: break the code lines of b from offset `from` on that pass
+ * `width` columns (tabs 8) after commas or before && || ? :, the
+ * continuations one tab deeper; comment and preprocessor lines stay. */
+void tc_wrap_code(TcBuf *b, size_t from, int width);
 /* A whole file, binary safe and NUL-terminated (*len, if len is not NULL,
  * excludes the NUL); NULL with errno set when it cannot be read. */
 char *tc_read_file(const char *path, size_t *len);
