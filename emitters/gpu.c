@@ -345,6 +345,13 @@ stage_elems_text(Gpu *G, const TcVar *v, bool factor)
 	return factor ? tc_fmt(G->a, "(%s)", t) : t;
 }
 
+/* Byte `offset` of the block's shared memory: `tilec_smem + OFFSET`. */
+static const char *
+smem_at(Gpu *G, long long offset)
+{
+	return offset ? tc_fmt(G->a, "tilec_smem + %lld", offset) : "tilec_smem";
+}
+
 /* The base of a buffer in shared memory: its name.  A staged buffer is
  * named through a STAGE_VIEW, or filled by stage (smem_stage). */
 static void
@@ -1444,8 +1451,8 @@ emit_reduce(Gpu *G, const TcStmt *s)
 		tc_buf_printf(b, "%s %s[%s::count];\n", acc_type, part, out);
 		/* smem.c reserves scratch only where warps must combine. */
 		const char *scratch = G->k->smem_bytes > G->k->scratch_offset ?
-			tc_fmt(G->a, "reinterpret_cast<%s *>(tilec_smem + %lld)",
-			       acc_type, G->k->scratch_offset) : "nullptr";
+			tc_fmt(G->a, "reinterpret_cast<%s *>(%s)", acc_type,
+			       smem_at(G, G->k->scratch_offset)) : "nullptr";
 		tc_buf_printf(b, "tilec::reduce2d<%s, %d, %s, %s, %s, %s>(%s, %s, %s);\n",
 			      op, dim, dist_of(G, src, 0), dist_of(G, src, 1),
 			      G->nthreads, storage_type(G, dst->dtype), part,
@@ -1571,7 +1578,7 @@ emit_reduce_all(Gpu *G, const TcStmt *s)
 	TcDtype t = tc_reduce_all_type(src->dtype);
 	const char *acc_type = value_type(t);
 	const char *scratch = G->k->smem_bytes > G->k->scratch_offset ?
-		tc_fmt(G->a, "tilec_smem + %lld", G->k->scratch_offset) : "nullptr";
+		smem_at(G, G->k->scratch_offset) : "nullptr";
 	const char *val;
 	bool braces = false;
 	if (is_reg(src)) {
@@ -2015,11 +2022,9 @@ emit_decl(Gpu *G, const TcStmt *s)
 		v->stages > 1 ? tc_fmt(G->a, ", %d stages", v->stages) : "",
 		v->pad ? tc_fmt(G->a, ", rows padded to %lld", row_stride(v))
 		: v->swizzle ? ", 16-byte chunks swizzled" : ""));
-	tc_buf_printf(b, "%s *const %s = reinterpret_cast<%s *>(tilec_smem", storage_type(G, v->dtype),
-		      v->name, storage_type(G, v->dtype));
-	if (v->smem_offset)
-		tc_buf_printf(b, " + %lld", v->smem_offset);
-	tc_buf_puts(b, ");\n");
+	tc_buf_printf(b, "%s *const %s = reinterpret_cast<%s *>(%s);\n",
+		      storage_type(G, v->dtype), v->name, storage_type(G, v->dtype),
+		      smem_at(G, v->smem_offset));
 }
 
 static void

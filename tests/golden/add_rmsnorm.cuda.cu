@@ -66,7 +66,7 @@ add_rmsnorm(int M, int N, float eps, const __half *__restrict__ X, const __half 
 		// add_rmsnorm.c:49 tile_reduce_sum(inv_rms, sq, 1, TILE_ACCUMULATE)
 		float inv_rms_part[x_rows::count];
 		tilec::reduce2d<tilec::REDUCE_SUM, 1, x_rows, x_cols, THREADS, float>(inv_rms_part,
-			sq, reinterpret_cast<float *>(tilec_smem + 0));
+			sq, reinterpret_cast<float *>(tilec_smem));
 		#pragma unroll
 		for (int r0 = 0; r0 < x_rows::count; r0++)
 			inv_rms[r0] = tilec::reduce_combine<tilec::REDUCE_SUM>(inv_rms[r0],

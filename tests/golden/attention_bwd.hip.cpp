@@ -41,7 +41,7 @@ attn_bwd_delta(int B, int S, int H, const __half *__restrict__ O, const __half *
 	// attention_bwd.c:45 tile_reduce_sum(delta, o, 1)
 	float delta_part[o_rows::count];
 	tilec::reduce2d<tilec::REDUCE_SUM, 1, o_rows, o_cols, THREADS, float>(delta_part, o,
-		reinterpret_cast<float *>(tilec_smem + 0));
+		reinterpret_cast<float *>(tilec_smem));
 	#pragma unroll
 	for (int r0 = 0; r0 < o_rows::count; r0++)
 		delta[r0] = delta_part[r0];

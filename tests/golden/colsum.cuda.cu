@@ -28,7 +28,7 @@ colsum(int M, int N, const float *__restrict__ X, float *__restrict__ Y)
 		// colsum.c:27 tile_reduce_sum(sum, x, 0, TILE_ACCUMULATE)
 		float sum_part[x_cols::count];
 		tilec::reduce2d<tilec::REDUCE_SUM, 0, x_rows, x_cols, 128, float>(sum_part, x,
-			reinterpret_cast<float *>(tilec_smem + 0));
+			reinterpret_cast<float *>(tilec_smem));
 		#pragma unroll
 		for (int r0 = 0; r0 < x_cols::count; r0++)
 			sum[r0] = tilec::reduce_combine<tilec::REDUCE_SUM>(sum[r0], sum_part[r0]);

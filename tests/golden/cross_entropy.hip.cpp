@@ -73,7 +73,7 @@ cross_entropy(int M, int V, const __half *__restrict__ X, const int *__restrict_
 		// cross_entropy.c:48 tile_reduce_sum(target, picked, 1, TILE_ACCUMULATE)
 		float target_part[x_rows::count];
 		tilec::reduce2d<tilec::REDUCE_SUM, 1, x_rows, x_cols, THREADS, float>(target_part,
-			picked, reinterpret_cast<float *>(tilec_smem + 0));
+			picked, reinterpret_cast<float *>(tilec_smem));
 		#pragma unroll
 		for (int r0 = 0; r0 < x_rows::count; r0++)
 			target[r0] = tilec::reduce_combine<tilec::REDUCE_SUM>(target[r0],
@@ -81,7 +81,7 @@ cross_entropy(int M, int V, const __half *__restrict__ X, const int *__restrict_
 		// cross_entropy.c:49 tile_reduce_max(chunk_max, x, 1)
 		float chunk_max_part[x_rows::count];
 		tilec::reduce2d<tilec::REDUCE_MAX, 1, x_rows, x_cols, THREADS, float>(
-			chunk_max_part, x, reinterpret_cast<float *>(tilec_smem + 0));
+			chunk_max_part, x, reinterpret_cast<float *>(tilec_smem));
 		#pragma unroll
 		for (int r0 = 0; r0 < x_rows::count; r0++)
 			chunk_max[r0] = chunk_max_part[r0];
@@ -104,7 +104,7 @@ cross_entropy(int M, int V, const __half *__restrict__ X, const int *__restrict_
 		// cross_entropy.c:57 tile_reduce_sum(row_sum, e, 1, TILE_ACCUMULATE)
 		float row_sum_part[x_rows::count];
 		tilec::reduce2d<tilec::REDUCE_SUM, 1, x_rows, x_cols, THREADS, float>(row_sum_part,
-			e, reinterpret_cast<float *>(tilec_smem + 0));
+			e, reinterpret_cast<float *>(tilec_smem));
 		#pragma unroll
 		for (int r0 = 0; r0 < x_rows::count; r0++)
 			row_sum[r0] = tilec::reduce_combine<tilec::REDUCE_SUM>(row_sum[r0],

@@ -200,7 +200,7 @@ flash_decode_combine(int B, int H, int NSPLIT, const float *__restrict__ Opart,
 		float tile_m;
 		// flash_decode.c:114 tile_max(lse)
 		tile_m = tilec::reduce_all<tilec::REDUCE_MAX, tilec::One, lse_rows, THREADS, float>(
-			tilec::as_row(lse), tilec_smem + 0);
+			tilec::as_row(lse), tilec_smem);
 		const float m_new = fmaxf(m, tile_m);
 		const float m_use = m_new == -INFINITY ? 0.0f : m_new;
 		const float alpha = expf(m - m_use);
@@ -212,7 +212,7 @@ flash_decode_combine(int B, int H, int NSPLIT, const float *__restrict__ Opart,
 		float tile_l;
 		// flash_decode.c:122 tile_sum(w)
 		tile_l = tilec::reduce_all<tilec::REDUCE_SUM, tilec::One, lse_rows, THREADS, float>(
-			tilec::as_row(w), tilec_smem + 0);
+			tilec::as_row(w), tilec_smem);
 		l = l * alpha + tile_l;
 		m = m_new;
 		// flash_decode.c:125 tile_parallel(i, BLOCK_S)
@@ -227,7 +227,7 @@ flash_decode_combine(int B, int H, int NSPLIT, const float *__restrict__ Opart,
 		// flash_decode.c:127 tile_reduce_sum(o, wp, 0)
 		float o_part[part_cols::count];
 		tilec::reduce2d<tilec::REDUCE_SUM, 0, lse_rows, part_cols, THREADS, float>(o_part,
-			wp, reinterpret_cast<float *>(tilec_smem + 0));
+			wp, reinterpret_cast<float *>(tilec_smem));
 		#pragma unroll
 		for (int r0 = 0; r0 < part_cols::count; r0++)
 			o[r0] = o_part[r0];

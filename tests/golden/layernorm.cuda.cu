@@ -35,7 +35,7 @@ layernorm(int M, int N, float eps, const __half *__restrict__ X, const __half *_
 		// layernorm.c:30 tile_reduce_sum(mean, x, 1, TILE_ACCUMULATE)
 		float mean_part[x_rows::count];
 		tilec::reduce2d<tilec::REDUCE_SUM, 1, x_rows, x_cols, 128, float>(mean_part, x,
-			reinterpret_cast<float *>(tilec_smem + 0));
+			reinterpret_cast<float *>(tilec_smem));
 		#pragma unroll
 		for (int r0 = 0; r0 < x_rows::count; r0++)
 			mean[r0] = tilec::reduce_combine<tilec::REDUCE_SUM>(mean[r0],
@@ -70,7 +70,7 @@ layernorm(int M, int N, float eps, const __half *__restrict__ X, const __half *_
 		// layernorm.c:42 tile_reduce_sum(rstd, x, 1, TILE_ACCUMULATE)
 		float rstd_part[x_rows::count];
 		tilec::reduce2d<tilec::REDUCE_SUM, 1, x_rows, x_cols, 128, float>(rstd_part, x,
-			reinterpret_cast<float *>(tilec_smem + 0));
+			reinterpret_cast<float *>(tilec_smem));
 		#pragma unroll
 		for (int r0 = 0; r0 < x_rows::count; r0++)
 			rstd[r0] = tilec::reduce_combine<tilec::REDUCE_SUM>(rstd[r0],

@@ -66,7 +66,7 @@ paged_decode(int B, int H, int HKV, int NPAGES, int MAXP, float scale, const __h
 		// paged_decode.c:56 tile_reduce_sum(s, qk, 1)
 		float s_part[k_rows::count];
 		tilec::reduce2d<tilec::REDUCE_SUM, 1, k_rows, q_cols, THREADS, float>(s_part, qk,
-			reinterpret_cast<float *>(tilec_smem + 0));
+			reinterpret_cast<float *>(tilec_smem));
 		#pragma unroll
 		for (int r0 = 0; r0 < k_rows::count; r0++)
 			s[r0] = s_part[r0];
@@ -79,7 +79,7 @@ paged_decode(int B, int H, int HKV, int NPAGES, int MAXP, float scale, const __h
 		float tile_m;
 		// paged_decode.c:59 tile_max(s)
 		tile_m = tilec::reduce_all<tilec::REDUCE_MAX, tilec::One, k_rows, THREADS, float>(
-			tilec::as_row(s), tilec_smem + 0);
+			tilec::as_row(s), tilec_smem);
 		const float m_new = fmaxf(m, tile_m);
 		const float alpha = expf(m - m_new);
 		// paged_decode.c:63 tile_parallel(j, PAGE)
@@ -90,7 +90,7 @@ paged_decode(int B, int H, int HKV, int NPAGES, int MAXP, float scale, const __h
 		float tile_l;
 		// paged_decode.c:65 tile_sum(s)
 		tile_l = tilec::reduce_all<tilec::REDUCE_SUM, tilec::One, k_rows, THREADS, float>(
-			tilec::as_row(s), tilec_smem + 0);
+			tilec::as_row(s), tilec_smem);
 		l = l * alpha + tile_l;
 		m = m_new;
 		// paged_decode.c:68 tile_parallel(j, PAGE)
@@ -105,7 +105,7 @@ paged_decode(int B, int H, int HKV, int NPAGES, int MAXP, float scale, const __h
 		// paged_decode.c:70 tile_reduce_sum(o, pv, 0)
 		float o_part[acc_cols::count];
 		tilec::reduce2d<tilec::REDUCE_SUM, 0, k_rows, acc_cols, THREADS, float>(o_part, pv,
-			reinterpret_cast<float *>(tilec_smem + 0));
+			reinterpret_cast<float *>(tilec_smem));
 		#pragma unroll
 		for (int r0 = 0; r0 < acc_cols::count; r0++)
 			o[r0] = o_part[r0];

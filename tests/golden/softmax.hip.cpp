@@ -53,7 +53,7 @@ softmax(int M, int N, const float *__restrict__ X, float *__restrict__ Y)
 		// softmax.c:37 tile_reduce_max(chunk_max, x, 1)
 		float chunk_max_part[x_rows::count];
 		tilec::reduce2d<tilec::REDUCE_MAX, 1, x_rows, x_cols, THREADS, float>(
-			chunk_max_part, x, reinterpret_cast<float *>(tilec_smem + 0));
+			chunk_max_part, x, reinterpret_cast<float *>(tilec_smem));
 		#pragma unroll
 		for (int r0 = 0; r0 < x_rows::count; r0++)
 			chunk_max[r0] = chunk_max_part[r0];
@@ -76,7 +76,7 @@ softmax(int M, int N, const float *__restrict__ X, float *__restrict__ Y)
 		// softmax.c:45 tile_reduce_sum(row_sum, e, 1, TILE_ACCUMULATE)
 		float row_sum_part[x_rows::count];
 		tilec::reduce2d<tilec::REDUCE_SUM, 1, x_rows, x_cols, THREADS, float>(row_sum_part,
-			e, reinterpret_cast<float *>(tilec_smem + 0));
+			e, reinterpret_cast<float *>(tilec_smem));
 		#pragma unroll
 		for (int r0 = 0; r0 < x_rows::count; r0++)
 			row_sum[r0] = tilec::reduce_combine<tilec::REDUCE_SUM>(row_sum[r0],
