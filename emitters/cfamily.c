@@ -365,11 +365,41 @@ tc_c_source_snippet(TcArena *a, const char *text, TcLoc loc)
 	return s;
 }
 
+static const char *
+skip_spaces(const char *p)
+{
+	while (*p == ' ')
+		p++;
+	return p;
+}
+
+/* The end of the word starting at p. */
+static const char *
+next_word(const char *p)
+{
+	while (*p && *p != ' ')
+		p++;
+	return p;
+}
+
+/* Whether the word [w, we) is an operator of C: `+`, `==`, `&&`. */
+static bool
+is_operator(const char *w, const char *we)
+{
+	if (we == w || we - w > 2)
+		return false;
+	for (const char *c = w; c < we; c++)
+		if (!strchr("+-*/%<>=!&|^?:", *c))
+			return false;
+	return true;
+}
+
 void
 tc_c_comment(TcCPrinter *pr, const char *text)
 {
 	TcBuf *b = pr->out;
-	int width = 80 - b->indent * 8 - 3; /* after the tabs and "// " */
+	/* After the tabs and "// ". */
+	int width = (pr->width ? pr->width : 80) - b->indent * 8 - 3;
 	/* Paths and source text from outside can end up here. */
 	TcBuf safe;
 	tc_buf_init(&safe);
@@ -378,15 +408,20 @@ tc_c_comment(TcCPrinter *pr, const char *text)
 	while (*p) {
 		while (*p == ' ')
 			p++;
-		/* The longest run of whole words that fits (at least one). */
+		/* The longest run of whole words that fits (at least one); an
+		 * operator keeps its operands on its line (`k + 1`). */
 		const char *end = p, *fit = NULL;
 		while (*end) {
 			const char *w = end;
 			while (*w == ' ')
 				w++;
-			const char *we = w;
-			while (*we && *we != ' ')
-				we++;
+			const char *we = next_word(w), *last = w;
+			while (*we == ' ' && (is_operator(last, we) ||
+					      is_operator(skip_spaces(we),
+							  next_word(skip_spaces(we))))) {
+				last = skip_spaces(we);
+				we = next_word(last);
+			}
 			if (fit && we - p > width)
 				break;
 			fit = we;

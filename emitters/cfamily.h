@@ -43,6 +43,7 @@ struct TcCPrinter {
 	TcBuf *out;              /* the output */
 	const TcCHooks *hooks;   /* the backend's choices */
 	void *ctx;               /* the backend's state, for its hooks */
+	int width;               /* the column comments wrap at; 0 for 80 */
 };
 
 /* Precedences beyond the binary operators' (TC_BINOPS use 4 .. 13). */
@@ -91,7 +92,8 @@ const char *tc_c_basename(const char *path);
  * parenthesis closing the first one opened (a call), or to the end of the
  * line, whitespace runs collapsed.  NULL if loc is not in text. */
 char *tc_c_source_snippet(TcArena *a, const char *text, TcLoc loc);
-/* `// TEXT`, wrapped at 80 columns as clang-format would; TEXT goes
+/* `// TEXT`, wrapped at the printer's width (80 columns unless it says
+ * otherwise; tabs count 8) as clang-format would; TEXT goes
  * through tc_quote_comment, so it may come from outside. */
 void tc_c_comment(TcCPrinter *pr, const char *text);
 /* `// FILE:LINE TEXT` (TEXT may be NULL), wrapped likewise. */

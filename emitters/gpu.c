@@ -42,9 +42,13 @@
 #include "cfamily.h"
 #include "gpu.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The columns a line of the output fits in (comments wrap there too). */
+enum { TC_GPU_WIDTH = 100 };
 
 typedef struct Gpu {
 	TcCPrinter pr;          /* the printer (pr.out is the output) */
@@ -56,6 +60,7 @@ typedef struct Gpu {
 	const TcOptions *opt;   /* options */
 	TcDiags *d;             /* errors */
 	long long threads;      /* threads per block */
+	const char *nthreads;   /* the same as the program says it (THREADS) */
 	/* The warp grid of the matrix-instruction fragments, 0 if none. */
 	int warps_m, warps_n;
 	int unit;               /* threads of one matrix-grid cell: a warp, or
@@ -142,15 +147,6 @@ fresh_decl(Gpu *G, const char *base)
 			i = -1;
 		}
 	tc_vec_push(G->a, &G->decls, (void *)n);
-	return n;
-}
-
-static long long
-count(const TcVar *v)
-{
-	long long n = 1;
-	for (int i = 0; i < v->rank; i++)
-		n *= tc_var_extent(v, i);
 	return n;
 }
 
@@ -285,6 +281,12 @@ func_name(TcCPrinter *pr, const TcExpr *call)
 
 /* --- Element references ------------------------------------------------------------ */
 
+static bool
+is_zero(const TcExpr *e)
+{
+	return e->kind == TC_EX_INT && e->u.ival == 0;
+}
+
 /* Elements per row of a buffer in shared memory, padding included. */
 static long long
 row_stride(const TcVar *v)
@@ -292,14 +294,62 @@ row_stride(const TcVar *v)
 	return tc_var_extent(v, v->rank - 1) + v->pad;
 }
 
-/* Elements in one stage of a staged buffer. */
-static long long
-stage_elems(const TcVar *v)
+/* The text of e as printed, parenthesized if it binds looser than prec. */
+static const char *
+expr_text(Gpu *G, const TcExpr *e, int prec)
 {
-	long long n = row_stride(v);
-	for (int i = 0; i < v->rank - 1; i++)
-		n *= tc_var_extent(v, i);
-	return n;
+	TcBuf t;
+	tc_buf_init(&t);
+	TcBuf *out = G->pr.out;
+	G->pr.out = &t;
+	tc_c_expr_prec(&G->pr, e, prec);
+	G->pr.out = out;
+	const char *text = tc_strdup(G->a, t.data ? t.data : "");
+	tc_buf_free(&t);
+	return text;
+}
+
+/* Extent i of v as the program declares it (the tunables' names, which
+ * the kernel's enum declares, not their values), parenthesized if it
+ * binds looser than prec. */
+static const char *
+extent_text(Gpu *G, const TcVar *v, int i, int prec)
+{
+	return expr_text(G, v->shape[i], prec);
+}
+
+/* row_stride(v) as the program declares it: `BLOCK_K`, `BLOCK_K + 8`. */
+static const char *
+row_stride_text(Gpu *G, const TcVar *v, int prec)
+{
+	const TcExpr *last = v->shape[v->rank - 1];
+	if (!v->pad)
+		return expr_text(G, last, prec);
+	const char *t = tc_fmt(G->a, "%s + %d",
+			       expr_text(G, last, tc_binop_prec(TC_OP_ADD)), v->pad);
+	return prec > tc_binop_prec(TC_OP_ADD) ? tc_fmt(G->a, "(%s)", t) : t;
+}
+
+/* The elements in one stage of staged buffer v, as the program declares
+ * them: `BLOCK_M * BLOCK_K`, parenthesized as a factor if `factor`. */
+static const char *
+stage_elems_text(Gpu *G, const TcVar *v, bool factor)
+{
+	int mul = tc_binop_prec(TC_OP_MUL);
+	if (v->rank == 1)
+		return row_stride_text(G, v, factor ? mul + 1 : 0);
+	const char *t = extent_text(G, v, 0, mul);
+	for (int i = 1; i < v->rank - 1; i++)
+		t = tc_fmt(G->a, "%s * %s", t, extent_text(G, v, i, mul + 1));
+	t = tc_fmt(G->a, "%s * %s", t, row_stride_text(G, v, mul + 1));
+	return factor ? tc_fmt(G->a, "(%s)", t) : t;
+}
+
+/* Byte `offset` of the block's shared memory: `tilec_smem + OFFSET`. */
+static const char *
+smem_at(Gpu *G, long long offset)
+{
+	return offset ? tc_fmt(G->a, "tilec_smem + %lld", offset) : "tilec_smem";
 }
 
 /* The base of a buffer in shared memory: its name.  A staged buffer is
@@ -310,13 +360,18 @@ smem_base(Gpu *G, const TcVar *v)
 	tc_buf_puts(G->pr.out, v->name);
 }
 
-/* Stage `stage` of staged buffer v: `(NAME + STAGE * ELEMS)`. */
+/* Stage `stage` of staged buffer v: `NAME + STAGE * (ELEMS)`, or NAME
+ * for stage 0. */
 static void
 smem_stage(Gpu *G, const TcVar *v, const TcExpr *stage)
 {
-	tc_buf_printf(G->pr.out, "(%s + ", v->name);
+	if (is_zero(stage)) {
+		tc_buf_puts(G->pr.out, v->name);
+		return;
+	}
+	tc_buf_printf(G->pr.out, "%s + ", v->name);
 	tc_c_expr_prec(&G->pr, stage, tc_binop_prec(TC_OP_MUL) + 1);
-	tc_buf_printf(G->pr.out, " * %lld)", stage_elems(v));
+	tc_buf_printf(G->pr.out, " * %s", stage_elems_text(G, v, true));
 }
 
 /* The row bytes of a swizzled shared buffer (the helpers' SW), else 0. */
@@ -354,56 +409,55 @@ smem_offset(Gpu *G, const TcVar *v, TcExpr *const *idx)
 				       tc_binop_prec(TC_OP_MUL) : TC_PREC_COMMA + 1);
 			continue;
 		}
-		long long stride = i == v->rank - 1 ? row_stride(v)
-						    : tc_var_extent(v, i);
-		tc_buf_printf(b, " * %lld + ", stride);
+		int mul = tc_binop_prec(TC_OP_MUL) + 1;
+		tc_buf_printf(b, " * %s + ", i == v->rank - 1 ?
+			      row_stride_text(G, v, mul) : extent_text(G, v, i, mul));
 		tc_c_expr_prec(&G->pr, idx[i], tc_binop_prec(TC_OP_ADD) + 1);
 		if (i < v->rank - 1)
 			tc_buf_puts(b, ")");
 	}
 }
 
-static bool
-is_zero(const TcExpr *e)
-{
-	return e->kind == TC_EX_INT && e->u.ival == 0;
-}
 
 /* Offset of tensor element idx[]: row-major over its shape, in size_t
  * when the tensor's offsets are 64-bit (index_width.c), else in int.
- * Leading and added zero indices are left out when `fold` (always
- * printed otherwise, as the golden outputs show them). */
-static void
-tensor_offset_of(Gpu *G, const TcVar *v, TcExpr *const *idx, bool fold)
-{
-	TcBuf *b = G->pr.out;
-	int first = 0;
-	while (fold && first < v->rank - 1 && is_zero(idx[first]))
-		first++;
-	for (int i = first; i < v->rank - 1; i++)
-		tc_buf_puts(b, "(");
-	for (int i = first; i < v->rank; i++) {
-		if (i == first) {
-			if (i < v->rank - 1 && v->index64)
-				tc_buf_puts(b, "(size_t)");
-			tc_c_expr_prec(&G->pr, idx[i], i < v->rank - 1 ?
-				       TC_PREC_UNARY : TC_PREC_COMMA + 1);
-			continue;
-		}
-		tc_buf_puts(b, " * ");
-		tc_c_expr_prec(&G->pr, v->shape[i], tc_binop_prec(TC_OP_MUL) + 1);
-		if (!fold || !is_zero(idx[i])) {
-			tc_buf_puts(b, " + ");
-			tc_c_expr_prec(&G->pr, idx[i], tc_binop_prec(TC_OP_ADD) + 1);
-		}
-		tc_buf_puts(b, ")");
-	}
-}
-
+ * Leading and added zero indices are left out. */
 static void
 tensor_offset(Gpu *G, const TcVar *v, TcExpr *const *idx)
 {
-	tensor_offset_of(G, v, idx, false);
+	int first = 0;
+	while (first < v->rank - 1 && is_zero(idx[first]))
+		first++;
+	int add = tc_binop_prec(TC_OP_ADD), mul = tc_binop_prec(TC_OP_MUL);
+	bool wide = first < v->rank - 1 && v->index64;
+	/* Horner's rule from the first index on: ((i0 * e1 + i1) * e2 + i2). */
+	const char *t = wide ? tc_fmt(G->a, "(size_t)%s",
+				      expr_text(G, idx[first], TC_PREC_UNARY))
+			     : expr_text(G, idx[first], first < v->rank - 1 ? mul
+									  : add);
+	bool sum = false; /* t ends in an addition */
+	for (int i = first + 1; i < v->rank; i++) {
+		t = tc_fmt(G->a, sum ? "(%s) * %s" : "%s * %s", t,
+			   extent_text(G, v, i, mul + 1));
+		sum = !is_zero(idx[i]);
+		if (sum)
+			t = tc_fmt(G->a, "%s + %s", t, expr_text(G, idx[i], add + 1));
+	}
+	tc_buf_printf(G->pr.out, sum || first < v->rank - 1 ? "(%s)" : "%s", t);
+}
+
+/* The address of tensor element idx[]: `T + OFFSET`, or T for offset 0. */
+static void
+tensor_at(Gpu *G, const TcVar *v, TcExpr *const *idx)
+{
+	bool origin = true;
+	for (int i = 0; i < v->rank; i++)
+		origin &= is_zero(idx[i]);
+	tc_buf_puts(G->pr.out, v->name);
+	if (origin)
+		return;
+	tc_buf_puts(G->pr.out, " + ");
+	tensor_offset(G, v, idx);
 }
 
 /* An element F[i][j] of a register fragment inside the loops anchored on
@@ -425,6 +479,40 @@ reg_element(Gpu *G, const TcVar *v, TcExpr *const *idx)
 		tc_buf_printf(G->pr.out, "[%s]",
 			      fresh(G, tc_fmt(G->a, "%s_r", lv->name)));
 	}
+}
+
+/* Whether the printed text of s names loop variable v: v's uses less
+ * those as a register fragment's index, which print as the anchored
+ * loop's counter (reg_element). */
+typedef struct Uses {
+	const TcVar *var; /* the loop variable */
+	bool found;       /* a use that prints as its name */
+} Uses;
+
+static TcVisit
+find_use(void *ctx, const TcExpr *e)
+{
+	Uses *u = ctx;
+	if (e->kind == TC_EX_VAR && e->u.var == u->var) {
+		u->found = true;
+		return TC_VISIT_STOP;
+	}
+	if (e->kind != TC_EX_LOAD || !is_reg(e->u.load.var))
+		return TC_VISIT_INTO;
+	TcVisitor vis = { .expr = find_use, .ctx = u };
+	for (int d = 0; d < e->u.load.var->rank && !u->found; d++)
+		if (e->u.load.idx[d]->kind != TC_EX_VAR)
+			tc_expr_visit(e->u.load.idx[d], &vis);
+	return u->found ? TC_VISIT_STOP : TC_VISIT_OVER;
+}
+
+static bool
+prints_var(const TcStmt *s, const TcVar *v)
+{
+	Uses u = { v, false };
+	TcVisitor vis = { .expr = find_use, .ctx = &u };
+	tc_stmt_visit(s, &vis);
+	return u.found;
 }
 
 /* The element as an lvalue in its storage type. */
@@ -548,26 +636,34 @@ static void
 spread_loop_open(Gpu *G, const TcVar *shape)
 {
 	TcBuf *b = G->pr.out;
-	long long total = count(shape);
-	tc_buf_printf(b, "for (int %s = threadIdx.x; %s < %lld; %s += %lld) {\n",
-		      G->e, G->e, total, G->e, G->threads);
+	int mul = tc_binop_prec(TC_OP_MUL) + 1;
+	/* inner[i]: the product of the extents after dim i, as a divisor. */
+	const char *inner[TC_MAX_RANK];
+	const char *total = NULL;
+	for (int i = shape->rank - 1; i >= 0; i--) {
+		inner[i] = i + 2 < shape->rank ? tc_fmt(G->a, "(%s)", total) : total;
+		const char *ext = extent_text(G, shape, i, mul);
+		total = total ? tc_fmt(G->a, "%s * %s", ext, total) : ext;
+	}
+	if (shape->rank == 1)
+		total = extent_text(G, shape, 0, tc_binop_prec(TC_OP_LT) + 1);
+	tc_buf_printf(b, "for (int %s = threadIdx.x; %s < %s; %s += %s) {\n",
+		      G->e, G->e, total, G->e, G->nthreads);
 	b->indent++;
-	long long inner = total;
 	tc_buf_puts(b, "const int ");
 	for (int i = 0; i < shape->rank; i++) {
-		inner /= tc_var_extent(shape, i);
 		if (i)
 			tc_buf_puts(b, ", ");
+		const char *ext = extent_text(G, shape, i, mul);
+		const char *in = inner[i];
 		if (i == 0 && shape->rank == 1)
 			tc_buf_printf(b, "%s = %s", G->tix[i], G->e);
 		else if (i == 0)
-			tc_buf_printf(b, "%s = %s / %lld", G->tix[i], G->e, inner);
+			tc_buf_printf(b, "%s = %s / %s", G->tix[i], G->e, in);
 		else if (i == shape->rank - 1)
-			tc_buf_printf(b, "%s = %s %% %lld", G->tix[i], G->e,
-				      tc_var_extent(shape, i));
+			tc_buf_printf(b, "%s = %s %% %s", G->tix[i], G->e, ext);
 		else
-			tc_buf_printf(b, "%s = %s / %lld %% %lld", G->tix[i], G->e,
-				      inner, tc_var_extent(shape, i));
+			tc_buf_printf(b, "%s = %s / %s %% %s", G->tix[i], G->e, in, ext);
 	}
 	tc_buf_puts(b, ";\n");
 }
@@ -736,11 +832,22 @@ valid_extent(Gpu *G, const TcRegion *r, const TcVar *tile, int i, bool clamp)
 {
 	TcBuf *b = G->pr.out;
 	int d = r->dims[i];
+	/* A tile at least as long as the whole dim needs no clamp. */
+	long long te, se;
+	if (clamp && is_zero(r->origin[d]) &&
+	    (tc_expr_equal(tile->shape[i], r->var->shape[d]) ||
+	     (tc_expr_const(tile->shape[i], &te) &&
+	      tc_expr_const(r->var->shape[d], &se) && te >= se)))
+		clamp = false;
 	if (clamp)
-		tc_buf_printf(b, "min(%lld, ", tc_var_extent(tile, i));
-	tc_c_expr_prec(&G->pr, r->var->shape[d], tc_binop_prec(TC_OP_SUB));
-	tc_buf_puts(b, " - ");
-	tc_c_expr_prec(&G->pr, r->origin[d], tc_binop_prec(TC_OP_SUB) + 1);
+		tc_buf_printf(b, "min(%s, ", extent_text(G, tile, i, TC_PREC_COMMA + 1));
+	if (is_zero(r->origin[d])) {
+		tc_c_expr_prec(&G->pr, r->var->shape[d], tc_binop_prec(TC_OP_SUB));
+	} else {
+		tc_c_expr_prec(&G->pr, r->var->shape[d], tc_binop_prec(TC_OP_SUB));
+		tc_buf_puts(b, " - ");
+		tc_c_expr_prec(&G->pr, r->origin[d], tc_binop_prec(TC_OP_SUB) + 1);
+	}
 	if (clamp)
 		tc_buf_puts(b, ")");
 }
@@ -826,11 +933,11 @@ box_lows(Gpu *G, const TcRegion *r, const TcVar *tile)
 
 /* The arguments a box helper takes after the tensor pointer: the row
  * stride along the tile's first dim, the valid rows and the valid columns:
- * `,\n\tLD, ROWS, COLS`. */
+ * `, LD, ROWS, COLS`. */
 static void
 box_args(Gpu *G, const TcRegion *r, const TcVar *tile)
 {
-	tc_buf_puts(G->pr.out, ",\n\t");
+	tc_buf_puts(G->pr.out, ", ");
 	box_ld(G, r, tile);
 	tc_buf_puts(G->pr.out, ", ");
 	box_extents(G, r, tile, true);
@@ -848,10 +955,10 @@ copy_g2s(Gpu *G, const TcStmt *s)
 	const TcRegion *dst = &s->u.copy.dst, *src = &s->u.copy.src;
 	const TcVar *v = dst->var, *t = src->var;
 	TcBuf *b = G->pr.out;
-	tc_buf_printf(b, "tilec::copy_g2s<%s, %lld, %lld, %lld",
+	tc_buf_printf(b, "tilec::copy_g2s<%s, %s, %s, %s",
 		      storage_type(G, v->dtype),
-		      v->rank == 2 ? tc_var_extent(v, 0) : 1LL,
-		      tc_var_extent(v, v->rank - 1), G->threads);
+		      v->rank == 2 ? extent_text(G, v, 0, TC_PREC_COMMA + 1) : "1",
+		      extent_text(G, v, v->rank - 1, TC_PREC_COMMA + 1), G->nthreads);
 	if (G->t->cp_async)
 		tc_buf_puts(b, async ? ", true" : ", false");
 	if (v->swizzle)
@@ -861,8 +968,8 @@ copy_g2s(Gpu *G, const TcStmt *s)
 		smem_stage(G, v, s->u.copy.stage);
 	else
 		smem_base(G, v);
-	tc_buf_printf(b, ", %lld, %s + ", row_stride(v), t->name);
-	tensor_offset(G, t, src->origin);
+	tc_buf_printf(b, ", %s, ", row_stride_text(G, v, TC_PREC_COMMA + 1));
+	tensor_at(G, t, src->origin);
 	box_args(G, src, v);
 	if (G->t->cp_async)
 		tc_buf_printf(b, ", %s", t->name);
@@ -879,11 +986,12 @@ g2s_setup(Gpu *G, const TcStmt *s, const char *name)
 	const TcRegion *dst = &s->u.copy.dst, *src = &s->u.copy.src;
 	const TcVar *v = dst->var, *t = src->var;
 	TcBuf *b = G->pr.out;
-	tc_buf_printf(b, "const tilec::G2S<%s, %lld, %lld, %lld%s> %s(%lld, %s + ",
-		      storage_type(G, v->dtype), tc_var_extent(v, 0),
-		      tc_var_extent(v, 1), G->threads, v->swizzle ?
-		      swizzle_arg(v) : "", name, row_stride(v), t->name);
-	tensor_offset_of(G, t, s->u.copy.first, true);
+	tc_buf_printf(b, "const tilec::G2S<%s, %s, %s, %s%s> %s(%s, ",
+		      storage_type(G, v->dtype), extent_text(G, v, 0, TC_PREC_COMMA + 1),
+		      extent_text(G, v, 1, TC_PREC_COMMA + 1), G->nthreads,
+		      v->swizzle ? swizzle_arg(v) : "", name,
+		      row_stride_text(G, v, TC_PREC_COMMA + 1));
+	tensor_at(G, t, s->u.copy.first);
 	tc_buf_puts(b, ", ");
 	box_ld(G, src, v);
 	tc_buf_puts(b, ", ");
@@ -1024,12 +1132,14 @@ copy_reg(Gpu *G, const TcStmt *s)
 			tc_buf_printf(b, "tilec::copy_s2r<%s, %s>(%s, ", rows_of(G, f),
 				      cols_of(G, f), as_2d(G, f));
 			smem_base(G, o);
-			tc_buf_printf(b, ", %lld);\n", row_stride(o));
+			tc_buf_printf(b, ", %s);\n",
+				      row_stride_text(G, o, TC_PREC_COMMA + 1));
 		} else {
 			tc_buf_printf(b, "tilec::copy_r2s<%s, %s>(", rows_of(G, f),
 				      cols_of(G, f));
 			smem_base(G, o);
-			tc_buf_printf(b, ", %lld, %s);\n", row_stride(o), as_2d(G, f));
+			tc_buf_printf(b, ", %s, %s);\n",
+				      row_stride_text(G, o, TC_PREC_COMMA + 1), as_2d(G, f));
 		}
 		return;
 	}
@@ -1039,12 +1149,12 @@ copy_reg(Gpu *G, const TcStmt *s)
 	    other->dims[other->ndims - 1] == o->rank - 1 &&
 	    (other->ndims < 2 || other->dims[0] < other->dims[1])) {
 		if (f == dst->var)
-			tc_buf_printf(b, "tilec::copy_g2r<%s, %s>(%s, %s + ", rows_of(G, f),
-				      cols_of(G, f), as_2d(G, f), o->name);
+			tc_buf_printf(b, "tilec::copy_g2r<%s, %s>(%s, ", rows_of(G, f),
+				      cols_of(G, f), as_2d(G, f));
 		else
-			tc_buf_printf(b, "tilec::copy_r2g<%s, %s>(%s + ", rows_of(G, f),
-				      cols_of(G, f), o->name);
-		tensor_offset(G, o, other->origin);
+			tc_buf_printf(b, "tilec::copy_r2g<%s, %s>(", rows_of(G, f),
+				      cols_of(G, f));
+		tensor_at(G, o, other->origin);
 		box_args(G, other, f);
 		if (f != dst->var)
 			tc_buf_printf(b, ", %s", as_2d(G, f));
@@ -1212,7 +1322,8 @@ emit_gemm(Gpu *G, const TcStmt *s)
 				      bv->swizzle ? tc_fmt(G->a, ", %lld", swizzle_bytes(bv)) : "",
 				      c->name, a->name);
 			smem_base(G, bv);
-			tc_buf_printf(b, ", %lld, %s);\n", row_stride(bv), n0);
+			tc_buf_printf(b, ", %s, %s);\n",
+				      row_stride_text(G, bv, TC_PREC_COMMA + 1), n0);
 			return;
 		}
 		tc_buf_printf(b, "tilec::%s<%d, %d, %lld, %s, %s%s>(%s, ", g->mma_ss,
@@ -1221,9 +1332,10 @@ emit_gemm(Gpu *G, const TcStmt *s)
 			      tc_fmt(G->a, ", %lld, %lld", swizzle_bytes(a), swizzle_bytes(bv)) : "",
 			      c->name);
 		smem_base(G, a);
-		tc_buf_printf(b, ", %lld, ", row_stride(a));
+		tc_buf_printf(b, ", %s, ", row_stride_text(G, a, TC_PREC_COMMA + 1));
 		smem_base(G, bv);
-		tc_buf_printf(b, ", %lld, %s * %d, %s", row_stride(bv), G->warp_m,
+		tc_buf_printf(b, ", %s, %s * %d, %s",
+			      row_stride_text(G, bv, TC_PREC_COMMA + 1), G->warp_m,
 			      tm * 16, n0);
 		if (s->u.gemm.issue)
 			gemm_hook(G, s->u.gemm.issue);
@@ -1233,32 +1345,35 @@ emit_gemm(Gpu *G, const TcStmt *s)
 	/* Everything in shared memory: each thread owns elements of C. */
 	const char *m = fresh(G, "m"), *n = fresh(G, "n"), *sum = fresh(G, "sum");
 	long long M = tc_var_extent(c, 0), N = tc_var_extent(c, 1);
-	tc_buf_printf(b, "for (int %s = threadIdx.x; %s < %lld; %s += %lld) {\n",
-		      G->e, G->e, M * N, G->e, G->threads);
+	tc_buf_printf(b, "for (int %s = threadIdx.x; %s < %lld; %s += %s) {\n",
+		      G->e, G->e, M * N, G->e, G->nthreads);
 	b->indent++;
 	tc_buf_printf(b, "const int %s = %s / %lld, %s = %s %% %lld;\n", m, G->e, N,
 		      n, G->e, N);
+	int mul = tc_binop_prec(TC_OP_MUL) + 1;
+	const char *ld_a = row_stride_text(G, a, mul), *ld_b = row_stride_text(G, bv, mul),
+		   *ld_c = row_stride_text(G, c, mul);
 	/* In the accumulator's value type (integers exactly). */
 	const char *conv = to_value_of(G, c->dtype);
 	tc_buf_printf(b, "%s %s = %s", value_type(c->dtype), sum, conv);
 	smem_base(G, c);
-	tc_buf_printf(b, "[%s * %lld + %s]);\n", m, row_stride(c), n);
+	tc_buf_printf(b, "[%s * %s + %s]);\n", m, ld_c, n);
 	tc_buf_printf(b, "for (int %s = 0; %s < %lld; %s++)\n\t%s += %s",
 		      G->kk, G->kk, K, G->kk, sum, conv);
 	smem_base(G, a);
 	if (ta)
-		tc_buf_printf(b, "[%s * %lld + %s]", G->kk, row_stride(a), m);
+		tc_buf_printf(b, "[%s * %s + %s]", G->kk, ld_a, m);
 	else
-		tc_buf_printf(b, "[%s * %lld + %s]", m, row_stride(a), G->kk);
+		tc_buf_printf(b, "[%s * %s + %s]", m, ld_a, G->kk);
 	tc_buf_printf(b, ") * %s", conv);
 	smem_base(G, bv);
 	if (tb)
-		tc_buf_printf(b, "[%s * %lld + %s]", n, row_stride(bv), G->kk);
+		tc_buf_printf(b, "[%s * %s + %s]", n, ld_b, G->kk);
 	else
-		tc_buf_printf(b, "[%s * %lld + %s]", G->kk, row_stride(bv), n);
+		tc_buf_printf(b, "[%s * %s + %s]", G->kk, ld_b, n);
 	tc_buf_puts(b, ");\n");
 	smem_base(G, c);
-	tc_buf_printf(b, "[%s * %lld + %s] = %s%s);\n", m, row_stride(c), n,
+	tc_buf_printf(b, "[%s * %s + %s] = %s%s);\n", m, ld_c, n,
 		      from_value_of(G, c->dtype, c->dtype), sum);
 	close_brace(G);
 }
@@ -1336,11 +1451,11 @@ emit_reduce(Gpu *G, const TcStmt *s)
 		tc_buf_printf(b, "%s %s[%s::count];\n", acc_type, part, out);
 		/* smem.c reserves scratch only where warps must combine. */
 		const char *scratch = G->k->smem_bytes > G->k->scratch_offset ?
-			tc_fmt(G->a, "reinterpret_cast<%s *>(tilec_smem + %lld)",
-			       acc_type, G->k->scratch_offset) : "nullptr";
-		tc_buf_printf(b, "tilec::reduce2d<%s, %d, %s, %s, %lld, %s>(%s, %s, %s);\n",
+			tc_fmt(G->a, "reinterpret_cast<%s *>(%s)", acc_type,
+			       smem_at(G, G->k->scratch_offset)) : "nullptr";
+		tc_buf_printf(b, "tilec::reduce2d<%s, %d, %s, %s, %s, %s>(%s, %s, %s);\n",
 			      op, dim, dist_of(G, src, 0), dist_of(G, src, 1),
-			      G->threads, storage_type(G, dst->dtype), part,
+			      G->nthreads, storage_type(G, dst->dtype), part,
 			      src->name, scratch);
 		tc_buf_printf(b, "#pragma unroll\nfor (int %s = 0; %s < %s::count; %s++)",
 			      G->r0, G->r0, out, G->r0);
@@ -1384,12 +1499,12 @@ emit_reduce(Gpu *G, const TcStmt *s)
 		return;
 	}
 	if (src->rank == 2) {
-		tc_buf_printf(b, "tilec::smem_reduce<%s, %d, %s, %lld, %lld, %lld>(",
+		tc_buf_printf(b, "tilec::smem_reduce<%s, %d, %s, %s, %s, %s>(",
 			      op, dim, acc ? "true" : "false",
-			      tc_var_extent(src, 0), tc_var_extent(src, 1),
-			      G->threads);
+			      extent_text(G, src, 0, TC_PREC_COMMA + 1),
+			      extent_text(G, src, 1, TC_PREC_COMMA + 1), G->nthreads);
 		smem_base(G, src);
-		tc_buf_printf(b, ", %lld, ", row_stride(src));
+		tc_buf_printf(b, ", %s, ", row_stride_text(G, src, TC_PREC_COMMA + 1));
 		smem_base(G, dst);
 		tc_buf_puts(b, ");\n");
 		return;
@@ -1463,14 +1578,14 @@ emit_reduce_all(Gpu *G, const TcStmt *s)
 	TcDtype t = tc_reduce_all_type(src->dtype);
 	const char *acc_type = value_type(t);
 	const char *scratch = G->k->smem_bytes > G->k->scratch_offset ?
-		tc_fmt(G->a, "tilec_smem + %lld", G->k->scratch_offset) : "nullptr";
+		smem_at(G, G->k->scratch_offset) : "nullptr";
 	const char *val;
 	bool braces = false;
 	if (is_reg(src)) {
 		bool one = src->rank == 1;
-		val = tc_fmt(G->a, "tilec::reduce_all<%s, %s, %s, %lld, %s>(%s%s%s, %s)",
+		val = tc_fmt(G->a, "tilec::reduce_all<%s, %s, %s, %s, %s>(%s%s%s, %s)",
 			     op, one ? "tilec::One" : dist_of(G, src, 0),
-			     dist_of(G, src, one ? 0 : 1), G->threads, acc_type,
+			     dist_of(G, src, one ? 0 : 1), G->nthreads, acc_type,
 			     one ? "tilec::as_row(" : "", src->name, one ? ")" : "",
 			     scratch);
 	} else {
@@ -1496,8 +1611,8 @@ emit_reduce_all(Gpu *G, const TcStmt *s)
 		expr(G, ld);
 		tc_buf_puts(b, convert ? ")));\n" : "));\n");
 		close_brace(G);
-		val = tc_fmt(G->a, "tilec::reduce_block<%s, %lld>(%s, %s)", op,
-			     G->threads, part, scratch);
+		val = tc_fmt(G->a, "tilec::reduce_block<%s, %s>(%s, %s)", op,
+			     G->nthreads, part, scratch);
 	}
 	if (dst->dtype == t) {
 		tc_buf_printf(b, "%s = %s;\n", dst->name, val);
@@ -1716,26 +1831,30 @@ emit_spread(Gpu *G, const TcStmt *s)
 	for (int i = 0; i < n; i++)
 		total *= ext_[i];
 	const char *e = fresh(G, tc_fmt(G->a, "%s_e", loops[0]->u.loop.var->name));
-	tc_buf_printf(b, "for (int %s = threadIdx.x; %s < %lld; %s += %lld) {\n",
-		      e, e, total, e, G->threads);
+	tc_buf_printf(b, "for (int %s = threadIdx.x; %s < %lld; %s += %s) {\n",
+		      e, e, total, e, G->nthreads);
 	b->indent++;
+	/* The loop variables the body uses, from the flat index. */
 	long long inner = total;
-	tc_buf_puts(b, "const int ");
+	bool any = false;
 	for (int i = 0; i < n; i++) {
 		inner /= ext_[i];
-		if (i)
-			tc_buf_puts(b, ", ");
-		const char *name = loops[i]->u.loop.var->name;
+		const TcVar *v = loops[i]->u.loop.var;
+		if (!prints_var(loops[n - 1]->u.loop.body, v))
+			continue;
+		tc_buf_puts(b, any ? ", " : "const int ");
+		any = true;
 		if (n == 1)
-			tc_buf_printf(b, "%s = %s", name, e);
+			tc_buf_printf(b, "%s = %s", v->name, e);
 		else if (i == 0)
-			tc_buf_printf(b, "%s = %s / %lld", name, e, inner);
+			tc_buf_printf(b, "%s = %s / %lld", v->name, e, inner);
 		else if (i == n - 1)
-			tc_buf_printf(b, "%s = %s %% %lld", name, e, ext_[i]);
+			tc_buf_printf(b, "%s = %s %% %lld", v->name, e, ext_[i]);
 		else
-			tc_buf_printf(b, "%s = %s / %lld %% %lld", name, e, inner, ext_[i]);
+			tc_buf_printf(b, "%s = %s / %lld %% %lld", v->name, e, inner, ext_[i]);
 	}
-	tc_buf_puts(b, ";\n");
+	if (any)
+		tc_buf_puts(b, ";\n");
 	bool saved = G->block_level;
 	G->block_level = false;
 	G->spread++;
@@ -1807,7 +1926,8 @@ emit_anchored(Gpu *G, const TcStmt *s)
 	tc_buf_printf(b, "#pragma unroll\nfor (int %s = 0; %s < %s::count; %s++) {\n",
 		      r, r, d, r);
 	b->indent++;
-	tc_buf_printf(b, "const int %s = %s::index(%s);\n", v->name, d, r);
+	if (prints_var(s->u.loop.body, v))
+		tc_buf_printf(b, "const int %s = %s::index(%s);\n", v->name, d, r);
 	bool saved_block = G->block_level;
 	G->block_level = false;
 	G->anchors[G->nanchors++] = s;
@@ -1897,7 +2017,7 @@ emit_view(Gpu *G, const TcStmt *s)
 	tc_buf_printf(b, "%s *const %s = %s + ", storage_type(G, v->dtype),
 		      v->name, s->u.view.of->name);
 	tc_c_expr_prec(&G->pr, s->u.view.stage, tc_binop_prec(TC_OP_MUL) + 1);
-	tc_buf_printf(b, " * %lld;\n", stage_elems(s->u.view.of));
+	tc_buf_printf(b, " * %s;\n", stage_elems_text(G, s->u.view.of, true));
 }
 
 /* A declaration: a scalar, a register fragment (an array of reg_type
@@ -1909,7 +2029,10 @@ emit_decl(Gpu *G, const TcStmt *s)
 	TcBuf *b = G->pr.out;
 	const TcVar *v = s->u.decl.var;
 	if (v->kind != TC_VAR_BUFFER) {
-		tc_buf_printf(b, "%s %s", value_type(v->dtype), v->name);
+		/* A local never assigned after its declaration is const. */
+		bool fixed = v->kind == TC_VAR_LOCAL && !v->mutated && s->u.decl.init;
+		tc_buf_printf(b, "%s%s %s", fixed ? "const " : "", value_type(v->dtype),
+			      v->name);
 		if (s->u.decl.init) {
 			tc_buf_puts(b, " = ");
 			expr(G, s->u.decl.init);
@@ -1936,9 +2059,9 @@ emit_decl(Gpu *G, const TcStmt *s)
 		v->stages > 1 ? tc_fmt(G->a, ", %d stages", v->stages) : "",
 		v->pad ? tc_fmt(G->a, ", rows padded to %lld", row_stride(v))
 		: v->swizzle ? ", 16-byte chunks swizzled" : ""));
-	tc_buf_printf(b, "%s *%s = reinterpret_cast<%s *>(tilec_smem + %lld);\n",
+	tc_buf_printf(b, "%s *const %s = reinterpret_cast<%s *>(%s);\n",
 		      storage_type(G, v->dtype), v->name, storage_type(G, v->dtype),
-		      v->smem_offset);
+		      smem_at(G, v->smem_offset));
 }
 
 static void
@@ -2184,8 +2307,25 @@ emit_header(Gpu *G, bool first)
 	}
 }
 
+/* Whether identifier `name` occurs in text as a whole token. */
+static bool
+names(const char *text, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *p = text; (p = strstr(p, name)); p += n) {
+		bool before = p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_');
+		bool after = isalnum((unsigned char)p[n]) || p[n] == '_';
+		if (!before && !after)
+			return true;
+	}
+	return false;
+}
+
+/* The kernel's signature; `body` is the kernel's printed body: a scalar
+ * parameter it never names (a tensor's extent the kernel needs no bound
+ * on) is [[maybe_unused]], part of the kernel ABI all the same. */
 static void
-emit_signature(Gpu *G)
+emit_signature(Gpu *G, const char *body)
 {
 	TcBuf *b = G->pr.out;
 	tc_buf_printf(b, "\nextern \"C\" __global__ void __launch_bounds__(%lld)\n%s(",
@@ -2201,10 +2341,10 @@ emit_signature(Gpu *G)
 				      v->is_const ? "const " : "",
 				      storage_type(G, v->dtype), v->name);
 		else
-			tc_buf_printf(b, "%s %s", value_type(p->pass), v->name);
+			tc_buf_printf(b, "%s%s %s", names(body, v->name) ? "" :
+				      "[[maybe_unused]] ", value_type(p->pass), v->name);
 	}
 	tc_buf_puts(b, ")\n{\n");
-	b->indent++;
 }
 
 /* tile_rasterize(rows): launch order walks groups of `rows` block rows
@@ -2306,12 +2446,14 @@ tc_gpu_emit(const TcGpuDialect *g, const TcProgram *p, const TcKernel *k,
 {
 	TcArena *a = tc_arena_new();
 	Gpu G = {
-		.pr = { .out = out, .hooks = &gpu_hooks },
+		.pr = { .out = out, .hooks = &gpu_hooks, .width = TC_GPU_WIDTH },
 		.dialect = g, .a = a, .prog = p, .k = k, .t = t, .opt = opt, .d = d,
 		.threads = tc_abi_threads(k, t), .block_level = true,
 		.unit = t->warp_size,
 	};
 	G.pr.ctx = &G;
+	G.nthreads = k->threads && t->simt ? expr_text(&G, k->threads, TC_PREC_COMMA + 1)
+					   : tc_fmt(a, "%lld", G.threads);
 	int nclass = 0;
 	for (int i = 0; i < k->vars.len; i++) {
 		const TcVar *v = k->vars.items[i];
@@ -2343,10 +2485,21 @@ tc_gpu_emit(const TcGpuDialect *g, const TcProgram *p, const TcKernel *k,
 		if (!first)
 			tc_buf_puts(out, "\n");
 		emit_header(&G, first);
-		emit_signature(&G);
+		/* The body first, into a buffer of its own: the signature
+		 * says which parameters it names. */
+		TcBuf body;
+		tc_buf_init(&body);
+		body.indent = 1;
+		G.pr.out = &body;
 		emit_prologue(&G);
 		emit_body(&G, k->body);
-		close_brace(&G);
+		G.pr.out = out;
+		size_t code = out->len;
+		emit_signature(&G, body.data ? body.data : "");
+		tc_buf_append(out, body.data ? body.data : "", body.len);
+		tc_buf_free(&body);
+		tc_buf_puts(out, "}\n");
+		tc_wrap_code(out, code, TC_GPU_WIDTH);
 	}
 	tc_arena_free(a);
 	return !G.failed;

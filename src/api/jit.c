@@ -40,21 +40,19 @@ pick_arch(tilec_translator *tr, tilec_backend backend, const char *given,
 		tc_api_fail(tr, msg);
 		return NULL;
 	}
-	if (backend == TILEC_BACKEND_CUDA) {
-		if (strcmp(info->arch, "sm_90a") == 0)
-			return "sm_90a";
-		if (info->cc_major >= 8)
-			return "sm_80";
-	} else {
-		if (strncmp(info->arch, "gfx94", 5) == 0)
-			return "gfx942";
-		if (strncmp(info->arch, "gfx90a", 6) == 0)
-			return "gfx90a";
-	}
+	/* The target table says which arch serves which devices. */
+	const char *target = tilec_backend_name(backend);
+	const char *arch = tc_target_device_arch(target, info->arch,
+						 info->cc_major * 10 + info->cc_minor);
+	if (arch)
+		return arch;
+	TcBuf devices;
+	tc_buf_init(&devices);
+	tc_target_devices(&devices, target);
 	snprintf(msg, sizeof msg, "%s (%s) is not a GPU tilec generates %s code "
-		 "for (%s)", info->name, info->arch, tilec_backend_name(backend),
-		 backend == TILEC_BACKEND_CUDA ? "sm_80 and later"
-					       : "gfx90a, gfx942");
+		 "for (%s)", info->name, info->arch, target,
+		 devices.data ? devices.data : "none");
+	tc_buf_free(&devices);
 	tc_api_fail(tr, msg);
 	return NULL;
 }

@@ -76,6 +76,10 @@ void tc_buf_puts(TcBuf *b, const char *s);
 /* n bytes as they are (binary safe; indentation still applies). */
 void tc_buf_append(TcBuf *b, const void *data, size_t n);
 char *tc_buf_take(TcBuf *b); /* hand the malloc'd text to the caller */
+/* wrap.c: break the code lines of b from offset `from` on that pass
+ * `width` columns (tabs 8) after commas or before && || ? :, the
+ * continuations one tab deeper; comment and preprocessor lines stay. */
+void tc_wrap_code(TcBuf *b, size_t from, int width);
 /* A whole file, binary safe and NUL-terminated (*len, if len is not NULL,
  * excludes the NUL); NULL with errno set when it cannot be read. */
 char *tc_read_file(const char *path, size_t *len);
@@ -1167,6 +1171,14 @@ typedef struct TcTarget {
 	bool vnni; /* AVX512-VNNI vpdpbusd: int8 gemm into i32 */
 	bool amx;  /* AMX-TILE, -BF16, -INT8: tdpbf16ps, tdpbssd (the
 		    * runtime asks Linux for the tile state first) */
+	/* GPUs: the devices the arch's code is picked for when a context
+	 * names no arch (tc_target_device_arch): those whose arch, as the
+	 * runtime reports it, begins with device_arch ("sm_90a", "gfx94"),
+	 * and, failing every entry's device_arch, CUDA devices of compute
+	 * capability min_cc (major * 10 + minor) or later; NULL and 0 for
+	 * none. */
+	const char *device_arch;
+	int min_cc;
 } TcTarget;
 
 /* Every target and arch, the targets' default arch first in each. */
@@ -1195,6 +1207,14 @@ void tc_target_cpu_needs(TcBuf *out, const TcTarget *t);
  * the unknown target or architecture, the nearest valid one ("did you
  * mean"), and every valid value. */
 void tc_target_explain(TcBuf *out, const char *name, const char *arch);
+/* The arch of target `name` to generate code for on a device whose arch
+ * the runtime reports as `device` (compute capability cc as major * 10 +
+ * minor, 0 where there is none): the entry whose device_arch it begins
+ * with, else the one of the highest min_cc it meets; NULL if none. */
+const char *tc_target_device_arch(const char *name, const char *device, int cc);
+/* The devices target `name` generates code for, in words ("sm_80 and
+ * later, sm_90a"), appended to out. */
+void tc_target_devices(TcBuf *out, const char *name);
 /* t, in words, as `tilec --list-targets` prints it. */
 void tc_target_describe(TcBuf *out, const TcTarget *t);
 /* The form of matrix instruction mi that multiplies A and B of dtype

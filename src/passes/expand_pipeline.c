@@ -111,6 +111,40 @@ mapped(const Subst *m, TcVar *v)
 	return v;
 }
 
+static bool
+is_int(const TcExpr *e, long long v)
+{
+	return e->kind == TC_EX_INT && e->u.ival == v;
+}
+
+/* Binary e without the zeros and ones a constant iteration leaves:
+ * 0 * x, x * 0, 0 / x and 0 % x are 0; x + 0, 0 + x, x - 0, x * 1 and
+ * 1 * x are x. */
+static TcExpr *
+fold_identity(TcExpr *e)
+{
+	TcExpr *l = e->u.bin.lhs, *r = e->u.bin.rhs;
+	switch (e->u.bin.op) {
+	case TC_OP_MUL:
+		if (is_int(l, 0) || is_int(r, 1))
+			return l->dtype == e->dtype ? l : e;
+		if (is_int(r, 0) || is_int(l, 1))
+			return r->dtype == e->dtype ? r : e;
+		return e;
+	case TC_OP_DIV:
+	case TC_OP_REM:
+		return is_int(l, 0) && l->dtype == e->dtype ? l : e;
+	case TC_OP_ADD:
+		if (is_int(l, 0) && r->dtype == e->dtype)
+			return r;
+		return is_int(r, 0) && l->dtype == e->dtype ? l : e;
+	case TC_OP_SUB:
+		return is_int(r, 0) && l->dtype == e->dtype ? l : e;
+	default:
+		return e;
+	}
+}
+
 static TcExpr *
 rewrite(TcArena *a, const TcExpr *e, const Subst *m)
 {
@@ -124,6 +158,8 @@ rewrite(TcArena *a, const TcExpr *e, const Subst *m)
 	case TC_EX_BINARY:
 		c->u.bin.lhs = rewrite(a, e->u.bin.lhs, m);
 		c->u.bin.rhs = rewrite(a, e->u.bin.rhs, m);
+		if (m->var && tc_expr_mentions(e, m->var))
+			return fold_identity(c);
 		break;
 	case TC_EX_UNARY: c->u.un.arg = rewrite(a, e->u.un.arg, m); break;
 	case TC_EX_SELECT:
@@ -348,6 +384,29 @@ serial_for(const Expand *x, TcVar *v, TcExpr *end, TcStmt *body)
 	return s;
 }
 
+/* A prologue or drain: `for v in 0 .. n { body }` into blk, or, for one
+ * iteration, body's statements with v = 0 (no one-trip loops); note on
+ * the first statement either way. */
+static void
+repeat(const Expand *x, TcStmt *blk, TcVar *v, long long n, TcStmt *body,
+       const char *note)
+{
+	if (n != 1) {
+		TcStmt *loop = serial_for(x, v, num(x, n), body);
+		loop->note = note;
+		push(x, blk, loop);
+		return;
+	}
+	Subst m = { .var = v, .by = num(x, 0) };
+	TcStmt *once = clone_block(x->a, body, &m);
+	for (int i = 0; i < once->u.block.body.len; i++) {
+		TcStmt *s = once->u.block.body.items[i];
+		if (i == 0)
+			s->note = note;
+		push(x, blk, s);
+	}
+}
+
 static TcStmt *
 simple(const Expand *x, TcStmtKind kind)
 {
@@ -513,10 +572,9 @@ expand_loop(const Expand *x, Pipe *pp, TcStmt *blk, TcVar *pre,
 		push(x, body, if_then(x, bin(x, TC_OP_LT, ref(x, pre),
 					     ref(x, pp->end)), then));
 		push(x, body, simple(x, TC_ST_COMMIT_GROUP));
-		TcStmt *pro = serial_for(x, pre, num(x, S - 1), body);
-		pro->note = tc_fmt(x->a, "Prologue: the copies of the first %s.",
-				   iterations(x, S - 1));
-		push(x, blk, pro);
+		repeat(x, blk, pre, S - 1, body,
+		       tc_fmt(x->a, "Prologue: the copies of the first %s.",
+			      iterations(x, S - 1)));
 	}
 	TcStmt *body = block(x);
 	if (pp->regs) {
@@ -661,10 +719,9 @@ fast_loop(const Expand *x, Pipe *pp, const TcVec *plans, TcVar *pre,
 
 	TcStmt *pro = block(x);
 	issue_strided(x, pp, plans, pro, pre, pre, bars);
-	TcStmt *pro_loop = serial_for(x, pre, num(x, S - 1), pro);
-	pro_loop->note = tc_fmt(x->a, "Prologue: the copies of the first %s "
-				"(zero-filled past the end).", iterations(x, S - 1));
-	push(x, blk, pro_loop);
+	repeat(x, blk, pre, S - 1, pro,
+	       tc_fmt(x->a, "Prologue: the copies of the first %s (zero-filled "
+		      "past the end).", iterations(x, S - 1)));
 
 	TcVar *next_stage = mutable_local(x, tc_fmt(x->a, "%s_next_stage", k->name));
 	TcVar *phase = mutable_local(x, tc_fmt(x->a, "%s_phase", k->name));
@@ -710,10 +767,8 @@ fast_loop(const Expand *x, Pipe *pp, const TcVec *plans, TcVar *pre,
 	TcStmt *drain = block(x);
 	push(x, drain, bar(x, TC_ST_STAGE_BAR_WAIT, bars, true, stage, phase));
 	rotate(x, drain, stage, phase, S);
-	TcStmt *drain_loop = serial_for(x, pre, num(x, S - 1), drain);
-	drain_loop->note = "The copies past the end have landed (and arrived) "
-			   "before the block may exit.";
-	push(x, blk, drain_loop);
+	repeat(x, blk, pre, S - 1, drain, "The copies past the end have landed "
+	       "(and arrived) before the block may exit.");
 	return blk;
 }
 

@@ -160,8 +160,9 @@ tc_wgmma_chunk(const TcMatrixInsn *wg, long long cols, int min_n)
  * brought mma.sync, ldmatrix, cp.async and mbarrier; sm_90a adds wgmma
  * (layout.c picks it where every gemm of a kernel fits) and TMA, which
  * no pass uses yet. */
-#define CUDA(arch_, optin, hopper, mma_, wgmma_)                             \
+#define CUDA(arch_, device_, cc_, optin, hopper, mma_, wgmma_)               \
 	{ .kind = TC_TARGET_CUDA, .name = "cuda", .arch = arch_,             \
+	  .device_arch = device_, .min_cc = cc_,                             \
 	  .simt = true, .warp_size = 32, .default_threads = 128,             \
 	  .max_threads = 1024, .smem_default = 48 * 1024,                    \
 	  .smem_limit = optin, .mma = &mma_, .ldmatrix = true,              \
@@ -171,8 +172,9 @@ tc_wgmma_chunk(const TcMatrixInsn *wg, long long cols, int min_n)
 /* AMD CDNA: wave64, 64 KiB of LDS per workgroup (no opt-in beyond it),
  * MFMA; copies go through registers in order (no asynchronous copies the
  * backend uses). */
-#define HIP(arch_, mfma)                                                     \
+#define HIP(arch_, device_, mfma)                                            \
 	{ .kind = TC_TARGET_HIP, .name = "hip", .arch = arch_,               \
+	  .device_arch = device_,                                            \
 	  .simt = true, .warp_size = 64, .default_threads = 128,             \
 	  .max_threads = 1024, .smem_default = 64 * 1024,                    \
 	  .smem_limit = 64 * 1024, .mma = &mfma }
@@ -199,10 +201,13 @@ const TcTarget tc_targets[] = {
 	    "AVX2 and FMA", "avx2", "fma", NULL),
 	CPU("generic", 1, 0, 4, 16, KIB(32), KIB(256), false, false, NULL,
 	    NULL),
-	CUDA("sm_80", 163 * 1024, false, mma_m16n8_sm80, NULL),
-	CUDA("sm_90a", 227 * 1024, true, mma_m16n8_sm90, &wgmma_sm90a),
-	HIP("gfx90a", mfma_cdna2),
-	HIP("gfx942", mfma_cdna3),
+	/* sm_80's code runs on every later device; sm_90a's on sm_90a. */
+	CUDA("sm_80", NULL, 80, 163 * 1024, false, mma_m16n8_sm80, NULL),
+	CUDA("sm_90a", "sm_90a", 0, 227 * 1024, true, mma_m16n8_sm90,
+	     &wgmma_sm90a),
+	/* gfx942 serves the whole CDNA3 family (gfx940, gfx941, gfx942). */
+	HIP("gfx90a", "gfx90a", mfma_cdna2),
+	HIP("gfx942", "gfx94", mfma_cdna3),
 };
 
 const int tc_ntargets = (int)(sizeof tc_targets / sizeof tc_targets[0]);
@@ -350,16 +355,34 @@ tc_target_explain(TcBuf *out, const char *name, const char *arch)
 	tc_buf_puts(out, ")");
 }
 
-/* n bytes as "48 KiB" or "1 MiB" (the table's sizes are whole KiB). */
-static void
-put_size(TcBuf *out, long long n)
+const char *
+tc_target_device_arch(const char *name, const char *device, int cc)
 {
-	if (n % (1 << 20) == 0)
-		tc_buf_printf(out, "%lld MiB", n >> 20);
-	else if (n % 1024 == 0)
-		tc_buf_printf(out, "%lld KiB", n >> 10);
-	else
-		tc_buf_printf(out, "%lld bytes", n);
+	const TcTarget *best = NULL;
+	for (int i = 0; i < tc_ntargets; i++) {
+		const TcTarget *t = &tc_targets[i];
+		if (strcmp(t->name, name) != 0)
+			continue;
+		if (device && t->device_arch &&
+		    strncmp(device, t->device_arch, strlen(t->device_arch)) == 0)
+			return t->arch;
+		if (t->min_cc && cc >= t->min_cc && (!best || t->min_cc > best->min_cc))
+			best = t;
+	}
+	return best ? best->arch : NULL;
+}
+
+void
+tc_target_devices(TcBuf *out, const char *name)
+{
+	int n = 0;
+	for (int i = 0; i < tc_ntargets; i++) {
+		const TcTarget *t = &tc_targets[i];
+		if (strcmp(t->name, name) != 0 || (!t->device_arch && !t->min_cc))
+			continue;
+		tc_buf_printf(out, "%s%s%s", n++ ? ", " : "", t->arch,
+			      t->min_cc ? " and later" : "");
+	}
 }
 
 /* A matrix instruction and its forms, under `what` ("matrix"). */
@@ -403,20 +426,18 @@ tc_target_describe(TcBuf *out, const TcTarget *t)
 			      "tile_threads (at most %d) become\n"
 			      "                 loop iterations and vector lanes\n",
 			      t->max_threads);
+	TcArena *a = tc_arena_new();
 	tc_buf_puts(out, "  shared memory  ");
 	if (!t->simt) {
-		put_size(out, t->smem_limit);
-		tc_buf_puts(out, " of buffers per block (the thread's frame)\n");
+		tc_buf_printf(out, "%s of buffers per block (the thread's frame)\n",
+			      tc_size_text(a, t->smem_limit));
 	} else {
-		put_size(out, t->smem_default);
-		tc_buf_puts(out, " per block");
-		if (t->smem_limit > t->smem_default) {
-			tc_buf_puts(out, ", ");
-			put_size(out, t->smem_limit);
-			tc_buf_puts(out, " opted in");
-		}
+		tc_buf_printf(out, "%s per block", tc_size_text(a, t->smem_default));
+		if (t->smem_limit > t->smem_default)
+			tc_buf_printf(out, ", %s opted in", tc_size_text(a, t->smem_limit));
 		tc_buf_puts(out, "\n");
 	}
+	tc_arena_free(a);
 	if (t->mma) {
 		put_matrix(out, "matrix", t->mma);
 		if (t->wgmma)

@@ -4,14 +4,15 @@
 #include "tilec/cuda/tilec_cuda.cuh"
 
 extern "C" __global__ void __launch_bounds__(256)
-add_rmsnorm(int M, int N, float eps, const __half *__restrict__ X, const __half *__restrict__ R, const __half *__restrict__ W, __half *__restrict__ H, __half *__restrict__ Y)
+add_rmsnorm(int M, int N, float eps, const __half *__restrict__ X, const __half *__restrict__ R,
+	const __half *__restrict__ W, __half *__restrict__ H, __half *__restrict__ Y)
 {
 	enum { BLOCK_M = 1, BLOCK_N = 4096, THREADS = 256 };
 	extern __shared__ __align__(128) unsigned char tilec_smem[];
 	using x_rows = tilec::Blocked<0, 1, 1, 256, 1>;
 	using x_cols = tilec::Blocked<1, 16, 1, 256, 8>;
 	const int bm = blockIdx.x;
-	int chunks = tilec::ceildiv(N, BLOCK_N);
+	const int chunks = tilec::ceildiv(N, BLOCK_N);
 	// add_rmsnorm.c:33 x[BLOCK_M][BLOCK_N]: registers, x_rows x x_cols
 	float x[x_rows::count][x_cols::count];
 	// add_rmsnorm.c:34 r[BLOCK_M][BLOCK_N]: registers, x_rows x x_cols
@@ -33,88 +34,87 @@ add_rmsnorm(int M, int N, float eps, const __half *__restrict__ X, const __half 
 	for (int c = 0; c < chunks; c++) {
 		// add_rmsnorm.c:42 tile_copy(x, &X[bm * BLOCK_M][c * BLOCK_N])
 		tilec::copy_g2r<x_rows, x_cols>(x, X + ((size_t)(bm * BLOCK_M) * N + c * BLOCK_N),
-			N, min(1, M - bm * BLOCK_M), min(4096, N - c * BLOCK_N));
+			N, min(BLOCK_M, M - bm * BLOCK_M), min(BLOCK_N, N - c * BLOCK_N));
 		// add_rmsnorm.c:43 tile_copy(r, &R[bm * BLOCK_M][c * BLOCK_N])
 		tilec::copy_g2r<x_rows, x_cols>(r, R + ((size_t)(bm * BLOCK_M) * N + c * BLOCK_N),
-			N, min(1, M - bm * BLOCK_M), min(4096, N - c * BLOCK_N));
+			N, min(BLOCK_M, M - bm * BLOCK_M), min(BLOCK_N, N - c * BLOCK_N));
 		// add_rmsnorm.c:44 tile_parallel(i, BLOCK_M)
 		#pragma unroll
 		for (int i_r = 0; i_r < x_rows::count; i_r++) {
-			const int i = x_rows::index(i_r);
 			// add_rmsnorm.c:44 tile_parallel(j, BLOCK_N)
 			#pragma unroll
 			for (int j_r = 0; j_r < x_cols::count; j_r++) {
-				const int j = x_cols::index(j_r);
-				h[i_r][j_r] = tilec::to_float(tilec::from_float<__half>(tilec::to_float(tilec::from_float<__half>(x[i_r][j_r] + r[i_r][j_r]))));
+				h[i_r][j_r] = tilec::to_float(
+					tilec::from_float<__half>(
+					tilec::to_float(
+					tilec::from_float<__half>(x[i_r][j_r] + r[i_r][j_r]))));
 			}
 		}
 		__syncthreads();
 		// add_rmsnorm.c:46 tile_copy(&H[bm * BLOCK_M][c * BLOCK_N], h)
-		tilec::copy_r2g<x_rows, x_cols>(H + ((size_t)(bm * BLOCK_M) * N + c * BLOCK_N),
-			N, min(1, M - bm * BLOCK_M), min(4096, N - c * BLOCK_N), h);
+		tilec::copy_r2g<x_rows, x_cols>(H + ((size_t)(bm * BLOCK_M) * N + c * BLOCK_N), N,
+			min(BLOCK_M, M - bm * BLOCK_M), min(BLOCK_N, N - c * BLOCK_N), h);
 		// add_rmsnorm.c:47 tile_parallel(i, BLOCK_M)
 		#pragma unroll
 		for (int i_r = 0; i_r < x_rows::count; i_r++) {
-			const int i = x_rows::index(i_r);
 			// add_rmsnorm.c:47 tile_parallel(j, BLOCK_N)
 			#pragma unroll
 			for (int j_r = 0; j_r < x_cols::count; j_r++) {
-				const int j = x_cols::index(j_r);
 				sq[i_r][j_r] = (float)h[i_r][j_r] * (float)h[i_r][j_r];
 			}
 		}
-		// add_rmsnorm.c:49 tile_reduce_sum(inv_rms, sq, 1,
-		// TILE_ACCUMULATE)
+		// add_rmsnorm.c:49 tile_reduce_sum(inv_rms, sq, 1, TILE_ACCUMULATE)
 		float inv_rms_part[x_rows::count];
-		tilec::reduce2d<tilec::REDUCE_SUM, 1, x_rows, x_cols, 256, float>(inv_rms_part, sq, reinterpret_cast<float *>(tilec_smem + 0));
+		tilec::reduce2d<tilec::REDUCE_SUM, 1, x_rows, x_cols, THREADS, float>(inv_rms_part,
+			sq, reinterpret_cast<float *>(tilec_smem));
 		#pragma unroll
 		for (int r0 = 0; r0 < x_rows::count; r0++)
-			inv_rms[r0] = tilec::reduce_combine<tilec::REDUCE_SUM>(inv_rms[r0], inv_rms_part[r0]);
+			inv_rms[r0] = tilec::reduce_combine<tilec::REDUCE_SUM>(inv_rms[r0],
+				inv_rms_part[r0]);
 	}
 	// add_rmsnorm.c:51 tile_parallel(i, BLOCK_M)
 	#pragma unroll
 	for (int i_r = 0; i_r < x_rows::count; i_r++) {
-		const int i = x_rows::index(i_r);
 		inv_rms[i_r] = rsqrtf(inv_rms[i_r] / (float)N + eps);
 	}
 	for (int k = 0; k < chunks; k++) {
-		int n0 = (chunks - 1 - k) * BLOCK_N;
+		const int n0 = (chunks - 1 - k) * BLOCK_N;
 		if (k > 0) {
 			// add_rmsnorm.c:56 tile_copy(x, &X[bm * BLOCK_M][n0])
-			tilec::copy_g2r<x_rows, x_cols>(x, X + ((size_t)(bm * BLOCK_M) * N + n0),
-				N, min(1, M - bm * BLOCK_M), min(4096, N - n0));
+			tilec::copy_g2r<x_rows, x_cols>(x, X + ((size_t)(bm * BLOCK_M) * N + n0), N,
+				min(BLOCK_M, M - bm * BLOCK_M), min(BLOCK_N, N - n0));
 			// add_rmsnorm.c:57 tile_copy(r, &R[bm * BLOCK_M][n0])
-			tilec::copy_g2r<x_rows, x_cols>(r, R + ((size_t)(bm * BLOCK_M) * N + n0),
-				N, min(1, M - bm * BLOCK_M), min(4096, N - n0));
+			tilec::copy_g2r<x_rows, x_cols>(r, R + ((size_t)(bm * BLOCK_M) * N + n0), N,
+				min(BLOCK_M, M - bm * BLOCK_M), min(BLOCK_N, N - n0));
 			// add_rmsnorm.c:58 tile_parallel(i, BLOCK_M)
 			#pragma unroll
 			for (int i_r = 0; i_r < x_rows::count; i_r++) {
-				const int i = x_rows::index(i_r);
 				// add_rmsnorm.c:58 tile_parallel(j, BLOCK_N)
 				#pragma unroll
 				for (int j_r = 0; j_r < x_cols::count; j_r++) {
-					const int j = x_cols::index(j_r);
-					h[i_r][j_r] = tilec::to_float(tilec::from_float<__half>(tilec::to_float(tilec::from_float<__half>(x[i_r][j_r] + r[i_r][j_r]))));
+					h[i_r][j_r] = tilec::to_float(
+						tilec::from_float<__half>(
+						tilec::to_float(
+						tilec::from_float<__half>(
+						x[i_r][j_r] + r[i_r][j_r]))));
 				}
 			}
 		}
 		// add_rmsnorm.c:61 tile_copy(w, &W[n0])
-		tilec::copy_g2r<tilec::One, x_cols>(tilec::as_row(w), W + n0,
-			0, 1, min(4096, N - n0));
+		tilec::copy_g2r<tilec::One, x_cols>(tilec::as_row(w), W + n0, 0, 1,
+			min(BLOCK_N, N - n0));
 		// add_rmsnorm.c:62 tile_parallel(i, BLOCK_M)
 		#pragma unroll
 		for (int i_r = 0; i_r < x_rows::count; i_r++) {
-			const int i = x_rows::index(i_r);
 			// add_rmsnorm.c:62 tile_parallel(j, BLOCK_N)
 			#pragma unroll
 			for (int j_r = 0; j_r < x_cols::count; j_r++) {
-				const int j = x_cols::index(j_r);
 				x[i_r][j_r] = (float)h[i_r][j_r] * inv_rms[i_r] * w[j_r];
 			}
 		}
 		__syncthreads();
 		// add_rmsnorm.c:64 tile_copy(&Y[bm * BLOCK_M][n0], x)
-		tilec::copy_r2g<x_rows, x_cols>(Y + ((size_t)(bm * BLOCK_M) * N + n0),
-			N, min(1, M - bm * BLOCK_M), min(4096, N - n0), x);
+		tilec::copy_r2g<x_rows, x_cols>(Y + ((size_t)(bm * BLOCK_M) * N + n0), N,
+			min(BLOCK_M, M - bm * BLOCK_M), min(BLOCK_N, N - n0), x);
 	}
 }

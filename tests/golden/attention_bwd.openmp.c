@@ -31,8 +31,8 @@ attn_bwd_delta_block(int B, int S, int H,
 	_Alignas(64) float delta[BLOCK_M];
 	// attention_bwd.c:41 tile_copy(o, tile_dims(&O[b][bm * BLOCK_M][h][0],
 	// 1, 3))
-	// attention_bwd.c:42 tile_copy(d_o, tile_dims(&dO[b][bm *
-	// BLOCK_M][h][0], 1, 3))
+	// attention_bwd.c:42 tile_copy(d_o,
+	// tile_dims(&dO[b][bm * BLOCK_M][h][0], 1, 3))
 	// attention_bwd.c:43 tile_parallel(i, BLOCK_M) tile_parallel(d,
 	// HEAD_DIM)
 	// attention_bwd.c:45 tile_reduce_sum(delta, o, 1)
@@ -200,8 +200,8 @@ attn_bwd_dkdv_block(int B, int S, int H, float scale,
 			if (n > 0)
 				tilec_prefetch(&Delta[b][h][i0], n * sizeof(float));
 		}
-		// attention_bwd.c:73 tile_copy(Qs, tile_dims(&Q[b][m *
-		// BLOCK_M][h][0], 1, 3))
+		// attention_bwd.c:73 tile_copy(Qs,
+		// tile_dims(&Q[b][m * BLOCK_M][h][0], 1, 3))
 		{
 			const int row0 = m * BLOCK_M;
 			const int rows = tilec_extent(S, row0, BLOCK_M);
@@ -210,8 +210,8 @@ attn_bwd_dkdv_block(int B, int S, int H, float scale,
 				               HEAD_DIM, HEAD_DIM);
 			memset(Qs + rows, 0, sizeof Qs[0] * (BLOCK_M - rows));
 		}
-		// attention_bwd.c:74 tile_copy(dOs, tile_dims(&dO[b][m *
-		// BLOCK_M][h][0], 1, 3))
+		// attention_bwd.c:74 tile_copy(dOs,
+		// tile_dims(&dO[b][m * BLOCK_M][h][0], 1, 3))
 		{
 			const int row0 = m * BLOCK_M;
 			const int rows = tilec_extent(S, row0, BLOCK_M);
@@ -226,8 +226,8 @@ attn_bwd_dkdv_block(int B, int S, int H, float scale,
 			const int n = tilec_extent(S, i0, BLOCK_M);
 			tilec_load_f32(lse, &LSE[b][h][i0], n, BLOCK_M);
 		}
-		// attention_bwd.c:76 tile_copy(delta, &Delta[b][h][m *
-		// BLOCK_M])
+		// attention_bwd.c:76 tile_copy(delta,
+		// &Delta[b][h][m * BLOCK_M])
 		{
 			const int i0 = m * BLOCK_M;
 			const int n = tilec_extent(S, i0, BLOCK_M);
@@ -379,8 +379,8 @@ attn_bwd_dq_block(int B, int S, int H, float scale,
 	_Alignas(64) float delta[BLOCK_M];
 	// attention_bwd.c:114 tile_fragment f32 dq[BLOCK_M][HEAD_DIM]
 	_Alignas(64) float dq[BLOCK_M][HEAD_DIM];
-	// attention_bwd.c:116 tile_copy(Qs, tile_dims(&Q[b][bm *
-	// BLOCK_M][h][0], 1, 3))
+	// attention_bwd.c:116 tile_copy(Qs,
+	// tile_dims(&Q[b][bm * BLOCK_M][h][0], 1, 3))
 	{
 		const int row0 = bm * BLOCK_M;
 		const int rows = tilec_extent(S, row0, BLOCK_M);
@@ -389,8 +389,8 @@ attn_bwd_dq_block(int B, int S, int H, float scale,
 			               HEAD_DIM);
 		memset(Qs + rows, 0, sizeof Qs[0] * (BLOCK_M - rows));
 	}
-	// attention_bwd.c:117 tile_copy(dOs, tile_dims(&dO[b][bm *
-	// BLOCK_M][h][0], 1, 3))
+	// attention_bwd.c:117 tile_copy(dOs,
+	// tile_dims(&dO[b][bm * BLOCK_M][h][0], 1, 3))
 	{
 		const int row0 = bm * BLOCK_M;
 		const int rows = tilec_extent(S, row0, BLOCK_M);
@@ -434,8 +434,8 @@ attn_bwd_dq_block(int B, int S, int H, float scale,
 				tilec_prefetch(&V[b][row0 + i][h][0],
 				               HEAD_DIM * sizeof(tilec_f16));
 		}
-		// attention_bwd.c:122 tile_copy(Ks, tile_dims(&K[b][n *
-		// BLOCK_N][h][0], 1, 3))
+		// attention_bwd.c:122 tile_copy(Ks,
+		// tile_dims(&K[b][n * BLOCK_N][h][0], 1, 3))
 		{
 			const int row0 = n * BLOCK_N;
 			const int rows = tilec_extent(S, row0, BLOCK_N);
@@ -444,8 +444,8 @@ attn_bwd_dq_block(int B, int S, int H, float scale,
 				               HEAD_DIM, HEAD_DIM);
 			memset(Ks + rows, 0, sizeof Ks[0] * (BLOCK_N - rows));
 		}
-		// attention_bwd.c:123 tile_copy(Vs, tile_dims(&V[b][n *
-		// BLOCK_N][h][0], 1, 3))
+		// attention_bwd.c:123 tile_copy(Vs,
+		// tile_dims(&V[b][n * BLOCK_N][h][0], 1, 3))
 		{
 			const int row0 = n * BLOCK_N;
 			const int rows = tilec_extent(S, row0, BLOCK_N);

@@ -4,7 +4,8 @@
 #include "tilec/hip/tilec_hip.hpp"
 
 extern "C" __global__ void __launch_bounds__(128)
-bias_gelu(int M, int N, const __half *__restrict__ X, const __half *__restrict__ bias, __half *__restrict__ Y)
+bias_gelu(int M, int N, const __half *__restrict__ X, const __half *__restrict__ bias,
+	__half *__restrict__ Y)
 {
 	enum { BLOCK_M = 8, BLOCK_N = 512 };
 	using x_rows = tilec::Blocked<0, 4, 2, 64, 1>;
@@ -16,25 +17,23 @@ bias_gelu(int M, int N, const __half *__restrict__ X, const __half *__restrict__
 	// bias_gelu.c:23 b[BLOCK_N]: registers, x_cols
 	float b[x_cols::count];
 	// bias_gelu.c:25 tile_copy(x, &X[bm * BLOCK_M][bn * BLOCK_N])
-	tilec::copy_g2r<x_rows, x_cols>(x, X + ((size_t)(bm * BLOCK_M) * N + bn * BLOCK_N),
-		N, min(8, M - bm * BLOCK_M), min(512, N - bn * BLOCK_N));
+	tilec::copy_g2r<x_rows, x_cols>(x, X + ((size_t)(bm * BLOCK_M) * N + bn * BLOCK_N), N,
+		min(BLOCK_M, M - bm * BLOCK_M), min(BLOCK_N, N - bn * BLOCK_N));
 	// bias_gelu.c:26 tile_copy(b, &bias[bn * BLOCK_N])
-	tilec::copy_g2r<tilec::One, x_cols>(tilec::as_row(b), bias + bn * BLOCK_N,
-		0, 1, min(512, N - bn * BLOCK_N));
+	tilec::copy_g2r<tilec::One, x_cols>(tilec::as_row(b), bias + bn * BLOCK_N, 0, 1,
+		min(BLOCK_N, N - bn * BLOCK_N));
 	// bias_gelu.c:27 tile_parallel(i, BLOCK_M)
 	#pragma unroll
 	for (int i_r = 0; i_r < x_rows::count; i_r++) {
-		const int i = x_rows::index(i_r);
 		// bias_gelu.c:27 tile_parallel(j, BLOCK_N)
 		#pragma unroll
 		for (int j_r = 0; j_r < x_cols::count; j_r++) {
-			const int j = x_cols::index(j_r);
-			float v = x[i_r][j_r] + b[j_r];
-			float u = 0.7978846f * (v + 0.044715f * v * v * v);
+			const float v = x[i_r][j_r] + b[j_r];
+			const float u = 0.7978846f * (v + 0.044715f * v * v * v);
 			x[i_r][j_r] = 0.5f * v * (1.0f + tanhf(u));
 		}
 	}
 	// bias_gelu.c:32 tile_copy(&Y[bm * BLOCK_M][bn * BLOCK_N], x)
-	tilec::copy_r2g<x_rows, x_cols>(Y + ((size_t)(bm * BLOCK_M) * N + bn * BLOCK_N),
-		N, min(8, M - bm * BLOCK_M), min(512, N - bn * BLOCK_N), x);
+	tilec::copy_r2g<x_rows, x_cols>(Y + ((size_t)(bm * BLOCK_M) * N + bn * BLOCK_N), N,
+		min(BLOCK_M, M - bm * BLOCK_M), min(BLOCK_N, N - bn * BLOCK_N), x);
 }

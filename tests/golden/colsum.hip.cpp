@@ -23,16 +23,17 @@ colsum(int M, int N, const float *__restrict__ X, float *__restrict__ Y)
 	}
 	for (int m0 = 0; m0 < M; m0 += BLOCK_M) {
 		// colsum.c:26 tile_copy(x, &X[m0][bn * BLOCK_N])
-		tilec::copy_g2r<x_rows, x_cols>(x, X + ((size_t)m0 * N + bn * BLOCK_N),
-			N, min(64, M - m0), min(256, N - bn * BLOCK_N));
+		tilec::copy_g2r<x_rows, x_cols>(x, X + ((size_t)m0 * N + bn * BLOCK_N), N,
+			min(BLOCK_M, M - m0), min(BLOCK_N, N - bn * BLOCK_N));
 		// colsum.c:27 tile_reduce_sum(sum, x, 0, TILE_ACCUMULATE)
 		float sum_part[x_cols::count];
-		tilec::reduce2d<tilec::REDUCE_SUM, 0, x_rows, x_cols, 128, float>(sum_part, x, reinterpret_cast<float *>(tilec_smem + 0));
+		tilec::reduce2d<tilec::REDUCE_SUM, 0, x_rows, x_cols, 128, float>(sum_part, x,
+			reinterpret_cast<float *>(tilec_smem));
 		#pragma unroll
 		for (int r0 = 0; r0 < x_cols::count; r0++)
 			sum[r0] = tilec::reduce_combine<tilec::REDUCE_SUM>(sum[r0], sum_part[r0]);
 	}
 	// colsum.c:29 tile_copy(&Y[bn * BLOCK_N], sum)
-	tilec::copy_r2g<tilec::One, x_cols>(Y + bn * BLOCK_N,
-		0, 1, min(256, N - bn * BLOCK_N), tilec::as_row(sum));
+	tilec::copy_r2g<tilec::One, x_cols>(Y + bn * BLOCK_N, 0, 1, min(BLOCK_N, N - bn * BLOCK_N),
+		tilec::as_row(sum));
 }

@@ -4,7 +4,8 @@
 #include "tilec/cuda/tilec_cuda.cuh"
 
 extern "C" __global__ void __launch_bounds__(128)
-conv2d(int N, int H, int W, int C, int KO, int PAD, int P, int Q, const __half *__restrict__ X, const __half *__restrict__ F, __half *__restrict__ Y)
+conv2d(int N, int H, int W, int C, int KO, int PAD, int P, int Q, const __half *__restrict__ X,
+	const __half *__restrict__ F, __half *__restrict__ Y)
 {
 	enum { R = 3, S = 3, BLOCK_M = 64, BLOCK_N = 128, BLOCK_K = 32, STAGES = 3, THREADS = 128 };
 	extern __shared__ __align__(128) unsigned char tilec_smem[];
@@ -14,16 +15,14 @@ conv2d(int N, int H, int W, int C, int KO, int PAD, int P, int Q, const __half *
 	const int bo = blockIdx.x;
 	const int bq = blockIdx.y;
 	const int np = blockIdx.z;
-	int n = np / P;
-	int p = np % P;
-	int q0 = bq * BLOCK_M;
-	int cb = tilec::ceildiv(C, BLOCK_K);
-	// conv2d.c:41 Xs[BLOCK_M][BLOCK_K]: shared memory, 16-byte chunks
-	// swizzled
-	__half *Xs = reinterpret_cast<__half *>(tilec_smem + 0);
-	// conv2d.c:42 Fs[BLOCK_N][BLOCK_K]: shared memory, 16-byte chunks
-	// swizzled
-	__half *Fs = reinterpret_cast<__half *>(tilec_smem + 4096);
+	const int n = np / P;
+	const int p = np % P;
+	const int q0 = bq * BLOCK_M;
+	const int cb = tilec::ceildiv(C, BLOCK_K);
+	// conv2d.c:41 Xs[BLOCK_M][BLOCK_K]: shared memory, 16-byte chunks swizzled
+	__half *const Xs = reinterpret_cast<__half *>(tilec_smem);
+	// conv2d.c:42 Fs[BLOCK_N][BLOCK_K]: shared memory, 16-byte chunks swizzled
+	__half *const Fs = reinterpret_cast<__half *>(tilec_smem + 4096);
 	// conv2d.c:43 acc[BLOCK_M][BLOCK_N]: registers, acc_rows x acc_cols
 	float acc[acc_rows::count][acc_cols::count];
 	// conv2d.c:45 tile_clear(acc)
@@ -35,24 +34,28 @@ conv2d(int N, int H, int W, int C, int KO, int PAD, int P, int Q, const __half *
 		acc[r0][r1] = 0.0f;
 	}
 	for (int t = 0; t < R * S * cb; t++) {
-		int r = t / (S * cb);
-		int s = t / cb % S;
-		int c0 = t % cb * BLOCK_K;
+		const int r = t / (S * cb);
+		const int s = t / cb % S;
+		const int c0 = t % cb * BLOCK_K;
 		__syncthreads();
-		// conv2d.c:50 tile_copy(Xs, tile_dims(&X[n][p + r - PAD][q0 + s
-		// - PAD][c0], 2, 3))
-		tilec::copy_g2s<__half, 64, 32, 128, false, true>(Xs, 32, X + ((((size_t)n * H + (p + r - PAD)) * W + (q0 + s - PAD)) * C + c0),
-			C, (n < N && 0 <= p + r - PAD && p + r - PAD < H) ? min(64, W - (q0 + s - PAD)) : 0, min(32, C - c0), X, tilec::neg(q0 + s - PAD), 0);
-		// conv2d.c:51 tile_copy(Fs, tile_dims(&F[bo *
-		// BLOCK_N][r][s][c0], 0, 3))
-		tilec::copy_g2s<__half, 128, 32, 128, false, true>(Fs, 32, F + ((((size_t)(bo * BLOCK_N) * R + r) * S + s) * C + c0),
-			R * S * C, (r < R && s < S) ? min(128, KO - bo * BLOCK_N) : 0, min(32, C - c0), F);
+		// conv2d.c:50 tile_copy(Xs, tile_dims(&X[n][p + r - PAD][q0 + s - PAD][c0], 2, 3))
+		tilec::copy_g2s<__half, BLOCK_M, BLOCK_K, THREADS, false, true>(Xs, BLOCK_K,
+			X + ((((size_t)n * H + (p + r - PAD)) * W + (q0 + s - PAD)) * C + c0), C,
+			(n < N && 0 <= p + r - PAD && p + r - PAD < H) ? min(BLOCK_M,
+			W - (q0 + s - PAD)) : 0, min(BLOCK_K, C - c0), X, tilec::neg(q0 + s - PAD),
+			0);
+		// conv2d.c:51 tile_copy(Fs, tile_dims(&F[bo * BLOCK_N][r][s][c0], 0, 3))
+		tilec::copy_g2s<__half, BLOCK_N, BLOCK_K, THREADS, false, true>(Fs, BLOCK_K,
+			F + ((((size_t)(bo * BLOCK_N) * R + r) * S + s) * C + c0), R * S * C,
+			(r < R && s < S) ? min(BLOCK_N, KO - bo * BLOCK_N) : 0,
+			min(BLOCK_K, C - c0), F);
 		__syncthreads();
 		// conv2d.c:52 tile_gemm(acc, Xs, Fs, TILE_TRANS_B)
-		tilec::mma_ss<4, 4, 32, false, true, 64, 64>(acc, Xs, 32, Fs, 32, warp_m * 64, warp_n * 32);
+		tilec::mma_ss<4, 4, 32, false, true, 64, 64>(acc, Xs, BLOCK_K, Fs, BLOCK_K,
+			warp_m * 64, warp_n * 32);
 	}
-	// conv2d.c:54 tile_copy(tile_dims(&Y[n][p][q0][bo * BLOCK_N], 2, 3),
-	// acc)
-	tilec::copy_r2g<acc_rows, acc_cols>(Y + ((((size_t)n * P + p) * Q + q0) * KO + bo * BLOCK_N),
-		KO, (n < N && p < P) ? min(64, Q - q0) : 0, min(128, KO - bo * BLOCK_N), acc);
+	// conv2d.c:54 tile_copy(tile_dims(&Y[n][p][q0][bo * BLOCK_N], 2, 3), acc)
+	tilec::copy_r2g<acc_rows, acc_cols>(
+		Y + ((((size_t)n * P + p) * Q + q0) * KO + bo * BLOCK_N), KO,
+		(n < N && p < P) ? min(BLOCK_M, Q - q0) : 0, min(BLOCK_N, KO - bo * BLOCK_N), acc);
 }

@@ -47,8 +47,8 @@ conv2d_block(int N, int H, int W, int C, int KO, int PAD, int P, int Q,
 		const int r = t / (S * cb);
 		const int s = t / cb % S;
 		const int c0 = t % cb * BLOCK_K;
-		// conv2d.c:50 tile_copy(Xs, tile_dims(&X[n][p + r - PAD][q0 + s
-		// - PAD][c0], 2, 3))
+		// conv2d.c:50 tile_copy(Xs,
+		// tile_dims(&X[n][p + r - PAD][q0 + s - PAD][c0], 2, 3))
 		{
 			const int row0 = q0 + s - PAD;
 			for (int i = 0; i < BLOCK_M; i++) {
@@ -58,8 +58,8 @@ conv2d_block(int N, int H, int W, int C, int KO, int PAD, int P, int Q,
 					Xs[i][j] = in_i && c0 + j < C ? tilec_f16_to_f32(X[n][p + r - PAD][row0 + i][c0 + j]) : 0;
 			}
 		}
-		// conv2d.c:51 tile_copy(Fs, tile_dims(&F[bo *
-		// BLOCK_N][r][s][c0], 0, 3))
+		// conv2d.c:51 tile_copy(Fs,
+		// tile_dims(&F[bo * BLOCK_N][r][s][c0], 0, 3))
 		{
 			const int row0 = bo * BLOCK_N;
 			const int rows = r < R && s < S ? tilec_extent(KO, row0, BLOCK_N) : 0;

@@ -4,29 +4,26 @@
 #include "tilec/hip/tilec_hip.hpp"
 
 extern "C" __global__ void __launch_bounds__(256)
-cross_entropy(int M, int V, const __half *__restrict__ X, const int *__restrict__ L, float *__restrict__ Loss)
+cross_entropy(int M, int V, const __half *__restrict__ X, const int *__restrict__ L,
+	float *__restrict__ Loss)
 {
 	enum { BLOCK_M = 1, BLOCK_N = 4096, THREADS = 256 };
 	extern __shared__ __attribute__((aligned(128))) unsigned char tilec_smem[];
 	using x_rows = tilec::Blocked<0, 1, 1, 256, 1>;
 	using x_cols = tilec::Blocked<1, 16, 1, 256, 8>;
 	const int bm = blockIdx.x;
-	int chunks = tilec::ceildiv(V, BLOCK_N);
-	// cross_entropy.c:29 x[BLOCK_M][BLOCK_N], e[BLOCK_M][BLOCK_N]:
-	// registers, x_rows x x_cols
+	const int chunks = tilec::ceildiv(V, BLOCK_N);
+	// cross_entropy.c:29 x[BLOCK_M][BLOCK_N], e[BLOCK_M][BLOCK_N]: registers, x_rows x x_cols
 	float x[x_rows::count][x_cols::count];
 	// cross_entropy.c:29 e[BLOCK_M][BLOCK_N]: registers, x_rows x x_cols
 	float e[x_rows::count][x_cols::count];
-	// cross_entropy.c:30 picked[BLOCK_M][BLOCK_N]: registers, x_rows x
-	// x_cols
+	// cross_entropy.c:30 picked[BLOCK_M][BLOCK_N]: registers, x_rows x x_cols
 	float picked[x_rows::count][x_cols::count];
-	// cross_entropy.c:31 row_max[BLOCK_M], chunk_max[BLOCK_M]: registers,
-	// x_rows
+	// cross_entropy.c:31 row_max[BLOCK_M], chunk_max[BLOCK_M]: registers, x_rows
 	float row_max[x_rows::count];
 	// cross_entropy.c:31 chunk_max[BLOCK_M]: registers, x_rows
 	float chunk_max[x_rows::count];
-	// cross_entropy.c:32 row_sum[BLOCK_M], target[BLOCK_M]: registers,
-	// x_rows
+	// cross_entropy.c:32 row_sum[BLOCK_M], target[BLOCK_M]: registers, x_rows
 	float row_sum[x_rows::count];
 	// cross_entropy.c:32 target[BLOCK_M]: registers, x_rows
 	float target[x_rows::count];
@@ -35,8 +32,8 @@ cross_entropy(int M, int V, const __half *__restrict__ X, const int *__restrict_
 	// cross_entropy.c:34 loss[BLOCK_M]: registers, x_rows
 	float loss[x_rows::count];
 	// cross_entropy.c:36 tile_copy(label, &L[bm * BLOCK_M])
-	tilec::copy_g2r<tilec::One, x_rows>(tilec::as_row(label), L + bm * BLOCK_M,
-		0, 1, min(1, M - bm * BLOCK_M));
+	tilec::copy_g2r<tilec::One, x_rows>(tilec::as_row(label), L + bm * BLOCK_M, 0, 1,
+		min(BLOCK_M, M - bm * BLOCK_M));
 	// cross_entropy.c:37 tile_fill(row_max, -INFINITY)
 	#pragma unroll
 	for (int r0 = 0; r0 < x_rows::count; r0++)
@@ -56,14 +53,13 @@ cross_entropy(int M, int V, const __half *__restrict__ X, const int *__restrict_
 		target[r0] = 0.0f;
 	}
 	for (int c = 0; c < chunks; c++) {
-		int n0 = c * BLOCK_N;
+		const int n0 = c * BLOCK_N;
 		// cross_entropy.c:42 tile_copy(x, &X[bm * BLOCK_M][n0])
-		tilec::copy_g2r<x_rows, x_cols>(x, X + ((size_t)(bm * BLOCK_M) * V + n0),
-			V, min(1, M - bm * BLOCK_M), min(4096, V - n0));
+		tilec::copy_g2r<x_rows, x_cols>(x, X + ((size_t)(bm * BLOCK_M) * V + n0), V,
+			min(BLOCK_M, M - bm * BLOCK_M), min(BLOCK_N, V - n0));
 		// cross_entropy.c:43 tile_parallel(i, BLOCK_M)
 		#pragma unroll
 		for (int i_r = 0; i_r < x_rows::count; i_r++) {
-			const int i = x_rows::index(i_r);
 			// cross_entropy.c:43 tile_parallel(j, BLOCK_N)
 			#pragma unroll
 			for (int j_r = 0; j_r < x_cols::count; j_r++) {
@@ -74,53 +70,52 @@ cross_entropy(int M, int V, const __half *__restrict__ X, const int *__restrict_
 				}
 			}
 		}
-		// cross_entropy.c:48 tile_reduce_sum(target, picked, 1,
-		// TILE_ACCUMULATE)
+		// cross_entropy.c:48 tile_reduce_sum(target, picked, 1, TILE_ACCUMULATE)
 		float target_part[x_rows::count];
-		tilec::reduce2d<tilec::REDUCE_SUM, 1, x_rows, x_cols, 256, float>(target_part, picked, reinterpret_cast<float *>(tilec_smem + 0));
+		tilec::reduce2d<tilec::REDUCE_SUM, 1, x_rows, x_cols, THREADS, float>(target_part,
+			picked, reinterpret_cast<float *>(tilec_smem));
 		#pragma unroll
 		for (int r0 = 0; r0 < x_rows::count; r0++)
-			target[r0] = tilec::reduce_combine<tilec::REDUCE_SUM>(target[r0], target_part[r0]);
+			target[r0] = tilec::reduce_combine<tilec::REDUCE_SUM>(target[r0],
+				target_part[r0]);
 		// cross_entropy.c:49 tile_reduce_max(chunk_max, x, 1)
 		float chunk_max_part[x_rows::count];
-		tilec::reduce2d<tilec::REDUCE_MAX, 1, x_rows, x_cols, 256, float>(chunk_max_part, x, reinterpret_cast<float *>(tilec_smem + 0));
+		tilec::reduce2d<tilec::REDUCE_MAX, 1, x_rows, x_cols, THREADS, float>(
+			chunk_max_part, x, reinterpret_cast<float *>(tilec_smem));
 		#pragma unroll
 		for (int r0 = 0; r0 < x_rows::count; r0++)
 			chunk_max[r0] = chunk_max_part[r0];
 		// cross_entropy.c:50 tile_parallel(i, BLOCK_M)
 		#pragma unroll
 		for (int i_r = 0; i_r < x_rows::count; i_r++) {
-			const int i = x_rows::index(i_r);
-			float m = fmaxf(row_max[i_r], chunk_max[i_r]);
+			const float m = fmaxf(row_max[i_r], chunk_max[i_r]);
 			row_sum[i_r] = row_sum[i_r] * expf(row_max[i_r] - m);
 			row_max[i_r] = m;
 		}
 		// cross_entropy.c:55 tile_parallel(i, BLOCK_M)
 		#pragma unroll
 		for (int i_r = 0; i_r < x_rows::count; i_r++) {
-			const int i = x_rows::index(i_r);
 			// cross_entropy.c:55 tile_parallel(j, BLOCK_N)
 			#pragma unroll
 			for (int j_r = 0; j_r < x_cols::count; j_r++) {
-				const int j = x_cols::index(j_r);
 				e[i_r][j_r] = expf(x[i_r][j_r] - row_max[i_r]);
 			}
 		}
-		// cross_entropy.c:57 tile_reduce_sum(row_sum, e, 1,
-		// TILE_ACCUMULATE)
+		// cross_entropy.c:57 tile_reduce_sum(row_sum, e, 1, TILE_ACCUMULATE)
 		float row_sum_part[x_rows::count];
-		tilec::reduce2d<tilec::REDUCE_SUM, 1, x_rows, x_cols, 256, float>(row_sum_part, e, reinterpret_cast<float *>(tilec_smem + 0));
+		tilec::reduce2d<tilec::REDUCE_SUM, 1, x_rows, x_cols, THREADS, float>(row_sum_part,
+			e, reinterpret_cast<float *>(tilec_smem));
 		#pragma unroll
 		for (int r0 = 0; r0 < x_rows::count; r0++)
-			row_sum[r0] = tilec::reduce_combine<tilec::REDUCE_SUM>(row_sum[r0], row_sum_part[r0]);
+			row_sum[r0] = tilec::reduce_combine<tilec::REDUCE_SUM>(row_sum[r0],
+				row_sum_part[r0]);
 	}
 	// cross_entropy.c:59 tile_parallel(i, BLOCK_M)
 	#pragma unroll
 	for (int i_r = 0; i_r < x_rows::count; i_r++) {
-		const int i = x_rows::index(i_r);
 		loss[i_r] = label[i_r] < 0 ? 0.0f : row_max[i_r] + logf(row_sum[i_r]) - target[i_r];
 	}
 	// cross_entropy.c:62 tile_copy(&Loss[bm * BLOCK_M], loss)
-	tilec::copy_r2g<tilec::One, x_rows>(Loss + bm * BLOCK_M,
-		0, 1, min(1, M - bm * BLOCK_M), tilec::as_row(loss));
+	tilec::copy_r2g<tilec::One, x_rows>(Loss + bm * BLOCK_M, 0, 1,
+		min(BLOCK_M, M - bm * BLOCK_M), tilec::as_row(loss));
 }

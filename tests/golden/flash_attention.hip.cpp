@@ -4,7 +4,8 @@
 #include "tilec/hip/tilec_hip.hpp"
 
 extern "C" __global__ void __launch_bounds__(128)
-flash_attention(int B, int S, int H, const __half *__restrict__ Q, const __half *__restrict__ K, const __half *__restrict__ V, __half *__restrict__ O)
+flash_attention(int B, int S, int H, const __half *__restrict__ Q, const __half *__restrict__ K,
+	const __half *__restrict__ V, __half *__restrict__ O)
 {
 	enum { BLOCK_M = 128, BLOCK_N = 64, STAGES = 2, HEAD_DIM = 128, CAUSAL = 0 };
 	extern __shared__ __attribute__((aligned(128))) unsigned char tilec_smem[];
@@ -16,33 +17,31 @@ flash_attention(int B, int S, int H, const __half *__restrict__ Q, const __half 
 	const int h = blockIdx.y;
 	const int b = blockIdx.z;
 	// flash_attention.c:28 Qs[BLOCK_M][HEAD_DIM]: shared memory
-	__half *Qs = reinterpret_cast<__half *>(tilec_smem + 0);
+	__half *const Qs = reinterpret_cast<__half *>(tilec_smem);
 	// flash_attention.c:29 Ks[BLOCK_N][HEAD_DIM]: shared memory
-	__half *Ks = reinterpret_cast<__half *>(tilec_smem + 32768);
+	__half *const Ks = reinterpret_cast<__half *>(tilec_smem + 32768);
 	// flash_attention.c:30 Vs[BLOCK_N][HEAD_DIM]: shared memory
-	__half *Vs = reinterpret_cast<__half *>(tilec_smem + 49152);
+	__half *const Vs = reinterpret_cast<__half *>(tilec_smem + 49152);
 	// flash_attention.c:31 s[BLOCK_M][BLOCK_N]: registers, s_rows x s_cols
 	float s[s_rows::count][s_cols::count];
 	// flash_attention.c:32 p[BLOCK_M][BLOCK_N]: registers, s_rows x s_cols
 	float p[s_rows::count][s_cols::count];
 	// flash_attention.c:33 o[BLOCK_M][HEAD_DIM]: registers, s_rows x o_cols
 	float o[s_rows::count][o_cols::count];
-	// flash_attention.c:34 row_max[BLOCK_M], prev_max[BLOCK_M]: registers,
-	// s_rows
+	// flash_attention.c:34 row_max[BLOCK_M], prev_max[BLOCK_M]: registers, s_rows
 	float row_max[s_rows::count];
 	// flash_attention.c:34 prev_max[BLOCK_M]: registers, s_rows
 	float prev_max[s_rows::count];
-	// flash_attention.c:35 row_sum[BLOCK_M], chunk_sum[BLOCK_M]: registers,
-	// s_rows
+	// flash_attention.c:35 row_sum[BLOCK_M], chunk_sum[BLOCK_M]: registers, s_rows
 	float row_sum[s_rows::count];
 	// flash_attention.c:35 chunk_sum[BLOCK_M]: registers, s_rows
 	float chunk_sum[s_rows::count];
-	float qk_scale = 1.442695f * rsqrtf((float)HEAD_DIM);
-	int kv_end = CAUSAL ? min(S, (bm + 1) * BLOCK_M) : S;
-	// flash_attention.c:40 tile_copy(Qs, tile_dims(&Q[b][bm *
-	// BLOCK_M][h][0], 1, 3))
-	tilec::copy_g2s<__half, 128, 128, 128>(Qs, 128, Q + ((((size_t)b * S + bm * BLOCK_M) * H + h) * HEAD_DIM + 0),
-		H * HEAD_DIM, (b < B && h < H) ? min(128, S - bm * BLOCK_M) : 0, min(128, HEAD_DIM - 0));
+	const float qk_scale = 1.442695f * rsqrtf((float)HEAD_DIM);
+	const int kv_end = CAUSAL ? min(S, (bm + 1) * BLOCK_M) : S;
+	// flash_attention.c:40 tile_copy(Qs, tile_dims(&Q[b][bm * BLOCK_M][h][0], 1, 3))
+	tilec::copy_g2s<__half, BLOCK_M, HEAD_DIM, 128>(Qs, HEAD_DIM,
+		Q + ((((size_t)b * S + bm * BLOCK_M) * H + h) * HEAD_DIM), H * HEAD_DIM,
+		(b < B && h < H) ? min(BLOCK_M, S - bm * BLOCK_M) : 0, HEAD_DIM);
 	// flash_attention.c:41 tile_clear(o)
 	#pragma unroll
 	for (int r0 = 0; r0 < s_rows::count; r0++)
@@ -64,18 +63,18 @@ flash_attention(int B, int S, int H, const __half *__restrict__ Q, const __half 
 		row_sum[r0] = 0.0f;
 	}
 	__syncthreads();
-	// flash_attention.c:44 tile_pipelined(n, ceildiv(kv_end, BLOCK_N),
-	// STAGES): its copies in order, not pipelined
+	// flash_attention.c:44 tile_pipelined(n, ceildiv(kv_end, BLOCK_N), STAGES): its copies in
+	// order, not pipelined
 	for (int n = 0; n < tilec::ceildiv(kv_end, BLOCK_N); n++) {
 		__syncthreads();
-		// flash_attention.c:45 tile_copy(Ks, tile_dims(&K[b][n *
-		// BLOCK_N][h][0], 1, 3))
-		tilec::copy_g2s<__half, 64, 128, 128>(Ks, 128, K + ((((size_t)b * S + n * BLOCK_N) * H + h) * HEAD_DIM + 0),
-			H * HEAD_DIM, (b < B && h < H) ? min(64, S - n * BLOCK_N) : 0, min(128, HEAD_DIM - 0));
-		// flash_attention.c:46 tile_copy(Vs, tile_dims(&V[b][n *
-		// BLOCK_N][h][0], 1, 3))
-		tilec::copy_g2s<__half, 64, 128, 128>(Vs, 128, V + ((((size_t)b * S + n * BLOCK_N) * H + h) * HEAD_DIM + 0),
-			H * HEAD_DIM, (b < B && h < H) ? min(64, S - n * BLOCK_N) : 0, min(128, HEAD_DIM - 0));
+		// flash_attention.c:45 tile_copy(Ks, tile_dims(&K[b][n * BLOCK_N][h][0], 1, 3))
+		tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, 128>(Ks, HEAD_DIM,
+			K + ((((size_t)b * S + n * BLOCK_N) * H + h) * HEAD_DIM), H * HEAD_DIM,
+			(b < B && h < H) ? min(BLOCK_N, S - n * BLOCK_N) : 0, HEAD_DIM);
+		// flash_attention.c:46 tile_copy(Vs, tile_dims(&V[b][n * BLOCK_N][h][0], 1, 3))
+		tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, 128>(Vs, HEAD_DIM,
+			V + ((((size_t)b * S + n * BLOCK_N) * H + h) * HEAD_DIM), H * HEAD_DIM,
+			(b < B && h < H) ? min(BLOCK_N, S - n * BLOCK_N) : 0, HEAD_DIM);
 		// flash_attention.c:47 tile_clear(s)
 		#pragma unroll
 		for (int r0 = 0; r0 < s_rows::count; r0++)
@@ -86,7 +85,8 @@ flash_attention(int B, int S, int H, const __half *__restrict__ Q, const __half 
 		}
 		__syncthreads();
 		// flash_attention.c:48 tile_gemm(s, Qs, Ks, TILE_TRANS_B)
-		tilec::mfma_ss<4, 4, 128, false, true>(s, Qs, 128, Ks, 128, wave_m * 64, wave_n * 64);
+		tilec::mfma_ss<4, 4, 128, false, true>(s, Qs, HEAD_DIM, Ks, HEAD_DIM, wave_m * 64,
+			wave_n * 64);
 		// flash_attention.c:49 tile_parallel(i, BLOCK_M)
 		#pragma unroll
 		for (int i_r = 0; i_r < s_rows::count; i_r++) {
@@ -95,9 +95,9 @@ flash_attention(int B, int S, int H, const __half *__restrict__ Q, const __half 
 			#pragma unroll
 			for (int j_r = 0; j_r < s_cols::count; j_r++) {
 				const int j = s_cols::index(j_r);
-				int q = bm * BLOCK_M + i;
-				int kv = n * BLOCK_N + j;
-				bool keep = kv < S && (!CAUSAL || kv <= q);
+				const int q = bm * BLOCK_M + i;
+				const int kv = n * BLOCK_N + j;
+				const bool keep = kv < S && (!CAUSAL || kv <= q);
 				s[i_r][j_r] = keep ? s[i_r][j_r] * qk_scale : -INFINITY;
 			}
 		}
@@ -107,40 +107,38 @@ flash_attention(int B, int S, int H, const __half *__restrict__ Q, const __half 
 		{
 			prev_max[r0] = row_max[r0];
 		}
-		// flash_attention.c:56 tile_reduce_max(row_max, s, 1,
-		// TILE_ACCUMULATE)
+		// flash_attention.c:56 tile_reduce_max(row_max, s, 1, TILE_ACCUMULATE)
 		float row_max_part[s_rows::count];
-		tilec::reduce2d<tilec::REDUCE_MAX, 1, s_rows, s_cols, 128, float>(row_max_part, s, nullptr);
+		tilec::reduce2d<tilec::REDUCE_MAX, 1, s_rows, s_cols, 128, float>(row_max_part, s,
+			nullptr);
 		#pragma unroll
 		for (int r0 = 0; r0 < s_rows::count; r0++)
-			row_max[r0] = tilec::reduce_combine<tilec::REDUCE_MAX>(row_max[r0], row_max_part[r0]);
+			row_max[r0] = tilec::reduce_combine<tilec::REDUCE_MAX>(row_max[r0],
+				row_max_part[r0]);
 		// flash_attention.c:57 tile_parallel(i, BLOCK_M)
 		#pragma unroll
 		for (int i_r = 0; i_r < s_rows::count; i_r++) {
-			const int i = s_rows::index(i_r);
 			// flash_attention.c:57 tile_parallel(j, BLOCK_N)
 			#pragma unroll
 			for (int j_r = 0; j_r < s_cols::count; j_r++) {
-				const int j = s_cols::index(j_r);
 				s[i_r][j_r] = exp2f(s[i_r][j_r] - row_max[i_r]);
 			}
 		}
 		// flash_attention.c:59 tile_reduce_sum(chunk_sum, s, 1)
 		float chunk_sum_part[s_rows::count];
-		tilec::reduce2d<tilec::REDUCE_SUM, 1, s_rows, s_cols, 128, float>(chunk_sum_part, s, nullptr);
+		tilec::reduce2d<tilec::REDUCE_SUM, 1, s_rows, s_cols, 128, float>(chunk_sum_part, s,
+			nullptr);
 		#pragma unroll
 		for (int r0 = 0; r0 < s_rows::count; r0++)
 			chunk_sum[r0] = chunk_sum_part[r0];
 		// flash_attention.c:60 tile_parallel(i, BLOCK_M)
 		#pragma unroll
 		for (int i_r = 0; i_r < s_rows::count; i_r++) {
-			const int i = s_rows::index(i_r);
-			float correction = exp2f(prev_max[i_r] - row_max[i_r]);
+			const float correction = exp2f(prev_max[i_r] - row_max[i_r]);
 			row_sum[i_r] = row_sum[i_r] * correction + chunk_sum[i_r];
 			// flash_attention.c:63 tile_parallel(d, HEAD_DIM)
 			#pragma unroll
 			for (int d_r = 0; d_r < o_cols::count; d_r++) {
-				const int d = o_cols::index(d_r);
 				o[i_r][d_r] = o[i_r][d_r] * correction;
 			}
 		}
@@ -153,21 +151,18 @@ flash_attention(int B, int S, int H, const __half *__restrict__ Q, const __half 
 			p[r0][r1] = tilec::to_float(tilec::from_float<__half>(s[r0][r1]));
 		}
 		// flash_attention.c:67 tile_gemm(o, p, Vs)
-		tilec::mfma_rs<4, 8, 64, false>(o, p, Vs, 128, wave_n * 128);
+		tilec::mfma_rs<4, 8, 64, false>(o, p, Vs, HEAD_DIM, wave_n * 128);
 	}
 	// flash_attention.c:69 tile_parallel(i, BLOCK_M)
 	#pragma unroll
 	for (int i_r = 0; i_r < s_rows::count; i_r++) {
-		const int i = s_rows::index(i_r);
 		// flash_attention.c:69 tile_parallel(d, HEAD_DIM)
 		#pragma unroll
 		for (int d_r = 0; d_r < o_cols::count; d_r++) {
-			const int d = o_cols::index(d_r);
 			o[i_r][d_r] = o[i_r][d_r] / row_sum[i_r];
 		}
 	}
-	// flash_attention.c:71 tile_copy(tile_dims(&O[b][bm * BLOCK_M][h][0],
-	// 1, 3), o)
-	tilec::copy_r2g<s_rows, o_cols>(O + ((((size_t)b * S + bm * BLOCK_M) * H + h) * HEAD_DIM + 0),
-		H * HEAD_DIM, (b < B && h < H) ? min(128, S - bm * BLOCK_M) : 0, min(128, HEAD_DIM - 0), o);
+	// flash_attention.c:71 tile_copy(tile_dims(&O[b][bm * BLOCK_M][h][0], 1, 3), o)
+	tilec::copy_r2g<s_rows, o_cols>(O + ((((size_t)b * S + bm * BLOCK_M) * H + h) * HEAD_DIM),
+		H * HEAD_DIM, (b < B && h < H) ? min(BLOCK_M, S - bm * BLOCK_M) : 0, HEAD_DIM, o);
 }

@@ -55,8 +55,8 @@ flash_attention_block(int B, int S, int H,
 	_Alignas(64) float chunk_sum[BLOCK_M];
 	const float qk_scale = 1.442695f * tilec_rsqrtf((float)HEAD_DIM);
 	const int kv_end = CAUSAL ? tilec_min(S, (bm + 1) * BLOCK_M) : S;
-	// flash_attention.c:40 tile_copy(Qs, tile_dims(&Q[b][bm *
-	// BLOCK_M][h][0], 1, 3))
+	// flash_attention.c:40 tile_copy(Qs,
+	// tile_dims(&Q[b][bm * BLOCK_M][h][0], 1, 3))
 	{
 		const int row0 = bm * BLOCK_M;
 		const int rows = tilec_extent(S, row0, BLOCK_M);
@@ -94,8 +94,8 @@ flash_attention_block(int B, int S, int H,
 				tilec_prefetch(&V[b][row0 + i][h][0],
 				               HEAD_DIM * sizeof(tilec_f16));
 		}
-		// flash_attention.c:45 tile_copy(Ks, tile_dims(&K[b][n *
-		// BLOCK_N][h][0], 1, 3))
+		// flash_attention.c:45 tile_copy(Ks,
+		// tile_dims(&K[b][n * BLOCK_N][h][0], 1, 3))
 		{
 			const int row0 = n * BLOCK_N;
 			const int rows = tilec_extent(S, row0, BLOCK_N);
@@ -104,8 +104,8 @@ flash_attention_block(int B, int S, int H,
 				               HEAD_DIM, HEAD_DIM);
 			memset(Ks + rows, 0, sizeof Ks[0] * (BLOCK_N - rows));
 		}
-		// flash_attention.c:46 tile_copy(Vs, tile_dims(&V[b][n *
-		// BLOCK_N][h][0], 1, 3))
+		// flash_attention.c:46 tile_copy(Vs,
+		// tile_dims(&V[b][n * BLOCK_N][h][0], 1, 3))
 		{
 			const int row0 = n * BLOCK_N;
 			const int rows = tilec_extent(S, row0, BLOCK_N);

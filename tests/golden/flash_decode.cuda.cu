@@ -4,7 +4,9 @@
 #include "tilec/cuda/tilec_cuda.cuh"
 
 extern "C" __global__ void __launch_bounds__(128)
-flash_decode_split(int B, int H, int HKV, int S, int NSPLIT, float scale, const __half *__restrict__ Q, const __half *__restrict__ K, const __half *__restrict__ V, float *__restrict__ Opart, float *__restrict__ Lse)
+flash_decode_split(int B, int H, int HKV, int S, int NSPLIT, float scale,
+	const __half *__restrict__ Q, const __half *__restrict__ K, const __half *__restrict__ V,
+	float *__restrict__ Opart, float *__restrict__ Lse)
 {
 	enum { HEAD_DIM = 128, BLOCK_N = 32, BLOCK_S = 16, THREADS = 128 };
 	extern __shared__ __align__(128) unsigned char tilec_smem[];
@@ -14,34 +16,32 @@ flash_decode_split(int B, int H, int HKV, int S, int NSPLIT, float scale, const 
 	const int sp = blockIdx.x;
 	const int h = blockIdx.y;
 	const int b = blockIdx.z;
-	int g = h / (H / HKV);
-	int per = tilec::ceildiv(tilec::ceildiv(S, NSPLIT), BLOCK_N) * BLOCK_N;
-	int start = sp * per;
-	int end = min(S, start + per);
-	// flash_decode.c:49 q[HEAD_DIM], acc[HEAD_DIM], o[HEAD_DIM]: registers,
-	// q_cols
+	const int g = h / (H / HKV);
+	const int per = tilec::ceildiv(tilec::ceildiv(S, NSPLIT), BLOCK_N) * BLOCK_N;
+	const int start = sp * per;
+	const int end = min(S, start + per);
+	// flash_decode.c:49 q[HEAD_DIM], acc[HEAD_DIM], o[HEAD_DIM]: registers, q_cols
 	float q[q_cols::count];
 	// flash_decode.c:49 acc[HEAD_DIM], o[HEAD_DIM]: registers, acc_cols
 	float acc[acc_cols::count];
 	// flash_decode.c:49 o[HEAD_DIM]: registers, acc_cols
 	float o[acc_cols::count];
-	// flash_decode.c:50 k[BLOCK_N][HEAD_DIM], v[BLOCK_N][HEAD_DIM]:
-	// registers, k_rows x q_cols
+	// flash_decode.c:50 k[BLOCK_N][HEAD_DIM], v[BLOCK_N][HEAD_DIM]: registers, k_rows x q_cols
 	float k[k_rows::count][q_cols::count];
 	// flash_decode.c:50 v[BLOCK_N][HEAD_DIM]: registers, k_rows x acc_cols
 	float v[k_rows::count][acc_cols::count];
-	// flash_decode.c:51 qk[BLOCK_N][HEAD_DIM], pv[BLOCK_N][HEAD_DIM]:
-	// registers, k_rows x q_cols
+	// flash_decode.c:51 qk[BLOCK_N][HEAD_DIM], pv[BLOCK_N][HEAD_DIM]: registers, k_rows x
+	// q_cols
 	float qk[k_rows::count][q_cols::count];
 	// flash_decode.c:51 pv[BLOCK_N][HEAD_DIM]: registers, k_rows x acc_cols
 	float pv[k_rows::count][acc_cols::count];
 	// flash_decode.c:52 s[BLOCK_N]: registers, k_rows
 	float s[k_rows::count];
 	// flash_decode.c:53 lse[1]: shared memory
-	float *lse = reinterpret_cast<float *>(tilec_smem + 0);
+	float *const lse = reinterpret_cast<float *>(tilec_smem);
 	// flash_decode.c:55 tile_copy(q, &Q[b][h][0])
-	tilec::copy_g2r<tilec::One, q_cols>(tilec::as_row(q), Q + (((size_t)b * H + h) * HEAD_DIM + 0),
-		0, (b < B && h < H) ? 1 : 0, min(128, HEAD_DIM - 0));
+	tilec::copy_g2r<tilec::One, q_cols>(tilec::as_row(q), Q + (((size_t)b * H + h) * HEAD_DIM),
+		0, (b < B && h < H) ? 1 : 0, HEAD_DIM);
 	// flash_decode.c:56 tile_clear(acc)
 	#pragma unroll
 	for (int r0 = 0; r0 < acc_cols::count; r0++)
@@ -51,28 +51,27 @@ flash_decode_split(int B, int H, int HKV, int S, int NSPLIT, float scale, const 
 	float m = -INFINITY;
 	float l = 0.0f;
 	for (int n0 = start; n0 < end; n0 += BLOCK_N) {
-		// flash_decode.c:60 tile_copy(k, tile_dims(&K[b][n0][g][0], 1,
-		// 3))
-		tilec::copy_g2r<k_rows, q_cols>(k, K + ((((size_t)b * S + n0) * HKV + g) * HEAD_DIM + 0),
-			HKV * HEAD_DIM, (b < B && g < HKV) ? min(32, S - n0) : 0, min(128, HEAD_DIM - 0));
-		// flash_decode.c:61 tile_copy(v, tile_dims(&V[b][n0][g][0], 1,
-		// 3))
-		tilec::copy_g2r<k_rows, acc_cols>(v, V + ((((size_t)b * S + n0) * HKV + g) * HEAD_DIM + 0),
-			HKV * HEAD_DIM, (b < B && g < HKV) ? min(32, S - n0) : 0, min(128, HEAD_DIM - 0));
+		// flash_decode.c:60 tile_copy(k, tile_dims(&K[b][n0][g][0], 1, 3))
+		tilec::copy_g2r<k_rows, q_cols>(k,
+			K + ((((size_t)b * S + n0) * HKV + g) * HEAD_DIM), HKV * HEAD_DIM,
+			(b < B && g < HKV) ? min(BLOCK_N, S - n0) : 0, HEAD_DIM);
+		// flash_decode.c:61 tile_copy(v, tile_dims(&V[b][n0][g][0], 1, 3))
+		tilec::copy_g2r<k_rows, acc_cols>(v,
+			V + ((((size_t)b * S + n0) * HKV + g) * HEAD_DIM), HKV * HEAD_DIM,
+			(b < B && g < HKV) ? min(BLOCK_N, S - n0) : 0, HEAD_DIM);
 		// flash_decode.c:62 tile_parallel(j, BLOCK_N)
 		#pragma unroll
 		for (int j_r = 0; j_r < k_rows::count; j_r++) {
-			const int j = k_rows::index(j_r);
 			// flash_decode.c:62 tile_parallel(d, HEAD_DIM)
 			#pragma unroll
 			for (int d_r = 0; d_r < q_cols::count; d_r++) {
-				const int d = q_cols::index(d_r);
 				qk[j_r][d_r] = q[d_r] * k[j_r][d_r];
 			}
 		}
 		// flash_decode.c:64 tile_reduce_sum(s, qk, 1)
 		float s_part[k_rows::count];
-		tilec::reduce2d<tilec::REDUCE_SUM, 1, k_rows, q_cols, 128, float>(s_part, qk, reinterpret_cast<float *>(tilec_smem + 128));
+		tilec::reduce2d<tilec::REDUCE_SUM, 1, k_rows, q_cols, THREADS, float>(s_part, qk,
+			reinterpret_cast<float *>(tilec_smem + 128));
 		#pragma unroll
 		for (int r0 = 0; r0 < k_rows::count; r0++)
 			s[r0] = s_part[r0];
@@ -84,62 +83,61 @@ flash_decode_split(int B, int H, int HKV, int S, int NSPLIT, float scale, const 
 		}
 		float tile_m;
 		// flash_decode.c:67 tile_max(s)
-		tile_m = tilec::reduce_all<tilec::REDUCE_MAX, tilec::One, k_rows, 128, float>(tilec::as_row(s), tilec_smem + 128);
-		float m_new = fmaxf(m, tile_m);
-		float alpha = expf(m - m_new);
+		tile_m = tilec::reduce_all<tilec::REDUCE_MAX, tilec::One, k_rows, THREADS, float>(
+			tilec::as_row(s), tilec_smem + 128);
+		const float m_new = fmaxf(m, tile_m);
+		const float alpha = expf(m - m_new);
 		// flash_decode.c:71 tile_parallel(j, BLOCK_N)
 		#pragma unroll
 		for (int j_r = 0; j_r < k_rows::count; j_r++) {
-			const int j = k_rows::index(j_r);
 			s[j_r] = expf(s[j_r] - m_new);
 		}
 		float tile_l;
 		// flash_decode.c:73 tile_sum(s)
-		tile_l = tilec::reduce_all<tilec::REDUCE_SUM, tilec::One, k_rows, 128, float>(tilec::as_row(s), tilec_smem + 128);
+		tile_l = tilec::reduce_all<tilec::REDUCE_SUM, tilec::One, k_rows, THREADS, float>(
+			tilec::as_row(s), tilec_smem + 128);
 		l = l * alpha + tile_l;
 		m = m_new;
 		// flash_decode.c:76 tile_parallel(j, BLOCK_N)
 		#pragma unroll
 		for (int j_r = 0; j_r < k_rows::count; j_r++) {
-			const int j = k_rows::index(j_r);
 			// flash_decode.c:76 tile_parallel(d, HEAD_DIM)
 			#pragma unroll
 			for (int d_r = 0; d_r < acc_cols::count; d_r++) {
-				const int d = acc_cols::index(d_r);
 				pv[j_r][d_r] = s[j_r] * v[j_r][d_r];
 			}
 		}
 		// flash_decode.c:78 tile_reduce_sum(o, pv, 0)
 		float o_part[acc_cols::count];
-		tilec::reduce2d<tilec::REDUCE_SUM, 0, k_rows, acc_cols, 128, float>(o_part, pv, reinterpret_cast<float *>(tilec_smem + 128));
+		tilec::reduce2d<tilec::REDUCE_SUM, 0, k_rows, acc_cols, THREADS, float>(o_part, pv,
+			reinterpret_cast<float *>(tilec_smem + 128));
 		#pragma unroll
 		for (int r0 = 0; r0 < acc_cols::count; r0++)
 			o[r0] = o_part[r0];
 		// flash_decode.c:79 tile_parallel(d, HEAD_DIM)
 		#pragma unroll
 		for (int d_r = 0; d_r < acc_cols::count; d_r++) {
-			const int d = acc_cols::index(d_r);
 			acc[d_r] = acc[d_r] * alpha + o[d_r];
 		}
 	}
-	float inv_l = l > 0.0f ? 1.0f / l : 0.0f;
+	const float inv_l = l > 0.0f ? 1.0f / l : 0.0f;
 	// flash_decode.c:83 tile_parallel(d, HEAD_DIM)
 	#pragma unroll
 	for (int d_r = 0; d_r < acc_cols::count; d_r++) {
-		const int d = acc_cols::index(d_r);
 		acc[d_r] = acc[d_r] * inv_l;
 	}
 	// flash_decode.c:85 tile_parallel(z, 1)
-	for (int z_e = threadIdx.x; z_e < 1; z_e += 128) {
+	for (int z_e = threadIdx.x; z_e < 1; z_e += THREADS) {
 		const int z = z_e;
 		lse[z] = l > 0.0f ? m + logf(l) : -INFINITY;
 	}
 	// flash_decode.c:87 tile_copy(&Opart[b][h][sp][0], acc)
-	tilec::copy_r2g<tilec::One, acc_cols>(Opart + ((((size_t)b * H + h) * NSPLIT + sp) * HEAD_DIM + 0),
-		0, (b < B && h < H && sp < NSPLIT) ? 1 : 0, min(128, HEAD_DIM - 0), tilec::as_row(acc));
+	tilec::copy_r2g<tilec::One, acc_cols>(
+		Opart + ((((size_t)b * H + h) * NSPLIT + sp) * HEAD_DIM), 0,
+		(b < B && h < H && sp < NSPLIT) ? 1 : 0, HEAD_DIM, tilec::as_row(acc));
 	__syncthreads();
 	// flash_decode.c:88 tile_copy(&Lse[b][h][sp], lse)
-	for (int e = threadIdx.x; e < 1; e += 128) {
+	for (int e = threadIdx.x; e < 1; e += THREADS) {
 		const int t0 = e;
 		if (b < B && h < H && sp + t0 < NSPLIT)
 			Lse[(((size_t)b * H + h) * NSPLIT + (sp + t0))] = lse[t0];
@@ -152,7 +150,8 @@ flash_decode_split(int B, int H, int HKV, int S, int NSPLIT, float scale, const 
 #include "tilec/cuda/tilec_cuda.cuh"
 
 extern "C" __global__ void __launch_bounds__(128)
-flash_decode_combine(int B, int H, int NSPLIT, const float *__restrict__ Opart, const float *__restrict__ Lse, __half *__restrict__ O)
+flash_decode_combine(int B, int H, int NSPLIT, const float *__restrict__ Opart,
+	const float *__restrict__ Lse, __half *__restrict__ O)
 {
 	enum { HEAD_DIM = 128, BLOCK_N = 32, BLOCK_S = 16, THREADS = 128 };
 	extern __shared__ __align__(128) unsigned char tilec_smem[];
@@ -164,11 +163,10 @@ flash_decode_combine(int B, int H, int NSPLIT, const float *__restrict__ Opart, 
 	float lse[lse_rows::count];
 	// flash_decode.c:100 w[BLOCK_S]: registers, lse_rows
 	float w[lse_rows::count];
-	// flash_decode.c:101 part[BLOCK_S][HEAD_DIM], wp[BLOCK_S][HEAD_DIM]:
-	// registers, lse_rows x part_cols
-	float part[lse_rows::count][part_cols::count];
-	// flash_decode.c:101 wp[BLOCK_S][HEAD_DIM]: registers, lse_rows x
+	// flash_decode.c:101 part[BLOCK_S][HEAD_DIM], wp[BLOCK_S][HEAD_DIM]: registers, lse_rows x
 	// part_cols
+	float part[lse_rows::count][part_cols::count];
+	// flash_decode.c:101 wp[BLOCK_S][HEAD_DIM]: registers, lse_rows x part_cols
 	float wp[lse_rows::count][part_cols::count];
 	// flash_decode.c:102 acc[HEAD_DIM], o[HEAD_DIM]: registers, part_cols
 	float acc[part_cols::count];
@@ -184,11 +182,13 @@ flash_decode_combine(int B, int H, int NSPLIT, const float *__restrict__ Opart, 
 	float l = 0.0f;
 	for (int s0 = 0; s0 < NSPLIT; s0 += BLOCK_S) {
 		// flash_decode.c:108 tile_copy(lse, &Lse[b][h][s0])
-		tilec::copy_g2r<tilec::One, lse_rows>(tilec::as_row(lse), Lse + (((size_t)b * H + h) * NSPLIT + s0),
-			0, (b < B && h < H) ? 1 : 0, min(16, NSPLIT - s0));
+		tilec::copy_g2r<tilec::One, lse_rows>(tilec::as_row(lse),
+			Lse + (((size_t)b * H + h) * NSPLIT + s0), 0, (b < B && h < H) ? 1 : 0,
+			min(BLOCK_S, NSPLIT - s0));
 		// flash_decode.c:109 tile_copy(part, &Opart[b][h][s0][0])
-		tilec::copy_g2r<lse_rows, part_cols>(part, Opart + ((((size_t)b * H + h) * NSPLIT + s0) * HEAD_DIM + 0),
-			HEAD_DIM, (b < B && h < H) ? min(16, NSPLIT - s0) : 0, min(128, HEAD_DIM - 0));
+		tilec::copy_g2r<lse_rows, part_cols>(part,
+			Opart + ((((size_t)b * H + h) * NSPLIT + s0) * HEAD_DIM), HEAD_DIM,
+			(b < B && h < H) ? min(BLOCK_S, NSPLIT - s0) : 0, HEAD_DIM);
 		// flash_decode.c:110 tile_parallel(i, BLOCK_S)
 		#pragma unroll
 		for (int i_r = 0; i_r < lse_rows::count; i_r++) {
@@ -199,53 +199,51 @@ flash_decode_combine(int B, int H, int NSPLIT, const float *__restrict__ Opart, 
 		}
 		float tile_m;
 		// flash_decode.c:114 tile_max(lse)
-		tile_m = tilec::reduce_all<tilec::REDUCE_MAX, tilec::One, lse_rows, 128, float>(tilec::as_row(lse), tilec_smem + 0);
-		float m_new = fmaxf(m, tile_m);
-		float m_use = m_new == -INFINITY ? 0.0f : m_new;
-		float alpha = expf(m - m_use);
+		tile_m = tilec::reduce_all<tilec::REDUCE_MAX, tilec::One, lse_rows, THREADS, float>(
+			tilec::as_row(lse), tilec_smem);
+		const float m_new = fmaxf(m, tile_m);
+		const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+		const float alpha = expf(m - m_use);
 		// flash_decode.c:120 tile_parallel(i, BLOCK_S)
 		#pragma unroll
 		for (int i_r = 0; i_r < lse_rows::count; i_r++) {
-			const int i = lse_rows::index(i_r);
 			w[i_r] = expf(lse[i_r] - m_use);
 		}
 		float tile_l;
 		// flash_decode.c:122 tile_sum(w)
-		tile_l = tilec::reduce_all<tilec::REDUCE_SUM, tilec::One, lse_rows, 128, float>(tilec::as_row(w), tilec_smem + 0);
+		tile_l = tilec::reduce_all<tilec::REDUCE_SUM, tilec::One, lse_rows, THREADS, float>(
+			tilec::as_row(w), tilec_smem);
 		l = l * alpha + tile_l;
 		m = m_new;
 		// flash_decode.c:125 tile_parallel(i, BLOCK_S)
 		#pragma unroll
 		for (int i_r = 0; i_r < lse_rows::count; i_r++) {
-			const int i = lse_rows::index(i_r);
 			// flash_decode.c:125 tile_parallel(d, HEAD_DIM)
 			#pragma unroll
 			for (int d_r = 0; d_r < part_cols::count; d_r++) {
-				const int d = part_cols::index(d_r);
 				wp[i_r][d_r] = w[i_r] * part[i_r][d_r];
 			}
 		}
 		// flash_decode.c:127 tile_reduce_sum(o, wp, 0)
 		float o_part[part_cols::count];
-		tilec::reduce2d<tilec::REDUCE_SUM, 0, lse_rows, part_cols, 128, float>(o_part, wp, reinterpret_cast<float *>(tilec_smem + 0));
+		tilec::reduce2d<tilec::REDUCE_SUM, 0, lse_rows, part_cols, THREADS, float>(o_part,
+			wp, reinterpret_cast<float *>(tilec_smem));
 		#pragma unroll
 		for (int r0 = 0; r0 < part_cols::count; r0++)
 			o[r0] = o_part[r0];
 		// flash_decode.c:128 tile_parallel(d, HEAD_DIM)
 		#pragma unroll
 		for (int d_r = 0; d_r < part_cols::count; d_r++) {
-			const int d = part_cols::index(d_r);
 			acc[d_r] = acc[d_r] * alpha + o[d_r];
 		}
 	}
-	float inv_l = l > 0.0f ? 1.0f / l : 0.0f;
+	const float inv_l = l > 0.0f ? 1.0f / l : 0.0f;
 	// flash_decode.c:132 tile_parallel(d, HEAD_DIM)
 	#pragma unroll
 	for (int d_r = 0; d_r < part_cols::count; d_r++) {
-		const int d = part_cols::index(d_r);
 		acc[d_r] = acc[d_r] * inv_l;
 	}
 	// flash_decode.c:134 tile_copy(&O[b][h][0], acc)
-	tilec::copy_r2g<tilec::One, part_cols>(O + (((size_t)b * H + h) * HEAD_DIM + 0),
-		0, (b < B && h < H) ? 1 : 0, min(128, HEAD_DIM - 0), tilec::as_row(acc));
+	tilec::copy_r2g<tilec::One, part_cols>(O + (((size_t)b * H + h) * HEAD_DIM), 0,
+		(b < B && h < H) ? 1 : 0, HEAD_DIM, tilec::as_row(acc));
 }

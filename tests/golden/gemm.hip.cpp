@@ -4,7 +4,8 @@
 #include "tilec/hip/tilec_hip.hpp"
 
 extern "C" __global__ void __launch_bounds__(256)
-gemm(int M, int N, int K, const __half *__restrict__ A, const __half *__restrict__ B, __half *__restrict__ C)
+gemm(int M, int N, int K, const __half *__restrict__ A, const __half *__restrict__ B,
+	__half *__restrict__ C)
 {
 	enum { BLOCK_M = 128, BLOCK_N = 256, BLOCK_K = 64, STAGES = 2, THREADS = 256 };
 	extern __shared__ __attribute__((aligned(128))) unsigned char tilec_smem[];
@@ -19,9 +20,9 @@ gemm(int M, int N, int K, const __half *__restrict__ A, const __half *__restrict
 	const int bx = linear % group_size / group_rows;
 	const int by = first_row + linear % group_size % group_rows;
 	// gemm.c:30 As[BLOCK_M][BLOCK_K]: shared memory, rows padded to 72
-	__half *As = reinterpret_cast<__half *>(tilec_smem + 0);
+	__half *const As = reinterpret_cast<__half *>(tilec_smem);
 	// gemm.c:31 Bs[BLOCK_K][BLOCK_N]: shared memory, rows padded to 264
-	__half *Bs = reinterpret_cast<__half *>(tilec_smem + 18432);
+	__half *const Bs = reinterpret_cast<__half *>(tilec_smem + 18432);
 	// gemm.c:32 acc[BLOCK_M][BLOCK_N]: registers, acc_rows x acc_cols
 	float acc[acc_rows::count][acc_cols::count];
 	// gemm.c:34 tile_clear(acc)
@@ -32,21 +33,24 @@ gemm(int M, int N, int K, const __half *__restrict__ A, const __half *__restrict
 	{
 		acc[r0][r1] = 0.0f;
 	}
-	// gemm.c:35 tile_pipelined(k, ceildiv(K, BLOCK_K), STAGES): its copies
-	// in order, not pipelined
+	// gemm.c:35 tile_pipelined(k, ceildiv(K, BLOCK_K), STAGES): its copies in order, not
+	// pipelined
 	for (int k = 0; k < tilec::ceildiv(K, BLOCK_K); k++) {
 		__syncthreads();
 		// gemm.c:36 tile_copy(As, &A[by * BLOCK_M][k * BLOCK_K])
-		tilec::copy_g2s<__half, 128, 64, 256>(As, 72, A + ((size_t)(by * BLOCK_M) * K + k * BLOCK_K),
-			K, min(128, M - by * BLOCK_M), min(64, K - k * BLOCK_K));
+		tilec::copy_g2s<__half, BLOCK_M, BLOCK_K, THREADS>(As, BLOCK_K + 8,
+			A + ((size_t)(by * BLOCK_M) * K + k * BLOCK_K), K,
+			min(BLOCK_M, M - by * BLOCK_M), min(BLOCK_K, K - k * BLOCK_K));
 		// gemm.c:37 tile_copy(Bs, &B[k * BLOCK_K][bx * BLOCK_N])
-		tilec::copy_g2s<__half, 64, 256, 256>(Bs, 264, B + ((size_t)(k * BLOCK_K) * N + bx * BLOCK_N),
-			N, min(64, K - k * BLOCK_K), min(256, N - bx * BLOCK_N));
+		tilec::copy_g2s<__half, BLOCK_K, BLOCK_N, THREADS>(Bs, BLOCK_N + 8,
+			B + ((size_t)(k * BLOCK_K) * N + bx * BLOCK_N), N,
+			min(BLOCK_K, K - k * BLOCK_K), min(BLOCK_N, N - bx * BLOCK_N));
 		__syncthreads();
 		// gemm.c:38 tile_gemm(acc, As, Bs)
-		tilec::mfma_ss<8, 4, 64, false, false>(acc, As, 72, Bs, 264, wave_m * 128, wave_n * 64);
+		tilec::mfma_ss<8, 4, 64, false, false>(acc, As, BLOCK_K + 8, Bs, BLOCK_N + 8,
+			wave_m * 128, wave_n * 64);
 	}
 	// gemm.c:40 tile_copy(&C[by * BLOCK_M][bx * BLOCK_N], acc)
-	tilec::copy_r2g<acc_rows, acc_cols>(C + ((size_t)(by * BLOCK_M) * N + bx * BLOCK_N),
-		N, min(128, M - by * BLOCK_M), min(256, N - bx * BLOCK_N), acc);
+	tilec::copy_r2g<acc_rows, acc_cols>(C + ((size_t)(by * BLOCK_M) * N + bx * BLOCK_N), N,
+		min(BLOCK_M, M - by * BLOCK_M), min(BLOCK_N, N - bx * BLOCK_N), acc);
 }

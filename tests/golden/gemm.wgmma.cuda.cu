@@ -5,7 +5,8 @@
 #include "tilec/cuda/tilec_sm90.cuh"
 
 extern "C" __global__ void __launch_bounds__(256)
-gemm(int M, int N, int K, const __half *__restrict__ A, const __half *__restrict__ B, __half *__restrict__ C)
+gemm(int M, int N, int K, const __half *__restrict__ A, const __half *__restrict__ B,
+	__half *__restrict__ C)
 {
 	enum { BLOCK_M = 128, BLOCK_N = 256, BLOCK_K = 64, STAGES = 2, THREADS = 256 };
 	extern __shared__ __align__(1024) unsigned char tilec_smem[];
@@ -20,12 +21,10 @@ gemm(int M, int N, int K, const __half *__restrict__ A, const __half *__restrict
 	const int group_rows = min((int)gridDim.y - first_row, 8);
 	const int bx = linear % group_size / group_rows;
 	const int by = first_row + linear % group_size % group_rows;
-	// gemm.c:30 As[BLOCK_M][BLOCK_K]: shared memory, 2 stages, 16-byte
-	// chunks swizzled
-	__half *As = reinterpret_cast<__half *>(tilec_smem + 0);
-	// gemm.c:31 Bs[BLOCK_K][BLOCK_N]: shared memory, 2 stages, 16-byte
-	// chunks swizzled
-	__half *Bs = reinterpret_cast<__half *>(tilec_smem + 32768);
+	// gemm.c:30 As[BLOCK_M][BLOCK_K]: shared memory, 2 stages, 16-byte chunks swizzled
+	__half *const As = reinterpret_cast<__half *>(tilec_smem);
+	// gemm.c:31 Bs[BLOCK_K][BLOCK_N]: shared memory, 2 stages, 16-byte chunks swizzled
+	__half *const Bs = reinterpret_cast<__half *>(tilec_smem + 32768);
 	// gemm.c:32 acc[BLOCK_M][BLOCK_N]: registers, acc_rows x acc_cols
 	float acc[acc_rows::count][acc_cols::count];
 	// gemm.c:34 tile_clear(acc)
@@ -38,57 +37,54 @@ gemm(int M, int N, int K, const __half *__restrict__ A, const __half *__restrict
 	}
 	// gemm.c:35 tile_pipelined(k, ceildiv(K, BLOCK_K), STAGES)
 	{
-		int k_end = tilec::ceildiv(K, BLOCK_K);
-		// The fast loop, where every tile is whole 16-byte vectors
-		// (tested once): each copy's per-thread addresses are computed
-		// here, and the gemm issues iteration k + 1's copies without
-		// branches after its first mma, overlapping the tensor cores'
-		// work.  Per-stage barriers, not a block barrier per iteration:
-		// a warp waits for its stage's copies, and before refilling a
-		// stage for the warps still reading it.  Otherwise the loop
-		// below.
-		const tilec::G2S<__half, 128, 64, 256, true> As_copy(64, A + ((size_t)(by * BLOCK_M) * K), K, BLOCK_K);
-		const tilec::G2S<__half, 64, 256, 256, tilec::SWIZZLE_PANELS> Bs_copy(256, B + bx * BLOCK_N, N, (long long)BLOCK_K * N);
+		const int k_end = tilec::ceildiv(K, BLOCK_K);
+		// The fast loop, where every tile is whole 16-byte vectors (tested once): each
+		// copy's per-thread addresses are computed here, and the gemm issues iteration
+		// k + 1's copies without branches after its first mma, overlapping the tensor
+		// cores' work.  Per-stage barriers, not a block barrier per iteration: a warp waits
+		// for its stage's copies, and before refilling a stage for the warps still reading
+		// it.  Otherwise the loop below.
+		const tilec::G2S<__half, BLOCK_M, BLOCK_K, THREADS, true> As_copy(BLOCK_K,
+			A + ((size_t)(by * BLOCK_M) * K), K, BLOCK_K);
+		const tilec::G2S<__half, BLOCK_K, BLOCK_N, THREADS, tilec::SWIZZLE_PANELS> Bs_copy(
+			BLOCK_N, B + bx * BLOCK_N, N, (long long)BLOCK_K * N);
 		if (As_copy.aligned && Bs_copy.aligned) {
 			const tilec::StageBarriers<2, 256> k_bars(tilec_smem + 98304);
 			if (threadIdx.x == 0)
 				k_bars.init();
 			__syncthreads();
-			// Prologue: the copies of the first iteration
-			// (zero-filled past the end).
-			for (int k_pre = 0; k_pre < 1; k_pre++) {
-				// gemm.c:36 tile_copy(As, &A[by * BLOCK_M][k *
-				// BLOCK_K])
-				As_copy.issue((As + k_pre * 8192), k_pre, M - by * BLOCK_M, K - k_pre * BLOCK_K, A);
-				// gemm.c:37 tile_copy(Bs, &B[k * BLOCK_K][bx *
-				// BLOCK_N])
-				Bs_copy.issue((Bs + k_pre * 16384), k_pre, K - k_pre * BLOCK_K, N - bx * BLOCK_N, B);
-				k_bars.copied(k_pre);
-			}
-			// This iteration's stage and its phase's parity;
-			// iteration k - 1's, which the gemm refills for
-			// iteration k_next.
+			// Prologue: the copies of the first iteration (zero-filled past the end).
+			// gemm.c:36 tile_copy(As, &A[by * BLOCK_M][k * BLOCK_K])
+			As_copy.issue(As, 0, M - by * BLOCK_M, K, A);
+			// gemm.c:37 tile_copy(Bs, &B[k * BLOCK_K][bx * BLOCK_N])
+			Bs_copy.issue(Bs, 0, K, N - bx * BLOCK_N, B);
+			k_bars.copied(0);
+			// This iteration's stage and its phase's parity; iteration k - 1's, which
+			// the gemm refills for iteration k_next.
 			int k_stage = 0;
 			int k_next_stage = 1;
 			int k_phase = 0;
 			int k_next_phase = 1;
 			for (int k = 0; k < k_end; k++) {
-				int k_next = k + 1;
+				const int k_next = k + 1;
 				// Wait for this iteration's copies.
 				k_bars.wait_full(k_stage, k_phase);
-				__half *const As_stage = As + k_stage * 8192;
-				__half *const Bs_stage = Bs + k_stage * 16384;
+				__half *const As_stage = As + k_stage * (BLOCK_M * BLOCK_K);
+				__half *const Bs_stage = Bs + k_stage * (BLOCK_K * BLOCK_N);
 				// gemm.c:38 tile_gemm(acc, As, Bs)
-				tilec::wgmma_ss<2, 16, 128, false, false>(acc, tilec::SwizzledTile<__half, 128, 64>(As_stage), tilec::SwizzledTile<__half, 64, 256>(Bs_stage), group_m * 128, group_n * 128, [&] {
-					// Every warp is done with stage
-					// k_next_stage (iteration k - 1's).
+				tilec::wgmma_ss<2, 16, 128, false, false>(acc,
+					tilec::SwizzledTile<__half, 128, 64>(As_stage),
+					tilec::SwizzledTile<__half, 64, 256>(Bs_stage),
+					group_m * 128, group_n * 128, [&] {
+					// Every warp is done with stage k_next_stage (iteration
+					// k - 1's).
 					k_bars.wait_empty(k_next_stage, k_next_phase);
-					// gemm.c:36 tile_copy(As, &A[by *
-					// BLOCK_M][k * BLOCK_K])
-					As_copy.issue((As + k_next_stage * 8192), k_next, M - by * BLOCK_M, K - k_next * BLOCK_K, A);
-					// gemm.c:37 tile_copy(Bs, &B[k *
-					// BLOCK_K][bx * BLOCK_N])
-					Bs_copy.issue((Bs + k_next_stage * 16384), k_next, K - k_next * BLOCK_K, N - bx * BLOCK_N, B);
+					// gemm.c:36 tile_copy(As, &A[by * BLOCK_M][k * BLOCK_K])
+					As_copy.issue(As + k_next_stage * (BLOCK_M * BLOCK_K),
+						k_next, M - by * BLOCK_M, K - k_next * BLOCK_K, A);
+					// gemm.c:37 tile_copy(Bs, &B[k * BLOCK_K][bx * BLOCK_N])
+					Bs_copy.issue(Bs + k_next_stage * (BLOCK_K * BLOCK_N),
+						k_next, K - k_next * BLOCK_K, N - bx * BLOCK_N, B);
 					k_bars.copied(k_next_stage);
 				});
 				// This warp is done with its stage.
@@ -98,55 +94,60 @@ gemm(int M, int N, int K, const __half *__restrict__ A, const __half *__restrict
 				k_phase = k_stage == 1 ? k_phase ^ 1 : k_phase;
 				k_stage = k_stage + 1 == 2 ? 0 : k_stage + 1;
 			}
-			// The copies past the end have landed (and arrived)
-			// before the block may exit.
-			for (int k_pre = 0; k_pre < 1; k_pre++) {
-				k_bars.wait_full(k_stage, k_phase);
-				k_phase = k_stage == 1 ? k_phase ^ 1 : k_phase;
-				k_stage = k_stage + 1 == 2 ? 0 : k_stage + 1;
-			}
+			// The copies past the end have landed (and arrived) before the block may
+			// exit.
+			k_bars.wait_full(k_stage, k_phase);
+			k_phase = k_stage == 1 ? k_phase ^ 1 : k_phase;
+			k_stage = k_stage + 1 == 2 ? 0 : k_stage + 1;
 		} else {
 			// Prologue: the copies of the first iteration.
-			for (int k_pre = 0; k_pre < 1; k_pre++) {
-				if (k_pre < k_end) {
-					// gemm.c:36 tile_copy(As, &A[by *
-					// BLOCK_M][k * BLOCK_K])
-					tilec::copy_g2s<__half, 128, 64, 256, true, true>((As + k_pre * 8192), 64, A + ((size_t)(by * BLOCK_M) * K + k_pre * BLOCK_K),
-						K, min(128, M - by * BLOCK_M), min(64, K - k_pre * BLOCK_K), A);
-					// gemm.c:37 tile_copy(Bs, &B[k *
-					// BLOCK_K][bx * BLOCK_N])
-					tilec::copy_g2s<__half, 64, 256, 256, true, tilec::SWIZZLE_PANELS>((Bs + k_pre * 16384), 256, B + ((size_t)(k_pre * BLOCK_K) * N + bx * BLOCK_N),
-						N, min(64, K - k_pre * BLOCK_K), min(256, N - bx * BLOCK_N), B);
-				}
-				tilec::cp_async_commit();
+			if (0 < k_end) {
+				// gemm.c:36 tile_copy(As, &A[by * BLOCK_M][k * BLOCK_K])
+				tilec::copy_g2s<__half, BLOCK_M, BLOCK_K, THREADS, true, true>(As,
+					BLOCK_K, A + ((size_t)(by * BLOCK_M) * K), K,
+					min(BLOCK_M, M - by * BLOCK_M), min(BLOCK_K, K), A);
+				// gemm.c:37 tile_copy(Bs, &B[k * BLOCK_K][bx * BLOCK_N])
+				tilec::copy_g2s<__half, BLOCK_K, BLOCK_N, THREADS, true,
+					tilec::SWIZZLE_PANELS>(Bs, BLOCK_N, B + bx * BLOCK_N, N,
+					min(BLOCK_K, K), min(BLOCK_N, N - bx * BLOCK_N), B);
 			}
+			tilec::cp_async_commit();
 			for (int k = 0; k < k_end; k++) {
-				int k_stage = k % 2;
-				// Wait for this iteration's copies; every
-				// thread is done with stage (k - 1) % 2.
+				const int k_stage = k % 2;
+				// Wait for this iteration's copies; every thread is done with stage
+				// (k - 1) % 2.
 				tilec::cp_async_wait<0>();
 				__syncthreads();
-				int k_next = k + 1;
+				const int k_next = k + 1;
 				if (k_next < k_end) {
-					// gemm.c:36 tile_copy(As, &A[by *
-					// BLOCK_M][k * BLOCK_K])
-					tilec::copy_g2s<__half, 128, 64, 256, true, true>((As + (k_next % 2) * 8192), 64, A + ((size_t)(by * BLOCK_M) * K + k_next * BLOCK_K),
-						K, min(128, M - by * BLOCK_M), min(64, K - k_next * BLOCK_K), A);
-					// gemm.c:37 tile_copy(Bs, &B[k *
-					// BLOCK_K][bx * BLOCK_N])
-					tilec::copy_g2s<__half, 64, 256, 256, true, tilec::SWIZZLE_PANELS>((Bs + (k_next % 2) * 16384), 256, B + ((size_t)(k_next * BLOCK_K) * N + bx * BLOCK_N),
-						N, min(64, K - k_next * BLOCK_K), min(256, N - bx * BLOCK_N), B);
+					// gemm.c:36 tile_copy(As, &A[by * BLOCK_M][k * BLOCK_K])
+					tilec::copy_g2s<__half, BLOCK_M, BLOCK_K, THREADS, true,
+						true>(As + (k_next % 2) * (BLOCK_M * BLOCK_K),
+						BLOCK_K,
+						A + ((size_t)(by * BLOCK_M) * K + k_next * BLOCK_K),
+						K, min(BLOCK_M, M - by * BLOCK_M),
+						min(BLOCK_K, K - k_next * BLOCK_K), A);
+					// gemm.c:37 tile_copy(Bs, &B[k * BLOCK_K][bx * BLOCK_N])
+					tilec::copy_g2s<__half, BLOCK_K, BLOCK_N, THREADS, true,
+						tilec::SWIZZLE_PANELS>(
+						Bs + (k_next % 2) * (BLOCK_K * BLOCK_N), BLOCK_N,
+						B + ((size_t)(k_next * BLOCK_K) * N + bx * BLOCK_N),
+						N, min(BLOCK_K, K - k_next * BLOCK_K),
+						min(BLOCK_N, N - bx * BLOCK_N), B);
 				}
 				tilec::cp_async_commit();
-				__half *const As_stage = As + k_stage * 8192;
-				__half *const Bs_stage = Bs + k_stage * 16384;
+				__half *const As_stage = As + k_stage * (BLOCK_M * BLOCK_K);
+				__half *const Bs_stage = Bs + k_stage * (BLOCK_K * BLOCK_N);
 				// gemm.c:38 tile_gemm(acc, As, Bs)
-				tilec::wgmma_ss<2, 16, 128, false, false>(acc, tilec::SwizzledTile<__half, 128, 64>(As_stage), tilec::SwizzledTile<__half, 64, 256>(Bs_stage), group_m * 128, group_n * 128);
+				tilec::wgmma_ss<2, 16, 128, false, false>(acc,
+					tilec::SwizzledTile<__half, 128, 64>(As_stage),
+					tilec::SwizzledTile<__half, 64, 256>(Bs_stage),
+					group_m * 128, group_n * 128);
 			}
 			tilec::cp_async_wait<0>();
 		}
 	}
 	// gemm.c:40 tile_copy(&C[by * BLOCK_M][bx * BLOCK_N], acc)
-	tilec::copy_r2g<acc_rows, acc_cols>(C + ((size_t)(by * BLOCK_M) * N + bx * BLOCK_N),
-		N, min(128, M - by * BLOCK_M), min(256, N - bx * BLOCK_N), acc);
+	tilec::copy_r2g<acc_rows, acc_cols>(C + ((size_t)(by * BLOCK_M) * N + bx * BLOCK_N), N,
+		min(BLOCK_M, M - by * BLOCK_M), min(BLOCK_N, N - bx * BLOCK_N), acc);
 }

@@ -4,7 +4,8 @@
 #include "tilec/cuda/tilec_cuda.cuh"
 
 extern "C" __global__ void __launch_bounds__(128)
-gemm_bias_relu(int M, int N, int K, const __half *__restrict__ A, const __half *__restrict__ B, const __half *__restrict__ bias, __half *__restrict__ C)
+gemm_bias_relu(int M, int N, int K, const __half *__restrict__ A, const __half *__restrict__ B,
+	const __half *__restrict__ bias, __half *__restrict__ C)
 {
 	enum { BLOCK_M = 128, BLOCK_N = 128, BLOCK_K = 32, STAGES = 3 };
 	extern __shared__ __align__(128) unsigned char tilec_smem[];
@@ -13,14 +14,13 @@ gemm_bias_relu(int M, int N, int K, const __half *__restrict__ A, const __half *
 	using acc_cols = tilec::Mma<1, 8, 2, 2>;
 	const int bx = blockIdx.x;
 	const int by = blockIdx.y;
-	// gemm_bias_relu.c:24 As[BLOCK_M][BLOCK_K]: shared memory, 3 stages,
-	// 16-byte chunks swizzled
-	__half *As = reinterpret_cast<__half *>(tilec_smem + 0);
-	// gemm_bias_relu.c:25 Bs[BLOCK_K][BLOCK_N]: shared memory, 3 stages,
-	// 16-byte chunks swizzled
-	__half *Bs = reinterpret_cast<__half *>(tilec_smem + 24576);
-	// gemm_bias_relu.c:26 acc[BLOCK_M][BLOCK_N]: registers, acc_rows x
-	// acc_cols
+	// gemm_bias_relu.c:24 As[BLOCK_M][BLOCK_K]: shared memory, 3 stages, 16-byte chunks
+	// swizzled
+	__half *const As = reinterpret_cast<__half *>(tilec_smem);
+	// gemm_bias_relu.c:25 Bs[BLOCK_K][BLOCK_N]: shared memory, 3 stages, 16-byte chunks
+	// swizzled
+	__half *const Bs = reinterpret_cast<__half *>(tilec_smem + 24576);
+	// gemm_bias_relu.c:26 acc[BLOCK_M][BLOCK_N]: registers, acc_rows x acc_cols
 	float acc[acc_rows::count][acc_cols::count];
 	// gemm_bias_relu.c:27 b[BLOCK_N]: registers, acc_cols
 	float b[acc_cols::count];
@@ -34,57 +34,59 @@ gemm_bias_relu(int M, int N, int K, const __half *__restrict__ A, const __half *
 	}
 	// gemm_bias_relu.c:30 tile_pipelined(k, ceildiv(K, BLOCK_K), STAGES)
 	{
-		int k_end = tilec::ceildiv(K, BLOCK_K);
-		// The fast loop, where every tile is whole 16-byte vectors
-		// (tested once): each copy's per-thread addresses are computed
-		// here, and the gemm issues iteration k + 2's copies without
-		// branches after its first mma, overlapping the tensor cores'
-		// work.  Per-stage barriers, not a block barrier per iteration:
-		// a warp waits for its stage's copies, and before refilling a
-		// stage for the warps still reading it.  Otherwise the loop
-		// below.
-		const tilec::G2S<__half, 128, 32, 128, true> As_copy(32, A + ((size_t)(by * BLOCK_M) * K), K, BLOCK_K);
-		const tilec::G2S<__half, 32, 128, 128, true> Bs_copy(128, B + bx * BLOCK_N, N, (long long)BLOCK_K * N);
+		const int k_end = tilec::ceildiv(K, BLOCK_K);
+		// The fast loop, where every tile is whole 16-byte vectors (tested once): each
+		// copy's per-thread addresses are computed here, and the gemm issues iteration
+		// k + 2's copies without branches after its first mma, overlapping the tensor
+		// cores' work.  Per-stage barriers, not a block barrier per iteration: a warp waits
+		// for its stage's copies, and before refilling a stage for the warps still reading
+		// it.  Otherwise the loop below.
+		const tilec::G2S<__half, BLOCK_M, BLOCK_K, 128, true> As_copy(BLOCK_K,
+			A + ((size_t)(by * BLOCK_M) * K), K, BLOCK_K);
+		const tilec::G2S<__half, BLOCK_K, BLOCK_N, 128, true> Bs_copy(BLOCK_N,
+			B + bx * BLOCK_N, N, (long long)BLOCK_K * N);
 		if (As_copy.aligned && Bs_copy.aligned) {
 			const tilec::StageBarriers<3, 128> k_bars(tilec_smem + 49152);
 			if (threadIdx.x == 0)
 				k_bars.init();
 			__syncthreads();
-			// Prologue: the copies of the first 2 iterations
-			// (zero-filled past the end).
+			// Prologue: the copies of the first 2 iterations (zero-filled past the
+			// end).
 			for (int k_pre = 0; k_pre < 2; k_pre++) {
-				// gemm_bias_relu.c:31 tile_copy(As, &A[by *
-				// BLOCK_M][k * BLOCK_K])
-				As_copy.issue((As + k_pre * 4096), k_pre, M - by * BLOCK_M, K - k_pre * BLOCK_K, A);
-				// gemm_bias_relu.c:32 tile_copy(Bs, &B[k *
-				// BLOCK_K][bx * BLOCK_N])
-				Bs_copy.issue((Bs + k_pre * 4096), k_pre, K - k_pre * BLOCK_K, N - bx * BLOCK_N, B);
+				// gemm_bias_relu.c:31 tile_copy(As, &A[by * BLOCK_M][k * BLOCK_K])
+				As_copy.issue(As + k_pre * (BLOCK_M * BLOCK_K), k_pre,
+					M - by * BLOCK_M, K - k_pre * BLOCK_K, A);
+				// gemm_bias_relu.c:32 tile_copy(Bs, &B[k * BLOCK_K][bx * BLOCK_N])
+				Bs_copy.issue(Bs + k_pre * (BLOCK_K * BLOCK_N), k_pre,
+					K - k_pre * BLOCK_K, N - bx * BLOCK_N, B);
 				k_bars.copied(k_pre);
 			}
-			// This iteration's stage and its phase's parity;
-			// iteration k - 1's, which the gemm refills for
-			// iteration k_next.
+			// This iteration's stage and its phase's parity; iteration k - 1's, which
+			// the gemm refills for iteration k_next.
 			int k_stage = 0;
 			int k_next_stage = 2;
 			int k_phase = 0;
 			int k_next_phase = 1;
 			for (int k = 0; k < k_end; k++) {
-				int k_next = k + 2;
+				const int k_next = k + 2;
 				// Wait for this iteration's copies.
 				k_bars.wait_full(k_stage, k_phase);
-				__half *const As_stage = As + k_stage * 4096;
-				__half *const Bs_stage = Bs + k_stage * 4096;
+				__half *const As_stage = As + k_stage * (BLOCK_M * BLOCK_K);
+				__half *const Bs_stage = Bs + k_stage * (BLOCK_K * BLOCK_N);
 				// gemm_bias_relu.c:33 tile_gemm(acc, As, Bs)
-				tilec::mma_ss<4, 8, 32, false, false, 64, 256>(acc, As_stage, 32, Bs_stage, 128, warp_m * 64, warp_n * 64, [&] {
-					// Every warp is done with stage
-					// k_next_stage (iteration k - 1's).
+				tilec::mma_ss<4, 8, 32, false, false, 64, 256>(acc, As_stage,
+					BLOCK_K, Bs_stage, BLOCK_N, warp_m * 64, warp_n * 64, [&] {
+					// Every warp is done with stage k_next_stage (iteration
+					// k - 1's).
 					k_bars.wait_empty(k_next_stage, k_next_phase);
 					// gemm_bias_relu.c:31 tile_copy(As,
 					// &A[by * BLOCK_M][k * BLOCK_K])
-					As_copy.issue((As + k_next_stage * 4096), k_next, M - by * BLOCK_M, K - k_next * BLOCK_K, A);
+					As_copy.issue(As + k_next_stage * (BLOCK_M * BLOCK_K),
+						k_next, M - by * BLOCK_M, K - k_next * BLOCK_K, A);
 					// gemm_bias_relu.c:32 tile_copy(Bs,
 					// &B[k * BLOCK_K][bx * BLOCK_N])
-					Bs_copy.issue((Bs + k_next_stage * 4096), k_next, K - k_next * BLOCK_K, N - bx * BLOCK_N, B);
+					Bs_copy.issue(Bs + k_next_stage * (BLOCK_K * BLOCK_N),
+						k_next, K - k_next * BLOCK_K, N - bx * BLOCK_N, B);
 					k_bars.copied(k_next_stage);
 				});
 				// This warp is done with its stage.
@@ -94,8 +96,8 @@ gemm_bias_relu(int M, int N, int K, const __half *__restrict__ A, const __half *
 				k_phase = k_stage == 2 ? k_phase ^ 1 : k_phase;
 				k_stage = k_stage + 1 == 3 ? 0 : k_stage + 1;
 			}
-			// The copies past the end have landed (and arrived)
-			// before the block may exit.
+			// The copies past the end have landed (and arrived) before the block may
+			// exit.
 			for (int k_pre = 0; k_pre < 2; k_pre++) {
 				k_bars.wait_full(k_stage, k_phase);
 				k_phase = k_stage == 2 ? k_phase ^ 1 : k_phase;
@@ -107,56 +109,67 @@ gemm_bias_relu(int M, int N, int K, const __half *__restrict__ A, const __half *
 				if (k_pre < k_end) {
 					// gemm_bias_relu.c:31 tile_copy(As,
 					// &A[by * BLOCK_M][k * BLOCK_K])
-					tilec::copy_g2s<__half, 128, 32, 128, true, true>((As + k_pre * 4096), 32, A + ((size_t)(by * BLOCK_M) * K + k_pre * BLOCK_K),
-						K, min(128, M - by * BLOCK_M), min(32, K - k_pre * BLOCK_K), A);
+					tilec::copy_g2s<__half, BLOCK_M, BLOCK_K, 128, true, true>(
+						As + k_pre * (BLOCK_M * BLOCK_K), BLOCK_K,
+						A + ((size_t)(by * BLOCK_M) * K + k_pre * BLOCK_K),
+						K, min(BLOCK_M, M - by * BLOCK_M),
+						min(BLOCK_K, K - k_pre * BLOCK_K), A);
 					// gemm_bias_relu.c:32 tile_copy(Bs,
 					// &B[k * BLOCK_K][bx * BLOCK_N])
-					tilec::copy_g2s<__half, 32, 128, 128, true, true>((Bs + k_pre * 4096), 128, B + ((size_t)(k_pre * BLOCK_K) * N + bx * BLOCK_N),
-						N, min(32, K - k_pre * BLOCK_K), min(128, N - bx * BLOCK_N), B);
+					tilec::copy_g2s<__half, BLOCK_K, BLOCK_N, 128, true, true>(
+						Bs + k_pre * (BLOCK_K * BLOCK_N), BLOCK_N,
+						B + ((size_t)(k_pre * BLOCK_K) * N + bx * BLOCK_N),
+						N, min(BLOCK_K, K - k_pre * BLOCK_K),
+						min(BLOCK_N, N - bx * BLOCK_N), B);
 				}
 				tilec::cp_async_commit();
 			}
 			for (int k = 0; k < k_end; k++) {
-				int k_stage = k % 3;
-				// Wait for this iteration's copies; every
-				// thread is done with stage (k - 1) % 3.
+				const int k_stage = k % 3;
+				// Wait for this iteration's copies; every thread is done with stage
+				// (k - 1) % 3.
 				tilec::cp_async_wait<1>();
 				__syncthreads();
-				int k_next = k + 2;
+				const int k_next = k + 2;
 				if (k_next < k_end) {
 					// gemm_bias_relu.c:31 tile_copy(As,
 					// &A[by * BLOCK_M][k * BLOCK_K])
-					tilec::copy_g2s<__half, 128, 32, 128, true, true>((As + (k_next % 3) * 4096), 32, A + ((size_t)(by * BLOCK_M) * K + k_next * BLOCK_K),
-						K, min(128, M - by * BLOCK_M), min(32, K - k_next * BLOCK_K), A);
+					tilec::copy_g2s<__half, BLOCK_M, BLOCK_K, 128, true, true>(
+						As + (k_next % 3) * (BLOCK_M * BLOCK_K), BLOCK_K,
+						A + ((size_t)(by * BLOCK_M) * K + k_next * BLOCK_K),
+						K, min(BLOCK_M, M - by * BLOCK_M),
+						min(BLOCK_K, K - k_next * BLOCK_K), A);
 					// gemm_bias_relu.c:32 tile_copy(Bs,
 					// &B[k * BLOCK_K][bx * BLOCK_N])
-					tilec::copy_g2s<__half, 32, 128, 128, true, true>((Bs + (k_next % 3) * 4096), 128, B + ((size_t)(k_next * BLOCK_K) * N + bx * BLOCK_N),
-						N, min(32, K - k_next * BLOCK_K), min(128, N - bx * BLOCK_N), B);
+					tilec::copy_g2s<__half, BLOCK_K, BLOCK_N, 128, true, true>(
+						Bs + (k_next % 3) * (BLOCK_K * BLOCK_N), BLOCK_N,
+						B + ((size_t)(k_next * BLOCK_K) * N + bx * BLOCK_N),
+						N, min(BLOCK_K, K - k_next * BLOCK_K),
+						min(BLOCK_N, N - bx * BLOCK_N), B);
 				}
 				tilec::cp_async_commit();
-				__half *const As_stage = As + k_stage * 4096;
-				__half *const Bs_stage = Bs + k_stage * 4096;
+				__half *const As_stage = As + k_stage * (BLOCK_M * BLOCK_K);
+				__half *const Bs_stage = Bs + k_stage * (BLOCK_K * BLOCK_N);
 				// gemm_bias_relu.c:33 tile_gemm(acc, As, Bs)
-				tilec::mma_ss<4, 8, 32, false, false, 64, 256>(acc, As_stage, 32, Bs_stage, 128, warp_m * 64, warp_n * 64);
+				tilec::mma_ss<4, 8, 32, false, false, 64, 256>(acc, As_stage,
+					BLOCK_K, Bs_stage, BLOCK_N, warp_m * 64, warp_n * 64);
 			}
 			tilec::cp_async_wait<0>();
 		}
 	}
 	// gemm_bias_relu.c:35 tile_copy(b, &bias[bx * BLOCK_N])
-	tilec::copy_g2r<tilec::One, acc_cols>(tilec::as_row(b), bias + bx * BLOCK_N,
-		0, 1, min(128, N - bx * BLOCK_N));
+	tilec::copy_g2r<tilec::One, acc_cols>(tilec::as_row(b), bias + bx * BLOCK_N, 0, 1,
+		min(BLOCK_N, N - bx * BLOCK_N));
 	// gemm_bias_relu.c:36 tile_parallel(i, BLOCK_M)
 	#pragma unroll
 	for (int i_r = 0; i_r < acc_rows::count; i_r++) {
-		const int i = acc_rows::index(i_r);
 		// gemm_bias_relu.c:36 tile_parallel(j, BLOCK_N)
 		#pragma unroll
 		for (int j_r = 0; j_r < acc_cols::count; j_r++) {
-			const int j = acc_cols::index(j_r);
 			acc[i_r][j_r] = fmaxf(acc[i_r][j_r] + b[j_r], 0.0f);
 		}
 	}
 	// gemm_bias_relu.c:38 tile_copy(&C[by * BLOCK_M][bx * BLOCK_N], acc)
-	tilec::copy_r2g<acc_rows, acc_cols>(C + ((size_t)(by * BLOCK_M) * N + bx * BLOCK_N),
-		N, min(128, M - by * BLOCK_M), min(128, N - bx * BLOCK_N), acc);
+	tilec::copy_r2g<acc_rows, acc_cols>(C + ((size_t)(by * BLOCK_M) * N + bx * BLOCK_N), N,
+		min(BLOCK_M, M - by * BLOCK_M), min(BLOCK_N, N - bx * BLOCK_N), acc);
 }

@@ -4,7 +4,8 @@
 #include "tilec/hip/tilec_hip.hpp"
 
 extern "C" __global__ void __launch_bounds__(128)
-gemm_bias_relu(int M, int N, int K, const __half *__restrict__ A, const __half *__restrict__ B, const __half *__restrict__ bias, __half *__restrict__ C)
+gemm_bias_relu(int M, int N, int K, const __half *__restrict__ A, const __half *__restrict__ B,
+	const __half *__restrict__ bias, __half *__restrict__ C)
 {
 	enum { BLOCK_M = 128, BLOCK_N = 128, BLOCK_K = 32, STAGES = 3 };
 	extern __shared__ __attribute__((aligned(128))) unsigned char tilec_smem[];
@@ -13,14 +14,11 @@ gemm_bias_relu(int M, int N, int K, const __half *__restrict__ A, const __half *
 	using acc_cols = tilec::Mfma<1, 4, 1, 2>;
 	const int bx = blockIdx.x;
 	const int by = blockIdx.y;
-	// gemm_bias_relu.c:24 As[BLOCK_M][BLOCK_K]: shared memory, rows padded
-	// to 40
-	__half *As = reinterpret_cast<__half *>(tilec_smem + 0);
-	// gemm_bias_relu.c:25 Bs[BLOCK_K][BLOCK_N]: shared memory, rows padded
-	// to 136
-	__half *Bs = reinterpret_cast<__half *>(tilec_smem + 10240);
-	// gemm_bias_relu.c:26 acc[BLOCK_M][BLOCK_N]: registers, acc_rows x
-	// acc_cols
+	// gemm_bias_relu.c:24 As[BLOCK_M][BLOCK_K]: shared memory, rows padded to 40
+	__half *const As = reinterpret_cast<__half *>(tilec_smem);
+	// gemm_bias_relu.c:25 Bs[BLOCK_K][BLOCK_N]: shared memory, rows padded to 136
+	__half *const Bs = reinterpret_cast<__half *>(tilec_smem + 10240);
+	// gemm_bias_relu.c:26 acc[BLOCK_M][BLOCK_N]: registers, acc_rows x acc_cols
 	float acc[acc_rows::count][acc_cols::count];
 	// gemm_bias_relu.c:27 b[BLOCK_N]: registers, acc_cols
 	float b[acc_cols::count];
@@ -32,37 +30,36 @@ gemm_bias_relu(int M, int N, int K, const __half *__restrict__ A, const __half *
 	{
 		acc[r0][r1] = 0.0f;
 	}
-	// gemm_bias_relu.c:30 tile_pipelined(k, ceildiv(K, BLOCK_K), STAGES):
-	// its copies in order, not pipelined
+	// gemm_bias_relu.c:30 tile_pipelined(k, ceildiv(K, BLOCK_K), STAGES): its copies in order,
+	// not pipelined
 	for (int k = 0; k < tilec::ceildiv(K, BLOCK_K); k++) {
 		__syncthreads();
-		// gemm_bias_relu.c:31 tile_copy(As, &A[by * BLOCK_M][k *
-		// BLOCK_K])
-		tilec::copy_g2s<__half, 128, 32, 128>(As, 40, A + ((size_t)(by * BLOCK_M) * K + k * BLOCK_K),
-			K, min(128, M - by * BLOCK_M), min(32, K - k * BLOCK_K));
-		// gemm_bias_relu.c:32 tile_copy(Bs, &B[k * BLOCK_K][bx *
-		// BLOCK_N])
-		tilec::copy_g2s<__half, 32, 128, 128>(Bs, 136, B + ((size_t)(k * BLOCK_K) * N + bx * BLOCK_N),
-			N, min(32, K - k * BLOCK_K), min(128, N - bx * BLOCK_N));
+		// gemm_bias_relu.c:31 tile_copy(As, &A[by * BLOCK_M][k * BLOCK_K])
+		tilec::copy_g2s<__half, BLOCK_M, BLOCK_K, 128>(As, BLOCK_K + 8,
+			A + ((size_t)(by * BLOCK_M) * K + k * BLOCK_K), K,
+			min(BLOCK_M, M - by * BLOCK_M), min(BLOCK_K, K - k * BLOCK_K));
+		// gemm_bias_relu.c:32 tile_copy(Bs, &B[k * BLOCK_K][bx * BLOCK_N])
+		tilec::copy_g2s<__half, BLOCK_K, BLOCK_N, 128>(Bs, BLOCK_N + 8,
+			B + ((size_t)(k * BLOCK_K) * N + bx * BLOCK_N), N,
+			min(BLOCK_K, K - k * BLOCK_K), min(BLOCK_N, N - bx * BLOCK_N));
 		__syncthreads();
 		// gemm_bias_relu.c:33 tile_gemm(acc, As, Bs)
-		tilec::mfma_ss<8, 4, 32, false, false>(acc, As, 40, Bs, 136, wave_m * 128, wave_n * 64);
+		tilec::mfma_ss<8, 4, 32, false, false>(acc, As, BLOCK_K + 8, Bs, BLOCK_N + 8,
+			wave_m * 128, wave_n * 64);
 	}
 	// gemm_bias_relu.c:35 tile_copy(b, &bias[bx * BLOCK_N])
-	tilec::copy_g2r<tilec::One, acc_cols>(tilec::as_row(b), bias + bx * BLOCK_N,
-		0, 1, min(128, N - bx * BLOCK_N));
+	tilec::copy_g2r<tilec::One, acc_cols>(tilec::as_row(b), bias + bx * BLOCK_N, 0, 1,
+		min(BLOCK_N, N - bx * BLOCK_N));
 	// gemm_bias_relu.c:36 tile_parallel(i, BLOCK_M)
 	#pragma unroll
 	for (int i_r = 0; i_r < acc_rows::count; i_r++) {
-		const int i = acc_rows::index(i_r);
 		// gemm_bias_relu.c:36 tile_parallel(j, BLOCK_N)
 		#pragma unroll
 		for (int j_r = 0; j_r < acc_cols::count; j_r++) {
-			const int j = acc_cols::index(j_r);
 			acc[i_r][j_r] = fmaxf(acc[i_r][j_r] + b[j_r], 0.0f);
 		}
 	}
 	// gemm_bias_relu.c:38 tile_copy(&C[by * BLOCK_M][bx * BLOCK_N], acc)
-	tilec::copy_r2g<acc_rows, acc_cols>(C + ((size_t)(by * BLOCK_M) * N + bx * BLOCK_N),
-		N, min(128, M - by * BLOCK_M), min(128, N - bx * BLOCK_N), acc);
+	tilec::copy_r2g<acc_rows, acc_cols>(C + ((size_t)(by * BLOCK_M) * N + bx * BLOCK_N), N,
+		min(BLOCK_M, M - by * BLOCK_M), min(BLOCK_N, N - bx * BLOCK_N), acc);
 }

@@ -59,8 +59,8 @@ gemm_bias_relu_block(int M, int N, int K, const tilec_f16 A[restrict M][K],
 				tilec_prefetch(&B[row0 + i][col0],
 				               cols * sizeof(tilec_f16));
 		}
-		// gemm_bias_relu.c:31 tile_copy(As, &A[by * BLOCK_M][k *
-		// BLOCK_K])
+		// gemm_bias_relu.c:31 tile_copy(As,
+		// &A[by * BLOCK_M][k * BLOCK_K])
 		{
 			const int row0 = by * BLOCK_M, col0 = k * BLOCK_K;
 			const int rows = tilec_extent(M, row0, BLOCK_M);
@@ -70,8 +70,8 @@ gemm_bias_relu_block(int M, int N, int K, const tilec_f16 A[restrict M][K],
 				               BLOCK_K);
 			memset(As + rows, 0, sizeof As[0] * (BLOCK_M - rows));
 		}
-		// gemm_bias_relu.c:32 tile_copy(Bs, &B[k * BLOCK_K][bx *
-		// BLOCK_N])
+		// gemm_bias_relu.c:32 tile_copy(Bs,
+		// &B[k * BLOCK_K][bx * BLOCK_N])
 		{
 			const int row0 = k * BLOCK_K, col0 = bx * BLOCK_N;
 			const int rows = tilec_extent(K, row0, BLOCK_K);

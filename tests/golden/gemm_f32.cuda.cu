@@ -4,79 +4,88 @@
 #include "tilec/cuda/tilec_cuda.cuh"
 
 extern "C" __global__ void __launch_bounds__(128)
-gemm_f32(int M, int N, int K, const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C)
+gemm_f32(int M, int N, int K, const float *__restrict__ A, const float *__restrict__ B,
+	float *__restrict__ C)
 {
 	enum { BLOCK_M = 64, BLOCK_N = 64, BLOCK_K = 32, STAGES = 3 };
 	extern __shared__ __align__(128) unsigned char tilec_smem[];
 	const int bx = blockIdx.x;
 	const int by = blockIdx.y;
-	// gemm_f32.c:26 As[BLOCK_M][BLOCK_K]: shared memory, 3 stages, rows
-	// padded to 36
-	float *As = reinterpret_cast<float *>(tilec_smem + 0);
-	// gemm_f32.c:27 Bs[BLOCK_K][BLOCK_N]: shared memory, 3 stages, rows
-	// padded to 68
-	float *Bs = reinterpret_cast<float *>(tilec_smem + 27648);
+	// gemm_f32.c:26 As[BLOCK_M][BLOCK_K]: shared memory, 3 stages, rows padded to 36
+	float *const As = reinterpret_cast<float *>(tilec_smem);
+	// gemm_f32.c:27 Bs[BLOCK_K][BLOCK_N]: shared memory, 3 stages, rows padded to 68
+	float *const Bs = reinterpret_cast<float *>(tilec_smem + 27648);
 	// gemm_f32.c:28 acc[BLOCK_M][BLOCK_N]: shared memory, rows padded to 68
-	float *acc = reinterpret_cast<float *>(tilec_smem + 53760);
+	float *const acc = reinterpret_cast<float *>(tilec_smem + 53760);
 	// gemm_f32.c:30 tile_clear(acc)
-	for (int e = threadIdx.x; e < 4096; e += 128) {
-		const int t0 = e / 64, t1 = e % 64;
-		acc[t0 * 68 + t1] = 0.0f;
+	for (int e = threadIdx.x; e < BLOCK_M * BLOCK_N; e += 128) {
+		const int t0 = e / BLOCK_N, t1 = e % BLOCK_N;
+		acc[t0 * (BLOCK_N + 4) + t1] = 0.0f;
 	}
 	__syncthreads();
 	// gemm_f32.c:31 tile_pipelined(k, ceildiv(K, BLOCK_K), STAGES)
 	{
-		int k_end = tilec::ceildiv(K, BLOCK_K);
+		const int k_end = tilec::ceildiv(K, BLOCK_K);
 		// Prologue: the copies of the first 2 iterations.
 		for (int k_pre = 0; k_pre < 2; k_pre++) {
 			if (k_pre < k_end) {
-				// gemm_f32.c:32 tile_copy(As, &A[by *
-				// BLOCK_M][k * BLOCK_K])
-				tilec::copy_g2s<float, 64, 32, 128, true>((As + k_pre * 2304), 36, A + ((size_t)(by * BLOCK_M) * K + k_pre * BLOCK_K),
-					K, min(64, M - by * BLOCK_M), min(32, K - k_pre * BLOCK_K), A);
-				// gemm_f32.c:33 tile_copy(Bs, &B[k *
-				// BLOCK_K][bx * BLOCK_N])
-				tilec::copy_g2s<float, 32, 64, 128, true>((Bs + k_pre * 2176), 68, B + ((size_t)(k_pre * BLOCK_K) * N + bx * BLOCK_N),
-					N, min(32, K - k_pre * BLOCK_K), min(64, N - bx * BLOCK_N), B);
+				// gemm_f32.c:32 tile_copy(As, &A[by * BLOCK_M][k * BLOCK_K])
+				tilec::copy_g2s<float, BLOCK_M, BLOCK_K, 128, true>(
+					As + k_pre * (BLOCK_M * (BLOCK_K + 4)), BLOCK_K + 4,
+					A + ((size_t)(by * BLOCK_M) * K + k_pre * BLOCK_K), K,
+					min(BLOCK_M, M - by * BLOCK_M),
+					min(BLOCK_K, K - k_pre * BLOCK_K), A);
+				// gemm_f32.c:33 tile_copy(Bs, &B[k * BLOCK_K][bx * BLOCK_N])
+				tilec::copy_g2s<float, BLOCK_K, BLOCK_N, 128, true>(
+					Bs + k_pre * (BLOCK_K * (BLOCK_N + 4)), BLOCK_N + 4,
+					B + ((size_t)(k_pre * BLOCK_K) * N + bx * BLOCK_N), N,
+					min(BLOCK_K, K - k_pre * BLOCK_K),
+					min(BLOCK_N, N - bx * BLOCK_N), B);
 			}
 			tilec::cp_async_commit();
 		}
 		for (int k = 0; k < k_end; k++) {
-			int k_stage = k % 3;
-			// Wait for this iteration's copies; every thread is
-			// done with stage (k - 1) % 3.
+			const int k_stage = k % 3;
+			// Wait for this iteration's copies; every thread is done with stage
+			// (k - 1) % 3.
 			tilec::cp_async_wait<1>();
 			__syncthreads();
-			int k_next = k + 2;
+			const int k_next = k + 2;
 			if (k_next < k_end) {
-				// gemm_f32.c:32 tile_copy(As, &A[by *
-				// BLOCK_M][k * BLOCK_K])
-				tilec::copy_g2s<float, 64, 32, 128, true>((As + (k_next % 3) * 2304), 36, A + ((size_t)(by * BLOCK_M) * K + k_next * BLOCK_K),
-					K, min(64, M - by * BLOCK_M), min(32, K - k_next * BLOCK_K), A);
-				// gemm_f32.c:33 tile_copy(Bs, &B[k *
-				// BLOCK_K][bx * BLOCK_N])
-				tilec::copy_g2s<float, 32, 64, 128, true>((Bs + (k_next % 3) * 2176), 68, B + ((size_t)(k_next * BLOCK_K) * N + bx * BLOCK_N),
-					N, min(32, K - k_next * BLOCK_K), min(64, N - bx * BLOCK_N), B);
+				// gemm_f32.c:32 tile_copy(As, &A[by * BLOCK_M][k * BLOCK_K])
+				tilec::copy_g2s<float, BLOCK_M, BLOCK_K, 128, true>(
+					As + (k_next % 3) * (BLOCK_M * (BLOCK_K + 4)), BLOCK_K + 4,
+					A + ((size_t)(by * BLOCK_M) * K + k_next * BLOCK_K), K,
+					min(BLOCK_M, M - by * BLOCK_M),
+					min(BLOCK_K, K - k_next * BLOCK_K), A);
+				// gemm_f32.c:33 tile_copy(Bs, &B[k * BLOCK_K][bx * BLOCK_N])
+				tilec::copy_g2s<float, BLOCK_K, BLOCK_N, 128, true>(
+					Bs + (k_next % 3) * (BLOCK_K * (BLOCK_N + 4)), BLOCK_N + 4,
+					B + ((size_t)(k_next * BLOCK_K) * N + bx * BLOCK_N), N,
+					min(BLOCK_K, K - k_next * BLOCK_K),
+					min(BLOCK_N, N - bx * BLOCK_N), B);
 			}
 			tilec::cp_async_commit();
-			float *const As_stage = As + k_stage * 2304;
-			float *const Bs_stage = Bs + k_stage * 2176;
+			float *const As_stage = As + k_stage * (BLOCK_M * (BLOCK_K + 4));
+			float *const Bs_stage = Bs + k_stage * (BLOCK_K * (BLOCK_N + 4));
 			// gemm_f32.c:34 tile_gemm(acc, As, Bs)
 			for (int e = threadIdx.x; e < 4096; e += 128) {
 				const int m = e / 64, n = e % 64;
-				float sum = tilec::to_float(acc[m * 68 + n]);
+				float sum = tilec::to_float(acc[m * (BLOCK_N + 4) + n]);
 				for (int kk = 0; kk < 32; kk++)
-					sum += tilec::to_float(As_stage[m * 36 + kk]) * tilec::to_float(Bs_stage[kk * 68 + n]);
-				acc[m * 68 + n] = tilec::from_float<float>(sum);
+					sum += tilec::to_float(
+						As_stage[m * (BLOCK_K + 4) + kk]) * tilec::to_float(
+						Bs_stage[kk * (BLOCK_N + 4) + n]);
+				acc[m * (BLOCK_N + 4) + n] = tilec::from_float<float>(sum);
 			}
 		}
 		tilec::cp_async_wait<0>();
 	}
 	__syncthreads();
 	// gemm_f32.c:36 tile_copy(&C[by * BLOCK_M][bx * BLOCK_N], acc)
-	for (int e = threadIdx.x; e < 4096; e += 128) {
-		const int t0 = e / 64, t1 = e % 64;
+	for (int e = threadIdx.x; e < BLOCK_M * BLOCK_N; e += 128) {
+		const int t0 = e / BLOCK_N, t1 = e % BLOCK_N;
 		if (by * BLOCK_M + t0 < M && bx * BLOCK_N + t1 < N)
-			C[((size_t)(by * BLOCK_M + t0) * N + (bx * BLOCK_N + t1))] = acc[t0 * 68 + t1];
+			C[((size_t)(by * BLOCK_M + t0) * N + (bx * BLOCK_N + t1))] = acc[t0 * (BLOCK_N + 4) + t1];
 	}
 }

@@ -4,7 +4,8 @@
 #include "tilec/hip/tilec_hip.hpp"
 
 extern "C" __global__ void __launch_bounds__(128)
-gemm_f32(int M, int N, int K, const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C)
+gemm_f32(int M, int N, int K, const float *__restrict__ A, const float *__restrict__ B,
+	float *__restrict__ C)
 {
 	enum { BLOCK_M = 128, BLOCK_N = 128, BLOCK_K = 32, STAGES = 3 };
 	extern __shared__ __attribute__((aligned(128))) unsigned char tilec_smem[];
@@ -14,9 +15,9 @@ gemm_f32(int M, int N, int K, const float *__restrict__ A, const float *__restri
 	const int bx = blockIdx.x;
 	const int by = blockIdx.y;
 	// gemm_f32.c:26 As[BLOCK_M][BLOCK_K]: shared memory, rows padded to 36
-	float *As = reinterpret_cast<float *>(tilec_smem + 0);
+	float *const As = reinterpret_cast<float *>(tilec_smem);
 	// gemm_f32.c:27 Bs[BLOCK_K][BLOCK_N]: shared memory, rows padded to 132
-	float *Bs = reinterpret_cast<float *>(tilec_smem + 18432);
+	float *const Bs = reinterpret_cast<float *>(tilec_smem + 18432);
 	// gemm_f32.c:28 acc[BLOCK_M][BLOCK_N]: registers, acc_rows x acc_cols
 	float acc[acc_rows::count][acc_cols::count];
 	// gemm_f32.c:30 tile_clear(acc)
@@ -27,21 +28,24 @@ gemm_f32(int M, int N, int K, const float *__restrict__ A, const float *__restri
 	{
 		acc[r0][r1] = 0.0f;
 	}
-	// gemm_f32.c:31 tile_pipelined(k, ceildiv(K, BLOCK_K), STAGES): its
-	// copies in order, not pipelined
+	// gemm_f32.c:31 tile_pipelined(k, ceildiv(K, BLOCK_K), STAGES): its copies in order, not
+	// pipelined
 	for (int k = 0; k < tilec::ceildiv(K, BLOCK_K); k++) {
 		__syncthreads();
 		// gemm_f32.c:32 tile_copy(As, &A[by * BLOCK_M][k * BLOCK_K])
-		tilec::copy_g2s<float, 128, 32, 128>(As, 36, A + ((size_t)(by * BLOCK_M) * K + k * BLOCK_K),
-			K, min(128, M - by * BLOCK_M), min(32, K - k * BLOCK_K));
+		tilec::copy_g2s<float, BLOCK_M, BLOCK_K, 128>(As, BLOCK_K + 4,
+			A + ((size_t)(by * BLOCK_M) * K + k * BLOCK_K), K,
+			min(BLOCK_M, M - by * BLOCK_M), min(BLOCK_K, K - k * BLOCK_K));
 		// gemm_f32.c:33 tile_copy(Bs, &B[k * BLOCK_K][bx * BLOCK_N])
-		tilec::copy_g2s<float, 32, 128, 128>(Bs, 132, B + ((size_t)(k * BLOCK_K) * N + bx * BLOCK_N),
-			N, min(32, K - k * BLOCK_K), min(128, N - bx * BLOCK_N));
+		tilec::copy_g2s<float, BLOCK_K, BLOCK_N, 128>(Bs, BLOCK_N + 4,
+			B + ((size_t)(k * BLOCK_K) * N + bx * BLOCK_N), N,
+			min(BLOCK_K, K - k * BLOCK_K), min(BLOCK_N, N - bx * BLOCK_N));
 		__syncthreads();
 		// gemm_f32.c:34 tile_gemm(acc, As, Bs)
-		tilec::mfma_ss<8, 4, 32, false, false>(acc, As, 36, Bs, 132, wave_m * 128, wave_n * 64);
+		tilec::mfma_ss<8, 4, 32, false, false>(acc, As, BLOCK_K + 4, Bs, BLOCK_N + 4,
+			wave_m * 128, wave_n * 64);
 	}
 	// gemm_f32.c:36 tile_copy(&C[by * BLOCK_M][bx * BLOCK_N], acc)
-	tilec::copy_r2g<acc_rows, acc_cols>(C + ((size_t)(by * BLOCK_M) * N + bx * BLOCK_N),
-		N, min(128, M - by * BLOCK_M), min(128, N - bx * BLOCK_N), acc);
+	tilec::copy_r2g<acc_rows, acc_cols>(C + ((size_t)(by * BLOCK_M) * N + bx * BLOCK_N), N,
+		min(BLOCK_M, M - by * BLOCK_M), min(BLOCK_N, N - bx * BLOCK_N), acc);
 }

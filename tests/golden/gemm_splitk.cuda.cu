@@ -4,54 +4,57 @@
 #include "tilec/cuda/tilec_cuda.cuh"
 
 extern "C" __global__ void __launch_bounds__(128)
-gemm_splitk(int M, int N, int K, const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C)
+gemm_splitk(int M, int N, int K, const float *__restrict__ A, const float *__restrict__ B,
+	float *__restrict__ C)
 {
 	enum { BLOCK_M = 64, BLOCK_N = 64, BLOCK_K = 64, SPLIT_K = 4 };
 	extern __shared__ __align__(128) unsigned char tilec_smem[];
 	const int bx = blockIdx.x;
 	const int by = blockIdx.y;
 	const int split = blockIdx.z;
-	// gemm_splitk.c:27 As[BLOCK_M][BLOCK_K]: shared memory, rows padded to
-	// 68
-	float *As = reinterpret_cast<float *>(tilec_smem + 0);
-	// gemm_splitk.c:28 Bs[BLOCK_K][BLOCK_N]: shared memory, rows padded to
-	// 68
-	float *Bs = reinterpret_cast<float *>(tilec_smem + 17408);
-	// gemm_splitk.c:29 acc[BLOCK_M][BLOCK_N]: shared memory, rows padded to
-	// 68
-	float *acc = reinterpret_cast<float *>(tilec_smem + 34816);
-	int k_tiles = tilec::ceildiv(K, BLOCK_K);
-	int per_split = tilec::ceildiv(k_tiles, SPLIT_K);
-	int k_end = min(k_tiles, (split + 1) * per_split);
+	// gemm_splitk.c:27 As[BLOCK_M][BLOCK_K]: shared memory, rows padded to 68
+	float *const As = reinterpret_cast<float *>(tilec_smem);
+	// gemm_splitk.c:28 Bs[BLOCK_K][BLOCK_N]: shared memory, rows padded to 68
+	float *const Bs = reinterpret_cast<float *>(tilec_smem + 17408);
+	// gemm_splitk.c:29 acc[BLOCK_M][BLOCK_N]: shared memory, rows padded to 68
+	float *const acc = reinterpret_cast<float *>(tilec_smem + 34816);
+	const int k_tiles = tilec::ceildiv(K, BLOCK_K);
+	const int per_split = tilec::ceildiv(k_tiles, SPLIT_K);
+	const int k_end = min(k_tiles, (split + 1) * per_split);
 	// gemm_splitk.c:35 tile_clear(acc)
-	for (int e = threadIdx.x; e < 4096; e += 128) {
-		const int t0 = e / 64, t1 = e % 64;
-		acc[t0 * 68 + t1] = 0.0f;
+	for (int e = threadIdx.x; e < BLOCK_M * BLOCK_N; e += 128) {
+		const int t0 = e / BLOCK_N, t1 = e % BLOCK_N;
+		acc[t0 * (BLOCK_N + 4) + t1] = 0.0f;
 	}
 	__syncthreads();
 	for (int k = split * per_split; k < k_end; k++) {
 		__syncthreads();
 		// gemm_splitk.c:37 tile_copy(As, &A[by * BLOCK_M][k * BLOCK_K])
-		tilec::copy_g2s<float, 64, 64, 128, false>(As, 68, A + ((size_t)(by * BLOCK_M) * K + k * BLOCK_K),
-			K, min(64, M - by * BLOCK_M), min(64, K - k * BLOCK_K), A);
+		tilec::copy_g2s<float, BLOCK_M, BLOCK_K, 128, false>(As, BLOCK_K + 4,
+			A + ((size_t)(by * BLOCK_M) * K + k * BLOCK_K), K,
+			min(BLOCK_M, M - by * BLOCK_M), min(BLOCK_K, K - k * BLOCK_K), A);
 		// gemm_splitk.c:38 tile_copy(Bs, &B[k * BLOCK_K][bx * BLOCK_N])
-		tilec::copy_g2s<float, 64, 64, 128, false>(Bs, 68, B + ((size_t)(k * BLOCK_K) * N + bx * BLOCK_N),
-			N, min(64, K - k * BLOCK_K), min(64, N - bx * BLOCK_N), B);
+		tilec::copy_g2s<float, BLOCK_K, BLOCK_N, 128, false>(Bs, BLOCK_N + 4,
+			B + ((size_t)(k * BLOCK_K) * N + bx * BLOCK_N), N,
+			min(BLOCK_K, K - k * BLOCK_K), min(BLOCK_N, N - bx * BLOCK_N), B);
 		__syncthreads();
 		// gemm_splitk.c:39 tile_gemm(acc, As, Bs)
 		for (int e = threadIdx.x; e < 4096; e += 128) {
 			const int m = e / 64, n = e % 64;
-			float sum = tilec::to_float(acc[m * 68 + n]);
+			float sum = tilec::to_float(acc[m * (BLOCK_N + 4) + n]);
 			for (int kk = 0; kk < 64; kk++)
-				sum += tilec::to_float(As[m * 68 + kk]) * tilec::to_float(Bs[kk * 68 + n]);
-			acc[m * 68 + n] = tilec::from_float<float>(sum);
+				sum += tilec::to_float(
+					As[m * (BLOCK_K + 4) + kk]) * tilec::to_float(
+					Bs[kk * (BLOCK_N + 4) + n]);
+			acc[m * (BLOCK_N + 4) + n] = tilec::from_float<float>(sum);
 		}
 	}
 	__syncthreads();
 	// gemm_splitk.c:41 tile_atomic_add(&C[by * BLOCK_M][bx * BLOCK_N], acc)
-	for (int e = threadIdx.x; e < 4096; e += 128) {
-		const int t0 = e / 64, t1 = e % 64;
+	for (int e = threadIdx.x; e < BLOCK_M * BLOCK_N; e += 128) {
+		const int t0 = e / BLOCK_N, t1 = e % BLOCK_N;
 		if (by * BLOCK_M + t0 < M && bx * BLOCK_N + t1 < N)
-			atomicAdd(&C[((size_t)(by * BLOCK_M + t0) * N + (bx * BLOCK_N + t1))], acc[t0 * 68 + t1]);
+			atomicAdd(&C[((size_t)(by * BLOCK_M + t0) * N + (bx * BLOCK_N + t1))],
+				acc[t0 * (BLOCK_N + 4) + t1]);
 	}
 }

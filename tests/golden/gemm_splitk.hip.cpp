@@ -4,7 +4,8 @@
 #include "tilec/hip/tilec_hip.hpp"
 
 extern "C" __global__ void __launch_bounds__(128)
-gemm_splitk(int M, int N, int K, const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C)
+gemm_splitk(int M, int N, int K, const float *__restrict__ A, const float *__restrict__ B,
+	float *__restrict__ C)
 {
 	enum { BLOCK_M = 64, BLOCK_N = 64, BLOCK_K = 64, SPLIT_K = 4 };
 	extern __shared__ __attribute__((aligned(128))) unsigned char tilec_smem[];
@@ -14,18 +15,15 @@ gemm_splitk(int M, int N, int K, const float *__restrict__ A, const float *__res
 	const int bx = blockIdx.x;
 	const int by = blockIdx.y;
 	const int split = blockIdx.z;
-	// gemm_splitk.c:27 As[BLOCK_M][BLOCK_K]: shared memory, rows padded to
-	// 68
-	float *As = reinterpret_cast<float *>(tilec_smem + 0);
-	// gemm_splitk.c:28 Bs[BLOCK_K][BLOCK_N]: shared memory, rows padded to
-	// 68
-	float *Bs = reinterpret_cast<float *>(tilec_smem + 17408);
-	// gemm_splitk.c:29 acc[BLOCK_M][BLOCK_N]: registers, acc_rows x
-	// acc_cols
+	// gemm_splitk.c:27 As[BLOCK_M][BLOCK_K]: shared memory, rows padded to 68
+	float *const As = reinterpret_cast<float *>(tilec_smem);
+	// gemm_splitk.c:28 Bs[BLOCK_K][BLOCK_N]: shared memory, rows padded to 68
+	float *const Bs = reinterpret_cast<float *>(tilec_smem + 17408);
+	// gemm_splitk.c:29 acc[BLOCK_M][BLOCK_N]: registers, acc_rows x acc_cols
 	float acc[acc_rows::count][acc_cols::count];
-	int k_tiles = tilec::ceildiv(K, BLOCK_K);
-	int per_split = tilec::ceildiv(k_tiles, SPLIT_K);
-	int k_end = min(k_tiles, (split + 1) * per_split);
+	const int k_tiles = tilec::ceildiv(K, BLOCK_K);
+	const int per_split = tilec::ceildiv(k_tiles, SPLIT_K);
+	const int k_end = min(k_tiles, (split + 1) * per_split);
 	// gemm_splitk.c:35 tile_clear(acc)
 	#pragma unroll
 	for (int r0 = 0; r0 < acc_rows::count; r0++)
@@ -37,14 +35,17 @@ gemm_splitk(int M, int N, int K, const float *__restrict__ A, const float *__res
 	for (int k = split * per_split; k < k_end; k++) {
 		__syncthreads();
 		// gemm_splitk.c:37 tile_copy(As, &A[by * BLOCK_M][k * BLOCK_K])
-		tilec::copy_g2s<float, 64, 64, 128>(As, 68, A + ((size_t)(by * BLOCK_M) * K + k * BLOCK_K),
-			K, min(64, M - by * BLOCK_M), min(64, K - k * BLOCK_K));
+		tilec::copy_g2s<float, BLOCK_M, BLOCK_K, 128>(As, BLOCK_K + 4,
+			A + ((size_t)(by * BLOCK_M) * K + k * BLOCK_K), K,
+			min(BLOCK_M, M - by * BLOCK_M), min(BLOCK_K, K - k * BLOCK_K));
 		// gemm_splitk.c:38 tile_copy(Bs, &B[k * BLOCK_K][bx * BLOCK_N])
-		tilec::copy_g2s<float, 64, 64, 128>(Bs, 68, B + ((size_t)(k * BLOCK_K) * N + bx * BLOCK_N),
-			N, min(64, K - k * BLOCK_K), min(64, N - bx * BLOCK_N));
+		tilec::copy_g2s<float, BLOCK_K, BLOCK_N, 128>(Bs, BLOCK_N + 4,
+			B + ((size_t)(k * BLOCK_K) * N + bx * BLOCK_N), N,
+			min(BLOCK_K, K - k * BLOCK_K), min(BLOCK_N, N - bx * BLOCK_N));
 		__syncthreads();
 		// gemm_splitk.c:39 tile_gemm(acc, As, Bs)
-		tilec::mfma_ss<4, 2, 64, false, false>(acc, As, 68, Bs, 68, wave_m * 64, wave_n * 32);
+		tilec::mfma_ss<4, 2, 64, false, false>(acc, As, BLOCK_K + 4, Bs, BLOCK_N + 4,
+			wave_m * 64, wave_n * 32);
 	}
 	// gemm_splitk.c:41 tile_atomic_add(&C[by * BLOCK_M][bx * BLOCK_N], acc)
 	#pragma unroll
@@ -53,7 +54,10 @@ gemm_splitk(int M, int N, int K, const float *__restrict__ A, const float *__res
 	for (int r1 = 0; r1 < acc_cols::count; r1++)
 	{
 		const int row = acc_rows::index(r0), col = acc_cols::index(r1);
-		if (tilec::leader<acc_rows::BITS | acc_cols::BITS>() && by * BLOCK_M + row < M && bx * BLOCK_N + col < N)
-			tilec::atomic_add(&C[((size_t)(by * BLOCK_M + row) * N + (bx * BLOCK_N + col))], acc[r0][r1]);
+		if (tilec::leader<acc_rows::BITS | acc_cols::BITS>() && by * BLOCK_M + row < M
+			&& bx * BLOCK_N + col < N)
+			tilec::atomic_add(
+				&C[((size_t)(by * BLOCK_M + row) * N + (bx * BLOCK_N + col))],
+				acc[r0][r1]);
 	}
 }

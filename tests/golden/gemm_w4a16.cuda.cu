@@ -4,7 +4,8 @@
 #include "tilec/cuda/tilec_cuda.cuh"
 
 extern "C" __global__ void __launch_bounds__(128)
-gemm_w4a16(int M, int N, int K, const __half *__restrict__ A, const unsigned char *__restrict__ WQ, const __half *__restrict__ S, __half *__restrict__ C)
+gemm_w4a16(int M, int N, int K, const __half *__restrict__ A, const unsigned char *__restrict__ WQ,
+	const __half *__restrict__ S, __half *__restrict__ C)
 {
 	enum { GROUP = 128, BLOCK_M = 16, BLOCK_N = 128, BLOCK_K = 64, STAGES = 3, THREADS = 128 };
 	extern __shared__ __align__(128) unsigned char tilec_smem[];
@@ -13,17 +14,14 @@ gemm_w4a16(int M, int N, int K, const __half *__restrict__ A, const unsigned cha
 	using acc_cols = tilec::Mma<1, 4, 1, 4>;
 	const int bx = blockIdx.x;
 	const int by = blockIdx.y;
-	// gemm_w4a16.c:38 As[BLOCK_M][BLOCK_K]: shared memory, 3 stages,
-	// 16-byte chunks swizzled
-	__half *As = reinterpret_cast<__half *>(tilec_smem + 0);
-	// gemm_w4a16.c:39 Qs[BLOCK_N][BLOCK_K / 2]: shared memory, 3 stages,
-	// rows padded to 48
-	unsigned char *Qs = reinterpret_cast<unsigned char *>(tilec_smem + 6144);
-	// gemm_w4a16.c:40 Ws[BLOCK_N][BLOCK_K]: shared memory, rows padded to
-	// 72
-	__half *Ws = reinterpret_cast<__half *>(tilec_smem + 24576);
+	// gemm_w4a16.c:38 As[BLOCK_M][BLOCK_K]: shared memory, 3 stages, 16-byte chunks swizzled
+	__half *const As = reinterpret_cast<__half *>(tilec_smem);
+	// gemm_w4a16.c:39 Qs[BLOCK_N][BLOCK_K / 2]: shared memory, 3 stages, rows padded to 48
+	unsigned char *const Qs = reinterpret_cast<unsigned char *>(tilec_smem + 6144);
+	// gemm_w4a16.c:40 Ws[BLOCK_N][BLOCK_K]: shared memory, rows padded to 72
+	__half *const Ws = reinterpret_cast<__half *>(tilec_smem + 24576);
 	// gemm_w4a16.c:41 scale[BLOCK_N]: shared memory
-	float *scale = reinterpret_cast<float *>(tilec_smem + 43008);
+	float *const scale = reinterpret_cast<float *>(tilec_smem + 43008);
 	// gemm_w4a16.c:42 acc[BLOCK_M][BLOCK_N]: registers, acc_rows x acc_cols
 	float acc[acc_rows::count][acc_cols::count];
 	// gemm_w4a16.c:44 tile_clear(acc)
@@ -36,61 +34,79 @@ gemm_w4a16(int M, int N, int K, const __half *__restrict__ A, const unsigned cha
 	}
 	// gemm_w4a16.c:45 tile_pipelined(k, ceildiv(K, BLOCK_K), STAGES)
 	{
-		int k_end = tilec::ceildiv(K, BLOCK_K);
+		const int k_end = tilec::ceildiv(K, BLOCK_K);
 		// Prologue: the copies of the first 2 iterations.
 		for (int k_pre = 0; k_pre < 2; k_pre++) {
 			if (k_pre < k_end) {
-				// gemm_w4a16.c:46 tile_copy(As, &A[by *
-				// BLOCK_M][k * BLOCK_K])
-				tilec::copy_g2s<__half, 16, 64, 128, true, true>((As + k_pre * 1024), 64, A + ((size_t)(by * BLOCK_M) * K + k_pre * BLOCK_K),
-					K, min(16, M - by * BLOCK_M), min(64, K - k_pre * BLOCK_K), A);
-				// gemm_w4a16.c:47 tile_copy(Qs, &WQ[bx *
-				// BLOCK_N][k * (BLOCK_K / 2)])
-				tilec::copy_g2s<unsigned char, 128, 32, 128, true>((Qs + k_pre * 6144), 48, WQ + ((size_t)(bx * BLOCK_N) * (K / 2) + k_pre * (BLOCK_K / 2)),
-					(K / 2), min(128, N - bx * BLOCK_N), min(32, K / 2 - k_pre * (BLOCK_K / 2)), WQ);
+				// gemm_w4a16.c:46 tile_copy(As, &A[by * BLOCK_M][k * BLOCK_K])
+				tilec::copy_g2s<__half, BLOCK_M, BLOCK_K, THREADS, true, true>(
+					As + k_pre * (BLOCK_M * BLOCK_K), BLOCK_K,
+					A + ((size_t)(by * BLOCK_M) * K + k_pre * BLOCK_K), K,
+					min(BLOCK_M, M - by * BLOCK_M),
+					min(BLOCK_K, K - k_pre * BLOCK_K), A);
+				// gemm_w4a16.c:47 tile_copy(Qs,
+				// &WQ[bx * BLOCK_N][k * (BLOCK_K / 2)])
+				tilec::copy_g2s<unsigned char, BLOCK_N, BLOCK_K / 2, THREADS, true>(
+					Qs + k_pre * (BLOCK_N * (BLOCK_K / 2 + 16)),
+					BLOCK_K / 2 + 16,
+					WQ + ((size_t)(bx * BLOCK_N) * (K / 2) + k_pre * (BLOCK_K / 2)),
+					(K / 2), min(BLOCK_N, N - bx * BLOCK_N),
+					min(BLOCK_K / 2, K / 2 - k_pre * (BLOCK_K / 2)), WQ);
 			}
 			tilec::cp_async_commit();
 		}
 		for (int k = 0; k < k_end; k++) {
-			int k_stage = k % 3;
-			// Wait for this iteration's copies; every thread is
-			// done with stage (k - 1) % 3.
+			const int k_stage = k % 3;
+			// Wait for this iteration's copies; every thread is done with stage
+			// (k - 1) % 3.
 			tilec::cp_async_wait<1>();
 			__syncthreads();
-			int k_next = k + 2;
+			const int k_next = k + 2;
 			if (k_next < k_end) {
-				// gemm_w4a16.c:46 tile_copy(As, &A[by *
-				// BLOCK_M][k * BLOCK_K])
-				tilec::copy_g2s<__half, 16, 64, 128, true, true>((As + (k_next % 3) * 1024), 64, A + ((size_t)(by * BLOCK_M) * K + k_next * BLOCK_K),
-					K, min(16, M - by * BLOCK_M), min(64, K - k_next * BLOCK_K), A);
-				// gemm_w4a16.c:47 tile_copy(Qs, &WQ[bx *
-				// BLOCK_N][k * (BLOCK_K / 2)])
-				tilec::copy_g2s<unsigned char, 128, 32, 128, true>((Qs + (k_next % 3) * 6144), 48, WQ + ((size_t)(bx * BLOCK_N) * (K / 2) + k_next * (BLOCK_K / 2)),
-					(K / 2), min(128, N - bx * BLOCK_N), min(32, K / 2 - k_next * (BLOCK_K / 2)), WQ);
+				// gemm_w4a16.c:46 tile_copy(As, &A[by * BLOCK_M][k * BLOCK_K])
+				tilec::copy_g2s<__half, BLOCK_M, BLOCK_K, THREADS, true, true>(
+					As + (k_next % 3) * (BLOCK_M * BLOCK_K), BLOCK_K,
+					A + ((size_t)(by * BLOCK_M) * K + k_next * BLOCK_K), K,
+					min(BLOCK_M, M - by * BLOCK_M),
+					min(BLOCK_K, K - k_next * BLOCK_K), A);
+				// gemm_w4a16.c:47 tile_copy(Qs,
+				// &WQ[bx * BLOCK_N][k * (BLOCK_K / 2)])
+				tilec::copy_g2s<unsigned char, BLOCK_N, BLOCK_K / 2, THREADS, true>(
+					Qs + (k_next % 3) * (BLOCK_N * (BLOCK_K / 2 + 16)),
+					BLOCK_K / 2 + 16,
+					WQ + ((size_t)(bx * BLOCK_N) * (K / 2) + k_next * (BLOCK_K / 2)),
+					(K / 2), min(BLOCK_N, N - bx * BLOCK_N),
+					min(BLOCK_K / 2, K / 2 - k_next * (BLOCK_K / 2)), WQ);
 			}
 			tilec::cp_async_commit();
-			__half *const As_stage = As + k_stage * 1024;
-			unsigned char *const Qs_stage = Qs + k_stage * 6144;
-			// gemm_w4a16.c:48 tile_copy(scale, tile_dims(&S[bx *
-			// BLOCK_N][k * BLOCK_K / GROUP], 0))
-			for (int e = threadIdx.x; e < 128; e += 128) {
+			__half *const As_stage = As + k_stage * (BLOCK_M * BLOCK_K);
+			unsigned char *const Qs_stage = Qs + k_stage * (BLOCK_N * (BLOCK_K / 2 + 16));
+			// gemm_w4a16.c:48 tile_copy(scale,
+			// tile_dims(&S[bx * BLOCK_N][k * BLOCK_K / GROUP], 0))
+			for (int e = threadIdx.x; e < BLOCK_N; e += THREADS) {
 				const int t0 = e;
-				scale[t0] = (bx * BLOCK_N + t0 < N && k * BLOCK_K / GROUP < K / GROUP) ? (float)tilec::to_float(S[((size_t)(bx * BLOCK_N + t0) * (K / GROUP) + k * BLOCK_K / GROUP)]) : 0.0f;
+				scale[t0] = (bx * BLOCK_N + t0 < N
+					&& k * BLOCK_K / GROUP < K / GROUP) ? (float)tilec::to_float(
+					S[((size_t)(bx * BLOCK_N + t0) * (K / GROUP) + k * BLOCK_K / GROUP)]) : 0.0f;
 			}
 			__syncthreads();
 			// gemm_w4a16.c:49 tile_parallel(n, BLOCK_N)
-			for (int n_e = threadIdx.x; n_e < 8192; n_e += 128) {
+			for (int n_e = threadIdx.x; n_e < 8192; n_e += THREADS) {
 				const int n = n_e / 64, j = n_e % 64;
-				int nibble = ((int)Qs_stage[n * 48 + j / 2] >> j % 2 * 4) & 15;
-				Ws[n * 72 + j] = tilec::from_float<__half>(tilec::to_float(tilec::from_float<__half>((float)((nibble ^ 8) - 8) * scale[n])));
+				const int nibble = ((int)Qs_stage[n * (BLOCK_K / 2 + 16) + j / 2] >> j % 2 * 4) & 15;
+				Ws[n * (BLOCK_K + 8) + j] = tilec::from_float<__half>(
+					tilec::to_float(
+					tilec::from_float<__half>(
+					(float)((nibble ^ 8) - 8) * scale[n])));
 			}
 			__syncthreads();
 			// gemm_w4a16.c:54 tile_gemm(acc, As, Ws, TILE_TRANS_B)
-			tilec::mma_ss<1, 4, 64, false, true, 128, 0>(acc, As_stage, 64, Ws, 72, warp_m * 16, warp_n * 32);
+			tilec::mma_ss<1, 4, 64, false, true, 128, 0>(acc, As_stage, BLOCK_K, Ws,
+				BLOCK_K + 8, warp_m * 16, warp_n * 32);
 		}
 		tilec::cp_async_wait<0>();
 	}
 	// gemm_w4a16.c:56 tile_copy(&C[by * BLOCK_M][bx * BLOCK_N], acc)
-	tilec::copy_r2g<acc_rows, acc_cols>(C + ((size_t)(by * BLOCK_M) * N + bx * BLOCK_N),
-		N, min(16, M - by * BLOCK_M), min(128, N - bx * BLOCK_N), acc);
+	tilec::copy_r2g<acc_rows, acc_cols>(C + ((size_t)(by * BLOCK_M) * N + bx * BLOCK_N), N,
+		min(BLOCK_M, M - by * BLOCK_M), min(BLOCK_N, N - bx * BLOCK_N), acc);
 }

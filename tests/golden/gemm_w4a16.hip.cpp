@@ -4,7 +4,8 @@
 #include "tilec/hip/tilec_hip.hpp"
 
 extern "C" __global__ void __launch_bounds__(128)
-gemm_w4a16(int M, int N, int K, const __half *__restrict__ A, const unsigned char *__restrict__ WQ, const __half *__restrict__ S, __half *__restrict__ C)
+gemm_w4a16(int M, int N, int K, const __half *__restrict__ A, const unsigned char *__restrict__ WQ,
+	const __half *__restrict__ S, __half *__restrict__ C)
 {
 	enum { GROUP = 128, BLOCK_M = 16, BLOCK_N = 128, BLOCK_K = 64, STAGES = 3, THREADS = 128 };
 	extern __shared__ __attribute__((aligned(128))) unsigned char tilec_smem[];
@@ -13,17 +14,14 @@ gemm_w4a16(int M, int N, int K, const __half *__restrict__ A, const unsigned cha
 	using acc_cols = tilec::Mfma<1, 4, 1, 2>;
 	const int bx = blockIdx.x;
 	const int by = blockIdx.y;
-	// gemm_w4a16.c:38 As[BLOCK_M][BLOCK_K]: shared memory, rows padded to
-	// 72
-	__half *As = reinterpret_cast<__half *>(tilec_smem + 0);
-	// gemm_w4a16.c:39 Qs[BLOCK_N][BLOCK_K / 2]: shared memory, rows padded
-	// to 48
-	unsigned char *Qs = reinterpret_cast<unsigned char *>(tilec_smem + 2304);
-	// gemm_w4a16.c:40 Ws[BLOCK_N][BLOCK_K]: shared memory, rows padded to
-	// 72
-	__half *Ws = reinterpret_cast<__half *>(tilec_smem + 8448);
+	// gemm_w4a16.c:38 As[BLOCK_M][BLOCK_K]: shared memory, rows padded to 72
+	__half *const As = reinterpret_cast<__half *>(tilec_smem);
+	// gemm_w4a16.c:39 Qs[BLOCK_N][BLOCK_K / 2]: shared memory, rows padded to 48
+	unsigned char *const Qs = reinterpret_cast<unsigned char *>(tilec_smem + 2304);
+	// gemm_w4a16.c:40 Ws[BLOCK_N][BLOCK_K]: shared memory, rows padded to 72
+	__half *const Ws = reinterpret_cast<__half *>(tilec_smem + 8448);
 	// gemm_w4a16.c:41 scale[BLOCK_N]: shared memory
-	float *scale = reinterpret_cast<float *>(tilec_smem + 26880);
+	float *const scale = reinterpret_cast<float *>(tilec_smem + 26880);
 	// gemm_w4a16.c:42 acc[BLOCK_M][BLOCK_N]: registers, acc_rows x acc_cols
 	float acc[acc_rows::count][acc_cols::count];
 	// gemm_w4a16.c:44 tile_clear(acc)
@@ -34,35 +32,42 @@ gemm_w4a16(int M, int N, int K, const __half *__restrict__ A, const unsigned cha
 	{
 		acc[r0][r1] = 0.0f;
 	}
-	// gemm_w4a16.c:45 tile_pipelined(k, ceildiv(K, BLOCK_K), STAGES): its
-	// copies in order, not pipelined
+	// gemm_w4a16.c:45 tile_pipelined(k, ceildiv(K, BLOCK_K), STAGES): its copies in order, not
+	// pipelined
 	for (int k = 0; k < tilec::ceildiv(K, BLOCK_K); k++) {
 		__syncthreads();
 		// gemm_w4a16.c:46 tile_copy(As, &A[by * BLOCK_M][k * BLOCK_K])
-		tilec::copy_g2s<__half, 16, 64, 128>(As, 72, A + ((size_t)(by * BLOCK_M) * K + k * BLOCK_K),
-			K, min(16, M - by * BLOCK_M), min(64, K - k * BLOCK_K));
-		// gemm_w4a16.c:47 tile_copy(Qs, &WQ[bx * BLOCK_N][k * (BLOCK_K
-		// / 2)])
-		tilec::copy_g2s<unsigned char, 128, 32, 128>(Qs, 48, WQ + ((size_t)(bx * BLOCK_N) * (K / 2) + k * (BLOCK_K / 2)),
-			(K / 2), min(128, N - bx * BLOCK_N), min(32, K / 2 - k * (BLOCK_K / 2)));
-		// gemm_w4a16.c:48 tile_copy(scale, tile_dims(&S[bx * BLOCK_N][k
-		// * BLOCK_K / GROUP], 0))
-		for (int e = threadIdx.x; e < 128; e += 128) {
+		tilec::copy_g2s<__half, BLOCK_M, BLOCK_K, THREADS>(As, BLOCK_K + 8,
+			A + ((size_t)(by * BLOCK_M) * K + k * BLOCK_K), K,
+			min(BLOCK_M, M - by * BLOCK_M), min(BLOCK_K, K - k * BLOCK_K));
+		// gemm_w4a16.c:47 tile_copy(Qs, &WQ[bx * BLOCK_N][k * (BLOCK_K / 2)])
+		tilec::copy_g2s<unsigned char, BLOCK_N, BLOCK_K / 2, THREADS>(Qs, BLOCK_K / 2 + 16,
+			WQ + ((size_t)(bx * BLOCK_N) * (K / 2) + k * (BLOCK_K / 2)), (K / 2),
+			min(BLOCK_N, N - bx * BLOCK_N),
+			min(BLOCK_K / 2, K / 2 - k * (BLOCK_K / 2)));
+		// gemm_w4a16.c:48 tile_copy(scale, tile_dims(&S[bx * BLOCK_N][k * BLOCK_K / GROUP],
+		// 0))
+		for (int e = threadIdx.x; e < BLOCK_N; e += THREADS) {
 			const int t0 = e;
-			scale[t0] = (bx * BLOCK_N + t0 < N && k * BLOCK_K / GROUP < K / GROUP) ? (float)tilec::to_float(S[((size_t)(bx * BLOCK_N + t0) * (K / GROUP) + k * BLOCK_K / GROUP)]) : 0.0f;
+			scale[t0] = (bx * BLOCK_N + t0 < N
+				&& k * BLOCK_K / GROUP < K / GROUP) ? (float)tilec::to_float(
+				S[((size_t)(bx * BLOCK_N + t0) * (K / GROUP) + k * BLOCK_K / GROUP)]) : 0.0f;
 		}
 		__syncthreads();
 		// gemm_w4a16.c:49 tile_parallel(n, BLOCK_N)
-		for (int n_e = threadIdx.x; n_e < 8192; n_e += 128) {
+		for (int n_e = threadIdx.x; n_e < 8192; n_e += THREADS) {
 			const int n = n_e / 64, j = n_e % 64;
-			int nibble = ((int)Qs[n * 48 + j / 2] >> j % 2 * 4) & 15;
-			Ws[n * 72 + j] = tilec::from_float<__half>(tilec::to_float(tilec::from_float<__half>((float)((nibble ^ 8) - 8) * scale[n])));
+			const int nibble = ((int)Qs[n * (BLOCK_K / 2 + 16) + j / 2] >> j % 2 * 4) & 15;
+			Ws[n * (BLOCK_K + 8) + j] = tilec::from_float<__half>(
+				tilec::to_float(
+				tilec::from_float<__half>((float)((nibble ^ 8) - 8) * scale[n])));
 		}
 		__syncthreads();
 		// gemm_w4a16.c:54 tile_gemm(acc, As, Ws, TILE_TRANS_B)
-		tilec::mfma_ss<1, 4, 64, false, true>(acc, As, 72, Ws, 72, wave_m * 16, wave_n * 64);
+		tilec::mfma_ss<1, 4, 64, false, true>(acc, As, BLOCK_K + 8, Ws, BLOCK_K + 8,
+			wave_m * 16, wave_n * 64);
 	}
 	// gemm_w4a16.c:56 tile_copy(&C[by * BLOCK_M][bx * BLOCK_N], acc)
-	tilec::copy_r2g<acc_rows, acc_cols>(C + ((size_t)(by * BLOCK_M) * N + bx * BLOCK_N),
-		N, min(16, M - by * BLOCK_M), min(128, N - bx * BLOCK_N), acc);
+	tilec::copy_r2g<acc_rows, acc_cols>(C + ((size_t)(by * BLOCK_M) * N + bx * BLOCK_N), N,
+		min(BLOCK_M, M - by * BLOCK_M), min(BLOCK_N, N - bx * BLOCK_N), acc);
 }

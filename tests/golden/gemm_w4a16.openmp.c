@@ -73,8 +73,8 @@ gemm_w4a16_block(int M, int N, int K, const tilec_f16 A[restrict M][K],
 				               BLOCK_K);
 			memset(As + rows, 0, sizeof As[0] * (BLOCK_M - rows));
 		}
-		// gemm_w4a16.c:47 tile_copy(Qs, &WQ[bx * BLOCK_N][k * (BLOCK_K
-		// / 2)])
+		// gemm_w4a16.c:47 tile_copy(Qs,
+		// &WQ[bx * BLOCK_N][k * (BLOCK_K / 2)])
 		{
 			const int row0 = bx * BLOCK_N, col0 = k * (BLOCK_K / 2);
 			const int rows = tilec_extent(N, row0, BLOCK_N);
@@ -87,8 +87,8 @@ gemm_w4a16_block(int M, int N, int K, const tilec_f16 A[restrict M][K],
 					Qs[i][j] = WQ[row0 + i][col0 + j];
 			}
 		}
-		// gemm_w4a16.c:48 tile_copy(scale, tile_dims(&S[bx * BLOCK_N][k
-		// * BLOCK_K / GROUP], 0))
+		// gemm_w4a16.c:48 tile_copy(scale,
+		// tile_dims(&S[bx * BLOCK_N][k * BLOCK_K / GROUP], 0))
 		{
 			const int i0 = bx * BLOCK_N;
 			const int n = k * BLOCK_K / GROUP < K / GROUP ? tilec_extent(N, i0, BLOCK_N) : 0;

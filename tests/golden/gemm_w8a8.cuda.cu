@@ -4,7 +4,8 @@
 #include "tilec/cuda/tilec_cuda.cuh"
 
 extern "C" __global__ void __launch_bounds__(128)
-gemm_w8a8(int M, int N, int K, const signed char *__restrict__ A, const signed char *__restrict__ W, const float *__restrict__ SA, const float *__restrict__ SW, __half *__restrict__ C)
+gemm_w8a8(int M, int N, int K, const signed char *__restrict__ A, const signed char *__restrict__ W,
+	const float *__restrict__ SA, const float *__restrict__ SW, __half *__restrict__ C)
 {
 	enum { BLOCK_M = 64, BLOCK_N = 128, BLOCK_K = 64, STAGES = 3, THREADS = 128 };
 	extern __shared__ __align__(128) unsigned char tilec_smem[];
@@ -18,12 +19,10 @@ gemm_w8a8(int M, int N, int K, const signed char *__restrict__ A, const signed c
 	const int group_rows = min((int)gridDim.y - first_row, 8);
 	const int bx = linear % group_size / group_rows;
 	const int by = first_row + linear % group_size % group_rows;
-	// gemm_w8a8.c:35 As[BLOCK_M][BLOCK_K]: shared memory, 3 stages, rows
-	// padded to 80
-	signed char *As = reinterpret_cast<signed char *>(tilec_smem + 0);
-	// gemm_w8a8.c:36 Ws[BLOCK_N][BLOCK_K]: shared memory, 3 stages, rows
-	// padded to 80
-	signed char *Ws = reinterpret_cast<signed char *>(tilec_smem + 15360);
+	// gemm_w8a8.c:35 As[BLOCK_M][BLOCK_K]: shared memory, 3 stages, rows padded to 80
+	signed char *const As = reinterpret_cast<signed char *>(tilec_smem);
+	// gemm_w8a8.c:36 Ws[BLOCK_N][BLOCK_K]: shared memory, 3 stages, rows padded to 80
+	signed char *const Ws = reinterpret_cast<signed char *>(tilec_smem + 15360);
 	// gemm_w8a8.c:37 acc[BLOCK_M][BLOCK_N]: registers, acc_rows x acc_cols
 	int acc[acc_rows::count][acc_cols::count];
 	// gemm_w8a8.c:38 c[BLOCK_M][BLOCK_N]: registers, acc_rows x acc_cols
@@ -42,58 +41,61 @@ gemm_w8a8(int M, int N, int K, const signed char *__restrict__ A, const signed c
 	}
 	// gemm_w8a8.c:42 tile_pipelined(k, ceildiv(K, BLOCK_K), STAGES)
 	{
-		int k_end = tilec::ceildiv(K, BLOCK_K);
-		// The fast loop, where every tile is whole 16-byte vectors
-		// (tested once): each copy's per-thread addresses are computed
-		// here, and the gemm issues iteration k + 2's copies without
-		// branches after its first mma, overlapping the tensor cores'
-		// work.  Per-stage barriers, not a block barrier per iteration:
-		// a warp waits for its stage's copies, and before refilling a
-		// stage for the warps still reading it.  Otherwise the loop
-		// below.
-		const tilec::G2S<signed char, 64, 64, 128> As_copy(80, A + ((size_t)(by * BLOCK_M) * K), K, BLOCK_K);
-		const tilec::G2S<signed char, 128, 64, 128> Ws_copy(80, W + ((size_t)(bx * BLOCK_N) * K), K, BLOCK_K);
+		const int k_end = tilec::ceildiv(K, BLOCK_K);
+		// The fast loop, where every tile is whole 16-byte vectors (tested once): each
+		// copy's per-thread addresses are computed here, and the gemm issues iteration
+		// k + 2's copies without branches after its first mma, overlapping the tensor
+		// cores' work.  Per-stage barriers, not a block barrier per iteration: a warp waits
+		// for its stage's copies, and before refilling a stage for the warps still reading
+		// it.  Otherwise the loop below.
+		const tilec::G2S<signed char, BLOCK_M, BLOCK_K, THREADS> As_copy(BLOCK_K + 16,
+			A + ((size_t)(by * BLOCK_M) * K), K, BLOCK_K);
+		const tilec::G2S<signed char, BLOCK_N, BLOCK_K, THREADS> Ws_copy(BLOCK_K + 16,
+			W + ((size_t)(bx * BLOCK_N) * K), K, BLOCK_K);
 		if (As_copy.aligned && Ws_copy.aligned) {
 			const tilec::StageBarriers<3, 128> k_bars(tilec_smem + 46080);
 			if (threadIdx.x == 0)
 				k_bars.init();
 			__syncthreads();
-			// Prologue: the copies of the first 2 iterations
-			// (zero-filled past the end).
+			// Prologue: the copies of the first 2 iterations (zero-filled past the
+			// end).
 			for (int k_pre = 0; k_pre < 2; k_pre++) {
-				// gemm_w8a8.c:43 tile_copy(As, &A[by *
-				// BLOCK_M][k * BLOCK_K])
-				As_copy.issue((As + k_pre * 5120), k_pre, M - by * BLOCK_M, K - k_pre * BLOCK_K, A);
-				// gemm_w8a8.c:44 tile_copy(Ws, &W[bx *
-				// BLOCK_N][k * BLOCK_K])
-				Ws_copy.issue((Ws + k_pre * 10240), k_pre, N - bx * BLOCK_N, K - k_pre * BLOCK_K, W);
+				// gemm_w8a8.c:43 tile_copy(As, &A[by * BLOCK_M][k * BLOCK_K])
+				As_copy.issue(As + k_pre * (BLOCK_M * (BLOCK_K + 16)), k_pre,
+					M - by * BLOCK_M, K - k_pre * BLOCK_K, A);
+				// gemm_w8a8.c:44 tile_copy(Ws, &W[bx * BLOCK_N][k * BLOCK_K])
+				Ws_copy.issue(Ws + k_pre * (BLOCK_N * (BLOCK_K + 16)), k_pre,
+					N - bx * BLOCK_N, K - k_pre * BLOCK_K, W);
 				k_bars.copied(k_pre);
 			}
-			// This iteration's stage and its phase's parity;
-			// iteration k - 1's, which the gemm refills for
-			// iteration k_next.
+			// This iteration's stage and its phase's parity; iteration k - 1's, which
+			// the gemm refills for iteration k_next.
 			int k_stage = 0;
 			int k_next_stage = 2;
 			int k_phase = 0;
 			int k_next_phase = 1;
 			for (int k = 0; k < k_end; k++) {
-				int k_next = k + 2;
+				const int k_next = k + 2;
 				// Wait for this iteration's copies.
 				k_bars.wait_full(k_stage, k_phase);
-				signed char *const As_stage = As + k_stage * 5120;
-				signed char *const Ws_stage = Ws + k_stage * 10240;
-				// gemm_w8a8.c:45 tile_gemm(acc, As, Ws,
-				// TILE_TRANS_B)
-				tilec::mma_ss<4, 4, 64, false, true>(acc, As_stage, 80, Ws_stage, 80, warp_m * 64, warp_n * 32, [&] {
-					// Every warp is done with stage
-					// k_next_stage (iteration k - 1's).
+				signed char *const As_stage = As + k_stage * (BLOCK_M * (BLOCK_K + 16));
+				signed char *const Ws_stage = Ws + k_stage * (BLOCK_N * (BLOCK_K + 16));
+				// gemm_w8a8.c:45 tile_gemm(acc, As, Ws, TILE_TRANS_B)
+				tilec::mma_ss<4, 4, 64, false, true>(acc, As_stage, BLOCK_K + 16,
+					Ws_stage, BLOCK_K + 16, warp_m * 64, warp_n * 32, [&] {
+					// Every warp is done with stage k_next_stage (iteration
+					// k - 1's).
 					k_bars.wait_empty(k_next_stage, k_next_phase);
-					// gemm_w8a8.c:43 tile_copy(As, &A[by *
-					// BLOCK_M][k * BLOCK_K])
-					As_copy.issue((As + k_next_stage * 5120), k_next, M - by * BLOCK_M, K - k_next * BLOCK_K, A);
-					// gemm_w8a8.c:44 tile_copy(Ws, &W[bx *
-					// BLOCK_N][k * BLOCK_K])
-					Ws_copy.issue((Ws + k_next_stage * 10240), k_next, N - bx * BLOCK_N, K - k_next * BLOCK_K, W);
+					// gemm_w8a8.c:43 tile_copy(As,
+					// &A[by * BLOCK_M][k * BLOCK_K])
+					As_copy.issue(
+						As + k_next_stage * (BLOCK_M * (BLOCK_K + 16)),
+						k_next, M - by * BLOCK_M, K - k_next * BLOCK_K, A);
+					// gemm_w8a8.c:44 tile_copy(Ws,
+					// &W[bx * BLOCK_N][k * BLOCK_K])
+					Ws_copy.issue(
+						Ws + k_next_stage * (BLOCK_N * (BLOCK_K + 16)),
+						k_next, N - bx * BLOCK_N, K - k_next * BLOCK_K, W);
 					k_bars.copied(k_next_stage);
 				});
 				// This warp is done with its stage.
@@ -103,8 +105,8 @@ gemm_w8a8(int M, int N, int K, const signed char *__restrict__ A, const signed c
 				k_phase = k_stage == 2 ? k_phase ^ 1 : k_phase;
 				k_stage = k_stage + 1 == 3 ? 0 : k_stage + 1;
 			}
-			// The copies past the end have landed (and arrived)
-			// before the block may exit.
+			// The copies past the end have landed (and arrived) before the block may
+			// exit.
 			for (int k_pre = 0; k_pre < 2; k_pre++) {
 				k_bars.wait_full(k_stage, k_phase);
 				k_phase = k_stage == 2 ? k_phase ^ 1 : k_phase;
@@ -114,62 +116,78 @@ gemm_w8a8(int M, int N, int K, const signed char *__restrict__ A, const signed c
 			// Prologue: the copies of the first 2 iterations.
 			for (int k_pre = 0; k_pre < 2; k_pre++) {
 				if (k_pre < k_end) {
-					// gemm_w8a8.c:43 tile_copy(As, &A[by *
-					// BLOCK_M][k * BLOCK_K])
-					tilec::copy_g2s<signed char, 64, 64, 128, true>((As + k_pre * 5120), 80, A + ((size_t)(by * BLOCK_M) * K + k_pre * BLOCK_K),
-						K, min(64, M - by * BLOCK_M), min(64, K - k_pre * BLOCK_K), A);
-					// gemm_w8a8.c:44 tile_copy(Ws, &W[bx *
-					// BLOCK_N][k * BLOCK_K])
-					tilec::copy_g2s<signed char, 128, 64, 128, true>((Ws + k_pre * 10240), 80, W + ((size_t)(bx * BLOCK_N) * K + k_pre * BLOCK_K),
-						K, min(128, N - bx * BLOCK_N), min(64, K - k_pre * BLOCK_K), W);
+					// gemm_w8a8.c:43 tile_copy(As,
+					// &A[by * BLOCK_M][k * BLOCK_K])
+					tilec::copy_g2s<signed char, BLOCK_M, BLOCK_K, THREADS,
+						true>(As + k_pre * (BLOCK_M * (BLOCK_K + 16)),
+						BLOCK_K + 16,
+						A + ((size_t)(by * BLOCK_M) * K + k_pre * BLOCK_K),
+						K, min(BLOCK_M, M - by * BLOCK_M),
+						min(BLOCK_K, K - k_pre * BLOCK_K), A);
+					// gemm_w8a8.c:44 tile_copy(Ws,
+					// &W[bx * BLOCK_N][k * BLOCK_K])
+					tilec::copy_g2s<signed char, BLOCK_N, BLOCK_K, THREADS,
+						true>(Ws + k_pre * (BLOCK_N * (BLOCK_K + 16)),
+						BLOCK_K + 16,
+						W + ((size_t)(bx * BLOCK_N) * K + k_pre * BLOCK_K),
+						K, min(BLOCK_N, N - bx * BLOCK_N),
+						min(BLOCK_K, K - k_pre * BLOCK_K), W);
 				}
 				tilec::cp_async_commit();
 			}
 			for (int k = 0; k < k_end; k++) {
-				int k_stage = k % 3;
-				// Wait for this iteration's copies; every
-				// thread is done with stage (k - 1) % 3.
+				const int k_stage = k % 3;
+				// Wait for this iteration's copies; every thread is done with stage
+				// (k - 1) % 3.
 				tilec::cp_async_wait<1>();
 				__syncthreads();
-				int k_next = k + 2;
+				const int k_next = k + 2;
 				if (k_next < k_end) {
-					// gemm_w8a8.c:43 tile_copy(As, &A[by *
-					// BLOCK_M][k * BLOCK_K])
-					tilec::copy_g2s<signed char, 64, 64, 128, true>((As + (k_next % 3) * 5120), 80, A + ((size_t)(by * BLOCK_M) * K + k_next * BLOCK_K),
-						K, min(64, M - by * BLOCK_M), min(64, K - k_next * BLOCK_K), A);
-					// gemm_w8a8.c:44 tile_copy(Ws, &W[bx *
-					// BLOCK_N][k * BLOCK_K])
-					tilec::copy_g2s<signed char, 128, 64, 128, true>((Ws + (k_next % 3) * 10240), 80, W + ((size_t)(bx * BLOCK_N) * K + k_next * BLOCK_K),
-						K, min(128, N - bx * BLOCK_N), min(64, K - k_next * BLOCK_K), W);
+					// gemm_w8a8.c:43 tile_copy(As,
+					// &A[by * BLOCK_M][k * BLOCK_K])
+					tilec::copy_g2s<signed char, BLOCK_M, BLOCK_K, THREADS,
+						true>(
+						As + (k_next % 3) * (BLOCK_M * (BLOCK_K + 16)),
+						BLOCK_K + 16,
+						A + ((size_t)(by * BLOCK_M) * K + k_next * BLOCK_K),
+						K, min(BLOCK_M, M - by * BLOCK_M),
+						min(BLOCK_K, K - k_next * BLOCK_K), A);
+					// gemm_w8a8.c:44 tile_copy(Ws,
+					// &W[bx * BLOCK_N][k * BLOCK_K])
+					tilec::copy_g2s<signed char, BLOCK_N, BLOCK_K, THREADS,
+						true>(
+						Ws + (k_next % 3) * (BLOCK_N * (BLOCK_K + 16)),
+						BLOCK_K + 16,
+						W + ((size_t)(bx * BLOCK_N) * K + k_next * BLOCK_K),
+						K, min(BLOCK_N, N - bx * BLOCK_N),
+						min(BLOCK_K, K - k_next * BLOCK_K), W);
 				}
 				tilec::cp_async_commit();
-				signed char *const As_stage = As + k_stage * 5120;
-				signed char *const Ws_stage = Ws + k_stage * 10240;
-				// gemm_w8a8.c:45 tile_gemm(acc, As, Ws,
-				// TILE_TRANS_B)
-				tilec::mma_ss<4, 4, 64, false, true>(acc, As_stage, 80, Ws_stage, 80, warp_m * 64, warp_n * 32);
+				signed char *const As_stage = As + k_stage * (BLOCK_M * (BLOCK_K + 16));
+				signed char *const Ws_stage = Ws + k_stage * (BLOCK_N * (BLOCK_K + 16));
+				// gemm_w8a8.c:45 tile_gemm(acc, As, Ws, TILE_TRANS_B)
+				tilec::mma_ss<4, 4, 64, false, true>(acc, As_stage, BLOCK_K + 16,
+					Ws_stage, BLOCK_K + 16, warp_m * 64, warp_n * 32);
 			}
 			tilec::cp_async_wait<0>();
 		}
 	}
 	// gemm_w8a8.c:47 tile_copy(sa, &SA[by * BLOCK_M])
-	tilec::copy_g2r<tilec::One, acc_rows>(tilec::as_row(sa), SA + by * BLOCK_M,
-		0, 1, min(64, M - by * BLOCK_M));
+	tilec::copy_g2r<tilec::One, acc_rows>(tilec::as_row(sa), SA + by * BLOCK_M, 0, 1,
+		min(BLOCK_M, M - by * BLOCK_M));
 	// gemm_w8a8.c:48 tile_copy(sw, &SW[bx * BLOCK_N])
-	tilec::copy_g2r<tilec::One, acc_cols>(tilec::as_row(sw), SW + bx * BLOCK_N,
-		0, 1, min(128, N - bx * BLOCK_N));
+	tilec::copy_g2r<tilec::One, acc_cols>(tilec::as_row(sw), SW + bx * BLOCK_N, 0, 1,
+		min(BLOCK_N, N - bx * BLOCK_N));
 	// gemm_w8a8.c:49 tile_parallel(i, BLOCK_M)
 	#pragma unroll
 	for (int i_r = 0; i_r < acc_rows::count; i_r++) {
-		const int i = acc_rows::index(i_r);
 		// gemm_w8a8.c:49 tile_parallel(j, BLOCK_N)
 		#pragma unroll
 		for (int j_r = 0; j_r < acc_cols::count; j_r++) {
-			const int j = acc_cols::index(j_r);
 			c[i_r][j_r] = (float)acc[i_r][j_r] * sa[i_r] * sw[j_r];
 		}
 	}
 	// gemm_w8a8.c:51 tile_copy(&C[by * BLOCK_M][bx * BLOCK_N], c)
-	tilec::copy_r2g<acc_rows, acc_cols>(C + ((size_t)(by * BLOCK_M) * N + bx * BLOCK_N),
-		N, min(64, M - by * BLOCK_M), min(128, N - bx * BLOCK_N), c);
+	tilec::copy_r2g<acc_rows, acc_cols>(C + ((size_t)(by * BLOCK_M) * N + bx * BLOCK_N), N,
+		min(BLOCK_M, M - by * BLOCK_M), min(BLOCK_N, N - bx * BLOCK_N), c);
 }

@@ -4,7 +4,8 @@
 #include "tilec/hip/tilec_hip.hpp"
 
 extern "C" __global__ void __launch_bounds__(128)
-gemm_w8a8(int M, int N, int K, const signed char *__restrict__ A, const signed char *__restrict__ W, const float *__restrict__ SA, const float *__restrict__ SW, __half *__restrict__ C)
+gemm_w8a8(int M, int N, int K, const signed char *__restrict__ A, const signed char *__restrict__ W,
+	const float *__restrict__ SA, const float *__restrict__ SW, __half *__restrict__ C)
 {
 	enum { BLOCK_M = 64, BLOCK_N = 128, BLOCK_K = 64, STAGES = 3, THREADS = 128 };
 	extern __shared__ __attribute__((aligned(128))) unsigned char tilec_smem[];
@@ -19,9 +20,9 @@ gemm_w8a8(int M, int N, int K, const signed char *__restrict__ A, const signed c
 	const int bx = linear % group_size / group_rows;
 	const int by = first_row + linear % group_size % group_rows;
 	// gemm_w8a8.c:35 As[BLOCK_M][BLOCK_K]: shared memory, rows padded to 80
-	signed char *As = reinterpret_cast<signed char *>(tilec_smem + 0);
+	signed char *const As = reinterpret_cast<signed char *>(tilec_smem);
 	// gemm_w8a8.c:36 Ws[BLOCK_N][BLOCK_K]: shared memory, rows padded to 80
-	signed char *Ws = reinterpret_cast<signed char *>(tilec_smem + 5120);
+	signed char *const Ws = reinterpret_cast<signed char *>(tilec_smem + 5120);
 	// gemm_w8a8.c:37 acc[BLOCK_M][BLOCK_N]: registers, acc_rows x acc_cols
 	int acc[acc_rows::count][acc_cols::count];
 	// gemm_w8a8.c:38 c[BLOCK_M][BLOCK_N]: registers, acc_rows x acc_cols
@@ -38,38 +39,39 @@ gemm_w8a8(int M, int N, int K, const signed char *__restrict__ A, const signed c
 	{
 		acc[r0][r1] = 0;
 	}
-	// gemm_w8a8.c:42 tile_pipelined(k, ceildiv(K, BLOCK_K), STAGES): its
-	// copies in order, not pipelined
+	// gemm_w8a8.c:42 tile_pipelined(k, ceildiv(K, BLOCK_K), STAGES): its copies in order, not
+	// pipelined
 	for (int k = 0; k < tilec::ceildiv(K, BLOCK_K); k++) {
 		__syncthreads();
 		// gemm_w8a8.c:43 tile_copy(As, &A[by * BLOCK_M][k * BLOCK_K])
-		tilec::copy_g2s<signed char, 64, 64, 128>(As, 80, A + ((size_t)(by * BLOCK_M) * K + k * BLOCK_K),
-			K, min(64, M - by * BLOCK_M), min(64, K - k * BLOCK_K));
+		tilec::copy_g2s<signed char, BLOCK_M, BLOCK_K, THREADS>(As, BLOCK_K + 16,
+			A + ((size_t)(by * BLOCK_M) * K + k * BLOCK_K), K,
+			min(BLOCK_M, M - by * BLOCK_M), min(BLOCK_K, K - k * BLOCK_K));
 		// gemm_w8a8.c:44 tile_copy(Ws, &W[bx * BLOCK_N][k * BLOCK_K])
-		tilec::copy_g2s<signed char, 128, 64, 128>(Ws, 80, W + ((size_t)(bx * BLOCK_N) * K + k * BLOCK_K),
-			K, min(128, N - bx * BLOCK_N), min(64, K - k * BLOCK_K));
+		tilec::copy_g2s<signed char, BLOCK_N, BLOCK_K, THREADS>(Ws, BLOCK_K + 16,
+			W + ((size_t)(bx * BLOCK_N) * K + k * BLOCK_K), K,
+			min(BLOCK_N, N - bx * BLOCK_N), min(BLOCK_K, K - k * BLOCK_K));
 		__syncthreads();
 		// gemm_w8a8.c:45 tile_gemm(acc, As, Ws, TILE_TRANS_B)
-		tilec::mfma_ss<4, 4, 64, false, true>(acc, As, 80, Ws, 80, wave_m * 64, wave_n * 64);
+		tilec::mfma_ss<4, 4, 64, false, true>(acc, As, BLOCK_K + 16, Ws, BLOCK_K + 16,
+			wave_m * 64, wave_n * 64);
 	}
 	// gemm_w8a8.c:47 tile_copy(sa, &SA[by * BLOCK_M])
-	tilec::copy_g2r<tilec::One, acc_rows>(tilec::as_row(sa), SA + by * BLOCK_M,
-		0, 1, min(64, M - by * BLOCK_M));
+	tilec::copy_g2r<tilec::One, acc_rows>(tilec::as_row(sa), SA + by * BLOCK_M, 0, 1,
+		min(BLOCK_M, M - by * BLOCK_M));
 	// gemm_w8a8.c:48 tile_copy(sw, &SW[bx * BLOCK_N])
-	tilec::copy_g2r<tilec::One, acc_cols>(tilec::as_row(sw), SW + bx * BLOCK_N,
-		0, 1, min(128, N - bx * BLOCK_N));
+	tilec::copy_g2r<tilec::One, acc_cols>(tilec::as_row(sw), SW + bx * BLOCK_N, 0, 1,
+		min(BLOCK_N, N - bx * BLOCK_N));
 	// gemm_w8a8.c:49 tile_parallel(i, BLOCK_M)
 	#pragma unroll
 	for (int i_r = 0; i_r < acc_rows::count; i_r++) {
-		const int i = acc_rows::index(i_r);
 		// gemm_w8a8.c:49 tile_parallel(j, BLOCK_N)
 		#pragma unroll
 		for (int j_r = 0; j_r < acc_cols::count; j_r++) {
-			const int j = acc_cols::index(j_r);
 			c[i_r][j_r] = (float)acc[i_r][j_r] * sa[i_r] * sw[j_r];
 		}
 	}
 	// gemm_w8a8.c:51 tile_copy(&C[by * BLOCK_M][bx * BLOCK_N], c)
-	tilec::copy_r2g<acc_rows, acc_cols>(C + ((size_t)(by * BLOCK_M) * N + bx * BLOCK_N),
-		N, min(64, M - by * BLOCK_M), min(128, N - bx * BLOCK_N), c);
+	tilec::copy_r2g<acc_rows, acc_cols>(C + ((size_t)(by * BLOCK_M) * N + bx * BLOCK_N), N,
+		min(BLOCK_M, M - by * BLOCK_M), min(BLOCK_N, N - bx * BLOCK_N), c);
 }

@@ -4,7 +4,8 @@
 #include "tilec/cuda/tilec_cuda.cuh"
 
 extern "C" __global__ void __launch_bounds__(128)
-gqa_attention(int B, int S, int H, int HKV, const __half *__restrict__ Q, const __half *__restrict__ K, const __half *__restrict__ V, __half *__restrict__ O)
+gqa_attention(int B, int S, int H, int HKV, const __half *__restrict__ Q,
+	const __half *__restrict__ K, const __half *__restrict__ V, __half *__restrict__ O)
 {
 	enum { BLOCK_M = 128, BLOCK_N = 64, STAGES = 2, HEAD_DIM = 128, CAUSAL = 0 };
 	extern __shared__ __align__(128) unsigned char tilec_smem[];
@@ -15,38 +16,35 @@ gqa_attention(int B, int S, int H, int HKV, const __half *__restrict__ Q, const 
 	const int bm = blockIdx.x;
 	const int h = blockIdx.y;
 	const int b = blockIdx.z;
-	int g = h / (H / HKV);
-	// gqa_attention.c:36 Qs[BLOCK_M][HEAD_DIM]: shared memory, 16-byte
-	// chunks swizzled
-	__half *Qs = reinterpret_cast<__half *>(tilec_smem + 0);
-	// gqa_attention.c:37 Ks[BLOCK_N][HEAD_DIM]: shared memory, 2 stages,
-	// 16-byte chunks swizzled
-	__half *Ks = reinterpret_cast<__half *>(tilec_smem + 32768);
-	// gqa_attention.c:38 Vs[BLOCK_N][HEAD_DIM]: shared memory, 2 stages,
-	// 16-byte chunks swizzled
-	__half *Vs = reinterpret_cast<__half *>(tilec_smem + 65536);
+	const int g = h / (H / HKV);
+	// gqa_attention.c:36 Qs[BLOCK_M][HEAD_DIM]: shared memory, 16-byte chunks swizzled
+	__half *const Qs = reinterpret_cast<__half *>(tilec_smem);
+	// gqa_attention.c:37 Ks[BLOCK_N][HEAD_DIM]: shared memory, 2 stages, 16-byte chunks
+	// swizzled
+	__half *const Ks = reinterpret_cast<__half *>(tilec_smem + 32768);
+	// gqa_attention.c:38 Vs[BLOCK_N][HEAD_DIM]: shared memory, 2 stages, 16-byte chunks
+	// swizzled
+	__half *const Vs = reinterpret_cast<__half *>(tilec_smem + 65536);
 	// gqa_attention.c:39 s[BLOCK_M][BLOCK_N]: registers, s_rows x s_cols
 	float s[s_rows::count][s_cols::count];
 	// gqa_attention.c:40 p[BLOCK_M][BLOCK_N]: registers, s_rows x s_cols
 	float p[s_rows::count][s_cols::count];
 	// gqa_attention.c:41 o[BLOCK_M][HEAD_DIM]: registers, s_rows x o_cols
 	float o[s_rows::count][o_cols::count];
-	// gqa_attention.c:42 row_max[BLOCK_M], prev_max[BLOCK_M]: registers,
-	// s_rows
+	// gqa_attention.c:42 row_max[BLOCK_M], prev_max[BLOCK_M]: registers, s_rows
 	float row_max[s_rows::count];
 	// gqa_attention.c:42 prev_max[BLOCK_M]: registers, s_rows
 	float prev_max[s_rows::count];
-	// gqa_attention.c:43 row_sum[BLOCK_M], chunk_sum[BLOCK_M]: registers,
-	// s_rows
+	// gqa_attention.c:43 row_sum[BLOCK_M], chunk_sum[BLOCK_M]: registers, s_rows
 	float row_sum[s_rows::count];
 	// gqa_attention.c:43 chunk_sum[BLOCK_M]: registers, s_rows
 	float chunk_sum[s_rows::count];
-	float qk_scale = 1.442695f * rsqrtf((float)HEAD_DIM);
-	int kv_end = CAUSAL ? min(S, (bm + 1) * BLOCK_M) : S;
-	// gqa_attention.c:48 tile_copy(Qs, tile_dims(&Q[b][bm * BLOCK_M][h][0],
-	// 1, 3))
-	tilec::copy_g2s<__half, 128, 128, 128, false, true>(Qs, 128, Q + ((((size_t)b * S + bm * BLOCK_M) * H + h) * HEAD_DIM + 0),
-		H * HEAD_DIM, (b < B && h < H) ? min(128, S - bm * BLOCK_M) : 0, min(128, HEAD_DIM - 0), Q);
+	const float qk_scale = 1.442695f * rsqrtf((float)HEAD_DIM);
+	const int kv_end = CAUSAL ? min(S, (bm + 1) * BLOCK_M) : S;
+	// gqa_attention.c:48 tile_copy(Qs, tile_dims(&Q[b][bm * BLOCK_M][h][0], 1, 3))
+	tilec::copy_g2s<__half, BLOCK_M, HEAD_DIM, 128, false, true>(Qs, HEAD_DIM,
+		Q + ((((size_t)b * S + bm * BLOCK_M) * H + h) * HEAD_DIM), H * HEAD_DIM,
+		(b < B && h < H) ? min(BLOCK_M, S - bm * BLOCK_M) : 0, HEAD_DIM, Q);
 	// gqa_attention.c:49 tile_clear(o)
 	#pragma unroll
 	for (int r0 = 0; r0 < s_rows::count; r0++)
@@ -68,44 +66,51 @@ gqa_attention(int B, int S, int H, int HKV, const __half *__restrict__ Q, const 
 		row_sum[r0] = 0.0f;
 	}
 	__syncthreads();
-	// gqa_attention.c:52 tile_pipelined(n, ceildiv(kv_end, BLOCK_N),
-	// STAGES)
+	// gqa_attention.c:52 tile_pipelined(n, ceildiv(kv_end, BLOCK_N), STAGES)
 	{
-		int n_end = tilec::ceildiv(kv_end, BLOCK_N);
+		const int n_end = tilec::ceildiv(kv_end, BLOCK_N);
 		// Prologue: the copies of the first iteration.
-		for (int n_pre = 0; n_pre < 1; n_pre++) {
-			if (n_pre < n_end) {
-				// gqa_attention.c:53 tile_copy(Ks,
-				// tile_dims(&K[b][n * BLOCK_N][g][0], 1, 3))
-				tilec::copy_g2s<__half, 64, 128, 128, true, true>((Ks + n_pre * 8192), 128, K + ((((size_t)b * S + n_pre * BLOCK_N) * HKV + g) * HEAD_DIM + 0),
-					HKV * HEAD_DIM, (b < B && g < HKV) ? min(64, S - n_pre * BLOCK_N) : 0, min(128, HEAD_DIM - 0), K);
-				// gqa_attention.c:54 tile_copy(Vs,
-				// tile_dims(&V[b][n * BLOCK_N][g][0], 1, 3))
-				tilec::copy_g2s<__half, 64, 128, 128, true, true>((Vs + n_pre * 8192), 128, V + ((((size_t)b * S + n_pre * BLOCK_N) * HKV + g) * HEAD_DIM + 0),
-					HKV * HEAD_DIM, (b < B && g < HKV) ? min(64, S - n_pre * BLOCK_N) : 0, min(128, HEAD_DIM - 0), V);
-			}
-			tilec::cp_async_commit();
+		if (0 < n_end) {
+			// gqa_attention.c:53 tile_copy(Ks, tile_dims(&K[b][n * BLOCK_N][g][0], 1,
+			// 3))
+			tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, 128, true, true>(Ks, HEAD_DIM,
+				K + (((size_t)b * S * HKV + g) * HEAD_DIM), HKV * HEAD_DIM,
+				(b < B && g < HKV) ? min(BLOCK_N, S) : 0, HEAD_DIM, K);
+			// gqa_attention.c:54 tile_copy(Vs, tile_dims(&V[b][n * BLOCK_N][g][0], 1,
+			// 3))
+			tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, 128, true, true>(Vs, HEAD_DIM,
+				V + (((size_t)b * S * HKV + g) * HEAD_DIM), HKV * HEAD_DIM,
+				(b < B && g < HKV) ? min(BLOCK_N, S) : 0, HEAD_DIM, V);
 		}
+		tilec::cp_async_commit();
 		for (int n = 0; n < n_end; n++) {
-			int n_stage = n % 2;
-			// Wait for this iteration's copies; every thread is
-			// done with stage (n - 1) % 2.
+			const int n_stage = n % 2;
+			// Wait for this iteration's copies; every thread is done with stage
+			// (n - 1) % 2.
 			tilec::cp_async_wait<0>();
 			__syncthreads();
-			int n_next = n + 1;
+			const int n_next = n + 1;
 			if (n_next < n_end) {
 				// gqa_attention.c:53 tile_copy(Ks,
 				// tile_dims(&K[b][n * BLOCK_N][g][0], 1, 3))
-				tilec::copy_g2s<__half, 64, 128, 128, true, true>((Ks + (n_next % 2) * 8192), 128, K + ((((size_t)b * S + n_next * BLOCK_N) * HKV + g) * HEAD_DIM + 0),
-					HKV * HEAD_DIM, (b < B && g < HKV) ? min(64, S - n_next * BLOCK_N) : 0, min(128, HEAD_DIM - 0), K);
+				tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, 128, true, true>(
+					Ks + (n_next % 2) * (BLOCK_N * HEAD_DIM), HEAD_DIM,
+					K + ((((size_t)b * S + n_next * BLOCK_N) * HKV + g) * HEAD_DIM),
+					HKV * HEAD_DIM,
+					(b < B && g < HKV) ? min(BLOCK_N, S - n_next * BLOCK_N) : 0,
+					HEAD_DIM, K);
 				// gqa_attention.c:54 tile_copy(Vs,
 				// tile_dims(&V[b][n * BLOCK_N][g][0], 1, 3))
-				tilec::copy_g2s<__half, 64, 128, 128, true, true>((Vs + (n_next % 2) * 8192), 128, V + ((((size_t)b * S + n_next * BLOCK_N) * HKV + g) * HEAD_DIM + 0),
-					HKV * HEAD_DIM, (b < B && g < HKV) ? min(64, S - n_next * BLOCK_N) : 0, min(128, HEAD_DIM - 0), V);
+				tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, 128, true, true>(
+					Vs + (n_next % 2) * (BLOCK_N * HEAD_DIM), HEAD_DIM,
+					V + ((((size_t)b * S + n_next * BLOCK_N) * HKV + g) * HEAD_DIM),
+					HKV * HEAD_DIM,
+					(b < B && g < HKV) ? min(BLOCK_N, S - n_next * BLOCK_N) : 0,
+					HEAD_DIM, V);
 			}
 			tilec::cp_async_commit();
-			__half *const Ks_stage = Ks + n_stage * 8192;
-			__half *const Vs_stage = Vs + n_stage * 8192;
+			__half *const Ks_stage = Ks + n_stage * (BLOCK_N * HEAD_DIM);
+			__half *const Vs_stage = Vs + n_stage * (BLOCK_N * HEAD_DIM);
 			// gqa_attention.c:55 tile_clear(s)
 			#pragma unroll
 			for (int r0 = 0; r0 < s_rows::count; r0++)
@@ -115,7 +120,8 @@ gqa_attention(int B, int S, int H, int HKV, const __half *__restrict__ Q, const 
 				s[r0][r1] = 0.0f;
 			}
 			// gqa_attention.c:56 tile_gemm(s, Qs, Ks, TILE_TRANS_B)
-			tilec::mma_ss<2, 8, 128, false, true, 256, 256>(s, Qs, 128, Ks_stage, 128, warp_m * 32, warp_n * 64);
+			tilec::mma_ss<2, 8, 128, false, true, 256, 256>(s, Qs, HEAD_DIM, Ks_stage,
+				HEAD_DIM, warp_m * 32, warp_n * 64);
 			// gqa_attention.c:57 tile_parallel(i, BLOCK_M)
 			#pragma unroll
 			for (int i_r = 0; i_r < s_rows::count; i_r++) {
@@ -124,9 +130,9 @@ gqa_attention(int B, int S, int H, int HKV, const __half *__restrict__ Q, const 
 				#pragma unroll
 				for (int j_r = 0; j_r < s_cols::count; j_r++) {
 					const int j = s_cols::index(j_r);
-					int q = bm * BLOCK_M + i;
-					int kv = n * BLOCK_N + j;
-					bool keep = kv < S && (!CAUSAL || kv <= q);
+					const int q = bm * BLOCK_M + i;
+					const int kv = n * BLOCK_N + j;
+					const bool keep = kv < S && (!CAUSAL || kv <= q);
 					s[i_r][j_r] = keep ? s[i_r][j_r] * qk_scale : -INFINITY;
 				}
 			}
@@ -136,40 +142,38 @@ gqa_attention(int B, int S, int H, int HKV, const __half *__restrict__ Q, const 
 			{
 				prev_max[r0] = row_max[r0];
 			}
-			// gqa_attention.c:64 tile_reduce_max(row_max, s, 1,
-			// TILE_ACCUMULATE)
+			// gqa_attention.c:64 tile_reduce_max(row_max, s, 1, TILE_ACCUMULATE)
 			float row_max_part[s_rows::count];
-			tilec::reduce2d<tilec::REDUCE_MAX, 1, s_rows, s_cols, 128, float>(row_max_part, s, reinterpret_cast<float *>(tilec_smem + 98304));
+			tilec::reduce2d<tilec::REDUCE_MAX, 1, s_rows, s_cols, 128, float>(
+				row_max_part, s, reinterpret_cast<float *>(tilec_smem + 98304));
 			#pragma unroll
 			for (int r0 = 0; r0 < s_rows::count; r0++)
-				row_max[r0] = tilec::reduce_combine<tilec::REDUCE_MAX>(row_max[r0], row_max_part[r0]);
+				row_max[r0] = tilec::reduce_combine<tilec::REDUCE_MAX>(row_max[r0],
+					row_max_part[r0]);
 			// gqa_attention.c:65 tile_parallel(i, BLOCK_M)
 			#pragma unroll
 			for (int i_r = 0; i_r < s_rows::count; i_r++) {
-				const int i = s_rows::index(i_r);
 				// gqa_attention.c:65 tile_parallel(j, BLOCK_N)
 				#pragma unroll
 				for (int j_r = 0; j_r < s_cols::count; j_r++) {
-					const int j = s_cols::index(j_r);
 					s[i_r][j_r] = exp2f(s[i_r][j_r] - row_max[i_r]);
 				}
 			}
 			// gqa_attention.c:67 tile_reduce_sum(chunk_sum, s, 1)
 			float chunk_sum_part[s_rows::count];
-			tilec::reduce2d<tilec::REDUCE_SUM, 1, s_rows, s_cols, 128, float>(chunk_sum_part, s, reinterpret_cast<float *>(tilec_smem + 98304));
+			tilec::reduce2d<tilec::REDUCE_SUM, 1, s_rows, s_cols, 128, float>(
+				chunk_sum_part, s, reinterpret_cast<float *>(tilec_smem + 98304));
 			#pragma unroll
 			for (int r0 = 0; r0 < s_rows::count; r0++)
 				chunk_sum[r0] = chunk_sum_part[r0];
 			// gqa_attention.c:68 tile_parallel(i, BLOCK_M)
 			#pragma unroll
 			for (int i_r = 0; i_r < s_rows::count; i_r++) {
-				const int i = s_rows::index(i_r);
-				float correction = exp2f(prev_max[i_r] - row_max[i_r]);
+				const float correction = exp2f(prev_max[i_r] - row_max[i_r]);
 				row_sum[i_r] = row_sum[i_r] * correction + chunk_sum[i_r];
 				// gqa_attention.c:71 tile_parallel(d, HEAD_DIM)
 				#pragma unroll
 				for (int d_r = 0; d_r < o_cols::count; d_r++) {
-					const int d = o_cols::index(d_r);
 					o[i_r][d_r] = o[i_r][d_r] * correction;
 				}
 			}
@@ -182,23 +186,21 @@ gqa_attention(int B, int S, int H, int HKV, const __half *__restrict__ Q, const 
 				p[r0][r1] = tilec::to_float(tilec::from_float<__half>(s[r0][r1]));
 			}
 			// gqa_attention.c:75 tile_gemm(o, p, Vs)
-			tilec::mma_rs<2, 16, 64, false, 256>(o, p, Vs_stage, 128, warp_n * 128);
+			tilec::mma_rs<2, 16, 64, false, 256>(o, p, Vs_stage, HEAD_DIM,
+				warp_n * 128);
 		}
 		tilec::cp_async_wait<0>();
 	}
 	// gqa_attention.c:77 tile_parallel(i, BLOCK_M)
 	#pragma unroll
 	for (int i_r = 0; i_r < s_rows::count; i_r++) {
-		const int i = s_rows::index(i_r);
 		// gqa_attention.c:77 tile_parallel(d, HEAD_DIM)
 		#pragma unroll
 		for (int d_r = 0; d_r < o_cols::count; d_r++) {
-			const int d = o_cols::index(d_r);
 			o[i_r][d_r] = o[i_r][d_r] / row_sum[i_r];
 		}
 	}
-	// gqa_attention.c:79 tile_copy(tile_dims(&O[b][bm * BLOCK_M][h][0], 1,
-	// 3), o)
-	tilec::copy_r2g<s_rows, o_cols>(O + ((((size_t)b * S + bm * BLOCK_M) * H + h) * HEAD_DIM + 0),
-		H * HEAD_DIM, (b < B && h < H) ? min(128, S - bm * BLOCK_M) : 0, min(128, HEAD_DIM - 0), o);
+	// gqa_attention.c:79 tile_copy(tile_dims(&O[b][bm * BLOCK_M][h][0], 1, 3), o)
+	tilec::copy_r2g<s_rows, o_cols>(O + ((((size_t)b * S + bm * BLOCK_M) * H + h) * HEAD_DIM),
+		H * HEAD_DIM, (b < B && h < H) ? min(BLOCK_M, S - bm * BLOCK_M) : 0, HEAD_DIM, o);
 }

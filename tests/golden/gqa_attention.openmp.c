@@ -95,8 +95,8 @@ gqa_attention_block(int B, int S, int H, int HKV,
 				tilec_prefetch(&V[b][row0 + i][g][0],
 				               HEAD_DIM * sizeof(tilec_f16));
 		}
-		// gqa_attention.c:53 tile_copy(Ks, tile_dims(&K[b][n *
-		// BLOCK_N][g][0], 1, 3))
+		// gqa_attention.c:53 tile_copy(Ks,
+		// tile_dims(&K[b][n * BLOCK_N][g][0], 1, 3))
 		{
 			const int row0 = n * BLOCK_N;
 			const int rows = g < HKV ? tilec_extent(S, row0, BLOCK_N) : 0;
@@ -105,8 +105,8 @@ gqa_attention_block(int B, int S, int H, int HKV,
 				               HEAD_DIM, HEAD_DIM);
 			memset(Ks + rows, 0, sizeof Ks[0] * (BLOCK_N - rows));
 		}
-		// gqa_attention.c:54 tile_copy(Vs, tile_dims(&V[b][n *
-		// BLOCK_N][g][0], 1, 3))
+		// gqa_attention.c:54 tile_copy(Vs,
+		// tile_dims(&V[b][n * BLOCK_N][g][0], 1, 3))
 		{
 			const int row0 = n * BLOCK_N;
 			const int rows = g < HKV ? tilec_extent(S, row0, BLOCK_N) : 0;

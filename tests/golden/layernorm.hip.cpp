@@ -4,7 +4,8 @@
 #include "tilec/hip/tilec_hip.hpp"
 
 extern "C" __global__ void __launch_bounds__(128)
-layernorm(int M, int N, float eps, const __half *__restrict__ X, const __half *__restrict__ W, const __half *__restrict__ B, __half *__restrict__ Y)
+layernorm(int M, int N, float eps, const __half *__restrict__ X, const __half *__restrict__ W,
+	const __half *__restrict__ B, __half *__restrict__ Y)
 {
 	enum { BLOCK_M = 4, BLOCK_N = 1024 };
 	extern __shared__ __attribute__((aligned(128))) unsigned char tilec_smem[];
@@ -29,19 +30,20 @@ layernorm(int M, int N, float eps, const __half *__restrict__ X, const __half *_
 	}
 	for (int n0 = 0; n0 < N; n0 += BLOCK_N) {
 		// layernorm.c:29 tile_copy(x, &X[bm * BLOCK_M][n0])
-		tilec::copy_g2r<x_rows, x_cols>(x, X + ((size_t)(bm * BLOCK_M) * N + n0),
-			N, min(4, M - bm * BLOCK_M), min(1024, N - n0));
+		tilec::copy_g2r<x_rows, x_cols>(x, X + ((size_t)(bm * BLOCK_M) * N + n0), N,
+			min(BLOCK_M, M - bm * BLOCK_M), min(BLOCK_N, N - n0));
 		// layernorm.c:30 tile_reduce_sum(mean, x, 1, TILE_ACCUMULATE)
 		float mean_part[x_rows::count];
-		tilec::reduce2d<tilec::REDUCE_SUM, 1, x_rows, x_cols, 128, float>(mean_part, x, reinterpret_cast<float *>(tilec_smem + 0));
+		tilec::reduce2d<tilec::REDUCE_SUM, 1, x_rows, x_cols, 128, float>(mean_part, x,
+			reinterpret_cast<float *>(tilec_smem));
 		#pragma unroll
 		for (int r0 = 0; r0 < x_rows::count; r0++)
-			mean[r0] = tilec::reduce_combine<tilec::REDUCE_SUM>(mean[r0], mean_part[r0]);
+			mean[r0] = tilec::reduce_combine<tilec::REDUCE_SUM>(mean[r0],
+				mean_part[r0]);
 	}
 	// layernorm.c:32 tile_parallel(i, BLOCK_M)
 	#pragma unroll
 	for (int i_r = 0; i_r < x_rows::count; i_r++) {
-		const int i = x_rows::index(i_r);
 		mean[i_r] = mean[i_r] / (float)N;
 	}
 	// layernorm.c:35 tile_clear(rstd)
@@ -52,57 +54,55 @@ layernorm(int M, int N, float eps, const __half *__restrict__ X, const __half *_
 	}
 	for (int n0 = 0; n0 < N; n0 += BLOCK_N) {
 		// layernorm.c:37 tile_copy(x, &X[bm * BLOCK_M][n0])
-		tilec::copy_g2r<x_rows, x_cols>(x, X + ((size_t)(bm * BLOCK_M) * N + n0),
-			N, min(4, M - bm * BLOCK_M), min(1024, N - n0));
+		tilec::copy_g2r<x_rows, x_cols>(x, X + ((size_t)(bm * BLOCK_M) * N + n0), N,
+			min(BLOCK_M, M - bm * BLOCK_M), min(BLOCK_N, N - n0));
 		// layernorm.c:38 tile_parallel(i, BLOCK_M)
 		#pragma unroll
 		for (int i_r = 0; i_r < x_rows::count; i_r++) {
-			const int i = x_rows::index(i_r);
 			// layernorm.c:38 tile_parallel(j, BLOCK_N)
 			#pragma unroll
 			for (int j_r = 0; j_r < x_cols::count; j_r++) {
 				const int j = x_cols::index(j_r);
-				float d = n0 + j < N ? x[i_r][j_r] - mean[i_r] : 0.0f;
+				const float d = n0 + j < N ? x[i_r][j_r] - mean[i_r] : 0.0f;
 				x[i_r][j_r] = d * d;
 			}
 		}
 		// layernorm.c:42 tile_reduce_sum(rstd, x, 1, TILE_ACCUMULATE)
 		float rstd_part[x_rows::count];
-		tilec::reduce2d<tilec::REDUCE_SUM, 1, x_rows, x_cols, 128, float>(rstd_part, x, reinterpret_cast<float *>(tilec_smem + 0));
+		tilec::reduce2d<tilec::REDUCE_SUM, 1, x_rows, x_cols, 128, float>(rstd_part, x,
+			reinterpret_cast<float *>(tilec_smem));
 		#pragma unroll
 		for (int r0 = 0; r0 < x_rows::count; r0++)
-			rstd[r0] = tilec::reduce_combine<tilec::REDUCE_SUM>(rstd[r0], rstd_part[r0]);
+			rstd[r0] = tilec::reduce_combine<tilec::REDUCE_SUM>(rstd[r0],
+				rstd_part[r0]);
 	}
 	// layernorm.c:44 tile_parallel(i, BLOCK_M)
 	#pragma unroll
 	for (int i_r = 0; i_r < x_rows::count; i_r++) {
-		const int i = x_rows::index(i_r);
 		rstd[i_r] = rsqrtf(rstd[i_r] / (float)N + eps);
 	}
 	for (int n0 = 0; n0 < N; n0 += BLOCK_N) {
 		// layernorm.c:48 tile_copy(x, &X[bm * BLOCK_M][n0])
-		tilec::copy_g2r<x_rows, x_cols>(x, X + ((size_t)(bm * BLOCK_M) * N + n0),
-			N, min(4, M - bm * BLOCK_M), min(1024, N - n0));
+		tilec::copy_g2r<x_rows, x_cols>(x, X + ((size_t)(bm * BLOCK_M) * N + n0), N,
+			min(BLOCK_M, M - bm * BLOCK_M), min(BLOCK_N, N - n0));
 		// layernorm.c:49 tile_copy(w, &W[n0])
-		tilec::copy_g2r<tilec::One, x_cols>(tilec::as_row(w), W + n0,
-			0, 1, min(1024, N - n0));
+		tilec::copy_g2r<tilec::One, x_cols>(tilec::as_row(w), W + n0, 0, 1,
+			min(BLOCK_N, N - n0));
 		// layernorm.c:50 tile_copy(b, &B[n0])
-		tilec::copy_g2r<tilec::One, x_cols>(tilec::as_row(b), B + n0,
-			0, 1, min(1024, N - n0));
+		tilec::copy_g2r<tilec::One, x_cols>(tilec::as_row(b), B + n0, 0, 1,
+			min(BLOCK_N, N - n0));
 		// layernorm.c:51 tile_parallel(i, BLOCK_M)
 		#pragma unroll
 		for (int i_r = 0; i_r < x_rows::count; i_r++) {
-			const int i = x_rows::index(i_r);
 			// layernorm.c:51 tile_parallel(j, BLOCK_N)
 			#pragma unroll
 			for (int j_r = 0; j_r < x_cols::count; j_r++) {
-				const int j = x_cols::index(j_r);
 				x[i_r][j_r] = (x[i_r][j_r] - mean[i_r]) * rstd[i_r] * w[j_r] + b[j_r];
 			}
 		}
 		__syncthreads();
 		// layernorm.c:53 tile_copy(&Y[bm * BLOCK_M][n0], x)
-		tilec::copy_r2g<x_rows, x_cols>(Y + ((size_t)(bm * BLOCK_M) * N + n0),
-			N, min(4, M - bm * BLOCK_M), min(1024, N - n0), x);
+		tilec::copy_r2g<x_rows, x_cols>(Y + ((size_t)(bm * BLOCK_M) * N + n0), N,
+			min(BLOCK_M, M - bm * BLOCK_M), min(BLOCK_N, N - n0), x);
 	}
 }

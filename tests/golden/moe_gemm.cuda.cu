@@ -4,7 +4,8 @@
 #include "tilec/cuda/tilec_cuda.cuh"
 
 extern "C" __global__ void __launch_bounds__(128)
-moe_gemm(int T, int N, int K, const __half *__restrict__ X, const int *__restrict__ CNT, const __half *__restrict__ W, __half *__restrict__ Y)
+moe_gemm(int T, int N, int K, const __half *__restrict__ X, const int *__restrict__ CNT,
+	const __half *__restrict__ W, __half *__restrict__ Y)
 {
 	enum { EXPERTS = 8, BLOCK_M = 64, BLOCK_N = 128, BLOCK_K = 32, STAGES = 3, THREADS = 128 };
 	extern __shared__ __align__(128) unsigned char tilec_smem[];
@@ -19,17 +20,14 @@ moe_gemm(int T, int N, int K, const __half *__restrict__ X, const int *__restric
 	int cnt[cnt_cols::count];
 	// moe_gemm.c:39 before[EXPERTS]: registers, cnt_cols
 	int before[cnt_cols::count];
-	// moe_gemm.c:40 Xs[BLOCK_M][BLOCK_K]: shared memory, 3 stages, 16-byte
-	// chunks swizzled
-	__half *Xs = reinterpret_cast<__half *>(tilec_smem + 0);
-	// moe_gemm.c:41 Ws[BLOCK_N][BLOCK_K]: shared memory, 3 stages, 16-byte
-	// chunks swizzled
-	__half *Ws = reinterpret_cast<__half *>(tilec_smem + 12288);
+	// moe_gemm.c:40 Xs[BLOCK_M][BLOCK_K]: shared memory, 3 stages, 16-byte chunks swizzled
+	__half *const Xs = reinterpret_cast<__half *>(tilec_smem);
+	// moe_gemm.c:41 Ws[BLOCK_N][BLOCK_K]: shared memory, 3 stages, 16-byte chunks swizzled
+	__half *const Ws = reinterpret_cast<__half *>(tilec_smem + 12288);
 	// moe_gemm.c:42 acc[BLOCK_M][BLOCK_N]: registers, acc_rows x acc_cols
 	float acc[acc_rows::count][acc_cols::count];
 	// moe_gemm.c:44 tile_copy(cnt, &CNT[0])
-	tilec::copy_g2r<tilec::One, cnt_cols>(tilec::as_row(cnt), CNT + 0,
-		0, 1, min(8, EXPERTS - 0));
+	tilec::copy_g2r<tilec::One, cnt_cols>(tilec::as_row(cnt), CNT, 0, 1, EXPERTS);
 	// moe_gemm.c:45 tile_parallel(j, EXPERTS)
 	#pragma unroll
 	for (int j_r = 0; j_r < cnt_cols::count; j_r++) {
@@ -38,9 +36,10 @@ moe_gemm(int T, int N, int K, const __half *__restrict__ X, const int *__restric
 	}
 	int start;
 	// moe_gemm.c:47 tile_sum(before)
-	start = tilec::reduce_all<tilec::REDUCE_SUM, tilec::One, cnt_cols, 128, int>(tilec::as_row(before), tilec_smem + 36864);
-	int m0 = start + by * BLOCK_M;
-	int rows = min(CNT[e] - by * BLOCK_M, BLOCK_M);
+	start = tilec::reduce_all<tilec::REDUCE_SUM, tilec::One, cnt_cols, THREADS, int>(
+		tilec::as_row(before), tilec_smem + 36864);
+	const int m0 = start + by * BLOCK_M;
+	const int rows = min(CNT[e] - by * BLOCK_M, BLOCK_M);
 	if (rows > 0 && m0 < T) {
 		// moe_gemm.c:51 tile_clear(acc)
 		#pragma unroll
@@ -52,61 +51,67 @@ moe_gemm(int T, int N, int K, const __half *__restrict__ X, const int *__restric
 		}
 		// moe_gemm.c:52 tile_pipelined(k, ceildiv(K, BLOCK_K), STAGES)
 		{
-			int k_end = tilec::ceildiv(K, BLOCK_K);
-			// The fast loop, where every tile is whole 16-byte
-			// vectors (tested once): each copy's per-thread
-			// addresses are computed here, and the gemm issues
-			// iteration k + 2's copies without branches after its
-			// first mma, overlapping the tensor cores' work.
-			// Per-stage barriers, not a block barrier per
-			// iteration: a warp waits for its stage's copies, and
-			// before refilling a stage for the warps still reading
-			// it.  Otherwise the loop below.
-			const tilec::G2S<__half, 64, 32, 128, true> Xs_copy(32, X + ((size_t)m0 * K), K, BLOCK_K);
-			const tilec::G2S<__half, 128, 32, 128, true> Ws_copy(32, W + (((size_t)e * N + bx * BLOCK_N) * K), K, BLOCK_K);
+			const int k_end = tilec::ceildiv(K, BLOCK_K);
+			// The fast loop, where every tile is whole 16-byte vectors (tested once):
+			// each copy's per-thread addresses are computed here, and the gemm issues
+			// iteration k + 2's copies without branches after its first mma,
+			// overlapping the tensor cores' work.  Per-stage barriers, not a block
+			// barrier per iteration: a warp waits for its stage's copies, and before
+			// refilling a stage for the warps still reading it.  Otherwise the loop
+			// below.
+			const tilec::G2S<__half, BLOCK_M, BLOCK_K, THREADS, true> Xs_copy(BLOCK_K,
+				X + ((size_t)m0 * K), K, BLOCK_K);
+			const tilec::G2S<__half, BLOCK_N, BLOCK_K, THREADS, true> Ws_copy(BLOCK_K,
+				W + (((size_t)e * N + bx * BLOCK_N) * K), K, BLOCK_K);
 			if (Xs_copy.aligned && Ws_copy.aligned) {
 				const tilec::StageBarriers<3, 128> k_bars(tilec_smem + 36880);
 				if (threadIdx.x == 0)
 					k_bars.init();
 				__syncthreads();
-				// Prologue: the copies of the first 2
-				// iterations (zero-filled past the end).
+				// Prologue: the copies of the first 2 iterations (zero-filled past
+				// the end).
 				for (int k_pre = 0; k_pre < 2; k_pre++) {
-					// moe_gemm.c:53 tile_copy(Xs, &X[m0][k
-					// * BLOCK_K])
-					Xs_copy.issue((Xs + k_pre * 2048), k_pre, T - m0, K - k_pre * BLOCK_K, X, tilec::neg(m0), 0);
-					// moe_gemm.c:54 tile_copy(Ws, &W[e][bx
-					// * BLOCK_N][k * BLOCK_K])
-					Ws_copy.issue((Ws + k_pre * 4096), k_pre, (e < EXPERTS) ? N - bx * BLOCK_N : 0, K - k_pre * BLOCK_K, W);
+					// moe_gemm.c:53 tile_copy(Xs, &X[m0][k * BLOCK_K])
+					Xs_copy.issue(Xs + k_pre * (BLOCK_M * BLOCK_K), k_pre,
+						T - m0, K - k_pre * BLOCK_K, X, tilec::neg(m0), 0);
+					// moe_gemm.c:54 tile_copy(Ws,
+					// &W[e][bx * BLOCK_N][k * BLOCK_K])
+					Ws_copy.issue(Ws + k_pre * (BLOCK_N * BLOCK_K), k_pre,
+						(e < EXPERTS) ? N - bx * BLOCK_N : 0,
+						K - k_pre * BLOCK_K, W);
 					k_bars.copied(k_pre);
 				}
-				// This iteration's stage and its phase's
-				// parity; iteration k - 1's, which the gemm
-				// refills for iteration k_next.
+				// This iteration's stage and its phase's parity; iteration k - 1's,
+				// which the gemm refills for iteration k_next.
 				int k_stage = 0;
 				int k_next_stage = 2;
 				int k_phase = 0;
 				int k_next_phase = 1;
 				for (int k = 0; k < k_end; k++) {
-					int k_next = k + 2;
+					const int k_next = k + 2;
 					// Wait for this iteration's copies.
 					k_bars.wait_full(k_stage, k_phase);
-					__half *const Xs_stage = Xs + k_stage * 2048;
-					__half *const Ws_stage = Ws + k_stage * 4096;
-					// moe_gemm.c:55 tile_gemm(acc, Xs, Ws,
-					// TILE_TRANS_B)
-					tilec::mma_ss<4, 4, 32, false, true, 64, 64>(acc, Xs_stage, 32, Ws_stage, 32, warp_m * 64, warp_n * 32, [&] {
-						// Every warp is done with stage
-						// k_next_stage (iteration k -
-						// 1's).
+					__half *const Xs_stage = Xs + k_stage * (BLOCK_M * BLOCK_K);
+					__half *const Ws_stage = Ws + k_stage * (BLOCK_N * BLOCK_K);
+					// moe_gemm.c:55 tile_gemm(acc, Xs, Ws, TILE_TRANS_B)
+					tilec::mma_ss<4, 4, 32, false, true, 64, 64>(acc, Xs_stage,
+						BLOCK_K, Ws_stage, BLOCK_K, warp_m * 64,
+						warp_n * 32, [&] {
+						// Every warp is done with stage k_next_stage
+						// (iteration k - 1's).
 						k_bars.wait_empty(k_next_stage, k_next_phase);
-						// moe_gemm.c:53 tile_copy(Xs,
-						// &X[m0][k * BLOCK_K])
-						Xs_copy.issue((Xs + k_next_stage * 2048), k_next, T - m0, K - k_next * BLOCK_K, X, tilec::neg(m0), 0);
+						// moe_gemm.c:53 tile_copy(Xs, &X[m0][k * BLOCK_K])
+						Xs_copy.issue(
+							Xs + k_next_stage * (BLOCK_M * BLOCK_K),
+							k_next, T - m0, K - k_next * BLOCK_K, X,
+							tilec::neg(m0), 0);
 						// moe_gemm.c:54 tile_copy(Ws,
-						// &W[e][bx * BLOCK_N][k *
-						// BLOCK_K])
-						Ws_copy.issue((Ws + k_next_stage * 4096), k_next, (e < EXPERTS) ? N - bx * BLOCK_N : 0, K - k_next * BLOCK_K, W);
+						// &W[e][bx * BLOCK_N][k * BLOCK_K])
+						Ws_copy.issue(
+							Ws + k_next_stage * (BLOCK_N * BLOCK_K),
+							k_next,
+							(e < EXPERTS) ? N - bx * BLOCK_N : 0,
+							K - k_next * BLOCK_K, W);
 						k_bars.copied(k_next_stage);
 					});
 					// This warp is done with its stage.
@@ -116,55 +121,74 @@ moe_gemm(int T, int N, int K, const __half *__restrict__ X, const int *__restric
 					k_phase = k_stage == 2 ? k_phase ^ 1 : k_phase;
 					k_stage = k_stage + 1 == 3 ? 0 : k_stage + 1;
 				}
-				// The copies past the end have landed (and
-				// arrived) before the block may exit.
+				// The copies past the end have landed (and arrived) before the
+				// block may exit.
 				for (int k_pre = 0; k_pre < 2; k_pre++) {
 					k_bars.wait_full(k_stage, k_phase);
 					k_phase = k_stage == 2 ? k_phase ^ 1 : k_phase;
 					k_stage = k_stage + 1 == 3 ? 0 : k_stage + 1;
 				}
 			} else {
-				// Prologue: the copies of the first 2
-				// iterations.
+				// Prologue: the copies of the first 2 iterations.
 				for (int k_pre = 0; k_pre < 2; k_pre++) {
 					if (k_pre < k_end) {
-						// moe_gemm.c:53 tile_copy(Xs,
-						// &X[m0][k * BLOCK_K])
-						tilec::copy_g2s<__half, 64, 32, 128, true, true>((Xs + k_pre * 2048), 32, X + ((size_t)m0 * K + k_pre * BLOCK_K),
-							K, min(64, T - m0), min(32, K - k_pre * BLOCK_K), X, tilec::neg(m0), 0);
+						// moe_gemm.c:53 tile_copy(Xs, &X[m0][k * BLOCK_K])
+						tilec::copy_g2s<__half, BLOCK_M, BLOCK_K, THREADS,
+							true, true>(
+							Xs + k_pre * (BLOCK_M * BLOCK_K), BLOCK_K,
+							X + ((size_t)m0 * K + k_pre * BLOCK_K), K,
+							min(BLOCK_M, T - m0),
+							min(BLOCK_K, K - k_pre * BLOCK_K), X,
+							tilec::neg(m0), 0);
 						// moe_gemm.c:54 tile_copy(Ws,
-						// &W[e][bx * BLOCK_N][k *
-						// BLOCK_K])
-						tilec::copy_g2s<__half, 128, 32, 128, true, true>((Ws + k_pre * 4096), 32, W + (((size_t)e * N + bx * BLOCK_N) * K + k_pre * BLOCK_K),
-							K, (e < EXPERTS) ? min(128, N - bx * BLOCK_N) : 0, min(32, K - k_pre * BLOCK_K), W);
+						// &W[e][bx * BLOCK_N][k * BLOCK_K])
+						tilec::copy_g2s<__half, BLOCK_N, BLOCK_K, THREADS,
+							true, true>(
+							Ws + k_pre * (BLOCK_N * BLOCK_K), BLOCK_K,
+							W + (((size_t)e * N + bx * BLOCK_N) * K + k_pre * BLOCK_K),
+							K,
+							(e < EXPERTS) ? min(BLOCK_N,
+							N - bx * BLOCK_N) : 0,
+							min(BLOCK_K, K - k_pre * BLOCK_K), W);
 					}
 					tilec::cp_async_commit();
 				}
 				for (int k = 0; k < k_end; k++) {
-					int k_stage = k % 3;
-					// Wait for this iteration's copies;
-					// every thread is done with stage (k -
-					// 1) % 3.
+					const int k_stage = k % 3;
+					// Wait for this iteration's copies; every thread is done
+					// with stage (k - 1) % 3.
 					tilec::cp_async_wait<1>();
 					__syncthreads();
-					int k_next = k + 2;
+					const int k_next = k + 2;
 					if (k_next < k_end) {
-						// moe_gemm.c:53 tile_copy(Xs,
-						// &X[m0][k * BLOCK_K])
-						tilec::copy_g2s<__half, 64, 32, 128, true, true>((Xs + (k_next % 3) * 2048), 32, X + ((size_t)m0 * K + k_next * BLOCK_K),
-							K, min(64, T - m0), min(32, K - k_next * BLOCK_K), X, tilec::neg(m0), 0);
+						// moe_gemm.c:53 tile_copy(Xs, &X[m0][k * BLOCK_K])
+						tilec::copy_g2s<__half, BLOCK_M, BLOCK_K, THREADS,
+							true, true>(
+							Xs + (k_next % 3) * (BLOCK_M * BLOCK_K),
+							BLOCK_K,
+							X + ((size_t)m0 * K + k_next * BLOCK_K), K,
+							min(BLOCK_M, T - m0),
+							min(BLOCK_K, K - k_next * BLOCK_K), X,
+							tilec::neg(m0), 0);
 						// moe_gemm.c:54 tile_copy(Ws,
-						// &W[e][bx * BLOCK_N][k *
-						// BLOCK_K])
-						tilec::copy_g2s<__half, 128, 32, 128, true, true>((Ws + (k_next % 3) * 4096), 32, W + (((size_t)e * N + bx * BLOCK_N) * K + k_next * BLOCK_K),
-							K, (e < EXPERTS) ? min(128, N - bx * BLOCK_N) : 0, min(32, K - k_next * BLOCK_K), W);
+						// &W[e][bx * BLOCK_N][k * BLOCK_K])
+						tilec::copy_g2s<__half, BLOCK_N, BLOCK_K, THREADS,
+							true, true>(
+							Ws + (k_next % 3) * (BLOCK_N * BLOCK_K),
+							BLOCK_K,
+							W + (((size_t)e * N + bx * BLOCK_N) * K + k_next * BLOCK_K),
+							K,
+							(e < EXPERTS) ? min(BLOCK_N,
+							N - bx * BLOCK_N) : 0,
+							min(BLOCK_K, K - k_next * BLOCK_K), W);
 					}
 					tilec::cp_async_commit();
-					__half *const Xs_stage = Xs + k_stage * 2048;
-					__half *const Ws_stage = Ws + k_stage * 4096;
-					// moe_gemm.c:55 tile_gemm(acc, Xs, Ws,
-					// TILE_TRANS_B)
-					tilec::mma_ss<4, 4, 32, false, true, 64, 64>(acc, Xs_stage, 32, Ws_stage, 32, warp_m * 64, warp_n * 32);
+					__half *const Xs_stage = Xs + k_stage * (BLOCK_M * BLOCK_K);
+					__half *const Ws_stage = Ws + k_stage * (BLOCK_N * BLOCK_K);
+					// moe_gemm.c:55 tile_gemm(acc, Xs, Ws, TILE_TRANS_B)
+					tilec::mma_ss<4, 4, 32, false, true, 64, 64>(acc, Xs_stage,
+						BLOCK_K, Ws_stage, BLOCK_K, warp_m * 64,
+						warp_n * 32);
 				}
 				tilec::cp_async_wait<0>();
 			}
@@ -177,11 +201,13 @@ moe_gemm(int T, int N, int K, const __half *__restrict__ X, const int *__restric
 			#pragma unroll
 			for (int j_r = 0; j_r < acc_cols::count; j_r++) {
 				const int j = acc_cols::index(j_r);
-				int r = m0 + i;
-				int n = bx * BLOCK_N + j;
+				const int r = m0 + i;
+				const int n = bx * BLOCK_N + j;
 				if (i < rows && r < T && n < N) {
 					if (tilec::leader<acc_rows::BITS | acc_cols::BITS>())
-						Y[((size_t)r * N + n)] = tilec::from_float<__half>(tilec::to_float(tilec::from_float<__half>(acc[i_r][j_r])));
+						Y[((size_t)r * N + n)] = tilec::from_float<__half>(
+							tilec::to_float(
+							tilec::from_float<__half>(acc[i_r][j_r])));
 				}
 			}
 		}

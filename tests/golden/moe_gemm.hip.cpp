@@ -4,7 +4,8 @@
 #include "tilec/hip/tilec_hip.hpp"
 
 extern "C" __global__ void __launch_bounds__(128)
-moe_gemm(int T, int N, int K, const __half *__restrict__ X, const int *__restrict__ CNT, const __half *__restrict__ W, __half *__restrict__ Y)
+moe_gemm(int T, int N, int K, const __half *__restrict__ X, const int *__restrict__ CNT,
+	const __half *__restrict__ W, __half *__restrict__ Y)
 {
 	enum { EXPERTS = 8, BLOCK_M = 64, BLOCK_N = 128, BLOCK_K = 32, STAGES = 3, THREADS = 128 };
 	extern __shared__ __attribute__((aligned(128))) unsigned char tilec_smem[];
@@ -20,14 +21,13 @@ moe_gemm(int T, int N, int K, const __half *__restrict__ X, const int *__restric
 	// moe_gemm.c:39 before[EXPERTS]: registers, cnt_cols
 	int before[cnt_cols::count];
 	// moe_gemm.c:40 Xs[BLOCK_M][BLOCK_K]: shared memory, rows padded to 40
-	__half *Xs = reinterpret_cast<__half *>(tilec_smem + 0);
+	__half *const Xs = reinterpret_cast<__half *>(tilec_smem);
 	// moe_gemm.c:41 Ws[BLOCK_N][BLOCK_K]: shared memory, rows padded to 40
-	__half *Ws = reinterpret_cast<__half *>(tilec_smem + 5120);
+	__half *const Ws = reinterpret_cast<__half *>(tilec_smem + 5120);
 	// moe_gemm.c:42 acc[BLOCK_M][BLOCK_N]: registers, acc_rows x acc_cols
 	float acc[acc_rows::count][acc_cols::count];
 	// moe_gemm.c:44 tile_copy(cnt, &CNT[0])
-	tilec::copy_g2r<tilec::One, cnt_cols>(tilec::as_row(cnt), CNT + 0,
-		0, 1, min(8, EXPERTS - 0));
+	tilec::copy_g2r<tilec::One, cnt_cols>(tilec::as_row(cnt), CNT, 0, 1, EXPERTS);
 	// moe_gemm.c:45 tile_parallel(j, EXPERTS)
 	#pragma unroll
 	for (int j_r = 0; j_r < cnt_cols::count; j_r++) {
@@ -36,9 +36,10 @@ moe_gemm(int T, int N, int K, const __half *__restrict__ X, const int *__restric
 	}
 	int start;
 	// moe_gemm.c:47 tile_sum(before)
-	start = tilec::reduce_all<tilec::REDUCE_SUM, tilec::One, cnt_cols, 128, int>(tilec::as_row(before), tilec_smem + 15360);
-	int m0 = start + by * BLOCK_M;
-	int rows = min(CNT[e] - by * BLOCK_M, BLOCK_M);
+	start = tilec::reduce_all<tilec::REDUCE_SUM, tilec::One, cnt_cols, THREADS, int>(
+		tilec::as_row(before), tilec_smem + 15360);
+	const int m0 = start + by * BLOCK_M;
+	const int rows = min(CNT[e] - by * BLOCK_M, BLOCK_M);
 	if (rows > 0 && m0 < T) {
 		// moe_gemm.c:51 tile_clear(acc)
 		#pragma unroll
@@ -48,20 +49,23 @@ moe_gemm(int T, int N, int K, const __half *__restrict__ X, const int *__restric
 		{
 			acc[r0][r1] = 0.0f;
 		}
-		// moe_gemm.c:52 tile_pipelined(k, ceildiv(K, BLOCK_K), STAGES):
-		// its copies in order, not pipelined
+		// moe_gemm.c:52 tile_pipelined(k, ceildiv(K, BLOCK_K), STAGES): its copies in
+		// order, not pipelined
 		for (int k = 0; k < tilec::ceildiv(K, BLOCK_K); k++) {
 			__syncthreads();
 			// moe_gemm.c:53 tile_copy(Xs, &X[m0][k * BLOCK_K])
-			tilec::copy_g2s<__half, 64, 32, 128>(Xs, 40, X + ((size_t)m0 * K + k * BLOCK_K),
-				K, min(64, T - m0), min(32, K - k * BLOCK_K), -m0, 0);
-			// moe_gemm.c:54 tile_copy(Ws, &W[e][bx * BLOCK_N][k *
-			// BLOCK_K])
-			tilec::copy_g2s<__half, 128, 32, 128>(Ws, 40, W + (((size_t)e * N + bx * BLOCK_N) * K + k * BLOCK_K),
-				K, (e < EXPERTS) ? min(128, N - bx * BLOCK_N) : 0, min(32, K - k * BLOCK_K));
+			tilec::copy_g2s<__half, BLOCK_M, BLOCK_K, THREADS>(Xs, BLOCK_K + 8,
+				X + ((size_t)m0 * K + k * BLOCK_K), K, min(BLOCK_M, T - m0),
+				min(BLOCK_K, K - k * BLOCK_K), -m0, 0);
+			// moe_gemm.c:54 tile_copy(Ws, &W[e][bx * BLOCK_N][k * BLOCK_K])
+			tilec::copy_g2s<__half, BLOCK_N, BLOCK_K, THREADS>(Ws, BLOCK_K + 8,
+				W + (((size_t)e * N + bx * BLOCK_N) * K + k * BLOCK_K), K,
+				(e < EXPERTS) ? min(BLOCK_N, N - bx * BLOCK_N) : 0,
+				min(BLOCK_K, K - k * BLOCK_K));
 			__syncthreads();
 			// moe_gemm.c:55 tile_gemm(acc, Xs, Ws, TILE_TRANS_B)
-			tilec::mfma_ss<4, 4, 32, false, true>(acc, Xs, 40, Ws, 40, wave_m * 64, wave_n * 64);
+			tilec::mfma_ss<4, 4, 32, false, true>(acc, Xs, BLOCK_K + 8, Ws, BLOCK_K + 8,
+				wave_m * 64, wave_n * 64);
 		}
 		// moe_gemm.c:57 tile_parallel(i, BLOCK_M)
 		#pragma unroll
@@ -71,11 +75,13 @@ moe_gemm(int T, int N, int K, const __half *__restrict__ X, const int *__restric
 			#pragma unroll
 			for (int j_r = 0; j_r < acc_cols::count; j_r++) {
 				const int j = acc_cols::index(j_r);
-				int r = m0 + i;
-				int n = bx * BLOCK_N + j;
+				const int r = m0 + i;
+				const int n = bx * BLOCK_N + j;
 				if (i < rows && r < T && n < N) {
 					if (tilec::leader<acc_rows::BITS | acc_cols::BITS>())
-						Y[((size_t)r * N + n)] = tilec::from_float<__half>(tilec::to_float(tilec::from_float<__half>(acc[i_r][j_r])));
+						Y[((size_t)r * N + n)] = tilec::from_float<__half>(
+							tilec::to_float(
+							tilec::from_float<__half>(acc[i_r][j_r])));
 				}
 			}
 		}

@@ -78,8 +78,8 @@ moe_gemm_block(int T, int N, int K, const tilec_f16 X[restrict T][K],
 						Xs[i][j] = in_i && col0 + j < K ? tilec_f16_to_f32(X[m0 + i][col0 + j]) : 0;
 				}
 			}
-			// moe_gemm.c:54 tile_copy(Ws, &W[e][bx * BLOCK_N][k *
-			// BLOCK_K])
+			// moe_gemm.c:54 tile_copy(Ws,
+			// &W[e][bx * BLOCK_N][k * BLOCK_K])
 			{
 				const int row0 = bx * BLOCK_N, col0 = k * BLOCK_K;
 				const int rows2 = tilec_extent(N, row0, BLOCK_N);

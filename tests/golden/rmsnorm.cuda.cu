@@ -4,14 +4,15 @@
 #include "tilec/cuda/tilec_cuda.cuh"
 
 extern "C" __global__ void __launch_bounds__(128)
-rmsnorm(int M, int N, float eps, const __half *__restrict__ X, const __half *__restrict__ W, __half *__restrict__ Y)
+rmsnorm(int M, int N, float eps, const __half *__restrict__ X, const __half *__restrict__ W,
+	__half *__restrict__ Y)
 {
 	enum { BLOCK_M = 1, BLOCK_N = 4096, THREADS = 128 };
 	extern __shared__ __align__(128) unsigned char tilec_smem[];
 	using x_rows = tilec::Blocked<0, 1, 1, 128, 1>;
 	using x_cols = tilec::Blocked<1, 32, 1, 128, 8>;
 	const int bm = blockIdx.x;
-	int chunks = tilec::ceildiv(N, BLOCK_N);
+	const int chunks = tilec::ceildiv(N, BLOCK_N);
 	// rmsnorm.c:25 x[BLOCK_M][BLOCK_N]: registers, x_rows x x_cols
 	float x[x_rows::count][x_cols::count];
 	// rmsnorm.c:26 sq[BLOCK_M][BLOCK_N]: registers, x_rows x x_cols
@@ -29,55 +30,52 @@ rmsnorm(int M, int N, float eps, const __half *__restrict__ X, const __half *__r
 	for (int c = 0; c < chunks; c++) {
 		// rmsnorm.c:32 tile_copy(x, &X[bm * BLOCK_M][c * BLOCK_N])
 		tilec::copy_g2r<x_rows, x_cols>(x, X + ((size_t)(bm * BLOCK_M) * N + c * BLOCK_N),
-			N, min(1, M - bm * BLOCK_M), min(4096, N - c * BLOCK_N));
+			N, min(BLOCK_M, M - bm * BLOCK_M), min(BLOCK_N, N - c * BLOCK_N));
 		// rmsnorm.c:33 tile_parallel(i, BLOCK_M)
 		#pragma unroll
 		for (int i_r = 0; i_r < x_rows::count; i_r++) {
-			const int i = x_rows::index(i_r);
 			// rmsnorm.c:33 tile_parallel(j, BLOCK_N)
 			#pragma unroll
 			for (int j_r = 0; j_r < x_cols::count; j_r++) {
-				const int j = x_cols::index(j_r);
 				sq[i_r][j_r] = x[i_r][j_r] * x[i_r][j_r];
 			}
 		}
 		// rmsnorm.c:35 tile_reduce_sum(inv_rms, sq, 1, TILE_ACCUMULATE)
 		float inv_rms_part[x_rows::count];
-		tilec::reduce2d<tilec::REDUCE_SUM, 1, x_rows, x_cols, 128, float>(inv_rms_part, sq, reinterpret_cast<float *>(tilec_smem + 0));
+		tilec::reduce2d<tilec::REDUCE_SUM, 1, x_rows, x_cols, THREADS, float>(inv_rms_part,
+			sq, reinterpret_cast<float *>(tilec_smem));
 		#pragma unroll
 		for (int r0 = 0; r0 < x_rows::count; r0++)
-			inv_rms[r0] = tilec::reduce_combine<tilec::REDUCE_SUM>(inv_rms[r0], inv_rms_part[r0]);
+			inv_rms[r0] = tilec::reduce_combine<tilec::REDUCE_SUM>(inv_rms[r0],
+				inv_rms_part[r0]);
 	}
 	// rmsnorm.c:37 tile_parallel(i, BLOCK_M)
 	#pragma unroll
 	for (int i_r = 0; i_r < x_rows::count; i_r++) {
-		const int i = x_rows::index(i_r);
 		inv_rms[i_r] = rsqrtf(inv_rms[i_r] / (float)N + eps);
 	}
 	for (int r = 0; r < chunks; r++) {
-		int n0 = (chunks - 1 - r) * BLOCK_N;
+		const int n0 = (chunks - 1 - r) * BLOCK_N;
 		if (r > 0) {
 			// rmsnorm.c:42 tile_copy(x, &X[bm * BLOCK_M][n0])
-			tilec::copy_g2r<x_rows, x_cols>(x, X + ((size_t)(bm * BLOCK_M) * N + n0),
-				N, min(1, M - bm * BLOCK_M), min(4096, N - n0));
+			tilec::copy_g2r<x_rows, x_cols>(x, X + ((size_t)(bm * BLOCK_M) * N + n0), N,
+				min(BLOCK_M, M - bm * BLOCK_M), min(BLOCK_N, N - n0));
 		}
 		// rmsnorm.c:43 tile_copy(w, &W[n0])
-		tilec::copy_g2r<tilec::One, x_cols>(tilec::as_row(w), W + n0,
-			0, 1, min(4096, N - n0));
+		tilec::copy_g2r<tilec::One, x_cols>(tilec::as_row(w), W + n0, 0, 1,
+			min(BLOCK_N, N - n0));
 		// rmsnorm.c:44 tile_parallel(i, BLOCK_M)
 		#pragma unroll
 		for (int i_r = 0; i_r < x_rows::count; i_r++) {
-			const int i = x_rows::index(i_r);
 			// rmsnorm.c:44 tile_parallel(j, BLOCK_N)
 			#pragma unroll
 			for (int j_r = 0; j_r < x_cols::count; j_r++) {
-				const int j = x_cols::index(j_r);
 				x[i_r][j_r] = x[i_r][j_r] * inv_rms[i_r] * w[j_r];
 			}
 		}
 		__syncthreads();
 		// rmsnorm.c:46 tile_copy(&Y[bm * BLOCK_M][n0], x)
-		tilec::copy_r2g<x_rows, x_cols>(Y + ((size_t)(bm * BLOCK_M) * N + n0),
-			N, min(1, M - bm * BLOCK_M), min(4096, N - n0), x);
+		tilec::copy_r2g<x_rows, x_cols>(Y + ((size_t)(bm * BLOCK_M) * N + n0), N,
+			min(BLOCK_M, M - bm * BLOCK_M), min(BLOCK_N, N - n0), x);
 	}
 }

@@ -4,35 +4,37 @@
 #include "tilec/hip/tilec_hip.hpp"
 
 extern "C" __global__ void __launch_bounds__(128)
-rope(int T, int H, int MAXPOS, const __half *__restrict__ X, const int *__restrict__ P, const float *__restrict__ CS, __half *__restrict__ Y)
+rope(int T, int H, [[maybe_unused]] int MAXPOS, const __half *__restrict__ X,
+	const int *__restrict__ P, const float *__restrict__ CS, __half *__restrict__ Y)
 {
 	enum { HEAD_DIM = 128, BLOCK_T = 16, THREADS = 128 };
 	using x1_rows = tilec::Blocked<0, 1, 16, 8, 1>;
 	using x1_cols = tilec::Blocked<1, 8, 16, 8, 8>;
 	const int bt = blockIdx.x;
 	const int h = blockIdx.y;
-	int t0 = bt * BLOCK_T;
-	// rope.c:34 x1[BLOCK_T][HEAD_DIM / 2], x2[BLOCK_T][HEAD_DIM / 2]:
-	// registers, x1_rows x x1_cols
+	const int t0 = bt * BLOCK_T;
+	// rope.c:34 x1[BLOCK_T][HEAD_DIM / 2], x2[BLOCK_T][HEAD_DIM / 2]: registers, x1_rows x
+	// x1_cols
 	float x1[x1_rows::count][x1_cols::count];
 	// rope.c:34 x2[BLOCK_T][HEAD_DIM / 2]: registers, x1_rows x x1_cols
 	float x2[x1_rows::count][x1_cols::count];
-	// rope.c:35 y1[BLOCK_T][HEAD_DIM / 2], y2[BLOCK_T][HEAD_DIM / 2]:
-	// registers, x1_rows x x1_cols
+	// rope.c:35 y1[BLOCK_T][HEAD_DIM / 2], y2[BLOCK_T][HEAD_DIM / 2]: registers, x1_rows x
+	// x1_cols
 	float y1[x1_rows::count][x1_cols::count];
 	// rope.c:35 y2[BLOCK_T][HEAD_DIM / 2]: registers, x1_rows x x1_cols
 	float y2[x1_rows::count][x1_cols::count];
 	// rope.c:36 pos[BLOCK_T]: registers, x1_rows
 	int pos[x1_rows::count];
 	// rope.c:38 tile_copy(x1, tile_dims(&X[t0][h][0], 0, 2))
-	tilec::copy_g2r<x1_rows, x1_cols>(x1, X + (((size_t)t0 * H + h) * HEAD_DIM + 0),
-		H * HEAD_DIM, (h < H) ? min(16, T - t0) : 0, min(64, HEAD_DIM - 0));
+	tilec::copy_g2r<x1_rows, x1_cols>(x1, X + (((size_t)t0 * H + h) * HEAD_DIM), H * HEAD_DIM,
+		(h < H) ? min(BLOCK_T, T - t0) : 0, min(HEAD_DIM / 2, HEAD_DIM));
 	// rope.c:39 tile_copy(x2, tile_dims(&X[t0][h][HEAD_DIM / 2], 0, 2))
 	tilec::copy_g2r<x1_rows, x1_cols>(x2, X + (((size_t)t0 * H + h) * HEAD_DIM + HEAD_DIM / 2),
-		H * HEAD_DIM, (h < H) ? min(16, T - t0) : 0, min(64, HEAD_DIM - HEAD_DIM / 2));
+		H * HEAD_DIM, (h < H) ? min(BLOCK_T, T - t0) : 0,
+		min(HEAD_DIM / 2, HEAD_DIM - HEAD_DIM / 2));
 	// rope.c:40 tile_copy(pos, &P[t0])
-	tilec::copy_g2r<tilec::One, x1_rows>(tilec::as_row(pos), P + t0,
-		0, 1, min(16, T - t0));
+	tilec::copy_g2r<tilec::One, x1_rows>(tilec::as_row(pos), P + t0, 0, 1,
+		min(BLOCK_T, T - t0));
 	// rope.c:41 tile_parallel(i, BLOCK_T)
 	#pragma unroll
 	for (int i_r = 0; i_r < x1_rows::count; i_r++) {
@@ -52,10 +54,11 @@ rope(int T, int H, int MAXPOS, const __half *__restrict__ X, const int *__restri
 		}
 	}
 	// rope.c:50 tile_copy(tile_dims(&Y[t0][h][0], 0, 2), y1)
-	tilec::copy_r2g<x1_rows, x1_cols>(Y + (((size_t)t0 * H + h) * HEAD_DIM + 0),
-		H * HEAD_DIM, (h < H) ? min(16, T - t0) : 0, min(64, HEAD_DIM - 0), y1);
+	tilec::copy_r2g<x1_rows, x1_cols>(Y + (((size_t)t0 * H + h) * HEAD_DIM), H * HEAD_DIM,
+		(h < H) ? min(BLOCK_T, T - t0) : 0, min(HEAD_DIM / 2, HEAD_DIM), y1);
 	__syncthreads();
 	// rope.c:51 tile_copy(tile_dims(&Y[t0][h][HEAD_DIM / 2], 0, 2), y2)
 	tilec::copy_r2g<x1_rows, x1_cols>(Y + (((size_t)t0 * H + h) * HEAD_DIM + HEAD_DIM / 2),
-		H * HEAD_DIM, (h < H) ? min(16, T - t0) : 0, min(64, HEAD_DIM - HEAD_DIM / 2), y2);
+		H * HEAD_DIM, (h < H) ? min(BLOCK_T, T - t0) : 0,
+		min(HEAD_DIM / 2, HEAD_DIM - HEAD_DIM / 2), y2);
 }

@@ -11,9 +11,8 @@ softmax(int M, int N, const float *__restrict__ X, float *__restrict__ Y)
 	using x_rows = tilec::Blocked<0, 1, 1, 128, 1>;
 	using x_cols = tilec::Blocked<1, 32, 1, 128, 4>;
 	const int bm = blockIdx.x;
-	int chunks = tilec::ceildiv(N, BLOCK_N);
-	// softmax.c:25 x[BLOCK_M][BLOCK_N], e[BLOCK_M][BLOCK_N]: registers,
-	// x_rows x x_cols
+	const int chunks = tilec::ceildiv(N, BLOCK_N);
+	// softmax.c:25 x[BLOCK_M][BLOCK_N], e[BLOCK_M][BLOCK_N]: registers, x_rows x x_cols
 	float x[x_rows::count][x_cols::count];
 	// softmax.c:25 e[BLOCK_M][BLOCK_N]: registers, x_rows x x_cols
 	float e[x_rows::count][x_cols::count];
@@ -38,11 +37,10 @@ softmax(int M, int N, const float *__restrict__ X, float *__restrict__ Y)
 	for (int c = 0; c < chunks; c++) {
 		// softmax.c:32 tile_copy(x, &X[bm * BLOCK_M][c * BLOCK_N])
 		tilec::copy_g2r<x_rows, x_cols>(x, X + ((size_t)(bm * BLOCK_M) * N + c * BLOCK_N),
-			N, min(1, M - bm * BLOCK_M), min(4096, N - c * BLOCK_N));
+			N, min(BLOCK_M, M - bm * BLOCK_M), min(BLOCK_N, N - c * BLOCK_N));
 		// softmax.c:33 tile_parallel(i, BLOCK_M)
 		#pragma unroll
 		for (int i_r = 0; i_r < x_rows::count; i_r++) {
-			const int i = x_rows::index(i_r);
 			// softmax.c:33 tile_parallel(j, BLOCK_N)
 			#pragma unroll
 			for (int j_r = 0; j_r < x_cols::count; j_r++) {
@@ -54,56 +52,53 @@ softmax(int M, int N, const float *__restrict__ X, float *__restrict__ Y)
 		}
 		// softmax.c:37 tile_reduce_max(chunk_max, x, 1)
 		float chunk_max_part[x_rows::count];
-		tilec::reduce2d<tilec::REDUCE_MAX, 1, x_rows, x_cols, 128, float>(chunk_max_part, x, reinterpret_cast<float *>(tilec_smem + 0));
+		tilec::reduce2d<tilec::REDUCE_MAX, 1, x_rows, x_cols, THREADS, float>(
+			chunk_max_part, x, reinterpret_cast<float *>(tilec_smem));
 		#pragma unroll
 		for (int r0 = 0; r0 < x_rows::count; r0++)
 			chunk_max[r0] = chunk_max_part[r0];
 		// softmax.c:38 tile_parallel(i, BLOCK_M)
 		#pragma unroll
 		for (int i_r = 0; i_r < x_rows::count; i_r++) {
-			const int i = x_rows::index(i_r);
-			float m = fmaxf(row_max[i_r], chunk_max[i_r]);
+			const float m = fmaxf(row_max[i_r], chunk_max[i_r]);
 			row_sum[i_r] = row_sum[i_r] * expf(row_max[i_r] - m);
 			row_max[i_r] = m;
 		}
 		// softmax.c:43 tile_parallel(i, BLOCK_M)
 		#pragma unroll
 		for (int i_r = 0; i_r < x_rows::count; i_r++) {
-			const int i = x_rows::index(i_r);
 			// softmax.c:43 tile_parallel(j, BLOCK_N)
 			#pragma unroll
 			for (int j_r = 0; j_r < x_cols::count; j_r++) {
-				const int j = x_cols::index(j_r);
 				e[i_r][j_r] = expf(x[i_r][j_r] - row_max[i_r]);
 			}
 		}
 		// softmax.c:45 tile_reduce_sum(row_sum, e, 1, TILE_ACCUMULATE)
 		float row_sum_part[x_rows::count];
-		tilec::reduce2d<tilec::REDUCE_SUM, 1, x_rows, x_cols, 128, float>(row_sum_part, e, reinterpret_cast<float *>(tilec_smem + 0));
+		tilec::reduce2d<tilec::REDUCE_SUM, 1, x_rows, x_cols, THREADS, float>(row_sum_part,
+			e, reinterpret_cast<float *>(tilec_smem));
 		#pragma unroll
 		for (int r0 = 0; r0 < x_rows::count; r0++)
-			row_sum[r0] = tilec::reduce_combine<tilec::REDUCE_SUM>(row_sum[r0], row_sum_part[r0]);
+			row_sum[r0] = tilec::reduce_combine<tilec::REDUCE_SUM>(row_sum[r0],
+				row_sum_part[r0]);
 	}
 	// softmax.c:47 tile_parallel(i, BLOCK_M)
 	#pragma unroll
 	for (int i_r = 0; i_r < x_rows::count; i_r++) {
-		const int i = x_rows::index(i_r);
 		row_sum[i_r] = 1.0f / row_sum[i_r];
 	}
 	for (int r = 0; r < chunks; r++) {
-		int n0 = (chunks - 1 - r) * BLOCK_N;
+		const int n0 = (chunks - 1 - r) * BLOCK_N;
 		if (r > 0) {
 			// softmax.c:52 tile_copy(x, &X[bm * BLOCK_M][n0])
-			tilec::copy_g2r<x_rows, x_cols>(x, X + ((size_t)(bm * BLOCK_M) * N + n0),
-				N, min(1, M - bm * BLOCK_M), min(4096, N - n0));
+			tilec::copy_g2r<x_rows, x_cols>(x, X + ((size_t)(bm * BLOCK_M) * N + n0), N,
+				min(BLOCK_M, M - bm * BLOCK_M), min(BLOCK_N, N - n0));
 			// softmax.c:53 tile_parallel(i, BLOCK_M)
 			#pragma unroll
 			for (int i_r = 0; i_r < x_rows::count; i_r++) {
-				const int i = x_rows::index(i_r);
 				// softmax.c:53 tile_parallel(j, BLOCK_N)
 				#pragma unroll
 				for (int j_r = 0; j_r < x_cols::count; j_r++) {
-					const int j = x_cols::index(j_r);
 					e[i_r][j_r] = expf(x[i_r][j_r] - row_max[i_r]);
 				}
 			}
@@ -111,17 +106,15 @@ softmax(int M, int N, const float *__restrict__ X, float *__restrict__ Y)
 		// softmax.c:56 tile_parallel(i, BLOCK_M)
 		#pragma unroll
 		for (int i_r = 0; i_r < x_rows::count; i_r++) {
-			const int i = x_rows::index(i_r);
 			// softmax.c:56 tile_parallel(j, BLOCK_N)
 			#pragma unroll
 			for (int j_r = 0; j_r < x_cols::count; j_r++) {
-				const int j = x_cols::index(j_r);
 				e[i_r][j_r] = e[i_r][j_r] * row_sum[i_r];
 			}
 		}
 		__syncthreads();
 		// softmax.c:58 tile_copy(&Y[bm * BLOCK_M][n0], e)
-		tilec::copy_r2g<x_rows, x_cols>(Y + ((size_t)(bm * BLOCK_M) * N + n0),
-			N, min(1, M - bm * BLOCK_M), min(4096, N - n0), e);
+		tilec::copy_r2g<x_rows, x_cols>(Y + ((size_t)(bm * BLOCK_M) * N + n0), N,
+			min(BLOCK_M, M - bm * BLOCK_M), min(BLOCK_N, N - n0), e);
 	}
 }

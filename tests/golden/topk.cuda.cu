@@ -10,63 +10,70 @@ topk(int T, const float *__restrict__ G, float *__restrict__ Wt, int *__restrict
 	extern __shared__ __align__(128) unsigned char tilec_smem[];
 	const int bt = blockIdx.x;
 	// topk.c:28 g[BLOCK_T][EXPERTS]: shared memory, rows padded to 68
-	float *g = reinterpret_cast<float *>(tilec_smem + 0);
+	float *const g = reinterpret_cast<float *>(tilec_smem);
 	// topk.c:29 best[BLOCK_T][TOPK]: shared memory, rows padded to 12
-	float *best = reinterpret_cast<float *>(tilec_smem + 8704);
+	float *const best = reinterpret_cast<float *>(tilec_smem + 8704);
 	// topk.c:30 index[BLOCK_T][TOPK]: shared memory, rows padded to 12
-	int *index = reinterpret_cast<int *>(tilec_smem + 10240);
+	int *const index = reinterpret_cast<int *>(tilec_smem + 10240);
 	// topk.c:31 w[BLOCK_T][TOPK]: shared memory, rows padded to 12
-	float *w = reinterpret_cast<float *>(tilec_smem + 11776);
+	float *const w = reinterpret_cast<float *>(tilec_smem + 11776);
 	// topk.c:32 top[BLOCK_T], sum[BLOCK_T]: shared memory
-	float *top = reinterpret_cast<float *>(tilec_smem + 13312);
+	float *const top = reinterpret_cast<float *>(tilec_smem + 13312);
 	// topk.c:32 sum[BLOCK_T]: shared memory
-	float *sum = reinterpret_cast<float *>(tilec_smem + 13440);
+	float *const sum = reinterpret_cast<float *>(tilec_smem + 13440);
 	// topk.c:34 tile_copy(g, &G[bt * BLOCK_T][0])
-	tilec::copy_g2s<float, 32, 64, 128, false>(g, 68, G + ((size_t)(bt * BLOCK_T) * EXPERTS + 0),
-		EXPERTS, min(32, T - bt * BLOCK_T), min(64, EXPERTS - 0), G);
+	tilec::copy_g2s<float, BLOCK_T, EXPERTS, THREADS, false>(g, EXPERTS + 4,
+		G + ((size_t)(bt * BLOCK_T) * EXPERTS), EXPERTS, min(BLOCK_T, T - bt * BLOCK_T),
+		EXPERTS, G);
 	__syncthreads();
 	// topk.c:35 tile_reduce_topk(best, index, g, 1)
-	for (int e = threadIdx.x; e < 32; e += 128) {
+	for (int e = threadIdx.x; e < 32; e += THREADS) {
 		const int t0 = e;
 		for (int rank = 0; rank < 8; rank++) {
 			int at = -1;
 			for (int kk = 0; kk < 64; kk++)
-				if ((rank == 0 || tilec::topk_before(g[t0 * 68 + index[t0 * 12 + (rank - 1)]], index[t0 * 12 + (rank - 1)], g[t0 * 68 + kk], kk)) &&
-				    (at < 0 || tilec::topk_before(g[t0 * 68 + kk], kk, g[t0 * 68 + at], at)))
+				if ((rank == 0 || tilec::topk_before(
+					g[t0 * (EXPERTS + 4) + index[t0 * (TOPK + 4) + (rank - 1)]],
+					index[t0 * (TOPK + 4) + (rank - 1)],
+					g[t0 * (EXPERTS + 4) + kk], kk)) &&
+				    (at < 0 || tilec::topk_before(g[t0 * (EXPERTS + 4) + kk], kk,
+					g[t0 * (EXPERTS + 4) + at], at)))
 					at = kk;
-			best[t0 * 12 + rank] = tilec::from_float<float>(g[t0 * 68 + at]);
-			index[t0 * 12 + rank] = at;
+			best[t0 * (TOPK + 4) + rank] = tilec::from_float<float>(
+				g[t0 * (EXPERTS + 4) + at]);
+			index[t0 * (TOPK + 4) + rank] = at;
 		}
 	}
 	__syncthreads();
 	// topk.c:36 tile_reduce_max(top, best, 1)
-	tilec::smem_reduce<tilec::REDUCE_MAX, 1, false, 32, 8, 128>(best, 12, top);
+	tilec::smem_reduce<tilec::REDUCE_MAX, 1, false, BLOCK_T, TOPK, THREADS>(best, TOPK + 4,
+		top);
 	__syncthreads();
 	// topk.c:37 tile_parallel(i, BLOCK_T)
-	for (int i_e = threadIdx.x; i_e < 256; i_e += 128) {
+	for (int i_e = threadIdx.x; i_e < 256; i_e += THREADS) {
 		const int i = i_e / 8, k = i_e % 8;
-		w[i * 12 + k] = expf(best[i * 12 + k] - top[i]);
+		w[i * (TOPK + 4) + k] = expf(best[i * (TOPK + 4) + k] - top[i]);
 	}
 	__syncthreads();
 	// topk.c:39 tile_reduce_sum(sum, w, 1)
-	tilec::smem_reduce<tilec::REDUCE_SUM, 1, false, 32, 8, 128>(w, 12, sum);
+	tilec::smem_reduce<tilec::REDUCE_SUM, 1, false, BLOCK_T, TOPK, THREADS>(w, TOPK + 4, sum);
 	__syncthreads();
 	// topk.c:40 tile_parallel(i, BLOCK_T)
-	for (int i_e = threadIdx.x; i_e < 256; i_e += 128) {
+	for (int i_e = threadIdx.x; i_e < 256; i_e += THREADS) {
 		const int i = i_e / 8, k = i_e % 8;
-		w[i * 12 + k] = w[i * 12 + k] / sum[i];
+		w[i * (TOPK + 4) + k] = w[i * (TOPK + 4) + k] / sum[i];
 	}
 	__syncthreads();
 	// topk.c:42 tile_copy(&Wt[bt * BLOCK_T][0], w)
-	for (int e = threadIdx.x; e < 256; e += 128) {
-		const int t0 = e / 8, t1 = e % 8;
+	for (int e = threadIdx.x; e < BLOCK_T * TOPK; e += THREADS) {
+		const int t0 = e / TOPK, t1 = e % TOPK;
 		if (bt * BLOCK_T + t0 < T && t1 < TOPK)
-			Wt[((size_t)(bt * BLOCK_T + t0) * TOPK + t1)] = w[t0 * 12 + t1];
+			Wt[((size_t)(bt * BLOCK_T + t0) * TOPK + t1)] = w[t0 * (TOPK + 4) + t1];
 	}
 	// topk.c:43 tile_copy(&I[bt * BLOCK_T][0], index)
-	for (int e = threadIdx.x; e < 256; e += 128) {
-		const int t0 = e / 8, t1 = e % 8;
+	for (int e = threadIdx.x; e < BLOCK_T * TOPK; e += THREADS) {
+		const int t0 = e / TOPK, t1 = e % TOPK;
 		if (bt * BLOCK_T + t0 < T && t1 < TOPK)
-			I[((size_t)(bt * BLOCK_T + t0) * TOPK + t1)] = index[t0 * 12 + t1];
+			I[((size_t)(bt * BLOCK_T + t0) * TOPK + t1)] = index[t0 * (TOPK + 4) + t1];
 	}
 }

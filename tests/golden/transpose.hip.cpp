@@ -13,12 +13,13 @@ transpose(int M, int N, const __half *__restrict__ X, __half *__restrict__ Y)
 	const int bx = blockIdx.x;
 	const int by = blockIdx.y;
 	// transpose.c:23 xs[BLOCK][BLOCK]: shared memory, rows padded to 72
-	__half *xs = reinterpret_cast<__half *>(tilec_smem + 0);
+	__half *const xs = reinterpret_cast<__half *>(tilec_smem);
 	// transpose.c:24 yt[BLOCK][BLOCK]: registers, yt_rows x yt_cols
 	float yt[yt_rows::count][yt_cols::count];
 	// transpose.c:26 tile_copy(xs, &X[by * BLOCK][bx * BLOCK])
-	tilec::copy_g2s<__half, 64, 64, 256>(xs, 72, X + ((size_t)(by * BLOCK) * N + bx * BLOCK),
-		N, min(64, M - by * BLOCK), min(64, N - bx * BLOCK));
+	tilec::copy_g2s<__half, BLOCK, BLOCK, THREADS>(xs, BLOCK + 8,
+		X + ((size_t)(by * BLOCK) * N + bx * BLOCK), N, min(BLOCK, M - by * BLOCK),
+		min(BLOCK, N - bx * BLOCK));
 	__syncthreads();
 	// transpose.c:27 tile_parallel(j, BLOCK)
 	#pragma unroll
@@ -28,10 +29,12 @@ transpose(int M, int N, const __half *__restrict__ X, __half *__restrict__ Y)
 		#pragma unroll
 		for (int i_r = 0; i_r < yt_cols::count; i_r++) {
 			const int i = yt_cols::index(i_r);
-			yt[j_r][i_r] = tilec::to_float(tilec::from_float<__half>(tilec::to_float(xs[i * 72 + j])));
+			yt[j_r][i_r] = tilec::to_float(
+				tilec::from_float<__half>(
+				tilec::to_float(xs[i * (BLOCK + 8) + j])));
 		}
 	}
 	// transpose.c:29 tile_copy(&Y[bx * BLOCK][by * BLOCK], yt)
-	tilec::copy_r2g<yt_rows, yt_cols>(Y + ((size_t)(bx * BLOCK) * M + by * BLOCK),
-		M, min(64, N - bx * BLOCK), min(64, M - by * BLOCK), yt);
+	tilec::copy_r2g<yt_rows, yt_cols>(Y + ((size_t)(bx * BLOCK) * M + by * BLOCK), M,
+		min(BLOCK, N - bx * BLOCK), min(BLOCK, M - by * BLOCK), yt);
 }

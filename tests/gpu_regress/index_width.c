@@ -4,10 +4,10 @@
  * N = 2^31 / 64 gave NaN everywhere.  Y[j] = W[1][j] + sum_k B[k][j].
  * shape: K=100,N=130
  * shape: K=7,N=64
- * expect-cuda: W \+ \(0 \* 64 \+ 0\)
- * expect-cuda: B \+ \(\(size_t\)\(k_pre \* BLOCK_K\) \* N
- * expect-hip: W \+ \(0 \* 64 \+ 0\)
+ * expect-cuda: B \+ \(\(size_t\)\(k_next \* BLOCK_K\) \* N
+ * reject-cuda: W \+ \(\(size_t\)
  * expect-hip: B \+ \(\(size_t\)\(k \* BLOCK_K\) \* N
+ * reject-hip: W \+ \(\(size_t\)
  * (The strided step itself, (long long)BLOCK_K * N, is in the golden
  * gemm.cuda.cu.)
  */

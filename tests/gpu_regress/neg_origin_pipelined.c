@@ -6,7 +6,8 @@
  * shape: M=100,N=70,K=50,r0=-5
  * shape: M=136,N=72,K=96,r0=-8
  * shape: M=136,N=72,K=96,r0=3
- * expect-cuda: As_copy\.issue\(.*, tilec::neg\(by \* BLOCK_M \+ r0\), 0\);
+ * expect-cuda: As_copy\.issue\(As, 0, M - \(by \* BLOCK_M \+ r0\), K, A,$
+ * expect-cuda: ^[[:space:]]*tilec::neg\(by \* BLOCK_M \+ r0\), 0\);
  */
 #include <tilec.h>
 

@@ -297,6 +297,54 @@ START_TEST(cpu_gemm_fields)
 }
 END_TEST
 
+/* The arch a context without one takes from its device comes from the
+ * table: each GPU entry's device_arch and min_cc, every entry reachable. */
+START_TEST(device_arch)
+{
+	static const struct {
+		const char *target, *device;
+		int cc;
+		const char *arch; /* NULL: no arch serves the device */
+	} cases[] = {
+		{ "cuda", "sm_90a", 90, "sm_90a" },
+		{ "cuda", "sm_90", 90, "sm_80" },
+		{ "cuda", "sm_86", 86, "sm_80" },
+		{ "cuda", "sm_80", 80, "sm_80" },
+		{ "cuda", "sm_120", 120, "sm_80" },
+		{ "cuda", "sm_75", 75, NULL },
+		{ "hip", "gfx90a:sramecc+:xnack-", 0, "gfx90a" },
+		{ "hip", "gfx940", 0, "gfx942" },
+		{ "hip", "gfx942", 0, "gfx942" },
+		{ "hip", "gfx1100", 0, NULL },
+		{ "openmp", "native", 0, NULL },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const char *got = tc_target_device_arch(cases[i].target,
+							cases[i].device, cases[i].cc);
+		ck_assert_msg(cases[i].arch ? got && strcmp(got, cases[i].arch) == 0
+					    : got == NULL,
+			      "%s on %s: got %s", cases[i].target, cases[i].device,
+			      got ? got : "none");
+	}
+	/* Every GPU entry serves some device, and says so in words. */
+	for (int i = 0; i < tc_ntargets; i++) {
+		const TcTarget *t = &tc_targets[i];
+		if (!t->simt)
+			continue;
+		ck_assert_msg(t->device_arch || t->min_cc, "%s/%s", t->name, t->arch);
+		const char *got = tc_target_device_arch(t->name, t->device_arch ?
+							t->device_arch : "", t->min_cc);
+		ck_assert_msg(got && strcmp(got, t->arch) == 0, "%s/%s", t->name,
+			      t->arch);
+		TcBuf b;
+		tc_buf_init(&b);
+		tc_target_devices(&b, t->name);
+		ck_assert_msg(strstr(b.data, t->arch) != NULL, "%s", b.data);
+		tc_buf_free(&b);
+	}
+}
+END_TEST
+
 /* --list-targets prints every entry, with the facts it holds. */
 START_TEST(describe)
 {
@@ -343,6 +391,7 @@ unit_suite_target(void)
 	tcase_add_test(tc, cpu_gemm_fields);
 	tcase_add_test(tc, describe);
 	tcase_add_test(tc, wgmma_chunks);
+	tcase_add_test(tc, device_arch);
 	suite_add_tcase(s, tc);
 	return s;
 }
