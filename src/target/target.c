@@ -465,11 +465,9 @@ tc_target_describe(TcBuf *out, const TcTarget *t)
 				      "(TILEC_VL)", t->explicit_lanes);
 		tc_buf_puts(out, "\n");
 		tc_buf_printf(out, "  gemm           f32 micro-kernel %d x %d; "
-			      "caches assumed: L1d ", t->gemm_mr, t->gemm_nr);
-		put_size(out, t->l1d_bytes);
-		tc_buf_puts(out, ", L2 ");
-		put_size(out, t->l2_bytes);
-		tc_buf_puts(out, "\n");
+			      "caches assumed: L1d %s, L2 %s\n", t->gemm_mr,
+			      t->gemm_nr, tc_size_text(a, t->l1d_bytes),
+			      tc_size_text(a, t->l2_bytes));
 		if (t->amx)
 			tc_buf_puts(out, "  matrix         AMX tiles: bf16 -> f32 "
 				    "tdpbf16ps, i8 -> i32 tdpbssd\n");
