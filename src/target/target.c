@@ -437,7 +437,6 @@ tc_target_describe(TcBuf *out, const TcTarget *t)
 			tc_buf_printf(out, ", %s opted in", tc_size_text(a, t->smem_limit));
 		tc_buf_puts(out, "\n");
 	}
-	tc_arena_free(a);
 	if (t->mma) {
 		put_matrix(out, "matrix", t->mma);
 		if (t->wgmma)
@@ -475,6 +474,7 @@ tc_target_describe(TcBuf *out, const TcTarget *t)
 			tc_buf_puts(out, "  matrix         none; i8 -> i32 on "
 				    "vpdpbusd (AVX512-VNNI)\n");
 	}
+	tc_arena_free(a);
 }
 
 void
