@@ -18,8 +18,9 @@ TYPES = [("__half", "f16", 16, "float"), ("__nv_bfloat16", "bf16", 16, "float"),
 NS = [16, 32, 64, 128, 256]
 
 
-def insn(ctype, ptx, k, acc, n):
-    c = "f" if acc == "float" else "r"
+def accumulators(n, c):
+    """The asm text naming the n / 2 accumulator registers (%0 ...), and
+    their operands in the instruction's order, with constraint c."""
     regs = n // 2
     names = [f"%{i}" for i in range(regs)]
     lines = []
@@ -30,7 +31,11 @@ def insn(ctype, ptx, k, acc, n):
     for q in range(n // 8):
         ops.append(f"\"+{c}\"(acc[R][C + {2 * q}]), \"+{c}\"(acc[R][C + {2 * q + 1}]), "
                    f"\"+{c}\"(acc[R + 1][C + {2 * q}]), \"+{c}\"(acc[R + 1][C + {2 * q + 1}])")
-    operands = ",\n\t\t\t       ".join(ops)
+    return regs, reglist, ",\n\t\t\t       ".join(ops)
+
+
+def insn(ctype, ptx, k, acc, n):
+    regs, reglist, operands = accumulators(n, "f" if acc == "float" else "r")
     a, b, sd, ta, tb = regs, regs + 1, regs + 2, regs + 3, regs + 4
     # 16-bit operands may be transposed (MN-major); fp8 ones only scaled;
     # integers neither.
@@ -60,17 +65,7 @@ def insn(ctype, ptx, k, acc, n):
 
 
 def insn_rs(ctype, ptx, n):
-    regs = n // 2
-    names = [f"%{i}" for i in range(regs)]
-    lines = []
-    for i in range(0, regs, 16):
-        lines.append(", ".join(names[i:i + 16]))
-    reglist = (",\"\n\t\t\t     \"").join(lines)
-    ops = []
-    for q in range(n // 8):
-        ops.append(f"\"+f\"(acc[R][C + {2 * q}]), \"+f\"(acc[R][C + {2 * q + 1}]), "
-                   f"\"+f\"(acc[R + 1][C + {2 * q}]), \"+f\"(acc[R + 1][C + {2 * q + 1}])")
-    operands = ",\n\t\t\t       ".join(ops)
+    regs, reglist, operands = accumulators(n, "f")
     a = regs
     b, sd, tb = regs + 4, regs + 5, regs + 6
     return f"""template <> struct WgmmaInsnRS<{ctype}, {n}> {{

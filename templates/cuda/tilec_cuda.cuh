@@ -763,6 +763,20 @@ __device__ __forceinline__ void mma_ss(typename MmaStep<T>::acc (&acc)[2 * TM][2
 	}
 }
 
+// The A operand of mma.sync.m16n8k16 for 16-row tile mi and k-step kk,
+// packed to 16-bit pairs from a fragment in the accumulator layout
+// ([2 * TM][K / 4] floats: rows l / 4 and l / 4 + 8, two columns per
+// 8-column tile); wgmma's A-from-registers operand is the same in each of
+// its warps.
+template <typename T, int R, int C>
+__device__ __forceinline__ void pack_a16(unsigned (&a)[4], const float (&A)[R][C], int mi, int kk)
+{
+	a[0] = pack2(A[2 * mi][4 * kk], A[2 * mi][4 * kk + 1], T());
+	a[1] = pack2(A[2 * mi + 1][4 * kk], A[2 * mi + 1][4 * kk + 1], T());
+	a[2] = pack2(A[2 * mi][4 * kk + 2], A[2 * mi][4 * kk + 3], T());
+	a[3] = pack2(A[2 * mi + 1][4 * kk + 2], A[2 * mi + 1][4 * kk + 3], T());
+}
+
 // acc += A * B with A in registers: A is a fragment in the accumulator
 // layout of a warp that holds all K of its columns ([2 * TM][K / 4]), whose
 // 16 x 16 blocks are exactly mma.sync's A operand once packed to 16 bits.
@@ -786,12 +800,8 @@ __device__ __forceinline__ void mma_rs(float (&acc)[2 * TM][2 * TN], const float
 		}
 #pragma unroll
 		for (int mi = 0; mi < TM; mi++) {
-			const unsigned a[4] = {
-				pack2(A[2 * mi][4 * kk], A[2 * mi][4 * kk + 1], T()),
-				pack2(A[2 * mi + 1][4 * kk], A[2 * mi + 1][4 * kk + 1], T()),
-				pack2(A[2 * mi][4 * kk + 2], A[2 * mi][4 * kk + 3], T()),
-				pack2(A[2 * mi + 1][4 * kk + 2], A[2 * mi + 1][4 * kk + 3], T()),
-			};
+			unsigned a[4];
+			pack_a16<T>(a, A, mi, kk);
 #pragma unroll
 			for (int ni = 0; ni < TN; ni++)
 				mma_tile(acc[2 * mi][2 * ni], acc[2 * mi][2 * ni + 1], acc[2 * mi + 1][2 * ni],

@@ -192,12 +192,8 @@ __device__ __forceinline__ void wgmma_rs(float (&acc)[2 * TM][2 * TN], const flo
 	for (int kk = 0; kk < K / 16; kk++)
 #pragma unroll
 		for (int mi = 0; mi < TM; mi++) {
-			const unsigned a[4] = {
-				pack2(A[2 * mi][4 * kk], A[2 * mi][4 * kk + 1], T()),
-				pack2(A[2 * mi + 1][4 * kk], A[2 * mi + 1][4 * kk + 1], T()),
-				pack2(A[2 * mi][4 * kk + 2], A[2 * mi][4 * kk + 3], T()),
-				pack2(A[2 * mi + 1][4 * kk + 2], A[2 * mi + 1][4 * kk + 3], T()),
-			};
+			unsigned a[4];
+			pack_a16<T>(a, A, mi, kk);
 #pragma unroll
 			for (int ni = 0; ni < TN * 8 / NI; ni++) {
 				const int n = n0 + ni * NI;
