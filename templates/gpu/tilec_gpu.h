@@ -216,9 +216,14 @@ template <unsigned BITS> __device__ __forceinline__ bool leader()
 // The threads that hold the same indices of those distributions, peers:
 // how many of a block of THREADS (a power of two), and this thread's
 // rank among them (its other bits of threadIdx.x, packed).
+// (NVRTC has no __builtin_popcount, and __popc is not constexpr.)
+__host__ __device__ constexpr int bit_count(unsigned x)
+{
+	return x ? (int)(x & 1u) + bit_count(x >> 1) : 0;
+}
 template <unsigned BITS, int THREADS> __device__ __forceinline__ constexpr int peer_count()
 {
-	return THREADS >> __builtin_popcount(BITS & (THREADS - 1u));
+	return THREADS >> bit_count(BITS & (THREADS - 1u));
 }
 template <unsigned BITS> __device__ __forceinline__ int peer_rank()
 {

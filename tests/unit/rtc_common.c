@@ -249,12 +249,13 @@ compile_for_each_arch(RtcSession *s, const char *dir, const RtcCase *c,
 	}
 }
 
-void
-rtc_compile_samples(RtcSession *s, RtcCheck *check, void *arg)
+static void
+compile_dir(RtcSession *s, const char *subdir, bool all_must, RtcCheck *check,
+	    void *arg)
 {
 	const RtcTarget *t = s->t;
 	char dir[4096];
-	snprintf(dir, sizeof dir, "%s/samples", s->root);
+	snprintf(dir, sizeof dir, "%s/%s", s->root, subdir);
 	DIR *d = opendir(dir);
 	ck_assert_msg(d, "cannot open %s", dir);
 	char *files[256];
@@ -269,7 +270,7 @@ rtc_compile_samples(RtcSession *s, RtcCheck *check, void *arg)
 	qsort(files, (size_t)n, sizeof *files, cmp_names);
 	ck_assert_int_gt(n, 0);
 	for (int i = 0; i < n; i++) {
-		bool must = !t->core || listed(t->core, files[i]);
+		bool must = all_must || !t->core || listed(t->core, files[i]);
 		const RtcCase defaults = { files[i], NULL, 0 };
 		compile_for_each_arch(s, dir, &defaults, must, check, arg);
 		for (const RtcCase *v = t->variants; v && v->file; v++)
@@ -278,6 +279,18 @@ rtc_compile_samples(RtcSession *s, RtcCheck *check, void *arg)
 						      arg);
 		free(files[i]);
 	}
+}
+
+void
+rtc_compile_samples(RtcSession *s, RtcCheck *check, void *arg)
+{
+	compile_dir(s, "samples", false, check, arg);
+}
+
+void
+rtc_compile_dir(RtcSession *s, const char *subdir, RtcCheck *check, void *arg)
+{
+	compile_dir(s, subdir, true, check, arg);
 }
 
 /* --- The tests every target runs --------------------------------------- */

@@ -128,6 +128,10 @@ typedef void RtcCheck(void *arg, const RtcCase *c, const char *arch,
  * compiled for each of s->t->archs; check (if not NULL) sees each module,
  * with arg. */
 void rtc_compile_samples(RtcSession *s, RtcCheck *check, void *arg);
+/* The same for the programs in `subdir` of the source root (every one
+ * must translate). */
+void rtc_compile_dir(RtcSession *s, const char *subdir, RtcCheck *check,
+		     void *arg);
 
 /* The program: skipped (77) without t's compiler, else the shared tests
  * and t->add_tests run; 0 when all pass, 1 otherwise. */

@@ -42,10 +42,23 @@ START_TEST(every_sample_compiles_for_sm80_and_sm90a)
 }
 END_TEST
 
+/* The GPU regression programs too: NVRTC has no host builtins
+ * (__builtin_popcount once reached a helper; nvcc, which the other
+ * regression tests use, has them). */
+START_TEST(every_regression_program_compiles)
+{
+	RtcSession s;
+	rtc_session_open(&s, &nvrtc);
+	rtc_compile_dir(&s, "tests/gpu_regress", NULL, NULL);
+	rtc_session_close(&s);
+}
+END_TEST
+
 static void
 nvrtc_tests(TCase *tc)
 {
 	tcase_add_test(tc, every_sample_compiles_for_sm80_and_sm90a);
+	tcase_add_test(tc, every_regression_program_compiles);
 }
 
 int
