@@ -100,6 +100,22 @@ uses_wgmma(const Gpu *G)
 	return G->t->wgmma && G->unit > G->t->warp_size;
 }
 
+/* Whether any kernel of the program has wgmma accumulators: then every
+ * kernel declares the dynamic shared memory 1024-byte aligned, since
+ * the declarations of one translation unit must agree. */
+static bool
+program_uses_wgmma(const Gpu *G)
+{
+	for (int i = 0; i < G->prog->kernels.len; i++) {
+		const TcKernel *k = G->prog->kernels.items[i];
+		for (int j = 0; j < k->vars.len; j++)
+			if (((const TcVar *)k->vars.items[j])->layout.kind ==
+			    TC_LAYOUT_WGMMA)
+				return true;
+	}
+	return false;
+}
+
 TC_PRINTF(3, 4)
 static void
 error(Gpu *G, TcLoc loc, const char *fmt, ...)
@@ -1280,9 +1296,14 @@ emit_wgmma(Gpu *G, const TcStmt *s)
 		tc_buf_puts(b, ");\n");
 		return;
 	}
-	tc_buf_printf(b, "tilec::wgmma_ss<%d, %d, %d, %s, %s>(%s, ", tm, tn,
+	const char *sum = s->u.gemm.wgmma_promote ? "tilec::SUM_PROMOTED" :
+			  "tilec::SUM_IN_PLACE";
+	const char *tail = s->u.gemm.wgmma_pending ?
+			   tc_fmt(G->a, ", %s, %d", sum, s->u.gemm.wgmma_pending) :
+			   s->u.gemm.wgmma_promote ? tc_fmt(G->a, ", %s", sum) : "";
+	tc_buf_printf(b, "tilec::wgmma_ss<%d, %d, %d, %s, %s%s>(%s, ", tm, tn,
 		      s->u.gemm.wgmma_n, s->u.gemm.trans_a ? "true" : "false",
-		      s->u.gemm.trans_b ? "true" : "false", c->name);
+		      s->u.gemm.trans_b ? "true" : "false", tail, c->name);
 	swizzled_tile(G, s->u.gemm.a.var);
 	tc_buf_puts(b, ", ");
 	swizzled_tile(G, s->u.gemm.b.var);
@@ -2131,6 +2152,10 @@ emit_stmt(Gpu *G, const TcStmt *s)
 	case TC_ST_WAIT_GROUP:
 		tc_buf_printf(b, "tilec::cp_async_wait<%d>();\n", s->u.wait.pending);
 		break;
+	case TC_ST_WGMMA_WAIT:
+		tc_buf_printf(b, "tilec::wgmma_wait<%d>(%s);\n", s->u.wait.pending,
+			      s->u.wait.acc->name);
+		break;
 	case TC_ST_STAGE_VIEW:
 		emit_view(G, s);
 		break;
@@ -2391,7 +2416,7 @@ emit_prologue(Gpu *G)
 	/* wgmma's swizzled tiles start 1024-byte aligned (smem.c). */
 	if (G->k->smem_bytes)
 		tc_buf_printf(b, "extern __shared__ %s unsigned char tilec_smem[];\n",
-			      uses_wgmma(G) ? "__align__(1024)" :
+			      program_uses_wgmma(G) ? "__align__(1024)" :
 			      G->dialect->smem_align);
 	if (G->k->smem_bytes && uses_wgmma(G))
 		tc_buf_puts(b, "tilec::require_aligned<1024>(tilec_smem);\n");

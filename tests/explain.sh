@@ -108,7 +108,7 @@ int8)
 		# shellcheck disable=SC2086
 		translate $src -t $t
 		hasnt "note:"
-		grep -qE "tilec::(mma|mfma)_ss<" "$work/out" || fail "no matrix gemm for $t"
+		grep -qE "tilec::(mma|mfma|wgmma)_ss<" "$work/out" || fail "no matrix gemm for $t"
 	done
 	translate $src -t cuda -D BLOCK_K=16
 	has "gemm_i8_nt.c:[0-9]+:20: note: tile_fragment 'acc' is in shared memory, not registers: it is the accumulator of the tile_gemm at [0-9]+:3 \(i32 \+= i8 x i8, 64x64, K 16\), which has no matrix instruction here \(those take f16 or bf16 operands into an f32 accumulator with K a multiple of 16, i8 operands into an i32 accumulator with K a multiple of 32, or fp8e4m3 or fp8e5m2 operands into an f32 accumulator with K a multiple of 32; M a multiple of 16, N of 8\), so it runs element by element from shared memory"

@@ -36,4 +36,27 @@ for file in samples/gemm samples/gemm_bias_relu samples/conv2d samples/moe_gemm 
 	fi
 	echo "ok: $sample: $(grep -oE 'Used [0-9]+ registers' "$work/$sample.log" | head -1)"
 done
+# The pipelined gemm keeps one group in flight; fp8 gemms are promoted.
+grep -q 'wgmma_ss<.*tilec::SUM_IN_PLACE, 1>' "$work/gemm.cu" ||
+	{ echo "FAIL: gemm: its gemm does not stay in flight"; status=1; }
+grep -q 'wgmma_ss<.*tilec::SUM_PROMOTED>' "$work/gemm_fp8_nt.cu" ||
+	{ echo "FAIL: gemm_fp8_nt: its gemm is not promoted"; status=1; }
+# Without --wgmma: f16 gemms still take wgmma, fp8 ones stay on mma.sync
+# with a note; --no-wgmma keeps mma.sync throughout.
+"$tilec" samples/gemm.c -t cuda --arch sm_90a -o "$work/default.cu" &&
+	grep -q 'tilec::wgmma_ss<' "$work/default.cu" ||
+	{ echo "FAIL: gemm: no wgmma by default"; status=1; }
+"$tilec" samples/gemm.c -t cuda --arch sm_90a --no-wgmma -o "$work/off.cu" &&
+	! grep -q 'wgmma' "$work/off.cu" && grep -q 'tilec::mma_ss<' "$work/off.cu" ||
+	{ echo "FAIL: gemm: --no-wgmma still uses wgmma"; status=1; }
+"$tilec" tests/lang/gemm_fp8_nt.c -t cuda --arch sm_90a -o "$work/fp8.cu" 2>"$work/fp8.err" &&
+	grep -q 'tilec::mma_ss<' "$work/fp8.cu" &&
+	grep -q 'sums below f32 precision.*--wgmma accepts that' "$work/fp8.err" ||
+	{ echo "FAIL: gemm_fp8_nt: not mma.sync with a note by default"; cat "$work/fp8.err"; status=1; }
+# A promoted sum whose second accumulator does not fit stays on mma.sync.
+"$tilec" tests/lang/gemm_fp8_nt.c -t cuda --arch sm_90a --wgmma -D BLOCK_M=128 -D BLOCK_N=256 \
+	-D BLOCK_K=128 -D THREADS=256 -o "$work/fp8big.cu" 2>"$work/fp8big.err" &&
+	grep -q 'tilec::mma_ss<' "$work/fp8big.cu" &&
+	grep -q 'two of 128 floats per thread' "$work/fp8big.err" ||
+	{ echo "FAIL: gemm_fp8_nt 128x256: promoted beyond the registers"; cat "$work/fp8big.err"; status=1; }
 exit $status

@@ -40,7 +40,7 @@ typedef struct Cli {
 	bool verify;            /* --verify */
 	bool line_directives;   /* --line-directives */
 	bool standalone;        /* --standalone */
-	bool wgmma;             /* --wgmma */
+	TcWgmma wgmma;          /* --wgmma, --no-wgmma */
 	bool list_kernels;      /* --list-kernels */
 	bool json;              /* --json: --list-kernels as JSON */
 	bool explain;           /* --explain */
@@ -85,8 +85,10 @@ usage(FILE *f)
 	      "program\n"
 	      "  --standalone         inline the helper headers into the "
 	      "output\n"
-	      "  --wgmma              on sm_90a, gemms that fit it use wgmma "
-	      "(experimental)\n"
+	      "  --wgmma              on sm_90a, fp8 gemms use wgmma too, "
+	      "summing below f32\n"
+	      "                       precision (promoted per gemm)\n"
+	      "  --no-wgmma           on sm_90a, every gemm uses mma.sync\n"
 	      "  --list-kernels       print the program's kernel names\n"
 	      "  --list-targets       print every target and arch with what "
 	      "tilec assumes\n"
@@ -125,7 +127,7 @@ enum {
 	OPT_STANDALONE, OPT_LIST_KERNELS, OPT_TIME, OPT_TARGET, OPT_ARCH,
 	OPT_OUT, OPT_KERNEL, OPT_DUMP_AFTER, OPT_EMIT, OPT_CONFIG, OPT_DEFINE,
 	OPT_JSON,
-	OPT_EXPLAIN, OPT_LIST_TARGETS, OPT_WGMMA,
+	OPT_EXPLAIN, OPT_LIST_TARGETS, OPT_WGMMA, OPT_NO_WGMMA,
 };
 
 static const TcOptSpec options[] = {
@@ -135,6 +137,7 @@ static const TcOptSpec options[] = {
 	{ "line-directives", 0, false, OPT_LINE_DIRECTIVES },
 	{ "standalone", 0, false, OPT_STANDALONE },
 	{ "wgmma", 0, false, OPT_WGMMA },
+	{ "no-wgmma", 0, false, OPT_NO_WGMMA },
 	{ "list-kernels", 0, false, OPT_LIST_KERNELS },
 	{ "list-targets", 0, false, OPT_LIST_TARGETS },
 	{ "json", 0, false, OPT_JSON },
@@ -203,7 +206,8 @@ parse_args(Cli *cli, int argc, char **argv, bool *stop)
 		case OPT_VERIFY: cli->verify = true; break;
 		case OPT_LINE_DIRECTIVES: cli->line_directives = true; break;
 		case OPT_STANDALONE: cli->standalone = true; break;
-		case OPT_WGMMA: cli->wgmma = true; break;
+		case OPT_WGMMA: cli->wgmma = TC_WGMMA_ALL; break;
+		case OPT_NO_WGMMA: cli->wgmma = TC_WGMMA_OFF; break;
 		case OPT_LIST_KERNELS: cli->list_kernels = true; break;
 		case OPT_JSON: cli->json = true; break;
 		case OPT_EXPLAIN: cli->explain = true; break;

@@ -174,6 +174,7 @@ clone_stmt(const Clone *c, const TcStmt *s)
 	case TC_ST_PREFETCH:
 	case TC_ST_COMMIT_GROUP:
 	case TC_ST_WAIT_GROUP:
+	case TC_ST_WGMMA_WAIT:
 	case TC_ST_STAGE_VIEW:
 	case TC_ST_COPY_PLAN:
 	case TC_ST_PIPE_SELECT:

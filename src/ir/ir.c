@@ -732,6 +732,10 @@ tc_stmt_visit(const TcStmt *s, TcVisitor *v)
 		if (v->var)
 			v->var(v->ctx, s->u.bars.var);
 		break;
+	case TC_ST_WGMMA_WAIT:
+		if (v->var)
+			v->var(v->ctx, s->u.wait.acc);
+		break;
 	case TC_ST_STAGE_BAR_ARRIVE:
 	case TC_ST_STAGE_BAR_WAIT:
 		if (v->var)
@@ -846,6 +850,10 @@ access_stmt(void *ctx, const TcStmt *s)
 		return TC_VISIT_OVER;
 	case TC_ST_COPY_PLAN:
 		/* Reads nothing yet: its ASYNC_COPYs do. */
+		return TC_VISIT_OVER;
+	case TC_ST_WGMMA_WAIT:
+		/* The gemms in flight write acc until it returns. */
+		acc->fn(acc->ctx, s->u.wait.acc, rw);
 		return TC_VISIT_OVER;
 	case TC_ST_PREFETCH:
 		/* Reads no element: only its origins are evaluated. */

@@ -590,6 +590,10 @@ print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s)
 	case TC_ST_WAIT_GROUP:
 		tc_buf_printf(b, "wait_group %d", s->u.wait.pending);
 		break;
+	case TC_ST_WGMMA_WAIT:
+		tc_buf_printf(b, "wgmma_wait %d %s", s->u.wait.pending,
+			      var_name(s->u.wait.acc));
+		break;
 	case TC_ST_STAGE_VIEW:
 		tc_buf_printf(b, "stage_view %s = %s stage ",
 			      var_name(s->u.view.var), var_name(s->u.view.of));
@@ -647,7 +651,11 @@ print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s)
 		if (s->u.gemm.trans_b)
 			tc_buf_puts(b, "^T");
 		if (s->u.gemm.wgmma_n)
-			tc_buf_printf(b, " by wgmma n%d", s->u.gemm.wgmma_n);
+			tc_buf_printf(b, " by wgmma n%d%s", s->u.gemm.wgmma_n,
+				      s->u.gemm.wgmma_promote ? " promoted" : "");
+		if (s->u.gemm.wgmma_pending)
+			tc_buf_printf(b, ", %d in flight",
+				      s->u.gemm.wgmma_pending);
 		print_cpu_gemm(b, &s->u.gemm.cpu);
 		if (s->u.gemm.issue) {
 			tc_buf_puts(b, ", issuing {");

@@ -618,6 +618,10 @@ TcDtype tc_reduce_all_type(TcDtype t);
 	X(WAIT_GROUP, "wait_group") /* wait.pending: this thread waits \
 				       until at most that many of its \
 				       committed groups are in flight */ \
+	X(WGMMA_WAIT, "wgmma_wait") /* wait.pending, wait.acc: the \
+				       warpgroup waits until at most that \
+				       many of its wgmma groups (which \
+				       write acc) are in flight */ \
 	X(STAGE_VIEW, "stage_view") /* view.*: a name for one stage of a \
 				       staged shared buffer */ \
 	X(COPY_PLAN, "copy_plan") /* plan.*: declares a strided copy's \
@@ -773,7 +777,8 @@ struct TcStmt {
 		} copy; /* COPY, ATOMIC_ADD, ASYNC_COPY, PREFETCH */
 		struct {
 			int pending; /* groups left in flight, >= 0 */
-		} wait; /* WAIT_GROUP */
+			TcVar *acc;  /* WGMMA_WAIT: the accumulator */
+		} wait; /* WAIT_GROUP, WGMMA_WAIT */
 		struct {
 			/* A BUFFER made for the view: of's shape, dtype,
 			 * layout and swizzle, one stage; the statements
@@ -821,6 +826,16 @@ struct TcStmt {
 			 * wgmma instruction (a warpgroup's columns go in
 			 * chunks of it); 0 when the gemm is not wgmma's. */
 			int wgmma_n;
+			/* layout.c: the wgmma form sums below f32
+			 * precision, so the gemm's sum is promoted
+			 * (TcMatrixForm.promote). */
+			bool wgmma_promote;
+			/* expand_pipeline.c: wgmma groups of this gemm
+			 * left in flight when it returns (0 or 1): the
+			 * mbarrier loop's gemm, when nothing else in the
+			 * loop touches its accumulator, keeps one, and a
+			 * WGMMA_WAIT after the loop waits for it. */
+			int wgmma_pending;
 			/* expand_pipeline.c: a BLOCK run by every thread
 			 * inside the gemm, after its first matrix
 			 * instruction (the mbarrier loop's next copies);
@@ -1096,6 +1111,11 @@ typedef struct TcMatrixForm {
 	bool mn_major;           /* wgmma: A may be M-major (TILE_TRANS_A)
 				  * and B N-major (B[K][N]); otherwise both
 				  * must be K-major (8-bit forms) */
+	bool promote;            /* it sums below the accumulator's
+				  * precision (wgmma's fp8 forms keep about
+				  * 14 bits of each f32 sum): each gemm sums
+				  * into a zeroed second accumulator, added
+				  * into C in full precision after it */
 } TcMatrixForm;
 
 /* A warp matrix instruction a tile_gemm lowers to: layout.c spreads the
@@ -1232,6 +1252,16 @@ int tc_wgmma_chunk(const TcMatrixInsn *wg, long long cols, int min_n);
 /* The most stages a pipelined loop may keep (specialize checks). */
 #define TC_MAX_STAGES 32
 
+/* Which gemms may be wgmma's (layout.c). */
+typedef enum TcWgmma {
+	TC_WGMMA_EXACT, /* default: those whose form sums in the
+			 * accumulator's precision (f16, bf16, i8) */
+	TC_WGMMA_OFF,   /* --no-wgmma: none; mma.sync throughout */
+	TC_WGMMA_ALL,   /* --wgmma: fp8 too, its sums promoted per gemm
+			 * (measured about 1e-4 of the largest |C| off,
+			 * where mma.sync is exact) */
+} TcWgmma;
+
 struct TcOptions {
 	const char *kernel;          /* --kernel NAME, or NULL for all */
 	int ndefines;                /* -D NAME=VALUE bindings */
@@ -1244,10 +1274,8 @@ struct TcOptions {
 	bool verify;                 /* verify the IR after every pass */
 	bool line_directives;        /* #line back to the tile program */
 	bool standalone;             /* inline templates into the output */
-	bool wgmma;                  /* --wgmma: gemms may use the target's
-				      * warpgroup instruction (sm_90a); off
-				      * by default until the H200 run of
-				      * tools/gpu_bench.sh has checked it */
+	TcWgmma wgmma;               /* which gemms may use the target's
+				      * warpgroup instruction (sm_90a) */
 	bool explain;                /* --explain: a note on every buffer's
 					placement (explain.c) */
 };

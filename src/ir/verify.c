@@ -1108,6 +1108,13 @@ check_stmt(Verifier *v, const TcStmt *s)
 			fail(v, s->loc, "wait_group for %d groups",
 			     s->u.wait.pending);
 		break;
+	case TC_ST_WGMMA_WAIT:
+		if (s->u.wait.pending < 0 || !s->u.wait.acc ||
+		    s->u.wait.acc->layout.kind != TC_LAYOUT_WGMMA)
+			fail(v, s->loc, "wgmma_wait for %d groups of '%s', not "
+			     "a wgmma accumulator", s->u.wait.pending,
+			     name_of(s->u.wait.acc));
+		break;
 	case TC_ST_STAGE_VIEW:
 		check_view(v, s);
 		break;

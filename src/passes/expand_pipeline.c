@@ -682,15 +682,30 @@ mutable_local(const Expand *x, const char *base)
 	return v;
 }
 
-/* The gemm of `s` (a clone of the loop body's copies_in_gemm), given the
- * issue block; recurses nowhere (copies_gemm keeps it at the top level). */
-static void
-hook_gemm(TcStmt *body, const TcStmt *orig_gemm, const TcVec *orig, int from,
-	  TcStmt *issue)
+/* The gemm of `body` (a clone of the loop body's copies_in_gemm, whose
+ * statements from `from` on `body` holds); recurses nowhere (copies_gemm
+ * keeps it at the top level). */
+static TcStmt *
+cloned_gemm(TcStmt *body, const TcStmt *orig_gemm, const TcVec *orig, int from)
 {
 	for (int i = 0; i < body->u.block.body.len; i++)
 		if (orig->items[from + i] == orig_gemm)
-			((TcStmt *)body->u.block.body.items[i])->u.gemm.issue = issue;
+			return body->u.block.body.items[i];
+	return NULL;
+}
+
+/* Whether the mbarrier loop's gemm g may return with its wgmma group in
+ * flight, to be waited for by the next iteration's (the tensor cores
+ * then run one group behind the warps, never idle between iterations):
+ * when it is wgmma's with both operands in shared memory, summed in
+ * place, and nothing else in the loop `body` touches its accumulator. */
+static bool
+gemm_stays_in_flight(const TcStmt *body, const TcStmt *g)
+{
+	const TcVar *c = g->u.gemm.c.var, *a = g->u.gemm.a.var;
+	return g->u.gemm.wgmma_n > 0 && !g->u.gemm.wgmma_promote &&
+	       a->scope == TC_SCOPE_SHARED &&
+	       tc_stmt_touches(body, g, c) == 0;
 }
 
 /* The mbarrier loop of pipelined loop pp->loop (copies_in_gemm, every
@@ -747,22 +762,50 @@ fast_loop(const Expand *x, Pipe *pp, const TcVec *plans, TcVar *pre,
 	TcStmt *rest = block(x);
 	for (int i = pp->ncopies; i < items->len; i++)
 		push(x, rest, clone_stmt(x->a, items->items[i], &views));
+	TcStmt *g = cloned_gemm(rest, loop->u.loop.copies_in_gemm, items,
+				pp->ncopies);
+	bool in_flight = gemm_stays_in_flight(rest, g);
 	TcStmt *issue = block(x);
+	if (in_flight) {
+		/* The gemm returns once iteration k - 1's group has
+		 * completed, and issues the copies after that: that stage
+		 * is released there, before the wait for every warp's. */
+		g->u.gemm.wgmma_pending = 1;
+		TcStmt *then = block(x);
+		push(x, then, bar(x, TC_ST_STAGE_BAR_ARRIVE, bars, false,
+				  next_stage, NULL));
+		TcStmt *c = if_then(x, bin(x, TC_OP_GT, ref(x, k), num(x, 0)),
+				    then);
+		c->note = tc_fmt(x->a, "This warp's gemm of iteration %s - 1 "
+				 "has completed: it is done with stage %s.",
+				 k->name, next_stage->name);
+		push(x, issue, c);
+	}
 	w = bar(x, TC_ST_STAGE_BAR_WAIT, bars, false, next_stage, next_phase);
 	w->note = tc_fmt(x->a, "Every warp is done with stage %s (iteration %s - 1's).",
 			 next_stage->name, k->name);
 	push(x, issue, w);
 	issue_strided(x, pp, plans, issue, next, next_stage, bars);
-	hook_gemm(rest, loop->u.loop.copies_in_gemm, items, pp->ncopies, issue);
+	g->u.gemm.issue = issue;
 	for (int i = 0; i < rest->u.block.body.len; i++)
 		push(x, body, rest->u.block.body.items[i]);
-	TcStmt *arrive = bar(x, TC_ST_STAGE_BAR_ARRIVE, bars, false, stage, NULL);
-	arrive->note = "This warp is done with its stage.";
-	push(x, body, arrive);
+	if (!in_flight) {
+		TcStmt *arrive = bar(x, TC_ST_STAGE_BAR_ARRIVE, bars, false,
+				     stage, NULL);
+		arrive->note = "This warp is done with its stage.";
+		push(x, body, arrive);
+	}
 	push(x, body, assign(x, next_stage, ref(x, stage)));
 	push(x, body, assign(x, next_phase, ref(x, phase)));
 	rotate(x, body, stage, phase, S);
 	push(x, blk, serial_for(x, k, ref(x, pp->end), body));
+	if (in_flight) {
+		TcStmt *done = simple(x, TC_ST_WGMMA_WAIT);
+		done->u.wait.pending = 0;
+		done->u.wait.acc = g->u.gemm.c.var;
+		done->note = "The last iteration's gemm has completed.";
+		push(x, blk, done);
+	}
 
 	TcStmt *drain = block(x);
 	push(x, drain, bar(x, TC_ST_STAGE_BAR_WAIT, bars, true, stage, phase));

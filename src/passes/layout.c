@@ -889,6 +889,11 @@ choose_layouts(Layouter *L)
 
 /* --- wgmma: the warpgroup instruction, where every gemm fits it ----------- */
 
+/* Registers per thread for a promoted gemm's two accumulators: half of
+ * the 255 a thread may have, the rest for addresses, operands and the
+ * loop (a 64 x 128 warpgroup tile, 64 floats each, fits). */
+enum { PROMOTE_REGS = 128 };
+
 /* The first gemm in s, from `after` on (NULL: the first at all). */
 static const TcStmt *
 next_gemm(const TcStmt *s, const TcStmt **after)
@@ -930,11 +935,13 @@ row_bytes(const TcVar *v)
  * whole 64 x 16 tiles, A and B 16-bit tiles in shared memory that only
  * copies fill and gemms read (smem.c then swizzles them as wgmma reads
  * them), rows of 32 or 64 bytes or whole 128-byte panels, K whole k-steps;
- * 8-bit operands (fp8, i8) K-major.
+ * 8-bit operands (fp8, i8) K-major; a form summing below the
+ * accumulator's precision only when `inexact` allows it, and with room
+ * for its second accumulator.
  * Also the narrowest instruction the N-major B allows (*min_chunk). */
 static const char *
 wgmma_misfit(TcArena *a, const TcKernel *k, const TcMatrixInsn *wg,
-	     const TcStmt *s, int *min_chunk)
+	     const TcStmt *s, long long threads, bool inexact, int *min_chunk)
 {
 	const TcVar *c = s->u.gemm.c.var, *av = s->u.gemm.a.var,
 		    *bv = s->u.gemm.b.var;
@@ -984,6 +991,19 @@ wgmma_misfit(TcArena *a, const TcKernel *k, const TcMatrixInsn *wg,
 		return tc_fmt(a, "it is %lldx%lld with K %lld (wgmma takes M "
 			      "a multiple of %d, N of 16, K of %d)", M, N, K,
 			      wg->m, f->k);
+	if (f->promote && !inexact)
+		return tc_fmt(a, "%s sums below f32 precision (about 1e-4 "
+			      "of the largest |C| off even promoted per "
+			      "gemm, where mma.sync is exact); --wgmma "
+			      "accepts that", f->name);
+	/* A promoted sum needs a second accumulator as large as C's
+	 * share of each thread; both must leave room for the rest. */
+	if (f->promote && 2 * M * N > PROMOTE_REGS * threads)
+		return tc_fmt(a, "%s sums below f32 precision, so its gemms "
+			      "sum into a second accumulator: two of %lld "
+			      "floats per thread exceed the %d registers "
+			      "left for them (a smaller tile or more threads "
+			      "fit)", f->name, M * N / threads, PROMOTE_REGS);
 	if (!tb) {
 		/* N-major B: an instruction's columns start a swizzle row. */
 		long long span = row_bytes(bv) < 128 ? row_bytes(bv) : 128;
@@ -997,7 +1017,7 @@ wgmma_misfit(TcArena *a, const TcKernel *k, const TcMatrixInsn *wg,
 /* Whether every gemm of k fits wgmma; if not, why (k->wgmma_why). */
 static bool
 wgmma_fits(TcArena *a, TcKernel *k, const TcTarget *t, long long threads,
-	   int *min_chunk)
+	   bool inexact, int *min_chunk)
 {
 	const TcStmt *after = NULL, *g = next_gemm(k->body, &after);
 	if (!g)
@@ -1011,7 +1031,8 @@ wgmma_fits(TcArena *a, TcKernel *k, const TcTarget *t, long long threads,
 	}
 	*min_chunk = 16;
 	for (; g; after = g, g = next_gemm(k->body, &after)) {
-		const char *why = wgmma_misfit(a, k, t->wgmma, g, min_chunk);
+		const char *why = wgmma_misfit(a, k, t->wgmma, g, threads,
+					       inexact, min_chunk);
 		if (why) {
 			k->wgmma_why = tc_fmt(a, "the tile_gemm at %d:%d does not "
 					      "fit wgmma: %s", g->loc.line,
@@ -1040,6 +1061,9 @@ set_instructions(TcKernel *k, const TcMatrixInsn *wg, int min_chunk)
 		((TcStmt *)g)->u.gemm.wgmma_n = !wg ? 0 :
 			tc_wgmma_chunk(wg, (long long)c->layout.dim[1].tiles *
 				       wg->n, min_chunk);
+		const TcMatrixForm *f = wg ? tc_matrix_form(wg, av->dtype,
+							   c->dtype) : NULL;
+		((TcStmt *)g)->u.gemm.wgmma_promote = f && f->promote;
 	}
 	return true;
 }
@@ -1104,8 +1128,9 @@ layout_kernel(TcArena *a, TcKernel *k, const TcTarget *t, const TcOptions *opt)
 {
 	int min_chunk = 0;
 	k->wgmma_why = NULL;
-	if (t->wgmma && opt->wgmma &&
-	    wgmma_fits(a, k, t, tc_abi_threads(k, t), &min_chunk)) {
+	if (t->wgmma && opt->wgmma != TC_WGMMA_OFF &&
+	    wgmma_fits(a, k, t, tc_abi_threads(k, t),
+		       opt->wgmma == TC_WGMMA_ALL, &min_chunk)) {
 		layout_with(a, k, t, t->wgmma, min_chunk);
 		if (set_instructions(k, t->wgmma, min_chunk))
 			return;

@@ -13,6 +13,16 @@
 
 #include "tilec/cuda/tilec_wgmma_insn.cuh"
 
+// wgmma is in sm_90a's instruction set only.  `nvcc -arch=sm_90a` also
+// compiles the source to compute_90 PTX (for later GPUs to JIT), which
+// has none: there the helpers that issue it trap.  Device passes for
+// sm_90a (nvcc's and NVRTC's) define __CUDA_ARCH_FEAT_SM90_ALL.
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL) || !defined(__CUDA_ARCH__)
+#define TILEC_HAS_WGMMA 1
+#else
+#define TILEC_HAS_WGMMA 0
+#endif
+
 namespace tilec {
 
 // --- The accumulator distribution of wgmma ---------------------------------------------
@@ -141,17 +151,22 @@ template <int RS, int CS> __device__ __forceinline__ void fence_operands(int (&a
 // they execute (a pipelined loop's next copies), and the helper returns
 // once the group has completed, so the stages it read may be refilled and
 // acc read.
+//
+// With SUM_PROMOTED (layout.c asks for it where the form sums below the
+// accumulator's precision: fp8 into f32, which keeps about 14 bits) the
+// instructions sum into a zeroed accumulator of the same shape, added
+// into acc in f32 once they complete: the reduced-precision sums are
+// then only over this gemm's K, not the whole loop's.
+enum Sum { SUM_IN_PLACE, SUM_PROMOTED };
+
 template <int TM, int TN, int NI, bool TRANS_A, bool TRANS_B, typename Acc, typename T, int AR, int AC, int BR,
-	  int BC, typename Hook = NoHook>
-__device__ __forceinline__ void wgmma_ss(Acc (&acc)[2 * TM][2 * TN], SwizzledTile<T, AR, AC> A,
-					 SwizzledTile<T, BR, BC> B, int m0, int n0, Hook &&hook = Hook())
+	  int BC>
+__device__ __forceinline__ void wgmma_issue_ss(Acc (&acc)[2 * TM][2 * TN], SwizzledTile<T, AR, AC> A,
+					       SwizzledTile<T, BR, BC> B, int m0, int n0)
 {
 	constexpr int K = TRANS_A ? AR : AC, KK = 32 / (int)sizeof(T); // k-step
 	static_assert(K % KK == 0 && (TRANS_B ? BC : BR) == K, "wgmma_ss: K is whole k-steps of A and B");
 	static_assert(TN * 8 % NI == 0 && NI >= 16 && NI <= 256, "wgmma_ss: whole instructions of NI columns");
-	fence_operands(acc);
-	asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-	asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
 	for (int k = 0; k < K; k += KK)
 #pragma unroll
@@ -165,10 +180,89 @@ __device__ __forceinline__ void wgmma_ss(Acc (&acc)[2 * TM][2 * TN], SwizzledTil
 				// stored [K][N], without TILE_TRANS_B.
 				WgmmaInsn<T, NI>::template issue<TRANS_A, !TRANS_B>(acc, 2 * mi, ni * NI / 4, a, b);
 			}
-	asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-	hook();
-	asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+}
+
+// Wait until at most PENDING of this warpgroup's wgmma groups, which
+// write acc, are in flight; acc may be read once no group is.
+template <int PENDING, typename Acc, int RS, int CS> __device__ __forceinline__ void wgmma_wait(Acc (&acc)[RS][CS])
+{
+#if TILEC_HAS_WGMMA
+	asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(PENDING) : "memory");
 	fence_operands(acc);
+#else
+	__trap();
+#endif
+}
+
+// One group of wgmma_issue_ss into d.  With PENDING 0, hook() runs while
+// it executes, and d may be read once it returns.  With PENDING 1 (the
+// pipelined loop's gemm, whose acc nothing else touches in the loop) it
+// returns with this group in flight, once the previous one completed,
+// and hook() runs after that wait (it may refill the stage the previous
+// group read); a later wgmma_wait<0>(d) ends it.  Groups into the same
+// accumulator run in order without a fence between them.
+template <int TM, int TN, int NI, bool TRANS_A, bool TRANS_B, int PENDING, typename Acc, typename T, int AR,
+	  int AC, int BR, int BC, typename Hook>
+__device__ __forceinline__ void wgmma_group_ss(Acc (&d)[2 * TM][2 * TN], SwizzledTile<T, AR, AC> A,
+					       SwizzledTile<T, BR, BC> B, int m0, int n0, Hook &&hook)
+{
+	static_assert(PENDING == 0 || PENDING == 1, "wgmma_ss: 0 or 1 groups left in flight");
+#if TILEC_HAS_WGMMA
+	fence_operands(d);
+	asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+	asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+	wgmma_issue_ss<TM, TN, NI, TRANS_A, TRANS_B>(d, A, B, m0, n0);
+	asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+	if (PENDING == 0)
+		hook();
+	wgmma_wait<PENDING>(d);
+	if (PENDING == 1)
+		hook();
+#else
+	__trap();
+#endif
+}
+
+// The two ways wgmma_ss sums (a specialization each, so that neither
+// holds the other's dead code).
+template <Sum SUM> struct SumInto;
+template <> struct SumInto<SUM_IN_PLACE> {
+	template <int TM, int TN, int NI, bool TRANS_A, bool TRANS_B, int PENDING, typename Acc, typename T,
+		  int AR, int AC, int BR, int BC, typename Hook>
+	__device__ static __forceinline__ void gemm(Acc (&acc)[2 * TM][2 * TN], SwizzledTile<T, AR, AC> A,
+						    SwizzledTile<T, BR, BC> B, int m0, int n0, Hook &&hook)
+	{
+		wgmma_group_ss<TM, TN, NI, TRANS_A, TRANS_B, PENDING>(acc, A, B, m0, n0, hook);
+	}
+};
+template <> struct SumInto<SUM_PROMOTED> {
+	template <int TM, int TN, int NI, bool TRANS_A, bool TRANS_B, int PENDING, typename Acc, typename T,
+		  int AR, int AC, int BR, int BC, typename Hook>
+	__device__ static __forceinline__ void gemm(Acc (&acc)[2 * TM][2 * TN], SwizzledTile<T, AR, AC> A,
+						    SwizzledTile<T, BR, BC> B, int m0, int n0, Hook &&hook)
+	{
+		static_assert(PENDING == 0, "wgmma_ss: a promoted sum is read when it returns");
+		Acc part[2 * TM][2 * TN];
+#pragma unroll
+		for (int i = 0; i < 2 * TM; i++)
+#pragma unroll
+			for (int j = 0; j < 2 * TN; j++)
+				part[i][j] = 0;
+		wgmma_group_ss<TM, TN, NI, TRANS_A, TRANS_B, 0>(part, A, B, m0, n0, hook);
+#pragma unroll
+		for (int i = 0; i < 2 * TM; i++)
+#pragma unroll
+			for (int j = 0; j < 2 * TN; j++)
+				acc[i][j] += part[i][j];
+	}
+};
+
+template <int TM, int TN, int NI, bool TRANS_A, bool TRANS_B, Sum SUM = SUM_IN_PLACE, int PENDING = 0,
+	  typename Acc, typename T, int AR, int AC, int BR, int BC, typename Hook = NoHook>
+__device__ __forceinline__ void wgmma_ss(Acc (&acc)[2 * TM][2 * TN], SwizzledTile<T, AR, AC> A,
+					 SwizzledTile<T, BR, BC> B, int m0, int n0, Hook &&hook = Hook())
+{
+	SumInto<SUM>::template gemm<TM, TN, NI, TRANS_A, TRANS_B, PENDING>(acc, A, B, m0, n0, hook);
 }
 
 // acc += A * B with A in registers: a fragment spread like acc's rows
@@ -185,6 +279,7 @@ __device__ __forceinline__ void wgmma_rs(float (&acc)[2 * TM][2 * TN], const flo
 	constexpr int K = K4 * 4;
 	static_assert(K % 16 == 0 && (TRANS_B ? BC : BR) == K, "wgmma_rs: K is whole k-steps of A and B");
 	static_assert(TN * 8 % NI == 0 && NI >= 16 && NI <= 256, "wgmma_rs: whole instructions of NI columns");
+#if TILEC_HAS_WGMMA
 	fence_operands(acc);
 	asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 	asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
@@ -205,6 +300,9 @@ __device__ __forceinline__ void wgmma_rs(float (&acc)[2 * TM][2 * TN], const flo
 	hook();
 	asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
 	fence_operands(acc);
+#else
+	__trap();
+#endif
 }
 
 } // namespace tilec

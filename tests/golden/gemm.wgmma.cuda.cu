@@ -72,10 +72,15 @@ gemm(int M, int N, int K, const __half *__restrict__ A, const __half *__restrict
 				__half *const As_stage = As + k_stage * (BLOCK_M * BLOCK_K);
 				__half *const Bs_stage = Bs + k_stage * (BLOCK_K * BLOCK_N);
 				// gemm.c:38 tile_gemm(acc, As, Bs)
-				tilec::wgmma_ss<2, 16, 128, false, false>(acc,
-					tilec::SwizzledTile<__half, 128, 64>(As_stage),
+				tilec::wgmma_ss<2, 16, 128, false, false, tilec::SUM_IN_PLACE, 1>(
+					acc, tilec::SwizzledTile<__half, 128, 64>(As_stage),
 					tilec::SwizzledTile<__half, 64, 256>(Bs_stage),
 					group_m * 128, group_n * 128, [&] {
+					// This warp's gemm of iteration k - 1 has completed: it is
+					// done with stage k_next_stage.
+					if (k > 0) {
+						k_bars.read(k_next_stage);
+					}
 					// Every warp is done with stage k_next_stage (iteration
 					// k - 1's).
 					k_bars.wait_empty(k_next_stage, k_next_phase);
@@ -87,13 +92,13 @@ gemm(int M, int N, int K, const __half *__restrict__ A, const __half *__restrict
 						k_next, K - k_next * BLOCK_K, N - bx * BLOCK_N, B);
 					k_bars.copied(k_next_stage);
 				});
-				// This warp is done with its stage.
-				k_bars.read(k_stage);
 				k_next_stage = k_stage;
 				k_next_phase = k_phase;
 				k_phase = k_stage == 1 ? k_phase ^ 1 : k_phase;
 				k_stage = k_stage + 1 == 2 ? 0 : k_stage + 1;
 			}
+			// The last iteration's gemm has completed.
+			tilec::wgmma_wait<0>(acc);
 			// The copies past the end have landed (and arrived) before the block may
 			// exit.
 			k_bars.wait_full(k_stage, k_phase);

@@ -1,5 +1,6 @@
 /* An int8 GEMM on the integer matrix instructions (mma.sync m16n8k32 s8
- * on CUDA, v_mfma_i32_16x16x16i8 / 16x16x32_i8 on HIP): C = A B^T with
+ * on sm_80, wgmma m64nNk32 s8 on sm_90a, v_mfma_i32_16x16x16i8 /
+ * 16x16x32_i8 on HIP): C = A B^T with
  * A M x K and the weights B stored N x K, as a W8A8 linear layer keeps
  * them, s32 accumulators, through a pipelined loop.  The ragged shapes
  * leave partial tiles in M, N and K (the copies zero-fill them); the i32
@@ -7,7 +8,7 @@
  * shape: M=100,N=70,K=200
  * shape: M=1,N=130,K=33
  * shape: M=129,N=8,K=64
- * expect-cuda: tilec::mma_ss<
+ * expect-cuda: tilec::(mma|wgmma)_ss<
  * expect-hip: tilec::mfma_ss<
  */
 #include <tilec.h>

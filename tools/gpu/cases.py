@@ -25,9 +25,11 @@ def source(sample):
     return (f"{path}.c" if "/" in path else f"samples/{path}.c"), kernel or None
 
 
-# Translator flags of some cases (all others: none): the GEMMs by wgmma
-# (sm_90a, --wgmma), checked on ragged shapes and timed beside the
-# mma.sync ones in the same run.
+# Translator flags of some cases (all others: none).  On sm_90a the
+# gemms of these take wgmma by default; each also runs as a `_mma` twin
+# translated with --no-wgmma (mma.sync), checked and timed beside it in
+# the same run.  The fp8 ones stay on mma.sync by default (their wgmma
+# sums are below f32 precision); their `_wgmma` twin takes --wgmma.
 WGMMA_CASES = ["gemm_f16_ragged", "gemm_bf16_ragged", "gemm_f16_ragged_fast", "gemm_bf16_ragged_fast",
                "gemm_f16_at_ragged", "gemm_bf16_bt_ragged", "gemm_f16_at_k64_ragged_fast",
                "gemm_bias_relu_ragged", "conv2d_ragged", "moe_gemm_ragged", "gemm_f16_index64_ragged",
@@ -39,8 +41,13 @@ WGMMA_CASES = ["gemm_f16_ragged", "gemm_bf16_ragged", "gemm_f16_ragged_fast", "g
                "flash_decode_split_ragged", "paged_decode_ragged",
                "gemm_w8a8_ragged", "gemm_w8a8_fast_ragged", "gemm_w8a8_4096", "gemm_i8_nt_ragged",
                "gemm_i8_nt_ragged_fast", "gemm_i8_nt_128x256x128", "gemm_fp8_nt_ragged",
-               "gemm_fp8e5m2_nt_ragged", "gemm_fp8_nt_4096", "gemm_fp8_nt_8192"]
-FLAGS = {f"{name}_wgmma": ["--wgmma"] for name in WGMMA_CASES}
+               "gemm_fp8e5m2_nt_ragged", "gemm_fp8_nt_4096", "gemm_fp8_nt_8192",
+               "gemm_fp8_nt_4096_128x128", "gemm_fp8_nt_8192_128x128", "gemm_fp8_nt_k4096_ragged",
+               "gemm_f16_8192_128x256x64_s4_256t", "gemm_f16_8192_128x128x64_s3_128t",
+               "gemm_f16_8192_256x128x32_s4_256t", "attention_4096_s3"]
+FP8_WGMMA_CASES = [n for n in WGMMA_CASES if "fp8" in n]
+FLAGS = {f"{name}_mma": ["--no-wgmma"] for name in WGMMA_CASES if name not in FP8_WGMMA_CASES}
+FLAGS.update({f"{name}_wgmma": ["--wgmma"] for name in FP8_WGMMA_CASES})
 
 # name: (sample, variant, defines, shapes, reference, kind)
 #   kind "check": correctness on ragged shapes; "bench": timed, checked too.
@@ -340,6 +347,17 @@ CASES = [
     ("gemm_fp8_nt_8192", "tests/lang/gemm_fp8_nt", None,
      {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 128, "STAGES": 3, "THREADS": 256},
      {"M": 8192, "N": 8192, "K": 8192}, "gemm_bt", "bench"),
+    # 128 x 128 tiles over 256 threads: the tile whose promoted wgmma
+    # sums fit (layout.c, PROMOTE_REGS); and a long K, where a sum kept
+    # below f32 precision drifts furthest.
+    ("gemm_fp8_nt_4096_128x128", "tests/lang/gemm_fp8_nt", None,
+     {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 128, "STAGES": 4, "THREADS": 256},
+     {"M": 4096, "N": 4096, "K": 4096}, "gemm_bt", "bench"),
+    ("gemm_fp8_nt_8192_128x128", "tests/lang/gemm_fp8_nt", None,
+     {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 128, "STAGES": 4, "THREADS": 256},
+     {"M": 8192, "N": 8192, "K": 8192}, "gemm_bt", "bench"),
+    ("gemm_fp8_nt_k4096_ragged", "tests/lang/gemm_fp8_nt", None, {},
+     {"M": 300, "N": 200, "K": 4100}, "gemm_bt", "check"),
 ] + [
     # int8 at 4096^3, in TOPS (the floor: cuBLAS's f16 TFLOP/s of the
     # same run); gemm_i8_4096_MxNxK_sS_TT as for f16 above.
@@ -372,5 +390,8 @@ CASES = [
     ("lang_masked_p", "tests/lang/masked", None, {}, {"T": 1001, "D": 100}, "lang_masked_p", "check"),
 ]
 
-# Each wgmma case is its mma.sync case translated with --wgmma.
-CASES += [(f"{c[0]}_wgmma",) + tuple(c[1:]) for c in CASES if c[0] in WGMMA_CASES]
+# The twins: each wgmma case on mma.sync (`_mma`), each fp8 one on
+# wgmma (`_wgmma`).
+CASES += [(f"{c[0]}_mma",) + tuple(c[1:]) for c in CASES
+          if c[0] in WGMMA_CASES and c[0] not in FP8_WGMMA_CASES]
+CASES += [(f"{c[0]}_wgmma",) + tuple(c[1:]) for c in CASES if c[0] in FP8_WGMMA_CASES]
