@@ -36,6 +36,16 @@ for file in samples/gemm samples/gemm_bias_relu samples/conv2d samples/moe_gemm 
 	fi
 	echo "ok: $sample: $(grep -oE 'Used [0-9]+ registers' "$work/$sample.log" | head -1)"
 done
+# Each gemm asks its own narrowest instruction: attention's S (32
+# columns, K-major B) takes n32 although P V's N-major V asks n64.
+"$tilec" samples/flash_attention.c -t cuda --arch sm_90a -D BLOCK_N=32 --standalone \
+	-o "$work/fa32.cu" 2>"$work/fa32.err" &&
+	grep -q 'wgmma_ss<2, 4, 32, false, true>(s' "$work/fa32.cu" &&
+	grep -q 'wgmma_rs<2, 16, 128, false>(o' "$work/fa32.cu" &&
+	nvcc -std=c++17 -gencode=arch=compute_90a,code=sm_90a -cubin -Xptxas -v \
+		-o "$work/fa32.cubin" "$work/fa32.cu" >"$work/fa32.log" 2>&1 &&
+	! grep -qE '[1-9][0-9]* bytes spill stores' "$work/fa32.log" ||
+	{ echo "FAIL: flash_attention BLOCK_N=32: not wgmma, or spills"; cat "$work/fa32.err"; status=1; }
 # The pipelined gemm keeps one group in flight; fp8 gemms are promoted.
 grep -q 'wgmma_ss<.*tilec::SUM_IN_PLACE, 1>' "$work/gemm.cu" ||
 	{ echo "FAIL: gemm: its gemm does not stay in flight"; status=1; }

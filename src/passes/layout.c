@@ -73,7 +73,8 @@ typedef struct Layouter {
 	bool row_reduce;    /* some MMA fragment is reduced along its rows */
 	int warps_m, warps_n; /* the MMA warp grid (wgmma: warpgroups) */
 	int min_chunk;      /* wgmma: the fewest columns one instruction may
-			       take (an N-major B's swizzle span) */
+			       take (16; a gemm with an N-major B asks
+			       more, gemm_min_chunk); 0 otherwise */
 } Layouter;
 
 static int
@@ -587,11 +588,32 @@ map_threads(TcStmt *s, bool in_spread, int depth, bool anchored, bool peers)
 
 /* --- Choosing the distributions -------------------------------------------------------- */
 
+static const TcStmt *next_gemm(const TcStmt *s, const TcStmt **after);
+static int gemm_min_chunk(const TcStmt *g);
+
+/* The fewest columns a wgmma instruction may take in column class cls:
+ * the most any gemm whose accumulator's columns are in it asks. */
+static int
+class_min_chunk(Layouter *L, int cls)
+{
+	int chunk = L->min_chunk;
+	const TcStmt *after = NULL, *g = next_gemm(L->k->body, &after);
+	for (; g; after = g, g = next_gemm(L->k->body, &after)) {
+		const TcVar *c = g->u.gemm.c.var;
+		if (c->rank == 2 && node(L, c, 1) >= 0 &&
+		    find(L, node(L, c, 1)) == cls && gemm_min_chunk(g) > chunk)
+			chunk = gemm_min_chunk(g);
+	}
+	return chunk;
+}
+
 static bool
 mma_grid(Layouter *L)
 {
-	/* Extents of MMA classes by axis. */
+	/* Extents of MMA classes by axis (and the columns' narrowest
+	 * wgmma instruction). */
 	long long rows[64], cols[64];
+	int chunks[64];
 	int nr = 0, nc = 0;
 	for (int n = 0; n < L->ncls; n++) {
 		Class *c = &L->cls[n];
@@ -599,8 +621,10 @@ mma_grid(Layouter *L)
 			continue;
 		if (c->axis == 0 && nr < 64)
 			rows[nr++] = c->extent;
-		else if (c->axis == 1 && nc < 64)
+		else if (c->axis == 1 && nc < 64) {
+			chunks[nc] = L->min_chunk ? class_min_chunk(L, n) : 0;
 			cols[nc++] = c->extent;
+		}
 	}
 	if (!nr && !nc)
 		return true;
@@ -615,7 +639,7 @@ mma_grid(Layouter *L)
 			ok = cols[i] % (L->mi->n * wn) == 0 &&
 			     (L->mi->group_warps == 1 ||
 			      tc_wgmma_chunk(L->mi, cols[i] / wn,
-					     L->min_chunk) > 0);
+					     chunks[i]) > 0);
 		if (!ok || (L->a_in_regs && wn != 1))
 			continue;
 		long long tm = nr ? rows[0] / wm : 0, tn = nc ? cols[0] / wn : 0;
@@ -937,11 +961,10 @@ row_bytes(const TcVar *v)
  * them), rows of 32 or 64 bytes or whole 128-byte panels, K whole k-steps;
  * 8-bit operands (fp8, i8) K-major; a form summing below the
  * accumulator's precision only when `inexact` allows it, and with room
- * for its second accumulator.
- * Also the narrowest instruction the N-major B allows (*min_chunk). */
+ * for its second accumulator. */
 static const char *
 wgmma_misfit(TcArena *a, const TcKernel *k, const TcMatrixInsn *wg,
-	     const TcStmt *s, long long threads, bool inexact, int *min_chunk)
+	     const TcStmt *s, long long threads, bool inexact)
 {
 	const TcVar *c = s->u.gemm.c.var, *av = s->u.gemm.a.var,
 		    *bv = s->u.gemm.b.var;
@@ -1004,20 +1027,26 @@ wgmma_misfit(TcArena *a, const TcKernel *k, const TcMatrixInsn *wg,
 			      "floats per thread exceed the %d registers "
 			      "left for them (a smaller tile or more threads "
 			      "fit)", f->name, M * N / threads, PROMOTE_REGS);
-	if (!tb) {
-		/* N-major B: an instruction's columns start a swizzle row. */
-		long long span = row_bytes(bv) < 128 ? row_bytes(bv) : 128;
-		int chunk = (int)(span * 8 / tc_dtype_storage_bits(bv->dtype));
-		if (chunk > *min_chunk)
-			*min_chunk = chunk;
-	}
 	return NULL;
+}
+
+/* The narrowest wgmma instruction gemm g allows: with an N-major B an
+ * instruction's columns start a swizzle row; 16 otherwise. */
+static int
+gemm_min_chunk(const TcStmt *g)
+{
+	const TcVar *bv = g->u.gemm.b.var;
+	if (g->u.gemm.trans_b)
+		return 16;
+	long long span = row_bytes(bv) < 128 ? row_bytes(bv) : 128;
+	int chunk = (int)(span * 8 / tc_dtype_storage_bits(bv->dtype));
+	return chunk > 16 ? chunk : 16;
 }
 
 /* Whether every gemm of k fits wgmma; if not, why (k->wgmma_why). */
 static bool
 wgmma_fits(TcArena *a, TcKernel *k, const TcTarget *t, long long threads,
-	   bool inexact, int *min_chunk)
+	   bool inexact)
 {
 	const TcStmt *after = NULL, *g = next_gemm(k->body, &after);
 	if (!g)
@@ -1029,10 +1058,9 @@ wgmma_fits(TcArena *a, TcKernel *k, const TcTarget *t, long long threads,
 		k->wgmma_why_loc = k->loc;
 		return false;
 	}
-	*min_chunk = 16;
 	for (; g; after = g, g = next_gemm(k->body, &after)) {
 		const char *why = wgmma_misfit(a, k, t->wgmma, g, threads,
-					       inexact, min_chunk);
+					       inexact);
 		if (why) {
 			k->wgmma_why = tc_fmt(a, "the tile_gemm at %d:%d does not "
 					      "fit wgmma: %s", g->loc.line,
@@ -1044,14 +1072,17 @@ wgmma_fits(TcArena *a, TcKernel *k, const TcTarget *t, long long threads,
 	return true;
 }
 
-/* Whether every gemm accumulator of k ended in registers; if so, each
- * gemm's wgmma_n (0 with the warp instruction). */
+/* Whether every gemm accumulator of k ended in registers (if not, the
+ * gemm that failed, *bad); if so, each gemm's wgmma_n (0 with the warp
+ * instruction). */
 static bool
-set_instructions(TcKernel *k, const TcMatrixInsn *wg, int min_chunk)
+set_instructions(TcKernel *k, const TcMatrixInsn *wg,
+		 const TcStmt **bad)
 {
 	const TcStmt *after = NULL, *g = next_gemm(k->body, &after);
 	for (; g; after = g, g = next_gemm(k->body, &after)) {
 		const TcVar *c = g->u.gemm.c.var, *av = g->u.gemm.a.var;
+		*bad = g;
 		if (!tc_layout_is_matrix(c->layout.kind))
 			return false;
 		/* wgmma reads A from shared memory only as a swizzled tile. */
@@ -1060,7 +1091,7 @@ set_instructions(TcKernel *k, const TcMatrixInsn *wg, int min_chunk)
 			return false;
 		((TcStmt *)g)->u.gemm.wgmma_n = !wg ? 0 :
 			tc_wgmma_chunk(wg, (long long)c->layout.dim[1].tiles *
-				       wg->n, min_chunk);
+				       wg->n, gemm_min_chunk(g));
 		const TcMatrixForm *f = wg ? tc_matrix_form(wg, av->dtype,
 							   c->dtype) : NULL;
 		((TcStmt *)g)->u.gemm.wgmma_promote = f && f->promote;
@@ -1126,20 +1157,27 @@ layout_with(TcArena *a, TcKernel *k, const TcTarget *t,
 static void
 layout_kernel(TcArena *a, TcKernel *k, const TcTarget *t, const TcOptions *opt)
 {
-	int min_chunk = 0;
 	k->wgmma_why = NULL;
 	if (t->wgmma && opt->wgmma != TC_WGMMA_OFF &&
 	    wgmma_fits(a, k, t, tc_abi_threads(k, t),
-		       opt->wgmma == TC_WGMMA_ALL, &min_chunk)) {
-		layout_with(a, k, t, t->wgmma, min_chunk);
-		if (set_instructions(k, t->wgmma, min_chunk))
+		       opt->wgmma == TC_WGMMA_ALL)) {
+		layout_with(a, k, t, t->wgmma, 16);
+		const TcStmt *g = NULL;
+		if (set_instructions(k, t->wgmma, &g))
 			return;
-		k->wgmma_why = "its gemm accumulators cannot all be in "
-			       "registers in wgmma's layout";
-		k->wgmma_why_loc = k->loc;
+		const TcVar *c = g->u.gemm.c.var, *av = g->u.gemm.a.var;
+		const TcVar *v = tc_layout_is_matrix(c->layout.kind) ? av : c;
+		k->wgmma_why = tc_fmt(a, "in wgmma's layout the %s '%s' of the "
+				      "tile_gemm at %d:%d would not be in "
+				      "registers%s%s", v == c ? "accumulator" :
+				      "A operand", v->name, g->loc.line,
+				      g->loc.col, v->smem_why ? ": " : "",
+				      v->smem_why ? v->smem_why : "");
+		k->wgmma_why_loc = g->loc;
 	}
 	layout_with(a, k, t, t->mma, 0);
-	set_instructions(k, NULL, 0);
+	const TcStmt *g = NULL;
+	set_instructions(k, NULL, &g);
 }
 
 bool

@@ -44,7 +44,8 @@ WGMMA_CASES = ["gemm_f16_ragged", "gemm_bf16_ragged", "gemm_f16_ragged_fast", "g
                "gemm_fp8e5m2_nt_ragged", "gemm_fp8_nt_4096", "gemm_fp8_nt_8192",
                "gemm_fp8_nt_4096_128x128", "gemm_fp8_nt_8192_128x128", "gemm_fp8_nt_k4096_ragged",
                "gemm_f16_8192_128x256x64_s4_256t", "gemm_f16_8192_128x128x64_s3_128t",
-               "gemm_f16_8192_256x128x32_s4_256t", "attention_4096_s3"]
+               "gemm_f16_8192_256x128x32_s4_256t", "attention_4096_s3",
+               "attention_n32_ragged", "attention_n32_4096"]
 FP8_WGMMA_CASES = [n for n in WGMMA_CASES if "fp8" in n]
 FLAGS = {f"{name}_mma": ["--no-wgmma"] for name in WGMMA_CASES if name not in FP8_WGMMA_CASES}
 FLAGS.update({f"{name}_wgmma": ["--wgmma"] for name in FP8_WGMMA_CASES})
@@ -129,6 +130,12 @@ CASES = [
     ("attention_causal_ragged", "flash_attention", None, {"CAUSAL": 1}, {"B": 2, "S": 777, "H": 3}, "attention", "check"),
     ("attention_d64_ragged", "flash_attention", None, {"HEAD_DIM": 64, "BLOCK_N": 32}, {"B": 1, "S": 300, "H": 5}, "attention", "check"),
     ("attention_4096", "flash_attention", None, {}, {"B": 8, "S": 4096, "H": 16}, "attention", "bench"),
+    # The shipped sm_90a record's tiling (BLOCK_N 32): S's 32 columns take
+    # wgmma n32 while P V's N-major V asks n64 of its own gemm only.
+    ("attention_n32_ragged", "flash_attention", None, {"BLOCK_N": 32}, {"B": 2, "S": 1000, "H": 3},
+     "attention", "check"),
+    ("attention_n32_4096", "flash_attention", None, {"BLOCK_N": 32}, {"B": 8, "S": 4096, "H": 16},
+     "attention", "bench"),
     ("attention_causal_4096", "flash_attention", None, {"CAUSAL": 1}, {"B": 8, "S": 4096, "H": 16}, "attention", "bench"),
     ("attention_4096_n128", "flash_attention", None, {"BLOCK_N": 128}, {"B": 8, "S": 4096, "H": 16}, "attention", "bench"),
     ("attention_4096_s3", "flash_attention", None, {"STAGES": 3}, {"B": 8, "S": 4096, "H": 16}, "attention", "bench"),
