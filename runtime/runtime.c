@@ -1330,21 +1330,22 @@ tilec_launch_checked(tilec_kernel *k, const tilec_arg *args, int nargs,
 				     "against: compile its module with its "
 				     "launch document (the manifest option; "
 				     "tilec_jit does)", k->name);
+	TilecLaunchBuf buf;
 	void **argv;
 	tilec_launch_config cfg;
 	bool empty;
 	tilec_status st = tilec_rt_prepare_launch(ctx, k->sig,
 						  ctx->ops->backend,
 						  ctx->device, args, nargs,
-						  stream, &argv, &cfg, &empty,
-						  &k->problem);
+						  stream, &buf, &argv, &cfg,
+						  &empty, &k->problem);
 	if (st != TILEC_OK)
 		return st;
 	/* The CPU's entry derives the grid itself (nothing to run when it
 	 * is empty); a GPU driver refuses an empty grid. */
 	if (!empty || ctx->ops->backend == TILEC_BACKEND_OPENMP)
 		st = ctx->ops->launch(ctx, k->entry, argv, &cfg);
-	free(argv);
+	free(buf.heap);
 	return st;
 }
 

@@ -133,10 +133,22 @@ tilec_status tilec_rt_signatures_parse(tilec_context *ctx, const char *backend,
 				       int *nsigs);
 const char *tilec_rt_signature_kernel(const TilecSignature *s);
 void tilec_rt_signature_free(TilecSignature *s);
+/* The caller's room for a launch's working arrays: enough for a kernel
+ * of up to 16 parameters called with up to 16 arguments, so that such a
+ * launch allocates nothing. */
+typedef struct TilecLaunchBuf {
+	union {
+		max_align_t align;
+		unsigned char bytes[3072];
+	} room;
+	void *heap; /* the malloc'd block used instead, or NULL: free it */
+} TilecLaunchBuf;
 /* Check nargs arguments against s (tilec_launch_checked says how; the
  * context runs `backend` on GPU `device`) and
- * prepare the launch: *argv (malloc'd, one block: free it) gets a pointer
- * per parameter, *cfg the grid, block, shared memory and stream, *empty
+ * prepare the launch: *argv gets a pointer per parameter, in `buf` when
+ * the working arrays fit there and in one malloc'd block otherwise
+ * (buf->heap: free it after the launch; on failure nothing is left to
+ * free), *cfg the grid, block, shared memory and stream, *empty
  * whether the grid is empty.  A mismatch is TILEC_ERR_INVALID, the
  * context's error naming the kernel and the parameter, *problem its
  * TILEC_PROBLEM_ kind. */
@@ -144,9 +156,9 @@ tilec_status tilec_rt_prepare_launch(tilec_context *ctx,
 				     const TilecSignature *s,
 				     tilec_backend backend, int device,
 				     const tilec_arg *args, int nargs,
-				     void *stream, void ***argv,
-				     tilec_launch_config *cfg, bool *empty,
-				     int *problem);
+				     void *stream, TilecLaunchBuf *buf,
+				     void ***argv, tilec_launch_config *cfg,
+				     bool *empty, int *problem);
 
 /* ==== cache.c: the disk cache ============================================== *
  * An entry is two files in the cache directory: the object, named by the

@@ -1037,30 +1037,48 @@ typedef union Slot {
 	bool b;
 } Slot;
 
+/* Where a launch's working arrays go: the caller's buffer when they fit
+ * (a kernel of a few parameters: no allocation per launch), one
+ * malloc'd block otherwise.  Each array starts on a max_align_t. */
+static size_t
+round_up(size_t bytes)
+{
+	size_t a = _Alignof(max_align_t);
+	return (bytes + a - 1) / a * a;
+}
+
 tilec_status
 tilec_rt_prepare_launch(tilec_context *ctx, const TilecSignature *s,
 			tilec_backend backend, int device,
 			const tilec_arg *args, int nargs, void *stream,
-			void ***argv_out, tilec_launch_config *cfg, bool *empty,
-			int *problem)
+			TilecLaunchBuf *buf, void ***argv_out,
+			tilec_launch_config *cfg, bool *empty, int *problem)
 {
 	TilecStr msg = { 0 };
 	int n = s->nparams;
-	const tilec_arg **given = calloc((size_t)n + 1, sizeof *given);
-	tilec_arg *copies = calloc((size_t)(nargs > 0 ? nargs : 0) + 1,
-				   sizeof *copies);
-	long long *vals = calloc((size_t)n + 1, sizeof *vals);
-	double *fvals = calloc((size_t)n + 1, sizeof *fvals);
-	/* The pointers, then the slots they point to, in one block. */
-	void **argv = calloc((size_t)n + 1, sizeof *argv + sizeof(Slot));
+	size_t np = (size_t)n + 1, na = (size_t)(nargs > 0 ? nargs : 0) + 1;
+	size_t at_copies = round_up(np * sizeof(const tilec_arg *));
+	size_t at_vals = at_copies + round_up(na * sizeof(tilec_arg));
+	size_t at_fvals = at_vals + round_up(np * sizeof(long long));
+	size_t at_argv = at_fvals + round_up(np * sizeof(double));
+	/* The pointers, then the slots they point to. */
+	size_t total = at_argv + np * (sizeof(void *) + sizeof(Slot));
+	unsigned char *block = buf->room.bytes;
+	buf->heap = NULL;
+	if (total > sizeof buf->room.bytes)
+		block = buf->heap = malloc(total);
 	tilec_status st = TILEC_ERR_INVALID;
 	*argv_out = NULL;
 	*empty = false;
 	*problem = TILEC_PROBLEM_NONE;
-	if (!given || !copies || !vals || !fvals || !argv) {
-		st = tilec_rt_fail(ctx, TILEC_ERR_NOMEM, "out of memory");
-		goto done;
-	}
+	if (!block)
+		return tilec_rt_fail(ctx, TILEC_ERR_NOMEM, "out of memory");
+	memset(block, 0, total);
+	const tilec_arg **given = (const tilec_arg **)(void *)block;
+	tilec_arg *copies = (tilec_arg *)(void *)(block + at_copies);
+	long long *vals = (long long *)(void *)(block + at_vals);
+	double *fvals = (double *)(void *)(block + at_fvals);
+	void **argv = (void **)(void *)(block + at_argv);
 	Slot *slots = (Slot *)(void *)(argv + n + 1);
 	*problem = TILEC_PROBLEM_TYPE;
 	if (!bind_args(s, args, nargs, copies, given, &msg))
@@ -1126,18 +1144,13 @@ tilec_rt_prepare_launch(tilec_context *ctx, const TilecSignature *s,
 		}
 	}
 	*argv_out = argv;
-	argv = NULL;
 	*problem = TILEC_PROBLEM_NONE;
-	st = TILEC_OK;
-	goto done;
+	tilec_rt_str_free(&msg);
+	return TILEC_OK;
 invalid:
 	st = launch_fail(ctx, s, &msg);
-done:
 	tilec_rt_str_free(&msg);
-	free(given);
-	free(copies);
-	free(vals);
-	free(fvals);
-	free(argv);
+	free(buf->heap);
+	buf->heap = NULL;
 	return st;
 }

@@ -365,6 +365,31 @@ START_TEST(gemm_too_few_and_too_many)
 }
 END_TEST
 
+/* More arguments than the launch's room on the stack holds (its working
+ * arrays are then allocated): refused as any extra argument is, and a
+ * right launch after it runs. */
+START_TEST(gemm_past_the_launch_buffer)
+{
+	Gemm g = gemm_new();
+	enum { MANY = 40 };
+	tilec_arg many[MANY];
+	for (int i = 0; i < MANY; i++)
+		many[i] = tilec_arg_tensor(NULL, g.a.dev, TILEC_F32, 2, g.sa,
+					   NULL);
+	expect_invalid(fx.gemm, many, MANY, WORDS("40 arguments by position"));
+	ck_assert(all_poisoned(&g.c));
+	tilec_arg args[] = {
+		tilec_arg_tensor(NULL, g.a.dev, TILEC_F32, 2, g.sa, NULL),
+		tilec_arg_tensor(NULL, g.b.dev, TILEC_F32, 2, g.sb, NULL),
+		tilec_arg_tensor(NULL, g.c.dev, TILEC_F32, 2, g.sc, NULL),
+	};
+	ck_assert_msg(tilec_launch_checked(fx.gemm, args, 3, NULL) == TILEC_OK,
+		      "%s", tilec_error(fx.ctx));
+	gemm_check(&g);
+	gemm_free(&g);
+}
+END_TEST
+
 START_TEST(gemm_wrong_kind_name_stride)
 {
 	Gemm g = gemm_new();
@@ -570,6 +595,7 @@ checked_suite(void)
 	tcase_add_test(c, gemm_wrong_rank);
 	tcase_add_test(c, gemm_inconsistent_shapes);
 	tcase_add_test(c, gemm_too_few_and_too_many);
+	tcase_add_test(c, gemm_past_the_launch_buffer);
 	tcase_add_test(c, gemm_wrong_kind_name_stride);
 	tcase_add_test(c, gemm_empty);
 	tcase_add_test(c, pack_expression_extents);
