@@ -10,6 +10,7 @@ and the tests make the same calls and assertions; the tests that need
 the translator itself skip where libtilec cannot load.  Elsewhere the
 gemm tests run twice: on tilec.compile's kernel and on tilec.load's of
 what tilec.translate wrote."""
+import ctypes
 import os
 import subprocess
 import sys
@@ -182,6 +183,102 @@ def test_calls_reuse_nothing_stale(gemm):
     a, b, c = operands(12, 5, 3)
     gemm(12, 5, 3, a, b, c)
     check_gemm(a, b, c)
+
+
+def test_names_do_not_outlive_their_call(gemm):
+    """The same number of arguments by name, then by position, then by
+    name in another order: each call's names are its own."""
+    for _ in range(2):
+        a, b, c = operands(21, 13, 8)
+        gemm(C=c, A=a, B=b)
+        check_gemm(a, b, c)
+        a, b, c = operands(22, 14, 9)
+        gemm(a, b, c)
+        check_gemm(a, b, c)
+        a, b, c = operands(23, 15, 10)
+        gemm(B=b, C=c, A=a)
+        check_gemm(a, b, c)
+
+
+class _Sub(np.ndarray):
+    pass
+
+
+class _EmptyFirst(np.ndarray):
+    pass
+
+
+def test_array_subclasses_views_and_offsets(gemm):
+    """Arrays whose data does not start their buffer, subclasses, and a
+    subclass first met empty: each read at its own data pointer."""
+    a, b, c = operands(40, 24, 16)
+    big = rng.uniform(-1, 1, (41, 16)).astype(np.float32)
+    a = big[1:]  # a view one row in
+    gemm(a, b, c)
+    check_gemm(a, b, c)
+    a, b, c = (x.view(_Sub) for x in operands(19, 29, 5))
+    gemm(a, b, c)
+    check_gemm(np.asarray(a), np.asarray(b), np.asarray(c))
+    e = np.zeros((0, 5), np.float32).view(_EmptyFirst)
+    gemm(e, b, np.zeros((0, 29), np.float32).view(_EmptyFirst))
+    a2, b2, c2 = (x.view(_EmptyFirst) for x in operands(19, 29, 5))
+    gemm(a2, b2, c2)
+    check_gemm(np.asarray(a2), np.asarray(b2), np.asarray(c2))
+
+
+def test_array_layout_not_numpys_falls_back(gemm, monkeypatch):
+    """Where the data pointer is not where NumPy's C ABI puts it (the
+    check made once per array type fails), arrays are described through
+    __array_struct__ and the call is still right."""
+    from tilec import _arrays
+
+    class Elsewhere(np.ndarray):
+        pass
+
+    monkeypatch.setattr(_arrays, "DATA_AT", _arrays.DATA_AT + 8)
+    monkeypatch.setattr(_arrays, "_probed", [])
+    a, b, c = (x.view(Elsewhere) for x in operands(17, 9, 6))
+    gemm(a, b, c)
+    assert _arrays.KINDS[Elsewhere] is _arrays._numpy
+    check_gemm(np.asarray(a), np.asarray(b), np.asarray(c))
+
+
+def test_integers_outside_64_bits_are_value_errors(gemm):
+    # They once wrapped: 2**64 + 70 was taken for 70 and the kernel ran.
+    a, b, c = operands()
+    with pytest.raises(ValueError, match=r"argument 1 \(by position\): "
+                       r"18446744073709551686 does not fit in 64 bits"):
+        gemm(2 ** 64 + 70, 50, 33, a, b, c)
+    with pytest.raises(ValueError, match=r"argument 'K': -9223372036854775809 "
+                       r"does not fit in 64 bits"):
+        gemm(A=a, B=b, C=c, K=-2 ** 63 - 1)
+    assert np.isnan(c).all()
+    gemm(70, 50, 33, a, b, c)
+    check_gemm(a, b, c)
+
+
+def test_arguments_land_where_the_runtime_reads():
+    """tilec_arg written by one struct pack reads back field by field
+    through ctypes' declaration of it (_lib.Arg)."""
+    from tilec import _arrays, _lib
+    arr = (_lib.Arg * 3)()
+    slots = [_arrays.Slot(arr, i) for i in range(3)]
+    _arrays._tensor(slots[1], 0, 0x1234, 5, (3, 4), (4, 1),
+                    _lib.MEMORY_DEVICE, 2)
+    t = arr[1]
+    assert (t.size, t.name, t.kind, t.data, t.dtype, t.rank) == (
+        ctypes.sizeof(_lib.Arg), None, _lib.ARG_TENSOR, 0x1234, 5, 2)
+    assert (t.shape[0], t.shape[1], t.strides[0], t.strides[1]) == (3, 4, 4, 1)
+    assert (t.memory, t.device) == (_lib.MEMORY_DEVICE, 2)
+    name = b"alpha"
+    _arrays._float(slots[2], ctypes.cast(ctypes.c_char_p(name),
+                                         ctypes.c_void_p).value,
+                   0.25, [], [])
+    _arrays._int(slots[0], 0, -7, [], [])
+    assert (arr[2].kind, arr[2].name, arr[2].fvalue) == (
+        _lib.ARG_FLOAT, b"alpha", 0.25)
+    assert (arr[0].kind, arr[0].ivalue, arr[0].size) == (
+        _lib.ARG_INT, -7, ctypes.sizeof(_lib.Arg))
 
 
 def test_threads_call_one_kernel(gemm):

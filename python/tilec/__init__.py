@@ -209,45 +209,55 @@ class Kernel:
                                                  self.target)
 
     def _scratch(self, n):
-        """This thread's tilec_arg array for n arguments, its elements and
-        their buffers, made on the first call with n arguments and reused
-        after (every field a call needs is set by the call)."""
+        """This thread's tilec_arg array for n arguments and its Slots,
+        made on the first call with n arguments and reused after (a call
+        writes every field of every argument it passes)."""
         per_n = getattr(self._local, "per_n", None)
         if per_n is None:
             per_n = self._local.per_n = {}
         s = per_n.get(n)
         if s is None:
             arr = (_lib.Arg * max(n, 1))()
-            views = [arr[i] for i in range(n)]
-            for a in views:
-                a.size = ctypes.sizeof(_lib.Arg)
-            s = per_n[n] = (arr, views, [_arrays.Slot(a) for a in views])
+            s = per_n[n] = (arr, [_arrays.Slot(arr, i) for i in range(n)])
         return s
+
+    def _name(self, name):
+        """The address of `name`'s bytes (kept here for the kernel's
+        life) for tilec_arg.name."""
+        b = name.encode()
+        addr = ctypes.cast(ctypes.c_char_p(b), ctypes.c_void_p).value
+        self._names[name] = (b, addr)
+        return self._names[name]
 
     def __call__(self, *args, **kwargs):
         n = len(args) + len(kwargs)
-        arr, views, slots = self._scratch(n)
+        arr, slots = self._scratch(n)
         notes, keep = [], []
         kinds, describer = _arrays.KINDS, _arrays.describer
-        i = 0
-        for value in args:
-            a = views[i]
-            a.name = None
-            (kinds.get(type(value)) or describer(value, a))(
-                a, slots[i], value, notes, keep)
-            i += 1
-        for name, value in kwargs.items():
-            a = views[i]
-            b = self._names.get(name)
-            if b is None:
-                b = self._names[name] = name.encode()
-            a.name = b
-            (kinds.get(type(value)) or describer(value, a))(
-                a, slots[i], value, notes, keep)
-            i += 1
+        gpu = None
+        try:
+            for slot, value in zip(slots, args):
+                g = (kinds.get(type(value)) or describer(value, None))(
+                    slot, 0, value, notes, keep)
+                if gpu is None:
+                    gpu = g
+            if kwargs:
+                names = self._names
+                for slot, (name, value) in zip(slots[len(args):],
+                                               kwargs.items()):
+                    b = names.get(name) or self._name(name)
+                    g = (kinds.get(type(value)) or describer(value, name))(
+                        slot, b[1], value, notes, keep)
+                    if gpu is None:
+                        gpu = g
+        except _arrays.Unfit as e:
+            raise ValueError("%s: %s" % (_arrays.unfit(args, kwargs),
+                                         e)) from None
+        # On a GPU, the current stream of the GPU of the first torch
+        # tensor on one (None, the default stream, when there is none).
         stream = None
-        if self._gpu:
-            stream = _arrays.current_stream(args + tuple(kwargs.values()))
+        if gpu is not None and self._gpu:
+            stream = _arrays.stream_of(gpu)
         st = self._launch(self._kp, arr, n, stream)
         if st == _lib.OK:
             return None

@@ -12,6 +12,7 @@ import ctypes
 import glob
 import numbers
 import os
+import struct
 import sys
 
 from . import _lib
@@ -67,44 +68,59 @@ def _dtype(name):
 
 MAX_RANK = 8  # the runtime's largest tensor rank (runtime/signature.c)
 
+# tilec_arg's fields in order, as the C compiler lays them out ('@':
+# native sizes and alignment): size, name, kind, data, dtype, rank,
+# shape, strides, ivalue, fvalue, memory, device.  One pack_into writes
+# an argument whole, at half the cost of setting its ctypes fields one
+# by one; python/tests checks that it lands where _lib.Arg reads.
+ARG = struct.Struct("@QPiPiiPPqdii")
+ARG_SIZE = ctypes.sizeof(_lib.Arg)
+_pack_arg = ARG.pack_into
+INT64 = (-(1 << 63), (1 << 63) - 1)
+
 
 class Slot:
-    """The shape and strides buffers of one tilec_arg, made once and
-    reused by every call of a kernel (Kernel keeps them per thread), so
-    a call fills numbers in instead of allocating ctypes arrays."""
+    """Where one argument of a call goes: its tilec_arg in the call's
+    array (`arr` at byte offset `off`) and the shape and strides buffers
+    it points to, made once and reused by every call of a kernel
+    (Kernel keeps them per thread), so that a call writes numbers in
+    instead of allocating ctypes objects."""
 
-    __slots__ = ("shape", "strides", "n")
+    __slots__ = ("arr", "off", "shape", "strides", "shape_at", "strides_at",
+                 "n")
 
-    def __init__(self, a):
-        self.fit(a, MAX_RANK)
+    def __init__(self, arr, i):
+        self.arr, self.off = arr, i * ARG_SIZE
+        self.fit(MAX_RANK)
 
-    def fit(self, a, rank):
+    def fit(self, rank):
         """Buffers for `rank` dims; a larger rank than the runtime knows
         still gets its whole shape described (and refused there)."""
         self.n = max(rank, MAX_RANK)
         self.shape = (ctypes.c_int64 * self.n)()
         self.strides = (ctypes.c_int64 * self.n)()
-        a.shape = self.shape
+        self.shape_at = ctypes.addressof(self.shape)
+        self.strides_at = ctypes.addressof(self.strides)
 
 
-def _tensor(a, slot, data, code, shape, strides, memory, device):
-    """Fill tensor argument `a`; strides None: row-major contiguous (the
-    runtime's NULL)."""
+def _tensor(slot, name, data, code, shape, strides, memory, device):
+    """Write a tensor argument (`name`: the address of its name, 0 by
+    position; `data` None or 0 for none); strides None: row-major
+    contiguous (the runtime's NULL)."""
     n = len(shape)
     if n > slot.n:
-        slot.fit(a, n)
-    a.kind = _lib.ARG_TENSOR
-    a.data = data
-    a.dtype = code
-    a.rank = n
-    slot.shape[:n] = shape
+        slot.fit(n)
+    if n == 1:
+        slot.shape[0] = shape[0]
+    else:
+        slot.shape[:n] = shape
     if strides is None:
-        a.strides = None
+        at = 0
     else:
         slot.strides[:n] = strides
-        a.strides = slot.strides
-    a.memory = memory
-    a.device = device
+        at = slot.strides_at
+    _pack_arg(slot.arr, slot.off, ARG_SIZE, name, _lib.ARG_TENSOR, data or 0,
+              code, n, slot.shape_at, at, 0, 0.0, memory, device)
 
 
 # Each NumPy or torch dtype seen: (tilec's dtype, or NO_DTYPE with what
@@ -153,50 +169,126 @@ class _ArrayInterface(ctypes.Structure):
 NPY_ARRAY_C_CONTIGUOUS = 0x0001
 
 
-def _numpy(a, slot, value, notes, keep):
-    code, what = _numpy_dtype(value.dtype)
+def _element_strides(value, item):
+    """An array's strides in elements.  Byte strides that are not whole
+    elements cannot be row-major: -1 makes the runtime say the tensor is
+    not contiguous."""
+    return [s // item if s % item == 0 else -1 for s in value.strides]
+
+
+def _numpy(slot, name, value, notes, keep):
+    """Any ndarray, through __array_struct__ (the data pointer without
+    the Python object ndarray.ctypes.data builds)."""
+    code, what = _numpy_dtypes.get(value.dtype) or _numpy_dtype(value.dtype)
     if what:
         notes.append(what)
     capsule = value.__array_struct__
     ai = _ArrayInterface.from_address(_capsule_pointer(capsule, None))
-    if ai.flags & NPY_ARRAY_C_CONTIGUOUS:
-        strides = None
-    else:
-        item = ai.itemsize
-        # Byte strides that are not whole elements cannot be row-major:
-        # -1 makes the runtime say the tensor is not contiguous.
-        strides = [s // item if s % item == 0 else -1
-                   for s in value.strides]
-    _tensor(a, slot, ai.data if value.size else None, code, value.shape,
+    strides = (None if ai.flags & NPY_ARRAY_C_CONTIGUOUS
+               else _element_strides(value, ai.itemsize))
+    _tensor(slot, name, ai.data if value.size else None, code, value.shape,
             strides, _lib.MEMORY_HOST, 0)
 
 
-def _torch(a, slot, value, notes, keep):
-    code, what = _torch_dtype(value.dtype)
+# NumPy's PyArrayObject (ndarraytypes.h, part of its C ABI: PyArray_DATA
+# reads it) is PyObject_HEAD and then `char *data`; in CPython id() is
+# the object's address.  Where that holds, the data pointer is read
+# there, at a third of __array_struct__'s cost.  It is relied on for a
+# type only after it gave the right pointer for a probe and for that
+# type's first array (_numpy_reads_data); elsewhere _numpy is used.
+DATA_AT = object.__basicsize__
+_pointer_at = ctypes.c_void_p.from_address
+_probed = []
+
+
+def _numpy_head_data(value):
+    return _pointer_at(id(value) + DATA_AT).value
+
+
+def _numpy_reads_data(value):
+    """True when _numpy_head_data gives `value`'s data pointer, and a
+    probe's (an offset view of a fresh array): the layout is NumPy's."""
+    import numpy as np
+    if not _probed:
+        base = np.arange(7, dtype=np.int64)
+        probe = base[3:]
+        _probed.append(
+            _numpy_head_data(base) == base.__array_interface__["data"][0]
+            and _numpy_head_data(probe) ==
+            probe.__array_interface__["data"][0])
+    return _probed[0] and value.size > 0 and \
+        _numpy_head_data(value) == value.__array_interface__["data"][0]
+
+
+def _numpy_fast(slot, name, value, notes, keep):
+    """An ndarray of a type _numpy_reads_data accepted."""
+    code, what = _numpy_dtypes.get(value.dtype) or _numpy_dtype(value.dtype)
     if what:
         notes.append(what)
+    strides = (None if value.flags.c_contiguous
+               else _element_strides(value, value.itemsize))
+    _tensor(slot, name,
+            _pointer_at(id(value) + DATA_AT).value if value.size else None,
+            code, value.shape, strides, _lib.MEMORY_HOST, 0)
+
+
+# torch's function for the current stream's handle (what torch's own
+# launches read: an int, without a torch.cuda.Stream object), looked up
+# once.
+_raw_stream = []
+
+
+def stream_of(device):
+    """torch's current stream on GPU `device`, as an int (a CUstream or
+    hipStream_t)."""
+    if not _raw_stream:
+        import torch
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        if raw is None:
+            def raw(d):
+                return torch.cuda.current_stream(d).cuda_stream
+        _raw_stream.append(raw)
+    return _raw_stream[0](device)
+
+
+def _torch(slot, name, value, notes, keep):
+    """A torch tensor; returns its GPU's ordinal when it is on one (the
+    launch goes on that GPU's current stream)."""
+    code, what = _torch_dtypes.get(value.dtype) or _torch_dtype(value.dtype)
+    if what:
+        notes.append(what)
+    gpu = None
     if value.is_cuda:  # ROCm builds of torch name their GPUs cuda too
         memory, device = _lib.MEMORY_DEVICE, value.get_device()
+        gpu = device
     elif value.device.type == "cpu":
         memory, device = _lib.MEMORY_HOST, 0
     else:
         memory, device = _lib.MEMORY_DEVICE, max(value.get_device(), 0)
-    _tensor(a, slot, value.data_ptr() if value.numel() else None, code,
+    _tensor(slot, name, value.data_ptr() if value.numel() else None, code,
             value.shape, None if value.is_contiguous() else value.stride(),
             memory, device)
+    return gpu
 
 
-def _int(a, slot, value, notes, keep):
-    a.kind = _lib.ARG_INT
-    a.ivalue = int(value)
+class Unfit(ValueError):
+    """A number no tilec_arg can hold; the caller names the argument."""
 
 
-def _float(a, slot, value, notes, keep):
-    a.kind = _lib.ARG_FLOAT
-    a.fvalue = float(value)
+def _int(slot, name, value, notes, keep):
+    v = int(value)
+    if not INT64[0] <= v <= INT64[1]:
+        raise Unfit("%d does not fit in 64 bits" % v)
+    _pack_arg(slot.arr, slot.off, ARG_SIZE, name, _lib.ARG_INT, 0, 0, 0, 0,
+              0, v, 0.0, 0, 0)
 
 
-def _dlpack(a, slot, value, notes, keep):
+def _float(slot, name, value, notes, keep):
+    _pack_arg(slot.arr, slot.off, ARG_SIZE, name, _lib.ARG_FLOAT, 0, 0, 0, 0,
+              0, 0, float(value), 0, 0)
+
+
+def _dlpack(slot, name, value, notes, keep):
     capsule = value.__dlpack__()
     p = _capsule_pointer(capsule, b"dltensor")
     # DLManagedTensor starts with its DLTensor.
@@ -204,15 +296,15 @@ def _dlpack(a, slot, value, notes, keep):
     shape = [t.shape[i] for i in range(t.ndim)]
     strides = [t.strides[i] for i in range(t.ndim)] if t.strides else None
     code = (t.dtype.code, t.dtype.bits) if t.dtype.lanes == 1 else None
-    name = DLPACK.get(code)
-    if not name:
+    dname = DLPACK.get(code)
+    if not dname:
         notes.append("a DLPack tensor of type code %s" % (code,))
     data = (t.data or 0) + t.byte_offset
     memory = (_lib.MEMORY_HOST
               if t.device.device_type in (DL_CPU, DL_CUDA_HOST)
               else _lib.MEMORY_DEVICE)
-    _tensor(a, slot, data or None, _dtype(name) if name else NO_DTYPE, shape,
-            strides, memory, t.device.device_id)
+    _tensor(slot, name, data or None, _dtype(dname) if dname else NO_DTYPE,
+            shape, strides, memory, t.device.device_id)
     keep.append(capsule)
 
 
@@ -228,7 +320,9 @@ def _kind(value):
         np = sys.modules.get("numpy")
         torch = sys.modules.get("torch")
         if np is not None and isinstance(value, np.ndarray):
-            k = _numpy
+            if value.size == 0:
+                return _numpy  # the type is decided on an array with data
+            k = _numpy_fast if _numpy_reads_data(value) else _numpy
         elif torch is not None and isinstance(value, torch.Tensor):
             k = _torch
         elif hasattr(value, "__dlpack__"):
@@ -243,39 +337,39 @@ def _kind(value):
     return k
 
 
-def describer(value, a):
-    """The function that fills tilec_arg `a` from `value`, called as
-    f(a, slot, value, notes, keep): `slot` holds a's buffers, `notes`
-    gets what the runtime's message should add about an array it cannot
-    take, `keep` what must live until the launch returns.  TypeError for
-    a value that is neither a tensor nor a number.  KINDS.get(type(value))
-    finds it first for the types met before."""
+def describer(value, name):
+    """The function that describes `value` (the argument called `name`,
+    None by position) to the runtime, called as
+    f(slot, name_address, value, notes, keep): `slot` is where it goes
+    (Slot), `name_address` the address of its name's bytes (0 by
+    position), `notes` gets what the runtime's message should add about
+    an array it cannot take, `keep` what must live until the launch
+    returns; it returns the GPU of a torch tensor on one (whose stream
+    the launch goes on), else None, and raises Unfit for a number no
+    argument can hold.  TypeError for a value that is neither a tensor
+    nor a number.  KINDS.get(type(value)) finds it first for the types
+    met before."""
     k = _kind(value)
     if k is None:
-        raise TypeError("%s: a tensor (NumPy, torch, DLPack) or a number, not %s"
-                    % ("argument '%s'" % a.name.decode() if a.name
-                       else "an argument by position", type(value).__name__))
+        raise TypeError("%s: a tensor (NumPy, torch, DLPack) or a number, "
+                        "not %s" % ("argument '%s'" % name if name
+                                    else "an argument by position",
+                                    type(value).__name__))
     return k
 
 
-
-def current_stream(values):
-    """torch's current stream (a CUstream or hipStream_t, as an int) on
-    the GPU of the first torch tensor on a GPU among `values` (ROCm
-    builds of torch name theirs cuda too); None, the default stream,
-    when there is none."""
-    torch = sys.modules.get("torch")
-    if torch is None:
-        return None
-    for v in values:
-        if isinstance(v, torch.Tensor) and v.is_cuda:
-            # What torch's own launches read: an int, without making a
-            # torch.cuda.Stream object each call.
-            raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-            if raw is not None:
-                return raw(v.get_device())
-            return torch.cuda.current_stream(v.device).cuda_stream
-    return None
+def unfit(args, kwargs):
+    """Which argument Unfit was about: the first integer outside 64 bits,
+    as 'argument 2 (by position)' or "argument 'N'"."""
+    for i, v in enumerate(args):
+        if isinstance(v, numbers.Integral) and not \
+                INT64[0] <= int(v) <= INT64[1]:
+            return "argument %d (by position)" % (i + 1)
+    for name, v in kwargs.items():
+        if isinstance(v, numbers.Integral) and not \
+                INT64[0] <= int(v) <= INT64[1]:
+            return "argument '%s'" % name
+    return "an argument"
 
 
 _looked = []
