@@ -197,8 +197,9 @@ class Kernel:
         self.name, self.target, self.device = name, target, device
         self.source, self.manifest = source, manifest
         self.params = [p["name"] for p in manifest["params"]]
-        self._launch = self._rt.tilec_launch_checked
+        self._launch = _lib.launch_checked
         self._kp = ctypes.c_void_p(k)
+        self._kaddr = self._kp.value
         self._gpu = target != "openmp"
         self._names = {}
         self._local = threading.local()
@@ -209,16 +210,18 @@ class Kernel:
                                                  self.target)
 
     def _scratch(self, n):
-        """This thread's tilec_arg array for n arguments and its Slots,
-        made on the first call with n arguments and reused after (a call
-        writes every field of every argument it passes)."""
+        """This thread's tilec_arg array for n arguments (its address;
+        the Slots keep it) and its Slots, made on the first call with n
+        arguments and reused after (a call writes every field of every
+        argument it passes)."""
         per_n = getattr(self._local, "per_n", None)
         if per_n is None:
             per_n = self._local.per_n = {}
         s = per_n.get(n)
         if s is None:
             arr = (_lib.Arg * max(n, 1))()
-            s = per_n[n] = (arr, [_arrays.Slot(arr, i) for i in range(n)])
+            s = per_n[n] = (ctypes.addressof(arr),
+                             [_arrays.Slot(arr, i) for i in range(max(n, 1))])
         return s
 
     def _name(self, name):
@@ -231,7 +234,10 @@ class Kernel:
 
     def __call__(self, *args, **kwargs):
         n = len(args) + len(kwargs)
-        arr, slots = self._scratch(n)
+        try:
+            arr, slots = self._local.per_n[n]
+        except (AttributeError, KeyError):
+            arr, slots = self._scratch(n)
         notes, keep = [], []
         kinds, describer = _arrays.KINDS, _arrays.describer
         gpu = None
@@ -258,8 +264,8 @@ class Kernel:
         stream = None
         if gpu is not None and self._gpu:
             stream = _arrays.stream_of(gpu)
-        st = self._launch(self._kp, arr, n, stream)
-        if st == _lib.OK:
+        st = self._launch(self._kaddr, arr, n, stream)
+        if not st:  # TILEC_OK
             return None
         msg = _text(self._rt.tilec_error(self._ctx))
         if notes:

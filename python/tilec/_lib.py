@@ -109,6 +109,7 @@ class TranslatorUnavailable(NotFound):
 
 _lock = threading.Lock()
 _runtime = None
+launch_checked = None  # _declare_runtime sets it
 _translator = None
 
 
@@ -182,6 +183,12 @@ def _declare_runtime(rt):
     _declare(rt, "tilec_launch_checked", c_int, P, ctypes.POINTER(Arg),
              c_int, P)
     _declare(rt, "tilec_launch_problem", c_int, P)
+    # The same function for Kernel's calls, its arguments as addresses
+    # (ints convert to c_void_p faster than ctypes objects check).
+    global launch_checked
+    launch_checked = rt["tilec_launch_checked"]
+    launch_checked.restype = c_int
+    launch_checked.argtypes = [P, P, c_int, P]
     _declare(rt, "tilec_dtype_from_name", c_int, c_char_p)
 
 
