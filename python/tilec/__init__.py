@@ -235,9 +235,9 @@ class Kernel:
     def __call__(self, *args, **kwargs):
         n = len(args) + len(kwargs)
         try:
-            arr, slots = self._local.per_n[n]
+            args_at, slots = self._local.per_n[n]
         except (AttributeError, KeyError):
-            arr, slots = self._scratch(n)
+            args_at, slots = self._scratch(n)
         notes, keep = [], []
         kinds, describer = _arrays.KINDS, _arrays.describer
         gpu = None
@@ -264,7 +264,7 @@ class Kernel:
         stream = None
         if gpu is not None and self._gpu:
             stream = _arrays.stream_of(gpu)
-        st = self._launch(self._kaddr, arr, n, stream)
+        st = self._launch(self._kaddr, args_at, n, stream)
         if not st:  # TILEC_OK
             return None
         msg = _text(self._rt.tilec_error(self._ctx))
