@@ -398,6 +398,19 @@ units)
 	"$tilec" tune --unit "$work/tampered" --index 2 2>"$work/u2t.txt" || fail "the tampered unit"
 	grep -q "is corrupt (its SHA-256 is not its name)" "$work/u2t.txt" ||
 		{ cat "$work/u2t.txt"; fail "tampered reference data not noticed"; }
+	# A configuration whose values name no tunable of the program fails
+	# with that name; the values are never bound.
+	cp -r "$prep" "$work/stray"
+	python3 - "$work/stray/manifest.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+first = m["units"][2]["configs"][0]
+[c for c in m["configs"] if c["id"] == first][0]["values"]["NOPE"] = 3
+json.dump(m, open(sys.argv[1], "w"), indent=2)
+PY
+	"$tilec" tune --unit "$work/stray" --index 2 2>"$work/u2s.txt" || fail "the stray unit"
+	grep -q "the unit's values name NOPE, which is no tunable of" "$work/u2s.txt" ||
+		{ cat "$work/u2s.txt"; fail "a stray value not noticed"; }
 	JOB_COMPLETION_INDEX=2 "$tilec" tune --unit "$prep" 2>"$work/u2.txt" ||
 		fail "unit 2 by JOB_COMPLETION_INDEX"
 	grep -q "unit u002 (3 of 3)" "$work/u2.txt" || fail "not unit 2"

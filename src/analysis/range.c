@@ -193,3 +193,13 @@ tc_range_nonneg(const TcRanges *r, const TcExpr *e)
 		return false;
 	}
 }
+
+unsigned
+tc_range_origin_nonneg(const TcRanges *r, const TcRegion *g)
+{
+	unsigned bits = 0;
+	for (int d = 0; g->var && d < g->var->rank; d++)
+		if (g->origin[d] && tc_range_nonneg(r, g->origin[d]))
+			bits |= 1u << d;
+	return bits;
+}

@@ -33,6 +33,12 @@ void tc_ranges_init(TcRanges *r, TcArena *a, const TcKernel *k);
  * selects and value-keeping casts of those. */
 bool tc_range_nonneg(const TcRanges *r, const TcExpr *e);
 
+/* The dims of region g whose origin is proven >= 0 (tc_range_nonneg),
+ * as bits: bit d for origin[d], none for a dim without an origin.  What
+ * the bounds pass records in g->nonneg, and what decides whether a row's
+ * start needs the lower test (0 <= index) at all. */
+unsigned tc_range_origin_nonneg(const TcRanges *r, const TcRegion *g);
+
 /* Whether e keeps its value while the loops of the body run: literals,
  * tunables, scalars, block and loop indices, locals never reassigned,
  * and arithmetic, casts, selects and calls over those; no element

@@ -241,6 +241,8 @@ char *tune_xstrdup(const char *s);
 
 /* tune_space.c */
 json_t *tune_bucket_json(const Shape *s);
+TcHarnessSpec tune_harness_spec(const Tune *t, const long long *values,
+				bool reference_only);
 void tune_config_options(const Tune *t, const Config *c, TcOptions *opt);
 bool tune_enumerate(Tune *t);
 void tune_gen_free(Config *c);
@@ -248,6 +250,7 @@ bool tune_load_program(Tune *t);
 bool tune_shape_add(Shape *s, const char *list);
 void tune_shape_free(Shape *s);
 json_t *tune_shape_json(const Shape *s);
+const char *tune_values_from_json(const Tune *t, json_t *o, long long *values);
 int tune_translate_all(Tune *t, bool keep_source);
 
 /* tune_search.c */

@@ -74,21 +74,7 @@ static bool
 check_data(Tune *t, const Config *c, const char *dir, json_t **check,
 	   json_t **roles, double *tol)
 {
-	TcHarnessSpec spec = {
-		.file = t->file,
-		.text = t->text,
-		.len = t->len,
-		.target = t->target,
-		.arch = t->arch,
-		.kernel = t->kname,
-		.parsed = t->prog,
-		.ndefines = t->ntun,
-		.no_runtime = true,
-	};
-	for (int i = 0; i < t->ntun; i++) {
-		spec.define_name[i] = t->tun[i].name;
-		spec.define_value[i] = c->values[i];
-	}
+	TcHarnessSpec spec = tune_harness_spec(t, c->values, true);
 	TcHarness h;
 	TcHarnessShape s;
 	bool ok = tc_harness_load(&h, &spec);
@@ -494,16 +480,6 @@ status_from_name(const char *s)
 	return ST_FAILED;
 }
 
-/* Set c's values from a JSON object of every tunable's value. */
-static void
-values_from_json(const Tune *t, Config *c, json_t *o)
-{
-	for (int i = 0; i < t->ntun; i++) {
-		json_t *v = json_object_get(o, t->tun[i].name);
-		c->values[i] = v ? json_integer_value(v) : t->tun[i].def;
-	}
-}
-
 static json_t *
 load_json(const char *path, char **text_out)
 {
@@ -627,7 +603,8 @@ tune_finish(Tune *t)
 			c->rel_err = -1;
 			c->same_as = -1;
 			snprintf(c->id, sizeof c->id, "%s", tune_str(o, "id"));
-			values_from_json(t, c, json_object_get(o, "values"));
+			tune_values_from_json(t, json_object_get(o, "values"),
+					      c->values);
 			if (json_is_true(json_object_get(o, "default"))) {
 				c->is_default = true;
 				t->default_index = t->ncfg;

@@ -56,24 +56,7 @@ tune_harness_shape(const Tune *t, const Shape *shape, TcHarnessShape *s)
 static bool
 harness_open(Tune *t, Config *c, TcHarness *h)
 {
-	TcHarnessSpec spec = {
-		.file = t->file,
-		.text = t->text,
-		.len = t->len,
-		.target = t->target,
-		.arch = t->arch,
-		.march = t->march,
-		.kernel = t->kname,
-		.cc = t->cc,
-		.device = t->device_index,
-		.parsed = t->prog,
-		.ndefines = t->ntun,
-		.quiet = true,
-	};
-	for (int i = 0; i < t->ntun; i++) {
-		spec.define_name[i] = t->tun[i].name;
-		spec.define_value[i] = c->values[i];
-	}
+	TcHarnessSpec spec = tune_harness_spec(t, c->values, false);
 	if (!tc_harness_load(h, &spec))
 		return false;
 	if (c->gen_kernel) {

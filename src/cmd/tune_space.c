@@ -269,6 +269,64 @@ tune_config_options(const Tune *t, const Config *c, TcOptions *opt)
 	}
 }
 
+/* The harness spec for the configuration of values (one per tunable, in
+ * declaration order): the program as parsed, the target, the kernel and
+ * the values bound.  A reference-only spec (the farm's check data, made
+ * here without a runtime) prints its diagnostics; the others (the search's
+ * harnesses, a work unit's) compile with the JIT compiler and device of
+ * the command line and keep their diagnostics in the harness, for the
+ * record. */
+TcHarnessSpec
+tune_harness_spec(const Tune *t, const long long *values, bool reference_only)
+{
+	TcHarnessSpec spec = {
+		.file = t->file,
+		.text = t->text,
+		.len = t->len,
+		.target = t->target,
+		.arch = t->arch,
+		.kernel = t->kname,
+		.parsed = t->prog,
+		.ndefines = t->ntun,
+	};
+	if (reference_only) {
+		spec.no_runtime = true;
+	} else {
+		spec.march = t->march;
+		spec.cc = t->cc;
+		spec.device = t->device_index;
+		spec.quiet = true;
+	}
+	for (int i = 0; i < t->ntun; i++) {
+		spec.define_name[i] = t->tun[i].name;
+		spec.define_value[i] = values[i];
+	}
+	return spec;
+}
+
+/* A configuration's "values" object ({"BLOCK_M": 64, ...}, as
+ * tune_values_json writes it) as values per tunable, a tunable it leaves
+ * out at its default.  NULL, or the first name in o that is no tunable
+ * of the program. */
+const char *
+tune_values_from_json(const Tune *t, json_t *o, long long *values)
+{
+	for (int i = 0; i < t->ntun; i++) {
+		json_t *v = json_object_get(o, t->tun[i].name);
+		values[i] = v ? json_integer_value(v) : t->tun[i].def;
+	}
+	const char *key;
+	json_t *v;
+	json_object_foreach(o, key, v) {
+		int i = 0;
+		while (i < t->ntun && strcmp(t->tun[i].name, key) != 0)
+			i++;
+		if (i == t->ntun)
+			return key;
+	}
+	return NULL;
+}
+
 /* Free the translation translate_all kept for c. */
 void
 tune_gen_free(Config *c)

@@ -682,26 +682,17 @@ run_config(Tune *t, Units *u, json_t *cfg, const char *fault)
 {
 	json_t *m = u->m.root;
 	json_t *values = json_object_get(cfg, "values");
-	TcHarnessSpec spec = {
-		.file = t->file,
-		.text = t->text,
-		.len = t->len,
-		.target = t->target,
-		.arch = t->arch,
-		.march = t->march,
-		.kernel = t->kname,
-		.cc = t->cc,
-		.device = t->device_index,
-		.quiet = true,
-	};
-	const char *k;
-	json_t *v;
-	json_object_foreach(values, k, v) {
-		if (spec.ndefines == TC_MAX_DEFINES)
-			break;
-		spec.define_name[spec.ndefines] = k;
-		spec.define_value[spec.ndefines++] = json_integer_value(v);
+	long long vals[MAX_TUNABLES];
+	const char *stray = tune_values_from_json(t, values, vals);
+	if (stray) {
+		char *why = tune_fmt_alloc("the unit's values name %s, which "
+					   "is no tunable of %s", stray,
+					   t->file);
+		json_t *r = config_fail("failed", why, NULL);
+		free(why);
+		return r;
 	}
+	TcHarnessSpec spec = tune_harness_spec(t, vals, false);
 	TcHarness h;
 	TcHarnessShape s;
 	json_t *r = NULL;

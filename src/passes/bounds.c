@@ -19,10 +19,7 @@ static void
 mark(const TcRanges *rg, TcRegion *r)
 {
 	r->bounded = true;
-	r->nonneg = 0;
-	for (int d = 0; r->var && d < r->var->rank; d++)
-		if (r->origin[d] && tc_range_nonneg(rg, r->origin[d]))
-			r->nonneg |= 1u << d;
+	r->nonneg = tc_range_origin_nonneg(rg, r);
 }
 
 /* Mark the regions of a tile op. */

@@ -149,12 +149,12 @@ prefetch_of(const Prefetcher *P, const TcStmt *loop, const TcStmt *s,
 	TcStmt *pf = tc_stmt_new(P->a, TC_ST_PREFETCH, s->loc);
 	pf->u.copy.dst = s->u.copy.dst;
 	pf->u.copy.src = *src;
-	for (int d = 0; d < t->rank; d++) {
+	for (int d = 0; d < t->rank; d++)
 		pf->u.copy.src.origin[d] =
 			substitute(P->a, src->origin[d], var, next);
-		if (!tc_range_nonneg(P->rg, pf->u.copy.src.origin[d]))
-			return NULL;
-	}
+	unsigned all = (1u << t->rank) - 1;
+	if (tc_range_origin_nonneg(P->rg, &pf->u.copy.src) != all)
+		return NULL;
 	return pf;
 }
 

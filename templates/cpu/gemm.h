@@ -496,54 +496,85 @@ tilec_amx_pack_bf16(unsigned short *restrict pa, unsigned short *restrict pb,
 			}
 }
 
+/* c += x, as the two kinds of accumulator add a block into c: f32, and
+ * i32 wrapping as the tile instruction does (in unsigned arithmetic, so
+ * C sees no overflow). */
+static inline void
+tilec_amx_add_f32(float *c, float x)
+{
+	*c += x;
+}
+
+static inline void
+tilec_amx_add_i32(int *c, int x)
+{
+	*c = (int)((unsigned)*c + (unsigned)x);
+}
+
+/* The body of an AMX gemm, the same for bf16 and int8 but for the pieces
+ * named: op(a) and op(b) packed by PACK into 1 KiB tiles of T, KT of k in
+ * each (64 bytes a row); then for each 32 x 32 block of c, tiles 0-3
+ * zeroed, TDP on the 2 x 2 tile products at each of the kt steps of k,
+ * the block stored as ACC and added into c by ADD(&c element, block
+ * element).  kc is unused: a call's k is one tile run. */
+#define TILEC_AMX_GEMM(T, KT, PACK, TDP, ACC, ADD)                           \
+	(void)kc;                                                            \
+	if (m <= 0 || n <= 0 || k <= 0)                                      \
+		return;                                                      \
+	size_t tile = 1024 / sizeof(T); /* elements of a tile */             \
+	int mt = (m + 31) / 32 * 2, nt = (n + 31) / 32 * 2;                  \
+	int kt = (k + KT - 1) / KT;                                          \
+	_Alignas(64) T pa[(size_t)mt * kt * tile];                           \
+	_Alignas(64) T pb[(size_t)nt * kt * tile];                           \
+	_Alignas(64) ACC blk[32][32];                                        \
+	PACK(pa, pb, m, n, k, a, trans_a ? 1 : (size_t)lda,                  \
+	     trans_a ? (size_t)lda : 1, b, trans_b ? 1 : (size_t)ldb,        \
+	     trans_b ? (size_t)ldb : 1);                                     \
+	tilec_amx_configure();                                               \
+	for (int i0 = 0; i0 < m; i0 += 32)                                   \
+		for (int j0 = 0; j0 < n; j0 += 32) {                         \
+			/* a's two 16-row tiles and b's, over all of k */    \
+			const T *a0 = pa + (size_t)(i0 / 16) * kt * tile;    \
+			const T *a1 = a0 + (size_t)kt * tile;                \
+			const T *b0 = pb + (size_t)(j0 / 16) * kt * tile;    \
+			const T *b1 = b0 + (size_t)kt * tile;                \
+			_tile_zero(0);                                       \
+			_tile_zero(1);                                       \
+			_tile_zero(2);                                       \
+			_tile_zero(3);                                       \
+			for (int q = 0; q < kt; q++) {                       \
+				_tile_loadd(4, a0 + q * tile, 64);           \
+				_tile_loadd(5, a1 + q * tile, 64);           \
+				_tile_loadd(6, b0 + q * tile, 64);           \
+				_tile_loadd(7, b1 + q * tile, 64);           \
+				TDP(0, 4, 6);                                \
+				TDP(1, 4, 7);                                \
+				TDP(2, 5, 6);                                \
+				TDP(3, 5, 7);                                \
+			}                                                    \
+			_tile_stored(0, &blk[0][0], 128);                    \
+			_tile_stored(1, &blk[0][16], 128);                   \
+			_tile_stored(2, &blk[16][0], 128);                   \
+			_tile_stored(3, &blk[16][16], 128);                  \
+			int rows = tilec_gemm_min(32, m - i0);               \
+			int cols = tilec_gemm_min(32, n - j0);               \
+			for (int r = 0; r < rows; r++) {                     \
+				ACC *cr = c + (size_t)(i0 + r) * ldc + j0;   \
+				for (int j = 0; j < cols; j++)               \
+					ADD(&cr[j], blk[r][j]);              \
+			}                                                    \
+		}                                                            \
+	_tile_release();
+
 /* c[m][n] += op(a)[m][k] * op(b)[k][n]: bf16 operands (held as float),
- * f32 accumulate, on AMX tiles.  kc is unused: a call's k is one tile
- * run. */
+ * f32 accumulate, on AMX tiles (tdpbf16ps on pairs of k). */
 static inline TILEC_AMX void
 tilec_gemm_bf16_amx(int m, int n, int k, float *c, int ldc, const float *a,
 		    int lda, int trans_a, const float *b, int ldb, int trans_b,
 		    int kc)
 {
-	(void)kc;
-	if (m <= 0 || n <= 0 || k <= 0)
-		return;
-	int mt = (m + 31) / 32 * 2, nt = (n + 31) / 32 * 2, kt = (k + 31) / 32;
-	_Alignas(64) unsigned short pa[(size_t)mt * kt * 16 * 32];
-	_Alignas(64) unsigned short pb[(size_t)nt * kt * 16 * 32];
-	_Alignas(64) float blk[32][32];
-	tilec_amx_pack_bf16(pa, pb, m, n, k, a, trans_a ? 1 : (size_t)lda,
-			    trans_a ? (size_t)lda : 1, b,
-			    trans_b ? 1 : (size_t)ldb, trans_b ? (size_t)ldb : 1);
-	tilec_amx_configure();
-	for (int i0 = 0; i0 < m; i0 += 32)
-		for (int j0 = 0; j0 < n; j0 += 32) {
-			const unsigned short *a0 = pa + (size_t)(i0 / 16) * kt * 512;
-			const unsigned short *b0 = pb + (size_t)(j0 / 16) * kt * 512;
-			_tile_zero(0);
-			_tile_zero(1);
-			_tile_zero(2);
-			_tile_zero(3);
-			for (int q = 0; q < kt; q++) {
-				_tile_loadd(4, a0 + (size_t)q * 512, 64);
-				_tile_loadd(5, a0 + ((size_t)kt + q) * 512, 64);
-				_tile_loadd(6, b0 + (size_t)q * 512, 64);
-				_tile_loadd(7, b0 + ((size_t)kt + q) * 512, 64);
-				_tile_dpbf16ps(0, 4, 6);
-				_tile_dpbf16ps(1, 4, 7);
-				_tile_dpbf16ps(2, 5, 6);
-				_tile_dpbf16ps(3, 5, 7);
-			}
-			_tile_stored(0, &blk[0][0], 128);
-			_tile_stored(1, &blk[0][16], 128);
-			_tile_stored(2, &blk[16][0], 128);
-			_tile_stored(3, &blk[16][16], 128);
-			int rows = tilec_gemm_min(32, m - i0);
-			int cols = tilec_gemm_min(32, n - j0);
-			for (int r = 0; r < rows; r++)
-				for (int j = 0; j < cols; j++)
-					c[(size_t)(i0 + r) * ldc + j0 + j] += blk[r][j];
-		}
-	_tile_release();
+	TILEC_AMX_GEMM(unsigned short, 32, tilec_amx_pack_bf16, _tile_dpbf16ps,
+		       float, tilec_amx_add_f32)
 }
 
 /* op(a) as int8 [mt][kt][16][64] and op(b) as [nt][kt][16][16][4]. */
@@ -573,54 +604,14 @@ tilec_amx_pack_i8(signed char *restrict pa, signed char *restrict pb, int m,
 }
 
 /* c[m][n] += op(a)[m][k] * op(b)[k][n]: int8 operands, i32 accumulate
- * (exact, wrapping as i32 does), on AMX tiles. */
+ * (exact, wrapping as i32 does), on AMX tiles (tdpbssd on quads of k). */
 static inline TILEC_AMX void
 tilec_gemm_i8_amx(int m, int n, int k, int *c, int ldc, const signed char *a,
 		  int lda, int trans_a, const signed char *b, int ldb,
 		  int trans_b, int kc)
 {
-	(void)kc;
-	if (m <= 0 || n <= 0 || k <= 0)
-		return;
-	int mt = (m + 31) / 32 * 2, nt = (n + 31) / 32 * 2, kt = (k + 63) / 64;
-	_Alignas(64) signed char pa[(size_t)mt * kt * 1024];
-	_Alignas(64) signed char pb[(size_t)nt * kt * 1024];
-	_Alignas(64) int blk[32][32];
-	tilec_amx_pack_i8(pa, pb, m, n, k, a, trans_a ? 1 : (size_t)lda,
-			  trans_a ? (size_t)lda : 1, b, trans_b ? 1 : (size_t)ldb,
-			  trans_b ? (size_t)ldb : 1);
-	tilec_amx_configure();
-	for (int i0 = 0; i0 < m; i0 += 32)
-		for (int j0 = 0; j0 < n; j0 += 32) {
-			const signed char *a0 = pa + (size_t)(i0 / 16) * kt * 1024;
-			const signed char *b0 = pb + (size_t)(j0 / 16) * kt * 1024;
-			_tile_zero(0);
-			_tile_zero(1);
-			_tile_zero(2);
-			_tile_zero(3);
-			for (int q = 0; q < kt; q++) {
-				_tile_loadd(4, a0 + (size_t)q * 1024, 64);
-				_tile_loadd(5, a0 + ((size_t)kt + q) * 1024, 64);
-				_tile_loadd(6, b0 + (size_t)q * 1024, 64);
-				_tile_loadd(7, b0 + ((size_t)kt + q) * 1024, 64);
-				_tile_dpbssd(0, 4, 6);
-				_tile_dpbssd(1, 4, 7);
-				_tile_dpbssd(2, 5, 6);
-				_tile_dpbssd(3, 5, 7);
-			}
-			_tile_stored(0, &blk[0][0], 128);
-			_tile_stored(1, &blk[0][16], 128);
-			_tile_stored(2, &blk[16][0], 128);
-			_tile_stored(3, &blk[16][16], 128);
-			int rows = tilec_gemm_min(32, m - i0);
-			int cols = tilec_gemm_min(32, n - j0);
-			for (int r = 0; r < rows; r++)
-				for (int j = 0; j < cols; j++)
-					c[(size_t)(i0 + r) * ldc + j0 + j] =
-						(int)((unsigned)c[(size_t)(i0 + r) * ldc + j0 + j] +
-						      (unsigned)blk[r][j]);
-		}
-	_tile_release();
+	TILEC_AMX_GEMM(signed char, 64, tilec_amx_pack_i8, _tile_dpbssd, int,
+		       tilec_amx_add_i32)
 }
 #endif /* x86-64 */
 

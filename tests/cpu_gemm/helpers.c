@@ -114,78 +114,121 @@ typedef void (*GemmF32)(int, int, int, float *, int, const float *, int, int,
 typedef void (*GemmI8)(int, int, int, int *, int, const signed char *, int,
 		       int, const signed char *, int, int, int);
 
-static int failures;
+/* What a helper takes and gives: f32 operands, bf16 ones (held in
+ * floats), both into f32; int8 operands into i32, exact. */
+typedef enum { F32, BF16, I8 } Kind;
 
-/* One f32-accumulating helper on one shape; bf16 rounds the operands. */
-static void
-check_f32(const char *name, GemmF32 g, int m, int n, int k, int ta, int tb,
-	  int kc, int bf16)
+/* One helper under test. */
+typedef struct Helper {
+	const char *name;
+	Kind kind;
+	GemmF32 f32; /* F32, BF16 */
+	GemmI8 i8;   /* I8 */
+} Helper;
+
+/* A random operand of the kind's type, as a double. */
+static double
+operand(Kind kind)
 {
-	int lda = (ta ? m : k) + 3, ldb = (tb ? k : n) + 1, ldc = n + 2;
-	float *a = malloc(sizeof *a * (size_t)(ta ? k : m) * lda);
-	float *b = malloc(sizeof *b * (size_t)(tb ? n : k) * ldb);
-	float *c = malloc(sizeof *c * (size_t)m * ldc);
-	double *r = malloc(sizeof *r * (size_t)m * ldc);
-	for (int i = 0; i < (ta ? k : m) * lda; i++)
-		a[i] = bf16 ? round_bf16(rnd()) : rnd();
-	for (int i = 0; i < (tb ? n : k) * ldb; i++)
-		b[i] = bf16 ? round_bf16(rnd()) : rnd();
-	for (int i = 0; i < m * ldc; i++)
-		r[i] = c[i] = rnd();
-	for (int i = 0; i < m; i++)
-		for (int j = 0; j < n; j++)
-			for (int p = 0; p < k; p++)
-				r[i * ldc + j] += (double)(ta ? a[p * lda + i] : a[i * lda + p]) *
-						  (tb ? b[j * ldb + p] : b[p * ldb + j]);
-	g(m, n, k, c, ldc, a, lda, ta, b, ldb, tb, kc);
-	for (int i = 0; i < m * ldc; i++) {
-		double d = c[i] - r[i];
-		int pad = i % ldc >= n;
-		if ((pad && c[i] != (float)r[i]) || d > 1e-4 * k || d < -1e-4 * k) {
-			printf("FAIL %s m=%d n=%d k=%d trans_a=%d trans_b=%d kc=%d: "
-			       "c[%d][%d] = %g, expected %g\n", name, m, n, k, ta,
-			       tb, kc, i / ldc, i % ldc, c[i], r[i]);
-			failures++;
-			break;
-		}
+	switch (kind) {
+	case F32:
+		return rnd();
+	case BF16:
+		return round_bf16(rnd());
+	default:
+		return (signed char)(rnd() * 128.0f);
 	}
-	free(a);
-	free(b);
-	free(c);
-	free(r);
 }
 
+/* v[0 .. n) in the helper's types (malloc'd): float for F32 and BF16,
+ * int8 operands and int c for I8. */
+static void *
+typed(const double *v, size_t n, Kind kind, int is_c)
+{
+	if (kind != I8) {
+		float *p = malloc(sizeof *p * n);
+		for (size_t i = 0; i < n; i++)
+			p[i] = (float)v[i];
+		return p;
+	}
+	if (is_c) {
+		int *p = malloc(sizeof *p * n);
+		for (size_t i = 0; i < n; i++)
+			p[i] = (int)v[i];
+		return p;
+	}
+	signed char *p = malloc(n);
+	for (size_t i = 0; i < n; i++)
+		p[i] = (signed char)v[i];
+	return p;
+}
+
+/* c = h(a, b) + c, on the helper's types; every value is exact in a
+ * double (int8 and bf16 operands, c's starting values), and c holds what
+ * the helper left, padding included. */
 static void
-check_i8(const char *name, GemmI8 g, int m, int n, int k, int ta, int tb,
-	 int kc)
+call(const Helper *h, int m, int n, int k, double *c, int ldc,
+     const double *a, int lda, int ta, const double *b, int ldb, int tb,
+     int kc)
+{
+	size_t na = (size_t)(ta ? k : m) * lda, nb = (size_t)(tb ? n : k) * ldb;
+	size_t nc = (size_t)m * ldc;
+	void *pa = typed(a, na, h->kind, 0), *pb = typed(b, nb, h->kind, 0);
+	void *pc = typed(c, nc, h->kind, 1);
+	if (h->kind == I8)
+		h->i8(m, n, k, pc, ldc, pa, lda, ta, pb, ldb, tb, kc);
+	else
+		h->f32(m, n, k, pc, ldc, pa, lda, ta, pb, ldb, tb, kc);
+	for (size_t i = 0; i < nc; i++)
+		c[i] = h->kind == I8 ? ((int *)pc)[i] : ((float *)pc)[i];
+	free(pa);
+	free(pb);
+	free(pc);
+}
+
+static int failures;
+
+/* Helper h on one shape against a double-precision loop nest from the
+ * same random c: floats within 1e-4 per step of k, integers exactly, and
+ * the padding of c's rows untouched (its starting values, exact in a
+ * double). */
+static void
+check(const Helper *h, int m, int n, int k, int ta, int tb, int kc)
 {
 	int lda = (ta ? m : k) + 5, ldb = (tb ? k : n) + 3, ldc = n + 1;
-	signed char *a = malloc((size_t)(ta ? k : m) * lda);
-	signed char *b = malloc((size_t)(tb ? n : k) * ldb);
-	int *c = malloc(sizeof *c * (size_t)m * ldc);
-	int *r = malloc(sizeof *r * (size_t)m * ldc);
-	for (int i = 0; i < (ta ? k : m) * lda; i++)
-		a[i] = (signed char)(rnd() * 128.0f);
-	for (int i = 0; i < (tb ? n : k) * ldb; i++)
-		b[i] = (signed char)(rnd() * 128.0f);
-	a[0] = -128; /* the extremes the flip to unsigned must survive */
-	b[0] = -128;
-	for (int i = 0; i < m * ldc; i++)
-		r[i] = c[i] = (int)(rnd() * 1000.0f);
+	size_t na = (size_t)(ta ? k : m) * lda, nb = (size_t)(tb ? n : k) * ldb;
+	size_t nc = (size_t)m * ldc;
+	double *a = malloc(sizeof *a * na), *b = malloc(sizeof *b * nb);
+	double *c = malloc(sizeof *c * nc), *r = malloc(sizeof *r * nc);
+	for (size_t i = 0; i < na; i++)
+		a[i] = operand(h->kind);
+	for (size_t i = 0; i < nb; i++)
+		b[i] = operand(h->kind);
+	if (h->kind == I8) {
+		a[0] = -128; /* the extremes the flip to unsigned must survive */
+		b[0] = -128;
+	}
+	for (size_t i = 0; i < nc; i++)
+		r[i] = c[i] = h->kind == I8 ? (int)(rnd() * 1000.0f)
+					    : (float)rnd();
 	for (int i = 0; i < m; i++)
 		for (int j = 0; j < n; j++)
 			for (int p = 0; p < k; p++)
 				r[i * ldc + j] += (ta ? a[p * lda + i] : a[i * lda + p]) *
 						  (tb ? b[j * ldb + p] : b[p * ldb + j]);
-	g(m, n, k, c, ldc, a, lda, ta, b, ldb, tb, kc);
-	for (int i = 0; i < m * ldc; i++)
-		if (c[i] != r[i]) {
+	call(h, m, n, k, c, ldc, a, lda, ta, b, ldb, tb, kc);
+	double tol = h->kind == I8 ? 0 : 1e-4 * k;
+	for (size_t i = 0; i < nc; i++) {
+		double d = c[i] - r[i];
+		int pad = (int)(i % ldc) >= n;
+		if ((pad && c[i] != r[i]) || d > tol || d < -tol) {
 			printf("FAIL %s m=%d n=%d k=%d trans_a=%d trans_b=%d kc=%d: "
-			       "c[%d][%d] = %d, expected %d\n", name, m, n, k, ta,
-			       tb, kc, i / ldc, i % ldc, c[i], r[i]);
+			       "c[%zu][%zu] = %.9g, expected %.9g\n", h->name, m,
+			       n, k, ta, tb, kc, i / ldc, i % ldc, c[i], r[i]);
 			failures++;
 			break;
 		}
+	}
 	free(a);
 	free(b);
 	free(c);
@@ -205,6 +248,20 @@ main(void)
 		     __builtin_cpu_supports("fma");
 	int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 	int vnni = avx512 && __builtin_cpu_supports("avx512vnni");
+	Helper helpers[6];
+	int nhelpers = 0;
+	helpers[nhelpers++] = (Helper){ "generic", F32, tilec_gemm_f32_generic, 0 };
+	if (avx2)
+		helpers[nhelpers++] = (Helper){ "avx2", F32, tilec_gemm_f32_avx2, 0 };
+	if (avx512)
+		helpers[nhelpers++] = (Helper){ "avx512", F32, tilec_gemm_f32_avx512,
+						0 };
+	if (vnni)
+		helpers[nhelpers++] = (Helper){ "vnni", I8, 0, tilec_gemm_i8_vnni };
+	helpers[nhelpers++] = (Helper){ "amx bf16 (emulated)", BF16,
+					tilec_gemm_bf16_amx, 0 };
+	helpers[nhelpers++] = (Helper){ "amx int8 (emulated)", I8, 0,
+					tilec_gemm_i8_amx };
 	int runs = 0;
 	for (int x = 0; x < 6; x++)
 		for (int y = 0; y < 6; y++)
@@ -213,21 +270,8 @@ main(void)
 					int m = ms[x], n = ns[y], k = ks[z];
 					int ta = t & 1, tb = t >> 1;
 					int kc = (x + y + z) % 2 ? 16 : 256;
-					check_f32("generic", tilec_gemm_f32_generic, m, n, k,
-						  ta, tb, kc, 0);
-					if (avx2)
-						check_f32("avx2", tilec_gemm_f32_avx2, m, n, k,
-							  ta, tb, kc, 0);
-					if (avx512)
-						check_f32("avx512", tilec_gemm_f32_avx512, m, n,
-							  k, ta, tb, kc, 0);
-					if (vnni)
-						check_i8("vnni", tilec_gemm_i8_vnni, m, n, k, ta,
-							 tb, kc);
-					check_f32("amx bf16 (emulated)", tilec_gemm_bf16_amx,
-						  m, n, k, ta, tb, kc, 1);
-					check_i8("amx int8 (emulated)", tilec_gemm_i8_amx, m,
-						 n, k, ta, tb, kc);
+					for (int h = 0; h < nhelpers; h++)
+						check(&helpers[h], m, n, k, ta, tb, kc);
 					runs++;
 				}
 	printf("%d shapes; f32 on generic%s%s; int8 on VNNI %s; AMX bf16 and "
