@@ -891,8 +891,8 @@ expand(const Expand *x, TcStmt *loop)
 				"The fast loop, where every tile is whole 16-byte vectors "
 				"(tested once): each copy's per-thread addresses are computed "
 				"here, and the gemm issues iteration %s + %lld's copies without "
-				"branches after its first mma, overlapping the tensor cores' "
-				"work.  Per-stage barriers, not a block barrier per iteration: "
+				"branches from inside, while the tensor cores work on this "
+				"one.  Per-stage barriers, not a block barrier per iteration: "
 				"a warp waits for its stage's copies, and before refilling a "
 				"stage for the warps still reading it.  Otherwise the loop "
 				"below.", k->name, pp.stages - 1);

@@ -40,10 +40,10 @@ gemm(int M, int N, int K, const __half *__restrict__ A, const __half *__restrict
 		const int k_end = tilec::ceildiv(K, BLOCK_K);
 		// The fast loop, where every tile is whole 16-byte vectors (tested once): each
 		// copy's per-thread addresses are computed here, and the gemm issues iteration
-		// k + 1's copies without branches after its first mma, overlapping the tensor
-		// cores' work.  Per-stage barriers, not a block barrier per iteration: a warp waits
-		// for its stage's copies, and before refilling a stage for the warps still reading
-		// it.  Otherwise the loop below.
+		// k + 1's copies without branches from inside, while the tensor cores work on this
+		// one.  Per-stage barriers, not a block barrier per iteration: a warp waits for its
+		// stage's copies, and before refilling a stage for the warps still reading it.
+		// Otherwise the loop below.
 		const tilec::G2S<__half, BLOCK_M, BLOCK_K, THREADS, true> As_copy(BLOCK_K,
 			A + ((size_t)(by * BLOCK_M) * K), K, BLOCK_K);
 		const tilec::G2S<__half, BLOCK_K, BLOCK_N, THREADS, tilec::SWIZZLE_PANELS> Bs_copy(

@@ -37,10 +37,10 @@ gemm_bias_relu(int M, int N, int K, const __half *__restrict__ A, const __half *
 		const int k_end = tilec::ceildiv(K, BLOCK_K);
 		// The fast loop, where every tile is whole 16-byte vectors (tested once): each
 		// copy's per-thread addresses are computed here, and the gemm issues iteration
-		// k + 2's copies without branches after its first mma, overlapping the tensor
-		// cores' work.  Per-stage barriers, not a block barrier per iteration: a warp waits
-		// for its stage's copies, and before refilling a stage for the warps still reading
-		// it.  Otherwise the loop below.
+		// k + 2's copies without branches from inside, while the tensor cores work on this
+		// one.  Per-stage barriers, not a block barrier per iteration: a warp waits for its
+		// stage's copies, and before refilling a stage for the warps still reading it.
+		// Otherwise the loop below.
 		const tilec::G2S<__half, BLOCK_M, BLOCK_K, 128, true> As_copy(BLOCK_K,
 			A + ((size_t)(by * BLOCK_M) * K), K, BLOCK_K);
 		const tilec::G2S<__half, BLOCK_K, BLOCK_N, 128, true> Bs_copy(BLOCK_N,

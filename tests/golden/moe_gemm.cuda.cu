@@ -54,11 +54,10 @@ moe_gemm(int T, int N, int K, const __half *__restrict__ X, const int *__restric
 			const int k_end = tilec::ceildiv(K, BLOCK_K);
 			// The fast loop, where every tile is whole 16-byte vectors (tested once):
 			// each copy's per-thread addresses are computed here, and the gemm issues
-			// iteration k + 2's copies without branches after its first mma,
-			// overlapping the tensor cores' work.  Per-stage barriers, not a block
-			// barrier per iteration: a warp waits for its stage's copies, and before
-			// refilling a stage for the warps still reading it.  Otherwise the loop
-			// below.
+			// iteration k + 2's copies without branches from inside, while the tensor
+			// cores work on this one.  Per-stage barriers, not a block barrier per
+			// iteration: a warp waits for its stage's copies, and before refilling a
+			// stage for the warps still reading it.  Otherwise the loop below.
 			const tilec::G2S<__half, BLOCK_M, BLOCK_K, THREADS, true> Xs_copy(BLOCK_K,
 				X + ((size_t)m0 * K), K, BLOCK_K);
 			const tilec::G2S<__half, BLOCK_N, BLOCK_K, THREADS, true> Ws_copy(BLOCK_K,
