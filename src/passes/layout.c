@@ -1072,8 +1072,8 @@ wgmma_fits(TcArena *a, TcKernel *k, const TcTarget *t, long long threads,
 	return true;
 }
 
-/* Whether every gemm accumulator of k ended in registers (if not, the
- * gemm that failed, *bad); if so, each gemm's wgmma_n (0 with the warp
+/* Whether every gemm accumulator of k ended in registers (if not and
+ * bad is not NULL, the gemm that failed, *bad); if so, each gemm's wgmma_n (0 with the warp
  * instruction). */
 static bool
 set_instructions(TcKernel *k, const TcMatrixInsn *wg,
@@ -1082,7 +1082,8 @@ set_instructions(TcKernel *k, const TcMatrixInsn *wg,
 	const TcStmt *after = NULL, *g = next_gemm(k->body, &after);
 	for (; g; after = g, g = next_gemm(k->body, &after)) {
 		const TcVar *c = g->u.gemm.c.var, *av = g->u.gemm.a.var;
-		*bad = g;
+		if (bad)
+			*bad = g;
 		if (!tc_layout_is_matrix(c->layout.kind))
 			return false;
 		/* wgmma reads A from shared memory only as a swizzled tile. */
@@ -1176,8 +1177,7 @@ layout_kernel(TcArena *a, TcKernel *k, const TcTarget *t, const TcOptions *opt)
 		k->wgmma_why_loc = g->loc;
 	}
 	layout_with(a, k, t, t->mma, 0);
-	const TcStmt *g = NULL;
-	set_instructions(k, NULL, &g);
+	set_instructions(k, NULL, NULL);
 }
 
 bool
