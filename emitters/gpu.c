@@ -100,14 +100,25 @@ uses_wgmma(const Gpu *G)
 	return G->t->wgmma && G->unit > G->t->warp_size;
 }
 
-/* Whether any kernel of the program has wgmma accumulators: then every
- * kernel declares the dynamic shared memory 1024-byte aligned, since
- * the declarations of one translation unit must agree. */
+/* Whether the kernel needs the sm_90a helpers: wgmma's, or TMA copies
+ * (tensor maps); both need its swizzled tiles 1024-byte aligned. */
+static bool
+uses_sm90(const Gpu *G)
+{
+	return uses_wgmma(G) || G->k->tmaps.len > 0;
+}
+
+/* Whether any kernel of the program has wgmma accumulators or TMA
+ * copies: then every kernel declares the dynamic shared memory
+ * 1024-byte aligned, since the declarations of one translation unit
+ * must agree. */
 static bool
 program_uses_wgmma(const Gpu *G)
 {
 	for (int i = 0; i < G->prog->kernels.len; i++) {
 		const TcKernel *k = G->prog->kernels.items[i];
+		if (k->tmaps.len)
+			return true;
 		for (int j = 0; j < k->vars.len; j++)
 			if (((const TcVar *)k->vars.items[j])->layout.kind ==
 			    TC_LAYOUT_WGMMA)
@@ -1015,6 +1026,44 @@ g2s_setup(Gpu *G, const TcStmt *s, const char *name)
 	tc_buf_puts(b, ");\n");
 }
 
+/* The plan of a pipelined copy the mbarrier loop issues by TMA:
+ * `const tilec::TmaCopy<T, ROWS, COLS, RANK> NAME(MAP);`. */
+static void
+tma_setup(Gpu *G, const TcStmt *s, const TcTensorMap *m, const char *name)
+{
+	const TcVar *v = s->u.copy.dst.var;
+	tc_buf_printf(G->pr.out, "const tilec::TmaCopy<%s, %s, %s, %d> %s(%s);\n",
+		      storage_type(G, v->dtype), extent_text(G, v, 0, TC_PREC_COMMA + 1),
+		      extent_text(G, v, 1, TC_PREC_COMMA + 1), m->tensor->rank, name,
+		      m->name);
+}
+
+/* An ASYNC_COPY lowered TMA: iteration copy.iter's tile into stage
+ * copy.stage, `PLAN.issue(STAGE, BARS.full_bar(STAGE), {COORDS});`, the
+ * source origin innermost first. */
+static void
+tma_issue(Gpu *G, const TcStmt *s)
+{
+	const TcRegion *dst = &s->u.copy.dst, *src = &s->u.copy.src;
+	TcBuf *b = G->pr.out;
+	tc_buf_printf(b, "%s.issue(", s->u.copy.plan->name);
+	smem_stage(G, dst->var, s->u.copy.stage);
+	tc_buf_printf(b, ", %s.full_bar(", s->u.copy.bars->name);
+	expr(G, s->u.copy.stage);
+	tc_buf_puts(b, "), {");
+	for (int d = src->var->rank - 1; d >= 0; d--) {
+		const TcExpr *e = src->origin[d];
+		tc_buf_puts(b, d < src->var->rank - 1 ? ", " : "");
+		if (e->dtype != TC_DT_I32) {
+			tc_buf_puts(b, "(int)");
+			tc_c_expr_prec(&G->pr, e, TC_PREC_UNARY);
+		} else {
+			tc_c_expr_prec(&G->pr, e, TC_PREC_COMMA + 1);
+		}
+	}
+	tc_buf_puts(b, "});\n");
+}
+
 /* An ASYNC_COPY lowered STRIDED: iteration copy.iter's tile into stage
  * copy.stage through its plan, `PLAN.issue(STAGE, IT, ROWS, COLS,
  * TENSOR);` (the source origin is that iteration's). */
@@ -1236,6 +1285,7 @@ emit_copy(Gpu *G, const TcStmt *s)
 	case TC_COPY_REGISTER: copy_reg(G, s); break;
 	case TC_COPY_VECTOR: copy_g2s(G, s); break;
 	case TC_COPY_STRIDED: g2s_issue(G, s); break;
+	case TC_COPY_TMA: tma_issue(G, s); break;
 	case TC_COPY_GENERIC: copy_generic(G, s); break;
 	default:
 		error(G, s->loc, "internal error: a copy lowered as %s reached "
@@ -2163,7 +2213,10 @@ emit_stmt(Gpu *G, const TcStmt *s)
 		emit_select(G, s);
 		break;
 	case TC_ST_COPY_PLAN:
-		g2s_setup(G, s->u.plan.copy, s->u.plan.var->name);
+		if (s->u.plan.tmap)
+			tma_setup(G, s->u.plan.copy, s->u.plan.tmap, s->u.plan.var->name);
+		else
+			g2s_setup(G, s->u.plan.copy, s->u.plan.var->name);
 		break;
 	case TC_ST_STAGE_BAR_INIT:
 		emit_bars_init(G, s);
@@ -2327,7 +2380,7 @@ emit_header(Gpu *G, bool first)
 			inline_helpers(G, "cuda/tilec_sm90.cuh", inlined, &ninlined);
 	} else if (!G->opt->standalone) {
 		tc_buf_printf(b, "#include \"%s\"\n", G->dialect->helpers_include);
-		if (uses_wgmma(G))
+		if (uses_sm90(G))
 			tc_buf_puts(b, "#include \"tilec/cuda/tilec_sm90.cuh\"\n");
 	}
 }
@@ -2369,6 +2422,9 @@ emit_signature(Gpu *G, const char *body)
 			tc_buf_printf(b, "%s%s %s", names(body, v->name) ? "" :
 				      "[[maybe_unused]] ", value_type(p->pass), v->name);
 	}
+	for (int i = 0; i < abi->ntmaps; i++)
+		tc_buf_printf(b, ",\n\tconst __grid_constant__ tilec::TensorMap %s",
+			      abi->tmaps[i]->name);
 	tc_buf_puts(b, ")\n{\n");
 }
 
@@ -2418,7 +2474,7 @@ emit_prologue(Gpu *G)
 		tc_buf_printf(b, "extern __shared__ %s unsigned char tilec_smem[];\n",
 			      program_uses_wgmma(G) ? "__align__(1024)" :
 			      G->dialect->smem_align);
-	if (G->k->smem_bytes && uses_wgmma(G))
+	if (G->k->smem_bytes && uses_sm90(G))
 		tc_buf_puts(b, "tilec::require_aligned<1024>(tilec_smem);\n");
 	if (G->warps_m && G->warps_n == 1)
 		tc_buf_printf(b, "const int %s = threadIdx.x / %d, %s = 0;\n",

@@ -90,6 +90,15 @@ typedef struct CudaDriver {
 	CUresult (*event_synchronize)(CUevent ev);
 	CUresult (*event_elapsed_time)(float *ms, CUevent start, CUevent end);
 	CUresult (*event_destroy)(CUevent ev);
+	/* Optional (CUDA 12 on): NULL where the driver has none, and then
+	 * kernels' tensor maps stay unbuilt (their loops without TMA run). */
+	CUresult (*tensor_map_encode_tiled)(void *map, int dtype, unsigned rank,
+					    void *base, const unsigned long long *dims,
+					    const unsigned long long *strides,
+					    const unsigned *box,
+					    const unsigned *element_strides,
+					    int interleave, int swizzle, int l2,
+					    int oob_fill);
 } CudaDriver;
 
 /* Exported names (the _v2 ones are what cuda.h maps the plain names to
@@ -200,6 +209,7 @@ open_driver(tilec_context *ctx, CudaDriver *drv)
 					    driver_symbols[i].name);
 		memcpy((char *)drv + driver_symbols[i].offset, &sym, sizeof sym);
 	}
+	*(void **)&drv->tensor_map_encode_tiled = dlsym(drv->lib, "cuTensorMapEncodeTiled");
 	if (missing.len || missing.oom) {
 		tilec_status st = tilec_rt_fail(
 			ctx, TILEC_ERR_UNAVAILABLE,
@@ -367,6 +377,26 @@ cuda_launch(TilecGpu *g, void *fn, void **args, const tilec_launch_config *cfg)
 		(CUstream)cfg->stream, args, NULL);
 }
 
+/* A TMA descriptor of spec into out: elements as unsigned integers of
+ * their width (copies move bits), zeros outside the tensor, no
+ * interleave, L2 lines of 128 bytes promoted. */
+static CUresult
+cuda_tensor_map(TilecGpu *g, const TilecTmapSpec *spec, void *out)
+{
+	const CudaDriver *drv = drv_of(g);
+	enum { U8 = 0, U16 = 1, U32 = 2, U64 = 4 };
+	static const int by_bytes[9] = { [1] = U8, [2] = U16, [4] = U32, [8] = U64 };
+	static const unsigned ones[5] = { 1, 1, 1, 1, 1 };
+	int bytes = tilec_rt_dtype_bytes(spec->dtype);
+	if (!drv->tensor_map_encode_tiled || bytes < 1 || bytes > 8 || bytes == 3 ||
+	    (bytes > 4 && bytes < 8))
+		return CUDA_ERROR_NOT_FOUND;
+	int swizzle = spec->swizzle == 128 ? 3 : spec->swizzle == 64 ? 2 : 1;
+	return drv->tensor_map_encode_tiled(out, by_bytes[bytes], (unsigned)spec->rank,
+					    spec->base, spec->dims, spec->strides,
+					    spec->box, ones, 0, swizzle, 2, 0);
+}
+
 static CUresult
 cuda_synchronize(TilecGpu *g)
 {
@@ -447,6 +477,7 @@ const TilecGpuTarget tilec_rt_cuda_gpu = {
 	.get_function = cuda_get_function,
 	.set_shared = cuda_set_shared,
 	.launch = cuda_launch,
+	.tensor_map = cuda_tensor_map,
 	.synchronize = cuda_synchronize,
 	.mem_alloc = cuda_mem_alloc,
 	.mem_free = cuda_mem_free,

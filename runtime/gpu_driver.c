@@ -443,6 +443,16 @@ gpu_time_launch(tilec_context *ctx, void *entry, void **args,
 	return TILEC_OK;
 }
 
+static tilec_status
+gpu_tensor_map(tilec_context *ctx, const TilecTmapSpec *spec, void *out)
+{
+	TilecGpu *g = gpu_state(ctx);
+	if (g->info.compile_only || !g->t->tensor_map ||
+	    g->t->tensor_map(g, spec, out) != 0)
+		return TILEC_ERR_UNAVAILABLE;
+	return TILEC_OK;
+}
+
 /* --- The backend tables ---------------------------------------------------------- */
 
 static tilec_status
@@ -473,7 +483,8 @@ hip_init(tilec_context *ctx, int device)
 	.mem_alloc = gpu_mem_alloc,             \
 	.mem_free = gpu_mem_free,               \
 	.mem_copy = gpu_mem_copy,               \
-	.time_launch = gpu_time_launch
+	.time_launch = gpu_time_launch,         \
+	.tensor_map = gpu_tensor_map
 
 const TilecBackendOps tilec_rt_cuda_backend = {
 	.backend = TILEC_BACKEND_CUDA,

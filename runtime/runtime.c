@@ -551,6 +551,12 @@ tilec_context_free(tilec_context *ctx)
 		context_release(ctx);
 }
 
+const TilecBackendOps *
+tilec_rt_ops(const tilec_context *ctx)
+{
+	return ctx->ops;
+}
+
 void *
 tilec_rt_backend_state(tilec_context *ctx)
 {
@@ -1311,7 +1317,16 @@ tilec_launch(tilec_kernel *k, void **args, const tilec_launch_config *cfg)
 	if (!args)
 		return tilec_rt_fail(ctx, TILEC_ERR_INVALID,
 				     "launch of %s without arguments", k->name);
-	return ctx->ops->launch(ctx, k->entry, args, cfg);
+	if (!tilec_rt_signature_tmaps(k->sig))
+		return ctx->ops->launch(ctx, k->entry, args, cfg);
+	/* Tensor maps follow the parameters: built from the arguments. */
+	TilecLaunchBuf buf;
+	void **argv;
+	tilec_status st = tilec_rt_raw_tmaps(ctx, k->sig, args, &buf, &argv);
+	if (st == TILEC_OK)
+		st = ctx->ops->launch(ctx, k->entry, argv, cfg);
+	free(buf.heap);
+	return st;
 }
 
 tilec_status
@@ -1413,7 +1428,15 @@ tilec_bench(tilec_kernel *k, void **const *arg_sets, int nsets,
 	for (int i = 0; i < repeat; i++) {
 		void **args = arg_sets[(warmup + i) % nsets];
 		double t0 = tilec_now();
-		if (ctx->ops->time_launch) {
+		if (ctx->ops->time_launch && tilec_rt_signature_tmaps(k->sig)) {
+			TilecLaunchBuf buf;
+			void **argv;
+			st = tilec_rt_raw_tmaps(ctx, k->sig, args, &buf, &argv);
+			if (st == TILEC_OK)
+				st = ctx->ops->time_launch(ctx, k->entry, argv,
+							   cfg, &t[i]);
+			free(buf.heap);
+		} else if (ctx->ops->time_launch) {
 			st = ctx->ops->time_launch(ctx, k->entry, args, cfg,
 						   &t[i]);
 		} else {

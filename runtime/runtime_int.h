@@ -160,6 +160,18 @@ tilec_status tilec_rt_prepare_launch(tilec_context *ctx,
 				     void ***argv, tilec_launch_config *cfg,
 				     bool *empty, int *problem);
 
+/* Bytes of an element of dtype (0 for i4, packed two a byte). */
+int tilec_rt_dtype_bytes(tilec_dtype dtype);
+/* How many tensor maps s's kernel takes after its parameters (0 for a
+ * NULL s). */
+int tilec_rt_signature_tmaps(const TilecSignature *s);
+/* A raw launch's argument array (args: a pointer per parameter, as
+ * tilec_launch takes it) with s's tensor maps built and appended, in
+ * `buf` or one malloc'd block (buf->heap: free it after the launch). */
+tilec_status tilec_rt_raw_tmaps(tilec_context *ctx, const TilecSignature *s,
+				void **args, TilecLaunchBuf *buf,
+				void ***argv);
+
 /* ==== cache.c: the disk cache ============================================== *
  * An entry is two files in the cache directory: the object, named by the
  * SHA-256 of its own bytes (<objhash><ext>), and a small record named by the
@@ -244,6 +256,29 @@ typedef struct TilecCompileJob {
 	int nflags;           /* entries in flags */
 } TilecCompileJob;
 
+/* A kernel's tensor map parameter (docs/launch.md, "tensor_maps"): the
+ * 128-byte descriptor, a 32-bit flag (nonzero: built), padding to 64
+ * bytes' multiple. */
+#define TILEC_TMAP_BYTES 192
+/* What a tensor map describes, innermost dim first: a dense tensor of
+ * rank 2 to 5 at base, its extents, the byte strides of dims 1 .. rank -
+ * 1, the box one copy moves and the swizzle of its rows (32, 64 or 128
+ * bytes). */
+typedef struct TilecTmapSpec {
+	tilec_dtype dtype;
+	int rank;
+	void *base;
+	unsigned long long dims[5], strides[4];
+	unsigned box[5];
+	int swizzle;
+} TilecTmapSpec;
+/* What tensor map i of s describes for a tensor at ptr whose extents
+ * the scalar values vals (by parameter index) give: whether it can be
+ * built (the base 16-byte aligned, every extent 1 to 2^32 - 1, every
+ * stride a whole 16-byte multiple), and *spec. */
+bool tilec_rt_tmap_spec(const TilecSignature *s, int i, void *ptr,
+			const long long *vals, TilecTmapSpec *spec);
+
 typedef struct TilecBackendOps {
 	tilec_backend backend; /* which backend this is */
 	const char *name;      /* "openmp" */
@@ -297,6 +332,11 @@ typedef struct TilecBackendOps {
 				    void **args,
 				    const tilec_launch_config *cfg,
 				    double *seconds);
+	/* Encode a tensor map (TMA's descriptor, 128 bytes) into out;
+	 * fails (no error set) where the driver cannot.  NULL entry: the
+	 * backend has no TMA, and kernels' tensor maps stay unbuilt. */
+	tilec_status (*tensor_map)(tilec_context *ctx,
+				   const struct TilecTmapSpec *spec, void *out);
 } TilecBackendOps;
 
 /* jit_cc.c: the openmp backend (system C compiler). */
@@ -308,6 +348,8 @@ extern const TilecBackendOps tilec_rt_cuda_backend;
  * hip_driver.c). */
 extern const TilecBackendOps tilec_rt_hip_backend;
 
+/* The context's backend. */
+const TilecBackendOps *tilec_rt_ops(const tilec_context *ctx);
 /* Backend-private state hangs off the context. */
 void *tilec_rt_backend_state(tilec_context *ctx);
 void tilec_rt_set_backend_state(tilec_context *ctx, void *state);
@@ -504,6 +546,10 @@ typedef struct TilecGpuTarget {
 	TilecGpuResult (*set_shared)(TilecGpu *g, void *fn, int bytes);
 	TilecGpuResult (*launch)(TilecGpu *g, void *fn, void **args,
 				 const tilec_launch_config *cfg);
+	/* A tensor map (TilecTmapSpec) into out's 128 bytes; NULL where
+	 * the target has no TMA. */
+	TilecGpuResult (*tensor_map)(TilecGpu *g, const TilecTmapSpec *spec,
+				     void *out);
 	TilecGpuResult (*synchronize)(TilecGpu *g);
 	TilecGpuResult (*mem_alloc)(TilecGpu *g, void **ptr, size_t bytes);
 	TilecGpuResult (*mem_free)(TilecGpu *g, void *ptr);

@@ -48,6 +48,14 @@ tilec_dtype_name(tilec_dtype dtype)
 }
 
 int
+tilec_rt_dtype_bytes(tilec_dtype dtype)
+{
+	if ((int)dtype < 0 || dtype >= TILEC_DTYPE_COUNT || dtype == TILEC_I4)
+		return 0;
+	return dtypes[dtype].align;
+}
+
+int
 tilec_dtype_from_name(const char *name)
 {
 	for (int i = 0; name && i < TILEC_DTYPE_COUNT; i++)
@@ -161,10 +169,21 @@ typedef struct SigParam {
 	int nextent_of;
 } SigParam;
 
+/* A tensor map the kernel takes after its parameters (docs/launch.md,
+ * "tensor_maps"): built at each launch from the tensor's pointer and
+ * extents. */
+typedef struct SigTmap {
+	int param;                      /* the tensor */
+	unsigned box[SIG_MAX_RANK];     /* per tensor dim, outermost first */
+	int swizzle;                    /* 32, 64 or 128 bytes */
+} SigTmap;
+
 struct TilecSignature {
 	char *kernel;         /* the kernel's name */
 	int nparams;
 	SigParam *params;     /* in signature order */
+	int ntmaps;
+	SigTmap *tmaps;       /* passed after the params, in order */
 	SigExpr *grid[3];     /* x, y, z */
 	long long threads;    /* per block */
 	long long smem_bytes; /* dynamic shared memory */
@@ -190,6 +209,7 @@ tilec_rt_signature_free(TilecSignature *s)
 		free(s->params[i].name);
 		free(s->params[i].extent_of);
 	}
+	free(s->tmaps);
 	free(s->params);
 	free(s->kernel);
 	free(s);
@@ -584,6 +604,58 @@ read_shapes(Parse *P, const TilecJson *j, SigParam *p)
 	}
 }
 
+/* "tensor_maps": each names a tensor parameter of rank 2 to 5, a box of
+ * 1 to 256 elements per dim whose innermost row is `swizzle` bytes. */
+static void
+read_tmaps(Parse *P, const TilecJson *j)
+{
+	TilecSignature *s = P->sig;
+	const TilecJson *maps = tilec_rt_json_get(j, "tensor_maps");
+	if (!maps)
+		return;
+	if (maps->kind != TILEC_JSON_ARRAY ||
+	    !(s->tmaps = calloc((size_t)maps->n + 1, sizeof *s->tmaps))) {
+		bad(P, "tensor_maps is not an array%s", NULL);
+		return;
+	}
+	for (int i = 0; i < maps->n && !P->failed; i++) {
+		const TilecJson *m = maps->items[i];
+		const TilecJson *box = tilec_rt_json_get(m, "box");
+		SigTmap *t = &s->tmaps[i];
+		long long sw;
+		t->param = param_index(s, member_string(m, "tensor"));
+		const SigParam *p = t->param >= 0 ? &s->params[t->param] : NULL;
+		if (!p || !p->tensor || p->rank < 2 || p->rank > 5 || !box ||
+		    box->kind != TILEC_JSON_ARRAY || box->n != p->rank ||
+		    !member_int(m, "swizzle", &sw) ||
+		    (sw != 32 && sw != 64 && sw != 128)) {
+			bad(P, "a tensor map that names no tensor of rank 2 to 5 "
+			    "with a box of its rank and a swizzle of 32, 64 or "
+			    "128%s", NULL);
+			return;
+		}
+		t->swizzle = (int)sw;
+		for (int d = 0; d < p->rank; d++) {
+			const TilecJson *b = box->items[d];
+			if (b->kind != TILEC_JSON_NUMBER || !b->integral ||
+			    b->ivalue < 1 || b->ivalue > 256) {
+				bad(P, "a tensor map's box of '%s' is not 1 to 256 "
+				    "elements along every dim", p->name);
+				return;
+			}
+			t->box[d] = (unsigned)b->ivalue;
+		}
+		if (p->dtype == TILEC_I4 ||
+		    t->box[p->rank - 1] * (unsigned)dtypes[p->dtype].align !=
+		    (unsigned)sw) {
+			bad(P, "a tensor map's box rows of '%s' are not its "
+			    "swizzle's bytes", p->name);
+			return;
+		}
+		s->ntmaps = i + 1;
+	}
+}
+
 static TilecSignature *
 read_kernel(tilec_context *ctx, const TilecJson *j, const char *backend)
 {
@@ -627,6 +699,8 @@ read_kernel(tilec_context *ctx, const TilecJson *j, const char *backend)
 		}
 		for (int d = 0; d < 3 && !P.failed; d++)
 			s->grid[d] = read_expr(&P, grid->items[d]);
+		if (!P.failed)
+			read_tmaps(&P, j);
 	}
 	if (P.failed) {
 		tilec_rt_signature_free(s);
@@ -1037,6 +1111,54 @@ typedef union Slot {
 	bool b;
 } Slot;
 
+bool
+tilec_rt_tmap_spec(const TilecSignature *s, int i, void *ptr,
+		   const long long *vals, TilecTmapSpec *spec)
+{
+	const SigTmap *t = &s->tmaps[i];
+	const SigParam *p = &s->params[t->param];
+	long long elem = dtypes[p->dtype].align, stride = elem;
+	memset(spec, 0, sizeof *spec);
+	spec->dtype = p->dtype;
+	spec->rank = p->rank;
+	spec->base = ptr;
+	spec->swizzle = t->swizzle;
+	if ((uintptr_t)ptr % 16)
+		return false;
+	for (int d = p->rank - 1, j = 0; d >= 0; d--, j++) {
+		long long x;
+		const char *why;
+		if (!eval(p->shape[d], vals, &x, &why) || x < 1 || x > UINT32_MAX ||
+		    (j > 0 && stride % 16) || x > LLONG_MAX / stride)
+			return false;
+		spec->dims[j] = (unsigned long long)x;
+		spec->box[j] = t->box[d];
+		if (j > 0)
+			spec->strides[j - 1] = (unsigned long long)stride;
+		stride *= x;
+	}
+	return spec->dims[0] * (unsigned long long)elem % 16 == 0;
+}
+
+/* Tensor map i of s for a tensor at ptr whose extents the scalar values
+ * vals give, into out (TILEC_TMAP_BYTES): the backend's 128-byte
+ * descriptor, then the 32-bit flag saying it was built
+ * (tilec_rt_tmap_spec says when it can be); otherwise the kernel's loop
+ * without TMA runs (templates/cuda/tilec_sm90.cuh, TmaCopy). */
+static void
+build_tmap(tilec_context *ctx, const TilecSignature *s, int i, void *ptr,
+	   const long long *vals, unsigned char *out)
+{
+	const TilecBackendOps *be = tilec_rt_ops(ctx);
+	TilecTmapSpec spec;
+	unsigned usable = 0;
+	memset(out, 0, TILEC_TMAP_BYTES);
+	if (be->tensor_map && tilec_rt_tmap_spec(s, i, ptr, vals, &spec) &&
+	    be->tensor_map(ctx, &spec, out) == TILEC_OK)
+		usable = 1;
+	memcpy(out + 128, &usable, sizeof usable);
+}
+
 /* Where a launch's working arrays go: the caller's buffer when they fit
  * (a kernel of a few parameters: no allocation per launch), one
  * malloc'd block otherwise.  Each array starts on a max_align_t. */
@@ -1057,12 +1179,15 @@ tilec_rt_prepare_launch(tilec_context *ctx, const TilecSignature *s,
 	TilecStr msg = { 0 };
 	int n = s->nparams;
 	size_t np = (size_t)n + 1, na = (size_t)(nargs > 0 ? nargs : 0) + 1;
+	size_t nargv = np + (size_t)s->ntmaps;
 	size_t at_copies = round_up(np * sizeof(const tilec_arg *));
 	size_t at_vals = at_copies + round_up(na * sizeof(tilec_arg));
 	size_t at_fvals = at_vals + round_up(np * sizeof(long long));
 	size_t at_argv = at_fvals + round_up(np * sizeof(double));
-	/* The pointers, then the slots they point to. */
-	size_t total = at_argv + np * (sizeof(void *) + sizeof(Slot));
+	/* The pointers, then the slots they point to, then the tensor
+	 * maps (64-byte aligned within the block). */
+	size_t at_maps = round_up(at_argv + nargv * sizeof(void *) + np * sizeof(Slot));
+	size_t total = at_maps + (s->ntmaps ? (size_t)s->ntmaps * TILEC_TMAP_BYTES + 64 : 0);
 	unsigned char *block = buf->room.bytes;
 	buf->heap = NULL;
 	if (total > sizeof buf->room.bytes)
@@ -1079,7 +1204,9 @@ tilec_rt_prepare_launch(tilec_context *ctx, const TilecSignature *s,
 	long long *vals = (long long *)(void *)(block + at_vals);
 	double *fvals = (double *)(void *)(block + at_fvals);
 	void **argv = (void **)(void *)(block + at_argv);
-	Slot *slots = (Slot *)(void *)(argv + n + 1);
+	Slot *slots = (Slot *)(void *)(argv + nargv);
+	unsigned char *maps = block + at_maps;
+	maps += (64 - (uintptr_t)maps % 64) % 64;
 	*problem = TILEC_PROBLEM_TYPE;
 	if (!bind_args(s, args, nargs, copies, given, &msg))
 		goto invalid;
@@ -1143,6 +1270,11 @@ tilec_rt_prepare_launch(tilec_context *ctx, const TilecSignature *s,
 		default: break;
 		}
 	}
+	for (int i = 0; i < s->ntmaps; i++) {
+		unsigned char *m = maps + (size_t)i * TILEC_TMAP_BYTES;
+		build_tmap(ctx, s, i, given[s->tmaps[i].param]->data, vals, m);
+		argv[n + i] = m;
+	}
 	*argv_out = argv;
 	*problem = TILEC_PROBLEM_NONE;
 	tilec_rt_str_free(&msg);
@@ -1153,4 +1285,56 @@ invalid:
 	free(buf->heap);
 	buf->heap = NULL;
 	return st;
+}
+
+int
+tilec_rt_signature_tmaps(const TilecSignature *s)
+{
+	return s ? s->ntmaps : 0;
+}
+
+tilec_status
+tilec_rt_raw_tmaps(tilec_context *ctx, const TilecSignature *s, void **args,
+		   TilecLaunchBuf *buf, void ***argv_out)
+{
+	int n = s->nparams;
+	size_t at_vals = round_up((size_t)(n + s->ntmaps + 1) * sizeof(void *));
+	size_t at_maps = round_up(at_vals + (size_t)(n + 1) * sizeof(long long));
+	size_t total = at_maps + (size_t)s->ntmaps * TILEC_TMAP_BYTES + 64;
+	unsigned char *block = buf->room.bytes;
+	buf->heap = NULL;
+	if (total > sizeof buf->room.bytes)
+		block = buf->heap = malloc(total);
+	if (!block)
+		return tilec_rt_fail(ctx, TILEC_ERR_NOMEM, "out of memory");
+	void **argv = (void **)(void *)block;
+	long long *vals = (long long *)(void *)(block + at_vals);
+	unsigned char *maps = block + at_maps;
+	maps += (64 - (uintptr_t)maps % 64) % 64;
+	/* The integer scalars, which the extents are expressions of. */
+	for (int i = 0; i < n; i++) {
+		const SigParam *p = &s->params[i];
+		argv[i] = args[i];
+		vals[i] = 0;
+		if (p->tensor || !args[i])
+			continue;
+		switch (p->ctype) {
+		case CT_LLONG: vals[i] = *(const long long *)args[i]; break;
+		case CT_INT: vals[i] = *(const int *)args[i]; break;
+		case CT_INT8: vals[i] = *(const int8_t *)args[i]; break;
+		case CT_UINT8: vals[i] = *(const uint8_t *)args[i]; break;
+		case CT_BOOL: vals[i] = *(const bool *)args[i]; break;
+		default: break;
+		}
+	}
+	for (int i = 0; i < s->ntmaps; i++) {
+		const SigTmap *t = &s->tmaps[i];
+		unsigned char *m = maps + (size_t)i * TILEC_TMAP_BYTES;
+		void *const *ptr = args[t->param];
+		build_tmap(ctx, s, i, ptr ? *ptr : NULL, vals, m);
+		argv[n + i] = m;
+	}
+	argv[n + s->ntmaps] = NULL;
+	*argv_out = argv;
+	return TILEC_OK;
 }

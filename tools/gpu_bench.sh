@@ -18,6 +18,12 @@ if [ $# -eq 0 ]; then
 		ninja -C build-rt >/dev/null) && ../build-rt/gpu_runtime_check rt/*.cu --gemm rt/gemm.cu \
 		--manifest rt/gemm.launch.json \
 		--bench 4096x4096x4096 2>&1 | tee "$out/runtime_check.log" | tail -n 20 || status=1
+	# The gemm at 3 stages by TMA (tensor maps built by the runtime,
+	# checked and benchmarked launches alike) and without, alternately.
+	for v in tma s3 tma s3; do
+		../build-rt/gpu_runtime_check --gemm rt/gemm_$v.cu --manifest rt/gemm_$v.launch.json \
+			--bench 4096x4096x4096 2>&1 | tee -a "$out/runtime_check_$v.log" | grep -E 'bench|FAIL|PASS' || status=1
+	done
 fi
 PYTHONUNBUFFERED=1 python3 run.py cases.json "$@" 2>&1 | tee "$out/tilec_gpu.log" || status=1
 if [ -f gpu_anchors.py ] && [ $# -eq 0 ]; then

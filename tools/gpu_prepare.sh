@@ -52,3 +52,12 @@ for f in samples/*.c; do
 		"$tilec" "$f" -t cuda --arch "$arch" --emit=launch -o "$out/rt/$n.launch.json" ||
 		echo "note: $n does not translate for cuda with its defaults" >&2
 done
+# The gemm at 3 stages with its copies by TMA (tensor maps built by the
+# runtime), and the same without TMA to time it against.
+for v in tma s3; do
+	flags=(-DSTAGES=3 -DBLOCK_N=256)
+	[ $v = tma ] && flags+=(--tma)
+	"$tilec" samples/gemm.c -t cuda --arch "$arch" "${flags[@]}" --standalone -o "$out/rt/gemm_$v.cu" &&
+		"$tilec" samples/gemm.c -t cuda --arch "$arch" "${flags[@]}" --emit=launch \
+			-o "$out/rt/gemm_$v.launch.json"
+done

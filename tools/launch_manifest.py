@@ -216,3 +216,61 @@ def to_c(e, prefix):
     if op in _BINARY or op in ("&&", "||"):
         return "(%s %s %s)" % (args[0], op, args[1])
     raise ExprError("unknown operator %r" % op)
+
+
+# --- Tensor maps (docs/launch.md, "tensor_maps") ---------------------------
+
+TMAP_BYTES = 192  # the 128-byte descriptor, the 32-bit "built" flag, padding
+_ELEM_BYTES = {"f64": 8, "i64": 8, "f32": 4, "i32": 4, "f16": 2, "bf16": 2,
+               "fp8e4m3": 1, "fp8e5m2": 1, "i8": 1, "u8": 1, "bool": 1}
+
+
+def tensor_map(encode, m, param, ptr, extents):
+    """Kernel argument bytes (TMAP_BYTES, a bytearray) of tensor map m of
+    a launch document for a tensor at device address ptr with these
+    extents (outermost first): built with `encode`, the CUDA driver's
+    cuTensorMapEncodeTiled as a ctypes function, when the base is 16-byte
+    aligned, the rows whole 16-byte multiples and no extent 0 (the
+    runtime's rule); flagged unbuilt otherwise, so the kernel runs its
+    loop without TMA.  `encode` may be None (never built)."""
+    import ctypes
+    e = _ELEM_BYTES[param["dtype"]]
+    rank = len(extents)
+    out = bytearray(TMAP_BYTES)
+    if encode is None or ptr % 16 or min(extents) < 1 or extents[-1] * e % 16:
+        return out
+    dims = list(reversed(extents))
+    strides, s = [], e
+    for x in dims[:-1]:
+        s *= x
+        strides.append(s)
+    raw = (ctypes.c_ubyte * (128 + 64))()
+    at = (-ctypes.addressof(raw)) % 64
+    desc = ctypes.addressof(raw) + at
+    r = encode(ctypes.c_void_p(desc), {1: 0, 2: 1, 4: 2, 8: 4}[e], rank,
+               ctypes.c_void_p(ptr), (ctypes.c_uint64 * rank)(*dims),
+               (ctypes.c_uint64 * max(rank - 1, 1))(*strides),
+               (ctypes.c_uint32 * rank)(*reversed(m["box"])),
+               (ctypes.c_uint32 * rank)(*([1] * rank)), 0,
+               {32: 1, 64: 2, 128: 3}[m["swizzle"]], 2, 0)
+    if r == 0:
+        out[:128] = bytes(raw)[at:at + 128]
+        out[128:132] = (1).to_bytes(4, "little")
+    return out
+
+
+def cuda_encoder():
+    """cuTensorMapEncodeTiled of the CUDA driver as a ctypes function, or
+    None where the driver has none."""
+    import ctypes
+    try:
+        f = ctypes.CDLL("libcuda.so.1").cuTensorMapEncodeTiled
+    except (OSError, AttributeError):
+        return None
+    P = ctypes.POINTER
+    f.restype = ctypes.c_int
+    f.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint, ctypes.c_void_p,
+                  P(ctypes.c_uint64), P(ctypes.c_uint64), P(ctypes.c_uint32),
+                  P(ctypes.c_uint32), ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                  ctypes.c_int]
+    return f

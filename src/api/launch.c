@@ -161,7 +161,23 @@ tc_launch_json(const TcProgram *p, const TcKernel *k, const TcTarget *t,
 		}
 		tc_buf_puts(b, "}");
 	}
-	tc_buf_puts(b, "],\n  \"grid\": [");
+	tc_buf_puts(b, "]");
+	if (abi->ntmaps) {
+		tc_buf_puts(b, ",\n  \"tensor_maps\": [");
+		for (int i = 0; i < abi->ntmaps; i++) {
+			const TcTensorMap *m = abi->tmaps[i];
+			tc_buf_puts(b, i ? ",\n    {\"name\": " : "\n    {\"name\": ");
+			json_str(b, m->name);
+			tc_buf_puts(b, ", \"tensor\": ");
+			json_str(b, m->tensor->name);
+			tc_buf_puts(b, ", \"box\": [");
+			for (int d = 0; d < m->tensor->rank; d++)
+				tc_buf_printf(b, "%s%d", d ? ", " : "", m->box[d]);
+			tc_buf_printf(b, "], \"swizzle\": %d}", m->swizzle);
+		}
+		tc_buf_puts(b, "]");
+	}
+	tc_buf_puts(b, ",\n  \"grid\": [");
 	for (int d = 0; d < 3; d++) {
 		tc_buf_puts(b, d ? ",\n           " : "");
 		if (k->grid[d])

@@ -212,12 +212,13 @@ static const char *const copy_lower_names[] = {
 	[TC_COPY_STRIDED] = "strided",
 	[TC_COPY_REGISTER] = "register",
 	[TC_COPY_GENERIC] = "generic",
+	[TC_COPY_TMA] = "tma",
 };
 
 const char *
 tc_copy_lower_name(TcCopyLower l)
 {
-	return l >= 0 && l <= TC_COPY_GENERIC ? copy_lower_names[l] : "<lower>";
+	return l >= 0 && l <= TC_COPY_TMA ? copy_lower_names[l] : "<lower>";
 }
 
 const char *

@@ -583,6 +583,9 @@ print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s)
 			tc_buf_printf(b, " %s iteration ", var_name(s->u.copy.plan));
 			print_prec(b, s->u.copy.iter, 0);
 		}
+		if (s->u.copy.tmap)
+			tc_buf_printf(b, " via %s on %s", s->u.copy.tmap->name,
+				      var_name(s->u.copy.bars));
 		break;
 	case TC_ST_COMMIT_GROUP:
 		tc_buf_puts(b, "commit_group");
@@ -602,6 +605,8 @@ print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s)
 	case TC_ST_COPY_PLAN:
 		tc_buf_printf(b, "copy_plan %s = ", var_name(s->u.plan.var));
 		print_plan(b, s->u.plan.copy);
+		if (s->u.plan.tmap)
+			tc_buf_printf(b, " via %s", s->u.plan.tmap->name);
 		break;
 	case TC_ST_PIPE_SELECT:
 		tc_buf_puts(b, "pipe_select aligned(");
@@ -776,6 +781,13 @@ tc_print_kernel(TcBuf *b, const TcKernel *k)
 	if (k->smem_bytes > 0)
 		tc_buf_printf(b, "smem %lld bytes, reduction scratch at +%lld\n",
 			      k->smem_bytes, k->scratch_offset);
+	for (int i = 0; i < k->tmaps.len; i++) {
+		const TcTensorMap *m = k->tmaps.items[i];
+		tc_buf_printf(b, "tensor_map %s of %s box [", m->name, m->tensor->name);
+		for (int d = 0; d < m->tensor->rank; d++)
+			tc_buf_printf(b, "%s%d", d ? ", " : "", m->box[d]);
+		tc_buf_printf(b, "] swizzle %d\n", m->swizzle);
+	}
 	if (k->frame_bytes > 0 && k->stack_bytes == k->frame_bytes)
 		tc_buf_printf(b, "frame %lld bytes\n", k->frame_bytes);
 	else if (k->frame_bytes > 0)

@@ -661,6 +661,10 @@ typedef enum TcCopyLower {
 			     moved by copy.advance each iteration (G2S) */
 	TC_COPY_REGISTER, /* one operand a register fragment */
 	TC_COPY_GENERIC,  /* element by element over the block's threads */
+	TC_COPY_TMA,      /* an async copy of the mbarrier loop by the tensor
+			     memory accelerator: thread 0 moves the tile in
+			     bulk tensor copies through copy.tmap, which
+			     complete on the stage's full barrier */
 } TcCopyLower;
 
 const char *tc_copy_lower_name(TcCopyLower l);
@@ -774,6 +778,13 @@ struct TcStmt {
 			 * (the source origin is that iteration's too). */
 			TcVar *plan;
 			TcExpr *iter;
+			/* Lowered TMA: the kernel's tensor map it moves
+			 * boxes through, and the STAGE_BAR_INIT handle
+			 * whose full barrier of copy.stage it completes
+			 * on (ASYNC_COPY only; the COPY_PLAN's copy has
+			 * no stage). */
+			struct TcTensorMap *tmap;
+			TcVar *bars;
 		} copy; /* COPY, ATOMIC_ADD, ASYNC_COPY, PREFETCH */
 		struct {
 			int pending; /* groups left in flight, >= 0 */
@@ -793,6 +804,10 @@ struct TcStmt {
 			/* A COPY lowered STRIDED (copy.first, copy.advance:
 			 * the tile at iteration 0 and its step). */
 			TcStmt *copy;
+			/* The mbarrier loop's copies of it are TMA's,
+			 * through this map: the plan is a tilec::TmaCopy,
+			 * whose test is the tensor's alignment. */
+			struct TcTensorMap *tmap;
 		} plan; /* COPY_PLAN */
 		struct {
 			TcVec plans;      /* TcVar *: the HANDLEs tested */
@@ -935,6 +950,20 @@ typedef struct TcFusion {
 
 /* --- Kernels and programs -------------------------------------------------- */
 
+/* A tensor map (expand_pipeline.c): the descriptor through which the TMA
+ * copies of one tensor move boxes of one shape, built on the host and
+ * passed as a kernel parameter after the program's (abi.c,
+ * docs/launch.md "tensor_maps"). */
+typedef struct TcTensorMap {
+	const char *name;        /* the parameter: TENSOR_map, TENSOR_map1, ... */
+	TcVar *tensor;           /* a TENSOR parameter, dense, row-major */
+	int box[TC_MAX_RANK];    /* elements of a box along each tensor dim (1
+				    where the tile does not cover it) */
+	int swizzle;             /* bytes of a box row in shared memory, whose
+				    16-byte chunks are XOR-permuted (tile_offset):
+				    128, 64 or 32 */
+} TcTensorMap;
+
 typedef struct TcKernel {
 	const char *name;   /* the C function's name */
 	TcLoc loc;          /* where the kernel is defined */
@@ -963,6 +992,9 @@ typedef struct TcKernel {
 	/* The openmp target (passes/cpu_fuse.c): TcFusion *, the row-wise
 	 * runs, in program order within each block. */
 	TcVec fusions;
+	/* GPU targets with TMA (expand_pipeline.c): TcTensorMap *, the
+	 * tensor maps its TMA copies read, in parameter order. */
+	TcVec tmaps;
 } TcKernel;
 
 typedef struct TcProgram {
@@ -1164,8 +1196,9 @@ typedef struct TcTarget {
 				  * tile_pipelined loops get stages */
 	bool mbarrier;           /* shared-memory barriers with phases: copies
 				  * issued inside a gemm complete on them */
-	bool tma;                /* tensor-memory-accelerator copies (no pass
-				  * uses them yet) */
+	bool tma;                /* tensor-memory-accelerator copies: with
+				  * --tma, expand_pipeline.c lowers the
+				  * mbarrier loop's copies to them */
 	/* The warpgroup matrix instruction (sm_90a's wgmma), which layout.c
 	 * prefers to mma when every gemm of a kernel fits it; NULL: none. */
 	const TcMatrixInsn *wgmma;
@@ -1278,6 +1311,8 @@ struct TcOptions {
 				      * warpgroup instruction (sm_90a) */
 	bool explain;                /* --explain: a note on every buffer's
 					placement (explain.c) */
+	bool tma;                    /* --tma: the mbarrier loop's copies by
+					TMA where the target has it */
 };
 
 /* ==== pipeline.c: the passes, in order ==================================== */
@@ -1588,6 +1623,8 @@ typedef struct TcAbi {
 	TcAbiParam *params;   /* nparams, in signature order */
 	long long threads;    /* threads per block; 1 on the CPU */
 	long long smem_bytes; /* dynamic shared memory per block (GPUs) */
+	int ntmaps;           /* tensor maps, passed after the params, */
+	TcTensorMap *const *tmaps; /* in this order (kernel->tmaps) */
 } TcAbi;
 
 /* The ABI of kernel k on target t, allocated from a. */

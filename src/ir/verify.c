@@ -924,7 +924,7 @@ check_lowering(Verifier *v, const TcStmt *s)
 {
 	const TcVar *dst = s->u.copy.dst.var, *src = s->u.copy.src.var;
 	TcCopyLower l = s->u.copy.lower;
-	if (l < TC_COPY_ANY || l > TC_COPY_GENERIC) {
+	if (l < TC_COPY_ANY || l > TC_COPY_TMA) {
 		fail(v, s->loc, "copy lowering of invalid kind %d", (int)l);
 		return;
 	}
@@ -934,16 +934,32 @@ check_lowering(Verifier *v, const TcStmt *s)
 		     "is in registers", name_of(dst), tc_copy_lower_name(l),
 		     reg ? "an" : "no");
 	if (s->kind != TC_ST_ASYNC_COPY) {
-		if (l == TC_COPY_STRIDED)
-			fail(v, s->loc, "strided copy into '%s' outside a "
-			     "copy plan", name_of(dst));
+		if (l == TC_COPY_STRIDED || l == TC_COPY_TMA)
+			fail(v, s->loc, "%s copy into '%s' outside a "
+			     "copy plan", tc_copy_lower_name(l), name_of(dst));
 		return;
 	}
 	if (l != TC_COPY_VECTOR && l != TC_COPY_GENERIC &&
-	    l != TC_COPY_STRIDED)
+	    l != TC_COPY_STRIDED && l != TC_COPY_TMA)
 		fail(v, s->loc, "async copy into '%s' lowered as %s",
 		     name_of(dst), tc_copy_lower_name(l));
-	if ((l == TC_COPY_STRIDED) != (s->u.copy.plan != NULL))
+	if (l == TC_COPY_TMA) {
+		const TcTensorMap *m = s->u.copy.tmap;
+		bool listed = false;
+		for (int i = 0; m && v->kernel && i < v->kernel->tmaps.len; i++)
+			listed |= v->kernel->tmaps.items[i] == m;
+		if (!listed || m->tensor != src || !dst->swizzle ||
+		    !s->u.copy.bars)
+			fail(v, s->loc, "TMA copy into '%s' without a tensor map "
+			     "of '%s' in its kernel, a swizzled tile and stage "
+			     "barriers", name_of(dst), name_of(src));
+		else
+			check_handle(v, s->u.copy.bars, s->loc);
+	} else if (s->u.copy.tmap || s->u.copy.bars) {
+		fail(v, s->loc, "%s copy into '%s' with a tensor map",
+		     tc_copy_lower_name(l), name_of(dst));
+	}
+	if ((l == TC_COPY_STRIDED || l == TC_COPY_TMA) != (s->u.copy.plan != NULL))
 		fail(v, s->loc, "async copy into '%s' lowered as %s %s a plan",
 		     name_of(dst), tc_copy_lower_name(l),
 		     s->u.copy.plan ? "with" : "without");

@@ -296,6 +296,8 @@ typedef struct Expand {
 	const TcProgram *p;
 	TcKernel *k;
 	const TcTarget *t;
+	bool tma; /* --tma on a target with TMA */
+	TcDiags *d;
 } Expand;
 
 static bool
@@ -435,6 +437,9 @@ typedef struct Pipe {
 	/* The views' names, per async copy: the mbarrier loop's views
 	 * are named as its fallback's (they never share a scope). */
 	const char **view_name;
+	/* Per async copy: the tensor map the mbarrier loop's TMA copies
+	 * go through, or NULL (STRIDED). */
+	TcTensorMap **tmap;
 } Pipe;
 
 static const TcStmt *
@@ -638,10 +643,14 @@ issue_strided(const Expand *x, const Pipe *pp, const TcVec *plans,
 		s->kind = TC_ST_ASYNC_COPY;
 		memset(s->u.copy.first, 0, sizeof s->u.copy.first);
 		s->u.copy.advance = NULL;
-		s->u.copy.lower = TC_COPY_STRIDED;
+		s->u.copy.lower = pp->tmap[i] ? TC_COPY_TMA : TC_COPY_STRIDED;
 		s->u.copy.plan = plans->items[i];
 		s->u.copy.iter = ref(x, it);
 		s->u.copy.stage = ref(x, stage);
+		if (pp->tmap[i]) {
+			s->u.copy.tmap = pp->tmap[i];
+			s->u.copy.bars = bars;
+		}
 		push(x, into, s);
 	}
 	push(x, into, bar(x, TC_ST_STAGE_BAR_ARRIVE, bars, true, stage, NULL));
@@ -815,6 +824,105 @@ fast_loop(const Expand *x, Pipe *pp, const TcVec *plans, TcVar *pre,
 	return blk;
 }
 
+/* --- TMA ------------------------------------------------------------------------
+ * An async copy of the mbarrier loop goes by TMA (--tma, a target with
+ * it) when the hardware's box and swizzle are exactly what the tile's
+ * readers expect: a 2-D tile of a dense tensor's innermost dim and one
+ * other, into a swizzled shared tile whose rows are 32, 64 or 128 bytes
+ * (or 128-byte column panels: one box per panel), each 8-row atom
+ * aligned as the hardware swizzles by address bits.  Boxes are at most
+ * 256 elements along a dim; coordinates are 32-bit, per dim (a tensor
+ * indexed in 64 bits has 32-bit extents all the same). */
+
+/* Why TMA cannot fill shared tile v (a clause), or NULL; *span gets the
+ * bytes of a box row. */
+static const char *
+tma_tile_why(const Expand *x, const TcVar *v, int *span)
+{
+	long long rows, cols;
+	if (v->rank != 2 || !tc_expr_const(v->shape[0], &rows) ||
+	    !tc_expr_const(v->shape[1], &cols))
+		return "the tile is not 2-D";
+	if (!v->swizzle || v->pad)
+		return "its shared tile is not swizzled (no gemm reads it)";
+	long long e = tc_dtype_storage_bits(v->dtype) / 8;
+	long long row = cols * e, s = row < 128 ? row : 128;
+	if (!(row == 32 || row == 64 || row == 128 || (v->panels && row % 128 == 0)))
+		return tc_fmt(x->a, "its rows are %lld bytes, not 32, 64 or 128 "
+			      "(or 128-byte panels)", row);
+	long long atom = 8 * s;
+	if (rows % 8 || rows > 256 || s / e > 256)
+		return tc_fmt(x->a, "a box of %lld rows is not whole 8-row atoms "
+			      "of at most 256", rows);
+	if (v->smem_offset < 0 || v->smem_offset % atom || rows * row % atom)
+		return tc_fmt(x->a, "its stages are not %lld-byte aligned", atom);
+	*span = (int)s;
+	return NULL;
+}
+
+/* Why async copy c cannot go by TMA (a clause), or NULL; *span as
+ * tma_tile_why's. */
+static const char *
+tma_why(const Expand *x, const TcStmt *c, int *span)
+{
+	const TcRegion *src = &c->u.copy.src;
+	const TcVar *v = c->u.copy.dst.var, *t = src->var;
+	if (t->kind != TC_VAR_TENSOR || t->dtype != v->dtype ||
+	    tc_dtype_storage_bits(t->dtype) % 8)
+		return "it converts, or its elements are not whole bytes";
+	if (t->rank < 2 || t->rank > 5)
+		return tc_fmt(x->a, "'%s' has rank %d, not 2 to 5", t->name, t->rank);
+	for (int d = 0; d < t->rank; d++)
+		if (t->shape[d]->dtype != TC_DT_I32)
+			return tc_fmt(x->a, "'%s''s extents are not 32-bit (a "
+				      "box's coordinates are)", t->name);
+	if (src->ndims != 2 || src->dims[1] != t->rank - 1 ||
+	    src->dims[0] >= t->rank - 1)
+		return tc_fmt(x->a, "the tile's rows are not along '%s''s innermost "
+			      "dim", t->name);
+	if (src->rows || src->mask || src->bound[0] || src->bound[1])
+		return "the region is ragged";
+	return tma_tile_why(x, v, span);
+}
+
+/* The tensor map for async copy c, made (or found) in x->k->tmaps, or
+ * NULL when c stays STRIDED (with --tma, a note says why). */
+static TcTensorMap *
+tma_map(const Expand *x, const TcStmt *c)
+{
+	const TcVar *v = c->u.copy.dst.var, *t = c->u.copy.src.var;
+	const TcRegion *src = &c->u.copy.src;
+	int span = 0;
+	if (!x->tma)
+		return NULL;
+	const char *why = tma_why(x, c, &span);
+	if (why) {
+		tc_diag(x->d, TC_NOTE, c->loc, "this tile_copy into '%s' stays "
+			"cp.async, not TMA: %s", v->name, why);
+		return NULL;
+	}
+	int bits = tc_dtype_storage_bits(t->dtype);
+	long long rows;
+	tc_expr_const(v->shape[0], &rows);
+	TcTensorMap m = { .tensor = (TcVar *)t, .swizzle = span };
+	for (int d = 0; d < t->rank; d++)
+		m.box[d] = 1;
+	m.box[src->dims[0]] = (int)rows;
+	m.box[t->rank - 1] = span / (bits / 8);
+	for (int i = 0; i < x->k->tmaps.len; i++) {
+		TcTensorMap *o = x->k->tmaps.items[i];
+		if (o->tensor == t && o->swizzle == span &&
+		    memcmp(o->box, m.box, sizeof m.box) == 0)
+			return o;
+	}
+	TcTensorMap *n = tc_alloc(x->a, sizeof *n);
+	*n = m;
+	n->name = new_var(x, TC_VAR_HANDLE, tc_fmt(x->a, "%s_map", t->name),
+			  TC_DT_I32)->name;
+	tc_vec_push(x->a, &x->k->tmaps, n);
+	return n;
+}
+
 /* The statement that carries out pipelined loop `loop`. */
 static TcStmt *
 expand(const Expand *x, TcStmt *loop)
@@ -824,6 +932,7 @@ expand(const Expand *x, TcStmt *loop)
 	pp.reg = tc_alloc(x->a, room);
 	pp.next = tc_alloc(x->a, room);
 	pp.view_name = tc_alloc(x->a, room);
+	pp.tmap = tc_alloc(x->a, room);
 	tc_expr_const(loop->u.loop.stages, &pp.stages);
 	TcVar *k = loop->u.loop.var;
 	for (int i = 0; i < pp.ncopies; i++) {
@@ -880,22 +989,37 @@ expand(const Expand *x, TcStmt *loop)
 	TcStmt *fallback = block(x);
 	expand_loop(x, &pp, fallback, pre, next, stage);
 	TcStmt *sel = simple(x, TC_ST_PIPE_SELECT);
+	int ntma = 0;
+	for (int i = 0; i < pp.ncopies; i++)
+		ntma += (pp.tmap[i] = tma_map(x, async_copy_at(&pp, i))) != NULL;
 	for (int i = 0; i < pp.ncopies; i++) {
 		TcStmt *c = (TcStmt *)async_copy_at(&pp, i);
 		TcStmt *plan = simple(x, TC_ST_COPY_PLAN);
 		plan->u.plan.var = new_var(x, TC_VAR_HANDLE,
 			tc_fmt(x->a, "%s_copy", c->u.copy.dst.var->name), TC_DT_I32);
 		plan->u.plan.copy = c;
-		if (i == 0)
+		plan->u.plan.tmap = pp.tmap[i];
+		if (i == 0 && ntma == pp.ncopies)
+			plan->note = tc_fmt(x->a,
+				"The fast loop, where every tensor's rows are whole 16-byte "
+				"vectors (tested once): thread 0 issues iteration %s + %lld's "
+				"copies by TMA from inside the gemm, while the tensor cores "
+				"work on this one; the hardware zero-fills past the tensor's "
+				"edges.  Per-stage barriers, not a block barrier per "
+				"iteration: a warp waits for its stage's copies, and before "
+				"refilling a stage for the warps still reading it.  Otherwise "
+				"the loop below.", k->name, pp.stages - 1);
+		else if (i == 0)
 			plan->note = tc_fmt(x->a,
 				"The fast loop, where every tile is whole 16-byte vectors "
 				"(tested once): each copy's per-thread addresses are computed "
-				"here, and the gemm issues iteration %s + %lld's copies without "
+				"here%s, and the gemm issues iteration %s + %lld's copies without "
 				"branches from inside, while the tensor cores work on this "
 				"one.  Per-stage barriers, not a block barrier per iteration: "
 				"a warp waits for its stage's copies, and before refilling a "
 				"stage for the warps still reading it.  Otherwise the loop "
-				"below.", k->name, pp.stages - 1);
+				"below.", ntma ? " (those by TMA: thread 0's)" : "", k->name,
+				pp.stages - 1);
 		push(x, blk, plan);
 		tc_vec_push(x->a, &sel->u.select.plans, plan->u.plan.var);
 	}
@@ -934,10 +1058,9 @@ bool
 tc_expand_pipeline(TcArena *a, TcProgram *p, const TcOptions *opt,
 		   TcDiags *d)
 {
-	(void)d;
 	for (int i = 0; i < p->kernels.len; i++) {
 		TcKernel *k = p->kernels.items[i];
-		Expand x = { a, p, k, &opt->target };
+		Expand x = { a, p, k, &opt->target, opt->tma && opt->target.tma, d };
 		lower_copies(k->body);
 		k->body = expand_stmt(&x, k->body);
 	}

@@ -104,6 +104,8 @@ tc_abi_of(TcArena *a, const TcKernel *k, const TcTarget *t)
 					  (size_t)(k->params.len + 1));
 	abi->threads = tc_abi_threads(k, t);
 	abi->smem_bytes = k->smem_bytes;
+	abi->ntmaps = k->tmaps.len;
+	abi->tmaps = (TcTensorMap *const *)k->tmaps.items;
 	for (int i = 0; i < k->params.len; i++) {
 		const TcVar *v = k->params.items[i];
 		TcAbiParam *p = &abi->params[i];

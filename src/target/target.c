@@ -456,7 +456,7 @@ tc_target_describe(TcBuf *out, const TcTarget *t)
 		tc_buf_printf(out, "  cp.async       %s\n", yes_no(t->cp_async));
 		tc_buf_printf(out, "  mbarrier       %s\n", yes_no(t->mbarrier));
 		tc_buf_printf(out, "  tma            %s\n", t->tma ?
-			      "yes (no pass uses it yet)" : "no");
+			      "yes (with --tma)" : "no");
 		if (!t->wgmma)
 			tc_buf_puts(out, "  wgmma          no\n");
 	} else {

@@ -391,6 +391,8 @@ struct StageBarriers {
 
 	__device__ __forceinline__ explicit StageBarriers(void *bars) : full(smem_u32(bars)) {}
 	__device__ __forceinline__ unsigned empty() const { return full + 8 * STAGES; }
+	// Where full[stage] is: TMA copies complete on it (TmaCopy).
+	__device__ __forceinline__ unsigned full_bar(int stage) const { return full + 8 * stage; }
 
 	// By one thread, before a block barrier.
 	__device__ __forceinline__ void init() const

@@ -305,4 +305,89 @@ __device__ __forceinline__ void wgmma_rs(float (&acc)[2 * TM][2 * TN], const flo
 #endif
 }
 
+
+// --- Tile copies by the tensor memory accelerator (TMA) ---------------------------------
+
+// A tensor map parameter: the 128-byte descriptor the host builds with
+// cuTensorMapEncodeTiled (CUtensorMap's layout; NVRTC has no cuda.h),
+// which holds the tensor's base, extents and strides, the box one copy
+// moves and the swizzle of the box's rows in shared memory; then whether
+// the host built it (nonzero), which it does when the tensor's base is
+// 16-byte aligned, its rows whole 16-byte multiples and no extent 0.
+// Passed as a __grid_constant__ kernel parameter (docs/launch.md).
+struct alignas(64) TensorMap {
+	unsigned long long desc[16];
+	unsigned usable;
+};
+
+// A tile copy of a pipelined loop's fast loop by TMA: a ROWS x COLS tile
+// of T whose rows are stored as tile_offset lays them out with SPAN-byte
+// swizzled chunks (SPAN = min(COLS * sizeof(T), 128)), in PANELS column
+// panels of ROWS SPAN-byte rows when rows are wider than 128 bytes.
+// Thread 0 moves it as one bulk tensor copy per panel, each a box of
+// ROWS x SPAN bytes, and tells the stage's full barrier to expect the
+// bytes; the barrier's phase completes once they have landed and every
+// thread has arrived.  Elements outside the tensor (any coordinate below
+// 0 or at or past its extent) land as zeros: the hardware's bounds, no
+// predicates.  The map's rank is the tensor's, its box 1 along the dims
+// the tile does not cover; coordinates are innermost first.
+//
+// `aligned` holds when the host built the map (TensorMap::usable); the
+// caller keeps its other loop otherwise.
+template <typename T, int ROWS, int COLS, int RANK>
+struct TmaCopy {
+	static constexpr int E = (int)sizeof(T);
+	static constexpr int ROW = COLS * E;
+	static constexpr int SPAN = ROW < 128 ? ROW : 128;
+	static constexpr int PANELS = ROW / SPAN;
+	static constexpr unsigned BYTES = (unsigned)(ROWS * ROW);
+	static_assert(ROW == 32 || ROW == 64 || ROW % 128 == 0, "TmaCopy: rows of 32, 64 or whole 128 bytes");
+	static_assert(ROWS <= 256 && SPAN / E <= 256, "TmaCopy: a box is at most 256 elements along each dim");
+	static_assert(RANK >= 2 && RANK <= 5, "TmaCopy: tensors of rank 2 to 5");
+	const TensorMap *map;
+	bool aligned;
+
+	__device__ __forceinline__ explicit TmaCopy(const TensorMap &map) : map(&map), aligned(map.usable != 0) {}
+	// Iteration's tile into smem (1024-byte aligned, as smem.c places
+	// swizzled tiles), completing on the mbarrier at shared address
+	// `full`: by thread 0.  c holds the tile's origin, innermost first
+	// (the column, then the row and the uncovered dims' indices).
+	__device__ __forceinline__ void issue(T *smem, unsigned full, const int (&c)[RANK]) const
+	{
+#if TILEC_HAS_WGMMA
+		if (threadIdx.x != 0)
+			return;
+		asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(full), "r"(BYTES)
+			     : "memory");
+		const unsigned s = smem_u32(smem);
+		const unsigned long long m = reinterpret_cast<unsigned long long>(map->desc);
+#pragma unroll
+		for (int p = 0; p < PANELS; p++) {
+			const unsigned d = s + (unsigned)(p * ROWS * SPAN);
+			const int c0 = c[0] + p * (SPAN / E);
+			if constexpr (RANK == 2)
+				asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+					     " [%0], [%1, {%3, %4}], [%2];\n"
+					     ::"r"(d), "l"(m), "r"(full), "r"(c0), "r"(c[1]) : "memory");
+			else if constexpr (RANK == 3)
+				asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+					     " [%0], [%1, {%3, %4, %5}], [%2];\n"
+					     ::"r"(d), "l"(m), "r"(full), "r"(c0), "r"(c[1]), "r"(c[2]) : "memory");
+			else if constexpr (RANK == 4)
+				asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+					     " [%0], [%1, {%3, %4, %5, %6}], [%2];\n"
+					     ::"r"(d), "l"(m), "r"(full), "r"(c0), "r"(c[1]), "r"(c[2]), "r"(c[3])
+					     : "memory");
+			else
+				asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+					     " [%0], [%1, {%3, %4, %5, %6, %7}], [%2];\n"
+					     ::"r"(d), "l"(m), "r"(full), "r"(c0), "r"(c[1]), "r"(c[2]), "r"(c[3]),
+					     "r"(c[4]) : "memory");
+		}
+#else
+		__trap();
+#endif
+	}
+};
+
 } // namespace tilec

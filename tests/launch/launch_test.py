@@ -253,7 +253,7 @@ def gpu_tools():
     import run  # noqa: E402  tools/gpu/run.py
     import cases  # noqa: E402
     import tune_farm  # noqa: E402
-    n = 0
+    n = nmaps = 0
     for name, sample, variant, defines, shapes, ref, kind in cases.CASES:
         src, kernel = cases.source(sample)
         tmp = None
@@ -265,7 +265,7 @@ def gpu_tools():
             tmp.write(text)
             tmp.close()
             src = tmp.name
-        args = [src, "-t", "cuda", "--arch", "sm_90a"]
+        args = [src, "-t", "cuda", "--arch", "sm_90a"] + cases.FLAGS.get(name, [])
         if kernel:
             args += ["--kernel", kernel]
         for k, v in defines.items():
@@ -290,8 +290,46 @@ def gpu_tools():
                 ext = [run.evaluate(e, env) for e in p["shape"]]
                 if any(e < 0 for e in ext):
                     fail("%s.%s: extents %s" % (name, p["name"], ext))
+        nmaps += tensor_maps(name, L, env)
         n += 1
-    print("%d GPU cases read" % n)
+    print("%d GPU cases read, %d tensor maps built" % (n, nmaps))
+    if not nmaps:
+        fail("no case has tensor maps")
+
+
+def tensor_maps(name, L, env):
+    """Each tensor map of a case as run.py builds it, through a stand-in
+    for cuTensorMapEncodeTiled that records what it is given: dims
+    innermost first, byte strides of the outer dims, the box reversed,
+    the swizzle's code; flagged built only then, and unbuilt for a base
+    that is not 16-byte aligned."""
+    import ctypes
+    params = {p["name"]: p for p in L["params"]}
+    for m in L.get("tensor_maps", []):
+        p = params[m["tensor"]]
+        ext = [max(lm.evaluate(e, env), 1) for e in p["shape"]]
+        e = {"f16": 2, "bf16": 2, "i8": 1, "u8": 1, "f32": 4}[p["dtype"]]
+        ext[-1] = (ext[-1] * e + 15) // 16 * 16 // e  # rows of whole 16 bytes
+        seen = {}
+
+        def encode(desc, dt, rank, base, dims, strides, box, es, il, sw, l2, oob):
+            seen.update(dt=dt, rank=rank, dims=list(dims[:rank]),
+                        strides=list(strides[:rank - 1]), box=list(box[:rank]), sw=sw)
+            ctypes.memset(desc, 7, 128)
+            return 0
+        b = lm.tensor_map(encode, m, p, 0x10000, ext)
+        want_strides, st = [], e
+        for x in reversed(ext[1:]):
+            st *= x
+            want_strides.append(st)
+        if (seen.get("dims") != ext[::-1] or seen["strides"] != want_strides or
+                seen["box"] != m["box"][::-1] or seen["sw"] != {32: 1, 64: 2, 128: 3}[m["swizzle"]] or
+                seen["dt"] != {1: 0, 2: 1, 4: 2}[e] or b[:128] != bytes([7]) * 128 or
+                b[128:132] != b"\x01\0\0\0" or len(b) != lm.TMAP_BYTES):
+            fail("%s: tensor map %s built as %s" % (name, m["name"], seen))
+        if lm.tensor_map(encode, m, p, 0x10008, ext)[128:132] != bytes(4):
+            fail("%s: tensor map %s built for a misaligned base" % (name, m["name"]))
+    return len(L.get("tensor_maps", []))
 
 
 {"semantics": semantics, "document": document, "gpu-tools": gpu_tools}[CASE]()

@@ -362,8 +362,8 @@ START_TEST(describe)
 		if (t->wgmma)
 			ck_assert(strstr(b.data, t->wgmma->name) != NULL);
 		if (t->tma)
-			ck_assert(strstr(b.data, "tma            yes (no pass "
-					 "uses it yet)") != NULL);
+			ck_assert(strstr(b.data, "tma            yes (with "
+					 "--tma)") != NULL);
 		for (const char *line = b.data; *line;) {
 			const char *nl = strchr(line, '\n');
 			ck_assert(nl != NULL);

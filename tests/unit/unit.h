@@ -25,7 +25,8 @@
 	X(cache)       \
 	X(interp)      \
 	X(target)      \
-	X(harness)
+	X(harness)     \
+	X(tmap)
 
 #define X(name) Suite *unit_suite_##name(void);
 UNIT_SUITES(X)

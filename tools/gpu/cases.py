@@ -49,6 +49,16 @@ WGMMA_CASES = ["gemm_f16_ragged", "gemm_bf16_ragged", "gemm_f16_ragged_fast", "g
 FP8_WGMMA_CASES = [n for n in WGMMA_CASES if "fp8" in n]
 FLAGS = {f"{name}_mma": ["--no-wgmma"] for name in WGMMA_CASES if name not in FP8_WGMMA_CASES}
 FLAGS.update({f"{name}_wgmma": ["--wgmma"] for name in FP8_WGMMA_CASES})
+# The `_tma` twins: the same with --tma, the mbarrier loop's copies by
+# TMA (tensor maps built by run.py); ragged `_fast` shapes (16-byte rows)
+# are the ones whose fast loop runs, and a negative origin checks the
+# hardware's zero fill before the tensor.
+TMA_CASES = [n for n in WGMMA_CASES if n not in FP8_WGMMA_CASES] + [
+    "gemm_f16_64x64_fast", "gemm_f16_at_ragged_fast", "gemm_bf16_bt_ragged_fast",
+    "gemm_bias_relu_ragged_fast", "regress_dup_copy_pipelined_fast", "regress_neg_origin_pipelined_fast"]
+FLAGS.update({f"{name}_tma": ["--tma"] for name in TMA_CASES})
+MMA_TMA_CASES = ["gemm_f16_ragged_fast", "gemm_f16_4096", "regress_neg_origin_pipelined_fast"]
+FLAGS.update({f"{name}_mma_tma": ["--no-wgmma", "--tma"] for name in MMA_TMA_CASES})
 
 # name: (sample, variant, defines, shapes, reference, kind)
 #   kind "check": correctness on ragged shapes; "bench": timed, checked too.
@@ -402,3 +412,7 @@ CASES = [
 CASES += [(f"{c[0]}_mma",) + tuple(c[1:]) for c in CASES
           if c[0] in WGMMA_CASES and c[0] not in FP8_WGMMA_CASES]
 CASES += [(f"{c[0]}_wgmma",) + tuple(c[1:]) for c in CASES if c[0] in FP8_WGMMA_CASES]
+CASES += [(f"{c[0]}_tma",) + tuple(c[1:]) for c in CASES if c[0] in TMA_CASES]
+# mma.sync with TMA: A's 128-byte rows by TMA, B's wider unpaneled rows
+# by cp.async, both completing on one stage barrier.
+CASES += [(f"{c[0]}_mma_tma",) + tuple(c[1:]) for c in CASES if c[0] in MMA_TMA_CASES]

@@ -1,0 +1,200 @@
+/*
+ * test_tmap.c - tensor maps in launch documents (docs/launch.md,
+ * "tensor_maps"; runtime/signature.c): what the runtime reads, what it
+ * refuses, what it would build, and where a raw launch's argument array
+ * puts them.  No GPU: the descriptors themselves are the driver's; on an
+ * openmp context none is ever built, so every map is flagged unbuilt
+ * and the kernel's loop without TMA would run.
+ */
+#include "unit.h"
+#include "runtime_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A kernel k(M, N, K, A[M][K] f16, B[K][N] f16, X[2][M][3][K] bf16) with
+ * a tensor map of A (box 64 x 64, 128-byte swizzle) and one of X's dims
+ * 1 and 3 (box 1 x 128 x 1 x 32, 64-byte swizzle); MAPS replaces the
+ * tensor_maps member. */
+static const char doc_head[] =
+	"{\"format\": \"tilec-launch/1\", \"kernels\": [{\"kernel\": \"k\", "
+	"\"target\": \"cuda\", \"arch\": \"sm_90a\", \"threads\": 256, "
+	"\"smem_bytes\": 1024, \"tunables\": {}, \"params\": ["
+	"{\"name\": \"M\", \"kind\": \"scalar\", \"dtype\": \"i32\", \"ctype\": \"int\"},"
+	"{\"name\": \"N\", \"kind\": \"scalar\", \"dtype\": \"i32\", \"ctype\": \"int\"},"
+	"{\"name\": \"K\", \"kind\": \"scalar\", \"dtype\": \"i32\", \"ctype\": \"int\"},"
+	"{\"name\": \"A\", \"kind\": \"tensor\", \"dtype\": \"f16\", \"ctype\": "
+	"\"const uint16_t *\", \"const\": true, \"rank\": 2, \"shape\": "
+	"[{\"param\": \"M\"}, {\"param\": \"K\"}]},"
+	"{\"name\": \"B\", \"kind\": \"tensor\", \"dtype\": \"f16\", \"ctype\": "
+	"\"const uint16_t *\", \"const\": true, \"rank\": 2, \"shape\": "
+	"[{\"param\": \"K\"}, {\"param\": \"N\"}]},"
+	"{\"name\": \"X\", \"kind\": \"tensor\", \"dtype\": \"bf16\", \"ctype\": "
+	"\"const uint16_t *\", \"const\": true, \"rank\": 4, \"shape\": "
+	"[{\"int\": 2}, {\"param\": \"M\"}, {\"int\": 3}, {\"param\": \"K\"}]}], "
+	"\"grid\": [{\"int\": 1}, {\"int\": 1}, {\"int\": 1}]";
+static const char good_maps[] =
+	", \"tensor_maps\": ["
+	"{\"name\": \"A_map\", \"tensor\": \"A\", \"box\": [64, 64], \"swizzle\": 128},"
+	"{\"name\": \"X_map\", \"tensor\": \"X\", \"box\": [1, 128, 1, 32], \"swizzle\": 64}]";
+
+static tilec_context *
+context(void)
+{
+	tilec_init_error err;
+	tilec_context *ctx = tilec_context_new(TILEC_BACKEND_OPENMP, 0, &err);
+	ck_assert_msg(ctx, "%s", err.message);
+	return ctx;
+}
+
+/* The signatures of a document of doc_head and `maps`; *st the status. */
+static TilecSignature *
+parse(tilec_context *ctx, const char *maps, tilec_status *st)
+{
+	char doc[8192];
+	snprintf(doc, sizeof doc, "%s%s}]}", doc_head, maps);
+	TilecSignature **sigs = NULL;
+	int n = 0;
+	*st = tilec_rt_signatures_parse(ctx, "cuda", doc, &sigs, &n);
+	if (*st != TILEC_OK)
+		return NULL;
+	ck_assert_int_eq(n, 1);
+	TilecSignature *s = sigs[0];
+	free(sigs);
+	return s;
+}
+
+START_TEST(reads_the_maps)
+{
+	tilec_context *ctx = context();
+	tilec_status st;
+	TilecSignature *s = parse(ctx, good_maps, &st);
+	ck_assert_msg(s, "%s", tilec_error(ctx));
+	ck_assert_int_eq(tilec_rt_signature_tmaps(s), 2);
+	tilec_rt_signature_free(s);
+	s = parse(ctx, "", &st);
+	ck_assert(s);
+	ck_assert_int_eq(tilec_rt_signature_tmaps(s), 0);
+	tilec_rt_signature_free(s);
+	ck_assert_int_eq(tilec_rt_signature_tmaps(NULL), 0);
+	tilec_context_free(ctx);
+}
+END_TEST
+
+/* Each malformed map is refused with a message saying what is wrong. */
+START_TEST(refuses_bad_maps)
+{
+	static const struct {
+		const char *maps, *says;
+	} bad[] = {
+		{ ", \"tensor_maps\": {}", "not an array" },
+		{ ", \"tensor_maps\": [{\"tensor\": \"M\", \"box\": [1, 1], "
+		  "\"swizzle\": 128}]", "names no tensor" },
+		{ ", \"tensor_maps\": [{\"tensor\": \"Q\", \"box\": [64, 64], "
+		  "\"swizzle\": 128}]", "names no tensor" },
+		{ ", \"tensor_maps\": [{\"tensor\": \"A\", \"box\": [64], "
+		  "\"swizzle\": 128}]", "names no tensor" },
+		{ ", \"tensor_maps\": [{\"tensor\": \"A\", \"box\": [64, 64], "
+		  "\"swizzle\": 48}]", "names no tensor" },
+		{ ", \"tensor_maps\": [{\"tensor\": \"A\", \"box\": [300, 64], "
+		  "\"swizzle\": 128}]", "not 1 to 256" },
+		{ ", \"tensor_maps\": [{\"tensor\": \"A\", \"box\": [0, 64], "
+		  "\"swizzle\": 128}]", "not 1 to 256" },
+		{ ", \"tensor_maps\": [{\"tensor\": \"A\", \"box\": [64, 1.5], "
+		  "\"swizzle\": 128}]", "not 1 to 256" },
+		{ ", \"tensor_maps\": [{\"tensor\": \"A\", \"box\": [64, 32], "
+		  "\"swizzle\": 128}]", "not its swizzle's bytes" },
+	};
+	tilec_context *ctx = context();
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		tilec_status st;
+		TilecSignature *s = parse(ctx, bad[i].maps, &st);
+		ck_assert_msg(!s && st == TILEC_ERR_INVALID, "accepted: %s", bad[i].maps);
+		ck_assert_msg(strstr(tilec_error(ctx), bad[i].says),
+			      "%s: %s", bad[i].maps, tilec_error(ctx));
+	}
+	tilec_context_free(ctx);
+}
+END_TEST
+
+/* Dims innermost first, byte strides of dims 1 .. rank - 1, the box in
+ * the same order; unbuildable where the base or a stride is not 16-byte
+ * aligned or an extent is 0. */
+START_TEST(spec_of_each_map)
+{
+	tilec_context *ctx = context();
+	tilec_status st;
+	TilecSignature *s = parse(ctx, good_maps, &st);
+	ck_assert(s);
+	long long vals[6] = { 100, 40, 72 }; /* M, N, K */
+	TilecTmapSpec spec;
+	void *base = (void *)(uintptr_t)0x10000;
+	ck_assert(tilec_rt_tmap_spec(s, 0, base, vals, &spec));
+	ck_assert_int_eq(spec.rank, 2);
+	ck_assert(spec.dims[0] == 72 && spec.dims[1] == 100);
+	ck_assert(spec.strides[0] == 144);
+	ck_assert(spec.box[0] == 64 && spec.box[1] == 64);
+	ck_assert_int_eq(spec.swizzle, 128);
+	ck_assert(spec.base == base);
+	ck_assert(tilec_rt_tmap_spec(s, 1, base, vals, &spec));
+	ck_assert_int_eq(spec.rank, 4);
+	ck_assert(spec.dims[0] == 72 && spec.dims[1] == 3 && spec.dims[2] == 100 &&
+		  spec.dims[3] == 2);
+	ck_assert(spec.strides[0] == 144 && spec.strides[1] == 432 &&
+		  spec.strides[2] == 43200);
+	ck_assert(spec.box[0] == 32 && spec.box[1] == 1 && spec.box[2] == 128 &&
+		  spec.box[3] == 1);
+	ck_assert(!tilec_rt_tmap_spec(s, 0, (void *)(uintptr_t)0x10008, vals, &spec));
+	vals[2] = 70; /* rows of 140 bytes */
+	ck_assert(!tilec_rt_tmap_spec(s, 0, base, vals, &spec));
+	vals[2] = 72;
+	vals[0] = 0;
+	ck_assert(!tilec_rt_tmap_spec(s, 0, base, vals, &spec));
+	tilec_rt_signature_free(s);
+	tilec_context_free(ctx);
+}
+END_TEST
+
+/* A raw launch's arguments keep their places; each map follows them,
+ * 64-byte aligned, and (no TMA on this context) flagged unbuilt. */
+START_TEST(raw_arguments_then_maps)
+{
+	tilec_context *ctx = context();
+	tilec_status st;
+	TilecSignature *s = parse(ctx, good_maps, &st);
+	ck_assert(s);
+	int M = 64, N = 64, K = 64;
+	void *A = (void *)(uintptr_t)0x10000, *B = A, *X = A;
+	void *args[6] = { &M, &N, &K, &A, &B, &X };
+	TilecLaunchBuf buf;
+	void **argv;
+	ck_assert_int_eq(tilec_rt_raw_tmaps(ctx, s, args, &buf, &argv), TILEC_OK);
+	for (int i = 0; i < 6; i++)
+		ck_assert_ptr_eq(argv[i], args[i]);
+	for (int i = 6; i < 8; i++) {
+		const unsigned char *m = argv[i];
+		unsigned usable;
+		ck_assert_uint_eq((uintptr_t)m % 64, 0);
+		memcpy(&usable, m + 128, sizeof usable);
+		ck_assert_uint_eq(usable, 0);
+	}
+	ck_assert_ptr_eq(argv[8], NULL);
+	free(buf.heap);
+	tilec_rt_signature_free(s);
+	tilec_context_free(ctx);
+}
+END_TEST
+
+Suite *
+unit_suite_tmap(void)
+{
+	Suite *s = suite_create("tmap");
+	TCase *c = tcase_create("tmap");
+	tcase_add_test(c, reads_the_maps);
+	tcase_add_test(c, refuses_bad_maps);
+	tcase_add_test(c, spec_of_each_map);
+	tcase_add_test(c, raw_arguments_then_maps);
+	suite_add_tcase(s, c);
+	return s;
+}
