@@ -18,6 +18,9 @@ if [ $# -eq 0 ]; then
 		ninja -C build-rt >/dev/null) && ../build-rt/gpu_runtime_check rt/*.cu --gemm rt/gemm.cu \
 		--manifest rt/gemm.launch.json \
 		--bench 4096x4096x4096 2>&1 | tee "$out/runtime_check.log" | tail -n 20 || status=1
+	# The vendored gemm exported with --tma, checked by its own program.
+	nvcc -O2 -arch=sm_90a -DVENDOR_CUDA -I vendor_tma ../samples/vendor/main.c vendor_tma/gemm.cu \
+		-o "$out/vendor_tma" && "$out/vendor_tma" 2>&1 | tail -n 3 || status=1
 	# The gemm at 3 stages by TMA (tensor maps built by the runtime,
 	# checked and benchmarked launches alike) and without, alternately.
 	for v in tma s3 tma s3; do

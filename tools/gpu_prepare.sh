@@ -52,6 +52,10 @@ for f in samples/*.c; do
 		"$tilec" "$f" -t cuda --arch "$arch" --emit=launch -o "$out/rt/$n.launch.json" ||
 		echo "note: $n does not translate for cuda with its defaults" >&2
 done
+# The vendored gemm (tilec export --tma, gemm_launch building the tensor
+# maps), which samples/vendor/main.c checks on ragged shapes.
+rm -rf "$out/vendor_tma"
+"$tilec" export samples/gemm.c -t cuda --arch "$arch" --tma -D STAGES=3 -o "$out/vendor_tma" >/dev/null
 # The gemm at 3 stages with its copies by TMA (tensor maps built by the
 # runtime), and the same without TMA to time it against.
 for v in tma s3; do

@@ -70,6 +70,7 @@ typedef struct ExportArgs {
 	const char *prefix;     /* --prefix: put before every exported name */
 	bool standalone;        /* helpers inlined (default) */
 	bool json;              /* --json: report what was written as JSON */
+	bool tma;               /* --tma: copies by TMA on sm_90a */
 	int ndefines;           /* -D bindings */
 	char *define_name[TC_MAX_DEFINES];
 	long long define_value[TC_MAX_DEFINES];
@@ -130,6 +131,9 @@ usage(FILE *f)
 	      "                     PK.c, PK_launch, ...), so that several "
 	      "tunings of\n"
 	      "                     one kernel link into one program\n"
+	      "  --tma              on sm_90a, pipelined tile copies by TMA "
+	      "where they fit\n"
+	      "                     (K_launch builds the tensor maps)\n"
 	      "  --standalone       inline the helper headers (the default)\n"
 	      "  --json             report the files written as one JSON "
 	      "object\n"
@@ -153,7 +157,7 @@ usage_error(const char *fmt, const char *arg)
 /* The options, as ids for parse_args's switch. */
 enum {
 	OPT_HELP = 1, OPT_STANDALONE, OPT_NO_STANDALONE, OPT_TARGET, OPT_ARCH,
-	OPT_KERNEL, OPT_CONFIG, OPT_OUT, OPT_DEFINE, OPT_PREFIX, OPT_JSON,
+	OPT_KERNEL, OPT_CONFIG, OPT_OUT, OPT_DEFINE, OPT_PREFIX, OPT_JSON, OPT_TMA,
 };
 
 static const TcOptSpec options[] = {
@@ -166,6 +170,7 @@ static const TcOptSpec options[] = {
 	{ "config", 0, true, OPT_CONFIG },
 	{ "prefix", 0, true, OPT_PREFIX },
 	{ "json", 0, false, OPT_JSON },
+	{ "tma", 0, false, OPT_TMA },
 	{ NULL, 'o', true, OPT_OUT },
 	{ NULL, 'D', true, OPT_DEFINE },
 	{ 0 },
@@ -229,6 +234,7 @@ parse_args(ExportArgs *x, int argc, char **argv)
 			break;
 		case OPT_OUT: x->dir = v; break;
 		case OPT_JSON: x->json = true; break;
+		case OPT_TMA: x->tma = true; break;
 		case OPT_PREFIX:
 			if (!identifier_part(v))
 				return usage_error("--prefix wants the start of a "
@@ -520,6 +526,92 @@ cpu_launch(TcArena *a, const TcKernel *k, const TcTarget *t, const char *base,
 	tc_buf_free(&instead);
 }
 
+/* PREFIX_tensor_map: a kernel's tensor map (docs/launch.md, "Tensor
+ * maps") built as the runtime builds it, through the driver's
+ * cuTensorMapEncodeTiled, which the CUDA runtime hands out. */
+static void
+tensor_map_helper(TcBuf *b, const char *prefix)
+{
+	tc_buf_printf(b,
+		"\n// Tensor map m of a dense tensor at base: dims and box innermost first,\n"
+		"// rows of swizzle bytes.  Built (m->usable) when the base is 16-byte\n"
+		"// aligned, every stride a whole 16-byte multiple and no extent 0 or\n"
+		"// past 32 bits; otherwise the kernel runs its loop without TMA.\n"
+		"static void\n%s_tensor_map(tilec::TensorMap *m, const void *base, int rank,\n"
+		"    const long long *dims, const unsigned *box, int swizzle, int elem)\n{\n"
+		"\ttypedef int (*Encode)(void *, int, unsigned, void *,\n"
+		"\t    const unsigned long long *, const unsigned long long *,\n"
+		"\t    const unsigned *, const unsigned *, int, int, int, int);\n"
+		"\tstatic const unsigned ones[5] = { 1, 1, 1, 1, 1 };\n"
+		"\tunsigned long long d[5], strides[4];\n"
+		"\tunsigned long long stride = (unsigned long long)elem;\n"
+		"\tvoid *fn = nullptr;\n"
+		"\tcudaDriverEntryPointQueryResult found;\n"
+		"\t*m = tilec::TensorMap{};\n"
+		"\tif ((unsigned long long)base %% 16 != 0)\n\t\treturn;\n"
+		"\tfor (int i = 0; i < rank; i++) {\n"
+		"\t\tif (dims[i] < 1 || dims[i] > 0xffffffffLL || (i > 0 && stride %% 16 != 0))\n"
+		"\t\t\treturn;\n"
+		"\t\td[i] = (unsigned long long)dims[i];\n"
+		"\t\tif (i > 0)\n\t\t\tstrides[i - 1] = stride;\n"
+		"\t\tstride *= d[i];\n\t}\n"
+		"\tif (d[0] * (unsigned long long)elem %% 16 != 0)\n\t\treturn;\n"
+		"#if CUDART_VERSION >= 12050\n"
+		"\tif (cudaGetDriverEntryPointByVersion(\"cuTensorMapEncodeTiled\", &fn, 12000,\n"
+		"\t\t    cudaEnableDefault, &found) != cudaSuccess)\n\t\treturn;\n"
+		"#else\n"
+		"\tif (cudaGetDriverEntryPoint(\"cuTensorMapEncodeTiled\", &fn, cudaEnableDefault,\n"
+		"\t\t    &found) != cudaSuccess)\n\t\treturn;\n"
+		"#endif\n"
+		"\tif (found != cudaDriverEntryPointSuccess || !fn)\n\t\treturn;\n"
+		"\t// Elements as unsigned integers of their width, zeros outside the\n"
+		"\t// tensor, 128-byte L2 promotion.\n"
+		"\tconst int type = elem == 1 ? 0 : elem == 2 ? 1 : elem == 4 ? 2 : 4;\n"
+		"\tconst int mode = swizzle == 128 ? 3 : swizzle == 64 ? 2 : 1;\n"
+		"\tif (((Encode)fn)(m->desc, type, (unsigned)rank, (void *)base, d, strides, box,\n"
+		"\t\t    ones, 0, mode, 2, 0) == 0)\n\t\tm->usable = 1;\n"
+		"}\n", prefix);
+}
+
+/* The declarations and builds of the kernel's tensor maps in K_launch:
+ * each tensor's extents from its shape, innermost first. */
+static bool
+tensor_maps(TcArena *a, const TcAbi *abi, const char *prefix, TcBuf *b,
+	    unsigned *helpers, TcDiags *d)
+{
+	for (int i = 0; i < abi->ntmaps; i++) {
+		const TcTensorMap *m = abi->tmaps[i];
+		const TcVar *t = m->tensor;
+		tc_buf_printf(b, "\t// %s: the tensor map of %s (box", m->name, t->name);
+		for (int j = 0; j < t->rank; j++)
+			tc_buf_printf(b, "%s%d", j ? " x " : " ", m->box[j]);
+		tc_buf_printf(b, ", %d-byte swizzle).\n", m->swizzle);
+		tc_buf_printf(b, "\tconst long long %s_dims[] = {", m->name);
+		for (int j = t->rank - 1; j >= 0; j--) {
+			TcBuf e;
+			tc_buf_init(&e);
+			if (!grid_expr(&e, t->shape[j], prefix, helpers)) {
+				tc_diag(d, TC_ERROR, t->loc, "tensor '%s': its extents "
+					"are not integer expressions over scalar "
+					"parameters", t->name);
+				tc_buf_free(&e);
+				return false;
+			}
+			tc_buf_printf(b, "%s%s", j < t->rank - 1 ? ", " : " ", e.data);
+			tc_buf_free(&e);
+		}
+		tc_buf_printf(b, " };\n\tstatic const unsigned %s_box[] = {", m->name);
+		for (int j = t->rank - 1; j >= 0; j--)
+			tc_buf_printf(b, "%s%d", j < t->rank - 1 ? ", " : " ", m->box[j]);
+		tc_buf_printf(b, " };\n\ttilec::TensorMap %s;\n", m->name);
+		tc_buf_printf(b, "\t%s_tensor_map(&%s, %s, %d, %s_dims, %s_box, %d, %d);\n",
+			      prefix, m->name, t->name, t->rank, m->name, m->name,
+			      m->swizzle, tc_dtype_storage_bits(t->dtype) / 8);
+	}
+	(void)a;
+	return true;
+}
+
 /* The GPU's launch: grid and shared memory from the manifest, the
  * opt-in, the launch on the caller's stream. */
 static bool
@@ -557,6 +649,8 @@ gpu_launch(TcArena *a, const TcKernel *k, const TcTarget *t, const GpuApi *api,
 	if (helpers & 4)
 		tc_buf_printf(b, "\nstatic long long\n%s_max(long long a, long "
 			      "long b)\n{\n\treturn a > b ? a : b;\n}\n", prefix);
+	if (abi->ntmaps)
+		tensor_map_helper(b, prefix);
 	tc_buf_puts(b, "\n");
 	print_comment_lines(b, "//", tc_fmt(a, "The grid and shared memory of %s.launch.json, "
 				"computed from the arguments; the launch is "
@@ -593,9 +687,17 @@ gpu_launch(TcArena *a, const TcKernel *k, const TcTarget *t, const GpuApi *api,
 		tc_buf_printf(b, "\tif (err != %s)\n\t\treturn (int)err;\n",
 			      api->success);
 	}
+	if (!tensor_maps(a, abi, prefix, b, &helpers, d)) {
+		for (int i = 0; i < 3; i++)
+			tc_buf_free(&grid[i]);
+		return false;
+	}
 	for (int i = 0; i < k->params.len; i++)
 		items[i] = tc_fmt(a, "&%s", ((TcVar *)k->params.items[i])->name);
-	print_wrapped(b, 1, "void *args[] = {", items, k->params.len, "};");
+	for (int i = 0; i < abi->ntmaps; i++)
+		items[k->params.len + i] = tc_fmt(a, "&%s", abi->tmaps[i]->name);
+	print_wrapped(b, 1, "void *args[] = {", items, k->params.len + abi->ntmaps,
+		      "};");
 	char *call[6] = { "kernel", "grid", tc_fmt(a, "dim3(%lld)", abi->threads),
 			  "args", "smem", tc_fmt(a, "(%s)stream", api->stream_t) };
 	print_wrapped(b, 1, tc_fmt(a, "return (int)%s(", api->launch), call, 6,
@@ -1186,6 +1288,7 @@ export_all(ExportArgs *x)
 		return EXIT_ERROR;
 	}
 	opt.standalone = x->standalone;
+	opt.tma = x->tma;
 	opt.ndefines = x->ndefines;
 	for (int i = 0; i < x->ndefines; i++) {
 		opt.define_name[i] = x->define_name[i];
