@@ -55,7 +55,8 @@ FLAGS.update({f"{name}_wgmma": ["--wgmma"] for name in FP8_WGMMA_CASES})
 # hardware's zero fill before the tensor.
 TMA_CASES = [n for n in WGMMA_CASES if n not in FP8_WGMMA_CASES] + [
     "gemm_f16_64x64_fast", "gemm_f16_at_ragged_fast", "gemm_bf16_bt_ragged_fast",
-    "gemm_bias_relu_ragged_fast", "regress_dup_copy_pipelined_fast", "regress_neg_origin_pipelined_fast"]
+    "gemm_bias_relu_ragged_fast", "regress_dup_copy_pipelined_fast", "regress_neg_origin_pipelined_fast",
+    "regress_batched_strided_gemm", "regress_batched_strided_gemm_fast"]
 FLAGS.update({f"{name}_tma": ["--tma"] for name in TMA_CASES})
 MMA_TMA_CASES = ["gemm_f16_ragged_fast", "gemm_f16_4096", "regress_neg_origin_pipelined_fast"]
 FLAGS.update({f"{name}_mma_tma": ["--no-wgmma", "--tma"] for name in MMA_TMA_CASES})
@@ -186,6 +187,13 @@ CASES = [
      {"M": 300, "N": 200, "K": 100, "r0": -5}, "neg_origin_pipelined", "check"),
     ("regress_neg_origin_pipelined_fast", "tests/gpu_regress/neg_origin_pipelined", None, {},
      {"M": 304, "N": 200, "K": 96, "r0": -5}, "neg_origin_pipelined", "check"),
+    # Tiles of 4- and 3-dimensional tensors in the mbarrier loop (TMA boxes
+    # of rank 4 and 3 in the `_tma` twin); rows of 16-byte vectors in the
+    # `_fast` one.
+    ("regress_batched_strided_gemm", "tests/gpu_regress/batched_strided_gemm", None, {},
+     {"BT": 2, "M": 100, "H": 3, "K": 70, "N": 136}, "batched_strided_gemm", "check"),
+    ("regress_batched_strided_gemm_fast", "tests/gpu_regress/batched_strided_gemm", None, {},
+     {"BT": 2, "M": 200, "H": 3, "K": 200, "N": 136}, "batched_strided_gemm", "check"),
     ("regress_nested_parallel_smem", "tests/gpu_regress/nested_parallel_smem", None, {}, {"N": 1},
      "nested_parallel_smem", "check"),
     ("regress_nested_parallel_deep", "tests/gpu_regress/nested_parallel_deep", None, {}, {"N": 1},

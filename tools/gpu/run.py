@@ -365,6 +365,10 @@ def ref_f64_fragment(t, s):
     return (x * x / 3.0).sum(dim=1)
 
 
+def ref_batched_strided_gemm(t, s):
+    return torch.einsum("bmhk,bkn->bmhn", t["A"].double(), t["B"].double())
+
+
 def ref_neg_origin_pipelined(t, s):
     return shifted(t["A"].double(), s["r0"]) @ t["B"].double()
 
@@ -519,6 +523,7 @@ REFS = {"gemm": (ref_gemm, "C"), "gemm_at": (ref_gemm_at, "C"), "gemm_bt": (ref_
         "copy_x": (ref_copy_x, "Y"), "neg_origin_covered": (ref_neg_origin_covered, "Y"),
         "neg_origin_uncovered": (ref_neg_origin_uncovered, "Y"), "neg_origin_store": (ref_neg_origin_store, "Y"),
         "neg_origin_pipelined": (ref_neg_origin_pipelined, "C"),
+        "batched_strided_gemm": (ref_batched_strided_gemm, "C"),
         "reg_prefetch_pipelined": (ref_reg_prefetch_pipelined, "Y"),
         "nested_parallel_smem": (ref_nested_parallel_smem, "Y"),
         "nested_parallel_deep": (ref_nested_parallel_deep, "Y"),
