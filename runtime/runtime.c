@@ -82,6 +82,10 @@ struct tilec_module {
 	tilec_module *next_freed;  /* next in the context's freed list */
 	TilecSignature **sigs;     /* from the compile's launch document */
 	int nsigs;                 /* entries in sigs */
+	/* Compiled without a launch document from a source whose kernels
+	 * take tensor maps (TMA), which only a document describes: no raw
+	 * launch may run them. */
+	bool tmaps_unknown;
 };
 
 struct tilec_kernel {
@@ -1059,6 +1063,17 @@ build(tilec_context *ctx, tilec_module *mod, const TilecCache *cache,
 	return ctx->ops->load(ctx, path, &mod->handle);
 }
 
+/* Whether the len bytes at s hold `needle`. */
+static bool
+contains(const char *s, size_t len, const char *needle)
+{
+	size_t n = strlen(needle);
+	for (size_t i = 0; n <= len && i <= len - n; i++)
+		if (s[i] == needle[0] && memcmp(s + i, needle, n) == 0)
+			return true;
+	return false;
+}
+
 static void
 free_signatures(TilecSignature **sigs, int n)
 {
@@ -1131,6 +1146,7 @@ tilec_compile(tilec_context *ctx, const char *source, size_t len,
 	mod->ctx = ctx;
 	mod->sigs = sigs;
 	mod->nsigs = nsigs;
+	mod->tmaps_unknown = !o->manifest && contains(source, len, "tilec::TensorMap ");
 
 	/* The key: everything that can change the object. */
 	const char *identity;
@@ -1306,6 +1322,19 @@ tilec_module_kernel(tilec_module *mod, const char *name)
 
 /* --- Launching and timing ------------------------------------------------------------ */
 
+/* A module compiled from a source whose kernels take tensor maps, but
+ * without the launch document that says how to build them. */
+static tilec_status
+no_tmaps(const tilec_kernel *k)
+{
+	return tilec_rt_fail(k->mod->ctx, TILEC_ERR_INVALID,
+			     "%s may take tensor maps (TMA copies) after its "
+			     "parameters, which only its launch document "
+			     "describes: compile its module with it (the "
+			     "manifest option; tilec_jit does), or translate "
+			     "with --no-tma", k->name);
+}
+
 tilec_status
 tilec_launch(tilec_kernel *k, void **args, const tilec_launch_config *cfg)
 {
@@ -1317,6 +1346,8 @@ tilec_launch(tilec_kernel *k, void **args, const tilec_launch_config *cfg)
 	if (!args)
 		return tilec_rt_fail(ctx, TILEC_ERR_INVALID,
 				     "launch of %s without arguments", k->name);
+	if (!k->sig && k->mod->tmaps_unknown)
+		return no_tmaps(k);
 	if (!tilec_rt_signature_tmaps(k->sig))
 		return ctx->ops->launch(ctx, k->entry, args, cfg);
 	/* Tensor maps follow the parameters: built from the arguments. */
@@ -1414,6 +1445,8 @@ tilec_bench(tilec_kernel *k, void **const *arg_sets, int nsets,
 				     ">= 0 and a result",
 				     k->name, nsets, repeat, warmup);
 	tilec_status st;
+	if (!k->sig && k->mod->tmaps_unknown)
+		return no_tmaps(k);
 	for (int i = 0; i < warmup; i++)
 		if ((st = tilec_launch(k, arg_sets[i % nsets], cfg)) != TILEC_OK)
 			return st;

@@ -274,3 +274,41 @@ def cuda_encoder():
                   P(ctypes.c_uint32), ctypes.c_int, ctypes.c_int, ctypes.c_int,
                   ctypes.c_int]
     return f
+
+
+_CU = {}
+
+
+def cuda_launch(kernel, env, func, grid, block, smem, stream, args):
+    """Launch CUfunction `func` (an int) of launch-document kernel object
+    `kernel` through the CUDA driver's cuLaunchKernel, with its tensor
+    maps built after the arguments: what a launcher that cannot pass
+    them itself (CuPy) does for kernels with `tensor_maps`.  args are the
+    parameters in order: tensors as objects with .data.ptr (CuPy arrays)
+    or ints (device addresses), scalars as NumPy scalars of the C type;
+    env gives the scalars' values for the extents."""
+    import ctypes
+    if not _CU:
+        lib = ctypes.CDLL("libcuda.so.1")
+        _CU["launch"] = lib.cuLaunchKernel
+        _CU["launch"].argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [
+            ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p]
+        _CU["encode"] = cuda_encoder()
+    keep, ptrs = [], {}
+    for p, a in zip(kernel["params"], args):
+        if p["kind"] == "tensor":
+            ptrs[p["name"]] = a if isinstance(a, int) else int(a.data.ptr)
+            keep.append(ctypes.c_void_p(ptrs[p["name"]]))
+        else:
+            keep.append(ctypes.create_string_buffer(a.tobytes(), a.nbytes))
+    params = {p["name"]: p for p in kernel["params"]}
+    for m in kernel.get("tensor_maps", []):
+        p = params[m["tensor"]]
+        b = tensor_map(_CU["encode"], m, p, ptrs[m["tensor"]],
+                       [evaluate(e, env) for e in p["shape"]])
+        keep.append((ctypes.c_ubyte * len(b)).from_buffer(b))
+    argv = (ctypes.c_void_p * len(keep))(*[ctypes.addressof(k) for k in keep])
+    r = _CU["launch"](ctypes.c_void_p(func), grid[0], grid[1], grid[2], block[0],
+                      block[1], block[2], smem, ctypes.c_void_p(stream), argv, None)
+    if r:
+        raise RuntimeError(f"cuLaunchKernel: CUDA error {r}")

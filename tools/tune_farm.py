@@ -219,8 +219,14 @@ class Gpu:
                 "long long": cp.int64, "int": cp.int32, "bool": cp.bool_,
                 "int8_t": cp.int8, "uint8_t": cp.uint8}[p["ctype"]](value)
 
-    def launch(self, kern, grid, block, args, smem):
+    def launch(self, kern, grid, block, args, smem, launch=None, env=None):
+        """A kernel with tensor maps (TMA; docs/launch.md) takes them
+        after its parameters, which CuPy cannot pass: the driver does."""
         if min(grid) <= 0:
+            return
+        if launch and launch.get("tensor_maps"):
+            launch_manifest.cuda_launch(launch, env, kern.kernel.ptr, tuple(grid), block, smem,
+                                        self.cp.cuda.get_current_stream().ptr, args)
             return
         kern(tuple(grid), block, tuple(args), shared_mem=smem)
 
@@ -418,7 +424,7 @@ class Farm:
                         gpu.poison(t, next(p["dtype"] for p in tensor_params(L) if p["name"] == n))
                     elif n in pristine:
                         t.copy_(pristine[n])
-                gpu.launch(k, grid, block, argsets[0], smem)
+                gpu.launch(k, grid, block, argsets[0], smem, L, envc)
                 gpu.sync()
                 outs = {n: t.clone() for n, t in t0.items() if roles.get(n) in ("out", "inout")}
                 if baseline is None:
@@ -434,12 +440,12 @@ class Farm:
                                 f"rel err {cmp['max_rel_err']:.3g}, "
                                 f"{cmp.get('nan_mismatch', cmp.get('mismatches', 0))} NaN/bad")
                 del outs
-                res = gpu.time_launches(lambda a: gpu.launch(k, grid, block, a, smem),
+                res = gpu.time_launches(lambda a: gpu.launch(k, grid, block, a, smem, L, envc),
                                         argsets, m["measure"]["warmup"], m["measure"]["repeat"])
                 r.update(status="ok", timings_ms=[res["median_ms"]], input_sets=nsets, **res)
                 self.flops_note(r, res["median_ms"])
                 timed.append(c)
-                c["_run"] = (k, grid, block, argsets, smem)
+                c["_run"] = (k, grid, block, argsets, smem, L, envc)
                 self.log(f"{c['id']} {c['values']}{' (default)' if c.get('default') else ''}: "
                          f"{res['median_ms']:.4f} ms{self.rate(r)}")
             except AssertionError as e:
@@ -465,8 +471,8 @@ class Farm:
                 break
             for j in range(len(fin)):
                 c = fin[(j + rnd) % len(fin)]
-                k, grid, block, argsets, smem = c["_run"]
-                res = gpu.time_launches(lambda a: gpu.launch(k, grid, block, a, smem),
+                k, grid, block, argsets, smem, L, envc = c["_run"]
+                res = gpu.time_launches(lambda a: gpu.launch(k, grid, block, a, smem, L, envc),
                                         argsets, m["measure"]["warmup"], m["measure"]["repeat"])
                 self.results[c["id"]]["timings_ms"].append(res["median_ms"])
         for c in fin:
@@ -513,7 +519,7 @@ class Farm:
         if smem > 48 * 1024:
             k.max_dynamic_shared_size_bytes = smem
         grid = [evaluate(g, env) for g in L["grid"]]
-        gpu.launch(k, grid, (L["threads"], 1, 1), args, smem)
+        gpu.launch(k, grid, (L["threads"], 1, 1), args, smem, L, env)
         gpu.sync()
         worst = {"ok": True, "max_rel_err": 0.0, "why": ""}
         for n, f in chk["expected"].items():

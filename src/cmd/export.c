@@ -70,7 +70,7 @@ typedef struct ExportArgs {
 	const char *prefix;     /* --prefix: put before every exported name */
 	bool standalone;        /* helpers inlined (default) */
 	bool json;              /* --json: report what was written as JSON */
-	bool tma;               /* --tma: copies by TMA on sm_90a */
+	TcTma tma;              /* --tma, --no-tma (sm_90a) */
 	int ndefines;           /* -D bindings */
 	char *define_name[TC_MAX_DEFINES];
 	long long define_value[TC_MAX_DEFINES];
@@ -131,9 +131,10 @@ usage(FILE *f)
 	      "                     PK.c, PK_launch, ...), so that several "
 	      "tunings of\n"
 	      "                     one kernel link into one program\n"
-	      "  --tma              on sm_90a, pipelined tile copies by TMA "
-	      "where they fit\n"
-	      "                     (K_launch builds the tensor maps)\n"
+	      "  --tma, --no-tma    on sm_90a, every pipelined tile copy that "
+	      "fits by TMA,\n"
+	      "                     or none (default: as tilec; K_launch "
+	      "builds the maps)\n"
 	      "  --standalone       inline the helper headers (the default)\n"
 	      "  --json             report the files written as one JSON "
 	      "object\n"
@@ -157,7 +158,7 @@ usage_error(const char *fmt, const char *arg)
 /* The options, as ids for parse_args's switch. */
 enum {
 	OPT_HELP = 1, OPT_STANDALONE, OPT_NO_STANDALONE, OPT_TARGET, OPT_ARCH,
-	OPT_KERNEL, OPT_CONFIG, OPT_OUT, OPT_DEFINE, OPT_PREFIX, OPT_JSON, OPT_TMA,
+	OPT_KERNEL, OPT_CONFIG, OPT_OUT, OPT_DEFINE, OPT_PREFIX, OPT_JSON, OPT_TMA, OPT_NO_TMA,
 };
 
 static const TcOptSpec options[] = {
@@ -171,6 +172,7 @@ static const TcOptSpec options[] = {
 	{ "prefix", 0, true, OPT_PREFIX },
 	{ "json", 0, false, OPT_JSON },
 	{ "tma", 0, false, OPT_TMA },
+	{ "no-tma", 0, false, OPT_NO_TMA },
 	{ NULL, 'o', true, OPT_OUT },
 	{ NULL, 'D', true, OPT_DEFINE },
 	{ 0 },
@@ -234,7 +236,8 @@ parse_args(ExportArgs *x, int argc, char **argv)
 			break;
 		case OPT_OUT: x->dir = v; break;
 		case OPT_JSON: x->json = true; break;
-		case OPT_TMA: x->tma = true; break;
+		case OPT_TMA: x->tma = TC_TMA_ALL; break;
+		case OPT_NO_TMA: x->tma = TC_TMA_OFF; break;
 		case OPT_PREFIX:
 			if (!identifier_part(v))
 				return usage_error("--prefix wants the start of a "

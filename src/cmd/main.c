@@ -41,7 +41,7 @@ typedef struct Cli {
 	bool line_directives;   /* --line-directives */
 	bool standalone;        /* --standalone */
 	TcWgmma wgmma;          /* --wgmma, --no-wgmma */
-	bool tma;               /* --tma */
+	TcTma tma;              /* --tma, --no-tma */
 	bool list_kernels;      /* --list-kernels */
 	bool json;              /* --json: --list-kernels as JSON */
 	bool explain;           /* --explain */
@@ -90,8 +90,12 @@ usage(FILE *f)
 	      "summing below f32\n"
 	      "                       precision (promoted per gemm)\n"
 	      "  --no-wgmma           on sm_90a, every gemm uses mma.sync\n"
-	      "  --tma                on sm_90a, pipelined tile copies by TMA "
-	      "where they fit\n"
+	      "  --tma                on sm_90a, every pipelined tile copy that "
+	      "fits goes by\n"
+	      "                       TMA (default: those of loops of 3 or more "
+	      "stages\n"
+	      "                       for a wgmma gemm)\n"
+	      "  --no-tma             on sm_90a, no tile copy goes by TMA\n"
 	      "  --list-kernels       print the program's kernel names\n"
 	      "  --list-targets       print every target and arch with what "
 	      "tilec assumes\n"
@@ -130,7 +134,7 @@ enum {
 	OPT_STANDALONE, OPT_LIST_KERNELS, OPT_TIME, OPT_TARGET, OPT_ARCH,
 	OPT_OUT, OPT_KERNEL, OPT_DUMP_AFTER, OPT_EMIT, OPT_CONFIG, OPT_DEFINE,
 	OPT_JSON,
-	OPT_EXPLAIN, OPT_LIST_TARGETS, OPT_WGMMA, OPT_NO_WGMMA, OPT_TMA,
+	OPT_EXPLAIN, OPT_LIST_TARGETS, OPT_WGMMA, OPT_NO_WGMMA, OPT_TMA, OPT_NO_TMA,
 };
 
 static const TcOptSpec options[] = {
@@ -142,6 +146,7 @@ static const TcOptSpec options[] = {
 	{ "wgmma", 0, false, OPT_WGMMA },
 	{ "no-wgmma", 0, false, OPT_NO_WGMMA },
 	{ "tma", 0, false, OPT_TMA },
+	{ "no-tma", 0, false, OPT_NO_TMA },
 	{ "list-kernels", 0, false, OPT_LIST_KERNELS },
 	{ "list-targets", 0, false, OPT_LIST_TARGETS },
 	{ "json", 0, false, OPT_JSON },
@@ -212,7 +217,8 @@ parse_args(Cli *cli, int argc, char **argv, bool *stop)
 		case OPT_STANDALONE: cli->standalone = true; break;
 		case OPT_WGMMA: cli->wgmma = TC_WGMMA_ALL; break;
 		case OPT_NO_WGMMA: cli->wgmma = TC_WGMMA_OFF; break;
-		case OPT_TMA: cli->tma = true; break;
+		case OPT_TMA: cli->tma = TC_TMA_ALL; break;
+		case OPT_NO_TMA: cli->tma = TC_TMA_OFF; break;
 		case OPT_LIST_KERNELS: cli->list_kernels = true; break;
 		case OPT_JSON: cli->json = true; break;
 		case OPT_EXPLAIN: cli->explain = true; break;

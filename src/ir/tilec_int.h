@@ -1196,9 +1196,9 @@ typedef struct TcTarget {
 				  * tile_pipelined loops get stages */
 	bool mbarrier;           /* shared-memory barriers with phases: copies
 				  * issued inside a gemm complete on them */
-	bool tma;                /* tensor-memory-accelerator copies: with
-				  * --tma, expand_pipeline.c lowers the
-				  * mbarrier loop's copies to them */
+	bool tma;                /* tensor-memory-accelerator copies:
+				  * expand_pipeline.c lowers mbarrier loops'
+				  * copies to them (TcTma says which) */
 	/* The warpgroup matrix instruction (sm_90a's wgmma), which layout.c
 	 * prefers to mma when every gemm of a kernel fits it; NULL: none. */
 	const TcMatrixInsn *wgmma;
@@ -1295,6 +1295,17 @@ typedef enum TcWgmma {
 			 * where mma.sync is exact) */
 } TcWgmma;
 
+/* Which pipelined copies may go by TMA (expand_pipeline.c). */
+typedef enum TcTma {
+	TC_TMA_AUTO, /* default: those of mbarrier loops that keep 3 or more
+		      * stages for a wgmma gemm (docs/perf-gpu.md: +15-33%
+		      * there; with 2 stages, or on mma.sync, it does not
+		      * pay) */
+	TC_TMA_OFF,  /* --no-tma: none */
+	TC_TMA_ALL,  /* --tma: every one that fits, with a note on each that
+		      * does not */
+} TcTma;
+
 struct TcOptions {
 	const char *kernel;          /* --kernel NAME, or NULL for all */
 	int ndefines;                /* -D NAME=VALUE bindings */
@@ -1311,8 +1322,8 @@ struct TcOptions {
 				      * warpgroup instruction (sm_90a) */
 	bool explain;                /* --explain: a note on every buffer's
 					placement (explain.c) */
-	bool tma;                    /* --tma: the mbarrier loop's copies by
-					TMA where the target has it */
+	TcTma tma;                   /* which pipelined copies go by TMA
+					where the target has it */
 };
 
 /* ==== pipeline.c: the passes, in order ==================================== */

@@ -83,7 +83,12 @@ def main():
                     outs.append((t, dev))
             if L.get("smem_bytes", 0) > 48 * 1024:
                 fn.max_dynamic_shared_size_bytes = L["smem_bytes"]
-            if all(grid):
+            if all(grid) and L.get("tensor_maps"):
+                # Tensor maps (TMA) after the parameters: the driver
+                # passes them (CuPy cannot).
+                launch_manifest.cuda_launch(L, env, fn.kernel.ptr, grid, (L["threads"], 1, 1),
+                                            L.get("smem_bytes", 0), 0, args)
+            elif all(grid):
                 fn(grid, (L["threads"], 1, 1), tuple(args),
                    shared_mem=L.get("smem_bytes", 0))
             cp.cuda.runtime.deviceSynchronize()

@@ -308,7 +308,7 @@ def tensor_maps(name, L, env):
     for m in L.get("tensor_maps", []):
         p = params[m["tensor"]]
         ext = [max(lm.evaluate(e, env), 1) for e in p["shape"]]
-        e = {"f16": 2, "bf16": 2, "i8": 1, "u8": 1, "f32": 4}[p["dtype"]]
+        e = lm._ELEM_BYTES[p["dtype"]]
         ext[-1] = (ext[-1] * e + 15) // 16 * 16 // e  # rows of whole 16 bytes
         seen = {}
 
@@ -324,7 +324,7 @@ def tensor_maps(name, L, env):
             want_strides.append(st)
         if (seen.get("dims") != ext[::-1] or seen["strides"] != want_strides or
                 seen["box"] != m["box"][::-1] or seen["sw"] != {32: 1, 64: 2, 128: 3}[m["swizzle"]] or
-                seen["dt"] != {1: 0, 2: 1, 4: 2}[e] or b[:128] != bytes([7]) * 128 or
+                seen["dt"] != {1: 0, 2: 1, 4: 2, 8: 4}[e] or b[:128] != bytes([7]) * 128 or
                 b[128:132] != b"\x01\0\0\0" or len(b) != lm.TMAP_BYTES):
             fail("%s: tensor map %s built as %s" % (name, m["name"], seen))
         if lm.tensor_map(encode, m, p, 0x10008, ext)[128:132] != bytes(4):

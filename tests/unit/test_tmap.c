@@ -186,6 +186,50 @@ START_TEST(raw_arguments_then_maps)
 }
 END_TEST
 
+/* A module compiled without its launch document from a source whose
+ * kernels may take tensor maps: a raw launch is refused (nothing would
+ * say how to build them), naming the kernel; the same source with its
+ * document, or one without tensor maps, launches. */
+START_TEST(raw_launch_needs_the_document)
+{
+	static const char src[] =
+		"/* like a kernel taking a tilec::TensorMap after its params */\n"
+		"void tilec_entry_inc(void **args)\n"
+		"{\n\tint *x = *(int **)args[0];\n\tx[0] += 1;\n}\n";
+	tilec_context *ctx = context();
+	char dir[] = "/tmp/tilec-tmap-XXXXXX";
+	ck_assert(mkdtemp(dir));
+	ck_assert_int_eq(tilec_set_cache_dir(ctx, dir), TILEC_OK);
+	tilec_compile_options o;
+	tilec_compile_options_init(&o);
+	o.name = "inc.c";
+	tilec_module *m = tilec_compile(ctx, src, strlen(src), &o);
+	ck_assert_msg(m, "%s", tilec_error(ctx));
+	tilec_kernel *k = tilec_module_kernel(m, "inc");
+	ck_assert_msg(k, "%s", tilec_error(ctx));
+	int x = 41;
+	void *px = &x;
+	void *args[] = { &px };
+	ck_assert_int_eq(tilec_launch(k, args, NULL), TILEC_ERR_INVALID);
+	ck_assert_msg(strstr(tilec_error(ctx), "inc may take tensor maps"), "%s",
+		      tilec_error(ctx));
+	ck_assert_int_eq(x, 41);
+	tilec_module_free(m);
+	/* Without the marker the same kernel launches raw. */
+	static const char plain[] =
+		"void tilec_entry_inc(void **args)\n"
+		"{\n\tint *x = *(int **)args[0];\n\tx[0] += 1;\n}\n";
+	m = tilec_compile(ctx, plain, strlen(plain), &o);
+	ck_assert_msg(m, "%s", tilec_error(ctx));
+	k = tilec_module_kernel(m, "inc");
+	ck_assert_int_eq(tilec_launch(k, args, NULL), TILEC_OK);
+	ck_assert_int_eq(x, 42);
+	tilec_module_free(m);
+	tilec_context_free(ctx);
+	tilec_rt_remove_tree(dir);
+}
+END_TEST
+
 Suite *
 unit_suite_tmap(void)
 {
@@ -195,6 +239,7 @@ unit_suite_tmap(void)
 	tcase_add_test(c, refuses_bad_maps);
 	tcase_add_test(c, spec_of_each_map);
 	tcase_add_test(c, raw_arguments_then_maps);
+	tcase_add_test(c, raw_launch_needs_the_document);
 	suite_add_tcase(s, c);
 	return s;
 }

@@ -59,6 +59,12 @@ TMA_CASES = [n for n in WGMMA_CASES if n not in FP8_WGMMA_CASES] + [
     "regress_batched_strided_gemm", "regress_batched_strided_gemm_fast"]
 FLAGS.update({f"{name}_tma": ["--tma"] for name in TMA_CASES})
 MMA_TMA_CASES = ["gemm_f16_ragged_fast", "gemm_f16_4096", "regress_neg_origin_pipelined_fast"]
+# The loops of 3 or more stages take TMA by default: their `_notma`
+# twins (--no-tma) time the cp.async copies beside them.
+NOTMA_CASES = ["gemm_f16_8192_128x256x64_s3_256t", "gemm_f16_8192_128x256x64_s4_256t",
+               "gemm_f16_8192_256x128x64_s3_256t", "gemm_f16_8192_256x128x32_s4_256t",
+               "gemm_f16_8192_128x128x64_s3_128t", "regress_batched_strided_gemm_fast"]
+FLAGS.update({f"{name}_notma": ["--no-tma"] for name in NOTMA_CASES})
 FLAGS.update({f"{name}_mma_tma": ["--no-wgmma", "--tma"] for name in MMA_TMA_CASES})
 
 # name: (sample, variant, defines, shapes, reference, kind)
@@ -424,3 +430,4 @@ CASES += [(f"{c[0]}_tma",) + tuple(c[1:]) for c in CASES if c[0] in TMA_CASES]
 # mma.sync with TMA: A's 128-byte rows by TMA, B's wider unpaneled rows
 # by cp.async, both completing on one stage barrier.
 CASES += [(f"{c[0]}_mma_tma",) + tuple(c[1:]) for c in CASES if c[0] in MMA_TMA_CASES]
+CASES += [(f"{c[0]}_notma",) + tuple(c[1:]) for c in CASES if c[0] in NOTMA_CASES]

@@ -671,45 +671,15 @@ def compare(out, ref, out_name, case, L):
     return rel, unwritten, stray, unwritten == 0 and stray == 0 and rel <= tol and math.isfinite(rel)
 
 
-_DRIVER = {}
-
-
-def launcher(kern, grid, block, smem, L):
-    """call(args, tensors): launch kern.  A kernel with tensor maps (TMA,
+def launcher(kern, grid, block, smem, L, env):
+    """call(args): launch kern.  A kernel with tensor maps (TMA,
     docs/launch.md) takes them after its parameters, built from the
     tensors at each launch: CuPy cannot pass them, so it goes through the
-    driver's cuLaunchKernel on its CUfunction (CuPy's context is current)."""
-    maps = L.get("tensor_maps", [])
-    if not maps:
-        return lambda args, tensors: kern(grid, block, tuple(args), shared_mem=smem)
-    import ctypes
-    if not _DRIVER:
-        lib = ctypes.CDLL("libcuda.so.1")
-        _DRIVER["launch"] = lib.cuLaunchKernel
-        _DRIVER["launch"].argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [
-            ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p]
-        _DRIVER["encode"] = launch_manifest.cuda_encoder()
-    params = {p["name"]: p for p in L["params"]}
-
-    def call(args, tensors):
-        keep = []
-        for a in args:
-            if isinstance(a, cp.ndarray):
-                keep.append(ctypes.c_void_p(a.data.ptr))
-            else:
-                keep.append(ctypes.create_string_buffer(a.tobytes(), a.nbytes))
-        for m in maps:
-            t = tensors[m["tensor"]]
-            b = launch_manifest.tensor_map(_DRIVER["encode"], m, params[m["tensor"]],
-                                           t.data_ptr(), list(t.shape))
-            keep.append((ctypes.c_ubyte * len(b)).from_buffer(b))
-        argv = (ctypes.c_void_p * len(keep))(*[ctypes.addressof(k) for k in keep])
-        r = _DRIVER["launch"](ctypes.c_void_p(kern.kernel.ptr), grid[0], grid[1], grid[2],
-                              block[0], block[1], block[2], smem,
-                              ctypes.c_void_p(cp.cuda.get_current_stream().ptr), argv, None)
-        if r:
-            raise RuntimeError(f"cuLaunchKernel: CUDA error {r}")
-    return call
+    driver (launch_manifest.cuda_launch, CuPy's context current)."""
+    if not L.get("tensor_maps"):
+        return lambda args: kern(grid, block, tuple(args), shared_mem=smem)
+    return lambda args: launch_manifest.cuda_launch(
+        L, env, kern.kernel.ptr, grid, block, smem, cp.cuda.get_current_stream().ptr, args)
 
 
 def run_case(case, here, repeat):
@@ -753,9 +723,9 @@ def run_case(case, here, repeat):
             PREPARE[case["reference"]](tensors, env, g)
         return tensors, args
 
-    launch = launcher(kern, grid, block, smem, L)
+    launch = launcher(kern, grid, block, smem, L, env)
     tensors, args = make_args(1234)
-    launch(args, tensors)
+    launch(args)
     torch.cuda.synchronize()
     ref_fn, out_names = REFS[case["reference"]]
     if case["reference"] == "attention":
@@ -774,8 +744,8 @@ def run_case(case, here, repeat):
         result["stray"] = stray
     if case["kind"] == "bench" and ok:
         sets = [make_args(100 + i) for i in range(3)]
-        for t, a in sets:
-            launch(a, t)
+        for _, a in sets:
+            launch(a)
         torch.cuda.synchronize()
         # A plain GEMM is also timed against torch.matmul (cuBLAS) on the
         # same inputs, launches alternating, so both see the same clocks
@@ -786,7 +756,7 @@ def run_case(case, here, repeat):
         for i in range(repeat):
             t, a = sets[i % len(sets)]
             start.record()
-            launch(a, t)
+            launch(a)
             end.record()
             end.synchronize()
             times.append(start.elapsed_time(end))
