@@ -59,8 +59,8 @@ rm -rf "$out/vendor_tma"
 # The gemm at 3 stages with its copies by TMA (tensor maps built by the
 # runtime), and the same without TMA to time it against.
 for v in tma s3; do
-	flags=(-DSTAGES=3 -DBLOCK_N=256)
-	[ $v = tma ] && flags+=(--tma)
+	flags=(-DSTAGES=3 -DBLOCK_N=256 --no-tma)
+	[ $v = tma ] && flags=(-DSTAGES=3 -DBLOCK_N=256 --tma)
 	"$tilec" samples/gemm.c -t cuda --arch "$arch" "${flags[@]}" --standalone -o "$out/rt/gemm_$v.cu" &&
 		"$tilec" samples/gemm.c -t cuda --arch "$arch" "${flags[@]}" --emit=launch \
 			-o "$out/rt/gemm_$v.launch.json"
