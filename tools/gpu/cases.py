@@ -47,7 +47,7 @@ WGMMA_CASES = ["gemm_f16_ragged", "gemm_bf16_ragged", "gemm_f16_ragged_fast", "g
                "gemm_f16_8192_256x128x32_s4_256t", "attention_4096_s3",
                "attention_n32_ragged", "attention_n32_4096", "gemm_f16_64x64x32_s3_fast",
                "gemm_f16_64x64x32_s2_fast", "gemm_f16_64x64x32_s3_8192", "gemm_f16_64x64x64_s3_fast",
-               "gemm_f16_64x128x32_s3_fast"]
+               "gemm_f16_64x128x32_s3_fast", "gemm_f16_64x64x32_s3_wide", "gemm_f16_64x64x32_s3_deep"]
 FP8_WGMMA_CASES = [n for n in WGMMA_CASES if "fp8" in n]
 FLAGS = {f"{name}_mma": ["--no-wgmma"] for name in WGMMA_CASES if name not in FP8_WGMMA_CASES}
 FLAGS.update({f"{name}_wgmma": ["--wgmma"] for name in FP8_WGMMA_CASES})
@@ -99,10 +99,17 @@ CASES = [
     ("gemm_f16_64x128x32_s3_fast", "gemm", None,
      {"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 32, "STAGES": 3, "THREADS": 128},
      {"M": 1000, "N": 1032, "K": 712}, "gemm", "check"),
-    # TMA's `_tma` twin of this one is 5-8% off (docs/backend-cuda.md, "TMA").
+    # TMA's `_tma` twin of this one is 5-8% off (docs/backend-cuda.md, "TMA");
+    # the two after it tell many blocks per SM from many iterations.
     ("gemm_f16_64x64x32_s3_8192", "gemm", None,
      {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "STAGES": 3, "THREADS": 128},
      {"M": 8192, "N": 8192, "K": 8192}, "gemm", "check"),
+    ("gemm_f16_64x64x32_s3_wide", "gemm", None,
+     {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "STAGES": 3, "THREADS": 128},
+     {"M": 8192, "N": 8192, "K": 712}, "gemm", "check"),
+    ("gemm_f16_64x64x32_s3_deep", "gemm", None,
+     {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "STAGES": 3, "THREADS": 128},
+     {"M": 1024, "N": 1024, "K": 8192}, "gemm", "check"),
     ("gemm_f16_64x64_fast", "gemm", None, {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64, "STAGES": 2},
      {"M": 336, "N": 248, "K": 200}, "gemm", "check"),
     ("gemm_f16_at_ragged_fast", "gemm", GEMM_AT, {}, {"M": 304, "N": 264, "K": 200}, "gemm_at", "check"),
