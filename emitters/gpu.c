@@ -2032,10 +2032,13 @@ emit_select(Gpu *G, const TcStmt *s)
 static void
 emit_bars_init(Gpu *G, const TcStmt *s)
 {
-	tc_buf_printf(G->pr.out, "const tilec::StageBarriers<%d, %lld> %s(tilec_smem + %lld);\n"
-		      "if (threadIdx.x == 0)\n\t%s.init();\n", s->u.bars.stages,
-		      s->u.bars.full_arrivals, s->u.bars.var->name, s->u.bars.offset,
-		      s->u.bars.var->name);
+	long long tma = s->u.bars.full_arrivals - G->threads;
+	tc_buf_printf(G->pr.out, "const tilec::StageBarriers<%d, %lld", s->u.bars.stages,
+		      G->threads);
+	if (tma > 0)
+		tc_buf_printf(G->pr.out, ", %lld", tma);
+	tc_buf_printf(G->pr.out, "> %s(tilec_smem + %lld);\nif (threadIdx.x == 0)\n\t%s.init();\n",
+		      s->u.bars.var->name, s->u.bars.offset, s->u.bars.var->name);
 }
 
 /* STAGE_BAR_ARRIVE (`copied`: full, `read`: empty) and STAGE_BAR_WAIT

@@ -24,6 +24,9 @@ for file in samples/gemm samples/gemm_bias_relu samples/moe_gemm samples/gemm_w8
 	"$tilec" "$file.c" -t cuda --arch sm_90a --tma -D STAGES=3 --verify --standalone \
 		-o "$cu" 2>"$work/$s.err" || { fail "$s: translation"; cat "$work/$s.err"; continue; }
 	[ "$(grep -c 'const tilec::TmaCopy<' "$cu")" = 2 ] || { fail "$s: not two TMA copies"; continue; }
+	# Thread 0 arrives once more per TMA copy, with its bytes.
+	grep -qE 'const tilec::StageBarriers<3, [0-9]+, 2> ' "$cu" ||
+		{ fail "$s: the stage barriers do not count the TMA copies' arrivals"; continue; }
 	grep -qE 'const __grid_constant__ tilec::TensorMap [A-Za-z0-9_]+_map' "$cu" ||
 		{ fail "$s: no tensor map parameter"; continue; }
 	grep -q 'not TMA' "$work/$s.err" && { fail "$s: a copy stays cp.async"; cat "$work/$s.err"; }
@@ -58,6 +61,7 @@ done
 	grep -q "gemm.c:37:3: note: this tile_copy into 'Bs' stays cp.async, not TMA: its rows are 512 bytes" \
 		"$work/mma.err" &&
 	[ "$(grep -c 'const tilec::TmaCopy<' "$work/mma.cu")" = 1 ] &&
+	grep -qE 'const tilec::StageBarriers<3, [0-9]+, 1> ' "$work/mma.cu" &&
 	grep -q 'const tilec::G2S<' "$work/mma.cu" ||
 	{ fail "gemm --no-wgmma --tma: not A by TMA and B by cp.async with a note"; cat "$work/mma.err"; }
 # Without --tma, or with --no-tma after it: no tensor maps.

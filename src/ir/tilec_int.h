@@ -820,7 +820,9 @@ struct TcStmt {
 			long long offset;  /* byte offset in shared memory
 					      (loop.barriers), 8 bytes each */
 			long long full_arrivals;  /* per phase of full[s]:
-						     the block's threads */
+						     the block's threads,
+						     and one per TMA copy
+						     of a stage */
 			long long empty_arrivals; /* per phase of empty[s]:
 						     its warps */
 		} bars; /* STAGE_BAR_INIT */

@@ -736,9 +736,13 @@ fast_loop(const Expand *x, Pipe *pp, const TcVec *plans, TcVar *pre,
 	init->u.bars.var = bars;
 	init->u.bars.stages = (int)S;
 	init->u.bars.offset = loop->u.loop.barriers;
-	init->u.bars.full_arrivals = tc_abi_threads(x->k, x->t);
-	init->u.bars.empty_arrivals = (init->u.bars.full_arrivals + x->t->warp_size - 1) /
-				      x->t->warp_size;
+	/* Every thread's cp.async arrival, and thread 0's with each TMA
+	 * copy's bytes. */
+	long long threads = tc_abi_threads(x->k, x->t);
+	init->u.bars.full_arrivals = threads;
+	for (int i = 0; i < pp->ncopies; i++)
+		init->u.bars.full_arrivals += pp->tmap[i] != NULL;
+	init->u.bars.empty_arrivals = (threads + x->t->warp_size - 1) / x->t->warp_size;
 	push(x, blk, init);
 	push(x, blk, simple(x, TC_ST_BARRIER));
 

@@ -379,7 +379,16 @@ struct G2S {
 // TILEC_EMPTY_ARRIVE_PER_THREAD defined, every thread arrives on its own
 // (THREADS arrivals), which needs no chaining, to tell such reports from
 // real ones (tools/gpu_sanitize.sh).
-template <int STAGES, int THREADS>
+//
+// A stage filled partly or wholly by TMA (TmaCopy) gets TMA_COPIES more
+// arrivals on full[s]: thread 0's, one per copy, each made together with
+// the copy's bytes to expect (mbarrier.arrive.expect_tx), so the phase
+// cannot complete before the bytes are counted.  The cp.async arrivals
+// (copied) come from the copy unit, in no order with what the thread
+// itself does to the barrier: an expect_tx of its own, after which its
+// copied() landed first, would let the phase complete with the bytes
+// still in flight.
+template <int STAGES, int THREADS, int TMA_COPIES = 0>
 struct StageBarriers {
 	static constexpr int WARPS = (THREADS + WARP - 1) / WARP;
 #ifdef TILEC_EMPTY_ARRIVE_PER_THREAD
@@ -399,7 +408,8 @@ struct StageBarriers {
 	{
 #pragma unroll
 		for (int s = 0; s < STAGES; s++) {
-			asm volatile("mbarrier.init.shared.b64 [%0], %1;\n" ::"r"(full + 8 * s), "r"(THREADS));
+			asm volatile("mbarrier.init.shared.b64 [%0], %1;\n" ::"r"(full + 8 * s),
+				     "r"(THREADS + TMA_COPIES));
 			asm volatile("mbarrier.init.shared.b64 [%0], %1;\n" ::"r"(empty() + 8 * s), "r"(READERS));
 		}
 	}

@@ -325,9 +325,9 @@ struct alignas(64) TensorMap {
 // swizzled chunks (SPAN = min(COLS * sizeof(T), 128)), in PANELS column
 // panels of ROWS SPAN-byte rows when rows are wider than 128 bytes.
 // Thread 0 moves it as one bulk tensor copy per panel, each a box of
-// ROWS x SPAN bytes, and tells the stage's full barrier to expect the
-// bytes; the barrier's phase completes once they have landed and every
-// thread has arrived.  Elements outside the tensor (any coordinate below
+// ROWS x SPAN bytes, after arriving on the stage's full barrier with the
+// bytes to expect (one of the barrier's TMA_COPIES arrivals); the phase
+// completes once they have landed and every thread has arrived.  Elements outside the tensor (any coordinate below
 // 0 or at or past its extent) land as zeros: the hardware's bounds, no
 // predicates.  The map's rank is the tensor's, its box 1 along the dims
 // the tile does not cover; coordinates are innermost first.
@@ -357,8 +357,11 @@ struct TmaCopy {
 #if TILEC_HAS_WGMMA
 		if (threadIdx.x != 0)
 			return;
-		asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(full), "r"(BYTES)
-			     : "memory");
+		// One of the barrier's TMA_COPIES arrivals (StageBarriers), with
+		// the bytes it is to wait for.
+		asm volatile("{\n.reg .b64 state;\n"
+			     "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 state, [%0], %1;\n}\n"
+			     ::"r"(full), "r"(BYTES) : "memory");
 		const unsigned s = smem_u32(smem);
 		const unsigned long long m = reinterpret_cast<unsigned long long>(map->desc);
 #pragma unroll

@@ -58,7 +58,7 @@ FLAGS.update({f"{name}_wgmma": ["--wgmma"] for name in FP8_WGMMA_CASES})
 TMA_CASES = [n for n in WGMMA_CASES if n not in FP8_WGMMA_CASES] + [
     "gemm_f16_64x64_fast", "gemm_f16_at_ragged_fast", "gemm_bf16_bt_ragged_fast",
     "gemm_bias_relu_ragged_fast", "regress_dup_copy_pipelined_fast", "regress_neg_origin_pipelined_fast",
-    "regress_batched_strided_gemm", "regress_batched_strided_gemm_fast"]
+    "regress_batched_strided_gemm", "regress_batched_strided_gemm_fast", "gemm_i8_4096_64x64x64_s3_128t"]
 FLAGS.update({f"{name}_tma": ["--tma"] for name in TMA_CASES})
 MMA_TMA_CASES = ["gemm_f16_ragged_fast", "gemm_f16_4096", "regress_neg_origin_pipelined_fast"]
 
