@@ -5,8 +5,9 @@
 # the launch document (tensor_maps after the params), the kernel's
 # signature (__grid_constant__ tilec::TensorMap after the params), and
 # notes naming each copy that stays cp.async and why.  The output
-# compiles with nvcc without spilling.  Without --tma (or with --no-tma)
-# nothing changes.  Skips (77) without nvcc.
+# compiles with nvcc without spilling.  By default only loops of 3 or
+# more stages for a wgmma gemm take TMA; --no-tma turns it off.  Skips
+# (77) without nvcc.
 #
 # usage: tma_compile.sh TILEC SRCROOT
 set -u
@@ -64,8 +65,12 @@ done
 	grep -qE 'const tilec::StageBarriers<3, [0-9]+, 1> ' "$work/mma.cu" &&
 	grep -q 'const tilec::G2S<' "$work/mma.cu" ||
 	{ fail "gemm --no-wgmma --tma: not A by TMA and B by cp.async with a note"; cat "$work/mma.err"; }
-# Without --tma, or with --no-tma after it: no tensor maps.
-for flags in "" "-D STAGES=3" "-D STAGES=3 --tma --no-tma"; do
+# By default: a 3-stage wgmma loop by TMA; none with 2 stages, none on
+# mma.sync, none with --no-tma.
+"$tilec" samples/gemm.c -t cuda --arch sm_90a -D STAGES=3 -o "$work/auto.cu" 2>"$work/auto.err" &&
+	[ "$(grep -c 'const tilec::TmaCopy<' "$work/auto.cu")" = 2 ] && ! [ -s "$work/auto.err" ] ||
+	{ fail "gemm 3 stages: not by TMA by default"; cat "$work/auto.err"; }
+for flags in "" "-D STAGES=3 --no-tma" "-D STAGES=3 --no-wgmma"; do
 	# shellcheck disable=SC2086
 	"$tilec" samples/gemm.c -t cuda --arch sm_90a $flags -o "$work/plain.cu" &&
 		! grep -q 'TensorMap\|TmaCopy' "$work/plain.cu" &&

@@ -1299,10 +1299,13 @@ typedef enum TcWgmma {
 
 /* Which pipelined copies may go by TMA (expand_pipeline.c). */
 typedef enum TcTma {
-	TC_TMA_OFF, /* default, --no-tma: none (docs/backend-cuda.md, "TMA":
-		     * a race seen with 64-row tiles keeps it opt-in) */
-	TC_TMA_ALL, /* --tma: every one of an mbarrier loop that fits, with a
-		     * note on each that does not */
+	TC_TMA_AUTO, /* default: those of mbarrier loops that keep 3 or more
+		      * stages for a wgmma gemm (docs/perf-gpu.md: +20-35%
+		      * there; with 2 stages, or on mma.sync, it does not
+		      * pay) */
+	TC_TMA_OFF,  /* --no-tma: none */
+	TC_TMA_ALL,  /* --tma: every one of an mbarrier loop that fits, with
+		      * a note on each that does not */
 } TcTma;
 
 struct TcOptions {

@@ -891,15 +891,30 @@ tma_why(const Expand *x, const TcStmt *c, int *span)
 }
 
 
-/* The tensor map for async copy c, made (or found) in x->k->tmaps, or
- * NULL when c stays STRIDED (with --tma, a note says why). */
+/* Whether the copies of mbarrier loop pp may go by TMA: with --tma all;
+ * by default those of a loop that keeps 3 or more stages for a wgmma
+ * gemm, where it was measured to pay (docs/perf-gpu.md, 2026-12-02: with
+ * 2 stages each copy has one gemm's time to land either way, and on
+ * mma.sync the warps wait for thread 0's issue inside the gemm). */
+static bool
+tma_loop(const Expand *x, const Pipe *pp)
+{
+	const TcStmt *g = pp->loop->u.loop.copies_in_gemm;
+	if (x->tma == TC_TMA_ALL)
+		return true;
+	return x->tma == TC_TMA_AUTO && pp->stages >= 3 && g && g->u.gemm.wgmma_n > 0;
+}
+
+/* The tensor map for async copy c of loop pp, made (or found) in
+ * x->k->tmaps, or NULL when c stays STRIDED (a note says why, where the
+ * loop's copies go by TMA). */
 static TcTensorMap *
-tma_map(const Expand *x, const TcStmt *c)
+tma_map(const Expand *x, const Pipe *pp, const TcStmt *c)
 {
 	const TcVar *v = c->u.copy.dst.var, *t = c->u.copy.src.var;
 	const TcRegion *src = &c->u.copy.src;
 	int span = 0;
-	if (x->tma != TC_TMA_ALL)
+	if (!tma_loop(x, pp))
 		return NULL;
 	const char *why = tma_why(x, c, &span);
 	if (why) {
@@ -997,7 +1012,7 @@ expand(const Expand *x, TcStmt *loop)
 	TcStmt *sel = simple(x, TC_ST_PIPE_SELECT);
 	int ntma = 0;
 	for (int i = 0; i < pp.ncopies; i++)
-		ntma += (pp.tmap[i] = tma_map(x, async_copy_at(&pp, i))) != NULL;
+		ntma += (pp.tmap[i] = tma_map(x, &pp, async_copy_at(&pp, i))) != NULL;
 	for (int i = 0; i < pp.ncopies; i++) {
 		TcStmt *c = (TcStmt *)async_copy_at(&pp, i);
 		TcStmt *plan = simple(x, TC_ST_COPY_PLAN);

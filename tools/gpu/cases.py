@@ -99,8 +99,9 @@ CASES = [
     ("gemm_f16_64x128x32_s3_fast", "gemm", None,
      {"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 32, "STAGES": 3, "THREADS": 128},
      {"M": 1000, "N": 1032, "K": 712}, "gemm", "check"),
-    # TMA's `_tma` twin of this one is 5-8% off (docs/backend-cuda.md, "TMA");
-    # the two after it tell many blocks per SM from many iterations.
+    # Its `_tma` twin was 5-8% off before thread 0's arrivals counted the
+    # bytes (docs/backend-cuda.md, "TMA"); with the two after it (many
+    # blocks per SM, many iterations) it guards that.
     ("gemm_f16_64x64x32_s3_8192", "gemm", None,
      {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "STAGES": 3, "THREADS": 128},
      {"M": 8192, "N": 8192, "K": 8192}, "gemm", "check"),
