@@ -19,9 +19,9 @@ oracle; then, one compile per file and backend:
   hip      translated for gfx90a and compiled with hipcc (skipped
            without hipcc)
   nvrtc    translated for sm_90a (--standalone) and compiled to PTX by
-           NVRTC as the runtime does; no load or store of the PTX may sit
-           at an offset its width does not divide (tests/nvrtc_align.py;
-           skipped without libnvrtc)
+           NVRTC as the runtime does; no load or store of the PTX may be
+           provably misaligned (tests/nvrtc_align.py; skipped without
+           libnvrtc)
 
 Outputs are poisoned and compared by tilec run; kernels whose outputs are
 all integers compare exactly (--tol 0).  Every failure is written to the
