@@ -609,6 +609,7 @@ static const TcCHooks gpu_hooks = {
 	.load = hook_load,
 	.convert = hook_convert,
 	.neg_func = hook_neg_func,
+	.bool_truth = true,
 };
 
 static void
