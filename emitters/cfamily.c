@@ -123,18 +123,6 @@ wparentheses(TcBinop op, const TcExpr *child)
 	return false;
 }
 
-/* Whether e is a comparison, && , || or !: an int in C and in the IR,
- * a bool in C++. */
-static bool
-is_truth_value(const TcExpr *e)
-{
-	if (e->kind == TC_EX_UNARY)
-		return e->u.un.op == TC_UOP_NOT;
-	return e->kind == TC_EX_BINARY &&
-	       (is_compare(e->u.bin.op) || e->u.bin.op == TC_OP_LAND ||
-		e->u.bin.op == TC_OP_LOR);
-}
-
 /* Whether e's text starts with a minus sign. */
 static bool
 starts_with_minus(const TcExpr *e)
@@ -173,6 +161,23 @@ cast_is_noop(const TcExpr *e)
 	return arg->kind == TC_EX_BINARY &&
 	       (is_compare(arg->u.bin.op) || arg->u.bin.op == TC_OP_LAND ||
 		arg->u.bin.op == TC_OP_LOR);
+}
+
+/* Whether e, printed, is a bool in C++: a comparison, &&, || or ! (an
+ * int in C and in the IR), or a bool value, under the casts that print
+ * as nothing. */
+static bool
+cxx_bool(const TcExpr *e)
+{
+	while (e->kind == TC_EX_CAST && cast_is_noop(e))
+		e = e->u.cast.arg;
+	if (e->dtype == TC_DT_BOOL)
+		return true;
+	if (e->kind == TC_EX_UNARY)
+		return e->u.un.op == TC_UOP_NOT;
+	return e->kind == TC_EX_BINARY &&
+	       (is_compare(e->u.bin.op) || e->u.bin.op == TC_OP_LAND ||
+		e->u.bin.op == TC_OP_LOR);
 }
 
 static void
@@ -228,7 +233,8 @@ print_expr(TcCPrinter *pr, const TcExpr *e)
 			const TcExpr *arg = e->u.call.args[i];
 			if (i)
 				tc_buf_puts(b, ", ");
-			if (pr->hooks->bool_truth && is_truth_value(arg)) {
+			if (pr->hooks->bool_truth && arg->dtype != TC_DT_BOOL &&
+			    cxx_bool(arg)) {
 				/* The int the IR says, not C++'s bool, which
 				 * overloads of min and max take apart (hipcc's
 				 * min(int, bool) is a double). */
