@@ -163,6 +163,23 @@ cast_is_noop(const TcExpr *e)
 		arg->u.bin.op == TC_OP_LOR);
 }
 
+/* Whether e, printed, is a bool in C++: a comparison, &&, || or ! (an
+ * int in C and in the IR), or a bool value, under the casts that print
+ * as nothing. */
+static bool
+cxx_bool(const TcExpr *e)
+{
+	while (e->kind == TC_EX_CAST && cast_is_noop(e))
+		e = e->u.cast.arg;
+	if (e->dtype == TC_DT_BOOL)
+		return true;
+	if (e->kind == TC_EX_UNARY)
+		return e->u.un.op == TC_UOP_NOT;
+	return e->kind == TC_EX_BINARY &&
+	       (is_compare(e->u.bin.op) || e->u.bin.op == TC_OP_LAND ||
+		e->u.bin.op == TC_OP_LOR);
+}
+
 static void
 print_expr(TcCPrinter *pr, const TcExpr *e)
 {
@@ -213,9 +230,19 @@ print_expr(TcCPrinter *pr, const TcExpr *e)
 	case TC_EX_CALL:
 		tc_buf_printf(b, "%s(", pr->hooks->func_name(pr, e));
 		for (int i = 0; i < e->u.call.nargs; i++) {
+			const TcExpr *arg = e->u.call.args[i];
 			if (i)
 				tc_buf_puts(b, ", ");
-			tc_c_expr_prec(pr, e->u.call.args[i], TC_PREC_COMMA + 1);
+			if (pr->hooks->bool_truth && arg->dtype != TC_DT_BOOL &&
+			    cxx_bool(arg)) {
+				/* The int the IR says, not C++'s bool, which
+				 * overloads of min and max take apart (hipcc's
+				 * min(int, bool) is a double). */
+				tc_buf_printf(b, "(%s)", pr->hooks->value_type(arg->dtype));
+				tc_c_expr_prec(pr, arg, TC_PREC_UNARY);
+			} else {
+				tc_c_expr_prec(pr, arg, TC_PREC_COMMA + 1);
+			}
 		}
 		tc_buf_puts(b, ")");
 		break;

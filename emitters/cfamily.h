@@ -36,6 +36,11 @@ typedef struct TcCHooks {
 	/* The function that negates the value of a NEG expression, called
 	 * as FN(x), or NULL for C's -x (NULL hook: always -x). */
 	const char *(*neg_func)(TcCPrinter *pr, const TcExpr *neg);
+	/* The output is C++, where comparisons, &&, || and ! give bool:
+	 * as a function's argument such a value, or a bool converted to
+	 * an int, is printed converted to its dtype's value_type (the int
+	 * of the IR and of C). */
+	bool bool_truth;
 } TcCHooks;
 
 /* A printer: where text goes, the backend's hooks and state. */

@@ -28,6 +28,11 @@ static const TcGpuDialect cuda_dialect = {
 	 * leaves tilec::neg's negation alone (tests/gen/FINDINGS.md, bug
 	 * 19; tests/gpu_regress/minmax_neg.c). */
 	.int_neg = "tilec::neg",
+	/* NVRTC 13.0 merges one thread's stores of adjacent bytes in shared
+	 * memory into 16- and 32-bit stores at addresses they are not
+	 * aligned to; it leaves tilec::put's volatile byte stores alone
+	 * (tests/gen/FINDINGS.md, bug 20; tests/gpu_regress/byte_stores.c). */
+	.byte_store = "tilec::put",
 };
 
 static bool

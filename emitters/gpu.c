@@ -609,6 +609,7 @@ static const TcCHooks gpu_hooks = {
 	.load = hook_load,
 	.convert = hook_convert,
 	.neg_func = hook_neg_func,
+	.bool_truth = true,
 };
 
 static void
@@ -617,13 +618,42 @@ expr(Gpu *G, const TcExpr *e)
 	tc_c_expr(&G->pr, e);
 }
 
+/* Whether a store into an element of v goes through the dialect's
+ * byte_store: v's elements are one byte each, in shared memory. */
+static bool
+stores_bytes(const Gpu *G, const TcVar *v)
+{
+	return G->dialect->byte_store && v->kind != TC_VAR_TENSOR && !is_reg(v) &&
+	       tc_dtype_storage_bits(v->dtype) == 8;
+}
+
+/* The start of a store into the element, `REF = ` or `FN(&REF, ` for the
+ * byte stores (stores_bytes); the value follows, then store_close. */
+static void
+store_open(Gpu *G, const TcVar *v, TcExpr *const *idx)
+{
+	if (stores_bytes(G, v)) {
+		tc_buf_printf(G->pr.out, "%s(&", G->dialect->byte_store);
+		element_ref(G, v, idx);
+		tc_buf_puts(G->pr.out, ", ");
+	} else {
+		element_ref(G, v, idx);
+		tc_buf_puts(G->pr.out, " = ");
+	}
+}
+
+static void
+store_close(Gpu *G, const TcVar *v)
+{
+	tc_buf_puts(G->pr.out, stores_bytes(G, v) ? ");\n" : ";\n");
+}
+
 /* Store `value` into the element, converting to the storage type. */
 static void
 store(Gpu *G, const TcVar *v, TcExpr *const *idx, const TcExpr *value)
 {
 	TcBuf *b = G->pr.out;
-	element_ref(G, v, idx);
-	tc_buf_puts(b, " = ");
+	store_open(G, v, idx);
 	if (narrow_float(v->dtype) && !is_reg(v)) {
 		tc_buf_printf(b, "tilec::from_float<%s>(", storage_type(G, v->dtype));
 		expr(G, value);
@@ -637,7 +667,7 @@ store(Gpu *G, const TcVar *v, TcExpr *const *idx, const TcExpr *value)
 	} else {
 		expr(G, value);
 	}
-	tc_buf_puts(b, ";\n");
+	store_close(G, v);
 }
 
 /* --- Comments ---------------------------------------------------------------------- */
@@ -1140,8 +1170,7 @@ copy_generic(Gpu *G, const TcStmt *s)
 		 * zero has the value type, or an integer destination would see
 		 * its value pass through float (u8 255 read as -1.0f, then 0). */
 		TcExpr *zero = zero_of(G, dst->var->dtype, s->loc);
-		element_ref(G, dst->var, di);
-		tc_buf_puts(b, " = ");
+		store_open(G, dst->var, di);
 		bool narrow = narrow_float(dst->var->dtype);
 		if (narrow)
 			tc_buf_printf(b, "tilec::from_float<%s>(",
@@ -1153,7 +1182,8 @@ copy_generic(Gpu *G, const TcStmt *s)
 		tc_c_expr_prec(&G->pr, load, TC_PREC_UNARY);
 		tc_buf_puts(b, " : ");
 		tc_c_expr_prec(&G->pr, zero, TC_PREC_SELECT);
-		tc_buf_puts(b, narrow ? ");\n" : ";\n");
+		tc_buf_puts(b, narrow ? ")" : "");
+		store_close(G, dst->var);
 	} else {
 		store(G, dst->var, di, load);
 	}
@@ -1256,9 +1286,10 @@ copy_reg(Gpu *G, const TcStmt *s)
 		if (atomic) {
 			atomic_add(G, o, oi, reg_at(G, f), NULL, f->dtype);
 		} else {
-			element_ref(G, o, oi);
-			tc_buf_printf(b, " = %s%s);\n", from_value_of(G, o->dtype, f->dtype),
+			store_open(G, o, oi);
+			tc_buf_printf(b, "%s%s)", from_value_of(G, o->dtype, f->dtype),
 				      reg_at(G, f));
+			store_close(G, o);
 		}
 		b->indent--;
 	} else {
@@ -1552,19 +1583,24 @@ emit_reduce(Gpu *G, const TcStmt *s)
 		tc_buf_printf(b, "if (tilec::leader<%s::BITS>()) {\n", out);
 		b->indent++;
 		tc_buf_printf(b, "const int %s = %s::index(%s);\n", G->o, out, G->r0);
+		bool put = stores_bytes(G, dst);
+		if (put)
+			tc_buf_printf(b, "%s(&", G->dialect->byte_store);
 		smem_base(G, dst);
-		tc_buf_printf(b, "[%s] = %s", G->o, from_value_of(G, dst->dtype, dst->dtype));
+		tc_buf_printf(b, "[%s]%s%s", G->o, put ? ", " : " = ",
+			      from_value_of(G, dst->dtype, dst->dtype));
 		if (acc) {
 			tc_buf_printf(b, "tilec::reduce_combine<%s>(", op);
 			if (absmax)
 				tc_buf_printf(b, "tilec::reduce_value<%s>(", op);
 			tc_buf_puts(b, to_value_of(G, dst->dtype));
 			smem_base(G, dst);
-			tc_buf_printf(b, "[%s])%s, %s[%s]));\n", G->o, absmax ? ")" : "",
+			tc_buf_printf(b, "[%s])%s, %s[%s]))", G->o, absmax ? ")" : "",
 				      part, G->r0);
 		} else {
-			tc_buf_printf(b, "%s[%s]);\n", part, G->r0);
+			tc_buf_printf(b, "%s[%s])", part, G->r0);
 		}
+		store_close(G, dst);
 		close_brace(G);
 		close_brace(G);
 		return;
@@ -1631,8 +1667,9 @@ emit_reduce(Gpu *G, const TcStmt *s)
 	expr(G, ld);
 	tc_buf_puts(b, wrap ? ")" : "");
 	tc_buf_puts(b, convert ? ")));\n" : "));\n");
-	element_ref(G, dst, di);
-	tc_buf_printf(b, " = %s%s);\n", from_value_of(G, dst->dtype, dst->dtype), v);
+	store_open(G, dst, di);
+	tc_buf_printf(b, "%s%s)", from_value_of(G, dst->dtype, dst->dtype), v);
+	store_close(G, dst);
 	close_brace(G);
 }
 
@@ -1774,12 +1811,14 @@ emit_topk(Gpu *G, const TcStmt *s)
 	tc_buf_printf(b, ", %s, ", G->kk);
 	expr(G, load[1]);
 	tc_buf_printf(b, ", %s)))\n\t\t%s = %s;\n", at, at, G->kk);
-	element_ref(G, dst, oi);
-	tc_buf_printf(b, " = %s", from_value_of(G, dst->dtype, src->dtype));
+	store_open(G, dst, oi);
+	tc_buf_puts(b, from_value_of(G, dst->dtype, src->dtype));
 	expr(G, load[1]);
-	tc_buf_puts(b, ");\n");
-	element_ref(G, ix, oi);
-	tc_buf_printf(b, " = %s;\n", at);
+	tc_buf_puts(b, ")");
+	store_close(G, dst);
+	store_open(G, ix, oi);
+	tc_buf_puts(b, at);
+	store_close(G, ix);
 	close_brace(G);
 	close_brace(G);
 }
@@ -1819,12 +1858,14 @@ emit_arg_reduce(Gpu *G, const TcStmt *s)
 	tc_buf_puts(b, ", ");
 	expr(G, best);
 	tc_buf_printf(b, "))\n\t\t%s = %s;\n", at, G->kk);
-	element_ref(G, dst, ti.e);
-	tc_buf_printf(b, " = %s", from_value_of(G, dst->dtype, src->dtype));
+	store_open(G, dst, ti.e);
+	tc_buf_puts(b, from_value_of(G, dst->dtype, src->dtype));
 	expr(G, best);
-	tc_buf_puts(b, ");\n");
-	element_ref(G, ix, ti.e);
-	tc_buf_printf(b, " = %s;\n", at);
+	tc_buf_puts(b, ")");
+	store_close(G, dst);
+	store_open(G, ix, ti.e);
+	tc_buf_puts(b, at);
+	store_close(G, ix);
 	close_brace(G);
 }
 

@@ -48,6 +48,11 @@ typedef struct TcGpuDialect {
 	 * FN(x), or NULL for C's -x: a workaround for a device compiler
 	 * that mistranslates some uses of -x (cuda.c says which). */
 	const char *int_neg;
+	/* The store of a one-byte element into shared memory, called as
+	 * FN(&ELEMENT, VALUE), or NULL for ELEMENT = VALUE: a workaround
+	 * for a device compiler that merges such stores wrongly (cuda.c
+	 * says which). */
+	const char *byte_store;
 } TcGpuDialect;
 
 /* Print kernel k of p for the GPU target of dialect g (a TcBackend's emit,

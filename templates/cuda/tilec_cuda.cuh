@@ -114,6 +114,22 @@ template <int V, typename T> union Run {
 	}
 };
 
+// *p = v for a store of one element into shared memory.  NVRTC 13.0
+// (its NVVM 7.0.1 backend; nvcc's is right) merges one thread's stores of
+// adjacent one-byte elements into 16- and 32-bit stores at addresses
+// they are not aligned to: st.shared.u16 at t + 8 * i + 1, a misaligned
+// address on the GPU (tests/gen/FINDINGS.md, bug 20).  A volatile store
+// it never merges; ptxas makes it one STS.U8.  Wider elements are stored
+// as they are.
+template <typename T, typename V> __device__ __forceinline__ void put(T *p, V v)
+{
+	const T t = static_cast<T>(v);
+	if constexpr (sizeof(T) == 1)
+		*reinterpret_cast<volatile unsigned char *>(p) = *reinterpret_cast<const unsigned char *>(&t);
+	else
+		*p = t;
+}
+
 // Lanes per warp.
 enum { WARP = 32 };
 
@@ -213,7 +229,7 @@ __device__ __forceinline__ void g2s_vector(unsigned s, T *dst, const T *p, const
 	} else {
 #pragma unroll
 		for (int v = 0; v < VEC; v++)
-			dst[v] = v < valid ? p[v] : from_float<T>(0.0f);
+			put(dst + v, v < valid ? p[v] : from_float<T>(0.0f));
 	}
 }
 

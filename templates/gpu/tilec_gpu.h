@@ -15,6 +15,9 @@
 //                                   access, 0 for none), load(p), store(p);
 //   WARP                            lanes per warp (32) or wave (64);
 //   shfl_xor(v, mask)               v of lane (lane ^ mask) in the warp;
+//   put(p, v)                       *p = v, a store of one element into
+//                                   shared memory (every helper here
+//                                   stores shared elements through it);
 // and, after it, its accumulator distribution and that distribution's
 // VecOf.  Written in what NVRTC, nvcc, hiprtc and hipcc all accept
 // (C++17, __device__ __forceinline__, threadIdx.x, #pragma unroll, no
@@ -179,8 +182,8 @@ __device__ __forceinline__ void copy_g2s_elements(T *smem, int s_ld, const T *g,
 {
 	for (int e = threadIdx.x; e < ROWS * COLS; e += THREADS) {
 		const int r = e / COLS, c = e % COLS;
-		*reinterpret_cast<T *>(reinterpret_cast<char *>(smem) + tile_offset<SW, T, PANEL_ROWS>(r, c, s_ld)) =
-			r_lo <= r && r < rows && c_lo <= c && c < cols ? g[r * g_ld + c] : from_float<T>(0.0f);
+		put(reinterpret_cast<T *>(reinterpret_cast<char *>(smem) + tile_offset<SW, T, PANEL_ROWS>(r, c, s_ld)),
+		    r_lo <= r && r < rows && c_lo <= c && c < cols ? g[r * g_ld + c] : from_float<T>(0.0f));
 	}
 }
 
@@ -351,7 +354,7 @@ __device__ __forceinline__ void copy_r2s(T *s, int ld, const X (&x)[NR][NC])
 	for (int r = 0; r < NR; r++)
 #pragma unroll
 		for (int c = 0; c < NC; c++)
-			s[R::index(r) * ld + C::index(c)] = from_value<T>(x[r][c]);
+			put(s + R::index(r) * ld + C::index(c), from_value<T>(x[r][c]));
 }
 
 // One-dim fragments are copied as one row of a two-dim one.
@@ -579,7 +582,7 @@ __device__ __forceinline__ void smem_reduce(const S *src, int ld, T *dst)
 				v = reduce_combine<OP>(v, shfl_xor(v, s));
 		}
 		if (lane == 0)
-			dst[out] = from_value<T>(ACCUMULATE ? reduce_combine<OP>(reduce_value<OP>(to_value<A>(dst[out])), v) : v);
+			put(dst + out, from_value<T>(ACCUMULATE ? reduce_combine<OP>(reduce_value<OP>(to_value<A>(dst[out])), v) : v));
 	}
 }
 

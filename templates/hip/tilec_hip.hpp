@@ -146,6 +146,10 @@ template <int V, typename T> struct Run {
 	}
 };
 
+// *p = v for a store of one element into shared memory (the CUDA header's
+// works around its compiler's merged byte stores; hipcc's are right).
+template <typename T, typename V> __device__ __forceinline__ void put(T *p, V v) { *p = static_cast<T>(v); }
+
 // Lanes per wave on the CDNA GPUs tilec targets (a warp, to the shared
 // helpers).
 enum { WARP = 64 };
@@ -198,7 +202,7 @@ __device__ __forceinline__ void copy_g2s(T *smem, int s_ld, const T *g, long lon
 			} else {
 #pragma unroll
 				for (int v = 0; v < VEC; v++)
-					dst[v] = v < valid ? src[v] : from_float<T>(0.0f);
+					put(dst + v, v < valid ? src[v] : from_float<T>(0.0f));
 			}
 		}
 	} else {

@@ -18,6 +18,10 @@ oracle; then, one compile per file and backend:
            with nvcc -cubin (skipped without nvcc)
   hip      translated for gfx90a and compiled with hipcc (skipped
            without hipcc)
+  nvrtc    translated for sm_90a (--standalone) and compiled to PTX by
+           NVRTC as the runtime does; no load or store of the PTX may be
+           provably misaligned (tests/nvrtc_align.py; skipped without
+           libnvrtc)
 
 Outputs are poisoned and compared by tilec run; kernels whose outputs are
 all integers compare exactly (--tol 0).  Every failure is written to the
@@ -45,11 +49,13 @@ EMU_TRAPS = ("-fsanitize=float-cast-overflow,shift-exponent"
              " -fsanitize-trap=float-cast-overflow,shift-exponent")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [HERE, os.path.join(os.path.dirname(HERE), "hip_emu")]
+sys.path[:0] = [HERE, os.path.join(os.path.dirname(HERE), "hip_emu"),
+                os.path.dirname(HERE)]
 import hip_emu_run  # noqa: E402
+import nvrtc_align  # noqa: E402
 import tilegen  # noqa: E402
 
-BACKENDS = ["oracle", "openmp", "hipemu", "cuda", "hip"]
+BACKENDS = ["oracle", "openmp", "hipemu", "cuda", "hip", "nvrtc"]
 
 
 def sh(cmd, timeout=600, cwd=None):
@@ -80,6 +86,7 @@ class Fuzz:
         self.cxx = clangxx()
         self.nvcc = shutil.which("nvcc")
         self.hipcc = shutil.which("hipcc")
+        self.nvrtc = nvrtc_align.load_nvrtc() if "nvrtc" in self.backends else None
         self.log = open(a.log, "a") if a.log else None
         os.makedirs(a.work, exist_ok=True)
 
@@ -209,6 +216,22 @@ class Fuzz:
                 self.counts["hip"] += len(meta)
                 if rc != 0:
                     self.record(seed, None, "hip", "hipcc error", se + so)
+
+        if "nvrtc" in self.backends and self.nvrtc:
+            out = self.translate(seed, d, meta, "cuda", os.path.join(d, "gen.nvrtc.cu"),
+                                 ["--arch", "sm_90a", "--standalone"])
+            if out:
+                self.counts["nvrtc"] += len(meta)
+                try:
+                    ptx = nvrtc_align.ptx_of(self.nvrtc, open(out, "rb").read(),
+                                             out, "sm_90a")
+                except RuntimeError as e:
+                    self.record(seed, None, "nvrtc", "NVRTC error", str(e))
+                    return
+                bad = nvrtc_align.misaligned(ptx)
+                if bad:
+                    self.record(seed, None, "nvrtc", "misaligned access in the PTX",
+                                "\n".join("line %d: %s" % b for b in bad[:20]))
 
     def hipemu(self, seed, d, meta):
         src = os.path.join(d, "gen.c")

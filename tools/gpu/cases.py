@@ -234,6 +234,11 @@ CASES = [
     ("regress_i32_fragment", "tests/gpu_regress/i32_fragment", None, {}, {"N": 1000}, "i32_fragment", "check"),
     ("regress_i32_reduce", "tests/gpu_regress/i32_reduce", None, {}, {"M": 1000, "N": 300}, "i32_reduce", "check"),
     ("regress_minmax_neg", "tests/gpu_regress/minmax_neg", None, {}, {"N": 100000}, "minmax_neg", "check"),
+    # NVRTC's merged byte stores at misaligned shared addresses (bug 20).
+    ("regress_byte_stores", "tests/gpu_regress/byte_stores", None, {}, {"M": 1001, "K": 7, "sel": 1},
+     "byte_stores", "check"),
+    ("regress_min_of_compare", "tests/gpu_regress/min_of_compare", None, {}, {"N": 100000}, "min_of_compare",
+     "check"),
     ("regress_small_block_sum", "tests/gpu_regress/small_block_reduce", None, {}, {"M": 1000, "N": 64},
      "small_block_sum", "check"),
     ("regress_small_block_max", "tests/gpu_regress/small_block_reduce", None, {}, {"M": 1000, "N": 64},

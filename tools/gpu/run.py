@@ -352,6 +352,30 @@ def ref_minmax_neg(t, s):
     return hi + lo * 16
 
 
+def ref_byte_stores(t, s):
+    """The last iteration's t and u (tests/gpu_regress/byte_stores.c)."""
+    M, c, sel = s["M"], s["K"] - 1, s["sel"]
+    dev = t["Y"].device
+    m = torch.arange(M, device=dev)
+    b0, i = m // 2, m % 2
+    sv = torch.where(b0 < c, torch.full_like(m, c), torch.minimum(i, b0))
+    j = torch.arange(2, device=dev)[None, :, None].expand(M, 2, 4)
+    l0 = (torch.arange(4, device=dev) == 0)[None, None, :]
+    pick = l0 & ((sel < b0) & (sv != 3))[:, None, None]
+    return torch.where(pick, torch.full_like(j, sel), j), torch.full((M, 2, 4), c, device=dev)
+
+
+def ref_min_of_compare(t, s):
+    """tests/gpu_regress/min_of_compare.c: b the block, i the lane."""
+    x = t["X"].to(torch.int64)
+    n = torch.arange(x.numel(), device=x.device)
+    b, i = n // 128, n % 128
+    lo = torch.minimum(x, (b >= 1).to(torch.int64)) & 3
+    hi = torch.maximum((x < 3).to(torch.int64), (i > 60).to(torch.int64)) ^ (x == 0).to(torch.int64)
+    p = torch.maximum(-x, (x > 5).to(torch.int64)) | 8
+    return lo + hi * 4 + p * 16
+
+
 def ref_small_block_sum(t, s):
     return t["X"].double().sum(dim=1)
 
@@ -530,7 +554,8 @@ REFS = {"gemm": (ref_gemm, "C"), "gemm_at": (ref_gemm_at, "C"), "gemm_bt": (ref_
         "anchored_inner_loop": (ref_anchored_inner_loop, "Y"),
         "i32_fragment": (ref_i32_fragment, "Y"), "i32_reduce": (ref_i32_reduce, "Y"),
         "f64_fragment": (ref_f64_fragment, "S"), "minmax_neg": (ref_minmax_neg, "Y"),
-        "minmax_neg_z": (ref_minmax_neg, "Z"),
+        "minmax_neg_z": (ref_minmax_neg, "Z"), "byte_stores": (ref_byte_stores, ("Y", "Z")),
+        "min_of_compare": (ref_min_of_compare, "Y"),
         "small_block_sum": (ref_small_block_sum, "S"), "small_block_max": (ref_small_block_max, "Q"),
         "lang_rintf": (ref_lang_rintf, "RI"), "lang_roundf": (ref_lang_roundf, "R"),
         "lang_abs": (ref_lang_abs, "A"), "lang_sat_i32": (ref_lang_sat_i32, "Q32"),
