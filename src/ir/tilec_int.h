@@ -424,6 +424,11 @@ typedef struct TcVar {
 			     other (smem.c): the layout wgmma reads */
 	long long smem_offset; /* byte offset in the block's shared memory,
 				  -1 if the buffer lives in registers */
+	/* A register fragment that holds its elements as memory stores
+	 * them (f16 as f16), not as values (f16 as float): the prefetch
+	 * copy of a pipelined loop (expand_pipeline.c), so its loads are
+	 * not converted, and waited for, until the iteration reads it. */
+	bool stored;
 	/* A fragment or local buffer that layout.c put in shared memory
 	 * rather than registers: why, as a clause ("it is the B operand
 	 * of a tile_gemm"), and the statement or use that decided it

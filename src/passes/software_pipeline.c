@@ -9,7 +9,9 @@
  * computes (cp.async on sm_80 and later), with one wait and one barrier per
  * iteration.  A register destination is prefetched one iteration ahead into
  * a second copy of the fragment, so its loads are in flight while the
- * iteration before computes.
+ * iteration before computes; that needs no asynchronous copies, so it is
+ * done on every GPU target (HIP's too), shared destinations only where
+ * TcTarget.cp_async.
  *
  * A copy joins the pipeline only when that cannot change what the program
  * computes: its destination is a whole shared buffer used nowhere outside
@@ -79,7 +81,8 @@ in_registers(const TcVar *v)
  * register fragment (prefetched into a second copy of it): any whole
  * fragment, since the prefetch lands in a copy of its own. */
 static bool
-joins_pipeline(const TcKernel *k, const TcStmt *loop, const TcStmt *s)
+joins_pipeline(const TcKernel *k, const TcTarget *t, const TcStmt *loop,
+	       const TcStmt *s)
 {
 	if (s->kind != TC_ST_COPY)
 		return false;
@@ -96,7 +99,10 @@ joins_pipeline(const TcKernel *k, const TcStmt *loop, const TcStmt *s)
 		return false;
 	if (in_registers(dst->var))
 		return true;
-	if (dst->var->scope != TC_SCOPE_SHARED || src->var->dtype != dst->var->dtype)
+	/* Without asynchronous copies the loop copies into shared memory
+	 * in order (a prefetch into registers is plain loads). */
+	if (!t->cp_async || dst->var->scope != TC_SCOPE_SHARED ||
+	    src->var->dtype != dst->var->dtype)
 		return false;
 	return !tc_stmt_touches(k->body, loop, dst->var);
 }
@@ -295,7 +301,7 @@ pipeline_stmt(TcArena *a, const TcKernel *k, const TcTarget *t, TcStmt *s)
 			break;
 		TcVec *body = &s->u.loop.body->u.block.body;
 		int n = 0;
-		while (n < body->len && joins_pipeline(k, s, body->items[n]))
+		while (n < body->len && joins_pipeline(k, t, s, body->items[n]))
 			n++;
 		s->u.loop.async_copies = n;
 		for (int i = 0; i < n; i++) {
@@ -324,9 +330,7 @@ tc_software_pipeline(TcArena *a, TcProgram *p, const TcOptions *opt,
 			if (v->kind == TC_VAR_BUFFER)
 				v->stages = 1;
 		}
-		/* Without asynchronous copies the loop copies in order. */
-		if (opt->target.cp_async)
-			pipeline_stmt(a, k, &opt->target, k->body);
+		pipeline_stmt(a, k, &opt->target, k->body);
 	}
 	return true;
 }

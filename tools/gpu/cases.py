@@ -195,6 +195,8 @@ CASES = [
      {"M": 304, "N": 264, "K": 200}, "gemm", "check"),
     ("regress_reg_prefetch_pipelined", "tests/gpu_regress/reg_prefetch_pipelined", None, {},
      {"M": 70, "N": 150}, "reg_prefetch_pipelined", "check"),
+    ("regress_stored_prefetch", "tests/gpu_regress/stored_prefetch", None, {}, {"M": 70, "N": 150},
+     "stored_prefetch", "check"),
     ("regress_neg_origin_covered", "tests/gpu_regress/neg_origin_covered", None, {}, {"N": 300},
      "neg_origin_covered", "check"),
     ("regress_neg_origin_uncovered", "tests/gpu_regress/neg_origin_uncovered", None, {},

@@ -381,6 +381,11 @@ def ref_reg_prefetch_pipelined(t, s):
     return x.reshape(s["M"], -1, 64).sum(dim=1)
 
 
+def ref_stored_prefetch(t, s):
+    """Y[i] = sum over j of X[i][j] * W[i][j] (X f16, W bf16)."""
+    return (t["X"].double() * t["W"].double()).sum(dim=1)
+
+
 # The programs of tests/lang/, as their opening comments state.
 
 def lang_steps(s, x):
@@ -525,6 +530,7 @@ REFS = {"gemm": (ref_gemm, "C"), "gemm_at": (ref_gemm_at, "C"), "gemm_bt": (ref_
         "neg_origin_pipelined": (ref_neg_origin_pipelined, "C"),
         "batched_strided_gemm": (ref_batched_strided_gemm, "C"),
         "reg_prefetch_pipelined": (ref_reg_prefetch_pipelined, "Y"),
+        "stored_prefetch": (ref_stored_prefetch, "Y"),
         "nested_parallel_smem": (ref_nested_parallel_smem, "Y"),
         "nested_parallel_deep": (ref_nested_parallel_deep, "Y"),
         "anchored_inner_loop": (ref_anchored_inner_loop, "Y"),
