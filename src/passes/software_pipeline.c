@@ -16,7 +16,8 @@
  * A copy joins the pipeline only when that cannot change what the program
  * computes: its destination is a whole shared buffer used nowhere outside
  * the loop, element types match (the copy moves bytes), and its origin
- * reads only the loop variable and values the loop does not change.
+ * reads only the loop variable, values the loop does not change and
+ * elements of read-only tensors (a page table's entry).
  *
  * Copies issued inside the gemm: when the body's one matrix-instruction
  * gemm (both operands in shared memory) reads every buffer the async
@@ -35,7 +36,9 @@
 
 #include <string.h>
 
-/* May this origin expression be evaluated stages - 1 iterations early? */
+/* May this origin expression be evaluated stages - 1 iterations early?
+ * Constants, the loop variable, values the loop does not change and
+ * elements of read-only tensors at such indices. */
 static bool
 hoistable(const TcExpr *e, const TcVar *loopvar)
 {
@@ -63,6 +66,16 @@ hoistable(const TcExpr *e, const TcVar *loopvar)
 				return false;
 		return true;
 	case TC_EX_CAST: return hoistable(e->u.cast.arg, loopvar);
+	case TC_EX_LOAD:
+		/* An element of a read-only tensor (a page table): read early,
+		 * it is the value the iteration reads, and the prefetch of
+		 * iteration k + 1 runs only where iteration k + 1 does. */
+		if (e->u.load.var->kind != TC_VAR_TENSOR || !e->u.load.var->is_const)
+			return false;
+		for (int i = 0; i < e->u.load.var->rank; i++)
+			if (!hoistable(e->u.load.idx[i], loopvar))
+				return false;
+		return true;
 	default: return false;
 	}
 }

@@ -197,6 +197,8 @@ CASES = [
      {"M": 70, "N": 150}, "reg_prefetch_pipelined", "check"),
     ("regress_stored_prefetch", "tests/gpu_regress/stored_prefetch", None, {}, {"M": 70, "N": 150},
      "stored_prefetch", "check"),
+    ("regress_table_origin_pipelined", "tests/gpu_regress/table_origin_pipelined", None, {},
+     {"B": 5, "R": 300, "MAXP": 7}, "table_sum", "check"),
     ("regress_neg_origin_covered", "tests/gpu_regress/neg_origin_covered", None, {}, {"N": 300},
      "neg_origin_covered", "check"),
     ("regress_neg_origin_uncovered", "tests/gpu_regress/neg_origin_uncovered", None, {},
