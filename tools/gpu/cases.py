@@ -300,6 +300,32 @@ CASES = [
      {"B": 32, "H": 32, "HKV": 8, "S": 4096, "NSPLIT": 4, "scale": 0.08838834764831845}, "flash_decode_split", "bench"),
     ("flash_decode_combine_b32_s8", "flash_decode:flash_decode_combine", None, {}, {"B": 32, "H": 32, "NSPLIT": 8},
      "flash_decode_combine", "bench"),
+    # The grouped kernel: each block reads its KV head once for BLOCK_H
+    # query heads (ragged groups: 6 heads, 20 heads over two blocks, one
+    # head; splits past a short sequence), then the shapes of Llama 3 8B
+    # (32 heads over 8) and 70B (64 over 8) at B=32, KV length 4096 and
+    # 8192, and multi-head attention beside flash_decode_split's.
+    ("flash_decode_gqa_ragged", "flash_decode:flash_decode_split_gqa", None, {},
+     {"B": 3, "H": 8, "HKV": 2, "S": 1000, "NSPLIT": 7, "scale": 0.08838834764831845}, "flash_decode_split", "check"),
+    ("flash_decode_gqa_g6_ragged", "flash_decode:flash_decode_split_gqa", None, {},
+     {"B": 2, "H": 12, "HKV": 2, "S": 333, "NSPLIT": 3, "scale": 0.08838834764831845}, "flash_decode_split", "check"),
+    ("flash_decode_gqa_g20_ragged", "flash_decode:flash_decode_split_gqa", None, {},
+     {"B": 1, "H": 40, "HKV": 2, "S": 777, "NSPLIT": 3, "scale": 0.08838834764831845}, "flash_decode_split", "check"),
+    ("flash_decode_gqa_h32_n64_ragged", "flash_decode:flash_decode_split_gqa", None,
+     {"BLOCK_H": 32, "BLOCK_N": 64, "STAGES": 2},
+     {"B": 1, "H": 40, "HKV": 2, "S": 777, "NSPLIT": 3, "scale": 0.08838834764831845}, "flash_decode_split", "check"),
+    ("flash_decode_gqa_mha_short_ragged", "flash_decode:flash_decode_split_gqa", None, {"BLOCK_N": 16},
+     {"B": 2, "H": 6, "HKV": 6, "S": 20, "NSPLIT": 4, "scale": 0.08838834764831845}, "flash_decode_split", "check"),
+    ("flash_decode_gqa_b32_4096", "flash_decode:flash_decode_split_gqa", None, {},
+     {"B": 32, "H": 32, "HKV": 8, "S": 4096, "NSPLIT": 4, "scale": 0.08838834764831845}, "flash_decode_split", "bench"),
+    ("flash_decode_gqa_b32_4096_n64_s2", "flash_decode:flash_decode_split_gqa", None, {"BLOCK_N": 64, "STAGES": 2},
+     {"B": 32, "H": 32, "HKV": 8, "S": 4096, "NSPLIT": 4, "scale": 0.08838834764831845}, "flash_decode_split", "bench"),
+    ("flash_decode_gqa_b32_8192_s8", "flash_decode:flash_decode_split_gqa", None, {},
+     {"B": 32, "H": 32, "HKV": 8, "S": 8192, "NSPLIT": 8, "scale": 0.08838834764831845}, "flash_decode_split", "bench"),
+    ("flash_decode_gqa_h64_b32_4096", "flash_decode:flash_decode_split_gqa", None, {},
+     {"B": 32, "H": 64, "HKV": 8, "S": 4096, "NSPLIT": 4, "scale": 0.08838834764831845}, "flash_decode_split", "bench"),
+    ("flash_decode_gqa_mha_b32_4096", "flash_decode:flash_decode_split_gqa", None, {},
+     {"B": 32, "H": 32, "HKV": 32, "S": 4096, "NSPLIT": 4, "scale": 0.08838834764831845}, "flash_decode_split", "bench"),
     # Grouped-query attention: 32 query heads over 8 KV heads.
     ("gqa_attention_ragged", "gqa_attention", None, {}, {"B": 2, "S": 1000, "H": 8, "HKV": 2}, "gqa_attention",
      "check"),
