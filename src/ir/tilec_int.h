@@ -757,6 +757,14 @@ struct TcStmt {
 			 * mbarriers (8 bytes each: full[stages], then
 			 * empty[stages]); 0 before the pass or without. */
 			long long barriers;
+			/* PIPELINED on GPU targets (pipeline pass): why the
+			 * body's first copy from a tensor that is not issued
+			 * early is not, as a clause ("its origin reads 'n0',
+			 * which the loop changes"), and where that copy is;
+			 * NULL when every such copy is, or there is none.
+			 * explain.c words it as a note. */
+			const char *pipe_why;
+			TcLoc pipe_why_loc;
 		} loop;
 		struct {
 			TcExpr *cond;
