@@ -115,13 +115,11 @@ rope(int T, int H, int MAXPOS, const __half *__restrict__ X, const int *__restri
 					y2[h_r][j_r] = x2[h_r][j_r] * c[j_r] + x1[h_r][j_r] * s[j_r];
 				}
 			}
-			__syncthreads();
 			// rope.c:52 tile_copy(tile_dims(&Y[t0 + i][h0][0], 1, 2), y1)
 			tilec::copy_r2g<x1_rows, x1_cols>(
 				Y + (((size_t)(t0 + i) * H + h0) * HEAD_DIM), HEAD_DIM,
 				(t0 + i < T) ? min(BLOCK_H, H - h0) : 0,
 				min(HEAD_DIM / 2, HEAD_DIM), y1);
-			__syncthreads();
 			// rope.c:53 tile_copy(tile_dims(&Y[t0 + i][h0][HEAD_DIM / 2], 1, 2), y2)
 			tilec::copy_r2g<x1_rows, x1_cols>(
 				Y + (((size_t)(t0 + i) * H + h0) * HEAD_DIM + HEAD_DIM / 2),

@@ -398,6 +398,17 @@ def ref_table_sum(t, s):
     return y
 
 
+def ref_halves(t, s):
+    """Y[t][h] = (X[t][h][64:] * 2, X[t][h][:64] - 1)."""
+    x = t["X"].double()
+    return torch.cat((x[..., 64:] * 2, x[..., :64] - 1), dim=-1)
+
+
+def ref_overlap(t, s):
+    """Y = 3 X: each column's last store is the 3 X of its own tile."""
+    return t["X"].double() * 3
+
+
 # The programs of tests/lang/, as their opening comments state.
 
 def lang_steps(s, x):
@@ -543,6 +554,7 @@ REFS = {"gemm": (ref_gemm, "C"), "gemm_at": (ref_gemm_at, "C"), "gemm_bt": (ref_
         "batched_strided_gemm": (ref_batched_strided_gemm, "C"),
         "reg_prefetch_pipelined": (ref_reg_prefetch_pipelined, "Y"),
         "stored_prefetch": (ref_stored_prefetch, "Y"), "table_sum": (ref_table_sum, "Y"),
+        "halves": (ref_halves, "Y"), "overlap": (ref_overlap, "Y"),
         "nested_parallel_smem": (ref_nested_parallel_smem, "Y"),
         "nested_parallel_deep": (ref_nested_parallel_deep, "Y"),
         "anchored_inner_loop": (ref_anchored_inner_loop, "Y"),
