@@ -17,9 +17,9 @@
  * page's rows are copied as one tile, and the online softmax is
  * flash_decode.c's.  The walk is tile_pipelined: the next page's keys and
  * values (their page index read early from the read-only block table)
- * are loaded while this page's are reduced.  A sequence of length 0 writes zeros.  (A gather copy
- * would let one copy take rows from several pages; a page per tile is the
- * natural unit here.)
+ * are loaded while this page's are reduced.  A sequence of length 0 writes
+ * zeros.  (A gather copy would let one copy take rows from several pages;
+ * a page per tile is the natural unit here.)
  */
 #include <tilec.h>
 
