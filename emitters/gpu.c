@@ -1208,16 +1208,23 @@ copy_reg(Gpu *G, const TcStmt *s)
 			return;
 		}
 		reg_loops_open(G, dst->var);
-		if (narrow_float(dst->var->dtype))
+		/* A fragment that holds its elements as stored converts
+		 * them to values here, as a load from memory would. */
+		const char *from = src->var->stored ?
+			tc_fmt(G->a, "%s%s)", to_value_of(G, src->var->dtype),
+			       reg_at(G, src->var)) : reg_at(G, src->var);
+		if (narrow_float(dst->var->dtype) && dst->var->dtype == src->var->dtype &&
+		    src->var->stored)
+			tc_buf_printf(b, "%s = %s;\n", reg_at(G, dst->var), from);
+		else if (narrow_float(dst->var->dtype))
 			tc_buf_printf(b, "%s = tilec::to_float(tilec::from_float<%s>(%s));\n",
 				      reg_at(G, dst->var), storage_type(G, dst->var->dtype),
-				      reg_at(G, src->var));
+				      from);
 		else if (strcmp(value_type(dst->var->dtype), value_type(src->var->dtype)))
 			tc_buf_printf(b, "%s = (%s)%s;\n", reg_at(G, dst->var),
-				      value_type(dst->var->dtype), reg_at(G, src->var));
+				      value_type(dst->var->dtype), from);
 		else
-			tc_buf_printf(b, "%s = %s;\n", reg_at(G, dst->var),
-				      reg_at(G, src->var));
+			tc_buf_printf(b, "%s = %s;\n", reg_at(G, dst->var), from);
 		close_brace(G);
 		return;
 	}
@@ -1299,6 +1306,15 @@ copy_reg(Gpu *G, const TcStmt *s)
 			tc_buf_puts(b, "(");
 			print_bounds(G, other, oi);
 			tc_buf_puts(b, ") ? ");
+		}
+		if (f->stored) { /* the element as stored, o's dtype */
+			element_ref(G, o, oi);
+			if (bounded)
+				tc_buf_printf(b, " : tilec::from_value<%s>(0)",
+					      storage_type(G, f->dtype));
+			tc_buf_puts(b, ";\n");
+			close_brace(G);
+			return;
 		}
 		tc_buf_puts(b, to_value_of(G, f->dtype));
 		element_ref(G, o, oi);
@@ -2136,7 +2152,8 @@ emit_view(Gpu *G, const TcStmt *s)
 }
 
 /* A declaration: a scalar, a register fragment (an array of reg_type
- * over what this thread holds) or a buffer in shared memory (a slice of
+ * over what this thread holds, of the storage type if it holds its
+ * elements as stored) or a buffer in shared memory (a slice of
  * tilec_smem, each stage of a staged buffer after the other). */
 static void
 emit_decl(Gpu *G, const TcStmt *s)
@@ -2161,13 +2178,17 @@ emit_decl(Gpu *G, const TcStmt *s)
 			v->rank == 2 ? tc_fmt(G->a, "%s x %s", dist_of(G, v, 0),
 					      dist_of(G, v, 1)) :
 			dist_of(G, v, 0)));
-		if (v->rank == 2)
-			tc_buf_printf(b, "%s %s[%s::count][%s::count];\n",
-				      reg_type(G, v->dtype), v->name, dist_of(G, v, 0),
-				      dist_of(G, v, 1));
+		const char *type = v->stored ? storage_type(G, v->dtype) :
+				   reg_type(G, v->dtype);
+		if (v->stored)
+			tc_buf_printf(b, "tilec::Stored<%s, %s, %s> %s;\n", type,
+				      dist_of(G, v, 0), dist_of(G, v, 1), v->name);
+		else if (v->rank == 2)
+			tc_buf_printf(b, "%s %s[%s::count][%s::count];\n", type,
+				      v->name, dist_of(G, v, 0), dist_of(G, v, 1));
 		else
-			tc_buf_printf(b, "%s %s[%s::count];\n", reg_type(G, v->dtype),
-				      v->name, dist_of(G, v, 0));
+			tc_buf_printf(b, "%s %s[%s::count];\n", type, v->name,
+				      dist_of(G, v, 0));
 		return;
 	}
 	stmt_comment(G, s, tc_fmt(G->a, ": shared memory%s%s",

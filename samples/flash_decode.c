@@ -21,6 +21,19 @@
  * weighs each head's partials by exp(lse - max lse): the exact softmax
  * over all S keys.  It walks the splits BLOCK_S at a time with the same
  * online rescaling, so NSPLIT is not bounded by a tile.
+ *
+ * flash_decode_split_gqa computes the same partials for grouped-query
+ * attention, reading each KV head's keys and values once for its whole
+ * group rather than once per query head: a block owns one split of one
+ * KV head and BLOCK_H query heads of its group (the group's H / HKV
+ * heads, BLOCK_H at a time; a block past the group's end computes rows
+ * it does not store).  Those heads' scores are a BLOCK_H x BLOCK_N matrix
+ * product on the tensor cores, Q K^T (the query heads as the rows), and
+ * their weighted values a second one, P V, as in gqa_attention.c; the
+ * keys and values stream through shared memory STAGES deep, scores in
+ * base 2, a warp for each 16 heads (it holds whole rows of the scores, so
+ * P stays in registers).  With one query head per KV head (HKV = H) it computes the
+ * same partials as flash_decode_split, with BLOCK_H - 1 rows unused.
  */
 #include <tilec.h>
 
@@ -28,6 +41,8 @@ TILE_PARAM(HEAD_DIM, 128);
 TILE_PARAM(BLOCK_N, 32, 16, 32, 64);
 TILE_PARAM(BLOCK_S, 16, 8, 16, 32);
 TILE_PARAM(THREADS, 128, 64, 128, 256);
+TILE_PARAM(BLOCK_H, 16, 16, 32, 64);
+TILE_PARAM(STAGES, 3, 2, 3, 4);
 
 TILE_KERNEL void
 flash_decode_split(int B, int H, int HKV, int S, int NSPLIT, float scale,
@@ -86,6 +101,86 @@ flash_decode_split(int B, int H, int HKV, int S, int NSPLIT, float scale,
 		lse[z] = l > 0.0f ? m + logf(l) : -INFINITY;
 	tile_copy(&Opart[b][h][sp][0], acc);
 	tile_copy(&Lse[b][h][sp], lse);
+}
+
+TILE_KERNEL void
+flash_decode_split_gqa(int B, int H, int HKV, int S, int NSPLIT, float scale,
+		       const f16 Q[B][H][HEAD_DIM],
+		       const f16 K[B][S][HKV][HEAD_DIM],
+		       const f16 V[B][S][HKV][HEAD_DIM],
+		       f32 Opart[B][H][NSPLIT][HEAD_DIM], f32 Lse[B][H][NSPLIT])
+{
+	/* A warp per 16 heads: P stays in registers as the A operand of P V
+	 * when each warp holds whole rows of the scores. */
+	tile_threads(32 * (BLOCK_H / 16));
+	int group = H / HKV;
+	int hblocks = ceildiv(group, BLOCK_H);
+	int sp = tile_grid_x(NSPLIT);
+	int gh = tile_grid_y(HKV * ceildiv(H / HKV, BLOCK_H));
+	int b = tile_grid_z(B);
+	int g = gh / hblocks;
+	/* This block's query heads: [h0, h0 + nh), all of KV head g. */
+	int first = (gh % hblocks) * BLOCK_H;
+	int h0 = g * group + first;
+	int nh = min(BLOCK_H, group - first);
+	/* Its keys: [start, end), flash_decode_split's stretch. */
+	int per = ceildiv(ceildiv(S, NSPLIT), BLOCK_N) * BLOCK_N;
+	int start = sp * per;
+	int end = min(S, start + per);
+	int tiles = end > start ? ceildiv(end - start, BLOCK_N) : 0;
+
+	tile_shared f16 Qs[BLOCK_H][HEAD_DIM];
+	tile_shared f16 Ks[BLOCK_N][HEAD_DIM];
+	tile_shared f16 Vs[BLOCK_N][HEAD_DIM];
+	tile_fragment f32 s[BLOCK_H][BLOCK_N];
+	tile_fragment f16 p[BLOCK_H][BLOCK_N];
+	tile_fragment f32 o[BLOCK_H][HEAD_DIM];
+	tile_fragment f32 row_max[BLOCK_H], prev_max[BLOCK_H];
+	tile_fragment f32 row_sum[BLOCK_H], chunk_sum[BLOCK_H];
+	tile_fragment f32 lse[BLOCK_H];
+
+	float qk_scale = scale * 1.44269504f;
+	/* Rows past the group read other heads (or zeros past H): their
+	 * results are not stored. */
+	tile_copy(Qs, tile_dims(&Q[b][h0][0], 1, 2));
+	tile_clear(o);
+	tile_fill(row_max, -INFINITY);
+	tile_clear(row_sum);
+	tile_pipelined(t, tiles, STAGES) {
+		tile_copy(Ks, tile_dims(&K[b][start + t * BLOCK_N][g][0], 1, 3));
+		tile_copy(Vs, tile_dims(&V[b][start + t * BLOCK_N][g][0], 1, 3));
+		tile_clear(s);
+		tile_gemm(s, Qs, Ks, TILE_TRANS_B);
+		tile_parallel(i, BLOCK_H) tile_parallel(j, BLOCK_N)
+			s[i][j] = start + t * BLOCK_N + j < end ?
+				  s[i][j] * qk_scale : -INFINITY;
+		tile_copy(prev_max, row_max);
+		tile_reduce_max(row_max, s, 1, TILE_ACCUMULATE);
+		/* A tile's first key is below end, so row_max is finite. */
+		tile_parallel(i, BLOCK_H) tile_parallel(j, BLOCK_N)
+			s[i][j] = exp2f(s[i][j] - row_max[i]);
+		tile_reduce_sum(chunk_sum, s, 1);
+		tile_parallel(i, BLOCK_H) {
+			float correction = exp2f(prev_max[i] - row_max[i]);
+			row_sum[i] = row_sum[i] * correction + chunk_sum[i];
+			tile_parallel(d, HEAD_DIM)
+				o[i][d] *= correction;
+		}
+		tile_copy(p, s);
+		tile_gemm(o, p, Vs);
+	}
+	/* The log-sum-exp of the scores in natural units, as
+	 * flash_decode_split writes it. */
+	tile_parallel(i, BLOCK_H) {
+		float l = row_sum[i];
+		float inv_l = l > 0.0f ? 1.0f / l : 0.0f;
+		tile_parallel(d, HEAD_DIM)
+			o[i][d] *= inv_l;
+		lse[i] = l > 0.0f ? (row_max[i] + log2f(l)) * 0.69314718f :
+			 -INFINITY;
+	}
+	tile_copy(tile_bounded(tile_dims(&Opart[b][h0][sp][0], 1, 3), nh), o);
+	tile_copy(tile_bounded(tile_dims(&Lse[b][h0][sp], 1), nh), lse);
 }
 
 TILE_KERNEL void

@@ -15,9 +15,11 @@
  * head h / (H / HKV).  Each block owns one (sequence, head) and walks its
  * pages in order: the page's index is read from the block table, the
  * page's rows are copied as one tile, and the online softmax is
- * flash_decode.c's.  A sequence of length 0 writes zeros.  (A gather copy
- * would let one copy take rows from several pages; a page per tile is the
- * natural unit here.)
+ * flash_decode.c's.  The walk is tile_pipelined: the next page's keys and
+ * values (their page index read early from the read-only block table)
+ * are loaded while this page's are reduced.  A sequence of length 0 writes
+ * zeros.  (A gather copy would let one copy take rows from several pages;
+ * a page per tile is the natural unit here.)
  */
 #include <tilec.h>
 
@@ -47,10 +49,9 @@ paged_decode(int B, int H, int HKV, int NPAGES, int MAXP, float scale,
 	tile_clear(acc);
 	float m = -INFINITY;
 	float l = 0.0f;
-	for (int p = 0; p < ceildiv(len, PAGE); p++) {
-		int page = BT[b][p];
-		tile_copy(k, tile_dims(&KC[page][0][g][0], 1, 3));
-		tile_copy(v, tile_dims(&VC[page][0][g][0], 1, 3));
+	tile_pipelined(p, ceildiv(len, PAGE), 2) {
+		tile_copy(k, tile_dims(&KC[BT[b][p]][0][g][0], 1, 3));
+		tile_copy(v, tile_dims(&VC[BT[b][p]][0][g][0], 1, 3));
 		tile_parallel(j, PAGE) tile_parallel(d, HEAD_DIM)
 			qk[j][d] = q[d] * k[j][d];
 		tile_reduce_sum(s, qk, 1);

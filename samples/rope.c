@@ -10,16 +10,20 @@
  * X and Y are [T][H][HEAD_DIM] fp16 (tokens, heads, head dim); CS is the
  * fp32 cos/sin cache, one row per position (cos in the first half, sin in
  * the second), as inference servers keep it; P holds each token's
- * position, which must index a row of CS.  Each block owns BLOCK_T tokens
- * of one head and holds the two halves of their vectors as two tiles, so
- * every element-wise step pairs elements of the same thread.  The cache
- * rows are gathered through P element by element (a gather copy would
- * load them as whole rows); tokens past T are skipped.
+ * position, which must index a row of CS.  Every head of a token rotates
+ * by the same cos/sin row, so a block owns BLOCK_H heads of BLOCK_T
+ * tokens and walks its tokens in order: for each, the token's cos and sin
+ * halves are copied from the cache row its position names (once for all
+ * BLOCK_H heads) and the heads' two halves of the vector as two tiles, so
+ * every element-wise step pairs elements of the same thread.  The walk is
+ * tile_pipelined: the next token's copies (its position read early from P)
+ * are in flight while this token's heads rotate.
  */
 #include <tilec.h>
 
 TILE_PARAM(HEAD_DIM, 128);
 TILE_PARAM(BLOCK_T, 16, 4, 8, 16, 32);
+TILE_PARAM(BLOCK_H, 16, 8, 16, 32, 64);
 TILE_PARAM(THREADS, 128, 64, 128, 256);
 
 TILE_KERNEL void
@@ -28,25 +32,24 @@ rope(int T, int H, int MAXPOS, const f16 X[T][H][HEAD_DIM], const i32 P[T],
 {
 	tile_threads(THREADS);
 	int bt = tile_grid_x(ceildiv(T, BLOCK_T));
-	int h = tile_grid_y(H);
+	int bh = tile_grid_y(ceildiv(H, BLOCK_H));
 	int t0 = bt * BLOCK_T;
+	int h0 = bh * BLOCK_H;
 
-	tile_fragment f32 x1[BLOCK_T][HEAD_DIM / 2], x2[BLOCK_T][HEAD_DIM / 2];
-	tile_fragment f32 y1[BLOCK_T][HEAD_DIM / 2], y2[BLOCK_T][HEAD_DIM / 2];
-	tile_fragment i32 pos[BLOCK_T];
+	tile_fragment f32 x1[BLOCK_H][HEAD_DIM / 2], x2[BLOCK_H][HEAD_DIM / 2];
+	tile_fragment f32 y1[BLOCK_H][HEAD_DIM / 2], y2[BLOCK_H][HEAD_DIM / 2];
+	tile_fragment f32 c[HEAD_DIM / 2], s[HEAD_DIM / 2];
 
-	tile_copy(x1, tile_dims(&X[t0][h][0], 0, 2));
-	tile_copy(x2, tile_dims(&X[t0][h][HEAD_DIM / 2], 0, 2));
-	tile_copy(pos, &P[t0]);
-	tile_parallel(i, BLOCK_T) tile_parallel(j, HEAD_DIM / 2) {
-		float c = 1.0f, s = 0.0f;
-		if (t0 + i < T) {
-			c = CS[pos[i]][j];
-			s = CS[pos[i]][HEAD_DIM / 2 + j];
+	tile_pipelined(i, min(BLOCK_T, T - t0), 2) {
+		tile_copy(c, &CS[P[t0 + i]][0]);
+		tile_copy(s, &CS[P[t0 + i]][HEAD_DIM / 2]);
+		tile_copy(x1, tile_dims(&X[t0 + i][h0][0], 1, 2));
+		tile_copy(x2, tile_dims(&X[t0 + i][h0][HEAD_DIM / 2], 1, 2));
+		tile_parallel(h, BLOCK_H) tile_parallel(j, HEAD_DIM / 2) {
+			y1[h][j] = x1[h][j] * c[j] - x2[h][j] * s[j];
+			y2[h][j] = x2[h][j] * c[j] + x1[h][j] * s[j];
 		}
-		y1[i][j] = x1[i][j] * c - x2[i][j] * s;
-		y2[i][j] = x2[i][j] * c + x1[i][j] * s;
+		tile_copy(tile_dims(&Y[t0 + i][h0][0], 1, 2), y1);
+		tile_copy(tile_dims(&Y[t0 + i][h0][HEAD_DIM / 2], 1, 2), y2);
 	}
-	tile_copy(tile_dims(&Y[t0][h][0], 0, 2), y1);
-	tile_copy(tile_dims(&Y[t0][h][HEAD_DIM / 2], 0, 2), y2);
 }

@@ -13,6 +13,13 @@
 #       reasons   each reason names the use that decided it: a gemm with
 #                 no matrix instruction, a gemm B operand, an element read
 #                 at block level, an arg-reduction
+#       pipeline  a copy of a tile_pipelined loop that is not issued ahead
+#                 of its iteration gets a note saying why (its origin
+#                 reads a local the loop assigns; it follows a statement
+#                 that is not a copy), on every translation; declarations
+#                 of values computable early before the copies do not
+#                 stop them (they join, no note), nor does a page index
+#                 read from a read-only tensor
 #       int8      an i8 gemm into i32 on the integer matrix instructions
 #                 gets no note; one they cannot take (K not whole
 #                 instructions, which differ by target: k32 on CUDA and
@@ -145,6 +152,53 @@ PROG
 	has "note: tile_fragment 'acc' is in shared memory, not registers: it is the accumulator of the tile_gemm at [0-9]+:3 \(f32 \+= fp8e4m3 x fp8e4m3, 64x64, K 64\), which has no matrix instruction here"
 	translate "$work/areg.c" -t hip
 	has "areg.c:7:19: note: tile_fragment 'a' is in shared memory, not registers: it is the A operand of the tile_gemm at 13:2, whose v_mfma_i32_16x16x16i8 reads A from shared memory"
+	;;
+pipeline)
+	cat >"$work/pipe.c" <<'EOF'
+#include <tilec.h>
+TILE_KERNEL void
+pipe(int M, int N, const f16 X[M][N], const i32 T[M], f32 Y[M])
+{
+	tile_threads(128);
+	int b = tile_grid_x(ceildiv(M, 16));
+	tile_fragment f32 x[16][64], y[16][64], z[16][64];
+	tile_fragment f32 acc[16];
+	tile_clear(acc);
+	int col = 0;
+	tile_pipelined(k, ceildiv(N, 64), 2) {
+		tile_copy(x, &X[b * 16][col]);
+		col += 64;
+		tile_reduce_sum(acc, x, 1, TILE_ACCUMULATE);
+	}
+	tile_pipelined(k, ceildiv(N, 64), 2) {
+		tile_reduce_sum(acc, x, 1, TILE_ACCUMULATE);
+		tile_copy(y, &X[b * 16][k * 64]);
+		tile_reduce_sum(acc, y, 1, TILE_ACCUMULATE);
+	}
+	tile_pipelined(k, ceildiv(N, 64), 2) {
+		int c0 = k * 64;
+		int r0 = T[b] * 16;
+		tile_copy(z, &X[r0][c0]);
+		tile_reduce_sum(acc, z, 1, TILE_ACCUMULATE);
+	}
+	tile_copy(&Y[b * 16], acc);
+}
+EOF
+	for t in "cuda --arch sm_90a" "hip"; do
+		# shellcheck disable=SC2086
+		translate "$work/pipe.c" -t $t
+		has "pipe.c:12:3: note: this copy of the tile_pipelined loop at 11:2 waits for memory in its own iteration, not issued ahead: its origin reads 'col', which the loop may change"
+		has "pipe.c:18:3: note: this copy of the tile_pipelined loop at 16:2 waits for memory in its own iteration, not issued ahead: only the copies that open the loop's body are issued early, and the statement at 17:3 comes before it"
+		hasnt "pipe.c:2[0-9]:"
+		[ "$(grep -c ': note: ' "$work/err")" = 2 ] || { cat "$work/err"; fail "two notes expected"; }
+	done
+	# The third loop's copy joins: its origin's locals are computed
+	# early, the page index read from T for the next iteration.
+	translate "$work/pipe.c" -t cuda --arch sm_90a --emit=ir
+	grep -qE "copy z_next <- X\[T\[b\] \* 16, \(k \+ 1\) \* 64\]" "$work/out" ||
+		{ grep -n "z_next\|copy z" "$work/out"; fail "z not prefetched"; }
+	translate "$work/pipe.c" -t openmp
+	hasnt "note:"
 	;;
 *)
 	echo "explain.sh: unknown case $case" >&2

@@ -485,6 +485,10 @@ print_schedule(TcBuf *b, const TcKernel *k, const TcVar *v)
 		tc_buf_printf(b, "%ssmem +%lld", sep, v->smem_offset);
 		sep = ", ";
 	}
+	if (v->stored) {
+		tc_buf_printf(b, "%sas stored", sep);
+		sep = ", ";
+	}
 	if (v->unstored) {
 		tc_buf_printf(b, "%snot stored", sep);
 		sep = ", ";

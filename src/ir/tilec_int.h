@@ -424,6 +424,11 @@ typedef struct TcVar {
 			     other (smem.c): the layout wgmma reads */
 	long long smem_offset; /* byte offset in the block's shared memory,
 				  -1 if the buffer lives in registers */
+	/* A register fragment that holds its elements as memory stores
+	 * them (f16 as f16), not as values (f16 as float): the prefetch
+	 * copy of a pipelined loop (expand_pipeline.c), so its loads are
+	 * not converted, and waited for, until the iteration reads it. */
+	bool stored;
 	/* A fragment or local buffer that layout.c put in shared memory
 	 * rather than registers: why, as a clause ("it is the B operand
 	 * of a tile_gemm"), and the statement or use that decided it
@@ -752,6 +757,14 @@ struct TcStmt {
 			 * mbarriers (8 bytes each: full[stages], then
 			 * empty[stages]); 0 before the pass or without. */
 			long long barriers;
+			/* PIPELINED on GPU targets (pipeline pass): why the
+			 * body's first copy from a tensor that is not issued
+			 * early is not, as a clause ("its origin reads 'n0',
+			 * which the loop changes"), and where that copy is;
+			 * NULL when every such copy is, or there is none.
+			 * explain.c words it as a note. */
+			const char *pipe_why;
+			TcLoc pipe_why_loc;
 		} loop;
 		struct {
 			TcExpr *cond;

@@ -10,6 +10,7 @@
  *
  *   decl k_end = <the loop's count>
  *   [register destinations: decl X_next; if 0 < k_end { copy X_next <- ..(0) }]
+ *     (X_next holds narrow float sources as stored: prefetch_dtype)
  *   for k_pre in 0 .. S - 1 {                       prologue
  *     if k_pre < k_end { async_copy X[stage k_pre] <- ..(k_pre) }
  *     commit_group
@@ -944,6 +945,45 @@ tma_map(const Expand *x, const Pipe *pp, const TcStmt *c)
 	return n;
 }
 
+static bool
+narrow_float(TcDtype t)
+{
+	return tc_dtype_is_float(t) && tc_dtype_bits(t) < 32;
+}
+
+/* The dtype register fragment v's prefetch copy holds, *stored when
+ * it is the source's as memory stores it: for a two-dim blocked
+ * fragment (tilec::Stored, runs of its columns as vectors), a narrow
+ * float source (f16, bf16, fp8) whose every copy into v reads that
+ * dtype, into a fragment of that dtype or of one that is no narrow
+ * float (f32, integers), so converting on the rotation computes what
+ * converting on the load did.  Then the prefetch's loads are neither
+ * unpacked nor converted until the next iteration reads them, and
+ * nothing waits for them before (a conversion would, at once). */
+static TcDtype
+prefetch_dtype(const Pipe *pp, const TcVar *v, bool *stored)
+{
+	TcDtype src = TC_DT_I32;
+	bool first = true;
+	*stored = false;
+	if (v->rank != 2 || v->layout.kind != TC_LAYOUT_BLOCKED)
+		return v->dtype;
+	for (int i = 0; i < pp->ncopies; i++) {
+		const TcStmt *c = async_copy_at(pp, i);
+		if (c->u.copy.dst.var != v)
+			continue;
+		if (!first && c->u.copy.src.var->dtype != src)
+			return v->dtype;
+		src = c->u.copy.src.var->dtype;
+		first = false;
+	}
+	if (first || !narrow_float(src) ||
+	    (narrow_float(v->dtype) && v->dtype != src))
+		return v->dtype;
+	*stored = true;
+	return src;
+}
+
 /* The statement that carries out pipelined loop `loop`. */
 static TcStmt *
 expand(const Expand *x, TcStmt *loop)
@@ -976,10 +1016,14 @@ expand(const Expand *x, TcStmt *loop)
 					   tc_fmt(x->a, "%s_next", v->name), v->dtype);
 			int index = n->index;
 			const char *name = n->name;
+			bool stored;
+			TcDtype dtype = prefetch_dtype(&pp, v, &stored);
 			*n = *v;
 			n->index = index;
 			n->name = name;
 			n->loc = (TcLoc){ 0 };
+			n->dtype = dtype;
+			n->stored = stored;
 			TcStmt *d = decl(x, n, NULL);
 			if (pp.nnext == 0)
 				d->note = "Register fragments are loaded one iteration ahead.";

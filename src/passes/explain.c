@@ -8,7 +8,9 @@
  * it) and what it costs; with --explain (opt->explain) every buffer gets
  * one: registers and how the threads hold it, or shared memory with its
  * bytes, offset, stages, padding or swizzle, and each kernel a summary.
- * The decisions are the passes'; this file only words them.
+ * A copy of a tile_pipelined loop that is not issued ahead of its
+ * iteration (loop.pipe_why) gets a note always too.  The decisions are
+ * the passes'; this file only words them.
  */
 #include "ir/tilec_int.h"
 
@@ -88,6 +90,34 @@ register_details(TcBuf *b, const TcVar *v)
 	}
 }
 
+/* Off the pipeline's fast path: the copies of tile_pipelined loops that
+ * are not issued ahead of their iteration (loop.pipe_why), always said. */
+static void
+explain_pipelines(const TcStmt *s, TcDiags *d)
+{
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		for (int i = 0; i < s->u.block.body.len; i++)
+			explain_pipelines(s->u.block.body.items[i], d);
+		break;
+	case TC_ST_IF:
+		explain_pipelines(s->u.cond.then, d);
+		if (s->u.cond.els)
+			explain_pipelines(s->u.cond.els, d);
+		break;
+	case TC_ST_FOR:
+		explain_pipelines(s->u.loop.body, d);
+		if (s->u.loop.pipe_why)
+			tc_diag(d, TC_NOTE, s->u.loop.pipe_why_loc, "this copy of the "
+				"tile_pipelined loop at %d:%d waits for memory in its "
+				"own iteration, not issued ahead: %s", s->loc.line,
+				s->loc.col, s->u.loop.pipe_why);
+		break;
+	default:
+		break;
+	}
+}
+
 static void
 explain_kernel(const TcKernel *k, const TcOptions *opt, TcDiags *d)
 {
@@ -113,6 +143,8 @@ explain_kernel(const TcKernel *k, const TcOptions *opt, TcDiags *d)
 		tc_diag(d, TC_NOTE, k->wgmma_why_loc.line ? k->wgmma_why_loc :
 			k->loc, "kernel '%s' multiplies with %s, not wgmma: %s",
 			k->name, opt->target.mma->name, k->wgmma_why);
+	if (gpu)
+		explain_pipelines(k->body, d);
 	for (int i = 0; i < k->vars.len; i++) {
 		const TcVar *v = k->vars.items[i];
 		/* Buffers a pass made (stage views, prefetch fragments,

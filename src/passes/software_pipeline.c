@@ -9,12 +9,15 @@
  * computes (cp.async on sm_80 and later), with one wait and one barrier per
  * iteration.  A register destination is prefetched one iteration ahead into
  * a second copy of the fragment, so its loads are in flight while the
- * iteration before computes.
+ * iteration before computes; that needs no asynchronous copies, so it is
+ * done on every GPU target (HIP's too), shared destinations only where
+ * TcTarget.cp_async.
  *
  * A copy joins the pipeline only when that cannot change what the program
  * computes: its destination is a whole shared buffer used nowhere outside
  * the loop, element types match (the copy moves bytes), and its origin
- * reads only the loop variable and values the loop does not change.
+ * reads only the loop variable, values the loop does not change and
+ * elements of read-only tensors (a page table's entry).
  *
  * Copies issued inside the gemm: when the body's one matrix-instruction
  * gemm (both operands in shared memory) reads every buffer the async
@@ -33,7 +36,9 @@
 
 #include <string.h>
 
-/* May this origin expression be evaluated stages - 1 iterations early? */
+/* May this origin expression be evaluated stages - 1 iterations early?
+ * Constants, the loop variable, values the loop does not change and
+ * elements of read-only tensors at such indices. */
 static bool
 hoistable(const TcExpr *e, const TcVar *loopvar)
 {
@@ -61,8 +66,114 @@ hoistable(const TcExpr *e, const TcVar *loopvar)
 				return false;
 		return true;
 	case TC_EX_CAST: return hoistable(e->u.cast.arg, loopvar);
+	case TC_EX_LOAD:
+		/* An element of a read-only tensor (a page table): read early,
+		 * it is the value the iteration reads, and the prefetch of
+		 * iteration k + 1 runs only where iteration k + 1 does. */
+		if (e->u.load.var->kind != TC_VAR_TENSOR || !e->u.load.var->is_const)
+			return false;
+		for (int i = 0; i < e->u.load.var->rank; i++)
+			if (!hoistable(e->u.load.idx[i], loopvar))
+				return false;
+		return true;
 	default: return false;
 	}
+}
+
+/* e with var replaced by `by` (a copy; e itself is left alone). */
+static TcExpr *
+subst(TcArena *a, const TcExpr *e, const TcVar *var, const TcExpr *by)
+{
+	if (!e)
+		return NULL;
+	if (e->kind == TC_EX_VAR && e->u.var == var)
+		return tc_expr_clone(a, by);
+	TcExpr *c = tc_expr_new(a, e->kind, e->dtype, e->loc);
+	c->u = e->u;
+	switch (e->kind) {
+	case TC_EX_BINARY:
+		c->u.bin.lhs = subst(a, e->u.bin.lhs, var, by);
+		c->u.bin.rhs = subst(a, e->u.bin.rhs, var, by);
+		break;
+	case TC_EX_UNARY: c->u.un.arg = subst(a, e->u.un.arg, var, by); break;
+	case TC_EX_SELECT:
+		c->u.sel.cond = subst(a, e->u.sel.cond, var, by);
+		c->u.sel.then = subst(a, e->u.sel.then, var, by);
+		c->u.sel.els = subst(a, e->u.sel.els, var, by);
+		break;
+	case TC_EX_CALL:
+		c->u.call.args = tc_alloc(a, sizeof(TcExpr *) *
+					     (size_t)(e->u.call.nargs ? e->u.call.nargs : 1));
+		for (int i = 0; i < e->u.call.nargs; i++)
+			c->u.call.args[i] = subst(a, e->u.call.args[i], var, by);
+		break;
+	case TC_EX_CAST: c->u.cast.arg = subst(a, e->u.cast.arg, var, by); break;
+	case TC_EX_LOAD:
+		for (int i = 0; i < e->u.load.var->rank; i++)
+			c->u.load.idx[i] = subst(a, e->u.load.idx[i], var, by);
+		break;
+	default:
+		break;
+	}
+	return c;
+}
+
+/* A declaration of a local the loop never assigns, whose value may be
+ * computed early (int r = t / (S * cb);). */
+static bool
+early_decl(const TcStmt *s, const TcVar *loopvar)
+{
+	return s->kind == TC_ST_DECL && s->u.decl.var->kind == TC_VAR_LOCAL &&
+	       !s->u.decl.var->mutated && s->u.decl.init &&
+	       hoistable(s->u.decl.init, loopvar);
+}
+
+/* What in origin expression e may not be evaluated early (hoistable),
+ * as a clause: "reads 'n0', which the loop may change". */
+static const char *
+hoist_blocker(TcArena *a, const TcExpr *e, const TcVar *loopvar)
+{
+	if (hoistable(e, loopvar))
+		return NULL;
+	switch (e->kind) {
+	case TC_EX_VAR:
+		return tc_fmt(a, "reads '%s', which the loop may change",
+			      e->u.var->name);
+	case TC_EX_BINARY: {
+		const char *w = hoist_blocker(a, e->u.bin.lhs, loopvar);
+		return w ? w : hoist_blocker(a, e->u.bin.rhs, loopvar);
+	}
+	case TC_EX_UNARY: return hoist_blocker(a, e->u.un.arg, loopvar);
+	case TC_EX_CAST: return hoist_blocker(a, e->u.cast.arg, loopvar);
+	case TC_EX_SELECT: {
+		const char *w = hoist_blocker(a, e->u.sel.cond, loopvar);
+		if (!w)
+			w = hoist_blocker(a, e->u.sel.then, loopvar);
+		return w ? w : hoist_blocker(a, e->u.sel.els, loopvar);
+	}
+	case TC_EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++) {
+			const char *w = hoist_blocker(a, e->u.call.args[i], loopvar);
+			if (w)
+				return w;
+		}
+		break;
+	case TC_EX_LOAD: {
+		const TcVar *v = e->u.load.var;
+		if (v->kind != TC_VAR_TENSOR || !v->is_const)
+			return tc_fmt(a, "reads an element of '%s', which is not "
+				      "a read-only tensor", v->name);
+		for (int i = 0; i < v->rank; i++) {
+			const char *w = hoist_blocker(a, e->u.load.idx[i], loopvar);
+			if (w)
+				return w;
+		}
+		break;
+	}
+	default:
+		break;
+	}
+	return "cannot be evaluated before its iteration";
 }
 
 static bool
@@ -78,27 +189,159 @@ in_registers(const TcVar *v)
  * whole buffer used nowhere outside the loop, one element type.  Into a
  * register fragment (prefetched into a second copy of it): any whole
  * fragment, since the prefetch lands in a copy of its own. */
-static bool
-joins_pipeline(const TcKernel *k, const TcStmt *loop, const TcStmt *s)
+/* On a target without asynchronous copies, copies into shared memory
+ * run in order: the target's choice, said of no program. */
+static const char in_order[] = "the target copies into shared memory in order";
+
+/* Why copy s (a COPY) of pipelined loop `loop` may not be issued early,
+ * as a clause, or NULL when it may. */
+static const char *
+pipeline_why(TcArena *a, const TcKernel *k, const TcTarget *t,
+	     const TcStmt *loop, const TcStmt *s)
 {
-	if (s->kind != TC_ST_COPY)
-		return false;
 	const TcRegion *dst = &s->u.copy.dst, *src = &s->u.copy.src;
-	if (!dst->whole || src->var->kind != TC_VAR_TENSOR ||
-	    tc_dtype_bits(dst->var->dtype) < 8 ||
+	if (src->var->kind != TC_VAR_TENSOR)
+		return "it does not read a tensor";
+	if (!dst->whole)
+		return "it fills a region of a buffer, not a whole buffer";
+	if (tc_dtype_bits(dst->var->dtype) < 8 ||
 	    tc_dtype_bits(src->var->dtype) < 8)
-		return false;
+		return "its elements are narrower than a byte";
 	for (int i = 0; i < src->var->rank; i++)
 		if (!hoistable(src->origin[i], loop->u.loop.var))
-			return false;
+			return tc_fmt(a, "its origin %s", hoist_blocker(a,
+					  src->origin[i], loop->u.loop.var));
 	/* Reading the source early must not overtake a write to it. */
 	if (tc_stmt_touches(loop->u.loop.body, NULL, src->var) & TC_ROLE_WRITE)
-		return false;
+		return tc_fmt(a, "the loop writes '%s'", src->var->name);
 	if (in_registers(dst->var))
-		return true;
-	if (dst->var->scope != TC_SCOPE_SHARED || src->var->dtype != dst->var->dtype)
-		return false;
-	return !tc_stmt_touches(k->body, loop, dst->var);
+		return NULL;
+	/* Without asynchronous copies the loop copies into shared memory
+	 * in order (a prefetch into registers is plain loads). */
+	if (!t->cp_async || dst->var->scope != TC_SCOPE_SHARED)
+		return in_order;
+	if (src->var->dtype != dst->var->dtype)
+		return tc_fmt(a, "it converts %s to %s (the asynchronous "
+				  "copies move bytes)", tc_dtype_name(src->var->dtype),
+				  tc_dtype_name(dst->var->dtype));
+	if (tc_stmt_touches(k->body, loop, dst->var))
+		return tc_fmt(a, "'%s' is used outside the loop",
+				  dst->var->name);
+	return NULL;
+}
+
+static TcVisit
+find_var(void *ctx, const TcExpr *e)
+{
+	const TcVar **v = ctx;
+	if (e->kind == TC_EX_VAR && e->u.var == *v) {
+		*v = NULL;
+		return TC_VISIT_STOP;
+	}
+	return TC_VISIT_INTO;
+}
+
+/* Whether statement s reads local v. */
+static bool
+stmt_mentions(const TcStmt *s, const TcVar *v)
+{
+	TcVisitor vis = { .expr = find_var, .ctx = &v };
+	tc_stmt_visit(s, &vis);
+	return v == NULL;
+}
+
+/* A pipelined loop's body may open with declarations its copies' origins
+ * read (int r = t / (S * cb); ...; tile_copy(Xs, &X[..r..])).  When every
+ * one may be computed early (early_decl) and every copy that follows them
+ * could then be issued early, those copies move to the front with the
+ * locals replaced by their values; a declaration stays where the rest of
+ * the body still reads it.  The order changes nothing: the declarations
+ * read no buffer (hoistable), the copies no longer read the locals. */
+static void
+copies_first(TcArena *a, const TcKernel *k, const TcTarget *t, TcStmt *loop)
+{
+	TcVec *body = &loop->u.loop.body->u.block.body;
+	const TcVar *kv = loop->u.loop.var;
+	int decls = 0, end;
+	while (decls < body->len && early_decl(body->items[decls], kv))
+		decls++;
+	for (end = decls; end < body->len; end++)
+		if (((TcStmt *)body->items[end])->kind != TC_ST_COPY)
+			break;
+	if (decls == 0 || end == decls)
+		return;
+	TcStmt *moved = tc_alloc(a, sizeof(TcStmt) * (size_t)(end - decls));
+	for (int c = decls; c < end; c++) {
+		TcStmt *m = &moved[c - decls];
+		*m = *(TcStmt *)body->items[c];
+		TcRegion *src = &m->u.copy.src;
+		/* Latest first: a value may read an earlier local. */
+		for (int d = decls - 1; d >= 0; d--) {
+			const TcStmt *decl = body->items[d];
+			for (int i = 0; i < src->var->rank; i++)
+				src->origin[i] = subst(a, src->origin[i],
+						       decl->u.decl.var,
+						       decl->u.decl.init);
+		}
+		if (pipeline_why(a, k, t, loop, m))
+			return;
+	}
+	void **items = tc_alloc(a, sizeof(void *) * (size_t)end);
+	int n = 0;
+	for (int c = decls; c < end; c++) {
+		TcStmt *copy = body->items[c];
+		*copy = moved[c - decls];
+		items[n++] = copy;
+	}
+	for (int d = 0; d < decls; d++) {
+		TcStmt *decl = body->items[d];
+		bool used = false;
+		for (int i = d + 1; i < body->len && !used; i++)
+			used = stmt_mentions(body->items[i], decl->u.decl.var);
+		if (used)
+			items[n++] = decl;
+	}
+	memcpy(body->items, items, sizeof(void *) * (size_t)n);
+	memmove(&body->items[n], &body->items[end],
+		sizeof(void *) * (size_t)(body->len - end));
+	body->len -= end - n;
+}
+
+/* Record on pipelined loop s why the first copy from a tensor after its
+ * n leading async copies is not one of them (loop.pipe_why). */
+static void
+explain_loop(TcArena *a, const TcKernel *k, const TcTarget *t, TcStmt *s,
+	     int n)
+{
+	const TcVec *body = &s->u.loop.body->u.block.body;
+	for (int i = n; i < body->len; i++) {
+		const TcStmt *c = body->items[i];
+		if (c->kind != TC_ST_COPY ||
+		    c->u.copy.src.var->kind != TC_VAR_TENSOR)
+			continue;
+		const char *why = pipeline_why(a, k, t, s, c);
+		if (why == in_order)
+			why = NULL;
+		else if (!why && i > n) {
+			const TcStmt *before = body->items[n];
+			why = tc_fmt(a, "only the copies that open the loop's body "
+				     "are issued early, and the statement at "
+				     "%d:%d comes before it", before->loc.line,
+				     before->loc.col);
+		}
+		if (why) {
+			s->u.loop.pipe_why = why;
+			s->u.loop.pipe_why_loc = c->loc;
+		}
+		return;
+	}
+}
+
+static bool
+joins_pipeline(TcArena *a, const TcKernel *k, const TcTarget *t,
+	       const TcStmt *loop, const TcStmt *s)
+{
+	return s->kind == TC_ST_COPY && !pipeline_why(a, k, t, loop, s);
 }
 
 /* --- Copies issued inside the gemm ------------------------------------------ */
@@ -293,11 +536,13 @@ pipeline_stmt(TcArena *a, const TcKernel *k, const TcTarget *t, TcStmt *s)
 		if (s->u.loop.kind != TC_LOOP_PIPELINED ||
 		    !tc_expr_const(s->u.loop.stages, &stages) || stages < 2)
 			break;
+		copies_first(a, k, t, s);
 		TcVec *body = &s->u.loop.body->u.block.body;
 		int n = 0;
-		while (n < body->len && joins_pipeline(k, s, body->items[n]))
+		while (n < body->len && joins_pipeline(a, k, t, s, body->items[n]))
 			n++;
 		s->u.loop.async_copies = n;
+		explain_loop(a, k, t, s, n);
 		for (int i = 0; i < n; i++) {
 			TcVar *dst = ((TcStmt *)body->items[i])->u.copy.dst.var;
 			if (!in_registers(dst))
@@ -324,9 +569,7 @@ tc_software_pipeline(TcArena *a, TcProgram *p, const TcOptions *opt,
 			if (v->kind == TC_VAR_BUFFER)
 				v->stages = 1;
 		}
-		/* Without asynchronous copies the loop copies in order. */
-		if (opt->target.cp_async)
-			pipeline_stmt(a, k, &opt->target, k->body);
+		pipeline_stmt(a, k, &opt->target, k->body);
 	}
 	return true;
 }

@@ -119,9 +119,15 @@ template <> __device__ __forceinline__ fp8e5m2 from_float<fp8e5m2>(float f)
 // and u8, long long for i64 (the generated code declares it so).  These
 // convert between that value type V and an element type T in memory:
 // 16-bit floats through float, everything else as C converts.
+template <typename A, typename B> struct Same { static constexpr bool value = false; };
+template <typename A> struct Same<A, A> { static constexpr bool value = true; };
+
+// (V = T: a fragment that holds its elements as stored, a prefetch's.)
 template <typename V, typename T> __device__ __forceinline__ V to_value(T x)
 {
-	if constexpr (Narrow<T>::value)
+	if constexpr (Same<V, T>::value)
+		return x;
+	else if constexpr (Narrow<T>::value)
 		return (V)to_float(x);
 	else
 		return (V)x;
@@ -133,9 +139,6 @@ template <typename T, typename V> __device__ __forceinline__ T from_value(V v)
 	else
 		return (T)v;
 }
-
-template <typename A, typename B> struct Same { static constexpr bool value = false; };
-template <typename A> struct Same<A, A> { static constexpr bool value = true; };
 
 // --- Tile copies global -> shared ----------------------------------------------------
 
@@ -294,7 +297,49 @@ __device__ __forceinline__ void copy_g2r(X (&x)[NR][NC], const T *g, long long l
 #pragma unroll
 		for (int c = 0; c < NC; c++) {
 			const int col = C::index(c);
-			x[r][c] = r_lo <= row && row < rows && c_lo <= col && col < cols ? to_value<X>(g[row * ld + col]) : X(0);
+			x[r][c] = r_lo <= row && row < rows && c_lo <= col && col < cols ? to_value<X>(g[row * ld + col]) : from_value<X>(0);
+		}
+	}
+}
+
+// A register fragment that holds its elements as memory stores them (a
+// pipelined loop's prefetch copy, `x_next`): this thread's runs of V
+// columns as the Run values a vector load fills, indexed x[r][c] like an
+// array.  Its loads are neither unpacked nor converted, so not waited
+// for, until the next iteration reads the fragment.
+template <typename T, typename R, typename C> struct Stored {
+	static constexpr int V = VecOf<C>::value;
+	Run<V, T> w[R::count][C::count / V];
+	struct Row {
+		Run<V, T> *w;
+		__device__ __forceinline__ T &operator[](int c) { return w[c / V].e[c % V]; }
+	};
+	__device__ __forceinline__ Row operator[](int r) { return Row{ w[r] }; }
+};
+
+// copy_g2r into a Stored fragment: the same box, zero outside it; the
+// elements of a ragged thread are gathered into the same Run values.
+template <typename R, typename C, typename T>
+__device__ __forceinline__ void copy_g2r(Stored<T, R, C> &x, const T *g, long long ld, int rows, int cols,
+					 int r_lo = 0, int c_lo = 0)
+{
+	constexpr int V = VecOf<C>::value, NR = R::count, NC = C::count;
+	if (runs_inside<R, C, NR, NC>(g, ld, rows, cols, r_lo, c_lo)) {
+#pragma unroll
+		for (int r = 0; r < NR; r++)
+#pragma unroll
+			for (int c = 0; c < NC; c += V)
+				x.w[r][c / V].load(g + R::index(r) * ld + C::index(c));
+		return;
+	}
+#pragma unroll
+	for (int r = 0; r < NR; r++) {
+		const int row = R::index(r);
+#pragma unroll
+		for (int c = 0; c < NC; c++) {
+			const int col = C::index(c);
+			x.w[r][c / V].e[c % V] = r_lo <= row && row < rows && c_lo <= col && col < cols ? g[row * ld + col]
+													: from_value<T>(0);
 		}
 	}
 }

@@ -50,7 +50,6 @@ add_rmsnorm(int M, int N, float eps, const __half *__restrict__ X, const __half 
 					tilec::from_float<__half>(x[i_r][j_r] + r[i_r][j_r]))));
 			}
 		}
-		__syncthreads();
 		// add_rmsnorm.c:46 tile_copy(&H[bm * BLOCK_M][c * BLOCK_N], h)
 		tilec::copy_r2g<x_rows, x_cols>(H + ((size_t)(bm * BLOCK_M) * N + c * BLOCK_N), N,
 			min(BLOCK_M, M - bm * BLOCK_M), min(BLOCK_N, N - c * BLOCK_N), h);

@@ -13,109 +13,127 @@ cross_entropy(int M, int V, const __half *__restrict__ X, const int *__restrict_
 	using x_cols = tilec::Blocked<1, 16, 1, 256, 8>;
 	const int bm = blockIdx.x;
 	const int chunks = tilec::ceildiv(V, BLOCK_N);
-	// cross_entropy.c:29 x[BLOCK_M][BLOCK_N], e[BLOCK_M][BLOCK_N]: registers, x_rows x x_cols
+	// cross_entropy.c:31 x[BLOCK_M][BLOCK_N], e[BLOCK_M][BLOCK_N]: registers, x_rows x x_cols
 	float x[x_rows::count][x_cols::count];
-	// cross_entropy.c:29 e[BLOCK_M][BLOCK_N]: registers, x_rows x x_cols
+	// cross_entropy.c:31 e[BLOCK_M][BLOCK_N]: registers, x_rows x x_cols
 	float e[x_rows::count][x_cols::count];
-	// cross_entropy.c:30 picked[BLOCK_M][BLOCK_N]: registers, x_rows x x_cols
-	float picked[x_rows::count][x_cols::count];
-	// cross_entropy.c:31 row_max[BLOCK_M], chunk_max[BLOCK_M]: registers, x_rows
+	// cross_entropy.c:32 row_max[BLOCK_M], chunk_max[BLOCK_M]: registers, x_rows
 	float row_max[x_rows::count];
-	// cross_entropy.c:31 chunk_max[BLOCK_M]: registers, x_rows
+	// cross_entropy.c:32 chunk_max[BLOCK_M]: registers, x_rows
 	float chunk_max[x_rows::count];
-	// cross_entropy.c:32 row_sum[BLOCK_M], target[BLOCK_M]: registers, x_rows
+	// cross_entropy.c:33 row_sum[BLOCK_M], target[BLOCK_M]: registers, x_rows
 	float row_sum[x_rows::count];
-	// cross_entropy.c:32 target[BLOCK_M]: registers, x_rows
+	// cross_entropy.c:33 target[BLOCK_M]: registers, x_rows
 	float target[x_rows::count];
-	// cross_entropy.c:33 label[BLOCK_M]: registers, x_rows
+	// cross_entropy.c:34 label[BLOCK_M]: registers, x_rows
 	int label[x_rows::count];
-	// cross_entropy.c:34 loss[BLOCK_M]: registers, x_rows
+	// cross_entropy.c:35 loss[BLOCK_M]: registers, x_rows
 	float loss[x_rows::count];
-	// cross_entropy.c:36 tile_copy(label, &L[bm * BLOCK_M])
+	const float log2e = 1.442695f;
+	// cross_entropy.c:38 tile_copy(label, &L[bm * BLOCK_M])
 	tilec::copy_g2r<tilec::One, x_rows>(tilec::as_row(label), L + bm * BLOCK_M, 0, 1,
 		min(BLOCK_M, M - bm * BLOCK_M));
-	// cross_entropy.c:37 tile_fill(row_max, -INFINITY)
+	// cross_entropy.c:39 tile_parallel(i, BLOCK_M)
+	#pragma unroll
+	for (int i_r = 0; i_r < x_rows::count; i_r++) {
+		const int i = x_rows::index(i_r);
+		const int row = bm * BLOCK_M + i;
+		const int col = label[i_r];
+		target[i_r] = row < M && col >= 0 && col < V ? (float)tilec::to_float(
+			X[((size_t)row * V + col)]) : 0.0f;
+	}
+	// cross_entropy.c:44 tile_fill(row_max, -INFINITY)
 	#pragma unroll
 	for (int r0 = 0; r0 < x_rows::count; r0++)
 	{
 		row_max[r0] = -INFINITY;
 	}
-	// cross_entropy.c:38 tile_clear(row_sum)
+	// cross_entropy.c:45 tile_clear(row_sum)
 	#pragma unroll
 	for (int r0 = 0; r0 < x_rows::count; r0++)
 	{
 		row_sum[r0] = 0.0f;
 	}
-	// cross_entropy.c:39 tile_clear(target)
-	#pragma unroll
-	for (int r0 = 0; r0 < x_rows::count; r0++)
+	// cross_entropy.c:46 tile_pipelined(c, chunks, 2)
 	{
-		target[r0] = 0.0f;
-	}
-	for (int c = 0; c < chunks; c++) {
-		const int n0 = c * BLOCK_N;
-		// cross_entropy.c:42 tile_copy(x, &X[bm * BLOCK_M][n0])
-		tilec::copy_g2r<x_rows, x_cols>(x, X + ((size_t)(bm * BLOCK_M) * V + n0), V,
-			min(BLOCK_M, M - bm * BLOCK_M), min(BLOCK_N, V - n0));
-		// cross_entropy.c:43 tile_parallel(i, BLOCK_M)
-		#pragma unroll
-		for (int i_r = 0; i_r < x_rows::count; i_r++) {
-			// cross_entropy.c:43 tile_parallel(j, BLOCK_N)
+		const int c_end = chunks;
+		// Register fragments are loaded one iteration ahead.
+		tilec::Stored<__half, x_rows, x_cols> x_next;
+		if (0 < c_end) {
+			// cross_entropy.c:47 tile_copy(x, &X[bm * BLOCK_M][c * BLOCK_N])
+			tilec::copy_g2r<x_rows, x_cols>(x_next, X + ((size_t)(bm * BLOCK_M) * V), V,
+				min(BLOCK_M, M - bm * BLOCK_M), min(BLOCK_N, V));
+		}
+		for (int c = 0; c < c_end; c++) {
 			#pragma unroll
-			for (int j_r = 0; j_r < x_cols::count; j_r++) {
-				const int j = x_cols::index(j_r);
-				picked[i_r][j_r] = n0 + j == label[i_r] ? x[i_r][j_r] : 0.0f;
-				if (n0 + j >= V) {
-					x[i_r][j_r] = -INFINITY;
+			for (int r0 = 0; r0 < x_rows::count; r0++)
+			#pragma unroll
+			for (int r1 = 0; r1 < x_cols::count; r1++)
+			{
+				x[r0][r1] = tilec::to_float(x_next[r0][r1]);
+			}
+			if (c + 1 < c_end) {
+				// cross_entropy.c:47 tile_copy(x, &X[bm * BLOCK_M][c * BLOCK_N])
+				tilec::copy_g2r<x_rows, x_cols>(x_next,
+					X + ((size_t)(bm * BLOCK_M) * V + (c + 1) * BLOCK_N), V,
+					min(BLOCK_M, M - bm * BLOCK_M),
+					min(BLOCK_N, V - (c + 1) * BLOCK_N));
+			}
+			const int n0 = c * BLOCK_N;
+			if (n0 + BLOCK_N > V) {
+				// cross_entropy.c:50 tile_parallel(i, BLOCK_M)
+				#pragma unroll
+				for (int i_r = 0; i_r < x_rows::count; i_r++) {
+					// cross_entropy.c:50 tile_parallel(j, BLOCK_N)
+					#pragma unroll
+					for (int j_r = 0; j_r < x_cols::count; j_r++) {
+						const int j = x_cols::index(j_r);
+						if (n0 + j >= V) {
+							x[i_r][j_r] = -INFINITY;
+						}
+					}
 				}
 			}
-		}
-		// cross_entropy.c:48 tile_reduce_sum(target, picked, 1, TILE_ACCUMULATE)
-		float target_part[x_rows::count];
-		tilec::reduce2d<tilec::REDUCE_SUM, 1, x_rows, x_cols, THREADS, float>(target_part,
-			picked, reinterpret_cast<float *>(tilec_smem));
-		#pragma unroll
-		for (int r0 = 0; r0 < x_rows::count; r0++)
-			target[r0] = tilec::reduce_combine<tilec::REDUCE_SUM>(target[r0],
-				target_part[r0]);
-		// cross_entropy.c:49 tile_reduce_max(chunk_max, x, 1)
-		float chunk_max_part[x_rows::count];
-		tilec::reduce2d<tilec::REDUCE_MAX, 1, x_rows, x_cols, THREADS, float>(
-			chunk_max_part, x, reinterpret_cast<float *>(tilec_smem));
-		#pragma unroll
-		for (int r0 = 0; r0 < x_rows::count; r0++)
-			chunk_max[r0] = chunk_max_part[r0];
-		// cross_entropy.c:50 tile_parallel(i, BLOCK_M)
-		#pragma unroll
-		for (int i_r = 0; i_r < x_rows::count; i_r++) {
-			const float m = fmaxf(row_max[i_r], chunk_max[i_r]);
-			row_sum[i_r] = row_sum[i_r] * expf(row_max[i_r] - m);
-			row_max[i_r] = m;
-		}
-		// cross_entropy.c:55 tile_parallel(i, BLOCK_M)
-		#pragma unroll
-		for (int i_r = 0; i_r < x_rows::count; i_r++) {
-			// cross_entropy.c:55 tile_parallel(j, BLOCK_N)
+			// cross_entropy.c:55 tile_reduce_max(chunk_max, x, 1)
+			float chunk_max_part[x_rows::count];
+			tilec::reduce2d<tilec::REDUCE_MAX, 1, x_rows, x_cols, THREADS, float>(
+				chunk_max_part, x, reinterpret_cast<float *>(tilec_smem));
 			#pragma unroll
-			for (int j_r = 0; j_r < x_cols::count; j_r++) {
-				e[i_r][j_r] = expf(x[i_r][j_r] - row_max[i_r]);
+			for (int r0 = 0; r0 < x_rows::count; r0++)
+				chunk_max[r0] = chunk_max_part[r0];
+			// cross_entropy.c:56 tile_parallel(i, BLOCK_M)
+			#pragma unroll
+			for (int i_r = 0; i_r < x_rows::count; i_r++) {
+				const float m = fmaxf(row_max[i_r], chunk_max[i_r]);
+				row_sum[i_r] = row_sum[i_r] * exp2f((row_max[i_r] - m) * log2e);
+				row_max[i_r] = m;
 			}
+			// cross_entropy.c:61 tile_parallel(i, BLOCK_M)
+			#pragma unroll
+			for (int i_r = 0; i_r < x_rows::count; i_r++) {
+				// cross_entropy.c:61 tile_parallel(j, BLOCK_N)
+				#pragma unroll
+				for (int j_r = 0; j_r < x_cols::count; j_r++) {
+					e[i_r][j_r] = exp2f(
+						x[i_r][j_r] * log2e - row_max[i_r] * log2e);
+				}
+			}
+			// cross_entropy.c:63 tile_reduce_sum(row_sum, e, 1, TILE_ACCUMULATE)
+			float row_sum_part[x_rows::count];
+			tilec::reduce2d<tilec::REDUCE_SUM, 1, x_rows, x_cols, THREADS, float>(
+				row_sum_part, e, reinterpret_cast<float *>(tilec_smem));
+			#pragma unroll
+			for (int r0 = 0; r0 < x_rows::count; r0++)
+				row_sum[r0] = tilec::reduce_combine<tilec::REDUCE_SUM>(row_sum[r0],
+					row_sum_part[r0]);
 		}
-		// cross_entropy.c:57 tile_reduce_sum(row_sum, e, 1, TILE_ACCUMULATE)
-		float row_sum_part[x_rows::count];
-		tilec::reduce2d<tilec::REDUCE_SUM, 1, x_rows, x_cols, THREADS, float>(row_sum_part,
-			e, reinterpret_cast<float *>(tilec_smem));
-		#pragma unroll
-		for (int r0 = 0; r0 < x_rows::count; r0++)
-			row_sum[r0] = tilec::reduce_combine<tilec::REDUCE_SUM>(row_sum[r0],
-				row_sum_part[r0]);
 	}
-	// cross_entropy.c:59 tile_parallel(i, BLOCK_M)
+	// cross_entropy.c:65 tile_parallel(i, BLOCK_M)
 	#pragma unroll
 	for (int i_r = 0; i_r < x_rows::count; i_r++) {
 		loss[i_r] = label[i_r] < 0 ? 0.0f : row_max[i_r] + logf(row_sum[i_r]) - target[i_r];
 	}
-	// cross_entropy.c:62 tile_copy(&Loss[bm * BLOCK_M], loss)
+	// cross_entropy.c:68 tile_copy(&Loss[bm * BLOCK_M], loss)
 	tilec::copy_r2g<tilec::One, x_rows>(Loss + bm * BLOCK_M, 0, 1,
 		min(BLOCK_M, M - bm * BLOCK_M), tilec::as_row(loss));
 }

@@ -16,28 +16,29 @@ enum {
 	THREADS = 256,
 };
 
-// cross_entropy.c:23 one block of cross_entropy; its buffers take 16.0 KiB of
+// cross_entropy.c:25 one block of cross_entropy; its buffers take 16.0 KiB of
 // the thread's stack
 static void
 cross_entropy_block(int M, int V, const tilec_f16 X[restrict M][V],
                     const int L[restrict M], float Loss[restrict M], int bm)
 {
 	const int chunks = tilec_ceildiv(V, BLOCK_N);
-	// cross_entropy.c:29 tile_fragment f32 x[BLOCK_M][BLOCK_N]
+	// cross_entropy.c:31 tile_fragment f32 x[BLOCK_M][BLOCK_N]
 	_Alignas(64) float x[BLOCK_M][BLOCK_N];
-	// cross_entropy.c:31 tile_fragment f32 row_max[BLOCK_M]
+	// cross_entropy.c:32 tile_fragment f32 row_max[BLOCK_M]
 	_Alignas(64) float row_max[BLOCK_M];
-	// cross_entropy.c:31 tile_fragment f32 chunk_max[BLOCK_M]
+	// cross_entropy.c:32 tile_fragment f32 chunk_max[BLOCK_M]
 	_Alignas(64) float chunk_max[BLOCK_M];
-	// cross_entropy.c:32 tile_fragment f32 row_sum[BLOCK_M]
+	// cross_entropy.c:33 tile_fragment f32 row_sum[BLOCK_M]
 	_Alignas(64) float row_sum[BLOCK_M];
-	// cross_entropy.c:32 tile_fragment f32 target[BLOCK_M]
+	// cross_entropy.c:33 tile_fragment f32 target[BLOCK_M]
 	_Alignas(64) float target[BLOCK_M];
-	// cross_entropy.c:33 tile_fragment i32 label[BLOCK_M]
+	// cross_entropy.c:34 tile_fragment i32 label[BLOCK_M]
 	_Alignas(64) int label[BLOCK_M];
-	// cross_entropy.c:34 tile_fragment f32 loss[BLOCK_M]
+	// cross_entropy.c:35 tile_fragment f32 loss[BLOCK_M]
 	_Alignas(64) float loss[BLOCK_M];
-	// cross_entropy.c:36 tile_copy(label, &L[bm * BLOCK_M])
+	const float log2e = 1.442695f;
+	// cross_entropy.c:38 tile_copy(label, &L[bm * BLOCK_M])
 	{
 		const int i0 = bm * BLOCK_M;
 		const int n = tilec_extent(M, i0, BLOCK_M);
@@ -47,63 +48,66 @@ cross_entropy_block(int M, int V, const tilec_f16 X[restrict M][V],
 		for (int i = 0; i < n; i++)
 			label[i] = L[i0 + i];
 	}
+	// cross_entropy.c:39 tile_parallel(i, BLOCK_M)
+	for (int i = 0; i < BLOCK_M; i++) {
+		const int row = bm * BLOCK_M + i;
+		const int col = label[i];
+		target[i] = row < M && col >= 0 && col < V ? tilec_f16_to_f32(X[row][col]) : 0.0f;
+	}
 #pragma omp simd
-	// cross_entropy.c:37 tile_fill(row_max, -INFINITY)
+	// cross_entropy.c:44 tile_fill(row_max, -INFINITY)
 	for (int i = 0; i < BLOCK_M; i++)
 		row_max[i] = -INFINITY;
-	// cross_entropy.c:38 tile_clear(row_sum)
+	// cross_entropy.c:45 tile_clear(row_sum)
 	memset(row_sum, 0, sizeof row_sum);
-	// cross_entropy.c:39 tile_clear(target)
-	memset(target, 0, sizeof target);
+	// cross_entropy.c:46 tile_pipelined(c, chunks, 2): the CPU runs it in
+	// order
 	for (int c = 0; c < chunks; c++) {
-		const int n0 = c * BLOCK_N;
-		// cross_entropy.c:42 tile_copy(x, &X[bm * BLOCK_M][n0])
-		// cross_entropy.c:43 tile_parallel(i, BLOCK_M) tile_parallel(j,
-		// BLOCK_N)
-		// cross_entropy.c:48 tile_reduce_sum(target, picked, 1,
-		// TILE_ACCUMULATE)
-		// cross_entropy.c:49 tile_reduce_max(chunk_max, x, 1)
-		// as one loop over each row's elements; not stored: picked
+		// cross_entropy.c:47 prefetch for the next iteration's
+		// tile_copy(x, &X[bm * BLOCK_M][c * BLOCK_N])
 		{
-			const int row0 = bm * BLOCK_M;
+			const int row0 = bm * BLOCK_M, col0 = (c + 1) * BLOCK_N;
 			const int rows = tilec_extent(M, row0, BLOCK_M);
-			const int cols = tilec_extent(V, n0, BLOCK_N);
+			const int cols = tilec_extent(V, col0, BLOCK_N);
+			for (int i = 0; i < rows && cols > 0; i++)
+				tilec_prefetch(&X[row0 + i][col0],
+				               cols * sizeof(tilec_f16));
+		}
+		// cross_entropy.c:47 tile_copy(x,
+		// &X[bm * BLOCK_M][c * BLOCK_N])
+		{
+			const int row0 = bm * BLOCK_M, col0 = c * BLOCK_N;
+			const int rows = tilec_extent(M, row0, BLOCK_M);
+			const int cols = tilec_extent(V, col0, BLOCK_N);
+			for (int i = 0; i < rows; i++)
+				tilec_load_f16(x[i], &X[row0 + i][col0], cols,
+				               BLOCK_N);
+			memset(x + rows, 0, sizeof x[0] * (BLOCK_M - rows));
+		}
+		const int n0 = c * BLOCK_N;
+		if (n0 + BLOCK_N > V) {
+			// cross_entropy.c:50 tile_parallel(i, BLOCK_M)
+			// tile_parallel(j, BLOCK_N)
 			for (int i = 0; i < BLOCK_M; i++) {
-				const int n = i < rows ? cols : 0;
-				float sum = 0.0f;
-				int maxv = tilec_max_key(-INFINITY);
-#pragma omp simd reduction(+ : sum) reduction(max : maxv)
-				for (int j = 0; j < n; j++) {
-					x[i][j] =
-					    tilec_f16_to_f32(X[row0 + i][n0 + j]);
-					const float picked =
-					    n0 + j == label[i] ? x[i][j] : 0.0f;
-					sum += picked;
-					maxv = tilec_max(maxv, tilec_max_key(x[i][j]));
-				}
-				// columns past an edge: copies read 0
-				for (int j = n; j < BLOCK_N; j++) {
-					x[i][j] = 0;
-					const float picked =
-					    n0 + j == label[i] ? x[i][j] : 0.0f;
+#pragma omp simd
+				for (int j = 0; j < BLOCK_N; j++) {
 					if (n0 + j >= V)
 						x[i][j] = -INFINITY;
-					sum += picked;
-					maxv = tilec_max(maxv, tilec_max_key(x[i][j]));
 				}
-				target[i] += sum;
-				chunk_max[i] = tilec_key_float(maxv);
 			}
 		}
-		// cross_entropy.c:50 tile_parallel(i, BLOCK_M)
+		// cross_entropy.c:55 tile_reduce_max(chunk_max, x, 1)
+		for (int i = 0; i < BLOCK_M; i++)
+			chunk_max[i] = tilec_row_max(x[i], BLOCK_N);
+		// cross_entropy.c:56 tile_parallel(i, BLOCK_M)
 		for (int i = 0; i < BLOCK_M; i++) {
 			const float m = tilec_fmaxf(row_max[i], chunk_max[i]);
-			row_sum[i] *= tilec_expf(row_max[i] - m);
+			row_sum[i] *= tilec_exp2f((row_max[i] - m) * log2e);
 			row_max[i] = m;
 		}
-		// cross_entropy.c:55 tile_parallel(i, BLOCK_M) tile_parallel(j,
+		// cross_entropy.c:61 tile_parallel(i, BLOCK_M) tile_parallel(j,
 		// BLOCK_N)
-		// cross_entropy.c:57 tile_reduce_sum(row_sum, e, 1,
+		// cross_entropy.c:63 tile_reduce_sum(row_sum, e, 1,
 		// TILE_ACCUMULATE)
 		// as one loop over each row's elements; not stored: e
 		for (int i = 0; i < BLOCK_M; i++) {
@@ -112,15 +116,15 @@ cross_entropy_block(int M, int V, const tilec_f16 X[restrict M][V],
 			for (int j = 0; j + TILEC_VL <= BLOCK_N;
 			     j += TILEC_VL) {
 				const tilec_vf e =
-				    tilec_vexpf(tilec_vload(&x[i][j]) - row_max[i]);
+				    tilec_vexp2f(tilec_vload(&x[i][j]) * log2e - row_max[i] * log2e);
 				sum_v += e;
 			}
 			sum += tilec_vsum(sum_v);
 			row_sum[i] += sum;
 		}
 	}
-	// cross_entropy.c:59 tile_parallel(i, BLOCK_M)
-	// cross_entropy.c:62 tile_copy(&Loss[bm * BLOCK_M], loss)
+	// cross_entropy.c:65 tile_parallel(i, BLOCK_M)
+	// cross_entropy.c:68 tile_copy(&Loss[bm * BLOCK_M], loss)
 	// as one loop over each tile's elements
 	{
 		const int col0 = bm * BLOCK_M;
@@ -131,7 +135,7 @@ cross_entropy_block(int M, int V, const tilec_f16 X[restrict M][V],
 	}
 }
 
-// cross_entropy.c:23 cross_entropy: the grid, one block per OpenMP loop
+// cross_entropy.c:25 cross_entropy: the grid, one block per OpenMP loop
 // iteration
 void
 cross_entropy(int M, int V, const tilec_f16 X[restrict M][V],

@@ -17,26 +17,26 @@ paged_decode(int B, int H, int HKV, int NPAGES, int MAXP, float scale, const __h
 	const int b = blockIdx.y;
 	const int g = h / (H / HKV);
 	const int len = CL[b];
-	// paged_decode.c:41 q[HEAD_DIM], acc[HEAD_DIM], o[HEAD_DIM]: registers, q_cols
+	// paged_decode.c:43 q[HEAD_DIM], acc[HEAD_DIM], o[HEAD_DIM]: registers, q_cols
 	float q[q_cols::count];
-	// paged_decode.c:41 acc[HEAD_DIM], o[HEAD_DIM]: registers, acc_cols
+	// paged_decode.c:43 acc[HEAD_DIM], o[HEAD_DIM]: registers, acc_cols
 	float acc[acc_cols::count];
-	// paged_decode.c:41 o[HEAD_DIM]: registers, acc_cols
+	// paged_decode.c:43 o[HEAD_DIM]: registers, acc_cols
 	float o[acc_cols::count];
-	// paged_decode.c:42 k[PAGE][HEAD_DIM], v[PAGE][HEAD_DIM]: registers, k_rows x q_cols
+	// paged_decode.c:44 k[PAGE][HEAD_DIM], v[PAGE][HEAD_DIM]: registers, k_rows x q_cols
 	float k[k_rows::count][q_cols::count];
-	// paged_decode.c:42 v[PAGE][HEAD_DIM]: registers, k_rows x acc_cols
+	// paged_decode.c:44 v[PAGE][HEAD_DIM]: registers, k_rows x acc_cols
 	float v[k_rows::count][acc_cols::count];
-	// paged_decode.c:43 qk[PAGE][HEAD_DIM], pv[PAGE][HEAD_DIM]: registers, k_rows x q_cols
+	// paged_decode.c:45 qk[PAGE][HEAD_DIM], pv[PAGE][HEAD_DIM]: registers, k_rows x q_cols
 	float qk[k_rows::count][q_cols::count];
-	// paged_decode.c:43 pv[PAGE][HEAD_DIM]: registers, k_rows x acc_cols
+	// paged_decode.c:45 pv[PAGE][HEAD_DIM]: registers, k_rows x acc_cols
 	float pv[k_rows::count][acc_cols::count];
-	// paged_decode.c:44 s[PAGE]: registers, k_rows
+	// paged_decode.c:46 s[PAGE]: registers, k_rows
 	float s[k_rows::count];
-	// paged_decode.c:46 tile_copy(q, &Q[b][h][0])
+	// paged_decode.c:48 tile_copy(q, &Q[b][h][0])
 	tilec::copy_g2r<tilec::One, q_cols>(tilec::as_row(q), Q + (((size_t)b * H + h) * HEAD_DIM),
 		0, (b < B && h < H) ? 1 : 0, HEAD_DIM);
-	// paged_decode.c:47 tile_clear(acc)
+	// paged_decode.c:49 tile_clear(acc)
 	#pragma unroll
 	for (int r0 = 0; r0 < acc_cols::count; r0++)
 	{
@@ -44,84 +44,128 @@ paged_decode(int B, int H, int HKV, int NPAGES, int MAXP, float scale, const __h
 	}
 	float m = -INFINITY;
 	float l = 0.0f;
-	for (int p = 0; p < tilec::ceildiv(len, PAGE); p++) {
-		const int page = BT[((size_t)b * MAXP + p)];
-		// paged_decode.c:52 tile_copy(k, tile_dims(&KC[page][0][g][0], 1, 3))
-		tilec::copy_g2r<k_rows, q_cols>(k,
-			KC + (((size_t)page * PAGE * HKV + g) * HEAD_DIM), HKV * HEAD_DIM,
-			(0 <= page && page < NPAGES && g < HKV) ? PAGE : 0, HEAD_DIM);
-		// paged_decode.c:53 tile_copy(v, tile_dims(&VC[page][0][g][0], 1, 3))
-		tilec::copy_g2r<k_rows, acc_cols>(v,
-			VC + (((size_t)page * PAGE * HKV + g) * HEAD_DIM), HKV * HEAD_DIM,
-			(0 <= page && page < NPAGES && g < HKV) ? PAGE : 0, HEAD_DIM);
-		// paged_decode.c:54 tile_parallel(j, PAGE)
-		#pragma unroll
-		for (int j_r = 0; j_r < k_rows::count; j_r++) {
-			// paged_decode.c:54 tile_parallel(d, HEAD_DIM)
+	// paged_decode.c:52 tile_pipelined(p, ceildiv(len, PAGE), 2)
+	{
+		const int p_end = tilec::ceildiv(len, PAGE);
+		// Register fragments are loaded one iteration ahead.
+		tilec::Stored<__half, k_rows, q_cols> k_next;
+		tilec::Stored<__half, k_rows, acc_cols> v_next;
+		if (0 < p_end) {
+			// paged_decode.c:53 tile_copy(k, tile_dims(&KC[BT[b][p]][0][g][0], 1, 3))
+			tilec::copy_g2r<k_rows, q_cols>(k_next,
+				KC + (((size_t)BT[((size_t)b * MAXP)] * PAGE * HKV + g) * HEAD_DIM),
+				HKV * HEAD_DIM,
+				(0 <= BT[((size_t)b * MAXP)] && BT[((size_t)b * MAXP)] < NPAGES
+				&& g < HKV) ? PAGE : 0, HEAD_DIM);
+			// paged_decode.c:54 tile_copy(v, tile_dims(&VC[BT[b][p]][0][g][0], 1, 3))
+			tilec::copy_g2r<k_rows, acc_cols>(v_next,
+				VC + (((size_t)BT[((size_t)b * MAXP)] * PAGE * HKV + g) * HEAD_DIM),
+				HKV * HEAD_DIM,
+				(0 <= BT[((size_t)b * MAXP)] && BT[((size_t)b * MAXP)] < NPAGES
+				&& g < HKV) ? PAGE : 0, HEAD_DIM);
+		}
+		for (int p = 0; p < p_end; p++) {
 			#pragma unroll
-			for (int d_r = 0; d_r < q_cols::count; d_r++) {
-				qk[j_r][d_r] = q[d_r] * k[j_r][d_r];
+			for (int r0 = 0; r0 < k_rows::count; r0++)
+			#pragma unroll
+			for (int r1 = 0; r1 < q_cols::count; r1++)
+			{
+				k[r0][r1] = tilec::to_float(k_next[r0][r1]);
 			}
-		}
-		// paged_decode.c:56 tile_reduce_sum(s, qk, 1)
-		float s_part[k_rows::count];
-		tilec::reduce2d<tilec::REDUCE_SUM, 1, k_rows, q_cols, THREADS, float>(s_part, qk,
-			reinterpret_cast<float *>(tilec_smem));
-		#pragma unroll
-		for (int r0 = 0; r0 < k_rows::count; r0++)
-			s[r0] = s_part[r0];
-		// paged_decode.c:57 tile_parallel(j, PAGE)
-		#pragma unroll
-		for (int j_r = 0; j_r < k_rows::count; j_r++) {
-			const int j = k_rows::index(j_r);
-			s[j_r] = p * PAGE + j < len ? s[j_r] * scale : -INFINITY;
-		}
-		float tile_m;
-		// paged_decode.c:59 tile_max(s)
-		tile_m = tilec::reduce_all<tilec::REDUCE_MAX, tilec::One, k_rows, THREADS, float>(
-			tilec::as_row(s), tilec_smem);
-		const float m_new = fmaxf(m, tile_m);
-		const float alpha = expf(m - m_new);
-		// paged_decode.c:63 tile_parallel(j, PAGE)
-		#pragma unroll
-		for (int j_r = 0; j_r < k_rows::count; j_r++) {
-			s[j_r] = expf(s[j_r] - m_new);
-		}
-		float tile_l;
-		// paged_decode.c:65 tile_sum(s)
-		tile_l = tilec::reduce_all<tilec::REDUCE_SUM, tilec::One, k_rows, THREADS, float>(
-			tilec::as_row(s), tilec_smem);
-		l = l * alpha + tile_l;
-		m = m_new;
-		// paged_decode.c:68 tile_parallel(j, PAGE)
-		#pragma unroll
-		for (int j_r = 0; j_r < k_rows::count; j_r++) {
-			// paged_decode.c:68 tile_parallel(d, HEAD_DIM)
+			#pragma unroll
+			for (int r0 = 0; r0 < k_rows::count; r0++)
+			#pragma unroll
+			for (int r1 = 0; r1 < acc_cols::count; r1++)
+			{
+				v[r0][r1] = tilec::to_float(v_next[r0][r1]);
+			}
+			if (p + 1 < p_end) {
+				// paged_decode.c:53 tile_copy(k, tile_dims(&KC[BT[b][p]][0][g][0],
+				// 1, 3))
+				tilec::copy_g2r<k_rows, q_cols>(k_next,
+					KC + (((size_t)BT[((size_t)b * MAXP + (p + 1))] * PAGE * HKV + g) * HEAD_DIM),
+					HKV * HEAD_DIM,
+					(0 <= BT[((size_t)b * MAXP + (p + 1))]
+					&& BT[((size_t)b * MAXP + (p + 1))] < NPAGES && g < HKV)
+					? PAGE : 0, HEAD_DIM);
+				// paged_decode.c:54 tile_copy(v, tile_dims(&VC[BT[b][p]][0][g][0],
+				// 1, 3))
+				tilec::copy_g2r<k_rows, acc_cols>(v_next,
+					VC + (((size_t)BT[((size_t)b * MAXP + (p + 1))] * PAGE * HKV + g) * HEAD_DIM),
+					HKV * HEAD_DIM,
+					(0 <= BT[((size_t)b * MAXP + (p + 1))]
+					&& BT[((size_t)b * MAXP + (p + 1))] < NPAGES && g < HKV)
+					? PAGE : 0, HEAD_DIM);
+			}
+			// paged_decode.c:55 tile_parallel(j, PAGE)
+			#pragma unroll
+			for (int j_r = 0; j_r < k_rows::count; j_r++) {
+				// paged_decode.c:55 tile_parallel(d, HEAD_DIM)
+				#pragma unroll
+				for (int d_r = 0; d_r < q_cols::count; d_r++) {
+					qk[j_r][d_r] = q[d_r] * k[j_r][d_r];
+				}
+			}
+			// paged_decode.c:57 tile_reduce_sum(s, qk, 1)
+			float s_part[k_rows::count];
+			tilec::reduce2d<tilec::REDUCE_SUM, 1, k_rows, q_cols, THREADS, float>(
+				s_part, qk, reinterpret_cast<float *>(tilec_smem));
+			#pragma unroll
+			for (int r0 = 0; r0 < k_rows::count; r0++)
+				s[r0] = s_part[r0];
+			// paged_decode.c:58 tile_parallel(j, PAGE)
+			#pragma unroll
+			for (int j_r = 0; j_r < k_rows::count; j_r++) {
+				const int j = k_rows::index(j_r);
+				s[j_r] = p * PAGE + j < len ? s[j_r] * scale : -INFINITY;
+			}
+			float tile_m;
+			// paged_decode.c:60 tile_max(s)
+			tile_m = tilec::reduce_all<tilec::REDUCE_MAX, tilec::One, k_rows, THREADS,
+				float>(tilec::as_row(s), tilec_smem);
+			const float m_new = fmaxf(m, tile_m);
+			const float alpha = expf(m - m_new);
+			// paged_decode.c:64 tile_parallel(j, PAGE)
+			#pragma unroll
+			for (int j_r = 0; j_r < k_rows::count; j_r++) {
+				s[j_r] = expf(s[j_r] - m_new);
+			}
+			float tile_l;
+			// paged_decode.c:66 tile_sum(s)
+			tile_l = tilec::reduce_all<tilec::REDUCE_SUM, tilec::One, k_rows, THREADS,
+				float>(tilec::as_row(s), tilec_smem);
+			l = l * alpha + tile_l;
+			m = m_new;
+			// paged_decode.c:69 tile_parallel(j, PAGE)
+			#pragma unroll
+			for (int j_r = 0; j_r < k_rows::count; j_r++) {
+				// paged_decode.c:69 tile_parallel(d, HEAD_DIM)
+				#pragma unroll
+				for (int d_r = 0; d_r < acc_cols::count; d_r++) {
+					pv[j_r][d_r] = s[j_r] * v[j_r][d_r];
+				}
+			}
+			// paged_decode.c:71 tile_reduce_sum(o, pv, 0)
+			float o_part[acc_cols::count];
+			tilec::reduce2d<tilec::REDUCE_SUM, 0, k_rows, acc_cols, THREADS, float>(
+				o_part, pv, reinterpret_cast<float *>(tilec_smem));
+			#pragma unroll
+			for (int r0 = 0; r0 < acc_cols::count; r0++)
+				o[r0] = o_part[r0];
+			// paged_decode.c:72 tile_parallel(d, HEAD_DIM)
 			#pragma unroll
 			for (int d_r = 0; d_r < acc_cols::count; d_r++) {
-				pv[j_r][d_r] = s[j_r] * v[j_r][d_r];
+				acc[d_r] = acc[d_r] * alpha + o[d_r];
 			}
-		}
-		// paged_decode.c:70 tile_reduce_sum(o, pv, 0)
-		float o_part[acc_cols::count];
-		tilec::reduce2d<tilec::REDUCE_SUM, 0, k_rows, acc_cols, THREADS, float>(o_part, pv,
-			reinterpret_cast<float *>(tilec_smem));
-		#pragma unroll
-		for (int r0 = 0; r0 < acc_cols::count; r0++)
-			o[r0] = o_part[r0];
-		// paged_decode.c:71 tile_parallel(d, HEAD_DIM)
-		#pragma unroll
-		for (int d_r = 0; d_r < acc_cols::count; d_r++) {
-			acc[d_r] = acc[d_r] * alpha + o[d_r];
 		}
 	}
 	const float inv_l = l > 0.0f ? 1.0f / l : 0.0f;
-	// paged_decode.c:75 tile_parallel(d, HEAD_DIM)
+	// paged_decode.c:76 tile_parallel(d, HEAD_DIM)
 	#pragma unroll
 	for (int d_r = 0; d_r < acc_cols::count; d_r++) {
 		acc[d_r] = acc[d_r] * inv_l;
 	}
-	// paged_decode.c:77 tile_copy(&O[b][h][0], acc)
+	// paged_decode.c:78 tile_copy(&O[b][h][0], acc)
 	tilec::copy_r2g<tilec::One, acc_cols>(O + (((size_t)b * H + h) * HEAD_DIM), 0,
 		(b < B && h < H) ? 1 : 0, HEAD_DIM, tilec::as_row(acc));
 }

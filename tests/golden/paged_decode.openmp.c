@@ -16,7 +16,7 @@ enum {
 	THREADS = 128,
 };
 
-// paged_decode.c:29 one block of paged_decode; its buffers take 17.6 KiB of the
+// paged_decode.c:31 one block of paged_decode; its buffers take 17.6 KiB of the
 // thread's stack
 static void
 paged_decode_block(int B, int H, int HKV, int NPAGES, int MAXP, float scale,
@@ -28,45 +28,46 @@ paged_decode_block(int B, int H, int HKV, int NPAGES, int MAXP, float scale,
 {
 	const int g = h / (H / HKV);
 	const int len = CL[b];
-	// paged_decode.c:41 tile_fragment f32 q[HEAD_DIM]
+	// paged_decode.c:43 tile_fragment f32 q[HEAD_DIM]
 	_Alignas(64) float q[HEAD_DIM];
-	// paged_decode.c:41 tile_fragment f32 acc[HEAD_DIM]
+	// paged_decode.c:43 tile_fragment f32 acc[HEAD_DIM]
 	_Alignas(64) float acc[HEAD_DIM];
-	// paged_decode.c:41 tile_fragment f32 o[HEAD_DIM]
+	// paged_decode.c:43 tile_fragment f32 o[HEAD_DIM]
 	_Alignas(64) float o[HEAD_DIM];
-	// paged_decode.c:42 tile_fragment f32 v[PAGE][HEAD_DIM]
+	// paged_decode.c:44 tile_fragment f32 v[PAGE][HEAD_DIM]
 	_Alignas(64) float v[PAGE][HEAD_DIM];
-	// paged_decode.c:43 tile_fragment f32 pv[PAGE][HEAD_DIM]
+	// paged_decode.c:45 tile_fragment f32 pv[PAGE][HEAD_DIM]
 	_Alignas(64) float pv[PAGE][HEAD_DIM];
-	// paged_decode.c:44 tile_fragment f32 s[PAGE]
+	// paged_decode.c:46 tile_fragment f32 s[PAGE]
 	_Alignas(64) float s[PAGE];
-	// paged_decode.c:46 tile_copy(q, &Q[b][h][0])
+	// paged_decode.c:48 tile_copy(q, &Q[b][h][0])
 	tilec_load_f16(q, &Q[b][h][0], HEAD_DIM, HEAD_DIM);
-	// paged_decode.c:47 tile_clear(acc)
+	// paged_decode.c:49 tile_clear(acc)
 	memset(acc, 0, sizeof acc);
 	float m = -INFINITY;
 	float l = 0.0f;
+	// paged_decode.c:52 tile_pipelined(p, ceildiv(len, PAGE), 2): the CPU
+	// runs it in order
 	for (int p = 0; p < tilec_ceildiv(len, PAGE); p++) {
-		const int page = BT[b][p];
-		// paged_decode.c:52 tile_copy(k, tile_dims(&KC[page][0][g][0],
-		// 1, 3))
-		// paged_decode.c:53 tile_copy(v, tile_dims(&VC[page][0][g][0],
-		// 1, 3))
-		// paged_decode.c:54 tile_parallel(j, PAGE) tile_parallel(d,
+		// paged_decode.c:53 tile_copy(k,
+		// tile_dims(&KC[BT[b][p]][0][g][0], 1, 3))
+		// paged_decode.c:54 tile_copy(v,
+		// tile_dims(&VC[BT[b][p]][0][g][0], 1, 3))
+		// paged_decode.c:55 tile_parallel(j, PAGE) tile_parallel(d,
 		// HEAD_DIM)
-		// paged_decode.c:56 tile_reduce_sum(s, qk, 1)
+		// paged_decode.c:57 tile_reduce_sum(s, qk, 1)
 		// as one loop over each row's elements; not stored: k, qk
 		{
-			const int rows = 0 <= page && page < NPAGES && g < HKV ? tilec_extent(PAGE, 0, PAGE) : 0;
+			const int rows = 0 <= BT[b][p] && BT[b][p] < NPAGES && g < HKV ? tilec_extent(PAGE, 0, PAGE) : 0;
 			for (int j = 0; j < PAGE; j++) {
 				const int n = j < rows ? HEAD_DIM : 0;
 				float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
 				for (int d = 0; d < n; d++) {
 					const float k =
-					    tilec_f16_to_f32(KC[page][j][g][d]);
+					    tilec_f16_to_f32(KC[BT[b][p]][j][g][d]);
 					v[j][d] =
-					    tilec_f16_to_f32(VC[page][j][g][d]);
+					    tilec_f16_to_f32(VC[BT[b][p]][j][g][d]);
 					const float qk = q[d] * k;
 					sum += qk;
 				}
@@ -81,11 +82,11 @@ paged_decode_block(int B, int H, int HKV, int NPAGES, int MAXP, float scale,
 			}
 		}
 #pragma omp simd
-		// paged_decode.c:57 tile_parallel(j, PAGE)
+		// paged_decode.c:58 tile_parallel(j, PAGE)
 		for (int j = 0; j < PAGE; j++)
 			s[j] = p * PAGE + j < len ? s[j] * scale : -INFINITY;
 		float tile_m;
-		// paged_decode.c:59 tile_max(s)
+		// paged_decode.c:60 tile_max(s)
 		tile_m = -INFINITY;
 #pragma omp simd reduction(max : tile_m)
 		for (int i = 0; i < PAGE; i++)
@@ -93,25 +94,25 @@ paged_decode_block(int B, int H, int HKV, int NPAGES, int MAXP, float scale,
 		const float m_new = tilec_fmaxf(m, tile_m);
 		const float alpha = tilec_expf(m - m_new);
 #pragma omp simd
-		// paged_decode.c:63 tile_parallel(j, PAGE)
+		// paged_decode.c:64 tile_parallel(j, PAGE)
 		for (int j = 0; j < PAGE; j++)
 			s[j] = tilec_expf(s[j] - m_new);
 		float tile_l;
-		// paged_decode.c:65 tile_sum(s)
+		// paged_decode.c:66 tile_sum(s)
 		tile_l = 0.0f;
 #pragma omp simd reduction(+ : tile_l)
 		for (int i = 0; i < PAGE; i++)
 			tile_l += s[i];
 		l = l * alpha + tile_l;
 		m = m_new;
-		// paged_decode.c:68 tile_parallel(j, PAGE) tile_parallel(d,
+		// paged_decode.c:69 tile_parallel(j, PAGE) tile_parallel(d,
 		// HEAD_DIM)
 		for (int j = 0; j < PAGE; j++) {
 #pragma omp simd
 			for (int d = 0; d < HEAD_DIM; d++)
 				pv[j][d] = s[j] * v[j][d];
 		}
-		// paged_decode.c:70 tile_reduce_sum(o, pv, 0)
+		// paged_decode.c:71 tile_reduce_sum(o, pv, 0)
 		memset(o, 0, sizeof o);
 		for (int i = 0; i < PAGE; i++) {
 #pragma omp simd
@@ -119,21 +120,21 @@ paged_decode_block(int B, int H, int HKV, int NPAGES, int MAXP, float scale,
 				o[j] += pv[i][j];
 		}
 #pragma omp simd
-		// paged_decode.c:71 tile_parallel(d, HEAD_DIM)
+		// paged_decode.c:72 tile_parallel(d, HEAD_DIM)
 		for (int d = 0; d < HEAD_DIM; d++)
 			acc[d] = acc[d] * alpha + o[d];
 	}
 	const float inv_l = l > 0.0f ? 1.0f / l : 0.0f;
 #pragma omp simd
-	// paged_decode.c:75 tile_parallel(d, HEAD_DIM)
-	// paged_decode.c:77 tile_copy(&O[b][h][0], acc)
+	// paged_decode.c:76 tile_parallel(d, HEAD_DIM)
+	// paged_decode.c:78 tile_copy(&O[b][h][0], acc)
 	// as one loop over each tile's elements
 	for (int d = 0; d < HEAD_DIM; d++)
 		acc[d] *= inv_l;
 	tilec_store_f16(&O[b][h][0], acc, HEAD_DIM);
 }
 
-// paged_decode.c:29 paged_decode: the grid, one block per OpenMP loop iteration
+// paged_decode.c:31 paged_decode: the grid, one block per OpenMP loop iteration
 void
 paged_decode(int B, int H, int HKV, int NPAGES, int MAXP, float scale,
              const tilec_f16 Q[restrict B][H][HEAD_DIM],

@@ -405,6 +405,34 @@ def ref_reg_prefetch_pipelined(t, s):
     return x.reshape(s["M"], -1, 64).sum(dim=1)
 
 
+def ref_stored_prefetch(t, s):
+    """Y[i] = sum over j of X[i][j] * W[i][j] (X f16, W bf16)."""
+    return (t["X"].double() * t["W"].double()).sum(dim=1)
+
+
+def ref_table_sum(t, s):
+    """Y[b] = the sum of the 16-row pages T[b][p] of X, p < min(CNT[b], MAXP)
+    (rows past R read as 0)."""
+    x = torch.nn.functional.pad(t["X"].double(), (0, 0, 0, (-s["R"]) % 16 + 16))
+    y = torch.zeros(s["B"], 16, 64, dtype=torch.float64, device=x.device)
+    for b in range(s["B"]):
+        for p in range(min(int(t["CNT"][b]), s["MAXP"])):
+            r = int(t["T"][b][p]) * 16
+            y[b] += x[r:r + 16]
+    return y
+
+
+def ref_halves(t, s):
+    """Y[t][h] = (X[t][h][64:] * 2, X[t][h][:64] - 1)."""
+    x = t["X"].double()
+    return torch.cat((x[..., 64:] * 2, x[..., :64] - 1), dim=-1)
+
+
+def ref_overlap(t, s):
+    """Y = 3 X: each column's last store is the 3 X of its own tile."""
+    return t["X"].double() * 3
+
+
 # The programs of tests/lang/, as their opening comments state.
 
 def lang_steps(s, x):
@@ -549,6 +577,8 @@ REFS = {"gemm": (ref_gemm, "C"), "gemm_at": (ref_gemm_at, "C"), "gemm_bt": (ref_
         "neg_origin_pipelined": (ref_neg_origin_pipelined, "C"),
         "batched_strided_gemm": (ref_batched_strided_gemm, "C"),
         "reg_prefetch_pipelined": (ref_reg_prefetch_pipelined, "Y"),
+        "stored_prefetch": (ref_stored_prefetch, "Y"), "table_sum": (ref_table_sum, "Y"),
+        "halves": (ref_halves, "Y"), "overlap": (ref_overlap, "Y"),
         "nested_parallel_smem": (ref_nested_parallel_smem, "Y"),
         "nested_parallel_deep": (ref_nested_parallel_deep, "Y"),
         "anchored_inner_loop": (ref_anchored_inner_loop, "Y"),
@@ -600,6 +630,8 @@ RANGES = {"rope": {"P": lambda s: (0, s["MAXPOS"])},
           "paged_decode": {"BT": lambda s: (0, s["NPAGES"]), "CL": lambda s: (0, s["MAXP"] * s["PAGE"] + 1)},
           "paged_decode_full": {"BT": lambda s: (0, s["NPAGES"]),
                                 "CL": lambda s: ((s["MAXP"] - 1) * s["PAGE"] + 1, s["MAXP"] * s["PAGE"] + 1)}}
+# tests/gpu_regress/table_origin_pipelined.c's `run: --range` line.
+RANGES["table_sum"] = {"T": lambda s: (0, 19), "CNT": lambda s: (0, s["MAXP"] + 1)}
 # The ragged-copy programs of tests/lang (their `run: --range` lines).
 RANGES.update({
     "lang_embedding": {"ids": lambda s: (-2, s["V"] + 2)},
