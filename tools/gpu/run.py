@@ -607,6 +607,11 @@ REFS = {"gemm": (ref_gemm, "C"), "gemm_at": (ref_gemm_at, "C"), "gemm_bt": (ref_
         "attn_bwd_dq": (lambda t, s: ref_attn_bwd(t, s, ("dQ",)), ("dQ",))}
 # References whose NaN elements the kernel must not write (they keep the
 # poison): each is counted as `stray` if written, `unwritten` the other way.
+# Kernels whose f32 outputs are sums of f16-rounded terms, checked at
+# this tolerance rather than f32's: flash_decode_gqa rounds P to f16 for
+# its tensor-core P V, as flash attention does (2^-11 relative per
+# probability, about 2e-4 of the largest output measured on the H200).
+SUM_TOLERANCE = {"flash_decode_gqa": 1e-3}
 UNTOUCHED = {"lang_paged_kv", "lang_moe_group", "lang_masked_y", "lang_masked_z"}
 # Outputs the kernel also reads: they start random, and the reference sees
 # their starting values as NAME@start.
@@ -724,7 +729,7 @@ def compare(out, ref, out_name, case, L):
     finite = ref[torch.isfinite(ref)]
     den = finite.abs().max().item() if finite.numel() else 0.0
     rel = (diff.max().item() / den if den else diff.max().item()) if ref.numel() else 0.0
-    tol = L["tolerance"]["library"][out_dt]
+    tol = SUM_TOLERANCE.get(L["kernel"], L["tolerance"]["library"][out_dt])
     return rel, unwritten, stray, unwritten == 0 and stray == 0 and rel <= tol and math.isfinite(rel)
 
 
