@@ -608,10 +608,10 @@ REFS = {"gemm": (ref_gemm, "C"), "gemm_at": (ref_gemm_at, "C"), "gemm_bt": (ref_
 # References whose NaN elements the kernel must not write (they keep the
 # poison): each is counted as `stray` if written, `unwritten` the other way.
 # Kernels whose f32 outputs are sums of f16-rounded terms, checked at
-# this tolerance rather than f32's: flash_decode_gqa rounds P to f16 for
+# this tolerance rather than f32's: flash_decode_split_gqa rounds P to f16 for
 # its tensor-core P V, as flash attention does (2^-11 relative per
 # probability, about 2e-4 of the largest output measured on the H200).
-SUM_TOLERANCE = {"flash_decode_gqa": 1e-3}
+SUM_TOLERANCE = {"flash_decode_split_gqa": 1e-3}
 UNTOUCHED = {"lang_paged_kv", "lang_moe_group", "lang_masked_y", "lang_masked_z"}
 # Outputs the kernel also reads: they start random, and the reference sees
 # their starting values as NAME@start.
