@@ -965,6 +965,14 @@ tc_expr_mentions(const TcExpr *e, const TcVar *v)
 	return v == NULL;
 }
 
+bool
+tc_stmt_mentions(const TcStmt *s, const TcVar *v)
+{
+	TcVisitor vis = { .expr = find_var, .ctx = &v };
+	tc_stmt_visit(s, &vis);
+	return v == NULL;
+}
+
 /* --- Tensor roles ------------------------------------------------------------- */
 
 static void

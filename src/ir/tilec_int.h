@@ -1107,6 +1107,8 @@ int tc_expr_touches(const TcExpr *e, const TcVar *v);
 /* Whether e (NULL: no) names v as a value (a VAR node), indices included:
  * loop, block and scalar vars, which tc_expr_touches does not report. */
 bool tc_expr_mentions(const TcExpr *e, const TcVar *v);
+/* Whether any expression of statement s (and its nested ones) names v. */
+bool tc_stmt_mentions(const TcStmt *s, const TcVar *v);
 
 /* ==== print.c: the IR printer (stable text, used by golden tests) ========== */
 

@@ -230,26 +230,6 @@ pipeline_why(TcArena *a, const TcKernel *k, const TcTarget *t,
 	return NULL;
 }
 
-static TcVisit
-find_var(void *ctx, const TcExpr *e)
-{
-	const TcVar **v = ctx;
-	if (e->kind == TC_EX_VAR && e->u.var == *v) {
-		*v = NULL;
-		return TC_VISIT_STOP;
-	}
-	return TC_VISIT_INTO;
-}
-
-/* Whether statement s reads local v. */
-static bool
-stmt_mentions(const TcStmt *s, const TcVar *v)
-{
-	TcVisitor vis = { .expr = find_var, .ctx = &v };
-	tc_stmt_visit(s, &vis);
-	return v == NULL;
-}
-
 /* A pipelined loop's body may open with declarations its copies' origins
  * read (int r = t / (S * cb); ...; tile_copy(Xs, &X[..r..])).  When every
  * one may be computed early (early_decl) and every copy that follows them
@@ -297,7 +277,7 @@ copies_first(TcArena *a, const TcKernel *k, const TcTarget *t, TcStmt *loop)
 		TcStmt *decl = body->items[d];
 		bool used = false;
 		for (int i = d + 1; i < body->len && !used; i++)
-			used = stmt_mentions(body->items[i], decl->u.decl.var);
+			used = tc_stmt_mentions(body->items[i], decl->u.decl.var);
 		if (used)
 			items[n++] = decl;
 	}
