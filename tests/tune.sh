@@ -44,6 +44,13 @@
 #       check     --check RECORD: exit 0 while the choice wins by
 #                 --margin, 1 when it does not, with margins no timing can
 #                 cross; a choice that is the default always passes
+#       dispatch  `tilec run` with several --config records picks the one
+#                 whose shape bucket holds --shape, by export's rule
+#                 (record.c): smallest bucket first whatever the order on
+#                 the command line, the largest past every bucket; the
+#                 tunables bound are that record's; two records of one
+#                 bucket and a bucket naming no scalar of the shape are
+#                 located errors
 #       failures  configurations outside --tol dropped as wrong with
 #                 their errors, a compiler that rejects everything makes
 #                 every one a compile error (the harness's failure kinds),
@@ -547,6 +554,67 @@ failures)
 		[ "$st" -eq 2 ] && grep -q "expected" "$work/err3.txt" ||
 			fail "tilec tune $bad: status $st"
 	done
+	;;
+dispatch)
+	# Two one-configuration records at different shapes, so each choice
+	# is known.
+	record() {
+		local out=$1 shape=$2
+		shift 2
+		"$tilec" tune samples/gemm_f32.c --shape "$shape" \
+			--check-shape M=37,N=50,K=21 "$@" -D STAGES=2 --repeat 1 \
+			--warmup 0 --confirm 0 -o "$out" >/dev/null 2>"$work/tune.err" ||
+			{ cat "$work/tune.err"; fail "tilec tune $shape"; }
+	}
+	record "$work/small.json" M=64,N=64,K=64 -D BLOCK_M=64 -D BLOCK_N=64 -D BLOCK_K=16
+	record "$work/large.json" M=1000,N=1000,K=300 -D BLOCK_M=128 -D BLOCK_N=128 -D BLOCK_K=32
+	# shape WANT_RECORD WANT_BLOCK_M: the large record first on the
+	# command line; the buckets decide.
+	pick() {
+		"$tilec" run samples/gemm_f32.c --config "$work/large.json" \
+			--config "$work/small.json" --shape "$1" --json \
+			>"$work/run.json" 2>"$work/run.err" ||
+			{ cat "$work/run.json" "$work/run.err"; fail "run at $1"; }
+		python3 - "$work/run.json" "$work/$2" "$3" <<'PY' || fail "run at $1 took the wrong record"
+import json, sys
+o = json.load(open(sys.argv[1]))
+assert o["ok"] and o["config"] == sys.argv[2], (o.get("config"), sys.argv[2])
+assert o["tunables"]["BLOCK_M"] == int(sys.argv[3]), o["tunables"]
+PY
+	}
+	pick M=64,N=64,K=64 small.json 64     # on the small bucket's edge
+	pick M=50,N=17,K=33 small.json 64
+	pick M=65,N=8,K=8 large.json 128      # past the small bucket in M
+	pick M=1000,N=1000,K=300 large.json 128
+	pick M=2000,N=8,K=8 large.json 128    # past both: the largest
+	"$tilec" run samples/gemm_f32.c --config "$work/large.json" \
+		--config "$work/small.json" --shape M=50,N=17,K=33 >"$work/run.txt" \
+		2>&1 || { cat "$work/run.txt"; fail "run"; }
+	grep -q "^tuning record for this shape: $work/small.json (M <= 64, N <= 64, K <= 64)$" \
+		"$work/run.txt" || { cat "$work/run.txt"; fail "the pick is not said"; }
+	# One record: no pick, as before.
+	"$tilec" run samples/gemm_f32.c --config "$work/large.json" \
+		--shape M=50,N=17,K=33 >"$work/run1.txt" 2>&1 && ! grep -q "tuning record for" \
+		"$work/run1.txt" || { cat "$work/run1.txt"; fail "one record"; }
+	# Two records of one bucket, and a bucket naming a scalar the shape
+	# lacks: located errors, nothing run.
+	cp "$work/small.json" "$work/small2.json"
+	st=0
+	"$tilec" run samples/gemm_f32.c --config "$work/small.json" \
+		--config "$work/small2.json" --shape M=8,N=8,K=8 2>"$work/err.txt" || st=$?
+	[ "$st" -eq 2 ] && grep -q "small2.json:[0-9]*:[0-9]*: error: key \"shape_bucket\": the bucket of .*small.json too" \
+		"$work/err.txt" || { cat "$work/err.txt"; fail "two records of one bucket: status $st"; }
+	python3 - "$work/small.json" "$work/odd.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["shape_bucket"]["Q"] = 8
+json.dump(r, open(sys.argv[2], "w"), indent=2, sort_keys=True)
+PY
+	st=0
+	"$tilec" run samples/gemm_f32.c --config "$work/odd.json" \
+		--config "$work/large.json" --shape M=8,N=8,K=8 2>"$work/err.txt" || st=$?
+	[ "$st" -eq 2 ] && grep -q "odd.json:[0-9]*:[0-9]*: error: key \"shape_bucket.Q\": the launch gives no value for Q" \
+		"$work/err.txt" || { cat "$work/err.txt"; fail "a bucket naming Q: status $st"; }
 	;;
 *)
 	echo "unknown case $case" >&2
