@@ -372,6 +372,38 @@ PY
 		fail "--finish took timings for another manifest"
 	fi
 	grep -q "manifest_sha256" "$work/err.txt" || fail "no reason given"
+	# The same directory as work units on the GPU machine (tune_farm.py
+	# --unit, tilec tune --unit's protocol without tilec): two units at
+	# once, a configuration that crashes and one that hangs past the
+	# timeout, the results merged by tilec tune --finish.
+	"$tilec" tune samples/gemm.c -t cuda --arch sm_90a \
+		--shape M=4096,N=4096,K=4096 --check-shape M=200,N=130,K=70 \
+		--choices BLOCK_M=128,256 --choices BLOCK_N=128,256 -D BLOCK_K=32 \
+		-D THREADS=128 --unit-size 2 --config-timeout 3 \
+		--prepare "$work/units" >"$work/prep.txt" 2>&1 ||
+		{ cat "$work/prep.txt"; fail "--prepare of units"; }
+	read -r c_crash c_hang < <(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(*[c["id"] for c in m["configs"] if not c.get("default")][:2])' "$work/units/manifest.json")
+	TILEC_TUNE_TEST_FAULT=$c_crash:crash,$c_hang:hang python3 tools/tune_farm.py \
+		--unit "$work/units" --index all --jobs 2 --dry-run >"$work/units.txt" 2>&1 ||
+		{ cat "$work/units.txt"; fail "tune_farm.py --unit"; }
+	python3 tools/tune_farm.py --unit "$work/units" --index 0 --dry-run 2>&1 |
+		grep -q "is done already" || fail "a finished unit ran again"
+	"$tilec" tune --finish "$work/units" -o "$work/urec.json" 2>"$work/err.txt" ||
+		{ cat "$work/units.txt" "$work/err.txt"; fail "--finish of the farm's units"; }
+	python3 - "$work/urec.json" "$c_crash" "$c_hang" "$work/units/manifest.json" <<'PY' ||
+import json, sys
+r = json.load(open(sys.argv[1]))
+m = json.load(open(sys.argv[4]))
+vals = {c["id"]: c["values"] for c in m["configs"]}
+def find(cid):
+    return next(x for x in r["configs"] if all(x["values"][k] == v for k, v in vals[cid].items() if k in x["values"]))
+crash, hang = find(sys.argv[2]), find(sys.argv[3])
+assert crash["status"] == "failed" and "crashed: signal 11" in crash["reason"], crash
+assert hang["status"] == "failed" and "timed out after 3 s" in hang["reason"], hang
+assert r["device"] == "dry run" and not r["farm"]["units"]["failed"], r["farm"]
+assert sorted(c["status"] for c in r["configs"]).count("ok") == len(m["configs"]) - 2
+PY
+		{ cat "$work/units.txt"; fail "the record from the farm's units"; }
 	;;
 units)
 	prep=$work/prep
