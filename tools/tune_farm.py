@@ -839,24 +839,28 @@ def run_unit(d, m, sha, i, a):
         w = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--unit-worker", d,
                               "--only", ",".join(todo), "--device", str(a.device)]
                              + (["--dry-run"] if a.dry_run else []),
-                             stdout=subprocess.PIPE, text=True)
-        current, deadline, buf = None, time.time() + timeout + 120, ""
-        while True:
-            left = deadline - time.time()
-            ready = select.select([w.stdout], [], [], max(0, left))[0] if left > 0 else []
-            if not ready:
-                w.kill()
-                w.wait()
-                why = (f"timed out after {timeout:g} s (the unit's timeout per "
-                       f"configuration); killed")
+                             stdout=subprocess.PIPE, bufsize=0)
+        fd = w.stdout.fileno()
+        current, deadline, buf, why = None, time.time() + timeout + 120, b"", None
+        while why is None:
+            # The next line, read unbuffered so select sees what is left.
+            while b"\n" not in buf and why is None:
+                left = deadline - time.time()
+                if left <= 0 or not select.select([fd], [], [], left)[0]:
+                    w.kill()
+                    why = (f"timed out after {timeout:g} s (the unit's timeout per "
+                           f"configuration); killed")
+                    break
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    w.wait()
+                    rc = w.returncode
+                    why = (f"crashed: signal {-rc}" if rc < 0 else
+                           f"its process exited with status {rc} without a result")
+                buf += chunk
+            if why is not None:
                 break
-            line = w.stdout.readline()
-            if not line:
-                w.wait()
-                rc = w.returncode
-                why = (f"crashed: signal {-rc}" if rc < 0 else
-                       f"its process exited with status {rc} without a result")
-                break
+            line, buf = buf.split(b"\n", 1)
             o = json.loads(line)
             if "device" in o:
                 device, comp = o["device"], o["compilers"]
@@ -870,6 +874,8 @@ def run_unit(d, m, sha, i, a):
                       + (f", {r['median_ms']:.4g} ms" if r["status"] == "ok"
                          else f": {r.get('reason', '')[:200]}"), flush=True)
                 current = None
+        w.wait()
+        w.stdout.close()
         if current is None:
             current = todo[0] if todo else None
         if current is not None:
