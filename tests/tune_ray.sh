@@ -21,7 +21,10 @@
 #     partial, and gives the units to rerun;
 #   - rerun through Ray (with every unit submitted again: the finished
 #     ones rewrite nothing), the merge of the whole set chooses the
-#     fastest passing configuration, by the record's own numbers.
+#     fastest passing configuration, by the record's own numbers;
+#   - the configuration for one node with 8 GPUs (docs/tuning.md), dry:
+#     a cluster declaring 8 GPUs runs a CUDA search's 8 units at once,
+#     one GPU each (tune_ray.py --dry-run's barrier).
 set -u
 tilec=$(realpath "$1") root=$(realpath "$2") build=$(realpath "$3")
 work=$(mktemp -d "${TMPDIR:-/tmp}/tilec-ray.XXXXXX")
@@ -198,4 +201,23 @@ assert all(r["chosen"][k] == v for k, v in best["values"].items()), (r["chosen"]
 assert r["result"]["chosen_ms"] == best["final_ms"], r["result"]
 print("full merge: 3 measured, the fastest chosen; 3 failed, none chosen")
 PY
+
+# --- one node with 8 GPUs, checked dry: Ray's resources for the units ---------------
+# A local cluster that says it has 8 GPUs (none is opened): a CUDA search
+# as 8 units, each task num_gpus=1; the dry run's tasks wait until 8 run
+# at once, and each says which GPU Ray gave it.
+"$tilec" tune samples/gemm.c -t cuda --arch sm_90a \
+	--shape M=8192,N=8192,K=8192 --check-shape M=200,N=136,K=72 \
+	--choices BLOCK_M=64,128 --choices BLOCK_N=64,128 --choices STAGES=2,3 \
+	-D BLOCK_K=32 -D THREADS=128 --unit-size 1 --prepare "$work/gpu" \
+	>"$work/gpu-prep.log" 2>&1 || fail "--prepare for cuda"
+ray_run "$work/gpu" --num-cpus 8 --num-gpus 8 --dry-run >"$work/ray3.log" 2>&1 ||
+	{ cat "$work/ray3.log"; fail "the dry run on 8 GPUs"; }
+grep "^tune_ray:" "$work/ray3.log"
+grep -q "num_gpus=1," "$work/ray3.log" &&
+	grep -q "dry run: 8 units placed; 8 at once as the resources allow; GPUs used: 0,1,2,3,4,5,6,7$" \
+		"$work/ray3.log" || fail "not 8 units at once, one GPU each"
+[ "$(grep -c "placed on .*, GPUs [0-7], " "$work/ray3.log")" -eq 8 ] ||
+	fail "a unit without exactly one GPU"
+[ -z "$(ls "$work/gpu/results" 2>/dev/null)" ] || fail "the dry run ran a unit"
 echo PASS

@@ -75,15 +75,25 @@ def prepared_tilec(d):
 
 
 def run_unit(d, index, argv, env, timeout, dry):
-    """The body of one Ray task (runs on a worker)."""
+    """The body of one Ray task (runs on a worker).  dry: (barrier
+    directory, how many): no unit run; the task marks its start there
+    and waits (a minute at most) until that many have started, so a
+    cluster that cannot run them at once shows as a barrier not met."""
     import ray
     gpus = [str(g) for g in ray.get_gpu_ids()]
     host = socket.gethostname()
     start = time.time()
     if dry:
-        time.sleep(1.0)  # long enough for the placement to overlap
+        where, want = dry
+        open(os.path.join(where, str(index)), "w").close()
+        met = False
+        for _ in range(600):
+            if len(os.listdir(where)) >= want:
+                met = True
+                break
+            time.sleep(0.1)
         return {"unit": index, "host": host, "gpus": gpus, "start": start,
-                "end": time.time(), "pid": os.getpid()}
+                "end": time.time(), "pid": os.getpid(), "met": met}
     full = dict(os.environ)
     full.update(env)
     if gpus:
@@ -185,7 +195,15 @@ def main():
             num_gpus=gpus, num_cpus=a.cpus_per_unit, max_retries=a.retries,
             retry_exceptions=True)
         t0 = time.time()
-        refs = {task.remote(d, i, base + [str(i)], env, timeout, a.dry_run): i
+        dry = None
+        if a.dry_run:
+            # As many at once as the cluster's resources allow.
+            fit = (res.get("GPU", 0) / gpus if gpus else
+                   res.get("CPU", 0) / max(a.cpus_per_unit, 1e-9))
+            dry = (os.path.join(d, "logs", f"dry-run-{os.getpid()}"),
+                   max(1, min(len(want), int(fit + 1e-9))))
+            os.makedirs(dry[0])
+        refs = {task.remote(d, i, base + [str(i)], env, timeout, dry): i
                 for i in want}
         pending, failed, placed = list(refs), [], []
         while pending:
@@ -206,16 +224,15 @@ def main():
                       f"{a.retries + 1} attempts: {why.strip()}", flush=True)
         wall = time.time() - t0
         if a.dry_run and placed:
-            # The most units that ran at once, and the GPUs they had.
-            ev = sorted([(r["start"], 1) for r in placed] + [(r["end"], -1) for r in placed])
-            most = cur = 0
-            for _, step in ev:
-                cur += step
-                most = max(most, cur)
-            ids = sorted({g for r in placed for g in r["gpus"]}, key=lambda g: int(g)
-                         if g.isdigit() else 0)
-            print(f"tune_ray: dry run: {len(placed)} units placed, at most {most} at "
-                  f"once, GPUs used: {','.join(ids) or 'none'}", flush=True)
+            import shutil
+            shutil.rmtree(dry[0], ignore_errors=True)
+            ids = sorted({g for r in placed for g in r["gpus"]},
+                         key=lambda g: int(g) if g.isdigit() else 0)
+            met = all(r["met"] for r in placed)
+            print(f"tune_ray: dry run: {len(placed)} units placed; {dry[1]} at once "
+                  f"{'as the resources allow' if met else 'NOT reached'}; GPUs used: "
+                  f"{','.join(ids) or 'none'}", flush=True)
+            status = 0 if met else 1
         print(f"tune_ray: {len(want) - len(failed)} of {len(want)} units "
               f"{'placed' if a.dry_run else 'finished'} in {wall:.1f} s", flush=True)
         if failed:
