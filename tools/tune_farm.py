@@ -706,6 +706,10 @@ class UnitWorker:
                 r = self.made_up(cfgs[cid]) if self.dry else self.one(cfgs[cid])
             except Exception as e:
                 r = {"status": "failed", "reason": f"{type(e).__name__}: {e}"[:400]}
+                self.emit({"id": cid, "result": r})
+                # A fault may leave the CUDA context unusable: the unit
+                # goes on with the rest in a fresh worker.
+                os._exit(3)
             self.emit({"id": cid, "result": r})
 
     def input_sets(self, L, env):
@@ -760,10 +764,6 @@ class UnitWorker:
         except Exception as e:
             return {"status": "compile_error", "reason": "the kernel did not load or compile",
                     "log": f"{type(e).__name__}: {e}"[:4000]}
-        res = Farm.check(self, c, k, m["tol"], m["roles"])
-        if not res["ok"]:
-            return {"status": "wrong", "max_rel_err": res["max_rel_err"],
-                    "reason": f"check at {c['check']['shape']}: {res['why']}".strip()}
         L = c["launch"]
         env = dict(L["tunables"], **m["shape"])
         grid = [evaluate(g, env) for g in L["grid"]]
@@ -771,7 +771,13 @@ class UnitWorker:
         smem = L["smem_bytes"]
         meas = m["measure"]
         rounds = min(MAX_TIMES, 1 + int(meas.get("confirm_rounds", 2)))
+        # The GPU from the check on: loading overlaps other units' work,
+        # checks and timings do not.
         with timing_lock(self.dir, self.device):
+            res = Farm.check(self, c, k, m["tol"], m["roles"])
+            if not res["ok"]:
+                return {"status": "wrong", "max_rel_err": res["max_rel_err"],
+                        "reason": f"check at {c['check']['shape']}: {res['why']}".strip()}
             t0 = time.time()
             sets, set_bytes = self.input_sets(L, env)
             argsets = [make_args(gpu, L, env, m["roles"],
@@ -842,6 +848,7 @@ def run_unit(d, m, sha, i, a):
                              stdout=subprocess.PIPE, bufsize=0)
         fd = w.stdout.fileno()
         current, deadline, buf, why = None, time.time() + timeout + 120, b"", None
+        progressed = False
         while why is None:
             # The next line, read unbuffered so select sees what is left.
             while b"\n" not in buf and why is None:
@@ -866,6 +873,7 @@ def run_unit(d, m, sha, i, a):
                 device, comp = o["device"], o["compilers"]
             elif "start" in o:
                 current, deadline = o["start"], time.time() + timeout
+                progressed = True
             elif "id" in o:
                 configs[o["id"]] = o["result"]
                 todo.remove(o["id"])
@@ -876,8 +884,10 @@ def run_unit(d, m, sha, i, a):
                 current = None
         w.wait()
         w.stdout.close()
-        if current is None:
-            current = todo[0] if todo else None
+        # A worker that stopped before starting any configuration (it
+        # could not start at all) costs the next one, so the unit ends.
+        if current is None and not progressed and todo:
+            current = todo[0]
         if current is not None:
             configs[current] = {"status": "failed", "reason": why}
             todo.remove(current)

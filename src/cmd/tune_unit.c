@@ -734,6 +734,7 @@ run_config(Tune *t, Units *u, json_t *cfg, const char *fault)
 	TcHarness h;
 	TcHarnessShape s;
 	json_t *r = NULL;
+	int lock = -1;          /* the device's timing lock, when held */
 	Shape check = { 0 }, tune = { 0 };
 	if (!shape_from_json(&check, json_object_get(json_object_get(cfg, "check"),
 						      "shape")) ||
@@ -757,6 +758,11 @@ run_config(Tune *t, Units *u, json_t *cfg, const char *fault)
 		raise(SIGSEGV);
 	while (strcmp(fault, "hang") == 0)
 		pause();
+	/* On a GPU the device is taken from here on (the check runs on it
+	 * too): what overlaps other units' timings is compiling and loading. */
+	bool gpu = strcmp(t->target, "openmp") != 0;
+	if (gpu)
+		lock = timing_lock(t);
 	/* The unit's reference data, in place of the interpreter. */
 	json_t *inputs = json_object_get(json_object_get(cfg, "check"), "inputs");
 	json_t *expected = json_object_get(json_object_get(cfg, "check"),
@@ -805,9 +811,10 @@ run_config(Tune *t, Units *u, json_t *cfg, const char *fault)
 	int rounds = 1 + (int)json_integer_value(json_object_get(meas,
 								 "confirm_rounds"));
 	/* Timings one at a time on a device, whatever else runs there (other
-	 * units of a -j, other tasks on the node): compiles and checks
-	 * overlap, timings do not.  The lock goes with this process. */
-	int lock = timing_lock(t);
+	 * units of a -j, other tasks on the node): compiles overlap, timings
+	 * do not.  The lock goes with this process. */
+	if (!gpu)
+		lock = timing_lock(t);
 	double t0 = tilec_now();
 	/* The interpreter counts the FLOPs at the tuning shape (nothing
 	 * compared), as a search here does. */
@@ -825,8 +832,6 @@ run_config(Tune *t, Units *u, json_t *cfg, const char *fault)
 		noisy += ok && b.median_ms > NOISE_RATIO * b.min_ms;
 	}
 	double timing_s = tilec_now() - t0;
-	if (lock >= 0)
-		close(lock);
 	if (!ok) {
 		json_decref(times);
 		r = config_fail("failed", h.message ? h.message : "timing failed",
@@ -848,6 +853,8 @@ run_config(Tune *t, Units *u, json_t *cfg, const char *fault)
 	json_object_set_new(r, "gflops", json_real(first.gflops));
 out:
 	tc_harness_free(&h);
+	if (lock >= 0)
+		close(lock);
 out_shapes:
 	tune_shape_free(&check);
 	tune_shape_free(&tune);
