@@ -1609,6 +1609,42 @@ TcLoc tc_json_key_loc(const char *file, const char *text,
 bool tc_config_apply(const char *path, const char *text, size_t len,
 		     const char *device, TcArena *a, TcOptions *opt,
 		     TcDiags *d);
+/* Shape dispatch over several records of one kernel (docs/tuning.md,
+ * "Shape dispatch"), one rule for `tilec export`, `tilec run` and the
+ * library: the records are tried smallest bucket first (the product of
+ * its values; records of one size in the order given), and a launch
+ * takes the first whose bucket holds each scalar it names (none above
+ * the bucket's value), the last one when none does.  A record's bucket,
+ * as read from its "shape_bucket": */
+#define TC_BUCKET_MAX 32
+typedef struct TcBucket {
+	const TcRecord *rec;            /* the record (its JSON holds name[]) */
+	int index;                      /* its place among those given */
+	int n;                          /* scalars named */
+	const char *name[TC_BUCKET_MAX];
+	long long value[TC_BUCKET_MAX]; /* each >= 1 */
+	double size;                    /* the product of the values */
+} TcBucket;
+/* Read r's "shape_bucket" into *b: an object of integers >= 1; errors at
+ * the key in d. */
+bool tc_bucket_read(const TcRecord *r, int index, TcBucket *b, TcDiags *d);
+/* Sort b[0..n) into the order a dispatch tries them; two records of one
+ * bucket are an error (which a launch takes would be arbitrary). */
+bool tc_buckets_order(TcBucket *b, int n, TcDiags *d);
+/* Whether bucket b holds the launch's scalars (names[i] = values[i]);
+ * a scalar the bucket names that the launch lacks goes to *missing
+ * (and the answer is false). */
+bool tc_bucket_holds(const TcBucket *b, const char *const *names,
+		     const long long *values, int nvalues,
+		     const char **missing);
+/* The rule's answer for records paths[0..n): the index in paths of the
+ * record a launch with those scalars takes, or -1 after an error in d
+ * (a record unreadable or without a bucket, two of one bucket, a
+ * scalar a bucket names that the launch lacks).  why, when not NULL,
+ * gets a line saying which bucket held the shape. */
+int tc_records_select(const char *const *paths, int n,
+		      const char *const *names, const long long *values,
+		      int nvalues, TcDiags *d, TcBuf *why);
 /* The device name records use: the runtime's (`runtime_name`), except on
  * the CPU, where it is the processor's model. */
 void tc_tune_device_name(const char *target, const char *runtime_name,
