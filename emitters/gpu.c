@@ -2523,11 +2523,13 @@ static void
 emit_signature(Gpu *G, const char *body)
 {
 	TcBuf *b = G->pr.out;
-	/* A producer warpgroup's launches hold one block per SM: the
-	 * consumers' registers are what the producer gives back. */
+	/* With a producer warpgroup, the blocks per SM the registers
+	 * were split for (the consumers' are what the producer gives
+	 * back). */
 	if (G->k->producer_threads)
-		tc_buf_printf(b, "\nextern \"C\" __global__ void __launch_bounds__(%lld, 1)\n%s(",
-			      G->threads + G->k->producer_threads, G->k->name);
+		tc_buf_printf(b, "\nextern \"C\" __global__ void __launch_bounds__(%lld, %d)\n%s(",
+			      G->threads + G->k->producer_threads,
+			      G->k->producer_blocks, G->k->name);
 	else
 		tc_buf_printf(b, "\nextern \"C\" __global__ void __launch_bounds__(%lld)\n%s(",
 			      G->threads, G->k->name);

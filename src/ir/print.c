@@ -725,8 +725,10 @@ print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s)
 			      s->u.roles.producer_regs);
 		end_line(b, s->loc);
 		print_body(b, k, s->u.roles.producer);
-		tc_buf_printf(b, " consumer threads 0 .. %lld (%d registers) {\n",
-			      s->u.roles.threads, s->u.roles.consumer_regs);
+		tc_buf_printf(b, " consumer threads 0 .. %lld (%d registers, %d "
+			      "block%s per SM) {\n", s->u.roles.threads,
+			      s->u.roles.consumer_regs, s->u.roles.blocks,
+			      s->u.roles.blocks == 1 ? "" : "s");
 		print_body(b, k, s->u.roles.consumer);
 		tc_buf_puts(b, "\n");
 		return;

@@ -880,6 +880,9 @@ struct TcStmt {
 			 * (setmaxnreg): few for the producer, the rest of
 			 * the register file for the consumers. */
 			int producer_regs, consumer_regs;
+			/* Blocks per SM the kernel's launch bounds
+			 * promise (the registers are shared by them). */
+			int blocks;
 		} roles; /* ROLES */
 		struct {
 			TcRegion c, a, b; /* C += op(A) * op(B) */
@@ -1048,6 +1051,8 @@ typedef struct TcKernel {
 	 * producer warpgroup of the kernel's ROLES statement; 0 when
 	 * there is none. */
 	long long producer_threads;
+	int producer_blocks; /* and blocks per SM its launch bounds
+				promise (its ROLES' roles.blocks) */
 } TcKernel;
 
 typedef struct TcProgram {

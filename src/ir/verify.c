@@ -1122,7 +1122,9 @@ check_roles(Verifier *v, const TcStmt *s)
 		fail(v, s->loc, "roles inside roles");
 	if (t < 128 || t % 128 || p != 128 || k->producer_threads != p ||
 	    !regs_ok(s->u.roles.producer_regs) || !regs_ok(s->u.roles.consumer_regs) ||
-	    s->u.roles.producer_regs * p + s->u.roles.consumer_regs * t > 65536)
+	    s->u.roles.blocks < 1 || k->producer_blocks != s->u.roles.blocks ||
+	    (s->u.roles.producer_regs * p + s->u.roles.consumer_regs * t) *
+	    s->u.roles.blocks > 65536)
 		fail(v, s->loc, "roles: %lld consumer threads with %d registers, "
 		     "%lld producer threads (the kernel's %lld) with %d",
 		     t, s->u.roles.consumer_regs, p, k->producer_threads,

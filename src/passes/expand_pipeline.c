@@ -1035,18 +1035,38 @@ prefetch_dtype(const Pipe *pp, const TcVar *v, bool *stored)
 #define WS_PRODUCER_REGS 40
 #define WS_PRODUCER_THREADS 128
 
-/* Registers per consumer thread: what the launch gives every thread
- * (ptxas's bound for one block of all of them, at most 255, whole 8s),
- * less the producer's. */
+/* Registers per consumer thread with `blocks` blocks per SM: what the
+ * launch gives every thread (ptxas's bound for that many blocks of all
+ * of them, at most 255, whole 8s), less the producer's. */
 static int
-ws_consumer_regs(long long threads)
+ws_consumer_regs(long long threads, int blocks)
 {
 	long long all = threads + WS_PRODUCER_THREADS;
-	long long entry = WS_REGISTERS / all;
+	long long entry = WS_REGISTERS / (blocks * all);
 	entry = (entry > 255 ? 255 : entry) / 8 * 8;
 	long long regs = (entry * all - WS_PRODUCER_REGS * WS_PRODUCER_THREADS) /
 			 threads / 8 * 8;
 	return (int)(regs > 248 ? 248 : regs);
+}
+
+/* Blocks per SM the launch bounds promise: as many as the SM's shared
+ * memory (the opt-in limit and a block's 1 KiB reserve) and its 2048
+ * threads hold while each consumer thread keeps room for its share of
+ * accumulator `acc` and 64 registers more; at least one. */
+static int
+ws_blocks(const Expand *x, const TcVar *acc)
+{
+	long long threads = tc_abi_threads(x->k, x->t);
+	long long all = threads + WS_PRODUCER_THREADS, elems = 1, n;
+	for (int d = 0; d < acc->rank; d++)
+		elems *= tc_expr_const(acc->shape[d], &n) ? n : 1;
+	long long need = elems / threads + 64;
+	long long by_smem = (x->t->smem_limit + 1024) / (x->k->smem_bytes + 1024);
+	int blocks = 1;
+	for (int b = 2; b <= by_smem && b * all <= 2048; b++)
+		if (ws_consumer_regs(threads, b) >= need)
+			blocks = b;
+	return blocks;
 }
 
 /* Whether statement s (recursively) is a barrier or touches a shared
@@ -1357,7 +1377,8 @@ ws_roles(const Expand *x)
 	roles->u.roles.threads = threads;
 	roles->u.roles.producer_threads = WS_PRODUCER_THREADS;
 	roles->u.roles.producer_regs = WS_PRODUCER_REGS;
-	roles->u.roles.consumer_regs = ws_consumer_regs(threads);
+	roles->u.roles.blocks = ws_blocks(x, x->ws->loop->u.loop.copies_in_gemm->u.gemm.c.var);
+	roles->u.roles.consumer_regs = ws_consumer_regs(threads, roles->u.roles.blocks);
 	ws_barriers(x->k->body, threads);
 	TcStmt *body = block(x);
 	push(x, body, x->ws->init);
@@ -1365,6 +1386,7 @@ ws_roles(const Expand *x)
 	push(x, body, roles);
 	x->k->body = body;
 	x->k->producer_threads = WS_PRODUCER_THREADS;
+	x->k->producer_blocks = roles->u.roles.blocks;
 }
 
 /* The statement that carries out pipelined loop `loop`. */
