@@ -620,6 +620,11 @@ print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s)
 		tc_buf_puts(b, ") {");
 		end_line(b, s->loc);
 		print_body(b, k, s->u.select.fast);
+		if (s->u.select.fallback && s->u.select.fallback->kind == TC_ST_BLOCK &&
+		    s->u.select.fallback->u.block.body.len == 0) {
+			tc_buf_puts(b, "\n");
+			return;
+		}
 		tc_buf_puts(b, " else {\n");
 		print_body(b, k, s->u.select.fallback);
 		tc_buf_puts(b, "\n");

@@ -71,7 +71,7 @@ FLAGS.update({f"{name}_mma_tma": ["--no-wgmma", "--tma"] for name in MMA_TMA_CAS
 # producer; the 8192^3 tilings are timed beside their twins without it.
 WS_CASES = [n for n in TMA_CASES if "attention" not in n and "attn" not in n and "decode" not in n
             and "conv2d" not in n and "moe" not in n and "index64" not in n] + [
-    "gemm_bf16_8192_128x256x64_s3_256t", "gemm_f16_4096_128x256x64_s3_256t",
+    "gemm_bf16_8192_128x256x64_s3_256t", "gemm_f16_4096_128x256x64_s3_256t", "gemm_f16_8192_256x128x64_s4_256t",
     "gemm_f16_skinny64_s3", "gemm_i8_nt_ragged_fast_s3", "gemm_bias_relu_ragged_fast_s3"]
 FLAGS.update({f"{name}_ws": ["--tma", "--warp-specialize"] for name in WS_CASES})
 
@@ -145,7 +145,7 @@ CASES = [
      {"M": 8192, "N": 8192, "K": 8192}, "gemm", "bench")
     for m, n, k, st, t in [(128, 256, 64, 3, 256), (128, 256, 64, 4, 256), (128, 256, 32, 4, 256),
                            (256, 128, 64, 3, 256), (256, 128, 32, 4, 256), (128, 128, 64, 3, 128),
-                           (128, 128, 32, 4, 128), (128, 128, 64, 3, 256)]
+                           (128, 128, 32, 4, 128), (128, 128, 64, 3, 256), (256, 128, 64, 4, 256)]
 ] + [
     # Row-wise kernels.
     ("softmax_f32_ragged", "softmax", None, {}, {"M": 1001, "N": 3000}, "softmax", "check"),
