@@ -71,6 +71,7 @@ typedef struct ExportArgs {
 	bool standalone;        /* helpers inlined (default) */
 	bool json;              /* --json: report what was written as JSON */
 	TcTma tma;              /* --tma, --no-tma (sm_90a) */
+	TcWarpSpec ws;          /* --warp-specialize, --no-warp-specialize */
 	int ndefines;           /* -D bindings */
 	char *define_name[TC_MAX_DEFINES];
 	long long define_value[TC_MAX_DEFINES];
@@ -135,6 +136,11 @@ usage(FILE *f)
 	      "fits by TMA,\n"
 	      "                     or none (default: as tilec; K_launch "
 	      "builds the maps)\n"
+	      "  --warp-specialize, --no-warp-specialize\n"
+	      "                     on sm_90a, a producer warpgroup issues "
+	      "the TMA copies,\n"
+	      "                     or the program's threads do (default: as "
+	      "tilec)\n"
 	      "  --standalone       inline the helper headers (the default)\n"
 	      "  --json             report the files written as one JSON "
 	      "object\n"
@@ -159,6 +165,7 @@ usage_error(const char *fmt, const char *arg)
 enum {
 	OPT_HELP = 1, OPT_STANDALONE, OPT_NO_STANDALONE, OPT_TARGET, OPT_ARCH,
 	OPT_KERNEL, OPT_CONFIG, OPT_OUT, OPT_DEFINE, OPT_PREFIX, OPT_JSON, OPT_TMA, OPT_NO_TMA,
+	OPT_WS, OPT_NO_WS,
 };
 
 static const TcOptSpec options[] = {
@@ -173,6 +180,8 @@ static const TcOptSpec options[] = {
 	{ "json", 0, false, OPT_JSON },
 	{ "tma", 0, false, OPT_TMA },
 	{ "no-tma", 0, false, OPT_NO_TMA },
+	{ "warp-specialize", 0, false, OPT_WS },
+	{ "no-warp-specialize", 0, false, OPT_NO_WS },
 	{ NULL, 'o', true, OPT_OUT },
 	{ NULL, 'D', true, OPT_DEFINE },
 	{ 0 },
@@ -238,6 +247,8 @@ parse_args(ExportArgs *x, int argc, char **argv)
 		case OPT_JSON: x->json = true; break;
 		case OPT_TMA: x->tma = TC_TMA_ALL; break;
 		case OPT_NO_TMA: x->tma = TC_TMA_OFF; break;
+		case OPT_WS: x->ws = TC_WS_ON; break;
+		case OPT_NO_WS: x->ws = TC_WS_OFF; break;
 		case OPT_PREFIX:
 			if (!identifier_part(v))
 				return usage_error("--prefix wants the start of a "
@@ -1258,6 +1269,7 @@ export_all(ExportArgs *x)
 	}
 	opt.standalone = x->standalone;
 	opt.tma = x->tma;
+	opt.ws = x->ws;
 	opt.ndefines = x->ndefines;
 	for (int i = 0; i < x->ndefines; i++) {
 		opt.define_name[i] = x->define_name[i];

@@ -604,8 +604,10 @@ TcDtype tc_reduce_all_type(TcDtype t);
 				       buffer into one scalar local */ \
 	X(ARG_REDUCE, "arg_reduce") /* arg_reduce.*: argmax / argmin / \
 				       top-k along a dim, values and indices */ \
-	X(BARRIER, "barrier") /* no fields: every thread of the block \
-				 waits here (GPU targets, barrier.c) */ \
+	X(BARRIER, "barrier") /* barrier.threads: every thread of the \
+				 block waits here (GPU targets, \
+				 barrier.c), or the program's threads \
+				 only in a ROLES' consumer block */ \
 	X(PREFETCH, "prefetch") /* copy.dst (a whole buffer: the tile's \
 				   shape), copy.src (a tensor region): \
 				   the rows a COPY src -> dst would read \
@@ -644,7 +646,12 @@ TcDtype tc_reduce_all_type(TcDtype t);
 						   (empty) arrival */ \
 	X(STAGE_BAR_WAIT, "stage_bar_wait") /* bar.*: wait for the phase \
 					       of a stage barrier of a \
-					       parity */
+					       parity */ \
+	X(ROLES, "roles") /* roles.*: warp specialization (sm_90a): a \
+			     producer warpgroup past the program's \
+			     threads, one thread of which runs \
+			     `producer`; the program's threads run \
+			     `consumer` */
 
 typedef enum TcStmtKind {
 #define X(name, printed) TC_ST_##name,
@@ -838,6 +845,13 @@ struct TcStmt {
 						     of a stage */
 			long long empty_arrivals; /* per phase of empty[s]:
 						     its warps */
+			long long copiers;        /* of full_arrivals: the
+						     threads arriving after
+						     their cp.async copies
+						     (the block's threads;
+						     0 when a producer
+						     warpgroup's TMA copies
+						     are all there is) */
 		} bars; /* STAGE_BAR_INIT */
 		struct {
 			TcVar *bars;    /* the STAGE_BAR_INIT's HANDLE */
@@ -848,6 +862,28 @@ struct TcStmt {
 			TcExpr *stage;  /* 0 .. stages - 1 */
 			TcExpr *parity; /* STAGE_BAR_WAIT: the phase's parity */
 		} bar; /* STAGE_BAR_ARRIVE, STAGE_BAR_WAIT */
+		struct {
+			/* 0: every thread of the block; else the first
+			 * `threads` (the program's, in a ROLES' consumer
+			 * block: a named barrier the producer warpgroup
+			 * does not take part in). */
+			long long threads;
+		} barrier; /* BARRIER */
+		struct {
+			TcStmt *producer; /* a BLOCK: one thread's, the
+					     first of the producer
+					     warpgroup */
+			TcStmt *consumer; /* a BLOCK: the program's threads' */
+			long long threads;          /* the program's threads */
+			long long producer_threads; /* the producer warpgroup */
+			/* Registers per thread each role keeps
+			 * (setmaxnreg): few for the producer, the rest of
+			 * the register file for the consumers. */
+			int producer_regs, consumer_regs;
+			/* Blocks per SM the kernel's launch bounds
+			 * promise (the registers are shared by them). */
+			int blocks;
+		} roles; /* ROLES */
 		struct {
 			TcRegion c, a, b; /* C += op(A) * op(B) */
 			bool trans_a;     /* A is stored K x M */
@@ -1010,6 +1046,13 @@ typedef struct TcKernel {
 	/* GPU targets with TMA (expand_pipeline.c): TcTensorMap *, the
 	 * tensor maps its TMA copies read, in parameter order. */
 	TcVec tmaps;
+	/* GPU targets with TMA and wgmma (expand_pipeline.c, warp
+	 * specialization): threads launched past the program's, the
+	 * producer warpgroup of the kernel's ROLES statement; 0 when
+	 * there is none. */
+	long long producer_threads;
+	int producer_blocks; /* and blocks per SM its launch bounds
+				promise (its ROLES' roles.blocks) */
 } TcKernel;
 
 typedef struct TcProgram {
@@ -1323,6 +1366,14 @@ typedef enum TcTma {
 		      * a note on each that does not */
 } TcTma;
 
+/* Whether mbarrier loops whose copies all go by TMA get a producer
+ * warpgroup (expand_pipeline.c, warp specialization). */
+typedef enum TcWarpSpec {
+	TC_WS_DEFAULT, /* the target's default (tc_ws_default) */
+	TC_WS_ON,      /* --warp-specialize */
+	TC_WS_OFF,     /* --no-warp-specialize */
+} TcWarpSpec;
+
 struct TcOptions {
 	const char *kernel;          /* --kernel NAME, or NULL for all */
 	int ndefines;                /* -D NAME=VALUE bindings */
@@ -1341,6 +1392,8 @@ struct TcOptions {
 					placement (explain.c) */
 	TcTma tma;                   /* which pipelined copies go by TMA
 					where the target has it */
+	TcWarpSpec ws;               /* warp specialization of mbarrier
+					loops whose copies are TMA's */
 };
 
 /* ==== pipeline.c: the passes, in order ==================================== */
@@ -1393,6 +1446,9 @@ bool tc_barrier(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
 /* passes/expand_pipeline.c: each copy's lowering (copy.lower); every
  * pipelined loop with async copies carried out as prologue, steady
  * state and drain with ASYNC_COPY, COMMIT_GROUP and WAIT_GROUP. */
+/* Whether expand_pipeline warp-specializes the loops that fit (opt->ws
+ * and the target). */
+bool tc_ws_enabled(const TcOptions *opt);
 bool tc_expand_pipeline(TcArena *a, TcProgram *p, const TcOptions *opt,
 			TcDiags *d);
 /* index_width.c (every target): each tensor's offset width (index64) and
@@ -1685,7 +1741,9 @@ typedef struct TcAbi {
 	const TcKernel *kernel;
 	int nparams;
 	TcAbiParam *params;   /* nparams, in signature order */
-	long long threads;    /* threads per block; 1 on the CPU */
+	long long threads;    /* threads per block a launch gives (the
+				 program's and a producer warpgroup's);
+				 1 on the CPU */
 	long long smem_bytes; /* dynamic shared memory per block (GPUs) */
 	int ntmaps;           /* tensor maps, passed after the params, */
 	TcTensorMap *const *tmaps; /* in this order (kernel->tmaps) */
@@ -1702,6 +1760,9 @@ const char *tc_abi_element_c_type(TcDtype t);
 /* Threads per block of k's launches on t (tile_threads, else the
  * target's default_threads; 1 where the target is not SIMT). */
 long long tc_abi_threads(const TcKernel *k, const TcTarget *t);
+/* Threads per block a launch of k gives: tc_abi_threads and the
+ * producer warpgroup warp specialization adds (k->producer_threads). */
+long long tc_abi_launch_threads(const TcKernel *k, const TcTarget *t);
 /* Whether scalar v is the whole declared extent of some tensor dim. */
 bool tc_abi_is_extent(const TcKernel *k, const TcVar *v);
 
