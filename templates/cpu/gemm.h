@@ -95,6 +95,26 @@ tilec_gemm_pack_b(float *restrict pb, int NR, const float *b, size_t rs,
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 
+/* Four rows of 16 bytes (row stride rs) as 16 quads, column by column:
+ * d[4 j + h] = s[h rs + j], the layout vpdpbusd and tdpbssd read b in
+ * (a 4 x 16 byte transpose; SSE2, which every x86-64 has). */
+static inline void
+tilec_gemm_quads_s8(signed char *restrict d, const signed char *s, size_t rs)
+{
+	__m128i r0 = _mm_loadu_si128((const __m128i *)s);
+	__m128i r1 = _mm_loadu_si128((const __m128i *)(s + rs));
+	__m128i r2 = _mm_loadu_si128((const __m128i *)(s + 2 * rs));
+	__m128i r3 = _mm_loadu_si128((const __m128i *)(s + 3 * rs));
+	/* byte pairs of rows 0, 1 and of rows 2, 3, then quads */
+	__m128i lo01 = _mm_unpacklo_epi8(r0, r1), hi01 = _mm_unpackhi_epi8(r0, r1);
+	__m128i lo23 = _mm_unpacklo_epi8(r2, r3), hi23 = _mm_unpackhi_epi8(r2, r3);
+	__m128i *o = (__m128i *)d;
+	_mm_storeu_si128(o, _mm_unpacklo_epi16(lo01, lo23));
+	_mm_storeu_si128(o + 1, _mm_unpackhi_epi16(lo01, lo23));
+	_mm_storeu_si128(o + 2, _mm_unpacklo_epi16(hi01, hi23));
+	_mm_storeu_si128(o + 3, _mm_unpackhi_epi16(hi01, hi23));
+}
+
 /* --- AVX-512: 14 x 32 (28 accumulators of 16 floats) ---------------------- */
 
 /* Two 512-bit FMA pipes of 4 cycles need 8 independent accumulators; 28
@@ -275,28 +295,86 @@ tilec_gemm_f32_avx2(int m, int n, int k, float *c, int ldc, const float *a,
 #define TILEC_VNNI_MR 8
 #define TILEC_VNNI_NR 32
 
+/* acc + the four-byte dot products of u8 a and s8 b, lane by lane
+ * (vpdpbusd).  gcc 12 copies the intrinsic's accumulator through extra
+ * registers and the stack on every use in the micro-kernel (60
+ * instructions for its 16 products a step); the instruction written out
+ * accumulates in place. */
+static inline __attribute__((always_inline)) TILEC_VNNI __m512i
+tilec_dpbusd(__m512i acc, __m512i a, __m512i b)
+{
+#if defined(__GNUC__) && !defined(__clang__)
+	__asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b));
+	return acc;
+#else
+	return _mm512_dpbusd_epi32(acc, a, b);
+#endif
+}
+
 /* Rows of op(a) as k4 bytes each (k padded to a multiple of 4 with
- * a = 0), flipped to unsigned: pa[i][p] = a[i][p] + 128. */
-static inline void
+ * a = 0), flipped to unsigned: pa[i][p] = a[i][p] + 128 (a ^ 0x80). */
+static inline TILEC_VNNI void
 tilec_gemm_pack_a_u8(unsigned char *restrict pa, int k4, const signed char *a,
 		     size_t rs, size_t cs, int m, int k)
 {
-	for (int i = 0; i < m; i++)
-		for (int p = 0; p < k4; p++)
-			pa[(size_t)i * k4 + p] =
-				(unsigned char)((p < k ? a[i * rs + p * cs] : 0) + 128);
+	const __m512i flip = _mm512_set1_epi8((char)0x80);
+	for (int i = 0; i < m; i++) {
+		unsigned char *d = pa + (size_t)i * k4;
+		int p = 0;
+		if (cs == 1)
+			for (; p + 64 <= k; p += 64)
+				_mm512_storeu_si512(
+					d + p,
+					_mm512_xor_si512(
+						_mm512_loadu_si512(a + i * rs + p), flip));
+		for (; p < k4; p++)
+			d[p] = (unsigned char)((p < k ? a[i * rs + p * cs] : 0) + 128);
+	}
 }
 
 /* nr columns of op(b) over k4 rows (zero past k and nr) as panels of
- * [k4 / 4][NR][4] bytes, and each column's sum times 128 into corr. */
-static inline void
+ * [k4 / 4][NR][4] bytes, and each column's sum times 128 into corr.  Whole
+ * quads of rows of b (column stride 1, all NR = 32 columns) go 16 columns
+ * at a time, their sums by vpdpbusd with 128 in every byte of a. */
+static inline TILEC_VNNI void
 tilec_gemm_pack_b_s8(signed char *restrict pb, int *restrict corr, int NR,
 		     const signed char *b, size_t rs, size_t cs, int nr, int k,
 		     int k4)
 {
+	int p0 = 0;
 	for (int j = 0; j < NR; j++)
 		corr[j] = 0;
-	for (int p = 0; p < k4; p++)
+	if (cs == 1 && nr == NR && NR == 32) {
+		const __m512i flip = _mm512_set1_epi8((char)0x80);
+		__m512i c0 = _mm512_setzero_si512(), c1 = _mm512_setzero_si512();
+		for (; p0 + 4 <= k; p0 += 4) {
+			signed char *d = pb + (size_t)(p0 / 4) * NR * 4;
+			tilec_gemm_quads_s8(d, b + p0 * rs, rs);
+			tilec_gemm_quads_s8(d + 64, b + p0 * rs + 16, rs);
+			c0 = _mm512_dpbusd_epi32(c0, flip, _mm512_loadu_si512(d));
+			c1 = _mm512_dpbusd_epi32(c1, flip, _mm512_loadu_si512(d + 64));
+		}
+		_mm512_storeu_si512(corr, c0);
+		_mm512_storeu_si512(corr + 16, c1);
+	} else if (rs == 1 && NR == 32) {
+		/* columns of op(b) contiguous along k: 64 bytes (16 quads) of
+		 * each scattered into the panel's rows of quads, and summed */
+		const __m512i flip = _mm512_set1_epi8((char)0x80);
+		const __m512i quads = _mm512_setr_epi32(
+			0, 32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384,
+			416, 448, 480);
+		for (; p0 + 64 <= k; p0 += 64)
+			for (int j = 0; j < NR; j++) {
+				__m512i v = j < nr ? _mm512_loadu_si512(b + p0 + j * cs)
+						   : _mm512_setzero_si512();
+				_mm512_i32scatter_epi32(pb + (size_t)(p0 / 4) * NR * 4 +
+								j * 4,
+							quads, v, 4);
+				corr[j] += _mm512_reduce_add_epi32(_mm512_dpbusd_epi32(
+					_mm512_setzero_si512(), flip, v));
+			}
+	}
+	for (int p = p0; p < k4; p++)
 		for (int j = 0; j < NR; j++) {
 			signed char v = p < k && j < nr ? b[p * rs + j * cs] : 0;
 			pb[(size_t)(p / 4) * NR * 4 + j * 4 + p % 4] = v;
@@ -325,8 +403,8 @@ tilec_ukr_i8_vnni(int mr, int k4, const unsigned char *pa, size_t lda4,
 			int word;
 			__builtin_memcpy(&word, pa + r * lda4 + q * 4, 4);
 			__m512i ar = _mm512_set1_epi32(word);
-			acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], ar, b0);
-			acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], ar, b1);
+			acc[r][0] = tilec_dpbusd(acc[r][0], ar, b0);
+			acc[r][1] = tilec_dpbusd(acc[r][1], ar, b1);
 		}
 	}
 	__m512i corr0 = _mm512_loadu_si512(corr);
@@ -466,6 +544,12 @@ tilec_amx_pack_b_tile_bf16(unsigned short *restrict d, const float *s,
 	}
 }
 
+/* The 32-bit lane offsets of a tile's 16 rows (64 bytes apart): where a
+ * column's 16 pairs or quads go. */
+#define tilec_amx_rows                                                       \
+	_mm512_setr_epi32(0, 16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, \
+			  192, 208, 224, 240)
+
 /* op(a) as bf16 [mt][kt][16][32] and op(b) as [nt][kt][16][16][2], zero
  * past m, n and k. */
 static inline TILEC_AMX void
@@ -513,12 +597,17 @@ tilec_amx_pack_bf16(unsigned short *restrict pa, unsigned short *restrict pb,
 				int col = t * 16 + j;
 				unsigned short *d = tb + j * 2;
 				if (col < n && b_rs == 1 && q * 32 + 32 <= k) {
-					/* a column of op(b) is contiguous: its 16 pairs */
+					/* a column of op(b) is contiguous: its 16
+					 * pairs, one lane each, scattered down the
+					 * tile's rows */
 					const float *s = b + col * b_cs + q * 32;
-					for (int r = 0; r < 16; r++) {
-						d[r * 32] = tilec_bf16_bits(s[2 * r]);
-						d[r * 32 + 1] = tilec_bf16_bits(s[2 * r + 1]);
-					}
+					__m256i lo = _mm512_cvtepi32_epi16(_mm512_srli_epi32(
+						_mm512_castps_si512(_mm512_loadu_ps(s)), 16));
+					__m256i hi = _mm512_cvtepi32_epi16(_mm512_srli_epi32(
+						_mm512_castps_si512(_mm512_loadu_ps(s + 16)), 16));
+					_mm512_i32scatter_epi32(
+						d, tilec_amx_rows, _mm512_inserti64x4(
+							_mm512_castsi256_si512(lo), hi, 1), 4);
 					continue;
 				}
 				for (int r = 0; r < 16; r++)
@@ -635,26 +724,13 @@ tilec_gemm_bf16_amx(int m, int n, int k, float *c, int ldc, const float *a,
 
 /* One 16-column, 64-deep tile of op(b) from rows of b (column stride 1,
  * row stride rs): tile row r holds k rows 4r .. 4r + 3 of the 16 columns
- * in quads, a 4 x 16 byte transpose per tile row. */
-static inline TILEC_AMX void
+ * in quads. */
+static inline void
 tilec_amx_pack_b_tile_i8(signed char *restrict d, const signed char *s,
 			 size_t rs)
 {
-	for (int r = 0; r < 16; r++) {
-		const signed char *s0 = s + 4 * r * rs;
-		__m128i r0 = _mm_loadu_si128((const __m128i *)s0);
-		__m128i r1 = _mm_loadu_si128((const __m128i *)(s0 + rs));
-		__m128i r2 = _mm_loadu_si128((const __m128i *)(s0 + 2 * rs));
-		__m128i r3 = _mm_loadu_si128((const __m128i *)(s0 + 3 * rs));
-		/* byte pairs of rows 0, 1 and of rows 2, 3, then quads */
-		__m128i lo01 = _mm_unpacklo_epi8(r0, r1), hi01 = _mm_unpackhi_epi8(r0, r1);
-		__m128i lo23 = _mm_unpacklo_epi8(r2, r3), hi23 = _mm_unpackhi_epi8(r2, r3);
-		__m128i *o = (__m128i *)(d + r * 64);
-		_mm_storeu_si128(o, _mm_unpacklo_epi16(lo01, lo23));
-		_mm_storeu_si128(o + 1, _mm_unpackhi_epi16(lo01, lo23));
-		_mm_storeu_si128(o + 2, _mm_unpacklo_epi16(hi01, hi23));
-		_mm_storeu_si128(o + 3, _mm_unpackhi_epi16(hi01, hi23));
-	}
+	for (int r = 0; r < 16; r++)
+		tilec_gemm_quads_s8(d + r * 64, s + 4 * r * rs, rs);
 }
 
 /* op(a) as int8 [mt][kt][16][64] and op(b) as [nt][kt][16][16][4]. */
@@ -686,6 +762,19 @@ tilec_amx_pack_i8(signed char *restrict pa, signed char *restrict pb, int m,
 				/* 16 whole columns along rows of b */
 				tilec_amx_pack_b_tile_i8(
 					tb, b + (size_t)q * 64 * b_rs + t * 16, b_rs);
+				continue;
+			}
+			if (b_rs == 1 && q * 64 + 64 <= k) {
+				/* columns of op(b) are contiguous: each one's 16
+				 * quads scattered down the tile's rows */
+				for (int j = 0; j < 16; j++) {
+					int col = t * 16 + j;
+					__m512i v = col < n ? _mm512_loadu_si512(
+								      b + col * b_cs + q * 64)
+							    : _mm512_setzero_si512();
+					_mm512_i32scatter_epi32(tb + j * 4, tilec_amx_rows,
+								v, 4);
+				}
 				continue;
 			}
 			for (int r = 0; r < 16; r++)
