@@ -297,17 +297,28 @@ def main():
               os.environ.get("ONEDNN_MAX_CPU_ISA", "(unset)"))
     print("GFLOP/s (int8: GOP/s), median of %d alternating calls after a "
           "warm-up; ratio = tilec / torch" % REPEATS)
-    print("%-16s %-16s %7s %9s %9s %6s  %s" % ("kernel", "M x N x K",
-                                               "threads", "tilec", "torch",
-                                               "ratio", "baseline"))
+    # One line per kernel and shape: tilec / torch = ratio at each
+    # thread count.
+    print("%-16s %-16s %s  %s" % ("kernel", "M x N x K", "  ".join(
+        "%-20s" % ("%d threads" % t) for t in counts), "baseline"))
+    keys, cells, bases = [], {}, {}
     for name, shape, t, g_t, g_b, base in table:
+        if (name, shape) not in cells:
+            keys.append((name, shape))
+            cells[(name, shape)] = {}
         if g_t is None:
-            print("%-16s %-16s %7d %9s %9s %6s  %s" % (name, shape, t, "-",
-                                                       "-", "-", base))
-            continue
-        print("%-16s %-16s %7d %9.1f %9s %6s  %s" % (
-            name, shape, t, g_t, "%.1f" % g_b if g_b else "n/a",
-            "%.2f" % (g_t / g_b) if g_b else "-", base))
+            cell = "-"
+        elif g_b:
+            cell = "%.0f/%.0f=%.2f" % (g_t, g_b, g_t / g_b)
+        else:
+            cell = "%.0f" % g_t
+        cells[(name, shape)][t] = cell
+        if g_t is not None:
+            bases[(name, shape)] = base
+    for key in keys:
+        print("%-16s %-16s %s  %s" % (key[0], key[1], "  ".join(
+            "%-20s" % cells[key].get(t, "-") for t in counts),
+            bases.get(key, "skipped")))
     print("total %.0f s" % (time.monotonic() - START))
 
 
