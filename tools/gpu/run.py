@@ -683,6 +683,19 @@ def ref_k_swa_attention(t, s):
     return torch.softmax(x, -1) @ v
 
 
+def ref_k_moe_router(t, s):
+    x = t["logits"].float()
+    p = torch.softmax(x.double(), 1)
+    # ties by the smaller expert id, as tile_reduce_topk
+    order = torch.sort(p, dim=1, descending=True, stable=True)
+    top, ids = order.values[:, :2], order.indices[:, :2]
+    return ids, top / top.sum(1, keepdim=True)
+
+
+def ref_k_argmax_vocab(t, s):
+    return t["X"].argmax(1)
+
+
 REFS = {"gemm": (ref_gemm, "C"), "gemm_at": (ref_gemm_at, "C"), "gemm_bt": (ref_gemm_bt, "C"),
         "gemm_tn": (ref_gemm_tn, "C"), "softmax": (ref_softmax, "Y"),
         "rmsnorm": (ref_rmsnorm, "Y"), "attention": (None, "O"),
@@ -731,7 +744,8 @@ REFS = {"gemm": (ref_gemm, "C"), "gemm_at": (ref_gemm_at, "C"), "gemm_bt": (ref_
         "k_histogram": (ref_k_histogram, "H"), "k_batched_gemm": (ref_k_batched_gemm, "C"),
         "k_causal_conv1d": (ref_k_causal_conv1d, "Y"), "k_embedding_bag": (ref_k_embedding_bag, "Y"),
         "k_kv_append": (ref_k_kv_append, "Kc"), "k_rmsnorm_bwd": (ref_k_rmsnorm_bwd, ("dX", "dG")),
-        "k_logsumexp": (ref_k_logsumexp, "Y"), "k_swa_attention": (ref_k_swa_attention, "O")}
+        "k_logsumexp": (ref_k_logsumexp, "Y"), "k_swa_attention": (ref_k_swa_attention, "O"),
+        "k_moe_router": (ref_k_moe_router, ("ids", "weights")), "k_argmax_vocab": (ref_k_argmax_vocab, "Y")}
 # References whose NaN elements the kernel must not write (they keep the
 # poison): each is counted as `stray` if written, `unwritten` the other way.
 # Kernels whose f32 outputs are sums of f16-rounded terms, checked at
