@@ -211,6 +211,7 @@ storage_type(const Gpu *G, TcDtype t)
 	case TC_DT_FP8E4M3: return "tilec::fp8e4m3";
 	case TC_DT_FP8E5M2: return "tilec::fp8e5m2";
 	case TC_DT_BOOL: return "bool";
+	case TC_DT_I4: return "tilec::i4x2"; /* a byte of two, packed */
 	default: return NULL;
 	}
 }
@@ -285,6 +286,8 @@ zero_of(Gpu *G, TcDtype t, TcLoc loc)
 static const char *
 from_value_of(Gpu *G, TcDtype t, TcDtype from)
 {
+	if (t == TC_DT_I4) /* an int, which tilec::i4_put wraps */
+		return "(int)(";
 	return tc_fmt(G->a, "tilec::%s<%s>(", float_valued(from) ? "from_float" :
 		      "from_value", storage_type(G, t));
 }
@@ -542,10 +545,35 @@ prints_var(const TcStmt *s, const TcVar *v)
 	return u.found;
 }
 
+/* Packed i4 elements (a tensor, a shared tile) are no lvalues: they are
+ * read and written through the helpers, by their base and flat offset. */
+static bool
+packed_i4(const TcVar *v)
+{
+	return v->dtype == TC_DT_I4 && !is_reg(v);
+}
+
+/* `BASE, OFFSET` of element idx[] of packed i4 tensor or tile v. */
+static void
+i4_args(Gpu *G, const TcVar *v, TcExpr *const *idx)
+{
+	if (v->kind == TC_VAR_TENSOR) {
+		tc_buf_printf(G->pr.out, "%s, ", v->name);
+		tensor_offset(G, v, idx);
+	} else {
+		smem_base(G, v);
+		tc_buf_puts(G->pr.out, ", ");
+		smem_offset(G, v, idx);
+	}
+}
+
 /* The element as an lvalue in its storage type. */
 static void
 element_ref(Gpu *G, const TcVar *v, TcExpr *const *idx)
 {
+	if (packed_i4(v))
+		error(G, v->loc, "internal error: i4 element of '%s' as an lvalue",
+		      v->name);
 	if (v->kind == TC_VAR_TENSOR) {
 		tc_buf_printf(G->pr.out, "%s[", v->name);
 		tensor_offset(G, v, idx);
@@ -560,11 +588,29 @@ element_ref(Gpu *G, const TcVar *v, TcExpr *const *idx)
 	}
 }
 
+/* The element as a value of its storage type (an int for packed i4:
+ * tilec::i4_get). */
+static void
+element_value(Gpu *G, const TcVar *v, TcExpr *const *idx)
+{
+	if (!packed_i4(v)) {
+		element_ref(G, v, idx);
+		return;
+	}
+	tc_buf_puts(G->pr.out, "tilec::i4_get(");
+	i4_args(G, v, idx);
+	tc_buf_puts(G->pr.out, ")");
+}
+
 static void
 hook_load(TcCPrinter *pr, const TcExpr *e)
 {
 	Gpu *G = pr->ctx;
 	const TcVar *v = e->u.load.var;
+	if (packed_i4(v)) {
+		element_value(G, v, e->u.load.idx);
+		return;
+	}
 	bool wrap = narrow_float(v->dtype) && !is_reg(v);
 	if (wrap)
 		tc_buf_puts(pr->out, "tilec::to_float(");
@@ -576,6 +622,13 @@ hook_load(TcCPrinter *pr, const TcExpr *e)
 static bool
 hook_convert(TcCPrinter *pr, const TcExpr *value, TcDtype t)
 {
+	if (t == TC_DT_I4) {
+		/* Wrap to 4 bits, as i4's storage would. */
+		tc_buf_puts(pr->out, "tilec::i4_wrap(");
+		tc_c_expr(pr, value);
+		tc_buf_puts(pr->out, ")");
+		return true;
+	}
 	if (t == TC_DT_I8 || t == TC_DT_U8) {
 		/* Wrap to the 8-bit type (u8 of -5 is 251); the value is then
 		 * an int again by C++'s promotions. */
@@ -632,7 +685,11 @@ stores_bytes(const Gpu *G, const TcVar *v)
 static void
 store_open(Gpu *G, const TcVar *v, TcExpr *const *idx)
 {
-	if (stores_bytes(G, v)) {
+	if (packed_i4(v)) {
+		tc_buf_puts(G->pr.out, "tilec::i4_put(");
+		i4_args(G, v, idx);
+		tc_buf_puts(G->pr.out, ", ");
+	} else if (stores_bytes(G, v)) {
 		tc_buf_printf(G->pr.out, "%s(&", G->dialect->byte_store);
 		element_ref(G, v, idx);
 		tc_buf_puts(G->pr.out, ", ");
@@ -645,7 +702,7 @@ store_open(Gpu *G, const TcVar *v, TcExpr *const *idx)
 static void
 store_close(Gpu *G, const TcVar *v)
 {
-	tc_buf_puts(G->pr.out, stores_bytes(G, v) ? ");\n" : ";\n");
+	tc_buf_puts(G->pr.out, stores_bytes(G, v) || packed_i4(v) ? ");\n" : ";\n");
 }
 
 /* Store `value` into the element, converting to the storage type. */
@@ -1012,6 +1069,20 @@ copy_g2s(Gpu *G, const TcStmt *s)
 	const TcRegion *dst = &s->u.copy.dst, *src = &s->u.copy.src;
 	const TcVar *v = dst->var, *t = src->var;
 	TcBuf *b = G->pr.out;
+	if (v->dtype == TC_DT_I4) {
+		/* Packed bytes to packed bytes (never async: software_pipeline.c). */
+		tc_buf_printf(b, "tilec::copy_g2s_i4<%s, %s, %s>(",
+			      v->rank == 2 ? extent_text(G, v, 0, TC_PREC_COMMA + 1) : "1",
+			      extent_text(G, v, v->rank - 1, TC_PREC_COMMA + 1), G->nthreads);
+		smem_base(G, v);
+		tc_buf_printf(b, ", %s, %s, ", row_stride_text(G, v, TC_PREC_COMMA + 1),
+			      t->name);
+		tensor_offset(G, t, src->origin);
+		box_args(G, src, v);
+		box_lows(G, src, v);
+		tc_buf_puts(b, ");\n");
+		return;
+	}
 	tc_buf_printf(b, "tilec::copy_g2s<%s, %s, %s, %s",
 		      storage_type(G, v->dtype),
 		      v->rank == 2 ? extent_text(G, v, 0, TC_PREC_COMMA + 1) : "1",
@@ -1228,8 +1299,9 @@ copy_reg(Gpu *G, const TcStmt *s)
 		close_brace(G);
 		return;
 	}
-	/* Register <-> shared memory (a whole buffer). */
-	if (o->kind == TC_VAR_BUFFER && other->whole && !atomic) {
+	/* Register <-> shared memory (a whole buffer).  Packed i4 tiles go
+	 * element by element (below). */
+	if (o->kind == TC_VAR_BUFFER && other->whole && !atomic && !packed_i4(o)) {
 		if (f == dst->var) {
 			tc_buf_printf(b, "tilec::copy_s2r<%s, %s>(%s, ", rows_of(G, f),
 				      cols_of(G, f), as_2d(G, f));
@@ -1249,14 +1321,22 @@ copy_reg(Gpu *G, const TcStmt *s)
 	 * last (unit stride): the vectorized helpers. */
 	if (o->kind == TC_VAR_TENSOR && !atomic &&
 	    other->dims[other->ndims - 1] == o->rank - 1 &&
-	    (other->ndims < 2 || other->dims[0] < other->dims[1])) {
+	    (other->ndims < 2 || other->dims[0] < other->dims[1]) &&
+	    (!packed_i4(o) || f == dst->var)) {
 		if (f == dst->var)
 			tc_buf_printf(b, "tilec::copy_g2r<%s, %s>(%s, ", rows_of(G, f),
 				      cols_of(G, f), as_2d(G, f));
 		else
 			tc_buf_printf(b, "tilec::copy_r2g<%s, %s>(", rows_of(G, f),
 				      cols_of(G, f));
-		tensor_at(G, o, other->origin);
+		if (packed_i4(o)) {
+			/* Unpacked in registers (tilec::I4Ptr's copy_g2r). */
+			tc_buf_printf(b, "tilec::i4_ptr(%s, ", o->name);
+			tensor_offset(G, o, other->origin);
+			tc_buf_puts(b, ")");
+		} else {
+			tensor_at(G, o, other->origin);
+		}
 		box_args(G, other, f);
 		if (f != dst->var)
 			tc_buf_printf(b, ", %s", as_2d(G, f));
@@ -1317,7 +1397,7 @@ copy_reg(Gpu *G, const TcStmt *s)
 			return;
 		}
 		tc_buf_puts(b, to_value_of(G, f->dtype));
-		element_ref(G, o, oi);
+		element_value(G, o, oi);
 		tc_buf_puts(b, !bounded ? ");\n" : float_valued(f->dtype) ? ") : 0.0f;\n" :
 			    ") : 0;\n");
 	}
@@ -2320,9 +2400,25 @@ emit_stmt(Gpu *G, const TcStmt *s)
 
 /* --- The kernel ----------------------------------------------------------------------- */
 
-/* Element types the backend cannot store, and (where the dialect checks
- * them) atomic additions into tensors the helpers cannot add to
- * atomically, are located errors. */
+/* Whether operand v of statement s is not packed i4, which the helpers
+ * of `what` do not read or write (a located error if it is).  i4 tiles
+ * are copied (unpacked), read and written element by element; the
+ * reductions, top-k and gemm take them once copied to a wider type. */
+static bool
+i4_operand(Gpu *G, const TcStmt *s, const char *what, const TcVar *v)
+{
+	if (!packed_i4(v))
+		return true;
+	error(G, s->loc, "the %s backend does not take i4 %s '%s' in %s yet; "
+	      "copy it to a wider type first", G->dialect->name,
+	      v->kind == TC_VAR_TENSOR ? "tensor" : "tile", v->name, what);
+	return false;
+}
+
+/* Element types the backend cannot store, i4 operands of the tile
+ * operations that do not take them, and (where the dialect checks them)
+ * atomic additions into tensors the helpers cannot add to atomically, are
+ * located errors. */
 static bool
 dtypes_supported(Gpu *G, const TcStmt *s)
 {
@@ -2354,10 +2450,23 @@ dtypes_supported(Gpu *G, const TcStmt *s)
 	case TC_ST_PIPE_SELECT:
 		return dtypes_supported(G, s->u.select.fast) &&
 		       dtypes_supported(G, s->u.select.fallback);
+	case TC_ST_REDUCE:
+		return i4_operand(G, s, "tile_reduce", s->u.reduce.src.var) &&
+		       i4_operand(G, s, "tile_reduce", s->u.reduce.dst.var);
+	case TC_ST_REDUCE_ALL:
+		return i4_operand(G, s, "tile_reduce", s->u.reduce_all.src.var);
+	case TC_ST_ARG_REDUCE:
+		return i4_operand(G, s, s->u.arg_reduce.topk ? "tile_topk" :
+				  "tile_reduce_argmax/argmin", s->u.arg_reduce.src.var) &&
+		       i4_operand(G, s, "tile_topk", s->u.arg_reduce.dst.var);
+	case TC_ST_GEMM:
+		return i4_operand(G, s, "tile_gemm", s->u.gemm.a.var) &&
+		       i4_operand(G, s, "tile_gemm", s->u.gemm.b.var) &&
+		       i4_operand(G, s, "tile_gemm", s->u.gemm.c.var);
 	case TC_ST_ATOMIC_ADD: {
 		TcDtype t = s->u.copy.dst.var->dtype;
 		bool fp8 = t == TC_DT_FP8E4M3 || t == TC_DT_FP8E5M2;
-		if (!fp8 && (!G->dialect->atomic_checked || t == TC_DT_F32 ||
+		if (t != TC_DT_I4 && !fp8 && (!G->dialect->atomic_checked || t == TC_DT_F32 ||
 			     t == TC_DT_F64 || t == TC_DT_I32 || narrow_float(t)))
 			return true;
 		error(G, s->loc, "the %s backend cannot add to %s tensors "

@@ -103,14 +103,17 @@ scratch_bytes(const TcKernel *k, const TcStmt *s, int threads, int warp)
 
 /* A 2-dim (or 1-dim) tensor -> shared copy of one dtype whose tile columns
  * run along the tensor's last dim: what the GPU backends' vectorized copy
- * helper (copy_g2s) takes. */
+ * helpers take (copy_g2s; copy_g2s_i4 for i4, which moves packed bytes
+ * and unpacks nothing).  bool, one byte per 1-bit value, goes element by
+ * element. */
 bool
 tc_copy_g2s_fits(const TcStmt *s)
 {
 	const TcRegion *dst = &s->u.copy.dst, *src = &s->u.copy.src;
+	TcDtype t = dst->var->dtype;
 	if (!dst->whole || !tc_in_smem(dst->var) ||
-	    src->var->kind != TC_VAR_TENSOR || src->var->dtype != dst->var->dtype ||
-	    dst->var->rank > 2 || tc_dtype_bits(dst->var->dtype) < 8)
+	    src->var->kind != TC_VAR_TENSOR || src->var->dtype != t ||
+	    dst->var->rank > 2 || (tc_dtype_bits(t) < 8 && t != TC_DT_I4))
 		return false;
 	return src->dims[src->ndims - 1] == src->var->rank - 1 &&
 	       (src->ndims < 2 || src->dims[0] < src->dims[1]);
