@@ -361,17 +361,24 @@ row_stride_text(Gpu *G, const TcVar *v, int prec)
 }
 
 /* The elements in one stage of staged buffer v, as the program declares
- * them: `BLOCK_M * BLOCK_K`, parenthesized as a factor if `factor`. */
+ * them: `BLOCK_M * BLOCK_K`, parenthesized as a factor if `factor`; for
+ * packed i4, the bytes that hold them, `((BLOCK_N * BLOCK_K + 1) / 2)`
+ * (smem.c's stage_bytes). */
 static const char *
 stage_elems_text(Gpu *G, const TcVar *v, bool factor)
 {
 	int mul = tc_binop_prec(TC_OP_MUL);
-	if (v->rank == 1)
+	bool i4 = v->dtype == TC_DT_I4;
+	if (v->rank == 1 && !i4)
 		return row_stride_text(G, v, factor ? mul + 1 : 0);
-	const char *t = extent_text(G, v, 0, mul);
+	const char *t = v->rank == 1 ? row_stride_text(G, v, tc_binop_prec(TC_OP_ADD))
+				     : extent_text(G, v, 0, mul);
 	for (int i = 1; i < v->rank - 1; i++)
 		t = tc_fmt(G->a, "%s * %s", t, extent_text(G, v, i, mul + 1));
-	t = tc_fmt(G->a, "%s * %s", t, row_stride_text(G, v, mul + 1));
+	if (v->rank > 1)
+		t = tc_fmt(G->a, "%s * %s", t, row_stride_text(G, v, mul + 1));
+	if (i4)
+		return tc_fmt(G->a, "((%s + 1) / 2)", t);
 	return factor ? tc_fmt(G->a, "(%s)", t) : t;
 }
 
@@ -1070,11 +1077,15 @@ copy_g2s(Gpu *G, const TcStmt *s)
 	const TcVar *v = dst->var, *t = src->var;
 	TcBuf *b = G->pr.out;
 	if (v->dtype == TC_DT_I4) {
-		/* Packed bytes to packed bytes (never async: software_pipeline.c). */
-		tc_buf_printf(b, "tilec::copy_g2s_i4<%s, %s, %s>(",
+		/* Packed bytes to packed bytes, by cp.async where async. */
+		tc_buf_printf(b, "tilec::copy_g2s_i4<%s, %s, %s%s>(",
 			      v->rank == 2 ? extent_text(G, v, 0, TC_PREC_COMMA + 1) : "1",
-			      extent_text(G, v, v->rank - 1, TC_PREC_COMMA + 1), G->nthreads);
-		smem_base(G, v);
+			      extent_text(G, v, v->rank - 1, TC_PREC_COMMA + 1), G->nthreads,
+			      async ? ", true" : "");
+		if (s->u.copy.stage)
+			smem_stage(G, v, s->u.copy.stage);
+		else
+			smem_base(G, v);
 		tc_buf_printf(b, ", %s, %s, ", row_stride_text(G, v, TC_PREC_COMMA + 1),
 			      t->name);
 		tensor_offset(G, t, src->origin);

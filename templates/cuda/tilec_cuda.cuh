@@ -202,6 +202,16 @@ template <int N> __device__ __forceinline__ void cp_async_wait()
 
 // --- Tile copies global <-> shared ----------------------------------------------------
 
+// tilec_gpu.h's copy16_g2s: 16 aligned bytes by cp.async, or a vector load
+// and store.
+template <bool ASYNC> __device__ __forceinline__ void copy16_g2s(unsigned char *to, const unsigned char *from)
+{
+	if (ASYNC)
+		cp_async16(smem_u32(to), from);
+	else
+		*reinterpret_cast<uint4 *>(to) = *reinterpret_cast<const uint4 *>(from);
+}
+
 // The widest vector, in bytes, that rows of COLS elements of T divide
 // into: 16, 8 or 4, or 0 when none does (the rows are copied element by
 // element).  Short rows (a 3-float row, a 1- or 2-float k slice) get the

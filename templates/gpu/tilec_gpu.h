@@ -19,7 +19,8 @@
 //                                   shared memory (every helper here
 //                                   stores shared elements through it);
 // and, after it, its accumulator distribution and that distribution's
-// VecOf.  Written in what NVRTC, nvcc, hiprtc and hipcc all accept
+// VecOf, and copy16_g2s (16 bytes into shared memory, by cp.async where
+// the dialect has it).  Written in what NVRTC, nvcc, hiprtc and hipcc all accept
 // (C++17, __device__ __forceinline__, threadIdx.x, #pragma unroll, no
 // library), so every line here means the same on both targets.
 #pragma once
@@ -244,6 +245,11 @@ __device__ __forceinline__ void copy_g2s_elements(T *smem, int s_ld, const T *g,
 	}
 }
 
+// 16 bytes global -> shared, 16-byte aligned on both sides: by cp.async
+// where ASYNC (only where the dialect has it).  The dialect header defines
+// it, after this file.
+template <bool ASYNC> __device__ __forceinline__ void copy16_g2s(unsigned char *to, const unsigned char *from);
+
 // A ROWS x COLS tile of i4 elements from global memory (elements from
 // `off` of g on, row stride g_ld elements, unit column stride) into a
 // packed shared tile (row stride s_ld), zero outside the box.  Each thread
@@ -251,8 +257,10 @@ __device__ __forceinline__ void copy_g2s_elements(T *smem, int s_ld, const T *g,
 // are whole, 16-byte aligned runs of bytes (32 elements: COLS, s_ld and
 // g_ld multiples of 32, off even, the source aligned), a run inside the
 // box moves as one 16-byte vector; otherwise each byte is packed from its
-// two elements, read one by one.
-template <int ROWS, int COLS, int THREADS>
+// two elements, read one by one.  With ASYNC the whole runs go by
+// cp.async (completing with the caller's commit and wait), the rest by
+// plain stores, which complete sooner.
+template <int ROWS, int COLS, int THREADS, bool ASYNC = false>
 __device__ __forceinline__ void copy_g2s_i4(i4x2 *smem, int s_ld, const i4x2 *g, long long off, long long g_ld,
 					    int rows, int cols, int r_lo = 0, int c_lo = 0)
 {
@@ -265,15 +273,15 @@ __device__ __forceinline__ void copy_g2s_i4(i4x2 *smem, int s_ld, const i4x2 *g,
 		for (int q = threadIdx.x; q < ROWS * RUNS; q += THREADS) {
 			const int r = q / RUNS, c = q % RUNS * RUN;
 			unsigned char *to = &smem[(r * s_ld + c) >> 1].bits;
-			Run<RUN / 2, unsigned char> w;
 			if (r_lo <= r && r < rows && c_lo <= c && c + RUN <= cols) {
-				w.load(&g[(off + r * g_ld + c) >> 1].bits);
+				copy16_g2s<ASYNC>(to, &g[(off + r * g_ld + c) >> 1].bits);
 			} else {
+				Run<RUN / 2, unsigned char> w;
 #pragma unroll
 				for (int i = 0; i < RUN / 2; i++)
 					w.e[i] = i4_pack(elem(r, c + 2 * i), elem(r, c + 2 * i + 1));
+				w.store(to);
 			}
-			w.store(to);
 		}
 		return;
 	}
