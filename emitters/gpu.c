@@ -421,20 +421,34 @@ swizzle_bytes(const TcVar *v)
 }
 
 /* The copy helpers' SWIZZLE argument for a swizzled buffer: `, true`
- * for swizzled rows, `, tilec::SWIZZLE_PANELS` for 128-byte panels. */
+ * for swizzled rows, `, tilec::SWIZZLE_PANELS` for 128-byte panels,
+ * `, tilec::swizzle_groups(N)` for a tile read by columns. */
 static const char *
-swizzle_arg(const TcVar *v)
+swizzle_arg(Gpu *G, const TcVar *v)
 {
+	if (v->swizzle_rows)
+		return tc_fmt(G->a, ", tilec::swizzle_groups(%d)", v->swizzle_rows);
 	return v->panels ? ", tilec::SWIZZLE_PANELS" : ", true";
 }
 
 /* Offset of element idx[] of a shared buffer: row-major, the last extent
- * padded: ((i0 * e1 + i1) * e2p + i2).  Swizzled buffers are only touched by
- * the helpers (smem.c), never element by element. */
+ * padded: ((i0 * e1 + i1) * e2p + i2).  A tile swizzled for column reads:
+ * `tilec::tile_index<ROW_BYTES, T, GROUP>(i0, i1)`.  Other swizzled
+ * buffers are only touched by the helpers (smem.c), never element by
+ * element. */
 static void
 smem_offset(Gpu *G, const TcVar *v, TcExpr *const *idx)
 {
 	TcBuf *b = G->pr.out;
+	if (v->swizzle_rows) {
+		tc_buf_printf(b, "tilec::tile_index<%lld, %s, %d>(", swizzle_bytes(v),
+			      storage_type(G, v->dtype), v->swizzle_rows);
+		tc_c_expr_prec(&G->pr, idx[0], TC_PREC_COMMA + 1);
+		tc_buf_puts(b, ", ");
+		tc_c_expr_prec(&G->pr, idx[1], TC_PREC_COMMA + 1);
+		tc_buf_puts(b, ")");
+		return;
+	}
 	if (v->swizzle)
 		error(G, v->loc, "internal error: element access to swizzled "
 		      "shared buffer '%s'", v->name);
@@ -1101,7 +1115,7 @@ copy_g2s(Gpu *G, const TcStmt *s)
 	if (G->t->cp_async)
 		tc_buf_puts(b, async ? ", true" : ", false");
 	if (v->swizzle)
-		tc_buf_puts(b, swizzle_arg(v));
+		tc_buf_puts(b, swizzle_arg(G, v));
 	tc_buf_puts(b, ">(");
 	if (s->u.copy.stage)
 		smem_stage(G, v, s->u.copy.stage);
@@ -1128,7 +1142,7 @@ g2s_setup(Gpu *G, const TcStmt *s, const char *name)
 	tc_buf_printf(b, "const tilec::G2S<%s, %s, %s, %s%s> %s(%s, ",
 		      storage_type(G, v->dtype), extent_text(G, v, 0, TC_PREC_COMMA + 1),
 		      extent_text(G, v, 1, TC_PREC_COMMA + 1), G->nthreads,
-		      v->swizzle ? swizzle_arg(v) : "", name,
+		      v->swizzle ? swizzle_arg(G, v) : "", name,
 		      row_stride_text(G, v, TC_PREC_COMMA + 1));
 	tensor_at(G, t, s->u.copy.first);
 	tc_buf_puts(b, ", ");
@@ -2285,6 +2299,8 @@ emit_decl(Gpu *G, const TcStmt *s)
 	stmt_comment(G, s, tc_fmt(G->a, ": shared memory%s%s",
 		v->stages > 1 ? tc_fmt(G->a, ", %d stages", v->stages) : "",
 		v->pad ? tc_fmt(G->a, ", rows padded to %lld", row_stride(v))
+		: v->swizzle_rows ? tc_fmt(G->a, ", 16-byte chunks swizzled by groups "
+					   "of %d rows for column reads", v->swizzle_rows)
 		: v->swizzle ? ", 16-byte chunks swizzled" : ""));
 	tc_buf_printf(b, "%s *const %s = reinterpret_cast<%s *>(%s);\n",
 		      storage_type(G, v->dtype), v->name, storage_type(G, v->dtype),

@@ -437,7 +437,8 @@ print_if(TcBuf *b, const TcKernel *k, const TcStmt *s)
 
 /* What the GPU scheduling passes decided about a buffer, if anything:
  * ` (layout mma 2x2 warps of 4x8 tiles, stages 3, pad 8, smem +0)`; a
- * swizzled buffer says `swizzled` where a padded one says `pad N`. */
+ * swizzled buffer says `swizzled` where a padded one says `pad N`, and
+ * `swizzled for columns, N rows a group` where it is read by columns. */
 static void
 print_schedule(TcBuf *b, const TcKernel *k, const TcVar *v)
 {
@@ -478,6 +479,8 @@ print_schedule(TcBuf *b, const TcKernel *k, const TcVar *v)
 	}
 	if (v->swizzle) {
 		tc_buf_printf(b, "%sswizzled%s", sep, v->panels ? " panels" : "");
+		if (v->swizzle_rows)
+			tc_buf_printf(b, " for columns, %d rows a group", v->swizzle_rows);
 		sep = ", ";
 	}
 	/* Offsets mean something once shared memory has been planned. */

@@ -422,6 +422,11 @@ typedef struct TcVar {
 	bool panels;      /* swizzle with rows wider than 128 bytes stored as
 			     column panels of 128-byte rows, one after the
 			     other (smem.c): the layout wgmma reads */
+	int swizzle_rows; /* swizzle for a tile read by columns (smem.c):
+			     the XOR changes every swizzle_rows rows, not
+			     with each row as ldmatrix wants; copies into it
+			     and element reads touch it (gpu.c's tile_index);
+			     0 otherwise */
 	long long smem_offset; /* byte offset in the block's shared memory,
 				  -1 if the buffer lives in registers */
 	/* A register fragment that holds its elements as memory stores

@@ -809,6 +809,12 @@ check_gemm(Verifier *v, const TcStmt *s)
 		     tc_dtype_storage_bits(ops[i]->dtype) % 1024 != 0))
 			fail(v, s->loc, "'%s' in panels, not swizzled rows of "
 			     "whole 128 bytes", name_of(ops[i]));
+	/* The gemm helpers read the ldmatrix pattern, never the one of a
+	 * tile swizzled for column reads (smem.c). */
+	for (int i = 0; i < 2; i++)
+		if (ops[i] && ops[i]->kind == TC_VAR_BUFFER && ops[i]->swizzle_rows)
+			fail(v, s->loc, "gemm operand '%s' swizzled for column "
+			     "reads", name_of(ops[i]));
 }
 
 static void

@@ -205,7 +205,10 @@ __device__ __forceinline__ I4Ptr i4_ptr(const i4x2 *base, long long off) { retur
 // rows' chunk q land in eight bank groups.  PANEL_ROWS nonzero (SW 128):
 // rows wider than 128 bytes are stored as column panels of PANEL_ROWS
 // 128-byte rows each, one panel after the other (what wgmma reads).
-template <int SW, typename T, int PANEL_ROWS = 0>
+// GROUP nonzero: G = GROUP instead, for a tile read by columns whose
+// lanes read rows GROUP apart (smem.c, "Swizzle for column reads"): their
+// rows' chunk q then lie in W different chunks.
+template <int SW, typename T, int PANEL_ROWS = 0, int GROUP = 0>
 __host__ __device__ __forceinline__ unsigned tile_offset(unsigned r, unsigned c, int ld)
 {
 	constexpr unsigned E = sizeof(T);
@@ -213,15 +216,31 @@ __host__ __device__ __forceinline__ unsigned tile_offset(unsigned r, unsigned c,
 	if (SW == 0)
 		return (r * ld + c) * E;
 	constexpr unsigned SPAN = SW > 0 && SW < 128 ? SW : 128; // bytes of rows XORed together
-	constexpr unsigned W = SPAN / 16, G = 128 / SPAN;
+	constexpr unsigned W = SPAN / 16, G = GROUP ? GROUP : 128 / SPAN;
 	if (PANEL_ROWS)
 		return (c * E / 128) * (PANEL_ROWS * 128) + r * 128 + ((c * E % 128 / 16) ^ (r % 8)) * 16 + c * E % 16;
 	return r * SW + ((c * E / 16) ^ ((r / G) % W)) * 16 + c * E % 16;
 }
 
+// The rows after which tile_offset's XOR pattern repeats: 8 for the
+// ldmatrix pattern, W * GROUP for a column-read one.
+template <int SW, int GROUP> __host__ __device__ constexpr int swizzle_period()
+{
+	return GROUP ? (SW > 0 && SW < 128 ? SW : 128) / 16 * GROUP : 8;
+}
+
+// Element (r, c) of a tile of SW-byte rows swizzled for column reads, as
+// an index of T (tile_offset over the element's size).
+template <int SW, typename T, int GROUP> __host__ __device__ __forceinline__ unsigned tile_index(unsigned r, unsigned c)
+{
+	return tile_offset<SW, T, 0, GROUP>(r, c, 0) / (unsigned)sizeof(T);
+}
+
 // The SWIZZLE argument of the copy helpers: rows unswizzled (false),
-// swizzled (true), or swizzled 128-byte column panels.
+// swizzled (true), swizzled 128-byte column panels, or swizzled for column
+// reads with the XOR changing every `group` rows (swizzle_groups(group)).
 enum { SWIZZLE_PANELS = 2 };
+__host__ __device__ constexpr int swizzle_groups(int group) { return 16 * group; }
 
 // The box of a tile copy: the tile's element (r, c) is inside the tensor
 // when r_lo <= r < rows and c_lo <= c < cols.  The helpers take rows and
@@ -234,13 +253,13 @@ enum { SWIZZLE_PANELS = 2 };
 // column stride) into shared memory (row stride s_ld, or swizzled rows of
 // SW bytes: tile_offset), zero outside the box.  For tiles whose rows do
 // not allow vectors; every thread of the block takes part.
-template <typename T, int ROWS, int COLS, int THREADS, int SW = 0, int PANEL_ROWS = 0>
+template <typename T, int ROWS, int COLS, int THREADS, int SW = 0, int PANEL_ROWS = 0, int GROUP = 0>
 __device__ __forceinline__ void copy_g2s_elements(T *smem, int s_ld, const T *g, long long g_ld, int rows, int cols,
 						  int r_lo = 0, int c_lo = 0)
 {
 	for (int e = threadIdx.x; e < ROWS * COLS; e += THREADS) {
 		const int r = e / COLS, c = e % COLS;
-		put(reinterpret_cast<T *>(reinterpret_cast<char *>(smem) + tile_offset<SW, T, PANEL_ROWS>(r, c, s_ld)),
+		put(reinterpret_cast<T *>(reinterpret_cast<char *>(smem) + tile_offset<SW, T, PANEL_ROWS, GROUP>(r, c, s_ld)),
 		    r_lo <= r && r < rows && c_lo <= c && c < cols ? g[r * g_ld + c] : from_float<T>(0.0f));
 	}
 }

@@ -301,6 +301,13 @@ CASES = [
     ("transpose_8192", "transpose", None, {}, {"M": 8192, "N": 8192}, "transpose", "bench"),
     ("transpose_8192_b32", "transpose", None, {"BLOCK": 32, "THREADS": 128}, {"M": 8192, "N": 8192}, "transpose",
      "bench"),
+    # f32 tiles (4-byte elements, swizzled every 4 rows), and 128 x 128.
+    ("transpose_f32_ragged", "transpose", ("f16", "f32"), {}, {"M": 1001, "N": 777}, "transpose", "check"),
+    ("transpose_b128_ragged", "transpose", None, {"BLOCK": 128, "THREADS": 512}, {"M": 333, "N": 1001},
+     "transpose", "check"),
+    ("transpose_f32_8192", "transpose", ("f16", "f32"), {}, {"M": 8192, "N": 8192}, "transpose", "bench"),
+    ("transpose_8192_b128", "transpose", None, {"BLOCK": 128, "THREADS": 512}, {"M": 8192, "N": 8192},
+     "transpose", "bench"),
     ("cross_entropy_ragged", "cross_entropy", None, {}, {"M": 77, "V": 50001}, "cross_entropy", "check"),
     ("cross_entropy_chunks_ragged", "cross_entropy", None, {"BLOCK_M": 2, "BLOCK_N": 1024}, {"M": 77, "V": 5001},
      "cross_entropy", "check"),
