@@ -220,7 +220,7 @@ def unpack_i4(packed, shape):
 def ref_gemm_w4a16(t, s):
     w = unpack_i4(t["W"], (s["N"], s["K"])).double()
     g = s["GROUP"]
-    w = (w - t["Z"].double().repeat_interleave(g, dim=1)) * t["S"].double().repeat_interleave(g, dim=1)
+    w = (w - t["Z"].double().repeat_interleave(g, dim=0).T) * t["S"].double().repeat_interleave(g, dim=0).T
     return t["A"].double() @ w.T
 
 
