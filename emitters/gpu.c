@@ -2039,6 +2039,139 @@ emit_assign(Gpu *G, const TcStmt *s)
 /* A tile_parallel loop whose iterations are spread over the threads
  * (TC_THREADS_SPREAD): with the SPREAD loops nested in it as its only
  * statement (layout.c), one flat loop. */
+/* e with every use of var v replaced by `to` (a copy; e is kept). */
+static TcExpr *
+replace_var(Gpu *G, const TcExpr *e, const TcVar *v, const TcExpr *to)
+{
+	if (!e)
+		return NULL;
+	if (e->kind == TC_EX_VAR && e->u.var == v)
+		return tc_expr_clone(G->a, to);
+	TcExpr *n = tc_alloc(G->a, sizeof *n);
+	*n = *e;
+	switch (e->kind) {
+	case TC_EX_BINARY:
+		n->u.bin.lhs = replace_var(G, e->u.bin.lhs, v, to);
+		n->u.bin.rhs = replace_var(G, e->u.bin.rhs, v, to);
+		break;
+	case TC_EX_UNARY: n->u.un.arg = replace_var(G, e->u.un.arg, v, to); break;
+	case TC_EX_CAST: n->u.cast.arg = replace_var(G, e->u.cast.arg, v, to); break;
+	case TC_EX_SELECT:
+		n->u.sel.cond = replace_var(G, e->u.sel.cond, v, to);
+		n->u.sel.then = replace_var(G, e->u.sel.then, v, to);
+		n->u.sel.els = replace_var(G, e->u.sel.els, v, to);
+		break;
+	case TC_EX_CALL:
+		n->u.call.args = tc_alloc(G->a, sizeof(TcExpr *) * (size_t)(e->u.call.nargs + 1));
+		for (int i = 0; i < e->u.call.nargs; i++)
+			n->u.call.args[i] = replace_var(G, e->u.call.args[i], v, to);
+		break;
+	case TC_EX_LOAD:
+		for (int i = 0; i < e->u.load.var->rank; i++)
+			n->u.load.idx[i] = replace_var(G, e->u.load.idx[i], v, to);
+		break;
+	default:
+		break;
+	}
+	return n;
+}
+
+/* The assignment of a column loop whose rows move as vectors (ragged.c,
+ * loop.row_vec) when the emitter can print them so: into a shared tile,
+ * unswizzled, whose rows keep 16-byte vectors aligned; NULL otherwise. */
+static const TcStmt *
+row_vector_assign(const TcStmt *col)
+{
+	if (!col->u.loop.row_vec)
+		return NULL;
+	const TcStmt *as = col->u.loop.body->u.block.body.items[0];
+	const TcVar *tile = as->u.assign.dst->u.load.var;
+	if (!tc_in_smem(tile) || tile->swizzle ||
+	    row_stride(tile) * tc_dtype_storage_bits(tile->dtype) % 128 != 0)
+		return NULL;
+	return as;
+}
+
+/* A spread nest whose column loop moves its rows as vectors: each thread
+ * takes runs of row_vec columns; a run whose row is inside (row_in),
+ * whose last column is inside (col_in) and whose tensor address is
+ * 16-byte aligned is one 16-byte load and store, any other goes element
+ * by element through the loop's own body. */
+static void
+emit_row_vectors(Gpu *G, const TcStmt *const *loops, const long long *ext, int n,
+		 const TcStmt *as)
+{
+	TcBuf *b = G->pr.out;
+	const TcStmt *col = loops[n - 1];
+	const TcVar *cv = col->u.loop.var;
+	int vec = col->u.loop.row_vec;
+	long long runs = ext[n - 1] / vec, total = runs;
+	for (int i = 0; i < n - 1; i++)
+		total *= ext[i];
+	const char *e = fresh(G, tc_fmt(G->a, "%s_e", loops[0]->u.loop.var->name));
+	const char *first = fresh(G, tc_fmt(G->a, "%s_run", cv->name));
+	tc_buf_printf(b, "for (int %s = threadIdx.x; %s < %lld; %s += %s) {\n", e, e, total,
+		      e, G->nthreads);
+	b->indent++;
+	long long inner = total;
+	tc_buf_puts(b, "const int ");
+	for (int i = 0; i < n; i++) {
+		long long x = i == n - 1 ? runs : ext[i];
+		inner /= x;
+		const char *name = i == n - 1 ? first : loops[i]->u.loop.var->name;
+		if (i)
+			tc_buf_puts(b, ", ");
+		if (i == n - 1)
+			tc_buf_printf(b, "%s = %s %% %lld * %d", name, e, runs, vec);
+		else if (i == 0)
+			tc_buf_printf(b, "%s = %s / %lld", name, e, inner);
+		else
+			tc_buf_printf(b, "%s = %s / %lld %% %lld", name, e, inner, x);
+	}
+	tc_buf_puts(b, ";\n");
+	/* The run's first column, and its last for the column tests. */
+	TcVar run = { .kind = TC_VAR_LOCAL, .name = first, .dtype = TC_DT_I32 };
+	TcExpr *at = tc_expr_var(G->a, &run, col->loc);
+	TcExpr *last = tc_expr_binary(G->a, TC_OP_ADD, at,
+				      tc_expr_int(G->a, vec - 1, col->loc), col->loc);
+	const TcExpr *dst = replace_var(G, as->u.assign.dst, cv, at);
+	const TcExpr *src = replace_var(G, as->u.assign.value->u.sel.then, cv, at);
+	tc_buf_puts(b, "if (");
+	if (col->u.loop.row_in) {
+		tc_c_expr_prec(&G->pr, col->u.loop.row_in, tc_binop_prec(TC_OP_LAND));
+		tc_buf_puts(b, " && ");
+	}
+	if (col->u.loop.col_in) {
+		tc_c_expr_prec(&G->pr, replace_var(G, col->u.loop.col_in, cv, last),
+			       tc_binop_prec(TC_OP_LAND));
+		tc_buf_puts(b, " && ");
+	}
+	tc_buf_puts(b, "tilec::aligned16(&");
+	element_ref(G, src->u.load.var, src->u.load.idx);
+	tc_buf_puts(b, "))\n");
+	b->indent++;
+	tc_buf_puts(b, "tilec::copy16(&");
+	element_ref(G, dst->u.load.var, dst->u.load.idx);
+	tc_buf_puts(b, ", &");
+	element_ref(G, src->u.load.var, src->u.load.idx);
+	tc_buf_puts(b, ");\n");
+	b->indent--;
+	tc_buf_puts(b, "else\n");
+	b->indent++;
+	tc_buf_printf(b, "for (int %s = %s; %s < %s + %d; %s++) {\n", cv->name, first, cv->name,
+		      first, vec, cv->name);
+	b->indent++;
+	bool saved = G->block_level;
+	G->block_level = false;
+	G->spread++;
+	emit_body(G, col->u.loop.body);
+	G->spread--;
+	G->block_level = saved;
+	close_brace(G);
+	b->indent--;
+	close_brace(G);
+}
+
 static void
 emit_spread(Gpu *G, const TcStmt *s)
 {
@@ -2059,6 +2192,11 @@ emit_spread(Gpu *G, const TcStmt *s)
 		    inner->u.loop.threads != TC_THREADS_SPREAD)
 			break;
 		cur = inner;
+	}
+	const TcStmt *as = row_vector_assign(loops[n - 1]);
+	if (as && (n > 1 || loops[0] == loops[n - 1])) {
+		emit_row_vectors(G, loops, ext_, n, as);
+		return;
 	}
 	long long total = 1;
 	for (int i = 0; i < n; i++)

@@ -410,6 +410,13 @@ print_loop(TcBuf *b, const TcKernel *k, const TcStmt *s)
 		tc_buf_printf(b, " over %s dim %d",
 			      var_name(s->u.loop.anchor),
 			      s->u.loop.anchor_dim);
+	if (s->u.loop.row_vec) {
+		tc_buf_printf(b, ", rows in vectors of %d where ", s->u.loop.row_vec);
+		if (s->u.loop.row_in)
+			print_prec(b, s->u.loop.row_in, 0);
+		else
+			tc_buf_puts(b, "true");
+	}
 	if (s->u.loop.threads == TC_THREADS_SERIAL)
 		tc_buf_puts(b, " serial in thread");
 	else if (s->u.loop.threads == TC_THREADS_PEERS)

@@ -607,6 +607,24 @@ check_schedule(Verifier *v, const TcStmt *s)
 			     s->u.loop.anchor_dim, anchor->rank,
 			     name_of(anchor));
 	}
+	/* A column loop whose rows move as vectors (ragged.c): parallel,
+	 * a whole number of 16-byte vectors of 1- to 8-byte elements, its
+	 * body the one assignment into a shared tile. */
+	int rv = s->u.loop.row_vec;
+	if (rv) {
+		const TcVec *body = &s->u.loop.body->u.block.body;
+		const TcStmt *as = body->len == 1 ? body->items[0] : NULL;
+		long long ext;
+		if (s->u.loop.kind != TC_LOOP_PARALLEL || (rv != 2 && rv != 4 &&
+		    rv != 8 && rv != 16) || !tc_expr_const(s->u.loop.end, &ext) ||
+		    ext % rv != 0 || !as || as->kind != TC_ST_ASSIGN ||
+		    as->u.assign.dst->kind != TC_EX_LOAD ||
+		    as->u.assign.value->kind != TC_EX_SELECT ||
+		    as->u.assign.value->u.sel.then->kind != TC_EX_LOAD)
+			fail(v, s->loc, "loop '%s' moves rows in vectors of %d, "
+			     "but is not a whole number of them over one "
+			     "guarded element copy", name_of(s->u.loop.var), rv);
+	}
 	if (s->u.loop.threads != TC_THREADS_NONE &&
 	    (s->u.loop.kind != TC_LOOP_PARALLEL || anchor))
 		fail(v, s->loc, "a %s loop has a thread mapping of its own",

@@ -269,6 +269,20 @@ __device__ __forceinline__ void copy_g2s_elements(T *smem, int s_ld, const T *g,
 // it, after this file.
 template <bool ASYNC> __device__ __forceinline__ void copy16_g2s(unsigned char *to, const unsigned char *from);
 
+// Whether p may be read as a 16-byte vector.
+template <typename T> __device__ __forceinline__ bool aligned16(const T *p)
+{
+	return (unsigned long long)p % 16 == 0;
+}
+
+// 16 bytes of T from global memory (src) into shared memory (dst), both
+// 16-byte aligned: one vector load and store (a row run of a gathered or
+// bounded copy, ragged.c).
+template <typename T> __device__ __forceinline__ void copy16(T *dst, const T *src)
+{
+	copy16_g2s<false>(reinterpret_cast<unsigned char *>(dst), reinterpret_cast<const unsigned char *>(src));
+}
+
 // A ROWS x COLS tile of i4 elements from global memory (elements from
 // `off` of g on, row stride g_ld elements, unit column stride) into a
 // packed shared tile (row stride s_ld), zero outside the box.  Each thread

@@ -252,6 +252,15 @@ CASES = [
      "check"),
     ("regress_i4_pipelined_odd", "tests/gpu_regress/i4_pipelined", None, {}, {"M": 37, "K": 333}, "i4_pipelined",
      "check"),
+    # Gathered and bounded loads whose rows move as 16-byte vectors, and
+    # (odd D) whose misaligned rows go element by element.
+    ("regress_row_vectors", "tests/gpu_regress/row_vectors", None, {}, {"T": 1001, "V": 500, "D": 128, "n": 900},
+     "row_vectors", "check"),
+    ("regress_row_vectors_odd", "tests/gpu_regress/row_vectors", None, {}, {"T": 1001, "V": 500, "D": 77, "n": 5},
+     "row_vectors", "check"),
+    # An embedding-sized gather and bounded copy (GB/s against copy).
+    ("regress_row_vectors_16384x4096", "tests/gpu_regress/row_vectors", None, {},
+     {"T": 16384, "V": 32000, "D": 4096, "n": 16384}, "row_vectors", "bench"),
     ("regress_i32_reduce", "tests/gpu_regress/i32_reduce", None, {}, {"M": 1000, "N": 300}, "i32_reduce", "check"),
     ("regress_minmax_neg", "tests/gpu_regress/minmax_neg", None, {}, {"N": 100000}, "minmax_neg", "check"),
     # NVRTC's merged byte stores at misaligned shared addresses (bug 20).

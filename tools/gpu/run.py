@@ -240,6 +240,16 @@ def ref_i4_store(t, s):
     return q, ((q + 9) & 15 ^ 8) - 8
 
 
+def ref_row_vectors(t, s):
+    x, ids = t["X"].double(), t["ids"].long()
+    ok = (ids >= 0) & (ids < s["V"])
+    y = torch.where(ok[:, None], x[ids.clamp(0, s["V"] - 1)], torch.zeros_like(x[:1]))
+    z = torch.zeros((s["T"], s["D"]), dtype=torch.float64, device=x.device)
+    k = min(s["n"], s["V"], s["T"])
+    z[:k] = x[:k]
+    return y, z
+
+
 def ref_i4_pipelined(t, s):
     x = unpack_i4(t["X"], (s["M"], s["K"])).double()
     steps = -(-s["K"] // 64)
@@ -638,6 +648,7 @@ REFS = {"gemm": (ref_gemm, "C"), "gemm_at": (ref_gemm_at, "C"), "gemm_bt": (ref_
         "moe_gemm": (ref_moe_gemm, "Y"), "gemm_w4a16": (ref_gemm_w4a16, "C"),
         "i4_fragment": (ref_i4_fragment, "Y"), "i4_shared": (ref_i4_shared, ("Y", "Z", "W")),
         "i4_store": (ref_i4_store, ("Q", "R")), "i4_pipelined": (ref_i4_pipelined, "Y"),
+        "row_vectors": (ref_row_vectors, ("Y", "Z")),
         "conv2d": (ref_conv2d, "Y"), "attn_bwd_delta": (ref_attn_bwd_delta, "Delta"),
         "attn_bwd_dkdv": (lambda t, s: ref_attn_bwd(t, s, ("dK", "dV")), ("dK", "dV")),
         "attn_bwd_dq": (lambda t, s: ref_attn_bwd(t, s, ("dQ",)), ("dQ",))}
@@ -672,6 +683,8 @@ RANGES = {"rope": {"P": lambda s: (0, s["MAXPOS"])},
                                 "CL": lambda s: ((s["MAXP"] - 1) * s["PAGE"] + 1, s["MAXP"] * s["PAGE"] + 1)}}
 # tests/gpu_regress/table_origin_pipelined.c's `run: --range` line.
 RANGES["table_sum"] = {"T": lambda s: (0, 19), "CNT": lambda s: (0, s["MAXP"] + 1)}
+# tests/gpu_regress/row_vectors.c: ids past both ends of X's rows.
+RANGES["row_vectors"] = {"ids": lambda s: (-2, s["V"] + 2)}
 # The ragged-copy programs of tests/lang (their `run: --range` lines).
 RANGES.update({
     "lang_embedding": {"ids": lambda s: (-2, s["V"] + 2)},
