@@ -410,6 +410,13 @@ print_loop(TcBuf *b, const TcKernel *k, const TcStmt *s)
 		tc_buf_printf(b, " over %s dim %d",
 			      var_name(s->u.loop.anchor),
 			      s->u.loop.anchor_dim);
+	if (s->u.loop.row_vec) {
+		tc_buf_printf(b, ", rows in vectors of %d where ", s->u.loop.row_vec);
+		if (s->u.loop.row_in)
+			print_prec(b, s->u.loop.row_in, 0);
+		else
+			tc_buf_puts(b, "true");
+	}
 	if (s->u.loop.threads == TC_THREADS_SERIAL)
 		tc_buf_puts(b, " serial in thread");
 	else if (s->u.loop.threads == TC_THREADS_PEERS)
@@ -437,7 +444,8 @@ print_if(TcBuf *b, const TcKernel *k, const TcStmt *s)
 
 /* What the GPU scheduling passes decided about a buffer, if anything:
  * ` (layout mma 2x2 warps of 4x8 tiles, stages 3, pad 8, smem +0)`; a
- * swizzled buffer says `swizzled` where a padded one says `pad N`. */
+ * swizzled buffer says `swizzled` where a padded one says `pad N`, and
+ * `swizzled for columns, N rows a group` where it is read by columns. */
 static void
 print_schedule(TcBuf *b, const TcKernel *k, const TcVar *v)
 {
@@ -478,6 +486,8 @@ print_schedule(TcBuf *b, const TcKernel *k, const TcVar *v)
 	}
 	if (v->swizzle) {
 		tc_buf_printf(b, "%sswizzled%s", sep, v->panels ? " panels" : "");
+		if (v->swizzle_rows)
+			tc_buf_printf(b, " for columns, %d rows a group", v->swizzle_rows);
 		sep = ", ";
 	}
 	/* Offsets mean something once shared memory has been planned. */

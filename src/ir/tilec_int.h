@@ -422,6 +422,11 @@ typedef struct TcVar {
 	bool panels;      /* swizzle with rows wider than 128 bytes stored as
 			     column panels of 128-byte rows, one after the
 			     other (smem.c): the layout wgmma reads */
+	int swizzle_rows; /* swizzle for a tile read by columns (smem.c):
+			     the XOR changes every swizzle_rows rows, not
+			     with each row as ldmatrix wants; copies into it
+			     and element reads touch it (gpu.c's tile_index);
+			     0 otherwise */
 	long long smem_offset; /* byte offset in the block's shared memory,
 				  -1 if the buffer lives in registers */
 	/* A register fragment that holds its elements as memory stores
@@ -772,6 +777,20 @@ struct TcStmt {
 			 * explain.c words it as a note. */
 			const char *pipe_why;
 			TcLoc pipe_why_loc;
+			/* PARALLEL on GPU targets (ragged.c): the column
+			 * loop of a gathered or bounded load into a shared
+			 * tile, whose body is the one element assignment
+			 * `tile[..][col] = in ? T[..][.. + col] : 0`, the
+			 * row contiguous in both.  row_vec elements (16
+			 * bytes) move as one vector where row_in (what
+			 * `in` asks of the row; NULL: true) holds, col_in
+			 * (what it asks of the column, increasing in it;
+			 * NULL: true) holds for the run's last column and
+			 * both addresses are 16-byte aligned (a per-row
+			 * check at run time); element by element
+			 * otherwise.  0: no such loop. */
+			int row_vec;
+			TcExpr *row_in, *col_in;
 		} loop;
 		struct {
 			TcExpr *cond;

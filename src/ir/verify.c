@@ -610,6 +610,24 @@ check_schedule(Verifier *v, const TcStmt *s)
 			     s->u.loop.anchor_dim, anchor->rank,
 			     name_of(anchor));
 	}
+	/* A column loop whose rows move as vectors (ragged.c): parallel,
+	 * a whole number of 16-byte vectors of 1- to 8-byte elements, its
+	 * body the one assignment into a shared tile. */
+	int rv = s->u.loop.row_vec;
+	if (rv) {
+		const TcVec *body = &s->u.loop.body->u.block.body;
+		const TcStmt *as = body->len == 1 ? body->items[0] : NULL;
+		long long ext;
+		if (s->u.loop.kind != TC_LOOP_PARALLEL || (rv != 2 && rv != 4 &&
+		    rv != 8 && rv != 16) || !tc_expr_const(s->u.loop.end, &ext) ||
+		    ext % rv != 0 || !as || as->kind != TC_ST_ASSIGN ||
+		    as->u.assign.dst->kind != TC_EX_LOAD ||
+		    as->u.assign.value->kind != TC_EX_SELECT ||
+		    as->u.assign.value->u.sel.then->kind != TC_EX_LOAD)
+			fail(v, s->loc, "loop '%s' moves rows in vectors of %d, "
+			     "but is not a whole number of them over one "
+			     "guarded element copy", name_of(s->u.loop.var), rv);
+	}
 	if (s->u.loop.threads != TC_THREADS_NONE &&
 	    (s->u.loop.kind != TC_LOOP_PARALLEL || anchor))
 		fail(v, s->loc, "a %s loop has a thread mapping of its own",
@@ -812,6 +830,12 @@ check_gemm(Verifier *v, const TcStmt *s)
 		     tc_dtype_storage_bits(ops[i]->dtype) % 1024 != 0))
 			fail(v, s->loc, "'%s' in panels, not swizzled rows of "
 			     "whole 128 bytes", name_of(ops[i]));
+	/* The gemm helpers read the ldmatrix pattern, never the one of a
+	 * tile swizzled for column reads (smem.c). */
+	for (int i = 0; i < 2; i++)
+		if (ops[i] && ops[i]->kind == TC_VAR_BUFFER && ops[i]->swizzle_rows)
+			fail(v, s->loc, "gemm operand '%s' swizzled for column "
+			     "reads", name_of(ops[i]));
 }
 
 static void

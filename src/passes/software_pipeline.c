@@ -204,8 +204,12 @@ pipeline_why(TcArena *a, const TcKernel *k, const TcTarget *t,
 		return "it does not read a tensor";
 	if (!dst->whole)
 		return "it fills a region of a buffer, not a whole buffer";
-	if (tc_dtype_bits(dst->var->dtype) < 8 ||
-	    tc_dtype_bits(src->var->dtype) < 8)
+	/* i4 into a packed i4 tile moves whole bytes (copy_g2s_i4); into
+	 * registers it would need a prefetch that unpacks. */
+	bool packed = src->var->dtype == TC_DT_I4 &&
+		      dst->var->dtype == TC_DT_I4 && !in_registers(dst->var);
+	if ((tc_dtype_bits(dst->var->dtype) < 8 ||
+	     tc_dtype_bits(src->var->dtype) < 8) && !packed)
 		return "its elements are narrower than a byte";
 	for (int i = 0; i < src->var->rank; i++)
 		if (!hoistable(src->origin[i], loop->u.loop.var))
@@ -421,7 +425,8 @@ static bool
 plan_strided(TcArena *a, const TcStmt *loop, TcStmt *c, long long threads)
 {
 	const TcVar *k = loop->u.loop.var, *t = c->u.copy.src.var;
-	if (!tc_copy_g2s_fits(c) || !strided_shape(c->u.copy.dst.var, threads) ||
+	if (!tc_copy_g2s_fits(c) || c->u.copy.dst.var->dtype == TC_DT_I4 ||
+	    !strided_shape(c->u.copy.dst.var, threads) ||
 	    !is_int(loop->u.loop.begin, 0) || !is_int(loop->u.loop.step, 1))
 		return false;
 	TcExpr *first[TC_MAX_RANK], *advance = tc_expr_int(a, 0, c->loc);

@@ -31,7 +31,9 @@ import launch_manifest  # noqa: E402
 DT = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32,
       "f64": torch.float64, "i32": torch.int32, "i64": torch.int64,
       "i8": torch.int8, "u8": torch.uint8, "bool": torch.bool,
-      "fp8e4m3": torch.float8_e4m3fn, "fp8e5m2": torch.float8_e5m2}
+      "fp8e4m3": torch.float8_e4m3fn, "fp8e5m2": torch.float8_e5m2,
+      # i4: the bytes, two elements each (flat; unpack_i4 reads them).
+      "i4": torch.uint8}
 # Integer and bool outputs compare exactly; they are poisoned with this
 # value (NaN for floats), which no reference here produces.
 INT_POISON = -0x5A5A5A5
@@ -207,11 +209,53 @@ def moe_counts(t, s, g):
     cnt.copy_(edges.diff().to(cnt.dtype))
 
 
+def unpack_i4(packed, shape):
+    """The values of an i4 tensor from its bytes (a flat uint8 tensor, two
+    elements a byte, the even one in the low nibble), as int64 of shape."""
+    q = packed.long()
+    nib = torch.stack((q & 15, q >> 4), dim=-1).flatten()[:math.prod(shape)]
+    return ((nib ^ 8) - 8).reshape(shape)
+
+
 def ref_gemm_w4a16(t, s):
-    q = t["WQ"].long()                                  # [N][K / 2]
-    nib = torch.stack((q & 15, q >> 4), dim=-1).flatten(1)  # [N][K]
-    w = ((nib ^ 8) - 8).double() * t["S"].double().repeat_interleave(s["GROUP"], dim=1)
+    w = unpack_i4(t["W"], (s["N"], s["K"])).double()
+    g = s["GROUP"]
+    w = (w - t["Z"].double().repeat_interleave(g, dim=0).T) * t["S"].double().repeat_interleave(g, dim=0).T
     return t["A"].double() @ w.T
+
+
+def ref_i4_fragment(t, s):
+    x = unpack_i4(t["X"], (s["M"], s["N"])).float()
+    return x * 2 + unpack_i4(t["V"], (s["N"],)).float()
+
+
+def ref_i4_shared(t, s):
+    x = unpack_i4(t["X"], (s["M"], s["N"]))
+    wrap = lambda v: ((v & 15) ^ 8) - 8  # noqa: E731
+    return x.float() * 3, wrap(x + 5), wrap(-x)
+
+
+def ref_i4_store(t, s):
+    q = torch.clamp(torch.round(t["X"].double() * 4), -8, 7).long()
+    return q, ((q + 9) & 15 ^ 8) - 8
+
+
+def ref_row_vectors(t, s):
+    x, ids = t["X"].double(), t["ids"].long()
+    ok = (ids >= 0) & (ids < s["V"])
+    y = torch.where(ok[:, None], x[ids.clamp(0, s["V"] - 1)], torch.zeros_like(x[:1]))
+    z = torch.zeros((s["T"], s["D"]), dtype=torch.float64, device=x.device)
+    k = min(s["n"], s["V"], s["T"])
+    z[:k] = x[:k]
+    return y, z
+
+
+def ref_i4_pipelined(t, s):
+    x = unpack_i4(t["X"], (s["M"], s["K"])).double()
+    steps = -(-s["K"] // 64)
+    x = torch.nn.functional.pad(x, (0, steps * 64 - s["K"])).reshape(s["M"], steps, 64)
+    w = torch.arange(1, steps + 1, dtype=torch.float64, device=x.device)
+    return (x * w[None, :, None]).sum(1)
 
 
 def ref_conv2d(t, s):
@@ -733,6 +777,9 @@ REFS = {"gemm": (ref_gemm, "C"), "gemm_at": (ref_gemm_at, "C"), "gemm_bt": (ref_
         "gqa_attention": (ref_gqa_attention, "O"), "gemm_w8a8": (ref_gemm_w8a8, "C"),
         "paged_decode": (ref_paged_decode, "O"), "paged_decode_full": (ref_paged_decode, "O"),
         "moe_gemm": (ref_moe_gemm, "Y"), "gemm_w4a16": (ref_gemm_w4a16, "C"),
+        "i4_fragment": (ref_i4_fragment, "Y"), "i4_shared": (ref_i4_shared, ("Y", "Z", "W")),
+        "i4_store": (ref_i4_store, ("Q", "R")), "i4_pipelined": (ref_i4_pipelined, "Y"),
+        "row_vectors": (ref_row_vectors, ("Y", "Z")),
         "conv2d": (ref_conv2d, "Y"), "attn_bwd_delta": (ref_attn_bwd_delta, "Delta"),
         "attn_bwd_dkdv": (lambda t, s: ref_attn_bwd(t, s, ("dK", "dV")), ("dK", "dV")),
         "attn_bwd_dq": (lambda t, s: ref_attn_bwd(t, s, ("dQ",)), ("dQ",)),
@@ -770,7 +817,6 @@ SCALE = lambda s: (0.001, 0.01)  # noqa: E731
 RANGES = {"rope": {"P": lambda s: (0, s["MAXPOS"])},
           "cross_entropy": {"L": lambda s: (-1, s["V"])},
           "gemm_w8a8": {"A": I8, "W": I8, "SA": SCALE, "SW": SCALE},
-          "gemm_w4a16": {"WQ": lambda s: (0, 256)},
           # Context lengths from 0 (nothing to attend to) to the table's
           # capacity; _full: every sequence reaches its last page.
           "paged_decode": {"BT": lambda s: (0, s["NPAGES"]), "CL": lambda s: (0, s["MAXP"] * s["PAGE"] + 1)},
@@ -778,6 +824,8 @@ RANGES = {"rope": {"P": lambda s: (0, s["MAXPOS"])},
                                 "CL": lambda s: ((s["MAXP"] - 1) * s["PAGE"] + 1, s["MAXP"] * s["PAGE"] + 1)}}
 # tests/gpu_regress/table_origin_pipelined.c's `run: --range` line.
 RANGES["table_sum"] = {"T": lambda s: (0, 19), "CNT": lambda s: (0, s["MAXP"] + 1)}
+# tests/gpu_regress/row_vectors.c: ids past both ends of X's rows.
+RANGES["row_vectors"] = {"ids": lambda s: (-2, s["V"] + 2)}
 # The ragged-copy programs of tests/lang (their `run: --range` lines).
 RANGES.update({
     "lang_embedding": {"ids": lambda s: (-2, s["V"] + 2)},
@@ -917,10 +965,13 @@ def run_case(case, here, repeat):
                 continue
             shape = [evaluate(e, env) for e in p["shape"]]
             dt = DT[p["dtype"]]
+            i4 = p["dtype"] == "i4"
+            if i4:  # every byte value: every pair of -8 .. 7
+                shape = [(math.prod(shape) + 1) // 2]
             inout = p["name"] in INOUT.get(case["reference"], [])
             if p["const"] or inout:
                 span = RANGES.get(case["reference"], {}).get(p["name"])
-                t = random_input(shape, dt, g, p["name"], span(env) if span else None,
+                t = random_input(shape, dt, g, p["name"], (0, 256) if i4 else span(env) if span else None,
                                  case["reference"].startswith("gemm"))
                 if inout:
                     tensors[p["name"] + "@start"] = t.clone()
@@ -947,7 +998,10 @@ def run_case(case, here, repeat):
         out_names, refs = (out_names,), (refs,)
     rel, unwritten, stray, ok = 0.0, 0, 0, True
     for out_name, ref in zip(out_names, refs):
-        r, u, st, good = compare(tensors[out_name], ref, out_name, case, L)
+        out = tensors[out_name]
+        if [p["dtype"] for p in L["params"] if p["name"] == out_name] == ["i4"]:
+            out = unpack_i4(out, ref.shape)
+        r, u, st, good = compare(out, ref, out_name, case, L)
         rel, unwritten, stray, ok = max(rel, r), unwritten + u, stray + st, ok and good
     result = {"case": case["name"], "grid": grid, "threads": block[0], "smem": smem,
               "rel_err": float(f"{rel:.3g}"), "unwritten": unwritten, "ok": ok}
