@@ -255,6 +255,19 @@ tc_expr_new(TcArena *a, TcExprKind k, TcDtype t, TcLoc loc)
 	return e;
 }
 
+const char *
+tc_cpu_gemm_name(TcCpuGemmKind k)
+{
+	switch (k) {
+	case TC_CPU_GEMM_LOOPS: return "loops";
+	case TC_CPU_GEMM_F32: return "f32";
+	case TC_CPU_GEMM_VNNI_I8: return "vnni_i8";
+	case TC_CPU_GEMM_AMX_BF16: return "amx_bf16";
+	case TC_CPU_GEMM_AMX_I8: return "amx_i8";
+	default: return "none";
+	}
+}
+
 TcExpr *
 tc_expr_int(TcArena *a, long long v, TcLoc loc)
 {
