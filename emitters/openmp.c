@@ -2326,6 +2326,7 @@ emit(const TcProgram *p, const TcKernel *k, const TcTarget *t,
 
 	E.out = out;
 	E.pr.out = out;
+	size_t code = out->len; /* where this kernel's text starts */
 	if (out->len == 0)
 		emit_file_header(&E);
 	tc_buf_puts(out, "\n");
@@ -2345,6 +2346,8 @@ emit(const TcProgram *p, const TcKernel *k, const TcTarget *t,
 	emit_kernel_function(&E, block_fn);
 	tc_buf_puts(out, "\n");
 	emit_entry(&E);
+	/* Code lines within the width (comments are wrapped as printed). */
+	tc_wrap_code(out, code, TC_OMP_WIDTH);
 	tc_arena_free(E.a);
 	return true;
 }

@@ -15,6 +15,9 @@
 #include "analysis/walk.h"
 #include "cfamily.h"
 
+/* The column generated code lines stay within (tc_wrap_code). */
+enum { TC_OMP_WIDTH = 100 };
+
 /* A run of statements printed as one loop nest (openmp_fuse.c). */
 typedef struct Fusion Fusion;
 

@@ -235,16 +235,18 @@ flash_decode_split_gqa(int B, int H, int HKV, int S, int NSPLIT, float scale,
 				// tile_dims(&K[b][start + t * BLOCK_N][g][0], 1, 3))
 				tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, 32 * (BLOCK_H / 16),
 					true, true>(Ks + t_pre * (BLOCK_N * HEAD_DIM), HEAD_DIM,
-					K + ((((size_t)b * S + (start + t_pre * BLOCK_N)) * HKV + g) * HEAD_DIM),
-					HKV * HEAD_DIM,
+					K
+						+ ((((size_t)b * S + (start + t_pre * BLOCK_N))
+						* HKV + g) * HEAD_DIM), HKV * HEAD_DIM,
 					(b < B && g < HKV) ? min(BLOCK_N,
 					S - (start + t_pre * BLOCK_N)) : 0, HEAD_DIM, K);
 				// flash_decode.c:151 tile_copy(Vs,
 				// tile_dims(&V[b][start + t * BLOCK_N][g][0], 1, 3))
 				tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, 32 * (BLOCK_H / 16),
 					true, true>(Vs + t_pre * (BLOCK_N * HEAD_DIM), HEAD_DIM,
-					V + ((((size_t)b * S + (start + t_pre * BLOCK_N)) * HKV + g) * HEAD_DIM),
-					HKV * HEAD_DIM,
+					V
+						+ ((((size_t)b * S + (start + t_pre * BLOCK_N))
+						* HKV + g) * HEAD_DIM), HKV * HEAD_DIM,
 					(b < B && g < HKV) ? min(BLOCK_N,
 					S - (start + t_pre * BLOCK_N)) : 0, HEAD_DIM, V);
 			}
@@ -263,8 +265,9 @@ flash_decode_split_gqa(int B, int H, int HKV, int S, int NSPLIT, float scale,
 				tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, 32 * (BLOCK_H / 16),
 					true, true>(Ks + (t_next % 3) * (BLOCK_N * HEAD_DIM),
 					HEAD_DIM,
-					K + ((((size_t)b * S + (start + t_next * BLOCK_N)) * HKV + g) * HEAD_DIM),
-					HKV * HEAD_DIM,
+					K
+						+ ((((size_t)b * S + (start + t_next * BLOCK_N))
+						* HKV + g) * HEAD_DIM), HKV * HEAD_DIM,
 					(b < B && g < HKV) ? min(BLOCK_N,
 					S - (start + t_next * BLOCK_N)) : 0, HEAD_DIM, K);
 				// flash_decode.c:151 tile_copy(Vs,
@@ -272,8 +275,9 @@ flash_decode_split_gqa(int B, int H, int HKV, int S, int NSPLIT, float scale,
 				tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, 32 * (BLOCK_H / 16),
 					true, true>(Vs + (t_next % 3) * (BLOCK_N * HEAD_DIM),
 					HEAD_DIM,
-					V + ((((size_t)b * S + (start + t_next * BLOCK_N)) * HKV + g) * HEAD_DIM),
-					HKV * HEAD_DIM,
+					V
+						+ ((((size_t)b * S + (start + t_next * BLOCK_N))
+						* HKV + g) * HEAD_DIM), HKV * HEAD_DIM,
 					(b < B && g < HKV) ? min(BLOCK_N,
 					S - (start + t_next * BLOCK_N)) : 0, HEAD_DIM, V);
 			}
@@ -298,7 +302,8 @@ flash_decode_split_gqa(int B, int H, int HKV, int S, int NSPLIT, float scale,
 				#pragma unroll
 				for (int j_r = 0; j_r < s_cols::count; j_r++) {
 					const int j = s_cols::index(j_r);
-					s[i_r][j_r] = start + t * BLOCK_N + j < end ? s[i_r][j_r] * qk_scale : -INFINITY;
+					s[i_r][j_r] = start + t * BLOCK_N + j < end
+						? s[i_r][j_r] * qk_scale : -INFINITY;
 				}
 			}
 			// flash_decode.c:157 tile_copy(prev_max, row_max)
@@ -382,7 +387,8 @@ flash_decode_split_gqa(int B, int H, int HKV, int S, int NSPLIT, float scale,
 			if (row < nh && 0 <= b && b < B && 0 <= h0 + row && h0 + row < H && 0 <= sp
 				&& sp < NSPLIT && col < HEAD_DIM) {
 				if (tilec::leader<s_rows::BITS | o_cols::BITS>())
-					Opart[((((size_t)b * H + (h0 + row)) * NSPLIT + sp) * HEAD_DIM + col)] = o[row_r][col_r];
+					Opart[((((size_t)b * H + (h0 + row)) * NSPLIT + sp)
+							* HEAD_DIM + col)] = o[row_r][col_r];
 			}
 		}
 	}

@@ -249,7 +249,8 @@ flash_decode_split_gqa(int B, int H, int HKV, int S, int NSPLIT, float scale,
 		// flash_decode.c:154 tile_parallel(i, BLOCK_H)
 		for (int i_e = threadIdx.x; i_e < 512; i_e += 32 * (BLOCK_H / 16)) {
 			const int i = i_e / 32, j = i_e % 32;
-			s[i * (BLOCK_N + 4) + j] = start + t * BLOCK_N + j < end ? s[i * (BLOCK_N + 4) + j] * qk_scale : -INFINITY;
+			s[i * (BLOCK_N + 4) + j] = start + t * BLOCK_N + j < end
+				? s[i * (BLOCK_N + 4) + j] * qk_scale : -INFINITY;
 		}
 		// flash_decode.c:157 tile_copy(prev_max, row_max)
 		for (int e = threadIdx.x; e < BLOCK_H; e += 32 * (BLOCK_H / 16)) {
@@ -316,7 +317,8 @@ flash_decode_split_gqa(int B, int H, int HKV, int S, int NSPLIT, float scale,
 		const int row = row_e / 128, col = row_e % 128;
 		if (row < nh && 0 <= b && b < B && 0 <= h0 + row && h0 + row < H && 0 <= sp
 			&& sp < NSPLIT && col < HEAD_DIM) {
-			Opart[((((size_t)b * H + (h0 + row)) * NSPLIT + sp) * HEAD_DIM + col)] = o[row * (HEAD_DIM + 4) + col];
+			Opart[((((size_t)b * H + (h0 + row)) * NSPLIT + sp) * HEAD_DIM + col)] =
+					o[row * (HEAD_DIM + 4) + col];
 		}
 	}
 	// flash_decode.c:183 tile_copy(tile_bounded(tile_dims(&Lse[b][h0][sp], 1), nh), lse)

@@ -49,8 +49,10 @@ gemm_w4a16(int M, int N, int K, const __half *__restrict__ A, const unsigned cha
 				tilec::copy_g2s<unsigned char, BLOCK_N, BLOCK_K / 2, THREADS, true>(
 					Qs + k_pre * (BLOCK_N * (BLOCK_K / 2 + 16)),
 					BLOCK_K / 2 + 16,
-					WQ + ((size_t)(bx * BLOCK_N) * (K / 2) + k_pre * (BLOCK_K / 2)),
-					(K / 2), min(BLOCK_N, N - bx * BLOCK_N),
+					WQ
+						+ ((size_t)(bx * BLOCK_N) * (K / 2) + k_pre
+						* (BLOCK_K / 2)), (K / 2),
+					min(BLOCK_N, N - bx * BLOCK_N),
 					min(BLOCK_K / 2, K / 2 - k_pre * (BLOCK_K / 2)), WQ);
 			}
 			tilec::cp_async_commit();
@@ -74,26 +76,33 @@ gemm_w4a16(int M, int N, int K, const __half *__restrict__ A, const unsigned cha
 				tilec::copy_g2s<unsigned char, BLOCK_N, BLOCK_K / 2, THREADS, true>(
 					Qs + (k_next % 3) * (BLOCK_N * (BLOCK_K / 2 + 16)),
 					BLOCK_K / 2 + 16,
-					WQ + ((size_t)(bx * BLOCK_N) * (K / 2) + k_next * (BLOCK_K / 2)),
-					(K / 2), min(BLOCK_N, N - bx * BLOCK_N),
+					WQ
+						+ ((size_t)(bx * BLOCK_N) * (K / 2) + k_next
+						* (BLOCK_K / 2)), (K / 2),
+					min(BLOCK_N, N - bx * BLOCK_N),
 					min(BLOCK_K / 2, K / 2 - k_next * (BLOCK_K / 2)), WQ);
 			}
 			tilec::cp_async_commit();
 			__half *const As_stage = As + k_stage * (BLOCK_M * BLOCK_K);
-			unsigned char *const Qs_stage = Qs + k_stage * (BLOCK_N * (BLOCK_K / 2 + 16));
+			unsigned char *const Qs_stage =
+					Qs + k_stage * (BLOCK_N * (BLOCK_K / 2 + 16));
 			// gemm_w4a16.c:48 tile_copy(scale,
 			// tile_dims(&S[bx * BLOCK_N][k * BLOCK_K / GROUP], 0))
 			for (int e = threadIdx.x; e < BLOCK_N; e += THREADS) {
 				const int t0 = e;
 				scale[t0] = (bx * BLOCK_N + t0 < N
-					&& k * BLOCK_K / GROUP < K / GROUP) ? (float)tilec::to_float(
-					S[((size_t)(bx * BLOCK_N + t0) * (K / GROUP) + k * BLOCK_K / GROUP)]) : 0.0f;
+					&& k * BLOCK_K / GROUP < K / GROUP)
+					? (float)tilec::to_float(
+					S[((size_t)(bx * BLOCK_N + t0) * (K / GROUP) + k * BLOCK_K
+						/ GROUP)]) : 0.0f;
 			}
 			__syncthreads();
 			// gemm_w4a16.c:49 tile_parallel(n, BLOCK_N)
 			for (int n_e = threadIdx.x; n_e < 8192; n_e += THREADS) {
 				const int n = n_e / 64, j = n_e % 64;
-				const int nibble = ((int)Qs_stage[n * (BLOCK_K / 2 + 16) + j / 2] >> j % 2 * 4) & 15;
+				const int nibble =
+						((int)Qs_stage[n * (BLOCK_K / 2 + 16) + j / 2] >> j
+						% 2 * 4) & 15;
 				Ws[n * (BLOCK_K + 8) + j] = tilec::from_float<__half>(
 					tilec::to_float(
 					tilec::from_float<__half>(

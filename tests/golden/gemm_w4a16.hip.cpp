@@ -49,15 +49,17 @@ gemm_w4a16(int M, int N, int K, const __half *__restrict__ A, const unsigned cha
 		// 0))
 		for (int e = threadIdx.x; e < BLOCK_N; e += THREADS) {
 			const int t0 = e;
-			scale[t0] = (bx * BLOCK_N + t0 < N
-				&& k * BLOCK_K / GROUP < K / GROUP) ? (float)tilec::to_float(
-				S[((size_t)(bx * BLOCK_N + t0) * (K / GROUP) + k * BLOCK_K / GROUP)]) : 0.0f;
+			scale[t0] = (bx * BLOCK_N + t0 < N && k * BLOCK_K / GROUP < K / GROUP)
+				? (float)tilec::to_float(
+				S[((size_t)(bx * BLOCK_N + t0) * (K / GROUP) + k * BLOCK_K
+					/ GROUP)]) : 0.0f;
 		}
 		__syncthreads();
 		// gemm_w4a16.c:49 tile_parallel(n, BLOCK_N)
 		for (int n_e = threadIdx.x; n_e < 8192; n_e += THREADS) {
 			const int n = n_e / 64, j = n_e % 64;
-			const int nibble = ((int)Qs[n * (BLOCK_K / 2 + 16) + j / 2] >> j % 2 * 4) & 15;
+			const int nibble =
+					((int)Qs[n * (BLOCK_K / 2 + 16) + j / 2] >> j % 2 * 4) & 15;
 			Ws[n * (BLOCK_K + 8) + j] = tilec::from_float<__half>(
 				tilec::to_float(
 				tilec::from_float<__half>((float)((nibble ^ 8) - 8) * scale[n])));

@@ -91,7 +91,8 @@ gemm_w4a16_block(int M, int N, int K, const tilec_f16 A[restrict M][K],
 		// tile_dims(&S[bx * BLOCK_N][k * BLOCK_K / GROUP], 0))
 		{
 			const int i0 = bx * BLOCK_N;
-			const int n = k * BLOCK_K / GROUP < K / GROUP ? tilec_extent(N, i0, BLOCK_N) : 0;
+			const int n = k * BLOCK_K / GROUP < K / GROUP ? tilec_extent(N, i0, BLOCK_N)
+				: 0;
 			if (n < BLOCK_N)
 				memset(scale, 0, sizeof scale);
 #pragma omp simd
