@@ -300,6 +300,8 @@ print_fuse_op(TcBuf *b, const TcFuseOp *op)
 		tc_buf_printf(b, " into %s", var_name(op->s->u.reduce.dst.var));
 	if (op->helper)
 		tc_buf_puts(b, " by rows");
+	if (op->vector)
+		tc_buf_puts(b, " (vector)");
 }
 
 /* The fuse pass's run that starts at statement i of block, as a line
@@ -334,6 +336,13 @@ print_fusion(TcBuf *b, const TcKernel *k, const TcStmt *block, int i)
 		const char *sep = "; registers ";
 		for (int v = 0; F->elided && v < k->vars.len; v++)
 			if (F->elided[v]) {
+				tc_buf_printf(b, "%s%s", sep,
+					      var_name(k->vars.items[v]));
+				sep = ", ";
+			}
+		sep = "; lanes ";
+		for (int v = 0; F->lanes && v < k->vars.len; v++)
+			if (F->lanes[v]) {
 				tc_buf_printf(b, "%s%s", sep,
 					      var_name(k->vars.items[v]));
 				sep = ", ";

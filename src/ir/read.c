@@ -68,12 +68,16 @@ typedef struct RunText {
 	TcFuseKind kind[64];
 	const char *buf[64];
 	bool helper[64];
+	bool vector[64];      /* `(vector)` */
 	int at_line[64], at_col[64];
 	int nops;
 	const char *again[TC_FUSE_MAX_AGAIN]; /* recomputed buffers */
 	const char *regs[64]; /* `registers` */
 	const TcVar *reg_var[64]; /* and what they name */
 	int nregs;
+	const char *lanes[64]; /* `lanes` */
+	const TcVar *lane_var[64];
+	int nlanes;
 	/* `run N main loop: map at L:C {`: where each body starts in the
 	 * text (read once the run's statements are), or `: nothing`. */
 	Tok main_at[16];
@@ -1458,11 +1462,6 @@ run_line(Reader *R, TcStmt *block)
 				 tok_text(R, &R->tok));
 		if (rt->kind[o] != TC_FUSE_MAP)
 			rt->buf[o] = ident(R);
-		else if (accept(R, "at")) {
-			rt->at_line[o] = small_int(R);
-			expect(R, ":");
-			rt->at_col[o] = small_int(R);
-		}
 		if (rt->kind[o] == TC_FUSE_REDUCE) {
 			expect(R, "into");
 			ident(R);
@@ -1470,6 +1469,16 @@ run_line(Reader *R, TcStmt *block)
 		if (accept(R, "by")) {
 			expect(R, "rows");
 			rt->helper[o] = true;
+		}
+		if (accept(R, "(")) {
+			expect(R, "vector");
+			expect(R, ")");
+			rt->vector[o] = true;
+		}
+		if (rt->kind[o] == TC_FUSE_MAP && accept(R, "at")) {
+			rt->at_line[o] = small_int(R);
+			expect(R, ":");
+			rt->at_col[o] = small_int(R);
 		}
 	} while (accept(R, ","));
 	while (accept(R, ";")) {
@@ -1480,6 +1489,12 @@ run_line(Reader *R, TcStmt *block)
 			expect(R, "of");
 			expect(R, "run");
 			F->from[F->nrecomputed++] = small_int(R);
+		} else if (accept(R, "lanes")) {
+			do {
+				if (rt->nlanes == 64)
+					error_at(R, &R->tok, "too many lanes");
+				rt->lanes[rt->nlanes++] = ident(R);
+			} while (accept(R, ","));
 		} else if (accept(R, "registers")) {
 			do {
 				if (rt->nregs == 64)
@@ -1646,6 +1661,24 @@ finish_run(Reader *R, RunText *rt, const Tok *at)
 	F->ops = tc_alloc(R->a, (size_t)F->n * sizeof *F->ops);
 	for (int r = 0; r < rt->nregs; r++)
 		rt->reg_var[r] = run_buffer(R, rt->regs[r], at);
+	/* Lanes name locals of the run's nests (or of the nests it redoes). */
+	int lanes_mark = R->scope.len;
+	for (int o = F->nagain; o < F->n; o++)
+		declare_inside(R, blk->u.block.body.items[F->first + o - F->nagain]);
+	for (int r = 0; r < F->nrecomputed; r++) {
+		const TcFusion *G = run_at(R, F->from[r])->F;
+		for (int j = 0; j < G->n; j++)
+			if (G->ops[j].s)
+				declare_inside(R, G->ops[j].s);
+	}
+	for (int l = 0; l < rt->nlanes; l++) {
+		TcVar *v = lookup(R, rt->lanes[l]);
+		if (!v || v->kind != TC_VAR_LOCAL)
+			error_at(R, at, "run %d: lanes of '%s', not a local of its "
+				 "nests", rt->index, rt->lanes[l]);
+		rt->lane_var[l] = v;
+	}
+	R->scope.len = lanes_mark;
 	for (int r = 0; r < F->nrecomputed; r++) {
 		F->again[r] = run_buffer(R, rt->again[r], at);
 		RunText *from = F->from[r] < rt->index ? run_at(R, F->from[r]) : NULL;
@@ -1672,6 +1705,7 @@ finish_run(Reader *R, RunText *rt, const Tok *at)
 					continue;
 				F->ops[o] = *g;
 				F->ops[o].main = NULL;
+				F->ops[o].vector = rt->vector[o];
 				*u = found = true;
 			}
 		}
@@ -1687,6 +1721,7 @@ finish_run(Reader *R, RunText *rt, const Tok *at)
 			error_at(R, at, "run %d: op %d is of '%s', its statement "
 				 "of '%s'", rt->index, o, rt->buf[o], op->buf->name);
 		op->helper = rt->helper[o];
+		op->vector = rt->vector[o];
 	}
 	F->rank = 1;
 	for (int o = 0; o < F->n; o++) {
@@ -2079,6 +2114,11 @@ kernel(Reader *R)
 		F->elided = tc_alloc(R->a, (size_t)(k->vars.len + 1));
 		for (int r = 0; r < rt->nregs; r++)
 			F->elided[rt->reg_var[r]->index] = true;
+		if (rt->nlanes) {
+			F->lanes = tc_alloc(R->a, (size_t)(k->vars.len + 1));
+			for (int l = 0; l < rt->nlanes; l++)
+				F->lanes[rt->lane_var[l]->index] = true;
+		}
 		for (int o = 0; o < F->n; o++)
 			if (F->ops[o].kind == TC_FUSE_LOAD)
 				F->ops[o].elided = F->elided[F->ops[o].buf->index];

@@ -942,6 +942,8 @@ typedef struct TcFuseOp {
 				 run's main element loop runs it, the tests
 				 its columns decide folded (a BLOCK); NULL
 				 when that is the body itself */
+	bool vector;          /* MAP (passes/cpu_vector.c): that body has an
+				 explicit vector form over the run's columns */
 } TcFuseOp;
 
 #define TC_FUSE_MAX_AGAIN 8
@@ -965,6 +967,10 @@ typedef struct TcFusion {
 	bool *elided;         /* by var index: buffers kept in registers */
 	bool dead;            /* it only writes buffers it keeps in registers
 				 (which later runs recompute): nothing to do */
+	bool *lanes;          /* by var index (passes/cpu_vector.c): the
+				 locals of its nests that hold a value varying
+				 over the lanes in their vector form; NULL
+				 before the pass or where it has none */
 } TcFusion;
 
 /* --- Kernels and programs -------------------------------------------------- */

@@ -1468,6 +1468,15 @@ check_fusions(Verifier *v, const TcKernel *k)
 				     "%d of its block", f, o,
 				     F->first + o - F->nagain);
 			check_main(v, k, f, op);
+			if (op->vector && op->kind != TC_FUSE_MAP)
+				fail(v, blk->loc, "run %d: op %d has a vector form "
+				     "but is not a nest", f, o);
+		}
+		for (int i = 0; F->lanes && i < k->vars.len; i++) {
+			const TcVar *l = k->vars.items[i];
+			if (F->lanes[i] && l->kind != TC_VAR_LOCAL)
+				fail(v, blk->loc, "run %d: '%s' is not a local but "
+				     "varies over the lanes", f, name_of(l));
 		}
 		for (int r = 0; r < F->nrecomputed; r++) {
 			const TcFusion *G = F->from[r] >= 0 &&

@@ -55,6 +55,8 @@ const TcPass tc_passes[] = {
 	  "row-wise runs of statements as one loop; buffers kept in registers" },
 	{ "edge", tc_cpu_edge, CPU_TARGETS,
 	  "fused runs' main loops: the tests their columns decide, folded" },
+	{ "vector", tc_cpu_vector, CPU_TARGETS,
+	  "fused nests with an explicit vector form (AVX-512 lanes)" },
 };
 
 const int tc_npasses = (int)(sizeof tc_passes / sizeof tc_passes[0]);
