@@ -72,6 +72,8 @@ typedef struct Gpu {
 	int nanchors;
 	int spread;             /* depth of spread parallel loops */
 	bool block_level;       /* not inside any parallel loop */
+	bool producer;          /* inside a ROLES' producer block (one
+				   thread's) */
 	bool failed;            /* an error was reported */
 	/* The emitter's own names (loop counters, tile indices, ...), each
 	 * made distinct from every name of the program (fresh()). */
@@ -1076,7 +1078,8 @@ tma_issue(Gpu *G, const TcStmt *s)
 {
 	const TcRegion *dst = &s->u.copy.dst, *src = &s->u.copy.src;
 	TcBuf *b = G->pr.out;
-	tc_buf_printf(b, "%s.issue(", s->u.copy.plan->name);
+	tc_buf_printf(b, "%s.%s(", s->u.copy.plan->name,
+		      G->producer ? "issue_here" : "issue");
 	smem_stage(G, dst->var, s->u.copy.stage);
 	tc_buf_printf(b, ", %s.full_bar(", s->u.copy.bars->name);
 	expr(G, s->u.copy.stage);
@@ -2065,7 +2068,37 @@ emit_anchored(Gpu *G, const TcStmt *s)
 	close_brace(G);
 }
 
-/* PIPE_SELECT: `if (P.aligned && ...) { FAST } else { FALLBACK }`. */
+/* ROLES: the producer warpgroup gives back registers and its first
+ * thread runs the producer block; the program's threads take them and
+ * run the consumer block.  Within the consumer, G->threads is the
+ * program's count, as everywhere. */
+static void
+emit_roles(Gpu *G, const TcStmt *s)
+{
+	TcBuf *b = G->pr.out;
+	const char *roles = fresh(G, "roles");
+	tc_buf_printf(b, "using %s = tilec::Roles<%lld, %d, %d>;\n", roles,
+		      s->u.roles.threads, s->u.roles.producer_regs,
+		      s->u.roles.consumer_regs);
+	tc_buf_printf(b, "if (%s::producer()) {\n", roles);
+	b->indent++;
+	tc_buf_printf(b, "%s::producer_registers();\n", roles);
+	tc_buf_printf(b, "if (%s::producer_thread()) {\n", roles);
+	b->indent++;
+	G->producer = true;
+	emit_body(G, s->u.roles.producer);
+	G->producer = false;
+	close_brace(G);
+	b->indent--;
+	tc_buf_puts(b, "} else {\n");
+	b->indent++;
+	tc_buf_printf(b, "%s::consumer_registers();\n", roles);
+	emit_body(G, s->u.roles.consumer);
+	close_brace(G);
+}
+
+/* PIPE_SELECT: `if (P.aligned && ...) { FAST } else { FALLBACK }`, no
+ * else for an empty fallback. */
 static void
 emit_select(Gpu *G, const TcStmt *s)
 {
@@ -2077,6 +2110,10 @@ emit_select(Gpu *G, const TcStmt *s)
 	tc_buf_puts(b, ") {\n");
 	b->indent++;
 	emit_body(G, s->u.select.fast);
+	if (s->u.select.fallback->u.block.body.len == 0) {
+		close_brace(G);
+		return;
+	}
 	b->indent--;
 	tc_buf_puts(b, "} else {\n");
 	b->indent++;
@@ -2089,11 +2126,13 @@ emit_select(Gpu *G, const TcStmt *s)
 static void
 emit_bars_init(Gpu *G, const TcStmt *s)
 {
-	long long tma = s->u.bars.full_arrivals - G->threads;
+	long long tma = s->u.bars.full_arrivals - s->u.bars.copiers;
 	tc_buf_printf(G->pr.out, "const tilec::StageBarriers<%d, %lld", s->u.bars.stages,
 		      G->threads);
-	if (tma > 0)
+	if (tma > 0 || s->u.bars.copiers != G->threads)
 		tc_buf_printf(G->pr.out, ", %lld", tma);
+	if (s->u.bars.copiers != G->threads)
+		tc_buf_printf(G->pr.out, ", %lld", s->u.bars.copiers);
 	tc_buf_printf(G->pr.out, "> %s(tilec_smem + %lld);\nif (threadIdx.x == 0)\n\t%s.init();\n",
 		      s->u.bars.var->name, s->u.bars.offset, s->u.bars.var->name);
 }
@@ -2277,6 +2316,9 @@ emit_stmt(Gpu *G, const TcStmt *s)
 	case TC_ST_PIPE_SELECT:
 		emit_select(G, s);
 		break;
+	case TC_ST_ROLES:
+		emit_roles(G, s);
+		break;
 	case TC_ST_COPY_PLAN:
 		if (s->u.plan.tmap)
 			tma_setup(G, s->u.plan.copy, s->u.plan.tmap, s->u.plan.var->name);
@@ -2311,7 +2353,11 @@ emit_stmt(Gpu *G, const TcStmt *s)
 		emit_arg_reduce(G, s);
 		break;
 	case TC_ST_BARRIER:
-		tc_buf_puts(b, "__syncthreads();\n");
+		if (s->u.barrier.threads)
+			tc_buf_printf(b, "tilec::sync_threads<%lld>();\n",
+				      s->u.barrier.threads);
+		else
+			tc_buf_puts(b, "__syncthreads();\n");
 		break;
 	default:
 		tc_unreachable();
@@ -2354,6 +2400,9 @@ dtypes_supported(Gpu *G, const TcStmt *s)
 	case TC_ST_PIPE_SELECT:
 		return dtypes_supported(G, s->u.select.fast) &&
 		       dtypes_supported(G, s->u.select.fallback);
+	case TC_ST_ROLES:
+		return dtypes_supported(G, s->u.roles.producer) &&
+		       dtypes_supported(G, s->u.roles.consumer);
 	case TC_ST_ATOMIC_ADD: {
 		TcDtype t = s->u.copy.dst.var->dtype;
 		bool fp8 = t == TC_DT_FP8E4M3 || t == TC_DT_FP8E5M2;
@@ -2427,6 +2476,9 @@ emit_header(Gpu *G, bool first)
 		tc_buf_puts(b, ".\n");
 	}
 	tc_buf_printf(b, "// %lld threads", G->threads);
+	if (G->k->producer_threads)
+		tc_buf_printf(b, " and a producer warpgroup of %lld",
+			      G->k->producer_threads);
 	if (G->dialect->count_warps) {
 		int width = G->t->warp_size;
 		long long warps = (G->threads + width - 1) / width;
@@ -2471,8 +2523,16 @@ static void
 emit_signature(Gpu *G, const char *body)
 {
 	TcBuf *b = G->pr.out;
-	tc_buf_printf(b, "\nextern \"C\" __global__ void __launch_bounds__(%lld)\n%s(",
-		      G->threads, G->k->name);
+	/* With a producer warpgroup, the blocks per SM the registers
+	 * were split for (the consumers' are what the producer gives
+	 * back). */
+	if (G->k->producer_threads)
+		tc_buf_printf(b, "\nextern \"C\" __global__ void __launch_bounds__(%lld, %d)\n%s(",
+			      G->threads + G->k->producer_threads,
+			      G->k->producer_blocks, G->k->name);
+	else
+		tc_buf_printf(b, "\nextern \"C\" __global__ void __launch_bounds__(%lld)\n%s(",
+			      G->threads, G->k->name);
 	const TcAbi *abi = tc_abi_of(G->a, G->k, G->t);
 	for (int i = 0; i < abi->nparams; i++) {
 		const TcAbiParam *p = &abi->params[i];

@@ -96,6 +96,19 @@ TILEC_API
 tilec_status tilec_translator_set_config(tilec_translator *tr,
 					 const char *path);
 
+/* Of several tuning records of one kernel, tuned at different shapes,
+ * the one a launch whose integer scalars are names[i] = values[i] takes:
+ * the rule of `tilec export`'s entry point and `tilec run --config A
+ * --config B` (docs/tuning.md, "Shape dispatch": smallest shape bucket
+ * first, the first that holds every scalar it names, else the largest).
+ * Returns the index in records, or -1 after an error (a record that
+ * cannot be read or has no bucket, two records of one bucket, a scalar a
+ * bucket names missing from names), in the diagnostics. */
+TILEC_API
+int tilec_select_config(tilec_translator *tr, const char *const *records,
+			int nrecords, const char *const *names,
+			const long long *values, int nvalues);
+
 /* Output flags (tilec_translator_set_flags), as the CLI's options. */
 enum {
 	TILEC_STANDALONE = 1 << 0,      /* --standalone: helpers inlined */

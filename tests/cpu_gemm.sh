@@ -70,6 +70,11 @@ run)
 		"$tilec" run samples/gemm_w8a8.c --arch avx512vnni -D BLOCK_K=32 \
 			--shape M=33,N=200,K=97 >"$work/out" 2>&1 ||
 			{ cat "$work/out"; fail "int8 gemm on VNNI"; }
+		# k of 256 a call: the 64-byte packs of A and of B stored [N][K]
+		"$tilec" run tests/cpu_gemm/gemm_i8.c --arch avx512vnni \
+			-D BLOCK_M=128 -D BLOCK_N=128 -D BLOCK_K=256 \
+			--shape M=131,N=77,K=300 >"$work/out" 2>&1 ||
+			{ cat "$work/out"; fail "int8 gemm on VNNI, k 256 a call"; }
 	fi
 	"$tilec" samples/gemm_w8a8.c --arch native --emit=ir | grep 'gemm acc'
 	;;

@@ -44,6 +44,13 @@
 #       check     --check RECORD: exit 0 while the choice wins by
 #                 --margin, 1 when it does not, with margins no timing can
 #                 cross; a choice that is the default always passes
+#       dispatch  `tilec run` with several --config records picks the one
+#                 whose shape bucket holds --shape, by export's rule
+#                 (record.c): smallest bucket first whatever the order on
+#                 the command line, the largest past every bucket; the
+#                 tunables bound are that record's; two records of one
+#                 bucket and a bucket naming no scalar of the shape are
+#                 located errors
 #       failures  configurations outside --tol dropped as wrong with
 #                 their errors, a compiler that rejects everything makes
 #                 every one a compile error (the harness's failure kinds),
@@ -365,6 +372,38 @@ PY
 		fail "--finish took timings for another manifest"
 	fi
 	grep -q "manifest_sha256" "$work/err.txt" || fail "no reason given"
+	# The same directory as work units on the GPU machine (tune_farm.py
+	# --unit, tilec tune --unit's protocol without tilec): two units at
+	# once, a configuration that crashes and one that hangs past the
+	# timeout, the results merged by tilec tune --finish.
+	"$tilec" tune samples/gemm.c -t cuda --arch sm_90a \
+		--shape M=4096,N=4096,K=4096 --check-shape M=200,N=130,K=70 \
+		--choices BLOCK_M=128,256 --choices BLOCK_N=128,256 -D BLOCK_K=32 \
+		-D THREADS=128 --unit-size 2 --config-timeout 3 \
+		--prepare "$work/units" >"$work/prep.txt" 2>&1 ||
+		{ cat "$work/prep.txt"; fail "--prepare of units"; }
+	read -r c_crash c_hang < <(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(*[c["id"] for c in m["configs"] if not c.get("default")][:2])' "$work/units/manifest.json")
+	TILEC_TUNE_TEST_FAULT=$c_crash:crash,$c_hang:hang python3 tools/tune_farm.py \
+		--unit "$work/units" --index all --jobs 2 --dry-run >"$work/units.txt" 2>&1 ||
+		{ cat "$work/units.txt"; fail "tune_farm.py --unit"; }
+	python3 tools/tune_farm.py --unit "$work/units" --index 0 --dry-run 2>&1 |
+		grep -q "is done already" || fail "a finished unit ran again"
+	"$tilec" tune --finish "$work/units" -o "$work/urec.json" 2>"$work/err.txt" ||
+		{ cat "$work/units.txt" "$work/err.txt"; fail "--finish of the farm's units"; }
+	python3 - "$work/urec.json" "$c_crash" "$c_hang" "$work/units/manifest.json" <<'PY' ||
+import json, sys
+r = json.load(open(sys.argv[1]))
+m = json.load(open(sys.argv[4]))
+vals = {c["id"]: c["values"] for c in m["configs"]}
+def find(cid):
+    return next(x for x in r["configs"] if all(x["values"][k] == v for k, v in vals[cid].items() if k in x["values"]))
+crash, hang = find(sys.argv[2]), find(sys.argv[3])
+assert crash["status"] == "failed" and "crashed: signal 11" in crash["reason"], crash
+assert hang["status"] == "failed" and "timed out after 3 s" in hang["reason"], hang
+assert r["device"] == "dry run" and not r["farm"]["units"]["failed"], r["farm"]
+assert sorted(c["status"] for c in r["configs"]).count("ok") == len(m["configs"]) - 2
+PY
+		{ cat "$work/units.txt"; fail "the record from the farm's units"; }
 	;;
 units)
 	prep=$work/prep
@@ -547,6 +586,67 @@ failures)
 		[ "$st" -eq 2 ] && grep -q "expected" "$work/err3.txt" ||
 			fail "tilec tune $bad: status $st"
 	done
+	;;
+dispatch)
+	# Two one-configuration records at different shapes, so each choice
+	# is known.
+	record() {
+		local out=$1 shape=$2
+		shift 2
+		"$tilec" tune samples/gemm_f32.c --shape "$shape" \
+			--check-shape M=37,N=50,K=21 "$@" -D STAGES=2 --repeat 1 \
+			--warmup 0 --confirm 0 -o "$out" >/dev/null 2>"$work/tune.err" ||
+			{ cat "$work/tune.err"; fail "tilec tune $shape"; }
+	}
+	record "$work/small.json" M=64,N=64,K=64 -D BLOCK_M=64 -D BLOCK_N=64 -D BLOCK_K=16
+	record "$work/large.json" M=1000,N=1000,K=300 -D BLOCK_M=128 -D BLOCK_N=128 -D BLOCK_K=32
+	# shape WANT_RECORD WANT_BLOCK_M: the large record first on the
+	# command line; the buckets decide.
+	pick() {
+		"$tilec" run samples/gemm_f32.c --config "$work/large.json" \
+			--config "$work/small.json" --shape "$1" --json \
+			>"$work/run.json" 2>"$work/run.err" ||
+			{ cat "$work/run.json" "$work/run.err"; fail "run at $1"; }
+		python3 - "$work/run.json" "$work/$2" "$3" <<'PY' || fail "run at $1 took the wrong record"
+import json, sys
+o = json.load(open(sys.argv[1]))
+assert o["ok"] and o["config"] == sys.argv[2], (o.get("config"), sys.argv[2])
+assert o["tunables"]["BLOCK_M"] == int(sys.argv[3]), o["tunables"]
+PY
+	}
+	pick M=64,N=64,K=64 small.json 64     # on the small bucket's edge
+	pick M=50,N=17,K=33 small.json 64
+	pick M=65,N=8,K=8 large.json 128      # past the small bucket in M
+	pick M=1000,N=1000,K=300 large.json 128
+	pick M=2000,N=8,K=8 large.json 128    # past both: the largest
+	"$tilec" run samples/gemm_f32.c --config "$work/large.json" \
+		--config "$work/small.json" --shape M=50,N=17,K=33 >"$work/run.txt" \
+		2>&1 || { cat "$work/run.txt"; fail "run"; }
+	grep -q "^tuning record for this shape: $work/small.json (M <= 64, N <= 64, K <= 64)$" \
+		"$work/run.txt" || { cat "$work/run.txt"; fail "the pick is not said"; }
+	# One record: no pick, as before.
+	"$tilec" run samples/gemm_f32.c --config "$work/large.json" \
+		--shape M=50,N=17,K=33 >"$work/run1.txt" 2>&1 && ! grep -q "tuning record for" \
+		"$work/run1.txt" || { cat "$work/run1.txt"; fail "one record"; }
+	# Two records of one bucket, and a bucket naming a scalar the shape
+	# lacks: located errors, nothing run.
+	cp "$work/small.json" "$work/small2.json"
+	st=0
+	"$tilec" run samples/gemm_f32.c --config "$work/small.json" \
+		--config "$work/small2.json" --shape M=8,N=8,K=8 2>"$work/err.txt" || st=$?
+	[ "$st" -eq 2 ] && grep -q "small2.json:[0-9]*:[0-9]*: error: key \"shape_bucket\": the bucket of .*small.json too" \
+		"$work/err.txt" || { cat "$work/err.txt"; fail "two records of one bucket: status $st"; }
+	python3 - "$work/small.json" "$work/odd.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["shape_bucket"]["Q"] = 8
+json.dump(r, open(sys.argv[2], "w"), indent=2, sort_keys=True)
+PY
+	st=0
+	"$tilec" run samples/gemm_f32.c --config "$work/odd.json" \
+		--config "$work/large.json" --shape M=8,N=8,K=8 2>"$work/err.txt" || st=$?
+	[ "$st" -eq 2 ] && grep -q "odd.json:[0-9]*:[0-9]*: error: key \"shape_bucket.Q\": the launch gives no value for Q" \
+		"$work/err.txt" || { cat "$work/err.txt"; fail "a bucket naming Q: status $st"; }
 	;;
 *)
 	echo "unknown case $case" >&2

@@ -5,7 +5,15 @@
 # stopped on every way out), a CPU search prepared as units, submitted
 # with sbatch, and merged with `tilec tune --finish`.
 #
-#   tune_slurm.sh TILEC SRCROOT
+#   tune_slurm.sh TILEC SRCROOT [gpus]
+#
+# With `gpus`, the node instead says it has 8 GPUs (generic resources
+# over stand-in device files) and 16 CPUs, and the test checks the
+# configuration for one node with 8 GPUs (docs/tuning.md): a CUDA search
+# prepared as 8 units (no GPU needed to prepare), `sbatch --test-only`
+# of its script, then the array run with a stand-in for tilec that
+# records its GPU and waits until all 8 units run at once: each task had
+# one GPU of its own (`--gpus-per-task=1`), the 8 together all of them.
 #
 # What it checks, none of it by timing order:
 #   - the units' faults ($TILEC_TUNE_TEST_FAULT): a wrong result (the
@@ -22,7 +30,7 @@
 # Exit 77 (skipped) only when the Slurm or munge programs are absent
 # (tools/setup.sh installs slurm-wlm and munge).
 set -u
-tilec=$(realpath "$1") root=$2
+tilec=$(realpath "$1") root=$2 mode=${3:-}
 for p in munged slurmctld slurmd sbatch squeue scancel sinfo; do
 	if ! command -v "$p" >/dev/null 2>&1 &&
 		! [ -x "/usr/sbin/$p" ]; then
@@ -94,6 +102,21 @@ ss = [socket.socket() for _ in range(2)]
 for s in ss: s.bind(("127.0.0.1", 0))
 print(*(s.getsockname()[1] for s in ss))')
 mkdir -p "$work/state" "$work/spool"
+node="CPUs=2"
+if [ "$mode" = gpus ]; then
+	# Eight stand-ins for /dev/nvidia0..7 (character devices, as Slurm
+	# wants, with /dev/null's numbers): Slurm hands them out by index
+	# and sets CUDA_VISIBLE_DEVICES; nothing opens them.
+	mkdir -p "$work/dev"
+	for g in 0 1 2 3 4 5 6 7; do
+		mknod "$work/dev/nvidia$g" c 1 3 2>/dev/null || {
+			echo "SKIP: cannot make stand-in devices (mknod needs root)"
+			exit 77
+		}
+	done
+	echo "NodeName=$host Name=gpu File=$work/dev/nvidia[0-7]" >"$work/gres.conf"
+	node="CPUs=16 Gres=gpu:8"
+fi
 cat >"$work/slurm.conf" <<EOF
 ClusterName=tilectest
 SlurmctldHost=$host(127.0.0.1)
@@ -120,7 +143,8 @@ SelectTypeParameters=CR_Core
 SlurmdParameters=config_overrides
 ReturnToService=2
 MpiDefault=none
-NodeName=$host NodeAddr=127.0.0.1 CPUs=2 RealMemory=1000 State=UNKNOWN
+$([ "$mode" = gpus ] && echo GresTypes=gpu)
+NodeName=$host NodeAddr=127.0.0.1 $node RealMemory=1000 State=UNKNOWN
 PartitionName=tilec Nodes=$host Default=YES MaxTime=60 State=UP
 EOF
 export SLURM_CONF=$work/slurm.conf
@@ -131,6 +155,58 @@ pids+=($!)
 idle() { [ "$(sinfo -h -n "$host" -o %T 2>/dev/null)" = idle ]; }
 wait_for 60 idle || fail "the Slurm node did not come up"
 echo "slurm up: node $host, ports $p1 $p2"
+
+if [ "$mode" = gpus ]; then
+	# --- one node with 8 GPUs: the units' script, dry and with a stand-in ---
+	export TILEC_CACHE_DIR=$work/cache
+	prep=$work/prep
+	"$tilec" tune samples/gemm.c -t cuda --arch sm_90a \
+		--shape M=8192,N=8192,K=8192 --check-shape M=200,N=136,K=72 \
+		--choices BLOCK_M=64,128 --choices BLOCK_N=64,128 --choices STAGES=2,3 \
+		-D BLOCK_K=32 -D THREADS=128 --unit-size 1 --prepare "$prep" \
+		>"$work/prep.log" 2>&1 || fail "--prepare for cuda"
+	grep -q "^#SBATCH --array=0-7$" "$prep/tune.sbatch" || fail "not 8 array tasks"
+	grep -q "^#SBATCH --gpus-per-task=1$" "$prep/tune.sbatch" ||
+		fail "no --gpus-per-task=1"
+	sbatch --test-only "$prep/tune.sbatch" >"$work/test-only.log" 2>&1 &&
+		grep -q "to start at" "$work/test-only.log" ||
+		fail "sbatch --test-only: $(cat "$work/test-only.log")"
+	cat "$work/test-only.log"
+	# The stand-in: where its task is, then a barrier on all 8 (each
+	# waits until every one has started, so none ends unless all 8 ran
+	# at once).
+	mkdir -p "$work/seen"
+	cat >"$work/fake-tilec" <<STAND_IN
+#!/bin/bash
+echo "\$SLURM_ARRAY_TASK_ID \${CUDA_VISIBLE_DEVICES:-none}" >"$work/seen/\$SLURM_ARRAY_TASK_ID"
+for _ in \$(seq 600); do
+	[ \$(ls "$work/seen" | wc -l) -ge 8 ] && exit 0
+	sleep 0.1
+done
+echo "not 8 at once" >&2
+exit 1
+STAND_IN
+	chmod +x "$work/fake-tilec"
+	job=$(TILEC=$work/fake-tilec sbatch --parsable "$prep/tune.sbatch") ||
+		fail "sbatch"
+	job=${job%%;*}
+	wait_for 120 eval '[ -z "$(squeue -h -j "$job" 2>/dev/null)" ]' ||
+		{ squeue; fail "the 8 GPU tasks did not finish"; }
+	python3 - "$work/seen" "$prep/logs" <<'PY' || fail "the 8 GPU tasks"
+import os, sys
+seen = dict(open(os.path.join(sys.argv[1], f)).read().split()
+            for f in os.listdir(sys.argv[1]))
+assert sorted(seen) == [str(i) for i in range(8)], seen
+assert sorted(seen.values()) == [str(i) for i in range(8)], seen  # one each
+for i in range(8):  # every stand-in passed the barrier: 8 ran at once
+    log = os.path.join(sys.argv[2], f"{i}.log")
+    text = open(log).read() if os.path.exists(log) else ""
+    assert "not 8 at once" not in text, (i, text)
+print("8 units at once, GPUs", ",".join(seen[str(i)] for i in range(8)))
+PY
+	echo PASS
+	exit 0
+fi
 
 # --- the search, prepared as units --------------------------------------------
 # Six configurations with distinct code, one unit each.

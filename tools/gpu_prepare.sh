@@ -3,23 +3,31 @@
 # the translator, into bench-carry/: one standalone .cu and one launch
 # manifest per case, plus cases.json.  tools/gpu_bench.sh runs them on the
 # GPU machine.  Usage: tools/gpu_prepare.sh [ARCH]   (default sm_90a)
+#
+# For a small carry: ONLY=NAME,NAME,... translates only the cases named
+# (=NAME: exactly; else every case whose name contains NAME), and neither
+# the runtime's samples nor the vendored gemm; BENCH_CARRY=DIR writes
+# into DIR instead of bench-carry.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 arch=${1:-sm_90a}
 tilec=build/tilec
 [ -x "$tilec" ] || { echo "build tilec first (tools/setup.sh)" >&2; exit 1; }
-out=bench-carry
+out=${BENCH_CARRY:-bench-carry}
+only=${ONLY:-}
 rm -rf "$out" && mkdir -p "$out/src"
 cp ../shared/bench/gpu_anchors.py "$out/" 2>/dev/null ||
 	echo "note: ../shared/bench/gpu_anchors.py not found; anchors will be skipped" >&2
-python3 - "$tilec" "$arch" "$out" <<'PY'
+python3 - "$tilec" "$arch" "$out" "$only" <<'PY'
 import json, os, subprocess, sys
 sys.path[:0] = ["tools/gpu", "tools"]
 from cases import CASES, FLAGS, source
 import launch_manifest
-tilec, arch, out = sys.argv[1:4]
+tilec, arch, out, only = sys.argv[1:5]
 manifest = []
 for name, sample, variant, defines, shapes, ref, kind in CASES:
+    if only and not any(name == o[1:] if o.startswith("=") else o in name for o in only.split(",")):
+        continue
     src, kernel = source(sample)
     if variant:
         text = open(src).read()
@@ -43,6 +51,7 @@ json.dump(manifest, open(f"{out}/cases.json", "w"), indent=1)
 print(f"{len(manifest)} cases in {out}/")
 PY
 cp tools/gpu/run.py tools/launch_manifest.py "$out/"
+[ -z "$only" ] || exit 0
 # Every sample with its defaults, for the runtime's own check (NVRTC and
 # the driver API through tilec's runtime, not CuPy).
 mkdir -p "$out/rt"

@@ -44,6 +44,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import sys
 import time
 
@@ -616,6 +617,328 @@ class Farm:
         return True
 
 
+# --- Work units (tilec tune --unit's protocol, for GPU machines without tilec) ---
+
+UNIT_RESULT_FORMAT = "tilec-tune-unit-result/1"
+NOISE_RATIO = 1.5
+MAX_TIMES = 16
+
+
+def now_iso():
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def where():
+    """Where a unit runs, as tilec tune --unit says it."""
+    import socket
+    o = {"host": socket.gethostname(), "pid": os.getpid(),
+         "slurm": {k: os.environ[k] for k in ("SLURM_ARRAY_JOB_ID",
+                                              "SLURM_ARRAY_TASK_ID",
+                                              "SLURM_JOB_ID")
+                   if k in os.environ}}
+    vis = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if vis is not None:
+        o["visible_devices"] = vis
+    return o
+
+
+def result_sound(path, sha, unit):
+    """A unit's result that the merge takes (what tune_unit.c checks)."""
+    try:
+        r = json.load(open(path))
+        ok = (r["format"] == UNIT_RESULT_FORMAT and r["manifest_sha256"] == sha
+              and r["unit"] == unit["id"] and isinstance(r["device"], str)
+              and isinstance(r["compilers"], dict)
+              and sorted(r["configs"]) == sorted(unit["configs"]))
+        for c in r["configs"].values() if ok else ():
+            if c["status"] == "ok":
+                t = c["timings_ms"]
+                ok = ok and 1 <= len(t) <= MAX_TIMES and all(
+                    isinstance(x, (int, float)) and x > 0 for x in t)
+            else:
+                ok = ok and isinstance(c.get("reason"), str)
+        return ok
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return False
+
+
+def timing_lock(d, device):
+    """The lock a unit holds while it times on its GPU (tilec tune's
+    timing_lock: one per host and visible GPU), so units sharing a GPU
+    time one at a time; released when the file closes."""
+    import fcntl
+    import socket
+    vis = os.environ.get("CUDA_VISIBLE_DEVICES", "")
+    name = re.sub(r"[^-.0-9A-Za-z]", "_", f".timing-{socket.gethostname()}-gpu{vis}-{device}")
+    f = open(os.path.join(d, "results", name + ".lock"), "a")
+    fcntl.flock(f, fcntl.LOCK_EX)
+    return f
+
+
+class UnitWorker:
+    """Runs configurations of one unit on the GPU, one JSON line each."""
+
+    def __init__(self, d, device, dry):
+        self.dir, self.device, self.dry = d, device, dry
+        self.m = json.load(open(os.path.join(d, "manifest.json")))
+        self.gpu = None if dry else Gpu(device)
+        self.sets = {}
+
+    def emit(self, o):
+        sys.stdout.write(json.dumps(o) + "\n")
+        sys.stdout.flush()
+
+    def run(self, ids):
+        name, comp = ("dry run", {}) if self.dry else self.gpu.identity()
+        self.emit({"device": name, "compilers": comp})
+        cfgs = {c["id"]: c for c in self.m["configs"]}
+        faults = dict(f.split(":", 1) for f in
+                      os.environ.get("TILEC_TUNE_TEST_FAULT", "").split(",") if ":" in f)
+        for cid in ids:
+            self.emit({"start": cid})
+            # The tests' faults, as tilec tune --unit takes them.
+            if faults.get(cid) == "crash":
+                import signal
+                os.kill(os.getpid(), signal.SIGSEGV)
+            while faults.get(cid) == "hang":
+                time.sleep(1000)
+            try:
+                r = self.made_up(cfgs[cid]) if self.dry else self.one(cfgs[cid])
+            except Exception as e:
+                r = {"status": "failed", "reason": f"{type(e).__name__}: {e}"[:400]}
+                self.emit({"id": cid, "result": r})
+                # A fault may leave the CUDA context unusable: the unit
+                # goes on with the rest in a fresh worker.
+                os._exit(3)
+            self.emit({"id": cid, "result": r})
+
+    def input_sets(self, L, env):
+        """Random input sets at the tuning shape, rotated (as the search
+        here): kept per tensor sizes."""
+        gpu, m = self.gpu, self.m
+        sizes = tuple((p["name"], tuple(extents(p, env))) for p in tensor_params(L))
+        if sizes in self.sets:
+            return self.sets[sizes]
+        self.sets.clear()  # one shape at a time on the device
+        set_bytes = sum(nbytes(p["dtype"], math.prod(extents(p, env)))
+                        for p in tensor_params(L))
+        free, _ = gpu.cp.cuda.runtime.memGetInfo()
+        nsets = min(16, m["measure"].get("rotate_bytes", 256 << 20) // max(set_bytes, 1) + 1,
+                    max(1, int(free * 0.5) // max(set_bytes, 1) - 2))
+        nsets = max(1, nsets)
+        gen = gpu.torch.Generator(device="cuda")
+        gen.manual_seed(int(m.get("seed", 1)))
+        roles = m["roles"]
+        sets = []
+        for _ in range(nsets):
+            def src(n, dt, count, role, g=gen):
+                t = (gpu.random(dt, count, g, m.get("value_ranges", {}).get(n))
+                     if role != "out" else gpu.empty(dt, count))
+                if role == "out":
+                    gpu.poison(t, dt)
+                return t
+            sets.append(make_args(gpu, L, env, roles, src)[0])
+        self.sets[sizes] = (sets, set_bytes)
+        return sets, set_bytes
+
+    def made_up(self, c):
+        """--dry-run: the configuration's files checked, its times made
+        up (the plumbing, tested without a GPU)."""
+        assert os.path.exists(os.path.join(self.dir, c["source"])), c["source"]
+        for kind in ("inputs", "expected"):
+            for f in c["check"][kind].values():
+                assert os.path.exists(os.path.join(self.dir, f)), f
+        ms = 1.0 + (int(hashlib.sha256(c["id"].encode()).hexdigest(), 16) % 1000) / 1000
+        n = 1 + int(self.m["measure"].get("confirm_rounds", 2))
+        return {"status": "ok", "max_rel_err": 0.0, "timings_ms": [ms] * n,
+                "median_ms": ms, "min_ms": ms, "mean_ms": ms, "runs": 1,
+                "input_sets": 1, "noisy_timings": 0, "gbps": 0.0, "gflops": 0.0,
+                "timing_s": 0.0, "dry_run": True}
+
+    def one(self, c):
+        """Check at the check shape against the unit's reference data,
+        then 1 + confirm_rounds timings at the tuning shape."""
+        gpu, m = self.gpu, self.m
+        try:
+            k, _, _, _ = gpu.load(self.dir, c, m["march"])
+        except Exception as e:
+            return {"status": "compile_error", "reason": "the kernel did not load or compile",
+                    "log": f"{type(e).__name__}: {e}"[:4000]}
+        L = c["launch"]
+        env = dict(L["tunables"], **m["shape"])
+        grid = [evaluate(g, env) for g in L["grid"]]
+        block = (L["threads"], 1, 1)
+        smem = L["smem_bytes"]
+        meas = m["measure"]
+        rounds = min(MAX_TIMES, 1 + int(meas.get("confirm_rounds", 2)))
+        # The GPU from the check on: loading overlaps other units' work,
+        # checks and timings do not.
+        with timing_lock(self.dir, self.device):
+            res = Farm.check(self, c, k, m["tol"], m["roles"])
+            if not res["ok"]:
+                return {"status": "wrong", "max_rel_err": res["max_rel_err"],
+                        "reason": f"check at {c['check']['shape']}: {res['why']}".strip()}
+            t0 = time.time()
+            sets, set_bytes = self.input_sets(L, env)
+            argsets = [make_args(gpu, L, env, m["roles"],
+                                 lambda n, dt, count, role, s=s: s[n])[1] for s in sets]
+            timings = []
+            for _ in range(rounds):
+                timings.append(gpu.time_launches(
+                    lambda a: gpu.launch(k, grid, block, a, smem, L, env), argsets,
+                    meas["warmup"], meas["repeat"]))
+            gpu.sync()
+            timing_s = time.time() - t0
+        first = timings[0]
+        return {"status": "ok", "max_rel_err": res["max_rel_err"],
+                "timings_ms": [t["median_ms"] for t in timings],
+                "median_ms": first["median_ms"], "min_ms": first["min_ms"],
+                "mean_ms": first["mean_ms"], "runs": first["runs"],
+                "input_sets": len(sets),
+                "noisy_timings": sum(t["median_ms"] > NOISE_RATIO * t["min_ms"]
+                                     for t in timings),
+                "gbps": set_bytes / (first["median_ms"] * 1e-3) / 1e9,
+                "gflops": 0.0, "timing_s": timing_s}
+
+
+def unit_index_list(spec, n):
+    if spec == "all":
+        return list(range(n))
+    out = []
+    for part in spec.split(","):
+        m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
+        if not m or int(m.group(2) or m.group(1)) >= n or \
+                int(m.group(2) or m.group(1)) < int(m.group(1)):
+            raise SystemExit(f"--index {spec}: expected N, N-M, lists of them, "
+                             f"or all (units 0 .. {n - 1})")
+        out += range(int(m.group(1)), int(m.group(2) or m.group(1)) + 1)
+    return sorted(set(out))
+
+
+def run_unit(d, m, sha, i, a):
+    """One unit, as tilec tune --unit runs it: idempotent, each
+    configuration under the manifest's timeout, its result written
+    whole."""
+    import select
+    import subprocess
+    unit = m["units"][i]
+    uid = unit["id"]
+    result = os.path.join(d, unit["result"])
+    marker = os.path.join(d, "results", uid + ".started")
+    if os.path.exists(result):
+        if result_sound(result, sha, unit):
+            print(f"tune_farm: unit {uid} is done already ({result})", flush=True)
+            return 0
+        print(f"tune_farm: unit {uid}: the result there is not usable; running "
+              f"the unit again", flush=True)
+    os.makedirs(os.path.join(d, "results"), exist_ok=True)
+    started = time.time()
+    write_json(marker, dict(unit=uid, started=now_iso(), **where()))
+    timeout = float(m["unit"]["config_timeout_s"])
+    todo = list(unit["configs"])
+    configs, device, comp = {}, None, {}
+    print(f"tune_farm: unit {uid} ({i + 1} of {len(m['units'])}): {len(todo)} "
+          f"configurations, {timeout:g} s each at most", flush=True)
+    while todo:
+        # A worker for what is left; one that dies or hangs costs only
+        # the configuration it was on.
+        w = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--unit-worker", d,
+                              "--only", ",".join(todo), "--device", str(a.device)]
+                             + (["--dry-run"] if a.dry_run else []),
+                             stdout=subprocess.PIPE, bufsize=0)
+        fd = w.stdout.fileno()
+        current, deadline, buf, why = None, time.time() + timeout + 120, b"", None
+        progressed = False
+        while why is None:
+            # The next line, read unbuffered so select sees what is left.
+            while b"\n" not in buf and why is None:
+                left = deadline - time.time()
+                if left <= 0 or not select.select([fd], [], [], left)[0]:
+                    w.kill()
+                    why = (f"timed out after {timeout:g} s (the unit's timeout per "
+                           f"configuration); killed")
+                    break
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    w.wait()
+                    rc = w.returncode
+                    why = (f"crashed: signal {-rc}" if rc < 0 else
+                           f"its process exited with status {rc} without a result")
+                buf += chunk
+            if why is not None:
+                break
+            line, buf = buf.split(b"\n", 1)
+            o = json.loads(line)
+            if "device" in o:
+                device, comp = o["device"], o["compilers"]
+            elif "start" in o:
+                current, deadline = o["start"], time.time() + timeout
+                progressed = True
+            elif "id" in o:
+                configs[o["id"]] = o["result"]
+                todo.remove(o["id"])
+                r = o["result"]
+                print(f"[{len(configs)}/{len(unit['configs'])}] {o['id']}: {r['status']}"
+                      + (f", {r['median_ms']:.4g} ms" if r["status"] == "ok"
+                         else f": {r.get('reason', '')[:200]}"), flush=True)
+                current = None
+        w.wait()
+        w.stdout.close()
+        # A worker that stopped before starting any configuration (it
+        # could not start at all) costs the next one, so the unit ends.
+        if current is None and not progressed and todo:
+            current = todo[0]
+        if current is not None:
+            configs[current] = {"status": "failed", "reason": why}
+            todo.remove(current)
+            print(f"[{len(configs)}/{len(unit['configs'])}] {current}: failed: {why}",
+                  flush=True)
+    finished = time.time()
+    doc = {"format": UNIT_RESULT_FORMAT, "manifest_sha256": sha, "unit": uid,
+           "device": device or "unknown", "compilers": comp, "timer": "device events",
+           "finished": now_iso(), "tilec_version": "tune_farm.py",
+           "started_unix_ms": int(started * 1e3), "finished_unix_ms": int(finished * 1e3),
+           "elapsed_s": finished - started,
+           "timing_s": sum(c.get("timing_s", 0) for c in configs.values()),
+           "configs": configs, **where()}
+    write_json(result, doc)
+    print(f"tune_farm: unit {uid}: {result}", flush=True)
+    return 0
+
+
+def unit_main(a):
+    """--unit DIR: one unit (--index N, or the scheduler's), or several
+    (--index LIST|all) --jobs at a time, each in a process of its own."""
+    import subprocess
+    d = os.path.abspath(a.unit)
+    raw = open(os.path.join(d, "manifest.json"), "rb").read()
+    m = json.loads(raw)
+    if m.get("format") != PREPARED_FORMAT or not m.get("units"):
+        raise SystemExit(f"{d}: no work units (prepare with tilec tune --prepare)")
+    sha = hashlib.sha256(raw).hexdigest()
+    spec = (a.index or os.environ.get("SLURM_ARRAY_TASK_ID")
+            or os.environ.get("JOB_COMPLETION_INDEX"))
+    if spec is None:
+        raise SystemExit("--unit: which unit? give --index N, a list, or all")
+    want = unit_index_list(spec, len(m["units"]))
+    if len(want) == 1:
+        return run_unit(d, m, sha, want[0], a)
+    t0 = time.time()
+    print(f"tune_farm: {len(want)} units of {d}, {a.jobs} at a time", flush=True)
+    running, status = [], 0
+    for i in want + [None]:
+        while running and (len(running) >= a.jobs or i is None):
+            running[0].wait()
+            status |= running.pop(0).returncode != 0
+        if i is not None:
+            running.append(subprocess.Popen(
+                [sys.executable, os.path.abspath(__file__), "--unit", d,
+                 "--index", str(i), "--device", str(a.device)]
+                + (["--dry-run"] if a.dry_run else [])))
+    print(f"tune_farm: {len(want)} units in {time.time() - t0:.1f} s", flush=True)
+    return 1 if status else 0
+
+
 def run_one(a, spec, deadline, only):
     """One DIR in this process; True when it has a chosen configuration."""
     d, _, anchor = spec.partition(":")
@@ -639,7 +962,13 @@ def run_one(a, spec, deadline, only):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("dirs", nargs="+", help="DIR[:ANCHOR], ANCHOR matmul or sdpa")
+    ap.add_argument("dirs", nargs="*", help="DIR[:ANCHOR], ANCHOR matmul or sdpa")
+    ap.add_argument("--unit", metavar="DIR",
+                    help="run work units of DIR (tilec tune --unit's protocol)")
+    ap.add_argument("--index", help="with --unit: N, N-M, lists of them, or all")
+    ap.add_argument("--jobs", type=int, default=4,
+                    help="with --unit and several: units at once (default 4)")
+    ap.add_argument("--unit-worker", help=argparse.SUPPRESS)
     ap.add_argument("--out-dir", help="write NAME.timings.json here, not DIR/timings.json")
     ap.add_argument("--device", type=int, default=0)
     ap.add_argument("--budget", type=float, default=480,
@@ -648,6 +977,14 @@ def main():
     ap.add_argument("--dry-run", action="store_true")
     ap.add_argument("--deadline", type=float, help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.unit_worker:
+        UnitWorker(os.path.abspath(a.unit_worker), a.device, a.dry_run).run(
+            a.only.split(","))
+        return
+    if a.unit:
+        sys.exit(unit_main(a))
+    if not a.dirs:
+        ap.error("give DIR[:ANCHOR] ..., or --unit DIR")
     start = time.time()
     if a.out_dir:
         os.makedirs(a.out_dir, exist_ok=True)

@@ -11,6 +11,7 @@ the translator itself skip where libtilec cannot load.  Elsewhere the
 gemm tests run twice: on tilec.compile's kernel and on tilec.load's of
 what tilec.translate wrote."""
 import ctypes
+import json
 import os
 import subprocess
 import sys
@@ -109,6 +110,65 @@ def test_kernel_describes_itself(gemm):
     assert gemm.params == ["M", "N", "K", "A", "B", "C"]
     assert gemm.manifest["params"][3]["ctype"] == "const float *"
     assert "tilec_entry_gemm_f32" in gemm.source
+
+
+def gemm_record(path, bucket, block_m):
+    """A tuning record of gemm_f32 for the CPU at one shape bucket,
+    choosing BLOCK_M (what `tilec tune` writes, cut to what --config and
+    the dispatch read)."""
+    import hashlib
+    with open(GEMM, "rb") as f:
+        sha = hashlib.sha256(f.read()).hexdigest()
+    rec = {"format": "tilec-tune-record/1", "kernel": "gemm_f32",
+           "source": "samples/gemm_f32.c", "source_sha256": sha,
+           "target": "openmp", "shape_bucket": bucket,
+           "chosen": {"BLOCK_M": block_m, "BLOCK_N": 64, "BLOCK_K": 16}}
+    with open(path, "w") as f:
+        json.dump(rec, f, indent=2, sort_keys=True)
+    return str(path)
+
+
+@needs_translator
+def test_dispatch_over_records_by_shape(tmp_path):
+    small = gemm_record(tmp_path / "small.json", {"M": 64, "N": 64, "K": 64},
+                        32)
+    large = gemm_record(tmp_path / "large.json",
+                        {"M": 1024, "N": 1024, "K": 512}, 128)
+    # The large record first: the buckets decide, smallest first.
+    d = tilec.compile(GEMM, config=[large, small])
+    assert isinstance(d, tilec.Dispatch) and d.records == [large, small]
+    assert ["BLOCK_M = 128" in k.source for k in d.kernels] == [True, False]
+    assert d.pick(M=64, N=64, K=64) == 1
+    assert d.pick(M=65, N=1, K=1) == 0
+    assert d.pick(M=5000, N=5000, K=5000) == 0  # past both: the largest
+    # Which record's kernel each call runs, counted on the way through.
+    used = []
+    d.kernels = [lambda *a, _k=k, _i=i, **kw: (used.append(_i), _k(*a, **kw))
+                 for i, k in enumerate(d.kernels)]
+    for m, n, kk, want in ((40, 30, 20, 1), (300, 7, 9, 0), (64, 64, 65, 0)):
+        used.clear()
+        a, b, c = operands(m, n, kk)
+        d(a, b, c)                        # M, N, K from the shapes
+        check_gemm(a, b, c)
+        a, b, c = operands(m, n, kk)
+        d(m, n, kk, a, b, c)              # every argument
+        check_gemm(a, b, c)
+        a, b, c = operands(m, n, kk)
+        d(C=c, B=b, A=a, K=kk)            # by name
+        check_gemm(a, b, c)
+        assert used == [want] * 3, (m, n, kk, used)
+    # One record in a list is that record's Kernel.
+    assert isinstance(tilec.compile(GEMM, config=[small]), tilec.Kernel)
+    # Two records of one bucket: refused when compiled, naming both.
+    twin = gemm_record(tmp_path / "twin.json", {"M": 64, "N": 64, "K": 64},
+                       64)
+    with pytest.raises(ValueError, match=r"twin.json:\d+:\d+: error: key "
+                       r'"shape_bucket": the bucket of .*small.json too'):
+        tilec.compile(GEMM, config=[small, twin])
+    odd = gemm_record(tmp_path / "odd.json", {"Q": 8}, 64)
+    with pytest.raises(ValueError, match=r'"shape_bucket.Q": the launch '
+                       r"gives no value for Q"):
+        tilec.compile(GEMM, config=[small, odd])
 
 
 def test_wrong_dtype_is_a_type_error(gemm):

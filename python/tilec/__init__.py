@@ -25,7 +25,8 @@ import threading
 
 from . import _arrays, _lib
 
-__all__ = ["translate", "compile", "load", "Kernel", "bench", "BenchResult",
+__all__ = ["translate", "compile", "load", "Kernel", "Dispatch", "bench",
+           "BenchResult",
            "torch_op", "translator_available", "TranslationError",
            "RuntimeError", "NotFound", "TranslatorUnavailable",
            "__version__"]
@@ -282,6 +283,87 @@ class Kernel:
             self._mod = None
 
 
+class Dispatch:
+    """One kernel compiled once per tuning record (records tuned at
+    different shapes), called like a Kernel: each call takes the record
+    whose shape bucket holds the call's integer scalars (given, or taken
+    from the tensors' shapes as a Kernel takes them), by the rule of
+    `tilec export`'s entry point and `tilec run --config A --config B`
+    (docs/tuning.md, "Shape dispatch"), which libtilec's
+    tilec_select_config applies; the answer is kept per shape.
+
+    Attributes: records (the paths, as given), kernels (one Kernel per
+    record, in that order), name, params; pick(**scalars) is the index
+    of the record a call with those scalars takes."""
+
+    def __init__(self, records, kernels):
+        self.records, self.kernels = list(records), list(kernels)
+        k = self.kernels[0]
+        self.name, self.params, self.target = k.name, k.params, k.target
+        params = k.manifest["params"]
+        self._scalars = [p["name"] for p in params if p["kind"] == "scalar"
+                         and p["dtype"] in _INT_DTYPES]
+        self._extent = {p["name"]: p.get("extent_of", [])
+                        for p in params if p["kind"] == "scalar"}
+        # What positional arguments fill: every parameter, or those that
+        # cannot be inferred (the runtime's rule).
+        self._all = [p["name"] for p in params]
+        self._given = [p["name"] for p in params if not (
+            p["kind"] == "scalar" and p.get("extent_of"))]
+        self._picks = {}
+        self._tr = _Translator(k.target, None, None, None, None)
+        self._paths = (ctypes.c_char_p * len(self.records))(
+            *[os.fspath(r).encode() for r in self.records])
+
+    def __repr__(self):
+        return "<tilec.Dispatch %s over %d records>" % (self.name,
+                                                        len(self.records))
+
+    def pick(self, **scalars):
+        """The index in records of the record a call with these integer
+        scalars takes (ValueError when a bucket names one not given)."""
+        key = tuple(scalars.get(n) for n in self._scalars)
+        at = self._picks.get(key)
+        if at is not None:
+            return at
+        names = [n for n in self._scalars if scalars.get(n) is not None]
+        cn = (ctypes.c_char_p * max(len(names), 1))(
+            *[n.encode() for n in names])
+        cv = (ctypes.c_longlong * max(len(names), 1))(
+            *[int(scalars[n]) for n in names])
+        at = self._tr.lib.tilec_select_config(
+            self._tr.tr, self._paths, len(self.records), cn, cv, len(names))
+        if at < 0:
+            raise ValueError(self._tr.diagnostics().strip() or
+                             "tilec: no record picked")
+        self._picks[key] = at
+        return at
+
+    def _shape(self, args, kwargs):
+        """The integer scalars of a call, given or from tensor shapes."""
+        order = self._all if len(args) == len(self._all) else self._given
+        bound = dict(zip(order, args))
+        bound.update(kwargs)
+        out = {}
+        for n in self._scalars:
+            if n in bound and isinstance(bound[n], int):
+                out[n] = bound[n]
+                continue
+            for e in self._extent.get(n, ()):
+                shape = getattr(bound.get(e["tensor"]), "shape", None)
+                if shape is not None and e["dim"] < len(shape):
+                    out[n] = int(shape[e["dim"]])
+                    break
+        return out
+
+    def __call__(self, *args, **kwargs):
+        at = self.pick(**self._shape(args, kwargs))
+        return self.kernels[at](*args, **kwargs)
+
+
+_INT_DTYPES = ("i8", "u8", "i16", "i32", "i64", "bool")
+
+
 def compile(path_or_text, target="openmp", arch=None, defines=None,
             config=None, kernel=None, device=0):
     """Translate a tile program (a file name or its text) for `target`
@@ -289,10 +371,24 @@ def compile(path_or_text, target="openmp", arch=None, defines=None,
     cache and return its kernel (`kernel`, or the program's only one) as
     a callable Kernel.  `arch` defaults to the machine's (the host's
     vector ISA; the GPU's); `defines` binds tunables ({"BLOCK_M": 64}),
-    `config` is a tuning record to replay.  TranslationError for errors
+    `config` is a tuning record to replay, or a list of records tuned at
+    different shapes: then a Dispatch, which picks one per call by the
+    call's shape.  TranslationError for errors
     in the program; tilec.RuntimeError when compiling or loading fails;
     TranslatorUnavailable where libtilec cannot be loaded (tilec.load
     then runs code translated elsewhere)."""
+    if isinstance(config, (list, tuple)):
+        if not config:
+            raise ValueError("config: an empty list of tuning records")
+        kernels = [compile(path_or_text, target, arch, defines, c, kernel,
+                           device) for c in config]
+        if len(kernels) == 1:
+            return kernels[0]
+        d = Dispatch(config, kernels)
+        # The records' buckets checked now (two of one bucket, a scalar
+        # the kernel lacks), not at the first call.
+        d.pick(**{n: 1 for n in d._scalars})
+        return d
     path, text = _source(path_or_text)
     t = _Translator(target, arch, defines, config, kernel)
     # Translated here first, so that errors in the program are told

@@ -202,6 +202,9 @@ def _declare_translator(tr):
     _declare(tr, "tilec_translator_define", c_int, P, c_char_p,
              ctypes.c_longlong)
     _declare(tr, "tilec_translator_set_config", c_int, P, c_char_p)
+    _declare(tr, "tilec_select_config", c_int, P,
+             ctypes.POINTER(c_char_p), c_int, ctypes.POINTER(c_char_p),
+             ctypes.POINTER(ctypes.c_longlong), c_int)
     _declare(tr, "tilec_translator_set_flags", c_int, P, ctypes.c_uint)
     _declare(tr, "tilec_translate_file", c_int, P, c_char_p)
     _declare(tr, "tilec_translate_string", c_int, P, c_char_p, c_char_p,

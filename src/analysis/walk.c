@@ -33,6 +33,10 @@ tc_walk_stmts(TcStmt *s, int par_depth, TcStmtFn fn, void *ctx)
 		tc_walk_stmts(s->u.select.fast, par_depth, fn, ctx);
 		tc_walk_stmts(s->u.select.fallback, par_depth, fn, ctx);
 		break;
+	case TC_ST_ROLES:
+		tc_walk_stmts(s->u.roles.producer, par_depth, fn, ctx);
+		tc_walk_stmts(s->u.roles.consumer, par_depth, fn, ctx);
+		break;
 	case TC_ST_GEMM:
 		tc_walk_stmts(s->u.gemm.issue, par_depth, fn, ctx);
 		break;

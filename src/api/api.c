@@ -309,6 +309,34 @@ tilec_translate_string(tilec_translator *tr, const char *name,
 				NULL, NULL);
 }
 
+int
+tilec_select_config(tilec_translator *tr, const char *const *records,
+		    int nrecords, const char *const *names,
+		    const long long *values, int nvalues)
+{
+	if (!tr)
+		return -1;
+	if (!records || nrecords < 1 || nrecords > TC_BUCKET_MAX ||
+	    nvalues < 0 || (nvalues > 0 && (!names || !values))) {
+		fail(tr, TILEC_ERR_INVALID, "tilec_select_config: 1 to %d "
+		     "records, and a value for each name", TC_BUCKET_MAX);
+		return -1;
+	}
+	tc_buf_free(&tr->diagnostics);
+	tc_buf_init(&tr->diagnostics);
+	TcDiags d;
+	tc_diags_init(&d, records[0], NULL, 0);
+	if (tr->diag_fn) {
+		d.hook = forward;
+		d.hook_user = tr;
+	}
+	int at = tc_records_select(records, nrecords, names, values, nvalues,
+				   &d, NULL);
+	tc_buf_puts(&tr->diagnostics, d.text.data ? d.text.data : "");
+	tc_diags_free(&d);
+	return at;
+}
+
 const char *
 tilec_translator_output(const tilec_translator *tr, size_t *len)
 {

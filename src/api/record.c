@@ -255,3 +255,159 @@ tc_tune_device_name(const char *target, const char *runtime_name, char *out,
 	}
 	fclose(f);
 }
+
+/* --- Shape dispatch: which of several records a launch takes ------------------- */
+
+bool
+tc_bucket_read(const TcRecord *r, int index, TcBucket *b, TcDiags *d)
+{
+	memset(b, 0, sizeof *b);
+	b->rec = r;
+	b->index = index;
+	b->size = 1;
+	const char *bk[1] = { "shape_bucket" };
+	json_t *o = json_object_get(r->root, "shape_bucket");
+	if (!json_is_object(o) || json_object_size(o) == 0 ||
+	    json_object_size(o) > TC_BUCKET_MAX) {
+		tc_diag(d, TC_ERROR, tc_json_key_loc(r->path, r->text, bk, 1),
+			"key \"shape_bucket\": expected the integer scalars "
+			"tuned for (1 to %d), each rounded up to a power of two "
+			"(what tilec tune writes)", TC_BUCKET_MAX);
+		return false;
+	}
+	const char *name;
+	json_t *val;
+	json_object_foreach(o, name, val) {
+		if (!json_is_integer(val) || json_integer_value(val) < 1) {
+			const char *kp[2] = { "shape_bucket", name };
+			tc_diag(d, TC_ERROR, tc_json_key_loc(r->path, r->text,
+							     kp, 2),
+				"key \"shape_bucket.%s\": expected an integer "
+				">= 1", name);
+			return false;
+		}
+		b->name[b->n] = name;
+		b->value[b->n++] = json_integer_value(val);
+		b->size *= (double)json_integer_value(val);
+	}
+	return true;
+}
+
+static int
+bucket_cmp(const void *pa, const void *pb)
+{
+	const TcBucket *a = pa, *b = pb;
+	if (a->size != b->size)
+		return a->size < b->size ? -1 : 1;
+	return a->index - b->index;
+}
+
+bool
+tc_buckets_order(TcBucket *b, int n, TcDiags *d)
+{
+	qsort(b, (size_t)n, sizeof *b, bucket_cmp);
+	bool ok = true;
+	for (int i = 0; i < n; i++)
+		for (int j = i + 1; j < n; j++) {
+			if (!json_equal(json_object_get(b[i].rec->root,
+							"shape_bucket"),
+					json_object_get(b[j].rec->root,
+							"shape_bucket")))
+				continue;
+			const TcBucket *later = b[i].index > b[j].index ? &b[i]
+								       : &b[j];
+			const TcBucket *first = later == &b[i] ? &b[j] : &b[i];
+			const char *bk[1] = { "shape_bucket" };
+			tc_diag(d, TC_ERROR, tc_json_key_loc(later->rec->path,
+							     later->rec->text,
+							     bk, 1),
+				"key \"shape_bucket\": the bucket of %s too; "
+				"give one record per bucket", first->rec->path);
+			ok = false;
+		}
+	return ok;
+}
+
+bool
+tc_bucket_holds(const TcBucket *b, const char *const *names,
+		const long long *values, int nvalues, const char **missing)
+{
+	for (int i = 0; i < b->n; i++) {
+		int j = 0;
+		while (j < nvalues && strcmp(names[j], b->name[i]) != 0)
+			j++;
+		if (j == nvalues) {
+			if (missing)
+				*missing = b->name[i];
+			return false;
+		}
+		if (values[j] > b->value[i])
+			return false;
+	}
+	return true;
+}
+
+int
+tc_records_select(const char *const *paths, int n, const char *const *names,
+		  const long long *values, int nvalues, TcDiags *d, TcBuf *why)
+{
+	if (n < 1)
+		return -1;
+	TcRecord *recs = calloc((size_t)n, sizeof *recs);
+	TcBucket *b = calloc((size_t)n, sizeof *b);
+	int pick = -1;
+	bool ok = recs && b;
+	for (int i = 0; ok && i < n; i++)
+		ok = tc_record_load(&recs[i], paths[i], d) &&
+		     tc_bucket_read(&recs[i], i, &b[i], d);
+	ok = ok && tc_buckets_order(b, n, d);
+	/* Every scalar a bucket names must be the launch's. */
+	for (int i = 0; ok && i < n; i++)
+		for (int k = 0; ok && k < b[i].n; k++) {
+			const char *name = b[i].name[k];
+			int j = 0;
+			while (j < nvalues && strcmp(names[j], name) != 0)
+				j++;
+			if (j < nvalues)
+				continue;
+			const char *kp[2] = { "shape_bucket", name };
+			tc_diag(d, TC_ERROR, tc_json_key_loc(b[i].rec->path,
+							     b[i].rec->text,
+							     kp, 2),
+				"key \"shape_bucket.%s\": the launch gives no "
+				"value for %s", name, name);
+			ok = false;
+		}
+	int at = n - 1;
+	for (int i = 0; ok && i < n - 1; i++)
+		if (tc_bucket_holds(&b[i], names, values, nvalues, NULL)) {
+			at = i;
+			break;
+		}
+	if (ok) {
+		pick = b[at].index;
+		if (why) {
+			bool held = at < n - 1 ||
+				    tc_bucket_holds(&b[at], names, values,
+						    nvalues, NULL);
+			/* In the launch's order of its scalars. */
+			tc_buf_printf(why, "%s (", paths[pick]);
+			int shown = 0;
+			for (int j = 0; j < nvalues; j++)
+				for (int i = 0; i < b[at].n; i++)
+					if (strcmp(names[j], b[at].name[i]) == 0)
+						tc_buf_printf(why, "%s%s <= %lld",
+							      shown++ ? ", " : "",
+							      b[at].name[i],
+							      b[at].value[i]);
+			tc_buf_printf(why, "%s)", held ? ""
+				      : "; the largest bucket, which takes "
+					"shapes past every bucket");
+		}
+	}
+	for (int i = 0; recs && i < n; i++)
+		tc_record_free(&recs[i]);
+	free(recs);
+	free(b);
+	return pick;
+}

@@ -71,6 +71,7 @@ typedef struct ExportArgs {
 	bool standalone;        /* helpers inlined (default) */
 	bool json;              /* --json: report what was written as JSON */
 	TcTma tma;              /* --tma, --no-tma (sm_90a) */
+	TcWarpSpec ws;          /* --warp-specialize, --no-warp-specialize */
 	int ndefines;           /* -D bindings */
 	char *define_name[TC_MAX_DEFINES];
 	long long define_value[TC_MAX_DEFINES];
@@ -135,6 +136,11 @@ usage(FILE *f)
 	      "fits by TMA,\n"
 	      "                     or none (default: as tilec; K_launch "
 	      "builds the maps)\n"
+	      "  --warp-specialize, --no-warp-specialize\n"
+	      "                     on sm_90a, a producer warpgroup issues "
+	      "the TMA copies,\n"
+	      "                     or the program's threads do (default: as "
+	      "tilec)\n"
 	      "  --standalone       inline the helper headers (the default)\n"
 	      "  --json             report the files written as one JSON "
 	      "object\n"
@@ -159,6 +165,7 @@ usage_error(const char *fmt, const char *arg)
 enum {
 	OPT_HELP = 1, OPT_STANDALONE, OPT_NO_STANDALONE, OPT_TARGET, OPT_ARCH,
 	OPT_KERNEL, OPT_CONFIG, OPT_OUT, OPT_DEFINE, OPT_PREFIX, OPT_JSON, OPT_TMA, OPT_NO_TMA,
+	OPT_WS, OPT_NO_WS,
 };
 
 static const TcOptSpec options[] = {
@@ -173,6 +180,8 @@ static const TcOptSpec options[] = {
 	{ "json", 0, false, OPT_JSON },
 	{ "tma", 0, false, OPT_TMA },
 	{ "no-tma", 0, false, OPT_NO_TMA },
+	{ "warp-specialize", 0, false, OPT_WS },
+	{ "no-warp-specialize", 0, false, OPT_NO_WS },
 	{ NULL, 'o', true, OPT_OUT },
 	{ NULL, 'D', true, OPT_DEFINE },
 	{ 0 },
@@ -238,6 +247,8 @@ parse_args(ExportArgs *x, int argc, char **argv)
 		case OPT_JSON: x->json = true; break;
 		case OPT_TMA: x->tma = TC_TMA_ALL; break;
 		case OPT_NO_TMA: x->tma = TC_TMA_OFF; break;
+		case OPT_WS: x->ws = TC_WS_ON; break;
+		case OPT_NO_WS: x->ws = TC_WS_OFF; break;
 		case OPT_PREFIX:
 			if (!identifier_part(v))
 				return usage_error("--prefix wants the start of a "
@@ -994,20 +1005,8 @@ typedef struct Variant {
 	const char *path;       /* the record */
 	TcRecord rec;
 	json_t *bucket;         /* its "shape_bucket" (rec's) */
-	double size;            /* the product of the bucket's values */
-	int order;              /* its place on the command line */
 	char suffix[16];        /* "_b0": after the kernel's name */
 } Variant;
-
-/* Smallest bucket first; records of one size in command-line order. */
-static int
-variant_cmp(const void *pa, const void *pb)
-{
-	const Variant *a = pa, *b = pb;
-	if (a->size != b->size)
-		return a->size < b->size ? -1 : 1;
-	return a->order - b->order;
-}
 
 /* The integer scalar parameter of k named name, or NULL. */
 static const TcVar *
@@ -1023,14 +1022,15 @@ int_scalar(const TcKernel *k, const char *name)
 }
 
 /* Read record r and check what the dispatch takes from it: the kernel,
- * and a shape bucket of k's integer scalars, each a value >= 1. */
+ * and a shape bucket (record.c's rule reads it) of k's integer
+ * scalars. */
 static bool
-variant_load(Variant *r, const TcKernel *k, TcDiags *d)
+variant_load(Variant *r, int index, TcBucket *b, const TcKernel *k,
+	     TcDiags *d)
 {
-	r->size = 1;
 	if (!tc_record_load(&r->rec, r->path, d))
 		return false;
-	const char *kk[1] = { "kernel" }, *bk[1] = { "shape_bucket" };
+	const char *kk[1] = { "kernel" };
 	const char *kname = json_string_value(json_object_get(r->rec.root,
 							      "kernel"));
 	if (!kname || strcmp(kname, k->name) != 0) {
@@ -1039,32 +1039,19 @@ variant_load(Variant *r, const TcKernel *k, TcDiags *d)
 			kname ? kname : "(no kernel)", k->name);
 		return false;
 	}
-	r->bucket = json_object_get(r->rec.root, "shape_bucket");
-	if (!json_is_object(r->bucket) || json_object_size(r->bucket) == 0) {
-		tc_diag(d, TC_ERROR, tc_json_key_loc(r->path, r->rec.text, bk, 1),
-			"key \"shape_bucket\": expected the integer scalars "
-			"tuned for, each rounded up to a power of two (what "
-			"tilec tune writes)");
+	if (!tc_bucket_read(&r->rec, index, b, d))
 		return false;
-	}
-	const char *name;
-	json_t *val;
-	json_object_foreach(r->bucket, name, val) {
-		const char *kp[2] = { "shape_bucket", name };
-		TcLoc loc = tc_json_key_loc(r->path, r->rec.text, kp, 2);
-		if (!int_scalar(k, name)) {
-			tc_diag(d, TC_ERROR, loc, "key \"shape_bucket.%s\": %s "
-				"has no integer scalar parameter of that name",
-				name, k->name);
+	r->bucket = json_object_get(r->rec.root, "shape_bucket");
+	for (int i = 0; i < b->n; i++)
+		if (!int_scalar(k, b->name[i])) {
+			const char *kp[2] = { "shape_bucket", b->name[i] };
+			tc_diag(d, TC_ERROR, tc_json_key_loc(r->path, r->rec.text,
+							     kp, 2),
+				"key \"shape_bucket.%s\": %s has no integer "
+				"scalar parameter of that name", b->name[i],
+				k->name);
 			return false;
 		}
-		if (!json_is_integer(val) || json_integer_value(val) < 1) {
-			tc_diag(d, TC_ERROR, loc, "key \"shape_bucket.%s\": "
-				"expected an integer >= 1", name);
-			return false;
-		}
-		r->size *= (double)json_integer_value(val);
-	}
 	return true;
 }
 
@@ -1230,31 +1217,21 @@ export_dispatch(ExportArgs *x, const TcOptions *base, const char *text,
 		int *nfiles, TcDiags *d)
 {
 	const TcKernel *k = p->kernels.items[0];
-	Variant v[EXPORT_MAX_RECORDS];
+	Variant given[EXPORT_MAX_RECORDS], v[EXPORT_MAX_RECORDS];
+	TcBucket b[EXPORT_MAX_RECORDS];
+	memset(given, 0, sizeof given);
 	memset(v, 0, sizeof v);
 	int n = x->nconfigs;
 	bool ok = true;
 	for (int i = 0; i < n; i++) {
-		v[i].path = x->configs[i];
-		v[i].order = i;
-		ok = variant_load(&v[i], k, d) && ok;
+		given[i].path = x->configs[i];
+		ok = variant_load(&given[i], i, &b[i], k, d) && ok;
 	}
-	if (ok)
-		qsort(v, (size_t)n, sizeof *v, variant_cmp);
-	/* Two records of one bucket: which a launch takes would be
-	 * arbitrary. */
-	for (int i = 0; ok && i < n; i++)
-		for (int j = i + 1; ok && j < n; j++)
-			if (json_equal(v[i].bucket, v[j].bucket)) {
-				const char *bk[1] = { "shape_bucket" };
-				tc_diag(d, TC_ERROR,
-					tc_json_key_loc(v[j].path, v[j].rec.text,
-							bk, 1),
-					"key \"shape_bucket\": the bucket of %s "
-					"too; give one record per bucket",
-					v[i].path);
-				ok = false;
-			}
+	/* The rule's order (record.c), which the entry point's tests
+	 * follow. */
+	ok = ok && tc_buckets_order(b, n, d);
+	for (int i = 0; i < n; i++)
+		v[i] = given[ok ? b[i].index : i];
 	const TcBackend *be = tc_backend_find(base->target.kind);
 	for (int i = 0; ok && i < n; i++) {
 		TcOptions o = *base;
@@ -1292,6 +1269,7 @@ export_all(ExportArgs *x)
 	}
 	opt.standalone = x->standalone;
 	opt.tma = x->tma;
+	opt.ws = x->ws;
 	opt.ndefines = x->ndefines;
 	for (int i = 0; i < x->ndefines; i++) {
 		opt.define_name[i] = x->define_name[i];

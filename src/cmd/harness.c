@@ -727,7 +727,7 @@ launch_config(TcHarness *h)
 		cfg->grid[d] = (unsigned)e;
 		h->empty_grid |= cfg->grid[d] == 0;
 	}
-	cfg->block[0] = (unsigned)tc_abi_threads(k, &h->opt.target);
+	cfg->block[0] = (unsigned)tc_abi_launch_threads(k, &h->opt.target);
 	cfg->block[1] = cfg->block[2] = 1;
 	cfg->shared_bytes = (size_t)k->smem_bytes;
 	return true;

@@ -44,6 +44,7 @@ typedef struct Cli {
 	bool standalone;        /* --standalone */
 	TcWgmma wgmma;          /* --wgmma, --no-wgmma */
 	TcTma tma;              /* --tma, --no-tma */
+	TcWarpSpec ws;          /* --warp-specialize, --no-warp-specialize */
 	bool list_kernels;      /* --list-kernels */
 	bool json;              /* --json: --list-kernels as JSON */
 	bool explain;           /* --explain */
@@ -103,6 +104,12 @@ usage(FILE *f)
 	      "stages\n"
 	      "                       for a wgmma gemm)\n"
 	      "  --no-tma             on sm_90a, no tile copy goes by TMA\n"
+	      "  --warp-specialize    on sm_90a, a producer warpgroup issues the "
+	      "TMA copies\n"
+	      "                       of a pipelined loop for the program's "
+	      "threads\n"
+	      "  --no-warp-specialize on sm_90a, the program's threads issue "
+	      "them (default)\n"
 	      "  --list-kernels       print the program's kernel names\n"
 	      "  --list-targets       print every target and arch with what "
 	      "tilec assumes\n"
@@ -142,6 +149,7 @@ enum {
 	OPT_OUT, OPT_KERNEL, OPT_DUMP_AFTER, OPT_EMIT, OPT_CONFIG, OPT_DEFINE,
 	OPT_JSON, OPT_FROM_IR, OPT_PASSES,
 	OPT_EXPLAIN, OPT_LIST_TARGETS, OPT_WGMMA, OPT_NO_WGMMA, OPT_TMA, OPT_NO_TMA,
+	OPT_WS, OPT_NO_WS,
 };
 
 static const TcOptSpec options[] = {
@@ -154,6 +162,8 @@ static const TcOptSpec options[] = {
 	{ "no-wgmma", 0, false, OPT_NO_WGMMA },
 	{ "tma", 0, false, OPT_TMA },
 	{ "no-tma", 0, false, OPT_NO_TMA },
+	{ "warp-specialize", 0, false, OPT_WS },
+	{ "no-warp-specialize", 0, false, OPT_NO_WS },
 	{ "list-kernels", 0, false, OPT_LIST_KERNELS },
 	{ "list-targets", 0, false, OPT_LIST_TARGETS },
 	{ "json", 0, false, OPT_JSON },
@@ -228,6 +238,8 @@ parse_args(Cli *cli, int argc, char **argv, bool *stop)
 		case OPT_NO_WGMMA: cli->wgmma = TC_WGMMA_OFF; break;
 		case OPT_TMA: cli->tma = TC_TMA_ALL; break;
 		case OPT_NO_TMA: cli->tma = TC_TMA_OFF; break;
+		case OPT_WS: cli->ws = TC_WS_ON; break;
+		case OPT_NO_WS: cli->ws = TC_WS_OFF; break;
 		case OPT_LIST_KERNELS: cli->list_kernels = true; break;
 		case OPT_JSON: cli->json = true; break;
 		case OPT_EXPLAIN: cli->explain = true; break;
@@ -350,6 +362,7 @@ translate(const Cli *cli)
 	opt.standalone = cli->standalone;
 	opt.wgmma = cli->wgmma;
 	opt.tma = cli->tma;
+	opt.ws = cli->ws;
 	opt.explain = cli->explain;
 	opt.ndefines = cli->ndefines;
 	for (int i = 0; i < cli->ndefines; i++) {

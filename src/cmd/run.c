@@ -63,7 +63,11 @@ typedef struct RunArgs {
 	bool check;                          /* false with --no-check */
 	bool no_cache;                       /* --no-cache */
 	bool json;                           /* --json */
-	const char *config;                  /* --config: a tuning record */
+	const char *config[TC_BUCKET_MAX];  /* --config: tuning records */
+	int nconfigs;
+	const char *chosen;                  /* the record bound: config[0],
+						or the one the launch's shape
+						picks of several */
 } RunArgs;
 
 /* Everything one run holds, freed by run_free. */
@@ -92,7 +96,9 @@ usage(FILE *f)
 	      "  --kernel NAME       the kernel to run (needed if FILE has more)\n"
 	      "  -D NAME=VALUE       bind a tunable\n"
 	      "  --config RECORD     bind the tunables of a tuning record\n"
-	      "                      (tilec tune; -D wins over it)\n"
+	      "                      (tilec tune; -D wins over it); given\n"
+	      "                      again, the record whose shape bucket\n"
+	      "                      holds --shape (as tilec export picks)\n"
 	      "  --shape N=V,...     values of the scalar parameters\n"
 	      "  --range T=LO:HI,... values of input tensor T in LO .. HI\n"
 	      "                      (both included; LO and HI may use the\n"
@@ -278,7 +284,14 @@ parse_args(Run *r, int argc, char **argv)
 		case OPT_MARCH: a->march = v; break;
 		case OPT_KERNEL: a->kernel = v; break;
 		case OPT_CC: a->cc = v; break;
-		case OPT_CONFIG: a->config = v; break;
+		case OPT_CONFIG:
+			if (a->nconfigs == TC_BUCKET_MAX) {
+				errorf(r, "--config: more than %d records",
+				       TC_BUCKET_MAX);
+				return EXIT_STOPPED;
+			}
+			a->config[a->nconfigs++] = v;
+			break;
 		case OPT_SOURCE: a->source = v; break;
 		case OPT_DEFINE: {
 			char *name;
@@ -677,6 +690,44 @@ run_free(Run *r)
 	json_decref(r->json);
 }
 
+/* Of several --config records, the one whose shape bucket holds the
+ * --shape values: record.c's rule, the one `tilec export`'s entry point
+ * follows. */
+static bool
+pick_config(Run *r)
+{
+	RunArgs *a = &r->args;
+	if (a->nconfigs == 1) {
+		a->chosen = a->config[0];
+		return true;
+	}
+	const char *names[MAX_SHAPES];
+	long long values[MAX_SHAPES];
+	int n = 0;
+	for (int i = 0; i < a->nshapes; i++)
+		if (tc_opt_integer(a->shape_value[i], &values[n]))
+			names[n++] = a->shape_name[i];
+	TcDiags d;
+	tc_diags_init(&d, a->config[0], NULL, 0);
+	d.to_stderr = !a->json;
+	TcBuf why;
+	tc_buf_init(&why);
+	int at = tc_records_select(a->config, a->nconfigs, names, values, n,
+				   &d, &why);
+	if (at < 0) {
+		errorf(r, "cannot pick one of the %d tuning records by the "
+		       "shape", a->nconfigs);
+	} else {
+		a->chosen = a->config[at];
+		if (!a->json)
+			printf("tuning record for this shape: %s\n", why.data);
+		json_object_set_new(r->json, "config", json_string(a->chosen));
+	}
+	tc_buf_free(&why);
+	tc_diags_free(&d);
+	return at >= 0;
+}
+
 static int
 run(Run *r, int argc, char **argv)
 {
@@ -684,6 +735,8 @@ run(Run *r, int argc, char **argv)
 	if (status >= 0)
 		return status;
 	RunArgs *a = &r->args;
+	if (a->nconfigs > 0 && !pick_config(r))
+		return EXIT_STOPPED;
 	TcHarnessSpec spec = {
 		.file = a->file,
 		.target = a->target,
@@ -692,7 +745,7 @@ run(Run *r, int argc, char **argv)
 		.kernel = a->kernel,
 		.cc = a->cc,
 		.source = a->source,
-		.config = a->config,
+		.config = a->chosen,
 		.device = a->device,
 		.ndefines = a->ndefines,
 		.no_cache = a->no_cache,

@@ -236,7 +236,7 @@ usage(FILE *f)
 	      "       tilec tune --finish DIR [--timings FILE] [-o RECORD]\n"
 	      "       tilec tune FILE --config RECORD --shape ...   (replay)\n"
 	      "       tilec tune FILE --check RECORD [--margin PCT]\n"
-	      "       tilec tune --unit DIR [--index N]\n"
+	      "       tilec tune --unit DIR [--index N|LIST|all] [--jobs N]\n"
 	      "\n"
 	      "Search the tunables of FILE's kernel for the fastest "
 	      "configuration that\nmatches the reference, and write a JSON "
@@ -255,7 +255,8 @@ usage(FILE *f)
 	      "  --choices NAME=V,V    search these values of NAME\n"
 	      "  -o RECORD             where to write the record (default\n"
 	      "                        KERNEL.TARGET.tune.json)\n"
-	      "  --jobs N              compiles at once (default: the CPUs)\n"
+	      "  --jobs N              compiles (with --unit: units) at once\n"
+	      "                        (default: the CPUs)\n"
 	      "  --repeat N            timed launches per timing (default 20; "
 	      "30 on a farm)\n"
 	      "  --warmup N            untimed launches first (default 3; 5 "
@@ -295,7 +296,10 @@ usage(FILE *f)
 	      "  --unit DIR            run one unit of DIR (--index N, default "
 	      "Slurm's\n"
 	      "                        SLURM_ARRAY_TASK_ID) and write its "
-	      "result\n"
+	      "result;\n"
+	      "                        --index 0-5,9 or all: those units, "
+	      "--jobs at a\n"
+	      "                        time, their timings one at a time\n"
 	      "  --json                print the summary (or --prepare's) as "
 	      "one JSON\n"
 	      "                        object on stdout\n"
@@ -462,7 +466,10 @@ parse_args(Tune *t, int argc, char **argv)
 			t->ndefines++;
 			break;
 		case OPT_OUT: t->out = v; break;
-		case OPT_JOBS: ok = int_opt(a, v, 1, 256, &t->jobs); break;
+		case OPT_JOBS:
+			ok = int_opt(a, v, 1, 256, &t->jobs);
+			t->jobs_given = true;
+			break;
 		case OPT_REPEAT:
 			ok = int_opt(a, v, 1, 1000000, &t->repeat);
 			break;

@@ -156,9 +156,15 @@ typedef struct Tune {
 	int unit_size;          /* --unit-size: configurations per unit; 0 */
 	double config_timeout;  /* --config-timeout: seconds; 0 the default */
 	int cpus_per_unit;      /* --cpus-per-unit; 0 the default */
+	bool jobs_given;        /* --jobs was given */
+	bool unit_rerun;        /* --unit: the unit had started before */
 	char *owned_file;       /* --unit: the program's path (malloc'd) */
 	json_t *unit_results;   /* --finish of units: results by config id */
 	json_t *unit_summary;   /* --finish of units: done, missing, failed */
+	double started;         /* tilec_now() when the search began (here) */
+	double wall_s;          /* the search's wall time; 0 unknown */
+	double timing_s;        /* seconds spent timing at the tuning shape:
+				   on a GPU target, the GPU time */
 	char timer_buf[64];     /* --finish of units: the units' timer */
 	const char *device_arg; /* --device N as written, or NULL */
 	Shape shape;            /* --shape: the shape tuned for */

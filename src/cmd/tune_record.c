@@ -163,6 +163,12 @@ tune_record_json(Tune *t, const Config *best, json_t *shape, json_t *bucket,
 		json_object_set_new(res, "speedup",
 				    json_real(def->final_ms / best->final_ms));
 	}
+	/* What the search cost: its wall time, and on a GPU the time the
+	 * device spent timing (the units' sum, from a merge). */
+	if (t->wall_s > 0)
+		json_object_set_new(res, "wall_s", json_real(t->wall_s));
+	if (t->wall_s > 0 && t->tinfo.kind != TC_TARGET_OPENMP)
+		json_object_set_new(res, "gpu_s", json_real(t->timing_s));
 	json_object_set_new(r, "result", res);
 
 	Config **order = calloc((size_t)t->ncfg, sizeof *order);
@@ -287,6 +293,11 @@ print_choice_json(const Tune *t, const Config *best, const char *path)
 						   : 1));
 	}
 	json_object_set_new(o, "configs", counts);
+	/* What the search cost, as the record's result says it. */
+	if (t->wall_s > 0)
+		json_object_set_new(o, "wall_s", json_real(t->wall_s));
+	if (t->wall_s > 0 && t->tinfo.kind != TC_TARGET_OPENMP)
+		json_object_set_new(o, "gpu_s", json_real(t->timing_s));
 	json_object_set_new(o, "record", path ? json_string(path) : json_null());
 	tune_print_json(o);
 }

@@ -218,9 +218,11 @@ time_one(Tune *t, Config *c, char **why)
 	TcHarnessShape s;
 	tune_harness_shape(t, &t->shape, &s);
 	TcHarnessTiming b;
+	double t0 = tilec_now();
 	bool ok = h && tc_harness_bind(h, &s) &&
 		  tc_harness_check(h, t->seed_value, false) &&
 		  tc_harness_bench(h, t->warmup, t->repeat, 0, &b);
+	t->timing_s += tilec_now() - t0;
 	if (h)
 		tc_harness_unbind(h);
 	if (!ok) {
@@ -517,6 +519,7 @@ int
 tune_here(Tune *t)
 {
 	char arch[32];
+	t->started = tilec_now();
 	if (!tune_open_device(t, arch, sizeof arch) || !tune_load_program(t) ||
 	    !tune_enumerate(t))
 		return EXIT_STOPPED;
@@ -549,6 +552,7 @@ tune_here(Tune *t)
 			unlink(t->partial);
 		return EXIT_NONE;
 	}
+	t->wall_s = tilec_now() - t->started;
 	json_t *rec = tune_record_json(t, best, tune_shape_json(&t->shape),
 				  tune_bucket_json(&t->shape),
 				  tune_shape_json(t->check_shape.n ? &t->check_shape

@@ -16,6 +16,7 @@
 
 #include <limits.h>
 #include <poll.h>
+#include <sys/file.h>
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -590,7 +591,9 @@ tune_units_write(Tune *t, json_t *configs, json_t *manifest)
  * changed after it is read, so the comparison fails), crash (the
  * configuration's process gets SIGSEGV), hang (it sleeps until the
  * timeout kills it), stall (the unit itself stops before the
- * configuration, as a hung node would, until something kills it). */
+ * configuration, as a hung node would, until something kills it),
+ * stall-once (a stall the first time the unit runs, none when it runs
+ * again: a task killed once and retried by its engine). */
 static const char *
 test_fault(const char *id)
 {
@@ -662,6 +665,41 @@ load_data(const char *dir, const char *rel, void *dst, size_t n)
 	return why;
 }
 
+/* The lock of the device this process times on: one per host and GPU
+ * (the CUDA_VISIBLE_DEVICES or ROCR_VISIBLE_DEVICES a scheduler gives,
+ * and --device), or per host on the CPU, whose timings want the machine
+ * to themselves.  A file in DIR/results/, held with flock until the
+ * descriptor closes (or the process ends); -1 when it cannot be had,
+ * and the timing goes on unlocked. */
+static int
+timing_lock(Tune *t)
+{
+	char host[128] = "";
+	gethostname(host, sizeof host - 1);
+	const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+	if (!vis)
+		vis = getenv("ROCR_VISIBLE_DEVICES");
+	TcBuf name;
+	tc_buf_init(&name);
+	tc_buf_printf(&name, "%s/results/.timing-%s", t->unit_dir, host);
+	if (strcmp(t->target, "openmp") != 0)
+		tc_buf_printf(&name, "-gpu%s-%d", vis ? vis : "", t->device_index);
+	/* One file name: the host's and the list's bytes kept plain. */
+	for (char *p = name.data + strlen(t->unit_dir) + 9; *p; p++)
+		if (!(*p == '-' || *p == '.' || (*p >= '0' && *p <= '9') ||
+		      (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')))
+			*p = '_';
+	tc_buf_puts(&name, ".lock");
+	int fd = open(name.data, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	tc_buf_free(&name);
+	while (fd >= 0 && flock(fd, LOCK_EX) != 0)
+		if (errno != EINTR) {
+			close(fd);
+			fd = -1;
+		}
+	return fd;
+}
+
 /* What a configuration's process reports, as a JSON object. */
 static json_t *
 config_fail(const char *status, const char *reason, const char *log)
@@ -696,6 +734,7 @@ run_config(Tune *t, Units *u, json_t *cfg, const char *fault)
 	TcHarness h;
 	TcHarnessShape s;
 	json_t *r = NULL;
+	int lock = -1;          /* the device's timing lock, when held */
 	Shape check = { 0 }, tune = { 0 };
 	if (!shape_from_json(&check, json_object_get(json_object_get(cfg, "check"),
 						      "shape")) ||
@@ -719,6 +758,11 @@ run_config(Tune *t, Units *u, json_t *cfg, const char *fault)
 		raise(SIGSEGV);
 	while (strcmp(fault, "hang") == 0)
 		pause();
+	/* On a GPU the device is taken from here on (the check runs on it
+	 * too): what overlaps other units' timings is compiling and loading. */
+	bool gpu = strcmp(t->target, "openmp") != 0;
+	if (gpu)
+		lock = timing_lock(t);
 	/* The unit's reference data, in place of the interpreter. */
 	json_t *inputs = json_object_get(json_object_get(cfg, "check"), "inputs");
 	json_t *expected = json_object_get(json_object_get(cfg, "check"),
@@ -766,6 +810,12 @@ run_config(Tune *t, Units *u, json_t *cfg, const char *fault)
 	int repeat = (int)json_integer_value(json_object_get(meas, "repeat"));
 	int rounds = 1 + (int)json_integer_value(json_object_get(meas,
 								 "confirm_rounds"));
+	/* Timings one at a time on a device, whatever else runs there (other
+	 * units of a -j, other tasks on the node): compiles overlap, timings
+	 * do not.  The lock goes with this process. */
+	if (!gpu)
+		lock = timing_lock(t);
+	double t0 = tilec_now();
 	/* The interpreter counts the FLOPs at the tuning shape (nothing
 	 * compared), as a search here does. */
 	ok = tc_harness_bind(&h, &s) && tc_harness_check(&h, 1, false);
@@ -781,6 +831,7 @@ run_config(Tune *t, Units *u, json_t *cfg, const char *fault)
 			json_array_append_new(times, json_real(b.median_ms));
 		noisy += ok && b.median_ms > NOISE_RATIO * b.min_ms;
 	}
+	double timing_s = tilec_now() - t0;
 	if (!ok) {
 		json_decref(times);
 		r = config_fail("failed", h.message ? h.message : "timing failed",
@@ -788,6 +839,7 @@ run_config(Tune *t, Units *u, json_t *cfg, const char *fault)
 		goto out;
 	}
 	r = json_object();
+	json_object_set_new(r, "timing_s", json_real(timing_s));
 	json_object_set_new(r, "status", json_string("ok"));
 	json_object_set_new(r, "max_rel_err", json_real(rel));
 	json_object_set_new(r, "timings_ms", times);
@@ -801,6 +853,8 @@ run_config(Tune *t, Units *u, json_t *cfg, const char *fault)
 	json_object_set_new(r, "gflops", json_real(first.gflops));
 out:
 	tc_harness_free(&h);
+	if (lock >= 0)
+		close(lock);
 out_shapes:
 	tune_shape_free(&check);
 	tune_shape_free(&tune);
@@ -815,7 +869,8 @@ isolate_config(Tune *t, Units *u, json_t *cfg, double timeout)
 {
 	const char *id = tune_str(cfg, "id");
 	const char *fault = test_fault(id);
-	while (strcmp(fault, "stall") == 0)
+	while (strcmp(fault, "stall") == 0 ||
+	       (strcmp(fault, "stall-once") == 0 && !t->unit_rerun))
 		pause();
 	int fd[2];
 	if (pipe(fd) != 0)
@@ -942,13 +997,31 @@ where_json(json_t *o)
 		if (getenv(env[i]))
 			json_object_set_new(slurm, env[i], json_string(getenv(env[i])));
 	json_object_set_new(o, "slurm", slurm);
+	/* The GPUs the scheduler gave the unit (Slurm's --gpus-per-task,
+	 * Ray's num_gpus), as the device sees them. */
+	const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+	if (!vis)
+		vis = getenv("ROCR_VISIBLE_DEVICES");
+	if (vis)
+		json_object_set_new(o, "visible_devices", json_string(vis));
 }
 
-int
-tune_unit(Tune *t)
+/* Seconds since the epoch, for times compared across hosts. */
+static double
+epoch_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* One unit: t->unit_index_arg's, or the scheduler's. */
+static int
+unit_one(Tune *t)
 {
 	Units u;
 	int status = EXIT_STOPPED;
+	double started = epoch_now();
 	char *result = NULL, *marker = NULL, *rdir = NULL;
 	if (!units_load(&u, t->unit_dir, true))
 		goto out;
@@ -1010,6 +1083,7 @@ tune_unit(Tune *t)
 	json_object_set_new(mk, "unit", json_string(uid));
 	json_object_set_new(mk, "started", tune_now_json());
 	where_json(mk);
+	t->unit_rerun = access(marker, F_OK) == 0;
 	bool ok = tune_write_json(marker, mk);
 	json_decref(mk);
 	if (!ok)
@@ -1020,6 +1094,7 @@ tune_unit(Tune *t)
 		json_array_size(u.units), json_array_size(list), t->device,
 		timeout);
 	json_t *configs = json_object();
+	double timing_s = 0;
 	size_t i;
 	json_t *cid;
 	json_array_foreach(list, i, cid) {
@@ -1036,6 +1111,7 @@ tune_unit(Tune *t)
 			fprintf(stderr, "[%zu/%zu] %s: %s: %s\n", i + 1,
 				json_array_size(list), json_string_value(cid),
 				st, tune_str(c, "reason"));
+		timing_s += json_number_value(json_object_get(c, "timing_s"));
 		json_object_set_new(configs, json_string_value(cid), c);
 	}
 	json_t *res = json_object();
@@ -1046,6 +1122,17 @@ tune_unit(Tune *t)
 	json_object_set_new(res, "compilers", json_incref(t->compilers));
 	json_object_set_new(res, "timer", json_string(t->timer));
 	json_object_set_new(res, "finished", tune_now_json());
+	/* What the unit cost: from its start to its result, and the time its
+	 * configurations held the device for timing. */
+	double finished = epoch_now();
+	/* Milliseconds since the epoch: integers, which the record's six
+	 * significant digits leave whole. */
+	json_object_set_new(res, "started_unix_ms",
+			    json_integer((json_int_t)(started * 1e3)));
+	json_object_set_new(res, "finished_unix_ms",
+			    json_integer((json_int_t)(finished * 1e3)));
+	json_object_set_new(res, "elapsed_s", json_real(finished - started));
+	json_object_set_new(res, "timing_s", json_real(timing_s));
 	json_object_set_new(res, "tilec_version", json_string(TILEC_VERSION));
 	where_json(res);
 	json_object_set_new(res, "configs", configs);
@@ -1061,6 +1148,118 @@ out:
 	free(marker);
 	free(rdir);
 	units_free(&u);
+	return status;
+}
+
+/* "3", "0-5,9" or "all": which of n units, into want[]; false when the
+ * list is malformed or names a unit past the last. */
+static bool
+index_set(const char *s, size_t n, bool *want, size_t *count)
+{
+	*count = 0;
+	if (strcmp(s, "all") == 0) {
+		for (size_t i = 0; i < n; i++)
+			want[i] = true;
+		*count = n;
+		return true;
+	}
+	for (const char *p = s; *p;) {
+		char *end;
+		errno = 0;
+		unsigned long long lo = strtoull(p, &end, 10), hi = lo;
+		if (end == p || errno || *p == '-' || *p == '+')
+			return false;
+		if (*end == '-') {
+			const char *q = end + 1;
+			if (*q < '0' || *q > '9')
+				return false;
+			hi = strtoull(q, &end, 10);
+			if (errno || hi < lo)
+				return false;
+		}
+		if (hi >= n)
+			return false;
+		for (unsigned long long i = lo; i <= hi; i++) {
+			*count += !want[i];
+			want[i] = true;
+		}
+		if (*end == ',' && end[1])
+			end++;
+		else if (*end)
+			return false;
+		p = end;
+	}
+	return *count > 0;
+}
+
+/* --unit DIR: one unit (--index N, or the scheduler's), or several
+ * (--index LIST or all) run --jobs at a time on this machine, each in a
+ * process of its own: their compiles and checks overlap, their timings
+ * take turns on the device (timing_lock). */
+int
+tune_unit(Tune *t)
+{
+	const char *s = t->unit_index_arg;
+	if (!s || (strcmp(s, "all") != 0 && !strpbrk(s, ",-")))
+		return unit_one(t);
+	Units u;
+	if (!units_load(&u, t->unit_dir, true))
+		return EXIT_STOPPED;
+	size_t n = json_array_size(u.units), count = 0;
+	units_free(&u);
+	bool *want = calloc(n, sizeof *want);
+	if (!want || !index_set(s, n, want, &count)) {
+		tune_failf("--index %s: expected N, a list of N and N-M, or all "
+			   "(units 0 .. %zu)", s, n - 1);
+		free(want);
+		return EXIT_STOPPED;
+	}
+	/* --jobs: by default one unit per CPU, as compiles run. */
+	int jobs = t->jobs < 1 ? 1 : t->jobs;
+	fprintf(stderr, "tilec tune: %zu units of %s, %d at a time\n", count,
+		t->unit_dir, jobs);
+	int status = EXIT_OK, running = 0;
+	double t0 = tilec_now();
+	char arg[32];
+	for (size_t i = 0; i <= n; i++) {
+		while (running > 0 && (running == jobs || i == n)) {
+			int st = 0;
+			if (wait(&st) < 0) {
+				if (errno == EINTR)
+					continue;
+				break;
+			}
+			running--;
+			if (!WIFEXITED(st) || WEXITSTATUS(st) != EXIT_OK)
+				status = EXIT_STOPPED;
+		}
+		if (i == n)
+			break;
+		if (!want[i])
+			continue;
+		fflush(NULL);
+		pid_t pid = fork();
+		if (pid < 0) {
+			tune_failf("fork: %s", strerror(errno));
+			status = EXIT_STOPPED;
+			break;
+		}
+		if (pid == 0) {
+			snprintf(arg, sizeof arg, "%zu", i);
+			t->unit_index_arg = arg;
+			_exit(unit_one(t));
+		}
+		running++;
+	}
+	while (running > 0) {
+		if (wait(NULL) < 0 && errno != EINTR)
+			break;
+		running--;
+	}
+	free(want);
+	fprintf(stderr, "tilec tune: %zu units in %.1f s%s\n", count,
+		tilec_now() - t0, status == EXIT_OK ? "" : "; some failed (their "
+		"logs above; tilec tune --finish says which)");
 	return status;
 }
 
@@ -1107,6 +1306,9 @@ tune_merge_units(Tune *t)
 	       *failed = json_object();
 	const char *device = NULL;
 	json_t *compilers = NULL, *timer = NULL;
+	/* What the units cost (results written before these were kept lack
+	 * them): the first start, the last finish, the sums. */
+	double first = INFINITY, last = 0, unit_s = 0, timing_s = 0;
 	Doc docs[1];
 	for (size_t i = 0; i < nunits; i++) {
 		json_t *unit = json_array_get(u.units, i);
@@ -1163,6 +1365,19 @@ tune_merge_units(Tune *t)
 									"compilers"));
 				timer = json_incref(json_object_get(r->root, "timer"));
 			}
+			json_t *o = r->root;
+			double s0 = 1e-3 * json_number_value(json_object_get(o,
+							"started_unix_ms"));
+			double s1 = 1e-3 * json_number_value(json_object_get(o,
+							"finished_unix_ms"));
+			if (s0 > 0 && s1 >= s0) {
+				first = s0 < first ? s0 : first;
+				last = s1 > last ? s1 : last;
+			}
+			unit_s += fmax(0, json_number_value(json_object_get(o,
+							"elapsed_s")));
+			timing_s += fmax(0, json_number_value(json_object_get(o,
+							"timing_s")));
 			const char *cid;
 			json_t *c;
 			json_object_foreach(json_object_get(r->root, "configs"),
@@ -1193,15 +1408,29 @@ tune_merge_units(Tune *t)
 	json_object_set_new(summary, "done", done);
 	json_object_set_new(summary, "missing", missing);
 	json_object_set_new(summary, "failed", failed);
+	if (last > 0) {
+		t->wall_s = last - first;
+		t->timing_s = timing_s;
+		json_object_set_new(summary, "wall_s", json_real(t->wall_s));
+		json_object_set_new(summary, "unit_s", json_real(unit_s));
+		json_object_set_new(summary, "timing_s", json_real(timing_s));
+		fprintf(stderr, "tilec tune: the units took %.1f s from the first "
+			"start to the last result, %.1f s of units in all, %.1f s "
+			"of it timing%s\n", t->wall_s, unit_s, timing_s,
+			strcmp(tune_str(u.m.root, "target"), "openmp") == 0
+				? "" : " (the GPU time)");
+	}
 	if (json_object_size(missing) + json_object_size(failed)) {
 		TcBuf list;
 		tc_buf_init(&list);
 		index_list(&list, rerun, nunits);
 		fprintf(stderr, "tilec tune: %zu of %zu units have results; "
 			"%zu missing, %zu failed; the record is from those there "
-			"are.  To resume:\n  sbatch --array=%s %s/tune.sbatch\n",
+			"are.  To resume:\n  sbatch --array=%s %s/tune.sbatch\n"
+			"or with Ray:\n  python3 tools/tune_ray.py %s --units %s\n",
 			json_array_size(done), nunits, json_object_size(missing),
-			json_object_size(failed), list.data, t->finish);
+			json_object_size(failed), list.data, t->finish, t->finish,
+			list.data);
 		json_object_set_new(summary, "rerun", json_string(list.data));
 		tc_buf_free(&list);
 	}

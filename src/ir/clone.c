@@ -181,6 +181,7 @@ clone_stmt(const Clone *c, const TcStmt *s)
 	case TC_ST_STAGE_BAR_INIT:
 	case TC_ST_STAGE_BAR_ARRIVE:
 	case TC_ST_STAGE_BAR_WAIT:
+	case TC_ST_ROLES:
 	case TC_ST_COUNT:
 		/* Made by expand_pipeline and cpu_prefetch, after any copy
 		 * is taken. */

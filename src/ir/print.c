@@ -655,6 +655,11 @@ print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s)
 		tc_buf_puts(b, ") {");
 		end_line(b, s->loc);
 		print_body(b, k, s->u.select.fast);
+		if (s->u.select.fallback && s->u.select.fallback->kind == TC_ST_BLOCK &&
+		    s->u.select.fallback->u.block.body.len == 0) {
+			tc_buf_puts(b, "\n");
+			return;
+		}
 		tc_buf_puts(b, " else {\n");
 		print_body(b, k, s->u.select.fallback);
 		tc_buf_puts(b, "\n");
@@ -665,6 +670,8 @@ print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s)
 			      var_name(s->u.bars.var), s->u.bars.stages,
 			      s->u.bars.full_arrivals, s->u.bars.empty_arrivals,
 			      s->u.bars.offset);
+		if (!s->u.bars.copiers)
+			tc_buf_puts(b, ", TMA's only");
 		break;
 	case TC_ST_STAGE_BAR_ARRIVE:
 	case TC_ST_STAGE_BAR_WAIT:
@@ -749,7 +756,24 @@ print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s)
 		break;
 	case TC_ST_BARRIER:
 		tc_buf_puts(b, "barrier");
+		if (s->u.barrier.threads)
+			tc_buf_printf(b, " of threads 0 .. %lld",
+				      s->u.barrier.threads);
 		break;
+	case TC_ST_ROLES:
+		tc_buf_printf(b, "roles producer threads %lld .. %lld (one "
+			      "thread, %d registers) {", s->u.roles.threads,
+			      s->u.roles.threads + s->u.roles.producer_threads,
+			      s->u.roles.producer_regs);
+		end_line(b, s->loc);
+		print_body(b, k, s->u.roles.producer);
+		tc_buf_printf(b, " consumer threads 0 .. %lld (%d registers, %d "
+			      "block%s per SM) {\n", s->u.roles.threads,
+			      s->u.roles.consumer_regs, s->u.roles.blocks,
+			      s->u.roles.blocks == 1 ? "" : "s");
+		print_body(b, k, s->u.roles.consumer);
+		tc_buf_puts(b, "\n");
+		return;
 	case TC_ST_PREFETCH:
 		tc_buf_puts(b, "prefetch ");
 		print_region(b, &s->u.copy.src);
@@ -837,6 +861,9 @@ tc_print_kernel(TcBuf *b, const TcKernel *k)
 		print_prec(b, k->threads, 0);
 		tc_buf_puts(b, "\n");
 	}
+	if (k->producer_threads)
+		tc_buf_printf(b, "producer warpgroup of %lld threads after them\n",
+			      k->producer_threads);
 	bool any = false;
 	for (int d = 0; d < 3; d++) {
 		if (!k->grid[d] && !k->block[d])

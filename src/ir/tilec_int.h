@@ -604,8 +604,10 @@ TcDtype tc_reduce_all_type(TcDtype t);
 				       buffer into one scalar local */ \
 	X(ARG_REDUCE, "arg_reduce") /* arg_reduce.*: argmax / argmin / \
 				       top-k along a dim, values and indices */ \
-	X(BARRIER, "barrier") /* no fields: every thread of the block \
-				 waits here (GPU targets, barrier.c) */ \
+	X(BARRIER, "barrier") /* barrier.threads: every thread of the \
+				 block waits here (GPU targets, \
+				 barrier.c), or the program's threads \
+				 only in a ROLES' consumer block */ \
 	X(PREFETCH, "prefetch") /* copy.dst (a whole buffer: the tile's \
 				   shape), copy.src (a tensor region): \
 				   the rows a COPY src -> dst would read \
@@ -644,7 +646,12 @@ TcDtype tc_reduce_all_type(TcDtype t);
 						   (empty) arrival */ \
 	X(STAGE_BAR_WAIT, "stage_bar_wait") /* bar.*: wait for the phase \
 					       of a stage barrier of a \
-					       parity */
+					       parity */ \
+	X(ROLES, "roles") /* roles.*: warp specialization (sm_90a): a \
+			     producer warpgroup past the program's \
+			     threads, one thread of which runs \
+			     `producer`; the program's threads run \
+			     `consumer` */
 
 typedef enum TcStmtKind {
 #define X(name, printed) TC_ST_##name,
@@ -842,6 +849,13 @@ struct TcStmt {
 						     of a stage */
 			long long empty_arrivals; /* per phase of empty[s]:
 						     its warps */
+			long long copiers;        /* of full_arrivals: the
+						     threads arriving after
+						     their cp.async copies
+						     (the block's threads;
+						     0 when a producer
+						     warpgroup's TMA copies
+						     are all there is) */
 		} bars; /* STAGE_BAR_INIT */
 		struct {
 			TcVar *bars;    /* the STAGE_BAR_INIT's HANDLE */
@@ -852,6 +866,28 @@ struct TcStmt {
 			TcExpr *stage;  /* 0 .. stages - 1 */
 			TcExpr *parity; /* STAGE_BAR_WAIT: the phase's parity */
 		} bar; /* STAGE_BAR_ARRIVE, STAGE_BAR_WAIT */
+		struct {
+			/* 0: every thread of the block; else the first
+			 * `threads` (the program's, in a ROLES' consumer
+			 * block: a named barrier the producer warpgroup
+			 * does not take part in). */
+			long long threads;
+		} barrier; /* BARRIER */
+		struct {
+			TcStmt *producer; /* a BLOCK: one thread's, the
+					     first of the producer
+					     warpgroup */
+			TcStmt *consumer; /* a BLOCK: the program's threads' */
+			long long threads;          /* the program's threads */
+			long long producer_threads; /* the producer warpgroup */
+			/* Registers per thread each role keeps
+			 * (setmaxnreg): few for the producer, the rest of
+			 * the register file for the consumers. */
+			int producer_regs, consumer_regs;
+			/* Blocks per SM the kernel's launch bounds
+			 * promise (the registers are shared by them). */
+			int blocks;
+		} roles; /* ROLES */
 		struct {
 			TcRegion c, a, b; /* C += op(A) * op(B) */
 			bool trans_a;     /* A is stored K x M */
@@ -1020,6 +1056,13 @@ typedef struct TcKernel {
 	/* GPU targets with TMA (expand_pipeline.c): TcTensorMap *, the
 	 * tensor maps its TMA copies read, in parameter order. */
 	TcVec tmaps;
+	/* GPU targets with TMA and wgmma (expand_pipeline.c, warp
+	 * specialization): threads launched past the program's, the
+	 * producer warpgroup of the kernel's ROLES statement; 0 when
+	 * there is none. */
+	long long producer_threads;
+	int producer_blocks; /* and blocks per SM its launch bounds
+				promise (its ROLES' roles.blocks) */
 } TcKernel;
 
 typedef struct TcProgram {
@@ -1351,6 +1394,14 @@ typedef enum TcTma {
 		      * a note on each that does not */
 } TcTma;
 
+/* Whether mbarrier loops whose copies all go by TMA get a producer
+ * warpgroup (expand_pipeline.c, warp specialization). */
+typedef enum TcWarpSpec {
+	TC_WS_DEFAULT, /* the target's default (tc_ws_default) */
+	TC_WS_ON,      /* --warp-specialize */
+	TC_WS_OFF,     /* --no-warp-specialize */
+} TcWarpSpec;
+
 struct TcOptions {
 	const char *kernel;          /* --kernel NAME, or NULL for all */
 	int ndefines;                /* -D NAME=VALUE bindings */
@@ -1379,6 +1430,8 @@ struct TcOptions {
 	 * none. */
 	void (*observe)(void *ctx, const char *stage, const TcProgram *p);
 	void *observe_ctx;
+	TcWarpSpec ws;               /* warp specialization of mbarrier
+					loops whose copies are TMA's */
 };
 
 /* ==== pipeline.c: the passes, in order ==================================== */
@@ -1434,6 +1487,9 @@ bool tc_barrier(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
 /* passes/expand_pipeline.c: each copy's lowering (copy.lower); every
  * pipelined loop with async copies carried out as prologue, steady
  * state and drain with ASYNC_COPY, COMMIT_GROUP and WAIT_GROUP. */
+/* Whether expand_pipeline warp-specializes the loops that fit (opt->ws
+ * and the target). */
+bool tc_ws_enabled(const TcOptions *opt);
 bool tc_expand_pipeline(TcArena *a, TcProgram *p, const TcOptions *opt,
 			TcDiags *d);
 /* index_width.c (every target): each tensor's offset width (index64) and
@@ -1654,6 +1710,42 @@ TcLoc tc_json_key_loc(const char *file, const char *text,
 bool tc_config_apply(const char *path, const char *text, size_t len,
 		     const char *device, TcArena *a, TcOptions *opt,
 		     TcDiags *d);
+/* Shape dispatch over several records of one kernel (docs/tuning.md,
+ * "Shape dispatch"), one rule for `tilec export`, `tilec run` and the
+ * library: the records are tried smallest bucket first (the product of
+ * its values; records of one size in the order given), and a launch
+ * takes the first whose bucket holds each scalar it names (none above
+ * the bucket's value), the last one when none does.  A record's bucket,
+ * as read from its "shape_bucket": */
+#define TC_BUCKET_MAX 32
+typedef struct TcBucket {
+	const TcRecord *rec;            /* the record (its JSON holds name[]) */
+	int index;                      /* its place among those given */
+	int n;                          /* scalars named */
+	const char *name[TC_BUCKET_MAX];
+	long long value[TC_BUCKET_MAX]; /* each >= 1 */
+	double size;                    /* the product of the values */
+} TcBucket;
+/* Read r's "shape_bucket" into *b: an object of integers >= 1; errors at
+ * the key in d. */
+bool tc_bucket_read(const TcRecord *r, int index, TcBucket *b, TcDiags *d);
+/* Sort b[0..n) into the order a dispatch tries them; two records of one
+ * bucket are an error (which a launch takes would be arbitrary). */
+bool tc_buckets_order(TcBucket *b, int n, TcDiags *d);
+/* Whether bucket b holds the launch's scalars (names[i] = values[i]);
+ * a scalar the bucket names that the launch lacks goes to *missing
+ * (and the answer is false). */
+bool tc_bucket_holds(const TcBucket *b, const char *const *names,
+		     const long long *values, int nvalues,
+		     const char **missing);
+/* The rule's answer for records paths[0..n): the index in paths of the
+ * record a launch with those scalars takes, or -1 after an error in d
+ * (a record unreadable or without a bucket, two of one bucket, a
+ * scalar a bucket names that the launch lacks).  why, when not NULL,
+ * gets a line saying which bucket held the shape. */
+int tc_records_select(const char *const *paths, int n,
+		      const char *const *names, const long long *values,
+		      int nvalues, TcDiags *d, TcBuf *why);
 /* The device name records use: the runtime's (`runtime_name`), except on
  * the CPU, where it is the processor's model. */
 void tc_tune_device_name(const char *target, const char *runtime_name,
@@ -1694,7 +1786,9 @@ typedef struct TcAbi {
 	const TcKernel *kernel;
 	int nparams;
 	TcAbiParam *params;   /* nparams, in signature order */
-	long long threads;    /* threads per block; 1 on the CPU */
+	long long threads;    /* threads per block a launch gives (the
+				 program's and a producer warpgroup's);
+				 1 on the CPU */
 	long long smem_bytes; /* dynamic shared memory per block (GPUs) */
 	int ntmaps;           /* tensor maps, passed after the params, */
 	TcTensorMap *const *tmaps; /* in this order (kernel->tmaps) */
@@ -1711,6 +1805,9 @@ const char *tc_abi_element_c_type(TcDtype t);
 /* Threads per block of k's launches on t (tile_threads, else the
  * target's default_threads; 1 where the target is not SIMT). */
 long long tc_abi_threads(const TcKernel *k, const TcTarget *t);
+/* Threads per block a launch of k gives: tc_abi_threads and the
+ * producer warpgroup warp specialization adds (k->producer_threads). */
+long long tc_abi_launch_threads(const TcKernel *k, const TcTarget *t);
 /* Whether scalar v is the whole declared extent of some tensor dim. */
 bool tc_abi_is_extent(const TcKernel *k, const TcVar *v);
 

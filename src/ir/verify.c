@@ -59,6 +59,9 @@ typedef struct Verifier {
 	/* The kernel's regions so far: 1 marked by the bounds pass, -1
 	 * not, 0 none seen. */
 	int bounded;
+	/* Inside a ROLES statement's producer (one thread) or consumer
+	 * block: the statement, else NULL. */
+	const TcStmt *producer, *consumer;
 } Verifier;
 
 static void
@@ -1089,6 +1092,83 @@ check_bar(Verifier *v, const TcStmt *s)
 		fail(v, s->loc, "stage barrier arrival with a parity");
 }
 
+/* ROLES: one per kernel, not nested, the kernel's producer warpgroup;
+ * whole warpgroups each side, register counts setmaxnreg can ask for
+ * that fit the register file; the producer's one thread takes part in
+ * no barrier and multiplies nothing. */
+static bool
+producer_stmt_ok(const TcStmt *s)
+{
+	switch (s->kind) {
+	case TC_ST_BARRIER:
+	case TC_ST_GEMM:
+	case TC_ST_ROLES:
+	case TC_ST_WGMMA_WAIT:
+		return false;
+	case TC_ST_BLOCK:
+		for (int i = 0; i < s->u.block.body.len; i++)
+			if (!producer_stmt_ok(s->u.block.body.items[i]))
+				return false;
+		return true;
+	case TC_ST_FOR:
+		return producer_stmt_ok(s->u.loop.body);
+	case TC_ST_IF:
+		return producer_stmt_ok(s->u.cond.then) &&
+		       (!s->u.cond.els || producer_stmt_ok(s->u.cond.els));
+	case TC_ST_PIPE_SELECT:
+		return producer_stmt_ok(s->u.select.fast) &&
+		       producer_stmt_ok(s->u.select.fallback);
+	default:
+		return true;
+	}
+}
+
+static bool
+regs_ok(int regs)
+{
+	return regs >= 24 && regs <= 256 && regs % 8 == 0;
+}
+
+static void
+check_roles(Verifier *v, const TcStmt *s)
+{
+	const TcKernel *k = v->kernel;
+	long long t = s->u.roles.threads, p = s->u.roles.producer_threads;
+	if (v->producer || v->consumer)
+		fail(v, s->loc, "roles inside roles");
+	if (t < 128 || t % 128 || p != 128 || k->producer_threads != p ||
+	    !regs_ok(s->u.roles.producer_regs) || !regs_ok(s->u.roles.consumer_regs) ||
+	    s->u.roles.blocks < 1 || k->producer_blocks != s->u.roles.blocks ||
+	    (s->u.roles.producer_regs * p + s->u.roles.consumer_regs * t) *
+	    s->u.roles.blocks > 65536)
+		fail(v, s->loc, "roles: %lld consumer threads with %d registers, "
+		     "%lld producer threads (the kernel's %lld) with %d",
+		     t, s->u.roles.consumer_regs, p, k->producer_threads,
+		     s->u.roles.producer_regs);
+	if (s->u.roles.producer && !producer_stmt_ok(s->u.roles.producer))
+		fail(v, s->loc, "roles: the producer's one thread takes part "
+		     "in a barrier or a gemm");
+	v->producer = s;
+	check_body(v, s->u.roles.producer, s->loc, "roles producer");
+	v->producer = NULL;
+	v->consumer = s;
+	check_body(v, s->u.roles.consumer, s->loc, "roles consumer");
+	v->consumer = NULL;
+}
+
+/* BARRIER: every thread's, or outside a ROLES' producer the program's
+ * (and then only in its consumer block, where the producer warpgroup
+ * runs elsewhere). */
+static void
+check_barrier(Verifier *v, const TcStmt *s)
+{
+	long long t = s->u.barrier.threads;
+	if (v->consumer ? t != v->consumer->u.roles.threads : t != 0)
+		fail(v, s->loc, "barrier of %lld threads %s", t, v->consumer ?
+		     "in a consumer block (the program's threads, there)" :
+		     "outside a consumer block (0: the block's, there)");
+}
+
 /* PIPE_SELECT: plans declared before it, two blocks. */
 static void
 check_select(Verifier *v, const TcStmt *s)
@@ -1182,6 +1262,10 @@ check_stmt(Verifier *v, const TcStmt *s)
 		check_arg_reduce(v, s);
 		break;
 	case TC_ST_BARRIER:
+		check_barrier(v, s);
+		break;
+	case TC_ST_ROLES:
+		check_roles(v, s);
 		break;
 	default:
 		fail(v, s->loc, "statement of invalid kind %d", (int)s->kind);

@@ -292,6 +292,17 @@ clone_stmt(TcArena *a, const TcStmt *s, const Subst *m)
 
 /* --- Expansion ----------------------------------------------------------------- */
 
+/* Warp specialization's state for one kernel (see "Warp
+ * specialization" below). */
+typedef struct Ws {
+	bool on;            /* asked for, and the target has TMA and wgmma */
+	int top;            /* the index in the kernel body of the statement
+			       being expanded; -1 inside a loop or branch */
+	const TcStmt *loop; /* the loop it took, or NULL */
+	TcStmt *init;       /* that loop's STAGE_BAR_INIT */
+	TcStmt *producer;   /* that loop's producer block */
+} Ws;
+
 typedef struct Expand {
 	TcArena *a;
 	const TcProgram *p;
@@ -300,6 +311,7 @@ typedef struct Expand {
 	TcTma tma; /* which copies may go by TMA (TC_TMA_OFF: the target
 		      has none) */
 	TcDiags *d;
+	Ws *ws;
 } Expand;
 
 static bool
@@ -637,7 +649,7 @@ bar(const Expand *x, TcStmtKind kind, TcVar *bars, bool full, TcVar *stage,
  * plans, then this thread's arrival on the stage's full barrier. */
 static void
 issue_strided(const Expand *x, const Pipe *pp, const TcVec *plans,
-	      TcStmt *into, TcVar *it, TcVar *stage, TcVar *bars)
+	      TcStmt *into, TcVar *it, TcVar *stage, TcVar *bars, bool arrive)
 {
 	Subst m = { .var = pp->loop->u.loop.var, .by = ref(x, it) };
 	for (int i = 0; i < pp->ncopies; i++) {
@@ -655,7 +667,8 @@ issue_strided(const Expand *x, const Pipe *pp, const TcVec *plans,
 		}
 		push(x, into, s);
 	}
-	push(x, into, bar(x, TC_ST_STAGE_BAR_ARRIVE, bars, true, stage, NULL));
+	if (arrive)
+		push(x, into, bar(x, TC_ST_STAGE_BAR_ARRIVE, bars, true, stage, NULL));
 }
 
 static TcStmt *
@@ -744,11 +757,12 @@ fast_loop(const Expand *x, Pipe *pp, const TcVec *plans, TcVar *pre,
 	for (int i = 0; i < pp->ncopies; i++)
 		init->u.bars.full_arrivals += pp->tmap[i] != NULL;
 	init->u.bars.empty_arrivals = (threads + x->t->warp_size - 1) / x->t->warp_size;
+	init->u.bars.copiers = threads;
 	push(x, blk, init);
 	push(x, blk, simple(x, TC_ST_BARRIER));
 
 	TcStmt *pro = block(x);
-	issue_strided(x, pp, plans, pro, pre, pre, bars);
+	issue_strided(x, pp, plans, pro, pre, pre, bars, true);
 	repeat(x, blk, pre, S - 1, pro,
 	       tc_fmt(x->a, "Prologue: the copies of the first %s (zero-filled "
 		      "past the end).", iterations(x, S - 1)));
@@ -800,7 +814,7 @@ fast_loop(const Expand *x, Pipe *pp, const TcVec *plans, TcVar *pre,
 	w->note = tc_fmt(x->a, "Every warp is done with stage %s (iteration %s - 1's).",
 			 next_stage->name, k->name);
 	push(x, issue, w);
-	issue_strided(x, pp, plans, issue, next, next_stage, bars);
+	issue_strided(x, pp, plans, issue, next, next_stage, bars, true);
 	g->u.gemm.issue = issue;
 	for (int i = 0; i < rest->u.block.body.len; i++)
 		push(x, body, rest->u.block.body.items[i]);
@@ -984,6 +998,397 @@ prefetch_dtype(const Pipe *pp, const TcVar *v, bool *stored)
 	return src;
 }
 
+/* --- Warp specialization -------------------------------------------------------
+ * On a target with TMA and wgmma, the mbarrier loop whose every copy goes
+ * by TMA leaves its copies to a producer warpgroup the compiler adds
+ * after the program's threads (kernel.producer_threads): one thread of it
+ * issues iteration k's copies into stage k % S once every consumer warp
+ * has released that stage (its empty barrier), and the program's threads
+ * only wait for the stage's full barrier, multiply, and release the stage
+ * once the wgmma that read it has retired.  The producer keeps few
+ * registers (setmaxnreg), the consumers take the rest.  The kernel body
+ * becomes
+ *
+ *   stage_bar_init k_bars ..., TMA's only
+ *   barrier                                       every thread's
+ *   roles producer threads T .. T + 128 (one thread) {
+ *     <the declarations the copies need, as the body makes them>
+ *     decl k_end; copy plans
+ *     pipe_select aligned(...) {
+ *       for k in 0 .. k_end { wait empty; the copies of k }
+ *     }
+ *   } consumer threads 0 .. T {
+ *     <the body as before, the loop's fast path:
+ *      for k in 0 .. k_end { wait full; gemm, releasing k - 1's stage }
+ *      and its barriers the program's threads' only>
+ *   }
+ *
+ * The author's program is unchanged; the launch gives T + 128 threads
+ * (tc_abi_launch_threads).  One loop per kernel takes it, a statement of
+ * the kernel body (not inside another loop or a branch) whose gemm is
+ * wgmma's, with nothing before it in shared memory (its stage barriers
+ * are set up first), and whose copies read only what declarations before
+ * it make once.  Any other mbarrier loop with TMA copies gets a note. */
+
+/* The register file of an SM, and what the producer warpgroup keeps. */
+#define WS_REGISTERS 65536
+#define WS_PRODUCER_REGS 40
+#define WS_PRODUCER_THREADS 128
+
+/* Registers per consumer thread with `blocks` blocks per SM: what the
+ * launch gives every thread (ptxas's bound for that many blocks of all
+ * of them, at most 255, whole 8s), less the producer's. */
+static int
+ws_consumer_regs(long long threads, int blocks)
+{
+	long long all = threads + WS_PRODUCER_THREADS;
+	long long entry = WS_REGISTERS / (blocks * all);
+	entry = (entry > 255 ? 255 : entry) / 8 * 8;
+	long long regs = (entry * all - WS_PRODUCER_REGS * WS_PRODUCER_THREADS) /
+			 threads / 8 * 8;
+	return (int)(regs > 248 ? 248 : regs);
+}
+
+/* Blocks per SM the launch bounds promise: as many as the SM's shared
+ * memory (the opt-in limit and a block's 1 KiB reserve) and its 2048
+ * threads hold while each consumer thread keeps room for its share of
+ * accumulator `acc` and 64 registers more; at least one. */
+static int
+ws_blocks(const Expand *x, const TcVar *acc)
+{
+	long long threads = tc_abi_threads(x->k, x->t);
+	long long all = threads + WS_PRODUCER_THREADS, elems = 1, n;
+	for (int d = 0; d < acc->rank; d++)
+		elems *= tc_expr_const(acc->shape[d], &n) ? n : 1;
+	long long need = elems / threads + 64;
+	long long by_smem = (x->t->smem_limit + 1024) / (x->k->smem_bytes + 1024);
+	int blocks = 1;
+	for (int b = 2; b <= by_smem && b * all <= 2048; b++)
+		if (ws_consumer_regs(threads, b) >= need)
+			blocks = b;
+	return blocks;
+}
+
+/* Whether statement s (recursively) is a barrier or touches a shared
+ * buffer of the kernel. */
+static bool
+uses_shared(const Expand *x, const TcStmt *s)
+{
+	if (s->kind == TC_ST_BARRIER)
+		return true;
+	if (s->kind == TC_ST_DECL)
+		return false;
+	for (int i = 0; i < x->k->vars.len; i++) {
+		const TcVar *v = x->k->vars.items[i];
+		if (v->kind == TC_VAR_BUFFER && v->scope == TC_SCOPE_SHARED &&
+		    tc_stmt_touches(s, NULL, v))
+			return true;
+	}
+	if (s->kind == TC_ST_BLOCK)
+		for (int i = 0; i < s->u.block.body.len; i++)
+			if (uses_shared(x, s->u.block.body.items[i]))
+				return true;
+	return false;
+}
+
+/* Marks the vars expression e names in need[]. */
+static void
+need_vars(const Expand *x, const TcExpr *e, bool *need)
+{
+	for (int i = 0; e && i < x->k->vars.len; i++)
+		if (tc_expr_mentions(e, x->k->vars.items[i]))
+			need[i] = true;
+}
+
+/* Why loop pp (an mbarrier loop with `ntma` of its copies by TMA) cannot
+ * be warp-specialized (a clause), or NULL; then keep[i] says which of
+ * the kernel body's statements before it the producer repeats (the
+ * declarations its copies need). */
+static const char *
+ws_why(const Expand *x, const Pipe *pp, int ntma, bool *keep)
+{
+	const TcStmt *loop = pp->loop, *g = loop->u.loop.copies_in_gemm;
+	if (ntma < pp->ncopies)
+		return "a copy of it stays cp.async";
+	if (!g || g->u.gemm.wgmma_n == 0)
+		return "its gemm is not wgmma's";
+	if (x->ws->loop)
+		return tc_fmt(x->a, "the loop at line %d has the kernel's producer "
+			      "warpgroup", x->ws->loop->loc.line);
+	if (x->ws->top < 0)
+		return "it is inside another loop or a branch";
+	long long threads = tc_abi_threads(x->k, x->t);
+	if (threads % 128)
+		return tc_fmt(x->a, "%lld threads are not whole warpgroups", threads);
+	const TcVec *items = &x->k->body->u.block.body;
+	bool *need = tc_alloc(x->a, sizeof(bool) * (size_t)(x->k->vars.len + 1));
+	need_vars(x, loop->u.loop.end, need);
+	for (int i = 0; i < pp->ncopies; i++) {
+		const TcStmt *c = async_copy_at(pp, i);
+		need[c->u.copy.dst.var->index] = true;
+		for (int d = 0; d < c->u.copy.src.var->rank; d++) {
+			need_vars(x, c->u.copy.src.origin[d], need);
+			need_vars(x, c->u.copy.first[d], need);
+		}
+		need_vars(x, c->u.copy.advance, need);
+	}
+	need[loop->u.loop.var->index] = false;
+	bool *made = tc_alloc(x->a, sizeof(bool) * (size_t)(x->k->vars.len + 1));
+	for (int i = x->ws->top - 1; i >= 0; i--) {
+		const TcStmt *s = items->items[i];
+		if (uses_shared(x, s))
+			return "shared memory is used before it (its stage barriers "
+			       "are set up first)";
+		if (s->kind == TC_ST_DECL && need[s->u.decl.var->index]) {
+			const TcVar *v = s->u.decl.var;
+			if (v->kind == TC_VAR_LOCAL && v->mutated)
+				return tc_fmt(x->a, "its copies read '%s', which the "
+					      "kernel assigns", v->name);
+			for (int j = 0; j < x->k->vars.len; j++) {
+				const TcVar *u = x->k->vars.items[j];
+				if (u->kind == TC_VAR_BUFFER &&
+				    tc_expr_touches(s->u.decl.init, u))
+					return tc_fmt(x->a, "its copies read '%s', "
+						      "made from buffer '%s'",
+						      v->name, u->name);
+			}
+			need_vars(x, s->u.decl.init, need);
+			made[v->index] = keep[i] = true;
+		}
+	}
+	for (int i = 0; i < x->k->vars.len; i++) {
+		const TcVar *v = x->k->vars.items[i];
+		if (need[i] && !made[i] && (v->kind == TC_VAR_LOCAL ||
+		    v->kind == TC_VAR_BUFFER || v->kind == TC_VAR_LOOP))
+			return tc_fmt(x->a, "its copies read '%s', which no "
+				      "declaration before it in the kernel body "
+				      "makes", v->name);
+	}
+	return NULL;
+}
+
+/* The stage barriers of mbarrier loop pp, `copiers` threads arriving
+ * after their cp.async copies, and one arrival per TMA copy. */
+static TcStmt *
+bars_init(const Expand *x, const Pipe *pp, TcVar *bars, long long copiers)
+{
+	TcStmt *init = simple(x, TC_ST_STAGE_BAR_INIT);
+	long long threads = tc_abi_threads(x->k, x->t);
+	init->u.bars.var = bars;
+	init->u.bars.stages = (int)pp->stages;
+	init->u.bars.offset = pp->loop->u.loop.barriers;
+	init->u.bars.copiers = copiers;
+	init->u.bars.full_arrivals = copiers;
+	for (int i = 0; i < pp->ncopies; i++)
+		init->u.bars.full_arrivals += pp->tmap[i] != NULL;
+	init->u.bars.empty_arrivals = (threads + x->t->warp_size - 1) / x->t->warp_size;
+	return init;
+}
+
+/* The producer's loop: iteration k's copies into stage k % S once every
+ * consumer warp has released it. */
+static TcStmt *
+ws_producer_loop(const Expand *x, Pipe *pp, const TcVec *plans, TcVar *bars,
+		 const char *stage_name, const char *phase_name)
+{
+	TcVar *k = pp->loop->u.loop.var;
+	long long S = pp->stages;
+	TcStmt *blk = block(x);
+	TcVar *stage = tc_var_new(x->a, x->k, TC_VAR_LOCAL, stage_name, TC_DT_I32,
+				  (TcLoc){ 0 });
+	TcVar *phase = tc_var_new(x->a, x->k, TC_VAR_LOCAL, phase_name, TC_DT_I32,
+				  (TcLoc){ 0 });
+	stage->mutated = phase->mutated = true;
+	TcStmt *d = decl(x, stage, num(x, 0));
+	d->note = tc_fmt(x->a, "The stage iteration %s fills and its phase's parity.",
+			 k->name);
+	push(x, blk, d);
+	push(x, blk, decl(x, phase, num(x, 0)));
+	TcStmt *body = block(x);
+	TcStmt *w = bar(x, TC_ST_STAGE_BAR_WAIT, bars, false, stage, NULL);
+	w->u.bar.parity = bin(x, TC_OP_BXOR, ref(x, phase), num(x, 1));
+	w->note = tc_fmt(x->a, "Every consumer warp is done with the stage "
+			 "(iteration %s - %lld's; before the first phase, the "
+			 "one before it counts as done).", k->name, S);
+	push(x, body, w);
+	issue_strided(x, pp, plans, body, k, stage, bars, false);
+	rotate(x, body, stage, phase, S);
+	push(x, blk, serial_for(x, k, ref(x, pp->end), body));
+	return blk;
+}
+
+/* The consumers' loop: wait for the stage's copies, run the body, and
+ * release the stage once the gemm that read it has completed (from
+ * inside the next iteration's gemm when it stays in flight). */
+static TcStmt *
+ws_consumer_loop(const Expand *x, Pipe *pp, TcVar *bars, TcVar *stage,
+		 TcVar **phase_out)
+{
+	const TcStmt *loop = pp->loop;
+	TcVar *k = loop->u.loop.var;
+	long long S = pp->stages;
+	TcStmt *blk = block(x);
+	TcVar *prev = mutable_local(x, tc_fmt(x->a, "%s_prev_stage", k->name));
+	TcVar *phase = mutable_local(x, tc_fmt(x->a, "%s_phase", k->name));
+	*phase_out = phase;
+	TcStmt *d = decl(x, stage, num(x, 0));
+	d->note = tc_fmt(x->a, "This iteration's stage and its phase's parity; "
+			 "iteration %s - 1's.", k->name);
+	push(x, blk, d);
+	push(x, blk, decl(x, prev, num(x, S - 1)));
+	push(x, blk, decl(x, phase, num(x, 0)));
+	TcStmt *body = block(x);
+	TcStmt *w = bar(x, TC_ST_STAGE_BAR_WAIT, bars, true, stage, phase);
+	w->note = "Wait for this iteration's copies (the producer's).";
+	push(x, body, w);
+	Subst views = { .of = tc_alloc(x->a, sizeof(TcVar *) * (size_t)pp->ncopies),
+			.view = tc_alloc(x->a, sizeof(TcVar *) * (size_t)pp->ncopies) };
+	const TcVec *items = &loop->u.loop.body->u.block.body;
+	stage_views(x, pp, body, stage, &views);
+	TcStmt *rest = block(x);
+	for (int i = pp->ncopies; i < items->len; i++)
+		push(x, rest, clone_stmt(x->a, items->items[i], &views));
+	TcStmt *g = cloned_gemm(rest, loop->u.loop.copies_in_gemm, items,
+				pp->ncopies);
+	bool in_flight = gemm_stays_in_flight(rest, g);
+	if (in_flight) {
+		g->u.gemm.wgmma_pending = 1;
+		TcStmt *then = block(x);
+		push(x, then, bar(x, TC_ST_STAGE_BAR_ARRIVE, bars, false, prev, NULL));
+		TcStmt *c = if_then(x, bin(x, TC_OP_GT, ref(x, k), num(x, 0)), then);
+		c->note = tc_fmt(x->a, "This warp's gemm of iteration %s - 1 has "
+				 "completed: it is done with stage %s.", k->name,
+				 prev->name);
+		TcStmt *issue = block(x);
+		push(x, issue, c);
+		g->u.gemm.issue = issue;
+	}
+	for (int i = 0; i < rest->u.block.body.len; i++)
+		push(x, body, rest->u.block.body.items[i]);
+	if (!in_flight) {
+		TcStmt *arrive = bar(x, TC_ST_STAGE_BAR_ARRIVE, bars, false, stage,
+				     NULL);
+		arrive->note = "This warp is done with its stage.";
+		push(x, body, arrive);
+	}
+	push(x, body, assign(x, prev, ref(x, stage)));
+	rotate(x, body, stage, phase, S);
+	push(x, blk, serial_for(x, k, ref(x, pp->end), body));
+	if (in_flight) {
+		TcStmt *done = simple(x, TC_ST_WGMMA_WAIT);
+		done->u.wait.pending = 0;
+		done->u.wait.acc = g->u.gemm.c.var;
+		done->note = "The last iteration's gemm has completed.";
+		push(x, blk, done);
+	}
+	return blk;
+}
+
+/* Warp specialization of loop pp, whose pipe_select `sel` the caller
+ * made (its plans declared by the statements plans[0 .. n), its k_end
+ * by `end`): sel's fast path becomes the consumers' loop, and x->ws
+ * gets the producer block and the stage barriers' init, which
+ * tc_expand_pipeline puts around the kernel body. */
+static void
+ws_split(const Expand *x, Pipe *pp, TcStmt *sel, TcStmt *const *plans, int n,
+	 const TcStmt *end, const bool *keep, TcVar *stage)
+{
+	TcVar *k = pp->loop->u.loop.var;
+	TcVar *bars = new_var(x, TC_VAR_HANDLE, tc_fmt(x->a, "%s_bars", k->name),
+			      TC_DT_I32);
+	TcStmt *init = bars_init(x, pp, bars, 0);
+	init->note = tc_fmt(x->a, "The stage barriers of the loop at line %d, "
+			    "whose copies a producer warpgroup issues.",
+			    pp->loop->loc.line);
+	TcVar *phase;
+	sel->u.select.fast = ws_consumer_loop(x, pp, bars, stage, &phase);
+	TcStmt *prod = block(x);
+	Subst none = { 0 };
+	const TcVec *items = &x->k->body->u.block.body;
+	for (int i = 0; i < x->ws->top; i++)
+		if (keep[i])
+			push(x, prod, clone_stmt(x->a, items->items[i], &none));
+	push(x, prod, clone_stmt(x->a, end, &none));
+	for (int i = 0; i < n; i++) {
+		TcStmt *plan = clone_stmt(x->a, plans[i], &none);
+		plan->note = NULL;
+		push(x, prod, plan);
+	}
+	TcStmt *psel = simple(x, TC_ST_PIPE_SELECT);
+	psel->note = "Where the host built the tensor maps; otherwise the "
+		     "program's threads copy for themselves.";
+	psel->u.select.plans = sel->u.select.plans;
+	psel->u.select.fast = ws_producer_loop(x, pp, &sel->u.select.plans, bars,
+					       stage->name, phase->name);
+	psel->u.select.fallback = block(x);
+	push(x, prod, psel);
+	x->ws->init = init;
+	x->ws->producer = prod;
+	x->ws->loop = pp->loop;
+}
+
+/* The kernel body around the warp-specialized loop's roles: its stage
+ * barriers set up by every thread, then the producer's block and the
+ * body as the consumers', whose barriers are theirs alone. */
+static void
+ws_barriers(TcStmt *s, long long threads)
+{
+	if (!s)
+		return;
+	switch (s->kind) {
+	case TC_ST_BARRIER:
+		s->u.barrier.threads = threads;
+		break;
+	case TC_ST_BLOCK:
+		for (int i = 0; i < s->u.block.body.len; i++)
+			ws_barriers(s->u.block.body.items[i], threads);
+		break;
+	case TC_ST_FOR:
+		ws_barriers(s->u.loop.body, threads);
+		break;
+	case TC_ST_IF:
+		ws_barriers(s->u.cond.then, threads);
+		ws_barriers(s->u.cond.els, threads);
+		break;
+	case TC_ST_PIPE_SELECT:
+		ws_barriers(s->u.select.fast, threads);
+		ws_barriers(s->u.select.fallback, threads);
+		break;
+	case TC_ST_GEMM:
+		ws_barriers(s->u.gemm.issue, threads);
+		break;
+	default:
+		break;
+	}
+}
+
+static void
+ws_roles(const Expand *x)
+{
+	long long threads = tc_abi_threads(x->k, x->t);
+	TcStmt *roles = simple(x, TC_ST_ROLES);
+	roles->note = tc_fmt(x->a, "Warp specialization: a producer warpgroup "
+			     "after the program's %lld threads, one thread of "
+			     "which issues the TMA copies of the loop at line "
+			     "%d; the program's threads wait for them, multiply "
+			     "and release each stage.", threads, x->ws->loop->loc.line);
+	roles->u.roles.producer = x->ws->producer;
+	roles->u.roles.consumer = x->k->body;
+	roles->u.roles.threads = threads;
+	roles->u.roles.producer_threads = WS_PRODUCER_THREADS;
+	roles->u.roles.producer_regs = WS_PRODUCER_REGS;
+	roles->u.roles.blocks = ws_blocks(x, x->ws->loop->u.loop.copies_in_gemm->u.gemm.c.var);
+	roles->u.roles.consumer_regs = ws_consumer_regs(threads, roles->u.roles.blocks);
+	ws_barriers(x->k->body, threads);
+	TcStmt *body = block(x);
+	push(x, body, x->ws->init);
+	push(x, body, simple(x, TC_ST_BARRIER));
+	push(x, body, roles);
+	x->k->body = body;
+	x->k->producer_threads = WS_PRODUCER_THREADS;
+	x->k->producer_blocks = roles->u.roles.blocks;
+}
+
 /* The statement that carries out pipelined loop `loop`. */
 static TcStmt *
 expand(const Expand *x, TcStmt *loop)
@@ -1006,7 +1411,8 @@ expand(const Expand *x, TcStmt *loop)
 	blk->loc = loop->loc;
 	blk->u.block.cite = true;
 	pp.end = new_var(x, TC_VAR_LOCAL, tc_fmt(x->a, "%s_end", k->name), TC_DT_I32);
-	push(x, blk, decl(x, pp.end, loop->u.loop.end));
+	TcStmt *end = decl(x, pp.end, loop->u.loop.end);
+	push(x, blk, end);
 	if (pp.regs) {
 		for (int i = 0; i < pp.ncopies; i++) {
 			TcVar *v = async_copy_at(&pp, i)->u.copy.dst.var;
@@ -1057,6 +1463,16 @@ expand(const Expand *x, TcStmt *loop)
 	int ntma = 0;
 	for (int i = 0; i < pp.ncopies; i++)
 		ntma += (pp.tmap[i] = tma_map(x, &pp, async_copy_at(&pp, i))) != NULL;
+	bool *keep = tc_alloc(x->a, sizeof(bool) * (size_t)(x->k->body->u.block.body.len + 1));
+	bool ws = false;
+	if (x->ws->on && ntma > 0) {
+		const char *why = ws_why(x, &pp, ntma, keep);
+		if (why)
+			tc_diag(x->d, TC_NOTE, loop->loc, "this tile_pipelined loop "
+				"is not warp-specialized: %s", why);
+		ws = !why;
+	}
+	TcStmt **plans = tc_alloc(x->a, room);
 	for (int i = 0; i < pp.ncopies; i++) {
 		TcStmt *c = (TcStmt *)async_copy_at(&pp, i);
 		TcStmt *plan = simple(x, TC_ST_COPY_PLAN);
@@ -1064,7 +1480,16 @@ expand(const Expand *x, TcStmt *loop)
 			tc_fmt(x->a, "%s_copy", c->u.copy.dst.var->name), TC_DT_I32);
 		plan->u.plan.copy = c;
 		plan->u.plan.tmap = pp.tmap[i];
-		if (i == 0 && ntma == pp.ncopies)
+		plans[i] = plan;
+		if (i == 0 && ws)
+			plan->note = tc_fmt(x->a,
+				"The fast loop, where every tensor's rows are whole 16-byte "
+				"vectors (tested once): the producer warpgroup issues the "
+				"copies by TMA up to %lld iterations ahead, and the "
+				"program's threads wait for each stage's copies; the "
+				"hardware zero-fills past the tensor's edges.  Otherwise "
+				"the loop below, without the producer.", pp.stages);
+		else if (i == 0 && ntma == pp.ncopies)
 			plan->note = tc_fmt(x->a,
 				"The fast loop, where every tensor's rows are whole 16-byte "
 				"vectors (tested once): thread 0 issues iteration %s + %lld's "
@@ -1088,7 +1513,11 @@ expand(const Expand *x, TcStmt *loop)
 		push(x, blk, plan);
 		tc_vec_push(x->a, &sel->u.select.plans, plan->u.plan.var);
 	}
-	sel->u.select.fast = fast_loop(x, &pp, &sel->u.select.plans, pre, next, rot);
+	if (ws)
+		ws_split(x, &pp, sel, plans, pp.ncopies, end, keep, rot);
+	else
+		sel->u.select.fast = fast_loop(x, &pp, &sel->u.select.plans, pre,
+					       next, rot);
 	sel->u.select.fallback = fallback;
 	push(x, blk, sel);
 	return blk;
@@ -1099,18 +1528,27 @@ expand(const Expand *x, TcStmt *loop)
 static TcStmt *
 expand_stmt(const Expand *x, TcStmt *s)
 {
+	int top = x->ws->top;
 	switch (s->kind) {
 	case TC_ST_BLOCK:
-		for (int i = 0; i < s->u.block.body.len; i++)
+		for (int i = 0; i < s->u.block.body.len; i++) {
+			if (s == x->k->body)
+				x->ws->top = i;
 			s->u.block.body.items[i] = expand_stmt(x, s->u.block.body.items[i]);
+		}
+		x->ws->top = top;
 		return s;
 	case TC_ST_IF:
+		x->ws->top = -1;
 		s->u.cond.then = expand_stmt(x, s->u.cond.then);
 		if (s->u.cond.els)
 			s->u.cond.els = expand_stmt(x, s->u.cond.els);
+		x->ws->top = top;
 		return s;
 	case TC_ST_FOR:
+		x->ws->top = -1;
 		s->u.loop.body = expand_stmt(x, s->u.loop.body);
+		x->ws->top = top;
 		if (s->u.loop.kind == TC_LOOP_PIPELINED && s->u.loop.async_copies > 0)
 			return expand(x, s);
 		return s;
@@ -1119,16 +1557,33 @@ expand_stmt(const Expand *x, TcStmt *s)
 	}
 }
 
+/* Whether opt asks for warp specialization where it fits: on a target
+ * with TMA and wgmma, with --warp-specialize.  Off by default: on the
+ * H200 it measured even or 0-4% ahead of the same loop without it, within
+ * the runs' spread (docs/perf-gpu.md, 2026-12-03); it is the ground a
+ * persistent tile scheduler would build on. */
+bool
+tc_ws_enabled(const TcOptions *opt)
+{
+	if (!opt->target.tma || !opt->target.wgmma || opt->wgmma == TC_WGMMA_OFF ||
+	    opt->tma == TC_TMA_OFF)
+		return false;
+	return opt->ws == TC_WS_ON;
+}
+
 bool
 tc_expand_pipeline(TcArena *a, TcProgram *p, const TcOptions *opt,
 		   TcDiags *d)
 {
 	for (int i = 0; i < p->kernels.len; i++) {
 		TcKernel *k = p->kernels.items[i];
+		Ws ws = { .on = tc_ws_enabled(opt), .top = -1 };
 		Expand x = { a, p, k, &opt->target,
-			     opt->target.tma ? opt->tma : TC_TMA_OFF, d };
+			     opt->target.tma ? opt->tma : TC_TMA_OFF, d, &ws };
 		lower_copies(k->body);
 		k->body = expand_stmt(&x, k->body);
+		if (ws.producer)
+			ws_roles(&x);
 	}
 	return true;
 }

@@ -643,7 +643,16 @@ mma_grid(Layouter *L)
 		if (!ok || (L->a_in_regs && wn != 1))
 			continue;
 		long long tm = nr ? rows[0] / wm : 0, tn = nc ? cols[0] / wn : 0;
-		long long cost = tm + tn + (L->row_reduce && wn > 1 ? 1 << 20 : 0);
+		long long cost = tm + tn;
+		/* wgmma reads A and B from shared memory per instruction:
+		 * m64nN reads 64 rows of A and N of B, so a group's tile
+		 * costs (tm / 64) * (tn / N) * (64 + N) per k-step (one
+		 * 64 x 256 instruction reads less than two 64 x 128). */
+		if (L->mi->group_warps > 1 && tm && tn) {
+			int n = tc_wgmma_chunk(L->mi, tn, chunks[0]);
+			cost = tm / L->mi->m * (tn / n) * (L->mi->m + n);
+		}
+		cost += L->row_reduce && wn > 1 ? 1 << 20 : 0;
 		if (best_cost < 0 || cost < best_cost) {
 			best_cost = cost;
 			best = wm;

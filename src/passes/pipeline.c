@@ -46,7 +46,7 @@ const TcPass tc_passes[] = {
 	{ "cpu_gemm", tc_cpu_gemm, CPU_TARGETS,
 	  "gemm helpers: micro-kernel, AMX or VNNI, panel depth from the caches" },
 	{ "expand_pipeline", tc_expand_pipeline, GPU_TARGETS,
-	  "copy lowerings; pipelined loops as prologue, steady state and drain" },
+	  "copy lowerings; pipelined loops expanded; TMA's producer warpgroup" },
 	{ "prefetch", tc_cpu_prefetch, CPU_TARGETS,
 	  "prefetches of the next iteration's rows in pipelined loops" },
 	{ "bounds", tc_bounds, ALL_TARGETS,

@@ -94,6 +94,12 @@ tc_abi_threads(const TcKernel *k, const TcTarget *t)
 	return threads;
 }
 
+long long
+tc_abi_launch_threads(const TcKernel *k, const TcTarget *t)
+{
+	return tc_abi_threads(k, t) + (t->simt ? k->producer_threads : 0);
+}
+
 const TcAbi *
 tc_abi_of(TcArena *a, const TcKernel *k, const TcTarget *t)
 {
@@ -102,7 +108,7 @@ tc_abi_of(TcArena *a, const TcKernel *k, const TcTarget *t)
 	abi->nparams = k->params.len;
 	abi->params = tc_alloc(a, sizeof *abi->params *
 					  (size_t)(k->params.len + 1));
-	abi->threads = tc_abi_threads(k, t);
+	abi->threads = tc_abi_launch_threads(k, t);
 	abi->smem_bytes = k->smem_bytes;
 	abi->ntmaps = k->tmaps.len;
 	abi->tmaps = (TcTensorMap *const *)k->tmaps.items;

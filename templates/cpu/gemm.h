@@ -95,6 +95,26 @@ tilec_gemm_pack_b(float *restrict pb, int NR, const float *b, size_t rs,
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 
+/* Four rows of 16 bytes (row stride rs) as 16 quads, column by column:
+ * d[4 j + h] = s[h rs + j], the layout vpdpbusd and tdpbssd read b in
+ * (a 4 x 16 byte transpose; SSE2, which every x86-64 has). */
+static inline void
+tilec_gemm_quads_s8(signed char *restrict d, const signed char *s, size_t rs)
+{
+	__m128i r0 = _mm_loadu_si128((const __m128i *)s);
+	__m128i r1 = _mm_loadu_si128((const __m128i *)(s + rs));
+	__m128i r2 = _mm_loadu_si128((const __m128i *)(s + 2 * rs));
+	__m128i r3 = _mm_loadu_si128((const __m128i *)(s + 3 * rs));
+	/* byte pairs of rows 0, 1 and of rows 2, 3, then quads */
+	__m128i lo01 = _mm_unpacklo_epi8(r0, r1), hi01 = _mm_unpackhi_epi8(r0, r1);
+	__m128i lo23 = _mm_unpacklo_epi8(r2, r3), hi23 = _mm_unpackhi_epi8(r2, r3);
+	__m128i *o = (__m128i *)d;
+	_mm_storeu_si128(o, _mm_unpacklo_epi16(lo01, lo23));
+	_mm_storeu_si128(o + 1, _mm_unpackhi_epi16(lo01, lo23));
+	_mm_storeu_si128(o + 2, _mm_unpacklo_epi16(hi01, hi23));
+	_mm_storeu_si128(o + 3, _mm_unpackhi_epi16(hi01, hi23));
+}
+
 /* --- AVX-512: 14 x 32 (28 accumulators of 16 floats) ---------------------- */
 
 /* Two 512-bit FMA pipes of 4 cycles need 8 independent accumulators; 28
@@ -275,28 +295,86 @@ tilec_gemm_f32_avx2(int m, int n, int k, float *c, int ldc, const float *a,
 #define TILEC_VNNI_MR 8
 #define TILEC_VNNI_NR 32
 
+/* acc + the four-byte dot products of u8 a and s8 b, lane by lane
+ * (vpdpbusd).  gcc 12 copies the intrinsic's accumulator through extra
+ * registers and the stack on every use in the micro-kernel (60
+ * instructions for its 16 products a step); the instruction written out
+ * accumulates in place. */
+static inline __attribute__((always_inline)) TILEC_VNNI __m512i
+tilec_dpbusd(__m512i acc, __m512i a, __m512i b)
+{
+#if defined(__GNUC__) && !defined(__clang__)
+	__asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b));
+	return acc;
+#else
+	return _mm512_dpbusd_epi32(acc, a, b);
+#endif
+}
+
 /* Rows of op(a) as k4 bytes each (k padded to a multiple of 4 with
- * a = 0), flipped to unsigned: pa[i][p] = a[i][p] + 128. */
-static inline void
+ * a = 0), flipped to unsigned: pa[i][p] = a[i][p] + 128 (a ^ 0x80). */
+static inline TILEC_VNNI void
 tilec_gemm_pack_a_u8(unsigned char *restrict pa, int k4, const signed char *a,
 		     size_t rs, size_t cs, int m, int k)
 {
-	for (int i = 0; i < m; i++)
-		for (int p = 0; p < k4; p++)
-			pa[(size_t)i * k4 + p] =
-				(unsigned char)((p < k ? a[i * rs + p * cs] : 0) + 128);
+	const __m512i flip = _mm512_set1_epi8((char)0x80);
+	for (int i = 0; i < m; i++) {
+		unsigned char *d = pa + (size_t)i * k4;
+		int p = 0;
+		if (cs == 1)
+			for (; p + 64 <= k; p += 64)
+				_mm512_storeu_si512(
+					d + p,
+					_mm512_xor_si512(
+						_mm512_loadu_si512(a + i * rs + p), flip));
+		for (; p < k4; p++)
+			d[p] = (unsigned char)((p < k ? a[i * rs + p * cs] : 0) + 128);
+	}
 }
 
 /* nr columns of op(b) over k4 rows (zero past k and nr) as panels of
- * [k4 / 4][NR][4] bytes, and each column's sum times 128 into corr. */
-static inline void
+ * [k4 / 4][NR][4] bytes, and each column's sum times 128 into corr.  Whole
+ * quads of rows of b (column stride 1, all NR = 32 columns) go 16 columns
+ * at a time, their sums by vpdpbusd with 128 in every byte of a. */
+static inline TILEC_VNNI void
 tilec_gemm_pack_b_s8(signed char *restrict pb, int *restrict corr, int NR,
 		     const signed char *b, size_t rs, size_t cs, int nr, int k,
 		     int k4)
 {
+	int p0 = 0;
 	for (int j = 0; j < NR; j++)
 		corr[j] = 0;
-	for (int p = 0; p < k4; p++)
+	if (cs == 1 && nr == NR && NR == 32) {
+		const __m512i flip = _mm512_set1_epi8((char)0x80);
+		__m512i c0 = _mm512_setzero_si512(), c1 = _mm512_setzero_si512();
+		for (; p0 + 4 <= k; p0 += 4) {
+			signed char *d = pb + (size_t)(p0 / 4) * NR * 4;
+			tilec_gemm_quads_s8(d, b + p0 * rs, rs);
+			tilec_gemm_quads_s8(d + 64, b + p0 * rs + 16, rs);
+			c0 = _mm512_dpbusd_epi32(c0, flip, _mm512_loadu_si512(d));
+			c1 = _mm512_dpbusd_epi32(c1, flip, _mm512_loadu_si512(d + 64));
+		}
+		_mm512_storeu_si512(corr, c0);
+		_mm512_storeu_si512(corr + 16, c1);
+	} else if (rs == 1 && NR == 32) {
+		/* columns of op(b) contiguous along k: 64 bytes (16 quads) of
+		 * each scattered into the panel's rows of quads, and summed */
+		const __m512i flip = _mm512_set1_epi8((char)0x80);
+		const __m512i quads = _mm512_setr_epi32(
+			0, 32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384,
+			416, 448, 480);
+		for (; p0 + 64 <= k; p0 += 64)
+			for (int j = 0; j < NR; j++) {
+				__m512i v = j < nr ? _mm512_loadu_si512(b + p0 + j * cs)
+						   : _mm512_setzero_si512();
+				_mm512_i32scatter_epi32(pb + (size_t)(p0 / 4) * NR * 4 +
+								j * 4,
+							quads, v, 4);
+				corr[j] += _mm512_reduce_add_epi32(_mm512_dpbusd_epi32(
+					_mm512_setzero_si512(), flip, v));
+			}
+	}
+	for (int p = p0; p < k4; p++)
 		for (int j = 0; j < NR; j++) {
 			signed char v = p < k && j < nr ? b[p * rs + j * cs] : 0;
 			pb[(size_t)(p / 4) * NR * 4 + j * 4 + p % 4] = v;
@@ -325,8 +403,8 @@ tilec_ukr_i8_vnni(int mr, int k4, const unsigned char *pa, size_t lda4,
 			int word;
 			__builtin_memcpy(&word, pa + r * lda4 + q * 4, 4);
 			__m512i ar = _mm512_set1_epi32(word);
-			acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], ar, b0);
-			acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], ar, b1);
+			acc[r][0] = tilec_dpbusd(acc[r][0], ar, b0);
+			acc[r][1] = tilec_dpbusd(acc[r][1], ar, b1);
 		}
 	}
 	__m512i corr0 = _mm512_loadu_si512(corr);
@@ -403,8 +481,11 @@ tilec_gemm_i8_vnni(int m, int n, int k, int *c, int ldc, const signed char *a,
  * layout the instructions read: k in pairs (bf16) or quads (int8) side
  * by side, 16 columns of 4 bytes per tile row.  Operands are packed once
  * per call (bf16 from the float-held buffers, exactly: they hold bf16
- * values), zero past the tile edges; each 32 x 32 block of c is computed
- * over all of k into a small buffer and added into c.  Linux grants the
+ * values; whole tiles of b with 16 vector rows, not element by element),
+ * zero past the tile edges; each whole 32 x 32 block of c is loaded into
+ * tiles 0-3, accumulates over all of k and is stored back, and a block on
+ * c's edge is computed from zero into a small buffer and added into c
+ * element by element.  Linux grants the
  * tile state to a process that asks (arch_prctl ARCH_REQ_XCOMP_PERM);
  * tilec_amx_ready() (tilec_cpu.h) asks, as the runtime does before it
  * loads such a kernel: without it the first tile instruction would
@@ -443,9 +524,35 @@ tilec_bf16_bits(float x)
 	return (unsigned short)(u >> 16);
 }
 
+/* One 16-column, 32-deep tile of op(b) from rows of b (column stride 1,
+ * row stride rs) as the instruction reads it, row r of the tile holding k
+ * rows 2r and 2r + 1 of the 16 columns in pairs: each pair one 32-bit
+ * lane, the even row's bf16 bits low and the odd row's high (the floats
+ * hold bf16 values, so their top halves are exact). */
+static inline TILEC_AMX void
+tilec_amx_pack_b_tile_bf16(unsigned short *restrict d, const float *s,
+			   size_t rs)
+{
+	const __m512i high = _mm512_set1_epi32((int)0xffff0000u);
+	for (int r = 0; r < 16; r++) {
+		__m512i even = _mm512_castps_si512(_mm512_loadu_ps(s + 2 * r * rs));
+		__m512i odd =
+			_mm512_castps_si512(_mm512_loadu_ps(s + (2 * r + 1) * rs));
+		_mm512_storeu_si512(d + r * 32,
+				    _mm512_or_si512(_mm512_srli_epi32(even, 16),
+						    _mm512_and_si512(odd, high)));
+	}
+}
+
+/* The 32-bit lane offsets of a tile's 16 rows (64 bytes apart): where a
+ * column's 16 pairs or quads go. */
+#define tilec_amx_rows                                                       \
+	_mm512_setr_epi32(0, 16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, \
+			  192, 208, 224, 240)
+
 /* op(a) as bf16 [mt][kt][16][32] and op(b) as [nt][kt][16][16][2], zero
  * past m, n and k. */
-static inline void
+static inline TILEC_AMX void
 tilec_amx_pack_bf16(unsigned short *restrict pa, unsigned short *restrict pb,
 		    int m, int n, int k, const float *a, size_t a_rs,
 		    size_t a_cs, const float *b, size_t b_rs, size_t b_cs)
@@ -457,10 +564,17 @@ tilec_amx_pack_bf16(unsigned short *restrict pa, unsigned short *restrict pb,
 				int i = t * 16 + r;
 				unsigned short *d = pa + (((size_t)t * kt + q) * 16 + r) * 32;
 				if (i < m && a_cs == 1 && q * 32 + 32 <= k) {
-					/* a row's 32 consecutive values: vectorized */
+					/* a row's 32 consecutive values: their top
+					 * halves */
 					const float *s = a + i * a_rs + q * 32;
-					for (int p = 0; p < 32; p++)
-						d[p] = tilec_bf16_bits(s[p]);
+					for (int h = 0; h < 2; h++) {
+						__m512i v = _mm512_castps_si512(
+							_mm512_loadu_ps(s + 16 * h));
+						_mm256_storeu_si256(
+							(__m256i *)(d + 16 * h),
+							_mm512_cvtepi32_epi16(
+								_mm512_srli_epi32(v, 16)));
+					}
 					continue;
 				}
 				for (int p = 0; p < 32; p++) {
@@ -471,18 +585,29 @@ tilec_amx_pack_bf16(unsigned short *restrict pa, unsigned short *restrict pb,
 				}
 			}
 	for (int t = 0; t < nt; t++)
-		for (int q = 0; q < kt; q++)
+		for (int q = 0; q < kt; q++) {
+			unsigned short *tb = pb + ((size_t)t * kt + q) * 16 * 32;
+			if (b_cs == 1 && t * 16 + 16 <= n && q * 32 + 32 <= k) {
+				/* 16 whole columns along rows of b */
+				tilec_amx_pack_b_tile_bf16(
+					tb, b + (size_t)q * 32 * b_rs + t * 16, b_rs);
+				continue;
+			}
 			for (int j = 0; j < 16; j++) {
 				int col = t * 16 + j;
-				unsigned short *d =
-					pb + ((size_t)t * kt + q) * 16 * 32 + j * 2;
+				unsigned short *d = tb + j * 2;
 				if (col < n && b_rs == 1 && q * 32 + 32 <= k) {
-					/* a column of op(b) is contiguous: its 16 pairs */
+					/* a column of op(b) is contiguous: its 16
+					 * pairs, one lane each, scattered down the
+					 * tile's rows */
 					const float *s = b + col * b_cs + q * 32;
-					for (int r = 0; r < 16; r++) {
-						d[r * 32] = tilec_bf16_bits(s[2 * r]);
-						d[r * 32 + 1] = tilec_bf16_bits(s[2 * r + 1]);
-					}
+					__m256i lo = _mm512_cvtepi32_epi16(_mm512_srli_epi32(
+						_mm512_castps_si512(_mm512_loadu_ps(s)), 16));
+					__m256i hi = _mm512_cvtepi32_epi16(_mm512_srli_epi32(
+						_mm512_castps_si512(_mm512_loadu_ps(s + 16)), 16));
+					_mm512_i32scatter_epi32(
+						d, tilec_amx_rows, _mm512_inserti64x4(
+							_mm512_castsi256_si512(lo), hi, 1), 4);
 					continue;
 				}
 				for (int r = 0; r < 16; r++)
@@ -494,6 +619,7 @@ tilec_amx_pack_bf16(unsigned short *restrict pa, unsigned short *restrict pb,
 								: 0;
 					}
 			}
+		}
 }
 
 /* c += x, as the two kinds of accumulator add a block into c: f32, and
@@ -514,9 +640,10 @@ tilec_amx_add_i32(int *c, int x)
 /* The body of an AMX gemm, the same for bf16 and int8 but for the pieces
  * named: op(a) and op(b) packed by PACK into 1 KiB tiles of T, KT of k in
  * each (64 bytes a row); then for each 32 x 32 block of c, tiles 0-3
- * zeroed, TDP on the 2 x 2 tile products at each of the kt steps of k,
- * the block stored as ACC and added into c by ADD(&c element, block
- * element).  kc is unused: a call's k is one tile run. */
+ * loaded from c (or zeroed on c's edge), TDP on the 2 x 2 tile products
+ * at each of the kt steps of k, the block stored back into c (on the
+ * edge: stored as ACC and added into c by ADD(&c element, block
+ * element)).  kc is unused: a call's k is one tile run. */
 #define TILEC_AMX_GEMM(T, KT, PACK, TDP, ACC, ADD)                           \
 	(void)kc;                                                            \
 	if (m <= 0 || n <= 0 || k <= 0)                                      \
@@ -538,10 +665,21 @@ tilec_amx_add_i32(int *c, int x)
 			const T *a1 = a0 + (size_t)kt * tile;                \
 			const T *b0 = pb + (size_t)(j0 / 16) * kt * tile;    \
 			const T *b1 = b0 + (size_t)kt * tile;                \
-			_tile_zero(0);                                       \
-			_tile_zero(1);                                       \
-			_tile_zero(2);                                       \
-			_tile_zero(3);                                       \
+			/* a whole block of c accumulates in place */        \
+			int whole = i0 + 32 <= m && j0 + 32 <= n;            \
+			ACC *cb = c + (size_t)i0 * ldc + j0;                 \
+			size_t cs = (size_t)ldc * sizeof(ACC);               \
+			if (whole) {                                         \
+				_tile_loadd(0, cb, cs);                      \
+				_tile_loadd(1, cb + 16, cs);                 \
+				_tile_loadd(2, cb + 16 * (size_t)ldc, cs);   \
+				_tile_loadd(3, cb + 16 * (size_t)ldc + 16, cs); \
+			} else {                                             \
+				_tile_zero(0);                               \
+				_tile_zero(1);                               \
+				_tile_zero(2);                               \
+				_tile_zero(3);                               \
+			}                                                    \
 			for (int q = 0; q < kt; q++) {                       \
 				_tile_loadd(4, a0 + q * tile, 64);           \
 				_tile_loadd(5, a1 + q * tile, 64);           \
@@ -552,6 +690,13 @@ tilec_amx_add_i32(int *c, int x)
 				TDP(2, 5, 6);                                \
 				TDP(3, 5, 7);                                \
 			}                                                    \
+			if (whole) {                                         \
+				_tile_stored(0, cb, cs);                     \
+				_tile_stored(1, cb + 16, cs);                \
+				_tile_stored(2, cb + 16 * (size_t)ldc, cs);  \
+				_tile_stored(3, cb + 16 * (size_t)ldc + 16, cs); \
+				continue;                                    \
+			}                                                    \
 			_tile_stored(0, &blk[0][0], 128);                    \
 			_tile_stored(1, &blk[0][16], 128);                   \
 			_tile_stored(2, &blk[16][0], 128);                   \
@@ -559,7 +704,7 @@ tilec_amx_add_i32(int *c, int x)
 			int rows = tilec_gemm_min(32, m - i0);               \
 			int cols = tilec_gemm_min(32, n - j0);               \
 			for (int r = 0; r < rows; r++) {                     \
-				ACC *cr = c + (size_t)(i0 + r) * ldc + j0;   \
+				ACC *cr = cb + (size_t)r * ldc;              \
 				for (int j = 0; j < cols; j++)               \
 					ADD(&cr[j], blk[r][j]);              \
 			}                                                    \
@@ -577,8 +722,19 @@ tilec_gemm_bf16_amx(int m, int n, int k, float *c, int ldc, const float *a,
 		       float, tilec_amx_add_f32)
 }
 
-/* op(a) as int8 [mt][kt][16][64] and op(b) as [nt][kt][16][16][4]. */
+/* One 16-column, 64-deep tile of op(b) from rows of b (column stride 1,
+ * row stride rs): tile row r holds k rows 4r .. 4r + 3 of the 16 columns
+ * in quads. */
 static inline void
+tilec_amx_pack_b_tile_i8(signed char *restrict d, const signed char *s,
+			 size_t rs)
+{
+	for (int r = 0; r < 16; r++)
+		tilec_gemm_quads_s8(d + r * 64, s + 4 * r * rs, rs);
+}
+
+/* op(a) as int8 [mt][kt][16][64] and op(b) as [nt][kt][16][16][4]. */
+static inline TILEC_AMX void
 tilec_amx_pack_i8(signed char *restrict pa, signed char *restrict pb, int m,
 		  int n, int k, const signed char *a, size_t a_rs, size_t a_cs,
 		  const signed char *b, size_t b_rs, size_t b_cs)
@@ -586,21 +742,49 @@ tilec_amx_pack_i8(signed char *restrict pa, signed char *restrict pb, int m,
 	int mt = (m + 31) / 32 * 2, nt = (n + 31) / 32 * 2, kt = (k + 63) / 64;
 	for (int t = 0; t < mt; t++)
 		for (int q = 0; q < kt; q++)
-			for (int r = 0; r < 16; r++)
-				for (int p = 0; p < 64; p++) {
-					int i = t * 16 + r, kk = q * 64 + p;
-					pa[(((size_t)t * kt + q) * 16 + r) * 64 + p] =
-						i < m && kk < k ? a[i * a_rs + kk * a_cs] : 0;
+			for (int r = 0; r < 16; r++) {
+				int i = t * 16 + r;
+				signed char *d = pa + (((size_t)t * kt + q) * 16 + r) * 64;
+				if (i < m && a_cs == 1 && q * 64 + 64 <= k) {
+					/* a row's 64 consecutive bytes */
+					__builtin_memcpy(d, a + i * a_rs + q * 64, 64);
+					continue;
 				}
+				for (int p = 0; p < 64; p++) {
+					int kk = q * 64 + p;
+					d[p] = i < m && kk < k ? a[i * a_rs + kk * a_cs] : 0;
+				}
+			}
 	for (int t = 0; t < nt; t++)
-		for (int q = 0; q < kt; q++)
+		for (int q = 0; q < kt; q++) {
+			signed char *tb = pb + ((size_t)t * kt + q) * 16 * 64;
+			if (b_cs == 1 && t * 16 + 16 <= n && q * 64 + 64 <= k) {
+				/* 16 whole columns along rows of b */
+				tilec_amx_pack_b_tile_i8(
+					tb, b + (size_t)q * 64 * b_rs + t * 16, b_rs);
+				continue;
+			}
+			if (b_rs == 1 && q * 64 + 64 <= k) {
+				/* columns of op(b) are contiguous: each one's 16
+				 * quads scattered down the tile's rows */
+				for (int j = 0; j < 16; j++) {
+					int col = t * 16 + j;
+					__m512i v = col < n ? _mm512_loadu_si512(
+								      b + col * b_cs + q * 64)
+							    : _mm512_setzero_si512();
+					_mm512_i32scatter_epi32(tb + j * 4, tilec_amx_rows,
+								v, 4);
+				}
+				continue;
+			}
 			for (int r = 0; r < 16; r++)
 				for (int j = 0; j < 16; j++)
 					for (int h = 0; h < 4; h++) {
 						int col = t * 16 + j, kk = q * 64 + 4 * r + h;
-						pb[((((size_t)t * kt + q) * 16 + r) * 16 + j) * 4 + h] =
+						tb[(r * 16 + j) * 4 + h] =
 							col < n && kk < k ? b[kk * b_rs + col * b_cs] : 0;
 					}
+		}
 }
 
 /* c[m][n] += op(a)[m][k] * op(b)[k][n]: int8 operands, i32 accumulate

@@ -404,7 +404,11 @@ struct G2S {
 // itself does to the barrier: an expect_tx of its own, after which its
 // copied() landed first, would let the phase complete with the bytes
 // still in flight.
-template <int STAGES, int THREADS, int TMA_COPIES = 0>
+//
+// With warp specialization (tilec_sm90.cuh, Roles) the block's threads do
+// not copy: COPIERS is 0, and a phase of full[s] is the producer thread's
+// TMA_COPIES arrivals and their bytes.
+template <int STAGES, int THREADS, int TMA_COPIES = 0, int COPIERS = THREADS>
 struct StageBarriers {
 	static constexpr int WARPS = (THREADS + WARP - 1) / WARP;
 #ifdef TILEC_EMPTY_ARRIVE_PER_THREAD
@@ -425,7 +429,7 @@ struct StageBarriers {
 #pragma unroll
 		for (int s = 0; s < STAGES; s++) {
 			asm volatile("mbarrier.init.shared.b64 [%0], %1;\n" ::"r"(full + 8 * s),
-				     "r"(THREADS + TMA_COPIES));
+				     "r"(COPIERS + TMA_COPIES));
 			asm volatile("mbarrier.init.shared.b64 [%0], %1;\n" ::"r"(empty() + 8 * s), "r"(READERS));
 		}
 	}

@@ -354,9 +354,13 @@ struct TmaCopy {
 	// (the column, then the row and the uncovered dims' indices).
 	__device__ __forceinline__ void issue(T *smem, unsigned full, const int (&c)[RANK]) const
 	{
+		if (threadIdx.x == 0)
+			issue_here(smem, full, c);
+	}
+	// The same by the calling thread (a producer warpgroup's, Roles).
+	__device__ __forceinline__ void issue_here(T *smem, unsigned full, const int (&c)[RANK]) const
+	{
 #if TILEC_HAS_WGMMA
-		if (threadIdx.x != 0)
-			return;
 		// One of the barrier's TMA_COPIES arrivals (StageBarriers), with
 		// the bytes it is to wait for.
 		asm volatile("{\n.reg .b64 state;\n"
@@ -392,5 +396,40 @@ struct TmaCopy {
 #endif
 	}
 };
+
+// --- Warp specialization -------------------------------------------------------------
+//
+// A kernel whose pipelined loop expand_pipeline.c warp-specialized runs a
+// producer warpgroup after the program's THREADS threads: it gives back
+// registers (setmaxnreg.dec: it keeps PRODUCER_REGS), and its first
+// thread issues the loop's TMA copies, waiting for each stage's empty
+// barrier; the program's threads take the registers it gave
+// (setmaxnreg.inc to CONSUMER_REGS) and run the program, the loop's
+// copies replaced by waits on the full barriers.  Every warp of a
+// warpgroup executes its setmaxnreg (.sync.aligned).
+template <int THREADS, int PRODUCER_REGS, int CONSUMER_REGS> struct Roles {
+	__device__ static __forceinline__ bool producer() { return threadIdx.x >= THREADS; }
+	// The producer thread: the first of the producer warpgroup.
+	__device__ static __forceinline__ bool producer_thread() { return threadIdx.x == THREADS; }
+	__device__ static __forceinline__ void producer_registers()
+	{
+#if TILEC_HAS_WGMMA
+		asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS));
+#endif
+	}
+	__device__ static __forceinline__ void consumer_registers()
+	{
+#if TILEC_HAS_WGMMA
+		asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
+#endif
+	}
+};
+
+// A barrier of the first N threads (named barrier 1), which a producer
+// warpgroup does not take part in.
+template <int N> __device__ __forceinline__ void sync_threads()
+{
+	asm volatile("bar.sync 1, %0;\n" ::"n"(N) : "memory");
+}
 
 } // namespace tilec

@@ -520,6 +520,14 @@ def main():
     files = [p for p in files if not only or
              int(os.path.basename(p)[4:-5]) in only]
     tally = {b: [0, 0, 0] for b in a.backends}   # passed, failed, unfinished
+    # the fast_gemm kernels on the GPU, by the path device_prepare.py
+    # recorded (wgmma+tma, wgmma, mma): passed, failed, unfinished
+    paths = {}
+    for p in files:
+        for k in json.load(open(p))["kernels"]:
+            if k.get("path"):
+                paths[(int(os.path.basename(p)[4:-5]), k["kernel"])] = k["path"]
+    by_path = {}
     started = 0
     with cf.ThreadPoolExecutor(max(1, a.jobs)) as ex:
         futs = [ex.submit(run_file, p, a, until) for p in files]
@@ -530,6 +538,9 @@ def main():
                 if b not in tally:
                     continue
                 tally[b][0 if ok else 1 if ok is False else 2] += 1
+                if b == "cuda" and (seed, n) in paths:
+                    by_path.setdefault(paths[(seed, n)], [0, 0, 0])[
+                        0 if ok else 1 if ok is False else 2] += 1
                 if ok is False:
                     print("MISMATCH %s seed %d kernel %s: %s" % (
                         b, seed, n, detail), flush=True)
@@ -538,6 +549,10 @@ def main():
         print("%s: %d programs, %d mismatches%s" % (
             b + (" (compiled only)" if b == "cuda" and a.compile_only else ""),
             p + f, f, ", %d not finished by the deadline" % u if u else ""))
+    for path in sorted(by_path):
+        p, f, u = by_path[path]
+        print("  of them fast_gemm kernels on %s: %d, %d mismatches%s" % (
+            path, p + f, f, ", %d not finished" % u if u else ""))
     passed = sum(t[0] for t in tally.values())
     failed = sum(t[1] for t in tally.values())
     print("%d of %d files in %.0f s (features: %s)" % (

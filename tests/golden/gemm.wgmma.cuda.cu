@@ -11,9 +11,9 @@ gemm(int M, int N, int K, const __half *__restrict__ A, const __half *__restrict
 	enum { BLOCK_M = 128, BLOCK_N = 256, BLOCK_K = 64, STAGES = 2, THREADS = 256 };
 	extern __shared__ __align__(1024) unsigned char tilec_smem[];
 	tilec::require_aligned<1024>(tilec_smem);
-	const int group_m = threadIdx.x / 128 / 2, group_n = threadIdx.x / 128 % 2;
-	using acc_rows = tilec::Wgmma<0, 2, 1, 2>;
-	using acc_cols = tilec::Wgmma<1, 16, 1, 2>;
+	const int group_m = threadIdx.x / 128, group_n = 0;
+	using acc_rows = tilec::Wgmma<0, 1, 2, 1>;
+	using acc_cols = tilec::Wgmma<1, 32, 2, 1>;
 	// tile_rasterize(8): blocks visit groups of 8 rows column by column.
 	const int linear = blockIdx.y * gridDim.x + blockIdx.x;
 	const int group_size = 8 * gridDim.x;
@@ -72,10 +72,10 @@ gemm(int M, int N, int K, const __half *__restrict__ A, const __half *__restrict
 				__half *const As_stage = As + k_stage * (BLOCK_M * BLOCK_K);
 				__half *const Bs_stage = Bs + k_stage * (BLOCK_K * BLOCK_N);
 				// gemm.c:38 tile_gemm(acc, As, Bs)
-				tilec::wgmma_ss<2, 16, 128, false, false, tilec::SUM_IN_PLACE, 1>(
+				tilec::wgmma_ss<1, 32, 256, false, false, tilec::SUM_IN_PLACE, 1>(
 					acc, tilec::SwizzledTile<__half, 128, 64>(As_stage),
 					tilec::SwizzledTile<__half, 64, 256>(Bs_stage),
-					group_m * 128, group_n * 128, [&] {
+					group_m * 64, group_n * 256, [&] {
 					// This warp's gemm of iteration k - 1 has completed: it is
 					// done with stage k_next_stage.
 					if (k > 0) {
@@ -144,10 +144,10 @@ gemm(int M, int N, int K, const __half *__restrict__ A, const __half *__restrict
 				__half *const As_stage = As + k_stage * (BLOCK_M * BLOCK_K);
 				__half *const Bs_stage = Bs + k_stage * (BLOCK_K * BLOCK_N);
 				// gemm.c:38 tile_gemm(acc, As, Bs)
-				tilec::wgmma_ss<2, 16, 128, false, false>(acc,
+				tilec::wgmma_ss<1, 32, 256, false, false>(acc,
 					tilec::SwizzledTile<__half, 128, 64>(As_stage),
 					tilec::SwizzledTile<__half, 64, 256>(Bs_stage),
-					group_m * 128, group_n * 128);
+					group_m * 64, group_n * 256);
 			}
 			tilec::cp_async_wait<0>();
 		}

@@ -1,9 +1,13 @@
 """bench.py - tilec's CPU GEMMs against torch in one process (run.sh).
 
-usage: python3 bench.py WORK QUICK
+usage: python3 bench.py WORK QUICK [vnni]
 
 WORK holds the compiled kernels (NAME.so, from kernels/NAME.c) and
-fill.so.  Every kernel is checked first against a double-precision
+fill.so.  With `vnni`, only the VNNI int8 kernel is timed, at 16 and 1
+threads, against torch._int_mm in a process run.sh starts with
+ONEDNN_MAX_CPU_ISA=AVX512_CORE_VNNI (oneDNN without AMX: the library
+figure for CPUs without AMX); one small call is made with oneDNN's
+verbose output on, so the log shows the ISA it used.  Every kernel is checked first against a double-precision
 reference computed here on ragged shapes, its output poisoned before the
 call (integers exactly); a failure stops the run with status 1.  Then
 each row times tilec and torch alternately (a warm-up call each, then
@@ -22,8 +26,10 @@ import time
 
 WORK = sys.argv[1]
 QUICK = len(sys.argv) > 2 and sys.argv[2] == "1"
+VNNI_ONLY = len(sys.argv) > 3 and sys.argv[3] == "vnni"
 START = time.monotonic()
-BUDGET = float(os.environ.get("CPU_BENCH_BUDGET", "195"))  # seconds
+BUDGET = float(os.environ.get("CPU_BENCH_BUDGET",
+                              "60" if VNNI_ONLY else "280"))  # seconds
 REPEATS = 5 if QUICK else 3
 PAUSE = 0.02  # between calls: the other side's idle threads go to sleep
 
@@ -45,6 +51,7 @@ fill.check_needs.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
 KERNELS = {
     "gemm_f32": ("gemm_f32", "f32", "f32"),
     "gemm_f32_skinny": ("gemm_f32", "f32", "f32"),
+    "gemm_f32_wide": ("gemm_f32", "f32", "f32"),
     "gemm_bf16": ("gemm_bf16", "bf16", "f32"),
     "gemm_i8": ("gemm_i8", "i8", "i32"),
     "gemm_i8_vnni": ("gemm_i8", "i8", "i32"),
@@ -211,7 +218,8 @@ def row(name, entry, m, n, k, threads):
 
 def main():
     names = sorted(n for n in KERNELS
-                   if os.path.exists(os.path.join(WORK, n + ".so")))
+                   if os.path.exists(os.path.join(WORK, n + ".so")) and
+                   (not VNNI_ONLY or n == "gemm_i8_vnni"))
     entries = {}
     for n in names:
         entry, why = load(n)
@@ -232,18 +240,35 @@ def main():
         print("check ok: %s on %s" % (n, ", ".join(
             "%dx%dx%d" % s for s in shapes)))
     sys.stdout.flush()
-    if QUICK:
+    if VNNI_ONLY and torch is not None:
+        # Which ISA oneDNN runs torch._int_mm on under the cap (its
+        # verbose lines name it), from one small call.
+        a = torch.ones(64, 64, dtype=torch.int8)
+        try:
+            with torch.backends.mkldnn.verbose(
+                    torch.backends.mkldnn.VERBOSE_ON):
+                torch._int_mm(a, a)
+        except Exception as e:  # an older torch, or no int8 product
+            print("oneDNN verbose: %s" % str(e).splitlines()[0][:80])
+        sys.stdout.flush()
+    if VNNI_ONLY:
+        n = 512 if QUICK else 4096
+        rows = [("gemm_i8_vnni", n, n, n)]
+    elif QUICK:
         rows = [("gemm_f32", 256, 256, 256), ("gemm_f32", 512, 512, 512),
+                ("gemm_f32_wide", 512, 512, 512),
                 ("gemm_f32_skinny", 16, 1024, 1024),
                 ("gemm_bf16", 512, 512, 512), ("gemm_i8", 512, 512, 512),
                 ("gemm_i8_vnni", 512, 512, 512)]
     else:
         rows = [("gemm_f32", 2048, 2048, 2048), ("gemm_f32", 4096, 4096, 4096),
+                ("gemm_f32_wide", 4096, 4096, 4096),
                 ("gemm_f32_skinny", 16, 8192, 8192),
                 ("gemm_bf16", 4096, 4096, 4096), ("gemm_i8", 4096, 4096, 4096),
                 ("gemm_i8_vnni", 4096, 4096, 4096)]
     cores = os.cpu_count() or 1
-    counts = [t for t in (16, 8, 2, 1) if t <= cores]
+    counts = [t for t in ((16, 1) if VNNI_ONLY else (16, 8, 2, 1))
+              if t <= cores]
     table = []
     for t in counts:
         gomp.omp_set_num_threads(t)
@@ -267,19 +292,33 @@ def main():
         print("torch %s, MKL %s, oneDNN %s" % (
             torch.__version__, torch.backends.mkl.is_available(),
             torch.backends.mkldnn.is_available()))
+    if VNNI_ONLY:
+        print("torch under ONEDNN_MAX_CPU_ISA=%s" %
+              os.environ.get("ONEDNN_MAX_CPU_ISA", "(unset)"))
     print("GFLOP/s (int8: GOP/s), median of %d alternating calls after a "
           "warm-up; ratio = tilec / torch" % REPEATS)
-    print("%-16s %-16s %7s %9s %9s %6s  %s" % ("kernel", "M x N x K",
-                                               "threads", "tilec", "torch",
-                                               "ratio", "baseline"))
+    # One line per kernel and shape: tilec / torch = ratio at each
+    # thread count.
+    print("%-16s %-16s %s  %s" % ("kernel", "M x N x K", "  ".join(
+        "%-20s" % ("%d threads" % t) for t in counts), "baseline"))
+    keys, cells, bases = [], {}, {}
     for name, shape, t, g_t, g_b, base in table:
+        if (name, shape) not in cells:
+            keys.append((name, shape))
+            cells[(name, shape)] = {}
         if g_t is None:
-            print("%-16s %-16s %7d %9s %9s %6s  %s" % (name, shape, t, "-",
-                                                       "-", "-", base))
-            continue
-        print("%-16s %-16s %7d %9.1f %9s %6s  %s" % (
-            name, shape, t, g_t, "%.1f" % g_b if g_b else "n/a",
-            "%.2f" % (g_t / g_b) if g_b else "-", base))
+            cell = "-"
+        elif g_b:
+            cell = "%.0f/%.0f=%.2f" % (g_t, g_b, g_t / g_b)
+        else:
+            cell = "%.0f" % g_t
+        cells[(name, shape)][t] = cell
+        if g_t is not None:
+            bases[(name, shape)] = base
+    for key in keys:
+        print("%-16s %-16s %s  %s" % (key[0], key[1], "  ".join(
+            "%-20s" % cells[key].get(t, "-") for t in counts),
+            bases.get(key, "skipped")))
     print("total %.0f s" % (time.monotonic() - START))
 
 

@@ -63,6 +63,17 @@ FLAGS.update({f"{name}_tma": ["--tma"] for name in TMA_CASES})
 MMA_TMA_CASES = ["gemm_f16_ragged_fast", "gemm_f16_4096", "regress_neg_origin_pipelined_fast"]
 
 FLAGS.update({f"{name}_mma_tma": ["--no-wgmma", "--tma"] for name in MMA_TMA_CASES})
+# The `_ws` twins: the same with --tma --warp-specialize, the mbarrier
+# loop's TMA copies issued by a producer warpgroup the compiler adds
+# (launched with 128 more threads: the launch document says so).  The
+# ragged shapes whose rows are not 16-byte vectors run the consumers'
+# cp.async fallback beside the idle producer; the `_fast` ones, the
+# producer; the 8192^3 tilings are timed beside their twins without it.
+WS_CASES = [n for n in TMA_CASES if "attention" not in n and "attn" not in n and "decode" not in n
+            and "conv2d" not in n and "moe" not in n and "index64" not in n] + [
+    "gemm_bf16_8192_128x256x64_s3_256t", "gemm_f16_4096_128x256x64_s3_256t", "gemm_f16_8192_256x128x64_s4_256t",
+    "gemm_f16_skinny64_s3", "gemm_i8_nt_ragged_fast_s3", "gemm_bias_relu_ragged_fast_s3"]
+FLAGS.update({f"{name}_ws": ["--tma", "--warp-specialize"] for name in WS_CASES})
 
 # name: (sample, variant, defines, shapes, reference, kind)
 #   kind "check": correctness on ragged shapes; "bench": timed, checked too.
@@ -134,7 +145,7 @@ CASES = [
      {"M": 8192, "N": 8192, "K": 8192}, "gemm", "bench")
     for m, n, k, st, t in [(128, 256, 64, 3, 256), (128, 256, 64, 4, 256), (128, 256, 32, 4, 256),
                            (256, 128, 64, 3, 256), (256, 128, 32, 4, 256), (128, 128, 64, 3, 128),
-                           (128, 128, 32, 4, 128), (128, 128, 64, 3, 256)]
+                           (128, 128, 32, 4, 128), (128, 128, 64, 3, 256), (256, 128, 64, 4, 256)]
 ] + [
     # Row-wise kernels.
     ("softmax_f32_ragged", "softmax", None, {}, {"M": 1001, "N": 3000}, "softmax", "check"),
@@ -487,7 +498,58 @@ CASES = [
     ("lang_masked_y", "tests/lang/masked", None, {}, {"T": 1001, "D": 100}, "lang_masked_y", "check"),
     ("lang_masked_z", "tests/lang/masked", None, {}, {"T": 1001, "D": 100}, "lang_masked_z", "check"),
     ("lang_masked_p", "tests/lang/masked", None, {}, {"T": 1001, "D": 100}, "lang_masked_p", "check"),
+    # Real kernels written from docs/language.md alone (tests/kernels/),
+    # each against torch on ragged shapes; the gemm ones also on their
+    # fast loop's shapes (16-byte rows: TMA on sm_90a).
+    ("kern_layernorm_bwd", "tests/kernels/layernorm_bwd", None, {}, {"M": 1000, "N": 1030}, "k_layernorm_bwd",
+     "check"),
+    ("kern_softmax_bwd", "tests/kernels/softmax_bwd", None, {}, {"M": 517, "N": 3000}, "k_softmax_bwd", "check"),
+    ("kern_swiglu_gemm", "tests/kernels/swiglu_gemm", None, {}, {"M": 1000, "N": 700, "K": 333}, "k_swiglu_gemm",
+     "check"),
+    ("kern_swiglu_gemm_fast", "tests/kernels/swiglu_gemm", None, {}, {"M": 1000, "N": 704, "K": 336},
+     "k_swiglu_gemm", "check"),
+    ("kern_gemm_bias_gelu", "tests/kernels/gemm_bias_gelu", None, {}, {"M": 1000, "N": 1030, "K": 700},
+     "k_gemm_bias_gelu", "check"),
+    ("kern_gemm_bias_gelu_fast", "tests/kernels/gemm_bias_gelu", None, {}, {"M": 1000, "N": 1032, "K": 704},
+     "k_gemm_bias_gelu", "check"),
+    ("kern_quant_i8_token", "tests/kernels/quant_i8_token", None, {}, {"T": 333, "D": 4100}, "k_quant_i8_token",
+     "check"),
+    ("kern_fp8_quant_amax", "tests/kernels/fp8_quant_amax", None, {}, {"M": 1000, "N": 1030}, "k_fp8_quant_amax",
+     "check"),
+    ("kern_groupnorm", "tests/kernels/groupnorm", None, {}, {"B": 3, "G": 8, "CPG": 5, "HW": 999}, "k_groupnorm",
+     "check"),
+    ("kern_row_cumsum", "tests/kernels/row_cumsum", None, {}, {"M": 300, "N": 1000}, "k_row_cumsum", "check"),
+    ("kern_histogram", "tests/kernels/histogram", None, {}, {"N": 100003, "NB": 61}, "k_histogram", "check"),
+    ("kern_batched_gemm", "tests/kernels/batched_gemm", None, {}, {"BATCH": 37, "M": 50, "N": 70, "K": 33},
+     "k_batched_gemm", "check"),
+    ("kern_causal_conv1d", "tests/kernels/causal_conv1d", None, {}, {"B": 3, "T": 1000, "C": 300},
+     "k_causal_conv1d", "check"),
+    ("kern_embedding_bag", "tests/kernels/embedding_bag", None, {}, {"B": 40, "L": 70, "V": 3000, "D": 300},
+     "k_embedding_bag", "check"),
+    ("kern_kv_append", "tests/kernels/kv_append", None, {}, {"B": 5, "TNEW": 40, "H": 4, "MAXS": 300},
+     "k_kv_append", "check"),
+    ("kern_rmsnorm_bwd", "tests/kernels/rmsnorm_bwd", None, {}, {"M": 1000, "N": 1000}, "k_rmsnorm_bwd", "check"),
+    ("kern_logsumexp", "tests/kernels/logsumexp", None, {}, {"M": 33, "N": 100000}, "k_logsumexp", "check"),
+    ("kern_swa_attention", "tests/kernels/swa_attention", None, {}, {"B": 2, "H": 4, "S": 1000, "WIN": 300},
+     "k_swa_attention", "check"),
+    ("kern_moe_router", "tests/kernels/moe_router", None, {}, {"T": 1000, "E": 60}, "k_moe_router", "check"),
+    ("kern_argmax_vocab", "tests/kernels/argmax_vocab", None, {}, {"B": 33, "V": 50257}, "k_argmax_vocab", "check"),
 ]
+
+# Warp specialization's own cases: bf16 and 4096^3 at the 3-stage
+# tiling, skinny M = 64 at 3 stages, int8 and bias+ReLU at 3 stages
+# (timed or checked beside their `_ws` twins).
+CASES += [
+    ("gemm_bf16_8192_128x256x64_s3_256t", "gemm", ("f16", "bf16"),
+     {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "STAGES": 3, "THREADS": 256},
+     {"M": 8192, "N": 8192, "K": 8192}, "gemm", "bench"),
+    ("gemm_f16_4096_128x256x64_s3_256t", "gemm", None,
+     {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "STAGES": 3, "THREADS": 256},
+     {"M": 4096, "N": 4096, "K": 4096}, "gemm", "bench"),
+    ("gemm_f16_skinny64_s3", "gemm", None, {"BLOCK_M": 64, "BLOCK_N": 128, "THREADS": 128, "STAGES": 3},
+     {"M": 64, "N": 8192, "K": 8192}, "gemm", "bench"),
+] + [(f"{c[0]}_s3",) + tuple(c[1:3]) + (dict(c[3], STAGES=3),) + tuple(c[4:]) for c in CASES
+     if c[0] in ("gemm_i8_nt_ragged_fast", "gemm_bias_relu_ragged_fast")]
 
 # The twins: each wgmma case on mma.sync (`_mma`), each fp8 one on
 # wgmma (`_wgmma`).
@@ -498,3 +560,4 @@ CASES += [(f"{c[0]}_tma",) + tuple(c[1:]) for c in CASES if c[0] in TMA_CASES]
 # mma.sync with TMA: A's 128-byte rows by TMA, B's wider unpaneled rows
 # by cp.async, both completing on one stage barrier.
 CASES += [(f"{c[0]}_mma_tma",) + tuple(c[1:]) for c in CASES if c[0] in MMA_TMA_CASES]
+CASES += [(f"{c[0]}_ws",) + tuple(c[1:]) for c in CASES if c[0] in WS_CASES]
