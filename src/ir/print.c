@@ -477,10 +477,11 @@ print_schedule(TcBuf *b, const TcKernel *k, const TcVar *v)
 			tc_buf_printf(b, " [class %d %s x%d", t->id,
 				      t->axis ? "cols" : "rows", t->count);
 			if (matrix)
-				tc_buf_printf(b, ", %dx%d %s, %d tiles",
+				tc_buf_printf(b, ", %dx%d %s, %d tile%s",
 					      v->layout.warps_m, v->layout.warps_n,
 					      v->layout.kind == TC_LAYOUT_WGMMA ?
-					      "warpgroups" : "warps", t->tiles);
+					      "warpgroups" : "warps", t->tiles,
+					      t->tiles == 1 ? "" : "s");
 			else
 				tc_buf_printf(b, ", %dx%d threads, vec %d", t->tr,
 					      t->tc, t->vec);
@@ -672,6 +673,9 @@ print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s)
 			      s->u.bars.offset);
 		if (!s->u.bars.copiers)
 			tc_buf_puts(b, ", TMA's only");
+		else if (s->u.bars.copiers != s->u.bars.full_arrivals)
+			tc_buf_printf(b, ", %lld copying threads",
+				      s->u.bars.copiers);
 		break;
 	case TC_ST_STAGE_BAR_ARRIVE:
 	case TC_ST_STAGE_BAR_WAIT:

@@ -246,7 +246,7 @@ lex(Reader *R)
 		for (size_t i = 0; i < sizeof two / sizeof *two; i++)
 			if (p + 1 < R->end && p[0] == two[i][0] && p[1] == two[i][1])
 				t.len = 2;
-		if (!strchr("()[]{},:;=+-*/%<>!~&|^?.", *p)) {
+		if (!strchr("()[]{},:;=+-*/%<>!~&|^?.'", *p)) {
 			R->tok = t;
 			error_at(R, &t, "unexpected character '%c'", *p);
 		}
@@ -623,9 +623,12 @@ expr_prec(Reader *R, int min_prec)
 			TcExpr *then = expr_prec(R, 4);
 			expect(R, ":");
 			TcExpr *els = expr_prec(R, 3);
-			TcExpr *e = tc_expr_new(R->a, TC_EX_SELECT,
-						tc_binop_type(TC_OP_ADD, then->dtype,
-							      els->dtype),
+			/* C's conversions, under which two branches of one
+			 * floating type (f16 too) keep it. */
+			TcDtype t = then->dtype == els->dtype &&
+				    tc_dtype_is_float(then->dtype) ? then->dtype :
+				    tc_binop_type(TC_OP_ADD, then->dtype, els->dtype);
+			TcExpr *e = tc_expr_new(R->a, TC_EX_SELECT, t,
 						(TcLoc){ 0 });
 			e->u.sel.cond = l;
 			e->u.sel.then = then;
@@ -781,7 +784,8 @@ schedule(Reader *R, TcVar *v)
 						expect(R, "warps");
 					expect(R, ",");
 					t->tiles = small_int(R);
-					expect(R, "tiles");
+					if (!accept(R, "tile"))
+						expect(R, "tiles");
 				} else {
 					by(R, &t->tr, &t->tc);
 					expect(R, "threads");
@@ -1300,6 +1304,21 @@ simple_stmt(Reader *R, const char *word)
 		expect(R, "smem");
 		expect(R, "+");
 		s->u.bars.offset = integer(R);
+		/* Every full arrival a thread's after its cp.async copies,
+		 * unless the line says otherwise. */
+		s->u.bars.copiers = s->u.bars.full_arrivals;
+		if (accept(R, ",")) {
+			if (accept(R, "TMA")) {
+				expect(R, "'");
+				expect(R, "s");
+				expect(R, "only");
+				s->u.bars.copiers = 0;
+			} else {
+				s->u.bars.copiers = integer(R);
+				expect(R, "copying");
+				expect(R, "threads");
+			}
+		}
 		break;
 	case TC_ST_STAGE_BAR_ARRIVE:
 	case TC_ST_STAGE_BAR_WAIT:
@@ -1329,6 +1348,16 @@ simple_stmt(Reader *R, const char *word)
 		expect(R, "for");
 		region(R, &s->u.copy.dst);
 		break;
+	case TC_ST_BARRIER:
+		if (accept(R, "of")) {
+			expect(R, "threads");
+			if (integer(R) != 0)
+				error_at(R, &R->tok, "a barrier's threads start "
+					 "at 0");
+			expect(R, "..");
+			s->u.barrier.threads = integer(R);
+		}
+		break;
 	default:
 		break;
 	}
@@ -1355,12 +1384,75 @@ select_stmt(Reader *R)
 	int mark = R->scope.len;
 	s->u.select.fast = body(R);
 	R->scope.len = mark;
-	expect(R, "else");
+	if (accept(R, "else")) {
+		expect(R, "{");
+		end_of_line(R);
+		s->u.select.fallback = body(R);
+		R->scope.len = mark;
+	} else {
+		/* No fallback printed: an empty one. */
+		s->u.select.fallback = new_stmt(R, TC_ST_BLOCK);
+	}
+	end_of_line(R);
+	return s;
+}
+
+/* `roles producer threads T .. E (one thread, R registers) {` producer
+ * `} consumer threads 0 .. T (R registers, B block[s] per SM) {`
+ * consumer `}` */
+static TcStmt *
+roles_stmt(Reader *R)
+{
+	TcStmt *s = new_stmt(R, TC_ST_ROLES);
+	lex(R);
+	expect(R, "producer");
+	expect(R, "threads");
+	s->u.roles.threads = integer(R);
+	expect(R, "..");
+	Tok at = R->tok;
+	long long end = integer(R);
+	if (end <= s->u.roles.threads)
+		error_at(R, &at, "no producer threads");
+	s->u.roles.producer_threads = end - s->u.roles.threads;
+	expect(R, "(");
+	expect(R, "one");
+	expect(R, "thread");
+	expect(R, ",");
+	s->u.roles.producer_regs = small_int(R);
+	expect(R, "registers");
+	expect(R, ")");
+	expect(R, "{");
+	s->loc = loc_comment(R);
+	int mark = R->scope.len;
+	s->u.roles.producer = body(R);
+	R->scope.len = mark;
+	expect(R, "consumer");
+	expect(R, "threads");
+	at = R->tok;
+	if (integer(R) != 0)
+		error_at(R, &at, "the consumer threads start at 0");
+	expect(R, "..");
+	at = R->tok;
+	if (integer(R) != s->u.roles.threads)
+		error_at(R, &at, "the consumer threads end where the "
+			 "producer's start");
+	expect(R, "(");
+	s->u.roles.consumer_regs = small_int(R);
+	expect(R, "registers");
+	expect(R, ",");
+	s->u.roles.blocks = small_int(R);
+	if (!accept(R, "block"))
+		expect(R, "blocks");
+	expect(R, "per");
+	expect(R, "SM");
+	expect(R, ")");
 	expect(R, "{");
 	end_of_line(R);
-	s->u.select.fallback = body(R);
+	s->u.roles.consumer = body(R);
 	R->scope.len = mark;
 	end_of_line(R);
+	/* The kernel's launch bounds promise what its roles do. */
+	R->k->producer_blocks = s->u.roles.blocks;
 	return s;
 }
 
@@ -1885,6 +1977,8 @@ stmt(Reader *R, TcStmt *block)
 		return if_stmt(R);
 	if (is_word(&at, "pipe_select"))
 		return select_stmt(R);
+	if (is_word(&at, "roles"))
+		return roles_stmt(R);
 	if (dtype_word(&at) != TC_DT_NONE)
 		return decl(R);
 	for (int s = 1; s < TC_SCOPE_COUNT; s++) {
@@ -2068,6 +2162,13 @@ kernel_header(Reader *R, TcKernel *k)
 		} else if (accept(R, "bounds")) {
 			expect(R, "marked");
 			R->bounds = true;
+		} else if (accept(R, "producer")) {
+			expect(R, "warpgroup");
+			expect(R, "of");
+			k->producer_threads = integer(R);
+			expect(R, "threads");
+			expect(R, "after");
+			expect(R, "them");
 		} else {
 			return;
 		}

@@ -1,8 +1,11 @@
 /*
  * test_read.c - the IR reader (src/ir/read.c).
  *
- * Round trips: every sample, the fusion programs and the gpu_regress
- * programs, for every target and arch, compiled once with an observer
+ * Round trips: every sample, the fusion, gpu_regress and tests/kernels
+ * programs and the generator's fast_gemm ones (a file meson makes with
+ * tests/gen/tilegen.py, the file TILEC_READ_GEN names), for every target and arch, and
+ * on sm_90a with --warp-specialize (STAGES as written, and 3), compiled
+ * once with an observer
  * that prints the IR after each stage (parse and every pass), reads the
  * text back, checks the verifier accepts it (from `check` on) and that it
  * prints as the same text; after the last pass the program read back must
@@ -92,17 +95,29 @@ emit(const TcProgram *p, const TcOptions *opt, TcBuf *src, TcDiags *d)
 	return true;
 }
 
-/* Compile path for target/arch with the round trips; a program the
- * target rejects (a located error) has nothing to round-trip after it. */
+/* Compile path for target/arch (warp-specialized when ws; -D STAGES=
+ * stages when not 0) with the round trips; a program the target rejects
+ * (a located error) has nothing to round-trip after it. */
 static void
 round_trip(const char *path, const char *target, const char *arch,
-	   TcBuf *report, int *count)
+	   bool ws, int stages, TcBuf *report, int *count)
 {
 	TcOptions opt;
 	ck_assert(tc_options_init(&opt, target, arch));
 	opt.verify = true;
-	char what[512];
-	snprintf(what, sizeof what, "%s for %s %s", path, target, arch);
+	if (ws)
+		opt.ws = TC_WS_ON;
+	if (stages) {
+		opt.define_name[0] = "STAGES";
+		opt.define_value[0] = stages;
+		opt.define_loc[0] = (TcLoc){ "<command line>", 0, 0 };
+		opt.ndefines = 1;
+	}
+	char what[512], define[32] = "";
+	if (stages)
+		snprintf(define, sizeof define, " -D STAGES=%d", stages);
+	snprintf(what, sizeof what, "%s for %s %s%s%s", path, target, arch,
+		 ws ? " --warp-specialize" : "", define);
 	Trip t = { .what = what, .report = report };
 	opt.observe = observe;
 	opt.observe_ctx = &t;
@@ -188,28 +203,60 @@ static const struct {
 	{ "cuda", "sm_80" }, { "cuda", "sm_90a" }, { "hip", "gfx90a" },
 };
 
-START_TEST(test_round_trip)
+/* Round-trip every program of the directories for target/arch. */
+static void
+round_trips(const char *target, const char *arch, bool ws, int stages,
+	    TcBuf *report, int *count)
 {
-	chdir_root();
 	static const char *const dirs[] = { "samples", "tests/fusion",
-					    "tests/gpu_regress" };
-	TcBuf report;
-	tc_buf_init(&report);
-	int count = 0;
+					    "tests/gpu_regress",
+					    "tests/kernels" };
 	for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
 		char **files;
 		int n = programs(dirs[i], &files);
 		for (int f = 0; f < n; f++) {
-			round_trip(files[f], targets[_i].target,
-				   targets[_i].arch, &report, &count);
+			round_trip(files[f], target, arch, ws, stages, report,
+				   count);
 			free(files[f]);
 		}
 		free(files);
 	}
+	const char *gen = getenv("TILEC_READ_GEN");
+	if (gen && *gen)
+		round_trip(gen, target, arch, ws, stages, report, count);
+}
+
+START_TEST(test_round_trip)
+{
+	chdir_root();
+	TcBuf report;
+	tc_buf_init(&report);
+	int count = 0;
+	round_trips(targets[_i].target, targets[_i].arch, false, 0, &report,
+		    &count);
 	if (report.len)
 		fputs(report.data, stderr);
 	ck_assert_msg(report.len == 0, "round trips failed (above)");
 	ck_assert_int_gt(count, 20);
+	tc_buf_free(&report);
+}
+END_TEST
+
+/* With --warp-specialize: gemm.c takes it at STAGES=3 (a roles
+ * statement, stage barriers of TMA's arrivals, barriers of the
+ * consumers' threads), others as written. */
+START_TEST(test_round_trip_ws)
+{
+	chdir_root();
+	TcBuf report;
+	tc_buf_init(&report);
+	int count = 0;
+	round_trips("cuda", "sm_90a", true, _i ? 3 : 0, &report, &count);
+	if (report.len)
+		fputs(report.data, stderr);
+	ck_assert_msg(report.len == 0, "round trips failed (above)");
+	/* -D STAGES=3: only the programs with that tunable. */
+	ck_assert_int_gt(count, _i ? 5 : 20);
 	tc_buf_free(&report);
 }
 END_TEST
@@ -271,6 +318,7 @@ unit_suite_read(void)
 	tcase_set_timeout(tc, 600);
 	tcase_add_loop_test(tc, test_round_trip, 0,
 			    (int)(sizeof targets / sizeof *targets));
+	tcase_add_loop_test(tc, test_round_trip_ws, 0, 2);
 	tcase_add_test(tc, test_errors);
 	suite_add_tcase(s, tc);
 	return s;
