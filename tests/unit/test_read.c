@@ -303,6 +303,13 @@ START_TEST(test_errors)
 	ck_assert_str_eq(read_error(a, tc_fmt(a, "%s\tX[0] = 99999999999999999999"
 					      "\n}\n", head)),
 			 "bad.ir:3:9: error: number out of range");
+	ck_assert_str_eq(read_error(a, tc_fmt(a, "%s\troles producer threads 128 "
+					      ".. 256 (one thread, 40 registers) {"
+					      "  // 3:2\n\t} consumer threads 0 .. "
+					      "64 (232 registers, 1 block per SM) "
+					      "{\n\t}\n}\n", head)),
+			 "bad.ir:4:26: error: the consumer threads end where "
+			 "the producer's start");
 	/* A good one, for contrast. */
 	ck_assert_str_eq(read_error(a, tc_fmt(a, "%s\tX[0] = 1.0f  // 3:2\n}\n",
 					      head)), "read");
