@@ -40,13 +40,6 @@
  */
 #include "ir/tilec_int.h"
 
-bool
-tc_in_smem(const TcVar *v)
-{
-	return v->kind == TC_VAR_BUFFER &&
-	       (v->scope == TC_SCOPE_SHARED || v->layout.kind == TC_LAYOUT_SMEM);
-}
-
 /* Bytes of one stage of v, padding included. */
 static long long
 stage_bytes(const TcVar *v)

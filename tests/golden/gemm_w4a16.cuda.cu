@@ -106,7 +106,8 @@ gemm_w4a16(int M, int N, int K, const __half *__restrict__ A, const tilec::i4x2 
 			}
 			tilec::cp_async_commit();
 			__half *const As_stage = As + k_stage * (BLOCK_M * BLOCK_K);
-			tilec::i4x2 *const Ws4_stage = Ws4 + k_stage * ((BLOCK_N * BLOCK_K + 1) / 2);
+			tilec::i4x2 *const Ws4_stage =
+					Ws4 + k_stage * ((BLOCK_N * BLOCK_K + 1) / 2);
 			__half *const scale_stage = scale + k_stage * BLOCK_N;
 			__half *const zero_stage = zero + k_stage * BLOCK_N;
 			// gemm_w4a16.c:55 tile_parallel(n, BLOCK_N)

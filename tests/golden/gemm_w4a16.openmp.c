@@ -60,17 +60,21 @@ gemm_w4a16_block(int M, int N, int K, const tilec_f16 A[restrict M][K],
 		// tile_copy(scale, &S[k * BLOCK_K / GROUP][bx * BLOCK_N])
 		{
 			const int i0 = bx * BLOCK_N;
-			const int n = (k + 1) * BLOCK_K / GROUP < K / GROUP ? tilec_extent(N, i0, BLOCK_N) : 0;
+			const int n = (k + 1) * BLOCK_K / GROUP < K / GROUP ? tilec_extent(N, i0,
+				BLOCK_N) : 0;
 			if (n > 0)
-				tilec_prefetch(&S[(k + 1) * BLOCK_K / GROUP][i0], n * sizeof(tilec_f16));
+				tilec_prefetch(&S[(k + 1) * BLOCK_K / GROUP][i0],
+					n * sizeof(tilec_f16));
 		}
 		// gemm_w4a16.c:54 prefetch for the next iteration's
 		// tile_copy(zero, &Z[k * BLOCK_K / GROUP][bx * BLOCK_N])
 		{
 			const int i0 = bx * BLOCK_N;
-			const int n = (k + 1) * BLOCK_K / GROUP < K / GROUP ? tilec_extent(N, i0, BLOCK_N) : 0;
+			const int n = (k + 1) * BLOCK_K / GROUP < K / GROUP ? tilec_extent(N, i0,
+				BLOCK_N) : 0;
 			if (n > 0)
-				tilec_prefetch(&Z[(k + 1) * BLOCK_K / GROUP][i0], n * sizeof(tilec_f16));
+				tilec_prefetch(&Z[(k + 1) * BLOCK_K / GROUP][i0],
+					n * sizeof(tilec_f16));
 		}
 		// gemm_w4a16.c:51 tile_copy(As, &A[by * BLOCK_M][k * BLOCK_K])
 		{
@@ -92,14 +96,16 @@ gemm_w4a16_block(int M, int N, int K, const tilec_f16 A[restrict M][K],
 			for (int i = 0; i < rows; i++) {
 #pragma omp simd
 				for (int j = 0; j < cols; j++)
-					Ws4[i][j] = tilec_i4_get(W, ((long long)(row0 + i) * K + (col0 + j)));
+					Ws4[i][j] = tilec_i4_get(W,
+						((long long)(row0 + i) * K + (col0 + j)));
 			}
 		}
 		// gemm_w4a16.c:53 tile_copy(scale,
 		// &S[k * BLOCK_K / GROUP][bx * BLOCK_N])
 		{
 			const int i0 = bx * BLOCK_N;
-			const int n = k * BLOCK_K / GROUP < K / GROUP ? tilec_extent(N, i0, BLOCK_N) : 0;
+			const int n = k * BLOCK_K / GROUP < K / GROUP ? tilec_extent(N, i0, BLOCK_N)
+				: 0;
 			tilec_load_f16(scale, &S[k * BLOCK_K / GROUP][i0], n,
 			               BLOCK_N);
 		}
@@ -107,7 +113,8 @@ gemm_w4a16_block(int M, int N, int K, const tilec_f16 A[restrict M][K],
 		// &Z[k * BLOCK_K / GROUP][bx * BLOCK_N])
 		{
 			const int i0 = bx * BLOCK_N;
-			const int n = k * BLOCK_K / GROUP < K / GROUP ? tilec_extent(N, i0, BLOCK_N) : 0;
+			const int n = k * BLOCK_K / GROUP < K / GROUP ? tilec_extent(N, i0, BLOCK_N)
+				: 0;
 			tilec_load_f16(zero, &Z[k * BLOCK_K / GROUP][i0], n,
 			               BLOCK_N);
 		}
