@@ -1524,7 +1524,6 @@ bool tc_ragged(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
 bool tc_index_width(TcArena *a, TcProgram *p, const TcOptions *opt,
 		    TcDiags *d);
 
-
 /* ==== explain.c: notes on the buffers' placement ========================== */
 
 /* After the pipeline: a note at every fragment or local buffer that a GPU
