@@ -201,6 +201,9 @@ def part_cpu(meta, tmp):
         report("openmp", k["kernel"], not d, d)
 
 
+_ENCODER = {}    # cuTensorMapEncodeTiled, looked up on the first map
+
+
 class Cuda:
     """The driver API through ctypes: one context, modules from cubins."""
 
@@ -232,7 +235,12 @@ class Cuda:
                    "cuModuleLoad")
         return mod
 
-    def run(self, mod, name, grid, threads, smem, scalars, arrays):
+    def run(self, mod, name, grid, threads, smem, scalars, arrays,
+            launch=None, env=None):
+        """Launch name with the scalars, then the arrays copied to the
+        device and back; a kernel whose launch document has tensor_maps
+        gets them after its parameters, built by launch_manifest's rule
+        (unbuilt where TMA cannot take the tensor: its fallback runs)."""
         fn = ctypes.c_void_p()
         self.check(self.d.cuModuleGetFunction(ctypes.byref(fn), mod,
                                               name.encode()), "GetFunction")
@@ -249,6 +257,18 @@ class Cuda:
                     self.check(self.d.cuMemcpyHtoD_v2(p.value, a.ctypes.data,
                                                       a.nbytes), "HtoD")
             vals = [ctypes.c_int(s) for s in scalars] + ptrs
+            maps = (launch or {}).get("tensor_maps", [])
+            if maps:
+                if "encode" not in _ENCODER:
+                    _ENCODER["encode"] = launch_manifest.cuda_encoder()
+                tensors = [q for q in launch["params"] if q["kind"] == "tensor"]
+                at = {q["name"]: (q, p.value) for q, p in zip(tensors, ptrs)}
+                for m in maps:
+                    q, ptr = at[m["tensor"]]
+                    b = launch_manifest.tensor_map(
+                        _ENCODER["encode"], m, q, ptr,
+                        [evaluate(e, env) for e in q["shape"]])
+                    vals.append((ctypes.c_ubyte * len(b)).from_buffer(b))
             keep = (ctypes.c_void_p * len(vals))(*[
                 ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in vals])
             if all(grid):
@@ -381,7 +401,7 @@ def part_gpu(meta, tmp, arch, compile_only):
         got = [a.copy() for a in ins]
         try:
             gpu.run(mod, k["kernel"], grid, L["threads"], L.get("smem_bytes", 0),
-                    [k["shape"][p] for p in k["shape"]], got)
+                    [k["shape"][p] for p in k["shape"]], got, L, env)
         except RuntimeError as e:     # a fault: the context is lost
             report("cuda", k["kernel"], False, str(e))
             raise
