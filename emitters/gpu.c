@@ -2108,8 +2108,8 @@ emit_tiles(Gpu *G, const TcStmt *s)
 	const TcKernel *k = G->k;
 	static const char *const dims = "xyz";
 	const char *ext[3] = { "1", "1", "1" };
-	tc_buf_puts(b, "// The output tiles along x, y and z; this block takes "
-		    "every gridDim.x-th.\n");
+	tc_buf_puts(b, "// The output tiles (the grid without persistence): this "
+		    "block takes every\n// gridDim.x-th from blockIdx.x on.\n");
 	for (int d = 0; d < 3; d++) {
 		if (!k->tiles[d])
 			continue;
