@@ -2340,6 +2340,73 @@ emit_roles(Gpu *G, const TcStmt *s)
 	close_brace(G);
 }
 
+/* TILES: a persistent block's walk over the output tiles, from
+ * blockIdx.x in steps of the grid; each tile binds the block vars as a
+ * block of the grid the tiles were would (emit_rasterize's order within
+ * each z). */
+static void
+emit_tiles(Gpu *G, const TcStmt *s)
+{
+	TcBuf *b = G->pr.out;
+	const TcKernel *k = G->k;
+	static const char *const dims = "xyz";
+	const char *ext[3] = { "1", "1", "1" };
+	tc_buf_puts(b, "// The output tiles (the grid without persistence): this "
+		    "block takes every\n// gridDim.x-th from blockIdx.x on.\n");
+	for (int d = 0; d < 3; d++) {
+		if (!k->tiles[d])
+			continue;
+		ext[d] = fresh(G, tc_fmt(G->a, "tiles_%c", dims[d]));
+		tc_buf_printf(b, "const int %s = %s;\n", ext[d],
+			      expr_text(G, k->tiles[d], TC_PREC_COMMA + 1));
+	}
+	const char *tile = fresh(G, "tile");
+	const char *plane = fresh(G, "plane");
+	tc_buf_printf(b, "const int %s = %s * %s;\n", plane, ext[0], ext[1]);
+	if (k->tiles[2])
+		tc_buf_printf(b, "for (int %s = blockIdx.x; %s < %s * %s; %s += "
+			      "gridDim.x) {\n", tile, tile, plane, ext[2], tile);
+	else
+		tc_buf_printf(b, "for (int %s = blockIdx.x; %s < %s; %s += "
+			      "gridDim.x) {\n", tile, tile, plane, tile);
+	b->indent++;
+	long long group = 0;
+	if (k->rasterize)
+		tc_expr_const(k->rasterize, &group);
+	const char *linear = fresh(G, "linear");
+	tc_buf_printf(b, "const int %s = %s %% %s;\n", linear, tile, plane);
+	if (group > 1 && k->tiles[1]) {
+		const char *size = fresh(G, "group_size");
+		const char *first = fresh(G, "first_row");
+		const char *rows = fresh(G, "group_rows");
+		tc_buf_printf(b, "// tile_rasterize(%lld): groups of %lld rows "
+			      "column by column.\n", group, group);
+		tc_buf_printf(b, "const int %s = %lld * %s;\n", size, group, ext[0]);
+		tc_buf_printf(b, "const int %s = %s / %s * %lld;\n", first, linear,
+			      size, group);
+		tc_buf_printf(b, "const int %s = min(%s - %s, %lld);\n", rows,
+			      ext[1], first, group);
+		if (k->block[0])
+			tc_buf_printf(b, "const int %s = %s %% %s / %s;\n",
+				      k->block[0]->name, linear, size, rows);
+		if (k->block[1])
+			tc_buf_printf(b, "const int %s = %s + %s %% %s %% %s;\n",
+				      k->block[1]->name, first, linear, size, rows);
+	} else {
+		if (k->block[0])
+			tc_buf_printf(b, "const int %s = %s %% %s;\n",
+				      k->block[0]->name, linear, ext[0]);
+		if (k->block[1])
+			tc_buf_printf(b, "const int %s = %s / %s;\n",
+				      k->block[1]->name, linear, ext[0]);
+	}
+	if (k->block[2])
+		tc_buf_printf(b, "const int %s = %s / %s;\n", k->block[2]->name,
+			      tile, plane);
+	emit_body(G, s->u.tiles.body);
+	close_brace(G);
+}
+
 /* PIPE_SELECT: `if (P.aligned && ...) { FAST } else { FALLBACK }`, no
  * else for an empty fallback. */
 static void
@@ -2564,6 +2631,9 @@ emit_stmt(Gpu *G, const TcStmt *s)
 	case TC_ST_ROLES:
 		emit_roles(G, s);
 		break;
+	case TC_ST_TILES:
+		emit_tiles(G, s);
+		break;
 	case TC_ST_COPY_PLAN:
 		if (s->u.plan.tmap)
 			tma_setup(G, s->u.plan.copy, s->u.plan.tmap, s->u.plan.var->name);
@@ -2677,6 +2747,8 @@ dtypes_supported(Gpu *G, const TcStmt *s)
 		return i4_operand(G, s, "tile_gemm", s->u.gemm.a.var) &&
 		       i4_operand(G, s, "tile_gemm", s->u.gemm.b.var) &&
 		       i4_operand(G, s, "tile_gemm", s->u.gemm.c.var);
+	case TC_ST_TILES:
+		return dtypes_supported(G, s->u.tiles.body);
 	case TC_ST_ATOMIC_ADD: {
 		TcDtype t = s->u.copy.dst.var->dtype;
 		bool fp8 = t == TC_DT_FP8E4M3 || t == TC_DT_FP8E5M2;
@@ -2912,6 +2984,9 @@ emit_prologue(Gpu *G)
 					      t->vec);
 		}
 	}
+	/* A persistent kernel's TILES statements bind the block vars. */
+	if (G->k->persistent)
+		return;
 	long long group = 0;
 	if (G->k->rasterize)
 		tc_expr_const(G->k->rasterize, &group);

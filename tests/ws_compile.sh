@@ -73,6 +73,52 @@ for flags in "-D STAGES=3" "-D STAGES=3 --warp-specialize --no-warp-specialize" 
 			'import json,sys; print(json.load(sys.stdin)["kernels"][0]["threads"])')" = 256 ] ||
 		fail "gemm $flags: a producer warpgroup"
 done
+# --persistent: one wave of blocks walking the tiles, in the IR (the
+# kernel's grid, a tiles statement in each role, the ring's state
+# outside them, the consumers' last release), the launch document (the
+# grid the smaller of the tiles and 132 SMs x the blocks per SM) and
+# the kernel, compiled without spills.
+"$tilec" samples/gemm.c "${ws[@]/--warp-specialize/--persistent}" --dump-after=expand_pipeline >"$work/pir" 2>&1 &&
+	grep -q '^	grid x = min(ceildiv(N, BLOCK_N) \* ceildiv(M, BLOCK_M), 132) persistent (132 blocks at most)$' "$work/pir" &&
+	grep -q '^	tiles x = ceildiv(N, BLOCK_N) as bx, y = ceildiv(M, BLOCK_M) as by$' "$work/pir" &&
+	[ "$(grep -c "tiles from the block's index in steps of the grid {" "$work/pir")" = 2 ] &&
+	grep -B3 'tiles from the block' "$work/pir" | grep -q 'i32 k_phase = 0' &&
+	grep -A2 'if k_end > 0 {' "$work/pir" | grep -q 'stage_bar_arrive k_bars empty k_prev_stage' ||
+	{ fail "gemm --persistent: the IR does not show the tile walk"; head -60 "$work/pir"; }
+[ "$("$tilec" samples/gemm.c -t cuda --arch sm_90a -D STAGES=3 --persistent --emit=launch | python3 -c '
+import json, sys
+sys.path.insert(0, "tools")
+import launch_manifest
+k = json.load(sys.stdin)["kernels"][0]
+print(k["threads"], [launch_manifest.grid(k, {"M": m, "N": 4096, "K": 64}) for m in (4096, 300)])')" = \
+	"384 [[132, 1, 1], [48, 1, 1]]" ] || fail "gemm --persistent: the launch grid"
+for file in samples/gemm samples/gemm_bias_relu samples/gemm_w8a8 tests/gpu_regress/batched_strided_gemm; do
+	s=$(basename "$file")
+	cu=$work/${s}_ps.cu
+	"$tilec" "$file.c" -t cuda --arch sm_90a -D STAGES=3 --persistent --verify --tma --standalone \
+		-o "$cu" 2>"$work/$s.err" || { fail "$s --persistent: translation"; cat "$work/$s.err"; continue; }
+	grep -q 'for (int tile = blockIdx.x; tile < ' "$cu" && grep -q 'issue_here(' "$cu" ||
+		{ fail "$s --persistent: no tile walk"; continue; }
+	nvcc -std=c++17 -gencode=arch=compute_90a,code=sm_90a -cubin -Xptxas -v \
+		-o "$work/${s}_ps.cubin" "$cu" >"$work/${s}_ps.log" 2>&1 || { fail "$s --persistent: nvcc"; continue; }
+	grep -E '[1-9][0-9]* bytes spill stores' "$work/${s}_ps.log" && fail "$s --persistent: registers spill"
+	grep -qi 'warning' "$work/${s}_ps.log" && fail "$s --persistent: ptxas warns"
+	echo "ok: $s --persistent: $(grep -oE 'Used [0-9]+ registers' "$work/${s}_ps.log" | head -1)"
+done
+# The batched gemm walks z too.
+grep -q 'const int bh = tile / plane;' "$work/batched_strided_gemm_ps.cu" || fail "batched --persistent: z"
+# Without a grid, nothing to walk: a located note.
+printf '%s\n' '#include <tilec.h>' 'TILE_PARAM(STAGES, 3);' \
+	'TILE_KERNEL void g(int K, const f16 A[128][K], const f16 B[K][256], f16 C[128][256])' '{' \
+	'	tile_threads(256);' '	tile_shared f16 As[128][64];' '	tile_shared f16 Bs[64][256];' \
+	'	tile_fragment f32 acc[128][256];' '	tile_clear(acc);' \
+	'	tile_pipelined(k, ceildiv(K, 64), STAGES) {' '		tile_copy(As, &A[0][k * 64]);' \
+	'		tile_copy(Bs, &B[k * 64][0]);' '		tile_gemm(acc, As, Bs);' '	}' \
+	'	tile_copy(&C[0][0], acc);' '}' >"$work/one.c"
+"$tilec" "$work/one.c" -t cuda --arch sm_90a --persistent --verify -o "$work/one.cu" 2>"$work/one.err" &&
+	grep -qE 'one.c:10:2: note: this kernel is not made persistent: its grid is one block' "$work/one.err" &&
+	grep -q 'Roles<' "$work/one.cu" && ! grep -q 'int tile = ' "$work/one.cu" ||
+	{ fail "one block: no note"; cat "$work/one.err"; }
 # On sm_80, --warp-specialize changes nothing.
 "$tilec" samples/gemm.c -t cuda --arch sm_80 -D STAGES=3 --warp-specialize -o "$work/sm80.cu" &&
 	"$tilec" samples/gemm.c -t cuda --arch sm_80 -D STAGES=3 -o "$work/sm80_plain.cu" &&

@@ -37,6 +37,9 @@ tc_walk_stmts(TcStmt *s, int par_depth, TcStmtFn fn, void *ctx)
 		tc_walk_stmts(s->u.roles.producer, par_depth, fn, ctx);
 		tc_walk_stmts(s->u.roles.consumer, par_depth, fn, ctx);
 		break;
+	case TC_ST_TILES:
+		tc_walk_stmts(s->u.tiles.body, par_depth, fn, ctx);
+		break;
 	case TC_ST_GEMM:
 		tc_walk_stmts(s->u.gemm.issue, par_depth, fn, ctx);
 		break;

@@ -71,7 +71,8 @@ typedef struct ExportArgs {
 	bool standalone;        /* helpers inlined (default) */
 	bool json;              /* --json: report what was written as JSON */
 	TcTma tma;              /* --tma, --no-tma (sm_90a) */
-	TcWarpSpec ws;          /* --warp-specialize, --no-warp-specialize */
+	TcWarpSpec ws;          /* --warp-specialize, --no-warp-specialize,
+				   --persistent */
 	int ndefines;           /* -D bindings */
 	char *define_name[TC_MAX_DEFINES];
 	long long define_value[TC_MAX_DEFINES];
@@ -141,6 +142,9 @@ usage(FILE *f)
 	      "the TMA copies,\n"
 	      "                     or the program's threads do (default: as "
 	      "tilec)\n"
+	      "  --persistent       --warp-specialize, and one wave of blocks "
+	      "that walk the\n"
+	      "                     output tiles (default: as tilec)\n"
 	      "  --standalone       inline the helper headers (the default)\n"
 	      "  --json             report the files written as one JSON "
 	      "object\n"
@@ -165,7 +169,7 @@ usage_error(const char *fmt, const char *arg)
 enum {
 	OPT_HELP = 1, OPT_STANDALONE, OPT_NO_STANDALONE, OPT_TARGET, OPT_ARCH,
 	OPT_KERNEL, OPT_CONFIG, OPT_OUT, OPT_DEFINE, OPT_PREFIX, OPT_JSON, OPT_TMA, OPT_NO_TMA,
-	OPT_WS, OPT_NO_WS,
+	OPT_WS, OPT_NO_WS, OPT_PERSISTENT,
 };
 
 static const TcOptSpec options[] = {
@@ -182,6 +186,7 @@ static const TcOptSpec options[] = {
 	{ "no-tma", 0, false, OPT_NO_TMA },
 	{ "warp-specialize", 0, false, OPT_WS },
 	{ "no-warp-specialize", 0, false, OPT_NO_WS },
+	{ "persistent", 0, false, OPT_PERSISTENT },
 	{ NULL, 'o', true, OPT_OUT },
 	{ NULL, 'D', true, OPT_DEFINE },
 	{ 0 },
@@ -249,6 +254,7 @@ parse_args(ExportArgs *x, int argc, char **argv)
 		case OPT_NO_TMA: x->tma = TC_TMA_OFF; break;
 		case OPT_WS: x->ws = TC_WS_ON; break;
 		case OPT_NO_WS: x->ws = TC_WS_OFF; break;
+		case OPT_PERSISTENT: x->ws = TC_WS_PERSISTENT; break;
 		case OPT_PREFIX:
 			if (!identifier_part(v))
 				return usage_error("--prefix wants the start of a "

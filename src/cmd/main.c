@@ -44,7 +44,8 @@ typedef struct Cli {
 	bool standalone;        /* --standalone */
 	TcWgmma wgmma;          /* --wgmma, --no-wgmma */
 	TcTma tma;              /* --tma, --no-tma */
-	TcWarpSpec ws;          /* --warp-specialize, --no-warp-specialize */
+	TcWarpSpec ws;          /* --warp-specialize, --no-warp-specialize,
+				   --persistent */
 	bool list_kernels;      /* --list-kernels */
 	bool json;              /* --json: --list-kernels as JSON */
 	bool explain;           /* --explain */
@@ -110,6 +111,11 @@ usage(FILE *f)
 	      "threads\n"
 	      "  --no-warp-specialize on sm_90a, the program's threads issue "
 	      "them (default)\n"
+	      "  --persistent         --warp-specialize, and one wave of "
+	      "blocks that walk\n"
+	      "                       the output tiles, each block's next tile's "
+	      "copies\n"
+	      "                       issued while it stores this one\n"
 	      "  --list-kernels       print the program's kernel names\n"
 	      "  --list-targets       print every target and arch with what "
 	      "tilec assumes\n"
@@ -149,7 +155,7 @@ enum {
 	OPT_OUT, OPT_KERNEL, OPT_DUMP_AFTER, OPT_EMIT, OPT_CONFIG, OPT_DEFINE,
 	OPT_JSON, OPT_FROM_IR, OPT_PASSES,
 	OPT_EXPLAIN, OPT_LIST_TARGETS, OPT_WGMMA, OPT_NO_WGMMA, OPT_TMA, OPT_NO_TMA,
-	OPT_WS, OPT_NO_WS,
+	OPT_WS, OPT_NO_WS, OPT_PERSISTENT,
 };
 
 static const TcOptSpec options[] = {
@@ -164,6 +170,7 @@ static const TcOptSpec options[] = {
 	{ "no-tma", 0, false, OPT_NO_TMA },
 	{ "warp-specialize", 0, false, OPT_WS },
 	{ "no-warp-specialize", 0, false, OPT_NO_WS },
+	{ "persistent", 0, false, OPT_PERSISTENT },
 	{ "list-kernels", 0, false, OPT_LIST_KERNELS },
 	{ "list-targets", 0, false, OPT_LIST_TARGETS },
 	{ "json", 0, false, OPT_JSON },
@@ -240,6 +247,7 @@ parse_args(Cli *cli, int argc, char **argv, bool *stop)
 		case OPT_NO_TMA: cli->tma = TC_TMA_OFF; break;
 		case OPT_WS: cli->ws = TC_WS_ON; break;
 		case OPT_NO_WS: cli->ws = TC_WS_OFF; break;
+		case OPT_PERSISTENT: cli->ws = TC_WS_PERSISTENT; break;
 		case OPT_LIST_KERNELS: cli->list_kernels = true; break;
 		case OPT_JSON: cli->json = true; break;
 		case OPT_EXPLAIN: cli->explain = true; break;

@@ -183,6 +183,7 @@ clone_stmt(const Clone *c, const TcStmt *s)
 	case TC_ST_STAGE_BAR_ARRIVE:
 	case TC_ST_STAGE_BAR_WAIT:
 	case TC_ST_ROLES:
+	case TC_ST_TILES:
 	case TC_ST_COUNT:
 		/* Made by expand_pipeline and cpu_prefetch, after any copy
 		 * is taken. */
@@ -220,6 +221,8 @@ clone_kernel(Clone *c, const TcKernel *k)
 		n->block[d] = map_var(c, k->block[d]);
 	}
 	n->rasterize = clone_expr(c, k->rasterize);
+	for (int d = 0; d < 3; d++)
+		n->tiles[d] = clone_expr(c, k->tiles[d]);
 	n->body = clone_stmt(c, k->body);
 	c->kfrom = NULL;
 	c->kto = NULL;

@@ -779,6 +779,9 @@ tc_stmt_visit(const TcStmt *s, TcVisitor *v)
 		tc_stmt_visit(s->u.roles.producer, v);
 		tc_stmt_visit(s->u.roles.consumer, v);
 		break;
+	case TC_ST_TILES:
+		tc_stmt_visit(s->u.tiles.body, v);
+		break;
 	case TC_ST_GEMM:
 		region_visit(&s->u.gemm.c, v);
 		region_visit(&s->u.gemm.a, v);

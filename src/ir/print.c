@@ -792,6 +792,12 @@ print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s)
 		print_body(b, k, s->u.roles.consumer);
 		tc_buf_puts(b, "\n");
 		return;
+	case TC_ST_TILES:
+		tc_buf_puts(b, "tiles from the block's index in steps of the grid {");
+		end_line(b, s->loc);
+		print_body(b, k, s->u.tiles.body);
+		tc_buf_puts(b, "\n");
+		return;
 	case TC_ST_PREFETCH:
 		tc_buf_puts(b, "prefetch ");
 		print_region(b, &s->u.copy.src);
@@ -882,13 +888,23 @@ tc_print_kernel(TcBuf *b, const TcKernel *k)
 	if (k->producer_threads)
 		tc_buf_printf(b, "producer warpgroup of %lld threads after them\n",
 			      k->producer_threads);
+	/* A persistent kernel's grid is its blocks; the tiles they walk
+	 * bind the block vars. */
+	TcExpr *const *ext = k->persistent ? k->tiles : k->grid;
 	bool any = false;
+	if (k->persistent) {
+		tc_buf_puts(b, "grid x = ");
+		print_prec(b, k->grid[0], 0);
+		tc_buf_printf(b, " persistent (%lld blocks at most)\n",
+			      k->persistent);
+	}
 	for (int d = 0; d < 3; d++) {
-		if (!k->grid[d] && !k->block[d])
+		if (!ext[d] && !k->block[d])
 			continue;
-		tc_buf_printf(b, "%s%c = ", any ? ", " : "grid ", dim_names[d]);
-		if (k->grid[d])
-			print_prec(b, k->grid[d], 0);
+		tc_buf_printf(b, "%s%c = ", any ? ", " :
+			      k->persistent ? "tiles " : "grid ", dim_names[d]);
+		if (ext[d])
+			print_prec(b, ext[d], 0);
 		else
 			tc_buf_puts(b, "1");
 		if (k->block[d])

@@ -656,7 +656,14 @@ TcDtype tc_reduce_all_type(TcDtype t);
 			     producer warpgroup past the program's \
 			     threads, one thread of which runs \
 			     `producer`; the program's threads run \
-			     `consumer` */
+			     `consumer` */ \
+	X(TILES, "tiles") /* tiles.body: a persistent block's walk over \
+			     the output tiles (expand_pipeline.c): \
+			     the body runs once per tile, from \
+			     blockIdx.x on in steps of the grid, \
+			     with the block vars bound to the tile \
+			     (the kernel's `tiles` extents, \
+			     `rasterize` order) */
 
 typedef enum TcStmtKind {
 #define X(name, printed) TC_ST_##name,
@@ -908,6 +915,9 @@ struct TcStmt {
 			int blocks;
 		} roles; /* ROLES */
 		struct {
+			TcStmt *body; /* a BLOCK: one output tile's work */
+		} tiles; /* TILES */
+		struct {
 			TcRegion c, a, b; /* C += op(A) * op(B) */
 			bool trans_a;     /* A is stored K x M */
 			bool trans_b;     /* B is stored N x K */
@@ -1082,6 +1092,14 @@ typedef struct TcKernel {
 	long long producer_threads;
 	int producer_blocks; /* and blocks per SM its launch bounds
 				promise (its ROLES' roles.blocks) */
+	/* A persistent kernel (expand_pipeline.c, --persistent): the
+	 * output tiles along x, y, z (what grid[] was: NULL = 1), which
+	 * TILES statements walk, binding block[] and following
+	 * `rasterize`; grid[0] is then the blocks launched, the smaller
+	 * of the tiles and `persistent` (SMs x blocks per SM).  0 and
+	 * NULL otherwise. */
+	long long persistent;
+	TcExpr *tiles[3];
 } TcKernel;
 
 typedef struct TcProgram {
@@ -1422,6 +1440,9 @@ typedef enum TcWarpSpec {
 	TC_WS_DEFAULT, /* the target's default (tc_ws_default) */
 	TC_WS_ON,      /* --warp-specialize */
 	TC_WS_OFF,     /* --no-warp-specialize */
+	TC_WS_PERSISTENT, /* --persistent: warp specialization, and the
+			     kernel's blocks persistent (one wave that
+			     walks the output tiles) */
 } TcWarpSpec;
 
 struct TcOptions {

@@ -1291,6 +1291,14 @@ check_stmt(Verifier *v, const TcStmt *s)
 	case TC_ST_ROLES:
 		check_roles(v, s);
 		break;
+	case TC_ST_TILES:
+		/* A persistent kernel's tile walk: each role has its own
+		 * (both walk the same tiles in the same order). */
+		if (!v->kernel->persistent || (!v->producer && !v->consumer))
+			fail(v, s->loc, "tiles outside the roles of a "
+			     "persistent kernel");
+		check_body(v, s->u.tiles.body, s->loc, "tiles");
+		break;
 	default:
 		fail(v, s->loc, "statement of invalid kind %d", (int)s->kind);
 		break;
@@ -1393,6 +1401,15 @@ check_kernel(Verifier *v, const TcKernel *k)
 	if (k->rasterize)
 		check_index(v, k->rasterize, HEADER_VARS, false, k->loc,
 			    "rasterization");
+	for (int d = 0; d < 3; d++)
+		if (k->tiles[d])
+			check_index(v, k->tiles[d], HEADER_VARS, false, k->loc,
+				    "tile extent");
+	if (k->persistent < 0 || (k->persistent && (!k->producer_threads ||
+	    !k->grid[0] || k->grid[1] || k->grid[2])))
+		fail(v, k->loc, "persistent kernel of %lld blocks without a "
+		     "producer warpgroup or a one-dimensional grid",
+		     k->persistent);
 	if (!k->body) {
 		fail(v, k->loc, "kernel '%s' without a body", k->name);
 		return;

@@ -296,11 +296,22 @@ clone_stmt(TcArena *a, const TcStmt *s, const Subst *m)
  * specialization" below). */
 typedef struct Ws {
 	bool on;            /* asked for, and the target has TMA and wgmma */
+	bool persistent;    /* and persistent blocks (--persistent) */
 	int top;            /* the index in the kernel body of the statement
 			       being expanded; -1 inside a loop or branch */
 	const TcStmt *loop; /* the loop it took, or NULL */
 	TcStmt *init;       /* that loop's STAGE_BAR_INIT */
 	TcStmt *producer;   /* that loop's producer block */
+	/* The blocks holding the ring's state (its stage and phase, the
+	 * consumers' previous stage: the first pstate / cstate
+	 * statements of each), which a persistent kernel carries from
+	 * tile to tile; the consumers' previous stage, the loop's end
+	 * and stage barriers; whether the consumers release a stage from
+	 * inside the next iteration's gemm. */
+	TcStmt *pring, *cring;
+	int pstate, cstate;
+	TcVar *prev, *end, *bars;
+	bool in_flight;
 } Ws;
 
 typedef struct Expand {
@@ -1214,6 +1225,8 @@ ws_producer_loop(const Expand *x, Pipe *pp, const TcVec *plans, TcVar *bars,
 	issue_strided(x, pp, plans, body, k, stage, bars, false);
 	rotate(x, body, stage, phase, S);
 	push(x, blk, serial_for(x, k, ref(x, pp->end), body));
+	x->ws->pring = blk;
+	x->ws->pstate = 2;
 	return blk;
 }
 
@@ -1281,6 +1294,12 @@ ws_consumer_loop(const Expand *x, Pipe *pp, TcVar *bars, TcVar *stage,
 		done->note = "The last iteration's gemm has completed.";
 		push(x, blk, done);
 	}
+	x->ws->cring = blk;
+	x->ws->cstate = 3;
+	x->ws->prev = prev;
+	x->ws->end = pp->end;
+	x->ws->bars = bars;
+	x->ws->in_flight = in_flight;
 	return blk;
 }
 
@@ -1362,6 +1381,8 @@ ws_barriers(TcStmt *s, long long threads)
 	}
 }
 
+static void ws_persist(const Expand *x, TcStmt *roles);
+
 static void
 ws_roles(const Expand *x)
 {
@@ -1387,6 +1408,103 @@ ws_roles(const Expand *x)
 	x->k->body = body;
 	x->k->producer_threads = WS_PRODUCER_THREADS;
 	x->k->producer_blocks = roles->u.roles.blocks;
+	if (x->ws->persistent)
+		ws_persist(x, roles);
+}
+
+/* SMs of the GPUs sm_90a names in practice (H100 SXM, H200): a
+ * persistent kernel launches this many blocks per block an SM holds.
+ * On a GPU with fewer, the blocks left over run as a second wave (the
+ * results are the same: each block takes every grid-th tile). */
+#define PERSISTENT_SMS 132
+
+/* The first n statements of block b, taken out of it. */
+static TcStmt *
+take_front(const Expand *x, TcStmt *b, int n)
+{
+	TcStmt *front = block(x);
+	TcVec *items = &b->u.block.body;
+	for (int i = 0; i < n; i++)
+		push(x, front, items->items[i]);
+	for (int i = n; i < items->len; i++)
+		items->items[i - n] = items->items[i];
+	items->len -= n;
+	return front;
+}
+
+/* A role's block as a persistent one: the ring's state, then the walk
+ * over the tiles, each running the rest. */
+static TcStmt *
+persist_role(const Expand *x, TcStmt *body, TcStmt *ring, int nstate,
+	     const char *note)
+{
+	TcStmt *outer = take_front(x, ring, nstate);
+	((TcStmt *)outer->u.block.body.items[0])->note = note;
+	TcStmt *tiles = simple(x, TC_ST_TILES);
+	tiles->u.tiles.body = body;
+	push(x, outer, tiles);
+	return outer;
+}
+
+/* With --persistent: the warp-specialized kernel launches one wave of
+ * blocks (PERSISTENT_SMS x the blocks an SM holds, or fewer when there
+ * are fewer tiles), each walking the output tiles the grid was in the
+ * order tile_rasterize gives (TILES, in each role).  The stage ring
+ * runs on across tiles: the producer fills the next tile's stages as
+ * soon as the consumers release them, while they still store this
+ * tile; the consumers release their last stage at the tile's end. */
+static void
+ws_persist(const Expand *x, TcStmt *roles)
+{
+	TcKernel *k = x->k;
+	Ws *ws = x->ws;
+	if (!k->grid[0] && !k->grid[1] && !k->grid[2]) {
+		tc_diag(x->d, TC_NOTE, ws->loop->loc, "this kernel is not made "
+			"persistent: its grid is one block");
+		return;
+	}
+	long long threads = roles->u.roles.threads;
+	TcStmt *cons = roles->u.roles.consumer;
+	if (ws->in_flight) {
+		TcStmt *then = block(x);
+		push(x, then, bar(x, TC_ST_STAGE_BAR_ARRIVE, ws->bars, false,
+				  ws->prev, NULL));
+		TcStmt *c = if_then(x, bin(x, TC_OP_GT, ref(x, ws->end), num(x, 0)),
+				    then);
+		c->note = tc_fmt(x->a, "This warp is done with stage %s, the "
+				 "last one: the producer may fill it with the "
+				 "next tile's copies.", ws->prev->name);
+		push(x, ws->cring, c);
+	}
+	TcStmt *sync = simple(x, TC_ST_BARRIER);
+	sync->u.barrier.threads = threads;
+	sync->note = "Every consumer is done with this tile's shared memory "
+		     "before the next tile's copies without the producer "
+		     "refill it.";
+	push(x, cons, sync);
+	roles->u.roles.producer = persist_role(x, roles->u.roles.producer,
+		ws->pring, ws->pstate, "The stage and phase the next copies "
+		"fill, from tile to tile.");
+	roles->u.roles.consumer = persist_role(x, cons, ws->cring, ws->cstate,
+		"The stage and phase the next iteration reads, from tile to "
+		"tile; the last one read.");
+	TcExpr *count = NULL;
+	for (int d = 0; d < 3; d++) {
+		k->tiles[d] = k->grid[d];
+		k->grid[d] = NULL;
+		if (k->tiles[d])
+			count = count ? bin(x, TC_OP_MUL, count,
+					    tc_expr_clone(x->a, k->tiles[d])) :
+					tc_expr_clone(x->a, k->tiles[d]);
+	}
+	k->persistent = PERSISTENT_SMS * roles->u.roles.blocks;
+	TcExpr *min = tc_expr_new(x->a, TC_EX_CALL, TC_DT_I32, (TcLoc){ 0 });
+	min->u.call.fn = TC_FN_MIN;
+	min->u.call.nargs = 2;
+	min->u.call.args = tc_alloc(x->a, sizeof(TcExpr *) * 2);
+	min->u.call.args[0] = count;
+	min->u.call.args[1] = num(x, k->persistent);
+	k->grid[0] = min;
 }
 
 /* The statement that carries out pipelined loop `loop`. */
@@ -1568,7 +1686,7 @@ tc_ws_enabled(const TcOptions *opt)
 	if (!opt->target.tma || !opt->target.wgmma || opt->wgmma == TC_WGMMA_OFF ||
 	    opt->tma == TC_TMA_OFF)
 		return false;
-	return opt->ws == TC_WS_ON;
+	return opt->ws == TC_WS_ON || opt->ws == TC_WS_PERSISTENT;
 }
 
 bool
@@ -1577,7 +1695,8 @@ tc_expand_pipeline(TcArena *a, TcProgram *p, const TcOptions *opt,
 {
 	for (int i = 0; i < p->kernels.len; i++) {
 		TcKernel *k = p->kernels.items[i];
-		Ws ws = { .on = tc_ws_enabled(opt), .top = -1 };
+		Ws ws = { .on = tc_ws_enabled(opt), .top = -1,
+			  .persistent = opt->ws == TC_WS_PERSISTENT };
 		Expand x = { a, p, k, &opt->target,
 			     opt->target.tma ? opt->tma : TC_TMA_OFF, d, &ws };
 		lower_copies(k->body);

@@ -595,3 +595,46 @@ CASES += [(f"{c[0]}_tma",) + tuple(c[1:]) for c in CASES if c[0] in TMA_CASES]
 # by cp.async, both completing on one stage barrier.
 CASES += [(f"{c[0]}_mma_tma",) + tuple(c[1:]) for c in CASES if c[0] in MMA_TMA_CASES]
 CASES += [(f"{c[0]}_ws",) + tuple(c[1:]) for c in CASES if c[0] in WS_CASES]
+
+# Persistence's own checks: ragged shapes with several tiles per block
+# (the stage ring running on from tile to tile), through the producer
+# (`_fast`: 16-byte rows) and through the consumers' cp.async fallback;
+# f16, bf16, int8 exactly, bias+ReLU, the batched gemm's z; and the
+# 8192^3 and 4096^3 tilings at 4 stages for the benches.
+CASES += [
+    ("gemm_f16_many_ragged", "gemm", None,
+     {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "STAGES": 3, "THREADS": 128},
+     {"M": 3000, "N": 2990, "K": 300}, "gemm", "check"),
+    ("gemm_f16_many_small_fast", "gemm", None,
+     {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "STAGES": 3, "THREADS": 128},
+     {"M": 1400, "N": 1304, "K": 104}, "gemm", "check"),
+    ("gemm_f16_many_ragged_fast", "gemm", None,
+     {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "STAGES": 3, "THREADS": 128},
+     {"M": 3000, "N": 2992, "K": 296}, "gemm", "check"),
+    ("gemm_bf16_many_ragged_fast_s4", "gemm", ("f16", "bf16"),
+     {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "STAGES": 4, "THREADS": 256},
+     {"M": 3000, "N": 4104, "K": 1000}, "gemm", "check"),
+    ("gemm_f16_many_ragged_s4", "gemm", None,
+     {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "STAGES": 4, "THREADS": 256},
+     {"M": 3000, "N": 4100, "K": 1001}, "gemm", "check"),
+    ("gemm_i8_nt_many_ragged_fast", "tests/lang/gemm_i8_nt", None, {},
+     {"M": 3000, "N": 2064, "K": 704}, "gemm_bt", "check"),
+    ("gemm_bias_relu_many_ragged_fast", "gemm_bias_relu", None, {"STAGES": 3},
+     {"M": 3000, "N": 2056, "K": 712}, "gemm_bias_relu", "check"),
+    ("regress_batched_strided_gemm_many_fast", "tests/gpu_regress/batched_strided_gemm", None, {},
+     {"BT": 4, "M": 1000, "H": 5, "K": 200, "N": 456}, "batched_strided_gemm", "check"),
+    ("gemm_bf16_8192_128x256x64_s4_256t", "gemm", ("f16", "bf16"),
+     {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "STAGES": 4, "THREADS": 256},
+     {"M": 8192, "N": 8192, "K": 8192}, "gemm", "bench"),
+    ("gemm_f16_4096_128x256x64_s4_256t", "gemm", None,
+     {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "STAGES": 4, "THREADS": 256},
+     {"M": 4096, "N": 4096, "K": 4096}, "gemm", "bench"),
+]
+PS_NEW = ["gemm_bf16_8192_128x256x64_s4_256t", "gemm_f16_4096_128x256x64_s4_256t"]
+CASES += [(f"{c[0]}_ws",) + tuple(c[1:]) for c in CASES if c[0] in PS_NEW]
+FLAGS.update({f"{name}_ws": ["--tma", "--warp-specialize"] for name in PS_NEW})
+# The `_ps` twins: --tma --persistent, one wave of warp-specialized
+# blocks walking the output tiles (expand_pipeline.c, ws_persist).
+PS_CASES = WS_CASES + PS_NEW + [c[0] for c in CASES if "_many_" in c[0]]
+FLAGS.update({f"{name}_ps": ["--tma", "--persistent"] for name in PS_CASES})
+CASES += [(f"{c[0]}_ps",) + tuple(c[1:]) for c in CASES if c[0] in PS_CASES]
