@@ -1424,6 +1424,24 @@ select_stmt(Reader *R)
 	return s;
 }
 
+/* `tiles from the block's index in steps of the grid {` body `}` */
+static TcStmt *
+tiles_stmt(Reader *R)
+{
+	TcStmt *s = new_stmt(R, TC_ST_TILES);
+	lex(R);
+	static const char *const words[] = { "from", "the", "block", "'", "s",
+					     "index", "in", "steps", "of",
+					     "the", "grid" };
+	for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+		expect(R, words[i]);
+	expect(R, "{");
+	s->loc = loc_comment(R);
+	s->u.tiles.body = body(R);
+	end_of_line(R);
+	return s;
+}
+
 /* `roles producer threads T .. E (one thread, R registers) {` producer
  * `} consumer threads 0 .. T (R registers, B block[s] per SM) {`
  * consumer `}` */
@@ -2006,6 +2024,8 @@ stmt(Reader *R, TcStmt *block)
 		return select_stmt(R);
 	if (is_word(&at, "roles"))
 		return roles_stmt(R);
+	if (is_word(&at, "tiles"))
+		return tiles_stmt(R);
 	if (dtype_word(&at) != TC_DT_NONE)
 		return decl(R);
 	for (int s = 1; s < TC_SCOPE_COUNT; s++) {
@@ -2113,6 +2133,51 @@ file_line(Reader *R, const char *text, int len, const Tok *at)
 	return (TcLoc){ tc_strndup(R->a, text, (size_t)colon), line, 0 };
 }
 
+/* `x = E [as B][, y = ...]`: the extents of the grid (or of a
+ * persistent kernel's tiles) along each dim, and the block vars; or
+ * `x = E persistent (N blocks at most)`, a persistent kernel's grid. */
+static void
+grid_dims(Reader *R, TcKernel *k, TcExpr **ext)
+{
+	do {
+		Tok dt = R->tok;
+		const char *dim = ident(R);
+		int d = strcmp(dim, "x") == 0 ? 0 :
+			strcmp(dim, "y") == 0 ? 1 :
+			strcmp(dim, "z") == 0 ? 2 : -1;
+		if (d < 0 || ext[d] || k->block[d])
+			error_at(R, &dt, "expected a grid dim x, y "
+				 "or z, once each");
+		expect(R, "=");
+		TcExpr *e = expr(R);
+		if (ext == k->grid && d == 0 && accept(R, "persistent")) {
+			/* `grid x = E persistent (N blocks at most)`: the
+			 * blocks launched; the `tiles` line that follows
+			 * gives the extents they walk. */
+			expect(R, "(");
+			k->persistent = integer(R);
+			expect(R, "blocks");
+			expect(R, "at");
+			expect(R, "most");
+			expect(R, ")");
+			k->grid[0] = e;
+			return;
+		}
+		if (accept(R, "as")) {
+			TcVar *b = tc_var_new(R->a, k, TC_VAR_BLOCK,
+					      ident(R), TC_DT_I32,
+					      (TcLoc){ 0 });
+			b->grid_dim = d;
+			k->block[d] = b;
+			declare(R, b);
+			/* `= 1 as b`: no extent given. */
+			if (e->kind == TC_EX_INT && e->u.ival == 1)
+				e = NULL;
+		}
+		ext[d] = e;
+	} while (accept(R, ","));
+}
+
 /* The header lines after `kernel ...`, before its `{`. */
 static void
 kernel_header(Reader *R, TcKernel *k)
@@ -2123,30 +2188,9 @@ kernel_header(Reader *R, TcKernel *k)
 		if (accept(R, "threads")) {
 			k->threads = expr(R);
 		} else if (accept(R, "grid")) {
-			do {
-				Tok dt = R->tok;
-				const char *dim = ident(R);
-				int d = strcmp(dim, "x") == 0 ? 0 :
-					strcmp(dim, "y") == 0 ? 1 :
-					strcmp(dim, "z") == 0 ? 2 : -1;
-				if (d < 0 || k->grid[d] || k->block[d])
-					error_at(R, &dt, "expected a grid dim x, y "
-						 "or z, once each");
-				expect(R, "=");
-				TcExpr *e = expr(R);
-				if (accept(R, "as")) {
-					TcVar *b = tc_var_new(R->a, k, TC_VAR_BLOCK,
-							      ident(R), TC_DT_I32,
-							      (TcLoc){ 0 });
-					b->grid_dim = d;
-					k->block[d] = b;
-					declare(R, b);
-					/* `= 1 as b`: no extent given. */
-					if (e->kind == TC_EX_INT && e->u.ival == 1)
-						e = NULL;
-				}
-				k->grid[d] = e;
-			} while (accept(R, ","));
+			grid_dims(R, k, k->grid);
+		} else if (k->persistent && accept(R, "tiles")) {
+			grid_dims(R, k, k->tiles);
 		} else if (accept(R, "rasterize")) {
 			k->rasterize = expr(R);
 		} else if (accept(R, "smem")) {

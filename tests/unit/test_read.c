@@ -100,13 +100,13 @@ emit(const TcProgram *p, const TcOptions *opt, TcBuf *src, TcDiags *d)
  * (a located error) has nothing to round-trip after it. */
 static void
 round_trip(const char *path, const char *target, const char *arch,
-	   bool ws, int stages, TcBuf *report, int *count)
+	   int ws, int stages, TcBuf *report, int *count)
 {
 	TcOptions opt;
 	ck_assert(tc_options_init(&opt, target, arch));
 	opt.verify = true;
 	if (ws)
-		opt.ws = TC_WS_ON;
+		opt.ws = ws;
 	if (stages) {
 		opt.define_name[0] = "STAGES";
 		opt.define_value[0] = stages;
@@ -117,6 +117,7 @@ round_trip(const char *path, const char *target, const char *arch,
 	if (stages)
 		snprintf(define, sizeof define, " -D STAGES=%d", stages);
 	snprintf(what, sizeof what, "%s for %s %s%s%s", path, target, arch,
+		 ws == TC_WS_PERSISTENT ? " --persistent" :
 		 ws ? " --warp-specialize" : "", define);
 	Trip t = { .what = what, .report = report };
 	opt.observe = observe;
@@ -205,7 +206,7 @@ static const struct {
 
 /* Round-trip every program of the directories for target/arch. */
 static void
-round_trips(const char *target, const char *arch, bool ws, int stages,
+round_trips(const char *target, const char *arch, int ws, int stages,
 	    TcBuf *report, int *count)
 {
 	static const char *const dirs[] = { "samples", "tests/fusion",
@@ -232,7 +233,7 @@ START_TEST(test_round_trip)
 	TcBuf report;
 	tc_buf_init(&report);
 	int count = 0;
-	round_trips(targets[_i].target, targets[_i].arch, false, 0, &report,
+	round_trips(targets[_i].target, targets[_i].arch, TC_WS_DEFAULT, 0, &report,
 		    &count);
 	if (report.len)
 		fputs(report.data, stderr);
@@ -242,21 +243,24 @@ START_TEST(test_round_trip)
 }
 END_TEST
 
-/* With --warp-specialize: gemm.c takes it at STAGES=3 (a roles
- * statement, stage barriers of TMA's arrivals, barriers of the
- * consumers' threads), others as written. */
+/* With --warp-specialize (_i 0, 1) and --persistent (_i 2, 3): gemm.c
+ * takes them at STAGES=3 (a roles statement, stage barriers of TMA's
+ * arrivals, barriers of the consumers' threads; persistent: the grid of
+ * blocks, the tiles they walk, tiles statements), others as written. */
 START_TEST(test_round_trip_ws)
 {
 	chdir_root();
 	TcBuf report;
 	tc_buf_init(&report);
 	int count = 0;
-	round_trips("cuda", "sm_90a", true, _i ? 3 : 0, &report, &count);
+	int stages = _i % 2 ? 3 : 0;
+	round_trips("cuda", "sm_90a", _i < 2 ? TC_WS_ON : TC_WS_PERSISTENT,
+		    stages, &report, &count);
 	if (report.len)
 		fputs(report.data, stderr);
 	ck_assert_msg(report.len == 0, "round trips failed (above)");
 	/* -D STAGES=3: only the programs with that tunable. */
-	ck_assert_int_gt(count, _i ? 5 : 20);
+	ck_assert_int_gt(count, stages ? 5 : 20);
 	tc_buf_free(&report);
 }
 END_TEST
@@ -325,7 +329,7 @@ unit_suite_read(void)
 	tcase_set_timeout(tc, 600);
 	tcase_add_loop_test(tc, test_round_trip, 0,
 			    (int)(sizeof targets / sizeof *targets));
-	tcase_add_loop_test(tc, test_round_trip_ws, 0, 2);
+	tcase_add_loop_test(tc, test_round_trip_ws, 0, 4);
 	tcase_add_test(tc, test_errors);
 	suite_add_tcase(s, tc);
 	return s;
