@@ -1155,15 +1155,22 @@ g2s_setup(Gpu *G, const TcStmt *s, const char *name)
 }
 
 /* The plan of a pipelined copy the mbarrier loop issues by TMA:
- * `const tilec::TmaCopy<T, ROWS, COLS, RANK> NAME(MAP);`. */
+ * `const tilec::TmaCopy<T, ROWS, COLS, RANK> NAME(MAP, FIRST_TILE,
+ * ADVANCE);` (copy.first, copy.advance: what its `aligned` tests, as
+ * G2S's). */
 static void
 tma_setup(Gpu *G, const TcStmt *s, const TcTensorMap *m, const char *name)
 {
 	const TcVar *v = s->u.copy.dst.var;
-	tc_buf_printf(G->pr.out, "const tilec::TmaCopy<%s, %s, %s, %d> %s(%s);\n",
+	TcBuf *b = G->pr.out;
+	tc_buf_printf(b, "const tilec::TmaCopy<%s, %s, %s, %d> %s(%s, ",
 		      storage_type(G, v->dtype), extent_text(G, v, 0, TC_PREC_COMMA + 1),
 		      extent_text(G, v, 1, TC_PREC_COMMA + 1), m->tensor->rank, name,
 		      m->name);
+	tensor_at(G, s->u.copy.src.var, s->u.copy.first);
+	tc_buf_puts(b, ", ");
+	expr(G, s->u.copy.advance);
+	tc_buf_puts(b, ");\n");
 }
 
 /* An ASYNC_COPY lowered TMA: iteration copy.iter's tile into stage

@@ -77,6 +77,16 @@ for flags in "" "-D STAGES=3 --no-tma" "-D STAGES=3 --no-wgmma"; do
 		! "$tilec" samples/gemm.c -t cuda --arch sm_90a $flags --emit=launch | grep -q tensor_maps ||
 		fail "gemm ${flags:-with its defaults}: tensor maps"
 done
+# A box starts only at a whole 16-byte vector (any other start is an
+# illegal instruction): each plan tests its first tile and its advance,
+# as G2S's does, besides its map (tests/gpu_regress/tma_origin_column.c,
+# whose A tiles start c0 columns off along A's innermost dim).
+"$tilec" tests/gpu_regress/tma_origin_column.c -t cuda --arch sm_90a -o "$work/col.cu" &&
+	grep -qE 'const tilec::TmaCopy<__half, 64, 128, 2> As_copy\(A_map, A \+ by \* 128 \+ c0,$' \
+		"$work/col.cu" &&
+	grep -qE '^[[:space:]]*\(long long\)64 \* M\);$' "$work/col.cu" &&
+	grep -qE 'const tilec::TmaCopy<__half, 64, 64, 2> Bs_copy\(B_map, B \+ bx \* 64,$' "$work/col.cu" ||
+	{ fail "tma_origin_column: a TMA plan does not test its first tile and advance"; grep -A1 TmaCopy "$work/col.cu"; }
 # On a target without TMA, --tma changes nothing.
 "$tilec" samples/gemm.c -t cuda --arch sm_80 --tma -o "$work/sm80.cu" &&
 	"$tilec" samples/gemm.c -t cuda --arch sm_80 -o "$work/sm80_plain.cu" &&

@@ -856,7 +856,8 @@ struct TcStmt {
 			TcStmt *copy;
 			/* The mbarrier loop's copies of it are TMA's,
 			 * through this map: the plan is a tilec::TmaCopy,
-			 * whose test is the tensor's alignment. */
+			 * whose test is the map's and, as a G2S's, the
+			 * first tile's and the advance's alignment. */
 			struct TcTensorMap *tmap;
 		} plan; /* COPY_PLAN */
 		struct {

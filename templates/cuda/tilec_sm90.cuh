@@ -332,8 +332,14 @@ struct alignas(64) TensorMap {
 // predicates.  The map's rank is the tensor's, its box 1 along the dims
 // the tile does not cover; coordinates are innermost first.
 //
-// `aligned` holds when the host built the map (TensorMap::usable); the
-// caller keeps its other loop otherwise.
+// `aligned` holds when the host built the map (TensorMap::usable) and
+// every iteration's box starts at a whole 16-byte vector: the first tile
+// at `first` 16-byte aligned and the advance between two iterations'
+// tiles whole vectors.  The hardware takes no other start: a box whose
+// innermost coordinate is not a whole vector stops the kernel (an
+// illegal instruction).  With the map built, the tensor's base and row
+// strides are whole vectors, so this is the innermost coordinate's test.
+// The caller keeps its other loop otherwise.
 template <typename T, int ROWS, int COLS, int RANK>
 struct TmaCopy {
 	static constexpr int E = (int)sizeof(T);
@@ -347,7 +353,12 @@ struct TmaCopy {
 	const TensorMap *map;
 	bool aligned;
 
-	__device__ __forceinline__ explicit TmaCopy(const TensorMap &map) : map(&map), aligned(map.usable != 0) {}
+	__device__ __forceinline__ TmaCopy(const TensorMap &map, const T *first, long long advance)
+		: map(&map),
+		  aligned(map.usable != 0 && reinterpret_cast<unsigned long long>(first) % 16 == 0 &&
+			  advance % (16 / E) == 0)
+	{
+	}
 	// Iteration's tile into smem (1024-byte aligned, as smem.c places
 	// swizzled tiles), completing on the mbarrier at shared address
 	// `full`: by thread 0.  c holds the tile's origin, innermost first

@@ -234,6 +234,15 @@ CASES = [
      {"M": 300, "N": 200, "K": 100, "r0": -5}, "neg_origin_pipelined", "check"),
     ("regress_neg_origin_pipelined_fast", "tests/gpu_regress/neg_origin_pipelined", None, {},
      {"M": 304, "N": 200, "K": 96, "r0": -5}, "neg_origin_pipelined", "check"),
+    # A's tiles c0 columns off along its innermost dim (stored K x M): a
+    # TMA box starting at no whole 16-byte vector stopped the kernel
+    # (illegal instruction); 5 and -3 now run the cp.async loop, 8 TMA.
+    ("regress_tma_origin_column", "tests/gpu_regress/tma_origin_column", None, {},
+     {"M": 136, "N": 72, "K": 96, "c0": 5}, "tma_origin_column", "check"),
+    ("regress_tma_origin_column_neg", "tests/gpu_regress/tma_origin_column", None, {},
+     {"M": 136, "N": 72, "K": 96, "c0": -3}, "tma_origin_column", "check"),
+    ("regress_tma_origin_column_tma", "tests/gpu_regress/tma_origin_column", None, {},
+     {"M": 136, "N": 72, "K": 96, "c0": 8}, "tma_origin_column", "check"),
     # Tiles of 4- and 3-dimensional tensors in the mbarrier loop (TMA boxes
     # of rank 4 and 3 in the `_tma` twin); rows of 16-byte vectors in the
     # `_fast` one.

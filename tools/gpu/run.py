@@ -441,6 +441,11 @@ def ref_neg_origin_pipelined(t, s):
     return shifted(t["A"].double(), s["r0"]) @ t["B"].double()
 
 
+def ref_tma_origin_column(t, s):
+    """C = A'^T B, A' A shifted c0 columns along M (zeros outside)."""
+    return shifted(t["A"].double().t(), s["c0"]) @ t["B"].double()
+
+
 def ref_reg_prefetch_pipelined(t, s):
     """Y[i][j] = sum of X[i][c] over the columns c = j (mod 64)."""
     x = t["X"].double()
@@ -750,6 +755,7 @@ REFS = {"gemm": (ref_gemm, "C"), "gemm_at": (ref_gemm_at, "C"), "gemm_bt": (ref_
         "copy_x": (ref_copy_x, "Y"), "neg_origin_covered": (ref_neg_origin_covered, "Y"),
         "neg_origin_uncovered": (ref_neg_origin_uncovered, "Y"), "neg_origin_store": (ref_neg_origin_store, "Y"),
         "neg_origin_pipelined": (ref_neg_origin_pipelined, "C"),
+        "tma_origin_column": (ref_tma_origin_column, "C"),
         "batched_strided_gemm": (ref_batched_strided_gemm, "C"),
         "reg_prefetch_pipelined": (ref_reg_prefetch_pipelined, "Y"),
         "stored_prefetch": (ref_stored_prefetch, "Y"), "table_sum": (ref_table_sum, "Y"),
