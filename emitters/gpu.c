@@ -1664,6 +1664,15 @@ reduce_op(TcReduceOp op)
 	}
 }
 
+/* tilec::reduce_value for a reduction into dtype t: an i8 destination
+ * takes |x| in i8 (templates/gpu/tilec_gpu.h). */
+static const char *
+reduce_value_fn(Gpu *G, const char *op, TcDtype t)
+{
+	return tc_fmt(G->a, "tilec::reduce_value<%s%s>", op,
+		      t == TC_DT_I8 ? ", signed char" : "");
+}
+
 static void
 emit_reduce(Gpu *G, const TcStmt *s)
 {
@@ -1700,8 +1709,10 @@ emit_reduce(Gpu *G, const TcStmt *s)
 				strcmp(reg_type(G, dst->dtype), acc_type) != 0 ?
 				tc_fmt(G->a, "(%s)", acc_type) : "", dst->name, G->r0);
 			if (acc && absmax)
-				tc_buf_printf(b, "tilec::reduce_combine<%s>(tilec::reduce_value<%s>"
-					      "(%s), %s[%s]);\n", op, op, old, part, G->r0);
+				tc_buf_printf(b, "tilec::reduce_combine<%s>(%s"
+					      "(%s), %s[%s]);\n", op,
+					      reduce_value_fn(G, op, dst->dtype), old, part,
+					      G->r0);
 			else if (acc)
 				tc_buf_printf(b, "tilec::reduce_combine<%s>(%s, %s[%s]);\n",
 					      op, old, part, G->r0);
@@ -1723,7 +1734,7 @@ emit_reduce(Gpu *G, const TcStmt *s)
 		if (acc) {
 			tc_buf_printf(b, "tilec::reduce_combine<%s>(", op);
 			if (absmax)
-				tc_buf_printf(b, "tilec::reduce_value<%s>(", op);
+				tc_buf_printf(b, "%s(", reduce_value_fn(G, op, dst->dtype));
 			tc_buf_puts(b, to_value_of(G, dst->dtype));
 			smem_base(G, dst);
 			tc_buf_printf(b, "[%s])%s, %s[%s]))", G->o, absmax ? ")" : "",
@@ -1772,7 +1783,7 @@ emit_reduce(Gpu *G, const TcStmt *s)
 		       strcmp(acc_type, src_type) != 0;
 	tc_buf_printf(b, "%s %s = ", acc_type, v);
 	if (acc && absmax) {
-		tc_buf_printf(b, "tilec::reduce_value<%s>(", op);
+		tc_buf_printf(b, "%s(", reduce_value_fn(G, op, dst->dtype));
 		expr(G, old);
 		tc_buf_puts(b, ")");
 	} else if (acc) {
@@ -1785,8 +1796,8 @@ emit_reduce(Gpu *G, const TcStmt *s)
 	tc_buf_puts(b, ";\n");
 	tc_buf_printf(b, "for (int %s = 0; %s < %lld; %s++)\n\t", G->kk, G->kk,
 		      tc_var_extent(src, dim), G->kk);
-	tc_buf_printf(b, "%s = tilec::reduce_combine<%s>(%s, tilec::reduce_value<%s>(",
-		      v, op, v, op);
+	tc_buf_printf(b, "%s = tilec::reduce_combine<%s>(%s, %s(", v, op, v,
+		      reduce_value_fn(G, op, dst->dtype));
 	/* An integer dst takes each element converted to its own type
 	 * first (an i32 -3 is a u8 253), a float one in its value type. */
 	bool wrap = tc_dtype_is_int(dst->dtype) &&

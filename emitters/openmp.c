@@ -1640,9 +1640,17 @@ tc_omp_reduce_step(Emitter *E, TcReduceOp op, TcDtype t, const char *acc,
 	case TC_RED_MIN:
 		return tc_fmt(E->a, "%s = %s < %s ? %s : %s", acc, x, acc, x, acc);
 	case TC_RED_ABSMAX:
-		if (!tc_dtype_is_float(t))
-			return tc_fmt(E->a, "%s = tilec_max(%s, %s < 0 ? -%s : %s)",
-				      acc, acc, x, x, x);
+		if (!tc_dtype_is_float(t)) {
+			/* |x| in t itself: an i8 -128 has |x| 128 in int,
+			 * -128 back in i8 (as the reference wraps it), which
+			 * never beats the 0 the max starts at; taken in int,
+			 * it would win and wrap when stored, so the result
+			 * would hang on the order the lanes combine in. */
+			const char *ax = tc_fmt(E->a, "%s < 0 ? -%s : %s", x, x, x);
+			if (t == TC_DT_I8)
+				ax = tc_fmt(E->a, "(int8_t)(%s)", ax);
+			return tc_fmt(E->a, "%s = tilec_max(%s, %s)", acc, acc, ax);
+		}
 		x = tc_fmt(E->a, "%s(%s)", dbl ? "fabs" : "fabsf", x);
 		return tc_fmt(E->a, "%s = %s > %s ? %s : %s", acc, x, acc, x, acc);
 	default:

@@ -660,7 +660,11 @@ template <ReduceOp OP, typename A> __device__ __forceinline__ A reduce_combine(A
 	else
 		return OP == REDUCE_SUM ? a + b : OP == REDUCE_MIN ? (b < a ? b : a) : (a < b ? b : a);
 }
-template <ReduceOp OP, typename A> __device__ __forceinline__ A reduce_value(A x)
+// The value an element joins a reduction as: for absmax |x|, which for
+// an i8 destination (T signed char) is taken in i8 as the reference takes
+// it: -128 stays -128 and never beats the 0 an absmax starts at (in int
+// it would be 128, win, and wrap to -128 when stored).
+template <ReduceOp OP, typename T = void, typename A> __device__ __forceinline__ A reduce_value(A x)
 {
 	if (OP != REDUCE_ABSMAX)
 		return x;
@@ -668,6 +672,8 @@ template <ReduceOp OP, typename A> __device__ __forceinline__ A reduce_value(A x
 		return fabsf(x);
 	else if constexpr (Same<A, double>::value)
 		return fabs(x);
+	else if constexpr (Same<T, signed char>::value)
+		return (A)(T)(x < 0 ? -x : x);
 	else
 		return x < 0 ? -x : x;
 }
@@ -726,7 +732,7 @@ __device__ __forceinline__ void reduce2d(A (&out)[NO], const X (&x)[NR][NC], voi
 		A v = reduce_init<OP, A>();
 #pragma unroll
 		for (int i = 0; i < (DIM == 1 ? NC : NR); i++)
-			v = reduce_combine<OP>(v, reduce_value<OP>(reduce_elem<T, A>(DIM == 1 ? x[o][i] : x[i][o])));
+			v = reduce_combine<OP>(v, reduce_value<OP, T>(reduce_elem<T, A>(DIM == 1 ? x[o][i] : x[i][o])));
 		out[o] = v;
 	}
 	reduce_threads<OP, DIM == 1 ? C::BITS : R::BITS, THREADS>(out, scratch);
@@ -812,14 +818,14 @@ __device__ __forceinline__ void smem_reduce(const S *src, int ld, T *dst)
 	for (int out = first; out < OUTS; out += step) {
 		A v = reduce_init<OP, A>();
 		for (int i = lane; i < LEN; i += lanes)
-			v = reduce_combine<OP>(v, reduce_value<OP>(reduce_elem<T, A>(to_value<V>(DIM == 1 ? src[out * ld + i] : src[i * ld + out]))));
+			v = reduce_combine<OP>(v, reduce_value<OP, T>(reduce_elem<T, A>(to_value<V>(DIM == 1 ? src[out * ld + i] : src[i * ld + out]))));
 		if constexpr (WHOLE) {
 #pragma unroll
 			for (int s = WARP / 2; s > 0; s /= 2)
 				v = reduce_combine<OP>(v, shfl_xor(v, s));
 		}
 		if (lane == 0)
-			put(dst + out, from_value<T>(ACCUMULATE ? reduce_combine<OP>(reduce_value<OP>(to_value<A>(dst[out])), v) : v));
+			put(dst + out, from_value<T>(ACCUMULATE ? reduce_combine<OP>(reduce_value<OP, T>(to_value<A>(dst[out])), v) : v));
 	}
 }
 
