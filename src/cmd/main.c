@@ -43,6 +43,7 @@ typedef struct Cli {
 	TcWgmma wgmma;          /* --wgmma, --no-wgmma */
 	TcTma tma;              /* --tma, --no-tma */
 	TcWarpSpec ws;          /* --warp-specialize, --no-warp-specialize */
+	int cpu_strip;          /* --cpu-strip=N (TcOptions.cpu_strip) */
 	bool list_kernels;      /* --list-kernels */
 	bool json;              /* --json: --list-kernels as JSON */
 	bool explain;           /* --explain */
@@ -103,6 +104,11 @@ usage(FILE *f)
 	      "threads\n"
 	      "  --no-warp-specialize on sm_90a, the program's threads issue "
 	      "them (default)\n"
+	      "  --cpu-strip=N        on the CPU, one thread runs N blocks of "
+	      "a grid row\n"
+	      "                       together, copying what they share once "
+	      "(0: one\n"
+	      "                       block a call; default: none)\n"
 	      "  --list-kernels       print the program's kernel names\n"
 	      "  --list-targets       print every target and arch with what "
 	      "tilec assumes\n"
@@ -142,7 +148,7 @@ enum {
 	OPT_OUT, OPT_KERNEL, OPT_DUMP_AFTER, OPT_EMIT, OPT_CONFIG, OPT_DEFINE,
 	OPT_JSON,
 	OPT_EXPLAIN, OPT_LIST_TARGETS, OPT_WGMMA, OPT_NO_WGMMA, OPT_TMA, OPT_NO_TMA,
-	OPT_WS, OPT_NO_WS,
+	OPT_WS, OPT_NO_WS, OPT_CPU_STRIP,
 };
 
 static const TcOptSpec options[] = {
@@ -157,6 +163,7 @@ static const TcOptSpec options[] = {
 	{ "no-tma", 0, false, OPT_NO_TMA },
 	{ "warp-specialize", 0, false, OPT_WS },
 	{ "no-warp-specialize", 0, false, OPT_NO_WS },
+	{ "cpu-strip", 0, true, OPT_CPU_STRIP },
 	{ "list-kernels", 0, false, OPT_LIST_KERNELS },
 	{ "list-targets", 0, false, OPT_LIST_TARGETS },
 	{ "json", 0, false, OPT_JSON },
@@ -241,6 +248,16 @@ parse_args(Cli *cli, int argc, char **argv, bool *stop)
 		case OPT_KERNEL: cli->kernel = v; break;
 		case OPT_DUMP_AFTER: cli->dump_after = v; break;
 		case OPT_CONFIG: cli->config = v; break;
+		case OPT_CPU_STRIP: {
+			char *end;
+			long n = strtol(v, &end, 10);
+			if (*v == '\0' || *end != '\0' || n < 0 || n > 16)
+				return usage_error("--cpu-strip wants a number "
+						   "of blocks, 0 to 16, not "
+						   "'%s'", v);
+			cli->cpu_strip = n == 0 ? -1 : (int)n;
+			break;
+		}
 		case OPT_EMIT:
 			if (strcmp(v, "ir") == 0)
 				cli->emit = EMIT_IR;
@@ -350,6 +367,7 @@ translate(const Cli *cli)
 	opt.wgmma = cli->wgmma;
 	opt.tma = cli->tma;
 	opt.ws = cli->ws;
+	opt.cpu_strip = cli->cpu_strip;
 	opt.explain = cli->explain;
 	opt.ndefines = cli->ndefines;
 	for (int i = 0; i < cli->ndefines; i++) {

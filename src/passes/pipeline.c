@@ -53,6 +53,8 @@ const TcPass tc_passes[] = {
 	  "row-wise runs of statements as one loop; buffers kept in registers" },
 	{ "edge", tc_cpu_edge, CPU_TARGETS,
 	  "fused runs' main loops: the tests their columns decide, folded" },
+	{ "strip", tc_cpu_strip, CPU_TARGETS,
+	  "strips of a grid row's blocks run by one thread, sharing copies" },
 };
 
 const int tc_npasses = (int)(sizeof tc_passes / sizeof tc_passes[0]);
