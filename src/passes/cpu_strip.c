@@ -42,6 +42,8 @@
  */
 #include "passes/passes.h"
 
+#include "analysis/walk.h"
+
 #include <string.h>
 
 typedef struct Strip {
@@ -180,6 +182,15 @@ holds_gemm(const TcStmt *body)
 	return false;
 }
 
+static void
+find_gemm(void *ctx, TcStmt *s, int par_depth)
+{
+	const TcStmt **g = ctx;
+	(void)par_depth;
+	if (s->kind == TC_ST_GEMM && !*g)
+		*g = s;
+}
+
 static long long
 buffer_bytes(const TcVar *v)
 {
@@ -241,16 +252,26 @@ strip_kernel(TcArena *a, TcKernel *k, const TcOptions *opt, TcDiags *d)
 	for (int i = 0; i < k->body->u.block.body.len; i++) {
 		TcStmt *s = k->body->u.block.body.items[i];
 		if (s->kind == TC_ST_FOR && holds_gemm(s->u.loop.body)) {
-			if (loop)
+			if (loop) {
+				tc_diag(d, TC_NOTE, s->loc, "no strip of "
+					"blocks for kernel '%s': more than one "
+					"loop holds a tile_gemm", k->name);
 				return;
+			}
 			loop = s;
 		}
 	}
-	if (!loop)
+	if (!loop || loop->u.loop.kind == TC_LOOP_PARALLEL) {
+		const TcStmt *g = NULL;
+		tc_walk_stmts(k->body, 0, find_gemm, &g);
+		if (g)
+			tc_diag(d, TC_NOTE, g->loc, "no strip of blocks for "
+				"kernel '%s': its tile_gemm is not in the body "
+				"of one serial or pipelined loop at the "
+				"kernel's top level", k->name);
 		return;
+	}
 	TcLoc at = loop->loc;
-	if (loop->u.loop.kind == TC_LOOP_PARALLEL)
-		return;
 	if (k->fusions.len > 0) {
 		tc_diag(d, TC_NOTE, at, "no strip of blocks for kernel '%s': its "
 			"row-wise runs (fuse) would span the strip's parts",
