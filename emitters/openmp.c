@@ -541,6 +541,21 @@ mark_strip_use(void *ctx, const TcVar *v)
 	uses[v->index] = true;
 }
 
+/* Statement i of seq, or the row-wise run that starts there (its
+ * statements all shared or all each-block: cpu_strip.c); the index of
+ * the last statement printed. */
+static int
+emit_strip_stmt(Emitter *E, const TcStmt *seq, int i)
+{
+	const TcFusion *F = tc_omp_fusion_at(E, seq, i);
+	if (F) {
+		tc_omp_emit_fusion(E, F);
+		return i + F->nstmts - 1;
+	}
+	tc_omp_emit_stmt(E, seq->u.block.body.items[i]);
+	return i;
+}
+
 /* Statements from..to-1 of a strip's sequence (passes/cpu_strip.c): the
  * shared ones in order, then the each-block ones once for each block of
  * the strip, with grid x and the buffers each block keeps its own of
@@ -558,7 +573,7 @@ emit_strip_part(Emitter *E, const TcStmt *seq, int from, int to)
 			each = true;
 			tc_omp_walk_vars(NULL, st, mark_strip_use, uses);
 		} else {
-			tc_omp_emit_stmt(E, st);
+			i = emit_strip_stmt(E, seq, i);
 		}
 	}
 	if (!each)
@@ -589,7 +604,7 @@ emit_strip_part(Emitter *E, const TcStmt *seq, int from, int to)
 	for (int i = from; i < to; i++) {
 		const TcStmt *st = seq->u.block.body.items[i];
 		if (st->each_block)
-			tc_omp_emit_stmt(E, st);
+			i = emit_strip_stmt(E, seq, i);
 	}
 	b->indent--;
 	tc_buf_puts(b, "}\n");
@@ -2188,7 +2203,7 @@ emit_kernel_function(Emitter *E, const char *block_fn)
 			 * grid's remain, at most k->strip. */
 			args[na++] = E->strip_first;
 			args[na++] = tc_fmt(
-				E->a, "tilec_min(%d, %s - %s)", k->strip,
+				E->a, "tilec_min(%s, %s - %s)", E->strip_len,
 				tc_omp_expr_text(E, k->grid[0],
 						 tc_binop_prec(TC_OP_SUB) + 1),
 				E->strip_first);
@@ -2208,6 +2223,30 @@ emit_kernel_function(Emitter *E, const char *block_fn)
 		const TcVar *v = k->params.items[i];
 		if (!E->used[v->index])
 			tc_buf_printf(b, "(void)%s;\n", v->name);
+	}
+	/* A strip's length, shortened where the threads would outnumber
+	 * the strips. */
+	if (k->strip > 1) {
+		TcBuf rows;
+		tc_buf_init(&rows);
+		for (int d = 1; d < 3; d++)
+			if (k->grid[d])
+				tc_buf_printf(&rows, "%s%s",
+					      rows.len ? " * " : "(long long)",
+					      tc_omp_expr_text(
+						      E, k->grid[d],
+						      tc_binop_prec(TC_OP_MUL) + 1));
+		tc_buf_puts(b, "// blocks of a grid row each call runs, fewer "
+			    "where the threads would\n// outnumber the "
+			    "strips\n");
+		tc_omp_print_wrapped(
+			E, tc_fmt(E->a, "const int %s = tilec_strip_blocks(",
+				  E->strip_len),
+			(const char *[]){ tc_fmt(E->a, "%d", k->strip),
+					  tc_omp_expr_text(E, k->grid[0], 0),
+					  rows.data },
+			3, ");");
+		tc_buf_free(&rows);
 	}
 	/* The grid, z outermost, as one collapsed parallel loop. */
 	static const char *const grid_names[3] = { "block_x", "block_y",
@@ -2231,11 +2270,11 @@ emit_kernel_function(Emitter *E, const char *block_fn)
 					      : tc_omp_fresh(E, grid_names[d]);
 		if (d == 0 && k->strip > 1) {
 			var = E->strip_first;
-			tc_buf_printf(b, "for (int %s = 0; %s < %s; %s += %d)\n",
+			tc_buf_printf(b, "for (int %s = 0; %s < %s; %s += %s)\n",
 				      var, var,
 				      tc_omp_expr_text(E, k->grid[d],
 						       tc_binop_prec(TC_OP_LT) + 1),
-				      var, k->strip);
+				      var, E->strip_len);
 			b->indent++;
 			continue;
 		}
@@ -2449,6 +2488,7 @@ emit(const TcProgram *p, const TcKernel *k, const TcTarget *t,
 			&E, tc_fmt(E.a, "%s0", k->block[0]->name));
 		E.strip_count = tc_omp_fresh(
 			&E, tc_fmt(E.a, "n%s", k->block[0]->name));
+		E.strip_len = tc_omp_fresh(&E, "strip");
 	}
 
 	/* The block function first, into its own buffer, so an error leaves
@@ -2473,6 +2513,11 @@ emit(const TcProgram *p, const TcKernel *k, const TcTarget *t,
 		emit_file_header(&E);
 	tc_buf_puts(out, "\n");
 	tc_c_loc_comment(&E.pr, k->loc,
+			 k->strip > 1 ?
+			 tc_fmt(E.a, "a strip of up to %d blocks of a row of "
+				"%s; their buffers take %s of the thread's "
+				"stack", k->strip, k->name,
+				tc_size_text(E.a, k->stack_bytes)) :
 			 tc_fmt(E.a, "one block of %s; its buffers take %s of "
 				"the thread's stack", k->name,
 				tc_size_text(E.a, k->stack_bytes)));
@@ -2483,6 +2528,10 @@ emit(const TcProgram *p, const TcKernel *k, const TcTarget *t,
 	tc_buf_free(&body);
 	tc_buf_puts(out, "\n");
 	tc_c_loc_comment(&E.pr, k->loc,
+			 k->strip > 1 ?
+			 tc_fmt(E.a, "%s: the grid, one strip of a row's "
+				"blocks per OpenMP loop iteration; each thread "
+				"runs consecutive strips", k->name) :
 			 tc_fmt(E.a, "%s: the grid, one block per OpenMP loop "
 				"iteration", k->name));
 	emit_kernel_function(&E, block_fn);

@@ -58,6 +58,7 @@ typedef struct Emitter {
 				   block keeps its own of (var->each_block) */
 	const char *strip_first; /* the block function's first grid x */
 	const char *strip_count; /* and how many blocks from it it runs */
+	const char *strip_len;  /* the kernel function's blocks a strip */
 } Emitter;
 
 /* ==== openmp.c: kernels, statements and tile ops ========================== */

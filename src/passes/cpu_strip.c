@@ -19,7 +19,8 @@
  *
  * The gemm shape: a 2-D (or 3-D) grid whose x index names the block, and
  * at the kernel's top level one serial or pipelined loop holding a
- * tile_gemm among its body's statements.  A statement is each-block when
+ * tile_gemm among its body's statements.  A row-wise run (fuse) of those
+ * sequences must be all shared or all each-block statements.  A statement is each-block when
  * it reads grid x, or a buffer, local or tensor an each-block statement
  * writes (a fixpoint over the top level and the loop's body); the rest
  * are shared.  Such a buffer is kept once per block (var->each_block)
@@ -31,20 +32,27 @@
  * them, so no shared statement may write what an earlier each-block one
  * of its sequence reads, nor read what it writes.
  *
- * Blocks a strip: kernel->strip = opt->cpu_strip where given; otherwise
- * off (the default until a benchmark shows the strip wins on the
- * target: docs/perf.md).  A strip of N blocks keeps N copies of its
- * each-block buffers on the thread's stack; the frame's bytes grow to
- * match and must stay under 8 times the target's limit.
+ * Blocks a strip: opt->cpu_strip where given (--cpu-strip=N; 0 or 1:
+ * none); by default 4, and only where the loop's body is the gemm shape
+ * proper (copies of tensor regions into whole buffers, their prefetches,
+ * gemms).  A strip of N blocks keeps N copies of its each-block buffers
+ * on the thread's stack; the frame's bytes grow to match and must stay
+ * under 4 times the target's limit (the default takes fewer blocks to
+ * fit).  The kernel function shortens the strip at run time where the
+ * grid would have fewer strips than threads (tilec_strip_blocks).
  *
  * A kernel of the gemm shape the pass cannot strip gets a note saying
- * why (only when a strip was asked for).
+ * why.
  */
 #include "passes/passes.h"
 
 #include "analysis/walk.h"
 
 #include <string.h>
+
+/* Blocks a strip by default: A's copy falls to a quarter (docs/perf.md,
+ * 2026-12-03: 4 and 2 measured alike, both ahead of none). */
+enum { STRIP_DEFAULT = 4 };
 
 typedef struct Strip {
 	TcArena *a;
@@ -182,6 +190,23 @@ holds_gemm(const TcStmt *body)
 	return false;
 }
 
+/* Whether a loop body only copies tensor regions into buffers (and
+ * prefetches them) and multiplies. */
+static bool
+plain_gemm_loop(const TcStmt *body)
+{
+	for (int i = 0; i < body->u.block.body.len; i++) {
+		const TcStmt *s = body->u.block.body.items[i];
+		if (s->kind == TC_ST_GEMM || s->kind == TC_ST_PREFETCH)
+			continue;
+		if (s->kind != TC_ST_COPY || !s->u.copy.dst.whole ||
+		    s->u.copy.dst.var->kind != TC_VAR_BUFFER ||
+		    s->u.copy.src.var->kind != TC_VAR_TENSOR)
+			return false;
+	}
+	return true;
+}
+
 static void
 find_gemm(void *ctx, TcStmt *s, int par_depth)
 {
@@ -244,7 +269,8 @@ static void
 strip_kernel(TcArena *a, TcKernel *k, const TcOptions *opt, TcDiags *d)
 {
 	const TcTarget *t = &opt->target;
-	if (opt->cpu_strip <= 1 || !k->grid[0] || !k->block[0] ||
+	int want = opt->cpu_strip == 0 ? STRIP_DEFAULT : opt->cpu_strip;
+	if (want <= 1 || !k->grid[0] || !k->block[0] ||
 	    (!k->grid[1] && !k->grid[2]))
 		return;
 	/* The one top-level loop with a gemm in its body. */
@@ -272,12 +298,10 @@ strip_kernel(TcArena *a, TcKernel *k, const TcOptions *opt, TcDiags *d)
 		return;
 	}
 	TcLoc at = loop->loc;
-	if (k->fusions.len > 0) {
-		tc_diag(d, TC_NOTE, at, "no strip of blocks for kernel '%s': its "
-			"row-wise runs (fuse) would span the strip's parts",
-			k->name);
+	/* By default only the gemm shape proper: the loop copies into
+	 * buffers and multiplies. */
+	if (opt->cpu_strip == 0 && !plain_gemm_loop(loop->u.loop.body))
 		return;
-	}
 	size_t n = (size_t)k->vars.len + 1;
 	Strip S = { .a = a, .k = k, .dep = tc_alloc(a, n),
 		    .written = tc_alloc(a, n), .read = tc_alloc(a, n) };
@@ -311,6 +335,23 @@ strip_kernel(TcArena *a, TcKernel *k, const TcOptions *opt, TcDiags *d)
 		if (where)
 			why = "a statement the blocks share cannot run "
 			      "before one each block runs";
+	}
+	/* A row-wise run (fuse) prints as one loop: its statements all
+	 * shared or all each-block. */
+	for (int f = 0; !why && f < k->fusions.len; f++) {
+		const TcFusion *F = k->fusions.items[f];
+		if (F->block != k->body && F->block != loop->u.loop.body)
+			continue;
+		const TcStmt *first = F->block->u.block.body.items[F->first];
+		for (int i = 1; i < F->nstmts; i++) {
+			const TcStmt *s = F->block->u.block.body.items[F->first + i];
+			if (s->each_block != first->each_block) {
+				why = "a row-wise run (fuse) holds statements "
+				      "each block runs and statements the blocks "
+				      "share";
+				where = first;
+			}
+		}
 	}
 	/* What the blocks share and the loop's each-block statements read:
 	 * without it the strip saves nothing. */
@@ -351,11 +392,15 @@ strip_kernel(TcArena *a, TcKernel *k, const TcOptions *opt, TcDiags *d)
 		    !s->u.decl.var->unstored)
 			each += buffer_bytes(s->u.decl.var);
 	}
-	long long frame = k->stack_bytes + (opt->cpu_strip - 1) * each;
-	if (!why && frame > 8 * t->smem_limit)
+	/* The default takes fewer blocks where their buffers would pass
+	 * 4 times the frame limit on the thread's stack. */
+	while (!why && opt->cpu_strip == 0 && want > 2 &&
+	       k->stack_bytes + (want - 1) * each > 4 * t->smem_limit)
+		want--;
+	long long frame = k->stack_bytes + (want - 1) * each;
+	if (!why && frame > 4 * t->smem_limit)
 		why = tc_fmt(a, "%d blocks' buffers would take %s of the "
-			     "thread's stack", opt->cpu_strip,
-			     tc_size_text(a, frame));
+			     "thread's stack", want, tc_size_text(a, frame));
 	if (why) {
 		tc_diag(d, TC_NOTE, where ? where->loc : at,
 			"no strip of blocks for kernel '%s': %s", k->name, why);
@@ -370,13 +415,14 @@ strip_kernel(TcArena *a, TcKernel *k, const TcOptions *opt, TcDiags *d)
 			/* Declared once: N of it, or one the blocks take
 			 * turns with. */
 			s->u.decl.var->each_block =
-				!turn_local(k, loop, s->u.decl.var);
+				!turn_local(k, loop, s->u.decl.var) &&
+				!s->u.decl.var->unstored;
 			s->each_block = false;
 		}
 	}
-	k->strip = opt->cpu_strip;
+	k->strip = want;
 	k->strip_loop = loop;
-	k->frame_bytes += (opt->cpu_strip - 1) * each;
+	k->frame_bytes += (want - 1) * each;
 	k->stack_bytes = frame;
 }
 
