@@ -701,13 +701,15 @@ emit_decl(Emitter *E, const TcStmt *s)
 			      tc_omp_expr_text(E, v->shape[i], 0));
 	const char *held =
 		tc_omp_is_narrow_float(v->dtype) ? ", held as float" : "";
+	if (E->strip_all && E->strip_all[v->index])
+		held = tc_fmt(E->a, "%s; one for each block of the strip", held);
 	tc_c_loc_comment(&E->pr, v->loc,
 			 tc_fmt(E->a, "tile_%s %s %s%s%s", tc_scope_name(v->scope),
 				tc_dtype_name(v->dtype), v->name, shape.data,
 				held));
 	if (E->strip_all && E->strip_all[v->index])
-		tc_buf_printf(b, "_Alignas(64) %s %s[%d]%s; // one for each block "
-			      "of the strip\n", tc_omp_value_type(v->dtype),
+		tc_buf_printf(b, "_Alignas(64) %s %s[%d]%s;\n",
+			      tc_omp_value_type(v->dtype),
 			      E->strip_all[v->index], E->k->strip, shape.data);
 	else
 		tc_buf_printf(b, "_Alignas(64) %s %s%s;\n",

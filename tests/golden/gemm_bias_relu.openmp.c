@@ -32,8 +32,9 @@ gemm_bias_relu_block(int M, int N, int K, const tilec_f16 A[restrict M][K],
 	// gemm_bias_relu.c:25 tile_shared f16 Bs[BLOCK_K][BLOCK_N], held as
 	// float
 	_Alignas(64) float Bs[BLOCK_K][BLOCK_N];
-	// gemm_bias_relu.c:26 tile_fragment f32 acc[BLOCK_M][BLOCK_N]
-	_Alignas(64) float acc_all[4][BLOCK_M][BLOCK_N]; // one for each block of the strip
+	// gemm_bias_relu.c:26 tile_fragment f32 acc[BLOCK_M][BLOCK_N]; one for
+	// each block of the strip
+	_Alignas(64) float acc_all[4][BLOCK_M][BLOCK_N];
 	// each block of the strip in turn
 	for (int b2 = 0; b2 < nbx; b2++) {
 		float (*const acc)[BLOCK_N] = acc_all[b2];

@@ -23,8 +23,9 @@ gemm_f32_block(int M, int N, int K, const float A[restrict M][K],
 	_Alignas(64) float As[BLOCK_M][BLOCK_K];
 	// gemm_f32.c:27 tile_shared f32 Bs[BLOCK_K][BLOCK_N]
 	_Alignas(64) float Bs[BLOCK_K][BLOCK_N];
-	// gemm_f32.c:28 tile_fragment f32 acc[BLOCK_M][BLOCK_N]
-	_Alignas(64) float acc_all[4][BLOCK_M][BLOCK_N]; // one for each block of the strip
+	// gemm_f32.c:28 tile_fragment f32 acc[BLOCK_M][BLOCK_N]; one for each
+	// block of the strip
+	_Alignas(64) float acc_all[4][BLOCK_M][BLOCK_N];
 	// each block of the strip in turn
 	for (int b = 0; b < nbx; b++) {
 		float (*const acc)[BLOCK_N] = acc_all[b];

@@ -29,8 +29,9 @@ gemm_splitk_block(int M, int N, int K, const float A[restrict M][K],
 	_Alignas(64) float As[BLOCK_M][BLOCK_K];
 	// gemm_splitk.c:28 tile_shared f32 Bs[BLOCK_K][BLOCK_N]
 	_Alignas(64) float Bs[BLOCK_K][BLOCK_N];
-	// gemm_splitk.c:29 tile_fragment f32 acc[BLOCK_M][BLOCK_N]
-	_Alignas(64) float acc_all[4][BLOCK_M][BLOCK_N]; // one for each block of the strip
+	// gemm_splitk.c:29 tile_fragment f32 acc[BLOCK_M][BLOCK_N]; one for
+	// each block of the strip
+	_Alignas(64) float acc_all[4][BLOCK_M][BLOCK_N];
 	const int k_tiles = tilec_ceildiv(K, BLOCK_K);
 	const int per_split = tilec_ceildiv(k_tiles, SPLIT_K);
 	const int k_end = tilec_min(k_tiles, (split + 1) * per_split);

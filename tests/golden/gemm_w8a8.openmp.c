@@ -31,10 +31,12 @@ gemm_w8a8_block(int M, int N, int K, const int8_t A[restrict M][K],
 	_Alignas(64) int8_t As[BLOCK_M][BLOCK_K];
 	// gemm_w8a8.c:36 tile_shared i8 Ws[BLOCK_N][BLOCK_K]
 	_Alignas(64) int8_t Ws[BLOCK_N][BLOCK_K];
-	// gemm_w8a8.c:37 tile_fragment i32 acc[BLOCK_M][BLOCK_N]
-	_Alignas(64) int acc_all[4][BLOCK_M][BLOCK_N]; // one for each block of the strip
-	// gemm_w8a8.c:38 tile_fragment f32 c[BLOCK_M][BLOCK_N]
-	_Alignas(64) float c_all[4][BLOCK_M][BLOCK_N]; // one for each block of the strip
+	// gemm_w8a8.c:37 tile_fragment i32 acc[BLOCK_M][BLOCK_N]; one for each
+	// block of the strip
+	_Alignas(64) int acc_all[4][BLOCK_M][BLOCK_N];
+	// gemm_w8a8.c:38 tile_fragment f32 c[BLOCK_M][BLOCK_N]; one for each
+	// block of the strip
+	_Alignas(64) float c_all[4][BLOCK_M][BLOCK_N];
 	// gemm_w8a8.c:39 tile_fragment f32 sa[BLOCK_M]
 	_Alignas(64) float sa[BLOCK_M];
 	// each block of the strip in turn
