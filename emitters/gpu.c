@@ -213,6 +213,7 @@ storage_type(const Gpu *G, TcDtype t)
 	case TC_DT_FP8E4M3: return "tilec::fp8e4m3";
 	case TC_DT_FP8E5M2: return "tilec::fp8e5m2";
 	case TC_DT_BOOL: return "bool";
+	case TC_DT_I4: return "tilec::i4x2"; /* a byte of two, packed */
 	default: return NULL;
 	}
 }
@@ -287,6 +288,8 @@ zero_of(Gpu *G, TcDtype t, TcLoc loc)
 static const char *
 from_value_of(Gpu *G, TcDtype t, TcDtype from)
 {
+	if (t == TC_DT_I4) /* an int, which tilec::i4_put wraps */
+		return "(int)(";
 	return tc_fmt(G->a, "tilec::%s<%s>(", float_valued(from) ? "from_float" :
 		      "from_value", storage_type(G, t));
 }
@@ -360,17 +363,24 @@ row_stride_text(Gpu *G, const TcVar *v, int prec)
 }
 
 /* The elements in one stage of staged buffer v, as the program declares
- * them: `BLOCK_M * BLOCK_K`, parenthesized as a factor if `factor`. */
+ * them: `BLOCK_M * BLOCK_K`, parenthesized as a factor if `factor`; for
+ * packed i4, the bytes that hold them, `((BLOCK_N * BLOCK_K + 1) / 2)`
+ * (smem.c's stage_bytes). */
 static const char *
 stage_elems_text(Gpu *G, const TcVar *v, bool factor)
 {
 	int mul = tc_binop_prec(TC_OP_MUL);
-	if (v->rank == 1)
+	bool i4 = v->dtype == TC_DT_I4;
+	if (v->rank == 1 && !i4)
 		return row_stride_text(G, v, factor ? mul + 1 : 0);
-	const char *t = extent_text(G, v, 0, mul);
+	const char *t = v->rank == 1 ? row_stride_text(G, v, tc_binop_prec(TC_OP_ADD))
+				     : extent_text(G, v, 0, mul);
 	for (int i = 1; i < v->rank - 1; i++)
 		t = tc_fmt(G->a, "%s * %s", t, extent_text(G, v, i, mul + 1));
-	t = tc_fmt(G->a, "%s * %s", t, row_stride_text(G, v, mul + 1));
+	if (v->rank > 1)
+		t = tc_fmt(G->a, "%s * %s", t, row_stride_text(G, v, mul + 1));
+	if (i4)
+		return tc_fmt(G->a, "((%s + 1) / 2)", t);
 	return factor ? tc_fmt(G->a, "(%s)", t) : t;
 }
 
@@ -413,20 +423,34 @@ swizzle_bytes(const TcVar *v)
 }
 
 /* The copy helpers' SWIZZLE argument for a swizzled buffer: `, true`
- * for swizzled rows, `, tilec::SWIZZLE_PANELS` for 128-byte panels. */
+ * for swizzled rows, `, tilec::SWIZZLE_PANELS` for 128-byte panels,
+ * `, tilec::swizzle_groups(N)` for a tile read by columns. */
 static const char *
-swizzle_arg(const TcVar *v)
+swizzle_arg(Gpu *G, const TcVar *v)
 {
+	if (v->swizzle_rows)
+		return tc_fmt(G->a, ", tilec::swizzle_groups(%d)", v->swizzle_rows);
 	return v->panels ? ", tilec::SWIZZLE_PANELS" : ", true";
 }
 
 /* Offset of element idx[] of a shared buffer: row-major, the last extent
- * padded: ((i0 * e1 + i1) * e2p + i2).  Swizzled buffers are only touched by
- * the helpers (smem.c), never element by element. */
+ * padded: ((i0 * e1 + i1) * e2p + i2).  A tile swizzled for column reads:
+ * `tilec::tile_index<ROW_BYTES, T, GROUP>(i0, i1)`.  Other swizzled
+ * buffers are only touched by the helpers (smem.c), never element by
+ * element. */
 static void
 smem_offset(Gpu *G, const TcVar *v, TcExpr *const *idx)
 {
 	TcBuf *b = G->pr.out;
+	if (v->swizzle_rows) {
+		tc_buf_printf(b, "tilec::tile_index<%lld, %s, %d>(", swizzle_bytes(v),
+			      storage_type(G, v->dtype), v->swizzle_rows);
+		tc_c_expr_prec(&G->pr, idx[0], TC_PREC_COMMA + 1);
+		tc_buf_puts(b, ", ");
+		tc_c_expr_prec(&G->pr, idx[1], TC_PREC_COMMA + 1);
+		tc_buf_puts(b, ")");
+		return;
+	}
 	if (v->swizzle)
 		error(G, v->loc, "internal error: element access to swizzled "
 		      "shared buffer '%s'", v->name);
@@ -544,10 +568,35 @@ prints_var(const TcStmt *s, const TcVar *v)
 	return u.found;
 }
 
+/* Packed i4 elements (a tensor, a shared tile) are no lvalues: they are
+ * read and written through the helpers, by their base and flat offset. */
+static bool
+packed_i4(const TcVar *v)
+{
+	return v->dtype == TC_DT_I4 && !is_reg(v);
+}
+
+/* `BASE, OFFSET` of element idx[] of packed i4 tensor or tile v. */
+static void
+i4_args(Gpu *G, const TcVar *v, TcExpr *const *idx)
+{
+	if (v->kind == TC_VAR_TENSOR) {
+		tc_buf_printf(G->pr.out, "%s, ", v->name);
+		tensor_offset(G, v, idx);
+	} else {
+		smem_base(G, v);
+		tc_buf_puts(G->pr.out, ", ");
+		smem_offset(G, v, idx);
+	}
+}
+
 /* The element as an lvalue in its storage type. */
 static void
 element_ref(Gpu *G, const TcVar *v, TcExpr *const *idx)
 {
+	if (packed_i4(v))
+		error(G, v->loc, "internal error: i4 element of '%s' as an lvalue",
+		      v->name);
 	if (v->kind == TC_VAR_TENSOR) {
 		tc_buf_printf(G->pr.out, "%s[", v->name);
 		tensor_offset(G, v, idx);
@@ -562,11 +611,29 @@ element_ref(Gpu *G, const TcVar *v, TcExpr *const *idx)
 	}
 }
 
+/* The element as a value of its storage type (an int for packed i4:
+ * tilec::i4_get). */
+static void
+element_value(Gpu *G, const TcVar *v, TcExpr *const *idx)
+{
+	if (!packed_i4(v)) {
+		element_ref(G, v, idx);
+		return;
+	}
+	tc_buf_puts(G->pr.out, "tilec::i4_get(");
+	i4_args(G, v, idx);
+	tc_buf_puts(G->pr.out, ")");
+}
+
 static void
 hook_load(TcCPrinter *pr, const TcExpr *e)
 {
 	Gpu *G = pr->ctx;
 	const TcVar *v = e->u.load.var;
+	if (packed_i4(v)) {
+		element_value(G, v, e->u.load.idx);
+		return;
+	}
 	bool wrap = narrow_float(v->dtype) && !is_reg(v);
 	if (wrap)
 		tc_buf_puts(pr->out, "tilec::to_float(");
@@ -578,6 +645,13 @@ hook_load(TcCPrinter *pr, const TcExpr *e)
 static bool
 hook_convert(TcCPrinter *pr, const TcExpr *value, TcDtype t)
 {
+	if (t == TC_DT_I4) {
+		/* Wrap to 4 bits, as i4's storage would. */
+		tc_buf_puts(pr->out, "tilec::i4_wrap(");
+		tc_c_expr(pr, value);
+		tc_buf_puts(pr->out, ")");
+		return true;
+	}
 	if (t == TC_DT_I8 || t == TC_DT_U8) {
 		/* Wrap to the 8-bit type (u8 of -5 is 251); the value is then
 		 * an int again by C++'s promotions. */
@@ -634,7 +708,11 @@ stores_bytes(const Gpu *G, const TcVar *v)
 static void
 store_open(Gpu *G, const TcVar *v, TcExpr *const *idx)
 {
-	if (stores_bytes(G, v)) {
+	if (packed_i4(v)) {
+		tc_buf_puts(G->pr.out, "tilec::i4_put(");
+		i4_args(G, v, idx);
+		tc_buf_puts(G->pr.out, ", ");
+	} else if (stores_bytes(G, v)) {
 		tc_buf_printf(G->pr.out, "%s(&", G->dialect->byte_store);
 		element_ref(G, v, idx);
 		tc_buf_puts(G->pr.out, ", ");
@@ -647,7 +725,7 @@ store_open(Gpu *G, const TcVar *v, TcExpr *const *idx)
 static void
 store_close(Gpu *G, const TcVar *v)
 {
-	tc_buf_puts(G->pr.out, stores_bytes(G, v) ? ");\n" : ";\n");
+	tc_buf_puts(G->pr.out, stores_bytes(G, v) || packed_i4(v) ? ");\n" : ";\n");
 }
 
 /* Store `value` into the element, converting to the storage type. */
@@ -1014,6 +1092,24 @@ copy_g2s(Gpu *G, const TcStmt *s)
 	const TcRegion *dst = &s->u.copy.dst, *src = &s->u.copy.src;
 	const TcVar *v = dst->var, *t = src->var;
 	TcBuf *b = G->pr.out;
+	if (v->dtype == TC_DT_I4) {
+		/* Packed bytes to packed bytes, by cp.async where async. */
+		tc_buf_printf(b, "tilec::copy_g2s_i4<%s, %s, %s%s>(",
+			      v->rank == 2 ? extent_text(G, v, 0, TC_PREC_COMMA + 1) : "1",
+			      extent_text(G, v, v->rank - 1, TC_PREC_COMMA + 1), G->nthreads,
+			      async ? ", true" : "");
+		if (s->u.copy.stage)
+			smem_stage(G, v, s->u.copy.stage);
+		else
+			smem_base(G, v);
+		tc_buf_printf(b, ", %s, %s, ", row_stride_text(G, v, TC_PREC_COMMA + 1),
+			      t->name);
+		tensor_offset(G, t, src->origin);
+		box_args(G, src, v);
+		box_lows(G, src, v);
+		tc_buf_puts(b, ");\n");
+		return;
+	}
 	tc_buf_printf(b, "tilec::copy_g2s<%s, %s, %s, %s",
 		      storage_type(G, v->dtype),
 		      v->rank == 2 ? extent_text(G, v, 0, TC_PREC_COMMA + 1) : "1",
@@ -1021,7 +1117,7 @@ copy_g2s(Gpu *G, const TcStmt *s)
 	if (G->t->cp_async)
 		tc_buf_puts(b, async ? ", true" : ", false");
 	if (v->swizzle)
-		tc_buf_puts(b, swizzle_arg(v));
+		tc_buf_puts(b, swizzle_arg(G, v));
 	tc_buf_puts(b, ">(");
 	if (s->u.copy.stage)
 		smem_stage(G, v, s->u.copy.stage);
@@ -1048,7 +1144,7 @@ g2s_setup(Gpu *G, const TcStmt *s, const char *name)
 	tc_buf_printf(b, "const tilec::G2S<%s, %s, %s, %s%s> %s(%s, ",
 		      storage_type(G, v->dtype), extent_text(G, v, 0, TC_PREC_COMMA + 1),
 		      extent_text(G, v, 1, TC_PREC_COMMA + 1), G->nthreads,
-		      v->swizzle ? swizzle_arg(v) : "", name,
+		      v->swizzle ? swizzle_arg(G, v) : "", name,
 		      row_stride_text(G, v, TC_PREC_COMMA + 1));
 	tensor_at(G, t, s->u.copy.first);
 	tc_buf_puts(b, ", ");
@@ -1231,8 +1327,9 @@ copy_reg(Gpu *G, const TcStmt *s)
 		close_brace(G);
 		return;
 	}
-	/* Register <-> shared memory (a whole buffer). */
-	if (o->kind == TC_VAR_BUFFER && other->whole && !atomic) {
+	/* Register <-> shared memory (a whole buffer).  Packed i4 tiles go
+	 * element by element (below). */
+	if (o->kind == TC_VAR_BUFFER && other->whole && !atomic && !packed_i4(o)) {
 		if (f == dst->var) {
 			tc_buf_printf(b, "tilec::copy_s2r<%s, %s>(%s, ", rows_of(G, f),
 				      cols_of(G, f), as_2d(G, f));
@@ -1252,14 +1349,22 @@ copy_reg(Gpu *G, const TcStmt *s)
 	 * last (unit stride): the vectorized helpers. */
 	if (o->kind == TC_VAR_TENSOR && !atomic &&
 	    other->dims[other->ndims - 1] == o->rank - 1 &&
-	    (other->ndims < 2 || other->dims[0] < other->dims[1])) {
+	    (other->ndims < 2 || other->dims[0] < other->dims[1]) &&
+	    (!packed_i4(o) || f == dst->var)) {
 		if (f == dst->var)
 			tc_buf_printf(b, "tilec::copy_g2r<%s, %s>(%s, ", rows_of(G, f),
 				      cols_of(G, f), as_2d(G, f));
 		else
 			tc_buf_printf(b, "tilec::copy_r2g<%s, %s>(", rows_of(G, f),
 				      cols_of(G, f));
-		tensor_at(G, o, other->origin);
+		if (packed_i4(o)) {
+			/* Unpacked in registers (tilec::I4Ptr's copy_g2r). */
+			tc_buf_printf(b, "tilec::i4_ptr(%s, ", o->name);
+			tensor_offset(G, o, other->origin);
+			tc_buf_puts(b, ")");
+		} else {
+			tensor_at(G, o, other->origin);
+		}
 		box_args(G, other, f);
 		if (f != dst->var)
 			tc_buf_printf(b, ", %s", as_2d(G, f));
@@ -1320,7 +1425,7 @@ copy_reg(Gpu *G, const TcStmt *s)
 			return;
 		}
 		tc_buf_puts(b, to_value_of(G, f->dtype));
-		element_ref(G, o, oi);
+		element_value(G, o, oi);
 		tc_buf_puts(b, !bounded ? ");\n" : float_valued(f->dtype) ? ") : 0.0f;\n" :
 			    ") : 0;\n");
 	}
@@ -1937,6 +2042,139 @@ emit_assign(Gpu *G, const TcStmt *s)
 /* A tile_parallel loop whose iterations are spread over the threads
  * (TC_THREADS_SPREAD): with the SPREAD loops nested in it as its only
  * statement (layout.c), one flat loop. */
+/* e with every use of var v replaced by `to` (a copy; e is kept). */
+static TcExpr *
+replace_var(Gpu *G, const TcExpr *e, const TcVar *v, const TcExpr *to)
+{
+	if (!e)
+		return NULL;
+	if (e->kind == TC_EX_VAR && e->u.var == v)
+		return tc_expr_clone(G->a, to);
+	TcExpr *n = tc_alloc(G->a, sizeof *n);
+	*n = *e;
+	switch (e->kind) {
+	case TC_EX_BINARY:
+		n->u.bin.lhs = replace_var(G, e->u.bin.lhs, v, to);
+		n->u.bin.rhs = replace_var(G, e->u.bin.rhs, v, to);
+		break;
+	case TC_EX_UNARY: n->u.un.arg = replace_var(G, e->u.un.arg, v, to); break;
+	case TC_EX_CAST: n->u.cast.arg = replace_var(G, e->u.cast.arg, v, to); break;
+	case TC_EX_SELECT:
+		n->u.sel.cond = replace_var(G, e->u.sel.cond, v, to);
+		n->u.sel.then = replace_var(G, e->u.sel.then, v, to);
+		n->u.sel.els = replace_var(G, e->u.sel.els, v, to);
+		break;
+	case TC_EX_CALL:
+		n->u.call.args = tc_alloc(G->a, sizeof(TcExpr *) * (size_t)(e->u.call.nargs + 1));
+		for (int i = 0; i < e->u.call.nargs; i++)
+			n->u.call.args[i] = replace_var(G, e->u.call.args[i], v, to);
+		break;
+	case TC_EX_LOAD:
+		for (int i = 0; i < e->u.load.var->rank; i++)
+			n->u.load.idx[i] = replace_var(G, e->u.load.idx[i], v, to);
+		break;
+	default:
+		break;
+	}
+	return n;
+}
+
+/* The assignment of a column loop whose rows move as vectors (ragged.c,
+ * loop.row_vec) when the emitter can print them so: into a shared tile,
+ * unswizzled, whose rows keep 16-byte vectors aligned; NULL otherwise. */
+static const TcStmt *
+row_vector_assign(const TcStmt *col)
+{
+	if (!col->u.loop.row_vec)
+		return NULL;
+	const TcStmt *as = col->u.loop.body->u.block.body.items[0];
+	const TcVar *tile = as->u.assign.dst->u.load.var;
+	if (!tc_in_smem(tile) || tile->swizzle ||
+	    row_stride(tile) * tc_dtype_storage_bits(tile->dtype) % 128 != 0)
+		return NULL;
+	return as;
+}
+
+/* A spread nest whose column loop moves its rows as vectors: each thread
+ * takes runs of row_vec columns; a run whose row is inside (row_in),
+ * whose last column is inside (col_in) and whose tensor address is
+ * 16-byte aligned is one 16-byte load and store, any other goes element
+ * by element through the loop's own body. */
+static void
+emit_row_vectors(Gpu *G, const TcStmt *const *loops, const long long *ext, int n,
+		 const TcStmt *as)
+{
+	TcBuf *b = G->pr.out;
+	const TcStmt *col = loops[n - 1];
+	const TcVar *cv = col->u.loop.var;
+	int vec = col->u.loop.row_vec;
+	long long runs = ext[n - 1] / vec, total = runs;
+	for (int i = 0; i < n - 1; i++)
+		total *= ext[i];
+	const char *e = fresh(G, tc_fmt(G->a, "%s_e", loops[0]->u.loop.var->name));
+	const char *first = fresh(G, tc_fmt(G->a, "%s_run", cv->name));
+	tc_buf_printf(b, "for (int %s = threadIdx.x; %s < %lld; %s += %s) {\n", e, e, total,
+		      e, G->nthreads);
+	b->indent++;
+	long long inner = total;
+	tc_buf_puts(b, "const int ");
+	for (int i = 0; i < n; i++) {
+		long long x = i == n - 1 ? runs : ext[i];
+		inner /= x;
+		const char *name = i == n - 1 ? first : loops[i]->u.loop.var->name;
+		if (i)
+			tc_buf_puts(b, ", ");
+		if (i == n - 1)
+			tc_buf_printf(b, "%s = %s %% %lld * %d", name, e, runs, vec);
+		else if (i == 0)
+			tc_buf_printf(b, "%s = %s / %lld", name, e, inner);
+		else
+			tc_buf_printf(b, "%s = %s / %lld %% %lld", name, e, inner, x);
+	}
+	tc_buf_puts(b, ";\n");
+	/* The run's first column, and its last for the column tests. */
+	TcVar run = { .kind = TC_VAR_LOCAL, .name = first, .dtype = TC_DT_I32 };
+	TcExpr *at = tc_expr_var(G->a, &run, col->loc);
+	TcExpr *last = tc_expr_binary(G->a, TC_OP_ADD, at,
+				      tc_expr_int(G->a, vec - 1, col->loc), col->loc);
+	const TcExpr *dst = replace_var(G, as->u.assign.dst, cv, at);
+	const TcExpr *src = replace_var(G, as->u.assign.value->u.sel.then, cv, at);
+	tc_buf_puts(b, "if (");
+	if (col->u.loop.row_in) {
+		tc_c_expr_prec(&G->pr, col->u.loop.row_in, tc_binop_prec(TC_OP_LAND));
+		tc_buf_puts(b, " && ");
+	}
+	if (col->u.loop.col_in) {
+		tc_c_expr_prec(&G->pr, replace_var(G, col->u.loop.col_in, cv, last),
+			       tc_binop_prec(TC_OP_LAND));
+		tc_buf_puts(b, " && ");
+	}
+	tc_buf_puts(b, "tilec::aligned16(&");
+	element_ref(G, src->u.load.var, src->u.load.idx);
+	tc_buf_puts(b, "))\n");
+	b->indent++;
+	tc_buf_puts(b, "tilec::copy16(&");
+	element_ref(G, dst->u.load.var, dst->u.load.idx);
+	tc_buf_puts(b, ", &");
+	element_ref(G, src->u.load.var, src->u.load.idx);
+	tc_buf_puts(b, ");\n");
+	b->indent--;
+	tc_buf_puts(b, "else\n");
+	b->indent++;
+	tc_buf_printf(b, "for (int %s = %s; %s < %s + %d; %s++) {\n", cv->name, first, cv->name,
+		      first, vec, cv->name);
+	b->indent++;
+	bool saved = G->block_level;
+	G->block_level = false;
+	G->spread++;
+	emit_body(G, col->u.loop.body);
+	G->spread--;
+	G->block_level = saved;
+	close_brace(G);
+	b->indent--;
+	close_brace(G);
+}
+
 static void
 emit_spread(Gpu *G, const TcStmt *s)
 {
@@ -1957,6 +2195,11 @@ emit_spread(Gpu *G, const TcStmt *s)
 		    inner->u.loop.threads != TC_THREADS_SPREAD)
 			break;
 		cur = inner;
+	}
+	const TcStmt *as = row_vector_assign(loops[n - 1]);
+	if (as && (n > 1 || loops[0] == loops[n - 1])) {
+		emit_row_vectors(G, loops, ext_, n, as);
+		return;
 	}
 	long long total = 1;
 	for (int i = 0; i < n; i++)
@@ -2233,6 +2476,8 @@ emit_decl(Gpu *G, const TcStmt *s)
 	stmt_comment(G, s, tc_fmt(G->a, ": shared memory%s%s",
 		v->stages > 1 ? tc_fmt(G->a, ", %d stages", v->stages) : "",
 		v->pad ? tc_fmt(G->a, ", rows padded to %lld", row_stride(v))
+		: v->swizzle_rows ? tc_fmt(G->a, ", 16-byte chunks swizzled by groups "
+					   "of %d rows for column reads", v->swizzle_rows)
 		: v->swizzle ? ", 16-byte chunks swizzled" : ""));
 	tc_buf_printf(b, "%s *const %s = reinterpret_cast<%s *>(%s);\n",
 		      storage_type(G, v->dtype), v->name, storage_type(G, v->dtype),
@@ -2366,9 +2611,25 @@ emit_stmt(Gpu *G, const TcStmt *s)
 
 /* --- The kernel ----------------------------------------------------------------------- */
 
-/* Element types the backend cannot store, and (where the dialect checks
- * them) atomic additions into tensors the helpers cannot add to
- * atomically, are located errors. */
+/* Whether operand v of statement s is not packed i4, which the helpers
+ * of `what` do not read or write (a located error if it is).  i4 tiles
+ * are copied (unpacked), read and written element by element; the
+ * reductions, top-k and gemm take them once copied to a wider type. */
+static bool
+i4_operand(Gpu *G, const TcStmt *s, const char *what, const TcVar *v)
+{
+	if (!packed_i4(v))
+		return true;
+	error(G, s->loc, "the %s backend does not take i4 %s '%s' in %s yet; "
+	      "copy it to a wider type first", G->dialect->name,
+	      v->kind == TC_VAR_TENSOR ? "tensor" : "tile", v->name, what);
+	return false;
+}
+
+/* Element types the backend cannot store, i4 operands of the tile
+ * operations that do not take them, and (where the dialect checks them)
+ * atomic additions into tensors the helpers cannot add to atomically, are
+ * located errors. */
 static bool
 dtypes_supported(Gpu *G, const TcStmt *s)
 {
@@ -2403,10 +2664,23 @@ dtypes_supported(Gpu *G, const TcStmt *s)
 	case TC_ST_ROLES:
 		return dtypes_supported(G, s->u.roles.producer) &&
 		       dtypes_supported(G, s->u.roles.consumer);
+	case TC_ST_REDUCE:
+		return i4_operand(G, s, "tile_reduce", s->u.reduce.src.var) &&
+		       i4_operand(G, s, "tile_reduce", s->u.reduce.dst.var);
+	case TC_ST_REDUCE_ALL:
+		return i4_operand(G, s, "tile_reduce", s->u.reduce_all.src.var);
+	case TC_ST_ARG_REDUCE:
+		return i4_operand(G, s, s->u.arg_reduce.topk ? "tile_topk" :
+				  "tile_reduce_argmax/argmin", s->u.arg_reduce.src.var) &&
+		       i4_operand(G, s, "tile_topk", s->u.arg_reduce.dst.var);
+	case TC_ST_GEMM:
+		return i4_operand(G, s, "tile_gemm", s->u.gemm.a.var) &&
+		       i4_operand(G, s, "tile_gemm", s->u.gemm.b.var) &&
+		       i4_operand(G, s, "tile_gemm", s->u.gemm.c.var);
 	case TC_ST_ATOMIC_ADD: {
 		TcDtype t = s->u.copy.dst.var->dtype;
 		bool fp8 = t == TC_DT_FP8E4M3 || t == TC_DT_FP8E5M2;
-		if (!fp8 && (!G->dialect->atomic_checked || t == TC_DT_F32 ||
+		if (t != TC_DT_I4 && !fp8 && (!G->dialect->atomic_checked || t == TC_DT_F32 ||
 			     t == TC_DT_F64 || t == TC_DT_I32 || narrow_float(t)))
 			return true;
 		error(G, s->loc, "the %s backend cannot add to %s tensors "
@@ -2464,16 +2738,22 @@ static void
 emit_header(Gpu *G, bool first)
 {
 	TcBuf *b = G->pr.out;
-	tc_buf_printf(b, "// Generated by tilec %s from %s, kernel %s, for %s %s.\n",
-		      TILEC_VERSION, tc_quote_comment_dup(G->a, G->prog->path),
-		      G->k->name, G->t->name, G->t->arch);
+	/* Wrapped to the width (a long path, many tunables). */
+	tc_c_comment(&G->pr, tc_fmt(G->a, "Generated by tilec %s from %s, kernel "
+				    "%s, for %s %s.", TILEC_VERSION,
+				    G->prog->path, G->k->name, G->t->name,
+				    G->t->arch));
 	if (G->prog->tunables.len) {
-		tc_buf_puts(b, "// Tunables:");
+		TcBuf tun;
+		tc_buf_init(&tun);
+		tc_buf_puts(&tun, "Tunables:");
 		for (int i = 0; i < G->prog->tunables.len; i++) {
 			const TcVar *v = G->prog->tunables.items[i];
-			tc_buf_printf(b, " %s=%lld", v->name, v->value);
+			tc_buf_printf(&tun, " %s=%lld", v->name, v->value);
 		}
-		tc_buf_puts(b, ".\n");
+		tc_buf_puts(&tun, ".");
+		tc_c_comment(&G->pr, tun.data);
+		tc_buf_free(&tun);
 	}
 	tc_buf_printf(b, "// %lld threads", G->threads);
 	if (G->k->producer_threads)

@@ -459,19 +459,53 @@ tc_omp_expr_text(Emitter *E, const TcExpr *e, int min_prec)
 	return s;
 }
 
-/* `#pragma TEXT` at the start of the line, where clang-format puts it. */
+/* Where the run of whole-line comments that ends b's text begins (b->len
+ * if it does not end with one). */
+static size_t
+comment_run_start(const TcBuf *b)
+{
+	size_t at = b->len;
+	while (at > 0 && b->data[at - 1] == '\n') {
+		size_t start = at - 1;
+		while (start > 0 && b->data[start - 1] != '\n')
+			start--;
+		size_t t = start;
+		while (t < at && b->data[t] == '\t')
+			t++;
+		if (t + 1 >= at || b->data[t] != '/' || b->data[t + 1] != '/')
+			break;
+		at = start;
+	}
+	return at;
+}
+
+/* `#pragma TEXT` at the start of the line, where clang-format puts it,
+ * and before the comment lines just printed (the comment of the loop it
+ * applies to): clang-format would move a comment that precedes a pragma
+ * to column 0. */
 void
 tc_omp_pragma(Emitter *E, const char *fmt, ...)
 {
-	int indent = E->out->indent;
-	E->out->indent = 0;
-	tc_buf_puts(E->out, "#pragma ");
+	TcBuf *b = E->out;
+	TcBuf line;
+	tc_buf_init(&line);
+	tc_buf_puts(&line, "#pragma ");
 	va_list ap;
 	va_start(ap, fmt);
-	tc_buf_vprintf(E->out, fmt, ap);
+	tc_buf_vprintf(&line, fmt, ap);
 	va_end(ap);
-	tc_buf_puts(E->out, "\n");
-	E->out->indent = indent;
+	tc_buf_puts(&line, "\n");
+	size_t at = comment_run_start(b), tail = b->len - at;
+	int indent = b->indent;
+	b->indent = 0;
+	tc_buf_append(b, line.data, line.len);
+	b->indent = indent;
+	/* Rotate the pragma in front of the comments. */
+	if (tail > 0) {
+		memmove(b->data + at + line.len, b->data + at, tail);
+		memcpy(b->data + at, line.data, line.len);
+	}
+	tc_buf_free(&line);
 }
 
 /* `#line N "file"` before a statement from a new source line. */
@@ -2429,40 +2463,6 @@ emit_file_header(Emitter *E)
 	}
 }
 
-/* clang-format moves a comment that precedes a `#pragma` line to column
- * 0; a pragma may come before the comment of the loop it applies to, so
- * put it there and the comment keeps its indentation. */
-static void
-hoist_pragmas(TcBuf *out, const char *text)
-{
-	const char *p = text;
-	while (*p) {
-		/* A run of comment lines, then maybe a pragma line. */
-		const char *q = p;
-		for (;;) {
-			const char *t = q;
-			while (*t == '\t')
-				t++;
-			if (t[0] != '/' || t[1] != '/')
-				break;
-			const char *nl = strchr(q, '\n');
-			q = nl ? nl + 1 : q + strlen(q);
-		}
-		if (q > p && strncmp(q, "#pragma", 7) == 0) {
-			const char *nl = strchr(q, '\n');
-			size_t n = nl ? (size_t)(nl - q) + 1 : strlen(q);
-			tc_buf_printf(out, "%.*s", (int)n, q);
-			tc_buf_printf(out, "%.*s", (int)(q - p), p);
-			p = q + n;
-			continue;
-		}
-		const char *nl = strchr(q, '\n');
-		size_t n = nl ? (size_t)(nl - p) + 1 : strlen(p);
-		tc_buf_printf(out, "%.*s", (int)n, p);
-		p += n;
-	}
-}
-
 static bool
 emit(const TcProgram *p, const TcKernel *k, const TcTarget *t,
      const TcOptions *opt, TcBuf *out, TcDiags *d)
@@ -2511,6 +2511,7 @@ emit(const TcProgram *p, const TcKernel *k, const TcTarget *t,
 
 	E.out = out;
 	E.pr.out = out;
+	size_t code = out->len; /* where this kernel's text starts */
 	if (out->len == 0)
 		emit_file_header(&E);
 	tc_buf_puts(out, "\n");
@@ -2525,7 +2526,7 @@ emit(const TcProgram *p, const TcKernel *k, const TcTarget *t,
 				tc_size_text(E.a, k->stack_bytes)));
 	int indent = out->indent;
 	out->indent = 0;
-	hoist_pragmas(out, body.data);
+	tc_buf_puts(out, body.data);
 	out->indent = indent;
 	tc_buf_free(&body);
 	tc_buf_puts(out, "\n");
@@ -2539,6 +2540,8 @@ emit(const TcProgram *p, const TcKernel *k, const TcTarget *t,
 	emit_kernel_function(&E, block_fn);
 	tc_buf_puts(out, "\n");
 	emit_entry(&E);
+	/* Code lines within the width (comments are wrapped as printed). */
+	tc_wrap_code(out, code, TC_OMP_WIDTH);
 	tc_arena_free(E.a);
 	return true;
 }

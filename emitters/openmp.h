@@ -15,6 +15,9 @@
 #include "analysis/walk.h"
 #include "cfamily.h"
 
+/* The column generated code lines stay within (tc_wrap_code). */
+enum { TC_OMP_WIDTH = 100 };
+
 /* A run of statements printed as one loop nest (openmp_fuse.c). */
 typedef struct Fusion Fusion;
 
@@ -205,15 +208,11 @@ void tc_omp_emit_fusion(Emitter *E, const TcFusion *plan);
 bool tc_omp_vec_target(const Emitter *E);
 /* A Count predicate: a call with a vector form (exp, exp2). */
 bool tc_omp_vec_has_func(const TcExpr *e, const void *arg);
-/* Start deciding a loop: its nests' column vars; no local is a vector. */
+/* Start a loop: its nests' column vars; no local is a vector yet (the
+ * caller marks the run's lanes, TcFusion.lanes, in E->vector). */
 void tc_omp_vec_columns(Emitter *E, const TcVar *const *cols, int n);
 /* Whether e differs between the lanes (E->elided: the run's locals). */
 bool tc_omp_vec_varies(const Emitter *E, const TcExpr *e);
-/* Whether e can be printed in a vector body. */
-bool tc_omp_vec_expr_ok(const Emitter *E, const TcExpr *e);
-/* Whether a statement of a nest's body can; a local it declares with a
- * varying value becomes a vector (E->vector). */
-bool tc_omp_vec_stmt_ok(Emitter *E, const TcStmt *s);
 /* Hooks of the expression printer while E->vec: a call's vector form
  * (NULL: the scalar name), and a load of the lanes' elements
  * (tilec_vload; false: print it as a scalar). */
@@ -221,7 +220,8 @@ const char *tc_omp_vec_func(const Emitter *E, const TcExpr *call);
 bool tc_omp_vec_load(TcCPrinter *pr, const TcExpr *e);
 /* e as a vector: its text, broadcast if uniform. */
 const char *tc_omp_vec_text(Emitter *E, const TcExpr *e);
-/* Print a statement of a nest's body on vectors (tc_omp_vec_stmt_ok). */
+/* Print a statement of a nest's body on vectors (one the vector pass
+ * found a form for, TcFuseOp.vector). */
 void tc_omp_vec_emit_stmt(Emitter *E, const TcStmt *s);
 
 #endif

@@ -757,8 +757,9 @@ streamable(const Fusion *F, const FuseOp *op, const char *end,
 
 /* Whether the run's main loop runs on explicit vectors: on AVX-512, when
  * it calls exp or exp2 or copies f32 rows out, and everything it does has
- * a vector form (openmp_vec.c): f32 copies in, f32 sums, nests whose
- * bodies can.  Marks the copies out written from the loop. */
+ * a vector form: f32 copies in, f32 sums, nests the vector pass found one
+ * for (passes/cpu_vector.c).  Marks the copies out written from the
+ * loop. */
 static bool
 vectorize(Emitter *E, const Fusion *F, const char *end)
 {
@@ -801,10 +802,13 @@ vectorize(Emitter *E, const Fusion *F, const char *end)
 			     op->p->buf->dtype == TC_DT_F32;
 			break;
 		case TC_FUSE_MAP:
-			ok = tc_omp_vec_stmt_ok(E, map_body(op, false));
+			ok = op->p->vector;
 			break;
 		}
 	}
+	/* The locals that hold vectors, as the vector pass found them. */
+	for (int v = 0; ok && F->p->lanes && v < E->k->vars.len; v++)
+		E->vector[v] = F->p->lanes[v];
 	E->elided = saved;
 	for (int k = 0; k < F->n && ok; k++)
 		F->ops[k].streamed = streamable(F, &F->ops[k], end, full);

@@ -1,13 +1,15 @@
 /*
  * openmp_vec.c - explicit vectors for the element loop of a fused run.
  *
- * Input: a run's main element loop as openmp_fuse.c prints it, and the
- * column vars of its nests.  Output: the same work on TILEC_VL columns at
- * a time, in GNU C vectors (tilec_vf, templates/cpu/tilec_cpu.h), for the
- * columns of the loop that fill whole vectors; the scalar loop does the
- * rest.  openmp_fuse.c decides where (AVX-512 targets, loops that call
- * exp) and prints the loop; this file says whether each statement and
- * expression can run on vectors and prints them.
+ * Input: a run's main element loop as openmp_fuse.c prints it, the column
+ * vars of its nests and the locals the vector pass found varying
+ * (passes/cpu_vector.c, TcFusion.lanes).  Output: the same work on
+ * TILEC_VL columns at a time, in GNU C vectors (tilec_vf,
+ * templates/cpu/tilec_cpu.h), for the columns of the loop that fill whole
+ * vectors; the scalar loop does the rest.  Which nests have a vector form
+ * is the vector pass's; whether the run's loop uses it, openmp_fuse.c's;
+ * this file prints the statements and expressions, each varying one as a
+ * vector and each uniform one as a scalar that GNU C broadcasts.
  *
  * Why: gcc vectorizes the scalar tilec_expf of an `omp simd` loop, but
  * from its scalar form, at ~1.2 cycles per element on Zen 4; the vector
@@ -15,15 +17,9 @@
  * A vector variant the compiler calls (`declare simd`) is not inlined and
  * gains nothing.
  *
- * In a vector body an expression either varies across the lanes or is
- * uniform.  It varies when it reads a buffer at the nest's column index
- * (the last index, exactly the column var), an elided buffer's local, or
- * a local holding a varying value.  Uniform expressions print as scalars
- * (GNU C broadcasts a float operand of a vector operation); varying ones
- * are f32 and use only + - * /, negation, casts that change nothing, and
- * the functions with vector forms (tilec_vexpf, tilec_vexp2f).  A column
- * var anywhere else (in arithmetic, in another index) or a select, a
- * comparison or an if on a varying value keeps the loop scalar.
+ * An expression varies across the lanes when it reads a buffer at the
+ * nest's column index (the last index, exactly the column var), an
+ * element kept in registers, or a local the pass found varying.
  */
 #include "openmp.h"
 
@@ -128,92 +124,6 @@ tc_omp_vec_varies(const Emitter *E, const TcExpr *e)
 		return false;
 	case TC_EX_CAST:
 		return tc_omp_vec_varies(E, e->u.cast.arg);
-	default:
-		return false;
-	}
-}
-
-bool
-tc_omp_vec_expr_ok(const Emitter *E, const TcExpr *e)
-{
-	if (!tc_omp_vec_varies(E, e))
-		return !mentions_column(E, e);
-	if (e->dtype != TC_DT_F32)
-		return false;
-	switch (e->kind) {
-	case TC_EX_VAR:
-		return true;
-	case TC_EX_LOAD: {
-		const TcVar *v = e->u.load.var;
-		if (E->elided && E->elided[v->index])
-			return true;
-		return v->kind == TC_VAR_BUFFER && v->dtype == TC_DT_F32;
-	}
-	case TC_EX_BINARY:
-		switch (e->u.bin.op) {
-		case TC_OP_ADD: case TC_OP_SUB: case TC_OP_MUL: case TC_OP_DIV:
-			return e->u.bin.lhs->dtype == TC_DT_F32 &&
-			       e->u.bin.rhs->dtype == TC_DT_F32 &&
-			       tc_omp_vec_expr_ok(E, e->u.bin.lhs) &&
-			       tc_omp_vec_expr_ok(E, e->u.bin.rhs);
-		default:
-			return false;
-		}
-	case TC_EX_UNARY:
-		return e->u.un.op == TC_UOP_NEG &&
-		       tc_omp_vec_expr_ok(E, e->u.un.arg);
-	case TC_EX_CALL:
-		return vector_func(e->u.call.fn) && e->u.call.nargs == 1 &&
-		       e->u.call.args[0]->dtype == TC_DT_F32 &&
-		       tc_omp_vec_expr_ok(E, e->u.call.args[0]);
-	case TC_EX_CAST:
-		return e->u.cast.arg->dtype == TC_DT_F32 &&
-		       tc_omp_vec_expr_ok(E, e->u.cast.arg);
-	default:
-		return false;
-	}
-}
-
-/* Whether a store to dst (a LOAD) writes the lanes' own elements of an
- * f32 buffer, or an elided buffer's local. */
-static bool
-lane_store(const Emitter *E, const TcExpr *dst)
-{
-	const TcVar *v = dst->u.load.var;
-	if (E->elided && E->elided[v->index])
-		return v->dtype == TC_DT_F32;
-	return v->kind == TC_VAR_BUFFER && v->dtype == TC_DT_F32 &&
-	       column_load(E, dst);
-}
-
-bool
-tc_omp_vec_stmt_ok(Emitter *E, const TcStmt *s)
-{
-	switch (s->kind) {
-	case TC_ST_BLOCK:
-		for (int i = 0; i < s->u.block.body.len; i++)
-			if (!tc_omp_vec_stmt_ok(E, s->u.block.body.items[i]))
-				return false;
-		return true;
-	case TC_ST_DECL: {
-		const TcVar *v = s->u.decl.var;
-		const TcExpr *init = s->u.decl.init;
-		if (v->kind != TC_VAR_LOCAL || !init ||
-		    !tc_omp_vec_expr_ok(E, init))
-			return false;
-		if (!tc_omp_vec_varies(E, init))
-			return true;
-		E->vector[v->index] = true;
-		return v->dtype == TC_DT_F32 && init->dtype == TC_DT_F32;
-	}
-	case TC_ST_ASSIGN: {
-		const TcExpr *dst = s->u.assign.dst, *val = s->u.assign.value;
-		if (val->dtype != TC_DT_F32 || !tc_omp_vec_expr_ok(E, val))
-			return false;
-		if (dst->kind == TC_EX_VAR)
-			return E->vector[dst->u.var->index];
-		return dst->kind == TC_EX_LOAD && lane_store(E, dst);
-	}
 	default:
 		return false;
 	}

@@ -5,7 +5,9 @@ usage: crash_smoke.py TILEC SRCROOT [--seed N] [--runs-per-sample N]
 
 Feeds tilec truncated prefixes of every sample, samples with random bytes
 changed, and files of random bytes and random C tokens, alternating
---emit=ir and source output.  Passes when every run exits with status 0 or
+--emit=ir and source output; then the same of the IR texts of
+tests/golden/ and tests/ir/ as `tilec --from-ir`, alternating the openmp
+passes and source and the cuda sm_90a ones.  Passes when every run exits with status 0 or
 1: no signal, no usage error, no hang.  The inputs are reproducible from
 the seed (TILEC_SMOKE_SEED overrides the default); failing inputs are kept
 under crash-smoke-failures/ in the working directory, with the command
@@ -70,12 +72,24 @@ def random_files(rng, n):
     return out
 
 
+FROM_IR = {
+    'from-ir-openmp': ['-t', 'openmp', '--arch', 'avx512',
+                       '--passes=frame,cpu_gemm,prefetch,bounds,fuse,edge'],
+    'from-ir-cuda': ['-t', 'cuda', '--arch', 'sm_90a',
+                     '--passes=barrier,expand_pipeline,bounds'],
+}
+
+
 def run_one(tilec, workdir, idx, data, mode):
-    path = os.path.join(workdir, 'input%04d.c' % idx)
+    ext = '.ir' if mode in FROM_IR else '.c'
+    path = os.path.join(workdir, 'input%04d%s' % (idx, ext))
     with open(path, 'wb') as f:
         f.write(data)
-    cmd = [tilec, path] + (['--emit=ir'] if mode == 'ir' else []) + \
-        ['--verify']
+    if mode in FROM_IR:
+        cmd = [tilec, '--from-ir', path, '--verify'] + FROM_IR[mode]
+    else:
+        cmd = [tilec, path] + (['--emit=ir'] if mode == 'ir' else []) + \
+            ['--verify']
     try:
         p = subprocess.run(cmd, stdout=subprocess.DEVNULL,
                            stderr=subprocess.PIPE, timeout=30)
@@ -108,12 +122,25 @@ def main():
         inputs += [(name + ' prefix', d) for d in prefixes(text, half)]
         inputs += [(name + ' mutant', d) for d in mutants(rng, text, half)]
     inputs += [('random', d) for d in random_files(rng, args.runs_per_sample)]
+    modes = ['ir' if i % 2 else 'source' for i in range(len(inputs))]
+    for sub in ('tests/golden', 'tests/ir'):
+        d = os.path.join(args.srcroot, sub)
+        for name in sorted(os.listdir(d)):
+            if not name.endswith('.ir'):
+                continue
+            with open(os.path.join(d, name), 'rb') as f:
+                text = f.read()
+            half = args.runs_per_sample // 4
+            more = [(name + ' prefix', x) for x in prefixes(text, half)]
+            more += [(name + ' mutant', x) for x in mutants(rng, text, half)]
+            inputs += more
+            modes += ['from-ir-cuda' if i % 2 else 'from-ir-openmp'
+                      for i in range(len(more))]
 
     failures = []
     with tempfile.TemporaryDirectory() as workdir, \
             concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2) as ex:
-        jobs = [ex.submit(run_one, tilec, workdir, i, data,
-                          'ir' if i % 2 else 'source')
+        jobs = [ex.submit(run_one, tilec, workdir, i, data, modes[i])
                 for i, (_, data) in enumerate(inputs)]
         for job in jobs:
             idx, data, cmd, status, err = job.result()
@@ -127,13 +154,15 @@ def main():
     keep = os.path.abspath('crash-smoke-failures')
     os.makedirs(keep, exist_ok=True)
     for idx, data, cmd, status, err in failures:
-        path = os.path.join(keep, 'input%04d.c' % idx)
+        given = cmd[2] if '--from-ir' in cmd else cmd[1]
+        path = os.path.join(keep, os.path.basename(given))
         with open(path, 'wb') as f:
             f.write(data)
         why = ('signal %d' % -status if isinstance(status, int) and status < 0
                else 'status %s' % status)
-        print('FAIL (%s, %s): tilec %s %s' % (
-            why, inputs[idx][0], path, ' '.join(cmd[2:])))
+        print('FAIL (%s, %s): tilec %s' % (
+            why, inputs[idx][0],
+            ' '.join(path if c == given else c for c in cmd[1:])))
         for line in err.splitlines()[-5:]:
             print('    ' + line)
     return 1

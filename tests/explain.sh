@@ -20,6 +20,11 @@
 #                 of values computable early before the copies do not
 #                 stop them (they join, no note), nor does a page index
 #                 read from a read-only tensor
+#       mbarrier  a 3-stage loop of wgmma gemms on sm_90a that cannot
+#                 issue its copies from its gemm (two gemms; an operand
+#                 tile of fewer 16-byte vectors than threads), and so
+#                 gets no TMA copies, says why; with 2 stages, --no-tma
+#                 or on sm_80 there is no note
 #       int8      an i8 gemm into i32 on the integer matrix instructions
 #                 gets no note; one they cannot take (K not whole
 #                 instructions, which differ by target: k32 on CUDA and
@@ -199,6 +204,85 @@ EOF
 		{ grep -n "z_next\|copy z" "$work/out"; fail "z not prefetched"; }
 	translate "$work/pipe.c" -t openmp
 	hasnt "note:"
+	;;
+mbarrier)
+	# Two gemms sharing A (a gated unit), and one gemm whose A tile is
+	# fewer 16-byte vectors than the block has threads: on sm_90a with 3
+	# stages both would have had TMA copies issued from the gemm; each
+	# says why not.  With 2 stages, --no-tma or on sm_80 nothing is lost
+	# (no note); the plain gemm takes the mbarrier loop (no note).
+	cat >"$work/mb.c" <<'EOF'
+#include <tilec.h>
+TILE_KERNEL void
+gated(int M, int N, int K, const f16 X[M][K], const f16 G[N][K],
+      const f16 U[N][K], f32 H[M][N])
+{
+	tile_threads(128);
+	int bn = tile_grid_x(ceildiv(N, 64));
+	int bm = tile_grid_y(ceildiv(M, 64));
+	tile_shared f16 xs[64][32], gs[64][32], us[64][32];
+	tile_fragment f32 g[64][64], u[64][64];
+	tile_clear(g);
+	tile_clear(u);
+	tile_pipelined(k, ceildiv(K, 32), 3) {
+		tile_copy(xs, &X[bm * 64][k * 32]);
+		tile_copy(gs, &G[bn * 64][k * 32]);
+		tile_copy(us, &U[bn * 64][k * 32]);
+		tile_gemm(g, xs, gs, TILE_TRANS_B);
+		tile_gemm(u, xs, us, TILE_TRANS_B);
+	}
+	tile_parallel(i, 64)
+		tile_parallel(j, 64)
+			g[i][j] = g[i][j] * u[i][j];
+	tile_copy(&H[bm * 64][bn * 64], g);
+}
+
+TILE_KERNEL void
+narrow(int M, int N, int K, const f16 A[M][K], const f16 B[K][N], f32 C[M][N])
+{
+	tile_threads(256);
+	int bn = tile_grid_x(ceildiv(N, 128));
+	int bm = tile_grid_y(ceildiv(M, 64));
+	tile_shared f16 as[64][16], bs[16][128];
+	tile_fragment f32 acc[64][128];
+	tile_clear(acc);
+	tile_pipelined(k, ceildiv(K, 16), 3) {
+		tile_copy(as, &A[bm * 64][k * 16]);
+		tile_copy(bs, &B[k * 16][bn * 128]);
+		tile_gemm(acc, as, bs);
+	}
+	tile_copy(&C[bm * 64][bn * 128], acc);
+}
+
+TILE_KERNEL void
+plain(int M, int N, int K, const f16 A[M][K], const f16 B[K][N], f32 C[M][N])
+{
+	tile_threads(128);
+	int bn = tile_grid_x(ceildiv(N, 128));
+	int bm = tile_grid_y(ceildiv(M, 64));
+	tile_shared f16 as[64][32], bs[32][128];
+	tile_fragment f32 acc[64][128];
+	tile_clear(acc);
+	tile_pipelined(k, ceildiv(K, 32), 3) {
+		tile_copy(as, &A[bm * 64][k * 32]);
+		tile_copy(bs, &B[k * 32][bn * 128]);
+		tile_gemm(acc, as, bs);
+	}
+	tile_copy(&C[bm * 64][bn * 128], acc);
+}
+EOF
+	translate "$work/mb.c" -t cuda --arch sm_90a
+	has "mb.c:17:3: note: the tile_pipelined loop at 13:2 keeps cp.async copies and block barriers, not copies issued from this gemm on stage barriers \(nor TMA\): the loop's body holds another gemm"
+	has "mb.c:38:3: note: the tile_pipelined loop at 35:2 keeps cp.async copies and block barriers, not copies issued from this gemm on stage barriers \(nor TMA\): the copy into 'as' at 36:3 is not whole 16-byte vectors spread evenly over the block's 256 threads"
+	[ "$(grep -c ': note: ' "$work/err")" = 2 ] || { cat "$work/err"; fail "two notes expected"; }
+	translate "$work/mb.c" -t cuda --arch sm_90a --kernel plain --emit=ir
+	grep -q "tma" "$work/out" || fail "plain: no TMA copies"
+	sed 's/, 3) {/, 2) {/' "$work/mb.c" >"$work/mb2.c"
+	for args in "$work/mb2.c --arch sm_90a" "$work/mb.c --arch sm_90a --no-tma" "$work/mb.c --arch sm_80"; do
+		# shellcheck disable=SC2086
+		translate $args -t cuda
+		hasnt "note:"
+	done
 	;;
 *)
 	echo "explain.sh: unknown case $case" >&2

@@ -66,6 +66,8 @@ compile_program(TcArena *a, const char *path, const char *text,
 		return false;
 	if (opt->dump && opt->dump_after && strcmp(opt->dump_after, "parse") == 0)
 		tc_print_program(opt->dump, p);
+	if (opt->observe)
+		opt->observe(opt->observe_ctx, "parse", p);
 	if (!schedule(a, p, opt, d))
 		return false;
 	*out = p;
@@ -128,4 +130,17 @@ tc_translate_parsed(TcArena *a, TcProgram *p, const TcOptions *opt,
 {
 	return backend_built(opt, d) && schedule(a, p, opt, d) &&
 	       emit_program(p, opt, d, src);
+}
+
+bool
+tc_emit_scheduled(const TcProgram *p, const TcOptions *opt, TcDiags *d,
+		  TcBuf *src)
+{
+	if (!backend_built(opt, d))
+		return false;
+	const TcBackend *be = tc_backend_find(opt->target.kind);
+	for (int i = 0; i < p->kernels.len; i++)
+		if (!be->emit(p, p->kernels.items[i], &opt->target, opt, src, d))
+			return false;
+	return true;
 }

@@ -11,11 +11,17 @@
  * width, the breaker takes the one least deeply nested in parentheses,
  * brackets, braces and template arguments (`<` right after a name; a
  * break after a call's `(` counts as inside it, one before an operator
- * one deeper than where it is), the rightmost of those; where none
- * fits, the first place after the width.
- * Comment lines (wrapped by their printer), preprocessor lines and the
- * text of string and character literals and of comments are never
- * broken.  A line with no place to break stays as it is.
+ * one deeper than where it is), the rightmost of those.  Only where none
+ * of those fits does it break after an assignment's ` = ` or before an
+ * arithmetic, shift, comparison or bitwise operator (` + `, ` * `, ` < `
+ * ...: an address or index expression with no comma to break at), by the
+ * same rule, its
+ * continuation a tab deeper still; where nothing fits, the first place
+ * after the width.
+ * A `//` comment line past the width (its printer wraps most) is broken
+ * between words into `//` lines; preprocessor lines, block comments and
+ * the text of string and character literals and of trailing comments are
+ * never broken.  A line with no place to break stays as it is.
  */
 #include "ir/tilec_int.h"
 
@@ -30,12 +36,30 @@ typedef struct Break {
 	size_t at;   /* offset in the line of the continuation's first byte */
 	size_t skip; /* bytes before `at` dropped with the break (a space) */
 	int depth;   /* nesting depth there */
+	bool weak;   /* before an arithmetic operator: only where no other
+			place fits */
 } Break;
 
 static bool
 ident_char(char c)
 {
 	return isalnum((unsigned char)c) || c == '_';
+}
+
+/* Whether s (n bytes) starts with a binary operator other than the
+ * logical ones and `?:`, followed by a space: `+ `, `<< `, `!= `. */
+static bool
+arith_op(const char *s, size_t n)
+{
+	static const char *const ops[] = { "+", "-", "*", "/", "%", "<<",
+					   ">>", "<", ">", "<=", ">=", "==",
+					   "!=", "&", "|", "^" };
+	for (size_t i = 0; i < sizeof ops / sizeof *ops; i++) {
+		size_t len = strlen(ops[i]);
+		if (len < n && memcmp(s, ops[i], len) == 0 && s[len] == ' ')
+			return true;
+	}
+	return false;
 }
 
 /* The places line[0..n) may break, into *out (room for n). */
@@ -68,7 +92,7 @@ breaks_of(const char *line, size_t n, Break *out)
 			depth++;
 			if (i > 0 && (ident_char(line[i - 1]) || line[i - 1] == '>') &&
 			    i + 1 < n && line[i + 1] != ')')
-				out[nb++] = (Break){ i + 1, 0, depth };
+				out[nb++] = (Break){ i + 1, 0, depth, false };
 			break;
 		case '[':
 		case '{':
@@ -96,7 +120,7 @@ breaks_of(const char *line, size_t n, Break *out)
 			break;
 		case ',':
 			if (i + 1 < n && line[i + 1] == ' ')
-				out[nb++] = (Break){ i + 2, 1, depth };
+				out[nb++] = (Break){ i + 2, 1, depth, false };
 			break;
 		case ' ':
 			/* Before a binary operator of its own: ` && `, ` || `,
@@ -104,10 +128,16 @@ breaks_of(const char *line, size_t n, Break *out)
 			if (i + 3 < n && line[i + 3] == ' ' &&
 			    ((line[i + 1] == '&' && line[i + 2] == '&') ||
 			     (line[i + 1] == '|' && line[i + 2] == '|')))
-				out[nb++] = (Break){ i + 1, 1, depth + 1 };
-			else if (i + 2 < n && line[i + 2] == ' ' && depth > 0 &&
+				out[nb++] = (Break){ i + 1, 1, depth + 1, false };
+			else if (i + 2 < n && line[i + 2] == ' ' &&
 				 (line[i + 1] == '?' || line[i + 1] == ':'))
-				out[nb++] = (Break){ i + 1, 1, depth + 1 };
+				out[nb++] = (Break){ i + 1, 1, depth + 1, false };
+			else if (i > 0 && line[i - 1] != ' ' && line[i - 1] != ',' &&
+				 line[i - 1] != '(' && arith_op(line + i + 1, n - i - 1))
+				out[nb++] = (Break){ i + 1, 1, depth + 1, true };
+			/* After an assignment's ` = `: the value on its own. */
+			else if (i + 3 < n && line[i + 1] == '=' && line[i + 2] == ' ')
+				out[nb++] = (Break){ i + 3, 1, depth, true };
 			break;
 		default:
 			break;
@@ -125,6 +155,43 @@ column(const char *line, size_t n, int col)
 	return col;
 }
 
+/* Append a `//` comment line (tabs, then `// text`) to out, broken at
+ * spaces into `//` lines that fit the width where a word allows. */
+static void
+wrap_comment(TcBuf *out, const char *line, size_t n, size_t tabs, int width)
+{
+	const char *text = line + tabs + 2;
+	size_t len = n - tabs - 2;
+	while (len > 0 && text[0] == ' ') {
+		text++;
+		len--;
+	}
+	int room = width - (int)tabs * TAB - 3; /* after the tabs and `// ` */
+	for (;;) {
+		size_t cut = len;
+		if ((int)len > room) {
+			/* The last space that fits; else the first after. */
+			cut = 0;
+			for (size_t i = 1; i < len; i++)
+				if (text[i] == ' ' && ((int)i <= room || !cut))
+					cut = i;
+			if (!cut)
+				cut = len;
+		}
+		for (size_t t = 0; t < tabs; t++)
+			tc_buf_append(out, "\t", 1);
+		tc_buf_append(out, "// ", 3);
+		tc_buf_append(out, text, cut);
+		tc_buf_append(out, "\n", 1);
+		while (cut < len && text[cut] == ' ')
+			cut++;
+		if (cut >= len)
+			return;
+		text += cut;
+		len -= cut;
+	}
+}
+
 /* Append line[0..n) (without its newline) to out, broken to width. */
 static void
 wrap_line(TcBuf *out, const char *line, size_t n, int width)
@@ -134,8 +201,14 @@ wrap_line(TcBuf *out, const char *line, size_t n, int width)
 		tabs++;
 	const char *body = line + tabs;
 	size_t len = n - tabs;
-	bool code = len > 0 && body[0] != '#' &&
-		    !(len > 1 && body[0] == '/' && (body[1] == '/' || body[1] == '*'));
+	bool comment = len > 2 && body[0] == '/' && body[1] == '/';
+	bool code = len > 0 && body[0] != '#' && !comment &&
+		    !(len > 1 && body[0] == '/' && body[1] == '*');
+	if (comment && column(line, n, 0) > width &&
+	    memchr(body + 3, ' ', len - 3)) {
+		wrap_comment(out, line, n, tabs, width);
+		return;
+	}
 	if (!code || column(line, n, 0) <= width) {
 		tc_buf_append(out, line, n);
 		tc_buf_append(out, "\n", 1);
@@ -154,7 +227,7 @@ wrap_line(TcBuf *out, const char *line, size_t n, int width)
 		int col0 = indent * TAB;
 		/* The best break of the rest: within the width, least deep,
 		 * rightmost; else the first one past start. */
-		int best = -1, first = -1;
+		int best = -1, weak = -1, first = -1;
 		for (int i = 0; i < nb; i++) {
 			if (br[i].at <= start || br[i].at >= len)
 				continue;
@@ -163,9 +236,12 @@ wrap_line(TcBuf *out, const char *line, size_t n, int width)
 			int end = column(body + start, br[i].at - br[i].skip - start, col0);
 			if (end > width)
 				break;
-			if (best < 0 || br[i].depth <= br[best].depth)
-				best = i;
+			int *b = br[i].weak ? &weak : &best;
+			if (*b < 0 || br[i].depth <= br[*b].depth)
+				*b = i;
 		}
+		if (best < 0)
+			best = weak;
 		if (column(body + start, len - start, col0) <= width)
 			best = first = -1;
 		int pick = best >= 0 ? best : first;
@@ -179,7 +255,9 @@ wrap_line(TcBuf *out, const char *line, size_t n, int width)
 		tc_buf_append(out, body + start, br[pick].at - br[pick].skip - start);
 		tc_buf_append(out, "\n", 1);
 		start = br[pick].at;
-		indent = (int)tabs + 1;
+		/* An operand continued after an operator sits deeper than the
+		 * items a comma separates. */
+		indent = (int)tabs + 1 + br[pick].weak;
 	}
 	free(br);
 }

@@ -36,6 +36,8 @@ typedef struct Cli {
 	const char *out;        /* -o, or NULL for stdout */
 	const char *kernel;     /* --kernel */
 	const char *dump_after; /* --dump-after */
+	bool from_ir;           /* --from-ir: FILE is IR text (read.c) */
+	const char *passes;     /* --passes: the passes to run on it */
 	Emit emit;              /* --emit */
 	bool verify;            /* --verify */
 	bool line_directives;   /* --line-directives */
@@ -84,6 +86,11 @@ usage(FILE *f)
 	      "  --dump-after=STAGE   print the IR after STAGE instead of the "
 	      "output\n"
 	      "  --verify             verify the IR after every pass\n"
+	      "  --from-ir            FILE is IR text as --emit=ir prints "
+	      "it; only the\n"
+	      "                       passes --passes=P,... names run on it "
+	      "(none by\n"
+	      "                       default)\n"
 	      "  --line-directives    #line directives back to the tile "
 	      "program\n"
 	      "  --standalone         inline the helper headers into the "
@@ -147,7 +154,7 @@ enum {
 	OPT_HELP = 1, OPT_VERSION, OPT_VERIFY, OPT_LINE_DIRECTIVES,
 	OPT_STANDALONE, OPT_LIST_KERNELS, OPT_TIME, OPT_TARGET, OPT_ARCH,
 	OPT_OUT, OPT_KERNEL, OPT_DUMP_AFTER, OPT_EMIT, OPT_CONFIG, OPT_DEFINE,
-	OPT_JSON,
+	OPT_JSON, OPT_FROM_IR, OPT_PASSES,
 	OPT_EXPLAIN, OPT_LIST_TARGETS, OPT_WGMMA, OPT_NO_WGMMA, OPT_TMA, OPT_NO_TMA,
 	OPT_WS, OPT_NO_WS, OPT_CPU_STRIP,
 };
@@ -175,6 +182,8 @@ static const TcOptSpec options[] = {
 	{ NULL, 'o', true, OPT_OUT },
 	{ "kernel", 0, true, OPT_KERNEL },
 	{ "dump-after", 0, true, OPT_DUMP_AFTER },
+	{ "from-ir", 0, false, OPT_FROM_IR },
+	{ "passes", 0, true, OPT_PASSES },
 	{ "emit", 0, true, OPT_EMIT },
 	{ "config", 0, true, OPT_CONFIG },
 	{ NULL, 'D', true, OPT_DEFINE },
@@ -248,6 +257,8 @@ parse_args(Cli *cli, int argc, char **argv, bool *stop)
 		case OPT_OUT: cli->out = v; break;
 		case OPT_KERNEL: cli->kernel = v; break;
 		case OPT_DUMP_AFTER: cli->dump_after = v; break;
+		case OPT_FROM_IR: cli->from_ir = true; break;
+		case OPT_PASSES: cli->passes = v; break;
 		case OPT_CONFIG: cli->config = v; break;
 		case OPT_CPU_STRIP: {
 			char *end;
@@ -363,6 +374,8 @@ translate(const Cli *cli)
 	opt.kernel = cli->kernel;
 	opt.dump_after = cli->dump_after;
 	opt.verify = cli->verify;
+	if (cli->from_ir)
+		opt.passes = cli->passes ? cli->passes : "";
 	opt.line_directives = cli->line_directives;
 	opt.standalone = cli->standalone;
 	opt.wgmma = cli->wgmma;
@@ -380,7 +393,7 @@ translate(const Cli *cli)
 	TcDiags d;
 	tc_diags_init(&d, cli->file, NULL, 0);
 	d.to_stderr = true;
-	if (!tc_dump_name_check(&opt, &d)) {
+	if (!tc_dump_name_check(&opt, &d) || !tc_pass_list_check(&opt, &d)) {
 		tc_diags_free(&d);
 		return EXIT_USAGE;
 	}
@@ -405,7 +418,7 @@ translate(const Cli *cli)
 	d.src_len = len;
 
 	TcArena *a = tc_arena_new();
-	if (cli->config && !tc_config_apply(cli->config, text, len, NULL, a,
+	if (cli->config && !cli->from_ir && !tc_config_apply(cli->config, text, len, NULL, a,
 					    &opt, &d)) {
 		tc_arena_free(a);
 		tc_diags_free(&d);
@@ -420,10 +433,23 @@ translate(const Cli *cli)
 	bool ok;
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (want_source)
+	if (cli->from_ir) {
+		/* Text as --emit=ir prints it: read, verified, then only the
+		 * passes asked for. */
+		p = tc_read_ir(a, cli->file, text, len, &d);
+		ok = p && tc_verify_target(p, &opt.target, false, &d) &&
+		     (!cli->verify || tc_verify(p, "read", &d) == 0);
+		if (ok && want_source)
+			ok = tc_compile_parsed(a, p, &opt, &d) &&
+			     tc_verify_target(p, &opt.target, true, &d) &&
+			     tc_emit_scheduled(p, &opt, &d, &out);
+		else if (ok)
+			ok = tc_compile_parsed(a, p, &opt, &d);
+	} else if (want_source) {
 		ok = tc_translate(a, cli->file, text, &opt, &d, &p, &out);
-	else
+	} else {
 		ok = tc_compile(a, cli->file, text, &opt, &d, &p);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	ok = ok && d.errors == 0;
 	if (cli->time)
@@ -473,6 +499,9 @@ main(int argc, char **argv)
 	Cli cli = { .emit = EMIT_SOURCE };
 	bool stop;
 	int status = parse_args(&cli, argc, argv, &stop);
+	if (status == EXIT_OK && !stop && cli.passes && !cli.from_ir)
+		status = usage_error("%s needs --from-ir (a program read from "
+				     "IR text)", "--passes");
 	if (status == EXIT_OK && !stop)
 		status = translate(&cli);
 	for (int i = 0; i < cli.ndefines; i++)

@@ -125,7 +125,8 @@ clone_stmt(const Clone *c, const TcStmt *s)
 		/* The schedule fields (anchor, threads, async copies,
 		 * copies_in_gemm, barriers) are the passes'; a parsed
 		 * program has none. */
-		tc_assert(!s->u.loop.anchor && !s->u.loop.copies_in_gemm);
+		tc_assert(!s->u.loop.anchor && !s->u.loop.copies_in_gemm &&
+			  !s->u.loop.row_vec);
 		n->u.loop.var = map_var(c, s->u.loop.var);
 		n->u.loop.begin = clone_expr(c, s->u.loop.begin);
 		n->u.loop.end = clone_expr(c, s->u.loop.end);

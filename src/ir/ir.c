@@ -255,6 +255,19 @@ tc_expr_new(TcArena *a, TcExprKind k, TcDtype t, TcLoc loc)
 	return e;
 }
 
+const char *
+tc_cpu_gemm_name(TcCpuGemmKind k)
+{
+	switch (k) {
+	case TC_CPU_GEMM_LOOPS: return "loops";
+	case TC_CPU_GEMM_F32: return "f32";
+	case TC_CPU_GEMM_VNNI_I8: return "vnni_i8";
+	case TC_CPU_GEMM_AMX_BF16: return "amx_bf16";
+	case TC_CPU_GEMM_AMX_I8: return "amx_i8";
+	default: return "none";
+	}
+}
+
 TcExpr *
 tc_expr_int(TcArena *a, long long v, TcLoc loc)
 {
@@ -530,6 +543,13 @@ tc_var_extent(const TcVar *v, int i)
 {
 	long long n;
 	return tc_expr_const(v->shape[i], &n) ? n : -1;
+}
+
+bool
+tc_in_smem(const TcVar *v)
+{
+	return v->kind == TC_VAR_BUFFER &&
+	       (v->scope == TC_SCOPE_SHARED || v->layout.kind == TC_LAYOUT_SMEM);
 }
 
 bool

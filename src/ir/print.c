@@ -10,8 +10,9 @@
  * update the expectations in the same commit.  Names come from ir.c's
  * tables.  Expressions get the fewest parentheses C's precedence allows
  * while keeping the tree's shape (a - (b - c) keeps its parentheses), and
- * float literals are printed exactly: %.9g for f32 and narrower, %.17g for
- * f64, always with a '.' or an exponent.  The printer tolerates malformed
+ * float literals are printed exactly: %.9g and an `f` for f32, %.17g for
+ * f64, always with a '.' or an exponent; an i64 literal ends in LL.
+ * Everything read.c needs to rebuild the IR is printed.  The printer tolerates malformed
  * IR (NULL children print as `<null>`) so the verifier's users can dump
  * what they are looking at.
  */
@@ -78,23 +79,26 @@ var_name(const TcVar *v)
 	return v && v->name ? v->name : "<null>";
 }
 
-/* A float literal that reads back as the same value. */
+/* A float literal that reads back as the same value, with C's suffix
+ * for an f32 one (1.5f; inff and nanf for the others). */
 static void
 print_float(TcBuf *b, double v, TcDtype t)
 {
 	char s[64];
+	const char *suffix = t == TC_DT_F64 ? "" : "f";
 	if (isnan(v)) {
-		tc_buf_puts(b, "nan");
+		tc_buf_printf(b, "nan%s", suffix);
 		return;
 	}
 	if (isinf(v)) {
-		tc_buf_puts(b, v < 0 ? "-inf" : "inf");
+		tc_buf_printf(b, "%sinf%s", v < 0 ? "-" : "", suffix);
 		return;
 	}
 	snprintf(s, sizeof s, t == TC_DT_F64 ? "%.17g" : "%.9g", v);
 	tc_buf_puts(b, s);
 	if (!strpbrk(s, ".e"))
 		tc_buf_puts(b, ".0");
+	tc_buf_puts(b, suffix);
 }
 
 static void
@@ -120,7 +124,8 @@ print_prec(TcBuf *b, const TcExpr *e, int min_prec)
 		tc_buf_puts(b, "(");
 	switch (e->kind) {
 	case TC_EX_INT:
-		tc_buf_printf(b, "%lld", e->u.ival);
+		tc_buf_printf(b, "%lld%s", e->u.ival,
+			      e->dtype == TC_DT_I64 ? "LL" : "");
 		break;
 	case TC_EX_FLOAT:
 		print_float(b, e->u.fval, e->dtype);
@@ -262,7 +267,7 @@ print_region(TcBuf *b, const TcRegion *r)
 static void print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s);
 static void print_body(TcBuf *b, const TcKernel *k, const TcStmt *s);
 
-/* The cpu_gemm pass's decision: `, on tilec_gemm_f32_avx512 14 x 32, b
+/* The cpu_gemm pass's decision: `, on f32 tilec_gemm_f32_avx512 14 x 32, b
  * packed kc 128` (nothing before the pass or on a GPU). */
 static void
 print_cpu_gemm(TcBuf *b, const TcCpuGemm *g)
@@ -273,7 +278,8 @@ print_cpu_gemm(TcBuf *b, const TcCpuGemm *g)
 		tc_buf_puts(b, ", as loops");
 		return;
 	}
-	tc_buf_printf(b, ", on %s %d x %d", g->helper, g->mr, g->nr);
+	tc_buf_printf(b, ", on %s %s %d x %d", tc_cpu_gemm_name(g->kind),
+		      g->helper, g->mr, g->nr);
 	if (g->pack_b)
 		tc_buf_printf(b, ", b packed kc %d", g->kc);
 }
@@ -294,6 +300,8 @@ print_fuse_op(TcBuf *b, const TcFuseOp *op)
 		tc_buf_printf(b, " into %s", var_name(op->s->u.reduce.dst.var));
 	if (op->helper)
 		tc_buf_puts(b, " by rows");
+	if (op->vector)
+		tc_buf_puts(b, " (vector)");
 }
 
 /* The fuse pass's run that starts at statement i of block, as a line
@@ -315,6 +323,12 @@ print_fusion(TcBuf *b, const TcKernel *k, const TcStmt *block, int i)
 			if (o < F->nagain)
 				tc_buf_puts(b, "again ");
 			print_fuse_op(b, &F->ops[o]);
+			/* Which map of the run it recomputes from. */
+			const TcFuseOp *op = &F->ops[o];
+			if (o < F->nagain && op->kind == TC_FUSE_MAP && op->s &&
+			    op->s->loc.line > 0)
+				tc_buf_printf(b, " at %d:%d", op->s->loc.line,
+					      op->s->loc.col);
 		}
 		for (int r = 0; r < F->nrecomputed; r++)
 			tc_buf_printf(b, "; recomputes %s of run %d",
@@ -322,6 +336,13 @@ print_fusion(TcBuf *b, const TcKernel *k, const TcStmt *block, int i)
 		const char *sep = "; registers ";
 		for (int v = 0; F->elided && v < k->vars.len; v++)
 			if (F->elided[v]) {
+				tc_buf_printf(b, "%s%s", sep,
+					      var_name(k->vars.items[v]));
+				sep = ", ";
+			}
+		sep = "; lanes ";
+		for (int v = 0; F->lanes && v < k->vars.len; v++)
+			if (F->lanes[v]) {
 				tc_buf_printf(b, "%s%s", sep,
 					      var_name(k->vars.items[v]));
 				sep = ", ";
@@ -410,7 +431,20 @@ print_loop(TcBuf *b, const TcKernel *k, const TcStmt *s)
 		tc_buf_printf(b, " over %s dim %d",
 			      var_name(s->u.loop.anchor),
 			      s->u.loop.anchor_dim);
-	if (s->u.loop.threads == TC_THREADS_SERIAL)
+	if (s->u.loop.row_vec) {
+		tc_buf_printf(b, ", rows in vectors of %d where ", s->u.loop.row_vec);
+		if (s->u.loop.row_in)
+			print_prec(b, s->u.loop.row_in, 0);
+		else
+			tc_buf_puts(b, "true");
+		if (s->u.loop.col_in) {
+			tc_buf_puts(b, ", columns while ");
+			print_prec(b, s->u.loop.col_in, 0);
+		}
+	}
+	if (s->u.loop.threads == TC_THREADS_SPREAD)
+		tc_buf_puts(b, " spread");
+	else if (s->u.loop.threads == TC_THREADS_SERIAL)
 		tc_buf_puts(b, " serial in thread");
 	else if (s->u.loop.threads == TC_THREADS_PEERS)
 		tc_buf_puts(b, " spread over peers");
@@ -437,7 +471,8 @@ print_if(TcBuf *b, const TcKernel *k, const TcStmt *s)
 
 /* What the GPU scheduling passes decided about a buffer, if anything:
  * ` (layout mma 2x2 warps of 4x8 tiles, stages 3, pad 8, smem +0)`; a
- * swizzled buffer says `swizzled` where a padded one says `pad N`. */
+ * swizzled buffer says `swizzled` where a padded one says `pad N`, and
+ * `swizzled for columns, N rows a group` where it is read by columns. */
 static void
 print_schedule(TcBuf *b, const TcKernel *k, const TcVar *v)
 {
@@ -454,10 +489,11 @@ print_schedule(TcBuf *b, const TcKernel *k, const TcVar *v)
 			tc_buf_printf(b, " [class %d %s x%d", t->id,
 				      t->axis ? "cols" : "rows", t->count);
 			if (matrix)
-				tc_buf_printf(b, ", %dx%d %s", v->layout.warps_m,
-					      v->layout.warps_n,
+				tc_buf_printf(b, ", %dx%d %s, %d tile%s",
+					      v->layout.warps_m, v->layout.warps_n,
 					      v->layout.kind == TC_LAYOUT_WGMMA ?
-					      "warpgroups" : "warps");
+					      "warpgroups" : "warps", t->tiles,
+					      t->tiles == 1 ? "" : "s");
 			else
 				tc_buf_printf(b, ", %dx%d threads, vec %d", t->tr,
 					      t->tc, t->vec);
@@ -478,6 +514,8 @@ print_schedule(TcBuf *b, const TcKernel *k, const TcVar *v)
 	}
 	if (v->swizzle) {
 		tc_buf_printf(b, "%sswizzled%s", sep, v->panels ? " panels" : "");
+		if (v->swizzle_rows)
+			tc_buf_printf(b, " for columns, %d rows a group", v->swizzle_rows);
 		sep = ", ";
 	}
 	/* Offsets mean something once shared memory has been planned. */
@@ -554,7 +592,7 @@ print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s)
 		tc_buf_puts(b, "each block: ");
 	switch (s->kind) {
 	case TC_ST_BLOCK:
-		tc_buf_puts(b, "{");
+		tc_buf_puts(b, s->u.block.cite ? "cite {" : "{");
 		end_line(b, s->loc);
 		print_body(b, k, s);
 		tc_buf_puts(b, "\n");
@@ -585,6 +623,18 @@ print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s)
 		print_region(b, &s->u.copy.src);
 		if (s->u.copy.lower != TC_COPY_ANY)
 			tc_buf_printf(b, ", %s", tc_copy_lower_name(s->u.copy.lower));
+		if (s->u.copy.advance) {
+			tc_buf_puts(b, " first [");
+			for (int i = 0; s->u.copy.src.var &&
+					i < s->u.copy.src.var->rank &&
+					i < TC_MAX_RANK; i++) {
+				if (i)
+					tc_buf_puts(b, ", ");
+				print_prec(b, s->u.copy.first[i], 0);
+			}
+			tc_buf_puts(b, "] advance ");
+			print_prec(b, s->u.copy.advance, 0);
+		}
 		if (s->u.copy.plan) {
 			tc_buf_printf(b, " %s iteration ", var_name(s->u.copy.plan));
 			print_prec(b, s->u.copy.iter, 0);
@@ -639,6 +689,9 @@ print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s)
 			      s->u.bars.offset);
 		if (!s->u.bars.copiers)
 			tc_buf_puts(b, ", TMA's only");
+		else if (s->u.bars.copiers != s->u.bars.full_arrivals)
+			tc_buf_printf(b, ", %lld copying threads",
+				      s->u.bars.copiers);
 		break;
 	case TC_ST_STAGE_BAR_ARRIVE:
 	case TC_ST_STAGE_BAR_WAIT:
@@ -656,6 +709,8 @@ print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s)
 		print_region(b, &s->u.copy.dst);
 		tc_buf_puts(b, " += ");
 		print_region(b, &s->u.copy.src);
+		if (s->u.copy.lower != TC_COPY_ANY)
+			tc_buf_printf(b, ", %s", tc_copy_lower_name(s->u.copy.lower));
 		break;
 	case TC_ST_GEMM:
 		tc_buf_puts(b, "gemm ");
@@ -761,9 +816,47 @@ print_param(TcBuf *b, const TcVar *v)
 			tc_buf_puts(b, "const ");
 		tc_buf_puts(b, dtype_str(v->dtype));
 		print_shape(b, v);
+		if (v->index64)
+			tc_buf_puts(b, " index64");
 	} else {
 		tc_buf_puts(b, dtype_str(v->dtype));
 	}
+}
+
+/* Whether the bounds pass has marked k's regions (region->bounded):
+ * then a region prints the dims that keep their lower test. */
+static TcVisit
+find_bounded(void *ctx, const TcStmt *s)
+{
+	bool *found = ctx;
+	const TcRegion *r;
+	switch (s->kind) {
+	case TC_ST_COPY: case TC_ST_ASYNC_COPY: case TC_ST_ATOMIC_ADD:
+	case TC_ST_PREFETCH:
+		r = &s->u.copy.dst;
+		break;
+	case TC_ST_GEMM: r = &s->u.gemm.c; break;
+	case TC_ST_FILL: r = &s->u.fill.dst; break;
+	case TC_ST_REDUCE: r = &s->u.reduce.dst; break;
+	case TC_ST_REDUCE_ALL: r = &s->u.reduce_all.src; break;
+	case TC_ST_ARG_REDUCE: r = &s->u.arg_reduce.dst; break;
+	default: return TC_VISIT_INTO;
+	}
+	if (r->bounded) {
+		*found = true;
+		return TC_VISIT_STOP;
+	}
+	return TC_VISIT_INTO;
+}
+
+static bool
+bounds_marked(const TcKernel *k)
+{
+	bool found = false;
+	TcVisitor v = { .stmt = find_bounded, .ctx = &found };
+	if (k->body)
+		tc_stmt_visit(k->body, &v);
+	return found;
 }
 
 void
@@ -834,6 +927,8 @@ tc_print_kernel(TcBuf *b, const TcKernel *k)
 			tc_buf_printf(b, "%s%d", d ? ", " : "", m->box[d]);
 		tc_buf_printf(b, "] swizzle %d\n", m->swizzle);
 	}
+	if (bounds_marked(k))
+		tc_buf_puts(b, "bounds marked\n");
 	if (k->frame_bytes > 0 && k->stack_bytes == k->frame_bytes)
 		tc_buf_printf(b, "frame %lld bytes\n", k->frame_bytes);
 	else if (k->frame_bytes > 0)

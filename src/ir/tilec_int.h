@@ -422,6 +422,11 @@ typedef struct TcVar {
 	bool panels;      /* swizzle with rows wider than 128 bytes stored as
 			     column panels of 128-byte rows, one after the
 			     other (smem.c): the layout wgmma reads */
+	int swizzle_rows; /* swizzle for a tile read by columns (smem.c):
+			     the XOR changes every swizzle_rows rows, not
+			     with each row as ldmatrix wants; copies into it
+			     and element reads touch it (gpu.c's tile_index);
+			     0 otherwise */
 	long long smem_offset; /* byte offset in the block's shared memory,
 				  -1 if the buffer lives in registers */
 	/* A register fragment that holds its elements as memory stores
@@ -700,6 +705,10 @@ typedef enum TcCpuGemmKind {
 	TC_CPU_GEMM_AMX_I8,   /* i32 += i8 * i8 on AMX tdpbssd */
 } TcCpuGemmKind;
 
+/* The kind's word in the IR ("f32", "vnni_i8", "amx_bf16", "amx_i8";
+ * "loops" and "none" for the others). */
+const char *tc_cpu_gemm_name(TcCpuGemmKind k);
+
 /* The cpu_gemm pass's decision for one tile_gemm: the helper the
  * printer calls and the blocking it passes. */
 typedef struct TcCpuGemm {
@@ -780,6 +789,20 @@ struct TcStmt {
 			 * explain.c words it as a note. */
 			const char *pipe_why;
 			TcLoc pipe_why_loc;
+			/* PARALLEL on GPU targets (ragged.c): the column
+			 * loop of a gathered or bounded load into a shared
+			 * tile, whose body is the one element assignment
+			 * `tile[..][col] = in ? T[..][.. + col] : 0`, the
+			 * row contiguous in both.  row_vec elements (16
+			 * bytes) move as one vector where row_in (what
+			 * `in` asks of the row; NULL: true) holds, col_in
+			 * (what it asks of the column, increasing in it;
+			 * NULL: true) holds for the run's last column and
+			 * both addresses are 16-byte aligned (a per-row
+			 * check at run time); element by element
+			 * otherwise.  0: no such loop. */
+			int row_vec;
+			TcExpr *row_in, *col_in;
 		} loop;
 		struct {
 			TcExpr *cond;
@@ -982,6 +1005,8 @@ typedef struct TcFuseOp {
 				 run's main element loop runs it, the tests
 				 its columns decide folded (a BLOCK); NULL
 				 when that is the body itself */
+	bool vector;          /* MAP (passes/cpu_vector.c): that body has an
+				 explicit vector form over the run's columns */
 } TcFuseOp;
 
 #define TC_FUSE_MAX_AGAIN 8
@@ -1005,6 +1030,10 @@ typedef struct TcFusion {
 	bool *elided;         /* by var index: buffers kept in registers */
 	bool dead;            /* it only writes buffers it keeps in registers
 				 (which later runs recompute): nothing to do */
+	bool *lanes;          /* by var index (passes/cpu_vector.c): the
+				 locals of its nests that hold a value varying
+				 over the lanes in their vector form; NULL
+				 before the pass or where it has none */
 } TcFusion;
 
 /* --- Kernels and programs -------------------------------------------------- */
@@ -1109,6 +1138,9 @@ long long tc_ceildiv(long long a, long long b);
 /* The extent of dim i of v when it is a constant (every buffer's, once
  * specialize has bound the tunables), else -1. */
 long long tc_var_extent(const TcVar *v, int i);
+/* Whether a buffer lives in the block's shared memory on a GPU target
+ * (tile_shared, or a fragment the layout pass placed there). */
+bool tc_in_smem(const TcVar *v);
 /* A tile_parallel extent known only at run time, min(C, e) (or min(e, C))
  * with C a constant: e, with C in *bound; NULL for any other form. */
 const TcExpr *tc_parallel_bound(const TcExpr *end, long long *bound);
@@ -1175,11 +1207,29 @@ void tc_print_expr(TcBuf *b, const TcExpr *e);
 void tc_print_program(TcBuf *b, const TcProgram *p);
 void tc_print_kernel(TcBuf *b, const TcKernel *k);
 
+/* ==== read.c: the IR reader (print.c's text back into IR) ================ */
+
+/* Read `len` bytes of IR text as tc_print_program prints it (path names
+ * it in diagnostics).  Reports the first problem to d as a located error
+ * and returns NULL; else a program that prints as the text does. */
+TcProgram *tc_read_ir(TcArena *a, const char *path, const char *text,
+		      size_t len, TcDiags *d);
+
 /* ==== verify.c: IR invariants, run after every pass in tests ============== */
 
 /* Returns the number of violations, each reported as an internal error
  * naming the pass that broke it. */
 int tc_verify(const TcProgram *p, const char *after_pass, TcDiags *d);
+/* Whether p holds only what target t has (a barrier or an expanded
+ * pipeline needs a GPU target, a prefetch the openmp one; matrix layouts,
+ * wgmma and tensor maps the arch's) and, with `scheduled`, what an
+ * emitter needs of the target's passes (layouts, lowered copies, regions
+ * the bounds pass marked, gemms cpu_gemm scheduled); an error at the
+ * first that is not.  For IR read from text (read.c), whose target the
+ * text does not say. */
+typedef struct TcTarget TcTarget;
+bool tc_verify_target(const TcProgram *p, const TcTarget *t, bool scheduled,
+		      TcDiags *d);
 
 /* ==== parse.c: libclang -> IR ============================================= */
 
@@ -1408,6 +1458,16 @@ struct TcOptions {
 					placement (explain.c) */
 	TcTma tma;                   /* which pipelined copies go by TMA
 					where the target has it */
+	/* --passes=a,b: run only these passes (in the table's order), on a
+	 * program read from IR text (--from-ir), which counts as checked;
+	 * NULL: every pass for the target. */
+	const char *passes;
+	/* Called with the program after parsing and after each pass that
+	 * runs (stage: "parse" or the pass's name), before it is verified:
+	 * tests that read each dump back (tests/unit/test_read.c).  NULL:
+	 * none. */
+	void (*observe)(void *ctx, const char *stage, const TcProgram *p);
+	void *observe_ctx;
 	TcWarpSpec ws;               /* warp specialization of mbarrier
 					loops whose copies are TMA's */
 	int cpu_strip;               /* --cpu-strip=N: blocks of a grid row
@@ -1441,6 +1501,9 @@ bool tc_run_pipeline(TcArena *a, TcProgram *p, const TcOptions *opt,
  * opt->target ("parse", dumped by tc_compile, or a pass); otherwise an
  * error listing the valid names. */
 bool tc_dump_name_check(const TcOptions *opt, TcDiags *d);
+/* True if every name in opt->passes is a pass that runs for opt->target;
+ * otherwise an error listing them. */
+bool tc_pass_list_check(const TcOptions *opt, TcDiags *d);
 
 /* specialize.c: bind tunables (defaults, -D), fold constant shapes. */
 bool tc_specialize(TcArena *a, TcProgram *p, const TcOptions *opt,
@@ -1481,9 +1544,6 @@ bool tc_ragged(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
 bool tc_index_width(TcArena *a, TcProgram *p, const TcOptions *opt,
 		    TcDiags *d);
 
-/* Whether a buffer lives in the block's shared memory on a GPU target. */
-bool tc_in_smem(const TcVar *v);
-
 /* ==== explain.c: notes on the buffers' placement ========================== */
 
 /* After the pipeline: a note at every fragment or local buffer that a GPU
@@ -1510,6 +1570,10 @@ bool tc_compile_parsed(TcArena *a, TcProgram *p, const TcOptions *opt,
 		       TcDiags *d);
 bool tc_translate_parsed(TcArena *a, TcProgram *p, const TcOptions *opt,
 			 TcDiags *d, TcBuf *src);
+/* Emit every kernel of a program already scheduled (one read from IR
+ * text and run through its passes) into src, with no pass run. */
+bool tc_emit_scheduled(const TcProgram *p, const TcOptions *opt, TcDiags *d,
+		       TcBuf *src);
 /* Default options for a target ("openmp", "cuda", "hip"); false if the
  * name is unknown. */
 bool tc_options_init(TcOptions *opt, const char *target, const char *arch);

@@ -21,7 +21,9 @@
  *     dim in order; copies have a whole buffer on one side;
  *   - GEMM operands are whole rank-2 buffers and c is a fragment; REDUCE's
  *     dim is within src's tile rank and dst's rank is one less;
- *   - expression dtypes agree with C's conversions (tc_binop_type);
+ *   - expression dtypes agree with C's conversions (tc_binop_type),
+ *     literals are int, long long, float or double;
+ *   - the bounds pass marked every region of a kernel or none;
  *   - loop bodies are BLOCKs, parallel and pipelined loops start at 0 with
  *     step 1, pipelined loops have a stage count;
  *   - GPU schedule marks: a parallel loop follows a dim of an MMA fragment
@@ -32,6 +34,7 @@
  */
 #include "ir/tilec_int.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +56,9 @@ typedef struct Verifier {
 	 * last, so each block can take its own back out of scope. */
 	const TcVar **decls;
 	int ndecls;            /* entries used in decls */
+	/* The kernel's regions so far: 1 marked by the bounds pass, -1
+	 * not, 0 none seen. */
+	int bounded;
 	/* Inside a ROLES statement's producer (one thread) or consumer
 	 * block: the statement, else NULL. */
 	const TcStmt *producer, *consumer;
@@ -260,13 +266,15 @@ check_expr(Verifier *v, const TcExpr *e, unsigned kinds, bool loads,
 		return;
 	}
 	switch (e->kind) {
+	/* Literals are C's: int or long long, float or double (what the
+	 * printer's suffixes say, so the IR reader gets them back). */
 	case TC_EX_INT:
-		if (!tc_dtype_is_int(e->dtype))
+		if (e->dtype != TC_DT_I32 && e->dtype != TC_DT_I64)
 			fail(v, at, "integer literal typed %s",
 			     dt(e->dtype));
 		break;
 	case TC_EX_FLOAT:
-		if (!tc_dtype_is_float(e->dtype))
+		if (e->dtype != TC_DT_F32 && e->dtype != TC_DT_F64)
 			fail(v, at, "float literal typed %s",
 			     dt(e->dtype));
 		break;
@@ -397,6 +405,14 @@ check_region(Verifier *v, const TcRegion *r, TcLoc at, const char *what)
 		fail(v, at, "%s region of a NULL var", what);
 		return false;
 	}
+	/* The bounds pass marks every region of a kernel or none. */
+	int bounded = r->bounded ? 1 : -1;
+	if (v->bounded && v->bounded != bounded)
+		fail(v, at, "%s region of '%s' %s by the bounds pass, another "
+		     "region of the kernel %s", what, name_of(var),
+		     r->bounded ? "marked" : "not marked",
+		     r->bounded ? "not" : "marked");
+	v->bounded = bounded;
 	if (var->kind != TC_VAR_TENSOR && var->kind != TC_VAR_BUFFER) {
 		fail(v, at, "%s region of %s '%s', not a tensor or buffer",
 		     what, vk(var->kind), name_of(var));
@@ -610,6 +626,24 @@ check_schedule(Verifier *v, const TcStmt *s)
 			     s->u.loop.anchor_dim, anchor->rank,
 			     name_of(anchor));
 	}
+	/* A column loop whose rows move as vectors (ragged.c): parallel,
+	 * a whole number of 16-byte vectors of 1- to 8-byte elements, its
+	 * body the one assignment into a shared tile. */
+	int rv = s->u.loop.row_vec;
+	if (rv) {
+		const TcVec *body = &s->u.loop.body->u.block.body;
+		const TcStmt *as = body->len == 1 ? body->items[0] : NULL;
+		long long ext;
+		if (s->u.loop.kind != TC_LOOP_PARALLEL || (rv != 2 && rv != 4 &&
+		    rv != 8 && rv != 16) || !tc_expr_const(s->u.loop.end, &ext) ||
+		    ext % rv != 0 || !as || as->kind != TC_ST_ASSIGN ||
+		    as->u.assign.dst->kind != TC_EX_LOAD ||
+		    as->u.assign.value->kind != TC_EX_SELECT ||
+		    as->u.assign.value->u.sel.then->kind != TC_EX_LOAD)
+			fail(v, s->loc, "loop '%s' moves rows in vectors of %d, "
+			     "but is not a whole number of them over one "
+			     "guarded element copy", name_of(s->u.loop.var), rv);
+	}
 	if (s->u.loop.threads != TC_THREADS_NONE &&
 	    (s->u.loop.kind != TC_LOOP_PARALLEL || anchor))
 		fail(v, s->loc, "a %s loop has a thread mapping of its own",
@@ -812,6 +846,12 @@ check_gemm(Verifier *v, const TcStmt *s)
 		     tc_dtype_storage_bits(ops[i]->dtype) % 1024 != 0))
 			fail(v, s->loc, "'%s' in panels, not swizzled rows of "
 			     "whole 128 bytes", name_of(ops[i]));
+	/* The gemm helpers read the ldmatrix pattern, never the one of a
+	 * tile swizzled for column reads (smem.c). */
+	for (int i = 0; i < 2; i++)
+		if (ops[i] && ops[i]->kind == TC_VAR_BUFFER && ops[i]->swizzle_rows)
+			fail(v, s->loc, "gemm operand '%s' swizzled for column "
+			     "reads", name_of(ops[i]));
 }
 
 static void
@@ -1536,6 +1576,15 @@ check_fusions(Verifier *v, const TcKernel *k)
 				     "%d of its block", f, o,
 				     F->first + o - F->nagain);
 			check_main(v, k, f, op);
+			if (op->vector && op->kind != TC_FUSE_MAP)
+				fail(v, blk->loc, "run %d: op %d has a vector form "
+				     "but is not a nest", f, o);
+		}
+		for (int i = 0; F->lanes && i < k->vars.len; i++) {
+			const TcVar *l = k->vars.items[i];
+			if (F->lanes[i] && l->kind != TC_VAR_LOCAL)
+				fail(v, blk->loc, "run %d: '%s' is not a local but "
+				     "varies over the lanes", f, name_of(l));
 		}
 		for (int r = 0; r < F->nrecomputed; r++) {
 			const TcFusion *G = F->from[r] >= 0 &&
@@ -1757,6 +1806,7 @@ tc_verify(const TcProgram *p, const char *after_pass, TcDiags *d)
 		}
 		size_t n = (size_t)k->vars.len + 1;
 		v.kernel = k;
+		v.bounded = 0;
 		v.in_scope = calloc(n, 1);
 		v.decls = calloc(n, sizeof *v.decls);
 		v.ndecls = 0;
@@ -1774,4 +1824,117 @@ tc_verify(const TcProgram *p, const char *after_pass, TcDiags *d)
 		v.decls = NULL;
 	}
 	return v.errors;
+}
+
+/* Statements only some targets have: the expanded pipeline and barriers
+ * (GPU targets, whose threads share a block), prefetches (openmp); and,
+ * for IR about to be printed, what the target's passes decide. */
+typedef struct TargetCheck {
+	const TcTarget *t;
+	bool scheduled; /* the IR must be the target's last pass's */
+	TcDiags *d;
+	int errors;
+} TargetCheck;
+
+static void target_fail(TargetCheck *c, TcLoc loc, const char *fmt, ...)
+	TC_PRINTF(3, 4);
+
+static void
+target_fail(TargetCheck *c, TcLoc loc, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	if (!c->errors)
+		tc_vdiag(c->d, TC_ERROR, loc, fmt, ap);
+	va_end(ap);
+	c->errors++;
+}
+
+static TcVisit
+target_stmt(void *ctx, const TcStmt *s)
+{
+	TargetCheck *c = ctx;
+	const TcTarget *t = c->t;
+	bool gpu_only = s->kind == TC_ST_BARRIER ||
+			(s->kind >= TC_ST_ASYNC_COPY &&
+			 s->kind <= TC_ST_STAGE_BAR_WAIT);
+	bool cpu_only = s->kind == TC_ST_PREFETCH;
+	if ((gpu_only && !t->simt) || (cpu_only && t->simt)) {
+		target_fail(c, s->loc, "a %s statement, which the %s target "
+			    "does not have: the IR is for a %s target",
+			    tc_stmtkind_name(s->kind), t->name,
+			    gpu_only ? "GPU" : "CPU");
+		return TC_VISIT_STOP;
+	}
+	if (s->kind == TC_ST_GEMM && s->u.gemm.wgmma_n && !t->wgmma)
+		target_fail(c, s->loc, "a wgmma gemm, which %s %s does not "
+			    "have", t->name, t->arch);
+	if (!c->scheduled)
+		return c->errors ? TC_VISIT_STOP : TC_VISIT_INTO;
+	const TcRegion *r = NULL;
+	switch (s->kind) {
+	case TC_ST_COPY: case TC_ST_ATOMIC_ADD: case TC_ST_PREFETCH:
+		r = &s->u.copy.dst;
+		if (t->simt && s->kind != TC_ST_PREFETCH &&
+		    s->u.copy.lower == TC_COPY_ANY)
+			target_fail(c, s->loc, "a %s not lowered (the IR is "
+				    "before expand_pipeline)",
+				    tc_stmtkind_name(s->kind));
+		break;
+	case TC_ST_GEMM:
+		r = &s->u.gemm.c;
+		if (!t->simt && s->u.gemm.cpu.kind == TC_CPU_GEMM_NONE)
+			target_fail(c, s->loc, "a gemm cpu_gemm has not "
+				    "scheduled");
+		break;
+	case TC_ST_FILL: r = &s->u.fill.dst; break;
+	case TC_ST_REDUCE: r = &s->u.reduce.dst; break;
+	case TC_ST_REDUCE_ALL: r = &s->u.reduce_all.src; break;
+	case TC_ST_ARG_REDUCE: r = &s->u.arg_reduce.dst; break;
+	default: break;
+	}
+	if (r && !r->bounded)
+		target_fail(c, s->loc, "a region the bounds pass has not "
+			    "marked (the IR is before it)");
+	return c->errors ? TC_VISIT_STOP : TC_VISIT_INTO;
+}
+
+bool
+tc_verify_target(const TcProgram *p, const TcTarget *t, bool scheduled,
+		 TcDiags *d)
+{
+	TargetCheck c = { t, scheduled, d, 0 };
+	for (int i = 0; i < p->kernels.len && !c.errors; i++) {
+		const TcKernel *k = p->kernels.items[i];
+		if (k->tmaps.len && !t->tma)
+			target_fail(&c, k->loc, "kernel '%s' has tensor maps, "
+				    "which %s %s does not", k->name, t->name,
+				    t->arch);
+		for (int j = 0; j < k->vars.len && !c.errors; j++) {
+			const TcVar *v = k->vars.items[j];
+			TcLayoutKind want = TC_LAYOUT_NONE;
+			if (t->mma)
+				want = t->mma->layout;
+			if (tc_layout_is_matrix(v->layout.kind) &&
+			    v->layout.kind != want &&
+			    !(t->wgmma && v->layout.kind == t->wgmma->layout))
+				target_fail(&c, v->loc, "'%s' has a matrix layout "
+					    "%s %s does not have", v->name,
+					    t->name, t->arch);
+			else if (v->layout.kind != TC_LAYOUT_NONE && !t->simt)
+				target_fail(&c, v->loc, "'%s' has a GPU layout",
+					    v->name);
+			else if (scheduled && t->simt &&
+				 v->kind == TC_VAR_BUFFER &&
+				 v->scope != TC_SCOPE_SHARED &&
+				 v->layout.kind == TC_LAYOUT_NONE)
+				target_fail(&c, v->loc, "'%s' has no layout (the "
+					    "IR is before the layout pass)",
+					    v->name);
+		}
+		TcVisitor v = { .stmt = target_stmt, .ctx = &c };
+		if (!c.errors)
+			tc_stmt_visit(k->body, &v);
+	}
+	return c.errors == 0;
 }

@@ -40,6 +40,11 @@ bool tc_cpu_fuse(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
  * loop runs them (TcFuseOp.main). */
 bool tc_cpu_edge(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
 
+/* cpu_vector.c (openmp with explicit lanes, after edge): which fused
+ * nests have an explicit vector form (TcFuseOp.vector, TcFusion.lanes). */
+bool tc_cpu_vector(TcArena *a, TcProgram *p, const TcOptions *opt,
+		   TcDiags *d);
+
 /* cpu_strip.c (openmp, last): strips of consecutive blocks of a grid row
  * that one thread runs together (kernel->strip, stmt->each_block,
  * var->each_block). */

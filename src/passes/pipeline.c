@@ -12,7 +12,9 @@
  * are "parse" (printed by tc_compile) and every pass's name.  With
  * opt->verify the IR is verified after "check" and every later pass:
  * before check has accepted the program, IR that breaks the rules is the
- * user's error (check reports it), not the translator's.
+ * user's error (check reports it), not the translator's.  With
+ * opt->passes only the passes it names run: a program read from IR text
+ * (read.c) goes through just the passes a test asks for.
  */
 #include "passes/passes.h"
 
@@ -53,6 +55,8 @@ const TcPass tc_passes[] = {
 	  "row-wise runs of statements as one loop; buffers kept in registers" },
 	{ "edge", tc_cpu_edge, CPU_TARGETS,
 	  "fused runs' main loops: the tests their columns decide, folded" },
+	{ "vector", tc_cpu_vector, CPU_TARGETS,
+	  "fused nests with an explicit vector form (AVX-512 lanes)" },
 	{ "strip", tc_cpu_strip, CPU_TARGETS,
 	  "strips of a grid row's blocks run by one thread, sharing copies" },
 };
@@ -102,6 +106,56 @@ tc_dump_name_check(const TcOptions *opt, TcDiags *d)
 	return false;
 }
 
+/* Whether the comma-separated list names name. */
+static bool
+listed(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *p = list; *p;) {
+		size_t len = strcspn(p, ",");
+		if (len == n && strncmp(p, name, n) == 0)
+			return true;
+		p += len;
+		if (*p)
+			p++;
+	}
+	return false;
+}
+
+bool
+tc_pass_list_check(const TcOptions *opt, TcDiags *d)
+{
+	if (!opt->passes)
+		return true;
+	for (const char *p = opt->passes; *p;) {
+		size_t len = strcspn(p, ",");
+		bool ok = false;
+		for (int i = 0; i < tc_npasses && !ok; i++)
+			ok = strlen(tc_passes[i].name) == len &&
+			     strncmp(tc_passes[i].name, p, len) == 0 &&
+			     runs_on(&tc_passes[i], &opt->target);
+		if (!ok) {
+			TcBuf names;
+			tc_buf_init(&names);
+			for (int i = 0; i < tc_npasses; i++)
+				if (runs_on(&tc_passes[i], &opt->target))
+					tc_buf_printf(&names, "%s%s",
+						      names.len ? ", " : "",
+						      tc_passes[i].name);
+			tc_diag(d, TC_ERROR, (TcLoc){ 0 }, "--passes: '%.*s' is "
+				"not a pass for target %s (passes: %s)", (int)len,
+				p, opt->target.name ? opt->target.name : "?",
+				names.data);
+			tc_buf_free(&names);
+			return false;
+		}
+		p += len;
+		if (*p)
+			p++;
+	}
+	return true;
+}
+
 /* Print p into dump if opt->dump_after names `stage`. */
 static void
 dump_stage(const char *stage, const TcProgram *p, const TcOptions *opt,
@@ -115,17 +169,22 @@ bool
 tc_run_pipeline(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d,
 		TcBuf *dump)
 {
-	if (!tc_dump_name_check(opt, d))
+	if (!tc_dump_name_check(opt, d) || !tc_pass_list_check(opt, d))
 		return false;
-	bool checked = false; /* check has accepted the program */
+	/* check has accepted the program (one read from IR text is taken
+	 * as checked: the verifier accepted it). */
+	bool checked = opt->passes != NULL;
 	for (int i = 0; i < tc_npasses; i++) {
 		const TcPass *pass = &tc_passes[i];
-		if (!runs_on(pass, &opt->target))
+		if (!runs_on(pass, &opt->target) ||
+		    (opt->passes && !listed(opt->passes, pass->name)))
 			continue;
 		int errors = d->errors;
 		if (!pass->run(a, p, opt, d) || d->errors > errors)
 			return false;
 		dump_stage(pass->name, p, opt, dump);
+		if (opt->observe)
+			opt->observe(opt->observe_ctx, pass->name, p);
 		checked = checked || pass->run == tc_check;
 		if (opt->verify && checked && tc_verify(p, pass->name, d) > 0)
 			return false;

@@ -15,12 +15,18 @@
  *
  * So no later pass or emitter meets a ragged region or a loop extent that
  * is not a constant: layout inference, thread binding and vectorization
- * treat the result as the element-wise code it is, on every backend.  The
+ * treat the result as the element-wise code it is, on every backend.
+ * On GPU targets a load into a shared tile whose rows are contiguous in
+ * the tensor also says, on its column loop, that a row's runs of 16 bytes
+ * may move as vectors, and which part of the test is the row's
+ * (TcStmt loop.row_vec, row_in, col_in): the emitter checks each row at
+ * run time (inside, aligned) and falls back to the elements.  The
  * reference interpreter runs the program before this pass, from the
  * constructs' own definitions (interp.c).
  *
  * The loops this pass makes get names no var of the kernel has.
  */
+#include "analysis/range.h"
 #include "ir/tilec_int.h"
 
 #include <stdio.h>
@@ -29,6 +35,8 @@
 typedef struct Ragged {
 	TcArena *a;   /* the program's arena */
 	TcKernel *k;  /* the kernel being rewritten */
+	const TcTarget *t; /* the target */
+	TcRanges ranges;   /* the kernel's, for origins proven >= 0 */
 } Ragged;
 
 /* base, or base_2, base_3, ...: the first that names no var of the kernel. */
@@ -102,8 +110,33 @@ parallel(Ragged *R, TcVar *var, const TcExpr *extent, TcStmt *body, TcLoc loc)
 	return s;
 }
 
+/* The elements of one 16-byte vector of a load of tensor region reg into
+ * tile, when the pass lets its rows move as vectors (TcStmt loop.row_vec):
+ * on a GPU target, into a tile_shared buffer of the tensor's own dtype
+ * (whole bytes), unmasked, the tile's last dim along the tensor's last
+ * (rows contiguous) and a whole number of vectors, from a column origin
+ * proven >= 0 (tc_range_nonneg: so every column test is an upper bound,
+ * and holds for a run when it holds for its last column).  0 when not. */
+static int
+row_vector(const Ragged *R, const TcVar *tile, const TcRegion *reg)
+{
+	const TcVar *ten = reg->var;
+	int n = tile->rank, bits = tc_dtype_storage_bits(tile->dtype);
+	long long cols;
+	if (!R->t->simt || tile->scope != TC_SCOPE_SHARED || n < 2 || reg->mask ||
+	    tile->dtype != ten->dtype || tile->dtype == TC_DT_BOOL || bits < 8 ||
+	    reg->dims[n - 1] != ten->rank - 1 ||
+	    !tc_expr_const(tile->shape[n - 1], &cols) ||
+	    !tc_range_nonneg(&R->ranges, reg->origin[ten->rank - 1]))
+		return 0;
+	int vec = 128 / bits;
+	return cols % vec == 0 ? vec : 0;
+}
+
 /* The copy s between the whole buffer `tile` and the ragged tensor region
- * `reg`, as parallel loops over the tile (load: tile <- reg). */
+ * `reg`, as parallel loops over the tile (load: tile <- reg).  Where its
+ * rows may move as vectors (row_vector), the column loop says so, with the
+ * test split into what it asks of the row and of the column. */
 static TcStmt *
 lower_copy(Ragged *R, const TcStmt *s, TcVar *tile, const TcRegion *reg,
 	   bool load_into_tile)
@@ -121,13 +154,18 @@ lower_copy(Ragged *R, const TcStmt *s, TcVar *tile, const TcRegion *reg,
 		t[d] = tc_expr_var(R->a, iv[d], loc);
 	}
 	/* Inside: the bounds, the mask, then the tensor's extents at the
-	 * element's index (rows[] read only where the rest holds). */
-	TcExpr *inside = NULL;
-	for (int d = 0; d < n && d < TC_MAX_RANK && reg->bound[d]; d++)
-		inside = both(R, inside,
-			      binary(R, TC_OP_LT, t[d],
-				     tc_expr_clone(R->a, reg->bound[d]), loc),
-			      loc);
+	 * element's index (rows[] read only where the rest holds).  For rows
+	 * that move as vectors, the tests of the column apart (col_in). */
+	int vec = load_into_tile ? row_vector(R, tile, reg) : 0;
+	TcExpr *inside = NULL, *col_in = NULL;
+	for (int d = 0; d < n && d < TC_MAX_RANK && reg->bound[d]; d++) {
+		TcExpr *test = binary(R, TC_OP_LT, t[d],
+				      tc_expr_clone(R->a, reg->bound[d]), loc);
+		if (vec && d == n - 1)
+			col_in = both(R, col_in, test, loc);
+		else
+			inside = both(R, inside, test, loc);
+	}
 	if (reg->mask) {
 		TcExpr *mi[TC_MAX_RANK];
 		for (int d = 0; d < reg->mask->rank; d++)
@@ -157,17 +195,23 @@ lower_copy(Ragged *R, const TcStmt *s, TcVar *tile, const TcRegion *reg,
 	for (int vd = 0; vd < ten->rank; vd++) {
 		long long o;
 		bool gathered = reg->rows && vd == reg->dims[0];
-		if (gathered || !tc_expr_const(reg->origin[vd], &o) || o < 0)
+		bool run = vec && vd == ten->rank - 1; /* its origin >= 0 */
+		if (!run && (gathered || !tc_expr_const(reg->origin[vd], &o) || o < 0))
 			inside = both(R, inside,
 				      binary(R, TC_OP_LE,
 					     tc_expr_int(R->a, 0, loc),
 					     tc_expr_clone(R->a, idx[vd]), loc),
 				      loc);
-		inside = both(R, inside,
-			      binary(R, TC_OP_LT, tc_expr_clone(R->a, idx[vd]),
-				     tc_expr_clone(R->a, ten->shape[vd]), loc),
-			      loc);
+		TcExpr *test = binary(R, TC_OP_LT, tc_expr_clone(R->a, idx[vd]),
+				      tc_expr_clone(R->a, ten->shape[vd]), loc);
+		if (vec && vd == ten->rank - 1)
+			col_in = both(R, col_in, test, loc);
+		else
+			inside = both(R, inside, test, loc);
 	}
+	TcExpr *row_in = inside;
+	if (col_in)
+		inside = both(R, inside, col_in, loc);
 	TcExpr *tile_el = load(R, tile, t, loc);
 	TcExpr *ten_el = load(R, (TcVar *)ten, idx, loc);
 	TcStmt *body;
@@ -188,8 +232,14 @@ lower_copy(Ragged *R, const TcStmt *s, TcVar *tile, const TcRegion *reg,
 		body->u.cond.cond = inside;
 		body->u.cond.then = block(R, st, loc);
 	}
-	for (int d = n - 1; d >= 0; d--)
+	for (int d = n - 1; d >= 0; d--) {
 		body = parallel(R, iv[d], tile->shape[d], body, loc);
+		if (d == n - 1 && vec) {
+			body->u.loop.row_vec = vec;
+			body->u.loop.row_in = row_in ? tc_expr_clone(R->a, row_in) : NULL;
+			body->u.loop.col_in = col_in ? tc_expr_clone(R->a, col_in) : NULL;
+		}
+	}
 	return body;
 }
 
@@ -250,11 +300,11 @@ rewrite(Ragged *R, TcStmt *s)
 bool
 tc_ragged(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
 {
-	(void)opt;
 	(void)d;
-	Ragged R = { .a = a };
+	Ragged R = { .a = a, .t = &opt->target };
 	for (int i = 0; i < p->kernels.len; i++) {
 		R.k = p->kernels.items[i];
+		tc_ranges_init(&R.ranges, a, R.k);
 		R.k->body = rewrite(&R, R.k->body);
 	}
 	return true;

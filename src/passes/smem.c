@@ -27,15 +27,18 @@
  * eight different groups of four banks (an ldmatrix reads without
  * conflict), and a warp's 16-byte copies write one contiguous run (a
  * cp.async writes without conflict, which padding does not give).
+ *
+ * Swizzle for column reads (the same targets): a 2-dim tile of 1-, 2- or
+ * 4-byte elements that only tile copies from tensors write (whole, the
+ * vectorized copy helper) and that is read element by element in a
+ * parallel nest anchored to a register fragment whose runs of `vec`
+ * columns run down the tile's rows (a transpose: yt[j][i] = xs[i][j]) is
+ * swizzled with g = vec (TcVar.swizzle_rows) instead of padded: a warp's
+ * lanes read rows vec apart, which with padded rows a multiple of 16
+ * bytes all start in one bank (8-way conflicts for 2-byte elements);
+ * XORed every vec rows, those rows' chunks lie in different bank groups.
  */
 #include "ir/tilec_int.h"
-
-bool
-tc_in_smem(const TcVar *v)
-{
-	return v->kind == TC_VAR_BUFFER &&
-	       (v->scope == TC_SCOPE_SHARED || v->layout.kind == TC_LAYOUT_SMEM);
-}
 
 /* Bytes of one stage of v, padding included. */
 static long long
@@ -103,14 +106,17 @@ scratch_bytes(const TcKernel *k, const TcStmt *s, int threads, int warp)
 
 /* A 2-dim (or 1-dim) tensor -> shared copy of one dtype whose tile columns
  * run along the tensor's last dim: what the GPU backends' vectorized copy
- * helper (copy_g2s) takes. */
+ * helpers take (copy_g2s; copy_g2s_i4 for i4, which moves packed bytes
+ * and unpacks nothing).  bool, one byte per 1-bit value, goes element by
+ * element. */
 bool
 tc_copy_g2s_fits(const TcStmt *s)
 {
 	const TcRegion *dst = &s->u.copy.dst, *src = &s->u.copy.src;
+	TcDtype t = dst->var->dtype;
 	if (!dst->whole || !tc_in_smem(dst->var) ||
-	    src->var->kind != TC_VAR_TENSOR || src->var->dtype != dst->var->dtype ||
-	    dst->var->rank > 2 || tc_dtype_bits(dst->var->dtype) < 8)
+	    src->var->kind != TC_VAR_TENSOR || src->var->dtype != t ||
+	    dst->var->rank > 2 || (tc_dtype_bits(t) < 8 && t != TC_DT_I4))
 		return false;
 	return src->dims[src->ndims - 1] == src->var->rank - 1 &&
 	       (src->ndims < 2 || src->dims[0] < src->dims[1]);
@@ -185,6 +191,128 @@ swizzled(const TcKernel *k, const TcVar *v, const TcOptions *opt)
 	return tc_swizzle_accessors(k->body, v, false);
 }
 
+/* --- Swizzle for column reads --------------------------------------------- */
+
+/* A tile read by columns: copied in whole from tensors, then read element
+ * by element in a parallel nest anchored to a register fragment whose
+ * columns run down the tile's rows (yt[j][i] = xs[i][j]).  The fragment's
+ * threads hold runs of `vec` consecutive columns, so a warp's lanes read
+ * rows vec apart; with rows a multiple of 32 bytes, padded or not, those
+ * rows start in the same bank (8-way conflicts for 2-byte elements, and
+ * no padding that keeps 16-byte rows fixes it).  Swizzled with an XOR
+ * that changes every vec rows (smem.c's header; TcVar.swizzle_rows), the
+ * lanes' rows land in different 16-byte chunks, so different banks. */
+typedef struct ColumnReads {
+	const TcVar *v;          /* the tile */
+	const TcStmt *loops[16]; /* enclosing parallel loops, outermost first */
+	int nloops;
+	int group;               /* the rows a lane's neighbour is apart: the
+				    reading fragment's vec; 0 none found yet */
+	bool ok;                 /* every access so far allows the swizzle */
+} ColumnReads;
+
+/* The distribution of the anchored parallel loop whose var is e, or NULL. */
+static const TcDist *
+anchored_dist(const ColumnReads *c, const TcExpr *e)
+{
+	if (e->kind != TC_EX_VAR)
+		return NULL;
+	for (int i = c->nloops - 1; i >= 0; i--) {
+		const TcStmt *l = c->loops[i];
+		if (l->u.loop.var == e->u.var)
+			return l->u.loop.anchor ?
+			       &l->u.loop.anchor->layout.dim[l->u.loop.anchor_dim] : NULL;
+	}
+	return NULL;
+}
+
+static TcVisit
+column_load(void *ctx, const TcExpr *e)
+{
+	ColumnReads *c = ctx;
+	if (e->kind != TC_EX_LOAD || e->u.load.var != c->v)
+		return TC_VISIT_INTO;
+	const TcDist *d = anchored_dist(c, e->u.load.idx[0]);
+	if (d && d->kind == TC_LAYOUT_BLOCKED && d->axis == 1 && d->vec > 1 &&
+	    (c->group == 0 || c->group == d->vec))
+		c->group = d->vec;
+	return TC_VISIT_INTO;
+}
+
+static void
+column_expr(ColumnReads *c, const TcExpr *e)
+{
+	TcVisitor vis = { .expr = column_load, .ctx = c };
+	if (e)
+		tc_expr_visit(e, &vis);
+}
+
+static void
+column_stmt(ColumnReads *c, const TcStmt *s)
+{
+	if (!c->ok || !tc_stmt_touches(s, NULL, c->v))
+		return;
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		for (int i = 0; i < s->u.block.body.len; i++)
+			column_stmt(c, s->u.block.body.items[i]);
+		return;
+	case TC_ST_FOR:
+		column_expr(c, s->u.loop.end);
+		if (c->nloops == (int)(sizeof c->loops / sizeof c->loops[0])) {
+			c->ok = false;
+			return;
+		}
+		c->loops[c->nloops++] = s;
+		column_stmt(c, s->u.loop.body);
+		c->nloops--;
+		return;
+	case TC_ST_IF:
+		column_expr(c, s->u.cond.cond);
+		column_stmt(c, s->u.cond.then);
+		if (s->u.cond.els)
+			column_stmt(c, s->u.cond.els);
+		return;
+	case TC_ST_DECL:
+		if (s->u.decl.var != c->v)
+			column_expr(c, s->u.decl.init);
+		return;
+	case TC_ST_ASSIGN:
+		/* Reads only: the tile is written by its copies alone. */
+		if (tc_expr_touches(s->u.assign.dst, c->v) & TC_ROLE_WRITE)
+			c->ok = false;
+		column_expr(c, s->u.assign.dst);
+		column_expr(c, s->u.assign.value);
+		return;
+	case TC_ST_COPY:
+		c->ok = s->u.copy.dst.var == c->v && s->u.copy.src.var != c->v &&
+			tc_copy_g2s_fits(s);
+		return;
+	default:
+		c->ok = false;
+		return;
+	}
+}
+
+/* The rows of one XOR value for shared tile v read by columns (see
+ * ColumnReads), or 0 when v is not such a tile: a 2-dim tile of 1-, 2- or
+ * 4-byte elements whose rows are 32, 64 or a multiple of 128 bytes, on a
+ * target that swizzles (TcTarget.ldmatrix: the CUDA helpers). */
+static int
+column_swizzle(const TcKernel *k, const TcVar *v, const TcOptions *opt)
+{
+	int bits = tc_dtype_storage_bits(v->dtype);
+	if (!opt->target.ldmatrix || v->rank != 2 || bits < 8 || bits > 32 ||
+	    v->scope != TC_SCOPE_SHARED)
+		return 0;
+	long long row = tc_var_extent(v, 1) * bits / 8;
+	if (row != 32 && row != 64 && row % 128 != 0)
+		return 0;
+	ColumnReads c = { .v = v, .ok = true };
+	column_stmt(&c, k->body);
+	return c.ok ? c.group : 0;
+}
+
 static long long
 align_up(long long n, long long a)
 {
@@ -240,7 +368,9 @@ place(TcKernel *k, long long threads, bool padded, const TcOptions *opt)
 		int bits = tc_dtype_storage_bits(v->dtype);
 		long long row = tc_var_extent(v, v->rank - 1) * bits / 8;
 		v->swizzle = swizzled(k, v, opt);
-		v->panels = wgmma && v->swizzle && row > 128;
+		v->swizzle_rows = v->swizzle ? 0 : column_swizzle(k, v, opt);
+		v->swizzle |= v->swizzle_rows > 0;
+		v->panels = wgmma && v->swizzle && !v->swizzle_rows && row > 128;
 		v->pad = padded && !v->swizzle && v->rank >= 2 &&
 			 bits >= 8 && row % 32 == 0 ? 128 / bits : 0;
 		total = align_up(total, wgmma && v->swizzle ? 1024 : 128);

@@ -204,8 +204,12 @@ pipeline_why(TcArena *a, const TcKernel *k, const TcTarget *t,
 		return "it does not read a tensor";
 	if (!dst->whole)
 		return "it fills a region of a buffer, not a whole buffer";
-	if (tc_dtype_bits(dst->var->dtype) < 8 ||
-	    tc_dtype_bits(src->var->dtype) < 8)
+	/* i4 into a packed i4 tile moves whole bytes (copy_g2s_i4); into
+	 * registers it would need a prefetch that unpacks. */
+	bool packed = src->var->dtype == TC_DT_I4 &&
+		      dst->var->dtype == TC_DT_I4 && !in_registers(dst->var);
+	if ((tc_dtype_bits(dst->var->dtype) < 8 ||
+	     tc_dtype_bits(src->var->dtype) < 8) && !packed)
 		return "its elements are narrower than a byte";
 	for (int i = 0; i < src->var->rank; i++)
 		if (!hoistable(src->origin[i], loop->u.loop.var))
@@ -421,7 +425,8 @@ static bool
 plan_strided(TcArena *a, const TcStmt *loop, TcStmt *c, long long threads)
 {
 	const TcVar *k = loop->u.loop.var, *t = c->u.copy.src.var;
-	if (!tc_copy_g2s_fits(c) || !strided_shape(c->u.copy.dst.var, threads) ||
+	if (!tc_copy_g2s_fits(c) || c->u.copy.dst.var->dtype == TC_DT_I4 ||
+	    !strided_shape(c->u.copy.dst.var, threads) ||
 	    !is_int(loop->u.loop.begin, 0) || !is_int(loop->u.loop.step, 1))
 		return false;
 	TcExpr *first[TC_MAX_RANK], *advance = tc_expr_int(a, 0, c->loc);
@@ -466,15 +471,59 @@ copies_gemm(const TcStmt *loop)
 	return gemm;
 }
 
+/* The first wgmma gemm of pipelined loop `loop` when the loop would get
+ * TMA copies as the mbarrier loop (expand_pipeline.c, tma_loop: --tma,
+ * or by default 3 or more stages); NULL when there is none, TMA is off
+ * or the loop keeps too few stages for it. */
+static const TcStmt *
+tma_candidate(const TcStmt *loop, const TcOptions *opt)
+{
+	long long stages = 0;
+	if (!opt->target.tma || opt->tma == TC_TMA_OFF ||
+	    !tc_expr_const(loop->u.loop.stages, &stages) ||
+	    (opt->tma == TC_TMA_AUTO && stages < 3))
+		return NULL;
+	const TcVec *body = &loop->u.loop.body->u.block.body;
+	for (int i = loop->u.loop.async_copies; i < body->len; i++) {
+		const TcStmt *s = body->items[i];
+		if (s->kind == TC_ST_GEMM &&
+		    s->u.gemm.c.var->layout.kind == TC_LAYOUT_WGMMA)
+			return s;
+	}
+	return NULL;
+}
+
+/* The note for a loop whose copies could have gone by TMA from its gemm
+ * g but do not (the mbarrier loop takes them only as planned here), with
+ * the reason: a fast path not taken is said. */
+static void
+note_not_mbarrier(TcDiags *d, const TcStmt *loop, const TcStmt *g,
+		  const char *why)
+{
+	tc_diag(d, TC_NOTE, g->loc, "the tile_pipelined loop at %d:%d keeps "
+		"cp.async copies and block barriers, not copies issued from "
+		"this gemm on stage barriers (nor TMA): %s", loop->loc.line,
+		loop->loc.col, why);
+}
+
 /* Decide loop.copies_in_gemm for a pipelined loop with async copies. */
 static void
-plan_copies_in_gemm(TcArena *a, const TcKernel *k, const TcTarget *t,
-		    TcStmt *loop)
+plan_copies_in_gemm(TcArena *a, const TcKernel *k, const TcOptions *opt,
+		    TcDiags *d, TcStmt *loop)
 {
+	const TcTarget *t = &opt->target;
 	long long threads = tc_abi_threads(k, t);
 	TcStmt *gemm = copies_gemm(loop);
-	if (!gemm || !t->mbarrier) /* the copies complete on mbarriers */
+	const TcStmt *cand = t->mbarrier ? tma_candidate(loop, opt) : NULL;
+	if (!gemm || !t->mbarrier) { /* the copies complete on mbarriers */
+		if (cand)
+			note_not_mbarrier(d, loop, cand, "the loop's body "
+					  "holds another gemm or a nested "
+					  "statement after its copies (only "
+					  "a loop with one gemm issues them "
+					  "from it)");
 		return;
+	}
 	const TcVec *body = &loop->u.loop.body->u.block.body;
 	int n = loop->u.loop.async_copies, planned = 0;
 	while (planned < n) {
@@ -490,6 +539,32 @@ plan_copies_in_gemm(TcArena *a, const TcKernel *k, const TcTarget *t,
 		loop->u.loop.copies_in_gemm = gemm;
 		return;
 	}
+	if (cand) {
+		const TcStmt *c = body->items[planned];
+		const TcVar *dst = c->u.copy.dst.var;
+		const char *why;
+		if (in_registers(dst) ||
+		    (dst != gemm->u.gemm.a.var && dst != gemm->u.gemm.b.var))
+			why = tc_fmt(a, "the copy into '%s' at %d:%d does not "
+				     "fill an operand of the gemm", dst->name,
+				     c->loc.line, c->loc.col);
+		else if (!strided_shape(dst, threads))
+			why = tc_fmt(a, "the copy into '%s' at %d:%d is not "
+				     "whole 16-byte vectors spread evenly over "
+				     "the block's %lld threads", dst->name,
+				     c->loc.line, c->loc.col, threads);
+		else if (!tc_copy_g2s_fits(c))
+			why = tc_fmt(a, "the copy into '%s' at %d:%d converts "
+				     "its elements or does not run along the "
+				     "tensor's last dim", dst->name,
+				     c->loc.line, c->loc.col);
+		else
+			why = tc_fmt(a, "the origin of the copy into '%s' at "
+				     "%d:%d is not a fixed start plus a fixed "
+				     "step per iteration of a loop from 0 by "
+				     "1", dst->name, c->loc.line, c->loc.col);
+		note_not_mbarrier(d, loop, cand, why);
+	}
 	for (int i = 0; i < planned; i++) {
 		TcStmt *c = body->items[i];
 		memset(c->u.copy.first, 0, sizeof c->u.copy.first);
@@ -498,20 +573,22 @@ plan_copies_in_gemm(TcArena *a, const TcKernel *k, const TcTarget *t,
 }
 
 static void
-pipeline_stmt(TcArena *a, const TcKernel *k, const TcTarget *t, TcStmt *s)
+pipeline_stmt(TcArena *a, const TcKernel *k, const TcOptions *opt,
+	      TcDiags *d, TcStmt *s)
 {
+	const TcTarget *t = &opt->target;
 	switch (s->kind) {
 	case TC_ST_BLOCK:
 		for (int i = 0; i < s->u.block.body.len; i++)
-			pipeline_stmt(a, k, t, s->u.block.body.items[i]);
+			pipeline_stmt(a, k, opt, d, s->u.block.body.items[i]);
 		break;
 	case TC_ST_IF:
-		pipeline_stmt(a, k, t, s->u.cond.then);
+		pipeline_stmt(a, k, opt, d, s->u.cond.then);
 		if (s->u.cond.els)
-			pipeline_stmt(a, k, t, s->u.cond.els);
+			pipeline_stmt(a, k, opt, d, s->u.cond.els);
 		break;
 	case TC_ST_FOR: {
-		pipeline_stmt(a, k, t, s->u.loop.body);
+		pipeline_stmt(a, k, opt, d, s->u.loop.body);
 		long long stages = 1;
 		if (s->u.loop.kind != TC_LOOP_PIPELINED ||
 		    !tc_expr_const(s->u.loop.stages, &stages) || stages < 2)
@@ -529,7 +606,7 @@ pipeline_stmt(TcArena *a, const TcKernel *k, const TcTarget *t, TcStmt *s)
 				dst->stages = (int)stages;
 		}
 		if (n)
-			plan_copies_in_gemm(a, k, t, s);
+			plan_copies_in_gemm(a, k, opt, d, s);
 		break;
 	}
 	default:
@@ -541,7 +618,6 @@ bool
 tc_software_pipeline(TcArena *a, TcProgram *p, const TcOptions *opt,
 		     TcDiags *d)
 {
-	(void)d;
 	for (int i = 0; i < p->kernels.len; i++) {
 		TcKernel *k = p->kernels.items[i];
 		for (int j = 0; j < k->vars.len; j++) {
@@ -549,7 +625,7 @@ tc_software_pipeline(TcArena *a, TcProgram *p, const TcOptions *opt,
 			if (v->kind == TC_VAR_BUFFER)
 				v->stages = 1;
 		}
-		pipeline_stmt(a, k, &opt->target, k->body);
+		pipeline_stmt(a, k, opt, d, k->body);
 	}
 	return true;
 }

@@ -202,6 +202,16 @@ template <int N> __device__ __forceinline__ void cp_async_wait()
 
 // --- Tile copies global <-> shared ----------------------------------------------------
 
+// tilec_gpu.h's copy16_g2s: 16 aligned bytes by cp.async, or a vector load
+// and store.
+template <bool ASYNC> __device__ __forceinline__ void copy16_g2s(unsigned char *to, const unsigned char *from)
+{
+	if (ASYNC)
+		cp_async16(smem_u32(to), from);
+	else
+		*reinterpret_cast<uint4 *>(to) = *reinterpret_cast<const uint4 *>(from);
+}
+
 // The widest vector, in bytes, that rows of COLS elements of T divide
 // into: 16, 8 or 4, or 0 when none does (the rows are copied element by
 // element).  Short rows (a 3-float row, a 1- or 2-float k slice) get the
@@ -236,21 +246,23 @@ __device__ __forceinline__ void g2s_vector(unsigned s, T *dst, const T *p, const
 // The shared offset of a copy thread's i-th vector, rows r0 + i * RSTEP at
 // column c, given d0, the first one's: a constant apart, unless swizzled
 // rows repeat their pattern less often than RSTEP.
-template <int SW, typename T, int RSTEP, int PR = 0>
+template <int SW, typename T, int RSTEP, int PR = 0, int GR = 0>
 __device__ __forceinline__ unsigned g2s_offset(unsigned d0, int i, int r0, int c, int s_ld)
 {
 	if (SW == 0)
 		return d0 + (unsigned)(i * RSTEP * s_ld) * (unsigned)sizeof(T);
-	if (RSTEP % 8 == 0)
+	if (RSTEP % swizzle_period<SW, GR>() == 0)
 		return d0 + (unsigned)(i * RSTEP * SW);
-	return tile_offset<SW, T, PR>(r0 + i * RSTEP, c, s_ld);
+	return tile_offset<SW, T, PR, GR>(r0 + i * RSTEP, c, s_ld);
 }
 
 // A copy helper's SWIZZLE argument as tile_offset's: the row pitch in
-// bytes (0 unswizzled; 128 for panels) and the rows of a panel (0: none).
+// bytes (0 unswizzled; 128 for panels), the rows of a panel (0: none) and
+// the rows of one XOR value of a tile read by columns (0: ldmatrix's).
 template <typename T, int ROWS, int COLS, int SWIZZLE> struct SmemRows {
 	static constexpr int SW = SWIZZLE == SWIZZLE_PANELS ? 128 : SWIZZLE ? COLS * (int)sizeof(T) : 0;
 	static constexpr int PR = SWIZZLE == SWIZZLE_PANELS ? ROWS : 0;
+	static constexpr int GR = SWIZZLE >= swizzle_groups(1) ? SWIZZLE / swizzle_groups(1) : 0;
 	static_assert(SWIZZLE != SWIZZLE_PANELS || COLS * (int)sizeof(T) % 128 == 0,
 		      "panels are whole 128-byte rows");
 };
@@ -270,6 +282,7 @@ __device__ __forceinline__ void copy_g2s(T *smem, int s_ld, const T *g, long lon
 					 int r_lo = 0, int c_lo = 0)
 {
 	constexpr int SW = SmemRows<T, ROWS, COLS, SWIZZLE>::SW, PR = SmemRows<T, ROWS, COLS, SWIZZLE>::PR;
+	constexpr int GR = SmemRows<T, ROWS, COLS, SWIZZLE>::GR;
 	constexpr int VB = RowVector<T, COLS>::BYTES; // bytes per vector, 0 for none
 	static_assert(SW == 0 || VB == 16, "copy_g2s: swizzled rows are whole 16-byte chunks");
 	constexpr int VEC = VB ? VB / (int)sizeof(T) : 1; // elements per vector
@@ -287,19 +300,19 @@ __device__ __forceinline__ void copy_g2s(T *smem, int s_ld, const T *g, long lon
 		// interior tile's copy costs an address add and a cp.async.
 		constexpr int RSTEP = THREADS / VROW;
 		const int r0 = threadIdx.x / VROW, c = (threadIdx.x % VROW) * VEC;
-		const unsigned d0 = tile_offset<SW, T, PR>(r0, c, s_ld);
+		const unsigned d0 = tile_offset<SW, T, PR, GR>(r0, c, s_ld);
 		const T *src = g + r0 * g_ld + c;
 		const long long step = RSTEP * g_ld;
 		if (ASYNC && VB == 16 && r_lo <= 0 && c_lo <= 0 && rows >= ROWS && cols >= COLS) {
 #pragma unroll
 			for (int i = 0; i < NV / THREADS; i++)
-				cp_async16(s0 + g2s_offset<SW, T, RSTEP, PR>(d0, i, r0, c, s_ld), src + i * step);
+				cp_async16(s0 + g2s_offset<SW, T, RSTEP, PR, GR>(d0, i, r0, c, s_ld), src + i * step);
 			return;
 		}
 #pragma unroll
 		for (int i = 0; i < NV / THREADS; i++) {
 			const int r = r0 + i * RSTEP;
-			const unsigned d = g2s_offset<SW, T, RSTEP, PR>(d0, i, r0, c, s_ld);
+			const unsigned d = g2s_offset<SW, T, RSTEP, PR, GR>(d0, i, r0, c, s_ld);
 			T *dst = reinterpret_cast<T *>(reinterpret_cast<char *>(smem) + d);
 			g2s_vector<ASYNC, VB>(s0 + d, dst, src + i * step, safe,
 					      r_lo <= r && r < rows && c_lo <= c ? min(VEC, max(cols - c, 0)) : 0);
@@ -307,13 +320,13 @@ __device__ __forceinline__ void copy_g2s(T *smem, int s_ld, const T *g, long lon
 	} else if (aligned) {
 		for (int e = threadIdx.x; e < NV; e += THREADS) {
 			const int r = e / VROW, c = (e % VROW) * VEC;
-			const unsigned d = tile_offset<SW, T, PR>(r, c, s_ld);
+			const unsigned d = tile_offset<SW, T, PR, GR>(r, c, s_ld);
 			g2s_vector<ASYNC, VB>(s0 + d, reinterpret_cast<T *>(reinterpret_cast<char *>(smem) + d),
 					  g + r * g_ld + c, safe,
 					  r_lo <= r && r < rows && c_lo <= c ? min(VEC, max(cols - c, 0)) : 0);
 		}
 	} else {
-		copy_g2s_elements<T, ROWS, COLS, THREADS, SW, PR>(smem, s_ld, g, g_ld, rows, cols, r_lo, c_lo);
+		copy_g2s_elements<T, ROWS, COLS, THREADS, SW, PR, GR>(smem, s_ld, g, g_ld, rows, cols, r_lo, c_lo);
 	}
 }
 
@@ -331,6 +344,7 @@ __device__ __forceinline__ void copy_g2s(T *smem, int s_ld, const T *g, long lon
 template <typename T, int ROWS, int COLS, int THREADS, int SWIZZLE = false>
 struct G2S {
 	static constexpr int SW = SmemRows<T, ROWS, COLS, SWIZZLE>::SW, PR = SmemRows<T, ROWS, COLS, SWIZZLE>::PR;
+	static constexpr int GR = SmemRows<T, ROWS, COLS, SWIZZLE>::GR;
 	static constexpr int VEC = 16 / sizeof(T), VROW = COLS / VEC, NV = ROWS * VROW;
 	static constexpr int RSTEP = THREADS / VROW; // rows between a thread's vectors
 	static_assert(COLS % VEC == 0 && NV % THREADS == 0 && THREADS % VROW == 0, "G2S: copy_g2s's strided shape");
@@ -346,7 +360,7 @@ struct G2S {
 	{
 		r0 = threadIdx.x / VROW;
 		c = (threadIdx.x % VROW) * VEC;
-		d0 = tile_offset<SW, T, PR>(r0, c, s_ld);
+		d0 = tile_offset<SW, T, PR, GR>(r0, c, s_ld);
 		src = g + r0 * g_ld + c;
 		step = RSTEP * g_ld;
 		aligned = ((unsigned long long)g) % 16 == 0 && g_ld % VEC == 0 && advance % VEC == 0 && s_ld % VEC == 0;
@@ -363,7 +377,7 @@ struct G2S {
 #pragma unroll
 		for (int i = 0; i < NV / THREADS; i++) {
 			const bool in = col_in && r_lo <= r0 + i * RSTEP && r0 + i * RSTEP < rows;
-			cp_async16(s0 + g2s_offset<SW, T, RSTEP, PR>(d0, i, r0, c, s_ld), in ? p : safe, in ? 16 : 0);
+			cp_async16(s0 + g2s_offset<SW, T, RSTEP, PR, GR>(d0, i, r0, c, s_ld), in ? p : safe, in ? 16 : 0);
 			p += step;
 		}
 	}

@@ -19,7 +19,8 @@
 //                                   shared memory (every helper here
 //                                   stores shared elements through it);
 // and, after it, its accumulator distribution and that distribution's
-// VecOf.  Written in what NVRTC, nvcc, hiprtc and hipcc all accept
+// VecOf, and copy16_g2s (16 bytes into shared memory, by cp.async where
+// the dialect has it).  Written in what NVRTC, nvcc, hiprtc and hipcc all accept
 // (C++17, __device__ __forceinline__, threadIdx.x, #pragma unroll, no
 // library), so every line here means the same on both targets.
 #pragma once
@@ -140,6 +141,60 @@ template <typename T, typename V> __device__ __forceinline__ T from_value(V v)
 		return (T)v;
 }
 
+// --- i4 elements ---------------------------------------------------------------------
+
+// i4 tensors and shared tiles are packed as docs/language.md says: flat
+// element e (row-major, the tile's row stride included) in byte e / 2,
+// the even element in the low nibble.  A byte of them is an i4x2, which
+// converts to nothing, so no helper written for whole elements takes it
+// by mistake; they are read through i4_get or I4Ptr, written through
+// i4_put or whole bytes (copy_g2s_i4).  i4 fragments live in shared
+// memory (layout.c), so no register holds a packed element.
+struct i4x2 {
+	unsigned char bits; // element 2i in bits 0-3, element 2i + 1 in bits 4-7
+};
+
+// Element e of the packed elements at p, sign-extended.
+__device__ __forceinline__ int i4_get(const i4x2 *p, long long e)
+{
+	const int b = p[e >> 1].bits;
+	return (int)(signed char)(unsigned char)((e & 1) ? b : b << 4) >> 4;
+}
+
+// x wrapped to i4's range, -8 .. 7, as a conversion to i4 does.
+__device__ __forceinline__ int i4_wrap(int x) { return ((x & 15) ^ 8) - 8; }
+
+// The byte of elements lo and hi, each wrapped to 4 bits.
+__device__ __forceinline__ unsigned char i4_pack(int lo, int hi)
+{
+	return (unsigned char)((lo & 15) | (hi & 15) << 4);
+}
+
+// Element e of the packed elements at p (global or shared memory) = v,
+// wrapped to 4 bits as C's assignment to a narrower integer does.  The
+// other nibble of its byte may belong to another thread: the nibble is
+// cleared and set by atomic AND and OR on the aligned 32-bit word around
+// it, which leave every other bit as they find it.
+__device__ __forceinline__ void i4_put(i4x2 *p, long long e, int v)
+{
+	const unsigned long long at = (unsigned long long)(p + (e >> 1));
+	unsigned *word = reinterpret_cast<unsigned *>(at & ~3ull);
+	const unsigned shift = (unsigned)(at & 3u) * 8u + (unsigned)(e & 1) * 4u;
+	atomicAnd(word, ~(15u << shift));
+	atomicOr(word, ((unsigned)v & 15u) << shift);
+}
+
+// A read-only view of packed i4 elements from element `off` on, indexed
+// like a pointer (g[i], g + i) by the generic register copies; its values
+// are ints.
+struct I4Ptr {
+	const i4x2 *base; // the tensor's or tile's first byte
+	long long off;    // the element this view starts at
+	__device__ __forceinline__ int operator[](long long i) const { return i4_get(base, off + i); }
+	__device__ __forceinline__ I4Ptr operator+(long long i) const { return I4Ptr{ base, off + i }; }
+};
+__device__ __forceinline__ I4Ptr i4_ptr(const i4x2 *base, long long off) { return I4Ptr{ base, off }; }
+
 // --- Tile copies global -> shared ----------------------------------------------------
 
 // Byte offset of element (r, c) of a shared tile whose rows hold ld
@@ -150,7 +205,10 @@ template <typename T, typename V> __device__ __forceinline__ T from_value(V v)
 // rows' chunk q land in eight bank groups.  PANEL_ROWS nonzero (SW 128):
 // rows wider than 128 bytes are stored as column panels of PANEL_ROWS
 // 128-byte rows each, one panel after the other (what wgmma reads).
-template <int SW, typename T, int PANEL_ROWS = 0>
+// GROUP nonzero: G = GROUP instead, for a tile read by columns whose
+// lanes read rows GROUP apart (smem.c, "Swizzle for column reads"): their
+// rows' chunk q then lie in W different chunks.
+template <int SW, typename T, int PANEL_ROWS = 0, int GROUP = 0>
 __host__ __device__ __forceinline__ unsigned tile_offset(unsigned r, unsigned c, int ld)
 {
 	constexpr unsigned E = sizeof(T);
@@ -158,15 +216,31 @@ __host__ __device__ __forceinline__ unsigned tile_offset(unsigned r, unsigned c,
 	if (SW == 0)
 		return (r * ld + c) * E;
 	constexpr unsigned SPAN = SW > 0 && SW < 128 ? SW : 128; // bytes of rows XORed together
-	constexpr unsigned W = SPAN / 16, G = 128 / SPAN;
+	constexpr unsigned W = SPAN / 16, G = GROUP ? GROUP : 128 / SPAN;
 	if (PANEL_ROWS)
 		return (c * E / 128) * (PANEL_ROWS * 128) + r * 128 + ((c * E % 128 / 16) ^ (r % 8)) * 16 + c * E % 16;
 	return r * SW + ((c * E / 16) ^ ((r / G) % W)) * 16 + c * E % 16;
 }
 
+// The rows after which tile_offset's XOR pattern repeats: 8 for the
+// ldmatrix pattern, W * GROUP for a column-read one.
+template <int SW, int GROUP> __host__ __device__ constexpr int swizzle_period()
+{
+	return GROUP ? (SW > 0 && SW < 128 ? SW : 128) / 16 * GROUP : 8;
+}
+
+// Element (r, c) of a tile of SW-byte rows swizzled for column reads, as
+// an index of T (tile_offset over the element's size).
+template <int SW, typename T, int GROUP> __host__ __device__ __forceinline__ unsigned tile_index(unsigned r, unsigned c)
+{
+	return tile_offset<SW, T, 0, GROUP>(r, c, 0) / (unsigned)sizeof(T);
+}
+
 // The SWIZZLE argument of the copy helpers: rows unswizzled (false),
-// swizzled (true), or swizzled 128-byte column panels.
+// swizzled (true), swizzled 128-byte column panels, or swizzled for column
+// reads with the XOR changing every `group` rows (swizzle_groups(group)).
 enum { SWIZZLE_PANELS = 2 };
+__host__ __device__ constexpr int swizzle_groups(int group) { return 16 * group; }
 
 // The box of a tile copy: the tile's element (r, c) is inside the tensor
 // when r_lo <= r < rows and c_lo <= c < cols.  The helpers take rows and
@@ -179,14 +253,75 @@ enum { SWIZZLE_PANELS = 2 };
 // column stride) into shared memory (row stride s_ld, or swizzled rows of
 // SW bytes: tile_offset), zero outside the box.  For tiles whose rows do
 // not allow vectors; every thread of the block takes part.
-template <typename T, int ROWS, int COLS, int THREADS, int SW = 0, int PANEL_ROWS = 0>
+template <typename T, int ROWS, int COLS, int THREADS, int SW = 0, int PANEL_ROWS = 0, int GROUP = 0>
 __device__ __forceinline__ void copy_g2s_elements(T *smem, int s_ld, const T *g, long long g_ld, int rows, int cols,
 						  int r_lo = 0, int c_lo = 0)
 {
 	for (int e = threadIdx.x; e < ROWS * COLS; e += THREADS) {
 		const int r = e / COLS, c = e % COLS;
-		put(reinterpret_cast<T *>(reinterpret_cast<char *>(smem) + tile_offset<SW, T, PANEL_ROWS>(r, c, s_ld)),
+		put(reinterpret_cast<T *>(reinterpret_cast<char *>(smem) + tile_offset<SW, T, PANEL_ROWS, GROUP>(r, c, s_ld)),
 		    r_lo <= r && r < rows && c_lo <= c && c < cols ? g[r * g_ld + c] : from_float<T>(0.0f));
+	}
+}
+
+// 16 bytes global -> shared, 16-byte aligned on both sides: by cp.async
+// where ASYNC (only where the dialect has it).  The dialect header defines
+// it, after this file.
+template <bool ASYNC> __device__ __forceinline__ void copy16_g2s(unsigned char *to, const unsigned char *from);
+
+// Whether p may be read as a 16-byte vector.
+template <typename T> __device__ __forceinline__ bool aligned16(const T *p)
+{
+	return (unsigned long long)p % 16 == 0;
+}
+
+// 16 bytes of T from global memory (src) into shared memory (dst), both
+// 16-byte aligned: one vector load and store (a row run of a gathered or
+// bounded copy, ragged.c).
+template <typename T> __device__ __forceinline__ void copy16(T *dst, const T *src)
+{
+	copy16_g2s<false>(reinterpret_cast<unsigned char *>(dst), reinterpret_cast<const unsigned char *>(src));
+}
+
+// A ROWS x COLS tile of i4 elements from global memory (elements from
+// `off` of g on, row stride g_ld elements, unit column stride) into a
+// packed shared tile (row stride s_ld), zero outside the box.  Each thread
+// writes whole bytes, so no two write one byte.  Where both sides' rows
+// are whole, 16-byte aligned runs of bytes (32 elements: COLS, s_ld and
+// g_ld multiples of 32, off even, the source aligned), a run inside the
+// box moves as one 16-byte vector; otherwise each byte is packed from its
+// two elements, read one by one.  With ASYNC the whole runs go by
+// cp.async (completing with the caller's commit and wait), the rest by
+// plain stores, which complete sooner.
+template <int ROWS, int COLS, int THREADS, bool ASYNC = false>
+__device__ __forceinline__ void copy_g2s_i4(i4x2 *smem, int s_ld, const i4x2 *g, long long off, long long g_ld,
+					    int rows, int cols, int r_lo = 0, int c_lo = 0)
+{
+	auto elem = [&](int r, int c) -> int {
+		return r_lo <= r && r < rows && c_lo <= c && c < cols && c < COLS ? i4_get(g, off + r * g_ld + c) : 0;
+	};
+	constexpr int RUN = 32, RUNS = COLS % RUN == 0 ? COLS / RUN : 0;
+	if (RUNS && s_ld % RUN == 0 && g_ld % RUN == 0 && (off & 1) == 0 &&
+	    (unsigned long long)(g + (off >> 1)) % 16 == 0) {
+		for (int q = threadIdx.x; q < ROWS * RUNS; q += THREADS) {
+			const int r = q / RUNS, c = q % RUNS * RUN;
+			unsigned char *to = &smem[(r * s_ld + c) >> 1].bits;
+			if (r_lo <= r && r < rows && c_lo <= c && c + RUN <= cols) {
+				copy16_g2s<ASYNC>(to, &g[(off + r * g_ld + c) >> 1].bits);
+			} else {
+				Run<RUN / 2, unsigned char> w;
+#pragma unroll
+				for (int i = 0; i < RUN / 2; i++)
+					w.e[i] = i4_pack(elem(r, c + 2 * i), elem(r, c + 2 * i + 1));
+				w.store(to);
+			}
+		}
+		return;
+	}
+	const int bytes = (ROWS * s_ld + 1) / 2;
+	for (int q = threadIdx.x; q < bytes; q += THREADS) {
+		const int e = 2 * q;
+		put(&smem[q].bits, i4_pack(elem(e / s_ld, e % s_ld), elem((e + 1) / s_ld, (e + 1) % s_ld)));
 	}
 }
 
@@ -298,6 +433,63 @@ __device__ __forceinline__ void copy_g2r(X (&x)[NR][NC], const T *g, long long l
 		for (int c = 0; c < NC; c++) {
 			const int col = C::index(c);
 			x[r][c] = r_lo <= row && row < rows && c_lo <= col && col < cols ? to_value<X>(g[row * ld + col]) : from_value<X>(0);
+		}
+	}
+}
+
+// x = a box of packed i4 elements (g, row stride ld), zero outside it,
+// unpacked in registers: a thread whose runs of V columns all start at an
+// even element (V, ld and g.off even) and lie inside the box loads each
+// run's V / 2 bytes as one vector and splits them into V values;
+// otherwise it reads element by element.
+template <typename R, typename C, typename X, int NR, int NC>
+__device__ __forceinline__ void copy_g2r(X (&x)[NR][NC], I4Ptr g, long long ld, int rows, int cols, int r_lo = 0,
+					 int c_lo = 0)
+{
+	constexpr int V = VecOf<C>::value;
+	if constexpr (V % 2 == 0) {
+		constexpr int PIECE = Run<V / 2, unsigned char>::PIECE;
+		bool ok = ((g.off | ld) & 1) == 0;
+#pragma unroll
+		for (int r = 0; r < NR; r++)
+			ok = ok && r_lo <= R::index(r) && R::index(r) < rows;
+#pragma unroll
+		for (int c = 0; c < NC; c += V)
+			ok = ok && c_lo <= C::index(c) && C::index(c) + V <= cols;
+		if (ok && PIECE) {
+			const unsigned char *base = &g.base[g.off >> 1].bits;
+#pragma unroll
+			for (int r = 0; r < NR; r++)
+#pragma unroll
+				for (int c = 0; c < NC; c += V)
+					ok = ok && (unsigned long long)(base + ((R::index(r) * ld + C::index(c)) >> 1)) % PIECE == 0;
+		}
+		if (ok) {
+			const unsigned char *base = &g.base[g.off >> 1].bits;
+			Run<V / 2, unsigned char> w[NR][NC / V];
+#pragma unroll
+			for (int r = 0; r < NR; r++)
+#pragma unroll
+				for (int c = 0; c < NC; c += V)
+					w[r][c / V].load(base + ((R::index(r) * ld + C::index(c)) >> 1));
+#pragma unroll
+			for (int r = 0; r < NR; r++)
+#pragma unroll
+				for (int c = 0; c < NC; c++) {
+					const int b = w[r][c / V].e[c % V / 2];
+					x[r][c] = to_value<X>((int)(signed char)(unsigned char)(c % 2 ? b : b << 4) >> 4);
+				}
+			return;
+		}
+	}
+#pragma unroll
+	for (int r = 0; r < NR; r++) {
+		const int row = R::index(r);
+#pragma unroll
+		for (int c = 0; c < NC; c++) {
+			const int col = C::index(c);
+			x[r][c] = r_lo <= row && row < rows && c_lo <= col && col < cols ? to_value<X>(g[row * ld + col])
+											 : from_value<X>(0);
 		}
 	}
 }

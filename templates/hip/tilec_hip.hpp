@@ -168,6 +168,15 @@ namespace tilec {
 
 // --- Tile copies global -> shared ----------------------------------------------
 
+// tilec_gpu.h's copy16_g2s: 16 aligned bytes as one vector (HIP has no
+// asynchronous copies; the pipeline pass plans none, so ASYNC is false).
+template <bool ASYNC> __device__ __forceinline__ void copy16_g2s(unsigned char *to, const unsigned char *from)
+{
+	Run<16, unsigned char> w;
+	w.load(from);
+	w.store(to);
+}
+
 // Copy a ROWS x COLS tile from global memory (row stride g_ld elements,
 // unit column stride) into shared memory (row stride s_ld).  Elements
 // outside the box (rows before r_lo or at or past `rows`, columns before

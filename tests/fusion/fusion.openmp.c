@@ -55,7 +55,8 @@ fused_block(int M, int N, int K, const tilec_f16 X[restrict M][N],
 					// the next block's X, for later
 					if (i < next_rows && j0 < next_cols)
 						tilec_prefetch(&X[next_row0 + i][next_col0 + j0],
-						               sizeof(tilec_f16) * tilec_min(512, next_cols - j0));
+						               sizeof(tilec_f16) * tilec_min(512,
+							next_cols - j0));
 #pragma omp simd reduction(+ : sum)
 					for (int j = j0; j < j1; j++) {
 						const float x =
@@ -69,7 +70,8 @@ fused_block(int M, int N, int K, const tilec_f16 X[restrict M][N],
 				// columns past an edge: copies read 0
 				for (int j = n; j < BLOCK_N; j++) {
 					const float x =
-					    i < rows && j < cols ? tilec_f16_to_f32(X[row0 + i][n0 + j]) : 0;
+					    i < rows && j < cols ? tilec_f16_to_f32(
+						X[row0 + i][n0 + j]) : 0;
 					const float b =
 					    j < cols2 ? B[n0 + j] : 0;
 					const float t = x + b;
@@ -205,7 +207,8 @@ row_result_block(int M, int N, const float X[restrict M][N],
 				// the next block's X, for later
 				if (i < next_rows && j0 < next_cols)
 					tilec_prefetch(&X[next_row0 + i][next_col0 + j0],
-					               sizeof(float) * tilec_min(256, next_cols - j0));
+					               sizeof(float) * tilec_min(256,
+						next_cols - j0));
 #pragma omp simd reduction(+ : sum)
 				for (int j = j0; j < j1; j++) {
 					const float x = X[row0 + i][j];
@@ -299,7 +302,8 @@ partial_write_block(int M, int N, const float X[restrict M][N],
 				// the next block's X, for later
 				if (i < next_rows && j0 < next_cols)
 					tilec_prefetch(&X[next_row0 + i][next_col0 + j0],
-					               sizeof(float) * tilec_min(256, next_cols - j0));
+					               sizeof(float) * tilec_min(256,
+						next_cols - j0));
 #pragma omp simd reduction(+ : sum)
 				for (int j = j0; j < j1; j++) {
 					const float x = X[row0 + i][j];
@@ -393,7 +397,8 @@ extremes_block(int M, int N, const tilec_f16 X[restrict M][N],
 					// the next block's X, for later
 					if (i < next_rows && j0 < next_cols)
 						tilec_prefetch(&X[next_row0 + i][next_col0 + j0],
-						               sizeof(tilec_f16) * tilec_min(512, next_cols - j0));
+						               sizeof(tilec_f16) * tilec_min(512,
+							next_cols - j0));
 #pragma omp simd reduction(max : maxv) reduction(min : minv) reduction(max : amax) reduction(+ : sum2)
 					for (int j = j0; j < j1; j++) {
 						float x =
@@ -484,7 +489,8 @@ recompute_block(int M, int N, const float X[restrict M][N],
 				// the next block's X, for later
 				if (i < next_rows && j0 < next_cols)
 					tilec_prefetch(&X[next_row0 + i][next_col0 + j0],
-					               sizeof(float) * tilec_min(256, next_cols - j0));
+					               sizeof(float) * tilec_min(256,
+						next_cols - j0));
 #pragma omp simd reduction(max : maxv)
 				for (int j = j0; j < j1; j++) {
 					float x = X[row0 + i][j];
@@ -585,7 +591,8 @@ no_recompute_block(int M, int N, const float X[restrict M][N],
 				// the next block's X, for later
 				if (i < next_rows && j0 < next_cols)
 					tilec_prefetch(&X[next_row0 + i][next_col0 + j0],
-					               sizeof(float) * tilec_min(256, next_cols - j0));
+					               sizeof(float) * tilec_min(256,
+						next_cols - j0));
 #pragma omp simd reduction(max : maxv)
 				for (int j = j0; j < j1; j++) {
 					x[i][j] = X[row0 + i][j];
@@ -679,7 +686,8 @@ masks_block(int M, int N, int K, const float X[restrict M][N],
 					// the next block's X, for later
 					if (i < next_rows && j0 < next_cols)
 						tilec_prefetch(&X[next_row0 + i][next_col0 + j0],
-						               sizeof(float) * tilec_min(256, next_cols - j0));
+						               sizeof(float) * tilec_min(256,
+							next_cols - j0));
 #pragma omp simd
 					for (int j = j0; j < j1; j++) {
 						const float x =
@@ -823,7 +831,8 @@ vector_exp_block(int M, int N, const float X[restrict M][N],
 					// the next block's X, for later
 					if (j % 256 == 0 && i < next_rows && j < next_cols)
 						tilec_prefetch(&X[next_row0 + i][next_col0 + j],
-						               sizeof(float) * tilec_min(256, next_cols - j));
+						               sizeof(float) * tilec_min(256,
+							next_cols - j));
 					const tilec_vf x =
 					    tilec_vload(&X[row0 + i][n0 + j]);
 					const tilec_vf b =
@@ -832,7 +841,8 @@ vector_exp_block(int M, int N, const float X[restrict M][N],
 					tilec_vstore(&e[i][j],
 					             tilec_vexpf(t) + tilec_exp2f(r[i] * 0.5f));
 					tilec_vstore(&y[i][j],
-					             -tilec_vexp2f(0.25f * t) / tilec_vload(&e[i][j]));
+					             -tilec_vexp2f(0.25f * t) / tilec_vload(
+						&e[i][j]));
 					sum_v += tilec_vload(&e[i][j]);
 				}
 				sum += tilec_vsum(sum_v);
@@ -924,7 +934,8 @@ vector_not_block(int M, int N, const float X[restrict M][N],
 					// the next block's X, for later
 					if (i < next_rows && j0 < next_cols)
 						tilec_prefetch(&X[next_row0 + i][next_col0 + j0],
-						               sizeof(float) * tilec_min(256, next_cols - j0));
+						               sizeof(float) * tilec_min(256,
+							next_cols - j0));
 #pragma omp simd
 					for (int j = j0; j < j1; j++) {
 						const float x =
@@ -1119,7 +1130,8 @@ recompute_all_block(int M, int N, const float X[restrict M][N],
 					// the next block's X, for later
 					if (i < next_rows && j0 < next_cols)
 						tilec_prefetch(&X[next_row0 + i][next_col0 + j0],
-						               sizeof(float) * tilec_min(256, next_cols - j0));
+						               sizeof(float) * tilec_min(256,
+							next_cols - j0));
 #pragma omp simd reduction(+ : sum) reduction(max : maxv)
 					for (int j = j0; j < j1; j++) {
 						float x = X[row0 + i][col0 + j];
@@ -1196,7 +1208,8 @@ shifted_block(int M, int N, const float X[restrict M][N], float S[restrict M],
 				const bool in_i = row0 + i < M;
 #pragma omp simd
 				for (int j = 0; j < BLOCK_N; j++)
-					x[i][j] = in_i && 0 <= col0 + j && col0 + j < N ? X[row0 + i][col0 + j] : 0;
+					x[i][j] = in_i && 0 <= col0 + j && col0 + j < N
+						? X[row0 + i][col0 + j] : 0;
 			}
 		}
 		// fusion.c:348 tile_parallel(i, BLOCK_M) tile_parallel(j,

@@ -3,7 +3,8 @@
  *
  * Each input is compiled for every target (OpenMP, CUDA, HIP) with the IR
  * verified after every pass, printed, and translated to source where the
- * backend is built.
+ * backend is built; then read as IR text (read.c), whose reading must
+ * print as a text that reads back the same.
  * Diagnostics are collected, not printed, and rendered without source
  * lines so that only the translator's own words are searched.  A crash, a
  * sanitizer report, an abort (tc_bug) or a verifier complaint (an internal
@@ -66,6 +67,36 @@ translate_for(const char *target, const char *text)
 	tc_diags_free(&d);
 }
 
+/* The same bytes as IR text (read.c): read, verified and printed; what
+ * is read must print again as it read. */
+static void
+read_ir(const char *text, size_t size)
+{
+	TcDiags d;
+	tc_diags_init(&d, "fuzz.ir", NULL, 0);
+	TcArena *a = tc_arena_new();
+	TcProgram *p = tc_read_ir(a, "fuzz.ir", text, size, &d);
+	if (p) {
+		TcBuf one, two;
+		tc_buf_init(&one);
+		tc_buf_init(&two);
+		tc_verify(p, "read", &d);
+		tc_print_program(&one, p);
+		TcProgram *q = tc_read_ir(a, "fuzz.ir", one.data, one.len, &d);
+		if (q)
+			tc_print_program(&two, q);
+		if (q && strcmp(one.data, two.data) != 0) {
+			fprintf(stderr, "read back otherwise:\n%s\n----\n%s",
+				one.data, two.data);
+			abort();
+		}
+		tc_buf_free(&one);
+		tc_buf_free(&two);
+	}
+	tc_arena_free(a);
+	tc_diags_free(&d);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -78,6 +109,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	translate_for("openmp", text);
 	translate_for("cuda", text);
 	translate_for("hip", text);
+	read_ir(text, size);
 	free(text);
 	return 0;
 }

@@ -26,6 +26,7 @@ import argparse
 import concurrent.futures as cf
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -48,6 +49,17 @@ def tolerance(k):
         return 0
     text = tilegen.kernel_tile(k)
     return max(k.tol or 0, 1e-2 if ("f16" in text or "bf16" in text) else 1e-5)
+
+
+def fast_paths(ir):
+    """Per kernel of an --emit=ir text, which fast path its gemms take:
+    'wgmma+tma' (the mbarrier loop's copies by TMA), 'wgmma' or 'mma'."""
+    out = {}
+    for part in re.split(r"^kernel ", ir, flags=re.M)[1:]:
+        name = part.split("(", 1)[0]
+        out[name] = ("wgmma" if " by wgmma" in part else "mma") + (
+            "+tma" if re.search(r", tma \w+ ", part) else "")
+    return out
 
 
 def prepare(a, feats, seed):
@@ -75,6 +87,11 @@ def prepare(a, feats, seed):
             errors["cuda"] = "--emit=launch: " + p.stderr.strip()[-2000:]
         else:
             man = launches(p.stdout)
+    paths = {}
+    if "cuda" not in errors and any(k.fast for k in ks):
+        p = subprocess.run([a.tilec, stem + ".c", "-t", "cuda", "--arch", a.arch,
+                            "--emit=ir"], capture_output=True, text=True)
+        paths = fast_paths(p.stdout) if p.returncode == 0 else {}
     kernels = []
     for k in ks:
         order = list(k.params) + [t.name for t in k.tensors]
@@ -89,6 +106,7 @@ def prepare(a, feats, seed):
                          "read": bool(t.const or t.name.startswith("Acc")),
                          "written": not t.const} for t in k.tensors],
             "tol": tolerance(k),
+            "path": paths.get(k.name) if k.fast else None,
             "launch": L})
     with open(stem + ".json", "w") as f:
         json.dump({"seed": seed, "features": sorted(feats), "errors": errors,

@@ -201,6 +201,9 @@ def part_cpu(meta, tmp):
         report("openmp", k["kernel"], not d, d)
 
 
+_ENCODER = {}    # cuTensorMapEncodeTiled, looked up on the first map
+
+
 class Cuda:
     """The driver API through ctypes: one context, modules from cubins."""
 
@@ -232,7 +235,12 @@ class Cuda:
                    "cuModuleLoad")
         return mod
 
-    def run(self, mod, name, grid, threads, smem, scalars, arrays):
+    def run(self, mod, name, grid, threads, smem, scalars, arrays,
+            launch=None, env=None):
+        """Launch name with the scalars, then the arrays copied to the
+        device and back; a kernel whose launch document has tensor_maps
+        gets them after its parameters, built by launch_manifest's rule
+        (unbuilt where TMA cannot take the tensor: its fallback runs)."""
         fn = ctypes.c_void_p()
         self.check(self.d.cuModuleGetFunction(ctypes.byref(fn), mod,
                                               name.encode()), "GetFunction")
@@ -249,6 +257,18 @@ class Cuda:
                     self.check(self.d.cuMemcpyHtoD_v2(p.value, a.ctypes.data,
                                                       a.nbytes), "HtoD")
             vals = [ctypes.c_int(s) for s in scalars] + ptrs
+            maps = (launch or {}).get("tensor_maps", [])
+            if maps:
+                if "encode" not in _ENCODER:
+                    _ENCODER["encode"] = launch_manifest.cuda_encoder()
+                tensors = [q for q in launch["params"] if q["kind"] == "tensor"]
+                at = {q["name"]: (q, p.value) for q, p in zip(tensors, ptrs)}
+                for m in maps:
+                    q, ptr = at[m["tensor"]]
+                    b = launch_manifest.tensor_map(
+                        _ENCODER["encode"], m, q, ptr,
+                        [evaluate(e, env) for e in q["shape"]])
+                    vals.append((ctypes.c_ubyte * len(b)).from_buffer(b))
             keep = (ctypes.c_void_p * len(vals))(*[
                 ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in vals])
             if all(grid):
@@ -381,7 +401,7 @@ def part_gpu(meta, tmp, arch, compile_only):
         got = [a.copy() for a in ins]
         try:
             gpu.run(mod, k["kernel"], grid, L["threads"], L.get("smem_bytes", 0),
-                    [k["shape"][p] for p in k["shape"]], got)
+                    [k["shape"][p] for p in k["shape"]], got, L, env)
         except RuntimeError as e:     # a fault: the context is lost
             report("cuda", k["kernel"], False, str(e))
             raise
@@ -520,6 +540,14 @@ def main():
     files = [p for p in files if not only or
              int(os.path.basename(p)[4:-5]) in only]
     tally = {b: [0, 0, 0] for b in a.backends}   # passed, failed, unfinished
+    # the fast_gemm kernels on the GPU, by the path device_prepare.py
+    # recorded (wgmma+tma, wgmma, mma): passed, failed, unfinished
+    paths = {}
+    for p in files:
+        for k in json.load(open(p))["kernels"]:
+            if k.get("path"):
+                paths[(int(os.path.basename(p)[4:-5]), k["kernel"])] = k["path"]
+    by_path = {}
     started = 0
     with cf.ThreadPoolExecutor(max(1, a.jobs)) as ex:
         futs = [ex.submit(run_file, p, a, until) for p in files]
@@ -530,6 +558,9 @@ def main():
                 if b not in tally:
                     continue
                 tally[b][0 if ok else 1 if ok is False else 2] += 1
+                if b == "cuda" and (seed, n) in paths:
+                    by_path.setdefault(paths[(seed, n)], [0, 0, 0])[
+                        0 if ok else 1 if ok is False else 2] += 1
                 if ok is False:
                     print("MISMATCH %s seed %d kernel %s: %s" % (
                         b, seed, n, detail), flush=True)
@@ -538,6 +569,10 @@ def main():
         print("%s: %d programs, %d mismatches%s" % (
             b + (" (compiled only)" if b == "cuda" and a.compile_only else ""),
             p + f, f, ", %d not finished by the deadline" % u if u else ""))
+    for path in sorted(by_path):
+        p, f, u = by_path[path]
+        print("  of them fast_gemm kernels on %s: %d, %d mismatches%s" % (
+            path, p + f, f, ", %d not finished" % u if u else ""))
     passed = sum(t[0] for t in tally.values())
     failed = sum(t[1] for t in tally.values())
     print("%d of %d files in %.0f s (features: %s)" % (

@@ -81,6 +81,11 @@ FEATURES = {
                  "log1pf, expm1f, abs and the saturating casts"),
     "reduce_all": (True, "tile_sum, tile_max, tile_min, tile_absmax into "
                    "block-level scalars"),
+    "fast_gemm": (True, "about a quarter of the kernels are gemms shaped "
+                  "for the sm_90a fast loop: 64-256 tiles over 128 or 256 "
+                  "threads, 3 or 4 stages, f16/bf16/i8 operands copied "
+                  "straight from tensors (wgmma, TMA), then an epilogue"),
+    "fast_gemm_all": (False, "every kernel a fast_gemm one"),
 }
 
 
@@ -271,6 +276,7 @@ class Kernel:
         self.outer = None         # ("z" | "for", var, param)
         self.exact = False        # outputs compared exactly
         self.tol = None           # a --tol wider than tilec run's default
+        self.fast = False         # a fast_gemm kernel (Gen.make_fast)
 
 
 class Gen:
@@ -282,6 +288,7 @@ class Gen:
         self.nloc = 0
         self.scalars = []   # block-level scalars (tile_sum ...), in order
         self.ntensor = 0
+        self.fast = False   # a fast_gemm kernel (make_fast)
 
     # --- helpers ---
     def chance(self, p):
@@ -316,6 +323,16 @@ class Gen:
     def scope_for(self, dtype, shape):
         """A scope the features allow for a buffer of dtype and shape."""
         scopes = ["shared", "fragment"]
+        if self.fast:
+            # the operands' stages fill shared memory: epilogue tiles
+            # bigger than 4 KiB live in registers
+            n = SIZE[dtype]
+            for x in shape:
+                n *= x
+            if n > 4096:
+                if is_int(dtype) and "int_fragment" not in self.f:
+                    return None
+                return "fragment"
         if is_int(dtype) and "int_fragment" not in self.f:
             scopes = ["shared"]
         if dtype == "bool" and "bool_shared" not in self.f:
@@ -332,6 +349,10 @@ class Gen:
     def buf_dtype(self, want_int=None):
         if want_int is None:
             want_int = self.chance(0.3)
+        if self.fast:
+            # no 64-bit tiles of 128 x 256 elements in registers
+            return self.pick(["i32", "i8", "u8"] if want_int else
+                             ["f32", "f32", "f16", "bf16"])
         if want_int:
             return self.pick(INTS + ["bool"] if self.chance(0.1) else INTS)
         return self.pick(FLOATS)
@@ -360,6 +381,16 @@ class Gen:
                 opts.append((b, names[:len(b.shape)]))
                 continue
             # a buffer indexed by the loop variables, by matching extents
+            if self.fast and getattr(b, "axis", None) is not None:
+                # a bias row or a reduce's result: along its own dim
+                if b.axis < len(idx) and idx[b.axis][1] == b.shape[0]:
+                    opts.append((b, [names[b.axis]]))
+                continue
+            if self.fast and b.shape == tuple(e for _, e in idx):
+                # in order: a fast_gemm tile read across its rows would
+                # move every fragment of 64 KiB to shared memory
+                opts.append((b, names))
+                continue
             if len(b.shape) <= len(idx):
                 choose = []
                 ok = True
@@ -954,6 +985,263 @@ class Gen:
                              body, what="outer")]
         k.body = body
         return k
+
+    # (BLOCK_M, BLOCK_N, threads) of the fast_gemm kernels: at most 128
+    # accumulator elements a thread, whole warpgroups.
+    FAST_TILES = [(64, 64, 128), (64, 128, 128), (128, 64, 128),
+                  (128, 128, 128), (64, 256, 128), (256, 64, 128),
+                  (64, 128, 256), (128, 128, 256), (128, 256, 256),
+                  (256, 128, 256)]
+
+    def make_fast(self):
+        """A gemm shaped for the sm_90a fast loop (docs/backend-cuda.md,
+        "wgmma" and "TMA"): acc[BM][BN] += A * B over a tile_pipelined
+        loop of 3 or 4 stages whose copies feed the tile_gemm straight from
+        f16, bf16 or i8 tensors, both transposes; then an epilogue (a bias,
+        element-wise code over the accumulator, reduces, casts) and the
+        stores.  Ragged M, N and K, rows that are 16-byte multiples (the
+        TMA loop runs) or not (its cp.async twin does), a batch dim through
+        tile_grid_z, a second gemm sharing A (gated units), and now and
+        then what takes a kernel off the fast path (a converting copy, an
+        i8 operand that is not K-major), so the notes' paths run too."""
+        self.fast = self.k.fast = True
+        k, r = self.k, self.r
+        odt = r.choice(["f16", "bf16", "i8"])
+        size = SIZE[odt]
+        BM, BN, k.threads = r.choice(self.FAST_TILES)
+        gated = BM * BN // k.threads <= 64 and self.chance(0.2)
+        if odt == "i8":
+            # wgmma takes 8-bit operands K-major only: mostly those
+            ta, tb = self.chance(0.15), self.chance(0.85)
+        else:
+            ta, tb = self.chance(0.4), self.chance(0.5)
+        nb = 2 if gated else 1
+        for _ in range(100):
+            BK = r.choice([16, 32, 64, 128] if size == 2 else [32, 64, 128])
+            stages = r.choice([3, 3, 4])
+            per = (BM + nb * BN) * BK * size
+            if stages * per <= 128 * 1024 and per <= 32 * 1024:
+                break
+        k.exact = odt == "i8"
+        # (f16 accumulators have no matrix instruction: the ordinary
+        # gemms cover them)
+        acct = "i32" if odt == "i8" else "f32"
+        self.S = S = [BM, BN]
+        Mp, Np, Kp = self.new_param(), self.new_param(), self.new_param()
+        self.E_t = [Mp, Np]
+        al = 16 // size       # elements in 16 bytes
+        aligned = self.chance(0.6)
+        for _ in range(100):
+            def extent(tile, most):
+                if self.chance(0.1):
+                    return r.choice([1, 2, 3, al + 1])
+                return max(1, r.randint(0, most) * tile +
+                           r.choice([0, r.randint(1, tile - 1)]))
+            M, N = extent(BM, 2), extent(BN, 2)
+            K = extent(BK, 4)
+            if aligned:
+                M, N, K = [-(-v // al) * al for v in (M, N, K)]
+            if M * N * K <= 1 << 23:
+                break
+        k.P[Mp], k.P[Np], k.P[Kp] = M, N, K
+        for t, (p, s) in enumerate(zip(self.E_t, S)):
+            v = "b%d" % t
+            ext = "ceildiv(%s, %d)" % (p, s)
+            k.head.append("int %s = %s(%s);" % (v, "tile_grid_" + "xy"[t], ext))
+            k.grid.append((v, ext))
+        self.grid_vars = ["b0", "b1"]
+        self.ints = [E(v, "((long long)%s)" % v, "i", 0,
+                       -(-k.P[p] // s) - 1, True)
+                     for v, p, s in zip(self.grid_vars, self.E_t, S)]
+        self.U = None
+        self.outer = []
+        if self.chance(0.25):
+            self.U = self.new_param(small=True)
+            k.P[self.U] = r.choice([1, 2, 3])
+            k.head.append("int u = tile_grid_z(%s);" % self.U)
+            k.grid.append(("u", self.U))
+            self.ints.append(E("u", "((long long)u)", "i", 0,
+                               k.P[self.U] - 1, True))
+        self.torg = []
+        for t, s in enumerate(S):
+            nblk = -(-k.P[self.E_t[t]] // s)
+            v = self.grid_vars[t]
+            self.torg.append(E("%s * %d" % (v, s), "((long long)%s * %d)" %
+                               (v, s), "i", 0, (nblk - 1) * s, True))
+        body, live = [], []
+        C = self.new_buf("fragment", acct, S, "acc")
+        body.append(self.fill(C))
+        C2 = None
+        if gated:
+            C2 = self.new_buf("fragment", acct, S, "acc")
+            body.append(self.fill(C2))
+        # the operands
+        tdt = odt if self.chance(0.92) else ("i32" if k.exact else "f32")
+        kvar = E("k * %d" % BK, "((long long)k * %d)" % BK, "i", 0, 0, True)
+
+        def shifted(e):
+            """Now and then an origin off the block's tile: negative or
+            past the end (TMA fills zeros there)."""
+            if "neg_origin" not in self.f or not self.chance(0.1):
+                return e
+            off = r.choice([-3, -8, 5, -(BM // 2)])
+            return E("%s - %d" % (e.tile, -off) if off < 0 else
+                     "%s + %d" % (e.tile, off), "(%s + %d)" % (e.c, off), "i",
+                     e.lo + off, e.hi + off, True)
+
+        def operand(dims2, org2, hint):
+            """A tensor with the 2-D operand dims (a batch dim put before
+            or between them) and the origin of the block's copy."""
+            dims, org, cover = list(dims2), list(org2), [0, 1]
+            if self.U and self.chance(0.7):
+                pos = r.choice([0, 0, 1])
+                dims.insert(pos, self.U)
+                org.insert(pos, E("u", "((long long)u)", "i", 0,
+                                  k.P[self.U] - 1, True))
+                cover = [d for d in range(3) if d != pos]
+            return self.new_tensor(tdt, dims, True, hint), org, cover
+
+        ashape = (BK, BM) if ta else (BM, BK)
+        bshape = (BN, BK) if tb else (BK, BN)
+        A = self.new_buf("shared", odt, ashape, "a")
+        TA, ao, ac = operand([Kp, Mp] if ta else [Mp, Kp],
+                             [kvar, shifted(self.torg[0])] if ta else
+                             [shifted(self.torg[0]), kvar], "A")
+        Bs = []
+        for _ in range(nb):
+            B = self.new_buf("shared", odt, bshape, "b")
+            TB, bo, bc = operand([Np, Kp] if tb else [Kp, Np],
+                                 [self.torg[1], kvar] if tb else
+                                 [kvar, self.torg[1]], "B")
+            Bs.append((B, TB, bo, bc))
+        copies = [simple(["tile_copy(%s, %s);" % (A.name, self.region_text(
+            TA, ao, ac))], self.c_copy_in(TA, ao, ac, A), "copy-in", [A])]
+        for B, TB, bo, bc in Bs:
+            copies.append(simple(["tile_copy(%s, %s);" % (
+                B.name, self.region_text(TB, bo, bc))],
+                self.c_copy_in(TB, bo, bc, B), "copy-in", [B]))
+        if self.chance(0.3):
+            r.shuffle(copies)
+        flags = [f for f, on in (("TILE_TRANS_A", ta), ("TILE_TRANS_B", tb))
+                 if on]
+        ft = (", " + " | ".join(flags)) if flags else ""
+        A_idx = "w][i" if ta else "i][w"
+        B_idx = "j][w" if tb else "w][j"
+        m = 7 if k.exact else 1
+        bound = K * m * m + max(abs(C.lo), abs(C.hi))
+        gemms = []
+        for acc, (B, _, _, _) in zip([C, C2], Bs):
+            gemms.append(simple(
+                ["tile_gemm(%s, %s, %s%s);" % (acc.name, A.name, B.name, ft)],
+                ["for (int i = 0; i < %d; i++) for (int j = 0; j < %d; j++) {"
+                 % (BM, BN),
+                 "\tdouble a = 0;",
+                 "\tfor (int w = 0; w < %d; w++)" % BK,
+                 "\t\ta += %s[%s] * %s[%s];" % (A.name, A_idx, B.name, B_idx),
+                 "\t%s[i][j] = %s;" % (acc.name, cv(acc.dtype, "%s[i][j] + a"
+                                                    % acc.name)),
+                 "}"], "gemm", [acc]))
+        head_t = "tile_pipelined(k, ceildiv(%s, %d), %d) {" % (Kp, BK, stages)
+        head_c = "for (int k = 0; k < ceildiv(%s, %d); k++) {" % (Kp, BK)
+        loop = compound([head_t], [head_c], copies + gemms, what="gemm-loop")
+        loop.defines = [b for b in (C, C2) if b]
+        body.append(loop)
+        for acc in (C, C2):
+            if acc:
+                acc.lo, acc.hi = -bound, bound
+                acc.exact = is_int(acct)
+                live.append(acc)
+        # the epilogue
+        for _ in range(r.randint(0, 3)):
+            st = self.epilogue(live)
+            if st:
+                body.append(st)
+        for _ in range(r.randint(1, 2)):
+            body.append(self.store_output(live))
+        if "atomics" in self.f and self.chance(0.1):
+            st = self.atomic(live)
+            if st:
+                body.append(st)
+        k.body = body
+        return k
+
+    def epilogue(self, live):
+        """One statement after a fast_gemm loop: a bias row or column
+        copied in and added, element-wise code over the accumulators (in
+        place or into a new tile), a reduce, a block-level reduce, a
+        cast."""
+        r = self.r
+        S = tuple(self.S)
+        what = r.choice(["bias", "bias", "elementwise", "elementwise",
+                         "reduce", "cast"] +
+                        (["reduce_all"] if "reduce_all" in self.f else []))
+        if what == "bias":
+            d = r.choice([1, 1, 0])
+            dt = r.choice(["i32", "i8"] if self.k.exact else
+                          ["f32", "f16", "bf16"])
+            t = self.new_tensor(dt, [self.E_t[d]], True, "Bias")
+            b = self.new_buf(self.scope_for(dt, (S[d],)) or "shared", dt,
+                             (S[d],), "bias")
+            b.axis = d
+            lo, hi = input_range(dt)
+            self.set_range(b, min(lo, 0), max(hi, 0), True)
+            org = [self.torg[d]]
+            cp = simple(["tile_copy(%s, %s);" % (b.name, self.region_text(
+                t, org, [0]))], self.c_copy_in(t, org, [0], b), "copy-in", [b])
+            live.append(b)
+            acc = r.choice([x for x in live if x.shape == S])
+            # acc[i][j] = acc[i][j] + bias[j] (or [i]), then more of the
+            # random kind over it
+            names = ["i", "j"]
+            sc = E("%s[%s]" % (b.name, names[d]), ("((long long)%s[%s])" if
+                   is_int(dt) else "%s[%s]") % (b.name, names[d]),
+                   "i" if is_int(dt) else "f", b.lo, b.hi, True)
+            kind = "i" if is_int(acc.dtype) else "f"
+            sc = self.convert(sc, kind)
+            own = E("%s[i][j]" % acc.name, ("((long long)%s[i][j])" if
+                    kind == "i" else "%s[i][j]") % acc.name, kind, acc.lo,
+                    acc.hi, acc.exact)
+            val = E("(%s + %s)" % (own.tile, sc.tile),
+                    "(%s + %s)" % (own.c, sc.c), kind, own.lo + sc.lo,
+                    own.hi + sc.hi, own.exact and sc.exact)
+            val = self.fit(val, acc)
+            add = self.par_nest(list(zip(names, S)), [],
+                                ["%s[i][j] = %s;" % (acc.name, val.tile)],
+                                ["%s[i][j] = %s;" % (acc.name,
+                                                     cv(acc.dtype, val.c))])
+            add.what = "parallel"
+            self.set_range(acc, val.lo, val.hi, val.exact)
+            return Stmt([(0, None)], [(0, None)], [b, acc], [cp, add], "seq")
+        if what == "elementwise":
+            # in place: a new tile that no statement joins with the
+            # accumulator's rows would keep its own layout, which takes
+            # every fragment to shared memory on HIP (new tiles come from
+            # casts)
+            dst = r.choice([b for b in live if b.shape == S])
+            return self.elementwise(dst, live, list(self.scalars),
+                                    self.ints)
+        if what == "reduce":
+            st = self.reduce(r.choice([b for b in live if b.shape == S]),
+                             live)
+            m = re.match(r"tile_reduce_\w+\((\w+), (\w+), (\d)",
+                         st.tile[0][1]) if st else None
+            if m:
+                for b in live:
+                    if b.name == m.group(1) and len(b.shape) == 1:
+                        b.axis = 1 - int(m.group(3))
+            return st
+        if what == "reduce_all":
+            return self.reduce_all(r.choice([b for b in live
+                                             if b.shape == S]))
+        src = r.choice([b for b in live if b.shape == S])
+        if self.k.exact:
+            dt = r.choice(["i8", "u8", "i32"])
+        else:
+            dt = r.choice(["f16", "bf16"]) if mag(src) < 60000 else "f32"
+        dst = self.new_buf("fragment", dt, S, "t")
+        live.append(dst)
+        self.set_range(dst, src.lo, src.hi, src.exact)
+        return self.cast(dst, src)
 
     def in_dtype(self):
         if self.k.exact:
@@ -1869,9 +2157,17 @@ static uint16_t double_to_bf16(double v)
 """
 
 
+# The share of kernels that are fast_gemm ones (their own stream decides,
+# so the other kernels of a seed stay as they were without the feature).
+FAST_SHARE = 0.25
+
+
 def generate_one(seed, index, features):
     """Kernel `index` of seed's file (each kernel has its own stream)."""
     g = Gen(seed, index, features)
+    if "fast_gemm_all" in features or "fast_gemm" in features and \
+            random.Random("%d/%d/fast" % (seed, index)).random() < FAST_SHARE:
+        return g.make_fast()
     return g.make(g.r.randint(2, 7))
 
 

@@ -59,7 +59,8 @@ add_rmsnorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 					// the next block's X, for later
 					if (i < next_rows && j0 < next_cols)
 						tilec_prefetch(&X[next_row0 + i][next_col0 + j0],
-						               sizeof(tilec_f16) * tilec_min(512, next_cols - j0));
+						               sizeof(tilec_f16) * tilec_min(512,
+							next_cols - j0));
 #pragma omp simd reduction(+ : sum)
 					for (int j = j0; j < j1; j++) {
 						const float x =

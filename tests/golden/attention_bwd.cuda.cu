@@ -191,16 +191,18 @@ attn_bwd_dkdv(int B, int S, int H, float scale, const __half *__restrict__ Q,
 				// tile_dims(&Q[b][m * BLOCK_M][h][0], 1, 3))
 				tilec::copy_g2s<__half, BLOCK_M, HEAD_DIM, THREADS, true, true>(
 					Qs + (m_next % 2) * (BLOCK_M * HEAD_DIM), HEAD_DIM,
-					Q + ((((size_t)b * S + m_next * BLOCK_M) * H + h) * HEAD_DIM),
-					H * HEAD_DIM,
+					Q
+						+ ((((size_t)b * S + m_next * BLOCK_M) * H + h)
+						* HEAD_DIM), H * HEAD_DIM,
 					(b < B && h < H) ? min(BLOCK_M, S - m_next * BLOCK_M) : 0,
 					HEAD_DIM, Q);
 				// attention_bwd.c:74 tile_copy(dOs,
 				// tile_dims(&dO[b][m * BLOCK_M][h][0], 1, 3))
 				tilec::copy_g2s<__half, BLOCK_M, HEAD_DIM, THREADS, true, true>(
 					dOs + (m_next % 2) * (BLOCK_M * HEAD_DIM), HEAD_DIM,
-					dO + ((((size_t)b * S + m_next * BLOCK_M) * H + h) * HEAD_DIM),
-					H * HEAD_DIM,
+					dO
+						+ ((((size_t)b * S + m_next * BLOCK_M) * H + h)
+						* HEAD_DIM), H * HEAD_DIM,
 					(b < B && h < H) ? min(BLOCK_M, S - m_next * BLOCK_M) : 0,
 					HEAD_DIM, dO);
 			}
@@ -228,8 +230,8 @@ attn_bwd_dkdv(int B, int S, int H, float scale, const __half *__restrict__ Q,
 					const int j = s_cols::index(j_r);
 					const bool keep = m * BLOCK_M + i < S
 						&& bn * BLOCK_N + j < S;
-					s[i_r][j_r] = keep ? expf(
-						s[i_r][j_r] * scale - lse[i_r]) : 0.0f;
+					s[i_r][j_r] = keep ? expf(s[i_r][j_r] * scale - lse[i_r])
+						: 0.0f;
 				}
 			}
 			// attention_bwd.c:83 tile_copy(Ps, s)
@@ -382,16 +384,18 @@ attn_bwd_dq(int B, int S, int H, float scale, const __half *__restrict__ Q,
 				// tile_dims(&K[b][n * BLOCK_N][h][0], 1, 3))
 				tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, THREADS, true, true>(
 					Ks + (n_next % 2) * (BLOCK_N * HEAD_DIM), HEAD_DIM,
-					K + ((((size_t)b * S + n_next * BLOCK_N) * H + h) * HEAD_DIM),
-					H * HEAD_DIM,
+					K
+						+ ((((size_t)b * S + n_next * BLOCK_N) * H + h)
+						* HEAD_DIM), H * HEAD_DIM,
 					(b < B && h < H) ? min(BLOCK_N, S - n_next * BLOCK_N) : 0,
 					HEAD_DIM, K);
 				// attention_bwd.c:123 tile_copy(Vs,
 				// tile_dims(&V[b][n * BLOCK_N][h][0], 1, 3))
 				tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, THREADS, true, true>(
 					Vs + (n_next % 2) * (BLOCK_N * HEAD_DIM), HEAD_DIM,
-					V + ((((size_t)b * S + n_next * BLOCK_N) * H + h) * HEAD_DIM),
-					H * HEAD_DIM,
+					V
+						+ ((((size_t)b * S + n_next * BLOCK_N) * H + h)
+						* HEAD_DIM), H * HEAD_DIM,
 					(b < B && h < H) ? min(BLOCK_N, S - n_next * BLOCK_N) : 0,
 					HEAD_DIM, V);
 			}
@@ -430,8 +434,8 @@ attn_bwd_dq(int B, int S, int H, float scale, const __half *__restrict__ Q,
 					const int j = s_cols::index(j_r);
 					const bool keep = bm * BLOCK_M + i < S
 						&& n * BLOCK_N + j < S;
-					const float p = keep ? expf(
-						s[i_r][j_r] * scale - lse[i_r]) : 0.0f;
+					const float p = keep ? expf(s[i_r][j_r] * scale - lse[i_r])
+						: 0.0f;
 					dp[i_r][j_r] = p * (dp[i_r][j_r] - delta[i_r]);
 				}
 			}

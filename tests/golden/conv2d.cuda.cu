@@ -43,8 +43,10 @@ conv2d(int N, int H, int W, int C, int KO, int PAD, int P, int Q, const __half *
 				// tile_dims(&X[n][p + r - PAD][q0 + s - PAD][c0], 2, 3))
 				tilec::copy_g2s<__half, BLOCK_M, BLOCK_K, THREADS, true, true>(
 					Xs + t_pre * (BLOCK_M * BLOCK_K), BLOCK_K,
-					X + ((((size_t)n * H + (p + t_pre / (S * cb) - PAD)) * W + (q0 + t_pre / cb % S - PAD)) * C + t_pre % cb * BLOCK_K),
-					C,
+					X
+						+ ((((size_t)n * H + (p + t_pre / (S * cb) - PAD))
+						* W + (q0 + t_pre / cb % S - PAD)) * C + t_pre % cb
+						* BLOCK_K), C,
 					(n < N && 0 <= p + t_pre / (S * cb) - PAD
 					&& p + t_pre / (S * cb) - PAD < H) ? min(BLOCK_M,
 					W - (q0 + t_pre / cb % S - PAD)) : 0,
@@ -54,7 +56,9 @@ conv2d(int N, int H, int W, int C, int KO, int PAD, int P, int Q, const __half *
 				// 0, 3))
 				tilec::copy_g2s<__half, BLOCK_N, BLOCK_K, THREADS, true, true>(
 					Fs + t_pre * (BLOCK_N * BLOCK_K), BLOCK_K,
-					F + ((((size_t)(bo * BLOCK_N) * R + t_pre / (S * cb)) * S + t_pre / cb % S) * C + t_pre % cb * BLOCK_K),
+					F
+						+ ((((size_t)(bo * BLOCK_N) * R + t_pre / (S * cb))
+						* S + t_pre / cb % S) * C + t_pre % cb * BLOCK_K),
 					R * S * C,
 					(t_pre / (S * cb) < R && t_pre / cb % S < S) ? min(BLOCK_N,
 					KO - bo * BLOCK_N) : 0,
@@ -74,8 +78,10 @@ conv2d(int N, int H, int W, int C, int KO, int PAD, int P, int Q, const __half *
 				// tile_dims(&X[n][p + r - PAD][q0 + s - PAD][c0], 2, 3))
 				tilec::copy_g2s<__half, BLOCK_M, BLOCK_K, THREADS, true, true>(
 					Xs + (t_next % 3) * (BLOCK_M * BLOCK_K), BLOCK_K,
-					X + ((((size_t)n * H + (p + t_next / (S * cb) - PAD)) * W + (q0 + t_next / cb % S - PAD)) * C + t_next % cb * BLOCK_K),
-					C,
+					X
+						+ ((((size_t)n * H + (p + t_next / (S * cb) - PAD))
+						* W + (q0 + t_next / cb % S - PAD)) * C + t_next
+						% cb * BLOCK_K), C,
 					(n < N && 0 <= p + t_next / (S * cb) - PAD
 					&& p + t_next / (S * cb) - PAD < H) ? min(BLOCK_M,
 					W - (q0 + t_next / cb % S - PAD)) : 0,
@@ -85,7 +91,9 @@ conv2d(int N, int H, int W, int C, int KO, int PAD, int P, int Q, const __half *
 				// 0, 3))
 				tilec::copy_g2s<__half, BLOCK_N, BLOCK_K, THREADS, true, true>(
 					Fs + (t_next % 3) * (BLOCK_N * BLOCK_K), BLOCK_K,
-					F + ((((size_t)(bo * BLOCK_N) * R + t_next / (S * cb)) * S + t_next / cb % S) * C + t_next % cb * BLOCK_K),
+					F
+						+ ((((size_t)(bo * BLOCK_N) * R + t_next / (S * cb))
+						* S + t_next / cb % S) * C + t_next % cb * BLOCK_K),
 					R * S * C,
 					(t_next / (S * cb) < R && t_next / cb % S < S) ? min(
 					BLOCK_N, KO - bo * BLOCK_N) : 0,

@@ -52,10 +52,12 @@ conv2d_block(int N, int H, int W, int C, int KO, int PAD, int P, int Q,
 		{
 			const int row0 = q0 + s - PAD;
 			for (int i = 0; i < BLOCK_M; i++) {
-				const bool in_i = 0 <= p + r - PAD && p + r - PAD < H && n < N && 0 <= row0 + i && row0 + i < W;
+				const bool in_i = 0 <= p + r - PAD && p + r - PAD < H && n < N
+					&& 0 <= row0 + i && row0 + i < W;
 #pragma omp simd
 				for (int j = 0; j < BLOCK_K; j++)
-					Xs[i][j] = in_i && c0 + j < C ? tilec_f16_to_f32(X[n][p + r - PAD][row0 + i][c0 + j]) : 0;
+					Xs[i][j] = in_i && c0 + j < C ? tilec_f16_to_f32(
+						X[n][p + r - PAD][row0 + i][c0 + j]) : 0;
 			}
 		}
 		// conv2d.c:51 tile_copy(Fs,

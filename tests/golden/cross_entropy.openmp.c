@@ -116,7 +116,8 @@ cross_entropy_block(int M, int V, const tilec_f16 X[restrict M][V],
 			for (int j = 0; j + TILEC_VL <= BLOCK_N;
 			     j += TILEC_VL) {
 				const tilec_vf e =
-				    tilec_vexp2f(tilec_vload(&x[i][j]) * log2e - row_max[i] * log2e);
+				    tilec_vexp2f(
+					tilec_vload(&x[i][j]) * log2e - row_max[i] * log2e);
 				sum_v += e;
 			}
 			sum += tilec_vsum(sum_v);

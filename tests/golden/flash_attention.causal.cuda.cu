@@ -94,16 +94,18 @@ flash_attention(int B, int S, int H, const __half *__restrict__ Q, const __half 
 				// tile_dims(&K[b][n * BLOCK_N][h][0], 1, 3))
 				tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, 128, true, true>(
 					Ks + (n_next % 2) * (BLOCK_N * HEAD_DIM), HEAD_DIM,
-					K + ((((size_t)b * S + n_next * BLOCK_N) * H + h) * HEAD_DIM),
-					H * HEAD_DIM,
+					K
+						+ ((((size_t)b * S + n_next * BLOCK_N) * H + h)
+						* HEAD_DIM), H * HEAD_DIM,
 					(b < B && h < H) ? min(BLOCK_N, S - n_next * BLOCK_N) : 0,
 					HEAD_DIM, K);
 				// flash_attention.c:46 tile_copy(Vs,
 				// tile_dims(&V[b][n * BLOCK_N][h][0], 1, 3))
 				tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, 128, true, true>(
 					Vs + (n_next % 2) * (BLOCK_N * HEAD_DIM), HEAD_DIM,
-					V + ((((size_t)b * S + n_next * BLOCK_N) * H + h) * HEAD_DIM),
-					H * HEAD_DIM,
+					V
+						+ ((((size_t)b * S + n_next * BLOCK_N) * H + h)
+						* HEAD_DIM), H * HEAD_DIM,
 					(b < B && h < H) ? min(BLOCK_N, S - n_next * BLOCK_N) : 0,
 					HEAD_DIM, V);
 			}

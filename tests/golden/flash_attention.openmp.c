@@ -137,7 +137,8 @@ flash_attention_block(int B, int S, int H,
 		// flash_attention.c:56 tile_reduce_max(row_max, s, 1,
 		// TILE_ACCUMULATE)
 		for (int i = 0; i < BLOCK_M; i++)
-			row_max[i] = tilec_fmaxf(tilec_fmaxf(row_max[i], -INFINITY), tilec_row_max(s[i], BLOCK_N));
+			row_max[i] = tilec_fmaxf(tilec_fmaxf(row_max[i], -INFINITY),
+				tilec_row_max(s[i], BLOCK_N));
 		// flash_attention.c:57 tile_parallel(i, BLOCK_M)
 		// tile_parallel(j, BLOCK_N)
 		// flash_attention.c:59 tile_reduce_sum(chunk_sum, s, 1)

@@ -300,14 +300,16 @@ flash_decode_split_gqa_block(int B, int H, int HKV, int S, int NSPLIT,
 		for (int i = 0; i < BLOCK_H; i++) {
 #pragma omp simd
 			for (int j = 0; j < BLOCK_N; j++)
-				s[i][j] = start + t * BLOCK_N + j < end ? s[i][j] * qk_scale : -INFINITY;
+				s[i][j] = start + t * BLOCK_N + j < end ? s[i][j] * qk_scale
+					: -INFINITY;
 		}
 		// flash_decode.c:157 tile_copy(prev_max, row_max)
 		memcpy(prev_max, row_max, sizeof prev_max);
 		// flash_decode.c:158 tile_reduce_max(row_max, s, 1,
 		// TILE_ACCUMULATE)
 		for (int i = 0; i < BLOCK_H; i++)
-			row_max[i] = tilec_fmaxf(tilec_fmaxf(row_max[i], -INFINITY), tilec_row_max(s[i], BLOCK_N));
+			row_max[i] = tilec_fmaxf(tilec_fmaxf(row_max[i], -INFINITY),
+				tilec_row_max(s[i], BLOCK_N));
 		// flash_decode.c:160 tile_parallel(i, BLOCK_H) tile_parallel(j,
 		// BLOCK_N)
 		// flash_decode.c:162 tile_reduce_sum(chunk_sum, s, 1)
@@ -359,14 +361,16 @@ flash_decode_split_gqa_block(int B, int H, int HKV, int S, int NSPLIT,
 	for (int row = 0; row < BLOCK_H; row++) {
 #pragma omp simd
 		for (int col = 0; col < HEAD_DIM; col++) {
-			if (row < nh && 0 <= b && b < B && 0 <= h0 + row && h0 + row < H && 0 <= sp && sp < NSPLIT && col < HEAD_DIM)
+			if (row < nh && 0 <= b && b < B && 0 <= h0 + row && h0 + row < H && 0 <= sp
+				&& sp < NSPLIT && col < HEAD_DIM)
 				Opart[b][h0 + row][sp][col] = o[row][col];
 		}
 	}
 #pragma omp simd
 	// flash_decode.c:183 tile_parallel(i_2, BLOCK_H)
 	for (int i_2 = 0; i_2 < BLOCK_H; i_2++) {
-		if (i_2 < nh && 0 <= b && b < B && 0 <= h0 + i_2 && h0 + i_2 < H && 0 <= sp && sp < NSPLIT)
+		if (i_2 < nh && 0 <= b && b < B && 0 <= h0 + i_2 && h0 + i_2 < H && 0 <= sp
+			&& sp < NSPLIT)
 			Lse[b][h0 + i_2][sp] = lse[i_2];
 	}
 }

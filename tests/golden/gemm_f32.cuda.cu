@@ -86,6 +86,7 @@ gemm_f32(int M, int N, int K, const float *__restrict__ A, const float *__restri
 	for (int e = threadIdx.x; e < BLOCK_M * BLOCK_N; e += 128) {
 		const int t0 = e / BLOCK_N, t1 = e % BLOCK_N;
 		if (by * BLOCK_M + t0 < M && bx * BLOCK_N + t1 < N)
-			C[((size_t)(by * BLOCK_M + t0) * N + (bx * BLOCK_N + t1))] = acc[t0 * (BLOCK_N + 4) + t1];
+			C[((size_t)(by * BLOCK_M + t0) * N + (bx * BLOCK_N + t1))] =
+					acc[t0 * (BLOCK_N + 4) + t1];
 	}
 }

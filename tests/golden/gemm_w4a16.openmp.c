@@ -20,30 +20,33 @@ enum {
 	THREADS = 128,
 };
 
-// gemm_w4a16.c:31 one block of gemm_w4a16; its buffers take 48.5 KiB of the
+// gemm_w4a16.c:35 one block of gemm_w4a16; its buffers take 53 KiB of the
 // thread's stack
 static void
 gemm_w4a16_block(int M, int N, int K, const tilec_f16 A[restrict M][K],
-                 const uint8_t WQ[restrict N][K / 2],
-                 const tilec_f16 S[restrict N][K / GROUP],
+                 const tilec_i4x2 *restrict W,
+                 const tilec_f16 S[restrict K / GROUP][N],
+                 const tilec_f16 Z[restrict K / GROUP][N],
                  tilec_f16 C[restrict M][N], int bx, int by)
 {
-	// gemm_w4a16.c:38 tile_shared f16 As[BLOCK_M][BLOCK_K], held as float
+	// gemm_w4a16.c:42 tile_shared f16 As[BLOCK_M][BLOCK_K], held as float
 	_Alignas(64) float As[BLOCK_M][BLOCK_K];
-	// gemm_w4a16.c:39 tile_shared u8 Qs[BLOCK_N][BLOCK_K / 2]
-	_Alignas(64) uint8_t Qs[BLOCK_N][BLOCK_K / 2];
-	// gemm_w4a16.c:40 tile_shared f16 Ws[BLOCK_N][BLOCK_K], held as float
+	// gemm_w4a16.c:43 tile_shared i4 Ws4[BLOCK_N][BLOCK_K]
+	_Alignas(64) int8_t Ws4[BLOCK_N][BLOCK_K];
+	// gemm_w4a16.c:44 tile_shared f16 Ws[BLOCK_N][BLOCK_K], held as float
 	_Alignas(64) float Ws[BLOCK_N][BLOCK_K];
-	// gemm_w4a16.c:41 tile_shared f32 scale[BLOCK_N]
+	// gemm_w4a16.c:45 tile_shared f16 scale[BLOCK_N], held as float
 	_Alignas(64) float scale[BLOCK_N];
-	// gemm_w4a16.c:42 tile_fragment f32 acc[BLOCK_M][BLOCK_N]
+	// gemm_w4a16.c:46 tile_shared f16 zero[BLOCK_N], held as float
+	_Alignas(64) float zero[BLOCK_N];
+	// gemm_w4a16.c:47 tile_fragment f32 acc[BLOCK_M][BLOCK_N]
 	_Alignas(64) float acc[BLOCK_M][BLOCK_N];
-	// gemm_w4a16.c:44 tile_clear(acc)
+	// gemm_w4a16.c:49 tile_clear(acc)
 	memset(acc, 0, sizeof acc);
-	// gemm_w4a16.c:45 tile_pipelined(k, ceildiv(K, BLOCK_K), STAGES): the
+	// gemm_w4a16.c:50 tile_pipelined(k, ceildiv(K, BLOCK_K), STAGES): the
 	// CPU runs it in order
 	for (int k = 0; k < tilec_ceildiv(K, BLOCK_K); k++) {
-		// gemm_w4a16.c:46 prefetch for the next iteration's
+		// gemm_w4a16.c:51 prefetch for the next iteration's
 		// tile_copy(As, &A[by * BLOCK_M][k * BLOCK_K])
 		{
 			const int row0 = by * BLOCK_M, col0 = (k + 1) * BLOCK_K;
@@ -53,17 +56,27 @@ gemm_w4a16_block(int M, int N, int K, const tilec_f16 A[restrict M][K],
 				tilec_prefetch(&A[row0 + i][col0],
 				               cols * sizeof(tilec_f16));
 		}
-		// gemm_w4a16.c:47 prefetch for the next iteration's
-		// tile_copy(Qs, &WQ[bx * BLOCK_N][k * (BLOCK_K / 2)])
+		// gemm_w4a16.c:53 prefetch for the next iteration's
+		// tile_copy(scale, &S[k * BLOCK_K / GROUP][bx * BLOCK_N])
 		{
-			const int row0 = bx * BLOCK_N, col0 = (k + 1) * (BLOCK_K / 2);
-			const int rows = tilec_extent(N, row0, BLOCK_N);
-			const int cols = tilec_extent(K / 2, col0, BLOCK_K / 2);
-			for (int i = 0; i < rows && cols > 0; i++)
-				tilec_prefetch(&WQ[row0 + i][col0],
-				               cols * sizeof(uint8_t));
+			const int i0 = bx * BLOCK_N;
+			const int n = (k + 1) * BLOCK_K / GROUP < K / GROUP ? tilec_extent(N, i0,
+				BLOCK_N) : 0;
+			if (n > 0)
+				tilec_prefetch(&S[(k + 1) * BLOCK_K / GROUP][i0],
+					n * sizeof(tilec_f16));
 		}
-		// gemm_w4a16.c:46 tile_copy(As, &A[by * BLOCK_M][k * BLOCK_K])
+		// gemm_w4a16.c:54 prefetch for the next iteration's
+		// tile_copy(zero, &Z[k * BLOCK_K / GROUP][bx * BLOCK_N])
+		{
+			const int i0 = bx * BLOCK_N;
+			const int n = (k + 1) * BLOCK_K / GROUP < K / GROUP ? tilec_extent(N, i0,
+				BLOCK_N) : 0;
+			if (n > 0)
+				tilec_prefetch(&Z[(k + 1) * BLOCK_K / GROUP][i0],
+					n * sizeof(tilec_f16));
+		}
+		// gemm_w4a16.c:51 tile_copy(As, &A[by * BLOCK_M][k * BLOCK_K])
 		{
 			const int row0 = by * BLOCK_M, col0 = k * BLOCK_K;
 			const int rows = tilec_extent(M, row0, BLOCK_M);
@@ -73,47 +86,51 @@ gemm_w4a16_block(int M, int N, int K, const tilec_f16 A[restrict M][K],
 				               BLOCK_K);
 			memset(As + rows, 0, sizeof As[0] * (BLOCK_M - rows));
 		}
-		// gemm_w4a16.c:47 tile_copy(Qs,
-		// &WQ[bx * BLOCK_N][k * (BLOCK_K / 2)])
+		// gemm_w4a16.c:52 tile_copy(Ws4, &W[bx * BLOCK_N][k * BLOCK_K])
 		{
-			const int row0 = bx * BLOCK_N, col0 = k * (BLOCK_K / 2);
+			const int row0 = bx * BLOCK_N, col0 = k * BLOCK_K;
 			const int rows = tilec_extent(N, row0, BLOCK_N);
-			const int cols = tilec_extent(K / 2, col0, BLOCK_K / 2);
-			if (rows < BLOCK_N || cols < BLOCK_K / 2)
-				memset(Qs, 0, sizeof Qs);
+			const int cols = tilec_extent(K, col0, BLOCK_K);
+			if (rows < BLOCK_N || cols < BLOCK_K)
+				memset(Ws4, 0, sizeof Ws4);
 			for (int i = 0; i < rows; i++) {
 #pragma omp simd
 				for (int j = 0; j < cols; j++)
-					Qs[i][j] = WQ[row0 + i][col0 + j];
+					Ws4[i][j] = tilec_i4_get(W,
+						((long long)(row0 + i) * K + (col0 + j)));
 			}
 		}
-		// gemm_w4a16.c:48 tile_copy(scale,
-		// tile_dims(&S[bx * BLOCK_N][k * BLOCK_K / GROUP], 0))
+		// gemm_w4a16.c:53 tile_copy(scale,
+		// &S[k * BLOCK_K / GROUP][bx * BLOCK_N])
 		{
 			const int i0 = bx * BLOCK_N;
-			const int n = k * BLOCK_K / GROUP < K / GROUP ? tilec_extent(N, i0, BLOCK_N) : 0;
-			if (n < BLOCK_N)
-				memset(scale, 0, sizeof scale);
-#pragma omp simd
-			for (int i = 0; i < n; i++)
-				scale[i] = tilec_f16_to_f32(S[i0 + i][k * BLOCK_K / GROUP]);
+			const int n = k * BLOCK_K / GROUP < K / GROUP ? tilec_extent(N, i0, BLOCK_N)
+				: 0;
+			tilec_load_f16(scale, &S[k * BLOCK_K / GROUP][i0], n,
+			               BLOCK_N);
 		}
-		// gemm_w4a16.c:49 tile_parallel(n, BLOCK_N) tile_parallel(j,
+		// gemm_w4a16.c:54 tile_copy(zero,
+		// &Z[k * BLOCK_K / GROUP][bx * BLOCK_N])
+		{
+			const int i0 = bx * BLOCK_N;
+			const int n = k * BLOCK_K / GROUP < K / GROUP ? tilec_extent(N, i0, BLOCK_N)
+				: 0;
+			tilec_load_f16(zero, &Z[k * BLOCK_K / GROUP][i0], n,
+			               BLOCK_N);
+		}
+		// gemm_w4a16.c:55 tile_parallel(n, BLOCK_N) tile_parallel(j,
 		// BLOCK_K)
 		for (int n = 0; n < BLOCK_N; n++) {
 #pragma omp simd
-			for (int j = 0; j < BLOCK_K; j++) {
-				const int nibble =
-				    ((int)Qs[n][j / 2] >> j % 2 * 4) & 15;
-				Ws[n][j] = tilec_round_f16((float)((nibble ^ 8) - 8) * scale[n]);
-			}
+			for (int j = 0; j < BLOCK_K; j++)
+				Ws[n][j] = tilec_round_f16(((float)Ws4[n][j] - zero[n]) * scale[n]);
 		}
-		// gemm_w4a16.c:54 tile_gemm(acc, As, Ws, TILE_TRANS_B)
+		// gemm_w4a16.c:57 tile_gemm(acc, As, Ws, TILE_TRANS_B)
 		tilec_gemm_f32_avx512(BLOCK_M, BLOCK_N, BLOCK_K, acc[0],
 		                      BLOCK_N, As[0], BLOCK_K, TILEC_NOTRANS,
 		                      Ws[0], BLOCK_K, TILEC_TRANS, BLOCK_K);
 	}
-	// gemm_w4a16.c:56 tile_copy(&C[by * BLOCK_M][bx * BLOCK_N], acc)
+	// gemm_w4a16.c:59 tile_copy(&C[by * BLOCK_M][bx * BLOCK_N], acc)
 	{
 		const int row0 = by * BLOCK_M, col0 = bx * BLOCK_N;
 		const int rows = tilec_extent(M, row0, BLOCK_M);
@@ -123,16 +140,17 @@ gemm_w4a16_block(int M, int N, int K, const tilec_f16 A[restrict M][K],
 	}
 }
 
-// gemm_w4a16.c:31 gemm_w4a16: the grid, one block per OpenMP loop iteration
+// gemm_w4a16.c:35 gemm_w4a16: the grid, one block per OpenMP loop iteration
 void
 gemm_w4a16(int M, int N, int K, const tilec_f16 A[restrict M][K],
-           const uint8_t WQ[restrict N][K / 2],
-           const tilec_f16 S[restrict N][K / GROUP], tilec_f16 C[restrict M][N])
+           const tilec_i4x2 *restrict W,
+           const tilec_f16 S[restrict K / GROUP][N],
+           const tilec_f16 Z[restrict K / GROUP][N], tilec_f16 C[restrict M][N])
 {
 #pragma omp parallel for collapse(2) schedule(static)
 	for (int by = 0; by < tilec_ceildiv(M, BLOCK_M); by++)
 		for (int bx = 0; bx < tilec_ceildiv(N, BLOCK_N); bx++)
-			gemm_w4a16_block(M, N, K, A, WQ, S, C, bx, by);
+			gemm_w4a16_block(M, N, K, A, W, S, Z, C, bx, by);
 }
 
 // The runtime's entry: args[i] points to parameter i's value (a tensor's
@@ -142,5 +160,5 @@ tilec_entry_gemm_w4a16(void **args)
 {
 	gemm_w4a16(*(int *)args[0], *(int *)args[1], *(int *)args[2],
 	           *(void **)args[3], *(void **)args[4], *(void **)args[5],
-	           *(void **)args[6]);
+	           *(void **)args[6], *(void **)args[7]);
 }

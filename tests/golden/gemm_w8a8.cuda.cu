@@ -78,8 +78,10 @@ gemm_w8a8(int M, int N, int K, const signed char *__restrict__ A, const signed c
 				const int k_next = k + 2;
 				// Wait for this iteration's copies.
 				k_bars.wait_full(k_stage, k_phase);
-				signed char *const As_stage = As + k_stage * (BLOCK_M * (BLOCK_K + 16));
-				signed char *const Ws_stage = Ws + k_stage * (BLOCK_N * (BLOCK_K + 16));
+				signed char *const As_stage =
+						As + k_stage * (BLOCK_M * (BLOCK_K + 16));
+				signed char *const Ws_stage =
+						Ws + k_stage * (BLOCK_N * (BLOCK_K + 16));
 				// gemm_w8a8.c:45 tile_gemm(acc, As, Ws, TILE_TRANS_B)
 				tilec::mma_ss<4, 4, 64, false, true>(acc, As_stage, BLOCK_K + 16,
 					Ws_stage, BLOCK_K + 16, warp_m * 64, warp_n * 32, [&] {
@@ -163,8 +165,10 @@ gemm_w8a8(int M, int N, int K, const signed char *__restrict__ A, const signed c
 						min(BLOCK_K, K - k_next * BLOCK_K), W);
 				}
 				tilec::cp_async_commit();
-				signed char *const As_stage = As + k_stage * (BLOCK_M * (BLOCK_K + 16));
-				signed char *const Ws_stage = Ws + k_stage * (BLOCK_N * (BLOCK_K + 16));
+				signed char *const As_stage =
+						As + k_stage * (BLOCK_M * (BLOCK_K + 16));
+				signed char *const Ws_stage =
+						Ws + k_stage * (BLOCK_N * (BLOCK_K + 16));
 				// gemm_w8a8.c:45 tile_gemm(acc, As, Ws, TILE_TRANS_B)
 				tilec::mma_ss<4, 4, 64, false, true>(acc, As_stage, BLOCK_K + 16,
 					Ws_stage, BLOCK_K + 16, warp_m * 64, warp_n * 32);

@@ -95,16 +95,18 @@ gqa_attention(int B, int S, int H, int HKV, const __half *__restrict__ Q,
 				// tile_dims(&K[b][n * BLOCK_N][g][0], 1, 3))
 				tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, 128, true, true>(
 					Ks + (n_next % 2) * (BLOCK_N * HEAD_DIM), HEAD_DIM,
-					K + ((((size_t)b * S + n_next * BLOCK_N) * HKV + g) * HEAD_DIM),
-					HKV * HEAD_DIM,
+					K
+						+ ((((size_t)b * S + n_next * BLOCK_N) * HKV + g)
+						* HEAD_DIM), HKV * HEAD_DIM,
 					(b < B && g < HKV) ? min(BLOCK_N, S - n_next * BLOCK_N) : 0,
 					HEAD_DIM, K);
 				// gqa_attention.c:54 tile_copy(Vs,
 				// tile_dims(&V[b][n * BLOCK_N][g][0], 1, 3))
 				tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, 128, true, true>(
 					Vs + (n_next % 2) * (BLOCK_N * HEAD_DIM), HEAD_DIM,
-					V + ((((size_t)b * S + n_next * BLOCK_N) * HKV + g) * HEAD_DIM),
-					HKV * HEAD_DIM,
+					V
+						+ ((((size_t)b * S + n_next * BLOCK_N) * HKV + g)
+						* HEAD_DIM), HKV * HEAD_DIM,
 					(b < B && g < HKV) ? min(BLOCK_N, S - n_next * BLOCK_N) : 0,
 					HEAD_DIM, V);
 			}

@@ -138,7 +138,8 @@ gqa_attention_block(int B, int S, int H, int HKV,
 		// gqa_attention.c:64 tile_reduce_max(row_max, s, 1,
 		// TILE_ACCUMULATE)
 		for (int i = 0; i < BLOCK_M; i++)
-			row_max[i] = tilec_fmaxf(tilec_fmaxf(row_max[i], -INFINITY), tilec_row_max(s[i], BLOCK_N));
+			row_max[i] = tilec_fmaxf(tilec_fmaxf(row_max[i], -INFINITY),
+				tilec_row_max(s[i], BLOCK_N));
 		// gqa_attention.c:65 tile_parallel(i, BLOCK_M) tile_parallel(j,
 		// BLOCK_N)
 		// gqa_attention.c:67 tile_reduce_sum(chunk_sum, s, 1)

@@ -97,7 +97,9 @@ layernorm(int M, int N, float eps, const __half *__restrict__ X, const __half *_
 			// layernorm.c:51 tile_parallel(j, BLOCK_N)
 			#pragma unroll
 			for (int j_r = 0; j_r < x_cols::count; j_r++) {
-				x[i_r][j_r] = (x[i_r][j_r] - mean[i_r]) * rstd[i_r] * w[j_r] + b[j_r];
+				x[i_r][j_r] =
+						(x[i_r][j_r] - mean[i_r]) * rstd[i_r] * w[j_r]
+						+ b[j_r];
 			}
 		}
 		__syncthreads();

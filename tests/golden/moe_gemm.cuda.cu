@@ -144,8 +144,9 @@ moe_gemm(int T, int N, int K, const __half *__restrict__ X, const int *__restric
 						tilec::copy_g2s<__half, BLOCK_N, BLOCK_K, THREADS,
 							true, true>(
 							Ws + k_pre * (BLOCK_N * BLOCK_K), BLOCK_K,
-							W + (((size_t)e * N + bx * BLOCK_N) * K + k_pre * BLOCK_K),
-							K,
+							W
+								+ (((size_t)e * N + bx * BLOCK_N)
+								* K + k_pre * BLOCK_K), K,
 							(e < EXPERTS) ? min(BLOCK_N,
 							N - bx * BLOCK_N) : 0,
 							min(BLOCK_K, K - k_pre * BLOCK_K), W);
@@ -175,8 +176,9 @@ moe_gemm(int T, int N, int K, const __half *__restrict__ X, const int *__restric
 							true, true>(
 							Ws + (k_next % 3) * (BLOCK_N * BLOCK_K),
 							BLOCK_K,
-							W + (((size_t)e * N + bx * BLOCK_N) * K + k_next * BLOCK_K),
-							K,
+							W
+								+ (((size_t)e * N + bx * BLOCK_N)
+								* K + k_next * BLOCK_K), K,
 							(e < EXPERTS) ? min(BLOCK_N,
 							N - bx * BLOCK_N) : 0,
 							min(BLOCK_K, K - k_next * BLOCK_K), W);

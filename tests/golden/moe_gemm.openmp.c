@@ -75,7 +75,8 @@ moe_gemm_block(int T, int N, int K, const tilec_f16 X[restrict T][K],
 					const bool in_i = 0 <= m0 + i && m0 + i < T;
 #pragma omp simd
 					for (int j = 0; j < BLOCK_K; j++)
-						Xs[i][j] = in_i && col0 + j < K ? tilec_f16_to_f32(X[m0 + i][col0 + j]) : 0;
+						Xs[i][j] = in_i && col0 + j < K ? tilec_f16_to_f32(
+							X[m0 + i][col0 + j]) : 0;
 				}
 			}
 			// moe_gemm.c:54 tile_copy(Ws,

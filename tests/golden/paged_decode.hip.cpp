@@ -83,16 +83,18 @@ paged_decode(int B, int H, int HKV, int NPAGES, int MAXP, float scale, const __h
 				// paged_decode.c:53 tile_copy(k, tile_dims(&KC[BT[b][p]][0][g][0],
 				// 1, 3))
 				tilec::copy_g2r<k_rows, q_cols>(k_next,
-					KC + (((size_t)BT[((size_t)b * MAXP + (p + 1))] * PAGE * HKV + g) * HEAD_DIM),
-					HKV * HEAD_DIM,
+					KC
+						+ (((size_t)BT[((size_t)b * MAXP + (p + 1))] * PAGE
+						* HKV + g) * HEAD_DIM), HKV * HEAD_DIM,
 					(0 <= BT[((size_t)b * MAXP + (p + 1))]
 					&& BT[((size_t)b * MAXP + (p + 1))] < NPAGES && g < HKV)
 					? PAGE : 0, HEAD_DIM);
 				// paged_decode.c:54 tile_copy(v, tile_dims(&VC[BT[b][p]][0][g][0],
 				// 1, 3))
 				tilec::copy_g2r<k_rows, acc_cols>(v_next,
-					VC + (((size_t)BT[((size_t)b * MAXP + (p + 1))] * PAGE * HKV + g) * HEAD_DIM),
-					HKV * HEAD_DIM,
+					VC
+						+ (((size_t)BT[((size_t)b * MAXP + (p + 1))] * PAGE
+						* HKV + g) * HEAD_DIM), HKV * HEAD_DIM,
 					(0 <= BT[((size_t)b * MAXP + (p + 1))]
 					&& BT[((size_t)b * MAXP + (p + 1))] < NPAGES && g < HKV)
 					? PAGE : 0, HEAD_DIM);

@@ -58,7 +58,8 @@ paged_decode_block(int B, int H, int HKV, int NPAGES, int MAXP, float scale,
 		// paged_decode.c:57 tile_reduce_sum(s, qk, 1)
 		// as one loop over each row's elements; not stored: k, qk
 		{
-			const int rows = 0 <= BT[b][p] && BT[b][p] < NPAGES && g < HKV ? tilec_extent(PAGE, 0, PAGE) : 0;
+			const int rows = 0 <= BT[b][p] && BT[b][p] < NPAGES && g < HKV
+				? tilec_extent(PAGE, 0, PAGE) : 0;
 			for (int j = 0; j < PAGE; j++) {
 				const int n = j < rows ? HEAD_DIM : 0;
 				float sum = 0.0f;

@@ -101,8 +101,10 @@ rope(int T, int H, int MAXPOS, const __half *__restrict__ X, const int *__restri
 				// rope.c:47 tile_copy(x2, tile_dims(&X[t0 + i][h0][HEAD_DIM / 2],
 				// 1, 2))
 				tilec::copy_g2r<x1_rows, x1_cols>(x2_next,
-					X + (((size_t)(t0 + (i + 1)) * H + h0) * HEAD_DIM + HEAD_DIM / 2),
-					HEAD_DIM, (t0 + (i + 1) < T) ? min(BLOCK_H, H - h0) : 0,
+					X
+						+ (((size_t)(t0 + (i + 1)) * H + h0) * HEAD_DIM
+						+ HEAD_DIM / 2), HEAD_DIM,
+					(t0 + (i + 1) < T) ? min(BLOCK_H, H - h0) : 0,
 					min(HEAD_DIM / 2, HEAD_DIM - HEAD_DIM / 2));
 			}
 			// rope.c:48 tile_parallel(h, BLOCK_H)
@@ -111,8 +113,12 @@ rope(int T, int H, int MAXPOS, const __half *__restrict__ X, const int *__restri
 				// rope.c:48 tile_parallel(j, HEAD_DIM / 2)
 				#pragma unroll
 				for (int j_r = 0; j_r < x1_cols::count; j_r++) {
-					y1[h_r][j_r] = x1[h_r][j_r] * c[j_r] - x2[h_r][j_r] * s[j_r];
-					y2[h_r][j_r] = x2[h_r][j_r] * c[j_r] + x1[h_r][j_r] * s[j_r];
+					y1[h_r][j_r] =
+							x1[h_r][j_r] * c[j_r] - x2[h_r][j_r]
+							* s[j_r];
+					y2[h_r][j_r] =
+							x2[h_r][j_r] * c[j_r] + x1[h_r][j_r]
+							* s[j_r];
 				}
 			}
 			// rope.c:52 tile_copy(tile_dims(&Y[t0 + i][h0][0], 1, 2), y1)

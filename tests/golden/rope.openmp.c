@@ -61,10 +61,13 @@ rope_block(int T, int H, int MAXPOS, const tilec_f16 X[restrict T][H][HEAD_DIM],
 		{
 			const int col0 = HEAD_DIM / 2;
 			const int rows = t0 + i < T ? tilec_extent(H, h0, BLOCK_H) : 0;
-			const int cols = 0 <= P[t0 + i] && P[t0 + i] < MAXPOS ? tilec_extent(HEAD_DIM, 0, HEAD_DIM / 2) : 0;
-			const int cols2 = 0 <= P[t0 + i] && P[t0 + i] < MAXPOS ? tilec_extent(HEAD_DIM, col0, HEAD_DIM / 2) : 0;
+			const int cols = 0 <= P[t0 + i] && P[t0 + i] < MAXPOS ? tilec_extent(
+				HEAD_DIM, 0, HEAD_DIM / 2) : 0;
+			const int cols2 = 0 <= P[t0 + i] && P[t0 + i] < MAXPOS ? tilec_extent(
+				HEAD_DIM, col0, HEAD_DIM / 2) : 0;
 			for (int h = 0; h < BLOCK_H; h++) {
-				const int n = tilec_min(tilec_min(cols, cols2), h < rows ? HEAD_DIM / 2 : 0);
+				const int n = tilec_min(tilec_min(cols, cols2),
+					h < rows ? HEAD_DIM / 2 : 0);
 #pragma omp simd
 				for (int j = 0; j < n; j++) {
 					const float c = CS[P[t0 + i]][j];
@@ -85,7 +88,8 @@ rope_block(int T, int H, int MAXPOS, const tilec_f16 X[restrict T][H][HEAD_DIM],
 					const float x1 =
 					    h < rows ? tilec_f16_to_f32(X[t0 + i][h0 + h][j]) : 0;
 					const float x2 =
-					    h < rows ? tilec_f16_to_f32(X[t0 + i][h0 + h][col0 + j]) : 0;
+					    h < rows ? tilec_f16_to_f32(X[t0 + i][h0 + h][col0 + j])
+						: 0;
 					y1[h][j] = x1 * c - x2 * s;
 					y2[h][j] = x2 * c + x1 * s;
 				}

@@ -95,7 +95,8 @@ softmax_block(int M, int N, const float X[restrict M][N],
 					// the next block's X, for later
 					if (j % 256 == 0 && i < next_rows && j < next_cols)
 						tilec_prefetch(&X[next_row0 + i][next_col0 + j],
-						               sizeof(float) * tilec_min(256, next_cols - j));
+						               sizeof(float) * tilec_min(256,
+							next_cols - j));
 					tilec_vf x =
 					    tilec_vload(&X[row0 + i][col0 + j]);
 					tilec_vstore(&e[i][j],

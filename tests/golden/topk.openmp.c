@@ -46,7 +46,8 @@ topk_block(int T, const float G[restrict T][EXPERTS],
 		for (int rank = 0; rank < TOPK; rank++) {
 			int at = -1;
 			for (int j = 0; j < EXPERTS; j++)
-				if ((rank == 0 || tilec_topk_before(g[i][index[i][rank - 1]], index[i][rank - 1], g[i][j], j)) &&
+				if ((rank == 0 || tilec_topk_before(g[i][index[i][rank - 1]],
+					index[i][rank - 1], g[i][j], j)) &&
 				    (at < 0 || tilec_topk_before(g[i][j], j, g[i][at], at)))
 					at = j;
 			best[i][rank] = g[i][at];

@@ -124,6 +124,8 @@ inline unsigned atomicCAS(unsigned *p, unsigned expected, unsigned desired)
 	__atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 	return expected;
 }
+inline unsigned atomicAnd(unsigned *p, unsigned v) { return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST); }
+inline unsigned atomicOr(unsigned *p, unsigned v) { return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); }
 
 // --- Wave collectives ----------------------------------------------------------
 

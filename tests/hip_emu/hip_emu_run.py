@@ -39,7 +39,8 @@ import launch_manifest  # noqa: E402
 TENSOR = {"f64": "double", "f32": "float", "f16": "__half",
           "bf16": "tilec::bf16", "i64": "long long", "i32": "int",
           "i8": "signed char", "u8": "unsigned char", "bool": "bool",
-          "fp8e4m3": "tilec::fp8e4m3", "fp8e5m2": "tilec::fp8e5m2"}
+          "fp8e4m3": "tilec::fp8e4m3", "fp8e5m2": "tilec::fp8e5m2",
+          "i4": "tilec::i4x2"}
 
 
 def emu_wrapper(emu_hpp, hip_source, hip_launch, host_launch):

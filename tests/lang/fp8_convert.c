@@ -11,7 +11,7 @@
  * run: --range X=-600:600 --tol 1e-6
  * C promotes the bytes tilec.h declares fp8 as to int; the tile language
  * promotes fp8 to f32, so W4[n] * 3.0f keeps W4's fraction:
- * expect-ir: Y\[n\] = \(f32\)W4\[n\] \* 3\.0 \+ \(f32\)W5\[n\]
+ * expect-ir: Y\[n\] = \(f32\)W4\[n\] \* 3\.0f \+ \(f32\)W5\[n\]
  * expect-cuda: tilec::from_float<tilec::fp8e4m3>
  * expect-hip: tilec::from_float<tilec::fp8e5m2>
  */

@@ -43,7 +43,7 @@ START_TEST(gemm_program)
 		"\tshared f16 As[BLOCK_M][BLOCK_K]  // 23:2\n"
 		"\tshared f16 Bs[BLOCK_K][BLOCK_N]  // 24:2\n"
 		"\tfragment f32 acc[BLOCK_M][BLOCK_N]  // 25:2\n"
-		"\tfill acc, 0.0  // 27:2\n"
+		"\tfill acc, 0.0f  // 27:2\n"
 		"\tpipelined k in 0 .. ceildiv(K, BLOCK_K), stages STAGES {"
 		"  // 28:2\n"
 		"\t\tcopy As <- A[by * BLOCK_M, k * BLOCK_K] dims (0, 1)"
@@ -153,7 +153,7 @@ START_TEST(minimal_parentheses)
 	ck_assert_str_eq(expr_text(a, fx_call(&f, TC_FN_FMAXF, load,
 					      tc_expr_float(a, 0.0, TC_DT_F32,
 							    noloc), noloc)),
-			 "fmaxf(acc[M + N][K], 0.0)");
+			 "fmaxf(acc[M + N][K], 0.0f)");
 	ck_assert_str_eq(expr_text(a, NULL), "<null>");
 #undef BIN
 	fixture_free(&f);
@@ -164,24 +164,27 @@ START_TEST(float_literals_are_exact)
 {
 	TcArena *a = tc_arena_new();
 #define FLT(v, t) expr_text(a, tc_expr_float(a, v, TC_DT_##t, noloc))
-	ck_assert_str_eq(FLT(0.0, F32), "0.0");
-	ck_assert_str_eq(FLT(3.0, F32), "3.0");
+	ck_assert_str_eq(FLT(0.0, F32), "0.0f");
+	ck_assert_str_eq(FLT(3.0, F32), "3.0f");
 	ck_assert_str_eq(FLT(-2.0, F64), "-2.0");
-	ck_assert_str_eq(FLT(1.5, F32), "1.5");
-	ck_assert_str_eq(FLT((double)0.1f, F32), "0.100000001");
+	ck_assert_str_eq(FLT(1.5, F32), "1.5f");
+	ck_assert_str_eq(FLT((double)0.1f, F32), "0.100000001f");
 	ck_assert_str_eq(FLT(0.1, F64), "0.10000000000000001");
-	ck_assert_str_eq(FLT((double)1.44269504f, F32), "1.44269502");
+	ck_assert_str_eq(FLT((double)1.44269504f, F32), "1.44269502f");
 	ck_assert_str_eq(FLT(1e30, F64), "1e+30");
 	ck_assert_str_eq(FLT(1.0 / 3.0, F64), "0.33333333333333331");
-	ck_assert_str_eq(FLT((double)1e-7f, F32), "1.00000001e-07");
-	ck_assert_str_eq(FLT(1e20, F32), "1e+20");
-	ck_assert_str_eq(FLT(INFINITY, F32), "inf");
-	ck_assert_str_eq(FLT(-INFINITY, F32), "-inf");
-	ck_assert_str_eq(FLT(NAN, F32), "nan");
-	ck_assert_str_eq(FLT(-0.0, F32), "-0.0");
+	ck_assert_str_eq(FLT((double)1e-7f, F32), "1.00000001e-07f");
+	ck_assert_str_eq(FLT(1e20, F32), "1e+20f");
+	ck_assert_str_eq(FLT(INFINITY, F32), "inff");
+	ck_assert_str_eq(FLT(-INFINITY, F32), "-inff");
+	ck_assert_str_eq(FLT(INFINITY, F64), "inf");
+	ck_assert_str_eq(FLT(NAN, F32), "nanf");
+	ck_assert_str_eq(FLT(-0.0, F32), "-0.0f");
 #undef FLT
-	ck_assert_str_eq(expr_text(a, tc_expr_int(a, -9000000000LL, noloc)),
-			 "-9000000000");
+	TcExpr *wide = tc_expr_int(a, -9000000000LL, noloc);
+	wide->dtype = TC_DT_I64;
+	ck_assert_str_eq(expr_text(a, wide), "-9000000000LL");
+	ck_assert_str_eq(expr_text(a, tc_expr_int(a, 7, noloc)), "7");
 	tc_arena_free(a);
 }
 END_TEST
@@ -285,16 +288,16 @@ START_TEST(statement_forms)
 	fx_push(&f, nested, noloc_fill);
 
 	ck_assert_str_eq(body_text(&f),
-		"\tf32 s = 1.5  // 40:2\n"
+		"\tf32 s = 1.5f  // 40:2\n"
 		"\ti32 t  // 41:2\n"
 		"\tfragment f32 acc[BLOCK_M][BLOCK_N]  // 42:2\n"
 		"\tlocal f32 row[BLOCK_M]  // 43:2\n"
 		"\tfor n0 in 0 .. N step BLOCK_N {  // 44:2\n"
 		"\t\tparallel i in 0 .. BLOCK_M {  // 45:3\n"
 		"\t\t\tif n0 >= N {  // 46:4\n"
-		"\t\t\t\trow[i] = -inf  // 47:5\n"
+		"\t\t\t\trow[i] = -inff  // 47:5\n"
 		"\t\t\t} else {\n"
-		"\t\t\t\ts = s * 2.0  // 49:5\n"
+		"\t\t\t\ts = s * 2.0f  // 49:5\n"
 		"\t\t\t}\n"
 		"\t\t}\n"
 		"\t\treduce max row <- acc, dim 1, accumulate  // 52:3\n"
@@ -346,7 +349,8 @@ START_TEST(gpu_schedule)
 		"  // 23:2\n",
 		"\tshared f16 Bs[BLOCK_K][BLOCK_N] (smem +27648)  // 24:2\n",
 		"\tfragment f32 acc[BLOCK_M][BLOCK_N] (layout mma [class 0 rows "
-		"x8, 2x2 warps] [class 1 cols x16, 2x2 warps])  // 25:2\n",
+		"x8, 2x2 warps, 4 tiles] [class 1 cols x16, 2x2 warps, 8 tiles])"
+		"  // 25:2\n",
 		"stages STAGES, async copies 2 {  // 28:2\n",
 		"\tparallel i in 0 .. BLOCK_M over acc dim 0 {  // 34:2\n"
 		"\t\tbarrier  // 35:3\n\t}\n",

@@ -26,7 +26,8 @@
 	X(interp)      \
 	X(target)      \
 	X(harness)     \
-	X(tmap)
+	X(tmap)        \
+	X(read)
 
 #define X(name) Suite *unit_suite_##name(void);
 UNIT_SUITES(X)

@@ -250,6 +250,28 @@ CASES = [
     ("regress_anchored_inner_loop_t96", "tests/gpu_regress/anchored_inner_loop", None, {"THREADS": 96},
      {"M": 1001}, "anchored_inner_loop", "check"),
     ("regress_i32_fragment", "tests/gpu_regress/i32_fragment", None, {}, {"N": 1000}, "i32_fragment", "check"),
+    # i4 tensors (packed two a byte): unpacked in registers, copied packed
+    # into shared tiles (by cp.async in a pipeline), written nibble by
+    # nibble; odd row lengths start rows mid-byte.
+    ("regress_i4_fragment", "tests/gpu_regress/i4_fragment", None, {}, {"M": 70, "N": 384}, "i4_fragment", "check"),
+    ("regress_i4_fragment_odd", "tests/gpu_regress/i4_fragment", None, {}, {"M": 37, "N": 301}, "i4_fragment",
+     "check"),
+    ("regress_i4_shared", "tests/gpu_regress/i4_shared", None, {}, {"M": 40, "N": 96}, "i4_shared", "check"),
+    ("regress_i4_shared_odd", "tests/gpu_regress/i4_shared", None, {}, {"M": 9, "N": 37}, "i4_shared", "check"),
+    ("regress_i4_store", "tests/gpu_regress/i4_store", None, {}, {"N": 100001}, "i4_store", "check"),
+    ("regress_i4_pipelined", "tests/gpu_regress/i4_pipelined", None, {}, {"M": 40, "K": 640}, "i4_pipelined",
+     "check"),
+    ("regress_i4_pipelined_odd", "tests/gpu_regress/i4_pipelined", None, {}, {"M": 37, "K": 333}, "i4_pipelined",
+     "check"),
+    # Gathered and bounded loads whose rows move as 16-byte vectors, and
+    # (odd D) whose misaligned rows go element by element.
+    ("regress_row_vectors", "tests/gpu_regress/row_vectors", None, {}, {"T": 1001, "V": 500, "D": 128, "n": 900},
+     "row_vectors", "check"),
+    ("regress_row_vectors_odd", "tests/gpu_regress/row_vectors", None, {}, {"T": 1001, "V": 500, "D": 77, "n": 5},
+     "row_vectors", "check"),
+    # An embedding-sized gather and bounded copy (GB/s against copy).
+    ("regress_row_vectors_16384x4096", "tests/gpu_regress/row_vectors", None, {},
+     {"T": 16384, "V": 32000, "D": 4096, "n": 16384}, "row_vectors", "bench"),
     ("regress_i32_reduce", "tests/gpu_regress/i32_reduce", None, {}, {"M": 1000, "N": 300}, "i32_reduce", "check"),
     ("regress_minmax_neg", "tests/gpu_regress/minmax_neg", None, {}, {"N": 100000}, "minmax_neg", "check"),
     # NVRTC's merged byte stores at misaligned shared addresses (bug 20).
@@ -299,6 +321,13 @@ CASES = [
     ("transpose_8192", "transpose", None, {}, {"M": 8192, "N": 8192}, "transpose", "bench"),
     ("transpose_8192_b32", "transpose", None, {"BLOCK": 32, "THREADS": 128}, {"M": 8192, "N": 8192}, "transpose",
      "bench"),
+    # f32 tiles (4-byte elements, swizzled every 4 rows), and 128 x 128.
+    ("transpose_f32_ragged", "transpose", ("f16", "f32"), {}, {"M": 1001, "N": 777}, "transpose", "check"),
+    ("transpose_b128_ragged", "transpose", None, {"BLOCK": 128, "THREADS": 512}, {"M": 333, "N": 1001},
+     "transpose", "check"),
+    ("transpose_f32_8192", "transpose", ("f16", "f32"), {}, {"M": 8192, "N": 8192}, "transpose", "bench"),
+    ("transpose_8192_b128", "transpose", None, {"BLOCK": 128, "THREADS": 512}, {"M": 8192, "N": 8192},
+     "transpose", "bench"),
     ("cross_entropy_ragged", "cross_entropy", None, {}, {"M": 77, "V": 50001}, "cross_entropy", "check"),
     ("cross_entropy_chunks_ragged", "cross_entropy", None, {"BLOCK_M": 2, "BLOCK_N": 1024}, {"M": 77, "V": 5001},
      "cross_entropy", "check"),
@@ -389,8 +418,9 @@ CASES = [
     ("gemm_w8a8_4096", "gemm_w8a8", None, {}, {"M": 4096, "N": 4096, "K": 4096}, "gemm_w8a8", "bench"),
     ("gemm_w8a8_4096_128x128", "gemm_w8a8", None, {"BLOCK_M": 128, "BLOCK_N": 128},
      {"M": 4096, "N": 4096, "K": 4096}, "gemm_w8a8", "bench"),
-    # W4A16: int4 weights with a scale per 128, at decode shapes (the
-    # weights' bytes bound it: GB/s against the copy bandwidth).
+    # W4A16: an i4 weight tensor with a scale and a zero point per 128,
+    # at decode shapes (the weights' bytes bound it: GB/s against the copy
+    # bandwidth).
     ("gemm_w4a16_ragged", "gemm_w4a16", None, {}, {"M": 5, "N": 1030, "K": 768}, "gemm_w4a16", "check"),
     ("gemm_w4a16_m64_ragged", "gemm_w4a16", None, {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 128},
      {"M": 100, "N": 333, "K": 512}, "gemm_w4a16", "check"),
@@ -400,6 +430,10 @@ CASES = [
      "gemm_w4a16", "bench"),
     ("gemm_w4a16_m16_8192_n64_k128", "gemm_w4a16", None, {"BLOCK_N": 64, "BLOCK_K": 128},
      {"M": 16, "N": 8192, "K": 8192}, "gemm_w4a16", "bench"),
+    ("gemm_w4a16_m16_8192_n64_k128_s4", "gemm_w4a16", None, {"BLOCK_N": 64, "BLOCK_K": 128, "STAGES": 4},
+     {"M": 16, "N": 8192, "K": 8192}, "gemm_w4a16", "bench"),
+    ("gemm_w4a16_m1_8192_n64_k128_s4", "gemm_w4a16", None, {"BLOCK_N": 64, "BLOCK_K": 128, "STAGES": 4},
+     {"M": 1, "N": 8192, "K": 8192}, "gemm_w4a16", "bench"),
     # Conv2d as an implicit GEMM, NHWC, 3x3 taps, padding 1 (ResNet-like
     # layers); P and Q are the output's rows and columns.
     ("conv2d_ragged", "conv2d", None, {}, {"N": 2, "H": 17, "W": 70, "C": 40, "KO": 130, "PAD": 1, "P": 17, "Q": 70},
@@ -498,6 +532,42 @@ CASES = [
     ("lang_masked_y", "tests/lang/masked", None, {}, {"T": 1001, "D": 100}, "lang_masked_y", "check"),
     ("lang_masked_z", "tests/lang/masked", None, {}, {"T": 1001, "D": 100}, "lang_masked_z", "check"),
     ("lang_masked_p", "tests/lang/masked", None, {}, {"T": 1001, "D": 100}, "lang_masked_p", "check"),
+    # Real kernels written from docs/language.md alone (tests/kernels/),
+    # each against torch on ragged shapes; the gemm ones also on their
+    # fast loop's shapes (16-byte rows: TMA on sm_90a).
+    ("kern_layernorm_bwd", "tests/kernels/layernorm_bwd", None, {}, {"M": 1000, "N": 1030}, "k_layernorm_bwd",
+     "check"),
+    ("kern_softmax_bwd", "tests/kernels/softmax_bwd", None, {}, {"M": 517, "N": 3000}, "k_softmax_bwd", "check"),
+    ("kern_swiglu_gemm", "tests/kernels/swiglu_gemm", None, {}, {"M": 1000, "N": 700, "K": 333}, "k_swiglu_gemm",
+     "check"),
+    ("kern_swiglu_gemm_fast", "tests/kernels/swiglu_gemm", None, {}, {"M": 1000, "N": 704, "K": 336},
+     "k_swiglu_gemm", "check"),
+    ("kern_gemm_bias_gelu", "tests/kernels/gemm_bias_gelu", None, {}, {"M": 1000, "N": 1030, "K": 700},
+     "k_gemm_bias_gelu", "check"),
+    ("kern_gemm_bias_gelu_fast", "tests/kernels/gemm_bias_gelu", None, {}, {"M": 1000, "N": 1032, "K": 704},
+     "k_gemm_bias_gelu", "check"),
+    ("kern_quant_i8_token", "tests/kernels/quant_i8_token", None, {}, {"T": 333, "D": 4100}, "k_quant_i8_token",
+     "check"),
+    ("kern_fp8_quant_amax", "tests/kernels/fp8_quant_amax", None, {}, {"M": 1000, "N": 1030}, "k_fp8_quant_amax",
+     "check"),
+    ("kern_groupnorm", "tests/kernels/groupnorm", None, {}, {"B": 3, "G": 8, "CPG": 5, "HW": 999}, "k_groupnorm",
+     "check"),
+    ("kern_row_cumsum", "tests/kernels/row_cumsum", None, {}, {"M": 300, "N": 1000}, "k_row_cumsum", "check"),
+    ("kern_histogram", "tests/kernels/histogram", None, {}, {"N": 100003, "NB": 61}, "k_histogram", "check"),
+    ("kern_batched_gemm", "tests/kernels/batched_gemm", None, {}, {"BATCH": 37, "M": 50, "N": 70, "K": 33},
+     "k_batched_gemm", "check"),
+    ("kern_causal_conv1d", "tests/kernels/causal_conv1d", None, {}, {"B": 3, "T": 1000, "C": 300},
+     "k_causal_conv1d", "check"),
+    ("kern_embedding_bag", "tests/kernels/embedding_bag", None, {}, {"B": 40, "L": 70, "V": 3000, "D": 300},
+     "k_embedding_bag", "check"),
+    ("kern_kv_append", "tests/kernels/kv_append", None, {}, {"B": 5, "TNEW": 40, "H": 4, "MAXS": 300},
+     "k_kv_append", "check"),
+    ("kern_rmsnorm_bwd", "tests/kernels/rmsnorm_bwd", None, {}, {"M": 1000, "N": 1000}, "k_rmsnorm_bwd", "check"),
+    ("kern_logsumexp", "tests/kernels/logsumexp", None, {}, {"M": 33, "N": 100000}, "k_logsumexp", "check"),
+    ("kern_swa_attention", "tests/kernels/swa_attention", None, {}, {"B": 2, "H": 4, "S": 1000, "WIN": 300},
+     "k_swa_attention", "check"),
+    ("kern_moe_router", "tests/kernels/moe_router", None, {}, {"T": 1000, "E": 60}, "k_moe_router", "check"),
+    ("kern_argmax_vocab", "tests/kernels/argmax_vocab", None, {}, {"B": 33, "V": 50257}, "k_argmax_vocab", "check"),
 ]
 
 # Warp specialization's own cases: bf16 and 4096^3 at the 3-stage

@@ -31,7 +31,9 @@ import launch_manifest  # noqa: E402
 DT = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32,
       "f64": torch.float64, "i32": torch.int32, "i64": torch.int64,
       "i8": torch.int8, "u8": torch.uint8, "bool": torch.bool,
-      "fp8e4m3": torch.float8_e4m3fn, "fp8e5m2": torch.float8_e5m2}
+      "fp8e4m3": torch.float8_e4m3fn, "fp8e5m2": torch.float8_e5m2,
+      # i4: the bytes, two elements each (flat; unpack_i4 reads them).
+      "i4": torch.uint8}
 # Integer and bool outputs compare exactly; they are poisoned with this
 # value (NaN for floats), which no reference here produces.
 INT_POISON = -0x5A5A5A5
@@ -207,11 +209,53 @@ def moe_counts(t, s, g):
     cnt.copy_(edges.diff().to(cnt.dtype))
 
 
+def unpack_i4(packed, shape):
+    """The values of an i4 tensor from its bytes (a flat uint8 tensor, two
+    elements a byte, the even one in the low nibble), as int64 of shape."""
+    q = packed.long()
+    nib = torch.stack((q & 15, q >> 4), dim=-1).flatten()[:math.prod(shape)]
+    return ((nib ^ 8) - 8).reshape(shape)
+
+
 def ref_gemm_w4a16(t, s):
-    q = t["WQ"].long()                                  # [N][K / 2]
-    nib = torch.stack((q & 15, q >> 4), dim=-1).flatten(1)  # [N][K]
-    w = ((nib ^ 8) - 8).double() * t["S"].double().repeat_interleave(s["GROUP"], dim=1)
+    w = unpack_i4(t["W"], (s["N"], s["K"])).double()
+    g = s["GROUP"]
+    w = (w - t["Z"].double().repeat_interleave(g, dim=0).T) * t["S"].double().repeat_interleave(g, dim=0).T
     return t["A"].double() @ w.T
+
+
+def ref_i4_fragment(t, s):
+    x = unpack_i4(t["X"], (s["M"], s["N"])).float()
+    return x * 2 + unpack_i4(t["V"], (s["N"],)).float()
+
+
+def ref_i4_shared(t, s):
+    x = unpack_i4(t["X"], (s["M"], s["N"]))
+    wrap = lambda v: ((v & 15) ^ 8) - 8  # noqa: E731
+    return x.float() * 3, wrap(x + 5), wrap(-x)
+
+
+def ref_i4_store(t, s):
+    q = torch.clamp(torch.round(t["X"].double() * 4), -8, 7).long()
+    return q, ((q + 9) & 15 ^ 8) - 8
+
+
+def ref_row_vectors(t, s):
+    x, ids = t["X"].double(), t["ids"].long()
+    ok = (ids >= 0) & (ids < s["V"])
+    y = torch.where(ok[:, None], x[ids.clamp(0, s["V"] - 1)], torch.zeros_like(x[:1]))
+    z = torch.zeros((s["T"], s["D"]), dtype=torch.float64, device=x.device)
+    k = min(s["n"], s["V"], s["T"])
+    z[:k] = x[:k]
+    return y, z
+
+
+def ref_i4_pipelined(t, s):
+    x = unpack_i4(t["X"], (s["M"], s["K"])).double()
+    steps = -(-s["K"] // 64)
+    x = torch.nn.functional.pad(x, (0, steps * 64 - s["K"])).reshape(s["M"], steps, 64)
+    w = torch.arange(1, steps + 1, dtype=torch.float64, device=x.device)
+    return (x * w[None, :, None]).sum(1)
 
 
 def ref_conv2d(t, s):
@@ -565,6 +609,137 @@ def ref_lang_masked_p(t, s):
     return P
 
 
+# The held-out style kernels of tests/kernels/, each against torch.
+
+def ref_k_layernorm_bwd(t, s):
+    x, dy = t["X"].double(), t["dY"].double()
+    mu, rs = t["mean"].double()[:, None], t["rstd"].double()[:, None]
+    g = t["gamma"].double() * dy
+    xhat = (x - mu) * rs
+    return rs * (g - g.mean(1, keepdim=True) - xhat * (g * xhat).mean(1, keepdim=True))
+
+
+def ref_k_softmax_bwd(t, s):
+    y, dy = t["Y"].double(), t["dY"].double()
+    return y * (dy - (dy * y).sum(1, keepdim=True))
+
+
+def ref_k_swiglu_gemm(t, s):
+    x = t["X"].double()
+    g, u = x @ t["Wg"].double().T, x @ t["Wu"].double().T
+    return torch.nn.functional.silu(g) * u
+
+
+def ref_k_gemm_bias_gelu(t, s):
+    v = t["A"].double() @ t["W"].double().T + t["bias"].double()
+    return torch.nn.functional.gelu(v)
+
+
+def ref_k_quant_i8_token(t, s):
+    x = t["X"].float()
+    amax = x.abs().amax(1)
+    m = torch.where(amax > 0, amax, torch.full_like(amax, 127.0))
+    inv = 127.0 / m
+    q = torch.round(x * inv[:, None]).clamp(-128, 127).to(torch.int8)
+    return q, m / 127.0
+
+
+def ref_k_fp8_quant_amax(t, s):
+    x = t["X"].float()
+    q = (x * t["scale"].float()[0]).clamp(-448.0, 448.0).to(torch.float8_e4m3fn)
+    bm, bn = 16, 256       # the kernel's BLOCK_M, BLOCK_N
+    M, N = x.shape
+    pad = torch.zeros(-(-M // bm) * bm, -(-N // bn) * bn, device=x.device)
+    pad[:M, :N] = x.abs()
+    amax = pad.view(pad.shape[0] // bm, bm, pad.shape[1] // bn, bn).amax(dim=(1, 3))
+    return q.double(), amax
+
+
+def ref_k_groupnorm(t, s):
+    x = t["X"].double()
+    mu = x.mean(2, keepdim=True)
+    var = (x * x).mean(2, keepdim=True) - mu * mu
+    y = (x - mu) / torch.sqrt(var + 1e-5)
+    ch = (torch.arange(s["G"], device=x.device)[:, None] * s["CPG"] +
+          torch.arange(s["CPG"] * s["HW"], device=x.device)[None, :] // s["HW"])
+    return y * t["gamma"].double()[ch] + t["beta"].double()[ch]
+
+
+def ref_k_row_cumsum(t, s):
+    return t["X"].to(torch.int64).cumsum(1)
+
+
+def ref_k_histogram(t, s):
+    x = t["X"].long()
+    ok = (x >= 0) & (x < s["NB"])
+    return t["H@start"].long() + torch.bincount(x[ok], minlength=s["NB"])
+
+
+def ref_k_batched_gemm(t, s):
+    return torch.bmm(t["A"].double(), t["B"].double())
+
+
+def ref_k_causal_conv1d(t, s):
+    x = t["X"].double().permute(0, 2, 1)              # [B][C][T]
+    w = t["W"].double()                                # [C][KW]
+    x = torch.nn.functional.pad(x, (w.shape[1] - 1, 0))
+    y = torch.nn.functional.conv1d(x, w[:, None, :], t["bias"].double(), groups=w.shape[0])
+    return torch.nn.functional.silu(y).permute(0, 2, 1)
+
+
+def ref_k_embedding_bag(t, s):
+    ids, W = t["ids"].long(), t["W"].double()
+    ok = (ids >= 0) & (ids < s["V"])
+    rows = torch.where(ok[..., None], W[ids.clamp(0, s["V"] - 1)], 0.0)
+    return (t["psw"].double()[..., None] * rows).sum(1)
+
+
+def ref_k_kv_append(t, s):
+    kc = torch.full(t["Kc"].shape, float("nan"), dtype=torch.float64, device=t["Kc"].device)
+    kn = t["Knew"].double()
+    for b, (p, n) in enumerate(zip(t["pos"].tolist(), t["nnew"].tolist())):
+        n = max(0, min(n, s["MAXS"] - p))
+        kc[b, p:p + n] = kn[b, :n]
+    return kc
+
+
+def ref_k_rmsnorm_bwd(t, s):
+    x, dy, g = t["X"].double(), t["dY"].double(), t["gamma"].double()
+    r = t["rstd"].double()[:, None]
+    dot = (g * dy * x).sum(1, keepdim=True)
+    dx = r * g * dy - x * r ** 3 * dot / s["N"]
+    return dx, t["dG@start"].double() + (dy * x * r).sum(0)
+
+
+def ref_k_logsumexp(t, s):
+    return torch.logsumexp(t["X"].double(), 1)
+
+
+def ref_k_swa_attention(t, s):
+    q, k, v = t["Q"].double(), t["K"].double(), t["V"].double()
+    S, win, cap = s["S"], s["WIN"], 30.0
+    x = q @ k.transpose(-1, -2) * 0.125
+    pos = torch.arange(S, device=q.device)
+    dist = (pos[:, None] - pos[None, :]).double()
+    x = cap * torch.tanh(x / cap) - t["slopes"].double()[None, :, None, None] * dist
+    keep = (dist >= 0) & (dist < win)
+    x = torch.where(keep, x, float("-inf"))
+    return torch.softmax(x, -1) @ v
+
+
+def ref_k_moe_router(t, s):
+    x = t["logits"].float()
+    p = torch.softmax(x.double(), 1)
+    # ties by the smaller expert id, as tile_reduce_topk
+    order = torch.sort(p, dim=1, descending=True, stable=True)
+    top, ids = order.values[:, :2], order.indices[:, :2]
+    return ids, top / top.sum(1, keepdim=True)
+
+
+def ref_k_argmax_vocab(t, s):
+    return t["X"].argmax(1)
+
+
 REFS = {"gemm": (ref_gemm, "C"), "gemm_at": (ref_gemm_at, "C"), "gemm_bt": (ref_gemm_bt, "C"),
         "gemm_tn": (ref_gemm_tn, "C"), "softmax": (ref_softmax, "Y"),
         "rmsnorm": (ref_rmsnorm, "Y"), "attention": (None, "O"),
@@ -602,9 +777,22 @@ REFS = {"gemm": (ref_gemm, "C"), "gemm_at": (ref_gemm_at, "C"), "gemm_bt": (ref_
         "gqa_attention": (ref_gqa_attention, "O"), "gemm_w8a8": (ref_gemm_w8a8, "C"),
         "paged_decode": (ref_paged_decode, "O"), "paged_decode_full": (ref_paged_decode, "O"),
         "moe_gemm": (ref_moe_gemm, "Y"), "gemm_w4a16": (ref_gemm_w4a16, "C"),
+        "i4_fragment": (ref_i4_fragment, "Y"), "i4_shared": (ref_i4_shared, ("Y", "Z", "W")),
+        "i4_store": (ref_i4_store, ("Q", "R")), "i4_pipelined": (ref_i4_pipelined, "Y"),
+        "row_vectors": (ref_row_vectors, ("Y", "Z")),
         "conv2d": (ref_conv2d, "Y"), "attn_bwd_delta": (ref_attn_bwd_delta, "Delta"),
         "attn_bwd_dkdv": (lambda t, s: ref_attn_bwd(t, s, ("dK", "dV")), ("dK", "dV")),
-        "attn_bwd_dq": (lambda t, s: ref_attn_bwd(t, s, ("dQ",)), ("dQ",))}
+        "attn_bwd_dq": (lambda t, s: ref_attn_bwd(t, s, ("dQ",)), ("dQ",)),
+        "k_layernorm_bwd": (ref_k_layernorm_bwd, "dX"), "k_softmax_bwd": (ref_k_softmax_bwd, "dX"),
+        "k_swiglu_gemm": (ref_k_swiglu_gemm, "H"), "k_gemm_bias_gelu": (ref_k_gemm_bias_gelu, "Y"),
+        "k_quant_i8_token": (ref_k_quant_i8_token, ("Q", "S")),
+        "k_fp8_quant_amax": (ref_k_fp8_quant_amax, ("Q", "Amax")),
+        "k_groupnorm": (ref_k_groupnorm, "Y"), "k_row_cumsum": (ref_k_row_cumsum, "Y"),
+        "k_histogram": (ref_k_histogram, "H"), "k_batched_gemm": (ref_k_batched_gemm, "C"),
+        "k_causal_conv1d": (ref_k_causal_conv1d, "Y"), "k_embedding_bag": (ref_k_embedding_bag, "Y"),
+        "k_kv_append": (ref_k_kv_append, "Kc"), "k_rmsnorm_bwd": (ref_k_rmsnorm_bwd, ("dX", "dG")),
+        "k_logsumexp": (ref_k_logsumexp, "Y"), "k_swa_attention": (ref_k_swa_attention, "O"),
+        "k_moe_router": (ref_k_moe_router, ("ids", "weights")), "k_argmax_vocab": (ref_k_argmax_vocab, "Y")}
 # References whose NaN elements the kernel must not write (they keep the
 # poison): each is counted as `stray` if written, `unwritten` the other way.
 # Kernels whose f32 outputs are sums of f16-rounded terms, checked at
@@ -612,10 +800,10 @@ REFS = {"gemm": (ref_gemm, "C"), "gemm_at": (ref_gemm_at, "C"), "gemm_bt": (ref_
 # its tensor-core P V, as flash attention does (2^-11 relative per
 # probability, about 2e-4 of the largest output measured on the H200).
 SUM_TOLERANCE = {"flash_decode_split_gqa": 1e-3}
-UNTOUCHED = {"lang_paged_kv", "lang_moe_group", "lang_masked_y", "lang_masked_z"}
+UNTOUCHED = {"lang_paged_kv", "lang_moe_group", "lang_masked_y", "lang_masked_z", "k_kv_append"}
 # Outputs the kernel also reads: they start random, and the reference sees
 # their starting values as NAME@start.
-INOUT = {"gemm_splitk": ["C"]}
+INOUT = {"gemm_splitk": ["C"], "k_histogram": ["H"], "k_rmsnorm_bwd": ["dG"]}
 # Inputs a reference needs to hold more than random values: a function
 # that rewrites them in place (tensors, shapes, generator), after the rest
 # are drawn.
@@ -629,7 +817,6 @@ SCALE = lambda s: (0.001, 0.01)  # noqa: E731
 RANGES = {"rope": {"P": lambda s: (0, s["MAXPOS"])},
           "cross_entropy": {"L": lambda s: (-1, s["V"])},
           "gemm_w8a8": {"A": I8, "W": I8, "SA": SCALE, "SW": SCALE},
-          "gemm_w4a16": {"WQ": lambda s: (0, 256)},
           # Context lengths from 0 (nothing to attend to) to the table's
           # capacity; _full: every sequence reaches its last page.
           "paged_decode": {"BT": lambda s: (0, s["NPAGES"]), "CL": lambda s: (0, s["MAXP"] * s["PAGE"] + 1)},
@@ -637,6 +824,8 @@ RANGES = {"rope": {"P": lambda s: (0, s["MAXPOS"])},
                                 "CL": lambda s: ((s["MAXP"] - 1) * s["PAGE"] + 1, s["MAXP"] * s["PAGE"] + 1)}}
 # tests/gpu_regress/table_origin_pipelined.c's `run: --range` line.
 RANGES["table_sum"] = {"T": lambda s: (0, 19), "CNT": lambda s: (0, s["MAXP"] + 1)}
+# tests/gpu_regress/row_vectors.c: ids past both ends of X's rows.
+RANGES["row_vectors"] = {"ids": lambda s: (-2, s["V"] + 2)}
 # The ragged-copy programs of tests/lang (their `run: --range` lines).
 RANGES.update({
     "lang_embedding": {"ids": lambda s: (-2, s["V"] + 2)},
@@ -645,6 +834,14 @@ RANGES.update({
 })
 for _r in ("lang_masked_y", "lang_masked_z", "lang_masked_p"):
     RANGES[_r] = {"keep": lambda s: (0, 2)}
+# tests/kernels/ (their `run: --range` lines): bin ids around the bins,
+# bag ids from -1 (padding), cache positions and counts; cumulative sums
+# of at most 2^20 by 1000 stay in i32.
+RANGES.update({
+    "k_histogram": {"X": lambda s: (-2, s["NB"] + 2)},
+    "k_embedding_bag": {"ids": lambda s: (-1, s["V"])},
+    "k_kv_append": {"pos": lambda s: (0, s["MAXS"]), "nnew": lambda s: (0, s["TNEW"] + 1)},
+})
 
 
 def flops_bytes(case, tensors, env):
@@ -768,10 +965,13 @@ def run_case(case, here, repeat):
                 continue
             shape = [evaluate(e, env) for e in p["shape"]]
             dt = DT[p["dtype"]]
+            i4 = p["dtype"] == "i4"
+            if i4:  # every byte value: every pair of -8 .. 7
+                shape = [(math.prod(shape) + 1) // 2]
             inout = p["name"] in INOUT.get(case["reference"], [])
             if p["const"] or inout:
                 span = RANGES.get(case["reference"], {}).get(p["name"])
-                t = random_input(shape, dt, g, p["name"], span(env) if span else None,
+                t = random_input(shape, dt, g, p["name"], (0, 256) if i4 else span(env) if span else None,
                                  case["reference"].startswith("gemm"))
                 if inout:
                     tensors[p["name"] + "@start"] = t.clone()
@@ -798,7 +998,10 @@ def run_case(case, here, repeat):
         out_names, refs = (out_names,), (refs,)
     rel, unwritten, stray, ok = 0.0, 0, 0, True
     for out_name, ref in zip(out_names, refs):
-        r, u, st, good = compare(tensors[out_name], ref, out_name, case, L)
+        out = tensors[out_name]
+        if [p["dtype"] for p in L["params"] if p["name"] == out_name] == ["i4"]:
+            out = unpack_i4(out, ref.shape)
+        r, u, st, good = compare(out, ref, out_name, case, L)
         rel, unwritten, stray, ok = max(rel, r), unwritten + u, stray + st, ok and good
     result = {"case": case["name"], "grid": grid, "threads": block[0], "smem": smem,
               "rel_err": float(f"{rel:.3g}"), "unwritten": unwritten, "ok": ok}

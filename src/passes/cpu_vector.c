@@ -1,0 +1,218 @@
+/*
+ * cpu_vector.c - which fused nests have an explicit vector form (pass
+ * `vector`, openmp targets with explicit lanes, after `edge`).
+ *
+ * Input: the runs of the fuse pass with the edge pass's main versions.
+ * Output: on each MAP op of a run (again ops included), `vector` when its
+ * body as the run's main loop runs it (TcFuseOp.main, else the body) can
+ * run on TILEC_VL columns at a time in GNU C vectors
+ * (templates/cpu/tilec_cpu.h); on the run, `lanes`: the LOCALs its nests
+ * declare that hold a value varying over the lanes (a tilec_vf in the
+ * output), for this run's columns and registers.
+ * The OpenMP printer (emitters/openmp_fuse.c) puts a run's main loop on
+ * vectors only where every such nest has the form; whether it does at
+ * all (exp to compute, f32 rows to stream out) is still its own call.
+ *
+ * In a vector body an expression either varies across the lanes or is
+ * uniform.  It varies when it reads a buffer at a column var of the run's
+ * nests (the last index, exactly that var, no other index naming one),
+ * an element of a buffer the run keeps in registers, or a local holding
+ * a varying value.  Uniform expressions stay scalars; varying ones are
+ * f32 and use only + - * /, negation, casts that change nothing, and the
+ * functions with vector forms (expf, exp2f).  A column var anywhere else
+ * or a select, a comparison or an if on a varying value has no form.
+ */
+#include "passes/passes.h"
+
+#define MAX_COLS 8
+
+typedef struct Vec {
+	const TcVar *col[MAX_COLS]; /* the column vars of the run's nests */
+	int ncol;
+	const bool *elided;         /* the run's registers, by var index */
+	bool *lanes;                /* locals found varying, by var index */
+} Vec;
+
+static bool
+vector_func(TcFunc fn)
+{
+	return fn == TC_FN_EXPF || fn == TC_FN_EXP2F;
+}
+
+static bool
+is_column(const Vec *V, const TcExpr *e)
+{
+	if (e->kind != TC_EX_VAR)
+		return false;
+	for (int i = 0; i < V->ncol; i++)
+		if (V->col[i] == e->u.var)
+			return true;
+	return false;
+}
+
+static bool
+mentions_column(const Vec *V, const TcExpr *e)
+{
+	for (int i = 0; i < V->ncol; i++)
+		if (tc_expr_mentions(e, V->col[i]))
+			return true;
+	return false;
+}
+
+/* A load at the column: the last index a column var, no other naming one. */
+static bool
+column_load(const Vec *V, const TcExpr *e)
+{
+	const TcVar *v = e->u.load.var;
+	if (v->rank == 0 || !is_column(V, e->u.load.idx[v->rank - 1]))
+		return false;
+	for (int d = 0; d < v->rank - 1; d++)
+		if (mentions_column(V, e->u.load.idx[d]))
+			return false;
+	return true;
+}
+
+static bool
+varies(const Vec *V, const TcExpr *e)
+{
+	switch (e->kind) {
+	case TC_EX_VAR:
+		return V->lanes[e->u.var->index];
+	case TC_EX_LOAD:
+		return V->elided[e->u.load.var->index] || column_load(V, e);
+	case TC_EX_BINARY:
+		return varies(V, e->u.bin.lhs) || varies(V, e->u.bin.rhs);
+	case TC_EX_UNARY:
+		return varies(V, e->u.un.arg);
+	case TC_EX_SELECT:
+		return varies(V, e->u.sel.cond) || varies(V, e->u.sel.then) ||
+		       varies(V, e->u.sel.els);
+	case TC_EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			if (varies(V, e->u.call.args[i]))
+				return true;
+		return false;
+	case TC_EX_CAST:
+		return varies(V, e->u.cast.arg);
+	default:
+		return false;
+	}
+}
+
+static bool
+expr_ok(const Vec *V, const TcExpr *e)
+{
+	if (!varies(V, e))
+		return !mentions_column(V, e);
+	if (e->dtype != TC_DT_F32)
+		return false;
+	switch (e->kind) {
+	case TC_EX_VAR:
+		return true;
+	case TC_EX_LOAD: {
+		const TcVar *v = e->u.load.var;
+		if (V->elided[v->index])
+			return true;
+		return v->kind == TC_VAR_BUFFER && v->dtype == TC_DT_F32;
+	}
+	case TC_EX_BINARY:
+		switch (e->u.bin.op) {
+		case TC_OP_ADD: case TC_OP_SUB: case TC_OP_MUL: case TC_OP_DIV:
+			return e->u.bin.lhs->dtype == TC_DT_F32 &&
+			       e->u.bin.rhs->dtype == TC_DT_F32 &&
+			       expr_ok(V, e->u.bin.lhs) && expr_ok(V, e->u.bin.rhs);
+		default:
+			return false;
+		}
+	case TC_EX_UNARY:
+		return e->u.un.op == TC_UOP_NEG && expr_ok(V, e->u.un.arg);
+	case TC_EX_CALL:
+		return vector_func(e->u.call.fn) && e->u.call.nargs == 1 &&
+		       e->u.call.args[0]->dtype == TC_DT_F32 &&
+		       expr_ok(V, e->u.call.args[0]);
+	case TC_EX_CAST:
+		return e->u.cast.arg->dtype == TC_DT_F32 &&
+		       expr_ok(V, e->u.cast.arg);
+	default:
+		return false;
+	}
+}
+
+/* Whether a store to dst (a LOAD) writes the lanes' own elements of an
+ * f32 buffer, or an element kept in registers. */
+static bool
+lane_store(const Vec *V, const TcExpr *dst)
+{
+	const TcVar *v = dst->u.load.var;
+	if (V->elided[v->index])
+		return v->dtype == TC_DT_F32;
+	return v->kind == TC_VAR_BUFFER && v->dtype == TC_DT_F32 &&
+	       column_load(V, dst);
+}
+
+static bool
+stmt_ok(Vec *V, const TcStmt *s)
+{
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		for (int i = 0; i < s->u.block.body.len; i++)
+			if (!stmt_ok(V, s->u.block.body.items[i]))
+				return false;
+		return true;
+	case TC_ST_DECL: {
+		const TcVar *v = s->u.decl.var;
+		const TcExpr *init = s->u.decl.init;
+		if (v->kind != TC_VAR_LOCAL || !init || !expr_ok(V, init))
+			return false;
+		if (!varies(V, init))
+			return true;
+		V->lanes[v->index] = true;
+		return v->dtype == TC_DT_F32 && init->dtype == TC_DT_F32;
+	}
+	case TC_ST_ASSIGN: {
+		const TcExpr *dst = s->u.assign.dst, *val = s->u.assign.value;
+		if (val->dtype != TC_DT_F32 || !expr_ok(V, val))
+			return false;
+		if (dst->kind == TC_EX_VAR)
+			return V->lanes[dst->u.var->index];
+		return dst->kind == TC_EX_LOAD && lane_store(V, dst);
+	}
+	default:
+		return false;
+	}
+}
+
+bool
+tc_cpu_vector(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
+{
+	(void)d;
+	int lanes = opt->target.explicit_lanes;
+	if (lanes <= 0)
+		return true;
+	for (int i = 0; i < p->kernels.len; i++) {
+		TcKernel *k = p->kernels.items[i];
+		for (int f = 0; f < k->fusions.len; f++) {
+			TcFusion *F = k->fusions.items[f];
+			if (F->cols < lanes)
+				continue;
+			Vec V = { .elided = F->elided,
+				  .lanes = tc_alloc(a, (size_t)k->vars.len + 1) };
+			bool fits = true;
+			for (int o = 0; o < F->n; o++)
+				if (F->ops[o].kind == TC_FUSE_MAP) {
+					if (V.ncol == MAX_COLS)
+						fits = false;
+					else
+						V.col[V.ncol++] = F->ops[o].var[1];
+				}
+			for (int o = 0; o < F->n && fits; o++) {
+				TcFuseOp *op = &F->ops[o];
+				if (op->kind == TC_FUSE_MAP)
+					op->vector = stmt_ok(&V, op->main ? op->main
+									  : op->body);
+			}
+			F->lanes = V.lanes;
+		}
+	}
+	return true;
+}

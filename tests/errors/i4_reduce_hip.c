@@ -1,0 +1,19 @@
+// expect: 14:2: error: the hip backend does not take i4 tile 'Xs' in tile_reduce yet; copy it to a wider type first
+// args: -t hip
+// A packed i4 shared tile reduced directly: the reduction helpers read
+// whole elements, so it is a located error (copy it to i8 or wider first).
+#include <tilec.h>
+
+TILE_KERNEL void
+i4_reduce(int M, const i4 X[M][64], i32 Y[M])
+{
+	int b = tile_grid_x(ceildiv(M, 16));
+	tile_shared i4 Xs[16][64];
+	tile_shared i32 s[16];
+	tile_copy(Xs, &X[b * 16][0]);
+	tile_reduce_sum(s, Xs, 1);
+	tile_copy(&Y[b * 16], s);
+}
+
+// printer-error: the GPU printer rejects i4 operands of the reductions
+// (emitters/gpu.c), so --emit=ir and --emit=launch do not report it
