@@ -1769,6 +1769,14 @@ check_strip(Verifier *v, const TcKernel *k)
 		     k->strip);
 		return;
 	}
+	/* The text names the loop by its each-block statements. */
+	bool each = false;
+	for (int i = 0; i < loop->u.loop.body->u.block.body.len; i++)
+		each |= ((const TcStmt *)loop->u.loop.body->u.block.body
+				 .items[i])->each_block;
+	if (!each)
+		fail(v, loop->loc, "kernel '%s': the strip's loop holds no "
+		     "each-block statement", k->name);
 	for (int i = 0; i < k->vars.len; i++) {
 		const TcVar *b = k->vars.items[i];
 		if (!b->each_block)
