@@ -558,6 +558,109 @@ tc_omp_elem(Emitter *E, const TcVar *v, const char *const *idx)
 
 
 
+const char *
+tc_omp_sizeof(Emitter *E, const TcVar *v)
+{
+	if (E->strip_all && E->strip_all[v->index])
+		return tc_fmt(E->a, "sizeof %s[0]", E->strip_all[v->index]);
+	return tc_fmt(E->a, "sizeof %s", v->name);
+}
+
+static void emit_for(Emitter *E, const TcStmt *s, bool in_parallel);
+
+static void
+mark_strip_use(void *ctx, const TcVar *v)
+{
+	bool *uses = ctx;
+	uses[v->index] = true;
+}
+
+/* Statement i of seq, or the row-wise run that starts there (its
+ * statements all shared or all each-block: cpu_strip.c); the index of
+ * the last statement printed. */
+static int
+emit_strip_stmt(Emitter *E, const TcStmt *seq, int i)
+{
+	const TcFusion *F = tc_omp_fusion_at(E, seq, i);
+	if (F) {
+		tc_omp_emit_fusion(E, F);
+		return i + F->nstmts - 1;
+	}
+	tc_omp_emit_stmt(E, seq->u.block.body.items[i]);
+	return i;
+}
+
+/* Statements from..to-1 of a strip's sequence (passes/cpu_strip.c): the
+ * shared ones in order, then the each-block ones once for each block of
+ * the strip, with grid x and the buffers each block keeps its own of
+ * named as the program names them. */
+static void
+emit_strip_part(Emitter *E, const TcStmt *seq, int from, int to)
+{
+	const TcKernel *k = E->k;
+	TcBuf *b = E->out;
+	bool each = false;
+	bool *uses = tc_alloc(E->a, (size_t)k->vars.len + 1);
+	for (int i = from; i < to; i++) {
+		const TcStmt *st = seq->u.block.body.items[i];
+		if (st->each_block) {
+			each = true;
+			tc_omp_walk_vars(NULL, st, mark_strip_use, uses);
+		} else {
+			i = emit_strip_stmt(E, seq, i);
+		}
+	}
+	if (!each)
+		return;
+	const char *blk = tc_omp_fresh(E, "b");
+	tc_buf_printf(b, "// each block of the strip in turn\n");
+	tc_buf_printf(b, "for (int %s = 0; %s < %s; %s++) {\n", blk, blk,
+		      E->strip_count, blk);
+	b->indent++;
+	const TcVar *bx = k->block[0];
+	if (uses[bx->index])
+		tc_buf_printf(b, "const int %s = %s + %s;\n", bx->name,
+			      E->strip_first, blk);
+	for (int i = 0; i < k->vars.len; i++) {
+		const TcVar *v = k->vars.items[i];
+		if (!E->strip_all[i] || !uses[i])
+			continue;
+		TcBuf inner;
+		tc_buf_init(&inner);
+		for (int d = 1; d < v->rank; d++)
+			tc_buf_printf(&inner, "[%s]",
+				      tc_omp_expr_text(E, v->shape[d], 0));
+		tc_buf_printf(b, "%s (*const %s)%s = %s[%s];\n",
+			      tc_omp_value_type(v->dtype), v->name, inner.data,
+			      E->strip_all[i], blk);
+		tc_buf_free(&inner);
+	}
+	for (int i = from; i < to; i++) {
+		const TcStmt *st = seq->u.block.body.items[i];
+		if (st->each_block)
+			i = emit_strip_stmt(E, seq, i);
+	}
+	b->indent--;
+	tc_buf_puts(b, "}\n");
+}
+
+/* A strip's sequence: the top level in two parts around the strip's
+ * loop, which prints its body the same way; the loop's body in one. */
+static void
+emit_strip_seq(Emitter *E, const TcStmt *seq)
+{
+	int from = 0, n = seq->u.block.body.len;
+	for (int i = 0; i <= n; i++) {
+		const TcStmt *st = i < n ? seq->u.block.body.items[i] : NULL;
+		if (st && st != E->k->strip_loop)
+			continue;
+		emit_strip_part(E, seq, from, i);
+		if (st)
+			emit_for(E, st, false);
+		from = i + 1;
+	}
+}
+
 /* Statements of a block, without braces; runs of fused statements as
  * their loop nest. */
 static void
@@ -632,12 +735,19 @@ emit_decl(Emitter *E, const TcStmt *s)
 			      tc_omp_expr_text(E, v->shape[i], 0));
 	const char *held =
 		tc_omp_is_narrow_float(v->dtype) ? ", held as float" : "";
+	if (E->strip_all && E->strip_all[v->index])
+		held = tc_fmt(E->a, "%s; one for each block of the strip", held);
 	tc_c_loc_comment(&E->pr, v->loc,
 			 tc_fmt(E->a, "tile_%s %s %s%s%s", tc_scope_name(v->scope),
 				tc_dtype_name(v->dtype), v->name, shape.data,
 				held));
-	tc_buf_printf(b, "_Alignas(64) %s %s%s;\n", tc_omp_value_type(v->dtype),
-		      v->name, shape.data);
+	if (E->strip_all && E->strip_all[v->index])
+		tc_buf_printf(b, "_Alignas(64) %s %s[%d]%s;\n",
+			      tc_omp_value_type(v->dtype),
+			      E->strip_all[v->index], E->k->strip, shape.data);
+	else
+		tc_buf_printf(b, "_Alignas(64) %s %s%s;\n",
+			      tc_omp_value_type(v->dtype), v->name, shape.data);
 	tc_buf_free(&shape);
 }
 
@@ -800,6 +910,10 @@ emit_for(Emitter *E, const TcStmt *s, bool in_parallel)
 	if (around)
 		E->around[E->naround++] = s;
 	for (int i = 0; i < body->u.block.body.len; i++) {
+		if (s == E->k->strip_loop) {
+			emit_strip_seq(E, body);
+			break;
+		}
 		const TcFusion *F = par ? NULL : tc_omp_fusion_at(E, body, i);
 		const TcStmt *st = body->u.block.body.items[i];
 		if (F) {
@@ -917,8 +1031,8 @@ emit_fill(Emitter *E, const TcStmt *s)
 	op_comment(E, s);
 	double c;
 	if (tc_c_const_float(value, &c) && c == 0 && !signbit(c)) {
-		tc_buf_printf(E->out, "memset(%s, 0, sizeof %s);\n", v->name,
-			      v->name);
+		tc_buf_printf(E->out, "memset(%s, 0, %s);\n", v->name,
+			      tc_omp_sizeof(E, v));
 		return;
 	}
 	const char *text;
@@ -1351,8 +1465,9 @@ emit_copy_tensor(Emitter *E, const TcVar *tile, const TcRegion *reg,
 								TC_OP_LT) +
 								1));
 			if (cond.len)
-				tc_buf_printf(b, "if (%s)\n\tmemset(%s, 0, sizeof %s);\n",
-					      cond.data, tile->name, tile->name);
+				tc_buf_printf(b, "if (%s)\n\tmemset(%s, 0, %s);\n",
+					      cond.data, tile->name,
+					      tc_omp_sizeof(E, tile));
 			tc_buf_free(&cond);
 		}
 	}
@@ -1463,8 +1578,9 @@ emit_copy_buffers(Emitter *E, const TcRegion *dst, const TcRegion *src)
 		   tc_omp_value_type(src->var->dtype)) == 0 &&
 	    !(tc_omp_is_narrow_float(dst->var->dtype) &&
 	      dst->var->dtype != src->var->dtype)) {
-		tc_buf_printf(E->out, "memcpy(%s, %s, sizeof %s);\n",
-			      dst->var->name, src->var->name, dst->var->name);
+		tc_buf_printf(E->out, "memcpy(%s, %s, %s);\n",
+			      dst->var->name, src->var->name,
+			      tc_omp_sizeof(E, dst->var));
 		return;
 	}
 	const char *idx[TC_MAX_RANK];
@@ -1792,8 +1908,8 @@ emit_reduce(Emitter *E, const TcStmt *s)
 		const char *id = reduce_identity(op, t);
 		if (strcmp(id, "0") == 0 || strcmp(id, "0.0f") == 0 ||
 		    strcmp(id, "0.0") == 0) {
-			tc_buf_printf(b, "memset(%s, 0, sizeof %s);\n", dst->name,
-				      dst->name);
+			tc_buf_printf(b, "memset(%s, 0, %s);\n", dst->name,
+				      tc_omp_sizeof(E, dst));
 		} else {
 			const char *el = open_tile_loops(E, dst, didx, true);
 			tc_buf_printf(b, "%s = %s;\n", el, id);
@@ -2069,15 +2185,24 @@ emit_block_function(Emitter *E, const char *name)
 	}
 	const TcVar *blocks[3];
 	int nb = used_blocks(E, blocks);
-	for (int i = 0; i < nb; i++)
+	for (int i = 0; i < nb; i++) {
+		if (k->strip > 1 && blocks[i] == k->block[0]) {
+			params[n++] = tc_fmt(E->a, "int %s", E->strip_first);
+			params[n++] = tc_fmt(E->a, "int %s", E->strip_count);
+			continue;
+		}
 		params[n++] = tc_fmt(E->a, "int %s", blocks[i]->name);
+	}
 	tc_buf_puts(b, "static void\n");
 	if (n == 0)
 		params[n++] = "void";
 	tc_omp_print_wrapped(E, tc_fmt(E->a, "%s(", name), params, n, ")");
 	tc_buf_puts(b, "{\n");
 	b->indent++;
-	emit_body(E, k->body);
+	if (k->strip > 1)
+		emit_strip_seq(E, k->body);
+	else
+		emit_body(E, k->body);
 	b->indent--;
 	tc_buf_puts(b, "}\n");
 }
@@ -2116,8 +2241,20 @@ emit_kernel_function(Emitter *E, const char *block_fn)
 	}
 	const TcVar *blocks[3];
 	int nb = used_blocks(E, blocks);
-	for (int i = 0; i < nb; i++)
+	for (int i = 0; i < nb; i++) {
+		if (k->strip > 1 && blocks[i] == k->block[0]) {
+			/* A strip: its first block and how many of the
+			 * grid's remain, at most k->strip. */
+			args[na++] = E->strip_first;
+			args[na++] = tc_fmt(
+				E->a, "tilec_min(%s, %s - %s)", E->strip_len,
+				tc_omp_expr_text(E, k->grid[0],
+						 tc_binop_prec(TC_OP_SUB) + 1),
+				E->strip_first);
+			continue;
+		}
 		args[na++] = blocks[i]->name;
+	}
 	/* Parameters nothing reads (not the blocks, the grid or a shape). */
 	for (int d = 0; d < 3; d++)
 		tc_omp_walk_vars(k->grid[d], NULL, mark_kernel_use, E);
@@ -2130,6 +2267,30 @@ emit_kernel_function(Emitter *E, const char *block_fn)
 		const TcVar *v = k->params.items[i];
 		if (!E->used[v->index])
 			tc_buf_printf(b, "(void)%s;\n", v->name);
+	}
+	/* A strip's length, shortened where the threads would outnumber
+	 * the strips. */
+	if (k->strip > 1) {
+		TcBuf rows;
+		tc_buf_init(&rows);
+		for (int d = 1; d < 3; d++)
+			if (k->grid[d])
+				tc_buf_printf(&rows, "%s%s",
+					      rows.len ? " * " : "(long long)",
+					      tc_omp_expr_text(
+						      E, k->grid[d],
+						      tc_binop_prec(TC_OP_MUL) + 1));
+		tc_buf_puts(b, "// blocks of a grid row each call runs, fewer "
+			    "where the threads would\n// outnumber the "
+			    "strips\n");
+		tc_omp_print_wrapped(
+			E, tc_fmt(E->a, "const int %s = tilec_strip_blocks(",
+				  E->strip_len),
+			(const char *[]){ tc_fmt(E->a, "%d", k->strip),
+					  tc_omp_expr_text(E, k->grid[0], 0),
+					  rows.data },
+			3, ");");
+		tc_buf_free(&rows);
 	}
 	/* The grid, z outermost, as one collapsed parallel loop. */
 	static const char *const grid_names[3] = { "block_x", "block_y",
@@ -2151,6 +2312,16 @@ emit_kernel_function(Emitter *E, const char *block_fn)
 			continue;
 		const char *var = k->block[d] ? k->block[d]->name
 					      : tc_omp_fresh(E, grid_names[d]);
+		if (d == 0 && k->strip > 1) {
+			var = E->strip_first;
+			tc_buf_printf(b, "for (int %s = 0; %s < %s; %s += %s)\n",
+				      var, var,
+				      tc_omp_expr_text(E, k->grid[d],
+						       tc_binop_prec(TC_OP_LT) + 1),
+				      var, E->strip_len);
+			b->indent++;
+			continue;
+		}
 		tc_buf_printf(b, "for (int %s = 0; %s < %s; %s++)\n", var, var,
 			      tc_omp_expr_text(E, k->grid[d],
 					       tc_binop_prec(TC_OP_LT) + 1),
@@ -2315,6 +2486,20 @@ emit(const TcProgram *p, const TcKernel *k, const TcTarget *t,
 	tc_walk_block_visible(k, E.visible);
 	tc_omp_walk_vars(NULL, k->body, mark_used, &E);
 	tc_walk_stmts(k->body, 0, note_block_work, &E);
+	if (k->strip > 1) {
+		E.strip_all = tc_alloc(E.a, nv * sizeof *E.strip_all);
+		for (int i = 0; i < k->vars.len; i++) {
+			const TcVar *v = k->vars.items[i];
+			if (v->each_block)
+				E.strip_all[i] = tc_omp_fresh(
+					&E, tc_fmt(E.a, "%s_all", v->name));
+		}
+		E.strip_first = tc_omp_fresh(
+			&E, tc_fmt(E.a, "%s0", k->block[0]->name));
+		E.strip_count = tc_omp_fresh(
+			&E, tc_fmt(E.a, "n%s", k->block[0]->name));
+		E.strip_len = tc_omp_fresh(&E, "strip");
+	}
 
 	/* The block function first, into its own buffer, so an error leaves
 	 * out untouched. */
@@ -2339,6 +2524,11 @@ emit(const TcProgram *p, const TcKernel *k, const TcTarget *t,
 		emit_file_header(&E);
 	tc_buf_puts(out, "\n");
 	tc_c_loc_comment(&E.pr, k->loc,
+			 k->strip > 1 ?
+			 tc_fmt(E.a, "a strip of up to %d blocks of a row of "
+				"%s; their buffers take %s of the thread's "
+				"stack", k->strip, k->name,
+				tc_size_text(E.a, k->stack_bytes)) :
 			 tc_fmt(E.a, "one block of %s; its buffers take %s of "
 				"the thread's stack", k->name,
 				tc_size_text(E.a, k->stack_bytes)));
@@ -2349,6 +2539,10 @@ emit(const TcProgram *p, const TcKernel *k, const TcTarget *t,
 	tc_buf_free(&body);
 	tc_buf_puts(out, "\n");
 	tc_c_loc_comment(&E.pr, k->loc,
+			 k->strip > 1 ?
+			 tc_fmt(E.a, "%s: the grid, one strip of a row's "
+				"blocks per OpenMP loop iteration; each thread "
+				"runs consecutive strips", k->name) :
 			 tc_fmt(E.a, "%s: the grid, one block per OpenMP loop "
 				"iteration", k->name));
 	emit_kernel_function(&E, block_fn);

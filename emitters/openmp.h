@@ -56,9 +56,19 @@ typedef struct Emitter {
 	const TcVar *vcol[TC_OMP_VEC_COLS]; /* the column vars of the loop's
 					       nests */
 	int nvcol;              /* how many */
+	/* A strip of blocks (passes/cpu_strip.c): */
+	const char **strip_all; /* by var index: the array of a buffer each
+				   block keeps its own of (var->each_block) */
+	const char *strip_first; /* the block function's first grid x */
+	const char *strip_count; /* and how many blocks from it it runs */
+	const char *strip_len;  /* the kernel function's blocks a strip */
 } Emitter;
 
 /* ==== openmp.c: kernels, statements and tile ops ========================== */
+
+/* `sizeof v` of a buffer: one block's, where each block of a strip keeps
+ * its own (`sizeof acc_all[0]`). */
+const char *tc_omp_sizeof(Emitter *E, const TcVar *v);
 
 /* --- Types ------------------------------------------------------------------- */
 

@@ -17,6 +17,11 @@
 #   export    an --arch amx export's launch function on this CPU: -1 and
 #             a sentence where there is no AMX (nothing runs), else a
 #             checked product
+#   strip     strips of blocks (--cpu-strip, passes/cpu_strip.c): f32,
+#             int8 and bf16 gemms checked by `tilec run` on ragged shapes
+#             (the last strip of a row short, a grid one block wide); the
+#             IR's strip line; 4 blocks by default, none with 0; the note
+#             where a gemm has nothing to share
 set -u
 tilec=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 cd "$2"
@@ -101,6 +106,62 @@ refuse)
 			{ cat "$work/out"; fail "no clear message"; }
 	fi
 	sed -n 's/^tilec run: //p' "$work/out"
+	;;
+strip)
+	# strip_run PROGRAM ARCH N SHAPE: translated with a strip of N,
+	# verified, compiled clean, checked against the reference
+	strip_run() {
+		local src=$1 arch=$2 n=$3 shape=$4
+		"$tilec" "$src" --arch "$arch" --cpu-strip="$n" --verify \
+			-o "$work/s.c" 2>"$work/err" ||
+			{ cat "$work/err"; fail "$src --cpu-strip=$n"; }
+		grep -q "no strip" "$work/err" && { cat "$work/err"; fail "$src not stripped"; }
+		grep -q "for (int b = 0; b < nbx; b++)" "$work/s.c" ||
+			fail "$src: no loop over a strip's blocks"
+		"$tilec" "$src" --arch "$arch" --cpu-strip="$n" --standalone \
+			-o "$work/alone.c" 2>/dev/null &&
+		"$cc" -std=c11 -O2 -fopenmp -march=native -Wall -Wextra -Werror \
+			-c "$work/alone.c" -o "$work/s.o" ||
+			fail "$src --cpu-strip=$n does not compile clean"
+		"$tilec" run "$src" --arch "$arch" --source "$work/s.c" \
+			--shape "$shape" >"$work/out" 2>&1 ||
+			{ cat "$work/out"; fail "$src --cpu-strip=$n at $shape"; }
+	}
+	# grid x of 8 (strips 3, 3, 2) and of 1; K ragged
+	strip_run samples/gemm_f32.c native 3 M=300,N=1000,K=259
+	strip_run samples/gemm_f32.c native 3 M=17,N=100,K=7
+	strip_run samples/gemm_f32.c native 4 M=129,N=515,K=64
+	# int8 with its fused epilogue (scales, f16 out) and bf16
+	strip_run samples/gemm_w8a8.c native 2 M=70,N=400,K=203
+	strip_run tests/cpu_gemm/gemm_bf16.c native 3 M=77,N=300,K=131
+	strip_run tests/cpu_gemm/gemm_i8.c native 2 M=131,N=300,K=300
+	"$tilec" samples/gemm_f32.c --cpu-strip=3 --emit=ir --verify >"$work/ir" ||
+		fail "--emit=ir"
+	grep -q "^	strip 3 blocks along x, each keeping acc$" "$work/ir" ||
+		{ cat "$work/ir"; fail "no strip line in the IR"; }
+	grep -q "^		copy As <- A" "$work/ir" || fail "A's copy not shared"
+	grep -q "each block: gemm acc" "$work/ir" || fail "the gemm not each block's"
+	# the default is 4 blocks; 0 and 1 are none
+	"$tilec" samples/gemm_f32.c >"$work/a.c" &&
+		"$tilec" samples/gemm_f32.c --cpu-strip=4 >"$work/b.c" &&
+		"$tilec" samples/gemm_f32.c --cpu-strip=0 >"$work/c.c" &&
+		"$tilec" samples/gemm_f32.c --cpu-strip=1 >"$work/d.c" ||
+		fail "translation"
+	cmp -s "$work/a.c" "$work/b.c" || fail "the default is not 4 blocks"
+	cmp -s "$work/c.c" "$work/d.c" || fail "--cpu-strip=0 and 1 differ"
+	grep -q "nbx" "$work/c.c" && fail "--cpu-strip=0 made a strip"
+	"$tilec" tests/cpu_gemm/gemm_batched.c --cpu-strip=2 --verify \
+		-o "$work/x.c" 2>"$work/err" || fail "the batched gemm"
+	grep -q "gemm_batched.c:[0-9]*:[0-9]*: note: no strip of blocks for kernel 'gemm_batched': no copy of its loop is the same for every block of a row" \
+		"$work/err" || { cat "$work/err"; fail "no note for the batched gemm"; }
+	"$tilec" run tests/cpu_gemm/gemm_batched.c --source "$work/x.c" \
+		--shape BATCH=3,M=70,N=90,K=40 >"$work/out" 2>&1 ||
+		{ cat "$work/out"; fail "the batched gemm's check"; }
+	"$tilec" samples/gemm_f32.c --cpu-strip=99 -o /dev/null 2>"$work/err" &&
+		fail "--cpu-strip=99 accepted"
+	grep -q "cpu-strip wants a number of blocks" "$work/err" ||
+		{ cat "$work/err"; fail "no usage message"; }
+	echo "strips: f32, int8, bf16 checked"
 	;;
 export)
 	"$tilec" export tests/cpu_gemm/gemm_bf16.c -t openmp --arch amx -o "$work/x" ||

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench_cpu.sh - tilec's OpenMP backend against OpenBLAS and memory copy.
 #
-# usage: tools/bench_cpu.sh [--quick | --rows]
+# usage: tools/bench_cpu.sh [--quick | --rows | --gemm]
 #
 # Builds tilec (ninja), checks each benchmarked kernel with `tilec run` on
 # ragged shapes against the reference interpreter (the script stops if one
@@ -17,17 +17,20 @@
 # Both sides of a row run in the same process, alternately, median of 9
 # (TILEC_BENCH_REPEATS).  Threads: OMP_NUM_THREADS and
 # OPENBLAS_NUM_THREADS, default 2.  --quick uses smaller shapes; --rows
-# runs softmax and RMSNorm alone (the rows against the copy).  Tunables
-# bound for the CPU are in KERNEL_FLAGS below; docs/perf.md records runs.
+# runs softmax and RMSNorm alone (the rows against the copy), --gemm the
+# GEMMs alone.  Tunables bound for the CPU are in gemm_flags below;
+# TILEC_GEMM_FLAGS adds translator flags for the GEMM (--cpu-strip=4,
+# say); docs/perf.md records runs.
 set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 cc=${CC:-cc}
 cflags=(-O3 -march=native -fopenmp -fno-math-errno)
-quick=0 rows=0
+quick=0 rows=0 gemm=0
 [ "${1:-}" = "--quick" ] && quick=1
 [ "${1:-}" = "--rows" ] && rows=1
+[ "${1:-}" = "--gemm" ] && gemm=1
 
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
 export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-$OMP_NUM_THREADS}
@@ -51,7 +54,10 @@ cd "$root"
 
 # The kernels and the tunables the CPU wants: large GEMM tiles (the
 # block's A, B slices and C tile stay in a core's 1 MiB L2).
-gemm_flags=(-D BLOCK_M=256 -D BLOCK_N=256 -D BLOCK_K=128)
+tunables=(-D BLOCK_M=256 -D BLOCK_N=256 -D BLOCK_K=128)
+gemm_flags=("${tunables[@]}")
+read -r -a extra <<<"${TILEC_GEMM_FLAGS:-}"
+gemm_flags+=("${extra[@]}")
 # RMSNorm in fp32: the sample's program with f32 for f16.
 sed 's/\bf16\b/f32/g; s/fp16 in and out/fp32 in and out/' samples/rmsnorm.c \
 	>"$work/rmsnorm_f32.c"
@@ -65,10 +71,18 @@ check() {
 		exit 1
 	fi
 }
-[ $rows = 1 ] || check samples/gemm_f32.c M=300,N=261,K=259 "${gemm_flags[@]}"
-check samples/softmax.c M=37,N=4100
-check "$work/rmsnorm_f32.c" M=37,N=4100
-[ $rows = 1 ] || check samples/flash_attention.c B=1,S=300,H=2
+# The GEMM is checked as translated with the benchmark's flags (which
+# may hold translator options `tilec run` does not take).
+if [ $rows = 0 ]; then
+	"$tilec" samples/gemm_f32.c "${gemm_flags[@]}" >"$work/check_gemm.c"
+	check samples/gemm_f32.c M=300,N=1100,K=259 "${tunables[@]}" \
+		--source "$work/check_gemm.c"
+fi
+if [ $gemm = 0 ]; then
+	check samples/softmax.c M=37,N=4100
+	check "$work/rmsnorm_f32.c" M=37,N=4100
+	[ $rows = 1 ] || check samples/flash_attention.c B=1,S=300,H=2
+fi
 
 "$tilec" samples/gemm_f32.c --standalone "${gemm_flags[@]}" >"$work/k_gemm.c"
 "$tilec" samples/softmax.c --standalone >"$work/k_softmax.c"
@@ -86,7 +100,10 @@ b=$work/cpu_bench
 "$b" peak
 echo
 "$b" header
-if [ $rows = 1 ]; then
+if [ $gemm = 1 ]; then
+	"$b" gemm 2048
+	"$b" gemm 4096
+elif [ $rows = 1 ]; then
 	"$b" softmax 16384 4096
 	"$b" rmsnorm 16384 4096
 elif [ $quick = 1 ]; then

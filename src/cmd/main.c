@@ -46,6 +46,7 @@ typedef struct Cli {
 	TcTma tma;              /* --tma, --no-tma */
 	TcWarpSpec ws;          /* --warp-specialize, --no-warp-specialize,
 				   --persistent */
+	int cpu_strip;          /* --cpu-strip=N (TcOptions.cpu_strip) */
 	bool list_kernels;      /* --list-kernels */
 	bool json;              /* --json: --list-kernels as JSON */
 	bool explain;           /* --explain */
@@ -116,6 +117,12 @@ usage(FILE *f)
 	      "                       the output tiles, each block's next tile's "
 	      "copies\n"
 	      "                       issued while it stores this one\n"
+	      "  --cpu-strip=N        on the CPU, one thread runs N blocks of "
+	      "a grid row\n"
+	      "                       together, copying what they share once "
+	      "(0: one\n"
+	      "                       block a call; default: 4 for gemm "
+	      "loops)\n"
 	      "  --list-kernels       print the program's kernel names\n"
 	      "  --list-targets       print every target and arch with what "
 	      "tilec assumes\n"
@@ -155,7 +162,7 @@ enum {
 	OPT_OUT, OPT_KERNEL, OPT_DUMP_AFTER, OPT_EMIT, OPT_CONFIG, OPT_DEFINE,
 	OPT_JSON, OPT_FROM_IR, OPT_PASSES,
 	OPT_EXPLAIN, OPT_LIST_TARGETS, OPT_WGMMA, OPT_NO_WGMMA, OPT_TMA, OPT_NO_TMA,
-	OPT_WS, OPT_NO_WS, OPT_PERSISTENT,
+	OPT_WS, OPT_NO_WS, OPT_PERSISTENT, OPT_CPU_STRIP,
 };
 
 static const TcOptSpec options[] = {
@@ -171,6 +178,7 @@ static const TcOptSpec options[] = {
 	{ "warp-specialize", 0, false, OPT_WS },
 	{ "no-warp-specialize", 0, false, OPT_NO_WS },
 	{ "persistent", 0, false, OPT_PERSISTENT },
+	{ "cpu-strip", 0, true, OPT_CPU_STRIP },
 	{ "list-kernels", 0, false, OPT_LIST_KERNELS },
 	{ "list-targets", 0, false, OPT_LIST_TARGETS },
 	{ "json", 0, false, OPT_JSON },
@@ -260,6 +268,16 @@ parse_args(Cli *cli, int argc, char **argv, bool *stop)
 		case OPT_FROM_IR: cli->from_ir = true; break;
 		case OPT_PASSES: cli->passes = v; break;
 		case OPT_CONFIG: cli->config = v; break;
+		case OPT_CPU_STRIP: {
+			char *end;
+			long n = strtol(v, &end, 10);
+			if (*v == '\0' || *end != '\0' || n < 0 || n > 16)
+				return usage_error("--cpu-strip wants a number "
+						   "of blocks, 0 to 16, not "
+						   "'%s'", v);
+			cli->cpu_strip = n == 0 ? -1 : (int)n;
+			break;
+		}
 		case OPT_EMIT:
 			if (strcmp(v, "ir") == 0)
 				cli->emit = EMIT_IR;
@@ -371,6 +389,7 @@ translate(const Cli *cli)
 	opt.wgmma = cli->wgmma;
 	opt.tma = cli->tma;
 	opt.ws = cli->ws;
+	opt.cpu_strip = cli->cpu_strip;
 	opt.explain = cli->explain;
 	opt.ndefines = cli->ndefines;
 	for (int i = 0; i < cli->ndefines; i++) {

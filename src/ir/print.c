@@ -588,6 +588,8 @@ print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s)
 	}
 	if (s->note)
 		tc_buf_printf(b, "// %s\n", s->note);
+	if (s->each_block)
+		tc_buf_puts(b, "each block: ");
 	switch (s->kind) {
 	case TC_ST_BLOCK:
 		tc_buf_puts(b, s->u.block.cite ? "cite {" : "{");
@@ -913,6 +915,19 @@ tc_print_kernel(TcBuf *b, const TcKernel *k)
 	}
 	if (any)
 		tc_buf_puts(b, "\n");
+	if (k->strip > 1) {
+		tc_buf_printf(b, "strip %d blocks along x, each keeping", k->strip);
+		bool listed = false;
+		for (int i = 0; i < k->vars.len; i++) {
+			const TcVar *v = k->vars.items[i];
+			if (v->each_block) {
+				tc_buf_printf(b, "%s %s", listed ? "," : "",
+					      var_name(v));
+				listed = true;
+			}
+		}
+		tc_buf_puts(b, listed ? "\n" : " nothing\n");
+	}
 	if (k->rasterize) {
 		tc_buf_puts(b, "rasterize ");
 		print_prec(b, k->rasterize, 0);

@@ -103,6 +103,11 @@ typedef struct Reader {
 	Scope scope;
 	TcVec runs;        /* RunText * of the kernel, by run index */
 	bool bounds;       /* the kernel's `bounds marked` line */
+	/* The kernel's `strip N blocks along x, each keeping B, ...` line:
+	 * the names of the buffers, found once the body declares them, and
+	 * where the line is. */
+	Tok strip_at;
+	TcVec strip_keeps; /* Tok * */
 	/* Reading a main loop (TcFuseOp.main): its declarations name the
 	 * nest's vars, scope.vars[main_lo .. main_hi), not new ones. */
 	int main_lo, main_hi;
@@ -1937,8 +1942,21 @@ body(Reader *R)
 			run_line(R, blk);
 			continue;
 		}
+		/* `each block: S` (cpu_strip.c): S runs once a block of
+		 * the strip. */
+		bool each = false;
+		if (is_word(&R->tok, "each")) {
+			Tok nt = peek(R);
+			if (is_word(&nt, "block")) {
+				lex(R);
+				lex(R);
+				expect(R, ":");
+				each = true;
+			}
+		}
 		TcStmt *s = stmt(R, blk);
 		s->note = note;
+		s->each_block = each;
 		note = NULL;
 		tc_vec_push(R->a, &blk->u.block.body, s);
 	}
@@ -2233,6 +2251,25 @@ kernel_header(Reader *R, TcKernel *k)
 		} else if (accept(R, "bounds")) {
 			expect(R, "marked");
 			R->bounds = true;
+		} else if (accept(R, "strip")) {
+			R->strip_at = at;
+			k->strip = small_int(R);
+			if (k->strip < 2)
+				error_at(R, &at, "a strip of fewer than 2 blocks");
+			expect(R, "blocks");
+			expect(R, "along");
+			expect(R, "x");
+			expect(R, ",");
+			expect(R, "each");
+			expect(R, "keeping");
+			if (!accept(R, "nothing")) {
+				do {
+					Tok *t = tc_alloc(R->a, sizeof *t);
+					*t = R->tok;
+					ident(R);
+					tc_vec_push(R->a, &R->strip_keeps, t);
+				} while (accept(R, ","));
+			}
 		} else if (accept(R, "producer")) {
 			expect(R, "warpgroup");
 			expect(R, "of");
@@ -2247,6 +2284,50 @@ kernel_header(Reader *R, TcKernel *k)
 	}
 }
 
+/* A strip's fields the text gives by place: the buffers of the `strip`
+ * line are the top-level buffers of those names, and the strip's loop
+ * is the top-level loop whose body holds each-block statements (the
+ * pass leaves none without them, the verifier checks it). */
+static void
+strip_fields(Reader *R, TcKernel *k)
+{
+	const TcVec *top = &k->body->u.block.body;
+	for (int i = 0; i < R->strip_keeps.len; i++) {
+		const Tok *t = R->strip_keeps.items[i];
+		TcVar *b = NULL;
+		for (int j = 0; j < top->len && !b; j++) {
+			const TcStmt *s = top->items[j];
+			if (s->kind == TC_ST_DECL &&
+			    s->u.decl.var->kind == TC_VAR_BUFFER &&
+			    strlen(s->u.decl.var->name) == (size_t)t->len &&
+			    memcmp(s->u.decl.var->name, t->p, (size_t)t->len) == 0)
+				b = s->u.decl.var;
+		}
+		if (!b || b->each_block)
+			error_at(R, t, "expected a buffer of the kernel's top "
+				 "level, once");
+		b->each_block = true;
+	}
+	for (int j = 0; j < top->len; j++) {
+		const TcStmt *s = top->items[j];
+		if (s->kind != TC_ST_FOR)
+			continue;
+		const TcVec *in = &s->u.loop.body->u.block.body;
+		bool each = false;
+		for (int i = 0; i < in->len; i++)
+			each |= ((const TcStmt *)in->items[i])->each_block;
+		if (!each)
+			continue;
+		if (k->strip_loop)
+			error_at(R, &R->strip_at, "a strip with two top-level "
+				 "loops holding each-block statements");
+		k->strip_loop = s;
+	}
+	if (!k->strip_loop)
+		error_at(R, &R->strip_at, "a strip without a top-level loop "
+			 "holding each-block statements");
+}
+
 /* `kernel NAME(params)  // FILE:LINE`, the header lines, `{` body `}` */
 static TcKernel *
 kernel(Reader *R)
@@ -2257,6 +2338,7 @@ kernel(Reader *R)
 	R->runs = (TcVec){ 0 };
 	R->npending = 0;
 	R->bounds = false;
+	R->strip_keeps = (TcVec){ 0 };
 	R->kfile = R->path;
 	expect(R, "kernel");
 	k->name = ident(R);
@@ -2276,6 +2358,8 @@ kernel(Reader *R)
 	k->body = body(R);
 	k->body->loc = k->loc;
 	end_of_line(R);
+	if (k->strip)
+		strip_fields(R, k);
 	for (int i = 0; i < R->runs.len; i++) {
 		RunText *rt = R->runs.items[i];
 		if (!rt)

@@ -444,6 +444,10 @@ typedef struct TcVar {
 	 * touches it keeps it in registers, so it is never stored (nor
 	 * declared). */
 	bool unstored;
+	/* The openmp target (passes/cpu_strip.c): a buffer of the kernel's
+	 * top level that each block of a strip keeps its own of (the block
+	 * function declares kernel->strip of them). */
+	bool each_block;
 } TcVar;
 
 /* --- Expressions ---------------------------------------------------------- */
@@ -730,6 +734,10 @@ struct TcStmt {
 	/* A statement a pass made: one line for the reader of the
 	 * generated code, printed as a comment above it; else NULL. */
 	const char *note;
+	/* The openmp target (passes/cpu_strip.c): a statement of the
+	 * kernel's top level or of its strip loop's body that runs once for
+	 * every block of the strip (the others run once for all of them). */
+	bool each_block;
 	union {
 		struct {
 			TcVec body; /* TcStmt * */
@@ -1083,6 +1091,14 @@ typedef struct TcKernel {
 	/* The openmp target (passes/cpu_fuse.c): TcFusion *, the row-wise
 	 * runs, in program order within each block. */
 	TcVec fusions;
+	/* The openmp target (passes/cpu_strip.c): how many consecutive
+	 * blocks of a grid row (along x) one call of the block function
+	 * runs, sharing the statements that do not depend on x, and the
+	 * top-level serial or pipelined loop that holds them (strip_loop)
+	 * whose body runs the shared statements once and the others once a
+	 * block; 0 when each call runs one block. */
+	int strip;
+	const TcStmt *strip_loop;
 	/* GPU targets with TMA (expand_pipeline.c): TcTensorMap *, the
 	 * tensor maps its TMA copies read, in parameter order. */
 	TcVec tmaps;
@@ -1476,6 +1492,10 @@ struct TcOptions {
 	void *observe_ctx;
 	TcWarpSpec ws;               /* warp specialization of mbarrier
 					loops whose copies are TMA's */
+	int cpu_strip;               /* --cpu-strip=N: blocks of a grid row
+					one thread runs together (cpu_strip.c);
+					0: the pass's default, -1: none
+					(--cpu-strip=0) */
 };
 
 /* ==== pipeline.c: the passes, in order ==================================== */

@@ -1630,7 +1630,8 @@ check_fusions(Verifier *v, const TcKernel *k)
 }
 
 /* kernel->frame_bytes (passes/cpu_frame.c), once set, holds every buffer
- * the kernel declares at one to eight bytes an element; stack_bytes the
+ * the kernel declares at one to eight bytes an element (kernel->strip of
+ * each one a strip's blocks keep their own of); stack_bytes the
  * same of the buffers that are stored (not var->unstored), the rest the
  * same of those kept in registers. */
 static void
@@ -1643,7 +1644,7 @@ check_frame(Verifier *v, const TcKernel *k)
 		const TcVar *b = k->vars.items[i];
 		if (b->kind != TC_VAR_BUFFER)
 			continue;
-		long long n = 1;
+		long long n = b->each_block && k->strip > 1 ? k->strip : 1;
 		for (int d = 0; d < b->rank; d++)
 			n *= tc_var_extent(b, d);
 		elems += n;
@@ -1659,6 +1660,156 @@ check_frame(Verifier *v, const TcKernel *k)
 		fail(v, k->loc, "kernel '%s': %lld of its frame's %lld bytes "
 		     "stored for %lld stored buffer elements", k->name,
 		     k->stack_bytes, k->frame_bytes, stored);
+}
+
+/* Whether statement s names var x (reads, writes or declares it). */
+typedef struct Names {
+	const TcVar *x;
+	bool found;
+} Names;
+
+static TcVisit
+names_expr(void *ctx, const TcExpr *e)
+{
+	Names *n = ctx;
+	if ((e->kind == TC_EX_VAR && e->u.var == n->x) ||
+	    (e->kind == TC_EX_LOAD && e->u.load.var == n->x))
+		n->found = true;
+	return TC_VISIT_INTO;
+}
+
+static void
+names_var(void *ctx, const TcVar *v)
+{
+	Names *n = ctx;
+	if (v == n->x)
+		n->found = true;
+}
+
+static bool
+stmt_names(const TcStmt *s, const TcVar *x)
+{
+	Names n = { x, false };
+	TcVisitor vis = { .expr = names_expr, .var = names_var, .ctx = &n };
+	tc_stmt_visit(s, &vis);
+	return n.found;
+}
+
+typedef struct EachWalk {
+	Verifier *v;
+	const TcKernel *k;
+	const TcStmt *top, *loop_body; /* where each-block statements may be */
+	bool in_place;                 /* the statement being walked is in one */
+} EachWalk;
+
+static TcVisit
+stray_each(void *ctx, const TcStmt *s)
+{
+	EachWalk *w = ctx;
+	if (s->each_block)
+		fail(w->v, s->loc, "kernel '%s': a statement runs once a block "
+		     "of a strip outside the top level and the strip's loop",
+		     w->k->name);
+	return TC_VISIT_INTO;
+}
+
+/* One sequence a strip prints in two parts: its each-block statements
+ * are exactly those that name grid x or an each-block buffer (other than
+ * the buffers' declarations); the strip loop itself is shared. */
+static void
+check_strip_seq(Verifier *v, const TcKernel *k, const TcStmt *seq)
+{
+	for (int i = 0; i < seq->u.block.body.len; i++) {
+		const TcStmt *s = seq->u.block.body.items[i];
+		if (s == k->strip_loop) {
+			if (s->each_block)
+				fail(v, s->loc, "kernel '%s': the strip's loop "
+				     "runs once a block", k->name);
+			continue;
+		}
+		bool each = stmt_names(s, k->block[0]);
+		for (int j = 0; !each && j < k->vars.len; j++) {
+			const TcVar *b = k->vars.items[j];
+			if (b->each_block && stmt_names(s, b) &&
+			    !(s->kind == TC_ST_DECL && s->u.decl.var == b))
+				each = true;
+		}
+		if (each && !s->each_block)
+			fail(v, s->loc, "kernel '%s': a statement that names grid "
+			     "x or a block's own buffer runs once for the "
+			     "strip", k->name);
+		/* A nested each-block statement is allowed; not here. */
+		if (s->each_block || s->kind != TC_ST_BLOCK) {
+			EachWalk w = { v, k, NULL, NULL, false };
+			TcVisitor vis = { .stmt = stray_each, .ctx = &w };
+			const TcStmt *inner[3] = { NULL, NULL, NULL };
+			if (s->kind == TC_ST_FOR)
+				inner[0] = s->u.loop.body;
+			else if (s->kind == TC_ST_IF) {
+				inner[0] = s->u.cond.then;
+				inner[1] = s->u.cond.els;
+			}
+			for (int m = 0; m < 2; m++)
+				if (inner[m])
+					tc_stmt_visit(inner[m], &vis);
+		}
+	}
+}
+
+/* kernel->strip (passes/cpu_strip.c): a strip needs grid x's block and
+ * a top-level serial or pipelined loop; each-block statements sit at
+ * the top level or in that loop's body; each-block buffers are declared
+ * at the top level.  Without a strip nothing is marked. */
+static void
+check_strip(Verifier *v, const TcKernel *k)
+{
+	if (k->strip <= 1) {
+		for (int i = 0; i < k->vars.len; i++) {
+			const TcVar *b = k->vars.items[i];
+			if (b->each_block)
+				fail(v, b->loc, "'%s' is kept by each block of a "
+				     "strip the kernel does not have", b->name);
+		}
+		EachWalk w = { v, k, NULL, NULL, false };
+		TcVisitor vis = { .stmt = stray_each, .ctx = &w };
+		tc_stmt_visit(k->body, &vis);
+		return;
+	}
+	const TcStmt *loop = k->strip_loop;
+	bool top = false;
+	for (int i = 0; loop && i < k->body->u.block.body.len; i++)
+		top |= k->body->u.block.body.items[i] == loop;
+	if (!k->grid[0] || !k->block[0] || !loop || !top ||
+	    loop->kind != TC_ST_FOR || loop->u.loop.kind == TC_LOOP_PARALLEL) {
+		fail(v, k->loc, "kernel '%s': a strip of %d blocks without "
+		     "grid x's block or a top-level serial loop", k->name,
+		     k->strip);
+		return;
+	}
+	/* The text names the loop by its each-block statements. */
+	bool each = false;
+	for (int i = 0; i < loop->u.loop.body->u.block.body.len; i++)
+		each |= ((const TcStmt *)loop->u.loop.body->u.block.body
+				 .items[i])->each_block;
+	if (!each)
+		fail(v, loop->loc, "kernel '%s': the strip's loop holds no "
+		     "each-block statement", k->name);
+	for (int i = 0; i < k->vars.len; i++) {
+		const TcVar *b = k->vars.items[i];
+		if (!b->each_block)
+			continue;
+		bool declared = false;
+		for (int j = 0; j < k->body->u.block.body.len; j++) {
+			const TcStmt *s = k->body->u.block.body.items[j];
+			declared |= s->kind == TC_ST_DECL && s->u.decl.var == b;
+		}
+		if (b->kind != TC_VAR_BUFFER || !declared)
+			fail(v, b->loc, "'%s' is kept by each block of a strip "
+			     "but is not a buffer of the kernel's top level",
+			     b->name);
+	}
+	check_strip_seq(v, k, k->body);
+	check_strip_seq(v, k, loop->u.loop.body);
 }
 
 int
@@ -1691,6 +1842,7 @@ tc_verify(const TcProgram *p, const char *after_pass, TcDiags *d)
 		check_kernel(&v, k);
 		check_frame(&v, k);
 		check_fusions(&v, k);
+		check_strip(&v, k);
 		free(v.in_scope);
 		free(v.decls);
 		v.in_scope = NULL;

@@ -17,8 +17,8 @@
 #include "passes/passes.h"
 
 /* Bytes a buffer element takes in the block's frame. */
-static int
-elem_bytes(TcDtype t)
+int
+tc_cpu_elem_bytes(TcDtype t)
 {
 	if (t == TC_DT_BOOL || t == TC_DT_I4)
 		return 1;
@@ -47,7 +47,7 @@ add_buffers(void *ctx, TcStmt *s, int par_depth)
 	const TcVar *v = s->u.decl.var;
 	if (v->kind != TC_VAR_BUFFER || F->over)
 		return;
-	long long n = elem_bytes(v->dtype);
+	long long n = tc_cpu_elem_bytes(v->dtype);
 	for (int i = 0; i < v->rank; i++)
 		n *= tc_var_extent(v, i);
 	F->bytes += n;

@@ -12,6 +12,8 @@
  * (kernel->frame_bytes); a kernel past the target's limit is a located
  * error at the buffer that brings it there. */
 bool tc_cpu_frame(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
+/* cpu_frame.c: bytes a buffer element of dtype t takes in the frame. */
+int tc_cpu_elem_bytes(TcDtype t);
 /* cpu_frame.c: the bytes of k's buffers that are stored (not
  * var->unstored), as a block's frame holds them (kernel->stack_bytes). */
 long long tc_cpu_stored_bytes(const TcKernel *k);
@@ -42,5 +44,10 @@ bool tc_cpu_edge(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
  * nests have an explicit vector form (TcFuseOp.vector, TcFusion.lanes). */
 bool tc_cpu_vector(TcArena *a, TcProgram *p, const TcOptions *opt,
 		   TcDiags *d);
+
+/* cpu_strip.c (openmp, last): strips of consecutive blocks of a grid row
+ * that one thread runs together (kernel->strip, stmt->each_block,
+ * var->each_block). */
+bool tc_cpu_strip(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
 
 #endif

@@ -57,6 +57,8 @@ const TcPass tc_passes[] = {
 	  "fused runs' main loops: the tests their columns decide, folded" },
 	{ "vector", tc_cpu_vector, CPU_TARGETS,
 	  "fused nests with an explicit vector form (AVX-512 lanes)" },
+	{ "strip", tc_cpu_strip, CPU_TARGETS,
+	  "strips of a grid row's blocks run by one thread, sharing copies" },
 };
 
 const int tc_npasses = (int)(sizeof tc_passes / sizeof tc_passes[0]);

@@ -35,6 +35,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #if defined(__x86_64__) && (defined(__AVX__) || defined(__F16C__))
 #include <immintrin.h>
 #endif
@@ -60,6 +63,23 @@ static inline int
 tilec_min(int a, int b)
 {
 	return a < b ? a : b;
+}
+
+/* Blocks of a grid row one call of a strip kernel runs
+ * (passes/cpu_strip.c): most, fewer where `rows` rows of strips over
+ * `cols` blocks would leave an OpenMP thread without a strip. */
+static inline int
+tilec_strip_blocks(int most, int cols, long long rows)
+{
+#ifdef _OPENMP
+	const long long threads = omp_get_max_threads();
+#else
+	const long long threads = 1;
+#endif
+	int n = most;
+	while (n > 1 && rows * tilec_ceildiv(cols, n) < threads)
+		n--;
+	return n;
 }
 
 static inline int

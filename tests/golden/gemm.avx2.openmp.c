@@ -16,20 +16,26 @@ enum {
 	THREADS = 256,
 };
 
-// gemm.c:23 one block of gemm; its buffers take 224 KiB of the thread's stack
+// gemm.c:23 a strip of up to 4 blocks of a row of gemm; their buffers take 608
+// KiB of the thread's stack
 static void
 gemm_block(int M, int N, int K, const tilec_f16 A[restrict M][K],
-           const tilec_f16 B[restrict K][N], tilec_f16 C[restrict M][N], int bx,
-           int by)
+           const tilec_f16 B[restrict K][N], tilec_f16 C[restrict M][N],
+           int bx0, int nbx, int by)
 {
 	// gemm.c:30 tile_shared f16 As[BLOCK_M][BLOCK_K], held as float
 	_Alignas(64) float As[BLOCK_M][BLOCK_K];
 	// gemm.c:31 tile_shared f16 Bs[BLOCK_K][BLOCK_N], held as float
 	_Alignas(64) float Bs[BLOCK_K][BLOCK_N];
-	// gemm.c:32 tile_fragment f32 acc[BLOCK_M][BLOCK_N]
-	_Alignas(64) float acc[BLOCK_M][BLOCK_N];
-	// gemm.c:34 tile_clear(acc)
-	memset(acc, 0, sizeof acc);
+	// gemm.c:32 tile_fragment f32 acc[BLOCK_M][BLOCK_N]; one for each block
+	// of the strip
+	_Alignas(64) float acc_all[4][BLOCK_M][BLOCK_N];
+	// each block of the strip in turn
+	for (int b = 0; b < nbx; b++) {
+		float (*const acc)[BLOCK_N] = acc_all[b];
+		// gemm.c:34 tile_clear(acc)
+		memset(acc, 0, sizeof acc_all[0]);
+	}
 	// gemm.c:35 tile_pipelined(k, ceildiv(K, BLOCK_K), STAGES): the CPU
 	// runs it in order
 	for (int k = 0; k < tilec_ceildiv(K, BLOCK_K); k++) {
@@ -43,16 +49,6 @@ gemm_block(int M, int N, int K, const tilec_f16 A[restrict M][K],
 				tilec_prefetch(&A[row0 + i][col0],
 				               cols * sizeof(tilec_f16));
 		}
-		// gemm.c:37 prefetch for the next iteration's tile_copy(Bs,
-		// &B[k * BLOCK_K][bx * BLOCK_N])
-		{
-			const int row0 = (k + 1) * BLOCK_K, col0 = bx * BLOCK_N;
-			const int rows = tilec_extent(K, row0, BLOCK_K);
-			const int cols = tilec_extent(N, col0, BLOCK_N);
-			for (int i = 0; i < rows && cols > 0; i++)
-				tilec_prefetch(&B[row0 + i][col0],
-				               cols * sizeof(tilec_f16));
-		}
 		// gemm.c:36 tile_copy(As, &A[by * BLOCK_M][k * BLOCK_K])
 		{
 			const int row0 = by * BLOCK_M, col0 = k * BLOCK_K;
@@ -63,40 +59,71 @@ gemm_block(int M, int N, int K, const tilec_f16 A[restrict M][K],
 				               BLOCK_K);
 			memset(As + rows, 0, sizeof As[0] * (BLOCK_M - rows));
 		}
-		// gemm.c:37 tile_copy(Bs, &B[k * BLOCK_K][bx * BLOCK_N])
+		// each block of the strip in turn
+		for (int b = 0; b < nbx; b++) {
+			const int bx = bx0 + b;
+			float (*const acc)[BLOCK_N] = acc_all[b];
+			// gemm.c:37 prefetch for the next iteration's
+			// tile_copy(Bs, &B[k * BLOCK_K][bx * BLOCK_N])
+			{
+				const int row0 = (k + 1) * BLOCK_K, col0 = bx * BLOCK_N;
+				const int rows = tilec_extent(K, row0, BLOCK_K);
+				const int cols = tilec_extent(N, col0, BLOCK_N);
+				for (int i = 0; i < rows && cols > 0; i++)
+					tilec_prefetch(&B[row0 + i][col0],
+					               cols * sizeof(tilec_f16));
+			}
+			// gemm.c:37 tile_copy(Bs,
+			// &B[k * BLOCK_K][bx * BLOCK_N])
+			{
+				const int row0 = k * BLOCK_K, col0 = bx * BLOCK_N;
+				const int rows = tilec_extent(K, row0, BLOCK_K);
+				const int cols = tilec_extent(N, col0, BLOCK_N);
+				for (int i = 0; i < rows; i++)
+					tilec_load_f16(Bs[i],
+					               &B[row0 + i][col0], cols,
+					               BLOCK_N);
+				memset(Bs + rows, 0, sizeof Bs[0] * (BLOCK_K - rows));
+			}
+			// gemm.c:38 tile_gemm(acc, As, Bs)
+			tilec_gemm_f32_avx2(BLOCK_M, BLOCK_N, BLOCK_K, acc[0],
+			                    BLOCK_N, As[0], BLOCK_K,
+			                    TILEC_NOTRANS, Bs[0], BLOCK_N,
+			                    TILEC_NOTRANS, BLOCK_K);
+		}
+	}
+	// each block of the strip in turn
+	for (int b = 0; b < nbx; b++) {
+		const int bx = bx0 + b;
+		float (*const acc)[BLOCK_N] = acc_all[b];
+		// gemm.c:40 tile_copy(&C[by * BLOCK_M][bx * BLOCK_N], acc)
 		{
-			const int row0 = k * BLOCK_K, col0 = bx * BLOCK_N;
-			const int rows = tilec_extent(K, row0, BLOCK_K);
+			const int row0 = by * BLOCK_M, col0 = bx * BLOCK_N;
+			const int rows = tilec_extent(M, row0, BLOCK_M);
 			const int cols = tilec_extent(N, col0, BLOCK_N);
 			for (int i = 0; i < rows; i++)
-				tilec_load_f16(Bs[i], &B[row0 + i][col0], cols,
-				               BLOCK_N);
-			memset(Bs + rows, 0, sizeof Bs[0] * (BLOCK_K - rows));
+				tilec_store_f16(&C[row0 + i][col0], acc[i],
+				                cols);
 		}
-		// gemm.c:38 tile_gemm(acc, As, Bs)
-		tilec_gemm_f32_avx2(BLOCK_M, BLOCK_N, BLOCK_K, acc[0], BLOCK_N,
-		                    As[0], BLOCK_K, TILEC_NOTRANS, Bs[0],
-		                    BLOCK_N, TILEC_NOTRANS, BLOCK_K);
-	}
-	// gemm.c:40 tile_copy(&C[by * BLOCK_M][bx * BLOCK_N], acc)
-	{
-		const int row0 = by * BLOCK_M, col0 = bx * BLOCK_N;
-		const int rows = tilec_extent(M, row0, BLOCK_M);
-		const int cols = tilec_extent(N, col0, BLOCK_N);
-		for (int i = 0; i < rows; i++)
-			tilec_store_f16(&C[row0 + i][col0], acc[i], cols);
 	}
 }
 
-// gemm.c:23 gemm: the grid, one block per OpenMP loop iteration
+// gemm.c:23 gemm: the grid, one strip of a row's blocks per OpenMP loop
+// iteration; each thread runs consecutive strips
 void
 gemm(int M, int N, int K, const tilec_f16 A[restrict M][K],
      const tilec_f16 B[restrict K][N], tilec_f16 C[restrict M][N])
 {
+	// blocks of a grid row each call runs, fewer where the threads would
+	// outnumber the strips
+	const int strip = tilec_strip_blocks(4, tilec_ceildiv(N, BLOCK_N),
+	                                     (long long)tilec_ceildiv(M, BLOCK_M));
 #pragma omp parallel for collapse(2) schedule(static)
 	for (int by = 0; by < tilec_ceildiv(M, BLOCK_M); by++)
-		for (int bx = 0; bx < tilec_ceildiv(N, BLOCK_N); bx++)
-			gemm_block(M, N, K, A, B, C, bx, by);
+		for (int bx0 = 0; bx0 < tilec_ceildiv(N, BLOCK_N); bx0 += strip)
+			gemm_block(M, N, K, A, B, C, bx0,
+			           tilec_min(strip, tilec_ceildiv(N, BLOCK_N) - bx0),
+			           by);
 }
 
 // The runtime's entry: args[i] points to parameter i's value (a tensor's

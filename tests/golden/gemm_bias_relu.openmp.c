@@ -18,13 +18,13 @@ enum {
 	STAGES = 3,
 };
 
-// gemm_bias_relu.c:17 one block of gemm_bias_relu; its buffers take 96 KiB of
-// the thread's stack
+// gemm_bias_relu.c:17 a strip of up to 4 blocks of a row of gemm_bias_relu;
+// their buffers take 288 KiB of the thread's stack
 static void
 gemm_bias_relu_block(int M, int N, int K, const tilec_f16 A[restrict M][K],
                      const tilec_f16 B[restrict K][N],
                      const tilec_f16 bias[restrict N],
-                     tilec_f16 C[restrict M][N], int bx, int by)
+                     tilec_f16 C[restrict M][N], int bx0, int nbx, int by)
 {
 	// gemm_bias_relu.c:24 tile_shared f16 As[BLOCK_M][BLOCK_K], held as
 	// float
@@ -32,10 +32,15 @@ gemm_bias_relu_block(int M, int N, int K, const tilec_f16 A[restrict M][K],
 	// gemm_bias_relu.c:25 tile_shared f16 Bs[BLOCK_K][BLOCK_N], held as
 	// float
 	_Alignas(64) float Bs[BLOCK_K][BLOCK_N];
-	// gemm_bias_relu.c:26 tile_fragment f32 acc[BLOCK_M][BLOCK_N]
-	_Alignas(64) float acc[BLOCK_M][BLOCK_N];
-	// gemm_bias_relu.c:29 tile_clear(acc)
-	memset(acc, 0, sizeof acc);
+	// gemm_bias_relu.c:26 tile_fragment f32 acc[BLOCK_M][BLOCK_N]; one for
+	// each block of the strip
+	_Alignas(64) float acc_all[4][BLOCK_M][BLOCK_N];
+	// each block of the strip in turn
+	for (int b2 = 0; b2 < nbx; b2++) {
+		float (*const acc)[BLOCK_N] = acc_all[b2];
+		// gemm_bias_relu.c:29 tile_clear(acc)
+		memset(acc, 0, sizeof acc_all[0]);
+	}
 	// gemm_bias_relu.c:30 tile_pipelined(k, ceildiv(K, BLOCK_K), STAGES):
 	// the CPU runs it in order
 	for (int k = 0; k < tilec_ceildiv(K, BLOCK_K); k++) {
@@ -49,16 +54,6 @@ gemm_bias_relu_block(int M, int N, int K, const tilec_f16 A[restrict M][K],
 				tilec_prefetch(&A[row0 + i][col0],
 				               cols * sizeof(tilec_f16));
 		}
-		// gemm_bias_relu.c:32 prefetch for the next iteration's
-		// tile_copy(Bs, &B[k * BLOCK_K][bx * BLOCK_N])
-		{
-			const int row0 = (k + 1) * BLOCK_K, col0 = bx * BLOCK_N;
-			const int rows = tilec_extent(K, row0, BLOCK_K);
-			const int cols = tilec_extent(N, col0, BLOCK_N);
-			for (int i = 0; i < rows && cols > 0; i++)
-				tilec_prefetch(&B[row0 + i][col0],
-				               cols * sizeof(tilec_f16));
-		}
 		// gemm_bias_relu.c:31 tile_copy(As,
 		// &A[by * BLOCK_M][k * BLOCK_K])
 		{
@@ -70,61 +65,92 @@ gemm_bias_relu_block(int M, int N, int K, const tilec_f16 A[restrict M][K],
 				               BLOCK_K);
 			memset(As + rows, 0, sizeof As[0] * (BLOCK_M - rows));
 		}
-		// gemm_bias_relu.c:32 tile_copy(Bs,
-		// &B[k * BLOCK_K][bx * BLOCK_N])
-		{
-			const int row0 = k * BLOCK_K, col0 = bx * BLOCK_N;
-			const int rows = tilec_extent(K, row0, BLOCK_K);
-			const int cols = tilec_extent(N, col0, BLOCK_N);
-			for (int i = 0; i < rows; i++)
-				tilec_load_f16(Bs[i], &B[row0 + i][col0], cols,
-				               BLOCK_N);
-			memset(Bs + rows, 0, sizeof Bs[0] * (BLOCK_K - rows));
+		// each block of the strip in turn
+		for (int b2 = 0; b2 < nbx; b2++) {
+			const int bx = bx0 + b2;
+			float (*const acc)[BLOCK_N] = acc_all[b2];
+			// gemm_bias_relu.c:32 prefetch for the next iteration's
+			// tile_copy(Bs, &B[k * BLOCK_K][bx * BLOCK_N])
+			{
+				const int row0 = (k + 1) * BLOCK_K, col0 = bx * BLOCK_N;
+				const int rows = tilec_extent(K, row0, BLOCK_K);
+				const int cols = tilec_extent(N, col0, BLOCK_N);
+				for (int i = 0; i < rows && cols > 0; i++)
+					tilec_prefetch(&B[row0 + i][col0],
+					               cols * sizeof(tilec_f16));
+			}
+			// gemm_bias_relu.c:32 tile_copy(Bs,
+			// &B[k * BLOCK_K][bx * BLOCK_N])
+			{
+				const int row0 = k * BLOCK_K, col0 = bx * BLOCK_N;
+				const int rows = tilec_extent(K, row0, BLOCK_K);
+				const int cols = tilec_extent(N, col0, BLOCK_N);
+				for (int i = 0; i < rows; i++)
+					tilec_load_f16(Bs[i],
+					               &B[row0 + i][col0], cols,
+					               BLOCK_N);
+				memset(Bs + rows, 0, sizeof Bs[0] * (BLOCK_K - rows));
+			}
+			// gemm_bias_relu.c:33 tile_gemm(acc, As, Bs)
+			tilec_gemm_f32_avx512(BLOCK_M, BLOCK_N, BLOCK_K, acc[0],
+			                      BLOCK_N, As[0], BLOCK_K,
+			                      TILEC_NOTRANS, Bs[0], BLOCK_N,
+			                      TILEC_NOTRANS, BLOCK_K);
 		}
-		// gemm_bias_relu.c:33 tile_gemm(acc, As, Bs)
-		tilec_gemm_f32_avx512(BLOCK_M, BLOCK_N, BLOCK_K, acc[0],
-		                      BLOCK_N, As[0], BLOCK_K, TILEC_NOTRANS,
-		                      Bs[0], BLOCK_N, TILEC_NOTRANS, BLOCK_K);
 	}
-	// gemm_bias_relu.c:35 tile_copy(b, &bias[bx * BLOCK_N])
-	// gemm_bias_relu.c:36 tile_parallel(i, BLOCK_M) tile_parallel(j,
-	// BLOCK_N)
-	// gemm_bias_relu.c:38 tile_copy(&C[by * BLOCK_M][bx * BLOCK_N], acc)
-	// as one loop over each row's elements; not stored: b
-	{
-		const int row0 = by * BLOCK_M, col0 = bx * BLOCK_N;
-		const int rows = tilec_extent(M, row0, BLOCK_M);
-		const int cols = tilec_extent(N, col0, BLOCK_N);
-		for (int i = 0; i < BLOCK_M; i++) {
+	// each block of the strip in turn
+	for (int b2 = 0; b2 < nbx; b2++) {
+		const int bx = bx0 + b2;
+		float (*const acc)[BLOCK_N] = acc_all[b2];
+		// gemm_bias_relu.c:35 tile_copy(b, &bias[bx * BLOCK_N])
+		// gemm_bias_relu.c:36 tile_parallel(i, BLOCK_M)
+		// tile_parallel(j, BLOCK_N)
+		// gemm_bias_relu.c:38 tile_copy(&C[by * BLOCK_M][bx * BLOCK_N],
+		// acc)
+		// as one loop over each row's elements; not stored: b
+		{
+			const int row0 = by * BLOCK_M, col0 = bx * BLOCK_N;
+			const int rows = tilec_extent(M, row0, BLOCK_M);
+			const int cols = tilec_extent(N, col0, BLOCK_N);
+			for (int i = 0; i < BLOCK_M; i++) {
 #pragma omp simd
-			for (int j = 0; j < cols; j++) {
-				const float b =
-				    tilec_f16_to_f32(bias[col0 + j]);
-				acc[i][j] = tilec_fmaxf(acc[i][j] + b, 0.0f);
+				for (int j = 0; j < cols; j++) {
+					const float b =
+					    tilec_f16_to_f32(bias[col0 + j]);
+					acc[i][j] =
+					    tilec_fmaxf(acc[i][j] + b, 0.0f);
+				}
+				// columns past an edge: copies read 0
+				for (int j = cols; j < BLOCK_N; j++) {
+					const float b = 0;
+					acc[i][j] =
+					    tilec_fmaxf(acc[i][j] + b, 0.0f);
+				}
+				if (i < rows)
+					tilec_store_f16(&C[row0 + i][col0],
+					                acc[i], cols);
 			}
-			// columns past an edge: copies read 0
-			for (int j = cols; j < BLOCK_N; j++) {
-				const float b = 0;
-				acc[i][j] = tilec_fmaxf(acc[i][j] + b, 0.0f);
-			}
-			if (i < rows)
-				tilec_store_f16(&C[row0 + i][col0], acc[i],
-				                cols);
 		}
 	}
 }
 
-// gemm_bias_relu.c:17 gemm_bias_relu: the grid, one block per OpenMP loop
-// iteration
+// gemm_bias_relu.c:17 gemm_bias_relu: the grid, one strip of a row's blocks per
+// OpenMP loop iteration; each thread runs consecutive strips
 void
 gemm_bias_relu(int M, int N, int K, const tilec_f16 A[restrict M][K],
                const tilec_f16 B[restrict K][N],
                const tilec_f16 bias[restrict N], tilec_f16 C[restrict M][N])
 {
+	// blocks of a grid row each call runs, fewer where the threads would
+	// outnumber the strips
+	const int strip = tilec_strip_blocks(4, tilec_ceildiv(N, BLOCK_N),
+	                                     (long long)tilec_ceildiv(M, BLOCK_M));
 #pragma omp parallel for collapse(2) schedule(static)
 	for (int by = 0; by < tilec_ceildiv(M, BLOCK_M); by++)
-		for (int bx = 0; bx < tilec_ceildiv(N, BLOCK_N); bx++)
-			gemm_bias_relu_block(M, N, K, A, B, bias, C, bx, by);
+		for (int bx0 = 0; bx0 < tilec_ceildiv(N, BLOCK_N); bx0 += strip)
+			gemm_bias_relu_block(M, N, K, A, B, bias, C, bx0,
+			                     tilec_min(strip, tilec_ceildiv(N, BLOCK_N) - bx0),
+			                     by);
 }
 
 // The runtime's entry: args[i] points to parameter i's value (a tensor's

@@ -18,21 +18,26 @@ enum {
 	STAGES = 3,
 };
 
-// gemm_f32.c:19 one block of gemm_f32; its buffers take 96 KiB of the thread's
-// stack
+// gemm_f32.c:19 a strip of up to 4 blocks of a row of gemm_f32; their buffers
+// take 288 KiB of the thread's stack
 static void
 gemm_f32_block(int M, int N, int K, const float A[restrict M][K],
-               const float B[restrict K][N], float C[restrict M][N], int bx,
-               int by)
+               const float B[restrict K][N], float C[restrict M][N], int bx0,
+               int nbx, int by)
 {
 	// gemm_f32.c:26 tile_shared f32 As[BLOCK_M][BLOCK_K]
 	_Alignas(64) float As[BLOCK_M][BLOCK_K];
 	// gemm_f32.c:27 tile_shared f32 Bs[BLOCK_K][BLOCK_N]
 	_Alignas(64) float Bs[BLOCK_K][BLOCK_N];
-	// gemm_f32.c:28 tile_fragment f32 acc[BLOCK_M][BLOCK_N]
-	_Alignas(64) float acc[BLOCK_M][BLOCK_N];
-	// gemm_f32.c:30 tile_clear(acc)
-	memset(acc, 0, sizeof acc);
+	// gemm_f32.c:28 tile_fragment f32 acc[BLOCK_M][BLOCK_N]; one for each
+	// block of the strip
+	_Alignas(64) float acc_all[4][BLOCK_M][BLOCK_N];
+	// each block of the strip in turn
+	for (int b = 0; b < nbx; b++) {
+		float (*const acc)[BLOCK_N] = acc_all[b];
+		// gemm_f32.c:30 tile_clear(acc)
+		memset(acc, 0, sizeof acc_all[0]);
+	}
 	// gemm_f32.c:31 tile_pipelined(k, ceildiv(K, BLOCK_K), STAGES): the CPU
 	// runs it in order
 	for (int k = 0; k < tilec_ceildiv(K, BLOCK_K); k++) {
@@ -46,16 +51,6 @@ gemm_f32_block(int M, int N, int K, const float A[restrict M][K],
 				tilec_prefetch(&A[row0 + i][col0],
 				               cols * sizeof(float));
 		}
-		// gemm_f32.c:33 prefetch for the next iteration's tile_copy(Bs,
-		// &B[k * BLOCK_K][bx * BLOCK_N])
-		{
-			const int row0 = (k + 1) * BLOCK_K, col0 = bx * BLOCK_N;
-			const int rows = tilec_extent(K, row0, BLOCK_K);
-			const int cols = tilec_extent(N, col0, BLOCK_N);
-			for (int i = 0; i < rows && cols > 0; i++)
-				tilec_prefetch(&B[row0 + i][col0],
-				               cols * sizeof(float));
-		}
 		// gemm_f32.c:32 tile_copy(As, &A[by * BLOCK_M][k * BLOCK_K])
 		{
 			const int row0 = by * BLOCK_M, col0 = k * BLOCK_K;
@@ -66,40 +61,71 @@ gemm_f32_block(int M, int N, int K, const float A[restrict M][K],
 				               BLOCK_K);
 			memset(As + rows, 0, sizeof As[0] * (BLOCK_M - rows));
 		}
-		// gemm_f32.c:33 tile_copy(Bs, &B[k * BLOCK_K][bx * BLOCK_N])
+		// each block of the strip in turn
+		for (int b = 0; b < nbx; b++) {
+			const int bx = bx0 + b;
+			float (*const acc)[BLOCK_N] = acc_all[b];
+			// gemm_f32.c:33 prefetch for the next iteration's
+			// tile_copy(Bs, &B[k * BLOCK_K][bx * BLOCK_N])
+			{
+				const int row0 = (k + 1) * BLOCK_K, col0 = bx * BLOCK_N;
+				const int rows = tilec_extent(K, row0, BLOCK_K);
+				const int cols = tilec_extent(N, col0, BLOCK_N);
+				for (int i = 0; i < rows && cols > 0; i++)
+					tilec_prefetch(&B[row0 + i][col0],
+					               cols * sizeof(float));
+			}
+			// gemm_f32.c:33 tile_copy(Bs,
+			// &B[k * BLOCK_K][bx * BLOCK_N])
+			{
+				const int row0 = k * BLOCK_K, col0 = bx * BLOCK_N;
+				const int rows = tilec_extent(K, row0, BLOCK_K);
+				const int cols = tilec_extent(N, col0, BLOCK_N);
+				for (int i = 0; i < rows; i++)
+					tilec_load_f32(Bs[i],
+					               &B[row0 + i][col0], cols,
+					               BLOCK_N);
+				memset(Bs + rows, 0, sizeof Bs[0] * (BLOCK_K - rows));
+			}
+			// gemm_f32.c:34 tile_gemm(acc, As, Bs)
+			tilec_gemm_f32_avx512(BLOCK_M, BLOCK_N, BLOCK_K, acc[0],
+			                      BLOCK_N, As[0], BLOCK_K,
+			                      TILEC_NOTRANS, Bs[0], BLOCK_N,
+			                      TILEC_NOTRANS, BLOCK_K);
+		}
+	}
+	// each block of the strip in turn
+	for (int b = 0; b < nbx; b++) {
+		const int bx = bx0 + b;
+		float (*const acc)[BLOCK_N] = acc_all[b];
+		// gemm_f32.c:36 tile_copy(&C[by * BLOCK_M][bx * BLOCK_N], acc)
 		{
-			const int row0 = k * BLOCK_K, col0 = bx * BLOCK_N;
-			const int rows = tilec_extent(K, row0, BLOCK_K);
+			const int row0 = by * BLOCK_M, col0 = bx * BLOCK_N;
+			const int rows = tilec_extent(M, row0, BLOCK_M);
 			const int cols = tilec_extent(N, col0, BLOCK_N);
 			for (int i = 0; i < rows; i++)
-				tilec_load_f32(Bs[i], &B[row0 + i][col0], cols,
-				               BLOCK_N);
-			memset(Bs + rows, 0, sizeof Bs[0] * (BLOCK_K - rows));
+				tilec_store_f32(&C[row0 + i][col0], acc[i],
+				                cols);
 		}
-		// gemm_f32.c:34 tile_gemm(acc, As, Bs)
-		tilec_gemm_f32_avx512(BLOCK_M, BLOCK_N, BLOCK_K, acc[0],
-		                      BLOCK_N, As[0], BLOCK_K, TILEC_NOTRANS,
-		                      Bs[0], BLOCK_N, TILEC_NOTRANS, BLOCK_K);
-	}
-	// gemm_f32.c:36 tile_copy(&C[by * BLOCK_M][bx * BLOCK_N], acc)
-	{
-		const int row0 = by * BLOCK_M, col0 = bx * BLOCK_N;
-		const int rows = tilec_extent(M, row0, BLOCK_M);
-		const int cols = tilec_extent(N, col0, BLOCK_N);
-		for (int i = 0; i < rows; i++)
-			tilec_store_f32(&C[row0 + i][col0], acc[i], cols);
 	}
 }
 
-// gemm_f32.c:19 gemm_f32: the grid, one block per OpenMP loop iteration
+// gemm_f32.c:19 gemm_f32: the grid, one strip of a row's blocks per OpenMP loop
+// iteration; each thread runs consecutive strips
 void
 gemm_f32(int M, int N, int K, const float A[restrict M][K],
          const float B[restrict K][N], float C[restrict M][N])
 {
+	// blocks of a grid row each call runs, fewer where the threads would
+	// outnumber the strips
+	const int strip = tilec_strip_blocks(4, tilec_ceildiv(N, BLOCK_N),
+	                                     (long long)tilec_ceildiv(M, BLOCK_M));
 #pragma omp parallel for collapse(2) schedule(static)
 	for (int by = 0; by < tilec_ceildiv(M, BLOCK_M); by++)
-		for (int bx = 0; bx < tilec_ceildiv(N, BLOCK_N); bx++)
-			gemm_f32_block(M, N, K, A, B, C, bx, by);
+		for (int bx0 = 0; bx0 < tilec_ceildiv(N, BLOCK_N); bx0 += strip)
+			gemm_f32_block(M, N, K, A, B, C, bx0,
+			               tilec_min(strip, tilec_ceildiv(N, BLOCK_N) - bx0),
+			               by);
 }
 
 // The runtime's entry: args[i] points to parameter i's value (a tensor's

@@ -18,24 +18,29 @@ enum {
 	SPLIT_K = 4,
 };
 
-// gemm_splitk.c:19 one block of gemm_splitk; its buffers take 48 KiB of the
-// thread's stack
+// gemm_splitk.c:19 a strip of up to 4 blocks of a row of gemm_splitk; their
+// buffers take 96 KiB of the thread's stack
 static void
 gemm_splitk_block(int M, int N, int K, const float A[restrict M][K],
-                  const float B[restrict K][N], float C[restrict M][N], int bx,
-                  int by, int split)
+                  const float B[restrict K][N], float C[restrict M][N], int bx0,
+                  int nbx, int by, int split)
 {
 	// gemm_splitk.c:27 tile_shared f32 As[BLOCK_M][BLOCK_K]
 	_Alignas(64) float As[BLOCK_M][BLOCK_K];
 	// gemm_splitk.c:28 tile_shared f32 Bs[BLOCK_K][BLOCK_N]
 	_Alignas(64) float Bs[BLOCK_K][BLOCK_N];
-	// gemm_splitk.c:29 tile_fragment f32 acc[BLOCK_M][BLOCK_N]
-	_Alignas(64) float acc[BLOCK_M][BLOCK_N];
+	// gemm_splitk.c:29 tile_fragment f32 acc[BLOCK_M][BLOCK_N]; one for
+	// each block of the strip
+	_Alignas(64) float acc_all[4][BLOCK_M][BLOCK_N];
 	const int k_tiles = tilec_ceildiv(K, BLOCK_K);
 	const int per_split = tilec_ceildiv(k_tiles, SPLIT_K);
 	const int k_end = tilec_min(k_tiles, (split + 1) * per_split);
-	// gemm_splitk.c:35 tile_clear(acc)
-	memset(acc, 0, sizeof acc);
+	// each block of the strip in turn
+	for (int b = 0; b < nbx; b++) {
+		float (*const acc)[BLOCK_N] = acc_all[b];
+		// gemm_splitk.c:35 tile_clear(acc)
+		memset(acc, 0, sizeof acc_all[0]);
+	}
 	for (int k = split * per_split; k < k_end; k++) {
 		// gemm_splitk.c:37 tile_copy(As, &A[by * BLOCK_M][k * BLOCK_K])
 		{
@@ -47,46 +52,66 @@ gemm_splitk_block(int M, int N, int K, const float A[restrict M][K],
 				               BLOCK_K);
 			memset(As + rows, 0, sizeof As[0] * (BLOCK_M - rows));
 		}
-		// gemm_splitk.c:38 tile_copy(Bs, &B[k * BLOCK_K][bx * BLOCK_N])
-		{
-			const int row0 = k * BLOCK_K, col0 = bx * BLOCK_N;
-			const int rows = tilec_extent(K, row0, BLOCK_K);
-			const int cols = tilec_extent(N, col0, BLOCK_N);
-			for (int i = 0; i < rows; i++)
-				tilec_load_f32(Bs[i], &B[row0 + i][col0], cols,
-				               BLOCK_N);
-			memset(Bs + rows, 0, sizeof Bs[0] * (BLOCK_K - rows));
+		// each block of the strip in turn
+		for (int b = 0; b < nbx; b++) {
+			const int bx = bx0 + b;
+			float (*const acc)[BLOCK_N] = acc_all[b];
+			// gemm_splitk.c:38 tile_copy(Bs,
+			// &B[k * BLOCK_K][bx * BLOCK_N])
+			{
+				const int row0 = k * BLOCK_K, col0 = bx * BLOCK_N;
+				const int rows = tilec_extent(K, row0, BLOCK_K);
+				const int cols = tilec_extent(N, col0, BLOCK_N);
+				for (int i = 0; i < rows; i++)
+					tilec_load_f32(Bs[i],
+					               &B[row0 + i][col0], cols,
+					               BLOCK_N);
+				memset(Bs + rows, 0, sizeof Bs[0] * (BLOCK_K - rows));
+			}
+			// gemm_splitk.c:39 tile_gemm(acc, As, Bs)
+			tilec_gemm_f32_avx512(BLOCK_M, BLOCK_N, BLOCK_K, acc[0],
+			                      BLOCK_N, As[0], BLOCK_K,
+			                      TILEC_NOTRANS, Bs[0], BLOCK_N,
+			                      TILEC_NOTRANS, BLOCK_K);
 		}
-		// gemm_splitk.c:39 tile_gemm(acc, As, Bs)
-		tilec_gemm_f32_avx512(BLOCK_M, BLOCK_N, BLOCK_K, acc[0],
-		                      BLOCK_N, As[0], BLOCK_K, TILEC_NOTRANS,
-		                      Bs[0], BLOCK_N, TILEC_NOTRANS, BLOCK_K);
 	}
-	// gemm_splitk.c:41 tile_atomic_add(&C[by * BLOCK_M][bx * BLOCK_N], acc)
-	{
-		const int row0 = by * BLOCK_M, col0 = bx * BLOCK_N;
-		const int rows = tilec_extent(M, row0, BLOCK_M);
-		const int cols = tilec_extent(N, col0, BLOCK_N);
-		for (int i = 0; i < rows; i++) {
-			for (int j = 0; j < cols; j++) {
+	// each block of the strip in turn
+	for (int b = 0; b < nbx; b++) {
+		const int bx = bx0 + b;
+		float (*const acc)[BLOCK_N] = acc_all[b];
+		// gemm_splitk.c:41
+		// tile_atomic_add(&C[by * BLOCK_M][bx * BLOCK_N], acc)
+		{
+			const int row0 = by * BLOCK_M, col0 = bx * BLOCK_N;
+			const int rows = tilec_extent(M, row0, BLOCK_M);
+			const int cols = tilec_extent(N, col0, BLOCK_N);
+			for (int i = 0; i < rows; i++) {
+				for (int j = 0; j < cols; j++) {
 #pragma omp atomic
-				C[row0 + i][col0 + j] += acc[i][j];
+					C[row0 + i][col0 + j] += acc[i][j];
+				}
 			}
 		}
 	}
 }
 
-// gemm_splitk.c:19 gemm_splitk: the grid, one block per OpenMP loop iteration
+// gemm_splitk.c:19 gemm_splitk: the grid, one strip of a row's blocks per
+// OpenMP loop iteration; each thread runs consecutive strips
 void
 gemm_splitk(int M, int N, int K, const float A[restrict M][K],
             const float B[restrict K][N], float C[restrict M][N])
 {
+	// blocks of a grid row each call runs, fewer where the threads would
+	// outnumber the strips
+	const int strip = tilec_strip_blocks(4, tilec_ceildiv(N, BLOCK_N),
+	                                     (long long)tilec_ceildiv(M, BLOCK_M) * SPLIT_K);
 #pragma omp parallel for collapse(3) schedule(dynamic)
 	for (int split = 0; split < SPLIT_K; split++)
 		for (int by = 0; by < tilec_ceildiv(M, BLOCK_M); by++)
-			for (int bx = 0; bx < tilec_ceildiv(N, BLOCK_N); bx++)
-				gemm_splitk_block(M, N, K, A, B, C, bx, by,
-				                  split);
+			for (int bx0 = 0; bx0 < tilec_ceildiv(N, BLOCK_N); bx0 += strip)
+				gemm_splitk_block(M, N, K, A, B, C, bx0,
+				                  tilec_min(strip, tilec_ceildiv(N, BLOCK_N) - bx0),
+				                  by, split);
 }
 
 // The runtime's entry: args[i] points to parameter i's value (a tensor's

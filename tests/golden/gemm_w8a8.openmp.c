@@ -19,26 +19,32 @@ enum {
 	THREADS = 128,
 };
 
-// gemm_w8a8.c:27 one block of gemm_w8a8; its buffers take 76.2 KiB of the
-// thread's stack
+// gemm_w8a8.c:27 a strip of up to 4 blocks of a row of gemm_w8a8; their buffers
+// take 268.2 KiB of the thread's stack
 static void
 gemm_w8a8_block(int M, int N, int K, const int8_t A[restrict M][K],
                 const int8_t W[restrict N][K], const float SA[restrict M],
-                const float SW[restrict N], tilec_f16 C[restrict M][N], int bx,
-                int by)
+                const float SW[restrict N], tilec_f16 C[restrict M][N], int bx0,
+                int nbx, int by)
 {
 	// gemm_w8a8.c:35 tile_shared i8 As[BLOCK_M][BLOCK_K]
 	_Alignas(64) int8_t As[BLOCK_M][BLOCK_K];
 	// gemm_w8a8.c:36 tile_shared i8 Ws[BLOCK_N][BLOCK_K]
 	_Alignas(64) int8_t Ws[BLOCK_N][BLOCK_K];
-	// gemm_w8a8.c:37 tile_fragment i32 acc[BLOCK_M][BLOCK_N]
-	_Alignas(64) int acc[BLOCK_M][BLOCK_N];
-	// gemm_w8a8.c:38 tile_fragment f32 c[BLOCK_M][BLOCK_N]
-	_Alignas(64) float c[BLOCK_M][BLOCK_N];
+	// gemm_w8a8.c:37 tile_fragment i32 acc[BLOCK_M][BLOCK_N]; one for each
+	// block of the strip
+	_Alignas(64) int acc_all[4][BLOCK_M][BLOCK_N];
+	// gemm_w8a8.c:38 tile_fragment f32 c[BLOCK_M][BLOCK_N]; one for each
+	// block of the strip
+	_Alignas(64) float c_all[4][BLOCK_M][BLOCK_N];
 	// gemm_w8a8.c:39 tile_fragment f32 sa[BLOCK_M]
 	_Alignas(64) float sa[BLOCK_M];
-	// gemm_w8a8.c:41 tile_clear(acc)
-	memset(acc, 0, sizeof acc);
+	// each block of the strip in turn
+	for (int b = 0; b < nbx; b++) {
+		int (*const acc)[BLOCK_N] = acc_all[b];
+		// gemm_w8a8.c:41 tile_clear(acc)
+		memset(acc, 0, sizeof acc_all[0]);
+	}
 	// gemm_w8a8.c:42 tile_pipelined(k, ceildiv(K, BLOCK_K), STAGES): the
 	// CPU runs it in order
 	for (int k = 0; k < tilec_ceildiv(K, BLOCK_K); k++) {
@@ -50,16 +56,6 @@ gemm_w8a8_block(int M, int N, int K, const int8_t A[restrict M][K],
 			const int cols = tilec_extent(K, col0, BLOCK_K);
 			for (int i = 0; i < rows && cols > 0; i++)
 				tilec_prefetch(&A[row0 + i][col0],
-				               cols * sizeof(int8_t));
-		}
-		// gemm_w8a8.c:44 prefetch for the next iteration's
-		// tile_copy(Ws, &W[bx * BLOCK_N][k * BLOCK_K])
-		{
-			const int row0 = bx * BLOCK_N, col0 = (k + 1) * BLOCK_K;
-			const int rows = tilec_extent(N, row0, BLOCK_N);
-			const int cols = tilec_extent(K, col0, BLOCK_K);
-			for (int i = 0; i < rows && cols > 0; i++)
-				tilec_prefetch(&W[row0 + i][col0],
 				               cols * sizeof(int8_t));
 		}
 		// gemm_w8a8.c:43 tile_copy(As, &A[by * BLOCK_M][k * BLOCK_K])
@@ -75,26 +71,42 @@ gemm_w8a8_block(int M, int N, int K, const int8_t A[restrict M][K],
 					As[i][j] = A[row0 + i][col0 + j];
 			}
 		}
-		// gemm_w8a8.c:44 tile_copy(Ws, &W[bx * BLOCK_N][k * BLOCK_K])
-		{
-			const int row0 = bx * BLOCK_N, col0 = k * BLOCK_K;
-			const int rows = tilec_extent(N, row0, BLOCK_N);
-			const int cols = tilec_extent(K, col0, BLOCK_K);
-			if (rows < BLOCK_N || cols < BLOCK_K)
-				memset(Ws, 0, sizeof Ws);
-			for (int i = 0; i < rows; i++) {
-#pragma omp simd
-				for (int j = 0; j < cols; j++)
-					Ws[i][j] = W[row0 + i][col0 + j];
+		// each block of the strip in turn
+		for (int b = 0; b < nbx; b++) {
+			const int bx = bx0 + b;
+			int (*const acc)[BLOCK_N] = acc_all[b];
+			// gemm_w8a8.c:44 prefetch for the next iteration's
+			// tile_copy(Ws, &W[bx * BLOCK_N][k * BLOCK_K])
+			{
+				const int row0 = bx * BLOCK_N, col0 = (k + 1) * BLOCK_K;
+				const int rows = tilec_extent(N, row0, BLOCK_N);
+				const int cols = tilec_extent(K, col0, BLOCK_K);
+				for (int i = 0; i < rows && cols > 0; i++)
+					tilec_prefetch(&W[row0 + i][col0],
+					               cols * sizeof(int8_t));
 			}
+			// gemm_w8a8.c:44 tile_copy(Ws,
+			// &W[bx * BLOCK_N][k * BLOCK_K])
+			{
+				const int row0 = bx * BLOCK_N, col0 = k * BLOCK_K;
+				const int rows = tilec_extent(N, row0, BLOCK_N);
+				const int cols = tilec_extent(K, col0, BLOCK_K);
+				if (rows < BLOCK_N || cols < BLOCK_K)
+					memset(Ws, 0, sizeof Ws);
+				for (int i = 0; i < rows; i++) {
+#pragma omp simd
+					for (int j = 0; j < cols; j++)
+						Ws[i][j] = W[row0 + i][col0 + j];
+				}
+			}
+			// gemm_w8a8.c:45 tile_gemm(acc, As, Ws, TILE_TRANS_B)
+			for (int i = 0; i < BLOCK_M; i++)
+				for (int l = 0; l < BLOCK_K; l++) {
+#pragma omp simd
+					for (int j = 0; j < BLOCK_N; j++)
+						acc[i][j] += (int)As[i][l] * (int)Ws[j][l];
+				}
 		}
-		// gemm_w8a8.c:45 tile_gemm(acc, As, Ws, TILE_TRANS_B)
-		for (int i = 0; i < BLOCK_M; i++)
-			for (int l = 0; l < BLOCK_K; l++) {
-#pragma omp simd
-				for (int j = 0; j < BLOCK_N; j++)
-					acc[i][j] += (int)As[i][l] * (int)Ws[j][l];
-			}
 	}
 	// gemm_w8a8.c:47 tile_copy(sa, &SA[by * BLOCK_M])
 	{
@@ -102,41 +114,56 @@ gemm_w8a8_block(int M, int N, int K, const int8_t A[restrict M][K],
 		const int n = tilec_extent(M, i0, BLOCK_M);
 		tilec_load_f32(sa, &SA[i0], n, BLOCK_M);
 	}
-	// gemm_w8a8.c:48 tile_copy(sw, &SW[bx * BLOCK_N])
-	// gemm_w8a8.c:49 tile_parallel(i, BLOCK_M) tile_parallel(j, BLOCK_N)
-	// gemm_w8a8.c:51 tile_copy(&C[by * BLOCK_M][bx * BLOCK_N], c)
-	// as one loop over each row's elements; not stored: sw
-	{
-		const int row0 = by * BLOCK_M, col0 = bx * BLOCK_N;
-		const int rows = tilec_extent(M, row0, BLOCK_M);
-		const int cols = tilec_extent(N, col0, BLOCK_N);
-		for (int i = 0; i < BLOCK_M; i++) {
+	// each block of the strip in turn
+	for (int b = 0; b < nbx; b++) {
+		const int bx = bx0 + b;
+		int (*const acc)[BLOCK_N] = acc_all[b];
+		float (*const c)[BLOCK_N] = c_all[b];
+		// gemm_w8a8.c:48 tile_copy(sw, &SW[bx * BLOCK_N])
+		// gemm_w8a8.c:49 tile_parallel(i, BLOCK_M) tile_parallel(j,
+		// BLOCK_N)
+		// gemm_w8a8.c:51 tile_copy(&C[by * BLOCK_M][bx * BLOCK_N], c)
+		// as one loop over each row's elements; not stored: sw
+		{
+			const int row0 = by * BLOCK_M, col0 = bx * BLOCK_N;
+			const int rows = tilec_extent(M, row0, BLOCK_M);
+			const int cols = tilec_extent(N, col0, BLOCK_N);
+			for (int i = 0; i < BLOCK_M; i++) {
 #pragma omp simd
-			for (int j = 0; j < cols; j++) {
-				const float sw = SW[col0 + j];
-				c[i][j] = (float)acc[i][j] * sa[i] * sw;
+				for (int j = 0; j < cols; j++) {
+					const float sw = SW[col0 + j];
+					c[i][j] = (float)acc[i][j] * sa[i] * sw;
+				}
+				// columns past an edge: copies read 0
+				for (int j = cols; j < BLOCK_N; j++) {
+					const float sw = 0;
+					c[i][j] = (float)acc[i][j] * sa[i] * sw;
+				}
+				if (i < rows)
+					tilec_store_f16(&C[row0 + i][col0],
+					                c[i], cols);
 			}
-			// columns past an edge: copies read 0
-			for (int j = cols; j < BLOCK_N; j++) {
-				const float sw = 0;
-				c[i][j] = (float)acc[i][j] * sa[i] * sw;
-			}
-			if (i < rows)
-				tilec_store_f16(&C[row0 + i][col0], c[i], cols);
 		}
 	}
 }
 
-// gemm_w8a8.c:27 gemm_w8a8: the grid, one block per OpenMP loop iteration
+// gemm_w8a8.c:27 gemm_w8a8: the grid, one strip of a row's blocks per OpenMP
+// loop iteration; each thread runs consecutive strips
 void
 gemm_w8a8(int M, int N, int K, const int8_t A[restrict M][K],
           const int8_t W[restrict N][K], const float SA[restrict M],
           const float SW[restrict N], tilec_f16 C[restrict M][N])
 {
+	// blocks of a grid row each call runs, fewer where the threads would
+	// outnumber the strips
+	const int strip = tilec_strip_blocks(4, tilec_ceildiv(N, BLOCK_N),
+	                                     (long long)tilec_ceildiv(M, BLOCK_M));
 #pragma omp parallel for collapse(2) schedule(static)
 	for (int by = 0; by < tilec_ceildiv(M, BLOCK_M); by++)
-		for (int bx = 0; bx < tilec_ceildiv(N, BLOCK_N); bx++)
-			gemm_w8a8_block(M, N, K, A, W, SA, SW, C, bx, by);
+		for (int bx0 = 0; bx0 < tilec_ceildiv(N, BLOCK_N); bx0 += strip)
+			gemm_w8a8_block(M, N, K, A, W, SA, SW, C, bx0,
+			                tilec_min(strip, tilec_ceildiv(N, BLOCK_N) - bx0),
+			                by);
 }
 
 // The runtime's entry: args[i] points to parameter i's value (a tensor's
