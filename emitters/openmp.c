@@ -625,6 +625,13 @@ emit_strip_part(Emitter *E, const TcStmt *seq, int from, int to)
 		const TcVar *v = k->vars.items[i];
 		if (!E->strip_all[i] || !uses[i])
 			continue;
+		if (v->rank == 1) {
+			/* This block's row of a 1-D buffer: a plain pointer. */
+			tc_buf_printf(b, "%s *const %s = %s[%s];\n",
+				      tc_omp_value_type(v->dtype), v->name,
+				      E->strip_all[i], blk);
+			continue;
+		}
 		TcBuf inner;
 		tc_buf_init(&inner);
 		for (int d = 1; d < v->rank; d++)

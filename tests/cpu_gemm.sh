@@ -135,6 +135,8 @@ strip)
 	strip_run samples/gemm_w8a8.c native 2 M=70,N=400,K=203
 	strip_run tests/cpu_gemm/gemm_bf16.c native 3 M=77,N=300,K=131
 	strip_run tests/cpu_gemm/gemm_i8.c native 2 M=131,N=300,K=300
+	# a 1-D buffer kept for each block (its view a plain pointer)
+	strip_run tests/cpu_gemm/gemm_colmax.c native 3 M=130,N=300,K=70,MB=3
 	"$tilec" samples/gemm_f32.c --cpu-strip=3 --emit=ir --verify >"$work/ir" ||
 		fail "--emit=ir"
 	grep -q "^	strip 3 blocks along x, each keeping acc$" "$work/ir" ||
