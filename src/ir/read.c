@@ -1001,6 +1001,26 @@ loop(Reader *R, TcLoopKind kind)
 	return s;
 }
 
+/* `{` then-body `} [else {` else-body `}]` of an if or a pipe_select
+ * whose head has been read; s takes the location of the `{` line, and
+ * *els stays NULL without an else. */
+static void
+branches(Reader *R, TcStmt *s, TcStmt **then, TcStmt **els)
+{
+	expect(R, "{");
+	s->loc = loc_comment(R);
+	int mark = R->scope.len;
+	*then = body(R);
+	R->scope.len = mark;
+	if (accept(R, "else")) {
+		expect(R, "{");
+		end_of_line(R);
+		*els = body(R);
+		R->scope.len = mark;
+	}
+	end_of_line(R);
+}
+
 /* `if C {` ... `}` [` else {` ... `}`] */
 static TcStmt *
 if_stmt(Reader *R)
@@ -1008,18 +1028,7 @@ if_stmt(Reader *R)
 	TcStmt *s = new_stmt(R, TC_ST_IF);
 	lex(R);
 	s->u.cond.cond = expr(R);
-	expect(R, "{");
-	s->loc = loc_comment(R);
-	int mark = R->scope.len;
-	s->u.cond.then = body(R);
-	R->scope.len = mark;
-	if (accept(R, "else")) {
-		expect(R, "{");
-		end_of_line(R);
-		s->u.cond.els = body(R);
-		R->scope.len = mark;
-	}
-	end_of_line(R);
+	branches(R, s, &s->u.cond.then, &s->u.cond.els);
 	return s;
 }
 
@@ -1411,21 +1420,9 @@ select_stmt(Reader *R)
 		while (accept(R, ","));
 	}
 	expect(R, ")");
-	expect(R, "{");
-	s->loc = loc_comment(R);
-	int mark = R->scope.len;
-	s->u.select.fast = body(R);
-	R->scope.len = mark;
-	if (accept(R, "else")) {
-		expect(R, "{");
-		end_of_line(R);
-		s->u.select.fallback = body(R);
-		R->scope.len = mark;
-	} else {
-		/* No fallback printed: an empty one. */
+	branches(R, s, &s->u.select.fast, &s->u.select.fallback);
+	if (!s->u.select.fallback) /* none printed: an empty one */
 		s->u.select.fallback = new_stmt(R, TC_ST_BLOCK);
-	}
-	end_of_line(R);
 	return s;
 }
 
