@@ -218,6 +218,7 @@ tc_harness_load(TcHarness *h, const TcHarnessSpec *spec)
 		return false;
 	if (!tc_options_init(&h->opt, s->target, arch))
 		return target_error(h, arch);
+	h->opt.cpu_strip = s->cpu_strip;
 	h->opt.ndefines = s->ndefines;
 	for (int i = 0; i < s->ndefines; i++) {
 		h->opt.define_name[i] = s->define_name[i];
