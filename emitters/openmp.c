@@ -9,7 +9,8 @@
  *     are held as float, rounded on every store so results match the IR);
  *   - the kernel, with the tile program's signature (tensors as C99
  *     variably-modified parameters), running the grid as one
- *     `#pragma omp parallel for` over the blocks;
+ *     `#pragma omp parallel for` over the blocks, its threads placed
+ *     first where passes/cpu_bind.c says (tilec_bind_threads);
  *   - tilec_entry_KERNEL(void **args), the runtime's entry point: args[i]
  *     points to the value of parameter i, for a tensor to its data pointer.
  *
@@ -2299,6 +2300,12 @@ emit_kernel_function(Emitter *E, const char *block_fn)
 			3, ");");
 		tc_buf_free(&rows);
 	}
+	/* Where its threads run (passes/cpu_bind.c). */
+	if (k->bind_close)
+		tc_buf_puts(b, "// the threads one per core, as OMP_PLACES=cores "
+			    "OMP_PROC_BIND=close\n// would place them, unless "
+			    "OpenMP's environment says otherwise\n"
+			    "tilec_bind_threads();\n");
 	/* The grid, z outermost, as one collapsed parallel loop. */
 	static const char *const grid_names[3] = { "block_x", "block_y",
 						   "block_z" };

@@ -1099,6 +1099,10 @@ typedef struct TcKernel {
 	 * block; 0 when each call runs one block. */
 	int strip;
 	const TcStmt *strip_loop;
+	/* The openmp target (passes/cpu_bind.c): the grid's threads run one
+	 * per core, close (tilec_bind_threads), unless the user places them
+	 * through OpenMP's environment. */
+	bool bind_close;
 	/* GPU targets with TMA (expand_pipeline.c): TcTensorMap *, the
 	 * tensor maps its TMA copies read, in parameter order. */
 	TcVec tmaps;

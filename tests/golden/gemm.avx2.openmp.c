@@ -118,6 +118,9 @@ gemm(int M, int N, int K, const tilec_f16 A[restrict M][K],
 	// outnumber the strips
 	const int strip = tilec_strip_blocks(4, tilec_ceildiv(N, BLOCK_N),
 	                                     (long long)tilec_ceildiv(M, BLOCK_M));
+	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
+	// would place them, unless OpenMP's environment says otherwise
+	tilec_bind_threads();
 #pragma omp parallel for collapse(2) schedule(static)
 	for (int by = 0; by < tilec_ceildiv(M, BLOCK_M); by++)
 		for (int bx0 = 0; bx0 < tilec_ceildiv(N, BLOCK_N); bx0 += strip)

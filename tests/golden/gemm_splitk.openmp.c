@@ -105,6 +105,9 @@ gemm_splitk(int M, int N, int K, const float A[restrict M][K],
 	// outnumber the strips
 	const int strip = tilec_strip_blocks(4, tilec_ceildiv(N, BLOCK_N),
 	                                     (long long)tilec_ceildiv(M, BLOCK_M) * SPLIT_K);
+	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
+	// would place them, unless OpenMP's environment says otherwise
+	tilec_bind_threads();
 #pragma omp parallel for collapse(3) schedule(dynamic)
 	for (int split = 0; split < SPLIT_K; split++)
 		for (int by = 0; by < tilec_ceildiv(M, BLOCK_M); by++)
