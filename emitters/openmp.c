@@ -2276,8 +2276,8 @@ emit_kernel_function(Emitter *E, const char *block_fn)
 		if (!E->used[v->index])
 			tc_buf_printf(b, "(void)%s;\n", v->name);
 	}
-	/* A strip's length, shortened where the threads would outnumber
-	 * the strips. */
+	/* A strip's length, shortened where shorter strips spread the grid
+	 * more evenly over the threads. */
 	if (k->strip > 1) {
 		TcBuf rows;
 		tc_buf_init(&rows);
@@ -2288,9 +2288,9 @@ emit_kernel_function(Emitter *E, const char *block_fn)
 					      tc_omp_expr_text(
 						      E, k->grid[d],
 						      tc_binop_prec(TC_OP_MUL) + 1));
-		tc_buf_puts(b, "// blocks of a grid row each call runs, fewer "
-			    "where the threads would\n// outnumber the "
-			    "strips\n");
+		tc_buf_puts(b, "// blocks of a grid row each call runs: fewer "
+			    "where shorter strips\n// spread the grid more "
+			    "evenly over the threads\n");
 		tc_omp_print_wrapped(
 			E, tc_fmt(E->a, "const int %s = tilec_strip_blocks(",
 				  E->strip_len),

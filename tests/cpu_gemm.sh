@@ -23,7 +23,9 @@
 #             IR's strip line; 4 blocks by default, none with 0; the note
 #             where a gemm has nothing to share; --cpu-strip given to
 #             `tilec run`, `tilec export` and `tilec tune` reaches the
-#             translation (the run's report, the source, the record)
+#             translation (the run's report, the source, the record);
+#             the strip length tilec_strip_blocks takes at run time for
+#             each thread count (tests/cpu_gemm/strip_blocks.c)
 set -u
 tilec=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 cd "$2"
@@ -193,6 +195,12 @@ strip)
 		grep -q "cpu-strip wants a number of blocks, 0 to 16, not '17'" \
 			"$work/out" || { cat "$work/out"; fail "$cmd: no usage message"; }
 	done
+	mkdir -p "$work/inc/tilec"
+	ln -s "$PWD/templates/cpu" "$work/inc/tilec/cpu"
+	"$cc" -std=c11 -O2 -march=native -fopenmp -Wall -Wextra -Werror \
+		-I "$work/inc" -o "$work/strip_blocks" tests/cpu_gemm/strip_blocks.c -lm ||
+		fail "strip_blocks.c does not build"
+	"$work/strip_blocks" || fail "a strip length spreads the grid unevenly"
 	echo "strips: f32, int8, bf16 checked; run, export and tune take --cpu-strip"
 	;;
 export)

@@ -66,8 +66,12 @@ tilec_min(int a, int b)
 }
 
 /* Blocks of a grid row one call of a strip kernel runs
- * (passes/cpu_strip.c): most, fewer where `rows` rows of strips over
- * `cols` blocks would leave an OpenMP thread without a strip. */
+ * (passes/cpu_strip.c), of 1 .. most: the count whose busiest OpenMP
+ * thread runs the fewest blocks (schedule(static) hands a thread at most
+ * ceil(strips / threads) strips of `rows` rows of strips over `cols`
+ * blocks), the longest strip of those.  So a grid with strips enough for
+ * every thread keeps `most`, and a skinny one shortens them: one row of
+ * 32 blocks on 16 threads runs 16 strips of 2. */
 static inline int
 tilec_strip_blocks(int most, int cols, long long rows)
 {
@@ -76,10 +80,17 @@ tilec_strip_blocks(int most, int cols, long long rows)
 #else
 	const long long threads = 1;
 #endif
-	int n = most;
-	while (n > 1 && rows * tilec_ceildiv(cols, n) < threads)
-		n--;
-	return n;
+	int best = 1;
+	long long fewest = LLONG_MAX;
+	for (int n = most; n >= 1; n--) {
+		long long strips = rows * tilec_ceildiv(cols, n);
+		long long blocks = (strips + threads - 1) / threads * n;
+		if (blocks < fewest) {
+			fewest = blocks;
+			best = n;
+		}
+	}
+	return best;
 }
 
 static inline int

@@ -141,8 +141,8 @@ gemm_bias_relu(int M, int N, int K, const tilec_f16 A[restrict M][K],
                const tilec_f16 B[restrict K][N],
                const tilec_f16 bias[restrict N], tilec_f16 C[restrict M][N])
 {
-	// blocks of a grid row each call runs, fewer where the threads would
-	// outnumber the strips
+	// blocks of a grid row each call runs: fewer where shorter strips
+	// spread the grid more evenly over the threads
 	const int strip = tilec_strip_blocks(4, tilec_ceildiv(N, BLOCK_N),
 	                                     (long long)tilec_ceildiv(M, BLOCK_M));
 	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
