@@ -278,9 +278,10 @@ tilec_bind_threads(void)
 			seen[w] |= core[w];
 		first[cores++] = c;
 	}
-	tilec_bound_team = -1;
-	if (cores == 0)
+	if (cores == 0) {
+		tilec_bound_team = -1;
 		return;
+	}
 #pragma omp parallel
 	{
 		/* Thread t's core: the t-th, or with more threads than
