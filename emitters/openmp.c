@@ -9,7 +9,8 @@
  *     are held as float, rounded on every store so results match the IR);
  *   - the kernel, with the tile program's signature (tensors as C99
  *     variably-modified parameters), running the grid as one
- *     `#pragma omp parallel for` over the blocks;
+ *     `#pragma omp parallel for` over the blocks, its threads placed
+ *     first where passes/cpu_bind.c says (tilec_bind_threads);
  *   - tilec_entry_KERNEL(void **args), the runtime's entry point: args[i]
  *     points to the value of parameter i, for a tensor to its data pointer.
  *
@@ -2275,8 +2276,8 @@ emit_kernel_function(Emitter *E, const char *block_fn)
 		if (!E->used[v->index])
 			tc_buf_printf(b, "(void)%s;\n", v->name);
 	}
-	/* A strip's length, shortened where the threads would outnumber
-	 * the strips. */
+	/* A strip's length, shortened where shorter strips spread the grid
+	 * more evenly over the threads. */
 	if (k->strip > 1) {
 		TcBuf rows;
 		tc_buf_init(&rows);
@@ -2287,9 +2288,9 @@ emit_kernel_function(Emitter *E, const char *block_fn)
 					      tc_omp_expr_text(
 						      E, k->grid[d],
 						      tc_binop_prec(TC_OP_MUL) + 1));
-		tc_buf_puts(b, "// blocks of a grid row each call runs, fewer "
-			    "where the threads would\n// outnumber the "
-			    "strips\n");
+		tc_buf_puts(b, "// blocks of a grid row each call runs: fewer "
+			    "where shorter strips\n// spread the grid more "
+			    "evenly over the threads\n");
 		tc_omp_print_wrapped(
 			E, tc_fmt(E->a, "const int %s = tilec_strip_blocks(",
 				  E->strip_len),
@@ -2299,6 +2300,12 @@ emit_kernel_function(Emitter *E, const char *block_fn)
 			3, ");");
 		tc_buf_free(&rows);
 	}
+	/* Where its threads run (passes/cpu_bind.c). */
+	if (k->bind_close)
+		tc_buf_puts(b, "// the threads one per core, as OMP_PLACES=cores "
+			    "OMP_PROC_BIND=close\n// would place them, unless "
+			    "OpenMP's environment says otherwise\n"
+			    "tilec_bind_threads();\n");
 	/* The grid, z outermost, as one collapsed parallel loop. */
 	static const char *const grid_names[3] = { "block_x", "block_y",
 						   "block_z" };

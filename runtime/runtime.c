@@ -719,6 +719,9 @@ tilec_alloc(tilec_context *ctx, size_t bytes, void **ptr)
 	if (n < bytes || !(*ptr = aligned_alloc(64, n ? n : 64)))
 		return tilec_rt_fail(ctx, TILEC_ERR_NOMEM,
 				     "cannot allocate %zu bytes", bytes);
+	/* Each page in the memory node of the kernels' thread that will
+	 * use it (cpu_place.c). */
+	tilec_rt_first_touch(*ptr, bytes);
 	return TILEC_OK;
 }
 

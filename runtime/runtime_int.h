@@ -27,6 +27,13 @@
 #define TILEC_RT_PRINTF(fmt, args)
 #endif
 
+/* ==== cpu_place.c: host buffers for CPU kernels ============================ */
+
+/* Touch the pages of p (bytes long, just allocated) from threads on the
+ * cores the kernels' OpenMP threads run on, each its share, so that each
+ * page is in the memory node of the thread that will use it. */
+void tilec_rt_first_touch(void *p, size_t bytes);
+
 /* ==== runtime.c: growable strings and errors =============================== */
 
 /* A growable NUL-terminated string.  On allocation failure it sets `oom`

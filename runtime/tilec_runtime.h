@@ -174,7 +174,11 @@ tilec_status tilec_device_get_info(tilec_context *ctx,
 /* --- Memory -----------------------------------------------------------------
  * Buffers a kernel can read and write: device memory on a GPU (the
  * `void *` holds the device address, a CUdeviceptr on cuda, and must not
- * be dereferenced on the host), 64-byte aligned host memory on the CPU.
+ * be dereferenced on the host), 64-byte aligned host memory on the CPU,
+ * whose pages (of a buffer of 4 MiB or more) tilec_alloc first touches
+ * from threads on the cores the kernels' threads run on, each in the
+ * memory node of the thread whose share of a grid uses it
+ * (docs/runtime.md, "Host memory and threads").
  * Copies are synchronous: they wait for earlier work on the default stream
  * and are complete when they return.  tilec_free(ctx, NULL) does nothing. */
 TILEC_API

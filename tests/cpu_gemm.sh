@@ -21,7 +21,11 @@
 #             int8 and bf16 gemms checked by `tilec run` on ragged shapes
 #             (the last strip of a row short, a grid one block wide); the
 #             IR's strip line; 4 blocks by default, none with 0; the note
-#             where a gemm has nothing to share
+#             where a gemm has nothing to share; --cpu-strip given to
+#             `tilec run`, `tilec export` and `tilec tune` reaches the
+#             translation (the run's report, the source, the record);
+#             the strip length tilec_strip_blocks takes at run time for
+#             each thread count (tests/cpu_gemm/strip_blocks.c)
 set -u
 tilec=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 cd "$2"
@@ -163,7 +167,41 @@ strip)
 		fail "--cpu-strip=99 accepted"
 	grep -q "cpu-strip wants a number of blocks" "$work/err" ||
 		{ cat "$work/err"; fail "no usage message"; }
-	echo "strips: f32, int8, bf16 checked"
+	# --cpu-strip in tilec run, export and tune: what each translates
+	"$tilec" run samples/gemm_f32.c --cpu-strip=3 --shape M=70,N=900,K=40 \
+		>"$work/out" 2>&1 || { cat "$work/out"; fail "run --cpu-strip=3"; }
+	grep -q "strips of up to 3 blocks of a grid row" "$work/out" ||
+		{ cat "$work/out"; fail "run --cpu-strip=3 did not strip by 3"; }
+	"$tilec" run samples/gemm_f32.c --cpu-strip=0 --shape M=70,N=900,K=40 \
+		--json >"$work/out" 2>&1 || { cat "$work/out"; fail "run --cpu-strip=0"; }
+	grep -q '"cpu_strip": 1,' "$work/out" ||
+		{ cat "$work/out"; fail "run --cpu-strip=0 made a strip"; }
+	"$tilec" export samples/gemm_f32.c --cpu-strip=3 -o "$work/x3" >/dev/null &&
+		"$tilec" export samples/gemm_f32.c --cpu-strip=0 -o "$work/x0" >/dev/null ||
+		fail "export --cpu-strip"
+	grep -q "tilec_strip_blocks(3," "$work/x3/gemm_f32.c" ||
+		fail "export --cpu-strip=3 did not strip by 3"
+	grep -q "nbx" "$work/x0/gemm_f32.c" && fail "export --cpu-strip=0 made a strip"
+	"$tilec" tune samples/gemm_f32.c --cpu-strip=2 --shape M=64,N=300,K=32 \
+		--choices BLOCK_M=64 -D BLOCK_N=64 -D BLOCK_K=32 -D STAGES=2 \
+		--repeat 1 --warmup 0 --confirm 0 --jobs 1 -o "$work/rec.json" \
+		>"$work/out" 2>&1 || { cat "$work/out"; fail "tune --cpu-strip=2"; }
+	grep -q '"cpu_strip": 2' "$work/rec.json" ||
+		{ cat "$work/rec.json"; fail "the record does not say cpu_strip 2"; }
+	for cmd in run export tune; do
+		"$tilec" $cmd samples/gemm_f32.c --cpu-strip=17 -o "$work/bad" \
+			>"$work/out" 2>&1
+		[ $? = 2 ] || { cat "$work/out"; fail "$cmd --cpu-strip=17: not status 2"; }
+		grep -q "cpu-strip wants a number of blocks, 0 to 16, not '17'" \
+			"$work/out" || { cat "$work/out"; fail "$cmd: no usage message"; }
+	done
+	mkdir -p "$work/inc/tilec"
+	ln -s "$PWD/templates/cpu" "$work/inc/tilec/cpu"
+	"$cc" -std=c11 -O2 -march=native -fopenmp -Wall -Wextra -Werror \
+		-I "$work/inc" -o "$work/strip_blocks" tests/cpu_gemm/strip_blocks.c -lm ||
+		fail "strip_blocks.c does not build"
+	"$work/strip_blocks" || fail "a strip length spreads the grid unevenly"
+	echo "strips: f32, int8, bf16 checked; run, export and tune take --cpu-strip"
 	;;
 export)
 	"$tilec" export tests/cpu_gemm/gemm_bf16.c -t openmp --arch amx -o "$work/x" ||

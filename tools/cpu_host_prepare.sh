@@ -6,21 +6,24 @@
 # usage: tools/cpu_host_prepare.sh [--arch-f32 A] [--arch-low A] [OUT]
 #
 # Writes OUT (default cpu-carry/, ignored by git) holding each kernel as
-# one --standalone C file (fp32 GEMM for --arch-f32, default avx512; bf16
-# and int8 GEMMs for --arch-low, default amx; int8 also for avx512vnni,
-# the path of CPUs without AMX), the benchmark driver
-# (tools/cpu_host/bench.py, fill.c) and run.sh.  There, `bash
-# cpu-carry/run.sh` compiles them with cc -O3 -march=native -fopenmp,
-# checks each against a reference on ragged shapes (it stops if one
-# fails), then times tilec and torch (MKL for fp32, oneDNN for bf16 and
-# int8) in one process, alternately, at 16, 8, 2 and 1 threads with
-# OMP_PROC_BIND=close OMP_PLACES=cores, and prints a table last; before
-# that, the VNNI kernel against oneDNN held to AVX512-VNNI at 16 and 1
-# threads.  Under 7 minutes (rows past a time budget are reported as
+# one --standalone C file with the translator's defaults (strips of 4
+# blocks, threads placed one per core: docs/backend-openmp.md), fp32 GEMM
+# for --arch-f32, default avx512; bf16 and int8 GEMMs for --arch-low,
+# default amx; int8 also for avx512vnni, the path of CPUs without AMX;
+# the benchmark driver (tools/cpu_host/bench.py, fill.c) and run.sh.
+# There, `bash OUT/run.sh` compiles them with cc -O3 -march=native
+# -fopenmp, checks each against a reference on ragged shapes (it stops if
+# one fails), then times tilec and torch (MKL for fp32, oneDNN for bf16
+# and int8) in one process, alternately: the VNNI kernel against oneDNN
+# held to AVX512-VNNI at 16 and 1 threads; every kernel at 16, 8, 2 and 1
+# threads with OMP_PROC_BIND=close OMP_PLACES=cores, a table last; and
+# fp32 at 16 threads without those variables, tilec placing its own
+# threads, strips against none (gemm_f32_nostrip), then where the threads
+# ran.  Under 8 minutes (rows past a time budget are reported as
 # skipped).  gemm_f32_wide is the fp32 kernel with 256 x 512 tiles (a
-# quarter less copied per FLOP; the host's 2 MiB L2 holds its 896 KiB).
-# `bash cpu-carry/run.sh --quick` uses small shapes (for trying it here,
-# e.g. with --arch-f32 avx2 --arch-low avx512vnni).
+# quarter less copied per FLOP).  `bash OUT/run.sh --quick` uses small
+# shapes, for trying it here: --arch-f32 avx512 (or avx2) --arch-low
+# avx512vnni, as this machine's /proc/cpuinfo allows.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
@@ -43,6 +46,7 @@ mkdir -p "$out/kernels"
 kernels=(
 	"gemm_f32 samples/gemm_f32.c $arch_f32 -D BLOCK_M=256 -D BLOCK_N=256 -D BLOCK_K=128"
 	"gemm_f32_wide samples/gemm_f32.c $arch_f32 -D BLOCK_M=256 -D BLOCK_N=512 -D BLOCK_K=128"
+	"gemm_f32_nostrip samples/gemm_f32.c $arch_f32 -D BLOCK_M=256 -D BLOCK_N=256 -D BLOCK_K=128 --cpu-strip=0"
 	"gemm_f32_skinny samples/gemm_f32.c $arch_f32 -D BLOCK_M=16 -D BLOCK_N=256 -D BLOCK_K=256"
 	"gemm_bf16 tests/cpu_gemm/gemm_bf16.c $arch_low -D BLOCK_M=128 -D BLOCK_N=128 -D BLOCK_K=128"
 	"gemm_i8 tests/cpu_gemm/gemm_i8.c $arch_low -D BLOCK_M=128 -D BLOCK_N=128 -D BLOCK_K=256"

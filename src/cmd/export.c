@@ -73,6 +73,7 @@ typedef struct ExportArgs {
 	TcTma tma;              /* --tma, --no-tma (sm_90a) */
 	TcWarpSpec ws;          /* --warp-specialize, --no-warp-specialize,
 				   --persistent */
+	int cpu_strip;          /* --cpu-strip (TcOptions.cpu_strip) */
 	int ndefines;           /* -D bindings */
 	char *define_name[TC_MAX_DEFINES];
 	long long define_value[TC_MAX_DEFINES];
@@ -145,6 +146,10 @@ usage(FILE *f)
 	      "  --persistent       --warp-specialize, and one wave of blocks "
 	      "that walk the\n"
 	      "                     output tiles (default: as tilec)\n"
+	      "  --cpu-strip=N      on the CPU, one thread runs N blocks of a "
+	      "grid row\n"
+	      "                     together (0: one block a call; default: "
+	      "as tilec)\n"
 	      "  --standalone       inline the helper headers (the default)\n"
 	      "  --json             report the files written as one JSON "
 	      "object\n"
@@ -169,7 +174,7 @@ usage_error(const char *fmt, const char *arg)
 enum {
 	OPT_HELP = 1, OPT_STANDALONE, OPT_NO_STANDALONE, OPT_TARGET, OPT_ARCH,
 	OPT_KERNEL, OPT_CONFIG, OPT_OUT, OPT_DEFINE, OPT_PREFIX, OPT_JSON, OPT_TMA, OPT_NO_TMA,
-	OPT_WS, OPT_NO_WS, OPT_PERSISTENT,
+	OPT_WS, OPT_NO_WS, OPT_PERSISTENT, OPT_CPU_STRIP,
 };
 
 static const TcOptSpec options[] = {
@@ -187,6 +192,7 @@ static const TcOptSpec options[] = {
 	{ "warp-specialize", 0, false, OPT_WS },
 	{ "no-warp-specialize", 0, false, OPT_NO_WS },
 	{ "persistent", 0, false, OPT_PERSISTENT },
+	{ "cpu-strip", 0, true, OPT_CPU_STRIP },
 	{ NULL, 'o', true, OPT_OUT },
 	{ NULL, 'D', true, OPT_DEFINE },
 	{ 0 },
@@ -255,6 +261,11 @@ parse_args(ExportArgs *x, int argc, char **argv)
 		case OPT_WS: x->ws = TC_WS_ON; break;
 		case OPT_NO_WS: x->ws = TC_WS_OFF; break;
 		case OPT_PERSISTENT: x->ws = TC_WS_PERSISTENT; break;
+		case OPT_CPU_STRIP:
+			if (!tc_opt_cpu_strip(v, &x->cpu_strip))
+				return usage_error(TC_OPT_CPU_STRIP_WANTS
+						   ", not '%s'", v);
+			break;
 		case OPT_PREFIX:
 			if (!identifier_part(v))
 				return usage_error("--prefix wants the start of a "
@@ -1276,6 +1287,7 @@ export_all(ExportArgs *x)
 	opt.standalone = x->standalone;
 	opt.tma = x->tma;
 	opt.ws = x->ws;
+	opt.cpu_strip = x->cpu_strip;
 	opt.ndefines = x->ndefines;
 	for (int i = 0; i < x->ndefines; i++) {
 		opt.define_name[i] = x->define_name[i];

@@ -218,6 +218,7 @@ tc_harness_load(TcHarness *h, const TcHarnessSpec *spec)
 		return false;
 	if (!tc_options_init(&h->opt, s->target, arch))
 		return target_error(h, arch);
+	h->opt.cpu_strip = s->cpu_strip;
 	h->opt.ndefines = s->ndefines;
 	for (int i = 0; i < s->ndefines; i++) {
 		h->opt.define_name[i] = s->define_name[i];
@@ -410,6 +411,28 @@ alloc_tensor(size_t bytes)
 	return aligned_alloc(64, n ? n : 64);
 }
 
+/* Storage a CPU kernel runs on: the runtime's, whose pages are first
+ * touched by threads on the cores the kernel's threads use (its memory
+ * nodes); the reference's copies and a GPU's host copies are plain. */
+static void *
+alloc_kernel_tensor(TcHarness *h, size_t bytes)
+{
+	void *p = NULL;
+	if (h->gpu || !h->ctx)
+		return alloc_tensor(bytes);
+	return tilec_alloc(h->ctx, bytes ? bytes : 1, &p) == TILEC_OK ? p
+								      : NULL;
+}
+
+static void
+free_kernel_tensor(TcHarness *h, void *p)
+{
+	if (h->gpu || !h->ctx)
+		free(p);
+	else
+		tilec_free(h->ctx, p);
+}
+
 /* Free every tensor's storage (host and device). */
 static void
 free_tensors(TcHarness *h)
@@ -418,7 +441,7 @@ free_tensors(TcHarness *h)
 		TcHarnessParam *p = &h->params[i];
 		if (p->ref != p->data)
 			free(p->ref);
-		free(p->data);
+		free_kernel_tensor(h, p->data);
 		if (p->dev)
 			tilec_free(h->ctx, p->dev);
 		p->ref = p->data = p->dev = NULL;
@@ -475,7 +498,7 @@ setup_params(TcHarness *h)
 				     "allocates", total / 1e9);
 		p->count = (size_t)count;
 		p->bytes = tc_elem_bytes(v->dtype, p->count);
-		p->data = alloc_tensor(p->bytes);
+		p->data = alloc_kernel_tensor(h, p->bytes);
 		p->ref = (p->role & TC_HARNESS_OUT) ? alloc_tensor(p->bytes)
 						     : p->data;
 		if (!p->data || !p->ref)
@@ -1157,7 +1180,7 @@ tc_harness_bench(TcHarness *h, int warmup, int repeat, double flops,
 					     TILEC_OK &&
 				     tilec_memcpy_h2d(h->ctx, copy, p->data,
 						      p->bytes) == TILEC_OK;
-			} else if ((copy = alloc_tensor(p->bytes))) {
+			} else if ((copy = alloc_kernel_tensor(h, p->bytes))) {
 				memcpy(copy, p->data, p->bytes);
 			}
 			slots[s * h->nparams + i] = copy;
@@ -1199,7 +1222,7 @@ tc_harness_bench(TcHarness *h, int warmup, int repeat, double flops,
 			if (h->gpu)
 				tilec_free(h->ctx, slots[s * h->nparams + i]);
 			else
-				free(slots[s * h->nparams + i]);
+				free_kernel_tensor(h, slots[s * h->nparams + i]);
 		}
 		free(sets[s]);
 	}

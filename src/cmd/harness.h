@@ -84,6 +84,7 @@ typedef struct TcHarnessSpec {
 	const char *define_name[TC_MAX_DEFINES];
 	long long define_value[TC_MAX_DEFINES];
 	const char *define_origin; /* their location's file name */
+	int cpu_strip;           /* TcOptions.cpu_strip (--cpu-strip) */
 	bool no_runtime;         /* the reference only: no runtime context,
 				    nothing compiled (tc_harness_reference) */
 	bool no_cache;           /* bypass the JIT disk cache */

@@ -268,16 +268,11 @@ parse_args(Cli *cli, int argc, char **argv, bool *stop)
 		case OPT_FROM_IR: cli->from_ir = true; break;
 		case OPT_PASSES: cli->passes = v; break;
 		case OPT_CONFIG: cli->config = v; break;
-		case OPT_CPU_STRIP: {
-			char *end;
-			long n = strtol(v, &end, 10);
-			if (*v == '\0' || *end != '\0' || n < 0 || n > 16)
-				return usage_error("--cpu-strip wants a number "
-						   "of blocks, 0 to 16, not "
-						   "'%s'", v);
-			cli->cpu_strip = n == 0 ? -1 : (int)n;
+		case OPT_CPU_STRIP:
+			if (!tc_opt_cpu_strip(v, &cli->cpu_strip))
+				return usage_error(TC_OPT_CPU_STRIP_WANTS
+						   ", not '%s'", v);
 			break;
-		}
 		case OPT_EMIT:
 			if (strcmp(v, "ir") == 0)
 				cli->emit = EMIT_IR;

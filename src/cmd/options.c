@@ -17,7 +17,9 @@
  * distance, tc_nearest), for the "did you mean" of a usage error;
  * tc_json_text puts a path into the commands' --json output.
  * tc_opt_range and tc_opt_range_values parse and evaluate the value of
- * `--range T=LO:HI`, which `tilec run` and `tilec tune` share.
+ * `--range T=LO:HI`, which `tilec run` and `tilec tune` share;
+ * tc_opt_cpu_strip the value of `--cpu-strip=N`, which every command that
+ * translates takes.
  */
 #include "ir/tilec_int.h"
 
@@ -129,6 +131,16 @@ tc_opt_integer(const char *s, long long *out)
 	if (errno || end == s || *end)
 		return false;
 	*out = v;
+	return true;
+}
+
+bool
+tc_opt_cpu_strip(const char *s, int *out)
+{
+	long long n;
+	if (!tc_opt_integer(s, &n) || n < 0 || n > 16)
+		return false;
+	*out = n == 0 ? -1 : (int)n;
 	return true;
 }
 

@@ -40,6 +40,7 @@ typedef struct RunArgs {
 	int device;                          /* --device: GPU ordinal */
 	const char *arch;                    /* --arch for the translator */
 	const char *march;                   /* --march for the C compiler */
+	int cpu_strip;                       /* --cpu-strip (TcOptions) */
 	const char *kernel;                  /* --kernel, or NULL */
 	const char *cc;                      /* --cc, or NULL */
 	const char *source;                  /* --source: generated code to
@@ -93,6 +94,9 @@ usage(FILE *f)
 	      "  --march M           the JIT compiler's architecture: -march\n"
 	      "                      for cc (default native), the cubin's for\n"
 	      "                      NVRTC (default the GPU's, e.g. sm_90a)\n"
+	      "  --cpu-strip=N       on the CPU, one thread runs N blocks of a\n"
+	      "                      grid row together (0: one block a call;\n"
+	      "                      default: 4 for gemm loops)\n"
 	      "  --kernel NAME       the kernel to run (needed if FILE has more)\n"
 	      "  -D NAME=VALUE       bind a tunable\n"
 	      "  --config RECORD     bind the tunables of a tuning record\n"
@@ -207,7 +211,7 @@ enum {
 	OPT_HELP = 1, OPT_BENCH, OPT_JSON, OPT_NO_CHECK, OPT_NO_CACHE,
 	OPT_TARGET, OPT_DEFINE, OPT_DEVICE, OPT_ARCH, OPT_MARCH, OPT_KERNEL,
 	OPT_CC, OPT_CONFIG, OPT_SOURCE, OPT_SHAPE, OPT_RANGE, OPT_SEED,
-	OPT_TOL, OPT_FLOPS, OPT_REPEAT, OPT_WARMUP,
+	OPT_TOL, OPT_FLOPS, OPT_REPEAT, OPT_WARMUP, OPT_CPU_STRIP,
 };
 
 static const TcOptSpec options[] = {
@@ -232,6 +236,7 @@ static const TcOptSpec options[] = {
 	{ "flops", 0, true, OPT_FLOPS },
 	{ "repeat", 0, true, OPT_REPEAT },
 	{ "warmup", 0, true, OPT_WARMUP },
+	{ "cpu-strip", 0, true, OPT_CPU_STRIP },
 	{ 0 },
 };
 
@@ -282,6 +287,12 @@ parse_args(Run *r, int argc, char **argv)
 		case OPT_TARGET: a->target = v; break;
 		case OPT_ARCH: a->arch = v; break;
 		case OPT_MARCH: a->march = v; break;
+		case OPT_CPU_STRIP:
+			if (!tc_opt_cpu_strip(v, &a->cpu_strip)) {
+				errorf(r, TC_OPT_CPU_STRIP_WANTS ", not '%s'", v);
+				return EXIT_STOPPED;
+			}
+			break;
 		case OPT_KERNEL: a->kernel = v; break;
 		case OPT_CC: a->cc = v; break;
 		case OPT_CONFIG:
@@ -502,6 +513,17 @@ report_compile(Run *r)
 			    json_real(info->compile_seconds * 1e3));
 	json_object_set_new(r->json, "cache_hit",
 			    json_boolean(info->from_cache));
+	if (!h->gpu && !r->args.source) {
+		/* The strip pass's choice (--cpu-strip): blocks of a grid
+		 * row one call runs, at most; 1 for none. */
+		int strip = h->gen_kernel && h->gen_kernel->strip > 1
+				    ? h->gen_kernel->strip
+				    : 1;
+		if (!r->args.json && strip > 1)
+			printf("  strips of up to %d blocks of a grid row\n",
+			       strip);
+		json_object_set_new(r->json, "cpu_strip", json_integer(strip));
+	}
 	if (!h->gpu)
 		return;
 	const tilec_launch_config *c = &h->cfg;
@@ -742,6 +764,7 @@ run(Run *r, int argc, char **argv)
 		.target = a->target,
 		.arch = a->arch,
 		.march = a->march,
+		.cpu_strip = a->cpu_strip,
 		.kernel = a->kernel,
 		.cc = a->cc,
 		.source = a->source,

@@ -245,6 +245,7 @@ usage(FILE *f)
 	      "options:\n"
 	      "  -t, --target T        openmp (default) or cuda\n"
 	      "  --arch A, --march M   as for `tilec run`\n"
+	      "  --cpu-strip=N         as for `tilec run`, every configuration\n"
 	      "  --kernel NAME         the kernel (needed if FILE has more)\n"
 	      "  --shape N=V,...       the shape to tune for (scalar values)\n"
 	      "  --check-shape N=V,... check against the reference here "
@@ -360,7 +361,7 @@ enum {
 	OPT_MAX_CONFIGS, OPT_REGISTER_LIMIT, OPT_SEED, OPT_TOL, OPT_CC,
 	OPT_DEVICE, OPT_PREPARE, OPT_FINISH, OPT_TIMINGS, OPT_CONFIG,
 	OPT_RANGE, OPT_JSON, OPT_CHECK, OPT_MARGIN, OPT_UNIT, OPT_INDEX,
-	OPT_UNIT_SIZE, OPT_CONFIG_TIMEOUT, OPT_CPUS_PER_UNIT,
+	OPT_UNIT_SIZE, OPT_CONFIG_TIMEOUT, OPT_CPUS_PER_UNIT, OPT_CPU_STRIP,
 };
 
 static const TcOptSpec options[] = {
@@ -369,6 +370,7 @@ static const TcOptSpec options[] = {
 	{ "target", 't', true, OPT_TARGET },
 	{ "arch", 0, true, OPT_ARCH },
 	{ "march", 0, true, OPT_MARCH },
+	{ "cpu-strip", 0, true, OPT_CPU_STRIP },
 	{ "kernel", 0, true, OPT_KERNEL },
 	{ "check-shape", 0, true, OPT_CHECK_SHAPE },
 	{ "shape", 0, true, OPT_SHAPE },
@@ -446,6 +448,12 @@ parse_args(Tune *t, int argc, char **argv)
 		case OPT_TARGET: t->target = v; break;
 		case OPT_ARCH: t->arch = v; break;
 		case OPT_MARCH: t->march = v; break;
+		case OPT_CPU_STRIP:
+			if (!tc_opt_cpu_strip(v, &t->cpu_strip)) {
+				tune_failf(TC_OPT_CPU_STRIP_WANTS ", not '%s'", v);
+				return EXIT_STOPPED;
+			}
+			break;
 		case OPT_KERNEL: t->kernel = v; break;
 		case OPT_CHECK_SHAPE: ok = tune_shape_add(&t->check_shape, v); break;
 		case OPT_SHAPE: ok = tune_shape_add(&t->shape, v); break;

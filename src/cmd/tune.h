@@ -139,6 +139,8 @@ typedef struct Tune {
 	const char *target;     /* -t */
 	const char *arch;       /* --arch for the translator, or NULL */
 	const char *march;      /* --march for the JIT compiler, or NULL */
+	int cpu_strip;          /* --cpu-strip (TcOptions.cpu_strip): the
+				   same for every configuration */
 	const char *kernel;     /* --kernel, or NULL */
 	const char *cc;         /* --cc, or NULL */
 	const char *out;        /* -o RECORD, or NULL for the default name */
@@ -267,6 +269,10 @@ bool tune_is_noisy(const Config *c);
 double tune_num(json_t *o, const char *key);
 void tune_progress(Tune *t, const Config *c, const char *what);
 const char *tune_str(json_t *o, const char *key);
+/* Where the search ran with --cpu-strip, its value as the option takes
+ * it ("cpu_strip": 0 for none) in a record or manifest o; and back. */
+void tune_strip_json(const Tune *t, json_t *o);
+int tune_strip_from_json(json_t *o);
 double tune_timing_spread(const Config *c);
 int tune_here(Tune *t);
 bool tune_open_device(Tune *t, char *arch_buf, size_t n);

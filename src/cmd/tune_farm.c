@@ -378,6 +378,7 @@ tune_prepare(Tune *t)
 		json_object_set_new(m, "arch", json_string(t->tinfo.arch));
 		json_object_set_new(m, "march", json_string(t->march ? t->march
 								    : t->tinfo.arch));
+		tune_strip_json(t, m);
 		json_object_set_new(m, "shape", json_incref(shape));
 		json_object_set_new(m, "shape_bucket", tune_bucket_json(&t->shape));
 		json_object_set_new(m, "check_shape", json_incref(cshape));
@@ -555,6 +556,7 @@ tune_finish(Tune *t)
 	}
 	if (strcmp(tune_str(m, "march"), t->tinfo.arch) != 0)
 		t->march = tune_str(m, "march");
+	t->cpu_strip = tune_strip_from_json(m);
 	snprintf(t->device, sizeof t->device, "%s", tune_str(tm, "device"));
 	t->compilers = json_incref(json_object_get(tm, "compilers"));
 	if (!t->compilers)

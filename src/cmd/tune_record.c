@@ -105,6 +105,7 @@ tune_record_json(Tune *t, const Config *best, json_t *shape, json_t *bucket,
 	json_object_set_new(r, "arch", json_string(t->tinfo.arch));
 	if (t->march)
 		json_object_set_new(r, "march", json_string(t->march));
+	tune_strip_json(t, r);
 	json_object_set_new(r, "device", json_string(t->device));
 	json_object_set_new(r, "compilers", json_incref(t->compilers));
 	json_object_set_new(r, "shape", shape);

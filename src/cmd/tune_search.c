@@ -23,6 +23,25 @@ tune_str(json_t *o, const char *key)
 }
 
 void
+tune_strip_json(const Tune *t, json_t *o)
+{
+	if (t->cpu_strip)
+		json_object_set_new(o, "cpu_strip",
+				    json_integer(t->cpu_strip < 0 ? 0
+								  : t->cpu_strip));
+}
+
+int
+tune_strip_from_json(json_t *o)
+{
+	json_t *v = json_object_get(o, "cpu_strip");
+	if (!json_is_integer(v))
+		return 0;
+	long long n = json_integer_value(v);
+	return n == 0 ? -1 : n > 0 && n <= 16 ? (int)n : 0;
+}
+
+void
 tune_harness_free(Config *c)
 {
 	if (c->harness) {

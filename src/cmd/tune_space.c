@@ -260,6 +260,7 @@ void
 tune_config_options(const Tune *t, const Config *c, TcOptions *opt)
 {
 	tc_options_init(opt, t->target, t->arch);
+	opt->cpu_strip = t->cpu_strip;
 	opt->kernel = t->kname;
 	opt->ndefines = t->ntun;
 	for (int i = 0; i < t->ntun; i++) {
@@ -288,6 +289,7 @@ tune_harness_spec(const Tune *t, const long long *values, bool reference_only)
 		.kernel = t->kname,
 		.parsed = t->prog,
 		.ndefines = t->ntun,
+		.cpu_strip = t->cpu_strip,
 	};
 	if (reference_only) {
 		spec.no_runtime = true;

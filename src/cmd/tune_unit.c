@@ -1057,6 +1057,7 @@ unit_one(Tune *t)
 	t->arch = tune_str(m, "arch");
 	if (strcmp(tune_str(m, "march"), t->arch) != 0)
 		t->march = tune_str(m, "march");
+	t->cpu_strip = tune_strip_from_json(m);
 	t->kernel = tune_str(m, "kernel");
 	char *prog = tune_fmt_alloc("%s/%s", t->unit_dir, tune_str(m, "program"));
 	t->file = prog;

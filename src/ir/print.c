@@ -928,6 +928,8 @@ tc_print_kernel(TcBuf *b, const TcKernel *k)
 		}
 		tc_buf_puts(b, listed ? "\n" : " nothing\n");
 	}
+	if (k->bind_close)
+		tc_buf_puts(b, "bind close\n");
 	if (k->rasterize) {
 		tc_buf_puts(b, "rasterize ");
 		print_prec(b, k->rasterize, 0);

@@ -2267,6 +2267,9 @@ kernel_header(Reader *R, TcKernel *k)
 					tc_vec_push(R->a, &R->strip_keeps, t);
 				} while (accept(R, ","));
 			}
+		} else if (accept(R, "bind")) {
+			expect(R, "close");
+			k->bind_close = true;
 		} else if (accept(R, "producer")) {
 			expect(R, "warpgroup");
 			expect(R, "of");

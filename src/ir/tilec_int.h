@@ -1099,6 +1099,10 @@ typedef struct TcKernel {
 	 * block; 0 when each call runs one block. */
 	int strip;
 	const TcStmt *strip_loop;
+	/* The openmp target (passes/cpu_bind.c): the grid's threads run one
+	 * per core, close (tilec_bind_threads), unless the user places them
+	 * through OpenMP's environment. */
+	bool bind_close;
 	/* GPU targets with TMA (expand_pipeline.c): TcTensorMap *, the
 	 * tensor maps its TMA copies read, in parameter order. */
 	TcVec tmaps;
@@ -1716,6 +1720,11 @@ struct json_t *tc_json_text(const char *s);
  * forms); false, *out unchanged, otherwise. */
 bool tc_opt_integer(const char *s, long long *out);
 bool tc_opt_number(const char *s, double *out);
+/* --cpu-strip=N, N blocks from 0 to 16, as TcOptions.cpu_strip takes it
+ * (0 becomes -1: no strip); false, *out unchanged, otherwise.  The
+ * message every command gives for a false one: */
+bool tc_opt_cpu_strip(const char *s, int *out);
+#define TC_OPT_CPU_STRIP_WANTS "--cpu-strip wants a number of blocks, 0 to 16"
 /* One item of a --range list, "T=LO:HI" (n bytes at item): the tensor's
  * name and the bounds as written, each malloc'd.  False if malformed. */
 bool tc_opt_range(const char *item, size_t n, char **name, char **lo,

@@ -1935,6 +1935,10 @@ tc_verify_target(const TcProgram *p, const TcTarget *t, bool scheduled,
 			target_fail(&c, k->loc, "kernel '%s' has tensor maps, "
 				    "which %s %s does not", k->name, t->name,
 				    t->arch);
+		if (k->bind_close && t->simt)
+			target_fail(&c, k->loc, "kernel '%s' binds its threads "
+				    "to CPU cores (bind close), on %s %s",
+				    k->name, t->name, t->arch);
 		for (int j = 0; j < k->vars.len && !c.errors; j++) {
 			const TcVar *v = k->vars.items[j];
 			TcLayoutKind want = TC_LAYOUT_NONE;

@@ -38,8 +38,9 @@
  * gemms).  A strip of N blocks keeps N copies of its each-block buffers
  * on the thread's stack; the frame's bytes grow to match and must stay
  * under 4 times the target's limit (the default takes fewer blocks to
- * fit).  The kernel function shortens the strip at run time where the
- * grid would have fewer strips than threads (tilec_strip_blocks).
+ * fit).  The kernel function shortens the strip at run time where
+ * shorter strips spread the grid more evenly over the threads
+ * (tilec_strip_blocks: a skinny gemm keeps every thread busy).
  *
  * A kernel of the gemm shape the pass cannot strip gets a note saying
  * why.

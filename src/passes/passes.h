@@ -45,9 +45,13 @@ bool tc_cpu_edge(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
 bool tc_cpu_vector(TcArena *a, TcProgram *p, const TcOptions *opt,
 		   TcDiags *d);
 
-/* cpu_strip.c (openmp, last): strips of consecutive blocks of a grid row
+/* cpu_strip.c (openmp): strips of consecutive blocks of a grid row
  * that one thread runs together (kernel->strip, stmt->each_block,
  * var->each_block). */
 bool tc_cpu_strip(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
+
+/* cpu_bind.c (openmp): whether the grid's threads go one per core, close
+ * (kernel->bind_close). */
+bool tc_cpu_bind(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
 
 #endif

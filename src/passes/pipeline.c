@@ -59,6 +59,8 @@ const TcPass tc_passes[] = {
 	  "fused nests with an explicit vector form (AVX-512 lanes)" },
 	{ "strip", tc_cpu_strip, CPU_TARGETS,
 	  "strips of a grid row's blocks run by one thread, sharing copies" },
+	{ "bind", tc_cpu_bind, CPU_TARGETS,
+	  "the grid's threads one per core, close, unless the user places them" },
 };
 
 const int tc_npasses = (int)(sizeof tc_passes / sizeof tc_passes[0]);

@@ -66,8 +66,12 @@ tilec_min(int a, int b)
 }
 
 /* Blocks of a grid row one call of a strip kernel runs
- * (passes/cpu_strip.c): most, fewer where `rows` rows of strips over
- * `cols` blocks would leave an OpenMP thread without a strip. */
+ * (passes/cpu_strip.c), of 1 .. most: the count whose busiest OpenMP
+ * thread runs the fewest blocks (schedule(static) hands a thread at most
+ * ceil(strips / threads) strips of `rows` rows of strips over `cols`
+ * blocks), the longest strip of those.  So a grid with strips enough for
+ * every thread keeps `most`, and a skinny one shortens them: one row of
+ * 32 blocks on 16 threads runs 16 strips of 2. */
 static inline int
 tilec_strip_blocks(int most, int cols, long long rows)
 {
@@ -76,10 +80,17 @@ tilec_strip_blocks(int most, int cols, long long rows)
 #else
 	const long long threads = 1;
 #endif
-	int n = most;
-	while (n > 1 && rows * tilec_ceildiv(cols, n) < threads)
-		n--;
-	return n;
+	int best = 1;
+	long long fewest = LLONG_MAX;
+	for (int n = most; n >= 1; n--) {
+		long long strips = rows * tilec_ceildiv(cols, n);
+		long long blocks = (strips + threads - 1) / threads * n;
+		if (blocks < fewest) {
+			fewest = blocks;
+			best = n;
+		}
+	}
+	return best;
 }
 
 static inline int
@@ -146,6 +157,151 @@ tilec_extent(long long dim, long long origin, int tile)
 	long long n = dim - origin;
 	return n < 0 ? 0 : n > tile ? tile : (int)n;
 }
+
+/* --- Threads on cores ----------------------------------------------------------
+ * tilec_bind_threads(), called by a kernel before its grid's parallel loop
+ * (passes/cpu_bind.c), places the threads of the team that loop runs on
+ * as OMP_PLACES=cores OMP_PROC_BIND=close would: thread t on the t-th core
+ * of the CPUs this process may run on (free among that core's hardware
+ * threads), consecutive threads sharing a core where there are more
+ * threads than cores.  Cores come in the order of their first CPU, and
+ * a core is the CPUs Linux lists as its thread siblings.
+ *
+ * It leaves the threads alone where the user says how they go (any of
+ * OMP_PROC_BIND, OMP_PLACES, GOMP_CPU_AFFINITY, KMP_AFFINITY set;
+ * OMP_PROC_BIND=false keeps them unbound), where the OpenMP runtime binds
+ * them itself, inside a parallel region, and off Linux.  It binds once
+ * per calling thread, and again when the team grows: libgomp and libomp
+ * keep a team's threads, in order, from one parallel region to the next.
+ * The calling thread (thread 0) is not bound: it is the caller's, and
+ * every thread it starts afterwards would inherit the one core.
+ * tilec's runtime first touches the buffers it allocates from threads on
+ * the same cores (runtime/cpu_place.c), so each thread's pages sit in its
+ * core's memory node. */
+#if defined(_OPENMP) && defined(__linux__) &&                               \
+	(defined(__x86_64__) || defined(__aarch64__)) &&                      \
+	(defined(__GNUC__) || defined(__clang__))
+#define TILEC_BIND 1
+#include <stdio.h>
+#include <stdlib.h>
+
+/* CPUs a mask holds: 1024, as glibc's cpu_set_t.  A machine with more
+ * is left unbound. */
+#define TILEC_CPU_WORDS 16
+#define TILEC_CPUS (TILEC_CPU_WORDS * 64)
+
+/* sched_getaffinity (set 0) or sched_setaffinity (set 1) of the calling
+ * thread, through the system call (glibc declares neither under
+ * -std=c11): >= 0 on success. */
+static inline long
+tilec_affinity(int set, unsigned long long *mask)
+{
+	long rc;
+#if defined(__x86_64__)
+	__asm__ volatile("syscall" : "=a"(rc)
+			 : "a"(set ? 203L : 204L), "D"(0L),
+			   "S"((long)(TILEC_CPU_WORDS * sizeof *mask)), "d"(mask)
+			 : "rcx", "r11", "memory");
+#else
+	register long x8 __asm__("x8") = set ? 122 : 123;
+	register long x0 __asm__("x0") = 0;
+	register long x1 __asm__("x1") = TILEC_CPU_WORDS * sizeof *mask;
+	register unsigned long long *x2 __asm__("x2") = mask;
+	__asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2)
+			 : "memory");
+	rc = x0;
+#endif
+	return rc;
+}
+
+static inline bool
+tilec_cpu_in(const unsigned long long *mask, int cpu)
+{
+	return mask[cpu / 64] >> cpu % 64 & 1;
+}
+
+/* The CPUs of `allowed` on the core of `cpu`: its thread siblings as
+ * sysfs lists them ("0,64", "0-1"), `cpu` alone if they cannot be read. */
+static inline void
+tilec_core_of(int cpu, const unsigned long long *allowed,
+	      unsigned long long *core)
+{
+	char path[96];
+	memset(core, 0, TILEC_CPU_WORDS * sizeof *core);
+	snprintf(path, sizeof path,
+		 "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list",
+		 cpu);
+	FILE *f = fopen(path, "r");
+	int lo, hi, sep;
+	while (f && fscanf(f, "%d", &lo) == 1) {
+		hi = lo;
+		if ((sep = fgetc(f)) == '-' && fscanf(f, "%d", &hi) == 1)
+			sep = fgetc(f);
+		for (int c = lo < 0 ? 0 : lo; c <= hi && c < TILEC_CPUS; c++)
+			core[c / 64] |= 1ULL << c % 64;
+		if (sep != ',')
+			break;
+	}
+	if (f)
+		fclose(f);
+	core[cpu / 64] |= 1ULL << cpu % 64;
+	for (int w = 0; w < TILEC_CPU_WORDS; w++)
+		core[w] &= allowed[w];
+}
+
+/* Threads the calling thread's team was bound for; -1: never bind. */
+static _Thread_local int tilec_bound_team;
+
+static inline void
+tilec_bind_threads(void)
+{
+	const int team = omp_get_max_threads();
+	if (tilec_bound_team < 0 || team <= tilec_bound_team ||
+	    omp_in_parallel())
+		return;
+	unsigned long long allowed[TILEC_CPU_WORDS] = { 0 };
+	if (getenv("OMP_PROC_BIND") || getenv("OMP_PLACES") ||
+	    getenv("GOMP_CPU_AFFINITY") || getenv("KMP_AFFINITY") ||
+	    omp_get_proc_bind() != omp_proc_bind_false ||
+	    tilec_affinity(0, allowed) <= 0) {
+		tilec_bound_team = -1;
+		return;
+	}
+	/* Each core's first CPU, in order. */
+	int first[TILEC_CPUS], cores = 0;
+	unsigned long long seen[TILEC_CPU_WORDS] = { 0 }, core[TILEC_CPU_WORDS];
+	for (int c = 0; c < TILEC_CPUS; c++) {
+		if (!tilec_cpu_in(allowed, c) || tilec_cpu_in(seen, c))
+			continue;
+		tilec_core_of(c, allowed, core);
+		for (int w = 0; w < TILEC_CPU_WORDS; w++)
+			seen[w] |= core[w];
+		first[cores++] = c;
+	}
+	if (cores == 0) {
+		tilec_bound_team = -1;
+		return;
+	}
+#pragma omp parallel
+	{
+		/* Thread t's core: the t-th, or with more threads than
+		 * cores, consecutive threads together. */
+		const int t = omp_get_thread_num(), n = omp_get_num_threads();
+		const int c = n <= cores ? t : (int)((long long)t * cores / n);
+		unsigned long long mine[TILEC_CPU_WORDS];
+		if (t > 0) {
+			tilec_core_of(first[c], allowed, mine);
+			tilec_affinity(1, mine);
+		}
+	}
+	tilec_bound_team = team;
+}
+#else
+static inline void
+tilec_bind_threads(void)
+{
+}
+#endif
 
 /* --- Bit casts --------------------------------------------------------------- */
 

@@ -98,6 +98,9 @@ void
 fused(int M, int N, int K, const tilec_f16 X[restrict M][N],
       const float B[restrict K], float Y[restrict M][N], float S[restrict M])
 {
+	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
+	// would place them, unless OpenMP's environment says otherwise
+	tilec_bind_threads();
 #pragma omp parallel for schedule(static)
 	for (int bm = 0; bm < tilec_ceildiv(M, BLOCK_M); bm++)
 		fused_block(M, N, K, X, B, Y, S, bm);
@@ -164,6 +167,9 @@ neighbour_block(int M, int N, const float X[restrict M][N],
 void
 neighbour(int M, int N, const float X[restrict M][N], float Y[restrict M][N])
 {
+	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
+	// would place them, unless OpenMP's environment says otherwise
+	tilec_bind_threads();
 #pragma omp parallel for collapse(2) schedule(static)
 	for (int bm = 0; bm < tilec_ceildiv(M, BLOCK_M); bm++)
 		for (int bn = 0; bn < tilec_ceildiv(N, BLOCK_N); bn++)
@@ -253,6 +259,9 @@ row_result_block(int M, int N, const float X[restrict M][N],
 void
 row_result(int M, int N, const float X[restrict M][N], float Y[restrict M][N])
 {
+	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
+	// would place them, unless OpenMP's environment says otherwise
+	tilec_bind_threads();
 #pragma omp parallel for schedule(static)
 	for (int bm = 0; bm < tilec_ceildiv(M, BLOCK_M); bm++)
 		row_result_block(M, N, X, Y, bm);
@@ -334,6 +343,9 @@ partial_write_block(int M, int N, const float X[restrict M][N],
 void
 partial_write(int M, int N, const float X[restrict M][N], float S[restrict M])
 {
+	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
+	// would place them, unless OpenMP's environment says otherwise
+	tilec_bind_threads();
 #pragma omp parallel for schedule(static)
 	for (int bm = 0; bm < tilec_ceildiv(M, BLOCK_M); bm++)
 		partial_write_block(M, N, X, S, bm);
@@ -446,6 +458,9 @@ extremes_block(int M, int N, const tilec_f16 X[restrict M][N],
 void
 extremes(int M, int N, const tilec_f16 X[restrict M][N], float S[restrict M][4])
 {
+	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
+	// would place them, unless OpenMP's environment says otherwise
+	tilec_bind_threads();
 #pragma omp parallel for schedule(static)
 	for (int bm = 0; bm < tilec_ceildiv(M, BLOCK_M); bm++)
 		extremes_block(M, N, X, S, bm);
@@ -542,6 +557,9 @@ recompute_block(int M, int N, const float X[restrict M][N],
 void
 recompute(int M, int N, const float X[restrict M][N], float Y[restrict M][N])
 {
+	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
+	// would place them, unless OpenMP's environment says otherwise
+	tilec_bind_threads();
 #pragma omp parallel for schedule(static)
 	for (int bm = 0; bm < tilec_ceildiv(M, BLOCK_M); bm++)
 		recompute_block(M, N, X, Y, bm);
@@ -645,6 +663,9 @@ void
 no_recompute(int M, int N, const float X[restrict M][N],
              const float W[restrict N], float Y[restrict M][N])
 {
+	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
+	// would place them, unless OpenMP's environment says otherwise
+	tilec_bind_threads();
 #pragma omp parallel for schedule(static)
 	for (int bm = 0; bm < tilec_ceildiv(M, BLOCK_M); bm++)
 		no_recompute_block(M, N, X, W, Y, bm);
@@ -712,6 +733,9 @@ masks_block(int M, int N, int K, const float X[restrict M][N],
 void
 masks(int M, int N, int K, const float X[restrict M][N], float Y[restrict M][N])
 {
+	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
+	// would place them, unless OpenMP's environment says otherwise
+	tilec_bind_threads();
 #pragma omp parallel for schedule(static)
 	for (int bm = 0; bm < tilec_ceildiv(M, BLOCK_M); bm++)
 		masks_block(M, N, K, X, Y, bm);
@@ -770,6 +794,9 @@ void
 square(int M, const float X[restrict M][SQUARE], const float V[restrict SQUARE],
        float Y[restrict M][SQUARE])
 {
+	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
+	// would place them, unless OpenMP's environment says otherwise
+	tilec_bind_threads();
 #pragma omp parallel for schedule(static)
 	for (int bm = 0; bm < tilec_ceildiv(M, SQUARE); bm++)
 		square_block(M, X, V, Y, bm);
@@ -891,6 +918,9 @@ vector_exp(int M, int N, const float X[restrict M][N],
            const float B[restrict N], const float R[restrict M],
            float Y[restrict M][N], float S[restrict M])
 {
+	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
+	// would place them, unless OpenMP's environment says otherwise
+	tilec_bind_threads();
 #pragma omp parallel for schedule(static)
 	for (int bm = 0; bm < tilec_ceildiv(M, BLOCK_M); bm++)
 		vector_exp_block(M, N, X, B, R, Y, S, bm);
@@ -994,6 +1024,9 @@ void
 vector_not(int M, int N, const float X[restrict M][N],
            const tilec_f16 H[restrict M][N], float Y[restrict M][N])
 {
+	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
+	// would place them, unless OpenMP's environment says otherwise
+	tilec_bind_threads();
 #pragma omp parallel for schedule(static)
 	for (int bm = 0; bm < tilec_ceildiv(M, BLOCK_M); bm++)
 		vector_not_block(M, N, X, H, Y, bm);
@@ -1061,6 +1094,9 @@ vector_local_block(int M, int N, const float X[restrict M][N],
 void
 vector_local(int M, int N, const float X[restrict M][N], float Y[restrict M][N])
 {
+	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
+	// would place them, unless OpenMP's environment says otherwise
+	tilec_bind_threads();
 #pragma omp parallel for collapse(2) schedule(static)
 	for (int bm = 0; bm < tilec_ceildiv(M, BLOCK_M); bm++)
 		for (int bn = 0; bn < tilec_ceildiv(N, BLOCK_N); bn++)
@@ -1174,6 +1210,9 @@ void
 recompute_all(int M, int N, const float X[restrict M][N], float S[restrict M],
               float T[restrict M])
 {
+	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
+	// would place them, unless OpenMP's environment says otherwise
+	tilec_bind_threads();
 #pragma omp parallel for schedule(static)
 	for (int bm = 0; bm < tilec_ceildiv(M, BLOCK_M); bm++)
 		recompute_all_block(M, N, X, S, T, bm);
@@ -1238,6 +1277,9 @@ shifted_block(int M, int N, const float X[restrict M][N], float S[restrict M],
 void
 shifted(int M, int N, const float X[restrict M][N], float S[restrict M])
 {
+	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
+	// would place them, unless OpenMP's environment says otherwise
+	tilec_bind_threads();
 #pragma omp parallel for schedule(static)
 	for (int bm = 0; bm < tilec_ceildiv(M, BLOCK_M); bm++)
 		shifted_block(M, N, X, S, bm);

@@ -161,6 +161,9 @@ add_rmsnorm(int M, int N, float eps, const tilec_f16 X[restrict M][N],
             const tilec_f16 R[restrict M][N], const tilec_f16 W[restrict N],
             tilec_f16 H[restrict M][N], tilec_f16 Y[restrict M][N])
 {
+	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
+	// would place them, unless OpenMP's environment says otherwise
+	tilec_bind_threads();
 #pragma omp parallel for schedule(static)
 	for (int bm = 0; bm < tilec_ceildiv(M, BLOCK_M); bm++)
 		add_rmsnorm_block(M, N, eps, X, R, W, H, Y, bm);

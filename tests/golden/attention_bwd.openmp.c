@@ -78,6 +78,9 @@ attn_bwd_delta(int B, int S, int H,
                const tilec_f16 dO[restrict B][S][H][HEAD_DIM],
                float Delta[restrict B][H][S])
 {
+	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
+	// would place them, unless OpenMP's environment says otherwise
+	tilec_bind_threads();
 #pragma omp parallel for collapse(3) schedule(static)
 	for (int b = 0; b < B; b++)
 		for (int h = 0; h < H; h++)
@@ -320,6 +323,9 @@ attn_bwd_dkdv(int B, int S, int H, float scale,
               tilec_f16 dK[restrict B][S][H][HEAD_DIM],
               tilec_f16 dV[restrict B][S][H][HEAD_DIM])
 {
+	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
+	// would place them, unless OpenMP's environment says otherwise
+	tilec_bind_threads();
 #pragma omp parallel for collapse(3) schedule(static)
 	for (int b = 0; b < B; b++)
 		for (int h = 0; h < H; h++)
@@ -518,6 +524,9 @@ attn_bwd_dq(int B, int S, int H, float scale,
             const float Delta[restrict B][H][S],
             tilec_f16 dQ[restrict B][S][H][HEAD_DIM])
 {
+	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
+	// would place them, unless OpenMP's environment says otherwise
+	tilec_bind_threads();
 #pragma omp parallel for collapse(3) schedule(static)
 	for (int b = 0; b < B; b++)
 		for (int h = 0; h < H; h++)

@@ -67,6 +67,9 @@ void
 bias_gelu(int M, int N, const tilec_f16 X[restrict M][N],
           const tilec_f16 bias[restrict N], tilec_f16 Y[restrict M][N])
 {
+	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
+	// would place them, unless OpenMP's environment says otherwise
+	tilec_bind_threads();
 #pragma omp parallel for collapse(2) schedule(static)
 	for (int bm = 0; bm < tilec_ceildiv(M, BLOCK_M); bm++)
 		for (int bn = 0; bn < tilec_ceildiv(N, BLOCK_N); bn++)

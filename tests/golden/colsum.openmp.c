@@ -57,6 +57,9 @@ colsum_block(int M, int N, const float X[restrict M][N], float Y[restrict N],
 void
 colsum(int M, int N, const float X[restrict M][N], float Y[restrict N])
 {
+	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
+	// would place them, unless OpenMP's environment says otherwise
+	tilec_bind_threads();
 #pragma omp parallel for schedule(static)
 	for (int bn = 0; bn < tilec_ceildiv(N, BLOCK_N); bn++)
 		colsum_block(M, N, X, Y, bn);

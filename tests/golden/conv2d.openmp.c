@@ -94,6 +94,9 @@ conv2d(int N, int H, int W, int C, int KO, int PAD, int P, int Q,
        const tilec_f16 F[restrict KO][R][S][C],
        tilec_f16 Y[restrict N][P][Q][KO])
 {
+	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
+	// would place them, unless OpenMP's environment says otherwise
+	tilec_bind_threads();
 #pragma omp parallel for collapse(3) schedule(static)
 	for (int np = 0; np < N * P; np++)
 		for (int bq = 0; bq < tilec_ceildiv(Q, BLOCK_M); bq++)

@@ -142,6 +142,9 @@ void
 cross_entropy(int M, int V, const tilec_f16 X[restrict M][V],
               const int L[restrict M], float Loss[restrict M])
 {
+	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
+	// would place them, unless OpenMP's environment says otherwise
+	tilec_bind_threads();
 #pragma omp parallel for schedule(static)
 	for (int bm = 0; bm < tilec_ceildiv(M, BLOCK_M); bm++)
 		cross_entropy_block(M, V, X, L, Loss, bm);

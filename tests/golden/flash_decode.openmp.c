@@ -159,6 +159,9 @@ flash_decode_split(int B, int H, int HKV, int S, int NSPLIT, float scale,
                    float Opart[restrict B][H][NSPLIT][HEAD_DIM],
                    float Lse[restrict B][H][NSPLIT])
 {
+	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
+	// would place them, unless OpenMP's environment says otherwise
+	tilec_bind_threads();
 #pragma omp parallel for collapse(3) schedule(dynamic)
 	for (int b = 0; b < B; b++)
 		for (int h = 0; h < H; h++)
@@ -385,6 +388,9 @@ flash_decode_split_gqa(int B, int H, int HKV, int S, int NSPLIT, float scale,
                        float Opart[restrict B][H][NSPLIT][HEAD_DIM],
                        float Lse[restrict B][H][NSPLIT])
 {
+	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
+	// would place them, unless OpenMP's environment says otherwise
+	tilec_bind_threads();
 #pragma omp parallel for collapse(3) schedule(dynamic)
 	for (int b = 0; b < B; b++)
 		for (int gh = 0; gh < HKV * tilec_ceildiv(H / HKV, BLOCK_H); gh++)
@@ -510,6 +516,9 @@ flash_decode_combine(int B, int H, int NSPLIT,
                      const float Lse[restrict B][H][NSPLIT],
                      tilec_f16 O[restrict B][H][HEAD_DIM])
 {
+	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
+	// would place them, unless OpenMP's environment says otherwise
+	tilec_bind_threads();
 #pragma omp parallel for collapse(2) schedule(static)
 	for (int b = 0; b < B; b++)
 		for (int h = 0; h < H; h++)

@@ -116,10 +116,13 @@ void
 gemm(int M, int N, int K, const tilec_f16 A[restrict M][K],
      const tilec_f16 B[restrict K][N], tilec_f16 C[restrict M][N])
 {
-	// blocks of a grid row each call runs, fewer where the threads would
-	// outnumber the strips
+	// blocks of a grid row each call runs: fewer where shorter strips
+	// spread the grid more evenly over the threads
 	const int strip = tilec_strip_blocks(4, tilec_ceildiv(N, BLOCK_N),
 	                                     (long long)tilec_ceildiv(M, BLOCK_M));
+	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
+	// would place them, unless OpenMP's environment says otherwise
+	tilec_bind_threads();
 #pragma omp parallel for collapse(2) schedule(static)
 	for (int by = 0; by < tilec_ceildiv(M, BLOCK_M); by++)
 		for (int bx0 = 0; bx0 < tilec_ceildiv(N, BLOCK_N); bx0 += strip)

@@ -147,6 +147,9 @@ gemm_w4a16(int M, int N, int K, const tilec_f16 A[restrict M][K],
            const tilec_f16 S[restrict K / GROUP][N],
            const tilec_f16 Z[restrict K / GROUP][N], tilec_f16 C[restrict M][N])
 {
+	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
+	// would place them, unless OpenMP's environment says otherwise
+	tilec_bind_threads();
 #pragma omp parallel for collapse(2) schedule(static)
 	for (int by = 0; by < tilec_ceildiv(M, BLOCK_M); by++)
 		for (int bx = 0; bx < tilec_ceildiv(N, BLOCK_N); bx++)

@@ -204,6 +204,9 @@ gqa_attention(int B, int S, int H, int HKV,
               const tilec_f16 V[restrict B][S][HKV][HEAD_DIM],
               tilec_f16 O[restrict B][S][H][HEAD_DIM])
 {
+	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
+	// would place them, unless OpenMP's environment says otherwise
+	tilec_bind_threads();
 #pragma omp parallel for collapse(3) schedule(static)
 	for (int b = 0; b < B; b++)
 		for (int h = 0; h < H; h++)

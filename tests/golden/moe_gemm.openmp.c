@@ -117,6 +117,9 @@ moe_gemm(int T, int N, int K, const tilec_f16 X[restrict T][K],
          const int CNT[restrict EXPERTS],
          const tilec_f16 W[restrict EXPERTS][N][K], tilec_f16 Y[restrict T][N])
 {
+	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
+	// would place them, unless OpenMP's environment says otherwise
+	tilec_bind_threads();
 #pragma omp parallel for collapse(3) schedule(static)
 	for (int e = 0; e < EXPERTS; e++)
 		for (int by = 0; by < tilec_ceildiv(T, BLOCK_M); by++)

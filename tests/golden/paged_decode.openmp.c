@@ -144,6 +144,9 @@ paged_decode(int B, int H, int HKV, int NPAGES, int MAXP, float scale,
              const int BT[restrict B][MAXP], const int CL[restrict B],
              tilec_f16 O[restrict B][H][HEAD_DIM])
 {
+	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
+	// would place them, unless OpenMP's environment says otherwise
+	tilec_bind_threads();
 #pragma omp parallel for collapse(2) schedule(dynamic)
 	for (int b = 0; b < B; b++)
 		for (int h = 0; h < H; h++)

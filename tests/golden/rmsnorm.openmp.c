@@ -122,6 +122,9 @@ void
 rmsnorm(int M, int N, float eps, const tilec_f16 X[restrict M][N],
         const tilec_f16 W[restrict N], tilec_f16 Y[restrict M][N])
 {
+	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
+	// would place them, unless OpenMP's environment says otherwise
+	tilec_bind_threads();
 #pragma omp parallel for schedule(static)
 	for (int bm = 0; bm < tilec_ceildiv(M, BLOCK_M); bm++)
 		rmsnorm_block(M, N, eps, X, W, Y, bm);

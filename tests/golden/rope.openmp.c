@@ -116,6 +116,9 @@ rope(int T, int H, int MAXPOS, const tilec_f16 X[restrict T][H][HEAD_DIM],
      const int P[restrict T], const float CS[restrict MAXPOS][HEAD_DIM],
      tilec_f16 Y[restrict T][H][HEAD_DIM])
 {
+	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
+	// would place them, unless OpenMP's environment says otherwise
+	tilec_bind_threads();
 #pragma omp parallel for collapse(2) schedule(dynamic)
 	for (int bh = 0; bh < tilec_ceildiv(H, BLOCK_H); bh++)
 		for (int bt = 0; bt < tilec_ceildiv(T, BLOCK_T); bt++)

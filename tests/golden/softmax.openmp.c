@@ -197,6 +197,9 @@ softmax_block(int M, int N, const float X[restrict M][N],
 void
 softmax(int M, int N, const float X[restrict M][N], float Y[restrict M][N])
 {
+	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
+	// would place them, unless OpenMP's environment says otherwise
+	tilec_bind_threads();
 #pragma omp parallel for schedule(static)
 	for (int bm = 0; bm < tilec_ceildiv(M, BLOCK_M); bm++)
 		softmax_block(M, N, X, Y, bm);

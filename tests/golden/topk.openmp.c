@@ -100,6 +100,9 @@ void
 topk(int T, const float G[restrict T][EXPERTS], float Wt[restrict T][TOPK],
      int I[restrict T][TOPK])
 {
+	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
+	// would place them, unless OpenMP's environment says otherwise
+	tilec_bind_threads();
 #pragma omp parallel for schedule(static)
 	for (int bt = 0; bt < tilec_ceildiv(T, BLOCK_T); bt++)
 		topk_block(T, G, Wt, I, bt);

@@ -55,6 +55,9 @@ void
 transpose(int M, int N, const tilec_f16 X[restrict M][N],
           tilec_f16 Y[restrict N][M])
 {
+	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
+	// would place them, unless OpenMP's environment says otherwise
+	tilec_bind_threads();
 #pragma omp parallel for collapse(2) schedule(static)
 	for (int by = 0; by < tilec_ceildiv(M, BLOCK); by++)
 		for (int bx = 0; bx < tilec_ceildiv(N, BLOCK); bx++)

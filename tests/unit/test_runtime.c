@@ -6,8 +6,9 @@
  * bad options, backends that are not available; a hung compiler killed
  * with its children after the timeout; a flood of compiler output kept
  * bounded; misuse of handles (a context freed before its modules, a
- * double free, a kernel used after its module) defined or caught; and
- * no failing call leaving an earlier call's message in place.
+ * double free, a kernel used after its module) defined or caught; no
+ * failing call leaving an earlier call's message in place; and host
+ * buffers for CPU kernels first touched by the runtime (cpu_place.c).
  *
  * Each test uses a private cache directory under $TMPDIR, removed after.
  */
@@ -15,10 +16,12 @@
 #include "runtime_int.h"
 
 #include <dirent.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -537,6 +540,59 @@ START_TEST(every_error_has_its_own_message)
 }
 END_TEST
 
+/* Pages holding any of the n bytes at p that are in memory; with all,
+ * how many there are. */
+static size_t
+resident_pages(void *p, size_t n, size_t *all)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	ck_assert(page > 0);
+	char *first = (char *)((uintptr_t)p / (uintptr_t)page * (uintptr_t)page);
+	size_t len = (size_t)((char *)p + n - first);
+	size_t npages = (len + (size_t)page - 1) / (size_t)page, in = 0;
+	unsigned char *v = malloc(npages);
+	ck_assert(v);
+	ck_assert_int_eq(mincore(first, len, v), 0);
+	for (size_t i = 0; i < npages; i++)
+		in += v[i] & 1;
+	free(v);
+	if (all)
+		*all = npages;
+	return in;
+}
+
+START_TEST(host_buffers_are_first_touched_by_the_kernels_threads)
+{
+	tilec_context *ctx = new_context();
+	const size_t n = 64u << 20; /* mapped fresh by the allocator */
+	size_t all;
+	void *p;
+	/* The allocator must not write the memory itself, as it does under
+	 * MALLOC_PERTURB_ (which meson sets). */
+	const char *perturb = getenv("MALLOC_PERTURB_");
+#ifdef M_PERTURB
+	mallopt(M_PERTURB, 0);
+#endif
+	/* Two threads: every page is written before the call returns. */
+	setenv("OMP_NUM_THREADS", "2", 1);
+	ck_assert_int_eq(tilec_alloc(ctx, n, &p), TILEC_OK);
+	ck_assert_uint_eq(resident_pages(p, n, &all), all);
+	tilec_free(ctx, p);
+	/* One thread: the pages are left to whoever writes first. */
+	setenv("OMP_NUM_THREADS", "1", 1);
+	ck_assert_int_eq(tilec_alloc(ctx, n, &p), TILEC_OK);
+	ck_assert_uint_lt(resident_pages(p, n, &all), all / 2);
+	tilec_free(ctx, p);
+#ifdef M_PERTURB
+	mallopt(M_PERTURB, perturb ? atoi(perturb) : 0);
+#else
+	(void)perturb;
+#endif
+	unsetenv("OMP_NUM_THREADS");
+	free_context(ctx);
+}
+END_TEST
+
 Suite *
 unit_suite_runtime(void)
 {
@@ -555,6 +611,7 @@ unit_suite_runtime(void)
 	tcase_add_test(c, a_context_freed_before_its_modules_lives_on_for_them);
 	tcase_add_test(c, use_after_free_is_caught);
 	tcase_add_test(c, every_error_has_its_own_message);
+	tcase_add_test(c, host_buffers_are_first_touched_by_the_kernels_threads);
 	suite_add_tcase(s, c);
 	return s;
 }

@@ -1,13 +1,17 @@
 """bench.py - tilec's CPU GEMMs against torch in one process (run.sh).
 
-usage: python3 bench.py WORK QUICK [vnni]
+usage: python3 bench.py WORK QUICK [vnni | bind]
 
 WORK holds the compiled kernels (NAME.so, from kernels/NAME.c) and
 fill.so.  With `vnni`, only the VNNI int8 kernel is timed, at 16 and 1
 threads, against torch._int_mm in a process run.sh starts with
 ONEDNN_MAX_CPU_ISA=AVX512_CORE_VNNI (oneDNN without AMX: the library
 figure for CPUs without AMX); one small call is made with oneDNN's
-verbose output on, so the log shows the ISA it used.  Every kernel is checked first against a double-precision
+verbose output on, so the log shows the ISA it used.  With `bind`, in a
+process run.sh starts without OMP_PROC_BIND and OMP_PLACES, the fp32
+kernels with and without strips and the skinny one at 16 threads (the
+CPUs there are, if fewer), tilec placing its threads itself, and then
+where each OpenMP thread ran (fill.c's thread_cpus).  Every kernel is checked first against a double-precision
 reference computed here on ragged shapes, its output poisoned before the
 call (integers exactly); a failure stops the run with status 1.  Then
 each row times tilec and torch alternately (a warm-up call each, then
@@ -27,9 +31,10 @@ import time
 WORK = sys.argv[1]
 QUICK = len(sys.argv) > 2 and sys.argv[2] == "1"
 VNNI_ONLY = len(sys.argv) > 3 and sys.argv[3] == "vnni"
+BIND_ONLY = len(sys.argv) > 3 and sys.argv[3] == "bind"
 START = time.monotonic()
 BUDGET = float(os.environ.get("CPU_BENCH_BUDGET",
-                              "60" if VNNI_ONLY else "280"))  # seconds
+                              "50" if VNNI_ONLY or BIND_ONLY else "260"))
 REPEATS = 5 if QUICK else 3
 PAUSE = 0.02  # between calls: the other side's idle threads go to sleep
 
@@ -46,12 +51,14 @@ for fn in ("fill_f32", "fill_bf16", "fill_i8"):
                                   ctypes.c_uint64]
 fill.poison.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
 fill.check_needs.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
+fill.thread_cpus.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
 
 # kernel name -> (.so, entry symbol, operand type, result type)
 KERNELS = {
     "gemm_f32": ("gemm_f32", "f32", "f32"),
     "gemm_f32_skinny": ("gemm_f32", "f32", "f32"),
     "gemm_f32_wide": ("gemm_f32", "f32", "f32"),
+    "gemm_f32_nostrip": ("gemm_f32", "f32", "f32"),
     "gemm_bf16": ("gemm_bf16", "bf16", "f32"),
     "gemm_i8": ("gemm_i8", "i8", "i32"),
     "gemm_i8_vnni": ("gemm_i8", "i8", "i32"),
@@ -216,10 +223,36 @@ def row(name, entry, m, n, k, threads):
     return g_t, g_b, base, reps
 
 
+def placement():
+    """Where the OpenMP threads of a team of the current size run, in a
+    line: the caller's thread, and how many of the others are bound to
+    one core each (tilec_bind_threads binds them at a kernel's call)."""
+    out = ctypes.create_string_buffer(1 << 16)
+    fill.thread_cpus(out, len(out))
+    masks = out.value.decode().split("|")
+
+    def cpus(m):
+        n = 0
+        for part in m.split(","):
+            lo, _, hi = part.partition("-")
+            n += int(hi or lo) - int(lo) + 1
+        return n
+    every = cpus(masks[0]) if masks and masks[0] else 0
+    bound = [m for m in masks[1:] if m and cpus(m) < every]
+    return ("%d threads; thread 0 on CPUs %s; %d of the other %d bound, "
+            "to %d distinct CPU sets (%s)" % (
+                len(masks), masks[0], len(bound), len(masks) - 1,
+                len(set(bound)), " ".join(masks[1:9]) +
+                (" ..." if len(masks) > 9 else "")))
+
+
 def main():
+    only = {"gemm_i8_vnni"} if VNNI_ONLY else \
+        {"gemm_f32", "gemm_f32_nostrip", "gemm_f32_skinny"} if BIND_ONLY \
+        else set(KERNELS)
     names = sorted(n for n in KERNELS
                    if os.path.exists(os.path.join(WORK, n + ".so")) and
-                   (not VNNI_ONLY or n == "gemm_i8_vnni"))
+                   n in only)
     entries = {}
     for n in names:
         entry, why = load(n)
@@ -254,6 +287,11 @@ def main():
     if VNNI_ONLY:
         n = 512 if QUICK else 4096
         rows = [("gemm_i8_vnni", n, n, n)]
+    elif BIND_ONLY:
+        n = 512 if QUICK else 4096
+        k = 1024 if QUICK else 8192
+        rows = [("gemm_f32", n, n, n), ("gemm_f32_nostrip", n, n, n),
+                ("gemm_f32_skinny", 16, k, k)]
     elif QUICK:
         rows = [("gemm_f32", 256, 256, 256), ("gemm_f32", 512, 512, 512),
                 ("gemm_f32_wide", 512, 512, 512),
@@ -269,6 +307,8 @@ def main():
     cores = os.cpu_count() or 1
     counts = [t for t in ((16, 1) if VNNI_ONLY else (16, 8, 2, 1))
               if t <= cores]
+    if BIND_ONLY:
+        counts = [min(16, cores)]
     table = []
     for t in counts:
         gomp.omp_set_num_threads(t)
@@ -295,6 +335,10 @@ def main():
     if VNNI_ONLY:
         print("torch under ONEDNN_MAX_CPU_ISA=%s" %
               os.environ.get("ONEDNN_MAX_CPU_ISA", "(unset)"))
+    if BIND_ONLY:
+        print("OMP_PROC_BIND=%s OMP_PLACES=%s: %s" % (
+            os.environ.get("OMP_PROC_BIND", "(unset)"),
+            os.environ.get("OMP_PLACES", "(unset)"), placement()))
     print("GFLOP/s (int8: GOP/s), median of %d alternating calls after a "
           "warm-up; ratio = tilec / torch" % REPEATS)
     # One line per kernel and shape: tilec / torch = ratio at each

@@ -2,12 +2,20 @@
  * fill.c - what bench.py does in C: random operands, filled in C so that
  * 4096 x 4096 tensors cost no Python time (values uniform in [-1, 1) for
  * floats, bf16 as the top halves of such floats, [-128, 127] for int8,
- * from a 64-bit LCG with the caller's seed), and the CPU check tilec's
- * runtime makes before it runs a kernel.
+ * from a 64-bit LCG with the caller's seed), the CPU check tilec's
+ * runtime makes before it runs a kernel, and where the OpenMP threads
+ * run (built with -fopenmp, it shares the kernels' libgomp and so their
+ * threads).
  */
+#define _GNU_SOURCE
+#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 static uint32_t
 next(uint64_t *s)
@@ -144,4 +152,52 @@ check_needs(const char *needs, char *why, size_t n)
 		}
 	}
 	return 0;
+}
+
+/* --- Where the OpenMP threads run ---------------------------------------
+ * Each thread of a team of the current size, in order, as its CPU list
+ * ("0-15", "3", "3,19"), separated by '|', in out (n bytes). */
+void
+thread_cpus(char *out, size_t n)
+{
+	enum { MAX = 1024 };
+	static cpu_set_t mask[MAX];
+	int team = 1;
+	out[0] = 0;
+#ifdef _OPENMP
+#pragma omp parallel
+	{
+		int t = omp_get_thread_num();
+		if (t < MAX)
+			sched_getaffinity(0, sizeof mask[t], &mask[t]);
+#pragma omp single
+		team = omp_get_num_threads();
+	}
+#else
+	sched_getaffinity(0, sizeof mask[0], &mask[0]);
+#endif
+	size_t used = 0;
+	for (int t = 0; t < team && t < MAX; t++) {
+		int c = 0, first = 1;
+		if (t && used + 1 < n)
+			out[used++] = '|';
+		while (c < CPU_SETSIZE) {
+			if (!CPU_ISSET(c, &mask[t])) {
+				c++;
+				continue;
+			}
+			int e = c;
+			while (e + 1 < CPU_SETSIZE && CPU_ISSET(e + 1, &mask[t]))
+				e++;
+			int w = e > c ? snprintf(out + used, n - used, "%s%d-%d",
+						 first ? "" : ",", c, e)
+				      : snprintf(out + used, n - used, "%s%d",
+						 first ? "" : ",", c);
+			if (w < 0 || (size_t)w >= n - used)
+				return;
+			used += (size_t)w;
+			first = 0;
+			c = e + 1;
+		}
+	}
 }

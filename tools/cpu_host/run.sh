@@ -6,8 +6,19 @@
 #
 # Needs cc (gcc or clang with OpenMP) and python3; torch for the
 # baselines (without it tilec alone is timed).  Prints the machine, then
-# one line per check and per row, and the table last.  Status 0 when every
-# kernel compiled and matched its reference.
+# one line per check and per row, and a table after each part.  Status 0
+# when every kernel compiled and matched its reference.  Three parts,
+# each a python3 process with a time budget (rows past it are reported
+# as skipped), under 8 minutes in all:
+#
+#   1. the VNNI int8 kernel against oneDNN held to AVX512-VNNI, at 16
+#      and 1 threads (75 s at most);
+#   2. every kernel against torch at 16, 8, 2 and 1 threads, both sides
+#      placed by OMP_PROC_BIND=close OMP_PLACES=cores (290 s at most);
+#   3. without those variables, so that tilec's kernels place their
+#      threads themselves (tilec_bind_threads) and torch's are unbound:
+#      fp32 with and without strips of blocks, and the skinny fp32, at 16
+#      threads, then where each OpenMP thread ran (75 s at most).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 quick=0
@@ -29,7 +40,7 @@ while read -r name arch rest; do
 	"$cc" -O3 -march=native -fopenmp -fno-math-errno -fPIC -shared \
 		-o "$work/$name.so" "$here/kernels/$name.c" -lm >"$work/$name.log" 2>&1 &
 done <"$here/kernels/MANIFEST"
-"$cc" -O2 -fPIC -shared -o "$work/fill.so" "$here/fill.c" || exit 1
+"$cc" -O2 -fopenmp -fPIC -shared -o "$work/fill.so" "$here/fill.c" || exit 1
 wait
 while read -r name arch rest; do
 	if [ ! -s "$work/$name.so" ]; then
@@ -40,21 +51,25 @@ while read -r name arch rest; do
 	echo "built $name for --arch $arch $rest"
 done <"$here/kernels/MANIFEST"
 echo "compiled in $(($(date +%s) - t0)) s"
-export OMP_PROC_BIND=close OMP_PLACES=cores
-# A block's buffers (up to 896 KiB for gemm_f32_wide) live on its
-# thread's stack.
+# A block's buffers (up to 2.5 MiB for gemm_f32_wide's strip of 4
+# blocks) live on its thread's stack.
 export OMP_STACKSIZE=${OMP_STACKSIZE:-8M}
 # bench.py refuses, as tilec's runtime does, a kernel whose
 # tilec_cpu_needs this CPU lacks, and asks Linux for the AMX state.
-# First the VNNI kernel against oneDNN held to AVX512-VNNI (the library
-# figure where there is no AMX), then everything against torch as it
-# runs here, the table last.
-echo "== VNNI int8 against oneDNN without AMX"
-ONEDNN_MAX_CPU_ISA=AVX512_CORE_VNNI timeout 90 "$python" -u "$here/bench.py" \
-	"$work" "$quick" vnni
-[ $? = 124 ] && echo "run.sh: the VNNI comparison ran past 90 s and was stopped"
-echo "== every kernel against torch"
-timeout 320 "$python" -u "$here/bench.py" "$work" "$quick"
+echo "== 1. VNNI int8 against oneDNN without AMX"
+OMP_PROC_BIND=close OMP_PLACES=cores ONEDNN_MAX_CPU_ISA=AVX512_CORE_VNNI \
+	timeout 75 "$python" -u "$here/bench.py" "$work" "$quick" vnni
+[ $? = 124 ] && echo "run.sh: the VNNI comparison ran past 75 s and was stopped"
+echo "== 2. every kernel against torch (OMP_PROC_BIND=close OMP_PLACES=cores)"
+OMP_PROC_BIND=close OMP_PLACES=cores timeout 290 "$python" -u "$here/bench.py" \
+	"$work" "$quick"
 rc=$?
-[ $rc = 124 ] && echo "run.sh: bench.py ran past 320 s and was stopped"
+[ $rc = 124 ] && echo "run.sh: bench.py ran past 290 s and was stopped"
+echo "== 3. tilec placing its own threads (no OMP_PROC_BIND, OMP_PLACES)"
+env -u OMP_PROC_BIND -u OMP_PLACES -u GOMP_CPU_AFFINITY -u KMP_AFFINITY \
+	timeout 75 "$python" -u "$here/bench.py" "$work" "$quick" bind
+rc3=$?
+[ $rc3 = 124 ] && echo "run.sh: the third part ran past 75 s and was stopped"
+[ $rc = 0 ] && [ $rc3 = 1 ] && rc=1
+echo "total $(($(date +%s) - t0)) s"
 exit $rc
