@@ -35,7 +35,7 @@ t0=$(date +%s.%N)
 	--shape M=8192,N=8192,K=8192 --check-shape M=200,N=136,K=72 \
 	--unit-size 12 --config-timeout 120 --prepare "$out/gemm"
 t1=$(date +%s.%N)
-cp tools/tune_farm.py tools/launch_manifest.py "$out/tools/"
+cp tools/tune_farm.py tools/launch_manifest.py tools/tune_ray.py "$out/tools/"
 cp tools/tune_units_gpu_run.sh "$out/run.sh"
 git describe --always --dirty >"$out/REVISION" 2>/dev/null || echo unknown >"$out/REVISION"
 # The plumbing checked here first (made-up times, in a copy).

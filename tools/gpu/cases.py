@@ -443,6 +443,19 @@ CASES = [
      {"M": 16, "N": 8192, "K": 8192}, "gemm_w4a16", "bench"),
     ("gemm_w4a16_m1_8192_n64_k128_s4", "gemm_w4a16", None, {"BLOCK_N": 64, "BLOCK_K": 128, "STAGES": 4},
      {"M": 1, "N": 8192, "K": 8192}, "gemm_w4a16", "bench"),
+    # The same with k split over SPLIT_K blocks added into an f32 C.
+    ("gemm_w4a16_splitk_ragged", "gemm_w4a16_splitk", None, {}, {"M": 5, "N": 1030, "K": 1280},
+     "gemm_w4a16_splitk", "check"),
+    ("gemm_w4a16_splitk_s4_ragged", "gemm_w4a16_splitk", None, {"SPLIT_K": 4, "BLOCK_K": 64, "BLOCK_N": 128},
+     {"M": 17, "N": 333, "K": 640}, "gemm_w4a16_splitk", "check"),
+    ("gemm_w4a16_splitk_m1_8192", "gemm_w4a16_splitk", None, {}, {"M": 1, "N": 8192, "K": 8192},
+     "gemm_w4a16_splitk", "bench"),
+    ("gemm_w4a16_splitk_m16_8192", "gemm_w4a16_splitk", None, {}, {"M": 16, "N": 8192, "K": 8192},
+     "gemm_w4a16_splitk", "bench"),
+    ("gemm_w4a16_splitk_m16_8192_s32", "gemm_w4a16_splitk", None, {"SPLIT_K": 32},
+     {"M": 16, "N": 8192, "K": 8192}, "gemm_w4a16_splitk", "bench"),
+    ("gemm_w4a16_splitk_m16_8192_s8_n128", "gemm_w4a16_splitk", None, {"SPLIT_K": 8, "BLOCK_N": 128},
+     {"M": 16, "N": 8192, "K": 8192}, "gemm_w4a16_splitk", "bench"),
     # Conv2d as an implicit GEMM, NHWC, 3x3 taps, padding 1 (ResNet-like
     # layers); P and Q are the output's rows and columns.
     ("conv2d_ragged", "conv2d", None, {}, {"N": 2, "H": 17, "W": 70, "C": 40, "KO": 130, "PAD": 1, "P": 17, "Q": 70},

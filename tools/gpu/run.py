@@ -224,6 +224,10 @@ def ref_gemm_w4a16(t, s):
     return t["A"].double() @ w.T
 
 
+def ref_gemm_w4a16_splitk(t, s):
+    return t["C@start"].double() + ref_gemm_w4a16(t, s)
+
+
 def ref_i4_fragment(t, s):
     x = unpack_i4(t["X"], (s["M"], s["N"])).float()
     return x * 2 + unpack_i4(t["V"], (s["N"],)).float()
@@ -783,6 +787,7 @@ REFS = {"gemm": (ref_gemm, "C"), "gemm_at": (ref_gemm_at, "C"), "gemm_bt": (ref_
         "gqa_attention": (ref_gqa_attention, "O"), "gemm_w8a8": (ref_gemm_w8a8, "C"),
         "paged_decode": (ref_paged_decode, "O"), "paged_decode_full": (ref_paged_decode, "O"),
         "moe_gemm": (ref_moe_gemm, "Y"), "gemm_w4a16": (ref_gemm_w4a16, "C"),
+        "gemm_w4a16_splitk": (ref_gemm_w4a16_splitk, "C"),
         "i4_fragment": (ref_i4_fragment, "Y"), "i4_shared": (ref_i4_shared, ("Y", "Z", "W")),
         "i4_store": (ref_i4_store, ("Q", "R")), "i4_pipelined": (ref_i4_pipelined, "Y"),
         "row_vectors": (ref_row_vectors, ("Y", "Z")),
@@ -809,7 +814,7 @@ SUM_TOLERANCE = {"flash_decode_split_gqa": 1e-3}
 UNTOUCHED = {"lang_paged_kv", "lang_moe_group", "lang_masked_y", "lang_masked_z", "k_kv_append"}
 # Outputs the kernel also reads: they start random, and the reference sees
 # their starting values as NAME@start.
-INOUT = {"gemm_splitk": ["C"], "k_histogram": ["H"], "k_rmsnorm_bwd": ["dG"]}
+INOUT = {"gemm_splitk": ["C"], "gemm_w4a16_splitk": ["C"], "k_histogram": ["H"], "k_rmsnorm_bwd": ["dG"]}
 # Inputs a reference needs to hold more than random values: a function
 # that rewrites them in place (tensors, shapes, generator), after the rest
 # are drawn.
@@ -853,7 +858,8 @@ RANGES.update({
 def flops_bytes(case, tensors, env):
     ref = case["reference"]
     nbytes = sum(t.numel() * t.element_size() for n, t in tensors.items() if "@" not in n)
-    if ref in ("gemm", "gemm_at", "gemm_bt", "gemm_tn", "gemm_bias_relu", "gemm_w8a8", "gemm_w4a16"):
+    if ref in ("gemm", "gemm_at", "gemm_bt", "gemm_tn", "gemm_bias_relu", "gemm_w8a8", "gemm_w4a16",
+               "gemm_w4a16_splitk"):
         return 2.0 * env["M"] * env["N"] * env["K"], nbytes
     if ref in ("attn_bwd_dkdv", "attn_bwd_dq"):
         # dK and dV: 4 gemms of S x S x D (scores, dP, dV, dK); dQ: 3.
