@@ -135,6 +135,9 @@ gemm_w4a16_splitk(int M, int N, int K, const tilec_f16 A[restrict M][K],
                   const tilec_f16 Z[restrict K / GROUP][N],
                   float C[restrict M][N])
 {
+	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
+	// would place them, unless OpenMP's environment says otherwise
+	tilec_bind_threads();
 #pragma omp parallel for collapse(3) schedule(dynamic)
 	for (int split = 0; split < SPLIT_K; split++)
 		for (int by = 0; by < tilec_ceildiv(M, BLOCK_M); by++)
