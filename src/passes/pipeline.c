@@ -56,7 +56,9 @@ const TcPass tc_passes[] = {
 	{ "edge", tc_cpu_edge, CPU_TARGETS,
 	  "fused runs' main loops: the tests their columns decide, folded" },
 	{ "vector", tc_cpu_vector, CPU_TARGETS,
-	  "fused nests with an explicit vector form (AVX-512 lanes)" },
+	  "fused runs on explicit vectors (AVX-512 lanes), rows streamed out" },
+	{ "ahead", tc_cpu_ahead, CPU_TARGETS,
+	  "the next block's rows prefetched while a fused run computes" },
 	{ "strip", tc_cpu_strip, CPU_TARGETS,
 	  "strips of a grid row's blocks run by one thread, sharing copies" },
 };
