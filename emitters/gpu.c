@@ -19,8 +19,10 @@
  *     for register fragments, each thread handles the elements it holds;
  *   - tile_gemm with a matrix-instruction accumulator (Mma on CUDA, Mfma
  *     on HIP) calls the dialect's gemm helpers (operands in shared memory,
- *     or A in registers); any other gemm runs from shared memory element
- *     by element;
+ *     or A in registers), each shared operand a tilec::SharedTile whose
+ *     type, declared with its buffer, carries the shape, padded rows,
+ *     swizzle and stages the smem pass gave it; any other gemm runs from
+ *     shared memory element by element;
  *   - a tile_parallel nest spreads its iterations over the threads, unless
  *     layout.c anchored it to a register fragment: then each thread visits
  *     the rows and columns it holds (stores to shared or global memory are
@@ -83,6 +85,10 @@ typedef struct Gpu {
 	 * program (not in a block of its own): fresh_decl() keeps two such
 	 * declarations in one scope (two reduces into one tile) apart. */
 	TcVec decls;            /* const char * */
+	/* By var index: the tilec::SharedTile type of a shared buffer the
+	 * matrix-instruction gemm helpers read (declared with it), and of
+	 * each stage view of one; NULL for the rest. */
+	const char **tile;
 } Gpu;
 
 /* Whether fragments of layout kind `kind` are spread like the target's
@@ -399,13 +405,20 @@ smem_base(Gpu *G, const TcVar *v)
 	tc_buf_puts(G->pr.out, v->name);
 }
 
-/* Stage `stage` of staged buffer v: `NAME + STAGE * (ELEMS)`, or NAME
- * for stage 0. */
+/* Stage `stage` of staged buffer v: `NAME + STAGE * (ELEMS)`, for a
+ * shared tile `NAME_tile::stage(NAME, STAGE)`, or NAME for stage 0. */
 static void
 smem_stage(Gpu *G, const TcVar *v, const TcExpr *stage)
 {
 	if (is_zero(stage)) {
 		tc_buf_puts(G->pr.out, v->name);
+		return;
+	}
+	if (G->tile[v->index]) {
+		tc_buf_printf(G->pr.out, "%s::stage(%s, ", G->tile[v->index],
+			      v->name);
+		tc_c_expr_prec(&G->pr, stage, TC_PREC_COMMA + 1);
+		tc_buf_puts(G->pr.out, ")");
 		return;
 	}
 	tc_buf_printf(G->pr.out, "%s + ", v->name);
@@ -420,6 +433,31 @@ swizzle_bytes(const TcVar *v)
 	if (!v->swizzle)
 		return 0;
 	return tc_var_extent(v, v->rank - 1) * tc_dtype_storage_bits(v->dtype) / 8;
+}
+
+/* The declaration of the SharedTile type of shared buffer v (G->tile):
+ * `using As_tile = tilec::SharedTile<T, ROWS, COLS>` with the padded
+ * rows, the swizzle and the stages the smem pass gave it. */
+static void
+shared_tile_type(Gpu *G, const TcVar *v)
+{
+	TcBuf *b = G->pr.out;
+	const char *shape = tc_fmt(G->a, "using %s = tilec::SharedTile<%s, %s, %s>",
+				   G->tile[v->index], storage_type(G, v->dtype),
+				   extent_text(G, v, 0, TC_PREC_COMMA + 1),
+				   extent_text(G, v, 1, TC_PREC_COMMA + 1));
+	const char *more = "";
+	if (v->pad)
+		more = tc_fmt(G->a, "::padded<%s>",
+			      row_stride_text(G, v, TC_PREC_COMMA + 1));
+	if (v->swizzle)
+		more = tc_fmt(G->a, "%s::swizzled<%lld>", more, swizzle_bytes(v));
+	if (v->stages > 1)
+		more = tc_fmt(G->a, "%s::staged<%d>", more, v->stages);
+	/* Too long for a line: the properties on the next. */
+	bool split = (size_t)b->indent * 8 + strlen(shape) + strlen(more) + 1 >
+		     TC_GPU_WIDTH;
+	tc_buf_printf(b, "%s%s%s;\n", shape, split ? "\n\t" : "", more);
 }
 
 /* The copy helpers' SWIZZLE argument for a swizzled buffer: `, true`
@@ -1526,12 +1564,25 @@ emit_wgmma(Gpu *G, const TcStmt *s)
 	tc_buf_puts(b, ");\n");
 }
 
+/* A gemm helper's shared operand: `As_tile(As_stage)`, the buffer (or
+ * its stage view) as its SharedTile. */
+static void
+shared_tile(Gpu *G, const TcVar *v)
+{
+	if (!G->tile[v->index])
+		error(G, v->loc, "internal error: gemm operand '%s' has no "
+		      "shared tile type", v->name);
+	tc_buf_printf(G->pr.out, "%s(", G->tile[v->index] ? G->tile[v->index] : "?");
+	smem_base(G, v);
+	tc_buf_puts(G->pr.out, ")");
+}
+
 /* tile_gemm.  With a matrix-instruction accumulator: the dialect's
  * gemm helper with A and B in shared memory (tilec::mma_ss, mfma_ss) or
- * with A in registers (mma_rs, mfma_rs); each warp multiplies its TM x TN
- * instruction tiles (TcTarget.mma: m rows, n columns).  Otherwise C is in
- * shared memory and each thread computes some of its elements with a plain
- * k loop. */
+ * with A in registers (mma_rs, mfma_rs), each shared operand as its
+ * SharedTile; each warp multiplies its TM x TN instruction tiles
+ * (TcTarget.mma: m rows, n columns).  Otherwise C is in shared memory and
+ * each thread computes some of its elements with a plain k loop. */
 static void
 emit_gemm(Gpu *G, const TcStmt *s)
 {
@@ -1550,26 +1601,18 @@ emit_gemm(Gpu *G, const TcStmt *s)
 		const char *n0 = tc_fmt(G->a, "%s * %d", G->warp_n,
 					tn * G->t->mma->n);
 		if (is_reg(a)) {
-			tc_buf_printf(b, "tilec::%s<%d, %d, %lld, %s%s>(%s, %s, ",
-				      g->mma_rs, tm, tn, K, tb ? "true" : "false",
-				      bv->swizzle ? tc_fmt(G->a, ", %lld", swizzle_bytes(bv)) : "",
-				      c->name, a->name);
-			smem_base(G, bv);
-			tc_buf_printf(b, ", %s, %s);\n",
-				      row_stride_text(G, bv, TC_PREC_COMMA + 1), n0);
+			tc_buf_printf(b, "tilec::%s<%d, %d, %s>(%s, %s, ", g->mma_rs,
+				      tm, tn, tb ? "true" : "false", c->name, a->name);
+			shared_tile(G, bv);
+			tc_buf_printf(b, ", %s);\n", n0);
 			return;
 		}
-		tc_buf_printf(b, "tilec::%s<%d, %d, %lld, %s, %s%s>(%s, ", g->mma_ss,
-			      tm, tn, K, ta ? "true" : "false", tb ? "true" : "false",
-			      a->swizzle || bv->swizzle ?
-			      tc_fmt(G->a, ", %lld, %lld", swizzle_bytes(a), swizzle_bytes(bv)) : "",
-			      c->name);
-		smem_base(G, a);
-		tc_buf_printf(b, ", %s, ", row_stride_text(G, a, TC_PREC_COMMA + 1));
-		smem_base(G, bv);
-		tc_buf_printf(b, ", %s, %s * %d, %s",
-			      row_stride_text(G, bv, TC_PREC_COMMA + 1), G->warp_m,
-			      tm * 16, n0);
+		tc_buf_printf(b, "tilec::%s<%d, %d, %s, %s>(%s, ", g->mma_ss, tm, tn,
+			      ta ? "true" : "false", tb ? "true" : "false", c->name);
+		shared_tile(G, a);
+		tc_buf_puts(b, ", ");
+		shared_tile(G, bv);
+		tc_buf_printf(b, ", %s * %d, %s", G->warp_m, tm * 16, n0);
 		if (s->u.gemm.issue)
 			gemm_hook(G, s->u.gemm.issue);
 		tc_buf_puts(b, ");\n");
@@ -2506,16 +2549,16 @@ emit_for(Gpu *G, const TcStmt *s)
 	close_brace(G);
 }
 
-/* STAGE_VIEW: `T *const VIEW = OF + STAGE * ELEMS;`. */
+/* STAGE_VIEW: `T *const VIEW = OF + STAGE * ELEMS;`, or for a shared
+ * tile `T *const VIEW = OF_tile::stage(OF, STAGE);`. */
 static void
 emit_view(Gpu *G, const TcStmt *s)
 {
 	const TcVar *v = s->u.view.var;
 	TcBuf *b = G->pr.out;
-	tc_buf_printf(b, "%s *const %s = %s + ", storage_type(G, v->dtype),
-		      v->name, s->u.view.of->name);
-	tc_c_expr_prec(&G->pr, s->u.view.stage, tc_binop_prec(TC_OP_MUL) + 1);
-	tc_buf_printf(b, " * %s;\n", stage_elems_text(G, s->u.view.of, true));
+	tc_buf_printf(b, "%s *const %s = ", storage_type(G, v->dtype), v->name);
+	smem_stage(G, s->u.view.of, s->u.view.stage);
+	tc_buf_puts(b, ";\n");
 }
 
 /* A declaration: a scalar, a register fragment (an array of reg_type
@@ -2564,6 +2607,8 @@ emit_decl(Gpu *G, const TcStmt *s)
 		: v->swizzle_rows ? tc_fmt(G->a, ", 16-byte chunks swizzled by groups "
 					   "of %d rows for column reads", v->swizzle_rows)
 		: v->swizzle ? ", 16-byte chunks swizzled" : ""));
+	if (G->tile[v->index])
+		shared_tile_type(G, v);
 	tc_buf_printf(b, "%s *const %s = reinterpret_cast<%s *>(%s);\n",
 		      storage_type(G, v->dtype), v->name, storage_type(G, v->dtype),
 		      smem_at(G, v->smem_offset));
@@ -3019,6 +3064,52 @@ emit_prologue(Gpu *G)
 				      G->k->block[d]->name, dims[d]);
 }
 
+/* What find_tiles collects: the staged buffer of each stage view, and
+ * the gemm operands read by the matrix-instruction helpers. */
+typedef struct Tiles {
+	Gpu *G;
+	const TcVar **of;   /* by var index: a stage view's buffer */
+	bool *operand;      /* by var index: a gemm helper reads it */
+} Tiles;
+
+static TcVisit
+find_tiles(void *ctx, const TcStmt *s)
+{
+	Tiles *T = ctx;
+	if (s->kind == TC_ST_STAGE_VIEW)
+		T->of[s->u.view.var->index] = s->u.view.of;
+	if (s->kind == TC_ST_GEMM && T->G->t->mma &&
+	    s->u.gemm.c.var->layout.kind == T->G->t->mma->layout) {
+		if (!is_reg(s->u.gemm.a.var))
+			T->operand[s->u.gemm.a.var->index] = true;
+		T->operand[s->u.gemm.b.var->index] = true;
+	}
+	return TC_VISIT_INTO;
+}
+
+/* Name the SharedTile type of each shared buffer the gemm helpers read
+ * (directly or through a stage view): `As_tile` (G->tile). */
+static void
+name_tiles(Gpu *G)
+{
+	size_t n = (size_t)G->k->vars.len + 1;
+	Tiles T = { G, tc_alloc(G->a, n * sizeof *T.of),
+		    tc_alloc(G->a, n * sizeof *T.operand) };
+	G->tile = tc_alloc(G->a, n * sizeof *G->tile);
+	TcVisitor vis = { .stmt = find_tiles, .ctx = &T };
+	tc_stmt_visit(G->k->body, &vis);
+	for (int i = 0; i < G->k->vars.len; i++) {
+		const TcVar *v = G->k->vars.items[i];
+		const TcVar *buf = T.of[i] ? T.of[i] : v;
+		if (!T.operand[i] || G->tile[buf->index])
+			continue;
+		G->tile[buf->index] = fresh(G, tc_fmt(G->a, "%s_tile", buf->name));
+	}
+	for (int i = 0; i < G->k->vars.len; i++)
+		if (T.of[i])
+			G->tile[i] = G->tile[T.of[i]->index];
+}
+
 bool
 tc_gpu_emit(const TcGpuDialect *g, const TcProgram *p, const TcKernel *k,
 	    const TcTarget *t, const TcOptions *opt, TcBuf *out, TcDiags *d)
@@ -3059,6 +3150,7 @@ tc_gpu_emit(const TcGpuDialect *g, const TcProgram *p, const TcKernel *k,
 	const char *cell = uses_wgmma(&G) ? "group" : g->warp;
 	G.warp_m = fresh(&G, tc_fmt(a, "%s_m", cell));
 	G.warp_n = fresh(&G, tc_fmt(a, "%s_n", cell));
+	name_tiles(&G);
 	if (dtypes_supported(&G, NULL)) {
 		bool first = out->len == 0;
 		if (!first)

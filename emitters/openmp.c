@@ -383,20 +383,6 @@ tc_omp_origin_nonneg(const TcRegion *r, int d)
 	return r->bounded && (r->nonneg >> d & 1);
 }
 
-/* Whether index e is inside [0, extent) for every block: a block index
- * over a grid of exactly that extent, or constants. */
-bool
-tc_omp_in_range(Emitter *E, const TcExpr *e, const TcExpr *extent)
-{
-	long long c, n;
-	if (tc_expr_const(e, &c) && tc_expr_const(extent, &n))
-		return c >= 0 && c < n;
-	if (e->kind != TC_EX_VAR || e->u.var->kind != TC_VAR_BLOCK)
-		return false;
-	const TcExpr *grid = E->k->grid[e->u.var->grid_dim];
-	return grid && tc_expr_equal(grid, extent);
-}
-
 /* --- Names ---------------------------------------------------------------------- */
 
 /* Whether a name is taken where a tile op's loops are declared. */
@@ -914,9 +900,6 @@ emit_for(Emitter *E, const TcStmt *s, bool in_parallel)
 		return;
 	}
 	tc_c_open(&E->pr);
-	bool around = !par && E->naround < 16;
-	if (around)
-		E->around[E->naround++] = s;
 	for (int i = 0; i < body->u.block.body.len; i++) {
 		if (s == E->k->strip_loop) {
 			emit_strip_seq(E, body);
@@ -933,8 +916,6 @@ emit_for(Emitter *E, const TcStmt *s, bool in_parallel)
 			tc_omp_emit_stmt(E, st);
 		}
 	}
-	if (around)
-		E->naround--;
 	tc_c_close(&E->pr);
 }
 
@@ -1182,7 +1163,7 @@ tc_omp_fixed_dims(Emitter *E, CopyPlan *cp)
 		for (int t = 0; t < cp->rank; t++)
 			covered |= cp->reg->dims[t] == vd;
 		const TcExpr *o = cp->reg->origin[vd];
-		if (covered || tc_omp_in_range(E, o, cp->ten->shape[vd]))
+		if (covered || tc_index_in_extent(E->k, o, cp->ten->shape[vd]))
 			continue;
 		int lt = tc_binop_prec(TC_OP_LT) + 1;
 		if (!tc_omp_origin_nonneg(cp->reg, vd))
@@ -1331,7 +1312,7 @@ emit_copy_guarded(Emitter *E, CopyPlan *cp, bool load, bool atomic)
 		for (int t = 0; t < R; t++)
 			covered |= cp->reg->dims[t] == vd;
 		const TcExpr *o = cp->reg->origin[vd];
-		if (covered || tc_omp_in_range(E, o, cp->ten->shape[vd]))
+		if (covered || tc_index_in_extent(E->k, o, cp->ten->shape[vd]))
 			continue;
 		const char *ot = tc_omp_expr_text(E, o, lt);
 		const char *c =
@@ -1735,19 +1716,6 @@ reduce_identity(TcReduceOp op, TcDtype t)
 	}
 }
 
-/* The type a reduction combines in (docs/language.md): an integer
- * destination's own (each element converted to it first, so the result
- * is exact and independent of the order); for a float destination, f64
- * when either side is f64, else f32. */
-TcDtype
-tc_omp_reduce_type(const TcVar *dst, const TcVar *src)
-{
-	if (tc_dtype_is_int(dst->dtype))
-		return dst->dtype;
-	return dst->dtype == TC_DT_F64 || src->dtype == TC_DT_F64 ? TC_DT_F64
-								 : TC_DT_F32;
-}
-
 /* `acc op= x` for a reduction, as a statement body.  Max and min are
  * selects that compile to one vmaxps / vminps: a NaN x leaves acc alone,
  * as fmaxf does, and acc never holds a NaN (see reduce_start). */
@@ -1831,7 +1799,7 @@ emit_reduce(Emitter *E, const TcStmt *s)
 	const char *de = tc_omp_elem(E, dst, didx);
 	/* Each element converted to the type the reduction combines in (a
 	 * narrow float destination rounds once at the end). */
-	TcDtype t = tc_omp_reduce_type(dst, src);
+	TcDtype t = tc_reduce_type(dst, src);
 	se = tc_omp_to_buffer(E, se, src->dtype, t);
 	if (rd == R - 1 && t == TC_DT_F32) {
 		/* Along the last dim of a float tile: one call per row of a
@@ -2495,7 +2463,6 @@ emit(const TcProgram *p, const TcKernel *k, const TcTarget *t,
 	E.visible = tc_alloc(E.a, nv * sizeof *E.visible);
 	E.used = tc_alloc(E.a, nv * sizeof *E.used);
 	E.block_dep = tc_alloc(E.a, nv * sizeof *E.block_dep);
-	tc_ranges_init(&E.ranges, E.a, k);
 	E.vector = tc_alloc(E.a, nv * sizeof *E.vector);
 	tc_walk_block_visible(k, E.visible);
 	tc_omp_walk_vars(NULL, k->body, mark_used, &E);

@@ -11,7 +11,6 @@
 #ifndef TILEC_OPENMP_H
 #define TILEC_OPENMP_H
 
-#include "analysis/range.h"
 #include "analysis/walk.h"
 #include "cfamily.h"
 
@@ -31,9 +30,6 @@ typedef struct Emitter {
 	TcDiags *d;             /* where errors go */
 	TcBuf *out;             /* the output */
 	TcCPrinter pr;          /* expression printer with openmp.c's hooks */
-	TcRanges ranges;        /* signs of index expressions; its init[]:
-				   the initializer of a local never
-				   reassigned */
 	/* Per kernel var (by index): */
 	bool *visible;          /* in scope at block level (tile ops see it) */
 	bool *used;             /* referenced by the block's body */
@@ -46,9 +42,6 @@ typedef struct Emitter {
 				   its element is a local of the loop */
 	TcVec reserved;         /* const char *: names the open fused loop
 				   nest has declared */
-	const TcStmt *around[16]; /* serial loops around what is printed */
-	int naround;            /* how many */
-	bool ahead;             /* a run has prefetched for the next block */
 	/* Explicit vectors (openmp_vec.c): */
 	bool vec;               /* a vector loop's body is being printed */
 	bool *vector;           /* by var index: a local holding a tilec_vf */
@@ -104,9 +97,6 @@ bool tc_omp_has_loop(const TcStmt *s);
 const TcStmt *tc_omp_nested_parallel(const TcStmt *s);
 /* Whether the bounds pass proved region r's origin along dim d >= 0. */
 bool tc_omp_origin_nonneg(const TcRegion *r, int d);
-/* Whether index e is inside [0, extent) for every block: a block index
- * over a grid of exactly that extent, or constants. */
-bool tc_omp_in_range(Emitter *E, const TcExpr *e, const TcExpr *extent);
 
 /* --- Names ------------------------------------------------------------------- */
 
@@ -181,8 +171,6 @@ void tc_omp_fixed_dims(Emitter *E, CopyPlan *cp);
 /* The accumulator's first value: the identity, or with accumulate the
  * destination's value, of which a NaN is dropped (fmaxf's rule) and for
  * absmax the magnitude taken. */
-/* The type a reduction of src into dst combines in. */
-TcDtype tc_omp_reduce_type(const TcVar *dst, const TcVar *src);
 const char *tc_omp_reduce_start(Emitter *E, TcReduceOp op, TcDtype t,
 				const char *old);
 /* `acc op= x` for a reduction, as a statement body.  Max and min are
@@ -202,12 +190,6 @@ void tc_omp_emit_fusion(Emitter *E, const TcFusion *plan);
 
 /* ==== openmp_vec.c: explicit vectors for a run's element loop ============== */
 
-/* Whether the target's vectors make the explicit form pay: the target
- * description names explicit lanes (AVX-512), printed into the file as
- * TILEC_VL, which templates/cpu/tilec_cpu.h checks. */
-bool tc_omp_vec_target(const Emitter *E);
-/* A Count predicate: a call with a vector form (exp, exp2). */
-bool tc_omp_vec_has_func(const TcExpr *e, const void *arg);
 /* Start a loop: its nests' column vars; no local is a vector yet (the
  * caller marks the run's lanes, TcFusion.lanes, in E->vector). */
 void tc_omp_vec_columns(Emitter *E, const TcVar *const *cols, int n);

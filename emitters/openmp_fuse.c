@@ -26,10 +26,12 @@
  * (rmsnorm: +8 %).
  *
  * The main loop runs each nest's main version (TcFuseOp.main,
- * passes/cpu_edge.c: the tests its columns decide, folded), the edge
- * loop the body as written.  Still decided here, not yet by passes:
- * where the main loop ends, the explicit vector form (openmp_vec.c) and
- * the prefetch of the next block's rows.
+ * passes/cpu_edge.c: the tests its columns decide, folded) and ends
+ * where the edge pass says (TcFuseOp.ends_main), the edge loop the body
+ * as written.  Whether the main loop runs on explicit vectors
+ * (openmp_vec.c) and which rows it writes from them is the vector
+ * pass's (TcFusion.vec, TcFuseOp.streamed); which run prefetches the
+ * next block's rows, the ahead pass's (TcFusion.next).
  */
 #include "openmp.h"
 
@@ -45,7 +47,6 @@ typedef struct FuseOp {
 				 inside the tensor, NULL if all are */
 	const char *acc;      /* REDUCE: the accumulator's name */
 	const char *vacc;     /* REDUCE: its vector's, in a vector loop */
-	bool streamed;        /* STORE: written from the vector loop */
 	bool braced;          /* MAP: printed in braces, loop vars aliased */
 } FuseOp;
 
@@ -107,8 +108,9 @@ bounds_origin(Emitter *E, Bounds *bd, const TcExpr *o, const char *base)
 	return name;
 }
 
-/* Fill op->cp's names: origins, valid extents, the fixed condition folded
- * into the first extent, as plan_copy does for one copy. */
+/* Fill op->cp's names: origins, valid extents (of the dims the edge pass
+ * found partial), the fixed condition folded into the first extent, as
+ * plan_copy does for one copy. */
 static void
 bounds_copy(Emitter *E, Bounds *bd, FuseOp *op, const char *const *idx)
 {
@@ -124,14 +126,10 @@ bounds_copy(Emitter *E, Bounds *bd, FuseOp *op, const char *const *idx)
 		int vd = cp->reg->dims[t];
 		const TcExpr *o = cp->reg->origin[vd];
 		cp->origin[t] = bounds_origin(E, bd, o, row ? "row0" : "col0");
-		long long oc, n, e = tc_var_extent(cp->tile, t);
 		const char *tile_ext =
 			tc_omp_expr_text(E, cp->tile->shape[t], 0);
-		bool full = tc_expr_const(o, &oc) &&
-			    tc_expr_const(cp->ten->shape[vd], &n) && oc >= 0 &&
-			    oc + e <= n;
 		const char *fixed = t == 0 ? cp->fixed : NULL;
-		if (full && !fixed) {
+		if (!(row ? op->p->partial_rows : op->p->partial_cols)) {
 			cp->ext[t] = tile_ext;
 			cp->partial[t] = false;
 			continue;
@@ -199,12 +197,12 @@ writes_of(const Fusion *F, const TcVar *v)
 	return n;
 }
 
-/* The type a fused reduction accumulates in (tc_omp_reduce_type); float
+/* The type a fused reduction accumulates in (tc_reduce_type); float
  * max and min reduce int keys. */
 static TcDtype
 acc_type(const FuseOp *op)
 {
-	return tc_omp_reduce_type(op->p->s->u.reduce.dst.var, op->p->buf);
+	return tc_reduce_type(op->p->s->u.reduce.dst.var, op->p->buf);
 }
 
 static bool
@@ -250,7 +248,7 @@ map_body(const FuseOp *op, bool edge)
  * on the TILEC_VL elements from idx[1] on (openmp_vec.c). */
 static void
 emit_fused_body(Emitter *E, const Fusion *F, const char *const *idx,
-		const char *only, bool edge, bool vec)
+		bool edge, bool vec)
 {
 	TcBuf *b = E->out;
 	bool *declared =
@@ -282,7 +280,8 @@ emit_fused_body(Emitter *E, const Fusion *F, const char *const *idx,
 			const char *val = elided_value(E, op);
 			if (edge && op->valid) {
 				/* Past the one edge the main loop stops at,
-				 * nothing is inside; else test this copy's. */
+				 * nothing is inside (zero_past); else test
+				 * this copy's. */
 				const char *in = rows_inside(E, op, idx[0]);
 				const char *test = in;
 				if (op->cp.partial[op->cp.rank - 1]) {
@@ -290,7 +289,7 @@ emit_fused_body(Emitter *E, const Fusion *F, const char *const *idx,
 							       op->cp.ext[op->cp.rank - 1]);
 					test = in ? tc_fmt(E->a, "%s && %s", in, c) : c;
 				}
-				val = only && strcmp(only, op->valid) == 0
+				val = op->p->zero_past
 					      ? "0"
 					      : tc_fmt(E->a, "%s ? %s : 0", test, val);
 			}
@@ -404,7 +403,7 @@ emit_fused_body(Emitter *E, const Fusion *F, const char *const *idx,
 	E->elided = saved;
 }
 
-/* The end of a row the vector loop streamed out (op->streamed): the
+/* The end of a row the vector loop streamed out (TcFuseOp.streamed): the
  * columns past its whole vectors, and the fence after its streaming
  * stores. */
 static void
@@ -520,177 +519,55 @@ print_row_copy(Emitter *E, const FuseOp *op, const char *i)
 
 /* --- The next block's rows --------------------------------------------------- */
 /*
- * The blocks of a one-dimensional grid run in order on each thread
- * (schedule(static) gives each a range), so the block after this one is
- * usually the next this thread runs.  A run whose element work calls
- * heavy math (exp, tanh, log ...) leaves memory idle while it computes:
- * the first such run of the kernel asks, one strip of each row at a time,
- * for the rows the next block's copy of the same tensor will read, so
- * they arrive while this block computes (softmax: the next row streams in
- * during this row's exps).  The copy's origin is taken at the next block
- * index and at the first iteration of the loops around the run, locals
- * replaced by their initializers; only two-dimensional copies whose row
- * origin moves with the block and whose origins stay provably
- * non-negative.  A prefetch is a hint: it never faults or changes a
- * result.
+ * The run the ahead pass chose (passes/cpu_ahead.c) asks, one strip of
+ * each row at a time, for the rows its next_block copy will read in the
+ * next block (TcFusion.next: that copy's origin there), so they arrive
+ * while this block computes.  A prefetch is a hint: it never faults or
+ * changes a result; it is clipped to the tensor.
  */
 
 typedef struct Ahead {
 	const FuseOp *op;     /* the copy whose next rows are fetched */
 	const char *origin[2];/* its next origins (declared names) */
 	const char *ext[2];   /* and valid extents */
-	long long strip;      /* elements per prefetch: 1 KiB */
+	long long strip;      /* elements per prefetch */
 } Ahead;
 
-/* Whether e calls a function dearer than a compare (exp, tanh, log ...). */
+/* Declare the next block's origins and extents of run F's prefetch;
+ * false if F has none. */
 static bool
-heavy_call(const TcExpr *e, const void *arg)
+print_ahead(Emitter *E, const Fusion *F, Ahead *ah)
 {
-	(void)arg;
-	if (e->kind != TC_EX_CALL)
+	if (!F->p->next[0])
 		return false;
-	switch (e->u.call.fn) {
-	case TC_FN_CEILDIV: case TC_FN_MIN: case TC_FN_MAX: case TC_FN_ABS:
-	case TC_FN_FMAXF: case TC_FN_FMINF: case TC_FN_FABSF: case TC_FN_FMAF:
-	case TC_FN_ROUNDF: case TC_FN_RINTF: case TC_FN_FLOORF:
-	case TC_FN_CEILF: case TC_FN_TRUNCF:
-	case TC_FN_SAT_I8: case TC_FN_SAT_U8: case TC_FN_SAT_I32:
-		return false;
-	default:
-		return true;
-	}
-}
-
-/* Whether a run's nests call something dearer than a compare. */
-static bool
-heavy_run(const TcFusion *F)
-{
-	for (int i = 0; i < F->n; i++)
-		if (F->ops[i].kind == TC_FUSE_MAP &&
-		    tc_omp_count_nodes(NULL, F->ops[i].body,
-				       (Count){ .expr = heavy_call }))
-			return true;
-	return false;
-}
-
-/* e as it will be in the next block's first pass here: the grid index
- * plus one (if next), the loops around at their first iteration, locals
- * as their initializers; NULL if it reads anything else that varies. */
-static TcExpr *
-next_block_expr(Emitter *E, const TcExpr *e, bool next, int depth)
-{
-	if (depth > 8)
-		return NULL;
-	TcExpr *c = tc_expr_clone(E->a, e);
-	switch (e->kind) {
-	case TC_EX_INT:
-		return c;
-	case TC_EX_VAR: {
-		const TcVar *v = e->u.var;
-		switch (v->kind) {
-		case TC_VAR_TUNABLE:
-		case TC_VAR_SCALAR:
-			return c;
-		case TC_VAR_BLOCK:
-			if (v != E->k->block[0] || !next)
-				return c;
-			return tc_expr_binary(E->a, TC_OP_ADD, c,
-					      tc_expr_int(E->a, 1, e->loc), e->loc);
-		case TC_VAR_LOCAL:
-			return E->ranges.init[v->index]
-				       ? next_block_expr(E, E->ranges.init[v->index], next,
-							 depth + 1)
-				       : NULL;
-		case TC_VAR_LOOP:
-			for (int i = 0; i < E->naround; i++)
-				if (E->around[i]->u.loop.var == v)
-					return next_block_expr(E,
-							       E->around[i]->u.loop.begin,
-							       next, depth + 1);
-			return NULL;
-		default:
-			return NULL;
-		}
-	}
-	case TC_EX_BINARY:
-		c->u.bin.lhs = next_block_expr(E, e->u.bin.lhs, next, depth);
-		c->u.bin.rhs = next_block_expr(E, e->u.bin.rhs, next, depth);
-		return c->u.bin.lhs && c->u.bin.rhs ? c : NULL;
-	case TC_EX_CALL:
-		for (int i = 0; i < e->u.call.nargs; i++)
-			if (!(c->u.call.args[i] = next_block_expr(
-				      E, e->u.call.args[i], next, depth)))
-				return NULL;
-		return c;
-	case TC_EX_CAST:
-		c->u.cast.arg = next_block_expr(E, e->u.cast.arg, next, depth);
-		return c->u.cast.arg ? c : NULL;
-	default:
-		return NULL;
-	}
-}
-
-/* Plan the next block's prefetch for run F, printing its bounds; false if
- * F is not the run for it. */
-static bool
-plan_ahead(Emitter *E, const Fusion *F, Ahead *ah)
-{
-	const TcKernel *k = E->k;
-	if (E->ahead || F->p->rank != 2 || !k->block[0] || k->grid[1] || k->grid[2])
-		return false;
-	/* Prefetch where the block computes most (exp, tanh ...): the memory
-	 * works behind the math (softmax: in the max pass, 31 -> 28 GB/s);
-	 * in a kernel without such a run, in its first run reading rows
-	 * (RMSNorm: 29 -> 34 GB/s, the hardware prefetcher alone keeps fewer
-	 * lines in flight). */
-	if (!heavy_run(F->p)) {
-		for (int i = 0; i < E->k->fusions.len; i++)
-			if (heavy_run(E->k->fusions.items[i]))
-				return false;
-	}
-	for (int i = 0; i < F->n; i++) {
-		const FuseOp *op = &F->ops[i];
-		if (op->p->kind != TC_FUSE_LOAD || op->p->rank != 2 || op->p->reg->var->rank != 2)
-			continue;
-		const TcExpr *row = op->p->reg->origin[0], *col = op->p->reg->origin[1];
-		TcExpr *now = next_block_expr(E, row, false, 0);
-		TcExpr *nrow = next_block_expr(E, row, true, 0);
-		TcExpr *ncol = next_block_expr(E, col, true, 0);
-		if (!now || !nrow || !ncol ||
-		    !tc_expr_mentions(now, k->block[0]) ||
-		    !tc_range_nonneg(&E->ranges, nrow) || !tc_range_nonneg(&E->ranges, ncol))
-			continue;
-		const TcVar *ten = op->p->reg->var;
-		int bits = ten->dtype == TC_DT_BOOL ? 8 : tc_dtype_bits(ten->dtype);
-		*ah = (Ahead){ .op = op, .strip = 1024 * 8 / bits };
-		ah->origin[0] = reserve(E, "next_row0");
-		ah->origin[1] = reserve(E, "next_col0");
-		ah->ext[0] = reserve(E, "next_rows");
-		ah->ext[1] = reserve(E, "next_cols");
-		TcBuf *b = E->out;
-		long long c;
-		if (tc_expr_const(ncol, &c))
-			ncol = tc_expr_int(E->a, c, ncol->loc);
-		tc_buf_printf(b, "const int %s = %s, %s = %s;\n", ah->origin[0],
-			      tc_omp_expr_text(E, nrow, TC_PREC_COMMA + 1),
-			      ah->origin[1],
-			      tc_omp_expr_text(E, ncol, TC_PREC_COMMA + 1));
-		for (int d = 0; d < 2; d++)
-			tc_buf_printf(
-				b, "const int %s = tilec_extent(%s, %s, %s);\n",
-				ah->ext[d],
-				tc_omp_expr_text(E, ten->shape[d],
-						 TC_PREC_COMMA + 1),
-				ah->origin[d],
-				tc_omp_expr_text(E, op->p->buf->shape[d], 0));
-		E->ahead = true;
-		return true;
-	}
-	return false;
+	const FuseOp *op = NULL;
+	for (int i = 0; i < F->n && !op; i++)
+		if (F->ops[i].p->next_block)
+			op = &F->ops[i];
+	tc_assert(op);
+	const TcVar *ten = op->p->reg->var;
+	*ah = (Ahead){ .op = op, .strip = F->p->next_elems };
+	ah->origin[0] = reserve(E, "next_row0");
+	ah->origin[1] = reserve(E, "next_col0");
+	ah->ext[0] = reserve(E, "next_rows");
+	ah->ext[1] = reserve(E, "next_cols");
+	TcBuf *b = E->out;
+	tc_buf_printf(b, "const int %s = %s, %s = %s;\n", ah->origin[0],
+		      tc_omp_expr_text(E, F->p->next[0], TC_PREC_COMMA + 1),
+		      ah->origin[1],
+		      tc_omp_expr_text(E, F->p->next[1], TC_PREC_COMMA + 1));
+	for (int d = 0; d < 2; d++)
+		tc_buf_printf(b, "const int %s = tilec_extent(%s, %s, %s);\n",
+			      ah->ext[d],
+			      tc_omp_expr_text(E, ten->shape[d],
+					       TC_PREC_COMMA + 1),
+			      ah->origin[d],
+			      tc_omp_expr_text(E, op->p->buf->shape[d], 0));
+	return true;
 }
 
 static void emit_fused_loop(Emitter *E, const Fusion *F, const char *const *idx,
-			    const char *begin, const char *end, const char *only,
+			    const char *begin, const char *end,
 			    bool edge, bool vec, const Ahead *ah);
 
 /* The prefetch of the strip of the next block's row at column j0 (`if
@@ -725,7 +602,7 @@ print_prefetch(Emitter *E, const char *const *idx, const Ahead *ah,
  * strip of the next block's row. */
 static void
 emit_strips(Emitter *E, const Fusion *F, const char *const *idx,
-	    const char *end, const char *only, const Ahead *ah)
+	    const char *end, const Ahead *ah)
 {
 	TcBuf *b = E->out;
 	const char *j0 = reserve(E, tc_fmt(E->a, "%s0", idx[1]));
@@ -736,83 +613,37 @@ emit_strips(Emitter *E, const Fusion *F, const char *const *idx,
 	tc_buf_printf(b, "const int %s = tilec_min(%s + %lld, %s);\n", j1, j0,
 		      ah->strip, end);
 	print_prefetch(E, idx, ah, j0, false);
-	emit_fused_loop(E, F, idx, j0, j1, only, false, false, NULL);
+	emit_fused_loop(E, F, idx, j0, j1, false, false, NULL);
 	b->indent--;
 	tc_buf_puts(b, "}\n");
 }
 
-/* Whether a copy out can be written from the vector loop, which ends at
- * end: f32 rows of the run's rank whose valid columns the loop covers. */
-static bool
-streamable(const Fusion *F, const FuseOp *op, const char *end,
-	   const char *full)
+/* How many ops of run F bound its main loop (TcFuseOp.ends_main), the
+ * first in *first (when first is not NULL); 0: it runs the whole row. */
+static int
+main_ends(const Fusion *F, const FuseOp **first)
 {
-	if (op->p->kind != TC_FUSE_STORE || op->p->rank != F->p->rank ||
-	    op->p->reg->var->dtype != TC_DT_F32 || op->p->buf->dtype != TC_DT_F32)
-		return false;
-	/* Only a copy's plan has extents: read them after the kind. */
-	const char *cols = op->cp.ext[op->cp.rank - 1];
-	return strcmp(end, full) == 0 || strcmp(end, cols) == 0;
+	int n = 0;
+	for (int k = 0; k < F->n; k++)
+		if (F->ops[k].p->ends_main && n++ == 0 && first)
+			*first = &F->ops[k];
+	return n;
 }
 
-/* Whether the run's main loop runs on explicit vectors: on AVX-512, when
- * it calls exp or exp2 or copies f32 rows out, and everything it does has
- * a vector form: f32 copies in, f32 sums, nests the vector pass found one
- * for (passes/cpu_vector.c).  Marks the copies out written from the
- * loop. */
-static bool
-vectorize(Emitter *E, const Fusion *F, const char *end)
+/* Ready the vector form of run F's main loop (TcFusion.vec): its nests'
+ * column vars, and the locals that hold vectors as the vector pass found
+ * them (TcFusion.lanes). */
+static void
+start_vectors(Emitter *E, const Fusion *F)
 {
-	if (!tc_omp_vec_target(E) || F->p->cols < E->t->explicit_lanes)
-		return false;
-	const char *full = tc_omp_expr_text(E, F->p->ext[1], 0);
-	int streams = 0;
-	for (int k = 0; k < F->n; k++)
-		streams += streamable(F, &F->ops[k], end, full);
 	const TcVar *cols[TC_OMP_VEC_COLS];
-	int ncols = 0, calls = 0;
-	for (int k = 0; k < F->n; k++) {
-		const FuseOp *op = &F->ops[k];
-		if (op->p->kind != TC_FUSE_MAP)
-			continue;
-		if (ncols == TC_OMP_VEC_COLS)
-			return false;
-		cols[ncols++] = op->p->var[1];
-		calls += tc_omp_count_nodes(NULL, op->p->body,
-					    (Count){ .expr = tc_omp_vec_has_func });
-	}
-	if (!calls && !streams)
-		return false;
+	int ncols = 0;
+	for (int k = 0; k < F->n; k++)
+		if (F->ops[k].p->kind == TC_FUSE_MAP && ncols < TC_OMP_VEC_COLS)
+			cols[ncols++] = F->ops[k].p->var[1];
 	tc_omp_vec_columns(E, cols, ncols);
-	const bool *saved = E->elided;
-	E->elided = F->p->elided;
-	bool ok = true;
-	for (int k = 0; k < F->n && ok; k++) {
-		const FuseOp *op = &F->ops[k];
-		switch (op->p->kind) {
-		case TC_FUSE_LOAD:
-			ok = !in_loop(F, op) || (op->p->reg->var->dtype == TC_DT_F32 &&
-						 op->p->buf->dtype == TC_DT_F32);
-			break;
-		case TC_FUSE_STORE:
-			break;
-		case TC_FUSE_REDUCE:
-			ok = op->p->s->u.reduce.op == TC_RED_SUM &&
-			     acc_type(op) == TC_DT_F32 &&
-			     op->p->buf->dtype == TC_DT_F32;
-			break;
-		case TC_FUSE_MAP:
-			ok = op->p->vector;
-			break;
-		}
-	}
-	/* The locals that hold vectors, as the vector pass found them. */
-	for (int v = 0; ok && F->p->lanes && v < E->k->vars.len; v++)
+	for (int v = 0; F->p->lanes && v < E->k->vars.len; v++)
 		E->vector[v] = F->p->lanes[v];
-	E->elided = saved;
-	for (int k = 0; k < F->n && ok; k++)
-		F->ops[k].streamed = streamable(F, &F->ops[k], end, full);
-	return ok;
 }
 
 /* The main loop's columns in whole vectors, from begin: the vector
@@ -823,7 +654,7 @@ vectorize(Emitter *E, const Fusion *F, const char *end)
  * (softmax 27 against 31 GB/s). */
 static const char *
 emit_vector_loop(Emitter *E, const Fusion *F, const char *const *idx,
-		 const char *begin, const char *end, const char *only,
+		 const char *begin, const char *end,
 		 const Ahead *ah)
 {
 	TcBuf *b = E->out;
@@ -845,12 +676,12 @@ emit_vector_loop(Emitter *E, const Fusion *F, const char *const *idx,
 	if (ah)
 		print_prefetch(E, idx, ah, idx[1], true);
 	E->vec = true;
-	emit_fused_body(E, F, idx, only, false, true);
+	emit_fused_body(E, F, idx, false, true);
 	E->vec = false;
 	E->line = 0; /* the scalar loop's statements say their lines again */
 	for (int k = 0; k < F->n; k++) {
 		const FuseOp *op = &F->ops[k];
-		if (!op->streamed)
+		if (!op->p->streamed)
 			continue;
 		const char *cols = op->cp.ext[op->cp.rank - 1];
 		const char *in = rows_inside(E, op, idx[0]);
@@ -887,7 +718,7 @@ emit_vector_loop(Emitter *E, const Fusion *F, const char *const *idx,
  * rest. */
 static void
 emit_fused_loop(Emitter *E, const Fusion *F, const char *const *idx,
-		const char *begin, const char *end, const char *only, bool edge,
+		const char *begin, const char *end, bool edge,
 		bool vec, const Ahead *ah)
 {
 	static const char *const omp_ops[] = {
@@ -897,9 +728,8 @@ emit_fused_loop(Emitter *E, const Fusion *F, const char *const *idx,
 	if (vec && !edge) {
 		/* A loop over a whole tile of whole vectors leaves nothing. */
 		bool whole = F->p->cols % E->t->explicit_lanes == 0 &&
-			     strcmp(begin, "0") == 0 &&
-			     strcmp(end, tc_omp_expr_text(E, F->p->ext[1], 0)) == 0;
-		begin = emit_vector_loop(E, F, idx, begin, end, only, ah);
+			     strcmp(begin, "0") == 0 && !main_ends(F, NULL);
+		begin = emit_vector_loop(E, F, idx, begin, end, ah);
 		if (whole)
 			return;
 		tc_c_comment(&E->pr, "the columns left over");
@@ -926,7 +756,7 @@ emit_fused_loop(Emitter *E, const Fusion *F, const char *const *idx,
 	tc_buf_init(&body);
 	body.indent = out->indent + 1;
 	E->out = E->pr.out = &body;
-	emit_fused_body(E, F, idx, only, edge, false);
+	emit_fused_body(E, F, idx, edge, false);
 	E->out = E->pr.out = out;
 	/* A declaration is not a statement: a body that declares the
 	 * local of an elided buffer keeps its braces, even alone (the
@@ -1033,7 +863,7 @@ emit_run(Emitter *E, const Fusion *F)
 	tc_buf_free(&bd.odecl);
 	tc_buf_free(&bd.edecl);
 	Ahead ah;
-	bool ahead = opened && plan_ahead(E, F, &ah);
+	bool ahead = print_ahead(E, F, &ah);
 	for (int k = 0; k < F->n; k++) {
 		const FuseOp *op = &F->ops[k];
 		if (op->p->kind == TC_FUSE_LOAD && !in_loop(F, op))
@@ -1044,10 +874,10 @@ emit_run(Emitter *E, const Fusion *F)
 		tc_omp_for_dim(E, i, "0", tc_omp_expr_text(E, F->p->ext[0], 0));
 		tc_c_open(&E->pr);
 	}
-	/* The columns of this row that the copies can read: the main loop
-	 * runs over those inside every tensor, without tests. */
-	const char *distinct[16];
-	int nd = 0;
+	/* The columns of this row inside each copy's tensor; the main loop
+	 * runs, without tests, to the least of those the edge pass chose
+	 * (TcFuseOp.ends_main). */
+	const char *bound = NULL;
 	for (int k = 0; k < F->n; k++) {
 		FuseOp *op = &F->ops[k];
 		if (!in_loop(F, op))
@@ -1056,36 +886,20 @@ emit_run(Emitter *E, const Fusion *F)
 		const char *in = rows_inside(E, op, i);
 		op->valid = in ? tc_fmt(E->a, "%s ? %s : 0", in, op->cp.ext[last])
 			: op->cp.partial[last] ? op->cp.ext[last] : NULL;
-		bool seen = !op->valid;
-		for (int d = 0; d < nd && !seen; d++)
-			seen = strcmp(distinct[d], op->valid) == 0;
-		if (!seen && nd < 16)
-			distinct[nd++] = op->valid;
+		if (op->p->ends_main && !bound)
+			bound = op->valid;
+		else if (op->p->ends_main)
+			bound = tc_fmt(E->a, "tilec_min(%s, %s)", bound,
+				       op->valid);
 	}
-	/* cols is no tighter than `i < rows ? cols : 0`. */
-	for (int d = 0; d < nd; d++) {
-		const char *tail = tc_fmt(E->a, " ? %s : 0", distinct[d]);
-		bool looser = false;
-		for (int e = 0; e < nd && !looser; e++) {
-			size_t l = strlen(distinct[e]), t = strlen(tail);
-			looser = e != d && l > t &&
-				 strcmp(distinct[e] + l - t, tail) == 0;
-		}
-		if (looser) {
-			distinct[d--] = distinct[--nd];
-		}
-	}
-	const char *end = tc_omp_expr_text(E, F->p->ext[1], 0), *only = NULL;
-	if (nd == 1 && !strchr(distinct[0], '?')) {
-		end = only = distinct[0];
-	} else if (nd >= 1) {
-		const char *n = reserve(E, "n");
-		const char *v = distinct[0];
-		for (int d = 1; d < nd; d++)
-			v = tc_fmt(E->a, "tilec_min(%s, %s)", v, distinct[d]);
-		tc_buf_printf(b, "const int %s = %s;\n", n, v);
-		end = n;
-		only = nd == 1 ? distinct[0] : NULL;
+	const FuseOp *first = NULL;
+	int nends = main_ends(F, &first);
+	const char *end = tc_omp_expr_text(E, F->p->ext[1], 0);
+	if (nends == 1 && !rows_inside(E, first, i)) {
+		end = bound;
+	} else if (nends > 0) {
+		end = reserve(E, "n");
+		tc_buf_printf(b, "const int %s = %s;\n", end, bound);
 	}
 	/* Accumulators. */
 	for (int k = 0; k < F->n; k++) {
@@ -1106,16 +920,18 @@ emit_run(Emitter *E, const Fusion *F)
 			tc_buf_printf(b, "%s %s = %s;\n", tc_omp_value_type(t),
 				      op->acc, start);
 	}
-	bool vec = vectorize(E, F, end);
+	bool vec = F->p->vec;
+	if (vec)
+		start_vectors(E, F);
 	if (ahead && !vec)
-		emit_strips(E, F, idx, end, only, &ah);
+		emit_strips(E, F, idx, end, &ah);
 	else
-		emit_fused_loop(E, F, idx, "0", end, only, false, vec,
+		emit_fused_loop(E, F, idx, "0", end, false, vec,
 				ahead ? &ah : NULL);
-	if (nd > 0) {
+	if (nends > 0) {
 		tc_c_comment(&E->pr, "columns past an edge: copies read 0");
 		emit_fused_loop(E, F, idx, end,
-				tc_omp_expr_text(E, F->p->ext[1], 0), only, true,
+				tc_omp_expr_text(E, F->p->ext[1], 0), true,
 				false, NULL);
 	}
 	/* Results of the row: reductions, then the rows copied out. */
@@ -1145,7 +961,7 @@ emit_run(Emitter *E, const Fusion *F)
 		if (op->p->kind != TC_FUSE_STORE)
 			continue;
 		const char *in = F->p->rank == 2 ? rows_inside(E, op, i) : NULL;
-		if (op->streamed) {
+		if (op->p->streamed) {
 			/* The vector loop wrote the whole vectors. */
 			print_row_rest(E, op, i, in);
 			continue;

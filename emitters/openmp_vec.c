@@ -7,8 +7,8 @@
  * TILEC_VL columns at a time, in GNU C vectors (tilec_vf,
  * templates/cpu/tilec_cpu.h), for the columns of the loop that fill whole
  * vectors; the scalar loop does the rest.  Which nests have a vector form
- * is the vector pass's; whether the run's loop uses it, openmp_fuse.c's;
- * this file prints the statements and expressions, each varying one as a
+ * and whether the run's loop uses it is the vector pass's; this file
+ * prints the statements and expressions, each varying one as a
  * vector and each uniform one as a scalar that GNU C broadcasts.
  *
  * Why: gcc vectorizes the scalar tilec_expf of an `omp simd` loop, but
@@ -34,19 +34,6 @@ vector_func(TcFunc fn)
 	case TC_FN_EXP2F: return "tilec_vexp2f";
 	default: return NULL;
 	}
-}
-
-bool
-tc_omp_vec_target(const Emitter *E)
-{
-	return E->t->explicit_lanes > 0;
-}
-
-bool
-tc_omp_vec_has_func(const TcExpr *e, const void *arg)
-{
-	(void)arg;
-	return e->kind == TC_EX_CALL && vector_func(e->u.call.fn);
 }
 
 void

@@ -546,6 +546,27 @@ tc_var_extent(const TcVar *v, int i)
 }
 
 bool
+tc_index_in_extent(const TcKernel *k, const TcExpr *e, const TcExpr *extent)
+{
+	long long c, n;
+	if (tc_expr_const(e, &c) && tc_expr_const(extent, &n))
+		return c >= 0 && c < n;
+	if (e->kind != TC_EX_VAR || e->u.var->kind != TC_VAR_BLOCK)
+		return false;
+	const TcExpr *grid = k->grid[e->u.var->grid_dim];
+	return grid && tc_expr_equal(grid, extent);
+}
+
+TcDtype
+tc_reduce_type(const TcVar *dst, const TcVar *src)
+{
+	if (tc_dtype_is_int(dst->dtype))
+		return dst->dtype;
+	return dst->dtype == TC_DT_F64 || src->dtype == TC_DT_F64 ? TC_DT_F64
+								 : TC_DT_F32;
+}
+
+bool
 tc_in_smem(const TcVar *v)
 {
 	return v->kind == TC_VAR_BUFFER &&

@@ -300,15 +300,35 @@ print_fuse_op(TcBuf *b, const TcFuseOp *op)
 		tc_buf_printf(b, " into %s", var_name(op->s->u.reduce.dst.var));
 	if (op->helper)
 		tc_buf_puts(b, " by rows");
-	if (op->vector)
-		tc_buf_puts(b, " (vector)");
+	/* The passes' marks, in one parenthesis. */
+	const struct {
+		bool on;
+		const char *word;
+	} marks[] = {
+		{ op->vector, "vector" },
+		{ op->partial_rows, "partial rows" },
+		{ op->partial_cols, "partial cols" },
+		{ op->ends_main, "ends main loop" },
+		{ op->zero_past, "zero past main loop" },
+		{ op->streamed, "streamed" },
+		{ op->next_block, "next block" },
+	};
+	const char *sep = " (";
+	for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++)
+		if (marks[i].on) {
+			tc_buf_printf(b, "%s%s", sep, marks[i].word);
+			sep = ", ";
+		}
+	if (sep[0] == ',')
+		tc_buf_puts(b, ")");
 }
 
 /* The fuse pass's run that starts at statement i of block, as a line
- * before it: `run N of M statements over R x C: ops; again B from run F;
- * registers V, ...; dead`, then each nest's main version (the edge pass)
- * as `run N main loop: map at L:C { ... }` (`: nothing` for an empty
- * one). */
+ * before it: `run N of M statements over R x C: ops; recomputes B of run
+ * F; registers V, ...; lanes V, ...; edges marked; vector loop; next
+ * block at [R, C] by N; dead`, then each nest's main version (the edge
+ * pass) as `run N main loop: map at L:C { ... }` (`: nothing` for an
+ * empty one). */
 static void
 print_fusion(TcBuf *b, const TcKernel *k, const TcStmt *block, int i)
 {
@@ -347,6 +367,17 @@ print_fusion(TcBuf *b, const TcKernel *k, const TcStmt *block, int i)
 					      var_name(k->vars.items[v]));
 				sep = ", ";
 			}
+		if (F->edged)
+			tc_buf_puts(b, "; edges marked");
+		if (F->vec)
+			tc_buf_puts(b, "; vector loop");
+		if (F->next[0] && F->next[1]) {
+			tc_buf_puts(b, "; next block at [");
+			tc_print_expr(b, F->next[0]);
+			tc_buf_puts(b, ", ");
+			tc_print_expr(b, F->next[1]);
+			tc_buf_printf(b, "] by %lld", F->next_elems);
+		}
 		if (F->dead)
 			tc_buf_puts(b, "; dead");
 		tc_buf_puts(b, "\n");

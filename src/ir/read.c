@@ -68,7 +68,9 @@ typedef struct RunText {
 	TcFuseKind kind[64];
 	const char *buf[64];
 	bool helper[64];
-	bool vector[64];      /* `(vector)` */
+	TcFuseOp marks[64];   /* the marks in parentheses: vector, partial
+				 rows and cols, ends main loop, zero past
+				 main loop, streamed, next block */
 	int at_line[64], at_col[64];
 	int nops;
 	const char *again[TC_FUSE_MAX_AGAIN]; /* recomputed buffers */
@@ -1513,8 +1515,60 @@ run_at(Reader *R, int n)
 	return R->runs.items[n];
 }
 
+/* The marks of a run's op after its `(`, to the `)`: `vector`, `partial
+ * rows`, `partial cols`, `ends main loop`, `zero past main loop`,
+ * `streamed`, `next block`, separated by commas. */
+static void
+op_marks(Reader *R, TcFuseOp *m)
+{
+	do {
+		if (accept(R, "vector")) {
+			m->vector = true;
+		} else if (accept(R, "partial")) {
+			if (accept(R, "rows")) {
+				m->partial_rows = true;
+			} else {
+				expect(R, "cols");
+				m->partial_cols = true;
+			}
+		} else if (accept(R, "ends")) {
+			expect(R, "main");
+			expect(R, "loop");
+			m->ends_main = true;
+		} else if (accept(R, "zero")) {
+			expect(R, "past");
+			expect(R, "main");
+			expect(R, "loop");
+			m->zero_past = true;
+		} else if (accept(R, "streamed")) {
+			m->streamed = true;
+		} else if (accept(R, "next")) {
+			expect(R, "block");
+			m->next_block = true;
+		} else {
+			error_at(R, &R->tok, "expected a mark of a run's op, "
+				 "found %s", tok_text(R, &R->tok));
+		}
+	} while (accept(R, ","));
+	expect(R, ")");
+}
+
+/* Set op's marks from those read. */
+static void
+mark_op(TcFuseOp *op, const TcFuseOp *m)
+{
+	op->vector = m->vector;
+	op->partial_rows = m->partial_rows;
+	op->partial_cols = m->partial_cols;
+	op->ends_main = m->ends_main;
+	op->zero_past = m->zero_past;
+	op->streamed = m->streamed;
+	op->next_block = m->next_block;
+}
+
 /* `run N of M statements over R x C: ops[; recomputes B of run F]...
- * [; registers V, ...][; dead]` */
+ * [; registers V, ...][; lanes V, ...][; edges marked][; vector loop]
+ * [; next block at [R, C] by N][; dead]` */
 static void
 run_line(Reader *R, TcStmt *block)
 {
@@ -1609,11 +1663,8 @@ run_line(Reader *R, TcStmt *block)
 			expect(R, "rows");
 			rt->helper[o] = true;
 		}
-		if (accept(R, "(")) {
-			expect(R, "vector");
-			expect(R, ")");
-			rt->vector[o] = true;
-		}
+		if (accept(R, "("))
+			op_marks(R, &rt->marks[o]);
 		if (rt->kind[o] == TC_FUSE_MAP && accept(R, "at")) {
 			rt->at_line[o] = small_int(R);
 			expect(R, ":");
@@ -1628,6 +1679,25 @@ run_line(Reader *R, TcStmt *block)
 			expect(R, "of");
 			expect(R, "run");
 			F->from[F->nrecomputed++] = small_int(R);
+		} else if (accept(R, "edges")) {
+			expect(R, "marked");
+			F->edged = true;
+		} else if (accept(R, "vector")) {
+			expect(R, "loop");
+			F->vec = true;
+		} else if (accept(R, "next")) {
+			expect(R, "block");
+			expect(R, "at");
+			expect(R, "[");
+			F->next[0] = expr(R);
+			expect(R, ",");
+			F->next[1] = expr(R);
+			expect(R, "]");
+			expect(R, "by");
+			Tok at_n = R->tok;
+			F->next_elems = integer(R);
+			if (F->next_elems <= 0)
+				error_at(R, &at_n, "a prefetch of no elements");
 		} else if (accept(R, "lanes")) {
 			do {
 				if (rt->nlanes == 64)
@@ -1844,7 +1914,7 @@ finish_run(Reader *R, RunText *rt, const Tok *at)
 					continue;
 				F->ops[o] = *g;
 				F->ops[o].main = NULL;
-				F->ops[o].vector = rt->vector[o];
+				mark_op(&F->ops[o], &rt->marks[o]);
 				*u = found = true;
 			}
 		}
@@ -1860,7 +1930,7 @@ finish_run(Reader *R, RunText *rt, const Tok *at)
 			error_at(R, at, "run %d: op %d is of '%s', its statement "
 				 "of '%s'", rt->index, o, rt->buf[o], op->buf->name);
 		op->helper = rt->helper[o];
-		op->vector = rt->vector[o];
+		mark_op(op, &rt->marks[o]);
 	}
 	F->rank = 1;
 	for (int o = 0; o < F->n; o++) {

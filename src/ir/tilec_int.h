@@ -1018,6 +1018,24 @@ typedef struct TcFuseOp {
 				 when that is the body itself */
 	bool vector;          /* MAP (passes/cpu_vector.c): that body has an
 				 explicit vector form over the run's columns */
+	/* The run's loops (passes/cpu_edge.c, docs/ir.md): */
+	bool partial_rows;    /* LOAD, STORE of rank 2: the rows inside the
+				 tensor may be fewer than the tile's (or a
+				 tensor dim the tile does not cover may lie
+				 outside it: then none are) */
+	bool partial_cols;    /* LOAD, STORE: the same of its columns (at
+				 rank 1, of the dims it does not cover too) */
+	bool ends_main;       /* LOAD the loop reads: the columns inside
+				 its tensor in a row bound the main loop
+				 (one op for each distinct such extent) */
+	bool zero_past;       /* LOAD the loop reads: past the main loop's
+				 end none of its columns are inside (the
+				 edge loop reads 0 without a test) */
+	bool streamed;        /* STORE (passes/cpu_vector.c): written from
+				 the vector loop, whole vectors at a time */
+	bool next_block;      /* LOAD (passes/cpu_ahead.c): its rows for
+				 the next block are prefetched in the run's
+				 main loop (TcFusion.next) */
 } TcFuseOp;
 
 #define TC_FUSE_MAX_AGAIN 8
@@ -1045,6 +1063,14 @@ typedef struct TcFusion {
 				 locals of its nests that hold a value varying
 				 over the lanes in their vector form; NULL
 				 before the pass or where it has none */
+	bool edged;           /* (passes/cpu_edge.c) its copies' partial dims
+				 and where its main loop ends are marked */
+	bool vec;             /* (passes/cpu_vector.c) its main loop runs on
+				 explicit vectors, TILEC_VL columns a step */
+	const TcExpr *next[2]; /* (passes/cpu_ahead.c) the origin, rows then
+				 columns, of its next_block op's copy in the
+				 next block; NULL where it prefetches none */
+	long long next_elems; /* elements asked for by each prefetch */
 } TcFusion;
 
 /* --- Kernels and programs -------------------------------------------------- */
@@ -1161,6 +1187,14 @@ long long tc_ceildiv(long long a, long long b);
 /* The extent of dim i of v when it is a constant (every buffer's, once
  * specialize has bound the tunables), else -1. */
 long long tc_var_extent(const TcVar *v, int i);
+/* Whether index e lies in [0, extent) for every block of kernel k:
+ * constants, or a block index over a grid of exactly that extent. */
+bool tc_index_in_extent(const TcKernel *k, const TcExpr *e,
+			const TcExpr *extent);
+/* The dtype a reduction of src into dst combines in (docs/language.md):
+ * an integer destination's own; for a float one, f64 when either side
+ * is f64, else f32. */
+TcDtype tc_reduce_type(const TcVar *dst, const TcVar *src);
 /* Whether a buffer lives in the block's shared memory on a GPU target
  * (tile_shared, or a fragment the layout pass placed there). */
 bool tc_in_smem(const TcVar *v);

@@ -1559,9 +1559,148 @@ check_main(Verifier *v, const TcKernel *k, int f, const TcFuseOp *op)
 	free(main.seen);
 }
 
+/* Whether tile dim t of copy op surely lies inside its tensor: a
+ * constant origin and extent that hold the whole tile and, for the first
+ * dim, every dim the tile does not cover at an index inside it for every
+ * block (what the edge pass leaves unmarked). */
+static bool
+surely_inside(const TcKernel *k, const TcFuseOp *op, int t)
+{
+	const TcRegion *r = op->reg;
+	int vd = r->dims[t];
+	long long o, n;
+	if (!tc_expr_const(r->origin[vd], &o) ||
+	    !tc_expr_const(r->var->shape[vd], &n) || o < 0 ||
+	    o + tc_var_extent(op->buf, t) > n)
+		return false;
+	for (int d = 0; t == 0 && d < r->var->rank; d++) {
+		bool covered = false;
+		for (int u = 0; u < op->buf->rank; u++)
+			covered |= r->dims[u] == d;
+		if (!covered &&
+		    !tc_index_in_extent(k, r->origin[d], r->var->shape[d]))
+			return false;
+	}
+	return true;
+}
+
+static TcVisit
+next_expr_ok(void *ctx, const TcExpr *e)
+{
+	bool *ok = ctx;
+	TcVarKind kind = e->kind == TC_EX_VAR ? e->u.var->kind : TC_VAR_TUNABLE;
+	if (e->kind == TC_EX_LOAD || (kind != TC_VAR_TUNABLE &&
+				      kind != TC_VAR_SCALAR &&
+				      kind != TC_VAR_BLOCK)) {
+		*ok = false;
+		return TC_VISIT_STOP;
+	}
+	return TC_VISIT_INTO;
+}
+
+/* The loops of run f (passes/cpu_edge.c, cpu_vector.c, cpu_ahead.c):
+ * marks only on ops of their kind; once the edges are marked, every dim
+ * left unmarked surely inside its tensor, and a main loop that ends
+ * somewhere when a copy it reads is partial; a vector loop only where
+ * every op has its vector form; a prefetch of the next block from one
+ * two-dimensional copy, at an origin that names nothing that varies in
+ * the block. */
+static void
+check_run_loops(Verifier *v, const TcKernel *k, int f, const TcFusion *F)
+{
+	TcLoc at = F->block->loc;
+	int ends = 0, nexts = 0;
+	bool partial_read = false;
+	for (int o = 0; o < F->n; o++) {
+		const TcFuseOp *op = &F->ops[o];
+		bool copy = op->kind == TC_FUSE_LOAD ||
+			    op->kind == TC_FUSE_STORE;
+		bool read = op->kind == TC_FUSE_LOAD &&
+			    (op->elided || op->rank == F->rank);
+		bool partial = op->partial_rows || op->partial_cols;
+		if ((partial && (!copy || !F->edged)) ||
+		    (op->partial_rows && op->buf->rank != 2))
+			fail(v, at, "run %d: op %d has partial %s it cannot "
+			     "have", f, o, op->partial_rows ? "rows" : "columns");
+		if ((op->ends_main || op->zero_past) && (!read || !partial))
+			fail(v, at, "run %d: op %d %s the main loop but is no "
+			     "partial copy the loop reads", f, o,
+			     op->ends_main ? "ends" : "reads zero past");
+		if (op->streamed && (op->kind != TC_FUSE_STORE || !F->vec ||
+				     op->rank != F->rank ||
+				     op->buf->dtype != TC_DT_F32 ||
+				     op->reg->var->dtype != TC_DT_F32))
+			fail(v, at, "run %d: op %d is streamed but no f32 copy "
+			     "out of a vector loop", f, o);
+		ends += op->ends_main;
+		nexts += op->next_block;
+		partial_read |= read && partial;
+		if (copy && F->edged) {
+			int R = op->buf->rank;
+			bool rows = R == 2 && !op->partial_rows;
+			if ((rows && !surely_inside(k, op, 0)) ||
+			    (!op->partial_cols && !surely_inside(k, op, R - 1)))
+				fail(v, at, "run %d: op %d's tensor may end "
+				     "inside its tile, which it does not mark "
+				     "partial", f, o);
+		}
+		if (F->vec) {
+			bool ok = true;
+			if (op->kind == TC_FUSE_MAP)
+				ok = op->vector;
+			else if (read)
+				ok = op->buf->dtype == TC_DT_F32 &&
+				     op->reg->var->dtype == TC_DT_F32;
+			else if (op->kind == TC_FUSE_REDUCE)
+				ok = op->s->u.reduce.op == TC_RED_SUM &&
+				     op->buf->dtype == TC_DT_F32 &&
+				     tc_reduce_type(op->s->u.reduce.dst.var,
+						    op->buf) == TC_DT_F32;
+			if (!ok)
+				fail(v, at, "run %d: a vector loop, but op %d "
+				     "has no vector form", f, o);
+		}
+		if (op->next_block &&
+		    (op->kind != TC_FUSE_LOAD || op->buf->rank != 2 ||
+		     op->reg->var->rank != 2))
+			fail(v, at, "run %d: op %d prefetches the next block's "
+			     "rows but is no two-dimensional copy in", f, o);
+	}
+	if (F->vec && !F->edged)
+		fail(v, at, "run %d: a vector loop before its edges are marked",
+		     f);
+	if (F->edged && partial_read && ends == 0)
+		fail(v, at, "run %d: its loop reads partial copies but its "
+		     "main loop ends nowhere", f);
+	for (int o = 0; o < F->n && ends != 1; o++)
+		if (F->ops[o].zero_past)
+			fail(v, at, "run %d: op %d reads zero past a main loop "
+			     "that ends at %d extents", f, o, ends);
+	bool next = F->next[0] || F->next[1];
+	if (next != (nexts == 1) || (next && !(F->next[0] && F->next[1])) ||
+	    nexts > 1) {
+		fail(v, at, "run %d: %d ops prefetch the next block's rows, %s",
+		     f, nexts, next ? "with an origin" : "without an origin");
+		return;
+	}
+	if (!next)
+		return;
+	bool ok = F->rank == 2 && F->next_elems > 0 && k->block[0] &&
+		  !k->grid[1] && !k->grid[2];
+	for (int d = 0; d < 2 && ok; d++) {
+		TcVisitor vis = { .expr = next_expr_ok, .ctx = &ok };
+		tc_expr_visit(F->next[d], &vis);
+	}
+	if (!ok)
+		fail(v, at, "run %d: a prefetch of the next block's rows that "
+		     "is not two-dimensional in a one-dimensional grid, or "
+		     "whose origin names what varies in the block", f);
+}
+
 static void
 check_fusions(Verifier *v, const TcKernel *k)
 {
+	int nexts = 0;
 	for (int f = 0; f < k->fusions.len; f++) {
 		const TcFusion *F = k->fusions.items[f];
 		const TcStmt *blk = F->block;
@@ -1580,13 +1719,15 @@ check_fusions(Verifier *v, const TcKernel *k)
 			     blk->u.block.body.len, F->n);
 			continue;
 		}
+		bool matched = true;
 		for (int o = 0; o < F->n; o++) {
 			const TcFuseOp *op = &F->ops[o];
 			if (!fuse_op_matches(op) || op->cols != F->cols ||
-			    op->rank > F->rank)
+			    op->rank > F->rank) {
+				matched = false;
 				fail(v, op->s ? op->s->loc : blk->loc, "run %d: "
 				     "op %d does not match its statement", f, o);
-			else if (o >= F->nagain &&
+			} else if (o >= F->nagain &&
 				 op->s != blk->u.block.body.items[F->first + o -
 								  F->nagain])
 				fail(v, op->s->loc, "run %d: op %d is not statement "
@@ -1597,6 +1738,11 @@ check_fusions(Verifier *v, const TcKernel *k)
 				fail(v, blk->loc, "run %d: op %d has a vector form "
 				     "but is not a nest", f, o);
 		}
+		if (matched)
+			check_run_loops(v, k, f, F);
+		if (F->next[0] && ++nexts == 2)
+			fail(v, blk->loc, "run %d: a second run prefetches the "
+			     "next block's rows", f);
 		for (int i = 0; F->lanes && i < k->vars.len; i++) {
 			const TcVar *l = k->vars.items[i];
 			if (F->lanes[i] && l->kind != TC_VAR_LOCAL)
@@ -1960,6 +2106,16 @@ tc_verify_target(const TcProgram *p, const TcTarget *t, bool scheduled,
 				target_fail(&c, v->loc, "'%s' has no layout (the "
 					    "IR is before the layout pass)",
 					    v->name);
+		}
+		for (int f = 0; f < k->fusions.len && !c.errors; f++) {
+			const TcFusion *F = k->fusions.items[f];
+			if (F->vec && (t->explicit_lanes <= 0 ||
+				       F->cols < t->explicit_lanes))
+				target_fail(&c, F->block->loc, "run %d of %lld "
+					    "columns runs on explicit vectors, "
+					    "which %s %s has none of or more "
+					    "lanes", f, F->cols, t->name,
+					    t->arch);
 		}
 		TcVisitor v = { .stmt = target_stmt, .ctx = &c };
 		if (!c.errors)

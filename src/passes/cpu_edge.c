@@ -23,6 +23,24 @@
  * origin plus the nest's index (either order), B the tensor's extent, for
  * each copy the loop reads elements of (a LOAD kept in registers, or one
  * over the run's whole index space).
+ *
+ * The pass also says where the main loop ends.  A copy's rows (columns)
+ * are partial when the tensor may end inside the tile along them: unless
+ * the origin and the tensor's extent are constants that put the whole
+ * tile inside, and, for the first dim of the tile, every tensor dim the
+ * tile does not cover holds its origin for every block (constants, or a
+ * block index over a grid of that extent).  In row i the columns inside
+ * the tensor of a copy the loop reads are its valid columns, or none when
+ * its row i is outside (`i < rows ? cols : 0`); the main loop ends at the
+ * least of them over those copies (TcFuseOp.ends_main: one copy for each
+ * distinct extent, none where no copy is partial, the loop then running
+ * the whole row).  Extents are the same when they are the same
+ * expressions (the tensor's extent, the origin, the tile's extent and
+ * the tests of the dims the tile does not cover).  Plain columns are
+ * dropped where the same columns tested on the row also bound the loop,
+ * which is no looser.  With one such extent, the copies whose valid
+ * columns are it have none inside past the main loop
+ * (TcFuseOp.zero_past).
  */
 #include "passes/passes.h"
 
@@ -240,6 +258,201 @@ simplify_block(Versioner *V, const TcStmt *s, TcStmt *out)
 	}
 }
 
+/* --- Where the main loop ends ------------------------------------------- */
+
+/* The tensor dim that tile dim t of copy op runs along. */
+static int
+tensor_dim(const TcFuseOp *op, int t)
+{
+	return op->reg->dims[t];
+}
+
+/* Whether a tensor dim of op's region is one the tile does not cover
+ * whose origin is not proven inside the tensor for every block: the copy
+ * then tests it (and moves nothing where it fails). */
+static bool
+tested_dim(const TcKernel *k, const TcFuseOp *op, int vd)
+{
+	for (int t = 0; t < op->buf->rank; t++)
+		if (tensor_dim(op, t) == vd)
+			return false;
+	return !tc_index_in_extent(k, op->reg->origin[vd],
+				   op->reg->var->shape[vd]);
+}
+
+/* Whether copy op tests a dim its tile does not cover. */
+static bool
+has_tests(const TcKernel *k, const TcFuseOp *op)
+{
+	for (int d = 0; d < op->reg->var->rank; d++)
+		if (tested_dim(k, op, d))
+			return true;
+	return false;
+}
+
+/* Whether the tests of the dims copies a and b do not cover are the same:
+ * the same origins against the same extents, in order, with the same
+ * lower tests. */
+static bool
+same_tests(const TcKernel *k, const TcFuseOp *a, const TcFuseOp *b)
+{
+	int da = 0, db = 0;
+	int ra = a->reg->var->rank, rb = b->reg->var->rank;
+	for (;;) {
+		while (da < ra && !tested_dim(k, a, da))
+			da++;
+		while (db < rb && !tested_dim(k, b, db))
+			db++;
+		if (da == ra || db == rb)
+			return da == ra && db == rb;
+		const TcRegion *x = a->reg, *y = b->reg;
+		bool nx = x->bounded && (x->nonneg >> da & 1);
+		bool ny = y->bounded && (y->nonneg >> db & 1);
+		if (nx != ny || !tc_expr_equal(x->origin[da], y->origin[db]) ||
+		    !tc_expr_equal(x->var->shape[da], y->var->shape[db]))
+			return false;
+		da++;
+		db++;
+	}
+}
+
+/* Whether the tensor may end inside tile dim t of copy op (see the top
+ * of this file). */
+static bool
+partial_dim(const TcKernel *k, const TcFuseOp *op, int t)
+{
+	int vd = tensor_dim(op, t);
+	long long o, n, e = tc_var_extent(op->buf, t);
+	bool inside = tc_expr_const(op->reg->origin[vd], &o) &&
+		      tc_expr_const(op->reg->var->shape[vd], &n) && o >= 0 &&
+		      o + e <= n;
+	return !inside || (t == 0 && has_tests(k, op));
+}
+
+static bool
+is_zero(const TcExpr *e)
+{
+	return e->kind == TC_EX_INT && e->u.ival == 0;
+}
+
+/* Whether the extents inside the tensor of tile dim ta of copy a and tb
+ * of b are the same: one expression of the tensor's extent, the origin
+ * and the tile's extent, and for the first dim the same tests. */
+static bool
+same_extent(const TcKernel *k, const TcFuseOp *a, int ta, const TcFuseOp *b,
+	    int tb)
+{
+	int va = tensor_dim(a, ta), vb = tensor_dim(b, tb);
+	const TcExpr *oa = a->reg->origin[va], *ob = b->reg->origin[vb];
+	if (!tc_expr_equal(a->reg->var->shape[va], b->reg->var->shape[vb]) ||
+	    !(tc_expr_equal(oa, ob) || (is_zero(oa) && is_zero(ob))) ||
+	    !tc_expr_equal(a->buf->shape[ta], b->buf->shape[tb]))
+		return false;
+	/* The tests count with the first dim only. */
+	if (ta == 0 && tb == 0)
+		return same_tests(k, a, b);
+	if (ta == 0)
+		return !has_tests(k, a);
+	if (tb == 0)
+		return !has_tests(k, b);
+	return true;
+}
+
+/* Whether copy op's rows of the tile may pass the tensor's (a rank-2
+ * copy's first dim). */
+static bool
+rows_tested(const TcFuseOp *op)
+{
+	return op->buf->rank == 2 && op->partial_rows;
+}
+
+/* Whether the valid columns of a row (see the top of this file) of copies
+ * a and b are the same: the same rows test, the same columns. */
+static bool
+same_valid(const TcKernel *k, const TcFuseOp *a, const TcFuseOp *b)
+{
+	int la = a->buf->rank - 1, lb = b->buf->rank - 1;
+	if (rows_tested(a) != rows_tested(b) ||
+	    (rows_tested(a) && !same_extent(k, a, 0, b, 0)) ||
+	    a->partial_cols != b->partial_cols)
+		return false;
+	if (a->partial_cols)
+		return same_extent(k, a, la, b, lb);
+	return tc_expr_equal(a->buf->shape[la], b->buf->shape[lb]);
+}
+
+/* Whether the main loop's columns are all the valid ones of copy op of
+ * run F, no more: it runs the whole row and so does op, or it ends at
+ * op's columns (one copy without a rows test bounds it). */
+bool
+tc_cpu_edge_covers(const TcKernel *k, const TcFusion *F, const TcFuseOp *op)
+{
+	const TcFuseOp *end = NULL;
+	for (int o = 0; o < F->n; o++) {
+		if (!F->ops[o].ends_main)
+			continue;
+		if (end)
+			return false;
+		end = &F->ops[o];
+	}
+	if (!end)
+		return true;
+	int l = op->buf->rank - 1;
+	return !rows_tested(end) && op->partial_cols &&
+	       same_extent(k, op, l, end, end->buf->rank - 1);
+}
+
+/* Mark the partial dims of run F's copies and the ops whose valid
+ * columns end its main loop. */
+static void
+main_end(const TcKernel *k, TcFusion *F)
+{
+	int valid[64], n = 0;
+	F->edged = true;
+	for (int o = 0; o < F->n; o++) {
+		TcFuseOp *op = &F->ops[o];
+		op->ends_main = op->zero_past = false;
+		if (op->kind != TC_FUSE_LOAD && op->kind != TC_FUSE_STORE)
+			continue;
+		int R = op->buf->rank;
+		op->partial_rows = R == 2 && partial_dim(k, op, 0);
+		op->partial_cols = partial_dim(k, op, R - 1);
+		if (!in_loop(F, op) || !(rows_tested(op) || op->partial_cols))
+			continue;
+		bool seen = false;
+		for (int i = 0; i < n && !seen; i++)
+			seen = same_valid(k, &F->ops[valid[i]], op);
+		if (!seen && n < 64)
+			valid[n++] = o;
+	}
+	/* Plain columns go where the same columns tested on the row bound
+	 * the loop too. */
+	for (int i = 0; i < n; i++) {
+		const TcFuseOp *op = &F->ops[valid[i]];
+		bool looser = false;
+		for (int j = 0; j < n && !looser && !rows_tested(op); j++) {
+			const TcFuseOp *other = &F->ops[valid[j]];
+			looser = j != i && rows_tested(other) &&
+				 op->partial_cols && other->partial_cols &&
+				 same_extent(k, op, op->buf->rank - 1, other,
+					     other->buf->rank - 1);
+		}
+		if (!looser)
+			F->ops[valid[i]].ends_main = true;
+	}
+	const TcFuseOp *end = NULL;
+	int ends = 0;
+	for (int o = 0; o < F->n; o++)
+		if (F->ops[o].ends_main) {
+			end = &F->ops[o];
+			ends++;
+		}
+	for (int o = 0; o < F->n && ends == 1; o++) {
+		TcFuseOp *op = &F->ops[o];
+		op->zero_past = in_loop(F, op) && same_valid(k, op, end);
+	}
+}
+
 bool
 tc_cpu_edge(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
 {
@@ -249,7 +462,7 @@ tc_cpu_edge(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
 	for (int i = 0; i < p->kernels.len; i++) {
 		const TcKernel *k = p->kernels.items[i];
 		for (int f = 0; f < k->fusions.len; f++) {
-			const TcFusion *F = k->fusions.items[f];
+			TcFusion *F = k->fusions.items[f];
 			for (int o = 0; o < F->n; o++) {
 				TcFuseOp *op = &F->ops[o];
 				if (op->kind != TC_FUSE_MAP)
@@ -265,6 +478,7 @@ tc_cpu_edge(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
 				if (V.changed)
 					op->main = body;
 			}
+			main_end(k, F);
 		}
 	}
 	return true;

@@ -9,9 +9,12 @@
  * (templates/cpu/tilec_cpu.h); on the run, `lanes`: the LOCALs its nests
  * declare that hold a value varying over the lanes (a tilec_vf in the
  * output), for this run's columns and registers.
- * The OpenMP printer (emitters/openmp_fuse.c) puts a run's main loop on
- * vectors only where every such nest has the form; whether it does at
- * all (exp to compute, f32 rows to stream out) is still its own call.
+ * Then whether the run's main loop runs on those forms (TcFusion.vec):
+ * when it has at least TILEC_VL columns, calls exp or exp2 or copies f32
+ * rows out whose valid columns the main loop covers exactly
+ * (tc_cpu_edge_covers), and everything it does has a vector form: f32
+ * copies in the loop reads, f32 sums into f32, nests with the form.  Such
+ * copies out are then written from the vector loop (TcFuseOp.streamed).
  *
  * In a vector body an expression either varies across the lanes or is
  * uniform.  It varies when it reads a buffer at a column var of the run's
@@ -182,6 +185,78 @@ stmt_ok(Vec *V, const TcStmt *s)
 	}
 }
 
+static TcVisit
+find_vector_call(void *ctx, const TcExpr *e)
+{
+	bool *found = ctx;
+	if (e->kind == TC_EX_CALL && vector_func(e->u.call.fn)) {
+		*found = true;
+		return TC_VISIT_STOP;
+	}
+	return TC_VISIT_INTO;
+}
+
+/* Whether a nest's body calls a function with a vector form. */
+static bool
+calls_vector_func(const TcStmt *body)
+{
+	bool found = false;
+	TcVisitor vis = { .expr = find_vector_call, .ctx = &found };
+	tc_stmt_visit(body, &vis);
+	return found;
+}
+
+/* Whether copy op of run F is one out the vector loop can write: f32
+ * rows over the run's index space whose valid columns the main loop
+ * covers. */
+static bool
+streamable(const TcKernel *k, const TcFusion *F, const TcFuseOp *op)
+{
+	return op->kind == TC_FUSE_STORE && op->rank == F->rank &&
+	       op->reg->var->dtype == TC_DT_F32 &&
+	       op->buf->dtype == TC_DT_F32 && tc_cpu_edge_covers(k, F, op);
+}
+
+/* Whether run F's main loop runs on vectors (the top of this file). */
+static bool
+vector_loop(const TcKernel *k, const TcFusion *F)
+{
+	bool worth = false;
+	for (int o = 0; o < F->n; o++) {
+		const TcFuseOp *op = &F->ops[o];
+		if (op->kind == TC_FUSE_MAP)
+			worth |= calls_vector_func(op->body);
+		worth |= streamable(k, F, op);
+	}
+	if (!worth)
+		return false;
+	for (int o = 0; o < F->n; o++) {
+		const TcFuseOp *op = &F->ops[o];
+		switch (op->kind) {
+		case TC_FUSE_LOAD:
+			if ((op->elided || op->rank == F->rank) &&
+			    (op->reg->var->dtype != TC_DT_F32 ||
+			     op->buf->dtype != TC_DT_F32))
+				return false;
+			break;
+		case TC_FUSE_STORE:
+			break;
+		case TC_FUSE_REDUCE:
+			if (op->s->u.reduce.op != TC_RED_SUM ||
+			    tc_reduce_type(op->s->u.reduce.dst.var, op->buf) !=
+				    TC_DT_F32 ||
+			    op->buf->dtype != TC_DT_F32)
+				return false;
+			break;
+		case TC_FUSE_MAP:
+			if (!op->vector)
+				return false;
+			break;
+		}
+	}
+	return true;
+}
+
 bool
 tc_cpu_vector(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
 {
@@ -193,6 +268,9 @@ tc_cpu_vector(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
 		TcKernel *k = p->kernels.items[i];
 		for (int f = 0; f < k->fusions.len; f++) {
 			TcFusion *F = k->fusions.items[f];
+			F->vec = false;
+			for (int o = 0; o < F->n; o++)
+				F->ops[o].streamed = false;
 			if (F->cols < lanes)
 				continue;
 			Vec V = { .elided = F->elided,
@@ -212,6 +290,10 @@ tc_cpu_vector(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
 									  : op->body);
 			}
 			F->lanes = V.lanes;
+			F->vec = fits && vector_loop(k, F);
+			for (int o = 0; o < F->n; o++)
+				F->ops[o].streamed =
+					F->vec && streamable(k, F, &F->ops[o]);
 		}
 	}
 	return true;

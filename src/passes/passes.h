@@ -37,13 +37,25 @@ bool tc_bounds(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
 bool tc_cpu_fuse(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
 
 /* cpu_edge.c (openmp, after fuse): each run's nests as its main element
- * loop runs them (TcFuseOp.main). */
+ * loop runs them (TcFuseOp.main), its copies' partial dims and where the
+ * main loop ends (TcFuseOp.ends_main, zero_past). */
 bool tc_cpu_edge(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
+/* cpu_edge.c: whether run F's main loop covers the valid columns of copy
+ * op exactly (the whole row, or op's columns are where it ends). */
+bool tc_cpu_edge_covers(const TcKernel *k, const TcFusion *F,
+			const TcFuseOp *op);
 
 /* cpu_vector.c (openmp with explicit lanes, after edge): which fused
- * nests have an explicit vector form (TcFuseOp.vector, TcFusion.lanes). */
+ * nests have an explicit vector form (TcFuseOp.vector, TcFusion.lanes),
+ * which runs' main loops use them (TcFusion.vec) and which copies out
+ * they write (TcFuseOp.streamed). */
 bool tc_cpu_vector(TcArena *a, TcProgram *p, const TcOptions *opt,
 		   TcDiags *d);
+
+/* cpu_ahead.c (openmp, after vector): the run of each kernel that
+ * prefetches the next block's rows, and which (TcFuseOp.next_block,
+ * TcFusion.next). */
+bool tc_cpu_ahead(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
 
 /* cpu_strip.c (openmp): strips of consecutive blocks of a grid row
  * that one thread runs together (kernel->strip, stmt->each_block,

@@ -760,12 +760,13 @@ struct NoHook {
 	__device__ __forceinline__ void operator()() const {}
 };
 
-// acc += A * B for one warp's TM x TN tiles, A and B in shared memory.  A is
-// M x K (K x M when TRANS_A), row stride lda; B as for load_b.  The warp's
-// tiles start at row m0 and column n0; K is whole k-steps (MmaStep).  acc
-// is the register fragment [2 * TM][2 * TN] (Mma rows x Mma columns), f32
-// for 16-bit operands, s32 for i8.  SWA, SWB:
-// the row bytes of a swizzled A or B (tile_offset), else 0.
+// acc += A * B for one warp's TM x TN tiles, A and B SharedTiles of one
+// element type: A is M x K (K x M when TRANS_A), B K x N (N x K when
+// TRANS_B), as for load_a and load_b, swizzled (16-bit elements only) or
+// not, with K whole k-steps (MmaStep); C's M x N is whole warp tiles of
+// TM x TN instruction tiles.  The warp's tiles start at row m0 and column
+// n0.  acc is the register fragment [2 * TM][2 * TN] (Mma rows x Mma
+// columns), f32 for 16-bit and fp8 operands, s32 for i8.
 //
 // B is loaded just in time: the TN tiles are walked in pairs (one
 // ldmatrix.x4 each), and the next pair (the next k-step's first after the
@@ -778,14 +779,22 @@ struct NoHook {
 // pipelined loop's next cp.async copies) lands in the same basic block as
 // the mma, so ptxas spreads it over their issue slots instead of running
 // it before the first mma.
-template <int TM, int TN, int K, bool TRANS_A, bool TRANS_B, int SWA = 0, int SWB = 0, typename T, typename Hook = NoHook>
-__device__ __forceinline__ void mma_ss(typename MmaStep<T>::acc (&acc)[2 * TM][2 * TN], const T *A, int lda, const T *B, int ldb,
-				       int m0, int n0, Hook &&hook = Hook())
+template <int TM, int TN, bool TRANS_A, bool TRANS_B, typename TA, typename TB, typename Hook = NoHook>
+__device__ __forceinline__ void mma_ss(typename MmaStep<typename TA::type>::acc (&acc)[2 * TM][2 * TN], TA A, TB B, int m0,
+				       int n0, Hook &&hook = Hook())
 {
+	typedef typename TA::type T;
+	constexpr int M = TRANS_A ? TA::cols : TA::rows, K = TRANS_A ? TA::rows : TA::cols;
+	constexpr int N = TRANS_B ? TB::rows : TB::cols;
+	constexpr int SWA = TA::swizzle, SWB = TB::swizzle, lda = TA::pitch, ldb = TB::pitch;
 	constexpr int KK = MmaStep<T>::K; // elements of one k-step
-	static_assert(K % KK == 0, "K is whole k-steps");
+	static_assert(SameType<T, typename TB::type>::value, "mma_ss: A and B of one element type");
+	static_assert((TRANS_B ? TB::cols : TB::rows) == K, "mma_ss: A's K is B's");
+	static_assert(K % KK == 0, "mma_ss: K is whole k-steps");
+	static_assert(M % (16 * TM) == 0 && N % (8 * TN) == 0, "mma_ss: C is whole warp tiles");
+	static_assert((SWA == 0 && SWB == 0) || sizeof(T) == 2, "mma_ss: only 16-bit tiles are swizzled");
 	constexpr int KS = K / KK, NP = (TN + 1) / 2, Q = KS * NP; // k-steps, pairs per k-step, pairs
-	const unsigned sa = smem_u32(A), sb = smem_u32(B);
+	const unsigned sa = smem_u32(A.p), sb = smem_u32(B.p);
 	unsigned a[2][TM][4], b[2][4];
 	load_a<TM, TRANS_A, T, SWA>(a[0], sa, lda, 0, m0);
 	load_b<TN, TRANS_B, T, SWB>(b[0], sb, ldb, 0, n0, 0);
@@ -825,11 +834,20 @@ __device__ __forceinline__ void pack_a16(unsigned (&a)[4], const float (&A)[R][C
 
 // acc += A * B with A in registers: A is a fragment in the accumulator
 // layout of a warp that holds all K of its columns ([2 * TM][K / 4]), whose
-// 16 x 16 blocks are exactly mma.sync's A operand once packed to 16 bits.
-template <int TM, int TN, int K, bool TRANS_B, int SWB = 0, typename T>
-__device__ __forceinline__ void mma_rs(float (&acc)[2 * TM][2 * TN], const float (&A)[2 * TM][K / 4], const T *B, int ldb, int n0)
+// 16 x 16 blocks are exactly mma.sync's A operand once packed to 16 bits;
+// B a SharedTile of 16-bit elements, K x N (N x K when TRANS_B), K whole
+// 16-column blocks, N whole warp tiles of TN 8-column tiles.
+template <int TM, int TN, bool TRANS_B, int K4, typename TB>
+__device__ __forceinline__ void mma_rs(float (&acc)[2 * TM][2 * TN], const float (&A)[2 * TM][K4], TB B, int n0)
 {
-	const unsigned sb = smem_u32(B);
+	typedef typename TB::type T;
+	constexpr int K = 4 * K4, N = TRANS_B ? TB::rows : TB::cols;
+	constexpr int SWB = TB::swizzle, ldb = TB::pitch;
+	static_assert(sizeof(T) == 2, "mma_rs: 16-bit operands");
+	static_assert((TRANS_B ? TB::cols : TB::rows) == K, "mma_rs: A's K is B's");
+	static_assert(K % 16 == 0, "mma_rs: K is whole 16-column blocks");
+	static_assert(N % (8 * TN) == 0, "mma_rs: C is whole warp tiles");
+	const unsigned sb = smem_u32(B.p);
 #pragma unroll
 	for (int kk = 0; kk < K / 16; kk++) {
 		unsigned b[TN][2];

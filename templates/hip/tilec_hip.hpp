@@ -385,18 +385,28 @@ __device__ __forceinline__ void mfma_tile(typename MfmaStep<T>::value (&acc)[NR]
 	acc[mi][4 * ni + 3] = d[3];
 }
 
-// acc += A * B for one wave's TM x TN tiles, A and B in shared memory.  A
-// is M x K (K x M when TRANS_A), row stride lda; B as for load_b.  The
-// wave's tiles start at row m0 and column n0; K is whole instructions
-// (MfmaStep<T>::K).  acc is the register fragment [TM][4 * TN] (Mfma rows
-// x Mfma columns), f32, or s32 for i8.
-template <int TM, int TN, int K, bool TRANS_A, bool TRANS_B, typename T>
-__device__ __forceinline__ void mfma_ss(typename MfmaStep<T>::value (&acc)[TM][4 * TN], const T *A, int lda, const T *B, int ldb,
-					int m0, int n0)
+// acc += A * B for one wave's TM x TN tiles, A and B unswizzled
+// SharedTiles of one element type: A is M x K (K x M when TRANS_A), B K x
+// N (N x K when TRANS_B, as for load_b), K whole instructions
+// (MfmaStep<T>::K); C's M x N is whole wave tiles of TM x TN 16 x 16
+// instruction tiles.  The wave's tiles start at row m0 and column n0.
+// acc is the register fragment [TM][4 * TN] (Mfma rows x Mfma columns),
+// f32, or s32 for i8.
+template <int TM, int TN, bool TRANS_A, bool TRANS_B, typename TA, typename TB>
+__device__ __forceinline__ void mfma_ss(typename MfmaStep<typename TA::type>::value (&acc)[TM][4 * TN], TA tA, TB tB, int m0,
+					int n0)
 {
+	typedef typename TA::type T;
+	constexpr int M = TRANS_A ? TA::cols : TA::rows, K = TRANS_A ? TA::rows : TA::cols;
+	constexpr int N = TRANS_B ? TB::rows : TB::cols, lda = TA::pitch, ldb = TB::pitch;
+	const T *A = tA.p, *B = tB.p;
 	const int lane = threadIdx.x % WARP, i = lane % 16, q = lane / 16;
 	constexpr int KK = MfmaStep<T>::K, KL = KK / 4; // k per instruction, per lane
-	static_assert(K % KK == 0, "K is whole instructions");
+	static_assert(SameType<T, typename TB::type>::value, "mfma_ss: A and B of one element type");
+	static_assert(TA::swizzle == 0 && TB::swizzle == 0, "mfma_ss: unswizzled tiles");
+	static_assert((TRANS_B ? TB::cols : TB::rows) == K, "mfma_ss: A's K is B's");
+	static_assert(K % KK == 0, "mfma_ss: K is whole instructions");
+	static_assert(M % (16 * TM) == 0 && N % (16 * TN) == 0, "mfma_ss: C is whole wave tiles");
 #pragma unroll
 	for (int k0 = 0; k0 < K; k0 += KK) {
 		typename MfmaOp<T>::frag a[TM], b[TN];
@@ -420,10 +430,19 @@ __device__ __forceinline__ void mfma_ss(typename MfmaStep<T>::value (&acc)[TM][4
 // acc += A * B with A in registers: A is a fragment in the Mfma layout of a
 // wave that holds all K of its columns ([TM][K / 4]); lane l's four
 // columns 4q .. 4q + 3 of each 16-column block are exactly the k values the
-// lane supplies, so A goes in as it is (rounded to T).
-template <int TM, int TN, int K, bool TRANS_B, typename T>
-__device__ __forceinline__ void mfma_rs(float (&acc)[TM][4 * TN], const float (&A)[TM][K / 4], const T *B, int ldb, int n0)
+// lane supplies, so A goes in as it is (rounded to T).  B is an
+// unswizzled SharedTile, K x N (N x K when TRANS_B), K whole 16-column
+// blocks, N whole wave tiles of TN 16-column tiles.
+template <int TM, int TN, bool TRANS_B, int K4, typename TB>
+__device__ __forceinline__ void mfma_rs(float (&acc)[TM][4 * TN], const float (&A)[TM][K4], TB tB, int n0)
 {
+	typedef typename TB::type T;
+	constexpr int K = 4 * K4, N = TRANS_B ? TB::rows : TB::cols, ldb = TB::pitch;
+	const T *B = tB.p;
+	static_assert(TB::swizzle == 0, "mfma_rs: an unswizzled tile");
+	static_assert((TRANS_B ? TB::cols : TB::rows) == K, "mfma_rs: A's K is B's");
+	static_assert(K % 16 == 0, "mfma_rs: K is whole 16-column blocks");
+	static_assert(N % (16 * TN) == 0, "mfma_rs: C is whole wave tiles");
 #pragma unroll
 	for (int kk = 0; kk < K / 16; kk++) {
 		typename MfmaOp<T>::frag b[TN];

@@ -75,19 +75,25 @@ attn_bwd_dkdv(int B, int S, int H, float scale, const __half *__restrict__ Q,
 	const int b = blockIdx.z;
 	// attention_bwd.c:61 Ks[BLOCK_N][HEAD_DIM], Vs[BLOCK_N][HEAD_DIM]: shared memory, 16-byte
 	// chunks swizzled
+	using Ks_tile = tilec::SharedTile<__half, BLOCK_N, HEAD_DIM>::swizzled<128>;
 	__half *const Ks = reinterpret_cast<__half *>(tilec_smem);
 	// attention_bwd.c:61 Vs[BLOCK_N][HEAD_DIM]: shared memory, 16-byte chunks swizzled
+	using Vs_tile = tilec::SharedTile<__half, BLOCK_N, HEAD_DIM>::swizzled<128>;
 	__half *const Vs = reinterpret_cast<__half *>(tilec_smem + 8192);
 	// attention_bwd.c:62 Qs[BLOCK_M][HEAD_DIM], dOs[BLOCK_M][HEAD_DIM]: shared memory, 2
 	// stages, 16-byte chunks swizzled
+	using Qs_tile = tilec::SharedTile<__half, BLOCK_M, HEAD_DIM>::swizzled<128>::staged<2>;
 	__half *const Qs = reinterpret_cast<__half *>(tilec_smem + 16384);
 	// attention_bwd.c:62 dOs[BLOCK_M][HEAD_DIM]: shared memory, 2 stages, 16-byte chunks
 	// swizzled
+	using dOs_tile = tilec::SharedTile<__half, BLOCK_M, HEAD_DIM>::swizzled<128>::staged<2>;
 	__half *const dOs = reinterpret_cast<__half *>(tilec_smem + 32768);
 	// attention_bwd.c:63 Ps[BLOCK_M][BLOCK_N], dSs[BLOCK_M][BLOCK_N]: shared memory, rows
 	// padded to 72
+	using Ps_tile = tilec::SharedTile<__half, BLOCK_M, BLOCK_N>::padded<BLOCK_N + 8>;
 	__half *const Ps = reinterpret_cast<__half *>(tilec_smem + 49152);
 	// attention_bwd.c:63 dSs[BLOCK_M][BLOCK_N]: shared memory, rows padded to 72
+	using dSs_tile = tilec::SharedTile<__half, BLOCK_M, BLOCK_N>::padded<BLOCK_N + 8>;
 	__half *const dSs = reinterpret_cast<__half *>(tilec_smem + 58368);
 	// attention_bwd.c:64 s[BLOCK_M][BLOCK_N], dp[BLOCK_M][BLOCK_N]: registers, s_rows x s_cols
 	float s[s_rows::count][s_cols::count];
@@ -190,7 +196,7 @@ attn_bwd_dkdv(int B, int S, int H, float scale, const __half *__restrict__ Q,
 				// attention_bwd.c:73 tile_copy(Qs,
 				// tile_dims(&Q[b][m * BLOCK_M][h][0], 1, 3))
 				tilec::copy_g2s<__half, BLOCK_M, HEAD_DIM, THREADS, true, true>(
-					Qs + (m_next % 2) * (BLOCK_M * HEAD_DIM), HEAD_DIM,
+					Qs_tile::stage(Qs, m_next % 2), HEAD_DIM,
 					Q
 						+ ((((size_t)b * S + m_next * BLOCK_M) * H + h)
 						* HEAD_DIM), H * HEAD_DIM,
@@ -199,7 +205,7 @@ attn_bwd_dkdv(int B, int S, int H, float scale, const __half *__restrict__ Q,
 				// attention_bwd.c:74 tile_copy(dOs,
 				// tile_dims(&dO[b][m * BLOCK_M][h][0], 1, 3))
 				tilec::copy_g2s<__half, BLOCK_M, HEAD_DIM, THREADS, true, true>(
-					dOs + (m_next % 2) * (BLOCK_M * HEAD_DIM), HEAD_DIM,
+					dOs_tile::stage(dOs, m_next % 2), HEAD_DIM,
 					dO
 						+ ((((size_t)b * S + m_next * BLOCK_M) * H + h)
 						* HEAD_DIM), H * HEAD_DIM,
@@ -207,8 +213,8 @@ attn_bwd_dkdv(int B, int S, int H, float scale, const __half *__restrict__ Q,
 					HEAD_DIM, dO);
 			}
 			tilec::cp_async_commit();
-			__half *const Qs_stage = Qs + m_stage * (BLOCK_M * HEAD_DIM);
-			__half *const dOs_stage = dOs + m_stage * (BLOCK_M * HEAD_DIM);
+			__half *const Qs_stage = Qs_tile::stage(Qs, m_stage);
+			__half *const dOs_stage = dOs_tile::stage(dOs, m_stage);
 			// attention_bwd.c:77 tile_clear(s)
 			#pragma unroll
 			for (int r0 = 0; r0 < s_rows::count; r0++)
@@ -218,8 +224,8 @@ attn_bwd_dkdv(int B, int S, int H, float scale, const __half *__restrict__ Q,
 				s[r0][r1] = 0.0f;
 			}
 			// attention_bwd.c:78 tile_gemm(s, Qs, Ks, TILE_TRANS_B)
-			tilec::mma_ss<2, 4, 64, false, true, 128, 128>(s, Qs_stage, HEAD_DIM, Ks,
-				HEAD_DIM, warp_m * 32, warp_n * 32);
+			tilec::mma_ss<2, 4, false, true>(s, Qs_tile(Qs_stage), Ks_tile(Ks),
+				warp_m * 32, warp_n * 32);
 			// attention_bwd.c:79 tile_parallel(i, BLOCK_M)
 			#pragma unroll
 			for (int i_r = 0; i_r < s_rows::count; i_r++) {
@@ -238,8 +244,8 @@ attn_bwd_dkdv(int B, int S, int H, float scale, const __half *__restrict__ Q,
 			tilec::copy_r2s<s_rows, s_cols>(Ps, BLOCK_N + 8, s);
 			__syncthreads();
 			// attention_bwd.c:84 tile_gemm(dv, Ps, dOs, TILE_TRANS_A)
-			tilec::mma_ss<2, 4, 64, true, false, 0, 128>(dv, Ps, BLOCK_N + 8, dOs_stage,
-				HEAD_DIM, warp_m * 32, warp_n * 32);
+			tilec::mma_ss<2, 4, true, false>(dv, Ps_tile(Ps), dOs_tile(dOs_stage),
+				warp_m * 32, warp_n * 32);
 			// attention_bwd.c:85 tile_clear(dp)
 			#pragma unroll
 			for (int r0 = 0; r0 < s_rows::count; r0++)
@@ -249,8 +255,8 @@ attn_bwd_dkdv(int B, int S, int H, float scale, const __half *__restrict__ Q,
 				dp[r0][r1] = 0.0f;
 			}
 			// attention_bwd.c:86 tile_gemm(dp, dOs, Vs, TILE_TRANS_B)
-			tilec::mma_ss<2, 4, 64, false, true, 128, 128>(dp, dOs_stage, HEAD_DIM, Vs,
-				HEAD_DIM, warp_m * 32, warp_n * 32);
+			tilec::mma_ss<2, 4, false, true>(dp, dOs_tile(dOs_stage), Vs_tile(Vs),
+				warp_m * 32, warp_n * 32);
 			// attention_bwd.c:87 tile_parallel(i, BLOCK_M)
 			#pragma unroll
 			for (int i_r = 0; i_r < s_rows::count; i_r++) {
@@ -264,8 +270,8 @@ attn_bwd_dkdv(int B, int S, int H, float scale, const __half *__restrict__ Q,
 			tilec::copy_r2s<s_rows, s_cols>(dSs, BLOCK_N + 8, dp);
 			__syncthreads();
 			// attention_bwd.c:90 tile_gemm(dk, dSs, Qs, TILE_TRANS_A)
-			tilec::mma_ss<2, 4, 64, true, false, 0, 128>(dk, dSs, BLOCK_N + 8, Qs_stage,
-				HEAD_DIM, warp_m * 32, warp_n * 32);
+			tilec::mma_ss<2, 4, true, false>(dk, dSs_tile(dSs), Qs_tile(Qs_stage),
+				warp_m * 32, warp_n * 32);
 		}
 		tilec::cp_async_wait<0>();
 	}
@@ -309,14 +315,18 @@ attn_bwd_dq(int B, int S, int H, float scale, const __half *__restrict__ Q,
 	const int b = blockIdx.z;
 	// attention_bwd.c:109 Qs[BLOCK_M][HEAD_DIM], dOs[BLOCK_M][HEAD_DIM]: shared memory, 16-byte
 	// chunks swizzled
+	using Qs_tile = tilec::SharedTile<__half, BLOCK_M, HEAD_DIM>::swizzled<128>;
 	__half *const Qs = reinterpret_cast<__half *>(tilec_smem);
 	// attention_bwd.c:109 dOs[BLOCK_M][HEAD_DIM]: shared memory, 16-byte chunks swizzled
+	using dOs_tile = tilec::SharedTile<__half, BLOCK_M, HEAD_DIM>::swizzled<128>;
 	__half *const dOs = reinterpret_cast<__half *>(tilec_smem + 8192);
 	// attention_bwd.c:110 Ks[BLOCK_N][HEAD_DIM], Vs[BLOCK_N][HEAD_DIM]: shared memory, 2
 	// stages, 16-byte chunks swizzled
+	using Ks_tile = tilec::SharedTile<__half, BLOCK_N, HEAD_DIM>::swizzled<128>::staged<2>;
 	__half *const Ks = reinterpret_cast<__half *>(tilec_smem + 16384);
 	// attention_bwd.c:110 Vs[BLOCK_N][HEAD_DIM]: shared memory, 2 stages, 16-byte chunks
 	// swizzled
+	using Vs_tile = tilec::SharedTile<__half, BLOCK_N, HEAD_DIM>::swizzled<128>::staged<2>;
 	__half *const Vs = reinterpret_cast<__half *>(tilec_smem + 32768);
 	// attention_bwd.c:111 s[BLOCK_M][BLOCK_N], dp[BLOCK_M][BLOCK_N]: registers, s_rows x s_cols
 	float s[s_rows::count][s_cols::count];
@@ -383,7 +393,7 @@ attn_bwd_dq(int B, int S, int H, float scale, const __half *__restrict__ Q,
 				// attention_bwd.c:122 tile_copy(Ks,
 				// tile_dims(&K[b][n * BLOCK_N][h][0], 1, 3))
 				tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, THREADS, true, true>(
-					Ks + (n_next % 2) * (BLOCK_N * HEAD_DIM), HEAD_DIM,
+					Ks_tile::stage(Ks, n_next % 2), HEAD_DIM,
 					K
 						+ ((((size_t)b * S + n_next * BLOCK_N) * H + h)
 						* HEAD_DIM), H * HEAD_DIM,
@@ -392,7 +402,7 @@ attn_bwd_dq(int B, int S, int H, float scale, const __half *__restrict__ Q,
 				// attention_bwd.c:123 tile_copy(Vs,
 				// tile_dims(&V[b][n * BLOCK_N][h][0], 1, 3))
 				tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, THREADS, true, true>(
-					Vs + (n_next % 2) * (BLOCK_N * HEAD_DIM), HEAD_DIM,
+					Vs_tile::stage(Vs, n_next % 2), HEAD_DIM,
 					V
 						+ ((((size_t)b * S + n_next * BLOCK_N) * H + h)
 						* HEAD_DIM), H * HEAD_DIM,
@@ -400,8 +410,8 @@ attn_bwd_dq(int B, int S, int H, float scale, const __half *__restrict__ Q,
 					HEAD_DIM, V);
 			}
 			tilec::cp_async_commit();
-			__half *const Ks_stage = Ks + n_stage * (BLOCK_N * HEAD_DIM);
-			__half *const Vs_stage = Vs + n_stage * (BLOCK_N * HEAD_DIM);
+			__half *const Ks_stage = Ks_tile::stage(Ks, n_stage);
+			__half *const Vs_stage = Vs_tile::stage(Vs, n_stage);
 			// attention_bwd.c:124 tile_clear(s)
 			#pragma unroll
 			for (int r0 = 0; r0 < s_rows::count; r0++)
@@ -411,8 +421,8 @@ attn_bwd_dq(int B, int S, int H, float scale, const __half *__restrict__ Q,
 				s[r0][r1] = 0.0f;
 			}
 			// attention_bwd.c:125 tile_gemm(s, Qs, Ks, TILE_TRANS_B)
-			tilec::mma_ss<1, 8, 64, false, true, 128, 128>(s, Qs, HEAD_DIM, Ks_stage,
-				HEAD_DIM, warp_m * 16, warp_n * 64);
+			tilec::mma_ss<1, 8, false, true>(s, Qs_tile(Qs), Ks_tile(Ks_stage),
+				warp_m * 16, warp_n * 64);
 			// attention_bwd.c:126 tile_clear(dp)
 			#pragma unroll
 			for (int r0 = 0; r0 < s_rows::count; r0++)
@@ -422,8 +432,8 @@ attn_bwd_dq(int B, int S, int H, float scale, const __half *__restrict__ Q,
 				dp[r0][r1] = 0.0f;
 			}
 			// attention_bwd.c:127 tile_gemm(dp, dOs, Vs, TILE_TRANS_B)
-			tilec::mma_ss<1, 8, 64, false, true, 128, 128>(dp, dOs, HEAD_DIM, Vs_stage,
-				HEAD_DIM, warp_m * 16, warp_n * 64);
+			tilec::mma_ss<1, 8, false, true>(dp, dOs_tile(dOs), Vs_tile(Vs_stage),
+				warp_m * 16, warp_n * 64);
 			// attention_bwd.c:128 tile_parallel(i, BLOCK_M)
 			#pragma unroll
 			for (int i_r = 0; i_r < s_rows::count; i_r++) {
@@ -448,8 +458,7 @@ attn_bwd_dq(int B, int S, int H, float scale, const __half *__restrict__ Q,
 				ds[r0][r1] = tilec::to_float(tilec::from_float<__half>(dp[r0][r1]));
 			}
 			// attention_bwd.c:134 tile_gemm(dq, ds, Ks)
-			tilec::mma_rs<1, 8, 64, false, 128>(dq, ds, Ks_stage, HEAD_DIM,
-				warp_n * 64);
+			tilec::mma_rs<1, 8, false>(dq, ds, Ks_tile(Ks_stage), warp_n * 64);
 		}
 		tilec::cp_async_wait<0>();
 	}

@@ -75,18 +75,24 @@ attn_bwd_dkdv(int B, int S, int H, float scale, const __half *__restrict__ Q,
 	const int b = blockIdx.z;
 	// attention_bwd.c:61 Ks[BLOCK_N][HEAD_DIM], Vs[BLOCK_N][HEAD_DIM]: shared memory, rows
 	// padded to 72
+	using Ks_tile = tilec::SharedTile<__half, BLOCK_N, HEAD_DIM>::padded<HEAD_DIM + 8>;
 	__half *const Ks = reinterpret_cast<__half *>(tilec_smem);
 	// attention_bwd.c:61 Vs[BLOCK_N][HEAD_DIM]: shared memory, rows padded to 72
+	using Vs_tile = tilec::SharedTile<__half, BLOCK_N, HEAD_DIM>::padded<HEAD_DIM + 8>;
 	__half *const Vs = reinterpret_cast<__half *>(tilec_smem + 9216);
 	// attention_bwd.c:62 Qs[BLOCK_M][HEAD_DIM], dOs[BLOCK_M][HEAD_DIM]: shared memory, rows
 	// padded to 72
+	using Qs_tile = tilec::SharedTile<__half, BLOCK_M, HEAD_DIM>::padded<HEAD_DIM + 8>;
 	__half *const Qs = reinterpret_cast<__half *>(tilec_smem + 18432);
 	// attention_bwd.c:62 dOs[BLOCK_M][HEAD_DIM]: shared memory, rows padded to 72
+	using dOs_tile = tilec::SharedTile<__half, BLOCK_M, HEAD_DIM>::padded<HEAD_DIM + 8>;
 	__half *const dOs = reinterpret_cast<__half *>(tilec_smem + 27648);
 	// attention_bwd.c:63 Ps[BLOCK_M][BLOCK_N], dSs[BLOCK_M][BLOCK_N]: shared memory, rows
 	// padded to 72
+	using Ps_tile = tilec::SharedTile<__half, BLOCK_M, BLOCK_N>::padded<BLOCK_N + 8>;
 	__half *const Ps = reinterpret_cast<__half *>(tilec_smem + 36864);
 	// attention_bwd.c:63 dSs[BLOCK_M][BLOCK_N]: shared memory, rows padded to 72
+	using dSs_tile = tilec::SharedTile<__half, BLOCK_M, BLOCK_N>::padded<BLOCK_N + 8>;
 	__half *const dSs = reinterpret_cast<__half *>(tilec_smem + 46080);
 	// attention_bwd.c:64 s[BLOCK_M][BLOCK_N], dp[BLOCK_M][BLOCK_N]: registers, s_rows x s_cols
 	float s[s_rows::count][s_cols::count];
@@ -156,8 +162,8 @@ attn_bwd_dkdv(int B, int S, int H, float scale, const __half *__restrict__ Q,
 		}
 		__syncthreads();
 		// attention_bwd.c:78 tile_gemm(s, Qs, Ks, TILE_TRANS_B)
-		tilec::mfma_ss<4, 2, 64, false, true>(s, Qs, HEAD_DIM + 8, Ks, HEAD_DIM + 8,
-			wave_m * 64, wave_n * 32);
+		tilec::mfma_ss<4, 2, false, true>(s, Qs_tile(Qs), Ks_tile(Ks), wave_m * 64,
+			wave_n * 32);
 		// attention_bwd.c:79 tile_parallel(i, BLOCK_M)
 		#pragma unroll
 		for (int i_r = 0; i_r < s_rows::count; i_r++) {
@@ -174,8 +180,8 @@ attn_bwd_dkdv(int B, int S, int H, float scale, const __half *__restrict__ Q,
 		tilec::copy_r2s<s_rows, s_cols>(Ps, BLOCK_N + 8, s);
 		__syncthreads();
 		// attention_bwd.c:84 tile_gemm(dv, Ps, dOs, TILE_TRANS_A)
-		tilec::mfma_ss<4, 2, 64, true, false>(dv, Ps, BLOCK_N + 8, dOs, HEAD_DIM + 8,
-			wave_m * 64, wave_n * 32);
+		tilec::mfma_ss<4, 2, true, false>(dv, Ps_tile(Ps), dOs_tile(dOs), wave_m * 64,
+			wave_n * 32);
 		// attention_bwd.c:85 tile_clear(dp)
 		#pragma unroll
 		for (int r0 = 0; r0 < s_rows::count; r0++)
@@ -185,8 +191,8 @@ attn_bwd_dkdv(int B, int S, int H, float scale, const __half *__restrict__ Q,
 			dp[r0][r1] = 0.0f;
 		}
 		// attention_bwd.c:86 tile_gemm(dp, dOs, Vs, TILE_TRANS_B)
-		tilec::mfma_ss<4, 2, 64, false, true>(dp, dOs, HEAD_DIM + 8, Vs, HEAD_DIM + 8,
-			wave_m * 64, wave_n * 32);
+		tilec::mfma_ss<4, 2, false, true>(dp, dOs_tile(dOs), Vs_tile(Vs), wave_m * 64,
+			wave_n * 32);
 		// attention_bwd.c:87 tile_parallel(i, BLOCK_M)
 		#pragma unroll
 		for (int i_r = 0; i_r < s_rows::count; i_r++) {
@@ -200,8 +206,8 @@ attn_bwd_dkdv(int B, int S, int H, float scale, const __half *__restrict__ Q,
 		tilec::copy_r2s<s_rows, s_cols>(dSs, BLOCK_N + 8, dp);
 		__syncthreads();
 		// attention_bwd.c:90 tile_gemm(dk, dSs, Qs, TILE_TRANS_A)
-		tilec::mfma_ss<4, 2, 64, true, false>(dk, dSs, BLOCK_N + 8, Qs, HEAD_DIM + 8,
-			wave_m * 64, wave_n * 32);
+		tilec::mfma_ss<4, 2, true, false>(dk, dSs_tile(dSs), Qs_tile(Qs), wave_m * 64,
+			wave_n * 32);
 	}
 	// attention_bwd.c:92 tile_parallel(j, BLOCK_N)
 	#pragma unroll
@@ -243,13 +249,17 @@ attn_bwd_dq(int B, int S, int H, float scale, const __half *__restrict__ Q,
 	const int b = blockIdx.z;
 	// attention_bwd.c:109 Qs[BLOCK_M][HEAD_DIM], dOs[BLOCK_M][HEAD_DIM]: shared memory, rows
 	// padded to 72
+	using Qs_tile = tilec::SharedTile<__half, BLOCK_M, HEAD_DIM>::padded<HEAD_DIM + 8>;
 	__half *const Qs = reinterpret_cast<__half *>(tilec_smem);
 	// attention_bwd.c:109 dOs[BLOCK_M][HEAD_DIM]: shared memory, rows padded to 72
+	using dOs_tile = tilec::SharedTile<__half, BLOCK_M, HEAD_DIM>::padded<HEAD_DIM + 8>;
 	__half *const dOs = reinterpret_cast<__half *>(tilec_smem + 9216);
 	// attention_bwd.c:110 Ks[BLOCK_N][HEAD_DIM], Vs[BLOCK_N][HEAD_DIM]: shared memory, rows
 	// padded to 72
+	using Ks_tile = tilec::SharedTile<__half, BLOCK_N, HEAD_DIM>::padded<HEAD_DIM + 8>;
 	__half *const Ks = reinterpret_cast<__half *>(tilec_smem + 18432);
 	// attention_bwd.c:110 Vs[BLOCK_N][HEAD_DIM]: shared memory, rows padded to 72
+	using Vs_tile = tilec::SharedTile<__half, BLOCK_N, HEAD_DIM>::padded<HEAD_DIM + 8>;
 	__half *const Vs = reinterpret_cast<__half *>(tilec_smem + 27648);
 	// attention_bwd.c:111 s[BLOCK_M][BLOCK_N], dp[BLOCK_M][BLOCK_N]: registers, s_rows x s_cols
 	float s[s_rows::count][s_cols::count];
@@ -310,8 +320,8 @@ attn_bwd_dq(int B, int S, int H, float scale, const __half *__restrict__ Q,
 		}
 		__syncthreads();
 		// attention_bwd.c:125 tile_gemm(s, Qs, Ks, TILE_TRANS_B)
-		tilec::mfma_ss<2, 4, 64, false, true>(s, Qs, HEAD_DIM + 8, Ks, HEAD_DIM + 8,
-			wave_m * 32, wave_n * 64);
+		tilec::mfma_ss<2, 4, false, true>(s, Qs_tile(Qs), Ks_tile(Ks), wave_m * 32,
+			wave_n * 64);
 		// attention_bwd.c:126 tile_clear(dp)
 		#pragma unroll
 		for (int r0 = 0; r0 < s_rows::count; r0++)
@@ -321,8 +331,8 @@ attn_bwd_dq(int B, int S, int H, float scale, const __half *__restrict__ Q,
 			dp[r0][r1] = 0.0f;
 		}
 		// attention_bwd.c:127 tile_gemm(dp, dOs, Vs, TILE_TRANS_B)
-		tilec::mfma_ss<2, 4, 64, false, true>(dp, dOs, HEAD_DIM + 8, Vs, HEAD_DIM + 8,
-			wave_m * 32, wave_n * 64);
+		tilec::mfma_ss<2, 4, false, true>(dp, dOs_tile(dOs), Vs_tile(Vs), wave_m * 32,
+			wave_n * 64);
 		// attention_bwd.c:128 tile_parallel(i, BLOCK_M)
 		#pragma unroll
 		for (int i_r = 0; i_r < s_rows::count; i_r++) {
@@ -345,7 +355,7 @@ attn_bwd_dq(int B, int S, int H, float scale, const __half *__restrict__ Q,
 			ds[r0][r1] = tilec::to_float(tilec::from_float<__half>(dp[r0][r1]));
 		}
 		// attention_bwd.c:134 tile_gemm(dq, ds, Ks)
-		tilec::mfma_rs<2, 4, 64, false>(dq, ds, Ks, HEAD_DIM + 8, wave_n * 64);
+		tilec::mfma_rs<2, 4, false>(dq, ds, Ks_tile(Ks), wave_n * 64);
 	}
 	// attention_bwd.c:136 tile_parallel(i, BLOCK_M)
 	#pragma unroll

@@ -20,8 +20,10 @@ conv2d(int N, int H, int W, int C, int KO, int PAD, int P, int Q, const __half *
 	const int q0 = bq * BLOCK_M;
 	const int cb = tilec::ceildiv(C, BLOCK_K);
 	// conv2d.c:41 Xs[BLOCK_M][BLOCK_K]: shared memory, 3 stages, 16-byte chunks swizzled
+	using Xs_tile = tilec::SharedTile<__half, BLOCK_M, BLOCK_K>::swizzled<64>::staged<3>;
 	__half *const Xs = reinterpret_cast<__half *>(tilec_smem);
 	// conv2d.c:42 Fs[BLOCK_N][BLOCK_K]: shared memory, 3 stages, 16-byte chunks swizzled
+	using Fs_tile = tilec::SharedTile<__half, BLOCK_N, BLOCK_K>::swizzled<64>::staged<3>;
 	__half *const Fs = reinterpret_cast<__half *>(tilec_smem + 12288);
 	// conv2d.c:43 acc[BLOCK_M][BLOCK_N]: registers, acc_rows x acc_cols
 	float acc[acc_rows::count][acc_cols::count];
@@ -42,7 +44,7 @@ conv2d(int N, int H, int W, int C, int KO, int PAD, int P, int Q, const __half *
 				// conv2d.c:50 tile_copy(Xs,
 				// tile_dims(&X[n][p + r - PAD][q0 + s - PAD][c0], 2, 3))
 				tilec::copy_g2s<__half, BLOCK_M, BLOCK_K, THREADS, true, true>(
-					Xs + t_pre * (BLOCK_M * BLOCK_K), BLOCK_K,
+					Xs_tile::stage(Xs, t_pre), BLOCK_K,
 					X
 						+ ((((size_t)n * H + (p + t_pre / (S * cb) - PAD))
 						* W + (q0 + t_pre / cb % S - PAD)) * C + t_pre % cb
@@ -55,7 +57,7 @@ conv2d(int N, int H, int W, int C, int KO, int PAD, int P, int Q, const __half *
 				// conv2d.c:51 tile_copy(Fs, tile_dims(&F[bo * BLOCK_N][r][s][c0],
 				// 0, 3))
 				tilec::copy_g2s<__half, BLOCK_N, BLOCK_K, THREADS, true, true>(
-					Fs + t_pre * (BLOCK_N * BLOCK_K), BLOCK_K,
+					Fs_tile::stage(Fs, t_pre), BLOCK_K,
 					F
 						+ ((((size_t)(bo * BLOCK_N) * R + t_pre / (S * cb))
 						* S + t_pre / cb % S) * C + t_pre % cb * BLOCK_K),
@@ -77,7 +79,7 @@ conv2d(int N, int H, int W, int C, int KO, int PAD, int P, int Q, const __half *
 				// conv2d.c:50 tile_copy(Xs,
 				// tile_dims(&X[n][p + r - PAD][q0 + s - PAD][c0], 2, 3))
 				tilec::copy_g2s<__half, BLOCK_M, BLOCK_K, THREADS, true, true>(
-					Xs + (t_next % 3) * (BLOCK_M * BLOCK_K), BLOCK_K,
+					Xs_tile::stage(Xs, t_next % 3), BLOCK_K,
 					X
 						+ ((((size_t)n * H + (p + t_next / (S * cb) - PAD))
 						* W + (q0 + t_next / cb % S - PAD)) * C + t_next
@@ -90,7 +92,7 @@ conv2d(int N, int H, int W, int C, int KO, int PAD, int P, int Q, const __half *
 				// conv2d.c:51 tile_copy(Fs, tile_dims(&F[bo * BLOCK_N][r][s][c0],
 				// 0, 3))
 				tilec::copy_g2s<__half, BLOCK_N, BLOCK_K, THREADS, true, true>(
-					Fs + (t_next % 3) * (BLOCK_N * BLOCK_K), BLOCK_K,
+					Fs_tile::stage(Fs, t_next % 3), BLOCK_K,
 					F
 						+ ((((size_t)(bo * BLOCK_N) * R + t_next / (S * cb))
 						* S + t_next / cb % S) * C + t_next % cb * BLOCK_K),
@@ -100,11 +102,11 @@ conv2d(int N, int H, int W, int C, int KO, int PAD, int P, int Q, const __half *
 					min(BLOCK_K, C - t_next % cb * BLOCK_K), F);
 			}
 			tilec::cp_async_commit();
-			__half *const Xs_stage = Xs + t_stage * (BLOCK_M * BLOCK_K);
-			__half *const Fs_stage = Fs + t_stage * (BLOCK_N * BLOCK_K);
+			__half *const Xs_stage = Xs_tile::stage(Xs, t_stage);
+			__half *const Fs_stage = Fs_tile::stage(Fs, t_stage);
 			// conv2d.c:52 tile_gemm(acc, Xs, Fs, TILE_TRANS_B)
-			tilec::mma_ss<4, 4, 32, false, true, 64, 64>(acc, Xs_stage, BLOCK_K,
-				Fs_stage, BLOCK_K, warp_m * 64, warp_n * 32);
+			tilec::mma_ss<4, 4, false, true>(acc, Xs_tile(Xs_stage), Fs_tile(Fs_stage),
+				warp_m * 64, warp_n * 32);
 		}
 		tilec::cp_async_wait<0>();
 	}

@@ -20,8 +20,10 @@ conv2d(int N, int H, int W, int C, int KO, int PAD, int P, int Q, const __half *
 	const int q0 = bq * BLOCK_M;
 	const int cb = tilec::ceildiv(C, BLOCK_K);
 	// conv2d.c:41 Xs[BLOCK_M][BLOCK_K]: shared memory, rows padded to 40
+	using Xs_tile = tilec::SharedTile<__half, BLOCK_M, BLOCK_K>::padded<BLOCK_K + 8>;
 	__half *const Xs = reinterpret_cast<__half *>(tilec_smem);
 	// conv2d.c:42 Fs[BLOCK_N][BLOCK_K]: shared memory, rows padded to 40
+	using Fs_tile = tilec::SharedTile<__half, BLOCK_N, BLOCK_K>::padded<BLOCK_K + 8>;
 	__half *const Fs = reinterpret_cast<__half *>(tilec_smem + 5120);
 	// conv2d.c:43 acc[BLOCK_M][BLOCK_N]: registers, acc_rows x acc_cols
 	float acc[acc_rows::count][acc_cols::count];
@@ -51,8 +53,8 @@ conv2d(int N, int H, int W, int C, int KO, int PAD, int P, int Q, const __half *
 			min(BLOCK_K, C - c0));
 		__syncthreads();
 		// conv2d.c:52 tile_gemm(acc, Xs, Fs, TILE_TRANS_B)
-		tilec::mfma_ss<4, 4, 32, false, true>(acc, Xs, BLOCK_K + 8, Fs, BLOCK_K + 8,
-			wave_m * 64, wave_n * 64);
+		tilec::mfma_ss<4, 4, false, true>(acc, Xs_tile(Xs), Fs_tile(Fs), wave_m * 64,
+			wave_n * 64);
 	}
 	// conv2d.c:54 tile_copy(tile_dims(&Y[n][p][q0][bo * BLOCK_N], 2, 3), acc)
 	tilec::copy_r2g<acc_rows, acc_cols>(

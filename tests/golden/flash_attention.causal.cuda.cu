@@ -17,12 +17,15 @@ flash_attention(int B, int S, int H, const __half *__restrict__ Q, const __half 
 	const int h = blockIdx.y;
 	const int b = blockIdx.z;
 	// flash_attention.c:28 Qs[BLOCK_M][HEAD_DIM]: shared memory, 16-byte chunks swizzled
+	using Qs_tile = tilec::SharedTile<__half, BLOCK_M, HEAD_DIM>::swizzled<256>;
 	__half *const Qs = reinterpret_cast<__half *>(tilec_smem);
 	// flash_attention.c:29 Ks[BLOCK_N][HEAD_DIM]: shared memory, 2 stages, 16-byte chunks
 	// swizzled
+	using Ks_tile = tilec::SharedTile<__half, BLOCK_N, HEAD_DIM>::swizzled<256>::staged<2>;
 	__half *const Ks = reinterpret_cast<__half *>(tilec_smem + 32768);
 	// flash_attention.c:30 Vs[BLOCK_N][HEAD_DIM]: shared memory, 2 stages, 16-byte chunks
 	// swizzled
+	using Vs_tile = tilec::SharedTile<__half, BLOCK_N, HEAD_DIM>::swizzled<256>::staged<2>;
 	__half *const Vs = reinterpret_cast<__half *>(tilec_smem + 65536);
 	// flash_attention.c:31 s[BLOCK_M][BLOCK_N]: registers, s_rows x s_cols
 	float s[s_rows::count][s_cols::count];
@@ -93,7 +96,7 @@ flash_attention(int B, int S, int H, const __half *__restrict__ Q, const __half 
 				// flash_attention.c:45 tile_copy(Ks,
 				// tile_dims(&K[b][n * BLOCK_N][h][0], 1, 3))
 				tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, 128, true, true>(
-					Ks + (n_next % 2) * (BLOCK_N * HEAD_DIM), HEAD_DIM,
+					Ks_tile::stage(Ks, n_next % 2), HEAD_DIM,
 					K
 						+ ((((size_t)b * S + n_next * BLOCK_N) * H + h)
 						* HEAD_DIM), H * HEAD_DIM,
@@ -102,7 +105,7 @@ flash_attention(int B, int S, int H, const __half *__restrict__ Q, const __half 
 				// flash_attention.c:46 tile_copy(Vs,
 				// tile_dims(&V[b][n * BLOCK_N][h][0], 1, 3))
 				tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, 128, true, true>(
-					Vs + (n_next % 2) * (BLOCK_N * HEAD_DIM), HEAD_DIM,
+					Vs_tile::stage(Vs, n_next % 2), HEAD_DIM,
 					V
 						+ ((((size_t)b * S + n_next * BLOCK_N) * H + h)
 						* HEAD_DIM), H * HEAD_DIM,
@@ -110,8 +113,8 @@ flash_attention(int B, int S, int H, const __half *__restrict__ Q, const __half 
 					HEAD_DIM, V);
 			}
 			tilec::cp_async_commit();
-			__half *const Ks_stage = Ks + n_stage * (BLOCK_N * HEAD_DIM);
-			__half *const Vs_stage = Vs + n_stage * (BLOCK_N * HEAD_DIM);
+			__half *const Ks_stage = Ks_tile::stage(Ks, n_stage);
+			__half *const Vs_stage = Vs_tile::stage(Vs, n_stage);
 			// flash_attention.c:47 tile_clear(s)
 			#pragma unroll
 			for (int r0 = 0; r0 < s_rows::count; r0++)
@@ -121,8 +124,8 @@ flash_attention(int B, int S, int H, const __half *__restrict__ Q, const __half 
 				s[r0][r1] = 0.0f;
 			}
 			// flash_attention.c:48 tile_gemm(s, Qs, Ks, TILE_TRANS_B)
-			tilec::mma_ss<2, 8, 128, false, true, 256, 256>(s, Qs, HEAD_DIM, Ks_stage,
-				HEAD_DIM, warp_m * 32, warp_n * 64);
+			tilec::mma_ss<2, 8, false, true>(s, Qs_tile(Qs), Ks_tile(Ks_stage),
+				warp_m * 32, warp_n * 64);
 			// flash_attention.c:49 tile_parallel(i, BLOCK_M)
 			#pragma unroll
 			for (int i_r = 0; i_r < s_rows::count; i_r++) {
@@ -187,8 +190,7 @@ flash_attention(int B, int S, int H, const __half *__restrict__ Q, const __half 
 				p[r0][r1] = tilec::to_float(tilec::from_float<__half>(s[r0][r1]));
 			}
 			// flash_attention.c:67 tile_gemm(o, p, Vs)
-			tilec::mma_rs<2, 16, 64, false, 256>(o, p, Vs_stage, HEAD_DIM,
-				warp_n * 128);
+			tilec::mma_rs<2, 16, false>(o, p, Vs_tile(Vs_stage), warp_n * 128);
 		}
 		tilec::cp_async_wait<0>();
 	}

@@ -17,10 +17,13 @@ flash_attention(int B, int S, int H, const __half *__restrict__ Q, const __half 
 	const int h = blockIdx.y;
 	const int b = blockIdx.z;
 	// flash_attention.c:28 Qs[BLOCK_M][HEAD_DIM]: shared memory
+	using Qs_tile = tilec::SharedTile<__half, BLOCK_M, HEAD_DIM>;
 	__half *const Qs = reinterpret_cast<__half *>(tilec_smem);
 	// flash_attention.c:29 Ks[BLOCK_N][HEAD_DIM]: shared memory
+	using Ks_tile = tilec::SharedTile<__half, BLOCK_N, HEAD_DIM>;
 	__half *const Ks = reinterpret_cast<__half *>(tilec_smem + 32768);
 	// flash_attention.c:30 Vs[BLOCK_N][HEAD_DIM]: shared memory
+	using Vs_tile = tilec::SharedTile<__half, BLOCK_N, HEAD_DIM>;
 	__half *const Vs = reinterpret_cast<__half *>(tilec_smem + 49152);
 	// flash_attention.c:31 s[BLOCK_M][BLOCK_N]: registers, s_rows x s_cols
 	float s[s_rows::count][s_cols::count];
@@ -85,7 +88,7 @@ flash_attention(int B, int S, int H, const __half *__restrict__ Q, const __half 
 		}
 		__syncthreads();
 		// flash_attention.c:48 tile_gemm(s, Qs, Ks, TILE_TRANS_B)
-		tilec::mfma_ss<4, 4, 128, false, true>(s, Qs, HEAD_DIM, Ks, HEAD_DIM, wave_m * 64,
+		tilec::mfma_ss<4, 4, false, true>(s, Qs_tile(Qs), Ks_tile(Ks), wave_m * 64,
 			wave_n * 64);
 		// flash_attention.c:49 tile_parallel(i, BLOCK_M)
 		#pragma unroll
@@ -151,7 +154,7 @@ flash_attention(int B, int S, int H, const __half *__restrict__ Q, const __half 
 			p[r0][r1] = tilec::to_float(tilec::from_float<__half>(s[r0][r1]));
 		}
 		// flash_attention.c:67 tile_gemm(o, p, Vs)
-		tilec::mfma_rs<4, 8, 64, false>(o, p, Vs, HEAD_DIM, wave_n * 128);
+		tilec::mfma_rs<4, 8, false>(o, p, Vs_tile(Vs), wave_n * 128);
 	}
 	// flash_attention.c:69 tile_parallel(i, BLOCK_M)
 	#pragma unroll

@@ -177,12 +177,15 @@ flash_decode_split_gqa(int B, int H, int HKV, int S, int NSPLIT, float scale,
 	const int end = min(S, start + per);
 	const int tiles = end > start ? tilec::ceildiv(end - start, BLOCK_N) : 0;
 	// flash_decode.c:132 Qs[BLOCK_H][HEAD_DIM]: shared memory, 16-byte chunks swizzled
+	using Qs_tile = tilec::SharedTile<__half, BLOCK_H, HEAD_DIM>::swizzled<256>;
 	__half *const Qs = reinterpret_cast<__half *>(tilec_smem);
 	// flash_decode.c:133 Ks[BLOCK_N][HEAD_DIM]: shared memory, 3 stages, 16-byte chunks
 	// swizzled
+	using Ks_tile = tilec::SharedTile<__half, BLOCK_N, HEAD_DIM>::swizzled<256>::staged<3>;
 	__half *const Ks = reinterpret_cast<__half *>(tilec_smem + 4096);
 	// flash_decode.c:134 Vs[BLOCK_N][HEAD_DIM]: shared memory, 3 stages, 16-byte chunks
 	// swizzled
+	using Vs_tile = tilec::SharedTile<__half, BLOCK_N, HEAD_DIM>::swizzled<256>::staged<3>;
 	__half *const Vs = reinterpret_cast<__half *>(tilec_smem + 28672);
 	// flash_decode.c:135 s[BLOCK_H][BLOCK_N]: registers, s_rows x s_cols
 	float s[s_rows::count][s_cols::count];
@@ -235,7 +238,7 @@ flash_decode_split_gqa(int B, int H, int HKV, int S, int NSPLIT, float scale,
 				// flash_decode.c:150 tile_copy(Ks,
 				// tile_dims(&K[b][start + t * BLOCK_N][g][0], 1, 3))
 				tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, 32 * (BLOCK_H / 16),
-					true, true>(Ks + t_pre * (BLOCK_N * HEAD_DIM), HEAD_DIM,
+					true, true>(Ks_tile::stage(Ks, t_pre), HEAD_DIM,
 					K
 						+ ((((size_t)b * S + (start + t_pre * BLOCK_N))
 						* HKV + g) * HEAD_DIM), HKV * HEAD_DIM,
@@ -244,7 +247,7 @@ flash_decode_split_gqa(int B, int H, int HKV, int S, int NSPLIT, float scale,
 				// flash_decode.c:151 tile_copy(Vs,
 				// tile_dims(&V[b][start + t * BLOCK_N][g][0], 1, 3))
 				tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, 32 * (BLOCK_H / 16),
-					true, true>(Vs + t_pre * (BLOCK_N * HEAD_DIM), HEAD_DIM,
+					true, true>(Vs_tile::stage(Vs, t_pre), HEAD_DIM,
 					V
 						+ ((((size_t)b * S + (start + t_pre * BLOCK_N))
 						* HKV + g) * HEAD_DIM), HKV * HEAD_DIM,
@@ -264,8 +267,7 @@ flash_decode_split_gqa(int B, int H, int HKV, int S, int NSPLIT, float scale,
 				// flash_decode.c:150 tile_copy(Ks,
 				// tile_dims(&K[b][start + t * BLOCK_N][g][0], 1, 3))
 				tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, 32 * (BLOCK_H / 16),
-					true, true>(Ks + (t_next % 3) * (BLOCK_N * HEAD_DIM),
-					HEAD_DIM,
+					true, true>(Ks_tile::stage(Ks, t_next % 3), HEAD_DIM,
 					K
 						+ ((((size_t)b * S + (start + t_next * BLOCK_N))
 						* HKV + g) * HEAD_DIM), HKV * HEAD_DIM,
@@ -274,8 +276,7 @@ flash_decode_split_gqa(int B, int H, int HKV, int S, int NSPLIT, float scale,
 				// flash_decode.c:151 tile_copy(Vs,
 				// tile_dims(&V[b][start + t * BLOCK_N][g][0], 1, 3))
 				tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, 32 * (BLOCK_H / 16),
-					true, true>(Vs + (t_next % 3) * (BLOCK_N * HEAD_DIM),
-					HEAD_DIM,
+					true, true>(Vs_tile::stage(Vs, t_next % 3), HEAD_DIM,
 					V
 						+ ((((size_t)b * S + (start + t_next * BLOCK_N))
 						* HKV + g) * HEAD_DIM), HKV * HEAD_DIM,
@@ -283,8 +284,8 @@ flash_decode_split_gqa(int B, int H, int HKV, int S, int NSPLIT, float scale,
 					S - (start + t_next * BLOCK_N)) : 0, HEAD_DIM, V);
 			}
 			tilec::cp_async_commit();
-			__half *const Ks_stage = Ks + t_stage * (BLOCK_N * HEAD_DIM);
-			__half *const Vs_stage = Vs + t_stage * (BLOCK_N * HEAD_DIM);
+			__half *const Ks_stage = Ks_tile::stage(Ks, t_stage);
+			__half *const Vs_stage = Vs_tile::stage(Vs, t_stage);
 			// flash_decode.c:152 tile_clear(s)
 			#pragma unroll
 			for (int r0 = 0; r0 < s_rows::count; r0++)
@@ -294,8 +295,8 @@ flash_decode_split_gqa(int B, int H, int HKV, int S, int NSPLIT, float scale,
 				s[r0][r1] = 0.0f;
 			}
 			// flash_decode.c:153 tile_gemm(s, Qs, Ks, TILE_TRANS_B)
-			tilec::mma_ss<1, 4, 128, false, true, 256, 256>(s, Qs, HEAD_DIM, Ks_stage,
-				HEAD_DIM, warp_m * 16, warp_n * 32);
+			tilec::mma_ss<1, 4, false, true>(s, Qs_tile(Qs), Ks_tile(Ks_stage),
+				warp_m * 16, warp_n * 32);
 			// flash_decode.c:154 tile_parallel(i, BLOCK_H)
 			#pragma unroll
 			for (int i_r = 0; i_r < s_rows::count; i_r++) {
@@ -359,8 +360,7 @@ flash_decode_split_gqa(int B, int H, int HKV, int S, int NSPLIT, float scale,
 				p[r0][r1] = tilec::to_float(tilec::from_float<__half>(s[r0][r1]));
 			}
 			// flash_decode.c:170 tile_gemm(o, p, Vs)
-			tilec::mma_rs<1, 16, 32, false, 256>(o, p, Vs_stage, HEAD_DIM,
-				warp_n * 128);
+			tilec::mma_rs<1, 16, false>(o, p, Vs_tile(Vs_stage), warp_n * 128);
 		}
 		tilec::cp_async_wait<0>();
 	}

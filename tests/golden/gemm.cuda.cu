@@ -20,8 +20,10 @@ gemm(int M, int N, int K, const __half *__restrict__ A, const __half *__restrict
 	const int bx = linear % group_size / group_rows;
 	const int by = first_row + linear % group_size % group_rows;
 	// gemm.c:30 As[BLOCK_M][BLOCK_K]: shared memory, 2 stages, 16-byte chunks swizzled
+	using As_tile = tilec::SharedTile<__half, BLOCK_M, BLOCK_K>::swizzled<128>::staged<2>;
 	__half *const As = reinterpret_cast<__half *>(tilec_smem);
 	// gemm.c:31 Bs[BLOCK_K][BLOCK_N]: shared memory, 2 stages, 16-byte chunks swizzled
+	using Bs_tile = tilec::SharedTile<__half, BLOCK_K, BLOCK_N>::swizzled<512>::staged<2>;
 	__half *const Bs = reinterpret_cast<__half *>(tilec_smem + 32768);
 	// gemm.c:32 acc[BLOCK_M][BLOCK_N]: registers, acc_rows x acc_cols
 	float acc[acc_rows::count][acc_cols::count];
@@ -67,20 +69,20 @@ gemm(int M, int N, int K, const __half *__restrict__ A, const __half *__restrict
 				const int k_next = k + 1;
 				// Wait for this iteration's copies.
 				k_bars.wait_full(k_stage, k_phase);
-				__half *const As_stage = As + k_stage * (BLOCK_M * BLOCK_K);
-				__half *const Bs_stage = Bs + k_stage * (BLOCK_K * BLOCK_N);
+				__half *const As_stage = As_tile::stage(As, k_stage);
+				__half *const Bs_stage = Bs_tile::stage(Bs, k_stage);
 				// gemm.c:38 tile_gemm(acc, As, Bs)
-				tilec::mma_ss<4, 8, 64, false, false, 128, 512>(acc, As_stage,
-					BLOCK_K, Bs_stage, BLOCK_N, warp_m * 64, warp_n * 64, [&] {
+				tilec::mma_ss<4, 8, false, false>(acc, As_tile(As_stage),
+					Bs_tile(Bs_stage), warp_m * 64, warp_n * 64, [&] {
 					// Every warp is done with stage k_next_stage (iteration
 					// k - 1's).
 					k_bars.wait_empty(k_next_stage, k_next_phase);
 					// gemm.c:36 tile_copy(As, &A[by * BLOCK_M][k * BLOCK_K])
-					As_copy.issue(As + k_next_stage * (BLOCK_M * BLOCK_K),
-						k_next, M - by * BLOCK_M, K - k_next * BLOCK_K, A);
+					As_copy.issue(As_tile::stage(As, k_next_stage), k_next,
+						M - by * BLOCK_M, K - k_next * BLOCK_K, A);
 					// gemm.c:37 tile_copy(Bs, &B[k * BLOCK_K][bx * BLOCK_N])
-					Bs_copy.issue(Bs + k_next_stage * (BLOCK_K * BLOCK_N),
-						k_next, K - k_next * BLOCK_K, N - bx * BLOCK_N, B);
+					Bs_copy.issue(Bs_tile::stage(Bs, k_next_stage), k_next,
+						K - k_next * BLOCK_K, N - bx * BLOCK_N, B);
 					k_bars.copied(k_next_stage);
 				});
 				// This warp is done with its stage.
@@ -118,25 +120,23 @@ gemm(int M, int N, int K, const __half *__restrict__ A, const __half *__restrict
 				if (k_next < k_end) {
 					// gemm.c:36 tile_copy(As, &A[by * BLOCK_M][k * BLOCK_K])
 					tilec::copy_g2s<__half, BLOCK_M, BLOCK_K, THREADS, true,
-						true>(As + (k_next % 2) * (BLOCK_M * BLOCK_K),
-						BLOCK_K,
+						true>(As_tile::stage(As, k_next % 2), BLOCK_K,
 						A + ((size_t)(by * BLOCK_M) * K + k_next * BLOCK_K),
 						K, min(BLOCK_M, M - by * BLOCK_M),
 						min(BLOCK_K, K - k_next * BLOCK_K), A);
 					// gemm.c:37 tile_copy(Bs, &B[k * BLOCK_K][bx * BLOCK_N])
 					tilec::copy_g2s<__half, BLOCK_K, BLOCK_N, THREADS, true,
-						true>(Bs + (k_next % 2) * (BLOCK_K * BLOCK_N),
-						BLOCK_N,
+						true>(Bs_tile::stage(Bs, k_next % 2), BLOCK_N,
 						B + ((size_t)(k_next * BLOCK_K) * N + bx * BLOCK_N),
 						N, min(BLOCK_K, K - k_next * BLOCK_K),
 						min(BLOCK_N, N - bx * BLOCK_N), B);
 				}
 				tilec::cp_async_commit();
-				__half *const As_stage = As + k_stage * (BLOCK_M * BLOCK_K);
-				__half *const Bs_stage = Bs + k_stage * (BLOCK_K * BLOCK_N);
+				__half *const As_stage = As_tile::stage(As, k_stage);
+				__half *const Bs_stage = Bs_tile::stage(Bs, k_stage);
 				// gemm.c:38 tile_gemm(acc, As, Bs)
-				tilec::mma_ss<4, 8, 64, false, false, 128, 512>(acc, As_stage,
-					BLOCK_K, Bs_stage, BLOCK_N, warp_m * 64, warp_n * 64);
+				tilec::mma_ss<4, 8, false, false>(acc, As_tile(As_stage),
+					Bs_tile(Bs_stage), warp_m * 64, warp_n * 64);
 			}
 			tilec::cp_async_wait<0>();
 		}

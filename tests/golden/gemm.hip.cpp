@@ -20,8 +20,10 @@ gemm(int M, int N, int K, const __half *__restrict__ A, const __half *__restrict
 	const int bx = linear % group_size / group_rows;
 	const int by = first_row + linear % group_size % group_rows;
 	// gemm.c:30 As[BLOCK_M][BLOCK_K]: shared memory, rows padded to 72
+	using As_tile = tilec::SharedTile<__half, BLOCK_M, BLOCK_K>::padded<BLOCK_K + 8>;
 	__half *const As = reinterpret_cast<__half *>(tilec_smem);
 	// gemm.c:31 Bs[BLOCK_K][BLOCK_N]: shared memory, rows padded to 264
+	using Bs_tile = tilec::SharedTile<__half, BLOCK_K, BLOCK_N>::padded<BLOCK_N + 8>;
 	__half *const Bs = reinterpret_cast<__half *>(tilec_smem + 18432);
 	// gemm.c:32 acc[BLOCK_M][BLOCK_N]: registers, acc_rows x acc_cols
 	float acc[acc_rows::count][acc_cols::count];
@@ -47,8 +49,8 @@ gemm(int M, int N, int K, const __half *__restrict__ A, const __half *__restrict
 			min(BLOCK_K, K - k * BLOCK_K), min(BLOCK_N, N - bx * BLOCK_N));
 		__syncthreads();
 		// gemm.c:38 tile_gemm(acc, As, Bs)
-		tilec::mfma_ss<8, 4, 64, false, false>(acc, As, BLOCK_K + 8, Bs, BLOCK_N + 8,
-			wave_m * 128, wave_n * 64);
+		tilec::mfma_ss<8, 4, false, false>(acc, As_tile(As), Bs_tile(Bs), wave_m * 128,
+			wave_n * 64);
 	}
 	// gemm.c:40 tile_copy(&C[by * BLOCK_M][bx * BLOCK_N], acc)
 	tilec::copy_r2g<acc_rows, acc_cols>(C + ((size_t)(by * BLOCK_M) * N + bx * BLOCK_N), N,

@@ -16,9 +16,11 @@ gemm_bias_relu(int M, int N, int K, const __half *__restrict__ A, const __half *
 	const int by = blockIdx.y;
 	// gemm_bias_relu.c:24 As[BLOCK_M][BLOCK_K]: shared memory, 3 stages, 16-byte chunks
 	// swizzled
+	using As_tile = tilec::SharedTile<__half, BLOCK_M, BLOCK_K>::swizzled<64>::staged<3>;
 	__half *const As = reinterpret_cast<__half *>(tilec_smem);
 	// gemm_bias_relu.c:25 Bs[BLOCK_K][BLOCK_N]: shared memory, 3 stages, 16-byte chunks
 	// swizzled
+	using Bs_tile = tilec::SharedTile<__half, BLOCK_K, BLOCK_N>::swizzled<256>::staged<3>;
 	__half *const Bs = reinterpret_cast<__half *>(tilec_smem + 24576);
 	// gemm_bias_relu.c:26 acc[BLOCK_M][BLOCK_N]: registers, acc_rows x acc_cols
 	float acc[acc_rows::count][acc_cols::count];
@@ -54,11 +56,11 @@ gemm_bias_relu(int M, int N, int K, const __half *__restrict__ A, const __half *
 			// end).
 			for (int k_pre = 0; k_pre < 2; k_pre++) {
 				// gemm_bias_relu.c:31 tile_copy(As, &A[by * BLOCK_M][k * BLOCK_K])
-				As_copy.issue(As + k_pre * (BLOCK_M * BLOCK_K), k_pre,
-					M - by * BLOCK_M, K - k_pre * BLOCK_K, A);
+				As_copy.issue(As_tile::stage(As, k_pre), k_pre, M - by * BLOCK_M,
+					K - k_pre * BLOCK_K, A);
 				// gemm_bias_relu.c:32 tile_copy(Bs, &B[k * BLOCK_K][bx * BLOCK_N])
-				Bs_copy.issue(Bs + k_pre * (BLOCK_K * BLOCK_N), k_pre,
-					K - k_pre * BLOCK_K, N - bx * BLOCK_N, B);
+				Bs_copy.issue(Bs_tile::stage(Bs, k_pre), k_pre, K - k_pre * BLOCK_K,
+					N - bx * BLOCK_N, B);
 				k_bars.copied(k_pre);
 			}
 			// This iteration's stage and its phase's parity; iteration k - 1's, which
@@ -71,22 +73,22 @@ gemm_bias_relu(int M, int N, int K, const __half *__restrict__ A, const __half *
 				const int k_next = k + 2;
 				// Wait for this iteration's copies.
 				k_bars.wait_full(k_stage, k_phase);
-				__half *const As_stage = As + k_stage * (BLOCK_M * BLOCK_K);
-				__half *const Bs_stage = Bs + k_stage * (BLOCK_K * BLOCK_N);
+				__half *const As_stage = As_tile::stage(As, k_stage);
+				__half *const Bs_stage = Bs_tile::stage(Bs, k_stage);
 				// gemm_bias_relu.c:33 tile_gemm(acc, As, Bs)
-				tilec::mma_ss<4, 8, 32, false, false, 64, 256>(acc, As_stage,
-					BLOCK_K, Bs_stage, BLOCK_N, warp_m * 64, warp_n * 64, [&] {
+				tilec::mma_ss<4, 8, false, false>(acc, As_tile(As_stage),
+					Bs_tile(Bs_stage), warp_m * 64, warp_n * 64, [&] {
 					// Every warp is done with stage k_next_stage (iteration
 					// k - 1's).
 					k_bars.wait_empty(k_next_stage, k_next_phase);
 					// gemm_bias_relu.c:31 tile_copy(As,
 					// &A[by * BLOCK_M][k * BLOCK_K])
-					As_copy.issue(As + k_next_stage * (BLOCK_M * BLOCK_K),
-						k_next, M - by * BLOCK_M, K - k_next * BLOCK_K, A);
+					As_copy.issue(As_tile::stage(As, k_next_stage), k_next,
+						M - by * BLOCK_M, K - k_next * BLOCK_K, A);
 					// gemm_bias_relu.c:32 tile_copy(Bs,
 					// &B[k * BLOCK_K][bx * BLOCK_N])
-					Bs_copy.issue(Bs + k_next_stage * (BLOCK_K * BLOCK_N),
-						k_next, K - k_next * BLOCK_K, N - bx * BLOCK_N, B);
+					Bs_copy.issue(Bs_tile::stage(Bs, k_next_stage), k_next,
+						K - k_next * BLOCK_K, N - bx * BLOCK_N, B);
 					k_bars.copied(k_next_stage);
 				});
 				// This warp is done with its stage.
@@ -110,14 +112,14 @@ gemm_bias_relu(int M, int N, int K, const __half *__restrict__ A, const __half *
 					// gemm_bias_relu.c:31 tile_copy(As,
 					// &A[by * BLOCK_M][k * BLOCK_K])
 					tilec::copy_g2s<__half, BLOCK_M, BLOCK_K, 128, true, true>(
-						As + k_pre * (BLOCK_M * BLOCK_K), BLOCK_K,
+						As_tile::stage(As, k_pre), BLOCK_K,
 						A + ((size_t)(by * BLOCK_M) * K + k_pre * BLOCK_K),
 						K, min(BLOCK_M, M - by * BLOCK_M),
 						min(BLOCK_K, K - k_pre * BLOCK_K), A);
 					// gemm_bias_relu.c:32 tile_copy(Bs,
 					// &B[k * BLOCK_K][bx * BLOCK_N])
 					tilec::copy_g2s<__half, BLOCK_K, BLOCK_N, 128, true, true>(
-						Bs + k_pre * (BLOCK_K * BLOCK_N), BLOCK_N,
+						Bs_tile::stage(Bs, k_pre), BLOCK_N,
 						B + ((size_t)(k_pre * BLOCK_K) * N + bx * BLOCK_N),
 						N, min(BLOCK_K, K - k_pre * BLOCK_K),
 						min(BLOCK_N, N - bx * BLOCK_N), B);
@@ -135,24 +137,24 @@ gemm_bias_relu(int M, int N, int K, const __half *__restrict__ A, const __half *
 					// gemm_bias_relu.c:31 tile_copy(As,
 					// &A[by * BLOCK_M][k * BLOCK_K])
 					tilec::copy_g2s<__half, BLOCK_M, BLOCK_K, 128, true, true>(
-						As + (k_next % 3) * (BLOCK_M * BLOCK_K), BLOCK_K,
+						As_tile::stage(As, k_next % 3), BLOCK_K,
 						A + ((size_t)(by * BLOCK_M) * K + k_next * BLOCK_K),
 						K, min(BLOCK_M, M - by * BLOCK_M),
 						min(BLOCK_K, K - k_next * BLOCK_K), A);
 					// gemm_bias_relu.c:32 tile_copy(Bs,
 					// &B[k * BLOCK_K][bx * BLOCK_N])
 					tilec::copy_g2s<__half, BLOCK_K, BLOCK_N, 128, true, true>(
-						Bs + (k_next % 3) * (BLOCK_K * BLOCK_N), BLOCK_N,
+						Bs_tile::stage(Bs, k_next % 3), BLOCK_N,
 						B + ((size_t)(k_next * BLOCK_K) * N + bx * BLOCK_N),
 						N, min(BLOCK_K, K - k_next * BLOCK_K),
 						min(BLOCK_N, N - bx * BLOCK_N), B);
 				}
 				tilec::cp_async_commit();
-				__half *const As_stage = As + k_stage * (BLOCK_M * BLOCK_K);
-				__half *const Bs_stage = Bs + k_stage * (BLOCK_K * BLOCK_N);
+				__half *const As_stage = As_tile::stage(As, k_stage);
+				__half *const Bs_stage = Bs_tile::stage(Bs, k_stage);
 				// gemm_bias_relu.c:33 tile_gemm(acc, As, Bs)
-				tilec::mma_ss<4, 8, 32, false, false, 64, 256>(acc, As_stage,
-					BLOCK_K, Bs_stage, BLOCK_N, warp_m * 64, warp_n * 64);
+				tilec::mma_ss<4, 8, false, false>(acc, As_tile(As_stage),
+					Bs_tile(Bs_stage), warp_m * 64, warp_n * 64);
 			}
 			tilec::cp_async_wait<0>();
 		}

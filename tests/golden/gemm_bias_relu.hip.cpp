@@ -15,8 +15,10 @@ gemm_bias_relu(int M, int N, int K, const __half *__restrict__ A, const __half *
 	const int bx = blockIdx.x;
 	const int by = blockIdx.y;
 	// gemm_bias_relu.c:24 As[BLOCK_M][BLOCK_K]: shared memory, rows padded to 40
+	using As_tile = tilec::SharedTile<__half, BLOCK_M, BLOCK_K>::padded<BLOCK_K + 8>;
 	__half *const As = reinterpret_cast<__half *>(tilec_smem);
 	// gemm_bias_relu.c:25 Bs[BLOCK_K][BLOCK_N]: shared memory, rows padded to 136
+	using Bs_tile = tilec::SharedTile<__half, BLOCK_K, BLOCK_N>::padded<BLOCK_N + 8>;
 	__half *const Bs = reinterpret_cast<__half *>(tilec_smem + 10240);
 	// gemm_bias_relu.c:26 acc[BLOCK_M][BLOCK_N]: registers, acc_rows x acc_cols
 	float acc[acc_rows::count][acc_cols::count];
@@ -44,8 +46,8 @@ gemm_bias_relu(int M, int N, int K, const __half *__restrict__ A, const __half *
 			min(BLOCK_K, K - k * BLOCK_K), min(BLOCK_N, N - bx * BLOCK_N));
 		__syncthreads();
 		// gemm_bias_relu.c:33 tile_gemm(acc, As, Bs)
-		tilec::mfma_ss<8, 4, 32, false, false>(acc, As, BLOCK_K + 8, Bs, BLOCK_N + 8,
-			wave_m * 128, wave_n * 64);
+		tilec::mfma_ss<8, 4, false, false>(acc, As_tile(As), Bs_tile(Bs), wave_m * 128,
+			wave_n * 64);
 	}
 	// gemm_bias_relu.c:35 tile_copy(b, &bias[bx * BLOCK_N])
 	tilec::copy_g2r<tilec::One, acc_cols>(tilec::as_row(b), bias + bx * BLOCK_N, 0, 1,

@@ -15,8 +15,10 @@ gemm_f32(int M, int N, int K, const float *__restrict__ A, const float *__restri
 	const int bx = blockIdx.x;
 	const int by = blockIdx.y;
 	// gemm_f32.c:26 As[BLOCK_M][BLOCK_K]: shared memory, rows padded to 36
+	using As_tile = tilec::SharedTile<float, BLOCK_M, BLOCK_K>::padded<BLOCK_K + 4>;
 	float *const As = reinterpret_cast<float *>(tilec_smem);
 	// gemm_f32.c:27 Bs[BLOCK_K][BLOCK_N]: shared memory, rows padded to 132
+	using Bs_tile = tilec::SharedTile<float, BLOCK_K, BLOCK_N>::padded<BLOCK_N + 4>;
 	float *const Bs = reinterpret_cast<float *>(tilec_smem + 18432);
 	// gemm_f32.c:28 acc[BLOCK_M][BLOCK_N]: registers, acc_rows x acc_cols
 	float acc[acc_rows::count][acc_cols::count];
@@ -42,8 +44,8 @@ gemm_f32(int M, int N, int K, const float *__restrict__ A, const float *__restri
 			min(BLOCK_K, K - k * BLOCK_K), min(BLOCK_N, N - bx * BLOCK_N));
 		__syncthreads();
 		// gemm_f32.c:34 tile_gemm(acc, As, Bs)
-		tilec::mfma_ss<8, 4, 32, false, false>(acc, As, BLOCK_K + 4, Bs, BLOCK_N + 4,
-			wave_m * 128, wave_n * 64);
+		tilec::mfma_ss<8, 4, false, false>(acc, As_tile(As), Bs_tile(Bs), wave_m * 128,
+			wave_n * 64);
 	}
 	// gemm_f32.c:36 tile_copy(&C[by * BLOCK_M][bx * BLOCK_N], acc)
 	tilec::copy_r2g<acc_rows, acc_cols>(C + ((size_t)(by * BLOCK_M) * N + bx * BLOCK_N), N,

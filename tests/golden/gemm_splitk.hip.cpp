@@ -16,8 +16,10 @@ gemm_splitk(int M, int N, int K, const float *__restrict__ A, const float *__res
 	const int by = blockIdx.y;
 	const int split = blockIdx.z;
 	// gemm_splitk.c:27 As[BLOCK_M][BLOCK_K]: shared memory, rows padded to 68
+	using As_tile = tilec::SharedTile<float, BLOCK_M, BLOCK_K>::padded<BLOCK_K + 4>;
 	float *const As = reinterpret_cast<float *>(tilec_smem);
 	// gemm_splitk.c:28 Bs[BLOCK_K][BLOCK_N]: shared memory, rows padded to 68
+	using Bs_tile = tilec::SharedTile<float, BLOCK_K, BLOCK_N>::padded<BLOCK_N + 4>;
 	float *const Bs = reinterpret_cast<float *>(tilec_smem + 17408);
 	// gemm_splitk.c:29 acc[BLOCK_M][BLOCK_N]: registers, acc_rows x acc_cols
 	float acc[acc_rows::count][acc_cols::count];
@@ -44,8 +46,8 @@ gemm_splitk(int M, int N, int K, const float *__restrict__ A, const float *__res
 			min(BLOCK_K, K - k * BLOCK_K), min(BLOCK_N, N - bx * BLOCK_N));
 		__syncthreads();
 		// gemm_splitk.c:39 tile_gemm(acc, As, Bs)
-		tilec::mfma_ss<4, 2, 64, false, false>(acc, As, BLOCK_K + 4, Bs, BLOCK_N + 4,
-			wave_m * 64, wave_n * 32);
+		tilec::mfma_ss<4, 2, false, false>(acc, As_tile(As), Bs_tile(Bs), wave_m * 64,
+			wave_n * 32);
 	}
 	// gemm_splitk.c:41 tile_atomic_add(&C[by * BLOCK_M][bx * BLOCK_N], acc)
 	#pragma unroll

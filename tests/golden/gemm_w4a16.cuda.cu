@@ -15,10 +15,12 @@ gemm_w4a16(int M, int N, int K, const __half *__restrict__ A, const tilec::i4x2 
 	const int bx = blockIdx.x;
 	const int by = blockIdx.y;
 	// gemm_w4a16.c:42 As[BLOCK_M][BLOCK_K]: shared memory, 3 stages, 16-byte chunks swizzled
+	using As_tile = tilec::SharedTile<__half, BLOCK_M, BLOCK_K>::swizzled<128>::staged<3>;
 	__half *const As = reinterpret_cast<__half *>(tilec_smem);
 	// gemm_w4a16.c:43 Ws4[BLOCK_N][BLOCK_K]: shared memory, 3 stages
 	tilec::i4x2 *const Ws4 = reinterpret_cast<tilec::i4x2 *>(tilec_smem + 6144);
 	// gemm_w4a16.c:44 Ws[BLOCK_N][BLOCK_K]: shared memory, rows padded to 72
+	using Ws_tile = tilec::SharedTile<__half, BLOCK_N, BLOCK_K>::padded<BLOCK_K + 8>;
 	__half *const Ws = reinterpret_cast<__half *>(tilec_smem + 18432);
 	// gemm_w4a16.c:45 scale[BLOCK_N]: shared memory, 3 stages
 	__half *const scale = reinterpret_cast<__half *>(tilec_smem + 36864);
@@ -42,7 +44,7 @@ gemm_w4a16(int M, int N, int K, const __half *__restrict__ A, const tilec::i4x2 
 			if (k_pre < k_end) {
 				// gemm_w4a16.c:51 tile_copy(As, &A[by * BLOCK_M][k * BLOCK_K])
 				tilec::copy_g2s<__half, BLOCK_M, BLOCK_K, THREADS, true, true>(
-					As + k_pre * (BLOCK_M * BLOCK_K), BLOCK_K,
+					As_tile::stage(As, k_pre), BLOCK_K,
 					A + ((size_t)(by * BLOCK_M) * K + k_pre * BLOCK_K), K,
 					min(BLOCK_M, M - by * BLOCK_M),
 					min(BLOCK_K, K - k_pre * BLOCK_K), A);
@@ -79,7 +81,7 @@ gemm_w4a16(int M, int N, int K, const __half *__restrict__ A, const tilec::i4x2 
 			if (k_next < k_end) {
 				// gemm_w4a16.c:51 tile_copy(As, &A[by * BLOCK_M][k * BLOCK_K])
 				tilec::copy_g2s<__half, BLOCK_M, BLOCK_K, THREADS, true, true>(
-					As + (k_next % 3) * (BLOCK_M * BLOCK_K), BLOCK_K,
+					As_tile::stage(As, k_next % 3), BLOCK_K,
 					A + ((size_t)(by * BLOCK_M) * K + k_next * BLOCK_K), K,
 					min(BLOCK_M, M - by * BLOCK_M),
 					min(BLOCK_K, K - k_next * BLOCK_K), A);
@@ -105,7 +107,7 @@ gemm_w4a16(int M, int N, int K, const __half *__restrict__ A, const tilec::i4x2 
 					min(BLOCK_N, N - bx * BLOCK_N), Z);
 			}
 			tilec::cp_async_commit();
-			__half *const As_stage = As + k_stage * (BLOCK_M * BLOCK_K);
+			__half *const As_stage = As_tile::stage(As, k_stage);
 			tilec::i4x2 *const Ws4_stage =
 					Ws4 + k_stage * ((BLOCK_N * BLOCK_K + 1) / 2);
 			__half *const scale_stage = scale + k_stage * BLOCK_N;
@@ -122,8 +124,8 @@ gemm_w4a16(int M, int N, int K, const __half *__restrict__ A, const tilec::i4x2 
 			}
 			__syncthreads();
 			// gemm_w4a16.c:57 tile_gemm(acc, As, Ws, TILE_TRANS_B)
-			tilec::mma_ss<1, 4, 64, false, true, 128, 0>(acc, As_stage, BLOCK_K, Ws,
-				BLOCK_K + 8, warp_m * 16, warp_n * 32);
+			tilec::mma_ss<1, 4, false, true>(acc, As_tile(As_stage), Ws_tile(Ws),
+				warp_m * 16, warp_n * 32);
 		}
 		tilec::cp_async_wait<0>();
 	}

@@ -15,10 +15,12 @@ gemm_w4a16(int M, int N, int K, const __half *__restrict__ A, const tilec::i4x2 
 	const int bx = blockIdx.x;
 	const int by = blockIdx.y;
 	// gemm_w4a16.c:42 As[BLOCK_M][BLOCK_K]: shared memory, rows padded to 72
+	using As_tile = tilec::SharedTile<__half, BLOCK_M, BLOCK_K>::padded<BLOCK_K + 8>;
 	__half *const As = reinterpret_cast<__half *>(tilec_smem);
 	// gemm_w4a16.c:43 Ws4[BLOCK_N][BLOCK_K]: shared memory
 	tilec::i4x2 *const Ws4 = reinterpret_cast<tilec::i4x2 *>(tilec_smem + 2304);
 	// gemm_w4a16.c:44 Ws[BLOCK_N][BLOCK_K]: shared memory, rows padded to 72
+	using Ws_tile = tilec::SharedTile<__half, BLOCK_N, BLOCK_K>::padded<BLOCK_K + 8>;
 	__half *const Ws = reinterpret_cast<__half *>(tilec_smem + 6400);
 	// gemm_w4a16.c:45 scale[BLOCK_N]: shared memory
 	__half *const scale = reinterpret_cast<__half *>(tilec_smem + 24832);
@@ -67,8 +69,8 @@ gemm_w4a16(int M, int N, int K, const __half *__restrict__ A, const tilec::i4x2 
 		}
 		__syncthreads();
 		// gemm_w4a16.c:57 tile_gemm(acc, As, Ws, TILE_TRANS_B)
-		tilec::mfma_ss<1, 4, 64, false, true>(acc, As, BLOCK_K + 8, Ws, BLOCK_K + 8,
-			wave_m * 16, wave_n * 64);
+		tilec::mfma_ss<1, 4, false, true>(acc, As_tile(As), Ws_tile(Ws), wave_m * 16,
+			wave_n * 64);
 	}
 	// gemm_w4a16.c:59 tile_copy(&C[by * BLOCK_M][bx * BLOCK_N], acc)
 	tilec::copy_r2g<acc_rows, acc_cols>(C + ((size_t)(by * BLOCK_M) * N + bx * BLOCK_N), N,

@@ -20,10 +20,12 @@ gemm_w4a16_splitk(int M, int N, int K, const __half *__restrict__ A,
 	const int split = blockIdx.z;
 	// gemm_w4a16_splitk.c:38 As[BLOCK_M][BLOCK_K]: shared memory, 3 stages, 16-byte chunks
 	// swizzled
+	using As_tile = tilec::SharedTile<__half, BLOCK_M, BLOCK_K>::swizzled<256>::staged<3>;
 	__half *const As = reinterpret_cast<__half *>(tilec_smem);
 	// gemm_w4a16_splitk.c:39 Ws4[BLOCK_N][BLOCK_K]: shared memory, 3 stages
 	tilec::i4x2 *const Ws4 = reinterpret_cast<tilec::i4x2 *>(tilec_smem + 12288);
 	// gemm_w4a16_splitk.c:40 Ws[BLOCK_N][BLOCK_K]: shared memory, rows padded to 136
+	using Ws_tile = tilec::SharedTile<__half, BLOCK_N, BLOCK_K>::padded<BLOCK_K + 8>;
 	__half *const Ws = reinterpret_cast<__half *>(tilec_smem + 24576);
 	// gemm_w4a16_splitk.c:41 scale[BLOCK_N]: shared memory, 3 stages
 	__half *const scale = reinterpret_cast<__half *>(tilec_smem + 41984);
@@ -52,7 +54,7 @@ gemm_w4a16_splitk(int M, int N, int K, const __half *__restrict__ A,
 				// gemm_w4a16_splitk.c:53 tile_copy(As,
 				// &A[by * BLOCK_M][k * BLOCK_K])
 				tilec::copy_g2s<__half, BLOCK_M, BLOCK_K, THREADS, true, true>(
-					As + s_pre * (BLOCK_M * BLOCK_K), BLOCK_K,
+					As_tile::stage(As, s_pre), BLOCK_K,
 					A + ((size_t)(by * BLOCK_M) * K + (k0 + s_pre) * BLOCK_K),
 					K, min(BLOCK_M, M - by * BLOCK_M),
 					min(BLOCK_K, K - (k0 + s_pre) * BLOCK_K), A);
@@ -95,7 +97,7 @@ gemm_w4a16_splitk(int M, int N, int K, const __half *__restrict__ A,
 				// gemm_w4a16_splitk.c:53 tile_copy(As,
 				// &A[by * BLOCK_M][k * BLOCK_K])
 				tilec::copy_g2s<__half, BLOCK_M, BLOCK_K, THREADS, true, true>(
-					As + (s_next % 3) * (BLOCK_M * BLOCK_K), BLOCK_K,
+					As_tile::stage(As, s_next % 3), BLOCK_K,
 					A + ((size_t)(by * BLOCK_M) * K + (k0 + s_next) * BLOCK_K),
 					K, min(BLOCK_M, M - by * BLOCK_M),
 					min(BLOCK_K, K - (k0 + s_next) * BLOCK_K), A);
@@ -126,7 +128,7 @@ gemm_w4a16_splitk(int M, int N, int K, const __half *__restrict__ A,
 					min(BLOCK_N, N - bx * BLOCK_N), Z);
 			}
 			tilec::cp_async_commit();
-			__half *const As_stage = As + s_stage * (BLOCK_M * BLOCK_K);
+			__half *const As_stage = As_tile::stage(As, s_stage);
 			tilec::i4x2 *const Ws4_stage =
 					Ws4 + s_stage * ((BLOCK_N * BLOCK_K + 1) / 2);
 			__half *const scale_stage = scale + s_stage * BLOCK_N;
@@ -143,8 +145,8 @@ gemm_w4a16_splitk(int M, int N, int K, const __half *__restrict__ A,
 			}
 			__syncthreads();
 			// gemm_w4a16_splitk.c:59 tile_gemm(acc, As, Ws, TILE_TRANS_B)
-			tilec::mma_ss<1, 2, 128, false, true, 256, 0>(acc, As_stage, BLOCK_K, Ws,
-				BLOCK_K + 8, warp_m * 16, warp_n * 16);
+			tilec::mma_ss<1, 2, false, true>(acc, As_tile(As_stage), Ws_tile(Ws),
+				warp_m * 16, warp_n * 16);
 		}
 		tilec::cp_async_wait<0>();
 	}

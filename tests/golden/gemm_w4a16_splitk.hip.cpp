@@ -19,10 +19,12 @@ gemm_w4a16_splitk(int M, int N, int K, const __half *__restrict__ A,
 	const int by = blockIdx.y;
 	const int split = blockIdx.z;
 	// gemm_w4a16_splitk.c:38 As[BLOCK_M][BLOCK_K]: shared memory, rows padded to 136
+	using As_tile = tilec::SharedTile<__half, BLOCK_M, BLOCK_K>::padded<BLOCK_K + 8>;
 	__half *const As = reinterpret_cast<__half *>(tilec_smem);
 	// gemm_w4a16_splitk.c:39 Ws4[BLOCK_N][BLOCK_K]: shared memory
 	tilec::i4x2 *const Ws4 = reinterpret_cast<tilec::i4x2 *>(tilec_smem + 4352);
 	// gemm_w4a16_splitk.c:40 Ws[BLOCK_N][BLOCK_K]: shared memory, rows padded to 136
+	using Ws_tile = tilec::SharedTile<__half, BLOCK_N, BLOCK_K>::padded<BLOCK_K + 8>;
 	__half *const Ws = reinterpret_cast<__half *>(tilec_smem + 8448);
 	// gemm_w4a16_splitk.c:41 scale[BLOCK_N]: shared memory
 	__half *const scale = reinterpret_cast<__half *>(tilec_smem + 25856);
@@ -76,8 +78,8 @@ gemm_w4a16_splitk(int M, int N, int K, const __half *__restrict__ A,
 		}
 		__syncthreads();
 		// gemm_w4a16_splitk.c:59 tile_gemm(acc, As, Ws, TILE_TRANS_B)
-		tilec::mfma_ss<1, 2, 128, false, true>(acc, As, BLOCK_K + 8, Ws, BLOCK_K + 8,
-			wave_m * 16, wave_n * 32);
+		tilec::mfma_ss<1, 2, false, true>(acc, As_tile(As), Ws_tile(Ws), wave_m * 16,
+			wave_n * 32);
 	}
 	// gemm_w4a16_splitk.c:61 tile_atomic_add(&C[by * BLOCK_M][bx * BLOCK_N], acc)
 	#pragma unroll

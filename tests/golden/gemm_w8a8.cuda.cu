@@ -20,8 +20,12 @@ gemm_w8a8(int M, int N, int K, const signed char *__restrict__ A, const signed c
 	const int bx = linear % group_size / group_rows;
 	const int by = first_row + linear % group_size % group_rows;
 	// gemm_w8a8.c:35 As[BLOCK_M][BLOCK_K]: shared memory, 3 stages, rows padded to 80
+	using As_tile = tilec::SharedTile<signed char, BLOCK_M, BLOCK_K>
+		::padded<BLOCK_K + 16>::staged<3>;
 	signed char *const As = reinterpret_cast<signed char *>(tilec_smem);
 	// gemm_w8a8.c:36 Ws[BLOCK_N][BLOCK_K]: shared memory, 3 stages, rows padded to 80
+	using Ws_tile = tilec::SharedTile<signed char, BLOCK_N, BLOCK_K>
+		::padded<BLOCK_K + 16>::staged<3>;
 	signed char *const Ws = reinterpret_cast<signed char *>(tilec_smem + 15360);
 	// gemm_w8a8.c:37 acc[BLOCK_M][BLOCK_N]: registers, acc_rows x acc_cols
 	int acc[acc_rows::count][acc_cols::count];
@@ -61,11 +65,11 @@ gemm_w8a8(int M, int N, int K, const signed char *__restrict__ A, const signed c
 			// end).
 			for (int k_pre = 0; k_pre < 2; k_pre++) {
 				// gemm_w8a8.c:43 tile_copy(As, &A[by * BLOCK_M][k * BLOCK_K])
-				As_copy.issue(As + k_pre * (BLOCK_M * (BLOCK_K + 16)), k_pre,
-					M - by * BLOCK_M, K - k_pre * BLOCK_K, A);
+				As_copy.issue(As_tile::stage(As, k_pre), k_pre, M - by * BLOCK_M,
+					K - k_pre * BLOCK_K, A);
 				// gemm_w8a8.c:44 tile_copy(Ws, &W[bx * BLOCK_N][k * BLOCK_K])
-				Ws_copy.issue(Ws + k_pre * (BLOCK_N * (BLOCK_K + 16)), k_pre,
-					N - bx * BLOCK_N, K - k_pre * BLOCK_K, W);
+				Ws_copy.issue(Ws_tile::stage(Ws, k_pre), k_pre, N - bx * BLOCK_N,
+					K - k_pre * BLOCK_K, W);
 				k_bars.copied(k_pre);
 			}
 			// This iteration's stage and its phase's parity; iteration k - 1's, which
@@ -78,26 +82,22 @@ gemm_w8a8(int M, int N, int K, const signed char *__restrict__ A, const signed c
 				const int k_next = k + 2;
 				// Wait for this iteration's copies.
 				k_bars.wait_full(k_stage, k_phase);
-				signed char *const As_stage =
-						As + k_stage * (BLOCK_M * (BLOCK_K + 16));
-				signed char *const Ws_stage =
-						Ws + k_stage * (BLOCK_N * (BLOCK_K + 16));
+				signed char *const As_stage = As_tile::stage(As, k_stage);
+				signed char *const Ws_stage = Ws_tile::stage(Ws, k_stage);
 				// gemm_w8a8.c:45 tile_gemm(acc, As, Ws, TILE_TRANS_B)
-				tilec::mma_ss<4, 4, 64, false, true>(acc, As_stage, BLOCK_K + 16,
-					Ws_stage, BLOCK_K + 16, warp_m * 64, warp_n * 32, [&] {
+				tilec::mma_ss<4, 4, false, true>(acc, As_tile(As_stage),
+					Ws_tile(Ws_stage), warp_m * 64, warp_n * 32, [&] {
 					// Every warp is done with stage k_next_stage (iteration
 					// k - 1's).
 					k_bars.wait_empty(k_next_stage, k_next_phase);
 					// gemm_w8a8.c:43 tile_copy(As,
 					// &A[by * BLOCK_M][k * BLOCK_K])
-					As_copy.issue(
-						As + k_next_stage * (BLOCK_M * (BLOCK_K + 16)),
-						k_next, M - by * BLOCK_M, K - k_next * BLOCK_K, A);
+					As_copy.issue(As_tile::stage(As, k_next_stage), k_next,
+						M - by * BLOCK_M, K - k_next * BLOCK_K, A);
 					// gemm_w8a8.c:44 tile_copy(Ws,
 					// &W[bx * BLOCK_N][k * BLOCK_K])
-					Ws_copy.issue(
-						Ws + k_next_stage * (BLOCK_N * (BLOCK_K + 16)),
-						k_next, N - bx * BLOCK_N, K - k_next * BLOCK_K, W);
+					Ws_copy.issue(Ws_tile::stage(Ws, k_next_stage), k_next,
+						N - bx * BLOCK_N, K - k_next * BLOCK_K, W);
 					k_bars.copied(k_next_stage);
 				});
 				// This warp is done with its stage.
@@ -121,16 +121,14 @@ gemm_w8a8(int M, int N, int K, const signed char *__restrict__ A, const signed c
 					// gemm_w8a8.c:43 tile_copy(As,
 					// &A[by * BLOCK_M][k * BLOCK_K])
 					tilec::copy_g2s<signed char, BLOCK_M, BLOCK_K, THREADS,
-						true>(As + k_pre * (BLOCK_M * (BLOCK_K + 16)),
-						BLOCK_K + 16,
+						true>(As_tile::stage(As, k_pre), BLOCK_K + 16,
 						A + ((size_t)(by * BLOCK_M) * K + k_pre * BLOCK_K),
 						K, min(BLOCK_M, M - by * BLOCK_M),
 						min(BLOCK_K, K - k_pre * BLOCK_K), A);
 					// gemm_w8a8.c:44 tile_copy(Ws,
 					// &W[bx * BLOCK_N][k * BLOCK_K])
 					tilec::copy_g2s<signed char, BLOCK_N, BLOCK_K, THREADS,
-						true>(Ws + k_pre * (BLOCK_N * (BLOCK_K + 16)),
-						BLOCK_K + 16,
+						true>(Ws_tile::stage(Ws, k_pre), BLOCK_K + 16,
 						W + ((size_t)(bx * BLOCK_N) * K + k_pre * BLOCK_K),
 						K, min(BLOCK_N, N - bx * BLOCK_N),
 						min(BLOCK_K, K - k_pre * BLOCK_K), W);
@@ -148,30 +146,24 @@ gemm_w8a8(int M, int N, int K, const signed char *__restrict__ A, const signed c
 					// gemm_w8a8.c:43 tile_copy(As,
 					// &A[by * BLOCK_M][k * BLOCK_K])
 					tilec::copy_g2s<signed char, BLOCK_M, BLOCK_K, THREADS,
-						true>(
-						As + (k_next % 3) * (BLOCK_M * (BLOCK_K + 16)),
-						BLOCK_K + 16,
+						true>(As_tile::stage(As, k_next % 3), BLOCK_K + 16,
 						A + ((size_t)(by * BLOCK_M) * K + k_next * BLOCK_K),
 						K, min(BLOCK_M, M - by * BLOCK_M),
 						min(BLOCK_K, K - k_next * BLOCK_K), A);
 					// gemm_w8a8.c:44 tile_copy(Ws,
 					// &W[bx * BLOCK_N][k * BLOCK_K])
 					tilec::copy_g2s<signed char, BLOCK_N, BLOCK_K, THREADS,
-						true>(
-						Ws + (k_next % 3) * (BLOCK_N * (BLOCK_K + 16)),
-						BLOCK_K + 16,
+						true>(Ws_tile::stage(Ws, k_next % 3), BLOCK_K + 16,
 						W + ((size_t)(bx * BLOCK_N) * K + k_next * BLOCK_K),
 						K, min(BLOCK_N, N - bx * BLOCK_N),
 						min(BLOCK_K, K - k_next * BLOCK_K), W);
 				}
 				tilec::cp_async_commit();
-				signed char *const As_stage =
-						As + k_stage * (BLOCK_M * (BLOCK_K + 16));
-				signed char *const Ws_stage =
-						Ws + k_stage * (BLOCK_N * (BLOCK_K + 16));
+				signed char *const As_stage = As_tile::stage(As, k_stage);
+				signed char *const Ws_stage = Ws_tile::stage(Ws, k_stage);
 				// gemm_w8a8.c:45 tile_gemm(acc, As, Ws, TILE_TRANS_B)
-				tilec::mma_ss<4, 4, 64, false, true>(acc, As_stage, BLOCK_K + 16,
-					Ws_stage, BLOCK_K + 16, warp_m * 64, warp_n * 32);
+				tilec::mma_ss<4, 4, false, true>(acc, As_tile(As_stage),
+					Ws_tile(Ws_stage), warp_m * 64, warp_n * 32);
 			}
 			tilec::cp_async_wait<0>();
 		}

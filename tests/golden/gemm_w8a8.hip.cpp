@@ -20,8 +20,10 @@ gemm_w8a8(int M, int N, int K, const signed char *__restrict__ A, const signed c
 	const int bx = linear % group_size / group_rows;
 	const int by = first_row + linear % group_size % group_rows;
 	// gemm_w8a8.c:35 As[BLOCK_M][BLOCK_K]: shared memory, rows padded to 80
+	using As_tile = tilec::SharedTile<signed char, BLOCK_M, BLOCK_K>::padded<BLOCK_K + 16>;
 	signed char *const As = reinterpret_cast<signed char *>(tilec_smem);
 	// gemm_w8a8.c:36 Ws[BLOCK_N][BLOCK_K]: shared memory, rows padded to 80
+	using Ws_tile = tilec::SharedTile<signed char, BLOCK_N, BLOCK_K>::padded<BLOCK_K + 16>;
 	signed char *const Ws = reinterpret_cast<signed char *>(tilec_smem + 5120);
 	// gemm_w8a8.c:37 acc[BLOCK_M][BLOCK_N]: registers, acc_rows x acc_cols
 	int acc[acc_rows::count][acc_cols::count];
@@ -53,8 +55,8 @@ gemm_w8a8(int M, int N, int K, const signed char *__restrict__ A, const signed c
 			min(BLOCK_N, N - bx * BLOCK_N), min(BLOCK_K, K - k * BLOCK_K));
 		__syncthreads();
 		// gemm_w8a8.c:45 tile_gemm(acc, As, Ws, TILE_TRANS_B)
-		tilec::mfma_ss<4, 4, 64, false, true>(acc, As, BLOCK_K + 16, Ws, BLOCK_K + 16,
-			wave_m * 64, wave_n * 64);
+		tilec::mfma_ss<4, 4, false, true>(acc, As_tile(As), Ws_tile(Ws), wave_m * 64,
+			wave_n * 64);
 	}
 	// gemm_w8a8.c:47 tile_copy(sa, &SA[by * BLOCK_M])
 	tilec::copy_g2r<tilec::One, acc_rows>(tilec::as_row(sa), SA + by * BLOCK_M, 0, 1,

@@ -18,10 +18,13 @@ gqa_attention(int B, int S, int H, int HKV, const __half *__restrict__ Q,
 	const int b = blockIdx.z;
 	const int g = h / (H / HKV);
 	// gqa_attention.c:36 Qs[BLOCK_M][HEAD_DIM]: shared memory
+	using Qs_tile = tilec::SharedTile<__half, BLOCK_M, HEAD_DIM>;
 	__half *const Qs = reinterpret_cast<__half *>(tilec_smem);
 	// gqa_attention.c:37 Ks[BLOCK_N][HEAD_DIM]: shared memory
+	using Ks_tile = tilec::SharedTile<__half, BLOCK_N, HEAD_DIM>;
 	__half *const Ks = reinterpret_cast<__half *>(tilec_smem + 32768);
 	// gqa_attention.c:38 Vs[BLOCK_N][HEAD_DIM]: shared memory
+	using Vs_tile = tilec::SharedTile<__half, BLOCK_N, HEAD_DIM>;
 	__half *const Vs = reinterpret_cast<__half *>(tilec_smem + 49152);
 	// gqa_attention.c:39 s[BLOCK_M][BLOCK_N]: registers, s_rows x s_cols
 	float s[s_rows::count][s_cols::count];
@@ -86,7 +89,7 @@ gqa_attention(int B, int S, int H, int HKV, const __half *__restrict__ Q,
 		}
 		__syncthreads();
 		// gqa_attention.c:56 tile_gemm(s, Qs, Ks, TILE_TRANS_B)
-		tilec::mfma_ss<4, 4, 128, false, true>(s, Qs, HEAD_DIM, Ks, HEAD_DIM, wave_m * 64,
+		tilec::mfma_ss<4, 4, false, true>(s, Qs_tile(Qs), Ks_tile(Ks), wave_m * 64,
 			wave_n * 64);
 		// gqa_attention.c:57 tile_parallel(i, BLOCK_M)
 		#pragma unroll
@@ -152,7 +155,7 @@ gqa_attention(int B, int S, int H, int HKV, const __half *__restrict__ Q,
 			p[r0][r1] = tilec::to_float(tilec::from_float<__half>(s[r0][r1]));
 		}
 		// gqa_attention.c:75 tile_gemm(o, p, Vs)
-		tilec::mfma_rs<4, 8, 64, false>(o, p, Vs, HEAD_DIM, wave_n * 128);
+		tilec::mfma_rs<4, 8, false>(o, p, Vs_tile(Vs), wave_n * 128);
 	}
 	// gqa_attention.c:77 tile_parallel(i, BLOCK_M)
 	#pragma unroll

@@ -21,8 +21,10 @@ moe_gemm(int T, int N, int K, const __half *__restrict__ X, const int *__restric
 	// moe_gemm.c:39 before[EXPERTS]: registers, cnt_cols
 	int before[cnt_cols::count];
 	// moe_gemm.c:40 Xs[BLOCK_M][BLOCK_K]: shared memory, 3 stages, 16-byte chunks swizzled
+	using Xs_tile = tilec::SharedTile<__half, BLOCK_M, BLOCK_K>::swizzled<64>::staged<3>;
 	__half *const Xs = reinterpret_cast<__half *>(tilec_smem);
 	// moe_gemm.c:41 Ws[BLOCK_N][BLOCK_K]: shared memory, 3 stages, 16-byte chunks swizzled
+	using Ws_tile = tilec::SharedTile<__half, BLOCK_N, BLOCK_K>::swizzled<64>::staged<3>;
 	__half *const Ws = reinterpret_cast<__half *>(tilec_smem + 12288);
 	// moe_gemm.c:42 acc[BLOCK_M][BLOCK_N]: registers, acc_rows x acc_cols
 	float acc[acc_rows::count][acc_cols::count];
@@ -71,11 +73,11 @@ moe_gemm(int T, int N, int K, const __half *__restrict__ X, const int *__restric
 				// the end).
 				for (int k_pre = 0; k_pre < 2; k_pre++) {
 					// moe_gemm.c:53 tile_copy(Xs, &X[m0][k * BLOCK_K])
-					Xs_copy.issue(Xs + k_pre * (BLOCK_M * BLOCK_K), k_pre,
-						T - m0, K - k_pre * BLOCK_K, X, tilec::neg(m0), 0);
+					Xs_copy.issue(Xs_tile::stage(Xs, k_pre), k_pre, T - m0,
+						K - k_pre * BLOCK_K, X, tilec::neg(m0), 0);
 					// moe_gemm.c:54 tile_copy(Ws,
 					// &W[e][bx * BLOCK_N][k * BLOCK_K])
-					Ws_copy.issue(Ws + k_pre * (BLOCK_N * BLOCK_K), k_pre,
+					Ws_copy.issue(Ws_tile::stage(Ws, k_pre), k_pre,
 						(e < EXPERTS) ? N - bx * BLOCK_N : 0,
 						K - k_pre * BLOCK_K, W);
 					k_bars.copied(k_pre);
@@ -90,24 +92,21 @@ moe_gemm(int T, int N, int K, const __half *__restrict__ X, const int *__restric
 					const int k_next = k + 2;
 					// Wait for this iteration's copies.
 					k_bars.wait_full(k_stage, k_phase);
-					__half *const Xs_stage = Xs + k_stage * (BLOCK_M * BLOCK_K);
-					__half *const Ws_stage = Ws + k_stage * (BLOCK_N * BLOCK_K);
+					__half *const Xs_stage = Xs_tile::stage(Xs, k_stage);
+					__half *const Ws_stage = Ws_tile::stage(Ws, k_stage);
 					// moe_gemm.c:55 tile_gemm(acc, Xs, Ws, TILE_TRANS_B)
-					tilec::mma_ss<4, 4, 32, false, true, 64, 64>(acc, Xs_stage,
-						BLOCK_K, Ws_stage, BLOCK_K, warp_m * 64,
-						warp_n * 32, [&] {
+					tilec::mma_ss<4, 4, false, true>(acc, Xs_tile(Xs_stage),
+						Ws_tile(Ws_stage), warp_m * 64, warp_n * 32, [&] {
 						// Every warp is done with stage k_next_stage
 						// (iteration k - 1's).
 						k_bars.wait_empty(k_next_stage, k_next_phase);
 						// moe_gemm.c:53 tile_copy(Xs, &X[m0][k * BLOCK_K])
-						Xs_copy.issue(
-							Xs + k_next_stage * (BLOCK_M * BLOCK_K),
+						Xs_copy.issue(Xs_tile::stage(Xs, k_next_stage),
 							k_next, T - m0, K - k_next * BLOCK_K, X,
 							tilec::neg(m0), 0);
 						// moe_gemm.c:54 tile_copy(Ws,
 						// &W[e][bx * BLOCK_N][k * BLOCK_K])
-						Ws_copy.issue(
-							Ws + k_next_stage * (BLOCK_N * BLOCK_K),
+						Ws_copy.issue(Ws_tile::stage(Ws, k_next_stage),
 							k_next,
 							(e < EXPERTS) ? N - bx * BLOCK_N : 0,
 							K - k_next * BLOCK_K, W);
@@ -133,8 +132,8 @@ moe_gemm(int T, int N, int K, const __half *__restrict__ X, const int *__restric
 					if (k_pre < k_end) {
 						// moe_gemm.c:53 tile_copy(Xs, &X[m0][k * BLOCK_K])
 						tilec::copy_g2s<__half, BLOCK_M, BLOCK_K, THREADS,
-							true, true>(
-							Xs + k_pre * (BLOCK_M * BLOCK_K), BLOCK_K,
+							true, true>(Xs_tile::stage(Xs, k_pre),
+							BLOCK_K,
 							X + ((size_t)m0 * K + k_pre * BLOCK_K), K,
 							min(BLOCK_M, T - m0),
 							min(BLOCK_K, K - k_pre * BLOCK_K), X,
@@ -142,8 +141,8 @@ moe_gemm(int T, int N, int K, const __half *__restrict__ X, const int *__restric
 						// moe_gemm.c:54 tile_copy(Ws,
 						// &W[e][bx * BLOCK_N][k * BLOCK_K])
 						tilec::copy_g2s<__half, BLOCK_N, BLOCK_K, THREADS,
-							true, true>(
-							Ws + k_pre * (BLOCK_N * BLOCK_K), BLOCK_K,
+							true, true>(Ws_tile::stage(Ws, k_pre),
+							BLOCK_K,
 							W
 								+ (((size_t)e * N + bx * BLOCK_N)
 								* K + k_pre * BLOCK_K), K,
@@ -163,8 +162,7 @@ moe_gemm(int T, int N, int K, const __half *__restrict__ X, const int *__restric
 					if (k_next < k_end) {
 						// moe_gemm.c:53 tile_copy(Xs, &X[m0][k * BLOCK_K])
 						tilec::copy_g2s<__half, BLOCK_M, BLOCK_K, THREADS,
-							true, true>(
-							Xs + (k_next % 3) * (BLOCK_M * BLOCK_K),
+							true, true>(Xs_tile::stage(Xs, k_next % 3),
 							BLOCK_K,
 							X + ((size_t)m0 * K + k_next * BLOCK_K), K,
 							min(BLOCK_M, T - m0),
@@ -173,8 +171,7 @@ moe_gemm(int T, int N, int K, const __half *__restrict__ X, const int *__restric
 						// moe_gemm.c:54 tile_copy(Ws,
 						// &W[e][bx * BLOCK_N][k * BLOCK_K])
 						tilec::copy_g2s<__half, BLOCK_N, BLOCK_K, THREADS,
-							true, true>(
-							Ws + (k_next % 3) * (BLOCK_N * BLOCK_K),
+							true, true>(Ws_tile::stage(Ws, k_next % 3),
 							BLOCK_K,
 							W
 								+ (((size_t)e * N + bx * BLOCK_N)
@@ -184,12 +181,11 @@ moe_gemm(int T, int N, int K, const __half *__restrict__ X, const int *__restric
 							min(BLOCK_K, K - k_next * BLOCK_K), W);
 					}
 					tilec::cp_async_commit();
-					__half *const Xs_stage = Xs + k_stage * (BLOCK_M * BLOCK_K);
-					__half *const Ws_stage = Ws + k_stage * (BLOCK_N * BLOCK_K);
+					__half *const Xs_stage = Xs_tile::stage(Xs, k_stage);
+					__half *const Ws_stage = Ws_tile::stage(Ws, k_stage);
 					// moe_gemm.c:55 tile_gemm(acc, Xs, Ws, TILE_TRANS_B)
-					tilec::mma_ss<4, 4, 32, false, true, 64, 64>(acc, Xs_stage,
-						BLOCK_K, Ws_stage, BLOCK_K, warp_m * 64,
-						warp_n * 32);
+					tilec::mma_ss<4, 4, false, true>(acc, Xs_tile(Xs_stage),
+						Ws_tile(Ws_stage), warp_m * 64, warp_n * 32);
 				}
 				tilec::cp_async_wait<0>();
 			}

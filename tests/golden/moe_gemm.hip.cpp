@@ -21,8 +21,10 @@ moe_gemm(int T, int N, int K, const __half *__restrict__ X, const int *__restric
 	// moe_gemm.c:39 before[EXPERTS]: registers, cnt_cols
 	int before[cnt_cols::count];
 	// moe_gemm.c:40 Xs[BLOCK_M][BLOCK_K]: shared memory, rows padded to 40
+	using Xs_tile = tilec::SharedTile<__half, BLOCK_M, BLOCK_K>::padded<BLOCK_K + 8>;
 	__half *const Xs = reinterpret_cast<__half *>(tilec_smem);
 	// moe_gemm.c:41 Ws[BLOCK_N][BLOCK_K]: shared memory, rows padded to 40
+	using Ws_tile = tilec::SharedTile<__half, BLOCK_N, BLOCK_K>::padded<BLOCK_K + 8>;
 	__half *const Ws = reinterpret_cast<__half *>(tilec_smem + 5120);
 	// moe_gemm.c:42 acc[BLOCK_M][BLOCK_N]: registers, acc_rows x acc_cols
 	float acc[acc_rows::count][acc_cols::count];
@@ -64,7 +66,7 @@ moe_gemm(int T, int N, int K, const __half *__restrict__ X, const int *__restric
 				min(BLOCK_K, K - k * BLOCK_K));
 			__syncthreads();
 			// moe_gemm.c:55 tile_gemm(acc, Xs, Ws, TILE_TRANS_B)
-			tilec::mfma_ss<4, 4, 32, false, true>(acc, Xs, BLOCK_K + 8, Ws, BLOCK_K + 8,
+			tilec::mfma_ss<4, 4, false, true>(acc, Xs_tile(Xs), Ws_tile(Ws),
 				wave_m * 64, wave_n * 64);
 		}
 		// moe_gemm.c:57 tile_parallel(i, BLOCK_M)

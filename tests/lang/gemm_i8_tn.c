@@ -5,8 +5,8 @@
  * of one on HIP); ragged M, N and K, and K below one k-step.
  * shape: M=100,N=70,K=200
  * shape: M=65,N=9,K=1
- * expect-cuda: tilec::mma_ss<[0-9]+, [0-9]+, [0-9]+, true, true>
- * expect-hip: tilec::mfma_ss<[0-9]+, [0-9]+, [0-9]+, true, true>
+ * expect-cuda: tilec::mma_ss<[0-9]+, [0-9]+, true, true>
+ * expect-hip: tilec::mfma_ss<[0-9]+, [0-9]+, true, true>
  */
 #include <tilec.h>
 

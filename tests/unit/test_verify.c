@@ -734,6 +734,56 @@ START_TEST(cpu_schedule)
 	run0->ops[0].main = NULL;
 	ck_assert_int_eq(verify_has(p, NULL), 0);
 
+	/* Run 0's copy of X (a partial tile) ends its main loop; run 1 runs
+	 * on vectors and prefetches the next block's rows (the edge, vector
+	 * and ahead passes). */
+	TcFuseOp *load = &run0->ops[0];
+	ck_assert(run0->edged && load->partial_cols && load->ends_main);
+	ck_assert(run1->vec && run1->next[0]);
+	load->partial_cols = false;
+	verify_has(p, "run 0: op 0's tensor may end inside its tile");
+	load->partial_cols = true;
+	load->partial_rows = false;
+	verify_has(p, "run 0: op 0's tensor may end inside its tile");
+	load->partial_rows = true;
+	load->ends_main = false;
+	verify_has(p, "run 0: its loop reads partial copies but its main "
+		   "loop ends nowhere");
+	load->ends_main = true;
+	run0->ops[2].zero_past = true;
+	verify_has(p, "run 0: op 2 reads zero past the main loop but is no "
+		   "partial copy");
+	run0->ops[2].zero_past = false;
+	load->streamed = true;
+	verify_has(p, "run 0: op 0 is streamed but no f32 copy out");
+	load->streamed = false;
+	run0->vec = true;
+	verify_has(p, "run 0: a vector loop, but op 2 has no vector form");
+	run0->vec = false;
+	run0->edged = false;
+	verify_has(p, "run 0: op 0 has partial rows it cannot have");
+	run0->edged = true;
+	ck_assert_int_eq(verify_has(p, NULL), 0);
+	const TcExpr *next = run1->next[0];
+	run0->next[0] = next;
+	run0->next[1] = run1->next[1];
+	run0->ops[0].next_block = true;
+	verify_has(p, "a second run prefetches the next block's rows");
+	run0->next[0] = run0->next[1] = NULL;
+	run0->ops[0].next_block = false;
+	TcVar *chunks = find_kind(k->body, TC_ST_DECL, -1)->u.decl.var;
+	ck_assert(chunks->kind == TC_VAR_LOCAL);
+	run1->next[0] = tc_expr_var(a, chunks,
+				    next->loc);
+	verify_has(p, "run 1: a prefetch of the next block's rows that is not "
+		   "two-dimensional in a one-dimensional grid, or whose origin "
+		   "names what varies in the block");
+	run1->next[0] = NULL;
+	verify_has(p, "run 1: 1 ops prefetch the next block's rows, with an "
+		   "origin");
+	run1->next[0] = next;
+	ck_assert_int_eq(verify_has(p, NULL), 0);
+
 	/* samples/gemm_f32.c's pipelined loop begins with the prefetches of
 	 * its two copies (passes/cpu_prefetch.c). */
 	p = compiled_sample(a, &d, "gemm_f32.c", "openmp", "avx512");
