@@ -128,7 +128,7 @@ def cpu(calls, rounds):
         lambda: np.add(x, y, out=z), calls, rounds))
 
 
-def cuda(calls, rounds):
+def cuda(calls, rounds, breakdown):
     try:
         import torch
     except ImportError:
@@ -152,6 +152,8 @@ def cuda(calls, rounds):
         lambda: k(x, y, z), calls, rounds, sync))
     report("torch.add(x, y, out=z)", per_call(
         lambda: torch.add(x, y, out=z), calls, rounds, sync))
+    if breakdown:
+        parts(k, x, y, z, calls, rounds, sync)
     try:
         import triton
         import triton.language as tl
@@ -175,11 +177,51 @@ def cuda(calls, rounds):
         lambda: add_kernel[(1,)](x, y, z, N, BLOCK=64), calls, rounds, sync))
 
 
+def parts(k, x, y, z, calls, rounds, sync):
+    """Where one CUDA call's time goes: the torch attributes read per
+    tensor, the three tensors described into the call's tilec_arg array
+    (what Kernel.__call__ does before the launch), torch's current
+    stream, a ctypes call that does nothing, and the launch alone
+    (tilec_launch_checked on arguments described once: the runtime's
+    checks, the grid, cuLaunchKernel)."""
+    import torch
+    from tilec import _arrays, _lib
+    print("parts of a call:")
+    for what, fn in (("x.dtype", lambda: x.dtype),
+                     ("x.get_device()", lambda: x.get_device()),
+                     ("x.is_cuda", lambda: x.is_cuda),
+                     ("x.data_ptr()", lambda: x.data_ptr()),
+                     ("x.numel()", lambda: x.numel()),
+                     ("x.shape", lambda: x.shape),
+                     ("x.is_contiguous()", lambda: x.is_contiguous())):
+        report("  " + what, per_call(fn, calls, rounds))
+    at, slots = k._scratch(3)
+    kinds = _arrays.KINDS
+
+    def describe():
+        for slot, value in zip(slots, (x, y, z)):
+            kinds[type(value)](slot, 0, value, [], [])
+    report("  describe x, y, z", per_call(describe, calls, rounds))
+    report("  torch's current stream", per_call(
+        lambda: _arrays.stream_of(0), calls, rounds))
+    rt = _lib.runtime()
+    report("  a ctypes call that does nothing", per_call(
+        lambda: rt.tilec_launch_problem(k._kp), calls, rounds))
+    describe()
+    stream = _arrays.stream_of(0)
+    launch, kaddr = _lib.launch_checked, k._kaddr
+    report("  tilec_launch_checked alone", per_call(
+        lambda: launch(kaddr, at, 3, stream), calls, rounds, sync))
+    torch.cuda.synchronize()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--calls", type=int, default=20000)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--cpu-only", action="store_true")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="also time the parts of a CUDA call")
     o = ap.parse_args()
     try:
         rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short",
@@ -199,7 +241,7 @@ def main():
     print("%-44s %11s %11s" % ("per call", "best", "median"))
     cpu(o.calls, o.rounds)
     if not o.cpu_only:
-        cuda(o.calls, o.rounds)
+        cuda(o.calls, o.rounds, o.breakdown)
 
 
 if __name__ == "__main__":

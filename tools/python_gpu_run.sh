@@ -3,7 +3,8 @@
 # python-carry/run.sh (tools/python_gpu_prepare.sh copies it there): the
 # Python package's tests, every kernel built with tilec.load from the
 # pre-translated kernels, then the launch-overhead benchmark
-# (tools/bench_python_launch.py), in one call of under three minutes.
+# (tools/bench_python_launch.py --breakdown), in one call of under
+# four minutes.
 # Logs go to $OUT (pytest.log, bench.log) when it is set.
 #
 #   bash python-carry/run.sh [PYTEST ARGS...]   e.g. -k "torch or cuda"
@@ -32,7 +33,7 @@ if ! python3 -c 'import ctypes, sys; ctypes.CDLL(sys.argv[1])' "$TILEC_LIBRARY_D
 fi
 status=0
 echo "== tools/bench_python_launch.py"
-OMP_NUM_THREADS=1 timeout -s INT 45 python3 "$here/tools/bench_python_launch.py" 2>&1 |
+OMP_NUM_THREADS=1 timeout -s INT 90 python3 "$here/tools/bench_python_launch.py" --breakdown 2>&1 |
 	tee "$out/bench.log" || status=1
 echo "== pytest python/tests (kernels by tilec.load of $TILEC_PRETRANSLATED)"
 timeout -s INT 100 python3 -m pytest -v -rs --tb=short -p no:cacheprovider \

@@ -78,6 +78,7 @@ ARG_SIZE = ctypes.sizeof(_lib.Arg)
 _pack_arg = ARG.pack_into
 INT64 = (-(1 << 63), (1 << 63) - 1)
 ARG_TENSOR, MEMORY_HOST = _lib.ARG_TENSOR, _lib.MEMORY_HOST
+MEMORY_DEVICE = _lib.MEMORY_DEVICE
 
 
 class Slot:
@@ -266,21 +267,37 @@ def stream_of(device):
 
 def _torch(slot, name, value, notes, keep):
     """A torch tensor; returns its GPU's ordinal when it is on one (the
-    launch goes on that GPU's current stream)."""
+    launch goes on that GPU's current stream).  The hottest describer:
+    each torch attribute read costs a call into torch, so each is read
+    once (get_device() says both where the tensor is and which GPU; an
+    empty tensor's data pointer is passed as it is, the runtime reads no
+    element of it)."""
     code, what = _torch_dtypes.get(value.dtype) or _torch_dtype(value.dtype)
     if what:
         notes.append(what)
-    gpu = None
-    if value.is_cuda:  # ROCm builds of torch name their GPUs cuda too
-        memory, device = _lib.MEMORY_DEVICE, value.get_device()
-        gpu = device
-    elif value.device.type == "cpu":
-        memory, device = _lib.MEMORY_HOST, 0
+    device = value.get_device()  # -1 on the CPU
+    if device >= 0 and value.is_cuda:  # ROCm builds name their GPUs cuda
+        memory, gpu = MEMORY_DEVICE, device
+    elif device < 0 and value.is_cpu:
+        memory, device, gpu = MEMORY_HOST, 0, None
     else:
-        memory, device = _lib.MEMORY_DEVICE, max(value.get_device(), 0)
-    _tensor(slot, name, value.data_ptr() if value.numel() else None, code,
-            value.shape, None if value.is_contiguous() else value.stride(),
-            memory, device)
+        memory, device, gpu = MEMORY_DEVICE, max(device, 0), None
+    shape = value.shape
+    n = len(shape)
+    if n > slot.n:
+        slot.fit(n)
+    if n == 1:
+        slot.shape[0] = shape[0]
+    else:
+        slot.shape[:n] = shape
+    if value.is_contiguous():
+        at = 0
+    else:
+        slot.strides[:n] = value.stride()
+        at = slot.strides_at
+    _pack_arg(slot.arr, slot.off, ARG_SIZE, name, ARG_TENSOR,
+              value.data_ptr(), code, n, slot.shape_at, at, 0, 0.0, memory,
+              device)
     return gpu
 
 
