@@ -90,6 +90,9 @@ typedef struct GpuApi {
 	const char *stream_t;   /* its stream type */
 	const char *compiler;   /* what builds the file */
 	long long max_grid_yz;  /* grid y and z limit; 0 for none */
+	/* The current device, its attribute query and SM count attribute,
+	 * and the last error (a persistent kernel's grid, docs/launch.md). */
+	const char *get_device, *get_attr, *sms_attr, *last_error;
 } GpuApi;
 
 static const GpuApi cuda_api = {
@@ -97,6 +100,8 @@ static const GpuApi cuda_api = {
 	"cudaErrorInvalidConfiguration", "cudaFuncSetAttribute",
 	"cudaFuncAttributeMaxDynamicSharedMemorySize", "cudaLaunchKernel",
 	"cudaStream_t", "nvcc", 65535,
+	"cudaGetDevice", "cudaDeviceGetAttribute",
+	"cudaDevAttrMultiProcessorCount", "cudaGetLastError",
 };
 
 static const GpuApi hip_api = {
@@ -104,6 +109,8 @@ static const GpuApi hip_api = {
 	"hipErrorInvalidConfiguration", "hipFuncSetAttribute",
 	"hipFuncAttributeMaxDynamicSharedMemorySize", "hipLaunchKernel",
 	"hipStream_t", "hipcc", 0,
+	"hipGetDevice", "hipDeviceGetAttribute",
+	"hipDeviceAttributeMultiprocessorCount", "hipGetLastError",
 };
 
 static void
@@ -387,6 +394,10 @@ grid_expr(TcBuf *b, const TcExpr *e, const char *prefix, unsigned *helpers)
 		    !tc_dtype_is_int(e->u.var->dtype))
 			return false;
 		tc_buf_printf(b, "(long long)%s", e->u.var->name);
+		return true;
+	case TC_EX_SMS:
+		/* The launch function's `sms`, read from the device. */
+		tc_buf_puts(b, "(long long)sms");
 		return true;
 	case TC_EX_BINARY:
 		tc_buf_puts(b, "(");
@@ -679,6 +690,17 @@ gpu_launch(TcArena *a, const TcKernel *k, const TcTarget *t, const GpuApi *api,
 	int n = launch_params(a, abi, true, items);
 	print_wrapped(b, 0, tc_fmt(a, "%s(", prefix), items, n, ")");
 	tc_buf_puts(b, "{\n");
+	if (tc_expr_has_sms(k->grid[0])) {
+		print_comment_lines(b, "\t//", "A persistent kernel: one wave "
+				    "of blocks on the SMs of the current "
+				    "device.");
+		tc_buf_printf(b, "\tint device = 0, sms = 0;\n"
+			      "\tif (%s(&device) != %s ||\n"
+			      "\t    %s(&sms, %s, device) != %s)\n"
+			      "\t\treturn (int)%s();\n", api->get_device,
+			      api->success, api->get_attr, api->sms_attr,
+			      api->success, api->last_error);
+	}
 	for (int i = 0; i < 3; i++) {
 		/* Past 80 columns, after the '=' as clang-format breaks. */
 		bool wide = 8 + 26 + grid[i].len > 80;
@@ -913,12 +935,17 @@ export_kernel(ExportArgs *x, TcOptions *opt, const char *text,
 		tc_buf_append(&src, body.data ? body.data : "", body.len);
 		tc_buf_free(&body);
 	}
+	/* The launch function's locals; `device` and `sms` only where the
+	 * grid reads the device's SMs. */
 	static const char *const locals[] = { "kernel", "grid", "grid_x",
 					      "grid_y", "grid_z", "smem",
-					      "err", "args", "stream" };
+					      "err", "args", "stream",
+					      "device", "sms" };
+	size_t nlocals = sizeof locals / sizeof locals[0] -
+			 (k && tc_expr_has_sms(k->grid[0]) ? 0 : 2);
 	for (int i = 0; ok && k && i < k->params.len; i++) {
 		const TcVar *v = k->params.items[i];
-		for (size_t j = 0; j < sizeof locals / sizeof locals[0]; j++)
+		for (size_t j = 0; j < nlocals; j++)
 			if (opt->target.kind != TC_TARGET_OPENMP &&
 			    strcmp(v->name, locals[j]) == 0) {
 				tc_diag(d, TC_ERROR, v->loc, "parameter '%s' has "

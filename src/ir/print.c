@@ -133,6 +133,9 @@ print_prec(TcBuf *b, const TcExpr *e, int min_prec)
 	case TC_EX_VAR:
 		tc_buf_puts(b, var_name(e->u.var));
 		break;
+	case TC_EX_SMS:
+		tc_buf_puts(b, "device.sms");
+		break;
 	case TC_EX_BINARY: {
 		int p = expr_prec(e);
 		print_prec(b, e->u.bin.lhs, p);
@@ -897,8 +900,8 @@ tc_print_kernel(TcBuf *b, const TcKernel *k)
 	if (k->persistent) {
 		tc_buf_puts(b, "grid x = ");
 		print_prec(b, k->grid[0], 0);
-		tc_buf_printf(b, " persistent (%lld blocks at most)\n",
-			      k->persistent);
+		tc_buf_printf(b, " persistent (%lld block%s per SM)\n",
+			      k->persistent, k->persistent == 1 ? "" : "s");
 	}
 	for (int d = 0; d < 3; d++) {
 		if (!ext[d] && !k->block[d])

@@ -566,6 +566,13 @@ primary(Reader *R)
 	};
 	const char *name = tc_strndup(R->a, at.p, (size_t)at.len);
 	lex(R);
+	if (strcmp(name, "device") == 0 && accept(R, ".")) {
+		/* `device.sms`: the SMs of the device a launch runs on. */
+		Tok attr = R->tok;
+		if (strcmp(ident(R), "sms") != 0)
+			error_at(R, &attr, "expected 'sms' after 'device.'");
+		return tc_expr_new(R->a, TC_EX_SMS, TC_DT_I32, none);
+	}
 	if (is_punct(&R->tok, "(")) {
 		TcFunc fn = tc_func_from_name(name);
 		if (fn == TC_FN_COUNT)
@@ -2150,7 +2157,7 @@ file_line(Reader *R, const char *text, int len, const Tok *at)
 
 /* `x = E [as B][, y = ...]`: the extents of the grid (or of a
  * persistent kernel's tiles) along each dim, and the block vars; or
- * `x = E persistent (N blocks at most)`, a persistent kernel's grid. */
+ * `x = E persistent (N blocks per SM)`, a persistent kernel's grid. */
 static void
 grid_dims(Reader *R, TcKernel *k, TcExpr **ext)
 {
@@ -2166,14 +2173,15 @@ grid_dims(Reader *R, TcKernel *k, TcExpr **ext)
 		expect(R, "=");
 		TcExpr *e = expr(R);
 		if (ext == k->grid && d == 0 && accept(R, "persistent")) {
-			/* `grid x = E persistent (N blocks at most)`: the
+			/* `grid x = E persistent (N blocks per SM)`: the
 			 * blocks launched; the `tiles` line that follows
 			 * gives the extents they walk. */
 			expect(R, "(");
 			k->persistent = integer(R);
-			expect(R, "blocks");
-			expect(R, "at");
-			expect(R, "most");
+			if (!accept(R, "block"))
+				expect(R, "blocks");
+			expect(R, "per");
+			expect(R, "SM");
 			expect(R, ")");
 			k->grid[0] = e;
 			return;

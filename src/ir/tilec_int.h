@@ -463,7 +463,9 @@ typedef struct TcVar {
 	X(SELECT, "select") /* sel.cond, sel.then, sel.els */ \
 	X(CALL, "call")     /* call.fn, call.args, call.nargs */ \
 	X(CAST, "cast")     /* cast.arg; dtype is the target */ \
-	X(LOAD, "load")     /* load.var (tensor/buffer), load.idx[rank] */
+	X(LOAD, "load")     /* load.var (tensor/buffer), load.idx[rank] */ \
+	X(SMS, "sms")       /* none: the SMs of the device a launch runs on \
+			       (a persistent kernel's grid only) */
 
 typedef enum TcExprKind {
 #define X(name, printed) TC_EX_##name,
@@ -1113,8 +1115,8 @@ typedef struct TcKernel {
 	 * output tiles along x, y, z (what grid[] was: NULL = 1), which
 	 * TILES statements walk, binding block[] and following
 	 * `rasterize`; grid[0] is then the blocks launched, the smaller
-	 * of the tiles and `persistent` (SMs x blocks per SM).  0 and
-	 * NULL otherwise. */
+	 * of the tiles and the device's SMs (SMS) x `persistent`, the
+	 * blocks an SM holds.  0 and NULL otherwise. */
 	long long persistent;
 	TcExpr *tiles[3];
 } TcKernel;
@@ -1219,6 +1221,8 @@ int tc_expr_touches(const TcExpr *e, const TcVar *v);
 bool tc_expr_mentions(const TcExpr *e, const TcVar *v);
 /* Whether any expression of statement s (and its nested ones) names v. */
 bool tc_stmt_mentions(const TcStmt *s, const TcVar *v);
+/* Whether e (NULL: no) reads the device's SM count (SMS). */
+bool tc_expr_has_sms(const TcExpr *e);
 
 /* ==== print.c: the IR printer (stable text, used by golden tests) ========== */
 
@@ -1637,9 +1641,11 @@ typedef struct TcInterpStats {
 bool tc_interp_run(const TcKernel *k, void **args, bool count_only,
 		   TcInterpStats *stats, TcDiags *d);
 /* Evaluate an expression over the scalar parameters (read from args) and
- * tunables, such as a tensor extent or a grid extent. */
+ * tunables, such as a tensor extent or a grid extent; a persistent
+ * kernel's grid reads the device's SMs, `sms` (0 where no device is
+ * known: an error if read). */
 bool tc_interp_eval(const TcKernel *k, const TcExpr *e, void **args,
-		    double *out, TcDiags *d);
+		    long long sms, double *out, TcDiags *d);
 
 /* Host-side element access in a tensor's storage format (f16/bf16/fp8 as
  * bit patterns, i4 two per byte low nibble first, bool one byte). */

@@ -62,6 +62,9 @@ typedef struct Verifier {
 	/* Inside a ROLES statement's producer (one thread) or consumer
 	 * block: the statement, else NULL. */
 	const TcStmt *producer, *consumer;
+	/* Checking a persistent kernel's grid, the one place the device's
+	 * SM count (SMS) may appear. */
+	bool sms;
 } Verifier;
 
 static void
@@ -382,6 +385,14 @@ check_expr(Verifier *v, const TcExpr *e, unsigned kinds, bool loads,
 			break;
 		}
 		check_load(v, e, kinds, at);
+		break;
+	case TC_EX_SMS:
+		if (!v->sms)
+			fail(v, at, "the device's SM count outside a persistent "
+			     "kernel's grid");
+		if (e->dtype != TC_DT_I32)
+			fail(v, at, "the device's SM count typed %s",
+			     dt(e->dtype));
 		break;
 	default:
 		tc_unreachable();
@@ -1388,9 +1399,11 @@ check_kernel(Verifier *v, const TcKernel *k)
 		check_index(v, k->threads, HEADER_VARS, false, k->loc,
 			    "thread count");
 	for (int d = 0; d < 3; d++) {
+		v->sms = d == 0 && k->persistent > 0;
 		if (k->grid[d])
 			check_index(v, k->grid[d], HEADER_VARS, false, k->loc,
 				    "grid extent");
+		v->sms = false;
 		const TcVar *bv = k->block[d];
 		if (bv && (bv->kind != TC_VAR_BLOCK || bv->grid_dim != d))
 			fail(v, k->loc, "grid dim %d bound to '%s', not its "
@@ -1406,10 +1419,10 @@ check_kernel(Verifier *v, const TcKernel *k)
 			check_index(v, k->tiles[d], HEADER_VARS, false, k->loc,
 				    "tile extent");
 	if (k->persistent < 0 || (k->persistent && (!k->producer_threads ||
-	    !k->grid[0] || k->grid[1] || k->grid[2])))
-		fail(v, k->loc, "persistent kernel of %lld blocks without a "
-		     "producer warpgroup or a one-dimensional grid",
-		     k->persistent);
+	    !tc_expr_has_sms(k->grid[0]) || k->grid[1] || k->grid[2])))
+		fail(v, k->loc, "persistent kernel of %lld blocks per SM without "
+		     "a producer warpgroup or a one-dimensional grid of the "
+		     "device's SMs", k->persistent);
 	if (!k->body) {
 		fail(v, k->loc, "kernel '%s' without a body", k->name);
 		return;
