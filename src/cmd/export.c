@@ -71,6 +71,7 @@ typedef struct ExportArgs {
 	bool standalone;        /* helpers inlined (default) */
 	bool json;              /* --json: report what was written as JSON */
 	TcTma tma;              /* --tma, --no-tma (sm_90a) */
+	bool no_tma_store;      /* --no-tma-store (sm_90a) */
 	TcWarpSpec ws;          /* --warp-specialize, --no-warp-specialize,
 				   --persistent */
 	int ndefines;           /* -D bindings */
@@ -144,6 +145,9 @@ usage(FILE *f)
 	      "fits by TMA,\n"
 	      "                     or none (default: as tilec; K_launch "
 	      "builds the maps)\n"
+	      "  --no-tma-store     on sm_90a, epilogue tiles stored from "
+	      "registers, not by\n"
+	      "                     TMA through shared memory\n"
 	      "  --warp-specialize, --no-warp-specialize\n"
 	      "                     on sm_90a, a producer warpgroup issues "
 	      "the TMA copies,\n"
@@ -176,7 +180,7 @@ usage_error(const char *fmt, const char *arg)
 enum {
 	OPT_HELP = 1, OPT_STANDALONE, OPT_NO_STANDALONE, OPT_TARGET, OPT_ARCH,
 	OPT_KERNEL, OPT_CONFIG, OPT_OUT, OPT_DEFINE, OPT_PREFIX, OPT_JSON, OPT_TMA, OPT_NO_TMA,
-	OPT_WS, OPT_NO_WS, OPT_PERSISTENT,
+	OPT_WS, OPT_NO_WS, OPT_PERSISTENT, OPT_NO_TMA_STORE,
 };
 
 static const TcOptSpec options[] = {
@@ -191,6 +195,7 @@ static const TcOptSpec options[] = {
 	{ "json", 0, false, OPT_JSON },
 	{ "tma", 0, false, OPT_TMA },
 	{ "no-tma", 0, false, OPT_NO_TMA },
+	{ "no-tma-store", 0, false, OPT_NO_TMA_STORE },
 	{ "warp-specialize", 0, false, OPT_WS },
 	{ "no-warp-specialize", 0, false, OPT_NO_WS },
 	{ "persistent", 0, false, OPT_PERSISTENT },
@@ -259,6 +264,7 @@ parse_args(ExportArgs *x, int argc, char **argv)
 		case OPT_JSON: x->json = true; break;
 		case OPT_TMA: x->tma = TC_TMA_ALL; break;
 		case OPT_NO_TMA: x->tma = TC_TMA_OFF; break;
+		case OPT_NO_TMA_STORE: x->no_tma_store = true; break;
 		case OPT_WS: x->ws = TC_WS_ON; break;
 		case OPT_NO_WS: x->ws = TC_WS_OFF; break;
 		case OPT_PERSISTENT: x->ws = TC_WS_PERSISTENT; break;
@@ -1302,6 +1308,7 @@ export_all(ExportArgs *x)
 	}
 	opt.standalone = x->standalone;
 	opt.tma = x->tma;
+	opt.no_tma_store = x->no_tma_store;
 	opt.ws = x->ws;
 	opt.ndefines = x->ndefines;
 	for (int i = 0; i < x->ndefines; i++) {

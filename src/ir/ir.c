@@ -213,12 +213,13 @@ static const char *const copy_lower_names[] = {
 	[TC_COPY_REGISTER] = "register",
 	[TC_COPY_GENERIC] = "generic",
 	[TC_COPY_TMA] = "tma",
+	[TC_COPY_TMA_STORE] = "tma_store",
 };
 
 const char *
 tc_copy_lower_name(TcCopyLower l)
 {
-	return l >= 0 && l <= TC_COPY_TMA ? copy_lower_names[l] : "<lower>";
+	return l >= 0 && l <= TC_COPY_TMA_STORE ? copy_lower_names[l] : "<lower>";
 }
 
 const char *

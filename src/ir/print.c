@@ -642,9 +642,19 @@ print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s)
 			tc_buf_printf(b, " %s iteration ", var_name(s->u.copy.plan));
 			print_prec(b, s->u.copy.iter, 0);
 		}
-		if (s->u.copy.tmap)
+		if (s->u.copy.lower == TC_COPY_TMA_STORE) {
+			tc_buf_printf(b, " via %s at smem +%lld (%d box%s)",
+				      s->u.copy.tmap ? s->u.copy.tmap->name :
+						       "<null>",
+				      s->u.copy.staging, s->u.copy.staged,
+				      s->u.copy.staged == 1 ? "" : "es");
+			if (s->u.copy.sync)
+				tc_buf_printf(b, ", barriers of threads 0 .. %lld",
+					      s->u.copy.sync);
+		} else if (s->u.copy.tmap) {
 			tc_buf_printf(b, " via %s on %s", s->u.copy.tmap->name,
 				      var_name(s->u.copy.bars));
+		}
 		break;
 	case TC_ST_COMMIT_GROUP:
 		tc_buf_puts(b, "commit_group");

@@ -1044,7 +1044,7 @@ copy_lower(Reader *R)
 {
 	static const TcCopyLower all[] = { TC_COPY_VECTOR, TC_COPY_STRIDED,
 					   TC_COPY_REGISTER, TC_COPY_GENERIC,
-					   TC_COPY_TMA };
+					   TC_COPY_TMA_STORE, TC_COPY_TMA };
 	for (size_t i = 0; i < sizeof all / sizeof *all; i++)
 		if (accept(R, tc_copy_lower_name(all[i])))
 			return all[i];
@@ -1066,7 +1066,8 @@ tmap_ref(Reader *R)
 }
 
 /* `copy|async_copy DST [stage E] <- SRC[, LOWER][ PLAN iteration E]
- * [ via MAP on BARS]` */
+ * [ via MAP on BARS]`, or for a TMA store `..., tma_store via MAP at
+ * smem +N (B boxes)[, barriers of threads 0 .. T]` */
 static void
 copy_stmt(Reader *R, TcStmt *s)
 {
@@ -1092,6 +1093,29 @@ copy_stmt(Reader *R, TcStmt *s)
 		s->u.copy.plan = name_ref(R);
 		expect(R, "iteration");
 		s->u.copy.iter = expr(R);
+	}
+	if (s->u.copy.lower == TC_COPY_TMA_STORE) {
+		expect(R, "via");
+		s->u.copy.tmap = tmap_ref(R);
+		expect(R, "at");
+		expect(R, "smem");
+		expect(R, "+");
+		s->u.copy.staging = integer(R);
+		expect(R, "(");
+		s->u.copy.staged = small_int(R);
+		if (!accept(R, "box"))
+			expect(R, "boxes");
+		expect(R, ")");
+		if (accept(R, ",")) {
+			expect(R, "barriers");
+			expect(R, "of");
+			expect(R, "threads");
+			if (integer(R) != 0)
+				error_at(R, &R->tok, "barriers of threads from 0");
+			expect(R, "..");
+			s->u.copy.sync = integer(R);
+		}
+		return;
 	}
 	if (accept(R, "via")) {
 		s->u.copy.tmap = tmap_ref(R);

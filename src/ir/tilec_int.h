@@ -695,6 +695,11 @@ typedef enum TcCopyLower {
 			     memory accelerator: thread 0 moves the tile in
 			     bulk tensor copies through copy.tmap, which
 			     complete on the stage's full barrier */
+	TC_COPY_TMA_STORE, /* a register fragment (a wgmma accumulator's
+			      layout) into a tensor tile, through shared
+			      memory (copy.staging) and bulk tensor stores
+			      by thread 0 through copy.tmap (tma_store.c);
+			      as REGISTER where the map was not built */
 } TcCopyLower;
 
 const char *tc_copy_lower_name(TcCopyLower l);
@@ -845,6 +850,16 @@ struct TcStmt {
 			 * no stage). */
 			struct TcTensorMap *tmap;
 			TcVar *bars;
+			/* Lowered TMA_STORE (tma_store.c): the byte offset
+			 * in shared memory (1024-aligned) the tile goes
+			 * through, how many of its boxes (column panels of
+			 * the map's box) that region holds at once, and
+			 * the threads whose barriers order it (0: the
+			 * block's; in a ROLES' consumer block, the
+			 * program's). */
+			long long staging;
+			int staged;
+			long long sync;
 		} copy; /* COPY, ATOMIC_ADD, ASYNC_COPY, PREFETCH */
 		struct {
 			int pending; /* groups left in flight, >= 0 */
@@ -1496,6 +1511,8 @@ struct TcOptions {
 	void *observe_ctx;
 	TcWarpSpec ws;               /* warp specialization of mbarrier
 					loops whose copies are TMA's */
+	bool no_tma_store;           /* --no-tma-store: epilogue tiles
+					stored from registers (tma_store.c) */
 	int cpu_strip;               /* --cpu-strip=N: blocks of a grid row
 					one thread runs together (cpu_strip.c);
 					0: the pass's default, -1: none
