@@ -1211,21 +1211,24 @@ tma_issue(Gpu *G, const TcStmt *s)
 	tc_buf_puts(b, ");\n");
 }
 
-/* A COPY lowered TMA_STORE (tma_store.c): `tilec::TmaStore<ROWS_DIST,
- * COLS_DIST, T, ROWS, COLS, RANK, BUFFERS, SYNC>::store(MAP, TILE, LD,
- * ROWS, COLS, {COORDS}, STAGING, FRAGMENT[, R_LO, C_LO]);`, the box
- * arguments copy_r2g's (its fallback). */
+/* A COPY lowered TMA_STORE (tma_store.c): `using T_store =
+ * tilec::TmaStore<ROWS_DIST, COLS_DIST, T, ROWS, COLS, RANK, BUFFERS,
+ * SYNC>;` then `T_store::store(MAP, TILE, LD, ROWS, COLS, {COORDS},
+ * STAGING, FRAGMENT[, R_LO, C_LO]);`, the box arguments copy_r2g's (its
+ * fallback). */
 static void
 tma_store(Gpu *G, const TcStmt *s)
 {
 	const TcRegion *dst = &s->u.copy.dst;
 	const TcVar *f = s->u.copy.src.var, *t = dst->var;
 	TcBuf *b = G->pr.out;
-	tc_buf_printf(b, "tilec::TmaStore<%s, %s, %s, %s, %s, %d, %d, %lld>::store(%s, ",
-		      rows_of(G, f), cols_of(G, f), storage_type(G, t->dtype),
+	const char *alias = fresh_decl(G, tc_fmt(G->a, "%s_store", t->name));
+	tc_buf_printf(b, "using %s = tilec::TmaStore<%s, %s, %s, %s, %s, %d, %d, %lld>;\n",
+		      alias, rows_of(G, f), cols_of(G, f), storage_type(G, t->dtype),
 		      extent_text(G, f, 0, TC_PREC_COMMA + 1),
 		      extent_text(G, f, 1, TC_PREC_COMMA + 1), t->rank,
-		      s->u.copy.staged, s->u.copy.sync, s->u.copy.tmap->name);
+		      s->u.copy.staged, s->u.copy.sync);
+	tc_buf_printf(b, "%s::store(%s, ", alias, s->u.copy.tmap->name);
 	tensor_at(G, t, dst->origin);
 	box_args(G, dst, f);
 	tc_buf_puts(b, ", ");

@@ -157,7 +157,8 @@ gemm(int M, int N, int K, const __half *__restrict__ A, const __half *__restrict
 	// 0 stores it by TMA, which clips it at the tensor's edges; where the map was not built or
 	// the tile's first column is not a 16-byte vector, from registers.
 	// gemm.c:40 tile_copy(&C[by * BLOCK_M][bx * BLOCK_N], acc)
-	tilec::TmaStore<acc_rows, acc_cols, __half, BLOCK_M, BLOCK_N, 2, 4, 0>::store(C_map,
-		C + ((size_t)(by * BLOCK_M) * N + bx * BLOCK_N), N, min(BLOCK_M, M - by * BLOCK_M),
-		min(BLOCK_N, N - bx * BLOCK_N), {bx * BLOCK_N, by * BLOCK_M}, tilec_smem, acc);
+	using C_store = tilec::TmaStore<acc_rows, acc_cols, __half, BLOCK_M, BLOCK_N, 2, 4, 0>;
+	C_store::store(C_map, C + ((size_t)(by * BLOCK_M) * N + bx * BLOCK_N), N,
+		min(BLOCK_M, M - by * BLOCK_M), min(BLOCK_N, N - bx * BLOCK_N),
+		{bx * BLOCK_N, by * BLOCK_M}, tilec_smem, acc);
 }
