@@ -255,6 +255,11 @@ print_expr(TcCPrinter *pr, const TcExpr *e)
 	case TC_EX_LOAD:
 		pr->hooks->load(pr, e);
 		break;
+	case TC_EX_SMS:
+		/* Only in a persistent kernel's grid, which host code
+		 * computes (a launcher's `sms`, docs/launch.md). */
+		tc_buf_puts(pr->out, "sms");
+		break;
 	default:
 		tc_unreachable();
 	}

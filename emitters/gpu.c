@@ -1211,6 +1211,26 @@ tma_setup(Gpu *G, const TcStmt *s, const TcTensorMap *m, const char *name)
 	tc_buf_puts(b, ");\n");
 }
 
+/* A tensor region's origin as a TMA box's coordinates, innermost first
+ * (32-bit: `{COL, ROW, ...}`). */
+static void
+tma_coords(Gpu *G, const TcRegion *r)
+{
+	TcBuf *b = G->pr.out;
+	tc_buf_puts(b, "{");
+	for (int d = r->var->rank - 1; d >= 0; d--) {
+		const TcExpr *e = r->origin[d];
+		tc_buf_puts(b, d < r->var->rank - 1 ? ", " : "");
+		if (e->dtype != TC_DT_I32) {
+			tc_buf_puts(b, "(int)");
+			tc_c_expr_prec(&G->pr, e, TC_PREC_UNARY);
+		} else {
+			tc_c_expr_prec(&G->pr, e, TC_PREC_COMMA + 1);
+		}
+	}
+	tc_buf_puts(b, "}");
+}
+
 /* An ASYNC_COPY lowered TMA: iteration copy.iter's tile into stage
  * copy.stage, `PLAN.issue(STAGE, BARS.full_bar(STAGE), {COORDS});`, the
  * source origin innermost first. */
@@ -1224,18 +1244,40 @@ tma_issue(Gpu *G, const TcStmt *s)
 	smem_stage(G, dst->var, s->u.copy.stage);
 	tc_buf_printf(b, ", %s.full_bar(", s->u.copy.bars->name);
 	expr(G, s->u.copy.stage);
-	tc_buf_puts(b, "), {");
-	for (int d = src->var->rank - 1; d >= 0; d--) {
-		const TcExpr *e = src->origin[d];
-		tc_buf_puts(b, d < src->var->rank - 1 ? ", " : "");
-		if (e->dtype != TC_DT_I32) {
-			tc_buf_puts(b, "(int)");
-			tc_c_expr_prec(&G->pr, e, TC_PREC_UNARY);
-		} else {
-			tc_c_expr_prec(&G->pr, e, TC_PREC_COMMA + 1);
-		}
-	}
-	tc_buf_puts(b, "});\n");
+	tc_buf_puts(b, "), ");
+	tma_coords(G, src);
+	tc_buf_puts(b, ");\n");
+}
+
+/* A COPY lowered TMA_STORE (tma_store.c): `using T_store =
+ * tilec::TmaStore<ROWS_DIST, COLS_DIST, T, ROWS, COLS, RANK, BUFFERS,
+ * SYNC>;` then `T_store::store(MAP, TILE, LD, ROWS, COLS, {COORDS},
+ * STAGING, FRAGMENT[, R_LO, C_LO]);`, the box arguments copy_r2g's (its
+ * fallback). */
+static void
+tma_store(Gpu *G, const TcStmt *s)
+{
+	const TcRegion *dst = &s->u.copy.dst;
+	const TcVar *f = s->u.copy.src.var, *t = dst->var;
+	TcBuf *b = G->pr.out;
+	const char *alias = fresh_decl(G, tc_fmt(G->a, "%s_store", t->name));
+	tc_buf_printf(b, "using %s = tilec::TmaStore<%s, %s, %s, %s, %s, %d, %d, %lld>;\n",
+		      alias, rows_of(G, f), cols_of(G, f), storage_type(G, t->dtype),
+		      extent_text(G, f, 0, TC_PREC_COMMA + 1),
+		      extent_text(G, f, 1, TC_PREC_COMMA + 1), t->rank,
+		      s->u.copy.staged, s->u.copy.sync);
+	tc_buf_printf(b, "%s::store(%s, ", alias, s->u.copy.tmap->name);
+	tensor_at(G, t, dst->origin);
+	box_args(G, dst, f);
+	tc_buf_puts(b, ", ");
+	tma_coords(G, dst);
+	if (s->u.copy.staging)
+		tc_buf_printf(b, ", tilec_smem + %lld", s->u.copy.staging);
+	else
+		tc_buf_puts(b, ", tilec_smem");
+	tc_buf_printf(b, ", %s", f->name);
+	box_lows(G, dst, f);
+	tc_buf_puts(b, ");\n");
 }
 
 /* An ASYNC_COPY lowered STRIDED: iteration copy.iter's tile into stage
@@ -1486,6 +1528,7 @@ emit_copy(Gpu *G, const TcStmt *s)
 	case TC_COPY_VECTOR: copy_g2s(G, s); break;
 	case TC_COPY_STRIDED: g2s_issue(G, s); break;
 	case TC_COPY_TMA: tma_issue(G, s); break;
+	case TC_COPY_TMA_STORE: tma_store(G, s); break;
 	case TC_COPY_GENERIC: copy_generic(G, s); break;
 	default:
 		error(G, s->loc, "internal error: a copy lowered as %s reached "

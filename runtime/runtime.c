@@ -1383,11 +1383,18 @@ tilec_launch_checked(tilec_kernel *k, const tilec_arg *args, int nargs,
 	void **argv;
 	tilec_launch_config cfg;
 	bool empty;
+	/* A persistent kernel's grid reads the device's SMs (the backend
+	 * read them when the context opened). */
+	tilec_device_info dev = { 0 };
+	if (tilec_rt_signature_sms(k->sig) && ctx->ops->device_info &&
+	    ctx->ops->device_info(ctx, &dev) != TILEC_OK)
+		return TILEC_ERR_UNAVAILABLE;
 	tilec_status st = tilec_rt_prepare_launch(ctx, k->sig,
 						  ctx->ops->backend,
-						  ctx->device, args, nargs,
-						  stream, &buf, &argv, &cfg,
-						  &empty, &k->problem);
+						  ctx->device,
+						  dev.multiprocessors, args,
+						  nargs, stream, &buf, &argv,
+						  &cfg, &empty, &k->problem);
 	if (st != TILEC_OK)
 		return st;
 	/* The CPU's entry derives the grid itself (nothing to run when it

@@ -151,7 +151,8 @@ typedef struct TilecLaunchBuf {
 	void *heap; /* the malloc'd block used instead, or NULL: free it */
 } TilecLaunchBuf;
 /* Check nargs arguments against s (tilec_launch_checked says how; the
- * context runs `backend` on GPU `device`) and
+ * context runs `backend` on GPU `device`, which has `sms` SMs, 0 where
+ * none is known: a grid that reads them is then refused) and
  * prepare the launch: *argv gets a pointer per parameter, in `buf` when
  * the working arrays fit there and in one malloc'd block otherwise
  * (buf->heap: free it after the launch; on failure nothing is left to
@@ -162,7 +163,7 @@ typedef struct TilecLaunchBuf {
 tilec_status tilec_rt_prepare_launch(tilec_context *ctx,
 				     const TilecSignature *s,
 				     tilec_backend backend, int device,
-				     const tilec_arg *args, int nargs,
+				     int sms, const tilec_arg *args, int nargs,
 				     void *stream, TilecLaunchBuf *buf,
 				     void ***argv, tilec_launch_config *cfg,
 				     bool *empty, int *problem);
@@ -172,6 +173,9 @@ int tilec_rt_dtype_bytes(tilec_dtype dtype);
 /* How many tensor maps s's kernel takes after its parameters (0 for a
  * NULL s). */
 int tilec_rt_signature_tmaps(const TilecSignature *s);
+/* Whether s's grid (or a shape) reads the device's SMs (false for a
+ * NULL s). */
+bool tilec_rt_signature_sms(const TilecSignature *s);
 /* A raw launch's argument array (args: a pointer per parameter, as
  * tilec_launch takes it) with s's tensor maps built and appended, in
  * `buf` or one malloc'd block (buf->heap: free it after the launch). */

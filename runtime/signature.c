@@ -107,6 +107,8 @@ tilec_arg_float(const char *name, double value)
 typedef enum SigOp {
 	OP_INT,   /* value */
 	OP_PARAM, /* param: an integer scalar's index */
+	OP_SMS,   /* the device's SMs ({"device": "sms"}): the value slot
+		     after the parameters' (param, their count) */
 #define X(name, spelling, arity) OP_##name,
 	SIG_OPS(X)
 #undef X
@@ -185,6 +187,7 @@ struct TilecSignature {
 	int ntmaps;
 	SigTmap *tmaps;       /* passed after the params, in order */
 	SigExpr *grid[3];     /* x, y, z */
+	bool sms;             /* an expression reads the device's SMs */
 	long long threads;    /* per block */
 	long long smem_bytes; /* dynamic shared memory */
 	SigExpr *nodes;       /* every expression node, for freeing */
@@ -224,6 +227,7 @@ print_expr(TilecStr *b, const TilecSignature *s, const SigExpr *e)
 	case OP_PARAM:
 		tilec_rt_str_printf(b, "%s", s->params[e->param].name);
 		return;
+	case OP_SMS: tilec_rt_str_printf(b, "sms"); return;
 	case OP_NEG: case OP_NOT: case OP_BNOT:
 		tilec_rt_str_printf(b, "%s", e->op == OP_NEG ? "-" : ops[e->op].spelling);
 		print_expr(b, s, e->args[0]);
@@ -257,8 +261,9 @@ print_expr(TilecStr *b, const TilecSignature *s, const SigExpr *e)
 	}
 }
 
-/* The value of e with the integer scalars vals[]; false with *why set
- * where C's result is undefined (docs/launch.md). */
+/* The value of e with the integer scalars vals[] (and after them the
+ * device's SMs, 0 where none is known); false with *why set where C's
+ * result is undefined (docs/launch.md) or the SMs are not known. */
 static bool
 eval(const SigExpr *e, const long long *vals, long long *out, const char **why)
 {
@@ -266,6 +271,13 @@ eval(const SigExpr *e, const long long *vals, long long *out, const char **why)
 	switch (e->op) {
 	case OP_INT: *out = e->value; return true;
 	case OP_PARAM: *out = vals[e->param]; return true;
+	case OP_SMS:
+		if (vals[e->param] < 1) {
+			*why = "the device's SM count is not known: no GPU";
+			return false;
+		}
+		*out = vals[e->param];
+		return true;
 	case OP_LAND:
 	case OP_LOR:
 		if (!eval(e->args[0], vals, &a, why))
@@ -467,6 +479,18 @@ read_expr(Parse *P, const TilecJson *j)
 			e->param = i;
 		return e;
 	}
+	if ((name = member_string(j, "device"))) {
+		if (strcmp(name, "sms") != 0) {
+			bad(P, "an expression reads device attribute '%s', not "
+			    "\"sms\"", name);
+			return NULL;
+		}
+		SigExpr *e = new_expr(P, OP_SMS);
+		if (e)
+			e->param = P->sig->nparams;
+		P->sig->sms = true;
+		return e;
+	}
 	if ((name = member_string(j, "tunable"))) {
 		if (!member_int(P->tunables, name, &v)) {
 			bad(P, "tunable '%s' has no value", name);
@@ -480,7 +504,7 @@ read_expr(Parse *P, const TilecJson *j)
 	const char *op = member_string(j, "op");
 	const TilecJson *args = tilec_rt_json_get(j, "args");
 	int k = OP_INT;
-	for (int i = OP_PARAM + 1; op && i < OP_COUNT; i++)
+	for (int i = OP_SMS + 1; op && i < OP_COUNT; i++)
 		if (strcmp(ops[i].spelling, op) == 0)
 			k = i;
 	if (k == OP_INT) {
@@ -1171,7 +1195,7 @@ round_up(size_t bytes)
 
 tilec_status
 tilec_rt_prepare_launch(tilec_context *ctx, const TilecSignature *s,
-			tilec_backend backend, int device,
+			tilec_backend backend, int device, int sms,
 			const tilec_arg *args, int nargs, void *stream,
 			TilecLaunchBuf *buf, void ***argv_out,
 			tilec_launch_config *cfg, bool *empty, int *problem)
@@ -1224,6 +1248,7 @@ tilec_rt_prepare_launch(tilec_context *ctx, const TilecSignature *s,
 	}
 	if (!bind_scalars(s, given, vals, fvals, &msg, problem))
 		goto invalid;
+	vals[n] = sms;
 	*problem = TILEC_PROBLEM_VALUE;
 	if (!check_shapes(s, given, vals, &msg))
 		goto invalid;
@@ -1291,6 +1316,12 @@ int
 tilec_rt_signature_tmaps(const TilecSignature *s)
 {
 	return s ? s->ntmaps : 0;
+}
+
+bool
+tilec_rt_signature_sms(const TilecSignature *s)
+{
+	return s && s->sms;
 }
 
 tilec_status

@@ -402,10 +402,12 @@ cuda)
 	nvcc -arch=sm_80 -I "$dir" -c "$dir/gemm.cu" -o "$work/gemm-inc.o" ||
 		fail "nvcc did not build the --no-standalone export"
 	# With --tma on sm_90a, gemm_launch builds the tensor maps the
-	# kernel takes after its parameters.
+	# kernel takes after its parameters (the loop's, and C's for the
+	# epilogue's TMA store).
 	dir=$(export_to gemm cuda --arch sm_90a --tma -D STAGES=3) || exit $?
 	grep -q 'gemm_launch_tensor_map(&A_map, A, 2, A_map_dims, A_map_box, 128, 2);' "$dir/gemm.cu" &&
-		grep -q 'void \*args\[\] = {&M, &N, &K, &A, &B, &C, &A_map, &B_map};' "$dir/gemm.cu" ||
+		grep -q 'gemm_launch_tensor_map(&C_map, C, 2, C_map_dims, C_map_box, 128, 2);' "$dir/gemm.cu" &&
+		grep -q 'void \*args\[\] = {&M, &N, &K, &A, &B, &C, &A_map, &B_map, &C_map};' "$dir/gemm.cu" ||
 		fail "the --tma export does not build and pass its tensor maps"
 	nvcc -arch=sm_90a -DVENDOR_CUDA -I "$dir" samples/vendor/main.c \
 		"$dir/gemm.cu" -o "$work/vendor-tma" || fail "nvcc did not build the --tma export"

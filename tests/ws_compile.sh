@@ -76,10 +76,10 @@ done
 # --persistent: one wave of blocks walking the tiles, in the IR (the
 # kernel's grid, a tiles statement in each role, the ring's state
 # outside them, the consumers' last release), the launch document (the
-# grid the smaller of the tiles and 132 SMs x the blocks per SM) and
-# the kernel, compiled without spills.
+# grid the smaller of the tiles and the device's SMs x the blocks per
+# SM: 132, 7, 1000 SMs) and the kernel, compiled without spills.
 "$tilec" samples/gemm.c "${ws[@]/--warp-specialize/--persistent}" --dump-after=expand_pipeline >"$work/pir" 2>&1 &&
-	grep -q '^	grid x = min(ceildiv(N, BLOCK_N) \* ceildiv(M, BLOCK_M), 132) persistent (132 blocks at most)$' "$work/pir" &&
+	grep -q '^	grid x = min(ceildiv(N, BLOCK_N) \* ceildiv(M, BLOCK_M), device.sms) persistent (1 block per SM)$' "$work/pir" &&
 	grep -q '^	tiles x = ceildiv(N, BLOCK_N) as bx, y = ceildiv(M, BLOCK_M) as by$' "$work/pir" &&
 	[ "$(grep -c "tiles from the block's index in steps of the grid {" "$work/pir")" = 2 ] &&
 	grep -B3 'tiles from the block' "$work/pir" | grep -q 'i32 k_phase = 0' &&
@@ -90,8 +90,10 @@ import json, sys
 sys.path.insert(0, "tools")
 import launch_manifest
 k = json.load(sys.stdin)["kernels"][0]
-print(k["threads"], [launch_manifest.grid(k, {"M": m, "N": 4096, "K": 64}) for m in (4096, 300)])')" = \
-	"384 [[132, 1, 1], [48, 1, 1]]" ] || fail "gemm --persistent: the launch grid"
+print(k["threads"], k["grid"][0]["args"][1], [launch_manifest.grid(k, {"M": m, "N": 4096, "K": 64}, sms)
+	for m, sms in ((4096, 132), (4096, 7), (300, 132), (300, 1000))])')" = \
+	"384 {'device': 'sms'} [[132, 1, 1], [7, 1, 1], [48, 1, 1], [48, 1, 1]]" ] ||
+	fail "gemm --persistent: the launch grid"
 for file in samples/gemm samples/gemm_bias_relu samples/gemm_w8a8 tests/gpu_regress/batched_strided_gemm; do
 	s=$(basename "$file")
 	cu=$work/${s}_ps.cu
@@ -105,6 +107,14 @@ for file in samples/gemm samples/gemm_bias_relu samples/gemm_w8a8 tests/gpu_regr
 	grep -qi 'warning' "$work/${s}_ps.log" && fail "$s --persistent: ptxas warns"
 	echo "ok: $s --persistent: $(grep -oE 'Used [0-9]+ registers' "$work/${s}_ps.log" | head -1)"
 done
+# tilec export --persistent: the launch function reads the current
+# device's SM count for the grid, and the file compiles.
+"$tilec" export samples/gemm.c -t cuda --arch sm_90a -D STAGES=3 --persistent -o "$work/export" >/dev/null &&
+	grep -q 'cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)' "$work/export/gemm.cu" &&
+	grep -qF '(long long)sms)' "$work/export/gemm.cu" &&
+	nvcc -std=c++17 -gencode=arch=compute_90a,code=sm_90a -c -o "$work/export.o" \
+		"$work/export/gemm.cu" >"$work/export.log" 2>&1 ||
+	{ fail "gemm export --persistent: the launch's SM count"; head -20 "$work/export.log"; }
 # The batched gemm walks z too.
 grep -q 'const int bh = tile / plane;' "$work/batched_strided_gemm_ps.cu" || fail "batched --persistent: z"
 # Without a grid, nothing to walk: a located note.

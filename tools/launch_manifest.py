@@ -120,13 +120,30 @@ _UNARY = {
 }
 
 
+# The env key of a device attribute ({"device": "sms"}: the SMs of the GPU
+# a launch runs on, which a persistent kernel's grid reads); no name of a
+# parameter or tunable has a dot.
+def device_key(attr):
+    return "device." + attr
+
+
 def evaluate(e, env):
     """The value of expression tree e; env maps the names of scalar
-    parameters and tunables to integers."""
+    parameters and tunables to integers, and device_key("sms") to the
+    SM count of the GPU (device_env)."""
     if not isinstance(e, dict):
         raise ExprError("not an expression: %r" % (e,))
     if "int" in e:
         return _check(int(e["int"]))
+    if "device" in e:
+        if e["device"] != "sms":
+            raise ExprError("device attribute %r in a size expression" %
+                            (e["device"],))
+        v = env.get(device_key("sms"))
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ExprError("no SM count of the device (a persistent "
+                            "kernel's grid needs one: device_env)")
+        return v
     if "param" in e or "tunable" in e:
         name = e.get("param", e.get("tunable"))
         if name not in env:
@@ -158,18 +175,33 @@ def evaluate(e, env):
     raise ExprError("unknown operator %r with %d operands" % (op, len(args)))
 
 
-def env_of(kernel, scalars):
+def device_env(sms):
+    """The env entries of a GPU with `sms` SMs (cuda_sms() reads them)."""
+    return {device_key("sms"): int(sms)}
+
+
+def env_of(kernel, scalars, sms=None):
     """The names an expression of `kernel` may use: its tunables, then the
-    scalar values given (a dict)."""
+    scalar values given (a dict), and the device's SMs where given."""
     env = dict(kernel.get("tunables", {}))
     env.update(scalars)
+    if sms is not None:
+        env.update(device_env(sms))
     return env
 
 
-def grid(kernel, scalars):
-    """The grid (x, y, z) of one launch of `kernel` with these scalars."""
-    env = env_of(kernel, scalars)
+def grid(kernel, scalars, sms=None):
+    """The grid (x, y, z) of one launch of `kernel` with these scalars on a
+    GPU of `sms` SMs (needed where the grid reads them)."""
+    env = env_of(kernel, scalars, sms)
     return [evaluate(g, env) for g in kernel["grid"]]
+
+
+def reads_sms(e):
+    """Whether expression tree e reads the device's SM count."""
+    if not isinstance(e, dict):
+        return False
+    return "device" in e or any(reads_sms(a) for a in e.get("args", []))
 
 
 def shape(param, kernel, scalars):
@@ -198,6 +230,9 @@ def to_c(e, prefix):
         return "(long long)%s" % e["param"]
     if "tunable" in e:
         return "(long long)%s" % e["tunable"]
+    if "device" in e:
+        # The host code's `sms`: the device's SM count, which it reads.
+        return "(long long)sms"
     if "float" in e:
         raise ExprError("a float in a size expression")
     op, args = e["op"], [to_c(a, prefix) for a in e.get("args", [])]
@@ -257,6 +292,21 @@ def tensor_map(encode, m, param, ptr, extents):
         out[:128] = bytes(raw)[at:at + 128]
         out[128:132] = (1).to_bytes(4, "little")
     return out
+
+
+def cuda_sms():
+    """The SM count of the CUDA driver's current device (the context's),
+    or None where there is none."""
+    import ctypes
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+        dev, sms = ctypes.c_int(0), ctypes.c_int(0)
+        if lib.cuCtxGetDevice(ctypes.byref(dev)) or lib.cuDeviceGetAttribute(
+                ctypes.byref(sms), 16, dev):  # MULTIPROCESSOR_COUNT
+            return None
+    except (OSError, AttributeError):
+        return None
+    return sms.value
 
 
 def cuda_encoder():

@@ -61,9 +61,15 @@ BYTES = {"f64": 8, "f32": 4, "f16": 2, "bf16": 2, "fp8e4m3": 1,
 FLOATS = ("f64", "f32", "f16", "bf16", "fp8e4m3", "fp8e5m2")
 
 
+# The device a launch's grid may read (a persistent kernel's: its SM
+# count), set once the GPU is open, or by a dry run.
+DEVICE = {}
+
+
 def evaluate(expr, env):
-    """A launch-manifest expression tree over env (C integer semantics)."""
-    return launch_manifest.evaluate(expr, env)
+    """A launch-manifest expression tree over env and DEVICE (C integer
+    semantics)."""
+    return launch_manifest.evaluate(expr, dict(env, **DEVICE))
 
 
 def nbytes(dtype, count):
@@ -111,6 +117,8 @@ class Gpu:
         self.device = device
         torch.cuda.set_device(device)
         cupy.cuda.Device(device).use()
+        DEVICE.update(launch_manifest.device_env(
+            cupy.cuda.Device(device).attributes["MultiProcessorCount"]))
         self.dt = {"f64": torch.float64, "f32": torch.float32,
                    "f16": torch.float16, "bf16": torch.bfloat16,
                    "i64": torch.int64, "i32": torch.int32, "i8": torch.int8,
@@ -589,6 +597,8 @@ class Farm:
         """Everything but the GPU: the files, sizes and grids."""
         m = self.m
         self.timings.update({"device": "dry run", "compilers": {}, "dry_run": True})
+        # No GPU: a persistent kernel's grid as on an H100 SXM or H200.
+        DEVICE.update(launch_manifest.device_env(132))
         roles = m["roles"]
         for i, c in enumerate(self.configs()):
             r = self.results.setdefault(c["id"], {})

@@ -53,6 +53,7 @@ tc_range_invariant(const TcRanges *r, const TcExpr *e)
 	switch (e->kind) {
 	case TC_EX_INT:
 	case TC_EX_FLOAT:
+	case TC_EX_SMS:
 		return true;
 	case TC_EX_VAR:
 		switch (e->u.var->kind) {
@@ -136,6 +137,8 @@ tc_range_nonneg(const TcRanges *r, const TcExpr *e)
 	switch (e->kind) {
 	case TC_EX_INT:
 		return e->u.ival >= 0;
+	case TC_EX_SMS:
+		return true;
 	case TC_EX_VAR: {
 		const TcVar *v = e->u.var;
 		switch (v->kind) {

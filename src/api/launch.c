@@ -65,6 +65,9 @@ json_expr(TcBuf *b, const TcExpr *e)
 	case TC_EX_FLOAT:
 		tc_buf_printf(b, "{\"float\": %.17g}", e->u.fval);
 		return;
+	case TC_EX_SMS:
+		tc_buf_puts(b, "{\"device\": \"sms\"}");
+		return;
 	case TC_EX_VAR:
 		tc_assert(e->u.var->kind == TC_VAR_SCALAR ||
 			  e->u.var->kind == TC_VAR_TUNABLE);

@@ -71,6 +71,7 @@ typedef struct ExportArgs {
 	bool standalone;        /* helpers inlined (default) */
 	bool json;              /* --json: report what was written as JSON */
 	TcTma tma;              /* --tma, --no-tma (sm_90a) */
+	bool no_tma_store;      /* --no-tma-store (sm_90a) */
 	TcWarpSpec ws;          /* --warp-specialize, --no-warp-specialize,
 				   --persistent */
 	int cpu_strip;          /* --cpu-strip (TcOptions.cpu_strip) */
@@ -91,6 +92,9 @@ typedef struct GpuApi {
 	const char *stream_t;   /* its stream type */
 	const char *compiler;   /* what builds the file */
 	long long max_grid_yz;  /* grid y and z limit; 0 for none */
+	/* The current device, its attribute query and SM count attribute,
+	 * and the last error (a persistent kernel's grid, docs/launch.md). */
+	const char *get_device, *get_attr, *sms_attr, *last_error;
 } GpuApi;
 
 static const GpuApi cuda_api = {
@@ -98,6 +102,8 @@ static const GpuApi cuda_api = {
 	"cudaErrorInvalidConfiguration", "cudaFuncSetAttribute",
 	"cudaFuncAttributeMaxDynamicSharedMemorySize", "cudaLaunchKernel",
 	"cudaStream_t", "nvcc", 65535,
+	"cudaGetDevice", "cudaDeviceGetAttribute",
+	"cudaDevAttrMultiProcessorCount", "cudaGetLastError",
 };
 
 static const GpuApi hip_api = {
@@ -105,6 +111,8 @@ static const GpuApi hip_api = {
 	"hipErrorInvalidConfiguration", "hipFuncSetAttribute",
 	"hipFuncAttributeMaxDynamicSharedMemorySize", "hipLaunchKernel",
 	"hipStream_t", "hipcc", 0,
+	"hipGetDevice", "hipDeviceGetAttribute",
+	"hipDeviceAttributeMultiprocessorCount", "hipGetLastError",
 };
 
 static void
@@ -138,6 +146,9 @@ usage(FILE *f)
 	      "fits by TMA,\n"
 	      "                     or none (default: as tilec; K_launch "
 	      "builds the maps)\n"
+	      "  --no-tma-store     on sm_90a, epilogue tiles stored from "
+	      "registers, not by\n"
+	      "                     TMA through shared memory\n"
 	      "  --warp-specialize, --no-warp-specialize\n"
 	      "                     on sm_90a, a producer warpgroup issues "
 	      "the TMA copies,\n"
@@ -174,7 +185,7 @@ usage_error(const char *fmt, const char *arg)
 enum {
 	OPT_HELP = 1, OPT_STANDALONE, OPT_NO_STANDALONE, OPT_TARGET, OPT_ARCH,
 	OPT_KERNEL, OPT_CONFIG, OPT_OUT, OPT_DEFINE, OPT_PREFIX, OPT_JSON, OPT_TMA, OPT_NO_TMA,
-	OPT_WS, OPT_NO_WS, OPT_PERSISTENT, OPT_CPU_STRIP,
+	OPT_WS, OPT_NO_WS, OPT_PERSISTENT, OPT_CPU_STRIP, OPT_NO_TMA_STORE,
 };
 
 static const TcOptSpec options[] = {
@@ -189,6 +200,7 @@ static const TcOptSpec options[] = {
 	{ "json", 0, false, OPT_JSON },
 	{ "tma", 0, false, OPT_TMA },
 	{ "no-tma", 0, false, OPT_NO_TMA },
+	{ "no-tma-store", 0, false, OPT_NO_TMA_STORE },
 	{ "warp-specialize", 0, false, OPT_WS },
 	{ "no-warp-specialize", 0, false, OPT_NO_WS },
 	{ "persistent", 0, false, OPT_PERSISTENT },
@@ -258,6 +270,7 @@ parse_args(ExportArgs *x, int argc, char **argv)
 		case OPT_JSON: x->json = true; break;
 		case OPT_TMA: x->tma = TC_TMA_ALL; break;
 		case OPT_NO_TMA: x->tma = TC_TMA_OFF; break;
+		case OPT_NO_TMA_STORE: x->no_tma_store = true; break;
 		case OPT_WS: x->ws = TC_WS_ON; break;
 		case OPT_NO_WS: x->ws = TC_WS_OFF; break;
 		case OPT_PERSISTENT: x->ws = TC_WS_PERSISTENT; break;
@@ -398,6 +411,10 @@ grid_expr(TcBuf *b, const TcExpr *e, const char *prefix, unsigned *helpers)
 		    !tc_dtype_is_int(e->u.var->dtype))
 			return false;
 		tc_buf_printf(b, "(long long)%s", e->u.var->name);
+		return true;
+	case TC_EX_SMS:
+		/* The launch function's `sms`, read from the device. */
+		tc_buf_puts(b, "(long long)sms");
 		return true;
 	case TC_EX_BINARY:
 		tc_buf_puts(b, "(");
@@ -690,6 +707,17 @@ gpu_launch(TcArena *a, const TcKernel *k, const TcTarget *t, const GpuApi *api,
 	int n = launch_params(a, abi, true, items);
 	print_wrapped(b, 0, tc_fmt(a, "%s(", prefix), items, n, ")");
 	tc_buf_puts(b, "{\n");
+	if (tc_expr_has_sms(k->grid[0])) {
+		print_comment_lines(b, "\t//", "A persistent kernel: one wave "
+				    "of blocks on the SMs of the current "
+				    "device.");
+		tc_buf_printf(b, "\tint device = 0, sms = 0;\n"
+			      "\tif (%s(&device) != %s ||\n"
+			      "\t    %s(&sms, %s, device) != %s)\n"
+			      "\t\treturn (int)%s();\n", api->get_device,
+			      api->success, api->get_attr, api->sms_attr,
+			      api->success, api->last_error);
+	}
 	for (int i = 0; i < 3; i++) {
 		/* Past 80 columns, after the '=' as clang-format breaks. */
 		bool wide = 8 + 26 + grid[i].len > 80;
@@ -924,12 +952,17 @@ export_kernel(ExportArgs *x, TcOptions *opt, const char *text,
 		tc_buf_append(&src, body.data ? body.data : "", body.len);
 		tc_buf_free(&body);
 	}
+	/* The launch function's locals; `device` and `sms` only where the
+	 * grid reads the device's SMs. */
 	static const char *const locals[] = { "kernel", "grid", "grid_x",
 					      "grid_y", "grid_z", "smem",
-					      "err", "args", "stream" };
+					      "err", "args", "stream",
+					      "device", "sms" };
+	size_t nlocals = sizeof locals / sizeof locals[0] -
+			 (k && tc_expr_has_sms(k->grid[0]) ? 0 : 2);
 	for (int i = 0; ok && k && i < k->params.len; i++) {
 		const TcVar *v = k->params.items[i];
-		for (size_t j = 0; j < sizeof locals / sizeof locals[0]; j++)
+		for (size_t j = 0; j < nlocals; j++)
 			if (opt->target.kind != TC_TARGET_OPENMP &&
 			    strcmp(v->name, locals[j]) == 0) {
 				tc_diag(d, TC_ERROR, v->loc, "parameter '%s' has "
@@ -1286,6 +1319,7 @@ export_all(ExportArgs *x)
 	}
 	opt.standalone = x->standalone;
 	opt.tma = x->tma;
+	opt.no_tma_store = x->no_tma_store;
 	opt.ws = x->ws;
 	opt.cpu_strip = x->cpu_strip;
 	opt.ndefines = x->ndefines;

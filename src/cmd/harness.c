@@ -469,7 +469,7 @@ setup_params(TcHarness *h)
 		double count = 1;
 		for (int j = 0; j < v->rank; j++) {
 			double e;
-			if (!tc_interp_eval(k, v->shape[j], h->kargs, &e,
+			if (!tc_interp_eval(k, v->shape[j], h->kargs, 0, &e,
 					    &h->ref_diags)) {
 				keep_diagnostics(h);
 				h->fail = TC_HARNESS_SETUP;
@@ -738,7 +738,8 @@ launch_config(TcHarness *h)
 	h->empty_grid = false;
 	for (int d = 0; d < 3; d++) {
 		double e = 1;
-		if (k->grid[d] && !tc_interp_eval(k, k->grid[d], h->rargs, &e,
+		if (k->grid[d] && !tc_interp_eval(k, k->grid[d], h->rargs,
+						  h->device.multiprocessors, &e,
 						  &h->ref_diags)) {
 			keep_diagnostics(h);
 			h->fail = TC_HARNESS_SETUP;

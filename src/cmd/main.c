@@ -44,6 +44,7 @@ typedef struct Cli {
 	bool standalone;        /* --standalone */
 	TcWgmma wgmma;          /* --wgmma, --no-wgmma */
 	TcTma tma;              /* --tma, --no-tma */
+	bool no_tma_store;      /* --no-tma-store */
 	TcWarpSpec ws;          /* --warp-specialize, --no-warp-specialize,
 				   --persistent */
 	int cpu_strip;          /* --cpu-strip=N (TcOptions.cpu_strip) */
@@ -106,6 +107,9 @@ usage(FILE *f)
 	      "stages\n"
 	      "                       for a wgmma gemm)\n"
 	      "  --no-tma             on sm_90a, no tile copy goes by TMA\n"
+	      "  --no-tma-store       on sm_90a, epilogue tiles are stored "
+	      "from registers,\n"
+	      "                       not by TMA through shared memory\n"
 	      "  --warp-specialize    on sm_90a, a producer warpgroup issues the "
 	      "TMA copies\n"
 	      "                       of a pipelined loop for the program's "
@@ -162,7 +166,7 @@ enum {
 	OPT_OUT, OPT_KERNEL, OPT_DUMP_AFTER, OPT_EMIT, OPT_CONFIG, OPT_DEFINE,
 	OPT_JSON, OPT_FROM_IR, OPT_PASSES,
 	OPT_EXPLAIN, OPT_LIST_TARGETS, OPT_WGMMA, OPT_NO_WGMMA, OPT_TMA, OPT_NO_TMA,
-	OPT_WS, OPT_NO_WS, OPT_PERSISTENT, OPT_CPU_STRIP,
+	OPT_WS, OPT_NO_WS, OPT_PERSISTENT, OPT_CPU_STRIP, OPT_NO_TMA_STORE,
 };
 
 static const TcOptSpec options[] = {
@@ -175,6 +179,7 @@ static const TcOptSpec options[] = {
 	{ "no-wgmma", 0, false, OPT_NO_WGMMA },
 	{ "tma", 0, false, OPT_TMA },
 	{ "no-tma", 0, false, OPT_NO_TMA },
+	{ "no-tma-store", 0, false, OPT_NO_TMA_STORE },
 	{ "warp-specialize", 0, false, OPT_WS },
 	{ "no-warp-specialize", 0, false, OPT_NO_WS },
 	{ "persistent", 0, false, OPT_PERSISTENT },
@@ -253,6 +258,7 @@ parse_args(Cli *cli, int argc, char **argv, bool *stop)
 		case OPT_NO_WGMMA: cli->wgmma = TC_WGMMA_OFF; break;
 		case OPT_TMA: cli->tma = TC_TMA_ALL; break;
 		case OPT_NO_TMA: cli->tma = TC_TMA_OFF; break;
+		case OPT_NO_TMA_STORE: cli->no_tma_store = true; break;
 		case OPT_WS: cli->ws = TC_WS_ON; break;
 		case OPT_NO_WS: cli->ws = TC_WS_OFF; break;
 		case OPT_PERSISTENT: cli->ws = TC_WS_PERSISTENT; break;
@@ -383,6 +389,7 @@ translate(const Cli *cli)
 	opt.standalone = cli->standalone;
 	opt.wgmma = cli->wgmma;
 	opt.tma = cli->tma;
+	opt.no_tma_store = cli->no_tma_store;
 	opt.ws = cli->ws;
 	opt.cpu_strip = cli->cpu_strip;
 	opt.explain = cli->explain;

@@ -50,6 +50,7 @@ clone_expr(const Clone *c, const TcExpr *e)
 	switch (e->kind) {
 	case TC_EX_INT:
 	case TC_EX_FLOAT:
+	case TC_EX_SMS:
 		break;
 	case TC_EX_VAR:
 		n->u.var = map_var(c, e->u.var);

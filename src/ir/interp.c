@@ -62,6 +62,7 @@ typedef struct Interp {
 	Cell *val;          /* per var index: scalar value */
 	Array *arr;         /* per var index: tensor/buffer storage */
 	TcInterpStats stats; /* what was counted */
+	long long sms;      /* the device's SMs (SMS), 0 where none is known */
 } Interp;
 
 /* --- Element formats ------------------------------------------------------ */
@@ -754,6 +755,11 @@ eval_int(Interp *in, const TcExpr *e)
 	case TC_EX_CALL: return int_call(in, e);
 	case TC_EX_CAST: return eval_as(in, e->u.cast.arg, e->dtype).i;
 	case TC_EX_LOAD: return load(in, e).i;
+	case TC_EX_SMS:
+		if (in->sms <= 0)
+			fail(in, e->loc, "the device's SM count is not known "
+			     "here");
+		return in->sms;
 	default: tc_unreachable();
 	}
 }
@@ -775,6 +781,7 @@ eval_float(Interp *in, const TcExpr *e)
 	case TC_EX_CALL: return float_call(in, e);
 	case TC_EX_CAST: return eval_as(in, e->u.cast.arg, e->dtype).f;
 	case TC_EX_LOAD: return load(in, e).f;
+	case TC_EX_SMS: return (double)eval_int(in, e);
 	default: tc_unreachable();
 	}
 }
@@ -1672,12 +1679,13 @@ interp_arrays(Interp *in)
 }
 
 bool
-tc_interp_eval(const TcKernel *k, const TcExpr *e, void **args, double *out,
-	       TcDiags *d)
+tc_interp_eval(const TcKernel *k, const TcExpr *e, void **args, long long sms,
+	       double *out, TcDiags *d)
 {
 	Interp in;
 	if (!interp_init(&in, k, args, d))
 		return false;
+	in.sms = sms;
 	*out = eval_real(&in, e);
 	interp_free(&in);
 	return !in.failed;

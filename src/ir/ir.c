@@ -213,12 +213,13 @@ static const char *const copy_lower_names[] = {
 	[TC_COPY_REGISTER] = "register",
 	[TC_COPY_GENERIC] = "generic",
 	[TC_COPY_TMA] = "tma",
+	[TC_COPY_TMA_STORE] = "tma_store",
 };
 
 const char *
 tc_copy_lower_name(TcCopyLower l)
 {
-	return l >= 0 && l <= TC_COPY_TMA ? copy_lower_names[l] : "<lower>";
+	return l >= 0 && l <= TC_COPY_TMA_STORE ? copy_lower_names[l] : "<lower>";
 }
 
 const char *
@@ -584,6 +585,7 @@ tc_expr_equal(const TcExpr *a, const TcExpr *b)
 	case TC_EX_INT: return a->u.ival == b->u.ival;
 	case TC_EX_FLOAT: return a->u.fval == b->u.fval;
 	case TC_EX_VAR: return a->u.var == b->u.var;
+	case TC_EX_SMS: return true;
 	case TC_EX_BINARY:
 		return a->u.bin.op == b->u.bin.op &&
 		       tc_expr_equal(a->u.bin.lhs, b->u.bin.lhs) &&
@@ -1011,6 +1013,25 @@ tc_expr_mentions(const TcExpr *e, const TcVar *v)
 	if (e)
 		tc_expr_visit(e, &vis);
 	return v == NULL;
+}
+
+static TcVisit
+find_sms(void *ctx, const TcExpr *e)
+{
+	if (e->kind != TC_EX_SMS)
+		return TC_VISIT_INTO;
+	*(bool *)ctx = true;
+	return TC_VISIT_STOP;
+}
+
+bool
+tc_expr_has_sms(const TcExpr *e)
+{
+	bool found = false;
+	TcVisitor vis = { .expr = find_sms, .ctx = &found };
+	if (e)
+		tc_expr_visit(e, &vis);
+	return found;
 }
 
 bool

@@ -133,6 +133,9 @@ print_prec(TcBuf *b, const TcExpr *e, int min_prec)
 	case TC_EX_VAR:
 		tc_buf_puts(b, var_name(e->u.var));
 		break;
+	case TC_EX_SMS:
+		tc_buf_puts(b, "device.sms");
+		break;
 	case TC_EX_BINARY: {
 		int p = expr_prec(e);
 		print_prec(b, e->u.bin.lhs, p);
@@ -670,9 +673,19 @@ print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s)
 			tc_buf_printf(b, " %s iteration ", var_name(s->u.copy.plan));
 			print_prec(b, s->u.copy.iter, 0);
 		}
-		if (s->u.copy.tmap)
+		if (s->u.copy.lower == TC_COPY_TMA_STORE) {
+			tc_buf_printf(b, " via %s at smem +%lld (%d box%s)",
+				      s->u.copy.tmap ? s->u.copy.tmap->name :
+						       "<null>",
+				      s->u.copy.staging, s->u.copy.staged,
+				      s->u.copy.staged == 1 ? "" : "es");
+			if (s->u.copy.sync)
+				tc_buf_printf(b, ", barriers of threads 0 .. %lld",
+					      s->u.copy.sync);
+		} else if (s->u.copy.tmap) {
 			tc_buf_printf(b, " via %s on %s", s->u.copy.tmap->name,
 				      var_name(s->u.copy.bars));
+		}
 		break;
 	case TC_ST_COMMIT_GROUP:
 		tc_buf_puts(b, "commit_group");
@@ -928,8 +941,8 @@ tc_print_kernel(TcBuf *b, const TcKernel *k)
 	if (k->persistent) {
 		tc_buf_puts(b, "grid x = ");
 		print_prec(b, k->grid[0], 0);
-		tc_buf_printf(b, " persistent (%lld blocks at most)\n",
-			      k->persistent);
+		tc_buf_printf(b, " persistent (%lld block%s per SM)\n",
+			      k->persistent, k->persistent == 1 ? "" : "s");
 	}
 	for (int d = 0; d < 3; d++) {
 		if (!ext[d] && !k->block[d])

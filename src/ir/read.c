@@ -568,6 +568,13 @@ primary(Reader *R)
 	};
 	const char *name = tc_strndup(R->a, at.p, (size_t)at.len);
 	lex(R);
+	if (strcmp(name, "device") == 0 && accept(R, ".")) {
+		/* `device.sms`: the SMs of the device a launch runs on. */
+		Tok attr = R->tok;
+		if (strcmp(ident(R), "sms") != 0)
+			error_at(R, &attr, "expected 'sms' after 'device.'");
+		return tc_expr_new(R->a, TC_EX_SMS, TC_DT_I32, none);
+	}
 	if (is_punct(&R->tok, "(")) {
 		TcFunc fn = tc_func_from_name(name);
 		if (fn == TC_FN_COUNT)
@@ -1039,7 +1046,7 @@ copy_lower(Reader *R)
 {
 	static const TcCopyLower all[] = { TC_COPY_VECTOR, TC_COPY_STRIDED,
 					   TC_COPY_REGISTER, TC_COPY_GENERIC,
-					   TC_COPY_TMA };
+					   TC_COPY_TMA_STORE, TC_COPY_TMA };
 	for (size_t i = 0; i < sizeof all / sizeof *all; i++)
 		if (accept(R, tc_copy_lower_name(all[i])))
 			return all[i];
@@ -1061,7 +1068,8 @@ tmap_ref(Reader *R)
 }
 
 /* `copy|async_copy DST [stage E] <- SRC[, LOWER][ PLAN iteration E]
- * [ via MAP on BARS]` */
+ * [ via MAP on BARS]`, or for a TMA store `..., tma_store via MAP at
+ * smem +N (B boxes)[, barriers of threads 0 .. T]` */
 static void
 copy_stmt(Reader *R, TcStmt *s)
 {
@@ -1087,6 +1095,29 @@ copy_stmt(Reader *R, TcStmt *s)
 		s->u.copy.plan = name_ref(R);
 		expect(R, "iteration");
 		s->u.copy.iter = expr(R);
+	}
+	if (s->u.copy.lower == TC_COPY_TMA_STORE) {
+		expect(R, "via");
+		s->u.copy.tmap = tmap_ref(R);
+		expect(R, "at");
+		expect(R, "smem");
+		expect(R, "+");
+		s->u.copy.staging = integer(R);
+		expect(R, "(");
+		s->u.copy.staged = small_int(R);
+		if (!accept(R, "box"))
+			expect(R, "boxes");
+		expect(R, ")");
+		if (accept(R, ",")) {
+			expect(R, "barriers");
+			expect(R, "of");
+			expect(R, "threads");
+			if (integer(R) != 0)
+				error_at(R, &R->tok, "barriers of threads from 0");
+			expect(R, "..");
+			s->u.copy.sync = integer(R);
+		}
+		return;
 	}
 	if (accept(R, "via")) {
 		s->u.copy.tmap = tmap_ref(R);
@@ -2220,7 +2251,7 @@ file_line(Reader *R, const char *text, int len, const Tok *at)
 
 /* `x = E [as B][, y = ...]`: the extents of the grid (or of a
  * persistent kernel's tiles) along each dim, and the block vars; or
- * `x = E persistent (N blocks at most)`, a persistent kernel's grid. */
+ * `x = E persistent (N blocks per SM)`, a persistent kernel's grid. */
 static void
 grid_dims(Reader *R, TcKernel *k, TcExpr **ext)
 {
@@ -2236,14 +2267,15 @@ grid_dims(Reader *R, TcKernel *k, TcExpr **ext)
 		expect(R, "=");
 		TcExpr *e = expr(R);
 		if (ext == k->grid && d == 0 && accept(R, "persistent")) {
-			/* `grid x = E persistent (N blocks at most)`: the
+			/* `grid x = E persistent (N blocks per SM)`: the
 			 * blocks launched; the `tiles` line that follows
 			 * gives the extents they walk. */
 			expect(R, "(");
 			k->persistent = integer(R);
-			expect(R, "blocks");
-			expect(R, "at");
-			expect(R, "most");
+			if (!accept(R, "block"))
+				expect(R, "blocks");
+			expect(R, "per");
+			expect(R, "SM");
 			expect(R, ")");
 			k->grid[0] = e;
 			return;

@@ -463,7 +463,9 @@ typedef struct TcVar {
 	X(SELECT, "select") /* sel.cond, sel.then, sel.els */ \
 	X(CALL, "call")     /* call.fn, call.args, call.nargs */ \
 	X(CAST, "cast")     /* cast.arg; dtype is the target */ \
-	X(LOAD, "load")     /* load.var (tensor/buffer), load.idx[rank] */
+	X(LOAD, "load")     /* load.var (tensor/buffer), load.idx[rank] */ \
+	X(SMS, "sms")       /* none: the SMs of the device a launch runs on \
+			       (a persistent kernel's grid only) */
 
 typedef enum TcExprKind {
 #define X(name, printed) TC_EX_##name,
@@ -693,6 +695,11 @@ typedef enum TcCopyLower {
 			     memory accelerator: thread 0 moves the tile in
 			     bulk tensor copies through copy.tmap, which
 			     complete on the stage's full barrier */
+	TC_COPY_TMA_STORE, /* a register fragment (a wgmma accumulator's
+			      layout) into a tensor tile, through shared
+			      memory (copy.staging) and bulk tensor stores
+			      by thread 0 through copy.tmap (tma_store.c);
+			      as REGISTER where the map was not built */
 } TcCopyLower;
 
 const char *tc_copy_lower_name(TcCopyLower l);
@@ -843,6 +850,16 @@ struct TcStmt {
 			 * no stage). */
 			struct TcTensorMap *tmap;
 			TcVar *bars;
+			/* Lowered TMA_STORE (tma_store.c): the byte offset
+			 * in shared memory (1024-aligned) the tile goes
+			 * through, how many of its boxes (column panels of
+			 * the map's box) that region holds at once, and
+			 * the threads whose barriers order it (0: the
+			 * block's; in a ROLES' consumer block, the
+			 * program's). */
+			long long staging;
+			int staged;
+			long long sync;
 		} copy; /* COPY, ATOMIC_ADD, ASYNC_COPY, PREFETCH */
 		struct {
 			int pending; /* groups left in flight, >= 0 */
@@ -1143,8 +1160,8 @@ typedef struct TcKernel {
 	 * output tiles along x, y, z (what grid[] was: NULL = 1), which
 	 * TILES statements walk, binding block[] and following
 	 * `rasterize`; grid[0] is then the blocks launched, the smaller
-	 * of the tiles and `persistent` (SMs x blocks per SM).  0 and
-	 * NULL otherwise. */
+	 * of the tiles and the device's SMs (SMS) x `persistent`, the
+	 * blocks an SM holds.  0 and NULL otherwise. */
 	long long persistent;
 	TcExpr *tiles[3];
 } TcKernel;
@@ -1257,6 +1274,8 @@ int tc_expr_touches(const TcExpr *e, const TcVar *v);
 bool tc_expr_mentions(const TcExpr *e, const TcVar *v);
 /* Whether any expression of statement s (and its nested ones) names v. */
 bool tc_stmt_mentions(const TcStmt *s, const TcVar *v);
+/* Whether e (NULL: no) reads the device's SM count (SMS). */
+bool tc_expr_has_sms(const TcExpr *e);
 
 /* ==== print.c: the IR printer (stable text, used by golden tests) ========== */
 
@@ -1530,6 +1549,8 @@ struct TcOptions {
 	void *observe_ctx;
 	TcWarpSpec ws;               /* warp specialization of mbarrier
 					loops whose copies are TMA's */
+	bool no_tma_store;           /* --no-tma-store: epilogue tiles
+					stored from registers (tma_store.c) */
 	int cpu_strip;               /* --cpu-strip=N: blocks of a grid row
 					one thread runs together (cpu_strip.c);
 					0: the pass's default, -1: none
@@ -1675,9 +1696,11 @@ typedef struct TcInterpStats {
 bool tc_interp_run(const TcKernel *k, void **args, bool count_only,
 		   TcInterpStats *stats, TcDiags *d);
 /* Evaluate an expression over the scalar parameters (read from args) and
- * tunables, such as a tensor extent or a grid extent. */
+ * tunables, such as a tensor extent or a grid extent; a persistent
+ * kernel's grid reads the device's SMs, `sms` (0 where no device is
+ * known: an error if read). */
 bool tc_interp_eval(const TcKernel *k, const TcExpr *e, void **args,
-		    double *out, TcDiags *d);
+		    long long sms, double *out, TcDiags *d);
 
 /* Host-side element access in a tensor's storage format (f16/bf16/fp8 as
  * bit patterns, i4 two per byte low nibble first, bool one byte). */

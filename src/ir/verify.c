@@ -62,6 +62,9 @@ typedef struct Verifier {
 	/* Inside a ROLES statement's producer (one thread) or consumer
 	 * block: the statement, else NULL. */
 	const TcStmt *producer, *consumer;
+	/* Checking a persistent kernel's grid, the one place the device's
+	 * SM count (SMS) may appear. */
+	bool sms;
 } Verifier;
 
 static void
@@ -382,6 +385,14 @@ check_expr(Verifier *v, const TcExpr *e, unsigned kinds, bool loads,
 			break;
 		}
 		check_load(v, e, kinds, at);
+		break;
+	case TC_EX_SMS:
+		if (!v->sms)
+			fail(v, at, "the device's SM count outside a persistent "
+			     "kernel's grid");
+		if (e->dtype != TC_DT_I32)
+			fail(v, at, "the device's SM count typed %s",
+			     dt(e->dtype));
 		break;
 	default:
 		tc_unreachable();
@@ -958,20 +969,77 @@ check_handle(Verifier *v, const TcVar *h, TcLoc at)
 		fail(v, at, "handle '%s' used out of its scope", name_of(h));
 }
 
+/* A TMA store (tma_store.c): a COPY of a two-dim wgmma accumulator-
+ * layout fragment into a tile of a tensor through one of the kernel's
+ * maps of that tensor, whose box is the tile's rows by one column panel
+ * (`staged` of them at once, at a 1024-aligned offset inside the
+ * kernel's shared memory), its barriers those of the block or, in a
+ * consumer block, of the program's threads; never in a producer. */
+static void
+check_tma_store(Verifier *v, const TcStmt *s)
+{
+	const TcVar *dst = s->u.copy.dst.var, *src = s->u.copy.src.var;
+	const TcTensorMap *m = s->u.copy.tmap;
+	const TcKernel *k = v->kernel;
+	bool listed = false;
+	for (int i = 0; m && k && i < k->tmaps.len; i++)
+		listed |= k->tmaps.items[i] == m;
+	long long rows = 0, cols = 0;
+	if (s->kind != TC_ST_COPY || src->layout.kind != TC_LAYOUT_WGMMA ||
+	    src->rank != 2 || dst->kind != TC_VAR_TENSOR || !listed ||
+	    m->tensor != dst || s->u.copy.dst.ndims != 2 ||
+	    !tc_expr_const(src->shape[0], &rows) ||
+	    !tc_expr_const(src->shape[1], &cols)) {
+		fail(v, s->loc, "TMA store into '%s' not of a wgmma fragment "
+		     "into a tensor tile through a map of it in its kernel",
+		     name_of(dst));
+		return;
+	}
+	long long e = tc_dtype_storage_bits(dst->dtype) / 8;
+	const TcRegion *r = &s->u.copy.dst;
+	long long span = m->swizzle, panels = span ? cols * e / span : 0;
+	if (m->box[r->dims[0]] != rows || m->box[dst->rank - 1] * e != span ||
+	    r->dims[1] != dst->rank - 1 || panels < 1 ||
+	    panels * span != cols * e || s->u.copy.staged < 1 ||
+	    s->u.copy.staged > panels || s->u.copy.staging < 0 ||
+	    s->u.copy.staging % 1024 ||
+	    s->u.copy.staging + s->u.copy.staged * rows * span > k->smem_bytes)
+		fail(v, s->loc, "TMA store of a %lld x %lld tile into '%s': box "
+		     "[%d, %d], %d of %lld panels at +%lld of %lld bytes", rows,
+		     cols, name_of(dst), m->box[r->dims[0]],
+		     m->box[dst->rank - 1], s->u.copy.staged, panels,
+		     s->u.copy.staging, k->smem_bytes);
+	if (v->producer || (v->consumer ? s->u.copy.sync !=
+			    v->consumer->u.roles.threads : s->u.copy.sync != 0))
+		fail(v, s->loc, "TMA store into '%s' with barriers of %lld "
+		     "threads %s", name_of(dst), s->u.copy.sync, v->producer ?
+		     "in a producer" : v->consumer ? "in a consumer block (the "
+		     "program's threads, there)" : "outside a consumer block "
+		     "(0: the block's, there)");
+}
+
 /* What expand_pipeline.c records on a copy: a register lowering exactly
- * when an operand is a register fragment, a strided one only with the
- * set-up it needs; an async copy fills a stage of a staged shared
- * buffer from a tensor, in vectors or element by element. */
+ * when an operand is a register fragment (or a TMA store, tma_store.c),
+ * a strided one only with the set-up it needs; an async copy fills a
+ * stage of a staged shared buffer from a tensor, in vectors or element
+ * by element. */
 static void
 check_lowering(Verifier *v, const TcStmt *s)
 {
 	const TcVar *dst = s->u.copy.dst.var, *src = s->u.copy.src.var;
 	TcCopyLower l = s->u.copy.lower;
-	if (l < TC_COPY_ANY || l > TC_COPY_TMA) {
+	if (l < TC_COPY_ANY || l > TC_COPY_TMA_STORE) {
 		fail(v, s->loc, "copy lowering of invalid kind %d", (int)l);
 		return;
 	}
 	bool reg = is_reg(dst) || is_reg(src);
+	if (l == TC_COPY_TMA_STORE) {
+		check_tma_store(v, s);
+		return;
+	}
+	if (s->u.copy.staging || s->u.copy.staged || s->u.copy.sync)
+		fail(v, s->loc, "%s copy into '%s' with a TMA store's staging",
+		     tc_copy_lower_name(l), name_of(dst));
 	if (l != TC_COPY_ANY && (l == TC_COPY_REGISTER) != reg)
 		fail(v, s->loc, "copy into '%s' lowered as %s, but %s operand "
 		     "is in registers", name_of(dst), tc_copy_lower_name(l),
@@ -1388,9 +1456,11 @@ check_kernel(Verifier *v, const TcKernel *k)
 		check_index(v, k->threads, HEADER_VARS, false, k->loc,
 			    "thread count");
 	for (int d = 0; d < 3; d++) {
+		v->sms = d == 0 && k->persistent > 0;
 		if (k->grid[d])
 			check_index(v, k->grid[d], HEADER_VARS, false, k->loc,
 				    "grid extent");
+		v->sms = false;
 		const TcVar *bv = k->block[d];
 		if (bv && (bv->kind != TC_VAR_BLOCK || bv->grid_dim != d))
 			fail(v, k->loc, "grid dim %d bound to '%s', not its "
@@ -1406,10 +1476,10 @@ check_kernel(Verifier *v, const TcKernel *k)
 			check_index(v, k->tiles[d], HEADER_VARS, false, k->loc,
 				    "tile extent");
 	if (k->persistent < 0 || (k->persistent && (!k->producer_threads ||
-	    !k->grid[0] || k->grid[1] || k->grid[2])))
-		fail(v, k->loc, "persistent kernel of %lld blocks without a "
-		     "producer warpgroup or a one-dimensional grid",
-		     k->persistent);
+	    !tc_expr_has_sms(k->grid[0]) || k->grid[1] || k->grid[2])))
+		fail(v, k->loc, "persistent kernel of %lld blocks per SM without "
+		     "a producer warpgroup or a one-dimensional grid of the "
+		     "device's SMs", k->persistent);
 	if (!k->body) {
 		fail(v, k->loc, "kernel '%s' without a body", k->name);
 		return;

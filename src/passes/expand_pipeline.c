@@ -1412,12 +1412,6 @@ ws_roles(const Expand *x)
 		ws_persist(x, roles);
 }
 
-/* SMs of the GPUs sm_90a names in practice (H100 SXM, H200): a
- * persistent kernel launches this many blocks per block an SM holds.
- * On a GPU with fewer, the blocks left over run as a second wave (the
- * results are the same: each block takes every grid-th tile). */
-#define PERSISTENT_SMS 132
-
 /* The first n statements of block b, taken out of it. */
 static TcStmt *
 take_front(const Expand *x, TcStmt *b, int n)
@@ -1447,8 +1441,9 @@ persist_role(const Expand *x, TcStmt *body, TcStmt *ring, int nstate,
 }
 
 /* With --persistent: the warp-specialized kernel launches one wave of
- * blocks (PERSISTENT_SMS x the blocks an SM holds, or fewer when there
- * are fewer tiles), each walking the output tiles the grid was in the
+ * blocks (the device's SMs, read at launch (SMS), x the blocks an SM
+ * holds, or fewer when there are fewer tiles), each walking the output
+ * tiles the grid was, from its index in steps of the grid, in the
  * order tile_rasterize gives (TILES, in each role).  The stage ring
  * runs on across tiles: the producer fills the next tile's stages as
  * soon as the consumers release them, while they still store this
@@ -1497,13 +1492,16 @@ ws_persist(const Expand *x, TcStmt *roles)
 					    tc_expr_clone(x->a, k->tiles[d])) :
 					tc_expr_clone(x->a, k->tiles[d]);
 	}
-	k->persistent = PERSISTENT_SMS * roles->u.roles.blocks;
+	k->persistent = roles->u.roles.blocks;
+	TcExpr *wave = tc_expr_new(x->a, TC_EX_SMS, TC_DT_I32, (TcLoc){ 0 });
+	if (k->persistent > 1)
+		wave = bin(x, TC_OP_MUL, wave, num(x, k->persistent));
 	TcExpr *min = tc_expr_new(x->a, TC_EX_CALL, TC_DT_I32, (TcLoc){ 0 });
 	min->u.call.fn = TC_FN_MIN;
 	min->u.call.nargs = 2;
 	min->u.call.args = tc_alloc(x->a, sizeof(TcExpr *) * 2);
 	min->u.call.args[0] = count;
-	min->u.call.args[1] = num(x, k->persistent);
+	min->u.call.args[1] = wave;
 	k->grid[0] = min;
 }
 

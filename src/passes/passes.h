@@ -27,6 +27,11 @@ bool tc_cpu_prefetch(TcArena *a, TcProgram *p, const TcOptions *opt,
  * helper, register block and panel depth from the target). */
 bool tc_cpu_gemm(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
 
+/* tma_store.c (GPU targets with TMA, after expand_pipeline): the stores
+ * of wgmma fragments into tensor tiles that go by TMA through shared
+ * memory (copy.lower TMA_STORE, copy.tmap, copy.staging). */
+bool tc_tma_store(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
+
 /* bounds.c (every target, after every pass that makes a tile operand):
  * on every region, which origins are proven non-negative
  * (region->bounded, region->nonneg). */

@@ -47,6 +47,8 @@ const TcPass tc_passes[] = {
 	  "gemm helpers: micro-kernel, AMX or VNNI, panel depth from the caches" },
 	{ "expand_pipeline", tc_expand_pipeline, GPU_TARGETS,
 	  "copy lowerings; pipelined loops expanded; TMA's producer warpgroup" },
+	{ "tma_store", tc_tma_store, GPU_TARGETS,
+	  "epilogue tiles of wgmma fragments stored by TMA through shared memory" },
 	{ "prefetch", tc_cpu_prefetch, CPU_TARGETS,
 	  "prefetches of the next iteration's rows in pipelined loops" },
 	{ "bounds", tc_bounds, ALL_TARGETS,

@@ -443,4 +443,143 @@ template <int N> __device__ __forceinline__ void sync_threads()
 	asm volatile("bar.sync 1, %0;\n" ::"n"(N) : "memory");
 }
 
+// --- Tile stores by TMA ----------------------------------------------------------------
+
+// A tile store of the epilogue by TMA (tma_store.c): register fragment x
+// (an R x C distribution, wgmma's accumulator layout) into the ROWS x COLS
+// tile of T at g (row stride ld), through shared memory at `stage`
+// (1024-byte aligned).  The tile is PANELS column panels of SPAN-byte rows
+// (SPAN = min(COLS * sizeof(T), 128)), each one box of the map, its rows'
+// 16-byte chunks swizzled as the map's SPAN-byte swizzle permutes them
+// (tile_offset), so a warp's stores of its rows' pairs fall in distinct
+// banks.  BUFFERS panels fit in `stage` at once (PANELS, or fewer: then
+// the panels go BUFFERS at a time).  The barriers are the block's (SYNC
+// 0) or the first SYNC threads' (a consumer block's, sync_threads).
+//
+//   every thread done with `stage` (the pipeline's stages, or the last
+//   store's region, whose bulk reads thread 0 waited for): a barrier;
+//   per group of BUFFERS panels: each thread writes its elements of them
+//   and fences its writes for the async proxy (fence.proxy.async); a
+//   barrier; thread 0 stores each panel (cp.async.bulk.tensor
+//   .global.shared::cta, the hardware clipping the box at the tensor's
+//   extents, before and after: no predicates) and commits them as one
+//   bulk group; before the next group, it waits for their reads and the
+//   threads meet again;
+//   thread 0 waits for the last group's reads (cp.async.bulk.wait_group
+//   .read), so the region is free when the next store (a persistent
+//   block's next tile) or the block's end comes; the writes to global
+//   memory complete on their own.
+//
+// c holds the tile's origin in the tensor, innermost first (the column,
+// then the row and the other dims' indices).  Where the host did not
+// build the map (TensorMap::usable) or the tile's first column is not a
+// whole 16-byte vector, the hardware takes no such box: copy_r2g stores
+// the registers instead (rows, cols, r_lo and c_lo as its box).
+template <typename R, typename C, typename T, int ROWS, int COLS, int RANK, int BUFFERS, int SYNC>
+struct TmaStore {
+	static constexpr int E = (int)sizeof(T);
+	static constexpr int ROW = COLS * E;
+	static constexpr int SPAN = ROW < 128 ? ROW : 128;
+	static constexpr int PANELS = ROW / SPAN;
+	static constexpr int PANEL_COLS = SPAN / E;
+	static constexpr int BOX = ROWS * SPAN;
+	static_assert(ROW == 32 || ROW == 64 || ROW % 128 == 0, "TmaStore: rows of 32, 64 or whole 128 bytes");
+	static_assert(ROWS % 8 == 0 && ROWS <= 256, "TmaStore: at most 256 rows, whole 8-row atoms");
+	static_assert(BUFFERS >= 1 && BUFFERS <= PANELS, "TmaStore: 1 to PANELS panels at a time");
+	static_assert(RANK >= 2 && RANK <= 5, "TmaStore: tensors of rank 2 to 5");
+
+	__device__ static __forceinline__ void sync()
+	{
+		if constexpr (SYNC > 0)
+			sync_threads<SYNC>();
+		else
+			__syncthreads();
+	}
+	// Panel p of the group at `at` into tensor coordinates c, by thread 0.
+	__device__ static __forceinline__ void issue(const TensorMap &map, unsigned at, const int (&c)[RANK], int p)
+	{
+#if TILEC_HAS_WGMMA
+		const unsigned long long m = reinterpret_cast<unsigned long long>(map.desc);
+		const int c0 = c[0] + p * PANEL_COLS;
+		if constexpr (RANK == 2)
+			asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n"
+				     ::"l"(m), "r"(at), "r"(c0), "r"(c[1]) : "memory");
+		else if constexpr (RANK == 3)
+			asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];\n"
+				     ::"l"(m), "r"(at), "r"(c0), "r"(c[1]), "r"(c[2]) : "memory");
+		else if constexpr (RANK == 4)
+			asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group"
+				     " [%0, {%2, %3, %4, %5}], [%1];\n"
+				     ::"l"(m), "r"(at), "r"(c0), "r"(c[1]), "r"(c[2]), "r"(c[3]) : "memory");
+		else
+			asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.bulk_group"
+				     " [%0, {%2, %3, %4, %5, %6}], [%1];\n"
+				     ::"l"(m), "r"(at), "r"(c0), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4])
+				     : "memory");
+#endif
+	}
+	template <typename X, int NR, int NC>
+	__device__ static __forceinline__ void store(const TensorMap &map, T *g, long long ld, int rows, int cols,
+						     const int (&c)[RANK], unsigned char *stage,
+						     const X (&x)[NR][NC], int r_lo = 0, int c_lo = 0)
+	{
+		if (map.usable == 0 || reinterpret_cast<unsigned long long>(g) % 16 != 0) {
+			copy_r2g<R, C>(g, ld, rows, cols, x, r_lo, c_lo);
+			return;
+		}
+#if TILEC_HAS_WGMMA
+		constexpr int V = VecOf<C>::value;
+		const bool lead = leader<R::BITS | C::BITS>();
+		const unsigned s = smem_u32(stage);
+		sync();
+#pragma unroll
+		for (int p0 = 0; p0 < PANELS; p0 += BUFFERS) {
+			if (p0 > 0) {
+				if (threadIdx.x == 0)
+					asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+				sync();
+			}
+			if (lead) {
+#pragma unroll
+				for (int r = 0; r < NR; r++) {
+					const int row = R::index(r);
+#pragma unroll
+					for (int j = 0; j < NC; j += V) {
+						const int col = C::index(j), p = col / PANEL_COLS - p0;
+						if (BUFFERS < PANELS && (p < 0 || p >= BUFFERS))
+							continue;
+						T *at = reinterpret_cast<T *>(
+							stage + p * BOX + tile_offset<SPAN, T>(row, col % PANEL_COLS, 0));
+						if constexpr (E == 1) {
+#pragma unroll
+							for (int v = 0; v < V; v++)
+								put(at + v, from_value<T>(x[r][j + v]));
+						} else {
+							Run<V, T> w;
+#pragma unroll
+							for (int v = 0; v < V; v++)
+								w.e[v] = from_value<T>(x[r][j + v]);
+							w.store(at);
+						}
+					}
+				}
+			}
+			// This thread's writes, seen by the bulk copies (the async proxy).
+			asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+			sync();
+			if (threadIdx.x == 0) {
+#pragma unroll
+				for (int p = 0; p < BUFFERS && p0 + p < PANELS; p++)
+					issue(map, s + (unsigned)(p * BOX), c, p0 + p);
+				asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+			}
+		}
+		if (threadIdx.x == 0)
+			asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+#else
+		__trap();
+#endif
+	}
+};
+
 } // namespace tilec

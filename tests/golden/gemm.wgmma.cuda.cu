@@ -6,7 +6,8 @@
 
 extern "C" __global__ void __launch_bounds__(256)
 gemm(int M, int N, int K, const __half *__restrict__ A, const __half *__restrict__ B,
-	__half *__restrict__ C)
+	__half *__restrict__ C,
+	const __grid_constant__ tilec::TensorMap C_map)
 {
 	enum { BLOCK_M = 128, BLOCK_N = 256, BLOCK_K = 64, STAGES = 2, THREADS = 256 };
 	extern __shared__ __align__(1024) unsigned char tilec_smem[];
@@ -152,7 +153,12 @@ gemm(int M, int N, int K, const __half *__restrict__ A, const __half *__restrict
 			tilec::cp_async_wait<0>();
 		}
 	}
+	// The tile goes through shared memory (the pipeline's stages, done with by now) and thread
+	// 0 stores it by TMA, which clips it at the tensor's edges; where the map was not built or
+	// the tile's first column is not a 16-byte vector, from registers.
 	// gemm.c:40 tile_copy(&C[by * BLOCK_M][bx * BLOCK_N], acc)
-	tilec::copy_r2g<acc_rows, acc_cols>(C + ((size_t)(by * BLOCK_M) * N + bx * BLOCK_N), N,
-		min(BLOCK_M, M - by * BLOCK_M), min(BLOCK_N, N - bx * BLOCK_N), acc);
+	using C_store = tilec::TmaStore<acc_rows, acc_cols, __half, BLOCK_M, BLOCK_N, 2, 4, 0>;
+	C_store::store(C_map, C + ((size_t)(by * BLOCK_M) * N + bx * BLOCK_N), N,
+		min(BLOCK_M, M - by * BLOCK_M), min(BLOCK_N, N - bx * BLOCK_N),
+		{bx * BLOCK_N, by * BLOCK_M}, tilec_smem, acc);
 }

@@ -58,6 +58,8 @@ OPS2 = ["+", "-", "*", "/", "%", "<", "<=", ">", ">=", "==", "!=", "&", "|",
 
 def random_tree(r, depth, names):
     if depth == 0 or r.random() < 0.25:
+        if r.random() < 0.1:
+            return {"device": "sms"}
         if r.random() < 0.5:
             return {"param": r.choice(names)}
         return {"int": r.choice([0, 1, 2, 3, 7, 32, 128, -1, -5,
@@ -95,7 +97,8 @@ def semantics():
               {"op": "*", "args": [{"int": 1 << 62}, {"int": 4}]},
               {"op": "<<", "args": [{"int": 1}, {"int": 64}]},
               {"param": "missing"}, {"float": 1.5},
-              {"op": "pow", "args": [{"int": 1}, {"int": 2}]}):
+              {"op": "pow", "args": [{"int": 1}, {"int": 2}]},
+              {"device": "sms"}, {"device": "clock"}):
         try:
             v = lm.evaluate(e, {})
             fail("%s evaluated to %r; it must be an error" % (json.dumps(e), v))
@@ -109,6 +112,7 @@ def semantics():
         e = random_tree(r, 4, names)
         env = {n: r.choice([r.randint(-300, 300), 0, 1, -1, 2 ** 31 - 1])
                for n in names}
+        env.update(lm.device_env(r.choice([1, 7, 132, 144])))
         try:
             want = lm.evaluate(e, env)
         except lm.ExprError:
@@ -120,8 +124,9 @@ def semantics():
         lines.append("\t{")
         for n in names:
             lines.append("\t\tconst long long %s = %dLL;" % (n, env[n]))
+        lines.append("\t\tconst int sms = %d;" % env[lm.device_key("sms")])
         lines.append('\t\tprintf("%%lld\\n", (long long)(%s));' % lm.to_c(e, "t"))
-        lines.append("\t\t(void)M; (void)N; (void)K;")
+        lines.append("\t\t(void)M; (void)N; (void)K; (void)sms;")
         lines.append("\t}")
     lines += ["\treturn 0;", "}"]
     work = tempfile.mkdtemp(prefix="tilec-launch-")
@@ -209,6 +214,28 @@ def document():
         want_threads = 1 if target == "openmp" else 64
         if tail["threads"] != want_threads:
             fail("%s: tail has %d threads" % (target, tail["threads"]))
+    # A persistent kernel's grid: one wave on the device's SMs (B blocks
+    # an SM, the grid on one SM), or the tiles where fewer; without an SM
+    # count it is no value.
+    k = lm.only(tilec("samples/gemm.c", "-t", "cuda", "--arch", "sm_90a",
+                      "--persistent", "-DBLOCK_M=64", "-DBLOCK_N=64",
+                      "-DBLOCK_K=32", "-DSTAGES=3", "-DTHREADS=128",
+                      "--emit=launch"))
+    shapes = {"M": 3000, "N": 2990, "K": 300}  # 47 x 47 tiles
+    per_sm = lm.grid(k, shapes, 1)[0]
+    if not 1 <= per_sm <= 16:
+        fail("persistent grid on 1 SM: %d blocks" % per_sm)
+    for sms in (132, 7, 2000):
+        want = min(47 * 47, sms * per_sm)
+        if lm.grid(k, shapes, sms) != [want, 1, 1]:
+            fail("persistent grid on %d SMs: %s, not [%d, 1, 1]" % (
+                sms, lm.grid(k, shapes, sms), want))
+    if not lm.reads_sms(k["grid"][0]) or lm.reads_sms(k["grid"][1]):
+        fail("persistent grid %s" % k["grid"])
+    try:
+        fail("persistent grid without an SM count: %s" % lm.grid(k, shapes))
+    except lm.ExprError:
+        pass
     # --kernel keeps one.
     one = lm.only(tilec(src, "--kernel", "pack", "--emit=launch"))
     if one["kernel"] != "pack":
@@ -274,9 +301,11 @@ def gpu_tools():
         if tmp:
             os.unlink(tmp.name)
         env = dict(L["tunables"])
+        env.update(lm.device_env(132))
         env.update(shapes)
         grid = [run.evaluate(g, env) for g in L["grid"]]
-        if any(g < 0 for g in grid) or grid != lm.grid(L, shapes):
+        sms = env[lm.device_key("sms")]
+        if any(g < 0 for g in grid) or grid != lm.grid(L, shapes, sms):
             fail("%s: grid %s" % (name, grid))
         for p in L["params"]:
             if p["kind"] == "scalar":

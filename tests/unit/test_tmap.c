@@ -2,7 +2,8 @@
  * test_tmap.c - tensor maps in launch documents (docs/launch.md,
  * "tensor_maps"; runtime/signature.c): what the runtime reads, what it
  * refuses, what it would build, and where a raw launch's argument array
- * puts them.  No GPU: the descriptors themselves are the driver's; on an
+ * puts them; and a persistent kernel's grid, which reads the device's
+ * SM count.  No GPU: the descriptors themselves are the driver's; on an
  * openmp context none is ever built, so every map is flagged unbuilt
  * and the kernel's loop without TMA would run.
  */
@@ -230,6 +231,78 @@ START_TEST(raw_launch_needs_the_document)
 }
 END_TEST
 
+/* A persistent kernel's grid, min(ceildiv(M, 64), SMs x 2), with the SM
+ * count the launch gives (what tilec_launch_checked reads from the
+ * device): one wave when there are more tiles, the tiles when fewer;
+ * without a count (no GPU) the launch is refused, saying why; another
+ * device attribute is no expression. */
+START_TEST(persistent_grid_reads_the_sms)
+{
+	static const char doc[] =
+		"{\"format\": \"tilec-launch/1\", \"kernels\": [{\"kernel\": "
+		"\"p\", \"target\": \"cuda\", \"arch\": \"sm_90a\", "
+		"\"threads\": 384, \"smem_bytes\": 0, \"tunables\": {}, "
+		"\"params\": [{\"name\": \"M\", \"kind\": \"scalar\", "
+		"\"dtype\": \"i32\", \"ctype\": \"int\"}], \"grid\": ["
+		"{\"op\": \"min\", \"args\": [{\"op\": \"ceildiv\", \"args\": "
+		"[{\"param\": \"M\"}, {\"int\": 64}]}, {\"op\": \"*\", \"args\": "
+		"[{\"device\": \"%s\"}, {\"int\": 2}]}]}, {\"int\": 1}, "
+		"{\"int\": 1}]}]}";
+	static const struct {
+		int M, sms;
+		unsigned grid;
+	} cases[] = { { 64000, 132, 264 }, { 64000, 7, 14 }, { 640, 132, 10 },
+		      { 640, 1, 2 }, { 0, 132, 0 } };
+	tilec_context *ctx = context();
+	char text[2048];
+	snprintf(text, sizeof text, doc, "sms");
+	TilecSignature **sigs = NULL;
+	int n = 0;
+	ck_assert_int_eq(tilec_rt_signatures_parse(ctx, "cuda", text, &sigs, &n),
+			 TILEC_OK);
+	ck_assert_int_eq(n, 1);
+	TilecSignature *s = sigs[0];
+	free(sigs);
+	ck_assert(tilec_rt_signature_sms(s));
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		tilec_arg arg = tilec_arg_int("M", cases[i].M);
+		TilecLaunchBuf buf;
+		void **argv;
+		tilec_launch_config cfg;
+		bool empty;
+		int problem;
+		ck_assert_int_eq(tilec_rt_prepare_launch(ctx, s, TILEC_BACKEND_CUDA,
+							 0, cases[i].sms, &arg, 1,
+							 NULL, &buf, &argv, &cfg,
+							 &empty, &problem),
+				 TILEC_OK);
+		ck_assert_uint_eq(cfg.grid[0], cases[i].grid);
+		ck_assert_int_eq(empty, cases[i].grid == 0);
+		free(buf.heap);
+	}
+	tilec_arg arg = tilec_arg_int("M", 640);
+	TilecLaunchBuf buf;
+	void **argv;
+	tilec_launch_config cfg;
+	bool empty;
+	int problem;
+	ck_assert_int_eq(tilec_rt_prepare_launch(ctx, s, TILEC_BACKEND_CUDA, 0, 0,
+						 &arg, 1, NULL, &buf, &argv,
+						 &cfg, &empty, &problem),
+			 TILEC_ERR_INVALID);
+	ck_assert_msg(strstr(tilec_error(ctx), "min(ceildiv(M, 64), (sms * 2))") &&
+		      strstr(tilec_error(ctx), "SM count is not known"), "%s",
+		      tilec_error(ctx));
+	tilec_rt_signature_free(s);
+	snprintf(text, sizeof text, doc, "clock");
+	ck_assert_int_eq(tilec_rt_signatures_parse(ctx, "cuda", text, &sigs, &n),
+			 TILEC_ERR_INVALID);
+	ck_assert_msg(strstr(tilec_error(ctx), "device attribute 'clock'"), "%s",
+		      tilec_error(ctx));
+	tilec_context_free(ctx);
+}
+END_TEST
+
 Suite *
 unit_suite_tmap(void)
 {
@@ -240,6 +313,7 @@ unit_suite_tmap(void)
 	tcase_add_test(c, spec_of_each_map);
 	tcase_add_test(c, raw_arguments_then_maps);
 	tcase_add_test(c, raw_launch_needs_the_document);
+	tcase_add_test(c, persistent_grid_reads_the_sms);
 	suite_add_tcase(s, c);
 	return s;
 }

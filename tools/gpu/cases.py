@@ -660,3 +660,28 @@ FLAGS.update({f"{name}_ws": ["--tma", "--warp-specialize"] for name in PS_NEW})
 PS_CASES = WS_CASES + PS_NEW + [c[0] for c in CASES if "_many_" in c[0]]
 FLAGS.update({f"{name}_ps": ["--tma", "--persistent"] for name in PS_CASES})
 CASES += [(f"{c[0]}_ps",) + tuple(c[1:]) for c in CASES if c[0] in PS_CASES]
+
+# TMA stores (tma_store.c; on by default on sm_90a, so the wgmma cases
+# above take them where the tile fits): the `_nts` twins, translated with
+# --no-tma-store, store from registers, checked and timed beside them.
+NTS_CASES = ["gemm_f16_ragged_fast", "gemm_f16_8192_128x256x64_s4_256t", "gemm_bf16_8192_128x256x64_s4_256t",
+             "gemm_f16_8192_128x256x64_s4_256t_ps", "gemm_bf16_8192_128x256x64_s4_256t_ps",
+             "gemm_f16_4096_128x256x64_s4_256t"]
+FLAGS.update({f"{name}_nts": FLAGS.get(name, []) + ["--no-tma-store"] for name in NTS_CASES})
+CASES += [(f"{c[0]}_nts",) + tuple(c[1:]) for c in CASES if c[0] in NTS_CASES]
+# Persistent kernels launched as on a GPU of fewer SMs (`device.sms`
+# among the shapes: launch_manifest.device_key): a grid of 7 (or 66) x
+# the blocks per SM, each block walking many more tiles from blockIdx.x
+# in steps of gridDim.x, its stores through a region of its own.
+SMS_CASES = [("gemm_f16_many_ragged_fast_ps", 7), ("gemm_bf16_many_ragged_fast_s4_ps", 7),
+             ("gemm_f16_many_ragged_s4_ps", 7), ("gemm_f16_8192_128x256x64_s4_256t_ps", 66)]
+for _name, _sms in SMS_CASES:
+    _c = next(c for c in CASES if c[0] == _name)
+    FLAGS[f"{_name}_sms{_sms}"] = FLAGS[_name]
+    CASES.append((f"{_name}_sms{_sms}",) + tuple(_c[1:4]) + (dict(_c[4], **{"device.sms": _sms}),) + tuple(_c[5:]))
+# A small one for compute-sanitizer: 128 x 256 tiles at 4 stages (the
+# region of its own holds two of four panels), 3 x 3 tiles on 2 blocks.
+FLAGS["gemm_f16_small_ragged_fast_s4_ps_sms2"] = ["--tma", "--persistent"]
+CASES.append(("gemm_f16_small_ragged_fast_s4_ps_sms2", "gemm", None,
+              {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "STAGES": 4, "THREADS": 256},
+              {"M": 300, "N": 520, "K": 200, "device.sms": 2}, "gemm", "check"))

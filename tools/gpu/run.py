@@ -50,6 +50,14 @@ def evaluate(expr, env):
     return launch_manifest.evaluate(expr, env)
 
 
+def device_sms():
+    """The SMs of this GPU, which a persistent kernel's grid reads; a case
+    whose shapes give launch_manifest.device_key("sms") launches as on a
+    GPU of that many instead (a smaller grid: each block walks more
+    tiles)."""
+    return cp.cuda.Device().attributes["MultiProcessorCount"]
+
+
 # How a scalar is passed, by the C type the manifest gives.
 SCALAR = {"double": cp.float64, "float": cp.float32, "long long": cp.int64,
           "int": cp.int32, "bool": cp.bool_, "int8_t": cp.int8,
@@ -958,6 +966,7 @@ def launcher(kern, grid, block, smem, L, env):
 def run_case(case, here, repeat):
     L = case["launch"]
     env = dict(L["tunables"])
+    env.update(launch_manifest.device_env(device_sms()))
     env.update(case["shapes"])
     src = open(os.path.join(here, case["cu"])).read()
     arch = L["arch"]
