@@ -11,6 +11,8 @@
 #           free; with OMP_PLACES the user's places hold; with more
 #           threads than cores consecutive threads share a core.  Needs
 #           two CPUs (skipped otherwise).
+#   i4      two threads writing the two nibbles of one byte of a packed
+#           i4 tensor lose neither's writes (tests/cpu_threads/i4_store.c).
 set -u
 tilec=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 cd "$2"
@@ -47,6 +49,16 @@ bind)
 	run close OMP_NUM_THREADS=$((cpus + 1))
 	run free OMP_PROC_BIND=false
 	run reversed OMP_PLACES="{1},{0}" OMP_PROC_BIND=close OMP_NUM_THREADS=2
+	;;
+i4)
+	# ThreadSanitizer sees a race whether or not this run's writes met.
+	"$cc" -std=c11 -O1 -g -fsanitize=thread -I templates/cpu -o "$work/i4" \
+		tests/cpu_threads/i4_store.c -lpthread -lm 2>"$work/cc.log" ||
+		{ cat "$work/cc.log"; fail "i4_store.c does not build with -fsanitize=thread"; }
+	TSAN_OPTIONS=exitcode=66 "$work/i4" >"$work/out" 2>&1
+	st=$?
+	cat "$work/out"
+	[ $st -eq 0 ] || fail "two threads' writes of one byte's nibbles race (status $st)"
 	;;
 *)
 	fail "unknown case $case"

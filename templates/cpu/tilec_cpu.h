@@ -462,12 +462,21 @@ tilec_i4_get(const tilec_i4x2 *p, long long i)
 	return nibble >= 8 ? nibble - 16 : nibble;
 }
 
+/* Element `i` of a packed 4-bit tensor set to v's low 4 bits.  Two
+ * threads may write the two nibbles of one byte at once (two blocks'
+ * regions meet inside a byte when a row's length is odd), so the byte
+ * changes by one atomic read-modify-write: a plain one loses the other
+ * thread's nibble when the two overlap. */
 static inline void
 tilec_i4_set(tilec_i4x2 *p, long long i, int v)
 {
 	int shift = (i & 1) ? 4 : 0;
-	p[i >> 1] = (tilec_i4x2)((p[i >> 1] & ~(15 << shift)) |
-				 (v & 15) << shift);
+	tilec_i4x2 *byte = &p[i >> 1];
+	tilec_i4x2 old = __atomic_load_n(byte, __ATOMIC_RELAXED), now;
+	do
+		now = (tilec_i4x2)((old & ~(15 << shift)) | (v & 15) << shift);
+	while (!__atomic_compare_exchange_n(byte, &old, now, true,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 }
 
 /* --- Row copies -------------------------------------------------------------
