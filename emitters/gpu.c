@@ -1376,6 +1376,30 @@ copy_generic(Gpu *G, const TcStmt *s)
 	close_brace(G);
 }
 
+/* Whether every value of dtype `from` is one of dtype `to` (fp8 in f16
+ * and bf16), so a copy between them needs no rounding. */
+static bool
+narrow_holds(TcDtype from, TcDtype to)
+{
+	bool fp8 = from == TC_DT_FP8E4M3 || from == TC_DT_FP8E5M2;
+	return from == to || (fp8 && (to == TC_DT_F16 || to == TC_DT_BF16));
+}
+
+/* After a copy into narrow-float fragment f (its elements held as
+ * floats) from elements of dtype `from`: each rounded to f's dtype, as a
+ * store into f does. */
+static void
+round_reg(Gpu *G, const TcVar *f, TcDtype from)
+{
+	if (!narrow_float(f->dtype) || f->stored || narrow_holds(from, f->dtype))
+		return;
+	TcBuf *b = G->pr.out;
+	reg_loops_open(G, f);
+	tc_buf_printf(b, "%s = tilec::to_float(tilec::from_float<%s>(%s));\n",
+		      reg_at(G, f), storage_type(G, f->dtype), reg_at(G, f));
+	close_brace(G);
+}
+
 /* Copies that involve a register fragment. */
 static void
 copy_reg(Gpu *G, const TcStmt *s)
@@ -1423,6 +1447,7 @@ copy_reg(Gpu *G, const TcStmt *s)
 			smem_base(G, o);
 			tc_buf_printf(b, ", %s);\n",
 				      row_stride_text(G, o, TC_PREC_COMMA + 1));
+			round_reg(G, f, o->dtype);
 		} else {
 			tc_buf_printf(b, "tilec::copy_r2s<%s, %s>(", rows_of(G, f),
 				      cols_of(G, f));
@@ -1457,6 +1482,8 @@ copy_reg(Gpu *G, const TcStmt *s)
 			tc_buf_printf(b, ", %s", as_2d(G, f));
 		box_lows(G, other, f);
 		tc_buf_puts(b, ");\n");
+		if (f == dst->var)
+			round_reg(G, f, o->dtype);
 		return;
 	}
 	/* Anything else: element by element over what this thread holds. */
