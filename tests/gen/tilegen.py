@@ -1847,6 +1847,8 @@ class Gen:
         r = self.r
         n = r.choice([2, 4])
         dt = r.choice(["f32", "i32"] if not self.k.exact else ["i32"])
+        if self.narrow and self.chance(0.4):
+            dt = "i4" if is_int(dt) else self.pick(FP8)
         b = self.new_buf("local", dt, (n,), "loc")
         ctx = {"idx": [], "bufs": [], "scalars": [], "ints": list(self.ints) +
                [E("t", "((long long)t)", "i", 0, n - 1, True)]}
