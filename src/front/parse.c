@@ -764,9 +764,14 @@ expr_inner(Parser *P, CXCursor c)
 		e->u.sel.els = e->u.sel.then ? expr(P, k.c[2]) : NULL;
 		if (!e->u.sel.els)
 			return NULL;
-		if (e->dtype == TC_DT_NONE)
-			e->dtype = tc_binop_type(TC_OP_ADD, e->u.sel.then->dtype,
-						 e->u.sel.els->dtype);
+		/* The arms' common type, as C's unless an arm is an fp8
+		 * value: C promotes those bytes to int (and types the ?:
+		 * int), the tile language to f32, as the arms now are. */
+		TcDtype arms = tc_binop_type(TC_OP_ADD, e->u.sel.then->dtype,
+					     e->u.sel.els->dtype);
+		if (e->dtype == TC_DT_NONE ||
+		    (tc_dtype_is_int(e->dtype) && tc_dtype_is_float(arms)))
+			e->dtype = arms;
 		e->u.sel.then = convert(P, e->u.sel.then, e->dtype, loc);
 		e->u.sel.els = convert(P, e->u.sel.els, e->dtype, loc);
 		return e;
