@@ -1778,12 +1778,13 @@ reduce_op(TcReduceOp op)
 }
 
 /* tilec::reduce_value for a reduction into dtype t: an i8 destination
- * takes |x| in i8 (templates/gpu/tilec_gpu.h). */
+ * takes |x| in i8, an i4 one in i4 (templates/gpu/tilec_gpu.h). */
 static const char *
 reduce_value_fn(Gpu *G, const char *op, TcDtype t)
 {
 	return tc_fmt(G->a, "tilec::reduce_value<%s%s>", op,
-		      t == TC_DT_I8 ? ", signed char" : "");
+		      t == TC_DT_I8 ? ", signed char" :
+		      t == TC_DT_I4 ? ", tilec::i4x2" : "");
 }
 
 static void
@@ -1838,20 +1839,27 @@ emit_reduce(Gpu *G, const TcStmt *s)
 		tc_buf_printf(b, "if (tilec::leader<%s::BITS>()) {\n", out);
 		b->indent++;
 		tc_buf_printf(b, "const int %s = %s::index(%s);\n", G->o, out, G->r0);
-		bool put = stores_bytes(G, dst);
-		if (put)
-			tc_buf_printf(b, "%s(&", G->dialect->byte_store);
-		smem_base(G, dst);
-		tc_buf_printf(b, "[%s]%s%s", G->o, put ? ", " : " = ",
-			      from_value_of(G, dst->dtype, dst->dtype));
+		bool put = stores_bytes(G, dst), i4 = packed_i4(dst);
+		if (i4) {
+			tc_buf_puts(b, "tilec::i4_put(");
+			smem_base(G, dst);
+			tc_buf_printf(b, ", %s, %s", G->o,
+				      from_value_of(G, dst->dtype, dst->dtype));
+		} else {
+			if (put)
+				tc_buf_printf(b, "%s(&", G->dialect->byte_store);
+			smem_base(G, dst);
+			tc_buf_printf(b, "[%s]%s%s", G->o, put ? ", " : " = ",
+				      from_value_of(G, dst->dtype, dst->dtype));
+		}
 		if (acc) {
 			tc_buf_printf(b, "tilec::reduce_combine<%s>(", op);
 			if (absmax)
 				tc_buf_printf(b, "%s(", reduce_value_fn(G, op, dst->dtype));
-			tc_buf_puts(b, to_value_of(G, dst->dtype));
+			tc_buf_puts(b, i4 ? "tilec::i4_get(" : to_value_of(G, dst->dtype));
 			smem_base(G, dst);
-			tc_buf_printf(b, "[%s])%s, %s[%s]))", G->o, absmax ? ")" : "",
-				      part, G->r0);
+			tc_buf_printf(b, i4 ? ", %s)%s, %s[%s]))" : "[%s])%s, %s[%s]))",
+				      G->o, absmax ? ")" : "", part, G->r0);
 		} else {
 			tc_buf_printf(b, "%s[%s])", part, G->r0);
 		}
@@ -1912,12 +1920,15 @@ emit_reduce(Gpu *G, const TcStmt *s)
 	tc_buf_printf(b, "%s = tilec::reduce_combine<%s>(%s, %s(", v, op, v,
 		      reduce_value_fn(G, op, dst->dtype));
 	/* An integer dst takes each element converted to its own type
-	 * first (an i32 -3 is a u8 253), a float one in its value type. */
+	 * first (an i32 -3 is a u8 253, a 9 an i4 -7), a float one in its
+	 * value type. */
 	bool wrap = tc_dtype_is_int(dst->dtype) &&
 		    strcmp(acc_type, storage_type(G, dst->dtype)) != 0;
 	if (convert)
 		tc_buf_printf(b, "(%s)(", acc_type);
-	if (wrap)
+	if (wrap && dst->dtype == TC_DT_I4)
+		tc_buf_puts(b, "tilec::i4_wrap(");
+	else if (wrap)
 		tc_buf_printf(b, "(%s)(", storage_type(G, dst->dtype));
 	expr(G, ld);
 	tc_buf_puts(b, wrap ? ")" : "");
@@ -2816,8 +2827,8 @@ emit_stmt(Gpu *G, const TcStmt *s)
 
 /* Whether operand v of statement s is not packed i4, which the helpers
  * of `what` do not read or write (a located error if it is).  i4 tiles
- * are copied (unpacked), read and written element by element; the
- * reductions, top-k and gemm take them once copied to a wider type. */
+ * are copied (unpacked), read, written and reduced element by element;
+ * arg-reductions, top-k and gemm take them once copied to a wider type. */
 static bool
 i4_operand(Gpu *G, const TcStmt *s, const char *what, const TcVar *v)
 {
@@ -2867,11 +2878,6 @@ dtypes_supported(Gpu *G, const TcStmt *s)
 	case TC_ST_ROLES:
 		return dtypes_supported(G, s->u.roles.producer) &&
 		       dtypes_supported(G, s->u.roles.consumer);
-	case TC_ST_REDUCE:
-		return i4_operand(G, s, "tile_reduce", s->u.reduce.src.var) &&
-		       i4_operand(G, s, "tile_reduce", s->u.reduce.dst.var);
-	case TC_ST_REDUCE_ALL:
-		return i4_operand(G, s, "tile_reduce", s->u.reduce_all.src.var);
 	case TC_ST_ARG_REDUCE:
 		return i4_operand(G, s, s->u.arg_reduce.topk ? "tile_topk" :
 				  "tile_reduce_argmax/argmin", s->u.arg_reduce.src.var) &&

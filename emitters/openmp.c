@@ -51,6 +51,16 @@ tc_omp_is_narrow_float(TcDtype t)
 	       t == TC_DT_FP8E5M2;
 }
 
+/* Whether t's C value type holds values t does not (the narrow floats,
+ * held as float; i4, held as int8_t): a value stored into a buffer or
+ * local of type t, or converted to it, goes through tilec_round_T, which
+ * rounds to the nearest value of t or, for i4, wraps to its 4 bits. */
+bool
+tc_omp_rounds(TcDtype t)
+{
+	return tc_omp_is_narrow_float(t) || t == TC_DT_I4;
+}
+
 /* The C type of values (locals, expressions, buffer elements). */
 const char *
 tc_omp_value_type(TcDtype t)
@@ -186,11 +196,12 @@ load(TcCPrinter *pr, const TcExpr *e)
 }
 
 /* Narrowing to f16, bf16, fp8 rounds through the type (values stay
- * float); a cast between types with the same C spelling prints nothing. */
+ * float), to i4 wraps (an int8_t); a cast between types with the same C
+ * spelling prints nothing. */
 static bool
 convert(TcCPrinter *pr, const TcExpr *value, TcDtype t)
 {
-	if (tc_omp_is_narrow_float(t)) {
+	if (tc_omp_rounds(t)) {
 		tc_buf_printf(pr->out, "tilec_round_%s(", tc_dtype_name(t));
 		tc_c_expr_prec(pr, value, TC_PREC_COMMA + 1);
 		tc_buf_puts(pr->out, ")");
@@ -212,12 +223,13 @@ static const TcCHooks openmp_hooks = {
 };
 
 /* The text of value as stored into an element or local of dtype t held as
- * a value (buffers, locals): narrow floats round unless already of type t. */
+ * a value (buffers, locals): narrow floats round and i4 wraps unless the
+ * value is already of type t. */
 static const char *
 stored_text(Emitter *E, const TcExpr *value, TcDtype t)
 {
 	const char *v = tc_omp_expr_text(E, value, TC_PREC_COMMA + 1);
-	if (tc_omp_is_narrow_float(t) && value->dtype != t)
+	if (tc_omp_rounds(t) && value->dtype != t)
 		return tc_fmt(E->a, "tilec_round_%s(%s)", tc_dtype_name(t), v);
 	return v;
 }
@@ -242,7 +254,7 @@ tc_omp_print_statement(Emitter *E, const char *head, const TcExpr *value,
 		       TcDtype t)
 {
 	TcBuf *b = E->out;
-	bool rounds = tc_omp_is_narrow_float(t) && value->dtype != t;
+	bool rounds = tc_omp_rounds(t) && value->dtype != t;
 	const char *v = stored_text(E, value, t);
 	size_t col = (size_t)b->indent * 8, hl = strlen(head);
 	if (col + hl + 1 + strlen(v) + 1 <= 80) {
@@ -818,7 +830,7 @@ emit_assign(Emitter *E, const TcStmt *s)
 		tc_buf_puts(b, ");\n");
 		return;
 	}
-	if (!tc_omp_is_narrow_float(v->dtype) && emit_compound(E, dst, value))
+	if (!tc_omp_rounds(v->dtype) && emit_compound(E, dst, value))
 		return;
 	tc_omp_print_statement(
 		E, tc_fmt(E->a, "%s =", tc_omp_expr_text(E, dst, 0)), value,
@@ -1066,7 +1078,7 @@ tc_omp_row_helper(TcDtype t)
 const char *
 tc_omp_to_buffer(Emitter *E, const char *val, TcDtype from, TcDtype to)
 {
-	if (tc_omp_is_narrow_float(to) && from != to)
+	if (tc_omp_rounds(to) && from != to)
 		return tc_fmt(E->a, "tilec_round_%s(%s)", tc_dtype_name(to), val);
 	if (strcmp(tc_omp_value_type(from), tc_omp_value_type(to)) != 0)
 		return tc_fmt(E->a, "(%s)%s", tc_omp_value_type(to), val);
@@ -1565,7 +1577,7 @@ emit_copy_buffers(Emitter *E, const TcRegion *dst, const TcRegion *src)
 	if (dst->whole && src->whole &&
 	    strcmp(tc_omp_value_type(dst->var->dtype),
 		   tc_omp_value_type(src->var->dtype)) == 0 &&
-	    !(tc_omp_is_narrow_float(dst->var->dtype) &&
+	    !(tc_omp_rounds(dst->var->dtype) &&
 	      dst->var->dtype != src->var->dtype)) {
 		tc_buf_printf(E->out, "memcpy(%s, %s, %s);\n",
 			      dst->var->name, src->var->name,
@@ -1716,6 +1728,15 @@ reduce_identity(TcReduceOp op, TcDtype t)
 	}
 }
 
+/* The dtype of the value a reduction's accumulator of type t (from
+ * tc_reduce_type) ends with: t, but an i4 sum adds in the int8_t that
+ * holds an i4, so it ends with an i8, wrapped when stored. */
+TcDtype
+tc_omp_reduce_held(TcDtype t)
+{
+	return t == TC_DT_I4 ? TC_DT_I8 : t;
+}
+
 /* `acc op= x` for a reduction, as a statement body.  Max and min are
  * selects that compile to one vmaxps / vminps: a NaN x leaves acc alone,
  * as fmaxf does, and acc never holds a NaN (see reduce_start). */
@@ -1737,10 +1758,13 @@ tc_omp_reduce_step(Emitter *E, TcReduceOp op, TcDtype t, const char *acc,
 			 * -128 back in i8 (as the reference wraps it), which
 			 * never beats the 0 the max starts at; taken in int,
 			 * it would win and wrap when stored, so the result
-			 * would hang on the order the lanes combine in. */
+			 * would hang on the order the lanes combine in.  The
+			 * same for an i4 -8. */
 			const char *ax = tc_fmt(E->a, "%s < 0 ? -%s : %s", x, x, x);
 			if (t == TC_DT_I8)
 				ax = tc_fmt(E->a, "(int8_t)(%s)", ax);
+			else if (t == TC_DT_I4)
+				ax = tc_fmt(E->a, "tilec_round_i4(%s)", ax);
 			return tc_fmt(E->a, "%s = tilec_max(%s, %s)", acc, acc, ax);
 		}
 		x = tc_fmt(E->a, "%s(%s)", dbl ? "fabs" : "fabsf", x);
@@ -1758,10 +1782,13 @@ tc_omp_reduce_start(Emitter *E, TcReduceOp op, TcDtype t, const char *old)
 {
 	if (!old)
 		return reduce_identity(op, t);
+	if (!tc_dtype_is_float(t) && op == TC_RED_ABSMAX)
+		/* |old| in t, as each element's (reduce_step) */
+		return t == TC_DT_I4 ? tc_fmt(E->a, "tilec_round_i4(%s < 0 ? -%s : %s)",
+					      old, old, old)
+				     : tc_fmt(E->a, "%s < 0 ? -%s : %s", old, old, old);
 	if (!tc_dtype_is_float(t))
-		return op == TC_RED_ABSMAX
-			       ? tc_fmt(E->a, "%s < 0 ? -%s : %s", old, old, old)
-			       : old;
+		return old;
 	bool dbl = t == TC_DT_F64;
 	switch (op) {
 	case TC_RED_SUM:
@@ -1873,7 +1900,8 @@ emit_reduce(Emitter *E, const TcStmt *s)
 		tc_buf_printf(b, "\n\t%s;\n",
 			      tc_omp_reduce_step(E, op, t, acc, se));
 		tc_buf_printf(b, "%s = %s;\n", de,
-			      tc_omp_to_buffer(E, acc, t, dst->dtype));
+			      tc_omp_to_buffer(E, acc, tc_omp_reduce_held(t),
+					       dst->dtype));
 		tc_c_close(&E->pr);
 		b->indent -= R - 2;
 		return;
@@ -1904,7 +1932,7 @@ emit_reduce(Emitter *E, const TcStmt *s)
 	open_loops(E, R, idx, sext, true);
 	tc_buf_printf(b, "%s;\n", tc_omp_reduce_step(E, op, t, de, se));
 	close_loops(E, R);
-	if (tc_omp_is_narrow_float(dst->dtype)) {
+	if (tc_omp_rounds(dst->dtype)) {
 		const char *el = open_tile_loops(E, dst, didx, true);
 		tc_buf_printf(b, "%s = tilec_round_%s(%s);\n", el,
 			      tc_dtype_name(dst->dtype), el);

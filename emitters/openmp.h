@@ -67,6 +67,8 @@ const char *tc_omp_sizeof(Emitter *E, const TcVar *v);
 
 /* f16, bf16, fp8: held as float, rounded on every store. */
 bool tc_omp_is_narrow_float(TcDtype t);
+bool tc_omp_rounds(TcDtype t);
+TcDtype tc_omp_reduce_held(TcDtype t);
 /* The C type of values (locals, expressions, buffer elements). */
 const char *tc_omp_value_type(TcDtype t);
 /* The C type of tensor elements in memory. */

@@ -947,14 +947,15 @@ emit_run(Emitter *E, const Fusion *F)
 						     op->acc)
 					    : op->acc;
 		if (op->p->s->u.reduce.accumulate && rop == TC_RED_SUM &&
-		    !tc_omp_is_narrow_float(dst->dtype))
+		    !tc_omp_rounds(dst->dtype))
 			tc_buf_printf(b, "%s += %s;\n", de, op->acc);
 		else if (op->p->s->u.reduce.accumulate && rop == TC_RED_SUM)
 			tc_buf_printf(b, "%s = tilec_round_%s(%s + %s);\n", de,
 				      tc_dtype_name(dst->dtype), de, op->acc);
 		else
 			tc_buf_printf(b, "%s = %s;\n", de,
-				      tc_omp_to_buffer(E, acc, t, dst->dtype));
+				      tc_omp_to_buffer(E, acc, tc_omp_reduce_held(t),
+						       dst->dtype));
 	}
 	for (int k = 0; k < F->n; k++) {
 		const FuseOp *op = &F->ops[k];

@@ -22,8 +22,9 @@
  * tile_gemm among its body's statements.  A row-wise run (fuse) of those
  * sequences must be all shared or all each-block statements.  A statement is each-block when
  * it reads grid x, or a buffer, local or tensor an each-block statement
- * writes (a fixpoint over the top level and the loop's body); the rest
- * are shared.  Such a buffer is kept once per block (var->each_block)
+ * writes (a fixpoint over the top level and the loop's body), or adds
+ * atomically into a tensor (every block's addition counts, even of the
+ * same values); the rest are shared.  Such a buffer is kept once per block (var->each_block)
  * unless it lives only within one block's turn of an iteration: written
  * whole by the loop body's first statement to touch it, touched nowhere
  * else (B's slice, copied for each block).  The strip pays when a shared statement of the loop writes
@@ -126,6 +127,25 @@ reads_dep(const Strip *S)
 	return false;
 }
 
+static void
+find_atomic(void *ctx, TcStmt *s, int par_depth)
+{
+	bool *found = ctx;
+	(void)par_depth;
+	if (s->kind == TC_ST_ATOMIC_ADD)
+		*found = true;
+}
+
+/* Whether s holds a tile_atomic_add: run once for a strip, it would add
+ * once where each block adds. */
+static bool
+adds_atomically(const TcStmt *s)
+{
+	bool found = false;
+	tc_walk_stmts((TcStmt *)s, 0, find_atomic, &found);
+	return found;
+}
+
 /* One round of the fixpoint over the statements of seq: returns whether
  * anything changed. */
 static bool
@@ -137,7 +157,7 @@ spread(Strip *S, const TcStmt *seq, const TcStmt *loop)
 		if (s == loop || s->each_block)
 			continue;
 		accesses(S, s);
-		if (!reads_dep(S))
+		if (!reads_dep(S) && !adds_atomically(s))
 			continue;
 		s->each_block = true;
 		changed = true;

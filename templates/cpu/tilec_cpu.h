@@ -453,6 +453,14 @@ tilec_round_fp8e5m2(float f)
 	return tilec_fp8e5m2_to_f32(tilec_f32_to_fp8e5m2(f));
 }
 
+/* An int wrapped to i4 (its low 4 bits, sign-extended), held as int8_t:
+ * the store into an i4 buffer or local, and a conversion to i4. */
+static inline int8_t
+tilec_round_i4(int v)
+{
+	return (int8_t)(((v & 15) ^ 8) - 8);
+}
+
 /* Element `i` of a packed 4-bit tensor, sign-extended. */
 static inline int
 tilec_i4_get(const tilec_i4x2 *p, long long i)

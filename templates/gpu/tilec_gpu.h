@@ -657,6 +657,27 @@ template <typename T> struct ValueOf { using type = typename If<Narrow<T>::value
 template <> struct ValueOf<signed char> { using type = int; };
 template <> struct ValueOf<unsigned char> { using type = int; };
 template <> struct ValueOf<bool> { using type = int; };
+template <> struct ValueOf<i4x2> { using type = int; };
+
+// Element e of a tile of element type T in shared memory (row-major, its
+// row stride included) read as value type V, and written from one: for
+// packed i4 (T i4x2) through i4_get and i4_put.
+template <typename V, typename T> __device__ __forceinline__ V elem_get(const T *p, long long e)
+{
+	return to_value<V>(p[e]);
+}
+template <typename V> __device__ __forceinline__ V elem_get(const i4x2 *p, long long e)
+{
+	return (V)i4_get(p, e);
+}
+template <typename T, typename V> __device__ __forceinline__ void elem_put(T *p, long long e, V v)
+{
+	put(p + e, from_value<T>(v));
+}
+template <typename V> __device__ __forceinline__ void elem_put(i4x2 *p, long long e, V v)
+{
+	i4_put(p, e, (int)v);
+}
 
 // The least and greatest values of a value type (floats: infinities).
 template <typename A> struct Extremes;
@@ -703,7 +724,8 @@ template <ReduceOp OP, typename A> __device__ __forceinline__ A reduce_combine(A
 // The value an element joins a reduction as: for absmax |x|, which for
 // an i8 destination (T signed char) is taken in i8 as the reference takes
 // it: -128 stays -128 and never beats the 0 an absmax starts at (in int
-// it would be 128, win, and wrap to -128 when stored).
+// it would be 128, win, and wrap to -128 when stored); for an i4 one (T
+// i4x2) in i4, where -8 stays -8.
 template <ReduceOp OP, typename T = void, typename A> __device__ __forceinline__ A reduce_value(A x)
 {
 	if (OP != REDUCE_ABSMAX)
@@ -714,6 +736,8 @@ template <ReduceOp OP, typename T = void, typename A> __device__ __forceinline__
 		return fabs(x);
 	else if constexpr (Same<T, signed char>::value)
 		return (A)(T)(x < 0 ? -x : x);
+	else if constexpr (Same<T, i4x2>::value)
+		return (A)i4_wrap(x < 0 ? -x : x);
 	else
 		return x < 0 ? -x : x;
 }
@@ -757,6 +781,8 @@ template <typename T, typename A, typename X> __device__ __forceinline__ A reduc
 {
 	if constexpr (is_float_value<A>())
 		return (A)x;
+	else if constexpr (Same<T, i4x2>::value)
+		return (A)i4_wrap((int)x);
 	else
 		return (A)(T)x;
 }
@@ -841,7 +867,7 @@ __device__ __forceinline__ A reduce_all(const X (&x)[NR][NC], void *scratch)
 
 // Reduce ROWS x COLS along DIM (row-major in shared memory, row stride ld)
 // into dst, in dst's value type: one warp per output, lanes striding the
-// reduced dim, a shuffle tree to finish.  A block that is not whole warps
+// reduced dim, a shuffle tree to finish.  Either may be packed i4.  A block that is not whole warps
 // (tile_threads(32) on a 64-lane wave) has lanes no shuffle may read:
 // there each thread reduces whole outputs on its own.
 template <ReduceOp OP, int DIM, bool ACCUMULATE, int ROWS, int COLS, int THREADS, typename S, typename T>
@@ -858,14 +884,14 @@ __device__ __forceinline__ void smem_reduce(const S *src, int ld, T *dst)
 	for (int out = first; out < OUTS; out += step) {
 		A v = reduce_init<OP, A>();
 		for (int i = lane; i < LEN; i += lanes)
-			v = reduce_combine<OP>(v, reduce_value<OP, T>(reduce_elem<T, A>(to_value<V>(DIM == 1 ? src[out * ld + i] : src[i * ld + out]))));
+			v = reduce_combine<OP>(v, reduce_value<OP, T>(reduce_elem<T, A>(elem_get<V>(src, DIM == 1 ? out * ld + i : i * ld + out))));
 		if constexpr (WHOLE) {
 #pragma unroll
 			for (int s = WARP / 2; s > 0; s /= 2)
 				v = reduce_combine<OP>(v, shfl_xor(v, s));
 		}
 		if (lane == 0)
-			put(dst + out, from_value<T>(ACCUMULATE ? reduce_combine<OP>(reduce_value<OP, T>(to_value<A>(dst[out])), v) : v));
+			elem_put(dst, out, ACCUMULATE ? reduce_combine<OP>(reduce_value<OP, T>(elem_get<A>(dst, out)), v) : v);
 	}
 }
 

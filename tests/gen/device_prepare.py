@@ -45,10 +45,7 @@ def launches(text):
 
 
 def tolerance(k):
-    if k.exact:
-        return 0
-    text = tilegen.kernel_tile(k)
-    return max(k.tol or 0, 1e-2 if ("f16" in text or "bf16" in text) else 1e-5)
+    return tilegen.tolerance(k)
 
 
 def fast_paths(ir):

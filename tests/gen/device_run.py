@@ -11,7 +11,8 @@ parallel over --jobs processes (default: every core): fresh inputs made
 from the seed (floats of 8 significant bits, exact in every float type,
 with a random sign; integers +-1..7, u8 1..15, bools 0/1), outputs
 poisoned (0xff bytes in floats: NaN; 0xab in integers) except
-accumulators, which are inputs too; the oracle (cc) gives the expected
+accumulators, which are inputs too; fp8 inputs are values of the type in
+the same range, i4 ones +-1..7 packed two a byte (low nibble first); the oracle (cc) gives the expected
 outputs; the OpenMP translation (cc -fopenmp) and the CUDA translation
 run on the same inputs.  CUDA compiles with NVRTC (found and checked
 once at the start; nvcc -cubin where it does not work, or with --nvcc)
@@ -32,6 +33,7 @@ import concurrent.futures as cf
 import ctypes
 import glob
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -52,8 +54,37 @@ INC = os.path.join(CARRY, "include")
 HERE = os.path.join(CARRY, "programs")     # programs.tar.xz unpacked
 NP = {"f64": np.float64, "f32": np.float32, "f16": np.float16,
       "bf16": np.uint16, "i64": np.int64, "i32": np.int32, "i8": np.int8,
-      "u8": np.uint8, "bool": np.uint8}
-INTS = ("i64", "i32", "i8", "u8", "bool")
+      "u8": np.uint8, "bool": np.uint8, "fp8e4m3": np.uint8,
+      "fp8e5m2": np.uint8, "i4": np.uint8}
+INTS = ("i64", "i32", "i8", "u8", "bool", "i4")
+
+
+def fp8_table(dt):
+    """The value of each of the 256 codes of an fp8 type (OCP E4M3: NaN
+    at 0x7f and 0xff, no infinity; E5M2: IEEE-like)."""
+    out = np.empty(256)
+    for b in range(256):
+        if dt == "fp8e4m3":
+            e, m = (b >> 3) & 15, b & 7
+            v = math.nan if b & 127 == 127 else \
+                math.ldexp(m, -9) if e == 0 else math.ldexp(m + 8, e - 10)
+        else:
+            e, m = (b >> 2) & 31, b & 3
+            v = (math.nan if m else math.inf) if e == 31 else \
+                math.ldexp(m, -16) if e == 0 else math.ldexp(m + 4, e - 17)
+        out[b] = -v if b & 128 else v
+    return out
+
+
+FP8 = {dt: fp8_table(dt) for dt in ("fp8e4m3", "fp8e5m2")}
+
+
+def i4_unpack(a, n):
+    """The first n elements of packed i4 bytes, as ints."""
+    b = a.astype(np.int64)
+    v = np.empty(2 * len(b), dtype=np.int64)
+    v[0::2], v[1::2] = b & 15, b >> 4
+    return ((v ^ 8) - 8)[:n]
 
 
 # --- inputs, the oracle, comparison -----------------------------------------
@@ -65,16 +96,31 @@ def count(t, shape):
     return n
 
 
+def nbytes(t, shape):
+    """The elements of tensor t's array: packed i4 takes half a byte."""
+    n = count(t, shape)
+    return (n + 1) // 2 if t["dtype"] == "i4" else n
+
+
 def inputs(seed, ki, k):
     """Every tensor's initial contents: random if read, else poison."""
     out = []
     for ti, t in enumerate(k["tensors"]):
-        n, dt = count(t, k["shape"]), t["dtype"]
+        n, dt = nbytes(t, k["shape"]), t["dtype"]
         r = np.random.default_rng([seed, ki, ti])
         if not t["read"]:     # poison: NaN in every float type
             out.append(np.frombuffer((b"\xab" if dt in INTS else b"\xff") *
                                      (n * np.dtype(NP[dt]).itemsize),
                                      dtype=NP[dt]).copy())
+        elif dt == "i4":
+            v = r.integers(1, 8, 2 * n) * r.choice([-1, 1], 2 * n)
+            out.append(((v[0::2] & 15) | (v[1::2] & 15) << 4).astype(np.uint8))
+        elif dt in FP8:
+            # codes of magnitudes 1/16 .. 1 with a random sign
+            mag = np.abs(FP8[dt][:128])
+            codes = np.flatnonzero((mag >= 1 / 16) & (mag <= 1))
+            out.append((r.choice(codes, n) | r.choice([0, 128], n))
+                       .astype(np.uint8))
         elif dt == "bool":
             out.append(r.integers(0, 2, n).astype(np.uint8))
         elif dt == "u8":
@@ -108,6 +154,8 @@ def call_entry(lib, k, arrays):
 
 
 def as_float(dt, a):
+    if dt in FP8:
+        return FP8[dt][a]
     if dt == "bf16":
         return (a.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
     return a.astype(np.float64)
@@ -120,6 +168,9 @@ def compare(k, got, want):
         if not t["written"]:
             continue
         dt = t["dtype"]
+        if dt == "i4":
+            n = count(t, k["shape"])
+            g, w = i4_unpack(g, n), i4_unpack(w, n)
         if dt in INTS:
             if not np.array_equal(g, w):
                 i = int(np.argmax(g != w))

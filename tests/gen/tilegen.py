@@ -86,6 +86,14 @@ FEATURES = {
                   "threads, 3 or 4 stages, f16/bf16/i8 operands copied "
                   "straight from tensors (wgmma, TMA), then an epilogue"),
     "fast_gemm_all": (False, "every kernel a fast_gemm one"),
+    "narrow": (True, "about a third of the kernels use i4 and fp8 "
+               "(fp8e4m3, fp8e5m2): input and output tensors, tiles, "
+               "locals, casts, element-wise loads and stores, reductions "
+               "of and into them, fp8 gemm operands into f32 (fast_gemm "
+               "ones too)"),
+    "narrow_all": (False, "every kernel a narrow one"),
+    "i4_reduce": (True, "i4 operands of tile_reduce_* and tile_sum and "
+                  "its kin (the GPU backends refused them)"),
 }
 
 
@@ -114,18 +122,26 @@ def feature_set(spec):
 
 FLOATS = ["f64", "f32", "f16", "bf16"]
 INTS = ["i64", "i32", "i8", "u8"]
+# The narrow types of the `narrow` feature: 8-bit floats (OCP E4M3, no
+# infinity, NaN from 464 up; E5M2, IEEE-like) and packed 4-bit integers.
+FP8 = ["fp8e4m3", "fp8e5m2"]
 # Integer ranges each type holds.
 INT_RANGE = {"i64": (-2**63, 2**63 - 1), "i32": (-2**31, 2**31 - 1),
-             "i8": (-128, 127), "u8": (0, 255), "bool": (0, 1)}
+             "i8": (-128, 127), "u8": (0, 255), "bool": (0, 1),
+             "i4": (-8, 7)}
 # Largest magnitude a float type holds (kept well inside).
-FLOAT_MAX = {"f64": 1e300, "f32": 1e30, "f16": 60000.0, "bf16": 1e30}
+FLOAT_MAX = {"f64": 1e300, "f32": 1e30, "f16": 60000.0, "bf16": 1e30,
+             "fp8e4m3": 400.0, "fp8e5m2": 50000.0}
 # The element size in bytes.
 SIZE = {"f64": 8, "f32": 4, "f16": 2, "bf16": 2, "i64": 8, "i32": 4,
-        "i8": 1, "u8": 1, "bool": 1}
-# The C type a tensor element has in memory (the oracle's view).
+        "i8": 1, "u8": 1, "bool": 1, "fp8e4m3": 1, "fp8e5m2": 1,
+        "i4": 0.5}
+# The C type a tensor element has in memory (the oracle's view; i4
+# tensors are flat bytes of two elements, low nibble first).
 CMEM = {"f64": "double", "f32": "float", "f16": "uint16_t",
         "bf16": "uint16_t", "i64": "int64_t", "i32": "int32_t",
-        "i8": "int8_t", "u8": "uint8_t", "bool": "uint8_t"}
+        "i8": "int8_t", "u8": "uint8_t", "bool": "uint8_t",
+        "fp8e4m3": "uint8_t", "fp8e5m2": "uint8_t", "i4": "uint8_t"}
 
 
 def is_int(dt):
@@ -251,7 +267,8 @@ def cv(dtype, c):
 def constant_text(t):
     """Whether tile expression text t names nothing but constants."""
     return not re.search(r"[A-Za-z_]", re.sub(
-        r"\((i8|u8|i64|i32|int|float|f16|bf16)\)", "", t))
+        r"\((i4|i8|u8|i64|i32|int|float|f16|bf16|fp8e4m3|fp8e5m2)\)", "",
+        t))
 
 
 def idx_c(idx):
@@ -277,6 +294,8 @@ class Kernel:
         self.exact = False        # outputs compared exactly
         self.tol = None           # a --tol wider than tilec run's default
         self.fast = False         # a fast_gemm kernel (Gen.make_fast)
+        self.narrow = False       # takes i4 and fp8 types (feature narrow)
+        self.fp8_inexact = False  # rounds a value that is not exact to fp8
 
 
 class Gen:
@@ -289,6 +308,7 @@ class Gen:
         self.scalars = []   # block-level scalars (tile_sum ...), in order
         self.ntensor = 0
         self.fast = False   # a fast_gemm kernel (make_fast)
+        self.narrow = False  # i4 and fp8 types may appear (feature narrow)
 
     # --- helpers ---
     def chance(self, p):
@@ -350,9 +370,14 @@ class Gen:
         if want_int is None:
             want_int = self.chance(0.3)
         if self.fast:
-            # no 64-bit tiles of 128 x 256 elements in registers
+            # no 64-bit tiles of 128 x 256 elements in registers (and no
+            # i4 ones: they live in shared memory, beside the stages)
+            if not want_int and self.narrow and self.chance(0.3):
+                return self.pick(FP8)
             return self.pick(["i32", "i8", "u8"] if want_int else
                              ["f32", "f32", "f16", "bf16"])
+        if self.narrow and self.chance(0.3):
+            return "i4" if want_int else self.pick(FP8)
         if want_int:
             return self.pick(INTS + ["bool"] if self.chance(0.1) else INTS)
         return self.pick(FLOATS)
@@ -525,7 +550,8 @@ class Gen:
         if op == "neg":
             return E("(-%s)" % a.tile, "(-%s)" % a.c, "i", -a.hi, -a.lo, True)
         if op == "cast":
-            t = r.choice(["i8", "u8", "i64"])
+            t = "i4" if self.narrow and self.chance(0.3) else \
+                r.choice(["i8", "u8", "i64"])
             lo, hi = INT_RANGE[t]
             if a.lo >= lo and a.hi <= hi:
                 lo, hi = a.lo, a.hi
@@ -654,10 +680,12 @@ class Gen:
             return E("%s(%s)" % (op, a.tile), "%s(%s)" % (op[:-1], a.c), "f",
                      -1, 1)
         if op == "cast":
-            t = r.choice(["f16", "bf16", "f64"])
-            if m < 60000:
-                return E("(%s)(%s)" % (t, a.tile), cv(t, a.c), "f", a.lo, a.hi,
-                         a.exact)
+            t = self.pick(FP8) if self.narrow and self.chance(0.3) else \
+                r.choice(["f16", "bf16", "f64"])
+            if m < min(60000, FLOAT_MAX[t]):
+                self.rounds(t, a.exact)
+                return E("(%s)(%s)" % (t, a.tile), cv(t, a.c), "f",
+                         *self.rounded(t, a.lo, a.hi), a.exact)
         if op == "int":
             i = self.expr(ctx, "i", depth - 1)
             if mag(i) < 1e4:
@@ -688,12 +716,25 @@ class Gen:
             self.nloc += 1
             if k == "f":
                 dt = r.choice(["float", "f16"])
-                if dt == "f16" and mag(e) > 60000:
+                if self.narrow and self.chance(0.4):
+                    dt = self.pick(FP8)
+                if dt != "float" and mag(e) > min(60000, FLOAT_MAX[dt]):
                     dt = "float"
+                if dt != "float":
+                    self.rounds(dt, e.exact)
+                lo, hi = (e.lo, e.hi) if dt == "float" else \
+                    self.rounded(dt, e.lo, e.hi)
                 between.append(("%s %s = %s;" % (dt, nm, e.tile),
                                 "double %s = %s;" % (
-                                    nm, e.c if dt == "float" else cv("f16", e.c))))
-                ctx["scalars"].append(E(nm, nm, "f", e.lo, e.hi, e.exact and dt == "float"))
+                                    nm, e.c if dt == "float" else cv(dt, e.c))))
+                ctx["scalars"].append(E(nm, nm, "f", lo, hi, e.exact and dt == "float"))
+            elif self.narrow and self.chance(0.4):
+                # an i4 local wraps what is stored into it
+                lo, hi = (e.lo, e.hi) if -8 <= e.lo and e.hi <= 7 else \
+                    INT_RANGE["i4"]
+                between.append(("i4 %s = %s;" % (nm, e.tile),
+                                "long long %s = CVI_i4(%s);" % (nm, e.c)))
+                ctx["scalars"].append(E(nm, nm, "i", lo, hi, True))
             else:
                 between.append(("int %s = %s;" % (nm, e.tile),
                                 "long long %s = %s;" % (nm, e.c)))
@@ -752,7 +793,7 @@ class Gen:
             lo, hi = INT_RANGE[dst.dtype]
             if e.lo < lo or e.hi > hi:
                 # wrapping conversion is defined (C, and docs/run.md)
-                if dst.dtype in ("i8", "u8", "bool"):
+                if dst.dtype in ("i4", "i8", "u8", "bool"):
                     # a constant that does not fit is an error (the
                     # compiler's -Wconstant-conversion): say the wrap
                     t = e.tile
@@ -770,7 +811,24 @@ class Gen:
             return E("tanhf(%s)" % e.tile, "tanh(%s)" % e.c, "f", -1, 1)
         return e
 
+    def rounds(self, dtype, exact):
+        """Note a value converted to dtype: an fp8 rounding of a value
+        that is not the same on every backend widens the kernel's
+        tolerance to fp8's (tolerance())."""
+        if dtype in FP8 and not exact:
+            self.k.fp8_inexact = True
+
+    def rounded(self, dtype, lo, hi):
+        """An interval holding [lo, hi] rounded to float type dtype."""
+        if dtype in FP8:
+            w = 1.0 + (1.0 / 8 if dtype == "fp8e4m3" else 1.0 / 4)
+            return lo * w if lo < 0 else lo / w, hi * w if hi > 0 else hi / w
+        return lo, hi
+
     def set_range(self, b, lo, hi, exact):
+        if not is_int(b.dtype):
+            self.rounds(b.dtype, exact)
+            lo, hi = self.rounded(b.dtype, lo, hi)
         if is_int(b.dtype):
             tlo, thi = INT_RANGE[b.dtype]
             if lo < tlo or hi > thi:
@@ -785,7 +843,8 @@ class Gen:
     def fill(self, b):
         if is_int(b.dtype):
             v = self.r.randint(*((0, 1) if b.dtype == "bool" else
-                                 (0, 9) if b.dtype == "u8" else (-9, 9)))
+                                 (0, 9) if b.dtype == "u8" else
+                                 (-8, 7) if b.dtype == "i4" else (-9, 9)))
             vt, vc = str(v), str(v)
         else:
             v = self.r.choice([0.0, 1.0, -0.5, 2.0, 0.125])
@@ -1007,10 +1066,20 @@ class Gen:
         self.fast = self.k.fast = True
         k, r = self.k, self.r
         odt = r.choice(["f16", "bf16", "i8"])
+        if self.narrow and self.chance(0.5):
+            odt = self.pick(FP8)
         size = SIZE[odt]
-        BM, BN, k.threads = r.choice(self.FAST_TILES)
-        gated = BM * BN // k.threads <= 64 and self.chance(0.2)
-        if odt == "i8":
+        tiles = self.FAST_TILES
+        if odt in FP8:
+            # HIP (gfx90a) has no fp8 matrix instruction: the gemm runs
+            # element by element with its f32 accumulator in LDS, where
+            # more than 64 x 128 of it (and a second one) would not fit
+            # in 64 KiB beside the operands (a located error)
+            tiles = [t for t in tiles if t[0] * t[1] <= 8192]
+        BM, BN, k.threads = r.choice(tiles)
+        gated = BM * BN // k.threads <= 64 and self.chance(0.2) and \
+            odt not in FP8
+        if size == 1:
             # wgmma takes 8-bit operands K-major only: mostly those
             ta, tb = self.chance(0.15), self.chance(0.85)
         else:
@@ -1077,6 +1146,8 @@ class Gen:
             body.append(self.fill(C2))
         # the operands
         tdt = odt if self.chance(0.92) else ("i32" if k.exact else "f32")
+        if self.narrow and self.chance(0.15):
+            tdt = "i4"      # packed weights converted as copied (W4A16)
         kvar = E("k * %d" % BK, "((long long)k * %d)" % BK, "i", 0, 0, True)
 
         def shifted(e):
@@ -1127,7 +1198,7 @@ class Gen:
         ft = (", " + " | ".join(flags)) if flags else ""
         A_idx = "w][i" if ta else "i][w"
         B_idx = "j][w" if tb else "w][j"
-        m = 7 if k.exact else 1
+        m = 7 if k.exact or tdt == "i4" else 1
         bound = K * m * m + max(abs(C.lo), abs(C.hi))
         gemms = []
         for acc, (B, _, _, _) in zip([C, C2], Bs):
@@ -1179,6 +1250,8 @@ class Gen:
             d = r.choice([1, 1, 0])
             dt = r.choice(["i32", "i8"] if self.k.exact else
                           ["f32", "f16", "bf16"])
+            if self.narrow and self.chance(0.4):
+                dt = "i4" if self.k.exact else self.pick(FP8)
             t = self.new_tensor(dt, [self.E_t[d]], True, "Bias")
             b = self.new_buf(self.scope_for(dt, (S[d],)) or "shared", dt,
                              (S[d],), "bias")
@@ -1238,12 +1311,18 @@ class Gen:
             dt = r.choice(["i8", "u8", "i32"])
         else:
             dt = r.choice(["f16", "bf16"]) if mag(src) < 60000 else "f32"
+            if self.narrow and self.chance(0.4):
+                fp8 = self.pick(FP8)
+                dt = fp8 if mag(src) < FLOAT_MAX[fp8] else dt
         dst = self.new_buf("fragment", dt, S, "t")
         live.append(dst)
         self.set_range(dst, src.lo, src.hi, src.exact)
         return self.cast(dst, src)
 
     def in_dtype(self):
+        if self.narrow and self.chance(0.4):
+            return "i4" if self.k.exact or self.chance(0.3) else \
+                self.pick(FP8)
         if self.k.exact:
             dts = INTS + (["bool"] if "bool_tensor_copy" in self.f else [])
         else:
@@ -1407,8 +1486,21 @@ class Gen:
             return self.reduce(src, live)
         if what == "cast":
             src = r.choice(live)
+            if self.narrow and self.k.exact and is_int(src.dtype) and \
+                    mag(src) < 400 and self.chance(0.4):
+                # an exact kernel's integers through fp8 and back: the
+                # rounding of exact values is exact everywhere
+                dt = self.pick(FP8)
+                dst = self.new_buf(self.scope_for(dt, src.shape) or
+                                   "fragment", dt, src.shape, "t")
+                live.append(dst)
+                self.set_range(dst, src.lo, src.hi, True)
+                return self.cast(dst, src)
             dst = self.make_buf(src.shape, want_int=None if not self.k.exact
                                 else True)
+            if dst.dtype == "i4" and not is_int(src.dtype) and mag(src) >= 8:
+                # a float past i4's range has no i4 value (undefined)
+                dst.dtype = "i8"
             if is_int(dst.dtype) and not is_int(src.dtype) and not src.exact:
                 dst = self.new_buf(self.scope_for("f32", src.shape) or
                                    "fragment", "f32", src.shape, "t")
@@ -1463,6 +1555,8 @@ class Gen:
         """s = tile_sum(src) (or max, min, absmax): a block-level scalar
         the element-wise statements after it may read."""
         r = self.r
+        if src.dtype == "i4" and "i4_reduce" not in self.f:
+            return None
         op = r.choice(["sum", "max", "min", "absmax"])
         n = src.size()
         fl = not is_int(src.dtype)
@@ -1519,6 +1613,15 @@ class Gen:
         cands = [b for b in live if b.shape == shape and
                  is_int(b.dtype) == (not fl or "int_reduce_float" in self.f)
                  and b.dtype != "bool"]
+        if fl:
+            # each float element converts to the integer dst: in range
+            cands = [b for b in cands if not is_int(b.dtype) or
+                     INT_RANGE[b.dtype][0] < src.lo and
+                     src.hi < INT_RANGE[b.dtype][1]]
+        if "i4_reduce" not in self.f:
+            if src.dtype == "i4":
+                return None
+            cands = [b for b in cands if b.dtype != "i4"]
         def i8_minmax(b):
             if is_int(src.dtype) and "int_reduce_widen" not in self.f and \
                     (src.dtype in ("i8", "u8") or src.dtype != b.dtype):
@@ -1533,7 +1636,8 @@ class Gen:
             dst = None
             for _ in range(10):
                 dst = self.make_buf(shape, want_int=not fl, hint="r")
-                if dst.dtype != "bool" and not i8_minmax(dst):
+                if dst.dtype != "bool" and not i8_minmax(dst) and (
+                        dst.dtype != "i4" or "i4_reduce" in self.f):
                     break
                 self.k.bufs.remove(dst)
                 dst = None
@@ -1561,6 +1665,10 @@ class Gen:
                 # a sum that may wrap: wrapping is defined, but keep it exact
                 lo, hi = tlo, thi
         elif max(abs(lo), abs(hi)) > FLOAT_MAX[dst.dtype]:
+            if not acc:
+                # nothing defines it: not a buffer later code may read
+                live.remove(dst)
+                self.k.bufs.remove(dst)
             return None
         exact = src.exact and (op != "sum" or is_int(dst.dtype)) and \
             (not acc or dst.exact)
@@ -1617,8 +1725,15 @@ class Gen:
         opt = {"f32": ["f16", "bf16", "f32"], "f16": ["f16"], "f64": ["f64"],
                "i32": ["i8"]}[acct]
         odt = r.choice(opt)
+        if self.narrow and acct == "f32" and self.chance(0.5):
+            odt = self.pick(FP8)
         BK = r.choice([4, 8, 16, 32]) if acct != "f16" else r.choice([4, 8])
         ta, tb = self.chance(0.5), self.chance(0.5)
+        if odt in FP8:
+            # mostly what the 8-bit matrix instructions take (K a
+            # multiple of 32, both operands K-major), not only that
+            BK = r.choice([8, 32, 32, 64])
+            ta, tb = self.chance(0.2), self.chance(0.8)
         Kp = self.new_param()
         ashape = (BK, M) if ta else (M, BK)
         bshape = (N, BK) if tb else (BK, N)
@@ -1632,6 +1747,9 @@ class Gen:
             pass
         # the tensors: A stored M x K (K x M when transposed), B likewise
         tdt = odt if self.chance(0.7) else ("f32" if not is_int(odt) else "i8")
+        if self.narrow and self.chance(0.3):
+            # packed i4 weights, converted as they are copied (W4A16)
+            tdt = "i4"
         ta_dims = [Kp, self.E_t[0]] if ta else [self.E_t[0], Kp]
         tb_dims = [self.E_t[1], Kp] if tb else [Kp, self.E_t[1]]
         TA = self.new_tensor(tdt, ta_dims, True, "A")
@@ -1729,6 +1847,8 @@ class Gen:
         r = self.r
         n = r.choice([2, 4])
         dt = r.choice(["f32", "i32"] if not self.k.exact else ["i32"])
+        if self.narrow and self.chance(0.4):
+            dt = "i4" if is_int(dt) else self.pick(FP8)
         b = self.new_buf("local", dt, (n,), "loc")
         ctx = {"idx": [], "bufs": [], "scalars": [], "ints": list(self.ints) +
                [E("t", "((long long)t)", "i", 0, n - 1, True)]}
@@ -1834,12 +1954,19 @@ class Gen:
         src = r.choice(srcs)
         if k.exact:
             dt = r.choice(INTS)
+            if self.narrow and self.chance(0.3):
+                dt = "i4"
             if not is_int(src.dtype):
                 dt = "i32"
         else:
             dt = r.choice(FLOATS)
+            if self.narrow and self.chance(0.35):
+                dt = self.pick(FP8)
         if not is_int(dt) and max(abs(src.lo), abs(src.hi)) > FLOAT_MAX[dt]:
             dt = "f32"
+        if not is_int(dt):
+            self.rounds(dt, src.exact or is_int(src.dtype) and
+                        mag(src) < 2**24)
         rank = len(S)
         orank = rank + (1 if self.U else 0)
         if orank < 4 and self.chance(0.3):
@@ -2103,6 +2230,15 @@ static double CV_bool(double v) { return v != 0; }
 static long long CVI_i64(long long v) { return v; }
 static long long CVI_i8(long long v) { return (int8_t)(uint8_t)(uint64_t)v; }
 static long long CVI_u8(long long v) { return (uint8_t)(uint64_t)v; }
+/* i4: the low 4 bits, sign-extended (as the other integers wrap). */
+static long long CVI_i4(long long v) { return (long long)((v & 15) ^ 8) - 8; }
+static double CV_i4(double v) { return (double)CVI_i4((long long)(uint64_t)(int64_t)trunc(v)); }
+/* OCP E4M3: 3 fraction bits, the least normal 2^-6, 448 the greatest
+ * finite value; no infinity: from 464 up (where rounding would pass 448)
+ * NaN.  E5M2: 2 fraction bits, the least normal 2^-14, 57344 the
+ * greatest; past it infinity (IEEE). */
+static double CV_fp8e4m3(double v) { return fabs(v) >= 464 || v != v ? NAN : round_bits(v, 4, -5); }
+static double CV_fp8e5m2(double v) { v = round_bits(v, 3, -13); return fabs(v) > 57344 ? copysign(INFINITY, v) : v; }
 
 static double f16_to_double(uint16_t h)
 {
@@ -2136,6 +2272,42 @@ static uint16_t double_to_bf16(double v)
 	memcpy(&u, &f, 4);
 	return (uint16_t)(u >> 16);
 }
+/* i4 tensors: element i in byte i / 2, the even one in the low nibble. */
+static int i4_get(const uint8_t *p, long long i)
+{
+	int b = p[i >> 1];
+	return (int)CVI_i4(i & 1 ? b >> 4 : b);
+}
+static void i4_set(uint8_t *p, long long i, long long v)
+{
+	int s = (int)(i & 1) * 4;
+	p[i >> 1] = (uint8_t)((p[i >> 1] & ~(15 << s)) | (int)(v & 15) << s);
+}
+/* fp8 bytes: sign, exponent, fraction (bias 7 for E4M3, 15 for E5M2). */
+static double fp8e4m3_to_double(uint8_t b)
+{
+	int e = (b >> 3) & 15, m = b & 7;
+	double v = (b & 127) == 127 ? NAN : e == 0 ? ldexp(m, -9)
+						  : ldexp(m + 8, e - 10);
+	return b & 128 ? -v : v;
+}
+static double fp8e5m2_to_double(uint8_t b)
+{
+	int e = (b >> 2) & 31, m = b & 3;
+	double v = e == 31 ? (m ? NAN : INFINITY) : e == 0 ? ldexp(m, -16)
+							 : ldexp(m + 4, e - 17);
+	return b & 128 ? -v : v;
+}
+/* The byte of an already rounded value (by search: the codes are few). */
+static uint8_t double_to_fp8(double v, double (*dec)(uint8_t), uint8_t nan)
+{
+	if (v != v)
+		return nan;
+	for (int b = 0; b < 256; b++)
+		if (dec((uint8_t)b) == v && (v != 0 || !signbit(v) == !(b & 128)))
+			return (uint8_t)b;
+	return nan;
+}
 #define LD_f64(p, i) ((double)(p)[i])
 #define LD_f32(p, i) ((double)(p)[i])
 #define LD_f16(p, i) f16_to_double((p)[i])
@@ -2145,6 +2317,9 @@ static uint16_t double_to_bf16(double v)
 #define LD_i8(p, i) ((double)(p)[i])
 #define LD_u8(p, i) ((double)(p)[i])
 #define LD_bool(p, i) ((double)((p)[i] != 0))
+#define LD_i4(p, i) ((double)i4_get((p), (i)))
+#define LD_fp8e4m3(p, i) fp8e4m3_to_double((p)[i])
+#define LD_fp8e5m2(p, i) fp8e5m2_to_double((p)[i])
 #define ST_f64(p, i, v) ((p)[i] = (v))
 #define ST_f32(p, i, v) ((p)[i] = (float)(v))
 #define ST_f16(p, i, v) ((p)[i] = double_to_f16(v))
@@ -2154,21 +2329,57 @@ static uint16_t double_to_bf16(double v)
 #define ST_i8(p, i, v) ((p)[i] = (int8_t)CV_i8(v))
 #define ST_u8(p, i, v) ((p)[i] = (uint8_t)CV_u8(v))
 #define ST_bool(p, i, v) ((p)[i] = (v) != 0)
+#define ST_i4(p, i, v) i4_set((p), (i), CVI_i4((long long)CV_i64(v)))
+#define ST_fp8e4m3(p, i, v) ((p)[i] = double_to_fp8(CV_fp8e4m3(v), fp8e4m3_to_double, 0x7f))
+#define ST_fp8e5m2(p, i, v) ((p)[i] = double_to_fp8(CV_fp8e5m2(v), fp8e5m2_to_double, 0x7e))
 """
 
 
 # The share of kernels that are fast_gemm ones (their own stream decides,
 # so the other kernels of a seed stay as they were without the feature).
 FAST_SHARE = 0.25
+# The share of kernels that take i4 and fp8 types (feature narrow), decided
+# the same way.
+NARROW_SHARE = 0.35
 
 
 def generate_one(seed, index, features):
     """Kernel `index` of seed's file (each kernel has its own stream)."""
     g = Gen(seed, index, features)
+    g.narrow = g.k.narrow = "narrow_all" in features or \
+        "narrow" in features and random.Random(
+            "%d/%d/narrow" % (seed, index)).random() < NARROW_SHARE
     if "fast_gemm_all" in features or "fast_gemm" in features and \
             random.Random("%d/%d/fast" % (seed, index)).random() < FAST_SHARE:
         return g.make_fast()
     return g.make(g.r.randint(2, 7))
+
+
+def tolerance(k):
+    """The relative tolerance of kernel k's float outputs, as
+    device_run.py compares them: 0 for exact kernels; f16 and bf16's
+    1e-2, f32's 1e-5, or a wider k.tol (f16 accumulators).  fp8 values
+    that are the same on every backend (loads, exact values rounded) keep
+    those; a kernel that rounds other values to fp8 has fp8's (tilec run's
+    tolerance table, src/ir/tolerance.c: E4M3 0.125, E5M2 0.25): one such
+    rounding may land a unit of the last place apart from the reference,
+    which is 1/16 to 1/8 of the value (1/8 to 1/4 for E5M2)."""
+    if k.exact:
+        return 0
+    text = kernel_tile(k)
+    t = max(k.tol or 0, 1e-2 if ("f16" in text or "bf16" in text) else 1e-5)
+    if k.fp8_inexact:
+        t = max(t, 0.25 if "fp8e5m2" in text else 0.125)
+    return t
+
+
+def run_tol(k):
+    """--tol for tilec run, or None for its own (the narrowest float type's
+    among the kernel's tensors and buffers, which for fp8 is fp8's): the
+    tolerance above where that would be wider."""
+    if k.exact or not k.narrow or "fp8" not in kernel_tile(k):
+        return k.tol
+    return tolerance(k)
 
 
 def generate(seed, nkernels, features):
@@ -2185,7 +2396,7 @@ def render(seed, kernels, features):
     tile = "\n".join(head) + "\n\n".join(kernel_tile(k) for k in kernels) + "\n"
     c = ORACLE_PRELUDE + "\n" + "\n\n".join(kernel_c(k) for k in kernels) + "\n"
     meta = [{"kernel": k.name, "shape": ",".join("%s=%d" % (p, k.P[p]) for p in k.params),
-             "exact": k.exact, "tol": k.tol} for k in kernels]
+             "exact": k.exact, "tol": run_tol(k)} for k in kernels]
     return tile, c, meta
 
 
