@@ -24,8 +24,8 @@
 #                 issue its copies from its gemm (two gemms; an operand
 #                 tile of fewer 16-byte vectors than threads), and so
 #                 gets no TMA copies, says why; with 2 stages, --no-tma
-#                 or on sm_80 there is no note about the loop (the stores
-#                 of the accumulator say why they are not by TMA)
+#                 or on sm_80 there is no note about the loop (a store of
+#                 an accumulator that is not by TMA says why)
 #       int8      an i8 gemm into i32 on the integer matrix instructions
 #                 gets no note; one they cannot take (K not whole
 #                 instructions, which differ by target: k32 on CUDA and
@@ -212,8 +212,7 @@ mbarrier)
 	# stages both would have had TMA copies issued from the gemm; each
 	# says why not.  With 2 stages, --no-tma or on sm_80 nothing is lost
 	# (no note on the loop); the plain gemm takes the mbarrier loop (no
-	# note).  Each kernel's store of its accumulator says why it is not
-	# by TMA.
+	# note).  A store of an accumulator that is not by TMA says why.
 	cat >"$work/mb.c" <<'EOF'
 #include <tilec.h>
 TILE_KERNEL void
