@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # wgmma_compile.sh - the sm_90a output of the samples whose gemms fit
-# wgmma, translated with --wgmma, compiles with nvcc (ptxas checks every
+# wgmma, translated for sm_90a, compiles with nvcc (ptxas checks every
 # wgmma, fence and descriptor operand) without spilling registers or
 # serializing the wgmma; and the translator did pick wgmma for each (the
 # attention samples through the A-from-registers form, the fp8 and int8
@@ -19,7 +19,7 @@ for file in samples/gemm samples/gemm_bias_relu samples/conv2d samples/moe_gemm 
 	tests/lang/gemm_fp8_nt tests/lang/gemm_i8_nt; do
 	sample=$(basename "$file")
 	cu=$work/$sample.cu
-	if ! "$tilec" "$file.c" -t cuda --arch sm_90a --wgmma --standalone -o "$cu"; then
+	if ! "$tilec" "$file.c" -t cuda --arch sm_90a --standalone -o "$cu"; then
 		echo "FAIL: $sample: translation"; status=1; continue
 	fi
 	grep -q 'tilec::wgmma_[rs]s<' "$cu" || { echo "FAIL: $sample: no wgmma call"; status=1; continue; }
@@ -51,20 +51,29 @@ grep -q 'wgmma_ss<.*tilec::SUM_IN_PLACE, 1>' "$work/gemm.cu" ||
 	{ echo "FAIL: gemm: its gemm does not stay in flight"; status=1; }
 grep -q 'wgmma_ss<.*tilec::SUM_PROMOTED>' "$work/gemm_fp8_nt.cu" ||
 	{ echo "FAIL: gemm_fp8_nt: its gemm is not promoted"; status=1; }
-# Without --wgmma: f16 gemms still take wgmma, fp8 ones stay on mma.sync
-# with a note; --no-wgmma keeps mma.sync throughout.
+# By default f16 and fp8 gemms take wgmma (fp8 promoted, the manifest
+# saying how far from exact); --no-fp8-wgmma keeps fp8 on mma.sync with a
+# note; --no-wgmma keeps mma.sync throughout.
 "$tilec" samples/gemm.c -t cuda --arch sm_90a -o "$work/default.cu" &&
 	grep -q 'tilec::wgmma_ss<' "$work/default.cu" ||
 	{ echo "FAIL: gemm: no wgmma by default"; status=1; }
 "$tilec" samples/gemm.c -t cuda --arch sm_90a --no-wgmma -o "$work/off.cu" &&
 	! grep -q 'wgmma' "$work/off.cu" && grep -q 'tilec::mma_ss<' "$work/off.cu" ||
 	{ echo "FAIL: gemm: --no-wgmma still uses wgmma"; status=1; }
-"$tilec" tests/lang/gemm_fp8_nt.c -t cuda --arch sm_90a -o "$work/fp8.cu" 2>"$work/fp8.err" &&
-	grep -q 'tilec::mma_ss<' "$work/fp8.cu" &&
-	grep -q 'sums below f32 precision.*--wgmma accepts that' "$work/fp8.err" ||
-	{ echo "FAIL: gemm_fp8_nt: not mma.sync with a note by default"; cat "$work/fp8.err"; status=1; }
+"$tilec" tests/lang/gemm_fp8_nt.c -t cuda --arch sm_90a -o "$work/fp8.cu" &&
+	grep -q 'wgmma_ss<.*tilec::SUM_PROMOTED>' "$work/fp8.cu" ||
+	{ echo "FAIL: gemm_fp8_nt: not promoted wgmma by default"; status=1; }
+"$tilec" tests/lang/gemm_fp8_nt.c -t cuda --arch sm_90a --emit=launch |
+	grep -q '"promoted_sums": 0.00025' ||
+	{ echo "FAIL: gemm_fp8_nt: the manifest does not say its sums are promoted"; status=1; }
+"$tilec" samples/gemm.c -t cuda --arch sm_90a --emit=launch | grep -q promoted_sums &&
+	{ echo "FAIL: gemm: an exact gemm's manifest says promoted_sums"; status=1; }
+"$tilec" tests/lang/gemm_fp8_nt.c -t cuda --arch sm_90a --no-fp8-wgmma -o "$work/fp8x.cu" \
+	2>"$work/fp8x.err" && grep -q 'tilec::mma_ss<' "$work/fp8x.cu" &&
+	grep -q 'sums below f32 precision.*--no-fp8-wgmma refuses' "$work/fp8x.err" ||
+	{ echo "FAIL: gemm_fp8_nt: --no-fp8-wgmma not mma.sync with a note"; cat "$work/fp8x.err"; status=1; }
 # A promoted sum whose second accumulator does not fit stays on mma.sync.
-"$tilec" tests/lang/gemm_fp8_nt.c -t cuda --arch sm_90a --wgmma -D BLOCK_M=128 -D BLOCK_N=256 \
+"$tilec" tests/lang/gemm_fp8_nt.c -t cuda --arch sm_90a -D BLOCK_M=128 -D BLOCK_N=256 \
 	-D BLOCK_K=128 -D THREADS=256 -o "$work/fp8big.cu" 2>"$work/fp8big.err" &&
 	grep -q 'tilec::mma_ss<' "$work/fp8big.cu" &&
 	grep -q 'two of 128 floats per thread' "$work/fp8big.err" ||

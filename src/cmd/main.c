@@ -42,7 +42,7 @@ typedef struct Cli {
 	bool verify;            /* --verify */
 	bool line_directives;   /* --line-directives */
 	bool standalone;        /* --standalone */
-	TcWgmma wgmma;          /* --wgmma, --no-wgmma */
+	TcWgmma wgmma;          /* --wgmma, --no-wgmma, --no-fp8-wgmma */
 	TcTma tma;              /* --tma, --no-tma */
 	bool no_tma_store;      /* --no-tma-store */
 	TcWarpSpec ws;          /* --warp-specialize, --no-warp-specialize,
@@ -97,9 +97,12 @@ usage(FILE *f)
 	      "program\n"
 	      "  --standalone         inline the helper headers into the "
 	      "output\n"
-	      "  --wgmma              on sm_90a, fp8 gemms use wgmma too, "
-	      "summing below f32\n"
-	      "                       precision (promoted per gemm)\n"
+	      "  --wgmma              on sm_90a, every gemm that fits uses "
+	      "wgmma (default);\n"
+	      "                       fp8 ones sum promoted per gemm, as "
+	      "cuBLASLt's do\n"
+	      "  --no-fp8-wgmma       on sm_90a, fp8 gemms use mma.sync, "
+	      "whose sums are exact\n"
 	      "  --no-wgmma           on sm_90a, every gemm uses mma.sync\n"
 	      "  --tma                on sm_90a, every pipelined tile copy that "
 	      "fits goes by\n"
@@ -165,7 +168,7 @@ enum {
 	OPT_STANDALONE, OPT_LIST_KERNELS, OPT_TIME, OPT_TARGET, OPT_ARCH,
 	OPT_OUT, OPT_KERNEL, OPT_DUMP_AFTER, OPT_EMIT, OPT_CONFIG, OPT_DEFINE,
 	OPT_JSON, OPT_FROM_IR, OPT_PASSES,
-	OPT_EXPLAIN, OPT_LIST_TARGETS, OPT_WGMMA, OPT_NO_WGMMA, OPT_TMA, OPT_NO_TMA,
+	OPT_EXPLAIN, OPT_LIST_TARGETS, OPT_WGMMA, OPT_NO_WGMMA, OPT_NO_FP8_WGMMA, OPT_TMA, OPT_NO_TMA,
 	OPT_WS, OPT_NO_WS, OPT_PERSISTENT, OPT_CPU_STRIP, OPT_NO_TMA_STORE,
 };
 
@@ -177,6 +180,7 @@ static const TcOptSpec options[] = {
 	{ "standalone", 0, false, OPT_STANDALONE },
 	{ "wgmma", 0, false, OPT_WGMMA },
 	{ "no-wgmma", 0, false, OPT_NO_WGMMA },
+	{ "no-fp8-wgmma", 0, false, OPT_NO_FP8_WGMMA },
 	{ "tma", 0, false, OPT_TMA },
 	{ "no-tma", 0, false, OPT_NO_TMA },
 	{ "no-tma-store", 0, false, OPT_NO_TMA_STORE },
@@ -254,7 +258,8 @@ parse_args(Cli *cli, int argc, char **argv, bool *stop)
 		case OPT_VERIFY: cli->verify = true; break;
 		case OPT_LINE_DIRECTIVES: cli->line_directives = true; break;
 		case OPT_STANDALONE: cli->standalone = true; break;
-		case OPT_WGMMA: cli->wgmma = TC_WGMMA_ALL; break;
+		case OPT_WGMMA: cli->wgmma = TC_WGMMA_ON; break;
+		case OPT_NO_FP8_WGMMA: cli->wgmma = TC_WGMMA_EXACT; break;
 		case OPT_NO_WGMMA: cli->wgmma = TC_WGMMA_OFF; break;
 		case OPT_TMA: cli->tma = TC_TMA_ALL; break;
 		case OPT_NO_TMA: cli->tma = TC_TMA_OFF; break;

@@ -16,6 +16,8 @@
  * Against a library (tools/gpu/run.py checks with cuBLAS, SDPA and
  * torch's norms): another summation order and tensor-core accumulation,
  * so bf16 twice its interpreter tolerance and f32 and f64 ten times.
+ * A kernel whose fp8 gemms sum on wgmma, promoted per gemm, says so:
+ * its outputs may be TC_PROMOTED_SUM_TOL off whatever their dtype.
  */
 #include "ir/tilec_int.h"
 
@@ -60,6 +62,24 @@ tc_kernel_tolerance(const TcKernel *k)
 	return tol;
 }
 
+static TcVisit
+find_promoted(void *ctx, const TcStmt *s)
+{
+	if (s->kind != TC_ST_GEMM || !s->u.gemm.wgmma_promote)
+		return TC_VISIT_INTO;
+	*(bool *)ctx = true;
+	return TC_VISIT_STOP;
+}
+
+double
+tc_kernel_sum_tolerance(const TcKernel *k)
+{
+	bool promoted = false;
+	TcVisitor v = { .stmt = find_promoted, .ctx = &promoted };
+	tc_stmt_visit(k->body, &v);
+	return promoted ? TC_PROMOTED_SUM_TOL : 0;
+}
+
 void
 tc_tolerance_json(const TcKernel *k, TcBuf *b)
 {
@@ -73,5 +93,8 @@ tc_tolerance_json(const TcKernel *k, TcBuf *b)
 				      tolerances[i].tol[c]);
 		tc_buf_puts(b, "}");
 	}
+	if (tc_kernel_sum_tolerance(k) > 0)
+		tc_buf_printf(b, ",\n                \"promoted_sums\": %g",
+			      tc_kernel_sum_tolerance(k));
 	tc_buf_puts(b, "}");
 }

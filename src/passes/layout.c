@@ -1024,10 +1024,10 @@ wgmma_misfit(TcArena *a, const TcKernel *k, const TcMatrixInsn *wg,
 			      "a multiple of %d, N of 16, K of %d)", M, N, K,
 			      wg->m, f->k);
 	if (f->promote && !inexact)
-		return tc_fmt(a, "%s sums below f32 precision (about 1e-4 "
+		return tc_fmt(a, "%s sums below f32 precision (about 1.3e-4 "
 			      "of the largest |C| off even promoted per "
-			      "gemm, where mma.sync is exact); --wgmma "
-			      "accepts that", f->name);
+			      "gemm, where mma.sync is exact), which "
+			      "--no-fp8-wgmma refuses", f->name);
 	/* A promoted sum needs a second accumulator as large as C's
 	 * share of each thread; both must leave room for the rest. */
 	if (f->promote && 2 * M * N > PROMOTE_REGS * threads)
@@ -1161,16 +1161,16 @@ layout_with(TcArena *a, TcKernel *k, const TcTarget *t,
 }
 
 /* The kernel's layouts: with the warpgroup instruction where the target
- * has one (and --wgmma allows it) and every gemm fits it with its
- * accumulator in registers, else with the warp instruction
- * (k->wgmma_why says why not). */
+ * has one (unless --no-wgmma, or --no-fp8-wgmma for an fp8 gemm) and
+ * every gemm fits it with its accumulator in registers, else with the
+ * warp instruction (k->wgmma_why says why not). */
 static void
 layout_kernel(TcArena *a, TcKernel *k, const TcTarget *t, const TcOptions *opt)
 {
 	k->wgmma_why = NULL;
 	if (t->wgmma && opt->wgmma != TC_WGMMA_OFF &&
 	    wgmma_fits(a, k, t, tc_abi_threads(k, t),
-		       opt->wgmma == TC_WGMMA_ALL)) {
+		       opt->wgmma == TC_WGMMA_ON)) {
 		layout_with(a, k, t, t->wgmma, 16);
 		const TcStmt *g = NULL;
 		if (set_instructions(k, t->wgmma, &g))

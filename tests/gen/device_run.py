@@ -161,9 +161,11 @@ def as_float(dt, a):
     return a.astype(np.float64)
 
 
-def compare(k, got, want):
-    """'' if every written tensor matches, else what differs."""
+def compare(k, got, want, tol=None):
+    """'' if every written tensor matches, else what differs; tol in
+    place of the kernel's own where given."""
     bad = []
+    tol = k["tol"] if tol is None else tol
     for t, g, w in zip(k["tensors"], got, want):
         if not t["written"]:
             continue
@@ -177,7 +179,7 @@ def compare(k, got, want):
                 bad.append("%s[%d]: got %s, want %s" % (t["name"], i, g[i], w[i]))
             continue
         gf, wf = as_float(dt, g), as_float(dt, w)
-        if k["tol"] == 0:         # exact values: equal, NaN where NaN
+        if tol == 0:              # exact values: equal, NaN where NaN
             if not np.array_equal(gf, wf, equal_nan=True):
                 i = int(np.argmax(~((gf == wf) | (np.isnan(gf) & np.isnan(wf)))))
                 bad.append("%s[%d]: got %s, want %s" % (t["name"], i, gf[i], wf[i]))
@@ -191,10 +193,10 @@ def compare(k, got, want):
             continue
         scale = max(float(np.abs(wf[fin]).max()), 1e-30)
         err = np.abs(gf[fin] - wf[fin]) / scale
-        if err.max() > k["tol"]:
+        if err.max() > tol:
             i = int(np.argmax(err))
             bad.append("%s: rel err %.3g (tol %g), got %s want %s" % (
-                t["name"], err.max(), k["tol"], gf[fin][i], wf[fin][i]))
+                t["name"], err.max(), tol, gf[fin][i], wf[fin][i]))
     return "; ".join(bad)
 
 
@@ -456,7 +458,10 @@ def part_gpu(meta, tmp, arch, compile_only):
         except RuntimeError as e:     # a fault: the context is lost
             report("cuda", k["kernel"], False, str(e))
             raise
-        d = compare(k, got, want)
+        # fp8 gemms summed on wgmma, promoted per gemm: the manifest says
+        # how far they may be from exact sums (docs/launch.md).
+        promoted = L.get("tolerance", {}).get("promoted_sums", 0)
+        d = compare(k, got, want, max(k["tol"], promoted))
         report("cuda", k["kernel"], not d, d)
 
 

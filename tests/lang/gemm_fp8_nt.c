@@ -1,13 +1,16 @@
 /* An fp8 GEMM on the tensor cores: C = A B^T with A M x K and B N x K in
- * fp8e4m3, f32 accumulators.  On sm_90a it is mma.sync m16n8k32 e4m3; on
- * sm_80 the operand bytes become f16 in registers (exactly) for two
- * m16n8k16 per k-step; HIP has no OCP fp8 instruction, so there the gemm
- * runs element by element from LDS, with a note.  Products of fp8 values
- * are exact in f32, so only the order of the sums differs from the
- * reference.  Ragged M, N and K.
+ * fp8e4m3, f32 accumulators.  On sm_90a it is wgmma m64nNk32 e4m3, each
+ * gemm's sum promoted into the f32 accumulator (the manifest's
+ * "promoted_sums" says how far that may be from exact sums), or
+ * mma.sync m16n8k32 e4m3 with --no-fp8-wgmma; on sm_80 the operand bytes
+ * become f16 in registers (exactly) for two m16n8k16 per k-step; HIP has
+ * no OCP fp8 instruction, so there the gemm runs element by element from
+ * LDS, with a note.  Products of fp8 values are exact in f32, so on
+ * mma.sync only the order of the sums differs from the reference.  Ragged
+ * M, N and K.
  * shape: M=100,N=70,K=200
  * shape: M=1,N=130,K=33
- * expect-cuda: tilec::mma_ss<
+ * expect-cuda: tilec::(mma_ss|wgmma_ss)<
  * reject-hip: tilec::mfma_ss<
  */
 #include <tilec.h>

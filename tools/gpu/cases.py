@@ -26,10 +26,10 @@ def source(sample):
 
 
 # Translator flags of some cases (all others: none).  On sm_90a the
-# gemms of these take wgmma by default; each also runs as a `_mma` twin
-# translated with --no-wgmma (mma.sync), checked and timed beside it in
-# the same run.  The fp8 ones stay on mma.sync by default (their wgmma
-# sums are below f32 precision); their `_wgmma` twin takes --wgmma.
+# gemms of these take wgmma by default (fp8 ones with their sums promoted
+# per gemm, checked at the manifest's "promoted_sums"); each also runs as
+# a `_mma` twin translated with --no-wgmma (mma.sync), checked and timed
+# beside it in the same run.
 WGMMA_CASES = ["gemm_f16_ragged", "gemm_bf16_ragged", "gemm_f16_ragged_fast", "gemm_bf16_ragged_fast",
                "gemm_f16_at_ragged", "gemm_bf16_bt_ragged", "gemm_f16_at_k64_ragged_fast",
                "gemm_bias_relu_ragged", "conv2d_ragged", "moe_gemm_ragged", "gemm_f16_index64_ragged",
@@ -43,19 +43,21 @@ WGMMA_CASES = ["gemm_f16_ragged", "gemm_bf16_ragged", "gemm_f16_ragged_fast", "g
                "gemm_i8_nt_ragged_fast", "gemm_i8_nt_128x256x128", "gemm_fp8_nt_ragged",
                "gemm_fp8e5m2_nt_ragged", "gemm_fp8_nt_4096", "gemm_fp8_nt_8192",
                "gemm_fp8_nt_4096_128x128", "gemm_fp8_nt_8192_128x128", "gemm_fp8_nt_k4096_ragged",
+               "gemm_fp8_ragged", "gemm_fp8_ragged_fast", "gemm_fp8_4096", "gemm_fp8_8192",
+
                "gemm_f16_8192_128x256x64_s4_256t", "gemm_f16_8192_128x128x64_s3_128t",
                "gemm_f16_8192_256x128x32_s4_256t", "attention_4096_s3",
                "attention_n32_ragged", "attention_n32_4096", "gemm_f16_64x64x32_s3_fast",
                "gemm_f16_64x64x32_s2_fast", "gemm_f16_64x64x32_s3_8192", "gemm_f16_64x64x64_s3_fast",
                "gemm_f16_64x128x32_s3_fast", "gemm_f16_64x64x32_s3_wide", "gemm_f16_64x64x32_s3_deep"]
-FP8_WGMMA_CASES = [n for n in WGMMA_CASES if "fp8" in n]
-FLAGS = {f"{name}_mma": ["--no-wgmma"] for name in WGMMA_CASES if name not in FP8_WGMMA_CASES}
-FLAGS.update({f"{name}_wgmma": ["--wgmma"] for name in FP8_WGMMA_CASES})
+# The fp8 test program's cases take no TMA twins (the sample's do).
+FP8_NT_CASES = [n for n in WGMMA_CASES if n.startswith("gemm_fp8_nt") or n.startswith("gemm_fp8e5m2_nt")]
+FLAGS = {f"{name}_mma": ["--no-wgmma"] for name in WGMMA_CASES}
 # The `_tma` twins: the same with --tma, the mbarrier loop's copies by
 # TMA (tensor maps built by run.py); ragged `_fast` shapes (16-byte rows)
 # are the ones whose fast loop runs, and a negative origin checks the
 # hardware's zero fill before the tensor.
-TMA_CASES = [n for n in WGMMA_CASES if n not in FP8_WGMMA_CASES] + [
+TMA_CASES = [n for n in WGMMA_CASES if n not in FP8_NT_CASES] + [
     "gemm_f16_64x64_fast", "gemm_f16_at_ragged_fast", "gemm_bf16_bt_ragged_fast",
     "gemm_bias_relu_ragged_fast", "regress_dup_copy_pipelined_fast", "regress_neg_origin_pipelined_fast",
     "regress_batched_strided_gemm", "regress_batched_strided_gemm_fast", "gemm_i8_4096_64x64x64_s3_128t"]
@@ -77,6 +79,9 @@ FLAGS.update({f"{name}_ws": ["--tma", "--warp-specialize"] for name in WS_CASES}
 
 # name: (sample, variant, defines, shapes, reference, kind)
 #   kind "check": correctness on ragged shapes; "bench": timed, checked too.
+# The fp8 sample's fastest tiling on the H200 (docs/perf-gpu.md).
+FP8_FAST = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 128, "STAGES": 4, "THREADS": 256}
+
 CASES = [
     # GEMM, f16 and bf16 in, f32 accumulate.
     ("gemm_f16_ragged", "gemm", None, {}, {"M": 1000, "N": 1030, "K": 700}, "gemm", "check"),
@@ -423,6 +428,12 @@ CASES = [
     # W8A8: int8 operands, i32 accumulation, per-row and per-column scales
     # (TFLOP/s is then tera-ops).
     ("gemm_w8a8_ragged", "gemm_w8a8", None, {}, {"M": 1000, "N": 1030, "K": 700}, "gemm_w8a8", "check"),
+    # fp8 e4m3 with row and column scales (wgmma, sums promoted); the
+    # benches at the tiling that runs fastest on the H200.
+    ("gemm_fp8_ragged", "gemm_fp8", None, {}, {"M": 1000, "N": 1030, "K": 700}, "gemm_fp8", "check"),
+    ("gemm_fp8_ragged_fast", "gemm_fp8", None, FP8_FAST, {"M": 1000, "N": 1040, "K": 704}, "gemm_fp8", "check"),
+    ("gemm_fp8_4096", "gemm_fp8", None, FP8_FAST, {"M": 4096, "N": 4096, "K": 4096}, "gemm_fp8", "bench"),
+    ("gemm_fp8_8192", "gemm_fp8", None, FP8_FAST, {"M": 8192, "N": 8192, "K": 8192}, "gemm_fp8", "bench"),
     ("gemm_w8a8_fast_ragged", "gemm_w8a8", None, {}, {"M": 1000, "N": 1040, "K": 704}, "gemm_w8a8", "check"),
     ("gemm_w8a8_4096", "gemm_w8a8", None, {}, {"M": 4096, "N": 4096, "K": 4096}, "gemm_w8a8", "bench"),
     ("gemm_w8a8_4096_128x128", "gemm_w8a8", None, {"BLOCK_M": 128, "BLOCK_N": 128},
@@ -524,6 +535,16 @@ CASES = [
      {"M": 8192, "N": 8192, "K": 8192}, "gemm_bt", "bench"),
     ("gemm_fp8_nt_k4096_ragged", "tests/lang/gemm_fp8_nt", None, {},
      {"M": 300, "N": 200, "K": 4100}, "gemm_bt", "check"),
+    # Tilings whose promoted wgmma sums fit in registers (64 accumulator
+    # floats a thread, and as many for each gemm's own sum).
+] + [
+    (f"gemm_fp8_nt_{s}_{m}x{n}x{k}_s{st}_{t}t", "tests/lang/gemm_fp8_nt", None,
+     {"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "STAGES": st, "THREADS": t},
+     {"M": s, "N": s, "K": s}, "gemm_bt", "bench")
+    for s in (4096, 8192)
+    for m, n, k, st, t in ((128, 128, 128, 5, 256), (128, 128, 64, 6, 256), (64, 256, 128, 4, 256),
+                           (256, 128, 128, 3, 512), (128, 256, 128, 3, 512))
+] + [
 ] + [
     # int8 at 4096^3, in TOPS (the floor: cuBLAS's f16 TFLOP/s of the
     # same run); gemm_i8_4096_MxNxK_sS_TT as for f16 above.
@@ -607,11 +628,8 @@ CASES += [
 ] + [(f"{c[0]}_s3",) + tuple(c[1:3]) + (dict(c[3], STAGES=3),) + tuple(c[4:]) for c in CASES
      if c[0] in ("gemm_i8_nt_ragged_fast", "gemm_bias_relu_ragged_fast")]
 
-# The twins: each wgmma case on mma.sync (`_mma`), each fp8 one on
-# wgmma (`_wgmma`).
-CASES += [(f"{c[0]}_mma",) + tuple(c[1:]) for c in CASES
-          if c[0] in WGMMA_CASES and c[0] not in FP8_WGMMA_CASES]
-CASES += [(f"{c[0]}_wgmma",) + tuple(c[1:]) for c in CASES if c[0] in FP8_WGMMA_CASES]
+# The twins: each wgmma case on mma.sync (`_mma`).
+CASES += [(f"{c[0]}_mma",) + tuple(c[1:]) for c in CASES if c[0] in WGMMA_CASES]
 CASES += [(f"{c[0]}_tma",) + tuple(c[1:]) for c in CASES if c[0] in TMA_CASES]
 # mma.sync with TMA: A's 128-byte rows by TMA, B's wider unpaneled rows
 # by cp.async, both completing on one stage barrier.
