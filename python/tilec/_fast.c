@@ -239,12 +239,73 @@ out:
 	return ok;
 }
 
-/* A NumPy array, through __array_struct__, as _arrays._numpy describes
- * it.  1 described, 0 not here, -1 error. */
+/* NumPy's PyArrayObject_fields (ndarraytypes.h): the head of every
+ * ndarray, part of NumPy's C ABI (PyArray_DATA and PyArray_DESCR read
+ * it), the same in NumPy 1 and 2. */
+typedef struct NumpyHead {
+	PyObject_HEAD
+	char *data;          /* the first element */
+	int nd;              /* number of dims */
+	Py_ssize_t *dims;    /* nd extents */
+	Py_ssize_t *strides; /* nd strides in bytes */
+	PyObject *base;      /* what owns the data, or NULL */
+	PyObject *descr;     /* the dtype (ndarray.dtype is this object) */
+	int flags;           /* NPY_C_CONTIGUOUS, ... */
+} NumpyHead;
+
+/* Whether ndarrays are read through NumpyHead: not known until the
+ * first one is checked against __array_struct__ (head_agrees). */
+enum { HEAD_UNKNOWN, HEAD_READ, HEAD_NOT_READ };
+static int numpy_head = HEAD_UNKNOWN;
+
+/* Shape, strides, data, dtype and flags of `v` as NumpyHead reads
+ * them are those __array_struct__ and .dtype give (ai). */
 static int
-describe_numpy(PyObject *v, Arg *a, int64_t *shape, int64_t *strides)
+head_agrees(PyObject *v, const ArrayInterface *ai)
 {
+	const NumpyHead *h = (const NumpyHead *)v;
+	PyObject *dt = PyObject_GetAttr(v, s_dtype);
+	if (!dt)
+		return -1;
+	int same = dt == h->descr && h->data == ai->data && h->nd == ai->nd &&
+		   (h->flags & NPY_C_CONTIGUOUS) == (ai->flags & NPY_C_CONTIGUOUS);
+	Py_DECREF(dt);
+	for (int d = 0; same && d < h->nd; d++)
+		same = h->dims[d] == ai->shape[d] &&
+		       h->strides[d] == ai->strides[d];
+	return same;
+}
+
+/* A NumPy array as _arrays._numpy describes it: through its head, for
+ * a C-contiguous array of a type _arrays found there (`fast`), once the
+ * head has been seen to agree with __array_struct__; else through
+ * __array_struct__ (a capsule made and freed each call).  1 described,
+ * 0 not here, -1 error. */
+static int
+describe_numpy(PyObject *v, int fast, Arg *a, int64_t *shape,
+	       int64_t *strides)
+{
+	const NumpyHead *h = (const NumpyHead *)v;
 	int ok = -1, code = 0;
+	if (fast && numpy_head == HEAD_READ && (h->flags & NPY_C_CONTIGUOUS) &&
+	    h->nd <= MAX_RANK) {
+		if ((ok = dtype_code(numpy_dtype, h->descr, &code)) != 1)
+			return ok;
+		long long count = 1;
+		for (int d = 0; d < h->nd; d++) {
+			shape[d] = h->dims[d];
+			count *= shape[d] != 0;
+		}
+		a->kind = ARG_TENSOR;
+		a->data = count ? h->data : NULL;
+		a->dtype = code;
+		a->rank = h->nd;
+		a->shape = shape;
+		a->strides = NULL;
+		a->memory = MEMORY_HOST;
+		a->device = 0;
+		return 1;
+	}
 	PyObject *dt = NULL, *cap = NULL;
 	if (!(dt = PyObject_GetAttr(v, s_dtype)))
 		goto out;
@@ -259,6 +320,14 @@ describe_numpy(PyObject *v, Arg *a, int64_t *shape, int64_t *strides)
 	ok = 0;
 	if (ai->two != 2 || ai->nd < 0 || ai->nd > MAX_RANK || ai->itemsize <= 0)
 		goto out;
+	if (fast && numpy_head == HEAD_UNKNOWN) {
+		int agrees = head_agrees(v, ai);
+		if (agrees < 0) {
+			ok = -1;
+			goto out;
+		}
+		numpy_head = agrees ? HEAD_READ : HEAD_NOT_READ;
+	}
 	long long count = 1;
 	for (int d = 0; d < ai->nd; d++) {
 		shape[d] = ai->shape[d];
@@ -322,9 +391,10 @@ describe(PyObject *v, Arg *a, int64_t *shape, int64_t *strides, int *gpu)
 	int ok = 0;
 	if (k == torch_kind)
 		ok = describe_torch(v, a, shape, strides, gpu);
-	else if (k == PyTuple_GET_ITEM(numpy_kinds, 0) ||
-		 k == PyTuple_GET_ITEM(numpy_kinds, 1))
-		ok = describe_numpy(v, a, shape, strides);
+	else if (k == PyTuple_GET_ITEM(numpy_kinds, 0))
+		ok = describe_numpy(v, 1, a, shape, strides);
+	else if (k == PyTuple_GET_ITEM(numpy_kinds, 1))
+		ok = describe_numpy(v, 0, a, shape, strides);
 	Py_XDECREF(decided);
 	return ok;
 }
