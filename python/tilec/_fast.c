@@ -22,7 +22,10 @@
  * anything is launched, and the ctypes path makes the call (and raises
  * its errors).  Which Python type is a torch tensor or a NumPy array is
  * _arrays.KINDS's answer (_arrays._kind's for a type not met before),
- * which setup() hands over.
+ * which setup() hands over.  A C-contiguous ndarray is read from its
+ * PyArrayObject head (NumPy's C ABI) once the first one read there
+ * agreed with its __array_struct__; torch tensors through their
+ * Python attributes, by vectorcall.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
