@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
 # python.sh BUILD SRCROOT CASE - the Python package's pytest tests.
 #
-#   tree     python/tests against the package in the source tree
+#   tree     python/tests against the package in the source tree, its
+#            calls through ctypes alone (TILEC_PYTHON_CTYPES=1)
+#   extension
+#            python/tests against a copy of the package with its C
+#            extension (tilec._fast) built in place by setup.py: the calls
+#            go through it
 #   install  `pip install ./python` (a copy of it) into a fresh virtual
 #            environment, then python/tests against what it installed
+#            (with the C extension where the interpreter has its headers);
+#            and first with no C compiler (CC=false): the package must
+#            install all the same and call kernels through ctypes
 #   runtime-only
 #            what a GPU machine without libclang runs
 #            (tools/python_gpu_prepare.sh's folder): python/tests with
@@ -52,12 +60,33 @@ trap 'rm -rf "$work"' EXIT
 
 case $case in
 tree)
-	PYTHONPATH=$src/python sanitized "$py" -m pytest -q -p no:cacheprovider \
-		"$src/python/tests"
+	TILEC_PYTHON_CTYPES=1 TILEC_EXPECT_CALL_PATH=ctypes PYTHONPATH=$src/python \
+		sanitized "$py" -m pytest -q -p no:cacheprovider "$src/python/tests"
+	;;
+extension)
+	cp -r "$src/python" "$work/pkg"
+	rm -rf "$work/pkg/build" "$work/pkg"/tilec/*.so
+	(cd "$work/pkg" && "$py" setup.py build_ext --inplace) >"$work/build.log" 2>&1 ||
+		{ cat "$work/build.log"; echo "FAIL: setup.py build_ext"; exit 1; }
+	ls "$work/pkg"/tilec/_fast*.so >/dev/null 2>&1 ||
+		{ cat "$work/build.log"; echo "FAIL: tilec._fast was not built"; exit 1; }
+	cd "$work"
+	TILEC_EXPECT_CALL_PATH=extension PYTHONPATH=$work/pkg \
+		sanitized "$py" -m pytest -q -p no:cacheprovider "$src/python/tests"
 	;;
 install)
 	# A copy: setuptools writes its build files next to the sources.
 	cp -r "$src/python" "$work/pkg"
+	rm -rf "$work/pkg/build" "$work/pkg"/tilec/*.so
+	# Without a C compiler the extension is left out, nothing else.
+	"$py" -m venv --system-site-packages "$work/bare"
+	CC=false "$work/bare/bin/pip" install -q --no-build-isolation --no-deps \
+		--no-index "$work/pkg" >"$work/pip-bare.log" 2>&1 ||
+		{ cat "$work/pip-bare.log"; echo "FAIL: pip install ./python without a C compiler"; exit 1; }
+	rm -rf "$work/pkg/build"
+	path=$(cd "$work" && "$work/bare/bin/python" -c 'import tilec; print(tilec.call_path)')
+	[ "$path" = ctypes ] ||
+		{ echo "FAIL: installed without a C compiler, tilec.call_path is $path"; exit 1; }
 	"$py" -m venv --system-site-packages "$work/venv"
 	"$work/venv/bin/pip" install -q --no-build-isolation --no-deps \
 		--no-index "$work/pkg" >"$work/pip.log" 2>&1 ||
@@ -68,8 +97,13 @@ install)
 	"$work/venv/"*) ;;
 	*) echo "FAIL: tilec imported from $where, not the venv"; exit 1 ;;
 	esac
-	sanitized "$work/venv/bin/python" -m pytest -q -p no:cacheprovider \
-		"$src/python/tests"
+	# The extension where this interpreter has its headers (Python.h).
+	want=ctypes
+	"$py" -c 'import os, sys, sysconfig
+sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' &&
+		want=extension
+	TILEC_EXPECT_CALL_PATH=$want sanitized "$work/venv/bin/python" -m pytest -q \
+		-p no:cacheprovider "$src/python/tests"
 	;;
 runtime-only)
 	# The prepare step translates through libtilec: in a sanitized build
@@ -88,7 +122,7 @@ runtime-only)
 	# meson's LD_LIBRARY_PATH names the build, which holds libtilec.
 	unset LD_LIBRARY_PATH
 	TILEC_LIBRARY_DIR=$work/carry/lib TILEC_SOURCE_ROOT=$work/carry \
-		TILEC_PRETRANSLATED=$work/carry/kernels \
+		TILEC_PRETRANSLATED=$work/carry/kernels TILEC_EXPECT_CALL_PATH=ctypes \
 		PYTHONPATH=$work/carry/python sanitized "$py" -m pytest -q -rs \
 		-p no:cacheprovider "$work/carry/python/tests"
 	;;

@@ -3,7 +3,9 @@
 # launch-overhead benchmark need on a GPU machine that has Python, torch
 # and NVRTC but no libclang (so no libtilec), in python-carry/:
 #
-#   python/tilec, python/tests   the package and its tests
+#   python/tilec, python/tests   the package and its tests, with
+#   python/setup.py              which builds its C extension there
+#                                (tilec/_fast.c; run.sh does)
 #   lib/libtilec_runtime.so      the runtime (it needs only libc)
 #   kernels/                     every kernel the tests and the benchmark
 #                                build, translated here (standalone source
@@ -40,7 +42,9 @@ out=${CARRY_DIR:-python-carry}
 rm -rf "$out"
 mkdir -p "$out/lib" "$out/python/tests" "$out/tools" "$out/tests/launch" "$out/samples"
 cp -r python/tilec "$out/python/"
-rm -rf "$out/python/tilec/__pycache__"
+cp python/setup.py python/pyproject.toml python/README.md "$out/python/"
+# No extension built here: run.sh builds it for the interpreter there.
+rm -rf "$out/python/tilec/__pycache__" "$out"/python/tilec/*.so
 cp python/tests/*.py "$out/python/tests/"
 cp tools/bench_python_launch.py "$out/tools/"
 cp -r templates "$out/" # the helper headers, which one test includes

@@ -341,6 +341,126 @@ def test_arguments_land_where_the_runtime_reads():
         _lib.ARG_INT, -7, ctypes.sizeof(_lib.Arg))
 
 
+def test_the_call_path_is_the_one_expected():
+    """tests/python.sh and tools/python_gpu_run.sh say which path the
+    package must take (TILEC_EXPECT_CALL_PATH): the C extension where
+    it was built, ctypes where TILEC_PYTHON_CTYPES turns it off."""
+    want = os.environ.get("TILEC_EXPECT_CALL_PATH")
+    if not want:
+        pytest.skip("TILEC_EXPECT_CALL_PATH is not set")
+    assert tilec.call_path == want
+
+
+def _extension_only(kernel, monkeypatch):
+    """Make kernel's ctypes path fail the test: every call after this
+    must be described and launched (or refused) by the extension."""
+    if tilec.call_path != "extension":
+        pytest.skip("the C extension is not in use (tilec.call_path %s)"
+                    % tilec.call_path)
+
+    def no(args, kwargs):
+        raise AssertionError("the call went through ctypes")
+    monkeypatch.setattr(kernel, "_call_ctypes", no)
+
+
+def test_extension_takes_arrays_and_numbers(monkeypatch):
+    """Arrays, views, ints, floats, by position and by name: all in C,
+    and its refusals the runtime's, as TypeError and ValueError naming
+    the parameter."""
+    gemm = build(GEMM)
+    _extension_only(gemm, monkeypatch)
+    a, b, c = operands(37, 21, 11)
+    gemm(a, b, c)
+    check_gemm(a, b, c)
+    a, b, c = operands(6, 9, 130)
+    gemm(C=c, K=130, A=a, B=b)
+    check_gemm(a, b, c)
+    big = rng.uniform(-1, 1, (8, 130)).astype(np.float32)
+    a, c = big[2:], np.full((6, 9), np.nan, np.float32)
+    gemm(6, 9, 130, a, b, c)
+    check_gemm(a, b, c)
+    with pytest.raises(TypeError, match=r"tensor 'A'.*f64"):
+        gemm(a.astype(np.float64), b, c)
+    with pytest.raises(ValueError, match=r"tensor 'A' is not row-major"):
+        gemm(np.ascontiguousarray(a.T).T, b, c)
+    with pytest.raises(ValueError, match=r"tensor 'A' has extent 6.*7"):
+        gemm(M=7, A=a, B=b, C=c)
+    with pytest.raises(TypeError, match=r"no parameter 'Q'"):
+        gemm(a, b, c, Q=1)
+
+
+class _FakeDtype:
+    """Stands for a torch dtype: _arrays reads its name from str()."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __str__(self):
+        return "torch." + self.name
+
+
+class _FakeTensor:
+    """What _arrays._torch reads of a torch tensor, over a NumPy array:
+    the describer tested where torch is not installed."""
+    dtypes = {}
+
+    def __init__(self, x, device=-1):
+        self.x, self.device = x, device
+        name = {"float32": "float32", "float64": "float64",
+                "complex64": "complex64"}[x.dtype.name]
+        self.dtype = self.dtypes.setdefault(name, _FakeDtype(name))
+        self.shape = tuple(x.shape)
+        self.is_cuda, self.is_cpu = device >= 0, device < 0
+
+    def get_device(self):
+        return self.device
+
+    def is_contiguous(self):
+        return self.x.flags.c_contiguous
+
+    def stride(self):
+        return tuple(s // self.x.itemsize for s in self.x.strides)
+
+    def data_ptr(self):
+        return self.x.__array_interface__["data"][0]
+
+
+@pytest.mark.parametrize("path", ["call", "ctypes"])
+def test_torch_describer_on_both_paths(path, monkeypatch):
+    """The torch describer (_arrays._torch, and the extension's copy of
+    it) on tensor-like objects: dtype, shape, strides, data and where
+    the memory is, each refusal naming the parameter."""
+    from tilec import _arrays
+    monkeypatch.setitem(_arrays.KINDS, _FakeTensor, _arrays._torch)
+    gemm = build(GEMM)
+    if path == "ctypes":
+        def call(*args, **kwargs):
+            return gemm._call_ctypes(args, kwargs)
+    else:
+        _extension_only(gemm, monkeypatch)
+        call = gemm
+    a, b, c = operands(29, 18, 7)
+    call(_FakeTensor(a), _FakeTensor(b), _FakeTensor(c))
+    check_gemm(a, b, c)
+    a, b, c = operands(3, 5, 66)
+    call(B=_FakeTensor(b), C=_FakeTensor(c), A=_FakeTensor(a))
+    check_gemm(a, b, c)
+    with pytest.raises(ValueError, match=r"tensor 'A' is not row-major"):
+        call(_FakeTensor(np.ascontiguousarray(a.T).T), _FakeTensor(b),
+             _FakeTensor(c))
+    with pytest.raises(TypeError, match=r"tensor 'B'.*f64"):
+        call(_FakeTensor(a), _FakeTensor(b.astype(np.float64)),
+             _FakeTensor(c))
+    with pytest.raises(ValueError, match=r"tensor 'C' is in the memory of "
+                       r"GPU 1; the kernel runs on the CPU"):
+        call(_FakeTensor(a), _FakeTensor(b), _FakeTensor(c, device=1))
+    if path == "ctypes":
+        with pytest.raises(TypeError, match=r"tensor 'A'.*no tilec dtype"
+                           r".*a torch tensor of complex64"):
+            call(_FakeTensor(a.astype(np.complex64)), _FakeTensor(b),
+                 _FakeTensor(c))
+
+
 def test_threads_call_one_kernel(gemm):
     import threading
     shapes = [(17 + 9 * i, 23 + 5 * i, 11 + 3 * i) for i in range(6)]

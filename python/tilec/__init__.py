@@ -12,7 +12,9 @@ Kernel:
     k = tilec.load("softmax.cu", "softmax.launch.json")   # target="cuda"
 
 The binding is ctypes over libtilec and libtilec_runtime (python/README.md
-says why); libtilec is loaded only when translate or compile is called.
+says why), with an optional C extension (tilec._fast) that makes a
+kernel call's description and launch one C call where it was built;
+libtilec is loaded only when translate or compile is called.
 Every check of the arguments against the kernel's signature happens in
 the runtime's tilec_launch_checked, the same for C callers; this module
 only describes the arrays to it.
@@ -27,7 +29,7 @@ from . import _arrays, _lib
 
 __all__ = ["translate", "compile", "load", "Kernel", "Dispatch", "bench",
            "BenchResult",
-           "torch_op", "translator_available", "TranslationError",
+           "torch_op", "translator_available", "call_path", "TranslationError",
            "RuntimeError", "NotFound", "TranslatorUnavailable",
            "__version__"]
 __version__ = "0.1.0"
@@ -153,6 +155,34 @@ def translate(path_or_text, target="openmp", arch=None, defines=None,
     return source
 
 
+def _load_accelerator():
+    """tilec._fast, the optional C extension that describes a call's
+    arguments and launches in one C call (python/README.md), set up with
+    _arrays' tables; None where it was not built, where
+    TILEC_PYTHON_CTYPES is set (to anything but 0) or where it was built
+    for another tilec_arg than _lib.Arg: then Kernel calls go through
+    ctypes alone, with the same checks and errors."""
+    if os.environ.get("TILEC_PYTHON_CTYPES", "0") != "0":
+        return None
+    try:
+        from . import _fast
+    except ImportError:
+        return None
+    want = (ctypes.sizeof(_lib.Arg),) + tuple(
+        getattr(_lib.Arg, f).offset for f, _ in _lib.Arg._fields_)
+    if tuple(_fast.arg_layout()) != want:
+        return None
+    _fast.setup(_arrays.KINDS, _arrays._kind, _arrays._torch,
+                (_arrays._numpy_fast, _arrays._numpy), _arrays._torch_dtype,
+                _arrays._numpy_dtype, _arrays.stream_of)
+    return _fast
+
+
+_accel = _load_accelerator()
+# How Kernel calls go: "extension" (tilec._fast) or "ctypes".
+call_path = "extension" if _accel is not None else "ctypes"
+
+
 class _Context:
     """One runtime context per (backend, device), kept for the process."""
     _open = {}
@@ -204,6 +234,12 @@ class Kernel:
         self._gpu = target != "openmp"
         self._names = {}
         self._local = threading.local()
+        # The C accelerator's launch of this kernel, or None (ctypes).
+        self._fast = None
+        if _accel is not None:
+            self._fast = _accel.Launcher(
+                ctypes.cast(self._launch, ctypes.c_void_p).value,
+                self._kaddr, self._gpu).launch
 
     def __repr__(self):
         return "<tilec.Kernel %s(%s) for %s>" % (self.name,
@@ -234,6 +270,20 @@ class Kernel:
         return self._names[name]
 
     def __call__(self, *args, **kwargs):
+        fast = self._fast
+        if fast is not None:
+            st = fast(args, kwargs)
+            if not st:  # TILEC_OK
+                return None
+            if st > 0:
+                self._fail(st, ())
+            # NOT_HERE: an argument the extension leaves to ctypes.
+        return self._call_ctypes(args, kwargs)
+
+    def _call_ctypes(self, args, kwargs):
+        """The call through ctypes: each argument described by
+        _arrays.py into this thread's tilec_arg array, then
+        tilec_launch_checked."""
         n = len(args) + len(kwargs)
         try:
             args_at, slots = self._local.per_n[n]
@@ -266,8 +316,15 @@ class Kernel:
         if gpu is not None and self._gpu:
             stream = _arrays.stream_of(gpu)
         st = self._launch(self._kaddr, args_at, n, stream)
-        if not st:  # TILEC_OK
-            return None
+        if st:  # not TILEC_OK
+            self._fail(st, notes)
+        return None
+
+    def _fail(self, st, notes):
+        """Raise the failed launch's error: TypeError or ValueError for
+        arguments the runtime refused (its message names the parameter;
+        `notes` adds what arrays it could not describe were),
+        tilec.RuntimeError for anything else."""
         msg = _text(self._rt.tilec_error(self._ctx))
         if notes:
             msg += " (given %s)" % "; ".join(notes)
