@@ -126,8 +126,9 @@ inspect(const char *path, const char *arch, Isa *isa)
 
 /* The gfx90a code object of sample case c: kernel metadata, no scratch,
  * and v_mfma where its gemms take the MFMA path (gemm*.c but the int8
- * gemm_w8a8.c, which has no MFMA path yet; moe_gemm.c, conv2d.c and
- * the attention samples), those counted in *(int *)arg. */
+ * gemm_w8a8.c, which has no MFMA path yet, and gemm_fp8.c, since gfx90a
+ * has no fp8 MFMA: its operands widen to f32 first; moe_gemm.c, conv2d.c
+ * and the attention samples), those counted in *(int *)arg. */
 static void
 check_isa(void *arg, const RtcCase *c, const char *arch,
 	  const tilec_module_info *info)
@@ -145,7 +146,8 @@ check_isa(void *arg, const RtcCase *c, const char *arch,
 		      "bytes, %d instructions)", c->file,
 		      isa.private_bytes, isa.scratch);
 	bool mfma = (strncmp(c->file, "gemm", 4) == 0 &&
-		     strcmp(c->file, "gemm_w8a8.c") != 0) ||
+		     strcmp(c->file, "gemm_w8a8.c") != 0 &&
+		     strcmp(c->file, "gemm_fp8.c") != 0) ||
 		    strcmp(c->file, "flash_attention.c") == 0 ||
 		    strcmp(c->file, "moe_gemm.c") == 0 ||
 		    strcmp(c->file, "conv2d.c") == 0 ||
