@@ -15,7 +15,8 @@ line per case, then a table.  Exit status 1 if any check failed.
   python3 run.py cases.json [--only PART,=NAME,...] [--repeat N]
 
 --only keeps the cases whose name contains one of the comma-separated
-PARTs or is one of the =NAMEs.
+PARTs or is one of the =NAMEs.  TILEC_NVRTC_EXTRA (space-separated) adds
+NVRTC options, e.g. --Ofast-compile=mid, to measure what they cost.
 """
 import argparse, json, math, os, sys, time
 
@@ -202,6 +203,33 @@ def ref_paged_decode(t, s):
             p = torch.softmax(k[:, g] @ q[b, h] * s["scale"], dim=0)
             out[b, h] = p @ v[:, g]
     return out
+
+
+def ref_paged_decode_split(t, s):
+    """paged_decode_split_gqa's partials: split sp of sequence b holds its
+    pages [sp * per, (sp + 1) * per), per = ceil(ceil(CL[b] / PAGE) / NSPLIT)."""
+    q = t["Q"].double()                                # [B][H][D]
+    B, H, D = q.shape
+    page, hkv, ns = s["PAGE"], t["KC"].shape[2], s["NSPLIT"]
+    opart = torch.zeros(B, H, ns, D, dtype=torch.float64, device=q.device)
+    lse = torch.full((B, H, ns), float("-inf"), dtype=torch.float64, device=q.device)
+    for b in range(B):
+        n = int(t["CL"][b].item())
+        npg = -(-n // page)
+        if n == 0:
+            continue
+        per = -(-npg // ns)
+        pages = t["BT"][b, :npg].long()
+        k, v = (t[c][pages].reshape(-1, hkv, D)[:n].double() for c in ("KC", "VC"))
+        for h in range(H):
+            g = h // (H // hkv)
+            sc = k[:, g] @ q[b, h] * s["scale"]
+            for sp in range(ns):
+                a, e = sp * per * page, min(n, (sp + 1) * per * page)
+                if a < e:
+                    opart[b, h, sp] = torch.softmax(sc[a:e], dim=0) @ v[a:e, g]
+                    lse[b, h, sp] = torch.logsumexp(sc[a:e], dim=0)
+    return opart, lse
 
 
 def ref_moe_gemm(t, s):
@@ -800,6 +828,8 @@ REFS = {"gemm": (ref_gemm, "C"), "gemm_at": (ref_gemm_at, "C"), "gemm_bt": (ref_
         "gqa_attention": (ref_gqa_attention, "O"), "gemm_w8a8": (ref_gemm_w8a8, "C"),
         "gemm_fp8": (ref_gemm_fp8, "C"),
         "paged_decode": (ref_paged_decode, "O"), "paged_decode_full": (ref_paged_decode, "O"),
+        "paged_decode_split": (ref_paged_decode_split, ("Opart", "Lse")),
+        "paged_decode_split_full": (ref_paged_decode_split, ("Opart", "Lse")),
         "moe_gemm": (ref_moe_gemm, "Y"), "gemm_w4a16": (ref_gemm_w4a16, "C"),
         "gemm_w4a16_splitk": (ref_gemm_w4a16_splitk, "C"),
         "i4_fragment": (ref_i4_fragment, "Y"), "i4_shared": (ref_i4_shared, ("Y", "Z", "W")),
@@ -826,7 +856,8 @@ REFS = {"gemm": (ref_gemm, "C"), "gemm_at": (ref_gemm_at, "C"), "gemm_bt": (ref_
 # probability, about 2e-4 of the largest output measured on the H200);
 # gemm_w4a16_splitk rounds each dequantized weight to f16 for its
 # tensor-core gemm (1.8-2.1e-4 measured there).
-SUM_TOLERANCE = {"flash_decode_split_gqa": 1e-3, "gemm_w4a16_splitk": 1e-3}
+SUM_TOLERANCE = {"flash_decode_split_gqa": 1e-3, "paged_decode_split_gqa": 1e-3,
+                 "gemm_w4a16_splitk": 1e-3}
 UNTOUCHED = {"lang_paged_kv", "lang_moe_group", "lang_masked_y", "lang_masked_z", "k_kv_append"}
 # Outputs the kernel also reads: they start random, and the reference sees
 # their starting values as NAME@start.
@@ -851,6 +882,8 @@ RANGES = {"rope": {"P": lambda s: (0, s["MAXPOS"])},
           "paged_decode": {"BT": lambda s: (0, s["NPAGES"]), "CL": lambda s: (0, s["MAXP"] * s["PAGE"] + 1)},
           "paged_decode_full": {"BT": lambda s: (0, s["NPAGES"]),
                                 "CL": lambda s: ((s["MAXP"] - 1) * s["PAGE"] + 1, s["MAXP"] * s["PAGE"] + 1)}}
+RANGES["paged_decode_split"] = RANGES["paged_decode"]
+RANGES["paged_decode_split_full"] = RANGES["paged_decode_full"]
 # tests/gpu_regress/table_origin_pipelined.c's `run: --range` line.
 RANGES["table_sum"] = {"T": lambda s: (0, 19), "CNT": lambda s: (0, s["MAXP"] + 1)}
 # tests/gpu_regress/row_vectors.c: ids past both ends of X's rows.
@@ -979,7 +1012,8 @@ def run_case(case, here, repeat):
     env.update(case["shapes"])
     src = open(os.path.join(here, case["cu"])).read()
     arch = L["arch"]
-    mod = cp.RawModule(code=src, options=("-std=c++17", f"-arch={arch}"))
+    extra = tuple(os.environ.get("TILEC_NVRTC_EXTRA", "").split())
+    mod = cp.RawModule(code=src, options=("-std=c++17", f"-arch={arch}") + extra)
     kern = mod.get_function(L["kernel"])
     smem = L["smem_bytes"]
     if smem > 48 * 1024:
