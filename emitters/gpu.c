@@ -2317,6 +2317,75 @@ emit_row_vectors(Gpu *G, const TcStmt *const *loops, const long long *ext, int n
 	close_brace(G);
 }
 
+/* A spread nest whose innermost loop goes in runs (runs.c, loop.run):
+ * each thread takes `run` consecutive iterations of it, computes their
+ * values into a tilec::Run and stores that into the row as one vector. */
+static void
+emit_runs(Gpu *G, const TcStmt *const *loops, const long long *ext, int n)
+{
+	TcBuf *b = G->pr.out;
+	const TcStmt *col = loops[n - 1];
+	const TcVar *cv = col->u.loop.var;
+	int run = col->u.loop.run;
+	long long runs = ext[n - 1] / run, total = runs;
+	for (int i = 0; i < n - 1; i++)
+		total *= ext[i];
+	const TcStmt *as = col->u.loop.body->u.block.body.items[0];
+	const TcExpr *dst = as->u.assign.dst;
+	const TcVar *t = dst->u.load.var;
+	const char *e = fresh(G, tc_fmt(G->a, "%s_e", loops[0]->u.loop.var->name));
+	const char *first = fresh(G, tc_fmt(G->a, "%s_run", cv->name));
+	const char *vals = fresh(G, tc_fmt(G->a, "%s_vals", t->name));
+	tc_buf_printf(b, "for (int %s = threadIdx.x; %s < %lld; %s += %s) {\n", e, e, total,
+		      e, G->nthreads);
+	b->indent++;
+	/* The outer loops' variables the body uses, and the run's first
+	 * column, from the flat index. */
+	long long inner = total;
+	tc_buf_puts(b, "const int ");
+	for (int i = 0; i < n; i++) {
+		long long x = i == n - 1 ? runs : ext[i];
+		inner /= x;
+		if (i < n - 1 && !prints_var(col->u.loop.body, loops[i]->u.loop.var))
+			continue;
+		const char *name = i == n - 1 ? first : loops[i]->u.loop.var->name;
+		if (i == n - 1)
+			tc_buf_printf(b, "%s = %s %% %lld * %d", name, e, runs, run);
+		else if (i == 0)
+			tc_buf_printf(b, "%s = %s / %lld, ", name, e, inner);
+		else
+			tc_buf_printf(b, "%s = %s / %lld %% %lld, ", name, e, inner, x);
+	}
+	tc_buf_puts(b, ";\n");
+	tc_buf_printf(b, "tilec::Run<%d, %s> %s;\n", run, storage_type(G, t->dtype), vals);
+	tc_buf_puts(b, "#pragma unroll\n");
+	tc_buf_printf(b, "for (int %s = %s; %s < %s + %d; %s++)\n", cv->name, first, cv->name,
+		      first, run, cv->name);
+	b->indent++;
+	bool saved = G->block_level;
+	G->block_level = false;
+	G->spread++;
+	tc_buf_printf(b, "%s.e[%s - %s] = ", vals, cv->name, first);
+	if (narrow_float(t->dtype)) {
+		tc_buf_printf(b, "tilec::from_float<%s>(", storage_type(G, t->dtype));
+		expr(G, as->u.assign.value);
+		tc_buf_puts(b, ")");
+	} else {
+		expr(G, as->u.assign.value);
+	}
+	tc_buf_puts(b, ";\n");
+	b->indent--;
+	TcVar at_var = { .kind = TC_VAR_LOCAL, .name = first, .dtype = TC_DT_I32 };
+	TcExpr *at = tc_expr_var(G->a, &at_var, col->loc);
+	const TcExpr *to = replace_var(G, dst, cv, at);
+	tc_buf_printf(b, "%s.store(&", vals);
+	element_ref(G, t, to->u.load.idx);
+	tc_buf_puts(b, ");\n");
+	G->spread--;
+	G->block_level = saved;
+	close_brace(G);
+}
+
 static void
 emit_spread(Gpu *G, const TcStmt *s)
 {
@@ -2341,6 +2410,10 @@ emit_spread(Gpu *G, const TcStmt *s)
 	const TcStmt *as = row_vector_assign(loops[n - 1]);
 	if (as && (n > 1 || loops[0] == loops[n - 1])) {
 		emit_row_vectors(G, loops, ext_, n, as);
+		return;
+	}
+	if (loops[n - 1]->u.loop.run > 1) {
+		emit_runs(G, loops, ext_, n);
 		return;
 	}
 	long long total = 1;

@@ -476,7 +476,9 @@ print_loop(TcBuf *b, const TcKernel *k, const TcStmt *s)
 			print_prec(b, s->u.loop.col_in, 0);
 		}
 	}
-	if (s->u.loop.threads == TC_THREADS_SPREAD)
+	if (s->u.loop.threads == TC_THREADS_SPREAD && s->u.loop.run > 1)
+		tc_buf_printf(b, " spread in runs of %d", s->u.loop.run);
+	else if (s->u.loop.threads == TC_THREADS_SPREAD)
 		tc_buf_puts(b, " spread");
 	else if (s->u.loop.threads == TC_THREADS_SERIAL)
 		tc_buf_puts(b, " serial in thread");

@@ -987,6 +987,11 @@ loop(Reader *R, TcLoopKind kind)
 		}
 	}
 	s->u.loop.threads = thread_map(R);
+	if (s->u.loop.threads == TC_THREADS_SPREAD && accept(R, "in")) {
+		expect(R, "runs");
+		expect(R, "of");
+		s->u.loop.run = small_int(R);
+	}
 	expect(R, "{");
 	s->loc = loc_comment(R);
 	v->loc = s->loc;

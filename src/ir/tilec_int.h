@@ -817,6 +817,12 @@ struct TcStmt {
 			 * otherwise.  0: no such loop. */
 			int row_vec;
 			TcExpr *row_in, *col_in;
+			/* The innermost loop of a spread nest on GPU
+			 * targets (runs.c): each thread runs `run`
+			 * consecutive iterations together, their values
+			 * stored into the body's one shared-tile row as
+			 * one vector; 0: one iteration at a time. */
+			int run;
 		} loop;
 		struct {
 			TcExpr *cond;

@@ -655,6 +655,28 @@ check_schedule(Verifier *v, const TcStmt *s)
 			     "but is not a whole number of them over one "
 			     "guarded element copy", name_of(s->u.loop.var), rv);
 	}
+	/* A loop in runs (runs.c): spread, innermost, a whole number of
+	 * runs, its body the one assignment to an element of a shared
+	 * buffer at the loop's variable along its rows. */
+	int run = s->u.loop.run;
+	if (run) {
+		const TcVec *body = &s->u.loop.body->u.block.body;
+		const TcStmt *as = body->len == 1 ? body->items[0] : NULL;
+		const TcExpr *dst = as && as->kind == TC_ST_ASSIGN ?
+				    as->u.assign.dst : NULL;
+		long long ext;
+		if (s->u.loop.threads != TC_THREADS_SPREAD ||
+		    (run != 2 && run != 4 && run != 8 && run != 16) ||
+		    !tc_expr_const(s->u.loop.end, &ext) || ext % run != 0 ||
+		    !dst || dst->kind != TC_EX_LOAD ||
+		    !tc_in_smem(dst->u.load.var) ||
+		    dst->u.load.idx[dst->u.load.var->rank - 1]->kind != TC_EX_VAR ||
+		    dst->u.load.idx[dst->u.load.var->rank - 1]->u.var !=
+			    s->u.loop.var)
+			fail(v, s->loc, "loop '%s' runs in runs of %d, but is not "
+			     "a spread loop of whole runs over one assignment "
+			     "along a shared row", name_of(s->u.loop.var), run);
+	}
 	if (s->u.loop.threads != TC_THREADS_NONE &&
 	    (s->u.loop.kind != TC_LOOP_PARALLEL || anchor))
 		fail(v, s->loc, "a %s loop has a thread mapping of its own",

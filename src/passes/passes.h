@@ -31,6 +31,9 @@ bool tc_cpu_gemm(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
  * of wgmma fragments into tensor tiles that go by TMA through shared
  * memory (copy.lower TMA_STORE, copy.tmap, copy.staging). */
 bool tc_tma_store(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
+/* runs.c: element loops into shared rows in per-thread runs (GPU). */
+bool tc_spread_runs(TcArena *a, TcProgram *p, const TcOptions *opt,
+		    TcDiags *d);
 
 /* bounds.c (every target, after every pass that makes a tile operand):
  * on every region, which origins are proven non-negative

@@ -49,6 +49,8 @@ const TcPass tc_passes[] = {
 	  "copy lowerings; pipelined loops expanded; TMA's producer warpgroup" },
 	{ "tma_store", tc_tma_store, GPU_TARGETS,
 	  "epilogue tiles of wgmma fragments stored by TMA through shared memory" },
+	{ "runs", tc_spread_runs, GPU_TARGETS,
+	  "element loops into shared rows: per-thread runs stored as one vector" },
 	{ "prefetch", tc_cpu_prefetch, CPU_TARGETS,
 	  "prefetches of the next iteration's rows in pipelined loops" },
 	{ "bounds", tc_bounds, ALL_TARGETS,

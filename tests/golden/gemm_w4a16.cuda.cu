@@ -113,14 +113,19 @@ gemm_w4a16(int M, int N, int K, const __half *__restrict__ A, const tilec::i4x2 
 			__half *const scale_stage = scale + k_stage * BLOCK_N;
 			__half *const zero_stage = zero + k_stage * BLOCK_N;
 			// gemm_w4a16.c:55 tile_parallel(n, BLOCK_N)
-			for (int n_e = threadIdx.x; n_e < 8192; n_e += THREADS) {
-				const int n = n_e / 64, j = n_e % 64;
-				Ws[n * (BLOCK_K + 8) + j] = tilec::from_float<__half>(
-					tilec::to_float(
-					tilec::from_float<__half>(
-					((float)tilec::i4_get(Ws4_stage,
-					n * BLOCK_K + j) - (float)tilec::to_float(
-					zero_stage[n])) * (float)tilec::to_float(scale_stage[n]))));
+			for (int n_e = threadIdx.x; n_e < 1024; n_e += THREADS) {
+				const int n = n_e / 8, j_run = n_e % 8 * 8;
+				tilec::Run<8, __half> Ws_vals;
+				#pragma unroll
+				for (int j = j_run; j < j_run + 8; j++)
+					Ws_vals.e[j - j_run] = tilec::from_float<__half>(
+						tilec::to_float(
+						tilec::from_float<__half>(
+						((float)tilec::i4_get(Ws4_stage,
+						n * BLOCK_K + j) - (float)tilec::to_float(
+						zero_stage[n])) * (float)tilec::to_float(
+						scale_stage[n]))));
+				Ws_vals.store(&Ws[n * (BLOCK_K + 8) + j_run]);
 			}
 			__syncthreads();
 			// gemm_w4a16.c:57 tile_gemm(acc, As, Ws, TILE_TRANS_B)

@@ -67,14 +67,18 @@ gemm_w4a16_splitk(int M, int N, int K, const __half *__restrict__ A,
 			(k * BLOCK_K / GROUP < K / GROUP) ? 1 : 0, min(BLOCK_N, N - bx * BLOCK_N));
 		__syncthreads();
 		// gemm_w4a16_splitk.c:57 tile_parallel(n, BLOCK_N)
-		for (int n_e = threadIdx.x; n_e < 8192; n_e += THREADS) {
-			const int n = n_e / 128, j = n_e % 128;
-			Ws[n * (BLOCK_K + 8) + j] = tilec::from_float<__half>(
-				tilec::to_float(
-				tilec::from_float<__half>(
-				((float)tilec::i4_get(Ws4,
-				n * BLOCK_K + j) - (float)tilec::to_float(
-				zero[n])) * (float)tilec::to_float(scale[n]))));
+		for (int n_e = threadIdx.x; n_e < 1024; n_e += THREADS) {
+			const int n = n_e / 16, j_run = n_e % 16 * 8;
+			tilec::Run<8, __half> Ws_vals;
+			#pragma unroll
+			for (int j = j_run; j < j_run + 8; j++)
+				Ws_vals.e[j - j_run] = tilec::from_float<__half>(
+					tilec::to_float(
+					tilec::from_float<__half>(
+					((float)tilec::i4_get(Ws4,
+					n * BLOCK_K + j) - (float)tilec::to_float(
+					zero[n])) * (float)tilec::to_float(scale[n]))));
+			Ws_vals.store(&Ws[n * (BLOCK_K + 8) + j_run]);
 		}
 		__syncthreads();
 		// gemm_w4a16_splitk.c:59 tile_gemm(acc, As, Ws, TILE_TRANS_B)

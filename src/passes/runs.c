@@ -1,0 +1,171 @@
+/*
+ * runs.c - element loops over a shared tile's rows in runs (GPU targets).
+ *
+ * Input: scheduled GPU IR (layout has mapped tile_parallel loops to
+ * threads, smem has padded and placed the shared buffers, expand_pipeline
+ * has put every statement where it runs).  Output: loop.run on the
+ * innermost loop of a spread nest (layout.c, "Threads") where each thread
+ * may compute `run` consecutive iterations of it and store them into the
+ * tile's row as one vector: a dequantization, a conversion or any other
+ * element loop `T[..][j] = f(j)` into shared memory.  One element per
+ * thread per step stores 1-4 bytes at a time and pays each element's
+ * index arithmetic and loop step; a run stores 4-16 bytes at once and
+ * shares the rest (a 2.0x faster dequantizing W4A16 gemm on the H200,
+ * docs/perf-gpu.md).
+ *
+ * The loop takes runs when its body is one assignment to an element of a
+ * shared buffer (not swizzled: rows of consecutive elements, 8 bits or
+ * more each) whose last index is the loop's variable and whose other
+ * indices do not name it, and the value reads that buffer only at that
+ * element.  What the value reads along the run (a buffer or tensor whose
+ * last index is the variable) is read element by element, as before,
+ * each thread's run then consecutive: the run is at most 4 bytes
+ * of each, so a warp's reads of one element still fall in distinct banks
+ * of shared memory (consecutive words).  One read that names the variable
+ * elsewhere (a column of a tile) keeps the loop as it is.  The run is the
+ * longest power of two up to 16 bytes of the destination within those
+ * limits that divides the loop's extent and the tile's row pitch, and
+ * leaves every thread of the block a run; it is at least 2 elements and
+ * 4 bytes, else none.
+ */
+#include "analysis/walk.h"
+#include "passes/passes.h"
+
+typedef struct Runs {
+	const TcVar *j;     /* the loop's variable */
+	const TcExpr *dst;  /* the assignment's destination (a LOAD) */
+	int src_bits;       /* widest element read along the run, 0: none */
+	bool ok;
+} Runs;
+
+/* Whether e is the variable v itself. */
+static bool
+is_var(const TcExpr *e, const TcVar *v)
+{
+	return e->kind == TC_EX_VAR && e->u.var == v;
+}
+
+static TcVisit
+check_read(void *ctx, const TcExpr *e)
+{
+	Runs *r = ctx;
+	if (e->kind != TC_EX_LOAD)
+		return TC_VISIT_INTO;
+	const TcVar *v = e->u.load.var;
+	/* The destination, only at the element the run writes. */
+	if (v == r->dst->u.load.var && !tc_expr_equal(e, r->dst))
+		r->ok = false;
+	int n = v->rank;
+	for (int d = 0; d + 1 < n; d++)
+		if (tc_expr_mentions(e->u.load.idx[d], r->j))
+			r->ok = false;
+	if (n > 0 && tc_expr_mentions(e->u.load.idx[n - 1], r->j)) {
+		if (!is_var(e->u.load.idx[n - 1], r->j)) {
+			r->ok = false;
+		} else {
+			int bits = tc_dtype_storage_bits(v->dtype);
+			if (bits > r->src_bits)
+				r->src_bits = bits;
+		}
+	}
+	return r->ok ? TC_VISIT_INTO : TC_VISIT_STOP;
+}
+
+/* The run of loop s, the innermost of a spread nest of `total`
+ * iterations (its own included) over `threads` threads; 0 for none. */
+static int
+choose_run(const TcStmt *s, long long total, long long threads)
+{
+	const TcVec *body = &s->u.loop.body->u.block.body;
+	long long extent;
+	long long begin, step;
+	if (s->u.loop.row_vec || body->len != 1 ||
+	    !tc_expr_const(s->u.loop.begin, &begin) || begin != 0 ||
+	    !tc_expr_const(s->u.loop.step, &step) || step != 1 ||
+	    !tc_expr_const(s->u.loop.end, &extent))
+		return 0;
+	const TcStmt *as = body->items[0];
+	if (as->kind != TC_ST_ASSIGN || as->u.assign.dst->kind != TC_EX_LOAD)
+		return 0;
+	const TcExpr *dst = as->u.assign.dst;
+	const TcVar *t = dst->u.load.var;
+	int n = t->rank, bits = tc_dtype_storage_bits(t->dtype);
+	if (!tc_in_smem(t) || t->swizzle || t->panels || bits < 8 || n < 1 ||
+	    !is_var(dst->u.load.idx[n - 1], s->u.loop.var))
+		return 0;
+	for (int d = 0; d + 1 < n; d++)
+		if (tc_expr_mentions(dst->u.load.idx[d], s->u.loop.var))
+			return 0;
+	Runs r = { .j = s->u.loop.var, .dst = dst, .ok = true };
+	TcVisitor vis = { .expr = check_read, .ctx = &r };
+	tc_expr_visit(as->u.assign.value, &vis);
+	if (!r.ok)
+		return 0;
+	int run = 128 / bits;
+	if (r.src_bits && 32 / r.src_bits < run)
+		run = 32 / r.src_bits;
+	long long pitch = tc_var_extent(t, n - 1) + t->pad;
+	while (run >= 2 && (extent % run || pitch % run || total / run < threads))
+		run /= 2;
+	return run >= 2 && run * bits >= 32 ? run : 0;
+}
+
+typedef struct Walk {
+	long long threads;
+} Walk;
+
+static void
+visit(void *ctx, TcStmt *s, int par_depth)
+{
+	Walk *w = ctx;
+	(void)par_depth;
+	if (s->kind != TC_ST_FOR || s->u.loop.threads != TC_THREADS_SPREAD)
+		return;
+	/* The nest's innermost loop, the iterations of the whole nest.
+	 * Inner spread loops are visited too: only a nest's outermost
+	 * (the walk meets it first) sets anything, and its inner loops'
+	 * runs are 0 unless set here. */
+	long long total = 1, e;
+	TcStmt *cur = s;
+	for (;;) {
+		if (cur->u.loop.run)
+			return; /* an inner loop of a nest already seen */
+		if (!tc_expr_const(cur->u.loop.end, &e))
+			return;
+		total *= e;
+		const TcVec *body = &cur->u.loop.body->u.block.body;
+		TcStmt *inner = body->len == 1 ? body->items[0] : NULL;
+		if (!inner || inner->kind != TC_ST_FOR ||
+		    inner->u.loop.threads != TC_THREADS_SPREAD)
+			break;
+		cur = inner;
+	}
+	cur->u.loop.run = choose_run(cur, total, w->threads);
+	/* Mark the nest's inner loops seen (run -1 for none). */
+	if (!cur->u.loop.run)
+		cur->u.loop.run = -1;
+}
+
+/* Clear the marks of loops that took no run. */
+static void
+unmark(void *ctx, TcStmt *s, int par_depth)
+{
+	(void)ctx;
+	(void)par_depth;
+	if (s->kind == TC_ST_FOR && s->u.loop.run < 0)
+		s->u.loop.run = 0;
+}
+
+bool
+tc_spread_runs(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
+{
+	(void)a;
+	(void)d;
+	for (int i = 0; i < p->kernels.len; i++) {
+		TcKernel *k = p->kernels.items[i];
+		Walk w = { .threads = tc_abi_threads(k, &opt->target) };
+		tc_walk_stmts(k->body, 0, visit, &w);
+		tc_walk_stmts(k->body, 0, unmark, NULL);
+	}
+	return true;
+}
