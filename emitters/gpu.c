@@ -2357,15 +2357,16 @@ emit_runs(Gpu *G, const TcStmt *const *loops, const long long *ext, int n)
 			tc_buf_printf(b, "%s = %s / %lld %% %lld, ", name, e, inner, x);
 	}
 	tc_buf_puts(b, ";\n");
+	const char *v = fresh(G, tc_fmt(G->a, "%s_v", cv->name));
 	tc_buf_printf(b, "tilec::Run<%d, %s> %s;\n", run, storage_type(G, t->dtype), vals);
 	tc_buf_puts(b, "#pragma unroll\n");
-	tc_buf_printf(b, "for (int %s = %s; %s < %s + %d; %s++)\n", cv->name, first, cv->name,
-		      first, run, cv->name);
+	tc_buf_printf(b, "for (int %s = 0; %s < %d; %s++) {\n", v, v, run, v);
 	b->indent++;
+	tc_buf_printf(b, "const int %s = %s + %s;\n", cv->name, first, v);
 	bool saved = G->block_level;
 	G->block_level = false;
 	G->spread++;
-	tc_buf_printf(b, "%s.e[%s - %s] = ", vals, cv->name, first);
+	tc_buf_printf(b, "%s.e[%s] = ", vals, v);
 	if (narrow_float(t->dtype)) {
 		tc_buf_printf(b, "tilec::from_float<%s>(", storage_type(G, t->dtype));
 		expr(G, as->u.assign.value);
@@ -2374,7 +2375,7 @@ emit_runs(Gpu *G, const TcStmt *const *loops, const long long *ext, int n)
 		expr(G, as->u.assign.value);
 	}
 	tc_buf_puts(b, ";\n");
-	b->indent--;
+	close_brace(G);
 	TcVar at_var = { .kind = TC_VAR_LOCAL, .name = first, .dtype = TC_DT_I32 };
 	TcExpr *at = tc_expr_var(G->a, &at_var, col->loc);
 	const TcExpr *to = replace_var(G, dst, cv, at);

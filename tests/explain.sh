@@ -78,6 +78,11 @@ explain)
 	has "note: tile_fragment '[a-z_]+' in registers: blocked over a [0-9]+x[0-9]+ thread grid"
 	translate samples/softmax.c -t openmp --explain
 	has "note: tile_fragment '[a-z_]+': an array of the block's frame"
+	# Element loops into shared rows: in runs, or why not (runs.c).
+	translate samples/gemm_w4a16.c -t cuda --explain
+	has "^samples/gemm_w4a16.c:55:29: note: this tile_parallel loop stores 'Ws' in runs of 8 elements a thread, one 16-byte store each"
+	translate samples/topk.c -t hip --explain
+	has "^samples/topk.c:37:28: note: this tile_parallel loop stores 'w' one element a thread at a time: its value reads 'best' along the row, 4 bytes an element"
 	;;
 reasons)
 	cat >"$work/k.c" <<'PROG'

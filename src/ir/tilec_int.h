@@ -821,8 +821,12 @@ struct TcStmt {
 			 * targets (runs.c): each thread runs `run`
 			 * consecutive iterations together, their values
 			 * stored into the body's one shared-tile row as
-			 * one vector; 0: one iteration at a time. */
+			 * one vector; 0: one iteration at a time.
+			 * run_why: for a loop that assigns a shared
+			 * tile's elements and takes no run, why (a
+			 * clause; explain.c words it under --explain). */
 			int run;
+			const char *run_why;
 		} loop;
 		struct {
 			TcExpr *cond;

@@ -32,10 +32,11 @@
 #include "passes/passes.h"
 
 typedef struct Runs {
+	TcArena *a;
 	const TcVar *j;     /* the loop's variable */
 	const TcExpr *dst;  /* the assignment's destination (a LOAD) */
-	int src_bits;       /* widest element read along the run, 0: none */
-	bool ok;
+	const TcVar *widest; /* the widest element read along the run */
+	const char *why;    /* what keeps the loop as it is, NULL: nothing */
 } Runs;
 
 /* Whether e is the variable v itself. */
@@ -52,65 +53,111 @@ check_read(void *ctx, const TcExpr *e)
 	if (e->kind != TC_EX_LOAD)
 		return TC_VISIT_INTO;
 	const TcVar *v = e->u.load.var;
-	/* The destination, only at the element the run writes. */
-	if (v == r->dst->u.load.var && !tc_expr_equal(e, r->dst))
-		r->ok = false;
 	int n = v->rank;
+	if (v == r->dst->u.load.var && !tc_expr_equal(e, r->dst)) {
+		r->why = tc_fmt(r->a, "its value reads '%s' at another element "
+				"than it writes", v->name);
+		return TC_VISIT_STOP;
+	}
+	bool along = n > 0 && tc_expr_mentions(e->u.load.idx[n - 1], r->j);
 	for (int d = 0; d + 1 < n; d++)
 		if (tc_expr_mentions(e->u.load.idx[d], r->j))
-			r->ok = false;
-	if (n > 0 && tc_expr_mentions(e->u.load.idx[n - 1], r->j)) {
-		if (!is_var(e->u.load.idx[n - 1], r->j)) {
-			r->ok = false;
-		} else {
-			int bits = tc_dtype_storage_bits(v->dtype);
-			if (bits > r->src_bits)
-				r->src_bits = bits;
+			along = false;
+	if (along && is_var(e->u.load.idx[n - 1], r->j)) {
+		if (!r->widest || tc_dtype_storage_bits(v->dtype) >
+				  tc_dtype_storage_bits(r->widest->dtype))
+			r->widest = v;
+		return TC_VISIT_INTO;
+	}
+	for (int d = 0; d < n; d++) {
+		if (tc_expr_mentions(e->u.load.idx[d], r->j)) {
+			r->why = tc_fmt(r->a, "its value reads '%s' other than "
+					"along its row at '%s'", v->name,
+					r->j->name);
+			return TC_VISIT_STOP;
 		}
 	}
-	return r->ok ? TC_VISIT_INTO : TC_VISIT_STOP;
+	return TC_VISIT_INTO;
 }
 
 /* The run of loop s, the innermost of a spread nest of `total`
- * iterations (its own included) over `threads` threads; 0 for none. */
+ * iterations (its own included) over `threads` threads; 0 for none.  A
+ * loop that assigns a shared tile's elements and takes no run gets why
+ * in *why (a clause), for --explain (explain.c). */
 static int
-choose_run(const TcStmt *s, long long total, long long threads)
+choose_run(TcArena *a, const TcStmt *s, long long total, long long threads,
+	   const char **why)
 {
 	const TcVec *body = &s->u.loop.body->u.block.body;
 	long long extent;
 	long long begin, step;
-	if (s->u.loop.row_vec || body->len != 1 ||
-	    !tc_expr_const(s->u.loop.begin, &begin) || begin != 0 ||
-	    !tc_expr_const(s->u.loop.step, &step) || step != 1 ||
-	    !tc_expr_const(s->u.loop.end, &extent))
+	if (s->u.loop.row_vec || body->len != 1)
 		return 0;
 	const TcStmt *as = body->items[0];
-	if (as->kind != TC_ST_ASSIGN || as->u.assign.dst->kind != TC_EX_LOAD)
+	if (as->kind != TC_ST_ASSIGN || as->u.assign.dst->kind != TC_EX_LOAD ||
+	    !tc_in_smem(as->u.assign.dst->u.load.var))
 		return 0;
 	const TcExpr *dst = as->u.assign.dst;
 	const TcVar *t = dst->u.load.var;
+	const TcVar *j = s->u.loop.var;
 	int n = t->rank, bits = tc_dtype_storage_bits(t->dtype);
-	if (!tc_in_smem(t) || t->swizzle || t->panels || bits < 8 || n < 1 ||
-	    !is_var(dst->u.load.idx[n - 1], s->u.loop.var))
+	if (!tc_expr_const(s->u.loop.begin, &begin) || begin != 0 ||
+	    !tc_expr_const(s->u.loop.step, &step) || step != 1 ||
+	    !tc_expr_const(s->u.loop.end, &extent)) {
+		*why = "its iterations are not a constant count from 0";
 		return 0;
+	}
+	if (t->swizzle || t->panels) {
+		*why = tc_fmt(a, "'%s' is swizzled", t->name);
+		return 0;
+	}
+	if (bits < 8) {
+		*why = tc_fmt(a, "'%s' packs elements narrower than a byte",
+			      t->name);
+		return 0;
+	}
+	bool along = n > 0 && is_var(dst->u.load.idx[n - 1], j);
 	for (int d = 0; d + 1 < n; d++)
-		if (tc_expr_mentions(dst->u.load.idx[d], s->u.loop.var))
-			return 0;
-	Runs r = { .j = s->u.loop.var, .dst = dst, .ok = true };
+		if (tc_expr_mentions(dst->u.load.idx[d], j))
+			along = false;
+	if (!along) {
+		*why = tc_fmt(a, "it writes '%s' other than along its row at "
+			      "'%s'", t->name, j->name);
+		return 0;
+	}
+	Runs r = { .a = a, .j = j, .dst = dst };
 	TcVisitor vis = { .expr = check_read, .ctx = &r };
 	tc_expr_visit(as->u.assign.value, &vis);
-	if (!r.ok)
+	if (r.why) {
+		*why = r.why;
 		return 0;
+	}
 	int run = 128 / bits;
-	if (r.src_bits && 32 / r.src_bits < run)
-		run = 32 / r.src_bits;
+	int src_bits = r.widest ? tc_dtype_storage_bits(r.widest->dtype) : 0;
+	if (src_bits && 32 / src_bits < run)
+		run = 32 / src_bits;
 	long long pitch = tc_var_extent(t, n - 1) + t->pad;
 	while (run >= 2 && (extent % run || pitch % run || total / run < threads))
 		run /= 2;
-	return run >= 2 && run * bits >= 32 ? run : 0;
+	if (run >= 2 && run * bits >= 32)
+		return run;
+	if (src_bits && 32 / src_bits < 2)
+		*why = tc_fmt(a, "its value reads '%s' along the row, %d bytes "
+			      "an element (a run reads at most 4 bytes of each)",
+			      r.widest->name, src_bits / 8);
+	else if (extent * bits < 64)
+		*why = tc_fmt(a, "its row of '%s' is %lld bytes, no two runs of "
+			      "4", t->name, extent * bits / 8);
+	else
+		*why = tc_fmt(a, "no run of 4 bytes or more of '%s' divides its "
+			      "%lld iterations and the row's %lld elements and "
+			      "leaves each of the %lld threads one", t->name,
+			      extent, pitch, threads);
+	return 0;
 }
 
 typedef struct Walk {
+	TcArena *a;
 	long long threads;
 } Walk;
 
@@ -140,7 +187,8 @@ visit(void *ctx, TcStmt *s, int par_depth)
 			break;
 		cur = inner;
 	}
-	cur->u.loop.run = choose_run(cur, total, w->threads);
+	cur->u.loop.run = choose_run(w->a, cur, total, w->threads,
+				     &cur->u.loop.run_why);
 	/* Mark the nest's inner loops seen (run -1 for none). */
 	if (!cur->u.loop.run)
 		cur->u.loop.run = -1;
@@ -159,11 +207,10 @@ unmark(void *ctx, TcStmt *s, int par_depth)
 bool
 tc_spread_runs(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
 {
-	(void)a;
 	(void)d;
 	for (int i = 0; i < p->kernels.len; i++) {
 		TcKernel *k = p->kernels.items[i];
-		Walk w = { .threads = tc_abi_threads(k, &opt->target) };
+		Walk w = { .a = a, .threads = tc_abi_threads(k, &opt->target) };
 		tc_walk_stmts(k->body, 0, visit, &w);
 		tc_walk_stmts(k->body, 0, unmark, NULL);
 	}

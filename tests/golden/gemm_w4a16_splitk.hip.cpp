@@ -71,13 +71,15 @@ gemm_w4a16_splitk(int M, int N, int K, const __half *__restrict__ A,
 			const int n = n_e / 16, j_run = n_e % 16 * 8;
 			tilec::Run<8, __half> Ws_vals;
 			#pragma unroll
-			for (int j = j_run; j < j_run + 8; j++)
-				Ws_vals.e[j - j_run] = tilec::from_float<__half>(
+			for (int j_v = 0; j_v < 8; j_v++) {
+				const int j = j_run + j_v;
+				Ws_vals.e[j_v] = tilec::from_float<__half>(
 					tilec::to_float(
 					tilec::from_float<__half>(
 					((float)tilec::i4_get(Ws4,
 					n * BLOCK_K + j) - (float)tilec::to_float(
 					zero[n])) * (float)tilec::to_float(scale[n]))));
+			}
 			Ws_vals.store(&Ws[n * (BLOCK_K + 8) + j_run]);
 		}
 		__syncthreads();

@@ -434,6 +434,14 @@ CASES = [
     ("paged_decode_gqa_split_b32_4096_s8_st6", "paged_decode:paged_decode_split_gqa", None, {"STAGES": 6},
      {"B": 32, "H": 32, "HKV": 8, "NPAGES": 8192, "MAXP": 256, "NSPLIT": 8, "scale": 0.08838834764831845},
      "paged_decode_split_full", "bench"),
+    # The same kernel for multi-head attention (a KV head per query
+    # head: 15 of 16 rows of its products unused, the bytes as before).
+    ("paged_decode_gqa_split_mha_ragged", "paged_decode:paged_decode_split_gqa", None, {},
+     {"B": 5, "H": 6, "HKV": 6, "NPAGES": 200, "MAXP": 30, "NSPLIT": 4, "scale": 0.08838834764831845},
+     "paged_decode_split", "check"),
+    ("paged_decode_gqa_split_mha_b32_4096_s4", "paged_decode:paged_decode_split_gqa", None, {},
+     {"B": 32, "H": 32, "HKV": 32, "NPAGES": 8192, "MAXP": 256, "NSPLIT": 4, "scale": 0.08838834764831845},
+     "paged_decode_split_full", "bench"),
     # MoE grouped GEMM: a random split of the rows over the experts.
     ("moe_gemm_ragged", "moe_gemm", None, {}, {"T": 1000, "N": 1030, "K": 700}, "moe_gemm", "check"),
     ("moe_gemm_e64_ragged", "moe_gemm", None, {"EXPERTS": 64, "BLOCK_N": 64}, {"T": 777, "N": 200, "K": 136},
