@@ -31,7 +31,9 @@
  * and their weighted values a second one, P V, a page per iteration,
  * STAGES pages in flight.  It writes flash_decode_split's partials
  * (Opart, normalized, and Lse; -inf and zeros for an empty split), which
- * flash_decode.c's flash_decode_combine turns into O.
+ * flash_decode.c's flash_decode_combine turns into O.  With HKV = H it
+ * serves multi-head attention too, 15 of its 16 rows unused: at long
+ * contexts the splits make it faster than paged_decode (docs/perf-gpu.md).
  */
 #include <tilec.h>
 

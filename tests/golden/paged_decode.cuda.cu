@@ -17,26 +17,26 @@ paged_decode(int B, int H, int HKV, int NPAGES, int MAXP, float scale, const __h
 	const int b = blockIdx.y;
 	const int g = h / (H / HKV);
 	const int len = CL[b];
-	// paged_decode.c:57 q[HEAD_DIM], acc[HEAD_DIM], o[HEAD_DIM]: registers, q_cols
+	// paged_decode.c:59 q[HEAD_DIM], acc[HEAD_DIM], o[HEAD_DIM]: registers, q_cols
 	float q[q_cols::count];
-	// paged_decode.c:57 acc[HEAD_DIM], o[HEAD_DIM]: registers, acc_cols
+	// paged_decode.c:59 acc[HEAD_DIM], o[HEAD_DIM]: registers, acc_cols
 	float acc[acc_cols::count];
-	// paged_decode.c:57 o[HEAD_DIM]: registers, acc_cols
+	// paged_decode.c:59 o[HEAD_DIM]: registers, acc_cols
 	float o[acc_cols::count];
-	// paged_decode.c:58 k[PAGE][HEAD_DIM], v[PAGE][HEAD_DIM]: registers, k_rows x q_cols
+	// paged_decode.c:60 k[PAGE][HEAD_DIM], v[PAGE][HEAD_DIM]: registers, k_rows x q_cols
 	float k[k_rows::count][q_cols::count];
-	// paged_decode.c:58 v[PAGE][HEAD_DIM]: registers, k_rows x acc_cols
+	// paged_decode.c:60 v[PAGE][HEAD_DIM]: registers, k_rows x acc_cols
 	float v[k_rows::count][acc_cols::count];
-	// paged_decode.c:59 qk[PAGE][HEAD_DIM], pv[PAGE][HEAD_DIM]: registers, k_rows x q_cols
+	// paged_decode.c:61 qk[PAGE][HEAD_DIM], pv[PAGE][HEAD_DIM]: registers, k_rows x q_cols
 	float qk[k_rows::count][q_cols::count];
-	// paged_decode.c:59 pv[PAGE][HEAD_DIM]: registers, k_rows x acc_cols
+	// paged_decode.c:61 pv[PAGE][HEAD_DIM]: registers, k_rows x acc_cols
 	float pv[k_rows::count][acc_cols::count];
-	// paged_decode.c:60 s[PAGE]: registers, k_rows
+	// paged_decode.c:62 s[PAGE]: registers, k_rows
 	float s[k_rows::count];
-	// paged_decode.c:62 tile_copy(q, &Q[b][h][0])
+	// paged_decode.c:64 tile_copy(q, &Q[b][h][0])
 	tilec::copy_g2r<tilec::One, q_cols>(tilec::as_row(q), Q + (((size_t)b * H + h) * HEAD_DIM),
 		0, (b < B && h < H) ? 1 : 0, HEAD_DIM);
-	// paged_decode.c:63 tile_clear(acc)
+	// paged_decode.c:65 tile_clear(acc)
 	#pragma unroll
 	for (int r0 = 0; r0 < acc_cols::count; r0++)
 	{
@@ -44,20 +44,20 @@ paged_decode(int B, int H, int HKV, int NPAGES, int MAXP, float scale, const __h
 	}
 	float m = -INFINITY;
 	float l = 0.0f;
-	// paged_decode.c:66 tile_pipelined(p, ceildiv(len, PAGE), 2)
+	// paged_decode.c:68 tile_pipelined(p, ceildiv(len, PAGE), 2)
 	{
 		const int p_end = tilec::ceildiv(len, PAGE);
 		// Register fragments are loaded one iteration ahead.
 		tilec::Stored<__half, k_rows, q_cols> k_next;
 		tilec::Stored<__half, k_rows, acc_cols> v_next;
 		if (0 < p_end) {
-			// paged_decode.c:67 tile_copy(k, tile_dims(&KC[BT[b][p]][0][g][0], 1, 3))
+			// paged_decode.c:69 tile_copy(k, tile_dims(&KC[BT[b][p]][0][g][0], 1, 3))
 			tilec::copy_g2r<k_rows, q_cols>(k_next,
 				KC + (((size_t)BT[((size_t)b * MAXP)] * PAGE * HKV + g) * HEAD_DIM),
 				HKV * HEAD_DIM,
 				(0 <= BT[((size_t)b * MAXP)] && BT[((size_t)b * MAXP)] < NPAGES
 				&& g < HKV) ? PAGE : 0, HEAD_DIM);
-			// paged_decode.c:68 tile_copy(v, tile_dims(&VC[BT[b][p]][0][g][0], 1, 3))
+			// paged_decode.c:70 tile_copy(v, tile_dims(&VC[BT[b][p]][0][g][0], 1, 3))
 			tilec::copy_g2r<k_rows, acc_cols>(v_next,
 				VC + (((size_t)BT[((size_t)b * MAXP)] * PAGE * HKV + g) * HEAD_DIM),
 				HKV * HEAD_DIM,
@@ -80,7 +80,7 @@ paged_decode(int B, int H, int HKV, int NPAGES, int MAXP, float scale, const __h
 				v[r0][r1] = tilec::to_float(v_next[r0][r1]);
 			}
 			if (p + 1 < p_end) {
-				// paged_decode.c:67 tile_copy(k, tile_dims(&KC[BT[b][p]][0][g][0],
+				// paged_decode.c:69 tile_copy(k, tile_dims(&KC[BT[b][p]][0][g][0],
 				// 1, 3))
 				tilec::copy_g2r<k_rows, q_cols>(k_next,
 					KC
@@ -89,7 +89,7 @@ paged_decode(int B, int H, int HKV, int NPAGES, int MAXP, float scale, const __h
 					(0 <= BT[((size_t)b * MAXP + (p + 1))]
 					&& BT[((size_t)b * MAXP + (p + 1))] < NPAGES && g < HKV)
 					? PAGE : 0, HEAD_DIM);
-				// paged_decode.c:68 tile_copy(v, tile_dims(&VC[BT[b][p]][0][g][0],
+				// paged_decode.c:70 tile_copy(v, tile_dims(&VC[BT[b][p]][0][g][0],
 				// 1, 3))
 				tilec::copy_g2r<k_rows, acc_cols>(v_next,
 					VC
@@ -99,62 +99,62 @@ paged_decode(int B, int H, int HKV, int NPAGES, int MAXP, float scale, const __h
 					&& BT[((size_t)b * MAXP + (p + 1))] < NPAGES && g < HKV)
 					? PAGE : 0, HEAD_DIM);
 			}
-			// paged_decode.c:69 tile_parallel(j, PAGE)
+			// paged_decode.c:71 tile_parallel(j, PAGE)
 			#pragma unroll
 			for (int j_r = 0; j_r < k_rows::count; j_r++) {
-				// paged_decode.c:69 tile_parallel(d, HEAD_DIM)
+				// paged_decode.c:71 tile_parallel(d, HEAD_DIM)
 				#pragma unroll
 				for (int d_r = 0; d_r < q_cols::count; d_r++) {
 					qk[j_r][d_r] = q[d_r] * k[j_r][d_r];
 				}
 			}
-			// paged_decode.c:71 tile_reduce_sum(s, qk, 1)
+			// paged_decode.c:73 tile_reduce_sum(s, qk, 1)
 			float s_part[k_rows::count];
 			tilec::reduce2d<tilec::REDUCE_SUM, 1, k_rows, q_cols, THREADS, float>(
 				s_part, qk, reinterpret_cast<float *>(tilec_smem));
 			#pragma unroll
 			for (int r0 = 0; r0 < k_rows::count; r0++)
 				s[r0] = s_part[r0];
-			// paged_decode.c:72 tile_parallel(j, PAGE)
+			// paged_decode.c:74 tile_parallel(j, PAGE)
 			#pragma unroll
 			for (int j_r = 0; j_r < k_rows::count; j_r++) {
 				const int j = k_rows::index(j_r);
 				s[j_r] = p * PAGE + j < len ? s[j_r] * scale : -INFINITY;
 			}
 			float tile_m;
-			// paged_decode.c:74 tile_max(s)
+			// paged_decode.c:76 tile_max(s)
 			tile_m = tilec::reduce_all<tilec::REDUCE_MAX, tilec::One, k_rows, THREADS,
 				float>(tilec::as_row(s), tilec_smem);
 			const float m_new = fmaxf(m, tile_m);
 			const float alpha = expf(m - m_new);
-			// paged_decode.c:78 tile_parallel(j, PAGE)
+			// paged_decode.c:80 tile_parallel(j, PAGE)
 			#pragma unroll
 			for (int j_r = 0; j_r < k_rows::count; j_r++) {
 				s[j_r] = expf(s[j_r] - m_new);
 			}
 			float tile_l;
-			// paged_decode.c:80 tile_sum(s)
+			// paged_decode.c:82 tile_sum(s)
 			tile_l = tilec::reduce_all<tilec::REDUCE_SUM, tilec::One, k_rows, THREADS,
 				float>(tilec::as_row(s), tilec_smem);
 			l = l * alpha + tile_l;
 			m = m_new;
-			// paged_decode.c:83 tile_parallel(j, PAGE)
+			// paged_decode.c:85 tile_parallel(j, PAGE)
 			#pragma unroll
 			for (int j_r = 0; j_r < k_rows::count; j_r++) {
-				// paged_decode.c:83 tile_parallel(d, HEAD_DIM)
+				// paged_decode.c:85 tile_parallel(d, HEAD_DIM)
 				#pragma unroll
 				for (int d_r = 0; d_r < acc_cols::count; d_r++) {
 					pv[j_r][d_r] = s[j_r] * v[j_r][d_r];
 				}
 			}
-			// paged_decode.c:85 tile_reduce_sum(o, pv, 0)
+			// paged_decode.c:87 tile_reduce_sum(o, pv, 0)
 			float o_part[acc_cols::count];
 			tilec::reduce2d<tilec::REDUCE_SUM, 0, k_rows, acc_cols, THREADS, float>(
 				o_part, pv, reinterpret_cast<float *>(tilec_smem));
 			#pragma unroll
 			for (int r0 = 0; r0 < acc_cols::count; r0++)
 				o[r0] = o_part[r0];
-			// paged_decode.c:86 tile_parallel(d, HEAD_DIM)
+			// paged_decode.c:88 tile_parallel(d, HEAD_DIM)
 			#pragma unroll
 			for (int d_r = 0; d_r < acc_cols::count; d_r++) {
 				acc[d_r] = acc[d_r] * alpha + o[d_r];
@@ -162,12 +162,12 @@ paged_decode(int B, int H, int HKV, int NPAGES, int MAXP, float scale, const __h
 		}
 	}
 	const float inv_l = l > 0.0f ? 1.0f / l : 0.0f;
-	// paged_decode.c:90 tile_parallel(d, HEAD_DIM)
+	// paged_decode.c:92 tile_parallel(d, HEAD_DIM)
 	#pragma unroll
 	for (int d_r = 0; d_r < acc_cols::count; d_r++) {
 		acc[d_r] = acc[d_r] * inv_l;
 	}
-	// paged_decode.c:92 tile_copy(&O[b][h][0], acc)
+	// paged_decode.c:94 tile_copy(&O[b][h][0], acc)
 	tilec::copy_r2g<tilec::One, acc_cols>(O + (((size_t)b * H + h) * HEAD_DIM), 0,
 		(b < B && h < H) ? 1 : 0, HEAD_DIM, tilec::as_row(acc));
 }
@@ -204,37 +204,37 @@ paged_decode_split_gqa(int B, int H, int HKV, int NPAGES, int MAXP, int NSPLIT, 
 	const int p0 = sp * per;
 	const int p1 = min(tilec::ceildiv(len, PAGE), p0 + per);
 	const int pages = p1 > p0 ? p1 - p0 : 0;
-	// paged_decode.c:123 Qs[BLOCK_H][HEAD_DIM]: shared memory, 16-byte chunks swizzled
+	// paged_decode.c:125 Qs[BLOCK_H][HEAD_DIM]: shared memory, 16-byte chunks swizzled
 	using Qs_tile = tilec::SharedTile<__half, BLOCK_H, HEAD_DIM>::swizzled<256>;
 	__half *const Qs = reinterpret_cast<__half *>(tilec_smem);
-	// paged_decode.c:124 Ks[PAGE][HEAD_DIM]: shared memory, 4 stages, 16-byte chunks swizzled
+	// paged_decode.c:126 Ks[PAGE][HEAD_DIM]: shared memory, 4 stages, 16-byte chunks swizzled
 	using Ks_tile = tilec::SharedTile<__half, PAGE, HEAD_DIM>::swizzled<256>::staged<4>;
 	__half *const Ks = reinterpret_cast<__half *>(tilec_smem + 4096);
-	// paged_decode.c:125 Vs[PAGE][HEAD_DIM]: shared memory, 4 stages, 16-byte chunks swizzled
+	// paged_decode.c:127 Vs[PAGE][HEAD_DIM]: shared memory, 4 stages, 16-byte chunks swizzled
 	using Vs_tile = tilec::SharedTile<__half, PAGE, HEAD_DIM>::swizzled<256>::staged<4>;
 	__half *const Vs = reinterpret_cast<__half *>(tilec_smem + 20480);
-	// paged_decode.c:126 s[BLOCK_H][PAGE]: registers, s_rows x s_cols
+	// paged_decode.c:128 s[BLOCK_H][PAGE]: registers, s_rows x s_cols
 	float s[s_rows::count][s_cols::count];
-	// paged_decode.c:127 p[BLOCK_H][PAGE]: registers, s_rows x s_cols
+	// paged_decode.c:129 p[BLOCK_H][PAGE]: registers, s_rows x s_cols
 	float p[s_rows::count][s_cols::count];
-	// paged_decode.c:128 o[BLOCK_H][HEAD_DIM]: registers, s_rows x o_cols
+	// paged_decode.c:130 o[BLOCK_H][HEAD_DIM]: registers, s_rows x o_cols
 	float o[s_rows::count][o_cols::count];
-	// paged_decode.c:129 row_max[BLOCK_H], prev_max[BLOCK_H]: registers, s_rows
+	// paged_decode.c:131 row_max[BLOCK_H], prev_max[BLOCK_H]: registers, s_rows
 	float row_max[s_rows::count];
-	// paged_decode.c:129 prev_max[BLOCK_H]: registers, s_rows
+	// paged_decode.c:131 prev_max[BLOCK_H]: registers, s_rows
 	float prev_max[s_rows::count];
-	// paged_decode.c:130 row_sum[BLOCK_H], chunk_sum[BLOCK_H]: registers, s_rows
+	// paged_decode.c:132 row_sum[BLOCK_H], chunk_sum[BLOCK_H]: registers, s_rows
 	float row_sum[s_rows::count];
-	// paged_decode.c:130 chunk_sum[BLOCK_H]: registers, s_rows
+	// paged_decode.c:132 chunk_sum[BLOCK_H]: registers, s_rows
 	float chunk_sum[s_rows::count];
-	// paged_decode.c:131 lse[BLOCK_H]: registers, s_rows
+	// paged_decode.c:133 lse[BLOCK_H]: registers, s_rows
 	float lse[s_rows::count];
 	const float qk_scale = scale * 1.442695f;
-	// paged_decode.c:136 tile_copy(Qs, tile_dims(&Q[b][h0][0], 1, 2))
+	// paged_decode.c:138 tile_copy(Qs, tile_dims(&Q[b][h0][0], 1, 2))
 	tilec::copy_g2s<__half, BLOCK_H, HEAD_DIM, 32 * (BLOCK_H / 16), false, true>(Qs, HEAD_DIM,
 		Q + (((size_t)b * H + h0) * HEAD_DIM), HEAD_DIM, (b < B) ? min(BLOCK_H, H - h0) : 0,
 		HEAD_DIM, Q);
-	// paged_decode.c:137 tile_clear(o)
+	// paged_decode.c:139 tile_clear(o)
 	#pragma unroll
 	for (int r0 = 0; r0 < s_rows::count; r0++)
 	#pragma unroll
@@ -242,26 +242,26 @@ paged_decode_split_gqa(int B, int H, int HKV, int NPAGES, int MAXP, int NSPLIT, 
 	{
 		o[r0][r1] = 0.0f;
 	}
-	// paged_decode.c:138 tile_fill(row_max, -INFINITY)
+	// paged_decode.c:140 tile_fill(row_max, -INFINITY)
 	#pragma unroll
 	for (int r0 = 0; r0 < s_rows::count; r0++)
 	{
 		row_max[r0] = -INFINITY;
 	}
-	// paged_decode.c:139 tile_clear(row_sum)
+	// paged_decode.c:141 tile_clear(row_sum)
 	#pragma unroll
 	for (int r0 = 0; r0 < s_rows::count; r0++)
 	{
 		row_sum[r0] = 0.0f;
 	}
 	__syncthreads();
-	// paged_decode.c:140 tile_pipelined(t, pages, STAGES)
+	// paged_decode.c:142 tile_pipelined(t, pages, STAGES)
 	{
 		const int t_end = pages;
 		// Prologue: the copies of the first 3 iterations.
 		for (int t_pre = 0; t_pre < 3; t_pre++) {
 			if (t_pre < t_end) {
-				// paged_decode.c:141 tile_copy(Ks,
+				// paged_decode.c:143 tile_copy(Ks,
 				// tile_dims(&KC[BT[b][p0 + t]][0][g][0], 1, 3))
 				tilec::copy_g2s<__half, PAGE, HEAD_DIM, 32 * (BLOCK_H / 16), true,
 					true>(Ks_tile::stage(Ks, t_pre), HEAD_DIM,
@@ -271,7 +271,7 @@ paged_decode_split_gqa(int B, int H, int HKV, int NPAGES, int MAXP, int NSPLIT, 
 					(0 <= BT[((size_t)b * MAXP + (p0 + t_pre))]
 					&& BT[((size_t)b * MAXP + (p0 + t_pre))] < NPAGES
 					&& g < HKV) ? PAGE : 0, HEAD_DIM, KC);
-				// paged_decode.c:142 tile_copy(Vs,
+				// paged_decode.c:144 tile_copy(Vs,
 				// tile_dims(&VC[BT[b][p0 + t]][0][g][0], 1, 3))
 				tilec::copy_g2s<__half, PAGE, HEAD_DIM, 32 * (BLOCK_H / 16), true,
 					true>(Vs_tile::stage(Vs, t_pre), HEAD_DIM,
@@ -292,7 +292,7 @@ paged_decode_split_gqa(int B, int H, int HKV, int NPAGES, int MAXP, int NSPLIT, 
 			__syncthreads();
 			const int t_next = t + 3;
 			if (t_next < t_end) {
-				// paged_decode.c:141 tile_copy(Ks,
+				// paged_decode.c:143 tile_copy(Ks,
 				// tile_dims(&KC[BT[b][p0 + t]][0][g][0], 1, 3))
 				tilec::copy_g2s<__half, PAGE, HEAD_DIM, 32 * (BLOCK_H / 16), true,
 					true>(Ks_tile::stage(Ks, t_next % 4), HEAD_DIM,
@@ -302,7 +302,7 @@ paged_decode_split_gqa(int B, int H, int HKV, int NPAGES, int MAXP, int NSPLIT, 
 					(0 <= BT[((size_t)b * MAXP + (p0 + t_next))]
 					&& BT[((size_t)b * MAXP + (p0 + t_next))] < NPAGES
 					&& g < HKV) ? PAGE : 0, HEAD_DIM, KC);
-				// paged_decode.c:142 tile_copy(Vs,
+				// paged_decode.c:144 tile_copy(Vs,
 				// tile_dims(&VC[BT[b][p0 + t]][0][g][0], 1, 3))
 				tilec::copy_g2s<__half, PAGE, HEAD_DIM, 32 * (BLOCK_H / 16), true,
 					true>(Vs_tile::stage(Vs, t_next % 4), HEAD_DIM,
@@ -316,7 +316,7 @@ paged_decode_split_gqa(int B, int H, int HKV, int NPAGES, int MAXP, int NSPLIT, 
 			tilec::cp_async_commit();
 			__half *const Ks_stage = Ks_tile::stage(Ks, t_stage);
 			__half *const Vs_stage = Vs_tile::stage(Vs, t_stage);
-			// paged_decode.c:143 tile_clear(s)
+			// paged_decode.c:145 tile_clear(s)
 			#pragma unroll
 			for (int r0 = 0; r0 < s_rows::count; r0++)
 			#pragma unroll
@@ -324,13 +324,13 @@ paged_decode_split_gqa(int B, int H, int HKV, int NPAGES, int MAXP, int NSPLIT, 
 			{
 				s[r0][r1] = 0.0f;
 			}
-			// paged_decode.c:144 tile_gemm(s, Qs, Ks, TILE_TRANS_B)
+			// paged_decode.c:146 tile_gemm(s, Qs, Ks, TILE_TRANS_B)
 			tilec::mma_ss<1, 2, false, true>(s, Qs_tile(Qs), Ks_tile(Ks_stage),
 				warp_m * 16, warp_n * 16);
-			// paged_decode.c:145 tile_parallel(i, BLOCK_H)
+			// paged_decode.c:147 tile_parallel(i, BLOCK_H)
 			#pragma unroll
 			for (int i_r = 0; i_r < s_rows::count; i_r++) {
-				// paged_decode.c:145 tile_parallel(j, PAGE)
+				// paged_decode.c:147 tile_parallel(j, PAGE)
 				#pragma unroll
 				for (int j_r = 0; j_r < s_cols::count; j_r++) {
 					const int j = s_cols::index(j_r);
@@ -338,13 +338,13 @@ paged_decode_split_gqa(int B, int H, int HKV, int NPAGES, int MAXP, int NSPLIT, 
 						? s[i_r][j_r] * qk_scale : -INFINITY;
 				}
 			}
-			// paged_decode.c:148 tile_copy(prev_max, row_max)
+			// paged_decode.c:150 tile_copy(prev_max, row_max)
 			#pragma unroll
 			for (int r0 = 0; r0 < s_rows::count; r0++)
 			{
 				prev_max[r0] = row_max[r0];
 			}
-			// paged_decode.c:149 tile_reduce_max(row_max, s, 1, TILE_ACCUMULATE)
+			// paged_decode.c:151 tile_reduce_max(row_max, s, 1, TILE_ACCUMULATE)
 			float row_max_part[s_rows::count];
 			tilec::reduce2d<tilec::REDUCE_MAX, 1, s_rows, s_cols, 32 * (BLOCK_H / 16),
 				float>(row_max_part, s,
@@ -353,16 +353,16 @@ paged_decode_split_gqa(int B, int H, int HKV, int NPAGES, int MAXP, int NSPLIT, 
 			for (int r0 = 0; r0 < s_rows::count; r0++)
 				row_max[r0] = tilec::reduce_combine<tilec::REDUCE_MAX>(row_max[r0],
 					row_max_part[r0]);
-			// paged_decode.c:151 tile_parallel(i, BLOCK_H)
+			// paged_decode.c:153 tile_parallel(i, BLOCK_H)
 			#pragma unroll
 			for (int i_r = 0; i_r < s_rows::count; i_r++) {
-				// paged_decode.c:151 tile_parallel(j, PAGE)
+				// paged_decode.c:153 tile_parallel(j, PAGE)
 				#pragma unroll
 				for (int j_r = 0; j_r < s_cols::count; j_r++) {
 					s[i_r][j_r] = exp2f(s[i_r][j_r] - row_max[i_r]);
 				}
 			}
-			// paged_decode.c:153 tile_reduce_sum(chunk_sum, s, 1)
+			// paged_decode.c:155 tile_reduce_sum(chunk_sum, s, 1)
 			float chunk_sum_part[s_rows::count];
 			tilec::reduce2d<tilec::REDUCE_SUM, 1, s_rows, s_cols, 32 * (BLOCK_H / 16),
 				float>(chunk_sum_part, s,
@@ -370,18 +370,18 @@ paged_decode_split_gqa(int B, int H, int HKV, int NPAGES, int MAXP, int NSPLIT, 
 			#pragma unroll
 			for (int r0 = 0; r0 < s_rows::count; r0++)
 				chunk_sum[r0] = chunk_sum_part[r0];
-			// paged_decode.c:154 tile_parallel(i, BLOCK_H)
+			// paged_decode.c:156 tile_parallel(i, BLOCK_H)
 			#pragma unroll
 			for (int i_r = 0; i_r < s_rows::count; i_r++) {
 				const float correction = exp2f(prev_max[i_r] - row_max[i_r]);
 				row_sum[i_r] = row_sum[i_r] * correction + chunk_sum[i_r];
-				// paged_decode.c:157 tile_parallel(d, HEAD_DIM)
+				// paged_decode.c:159 tile_parallel(d, HEAD_DIM)
 				#pragma unroll
 				for (int d_r = 0; d_r < o_cols::count; d_r++) {
 					o[i_r][d_r] = o[i_r][d_r] * correction;
 				}
 			}
-			// paged_decode.c:160 tile_copy(p, s)
+			// paged_decode.c:162 tile_copy(p, s)
 			#pragma unroll
 			for (int r0 = 0; r0 < s_rows::count; r0++)
 			#pragma unroll
@@ -389,28 +389,28 @@ paged_decode_split_gqa(int B, int H, int HKV, int NPAGES, int MAXP, int NSPLIT, 
 			{
 				p[r0][r1] = tilec::to_float(tilec::from_float<__half>(s[r0][r1]));
 			}
-			// paged_decode.c:161 tile_gemm(o, p, Vs)
+			// paged_decode.c:163 tile_gemm(o, p, Vs)
 			tilec::mma_rs<1, 16, false>(o, p, Vs_tile(Vs_stage), warp_n * 128);
 		}
 		tilec::cp_async_wait<0>();
 	}
-	// paged_decode.c:165 tile_parallel(i, BLOCK_H)
+	// paged_decode.c:167 tile_parallel(i, BLOCK_H)
 	#pragma unroll
 	for (int i_r = 0; i_r < s_rows::count; i_r++) {
 		const float l = row_sum[i_r];
 		const float inv_l = l > 0.0f ? 1.0f / l : 0.0f;
-		// paged_decode.c:168 tile_parallel(d, HEAD_DIM)
+		// paged_decode.c:170 tile_parallel(d, HEAD_DIM)
 		#pragma unroll
 		for (int d_r = 0; d_r < o_cols::count; d_r++) {
 			o[i_r][d_r] = o[i_r][d_r] * inv_l;
 		}
 		lse[i_r] = l > 0.0f ? (row_max[i_r] + log2f(l)) * 0.6931472f : -INFINITY;
 	}
-	// paged_decode.c:173 tile_copy(tile_bounded(tile_dims(&Opart[b][h0][sp][0], 1, 3), nh), o)
+	// paged_decode.c:175 tile_copy(tile_bounded(tile_dims(&Opart[b][h0][sp][0], 1, 3), nh), o)
 	#pragma unroll
 	for (int row_r = 0; row_r < s_rows::count; row_r++) {
 		const int row = s_rows::index(row_r);
-		// paged_decode.c:173 tile_copy(tile_bounded(tile_dims(&Opart[b][h0][sp][0], 1, 3),
+		// paged_decode.c:175 tile_copy(tile_bounded(tile_dims(&Opart[b][h0][sp][0], 1, 3),
 		// nh), o)
 		#pragma unroll
 		for (int col_r = 0; col_r < o_cols::count; col_r++) {
@@ -423,7 +423,7 @@ paged_decode_split_gqa(int B, int H, int HKV, int NPAGES, int MAXP, int NSPLIT, 
 			}
 		}
 	}
-	// paged_decode.c:174 tile_copy(tile_bounded(tile_dims(&Lse[b][h0][sp], 1), nh), lse)
+	// paged_decode.c:176 tile_copy(tile_bounded(tile_dims(&Lse[b][h0][sp], 1), nh), lse)
 	#pragma unroll
 	for (int i_2_r = 0; i_2_r < s_rows::count; i_2_r++) {
 		const int i_2 = s_rows::index(i_2_r);

@@ -19,7 +19,7 @@ enum {
 	STAGES = 4,
 };
 
-// paged_decode.c:45 one block of paged_decode; its buffers take 17.6 KiB of the
+// paged_decode.c:47 one block of paged_decode; its buffers take 17.6 KiB of the
 // thread's stack
 static void
 paged_decode_block(int B, int H, int HKV, int NPAGES, int MAXP, float scale,
@@ -31,34 +31,34 @@ paged_decode_block(int B, int H, int HKV, int NPAGES, int MAXP, float scale,
 {
 	const int g = h / (H / HKV);
 	const int len = CL[b];
-	// paged_decode.c:57 tile_fragment f32 q[HEAD_DIM]
+	// paged_decode.c:59 tile_fragment f32 q[HEAD_DIM]
 	_Alignas(64) float q[HEAD_DIM];
-	// paged_decode.c:57 tile_fragment f32 acc[HEAD_DIM]
+	// paged_decode.c:59 tile_fragment f32 acc[HEAD_DIM]
 	_Alignas(64) float acc[HEAD_DIM];
-	// paged_decode.c:57 tile_fragment f32 o[HEAD_DIM]
+	// paged_decode.c:59 tile_fragment f32 o[HEAD_DIM]
 	_Alignas(64) float o[HEAD_DIM];
-	// paged_decode.c:58 tile_fragment f32 v[PAGE][HEAD_DIM]
+	// paged_decode.c:60 tile_fragment f32 v[PAGE][HEAD_DIM]
 	_Alignas(64) float v[PAGE][HEAD_DIM];
-	// paged_decode.c:59 tile_fragment f32 pv[PAGE][HEAD_DIM]
+	// paged_decode.c:61 tile_fragment f32 pv[PAGE][HEAD_DIM]
 	_Alignas(64) float pv[PAGE][HEAD_DIM];
-	// paged_decode.c:60 tile_fragment f32 s[PAGE]
+	// paged_decode.c:62 tile_fragment f32 s[PAGE]
 	_Alignas(64) float s[PAGE];
-	// paged_decode.c:62 tile_copy(q, &Q[b][h][0])
+	// paged_decode.c:64 tile_copy(q, &Q[b][h][0])
 	tilec_load_f16(q, &Q[b][h][0], HEAD_DIM, HEAD_DIM);
-	// paged_decode.c:63 tile_clear(acc)
+	// paged_decode.c:65 tile_clear(acc)
 	memset(acc, 0, sizeof acc);
 	float m = -INFINITY;
 	float l = 0.0f;
-	// paged_decode.c:66 tile_pipelined(p, ceildiv(len, PAGE), 2): the CPU
+	// paged_decode.c:68 tile_pipelined(p, ceildiv(len, PAGE), 2): the CPU
 	// runs it in order
 	for (int p = 0; p < tilec_ceildiv(len, PAGE); p++) {
-		// paged_decode.c:67 tile_copy(k,
+		// paged_decode.c:69 tile_copy(k,
 		// tile_dims(&KC[BT[b][p]][0][g][0], 1, 3))
-		// paged_decode.c:68 tile_copy(v,
+		// paged_decode.c:70 tile_copy(v,
 		// tile_dims(&VC[BT[b][p]][0][g][0], 1, 3))
-		// paged_decode.c:69 tile_parallel(j, PAGE) tile_parallel(d,
+		// paged_decode.c:71 tile_parallel(j, PAGE) tile_parallel(d,
 		// HEAD_DIM)
-		// paged_decode.c:71 tile_reduce_sum(s, qk, 1)
+		// paged_decode.c:73 tile_reduce_sum(s, qk, 1)
 		// as one loop over each row's elements; not stored: k, qk
 		{
 			const int rows = 0 <= BT[b][p] && BT[b][p] < NPAGES && g < HKV
@@ -86,11 +86,11 @@ paged_decode_block(int B, int H, int HKV, int NPAGES, int MAXP, float scale,
 			}
 		}
 #pragma omp simd
-		// paged_decode.c:72 tile_parallel(j, PAGE)
+		// paged_decode.c:74 tile_parallel(j, PAGE)
 		for (int j = 0; j < PAGE; j++)
 			s[j] = p * PAGE + j < len ? s[j] * scale : -INFINITY;
 		float tile_m;
-		// paged_decode.c:74 tile_max(s)
+		// paged_decode.c:76 tile_max(s)
 		tile_m = -INFINITY;
 #pragma omp simd reduction(max : tile_m)
 		for (int i = 0; i < PAGE; i++)
@@ -98,25 +98,25 @@ paged_decode_block(int B, int H, int HKV, int NPAGES, int MAXP, float scale,
 		const float m_new = tilec_fmaxf(m, tile_m);
 		const float alpha = tilec_expf(m - m_new);
 #pragma omp simd
-		// paged_decode.c:78 tile_parallel(j, PAGE)
+		// paged_decode.c:80 tile_parallel(j, PAGE)
 		for (int j = 0; j < PAGE; j++)
 			s[j] = tilec_expf(s[j] - m_new);
 		float tile_l;
-		// paged_decode.c:80 tile_sum(s)
+		// paged_decode.c:82 tile_sum(s)
 		tile_l = 0.0f;
 #pragma omp simd reduction(+ : tile_l)
 		for (int i = 0; i < PAGE; i++)
 			tile_l += s[i];
 		l = l * alpha + tile_l;
 		m = m_new;
-		// paged_decode.c:83 tile_parallel(j, PAGE) tile_parallel(d,
+		// paged_decode.c:85 tile_parallel(j, PAGE) tile_parallel(d,
 		// HEAD_DIM)
 		for (int j = 0; j < PAGE; j++) {
 #pragma omp simd
 			for (int d = 0; d < HEAD_DIM; d++)
 				pv[j][d] = s[j] * v[j][d];
 		}
-		// paged_decode.c:85 tile_reduce_sum(o, pv, 0)
+		// paged_decode.c:87 tile_reduce_sum(o, pv, 0)
 		memset(o, 0, sizeof o);
 		for (int i = 0; i < PAGE; i++) {
 #pragma omp simd
@@ -124,21 +124,21 @@ paged_decode_block(int B, int H, int HKV, int NPAGES, int MAXP, float scale,
 				o[j] += pv[i][j];
 		}
 #pragma omp simd
-		// paged_decode.c:86 tile_parallel(d, HEAD_DIM)
+		// paged_decode.c:88 tile_parallel(d, HEAD_DIM)
 		for (int d = 0; d < HEAD_DIM; d++)
 			acc[d] = acc[d] * alpha + o[d];
 	}
 	const float inv_l = l > 0.0f ? 1.0f / l : 0.0f;
 #pragma omp simd
-	// paged_decode.c:90 tile_parallel(d, HEAD_DIM)
-	// paged_decode.c:92 tile_copy(&O[b][h][0], acc)
+	// paged_decode.c:92 tile_parallel(d, HEAD_DIM)
+	// paged_decode.c:94 tile_copy(&O[b][h][0], acc)
 	// as one loop over each tile's elements
 	for (int d = 0; d < HEAD_DIM; d++)
 		acc[d] *= inv_l;
 	tilec_store_f16(&O[b][h][0], acc, HEAD_DIM);
 }
 
-// paged_decode.c:45 paged_decode: the grid, one block per OpenMP loop iteration
+// paged_decode.c:47 paged_decode: the grid, one block per OpenMP loop iteration
 void
 paged_decode(int B, int H, int HKV, int NPAGES, int MAXP, float scale,
              const tilec_f16 Q[restrict B][H][HEAD_DIM],
@@ -168,7 +168,7 @@ tilec_entry_paged_decode(void **args)
 	             *(void **)args[9], *(void **)args[10], *(void **)args[11]);
 }
 
-// paged_decode.c:96 one block of paged_decode_split_gqa; its buffers take 34.3
+// paged_decode.c:98 one block of paged_decode_split_gqa; its buffers take 34.3
 // KiB of the thread's stack
 static void
 paged_decode_split_gqa_block(int B, int H, int HKV, int NPAGES, int MAXP,
@@ -193,31 +193,31 @@ paged_decode_split_gqa_block(int B, int H, int HKV, int NPAGES, int MAXP,
 	const int p0 = sp * per;
 	const int p1 = tilec_min(tilec_ceildiv(len, PAGE), p0 + per);
 	const int pages = p1 > p0 ? p1 - p0 : 0;
-	// paged_decode.c:123 tile_shared f16 Qs[BLOCK_H][HEAD_DIM], held as
+	// paged_decode.c:125 tile_shared f16 Qs[BLOCK_H][HEAD_DIM], held as
 	// float
 	_Alignas(64) float Qs[BLOCK_H][HEAD_DIM];
-	// paged_decode.c:124 tile_shared f16 Ks[PAGE][HEAD_DIM], held as float
+	// paged_decode.c:126 tile_shared f16 Ks[PAGE][HEAD_DIM], held as float
 	_Alignas(64) float Ks[PAGE][HEAD_DIM];
-	// paged_decode.c:125 tile_shared f16 Vs[PAGE][HEAD_DIM], held as float
+	// paged_decode.c:127 tile_shared f16 Vs[PAGE][HEAD_DIM], held as float
 	_Alignas(64) float Vs[PAGE][HEAD_DIM];
-	// paged_decode.c:126 tile_fragment f32 s[BLOCK_H][PAGE]
+	// paged_decode.c:128 tile_fragment f32 s[BLOCK_H][PAGE]
 	_Alignas(64) float s[BLOCK_H][PAGE];
-	// paged_decode.c:127 tile_fragment f16 p[BLOCK_H][PAGE], held as float
+	// paged_decode.c:129 tile_fragment f16 p[BLOCK_H][PAGE], held as float
 	_Alignas(64) float p[BLOCK_H][PAGE];
-	// paged_decode.c:128 tile_fragment f32 o[BLOCK_H][HEAD_DIM]
+	// paged_decode.c:130 tile_fragment f32 o[BLOCK_H][HEAD_DIM]
 	_Alignas(64) float o[BLOCK_H][HEAD_DIM];
-	// paged_decode.c:129 tile_fragment f32 row_max[BLOCK_H]
+	// paged_decode.c:131 tile_fragment f32 row_max[BLOCK_H]
 	_Alignas(64) float row_max[BLOCK_H];
-	// paged_decode.c:129 tile_fragment f32 prev_max[BLOCK_H]
+	// paged_decode.c:131 tile_fragment f32 prev_max[BLOCK_H]
 	_Alignas(64) float prev_max[BLOCK_H];
-	// paged_decode.c:130 tile_fragment f32 row_sum[BLOCK_H]
+	// paged_decode.c:132 tile_fragment f32 row_sum[BLOCK_H]
 	_Alignas(64) float row_sum[BLOCK_H];
-	// paged_decode.c:130 tile_fragment f32 chunk_sum[BLOCK_H]
+	// paged_decode.c:132 tile_fragment f32 chunk_sum[BLOCK_H]
 	_Alignas(64) float chunk_sum[BLOCK_H];
-	// paged_decode.c:131 tile_fragment f32 lse[BLOCK_H]
+	// paged_decode.c:133 tile_fragment f32 lse[BLOCK_H]
 	_Alignas(64) float lse[BLOCK_H];
 	const float qk_scale = scale * 1.442695f;
-	// paged_decode.c:136 tile_copy(Qs, tile_dims(&Q[b][h0][0], 1, 2))
+	// paged_decode.c:138 tile_copy(Qs, tile_dims(&Q[b][h0][0], 1, 2))
 	{
 		const int rows = tilec_extent(H, h0, BLOCK_H);
 		for (int i = 0; i < rows; i++)
@@ -225,18 +225,18 @@ paged_decode_split_gqa_block(int B, int H, int HKV, int NPAGES, int MAXP,
 			               HEAD_DIM);
 		memset(Qs + rows, 0, sizeof Qs[0] * (BLOCK_H - rows));
 	}
-	// paged_decode.c:137 tile_clear(o)
+	// paged_decode.c:139 tile_clear(o)
 	memset(o, 0, sizeof o);
 #pragma omp simd
-	// paged_decode.c:138 tile_fill(row_max, -INFINITY)
+	// paged_decode.c:140 tile_fill(row_max, -INFINITY)
 	for (int i = 0; i < BLOCK_H; i++)
 		row_max[i] = -INFINITY;
-	// paged_decode.c:139 tile_clear(row_sum)
+	// paged_decode.c:141 tile_clear(row_sum)
 	memset(row_sum, 0, sizeof row_sum);
-	// paged_decode.c:140 tile_pipelined(t, pages, STAGES): the CPU runs it
+	// paged_decode.c:142 tile_pipelined(t, pages, STAGES): the CPU runs it
 	// in order
 	for (int t = 0; t < pages; t++) {
-		// paged_decode.c:141 tile_copy(Ks,
+		// paged_decode.c:143 tile_copy(Ks,
 		// tile_dims(&KC[BT[b][p0 + t]][0][g][0], 1, 3))
 		{
 			const int rows = 0 <= BT[b][p0 + t] && BT[b][p0 + t] < NPAGES && g < HKV
@@ -247,7 +247,7 @@ paged_decode_split_gqa_block(int B, int H, int HKV, int NPAGES, int MAXP,
 				               HEAD_DIM, HEAD_DIM);
 			memset(Ks + rows, 0, sizeof Ks[0] * (PAGE - rows));
 		}
-		// paged_decode.c:142 tile_copy(Vs,
+		// paged_decode.c:144 tile_copy(Vs,
 		// tile_dims(&VC[BT[b][p0 + t]][0][g][0], 1, 3))
 		{
 			const int rows = 0 <= BT[b][p0 + t] && BT[b][p0 + t] < NPAGES && g < HKV
@@ -258,13 +258,13 @@ paged_decode_split_gqa_block(int B, int H, int HKV, int NPAGES, int MAXP,
 				               HEAD_DIM, HEAD_DIM);
 			memset(Vs + rows, 0, sizeof Vs[0] * (PAGE - rows));
 		}
-		// paged_decode.c:143 tile_clear(s)
+		// paged_decode.c:145 tile_clear(s)
 		memset(s, 0, sizeof s);
-		// paged_decode.c:144 tile_gemm(s, Qs, Ks, TILE_TRANS_B)
+		// paged_decode.c:146 tile_gemm(s, Qs, Ks, TILE_TRANS_B)
 		tilec_gemm_f32_avx512(BLOCK_H, PAGE, HEAD_DIM, s[0], PAGE,
 		                      Qs[0], HEAD_DIM, TILEC_NOTRANS, Ks[0],
 		                      HEAD_DIM, TILEC_TRANS, HEAD_DIM);
-		// paged_decode.c:145 tile_parallel(i, BLOCK_H) tile_parallel(j,
+		// paged_decode.c:147 tile_parallel(i, BLOCK_H) tile_parallel(j,
 		// PAGE)
 		for (int i = 0; i < BLOCK_H; i++) {
 #pragma omp simd
@@ -272,16 +272,16 @@ paged_decode_split_gqa_block(int B, int H, int HKV, int NPAGES, int MAXP,
 				s[i][j] = (p0 + t) * PAGE + j < len ? s[i][j] * qk_scale
 					: -INFINITY;
 		}
-		// paged_decode.c:148 tile_copy(prev_max, row_max)
+		// paged_decode.c:150 tile_copy(prev_max, row_max)
 		memcpy(prev_max, row_max, sizeof prev_max);
-		// paged_decode.c:149 tile_reduce_max(row_max, s, 1,
+		// paged_decode.c:151 tile_reduce_max(row_max, s, 1,
 		// TILE_ACCUMULATE)
 		for (int i = 0; i < BLOCK_H; i++)
 			row_max[i] = tilec_fmaxf(tilec_fmaxf(row_max[i], -INFINITY),
 				tilec_row_max(s[i], PAGE));
-		// paged_decode.c:151 tile_parallel(i, BLOCK_H) tile_parallel(j,
+		// paged_decode.c:153 tile_parallel(i, BLOCK_H) tile_parallel(j,
 		// PAGE)
-		// paged_decode.c:153 tile_reduce_sum(chunk_sum, s, 1)
+		// paged_decode.c:155 tile_reduce_sum(chunk_sum, s, 1)
 		// as one loop over each row's elements
 		for (int i = 0; i < BLOCK_H; i++) {
 			float sum = 0.0f;
@@ -294,7 +294,7 @@ paged_decode_split_gqa_block(int B, int H, int HKV, int NPAGES, int MAXP,
 			sum += tilec_vsum(sum_v);
 			chunk_sum[i] = sum;
 		}
-		// paged_decode.c:154 tile_parallel(i, BLOCK_H)
+		// paged_decode.c:156 tile_parallel(i, BLOCK_H)
 		for (int i = 0; i < BLOCK_H; i++) {
 			const float correction =
 			    tilec_exp2f(prev_max[i] - row_max[i]);
@@ -303,18 +303,18 @@ paged_decode_split_gqa_block(int B, int H, int HKV, int NPAGES, int MAXP,
 			for (int d = 0; d < HEAD_DIM; d++)
 				o[i][d] *= correction;
 		}
-		// paged_decode.c:160 tile_copy(p, s)
+		// paged_decode.c:162 tile_copy(p, s)
 		for (int i = 0; i < BLOCK_H; i++) {
 #pragma omp simd
 			for (int j = 0; j < PAGE; j++)
 				p[i][j] = tilec_round_f16(s[i][j]);
 		}
-		// paged_decode.c:161 tile_gemm(o, p, Vs)
+		// paged_decode.c:163 tile_gemm(o, p, Vs)
 		tilec_gemm_f32_avx512(BLOCK_H, HEAD_DIM, PAGE, o[0], HEAD_DIM,
 		                      p[0], PAGE, TILEC_NOTRANS, Vs[0],
 		                      HEAD_DIM, TILEC_NOTRANS, PAGE);
 	}
-	// paged_decode.c:165 tile_parallel(i, BLOCK_H)
+	// paged_decode.c:167 tile_parallel(i, BLOCK_H)
 	for (int i = 0; i < BLOCK_H; i++) {
 		const float l = row_sum[i];
 		const float inv_l = l > 0.0f ? 1.0f / l : 0.0f;
@@ -324,7 +324,7 @@ paged_decode_split_gqa_block(int B, int H, int HKV, int NPAGES, int MAXP,
 		lse[i] =
 		    l > 0.0f ? (row_max[i] + log2f(l)) * 0.6931472f : -INFINITY;
 	}
-	// paged_decode.c:173 tile_parallel(row, BLOCK_H) tile_parallel(col,
+	// paged_decode.c:175 tile_parallel(row, BLOCK_H) tile_parallel(col,
 	// HEAD_DIM)
 	for (int row = 0; row < BLOCK_H; row++) {
 #pragma omp simd
@@ -335,7 +335,7 @@ paged_decode_split_gqa_block(int B, int H, int HKV, int NPAGES, int MAXP,
 		}
 	}
 #pragma omp simd
-	// paged_decode.c:174 tile_parallel(i_2, BLOCK_H)
+	// paged_decode.c:176 tile_parallel(i_2, BLOCK_H)
 	for (int i_2 = 0; i_2 < BLOCK_H; i_2++) {
 		if (i_2 < nh && 0 <= b && b < B && 0 <= h0 + i_2 && h0 + i_2 < H && 0 <= sp
 			&& sp < NSPLIT)
@@ -343,7 +343,7 @@ paged_decode_split_gqa_block(int B, int H, int HKV, int NPAGES, int MAXP,
 	}
 }
 
-// paged_decode.c:96 paged_decode_split_gqa: the grid, one block per OpenMP loop
+// paged_decode.c:98 paged_decode_split_gqa: the grid, one block per OpenMP loop
 // iteration
 void
 paged_decode_split_gqa(int B, int H, int HKV, int NPAGES, int MAXP, int NSPLIT,
