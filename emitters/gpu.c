@@ -766,12 +766,11 @@ store_close(Gpu *G, const TcVar *v)
 	tc_buf_puts(G->pr.out, stores_bytes(G, v) || packed_i4(v) ? ");\n" : ";\n");
 }
 
-/* Store `value` into the element, converting to the storage type. */
+/* `value` converted to what an element of v holds. */
 static void
-store(Gpu *G, const TcVar *v, TcExpr *const *idx, const TcExpr *value)
+stored_value(Gpu *G, const TcVar *v, const TcExpr *value)
 {
 	TcBuf *b = G->pr.out;
-	store_open(G, v, idx);
 	if (narrow_float(v->dtype) && !is_reg(v)) {
 		tc_buf_printf(b, "tilec::from_float<%s>(", storage_type(G, v->dtype));
 		expr(G, value);
@@ -785,6 +784,14 @@ store(Gpu *G, const TcVar *v, TcExpr *const *idx, const TcExpr *value)
 	} else {
 		expr(G, value);
 	}
+}
+
+/* Store `value` into the element, converting to the storage type. */
+static void
+store(Gpu *G, const TcVar *v, TcExpr *const *idx, const TcExpr *value)
+{
+	store_open(G, v, idx);
+	stored_value(G, v, value);
 	store_close(G, v);
 }
 
@@ -2367,13 +2374,7 @@ emit_runs(Gpu *G, const TcStmt *const *loops, const long long *ext, int n)
 	G->block_level = false;
 	G->spread++;
 	tc_buf_printf(b, "%s.e[%s] = ", vals, v);
-	if (narrow_float(t->dtype)) {
-		tc_buf_printf(b, "tilec::from_float<%s>(", storage_type(G, t->dtype));
-		expr(G, as->u.assign.value);
-		tc_buf_puts(b, ")");
-	} else {
-		expr(G, as->u.assign.value);
-	}
+	stored_value(G, t, as->u.assign.value);
 	tc_buf_puts(b, ";\n");
 	close_brace(G);
 	TcVar at_var = { .kind = TC_VAR_LOCAL, .name = first, .dtype = TC_DT_I32 };

@@ -122,27 +122,23 @@ explain_pipelines(const TcStmt *s, TcDiags *d)
 }
 
 /* With --explain: each element loop into a shared tile's rows, in runs
- * or not and why (runs.c: loop.run, loop.run_why). */
-typedef struct RunNotes {
-	TcDiags *d;
-} RunNotes;
-
+ * or not and why (runs.c: loop.run, loop.run_why).  ctx: the TcDiags. */
 static void
 explain_run(void *ctx, TcStmt *s, int par_depth)
 {
-	RunNotes *rn = ctx;
+	TcDiags *d = ctx;
 	(void)par_depth;
 	if (s->kind != TC_ST_FOR || (s->u.loop.run < 2 && !s->u.loop.run_why))
 		return;
 	const TcStmt *as = s->u.loop.body->u.block.body.items[0];
 	const TcVar *t = as->u.assign.dst->u.load.var;
 	if (s->u.loop.run >= 2)
-		tc_diag(rn->d, TC_NOTE, s->loc, "this tile_parallel loop stores "
+		tc_diag(d, TC_NOTE, s->loc, "this tile_parallel loop stores "
 			"'%s' in runs of %d elements a thread, one %d-byte store "
 			"each", t->name, s->u.loop.run, s->u.loop.run *
 			tc_dtype_storage_bits(t->dtype) / 8);
 	else
-		tc_diag(rn->d, TC_NOTE, s->loc, "this tile_parallel loop stores "
+		tc_diag(d, TC_NOTE, s->loc, "this tile_parallel loop stores "
 			"'%s' one element a thread at a time: %s", t->name,
 			s->u.loop.run_why);
 }
@@ -174,10 +170,8 @@ explain_kernel(const TcKernel *k, const TcOptions *opt, TcDiags *d)
 			k->name, opt->target.mma->name, k->wgmma_why);
 	if (gpu)
 		explain_pipelines(k->body, d);
-	if (gpu && opt->explain) {
-		RunNotes rn = { d };
-		tc_walk_stmts(k->body, 0, explain_run, &rn);
-	}
+	if (gpu && opt->explain)
+		tc_walk_stmts(k->body, 0, explain_run, d);
 	for (int i = 0; i < k->vars.len; i++) {
 		const TcVar *v = k->vars.items[i];
 		/* Buffers a pass made (stage views, prefetch fragments,
