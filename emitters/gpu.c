@@ -89,6 +89,13 @@ typedef struct Gpu {
 	 * matrix-instruction gemm helpers read (declared with it), and of
 	 * each stage view of one; NULL for the rest. */
 	const char **tile;
+	/* Inside a loop in runs (emit_runs): the loads its value reads along
+	 * the run as one vector (tc_run_whole_loads), each held in the
+	 * tilec::Run named run_names[i]; run_v names the run's element. */
+	const TcExpr *run_loads[16];
+	const char *run_names[16];
+	int nrun_loads;
+	const char *run_v;
 } Gpu;
 
 /* Whether fragments of layout kind `kind` are spread like the target's
@@ -578,12 +585,18 @@ reg_element(Gpu *G, const TcVar *v, TcExpr *const *idx)
 typedef struct Uses {
 	const TcVar *var; /* the loop variable */
 	bool found;       /* a use that prints as its name */
+	/* Loads printed without their indices (a run's, emit_runs). */
+	const TcExpr *const *skip;
+	int nskip;
 } Uses;
 
 static TcVisit
 find_use(void *ctx, const TcExpr *e)
 {
 	Uses *u = ctx;
+	for (int i = 0; i < u->nskip; i++)
+		if (tc_expr_equal(e, u->skip[i]))
+			return TC_VISIT_OVER;
 	if (e->kind == TC_EX_VAR && e->u.var == u->var) {
 		u->found = true;
 		return TC_VISIT_STOP;
@@ -600,7 +613,7 @@ find_use(void *ctx, const TcExpr *e)
 static bool
 prints_var(const TcStmt *s, const TcVar *v)
 {
-	Uses u = { v, false };
+	Uses u = { v, false, NULL, 0 };
 	TcVisitor vis = { .expr = find_use, .ctx = &u };
 	tc_stmt_visit(s, &vis);
 	return u.found;
@@ -668,6 +681,20 @@ hook_load(TcCPrinter *pr, const TcExpr *e)
 {
 	Gpu *G = pr->ctx;
 	const TcVar *v = e->u.load.var;
+	for (int i = 0; i < G->nrun_loads; i++) {
+		if (!tc_expr_equal(e, G->run_loads[i]))
+			continue;
+		/* The element of the run read as one vector (emit_runs). */
+		if (packed_i4(v))
+			tc_buf_printf(pr->out, "tilec::i4_get(%s.e, %s)",
+				      G->run_names[i], G->run_v);
+		else if (narrow_float(v->dtype))
+			tc_buf_printf(pr->out, "tilec::to_float(%s.e[%s])",
+				      G->run_names[i], G->run_v);
+		else
+			tc_buf_printf(pr->out, "%s.e[%s]", G->run_names[i], G->run_v);
+		return;
+	}
 	if (packed_i4(v)) {
 		element_value(G, v, e->u.load.idx);
 		return;
@@ -771,6 +798,12 @@ static void
 stored_value(Gpu *G, const TcVar *v, const TcExpr *value)
 {
 	TcBuf *b = G->pr.out;
+	/* A float already rounded to v's type is rounded once, here: the
+	 * assignment's conversion would print to_float(from_float<T>(x)),
+	 * which nothing downstream folds (two more instructions an element). */
+	while (narrow_float(v->dtype) && value->kind == TC_EX_CAST &&
+	       value->dtype == v->dtype && float_valued(value->u.cast.arg->dtype))
+		value = value->u.cast.arg;
 	if (narrow_float(v->dtype) && !is_reg(v)) {
 		tc_buf_printf(b, "tilec::from_float<%s>(", storage_type(G, v->dtype));
 		expr(G, value);
@@ -2364,21 +2397,52 @@ emit_runs(Gpu *G, const TcStmt *const *loops, const long long *ext, int n)
 			tc_buf_printf(b, "%s = %s / %lld %% %lld, ", name, e, inner, x);
 	}
 	tc_buf_puts(b, ";\n");
+	TcVar at_var = { .kind = TC_VAR_LOCAL, .name = first, .dtype = TC_DT_I32 };
+	TcExpr *at = tc_expr_var(G->a, &at_var, col->loc);
 	const char *v = fresh(G, tc_fmt(G->a, "%s_v", cv->name));
+	/* What the value reads along the run, each as one vector. */
+	int nl = tc_run_whole_loads(dst, as->u.assign.value, cv, run, G->run_loads,
+				    (int)(sizeof G->run_loads / sizeof *G->run_loads));
+	for (int i = 0; i < nl; i++) {
+		const TcVar *src = G->run_loads[i]->u.load.var;
+		const TcExpr *from = replace_var(G, G->run_loads[i], cv, at);
+		const char *name = fresh(G, tc_fmt(G->a, "%s_run", src->name));
+		G->run_names[i] = name;
+		if (packed_i4(src)) {
+			tc_buf_printf(b, "tilec::Run<%d, tilec::i4x2> %s;\n", run / 2, name);
+			tc_buf_printf(b, "%s.load(&", name);
+			smem_base(G, src);
+			tc_buf_puts(b, "[(");
+			smem_offset(G, src, from->u.load.idx);
+			tc_buf_puts(b, ") >> 1]);\n");
+		} else {
+			tc_buf_printf(b, "tilec::Run<%d, %s> %s;\n", run,
+				      storage_type(G, src->dtype), name);
+			tc_buf_printf(b, "%s.load(&", name);
+			element_ref(G, src, from->u.load.idx);
+			tc_buf_puts(b, ");\n");
+		}
+	}
 	tc_buf_printf(b, "tilec::Run<%d, %s> %s;\n", run, storage_type(G, t->dtype), vals);
 	tc_buf_puts(b, "#pragma unroll\n");
 	tc_buf_printf(b, "for (int %s = 0; %s < %d; %s++) {\n", v, v, run, v);
 	b->indent++;
-	tc_buf_printf(b, "const int %s = %s + %s;\n", cv->name, first, v);
+	/* The iteration's own index, where the value still prints it. */
+	Uses u = { cv, false, G->run_loads, nl };
+	TcVisitor vis = { .expr = find_use, .ctx = &u };
+	tc_expr_visit(as->u.assign.value, &vis);
+	if (u.found)
+		tc_buf_printf(b, "const int %s = %s + %s;\n", cv->name, first, v);
 	bool saved = G->block_level;
 	G->block_level = false;
 	G->spread++;
 	tc_buf_printf(b, "%s.e[%s] = ", vals, v);
+	G->nrun_loads = nl;
+	G->run_v = v;
 	stored_value(G, t, as->u.assign.value);
+	G->nrun_loads = 0;
 	tc_buf_puts(b, ";\n");
 	close_brace(G);
-	TcVar at_var = { .kind = TC_VAR_LOCAL, .name = first, .dtype = TC_DT_I32 };
-	TcExpr *at = tc_expr_var(G->a, &at_var, col->loc);
 	const TcExpr *to = replace_var(G, dst, cv, at);
 	tc_buf_printf(b, "%s.store(&", vals);
 	element_ref(G, t, to->u.load.idx);

@@ -82,7 +82,13 @@ explain)
 	translate samples/gemm_w4a16.c -t cuda --explain
 	has "^samples/gemm_w4a16.c:55:29: note: this tile_parallel loop stores 'Ws' in runs of 8 elements a thread, one 16-byte store each"
 	translate samples/topk.c -t hip --explain
-	has "^samples/topk.c:37:28: note: this tile_parallel loop stores 'w' one element a thread at a time: its value reads 'best' along the row, 4 bytes an element"
+	has "^samples/topk.c:37:28: note: this tile_parallel loop stores 'w' in runs of 2 elements a thread, one 8-byte store each"
+	translate samples/flash_decode.c -t cuda --explain
+	has "^samples/flash_decode.c:100:2: note: this tile_parallel loop stores 'lse' one element a thread at a time: its row of 'lse' is 4 bytes, no two runs of 4"
+	# A read along the row only where a condition holds stays element
+	# by element (it may lie outside its tile where the condition fails).
+	translate --from-ir tests/ir/runs.ir -t cuda --passes=runs --explain --emit=ir
+	has "^k.c:28:23: note: this tile_parallel loop stores 'a' one element a thread at a time: its value reads 'ys' along the row only where a condition holds, element by element, 4 bytes an element"
 	;;
 reasons)
 	cat >"$work/k.c" <<'PROG'

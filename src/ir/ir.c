@@ -575,6 +575,84 @@ tc_in_smem(const TcVar *v)
 }
 
 bool
+tc_run_reads_whole(const TcVar *v, int run)
+{
+	if (run < 2 || !tc_in_smem(v) || v->swizzle || v->panels || v->rank < 1)
+		return false;
+	int bits = tc_dtype_storage_bits(v->dtype);
+	if (bits % 8 && v->dtype != TC_DT_I4)
+		return false;
+	long long pitch = tc_var_extent(v, v->rank - 1) + v->pad;
+	return pitch > 0 && pitch % run == 0;
+}
+
+typedef struct WholeLoads {
+	const TcExpr *dst; /* the assignment's destination */
+	const TcVar *j;    /* the loop's variable */
+	int run;
+	const TcExpr **out;
+	int max, n;
+} WholeLoads;
+
+/* The loads of e read as vectors; `cond`: e is evaluated only where a
+ * condition holds, so only the destination's own element (written
+ * anyway) may be read ahead of it. */
+static void
+whole_loads(WholeLoads *w, const TcExpr *e, bool cond)
+{
+	switch (e->kind) {
+	case TC_EX_BINARY: {
+		bool lazy = e->u.bin.op == TC_OP_LAND || e->u.bin.op == TC_OP_LOR;
+		whole_loads(w, e->u.bin.lhs, cond);
+		whole_loads(w, e->u.bin.rhs, cond || lazy);
+		break;
+	}
+	case TC_EX_UNARY: whole_loads(w, e->u.un.arg, cond); break;
+	case TC_EX_CAST: whole_loads(w, e->u.cast.arg, cond); break;
+	case TC_EX_SELECT:
+		whole_loads(w, e->u.sel.cond, cond);
+		whole_loads(w, e->u.sel.then, true);
+		whole_loads(w, e->u.sel.els, true);
+		break;
+	case TC_EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			whole_loads(w, e->u.call.args[i], cond);
+		break;
+	case TC_EX_LOAD: {
+		const TcVar *v = e->u.load.var;
+		int r = v->rank;
+		bool along = r > 0 && e->u.load.idx[r - 1]->kind == TC_EX_VAR &&
+			     e->u.load.idx[r - 1]->u.var == w->j;
+		for (int d = 0; d + 1 < r; d++)
+			if (tc_expr_mentions(e->u.load.idx[d], w->j))
+				along = false;
+		if (along && tc_run_reads_whole(v, w->run) &&
+		    (!cond || tc_expr_equal(e, w->dst))) {
+			int i = 0;
+			while (i < w->n && !tc_expr_equal(w->out[i], e))
+				i++;
+			if (i == w->n && w->n < w->max)
+				w->out[w->n++] = e;
+		}
+		for (int d = 0; d < r; d++)
+			whole_loads(w, e->u.load.idx[d], cond);
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+int
+tc_run_whole_loads(const TcExpr *dst, const TcExpr *value, const TcVar *j,
+		   int run, const TcExpr **out, int max)
+{
+	WholeLoads w = { dst, j, run, out, max, 0 };
+	whole_loads(&w, value, false);
+	return w.n;
+}
+
+bool
 tc_expr_equal(const TcExpr *a, const TcExpr *b)
 {
 	if (a == b)

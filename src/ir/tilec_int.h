@@ -1225,6 +1225,19 @@ TcDtype tc_reduce_type(const TcVar *dst, const TcVar *src);
 /* Whether a buffer lives in the block's shared memory on a GPU target
  * (tile_shared, or a fragment the layout pass placed there). */
 bool tc_in_smem(const TcVar *v);
+/* Whether a loop in runs of `run` (loop.run) reads v's elements along
+ * the run as one vector: v in shared memory in rows of consecutive
+ * elements (not swizzled) whose pitch the run divides, so each run's
+ * first element is aligned to the run's bytes (runs.c, the GPU printer). */
+bool tc_run_reads_whole(const TcVar *v, int run);
+/* The loads of `value` (the one assignment `dst = value` of a loop over
+ * j in runs of `run`) that read along the run as one vector: last index
+ * j, the others not naming j, of a buffer tc_run_reads_whole allows, and
+ * evaluated whenever value is (not in an arm of ?: or behind && and ||)
+ * or dst's own element.  Up to max of them, distinct, into out; returns
+ * how many. */
+int tc_run_whole_loads(const TcExpr *dst, const TcExpr *value,
+		       const TcVar *j, int run, const TcExpr **out, int max);
 /* A tile_parallel extent known only at run time, min(C, e) (or min(e, C))
  * with C a constant: e, with C in *bound; NULL for any other form. */
 const TcExpr *tc_parallel_bound(const TcExpr *end, long long *bound);

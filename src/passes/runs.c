@@ -18,24 +18,30 @@
  * more each) whose last index is the loop's variable and whose other
  * indices do not name it, and the value reads that buffer only at that
  * element.  What the value reads along the run (a buffer or tensor whose
- * last index is the variable) is read element by element, as before,
- * each thread's run then consecutive: the run is at most 4 bytes
- * of each, so a warp's reads of one element still fall in distinct banks
- * of shared memory (consecutive words).  One read that names the variable
- * elsewhere (a column of a tile) keeps the loop as it is.  The run is the
- * longest power of two up to 16 bytes of the destination within those
- * limits that divides the loop's extent and the tile's row pitch, and
- * leaves every thread of the block a run; it is at least 2 elements and
- * 4 bytes, else none.
+ * last index is the variable) is read as one vector of the run's
+ * elements where the run can be (tc_run_reads_whole: a shared tile whose
+ * row pitch the run divides, not swizzled), at most 16 bytes of it, so a
+ * warp's vector reads of consecutive runs are conflict-free; anything
+ * else is read element by element, at most 4 bytes of it a run, so a
+ * warp's reads of one element still fall in distinct banks (consecutive
+ * words).  One read that names the variable elsewhere (a column of a
+ * tile) keeps the loop as it is.  The run is the longest power of two up
+ * to 16 bytes of the destination within those limits that divides the
+ * loop's extent and the tile's row pitch, and leaves every thread of the
+ * block a run; it is at least 2 elements and 4 bytes, else none.
  */
 #include "analysis/walk.h"
 #include "passes/passes.h"
+
+enum { MAX_ALONG = 16 };
 
 typedef struct Runs {
 	TcArena *a;
 	const TcVar *j;     /* the loop's variable */
 	const TcExpr *dst;  /* the assignment's destination (a LOAD) */
-	const TcVar *widest; /* the widest element read along the run */
+	/* What the value reads along the run, each buffer or tensor once. */
+	const TcVar *along[MAX_ALONG];
+	int nalong;
 	const char *why;    /* what keeps the loop as it is, NULL: nothing */
 } Runs;
 
@@ -64,9 +70,17 @@ check_read(void *ctx, const TcExpr *e)
 		if (tc_expr_mentions(e->u.load.idx[d], r->j))
 			along = false;
 	if (along && is_var(e->u.load.idx[n - 1], r->j)) {
-		if (!r->widest || tc_dtype_storage_bits(v->dtype) >
-				  tc_dtype_storage_bits(r->widest->dtype))
-			r->widest = v;
+		int i = 0;
+		while (i < r->nalong && r->along[i] != v)
+			i++;
+		if (i == MAX_ALONG) {
+			r->why = tc_fmt(r->a, "its value reads more than %d "
+					"buffers along the row",
+					MAX_ALONG);
+			return TC_VISIT_STOP;
+		}
+		if (i == r->nalong)
+			r->along[r->nalong++] = v;
 		return TC_VISIT_INTO;
 	}
 	for (int d = 0; d < n; d++) {
@@ -78,6 +92,27 @@ check_read(void *ctx, const TcExpr *e)
 		}
 	}
 	return TC_VISIT_INTO;
+}
+
+/* What the value reads along the run that a run of `run` would read
+ * too much of at once: more than 16 bytes of a vector read, more than 4
+ * of one read element by element; NULL for nothing. */
+static const TcVar *
+too_wide(const Runs *r, const TcExpr *value, int run)
+{
+	const TcExpr *whole[MAX_ALONG];
+	int nwhole = tc_run_whole_loads(r->dst, value, r->j, run, whole,
+					 MAX_ALONG);
+	for (int i = 0; i < r->nalong; i++) {
+		const TcVar *v = r->along[i];
+		int limit = 32;
+		for (int w = 0; w < nwhole; w++)
+			if (whole[w]->u.load.var == v)
+				limit = 128;
+		if (run * tc_dtype_storage_bits(v->dtype) > limit)
+			return v;
+	}
+	return NULL;
 }
 
 /* The run of loop s, the innermost of a spread nest of `total`
@@ -133,18 +168,22 @@ choose_run(TcArena *a, const TcStmt *s, long long total, long long threads,
 		return 0;
 	}
 	int run = 128 / bits;
-	int src_bits = r.widest ? tc_dtype_storage_bits(r.widest->dtype) : 0;
-	if (src_bits && 32 / src_bits < run)
-		run = 32 / src_bits;
 	long long pitch = tc_var_extent(t, n - 1) + t->pad;
-	while (run >= 2 && (extent % run || pitch % run || total / run < threads))
+	while (run >= 2 && (extent % run || pitch % run || total / run < threads ||
+			    too_wide(&r, as->u.assign.value, run)))
 		run /= 2;
 	if (run >= 2 && run * bits >= 32)
 		return run;
-	if (src_bits && 32 / src_bits < 2)
-		*why = tc_fmt(a, "its value reads '%s' along the row, %d bytes "
-			      "an element (a run reads at most 4 bytes of each)",
-			      r.widest->name, src_bits / 8);
+	const TcVar *wide = too_wide(&r, as->u.assign.value, 2);
+	if (wide)
+		*why = tc_fmt(a, "its value reads '%s' along the row %s, "
+			      "element by element, %d bytes an element (a run "
+			      "reads at most 4 bytes of such reads)", wide->name,
+			      tc_run_reads_whole(wide, 2)
+				      ? "only where a condition holds"
+				      : "other than from a shared tile's "
+					"unswizzled rows",
+			      tc_dtype_storage_bits(wide->dtype) / 8);
 	else if (extent * bits < 64)
 		*why = tc_fmt(a, "its row of '%s' is %lld bytes, no two runs of "
 			      "4", t->name, extent * bits / 8);

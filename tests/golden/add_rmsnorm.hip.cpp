@@ -45,9 +45,7 @@ add_rmsnorm(int M, int N, float eps, const __half *__restrict__ X, const __half 
 			#pragma unroll
 			for (int j_r = 0; j_r < x_cols::count; j_r++) {
 				h[i_r][j_r] = tilec::to_float(
-					tilec::from_float<__half>(
-					tilec::to_float(
-					tilec::from_float<__half>(x[i_r][j_r] + r[i_r][j_r]))));
+					tilec::from_float<__half>(x[i_r][j_r] + r[i_r][j_r]));
 			}
 		}
 		// add_rmsnorm.c:46 tile_copy(&H[bm * BLOCK_M][c * BLOCK_N], h)
@@ -93,9 +91,7 @@ add_rmsnorm(int M, int N, float eps, const __half *__restrict__ X, const __half 
 				for (int j_r = 0; j_r < x_cols::count; j_r++) {
 					h[i_r][j_r] = tilec::to_float(
 						tilec::from_float<__half>(
-						tilec::to_float(
-						tilec::from_float<__half>(
-						x[i_r][j_r] + r[i_r][j_r]))));
+						x[i_r][j_r] + r[i_r][j_r]));
 				}
 			}
 		}

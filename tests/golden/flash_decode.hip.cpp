@@ -248,10 +248,18 @@ flash_decode_split_gqa(int B, int H, int HKV, int S, int NSPLIT, float scale,
 		}
 		__syncthreads();
 		// flash_decode.c:154 tile_parallel(i, BLOCK_H)
-		for (int i_e = threadIdx.x; i_e < 512; i_e += 32 * (BLOCK_H / 16)) {
-			const int i = i_e / 32, j = i_e % 32;
-			s[i * (BLOCK_N + 4) + j] = start + t * BLOCK_N + j < end
-				? s[i * (BLOCK_N + 4) + j] * qk_scale : -INFINITY;
+		for (int i_e = threadIdx.x; i_e < 128; i_e += 32 * (BLOCK_H / 16)) {
+			const int i = i_e / 8, j_run = i_e % 8 * 4;
+			tilec::Run<4, float> s_run;
+			s_run.load(&s[i * (BLOCK_N + 4) + j_run]);
+			tilec::Run<4, float> s_vals;
+			#pragma unroll
+			for (int j_v = 0; j_v < 4; j_v++) {
+				const int j = j_run + j_v;
+				s_vals.e[j_v] = start + t * BLOCK_N + j < end
+					? s_run.e[j_v] * qk_scale : -INFINITY;
+			}
+			s_vals.store(&s[i * (BLOCK_N + 4) + j_run]);
 		}
 		// flash_decode.c:157 tile_copy(prev_max, row_max)
 		for (int e = threadIdx.x; e < BLOCK_H; e += 32 * (BLOCK_H / 16)) {
@@ -264,9 +272,16 @@ flash_decode_split_gqa(int B, int H, int HKV, int S, int NSPLIT, float scale,
 			32 * (BLOCK_H / 16)>(s, BLOCK_N + 4, row_max);
 		__syncthreads();
 		// flash_decode.c:160 tile_parallel(i, BLOCK_H)
-		for (int i_e = threadIdx.x; i_e < 512; i_e += 32 * (BLOCK_H / 16)) {
-			const int i = i_e / 32, j = i_e % 32;
-			s[i * (BLOCK_N + 4) + j] = exp2f(s[i * (BLOCK_N + 4) + j] - row_max[i]);
+		for (int i_e = threadIdx.x; i_e < 128; i_e += 32 * (BLOCK_H / 16)) {
+			const int i = i_e / 8, j_run = i_e % 8 * 4;
+			tilec::Run<4, float> s_run;
+			s_run.load(&s[i * (BLOCK_N + 4) + j_run]);
+			tilec::Run<4, float> s_vals;
+			#pragma unroll
+			for (int j_v = 0; j_v < 4; j_v++) {
+				s_vals.e[j_v] = exp2f(s_run.e[j_v] - row_max[i]);
+			}
+			s_vals.store(&s[i * (BLOCK_N + 4) + j_run]);
 		}
 		__syncthreads();
 		// flash_decode.c:162 tile_reduce_sum(chunk_sum, s, 1)

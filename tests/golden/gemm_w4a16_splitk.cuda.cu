@@ -136,17 +136,16 @@ gemm_w4a16_splitk(int M, int N, int K, const __half *__restrict__ A,
 			// gemm_w4a16_splitk.c:57 tile_parallel(n, BLOCK_N)
 			for (int n_e = threadIdx.x; n_e < 1024; n_e += THREADS) {
 				const int n = n_e / 16, j_run = n_e % 16 * 8;
+				tilec::Run<4, tilec::i4x2> Ws4_stage_run;
+				Ws4_stage_run.load(&Ws4_stage[(n * BLOCK_K + j_run) >> 1]);
 				tilec::Run<8, __half> Ws_vals;
 				#pragma unroll
 				for (int j_v = 0; j_v < 8; j_v++) {
-					const int j = j_run + j_v;
 					Ws_vals.e[j_v] = tilec::from_float<__half>(
-						tilec::to_float(
-						tilec::from_float<__half>(
-						((float)tilec::i4_get(Ws4_stage,
-						n * BLOCK_K + j) - (float)tilec::to_float(
+						((float)tilec::i4_get(Ws4_stage_run.e,
+						j_v) - (float)tilec::to_float(
 						zero_stage[n])) * (float)tilec::to_float(
-						scale_stage[n]))));
+						scale_stage[n]));
 				}
 				Ws_vals.store(&Ws[n * (BLOCK_K + 8) + j_run]);
 			}

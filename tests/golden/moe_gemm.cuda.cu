@@ -203,8 +203,7 @@ moe_gemm(int T, int N, int K, const __half *__restrict__ X, const int *__restric
 				if (i < rows && r < T && n < N) {
 					if (tilec::leader<acc_rows::BITS | acc_cols::BITS>())
 						Y[((size_t)r * N + n)] = tilec::from_float<__half>(
-							tilec::to_float(
-							tilec::from_float<__half>(acc[i_r][j_r])));
+							acc[i_r][j_r]);
 				}
 			}
 		}

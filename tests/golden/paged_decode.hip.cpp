@@ -280,10 +280,18 @@ paged_decode_split_gqa(int B, int H, int HKV, int NPAGES, int MAXP, int NSPLIT, 
 		}
 		__syncthreads();
 		// paged_decode.c:147 tile_parallel(i, BLOCK_H)
-		for (int i_e = threadIdx.x; i_e < 256; i_e += 32 * (BLOCK_H / 16)) {
-			const int i = i_e / 16, j = i_e % 16;
-			s[i * (PAGE + 4) + j] = (p0 + t) * PAGE + j < len
-				? s[i * (PAGE + 4) + j] * qk_scale : -INFINITY;
+		for (int i_e = threadIdx.x; i_e < 64; i_e += 32 * (BLOCK_H / 16)) {
+			const int i = i_e / 4, j_run = i_e % 4 * 4;
+			tilec::Run<4, float> s_run;
+			s_run.load(&s[i * (PAGE + 4) + j_run]);
+			tilec::Run<4, float> s_vals;
+			#pragma unroll
+			for (int j_v = 0; j_v < 4; j_v++) {
+				const int j = j_run + j_v;
+				s_vals.e[j_v] = (p0 + t) * PAGE + j < len ? s_run.e[j_v] * qk_scale
+					: -INFINITY;
+			}
+			s_vals.store(&s[i * (PAGE + 4) + j_run]);
 		}
 		// paged_decode.c:150 tile_copy(prev_max, row_max)
 		for (int e = threadIdx.x; e < BLOCK_H; e += 32 * (BLOCK_H / 16)) {
@@ -296,9 +304,16 @@ paged_decode_split_gqa(int B, int H, int HKV, int NPAGES, int MAXP, int NSPLIT, 
 			s, PAGE + 4, row_max);
 		__syncthreads();
 		// paged_decode.c:153 tile_parallel(i, BLOCK_H)
-		for (int i_e = threadIdx.x; i_e < 256; i_e += 32 * (BLOCK_H / 16)) {
-			const int i = i_e / 16, j = i_e % 16;
-			s[i * (PAGE + 4) + j] = exp2f(s[i * (PAGE + 4) + j] - row_max[i]);
+		for (int i_e = threadIdx.x; i_e < 64; i_e += 32 * (BLOCK_H / 16)) {
+			const int i = i_e / 4, j_run = i_e % 4 * 4;
+			tilec::Run<4, float> s_run;
+			s_run.load(&s[i * (PAGE + 4) + j_run]);
+			tilec::Run<4, float> s_vals;
+			#pragma unroll
+			for (int j_v = 0; j_v < 4; j_v++) {
+				s_vals.e[j_v] = exp2f(s_run.e[j_v] - row_max[i]);
+			}
+			s_vals.store(&s[i * (PAGE + 4) + j_run]);
 		}
 		__syncthreads();
 		// paged_decode.c:155 tile_reduce_sum(chunk_sum, s, 1)

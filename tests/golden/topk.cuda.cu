@@ -50,18 +50,32 @@ topk(int T, const float *__restrict__ G, float *__restrict__ Wt, int *__restrict
 		top);
 	__syncthreads();
 	// topk.c:37 tile_parallel(i, BLOCK_T)
-	for (int i_e = threadIdx.x; i_e < 256; i_e += THREADS) {
-		const int i = i_e / 8, k = i_e % 8;
-		w[i * (TOPK + 4) + k] = expf(best[i * (TOPK + 4) + k] - top[i]);
+	for (int i_e = threadIdx.x; i_e < 128; i_e += THREADS) {
+		const int i = i_e / 4, k_run = i_e % 4 * 2;
+		tilec::Run<2, float> best_run;
+		best_run.load(&best[i * (TOPK + 4) + k_run]);
+		tilec::Run<2, float> w_vals;
+		#pragma unroll
+		for (int k_v = 0; k_v < 2; k_v++) {
+			w_vals.e[k_v] = expf(best_run.e[k_v] - top[i]);
+		}
+		w_vals.store(&w[i * (TOPK + 4) + k_run]);
 	}
 	__syncthreads();
 	// topk.c:39 tile_reduce_sum(sum, w, 1)
 	tilec::smem_reduce<tilec::REDUCE_SUM, 1, false, BLOCK_T, TOPK, THREADS>(w, TOPK + 4, sum);
 	__syncthreads();
 	// topk.c:40 tile_parallel(i, BLOCK_T)
-	for (int i_e = threadIdx.x; i_e < 256; i_e += THREADS) {
-		const int i = i_e / 8, k = i_e % 8;
-		w[i * (TOPK + 4) + k] = w[i * (TOPK + 4) + k] / sum[i];
+	for (int i_e = threadIdx.x; i_e < 128; i_e += THREADS) {
+		const int i = i_e / 4, k_run = i_e % 4 * 2;
+		tilec::Run<2, float> w_run;
+		w_run.load(&w[i * (TOPK + 4) + k_run]);
+		tilec::Run<2, float> w_vals;
+		#pragma unroll
+		for (int k_v = 0; k_v < 2; k_v++) {
+			w_vals.e[k_v] = w_run.e[k_v] / sum[i];
+		}
+		w_vals.store(&w[i * (TOPK + 4) + k_run]);
 	}
 	__syncthreads();
 	// topk.c:42 tile_copy(&Wt[bt * BLOCK_T][0], w)
