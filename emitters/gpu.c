@@ -804,7 +804,11 @@ stored_value(Gpu *G, const TcVar *v, const TcExpr *value)
 	while (narrow_float(v->dtype) && value->kind == TC_EX_CAST &&
 	       value->dtype == v->dtype && float_valued(value->u.cast.arg->dtype))
 		value = value->u.cast.arg;
-	if (narrow_float(v->dtype) && !is_reg(v)) {
+	/* An element of v's type is a float v's registers hold as it is. */
+	bool exact = value->kind == TC_EX_LOAD && value->dtype == v->dtype;
+	if (narrow_float(v->dtype) && is_reg(v) && exact) {
+		expr(G, value);
+	} else if (narrow_float(v->dtype) && !is_reg(v)) {
 		tc_buf_printf(b, "tilec::from_float<%s>(", storage_type(G, v->dtype));
 		expr(G, value);
 		tc_buf_puts(b, ")");

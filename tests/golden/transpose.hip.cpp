@@ -29,9 +29,7 @@ transpose(int M, int N, const __half *__restrict__ X, __half *__restrict__ Y)
 		#pragma unroll
 		for (int i_r = 0; i_r < yt_cols::count; i_r++) {
 			const int i = yt_cols::index(i_r);
-			yt[j_r][i_r] = tilec::to_float(
-				tilec::from_float<__half>(
-				tilec::to_float(xs[i * (BLOCK + 8) + j])));
+			yt[j_r][i_r] = tilec::to_float(xs[i * (BLOCK + 8) + j]);
 		}
 	}
 	// transpose.c:29 tile_copy(&Y[bx * BLOCK][by * BLOCK], yt)
