@@ -1833,6 +1833,14 @@ class Gen:
         body.append(loop)
         C.lo, C.hi = -bound, bound
         C.exact = is_int(acct)
+        # A and B hold the last step's inputs (zeros past the edges):
+        # later reads must not take them for zeros (a shift of a
+        # negative value is undefined, seed 8046).
+        for X in (A, B):
+            lo, hi = lo0, hi0
+            if is_int(X.dtype) and not is_int(tdt):
+                lo, hi = -1, 1
+            self.set_range(X, min(lo, 0), max(hi, 0), True)
         live += [A, B]
         if len(body) == 1:
             return body[0]
