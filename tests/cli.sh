@@ -15,6 +15,10 @@
 #                     name that is not UTF-8 still makes valid JSON
 #       export-json   `tilec export --json` reports every file written,
 #                     per kernel, and they exist; --prefix is in the names
+#       export-names  a parameter the launch function would confuse with
+#                     its own names (the kernel, with --prefix too; a local
+#                     of the GPU launch) is a located error of export, on
+#                     every target, and nothing is written
 #       tune-json     `tilec tune --json` prints only the summary object on
 #                     stdout: the chosen values, the default's, their
 #                     times, the record written, the counts by fate
@@ -146,6 +150,39 @@ assert d["files"] == want, d["files"]
 for f in want:
     assert os.path.isfile(f), f
 ' "$work/out" "$work" || fail "the JSON"
+	;;
+export-names)
+	cat >"$work/scale.c" <<'PROG'
+#include <tilec.h>
+
+TILE_KERNEL void
+scale(int N, float scale, const f32 X[N], f32 Y[N])
+{
+	tile_threads(128);
+	int b = tile_grid_x(ceildiv(N, 128));
+	tile_fragment f32 x[128];
+	tile_copy(x, &X[b * 128]);
+	tile_parallel(i, 128)
+		x[i] = x[i] * scale;
+	tile_copy(&Y[b * 128], x);
+}
+PROG
+	sed 's/float scale,/float p_scale,/; s/\* scale;/* p_scale;/' \
+		"$work/scale.c" >"$work/prefixed.c"
+	sed 's/float scale,/float stream,/; s/\* scale;/* stream;/' \
+		"$work/scale.c" >"$work/stream.c"
+	for t in openmp cuda hip; do
+		expect 1 "scale.c:4:20: error: parameter 'scale' has the name of the exported kernel, which the launch function calls; rename it to export" \
+			"$tilec" export "$work/scale.c" -t $t -o "$work/x-$t"
+		expect 1 "prefixed.c:4:20: error: parameter 'p_scale' has the name of the exported kernel" \
+			"$tilec" export "$work/prefixed.c" -t $t --prefix p_ -o "$work/x-$t"
+		[ -e "$work/x-$t" ] && fail "export -t $t wrote something after an error"
+	done
+	expect 1 "stream.c:4:20: error: parameter 'stream' has the name of a variable of the launch function" \
+		"$tilec" export "$work/stream.c" -t cuda -o "$work/x"
+	# Without --prefix the same parameter names nothing of the export.
+	"$tilec" export "$work/prefixed.c" -t openmp -o "$work/ok" >/dev/null ||
+		fail "export of a parameter named like nothing of the export"
 	;;
 tune-json)
 	TILEC_CACHE_DIR=$work/cache "$tilec" tune samples/gemm.c \

@@ -960,8 +960,23 @@ export_kernel(ExportArgs *x, TcOptions *opt, const char *text,
 					      "device", "sms" };
 	size_t nlocals = sizeof locals / sizeof locals[0] -
 			 (k && tc_expr_has_sms(k->grid[0]) ? 0 : 2);
+	const char *launch = k ? tc_fmt(a, "%s_launch", k->name) : NULL;
 	for (int i = 0; ok && k && i < k->params.len; i++) {
 		const TcVar *v = k->params.items[i];
+		/* The launch function calls the kernel (and its helpers,
+		 * KERNEL_launch_*) by name: a parameter of that name would
+		 * hide it there. */
+		if (strcmp(v->name, k->name) == 0 ||
+		    strncmp(v->name, launch, strlen(launch)) == 0) {
+			tc_diag(d, TC_ERROR, v->loc, "parameter '%s' has the "
+				"name of %s, which the launch function calls; "
+				"rename it to export", v->name,
+				strcmp(v->name, k->name) == 0
+					? "the exported kernel"
+					: "a function of the export");
+			ok = false;
+			continue;
+		}
 		for (size_t j = 0; j < nlocals; j++)
 			if (opt->target.kind != TC_TARGET_OPENMP &&
 			    strcmp(v->name, locals[j]) == 0) {
