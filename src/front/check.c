@@ -12,6 +12,7 @@
  *     outside the loop is never assigned inside it, and a buffer element
  *     written inside it is indexed by every enclosing parallel variable,
  *     directly or through locals whose value depends on it on every path;
+ *     a read of an element another iteration writes is a warning;
  *   - const tensors are never written; tile ops see the scopes and dtypes
  *     they need; shapes of copies, gemms and reductions agree.
  *
@@ -725,6 +726,83 @@ check_assign(Checker *C, TcStmt *s)
 	}
 }
 
+/* --- Reads of what other iterations write ---------------------------------- */
+
+/* The elements a tile_parallel loop's body writes, and the check of its
+ * reads against them. */
+typedef struct Race {
+	Checker *C;
+	const TcVar *p;         /* the loop's variable */
+	const TcExpr *w[32];    /* the destinations assigned in its body */
+	int nw;
+	bool reported;          /* one warning a loop */
+} Race;
+
+static TcVisit
+race_write(void *ctx, const TcStmt *s)
+{
+	Race *r = ctx;
+	if (s->kind == TC_ST_ASSIGN && s->u.assign.dst->kind == TC_EX_LOAD &&
+	    r->nw < (int)(sizeof r->w / sizeof *r->w))
+		r->w[r->nw++] = s->u.assign.dst;
+	return TC_VISIT_INTO;
+}
+
+static bool
+is_the_var(const TcExpr *e, const TcVar *v)
+{
+	return e->kind == TC_EX_VAR && e->u.var == v;
+}
+
+/* A read of an element that another iteration may write: some write of
+ * the same buffer or tensor selects by the loop's variable itself in a
+ * dim where the read selects by anything else. */
+static TcVisit
+race_read(void *ctx, const TcExpr *e)
+{
+	Race *r = ctx;
+	if (r->reported || e->kind != TC_EX_LOAD)
+		return TC_VISIT_INTO;
+	for (int i = 0; i < r->nw; i++)
+		if (r->w[i] == e)
+			return TC_VISIT_INTO; /* a destination, not a read */
+	for (int i = 0; i < r->nw; i++) {
+		const TcExpr *w = r->w[i];
+		if (w->u.load.var != e->u.load.var)
+			continue;
+		for (int d = 0; d < w->u.load.var->rank; d++) {
+			if (!is_the_var(w->u.load.idx[d], r->p) ||
+			    is_the_var(e->u.load.idx[d], r->p))
+				continue;
+			tc_diag(r->C->d, TC_WARNING, e->loc, "this reads an "
+				"element of '%s' that another iteration of "
+				"tile_parallel loop '%s' may write (the "
+				"assignment at %d:%d): iterations run "
+				"concurrently, so what it reads depends on their "
+				"order; read it in a loop after this one",
+				e->u.load.var->name, r->p->name, w->loc.line,
+				w->loc.col);
+			r->reported = true;
+			return TC_VISIT_STOP;
+		}
+	}
+	return TC_VISIT_INTO;
+}
+
+static void
+check_races(Checker *C, const TcStmt *loop)
+{
+	if (C->quiet)
+		return;
+	Race r = { .C = C, .p = loop->u.loop.var };
+	TcVisitor vw = { .stmt = race_write, .ctx = &r };
+	tc_stmt_visit(loop->u.loop.body, &vw);
+	if (!r.nw)
+		return;
+	TcVisitor vr = { .expr = race_read, .ctx = &r };
+	tc_stmt_visit(loop->u.loop.body, &vr);
+}
+
 /* A serial loop's body runs with the deps that hold at its head on every
  * iteration: the entry's, met with what each pass through the body
  * leaves, to a fixed point (deps only shrink, so this ends), found
@@ -842,6 +920,7 @@ check_stmt(Checker *C, TcStmt *s)
 			C->par[C->npar++] = s->u.loop.var;
 			check_block(C, s->u.loop.body);
 			C->npar--;
+			check_races(C, s);
 		} else {
 			if (s->u.loop.step) {
 				long long st;
