@@ -85,6 +85,36 @@ explain)
 	has "^samples/topk.c:37:28: note: this tile_parallel loop stores 'w' in runs of 2 elements a thread, one 8-byte store each"
 	translate samples/flash_decode.c -t cuda --explain
 	has "^samples/flash_decode.c:100:2: note: this tile_parallel loop stores 'lse' one element a thread at a time: its row of 'lse' is 4 bytes, no two runs of 4"
+	# A stage of a pipelined tile is named as the program names it.
+	cat >"$work/staged.c" <<'PROG'
+#include <tilec.h>
+
+TILE_KERNEL void
+k(int M, int N, int K, const f16 A[M][K], const f16 B[N][K], const f32 s[K],
+  f32 C[M][N])
+{
+	tile_threads(128);
+	int bx = tile_grid_x(ceildiv(N, 64));
+	int by = tile_grid_y(ceildiv(M, 64));
+	tile_shared f16 As[64][32];
+	tile_shared f16 Bs[64][32];
+	tile_shared f32 ss[32];
+	tile_fragment f32 acc[64][64];
+	tile_clear(acc);
+	tile_pipelined(t, ceildiv(K, 32), 3) {
+		tile_copy(As, &A[by * 64][t * 32]);
+		tile_copy(Bs, &B[bx * 64][t * 32]);
+		tile_copy(ss, &s[t * 32]);
+		tile_parallel(i, 64) tile_parallel(j, 32)
+			As[i][j] = (float)As[i][j] * ss[j];
+		tile_gemm(acc, As, Bs, TILE_TRANS_B);
+	}
+	tile_copy(&C[by * 64][bx * 64], acc);
+}
+PROG
+	translate "$work/staged.c" -t cuda --explain
+	has "staged.c:19:24: note: this tile_parallel loop stores 'As' in runs of 4 elements a thread"
+	hasnt "As_stage"
 	# A read along the row only where a condition holds stays element
 	# by element (it may lie outside its tile where the condition fails).
 	translate --from-ir tests/ir/runs.ir -t cuda --passes=runs --explain --emit=ir

@@ -574,6 +574,12 @@ tc_in_smem(const TcVar *v)
 	       (v->scope == TC_SCOPE_SHARED || v->layout.kind == TC_LAYOUT_SMEM);
 }
 
+const char *
+tc_var_shown(const TcVar *v)
+{
+	return v->view_of ? v->view_of->name : v->name;
+}
+
 bool
 tc_run_reads_whole(const TcVar *v, int run)
 {

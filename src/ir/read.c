@@ -1358,6 +1358,7 @@ simple_stmt(Reader *R, const char *word)
 		v->name = name;
 		v->loc = (TcLoc){ 0 };
 		v->stages = 1;
+		v->view_of = of;
 		s->u.view.var = v;
 		s->u.view.of = of;
 		declare(R, v);

@@ -448,6 +448,9 @@ typedef struct TcVar {
 	 * top level that each block of a strip keeps its own of (the block
 	 * function declares kernel->strip of them). */
 	bool each_block;
+	/* A stage view's buffer (expand_pipeline.c: `As_stage` names one
+	 * stage of `As`), what notes call it; NULL for the rest. */
+	const struct TcVar *view_of;
 } TcVar;
 
 /* --- Expressions ---------------------------------------------------------- */
@@ -1225,6 +1228,9 @@ TcDtype tc_reduce_type(const TcVar *dst, const TcVar *src);
 /* Whether a buffer lives in the block's shared memory on a GPU target
  * (tile_shared, or a fragment the layout pass placed there). */
 bool tc_in_smem(const TcVar *v);
+/* The name the program gave v: a stage view's buffer's (TcVar.view_of),
+ * for notes. */
+const char *tc_var_shown(const TcVar *v);
 /* Whether a loop in runs of `run` (loop.run) reads v's elements along
  * the run as one vector: v in shared memory in rows of consecutive
  * elements (not swizzled) whose pitch the run divides, so each run's

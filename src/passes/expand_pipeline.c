@@ -575,6 +575,7 @@ stage_views(const Expand *x, Pipe *pp, TcStmt *into, TcVar *stage,
 		v->name = name;
 		v->loc = (TcLoc){ 0 };
 		v->stages = 1;
+		v->view_of = of;
 		TcStmt *s = simple(x, TC_ST_STAGE_VIEW);
 		s->u.view.var = v;
 		s->u.view.of = of;

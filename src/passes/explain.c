@@ -135,11 +135,11 @@ explain_run(void *ctx, TcStmt *s, int par_depth)
 	if (s->u.loop.run >= 2)
 		tc_diag(d, TC_NOTE, s->loc, "this tile_parallel loop stores "
 			"'%s' in runs of %d elements a thread, one %d-byte store "
-			"each", t->name, s->u.loop.run, s->u.loop.run *
+			"each", tc_var_shown(t), s->u.loop.run, s->u.loop.run *
 			tc_dtype_storage_bits(t->dtype) / 8);
 	else
 		tc_diag(d, TC_NOTE, s->loc, "this tile_parallel loop stores "
-			"'%s' one element a thread at a time: %s", t->name,
+			"'%s' one element a thread at a time: %s", tc_var_shown(t),
 			s->u.loop.run_why);
 }
 

@@ -62,7 +62,7 @@ check_read(void *ctx, const TcExpr *e)
 	int n = v->rank;
 	if (v == r->dst->u.load.var && !tc_expr_equal(e, r->dst)) {
 		r->why = tc_fmt(r->a, "its value reads '%s' at another element "
-				"than it writes", v->name);
+				"than it writes", tc_var_shown(v));
 		return TC_VISIT_STOP;
 	}
 	bool along = n > 0 && tc_expr_mentions(e->u.load.idx[n - 1], r->j);
@@ -86,7 +86,7 @@ check_read(void *ctx, const TcExpr *e)
 	for (int d = 0; d < n; d++) {
 		if (tc_expr_mentions(e->u.load.idx[d], r->j)) {
 			r->why = tc_fmt(r->a, "its value reads '%s' other than "
-					"along its row at '%s'", v->name,
+					"along its row at '%s'", tc_var_shown(v),
 					r->j->name);
 			return TC_VISIT_STOP;
 		}
@@ -143,12 +143,12 @@ choose_run(TcArena *a, const TcStmt *s, long long total, long long threads,
 		return 0;
 	}
 	if (t->swizzle || t->panels) {
-		*why = tc_fmt(a, "'%s' is swizzled", t->name);
+		*why = tc_fmt(a, "'%s' is swizzled", tc_var_shown(t));
 		return 0;
 	}
 	if (bits < 8) {
 		*why = tc_fmt(a, "'%s' packs elements narrower than a byte",
-			      t->name);
+			      tc_var_shown(t));
 		return 0;
 	}
 	bool along = n > 0 && is_var(dst->u.load.idx[n - 1], j);
@@ -157,7 +157,7 @@ choose_run(TcArena *a, const TcStmt *s, long long total, long long threads,
 			along = false;
 	if (!along) {
 		*why = tc_fmt(a, "it writes '%s' other than along its row at "
-			      "'%s'", t->name, j->name);
+			      "'%s'", tc_var_shown(t), j->name);
 		return 0;
 	}
 	Runs r = { .a = a, .j = j, .dst = dst };
@@ -178,7 +178,8 @@ choose_run(TcArena *a, const TcStmt *s, long long total, long long threads,
 	if (wide)
 		*why = tc_fmt(a, "its value reads '%s' along the row %s, "
 			      "element by element, %d bytes an element (a run "
-			      "reads at most 4 bytes of such reads)", wide->name,
+			      "reads at most 4 bytes of such reads)",
+			      tc_var_shown(wide),
 			      tc_run_reads_whole(wide, 2)
 				      ? "only where a condition holds"
 				      : "other than from a shared tile's "
@@ -186,11 +187,11 @@ choose_run(TcArena *a, const TcStmt *s, long long total, long long threads,
 			      tc_dtype_storage_bits(wide->dtype) / 8);
 	else if (extent * bits < 64)
 		*why = tc_fmt(a, "its row of '%s' is %lld bytes, no two runs of "
-			      "4", t->name, extent * bits / 8);
+			      "4", tc_var_shown(t), extent * bits / 8);
 	else
 		*why = tc_fmt(a, "no run of 4 bytes or more of '%s' divides its "
 			      "%lld iterations and the row's %lld elements and "
-			      "leaves each of the %lld threads one", t->name,
+			      "leaves each of the %lld threads one", tc_var_shown(t),
 			      extent, pitch, threads);
 	return 0;
 }
