@@ -115,10 +115,44 @@ PROG
 	translate "$work/staged.c" -t cuda --explain
 	has "staged.c:19:24: note: this tile_parallel loop stores 'As' in runs of 4 elements a thread"
 	hasnt "As_stage"
+	# Loops that take no run because of their bodies say so: more than
+	# one statement, an assignment under an if (a run-time extent), a
+	# read behind && that a run would read too much of.
+	cat >"$work/bodies.c" <<'PROG'
+#include <tilec.h>
+
+TILE_KERNEL void
+k(int M, int N, const f16 X[M][N], const bf16 Z[M][N], f16 Y[M][N], bool B[M][N])
+{
+	tile_threads(128);
+	int bn = tile_grid_x(ceildiv(N, 64));
+	int bm = tile_grid_y(ceildiv(M, 32));
+	tile_shared f16 xs[32][64];
+	tile_shared bf16 zs[32][64];
+	tile_shared f16 ys[32][64];
+	tile_shared bool bs[32][64];
+	tile_copy(xs, &X[bm * 32][bn * 64]);
+	tile_copy(zs, &Z[bm * 32][bn * 64]);
+	tile_parallel(i, 32) tile_parallel(j, 64) {
+		float t = xs[i][j];
+		ys[i][j] = t * 3.0f;
+	}
+	tile_parallel(i, 32) tile_parallel(j, min(64, N - bn * 64))
+		ys[i][j] = (float)xs[i][j] + (float)ys[i][j];
+	tile_parallel(i, 32) tile_parallel(j, 64)
+		bs[i][j] = xs[i][j] > 0.0f && zs[i][j] < 0.5f;
+	tile_copy(&Y[bm * 32][bn * 64], ys);
+	tile_copy(&B[bm * 32][bn * 64], bs);
+}
+PROG
+	translate "$work/bodies.c" -t cuda --explain
+	has "bodies.c:15:23: note: this tile_parallel loop stores 'ys' one element a thread at a time: its body is more than one assignment"
+	has "bodies.c:19:23: note: this tile_parallel loop stores 'ys' one element a thread at a time: its assignment is under an if \(a run-time extent is one\)"
+	has "bodies.c:21:23: note: this tile_parallel loop stores 'bs' one element a thread at a time: its value reads 'zs' along the row only where a condition holds, element by element: the shortest run, 4 elements, would read 8 bytes of it"
 	# A read along the row only where a condition holds stays element
 	# by element (it may lie outside its tile where the condition fails).
 	translate --from-ir tests/ir/runs.ir -t cuda --passes=runs --explain --emit=ir
-	has "^k.c:28:23: note: this tile_parallel loop stores 'a' one element a thread at a time: its value reads 'ys' along the row only where a condition holds, element by element, 4 bytes an element"
+	has "^k.c:28:23: note: this tile_parallel loop stores 'a' one element a thread at a time: its value reads 'ys' along the row only where a condition holds, element by element: the shortest run, 2 elements, would read 8 bytes of it"
 	;;
 reasons)
 	cat >"$work/k.c" <<'PROG'

@@ -130,8 +130,20 @@ explain_run(void *ctx, TcStmt *s, int par_depth)
 	(void)par_depth;
 	if (s->kind != TC_ST_FOR || (s->u.loop.run < 2 && !s->u.loop.run_why))
 		return;
-	const TcStmt *as = s->u.loop.body->u.block.body.items[0];
-	const TcVar *t = as->u.assign.dst->u.load.var;
+	/* The shared tile the loop assigns (its body's first assignment to
+	 * one; a run's body is that one). */
+	const TcVec *body = &s->u.loop.body->u.block.body;
+	const TcVar *t = NULL;
+	for (int i = 0; i < body->len && !t; i++) {
+		const TcStmt *as = body->items[i];
+		if (as->kind == TC_ST_IF && as->u.cond.then->u.block.body.len)
+			as = as->u.cond.then->u.block.body.items[0];
+		if (as->kind == TC_ST_ASSIGN && as->u.assign.dst->kind == TC_EX_LOAD &&
+		    tc_in_smem(as->u.assign.dst->u.load.var))
+			t = as->u.assign.dst->u.load.var;
+	}
+	if (!t)
+		return;
 	if (s->u.loop.run >= 2)
 		tc_diag(d, TC_NOTE, s->loc, "this tile_parallel loop stores "
 			"'%s' in runs of %d elements a thread, one %d-byte store "

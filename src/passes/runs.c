@@ -18,7 +18,8 @@
  * more each) whose last index is the loop's variable and whose other
  * indices do not name it, and the value reads that buffer only at that
  * element.  What the value reads along the run (a buffer or tensor whose
- * last index is the variable) is read as one vector of the run's
+ * last index is the variable, or the variable plus what does not name
+ * it) is read as one vector of the run's
  * elements where the run can be (tc_run_reads_whole: a shared tile whose
  * row pitch the run divides, not swizzled), at most 16 bytes of it, so a
  * warp's vector reads of consecutive runs are conflict-free; anything
@@ -52,6 +53,20 @@ is_var(const TcExpr *e, const TcVar *v)
 	return e->kind == TC_EX_VAR && e->u.var == v;
 }
 
+/* Whether index e is the variable v, or v plus what does not name it
+ * (a tensor's column `bn * 64 + j`): consecutive along v. */
+static bool
+at_var(const TcExpr *e, const TcVar *v)
+{
+	if (is_var(e, v))
+		return true;
+	if (e->kind != TC_EX_BINARY || e->u.bin.op != TC_OP_ADD)
+		return false;
+	const TcExpr *l = e->u.bin.lhs, *r = e->u.bin.rhs;
+	return (is_var(l, v) && !tc_expr_mentions(r, v)) ||
+	       (is_var(r, v) && !tc_expr_mentions(l, v));
+}
+
 static TcVisit
 check_read(void *ctx, const TcExpr *e)
 {
@@ -69,7 +84,7 @@ check_read(void *ctx, const TcExpr *e)
 	for (int d = 0; d + 1 < n; d++)
 		if (tc_expr_mentions(e->u.load.idx[d], r->j))
 			along = false;
-	if (along && is_var(e->u.load.idx[n - 1], r->j)) {
+	if (along && at_var(e->u.load.idx[n - 1], r->j)) {
 		int i = 0;
 		while (i < r->nalong && r->along[i] != v)
 			i++;
@@ -115,6 +130,19 @@ too_wide(const Runs *r, const TcExpr *value, int run)
 	return NULL;
 }
 
+/* Whether a statement of body assigns an element of a shared tile. */
+static bool
+assigns_smem(const TcVec *body)
+{
+	for (int i = 0; i < body->len; i++) {
+		const TcStmt *st = body->items[i];
+		if (st->kind == TC_ST_ASSIGN && st->u.assign.dst->kind == TC_EX_LOAD &&
+		    tc_in_smem(st->u.assign.dst->u.load.var))
+			return true;
+	}
+	return false;
+}
+
 /* The run of loop s, the innermost of a spread nest of `total`
  * iterations (its own included) over `threads` threads; 0 for none.  A
  * loop that assigns a shared tile's elements and takes no run gets why
@@ -126,9 +154,22 @@ choose_run(TcArena *a, const TcStmt *s, long long total, long long threads,
 	const TcVec *body = &s->u.loop.body->u.block.body;
 	long long extent;
 	long long begin, step;
-	if (s->u.loop.row_vec || body->len != 1)
+	if (s->u.loop.row_vec)
 		return 0;
+	if (body->len != 1) {
+		if (assigns_smem(body))
+			*why = "its body is more than one assignment";
+		return 0;
+	}
 	const TcStmt *as = body->items[0];
+	if (as->kind == TC_ST_IF) {
+		const TcVec *then = &as->u.cond.then->u.block.body;
+		if (assigns_smem(then) || (as->u.cond.els &&
+					   assigns_smem(&as->u.cond.els->u.block.body)))
+			*why = "its assignment is under an if (a run-time "
+			       "extent is one)";
+		return 0;
+	}
 	if (as->kind != TC_ST_ASSIGN || as->u.assign.dst->kind != TC_EX_LOAD ||
 	    !tc_in_smem(as->u.assign.dst->u.load.var))
 		return 0;
@@ -174,17 +215,24 @@ choose_run(TcArena *a, const TcStmt *s, long long total, long long threads,
 		run /= 2;
 	if (run >= 2 && run * bits >= 32)
 		return run;
-	const TcVar *wide = too_wide(&r, as->u.assign.value, 2);
+	/* Blame the reads where the shortest run (4 bytes) fits the loop
+	 * and the row but would read too much of one of them. */
+	int shortest = bits >= 16 ? 2 : 32 / bits;
+	const TcVar *wide = NULL;
+	if (!(extent % shortest || pitch % shortest || total / shortest < threads))
+		wide = too_wide(&r, as->u.assign.value, shortest);
 	if (wide)
 		*why = tc_fmt(a, "its value reads '%s' along the row %s, "
-			      "element by element, %d bytes an element (a run "
-			      "reads at most 4 bytes of such reads)",
+			      "element by element: the shortest run, %d "
+			      "elements, would read %d bytes of it, and a run "
+			      "reads at most 4 bytes of such reads",
 			      tc_var_shown(wide),
 			      tc_run_reads_whole(wide, 2)
 				      ? "only where a condition holds"
 				      : "other than from a shared tile's "
 					"unswizzled rows",
-			      tc_dtype_storage_bits(wide->dtype) / 8);
+			      shortest,
+			      shortest * tc_dtype_storage_bits(wide->dtype) / 8);
 	else if (extent * bits < 64)
 		*why = tc_fmt(a, "its row of '%s' is %lld bytes, no two runs of "
 			      "4", tc_var_shown(t), extent * bits / 8);
