@@ -72,7 +72,8 @@ def emu_wrapper(emu_hpp, hip_source, hip_launch, host_launch):
         lines.append("\tif (grid[0] > 0 && grid[1] > 0 && grid[2] > 0) {")
         lines.append("\t\tconst unsigned dims[3] = { (unsigned)grid[0], "
                      "(unsigned)grid[1], (unsigned)grid[2] };")
-        lines.append("\t\thip_emu::launch(dims, %d, [&] { %s(%s); });" % (
+        # ::K: a parameter may have the kernel's name (valid C).
+        lines.append("\t\thip_emu::launch(dims, %d, [&] { ::%s(%s); });" % (
             k["threads"], k["kernel"], ", ".join(names)))
         lines.append("\t}")
         lines.append("}")
