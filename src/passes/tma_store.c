@@ -55,6 +55,8 @@ typedef struct Store {
 	/* The region of the kernel's own that stores use when the stages'
 	 * bytes are not free (offset, bytes; 0 bytes: none yet). */
 	long long own, own_bytes;
+	/* Why own_region last found no room (a clause), for the note. */
+	const char *own_why;
 } Store;
 
 static long long
@@ -136,8 +138,17 @@ own_region(Store *S, long long bytes)
 	long long total = at + bytes;
 	long long before = k->producer_blocks ? k->producer_blocks :
 			   blocks_per_sm(S, k->smem_bytes);
-	if (total > S->t->smem_limit || blocks_per_sm(S, total) < before)
+	if (total > S->t->smem_limit) {
+		S->own_why = tc_fmt(S->a, "would pass %s's %lld", S->t->arch,
+				    S->t->smem_limit);
 		return -1;
+	}
+	long long after = blocks_per_sm(S, total);
+	if (after < before) {
+		S->own_why = tc_fmt(S->a, "would lower the blocks an SM holds "
+				    "from %lld to %lld", before, after);
+		return -1;
+	}
 	S->own = at;
 	S->own_bytes = bytes;
 	if (total > k->smem_bytes)
@@ -249,16 +260,14 @@ consider(Store *S, TcStmt *s)
 		if (at < 0)
 			why = tc_fmt(S->a, "its %lld bytes%s have no room in shared "
 				     "memory: the pipeline's %s, and a region of "
-				     "its own beside the kernel's %lld bytes would "
-				     "pass %s's %lld or lower the blocks an SM "
-				     "holds", panels * box, panels > 2 ?
+				     "its own beside the kernel's %lld bytes %s",
+				     panels * box, panels > 2 ?
 				     tc_fmt(S->a, " (or two of its %lld-byte "
 					    "panels)", box) : "",
 				     S->in_loop ? "stages are refilled while it "
 				     "runs (a later iteration's or tile's copies)" :
 				     "buffers are in use after it",
-				     S->k->smem_bytes, S->t->arch,
-				     S->t->smem_limit);
+				     S->k->smem_bytes, S->own_why);
 	}
 	if (why) {
 		tc_diag(S->d, TC_NOTE, s->loc, "this tile_copy into '%s' stores "
