@@ -153,6 +153,67 @@ error(Gpu *G, TcLoc loc, const char *fmt, ...)
 	G->failed = true;
 }
 
+/* Names a C program may give its variables that the printed C++ cannot:
+ * C++'s keywords, and what the kernel's body names itself (the block's
+ * and thread's indices, min and max of the ragged extents, size_t of the
+ * offsets, the helpers' namespace, the atomics).  NULL-terminated. */
+static const char *const cxx_keywords[] = {
+	"alignas", "alignof", "and", "and_eq", "asm", "bitand", "bitor",
+	"catch", "char8_t", "char16_t", "char32_t", "class", "compl",
+	"concept", "const_cast", "consteval", "constexpr", "constinit",
+	"co_await", "co_return", "co_yield", "decltype", "delete",
+	"dynamic_cast", "explicit", "export", "false", "friend", "mutable",
+	"namespace", "new", "noexcept", "not", "not_eq", "nullptr", "operator",
+	"or", "or_eq", "private", "protected", "public", "reinterpret_cast",
+	"requires", "static_assert", "static_cast", "template", "this",
+	"thread_local", "throw", "true", "try", "typeid", "typename", "using",
+	"virtual", "wchar_t", "xor", "xor_eq", NULL
+};
+static const char *const body_names[] = {
+	"threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "min",
+	"max", "size_t", "tilec", "atomicAdd", "atomicMax", "atomicMin",
+	"atomicCAS", "atomicExch", "atomicOr", "atomicAnd", "atomicXor", NULL
+};
+
+static bool
+listed(const char *const *list, const char *name)
+{
+	for (int i = 0; list[i]; i++)
+		if (strcmp(list[i], name) == 0)
+			return true;
+	return false;
+}
+
+/* A located error for each name of the kernel the printed C++ cannot
+ * use; false if any. */
+static bool
+names_printable(Gpu *G)
+{
+	const TcKernel *k = G->k;
+	bool ok = true;
+	for (int i = -1; i < k->vars.len; i++) {
+		const char *name = i < 0 ? k->name : ((TcVar *)k->vars.items[i])->name;
+		TcLoc loc = i < 0 ? k->loc : ((TcVar *)k->vars.items[i])->loc;
+		if (!loc.line)
+			continue; /* a pass's, named after the program's */
+		if (listed(cxx_keywords, name))
+			error(G, loc, "'%s' cannot name %s in %s output: it is a "
+			      "C++ keyword; rename it", name, i < 0 ? "a kernel" :
+			      "a variable", G->dialect->name);
+		else if (listed(body_names, name))
+			error(G, loc, "'%s' cannot name %s in %s output: the "
+			      "kernel's code uses the %s of that name; rename "
+			      "it", name, i < 0 ? "a kernel" : "a variable",
+			      G->dialect->name, strcmp(name, "tilec") == 0
+						? "namespace of its helpers"
+						: "built-in or function");
+		else
+			continue;
+		ok = false;
+	}
+	return ok;
+}
+
 /* Is `name` a name of the program (a var of the kernel or a tunable)? */
 static bool
 name_taken(const Gpu *G, const char *name)
@@ -3370,7 +3431,7 @@ tc_gpu_emit(const TcGpuDialect *g, const TcProgram *p, const TcKernel *k,
 	G.warp_m = fresh(&G, tc_fmt(a, "%s_m", cell));
 	G.warp_n = fresh(&G, tc_fmt(a, "%s_n", cell));
 	name_tiles(&G);
-	if (dtypes_supported(&G, NULL)) {
+	if (names_printable(&G) && dtypes_supported(&G, NULL)) {
 		bool first = out->len == 0;
 		if (!first)
 			tc_buf_puts(out, "\n");
