@@ -151,6 +151,12 @@ declared_name(Parser *P, char *name, TcLoc loc)
 		tc_buf_free(&q);
 		return NULL;
 	}
+	/* The generated code's own helpers and variables are tilec_*. */
+	if (strncmp(name, "tilec_", 6) == 0) {
+		error(P, loc, "'%s' begins with 'tilec_', which names the "
+		      "generated code's own helpers; rename it", name);
+		return NULL;
+	}
 	return name;
 }
 
