@@ -196,7 +196,11 @@ names_printable(Gpu *G)
 		TcLoc loc = i < 0 ? k->loc : ((TcVar *)k->vars.items[i])->loc;
 		if (!loc.line)
 			continue; /* a pass's, named after the program's */
-		if (listed(cxx_keywords, name))
+		if (i < 0 && strcmp(name, "main") == 0)
+			error(G, loc, "'main' cannot name a kernel in %s output: "
+			      "C++ keeps it for the program's entry; rename it",
+			      G->dialect->name);
+		else if (listed(cxx_keywords, name))
 			error(G, loc, "'%s' cannot name %s in %s output: it is a "
 			      "C++ keyword; rename it", name, i < 0 ? "a kernel" :
 			      "a variable", G->dialect->name);
