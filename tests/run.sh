@@ -69,6 +69,24 @@ stray)
 		--shape N=45 --source "$work/lower.c"
 	expect 1 "990 written that the reference leaves untouched \(first Y\[0\]\[1\]\)" \
 		run $pw --kernel lower --shape N=45 --source "$work/all.c"
+	# An integer output written everywhere, some elements with the
+	# poison's value: those are not called untouched.
+	cat >"$work/i4.c" <<'PROG'
+#include <tilec.h>
+TILE_KERNEL void
+q4(int M, int K, const i8 X[M][K], i4 Q[M][K])
+{
+	tile_threads(64);
+	int m = tile_grid_x(M);
+	tile_shared i8 x[64];
+	tile_shared i4 q[64];
+	tile_copy(x, &X[m][0]);
+	tile_parallel(j, 64) q[j] = (i4)x[j];
+	tile_copy(&Q[m][0], q);
+}
+PROG
+	expect 0 "[0-9]+ hold the poison value as in the reference \(untouched, or written with it\)  ok" \
+		run "$work/i4.c" --shape M=3,K=41 --range X=-8:7
 	;;
 json)
 	"$tilec" $pw --kernel argmax -o "$work/argmax.c" || fail "translate"

@@ -580,8 +580,14 @@ report_output(Run *r, const TcCompare *c, json_t *outs)
 			       "(first %s%s)",
 			       c->stray, name, where);
 		}
+		/* An integer's poison is also a value: such an element may
+		 * have been written with it. */
 		if (c->untouched)
-			printf(", %zu untouched as in the reference", c->untouched);
+			printf(c->exact ? ", %zu hold the poison value as in the "
+					  "reference (untouched, or written "
+					  "with it)"
+					: ", %zu untouched as in the reference",
+			       c->untouched);
 		if (c->nan_mismatch)
 			printf(", %zu NaN/inf mismatches", c->nan_mismatch);
 		printf("  %s\n", c->ok ? "ok" : "FAIL");
