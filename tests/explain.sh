@@ -189,6 +189,33 @@ PROG
 	sed -i 's/tile_reduce_argmax(best, at, e, 1);/tile_reduce_max(best, e, 1);/; s/	tile_fragment i32 at\[64\];//' "$work/k.c"
 	translate "$work/k.c" -t cuda
 	has "k.c:10:20: note: tile_fragment 'best' is in shared memory, not registers: an element of it is read or written outside tile_parallel at 20:16"
+	# A in registers takes the accumulator's rows over every warp: 32
+	# rows on 4 warps cannot, so A goes to shared memory and the
+	# accumulator stays in registers, on a grid of its own (1 x 4).
+	cat >"$work/rega.c" <<'PROG'
+#include <tilec.h>
+
+TILE_KERNEL void
+k(int M, int N, int K, const f16 A[M][K], const f16 B[K][N], f32 Y[M][N])
+{
+	tile_threads(128);
+	int bn = tile_grid_x(ceildiv(N, 64));
+	int bm = tile_grid_y(ceildiv(M, 32));
+	tile_fragment f16 a[32][32];
+	tile_shared f16 b[32][64];
+	tile_fragment f32 acc[32][64];
+	tile_clear(acc);
+	for (int k = 0; k < ceildiv(K, 32); k++) {
+		tile_copy(a, &A[bm * 32][k * 32]);
+		tile_copy(b, &B[k * 32][bn * 64]);
+		tile_gemm(acc, a, b);
+	}
+	tile_copy(&Y[bm * 32][bn * 64], acc);
+}
+PROG
+	translate "$work/rega.c" -t cuda --explain
+	has "rega.c:9:20: note: tile_fragment 'a' is in shared memory, not registers: it is the A operand of the tile_gemm at 16:3, which in registers takes the accumulator's rows over every one of the block's 4 warps, 8 rows each, not a multiple of 16"
+	has "rega.c:11:20: note: tile_fragment 'acc' in registers: the mma.sync m16n8 accumulator layout over 1x4 warps"
 	;;
 int8)
 	src=tests/lang/gemm_i8_nt.c

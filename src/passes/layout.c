@@ -70,6 +70,9 @@ typedef struct Layouter {
 	bool *spill;        /* var->index: must live in shared memory */
 	bool changed;       /* a spill happened during this sweep */
 	bool a_in_regs;     /* some gemm reads A from registers */
+	/* The first such gemm's A and where it is, for a note. */
+	TcVar *reg_a;
+	TcLoc reg_a_at;
 	bool row_reduce;    /* some MMA fragment is reduced along its rows */
 	int warps_m, warps_n; /* the MMA warp grid (wgmma: warpgroups) */
 	int min_chunk;      /* wgmma: the fewest columns one instruction may
@@ -368,6 +371,10 @@ walk(Walk *W, TcStmt *s)
 			} else {
 				unite(L, node(L, a, 0), node(L, c, 0));
 				L->cls[find(L, node(L, a, 1))].mma = true;
+				if (!L->a_in_regs) {
+					L->reg_a = a;
+					L->reg_a_at = s->loc;
+				}
 				L->a_in_regs = true;
 			}
 		}
@@ -882,6 +889,23 @@ choose_layouts(Layouter *L)
 		if (L->changed)
 			continue;
 		if (!mma_grid(L)) {
+			/* A grid with more than one warp column would do but
+			 * for an A operand in registers (each warp holds whole
+			 * rows of A): that A goes to shared memory, the
+			 * accumulators stay. */
+			L->a_in_regs = false;
+			if (mma_grid(L)) {
+				spill(L, L->reg_a, L->reg_a_at, tc_fmt(a, "it is "
+				      "the A operand of the tile_gemm at %d:%d, "
+				      "which in registers takes the accumulator's "
+				      "rows over every one of the block's %d %s, "
+				      "%lld rows each, not a multiple of %d",
+				      L->reg_a_at.line, L->reg_a_at.col, L->warps,
+				      L->mi->group_warps > 1 ? "warpgroups" :
+				      "warps", tc_var_extent(L->reg_a, 0) / L->warps,
+				      L->mi->m));
+				continue;
+			}
 			for (int i = 0; i < nv; i++) {
 				TcVar *v = k->vars.items[i];
 				if (node(L, v, 0) >= 0 &&
