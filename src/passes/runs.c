@@ -19,9 +19,9 @@
  * indices do not name it, and the value reads that buffer only at that
  * element.  What the value reads along the run (a buffer or tensor whose
  * last index is the variable, or the variable plus what does not name
- * it) is read as one vector of the run's
- * elements where the run can be (tc_run_reads_whole: a shared tile whose
- * row pitch the run divides, not swizzled), at most 16 bytes of it, so a
+ * it) is read as one vector of the run's elements where the run can be
+ * (tc_run_whole_loads: a shared tile whose row pitch the run divides, not
+ * swizzled, read unconditionally), at most 16 bytes of it, so a
  * warp's vector reads of consecutive runs are conflict-free; anything
  * else is read element by element, at most 4 bytes of it a run, so a
  * warp's reads of one element still fall in distinct banks (consecutive
