@@ -96,6 +96,13 @@ tc_omp_storage_type(TcDtype t)
 	}
 }
 
+const char *
+tc_omp_held_type(const TcVar *v)
+{
+	return v->stored ? tc_omp_storage_type(v->dtype)
+			 : tc_omp_value_type(v->dtype);
+}
+
 /* --- Expression hooks ----------------------------------------------------------- */
 
 static const char *
@@ -627,7 +634,7 @@ emit_strip_part(Emitter *E, const TcStmt *seq, int from, int to)
 		if (v->rank == 1) {
 			/* This block's row of a 1-D buffer: a plain pointer. */
 			tc_buf_printf(b, "%s *const %s = %s[%s];\n",
-				      tc_omp_value_type(v->dtype), v->name,
+				      tc_omp_held_type(v), v->name,
 				      E->strip_all[i], blk);
 			continue;
 		}
@@ -637,7 +644,7 @@ emit_strip_part(Emitter *E, const TcStmt *seq, int from, int to)
 			tc_buf_printf(&inner, "[%s]",
 				      tc_omp_expr_text(E, v->shape[d], 0));
 		tc_buf_printf(b, "%s (*const %s)%s = %s[%s];\n",
-			      tc_omp_value_type(v->dtype), v->name, inner.data,
+			      tc_omp_held_type(v), v->name, inner.data,
 			      E->strip_all[i], blk);
 		tc_buf_free(&inner);
 	}
@@ -739,8 +746,9 @@ emit_decl(Emitter *E, const TcStmt *s)
 	for (int i = 0; i < v->rank; i++)
 		tc_buf_printf(&shape, "[%s]",
 			      tc_omp_expr_text(E, v->shape[i], 0));
-	const char *held =
-		tc_omp_is_narrow_float(v->dtype) ? ", held as float" : "";
+	const char *held = v->stored ? ", held as stored"
+			   : tc_omp_is_narrow_float(v->dtype) ? ", held as float"
+							      : "";
 	if (E->strip_all && E->strip_all[v->index])
 		held = tc_fmt(E->a, "%s; one for each block of the strip", held);
 	tc_c_loc_comment(&E->pr, v->loc,
@@ -749,11 +757,11 @@ emit_decl(Emitter *E, const TcStmt *s)
 				held));
 	if (E->strip_all && E->strip_all[v->index])
 		tc_buf_printf(b, "_Alignas(64) %s %s[%d]%s;\n",
-			      tc_omp_value_type(v->dtype),
-			      E->strip_all[v->index], E->k->strip, shape.data);
+			      tc_omp_held_type(v), E->strip_all[v->index],
+			      E->k->strip, shape.data);
 	else
 		tc_buf_printf(b, "_Alignas(64) %s %s%s;\n",
-			      tc_omp_value_type(v->dtype), v->name, shape.data);
+			      tc_omp_held_type(v), v->name, shape.data);
 	tc_buf_free(&shape);
 }
 
@@ -1138,6 +1146,8 @@ tc_omp_tensor_value(Emitter *E, const CopyPlan *cp)
 	TcDtype tt = cp->ten->dtype;
 	const char *te = tc_omp_tensor_elem(E, cp, false);
 	const char *val = te;
+	if (cp->tile->stored)
+		return te; /* the pass matched the dtypes */
 	if (tt == TC_DT_I4)
 		val = tc_fmt(E->a, "tilec_i4_get(%s, %s)", cp->ten->name, te);
 	else if (tc_omp_is_narrow_float(tt))
@@ -1443,6 +1453,8 @@ emit_copy_tensor(Emitter *E, const TcVar *tile, const TcRegion *reg,
 	bool rows = contiguous && helper && !atomic &&
 		    strcmp(tc_omp_value_type(bt), "float") == 0 &&
 		    !(load && tc_omp_is_narrow_float(bt) && bt != tt);
+	if (load && tile->stored) /* the bits as they are */
+		helper = tc_fmt(E->a, "%s_stored", helper);
 	/* Loads clear what lies outside the tensor first, unless the row
 	 * helper does it (the last dim) and at most the first dim is left. */
 	if (load && any_partial) {

@@ -73,6 +73,9 @@ TcDtype tc_omp_reduce_held(TcDtype t);
 const char *tc_omp_value_type(TcDtype t);
 /* The C type of tensor elements in memory. */
 const char *tc_omp_storage_type(TcDtype t);
+/* The C type of buffer v's elements: its dtype's values, or as stored
+ * where a pass says so (var->stored: passes/cpu_gemm.c). */
+const char *tc_omp_held_type(const TcVar *v);
 
 /* --- Analysis ---------------------------------------------------------------- */
 

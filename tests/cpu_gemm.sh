@@ -10,7 +10,8 @@
 #             -mamx-int8 and without): the object has ldtilecfg,
 #             tdpbf16ps (bf16 gemm) and tdpbssd (int8 gemm)
 #   run       bf16 and int8 gemms checked by `tilec run` with the richest
-#             arch this CPU has (AMX and VNNI where present)
+#             arch this CPU has (AMX and VNNI where present); bf16 with
+#             every operand layout (tests/cpu_gemm/gemm_bf16_trans.c)
 #   refuse    the runtime refuses, with a sentence and a non-zero exit, a
 #             kernel for an ISA the CPU lacks (TILEC_CPU_HIDE stands in
 #             for a missing feature; AMX where this CPU has none)
@@ -51,7 +52,7 @@ amx-code)
 	"$tilec" tests/cpu_gemm/gemm_bf16.c --arch amx --standalone -o "$work/bf16.c" &&
 		"$tilec" samples/gemm_w8a8.c --arch amx --standalone -o "$work/i8.c" ||
 		fail "translation for --arch amx"
-	grep -q 'tilec_gemm_bf16_amx(' "$work/bf16.c" || fail "bf16 gemm not on AMX"
+	grep -q '	tilec_gemm_bf16_amx_stored(BLOCK_M' "$work/bf16.c" || fail "bf16 gemm not on AMX"
 	grep -q 'tilec_gemm_i8_amx(' "$work/i8.c" || fail "int8 gemm not on AMX"
 	for f in bf16 i8; do
 		for m in "" "-mamx-tile -mamx-bf16 -mamx-int8"; do
@@ -72,6 +73,26 @@ run)
 	"$tilec" run tests/cpu_gemm/gemm_bf16.c --arch native \
 		--shape M=77,N=70,K=131 >"$work/out" 2>&1 ||
 		{ cat "$work/out"; fail "bf16 gemm, --arch native"; }
+	# every operand layout, ragged and whole (on AMX: buffers held as
+	# stored, a's tiles read in place or packed, b's interleaved or
+	# transposed)
+	for k in gemm_nn gemm_tn gemm_tt; do
+		for t in "-D BLOCK_M=32 -D BLOCK_N=32 -D BLOCK_K=32" \
+			"-D BLOCK_M=128 -D BLOCK_N=64 -D BLOCK_K=128"; do
+			for s in M=77,N=70,K=131 M=256,N=128,K=256; do
+				# shellcheck disable=SC2086
+				"$tilec" run tests/cpu_gemm/gemm_bf16_trans.c --kernel $k \
+					--arch native $t --shape $s >"$work/out" 2>&1 ||
+					{ cat "$work/out"; fail "bf16 $k $t at $s"; }
+			done
+		done
+	done
+	if has amx_bf16; then
+		"$tilec" tests/cpu_gemm/gemm_bf16_trans.c --arch native \
+			--emit=ir >"$work/ir" || fail "--emit=ir"
+		[ "$(grep -c 'as stored' "$work/ir")" = 6 ] ||
+			{ cat "$work/ir"; fail "bf16 buffers not held as stored"; }
+	fi
 	"$tilec" run samples/gemm_w8a8.c --arch native \
 		--shape M=70,N=131,K=203 >"$work/out" 2>&1 ||
 		{ cat "$work/out"; fail "int8 gemm, --arch native"; }

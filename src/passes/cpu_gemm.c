@@ -19,7 +19,17 @@
  *     an i, k, j loop nest.
  *
  * AMX helpers pack both operands whole (kc is the call's k) and run
- * 2 x 2 tiles of 16 x 16 over all of it.
+ * 2 x 2 tiles of 16 x 16 over all of it; an a stored m x k in whole tiles
+ * in a buffer that holds what the tiles hold (i8; bf16 below) is read in
+ * place.
+ *
+ * Buffers as stored: a bf16 buffer is held as float (the copies widen
+ * it) unless every statement that touches it is a tile_copy of a bf16
+ * tensor tile into all of it or an AMX gemm that reads it, and every such
+ * gemm's other operand is held so too: then it holds the bits
+ * (var->stored, "as stored" in the IR), its copies are row copies of
+ * the bits, and its gemms call the helper for such operands, which packs
+ * less and converts nothing.
  *
  * Cache blocking: b is packed into kc x nr panels that take half of the
  * target's L1d (the other half holds the strip of a the micro-kernel
@@ -28,6 +38,7 @@
  * in L2.  The L1d size is the arch's default, or the host's with --arch
  * native (target.c).
  */
+#include "analysis/walk.h"
 #include "passes/passes.h"
 
 /* The f32 micro-kernel family of the target's vector width. */
@@ -123,14 +134,123 @@ walk(const TcTarget *t, TcStmt *s)
 	}
 }
 
+/* --- Buffers as stored ---------------------------------------------------- */
+
+typedef struct Held {
+	TcArena *a;
+	const TcKernel *k;
+	bool *ok;      /* by var index: may hold its bits */
+	TcVec gemms;   /* TcStmt *: the AMX bf16 gemms */
+} Held;
+
+static bool
+amx_bf16(const TcStmt *s)
+{
+	return s->kind == TC_ST_GEMM &&
+	       s->u.gemm.cpu.kind == TC_CPU_GEMM_AMX_BF16;
+}
+
+/* A use of v that holding its bits allows: a plain copy of a bf16 tensor
+ * tile (rows along the tensor's last dim) into all of it, or an operand
+ * of an AMX bf16 gemm. */
+static bool
+bits_use(const TcStmt *s, const TcVar *v)
+{
+	if (s->kind == TC_ST_COPY && s->u.copy.dst.var == v) {
+		const TcRegion *src = &s->u.copy.src, *dst = &s->u.copy.dst;
+		return dst->whole && src->var->kind == TC_VAR_TENSOR &&
+		       src->var->dtype == TC_DT_BF16 && !tc_region_ragged(src) &&
+		       src->ndims == v->rank &&
+		       src->dims[src->ndims - 1] == src->var->rank - 1 &&
+		       s->u.copy.src.var != v;
+	}
+	if (amx_bf16(s) && s->u.gemm.c.var != v &&
+	    (s->u.gemm.a.var == v || s->u.gemm.b.var == v))
+		return s->u.gemm.a.whole && s->u.gemm.b.whole;
+	return false;
+}
+
+/* Clears ok[] for each buffer a statement touches other than as bits_use
+ * allows; records the AMX gemms. */
+static void
+held_uses(void *ctx, TcStmt *s, int par_depth)
+{
+	Held *H = ctx;
+	(void)par_depth;
+	if (amx_bf16(s))
+		tc_vec_push(H->a, &H->gemms, s);
+	for (int i = 0; i < H->k->vars.len; i++) {
+		const TcVar *v = H->k->vars.items[i];
+		if (!H->ok[i])
+			continue;
+		switch (s->kind) {
+		case TC_ST_BLOCK:
+			continue;
+		case TC_ST_DECL:
+			if (s->u.decl.var == v)
+				continue;
+			H->ok[i] = !tc_expr_touches(s->u.decl.init, v);
+			continue;
+		case TC_ST_FOR:
+			H->ok[i] = !tc_expr_touches(s->u.loop.begin, v) &&
+				   !tc_expr_touches(s->u.loop.end, v) &&
+				   !tc_expr_touches(s->u.loop.step, v) &&
+				   !tc_expr_touches(s->u.loop.stages, v);
+			continue;
+		case TC_ST_IF:
+			H->ok[i] = !tc_expr_touches(s->u.cond.cond, v);
+			continue;
+		default:
+			if (!bits_use(s, v) && tc_stmt_touches(s, NULL, v))
+				H->ok[i] = false;
+		}
+	}
+}
+
+/* Which bf16 buffers of k hold their bits, and the helper of each AMX
+ * gemm both of whose operands do. */
+static void
+hold_as_stored(TcArena *a, TcKernel *k)
+{
+	Held H = { .a = a, .k = k };
+	H.ok = tc_alloc(a, sizeof(bool) * (size_t)(k->vars.len + 1));
+	for (int i = 0; i < k->vars.len; i++) {
+		const TcVar *v = k->vars.items[i];
+		H.ok[i] = v->kind == TC_VAR_BUFFER && v->dtype == TC_DT_BF16 &&
+			  v->rank == 2;
+	}
+	tc_walk_stmts(k->body, 0, held_uses, &H);
+	/* A gemm reads both operands one way: a buffer whose partner in
+	 * some gemm stays float stays float too, until nothing changes. */
+	for (bool changed = true; changed;) {
+		changed = false;
+		for (int g = 0; g < H.gemms.len; g++) {
+			const TcStmt *s = H.gemms.items[g];
+			int ia = s->u.gemm.a.var->index, ib = s->u.gemm.b.var->index;
+			if (H.ok[ia] != H.ok[ib]) {
+				H.ok[ia] = H.ok[ib] = false;
+				changed = true;
+			}
+		}
+	}
+	for (int i = 0; i < k->vars.len; i++)
+		if (H.ok[i])
+			((TcVar *)k->vars.items[i])->stored = true;
+	for (int g = 0; g < H.gemms.len; g++) {
+		TcStmt *s = H.gemms.items[g];
+		if (s->u.gemm.a.var->stored)
+			s->u.gemm.cpu.helper = "tilec_gemm_bf16_amx_stored";
+	}
+}
+
 bool
 tc_cpu_gemm(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
 {
-	(void)a;
 	(void)d;
 	for (int i = 0; i < p->kernels.len; i++) {
 		TcKernel *k = p->kernels.items[i];
 		walk(&opt->target, k->body);
+		hold_as_stored(a, k);
 	}
 	return true;
 }

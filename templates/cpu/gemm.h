@@ -480,9 +480,12 @@ tilec_gemm_i8_vnni(int m, int n, int k, int *c, int ldc, const signed char *a,
  * of a (64 bytes of k each: 32 bf16 or 64 int8), 6-7 two tiles of b in the
  * layout the instructions read: k in pairs (bf16) or quads (int8) side
  * by side, 16 columns of 4 bytes per tile row.  Operands are packed once
- * per call (bf16 from the float-held buffers, exactly: they hold bf16
- * values; whole tiles of b with 16 vector rows, not element by element),
- * zero past the tile edges; each whole 32 x 32 block of c is loaded into
+ * per call (bf16 from float-held buffers exactly, as they hold bf16
+ * values, or from buffers that hold the bits; whole tiles of b with 16
+ * vector rows or one transpose, not element by element), zero past the
+ * tile edges, except a stored m x k in whole tiles in a buffer that holds
+ * what the tiles hold, which the tile loads read in place; each whole
+ * 32 x 32 block of c is loaded into
  * tiles 0-3, accumulates over all of k and is stored back, and a block on
  * c's edge is computed from zero into a small buffer and added into c
  * element by element.  Linux grants the
@@ -524,6 +527,49 @@ tilec_bf16_bits(float x)
 	return (unsigned short)(u >> 16);
 }
 
+/* A 16 x 16 transpose of 32-bit elements: row r of d (64 bytes) takes
+ * element r of each of the 16 rows of s (rs bytes apart).  A pair of
+ * bf16 or a quad of int8 along k is one element, so this turns 16 rows of
+ * b stored [n][k] into the tile the instructions read.  Three rounds of
+ * shuffles, 64 in all: pairs within 128-bit lanes, quads within them,
+ * then the lanes themselves. */
+static inline TILEC_AMX void
+tilec_amx_transpose(void *restrict d, const void *s, size_t rs)
+{
+	__m512i r[16], t[16];
+	for (int i = 0; i < 16; i++)
+		r[i] = _mm512_loadu_si512((const char *)s + i * rs);
+	/* t[2i], t[2i + 1]: in lane L, rows 2i and 2i + 1 at columns
+	 * 4L .. 4L + 1 and 4L + 2 .. 4L + 3, interleaved */
+	for (int i = 0; i < 16; i += 2) {
+		t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
+		t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+	}
+	/* r[4g + c]: in lane L, rows 4g .. 4g + 3 at column 4L + c */
+	for (int g = 0; g < 16; g += 4) {
+		r[g] = _mm512_unpacklo_epi64(t[g], t[g + 2]);
+		r[g + 1] = _mm512_unpackhi_epi64(t[g], t[g + 2]);
+		r[g + 2] = _mm512_unpacklo_epi64(t[g + 1], t[g + 3]);
+		r[g + 3] = _mm512_unpackhi_epi64(t[g + 1], t[g + 3]);
+	}
+	/* column 4L + c: lane L of r[c], r[4 + c], r[8 + c], r[12 + c] */
+	char *o = d;
+	for (int c = 0; c < 4; c++) {
+		__m512i v0 = _mm512_shuffle_i32x4(r[c], r[4 + c], 0x44);
+		__m512i v1 = _mm512_shuffle_i32x4(r[c], r[4 + c], 0xee);
+		__m512i v2 = _mm512_shuffle_i32x4(r[8 + c], r[12 + c], 0x44);
+		__m512i v3 = _mm512_shuffle_i32x4(r[8 + c], r[12 + c], 0xee);
+		_mm512_storeu_si512(o + (0 + c) * 64,
+				    _mm512_shuffle_i32x4(v0, v2, 0x88));
+		_mm512_storeu_si512(o + (4 + c) * 64,
+				    _mm512_shuffle_i32x4(v0, v2, 0xdd));
+		_mm512_storeu_si512(o + (8 + c) * 64,
+				    _mm512_shuffle_i32x4(v1, v3, 0x88));
+		_mm512_storeu_si512(o + (12 + c) * 64,
+				    _mm512_shuffle_i32x4(v1, v3, 0xdd));
+	}
+}
+
 /* One 16-column, 32-deep tile of op(b) from rows of b (column stride 1,
  * row stride rs) as the instruction reads it, row r of the tile holding k
  * rows 2r and 2r + 1 of the 16 columns in pairs: each pair one 32-bit
@@ -550,15 +596,15 @@ tilec_amx_pack_b_tile_bf16(unsigned short *restrict d, const float *s,
 	_mm512_setr_epi32(0, 16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, \
 			  192, 208, 224, 240)
 
-/* op(a) as bf16 [mt][kt][16][32] and op(b) as [nt][kt][16][16][2], zero
- * past m, n and k. */
+/* op(a) as bf16 [mt][kt][16][32] (unless pa is NULL) and op(b) as
+ * [nt][kt][16][16][2], zero past m, n and k. */
 static inline TILEC_AMX void
 tilec_amx_pack_bf16(unsigned short *restrict pa, unsigned short *restrict pb,
 		    int m, int n, int k, const float *a, size_t a_rs,
 		    size_t a_cs, const float *b, size_t b_rs, size_t b_cs)
 {
 	int mt = (m + 31) / 32 * 2, nt = (n + 31) / 32 * 2, kt = (k + 31) / 32;
-	for (int t = 0; t < mt; t++)
+	for (int t = 0; pa && t < mt; t++)
 		for (int q = 0; q < kt; q++)
 			for (int r = 0; r < 16; r++) {
 				int i = t * 16 + r;
@@ -638,31 +684,43 @@ tilec_amx_add_i32(int *c, int x)
 }
 
 /* The body of an AMX gemm, the same for bf16 and int8 but for the pieces
- * named: op(a) and op(b) packed by PACK into 1 KiB tiles of T, KT of k in
- * each (64 bytes a row); then for each 32 x 32 block of c, tiles 0-3
- * loaded from c (or zeroed on c's edge), TDP on the 2 x 2 tile products
- * at each of the kt steps of k, the block stored back into c (on the
- * edge: stored as ACC and added into c by ADD(&c element, block
- * element)).  kc is unused: a call's k is one tile run. */
-#define TILEC_AMX_GEMM(T, KT, PACK, TDP, ACC, ADD)                           \
+ * named: op(b), and op(a) unless its tiles are read in place, packed by
+ * PACK into 1 KiB tiles of T, KT of k in each (64 bytes a row); then for
+ * each 32 x 32 block of c, tiles 0-3 loaded from c (or zeroed on c's
+ * edge), TDP on the 2 x 2 tile products at each of the kt steps of k, the
+ * block stored back into c (on the edge: stored as ACC and added into c
+ * by ADD(&c element, block element)).  With IN_PLACE (a holds T as the
+ * tiles do), a stored m x k with m a multiple of 32 and k of KT is read
+ * by the tile loads where it is, lda elements a row.  kc is unused: a
+ * call's k is one tile run. */
+#define TILEC_AMX_GEMM(T, KT, PACK, TDP, ACC, ADD, IN_PLACE)                 \
 	(void)kc;                                                            \
 	if (m <= 0 || n <= 0 || k <= 0)                                      \
 		return;                                                      \
 	size_t tile = 1024 / sizeof(T); /* elements of a tile */             \
 	int mt = (m + 31) / 32 * 2, nt = (n + 31) / 32 * 2;                  \
 	int kt = (k + KT - 1) / KT;                                          \
-	_Alignas(64) T pa[(size_t)mt * kt * tile];                           \
+	int in_place = IN_PLACE && !trans_a && m % 32 == 0 && k % KT == 0;   \
+	_Alignas(64) T pa[in_place ? 1 : (size_t)mt * kt * tile];            \
 	_Alignas(64) T pb[(size_t)nt * kt * tile];                           \
 	_Alignas(64) ACC blk[32][32];                                        \
-	PACK(pa, pb, m, n, k, a, trans_a ? 1 : (size_t)lda,                  \
-	     trans_a ? (size_t)lda : 1, b, trans_b ? 1 : (size_t)ldb,        \
-	     trans_b ? (size_t)ldb : 1);                                     \
+	PACK(in_place ? NULL : pa, pb, m, n, k, a,                           \
+	     trans_a ? 1 : (size_t)lda, trans_a ? (size_t)lda : 1, b,        \
+	     trans_b ? 1 : (size_t)ldb, trans_b ? (size_t)ldb : 1);          \
+	/* a's tiles: where the q-th of a 16-row tile starts, and the bytes \
+	 * between its rows */                                               \
+	size_t a_step = in_place ? (size_t)KT : (size_t)kt * tile;           \
+	size_t a_q = in_place ? (size_t)KT : tile;                           \
+	size_t a_rows = in_place ? (size_t)lda * sizeof(T) : 64;             \
 	tilec_amx_configure();                                               \
 	for (int i0 = 0; i0 < m; i0 += 32)                                   \
 		for (int j0 = 0; j0 < n; j0 += 32) {                         \
 			/* a's two 16-row tiles and b's, over all of k */    \
-			const T *a0 = pa + (size_t)(i0 / 16) * kt * tile;    \
-			const T *a1 = a0 + (size_t)kt * tile;                \
+			const T *a0 = in_place                               \
+				? (const T *)(const void *)a + (size_t)i0 * lda \
+				: pa + (size_t)(i0 / 16) * kt * tile;        \
+			const T *a1 = in_place ? a0 + 16 * (size_t)lda       \
+					       : a0 + a_step;                \
 			const T *b0 = pb + (size_t)(j0 / 16) * kt * tile;    \
 			const T *b1 = b0 + (size_t)kt * tile;                \
 			/* a whole block of c accumulates in place */        \
@@ -680,13 +738,16 @@ tilec_amx_add_i32(int *c, int x)
 				_tile_zero(2);                               \
 				_tile_zero(3);                               \
 			}                                                    \
+			/* each load just before the first product that   \
+			 * reads it (tiles are not renamed: a load waits   \
+			 * for the last product that read its tile) */     \
 			for (int q = 0; q < kt; q++) {                       \
-				_tile_loadd(4, a0 + q * tile, 64);           \
-				_tile_loadd(5, a1 + q * tile, 64);           \
+				_tile_loadd(4, a0 + q * a_q, a_rows);        \
 				_tile_loadd(6, b0 + q * tile, 64);           \
-				_tile_loadd(7, b1 + q * tile, 64);           \
 				TDP(0, 4, 6);                                \
+				_tile_loadd(7, b1 + q * tile, 64);           \
 				TDP(1, 4, 7);                                \
+				_tile_loadd(5, a1 + q * a_q, a_rows);        \
 				TDP(2, 5, 6);                                \
 				TDP(3, 5, 7);                                \
 			}                                                    \
@@ -719,7 +780,79 @@ tilec_gemm_bf16_amx(int m, int n, int k, float *c, int ldc, const float *a,
 		    int kc)
 {
 	TILEC_AMX_GEMM(unsigned short, 32, tilec_amx_pack_bf16, _tile_dpbf16ps,
-		       float, tilec_amx_add_f32)
+		       float, tilec_amx_add_f32, 0)
+}
+
+/* The same from buffers that hold bf16 as stored (the bits, as tensors
+ * hold them; passes/cpu_gemm.c decides which): op(a) as [mt][kt][16][32]
+ * unless pa is NULL (its tiles are then read in place), op(b) as
+ * [nt][kt][16][16][2], zero past m, n and k.  b stored [n][k] is 16 x 16
+ * transposes of pairs; b stored [k][n] interleaves pairs of its rows. */
+static inline TILEC_AMX void
+tilec_amx_pack_bf16_stored(unsigned short *restrict pa,
+			   unsigned short *restrict pb, int m, int n, int k,
+			   const unsigned short *a, size_t a_rs, size_t a_cs,
+			   const unsigned short *b, size_t b_rs, size_t b_cs)
+{
+	int mt = (m + 31) / 32 * 2, nt = (n + 31) / 32 * 2, kt = (k + 31) / 32;
+	for (int t = 0; pa && t < mt; t++)
+		for (int q = 0; q < kt; q++)
+			for (int r = 0; r < 16; r++) {
+				int i = t * 16 + r;
+				unsigned short *d = pa + (((size_t)t * kt + q) * 16 + r) * 32;
+				if (i < m && a_cs == 1 && q * 32 + 32 <= k) {
+					__builtin_memcpy(d, a + i * a_rs + q * 32, 64);
+					continue;
+				}
+				for (int p = 0; p < 32; p++) {
+					int kk = q * 32 + p;
+					d[p] = i < m && kk < k ? a[i * a_rs + kk * a_cs] : 0;
+				}
+			}
+	for (int t = 0; t < nt; t++)
+		for (int q = 0; q < kt; q++) {
+			unsigned short *tb = pb + ((size_t)t * kt + q) * 16 * 32;
+			int whole = t * 16 + 16 <= n && q * 32 + 32 <= k;
+			if (whole && b_rs == 1) {
+				/* 16 columns of op(b), each contiguous along k */
+				tilec_amx_transpose(tb, b + (size_t)t * 16 * b_cs + q * 32,
+						    b_cs * sizeof *b);
+				continue;
+			}
+			if (whole && b_cs == 1) {
+				/* tile row r: k rows 2r and 2r + 1 of 16
+				 * columns, one pair a 32-bit lane */
+				const unsigned short *s = b + (size_t)q * 32 * b_rs + t * 16;
+				for (int r = 0; r < 16; r++) {
+					__m512i even = _mm512_cvtepu16_epi32(_mm256_loadu_si256(
+						(const __m256i *)(s + 2 * r * b_rs)));
+					__m512i odd = _mm512_cvtepu16_epi32(_mm256_loadu_si256(
+						(const __m256i *)(s + (2 * r + 1) * b_rs)));
+					_mm512_storeu_si512(tb + r * 32,
+							    _mm512_or_si512(even, _mm512_slli_epi32(odd, 16)));
+				}
+				continue;
+			}
+			for (int r = 0; r < 16; r++)
+				for (int j = 0; j < 16; j++)
+					for (int h = 0; h < 2; h++) {
+						int col = t * 16 + j, kk = q * 32 + 2 * r + h;
+						tb[r * 32 + j * 2 + h] =
+							col < n && kk < k ? b[kk * b_rs + col * b_cs] : 0;
+					}
+		}
+}
+
+/* c[m][n] += op(a)[m][k] * op(b)[k][n]: bf16 operands held as stored (the
+ * bits), f32 accumulate, on AMX tiles; a's tiles read in place where it
+ * is stored m x k in whole tiles. */
+static inline TILEC_AMX void
+tilec_gemm_bf16_amx_stored(int m, int n, int k, float *c, int ldc,
+			   const unsigned short *a, int lda, int trans_a,
+			   const unsigned short *b, int ldb, int trans_b, int kc)
+{
+	TILEC_AMX_GEMM(unsigned short, 32, tilec_amx_pack_bf16_stored,
+		       _tile_dpbf16ps, float, tilec_amx_add_f32, 1)
 }
 
 /* One 16-column, 64-deep tile of op(b) from rows of b (column stride 1,
@@ -740,7 +873,7 @@ tilec_amx_pack_i8(signed char *restrict pa, signed char *restrict pb, int m,
 		  const signed char *b, size_t b_rs, size_t b_cs)
 {
 	int mt = (m + 31) / 32 * 2, nt = (n + 31) / 32 * 2, kt = (k + 63) / 64;
-	for (int t = 0; t < mt; t++)
+	for (int t = 0; pa && t < mt; t++)
 		for (int q = 0; q < kt; q++)
 			for (int r = 0; r < 16; r++) {
 				int i = t * 16 + r;
@@ -762,6 +895,13 @@ tilec_amx_pack_i8(signed char *restrict pa, signed char *restrict pb, int m,
 				/* 16 whole columns along rows of b */
 				tilec_amx_pack_b_tile_i8(
 					tb, b + (size_t)q * 64 * b_rs + t * 16, b_rs);
+				continue;
+			}
+			if (b_rs == 1 && t * 16 + 16 <= n && q * 64 + 64 <= k) {
+				/* 16 whole columns of op(b), each contiguous:
+				 * their quads transposed into the tile's rows */
+				tilec_amx_transpose(tb, b + (size_t)t * 16 * b_cs + q * 64,
+						    b_cs);
 				continue;
 			}
 			if (b_rs == 1 && q * 64 + 64 <= k) {
@@ -795,7 +935,7 @@ tilec_gemm_i8_amx(int m, int n, int k, int *c, int ldc, const signed char *a,
 		  int trans_b, int kc)
 {
 	TILEC_AMX_GEMM(signed char, 64, tilec_amx_pack_i8, _tile_dpbssd, int,
-		       tilec_amx_add_i32)
+		       tilec_amx_add_i32, 1)
 }
 #endif /* x86-64 */
 

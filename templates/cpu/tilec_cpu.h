@@ -500,6 +500,16 @@ tilec_load_f32(float *restrict dst, const float *restrict src, int n,
 	memset(dst + n, 0, sizeof(float) * (size_t)(width - n));
 }
 
+/* A row of a buffer that holds bf16 as stored (the bits; passes/
+ * cpu_gemm.c decides which: AMX operands), from a bf16 tensor. */
+static inline void
+tilec_load_bf16_stored(tilec_bf16 *restrict dst, const tilec_bf16 *restrict src,
+		       int n, int width)
+{
+	memcpy(dst, src, sizeof(tilec_bf16) * (size_t)n);
+	memset(dst + n, 0, sizeof(tilec_bf16) * (size_t)(width - n));
+}
+
 /* Rows at least this long are written past the cache (non-temporal
  * stores): a kernel storing rows this long is streaming an output it will
  * not read back, and skipping the read-for-ownership of every line makes

@@ -1,7 +1,9 @@
 /*
  * helpers.c - templates/cpu/gemm.h's helpers against a plain loop nest:
  * every f32 micro-kernel the CPU can run (AVX-512, AVX2, portable), the
- * int8 VNNI kernel, and the AMX bf16 and int8 kernels.  The AMX ones run
+ * int8 VNNI kernel, and the AMX bf16 (operands held as float, and as
+ * stored: the bits) and int8 kernels, and the 16 x 16 transpose their
+ * packs use.  The AMX ones run
  * here on an emulation of the tile instructions (below), so the packing,
  * the tile layouts and the edges are checked on any x86-64 CPU; the
  * instructions themselves are only compiled (tests/cpu_gemm.sh looks for
@@ -113,17 +115,20 @@ typedef void (*GemmF32)(int, int, int, float *, int, const float *, int, int,
 			const float *, int, int, int);
 typedef void (*GemmI8)(int, int, int, int *, int, const signed char *, int,
 		       int, const signed char *, int, int, int);
+typedef void (*GemmBits)(int, int, int, float *, int, const unsigned short *,
+			 int, int, const unsigned short *, int, int, int);
 
 /* What a helper takes and gives: f32 operands, bf16 ones (held in
- * floats), both into f32; int8 operands into i32, exact. */
-typedef enum { F32, BF16, I8 } Kind;
+ * floats, or as their bits), into f32; int8 operands into i32, exact. */
+typedef enum { F32, BF16, BF16_BITS, I8 } Kind;
 
 /* One helper under test. */
 typedef struct Helper {
 	const char *name;
 	Kind kind;
-	GemmF32 f32; /* F32, BF16 */
-	GemmI8 i8;   /* I8 */
+	GemmF32 f32;   /* F32, BF16 */
+	GemmI8 i8;     /* I8 */
+	GemmBits bits; /* BF16_BITS */
 } Helper;
 
 /* A random operand of the kind's type, as a double. */
@@ -134,6 +139,7 @@ operand(Kind kind)
 	case F32:
 		return rnd();
 	case BF16:
+	case BF16_BITS:
 		return round_bf16(rnd());
 	default:
 		return (signed char)(rnd() * 128.0f);
@@ -141,10 +147,20 @@ operand(Kind kind)
 }
 
 /* v[0 .. n) in the helper's types (malloc'd): float for F32 and BF16,
- * int8 operands and int c for I8. */
+ * bf16 bits for BF16_BITS operands, int8 operands and int c for I8. */
 static void *
 typed(const double *v, size_t n, Kind kind, int is_c)
 {
+	if (kind == BF16_BITS && !is_c) {
+		unsigned short *p = malloc(sizeof *p * n);
+		for (size_t i = 0; i < n; i++) {
+			float f = (float)v[i];
+			unsigned int u;
+			memcpy(&u, &f, 4);
+			p[i] = (unsigned short)(u >> 16);
+		}
+		return p;
+	}
 	if (kind != I8) {
 		float *p = malloc(sizeof *p * n);
 		for (size_t i = 0; i < n; i++)
@@ -177,6 +193,8 @@ call(const Helper *h, int m, int n, int k, double *c, int ldc,
 	void *pc = typed(c, nc, h->kind, 1);
 	if (h->kind == I8)
 		h->i8(m, n, k, pc, ldc, pa, lda, ta, pb, ldb, tb, kc);
+	else if (h->kind == BF16_BITS)
+		h->bits(m, n, k, pc, ldc, pa, lda, ta, pb, ldb, tb, kc);
 	else
 		h->f32(m, n, k, pc, ldc, pa, lda, ta, pb, ldb, tb, kc);
 	for (size_t i = 0; i < nc; i++)
@@ -195,7 +213,8 @@ static int failures;
 static void
 check(const Helper *h, int m, int n, int k, int ta, int tb, int kc)
 {
-	int lda = (ta ? m : k) + 5, ldb = (tb ? k : n) + 3, ldc = n + 1;
+	int lda = (ta ? m : k) + (k % 2 ? 5 : 8), ldb = (tb ? k : n) + 3,
+	    ldc = n + 1;
 	size_t na = (size_t)(ta ? k : m) * lda, nb = (size_t)(tb ? n : k) * ldb;
 	size_t nc = (size_t)m * ldc;
 	double *a = malloc(sizeof *a * na), *b = malloc(sizeof *b * nb);
@@ -235,12 +254,35 @@ check(const Helper *h, int m, int n, int k, int ta, int tb, int kc)
 	free(r);
 }
 
+/* tilec_amx_transpose against its definition: d[r][j] = s[j][r], 32-bit
+ * elements, s's rows rs bytes apart. */
+static void
+check_transpose(void)
+{
+	static unsigned int s[16][19], d[16][16];
+	for (int j = 0; j < 16; j++)
+		for (int r = 0; r < 19; r++)
+			s[j][r] = (unsigned)(j * 1000 + r);
+	tilec_amx_transpose(d, s, sizeof s[0]);
+	for (int r = 0; r < 16; r++)
+		for (int j = 0; j < 16; j++)
+			if (d[r][j] != s[j][r]) {
+				printf("FAIL transpose: d[%d][%d] = %u, expected "
+				       "%u\n", r, j, d[r][j], s[j][r]);
+				failures++;
+				return;
+			}
+}
+
 int
 main(void)
 {
-	static const int ms[] = { 1, 5, 14, 16, 29, 33 };
+	/* m of 32 and 64 and k of 64 and 128 (with lda a multiple of 8):
+	 * a's tiles read in place by the AMX helpers whose buffers hold
+	 * what the tiles do */
+	static const int ms[] = { 1, 5, 14, 16, 29, 32, 33, 64 };
 	static const int ns[] = { 1, 7, 16, 17, 33, 64 };
-	static const int ks[] = { 1, 3, 37, 70, 128 };
+	static const int ks[] = { 1, 3, 37, 64, 70, 128 };
 	__builtin_cpu_init();
 	int avx512 = __builtin_cpu_supports("avx512f") &&
 		     __builtin_cpu_supports("avx512bw") &&
@@ -248,24 +290,33 @@ main(void)
 		     __builtin_cpu_supports("fma");
 	int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 	int vnni = avx512 && __builtin_cpu_supports("avx512vnni");
-	Helper helpers[6];
+	Helper helpers[7];
 	int nhelpers = 0;
-	helpers[nhelpers++] = (Helper){ "generic", F32, tilec_gemm_f32_generic, 0 };
+	helpers[nhelpers++] = (Helper){ .name = "generic", .kind = F32,
+					.f32 = tilec_gemm_f32_generic };
 	if (avx2)
-		helpers[nhelpers++] = (Helper){ "avx2", F32, tilec_gemm_f32_avx2, 0 };
+		helpers[nhelpers++] = (Helper){ .name = "avx2", .kind = F32,
+						.f32 = tilec_gemm_f32_avx2 };
 	if (avx512)
-		helpers[nhelpers++] = (Helper){ "avx512", F32, tilec_gemm_f32_avx512,
-						0 };
+		helpers[nhelpers++] = (Helper){ .name = "avx512", .kind = F32,
+						.f32 = tilec_gemm_f32_avx512 };
 	if (vnni)
-		helpers[nhelpers++] = (Helper){ "vnni", I8, 0, tilec_gemm_i8_vnni };
-	helpers[nhelpers++] = (Helper){ "amx bf16 (emulated)", BF16,
-					tilec_gemm_bf16_amx, 0 };
-	helpers[nhelpers++] = (Helper){ "amx int8 (emulated)", I8, 0,
-					tilec_gemm_i8_amx };
+		helpers[nhelpers++] = (Helper){ .name = "vnni", .kind = I8,
+						.i8 = tilec_gemm_i8_vnni };
+	helpers[nhelpers++] = (Helper){ .name = "amx bf16 (emulated)",
+					.kind = BF16,
+					.f32 = tilec_gemm_bf16_amx };
+	helpers[nhelpers++] = (Helper){ .name = "amx bf16 as stored (emulated)",
+					.kind = BF16_BITS,
+					.bits = tilec_gemm_bf16_amx_stored };
+	helpers[nhelpers++] = (Helper){ .name = "amx int8 (emulated)",
+					.kind = I8, .i8 = tilec_gemm_i8_amx };
+	if (avx512)
+		check_transpose();
 	int runs = 0;
-	for (int x = 0; x < 6; x++)
+	for (int x = 0; x < 8; x++)
 		for (int y = 0; y < 6; y++)
-			for (int z = 0; z < 5; z++)
+			for (int z = 0; z < 6; z++)
 				for (int t = 0; t < 4; t++) {
 					int m = ms[x], n = ns[y], k = ks[z];
 					int ta = t & 1, tb = t >> 1;
@@ -274,8 +325,8 @@ main(void)
 						check(&helpers[h], m, n, k, ta, tb, kc);
 					runs++;
 				}
-	printf("%d shapes; f32 on generic%s%s; int8 on VNNI %s; AMX bf16 and "
-	       "int8 emulated; %d failures\n", runs, avx2 ? ", avx2" : "",
+	printf("%d shapes; f32 on generic%s%s; int8 on VNNI %s; AMX bf16 (as "
+	       "float and as stored) and int8 emulated; %d failures\n", runs, avx2 ? ", avx2" : "",
 	       avx512 ? ", avx512" : "", vnni ? "checked" : "skipped (no "
 	       "AVX512-VNNI)", failures);
 	return failures != 0;
