@@ -162,6 +162,23 @@ strip)
 	strip_run tests/cpu_gemm/gemm_i8.c native 2 M=131,N=300,K=300
 	# a 1-D buffer kept for each block (its view a plain pointer)
 	strip_run tests/cpu_gemm/gemm_colmax.c native 3 M=130,N=300,K=70,MB=3
+	# scalars of each block's accumulator (tile_max), after the loop and
+	# in it: each block's own, set and read in its turn
+	strip_run tests/cpu_gemm/strip_epilogue_scalar.c native 4 M=8,N=256,K=32
+	strip_run tests/cpu_gemm/strip_epilogue_scalar.c native 3 M=17,N=300,K=70
+	strip_run tests/cpu_gemm/strip_loop_scalar.c native 4 M=16,N=64,K=64
+	strip_run tests/cpu_gemm/strip_loop_scalar.c native 2 M=33,N=70,K=40
+	"$tilec" tests/cpu_gemm/strip_epilogue_scalar.c -o /dev/null 2>"$work/err" &&
+		! grep -q "no strip" "$work/err" ||
+		{ cat "$work/err"; fail "the default does not strip the epilogue's scalar"; }
+	# a sum the top level carries over the iterations: no strip, a note
+	"$tilec" tests/cpu_gemm/strip_carried_scalar.c --cpu-strip=4 \
+		-o "$work/x.c" 2>"$work/err" || fail "strip_carried_scalar.c"
+	grep -q "strip_carried_scalar.c:[0-9]*:[0-9]*: note: no strip of blocks for kernel 'strip_carried_scalar': 'total' depends on grid x" \
+		"$work/err" || { cat "$work/err"; fail "no note for the carried sum"; }
+	"$tilec" run tests/cpu_gemm/strip_carried_scalar.c --source "$work/x.c" \
+		--shape M=16,N=64,K=64 >"$work/out" 2>&1 ||
+		{ cat "$work/out"; fail "the carried sum's check"; }
 	"$tilec" samples/gemm_f32.c --cpu-strip=3 --emit=ir --verify >"$work/ir" ||
 		fail "--emit=ir"
 	grep -q "^	strip 3 blocks along x, each keeping acc$" "$work/ir" ||

@@ -22,9 +22,12 @@
  * tile_gemm among its body's statements.  A row-wise run (fuse) of those
  * sequences must be all shared or all each-block statements.  A statement is each-block when
  * it reads grid x, or a buffer, local or tensor an each-block statement
- * writes (a fixpoint over the top level and the loop's body), or adds
+ * writes (a fixpoint over the top level and the loop's body), adds
  * atomically into a tensor (every block's addition counts, even of the
- * same values); the rest are shared.  Such a buffer is kept once per block (var->each_block)
+ * same values), or declares a scalar an each-block statement writes (a
+ * tile_max's result: each block keeps its own; one the top level declares
+ * before the loop, a sum carried over its iterations, stops the strip);
+ * the rest are shared.  Such a buffer is kept once per block (var->each_block)
  * unless it lives only within one block's turn of an iteration: written
  * whole by the loop body's first statement to touch it, touched nowhere
  * else (B's slice, copied for each block).  The strip pays when a shared statement of the loop writes
@@ -101,6 +104,8 @@ written_stmt(void *ctx, const TcStmt *s)
 		S->written[s->u.assign.dst->u.var->index] = true;
 	else if (s->kind == TC_ST_FOR && s->u.loop.var)
 		S->written[s->u.loop.var->index] = true;
+	else if (s->kind == TC_ST_REDUCE_ALL)
+		S->written[s->u.reduce_all.dst->index] = true;
 	return TC_VISIT_INTO;
 }
 
@@ -157,7 +162,13 @@ spread(Strip *S, const TcStmt *seq, const TcStmt *loop)
 		if (s == loop || s->each_block)
 			continue;
 		accesses(S, s);
-		if (!reads_dep(S) && !adds_atomically(s))
+		/* A scalar that differs between blocks is declared for each
+		 * block's turn: shared, one block's value would reach the
+		 * next. */
+		bool own = s->kind == TC_ST_DECL &&
+			   s->u.decl.var->kind != TC_VAR_BUFFER &&
+			   S->dep[s->u.decl.var->index];
+		if (!own && !reads_dep(S) && !adds_atomically(s))
 			continue;
 		s->each_block = true;
 		changed = true;
@@ -338,10 +349,14 @@ strip_kernel(TcArena *a, TcKernel *k, const TcOptions *opt, TcDiags *d)
 	accesses(&S, &shell);
 	if (reads_dep(&S))
 		why = "its loop's bounds depend on grid x";
-	/* A scalar the top level declares for one block would not outlive
-	 * the loop over the strip that declares it. */
+	/* A scalar the top level declares for one block before the loop
+	 * would not outlive the loop over the strip that declares it (after
+	 * the loop, the statements that follow run in the same loop over
+	 * the strip, or, if shared, cannot run before it: unmovable). */
 	for (int i = 0; !why && i < k->body->u.block.body.len; i++) {
 		const TcStmt *s = k->body->u.block.body.items[i];
+		if (s == loop)
+			break;
 		if (s->each_block && s->kind == TC_ST_DECL &&
 		    s->u.decl.var->kind != TC_VAR_BUFFER) {
 			why = tc_fmt(a, "'%s' depends on grid x",
