@@ -1280,6 +1280,9 @@ plan_copy(Emitter *E, CopyPlan *cp, bool *opened)
 	return true;
 }
 
+static void print_element_copy(Emitter *E, const CopyPlan *cp, bool load,
+			       bool atomic);
+
 /* Copy element by element with a bounds test on each, when an origin may
  * be negative: a `const bool in_i` per outer tile dim says whether that
  * index is inside the tensor, the innermost test completes it. */
@@ -1364,30 +1367,21 @@ emit_copy_guarded(Emitter *E, CopyPlan *cp, bool load, bool atomic)
 		tc_buf_printf(b, "const bool %s = %s;\n", name, test);
 		inside = name;
 	}
-	const char *el = tc_omp_elem(E, cp->tile, cp->idx);
-	const char *te = tc_omp_tensor_elem(E, cp, false);
-	TcDtype tt = cp->ten->dtype;
 	if (load) {
-		tc_buf_printf(b, "%s = %s ? %s : 0;\n", el, inside,
+		tc_buf_printf(b, "%s = %s ? %s : 0;\n",
+			      tc_omp_elem(E, cp->tile, cp->idx), inside,
 			      tc_omp_tensor_value(E, cp));
-	} else {
+	} else if (atomic) {
+		/* a pragma's statement, or a narrow float's helper call */
 		tc_buf_printf(b, "if (%s)", inside);
-		if (atomic) {
-			tc_c_open(&E->pr);
-			tc_omp_pragma(E, "omp atomic");
-			tc_buf_printf(b, "%s += %s;\n", te, el);
-			tc_c_close(&E->pr);
-		} else {
-			tc_buf_puts(b, "\n\t");
-			if (tt == TC_DT_I4)
-				tc_buf_printf(b, "tilec_i4_set(%s, %s, %s);\n",
-					      cp->ten->name, te, el);
-			else if (tc_omp_is_narrow_float(tt))
-				tc_buf_printf(b, "%s = tilec_f32_to_%s(%s);\n", te,
-					      tc_dtype_name(tt), el);
-			else
-				tc_buf_printf(b, "%s = %s;\n", te, el);
-		}
+		tc_c_open(&E->pr);
+		print_element_copy(E, cp, false, true);
+		tc_c_close(&E->pr);
+	} else {
+		tc_buf_printf(b, "if (%s)\n", inside);
+		b->indent++;
+		print_element_copy(E, cp, false, false);
+		b->indent--;
 	}
 	b->indent--;
 	if (atomic)
