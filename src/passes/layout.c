@@ -831,14 +831,20 @@ check_dists(Layouter *L, int tr, int tc, const int *vecs)
 					why = tc_fmt(L->a, "its dim %d is joined "
 						"with the other axis of a 2-dim "
 						"fragment", d);
+				else if (c->axis == 0)
+					why = tc_fmt(L->a, "its dim %d (%lld) "
+						"is not a multiple of %d, the rows "
+						"of the block's %d threads along "
+						"it", d, c->extent, tr,
+						L->threads);
 				else
 					why = tc_fmt(L->a, "its dim %d (%lld) "
-						"is not a multiple of the %lld "
-						"elements the block's %d threads "
-						"spread it over", d, c->extent,
-						(c->axis == 0 ? (long long)tr :
-						 (long long)tc * vecs[n]),
-						L->threads);
+						"is not a multiple of %lld: the "
+						"block's %d threads take %d "
+						"columns at %d elements each", d,
+						c->extent,
+						(long long)tc * vecs[n],
+						L->threads, tc, vecs[n]);
 				spill(L, v, (TcLoc){ 0 }, why);
 				ok = false;
 				break;
