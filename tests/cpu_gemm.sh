@@ -87,6 +87,13 @@ run)
 			done
 		done
 	done
+	# the host benchmark's large AMX tiles (tools/cpu_host_prepare.sh)
+	"$tilec" run tests/cpu_gemm/gemm_bf16.c --arch native -D BLOCK_M=512 \
+		-D BLOCK_N=128 -D BLOCK_K=256 --shape M=600,N=300,K=300 \
+		>"$work/out" 2>&1 || { cat "$work/out"; fail "bf16, 512-row tiles"; }
+	"$tilec" run tests/cpu_gemm/gemm_i8.c --arch native -D BLOCK_M=512 \
+		-D BLOCK_N=128 -D BLOCK_K=512 --shape M=600,N=300,K=700 \
+		>"$work/out" 2>&1 || { cat "$work/out"; fail "int8, 512-row tiles"; }
 	if has amx_bf16; then
 		"$tilec" tests/cpu_gemm/gemm_bf16_trans.c --arch native \
 			--emit=ir >"$work/ir" || fail "--emit=ir"

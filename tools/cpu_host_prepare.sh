@@ -21,7 +21,8 @@
 # threads, strips against none (gemm_f32_nostrip), then where the threads
 # ran.  Under 8 minutes (rows past a time budget are reported as
 # skipped).  gemm_f32_wide is the fp32 kernel with 256 x 512 tiles (a
-# quarter less copied per FLOP).  `bash OUT/run.sh --quick` uses small
+# quarter less copied per FLOP); gemm_bf16_big and gemm_i8_big the AMX
+# kernels with 512-row tiles and deeper k (B's pack shared by more rows).  `bash OUT/run.sh --quick` uses small
 # shapes, for trying it here: --arch-f32 avx512 (or avx2) --arch-low
 # avx512vnni, as this machine's /proc/cpuinfo allows.
 set -eu
@@ -49,7 +50,9 @@ kernels=(
 	"gemm_f32_nostrip samples/gemm_f32.c $arch_f32 -D BLOCK_M=256 -D BLOCK_N=256 -D BLOCK_K=128 --cpu-strip=0"
 	"gemm_f32_skinny samples/gemm_f32.c $arch_f32 -D BLOCK_M=16 -D BLOCK_N=256 -D BLOCK_K=256"
 	"gemm_bf16 tests/cpu_gemm/gemm_bf16.c $arch_low -D BLOCK_M=128 -D BLOCK_N=128 -D BLOCK_K=128"
+	"gemm_bf16_big tests/cpu_gemm/gemm_bf16.c $arch_low -D BLOCK_M=512 -D BLOCK_N=128 -D BLOCK_K=256"
 	"gemm_i8 tests/cpu_gemm/gemm_i8.c $arch_low -D BLOCK_M=128 -D BLOCK_N=128 -D BLOCK_K=256"
+	"gemm_i8_big tests/cpu_gemm/gemm_i8.c $arch_low -D BLOCK_M=512 -D BLOCK_N=128 -D BLOCK_K=512"
 	"gemm_i8_vnni tests/cpu_gemm/gemm_i8.c avx512vnni -D BLOCK_M=128 -D BLOCK_N=128 -D BLOCK_K=256"
 )
 for k in "${kernels[@]}"; do

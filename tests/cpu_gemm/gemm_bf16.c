@@ -6,9 +6,9 @@
  */
 #include <tilec.h>
 
-TILE_PARAM(BLOCK_M, 64, 32, 64, 128);
+TILE_PARAM(BLOCK_M, 64, 32, 64, 128, 256, 512);
 TILE_PARAM(BLOCK_N, 64, 32, 64, 128);
-TILE_PARAM(BLOCK_K, 64, 32, 64, 128);
+TILE_PARAM(BLOCK_K, 64, 32, 64, 128, 256);
 
 TILE_KERNEL void
 gemm_bf16(int M, int N, int K, const bf16 A[M][K], const bf16 B[N][K],

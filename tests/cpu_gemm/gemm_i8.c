@@ -5,9 +5,9 @@
  */
 #include <tilec.h>
 
-TILE_PARAM(BLOCK_M, 64, 32, 64, 128);
+TILE_PARAM(BLOCK_M, 64, 32, 64, 128, 256, 512);
 TILE_PARAM(BLOCK_N, 64, 32, 64, 128);
-TILE_PARAM(BLOCK_K, 64, 64, 128, 256);
+TILE_PARAM(BLOCK_K, 64, 64, 128, 256, 512);
 
 TILE_KERNEL void
 gemm_i8(int M, int N, int K, const i8 A[M][K], const i8 B[N][K],

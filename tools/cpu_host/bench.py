@@ -60,7 +60,9 @@ KERNELS = {
     "gemm_f32_wide": ("gemm_f32", "f32", "f32"),
     "gemm_f32_nostrip": ("gemm_f32", "f32", "f32"),
     "gemm_bf16": ("gemm_bf16", "bf16", "f32"),
+    "gemm_bf16_big": ("gemm_bf16", "bf16", "f32"),
     "gemm_i8": ("gemm_i8", "i8", "i32"),
+    "gemm_i8_big": ("gemm_i8", "i8", "i32"),
     "gemm_i8_vnni": ("gemm_i8", "i8", "i32"),
 }
 SIZE = {"f32": 4, "bf16": 2, "i8": 1, "i32": 4}
@@ -296,13 +298,16 @@ def main():
         rows = [("gemm_f32", 256, 256, 256), ("gemm_f32", 512, 512, 512),
                 ("gemm_f32_wide", 512, 512, 512),
                 ("gemm_f32_skinny", 16, 1024, 1024),
-                ("gemm_bf16", 512, 512, 512), ("gemm_i8", 512, 512, 512),
+                ("gemm_bf16", 512, 512, 512), ("gemm_bf16_big", 512, 512, 512),
+                ("gemm_i8", 512, 512, 512), ("gemm_i8_big", 512, 512, 512),
                 ("gemm_i8_vnni", 512, 512, 512)]
     else:
         rows = [("gemm_f32", 2048, 2048, 2048), ("gemm_f32", 4096, 4096, 4096),
                 ("gemm_f32_wide", 4096, 4096, 4096),
                 ("gemm_f32_skinny", 16, 8192, 8192),
-                ("gemm_bf16", 4096, 4096, 4096), ("gemm_i8", 4096, 4096, 4096),
+                ("gemm_bf16", 4096, 4096, 4096),
+                ("gemm_bf16_big", 4096, 4096, 4096),
+                ("gemm_i8", 4096, 4096, 4096), ("gemm_i8_big", 4096, 4096, 4096),
                 ("gemm_i8_vnni", 4096, 4096, 4096)]
     cores = os.cpu_count() or 1
     counts = [t for t in ((16, 1) if VNNI_ONLY else (16, 8, 2, 1))
