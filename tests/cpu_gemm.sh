@@ -67,6 +67,19 @@ amx-code)
 		grep -q "$insn" "$work/bf16.s" || fail "no $insn in the bf16 gemm"
 	done
 	grep -q tdpbssd "$work/i8.s" || fail "no tdpbssd in the int8 gemm"
+	# off the fast path (operands held as float): a note, always
+	"$tilec" tests/cpu_gemm/amx_float_held.c --arch amx -o "$work/fh.c" \
+		2>"$work/err" || fail "amx_float_held.c"
+	grep -q "^tests/cpu_gemm/amx_float_held.c:25:3: note: this tile_gemm converts its bf16 operands from floats on every call: 'As' is used at line 24 other than as a copy of a bf16 tensor tile or an AMX gemm's operand$" \
+		"$work/err" || { cat "$work/err"; fail "no note for float-held operands"; }
+	grep -q "tilec_gemm_bf16_amx(" "$work/fh.c" || fail "not the float-held helper"
+	if has amx_bf16; then
+		"$tilec" run tests/cpu_gemm/amx_float_held.c --arch native \
+			--shape M=77,N=130,K=100 >"$work/out" 2>&1 ||
+			{ cat "$work/out"; fail "float-held AMX operands"; }
+	fi
+	"$tilec" tests/cpu_gemm/gemm_bf16.c --arch amx -o /dev/null 2>"$work/err" &&
+		! grep -q "note:" "$work/err" || { cat "$work/err"; fail "a note on the fast path"; }
 	echo "bf16: $(grep -c tdpbf16ps "$work/bf16.s") tdpbf16ps; int8: $(grep -c tdpbssd "$work/i8.s") tdpbssd"
 	;;
 run)

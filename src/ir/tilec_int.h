@@ -735,6 +735,11 @@ typedef struct TcCpuGemm {
 			     * (AMX: 16 x 16) of c */
 	int kc;             /* k per packed panel of b (its L1 share) */
 	bool pack_b;        /* b is packed into kc x nr panels */
+	/* AMX_BF16 from float-held operands: why they are not held as
+	 * stored (a clause naming the buffer and what touches it) and
+	 * where; explain.c words it as a note.  NULL otherwise. */
+	const char *why;
+	TcLoc why_loc;
 } TcCpuGemm;
 
 struct TcStmt {

@@ -140,6 +140,7 @@ typedef struct Held {
 	TcArena *a;
 	const TcKernel *k;
 	bool *ok;      /* by var index: may hold its bits */
+	TcLoc *where;  /* by var index: the first use that forbids it */
 	TcVec gemms;   /* TcStmt *: the AMX bf16 gemms */
 } Held;
 
@@ -190,20 +191,22 @@ held_uses(void *ctx, TcStmt *s, int par_depth)
 			if (s->u.decl.var == v)
 				continue;
 			H->ok[i] = !tc_expr_touches(s->u.decl.init, v);
-			continue;
+			break;
 		case TC_ST_FOR:
 			H->ok[i] = !tc_expr_touches(s->u.loop.begin, v) &&
 				   !tc_expr_touches(s->u.loop.end, v) &&
 				   !tc_expr_touches(s->u.loop.step, v) &&
 				   !tc_expr_touches(s->u.loop.stages, v);
-			continue;
+			break;
 		case TC_ST_IF:
 			H->ok[i] = !tc_expr_touches(s->u.cond.cond, v);
-			continue;
+			break;
 		default:
 			if (!bits_use(s, v) && tc_stmt_touches(s, NULL, v))
 				H->ok[i] = false;
 		}
+		if (!H->ok[i])
+			H->where[i] = s->loc;
 	}
 }
 
@@ -214,6 +217,7 @@ hold_as_stored(TcArena *a, TcKernel *k)
 {
 	Held H = { .a = a, .k = k };
 	H.ok = tc_alloc(a, sizeof(bool) * (size_t)(k->vars.len + 1));
+	H.where = tc_alloc(a, sizeof(TcLoc) * (size_t)(k->vars.len + 1));
 	for (int i = 0; i < k->vars.len; i++) {
 		const TcVar *v = k->vars.items[i];
 		H.ok[i] = v->kind == TC_VAR_BUFFER && v->dtype == TC_DT_BF16 &&
@@ -238,8 +242,28 @@ hold_as_stored(TcArena *a, TcKernel *k)
 			((TcVar *)k->vars.items[i])->stored = true;
 	for (int g = 0; g < H.gemms.len; g++) {
 		TcStmt *s = H.gemms.items[g];
-		if (s->u.gemm.a.var->stored)
+		const TcVar *va = s->u.gemm.a.var, *vb = s->u.gemm.b.var;
+		if (va->stored) {
 			s->u.gemm.cpu.helper = "tilec_gemm_bf16_amx_stored";
+			continue;
+		}
+		/* Why not: the operand whose own uses forbid it, else the
+		 * pair (each stays float for the other's sake). */
+		TcCpuGemm *c = &s->u.gemm.cpu;
+		const TcVar *v = H.where[va->index].line ? va :
+				 H.where[vb->index].line ? vb : NULL;
+		if (v) {
+			c->why_loc = H.where[v->index];
+			c->why = tc_fmt(a, "'%s' is used at line %d other than "
+					"as a copy of a bf16 tensor tile or an "
+					"AMX gemm's operand", tc_var_shown(v),
+					c->why_loc.line);
+		} else {
+			c->why = tc_fmt(a, "'%s' or '%s' is read by another "
+					"gemm with a float-held operand",
+					tc_var_shown(va), tc_var_shown(vb));
+			c->why_loc = s->loc;
+		}
 	}
 }
 

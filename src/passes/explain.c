@@ -11,7 +11,8 @@
  * A copy of a tile_pipelined loop that is not issued ahead of its
  * iteration (loop.pipe_why) gets a note always too; with --explain, each
  * element loop into a shared tile's rows, stored in runs or not and why
- * (loop.run, loop.run_why).  The decisions are
+ * (loop.run, loop.run_why).  On the CPU, an AMX bf16 gemm whose operands
+ * are held as float (gemm.cpu.why) gets a note always.  The decisions are
  * the passes'; this file only words them.
  */
 #include "analysis/walk.h"
@@ -155,6 +156,19 @@ explain_run(void *ctx, TcStmt *s, int par_depth)
 			s->u.loop.run_why);
 }
 
+/* An AMX bf16 gemm from float-held operands (cpu_gemm.c's gemm.cpu.why):
+ * off the fast path, so always said. */
+static void
+explain_cpu_gemm(void *ctx, TcStmt *s, int par_depth)
+{
+	TcDiags *d = ctx;
+	(void)par_depth;
+	if (s->kind != TC_ST_GEMM || !s->u.gemm.cpu.why)
+		return;
+	tc_diag(d, TC_NOTE, s->loc, "this tile_gemm converts its bf16 "
+		"operands from floats on every call: %s", s->u.gemm.cpu.why);
+}
+
 static void
 explain_kernel(const TcKernel *k, const TcOptions *opt, TcDiags *d)
 {
@@ -182,6 +196,8 @@ explain_kernel(const TcKernel *k, const TcOptions *opt, TcDiags *d)
 			k->name, opt->target.mma->name, k->wgmma_why);
 	if (gpu)
 		explain_pipelines(k->body, d);
+	else
+		tc_walk_stmts(k->body, 0, explain_cpu_gemm, d);
 	if (gpu && opt->explain)
 		tc_walk_stmts(k->body, 0, explain_run, d);
 	for (int i = 0; i < k->vars.len; i++) {
