@@ -113,7 +113,7 @@ static bool
 is_candidate(const TcVar *v)
 {
 	return v->kind == TC_VAR_BUFFER && v->scope != TC_SCOPE_SHARED &&
-	       v->rank <= 2 && tc_dtype_bits(v->dtype) >= 8;
+	       v->rank <= 2 && tc_dtype_storage_bits(v->dtype) >= 8;
 }
 
 /* The node of fragment v's dim d, or -1 if v is not in registers. */
@@ -1172,9 +1172,9 @@ layout_with(TcArena *a, TcKernel *k, const TcTarget *t,
 			else if (v->rank > 2)
 				v->smem_why = tc_fmt(a, "it has %d dims; register "
 					"layouts have 1 or 2", v->rank);
-			else if (tc_dtype_bits(v->dtype) < 8)
+			else if (tc_dtype_storage_bits(v->dtype) < 8)
 				v->smem_why = tc_fmt(a, "its elements (%s) are "
-					"narrower than a byte",
+					"packed narrower than a byte",
 					tc_dtype_name(v->dtype));
 		}
 		if (whole_warps && is_candidate(v)) {
