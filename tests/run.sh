@@ -116,7 +116,10 @@ PY
 	;;
 range)
 	s="--shape N=37,V=50,D=100"
-	expect 1 "the integer inputs ids hold random values .* --range" run $emb $s
+	expect 1 "the integer input ids holds random values .* --range" run $emb $s
+	# an integer tensor the kernel never touches is no suspect
+	expect 1 "the integer input X holds random values in \+-1 \.\. 7: if its values are indices" \
+		run tests/run/unused_int_tensor.c --shape N=10
 	expect 0 "PASS" run $emb $s --range ids=0:V-1
 	expect 0 "PASS" run $emb $s --range 'ids=V-1:(V-1)*1'
 	expect 1 "index 50 out of bounds for dim 0 of table" run $emb $s --range ids=V:V

@@ -261,6 +261,7 @@ tc_harness_load(TcHarness *h, const TcHarnessSpec *spec)
 		p->var = k->params.items[i];
 		p->role = (role[i] & TC_ROLE_READ ? TC_HARNESS_IN : 0) |
 			  (role[i] & TC_ROLE_WRITE ? TC_HARNESS_OUT : 0);
+		p->unused = p->var->kind == TC_VAR_TENSOR && role[i] == 0;
 		if (p->var->kind == TC_VAR_TENSOR &&
 		    (p->var->is_const || p->role == 0))
 			p->role = TC_HARNESS_IN;
@@ -964,21 +965,23 @@ reference_failed(TcHarness *h)
 {
 	TcBuf ints;
 	tc_buf_init(&ints);
+	int n = 0;
 	for (int i = 0; i < h->nparams; i++) {
 		const TcHarnessParam *p = &h->params[i];
 		if (p->var->kind == TC_VAR_TENSOR && (p->role & TC_HARNESS_IN) &&
-		    !p->ranged && tc_dtype_is_int(p->var->dtype) &&
+		    !p->unused && !p->ranged && tc_dtype_is_int(p->var->dtype) &&
 		    p->var->dtype != TC_DT_BOOL)
-			tc_buf_printf(&ints, "%s%s", ints.len ? ", " : "",
+			tc_buf_printf(&ints, "%s%s", n++ ? ", " : "",
 				      p->var->name);
 	}
 	keep_diagnostics(h);
-	if (ints.len)
+	if (n)
 		failf(h, TC_HARNESS_REFERENCE, "the reference interpreter "
 		      "stopped on an error in the tile program (above); the "
-		      "integer inputs %s hold random values in +-1 .. 7: if "
-		      "they are indices, give their values with --range "
-		      "NAME=LO:HI", ints.data);
+		      "integer %s %s %s random values in +-1 .. 7: if %s "
+		      "values are indices, give them with --range NAME=LO:HI",
+		      n > 1 ? "inputs" : "input", ints.data,
+		      n > 1 ? "hold" : "holds", n > 1 ? "their" : "its");
 	else
 		failf(h, TC_HARNESS_REFERENCE, "the reference interpreter "
 		      "stopped on an error in the tile program (above)");

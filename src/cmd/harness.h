@@ -107,6 +107,8 @@ typedef struct TcHarnessShape {
 typedef struct TcHarnessParam {
 	const TcVar *var;        /* the parameter */
 	int role;                /* TENSOR: TC_HARNESS_IN/OUT/INOUT */
+	bool unused;             /* TENSOR: neither read nor written (filled
+				    as an input all the same) */
 	long long ext[TC_MAX_RANK]; /* TENSOR: extents */
 	size_t count;            /* TENSOR: elements */
 	size_t bytes;            /* TENSOR: bytes of storage */
