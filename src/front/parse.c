@@ -1184,6 +1184,12 @@ tile_op(Parser *P, CXCursor c, const char *name, TcVec *out)
 			s->u.fill.value = expr(P, ARG(1));
 			if (!s->u.fill.value)
 				return false;
+			/* tile_fill's double parameter widens a float value
+			 * exactly: the fill converts the value itself. */
+			const TcExpr *v = s->u.fill.value;
+			if (v->kind == TC_EX_CAST && v->dtype == TC_DT_F64 &&
+			    tc_dtype_is_float(v->u.cast.arg->dtype))
+				s->u.fill.value = v->u.cast.arg;
 		}
 	} else if (strcmp(name, "tile_reduce_argmax") == 0 ||
 		   strcmp(name, "tile_reduce_argmin") == 0 ||
