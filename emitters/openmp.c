@@ -1834,9 +1834,11 @@ emit_reduce(Emitter *E, const TcStmt *s)
 	 * narrow float destination rounds once at the end). */
 	TcDtype t = tc_reduce_type(dst, src);
 	se = tc_omp_to_buffer(E, se, src->dtype, t);
-	if (rd == R - 1 && t == TC_DT_F32) {
-		/* Along the last dim of a float tile: one call per row of a
-		 * helper that keeps 64 partial results in vector lanes. */
+	if (rd == R - 1 && t == TC_DT_F32 &&
+	    strcmp(tc_omp_held_type(src), "float") == 0) {
+		/* Along the last dim of a float tile (one held as float,
+		 * integers not): one call per row of a helper that keeps 64
+		 * partial results in vector lanes. */
 		static const char *const helpers[] = {
 			[TC_RED_SUM] = "tilec_row_sum", [TC_RED_MAX] = "tilec_row_max",
 			[TC_RED_MIN] = "tilec_row_min",

@@ -1000,14 +1000,18 @@ tilec_rsqrt(double x)
 
 /* --- Atomics -------------------------------------------------------------------
  * tile_atomic_add into narrow float tensors: compare-and-swap on the
- * element (float and wider use `#pragma omp atomic`). */
+ * element (float and wider use `#pragma omp atomic`).  The value is
+ * converted to the element's type first, then added and the sum rounded
+ * to it, as the GPUs' atomic adds of that type do and the reference
+ * interpreter defines it. */
 
 #define TILEC_ATOMIC_ADD(T)                                                 \
 	static inline void tilec_atomic_add_##T(tilec_##T *p, float v)      \
 	{                                                                   \
+		float x = tilec_##T##_to_f32(tilec_f32_to_##T(v));          \
 		tilec_##T old = __atomic_load_n(p, __ATOMIC_RELAXED), sum;  \
 		do {                                                        \
-			sum = tilec_f32_to_##T(tilec_##T##_to_f32(old) + v); \
+			sum = tilec_f32_to_##T(tilec_##T##_to_f32(old) + x); \
 		} while (!__atomic_compare_exchange_n(                      \
 			p, &old, sum, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)); \
 	}

@@ -81,7 +81,9 @@ template <> struct Narrow<bf16> { static constexpr bool value = true; };
 
 // dst += v, atomically with respect to other blocks: global_atomic_add_f32
 // (or a compare-and-swap loop where the GPU lacks it); 16-bit floats by
-// compare-and-swap on the 32-bit word holding them.
+// compare-and-swap on the 32-bit word holding them, v converted to the
+// element's type first and the sum rounded to it, as CUDA's atomicAdd of
+// that type does and the reference interpreter defines it.
 __device__ __forceinline__ void atomic_add(float *dst, float v) { atomicAdd(dst, v); }
 __device__ __forceinline__ void atomic_add(double *dst, float v) { atomicAdd(dst, (double)v); }
 __device__ __forceinline__ void atomic_add(double *dst, double v) { atomicAdd(dst, v); }
@@ -92,11 +94,12 @@ template <typename T> __device__ __forceinline__ void atomic_add(T *dst, float v
 	static_assert(sizeof(T) == 2, "16-bit element types only");
 	unsigned *word = reinterpret_cast<unsigned *>(reinterpret_cast<unsigned long long>(dst) & ~3ull);
 	const int shift = (reinterpret_cast<unsigned long long>(dst) & 2) * 8;
+	const float x = to_float(from_float<T>(v));
 	unsigned old = *word, assumed;
 	do {
 		assumed = old;
 		unsigned short bits = (unsigned short)(assumed >> shift);
-		T sum = from_float<T>(to_float(*reinterpret_cast<T *>(&bits)) + v);
+		T sum = from_float<T>(to_float(*reinterpret_cast<T *>(&bits)) + x);
 		unsigned short sum_bits = *reinterpret_cast<unsigned short *>(&sum);
 		old = atomicCAS(word, assumed, (assumed & ~(0xffffu << shift)) | ((unsigned)sum_bits << shift));
 	} while (old != assumed);
