@@ -348,6 +348,10 @@ static void
 mark_used(void *ctx, const TcVar *v)
 {
 	Emitter *E = ctx;
+	/* A tunable's index counts the program's tunables, not the
+	 * kernel's vars: it names no slot here. */
+	if (v->kind == TC_VAR_TUNABLE)
+		return;
 	E->used[v->index] = true;
 	if (v->kind == TC_VAR_TENSOR)
 		for (int i = 0; i < v->rank; i++)
@@ -852,6 +856,53 @@ is_loop(const TcStmt *s, const void *arg)
 	return s->kind == TC_ST_FOR;
 }
 
+/* A call of a libm function no compiler vectorizes (gcc and clang have
+ * no vector form of erf, log1p or expm1; clang warns of an `omp simd`
+ * loop it cannot vectorize). */
+static bool
+is_scalar_call(const TcExpr *e, const void *arg)
+{
+	(void)arg;
+	return e->kind == TC_EX_CALL &&
+	       (e->u.call.fn == TC_FN_ERFF || e->u.call.fn == TC_FN_LOG1PF ||
+		e->u.call.fn == TC_FN_EXPM1F);
+}
+
+/* Whether s or e calls such a function: no `omp simd` on its loop. */
+bool
+tc_omp_scalar_calls(const TcExpr *e, const TcStmt *s)
+{
+	return tc_omp_count_nodes(e, s, (Count){ .expr = is_scalar_call }) > 0;
+}
+
+/* An `if` inside an `if`: a loop body with one stays without `omp
+ * simd` (locals assigned under nested conditions are what clang's
+ * vectorizer gives up on, with a warning where omp simd asked for it;
+ * the compilers still vectorize what they can unasked). */
+static bool
+is_if(const TcStmt *s, const void *arg)
+{
+	(void)arg;
+	return s->kind == TC_ST_IF;
+}
+
+static bool
+is_nested_if(const TcStmt *s, const void *arg)
+{
+	(void)arg;
+	if (s->kind != TC_ST_IF)
+		return false;
+	Count c = { .stmt = is_if };
+	return tc_omp_count_nodes(NULL, s->u.cond.then, c) > 0 ||
+	       (s->u.cond.els && tc_omp_count_nodes(NULL, s->u.cond.els, c) > 0);
+}
+
+bool
+tc_omp_nested_ifs(const TcStmt *s)
+{
+	return tc_omp_count_nodes(NULL, s, (Count){ .stmt = is_nested_if }) > 0;
+}
+
 /* Whether a statement contains a loop (then `omp simd` stays off the
  * loop around it). */
 bool
@@ -906,6 +957,8 @@ emit_for(Emitter *E, const TcStmt *s, bool in_parallel)
 	long long trips;
 	if (s->u.loop.kind == TC_LOOP_PARALLEL &&
 	    !tc_omp_has_loop(s->u.loop.body) &&
+	    !tc_omp_scalar_calls(NULL, s->u.loop.body) &&
+	    !tc_omp_nested_ifs(s->u.loop.body) &&
 	    !(tc_expr_const(s->u.loop.end, &trips) && trips < 8))
 		tc_omp_pragma(E, "omp simd");
 	tc_c_for(&E->pr, tc_omp_value_type(v->dtype), v->name, s->u.loop.begin,
@@ -1481,8 +1534,9 @@ emit_copy_tensor(Emitter *E, const TcVar *tile, const TcRegion *reg,
 	int loops = rows ? R - 1 : R;
 	if (atomic)
 		open_braced_loops(E, loops, cp.idx, cp.ext);
-	else
-		open_loops(E, loops, cp.idx, cp.ext, !rows);
+	else /* no simd over i4 stores: each is a compare-and-swap loop */
+		open_loops(E, loops, cp.idx, cp.ext,
+			   !rows && (load || tt != TC_DT_I4));
 	if (rows) {
 		TcBuf row;
 		tc_buf_init(&row);
@@ -1814,6 +1868,35 @@ tc_omp_reduce_start(Emitter *E, TcReduceOp op, TcDtype t, const char *old)
 	}
 }
 
+/* A float max, min or absmax reduces integer keys (tilec_max_key,
+ * tilec_min_key: clang vectorizes no omp simd max-reduction of floats,
+ * and warns of the loop; every compiler vectorizes one of ints), as the
+ * fused reductions do (openmp_fuse.c). */
+static bool
+keyed_reduce(TcReduceOp op, TcDtype t)
+{
+	return t == TC_DT_F32 && op != TC_RED_SUM;
+}
+
+/* The key accumulator's start: the key of the float start value. */
+static const char *
+key_start(Emitter *E, TcReduceOp op, const char *start)
+{
+	return tc_fmt(E->a, "%s(%s)",
+		      op == TC_RED_MIN ? "tilec_min_key" : "tilec_max_key", start);
+}
+
+/* One element's step on key accumulator acc. */
+static const char *
+key_step(Emitter *E, TcReduceOp op, const char *acc, const char *x)
+{
+	if (op == TC_RED_ABSMAX)
+		x = tc_fmt(E->a, "fabsf(%s)", x);
+	return tc_fmt(E->a, "%s = tilec_%s(%s, %s(%s))", acc,
+		      op == TC_RED_MIN ? "min" : "max", acc,
+		      op == TC_RED_MIN ? "tilec_min_key" : "tilec_max_key", x);
+}
+
 static void
 emit_reduce(Emitter *E, const TcStmt *s)
 {
@@ -1898,17 +1981,23 @@ emit_reduce(Emitter *E, const TcStmt *s)
 			tc_buf_puts(b, d == R - 2 ? " {\n" : "\n");
 			b->indent++;
 		}
-		tc_buf_printf(
-			b, "%s %s = %s;\n", tc_omp_value_type(t), acc,
-			tc_omp_reduce_start(E, op, t, acc_old ? de : NULL));
+		const char *start =
+			tc_omp_reduce_start(E, op, t, acc_old ? de : NULL);
+		bool key = keyed_reduce(op, t);
+		tc_buf_printf(b, "%s %s = %s;\n",
+			      key ? "int" : tc_omp_value_type(t), acc,
+			      key ? key_start(E, op, start) : start);
 		tc_omp_pragma(E, "omp simd reduction(%s : %s)", omp_ops[op],
 			      acc);
 		tc_omp_for_dim(E, idx[R - 1], "0",
 			       tc_omp_expr_text(E, src->shape[R - 1], 0));
 		tc_buf_printf(b, "\n\t%s;\n",
-			      tc_omp_reduce_step(E, op, t, acc, se));
+			      key ? key_step(E, op, acc, se)
+				  : tc_omp_reduce_step(E, op, t, acc, se));
+		const char *val =
+			key ? tc_fmt(E->a, "tilec_key_float(%s)", acc) : acc;
 		tc_buf_printf(b, "%s = %s;\n", de,
-			      tc_omp_to_buffer(E, acc, tc_omp_reduce_held(t),
+			      tc_omp_to_buffer(E, val, tc_omp_reduce_held(t),
 					       dst->dtype));
 		tc_c_close(&E->pr);
 		b->indent -= R - 2;
@@ -1969,7 +2058,8 @@ emit_reduce_all(Emitter *E, const TcStmt *s)
 	int R = src->rank;
 	TcBuf *b = E->out;
 	op_comment(E, s);
-	bool direct = dst->dtype == t;
+	bool key = keyed_reduce(op, t);
+	bool direct = dst->dtype == t && !key;
 	if (!direct) {
 		tc_buf_puts(b, "{\n");
 		b->indent++;
@@ -1979,8 +2069,11 @@ emit_reduce_all(Emitter *E, const TcStmt *s)
 	const char *acc = direct ? dst->name : tc_omp_fresh(E, acc_names[op]);
 	const char *se = tc_omp_to_buffer(E, tc_omp_elem(E, src, idx),
 					  src->dtype, t);
-	tc_buf_printf(b, "%s%s%s = %s;\n", direct ? "" : tc_omp_value_type(t),
-		      direct ? "" : " ", acc, tc_omp_reduce_start(E, op, t, NULL));
+	const char *start = tc_omp_reduce_start(E, op, t, NULL);
+	tc_buf_printf(b, "%s%s%s = %s;\n",
+		      direct ? "" : key ? "int" : tc_omp_value_type(t),
+		      direct ? "" : " ", acc,
+		      key ? key_start(E, op, start) : start);
 	for (int d = 0; d < R - 1; d++) {
 		tc_omp_for_dim(E, idx[d], "0",
 			       tc_omp_expr_text(E, src->shape[d], 0));
@@ -1990,11 +2083,15 @@ emit_reduce_all(Emitter *E, const TcStmt *s)
 	tc_omp_pragma(E, "omp simd reduction(%s : %s)", omp_ops[op], acc);
 	tc_omp_for_dim(E, idx[R - 1], "0",
 		       tc_omp_expr_text(E, src->shape[R - 1], 0));
-	tc_buf_printf(b, "\n\t%s;\n", tc_omp_reduce_step(E, op, t, acc, se));
+	tc_buf_printf(b, "\n\t%s;\n",
+		      key ? key_step(E, op, acc, se)
+			  : tc_omp_reduce_step(E, op, t, acc, se));
 	b->indent -= R - 1;
 	if (!direct) {
+		const char *val =
+			key ? tc_fmt(E->a, "tilec_key_float(%s)", acc) : acc;
 		tc_buf_printf(b, "%s = %s;\n", dst->name,
-			      tc_omp_to_buffer(E, acc, t, dst->dtype));
+			      tc_omp_to_buffer(E, val, t, dst->dtype));
 		tc_c_close(&E->pr);
 	}
 }
@@ -2223,7 +2320,8 @@ static void
 mark_kernel_use(void *ctx, const TcVar *v)
 {
 	Emitter *E = ctx;
-	E->used[v->index] = true;
+	if (v->kind != TC_VAR_TUNABLE)
+		E->used[v->index] = true;
 }
 
 /* void KERNEL(params) { the grid as an OpenMP loop over blocks } */

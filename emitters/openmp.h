@@ -95,6 +95,12 @@ typedef void (*VarFn)(void *ctx, const TcVar *v);
 void tc_omp_walk_vars(const TcExpr *e, const TcStmt *s, VarFn fn, void *ctx);
 /* The matches of c in e and s. */
 int tc_omp_count_nodes(const TcExpr *e, const TcStmt *s, Count c);
+/* Whether e or s calls a libm function with no vector form (erf, log1p,
+ * expm1): the loop around it gets no `omp simd`. */
+bool tc_omp_scalar_calls(const TcExpr *e, const TcStmt *s);
+/* Whether s holds an `if` inside an `if`: the loop around it gets no
+ * `omp simd` either. */
+bool tc_omp_nested_ifs(const TcStmt *s);
 /* Whether a statement contains a loop (then `omp simd` stays off the
  * loop around it). */
 bool tc_omp_has_loop(const TcStmt *s);

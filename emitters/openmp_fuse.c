@@ -734,7 +734,10 @@ emit_fused_loop(Emitter *E, const Fusion *F, const char *const *idx,
 			return;
 		tc_c_comment(&E->pr, "the columns left over");
 	}
-	if (F->p->cols >= 8 && !edge) {
+	bool scalar = false;
+	for (int k = 0; k < F->n; k++)
+		scalar |= tc_omp_scalar_calls(NULL, F->ops[k].p->s);
+	if (F->p->cols >= 8 && !edge && !scalar) {
 		TcBuf clauses;
 		tc_buf_init(&clauses);
 		for (int k = 0; k < F->n; k++)

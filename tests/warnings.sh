@@ -19,6 +19,10 @@
 #           default --arch with -march=native (as the JIT builds it) and
 #           for avx512 (-mavx512f -mavx512bw -mavx512vl -mfma), which the
 #           golden files use.
+#   openmp-clang: the openmp output compiled as the JIT compiles it (-O3
+#           -fno-math-errno -fopenmp -march=native) by clang, for every
+#           sample, tests/lang/*.c and tests/kernels/*.c: clang warns of
+#           an `omp simd` loop it cannot vectorize (-Wpass-failed).
 # Any warning fails the sample; its compiler log is printed.  Exit
 # status: 0 clean, 1 a failure, 77 (skipped) without the compiler.
 set -u
@@ -37,8 +41,10 @@ case $backend in
 cuda) compiler=nvcc ;;
 hip) compiler=hipcc ;;
 openmp) compiler=${CC:-cc} ;;
+openmp-clang) compiler=clang ;;
 *) echo "warnings.sh: unknown backend $backend" >&2; exit 2 ;;
 esac
+target=${backend%-clang}
 if ! command -v "$compiler" >/dev/null; then
 	echo "skipped: no $compiler"
 	exit 77
@@ -61,6 +67,11 @@ else
 		cases+=("$n|$f|")
 	done
 	cases+=("flash_attention.causal|samples/flash_attention.c|-D CAUSAL=1")
+	if [ "$backend" = openmp-clang ]; then
+		for f in tests/lang/*.c tests/kernels/*.c; do
+			cases+=("$(basename "$(dirname "$f")").$(basename "$f" .c)|$f|")
+		done
+	fi
 fi
 
 failed=0
@@ -75,12 +86,12 @@ for c in "${cases[@]}"; do
 	case $backend in
 	cuda) out=$dir/$name.cu ;;
 	hip) out=$dir/$name.hip ;;
-	openmp) out=$dir/$name.c ;;
+	openmp*) out=$dir/$name.c ;;
 	esac
 	# shellcheck disable=SC2086
-	if ! "$tilec" "$src" -t "$backend" --verify $args -o "$out" \
+	if ! "$tilec" "$src" -t "$target" --verify $args -o "$out" \
 		2>"$dir/tilec.log"; then
-		fail "$name: tilec -t $backend" "$dir/tilec.log"
+		fail "$name: tilec -t $target" "$dir/tilec.log"
 		continue
 	fi
 	case $backend in
@@ -115,7 +126,13 @@ for c in "${cases[@]}"; do
 			fail "$name: tilec -t openmp --arch avx512" "$dir/tilec.log"
 		fi
 		;;
+	openmp-clang)
+		clang -std=c11 -O3 -fno-math-errno -fopenmp -march=native -c \
+			-I"$dir/include" -Wall -Wextra -Werror -o "$dir/$name.o" \
+			"$out" >"$dir/cc.log" 2>&1 ||
+			fail "$name: clang" "$dir/cc.log"
+		;;
 	esac
 done
-[ $failed -eq 0 ] && echo "clean: ${#cases[@]} samples, $backend"
+[ $failed -eq 0 ] && echo "clean: ${#cases[@]} programs, $backend"
 exit $failed

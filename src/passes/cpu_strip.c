@@ -71,7 +71,8 @@ static void
 note_read(void *ctx, const TcVar *v)
 {
 	Strip *S = ctx;
-	S->read[v->index] = true;
+	if (v->kind != TC_VAR_TUNABLE) /* indexed among the program's */
+		S->read[v->index] = true;
 }
 
 static TcVisit

@@ -95,10 +95,13 @@ flash_decode_split_block(int B, int H, int HKV, int S, int NSPLIT, float scale,
 			s[j] = n0 + j < end ? s[j] * scale : -INFINITY;
 		float tile_m;
 		// flash_decode.c:82 tile_max(s)
-		tile_m = -INFINITY;
-#pragma omp simd reduction(max : tile_m)
-		for (int i = 0; i < BLOCK_N; i++)
-			tile_m = s[i] > tile_m ? s[i] : tile_m;
+		{
+			int maxv = tilec_max_key(-INFINITY);
+#pragma omp simd reduction(max : maxv)
+			for (int i = 0; i < BLOCK_N; i++)
+				maxv = tilec_max(maxv, tilec_max_key(s[i]));
+			tile_m = tilec_key_float(maxv);
+		}
 		const float m_new = tilec_fmaxf(m, tile_m);
 		const float alpha = tilec_expf(m - m_new);
 #pragma omp simd
@@ -460,10 +463,13 @@ flash_decode_combine_block(int B, int H, int NSPLIT,
 		}
 		float tile_m;
 		// flash_decode.c:209 tile_max(lse)
-		tile_m = -INFINITY;
-#pragma omp simd reduction(max : tile_m)
-		for (int i = 0; i < BLOCK_S; i++)
-			tile_m = lse[i] > tile_m ? lse[i] : tile_m;
+		{
+			int maxv = tilec_max_key(-INFINITY);
+#pragma omp simd reduction(max : maxv)
+			for (int i = 0; i < BLOCK_S; i++)
+				maxv = tilec_max(maxv, tilec_max_key(lse[i]));
+			tile_m = tilec_key_float(maxv);
+		}
 		const float m_new = tilec_fmaxf(m, tile_m);
 		const float m_use = m_new == -INFINITY ? 0.0f : m_new;
 		const float alpha = tilec_expf(m - m_use);

@@ -91,10 +91,13 @@ paged_decode_block(int B, int H, int HKV, int NPAGES, int MAXP, float scale,
 			s[j] = p * PAGE + j < len ? s[j] * scale : -INFINITY;
 		float tile_m;
 		// paged_decode.c:76 tile_max(s)
-		tile_m = -INFINITY;
-#pragma omp simd reduction(max : tile_m)
-		for (int i = 0; i < PAGE; i++)
-			tile_m = s[i] > tile_m ? s[i] : tile_m;
+		{
+			int maxv = tilec_max_key(-INFINITY);
+#pragma omp simd reduction(max : maxv)
+			for (int i = 0; i < PAGE; i++)
+				maxv = tilec_max(maxv, tilec_max_key(s[i]));
+			tile_m = tilec_key_float(maxv);
+		}
 		const float m_new = tilec_fmaxf(m, tile_m);
 		const float alpha = tilec_expf(m - m_new);
 #pragma omp simd
