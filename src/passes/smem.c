@@ -422,6 +422,13 @@ tc_smem(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
 						      tc_scope_name(v->scope),
 						      v->name, v->smem_why);
 			}
+			/* What the buffers leave: scratch for reductions
+			 * and the barriers, and alignment. */
+			long long rest = total - k->scratch_offset;
+			if (rest > 0)
+				tc_buf_printf(&what, "%s%lld for reductions and "
+					      "barriers", what.len ? ", " : "",
+					      rest);
 			tc_diag(d, TC_ERROR, k->loc, "kernel '%s' needs %lld bytes "
 				"of shared memory (%s); %s %s allows %lld per "
 				"block%s", k->name, total, what.data,
