@@ -582,7 +582,8 @@ static void
 mark_strip_use(void *ctx, const TcVar *v)
 {
 	bool *uses = ctx;
-	uses[v->index] = true;
+	if (v->kind != TC_VAR_TUNABLE) /* indexed among the program's */
+		uses[v->index] = true;
 }
 
 /* Statement i of seq, or the row-wise run that starts there (its

@@ -90,8 +90,9 @@ tc_omp_vec_varies(const Emitter *E, const TcExpr *e)
 	case TC_EX_INT:
 	case TC_EX_FLOAT:
 		return false;
-	case TC_EX_VAR:
-		return E->vector[e->u.var->index];
+	case TC_EX_VAR: /* a tunable is uniform (and indexed apart) */
+		return e->u.var->kind != TC_VAR_TUNABLE &&
+		       E->vector[e->u.var->index];
 	case TC_EX_LOAD:
 		return (E->elided && E->elided[e->u.load.var->index]) ||
 		       column_load(E, e);

@@ -691,6 +691,11 @@ check_assign(Checker *C, TcStmt *s)
 {
 	TcExpr *dst = s->u.assign.dst;
 	check_expr(C, s->u.assign.value);
+	if (dst->kind == TC_EX_VAR && dst->u.var->kind == TC_VAR_TUNABLE) {
+		error(C, dst->loc, "'%s' is a tunable, a constant: it cannot be "
+		      "assigned", dst->u.var->name);
+		return;
+	}
 	if (dst->kind == TC_EX_VAR) {
 		TcVar *v = dst->u.var;
 		if (C->decl_par[v->index] != C->npar)

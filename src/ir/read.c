@@ -2515,6 +2515,7 @@ tunable(Reader *R, TcProgram *p)
 	expect(R, "=");
 	TcVar *v = tc_var_new(R->a, NULL, TC_VAR_TUNABLE, name, TC_DT_I32,
 			      (TcLoc){ 0 });
+	v->index = p->tunables.len; /* as the parser numbers them */
 	v->value = v->def_value = integer(R);
 	if (R->tok.kind != TOK_COMMENT)
 		error_at(R, &R->tok, "expected the tunable's comment");

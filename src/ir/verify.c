@@ -1583,7 +1583,8 @@ static void
 named_var(void *ctx, const TcVar *var)
 {
 	Named *n = ctx;
-	if (n->seen && var->index >= 0 && var->index <= n->k->vars.len)
+	if (n->seen && var->kind != TC_VAR_TUNABLE && var->index >= 0 &&
+	    var->index <= n->k->vars.len)
 		n->seen[var->index] = true;
 }
 

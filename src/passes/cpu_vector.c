@@ -79,8 +79,9 @@ static bool
 varies(const Vec *V, const TcExpr *e)
 {
 	switch (e->kind) {
-	case TC_EX_VAR:
-		return V->lanes[e->u.var->index];
+	case TC_EX_VAR: /* a tunable is uniform (and indexed apart) */
+		return e->u.var->kind != TC_VAR_TUNABLE &&
+		       V->lanes[e->u.var->index];
 	case TC_EX_LOAD:
 		return V->elided[e->u.load.var->index] || column_load(V, e);
 	case TC_EX_BINARY:
