@@ -783,6 +783,39 @@ tilec_gemm_bf16_amx(int m, int n, int k, float *c, int ldc, const float *a,
 		       float, tilec_amx_add_f32, 0)
 }
 
+/* op(a) (row stride rs, column stride cs, in elements of es bytes: 2 for
+ * bf16 bits, 1 for int8) as tiles of 16 rows of 64 bytes,
+ * [mt][kt][16][64 / es], zero past m and k; a row's 64 consecutive bytes
+ * in one copy. */
+static inline void
+tilec_amx_pack_a(void *restrict pa, const void *a, int m, int k, size_t rs,
+		 size_t cs, int es)
+{
+	int per = 64 / es; /* elements of k in a tile row */
+	int mt = (m + 31) / 32 * 2, kt = (k + per - 1) / per;
+	const char *src = a;
+	for (int t = 0; t < mt; t++)
+		for (int q = 0; q < kt; q++)
+			for (int r = 0; r < 16; r++) {
+				int i = t * 16 + r;
+				char *d = (char *)pa + (((size_t)t * kt + q) * 16 + r) * 64;
+				if (i < m && cs == 1 && q * per + per <= k) {
+					__builtin_memcpy(d, src + (i * rs + (size_t)q * per) * es,
+							 64);
+					continue;
+				}
+				for (int p = 0; p < per; p++) {
+					int kk = q * per + p;
+					if (i < m && kk < k)
+						__builtin_memcpy(d + p * es,
+								 src + (i * rs + kk * cs) * es,
+								 (size_t)es);
+					else
+						__builtin_memset(d + p * es, 0, (size_t)es);
+				}
+			}
+}
+
 /* The same from buffers that hold bf16 as stored (the bits, as tensors
  * hold them; passes/cpu_gemm.c decides which): op(a) as [mt][kt][16][32]
  * unless pa is NULL (its tiles are then read in place), op(b) as
@@ -794,21 +827,9 @@ tilec_amx_pack_bf16_stored(unsigned short *restrict pa,
 			   const unsigned short *a, size_t a_rs, size_t a_cs,
 			   const unsigned short *b, size_t b_rs, size_t b_cs)
 {
-	int mt = (m + 31) / 32 * 2, nt = (n + 31) / 32 * 2, kt = (k + 31) / 32;
-	for (int t = 0; pa && t < mt; t++)
-		for (int q = 0; q < kt; q++)
-			for (int r = 0; r < 16; r++) {
-				int i = t * 16 + r;
-				unsigned short *d = pa + (((size_t)t * kt + q) * 16 + r) * 32;
-				if (i < m && a_cs == 1 && q * 32 + 32 <= k) {
-					__builtin_memcpy(d, a + i * a_rs + q * 32, 64);
-					continue;
-				}
-				for (int p = 0; p < 32; p++) {
-					int kk = q * 32 + p;
-					d[p] = i < m && kk < k ? a[i * a_rs + kk * a_cs] : 0;
-				}
-			}
+	int nt = (n + 31) / 32 * 2, kt = (k + 31) / 32;
+	if (pa)
+		tilec_amx_pack_a(pa, a, m, k, a_rs, a_cs, 2);
 	for (int t = 0; t < nt; t++)
 		for (int q = 0; q < kt; q++) {
 			unsigned short *tb = pb + ((size_t)t * kt + q) * 16 * 32;
@@ -872,22 +893,9 @@ tilec_amx_pack_i8(signed char *restrict pa, signed char *restrict pb, int m,
 		  int n, int k, const signed char *a, size_t a_rs, size_t a_cs,
 		  const signed char *b, size_t b_rs, size_t b_cs)
 {
-	int mt = (m + 31) / 32 * 2, nt = (n + 31) / 32 * 2, kt = (k + 63) / 64;
-	for (int t = 0; pa && t < mt; t++)
-		for (int q = 0; q < kt; q++)
-			for (int r = 0; r < 16; r++) {
-				int i = t * 16 + r;
-				signed char *d = pa + (((size_t)t * kt + q) * 16 + r) * 64;
-				if (i < m && a_cs == 1 && q * 64 + 64 <= k) {
-					/* a row's 64 consecutive bytes */
-					__builtin_memcpy(d, a + i * a_rs + q * 64, 64);
-					continue;
-				}
-				for (int p = 0; p < 64; p++) {
-					int kk = q * 64 + p;
-					d[p] = i < m && kk < k ? a[i * a_rs + kk * a_cs] : 0;
-				}
-			}
+	int nt = (n + 31) / 32 * 2, kt = (k + 63) / 64;
+	if (pa)
+		tilec_amx_pack_a(pa, a, m, k, a_rs, a_cs, 1);
 	for (int t = 0; t < nt; t++)
 		for (int q = 0; q < kt; q++) {
 			signed char *tb = pb + ((size_t)t * kt + q) * 16 * 64;
