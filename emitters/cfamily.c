@@ -138,7 +138,7 @@ starts_with_minus(const TcExpr *e)
 static void
 print_int(TcBuf *b, long long v, TcDtype t)
 {
-	if (t == TC_DT_I64 && (v > 2147483647LL || v < -2147483647LL))
+	if (t == TC_DT_I64)
 		tc_buf_printf(b, "%lldLL", v);
 	else
 		tc_buf_printf(b, "%lld", v);
