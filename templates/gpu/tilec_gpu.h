@@ -709,8 +709,9 @@ template <ReduceOp OP, typename A = float> __device__ __forceinline__ A reduce_i
 		return A(0);
 	if (OP == REDUCE_MIN)
 		return Extremes<A>::hi();
-	// |x| >= 0: an integer absmax starts at 0.
-	return OP == REDUCE_ABSMAX && !is_float_value<A>() ? A(0) : Extremes<A>::lo();
+	// |x| >= 0: an absmax starts at 0, as the reference's does, so a row
+	// of NaNs (which fmaxf passes over) gives 0, not -inf.
+	return OP == REDUCE_ABSMAX ? A(0) : Extremes<A>::lo();
 }
 template <ReduceOp OP, typename A> __device__ __forceinline__ A reduce_combine(A a, A b)
 {
