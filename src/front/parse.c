@@ -160,6 +160,56 @@ declared_name(Parser *P, char *name, TcLoc loc)
 	return name;
 }
 
+/* External names of the C library headers the generated code includes
+ * (math.h with glibc's additions, stdlib.h, string.h, stdio.h): a kernel
+ * is an external function, so one named like them conflicts with their
+ * declarations.  Math names stand for their f and l forms too. */
+static const char *const math_names[] = {
+	"acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "cbrt",
+	"ceil", "copysign", "cos", "cosh", "drem", "erf", "erfc", "exp",
+	"exp10", "exp2", "expm1", "fabs", "fdim", "finite", "floor", "fma",
+	"fmax", "fmin", "fmod", "fpclassify", "frexp", "gamma", "hypot",
+	"ilogb", "isfinite", "isinf", "isnan", "isnormal", "j0", "j1", "jn",
+	"ldexp", "lgamma", "llrint", "llround", "log", "log10", "log1p",
+	"log2", "logb", "lrint", "lround", "modf", "nan", "nearbyint",
+	"nextafter", "nexttoward", "pow", "pow10", "remainder", "remquo",
+	"rint", "round", "scalb", "scalbln", "scalbn", "signbit",
+	"significand", "sin", "sincos", "sinh", "sqrt", "tan", "tanh",
+	"tgamma", "trunc", "y0", "y1", "yn", NULL
+};
+static const char *const libc_names[] = {
+	"abort", "abs", "aligned_alloc", "atexit", "atof", "atoi",
+	"atol", "atoll", "bsearch", "calloc", "div", "exit", "free", "getenv",
+	"labs", "ldiv", "llabs", "lldiv", "malloc", "qsort", "rand", "realloc",
+	"srand", "strtod", "strtof", "strtol", "strtold", "strtoll",
+	"strtoul", "strtoull", "system", "memchr", "memcmp", "memcpy",
+	"memmove", "memset", "strcat", "strchr", "strcmp", "strcpy",
+	"strcspn", "strdup", "strerror", "strlen", "strncat", "strncmp",
+	"strncpy", "strpbrk", "strrchr", "strspn", "strstr", "strtok",
+	"fclose", "fflush", "fopen", "fprintf", "fputs", "fread", "fwrite",
+	"printf", "putchar", "puts", "remove", "rename", "snprintf",
+	"sprintf", NULL
+};
+
+static bool
+listed(const char *const *list, const char *name, size_t len)
+{
+	for (int i = 0; list[i]; i++)
+		if (strlen(list[i]) == len && strncmp(list[i], name, len) == 0)
+			return true;
+	return false;
+}
+
+static bool
+library_name(const char *name)
+{
+	size_t n = strlen(name);
+	if (listed(libc_names, name, n) || listed(math_names, name, n))
+		return true;
+	return n > 1 && (name[n - 1] == 'f' || name[n - 1] == 'l') &&
+	       listed(math_names, name, n - 1);
+}
+
 static enum CXChildVisitResult
 first_child(CXCursor c, CXCursor parent, CXClientData data)
 {
@@ -565,22 +615,31 @@ written_type(Parser *P, CXCursor arg)
 	return dtype_of(clang_getCursorType(arg));
 }
 
-/* abs(x): x an integer that int holds.  C would convert a float or an
+/* abs, min, max and ceildiv take ints.  C would convert a float or an
  * i64 argument to int first (truncated or narrowed), which is never what
- * abs of one means. */
+ * max(x, 0.0f) or ceildiv(n, 128) of a long long n means. */
 static bool
-abs_arg_ok(Parser *P, CXCursor arg, TcLoc loc)
+int_arg_ok(Parser *P, const char *name, CXCursor arg, TcLoc loc)
 {
+	static const char *const float_form[][2] = {
+		{ "abs", "fabsf is the float absolute value" },
+		{ "min", "fminf is the float minimum" },
+		{ "max", "fmaxf is the float maximum" },
+	};
 	TcDtype t = written_type(P, arg);
 	if (tc_dtype_is_float(t)) {
-		error(P, loc, "'abs' takes an integer, not %s: fabsf is the "
-		      "float absolute value", tc_dtype_name(t));
+		const char *hint = NULL;
+		for (size_t i = 0; i < sizeof float_form / sizeof float_form[0]; i++)
+			if (strcmp(name, float_form[i][0]) == 0)
+				hint = float_form[i][1];
+		error(P, loc, "'%s' takes integers, not %s%s%s", name,
+		      tc_dtype_name(t), hint ? ": " : "", hint ? hint : "");
 		return false;
 	}
 	if (t == TC_DT_I64) {
-		error(P, loc, "'abs' takes an i32, and this argument is i64, "
+		error(P, loc, "'%s' takes i32s, and this argument is i64, "
 		      "which would be narrowed first; convert it explicitly "
-		      "(abs((i32)x)) if that is meant");
+		      "((i32)x) if that is meant", name);
 		return false;
 	}
 	return true;
@@ -619,7 +678,9 @@ call_expr(Parser *P, CXCursor c)
 	e->u.call.args = tc_alloc(P->a, sizeof(TcExpr *) * (size_t)(nargs + 1));
 	for (int i = 0; i < nargs; i++) {
 		CXCursor ac = clang_Cursor_getArgument(c, (unsigned)i);
-		if (fn == TC_FN_ABS && !abs_arg_ok(P, ac, loc_of(P, ac)))
+		if ((fn == TC_FN_ABS || fn == TC_FN_MIN || fn == TC_FN_MAX ||
+		     fn == TC_FN_CEILDIV) &&
+		    !int_arg_ok(P, name, ac, loc_of(P, ac)))
 			return NULL;
 		TcExpr *arg = expr(P, ac);
 		if (!arg)
@@ -643,6 +704,20 @@ expr_inner(Parser *P, CXCursor c)
 		long long v;
 		if (!int_value(c, &v)) {
 			error(P, loc, "cannot evaluate this literal");
+			return NULL;
+		}
+		enum CXTypeKind kind = clang_getCursorType(c).kind;
+		if (kind == CXType_UInt || kind == CXType_ULong ||
+		    kind == CXType_ULongLong) {
+			/* C makes u-suffixed constants, and hex ones past
+			 * INT_MAX, unsigned; with no unsigned 32- or 64-bit
+			 * type their arithmetic would silently be signed. */
+			error(P, loc, "this constant is %s in C, and tile "
+			      "programs have no unsigned 32- or 64-bit type; "
+			      "write its value as a signed constant (an LL "
+			      "suffix for values past INT_MAX)",
+			      kind == CXType_UInt ? "an unsigned int"
+						  : "an unsigned long");
 			return NULL;
 		}
 		TcExpr *e = tc_expr_int(P->a, v, loc);
@@ -1810,6 +1885,13 @@ kernel(Parser *P, CXCursor fn)
 	k->loc = loc_of(P, fn);
 	if (!(k->name = declared_name(P, spelling(P, fn), k->loc)))
 		return false;
+	if (library_name(k->name)) {
+		error(P, k->loc, "'%s' cannot name a kernel: a kernel is an "
+		      "external function of the generated code, and the C "
+		      "library it includes declares one of that name; rename "
+		      "it", k->name);
+		return false;
+	}
 	P->k = k;
 	int mark = P->nbinds;
 	bool ok = true;

@@ -1,4 +1,4 @@
-// expect: 9:15: error: 'abs' takes an integer, not f32: fabsf is the float absolute value
+// expect: 9:15: error: 'abs' takes integers, not f32: fabsf is the float absolute value
 #include <tilec.h>
 
 TILE_KERNEL void

@@ -1,4 +1,4 @@
-// expect: 9:15: error: 'abs' takes an i32, and this argument is i64, which would be narrowed first; convert it explicitly (abs((i32)x)) if that is meant
+// expect: 9:15: error: 'abs' takes i32s, and this argument is i64, which would be narrowed first; convert it explicitly ((i32)x) if that is meant
 #include <tilec.h>
 
 TILE_KERNEL void
