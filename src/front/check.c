@@ -40,6 +40,13 @@ typedef struct Checker {
 	 * selects by par[p] as if it named par[p] itself. */
 	unsigned *deps;
 	int nvars;         /* entries in decl_par and deps */
+	/* The last value of each par[p]: its loop's constant extent less
+	 * one, or -1 where the extent is known only at run time. */
+	long long par_last[16];
+	/* Conditions the statement or expression being checked is under
+	 * (an if, a serial loop's body, a ?: arm, the right of && or ||):
+	 * an index out of a buffer's bounds there may never be evaluated. */
+	int guarded;
 	bool quiet;        /* a pass that only computes deps: report nothing */
 } Checker;
 
@@ -193,6 +200,82 @@ deps_meet(Checker *C, const unsigned *other)
 
 /* --- Expressions --------------------------------------------------------------- */
 
+/* The values e takes, when the only vars in it are enclosing
+ * tile_parallel variables of constant extent: [*lo, *hi]. */
+static bool
+index_span(const Checker *C, const TcExpr *e, long long *lo, long long *hi)
+{
+	long long a0, a1, b0, b1;
+	switch (e->kind) {
+	case TC_EX_INT:
+		*lo = *hi = e->u.ival;
+		return true;
+	case TC_EX_VAR:
+		for (int p = 0; p < C->npar; p++)
+			if (C->par[p] == e->u.var && C->par_last[p] >= 0) {
+				*lo = 0;
+				*hi = C->par_last[p];
+				return true;
+			}
+		return false;
+	case TC_EX_CAST:
+		return tc_dtype_is_int(e->dtype) &&
+		       index_span(C, e->u.cast.arg, lo, hi);
+	case TC_EX_BINARY:
+		if (!index_span(C, e->u.bin.lhs, &a0, &a1) ||
+		    !index_span(C, e->u.bin.rhs, &b0, &b1))
+			return false;
+		/* Buffer extents and loop extents are small: no overflow. */
+		switch (e->u.bin.op) {
+		case TC_OP_ADD: *lo = a0 + b0; *hi = a1 + b1; return true;
+		case TC_OP_SUB: *lo = a0 - b1; *hi = a1 - b0; return true;
+		case TC_OP_MUL:
+			if (b0 != b1 || b0 < 0)
+				return false;
+			*lo = a0 * b0;
+			*hi = a1 * b0;
+			return true;
+		default:
+			return false;
+		}
+	default:
+		return false;
+	}
+}
+
+/* An element of a buffer that an unconditional index takes out of its
+ * bounds: the buffer's extents and the loops' are constants here, so
+ * this is known now, where it would otherwise write past the buffer
+ * (shared memory on the GPUs, the stack on the CPU). */
+static void
+check_buffer_index(Checker *C, const TcExpr *e)
+{
+	const TcVar *v = e->u.load.var;
+	if (v->kind != TC_VAR_BUFFER || C->guarded)
+		return;
+	for (int d = 0; d < v->rank; d++) {
+		long long n, lo, hi;
+		const TcExpr *ix = e->u.load.idx[d];
+		if (!tc_expr_const(v->shape[d], &n) || !index_span(C, ix, &lo, &hi))
+			continue;
+		if (lo >= 0 && hi < n)
+			continue;
+		const char *why = "";
+		for (int p = C->npar - 1; p >= 0; p--)
+			if (par_deps(C, ix) & (1u << p)) {
+				why = tc_fmt(C->a, " (tile_parallel '%s' runs "
+					     "to %lld)", C->par[p]->name,
+					     C->par_last[p]);
+				break;
+			}
+		error(C, ix->loc, "this index of '%s' reaches %lld%s, outside "
+		      "its %lld elements along dim %d: guard it with an if, "
+		      "or shrink the loop", v->name, lo < 0 ? lo : hi, why,
+		      n, d);
+		return;
+	}
+}
+
 /* Walk an expression in statement context: nothing to reject today beyond
  * what the parser rejects, but indices must be integers. */
 static void
@@ -201,9 +284,12 @@ check_expr(Checker *C, const TcExpr *e)
 	if (!e)
 		return;
 	switch (e->kind) {
-	case TC_EX_BINARY:
+	case TC_EX_BINARY: {
+		bool lazy = e->u.bin.op == TC_OP_LAND || e->u.bin.op == TC_OP_LOR;
 		check_expr(C, e->u.bin.lhs);
+		C->guarded += lazy;
 		check_expr(C, e->u.bin.rhs);
+		C->guarded -= lazy;
 		if ((e->u.bin.op == TC_OP_REM || e->u.bin.op == TC_OP_SHL ||
 		     e->u.bin.op == TC_OP_SHR || e->u.bin.op == TC_OP_BAND ||
 		     e->u.bin.op == TC_OP_BOR || e->u.bin.op == TC_OP_BXOR) &&
@@ -212,6 +298,7 @@ check_expr(Checker *C, const TcExpr *e)
 			error(C, e->loc, "operator '%s' needs integer operands",
 			      tc_binop_name(e->u.bin.op));
 		break;
+	}
 	case TC_EX_UNARY:
 		check_expr(C, e->u.un.arg);
 		if (e->u.un.op == TC_UOP_BNOT && tc_dtype_is_float(e->u.un.arg->dtype))
@@ -219,8 +306,10 @@ check_expr(Checker *C, const TcExpr *e)
 		break;
 	case TC_EX_SELECT:
 		check_expr(C, e->u.sel.cond);
+		C->guarded++;
 		check_expr(C, e->u.sel.then);
 		check_expr(C, e->u.sel.els);
+		C->guarded--;
 		break;
 	case TC_EX_CALL:
 		for (int i = 0; i < e->u.call.nargs; i++)
@@ -232,6 +321,7 @@ check_expr(Checker *C, const TcExpr *e)
 	case TC_EX_LOAD:
 		for (int i = 0; i < e->u.load.var->rank; i++)
 			check_expr(C, e->u.load.idx[i]);
+		check_buffer_index(C, e);
 		break;
 	default:
 		break;
@@ -710,6 +800,7 @@ check_assign(Checker *C, TcStmt *s)
 	TcVar *v = dst->u.load.var;
 	for (int i = 0; i < v->rank; i++)
 		check_expr(C, dst->u.load.idx[i]);
+	check_buffer_index(C, dst);
 	if (v->kind == TC_VAR_TENSOR && v->is_const) {
 		error(C, dst->loc, "cannot write to '%s': it is declared const",
 		      v->name);
@@ -832,7 +923,9 @@ check_serial_body(Checker *C, TcStmt *s)
 		C->quiet = quiet;
 	}
 	unsigned *head = deps_save(C);
+	C->guarded++; /* a body that may run no trips */
 	check_block(C, s->u.loop.body);
+	C->guarded--;
 	/* Zero trips leave the head's deps; more leave the body's. */
 	deps_meet(C, head);
 }
@@ -922,6 +1015,12 @@ check_stmt(Checker *C, TcStmt *s)
 				error(C, s->loc, "tile_parallel loops nest too deep");
 				break;
 			}
+			long long first = 0, end = 0;
+			C->par_last[C->npar] = !rest &&
+				tc_expr_const(s->u.loop.end, &end) &&
+				(!s->u.loop.begin ||
+				 tc_expr_const(s->u.loop.begin, &first)) &&
+				first == 0 ? end - 1 : -1;
 			C->par[C->npar++] = s->u.loop.var;
 			check_block(C, s->u.loop.body);
 			C->npar--;
@@ -940,11 +1039,13 @@ check_stmt(Checker *C, TcStmt *s)
 	case TC_ST_IF: {
 		check_expr(C, s->u.cond.cond);
 		unsigned *before = deps_save(C);
+		C->guarded++;
 		check_block(C, s->u.cond.then);
 		unsigned *after_then = deps_save(C);
 		memcpy(C->deps, before, sizeof *before * (size_t)C->nvars);
 		if (s->u.cond.els)
 			check_block(C, s->u.cond.els);
+		C->guarded--;
 		deps_meet(C, after_then);
 		break;
 	}
