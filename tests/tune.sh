@@ -51,6 +51,9 @@
 #                 tunables bound are that record's; two records of one
 #                 bucket and a bucket naming no scalar of the shape are
 #                 located errors
+#       bucket    the shape bucket holds the kernel's integer scalars
+#                 alone (a float's whole value stays out), each at
+#                 least 1; export and run take two such records
 #       failures  configurations outside --tol dropped as wrong with
 #                 their errors, a compiler that rejects everything makes
 #                 every one a compile error (the harness's failure kinds),
@@ -647,6 +650,45 @@ PY
 		--config "$work/large.json" --shape M=8,N=8,K=8 2>"$work/err.txt" || st=$?
 	[ "$st" -eq 2 ] && grep -q "odd.json:[0-9]*:[0-9]*: error: key \"shape_bucket.Q\": the launch gives no value for Q" \
 		"$work/err.txt" || { cat "$work/err.txt"; fail "a bucket naming Q: status $st"; }
+	;;
+bucket)
+	# A float given a whole value (a), a negative integer (off) and an
+	# extent of 0 (N): none may make a bucket of its own.
+	cat >"$work/axpb.c" <<'EOF'
+#include <tilec.h>
+TILE_PARAM(BN, 64, 32, 64);
+TILE_KERNEL void
+axpb(int N, float a, long long off, const f32 X[N], f32 Y[N])
+{
+	tile_threads(128);
+	int b = tile_grid_x(ceildiv(N, BN));
+	tile_fragment f32 x[BN];
+	tile_copy(x, &X[b * BN]);
+	tile_parallel(i, BN)
+		x[i] = x[i] * a + (float)off;
+	tile_copy(&Y[b * BN], x);
+}
+EOF
+	for s in small:N=0,a=2,off=-5 large:N=1000,a=2,off=3; do
+		"$tilec" tune "$work/axpb.c" --shape "${s#*:}" --choices BN=32,64 \
+			--repeat 1 --warmup 0 --confirm 0 -o "$work/${s%%:*}.json" \
+			>/dev/null 2>"$work/tune.err" ||
+			{ cat "$work/tune.err"; fail "tilec tune ${s#*:}"; }
+	done
+	python3 - "$work" <<'PY' || fail "shape_bucket"
+import json, sys
+for name, want in (("small", {"N": 1, "off": 1}),
+                   ("large", {"N": 1024, "off": 4})):
+    b = json.load(open(f"{sys.argv[1]}/{name}.json"))["shape_bucket"]
+    assert b == want, (name, b)
+PY
+	"$tilec" export "$work/axpb.c" --config "$work/small.json" \
+		--config "$work/large.json" -o "$work/out" >/dev/null 2>"$work/err.txt" ||
+		{ cat "$work/err.txt"; fail "export of two records"; }
+	"$tilec" run "$work/axpb.c" --config "$work/large.json" \
+		--config "$work/small.json" --shape N=0,a=1.5,off=-2 \
+		>"$work/run.txt" 2>&1 && grep -q "small.json (N <= 1, off <= 1)" \
+		"$work/run.txt" || { cat "$work/run.txt"; fail "run of two records"; }
 	;;
 *)
 	echo "unknown case $case" >&2

@@ -248,7 +248,7 @@ bool tune_write_json(const char *path, json_t *doc);
 char *tune_xstrdup(const char *s);
 
 /* tune_space.c */
-json_t *tune_bucket_json(const Shape *s);
+json_t *tune_bucket_json(const Tune *t, const Shape *s);
 TcHarnessSpec tune_harness_spec(const Tune *t, const long long *values,
 				bool reference_only);
 void tune_config_options(const Tune *t, const Config *c, TcOptions *opt);

@@ -380,7 +380,7 @@ tune_prepare(Tune *t)
 								    : t->tinfo.arch));
 		tune_strip_json(t, m);
 		json_object_set_new(m, "shape", json_incref(shape));
-		json_object_set_new(m, "shape_bucket", tune_bucket_json(&t->shape));
+		json_object_set_new(m, "shape_bucket", tune_bucket_json(t, &t->shape));
 		json_object_set_new(m, "check_shape", json_incref(cshape));
 		json_t *tuned = json_array(), *pinned = json_object();
 		for (int i = 0; i < t->ntun; i++) {

@@ -573,7 +573,7 @@ tune_here(Tune *t)
 	}
 	t->wall_s = tilec_now() - t->started;
 	json_t *rec = tune_record_json(t, best, tune_shape_json(&t->shape),
-				  tune_bucket_json(&t->shape),
+				  tune_bucket_json(t, &t->shape),
 				  tune_shape_json(t->check_shape.n ? &t->check_shape
 							      : &t->shape));
 	bool ok = tune_write_json(path, rec);
