@@ -54,6 +54,9 @@
 #       bucket    the shape bucket holds the kernel's integer scalars
 #                 alone (a float's whole value stays out), each at
 #                 least 1; export and run take two such records
+#       one-choice  --choices with one value other than the default: two
+#                 configurations, each named by its value in the output
+#                 and the record
 #       failures  configurations outside --tol dropped as wrong with
 #                 their errors, a compiler that rejects everything makes
 #                 every one a compile error (the harness's failure kinds),
@@ -689,6 +692,22 @@ PY
 		--config "$work/small.json" --shape N=0,a=1.5,off=-2 \
 		>"$work/run.txt" 2>&1 && grep -q "small.json (N <= 1, off <= 1)" \
 		"$work/run.txt" || { cat "$work/run.txt"; fail "run of two records"; }
+	;;
+one-choice)
+	"$tilec" tune samples/rmsnorm.c --shape M=3,N=100,eps=1e-6 -D BLOCK_M=1 \
+		-D THREADS=128 --choices BLOCK_N=256 --repeat 1 --warmup 0 \
+		--confirm 0 -o "$work/r.json" >"$work/out.txt" 2>&1 ||
+		{ cat "$work/out.txt"; fail "tilec tune"; }
+	! grep -q "no tunables" "$work/out.txt" &&
+		grep -q "BLOCK_N=256" "$work/out.txt" &&
+		grep -q "BLOCK_N=4096 (default)" "$work/out.txt" ||
+		{ cat "$work/out.txt"; fail "the configurations are not named"; }
+	python3 - "$work/r.json" <<'PY' || fail "the record's values"
+import json, sys
+r = json.load(open(sys.argv[1]))
+got = sorted(((c["values"], bool(c.get("default"))) for c in r["configs"]), key=str)
+assert got == [({"BLOCK_N": 256}, False), ({"BLOCK_N": 4096}, True)], got
+PY
 	;;
 *)
 	echo "unknown case $case" >&2

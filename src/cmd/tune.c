@@ -125,13 +125,22 @@ tune_median(const double *v, int n)
 	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
-/* "BLOCK_M=64 BLOCK_N=128" for the tuned (not pinned) tunables. */
+/* Whether the configurations differ in u: several choices, or one
+ * that is not the default (--choices BN=32 searches BN=32 against the
+ * default); a tunable pinned with -D is never searched. */
+bool
+tune_searched(const Tunable *u)
+{
+	return u->nchoices > 1 || (u->nchoices == 1 && u->choices[0] != u->def);
+}
+
+/* "BLOCK_M=64 BLOCK_N=128" for the searched tunables. */
 void
 tune_values_text(const Tune *t, const long long *values, TcBuf *b)
 {
 	int n = 0;
 	for (int i = 0; i < t->ntun; i++)
-		if (t->tun[i].nchoices > 1)
+		if (tune_searched(&t->tun[i]))
 			tc_buf_printf(b, "%s%s=%lld", n++ ? " " : "",
 				      t->tun[i].name, values[i]);
 	if (n == 0)
@@ -144,7 +153,7 @@ tune_values_json(const Tune *t, const long long *values, bool all)
 {
 	json_t *o = json_object();
 	for (int i = 0; i < t->ntun; i++)
-		if (all || t->tun[i].nchoices > 1)
+		if (all || tune_searched(&t->tun[i]))
 			json_object_set_new(o, t->tun[i].name,
 					    json_integer(values[i]));
 	return o;

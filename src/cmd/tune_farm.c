@@ -384,7 +384,7 @@ tune_prepare(Tune *t)
 		json_object_set_new(m, "check_shape", json_incref(cshape));
 		json_t *tuned = json_array(), *pinned = json_object();
 		for (int i = 0; i < t->ntun; i++) {
-			if (t->tun[i].nchoices > 1)
+			if (tune_searched(&t->tun[i]))
 				json_array_append_new(tuned, json_string(t->tun[i].name));
 			if (t->tun[i].pinned)
 				json_object_set_new(pinned, t->tun[i].name,
