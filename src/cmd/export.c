@@ -266,7 +266,12 @@ parse_args(ExportArgs *x, int argc, char **argv)
 			x->configs[x->nconfigs++] = v;
 			x->config = x->configs[0];
 			break;
-		case OPT_OUT: x->dir = v; break;
+		case OPT_OUT:
+			if (!*v)
+				return usage_error("%s", "-o wants a directory, "
+						   "not an empty name");
+			x->dir = v;
+			break;
 		case OPT_JSON: x->json = true; break;
 		case OPT_TMA: x->tma = TC_TMA_ALL; break;
 		case OPT_NO_TMA: x->tma = TC_TMA_OFF; break;

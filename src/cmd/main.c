@@ -273,7 +273,12 @@ parse_args(Cli *cli, int argc, char **argv, bool *stop)
 		case OPT_TIME: cli->time = true; break;
 		case OPT_TARGET: cli->target = v; break;
 		case OPT_ARCH: cli->arch = v; break;
-		case OPT_OUT: cli->out = v; break;
+		case OPT_OUT:
+			if (!*v)
+				return usage_error("%s", "-o wants a file name, "
+						   "not an empty one");
+			cli->out = v;
+			break;
 		case OPT_KERNEL: cli->kernel = v; break;
 		case OPT_DUMP_AFTER: cli->dump_after = v; break;
 		case OPT_FROM_IR: cli->from_ir = true; break;

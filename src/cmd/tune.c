@@ -350,6 +350,19 @@ tune_add_ranges(Tune *t, const char *list)
 	return true;
 }
 
+/* A file or directory option: an empty name is refused now, not found
+ * out after the search (or taken as the current directory). */
+static bool
+path_opt(const char *name, const char *v, const char **out)
+{
+	if (!*v) {
+		tune_failf("%s wants a path, not an empty one", name);
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
 static bool
 int_opt(const char *name, const char *v, int lo, int hi, int *out)
 {
@@ -482,7 +495,11 @@ parse_args(Tune *t, int argc, char **argv)
 			}
 			t->ndefines++;
 			break;
-		case OPT_OUT: t->out = v; break;
+		case OPT_OUT: ok = path_opt(a, v, &t->out); break;
+		case OPT_PREPARE: ok = path_opt(a, v, &t->prepare); break;
+		case OPT_FINISH: ok = path_opt(a, v, &t->finish); break;
+		case OPT_TIMINGS: ok = path_opt(a, v, &t->timings); break;
+		case OPT_UNIT: ok = path_opt(a, v, &t->unit_dir); break;
 		case OPT_JOBS:
 			ok = int_opt(a, v, 1, 256, &t->jobs);
 			t->jobs_given = true;
@@ -527,9 +544,6 @@ parse_args(Tune *t, int argc, char **argv)
 			t->device_index = (int)n;
 			break;
 		}
-		case OPT_PREPARE: t->prepare = v; break;
-		case OPT_FINISH: t->finish = v; break;
-		case OPT_TIMINGS: t->timings = v; break;
 		case OPT_CONFIG: t->config = v; break;
 		case OPT_CHECK:
 			t->config = v;
@@ -542,7 +556,6 @@ parse_args(Tune *t, int argc, char **argv)
 				tune_failf("--margin %s: expected a percentage "
 					   "above -100", v);
 			break;
-		case OPT_UNIT: t->unit_dir = v; break;
 		case OPT_INDEX: t->unit_index_arg = v; break;
 		case OPT_UNIT_SIZE:
 			ok = int_opt(a, v, 1, 1000000, &t->unit_size);
