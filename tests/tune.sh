@@ -14,8 +14,9 @@
 #                 the search warns, takes more rounds, and says so in
 #                 the record
 #       records   malformed and mismatched records: errors naming the
-#                 file, line and key; a record for another target refused,
-#                 one for another source warned about
+#                 file, line and key; a record for another target or
+#                 kernel refused (--check: status 2), one for another
+#                 source warned about
 #       interrupt a search stopped midway leaves the old record intact,
 #                 no temporary file, and RECORD.partial with every timing
 #                 it had reported; --config takes that with a warning
@@ -234,6 +235,22 @@ PY
 	expect 0 "warning: key \"source_sha256\": the record was tuned on another version" \
 		"$work/gemm.c" --config "$work/rec.json"
 	expect 1 "cannot read the tuning record" samples/gemm.c --config "$work/none.json"
+	# A record for another kernel: refused by every command that takes
+	# one, as tilec export refuses it among several.
+	sed 's/"kernel": "gemm"/"kernel": "other"/' "$work/rec.json" >"$work/other.json"
+	grep -q '"kernel": "other"' "$work/other.json" || fail "no kernel key to edit"
+	line=$(grep -n '"kernel": "other"' "$work/other.json" | cut -d: -f1)
+	pat="other.json:$line:[0-9]+: error: key \"kernel\": the record is for other, not gemm"
+	expect 1 "$pat" samples/gemm.c --kernel gemm --config "$work/other.json"
+	expect 1 "$pat" export samples/gemm.c --kernel gemm -o "$work/exp" \
+		--config "$work/other.json"
+	expect 2 "$pat" run samples/gemm.c --kernel gemm --config "$work/other.json" \
+		--shape M=1,N=1,K=1
+	expect 2 "$pat" tune samples/gemm.c --kernel gemm --config "$work/other.json" \
+		--shape M=64,N=64,K=64 --repeat 1 --warmup 0 --confirm 0
+	# --check: 2, a record that cannot be used, not 1 (stale).
+	expect 2 "$pat" tune samples/gemm.c --kernel gemm --check "$work/other.json" \
+		--shape M=64,N=64,K=64 --repeat 1 --warmup 0 --confirm 0
 	;;
 interrupt)
 	echo '{"an": "old record"}' >"$work/rec.json"

@@ -1365,10 +1365,10 @@ export_all(ExportArgs *x)
 	int nfiles = 0;
 	/* The kernels: parse once for their names. */
 	TcProgram *p = NULL;
+	opt.kernel = x->kernel;
 	if (x->nconfigs == 1 && !tc_config_apply(x->config, text, len, NULL, a,
 						 &opt, &d))
 		goto out;
-	opt.kernel = x->kernel;
 	if (!tc_compile(a, x->file, text, &opt, &d, &p) || d.errors)
 		goto out;
 	if (p->kernels.len == 0 || p->kernels.len > 64) {

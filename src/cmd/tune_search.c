@@ -696,6 +696,7 @@ tune_replay(Tune *t)
 		opt.define_name[opt.ndefines] = t->define_name[i];
 		opt.define_value[opt.ndefines++] = t->define_value[i];
 	}
+	opt.kernel = t->kname;
 	TcArena *a = tc_arena_new();
 	bool ok = tc_config_apply(t->config, t->text, t->len, t->device, a,
 				  &opt, &d);
