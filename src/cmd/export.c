@@ -1376,6 +1376,23 @@ export_all(ExportArgs *x)
 			"exported at once)\n", x->file, p->kernels.len);
 		goto out;
 	}
+	/* One kernel's launch function (K_launch, and its helpers
+	 * K_launch_*) must not be another kernel's name: the two would be
+	 * one symbol in the program that links both. */
+	for (int i = 0; i < p->kernels.len; i++)
+		for (int j = 0; j < p->kernels.len; j++) {
+			const TcKernel *ki = p->kernels.items[i];
+			const TcKernel *kj = p->kernels.items[j];
+			const char *launch = tc_fmt(a, "%s_launch", ki->name);
+			if (i != j && strncmp(kj->name, launch,
+					      strlen(launch)) == 0)
+				tc_diag(&d, TC_ERROR, kj->loc, "kernel '%s' is "
+					"named as a function of the export of "
+					"kernel '%s' (%s...); rename it to export "
+					"both", kj->name, ki->name, launch);
+		}
+	if (d.errors)
+		goto out;
 	bool ok = true;
 	int kernel_files[64 + 1]; /* kernel i's files: from [i] to [i + 1] */
 	if (x->nconfigs > 1 && p->kernels.len != 1) {
