@@ -639,14 +639,30 @@ tilec_set_compiler(tilec_context *ctx, const char *cc)
 					     ? " (TILEC_HIPRTC names the library "
 					       "with hiprtc to load)"
 					     : "");
-	tilec_status st = set_string(ctx, &ctx->compiler,
-				     cc && *cc ? cc : NULL);
-	if (st != TILEC_OK)
+	/* The compiler's identity is part of every key: the backend is set
+	 * up again for the new command.  A command it refuses ("   ")
+	 * leaves the previous one and its state in place. */
+	char *copy = NULL;
+	if (cc && *cc && !(copy = strdup(cc)))
+		return tilec_rt_fail(ctx, TILEC_ERR_NOMEM, "out of memory");
+	char *old = ctx->compiler;
+	void *old_state = ctx->backend_state;
+	ctx->compiler = copy;
+	ctx->backend_state = NULL;
+	tilec_status st = ctx->ops->init(ctx, ctx->device);
+	if (st != TILEC_OK) {
+		free(copy);
+		ctx->compiler = old;
+		ctx->backend_state = old_state;
 		return st;
-	/* The compiler's identity is part of every key: find it again. */
-	if (ctx->backend_state)
+	}
+	void *state = ctx->backend_state;
+	ctx->backend_state = old_state;
+	if (old_state)
 		ctx->ops->fini(ctx);
-	return ctx->ops->init(ctx, ctx->device);
+	ctx->backend_state = state;
+	free(old);
+	return TILEC_OK;
 }
 
 tilec_status

@@ -124,7 +124,8 @@ void tilec_context_free(tilec_context *ctx);
 TILEC_API
 const char *tilec_error(const tilec_context *ctx);
 
-/* Context options; each copies its string.  NULL restores the default. */
+/* Context options; each copies its string.  NULL restores the default.
+ * One that is refused (an error status) leaves the option as it was. */
 /* Cache directory; "" disables the disk cache. */
 TILEC_API
 tilec_status tilec_set_cache_dir(tilec_context *ctx, const char *dir);

@@ -183,6 +183,15 @@ PROG
 	# Without --prefix the same parameter names nothing of the export.
 	"$tilec" export "$work/prefixed.c" -t openmp -o "$work/ok" >/dev/null ||
 		fail "export of a parameter named like nothing of the export"
+	# A kernel named as another's launch function (or a helper of it):
+	# one symbol twice once both are linked.
+	{ cat "$work/scale.c"; sed 's/^scale(/scale_launch_cpu_ok(/; s/scale;/2;/' \
+		"$work/scale.c" | grep -v include; } >"$work/two.c"
+	for t in openmp cuda hip; do
+		expect 1 "two.c:16:1: error: kernel 'scale_launch_cpu_ok' is named as a function of the export of kernel 'scale' (scale_launch...)" \
+			"$tilec" export "$work/two.c" -t $t -o "$work/two-$t"
+		[ -e "$work/two-$t" ] && fail "export -t $t wrote something after an error"
+	done
 	;;
 tune-json)
 	TILEC_CACHE_DIR=$work/cache "$tilec" tune samples/gemm.c \

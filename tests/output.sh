@@ -10,6 +10,11 @@
 #                  is replaced, the link kept; a FIFO is written as it is
 #       export     the same for `tilec export`: a failed write leaves the
 #                  old header, a successful one replaces it
+#       stdout     what tilec export and tilec run print lost on a full
+#                  stdout (/dev/full): status 1 and an error, as for tilec
+#                  FILE
+#       empty      an empty -o (and tune's other paths) is a usage error
+#                  before anything is translated, searched or written
 set -u
 tilec=$(realpath "$1") root=$(realpath "$2") case=$3
 work=$(mktemp -d "${TMPDIR:-/tmp}/tilec-output.XXXXXX")
@@ -65,6 +70,39 @@ export)
 	no_temporaries x
 	"$tilec" export "$root/samples/gemm.c" -o x >/dev/null || fail "export again"
 	cmp -s x/gemm.h before.h || fail "the header was not replaced"
+	;;
+empty)
+	# Each must stop with status 2 at once: nothing written here (tune
+	# once left a ".partial" after the whole search) or into / (export
+	# once took "" as the root directory).
+	expect_usage() {
+		st=0
+		"$tilec" "$@" >out.txt 2>err.txt || st=$?
+		[ "$st" -eq 2 ] && grep -q "empty" err.txt ||
+			{ cat out.txt err.txt; fail "status $st for: $*"; }
+	}
+	expect_usage "$root/samples/gemm.c" -o ""
+	expect_usage export "$root/samples/gemm.c" -o ""
+	for o in -o --prepare --finish --unit; do
+		expect_usage tune "$root/samples/gemm.c" --shape M=64,N=64,K=64 "$o" ""
+	done
+	expect_usage tune "$root/samples/gemm.c" --finish x --timings=""
+	[ "$(ls -A)" = "$(printf 'err.txt\nout.txt')" ] || { ls -A; fail "files were written"; }
+	[ ! -e /gemm.h ] || fail "/gemm.h was written"
+	;;
+stdout)
+	[ -w /dev/full ] || { echo "no /dev/full"; exit 77; }
+	expect_lost() {
+		st=0
+		"$tilec" "$@" >/dev/full 2>err.txt || st=$?
+		[ "$st" -eq 1 ] && grep -q "cannot write the output: No space left on device" err.txt ||
+			{ cat err.txt; fail "status $st for: $*"; }
+	}
+	expect_lost "$root/samples/gemm.c"
+	expect_lost export "$root/samples/gemm.c" -o x
+	expect_lost export "$root/samples/gemm.c" -o x --json
+	expect_lost run "$root/samples/softmax.c" --shape M=3,N=100
+	expect_lost run "$root/samples/softmax.c" --shape M=3,N=100 --json
 	;;
 *)
 	echo "unknown case $case" >&2

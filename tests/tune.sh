@@ -14,8 +14,9 @@
 #                 the search warns, takes more rounds, and says so in
 #                 the record
 #       records   malformed and mismatched records: errors naming the
-#                 file, line and key; a record for another target refused,
-#                 one for another source warned about
+#                 file, line and key; a record for another target or
+#                 kernel refused (--check: status 2), one for another
+#                 source warned about
 #       interrupt a search stopped midway leaves the old record intact,
 #                 no temporary file, and RECORD.partial with every timing
 #                 it had reported; --config takes that with a warning
@@ -51,6 +52,12 @@
 #                 tunables bound are that record's; two records of one
 #                 bucket and a bucket naming no scalar of the shape are
 #                 located errors
+#       bucket    the shape bucket holds the kernel's integer scalars
+#                 alone (a float's whole value stays out), each at
+#                 least 1; export and run take two such records
+#       one-choice  --choices with one value other than the default: two
+#                 configurations, each named by its value in the output
+#                 and the record
 #       failures  configurations outside --tol dropped as wrong with
 #                 their errors, a compiler that rejects everything makes
 #                 every one a compile error (the harness's failure kinds),
@@ -228,6 +235,22 @@ PY
 	expect 0 "warning: key \"source_sha256\": the record was tuned on another version" \
 		"$work/gemm.c" --config "$work/rec.json"
 	expect 1 "cannot read the tuning record" samples/gemm.c --config "$work/none.json"
+	# A record for another kernel: refused by every command that takes
+	# one, as tilec export refuses it among several.
+	sed 's/"kernel": "gemm"/"kernel": "other"/' "$work/rec.json" >"$work/other.json"
+	grep -q '"kernel": "other"' "$work/other.json" || fail "no kernel key to edit"
+	line=$(grep -n '"kernel": "other"' "$work/other.json" | cut -d: -f1)
+	pat="other.json:$line:[0-9]+: error: key \"kernel\": the record is for other, not gemm"
+	expect 1 "$pat" samples/gemm.c --kernel gemm --config "$work/other.json"
+	expect 1 "$pat" export samples/gemm.c --kernel gemm -o "$work/exp" \
+		--config "$work/other.json"
+	expect 2 "$pat" run samples/gemm.c --kernel gemm --config "$work/other.json" \
+		--shape M=1,N=1,K=1
+	expect 2 "$pat" tune samples/gemm.c --kernel gemm --config "$work/other.json" \
+		--shape M=64,N=64,K=64 --repeat 1 --warmup 0 --confirm 0
+	# --check: 2, a record that cannot be used, not 1 (stale).
+	expect 2 "$pat" tune samples/gemm.c --kernel gemm --check "$work/other.json" \
+		--shape M=64,N=64,K=64 --repeat 1 --warmup 0 --confirm 0
 	;;
 interrupt)
 	echo '{"an": "old record"}' >"$work/rec.json"
@@ -647,6 +670,61 @@ PY
 		--config "$work/large.json" --shape M=8,N=8,K=8 2>"$work/err.txt" || st=$?
 	[ "$st" -eq 2 ] && grep -q "odd.json:[0-9]*:[0-9]*: error: key \"shape_bucket.Q\": the launch gives no value for Q" \
 		"$work/err.txt" || { cat "$work/err.txt"; fail "a bucket naming Q: status $st"; }
+	;;
+bucket)
+	# A float given a whole value (a), a negative integer (off) and an
+	# extent of 0 (N): none may make a bucket of its own.
+	cat >"$work/axpb.c" <<'EOF'
+#include <tilec.h>
+TILE_PARAM(BN, 64, 32, 64);
+TILE_KERNEL void
+axpb(int N, float a, long long off, const f32 X[N], f32 Y[N])
+{
+	tile_threads(128);
+	int b = tile_grid_x(ceildiv(N, BN));
+	tile_fragment f32 x[BN];
+	tile_copy(x, &X[b * BN]);
+	tile_parallel(i, BN)
+		x[i] = x[i] * a + (float)off;
+	tile_copy(&Y[b * BN], x);
+}
+EOF
+	for s in small:N=0,a=2,off=-5 large:N=1000,a=2,off=3; do
+		"$tilec" tune "$work/axpb.c" --shape "${s#*:}" --choices BN=32,64 \
+			--repeat 1 --warmup 0 --confirm 0 -o "$work/${s%%:*}.json" \
+			>/dev/null 2>"$work/tune.err" ||
+			{ cat "$work/tune.err"; fail "tilec tune ${s#*:}"; }
+	done
+	python3 - "$work" <<'PY' || fail "shape_bucket"
+import json, sys
+for name, want in (("small", {"N": 1, "off": 1}),
+                   ("large", {"N": 1024, "off": 4})):
+    b = json.load(open(f"{sys.argv[1]}/{name}.json"))["shape_bucket"]
+    assert b == want, (name, b)
+PY
+	"$tilec" export "$work/axpb.c" --config "$work/small.json" \
+		--config "$work/large.json" -o "$work/out" >/dev/null 2>"$work/err.txt" ||
+		{ cat "$work/err.txt"; fail "export of two records"; }
+	"$tilec" run "$work/axpb.c" --config "$work/large.json" \
+		--config "$work/small.json" --shape N=0,a=1.5,off=-2 \
+		>"$work/run.txt" 2>&1 && grep -q "small.json (N <= 1, off <= 1)" \
+		"$work/run.txt" || { cat "$work/run.txt"; fail "run of two records"; }
+	;;
+one-choice)
+	"$tilec" tune samples/rmsnorm.c --shape M=3,N=100,eps=1e-6 -D BLOCK_M=1 \
+		-D THREADS=128 --choices BLOCK_N=256 --repeat 1 --warmup 0 \
+		--confirm 0 -o "$work/r.json" >"$work/out.txt" 2>&1 ||
+		{ cat "$work/out.txt"; fail "tilec tune"; }
+	! grep -q "no tunables" "$work/out.txt" &&
+		grep -q "BLOCK_N=256" "$work/out.txt" &&
+		grep -q "BLOCK_N=4096 (default)" "$work/out.txt" ||
+		{ cat "$work/out.txt"; fail "the configurations are not named"; }
+	python3 - "$work/r.json" <<'PY' || fail "the record's values"
+import json, sys
+r = json.load(open(sys.argv[1]))
+got = sorted(((c["values"], bool(c.get("default"))) for c in r["configs"]), key=str)
+assert got == [({"BLOCK_N": 256}, False), ({"BLOCK_N": 4096}, True)], got
+PY
 	;;
 *)
 	echo "unknown case $case" >&2

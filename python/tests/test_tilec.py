@@ -141,6 +141,10 @@ def test_dispatch_over_records_by_shape(tmp_path):
     assert d.pick(M=64, N=64, K=64) == 1
     assert d.pick(M=65, N=1, K=1) == 0
     assert d.pick(M=5000, N=5000, K=5000) == 0  # past both: the largest
+    # Outside 64 bits: refused, not wrapped by ctypes into a small M.
+    for m in (2 ** 63, -2 ** 63 - 1, 2 ** 64 + 8):
+        with pytest.raises(ValueError, match="M: .* does not fit in 64 bits"):
+            d.pick(M=m, N=1, K=1)
     # Which record's kernel each call runs, counted on the way through.
     used = []
     d.kernels = [lambda *a, _k=k, _i=i, **kw: (used.append(_i), _k(*a, **kw))
@@ -600,6 +604,9 @@ def test_bad_target_and_define():
         tilec.compile(GEMM, target="fpga")
     with pytest.raises(TypeError, match=r"BLOCK_M"):
         tilec.translate(GEMM, defines={"BLOCK_M": "big"})
+    # 2**64 + 64 would reach the translator as 64 through ctypes.
+    with pytest.raises(ValueError, match=r"BLOCK_M.*does not fit in 64 bits"):
+        tilec.translate(GEMM, defines={"BLOCK_M": 2 ** 64 + 64})
 
 
 # --- tilec.load: generated code and its launch document, without the

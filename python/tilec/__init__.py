@@ -96,6 +96,7 @@ class _Translator:
             if isinstance(value, bool) or not isinstance(value, int):
                 raise TypeError("defines[%r]: an integer, not %r" % (name,
                                                                      value))
+            _check_int64("defines[%r]" % name, value)
             if self.lib.tilec_translator_define(self.tr, name.encode(), value):
                 self._raise(ValueError)
         if config is not None and self.lib.tilec_translator_set_config(
@@ -384,6 +385,8 @@ class Dispatch:
         if at is not None:
             return at
         names = [n for n in self._scalars if scalars.get(n) is not None]
+        for n in names:
+            _check_int64(n, int(scalars[n]))
         cn = (ctypes.c_char_p * max(len(names), 1))(
             *[n.encode() for n in names])
         cv = (ctypes.c_longlong * max(len(names), 1))(
@@ -416,6 +419,13 @@ class Dispatch:
     def __call__(self, *args, **kwargs):
         at = self.pick(**self._shape(args, kwargs))
         return self.kernels[at](*args, **kwargs)
+
+
+def _check_int64(what, value):
+    """ValueError for an integer outside 64 bits: ctypes' c_longlong
+    would wrap it silently into another value."""
+    if not _arrays.INT64[0] <= value <= _arrays.INT64[1]:
+        raise ValueError("%s: %d does not fit in 64 bits" % (what, value))
 
 
 _INT_DTYPES = ("i8", "u8", "i16", "i32", "i64", "bool")

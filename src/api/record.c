@@ -138,6 +138,7 @@ tc_config_apply(const char *path, const char *text, size_t len,
 	const char *sha = record_string(&r, "source_sha256", true, d);
 	const char *rdevice = record_string(&r, "device", false, d);
 	const char *source = record_string(&r, "source", false, d);
+	const char *kernel = record_string(&r, "kernel", false, d);
 	json_t *chosen = json_object_get(r.root, "chosen");
 	json_t *partial = json_object_get(r.root, "partial");
 	const char *ck[1] = { "chosen" }, *pk[1] = { "partial" };
@@ -162,6 +163,14 @@ tc_config_apply(const char *path, const char *text, size_t len,
 		tc_diag(d, TC_ERROR, tc_json_key_loc(path, r.text, k, 1),
 			"key \"target\": the record was tuned for %s, not %s",
 			target, opt->target.name);
+	}
+	/* Refused: another kernel's values (known when the kernel is named;
+	 * the same words as tilec export's check of several records). */
+	if (kernel && opt->kernel && strcmp(kernel, opt->kernel) != 0) {
+		const char *k[1] = { "kernel" };
+		tc_diag(d, TC_ERROR, tc_json_key_loc(path, r.text, k, 1),
+			"key \"kernel\": the record is for %s, not %s", kernel,
+			opt->kernel);
 	}
 	/* Warned: the values still bind, but may no longer be the best. */
 	if (partial)

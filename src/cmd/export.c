@@ -266,7 +266,12 @@ parse_args(ExportArgs *x, int argc, char **argv)
 			x->configs[x->nconfigs++] = v;
 			x->config = x->configs[0];
 			break;
-		case OPT_OUT: x->dir = v; break;
+		case OPT_OUT:
+			if (!*v)
+				return usage_error("%s", "-o wants a directory, "
+						   "not an empty name");
+			x->dir = v;
+			break;
 		case OPT_JSON: x->json = true; break;
 		case OPT_TMA: x->tma = TC_TMA_ALL; break;
 		case OPT_NO_TMA: x->tma = TC_TMA_OFF; break;
@@ -1360,10 +1365,10 @@ export_all(ExportArgs *x)
 	int nfiles = 0;
 	/* The kernels: parse once for their names. */
 	TcProgram *p = NULL;
+	opt.kernel = x->kernel;
 	if (x->nconfigs == 1 && !tc_config_apply(x->config, text, len, NULL, a,
 						 &opt, &d))
 		goto out;
-	opt.kernel = x->kernel;
 	if (!tc_compile(a, x->file, text, &opt, &d, &p) || d.errors)
 		goto out;
 	if (p->kernels.len == 0 || p->kernels.len > 64) {
@@ -1371,6 +1376,23 @@ export_all(ExportArgs *x)
 			"exported at once)\n", x->file, p->kernels.len);
 		goto out;
 	}
+	/* One kernel's launch function (K_launch, and its helpers
+	 * K_launch_*) must not be another kernel's name: the two would be
+	 * one symbol in the program that links both. */
+	for (int i = 0; i < p->kernels.len; i++)
+		for (int j = 0; j < p->kernels.len; j++) {
+			const TcKernel *ki = p->kernels.items[i];
+			const TcKernel *kj = p->kernels.items[j];
+			const char *launch = tc_fmt(a, "%s_launch", ki->name);
+			if (i != j && strncmp(kj->name, launch,
+					      strlen(launch)) == 0)
+				tc_diag(&d, TC_ERROR, kj->loc, "kernel '%s' is "
+					"named as a function of the export of "
+					"kernel '%s' (%s...); rename it to export "
+					"both", kj->name, ki->name, launch);
+		}
+	if (d.errors)
+		goto out;
 	bool ok = true;
 	int kernel_files[64 + 1]; /* kernel i's files: from [i] to [i + 1] */
 	if (x->nconfigs > 1 && p->kernels.len != 1) {

@@ -236,6 +236,8 @@ tc_harness_load(TcHarness *h, const TcHarnessSpec *spec)
 		char device[256];
 		tc_tune_device_name(s->target, h->device.name, device,
 				    sizeof device);
+		/* The kernel, where named, for the record's "kernel". */
+		h->opt.kernel = s->kernel;
 		if (!tc_config_apply(s->config, s->text, s->len, device,
 				     h->ref_arena, &h->opt, &h->ref_diags)) {
 			keep_diagnostics(h);

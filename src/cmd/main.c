@@ -273,7 +273,12 @@ parse_args(Cli *cli, int argc, char **argv, bool *stop)
 		case OPT_TIME: cli->time = true; break;
 		case OPT_TARGET: cli->target = v; break;
 		case OPT_ARCH: cli->arch = v; break;
-		case OPT_OUT: cli->out = v; break;
+		case OPT_OUT:
+			if (!*v)
+				return usage_error("%s", "-o wants a file name, "
+						   "not an empty one");
+			cli->out = v;
+			break;
 		case OPT_KERNEL: cli->kernel = v; break;
 		case OPT_DUMP_AFTER: cli->dump_after = v; break;
 		case OPT_FROM_IR: cli->from_ir = true; break;
@@ -348,6 +353,28 @@ list_json(const TcProgram *p, const char *file, TcBuf *out)
 	json_decref(o);
 }
 
+/* Whether everything printed to stdout so far reached it; false
+ * (reported) when some was lost (a full disk, a closed pipe).  A failed
+ * write of a large text leaves the error flag (and errno) but may leave
+ * nothing for fflush to fail on, so both are checked. */
+static bool
+stdout_flushed(void)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return true;
+	fprintf(stderr, "tilec: error: cannot write the output: %s\n",
+		strerror(errno ? errno : EIO));
+	return false;
+}
+
+/* A subcommand's status, made 1 when what it printed was lost: a report
+ * nobody can read is an error, as the translator's output is. */
+static int
+stdout_status(int status)
+{
+	return stdout_flushed() || status != EXIT_OK ? status : EXIT_ERROR;
+}
+
 /* Write the output where -o says; false (reported) on failure. */
 static bool
 write_output(const Cli *cli, const TcBuf *out)
@@ -355,12 +382,7 @@ write_output(const Cli *cli, const TcBuf *out)
 	const char *text = out->data ? out->data : "";
 	if (!cli->out) {
 		fputs(text, stdout);
-		if (fflush(stdout) != 0) {
-			fprintf(stderr, "tilec: error: cannot write the "
-				"output: %s\n", strerror(errno));
-			return false;
-		}
-		return true;
+		return stdout_flushed();
 	}
 	/* Whole or not at all: a failure leaves the old file as it was. */
 	if (!tc_write_file(cli->out, text, out->len)) {
@@ -505,11 +527,11 @@ int
 main(int argc, char **argv)
 {
 	if (argc >= 2 && strcmp(argv[1], "run") == 0)
-		return tc_run_main(argc - 1, argv + 1);
+		return stdout_status(tc_run_main(argc - 1, argv + 1));
 	if (argc >= 2 && strcmp(argv[1], "tune") == 0)
 		return tc_tune_main(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "export") == 0)
-		return tc_export_main(argc - 1, argv + 1);
+		return stdout_status(tc_export_main(argc - 1, argv + 1));
 
 	Cli cli = { .emit = EMIT_SOURCE };
 	bool stop;

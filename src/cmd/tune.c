@@ -125,13 +125,22 @@ tune_median(const double *v, int n)
 	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
-/* "BLOCK_M=64 BLOCK_N=128" for the tuned (not pinned) tunables. */
+/* Whether the configurations differ in u: several choices, or one
+ * that is not the default (--choices BN=32 searches BN=32 against the
+ * default); a tunable pinned with -D is never searched. */
+bool
+tune_searched(const Tunable *u)
+{
+	return u->nchoices > 1 || (u->nchoices == 1 && u->choices[0] != u->def);
+}
+
+/* "BLOCK_M=64 BLOCK_N=128" for the searched tunables. */
 void
 tune_values_text(const Tune *t, const long long *values, TcBuf *b)
 {
 	int n = 0;
 	for (int i = 0; i < t->ntun; i++)
-		if (t->tun[i].nchoices > 1)
+		if (tune_searched(&t->tun[i]))
 			tc_buf_printf(b, "%s%s=%lld", n++ ? " " : "",
 				      t->tun[i].name, values[i]);
 	if (n == 0)
@@ -144,7 +153,7 @@ tune_values_json(const Tune *t, const long long *values, bool all)
 {
 	json_t *o = json_object();
 	for (int i = 0; i < t->ntun; i++)
-		if (all || t->tun[i].nchoices > 1)
+		if (all || tune_searched(&t->tun[i]))
 			json_object_set_new(o, t->tun[i].name,
 					    json_integer(values[i]));
 	return o;
@@ -341,6 +350,19 @@ tune_add_ranges(Tune *t, const char *list)
 	return true;
 }
 
+/* A file or directory option: an empty name is refused now, not found
+ * out after the search (or taken as the current directory). */
+static bool
+path_opt(const char *name, const char *v, const char **out)
+{
+	if (!*v) {
+		tune_failf("%s wants a path, not an empty one", name);
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
 static bool
 int_opt(const char *name, const char *v, int lo, int hi, int *out)
 {
@@ -473,7 +495,11 @@ parse_args(Tune *t, int argc, char **argv)
 			}
 			t->ndefines++;
 			break;
-		case OPT_OUT: t->out = v; break;
+		case OPT_OUT: ok = path_opt(a, v, &t->out); break;
+		case OPT_PREPARE: ok = path_opt(a, v, &t->prepare); break;
+		case OPT_FINISH: ok = path_opt(a, v, &t->finish); break;
+		case OPT_TIMINGS: ok = path_opt(a, v, &t->timings); break;
+		case OPT_UNIT: ok = path_opt(a, v, &t->unit_dir); break;
 		case OPT_JOBS:
 			ok = int_opt(a, v, 1, 256, &t->jobs);
 			t->jobs_given = true;
@@ -518,9 +544,6 @@ parse_args(Tune *t, int argc, char **argv)
 			t->device_index = (int)n;
 			break;
 		}
-		case OPT_PREPARE: t->prepare = v; break;
-		case OPT_FINISH: t->finish = v; break;
-		case OPT_TIMINGS: t->timings = v; break;
 		case OPT_CONFIG: t->config = v; break;
 		case OPT_CHECK:
 			t->config = v;
@@ -533,7 +556,6 @@ parse_args(Tune *t, int argc, char **argv)
 				tune_failf("--margin %s: expected a percentage "
 					   "above -100", v);
 			break;
-		case OPT_UNIT: t->unit_dir = v; break;
 		case OPT_INDEX: t->unit_index_arg = v; break;
 		case OPT_UNIT_SIZE:
 			ok = int_opt(a, v, 1, 1000000, &t->unit_size);

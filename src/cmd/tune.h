@@ -239,6 +239,7 @@ void tune_failf(const char *fmt, ...) TC_PRINTF(1, 2);
 /* printf into a new string (malloc'd). */
 char *tune_fmt_alloc(const char *fmt, ...) TC_PRINTF(1, 2);
 double tune_median(const double *v, int n);
+bool tune_searched(const Tunable *u);
 json_t *tune_now_json(void);
 void tune_sha256_hex(const void *data, size_t n, char hex[65]);
 json_t *tune_values_json(const Tune *t, const long long *values, bool all);
@@ -248,7 +249,7 @@ bool tune_write_json(const char *path, json_t *doc);
 char *tune_xstrdup(const char *s);
 
 /* tune_space.c */
-json_t *tune_bucket_json(const Shape *s);
+json_t *tune_bucket_json(const Tune *t, const Shape *s);
 TcHarnessSpec tune_harness_spec(const Tune *t, const long long *values,
 				bool reference_only);
 void tune_config_options(const Tune *t, const Config *c, TcOptions *opt);

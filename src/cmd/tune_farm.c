@@ -380,11 +380,11 @@ tune_prepare(Tune *t)
 								    : t->tinfo.arch));
 		tune_strip_json(t, m);
 		json_object_set_new(m, "shape", json_incref(shape));
-		json_object_set_new(m, "shape_bucket", tune_bucket_json(&t->shape));
+		json_object_set_new(m, "shape_bucket", tune_bucket_json(t, &t->shape));
 		json_object_set_new(m, "check_shape", json_incref(cshape));
 		json_t *tuned = json_array(), *pinned = json_object();
 		for (int i = 0; i < t->ntun; i++) {
-			if (t->tun[i].nchoices > 1)
+			if (tune_searched(&t->tun[i]))
 				json_array_append_new(tuned, json_string(t->tun[i].name));
 			if (t->tun[i].pinned)
 				json_object_set_new(pinned, t->tun[i].name,

@@ -221,7 +221,7 @@ tune_save_partial(Tune *t, const char *stage)
 		to_time += st == ST_OK || st == ST_PENDING;
 	}
 	json_t *rec = tune_record_json(t, tune_best_so_far(t), tune_shape_json(&t->shape),
-				  tune_bucket_json(&t->shape),
+				  tune_bucket_json(t, &t->shape),
 				  tune_shape_json(t->check_shape.n ? &t->check_shape
 							      : &t->shape));
 	json_t *p = json_object();

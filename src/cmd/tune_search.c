@@ -573,7 +573,7 @@ tune_here(Tune *t)
 	}
 	t->wall_s = tilec_now() - t->started;
 	json_t *rec = tune_record_json(t, best, tune_shape_json(&t->shape),
-				  tune_bucket_json(&t->shape),
+				  tune_bucket_json(t, &t->shape),
 				  tune_shape_json(t->check_shape.n ? &t->check_shape
 							      : &t->shape));
 	bool ok = tune_write_json(path, rec);
@@ -696,6 +696,7 @@ tune_replay(Tune *t)
 		opt.define_name[opt.ndefines] = t->define_name[i];
 		opt.define_value[opt.ndefines++] = t->define_value[i];
 	}
+	opt.kernel = t->kname;
 	TcArena *a = tc_arena_new();
 	bool ok = tc_config_apply(t->config, t->text, t->len, t->device, a,
 				  &opt, &d);

@@ -62,19 +62,34 @@ tune_shape_json(const Shape *s)
 	return o;
 }
 
-/* Each integer extent rounded up to a power of two: the shapes a record
- * is meant for. */
+/* The shape bucket: each of the kernel's integer scalars in the shape
+ * rounded up to a power of two, 1 for a value below 1 (docs/tuning.md,
+ * "Shape dispatch": the shapes a record is meant for).  Float scalars
+ * stay out, whatever their value: the dispatch compares integers. */
 json_t *
-tune_bucket_json(const Shape *s)
+tune_bucket_json(const Tune *t, const Shape *s)
 {
+	const TcKernel *k = NULL;
+	for (int i = 0; t->prog && i < t->prog->kernels.len; i++)
+		if (strcmp(((TcKernel *)t->prog->kernels.items[i])->name,
+			   t->kname) == 0)
+			k = t->prog->kernels.items[i];
 	json_t *o = json_object();
-	for (int i = 0; i < s->n; i++) {
+	for (int i = 0; k && i < s->n; i++) {
+		const TcVar *p = NULL;
+		for (int j = 0; j < k->params.len; j++) {
+			const TcVar *v = k->params.items[j];
+			if (v->kind == TC_VAR_SCALAR &&
+			    tc_dtype_is_int(v->dtype) &&
+			    strcmp(v->name, s->name[i]) == 0)
+				p = v;
+		}
 		long long v, b = 1;
-		if (!tc_opt_integer(s->value[i], &v))
+		if (!p || !tc_opt_integer(s->value[i], &v))
 			continue;
 		while (b < v && b < (1ll << 62))
 			b <<= 1;
-		json_object_set_new(o, s->name[i], json_integer(v <= 0 ? v : b));
+		json_object_set_new(o, s->name[i], json_integer(b));
 	}
 	return o;
 }

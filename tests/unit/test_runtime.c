@@ -206,6 +206,29 @@ START_TEST(missing_compiler_is_a_clear_error)
 }
 END_TEST
 
+/* A compiler command the backend refuses, or a timeout out of range,
+ * changes nothing: the context compiles as before. */
+START_TEST(refused_settings_leave_the_context_as_it_was)
+{
+	tilec_context *ctx = new_context();
+	ck_assert_int_eq(tilec_set_compiler(ctx, "   "), TILEC_ERR_INVALID);
+	ck_assert_msg(strstr(tilec_error(ctx), "empty compiler command"), "%s",
+		      tilec_error(ctx));
+	ck_assert_int_eq(tilec_set_compile_timeout(ctx, -1), TILEC_ERR_INVALID);
+	tilec_module *m = tilec_compile(ctx, add_src, strlen(add_src), NULL);
+	ck_assert_msg(m, "%s", tilec_error(ctx));
+	tilec_module_free(m);
+	/* The previous command, not the default, is the one kept. */
+	ck_assert_int_eq(tilec_set_compiler(ctx, "/nonexistent/tilec-cc"),
+			 TILEC_OK);
+	ck_assert_int_eq(tilec_set_compiler(ctx, " "), TILEC_ERR_INVALID);
+	ck_assert(!tilec_compile(ctx, add_src, strlen(add_src), NULL));
+	ck_assert_msg(strstr(tilec_error(ctx), "'/nonexistent/tilec-cc'"), "%s",
+		      tilec_error(ctx));
+	free_context(ctx);
+}
+END_TEST
+
 START_TEST(unknown_kernel_and_bad_arguments)
 {
 	tilec_context *ctx = new_context();
@@ -603,6 +626,7 @@ unit_suite_runtime(void)
 	tcase_add_test(c, headers_are_visible_to_the_source);
 	tcase_add_test(c, compile_error_carries_the_log);
 	tcase_add_test(c, missing_compiler_is_a_clear_error);
+	tcase_add_test(c, refused_settings_leave_the_context_as_it_was);
 	tcase_add_test(c, unknown_kernel_and_bad_arguments);
 	tcase_add_test(c, backend_names_and_bad_contexts);
 	tcase_add_test(c, bench_rotates_argument_sets);
