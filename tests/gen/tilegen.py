@@ -534,7 +534,9 @@ class Gen:
                          "i", a.lo >> s, a.hi >> s, True)
         if op in ("min", "max"):
             f = min if op == "min" else max
-            return E("%s(%s, %s)" % (op, a.tile, b.tile),
+            # min and max take i32s (an i64 argument is an error, as
+            # for abs); the values are in int's range.
+            return E("%s((i32)(%s), (i32)(%s))" % (op, a.tile, b.tile),
                      "%s_ll(%s, %s)" % (op, a.c, b.c), "i",
                      f(a.lo, b.lo), f(a.hi, b.hi), True)
         if op == "cmp":

@@ -4,7 +4,7 @@
  * PTX is right); the CUDA output negates through tilec::neg, whose
  * negation it keeps (tests/gen/FINDINGS.md, bug 19).
  * Y[j] = max(max(-X[j], A[j]), B[j]) + min(min(-X[j], A[j]), B[j]) * 16,
- * and Z[j] the same of an i64 -X[j] that max narrows to int (gen seed
+ * and Z[j] the same of an i64 -X[j] narrowed to int (gen seed
  * 1215 k13).
  * shape: N=1000
  * expect-cuda: tilec::neg\(x\[j_r\]\)
@@ -28,7 +28,7 @@ minmax_neg(int N, const i32 X[N], const i32 A[N], const i32 B[N], i32 Y[N],
 	tile_copy(w, &X[b * 128]);
 	tile_parallel(j, 128) {
 		x[j] = max(max(-x[j], a[j]), c[j]) + min(min(-x[j], a[j]), c[j]) * 16;
-		a[j] = max(max(-w[j], a[j]), c[j]) + min(min(-w[j], a[j]), c[j]) * 16;
+		a[j] = max(max((i32)-w[j], a[j]), c[j]) + min(min((i32)-w[j], a[j]), c[j]) * 16;
 	}
 	tile_copy(&Y[b * 128], x);
 	tile_copy(&Z[b * 128], a);
