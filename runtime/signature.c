@@ -19,6 +19,7 @@
 #include "runtime_int.h"
 
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -813,7 +814,12 @@ arg_kind_name(tilec_arg_kind k)
 				     : "a float";
 }
 
-/* Bind args to parameters: given[i] is parameter i's argument or NULL. */
+/* tilec_arg's size in its first version: every field up to `device`.
+ * read_only came after it. */
+#define ARG_SIZE_FIRST (offsetof(tilec_arg, device) + sizeof(int))
+
+/* Bind args to parameters: given[i] is parameter i's argument or NULL;
+ * copies[] (zeroed) gets each argument as this runtime's struct. */
 static bool
 bind_args(const TilecSignature *s, const tilec_arg *args, int nargs,
 	  tilec_arg *copies, const tilec_arg **given, TilecStr *msg)
@@ -823,18 +829,23 @@ bind_args(const TilecSignature *s, const tilec_arg *args, int nargs,
 				    nargs);
 		return false;
 	}
+	/* The caller's struct may be older (fields past its size read as
+	 * zero: copies[] starts zeroed) or newer (fields past ours must be
+	 * zero) than ours, but holds at least the first version's fields,
+	 * which end with `device`. */
 	size_t step = nargs ? args[0].size : 0;
-	if (nargs && step < sizeof *args) {
+	if (nargs && step < ARG_SIZE_FIRST) {
 		tilec_rt_str_printf(msg, "the arguments were not made by "
 				    "tilec_arg_tensor, tilec_arg_int or "
 				    "tilec_arg_float (size %zu)", step);
 		return false;
 	}
+	size_t known = step < sizeof *copies ? step : sizeof *copies;
 	int npos = 0;
 	for (int a = 0; a < nargs; a++) {
 		const unsigned char *raw = (const unsigned char *)args + step * (size_t)a;
-		memcpy(&copies[a], raw, sizeof copies[a]);
-		for (size_t b = sizeof copies[a]; b < step; b++)
+		memcpy(&copies[a], raw, known);
+		for (size_t b = known; b < step; b++)
 			if (raw[b]) {
 				tilec_rt_str_printf(msg, "argument %d has fields "
 						    "this runtime does not know",
@@ -935,6 +946,12 @@ check_tensor(const TilecSignature *s, int i, const tilec_arg *x,
 		return false;
 	}
 	*problem = TILEC_PROBLEM_VALUE;
+	if (x->read_only && !p->is_const) {
+		tilec_rt_str_printf(msg, "tensor '%s': the kernel writes this "
+				    "tensor (it is not const), and the array "
+				    "given is read-only", p->name);
+		return false;
+	}
 	bool gpu = backend != TILEC_BACKEND_OPENMP;
 	if ((x->memory == TILEC_MEMORY_HOST && gpu) ||
 	    (x->memory == TILEC_MEMORY_DEVICE && (!gpu || x->device != device))) {

@@ -372,6 +372,12 @@ typedef struct tilec_arg {
 	 * TILEC_MEMORY_UNKNOWN, as tilec_arg_tensor sets it: not checked. */
 	int memory;
 	int device;
+	/* TILEC_ARG_TENSOR: nonzero when the data must not be written (a
+	 * read-only NumPy array, a read-only buffer): refused for a
+	 * parameter that is not const, which the kernel may write.  Added
+	 * after `device`: an argument whose size ends before it is
+	 * writable. */
+	int read_only;
 } tilec_arg;
 
 enum {
@@ -400,7 +406,8 @@ tilec_arg tilec_arg_float(const char *name, double value);
  * tensor's dtype and rank; its shape against the declared extents, every
  * extent scalar agreeing with every dim it is the extent of; row-major
  * contiguous data (strides of dims of extent 1 do not matter), aligned to
- * its element, not NULL unless empty; integer scalars within their C
+ * its element, not NULL unless empty, not read-only where the parameter
+ * is not const; integer scalars within their C
  * type; a tensor in the memory the backend runs on (host memory on
  * openmp, the context's device on GPUs) when the argument says where it
  * is.  The grid is computed from the kernel's expressions
@@ -417,7 +424,8 @@ tilec_status tilec_launch_checked(tilec_kernel *k, const tilec_arg *args,
  * TILEC_PROBLEM_TYPE for the form of the call (an argument of the wrong
  * kind or dtype, a missing, extra, unknown or repeated one),
  * TILEC_PROBLEM_VALUE for any other mismatch (rank, shape, strides,
- * alignment, memory, a value out of range, an undefined grid), and
+ * alignment, memory, a read-only output, a value out of range, an
+ * undefined grid), and
  * TILEC_PROBLEM_NONE after a launch that passed its checks. */
 enum {
 	TILEC_PROBLEM_NONE = 0,

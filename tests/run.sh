@@ -17,6 +17,11 @@
 #       range     --range: each malformed or impossible range stops the
 #                 run (status 2) with a sentence naming it; a range that
 #                 gives the ids the same values twice reads the same rows
+#       scalars   --shape values that do not fit their parameter's type
+#                 (1e39 for a float, 1e400 for a double, an integer
+#                 outside 64 bits) stop the run (status 2) naming it, as
+#                 does a name given twice; inf and nan are taken for
+#                 floats and written in --json as strings
 set -u
 tilec=$(realpath "$1") root=$2 case=$3
 work=$(mktemp -d "${TMPDIR:-/tmp}/tilec-run.XXXXXX")
@@ -138,6 +143,60 @@ range)
 		fail "a float range"
 	python3 -c 'import json,sys; o=json.load(open(sys.argv[1]))["outputs"][0]; assert 2.9 < o["max_abs_ref"] <= 3, o' \
 		"$work/t.json" || fail "table not in [2, 3]"
+	;;
+scalars)
+	cat >"$work/scalars.c" <<'PROG'
+#include <tilec.h>
+TILE_KERNEL void
+shift(int N, long long off, float a, double b, const f32 X[N], f32 Y[N])
+{
+	tile_threads(128);
+	int t = tile_grid_x(ceildiv(N, 64));
+	tile_fragment f32 x[64];
+	tile_copy(x, &X[t * 64]);
+	tile_parallel(i, 64)
+		x[i] = x[i] * a + (f32)b + (f32)off;
+	tile_copy(&Y[t * 64], x);
+}
+PROG
+	k=$work/scalars.c
+	expect 0 "PASS" run $k --shape N=10,off=3,a=2,b=-1
+	# 1e39 once became inf in the float and the run passed.
+	expect 2 "^tilec run: --shape a=1e39 does not fit in f32$" \
+		run $k --shape N=10,off=3,a=1e39,b=1
+	expect 2 "^tilec run: --shape a=-1e39 does not fit in f32$" \
+		run $k --shape N=10,off=3,a=-1e39,b=1
+	# FLT_MAX as %.8g prints it rounds to FLT_MAX: it fits.
+	expect 0 "PASS" run $k --shape N=10,off=3,a=3.4028235e38,b=1
+	expect 2 "^tilec run: --shape b=1e400 does not fit in f64$" \
+		run $k --shape N=10,off=3,a=1,b=1e400
+	expect 2 "^tilec run: --shape off=-9223372036854775809 does not fit in i64$" \
+		run $k --shape N=10,off=-9223372036854775809,a=1,b=1
+	expect 2 "^tilec run: --shape N=4294967296 does not fit in i32$" \
+		run $k --shape N=4294967296,off=0,a=1,b=1
+	expect 2 "^tilec run: --shape off=1x: not an integer$" \
+		run $k --shape N=10,off=1x,a=1,b=1
+	expect 2 "^tilec run: --shape a=1x: not a number$" \
+		run $k --shape N=10,off=1,a=1x,b=1
+	expect 2 "^tilec run: --shape N: given twice$" \
+		run $k --shape N=1,N=2,off=0,a=1,b=1
+	expect 2 "^tilec run: --shape N: given twice$" \
+		run $k --shape N=1,off=0,a=1,b=1 --shape N=2
+	expect 2 "^tilec run: --range X: given twice$" \
+		run $k --shape N=10,off=0,a=1,b=1 --range X=0:1,X=0:2
+	# inf and nan are floats' values; JSON has no such numbers (they
+	# were left out of "shape").
+	"$tilec" run $k --shape N=10,off=0,a=inf,b=nan --json >"$work/inf.json" ||
+		fail "a=inf, b=nan"
+	python3 - "$work/inf.json" <<'PY' || fail "JSON"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["shape"] == {"N": 10, "off": 0, "a": "inf", "b": "nan"}, r["shape"]
+PY
+	"$tilec" run $k --shape N=10,off=0,a=-inf,b=0.5 --json >"$work/inf.json" ||
+		fail "a=-inf"
+	python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["shape"]; assert s["a"] == "-inf" and s["b"] == 0.5, s' \
+		"$work/inf.json" || fail "a=-inf in JSON"
 	;;
 *)
 	echo "unknown case $case" >&2

@@ -562,6 +562,87 @@ def test_dlpack_producer(gemm):
     check_gemm(a, b, c)
 
 
+class _DLPack1:
+    """A DLPack 1 producer over a NumPy array, with the flags given
+    (DLPACK_FLAG_BITMASK_READ_ONLY is 1): the capsule made by hand, so
+    that any NumPy will do.  Asked without max_version it gives the
+    first DLPack's capsule, which has no flags."""
+    new = ctypes.pythonapi.PyCapsule_New
+    new.restype = ctypes.py_object
+    new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+
+    def __init__(self, x, flags):
+        from tilec import _arrays
+        self.x = x
+        self.shape = (ctypes.c_int64 * x.ndim)(*x.shape)
+        t = _arrays._DLTensor()
+        t.data = x.__array_interface__["data"][0]
+        t.device.device_type = _arrays.DL_CPU
+        t.ndim = x.ndim
+        t.dtype.code, t.dtype.bits, t.dtype.lanes = 2, 32, 1
+        t.shape = self.shape
+        self.m = _arrays._DLManagedTensorVersioned(1, 0, None, None, flags,
+                                                   t)
+        self.t = t
+
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None,
+                   copy=None):
+        if max_version and max_version[0] >= 1:
+            return self.new(ctypes.addressof(self.m), b"dltensor_versioned",
+                            None)
+        return self.new(ctypes.addressof(self.t), b"dltensor", None)
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+@pytest.mark.parametrize("path", ["call", "ctypes"])
+def test_read_only_arrays_are_refused_as_outputs(path):
+    """A read-only array for a tensor the kernel writes (C) is a
+    ValueError naming it, and nothing is written: immutable bytes stayed
+    unchanged, a read-only memmap crashed the process.  For const
+    tensors (A, B) read-only arrays are fine."""
+    gemm = build(GEMM)
+    if path == "ctypes":
+        def call(*args, **kwargs):
+            return gemm._call_ctypes(args, kwargs)
+    else:
+        call = gemm
+    a, b, c = operands(9, 8, 7)
+    c.setflags(write=False)
+    with pytest.raises(ValueError, match=r"tensor 'C'.*the kernel writes "
+                       r"this tensor.*read-only"):
+        call(a, b, c)
+    with pytest.raises(ValueError, match=r"tensor 'C'.*read-only"):
+        # A strided view: __array_struct__ describes it.
+        call(C=c[:, ::2], A=a, B=np.ascontiguousarray(b[:, ::2]))
+    assert np.isnan(c).all()
+    frozen = bytes(9 * 8 * 4)
+    with pytest.raises(ValueError, match=r"tensor 'C'.*read-only"):
+        call(a, b, np.frombuffer(frozen, np.float32).reshape(9, 8))
+    assert frozen == bytes(9 * 8 * 4)
+    mapped = os.path.join(os.environ.get("TMPDIR", "/tmp"),
+                          "tilec-read-only-%d.bin" % os.getpid())
+    np.zeros((9, 8), np.float32).tofile(mapped)
+    try:
+        m = np.memmap(mapped, np.float32, mode="r", shape=(9, 8))
+        with pytest.raises(ValueError, match=r"tensor 'C'.*read-only"):
+            call(a, b, m)
+        del m
+    finally:
+        os.unlink(mapped)
+    with pytest.raises(ValueError, match=r"tensor 'C'.*read-only"):
+        call(a, b, _DLPack1(np.full((9, 8), np.nan, np.float32), 1))
+    a.setflags(write=False)
+    b.setflags(write=False)
+    c = np.full((9, 8), np.nan, np.float32)
+    call(a, b, c)
+    check_gemm(a, b, c)
+    c = np.full((9, 8), np.nan, np.float32)
+    call(_DLPack1(a, 1), _DLPack1(b, 1), _DLPack1(c, 0))
+    check_gemm(a, b, c)
+
+
 def test_expression_extents_and_float_scalar():
     pack = build(TWO, kernel="pack")
     x = rng.uniform(-1, 1, (37, 14)).astype(np.float32)

@@ -1,5 +1,8 @@
 """Arrays described to the runtime as tilec_arg tensors: their data
-pointer, dtype, shape, strides (in elements) and where the memory is.
+pointer, dtype, shape, strides (in elements), where the memory is and
+whether it is read-only (a NumPy array that is not writeable, a DLPack 1
+tensor flagged so; the runtime refuses those for a parameter the kernel
+writes).
 
 NumPy arrays and torch tensors are read directly (cheap, and safe under
 CUDA graph capture); anything else with __dlpack__ through its DLPack
@@ -52,6 +55,19 @@ class _DLTensor(ctypes.Structure):
                 ("byte_offset", ctypes.c_uint64)]
 
 
+class _DLManagedTensorVersioned(ctypes.Structure):
+    """DLPack 1's capsule contents ("dltensor_versioned"): its version,
+    owner, deleter, flags (DLPACK_READ_ONLY...), then the DLTensor."""
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32),
+                ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p),
+                ("flags", ctypes.c_uint64), ("dl_tensor", _DLTensor)]
+
+
+DLPACK_READ_ONLY = 1  # DLPACK_FLAG_BITMASK_READ_ONLY
+
+_capsule_name = ctypes.pythonapi.PyCapsule_GetName
+_capsule_name.restype = ctypes.c_char_p
+_capsule_name.argtypes = [ctypes.py_object]
 _capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
 _capsule_pointer.restype = ctypes.c_void_p
 _capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
@@ -70,10 +86,11 @@ MAX_RANK = 8  # the runtime's largest tensor rank (runtime/signature.c)
 
 # tilec_arg's fields in order, as the C compiler lays them out ('@':
 # native sizes and alignment): size, name, kind, data, dtype, rank,
-# shape, strides, ivalue, fvalue, memory, device.  One pack_into writes
+# shape, strides, ivalue, fvalue, memory, device, read_only.  One
+# pack_into writes
 # an argument whole, at half the cost of setting its ctypes fields one
 # by one; python/tests checks that it lands where _lib.Arg reads.
-ARG = struct.Struct("@QPiPiiPPqdii")
+ARG = struct.Struct("@QPiPiiPPqdiii")
 ARG_SIZE = ctypes.sizeof(_lib.Arg)
 _pack_arg = ARG.pack_into
 INT64 = (-(1 << 63), (1 << 63) - 1)
@@ -105,10 +122,12 @@ class Slot:
         self.strides_at = ctypes.addressof(self.strides)
 
 
-def _tensor(slot, name, data, code, shape, strides, memory, device):
+def _tensor(slot, name, data, code, shape, strides, memory, device,
+            read_only=0):
     """Write a tensor argument (`name`: the address of its name, 0 by
     position; `data` None or 0 for none); strides None: row-major
-    contiguous (the runtime's NULL)."""
+    contiguous (the runtime's NULL); read_only 1 when the memory must
+    not be written (the runtime refuses it for a non-const parameter)."""
     n = len(shape)
     if n > slot.n:
         slot.fit(n)
@@ -122,7 +141,7 @@ def _tensor(slot, name, data, code, shape, strides, memory, device):
         slot.strides[:n] = strides
         at = slot.strides_at
     _pack_arg(slot.arr, slot.off, ARG_SIZE, name, _lib.ARG_TENSOR, data or 0,
-              code, n, slot.shape_at, at, 0, 0.0, memory, device)
+              code, n, slot.shape_at, at, 0, 0.0, memory, device, read_only)
 
 
 # Each NumPy or torch dtype seen: (tilec's dtype, or NO_DTYPE with what
@@ -169,6 +188,7 @@ class _ArrayInterface(ctypes.Structure):
 
 
 NPY_ARRAY_C_CONTIGUOUS = 0x0001
+NPY_ARRAY_WRITEABLE = 0x0400
 
 
 def _element_strides(value, item):
@@ -189,7 +209,8 @@ def _numpy(slot, name, value, notes, keep):
     strides = (None if ai.flags & NPY_ARRAY_C_CONTIGUOUS
                else _element_strides(value, ai.itemsize))
     _tensor(slot, name, ai.data if value.size else None, code, value.shape,
-            strides, _lib.MEMORY_HOST, 0)
+            strides, _lib.MEMORY_HOST, 0,
+            0 if ai.flags & NPY_ARRAY_WRITEABLE else 1)
 
 
 # NumPy's PyArrayObject (ndarraytypes.h, part of its C ABI: PyArray_DATA
@@ -230,9 +251,12 @@ def _numpy_fast(slot, name, value, notes, keep):
         notes.append(what)
     shape = value.shape
     data = _pointer_at(id(value) + DATA_AT).value if value.size else 0
-    if not value.flags.c_contiguous:
+    flags = value.flags
+    read_only = 0 if flags.writeable else 1
+    if not flags.c_contiguous:
         _tensor(slot, name, data, code, shape,
-                _element_strides(value, value.itemsize), _lib.MEMORY_HOST, 0)
+                _element_strides(value, value.itemsize), _lib.MEMORY_HOST, 0,
+                read_only)
         return
     n = len(shape)
     if n == 1:
@@ -240,10 +264,11 @@ def _numpy_fast(slot, name, value, notes, keep):
     elif n <= slot.n:
         slot.shape[:n] = shape
     else:
-        _tensor(slot, name, data, code, shape, None, _lib.MEMORY_HOST, 0)
+        _tensor(slot, name, data, code, shape, None, _lib.MEMORY_HOST, 0,
+                read_only)
         return
     _pack_arg(slot.arr, slot.off, ARG_SIZE, name, ARG_TENSOR, data or 0,
-              code, n, slot.shape_at, 0, 0, 0.0, MEMORY_HOST, 0)
+              code, n, slot.shape_at, 0, 0, 0.0, MEMORY_HOST, 0, read_only)
 
 
 # torch's function for the current stream's handle (what torch's own
@@ -271,7 +296,7 @@ def _torch(slot, name, value, notes, keep):
     each torch attribute read costs a call into torch, so each is read
     once (get_device() says both where the tensor is and which GPU; an
     empty tensor's data pointer is passed as it is, the runtime reads no
-    element of it)."""
+    element of it).  torch has no read-only tensors: none is marked so."""
     code, what = _torch_dtypes.get(value.dtype) or _torch_dtype(value.dtype)
     if what:
         notes.append(what)
@@ -297,7 +322,7 @@ def _torch(slot, name, value, notes, keep):
         at = slot.strides_at
     _pack_arg(slot.arr, slot.off, ARG_SIZE, name, ARG_TENSOR,
               value.data_ptr(), code, n, slot.shape_at, at, 0, 0.0, memory,
-              device)
+              device, 0)
     return gpu
 
 
@@ -310,19 +335,35 @@ def _int(slot, name, value, notes, keep):
     if not INT64[0] <= v <= INT64[1]:
         raise Unfit("%d does not fit in 64 bits" % v)
     _pack_arg(slot.arr, slot.off, ARG_SIZE, name, _lib.ARG_INT, 0, 0, 0, 0,
-              0, v, 0.0, 0, 0)
+              0, v, 0.0, 0, 0, 0)
 
 
 def _float(slot, name, value, notes, keep):
     _pack_arg(slot.arr, slot.off, ARG_SIZE, name, _lib.ARG_FLOAT, 0, 0, 0, 0,
-              0, 0, float(value), 0, 0)
+              0, 0, float(value), 0, 0, 0)
 
 
 def _dlpack(slot, name, value, notes, keep):
-    capsule = value.__dlpack__()
-    p = _capsule_pointer(capsule, b"dltensor")
-    # DLManagedTensor starts with its DLTensor.
-    t = _DLTensor.from_address(p)
+    """DLPack 1 where the producer speaks it: its capsule says whether
+    the tensor is read-only.  A producer without max_version gives the
+    first DLPack's capsule, which cannot say so (NumPy refuses to
+    export a read-only array through it)."""
+    read_only = 0
+    try:
+        capsule = value.__dlpack__(max_version=(1, 0))
+    except TypeError:
+        capsule = value.__dlpack__()
+    if _capsule_name(capsule) == b"dltensor_versioned":
+        m = _DLManagedTensorVersioned.from_address(
+            _capsule_pointer(capsule, b"dltensor_versioned"))
+        if m.major != 1:
+            raise BufferError("a DLPack %d.%d tensor, where 1 was asked "
+                              "for" % (m.major, m.minor))
+        t = m.dl_tensor
+        read_only = 1 if m.flags & DLPACK_READ_ONLY else 0
+    else:
+        # DLManagedTensor starts with its DLTensor.
+        t = _DLTensor.from_address(_capsule_pointer(capsule, b"dltensor"))
     shape = [t.shape[i] for i in range(t.ndim)]
     strides = [t.strides[i] for i in range(t.ndim)] if t.strides else None
     code = (t.dtype.code, t.dtype.bits) if t.dtype.lanes == 1 else None
@@ -334,7 +375,7 @@ def _dlpack(slot, name, value, notes, keep):
               if t.device.device_type in (DL_CPU, DL_CUDA_HOST)
               else _lib.MEMORY_DEVICE)
     _tensor(slot, name, data or None, _dtype(dname) if dname else NO_DTYPE,
-            shape, strides, memory, t.device.device_id)
+            shape, strides, memory, t.device.device_id, read_only)
     keep.append(capsule)
 
 

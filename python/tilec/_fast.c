@@ -25,7 +25,9 @@
  * which setup() hands over.  A C-contiguous ndarray is read from its
  * PyArrayObject head (NumPy's C ABI) once the first one read there
  * agreed with its __array_struct__; torch tensors through their
- * Python attributes, by vectorcall.
+ * Python attributes, by vectorcall.  An ndarray that is not writeable
+ * is marked read_only, which the runtime refuses for a parameter the
+ * kernel writes; torch has no read-only tensors.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -47,6 +49,7 @@ typedef struct Arg {
 	double fvalue;       /* ARG_FLOAT */
 	int memory;          /* tensor: MEMORY_HOST or MEMORY_DEVICE */
 	int device;          /* tensor: the GPU, with MEMORY_DEVICE */
+	int read_only;       /* tensor: 1 when it must not be written */
 } Arg;
 
 enum { ARG_TENSOR = 1, ARG_INT, ARG_FLOAT };
@@ -57,6 +60,7 @@ enum {
 	NOT_HERE = -1,     /* launch(): the ctypes path must make this call */
 	DTYPE_CACHE = 32,  /* dtype objects remembered by identity */
 	NPY_C_CONTIGUOUS = 0x0001,
+	NPY_WRITEABLE = 0x0400,
 };
 
 /* tilec_launch_checked. */
@@ -271,7 +275,8 @@ head_agrees(PyObject *v, const ArrayInterface *ai)
 	if (!dt)
 		return -1;
 	int same = dt == h->descr && h->data == ai->data && h->nd == ai->nd &&
-		   (h->flags & NPY_C_CONTIGUOUS) == (ai->flags & NPY_C_CONTIGUOUS);
+		   (h->flags & NPY_C_CONTIGUOUS) == (ai->flags & NPY_C_CONTIGUOUS) &&
+		   (h->flags & NPY_WRITEABLE) == (ai->flags & NPY_WRITEABLE);
 	Py_DECREF(dt);
 	for (int d = 0; same && d < h->nd; d++)
 		same = h->dims[d] == ai->shape[d] &&
@@ -307,6 +312,7 @@ describe_numpy(PyObject *v, int fast, Arg *a, int64_t *shape,
 		a->strides = NULL;
 		a->memory = MEMORY_HOST;
 		a->device = 0;
+		a->read_only = !(h->flags & NPY_WRITEABLE);
 		return 1;
 	}
 	PyObject *dt = NULL, *cap = NULL;
@@ -353,6 +359,7 @@ describe_numpy(PyObject *v, int fast, Arg *a, int64_t *shape,
 	a->shape = shape;
 	a->memory = MEMORY_HOST;
 	a->device = 0;
+	a->read_only = !(ai->flags & NPY_WRITEABLE);
 	ok = 1;
 out:
 	Py_XDECREF(dt);
@@ -550,7 +557,7 @@ fast_arg_layout(PyObject *mod, PyObject *unused)
 	(void)mod;
 	(void)unused;
 	return Py_BuildValue(
-		"(nnnnnnnnnnnnn)", (Py_ssize_t)sizeof(Arg),
+		"(nnnnnnnnnnnnnn)", (Py_ssize_t)sizeof(Arg),
 		(Py_ssize_t)offsetof(Arg, size), (Py_ssize_t)offsetof(Arg, name),
 		(Py_ssize_t)offsetof(Arg, kind), (Py_ssize_t)offsetof(Arg, data),
 		(Py_ssize_t)offsetof(Arg, dtype), (Py_ssize_t)offsetof(Arg, rank),
@@ -559,7 +566,8 @@ fast_arg_layout(PyObject *mod, PyObject *unused)
 		(Py_ssize_t)offsetof(Arg, ivalue),
 		(Py_ssize_t)offsetof(Arg, fvalue),
 		(Py_ssize_t)offsetof(Arg, memory),
-		(Py_ssize_t)offsetof(Arg, device));
+		(Py_ssize_t)offsetof(Arg, device),
+		(Py_ssize_t)offsetof(Arg, read_only));
 }
 
 static PyMethodDef fast_methods[] = {

@@ -36,7 +36,8 @@ class Arg(ctypes.Structure):
                 ("shape", ctypes.POINTER(ctypes.c_int64)),
                 ("strides", ctypes.POINTER(ctypes.c_int64)),
                 ("ivalue", ctypes.c_longlong), ("fvalue", ctypes.c_double),
-                ("memory", c_int), ("device", c_int)]
+                ("memory", c_int), ("device", c_int),
+                ("read_only", c_int)]
 
 
 class DeviceInfo(ctypes.Structure):

@@ -284,7 +284,24 @@ find_shape(const TcHarnessShape *s, const char *name)
 	return v;
 }
 
-/* Scalar values from the shape (or the float defaults). */
+/* Whether a --shape value that tc_opt_integer or tc_opt_number
+ * refused is a number all the same, one outside 64 bits or a double's
+ * range: an error of fit, not of form. */
+static bool
+out_of_range(const char *s, bool integer)
+{
+	char *end;
+	errno = 0;
+	if (integer)
+		(void)strtoll(s, &end, 10);
+	else
+		(void)strtod(s, &end);
+	return errno == ERANGE && end != s && !*end;
+}
+
+/* Scalar values from the shape (or the float defaults).  A float
+ * parameter takes inf and nan as given; a finite value that rounds to
+ * infinity in its type does not fit. */
 static bool
 bind_scalars(TcHarness *h, const TcHarnessShape *s)
 {
@@ -319,8 +336,22 @@ bind_scalars(TcHarness *h, const TcHarnessShape *s)
 		if (tc_dtype_is_float(v->dtype)) {
 			double x = strncmp(v->name, "eps", 3) == 0 ? 1e-5 : 1.0;
 			if (str && !tc_opt_number(str, &x)) {
-				ok = failf(h, TC_HARNESS_SETUP, "--shape %s=%s: "
-					   "not a number", v->name, str);
+				if (out_of_range(str, false))
+					ok = failf(h, TC_HARNESS_SETUP, "--shape "
+						   "%s=%s does not fit in %s",
+						   v->name, str,
+						   tc_dtype_name(v->dtype));
+				else
+					ok = failf(h, TC_HARNESS_SETUP, "--shape "
+						   "%s=%s: not a number",
+						   v->name, str);
+				continue;
+			}
+			if (v->dtype != TC_DT_F64 && isfinite(x) &&
+			    isinf((float)x)) {
+				ok = failf(h, TC_HARNESS_SETUP, "--shape %s=%s "
+					   "does not fit in %s", v->name, str,
+					   tc_dtype_name(v->dtype));
 				continue;
 			}
 			p->value = x;
@@ -338,8 +369,13 @@ bind_scalars(TcHarness *h, const TcHarnessShape *s)
 			continue;
 		}
 		if (!tc_opt_integer(str, &x)) {
-			ok = failf(h, TC_HARNESS_SETUP, "--shape %s=%s: not an "
-				   "integer", v->name, str);
+			if (out_of_range(str, true))
+				ok = failf(h, TC_HARNESS_SETUP, "--shape %s=%s "
+					   "does not fit in %s", v->name, str,
+					   tc_dtype_name(v->dtype));
+			else
+				ok = failf(h, TC_HARNESS_SETUP, "--shape %s=%s: "
+					   "not an integer", v->name, str);
 			continue;
 		}
 		p->value = (double)x;

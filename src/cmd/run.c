@@ -151,6 +151,16 @@ errorf(Run *r, const char *fmt, ...)
 
 /* --- Arguments -------------------------------------------------------------- */
 
+/* Whether `name` (n bytes) is among the first `count` of `names`. */
+static bool
+named_before(char *const *names, int count, const char *name, size_t n)
+{
+	for (int i = 0; i < count; i++)
+		if (strlen(names[i]) == n && memcmp(names[i], name, n) == 0)
+			return true;
+	return false;
+}
+
 /* --shape M=1000,N=3000 */
 static bool
 add_shapes(Run *r, const char *list)
@@ -168,6 +178,11 @@ add_shapes(Run *r, const char *list)
 		}
 		if (a->nshapes == MAX_SHAPES) {
 			errorf(r, "--shape: more than %d values", MAX_SHAPES);
+			return false;
+		}
+		if (named_before(a->shape_name, a->nshapes, p,
+				 (size_t)(eq - p))) {
+			errorf(r, "--shape %.*s: given twice", (int)(eq - p), p);
 			return false;
 		}
 		a->shape_name[a->nshapes] = strndup(p, (size_t)(eq - p));
@@ -201,6 +216,11 @@ add_ranges(Run *r, const char *list)
 			return false;
 		}
 		a->nranges++;
+		if (named_before(a->range_name, i, a->range_name[i],
+				 strlen(a->range_name[i]))) {
+			errorf(r, "--range %s: given twice", a->range_name[i]);
+			return false;
+		}
 		p += n + (comma ? 1 : 0);
 	}
 	return true;
@@ -418,6 +438,18 @@ type_text(const TcHarnessParam *p, char *out, size_t n)
 					 p->ext[j]);
 }
 
+/* A double as JSON: a number, or where JSON has none (jansson makes
+ * nothing of them) the string "inf", "-inf" or "nan". */
+static json_t *
+json_float(double x)
+{
+	if (isnan(x))
+		return json_string("nan");
+	if (isinf(x))
+		return json_string(x < 0 ? "-inf" : "inf");
+	return json_real(x);
+}
+
 /* "[12][7]" as a JSON array. */
 static json_t *
 index_json(const TcHarnessParam *p, size_t i)
@@ -459,7 +491,7 @@ report_header(Run *r)
 				      p->ivalue);
 		json_object_set_new(shape, p->var->name,
 				    tc_dtype_is_float(p->var->dtype)
-					    ? json_real(p->value)
+					    ? json_float(p->value)
 					    : json_integer((json_int_t)p->ivalue));
 	}
 	const TcProgram *prog = h->ref_prog;
@@ -596,7 +628,7 @@ report_output(Run *r, const TcCompare *c, json_t *outs)
 	json_object_set_new(o, "name", json_string(name));
 	json_object_set_new(o, "type", json_string(type));
 	json_object_set_new(o, "exact", json_boolean(c->exact));
-	json_object_set_new(o, "max_rel_err", json_real(c->rel_err));
+	json_object_set_new(o, "max_rel_err", json_float(c->rel_err));
 	if (c->exact) {
 		json_object_set_new(o, "max_abs_err",
 				    json_integer((json_int_t)c->max_abs_err));
@@ -606,8 +638,8 @@ report_output(Run *r, const TcCompare *c, json_t *outs)
 		json_object_set_new(o, "mismatches",
 				    json_integer((json_int_t)c->mismatches));
 	} else {
-		json_object_set_new(o, "max_abs_err", json_real(c->max_abs_err));
-		json_object_set_new(o, "max_abs_ref", json_real(c->max_abs_ref));
+		json_object_set_new(o, "max_abs_err", json_float(c->max_abs_err));
+		json_object_set_new(o, "max_abs_ref", json_float(c->max_abs_ref));
 		json_object_set_new(o, "tol", json_real(tol));
 	}
 	if (show_worst) {
@@ -615,10 +647,10 @@ report_output(Run *r, const TcCompare *c, json_t *outs)
 		json_object_set_new(w, "index", index_json(p, c->worst));
 		json_object_set_new(w, "got",
 				    c->exact ? json_integer(c->worst_got_int)
-					     : json_real(c->worst_got));
+					     : json_float(c->worst_got));
 		json_object_set_new(w, "want",
 				    c->exact ? json_integer(c->worst_want_int)
-					     : json_real(c->worst_want));
+					     : json_float(c->worst_want));
 		json_object_set_new(o, "worst", w);
 	}
 	json_object_set_new(o, "unwritten",

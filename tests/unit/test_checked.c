@@ -21,6 +21,7 @@
 #include "tilec_translator.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -448,6 +449,63 @@ START_TEST(gemm_wrong_kind_name_stride)
 }
 END_TEST
 
+/* A read-only tensor is refused where the kernel writes it (C) and
+ * taken where it only reads it (const A and B). */
+START_TEST(gemm_read_only)
+{
+	Gemm g = gemm_new();
+	tilec_arg args[] = {
+		tilec_arg_tensor(NULL, g.a.dev, TILEC_F32, 2, g.sa, NULL),
+		tilec_arg_tensor(NULL, g.b.dev, TILEC_F32, 2, g.sb, NULL),
+		tilec_arg_tensor(NULL, g.c.dev, TILEC_F32, 2, g.sc, NULL),
+	};
+	args[2].read_only = 1;
+	expect_invalid(fx.gemm, args, 3, WORDS("gemm_f32", "tensor 'C'",
+					       "read-only"));
+	ck_assert_int_eq(tilec_launch_problem(fx.gemm), TILEC_PROBLEM_VALUE);
+	ck_assert(all_poisoned(&g.c));
+	args[0].read_only = args[1].read_only = 1;
+	args[2].read_only = 0;
+	ck_assert_msg(tilec_launch_checked(fx.gemm, args, 3, NULL) == TILEC_OK,
+		      "%s", tilec_error(fx.ctx));
+	gemm_check(&g);
+	gemm_free(&g);
+}
+END_TEST
+
+/* Arguments of the first tilec_arg, which ended at `device`: read_only
+ * is not theirs to set, so what lies past their size is not read (here
+ * a read_only flag that a newer caller would mean). */
+START_TEST(gemm_first_arg_size)
+{
+	Gemm g = gemm_new();
+	tilec_arg args[] = {
+		tilec_arg_tensor(NULL, g.a.dev, TILEC_F32, 2, g.sa, NULL),
+		tilec_arg_tensor(NULL, g.b.dev, TILEC_F32, 2, g.sb, NULL),
+		tilec_arg_tensor(NULL, g.c.dev, TILEC_F32, 2, g.sc, NULL),
+	};
+	size_t first = offsetof(tilec_arg, read_only);
+	ck_assert_uint_eq(first % _Alignof(tilec_arg), 0);
+	unsigned char *old = malloc(3 * first + sizeof(tilec_arg));
+	ck_assert(old);
+	for (int i = 0; i < 3; i++) {
+		args[i].size = first;
+		args[i].read_only = 1;
+		memcpy(old + i * first, &args[i], sizeof args[i]);
+	}
+	ck_assert_msg(tilec_launch_checked(fx.gemm, (const tilec_arg *)(void *)old,
+					   3, NULL) == TILEC_OK,
+		      "%s", tilec_error(fx.ctx));
+	gemm_check(&g);
+	/* Shorter than the first version: not made by tilec_arg_*. */
+	for (int i = 0; i < 3; i++)
+		args[i].size = first - sizeof(int);
+	expect_invalid(fx.gemm, args, 3, WORDS("tilec_arg_tensor"));
+	free(old);
+	gemm_free(&g);
+}
+END_TEST
+
 START_TEST(gemm_empty)
 {
 	Gemm g = gemm_new();
@@ -597,6 +655,8 @@ checked_suite(void)
 	tcase_add_test(c, gemm_too_few_and_too_many);
 	tcase_add_test(c, gemm_past_the_launch_buffer);
 	tcase_add_test(c, gemm_wrong_kind_name_stride);
+	tcase_add_test(c, gemm_read_only);
+	tcase_add_test(c, gemm_first_arg_size);
 	tcase_add_test(c, gemm_empty);
 	tcase_add_test(c, pack_expression_extents);
 	tcase_add_test(c, no_signature);
