@@ -278,14 +278,35 @@ hold_float(TcDtype t, double v)
 	}
 }
 
-/* Integer x converted to float dtype t as C converts it: an i64 to f32
- * directly (through a double it could round twice). */
+/* x as a double rounded to odd: x where a double holds it, else the one
+ * of the two doubles around it whose last bit is odd.  Rounding that
+ * again to a format of at most 51 significant bits rounds x itself, once
+ * (through a double rounded to nearest, x could round twice: first onto
+ * a tie of the narrower format, then that tie to even). */
+static double
+int_to_odd_double(int64_t x)
+{
+	uint64_t u = x < 0 ? -(uint64_t)x : (uint64_t)x;
+	int drop = 0;
+	while (u >> drop >= 1ull << 53)
+		drop++;
+	uint64_t m = u >> drop;
+	if (u & ((1ull << drop) - 1))
+		m |= 1;
+	double d = ldexp((double)m, drop);
+	return x < 0 ? -d : d;
+}
+
+/* Integer x converted to float dtype t as C converts it: rounded once,
+ * from the exact value. */
 static double
 int_to_float(TcDtype t, int64_t x)
 {
-	if (t == TC_DT_F32)
-		return (float)x;
-	return hold_float(t, (double)x);
+	switch (t) {
+	case TC_DT_F64: return (double)x;
+	case TC_DT_F32: return (float)x;
+	default: return hold_float(t, int_to_odd_double(x));
+	}
 }
 
 /* --- Errors ------------------------------------------------------------------- */
