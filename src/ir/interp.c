@@ -18,13 +18,19 @@
  * C leaves undefined (signed overflow, division by zero, INT_MIN / -1,
  * shifts by a negative count or by the width or more, left shifts of
  * negative values, a float whose integer part the integer type cannot
- * hold) is a located error.  Floats are double: f32 values are kept in
- * double (the reference is at least as precise as any backend); values
- * stored into f16, bf16 and fp8 locals or buffers are rounded to what
- * that dtype holds.  Tensors stay in their stored format: each access
- * converts (tc_elem_load / tc_elem_store and their _int forms).  Buffer
- * contents are NaN (floats) or 0x5a in every byte (integers, wrapped to
- * the dtype) until written, so reading them early shows up in the result.
+ * hold) is a located error.  Floats are held in double, each as its
+ * dtype holds it (hold_float): every value of dtype f32 (a result of
+ * arithmetic, a call, a conversion, a local, a buffer element) is rounded
+ * to float where C11 rounds it (FLT_EVAL_METHOD 0), and f16, bf16 and fp8
+ * values to what those hold, once, from the exact value.  An operation on
+ * two floats done in double and rounded to float is IEEE single's (double
+ * has more than 2 * 24 + 2 bits), so f32 arithmetic is exactly C's; only
+ * the tile operations' sums (tile_gemm, the reductions) combine in double
+ * and round once per statement.  Tensors stay in their stored format:
+ * each access converts (tc_elem_load / tc_elem_store and their _int
+ * forms).  Buffer contents are NaN (floats) or 0x5a in every byte
+ * (integers, wrapped to the dtype) until written, so reading them early
+ * shows up in the result.
  *
  * Errors (a direct element access out of bounds, the integer operations
  * above, a non-positive serial loop step) are reported to the diagnostics
@@ -255,12 +261,13 @@ tc_elem_bytes(TcDtype t, size_t n)
 	return n * (size_t)(tc_dtype_bits(t) / 8);
 }
 
-/* v as a local or buffer element of float dtype t holds it: f32 and f64
- * stay in double, narrower floats are rounded. */
+/* v as a value of float dtype t holds it: rounded to t (to nearest,
+ * ties to even), f64 unchanged. */
 static double
 hold_float(TcDtype t, double v)
 {
 	switch (t) {
+	case TC_DT_F32: return (float)v;
 	case TC_DT_F16: return tilec_f16_to_double(tilec_f16_from_double(v));
 	case TC_DT_BF16: return tilec_bf16_to_double(tilec_bf16_from_double(v));
 	case TC_DT_FP8E4M3:
@@ -268,6 +275,37 @@ hold_float(TcDtype t, double v)
 	case TC_DT_FP8E5M2:
 		return tilec_fp8e5m2_to_double(tilec_fp8e5m2_from_double(v));
 	default: return v;
+	}
+}
+
+/* x as a double rounded to odd: x where a double holds it, else the one
+ * of the two doubles around it whose last bit is odd.  Rounding that
+ * again to a format of at most 51 significant bits rounds x itself, once
+ * (through a double rounded to nearest, x could round twice: first onto
+ * a tie of the narrower format, then that tie to even). */
+static double
+int_to_odd_double(int64_t x)
+{
+	uint64_t u = x < 0 ? -(uint64_t)x : (uint64_t)x;
+	int drop = 0;
+	while (u >> drop >= 1ull << 53)
+		drop++;
+	uint64_t m = u >> drop;
+	if (u & ((1ull << drop) - 1))
+		m |= 1;
+	double d = ldexp((double)m, drop);
+	return x < 0 ? -d : d;
+}
+
+/* Integer x converted to float dtype t as C converts it: rounded once,
+ * from the exact value. */
+static double
+int_to_float(TcDtype t, int64_t x)
+{
+	switch (t) {
+	case TC_DT_F64: return (double)x;
+	case TC_DT_F32: return (float)x;
+	default: return hold_float(t, int_to_odd_double(x));
 	}
 }
 
@@ -328,7 +366,7 @@ convert(Interp *in, TcLoc loc, Cell v, TcDtype from, TcDtype to)
 		r.i = is_int(from) ? int_wrap(to, v.i)
 				   : float_to_int(in, loc, to, v.f);
 	else
-		r.f = hold_float(to, is_int(from) ? (double)v.i : v.f);
+		r.f = is_int(from) ? int_to_float(to, v.i) : hold_float(to, v.f);
 	return r;
 }
 
@@ -424,7 +462,9 @@ truth(Interp *in, const TcExpr *e)
 	return is_int(e->dtype) ? eval_int(in, e) != 0 : eval_float(in, e) != 0;
 }
 
-/* A comparison, in the operands' common type: exact between integers. */
+/* A comparison, in the operands' common type (C's usual arithmetic
+ * conversions: an int compared with a float is converted to float
+ * first): exact between integers. */
 static int64_t
 compare(Interp *in, const TcExpr *e)
 {
@@ -434,7 +474,8 @@ compare(Interp *in, const TcExpr *e)
 		int64_t a = eval_int(in, l), b = eval_int(in, r);
 		c = a < b ? -1 : a > b;
 	} else {
-		double a = eval_real(in, l), b = eval_real(in, r);
+		TcDtype t = tc_binop_type(TC_OP_ADD, l->dtype, r->dtype);
+		double a = eval_as(in, l, t).f, b = eval_as(in, r, t).f;
 		if (a != a || b != b) /* NaN: unordered, only != holds */
 			return e->u.bin.op == TC_OP_NE;
 		c = a < b ? -1 : a > b;
@@ -528,32 +569,27 @@ int_binary(Interp *in, const TcExpr *e)
 	}
 }
 
+/* A float operation: both operands converted to the result's dtype (C's
+ * common type), the result rounded to it.  In double and rounded once to
+ * float, + - * / of two floats are IEEE single's exactly. */
 static double
 float_binary(Interp *in, const TcExpr *e)
 {
 	TcBinop op = e->u.bin.op;
-	double l = eval_real(in, e->u.bin.lhs);
-	double r = eval_real(in, e->u.bin.rhs);
+	TcDtype t = e->dtype;
+	double l = eval_as(in, e->u.bin.lhs, t).f;
+	double r = eval_as(in, e->u.bin.rhs, t).f;
 	switch (op) {
-	case TC_OP_ADD: return l + r;
-	case TC_OP_SUB: return l - r;
-	case TC_OP_MUL: return l * r;
-	case TC_OP_DIV: return l / r;
-	case TC_OP_REM: return fmod(l, r);
+	case TC_OP_ADD: return hold_float(t, l + r);
+	case TC_OP_SUB: return hold_float(t, l - r);
+	case TC_OP_MUL: return hold_float(t, l * r);
+	case TC_OP_DIV: return hold_float(t, l / r);
+	case TC_OP_REM: return hold_float(t, fmod(l, r));
 	default:
 		fail(in, e->loc, "operator %s on %s values",
 		     tc_binop_name(op), tc_dtype_name(e->dtype));
 		return 0;
 	}
-}
-
-/* x as an f32 holds it: the argument of a function C defines exactly on
- * floats (rounding, fmaf, the saturating casts), whose result must be
- * C's for the float the backends compute. */
-static double
-as_f32(double x)
-{
-	return (double)(float)x;
 }
 
 /* The integer builtins (ceildiv, min, max, abs) and the saturating casts. */
@@ -604,7 +640,7 @@ int_call(Interp *in, const TcExpr *e)
 	case TC_FN_SAT_I32: {
 		/* The f32 argument rounded to the nearest integer, ties to
 		 * even, and clamped to the result's range; NaN gives 0. */
-		double x = as_f32(eval_real(in, args[0]));
+		double x = eval_as(in, args[0], TC_DT_F32).f;
 		int64_t lo, hi;
 		int_range(e->dtype, &lo, &hi);
 		if (isnan(x))
@@ -618,12 +654,16 @@ int_call(Interp *in, const TcExpr *e)
 	}
 }
 
+/* A float function: its arguments converted to its type (f32, as the
+ * prototype says), the result rounded to it.  The transcendental ones are
+ * computed in double, so the f32 result is the correctly rounded one or
+ * next to it; the backends' are within a few ulp. */
 static double
 float_call(Interp *in, const TcExpr *e)
 {
 	double x[3] = { 0, 0, 0 };
 	for (int i = 0; i < e->u.call.nargs && i < 3; i++)
-		x[i] = eval_real(in, e->u.call.args[i]);
+		x[i] = eval_as(in, e->u.call.args[i], e->dtype).f;
 	bool f64 = e->dtype == TC_DT_F64;
 	double r;
 	switch (e->u.call.fn) {
@@ -658,14 +698,14 @@ float_call(Interp *in, const TcExpr *e)
 		r = f64 ? fma(x[0], x[1], x[2])
 			: fmaf((float)x[0], (float)x[1], (float)x[2]);
 		break;
-	/* Exact in C: the argument's f32 value, rounded as C rounds it
-	 * (roundf: ties away from zero; rintf: ties to even, the default
-	 * rounding mode). */
-	case TC_FN_ROUNDF: r = round(f64 ? x[0] : as_f32(x[0])); break;
-	case TC_FN_RINTF: r = nearbyint(f64 ? x[0] : as_f32(x[0])); break;
-	case TC_FN_FLOORF: r = floor(f64 ? x[0] : as_f32(x[0])); break;
-	case TC_FN_CEILF: r = ceil(f64 ? x[0] : as_f32(x[0])); break;
-	case TC_FN_TRUNCF: r = trunc(f64 ? x[0] : as_f32(x[0])); break;
+	/* Exact in C: the argument rounded as C rounds it (roundf: ties
+	 * away from zero; rintf: ties to even, the default rounding
+	 * mode). */
+	case TC_FN_ROUNDF: r = round(x[0]); break;
+	case TC_FN_RINTF: r = nearbyint(x[0]); break;
+	case TC_FN_FLOORF: r = floor(x[0]); break;
+	case TC_FN_CEILF: r = ceil(x[0]); break;
+	case TC_FN_TRUNCF: r = trunc(x[0]); break;
 	default: tc_unreachable();
 	}
 	return hold_float(e->dtype, r);
@@ -768,20 +808,20 @@ static double
 eval_float(Interp *in, const TcExpr *e)
 {
 	switch (e->kind) {
-	case TC_EX_INT: return (double)e->u.ival;
-	case TC_EX_FLOAT: return e->u.fval;
+	case TC_EX_INT: return int_to_float(e->dtype, e->u.ival);
+	case TC_EX_FLOAT: return hold_float(e->dtype, e->u.fval);
 	case TC_EX_VAR: return var_value(in, e).f;
 	case TC_EX_BINARY: return float_binary(in, e);
 	case TC_EX_UNARY:
-		/* Only - has a float result. */
-		return -eval_real(in, e->u.un.arg);
+		/* Only - has a float result: exact. */
+		return -eval_as(in, e->u.un.arg, e->dtype).f;
 	case TC_EX_SELECT:
 		return truth(in, e->u.sel.cond) ? eval_as(in, e->u.sel.then, e->dtype).f
 						: eval_as(in, e->u.sel.els, e->dtype).f;
 	case TC_EX_CALL: return float_call(in, e);
 	case TC_EX_CAST: return eval_as(in, e->u.cast.arg, e->dtype).f;
 	case TC_EX_LOAD: return load(in, e).f;
-	case TC_EX_SMS: return (double)eval_int(in, e);
+	case TC_EX_SMS: return int_to_float(e->dtype, eval_int(in, e));
 	default: tc_unreachable();
 	}
 }
@@ -911,13 +951,13 @@ buffer_row_ok(Interp *in, const Operand *op, long long lo, long long hi,
 
 /* a + b in dtype t: integers exact (a signed overflow of i32 or i64 is an
  * error; narrower types wrap, as C's assignment back to them does),
- * floats in double. */
+ * floats rounded to t. */
 static Cell
 add(Interp *in, TcLoc loc, TcDtype t, Cell a, Cell b)
 {
 	Cell r;
 	if (!is_int(t)) {
-		r.f = a.f + b.f;
+		r.f = hold_float(t, a.f + b.f);
 		return r;
 	}
 	int64_t lo, hi;
@@ -1098,7 +1138,8 @@ real(TcDtype t, Cell c)
 
 /* GEMM c += op(a) * op(b): products accumulate in c's dtype, as
  * `acc += x * y` with acc of that type (integers exact, a signed
- * overflow an error). */
+ * overflow an error; f32 and f64 in double, each element of c rounded to
+ * its dtype once, at the end, as a reduction's is). */
 static void
 exec_gemm(Interp *in, const TcStmt *s)
 {
@@ -1134,6 +1175,8 @@ exec_gemm(Interp *in, const TcStmt *s)
 				for (long long nn = 0; nn < N; nn++)
 					crow[nn].f += x * brow[nn].f;
 			}
+			for (long long nn = 0; nn < N; nn++)
+				crow[nn].f = hold_float(ct, crow[nn].f);
 		}
 		return;
 	}
@@ -1158,6 +1201,8 @@ exec_gemm(Interp *in, const TcStmt *s)
 				if (wide)
 					acc.f = sum;
 			}
+			if (wide)
+				acc.f = hold_float(ct, acc.f);
 			c[m * N + nn] = acc;
 		}
 	}
@@ -1277,12 +1322,15 @@ exec_reduce(Interp *in, const TcStmt *s)
 						    len, inner);
 				continue;
 			}
-			/* Floats: in double, rounded to dst's dtype once. */
+			/* Floats: each element converted to dst's dtype,
+			 * combined in double, rounded to dst's dtype once. */
 			double acc = accumulate ? dst->f : init;
 			if (op == TC_RED_ABSMAX)
 				acc = fabs(acc);
 			for (long long j = 0; j < len; j++)
-				acc = reduce_real_step(op, acc, real(st, p[j * inner]));
+				acc = reduce_real_step(op, acc,
+						       convert(in, s->loc, p[j * inner],
+							       st, dt).f);
 			dst->f = hold_float(dt, acc);
 		}
 	}

@@ -654,6 +654,46 @@ START_TEST(undefined_integer_operations_are_errors)
 }
 END_TEST
 
+/* --- Float conversions ------------------------------------------------------------- */
+
+/*
+ * An integer converted to a float type rounds once, from the exact value,
+ * as C converts it (tests/run/f32_rounding.c checks f32 against the
+ * backends): 2^24 + 2^16 + 1 lies past the midpoint of bf16's neighbours
+ * 2^24 and 2^24 + 2^17, but through f32 it would round to that midpoint
+ * first and then to even, 2^24; 2^60 + 2^52 + 1 likewise through a
+ * double.
+ */
+START_TEST(int_to_narrow_float_rounds_once)
+{
+	static const char text[] =
+		"#include <tilec.h>\n"
+		"TILE_KERNEL void\n"
+		"k(int a, long long b, bf16 Y[2], f32 Z[1])\n"
+		"{\n"
+		"\tY[0] = a;\n"
+		"\tY[1] = b;\n"
+		"\tZ[0] = b;\n"
+		"}\n";
+	TcArena *ar = tc_arena_new();
+	TcDiags d;
+	TcKernel *k = load_text(ar, text, &d);
+	int32_t a = (1 << 24) + (1 << 16) + 1;
+	long long b = (1ll << 60) + (1ll << 52) + 1;
+	uint16_t Y[2];
+	float Z[1];
+	void *pY = Y, *pZ = Z;
+	void *args[] = { &a, &b, &pY, &pZ };
+	ck_assert_msg(tc_interp_run(k, args, false, NULL, &d), "%s",
+		      d.text.data);
+	ck_assert_uint_eq(Y[0], tilec_bf16_from_double(0x1p24 + 0x1p17));
+	ck_assert_uint_eq(Y[1], tilec_bf16_from_double(0x1p60 + 0x1p53));
+	ck_assert(Z[0] == (float)b);
+	tc_diags_free(&d);
+	tc_arena_free(ar);
+}
+END_TEST
+
 /* --- The samples ------------------------------------------------------------------ */
 
 /* Parse, specialize and check samples/NAME.c; NULL (test failed) if not. */
@@ -827,6 +867,7 @@ unit_suite_interp(void)
 	tcase_add_test(c, element_formats_round_trip);
 	tcase_add_test(c, integers_are_exact_as_in_c);
 	tcase_add_test(c, undefined_integer_operations_are_errors);
+	tcase_add_test(c, int_to_narrow_float_rounds_once);
 	suite_add_tcase(s, c);
 	TCase *samples = tcase_create("samples");
 	tcase_set_timeout(samples, 60);
