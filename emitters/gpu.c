@@ -1123,8 +1123,13 @@ valid_extent(Gpu *G, const TcRegion *r, const TcVar *tile, int i, bool clamp)
 	     (tc_expr_const(tile->shape[i], &te) &&
 	      tc_expr_const(r->var->shape[d], &se) && te >= se)))
 		clamp = false;
+	/* An i64 extent (a long long parameter) against the tile's int
+	 * one: C++'s min overloads need one type for both. */
+	bool wide = r->var->shape[d]->dtype == TC_DT_I64 ||
+		    r->origin[d]->dtype == TC_DT_I64;
 	if (clamp)
-		tc_buf_printf(b, "min(%s, ", extent_text(G, tile, i, TC_PREC_COMMA + 1));
+		tc_buf_printf(b, "min(%s%s, ", wide ? "(long long)" : "",
+			      extent_text(G, tile, i, wide ? TC_PREC_UNARY : TC_PREC_COMMA + 1));
 	if (is_zero(r->origin[d])) {
 		tc_c_expr_prec(&G->pr, r->var->shape[d], tc_binop_prec(TC_OP_SUB));
 	} else {
