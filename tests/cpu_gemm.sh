@@ -8,7 +8,8 @@
 #             VNNI, AMX bf16 and int8 on an emulation of the tiles
 #   amx-code  --arch amx output compiled with gcc (-mamx-tile -mamx-bf16
 #             -mamx-int8 and without): the object has ldtilecfg,
-#             tdpbf16ps (bf16 gemm) and tdpbssd (int8 gemm)
+#             tdpbf16ps (bf16 gemm) and tdpbssd (int8 gemm); on an AMX
+#             CPU the --standalone bf16 file run from a plain C program
 #   run       bf16 and int8 gemms checked by `tilec run` with the richest
 #             arch this CPU has (AMX and VNNI where present); bf16 with
 #             every operand layout (tests/cpu_gemm/gemm_bf16_trans.c)
@@ -77,6 +78,31 @@ amx-code)
 		"$tilec" run tests/cpu_gemm/amx_float_held.c --arch native \
 			--shape M=77,N=130,K=100 >"$work/out" 2>&1 ||
 			{ cat "$work/out"; fail "float-held AMX operands"; }
+	fi
+	# A --standalone file called from a program of its own, which never
+	# asked Linux for the tile state: the helpers ask (a fault before).
+	if has amx_bf16; then
+		cat >"$work/drv.c" <<-'EOF'
+		#include <stdio.h>
+		void gemm_bf16(int M, int N, int K, const void *A, const void *B,
+			       float *C);
+		int main(void)
+		{
+			static unsigned short a[70 * 50], b[40 * 50];
+			static float c[70 * 40];
+			for (int i = 0; i < 70 * 50; i++)
+				a[i] = 0x3f80; /* 1.0 */
+			for (int i = 0; i < 40 * 50; i++)
+				b[i] = 0x4000; /* 2.0 */
+			gemm_bf16(70, 40, 50, a, b, c);
+			for (int i = 0; i < 70 * 40; i++)
+				if (c[i] != 100.0f)
+					return printf("c[%d] = %g, want 100\n", i, c[i]), 1;
+			return 0;
+		}
+		EOF
+		"$cc" -O2 -march=native -fopenmp -fno-math-errno "$work/bf16.c" "$work/drv.c" \
+			-o "$work/drv" -lm && "$work/drv" || fail "standalone AMX file run from its own program"
 	fi
 	"$tilec" tests/cpu_gemm/gemm_bf16.c --arch amx -o /dev/null 2>"$work/err" &&
 		! grep -q "note:" "$work/err" || { cat "$work/err"; fail "a note on the fast path"; }

@@ -28,6 +28,8 @@
 #pragma GCC diagnostic ignored "-Wunused-function"
 
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 /* The trans_a / trans_b arguments. */
 enum { TILEC_NOTRANS = 0, TILEC_TRANS = 1 };
@@ -505,9 +507,41 @@ typedef struct {
 	unsigned char rows[16];
 } tilec_amx_config;
 
+/* Ask Linux for this process's tile state (arch_prctl
+ * ARCH_REQ_XCOMP_PERM for XTILEDATA, feature 18), once: the runtime and
+ * an export's launch function have asked already (tilec_amx_ready), but
+ * a kernel called from a file of its own (--standalone) has not, and
+ * its first tile instruction would fault.  Stops with a message where
+ * the request is refused.  (tests/cpu_gemm/helpers.c, which emulates the
+ * tiles, defines TILEC_AMX_PERMIT away.) */
+#ifndef TILEC_AMX_PERMIT
+static int tilec_amx_granted;
+
+static inline void
+tilec_amx_permit(void)
+{
+	if (__atomic_load_n(&tilec_amx_granted, __ATOMIC_RELAXED))
+		return;
+	long rc = -1;
+#if defined(__linux__) && defined(__x86_64__)
+	__asm__ volatile("syscall" : "=a"(rc)
+			 : "a"(158L), "D"(0x1023L), "S"(18L)
+			 : "rcx", "r11", "memory");
+#endif
+	if (rc != 0) {
+		fputs("tilec: this kernel multiplies with AMX, and the system "
+		      "does not give this process the tile state\n", stderr);
+		abort();
+	}
+	__atomic_store_n(&tilec_amx_granted, 1, __ATOMIC_RELAXED);
+}
+#define TILEC_AMX_PERMIT() tilec_amx_permit()
+#endif
+
 static inline TILEC_AMX void
 tilec_amx_configure(void)
 {
+	TILEC_AMX_PERMIT();
 	tilec_amx_config cfg;
 	__builtin_memset(&cfg, 0, sizeof cfg);
 	cfg.palette = 1;
