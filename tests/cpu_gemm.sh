@@ -28,6 +28,11 @@
 #             translation (the run's report, the source, the record);
 #             the strip length tilec_strip_blocks takes at run time for
 #             each thread count (tests/cpu_gemm/strip_blocks.c)
+#   prefetch  the next k step's rows are prefetched for a copy whose
+#             slice fits in the target's L1d and not for a larger one
+#             (passes/cpu_prefetch.c): a 64 x 256 x 48 fp32 gemm prefetches
+#             A's 12 KiB slice on avx512 (32 KiB L1d) and amx (48 KiB),
+#             B's 48 KiB slice on amx only; 256 x 256 x 128 neither
 set -u
 tilec=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 cd "$2"
@@ -177,6 +182,27 @@ refuse)
 			{ cat "$work/out"; fail "no clear message"; }
 	fi
 	sed -n 's/^tilec run: //p' "$work/out"
+	;;
+prefetch)
+	# prefetched ARCH TUNABLES...: the copies whose next rows the IR
+	# prefetches, as "A B", "A", "" ...
+	prefetched() {
+		local arch=$1
+		shift
+		"$tilec" samples/gemm_f32.c --emit=ir --arch "$arch" "$@" \
+			>"$work/ir" 2>/dev/null || fail "gemm_f32 --arch $arch $*"
+		sed -nE 's/.*prefetch ([AB])\[.*/\1/p' "$work/ir" | sort | tr '\n' ' '
+	}
+	mid=(-D BLOCK_M=64 -D BLOCK_N=256 -D BLOCK_K=48)
+	big=(-D BLOCK_M=256 -D BLOCK_N=256 -D BLOCK_K=128)
+	[ "$(prefetched avx512 "${mid[@]}")" = "A " ] ||
+		fail "avx512 64x256x48: prefetched '$(prefetched avx512 "${mid[@]}")', want A"
+	[ "$(prefetched amx "${mid[@]}")" = "A B " ] ||
+		fail "amx 64x256x48: prefetched '$(prefetched amx "${mid[@]}")', want A B"
+	[ -z "$(prefetched avx512 "${big[@]}")" ] ||
+		fail "avx512 256x256x128: prefetched '$(prefetched avx512 "${big[@]}")', want none"
+	[ "$(prefetched avx512)" = "A B " ] ||
+		fail "avx512 defaults: prefetched '$(prefetched avx512)', want A B"
 	;;
 strip)
 	# strip_run PROGRAM ARCH N SHAPE: translated with a strip of N,
