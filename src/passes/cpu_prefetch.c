@@ -17,7 +17,12 @@
  * rows are contiguous (the tile's last dim runs along the tensor's last
  * dim; i4 tensors, addressed by element pairs, are left out); and when
  * every advanced origin is proven non-negative (analysis/range.c), so a
- * row's start address needs no lower test.  Past the tensor's end the
+ * row's start address needs no lower test; and when the region's bytes
+ * fit in the target's L1d.  A larger region's prefetches, issued at once,
+ * fill the core's queue of outstanding misses and stall it until memory
+ * has answered most of them: the copy's wait, moved and not hidden (the
+ * fp32 GEMM's 128 KiB slices measured 3-13 % faster without them on two
+ * Intel machines, docs/perf.md 2026-12-05).  Past the tensor's end the
  * printer asks for nothing (it clips to the tensor as the copy does).
  * Nothing is read, so a prefetch can never change a result.  Runs before
  * `bounds`, which marks the new regions, and before `fuse`, whose runs
@@ -30,6 +35,7 @@
 typedef struct Prefetcher {
 	TcArena *a;
 	const TcRanges *rg;
+	long long most; /* bytes a prefetched region may take: the L1d */
 } Prefetcher;
 
 static TcVisit
@@ -138,6 +144,12 @@ prefetch_of(const Prefetcher *P, const TcStmt *loop, const TcStmt *s,
 	const TcVar *var = loop->u.loop.var, *t = src->var;
 	if (t->dtype == TC_DT_I4 || src->dims[src->ndims - 1] != t->rank - 1)
 		return NULL;
+	const TcVar *buf = s->u.copy.dst.var;
+	long long bytes = tc_dtype_bits(t->dtype) / 8;
+	for (int d = 0; d < buf->rank; d++)
+		bytes *= tc_var_extent(buf, d);
+	if (bytes > P->most)
+		return NULL;
 	bool moves = false;
 	for (int d = 0; d < t->rank; d++) {
 		if (!advanceable(src->origin[d], loop))
@@ -188,13 +200,13 @@ prefetch_loop(void *ctx, TcStmt *loop, int par_depth)
 bool
 tc_cpu_prefetch(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
 {
-	(void)opt;
 	(void)d;
 	for (int i = 0; i < p->kernels.len; i++) {
 		TcKernel *k = p->kernels.items[i];
 		TcRanges rg;
 		tc_ranges_init(&rg, a, k);
-		Prefetcher P = { .a = a, .rg = &rg };
+		Prefetcher P = { .a = a, .rg = &rg,
+				 .most = opt->target.l1d_bytes };
 		tc_walk_stmts(k->body, 0, prefetch_loop, &P);
 	}
 	return true;
