@@ -743,8 +743,17 @@ expr_inner(Parser *P, CXCursor c)
 		/* An implicit or explicit conversion (or a wrapper that converts
 		 * nothing): convert to the cursor's type when it is a scalar. */
 		k = kids(P, c);
-		if (k.n < 1) {
-			error(P, loc, "unsupported expression");
+		/* A cast's children are its type's references, then the
+		 * operand; a conversion has the operand alone. */
+		if (k.n < 1 || (k.n > 1 && clang_getCursorKind(c) ==
+						   CXCursor_UnexposedExpr)) {
+			/* Not a conversion: a form libclang does not expose
+			 * (GNU `a ?: b`, __builtin_choose_expr, ...), whose
+			 * last child alone would be the wrong value. */
+			error(P, loc, "this expression form is not supported in "
+			      "a tile program (GNU `a ?: b` and __builtin "
+			      "expressions among them); write it with C11 "
+			      "operators");
 			return NULL;
 		}
 		TcExpr *e = expr(P, k.c[k.n - 1]);

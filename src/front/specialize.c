@@ -156,6 +156,36 @@ buffer_extents(const TcVar *v, TcDiags *d)
 	return true;
 }
 
+/* A tensor's extents that are constant once the tunables are bound: none
+ * negative (the C declaration would be an array of negative size), none
+ * past what their C type holds. */
+static bool
+tensor_extents(const TcVar *v, TcDiags *d)
+{
+	for (int i = 0; i < v->rank; i++) {
+		long long n;
+		switch (tc_expr_eval(v->shape[i], &n)) {
+		case TC_EVAL_DYNAMIC:
+			break;
+		case TC_EVAL_OVERFLOW:
+			tc_diag(d, TC_ERROR, v->shape[i]->loc, "extent of dim "
+				"%d of tensor '%s' overflows its C type", i,
+				v->name);
+			return false;
+		case TC_EVAL_CONST:
+			if (n < 0) {
+				tc_diag(d, TC_ERROR, v->shape[i]->loc,
+					"extent of dim %d of tensor '%s' is "
+					"%lld; it must not be negative", i,
+					v->name, n);
+				return false;
+			}
+			break;
+		}
+	}
+	return true;
+}
+
 static bool
 stmt_consts(TcStmt *s, TcDiags *d)
 {
@@ -219,6 +249,17 @@ tc_specialize(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
 		if (k->threads)
 			ok &= in_range(k->threads, "thread count", k->name,
 				       t->max_threads, why, NULL, d);
+		/* Groups of more rows than a grid has (65535 on every GPU
+		 * target) mean nothing, and the printed group size,
+		 * rows * grid x, must not wrap. */
+		if (k->rasterize)
+			ok &= in_range(k->rasterize, "row count", "tile_rasterize",
+				       65535, "a grid's y dim", NULL, d);
+		for (int j = 0; j < k->params.len; j++) {
+			const TcVar *v = k->params.items[j];
+			if (v->kind == TC_VAR_TENSOR)
+				ok &= tensor_extents(v, d);
+		}
 		ok &= stmt_consts(k->body, d);
 	}
 	return ok;
