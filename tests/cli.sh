@@ -18,7 +18,8 @@
 #       export-names  a parameter the launch function would confuse with
 #                     its own names (the kernel, with --prefix too; a local
 #                     of the GPU launch) is a located error of export, on
-#                     every target, and nothing is written
+#                     every target, and nothing is written; a --prefix
+#                     beginning with tilec_ is a usage error
 #       tune-json     `tilec tune --json` prints only the summary object on
 #                     stdout: the chosen values, the default's, their
 #                     times, the record written, the counts by fate
@@ -183,6 +184,11 @@ PROG
 	# Without --prefix the same parameter names nothing of the export.
 	"$tilec" export "$work/prefixed.c" -t openmp -o "$work/ok" >/dev/null ||
 		fail "export of a parameter named like nothing of the export"
+	# A prefix that makes names of the generated code's helpers
+	# (tilec_extent, ...) is refused before anything is written.
+	expect 2 "--prefix 'tilec_' begins with 'tilec_'" \
+		"$tilec" export "$work/scale.c" --prefix tilec_ -o "$work/pt"
+	[ ! -e "$work/pt" ] || fail "--prefix tilec_: something written"
 	# A kernel named as another's launch function (or a helper of it):
 	# one symbol twice once both are linked.
 	{ cat "$work/scale.c"; sed 's/^scale(/scale_launch_cpu_ok(/; s/scale;/2;/' \

@@ -290,6 +290,14 @@ parse_args(ExportArgs *x, int argc, char **argv)
 						   "C identifier (letters, digits, "
 						   "'_', not a digit first), not "
 						   "'%s'", v);
+			/* tilec_ names are the generated code's helpers
+			 * (tilec_extent, tilec_ceildiv, ...), as the
+			 * language reserves them for kernels. */
+			if (strncmp(v, "tilec_", 6) == 0)
+				return usage_error("--prefix '%s' begins with "
+						   "'tilec_', which names the "
+						   "generated code's own helpers; "
+						   "choose another", v);
 			x->prefix = v;
 			break;
 		case OPT_DEFINE:
