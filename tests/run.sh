@@ -136,6 +136,10 @@ range)
 	expect 2 "--range ids=0:2.5: i32 holds integers" run $emb $s --range ids=0:2.5
 	expect 2 "--range ids=1:0: the range is empty" run $emb $s --range ids=1:0
 	expect 2 "--range ids=0:4294967296: not within i32" run $emb $s --range ids=0:4294967296
+	# f16 has no finite value past 65504: every input would be inf.
+	expect 2 "--range table=70000:80000: not within f16's finite values" \
+		run $emb $s --range ids=0:V-1,table=70000:80000
+	expect 0 "PASS" run $emb $s --range ids=0:V-1,table=-65504:65504
 	expect 2 "--range: expected TENSOR=LO:HI, got 'ids=0'" run $emb $s --range ids=0
 	expect 2 "--range ids: bound '0\)': unexpected text" run $emb $s --range 'ids=0):1'
 	# Float tensors take real bounds: a table in [2, 3] gives Y in [2, 3].

@@ -25,6 +25,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -330,6 +331,22 @@ int_limits(TcDtype t, double *lo, double *hi)
 	}
 }
 
+/* The largest finite value of a float type, or 0 for the others: a
+ * bound past it would make every input an infinity. */
+static double
+float_limit(TcDtype t)
+{
+	switch (t) {
+	case TC_DT_F16: return 65504.0;
+	case TC_DT_BF16: return 0x1.fep127;
+	case TC_DT_FP8E4M3: return 448.0;
+	case TC_DT_FP8E5M2: return 57344.0;
+	case TC_DT_F32: return FLT_MAX;
+	case TC_DT_F64: return DBL_MAX;
+	default: return 0;
+	}
+}
+
 bool
 tc_opt_range_values(const char *name, const char *lo_text, const char *hi_text,
 		    TcDtype t, int n, const char *const *names,
@@ -343,6 +360,13 @@ tc_opt_range_values(const char *name, const char *lo_text, const char *hi_text,
 		tc_buf_printf(err, "--range %s=%s:%s: the range is empty (%.17g > "
 			      "%.17g)",
 			      name, lo_text, hi_text, *lo, *hi);
+		return false;
+	}
+	double fmax = float_limit(t);
+	if (fmax > 0 && (*lo < -fmax || *hi > fmax)) {
+		tc_buf_printf(err, "--range %s=%s:%s: not within %s's finite "
+			      "values (-%.9g .. %.9g)",
+			      name, lo_text, hi_text, tc_dtype_name(t), fmax, fmax);
 		return false;
 	}
 	if (!int_limits(t, &tlo, &thi))
