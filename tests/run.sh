@@ -136,6 +136,11 @@ range)
 	expect 2 "--range ids=0:2.5: i32 holds integers" run $emb $s --range ids=0:2.5
 	expect 2 "--range ids=1:0: the range is empty" run $emb $s --range ids=1:0
 	expect 2 "--range ids=0:4294967296: not within i32" run $emb $s --range ids=0:4294967296
+	# Bounds nest at most 1,000 deep (the reading recurses).
+	deep=$(printf '(%.0s' $(seq 5000))1$(printf ')%.0s' $(seq 5000))
+	expect 2 "--range table: bound .*nested too deeply" \
+		run $emb $s --range ids=0:V-1,"table=$deep:2"
+	expect 0 "PASS" run $emb $s --range ids=0:V-1,"table=((1)):2"
 	# f16 has no finite value past 65504: every input would be inf.
 	expect 2 "--range table=70000:80000: not within f16's finite values" \
 		run $emb $s --range ids=0:V-1,table=70000:80000

@@ -196,6 +196,7 @@ typedef struct Bound {
 	bool ok;                   /* no error found yet */
 	const char *why;           /* what went wrong, for the message */
 	const char *at;            /* where */
+	int nest;                  /* factors being read, one inside another */
 } Bound;
 
 static double bound_sum(Bound *b);
@@ -224,18 +225,28 @@ is_name_char(char c, bool first)
 	       (!first && c >= '0' && c <= '9');
 }
 
-/* factor: ['-'] (number | NAME | '(' sum ')') */
+/* factor: ['-'] (number | NAME | '(' sum ')'), nested at most
+ * TC_MAX_NESTING deep (the reading recurses). */
 static double
 bound_factor(Bound *b)
 {
 	bound_space(b);
+	if (b->nest >= TC_MAX_NESTING) {
+		bound_fail(b, "nested too deeply");
+		return 0;
+	}
 	if (*b->p == '-') {
 		b->p++;
-		return -bound_factor(b);
+		b->nest++;
+		double v = -bound_factor(b);
+		b->nest--;
+		return v;
 	}
 	if (*b->p == '(') {
 		b->p++;
+		b->nest++;
 		double v = bound_sum(b);
+		b->nest--;
 		bound_space(b);
 		if (*b->p != ')')
 			bound_fail(b, "expected ')'");
@@ -300,7 +311,7 @@ static bool
 eval_bound(const char *range, const char *s, int n, const char *const *names,
 	   const double *values, double *out, TcBuf *err)
 {
-	Bound b = { n, names, values, s, true, NULL, NULL };
+	Bound b = { n, names, values, s, true, NULL, NULL, 0 };
 	*out = bound_sum(&b);
 	bound_space(&b);
 	if (b.ok && *b.p)

@@ -45,6 +45,8 @@ typedef struct Parser {
 	int nbinds;           /* bindings in use */
 	int capbinds;         /* bindings allocated */
 	int depth;            /* statement nesting: 0 = kernel body top */
+	int nest;             /* expressions and statements being parsed,
+			       * one inside the other (TC_MAX_NESTING) */
 } Parser;
 
 /* --- Locations and errors ----------------------------------------------------- */
@@ -889,10 +891,29 @@ expr_inner(Parser *P, CXCursor c)
 	}
 }
 
+/* Whether one more expression or statement may nest inside those being
+ * parsed: every pass walks the tree recursively, so its depth is bounded
+ * here, with an error, not by the stack. */
+static bool
+nest_in(Parser *P, CXCursor c, const char *what)
+{
+	if (P->nest < TC_MAX_NESTING) {
+		P->nest++;
+		return true;
+	}
+	error(P, loc_of(P, c), "%s nested more than %d deep; split it (a "
+	      "local for part of an expression, fewer else-if arms)", what,
+	      TC_MAX_NESTING);
+	return false;
+}
+
 static TcExpr *
 expr(Parser *P, CXCursor c)
 {
+	if (!nest_in(P, c, "expression"))
+		return NULL;
 	TcExpr *e = expr_inner(P, c);
+	P->nest--;
 	if (e && e->dtype == TC_DT_NONE) {
 		error(P, loc_of(P, c), "expression of type '%s' is not a tile "
 		      "dtype", type_name(P, clang_getCursorType(c)));
@@ -1695,8 +1716,20 @@ reduce_all_assign(Parser *P, CXCursor c, CXCursor lhs, CXCursor value,
 }
 
 /* statement := compound | decl | for | if | tile-op | launch | assignment */
+static bool stmt_inner(Parser *P, CXCursor c, TcVec *out);
+
 static bool
 stmt(Parser *P, CXCursor c, TcVec *out)
+{
+	if (!nest_in(P, c, "statement"))
+		return false;
+	bool ok = stmt_inner(P, c, out);
+	P->nest--;
+	return ok;
+}
+
+static bool
+stmt_inner(Parser *P, CXCursor c, TcVec *out)
 {
 	TcLoc loc = loc_of(P, c);
 	Kids k;

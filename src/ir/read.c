@@ -99,6 +99,7 @@ typedef struct Reader {
 	int line, col;
 	Tok tok;           /* the current token */
 	jmp_buf fail;      /* where an error ends the reading */
+	int nest;          /* expressions being read, one inside another */
 	TcProgram *prog;
 	TcKernel *k;       /* the kernel being read */
 	const char *kfile; /* its source file, for statement positions */
@@ -630,8 +631,17 @@ primary(Reader *R)
 static TcExpr *
 expr_prec(Reader *R, int min_prec)
 {
+	/* The tree's depth, bounded as the C front end bounds it: the
+	 * reading's recursion plus the operators chained at this level. */
+	if (++R->nest > TC_MAX_NESTING)
+		error_at(R, &R->tok, "expression nested more than %d deep",
+			 TC_MAX_NESTING);
+	int chain = 0;
 	TcExpr *l = primary(R);
-	for (;;) {
+	for (;; chain++) {
+		if (R->nest + chain > TC_MAX_NESTING)
+			error_at(R, &R->tok, "expression nested more than %d "
+				 "deep", TC_MAX_NESTING);
 		if (is_punct(&R->tok, "?") && min_prec <= 3) {
 			lex(R);
 			TcExpr *then = expr_prec(R, 4);
@@ -651,8 +661,10 @@ expr_prec(Reader *R, int min_prec)
 			continue;
 		}
 		TcBinop op = binop_of(&R->tok);
-		if (op == TC_OP_COUNT || tc_binop_prec(op) < min_prec)
+		if (op == TC_OP_COUNT || tc_binop_prec(op) < min_prec) {
+			R->nest--;
 			return l;
+		}
 		/* `a < -1` never prints as `a <-1`, but `<-` ends a region. */
 		lex(R);
 		TcExpr *r = expr_prec(R, tc_binop_prec(op) + 1);

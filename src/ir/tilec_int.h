@@ -1520,6 +1520,11 @@ int tc_wgmma_chunk(const TcMatrixInsn *wg, long long cols, int min_n);
 #define TC_MAX_DEFINES 64
 /* The most stages a pipelined loop may keep (specialize checks). */
 #define TC_MAX_STAGES 32
+/* The deepest nesting of expressions (and of statements) a program may
+ * have, in C or IR text: passes, the interpreter and the printers walk
+ * the tree recursively, and this keeps them far inside an 8 MiB stack,
+ * sanitizers included. */
+#define TC_MAX_NESTING 1000
 
 /* Which gemms may be wgmma's (layout.c). */
 typedef enum TcWgmma {
