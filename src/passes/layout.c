@@ -408,9 +408,18 @@ walk(Walk *W, TcStmt *s)
 		spill(L, s->u.arg_reduce.index.var, s->loc, why);
 		break;
 	}
+	case TC_ST_FILL:
+		/* tile_fill(x, y[0][0]): the value is read at block level. */
+		walk_expr(W, s->u.fill.value);
+		break;
 	case TC_ST_COPY:
 	case TC_ST_ATOMIC_ADD: {
 		TcRegion *d = &s->u.copy.dst, *r = &s->u.copy.src;
+		/* Origins may read elements (&X[idx[0]][0]) at block level. */
+		for (int i = 0; i < d->var->rank; i++)
+			walk_expr(W, d->origin[i]);
+		for (int i = 0; i < r->var->rank; i++)
+			walk_expr(W, r->origin[i]);
 		if (!d->whole)
 			spill(L, d->var, s->loc, tc_fmt(L->a, "a region of it "
 			      "is written by the tile_copy at %s", at));
