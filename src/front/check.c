@@ -580,6 +580,14 @@ check_gemm(Checker *C, TcStmt *s)
 		      tc_dtype_name(bad->var->dtype));
 		return;
 	}
+	/* An integer sum of float products would need each product rounded
+	 * somewhere; no backend has such an instruction. */
+	if (c->var->dtype == TC_DT_I32 && tc_dtype_is_float(a->var->dtype)) {
+		error(C, c->loc, "tile_gemm accumulates %s operands in a float "
+		      "type, not i32 ('%s'); i32 takes i8 operands",
+		      tc_dtype_name(a->var->dtype), c->var->name);
+		return;
+	}
 	if (a->var->dtype != b->var->dtype) {
 		error(C, s->loc, "tile_gemm operands differ in dtype: '%s' is %s, "
 		      "'%s' is %s", a->var->name, tc_dtype_name(a->var->dtype),
