@@ -6,8 +6,8 @@
  * $TILEC_CC, else "cc"; it may carry leading words ("ccache gcc").  A
  * compile runs
  *
- *     CC -O3 -fno-math-errno -fopenmp -march=ARCH -fPIC -shared [-I INC] FLAGS... \
- *        -o OUT SRC -lm
+ *     CC -O3 -fno-math-errno -fopenmp -march=ARCH -fPIC -shared -Wl,-Bsymbolic \
+ *        [-I INC] FLAGS... -o OUT SRC -lm
  *
  * through posix_spawnp (never a shell), in a process group of its own,
  * with stdout and stderr captured into the error log (the first
@@ -46,10 +46,14 @@ extern char **environ;
 
 /* -fno-math-errno lets sqrtf and logf vectorize; generated code never
  * reads errno.  Not -ffast-math: it breaks exact f16 conversions and NaN
- * handling.  -march=ARCH goes between -fopenmp and -fPIC. */
+ * handling.  -march=ARCH goes between -fopenmp and -fPIC.  -Bsymbolic:
+ * the entry's call of the kernel binds to the kernel in the same object,
+ * never to a function of that name loaded before it (a kernel named dup
+ * or sleep would otherwise call libc's). */
 static const char *const fixed_before[] = { "-O3", "-fno-math-errno",
 					    "-fopenmp" };
-static const char *const fixed_after[] = { "-fPIC", "-shared" };
+static const char *const fixed_after[] = { "-fPIC", "-shared",
+					   "-Wl,-Bsymbolic" };
 static const char *const fixed_last = "-lm";
 #define NFIXED(a) (sizeof a / sizeof a[0])
 
