@@ -225,17 +225,38 @@ first_child(CXCursor c, CXCursor parent, CXClientData data)
 	return CXChildVisit_Break;
 }
 
+/* Whether an UnexposedExpr is an implicit conversion (or a folded
+ * constant): its one child, if so, else a null cursor.  libclang exposes
+ * neither ImplicitCastExpr nor ConstantExpr, and both span exactly the
+ * text of the expression they wrap.  Every other expression libclang
+ * does not expose (GNU x ?: y, __builtin_choose_expr, __builtin_offsetof,
+ * ...) has other children or spans more text, and reading it as one of
+ * its children would compute something else. */
+static CXCursor
+implicit_operand(CXCursor c)
+{
+	CXCursor only = clang_getNullCursor();
+	if (clang_getCursorKind(c) != CXCursor_UnexposedExpr)
+		return only;
+	clang_visitChildren(c, first_child, &only);
+	if (!clang_Cursor_isNull(only) &&
+	    !clang_equalRanges(clang_getCursorExtent(c),
+			       clang_getCursorExtent(only)))
+		return clang_getNullCursor();
+	return only;
+}
+
 /* Strip implicit conversions and parentheses.  Only for operand forms (a
  * buffer name, &T[i][j]); value conversions are kept by expr(). */
 static CXCursor
 strip(CXCursor c)
 {
 	for (;;) {
-		enum CXCursorKind k = clang_getCursorKind(c);
-		if (k != CXCursor_UnexposedExpr && k != CXCursor_ParenExpr)
-			return c;
 		CXCursor only = clang_getNullCursor();
-		clang_visitChildren(c, first_child, &only);
+		if (clang_getCursorKind(c) == CXCursor_ParenExpr)
+			clang_visitChildren(c, first_child, &only);
+		else
+			only = implicit_operand(c);
 		if (clang_Cursor_isNull(only))
 			return c;
 		c = only;
@@ -605,14 +626,13 @@ reduce_all_op(const char *name)
 /* The dtype of a call's argument as written, before clang converted it to
  * the prototype's parameter type (TC_DT_NONE if not a tile dtype). */
 static TcDtype
-written_type(Parser *P, CXCursor arg)
+written_type(CXCursor arg)
 {
-	for (int guard = 0; guard < 64 &&
-	     clang_getCursorKind(arg) == CXCursor_UnexposedExpr; guard++) {
-		Kids k = kids(P, arg);
-		if (k.n != 1)
+	for (int guard = 0; guard < 64; guard++) {
+		CXCursor only = implicit_operand(arg);
+		if (clang_Cursor_isNull(only))
 			break;
-		arg = k.c[0];
+		arg = only;
 	}
 	return dtype_of(clang_getCursorType(arg));
 }
@@ -628,7 +648,7 @@ int_arg_ok(Parser *P, const char *name, CXCursor arg, TcLoc loc)
 		{ "min", "fminf is the float minimum" },
 		{ "max", "fmaxf is the float maximum" },
 	};
-	TcDtype t = written_type(P, arg);
+	TcDtype t = written_type(arg);
 	if (tc_dtype_is_float(t)) {
 		const char *hint = NULL;
 		for (size_t i = 0; i < sizeof float_form / sizeof float_form[0]; i++)
@@ -695,6 +715,42 @@ call_expr(Parser *P, CXCursor c)
 	return e;
 }
 
+/* Report an expression libclang does not expose and that is not an
+ * implicit conversion, named from its text where that is recognisable. */
+static void
+unexposed(Parser *P, CXCursor c)
+{
+	CXToken *tok = NULL;
+	unsigned ntok = 0;
+	clang_tokenize(P->tu, clang_getCursorExtent(c), &tok, &ntok);
+	const char *what = NULL;
+	for (unsigned i = 0; i < ntok && !what; i++) {
+		CXString s = clang_getTokenSpelling(P->tu, tok[i]);
+		const char *t = clang_getCString(s);
+		if (i == 0 && strncmp(t, "__", 2) == 0)
+			what = tc_strdup(P->a, t);
+		else if (strcmp(t, "?") == 0 && i + 1 < ntok) {
+			/* GNU x ?: y: the only C with '?' right before ':'. */
+			CXString n = clang_getTokenSpelling(P->tu, tok[i + 1]);
+			if (strcmp(clang_getCString(n), ":") == 0)
+				what = "?:";
+			clang_disposeString(n);
+		}
+		clang_disposeString(s);
+	}
+	if (tok)
+		clang_disposeTokens(P->tu, tok, ntok);
+	TcLoc loc = start_of(P, c);
+	if (what && strcmp(what, "?:") == 0)
+		error(P, loc, "GNU 'x ?: y' is not supported in a tile "
+		      "program; write 'x ? x : y'");
+	else if (what)
+		error(P, loc, "'%s' is not supported in a tile program", what);
+	else
+		error(P, loc, "this kind of expression is not supported in a "
+		      "tile program");
+}
+
 static TcExpr *
 expr_inner(Parser *P, CXCursor c)
 {
@@ -743,22 +799,20 @@ expr_inner(Parser *P, CXCursor c)
 	case CXCursor_UnexposedExpr:
 	case CXCursor_CStyleCastExpr: {
 		/* An implicit or explicit conversion (or a wrapper that converts
-		 * nothing): convert to the cursor's type when it is a scalar. */
-		k = kids(P, c);
-		/* A cast's children are its type's references, then the
-		 * operand; a conversion has the operand alone. */
-		if (k.n < 1 || (k.n > 1 && clang_getCursorKind(c) ==
-						   CXCursor_UnexposedExpr)) {
-			/* Not a conversion: a form libclang does not expose
-			 * (GNU `a ?: b`, __builtin_choose_expr, ...), whose
-			 * last child alone would be the wrong value. */
-			error(P, loc, "this expression form is not supported in "
-			      "a tile program (GNU `a ?: b` and __builtin "
-			      "expressions among them); write it with C11 "
-			      "operators");
+		 * nothing): convert to the cursor's type when it is a scalar.
+		 * A cast's children are the written type's references, then
+		 * the operand. */
+		CXCursor operand = implicit_operand(c);
+		if (clang_getCursorKind(c) == CXCursor_CStyleCastExpr) {
+			k = kids(P, c);
+			if (k.n >= 1)
+				operand = k.c[k.n - 1];
+		}
+		if (clang_Cursor_isNull(operand)) {
+			unexposed(P, c);
 			return NULL;
 		}
-		TcExpr *e = expr(P, k.c[k.n - 1]);
+		TcExpr *e = expr(P, operand);
 		if (!e)
 			return NULL;
 		TcDtype t = dtype_of(clang_getCursorType(c));

@@ -1,4 +1,4 @@
-// expect: 11:10: error: this expression form is not supported in a tile program (GNU `a ?: b` and __builtin expressions among them); write it with C11 operators
+// expect: 11:10: error: GNU 'x ?: y' is not supported in a tile program; write 'x ? x : y'
 #include <tilec.h>
 TILE_KERNEL void
 k(int N, const f32 X[N], f32 Y[N])
