@@ -8,6 +8,11 @@
 
 #include "ir/tilec_int.h"
 
+/* operands.c (every target, after check): each tile op's operand
+ * expression that reads a buffer element becomes a local declared just
+ * before the op, so it is evaluated once, before the op writes. */
+bool tc_operands(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
+
 /* cpu_frame.c: the bytes of each kernel's buffers in a block's frame
  * (kernel->frame_bytes); a kernel past the target's limit is a located
  * error at the buffer that brings it there. */

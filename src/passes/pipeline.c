@@ -29,6 +29,8 @@ const TcPass tc_passes[] = {
 	  "bind tunables (defaults and -D) and fold constant shapes" },
 	{ "check", tc_check, ALL_TARGETS,
 	  "types, shapes, scopes, regions and loop rules; located errors" },
+	{ "operands", tc_operands, ALL_TARGETS,
+	  "tile ops' operands that read buffer elements: locals set before the op" },
 	{ "ragged", tc_ragged, ALL_TARGETS,
 	  "ragged copies and run-time loop extents as guarded element loops" },
 	{ "layout", tc_layout, GPU_TARGETS,
