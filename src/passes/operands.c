@@ -67,11 +67,12 @@ fresh(const Operands *O, const char *base)
 	const char *name = base;
 	for (int n = 2;; n++) {
 		bool taken = false;
-		for (int i = 0; i < O->k->vars.len && !taken; i++)
-			taken = strcmp(((const TcVar *)O->k->vars.items[i])->name,
+		const TcVec *vars = &O->k->vars, *tunables = &O->p->tunables;
+		for (int i = 0; i < vars->len && !taken; i++)
+			taken = strcmp(((const TcVar *)vars->items[i])->name,
 				       name) == 0;
-		for (int i = 0; i < O->p->tunables.len && !taken; i++)
-			taken = strcmp(((const TcVar *)O->p->tunables.items[i])->name,
+		for (int i = 0; i < tunables->len && !taken; i++)
+			taken = strcmp(((const TcVar *)tunables->items[i])->name,
 				       name) == 0;
 		if (!taken)
 			return name;
