@@ -610,33 +610,12 @@ check_gemm(Checker *C, TcStmt *s)
 		      tb ? "NxK" : "KxN");
 }
 
-static TcVisit
-find_load(void *ctx, const TcExpr *e)
-{
-	const TcVar **v = ctx;
-	if (e->kind == TC_EX_LOAD && e->u.load.var == *v) {
-		*v = NULL;
-		return TC_VISIT_STOP;
-	}
-	return TC_VISIT_INTO;
-}
-
 static void
 check_fill(Checker *C, TcStmt *s)
 {
 	if (!whole_buffer(C, &s->u.fill.dst, "tile_fill", "destination"))
 		return;
 	check_expr(C, s->u.fill.value);
-	/* Every element is written at once, by many threads on a GPU: one
-	 * of them could overwrite the element the others still read. */
-	const TcVar *dst = s->u.fill.dst.var, *v = dst;
-	TcVisitor vis = { .expr = find_load, .ctx = &v };
-	tc_expr_visit(s->u.fill.value, &vis);
-	if (!v)
-		error(C, s->u.fill.value->loc, "tile_fill's value reads '%s', "
-		      "the buffer it fills; read the value into a local first "
-		      "(float v = %s[...]; tile_fill(%s, v);)", dst->name,
-		      dst->name, dst->name);
 }
 
 static void
