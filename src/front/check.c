@@ -409,8 +409,14 @@ check_ragged(Checker *C, const TcRegion *r, const TcVar *tile)
 	for (int i = 0; i < n; i++) {
 		check_expr(C, r->bound[i]);
 		if (!tc_dtype_is_int(r->bound[i]->dtype)) {
+			/* tile_bounded is variadic: C promoted a float to
+			 * double; name the type the program wrote. */
+			const TcExpr *e = r->bound[i];
+			if (e->kind == TC_EX_CAST && e->dtype == TC_DT_F64 &&
+			    tc_dtype_is_float(e->u.cast.arg->dtype))
+				e = e->u.cast.arg;
 			error(C, r->bound[i]->loc, "tile_bounded's extents are "
-			      "integers, not %s", tc_dtype_name(r->bound[i]->dtype));
+			      "integers, not %s", tc_dtype_name(e->dtype));
 			return false;
 		}
 	}

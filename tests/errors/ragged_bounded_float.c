@@ -1,4 +1,4 @@
-// expect: 8:38: error: tile_bounded's extents are integers, not f64
+// expect: 8:38: error: tile_bounded's extents are integers, not f32
 #include <tilec.h>
 
 TILE_KERNEL void
