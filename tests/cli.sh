@@ -19,7 +19,8 @@
 #                     its own names (the kernel, with --prefix too; a local
 #                     of the GPU launch) is a located error of export, on
 #                     every target, and nothing is written; a --prefix
-#                     beginning with tilec_ is a usage error
+#                     beginning with tilec_ is a usage error, one that
+#                     makes a C library name (ex + p) a located error
 #       tune-json     `tilec tune --json` prints only the summary object on
 #                     stdout: the chosen values, the default's, their
 #                     times, the record written, the counts by fate
@@ -189,6 +190,12 @@ PROG
 	expect 2 "--prefix 'tilec_' begins with 'tilec_'" \
 		"$tilec" export "$work/scale.c" --prefix tilec_ -o "$work/pt"
 	[ ! -e "$work/pt" ] || fail "--prefix tilec_: something written"
+	# So is one that makes the kernel's name a C library function's.
+	printf '#include <tilec.h>\nTILE_KERNEL void\np(int N, f32 Y[N])\n{\n\ttile_parallel(i, 64)\n\t\tif (i < N)\n\t\t\tY[i] = 1.0f;\n}\n' \
+		>"$work/p.c"
+	expect 1 "p.c:3:1: error: kernel 'p' would be exported as 'exp'" \
+		"$tilec" export "$work/p.c" --prefix ex -o "$work/pe"
+	[ ! -e "$work/pe" ] || fail "--prefix ex: something written"
 	# A kernel named as another's launch function (or a helper of it):
 	# one symbol twice once both are linked.
 	{ cat "$work/scale.c"; sed 's/^scale(/scale_launch_cpu_ok(/; s/scale;/2;/' \

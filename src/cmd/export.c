@@ -945,9 +945,19 @@ export_kernel(ExportArgs *x, TcOptions *opt, const char *text,
 	/* The exported name: every symbol the emitters derive from the
 	 * kernel's (the kernel, its CPU entry, the launch function and its
 	 * helpers) and every file name follow it. */
-	if (ok && k && (x->prefix || x->suffix))
+	if (ok && k && (x->prefix || x->suffix)) {
 		k->name = tc_fmt(a, "%s%s%s", x->prefix ? x->prefix : "", name,
 				 x->suffix ? x->suffix : "");
+		/* The kernel's own name passed parse's test; the new one
+		 * must too (--prefix ex on a kernel p is exp). */
+		if (tc_reserved_name(k->name)) {
+			tc_diag(d, TC_ERROR, k->loc, "kernel '%s' would be "
+				"exported as '%s', a name the C library or "
+				"the generated code's helpers already use; "
+				"choose another --prefix", name, k->name);
+			ok = false;
+		}
+	}
 	const char *base = k ? k->name : name;
 	/* Where it came from, ahead of the emitter's own first line. */
 	tc_buf_printf(&src, "// SPDX-License-Identifier: %s\n", EXPORT_LICENSE);

@@ -212,6 +212,12 @@ library_name(const char *name)
 	       listed(math_names, name, n - 1);
 }
 
+bool
+tc_reserved_name(const char *name)
+{
+	return library_name(name) || strncmp(name, "tilec_", 6) == 0;
+}
+
 static enum CXChildVisitResult
 first_child(CXCursor c, CXCursor parent, CXClientData data)
 {

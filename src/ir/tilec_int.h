@@ -1350,6 +1350,13 @@ typedef struct TcOptions TcOptions;
 TcProgram *tc_parse(TcArena *a, const char *path, const char *text,
 		    const TcOptions *opt, TcDiags *d);
 
+/* Whether an external function of the generated code cannot be called
+ * name: the C library headers it includes declare one (math.h, stdlib.h,
+ * string.h, stdio.h, with the f and l forms), or it begins with tilec_,
+ * the generated code's own helpers.  Kernel names, and export's prefixed
+ * ones. */
+bool tc_reserved_name(const char *name);
+
 /* ==== check.c: semantic checks ============================================ */
 
 /* Types, shapes, scopes, regions, loop rules, after specialize has bound
