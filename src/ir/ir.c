@@ -365,6 +365,26 @@ tc_stmt_new(TcArena *a, TcStmtKind k, TcLoc loc)
 	return s;
 }
 
+static bool
+names_var(const TcVec *vars, const char *name)
+{
+	for (int i = 0; i < vars->len; i++)
+		if (strcmp(((const TcVar *)vars->items[i])->name, name) == 0)
+			return true;
+	return false;
+}
+
+const char *
+tc_fresh_name(TcArena *a, const TcProgram *p, const TcKernel *k,
+	      const char *base)
+{
+	const char *name = base;
+	for (int n = 2; names_var(&k->vars, name) ||
+			names_var(&p->tunables, name); n++)
+		name = tc_fmt(a, "%s_%d", base, n);
+	return tc_strdup(a, name); /* base may be the caller's buffer */
+}
+
 TcVar *
 tc_var_new(TcArena *a, TcKernel *k, TcVarKind kind, const char *name,
 	   TcDtype t, TcLoc loc)

@@ -1202,6 +1202,10 @@ TcExpr *tc_expr_new(TcArena *a, TcExprKind k, TcDtype t, TcLoc loc);
 TcStmt *tc_stmt_new(TcArena *a, TcStmtKind k, TcLoc loc);
 TcVar *tc_var_new(TcArena *a, TcKernel *k, TcVarKind kind, const char *name,
 		  TcDtype t, TcLoc loc);
+/* base, or base_2, base_3, ...: the first that names no var of k and no
+ * tunable of p (a name a pass may give a var it makes), in a. */
+const char *tc_fresh_name(TcArena *a, const TcProgram *p, const TcKernel *k,
+			  const char *base);
 
 /* Result type of a binary operation under C's usual conversions, restricted
  * to tile dtypes (comparisons give i32, like C). */

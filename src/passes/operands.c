@@ -28,11 +28,9 @@
  * output reads as the program was written.
  *
  * The locals this pass makes get names no var of the kernel and no
- * tunable has.
+ * tunable has (tc_fresh_name).
  */
 #include "passes/passes.h"
-
-#include <string.h>
 
 typedef struct Operands {
 	TcArena *a;
@@ -59,27 +57,6 @@ find_read(void *ctx, const TcExpr *e)
 	return TC_VISIT_INTO;
 }
 
-/* base, or base_2, base_3, ...: the first that names no var of the
- * kernel and no tunable. */
-static const char *
-fresh(const Operands *O, const char *base)
-{
-	const char *name = base;
-	for (int n = 2;; n++) {
-		bool taken = false;
-		const TcVec *vars = &O->k->vars, *tunables = &O->p->tunables;
-		for (int i = 0; i < vars->len && !taken; i++)
-			taken = strcmp(((const TcVar *)vars->items[i])->name,
-				       name) == 0;
-		for (int i = 0; i < tunables->len && !taken; i++)
-			taken = strcmp(((const TcVar *)tunables->items[i])->name,
-				       name) == 0;
-		if (!taken)
-			return name;
-		name = tc_fmt(O->a, "%s_%d", base, n);
-	}
-}
-
 /* *e, when it reads an element of a fragment or local buffer or of one
  * the op writes (O->writes): a LOCAL named after base, declared (in
  * O->out) with *e's value, in its place. */
@@ -93,7 +70,7 @@ hoist(Operands *O, TcExpr **e, const char *base)
 	tc_expr_visit(*e, &v);
 	if (!O->found)
 		return;
-	TcVar *t = tc_var_new(O->a, O->k, TC_VAR_LOCAL, fresh(O, base),
+	TcVar *t = tc_var_new(O->a, O->k, TC_VAR_LOCAL, tc_fresh_name(O->a, O->p, O->k, base),
 			      (*e)->dtype, (*e)->loc);
 	TcStmt *d = tc_stmt_new(O->a, TC_ST_DECL, (*e)->loc);
 	d->u.decl.var = t;

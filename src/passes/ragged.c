@@ -34,27 +34,11 @@
 
 typedef struct Ragged {
 	TcArena *a;   /* the program's arena */
+	const TcProgram *p; /* its tunables: names taken too */
 	TcKernel *k;  /* the kernel being rewritten */
 	const TcTarget *t; /* the target */
 	TcRanges ranges;   /* the kernel's, for origins proven >= 0 */
 } Ragged;
-
-/* base, or base_2, base_3, ...: the first that names no var of the kernel. */
-static const char *
-fresh(Ragged *R, const char *base)
-{
-	char name[64];
-	snprintf(name, sizeof name, "%s", base);
-	for (int n = 2;; n++) {
-		bool taken = false;
-		for (int i = 0; i < R->k->vars.len && !taken; i++)
-			taken = strcmp(((TcVar *)R->k->vars.items[i])->name,
-				       name) == 0;
-		if (!taken)
-			return tc_strdup(R->a, name);
-		snprintf(name, sizeof name, "%s_%d", base, n);
-	}
-}
 
 static TcExpr *
 binary(Ragged *R, TcBinop op, TcExpr *l, TcExpr *r, TcLoc loc)
@@ -149,7 +133,7 @@ lower_copy(Ragged *R, const TcStmt *s, TcVar *tile, const TcRegion *reg,
 	for (int d = 0; d < n; d++) {
 		char base[16];
 		snprintf(base, sizeof base, "i%d", d);
-		const char *name = fresh(R, n == 1 ? "i" : n == 2 ? two[d] : base);
+		const char *name = tc_fresh_name(R->a, R->p, R->k, n == 1 ? "i" : n == 2 ? two[d] : base);
 		iv[d] = tc_var_new(R->a, R->k, TC_VAR_LOOP, name, TC_DT_I32, loc);
 		t[d] = tc_expr_var(R->a, iv[d], loc);
 	}
@@ -301,7 +285,7 @@ bool
 tc_ragged(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
 {
 	(void)d;
-	Ragged R = { .a = a, .t = &opt->target };
+	Ragged R = { .a = a, .p = p, .t = &opt->target };
 	for (int i = 0; i < p->kernels.len; i++) {
 		R.k = p->kernels.items[i];
 		tc_ranges_init(&R.ranges, a, R.k);
