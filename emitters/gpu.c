@@ -1270,6 +1270,10 @@ copy_g2s(Gpu *G, const TcStmt *s)
 		tc_buf_puts(b, async ? ", true" : ", false");
 	if (v->swizzle)
 		tc_buf_puts(b, swizzle_arg(G, v));
+	else if (G->t->cp_async && s->u.copy.launch_aligned)
+		tc_buf_puts(b, ", false");
+	if (s->u.copy.launch_aligned)
+		tc_buf_puts(b, ", TILEC_ALIGNED");
 	tc_buf_puts(b, ">(");
 	if (s->u.copy.stage)
 		smem_stage(G, v, s->u.copy.stage);
@@ -1375,11 +1379,12 @@ tma_store(Gpu *G, const TcStmt *s)
 	const TcVar *f = s->u.copy.src.var, *t = dst->var;
 	TcBuf *b = G->pr.out;
 	const char *alias = fresh_decl(G, tc_fmt(G->a, "%s_store", t->name));
-	tc_buf_printf(b, "using %s = tilec::TmaStore<%s, %s, %s, %s, %s, %d, %d, %lld>;\n",
+	tc_buf_printf(b, "using %s = tilec::TmaStore<%s, %s, %s, %s, %s, %d, %d, %lld%s>;\n",
 		      alias, rows_of(G, f), cols_of(G, f), storage_type(G, t->dtype),
 		      extent_text(G, f, 0, TC_PREC_COMMA + 1),
 		      extent_text(G, f, 1, TC_PREC_COMMA + 1), t->rank,
-		      s->u.copy.staged, s->u.copy.sync);
+		      s->u.copy.staged, s->u.copy.sync,
+		      s->u.copy.launch_aligned ? ", TILEC_ALIGNED" : "");
 	tc_buf_printf(b, "%s::store(%s, ", alias, s->u.copy.tmap->name);
 	tensor_at(G, t, dst->origin);
 	box_args(G, dst, f);
@@ -2763,16 +2768,19 @@ emit_tiles(Gpu *G, const TcStmt *s)
 }
 
 /* PIPE_SELECT: `if (P.aligned && ...) { FAST } else { FALLBACK }`, no
- * else for an empty fallback. */
+ * else for an empty fallback; `TILEC_ALIGNED || ` first where an aligned
+ * launch passes every test (select.launch_aligned). */
 static void
 emit_select(Gpu *G, const TcStmt *s)
 {
 	TcBuf *b = G->pr.out;
-	tc_buf_puts(b, "if (");
-	for (int i = 0; i < s->u.select.plans.len; i++)
+	int n = s->u.select.plans.len;
+	bool launch = s->u.select.launch_aligned;
+	tc_buf_puts(b, launch ? (n > 1 ? "if (TILEC_ALIGNED || (" : "if (TILEC_ALIGNED || ") : "if (");
+	for (int i = 0; i < n; i++)
 		tc_buf_printf(b, "%s%s.aligned", i ? " && " : "",
 			      ((const TcVar *)s->u.select.plans.items[i])->name);
-	tc_buf_puts(b, ") {\n");
+	tc_buf_puts(b, launch && n > 1 ? ")) {\n" : ") {\n");
 	b->indent++;
 	emit_body(G, s->u.select.fast);
 	if (s->u.select.fallback->u.block.body.len == 0) {
@@ -3190,6 +3198,23 @@ emit_header(Gpu *G, bool first)
 			      warps == 1 ? "" : "s", width);
 	}
 	tc_buf_printf(b, "; %lld bytes of shared memory.\n", G->k->smem_bytes);
+	if (G->k->aligned.len) {
+		TcBuf names;
+		tc_buf_init(&names);
+		for (int i = 0; i < G->k->aligned.len; i++) {
+			const TcVar *v = G->k->aligned.items[i];
+			tc_buf_printf(&names, "%s%s", i == 0 ? "" : i + 1 < G->k->aligned.len ? ", " : " and ",
+				      v->name);
+		}
+		tc_c_comment(&G->pr, tc_fmt(G->a, "TILEC_ALIGNED is 1 in the runtime's build for launches "
+					    "whose %s %s on 16 bytes and %s rows of whole 16-byte "
+					    "vectors%s: the copies that name it skip their alignment "
+					    "tests there.", names.data,
+					    G->k->aligned.len > 1 ? "start" : "starts",
+					    G->k->aligned.len > 1 ? "have" : "has",
+					    G->k->tmaps.len ? " (and whose tensor maps were built)" : ""));
+		tc_buf_free(&names);
+	}
 	/* The wgmma helpers come with the kernels that use them; a
 	 * standalone file for an arch with wgmma carries them for all. */
 	if (G->opt->standalone && first) {

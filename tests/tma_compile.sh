@@ -91,8 +91,9 @@ done
 	grep -q '<- acc, tma_store via C_map at smem +0 (4 boxes)  // 40:2$' "$work/sir" ||
 	{ fail "gemm: the IR does not show the TMA store"; grep -n 'C_map\|copy C' "$work/sir"; }
 "$tilec" samples/gemm.c -t cuda --arch sm_90a -o "$work/store.cu" 2>"$work/store.err" &&
-	grep -q 'using C_store = tilec::TmaStore<acc_rows, acc_cols, __half, BLOCK_M, BLOCK_N, 2, 4, 0>;' \
-		"$work/store.cu" && grep -q 'C_store::store(C_map, ' "$work/store.cu" &&
+	tr -d '\n\t' <"$work/store.cu" |
+	grep -q 'using C_store = tilec::TmaStore<acc_rows, acc_cols, __half, BLOCK_M, BLOCK_N, 2, 4, 0,TILEC_ALIGNED>;' &&
+	grep -q 'C_store::store(C_map, ' "$work/store.cu" &&
 	! grep -q 'copy_r2g<acc_rows' "$work/store.cu" && ! [ -s "$work/store.err" ] ||
 	{ fail "gemm: no TMA store by default"; cat "$work/store.err"; }
 "$tilec" samples/gemm.c -t cuda --arch sm_90a --no-tma-store -o "$work/nostore.cu" &&
@@ -121,8 +122,8 @@ for v in "gemm -D STAGES=4 --persistent" "gemm -D STAGES=3 --persistent" "flash_
 	grep -E '[1-9][0-9]* bytes spill stores' "$work/$n.log" && fail "$v: registers spill"
 	echo "ok: $v: $(grep -oE 'Used [0-9]+ registers' "$work/$n.log" | head -1)"
 done
-grep -q 'using O_store = tilec::TmaStore<s_rows, o_cols, __half, BLOCK_M, HEAD_DIM, 4, 2, 0>;' \
-	"$work/flash_attention.cu" ||
+tr -d '\n\t' <"$work/flash_attention.cu" |
+	grep -q 'using O_store = tilec::TmaStore<s_rows, o_cols, __half, BLOCK_M, HEAD_DIM, 4, 2, 0,TILEC_ALIGNED>;' ||
 	fail "flash_attention: not a rank-4 store of both panels"
 # Where a store cannot: a located note saying why (C is read too; a
 # persistent 128 x 128 tiling at two blocks per SM has no room).

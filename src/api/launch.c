@@ -180,6 +180,14 @@ tc_launch_json(const TcProgram *p, const TcKernel *k, const TcTarget *t,
 		}
 		tc_buf_puts(b, "]");
 	}
+	if (k->aligned.len) {
+		tc_buf_puts(b, ",\n  \"aligned\": [");
+		for (int i = 0; i < k->aligned.len; i++) {
+			tc_buf_puts(b, i ? ", " : "");
+			json_str(b, ((const TcVar *)k->aligned.items[i])->name);
+		}
+		tc_buf_puts(b, "]");
+	}
 	tc_buf_puts(b, ",\n  \"grid\": [");
 	for (int d = 0; d < 3; d++) {
 		tc_buf_puts(b, d ? ",\n           " : "");

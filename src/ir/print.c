@@ -659,6 +659,8 @@ print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s)
 		print_region(b, &s->u.copy.src);
 		if (s->u.copy.lower != TC_COPY_ANY)
 			tc_buf_printf(b, ", %s", tc_copy_lower_name(s->u.copy.lower));
+		if (s->u.copy.launch_aligned)
+			tc_buf_puts(b, " aligned_launch");
 		if (s->u.copy.advance) {
 			tc_buf_puts(b, " first [");
 			for (int i = 0; s->u.copy.src.var &&
@@ -715,7 +717,7 @@ print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s)
 		for (int i = 0; i < s->u.select.plans.len; i++)
 			tc_buf_printf(b, "%s%s", i ? ", " : "",
 				      var_name(s->u.select.plans.items[i]));
-		tc_buf_puts(b, ") {");
+		tc_buf_puts(b, s->u.select.launch_aligned ? ") aligned_launch {" : ") {");
 		end_line(b, s->loc);
 		print_body(b, k, s->u.select.fast);
 		if (s->u.select.fallback && s->u.select.fallback->kind == TC_ST_BLOCK &&
@@ -990,6 +992,13 @@ tc_print_kernel(TcBuf *b, const TcKernel *k)
 		for (int d = 0; d < m->tensor->rank; d++)
 			tc_buf_printf(b, "%s%d", d ? ", " : "", m->box[d]);
 		tc_buf_printf(b, "] swizzle %d\n", m->swizzle);
+	}
+	if (k->aligned.len) {
+		tc_buf_puts(b, "aligned launches of");
+		for (int i = 0; i < k->aligned.len; i++)
+			tc_buf_printf(b, "%s %s", i ? "," : "",
+				      var_name(k->aligned.items[i]));
+		tc_buf_puts(b, "\n");
 	}
 	if (bounds_marked(k))
 		tc_buf_puts(b, "bounds marked\n");

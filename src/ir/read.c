@@ -1084,7 +1084,7 @@ tmap_ref(Reader *R)
 	error_at(R, &at, "'%s' is not a tensor map of the kernel", name);
 }
 
-/* `copy|async_copy DST [stage E] <- SRC[, LOWER][ PLAN iteration E]
+/* `copy|async_copy DST [stage E] <- SRC[, LOWER[ aligned_launch]][ PLAN iteration E]
  * [ via MAP on BARS]`, or for a TMA store `..., tma_store via MAP at
  * smem +N (B boxes)[, barriers of threads 0 .. T]` */
 static void
@@ -1097,6 +1097,8 @@ copy_stmt(Reader *R, TcStmt *s)
 	region(R, &s->u.copy.src);
 	if (accept(R, ","))
 		s->u.copy.lower = copy_lower(R);
+	if (accept(R, "aligned_launch"))
+		s->u.copy.launch_aligned = true;
 	if (accept(R, "first")) {
 		expect(R, "[");
 		for (int i = 0; i < s->u.copy.src.var->rank; i++) {
@@ -1457,7 +1459,7 @@ simple_stmt(Reader *R, const char *word)
 	return s;
 }
 
-/* `pipe_select aligned(H, ...) {` fast `} else {` fallback `}` */
+/* `pipe_select aligned(H, ...)[ aligned_launch] {` fast `} else {` fallback `}` */
 static TcStmt *
 select_stmt(Reader *R)
 {
@@ -1471,6 +1473,8 @@ select_stmt(Reader *R)
 		while (accept(R, ","));
 	}
 	expect(R, ")");
+	if (accept(R, "aligned_launch"))
+		s->u.select.launch_aligned = true;
 	branches(R, s, &s->u.select.fast, &s->u.select.fallback);
 	if (!s->u.select.fallback) /* none printed: an empty one */
 		s->u.select.fallback = new_stmt(R, TC_ST_BLOCK);
@@ -2387,6 +2391,17 @@ kernel_header(Reader *R, TcKernel *k)
 					tc_vec_push(R->a, &R->strip_keeps, t);
 				} while (accept(R, ","));
 			}
+		} else if (accept(R, "aligned")) {
+			/* `aligned launches of T, ...` (aligned.c) */
+			expect(R, "launches");
+			expect(R, "of");
+			do {
+				TcVar *t = name_ref(R);
+				if (t->kind != TC_VAR_TENSOR)
+					error_at(R, &at, "aligned launches of "
+						 "'%s', not a tensor", t->name);
+				tc_vec_push(R->a, &k->aligned, t);
+			} while (accept(R, ","));
 		} else if (accept(R, "bind")) {
 			expect(R, "close");
 			k->bind_close = true;

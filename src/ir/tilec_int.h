@@ -878,6 +878,12 @@ struct TcStmt {
 			long long staging;
 			int staged;
 			long long sync;
+			/* Lowered VECTOR or TMA_STORE on GPU targets
+			 * (aligned.c): the helper's test of whether the
+			 * tile is whole 16-byte vectors holds on every
+			 * aligned launch (kernel->aligned), where the
+			 * printer makes it constant (TILEC_ALIGNED). */
+			bool launch_aligned;
 		} copy; /* COPY, ATOMIC_ADD, ASYNC_COPY, PREFETCH */
 		struct {
 			int pending; /* groups left in flight, >= 0 */
@@ -907,6 +913,10 @@ struct TcStmt {
 			TcVec plans;      /* TcVar *: the HANDLEs tested */
 			TcStmt *fast;     /* a BLOCK: the mbarrier loop */
 			TcStmt *fallback; /* a BLOCK: the cp.async loop */
+			/* Every plan's test holds on an aligned launch
+			 * (aligned.c): the fast loop is taken there
+			 * without testing (TILEC_ALIGNED). */
+			bool launch_aligned;
 		} select; /* PIPE_SELECT */
 		struct {
 			TcVar *var;        /* its HANDLE */
@@ -1182,6 +1192,11 @@ typedef struct TcKernel {
 	 * blocks an SM holds.  0 and NULL otherwise. */
 	long long persistent;
 	TcExpr *tiles[3];
+	/* GPU targets (aligned.c): TcVar *, the tensor parameters, in
+	 * order, whose base addresses and innermost extents an aligned
+	 * launch has as multiples of 16 bytes; the statements marked
+	 * launch_aligned rely on them.  Empty: no test depends on it. */
+	TcVec aligned;
 } TcKernel;
 
 typedef struct TcProgram {

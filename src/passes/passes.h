@@ -36,6 +36,11 @@ bool tc_cpu_gemm(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
  * of wgmma fragments into tensor tiles that go by TMA through shared
  * memory (copy.lower TMA_STORE, copy.tmap, copy.staging). */
 bool tc_tma_store(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
+/* aligned.c (GPU targets, after tma_store): the alignment tests that
+ * hold on every aligned launch (launch_aligned) and the tensors such a
+ * launch needs aligned (kernel->aligned). */
+bool tc_launch_aligned(TcArena *a, TcProgram *p, const TcOptions *opt,
+		       TcDiags *d);
 /* runs.c: element loops into shared rows in per-thread runs (GPU). */
 bool tc_spread_runs(TcArena *a, TcProgram *p, const TcOptions *opt,
 		    TcDiags *d);

@@ -51,6 +51,8 @@ const TcPass tc_passes[] = {
 	  "copy lowerings; pipelined loops expanded; TMA's producer warpgroup" },
 	{ "tma_store", tc_tma_store, GPU_TARGETS,
 	  "epilogue tiles of wgmma fragments stored by TMA through shared memory" },
+	{ "aligned", tc_launch_aligned, GPU_TARGETS,
+	  "alignment tests an aligned launch makes constant; the tensors it needs" },
 	{ "runs", tc_spread_runs, GPU_TARGETS,
 	  "element loops into shared rows: per-thread runs stored as one vector" },
 	{ "prefetch", tc_cpu_prefetch, CPU_TARGETS,

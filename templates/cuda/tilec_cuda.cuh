@@ -277,7 +277,9 @@ template <typename T, int ROWS, int COLS, int SWIZZLE> struct SmemRows {
 // cp.async when ASYNC (the caller commits and waits); elements otherwise.
 // SWIZZLE: the tile's rows are s_ld = COLS elements with swizzled 16-byte
 // chunks (tile_offset), or SWIZZLE_PANELS: in 128-byte column panels.
-template <typename T, int ROWS, int COLS, int THREADS, bool ASYNC, int SWIZZLE = false>
+// ALIGNED: the caller knows g, g_ld and c_lo whole 16-byte vectors (an
+// aligned launch's tile whose first column is one: TILEC_ALIGNED).
+template <typename T, int ROWS, int COLS, int THREADS, bool ASYNC, int SWIZZLE = false, bool ALIGNED = false>
 __device__ __forceinline__ void copy_g2s(T *smem, int s_ld, const T *g, long long g_ld, int rows, int cols, const T *safe,
 					 int r_lo = 0, int c_lo = 0)
 {
@@ -290,8 +292,9 @@ __device__ __forceinline__ void copy_g2s(T *smem, int s_ld, const T *g, long lon
 	constexpr int NV = ROWS * VROW;    // vectors in the tile
 	// Vectors all in or all out of the box's columns: c_lo (0 unless the
 	// origin is negative) a whole vector.
-	const bool aligned = VB && ((unsigned long long)g) % (VB ? VB : 1) == 0 && g_ld % VEC == 0 && s_ld % VEC == 0 &&
-			     (c_lo <= 0 || c_lo % VEC == 0);
+	const bool aligned = VB && s_ld % VEC == 0 &&
+			     (ALIGNED || (((unsigned long long)g) % (VB ? VB : 1) == 0 && g_ld % VEC == 0 &&
+					  (c_lo <= 0 || c_lo % VEC == 0)));
 	const unsigned s0 = smem_u32(smem);
 	if (aligned && NV % THREADS == 0 && THREADS % VROW == 0) {
 		// Each thread moves the vectors of one column c in rows r0,

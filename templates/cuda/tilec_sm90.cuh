@@ -474,8 +474,11 @@ template <int N> __device__ __forceinline__ void sync_threads()
 // then the row and the other dims' indices).  Where the host did not
 // build the map (TensorMap::usable) or the tile's first column is not a
 // whole 16-byte vector, the hardware takes no such box: copy_r2g stores
-// the registers instead (rows, cols, r_lo and c_lo as its box).
-template <typename R, typename C, typename T, int ROWS, int COLS, int RANK, int BUFFERS, int SYNC>
+// the registers instead (rows, cols, r_lo and c_lo as its box).  With
+// ALIGNED (an aligned launch's tile whose first column is a whole
+// vector: TILEC_ALIGNED) neither can happen, and that path is not
+// compiled.
+template <typename R, typename C, typename T, int ROWS, int COLS, int RANK, int BUFFERS, int SYNC, bool ALIGNED = false>
 struct TmaStore {
 	static constexpr int E = (int)sizeof(T);
 	static constexpr int ROW = COLS * E;
@@ -523,7 +526,7 @@ struct TmaStore {
 						     const int (&c)[RANK], unsigned char *stage,
 						     const X (&x)[NR][NC], int r_lo = 0, int c_lo = 0)
 	{
-		if (map.usable == 0 || reinterpret_cast<unsigned long long>(g) % 16 != 0) {
+		if (!ALIGNED && (map.usable == 0 || reinterpret_cast<unsigned long long>(g) % 16 != 0)) {
 			copy_r2g<R, C>(g, ld, rows, cols, x, r_lo, c_lo);
 			return;
 		}

@@ -26,6 +26,18 @@
 // library), so every line here means the same on both targets.
 #pragma once
 
+// TILEC_ALIGNED: 1 in a build for aligned launches only -- the tensors a
+// kernel's launch document lists under "aligned" start on 16 bytes and
+// their rows are whole 16-byte vectors, every tensor map was built --
+// where the copies' alignment tests the translator proved for such
+// launches are constant and the paths for other tensors are not
+// compiled.  The runtime compiles that build for aligned launches and
+// the general one, this default, for the others (docs/runtime.md,
+// "Aligned launches").
+#ifndef TILEC_ALIGNED
+#define TILEC_ALIGNED 0
+#endif
+
 namespace tilec {
 
 // ceil(a / b) for b > 0; (a + b - 1) / b would overflow near INT_MAX.

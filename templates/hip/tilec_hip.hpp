@@ -186,7 +186,9 @@ template <bool ASYNC> __device__ __forceinline__ void copy16_g2s(unsigned char *
 // c_lo or at or past `cols`; tilec_gpu.h) are zero-filled.  Every thread of the
 // block takes part, with 16-byte vectors (global_load_dwordx4,
 // ds_write_b128) when the rows allow them.
-template <typename T, int ROWS, int COLS, int THREADS>
+// ALIGNED: the caller knows g, g_ld and c_lo whole 16-byte vectors (an
+// aligned launch's tile whose first column is one: TILEC_ALIGNED).
+template <typename T, int ROWS, int COLS, int THREADS, bool ALIGNED = false>
 __device__ __forceinline__ void copy_g2s(T *smem, int s_ld, const T *g, long long g_ld, int rows, int cols,
 					 int r_lo = 0, int c_lo = 0)
 {
@@ -195,8 +197,9 @@ __device__ __forceinline__ void copy_g2s(T *smem, int s_ld, const T *g, long lon
 	constexpr int NV = ROWS * VROW;    // vectors in the tile
 	// Vectors all in or all out of the box's columns: c_lo (0 unless the
 	// origin is negative) a whole vector.
-	const bool aligned = COLS % VEC == 0 && (((unsigned long long)g) % 16) == 0 && g_ld % VEC == 0 && s_ld % VEC == 0 &&
-			     (c_lo <= 0 || c_lo % VEC == 0);
+	const bool aligned = COLS % VEC == 0 && s_ld % VEC == 0 &&
+			     (ALIGNED || ((((unsigned long long)g) % 16) == 0 && g_ld % VEC == 0 &&
+					  (c_lo <= 0 || c_lo % VEC == 0)));
 	if (aligned) {
 		// A tile wholly inside the tensor needs no bounds at all.
 		const bool inside = r_lo <= 0 && c_lo <= 0 && rows >= ROWS && cols >= COLS;

@@ -176,6 +176,8 @@ paged_decode(int B, int H, int HKV, int NPAGES, int MAXP, float scale, const __h
 // sm_80.
 // Tunables: HEAD_DIM=128 PAGE=16 THREADS=128 BLOCK_H=16 STAGES=4.
 // 32 threads; 37120 bytes of shared memory.
+// TILEC_ALIGNED is 1 in the runtime's build for launches whose Q, KC and VC start on 16 bytes and
+// have rows of whole 16-byte vectors: the copies that name it skip their alignment tests there.
 #include "tilec/cuda/tilec_cuda.cuh"
 
 extern "C" __global__ void __launch_bounds__(32)
@@ -231,9 +233,9 @@ paged_decode_split_gqa(int B, int H, int HKV, int NPAGES, int MAXP, int NSPLIT, 
 	float lse[s_rows::count];
 	const float qk_scale = scale * 1.442695f;
 	// paged_decode.c:138 tile_copy(Qs, tile_dims(&Q[b][h0][0], 1, 2))
-	tilec::copy_g2s<__half, BLOCK_H, HEAD_DIM, 32 * (BLOCK_H / 16), false, true>(Qs, HEAD_DIM,
-		Q + (((size_t)b * H + h0) * HEAD_DIM), HEAD_DIM, (b < B) ? min(BLOCK_H, H - h0) : 0,
-		HEAD_DIM, Q);
+	tilec::copy_g2s<__half, BLOCK_H, HEAD_DIM, 32 * (BLOCK_H / 16), false, true, TILEC_ALIGNED>(
+		Qs, HEAD_DIM, Q + (((size_t)b * H + h0) * HEAD_DIM), HEAD_DIM,
+		(b < B) ? min(BLOCK_H, H - h0) : 0, HEAD_DIM, Q);
 	// paged_decode.c:139 tile_clear(o)
 	#pragma unroll
 	for (int r0 = 0; r0 < s_rows::count; r0++)
@@ -264,7 +266,7 @@ paged_decode_split_gqa(int B, int H, int HKV, int NPAGES, int MAXP, int NSPLIT, 
 				// paged_decode.c:143 tile_copy(Ks,
 				// tile_dims(&KC[BT[b][p0 + t]][0][g][0], 1, 3))
 				tilec::copy_g2s<__half, PAGE, HEAD_DIM, 32 * (BLOCK_H / 16), true,
-					true>(Ks_tile::stage(Ks, t_pre), HEAD_DIM,
+					true, TILEC_ALIGNED>(Ks_tile::stage(Ks, t_pre), HEAD_DIM,
 					KC
 						+ (((size_t)BT[((size_t)b * MAXP + (p0 + t_pre))]
 						* PAGE * HKV + g) * HEAD_DIM), HKV * HEAD_DIM,
@@ -274,7 +276,7 @@ paged_decode_split_gqa(int B, int H, int HKV, int NPAGES, int MAXP, int NSPLIT, 
 				// paged_decode.c:144 tile_copy(Vs,
 				// tile_dims(&VC[BT[b][p0 + t]][0][g][0], 1, 3))
 				tilec::copy_g2s<__half, PAGE, HEAD_DIM, 32 * (BLOCK_H / 16), true,
-					true>(Vs_tile::stage(Vs, t_pre), HEAD_DIM,
+					true, TILEC_ALIGNED>(Vs_tile::stage(Vs, t_pre), HEAD_DIM,
 					VC
 						+ (((size_t)BT[((size_t)b * MAXP + (p0 + t_pre))]
 						* PAGE * HKV + g) * HEAD_DIM), HKV * HEAD_DIM,
@@ -295,7 +297,8 @@ paged_decode_split_gqa(int B, int H, int HKV, int NPAGES, int MAXP, int NSPLIT, 
 				// paged_decode.c:143 tile_copy(Ks,
 				// tile_dims(&KC[BT[b][p0 + t]][0][g][0], 1, 3))
 				tilec::copy_g2s<__half, PAGE, HEAD_DIM, 32 * (BLOCK_H / 16), true,
-					true>(Ks_tile::stage(Ks, t_next % 4), HEAD_DIM,
+					true, TILEC_ALIGNED>(Ks_tile::stage(Ks, t_next % 4),
+					HEAD_DIM,
 					KC
 						+ (((size_t)BT[((size_t)b * MAXP + (p0 + t_next))]
 						* PAGE * HKV + g) * HEAD_DIM), HKV * HEAD_DIM,
@@ -305,7 +308,8 @@ paged_decode_split_gqa(int B, int H, int HKV, int NPAGES, int MAXP, int NSPLIT, 
 				// paged_decode.c:144 tile_copy(Vs,
 				// tile_dims(&VC[BT[b][p0 + t]][0][g][0], 1, 3))
 				tilec::copy_g2s<__half, PAGE, HEAD_DIM, 32 * (BLOCK_H / 16), true,
-					true>(Vs_tile::stage(Vs, t_next % 4), HEAD_DIM,
+					true, TILEC_ALIGNED>(Vs_tile::stage(Vs, t_next % 4),
+					HEAD_DIM,
 					VC
 						+ (((size_t)BT[((size_t)b * MAXP + (p0 + t_next))]
 						* PAGE * HKV + g) * HEAD_DIM), HKV * HEAD_DIM,

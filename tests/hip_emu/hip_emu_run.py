@@ -2,11 +2,13 @@
 """hip_emu_run.py - check tilec's HIP output for one kernel on the host CPU.
 
 usage: hip_emu_run.py TILEC SRCROOT SAMPLE [--arch ARCH] [-D NAME=VALUE]...
-                      [tilec run args]
+                      [--aligned] [tilec run args]
 
 SAMPLE is a file in samples/, or a path from SRCROOT.  Translates it for
 hip (ARCH, gfx90a by default; -D and --kernel apply; the emulator's C++
-compile then defines __ARCH__, as the device compilers do) and wraps the kernel in a
+compile then defines __ARCH__, as the device compilers do, and with
+--aligned TILEC_ALIGNED=1, the runtime's build for aligned launches, which
+the shapes given must make every launch) and wraps the kernel in a
 `tilec_entry_<kernel>(void **args)` that launches it over its grid under
 hip_emu.hpp (one host thread per GPU thread, waves of 64, the MFMA
 instructions computed from their documented lane layout).  Then
@@ -99,12 +101,18 @@ def main():
         return 77
     # -D and --kernel apply to the translation too; --arch to it alone.
     defines = []
+    cxxdefs = ""
     arch = "gfx90a"
     i = 0
     while i < len(rest):
         if rest[i] == "--arch" and i + 1 < len(rest):
             arch = rest[i + 1]
             del rest[i:i + 2]
+        elif rest[i] == "--aligned":
+            # The build for aligned launches (docs/runtime.md): the
+            # shapes given must make every launch aligned.
+            cxxdefs = " -DTILEC_ALIGNED=1"
+            del rest[i]
         elif rest[i] in ("-D", "--kernel") and i + 1 < len(rest):
             defines += rest[i:i + 2]
             i += 2
@@ -141,7 +149,8 @@ def main():
             f.write('#!/bin/sh\nargs=""\nfor a in "$@"; do\n'
                     '\tcase $a in -fopenmp) ;; *) args="$args $a" ;; esac\n'
                     'done\nexec %s -std=c++17 -pthread -Wno-unused-parameter'
-                    ' -D__%s__ %s $args\n' % (cxx, arch, EMU_TRAPS))
+                    ' -D__%s__ %s%s $args\n' % (cxx, arch, EMU_TRAPS,
+                                                cxxdefs))
         os.chmod(emucc, 0o755)
         return subprocess.run([tilec, "run", src, "-t", "openmp", "--source",
                                wrapper, "--cc", emucc] + rest).returncode
