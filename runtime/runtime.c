@@ -73,6 +73,8 @@ struct tilec_context {
 				       (API_CHECKS), released with the context */
 };
 
+struct Rebuild;
+
 struct tilec_module {
 	uint32_t magic;            /* MODULE_LIVE, or MODULE_FREED */
 	tilec_context *ctx;        /* the context that compiled it */
@@ -86,6 +88,13 @@ struct tilec_module {
 	 * take tensor maps (TMA), which only a document describes: no raw
 	 * launch may run them. */
 	bool tmaps_unknown;
+	/* Built twice (docs/runtime.md, "Aligned launches"), as a kernel's
+	 * signature lists tensors its TILEC_ALIGNED build assumes aligned:
+	 * handle is that build, general the one without, made from
+	 * `rebuild` at the first launch that is not aligned (NULL until
+	 * then).  rebuild is NULL for a module built once. */
+	struct Rebuild *rebuild;
+	void *general;
 };
 
 struct tilec_kernel {
@@ -93,11 +102,16 @@ struct tilec_kernel {
 	tilec_module *mod;         /* owner */
 	char *name;                /* the kernel's name (NULL once freed) */
 	void *entry;               /* the backend's entry point */
+	void *general_entry;       /* its general build's (lazily), or NULL */
 	const TilecSignature *sig; /* its signature (the module's), or NULL */
 	int problem;               /* TILEC_PROBLEM_ of its last checked
 				      launch */
 	tilec_kernel *next;        /* next kernel of the module */
 };
+
+/* The flag of a module's build for aligned launches (docs/runtime.md,
+ * "Aligned launches"). */
+#define ALIGNED_FLAG "-DTILEC_ALIGNED=1"
 
 /* The backends, by tilec_backend; NULL where not available yet. */
 static const TilecBackendOps *const backends[TILEC_BACKEND_COUNT] = {
@@ -905,7 +919,7 @@ is_identifier(const char *s)
 static tilec_status
 compile_in(tilec_context *ctx, const char *scratch, const char *source,
 	   size_t len, const tilec_compile_options *o, const char *arch,
-	   char *obj_path, size_t obj_len, double *seconds)
+	   bool aligned, char *obj_path, size_t obj_len, double *seconds)
 {
 	char name[256], src_path[4096], inc_dir[4096];
 	source_name(ctx, o, name, sizeof name);
@@ -928,7 +942,9 @@ compile_in(tilec_context *ctx, const char *scratch, const char *source,
 	char **flags = NULL;
 	int nflags = 0;
 	if (!tilec_rt_split_words(ctx->flags, &flags, &nflags) ||
-	    !tilec_rt_split_words(o->flags, &flags, &nflags)) {
+	    !tilec_rt_split_words(o->flags, &flags, &nflags) ||
+	    !tilec_rt_split_words(aligned ? ALIGNED_FLAG : NULL, &flags,
+				  &nflags)) {
 		tilec_rt_free_words(flags, nflags);
 		return tilec_rt_fail(ctx, TILEC_ERR_NOMEM, "out of memory");
 	}
@@ -970,7 +986,7 @@ missing_kernel(tilec_context *ctx, void *handle,
 
 /* Note in mod why its cache entry was not used and is being rebuilt. */
 static void TILEC_RT_PRINTF(2, 3)
-note_rebuilt(tilec_module *mod, const char *fmt, ...)
+note_rebuilt(tilec_module_info *info, const char *fmt, ...)
 {
 	TilecStr note = { 0 };
 	va_list ap;
@@ -978,85 +994,87 @@ note_rebuilt(tilec_module *mod, const char *fmt, ...)
 	str_vprintf(&note, fmt, ap);
 	va_end(ap);
 	tilec_rt_str_printf(&note, "; rebuilt");
-	mod->info.rebuilt_corrupt = 1;
-	size_t n = note.len < sizeof mod->info.note - 1
-			   ? note.len
-			   : sizeof mod->info.note - 1;
-	memcpy(mod->info.note, tilec_rt_str_cstr(&note), n);
-	mod->info.note[n] = '\0';
+	info->rebuilt_corrupt = 1;
+	size_t n = note.len < sizeof info->note - 1 ? note.len
+						    : sizeof info->note - 1;
+	memcpy(info->note, tilec_rt_str_cstr(&note), n);
+	info->note[n] = '\0';
 	tilec_rt_str_free(&note);
 }
 
-/* Load mod from the cache entry of its key, if there is a trusted, intact
- * one whose object loads and defines the kernels o names.  An entry that
- * fails is noted in mod->info and dropped, so that it is rebuilt. */
+/* Load *handle from the cache entry of info->key, if there is a
+ * trusted, intact one whose object loads and defines the kernels o names.
+ * An entry that fails is noted in info and dropped, so that it is
+ * rebuilt. */
 static bool
-load_cached(tilec_context *ctx, tilec_module *mod, const TilecCache *cache,
-	    const tilec_compile_options *o, bool can_load, char *path,
-	    size_t pathlen)
+load_cached(tilec_context *ctx, tilec_module_info *info, void **handle,
+	    const TilecCache *cache, const tilec_compile_options *o,
+	    bool can_load, char *path, size_t pathlen)
 {
-	char why[sizeof mod->info.note];
-	TilecCacheResult r = tilec_rt_cache_lookup(cache, mod->info.key,
+	char why[sizeof info->note];
+	TilecCacheResult r = tilec_rt_cache_lookup(cache, info->key,
 						   ctx->ops->obj_ext, path,
 						   pathlen, why, sizeof why);
 	if (r == TILEC_CACHE_MISS)
 		return false;
 	if (r == TILEC_CACHE_CORRUPT) {
-		note_rebuilt(mod, "%s", why);
+		note_rebuilt(info, "%s", why);
 		return false;
 	}
-	if (ctx->ops->load(ctx, path, &mod->handle) != TILEC_OK) {
-		note_rebuilt(mod, "cache entry %s/%s.entry: %s", cache->dir,
-			     mod->info.key, tilec_error(ctx));
+	if (ctx->ops->load(ctx, path, handle) != TILEC_OK) {
+		note_rebuilt(info, "cache entry %s/%s.entry: %s", cache->dir,
+			     info->key, tilec_error(ctx));
 		tilec_rt_str_free(&ctx->error);
-		tilec_rt_cache_drop(cache, mod->info.key);
+		tilec_rt_cache_drop(cache, info->key);
 		return false;
 	}
-	const char *lacks = missing_kernel(ctx, mod->handle, o, can_load);
+	const char *lacks = missing_kernel(ctx, *handle, o, can_load);
 	if (lacks) {
-		note_rebuilt(mod,
+		note_rebuilt(info,
 			     "cache entry %s/%s.entry: its object %s defines no "
 			     "kernel '%s'",
-			     cache->dir, mod->info.key, path, lacks);
-		ctx->ops->unload(ctx, mod->handle);
-		mod->handle = NULL;
-		tilec_rt_cache_drop(cache, mod->info.key);
+			     cache->dir, info->key, path, lacks);
+		ctx->ops->unload(ctx, *handle);
+		*handle = NULL;
+		tilec_rt_cache_drop(cache, info->key);
 		return false;
 	}
-	mod->info.from_cache = 1;
-	mod->info.rebuilt_corrupt = 0;
-	mod->info.note[0] = '\0';
+	info->from_cache = 1;
+	info->rebuilt_corrupt = 0;
+	info->note[0] = '\0';
 	return true;
 }
 
-/* Compile into scratch, load the object and check it, then store it in
- * the cache (when there is one); on success mod->handle is loaded and
- * path[] names the cached object ("" when uncached). */
+/* Compile into scratch (with TILEC_ALIGNED=1 where `aligned`), load the
+ * object and check it, then store it in the cache (when there is one);
+ * on success *handle is loaded and path[] names the cached object (""
+ * when uncached). */
 static tilec_status
-build(tilec_context *ctx, tilec_module *mod, const TilecCache *cache,
-      const char *scratch, const char *source, size_t len,
-      const tilec_compile_options *o, const char *arch, bool can_load,
-      char *path, size_t pathlen)
+build(tilec_context *ctx, tilec_module_info *info, void **handle,
+      const TilecCache *cache, const char *scratch, const char *source,
+      size_t len, const tilec_compile_options *o, const char *arch,
+      bool aligned, bool can_load, char *path, size_t pathlen)
 {
 	char obj[4096];
 	path[0] = '\0';
-	tilec_status st = compile_in(ctx, scratch, source, len, o, arch, obj,
-				     sizeof obj, &mod->info.compile_seconds);
+	tilec_status st = compile_in(ctx, scratch, source, len, o, arch,
+				     aligned, obj, sizeof obj,
+				     &info->compile_seconds);
 	if (st != TILEC_OK)
 		return st;
 	/* A compiler that reports success with a garbage object must not
 	 * poison the cache: load and check before storing. */
-	st = ctx->ops->load(ctx, obj, &mod->handle);
+	st = ctx->ops->load(ctx, obj, handle);
 	if (st != TILEC_OK) {
 		static const char more[] = " (the compiler reported success; "
 					   "nothing was cached)";
 		tilec_rt_fail_append(ctx, more, sizeof more - 1);
 		return st;
 	}
-	const char *lacks = missing_kernel(ctx, mod->handle, o, can_load);
+	const char *lacks = missing_kernel(ctx, *handle, o, can_load);
 	if (lacks) {
-		ctx->ops->unload(ctx, mod->handle);
-		mod->handle = NULL;
+		ctx->ops->unload(ctx, *handle);
+		*handle = NULL;
 		return tilec_rt_fail(ctx, TILEC_ERR_COMPILE,
 				     "the object compiled from %s defines no "
 				     "kernel '%s' (the compiler reported "
@@ -1067,7 +1085,7 @@ build(tilec_context *ctx, tilec_module *mod, const TilecCache *cache,
 		return TILEC_OK;
 	/* A cache that cannot take the object (a full disk) costs the next
 	 * run a compile, not this one its module. */
-	if (tilec_rt_cache_store(ctx, cache, mod->info.key, ctx->ops->obj_ext,
+	if (tilec_rt_cache_store(ctx, cache, info->key, ctx->ops->obj_ext,
 				 obj, path, pathlen) != TILEC_OK) {
 		tilec_rt_str_free(&ctx->error);
 		path[0] = '\0';
@@ -1077,9 +1095,9 @@ build(tilec_context *ctx, tilec_module *mod, const TilecCache *cache,
 		return TILEC_OK;
 	/* The module refers to its file by name (debuggers read it): load
 	 * it again from where it now lives. */
-	ctx->ops->unload(ctx, mod->handle);
-	mod->handle = NULL;
-	return ctx->ops->load(ctx, path, &mod->handle);
+	ctx->ops->unload(ctx, *handle);
+	*handle = NULL;
+	return ctx->ops->load(ctx, path, handle);
 }
 
 /* Whether the len bytes at s hold `needle`. */
@@ -1099,6 +1117,175 @@ free_signatures(TilecSignature **sigs, int n)
 	for (int i = 0; i < n; i++)
 		tilec_rt_signature_free(sigs[i]);
 	free(sigs);
+}
+
+/* Build `source` (with TILEC_ALIGNED=1 where `aligned`) into *handle,
+ * or load it from the disk cache: info gets its key, where it came from
+ * and its object's path. */
+static tilec_status
+obtain(tilec_context *ctx, const char *source, size_t len,
+       const tilec_compile_options *o, const char *arch, bool aligned,
+       tilec_module_info *info, void **handle)
+{
+	/* The key: everything that can change the object. */
+	const char *identity;
+	tilec_status st = ctx->ops->identity(ctx, &identity);
+	if (st != TILEC_OK)
+		return st;
+	char name[256];
+	source_name(ctx, o, name, sizeof name);
+	TilecSha256 s;
+	tilec_rt_sha256_init(&s);
+	key_string(&s, "tilec-cache-key 3");
+	key_string(&s, ctx->ops->name);
+	key_string(&s, TILEC_RUNTIME_VERSION);
+	key_string(&s, identity);
+	key_string(&s, arch);
+	key_string(&s, ctx->flags);
+	key_string(&s, o->flags);
+	key_string(&s, aligned ? ALIGNED_FLAG : "");
+	key_string(&s, name);
+	for (int i = 0; i < o->nheaders; i++) {
+		key_string(&s, o->headers[i].name);
+		key_field(&s, o->headers[i].text ? o->headers[i].text : "",
+			  o->headers[i].len);
+	}
+	key_field(&s, source, len);
+	uint8_t digest[32];
+	tilec_rt_sha256_final(&s, digest);
+	tilec_rt_sha256_hex(digest, info->key);
+
+	TilecCache cache = { .fd = -1 };
+	if (!o->no_cache)
+		st = tilec_rt_cache_open(ctx, ctx->cache_dir, &cache);
+	tilec_device_info dev = { 0 };
+	if (st == TILEC_OK && ctx->ops->device_info)
+		st = ctx->ops->device_info(ctx, &dev);
+	bool can_load = !dev.compile_only;
+	char path[4096] = "", scratch[4096] = "";
+	int lock = -1;
+	if (st == TILEC_OK && cache.fd >= 0 &&
+	    !load_cached(ctx, info, handle, &cache, o, can_load, path,
+			 sizeof path)) {
+		/* Compile the key once however many processes want it: wait
+		 * for whoever is compiling it, then look again. */
+		lock = tilec_rt_cache_lock(&cache, info->key,
+					   ctx->compile_timeout);
+		if (lock >= 0)
+			load_cached(ctx, info, handle, &cache, o, can_load,
+				    path, sizeof path);
+	}
+	if (st == TILEC_OK && !info->from_cache) {
+		st = tilec_rt_scratch_dir(ctx, &cache, scratch, sizeof scratch);
+		if (st == TILEC_OK)
+			st = build(ctx, info, handle, &cache, scratch, source,
+				   len, o, arch, aligned, can_load, path,
+				   sizeof path);
+	}
+	tilec_rt_cache_unlock(&cache, info->key, lock);
+	tilec_rt_cache_close(&cache);
+	if (scratch[0])
+		tilec_rt_remove_tree(scratch);
+	if (st != TILEC_OK) {
+		if (*handle)
+			ctx->ops->unload(ctx, *handle);
+		*handle = NULL;
+		return st;
+	}
+	snprintf(info->path, sizeof info->path, "%s", path);
+	return TILEC_OK;
+}
+
+/* What a module's general build needs of its tilec_compile call:
+ * copies of the source, the architecture and the options (less the
+ * manifest, read already). */
+typedef struct Rebuild {
+	char *source;
+	size_t len;
+	char *arch;
+	tilec_compile_options o;
+} Rebuild;
+
+static char *
+copy_bytes(const char *p, size_t n)
+{
+	char *c = malloc(n + 1);
+	if (c) {
+		if (n)
+			memcpy(c, p, n);
+		c[n] = '\0';
+	}
+	return c;
+}
+
+static char *
+copy_str(const char *p, bool *ok)
+{
+	if (!p)
+		return NULL;
+	char *c = copy_bytes(p, strlen(p));
+	*ok &= c != NULL;
+	return c;
+}
+
+static void
+rebuild_free(Rebuild *r)
+{
+	if (!r)
+		return;
+	free(r->source);
+	free(r->arch);
+	free((char *)r->o.name);
+	free((char *)r->o.flags);
+	tilec_header *h = (tilec_header *)r->o.headers;
+	for (int i = 0; h && i < r->o.nheaders; i++) {
+		free((char *)h[i].name);
+		free((char *)h[i].text);
+	}
+	free(h);
+	char **k = (char **)r->o.kernels;
+	for (int i = 0; k && i < r->o.nkernels; i++)
+		free(k[i]);
+	free(k);
+	free(r);
+}
+
+static Rebuild *
+rebuild_new(const char *source, size_t len, const tilec_compile_options *o,
+	    const char *arch)
+{
+	Rebuild *r = calloc(1, sizeof *r);
+	if (!r)
+		return NULL;
+	bool ok = true;
+	r->o = *o;
+	r->o.manifest = NULL;
+	r->o.headers = NULL;
+	r->o.kernels = NULL;
+	r->len = len;
+	ok &= (r->source = copy_bytes(source, len)) != NULL;
+	r->arch = copy_str(arch, &ok);
+	r->o.name = copy_str(o->name, &ok);
+	r->o.flags = copy_str(o->flags, &ok);
+	tilec_header *h = o->nheaders > 0 ? calloc((size_t)o->nheaders, sizeof *h) : NULL;
+	ok &= o->nheaders == 0 || h;
+	for (int i = 0; h && i < o->nheaders; i++) {
+		h[i].name = copy_str(o->headers[i].name, &ok);
+		h[i].len = o->headers[i].len;
+		h[i].text = o->headers[i].text ? copy_bytes(o->headers[i].text, h[i].len) : NULL;
+		ok &= !o->headers[i].text || h[i].text;
+	}
+	r->o.headers = h;
+	char **k = o->nkernels > 0 ? calloc((size_t)o->nkernels, sizeof *k) : NULL;
+	ok &= o->nkernels == 0 || k;
+	for (int i = 0; k && i < o->nkernels; i++)
+		k[i] = copy_str(o->kernels[i], &ok);
+	r->o.kernels = (const char *const *)k;
+	if (!ok) {
+		rebuild_free(r);
+		return NULL;
+	}
+	return r;
 }
 
 tilec_module *
@@ -1167,73 +1354,27 @@ tilec_compile(tilec_context *ctx, const char *source, size_t len,
 	mod->nsigs = nsigs;
 	mod->tmaps_unknown = !o->manifest && contains(source, len, "tilec::TensorMap ");
 
-	/* The key: everything that can change the object. */
-	const char *identity;
-	if (ctx->ops->identity(ctx, &identity) != TILEC_OK) {
+	/* Two builds where a kernel's signature lists tensors its
+	 * TILEC_ALIGNED build assumes aligned: that one now, the general
+	 * one at the first launch that needs it, from copies of what this
+	 * call was given. */
+	bool two = false;
+	for (int i = 0; i < nsigs; i++)
+		two |= tilec_rt_signature_aligned(sigs[i]) > 0;
+	if (two && !(mod->rebuild = rebuild_new(source, len, o, arch))) {
 		free_signatures(mod->sigs, mod->nsigs);
 		free(mod);
+		tilec_rt_fail(ctx, TILEC_ERR_NOMEM, "out of memory");
 		return NULL;
 	}
-	char name[256];
-	source_name(ctx, o, name, sizeof name);
-	TilecSha256 s;
-	tilec_rt_sha256_init(&s);
-	key_string(&s, "tilec-cache-key 2");
-	key_string(&s, ctx->ops->name);
-	key_string(&s, TILEC_RUNTIME_VERSION);
-	key_string(&s, identity);
-	key_string(&s, arch);
-	key_string(&s, ctx->flags);
-	key_string(&s, o->flags);
-	key_string(&s, name);
-	for (int i = 0; i < o->nheaders; i++) {
-		key_string(&s, o->headers[i].name);
-		key_field(&s, o->headers[i].text ? o->headers[i].text : "",
-			  o->headers[i].len);
-	}
-	key_field(&s, source, len);
-	uint8_t digest[32];
-	tilec_rt_sha256_final(&s, digest);
-	tilec_rt_sha256_hex(digest, mod->info.key);
-
-	TilecCache cache = { .fd = -1 };
-	tilec_status st = TILEC_OK;
-	if (!o->no_cache)
-		st = tilec_rt_cache_open(ctx, ctx->cache_dir, &cache);
-	tilec_device_info dev = { 0 };
-	if (st == TILEC_OK && ctx->ops->device_info)
-		st = ctx->ops->device_info(ctx, &dev);
-	bool can_load = !dev.compile_only;
-	char path[4096] = "", scratch[4096] = "";
-	int lock = -1;
-	if (st == TILEC_OK && cache.fd >= 0 &&
-	    !load_cached(ctx, mod, &cache, o, can_load, path, sizeof path)) {
-		/* Compile the key once however many processes want it: wait
-		 * for whoever is compiling it, then look again. */
-		lock = tilec_rt_cache_lock(&cache, mod->info.key,
-					   ctx->compile_timeout);
-		if (lock >= 0)
-			load_cached(ctx, mod, &cache, o, can_load, path,
-				    sizeof path);
-	}
-	if (st == TILEC_OK && !mod->info.from_cache) {
-		st = tilec_rt_scratch_dir(ctx, &cache, scratch, sizeof scratch);
-		if (st == TILEC_OK)
-			st = build(ctx, mod, &cache, scratch, source, len, o,
-				   arch, can_load, path, sizeof path);
-	}
-	tilec_rt_cache_unlock(&cache, mod->info.key, lock);
-	tilec_rt_cache_close(&cache);
-	if (scratch[0])
-		tilec_rt_remove_tree(scratch);
+	tilec_status st = obtain(ctx, source, len, o, arch, two, &mod->info,
+				 &mod->handle);
 	if (st != TILEC_OK) {
-		if (mod->handle)
-			ctx->ops->unload(ctx, mod->handle);
+		rebuild_free(mod->rebuild);
 		free_signatures(mod->sigs, mod->nsigs);
 		free(mod);
 		return NULL;
 	}
-	snprintf(mod->info.path, sizeof mod->info.path, "%s", path);
 	mod->info.total_seconds = seconds_since(t0);
 	ctx->nmodules++;
 	return mod;
@@ -1251,11 +1392,17 @@ tilec_module_free(tilec_module *mod)
 	if (mod->handle)
 		ctx->ops->unload(ctx, mod->handle);
 	mod->handle = NULL;
+	if (mod->general)
+		ctx->ops->unload(ctx, mod->general);
+	mod->general = NULL;
+	rebuild_free(mod->rebuild);
+	mod->rebuild = NULL;
 	for (tilec_kernel *k = mod->kernels, *next; k; k = next) {
 		next = k->next;
 		free(k->name);
 		k->name = NULL;
 		k->entry = NULL;
+		k->general_entry = NULL;
 		k->sig = NULL;
 		k->magic = KERNEL_FREED;
 		if (!API_CHECKS)
@@ -1354,6 +1501,39 @@ no_tmaps(const tilec_kernel *k)
 			     "with --no-tma", k->name);
 }
 
+/* The entry a launch of k runs: its module's first build's, unless the
+ * module was built twice (docs/runtime.md, "Aligned launches"), k's
+ * signature lists aligned tensors and the launch is not aligned: then
+ * the general build's, compiled (or loaded from the cache) at the
+ * module's first such launch. */
+static tilec_status
+entry_for(tilec_kernel *k, bool aligned, void **entry)
+{
+	tilec_module *mod = k->mod;
+	tilec_context *ctx = mod->ctx;
+	*entry = k->entry;
+	if (!mod->rebuild || aligned || !tilec_rt_signature_aligned(k->sig))
+		return TILEC_OK;
+	if (!mod->general) {
+		const Rebuild *r = mod->rebuild;
+		tilec_module_info info = { 0 };
+		tilec_status st = obtain(ctx, r->source, r->len, &r->o, r->arch,
+					 false, &info, &mod->general);
+		if (st != TILEC_OK)
+			return st;
+	}
+	if (!k->general_entry &&
+	    !(k->general_entry = ctx->ops->symbol(ctx, mod->general, k->name))) {
+		if (ctx->error.len == 0 && !ctx->error.oom)
+			tilec_rt_fail(ctx, TILEC_ERR_NOT_FOUND,
+				      "no kernel '%s' in its module's build for "
+				      "launches that are not aligned", k->name);
+		return TILEC_ERR_NOT_FOUND;
+	}
+	*entry = k->general_entry;
+	return TILEC_OK;
+}
+
 tilec_status
 tilec_launch(tilec_kernel *k, void **args, const tilec_launch_config *cfg)
 {
@@ -1367,14 +1547,20 @@ tilec_launch(tilec_kernel *k, void **args, const tilec_launch_config *cfg)
 				     "launch of %s without arguments", k->name);
 	if (!k->sig && k->mod->tmaps_unknown)
 		return no_tmaps(k);
-	if (!tilec_rt_signature_tmaps(k->sig))
+	if (!tilec_rt_signature_tmaps(k->sig) &&
+	    !tilec_rt_signature_aligned(k->sig))
 		return ctx->ops->launch(ctx, k->entry, args, cfg);
-	/* Tensor maps follow the parameters: built from the arguments. */
+	/* Tensor maps follow the parameters: built from the arguments,
+	 * which also say which build runs. */
 	TilecLaunchBuf buf;
-	void **argv;
-	tilec_status st = tilec_rt_raw_tmaps(ctx, k->sig, args, &buf, &argv);
+	void **argv, *entry;
+	bool aligned;
+	tilec_status st = tilec_rt_raw_tmaps(ctx, k->sig, args, &buf, &argv,
+					     &aligned);
 	if (st == TILEC_OK)
-		st = ctx->ops->launch(ctx, k->entry, argv, cfg);
+		st = entry_for(k, aligned, &entry);
+	if (st == TILEC_OK)
+		st = ctx->ops->launch(ctx, entry, argv, cfg);
 	free(buf.heap);
 	return st;
 }
@@ -1398,7 +1584,8 @@ tilec_launch_checked(tilec_kernel *k, const tilec_arg *args, int nargs,
 	TilecLaunchBuf buf;
 	void **argv;
 	tilec_launch_config cfg;
-	bool empty;
+	bool empty, aligned;
+	void *entry;
 	/* A persistent kernel's grid reads the device's SMs (the backend
 	 * read them when the context opened). */
 	tilec_device_info dev = { 0 };
@@ -1410,13 +1597,17 @@ tilec_launch_checked(tilec_kernel *k, const tilec_arg *args, int nargs,
 						  ctx->device,
 						  dev.multiprocessors, args,
 						  nargs, stream, &buf, &argv,
-						  &cfg, &empty, &k->problem);
+						  &cfg, &empty, &aligned,
+						  &k->problem);
 	if (st != TILEC_OK)
 		return st;
 	/* The CPU's entry derives the grid itself (nothing to run when it
 	 * is empty); a GPU driver refuses an empty grid. */
-	if (!empty || ctx->ops->backend == TILEC_BACKEND_OPENMP)
-		st = ctx->ops->launch(ctx, k->entry, argv, &cfg);
+	if (!empty || ctx->ops->backend == TILEC_BACKEND_OPENMP) {
+		st = entry_for(k, aligned, &entry);
+		if (st == TILEC_OK)
+			st = ctx->ops->launch(ctx, entry, argv, &cfg);
+	}
 	free(buf.heap);
 	return st;
 }
@@ -1487,12 +1678,18 @@ tilec_bench(tilec_kernel *k, void **const *arg_sets, int nsets,
 	for (int i = 0; i < repeat; i++) {
 		void **args = arg_sets[(warmup + i) % nsets];
 		double t0 = tilec_now();
-		if (ctx->ops->time_launch && tilec_rt_signature_tmaps(k->sig)) {
+		if (ctx->ops->time_launch &&
+		    (tilec_rt_signature_tmaps(k->sig) ||
+		     tilec_rt_signature_aligned(k->sig))) {
 			TilecLaunchBuf buf;
-			void **argv;
-			st = tilec_rt_raw_tmaps(ctx, k->sig, args, &buf, &argv);
+			void **argv, *entry;
+			bool aligned;
+			st = tilec_rt_raw_tmaps(ctx, k->sig, args, &buf, &argv,
+						&aligned);
 			if (st == TILEC_OK)
-				st = ctx->ops->time_launch(ctx, k->entry, argv,
+				st = entry_for(k, aligned, &entry);
+			if (st == TILEC_OK)
+				st = ctx->ops->time_launch(ctx, entry, argv,
 							   cfg, &t[i]);
 			free(buf.heap);
 		} else if (ctx->ops->time_launch) {

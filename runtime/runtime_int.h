@@ -157,7 +157,9 @@ typedef struct TilecLaunchBuf {
  * the working arrays fit there and in one malloc'd block otherwise
  * (buf->heap: free it after the launch; on failure nothing is left to
  * free), *cfg the grid, block, shared memory and stream, *empty
- * whether the grid is empty.  A mismatch is TILEC_ERR_INVALID, the
+ * whether the grid is empty, *aligned whether the launch is aligned
+ * (docs/runtime.md, "Aligned launches": the kernel's TILEC_ALIGNED build
+ * may run it).  A mismatch is TILEC_ERR_INVALID, the
  * context's error naming the kernel and the parameter, *problem its
  * TILEC_PROBLEM_ kind. */
 tilec_status tilec_rt_prepare_launch(tilec_context *ctx,
@@ -166,7 +168,7 @@ tilec_status tilec_rt_prepare_launch(tilec_context *ctx,
 				     int sms, const tilec_arg *args, int nargs,
 				     void *stream, TilecLaunchBuf *buf,
 				     void ***argv, tilec_launch_config *cfg,
-				     bool *empty, int *problem);
+				     bool *empty, bool *aligned, int *problem);
 
 /* Bytes of an element of dtype (0 for i4, packed two a byte). */
 int tilec_rt_dtype_bytes(tilec_dtype dtype);
@@ -178,10 +180,15 @@ int tilec_rt_signature_tmaps(const TilecSignature *s);
 bool tilec_rt_signature_sms(const TilecSignature *s);
 /* A raw launch's argument array (args: a pointer per parameter, as
  * tilec_launch takes it) with s's tensor maps built and appended, in
- * `buf` or one malloc'd block (buf->heap: free it after the launch). */
+ * `buf` or one malloc'd block (buf->heap: free it after the launch).
+ * *aligned: whether the launch is aligned (docs/runtime.md, "Aligned
+ * launches"), as tilec_rt_prepare_launch's. */
 tilec_status tilec_rt_raw_tmaps(tilec_context *ctx, const TilecSignature *s,
 				void **args, TilecLaunchBuf *buf,
-				void ***argv);
+				void ***argv, bool *aligned);
+/* How many tensors s lists under "aligned" (0 for a NULL s): nonzero
+ * where its kernel has a build for aligned launches. */
+int tilec_rt_signature_aligned(const TilecSignature *s);
 
 /* ==== cache.c: the disk cache ============================================== *
  * An entry is two files in the cache directory: the object, named by the

@@ -175,6 +175,9 @@ typedef struct SigParam {
 /* A tensor map the kernel takes after its parameters (docs/launch.md,
  * "tensor_maps"): built at each launch from the tensor's pointer and
  * extents. */
+/* Tensor pointers an aligned test keeps on the stack (more: malloc). */
+#define SIG_ALIGNED_ROOM 32
+
 typedef struct SigTmap {
 	int param;                      /* the tensor */
 	unsigned box[SIG_MAX_RANK];     /* per tensor dim, outermost first */
@@ -187,6 +190,10 @@ struct TilecSignature {
 	SigParam *params;     /* in signature order */
 	int ntmaps;
 	SigTmap *tmaps;       /* passed after the params, in order */
+	/* "aligned": the tensors whose bases and rows an aligned launch has
+	 * on 16 bytes (docs/launch.md); their parameter indices. */
+	int naligned;
+	int *aligned;
 	SigExpr *grid[3];     /* x, y, z */
 	bool sms;             /* an expression reads the device's SMs */
 	long long threads;    /* per block */
@@ -215,6 +222,7 @@ tilec_rt_signature_free(TilecSignature *s)
 	}
 	free(s->tmaps);
 	free(s->params);
+	free(s->aligned);
 	free(s->kernel);
 	free(s);
 }
@@ -681,6 +689,35 @@ read_tmaps(Parse *P, const TilecJson *j)
 	}
 }
 
+/* "aligned": names of tensor parameters, each once. */
+static void
+read_aligned(Parse *P, const TilecJson *j)
+{
+	TilecSignature *s = P->sig;
+	const TilecJson *list = tilec_rt_json_get(j, "aligned");
+	if (!list)
+		return;
+	if (list->kind != TILEC_JSON_ARRAY ||
+	    !(s->aligned = calloc((size_t)list->n + 1, sizeof *s->aligned))) {
+		bad(P, "aligned is not an array%s", NULL);
+		return;
+	}
+	for (int i = 0; i < list->n; i++) {
+		const TilecJson *e = list->items[i];
+		int p = e->kind == TILEC_JSON_STRING ? param_index(s, e->string) : -1;
+		for (int q = 0; p >= 0 && q < i; q++)
+			if (s->aligned[q] == p)
+				p = -1;
+		if (p < 0 || !s->params[p].tensor) {
+			bad(P, "aligned names something that is not a tensor "
+			    "parameter, or one twice%s", NULL);
+			return;
+		}
+		s->aligned[i] = p;
+		s->naligned = i + 1;
+	}
+}
+
 static TilecSignature *
 read_kernel(tilec_context *ctx, const TilecJson *j, const char *backend)
 {
@@ -726,6 +763,8 @@ read_kernel(tilec_context *ctx, const TilecJson *j, const char *backend)
 			s->grid[d] = read_expr(&P, grid->items[d]);
 		if (!P.failed)
 			read_tmaps(&P, j);
+		if (!P.failed)
+			read_aligned(&P, j);
 	}
 	if (P.failed) {
 		tilec_rt_signature_free(s);
@@ -1200,6 +1239,47 @@ build_tmap(tilec_context *ctx, const TilecSignature *s, int i, void *ptr,
 	memcpy(out + 128, &usable, sizeof usable);
 }
 
+/* Whether a launch is aligned (docs/runtime.md, "Aligned launches"):
+ * every tensor s lists under "aligned" (at ptrs[param]) starts on 16
+ * bytes and has whole 16-byte rows, its innermost extent in bytes a
+ * multiple of 16, and each of its `ntmaps` tensor maps at maps was
+ * built.  False for a kernel that lists none: it has one build. */
+static bool
+launch_aligned(const TilecSignature *s, void *const *ptrs,
+	       const long long *vals, const unsigned char *maps)
+{
+	if (!s->naligned)
+		return false;
+	for (int i = 0; i < s->naligned; i++) {
+		const SigParam *p = &s->params[s->aligned[i]];
+		long long x;
+		const char *why;
+		if ((uintptr_t)ptrs[s->aligned[i]] % 16)
+			return false;
+		if (p->rank < 2)
+			continue;
+		if (!eval(p->shape[p->rank - 1], vals, &x, &why) || x < 0)
+			return false;
+		/* i4 packs two elements a byte: 32 of them in 16 bytes. */
+		long long per16 = p->dtype == TILEC_I4 ? 32 : 16 / dtypes[p->dtype].align;
+		if (per16 < 1 || x % per16)
+			return false;
+	}
+	for (int i = 0; i < s->ntmaps; i++) {
+		unsigned usable;
+		memcpy(&usable, maps + (size_t)i * TILEC_TMAP_BYTES + 128, sizeof usable);
+		if (!usable)
+			return false;
+	}
+	return true;
+}
+
+int
+tilec_rt_signature_aligned(const TilecSignature *s)
+{
+	return s ? s->naligned : 0;
+}
+
 /* Where a launch's working arrays go: the caller's buffer when they fit
  * (a kernel of a few parameters: no allocation per launch), one
  * malloc'd block otherwise.  Each array starts on a max_align_t. */
@@ -1215,7 +1295,8 @@ tilec_rt_prepare_launch(tilec_context *ctx, const TilecSignature *s,
 			tilec_backend backend, int device, int sms,
 			const tilec_arg *args, int nargs, void *stream,
 			TilecLaunchBuf *buf, void ***argv_out,
-			tilec_launch_config *cfg, bool *empty, int *problem)
+			tilec_launch_config *cfg, bool *empty, bool *aligned,
+			int *problem)
 {
 	TilecStr msg = { 0 };
 	int n = s->nparams;
@@ -1236,6 +1317,7 @@ tilec_rt_prepare_launch(tilec_context *ctx, const TilecSignature *s,
 	tilec_status st = TILEC_ERR_INVALID;
 	*argv_out = NULL;
 	*empty = false;
+	*aligned = false;
 	*problem = TILEC_PROBLEM_NONE;
 	if (!block)
 		return tilec_rt_fail(ctx, TILEC_ERR_NOMEM, "out of memory");
@@ -1317,6 +1399,20 @@ tilec_rt_prepare_launch(tilec_context *ctx, const TilecSignature *s,
 		build_tmap(ctx, s, i, given[s->tmaps[i].param]->data, vals, m);
 		argv[n + i] = m;
 	}
+	if (s->naligned) {
+		/* The tensors' pointers, in the slots (a scalar's is unread). */
+		void *ptrs[SIG_ALIGNED_ROOM] = { 0 };
+		void **p = n <= SIG_ALIGNED_ROOM ? ptrs : malloc(sizeof *p * (size_t)n);
+		if (!p) {
+			tilec_rt_str_printf(&msg, "out of memory");
+			goto invalid;
+		}
+		for (int i = 0; i < n; i++)
+			p[i] = s->params[i].tensor ? given[i]->data : NULL;
+		*aligned = launch_aligned(s, p, vals, maps);
+		if (p != ptrs)
+			free(p);
+	}
 	*argv_out = argv;
 	*problem = TILEC_PROBLEM_NONE;
 	tilec_rt_str_free(&msg);
@@ -1343,7 +1439,7 @@ tilec_rt_signature_sms(const TilecSignature *s)
 
 tilec_status
 tilec_rt_raw_tmaps(tilec_context *ctx, const TilecSignature *s, void **args,
-		   TilecLaunchBuf *buf, void ***argv_out)
+		   TilecLaunchBuf *buf, void ***argv_out, bool *aligned)
 {
 	int n = s->nparams;
 	size_t at_vals = round_up((size_t)(n + s->ntmaps + 1) * sizeof(void *));
@@ -1384,5 +1480,18 @@ tilec_rt_raw_tmaps(tilec_context *ctx, const TilecSignature *s, void **args,
 	}
 	argv[n + s->ntmaps] = NULL;
 	*argv_out = argv;
+	*aligned = false;
+	if (s->naligned) {
+		/* argv's first n slots, reused for the tensors' pointers
+		 * while the test reads them, then restored. */
+		for (int i = 0; i < n; i++)
+			argv[i] = s->params[i].tensor && args[i] ? *(void **)args[i] : NULL;
+		bool missing = false;
+		for (int i = 0; i < s->naligned; i++)
+			missing |= !args[s->aligned[i]];
+		*aligned = !missing && launch_aligned(s, argv, vals, maps);
+		for (int i = 0; i < n; i++)
+			argv[i] = args[i];
+	}
 	return TILEC_OK;
 }

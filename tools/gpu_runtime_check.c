@@ -16,6 +16,9 @@
  * events.  The launch numbers (BLOCK_M, BLOCK_N, threads, shared memory)
  * come from the file's header comment unless given on the command line,
  * where they are the values `tilec FILE -t cuda --emit=launch` prints.
+ * A file X.cu with X.launch.json beside it whose kernels list "aligned"
+ * tensors (docs/launch.md) is compiled twice: with that document, the
+ * build for aligned launches, then without, the general build.
  * With --manifest DOC (that launch document) the gemm is compiled with it
  * and every check runs through tilec_launch_checked instead: the runtime
  * computes the grid from the document and checks the tensors, and a
@@ -678,6 +681,28 @@ main(int argc, char **argv)
 
 	status = 0;
 	for (int i = 0; i < a.nfiles; i++) {
+		/* With its launch document beside it (X.launch.json), as
+		 * tilec_jit compiles it: a kernel that lists aligned tensors
+		 * is built for aligned launches first; then the general
+		 * build, which unaligned launches compile later. */
+		char docpath[4096];
+		size_t n = strlen(a.files[i]), mlen;
+		char *doc = NULL;
+		if (n > 3 && strcmp(a.files[i] + n - 3, ".cu") == 0 &&
+		    n + 9 < sizeof docpath) {
+			snprintf(docpath, sizeof docpath, "%.*s.launch.json",
+				 (int)(n - 3), a.files[i]);
+			doc = access(docpath, R_OK) == 0 ? read_file(docpath, &mlen) : NULL;
+		}
+		if (doc && strstr(doc, "\"aligned\"")) {
+			tilec_module *m = compile_file(ctx, &a, a.files[i], doc, &dev);
+			if (!m)
+				status = 2;
+			tilec_module_free(m);
+			printf("  (above: the build for aligned launches; below: "
+			       "the general build)\n");
+		}
+		free(doc);
 		tilec_module *m = compile_file(ctx, &a, a.files[i], NULL, &dev);
 		if (!m)
 			status = 2;

@@ -294,6 +294,36 @@ def tensor_map(encode, m, param, ptr, extents):
     return out
 
 
+def aligned(kernel, env, ptrs):
+    """Whether a launch of `kernel` (a launch document's entry) is
+    aligned (docs/launch.md, "Aligned launches"), so its TILEC_ALIGNED=1
+    build may run it: every tensor it lists under "aligned" starts on 16
+    bytes (ptrs: device address by tensor name) with rows of whole 16
+    bytes, and every tensor map would be built (tensor_map's rule; a
+    driver that refused valid arguments is not foreseen here, as the
+    runtime, which reads the built flag, does).  False when it lists
+    none."""
+    by_name = {p["name"]: p for p in kernel["params"]}
+    names = kernel.get("aligned", [])
+    if not names:
+        return False
+    for name in names:
+        p = by_name[name]
+        if ptrs[name] % 16:
+            return False
+        if p["rank"] >= 2:
+            inner = evaluate(p["shape"][-1], env)
+            bits = 4 if p["dtype"] == "i4" else 8 * _ELEM_BYTES[p["dtype"]]
+            if inner * bits % 128:
+                return False
+    for m in kernel.get("tensor_maps", []):
+        p = by_name[m["tensor"]]
+        extents = [evaluate(e, env) for e in p["shape"]]
+        if ptrs[m["tensor"]] % 16 or min(extents) < 1 or extents[-1] * _ELEM_BYTES[p["dtype"]] % 16:
+            return False
+    return True
+
+
 def cuda_sms():
     """The SM count of the CUDA driver's current device (the context's),
     or None where there is none."""

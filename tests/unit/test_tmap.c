@@ -170,7 +170,10 @@ START_TEST(raw_arguments_then_maps)
 	void *args[6] = { &M, &N, &K, &A, &B, &X };
 	TilecLaunchBuf buf;
 	void **argv;
-	ck_assert_int_eq(tilec_rt_raw_tmaps(ctx, s, args, &buf, &argv), TILEC_OK);
+	bool aligned;
+	ck_assert_int_eq(tilec_rt_raw_tmaps(ctx, s, args, &buf, &argv, &aligned),
+			 TILEC_OK);
+	ck_assert(!aligned); /* lists no tensor */
 	for (int i = 0; i < 6; i++)
 		ck_assert_ptr_eq(argv[i], args[i]);
 	for (int i = 6; i < 8; i++) {
@@ -269,12 +272,12 @@ START_TEST(persistent_grid_reads_the_sms)
 		TilecLaunchBuf buf;
 		void **argv;
 		tilec_launch_config cfg;
-		bool empty;
+		bool empty, aligned;
 		int problem;
 		ck_assert_int_eq(tilec_rt_prepare_launch(ctx, s, TILEC_BACKEND_CUDA,
 							 0, cases[i].sms, &arg, 1,
 							 NULL, &buf, &argv, &cfg,
-							 &empty, &problem),
+							 &empty, &aligned, &problem),
 				 TILEC_OK);
 		ck_assert_uint_eq(cfg.grid[0], cases[i].grid);
 		ck_assert_int_eq(empty, cases[i].grid == 0);
@@ -284,11 +287,11 @@ START_TEST(persistent_grid_reads_the_sms)
 	TilecLaunchBuf buf;
 	void **argv;
 	tilec_launch_config cfg;
-	bool empty;
+	bool empty, aligned;
 	int problem;
 	ck_assert_int_eq(tilec_rt_prepare_launch(ctx, s, TILEC_BACKEND_CUDA, 0, 0,
 						 &arg, 1, NULL, &buf, &argv,
-						 &cfg, &empty, &problem),
+						 &cfg, &empty, &aligned, &problem),
 			 TILEC_ERR_INVALID);
 	ck_assert_msg(strstr(tilec_error(ctx), "min(ceildiv(M, 64), (sms * 2))") &&
 		      strstr(tilec_error(ctx), "SM count is not known"), "%s",
@@ -303,6 +306,138 @@ START_TEST(persistent_grid_reads_the_sms)
 }
 END_TEST
 
+/* "aligned" (docs/launch.md): a raw launch is aligned when every tensor
+ * listed starts on 16 bytes and, of rank 2 or more, has rows of whole
+ * 16-byte vectors (f16 A[M][K]: K a multiple of 8; bf16 X[2][M][3][K]
+ * too), and every tensor map was built (none is on this context).  A
+ * list naming a scalar, a tensor twice or not an array is refused. */
+START_TEST(aligned_launches)
+{
+	tilec_context *ctx = context();
+	tilec_status st;
+	TilecSignature *s = parse(ctx, ", \"aligned\": [\"A\", \"X\"]", &st);
+	ck_assert_msg(s, "%s", tilec_error(ctx));
+	ck_assert_int_eq(tilec_rt_signature_aligned(s), 2);
+	static const struct {
+		uintptr_t a, x;
+		int k;
+		bool aligned;
+	} cases[] = {
+		{ 0x10000, 0x20000, 64, true },  { 0x10000, 0x20000, 72, true },
+		{ 0x10000, 0x20000, 60, false }, { 0x10000, 0x20000, 4, false },
+		{ 0x10008, 0x20000, 64, false }, { 0x10000, 0x20002, 64, false },
+		{ 0x10000, 0x20010, 8, true },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		int M = 5, N = 3, K = cases[i].k;
+		void *A = (void *)cases[i].a, *B = (void *)(uintptr_t)0x30001,
+		     *X = (void *)cases[i].x;
+		void *args[6] = { &M, &N, &K, &A, &B, &X };
+		TilecLaunchBuf buf;
+		void **argv;
+		bool aligned;
+		ck_assert_int_eq(tilec_rt_raw_tmaps(ctx, s, args, &buf, &argv,
+						    &aligned), TILEC_OK);
+		ck_assert_msg(aligned == cases[i].aligned, "case %zu", i);
+		for (int j = 0; j < 6; j++)
+			ck_assert_ptr_eq(argv[j], args[j]);
+		free(buf.heap);
+	}
+	tilec_rt_signature_free(s);
+	/* Maps that were not built: never aligned. */
+	char maps[1024];
+	snprintf(maps, sizeof maps, "%s, \"aligned\": [\"A\"]", good_maps);
+	s = parse(ctx, maps, &st);
+	ck_assert_msg(s, "%s", tilec_error(ctx));
+	int M = 64, N = 64, K = 64;
+	void *A = (void *)(uintptr_t)0x10000, *B = A, *X = A;
+	void *args[6] = { &M, &N, &K, &A, &B, &X };
+	TilecLaunchBuf buf;
+	void **argv;
+	bool aligned = true;
+	ck_assert_int_eq(tilec_rt_raw_tmaps(ctx, s, args, &buf, &argv, &aligned),
+			 TILEC_OK);
+	ck_assert(!aligned);
+	free(buf.heap);
+	tilec_rt_signature_free(s);
+	static const char *const bad[] = { ", \"aligned\": [\"M\"]",
+					   ", \"aligned\": [\"A\", \"A\"]",
+					   ", \"aligned\": [\"Y\"]",
+					   ", \"aligned\": \"A\"",
+					   ", \"aligned\": [3]" };
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		ck_assert_ptr_null(parse(ctx, bad[i], &st));
+		ck_assert_int_eq(st, TILEC_ERR_INVALID);
+		ck_assert_msg(strstr(tilec_error(ctx), "aligned"), "%s",
+			      tilec_error(ctx));
+	}
+	tilec_context_free(ctx);
+}
+END_TEST
+
+/* A module whose launch document lists aligned tensors is built twice:
+ * with TILEC_ALIGNED=1 by tilec_compile, and without at the first launch
+ * that is not aligned (a second, separately cached object); then each
+ * launch runs the build its arguments allow.  The kernel writes the
+ * build's TILEC_ALIGNED into its tensor. */
+START_TEST(two_builds_chosen_per_launch)
+{
+	static const char src[] =
+		"#ifndef TILEC_ALIGNED\n#define TILEC_ALIGNED 0\n#endif\n"
+		"void tilec_entry_k(void **args)\n"
+		"{\n\tint *x = *(int **)args[1];\n\tx[0] = 10 + TILEC_ALIGNED;\n}\n";
+	static const char doc[] =
+		"{\"format\": \"tilec-launch/1\", \"kernels\": [{\"kernel\": \"k\", "
+		"\"target\": \"openmp\", \"arch\": \"generic\", \"threads\": 1, "
+		"\"smem_bytes\": 0, \"tunables\": {}, \"params\": ["
+		"{\"name\": \"N\", \"kind\": \"scalar\", \"dtype\": \"i32\", \"ctype\": \"int\"},"
+		"{\"name\": \"X\", \"kind\": \"tensor\", \"dtype\": \"i32\", \"ctype\": "
+		"\"int32_t *\", \"const\": false, \"rank\": 1, \"shape\": "
+		"[{\"param\": \"N\"}]}], \"aligned\": [\"X\"], "
+		"\"grid\": [{\"int\": 1}, {\"int\": 1}, {\"int\": 1}]}]}";
+	tilec_context *ctx = context();
+	char dir[] = "/tmp/tilec-aligned-XXXXXX";
+	ck_assert(mkdtemp(dir));
+	ck_assert_int_eq(tilec_set_cache_dir(ctx, dir), TILEC_OK);
+	tilec_compile_options o;
+	tilec_compile_options_init(&o);
+	o.name = "k.c";
+	o.manifest = doc;
+	tilec_module *m = tilec_compile(ctx, src, strlen(src), &o);
+	ck_assert_msg(m, "%s", tilec_error(ctx));
+	tilec_kernel *k = tilec_module_kernel(m, "k");
+	ck_assert_msg(k, "%s", tilec_error(ctx));
+	_Alignas(16) int x[8] = { 0 };
+	int N = 4;
+	void *px = x, *py = x + 1;
+	void *args[] = { &N, &px };
+	void *off[] = { &N, &py };
+	ck_assert_int_eq(tilec_launch(k, args, NULL), TILEC_OK);
+	ck_assert_int_eq(x[0], 11);
+	ck_assert_int_eq(tilec_launch(k, off, NULL), TILEC_OK);
+	ck_assert_int_eq(x[1], 10);
+	x[0] = 0;
+	ck_assert_int_eq(tilec_launch(k, args, NULL), TILEC_OK);
+	ck_assert_int_eq(x[0], 11);
+	tilec_module_free(m);
+	/* The same without the list: one build, as written. */
+	static const char *const list = "\"aligned\": [\"X\"], ";
+	char plain[sizeof doc];
+	const char *at = strstr(doc, list);
+	ck_assert(at);
+	snprintf(plain, sizeof plain, "%.*s%s", (int)(at - doc), doc, at + strlen(list));
+	o.manifest = plain;
+	m = tilec_compile(ctx, src, strlen(src), &o);
+	ck_assert_msg(m, "%s", tilec_error(ctx));
+	k = tilec_module_kernel(m, "k");
+	ck_assert_int_eq(tilec_launch(k, args, NULL), TILEC_OK);
+	ck_assert_int_eq(x[0], 10);
+	tilec_module_free(m);
+	tilec_context_free(ctx);
+	tilec_rt_remove_tree(dir);
+}
+END_TEST
+
 Suite *
 unit_suite_tmap(void)
 {
@@ -314,6 +449,8 @@ unit_suite_tmap(void)
 	tcase_add_test(c, raw_arguments_then_maps);
 	tcase_add_test(c, raw_launch_needs_the_document);
 	tcase_add_test(c, persistent_grid_reads_the_sms);
+	tcase_add_test(c, aligned_launches);
+	tcase_add_test(c, two_builds_chosen_per_launch);
 	suite_add_tcase(s, c);
 	return s;
 }

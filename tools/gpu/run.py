@@ -1013,13 +1013,30 @@ def run_case(case, here, repeat):
     src = open(os.path.join(here, case["cu"])).read()
     arch = L["arch"]
     extra = tuple(os.environ.get("TILEC_NVRTC_EXTRA", "").split())
-    mod = cp.RawModule(code=src, options=("-std=c++17", f"-arch={arch}") + extra)
-    kern = mod.get_function(L["kernel"])
     smem = L["smem_bytes"]
-    if smem > 48 * 1024:
-        kern.max_dynamic_shared_size_bytes = smem
     grid = tuple(evaluate(g, env) for g in L["grid"])
     block = (L["threads"], 1, 1)
+    # Two builds, as the runtime makes them (docs/runtime.md, "Aligned
+    # launches"): TILEC_ALIGNED=1 for launches whose tensors allow it,
+    # the general one for the others; each compiled when first needed.
+    builds = {}
+
+    def build(aligned):
+        if aligned not in builds:
+            flags = ("-DTILEC_ALIGNED=1",) if aligned else ()
+            mod = cp.RawModule(code=src, options=("-std=c++17", f"-arch={arch}") + extra + flags)
+            kern = mod.get_function(L["kernel"])
+            if smem > 48 * 1024:
+                kern.max_dynamic_shared_size_bytes = smem
+            builds[aligned] = launcher(kern, grid, block, smem, L, env)
+        return builds[aligned]
+
+    def which(tensors):
+        ptrs = {p["name"]: tensors[p["name"]].data_ptr() for p in L["params"] if p["kind"] == "tensor"}
+        return launch_manifest.aligned(L, env, ptrs)
+
+    def launch_with(tensors):
+        return build(which(tensors))
 
     def make_args(seed):
         g = torch.Generator(device="cuda").manual_seed(seed)
@@ -1051,8 +1068,8 @@ def run_case(case, here, repeat):
             PREPARE[case["reference"]](tensors, env, g)
         return tensors, args
 
-    launch = launcher(kern, grid, block, smem, L, env)
     tensors, args = make_args(1234)
+    launch = launch_with(tensors)
     launch(args)
     torch.cuda.synchronize()
     ref_fn, out_names = REFS[case["reference"]]
@@ -1070,12 +1087,14 @@ def run_case(case, here, repeat):
         r, u, st, good = compare(out, ref, out_name, case, L)
         rel, unwritten, stray, ok = max(rel, r), unwritten + u, stray + st, ok and good
     result = {"case": case["name"], "grid": grid, "threads": block[0], "smem": smem,
-              "rel_err": float(f"{rel:.3g}"), "unwritten": unwritten, "ok": ok}
+              "rel_err": float(f"{rel:.3g}"), "unwritten": unwritten, "ok": ok,
+              "build": "aligned" if which(tensors) else "general"}
     if stray:
         result["stray"] = stray
     if case["kind"] == "bench" and ok:
         sets = [make_args(100 + i) for i in range(3)]
-        for _, a in sets:
+        for t, a in sets:
+            assert launch_with(t) is launch, "a bench case's inputs change its build"
             launch(a)
         torch.cuda.synchronize()
         # A plain GEMM is also timed against torch.matmul (cuBLAS) on the
