@@ -15,7 +15,9 @@ line per case, then a table.  Exit status 1 if any check failed.
   python3 run.py cases.json [--only PART,=NAME,...] [--repeat N]
 
 --only keeps the cases whose name contains one of the comma-separated
-PARTs or is one of the =NAMEs.  TILEC_NVRTC_EXTRA (space-separated) adds
+PARTs or is one of the =NAMEs.  Each launch runs the build for aligned
+launches (TILEC_ALIGNED=1) when its tensors allow, as the runtime does;
+TILEC_GENERAL_BUILD=1 runs the general build everywhere instead.  TILEC_NVRTC_EXTRA (space-separated) adds
 NVRTC options, e.g. --Ofast-compile=mid, to measure what they cost.
 """
 import argparse, json, math, os, sys, time
@@ -1032,6 +1034,8 @@ def run_case(case, here, repeat):
         return builds[aligned]
 
     def which(tensors):
+        if os.environ.get("TILEC_GENERAL_BUILD"):
+            return False  # the general build for every launch, to compare
         ptrs = {p["name"]: tensors[p["name"]].data_ptr() for p in L["params"] if p["kind"] == "tensor"}
         return launch_manifest.aligned(L, env, ptrs)
 
