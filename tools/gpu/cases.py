@@ -636,6 +636,12 @@ CASES = [
      "k_swa_attention", "check"),
     ("kern_moe_router", "tests/kernels/moe_router", None, {}, {"T": 1000, "E": 60}, "k_moe_router", "check"),
     ("kern_argmax_vocab", "tests/kernels/argmax_vocab", None, {}, {"B": 33, "V": 50257}, "k_argmax_vocab", "check"),
+    ("kern_alibi_cross", "tests/kernels/alibi_cross", None, {}, {"B": 2, "H": 8, "S": 300, "T": 1000, "scale": 0.1},
+     "k_alibi_cross", "check"),
+    ("kern_alibi_cross_empty_rows", "tests/kernels/alibi_cross", None, {},
+     {"B": 2, "H": 8, "S": 1000, "T": 301, "scale": 0.1}, "k_alibi_cross", "check"),
+    ("kern_decode_ragged", "tests/kernels/decode_ragged", None, {}, {"B": 64, "HKV": 8, "T": 4000, "scale": 0.1},
+     "k_decode_ragged", "check"),
 ]
 
 # Warp specialization's own cases: bf16 and 4096^3 at the 3-stage

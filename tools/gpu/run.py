@@ -779,6 +779,32 @@ def ref_k_swa_attention(t, s):
     return torch.softmax(x, -1) @ v
 
 
+def ref_k_alibi_cross(t, s):
+    q, k, v = (t[n].double().permute(0, 2, 1, 3) for n in ("Q", "K", "V"))
+    S, T, H = s["S"], s["T"], s["H"]
+    x = q @ k.transpose(-1, -2) * s["scale"]
+    r = torch.arange(S, device=q.device)[:, None] + (T - S)
+    c = torch.arange(T, device=q.device)[None, :]
+    slope = torch.exp2(-8.0 * torch.arange(1, H + 1, device=q.device, dtype=torch.float64) / H)
+    x = x + slope[None, :, None, None] * (c - r).double()
+    x = torch.where(c <= r, x, float("-inf"))
+    lse = torch.logsumexp(x, -1)
+    p = torch.exp(x - torch.where(torch.isinf(lse), 0.0, lse)[..., None])
+    return (p @ v).permute(0, 2, 1, 3), lse
+
+
+def ref_k_decode_ragged(t, s):
+    q, k, v = t["Q"].double(), t["K"].double(), t["V"].double()
+    g, T = s["GROUP"], s["T"]
+    k, v = k.repeat_interleave(g, dim=2), v.repeat_interleave(g, dim=2)
+    x = torch.einsum("bhd,bthd->bht", q, k) * s["scale"]
+    keep = torch.arange(T, device=q.device)[None, None, :] < t["lens"].clamp(max=T)[:, None, None]
+    x = torch.where(keep, x, float("-inf"))
+    lse = torch.logsumexp(x, -1)
+    p = torch.exp(x - torch.where(torch.isinf(lse), 0.0, lse)[..., None])
+    return torch.einsum("bht,bthd->bhd", p, v), lse
+
+
 def ref_k_moe_router(t, s):
     x = t["logits"].float()
     p = torch.softmax(x.double(), 1)
@@ -849,7 +875,8 @@ REFS = {"gemm": (ref_gemm, "C"), "gemm_at": (ref_gemm_at, "C"), "gemm_bt": (ref_
         "k_causal_conv1d": (ref_k_causal_conv1d, "Y"), "k_embedding_bag": (ref_k_embedding_bag, "Y"),
         "k_kv_append": (ref_k_kv_append, "Kc"), "k_rmsnorm_bwd": (ref_k_rmsnorm_bwd, ("dX", "dG")),
         "k_logsumexp": (ref_k_logsumexp, "Y"), "k_swa_attention": (ref_k_swa_attention, "O"),
-        "k_moe_router": (ref_k_moe_router, ("ids", "weights")), "k_argmax_vocab": (ref_k_argmax_vocab, "Y")}
+        "k_moe_router": (ref_k_moe_router, ("ids", "weights")), "k_argmax_vocab": (ref_k_argmax_vocab, "Y"),
+        "k_alibi_cross": (ref_k_alibi_cross, ("O", "LSE")), "k_decode_ragged": (ref_k_decode_ragged, ("O", "LSE"))}
 # References whose NaN elements the kernel must not write (they keep the
 # poison): each is counted as `stray` if written, `unwritten` the other way.
 # Kernels whose f32 outputs are sums of f16-rounded terms, checked at
@@ -904,6 +931,7 @@ for _r in ("lang_masked_y", "lang_masked_z", "lang_masked_p"):
 RANGES.update({
     "k_histogram": {"X": lambda s: (-2, s["NB"] + 2)},
     "k_embedding_bag": {"ids": lambda s: (-1, s["V"])},
+    "k_decode_ragged": {"lens": lambda s: (0, s["T"] + 1)},
     "k_kv_append": {"pos": lambda s: (0, s["MAXS"]), "nnew": lambda s: (0, s["TNEW"] + 1)},
 })
 
