@@ -258,7 +258,13 @@ print_expr(TilecStr *b, const TilecSignature *s, const SigExpr *e)
 		tilec_rt_str_printf(b, ")");
 		return;
 	case OP_CAST:
+		if (e->cast_bits == 1)
+			tilec_rt_str_printf(b, "(bool)(");
+		else
+			tilec_rt_str_printf(b, "(%c%d)(", e->cast_signed ? 'i' : 'u',
+					    e->cast_bits);
 		print_expr(b, s, e->args[0]);
+		tilec_rt_str_printf(b, ")");
 		return;
 	default:
 		tilec_rt_str_printf(b, "(");

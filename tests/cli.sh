@@ -21,6 +21,10 @@
 #                     every target, and nothing is written; a --prefix
 #                     beginning with tilec_ is a usage error, one that
 #                     makes a C library name (ex + p) a located error
+#       export-grid-casts  a GPU export's launch function computes a
+#                     grid of integer casts as the kernel does ((bool),
+#                     (u8), (i8), (i4), (int) of long long): its grid_x
+#                     statement compiled and evaluated over N
 #       tune-json     `tilec tune --json` prints only the summary object on
 #                     stdout: the chosen values, the default's, their
 #                     times, the record written, the counts by fate
@@ -204,6 +208,52 @@ PROG
 		expect 1 "two.c:16:1: error: kernel 'scale_launch_cpu_ok' is named as a function of the export of kernel 'scale' (scale_launch...)" \
 			"$tilec" export "$work/two.c" -t $t -o "$work/two-$t"
 		[ -e "$work/two-$t" ] && fail "export -t $t wrote something after an error"
+	done
+	;;
+export-grid-casts)
+	# grid x = (i32)(bool)N + (u8)(N + 232) + (i8)(N + 100) + (i4)N +
+	# (int)(long long)N * 2, each cast's own conversion.
+	cat >"$work/casts.c" <<'PROG'
+#include <tilec.h>
+
+TILE_KERNEL void
+casts(int N, long long L, i32 Y[N])
+{
+	tile_threads(32);
+	int b = tile_grid_x((int)(bool)N + (int)(u8)(N + 232) + (int)(i8)(N + 100) +
+			    (int)(i4)N + (int)L * 2);
+	tile_shared i32 t[1];
+	tile_parallel(i, 1)
+		t[i] = b;
+	tile_copy(&Y[b], t);
+}
+PROG
+	for t in cuda hip; do
+		"$tilec" export "$work/casts.c" -t $t -o "$work/x-$t" >/dev/null ||
+			fail "export -t $t"
+		f=$work/x-$t/casts.$([ $t = cuda ] && echo cu || echo hip)
+		expr=$(sed -n '/const long long grid_x =/,/;/p' "$f" | tr -d '\n' |
+			sed 's/.*grid_x =//; s/;.*//')
+		[ -n "$expr" ] || fail "$t: no grid_x statement in $f"
+		cat >"$work/eval.c" <<EOF2
+#include <stdio.h>
+int main(void)
+{
+	int bad = 0;
+	for (int N = -300; N <= 300; N++) {
+		long long L = (long long)N * 3 + (1LL << 33);
+		long long got = $expr;
+		long long want = (int)(N != 0) + (unsigned char)(N + 232) +
+				 (signed char)(N + 100) + (((N & 15) ^ 8) - 8) +
+				 (int)L * 2;
+		if (got != want && bad++ < 3)
+			printf("N=%d: %lld, not %lld\\n", N, got, want);
+	}
+	return bad != 0;
+}
+EOF2
+		cc -o "$work/eval" "$work/eval.c" || fail "$t: the grid expression does not compile: $expr"
+		"$work/eval" || fail "$t: the exported grid differs from the kernel's: $expr"
 	done
 	;;
 tune-json)

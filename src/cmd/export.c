@@ -456,9 +456,28 @@ grid_expr(TcBuf *b, const TcExpr *e, const char *prefix, unsigned *helpers)
 			return false;
 		tc_buf_puts(b, ")");
 		return true;
-	case TC_EX_CAST:
-		return tc_dtype_is_int(e->dtype) &&
-		       grid_expr(b, e->u.cast.arg, prefix, helpers);
+	case TC_EX_CAST: {
+		/* The cast's own conversion, then back to long long. */
+		const char *to;
+		switch (e->dtype) {
+		case TC_DT_I64: to = ""; break;
+		case TC_DT_I32: to = "(int)"; break;
+		case TC_DT_I8: to = "(signed char)"; break;
+		case TC_DT_U8: to = "(unsigned char)"; break;
+		case TC_DT_BOOL: to = "!!"; break;
+		case TC_DT_I4: to = NULL; break;
+		default: return false;
+		}
+		tc_buf_puts(b, to ? "((long long)" : "(((");
+		if (to)
+			tc_buf_puts(b, to);
+		tc_buf_puts(b, "(");
+		if (!grid_expr(b, e->u.cast.arg, prefix, helpers))
+			return false;
+		/* i4: the low 4 bits as a signed value. */
+		tc_buf_puts(b, to ? "))" : ") & 15) ^ 8) - 8)");
+		return true;
+	}
 	case TC_EX_CALL: {
 		const char *fn;
 		switch (e->u.call.fn) {

@@ -104,6 +104,49 @@ uses_only(Checker *C, const TcExpr *e, unsigned ok_kinds, const char *what)
 	}
 }
 
+/* A launch computes tensor extents and the grid from the arguments
+ * (docs/launch.md, "Expressions"): in integers, with C's integer
+ * operators, integer casts, ceildiv, min and max only.  Reports the first
+ * part it cannot compute. */
+static bool
+launch_computable(Checker *C, const TcExpr *e, const char *what)
+{
+	if (!tc_dtype_is_int(e->dtype)) {
+		error(C, e->loc, "%s is computed by the launch from the "
+		      "arguments, in integers (docs/launch.md): this part is "
+		      "%s", what, tc_dtype_name(e->dtype));
+		return false;
+	}
+	switch (e->kind) {
+	case TC_EX_BINARY:
+		return launch_computable(C, e->u.bin.lhs, what) &&
+		       launch_computable(C, e->u.bin.rhs, what);
+	case TC_EX_UNARY:
+		return launch_computable(C, e->u.un.arg, what);
+	case TC_EX_SELECT:
+		return launch_computable(C, e->u.sel.cond, what) &&
+		       launch_computable(C, e->u.sel.then, what) &&
+		       launch_computable(C, e->u.sel.els, what);
+	case TC_EX_CAST:
+		return launch_computable(C, e->u.cast.arg, what);
+	case TC_EX_CALL:
+		if (e->u.call.fn != TC_FN_CEILDIV && e->u.call.fn != TC_FN_MIN &&
+		    e->u.call.fn != TC_FN_MAX) {
+			error(C, e->loc, "%s is computed by the launch from the "
+			      "arguments (docs/launch.md), which knows ceildiv, "
+			      "min and max but not %s", what,
+			      tc_func_name(e->u.call.fn));
+			return false;
+		}
+		for (int i = 0; i < e->u.call.nargs; i++)
+			if (!launch_computable(C, e->u.call.args[i], what))
+				return false;
+		return true;
+	default:
+		return true;
+	}
+}
+
 /* "128x32" for a buffer's shape. */
 static const char *
 shape_str(Checker *C, const TcVar *v)
@@ -1101,7 +1144,8 @@ check_kernel(Checker *C, TcKernel *k)
 	for (int i = 0; i < k->params.len; i++) {
 		TcVar *v = k->params.items[i];
 		for (int j = 0; j < v->rank; j++)
-			uses_only(C, v->shape[j], launch_ok, "a tensor extent");
+			if (uses_only(C, v->shape[j], launch_ok, "a tensor extent"))
+				launch_computable(C, v->shape[j], "a tensor extent");
 	}
 	static const char *const dim_names[3] = { "x", "y", "z" };
 	for (int d = 0; d < 3; d++) {
@@ -1110,7 +1154,8 @@ check_kernel(Checker *C, TcKernel *k)
 		char what[32];
 		snprintf(what, sizeof what, "the grid extent along %s",
 			 dim_names[d]);
-		uses_only(C, k->grid[d], launch_ok, what);
+		if (uses_only(C, k->grid[d], launch_ok, what))
+			launch_computable(C, k->grid[d], what);
 	}
 	if (k->threads)
 		uses_only(C, k->threads, 1u << TC_VAR_TUNABLE, "the thread count");
