@@ -1343,6 +1343,13 @@ tile_op(Parser *P, CXCursor c, const char *name, TcVec *out)
 		s = tc_stmt_new(P->a, TC_ST_FILL, loc);
 		if (!region(P, ARG(0), &s->u.fill.dst))
 			return false;
+		if (clear && !s->u.fill.dst.whole) {
+			/* check.c says so for tile_fill, which this becomes. */
+			error(P, s->u.fill.dst.loc, "tile_clear's destination must "
+			      "be a whole buffer, not a region of '%s'",
+			      s->u.fill.dst.var->name);
+			return false;
+		}
 		if (clear) {
 			s->u.fill.value = tc_expr_float(P->a, 0.0, TC_DT_F64, loc);
 		} else {
