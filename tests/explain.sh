@@ -82,7 +82,11 @@ explain)
 	translate samples/gemm_w4a16.c -t cuda --explain
 	has "^samples/gemm_w4a16.c:55:29: note: this tile_parallel loop stores 'Ws' in runs of 8 elements a thread, one 16-byte store each"
 	translate samples/topk.c -t hip --explain
-	has "^samples/topk.c:37:28: note: this tile_parallel loop stores 'w' in runs of 2 elements a thread, one 8-byte store each"
+	# A fragment whose rows are too short for a 16-byte run a thread
+	# stays in registers in shorter runs (layout.c's distribute).
+	has "^samples/topk.c:31:20: note: tile_fragment 'w' in registers: blocked over a 32x4 thread grid, each thread holding 1 of 32 rows, 2 of 8 columns in runs of 2"
+	translate samples/paged_decode.c -t hip --explain
+	has "^samples/paged_decode.c:147:29: note: this tile_parallel loop stores 's' in runs of 4 elements a thread, one 16-byte store each"
 	translate samples/flash_decode.c -t cuda --explain
 	has "^samples/flash_decode.c:100:2: note: this tile_parallel loop stores 'lse' one element a thread at a time: its row of 'lse' is 4 bytes, no two runs of 4"
 	# A stage of a pipelined tile is named as the program names it.

@@ -757,15 +757,37 @@ blocked_grid(Layouter *L, int *tr_out, int *tc_out, int *vecs)
 	return true;
 }
 
-static void
-assign(Layouter *L)
+/* The BLOCKED classes' thread grid (tr x tc) and each class's run of
+ * consecutive columns a thread holds (vecs, by class): a 16-byte vector
+ * of its copies' tensor where the columns allow, narrower where the
+ * grid's columns times that do not divide the extent (an 8 x 64 f16
+ * fragment over 128 threads: 16 columns of threads at 4 elements, not
+ * 8), so that vectors never cost a fragment its registers. */
+static int *
+distribute(Layouter *L, int *tr, int *tc)
 {
 	int *vecs = tc_alloc(L->a, sizeof(int) * (size_t)(L->ncls + 1));
 	for (int n = 0; n < L->ncls; n++)
 		if (find(L, n) == n)
 			vecs[n] = class_vec(L, n, L->k->body, 1);
-	int tr = 1, tc = L->threads;
-	blocked_grid(L, &tr, &tc, vecs);
+	*tr = 1;
+	*tc = L->threads;
+	blocked_grid(L, tr, tc, vecs);
+	for (int n = 0; n < L->ncls; n++) {
+		const Class *c = &L->cls[n];
+		if (find(L, n) != n || c->mma || !c->extent || c->axis == 0)
+			continue;
+		while (vecs[n] > 1 && c->extent % ((long long)*tc * vecs[n]) != 0)
+			vecs[n] /= 2;
+	}
+	return vecs;
+}
+
+static void
+assign(Layouter *L)
+{
+	int tr, tc;
+	int *vecs = distribute(L, &tr, &tc);
 	for (int i = 0; i < L->k->vars.len; i++) {
 		TcVar *v = L->k->vars.items[i];
 		if (v->kind != TC_VAR_BUFFER || v->scope == TC_SCOPE_SHARED)
@@ -935,12 +957,8 @@ choose_layouts(Layouter *L)
 			}
 			continue;
 		}
-		int *vecs = tc_alloc(a, sizeof(int) * (size_t)(L->ncls + 1));
-		for (int n = 0; n < L->ncls; n++)
-			if (find(L, n) == n)
-				vecs[n] = class_vec(L, n, k->body, 1);
-		int tr = 1, tc = L->threads;
-		blocked_grid(L, &tr, &tc, vecs);
+		int tr, tc;
+		int *vecs = distribute(L, &tr, &tc);
 		if (!check_dists(L, tr, tc, vecs))
 			continue;
 		if (!anchor_loops(L, k->body, false, 0)) {
