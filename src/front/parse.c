@@ -1356,8 +1356,9 @@ tile_op(Parser *P, CXCursor c, const char *name, TcVec *out)
 			s->u.fill.value = expr(P, ARG(1));
 			if (!s->u.fill.value)
 				return false;
-			/* tile_fill's double parameter widens a float value
-			 * exactly: the fill converts the value itself. */
+			/* tile_fill is variadic (tilec.h): C promotes a float
+			 * value to double, exactly, and leaves an integer one
+			 * an integer; the fill converts the value itself. */
 			const TcExpr *v = s->u.fill.value;
 			if (v->kind == TC_EX_CAST && v->dtype == TC_DT_F64 &&
 			    tc_dtype_is_float(v->u.cast.arg->dtype))

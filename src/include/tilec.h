@@ -108,7 +108,9 @@ enum {
 void tile_copy(void *dst, const void *src);
 /* C += A * B, with C a fragment; flags: TILE_TRANS_A | TILE_TRANS_B. */
 void tile_gemm(void *C, const void *A, const void *B, ...);
-void tile_fill(void *dst, double value);
+/* Every element of dst = value, converted as an assignment converts it
+ * (an integer value stays an integer: no trip through double). */
+void tile_fill(void *dst, ...);
 void tile_clear(void *dst);
 /* dst = reduce(src) along dim; flags: TILE_ACCUMULATE. */
 void tile_reduce_sum(void *dst, const void *src, int dim, ...);
