@@ -63,6 +63,14 @@ notes)
 	hasnt "note:"
 	translate samples/softmax.c -t cuda
 	[ -s "$work/err" ] && { cat "$work/err"; fail "notes for softmax"; }
+	# On sm_90a the kernel's note says it misses wgmma, and names the
+	# warp instruction only where a gemm runs on it: f32 runs element by
+	# element, f16 with THREADS=96 (not whole warpgroups) on mma.sync.
+	translate samples/gemm_f32.c -t cuda --arch sm_90a
+	has "^samples/gemm_f32.c:34:3: note: kernel 'gemm_f32' does not multiply with wgmma: the tile_gemm at 34:3 does not fit wgmma: its operands are f32"
+	hasnt "multiplies with mma"
+	translate samples/gemm.c -t cuda --arch sm_90a -D THREADS=64 -D BLOCK_M=64 -D BLOCK_N=64
+	has "note: kernel 'gemm' multiplies with mma.sync.aligned.m16n8, not wgmma: the block's 64 threads are not whole warpgroups of 128"
 	;;
 explain)
 	translate samples/flash_attention.c -t cuda --explain

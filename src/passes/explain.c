@@ -169,6 +169,18 @@ explain_cpu_gemm(void *ctx, TcStmt *s, int par_depth)
 		"operands from floats on every call: %s", s->u.gemm.cpu.why);
 }
 
+/* Sets *ctx (a bool) where a gemm's accumulator is in registers: it runs
+ * on the target's matrix instruction. */
+static void
+find_warp_gemm(void *ctx, TcStmt *s, int par_depth)
+{
+	(void)par_depth;
+	const TcVar *c = s->kind == TC_ST_GEMM ? s->u.gemm.c.var : NULL;
+	if (c && c->layout.kind != TC_LAYOUT_SMEM &&
+	    c->layout.kind != TC_LAYOUT_BLOCKED)
+		*(bool *)ctx = true;
+}
+
 static void
 explain_kernel(const TcKernel *k, const TcOptions *opt, TcDiags *d)
 {
@@ -189,11 +201,21 @@ explain_kernel(const TcKernel *k, const TcOptions *opt, TcDiags *d)
 				"buffer is an array of the block's frame", k->name,
 				opt->target.name, opt->target.arch);
 	}
-	/* Off the warpgroup fast path: always said, like a spill. */
-	if (gpu && k->wgmma_why)
-		tc_diag(d, TC_NOTE, k->wgmma_why_loc.line ? k->wgmma_why_loc :
-			k->loc, "kernel '%s' multiplies with %s, not wgmma: %s",
-			k->name, opt->target.mma->name, k->wgmma_why);
+	/* Off the warpgroup fast path: always said, like a spill; the warp
+	 * instruction named only where a gemm got it (one whose accumulator
+	 * went to shared memory runs element by element, its own note). */
+	if (gpu && k->wgmma_why) {
+		bool warp = false;
+		tc_walk_stmts(k->body, 0, find_warp_gemm, &warp);
+		if (warp)
+			tc_diag(d, TC_NOTE, k->wgmma_why_loc.line ? k->wgmma_why_loc :
+				k->loc, "kernel '%s' multiplies with %s, not wgmma: %s",
+				k->name, opt->target.mma->name, k->wgmma_why);
+		else
+			tc_diag(d, TC_NOTE, k->wgmma_why_loc.line ? k->wgmma_why_loc :
+				k->loc, "kernel '%s' does not multiply with wgmma: %s",
+				k->name, k->wgmma_why);
+	}
 	if (gpu)
 		explain_pipelines(k->body, d);
 	else
