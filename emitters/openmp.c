@@ -904,6 +904,24 @@ tc_omp_nested_ifs(const TcStmt *s)
 	return tc_omp_count_nodes(NULL, s, (Count){ .stmt = is_nested_if }) > 0;
 }
 
+/* A store to an element of an i4 tensor: a compare-and-swap loop
+ * (tilec_i4_set), which no compiler vectorizes. */
+static bool
+is_i4_store(const TcStmt *s, const void *arg)
+{
+	(void)arg;
+	if (s->kind != TC_ST_ASSIGN || s->u.assign.dst->kind != TC_EX_LOAD)
+		return false;
+	const TcVar *v = s->u.assign.dst->u.load.var;
+	return v->kind == TC_VAR_TENSOR && v->dtype == TC_DT_I4;
+}
+
+static bool
+tc_omp_i4_stores(const TcStmt *s)
+{
+	return tc_omp_count_nodes(NULL, s, (Count){ .stmt = is_i4_store }) > 0;
+}
+
 /* Whether a statement contains a loop (then `omp simd` stays off the
  * loop around it). */
 bool
@@ -960,6 +978,7 @@ emit_for(Emitter *E, const TcStmt *s, bool in_parallel)
 	    !tc_omp_has_loop(s->u.loop.body) &&
 	    !tc_omp_scalar_calls(NULL, s->u.loop.body) &&
 	    !tc_omp_nested_ifs(s->u.loop.body) &&
+	    !tc_omp_i4_stores(s->u.loop.body) &&
 	    !(tc_expr_const(s->u.loop.end, &trips) && trips < 8))
 		tc_omp_pragma(E, "omp simd");
 	tc_c_for(&E->pr, tc_omp_value_type(v->dtype), v->name, s->u.loop.begin,

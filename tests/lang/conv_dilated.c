@@ -19,8 +19,6 @@ conv_dilated(int C, int K, int H, int W, const i32 X[C][H][W],
      const i32 Wt[K][C][3][3], i32 Y[K][(H - 3) / 2 + 1][(W - 3) / 2 + 1])
 {
 	tile_threads(64);
-	int OH = (H - 3) / 2 + 1;
-	int OW = (W - 3) / 2 + 1;
 	int bx = tile_grid_x(ceildiv((W - 3) / 2 + 1, BX));
 	int by = tile_grid_y(ceildiv((H - 3) / 2 + 1, BY));
 	int k = tile_grid_z(K);
