@@ -209,7 +209,11 @@ static bool
 convert(TcCPrinter *pr, const TcExpr *value, TcDtype t)
 {
 	if (tc_omp_rounds(t)) {
-		tc_buf_printf(pr->out, "tilec_round_%s(", tc_dtype_name(t));
+		/* f16 and bf16 lanes of a vector loop: tilec_vround_T */
+		bool vec = ((Emitter *)pr->ctx)->vec &&
+			   tc_omp_vec_varies(pr->ctx, value);
+		tc_buf_printf(pr->out, "tilec_%sround_%s(", vec ? "v" : "",
+			      tc_dtype_name(t));
 		tc_c_expr_prec(pr, value, TC_PREC_COMMA + 1);
 		tc_buf_puts(pr->out, ")");
 		return true;

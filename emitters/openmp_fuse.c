@@ -244,6 +244,22 @@ map_body(const FuseOp *op, bool edge)
 	return !edge && op->p->main ? op->p->main : op->p->body;
 }
 
+/* The explicit-vector row accesses of a tensor's element type (the
+ * vector pass allows f32, f16 and bf16). */
+static const char *
+vector_load(TcDtype t)
+{
+	return t == TC_DT_F16 ? "tilec_vload_f16"
+	       : t == TC_DT_BF16 ? "tilec_vload_bf16" : "tilec_vload";
+}
+
+static const char *
+vector_stream(TcDtype t)
+{
+	return t == TC_DT_F16 ? "tilec_vstream_f16("
+	       : t == TC_DT_BF16 ? "tilec_vstream_bf16(" : "tilec_vstream(";
+}
+
 /* The loop body: each op's work on element (idx[0], idx[1]), or with vec
  * on the TILEC_VL elements from idx[1] on (openmp_vec.c). */
 static void
@@ -297,7 +313,8 @@ emit_fused_body(Emitter *E, const Fusion *F, const char *const *idx,
 			bool first = !declared[op->p->buf->index];
 			declared[op->p->buf->index] = true;
 			if (vec) {
-				val = tc_fmt(E->a, "tilec_vload(&%s)",
+				val = tc_fmt(E->a, "%s(&%s)",
+					     vector_load(op->cp.ten->dtype),
 					     tc_omp_tensor_elem(E, &op->cp, false));
 				if (!op->p->elided) {
 					const char *args[] = {
@@ -427,7 +444,10 @@ print_row_rest(Emitter *E, const FuseOp *op, const char *i, const char *in)
 		args[1] = tc_fmt(E->a, "%s[%s] + %s", op->p->buf->name, i, rest);
 	else
 		args[1] = tc_fmt(E->a, "%s + %s", op->p->buf->name, rest);
-	tc_omp_print_wrapped(E, "tilec_store_f32(", args, 3, ");");
+	tc_omp_print_wrapped(E,
+			     tc_fmt(E->a, "tilec_store_%s(",
+				    tc_omp_row_helper(cp->ten->dtype)),
+			     args, 3, ");");
 	tc_buf_puts(b, "tilec_vstream_fence();\n");
 	if (in) {
 		b->indent--;
@@ -695,7 +715,8 @@ emit_vector_loop(Emitter *E, const Fusion *F, const char *const *idx,
 			cols,
 		};
 		b->indent++;
-		tc_omp_print_wrapped(E, "tilec_vstream(", args, 3, ");");
+		tc_omp_print_wrapped(E, vector_stream(op->cp.ten->dtype),
+				     args, 3, ");");
 		b->indent--;
 	}
 	b->indent--;

@@ -32,6 +32,7 @@ vector_func(TcFunc fn)
 	switch (fn) {
 	case TC_FN_EXPF: return "tilec_vexpf";
 	case TC_FN_EXP2F: return "tilec_vexp2f";
+	case TC_FN_TANHF: return "tilec_vtanhf";
 	default: return NULL;
 	}
 }

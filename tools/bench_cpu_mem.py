@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Memory-bound samples on the CPU against a parallel copy of their bytes.
 
-  tools/bench_cpu_mem.py [--threads N] [--repeat R] [--arch A] [CASE ...]
+  tools/bench_cpu_mem.py [--threads N] [--repeat R] [--arch A] [--keep DIR] [CASE ...]
 
 For each case (all of CASES by default): checks the sample with `tilec
 run` on a small ragged shape (a wrong kernel is not timed), translates it
@@ -133,6 +133,8 @@ def main():
     ap.add_argument("--threads", type=int)
     ap.add_argument("--repeat", type=int, default=9)
     ap.add_argument("--arch", default="native")
+    ap.add_argument("--keep", metavar="DIR",
+                    help="build in DIR and keep the kernels and drivers (to profile)")
     ap.add_argument("--build", default=os.environ.get("BUILD_DIR", os.path.join(ROOT, "build")))
     a = ap.parse_args()
     if a.threads:
@@ -148,7 +150,9 @@ def main():
     print("%-14s %-28s %9s %9s %9s %9s %6s" % ("case", "shape", "ms", "GB/s", "copy ms",
                                             "copy GB/s", "ratio"))
     os.chdir(ROOT)
-    with tempfile.TemporaryDirectory() as work:
+    with tempfile.TemporaryDirectory() as tmp:
+        work = a.keep or tmp
+        os.makedirs(work, exist_ok=True)
         for n in names:
             src, small, shape, rules = CASES[n]
             chk = subprocess.run([tilec, "run", src, "--shape", small],

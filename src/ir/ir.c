@@ -588,6 +588,27 @@ tc_reduce_type(const TcVar *dst, const TcVar *src)
 }
 
 bool
+tc_vector_row_type(TcDtype t)
+{
+	return t == TC_DT_F32 || t == TC_DT_F16 || t == TC_DT_BF16;
+}
+
+bool
+tc_vector_row_copy(const TcFuseOp *op)
+{
+	TcDtype t = op->reg->var->dtype, b = op->buf->dtype;
+	return tc_vector_row_type(t) && (b == TC_DT_F32 || b == t);
+}
+
+bool
+tc_vector_sum(const TcFuseOp *op)
+{
+	return op->s->u.reduce.op == TC_RED_SUM &&
+	       tc_reduce_type(op->s->u.reduce.dst.var, op->buf) == TC_DT_F32 &&
+	       tc_vector_row_type(op->buf->dtype);
+}
+
+bool
 tc_in_smem(const TcVar *v)
 {
 	return v->kind == TC_VAR_BUFFER &&

@@ -1249,6 +1249,15 @@ bool tc_index_in_extent(const TcKernel *k, const TcExpr *e,
  * an integer destination's own; for a float one, f64 when either side
  * is f64, else f32. */
 TcDtype tc_reduce_type(const TcVar *dst, const TcVar *src);
+/* The explicit vector loops of the CPU (passes/cpu_vector.c): the
+ * element types whose rows they read and write (f32; f16 and bf16,
+ * converted in registers, buffers of them held as float); whether copy
+ * op (a LOAD or STORE of a run) moves rows they can, between such a
+ * tensor and an f32 buffer or a buffer of the tensor's own type; whether
+ * REDUCE op is a sum they can keep, of such a buffer into f32. */
+bool tc_vector_row_type(TcDtype t);
+bool tc_vector_row_copy(const TcFuseOp *op);
+bool tc_vector_sum(const TcFuseOp *op);
 /* Whether a buffer lives in the block's shared memory on a GPU target
  * (tile_shared, or a fragment the layout pass placed there). */
 bool tc_in_smem(const TcVar *v);

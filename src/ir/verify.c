@@ -1721,10 +1721,9 @@ check_run_loops(Verifier *v, const TcKernel *k, int f, const TcFusion *F)
 			     op->ends_main ? "ends" : "reads zero past");
 		if (op->streamed && (op->kind != TC_FUSE_STORE || !F->vec ||
 				     op->rank != F->rank ||
-				     op->buf->dtype != TC_DT_F32 ||
-				     op->reg->var->dtype != TC_DT_F32))
-			fail(v, at, "run %d: op %d is streamed but no f32 copy "
-			     "out of a vector loop", f, o);
+				     !tc_vector_row_copy(op)))
+			fail(v, at, "run %d: op %d is streamed but no copy out "
+			     "of a vector loop's rows", f, o);
 		ends += op->ends_main;
 		nexts += op->next_block;
 		partial_read |= read && partial;
@@ -1742,13 +1741,9 @@ check_run_loops(Verifier *v, const TcKernel *k, int f, const TcFusion *F)
 			if (op->kind == TC_FUSE_MAP)
 				ok = op->vector;
 			else if (read)
-				ok = op->buf->dtype == TC_DT_F32 &&
-				     op->reg->var->dtype == TC_DT_F32;
+				ok = tc_vector_row_copy(op);
 			else if (op->kind == TC_FUSE_REDUCE)
-				ok = op->s->u.reduce.op == TC_RED_SUM &&
-				     op->buf->dtype == TC_DT_F32 &&
-				     tc_reduce_type(op->s->u.reduce.dst.var,
-						    op->buf) == TC_DT_F32;
+				ok = tc_vector_sum(op);
 			if (!ok)
 				fail(v, at, "run %d: a vector loop, but op %d "
 				     "has no vector form", f, o);

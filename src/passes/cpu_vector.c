@@ -10,11 +10,14 @@
  * declare that hold a value varying over the lanes (a tilec_vf in the
  * output), for this run's columns and registers.
  * Then whether the run's main loop runs on those forms (TcFusion.vec):
- * when it has at least TILEC_VL columns, calls exp or exp2 or copies f32
- * rows out whose valid columns the main loop covers exactly
- * (tc_cpu_edge_covers), and everything it does has a vector form: f32
- * copies in the loop reads, f32 sums into f32, nests with the form.  Such
- * copies out are then written from the vector loop (TcFuseOp.streamed).
+ * when it has at least TILEC_VL columns, calls exp, exp2 or tanh, reads
+ * f16 or bf16 rows (converted in registers by one instruction per
+ * vector, where gcc's vectorized bit-level conversion takes ~10), or
+ * copies f32 rows out (to f32, f16 or bf16) whose valid columns the main
+ * loop covers exactly (tc_cpu_edge_covers), and everything it does has a
+ * vector form: copies in of f32, f16 and bf16 rows, sums into f32 of
+ * f32, f16 or bf16 buffers (held as float), nests with the form.  Such copies out are then written from the vector
+ * loop (TcFuseOp.streamed).
  *
  * In a vector body an expression either varies across the lanes or is
  * uniform.  It varies when it reads a buffer at a column var of the run's
@@ -22,8 +25,9 @@
  * an element of a buffer the run keeps in registers, or a local holding
  * a varying value.  Uniform expressions stay scalars; varying ones are
  * f32 and use only + - * /, negation, casts that change nothing, and the
- * functions with vector forms (expf, exp2f).  A column var anywhere else
- * or a select, a comparison or an if on a varying value has no form.
+ * functions with vector forms (expf, exp2f, tanhf).  A column var
+ * anywhere else or a select, a comparison or an if on a varying value
+ * has no form.
  */
 #include "passes/passes.h"
 
@@ -39,7 +43,19 @@ typedef struct Vec {
 static bool
 vector_func(TcFunc fn)
 {
-	return fn == TC_FN_EXPF || fn == TC_FN_EXP2F;
+	return fn == TC_FN_EXPF || fn == TC_FN_EXP2F || fn == TC_FN_TANHF;
+}
+
+static bool
+row_type(TcDtype t)
+{
+	return tc_vector_row_type(t);
+}
+
+static bool
+narrow(TcDtype t)
+{
+	return t == TC_DT_F16 || t == TC_DT_BF16;
 }
 
 static bool
@@ -108,7 +124,12 @@ expr_ok(const Vec *V, const TcExpr *e)
 {
 	if (!varies(V, e))
 		return !mentions_column(V, e);
-	if (e->dtype != TC_DT_F32)
+	/* f16 and bf16 values are held as float: an element of such a
+	 * buffer, and a conversion to the type (rounded in registers,
+	 * tilec_vround_f16); arithmetic on them has no form. */
+	if (e->dtype != TC_DT_F32 &&
+	    !(narrow(e->dtype) &&
+	      (e->kind == TC_EX_LOAD || e->kind == TC_EX_CAST)))
 		return false;
 	switch (e->kind) {
 	case TC_EX_VAR:
@@ -116,8 +137,8 @@ expr_ok(const Vec *V, const TcExpr *e)
 	case TC_EX_LOAD: {
 		const TcVar *v = e->u.load.var;
 		if (V->elided[v->index])
-			return true;
-		return v->kind == TC_VAR_BUFFER && v->dtype == TC_DT_F32;
+			return e->dtype == TC_DT_F32;
+		return v->kind == TC_VAR_BUFFER && row_type(v->dtype);
 	}
 	case TC_EX_BINARY:
 		switch (e->u.bin.op) {
@@ -134,24 +155,27 @@ expr_ok(const Vec *V, const TcExpr *e)
 		return vector_func(e->u.call.fn) && e->u.call.nargs == 1 &&
 		       e->u.call.args[0]->dtype == TC_DT_F32 &&
 		       expr_ok(V, e->u.call.args[0]);
-	case TC_EX_CAST:
-		return e->u.cast.arg->dtype == TC_DT_F32 &&
+	case TC_EX_CAST: /* f32 to f32, f16 or bf16, or back from those */
+		return (e->u.cast.arg->dtype == TC_DT_F32 ||
+			e->dtype == TC_DT_F32) &&
+		       row_type(e->u.cast.arg->dtype) &&
 		       expr_ok(V, e->u.cast.arg);
 	default:
 		return false;
 	}
 }
 
-/* Whether a store to dst (a LOAD) writes the lanes' own elements of an
- * f32 buffer, or an element kept in registers. */
+/* Whether a store of val to dst (a LOAD) writes the lanes' own elements
+ * of an f32, f16 or bf16 buffer (val of the buffer's type), or an f32
+ * element kept in registers. */
 static bool
-lane_store(const Vec *V, const TcExpr *dst)
+lane_store(const Vec *V, const TcExpr *dst, const TcExpr *val)
 {
 	const TcVar *v = dst->u.load.var;
 	if (V->elided[v->index])
-		return v->dtype == TC_DT_F32;
-	return v->kind == TC_VAR_BUFFER && v->dtype == TC_DT_F32 &&
-	       column_load(V, dst);
+		return v->dtype == TC_DT_F32 && val->dtype == TC_DT_F32;
+	return v->kind == TC_VAR_BUFFER && row_type(v->dtype) &&
+	       val->dtype == v->dtype && column_load(V, dst);
 }
 
 static bool
@@ -175,11 +199,12 @@ stmt_ok(Vec *V, const TcStmt *s)
 	}
 	case TC_ST_ASSIGN: {
 		const TcExpr *dst = s->u.assign.dst, *val = s->u.assign.value;
-		if (val->dtype != TC_DT_F32 || !expr_ok(V, val))
+		if (!row_type(val->dtype) || !expr_ok(V, val))
 			return false;
 		if (dst->kind == TC_EX_VAR)
-			return V->lanes[dst->u.var->index];
-		return dst->kind == TC_EX_LOAD && lane_store(V, dst);
+			return val->dtype == TC_DT_F32 &&
+			       V->lanes[dst->u.var->index];
+		return dst->kind == TC_EX_LOAD && lane_store(V, dst, val);
 	}
 	default:
 		return false;
@@ -207,15 +232,22 @@ calls_vector_func(const TcStmt *body)
 	return found;
 }
 
-/* Whether copy op of run F is one out the vector loop can write: f32
- * rows over the run's index space whose valid columns the main loop
- * covers. */
+/* Whether copy op of run F is one out the vector loop can write: rows
+ * of f32 into f32, f16 or bf16 over the run's index space whose valid
+ * columns the main loop covers. */
 static bool
 streamable(const TcKernel *k, const TcFusion *F, const TcFuseOp *op)
 {
 	return op->kind == TC_FUSE_STORE && op->rank == F->rank &&
-	       op->reg->var->dtype == TC_DT_F32 &&
-	       op->buf->dtype == TC_DT_F32 && tc_cpu_edge_covers(k, F, op);
+	       tc_vector_row_copy(op) && tc_cpu_edge_covers(k, F, op);
+}
+
+/* Whether copy op of run F is read in its loop (TcFuseOp.elided or over
+ * the run's whole index space). */
+static bool
+loaded_in_loop(const TcFusion *F, const TcFuseOp *op)
+{
+	return op->kind == TC_FUSE_LOAD && (op->elided || op->rank == F->rank);
 }
 
 /* Whether run F's main loop runs on vectors (the top of this file). */
@@ -228,6 +260,7 @@ vector_loop(const TcKernel *k, const TcFusion *F)
 		if (op->kind == TC_FUSE_MAP)
 			worth |= calls_vector_func(op->body);
 		worth |= streamable(k, F, op);
+		worth |= loaded_in_loop(F, op) && narrow(op->reg->var->dtype);
 	}
 	if (!worth)
 		return false;
@@ -235,18 +268,13 @@ vector_loop(const TcKernel *k, const TcFusion *F)
 		const TcFuseOp *op = &F->ops[o];
 		switch (op->kind) {
 		case TC_FUSE_LOAD:
-			if ((op->elided || op->rank == F->rank) &&
-			    (op->reg->var->dtype != TC_DT_F32 ||
-			     op->buf->dtype != TC_DT_F32))
+			if (loaded_in_loop(F, op) && !tc_vector_row_copy(op))
 				return false;
 			break;
 		case TC_FUSE_STORE:
 			break;
 		case TC_FUSE_REDUCE:
-			if (op->s->u.reduce.op != TC_RED_SUM ||
-			    tc_reduce_type(op->s->u.reduce.dst.var, op->buf) !=
-				    TC_DT_F32 ||
-			    op->buf->dtype != TC_DT_F32)
+			if (!tc_vector_sum(op))
 				return false;
 			break;
 		case TC_FUSE_MAP:

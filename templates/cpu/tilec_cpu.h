@@ -323,7 +323,9 @@ tilec_bits_f32(uint32_t u)
 
 /* --- Scalar conversions --------------------------------------------------------
  * Widening is exact.  Narrowing rounds to nearest even; values past the
- * largest finite value become infinity (E4M3, which has none: NaN). */
+ * largest finite value become infinity (E4M3, which has none: NaN).  Each
+ * computes its cases and selects, without branches, so that compilers
+ * vectorize the loops that call them. */
 
 static inline float
 tilec_f16_to_f32(tilec_f16 h)
@@ -334,7 +336,7 @@ tilec_f16_to_f32(tilec_f16 h)
 	 * 2^(127 - 15): exact for normals and subnormals alike. */
 	float mag = tilec_bits_f32(em << 13) * 0x1p112f;
 	uint32_t bits = tilec_f32_bits(mag);
-	if (em >= 0x7c00) /* infinity or NaN */
+	if (em >= 0x7c00) /* infinity or NaN (vcvtph2ps makes a NaN quiet) */
 		bits = 0x7f800000 | (em & 0x3ff) << 13;
 	return tilec_bits_f32(bits | sign);
 }
@@ -343,20 +345,17 @@ static inline tilec_f16
 tilec_f32_to_f16(float f)
 {
 	uint32_t x = tilec_f32_bits(f);
-	uint16_t sign = (uint16_t)(x >> 16 & 0x8000);
+	uint32_t sign = x >> 16 & 0x8000;
 	x &= 0x7fffffff;
-	if (x > 0x7f800000) /* NaN: keep it quiet */
-		return sign | 0x7e00 | (uint16_t)(x >> 13 & 0x3ff);
-	if (x >= 0x477ff000) /* 65520 and up round past 65504 */
-		return sign | 0x7c00;
-	if (x < 0x38800000) {
-		/* Below 2^-14 the result is subnormal: adding 0.5 leaves the
-		 * value rounded to units of 2^-24 in the low mantissa bits. */
-		float sum = tilec_bits_f32(x) + 0.5f;
-		return sign | (uint16_t)(tilec_f32_bits(sum) - 0x3f000000);
-	}
-	x += 0xfff + (x >> 13 & 1);
-	return sign | (uint16_t)((x - (112u << 23)) >> 13);
+	/* Normal results: rounded to nearest even at bit 13, rebiased. */
+	uint32_t normal = (x + 0xfff + (x >> 13 & 1) - (112u << 23)) >> 13;
+	/* Below 2^-14 the result is subnormal: adding 0.5 leaves the value
+	 * rounded to units of 2^-24 in the low mantissa bits. */
+	uint32_t sub = tilec_f32_bits(tilec_bits_f32(x) + 0.5f) - 0x3f000000;
+	uint32_t r = x < 0x38800000 ? sub : normal;
+	r = x >= 0x477ff000 ? 0x7c00 : r; /* 65520 and up round past 65504 */
+	r = x > 0x7f800000 ? (0x7e00 | (x >> 13 & 0x3ff)) : r; /* NaN, quiet */
+	return (tilec_f16)(sign | r);
 }
 
 static inline float
@@ -369,10 +368,9 @@ static inline tilec_bf16
 tilec_f32_to_bf16(float f)
 {
 	uint32_t x = tilec_f32_bits(f);
-	if ((x & 0x7fffffff) > 0x7f800000) /* NaN: keep it quiet */
-		return (tilec_bf16)(x >> 16 | 0x40);
-	x += 0x7fff + (x >> 16 & 1);
-	return (tilec_bf16)(x >> 16);
+	uint32_t r = (x + 0x7fff + (x >> 16 & 1)) >> 16;
+	/* a NaN kept quiet */
+	return (tilec_bf16)((x & 0x7fffffff) > 0x7f800000 ? (x >> 16 | 0x40) : r);
 }
 
 static inline float
@@ -391,16 +389,14 @@ static inline tilec_fp8e4m3
 tilec_f32_to_fp8e4m3(float f)
 {
 	uint32_t x = tilec_f32_bits(f);
-	uint8_t sign = (uint8_t)(x >> 24 & 0x80);
+	uint32_t sign = x >> 24 & 0x80;
 	x &= 0x7fffffff;
-	if (x >= 0x43e80000) /* 464 and up (and inf, NaN): NaN */
-		return sign | 0x7f;
-	if (x < 0x3c800000) { /* below 2^-6: units of 2^-9 */
-		float sum = tilec_bits_f32(x) + 16384.0f;
-		return sign | (uint8_t)(tilec_f32_bits(sum) - 0x46800000);
-	}
-	x += 0x7ffff + (x >> 20 & 1);
-	return sign | (uint8_t)((x - (120u << 23)) >> 20);
+	uint32_t normal = (x + 0x7ffff + (x >> 20 & 1) - (120u << 23)) >> 20;
+	/* below 2^-6: units of 2^-9 */
+	uint32_t sub = tilec_f32_bits(tilec_bits_f32(x) + 16384.0f) - 0x46800000;
+	uint32_t r = x < 0x3c800000 ? sub : normal;
+	r = x >= 0x43e80000 ? 0x7f : r; /* 464 and up (and inf, NaN): NaN */
+	return (tilec_fp8e4m3)(sign | r);
 }
 
 static inline float
@@ -413,18 +409,15 @@ static inline tilec_fp8e5m2
 tilec_f32_to_fp8e5m2(float f)
 {
 	uint32_t x = tilec_f32_bits(f);
-	uint8_t sign = (uint8_t)(x >> 24 & 0x80);
+	uint32_t sign = x >> 24 & 0x80;
 	x &= 0x7fffffff;
-	if (x > 0x7f800000)
-		return sign | 0x7e;
-	if (x >= 0x47700000) /* 61440 and up round past 57344 */
-		return sign | 0x7c;
-	if (x < 0x38800000) { /* below 2^-14: units of 2^-16 */
-		float sum = tilec_bits_f32(x) + 128.0f;
-		return sign | (uint8_t)(tilec_f32_bits(sum) - 0x43000000);
-	}
-	x += 0xfffff + (x >> 21 & 1);
-	return sign | (uint8_t)((x - (112u << 23)) >> 21);
+	uint32_t normal = (x + 0xfffff + (x >> 21 & 1) - (112u << 23)) >> 21;
+	/* below 2^-14: units of 2^-16 */
+	uint32_t sub = tilec_f32_bits(tilec_bits_f32(x) + 128.0f) - 0x43000000;
+	uint32_t r = x < 0x38800000 ? sub : normal;
+	r = x >= 0x47700000 ? 0x7c : r; /* 61440 and up round past 57344 */
+	r = x > 0x7f800000 ? 0x7e : r;
+	return (tilec_fp8e5m2)(sign | r);
 }
 
 /* Round a float to the nearest value of a narrower type, kept as float:
@@ -734,13 +727,18 @@ tilec_exp2f(float x)
 
 /* tanh(x) = sign(x) * m / (m + 2) with m = e^(2|x|) - 1: for small |x| the
  * series of e^r - 1 to r^9 (no cancellation), else tilec_expf; within
- * 4 ulp over the float range (3.25 measured).  Straight-line, so it
- * vectorizes. */
+ * 4 ulp over the float range (3.25 measured).  Straight-line, with its
+ * choices made on bit masks: gcc 12 turns a `?:` feeding tilec_expf's
+ * range checks back into branches and then vectorizes no loop calling
+ * it.  A NaN stays NaN through r, m and t; the sign of x is t's. */
 static inline float
 tilec_tanhf(float x)
 {
 	float a = fabsf(x);
-	float r = 2.0f * (a < 9.0f ? a : 9.0f); /* tanh(9) rounds to 1 */
+	/* tanh(9) rounds to 1: |x| past 9 (0x41100000) counts as 9 */
+	uint32_t past = -(uint32_t)(a > 9.0f);
+	float r = 2.0f * tilec_bits_f32((tilec_f32_bits(a) & ~past) |
+					(0x41100000u & past));
 	float p = 1.0f / 362880;
 	p = p * r + 1.0f / 40320;
 	p = p * r + 1.0f / 5040;
@@ -750,9 +748,13 @@ tilec_tanhf(float x)
 	p = p * r + 1.0f / 6;
 	p = p * r + 0.5f;
 	float small = (p * r + 1.0f) * r;
-	float m = r < 0.34f ? small : tilec_expf(r) - 1.0f;
+	float big = tilec_expf(r) - 1.0f;
+	uint32_t series = -(uint32_t)(r < 0.34f);
+	float m = tilec_bits_f32((tilec_f32_bits(small) & series) |
+				 (tilec_f32_bits(big) & ~series));
 	float t = m / (m + 2.0f);
-	return x != x ? x : x < 0 ? -t : t;
+	return tilec_bits_f32(tilec_f32_bits(t) |
+			      (tilec_f32_bits(x) & 0x80000000u));
 }
 
 /* fmaxf and fminf as selects, so they vectorize without -ffast-math:
@@ -836,6 +838,112 @@ tilec_vstream_fence(void)
 #endif
 }
 
+/* Narrow rows read and written in vectors: f16 through vcvtph2ps and
+ * vcvtps2ph (one instruction for 16 elements, where the bit-level
+ * conversions gcc vectorizes take ~10 per vector), bf16 by shifts.  The
+ * same values as tilec_f16_to_f32, tilec_f32_to_f16, tilec_bf16_to_f32
+ * and tilec_f32_to_bf16 give, element by element: the conversions are
+ * exact one way and round to nearest even the other, and the hardware's
+ * NaNs are the quiet ones those give. */
+typedef int32_t tilec_vi __attribute__((vector_size(4 * TILEC_VL)));
+typedef uint32_t tilec_vu __attribute__((vector_size(4 * TILEC_VL)));
+
+static inline tilec_vf
+tilec_vload_f16(const tilec_f16 *p)
+{
+#if defined(__AVX512F__)
+	return (tilec_vf)_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)p));
+#else
+	tilec_vf v;
+	for (int l = 0; l < TILEC_VL; l++)
+		v[l] = tilec_f16_to_f32(p[l]);
+	return v;
+#endif
+}
+
+static inline tilec_vf
+tilec_vload_bf16(const tilec_bf16 *p)
+{
+#if defined(__AVX512F__)
+	__m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)p));
+	return (tilec_vf)_mm512_slli_epi32(w, 16);
+#else
+	tilec_vf v;
+	for (int l = 0; l < TILEC_VL; l++)
+		v[l] = tilec_bf16_to_f32(p[l]);
+	return v;
+#endif
+}
+
+/* v rounded to f16 or bf16 and held as float (tilec_round_f16 and
+ * tilec_round_bf16 on the lanes). */
+static inline tilec_vf
+tilec_vround_f16(tilec_vf v)
+{
+#if defined(__AVX512F__)
+	return (tilec_vf)_mm512_cvtph_ps(_mm512_cvtps_ph(
+		(__m512)v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#else
+	for (int l = 0; l < TILEC_VL; l++)
+		v[l] = tilec_round_f16(v[l]);
+	return v;
+#endif
+}
+
+static inline tilec_vf
+tilec_vround_bf16(tilec_vf v)
+{
+	tilec_vu x = (tilec_vu)v;
+	tilec_vu nan = (tilec_vu)((x & 0x7fffffffu) > 0x7f800000u);
+	tilec_vu r = ((x + 0x7fffu + (x >> 16 & 1u)) & 0xffff0000u & ~nan) |
+		     ((x | 0x400000u) & 0xffff0000u & nan);
+	return (tilec_vf)r;
+}
+
+/* Store v at p as f16, a row of n elements being written from its start;
+ * rows of TILEC_STREAM_BYTES or more bypass the cache where p is 32-byte
+ * aligned, as tilec_store_f16 does (tilec_vstream_fence after the row). */
+static inline void
+tilec_vstream_f16(tilec_f16 *p, tilec_vf v, int n)
+{
+#if defined(__AVX512F__)
+	__m256i h = _mm512_cvtps_ph((__m512)v, _MM_FROUND_TO_NEAREST_INT |
+						       _MM_FROUND_NO_EXC);
+	if ((size_t)n * sizeof(tilec_f16) >= TILEC_STREAM_BYTES &&
+	    ((uintptr_t)p & 31) == 0)
+		_mm256_stream_si256((__m256i *)p, h);
+	else
+		_mm256_storeu_si256((__m256i *)p, h);
+#else
+	(void)n;
+	for (int l = 0; l < TILEC_VL; l++)
+		p[l] = tilec_f32_to_f16(v[l]);
+#endif
+}
+
+static inline void
+tilec_vstream_bf16(tilec_bf16 *p, tilec_vf v, int n)
+{
+	/* tilec_f32_to_bf16 on the lanes: round to nearest even, a NaN
+	 * kept quiet. */
+	tilec_vu x = (tilec_vu)v;
+	tilec_vu nan = (tilec_vu)((x & 0x7fffffffu) > 0x7f800000u);
+	tilec_vu r = ((x + 0x7fffu + (x >> 16 & 1u)) >> 16 & ~nan) |
+		     ((x >> 16 | 0x40u) & nan);
+#if defined(__AVX512F__)
+	__m256i h = _mm512_cvtepi32_epi16((__m512i)r);
+	if ((size_t)n * sizeof(tilec_bf16) >= TILEC_STREAM_BYTES &&
+	    ((uintptr_t)p & 31) == 0)
+		_mm256_stream_si256((__m256i *)p, h);
+	else
+		_mm256_storeu_si256((__m256i *)p, h);
+#else
+	(void)n;
+	for (int l = 0; l < TILEC_VL; l++)
+		p[l] = (tilec_bf16)r[l];
+#endif
+}
+
 /* The lanes' sum, pairwise. */
 static inline float
 tilec_vsum(tilec_vf v)
@@ -910,6 +1018,31 @@ tilec_vexp2f(tilec_vf x)
 		x[l] = tilec_exp2f(x[l]);
 	return x;
 #endif
+}
+
+/* tilec_tanhf's steps on the lanes, its masks as vector comparisons. */
+static inline tilec_vf
+tilec_vtanhf(tilec_vf x)
+{
+	tilec_vf a = (tilec_vf)((tilec_vi)x & 0x7fffffff);
+	tilec_vi past = a > 9.0f;
+	tilec_vf r = 2.0f * (tilec_vf)(((tilec_vi)a & ~past) |
+				       (0x41100000 & past));
+	tilec_vf p = tilec_vsplat(1.0f / 362880);
+	p = p * r + 1.0f / 40320;
+	p = p * r + 1.0f / 5040;
+	p = p * r + 1.0f / 720;
+	p = p * r + 1.0f / 120;
+	p = p * r + 1.0f / 24;
+	p = p * r + 1.0f / 6;
+	p = p * r + 0.5f;
+	tilec_vf small = (p * r + 1.0f) * r;
+	tilec_vf big = tilec_vexpf(r) - 1.0f;
+	tilec_vi series = r < 0.34f;
+	tilec_vf m = (tilec_vf)(((tilec_vi)small & series) |
+				((tilec_vi)big & ~series));
+	tilec_vf t = m / (m + 2.0f);
+	return (tilec_vf)((tilec_vi)t | ((tilec_vi)x & INT32_MIN));
 }
 #endif /* __GNUC__ */
 

@@ -50,22 +50,32 @@ fused_block(int M, int N, int K, const tilec_f16 X[restrict M][N],
 			for (int i = 0; i < BLOCK_M; i++) {
 				const int n = tilec_min(i < rows ? cols : 0, cols2);
 				float sum = 0.0f;
-				for (int j0 = 0; j0 < n; j0 += 512) {
-					const int j1 = tilec_min(j0 + 512, n);
+				tilec_vf sum_v = tilec_vsplat(0.0f);
+				for (int j = 0; j + TILEC_VL <= n;
+				     j += TILEC_VL) {
 					// the next block's X, for later
-					if (i < next_rows && j0 < next_cols)
-						tilec_prefetch(&X[next_row0 + i][next_col0 + j0],
+					if (j % 512 == 0 && i < next_rows && j < next_cols)
+						tilec_prefetch(&X[next_row0 + i][next_col0 + j],
 						               sizeof(tilec_f16) * tilec_min(512,
-							next_cols - j0));
+							next_cols - j));
+					const tilec_vf x =
+					    tilec_vload_f16(&X[row0 + i][n0 + j]);
+					const tilec_vf b =
+					    tilec_vload(&B[n0 + j]);
+					const tilec_vf t = x + b;
+					tilec_vstore(&y[i][j], t * t);
+					sum_v += tilec_vload(&y[i][j]);
+				}
+				sum += tilec_vsum(sum_v);
 #pragma omp simd reduction(+ : sum)
-					for (int j = j0; j < j1; j++) {
-						const float x =
-						    tilec_f16_to_f32(X[row0 + i][n0 + j]);
-						const float b = B[n0 + j];
-						const float t = x + b;
-						y[i][j] = t * t;
-						sum += y[i][j];
-					}
+				// the columns left over
+				for (int j = n - n % TILEC_VL; j < n; j++) {
+					const float x =
+					    tilec_f16_to_f32(X[row0 + i][n0 + j]);
+					const float b = B[n0 + j];
+					const float t = x + b;
+					y[i][j] = t * t;
+					sum += y[i][j];
 				}
 				// columns past an edge: copies read 0
 				for (int j = n; j < BLOCK_N; j++) {
@@ -1000,8 +1010,15 @@ vector_not_block(int M, int N, const float X[restrict M][N],
 			const int cols = tilec_extent(N, n0, BLOCK_N);
 			for (int i = 0; i < BLOCK_M; i++) {
 				const int n = i < rows ? cols : 0;
+				for (int j = 0; j + TILEC_VL <= n;
+				     j += TILEC_VL) {
+					const tilec_vf h =
+					    tilec_vload_f16(&H[row0 + i][n0 + j]);
+					tilec_vstore(&y[i][j], tilec_vexpf(h));
+				}
 #pragma omp simd
-				for (int j = 0; j < n; j++) {
+				// the columns left over
+				for (int j = n - n % TILEC_VL; j < n; j++) {
 					const float h =
 					    tilec_f16_to_f32(H[row0 + i][n0 + j]);
 					y[i][j] = tilec_expf(h);

@@ -54,25 +54,35 @@ add_rmsnorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 			for (int i = 0; i < BLOCK_M; i++) {
 				const int n = i < rows ? cols : 0;
 				float sum = 0.0f;
-				for (int j0 = 0; j0 < n; j0 += 512) {
-					const int j1 = tilec_min(j0 + 512, n);
+				tilec_vf sum_v = tilec_vsplat(0.0f);
+				for (int j = 0; j + TILEC_VL <= n;
+				     j += TILEC_VL) {
 					// the next block's X, for later
-					if (i < next_rows && j0 < next_cols)
-						tilec_prefetch(&X[next_row0 + i][next_col0 + j0],
+					if (j % 512 == 0 && i < next_rows && j < next_cols)
+						tilec_prefetch(&X[next_row0 + i][next_col0 + j],
 						               sizeof(tilec_f16) * tilec_min(512,
-							next_cols - j0));
+							next_cols - j));
+					const tilec_vf x =
+					    tilec_vload_f16(&X[row0 + i][col0 + j]);
+					const tilec_vf r =
+					    tilec_vload_f16(&R[row0 + i][col0 + j]);
+					tilec_vstore(&h[i][j],
+					             tilec_vround_f16(x + r));
+					const tilec_vf sq =
+					    tilec_vload(&h[i][j]) * tilec_vload(&h[i][j]);
+					sum_v += sq;
+				}
+				sum += tilec_vsum(sum_v);
 #pragma omp simd reduction(+ : sum)
-					for (int j = j0; j < j1; j++) {
-						const float x =
-						    tilec_f16_to_f32(X[row0 + i][col0 + j]);
-						const float r =
-						    tilec_f16_to_f32(R[row0 + i][col0 + j]);
-						h[i][j] =
-						    tilec_round_f16(x + r);
-						const float sq =
-						    h[i][j] * h[i][j];
-						sum += sq;
-					}
+				// the columns left over
+				for (int j = n - n % TILEC_VL; j < n; j++) {
+					const float x =
+					    tilec_f16_to_f32(X[row0 + i][col0 + j]);
+					const float r =
+					    tilec_f16_to_f32(R[row0 + i][col0 + j]);
+					h[i][j] = tilec_round_f16(x + r);
+					const float sq = h[i][j] * h[i][j];
+					sum += sq;
 				}
 				// columns past an edge: copies read 0
 				for (int j = n; j < BLOCK_N; j++) {
@@ -107,8 +117,19 @@ add_rmsnorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 				const int cols = tilec_extent(N, n0, BLOCK_N);
 				for (int i = 0; i < BLOCK_M; i++) {
 					const int n = i < rows ? cols : 0;
+					for (int j = 0; j + TILEC_VL <= n;
+					     j += TILEC_VL) {
+						const tilec_vf x =
+						    tilec_vload_f16(&X[row0 + i][n0 + j]);
+						const tilec_vf r =
+						    tilec_vload_f16(&R[row0 + i][n0 + j]);
+						tilec_vstore(&h[i][j],
+						             tilec_vround_f16(x + r));
+					}
 #pragma omp simd
-					for (int j = 0; j < n; j++) {
+					// the columns left over
+					for (int j = n - n % TILEC_VL; j < n;
+					     j++) {
 						const float x =
 						    tilec_f16_to_f32(X[row0 + i][n0 + j]);
 						const float r =
@@ -136,8 +157,21 @@ add_rmsnorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 			const int rows = tilec_extent(M, row0, BLOCK_M);
 			const int cols = tilec_extent(N, n0, BLOCK_N);
 			for (int i = 0; i < BLOCK_M; i++) {
+				for (int j = 0; j + TILEC_VL <= cols;
+				     j += TILEC_VL) {
+					const tilec_vf w =
+					    tilec_vload_f16(&W[n0 + j]);
+					tilec_vstore(&x[i][j],
+					             tilec_vload(&h[i][j]) * inv_rms[i] * w);
+					if (i < rows && j + TILEC_VL <= cols)
+						tilec_vstream_f16(&Y[row0 + i][n0 + j],
+						                  tilec_vload(&x[i][j]),
+						                  cols);
+				}
 #pragma omp simd
-				for (int j = 0; j < cols; j++) {
+				// the columns left over
+				for (int j = cols - cols % TILEC_VL; j < cols;
+				     j++) {
 					const float w =
 					    tilec_f16_to_f32(W[n0 + j]);
 					x[i][j] = h[i][j] * inv_rms[i] * w;
@@ -147,9 +181,12 @@ add_rmsnorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 					const float w = 0;
 					x[i][j] = h[i][j] * inv_rms[i] * w;
 				}
-				if (i < rows)
-					tilec_store_f16(&Y[row0 + i][n0], x[i],
-					                cols);
+				if (i < rows) {
+					tilec_store_f16(&Y[row0 + i][n0] + cols - cols % TILEC_VL,
+					                x[i] + cols - cols % TILEC_VL,
+					                cols % TILEC_VL);
+					tilec_vstream_fence();
+				}
 			}
 		}
 	}

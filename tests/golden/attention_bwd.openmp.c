@@ -43,8 +43,19 @@ attn_bwd_delta_block(int B, int S, int H,
 		for (int i = 0; i < BLOCK_M; i++) {
 			const int n = i < rows ? HEAD_DIM : 0;
 			float sum = 0.0f;
+			tilec_vf sum_v = tilec_vsplat(0.0f);
+			for (int d = 0; d + TILEC_VL <= n; d += TILEC_VL) {
+				tilec_vf o =
+				    tilec_vload_f16(&O[b][row0 + i][h][d]);
+				const tilec_vf d_o =
+				    tilec_vload_f16(&dO[b][row0 + i][h][d]);
+				o = o * d_o;
+				sum_v += o;
+			}
+			sum += tilec_vsum(sum_v);
 #pragma omp simd reduction(+ : sum)
-			for (int d = 0; d < n; d++) {
+			// the columns left over
+			for (int d = n - n % TILEC_VL; d < n; d++) {
 				float o =
 				    tilec_f16_to_f32(O[b][row0 + i][h][d]);
 				const float d_o =
@@ -297,15 +308,33 @@ attn_bwd_dkdv_block(int B, int S, int H, float scale,
 		const int row0 = bn * BLOCK_N;
 		const int rows = tilec_extent(S, row0, BLOCK_N);
 		for (int j = 0; j < BLOCK_N; j++) {
-#pragma omp simd
-			for (int d = 0; d < HEAD_DIM; d++)
-				dk[j][d] *= scale;
-			if (j < rows)
-				tilec_store_f16(&dK[b][row0 + j][h][0], dk[j],
-				                HEAD_DIM);
-			if (j < rows)
-				tilec_store_f16(&dV[b][row0 + j][h][0], dv[j],
-				                HEAD_DIM);
+			for (int d = 0; d + TILEC_VL <= HEAD_DIM;
+			     d += TILEC_VL) {
+				tilec_vstore(&dk[j][d],
+				             tilec_vload(&dk[j][d]) * scale);
+				if (j < rows && d + TILEC_VL <= HEAD_DIM)
+					tilec_vstream_f16(&dK[b][row0 + j][h][d],
+					                  tilec_vload(&dk[j][d]),
+					                  HEAD_DIM);
+				if (j < rows && d + TILEC_VL <= HEAD_DIM)
+					tilec_vstream_f16(&dV[b][row0 + j][h][d],
+					                  tilec_vload(&dv[j][d]),
+					                  HEAD_DIM);
+			}
+			if (j < rows) {
+				tilec_store_f16(
+					&dK[b][row0 + j][h][0] + HEAD_DIM - HEAD_DIM % TILEC_VL,
+				                dk[j] + HEAD_DIM - HEAD_DIM % TILEC_VL,
+				                HEAD_DIM % TILEC_VL);
+				tilec_vstream_fence();
+			}
+			if (j < rows) {
+				tilec_store_f16(
+					&dV[b][row0 + j][h][0] + HEAD_DIM - HEAD_DIM % TILEC_VL,
+				                dv[j] + HEAD_DIM - HEAD_DIM % TILEC_VL,
+				                HEAD_DIM % TILEC_VL);
+				tilec_vstream_fence();
+			}
 		}
 	}
 }
@@ -503,12 +532,22 @@ attn_bwd_dq_block(int B, int S, int H, float scale,
 		const int row0 = bm * BLOCK_M;
 		const int rows = tilec_extent(S, row0, BLOCK_M);
 		for (int i = 0; i < BLOCK_M; i++) {
-#pragma omp simd
-			for (int d = 0; d < HEAD_DIM; d++)
-				dq[i][d] *= scale;
-			if (i < rows)
-				tilec_store_f16(&dQ[b][row0 + i][h][0], dq[i],
-				                HEAD_DIM);
+			for (int d = 0; d + TILEC_VL <= HEAD_DIM;
+			     d += TILEC_VL) {
+				tilec_vstore(&dq[i][d],
+				             tilec_vload(&dq[i][d]) * scale);
+				if (i < rows && d + TILEC_VL <= HEAD_DIM)
+					tilec_vstream_f16(&dQ[b][row0 + i][h][d],
+					                  tilec_vload(&dq[i][d]),
+					                  HEAD_DIM);
+			}
+			if (i < rows) {
+				tilec_store_f16(
+					&dQ[b][row0 + i][h][0] + HEAD_DIM - HEAD_DIM % TILEC_VL,
+				                dq[i] + HEAD_DIM - HEAD_DIM % TILEC_VL,
+				                HEAD_DIM % TILEC_VL);
+				tilec_vstream_fence();
+			}
 		}
 	}
 }

@@ -35,8 +35,20 @@ bias_gelu_block(int M, int N, const tilec_f16 X[restrict M][N],
 		const int cols = tilec_extent(N, col0, BLOCK_N);
 		for (int i = 0; i < BLOCK_M; i++) {
 			const int n = i < rows ? cols : 0;
+			for (int j = 0; j + TILEC_VL <= n; j += TILEC_VL) {
+				tilec_vstore(&x[i][j],
+				             tilec_vload_f16(&X[row0 + i][col0 + j]));
+				const tilec_vf b =
+				    tilec_vload_f16(&bias[col0 + j]);
+				const tilec_vf v = tilec_vload(&x[i][j]) + b;
+				const tilec_vf u =
+				    0.7978846f * (v + 0.044715f * v * v * v);
+				tilec_vstore(&x[i][j],
+				             0.5f * v * (1.0f + tilec_vtanhf(u)));
+			}
 #pragma omp simd
-			for (int j = 0; j < n; j++) {
+			// the columns left over
+			for (int j = n - n % TILEC_VL; j < n; j++) {
 				x[i][j] =
 				    tilec_f16_to_f32(X[row0 + i][col0 + j]);
 				const float b =

@@ -184,12 +184,22 @@ flash_attention_block(int B, int S, int H,
 		const int row0 = bm * BLOCK_M;
 		const int rows = tilec_extent(S, row0, BLOCK_M);
 		for (int i = 0; i < BLOCK_M; i++) {
-#pragma omp simd
-			for (int d = 0; d < HEAD_DIM; d++)
-				o[i][d] /= row_sum[i];
-			if (i < rows)
-				tilec_store_f16(&O[b][row0 + i][h][0], o[i],
-				                HEAD_DIM);
+			for (int d = 0; d + TILEC_VL <= HEAD_DIM;
+			     d += TILEC_VL) {
+				tilec_vstore(&o[i][d],
+				             tilec_vload(&o[i][d]) / row_sum[i]);
+				if (i < rows && d + TILEC_VL <= HEAD_DIM)
+					tilec_vstream_f16(&O[b][row0 + i][h][d],
+					                  tilec_vload(&o[i][d]),
+					                  HEAD_DIM);
+			}
+			if (i < rows) {
+				tilec_store_f16(
+					&O[b][row0 + i][h][0] + HEAD_DIM - HEAD_DIM % TILEC_VL,
+				                o[i] + HEAD_DIM - HEAD_DIM % TILEC_VL,
+				                HEAD_DIM % TILEC_VL);
+				tilec_vstream_fence();
+			}
 		}
 	}
 }

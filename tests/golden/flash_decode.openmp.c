@@ -70,8 +70,21 @@ flash_decode_split_block(int B, int H, int HKV, int S, int NSPLIT, float scale,
 			for (int j = 0; j < BLOCK_N; j++) {
 				const int n = j < rows ? HEAD_DIM : 0;
 				float sum = 0.0f;
+				tilec_vf sum_v = tilec_vsplat(0.0f);
+				for (int d = 0; d + TILEC_VL <= n;
+				     d += TILEC_VL) {
+					const tilec_vf k =
+					    tilec_vload_f16(&K[b][n0 + j][g][d]);
+					tilec_vstore(&v[j][d],
+					             tilec_vload_f16(&V[b][n0 + j][g][d]));
+					const tilec_vf qk =
+					    tilec_vload(&q[d]) * k;
+					sum_v += qk;
+				}
+				sum += tilec_vsum(sum_v);
 #pragma omp simd reduction(+ : sum)
-				for (int d = 0; d < n; d++) {
+				// the columns left over
+				for (int d = n - n % TILEC_VL; d < n; d++) {
 					const float k =
 					    tilec_f16_to_f32(K[b][n0 + j][g][d]);
 					v[j][d] =
@@ -505,13 +518,19 @@ flash_decode_combine_block(int B, int H, int NSPLIT,
 			acc[d] = acc[d] * alpha + o[d];
 	}
 	const float inv_l = l > 0.0f ? 1.0f / l : 0.0f;
-#pragma omp simd
 	// flash_decode.c:227 tile_parallel(d, HEAD_DIM)
 	// flash_decode.c:229 tile_copy(&O[b][h][0], acc)
 	// as one loop over each tile's elements
-	for (int d = 0; d < HEAD_DIM; d++)
-		acc[d] *= inv_l;
-	tilec_store_f16(&O[b][h][0], acc, HEAD_DIM);
+	for (int d = 0; d + TILEC_VL <= HEAD_DIM; d += TILEC_VL) {
+		tilec_vstore(&acc[d], tilec_vload(&acc[d]) * inv_l);
+		if (d + TILEC_VL <= HEAD_DIM)
+			tilec_vstream_f16(&O[b][h][d], tilec_vload(&acc[d]),
+			                  HEAD_DIM);
+	}
+	tilec_store_f16(&O[b][h][0] + HEAD_DIM - HEAD_DIM % TILEC_VL,
+	                acc + HEAD_DIM - HEAD_DIM % TILEC_VL,
+	                HEAD_DIM % TILEC_VL);
+	tilec_vstream_fence();
 }
 
 // flash_decode.c:187 flash_decode_combine: the grid, one block per OpenMP loop

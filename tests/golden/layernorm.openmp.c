@@ -44,19 +44,25 @@ layernorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 			for (int i = 0; i < BLOCK_M; i++) {
 				const int n = i < rows ? cols : 0;
 				float sum = 0.0f;
-				for (int j0 = 0; j0 < n; j0 += 512) {
-					const int j1 = tilec_min(j0 + 512, n);
+				tilec_vf sum_v = tilec_vsplat(0.0f);
+				for (int j = 0; j + TILEC_VL <= n;
+				     j += TILEC_VL) {
 					// the next block's X, for later
-					if (i < next_rows && j0 < next_cols)
-						tilec_prefetch(&X[next_row0 + i][next_col0 + j0],
+					if (j % 512 == 0 && i < next_rows && j < next_cols)
+						tilec_prefetch(&X[next_row0 + i][next_col0 + j],
 						               sizeof(tilec_f16) * tilec_min(512,
-							next_cols - j0));
+							next_cols - j));
+					const tilec_vf x =
+					    tilec_vload_f16(&X[row0 + i][n0 + j]);
+					sum_v += x;
+				}
+				sum += tilec_vsum(sum_v);
 #pragma omp simd reduction(+ : sum)
-					for (int j = j0; j < j1; j++) {
-						const float x =
-						    tilec_f16_to_f32(X[row0 + i][n0 + j]);
-						sum += x;
-					}
+				// the columns left over
+				for (int j = n - n % TILEC_VL; j < n; j++) {
+					const float x =
+					    tilec_f16_to_f32(X[row0 + i][n0 + j]);
+					sum += x;
 				}
 				// columns past an edge: copies read 0
 				for (int j = n; j < BLOCK_N; j++) {
@@ -85,8 +91,19 @@ layernorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 			for (int i = 0; i < BLOCK_M; i++) {
 				const int n = i < rows ? cols : 0;
 				float sum = 0.0f;
+				tilec_vf sum_v = tilec_vsplat(0.0f);
+				for (int j = 0; j + TILEC_VL <= n;
+				     j += TILEC_VL) {
+					tilec_vf x =
+					    tilec_vload_f16(&X[row0 + i][n0 + j]);
+					const tilec_vf d = x - mean[i];
+					x = d * d;
+					sum_v += x;
+				}
+				sum += tilec_vsum(sum_v);
 #pragma omp simd reduction(+ : sum)
-				for (int j = 0; j < n; j++) {
+				// the columns left over
+				for (int j = n - n % TILEC_VL; j < n; j++) {
 					float x =
 					    tilec_f16_to_f32(X[row0 + i][n0 + j]);
 					const float d = x - mean[i];
@@ -122,8 +139,21 @@ layernorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 			const int cols = tilec_extent(N, n0, BLOCK_N);
 			for (int i = 0; i < BLOCK_M; i++) {
 				const int n = i < rows ? cols : 0;
+				for (int j = 0; j + TILEC_VL <= n;
+				     j += TILEC_VL) {
+					tilec_vstore(&x[i][j],
+					             tilec_vload_f16(&X[row0 + i][n0 + j]));
+					const tilec_vf w =
+					    tilec_vload_f16(&W[n0 + j]);
+					const tilec_vf b =
+					    tilec_vload_f16(&B[n0 + j]);
+					tilec_vstore(&x[i][j],
+					             (tilec_vload(
+						&x[i][j]) - mean[i]) * rstd[i] * w + b);
+				}
 #pragma omp simd
-				for (int j = 0; j < n; j++) {
+				// the columns left over
+				for (int j = n - n % TILEC_VL; j < n; j++) {
 					x[i][j] =
 					    tilec_f16_to_f32(X[row0 + i][n0 + j]);
 					const float w =

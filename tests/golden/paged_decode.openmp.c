@@ -66,8 +66,21 @@ paged_decode_block(int B, int H, int HKV, int NPAGES, int MAXP, float scale,
 			for (int j = 0; j < PAGE; j++) {
 				const int n = j < rows ? HEAD_DIM : 0;
 				float sum = 0.0f;
+				tilec_vf sum_v = tilec_vsplat(0.0f);
+				for (int d = 0; d + TILEC_VL <= n;
+				     d += TILEC_VL) {
+					const tilec_vf k =
+					    tilec_vload_f16(&KC[BT[b][p]][j][g][d]);
+					tilec_vstore(&v[j][d],
+					             tilec_vload_f16(&VC[BT[b][p]][j][g][d]));
+					const tilec_vf qk =
+					    tilec_vload(&q[d]) * k;
+					sum_v += qk;
+				}
+				sum += tilec_vsum(sum_v);
 #pragma omp simd reduction(+ : sum)
-				for (int d = 0; d < n; d++) {
+				// the columns left over
+				for (int d = n - n % TILEC_VL; d < n; d++) {
 					const float k =
 					    tilec_f16_to_f32(KC[BT[b][p]][j][g][d]);
 					v[j][d] =
@@ -132,13 +145,19 @@ paged_decode_block(int B, int H, int HKV, int NPAGES, int MAXP, float scale,
 			acc[d] = acc[d] * alpha + o[d];
 	}
 	const float inv_l = l > 0.0f ? 1.0f / l : 0.0f;
-#pragma omp simd
 	// paged_decode.c:92 tile_parallel(d, HEAD_DIM)
 	// paged_decode.c:94 tile_copy(&O[b][h][0], acc)
 	// as one loop over each tile's elements
-	for (int d = 0; d < HEAD_DIM; d++)
-		acc[d] *= inv_l;
-	tilec_store_f16(&O[b][h][0], acc, HEAD_DIM);
+	for (int d = 0; d + TILEC_VL <= HEAD_DIM; d += TILEC_VL) {
+		tilec_vstore(&acc[d], tilec_vload(&acc[d]) * inv_l);
+		if (d + TILEC_VL <= HEAD_DIM)
+			tilec_vstream_f16(&O[b][h][d], tilec_vload(&acc[d]),
+			                  HEAD_DIM);
+	}
+	tilec_store_f16(&O[b][h][0] + HEAD_DIM - HEAD_DIM % TILEC_VL,
+	                acc + HEAD_DIM - HEAD_DIM % TILEC_VL,
+	                HEAD_DIM % TILEC_VL);
+	tilec_vstream_fence();
 }
 
 // paged_decode.c:47 paged_decode: the grid, one block per OpenMP loop iteration

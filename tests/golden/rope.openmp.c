@@ -68,8 +68,24 @@ rope_block(int T, int H, int MAXPOS, const tilec_f16 X[restrict T][H][HEAD_DIM],
 			for (int h = 0; h < BLOCK_H; h++) {
 				const int n = tilec_min(tilec_min(cols, cols2),
 					h < rows ? HEAD_DIM / 2 : 0);
+				for (int j = 0; j + TILEC_VL <= n;
+				     j += TILEC_VL) {
+					const tilec_vf c =
+					    tilec_vload(&CS[P[t0 + i]][j]);
+					const tilec_vf s =
+					    tilec_vload(&CS[P[t0 + i]][col0 + j]);
+					const tilec_vf x1 =
+					    tilec_vload_f16(&X[t0 + i][h0 + h][j]);
+					const tilec_vf x2 =
+					    tilec_vload_f16(&X[t0 + i][h0 + h][col0 + j]);
+					tilec_vstore(&y1[h][j],
+					             x1 * c - x2 * s);
+					tilec_vstore(&y2[h][j],
+					             x2 * c + x1 * s);
+				}
 #pragma omp simd
-				for (int j = 0; j < n; j++) {
+				// the columns left over
+				for (int j = n - n % TILEC_VL; j < n; j++) {
 					const float c = CS[P[t0 + i]][j];
 					const float s = CS[P[t0 + i]][col0 + j];
 					const float x1 =

@@ -755,7 +755,8 @@ START_TEST(cpu_schedule)
 		   "partial copy");
 	run0->ops[2].zero_past = false;
 	load->streamed = true;
-	verify_has(p, "run 0: op 0 is streamed but no f32 copy out");
+	verify_has(p, "run 0: op 0 is streamed but no copy out of a vector "
+		   "loop's rows");
 	load->streamed = false;
 	run0->vec = true;
 	verify_has(p, "run 0: a vector loop, but op 2 has no vector form");
