@@ -2,6 +2,7 @@
 """Memory-bound samples on the CPU against a parallel copy of their bytes.
 
   tools/bench_cpu_mem.py [--threads N] [--repeat R] [--arch A] [--keep DIR] [CASE ...]
+  tools/bench_cpu_mem.py --carry DIR [--repeat R] [--arch A] [CASE ...]
 
 For each case (all of CASES by default): checks the sample with `tilec
 run` on a small ragged shape (a wrong kernel is not timed), translates it
@@ -14,7 +15,12 @@ half written, as a kernel that reads its inputs once and writes its
 outputs once moves them) timed alternately, median of R.  Prints one
 line per case: the kernel's GB/s (bytes of every tensor over its time),
 the copy's, and their ratio.  Threads: OMP_NUM_THREADS (--threads).
-docs/perf.md records runs.
+--keep DIR keeps the kernels, drivers and programs there (to profile).
+--carry DIR checks and translates here but times nothing: it writes the
+kernels, the drivers and DIR/run.sh, which builds them with the host's
+cc -march=native and times each at 2, 8 and 16 threads (threads on
+cores), for a machine without tilec (the 16-core host through the device
+tool: pick --arch for that CPU, e.g. amx).  docs/perf.md records runs.
 """
 import argparse, json, math, os, subprocess, sys, tempfile
 
@@ -135,6 +141,8 @@ def main():
     ap.add_argument("--arch", default="native")
     ap.add_argument("--keep", metavar="DIR",
                     help="build in DIR and keep the kernels and drivers (to profile)")
+    ap.add_argument("--carry", metavar="DIR",
+                    help="write the kernels, drivers and run.sh to DIR; time nothing")
     ap.add_argument("--build", default=os.environ.get("BUILD_DIR", os.path.join(ROOT, "build")))
     a = ap.parse_args()
     if a.threads:
@@ -145,11 +153,14 @@ def main():
         if n not in CASES:
             sys.exit("bench_cpu_mem.py: no case %r (cases: %s)" % (n, ", ".join(CASES)))
     cc = os.environ.get("CC", "cc")
-    print("tilec CPU memory-bound samples, threads %s, arch %s" %
-          (os.environ.get("OMP_NUM_THREADS", "(OpenMP default)"), a.arch))
-    print("%-14s %-28s %9s %9s %9s %9s %6s" % ("case", "shape", "ms", "GB/s", "copy ms",
-                                            "copy GB/s", "ratio"))
+    if not a.carry:
+        print("tilec CPU memory-bound samples, threads %s, arch %s" %
+              (os.environ.get("OMP_NUM_THREADS", "(OpenMP default)"), a.arch))
+        print("%-14s %-28s %9s %9s %9s %9s %6s" % ("case", "shape", "ms", "GB/s",
+                                                "copy ms", "copy GB/s", "ratio"))
     os.chdir(ROOT)
+    if a.carry:
+        a.keep = a.carry
     with tempfile.TemporaryDirectory() as tmp:
         work = a.keep or tmp
         os.makedirs(work, exist_ok=True)
@@ -174,6 +185,8 @@ def main():
             d_c = os.path.join(work, n + "_main.c")
             with open(d_c, "w") as f:
                 f.write(driver(k, env, rules, a.repeat))
+            if a.carry:
+                continue
             exe = os.path.join(work, n)
             subprocess.run([cc, "-O3", "-march=native", "-fopenmp", "-fno-math-errno",
                             "-o", exe, k_c, d_c, "-lm"], check=True)
@@ -182,6 +195,33 @@ def main():
             print("%-14s %-28s %9.3f %9.1f %9.3f %9.1f %6.2f" % (
                 n, shape, ms, nbytes / ms / 1e6, copy_ms, nbytes / copy_ms / 1e6,
                 copy_ms / ms), flush=True)
+    if a.carry:
+        with open(os.path.join(a.carry, "run.sh"), "w") as f:
+            f.write(RUN_SH % " ".join(names))
+        print("wrote %s: run `bash %s/run.sh` on the host" % (a.carry, a.carry))
+
+
+# The timing half of a --carry directory, for a host without tilec.
+RUN_SH = """#!/bin/bash
+# Written by tools/bench_cpu_mem.py --carry: each case's kernel and
+# driver built with this host's cc and timed at 2, 8 and 16 threads
+# (threads on cores), the kernel and a parallel copy of its bytes
+# alternately; ratio = copy time / kernel time.
+cd "$(dirname "$0")" || exit 2
+lscpu | grep -E "Model name|^CPU\\(s\\)|Thread|Socket" | tr -s " "
+printf "%%-14s %%3s %%9s %%9s %%6s\\n" case threads ms copy_ms ratio
+for c in %s; do
+	${CC:-cc} -O3 -march=native -fopenmp -fno-math-errno -o "/tmp/bench_$c" \\
+		"$c.c" "${c}_main.c" -lm || continue
+	for t in 2 8 16; do
+		set -- $(OMP_NUM_THREADS=$t OMP_PROC_BIND=close OMP_PLACES=cores \\
+			"/tmp/bench_$c")
+		awk -v c="$c" -v t="$t" -v k="$1" -v p="$2" -v b="$3" 'BEGIN {
+			printf "%%-14s %%3d %%9.3f %%9.3f %%6.2f  %%.1f GB/s, copy %%.1f\\n",
+			       c, t, k, p, p / k, b / k / 1e6, b / p / 1e6 }'
+	done
+done
+"""
 
 
 if __name__ == "__main__":
