@@ -233,6 +233,8 @@ print_expr(TcCPrinter *pr, const TcExpr *e)
 			const TcExpr *arg = e->u.call.args[i];
 			if (i)
 				tc_buf_puts(b, ", ");
+			if (pr->hooks->call_arg && pr->hooks->call_arg(pr, e, i))
+				continue;
 			if (pr->hooks->bool_truth && arg->dtype != TC_DT_BOOL &&
 			    cxx_bool(arg)) {
 				/* The int the IR says, not C++'s bool, which

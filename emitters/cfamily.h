@@ -36,6 +36,11 @@ typedef struct TcCHooks {
 	/* The function that negates the value of a NEG expression, called
 	 * as FN(x), or NULL for C's -x (NULL hook: always -x). */
 	const char *(*neg_func)(TcCPrinter *pr, const TcExpr *neg);
+	/* Print argument i of a CALL itself and return true, or return
+	 * false to have it printed as any expression (NULL hook: always
+	 * false); the CPU broadcasts a uniform argument of a call on
+	 * vectors. */
+	bool (*call_arg)(TcCPrinter *pr, const TcExpr *call, int i);
 	/* The output is C++, where comparisons, &&, || and ! give bool:
 	 * as a function's argument such a value, or a bool converted to
 	 * an int, is printed converted to its dtype's value_type (the int

@@ -231,6 +231,7 @@ static const TcCHooks openmp_hooks = {
 	.func_name = func_name,
 	.load = load,
 	.convert = convert,
+	.call_arg = tc_omp_vec_call_arg,
 };
 
 /* The text of value as stored into an element or local of dtype t held as

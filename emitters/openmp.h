@@ -210,6 +210,9 @@ bool tc_omp_vec_varies(const Emitter *E, const TcExpr *e);
  * (NULL: the scalar name), and a load of the lanes' elements
  * (tilec_vload; false: print it as a scalar). */
 const char *tc_omp_vec_func(const Emitter *E, const TcExpr *call);
+/* Argument i of a call on vectors that does not vary, printed broadcast
+ * (tilec_vsplat); false for any other argument. */
+bool tc_omp_vec_call_arg(TcCPrinter *pr, const TcExpr *call, int i);
 bool tc_omp_vec_load(TcCPrinter *pr, const TcExpr *e);
 /* e as a vector: its text, broadcast if uniform. */
 const char *tc_omp_vec_text(Emitter *E, const TcExpr *e);

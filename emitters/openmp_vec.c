@@ -33,6 +33,16 @@ vector_func(TcFunc fn)
 	case TC_FN_EXPF: return "tilec_vexpf";
 	case TC_FN_EXP2F: return "tilec_vexp2f";
 	case TC_FN_TANHF: return "tilec_vtanhf";
+	case TC_FN_SQRTF: return "tilec_vsqrtf";
+	case TC_FN_RSQRTF: return "tilec_vrsqrtf";
+	case TC_FN_FABSF: return "tilec_vfabsf";
+	case TC_FN_FMAF: return "tilec_vfmaf";
+	case TC_FN_FMAXF: return "tilec_vfmaxf";
+	case TC_FN_FMINF: return "tilec_vfminf";
+	case TC_FN_FLOORF: return "tilec_vfloorf";
+	case TC_FN_CEILF: return "tilec_vceilf";
+	case TC_FN_TRUNCF: return "tilec_vtruncf";
+	case TC_FN_RINTF: return "tilec_vrintf";
 	default: return NULL;
 	}
 }
@@ -124,6 +134,19 @@ tc_omp_vec_func(const Emitter *E, const TcExpr *call)
 	if (!E->vec || !tc_omp_vec_varies(E, call))
 		return NULL;
 	return vector_func(call->u.call.fn);
+}
+
+bool
+tc_omp_vec_call_arg(TcCPrinter *pr, const TcExpr *call, int i)
+{
+	Emitter *E = pr->ctx;
+	const TcExpr *arg = call->u.call.args[i];
+	if (!tc_omp_vec_func(E, call) || tc_omp_vec_varies(E, arg))
+		return false;
+	tc_buf_puts(pr->out, "tilec_vsplat(");
+	tc_c_expr_prec(pr, arg, TC_PREC_COMMA + 1);
+	tc_buf_puts(pr->out, ")");
+	return true;
 }
 
 bool

@@ -16,9 +16,10 @@
 #   hip:    hipcc -std=c++17 -c --offload-arch=gfx90a -Wall -Wextra
 #           -Werror (device and host code);
 #   openmp: cc -std=c11 -fopenmp -c -Wall -Wextra -Werror, for the
-#           default --arch with -march=native (as the JIT builds it) and
-#           for avx512 (-mavx512f -mavx512bw -mavx512vl -mfma), which the
-#           golden files use.
+#           default --arch with -march=native (as the JIT builds it), for
+#           avx512 (-mavx512f -mavx512bw -mavx512vl -mfma), which the
+#           golden files use, and for avx2 (-mavx2 -mfma -mf16c): the
+#           two widths of explicit vectors.
 #   openmp-clang: the openmp output compiled as the JIT compiles it (-O3
 #           -fno-math-errno -fopenmp -march=native) by clang, for every
 #           sample, tests/lang/*.c and tests/kernels/*.c: clang warns of
@@ -114,17 +115,22 @@ for c in "${cases[@]}"; do
 			-Wall -Wextra -Werror -o "$dir/$name.o" "$out" \
 			>"$dir/cc.log" 2>&1 ||
 			fail "$name: $compiler" "$dir/cc.log"
-		# shellcheck disable=SC2086
-		if "$tilec" "$src" -t openmp --arch avx512 --verify $args \
-			-o "$dir/$name.avx512.c" 2>"$dir/tilec.log"; then
-			"$compiler" -std=c11 -O2 -fopenmp -mavx512f -mavx512bw \
-				-mavx512vl -mfma -c -I"$dir/include" -Wall -Wextra \
-				-Werror -o "$dir/$name.o" "$dir/$name.avx512.c" \
-				>"$dir/cc.log" 2>&1 ||
-				fail "$name: $compiler (avx512)" "$dir/cc.log"
-		else
-			fail "$name: tilec -t openmp --arch avx512" "$dir/tilec.log"
-		fi
+		for a in "avx512|-mavx512f -mavx512bw -mavx512vl -mfma" \
+			"avx2|-mavx2 -mfma -mf16c"; do
+			arch=${a%%|*}
+			# shellcheck disable=SC2086
+			if "$tilec" "$src" -t openmp --arch "$arch" --verify \
+				$args -o "$dir/$name.$arch.c" 2>"$dir/tilec.log"; then
+				"$compiler" -std=c11 -O2 -fopenmp ${a#*|} -c \
+					-I"$dir/include" -Wall -Wextra -Werror \
+					-o "$dir/$name.o" "$dir/$name.$arch.c" \
+					>"$dir/cc.log" 2>&1 ||
+					fail "$name: $compiler ($arch)" "$dir/cc.log"
+			else
+				fail "$name: tilec -t openmp --arch $arch" \
+					"$dir/tilec.log"
+			fi
+		done
 		;;
 	openmp-clang)
 		clang -std=c11 -O3 -fno-math-errno -fopenmp -march=native -c \

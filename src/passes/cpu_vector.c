@@ -25,7 +25,8 @@
  * an element of a buffer the run keeps in registers, or a local holding
  * a varying value.  Uniform expressions stay scalars; varying ones are
  * f32 and use only + - * /, negation, casts that change nothing, and the
- * functions with vector forms (expf, exp2f, tanhf).  A column var
+ * functions with vector forms (expf, exp2f, tanhf, sqrtf, rsqrtf, fabsf,
+ * fmaf, fmaxf, fminf, floorf, ceilf, truncf, rintf).  A column var
  * anywhere else or a select, a comparison or an if on a varying value
  * has no form.
  */
@@ -40,8 +41,25 @@ typedef struct Vec {
 	bool *lanes;                /* locals found varying, by var index */
 } Vec;
 
+/* The functions with a vector form (tilec_v* in tilec_cpu.h). */
 static bool
 vector_func(TcFunc fn)
+{
+	switch (fn) {
+	case TC_FN_EXPF: case TC_FN_EXP2F: case TC_FN_TANHF:
+	case TC_FN_SQRTF: case TC_FN_RSQRTF: case TC_FN_FABSF:
+	case TC_FN_FMAF: case TC_FN_FMAXF: case TC_FN_FMINF:
+	case TC_FN_FLOORF: case TC_FN_CEILF: case TC_FN_TRUNCF:
+	case TC_FN_RINTF:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Those whose cost alone makes a loop worth running on vectors. */
+static bool
+heavy_func(TcFunc fn)
 {
 	return fn == TC_FN_EXPF || fn == TC_FN_EXP2F || fn == TC_FN_TANHF;
 }
@@ -152,9 +170,13 @@ expr_ok(const Vec *V, const TcExpr *e)
 	case TC_EX_UNARY:
 		return e->u.un.op == TC_UOP_NEG && expr_ok(V, e->u.un.arg);
 	case TC_EX_CALL:
-		return vector_func(e->u.call.fn) && e->u.call.nargs == 1 &&
-		       e->u.call.args[0]->dtype == TC_DT_F32 &&
-		       expr_ok(V, e->u.call.args[0]);
+		if (!vector_func(e->u.call.fn))
+			return false;
+		for (int i = 0; i < e->u.call.nargs; i++)
+			if (e->u.call.args[i]->dtype != TC_DT_F32 ||
+			    !expr_ok(V, e->u.call.args[i]))
+				return false;
+		return true;
 	case TC_EX_CAST: /* f32 to f32, f16 or bf16, or back from those */
 		return (e->u.cast.arg->dtype == TC_DT_F32 ||
 			e->dtype == TC_DT_F32) &&
@@ -215,16 +237,16 @@ static TcVisit
 find_vector_call(void *ctx, const TcExpr *e)
 {
 	bool *found = ctx;
-	if (e->kind == TC_EX_CALL && vector_func(e->u.call.fn)) {
+	if (e->kind == TC_EX_CALL && heavy_func(e->u.call.fn)) {
 		*found = true;
 		return TC_VISIT_STOP;
 	}
 	return TC_VISIT_INTO;
 }
 
-/* Whether a nest's body calls a function with a vector form. */
+/* Whether a nest's body calls exp, exp2 or tanh. */
 static bool
-calls_vector_func(const TcStmt *body)
+calls_heavy_func(const TcStmt *body)
 {
 	bool found = false;
 	TcVisitor vis = { .expr = find_vector_call, .ctx = &found };
@@ -258,7 +280,7 @@ vector_loop(const TcKernel *k, const TcFusion *F)
 	for (int o = 0; o < F->n; o++) {
 		const TcFuseOp *op = &F->ops[o];
 		if (op->kind == TC_FUSE_MAP)
-			worth |= calls_vector_func(op->body);
+			worth |= calls_heavy_func(op->body);
 		worth |= streamable(k, F, op);
 		worth |= loaded_in_loop(F, op) && narrow(op->reg->var->dtype);
 	}

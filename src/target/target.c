@@ -144,8 +144,9 @@ tc_wgmma_chunk(const TcMatrixInsn *wg, long long cols, int min_n)
 /* CPU: one OS thread runs a block.  Buffers live in the OpenMP thread's
  * frame; 1 MiB keeps them in L2 on current cores and well under the
  * default 8 MiB thread stack.  tile_threads becomes loop iterations; 1024
- * is the same bound the GPUs have.  AVX-512 is the ISA the explicit
- * vectors (tilec_vf) are written for.  mr x nr is the f32 gemm's register
+ * is the same bound the GPUs have.  The explicit vectors (tilec_vf) are
+ * one register: 16 floats with AVX-512, 8 with AVX2 (and F16C, which
+ * every AVX2 processor has, for the f16 conversions).  mr x nr is the f32 gemm's register
  * block (gemm.h), l1 and l2 the cache sizes assumed unless the host's
  * are read (--arch native). */
 #define CPU(arch_, lanes, explicit_, mr, nr, l1, l2, vnni_, amx_, spelled,   \
@@ -201,8 +202,8 @@ const TcTarget tc_targets[] = {
 	    "AVX-512 F, BW and VL, and FMA", "avx512f", "avx512bw",
 	    "avx512vl", "fma", NULL),
 	/* Haswell and later, Zen: 32 KiB L1d, 256 KiB L2 assumed. */
-	CPU("avx2", 8, 0, 6, 16, KIB(32), KIB(256), false, false,
-	    "AVX2 and FMA", "avx2", "fma", NULL),
+	CPU("avx2", 8, 8, 6, 16, KIB(32), KIB(256), false, false,
+	    "AVX2, FMA and F16C", "avx2", "fma", "f16c", NULL),
 	CPU("generic", 1, 0, 4, 16, KIB(32), KIB(256), false, false, NULL,
 	    NULL),
 	/* sm_80's code runs on every later device; sm_90a's on sm_90a. */

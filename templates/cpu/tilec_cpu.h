@@ -772,24 +772,31 @@ tilec_fminf(float a, float b)
 }
 
 /* --- Explicit vectors ------------------------------------------------------------
- * For element loops whose cost is in exp (emitters/openmp_fuse.c prints
- * them with these on AVX-512 targets): gcc vectorizes tilec_expf from its
- * scalar form at ~1.2 cycles per element on Zen 4, where the same steps on
- * vectors, with vscalefps in place of the ldexp and the range masks, take
- * 0.7.  tilec_vf is TILEC_VL floats (GNU C vector extensions: arithmetic
+ * For element loops whose cost is in exp or in f16 conversions
+ * (emitters/openmp_fuse.c prints them with these on targets with
+ * explicit lanes): gcc vectorizes tilec_expf from its scalar form at ~1.2
+ * cycles per element on Zen 4, where the same steps on vectors, with
+ * vscalefps in place of the ldexp and the range masks, take 0.7.
+ * tilec_vf is TILEC_VL floats (GNU C vector extensions: arithmetic
  * operators work lane-wise, and a float operand is broadcast).  Each
  * tilec_v* function gives, lane by lane, exactly what its scalar
  * namesake gives, so a row split between a vector loop and a scalar tail
  * computes the same values as one scalar loop. */
-#if defined(__GNUC__)
+#if defined(__GNUC__) && defined(TILEC_VL)
 /* Generated code defines TILEC_VL from the target description's explicit
- * lanes (src/target/target.c); the AVX-512 bodies below treat a tilec_vf as one
- * __m512, so 16 is the only count this header is written for. */
-#ifndef TILEC_VL
-#define TILEC_VL 16
+ * lanes (src/target/target.c), before it includes this header, where it
+ * prints vector loops: 16 for the AVX-512 targets, where the bodies below
+ * treat a tilec_vf as one __m512 (TILEC_V512), 8 for avx2, one __m256
+ * (TILEC_V256, with F16C for the f16 conversions).  Compiled for another
+ * ISA than its count is written for, each function falls back to
+ * portable code with the same results. */
+#if TILEC_VL != 16 && TILEC_VL != 8
+#error "tilec_cpu.h: tilec_vf is written for 8 or 16 float lanes (TILEC_VL)"
 #endif
-#if TILEC_VL != 16
-#error "tilec_cpu.h: tilec_vf is written for 16 float lanes (TILEC_VL)"
+#if TILEC_VL == 16 && defined(__AVX512F__)
+#define TILEC_V512 1
+#elif TILEC_VL == 8 && defined(__AVX2__) && defined(__F16C__)
+#define TILEC_V256 1
 #endif
 typedef float tilec_vf __attribute__((vector_size(4 * TILEC_VL)));
 
@@ -815,14 +822,21 @@ tilec_vsplat(float x)
 
 /* Store v at p, a row of n floats being written from its start: rows of
  * TILEC_STREAM_BYTES or more bypass the cache, as tilec_store_f32 does
- * (where p is 64-byte aligned; tilec_vstream_fence after the row). */
+ * (where p is aligned to the vector; tilec_vstream_fence after the
+ * row). */
 static inline void
 tilec_vstream(float *p, tilec_vf v, int n)
 {
-#if defined(__AVX512F__)
+#if defined(TILEC_V512)
 	if ((size_t)n * sizeof(float) >= TILEC_STREAM_BYTES &&
 	    ((uintptr_t)p & 63) == 0) {
 		_mm512_stream_ps(p, (__m512)v);
+		return;
+	}
+#elif defined(TILEC_V256)
+	if ((size_t)n * sizeof(float) >= TILEC_STREAM_BYTES &&
+	    ((uintptr_t)p & 31) == 0) {
+		_mm256_stream_ps(p, (__m256)v);
 		return;
 	}
 #endif
@@ -833,14 +847,14 @@ tilec_vstream(float *p, tilec_vf v, int n)
 static inline void
 tilec_vstream_fence(void)
 {
-#if defined(__AVX512F__)
+#if defined(TILEC_V512) || defined(TILEC_V256)
 	_mm_sfence();
 #endif
 }
 
 /* Narrow rows read and written in vectors: f16 through vcvtph2ps and
- * vcvtps2ph (one instruction for 16 elements, where the bit-level
- * conversions gcc vectorizes take ~10 per vector), bf16 by shifts.  The
+ * vcvtps2ph (one instruction a vector, where the bit-level conversions
+ * gcc vectorizes take ~10), bf16 by shifts.  The
  * same values as tilec_f16_to_f32, tilec_f32_to_f16, tilec_bf16_to_f32
  * and tilec_f32_to_bf16 give, element by element: the conversions are
  * exact one way and round to nearest even the other, and the hardware's
@@ -851,8 +865,10 @@ typedef uint32_t tilec_vu __attribute__((vector_size(4 * TILEC_VL)));
 static inline tilec_vf
 tilec_vload_f16(const tilec_f16 *p)
 {
-#if defined(__AVX512F__)
+#if defined(TILEC_V512)
 	return (tilec_vf)_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)p));
+#elif defined(TILEC_V256)
+	return (tilec_vf)_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p));
 #else
 	tilec_vf v;
 	for (int l = 0; l < TILEC_VL; l++)
@@ -864,9 +880,12 @@ tilec_vload_f16(const tilec_f16 *p)
 static inline tilec_vf
 tilec_vload_bf16(const tilec_bf16 *p)
 {
-#if defined(__AVX512F__)
+#if defined(TILEC_V512)
 	__m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)p));
 	return (tilec_vf)_mm512_slli_epi32(w, 16);
+#elif defined(TILEC_V256)
+	__m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p));
+	return (tilec_vf)_mm256_slli_epi32(w, 16);
 #else
 	tilec_vf v;
 	for (int l = 0; l < TILEC_VL; l++)
@@ -880,9 +899,12 @@ tilec_vload_bf16(const tilec_bf16 *p)
 static inline tilec_vf
 tilec_vround_f16(tilec_vf v)
 {
-#if defined(__AVX512F__)
+#if defined(TILEC_V512)
 	return (tilec_vf)_mm512_cvtph_ps(_mm512_cvtps_ph(
 		(__m512)v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#elif defined(TILEC_V256)
+	return (tilec_vf)_mm256_cvtph_ps(_mm256_cvtps_ph(
+		(__m256)v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 #else
 	for (int l = 0; l < TILEC_VL; l++)
 		v[l] = tilec_round_f16(v[l]);
@@ -901,12 +923,13 @@ tilec_vround_bf16(tilec_vf v)
 }
 
 /* Store v at p as f16, a row of n elements being written from its start;
- * rows of TILEC_STREAM_BYTES or more bypass the cache where p is 32-byte
- * aligned, as tilec_store_f16 does (tilec_vstream_fence after the row). */
+ * rows of TILEC_STREAM_BYTES or more bypass the cache where p is aligned
+ * to the stored vector, as tilec_store_f16 does (tilec_vstream_fence
+ * after the row). */
 static inline void
 tilec_vstream_f16(tilec_f16 *p, tilec_vf v, int n)
 {
-#if defined(__AVX512F__)
+#if defined(TILEC_V512)
 	__m256i h = _mm512_cvtps_ph((__m512)v, _MM_FROUND_TO_NEAREST_INT |
 						       _MM_FROUND_NO_EXC);
 	if ((size_t)n * sizeof(tilec_f16) >= TILEC_STREAM_BYTES &&
@@ -914,6 +937,14 @@ tilec_vstream_f16(tilec_f16 *p, tilec_vf v, int n)
 		_mm256_stream_si256((__m256i *)p, h);
 	else
 		_mm256_storeu_si256((__m256i *)p, h);
+#elif defined(TILEC_V256)
+	__m128i h = _mm256_cvtps_ph((__m256)v, _MM_FROUND_TO_NEAREST_INT |
+						       _MM_FROUND_NO_EXC);
+	if ((size_t)n * sizeof(tilec_f16) >= TILEC_STREAM_BYTES &&
+	    ((uintptr_t)p & 15) == 0)
+		_mm_stream_si128((__m128i *)p, h);
+	else
+		_mm_storeu_si128((__m128i *)p, h);
 #else
 	(void)n;
 	for (int l = 0; l < TILEC_VL; l++)
@@ -930,7 +961,7 @@ tilec_vstream_bf16(tilec_bf16 *p, tilec_vf v, int n)
 	tilec_vu nan = (tilec_vu)((x & 0x7fffffffu) > 0x7f800000u);
 	tilec_vu r = ((x + 0x7fffu + (x >> 16 & 1u)) >> 16 & ~nan) |
 		     ((x >> 16 | 0x40u) & nan);
-#if defined(__AVX512F__)
+#if defined(TILEC_V512)
 	__m256i h = _mm512_cvtepi32_epi16((__m512i)r);
 	if ((size_t)n * sizeof(tilec_bf16) >= TILEC_STREAM_BYTES &&
 	    ((uintptr_t)p & 31) == 0)
@@ -956,7 +987,7 @@ tilec_vsum(tilec_vf v)
 	return s[0];
 }
 
-#if defined(__AVX512F__)
+#if defined(TILEC_V512)
 /* x clamped to [-lim, lim]; a NaN passes through (vmaxps and vminps
  * return their second operand when either is NaN). */
 static inline __m512
@@ -981,12 +1012,43 @@ tilec_vscale_reduced(__m512 r, __m512 fn)
 	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
 	return (tilec_vf)_mm512_scalef_ps(p, fn);
 }
+#else
+/* tilec_exp_reduced, tilec_ldexpf and tilec_exp_bounds on the lanes, in
+ * the same steps (so the same roundings and contractions): the vector
+ * exp where there is no vscalefps. */
+static inline tilec_vf
+tilec_vexp_reduced(tilec_vf r)
+{
+	tilec_vf p = tilec_vsplat(1.0f / 5040);
+	p = p * r + 1.0f / 720;
+	p = p * r + 1.0f / 120;
+	p = p * r + 1.0f / 24;
+	p = p * r + 1.0f / 6;
+	p = p * r + 0.5f;
+	p = p * r + 1.0f;
+	return p * r + 1.0f;
+}
+
+static inline tilec_vf
+tilec_vldexpf(tilec_vf p, tilec_vi n)
+{
+	tilec_vi lo = n >> 1, hi = n - lo;
+	return p * (tilec_vf)((tilec_vu)(lo + 127) << 23) *
+	       (tilec_vf)((tilec_vu)(hi + 127) << 23);
+}
+
+static inline tilec_vf
+tilec_vexp_bounds(tilec_vf y, tilec_vf x, float lo, float hi)
+{
+	tilec_vu zero = (tilec_vu)(x < lo), inf = (tilec_vu)(x > hi);
+	return (tilec_vf)(((tilec_vu)y & ~(zero | inf)) | (inf & 0x7f800000u));
+}
 #endif
 
 static inline tilec_vf
 tilec_vexpf(tilec_vf x)
 {
-#if defined(__AVX512F__)
+#if defined(TILEC_V512)
 	/* tilec_expf's steps; past +-128 the clamp changes nothing the
 	 * result shows (0 or infinity). */
 	__m512 v = tilec_vclamp(x, 128.0f);
@@ -997,16 +1059,21 @@ tilec_vexpf(tilec_vf x)
 	r = _mm512_fnmadd_ps(fn, _mm512_set1_ps(-2.12194440e-4f), r);
 	return tilec_vscale_reduced(r, fn);
 #else
-	for (int l = 0; l < TILEC_VL; l++)
-		x[l] = tilec_expf(x[l]);
-	return x;
+	/* tilec_expf's steps on the lanes */
+	tilec_vf t = x * 1.44269504f + 12582912.0f;
+	tilec_vi n = (tilec_vi)t - 0x4b400000;
+	tilec_vf fn = t - 12582912.0f;
+	tilec_vf r = x - fn * 0.693359375f;
+	r = r - fn * -2.12194440e-4f;
+	return tilec_vexp_bounds(tilec_vldexpf(tilec_vexp_reduced(r), n), x,
+				 -128.0f, 128.0f);
 #endif
 }
 
 static inline tilec_vf
 tilec_vexp2f(tilec_vf x)
 {
-#if defined(__AVX512F__)
+#if defined(TILEC_V512)
 	__m512 v = tilec_vclamp(x, 200.0f);
 	__m512 t = _mm512_add_ps(v, _mm512_set1_ps(12582912.0f));
 	__m512 fn = _mm512_sub_ps(t, _mm512_set1_ps(12582912.0f));
@@ -1014,9 +1081,11 @@ tilec_vexp2f(tilec_vf x)
 				 _mm512_set1_ps(0.693147181f));
 	return tilec_vscale_reduced(r, fn);
 #else
-	for (int l = 0; l < TILEC_VL; l++)
-		x[l] = tilec_exp2f(x[l]);
-	return x;
+	tilec_vf t = x + 12582912.0f;
+	tilec_vi n = (tilec_vi)t - 0x4b400000;
+	tilec_vf r = (x - (t - 12582912.0f)) * 0.693147181f;
+	return tilec_vexp_bounds(tilec_vldexpf(tilec_vexp_reduced(r), n), x,
+				 -200.0f, 200.0f);
 #endif
 }
 
@@ -1044,7 +1113,88 @@ tilec_vtanhf(tilec_vf x)
 	tilec_vf t = m / (m + 2.0f);
 	return (tilec_vf)((tilec_vi)t | ((tilec_vi)x & INT32_MIN));
 }
-#endif /* __GNUC__ */
+
+/* sqrtf, fabsf, fmaf, floorf, ceilf, truncf, rintf, tilec_rsqrtf,
+ * tilec_fmaxf and tilec_fminf on the lanes: the same results (IEEE
+ * operations rounded once, and the scalar forms' selects). */
+#if defined(TILEC_V512)
+#define TILEC_VOP1(name, v512, v256, scalar)                                  \
+	static inline tilec_vf name(tilec_vf x) { return (tilec_vf)v512; }
+#elif defined(TILEC_V256)
+#define TILEC_VOP1(name, v512, v256, scalar)                                  \
+	static inline tilec_vf name(tilec_vf x) { return (tilec_vf)v256; }
+#else
+#define TILEC_VOP1(name, v512, v256, scalar)                                  \
+	static inline tilec_vf name(tilec_vf x)                               \
+	{                                                                     \
+		for (int l = 0; l < TILEC_VL; l++)                            \
+			x[l] = scalar(x[l]);                                  \
+		return x;                                                     \
+	}
+#endif
+TILEC_VOP1(tilec_vsqrtf, _mm512_sqrt_ps((__m512)x), _mm256_sqrt_ps((__m256)x),
+	   sqrtf)
+TILEC_VOP1(tilec_vfloorf,
+	   _mm512_roundscale_ps((__m512)x, _MM_FROUND_TO_NEG_INF |
+						   _MM_FROUND_NO_EXC),
+	   _mm256_round_ps((__m256)x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC),
+	   floorf)
+TILEC_VOP1(tilec_vceilf,
+	   _mm512_roundscale_ps((__m512)x, _MM_FROUND_TO_POS_INF |
+						   _MM_FROUND_NO_EXC),
+	   _mm256_round_ps((__m256)x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC),
+	   ceilf)
+TILEC_VOP1(tilec_vtruncf,
+	   _mm512_roundscale_ps((__m512)x, _MM_FROUND_TO_ZERO |
+						   _MM_FROUND_NO_EXC),
+	   _mm256_round_ps((__m256)x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC),
+	   truncf)
+TILEC_VOP1(tilec_vrintf,
+	   _mm512_roundscale_ps((__m512)x, _MM_FROUND_CUR_DIRECTION),
+	   _mm256_round_ps((__m256)x, _MM_FROUND_CUR_DIRECTION), rintf)
+#undef TILEC_VOP1
+
+static inline tilec_vf
+tilec_vrsqrtf(tilec_vf x)
+{
+	return 1.0f / tilec_vsqrtf(x);
+}
+
+static inline tilec_vf
+tilec_vfabsf(tilec_vf x)
+{
+	return (tilec_vf)((tilec_vu)x & 0x7fffffffu);
+}
+
+static inline tilec_vf
+tilec_vfmaf(tilec_vf a, tilec_vf b, tilec_vf c)
+{
+#if defined(TILEC_V512)
+	return (tilec_vf)_mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c);
+#elif defined(TILEC_V256) && defined(__FMA__)
+	return (tilec_vf)_mm256_fmadd_ps((__m256)a, (__m256)b, (__m256)c);
+#else
+	for (int l = 0; l < TILEC_VL; l++)
+		a[l] = fmaf(a[l], b[l], c[l]);
+	return a;
+#endif
+}
+
+/* a > b || b != b ? a : b, and a < b || b != b ? a : b */
+static inline tilec_vf
+tilec_vfmaxf(tilec_vf a, tilec_vf b)
+{
+	tilec_vu m = (tilec_vu)((a > b) | (b != b));
+	return (tilec_vf)(((tilec_vu)a & m) | ((tilec_vu)b & ~m));
+}
+
+static inline tilec_vf
+tilec_vfminf(tilec_vf a, tilec_vf b)
+{
+	tilec_vu m = (tilec_vu)((a < b) | (b != b));
+	return (tilec_vf)(((tilec_vu)a & m) | ((tilec_vu)b & ~m));
+}
+#endif /* __GNUC__ && TILEC_VL */
 
 /* --- Row reductions ----------------------------------------------------------
  * tile_reduce_* along the last dim of a float tile, one row per call.

@@ -8,8 +8,11 @@
  * tilec_vstream_f16/_bf16 to tilec_f32_to_f16/_bf16 and
  * tilec_vround_f16/_bf16 to tilec_round_f16/_bf16 on every STRIDE-th
  * float bit pattern (rounding ties, overflow, subnormal results,
- * infinities and NaNs among them).  Built by tests/cpu_math.sh with the
- * flags generated kernels get.
+ * infinities and NaNs among them); and the lane-wise sqrtf, rsqrtf,
+ * fabsf, floorf, ceilf, truncf, rintf, fmaf, fmaxf and fminf to the
+ * scalar ones on the same (a NaN for a NaN), the second and third
+ * operands other patterns.  Built by tests/cpu_math.sh with the flags
+ * generated kernels get.
  */
 #include "tilec/cpu/tilec_cpu.h"
 
@@ -44,11 +47,13 @@ int
 main(void)
 {
 	enum { TANH, LOAD_F16, LOAD_BF16, STORE_F16, STORE_BF16, ROUND_F16,
-	       ROUND_BF16, N };
-	static const char *const name[N] = { "tanh",      "load f16",
-					      "load bf16", "store f16",
-					      "store bf16", "round f16",
-					      "round bf16" };
+	       ROUND_BF16, SQRT, RSQRT, FABS, FLOOR, CEIL, TRUNC, RINT, FMA,
+	       FMAX, FMIN, N };
+	static const char *const name[N] = {
+		"tanh",  "load f16", "load bf16", "store f16", "store bf16",
+		"round f16", "round bf16", "sqrt", "rsqrt", "fabs", "floor",
+		"ceil", "trunc", "rint", "fma", "fmax", "fmin",
+	};
 	unsigned long long differ[N] = { 0 }, n = 0;
 	double worst = 0;
 	for (uint64_t b = 0; b < (1ull << 32); b += (uint64_t)STRIDE * TILEC_VL) {
@@ -66,6 +71,46 @@ main(void)
 			if (!same(s, v[l]) && differ[TANH]++ < 5)
 				printf("tanh(%a): vector %a, scalar %a\n", x[l],
 				       v[l], s);
+		}
+		float y[TILEC_VL], z[TILEC_VL], o[N][TILEC_VL];
+		for (int l = 0; l < TILEC_VL; l++) {
+			uint32_t u = (uint32_t)(b + (uint64_t)l * STRIDE);
+			u = u * 2654435761u + 12345u;
+			memcpy(&y[l], &u, 4);
+			u = u * 2654435761u + 12345u;
+			memcpy(&z[l], &u, 4);
+		}
+		tilec_vf vx = tilec_vload(x), vy = tilec_vload(y),
+			 vz = tilec_vload(z);
+		tilec_vstore(o[SQRT], tilec_vsqrtf(vx));
+		tilec_vstore(o[RSQRT], tilec_vrsqrtf(vx));
+		tilec_vstore(o[FABS], tilec_vfabsf(vx));
+		tilec_vstore(o[FLOOR], tilec_vfloorf(vx));
+		tilec_vstore(o[CEIL], tilec_vceilf(vx));
+		tilec_vstore(o[TRUNC], tilec_vtruncf(vx));
+		tilec_vstore(o[RINT], tilec_vrintf(vx));
+		tilec_vstore(o[FMA], tilec_vfmaf(vx, vy, vz));
+		tilec_vstore(o[FMAX], tilec_vfmaxf(vx, vy));
+		tilec_vstore(o[FMIN], tilec_vfminf(vx, vy));
+		for (int l = 0; l < TILEC_VL; l++) {
+			float want[N];
+			want[SQRT] = sqrtf(x[l]);
+			want[RSQRT] = tilec_rsqrtf(x[l]);
+			want[FABS] = fabsf(x[l]);
+			want[FLOOR] = floorf(x[l]);
+			want[CEIL] = ceilf(x[l]);
+			want[TRUNC] = truncf(x[l]);
+			want[RINT] = rintf(x[l]);
+			want[FMA] = fmaf(x[l], y[l], z[l]);
+			want[FMAX] = tilec_fmaxf(x[l], y[l]);
+			want[FMIN] = tilec_fminf(x[l], y[l]);
+			for (int f = SQRT; f < N; f++)
+				if (!same(want[f], o[f][l]) &&
+				    !(isnan(want[f]) && isnan(o[f][l])) &&
+				    differ[f]++ < 5)
+					printf("%s(%a, %a, %a): vector %a, scalar "
+					       "%a\n", name[f], x[l], y[l], z[l],
+					       o[f][l], want[f]);
 		}
 		float rh[TILEC_VL], rg[TILEC_VL];
 		tilec_vstore(rh, tilec_vround_f16(tilec_vload(x)));

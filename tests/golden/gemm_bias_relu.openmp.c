@@ -113,8 +113,22 @@ gemm_bias_relu_block(int M, int N, int K, const tilec_f16 A[restrict M][K],
 			const int rows = tilec_extent(M, row0, BLOCK_M);
 			const int cols = tilec_extent(N, col0, BLOCK_N);
 			for (int i = 0; i < BLOCK_M; i++) {
+				for (int j = 0; j + TILEC_VL <= cols;
+				     j += TILEC_VL) {
+					const tilec_vf b =
+					    tilec_vload_f16(&bias[col0 + j]);
+					tilec_vstore(&acc[i][j],
+					             tilec_vfmaxf(tilec_vload(&acc[i][j]) + b,
+						tilec_vsplat(0.0f)));
+					if (i < rows && j + TILEC_VL <= cols)
+						tilec_vstream_f16(&C[row0 + i][col0 + j],
+						                  tilec_vload(&acc[i][j]),
+						                  cols);
+				}
 #pragma omp simd
-				for (int j = 0; j < cols; j++) {
+				// the columns left over
+				for (int j = cols - cols % TILEC_VL; j < cols;
+				     j++) {
 					const float b =
 					    tilec_f16_to_f32(bias[col0 + j]);
 					acc[i][j] =
@@ -126,9 +140,12 @@ gemm_bias_relu_block(int M, int N, int K, const tilec_f16 A[restrict M][K],
 					acc[i][j] =
 					    tilec_fmaxf(acc[i][j] + b, 0.0f);
 				}
-				if (i < rows)
-					tilec_store_f16(&C[row0 + i][col0],
-					                acc[i], cols);
+				if (i < rows) {
+					tilec_store_f16(&C[row0 + i][col0] + cols - cols % TILEC_VL,
+					                acc[i] + cols - cols % TILEC_VL,
+					                cols % TILEC_VL);
+					tilec_vstream_fence();
+				}
 			}
 		}
 	}
