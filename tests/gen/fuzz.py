@@ -12,6 +12,8 @@ oracle; then, one compile per file and backend:
            the generator's own serial C model (checks the interpreter)
   openmp   the whole file translated once for openmp (--verify), every
            kernel run with tilec run --source against the reference
+  openmp-avx2  the same for --arch avx2 (its 8-lane explicit vectors;
+           skipped on a CPU without AVX2 and F16C)
   hipemu   the HIP output under tests/hip_emu/hip_emu.hpp on the CPU,
            checked the same way (skipped without clang++ 15 or later)
   cuda     translated for sm_80 and sm_90a (--standalone) and compiled
@@ -55,7 +57,8 @@ import hip_emu_run  # noqa: E402
 import nvrtc_align  # noqa: E402
 import tilegen  # noqa: E402
 
-BACKENDS = ["oracle", "openmp", "hipemu", "cuda", "hip", "nvrtc"]
+BACKENDS = ["oracle", "openmp", "openmp-avx2", "hipemu", "cuda", "hip",
+            "nvrtc"]
 
 
 def sh(cmd, timeout=600, cwd=None):
@@ -84,6 +87,12 @@ class Fuzz:
         self.counts = {b: 0 for b in BACKENDS + ["cuda-sm_80", "cuda-sm_90a"]}
         self.fails = []
         self.cxx = clangxx()
+        # the avx2 arch's code runs here only on a CPU with AVX2 and F16C
+        try:
+            flags = open("/proc/cpuinfo").read().split()
+        except OSError:
+            flags = []
+        self.avx2 = "avx2" in flags and "f16c" in flags
         self.nvcc = shutil.which("nvcc")
         self.hipcc = shutil.which("hipcc")
         self.nvrtc = nvrtc_align.load_nvrtc() if "nvrtc" in self.backends else None
@@ -190,6 +199,13 @@ class Fuzz:
                                  os.path.join(d, "gen.openmp.c"))
             if out:
                 self.run_kernels(seed, d, meta, "openmp", out)
+        if "openmp-avx2" in self.backends and self.avx2:
+            # the avx2 arch's code (8-lane explicit vectors) on this CPU
+            avx2 = ["--arch", "avx2"]
+            out = self.translate(seed, d, meta, "openmp",
+                                 os.path.join(d, "gen.avx2.c"), avx2)
+            if out:
+                self.run_kernels(seed, d, meta, "openmp-avx2", out, avx2)
         if "hipemu" in self.backends and self.cxx:
             # (the emulator runs a thread per GPU thread: one kernel at a
             # time per job)

@@ -94,6 +94,10 @@ FEATURES = {
     "narrow_all": (False, "every kernel a narrow one"),
     "i4_reduce": (True, "i4 operands of tile_reduce_* and tile_sum and "
                   "its kin (the GPU backends refused them)"),
+    "vector_rows": (True, "about a fifth of the kernels shaped for the CPU's "
+                    "explicit vector loops: f32, f16 and bf16 rows of "
+                    "16-64 columns, element-wise code of the operations "
+                    "and functions with vector forms, sums"),
 }
 
 
@@ -309,6 +313,7 @@ class Gen:
         self.ntensor = 0
         self.fast = False   # a fast_gemm kernel (make_fast)
         self.narrow = False  # i4 and fp8 types may appear (feature narrow)
+        self.vec = False    # a vector_rows kernel (float rows, vector ops)
 
     # --- helpers ---
     def chance(self, p):
@@ -367,6 +372,8 @@ class Gen:
         return self.pick(scopes)
 
     def buf_dtype(self, want_int=None):
+        if self.vec:
+            return self.pick(["f32", "f32", "f16", "bf16"])
         if want_int is None:
             want_int = self.chance(0.3)
         if self.fast:
@@ -439,6 +446,11 @@ class Gen:
             cands.append(E(v, "((long long)%s)" % v, "i", 0, e - 1, True))
         cands += ctx["ints"]
         same = [c for c in cands if c.kind == kind]
+        if self.vec and kind == "f":
+            # a column index used as a number has no vector form
+            if same:
+                return r.choice(same)
+            return fconst(r.choice([0.5, 1.5, -2.0, 0.25, 3.0, -0.75]))
         if same and r.random() < 0.85:
             return r.choice(same)
         if cands and r.random() < 0.5:
@@ -592,16 +604,23 @@ class Gen:
     def fexpr(self, ctx, depth):
         r = self.r
         a = self.expr(ctx, "f", depth - 1)
-        op = r.choice(["+", "-", "*", "/", "fmaxf", "fminf", "fabsf",
-                       "expf", "exp2f", "logf", "log2f", "sqrtf", "rsqrtf",
-                       "tanhf", "erff", "sinf", "cosf", "powf", "?:", "neg",
-                       "cast", "int"] +
-                      (["round", "round", "fmaf", "log1pf", "expm1f"]
-                       if "rounding" in self.f else []))
+        if self.vec:
+            # the operations and functions with vector forms
+            op = r.choice(["+", "-", "*", "/", "fmaxf", "fminf", "fabsf",
+                           "expf", "exp2f", "sqrtf", "rsqrtf", "tanhf",
+                           "neg", "round", "fmaf"])
+        else:
+            op = r.choice(["+", "-", "*", "/", "fmaxf", "fminf", "fabsf",
+                           "expf", "exp2f", "logf", "log2f", "sqrtf",
+                           "rsqrtf", "tanhf", "erff", "sinf", "cosf",
+                           "powf", "?:", "neg", "cast", "int"] +
+                          (["round", "round", "fmaf", "log1pf", "expm1f"]
+                           if "rounding" in self.f else []))
         m = mag(a)
         if op == "round" and a.exact and m < 1e6:
             # Exact in C on the f32 argument: the same everywhere.
-            fn = r.choice(["roundf", "rintf", "floorf", "ceilf", "truncf"])
+            fn = r.choice(["rintf", "floorf", "ceilf", "truncf"] +
+                          ([] if self.vec else ["roundf"]))
             cfn = {"roundf": "round", "rintf": "nearbyint"}.get(fn, fn[:-1])
             return E("%s(%s)" % (fn, a.tile),
                      "%s((double)(float)(%s))" % (cfn, a.c), "f",
@@ -744,7 +763,7 @@ class Gen:
         val = self.expr(ctx, kind, 3)
         val = self.fit(val, dst)
         body_t, body_c = [], []
-        if self.chance(0.3):
+        if self.chance(0.05 if self.vec else 0.3):
             c = self.cond(ctx, 1)
             v2 = self.fit(self.expr(ctx, kind, 2), dst)
             body_t = ["if %s" % c.tile if c.tile.startswith("(") else
@@ -951,15 +970,22 @@ class Gen:
                              [64, 128, 128, 256])
         rank = r.choice([1, 2, 2, 2] + ([3] if "rank3" in self.f else []))
         sizes = [1, 2, 4, 8, 16, 32, 64]
+        if self.vec:
+            # rows of whole vectors (16 lanes on AVX-512, 8 on avx2)
+            rank = r.choice([1, 2, 2])
         while True:
             S = [r.choice(sizes) for _ in range(rank)]
+            if self.vec:
+                S[-1] = r.choice([16, 32, 64])
+                if rank == 2:
+                    S[0] = r.choice([1, 2, 4, 8])
             n = 1
             for s in S:
                 n *= s
             if n <= 2048 and (rank < 3 or n <= 512):
                 break
         self.S = S
-        k.exact = self.chance(0.35)
+        k.exact = self.chance(0.35) and not self.vec
         # grid: one block index per tile dim (x, y), over extents E_t.
         E_t = [self.new_param() for _ in S]
         self.E_t = E_t
@@ -1322,6 +1348,8 @@ class Gen:
         return self.cast(dst, src)
 
     def in_dtype(self):
+        if self.vec:
+            return self.pick(["f32", "f16", "bf16"])
         if self.narrow and self.chance(0.4):
             return "i4" if self.k.exact or self.chance(0.3) else \
                 self.pick(FP8)
@@ -1395,7 +1423,7 @@ class Gen:
             self.set_range(b, 0, 255, True)
         if b.dtype == "bool":
             self.set_range(b, 0, 1, True)
-        if self.chance(0.3):
+        if self.chance(0.05 if self.vec else 0.3):
             st = self.gather(t, org, cover, b)
         else:
             st = simple(["tile_copy(%s, %s);" % (b.name,
@@ -1465,6 +1493,8 @@ class Gen:
             choices += ["reduce_all"] * 2
         if len(S) == 2 and "gemm" in self.f:
             choices += ["gemm"] * 2
+        if self.vec:
+            choices = ["elementwise"] * 6 + ["reduce"] * 2 + ["cast"]
         what = r.choice(choices)
         if depth <= 0 and what in ("if", "loop"):
             what = "elementwise"
@@ -1969,7 +1999,7 @@ class Gen:
             if not is_int(src.dtype):
                 dt = "i32"
         else:
-            dt = r.choice(FLOATS)
+            dt = r.choice(["f32", "f16", "bf16"] if self.vec else FLOATS)
             if self.narrow and self.chance(0.35):
                 dt = self.pick(FP8)
         if not is_int(dt) and max(abs(src.lo), abs(src.hi)) > FLOAT_MAX[dt]:
@@ -1979,7 +2009,7 @@ class Gen:
                         mag(src) < 2**24)
         rank = len(S)
         orank = rank + (1 if self.U else 0)
-        if orank < 4 and self.chance(0.3):
+        if orank < 4 and self.chance(0.3) and not self.vec:
             orank += 1       # a dim of extent 1, index 0
         cover = sorted(r.sample(range(orank), rank))
         dims = [None] * orank
@@ -2001,7 +2031,7 @@ class Gen:
                 return E("u", "((long long)u)", "i", 0, k.P[self.U] - 1, True)
             return iconst(0)
         org = self.origin(t, cover, self.torg, other)
-        use_scatter = self.chance(0.3)
+        use_scatter = self.chance(0.05 if self.vec else 0.3)
         out = list(pre)
         if use_scatter:
             out.append(self.scatter(t, org, cover, src))
@@ -2351,6 +2381,9 @@ FAST_SHARE = 0.25
 # The share of kernels that take i4 and fp8 types (feature narrow), decided
 # the same way.
 NARROW_SHARE = 0.35
+# The share of the other kernels shaped for the CPU's vector loops
+# (feature vector_rows).
+VEC_SHARE = 0.3
 
 
 def generate_one(seed, index, features):
@@ -2362,6 +2395,9 @@ def generate_one(seed, index, features):
     if "fast_gemm_all" in features or "fast_gemm" in features and \
             random.Random("%d/%d/fast" % (seed, index)).random() < FAST_SHARE:
         return g.make_fast()
+    if "vector_rows" in features and not g.narrow and random.Random(
+            "%d/%d/vec" % (seed, index)).random() < VEC_SHARE:
+        g.vec = True
     return g.make(g.r.randint(2, 7))
 
 
