@@ -184,6 +184,8 @@ static void
 print_expr(TcCPrinter *pr, const TcExpr *e)
 {
 	TcBuf *b = pr->out;
+	if (pr->hooks->expr && pr->hooks->expr(pr, e))
+		return;
 	switch (e->kind) {
 	case TC_EX_INT:
 		print_int(b, e->u.ival, e->dtype);

@@ -41,6 +41,10 @@ typedef struct TcCHooks {
 	 * false); the CPU broadcasts a uniform argument of a call on
 	 * vectors. */
 	bool (*call_arg)(TcCPrinter *pr, const TcExpr *call, int i);
+	/* Print e itself and return true, or return false for the ordinary
+	 * printing (NULL hook: always false); the CPU prints selects and
+	 * masks on vectors. */
+	bool (*expr)(TcCPrinter *pr, const TcExpr *e);
 	/* The output is C++, where comparisons, &&, || and ! give bool:
 	 * as a function's argument such a value, or a bool converted to
 	 * an int, is printed converted to its dtype's value_type (the int

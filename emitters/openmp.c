@@ -232,6 +232,7 @@ static const TcCHooks openmp_hooks = {
 	.load = load,
 	.convert = convert,
 	.call_arg = tc_omp_vec_call_arg,
+	.expr = tc_omp_vec_expr,
 };
 
 /* The text of value as stored into an element or local of dtype t held as

@@ -213,6 +213,9 @@ const char *tc_omp_vec_func(const Emitter *E, const TcExpr *call);
 /* Argument i of a call on vectors that does not vary, printed broadcast
  * (tilec_vsplat); false for any other argument. */
 bool tc_omp_vec_call_arg(TcCPrinter *pr, const TcExpr *call, int i);
+/* A select that varies over the lanes, printed on vectors (tilec_vselect
+ * of a lane mask); false for anything else. */
+bool tc_omp_vec_expr(TcCPrinter *pr, const TcExpr *e);
 bool tc_omp_vec_load(TcCPrinter *pr, const TcExpr *e);
 /* e as a vector: its text, broadcast if uniform. */
 const char *tc_omp_vec_text(Emitter *E, const TcExpr *e);

@@ -149,6 +149,80 @@ tc_omp_vec_call_arg(TcCPrinter *pr, const TcExpr *call, int i)
 	return true;
 }
 
+/* e as a vector: itself where it varies, else broadcast. */
+static void
+print_lanes(TcCPrinter *pr, const TcExpr *e)
+{
+	if (tc_omp_vec_varies(pr->ctx, e)) {
+		tc_c_expr_prec(pr, e, TC_PREC_COMMA + 1);
+		return;
+	}
+	tc_buf_puts(pr->out, "tilec_vsplat(");
+	tc_c_expr_prec(pr, e, TC_PREC_COMMA + 1);
+	tc_buf_puts(pr->out, ")");
+}
+
+/* Condition e as a lane mask (-1 where it holds, 0 where not): a varying
+ * comparison is one already (GNU C vector comparisons), parenthesized;
+ * && and || become & and | (parenthesized where nested), ! becomes ~; a
+ * uniform condition, 0 or 1, is negated to 0 or -1 and broadcast. */
+static void
+print_mask(TcCPrinter *pr, const TcExpr *e, bool nested)
+{
+	TcBuf *b = pr->out;
+	if (!tc_omp_vec_varies(pr->ctx, e)) {
+		tc_buf_puts(b, "-(int32_t)(");
+		tc_c_expr(pr, e);
+		tc_buf_puts(b, ")");
+		return;
+	}
+	if (e->kind == TC_EX_UNARY && e->u.un.op == TC_UOP_NOT) {
+		tc_buf_puts(b, "~");
+		print_mask(pr, e->u.un.arg, true);
+		return;
+	}
+	if (e->kind == TC_EX_BINARY &&
+	    (e->u.bin.op == TC_OP_LAND || e->u.bin.op == TC_OP_LOR)) {
+		tc_buf_puts(b, nested ? "(" : "");
+		print_mask(pr, e->u.bin.lhs, true);
+		tc_buf_puts(b, e->u.bin.op == TC_OP_LAND ? " & " : " | ");
+		print_mask(pr, e->u.bin.rhs, true);
+		tc_buf_puts(b, nested ? ")" : "");
+		return;
+	}
+	tc_buf_puts(b, "(");
+	tc_c_expr(pr, e);
+	tc_buf_puts(b, ")");
+}
+
+/* A select that varies over the lanes, printed on vectors: C's ?: under
+ * a uniform condition, else tilec_vselect of the condition's lane mask
+ * (the vector pass let only comparisons of f32 values, &&, || and !
+ * into it); false for anything else. */
+bool
+tc_omp_vec_expr(TcCPrinter *pr, const TcExpr *e)
+{
+	Emitter *E = pr->ctx;
+	TcBuf *b = pr->out;
+	if (!E->vec || e->kind != TC_EX_SELECT || !tc_omp_vec_varies(E, e))
+		return false;
+	bool mask = tc_omp_vec_varies(E, e->u.sel.cond);
+	if (mask) {
+		tc_buf_puts(b, "tilec_vselect(");
+		print_mask(pr, e->u.sel.cond, false);
+		tc_buf_puts(b, ", ");
+	} else {
+		tc_buf_puts(b, "(");
+		tc_c_expr_prec(pr, e->u.sel.cond, TC_PREC_SELECT + 1);
+		tc_buf_puts(b, " ? ");
+	}
+	print_lanes(pr, e->u.sel.then);
+	tc_buf_puts(b, mask ? ", " : " : ");
+	print_lanes(pr, e->u.sel.els);
+	tc_buf_puts(b, ")");
+	return true;
+}
+
 bool
 tc_omp_vec_load(TcCPrinter *pr, const TcExpr *e)
 {

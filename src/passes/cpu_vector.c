@@ -26,9 +26,11 @@
  * a varying value.  Uniform expressions stay scalars; varying ones are
  * f32 and use only + - * /, negation, casts that change nothing, and the
  * functions with vector forms (expf, exp2f, tanhf, sqrtf, rsqrtf, fabsf,
- * fmaf, fmaxf, fminf, floorf, ceilf, truncf, rintf).  A column var
- * anywhere else or a select, a comparison or an if on a varying value
- * has no form.
+ * fmaf, fmaxf, fminf, floorf, ceilf, truncf, rintf), and selects whose
+ * condition compares f32 values (joined by &&, || and !) and whose
+ * branches read no tensor (both are computed for every lane).  A column
+ * var anywhere else, a comparison of other values or an if on a varying
+ * value has no form.
  */
 #include "passes/passes.h"
 
@@ -137,6 +139,54 @@ varies(const Vec *V, const TcExpr *e)
 	}
 }
 
+static bool expr_ok(const Vec *V, const TcExpr *e);
+
+static TcVisit
+find_tensor_load(void *ctx, const TcExpr *e)
+{
+	bool *found = ctx;
+	if (e->kind == TC_EX_LOAD && e->u.load.var->kind == TC_VAR_TENSOR) {
+		*found = true;
+		return TC_VISIT_STOP;
+	}
+	return TC_VISIT_INTO;
+}
+
+/* Whether e reads a tensor element (which a branch of a select on
+ * vectors, evaluated for every lane, could read out of its bounds). */
+static bool
+reads_tensor(const TcExpr *e)
+{
+	bool found = false;
+	TcVisitor vis = { .expr = find_tensor_load, .ctx = &found };
+	tc_expr_visit(e, &vis);
+	return found;
+}
+
+/* Whether condition c has a form as a lane mask: comparisons of f32
+ * values with forms, joined by &&, || and !, and uniform parts. */
+static bool
+mask_ok(const Vec *V, const TcExpr *c)
+{
+	if (!varies(V, c))
+		return !mentions_column(V, c);
+	if (c->kind == TC_EX_UNARY)
+		return c->u.un.op == TC_UOP_NOT && mask_ok(V, c->u.un.arg);
+	if (c->kind != TC_EX_BINARY)
+		return false;
+	const TcExpr *l = c->u.bin.lhs, *r = c->u.bin.rhs;
+	switch (c->u.bin.op) {
+	case TC_OP_LAND: case TC_OP_LOR:
+		return mask_ok(V, l) && mask_ok(V, r);
+	case TC_OP_LT: case TC_OP_LE: case TC_OP_GT: case TC_OP_GE:
+	case TC_OP_EQ: case TC_OP_NE:
+		return l->dtype == TC_DT_F32 && r->dtype == TC_DT_F32 &&
+		       expr_ok(V, l) && expr_ok(V, r);
+	default:
+		return false;
+	}
+}
+
 static bool
 expr_ok(const Vec *V, const TcExpr *e)
 {
@@ -169,6 +219,13 @@ expr_ok(const Vec *V, const TcExpr *e)
 		}
 	case TC_EX_UNARY:
 		return e->u.un.op == TC_UOP_NEG && expr_ok(V, e->u.un.arg);
+	case TC_EX_SELECT: /* both branches computed, the mask picks */
+		return e->u.sel.then->dtype == TC_DT_F32 &&
+		       e->u.sel.els->dtype == TC_DT_F32 &&
+		       mask_ok(V, e->u.sel.cond) &&
+		       !reads_tensor(e->u.sel.then) &&
+		       !reads_tensor(e->u.sel.els) &&
+		       expr_ok(V, e->u.sel.then) && expr_ok(V, e->u.sel.els);
 	case TC_EX_CALL:
 		if (!vector_func(e->u.call.fn))
 			return false;

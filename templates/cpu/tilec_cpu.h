@@ -1180,6 +1180,13 @@ tilec_vfmaf(tilec_vf a, tilec_vf b, tilec_vf c)
 #endif
 }
 
+/* m ? a : b on the lanes, m a lane mask (-1 or 0: a vector comparison) */
+static inline tilec_vf
+tilec_vselect(tilec_vi m, tilec_vf a, tilec_vf b)
+{
+	return (tilec_vf)(((tilec_vi)a & m) | ((tilec_vi)b & ~m));
+}
+
 /* a > b || b != b ? a : b, and a < b || b != b ? a : b */
 static inline tilec_vf
 tilec_vfmaxf(tilec_vf a, tilec_vf b)

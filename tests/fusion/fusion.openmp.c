@@ -969,19 +969,25 @@ vector_not_block(int M, int N, const float X[restrict M][N],
 			const int next_cols = tilec_extent(N, next_col0, BLOCK_N);
 			for (int i = 0; i < BLOCK_M; i++) {
 				const int n = i < rows ? cols : 0;
-				for (int j0 = 0; j0 < n; j0 += 256) {
-					const int j1 = tilec_min(j0 + 256, n);
+				for (int j = 0; j + TILEC_VL <= n;
+				     j += TILEC_VL) {
 					// the next block's X, for later
-					if (i < next_rows && j0 < next_cols)
-						tilec_prefetch(&X[next_row0 + i][next_col0 + j0],
+					if (j % 256 == 0 && i < next_rows && j < next_cols)
+						tilec_prefetch(&X[next_row0 + i][next_col0 + j],
 						               sizeof(float) * tilec_min(256,
-							next_cols - j0));
+							next_cols - j));
+					const tilec_vf x =
+					    tilec_vload(&X[row0 + i][n0 + j]);
+					tilec_vstore(&y[i][j],
+					             tilec_vselect((x > 0.0f), tilec_vexpf(-x),
+						tilec_vsplat(1.0f)));
+				}
 #pragma omp simd
-					for (int j = j0; j < j1; j++) {
-						const float x =
-						    X[row0 + i][n0 + j];
-						y[i][j] = x > 0.0f ? tilec_expf(-x) : 1.0f;
-					}
+				// the columns left over
+				for (int j = n - n % TILEC_VL; j < n; j++) {
+					const float x = X[row0 + i][n0 + j];
+					y[i][j] =
+					    x > 0.0f ? tilec_expf(-x) : 1.0f;
 				}
 				// columns past an edge: copies read 0
 				for (int j = n; j < BLOCK_N; j++) {

@@ -97,7 +97,7 @@ FEATURES = {
     "vector_rows": (True, "about a fifth of the kernels shaped for the CPU's "
                     "explicit vector loops: f32, f16 and bf16 rows of "
                     "16-64 columns, element-wise code of the operations "
-                    "and functions with vector forms, sums"),
+                    "and functions with vector forms, selects, sums"),
 }
 
 
@@ -608,7 +608,7 @@ class Gen:
             # the operations and functions with vector forms
             op = r.choice(["+", "-", "*", "/", "fmaxf", "fminf", "fabsf",
                            "expf", "exp2f", "sqrtf", "rsqrtf", "tanhf",
-                           "neg", "round", "fmaf"])
+                           "neg", "round", "fmaf", "?:"])
         else:
             op = r.choice(["+", "-", "*", "/", "fmaxf", "fminf", "fabsf",
                            "expf", "exp2f", "logf", "log2f", "sqrtf",
