@@ -912,14 +912,22 @@ tilec_vround_f16(tilec_vf v)
 #endif
 }
 
-static inline tilec_vf
-tilec_vround_bf16(tilec_vf v)
+/* tilec_f32_to_bf16 on the lanes, its 16 bits in the high half of each
+ * lane's float bits: rounded to nearest even, a NaN kept quiet. */
+static inline tilec_vu
+tilec_vbf16(tilec_vf v)
 {
 	tilec_vu x = (tilec_vu)v;
 	tilec_vu nan = (tilec_vu)((x & 0x7fffffffu) > 0x7f800000u);
-	tilec_vu r = ((x + 0x7fffu + (x >> 16 & 1u)) & 0xffff0000u & ~nan) |
-		     ((x | 0x400000u) & 0xffff0000u & nan);
-	return (tilec_vf)r;
+	tilec_vu r = ((x + 0x7fffu + (x >> 16 & 1u)) & ~nan) |
+		     ((x | 0x400000u) & nan);
+	return r & 0xffff0000u;
+}
+
+static inline tilec_vf
+tilec_vround_bf16(tilec_vf v)
+{
+	return (tilec_vf)tilec_vbf16(v);
 }
 
 /* Store v at p as f16, a row of n elements being written from its start;
@@ -955,12 +963,7 @@ tilec_vstream_f16(tilec_f16 *p, tilec_vf v, int n)
 static inline void
 tilec_vstream_bf16(tilec_bf16 *p, tilec_vf v, int n)
 {
-	/* tilec_f32_to_bf16 on the lanes: round to nearest even, a NaN
-	 * kept quiet. */
-	tilec_vu x = (tilec_vu)v;
-	tilec_vu nan = (tilec_vu)((x & 0x7fffffffu) > 0x7f800000u);
-	tilec_vu r = ((x + 0x7fffu + (x >> 16 & 1u)) >> 16 & ~nan) |
-		     ((x >> 16 | 0x40u) & nan);
+	tilec_vu r = tilec_vbf16(v) >> 16;
 #if defined(TILEC_V512)
 	__m256i h = _mm512_cvtepi32_epi16((__m512i)r);
 	if ((size_t)n * sizeof(tilec_bf16) >= TILEC_STREAM_BYTES &&

@@ -12,24 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#ifndef STRIDE
-#define STRIDE 61
-#endif
-
-/* |got - want| in units of the last place of want rounded to float. */
-static double
-ulps(float got, double want)
-{
-	if (isnan(want))
-		return isnan(got) ? 0 : INFINITY;
-	float w = (float)want;
-	if (isinf(w))
-		return got == w ? 0 : INFINITY;
-	int e;
-	frexp(w == 0 ? 0x1p-149 : w, &e);
-	double u = ldexp(1.0, e - 24 < -149 ? -149 : e - 24);
-	return fabs((double)got - want) / u;
-}
+#include "ulps.h"
 
 int
 main(void)
