@@ -67,12 +67,6 @@ heavy_func(TcFunc fn)
 }
 
 static bool
-row_type(TcDtype t)
-{
-	return tc_vector_row_type(t);
-}
-
-static bool
 narrow(TcDtype t)
 {
 	return t == TC_DT_F16 || t == TC_DT_BF16;
@@ -206,7 +200,7 @@ expr_ok(const Vec *V, const TcExpr *e)
 		const TcVar *v = e->u.load.var;
 		if (V->elided[v->index])
 			return e->dtype == TC_DT_F32;
-		return v->kind == TC_VAR_BUFFER && row_type(v->dtype);
+		return v->kind == TC_VAR_BUFFER && tc_vector_row_type(v->dtype);
 	}
 	case TC_EX_BINARY:
 		switch (e->u.bin.op) {
@@ -237,7 +231,7 @@ expr_ok(const Vec *V, const TcExpr *e)
 	case TC_EX_CAST: /* f32 to f32, f16 or bf16, or back from those */
 		return (e->u.cast.arg->dtype == TC_DT_F32 ||
 			e->dtype == TC_DT_F32) &&
-		       row_type(e->u.cast.arg->dtype) &&
+		       tc_vector_row_type(e->u.cast.arg->dtype) &&
 		       expr_ok(V, e->u.cast.arg);
 	default:
 		return false;
@@ -253,7 +247,7 @@ lane_store(const Vec *V, const TcExpr *dst, const TcExpr *val)
 	const TcVar *v = dst->u.load.var;
 	if (V->elided[v->index])
 		return v->dtype == TC_DT_F32 && val->dtype == TC_DT_F32;
-	return v->kind == TC_VAR_BUFFER && row_type(v->dtype) &&
+	return v->kind == TC_VAR_BUFFER && tc_vector_row_type(v->dtype) &&
 	       val->dtype == v->dtype && column_load(V, dst);
 }
 
@@ -278,7 +272,7 @@ stmt_ok(Vec *V, const TcStmt *s)
 	}
 	case TC_ST_ASSIGN: {
 		const TcExpr *dst = s->u.assign.dst, *val = s->u.assign.value;
-		if (!row_type(val->dtype) || !expr_ok(V, val))
+		if (!tc_vector_row_type(val->dtype) || !expr_ok(V, val))
 			return false;
 		if (dst->kind == TC_EX_VAR)
 			return val->dtype == TC_DT_F32 &&
