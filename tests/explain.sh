@@ -201,6 +201,11 @@ PROG
 	sed -i 's/tile_reduce_argmax(best, at, e, 1);/tile_reduce_max(best, e, 1);/; s/	tile_fragment i32 at\[64\];//' "$work/k.c"
 	translate "$work/k.c" -t cuda
 	has "k.c:10:20: note: tile_fragment 'best' is in shared memory, not registers: an element of it is read or written outside tile_parallel at 20:16"
+	# 96 threads make no grid of rows and columns over 32 x 64: shared
+	# memory, with a note (a 1 x 64 grid left 32 threads reading rows
+	# past the tile).
+	translate tests/gpu_regress/anchored_inner_loop.c -t cuda -D THREADS=96
+	has "anchored_inner_loop.c:29:20: note: tile_fragment 'x' is in shared memory, not registers: no grid of rows and columns of the block's 96 threads divides its dims"
 	# A in registers takes the accumulator's rows over every warp: 32
 	# rows on 4 warps cannot, so A goes to shared memory and the
 	# accumulator stays in registers, on a grid of its own (1 x 4).

@@ -841,14 +841,23 @@ check_dists(Layouter *L, int tr, int tc, const int *vecs)
 			bool bad = c->conflict || c->mma != mma;
 			if (!bad && v->rank == 2 && c->axis >= 0 && c->axis != d)
 				bad = true;
+			/* Every thread holds elements: blocked_grid's rows
+			 * times columns are the block's threads (96 threads
+			 * over 32 rows found none, and a 1 x 64 grid left
+			 * threads 64..95 reading rows past the tile). */
+			bool threads_left = !mma && (long long)tr * tc != L->threads;
 			if (!bad && !mma) {
 				int axis = c->axis < 0 ? 1 : c->axis;
 				long long per = axis == 0 ? tr : (long long)tc * vecs[n];
-				bad = c->extent % per != 0;
+				bad = c->extent % per != 0 || threads_left;
 			}
 			if (bad) {
 				const char *why;
-				if (c->conflict)
+				if (threads_left && !c->conflict && c->mma == mma)
+					why = tc_fmt(L->a, "no grid of rows and "
+						"columns of the block's %d threads "
+						"divides its dims", L->threads);
+				else if (c->conflict)
 					why = tc_fmt(L->a, "its dim %d is joined "
 						"(by loops, copies or reductions) "
 						"with dims of another extent or "
