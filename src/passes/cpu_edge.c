@@ -44,6 +44,8 @@
  */
 #include "passes/passes.h"
 
+#include "analysis/decide.h"
+
 /* One comparison the main loop knows to hold: lhs < rhs. */
 typedef struct Fact {
 	TcExpr *lhs;       /* origin + index */
@@ -55,8 +57,7 @@ typedef struct Fact {
 typedef struct Versioner {
 	TcArena *a;
 	Fact facts[MAX_FACTS];
-	int n;        /* facts */
-	bool changed; /* the body simplified differs from the nest's */
+	int n; /* facts */
 } Versioner;
 
 /* Whether the run's element loop reads op's elements (the LOADs the edge
@@ -112,149 +113,19 @@ is_fact(const Versioner *V, const TcExpr *a, const TcExpr *b)
 	return false;
 }
 
-static bool
-const_truth(const TcExpr *e, bool *v)
+/* The truth of comparison e in the main loop (decide.h): those of the
+ * facts, either way round. */
+static int
+decide_fact(void *ctx, const TcExpr *e)
 {
-	long long c;
-	if (e->kind != TC_EX_INT || !tc_expr_const(e, &c))
-		return false;
-	*v = c != 0;
-	return true;
-}
-
-/* A literal truth value that replaces e. */
-static TcExpr *
-truth(Versioner *V, bool v, const TcExpr *e)
-{
-	V->changed = true;
-	return tc_expr_int(V->a, v, e->loc);
-}
-
-/* What replaces e: a subexpression of it that it folds to. */
-static TcExpr *
-folded(Versioner *V, TcExpr *to)
-{
-	V->changed = true;
-	return to;
-}
-
-/* A copy of e with the facts' comparisons replaced by their truth, and
- * what that decides folded (selects, !, &&, ||). */
-static TcExpr *
-simplify_expr(Versioner *V, const TcExpr *e)
-{
-	if (!e)
-		return NULL;
-	TcExpr *c = tc_expr_clone(V->a, e);
-	bool v = false, w = false;
-	switch (e->kind) {
-	case TC_EX_BINARY: {
-		const TcExpr *l = e->u.bin.lhs, *r = e->u.bin.rhs;
-		switch (e->u.bin.op) {
-		case TC_OP_LT:
-			if (is_fact(V, l, r))
-				return truth(V, true, e);
-			break;
-		case TC_OP_GT:
-			if (is_fact(V, r, l))
-				return truth(V, true, e);
-			break;
-		case TC_OP_GE:
-			if (is_fact(V, l, r))
-				return truth(V, false, e);
-			break;
-		case TC_OP_LE:
-			if (is_fact(V, r, l))
-				return truth(V, false, e);
-			break;
-		default:
-			break;
-		}
-		c->u.bin.lhs = simplify_expr(V, l);
-		c->u.bin.rhs = simplify_expr(V, r);
-		bool lc = const_truth(c->u.bin.lhs, &v);
-		bool rc = const_truth(c->u.bin.rhs, &w);
-		bool logic = e->u.bin.op == TC_OP_LAND || e->u.bin.op == TC_OP_LOR;
-		if (e->u.bin.op == TC_OP_LAND && ((lc && !v) || (rc && !w)))
-			return truth(V, false, e);
-		if (e->u.bin.op == TC_OP_LOR && ((lc && v) || (rc && w)))
-			return truth(V, true, e);
-		if (logic && lc)
-			return folded(V, c->u.bin.rhs);
-		if (logic && rc)
-			return folded(V, c->u.bin.lhs);
-		return c;
-	}
-	case TC_EX_UNARY:
-		c->u.un.arg = simplify_expr(V, e->u.un.arg);
-		if (e->u.un.op == TC_UOP_NOT && const_truth(c->u.un.arg, &v))
-			return truth(V, !v, e);
-		return c;
-	case TC_EX_SELECT:
-		c->u.sel.cond = simplify_expr(V, e->u.sel.cond);
-		if (const_truth(c->u.sel.cond, &v))
-			return folded(V, simplify_expr(V, v ? e->u.sel.then
-							    : e->u.sel.els));
-		c->u.sel.then = simplify_expr(V, e->u.sel.then);
-		c->u.sel.els = simplify_expr(V, e->u.sel.els);
-		return c;
-	case TC_EX_CALL:
-		for (int i = 0; i < e->u.call.nargs; i++)
-			c->u.call.args[i] = simplify_expr(V, e->u.call.args[i]);
-		return c;
-	case TC_EX_CAST:
-		c->u.cast.arg = simplify_expr(V, e->u.cast.arg);
-		return c;
-	default:
-		return c;
-	}
-}
-
-/* Append to out the statements of block s, simplified: an if whose test
- * is decided becomes the statements of its branch. */
-static void
-simplify_block(Versioner *V, const TcStmt *s, TcStmt *out)
-{
-	for (int i = 0; i < s->u.block.body.len; i++) {
-		const TcStmt *st = s->u.block.body.items[i];
-		TcStmt *c = tc_alloc(V->a, sizeof *c);
-		*c = *st;
-		bool v;
-		switch (st->kind) {
-		case TC_ST_DECL:
-			c->u.decl.init = simplify_expr(V, st->u.decl.init);
-			break;
-		case TC_ST_ASSIGN:
-			c->u.assign.value = simplify_expr(V, st->u.assign.value);
-			/* x = cond ? x : y with cond known: nothing left. */
-			if (tc_expr_equal(c->u.assign.value, st->u.assign.dst)) {
-				V->changed = true;
-				continue;
-			}
-			break;
-		case TC_ST_IF:
-			c->u.cond.cond = simplify_expr(V, st->u.cond.cond);
-			if (const_truth(c->u.cond.cond, &v)) {
-				V->changed = true;
-				if (v)
-					simplify_block(V, st->u.cond.then, out);
-				else if (st->u.cond.els)
-					simplify_block(V, st->u.cond.els, out);
-				continue;
-			}
-			c->u.cond.then = tc_stmt_new(V->a, TC_ST_BLOCK, st->loc);
-			simplify_block(V, st->u.cond.then, c->u.cond.then);
-			if (st->u.cond.els) {
-				c->u.cond.els =
-					tc_stmt_new(V->a, TC_ST_BLOCK, st->loc);
-				simplify_block(V, st->u.cond.els,
-					       c->u.cond.els);
-			}
-			break;
-		default:
-			break;
-		}
-		tc_vec_push(V->a, &out->u.block.body, c);
+	const Versioner *V = ctx;
+	const TcExpr *l = e->u.bin.lhs, *r = e->u.bin.rhs;
+	switch (e->u.bin.op) {
+	case TC_OP_LT: return is_fact(V, l, r) ? 1 : -1;
+	case TC_OP_GT: return is_fact(V, r, l) ? 1 : -1;
+	case TC_OP_GE: return is_fact(V, l, r) ? 0 : -1;
+	case TC_OP_LE: return is_fact(V, r, l) ? 0 : -1;
+	default: return -1;
 	}
 }
 
@@ -471,11 +342,12 @@ tc_cpu_edge(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
 				main_facts(&V, F, op);
 				if (V.n == 0)
 					continue;
-				V.changed = false;
+				TcDecider D = { .a = a, .decide = decide_fact,
+						.ctx = &V };
 				TcStmt *body = tc_stmt_new(a, TC_ST_BLOCK,
 							   op->body->loc);
-				simplify_block(&V, op->body, body);
-				if (V.changed)
+				tc_decide_block(&D, op->body, body);
+				if (D.changed)
 					op->main = body;
 			}
 			main_end(k, F);
