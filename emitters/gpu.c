@@ -2956,6 +2956,16 @@ emit_stmt(Gpu *G, const TcStmt *s)
 		emit_for(G, s);
 		break;
 	case TC_ST_IF:
+		if (s->u.cond.box && s->u.cond.els)
+			tc_buf_puts(b, "// The loop's element tests at the corner of the tile "
+				    "where they are tightest: where they hold there, they "
+				    "hold for every element, and the loop runs without "
+				    "them.\n");
+		else if (s->u.cond.box)
+			tc_buf_puts(b, "// The loop's element tests at the corner of the tile "
+				    "where they are tightest: where they hold there, they "
+				    "hold for every element and the loop changes nothing, so "
+				    "it runs only where one fails there.\n");
 		tc_buf_puts(b, "if (");
 		expr(G, s->u.cond.cond);
 		tc_buf_puts(b, ") {\n");

@@ -80,6 +80,10 @@ explain)
 	has "note: tile_fragment 'row_max' in registers: "
 	# One note per buffer and one for the kernel: 10 buffers.
 	[ "$(grep -c ': note: ' "$work/err")" = 11 ] || { cat "$work/err"; fail "11 notes expected"; }
+	# On sm_90a, P's gemm reads S and rounds it as it packs its operand
+	# (reg_operands.c): p is not held.
+	translate samples/flash_attention.c -t cuda --arch sm_90a --explain
+	has "^samples/flash_attention.c:32:20: note: tile_fragment 'p' not held: the gemm that read it reads the f32 fragment it was copied from, rounding each element to f16 as it packs its A operand"
 	translate samples/flash_attention.c -t hip --explain
 	has "note: tile_fragment 's' in registers: the v_mfma 16x16 accumulator layout"
 	translate samples/softmax.c -t cuda --explain

@@ -1164,6 +1164,10 @@ exec_gemm(Interp *in, const TcStmt *s)
 	Cell *c = ca->buf;
 	const Cell *a = aa->buf, *b = ba->buf;
 	TcDtype ct = cv->dtype, at = av->dtype, bt = bv->dtype;
+	/* reg_operands.c: A's f32 elements rounded to B's type as read. */
+	bool round = s->u.gemm.round_a;
+	if (round)
+		at = bt;
 	bool wide = ct == TC_DT_F32 || ct == TC_DT_F64;
 	if (wide && !tb && !is_int(at) && !is_int(bt)) {
 		/* Row of c += a[m][k] * row k of b: contiguous inner loop. */
@@ -1171,6 +1175,8 @@ exec_gemm(Interp *in, const TcStmt *s)
 			Cell *crow = c + m * N;
 			for (long long kk = 0; kk < K; kk++) {
 				double x = ta ? a[kk * M + m].f : a[m * K + kk].f;
+				if (round)
+					x = hold_float(bt, x);
 				const Cell *brow = b + kk * N;
 				for (long long nn = 0; nn < N; nn++)
 					crow[nn].f += x * brow[nn].f;
@@ -1186,6 +1192,8 @@ exec_gemm(Interp *in, const TcStmt *s)
 			Cell acc = c[m * N + nn];
 			for (long long kk = 0; kk < K && !in->failed; kk++) {
 				Cell x = ta ? a[kk * M + m] : a[m * K + kk];
+				if (round)
+					x.f = hold_float(bt, x.f);
 				Cell y = tb ? b[nn * K + kk] : b[kk * N + nn];
 				if (exact) {
 					/* i8 x i8 products fit; the sum may

@@ -493,7 +493,7 @@ print_loop(TcBuf *b, const TcKernel *k, const TcStmt *s)
 static void
 print_if(TcBuf *b, const TcKernel *k, const TcStmt *s)
 {
-	tc_buf_puts(b, "if ");
+	tc_buf_puts(b, s->u.cond.box ? "if box " : "if ");
 	print_prec(b, s->u.cond.cond, 0);
 	tc_buf_puts(b, " {");
 	end_line(b, s->loc);
@@ -764,6 +764,9 @@ print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s)
 		tc_buf_puts(b, "gemm ");
 		print_region(b, &s->u.gemm.c);
 		tc_buf_puts(b, " += ");
+		if (s->u.gemm.round_a && s->u.gemm.b.var)
+			tc_buf_printf(b, "(%s)",
+				      tc_dtype_name(s->u.gemm.b.var->dtype));
 		print_region(b, &s->u.gemm.a);
 		if (s->u.gemm.trans_a)
 			tc_buf_puts(b, "^T");

@@ -1047,12 +1047,13 @@ branches(Reader *R, TcStmt *s, TcStmt **then, TcStmt **els)
 	end_of_line(R);
 }
 
-/* `if C {` ... `}` [` else {` ... `}`] */
+/* `if [box] C {` ... `}` [` else {` ... `}`] */
 static TcStmt *
 if_stmt(Reader *R)
 {
 	TcStmt *s = new_stmt(R, TC_ST_IF);
 	lex(R);
+	s->u.cond.box = accept(R, "box");
 	s->u.cond.cond = expr(R);
 	branches(R, s, &s->u.cond.then, &s->u.cond.els);
 	return s;
@@ -1190,6 +1191,12 @@ gemm_stmt(Reader *R, TcStmt *s)
 {
 	region(R, &s->u.gemm.c);
 	expect(R, "+=");
+	TcDtype round = TC_DT_NONE;
+	Tok round_at = R->tok;
+	if (accept(R, "(")) {
+		round = dtype(R);
+		expect(R, ")");
+	}
 	region(R, &s->u.gemm.a);
 	if (accept(R, "^")) {
 		expect(R, "T");
@@ -1197,6 +1204,11 @@ gemm_stmt(Reader *R, TcStmt *s)
 	}
 	expect(R, "*");
 	region(R, &s->u.gemm.b);
+	if (round != TC_DT_NONE) {
+		if (!s->u.gemm.b.var || s->u.gemm.b.var->dtype != round)
+			error_at(R, &round_at, "a gemm's A rounds to B's type");
+		s->u.gemm.round_a = true;
+	}
 	if (accept(R, "^")) {
 		expect(R, "T");
 		s->u.gemm.trans_b = true;

@@ -451,6 +451,10 @@ typedef struct TcVar {
 	/* A stage view's buffer (expand_pipeline.c: `As_stage` names one
 	 * stage of `As`), what notes call it; NULL for the rest. */
 	const struct TcVar *view_of;
+	/* reg_operands.c: a narrow fragment no statement names any more
+	 * (the gemm that read it reads the fragment it was rounded from),
+	 * not declared. */
+	bool folded;
 } TcVar;
 
 /* --- Expressions ---------------------------------------------------------- */
@@ -840,6 +844,10 @@ struct TcStmt {
 			TcExpr *cond;
 			TcStmt *then; /* a BLOCK */
 			TcStmt *els;  /* a BLOCK or NULL */
+			/* box_tests.c: cond is the corner tests of an
+			 * element loop, then its decided copy, els the
+			 * loop as written (printed `if box C {`). */
+			bool box;
 		} cond;
 		struct {
 			TcRegion dst, src;
@@ -983,6 +991,11 @@ struct TcStmt {
 			 * precision, so the gemm's sum is promoted
 			 * (TcMatrixForm.promote). */
 			bool wgmma_promote;
+			/* reg_operands.c: A is an f32 register fragment
+			 * whose elements the gemm rounds to B's type (f16
+			 * or bf16) as it packs them: it reads the fragment
+			 * a copy rounded into a narrow one before. */
+			bool round_a;
 			/* expand_pipeline.c: wgmma groups of this gemm
 			 * left in flight when it returns (0 or 1): the
 			 * mbarrier loop's gemm, when nothing else in the

@@ -857,6 +857,14 @@ check_gemm(Verifier *v, const TcStmt *s)
 		check_whole(v, b, s->loc, "gemm", TC_SCOPE_NONE, 2);
 	if (s->u.gemm.issue)
 		check_body(v, s->u.gemm.issue, s->loc, "gemm issue");
+	/* reg_operands.c: an f32 register fragment rounded to B's f16 or
+	 * bf16 as it is packed. */
+	if (s->u.gemm.round_a &&
+	    (!a->var || !b->var || a->var->kind != TC_VAR_BUFFER ||
+	     a->var->dtype != TC_DT_F32 || s->u.gemm.trans_a ||
+	     (b->var->dtype != TC_DT_F16 && b->var->dtype != TC_DT_BF16)))
+		fail(v, s->loc, "gemm rounds A, which is not an f32 fragment "
+		     "read untransposed beside a 16-bit float B");
 	/* wgmma (layout.c, smem.c): a WGMMA accumulator, instructions of a
 	 * power-of-two n from 16 to 256 that tile each warpgroup's columns;
 	 * operands in panels only when swizzled, of whole 128-byte rows. */

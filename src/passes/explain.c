@@ -7,7 +7,9 @@
  * always, saying why (var->smem_why, a clause naming the use that decided
  * it) and what it costs; with --explain (opt->explain) every buffer gets
  * one: registers and how the threads hold it, or shared memory with its
- * bytes, offset, stages, padding or swizzle, and each kernel a summary.
+ * bytes, offset, stages, padding or swizzle (or, for a fragment
+ * reg_operands.c folded away, that it is not held), and each kernel a
+ * summary.
  * A copy of a tile_pipelined loop that is not issued ahead of its
  * iteration (loop.pipe_why) gets a note always too; with --explain, each
  * element loop into a shared tile's rows, stored in runs or not and why
@@ -237,6 +239,12 @@ explain_kernel(const TcKernel *k, const TcOptions *opt, TcDiags *d)
 		if (!gpu) {
 			tc_buf_printf(&b, "%s '%s': an array of the block's frame",
 				      scope_word(v), v->name);
+		} else if (v->folded) {
+			tc_buf_printf(&b, "%s '%s' not held: the gemm that read "
+				      "it reads the f32 fragment it was copied "
+				      "from, rounding each element to %s as it "
+				      "packs its A operand", scope_word(v),
+				      v->name, tc_dtype_name(v->dtype));
 		} else if (fallback) {
 			tc_buf_printf(&b, "%s '%s' is in shared memory, not "
 				      "registers: %s (", scope_word(v), v->name,

@@ -32,6 +32,12 @@ bool tc_cpu_prefetch(TcArena *a, TcProgram *p, const TcOptions *opt,
  * helper, register block and panel depth from the target). */
 bool tc_cpu_gemm(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
 
+/* reg_operands.c (GPU targets, after layout): a gemm's A operand in
+ * registers that a copy only rounded from an f32 fragment is read from
+ * that fragment (gemm.round_a); the copy and the narrow fragment go. */
+bool tc_reg_operands(TcArena *a, TcProgram *p, const TcOptions *opt,
+		     TcDiags *d);
+
 /* tma_store.c (GPU targets with TMA, after expand_pipeline): the stores
  * of wgmma fragments into tensor tiles that go by TMA through shared
  * memory (copy.lower TMA_STORE, copy.tmap, copy.staging). */
@@ -44,6 +50,12 @@ bool tc_launch_aligned(TcArena *a, TcProgram *p, const TcOptions *opt,
 /* runs.c: element loops into shared rows in per-thread runs (GPU). */
 bool tc_spread_runs(TcArena *a, TcProgram *p, const TcOptions *opt,
 		    TcDiags *d);
+
+/* box_tests.c (GPU targets, after runs): element loops over register
+ * fragments whose index tests a test at the tile's corner decides, as
+ * `if (corner tests) { decided copy } else { as written }`. */
+bool tc_box_tests(TcArena *a, TcProgram *p, const TcOptions *opt,
+		  TcDiags *d);
 
 /* bounds.c (every target, after every pass that makes a tile operand):
  * on every region, which origins are proven non-negative

@@ -167,16 +167,32 @@ attn_bwd_dkdv(int B, int S, int H, float scale, const __half *__restrict__ Q,
 		// attention_bwd.c:78 tile_gemm(s, Qs, Ks, TILE_TRANS_B)
 		tilec::mfma_ss<4, 2, false, true>(s, Qs_tile(Qs), Ks_tile(Ks), wave_m * 64,
 			wave_n * 32);
-		// attention_bwd.c:79 tile_parallel(i, BLOCK_M)
-		#pragma unroll
-		for (int i_r = 0; i_r < s_rows::count; i_r++) {
-			const int i = s_rows::index(i_r);
-			// attention_bwd.c:79 tile_parallel(j, BLOCK_N)
+		// The loop's element tests at the corner of the tile where they are tightest: where
+		// they hold there, they hold for every element, and the loop runs without them.
+		if (m * BLOCK_M + (BLOCK_M - 1) < S && bn * BLOCK_N + (BLOCK_N - 1) < S) {
+			// attention_bwd.c:79 tile_parallel(i, BLOCK_M)
 			#pragma unroll
-			for (int j_r = 0; j_r < s_cols::count; j_r++) {
-				const int j = s_cols::index(j_r);
-				const bool keep = m * BLOCK_M + i < S && bn * BLOCK_N + j < S;
-				s[i_r][j_r] = keep ? expf(s[i_r][j_r] * scale - lse[i_r]) : 0.0f;
+			for (int i_r = 0; i_r < s_rows::count; i_r++) {
+				// attention_bwd.c:79 tile_parallel(j, BLOCK_N)
+				#pragma unroll
+				for (int j_r = 0; j_r < s_cols::count; j_r++) {
+					s[i_r][j_r] = expf(s[i_r][j_r] * scale - lse[i_r]);
+				}
+			}
+		} else {
+			// attention_bwd.c:79 tile_parallel(i, BLOCK_M)
+			#pragma unroll
+			for (int i_r = 0; i_r < s_rows::count; i_r++) {
+				const int i = s_rows::index(i_r);
+				// attention_bwd.c:79 tile_parallel(j, BLOCK_N)
+				#pragma unroll
+				for (int j_r = 0; j_r < s_cols::count; j_r++) {
+					const int j = s_cols::index(j_r);
+					const bool keep = m * BLOCK_M + i < S
+						&& bn * BLOCK_N + j < S;
+					s[i_r][j_r] = keep ? expf(s[i_r][j_r] * scale - lse[i_r])
+						: 0.0f;
+				}
 			}
 		}
 		// attention_bwd.c:83 tile_copy(Ps, s)
@@ -270,8 +286,6 @@ attn_bwd_dq(int B, int S, int H, float scale, const __half *__restrict__ Q,
 	float s[s_rows::count][s_cols::count];
 	// attention_bwd.c:111 dp[BLOCK_M][BLOCK_N]: registers, s_rows x s_cols
 	float dp[s_rows::count][s_cols::count];
-	// attention_bwd.c:112 ds[BLOCK_M][BLOCK_N]: registers, s_rows x s_cols
-	float ds[s_rows::count][s_cols::count];
 	// attention_bwd.c:113 lse[BLOCK_M], delta[BLOCK_M]: registers, s_rows
 	float lse[s_rows::count];
 	// attention_bwd.c:113 delta[BLOCK_M]: registers, s_rows
@@ -351,16 +365,8 @@ attn_bwd_dq(int B, int S, int H, float scale, const __half *__restrict__ Q,
 				dp[i_r][j_r] = p * (dp[i_r][j_r] - delta[i_r]);
 			}
 		}
-		// attention_bwd.c:133 tile_copy(ds, dp)
-		#pragma unroll
-		for (int r0 = 0; r0 < s_rows::count; r0++)
-		#pragma unroll
-		for (int r1 = 0; r1 < s_cols::count; r1++)
-		{
-			ds[r0][r1] = tilec::to_float(tilec::from_float<__half>(dp[r0][r1]));
-		}
 		// attention_bwd.c:134 tile_gemm(dq, ds, Ks)
-		tilec::mfma_rs<2, 4, false>(dq, ds, Ks_tile(Ks), wave_n * 64);
+		tilec::mfma_rs<2, 4, false>(dq, dp, Ks_tile(Ks), wave_n * 64);
 	}
 	// attention_bwd.c:136 tile_parallel(i, BLOCK_M)
 	#pragma unroll

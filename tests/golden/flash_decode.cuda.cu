@@ -191,8 +191,6 @@ flash_decode_split_gqa(int B, int H, int HKV, int S, int NSPLIT, float scale,
 	__half *const Vs = reinterpret_cast<__half *>(tilec_smem + 28672);
 	// flash_decode.c:135 s[BLOCK_H][BLOCK_N]: registers, s_rows x s_cols
 	float s[s_rows::count][s_cols::count];
-	// flash_decode.c:136 p[BLOCK_H][BLOCK_N]: registers, s_rows x s_cols
-	float p[s_rows::count][s_cols::count];
 	// flash_decode.c:137 o[BLOCK_H][HEAD_DIM]: registers, s_rows x o_cols
 	float o[s_rows::count][o_cols::count];
 	// flash_decode.c:138 row_max[BLOCK_H], prev_max[BLOCK_H]: registers, s_rows
@@ -357,16 +355,8 @@ flash_decode_split_gqa(int B, int H, int HKV, int S, int NSPLIT, float scale,
 					o[i_r][d_r] = o[i_r][d_r] * correction;
 				}
 			}
-			// flash_decode.c:169 tile_copy(p, s)
-			#pragma unroll
-			for (int r0 = 0; r0 < s_rows::count; r0++)
-			#pragma unroll
-			for (int r1 = 0; r1 < s_cols::count; r1++)
-			{
-				p[r0][r1] = tilec::to_float(tilec::from_float<__half>(s[r0][r1]));
-			}
 			// flash_decode.c:170 tile_gemm(o, p, Vs)
-			tilec::mma_rs<1, 16, false>(o, p, Vs_tile(Vs_stage), warp_n * 128);
+			tilec::mma_rs<1, 16, false>(o, s, Vs_tile(Vs_stage), warp_n * 128);
 		}
 		tilec::cp_async_wait<0>();
 	}

@@ -32,8 +32,6 @@ gqa_attention(int B, int S, int H, int HKV, const __half *__restrict__ Q,
 	__half *const Vs = reinterpret_cast<__half *>(tilec_smem + 65536);
 	// gqa_attention.c:39 s[BLOCK_M][BLOCK_N]: registers, s_rows x s_cols
 	float s[s_rows::count][s_cols::count];
-	// gqa_attention.c:40 p[BLOCK_M][BLOCK_N]: registers, s_rows x s_cols
-	float p[s_rows::count][s_cols::count];
 	// gqa_attention.c:41 o[BLOCK_M][HEAD_DIM]: registers, s_rows x o_cols
 	float o[s_rows::count][o_cols::count];
 	// gqa_attention.c:42 row_max[BLOCK_M], prev_max[BLOCK_M]: registers, s_rows
@@ -131,18 +129,34 @@ gqa_attention(int B, int S, int H, int HKV, const __half *__restrict__ Q,
 			// gqa_attention.c:56 tile_gemm(s, Qs, Ks, TILE_TRANS_B)
 			tilec::mma_ss<2, 8, false, true>(s, Qs_tile(Qs), Ks_tile(Ks_stage),
 				warp_m * 32, warp_n * 64);
-			// gqa_attention.c:57 tile_parallel(i, BLOCK_M)
-			#pragma unroll
-			for (int i_r = 0; i_r < s_rows::count; i_r++) {
-				const int i = s_rows::index(i_r);
-				// gqa_attention.c:57 tile_parallel(j, BLOCK_N)
+			// The loop's element tests at the corner of the tile where they are
+			// tightest: where they hold there, they hold for every element, and the
+			// loop runs without them.
+			if (n * BLOCK_N + (BLOCK_N - 1) < S) {
+				// gqa_attention.c:57 tile_parallel(i, BLOCK_M)
 				#pragma unroll
-				for (int j_r = 0; j_r < s_cols::count; j_r++) {
-					const int j = s_cols::index(j_r);
-					const int q = bm * BLOCK_M + i;
-					const int kv = n * BLOCK_N + j;
-					const bool keep = kv < S && (!CAUSAL || kv <= q);
-					s[i_r][j_r] = keep ? s[i_r][j_r] * qk_scale : -INFINITY;
+				for (int i_r = 0; i_r < s_rows::count; i_r++) {
+					// gqa_attention.c:57 tile_parallel(j, BLOCK_N)
+					#pragma unroll
+					for (int j_r = 0; j_r < s_cols::count; j_r++) {
+						s[i_r][j_r] = s[i_r][j_r] * qk_scale;
+					}
+				}
+			} else {
+				// gqa_attention.c:57 tile_parallel(i, BLOCK_M)
+				#pragma unroll
+				for (int i_r = 0; i_r < s_rows::count; i_r++) {
+					const int i = s_rows::index(i_r);
+					// gqa_attention.c:57 tile_parallel(j, BLOCK_N)
+					#pragma unroll
+					for (int j_r = 0; j_r < s_cols::count; j_r++) {
+						const int j = s_cols::index(j_r);
+						const int q = bm * BLOCK_M + i;
+						const int kv = n * BLOCK_N + j;
+						const bool keep = kv < S && (!CAUSAL || kv <= q);
+						s[i_r][j_r] = keep ? s[i_r][j_r] * qk_scale
+							: -INFINITY;
+					}
 				}
 			}
 			// gqa_attention.c:63 tile_copy(prev_max, row_max)
@@ -186,16 +200,8 @@ gqa_attention(int B, int S, int H, int HKV, const __half *__restrict__ Q,
 					o[i_r][d_r] = o[i_r][d_r] * correction;
 				}
 			}
-			// gqa_attention.c:74 tile_copy(p, s)
-			#pragma unroll
-			for (int r0 = 0; r0 < s_rows::count; r0++)
-			#pragma unroll
-			for (int r1 = 0; r1 < s_cols::count; r1++)
-			{
-				p[r0][r1] = tilec::to_float(tilec::from_float<__half>(s[r0][r1]));
-			}
 			// gqa_attention.c:75 tile_gemm(o, p, Vs)
-			tilec::mma_rs<2, 16, false>(o, p, Vs_tile(Vs_stage), warp_n * 128);
+			tilec::mma_rs<2, 16, false>(o, s, Vs_tile(Vs_stage), warp_n * 128);
 		}
 		tilec::cp_async_wait<0>();
 	}
