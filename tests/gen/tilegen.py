@@ -94,6 +94,10 @@ FEATURES = {
     "narrow_all": (False, "every kernel a narrow one"),
     "i4_reduce": (True, "i4 operands of tile_reduce_* and tile_sum and "
                   "its kin (the GPU backends refused them)"),
+    "chain": (True, "a fast_gemm's f32 accumulator masked by tests of its "
+              "indices, rounded to f16 or bf16 and multiplied again, as "
+              "attention's P V (the GPU reads the rounded tile from the "
+              "accumulator's registers)"),
     "vector_rows": (True, "about a fifth of the kernels shaped for the CPU's "
                     "explicit vector loops: f32, f16 and bf16 rows of "
                     "16-64 columns, element-wise code of the operations "
@@ -1273,7 +1277,13 @@ class Gen:
         S = tuple(self.S)
         what = r.choice(["bias", "bias", "elementwise", "elementwise",
                          "reduce", "cast"] +
-                        (["reduce_all"] if "reduce_all" in self.f else []))
+                        (["reduce_all"] if "reduce_all" in self.f else []) +
+                        (["chain", "chain"] if "chain" in self.f else []))
+        if what == "chain":
+            st = self.chain(live)
+            if st:
+                return st
+            what = "cast"
         if what == "bias":
             d = r.choice([1, 1, 0])
             dt = r.choice(["i32", "i8"] if self.k.exact else
@@ -1346,6 +1356,82 @@ class Gen:
         live.append(dst)
         self.set_range(dst, src.lo, src.hi, src.exact)
         return self.cast(dst, src)
+
+    def chain(self, live):
+        """Attention's second gemm after a fast_gemm loop: an f32
+        accumulator, masked where its row and column indices (offset by
+        the block's tile) fail a test, rounded into an f16 or bf16 tile
+        and multiplied by a [BN][BN] tile of a new tensor into a new
+        accumulator."""
+        k, r = self.k, self.r
+        S = tuple(self.S)
+        BM, BN = S
+        srcs = [b for b in live if b.shape == S and b.dtype == "f32"]
+        # (W is BN x BN in shared memory: HIP has 64 KiB for the kernel)
+        if k.exact or not srcs or BM * BN // k.threads > 64 or BN > 64:
+            return None
+        src = r.choice(srcs)
+        if mag(src) > 30000:
+            return None
+        stmts = []
+        if self.chance(0.7):
+            # keep = col < N && (row - col) OP d, rows and columns of the
+            # whole tensor: a ragged edge and a diagonal
+            row = "(%s + i)" % self.torg[0].tile, "(%s + i)" % self.torg[0].c
+            col = "(%s + j)" % self.torg[1].tile, "(%s + j)" % self.torg[1].c
+            n = k.P[self.E_t[1]]
+            d = r.choice([0, 0, 1, -1, BN // 2, -BM])
+            op = r.choice([">=", ">", "<=", "<"])
+            tests_t = ["%s < %s" % (col[0], self.E_t[1])]
+            tests_c = ["%s < %d" % (col[1], n)]
+            if self.chance(0.7):
+                tests_t.append("%s - %s %s %d" % (row[0], col[0], op, d)
+                               if d >= 0 else
+                               "%s - %s %s (%d)" % (row[0], col[0], op, d))
+                tests_c.append("%s - %s %s (%d)" % (row[1], col[1], op, d))
+            keep_t, keep_c = " && ".join(tests_t), " && ".join(tests_c)
+            body_t = ["bool keep = %s;" % keep_t,
+                      "%s[i][j] = keep ? %s[i][j] : 0.0f;" % (src.name, src.name)]
+            body_c = ["int keep = %s;" % keep_c,
+                      "%s[i][j] = keep ? %s[i][j] : 0.0;" % (src.name, src.name)]
+            mask = self.par_nest([("i", BM), ("j", BN)], [], body_t, body_c)
+            mask.what = "parallel"
+            mask.defines = [src]
+            self.set_range(src, min(src.lo, 0), max(src.hi, 0), src.exact)
+            stmts.append(mask)
+        dt = r.choice(["f16", "bf16"])
+        P = self.new_buf("fragment", dt, S, "p")
+        self.set_range(P, src.lo, src.hi, src.exact)
+        stmts.append(self.cast(P, src))
+        tb = self.chance(0.5)
+        W = self.new_buf("shared", dt, (BN, BN), "w")
+        t = self.new_tensor(dt, [self.E_t[1], self.E_t[1]], True, "W")
+        org = [self.torg[1], self.torg[1]]
+        cp = simple(["tile_copy(%s, %s);" % (W.name, self.region_text(
+            t, org, [0, 1]))], self.c_copy_in(t, org, [0, 1], W), "copy-in", [W])
+        # the operand's copy before the mask or between the cast and
+        # the gemm
+        stmts.insert(0 if self.chance(0.5) else len(stmts), cp)
+        lo, hi = input_range(dt)
+        self.set_range(W, min(lo, 0), max(hi, 0), True)
+        acc = self.new_buf("fragment", "f32", S, "acc")
+        stmts.append(self.fill(acc))
+        widx = "j][w" if tb else "w][j"
+        stmts.append(simple(
+            ["tile_gemm(%s, %s, %s%s);" % (acc.name, P.name, W.name,
+                                            ", TILE_TRANS_B" if tb else "")],
+            ["for (int i = 0; i < %d; i++) for (int j = 0; j < %d; j++) {"
+             % (BM, BN),
+             "\tdouble a = 0;",
+             "\tfor (int w = 0; w < %d; w++)" % BN,
+             "\t\ta += %s[i][w] * %s[%s];" % (P.name, W.name, widx),
+             "\t%s[i][j] = %s;" % (acc.name, cv("f32", "%s[i][j] + a"
+                                                % acc.name)),
+             "}"], "gemm", [acc]))
+        bound = BN * mag(P) * max(abs(lo), abs(hi)) + max(abs(acc.lo), abs(acc.hi))
+        self.set_range(acc, -bound, bound, False)
+        live.append(acc)
+        return Stmt([(0, None)], [(0, None)], [P, W, acc], stmts, "seq")
 
     def in_dtype(self):
         if self.vec:
