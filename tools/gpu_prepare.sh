@@ -7,11 +7,12 @@
 # For a small carry: ONLY=NAME,NAME,... translates only the cases named
 # (=NAME: exactly; else every case whose name contains NAME), and neither
 # the runtime's samples nor the vendored gemm; BENCH_CARRY=DIR writes
-# into DIR instead of bench-carry.
+# into DIR instead of bench-carry; TILEC=PATH translates with another
+# tilec binary (a parent commit's, for A/B runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 arch=${1:-sm_90a}
-tilec=build/tilec
+tilec=${TILEC:-build/tilec}
 [ -x "$tilec" ] || { echo "build tilec first (tools/setup.sh)" >&2; exit 1; }
 out=${BENCH_CARRY:-bench-carry}
 only=${ONLY:-}

@@ -10,6 +10,7 @@ not contain (f16 -> bf16, f32 -> f16): the translator sees it fresh.
 GEMM_AT = ("const f16 A[M][K]", "const f16 A[K][M]", "As[BLOCK_M][BLOCK_K]", "As[BLOCK_K][BLOCK_M]",
            "&A[by * BLOCK_M][k * BLOCK_K]", "&A[k * BLOCK_K][by * BLOCK_M]",
            "tile_gemm(acc, As, Bs)", "tile_gemm(acc, As, Bs, TILE_TRANS_A)")
+T256 = ("tile_threads(128)", "tile_threads(256)")
 GEMM_BT = ("const f16 B[K][N]", "const f16 B[N][K]", "Bs[BLOCK_K][BLOCK_N]", "Bs[BLOCK_N][BLOCK_K]",
            "&B[k * BLOCK_K][bx * BLOCK_N]", "&B[bx * BLOCK_N][k * BLOCK_K]",
            "tile_gemm(acc, As, Bs)", "tile_gemm(acc, As, Bs, TILE_TRANS_B)")
@@ -195,6 +196,26 @@ CASES = [
     ("attention_causal_4096", "flash_attention", None, {"CAUSAL": 1}, {"B": 8, "S": 4096, "H": 16}, "attention", "bench"),
     ("attention_4096_n128", "flash_attention", None, {"BLOCK_N": 128}, {"B": 8, "S": 4096, "H": 16}, "attention", "bench"),
     ("attention_4096_s3", "flash_attention", None, {"STAGES": 3}, {"B": 8, "S": 4096, "H": 16}, "attention", "bench"),
+    # Two warpgroups of 64 query rows each (256 threads): S, P and O per
+    # thread halve, so 128 keys a step fit in registers (0.56x cuDNN on
+    # 2026-12-06 against 0.68x for the sample's one warpgroup: both of a
+    # block's warpgroups wait at every step's block barriers).
+    ("attention_t256_ragged", "flash_attention", T256, {"BLOCK_N": 128}, {"B": 2, "S": 1000, "H": 3},
+     "attention", "check"),
+    ("attention_t256_causal_ragged", "flash_attention", T256, {"BLOCK_N": 128, "CAUSAL": 1},
+     {"B": 2, "S": 777, "H": 3}, "attention", "check"),
+    ("attention_t256_bf16_ragged", "flash_attention", ("f16", "bf16") + T256, {"BLOCK_N": 128},
+     {"B": 2, "S": 1000, "H": 3}, "attention", "check"),
+    ("attention_4096_t256", "flash_attention", T256, {"BLOCK_N": 128}, {"B": 8, "S": 4096, "H": 16},
+     "attention", "bench"),
+    ("attention_bf16_4096", "flash_attention", ("f16", "bf16"), {}, {"B": 8, "S": 4096, "H": 16},
+     "attention", "bench"),
+    ("attention_bf16_causal_4096", "flash_attention", ("f16", "bf16"), {"CAUSAL": 1}, {"B": 8, "S": 4096, "H": 16},
+     "attention", "bench"),
+    ("attention_d64_4096", "flash_attention", None, {"HEAD_DIM": 64}, {"B": 8, "S": 4096, "H": 16},
+     "attention", "bench"),
+    ("attention_d64_causal_4096", "flash_attention", None, {"HEAD_DIM": 64, "CAUSAL": 1}, {"B": 8, "S": 4096, "H": 16},
+     "attention", "bench"),
     # Offsets past 2^31 elements: B is K x N with BLOCK_K * N > INT_MAX, so
     # the fast loop's per-iteration step down B (tilec::G2S's advance) wraps
     # in int (NaN everywhere before src/passes/index_width.c); 7 GB of f16 inputs,
