@@ -73,10 +73,11 @@ template <typename T, int ROWS, int COLS> struct SwizzledTile {
 	// descriptors on the host).
 	__host__ __device__ __forceinline__ explicit SwizzledTile(unsigned s) : s(s) {}
 
-	// Where element (r, c) would be unswizzled, c a whole 16-byte chunk.
-	__host__ __device__ __forceinline__ unsigned at(int r, int c) const
+	// The byte offset from s of element (r, c) unswizzled, c a whole
+	// 16-byte chunk.
+	__host__ __device__ static __forceinline__ unsigned offset(int r, int c)
 	{
-		return s + (unsigned)(c * E / SPAN * PANEL + r * SPAN + c * E % SPAN);
+		return (unsigned)(c * E / SPAN * PANEL + r * SPAN + c * E % SPAN);
 	}
 	// A matrix descriptor: start address, leading and stride byte
 	// offsets (bits 16 and 32, in 16-byte units), swizzle mode (bits
@@ -93,14 +94,26 @@ template <typename T, int ROWS, int COLS> struct SwizzledTile {
 	// K-major layouts assume).
 	__host__ __device__ __forceinline__ unsigned long long k_major(int r, int k) const
 	{
-		return desc(at(r, k), 16, 8 * SPAN);
+		return at(offset(r, k), 16, 8 * SPAN);
 	}
 	// The operand whose k-step starts at row k and whose M or N start at
 	// column c, a whole SPAN: MN-major, SPAN-byte runs of it PANEL apart
 	// (the leading offset), 8-row groups of K 8 rows apart.
 	__host__ __device__ __forceinline__ unsigned long long mn_major(int k, int c) const
 	{
-		return desc(at(k, c), PANEL, 8 * SPAN);
+		return at(offset(k, c), PANEL, 8 * SPAN);
+	}
+	// The descriptor of the operand `off` bytes from s: s's with off / 16
+	// added to the start-address field.  Shared addresses stay below
+	// 2^18, so the field (bits 0-13, in 16-byte units) never carries into
+	// the next: s's descriptor is computed once for every operand of a
+	// gemm, each operand's a 32-bit add of a constant (the address's own
+	// mask, shift and merge for each cost the attention loop about two
+	// instructions a score on the uniform datapath).
+	__host__ __device__ __forceinline__ unsigned long long at(unsigned off, unsigned lbo, unsigned sbo) const
+	{
+		const unsigned long long d = desc(s, lbo, sbo);
+		return (d & ~0xffffffffull) | (unsigned)((unsigned)d + (off >> 4));
 	}
 };
 
