@@ -1,6 +1,6 @@
 /*
  * box_tests.c - element loops whose index tests one test decides for the
- * whole tile (GPU targets, after runs).
+ * whole tile (the CUDA target, after runs).
  *
  * Tile programs mask the elements of a tile that lie past an edge or on
  * the wrong side of a diagonal with a test on each element's indices:
@@ -38,6 +38,10 @@
  * loops: each thread runs its own elements) whose statements write only
  * register fragments and their own locals are versioned: nothing in them
  * reaches shared memory, so the barriers already placed stand.
+ *
+ * CUDA only, where it was measured (docs/perf-gpu.md): on gfx90a the
+ * attention sample already holds 256 VGPRs, and the loop's second copy
+ * took hiprtc's allocation into scratch memory.
  */
 #include "passes/passes.h"
 

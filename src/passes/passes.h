@@ -51,7 +51,7 @@ bool tc_launch_aligned(TcArena *a, TcProgram *p, const TcOptions *opt,
 bool tc_spread_runs(TcArena *a, TcProgram *p, const TcOptions *opt,
 		    TcDiags *d);
 
-/* box_tests.c (GPU targets, after runs): element loops over register
+/* box_tests.c (CUDA, after runs): element loops over register
  * fragments whose index tests a test at the tile's corner decides, as
  * `if (corner tests) { decided copy } else { as written }`. */
 bool tc_box_tests(TcArena *a, TcProgram *p, const TcOptions *opt,

@@ -23,6 +23,7 @@
 #define ALL_TARGETS ((1u << TC_TARGET_COUNT) - 1)
 #define GPU_TARGETS ((1u << TC_TARGET_CUDA) | (1u << TC_TARGET_HIP))
 #define CPU_TARGETS (1u << TC_TARGET_OPENMP)
+#define CUDA_TARGETS (1u << TC_TARGET_CUDA)
 
 const TcPass tc_passes[] = {
 	{ "specialize", tc_specialize, ALL_TARGETS,
@@ -57,7 +58,7 @@ const TcPass tc_passes[] = {
 	  "alignment tests an aligned launch makes constant; the tensors it needs" },
 	{ "runs", tc_spread_runs, GPU_TARGETS,
 	  "element loops into shared rows: per-thread runs stored as one vector" },
-	{ "box_tests", tc_box_tests, GPU_TARGETS,
+	{ "box_tests", tc_box_tests, CUDA_TARGETS,
 	  "element loops whose index tests one test at the tile's corner decides" },
 	{ "prefetch", tc_cpu_prefetch, CPU_TARGETS,
 	  "prefetches of the next iteration's rows in pipelined loops" },

@@ -167,32 +167,16 @@ attn_bwd_dkdv(int B, int S, int H, float scale, const __half *__restrict__ Q,
 		// attention_bwd.c:78 tile_gemm(s, Qs, Ks, TILE_TRANS_B)
 		tilec::mfma_ss<4, 2, false, true>(s, Qs_tile(Qs), Ks_tile(Ks), wave_m * 64,
 			wave_n * 32);
-		// The loop's element tests at the corner of the tile where they are tightest: where
-		// they hold there, they hold for every element, and the loop runs without them.
-		if (m * BLOCK_M + (BLOCK_M - 1) < S && bn * BLOCK_N + (BLOCK_N - 1) < S) {
-			// attention_bwd.c:79 tile_parallel(i, BLOCK_M)
+		// attention_bwd.c:79 tile_parallel(i, BLOCK_M)
+		#pragma unroll
+		for (int i_r = 0; i_r < s_rows::count; i_r++) {
+			const int i = s_rows::index(i_r);
+			// attention_bwd.c:79 tile_parallel(j, BLOCK_N)
 			#pragma unroll
-			for (int i_r = 0; i_r < s_rows::count; i_r++) {
-				// attention_bwd.c:79 tile_parallel(j, BLOCK_N)
-				#pragma unroll
-				for (int j_r = 0; j_r < s_cols::count; j_r++) {
-					s[i_r][j_r] = expf(s[i_r][j_r] * scale - lse[i_r]);
-				}
-			}
-		} else {
-			// attention_bwd.c:79 tile_parallel(i, BLOCK_M)
-			#pragma unroll
-			for (int i_r = 0; i_r < s_rows::count; i_r++) {
-				const int i = s_rows::index(i_r);
-				// attention_bwd.c:79 tile_parallel(j, BLOCK_N)
-				#pragma unroll
-				for (int j_r = 0; j_r < s_cols::count; j_r++) {
-					const int j = s_cols::index(j_r);
-					const bool keep = m * BLOCK_M + i < S
-						&& bn * BLOCK_N + j < S;
-					s[i_r][j_r] = keep ? expf(s[i_r][j_r] * scale - lse[i_r])
-						: 0.0f;
-				}
+			for (int j_r = 0; j_r < s_cols::count; j_r++) {
+				const int j = s_cols::index(j_r);
+				const bool keep = m * BLOCK_M + i < S && bn * BLOCK_N + j < S;
+				s[i_r][j_r] = keep ? expf(s[i_r][j_r] * scale - lse[i_r]) : 0.0f;
 			}
 		}
 		// attention_bwd.c:83 tile_copy(Ps, s)

@@ -90,32 +90,18 @@ flash_attention(int B, int S, int H, const __half *__restrict__ Q, const __half 
 		// flash_attention.c:48 tile_gemm(s, Qs, Ks, TILE_TRANS_B)
 		tilec::mfma_ss<4, 4, false, true>(s, Qs_tile(Qs), Ks_tile(Ks), wave_m * 64,
 			wave_n * 64);
-		// The loop's element tests at the corner of the tile where they are tightest: where
-		// they hold there, they hold for every element, and the loop runs without them.
-		if (n * BLOCK_N + (BLOCK_N - 1) < S) {
-			// flash_attention.c:49 tile_parallel(i, BLOCK_M)
+		// flash_attention.c:49 tile_parallel(i, BLOCK_M)
+		#pragma unroll
+		for (int i_r = 0; i_r < s_rows::count; i_r++) {
+			const int i = s_rows::index(i_r);
+			// flash_attention.c:49 tile_parallel(j, BLOCK_N)
 			#pragma unroll
-			for (int i_r = 0; i_r < s_rows::count; i_r++) {
-				// flash_attention.c:49 tile_parallel(j, BLOCK_N)
-				#pragma unroll
-				for (int j_r = 0; j_r < s_cols::count; j_r++) {
-					s[i_r][j_r] = s[i_r][j_r] * qk_scale;
-				}
-			}
-		} else {
-			// flash_attention.c:49 tile_parallel(i, BLOCK_M)
-			#pragma unroll
-			for (int i_r = 0; i_r < s_rows::count; i_r++) {
-				const int i = s_rows::index(i_r);
-				// flash_attention.c:49 tile_parallel(j, BLOCK_N)
-				#pragma unroll
-				for (int j_r = 0; j_r < s_cols::count; j_r++) {
-					const int j = s_cols::index(j_r);
-					const int q = bm * BLOCK_M + i;
-					const int kv = n * BLOCK_N + j;
-					const bool keep = kv < S && (!CAUSAL || kv <= q);
-					s[i_r][j_r] = keep ? s[i_r][j_r] * qk_scale : -INFINITY;
-				}
+			for (int j_r = 0; j_r < s_cols::count; j_r++) {
+				const int j = s_cols::index(j_r);
+				const int q = bm * BLOCK_M + i;
+				const int kv = n * BLOCK_N + j;
+				const bool keep = kv < S && (!CAUSAL || kv <= q);
+				s[i_r][j_r] = keep ? s[i_r][j_r] * qk_scale : -INFINITY;
 			}
 		}
 		// flash_attention.c:55 tile_copy(prev_max, row_max)
