@@ -290,6 +290,53 @@ START_TEST(gemm_with_each_transpose)
 }
 END_TEST
 
+START_TEST(gemm_rounds_a_to_b_type)
+{
+	/* gemm.round_a (reg_operands.c): A is f32, each element rounded to
+	 * B's f16 as it is read.  1 + 2^-12 rounds to 1 in f16, so the
+	 * product is B's sum; unrounded it would not be. */
+	enum { M = 2, N = 2, K = 3 };
+	Kb b;
+	kb_init(&b);
+	TcVar *A = tensor(&b, "A", TC_DT_F32, I(&b, M), I(&b, K));
+	TcVar *B = tensor(&b, "B", TC_DT_F16, I(&b, K), I(&b, N));
+	TcVar *C = tensor(&b, "C", TC_DT_F32, I(&b, M), I(&b, N));
+	TcVar *as = buffer(&b, "as", TC_DT_F32, M, K);
+	TcVar *bs = buffer(&b, "bs", TC_DT_F16, K, N);
+	TcVar *acc = buffer(&b, "acc", TC_DT_F32, M, N);
+	copy(&b, whole(&b, as), at(A, I(&b, 0), I(&b, 0)));
+	copy(&b, whole(&b, bs), at(B, I(&b, 0), I(&b, 0)));
+	TcStmt *f = push(&b, TC_ST_FILL, 6);
+	f->u.fill.dst = whole(&b, acc);
+	f->u.fill.value = tc_expr_float(b.a, 0.0, TC_DT_F32, loc(6, 9));
+	TcStmt *g = push(&b, TC_ST_GEMM, 7);
+	g->u.gemm.c = whole(&b, acc);
+	g->u.gemm.a = whole(&b, as);
+	g->u.gemm.b = whole(&b, bs);
+	copy(&b, at(C, I(&b, 0), I(&b, 0)), whole(&b, acc));
+	float a[M * K], c[M * N];
+	uint16_t bb[K * N];
+	for (int i = 0; i < M * K; i++)
+		a[i] = 1.0f + 1.0f / 4096;
+	for (int i = 0; i < K * N; i++)
+		bb[i] = 0x4000; /* 2.0 */
+	void *pa = a, *pb = bb, *pc = c;
+	void *args[] = { &pa, &pb, &pc };
+	for (int round = 0; round < 2; round++) {
+		g->u.gemm.round_a = round;
+		TcDiags d;
+		tc_diags_init(&d, "t.c", NULL, 0);
+		ck_assert(tc_interp_run(b.k, args, false, NULL, &d));
+		double want = round ? 3 * 2.0 : (float)(3 * 2.0 * (1.0 + 1.0 / 4096));
+		for (int i = 0; i < M * N; i++)
+			ck_assert_msg(c[i] == want, "round_a %d: C = %.9g, want %.9g",
+				      round, c[i], want);
+		tc_diags_free(&d);
+	}
+	tc_arena_free(b.a);
+}
+END_TEST
+
 START_TEST(gemm_fixture_ragged_f16)
 {
 	/* samples/gemm.c as built by the fixture, with M, N, K not
@@ -861,6 +908,7 @@ unit_suite_interp(void)
 	tcase_add_test(c, copy_ragged_reads_zero_and_skips_writes);
 	tcase_add_test(c, copy_converts_and_rounds_to_the_stored_dtype);
 	tcase_add_test(c, gemm_with_each_transpose);
+	tcase_add_test(c, gemm_rounds_a_to_b_type);
 	tcase_add_test(c, gemm_fixture_ragged_f16);
 	tcase_add_test(c, reduce_each_op_dim_and_accumulate);
 	tcase_add_test(c, out_of_bounds_element_is_a_located_error);
