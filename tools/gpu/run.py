@@ -8,7 +8,8 @@ through CuPy, runs it on fresh random inputs with the outputs poisoned
 the manifest's "library" tolerance for the output's dtype), and times
 the "bench" cases with CUDA events (median of warmed runs, inputs rotated;
 plain GEMMs alternate with torch.matmul on the same inputs, vs_cublas,
-attention with cuDNN's SDPA, vs_cudnn).
+attention with cuDNN's SDPA, vs_cudnn, grouped-query attention with the
+SDPA torch picks, vs_sdpa).
 Integer and bool outputs are poisoned with int_poison(dtype) and compared
 exactly (rel_err is then the count of wrong elements).  Prints one JSON
 line per case, then a table.  Exit status 1 if any check failed.
@@ -113,19 +114,25 @@ def ref_attention(t, s, causal):
     return out
 
 
-def attention_anchor(sets, causal):
+def attention_anchor(sets, causal, gqa=False):
     """cuDNN's SDPA on each input set's Q, K, V (copied to [B][H][S][D]
     once): calls to time beside the case, or None where torch has no
-    cuDNN attention for them."""
+    cuDNN attention for them.  Grouped-query attention (fewer K, V heads)
+    takes the SDPA torch picks itself (enable_gqa), which the GQA bar
+    names: cuDNN's has no grouped form in every torch."""
     try:
         from torch.nn.attention import sdpa_kernel, SDPBackend
+        F = torch.nn.functional
         calls = []
         for t, _ in sets:
             q, k, v = (t[n].transpose(1, 2).contiguous() for n in "QKV")
 
             def call(q=q, k=k, v=v):
+                if gqa:
+                    F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal), enable_gqa=True)
+                    return
                 with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
-                    torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=bool(causal))
+                    F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal))
             call()
             calls.append(call)
         torch.cuda.synchronize()
@@ -1161,6 +1168,8 @@ def run_case(case, here, repeat):
         sdpa = None
         if case["reference"] == "attention":
             sdpa = attention_anchor(sets, L["tunables"].get("CAUSAL", 0))
+        elif case["reference"] == "gqa_attention":
+            sdpa = attention_anchor(sets, L["tunables"].get("CAUSAL", 0), gqa=True)
         times, lib = [], []
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         for i in range(repeat):
@@ -1190,8 +1199,9 @@ def run_case(case, here, repeat):
             result["vs_cublas"] = round(lib[len(lib) // 2] / ms, 3)
         elif sdpa:
             lib.sort()
-            result["cudnn_ms"] = round(lib[len(lib) // 2], 4)
-            result["vs_cudnn"] = round(lib[len(lib) // 2] / ms, 3)
+            key = "sdpa" if case["reference"] == "gqa_attention" else "cudnn"
+            result[key + "_ms"] = round(lib[len(lib) // 2], 4)
+            result["vs_" + key] = round(lib[len(lib) // 2] / ms, 3)
         fl, nb = flops_bytes(case, tensors, env)
         result["ms"] = round(ms, 4)
         if fl:
@@ -1226,7 +1236,7 @@ def main():
     for r in results:
         print(f"{r['case']:34} {'yes' if r['ok'] else 'NO':4} {r.get('rel_err', '-')!s:>9} "
               f"{r.get('ms', '-')!s:>9} {r.get('tflops', '-')!s:>8} {r.get('gbps', '-')!s:>8} "
-              f"{r.get('vs_cublas', r.get('vs_cudnn', '-'))!s:>9}")
+              f"{r.get('vs_cublas', r.get('vs_cudnn', r.get('vs_sdpa', '-')))!s:>9}")
     bad = [r for r in results if not r["ok"]]
     print(f"{len(results) - len(bad)} passed, {len(bad)} failed")
     sys.exit(1 if bad else 0)
