@@ -493,9 +493,9 @@ print_loop(TcBuf *b, const TcKernel *k, const TcStmt *s)
 static void
 print_if(TcBuf *b, const TcKernel *k, const TcStmt *s)
 {
-	tc_buf_puts(b, s->u.cond.box ? "if box " : "if ");
+	tc_buf_puts(b, "if ");
 	print_prec(b, s->u.cond.cond, 0);
-	tc_buf_puts(b, " {");
+	tc_buf_puts(b, s->u.cond.box ? ", box {" : " {");
 	end_line(b, s->loc);
 	print_body(b, k, s->u.cond.then);
 	if (s->u.cond.els) {

@@ -1047,14 +1047,19 @@ branches(Reader *R, TcStmt *s, TcStmt **then, TcStmt **els)
 	end_of_line(R);
 }
 
-/* `if [box] C {` ... `}` [` else {` ... `}`] */
+/* `if C[, box] {` ... `}` [` else {` ... `}`] */
 static TcStmt *
 if_stmt(Reader *R)
 {
 	TcStmt *s = new_stmt(R, TC_ST_IF);
 	lex(R);
-	s->u.cond.box = accept(R, "box");
 	s->u.cond.cond = expr(R);
+	/* After the condition, where no name can go: a program's local may
+	 * be called box. */
+	if (accept(R, ",")) {
+		expect(R, "box");
+		s->u.cond.box = true;
+	}
 	branches(R, s, &s->u.cond.then, &s->u.cond.els);
 	return s;
 }

@@ -846,7 +846,7 @@ struct TcStmt {
 			TcStmt *els;  /* a BLOCK or NULL */
 			/* box_tests.c: cond is the corner tests of an
 			 * element loop, then its decided copy, els the
-			 * loop as written (printed `if box C {`). */
+			 * loop as written (printed `if C, box {`). */
 			bool box;
 		} cond;
 		struct {

@@ -36,6 +36,9 @@ narrow_float(TcDtype t)
 	return t == TC_DT_F16 || t == TC_DT_BF16;
 }
 
+/* The same register layout: the same distribution of each dim (every
+ * field of TcDist, ints, the class included: a copy joins its operands'
+ * classes, so fragments a copy relates share them). */
 static bool
 same_layout(const TcVar *a, const TcVar *b)
 {
