@@ -34,10 +34,14 @@
  * block (they read no index of the nest), so the threads take one branch
  * together.
  *
- * Only nests of tile_parallel loops over register fragments (anchored
- * loops: each thread runs its own elements) whose statements write only
- * register fragments and their own locals are versioned: nothing in them
- * reaches shared memory, so the barriers already placed stand.
+ * Only nests of tile_parallel loops that follow register fragments
+ * (anchored loops: each thread runs its own elements) whose statements
+ * write only fragments in a matrix instruction's layout (gemm
+ * accumulators and what shares their layout) and the nest's own locals
+ * are versioned: nothing in them reaches shared memory, so the barriers
+ * already placed stand.  Row kernels' blocked fragments are left as they
+ * are: memory-bound, they would gain little for a second copy of the
+ * loop.
  *
  * CUDA only, where it was measured (docs/perf-gpu.md): on gfx90a the
  * attention sample already holds 256 VGPRs, and the loop's second copy
