@@ -254,7 +254,8 @@ same_valid(const TcKernel *k, const TcFuseOp *a, const TcFuseOp *b)
 
 /* Whether the main loop's columns are all the valid ones of copy op of
  * run F, no more: it runs the whole row and so does op, or it ends at
- * op's columns (one copy without a rows test bounds it). */
+ * op's columns (one copy bounds it: one without a rows test, or one whose
+ * valid columns, rows test included, are op's). */
 bool
 tc_cpu_edge_covers(const TcKernel *k, const TcFusion *F, const TcFuseOp *op)
 {
@@ -268,8 +269,10 @@ tc_cpu_edge_covers(const TcKernel *k, const TcFusion *F, const TcFuseOp *op)
 	}
 	if (!end)
 		return true;
+	if (rows_tested(end))
+		return same_valid(k, op, end);
 	int l = op->buf->rank - 1;
-	return !rows_tested(end) && op->partial_cols &&
+	return op->partial_cols &&
 	       same_extent(k, op, l, end, end->buf->rank - 1);
 }
 

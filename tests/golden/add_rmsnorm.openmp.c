@@ -71,6 +71,10 @@ add_rmsnorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 					const tilec_vf sq =
 					    tilec_vload(&h[i][j]) * tilec_vload(&h[i][j]);
 					sum_v += sq;
+					if (i < rows && j + TILEC_VL <= cols)
+						tilec_vstream_f16(&H[row0 + i][col0 + j],
+						                  tilec_vload(&h[i][j]),
+						                  cols);
 				}
 				sum += tilec_vsum(sum_v);
 #pragma omp simd reduction(+ : sum)
@@ -93,9 +97,12 @@ add_rmsnorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 					sum += sq;
 				}
 				inv_rms[i] += sum;
-				if (i < rows)
-					tilec_store_f16(&H[row0 + i][col0],
-					                h[i], cols);
+				if (i < rows) {
+					tilec_store_f16(&H[row0 + i][col0] + cols - cols % TILEC_VL,
+					                h[i] + cols - cols % TILEC_VL,
+					                cols % TILEC_VL);
+					tilec_vstream_fence();
+				}
 			}
 		}
 	}

@@ -45,6 +45,10 @@ bias_gelu_block(int M, int N, const tilec_f16 X[restrict M][N],
 				    0.7978846f * (v + 0.044715f * v * v * v);
 				tilec_vstore(&x[i][j],
 				             0.5f * v * (1.0f + tilec_vtanhf(u)));
+				if (i < rows && j + TILEC_VL <= cols)
+					tilec_vstream_f16(&Y[row0 + i][col0 + j],
+					                  tilec_vload(&x[i][j]),
+					                  cols);
 			}
 #pragma omp simd
 			// the columns left over
@@ -68,8 +72,12 @@ bias_gelu_block(int M, int N, const tilec_f16 X[restrict M][N],
 				    0.7978846f * (v + 0.044715f * v * v * v);
 				x[i][j] = 0.5f * v * (1.0f + tilec_tanhf(u));
 			}
-			if (i < rows)
-				tilec_store_f16(&Y[row0 + i][col0], x[i], cols);
+			if (i < rows) {
+				tilec_store_f16(&Y[row0 + i][col0] + cols - cols % TILEC_VL,
+				                x[i] + cols - cols % TILEC_VL,
+				                cols % TILEC_VL);
+				tilec_vstream_fence();
+			}
 		}
 	}
 }

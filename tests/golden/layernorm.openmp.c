@@ -150,6 +150,10 @@ layernorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 					tilec_vstore(&x[i][j],
 					             (tilec_vload(
 						&x[i][j]) - mean[i]) * rstd[i] * w + b);
+					if (i < rows && j + TILEC_VL <= cols)
+						tilec_vstream_f16(&Y[row0 + i][n0 + j],
+						                  tilec_vload(&x[i][j]),
+						                  cols);
 				}
 #pragma omp simd
 				// the columns left over
@@ -173,9 +177,12 @@ layernorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 					x[i][j] = (x[i][j] - mean[i]) * rstd[i] * w +
 					          b;
 				}
-				if (i < rows)
-					tilec_store_f16(&Y[row0 + i][n0], x[i],
-					                cols);
+				if (i < rows) {
+					tilec_store_f16(&Y[row0 + i][n0] + cols - cols % TILEC_VL,
+					                x[i] + cols - cols % TILEC_VL,
+					                cols % TILEC_VL);
+					tilec_vstream_fence();
+				}
 			}
 		}
 	}
