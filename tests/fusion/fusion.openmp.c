@@ -249,8 +249,17 @@ row_result_block(int M, int N, const float X[restrict M][N],
 		const int cols = tilec_extent(N, 0, BLOCK_N);
 		for (int i = 0; i < BLOCK_M; i++) {
 			const int n = i < rows ? cols : 0;
+			for (int j = 0; j + TILEC_VL <= n; j += TILEC_VL) {
+				const tilec_vf x = tilec_vload(&X[row0 + i][j]);
+				tilec_vstore(&y[i][j], x / (s[i] + 1e+03f));
+				if (i < rows && j + TILEC_VL <= cols)
+					tilec_vstream(&Y[row0 + i][j],
+					              tilec_vload(&y[i][j]),
+					              cols);
+			}
 #pragma omp simd
-			for (int j = 0; j < n; j++) {
+			// the columns left over
+			for (int j = n - n % TILEC_VL; j < n; j++) {
 				const float x = X[row0 + i][j];
 				y[i][j] = x / (s[i] + 1e+03f);
 			}
@@ -259,8 +268,12 @@ row_result_block(int M, int N, const float X[restrict M][N],
 				const float x = 0;
 				y[i][j] = x / (s[i] + 1e+03f);
 			}
-			if (i < rows)
-				tilec_store_f32(&Y[row0 + i][0], y[i], cols);
+			if (i < rows) {
+				tilec_store_f32(&Y[row0 + i][0] + cols - cols % TILEC_VL,
+				                y[i] + cols - cols % TILEC_VL,
+				                cols % TILEC_VL);
+				tilec_vstream_fence();
+			}
 		}
 	}
 }
@@ -546,8 +559,17 @@ recompute_block(int M, int N, const float X[restrict M][N],
 		const int cols = tilec_extent(N, 0, BLOCK_N);
 		for (int i = 0; i < BLOCK_M; i++) {
 			const int n = i < rows ? cols : 0;
+			for (int j = 0; j + TILEC_VL <= n; j += TILEC_VL) {
+				tilec_vf x = tilec_vload(&X[row0 + i][j]);
+				tilec_vstore(&y[i][j], x - m[i]);
+				if (i < rows && j + TILEC_VL <= cols)
+					tilec_vstream(&Y[row0 + i][j],
+					              tilec_vload(&y[i][j]),
+					              cols);
+			}
 #pragma omp simd
-			for (int j = 0; j < n; j++) {
+			// the columns left over
+			for (int j = n - n % TILEC_VL; j < n; j++) {
 				float x = X[row0 + i][j];
 				y[i][j] = x - m[i];
 			}
@@ -557,8 +579,12 @@ recompute_block(int M, int N, const float X[restrict M][N],
 				x = j < N ? x : -INFINITY;
 				y[i][j] = x - m[i];
 			}
-			if (i < rows)
-				tilec_store_f32(&Y[row0 + i][0], y[i], cols);
+			if (i < rows) {
+				tilec_store_f32(&Y[row0 + i][0] + cols - cols % TILEC_VL,
+				                y[i] + cols - cols % TILEC_VL,
+				                cols % TILEC_VL);
+				tilec_vstream_fence();
+			}
 		}
 	}
 }
@@ -881,6 +907,10 @@ vector_exp_block(int M, int N, const float X[restrict M][N],
 					             -tilec_vexp2f(0.25f * t) / tilec_vload(
 						&e[i][j]));
 					sum_v += tilec_vload(&e[i][j]);
+					if (i < rows && j + TILEC_VL <= cols)
+						tilec_vstream(&Y[row0 + i][n0 + j],
+						              tilec_vload(&y[i][j]),
+						              cols);
 				}
 				sum += tilec_vsum(sum_v);
 #pragma omp simd reduction(+ : sum)
@@ -908,9 +938,12 @@ vector_exp_block(int M, int N, const float X[restrict M][N],
 					sum += e[i][j];
 				}
 				s[i] += sum;
-				if (i < rows)
-					tilec_store_f32(&Y[row0 + i][n0], y[i],
-					                cols);
+				if (i < rows) {
+					tilec_store_f32(&Y[row0 + i][n0] + cols - cols % TILEC_VL,
+					                y[i] + cols - cols % TILEC_VL,
+					                cols % TILEC_VL);
+					tilec_vstream_fence();
+				}
 			}
 		}
 	}
@@ -1021,6 +1054,10 @@ vector_not_block(int M, int N, const float X[restrict M][N],
 					const tilec_vf h =
 					    tilec_vload_f16(&H[row0 + i][n0 + j]);
 					tilec_vstore(&y[i][j], tilec_vexpf(h));
+					if (i < rows && j + TILEC_VL <= cols)
+						tilec_vstream(&Y[row0 + i][n0 + j],
+						              tilec_vload(&y[i][j]),
+						              cols);
 				}
 #pragma omp simd
 				// the columns left over
@@ -1034,9 +1071,12 @@ vector_not_block(int M, int N, const float X[restrict M][N],
 					const float h = 0;
 					y[i][j] = tilec_expf(h);
 				}
-				if (i < rows)
-					tilec_store_f32(&Y[row0 + i][n0], y[i],
-					                cols);
+				if (i < rows) {
+					tilec_store_f32(&Y[row0 + i][n0] + cols - cols % TILEC_VL,
+					                y[i] + cols - cols % TILEC_VL,
+					                cols % TILEC_VL);
+					tilec_vstream_fence();
+				}
 			}
 		}
 	}
@@ -1089,6 +1129,10 @@ vector_local_block(int M, int N, const float X[restrict M][N],
 				const tilec_vf w = tilec_vsplat(0.5f);
 				z = z * w + 1.0f;
 				tilec_vstore(&y[i][j], z - x);
+				if (i < rows && j + TILEC_VL <= cols)
+					tilec_vstream(&Y[row0 + i][col0 + j],
+					              tilec_vload(&y[i][j]),
+					              cols);
 			}
 #pragma omp simd
 			// the columns left over
@@ -1107,8 +1151,12 @@ vector_local_block(int M, int N, const float X[restrict M][N],
 				z = z * w + 1.0f;
 				y[i][j] = z - x;
 			}
-			if (i < rows)
-				tilec_store_f32(&Y[row0 + i][col0], y[i], cols);
+			if (i < rows) {
+				tilec_store_f32(&Y[row0 + i][col0] + cols - cols % TILEC_VL,
+				                y[i] + cols - cols % TILEC_VL,
+				                cols % TILEC_VL);
+				tilec_vstream_fence();
+			}
 		}
 	}
 }
