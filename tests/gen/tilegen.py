@@ -2509,9 +2509,19 @@ def run_tol(k):
     """--tol for tilec run, or None for its own (the narrowest float type's
     among the kernel's tensors and buffers, which for fp8 is fp8's): the
     tolerance above where that would be wider."""
-    if k.exact or not k.narrow or "fp8" not in kernel_tile(k):
+    if k.exact:
         return k.tol
-    return tolerance(k)
+    text = kernel_tile(k)
+    if k.narrow and "fp8" in text:
+        return tolerance(k)
+    if not re.search(r"\b(f32|f16|bf16|fp8e4m3|fp8e5m2)\b", text):
+        # Only f64 tensors and buffers, whose own tolerance tilec run would
+        # take (1e-10); but the arithmetic is float's (literals, (float)
+        # casts, logf ...), which the reference rounds to f32 and the
+        # oracle keeps in double (seed 9392 k0: logf(2.5) into an f64
+        # buffer, 3e-8 apart).
+        return max(k.tol or 0, 1e-5)
+    return k.tol
 
 
 def generate(seed, nkernels, features):
