@@ -265,6 +265,7 @@ tc_cpu_gemm_name(TcCpuGemmKind k)
 	case TC_CPU_GEMM_VNNI_I8: return "vnni_i8";
 	case TC_CPU_GEMM_AMX_BF16: return "amx_bf16";
 	case TC_CPU_GEMM_AMX_I8: return "amx_i8";
+	case TC_CPU_GEMM_AVX2_I8: return "avx2_i8";
 	default: return "none";
 	}
 }

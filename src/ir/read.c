@@ -1238,7 +1238,7 @@ gemm_stmt(Reader *R, TcStmt *s)
 			Tok at = R->tok;
 			const char *kind = ident(R);
 			g->kind = TC_CPU_GEMM_NONE;
-			for (int i = TC_CPU_GEMM_F32; i <= TC_CPU_GEMM_AMX_I8; i++)
+			for (int i = TC_CPU_GEMM_F32; i <= TC_CPU_GEMM_AVX2_I8; i++)
 				if (strcmp(kind, tc_cpu_gemm_name(i)) == 0)
 					g->kind = i;
 			if (g->kind == TC_CPU_GEMM_NONE)

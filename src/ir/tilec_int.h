@@ -724,6 +724,7 @@ typedef enum TcCpuGemmKind {
 	TC_CPU_GEMM_VNNI_I8,  /* i32 += i8 * i8 on vpdpbusd */
 	TC_CPU_GEMM_AMX_BF16, /* f32 += bf16 * bf16 on AMX tdpbf16ps */
 	TC_CPU_GEMM_AMX_I8,   /* i32 += i8 * i8 on AMX tdpbssd */
+	TC_CPU_GEMM_AVX2_I8,  /* i32 += i8 * i8 on AVX2 vpmaddwd */
 } TcCpuGemmKind;
 
 /* The kind's word in the IR ("f32", "vnni_i8", "amx_bf16", "amx_i8";

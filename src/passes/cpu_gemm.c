@@ -14,7 +14,9 @@
  *     an AMX target, which go to AMX tiles (tdpbf16ps, exact: the buffers
  *     hold bf16 values);
  *   - i32 accumulator, i8 operands: AMX tiles (tdpbssd) where the target
- *     has AMX, vpdpbusd where it has AVX512-VNNI, else loops;
+ *     has AMX, vpdpbusd where it has AVX512-VNNI, vpmaddwd on operands
+ *     widened to i16 pairs where it has AVX2 (any x86 target of 8 lanes
+ *     or more), else loops;
  *   - anything else (f64, a narrow accumulator that rounds at every step):
  *     an i, k, j loop nest.
  *
@@ -106,6 +108,15 @@ schedule_gemm(const TcTarget *t, const TcStmt *s)
 				 .helper = "tilec_gemm_i8_vnni", .mr = 8,
 				 .nr = 32, .pack_b = true };
 		g.kc = panel_depth(t, g.nr, (k + 3) / 4 * 4);
+	} else if (c->dtype == TC_DT_I32 && a->dtype == TC_DT_I8 &&
+		   b->dtype == TC_DT_I8 && t->vector_lanes >= 8) {
+		/* 6 x 16: 12 accumulators of 8 lanes, a pair of k per
+		 * vpmaddwd; b's panel holds 2 bytes an element, half what
+		 * panel_depth counts, so its depth leaves room. */
+		g = (TcCpuGemm){ .kind = TC_CPU_GEMM_AVX2_I8,
+				 .helper = "tilec_gemm_i8_avx2", .mr = 6,
+				 .nr = 16, .pack_b = true };
+		g.kc = panel_depth(t, g.nr, (k + 1) / 2 * 2);
 	}
 	return g;
 }

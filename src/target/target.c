@@ -481,6 +481,9 @@ tc_target_describe(TcBuf *out, const TcTarget *t)
 		else if (t->vnni)
 			tc_buf_puts(out, "  matrix         none; i8 -> i32 on "
 				    "vpdpbusd (AVX512-VNNI)\n");
+		else if (t->vector_lanes >= 8)
+			tc_buf_puts(out, "  matrix         none; i8 -> i32 on "
+				    "vpmaddwd (AVX2), as i16 pairs\n");
 	}
 	tc_arena_free(a);
 }

@@ -301,6 +301,211 @@ tilec_gemm_f32_avx2(int m, int n, int k, float *c, int ldc, const float *a,
 			     tilec_strip_f32_avx2)
 }
 
+/* --- int8 on AVX2: 6 x 16 (12 accumulators of 8 i32) ---------------------- */
+
+/* Without VNNI the exact way to multiply bytes is in 16 bits: vpmaddwd
+ * multiplies pairs of i16 and adds each pair into an i32 lane.  Both
+ * operands are widened once, as pairs of k: a's rows as pa[i][k2][2],
+ * b's panels as [k2][NR][2] (k padded to even with zeros).  A product of
+ * two i8 is at most 2^14 in magnitude, a pair's sum 2^15: never the one
+ * case vpmaddwd wraps (-2^15 * -2^15 twice), so every lane is the exact
+ * sum wherever it fits in i32, as the loops would give.  A step loads two
+ * vectors of b and broadcasts one pair of each row of a: 12 vpmaddwd and
+ * 12 vpaddd for 192 products. */
+#define TILEC_AVX2_I8_MR 6
+#define TILEC_AVX2_I8_NR 16
+
+/* Rows of op(a) as k2 pairs of i16 each (zero past k). */
+static inline TILEC_AVX2 void
+tilec_gemm_pack_a_i16(short *restrict pa, int k2, const signed char *a,
+		      size_t rs, size_t cs, int m, int k)
+{
+	for (int i = 0; i < m; i++) {
+		short *d = pa + (size_t)i * k2 * 2;
+		int p = 0;
+		if (cs == 1)
+			for (; p + 16 <= k; p += 16)
+				_mm256_storeu_si256(
+					(__m256i *)(d + p),
+					_mm256_cvtepi8_epi16(_mm_loadu_si128(
+						(const __m128i *)(a + i * rs + p))));
+		for (; p < k2 * 2; p++)
+			d[p] = p < k ? a[i * rs + p * cs] : 0;
+	}
+}
+
+/* An 8 x 8 transpose of 32-bit elements in v[0 .. 8). */
+static inline __attribute__((always_inline)) TILEC_AVX2 void
+tilec_avx2_transpose8(__m256i v[8])
+{
+	__m256i t[8], u[8];
+	for (int i = 0; i < 8; i += 2) {
+		t[i] = _mm256_unpacklo_epi32(v[i], v[i + 1]);
+		t[i + 1] = _mm256_unpackhi_epi32(v[i], v[i + 1]);
+	}
+	for (int i = 0; i < 8; i += 4)
+		for (int h = 0; h < 2; h++) {
+			u[i + h] = _mm256_unpacklo_epi64(t[i + h], t[i + 2 + h]);
+			u[i + 2 + h] = _mm256_unpackhi_epi64(t[i + h], t[i + 2 + h]);
+		}
+	/* u[0], u[2], u[1], u[3] hold rows 0-3 (low halves) and 4-7 (high
+	 * halves) of columns 0-3; u[4 ..] the same of columns 4-7 */
+	static const int row[4] = { 0, 2, 1, 3 };
+	for (int r = 0; r < 4; r++) {
+		int i = row[r];
+		v[r] = _mm256_permute2x128_si256(u[i], u[4 + i], 0x20);
+		v[4 + r] = _mm256_permute2x128_si256(u[i], u[4 + i], 0x31);
+	}
+}
+
+/* nr columns of op(b) over k rows (zero past k and nr) as a panel of
+ * [k2][NR][2] i16: each column's pair of k rows side by side, so one
+ * 32-bit lane of a vector holds what a broadcast pair of a multiplies.
+ * Pairs of whole rows (column stride 1, all NR = 16 columns) are widened
+ * and interleaved 16 columns at a time; columns contiguous along k (b
+ * stored n x k, all 16 columns) 16 k at a time, 8 columns' pairs
+ * transposed into 8 rows of the panel. */
+static inline TILEC_AVX2 void
+tilec_gemm_pack_b_i16(short *restrict pb, int NR, const signed char *b,
+		      size_t rs, size_t cs, int nr, int k, int k2)
+{
+	int p0 = 0;
+	if (rs == 1 && nr == NR && NR == 16)
+		for (; p0 + 16 <= k; p0 += 16)
+			for (int j0 = 0; j0 < 16; j0 += 8) {
+				__m256i v[8];
+				for (int j = 0; j < 8; j++)
+					v[j] = _mm256_cvtepi8_epi16(_mm_loadu_si128(
+						(const __m128i *)(b + (j0 + j) * cs + p0)));
+				tilec_avx2_transpose8(v);
+				for (int q = 0; q < 8; q++)
+					_mm256_storeu_si256(
+						(__m256i *)(pb + ((size_t)(p0 / 2 + q) * NR + j0) * 2),
+						v[q]);
+			}
+	if (cs == 1 && nr == NR && NR == 16)
+		for (; p0 + 2 <= k; p0 += 2) {
+			__m256i r0 = _mm256_cvtepi8_epi16(
+				_mm_loadu_si128((const __m128i *)(b + p0 * rs)));
+			__m256i r1 = _mm256_cvtepi8_epi16(_mm_loadu_si128(
+				(const __m128i *)(b + (p0 + 1) * rs)));
+			/* columns 0-3 and 8-11, then 4-7 and 12-15, paired */
+			__m256i lo = _mm256_unpacklo_epi16(r0, r1);
+			__m256i hi = _mm256_unpackhi_epi16(r0, r1);
+			short *d = pb + (size_t)(p0 / 2) * NR * 2;
+			_mm256_storeu_si256((__m256i *)d,
+					    _mm256_permute2x128_si256(lo, hi, 0x20));
+			_mm256_storeu_si256((__m256i *)(d + 16),
+					    _mm256_permute2x128_si256(lo, hi, 0x31));
+		}
+	for (int p = p0; p < k2 * 2; p++)
+		for (int j = 0; j < NR; j++)
+			pb[(size_t)(p / 2) * NR * 2 + j * 2 + p % 2] =
+				p < k && j < nr ? b[p * rs + j * cs] : 0;
+}
+
+/* c[0 .. mr)[0 .. 16) += pa * pb over k2 pair steps; a whole strip adds
+ * into c with plain loads and stores (see tilec_ukr_f32_avx2), a partial
+ * one under the masks. */
+static inline __attribute__((always_inline)) TILEC_AVX2 void
+tilec_ukr_i8_avx2(int mr, int k2, const short *pa, size_t lda2,
+		  const short *restrict pb, int *c, size_t ldc, int whole,
+		  __m256i cmask0, __m256i cmask1)
+{
+	enum { MR = TILEC_AVX2_I8_MR, NR = TILEC_AVX2_I8_NR };
+	__m256i acc[MR][2];
+#pragma GCC unroll 6
+	for (int r = 0; r < mr; r++) {
+		acc[r][0] = _mm256_setzero_si256();
+		acc[r][1] = _mm256_setzero_si256();
+	}
+#pragma GCC unroll 2
+	for (int q = 0; q < k2; q++) {
+		__m256i b0 = _mm256_loadu_si256((const __m256i *)(pb + (size_t)q * NR * 2));
+		__m256i b1 = _mm256_loadu_si256(
+			(const __m256i *)(pb + (size_t)q * NR * 2 + 16));
+#pragma GCC unroll 6
+		for (int r = 0; r < mr; r++) {
+			int pair;
+			__builtin_memcpy(&pair, pa + r * lda2 + q * 2, 4);
+			__m256i ar = _mm256_set1_epi32(pair);
+			acc[r][0] = _mm256_add_epi32(acc[r][0],
+						     _mm256_madd_epi16(ar, b0));
+			acc[r][1] = _mm256_add_epi32(acc[r][1],
+						     _mm256_madd_epi16(ar, b1));
+		}
+	}
+	if (whole) {
+#pragma GCC unroll 6
+		for (int r = 0; r < mr; r++) {
+			__m256i *cr = (__m256i *)(c + r * ldc);
+			_mm256_storeu_si256(cr, _mm256_add_epi32(
+							acc[r][0], _mm256_loadu_si256(cr)));
+			_mm256_storeu_si256(cr + 1,
+					    _mm256_add_epi32(acc[r][1],
+							     _mm256_loadu_si256(cr + 1)));
+		}
+		return;
+	}
+#pragma GCC unroll 6
+	for (int r = 0; r < mr; r++) {
+		int *cr = c + r * ldc;
+		_mm256_maskstore_epi32(
+			cr, cmask0,
+			_mm256_add_epi32(acc[r][0], _mm256_maskload_epi32(cr, cmask0)));
+		_mm256_maskstore_epi32(
+			cr + 8, cmask1,
+			_mm256_add_epi32(acc[r][1],
+					 _mm256_maskload_epi32(cr + 8, cmask1)));
+	}
+}
+
+/* c[m][n] += op(a)[m][k] * op(b)[k][n] in i32, a widened once, b in
+ * panels of kc (even) x 16. */
+static inline TILEC_AVX2 void
+tilec_gemm_i8_avx2(int m, int n, int k, int *c, int ldc, const signed char *a,
+		   int lda, int trans_a, const signed char *b, int ldb,
+		   int trans_b, int kc)
+{
+	enum { MR = TILEC_AVX2_I8_MR, NR = TILEC_AVX2_I8_NR };
+	if (m <= 0 || n <= 0 || k <= 0)
+		return;
+	kc = (tilec_gemm_min(kc < 2 ? 2 : kc, k) + 1) / 2 * 2;
+	int k2 = (k + 1) / 2;
+	_Alignas(32) short pa[(size_t)m * k2 * 2];
+	_Alignas(32) short pb[(size_t)kc * NR];
+	size_t a_rs = trans_a ? 1 : (size_t)lda;
+	size_t a_cs = trans_a ? (size_t)lda : 1;
+	size_t b_rs = trans_b ? 1 : (size_t)ldb;
+	size_t b_cs = trans_b ? (size_t)ldb : 1;
+	tilec_gemm_pack_a_i16(pa, k2, a, a_rs, a_cs, m, k);
+	for (int p0 = 0; p0 < k; p0 += kc) {
+		int kb = tilec_gemm_min(kc, k - p0);
+		int kb2 = (kb + 1) / 2;
+		for (int j0 = 0; j0 < n; j0 += NR) {
+			int nr = tilec_gemm_min(NR, n - j0);
+			tilec_gemm_pack_b_i16(pb, NR, b + p0 * b_rs + j0 * b_cs,
+					      b_rs, b_cs, nr, kb, kb2);
+			__m256i m0 = tilec_avx2_mask(nr);
+			__m256i m1 = tilec_avx2_mask(nr - 8);
+			for (int i0 = 0; i0 < m; i0 += MR) {
+				const short *ap = pa + (size_t)i0 * k2 * 2 + p0;
+				int *cp = c + (size_t)i0 * ldc + j0;
+				switch (tilec_gemm_min(MR, m - i0)) {
+#define TILEC_CASE(r)                                                        \
+	case r:                                                              \
+		tilec_ukr_i8_avx2(r, kb2, ap, (size_t)k2 * 2, pb, cp,         \
+				  (size_t)ldc, nr == NR, m0, m1);             \
+		break;
+					TILEC_CASE(6) TILEC_CASE(5) TILEC_CASE(4)
+					TILEC_CASE(3) TILEC_CASE(2) TILEC_CASE(1)
+#undef TILEC_CASE
+				}
+			}
+		}
+	}
+}
+
 /* --- int8 on AVX512-VNNI: 8 x 32 (16 accumulators of 16 i32) ------------- */
 
 /* vpdpbusd multiplies unsigned bytes by signed bytes and adds each group

@@ -291,7 +291,7 @@ main(void)
 		     __builtin_cpu_supports("fma");
 	int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 	int vnni = avx512 && __builtin_cpu_supports("avx512vnni");
-	Helper helpers[7];
+	Helper helpers[8];
 	int nhelpers = 0;
 	helpers[nhelpers++] = (Helper){ .name = "generic", .kind = F32,
 					.f32 = tilec_gemm_f32_generic };
@@ -301,6 +301,9 @@ main(void)
 	if (avx512)
 		helpers[nhelpers++] = (Helper){ .name = "avx512", .kind = F32,
 						.f32 = tilec_gemm_f32_avx512 };
+	if (avx2)
+		helpers[nhelpers++] = (Helper){ .name = "avx2 int8", .kind = I8,
+						.i8 = tilec_gemm_i8_avx2 };
 	if (vnni)
 		helpers[nhelpers++] = (Helper){ .name = "vnni", .kind = I8,
 						.i8 = tilec_gemm_i8_vnni };
@@ -331,9 +334,10 @@ main(void)
 						check(&helpers[h], m, n, k, ta, tb, kc);
 					runs++;
 				}
-	printf("%d shapes; f32 on generic%s%s; int8 on VNNI %s; AMX bf16 (as "
-	       "float and as stored) and int8 %s; %d failures\n", runs,
-	       avx2 ? ", avx2" : "", avx512 ? ", avx512" : "",
+	printf("%d shapes; f32 on generic%s%s; int8 on AVX2 %s, on VNNI %s; "
+	       "AMX bf16 (as float and as stored) and int8 %s; %d failures\n",
+	       runs, avx2 ? ", avx2" : "", avx512 ? ", avx512" : "",
+	       avx2 ? "checked" : "skipped (no AVX2)",
 	       vnni ? "checked" : "skipped (no AVX512-VNNI)",
 	       avx512 ? "emulated" : "skipped (no AVX-512)", failures);
 	return failures != 0;

@@ -100,12 +100,10 @@ gemm_w8a8_block(int M, int N, int K, const int8_t A[restrict M][K],
 				}
 			}
 			// gemm_w8a8.c:45 tile_gemm(acc, As, Ws, TILE_TRANS_B)
-			for (int i = 0; i < BLOCK_M; i++)
-				for (int l = 0; l < BLOCK_K; l++) {
-#pragma omp simd
-					for (int j = 0; j < BLOCK_N; j++)
-						acc[i][j] += (int)As[i][l] * (int)Ws[j][l];
-				}
+			tilec_gemm_i8_avx2(BLOCK_M, BLOCK_N, BLOCK_K, acc[0],
+			                   BLOCK_N, As[0], BLOCK_K,
+			                   TILEC_NOTRANS, Ws[0], BLOCK_K,
+			                   TILEC_TRANS, BLOCK_K);
 		}
 	}
 	// gemm_w8a8.c:47 tile_copy(sa, &SA[by * BLOCK_M])
