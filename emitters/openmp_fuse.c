@@ -47,6 +47,8 @@ typedef struct FuseOp {
 				 inside the tensor, NULL if all are */
 	const char *acc;      /* REDUCE: the accumulator's name */
 	const char *vacc;     /* REDUCE: its vector's, in a vector loop */
+	const char *vacc2;    /* REDUCE: the other vector sum it alternates
+			       * with (tilec_vswap) */
 	bool braced;          /* MAP: printed in braces, loop vars aliased */
 } FuseOp;
 
@@ -683,7 +685,9 @@ emit_vector_loop(Emitter *E, const Fusion *F, const char *const *idx,
 		if (op->p->kind != TC_FUSE_REDUCE)
 			continue;
 		op->vacc = reserve(E, tc_fmt(E->a, "%s_v", op->acc));
+		op->vacc2 = reserve(E, tc_fmt(E->a, "%s_w", op->acc));
 		tc_buf_printf(b, "tilec_vf %s = tilec_vsplat(0.0f);\n", op->vacc);
+		tc_buf_printf(b, "tilec_vf %s = tilec_vsplat(0.0f);\n", op->vacc2);
 	}
 	const char *head = tc_fmt(E->a, "for (int %s = %s; %s + TILEC_VL <= %s;",
 				  idx[1], begin, idx[1], end);
@@ -698,6 +702,12 @@ emit_vector_loop(Emitter *E, const Fusion *F, const char *const *idx,
 	E->vec = true;
 	emit_fused_body(E, F, idx, false, true);
 	E->vec = false;
+	for (int k = 0; k < F->n; k++) {
+		const FuseOp *op = &F->ops[k];
+		if (op->p->kind == TC_FUSE_REDUCE)
+			tc_buf_printf(b, "tilec_vswap(&%s, &%s);\n", op->vacc,
+				      op->vacc2);
+	}
 	E->line = 0; /* the scalar loop's statements say their lines again */
 	for (int k = 0; k < F->n; k++) {
 		const FuseOp *op = &F->ops[k];
@@ -724,8 +734,8 @@ emit_vector_loop(Emitter *E, const Fusion *F, const char *const *idx,
 	for (int k = 0; k < F->n; k++) {
 		const FuseOp *op = &F->ops[k];
 		if (op->p->kind == TC_FUSE_REDUCE)
-			tc_buf_printf(b, "%s += tilec_vsum(%s);\n", op->acc,
-				      op->vacc);
+			tc_buf_printf(b, "%s += tilec_vsum(%s + %s);\n", op->acc,
+				      op->vacc, op->vacc2);
 	}
 	if (strcmp(begin, "0") == 0)
 		return tc_fmt(E->a, "%s - %s %% TILEC_VL", end, end);

@@ -51,6 +51,7 @@ fused_block(int M, int N, int K, const tilec_f16 X[restrict M][N],
 				const int n = tilec_min(i < rows ? cols : 0, cols2);
 				float sum = 0.0f;
 				tilec_vf sum_v = tilec_vsplat(0.0f);
+				tilec_vf sum_w = tilec_vsplat(0.0f);
 				for (int j = 0; j + TILEC_VL <= n;
 				     j += TILEC_VL) {
 					// the next block's X, for later
@@ -65,8 +66,9 @@ fused_block(int M, int N, int K, const tilec_f16 X[restrict M][N],
 					const tilec_vf t = x + b;
 					tilec_vstore(&y[i][j], t * t);
 					sum_v += tilec_vload(&y[i][j]);
+					tilec_vswap(&sum_v, &sum_w);
 				}
-				sum += tilec_vsum(sum_v);
+				sum += tilec_vsum(sum_v + sum_w);
 #pragma omp simd reduction(+ : sum)
 				// the columns left over
 				for (int j = n - n % TILEC_VL; j < n; j++) {
@@ -889,6 +891,7 @@ vector_exp_block(int M, int N, const float X[restrict M][N],
 				const int n = i < rows ? cols : 0;
 				float sum = 0.0f;
 				tilec_vf sum_v = tilec_vsplat(0.0f);
+				tilec_vf sum_w = tilec_vsplat(0.0f);
 				for (int j = 0; j + TILEC_VL <= n;
 				     j += TILEC_VL) {
 					// the next block's X, for later
@@ -907,12 +910,13 @@ vector_exp_block(int M, int N, const float X[restrict M][N],
 					             -tilec_vexp2f(0.25f * t) / tilec_vload(
 						&e[i][j]));
 					sum_v += tilec_vload(&e[i][j]);
+					tilec_vswap(&sum_v, &sum_w);
 					if (i < rows && j + TILEC_VL <= cols)
 						tilec_vstream(&Y[row0 + i][n0 + j],
 						              tilec_vload(&y[i][j]),
 						              cols);
 				}
-				sum += tilec_vsum(sum_v);
+				sum += tilec_vsum(sum_v + sum_w);
 #pragma omp simd reduction(+ : sum)
 				// the columns left over
 				for (int j = n - n % TILEC_VL; j < n; j++) {

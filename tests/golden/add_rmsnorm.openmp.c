@@ -55,6 +55,7 @@ add_rmsnorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 				const int n = i < rows ? cols : 0;
 				float sum = 0.0f;
 				tilec_vf sum_v = tilec_vsplat(0.0f);
+				tilec_vf sum_w = tilec_vsplat(0.0f);
 				for (int j = 0; j + TILEC_VL <= n;
 				     j += TILEC_VL) {
 					// the next block's X, for later
@@ -71,12 +72,13 @@ add_rmsnorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 					const tilec_vf sq =
 					    tilec_vload(&h[i][j]) * tilec_vload(&h[i][j]);
 					sum_v += sq;
+					tilec_vswap(&sum_v, &sum_w);
 					if (i < rows && j + TILEC_VL <= cols)
 						tilec_vstream_f16(&H[row0 + i][col0 + j],
 						                  tilec_vload(&h[i][j]),
 						                  cols);
 				}
-				sum += tilec_vsum(sum_v);
+				sum += tilec_vsum(sum_v + sum_w);
 #pragma omp simd reduction(+ : sum)
 				// the columns left over
 				for (int j = n - n % TILEC_VL; j < n; j++) {

@@ -44,6 +44,7 @@ attn_bwd_delta_block(int B, int S, int H,
 			const int n = i < rows ? HEAD_DIM : 0;
 			float sum = 0.0f;
 			tilec_vf sum_v = tilec_vsplat(0.0f);
+			tilec_vf sum_w = tilec_vsplat(0.0f);
 			for (int d = 0; d + TILEC_VL <= n; d += TILEC_VL) {
 				tilec_vf o =
 				    tilec_vload_f16(&O[b][row0 + i][h][d]);
@@ -51,8 +52,9 @@ attn_bwd_delta_block(int B, int S, int H,
 				    tilec_vload_f16(&dO[b][row0 + i][h][d]);
 				o = o * d_o;
 				sum_v += o;
+				tilec_vswap(&sum_v, &sum_w);
 			}
-			sum += tilec_vsum(sum_v);
+			sum += tilec_vsum(sum_v + sum_w);
 #pragma omp simd reduction(+ : sum)
 			// the columns left over
 			for (int d = n - n % TILEC_VL; d < n; d++) {

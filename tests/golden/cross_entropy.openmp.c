@@ -113,14 +113,16 @@ cross_entropy_block(int M, int V, const tilec_f16 X[restrict M][V],
 		for (int i = 0; i < BLOCK_M; i++) {
 			float sum = 0.0f;
 			tilec_vf sum_v = tilec_vsplat(0.0f);
+			tilec_vf sum_w = tilec_vsplat(0.0f);
 			for (int j = 0; j + TILEC_VL <= BLOCK_N;
 			     j += TILEC_VL) {
 				const tilec_vf e =
 				    tilec_vexp2f(
 					tilec_vload(&x[i][j]) * log2e - row_max[i] * log2e);
 				sum_v += e;
+				tilec_vswap(&sum_v, &sum_w);
 			}
-			sum += tilec_vsum(sum_v);
+			sum += tilec_vsum(sum_v + sum_w);
 			row_sum[i] += sum;
 		}
 	}

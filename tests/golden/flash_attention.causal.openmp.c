@@ -146,13 +146,15 @@ flash_attention_block(int B, int S, int H,
 		for (int i = 0; i < BLOCK_M; i++) {
 			float sum = 0.0f;
 			tilec_vf sum_v = tilec_vsplat(0.0f);
+			tilec_vf sum_w = tilec_vsplat(0.0f);
 			for (int j = 0; j + TILEC_VL <= BLOCK_N;
 			     j += TILEC_VL) {
 				tilec_vstore(&s[i][j],
 				             tilec_vexp2f(tilec_vload(&s[i][j]) - row_max[i]));
 				sum_v += tilec_vload(&s[i][j]);
+				tilec_vswap(&sum_v, &sum_w);
 			}
-			sum += tilec_vsum(sum_v);
+			sum += tilec_vsum(sum_v + sum_w);
 			chunk_sum[i] = sum;
 		}
 		// flash_attention.c:60 tile_parallel(i, BLOCK_M)

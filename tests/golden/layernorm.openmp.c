@@ -45,6 +45,7 @@ layernorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 				const int n = i < rows ? cols : 0;
 				float sum = 0.0f;
 				tilec_vf sum_v = tilec_vsplat(0.0f);
+				tilec_vf sum_w = tilec_vsplat(0.0f);
 				for (int j = 0; j + TILEC_VL <= n;
 				     j += TILEC_VL) {
 					// the next block's X, for later
@@ -55,8 +56,9 @@ layernorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 					const tilec_vf x =
 					    tilec_vload_f16(&X[row0 + i][n0 + j]);
 					sum_v += x;
+					tilec_vswap(&sum_v, &sum_w);
 				}
-				sum += tilec_vsum(sum_v);
+				sum += tilec_vsum(sum_v + sum_w);
 #pragma omp simd reduction(+ : sum)
 				// the columns left over
 				for (int j = n - n % TILEC_VL; j < n; j++) {
@@ -92,6 +94,7 @@ layernorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 				const int n = i < rows ? cols : 0;
 				float sum = 0.0f;
 				tilec_vf sum_v = tilec_vsplat(0.0f);
+				tilec_vf sum_w = tilec_vsplat(0.0f);
 				for (int j = 0; j + TILEC_VL <= n;
 				     j += TILEC_VL) {
 					tilec_vf x =
@@ -99,8 +102,9 @@ layernorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 					const tilec_vf d = x - mean[i];
 					x = d * d;
 					sum_v += x;
+					tilec_vswap(&sum_v, &sum_w);
 				}
-				sum += tilec_vsum(sum_v);
+				sum += tilec_vsum(sum_v + sum_w);
 #pragma omp simd reduction(+ : sum)
 				// the columns left over
 				for (int j = n - n % TILEC_VL; j < n; j++) {

@@ -67,6 +67,7 @@ paged_decode_block(int B, int H, int HKV, int NPAGES, int MAXP, float scale,
 				const int n = j < rows ? HEAD_DIM : 0;
 				float sum = 0.0f;
 				tilec_vf sum_v = tilec_vsplat(0.0f);
+				tilec_vf sum_w = tilec_vsplat(0.0f);
 				for (int d = 0; d + TILEC_VL <= n;
 				     d += TILEC_VL) {
 					const tilec_vf k =
@@ -76,8 +77,9 @@ paged_decode_block(int B, int H, int HKV, int NPAGES, int MAXP, float scale,
 					const tilec_vf qk =
 					    tilec_vload(&q[d]) * k;
 					sum_v += qk;
+					tilec_vswap(&sum_v, &sum_w);
 				}
-				sum += tilec_vsum(sum_v);
+				sum += tilec_vsum(sum_v + sum_w);
 #pragma omp simd reduction(+ : sum)
 				// the columns left over
 				for (int d = n - n % TILEC_VL; d < n; d++) {
@@ -308,12 +310,14 @@ paged_decode_split_gqa_block(int B, int H, int HKV, int NPAGES, int MAXP,
 		for (int i = 0; i < BLOCK_H; i++) {
 			float sum = 0.0f;
 			tilec_vf sum_v = tilec_vsplat(0.0f);
+			tilec_vf sum_w = tilec_vsplat(0.0f);
 			for (int j = 0; j + TILEC_VL <= PAGE; j += TILEC_VL) {
 				tilec_vstore(&s[i][j],
 				             tilec_vexp2f(tilec_vload(&s[i][j]) - row_max[i]));
 				sum_v += tilec_vload(&s[i][j]);
+				tilec_vswap(&sum_v, &sum_w);
 			}
-			sum += tilec_vsum(sum_v);
+			sum += tilec_vsum(sum_v + sum_w);
 			chunk_sum[i] = sum;
 		}
 		// paged_decode.c:156 tile_parallel(i, BLOCK_H)

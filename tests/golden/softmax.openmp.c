@@ -90,6 +90,7 @@ softmax_block(int M, int N, const float X[restrict M][N],
 				const int n = i < rows ? cols : 0;
 				float sum = 0.0f;
 				tilec_vf sum_v = tilec_vsplat(0.0f);
+				tilec_vf sum_w = tilec_vsplat(0.0f);
 				for (int j = 0; j + TILEC_VL <= n;
 				     j += TILEC_VL) {
 					// the next block's X, for later
@@ -102,8 +103,9 @@ softmax_block(int M, int N, const float X[restrict M][N],
 					tilec_vstore(&e[i][j],
 					             tilec_vexpf(x - row_max[i]));
 					sum_v += tilec_vload(&e[i][j]);
+					tilec_vswap(&sum_v, &sum_w);
 				}
-				sum += tilec_vsum(sum_v);
+				sum += tilec_vsum(sum_v + sum_w);
 #pragma omp simd reduction(+ : sum)
 				// the columns left over
 				for (int j = n - n % TILEC_VL; j < n; j++) {
