@@ -718,7 +718,7 @@ typedef enum TcCpuGemmKind {
 	TC_CPU_GEMM_NONE,     /* not scheduled (GPU targets) */
 	TC_CPU_GEMM_LOOPS,    /* an i, k, j loop nest in the accumulator's
 			       * type (f64, a narrow accumulator, ints
-			       * without VNNI) */
+			       * on the generic target) */
 	TC_CPU_GEMM_F32,      /* f32 += float-held operands: the packed
 			       * register-blocked micro-kernel */
 	TC_CPU_GEMM_VNNI_I8,  /* i32 += i8 * i8 on vpdpbusd */
@@ -727,8 +727,8 @@ typedef enum TcCpuGemmKind {
 	TC_CPU_GEMM_AVX2_I8,  /* i32 += i8 * i8 on AVX2 vpmaddwd */
 } TcCpuGemmKind;
 
-/* The kind's word in the IR ("f32", "vnni_i8", "amx_bf16", "amx_i8";
- * "loops" and "none" for the others). */
+/* The kind's word in the IR ("f32", "vnni_i8", "amx_bf16", "amx_i8",
+ * "avx2_i8"; "loops" and "none" for the others). */
 const char *tc_cpu_gemm_name(TcCpuGemmKind k);
 
 /* The cpu_gemm pass's decision for one tile_gemm: the helper the
