@@ -96,6 +96,9 @@ typedef struct Gpu {
 	const char *run_names[16];
 	int nrun_loads;
 	const char *run_v;
+	/* Printing a packed i4 load converted to f32 (hook_convert): the
+	 * load prints as tilec::i4_float, not i4_get. */
+	bool i4_float;
 } Gpu;
 
 /* Whether fragments of layout kind `kind` are spread like the target's
@@ -736,7 +739,7 @@ element_value(Gpu *G, const TcVar *v, TcExpr *const *idx)
 		element_ref(G, v, idx);
 		return;
 	}
-	tc_buf_puts(G->pr.out, "tilec::i4_get(");
+	tc_buf_puts(G->pr.out, G->i4_float ? "tilec::i4_float(" : "tilec::i4_get(");
 	i4_args(G, v, idx);
 	tc_buf_puts(G->pr.out, ")");
 }
@@ -751,7 +754,8 @@ hook_load(TcCPrinter *pr, const TcExpr *e)
 			continue;
 		/* The element of the run read as one vector (emit_runs). */
 		if (packed_i4(v))
-			tc_buf_printf(pr->out, "tilec::i4_get(%s.e, %s)",
+			tc_buf_printf(pr->out, "tilec::%s(%s.e, %s)",
+				      G->i4_float ? "i4_float" : "i4_get",
 				      G->run_names[i], G->run_v);
 		else if (narrow_float(v->dtype))
 			tc_buf_printf(pr->out, "tilec::to_float(%s.e[%s])",
@@ -775,6 +779,23 @@ hook_load(TcCPrinter *pr, const TcExpr *e)
 static bool
 hook_convert(TcCPrinter *pr, const TcExpr *value, TcDtype t)
 {
+	Gpu *G = pr->ctx;
+	TcDtype from = value->dtype;
+	if (t == TC_DT_F32 && (from == TC_DT_I4 || from == TC_DT_I8 ||
+			       from == TC_DT_U8 || from == TC_DT_BOOL)) {
+		/* Exactly, without I2F (tilec::int_float); a packed i4
+		 * element straight from its nibble (i4_float). */
+		if (value->kind == TC_EX_LOAD && packed_i4(value->u.load.var)) {
+			G->i4_float = true;
+			tc_c_expr(pr, value);
+			G->i4_float = false;
+			return true;
+		}
+		tc_buf_puts(pr->out, "tilec::int_float(");
+		tc_c_expr(pr, value);
+		tc_buf_puts(pr->out, ")");
+		return true;
+	}
 	if (t == TC_DT_I4) {
 		/* Wrap to 4 bits, as i4's storage would. */
 		tc_buf_puts(pr->out, "tilec::i4_wrap(");
@@ -1766,6 +1787,43 @@ shared_tile(Gpu *G, const TcVar *v)
 	tc_buf_puts(G->pr.out, ")");
 }
 
+static void emit_run_values(Gpu *G, const TcStmt *as, const TcVar *cv,
+			    const char *first, int run, const char *vals,
+			    bool declare);
+
+/* tile_gemm with B computed as it is loaded (fuse_b.c, gemm.b_from):
+ * tilec::mma_sr calls a lambda for each lane's run of 8 elements of a row
+ * of B, which computes them as the element loop would have: `n` and
+ * `j_run` are the loop's variables, the row and the run's first column. */
+static void
+emit_mma_sr(Gpu *G, const TcStmt *s, int tm, int tn, const char *n0)
+{
+	TcBuf *b = G->pr.out;
+	const TcStmt *outer = s->u.gemm.b_from;
+	const TcStmt *inner = outer->u.loop.body->u.block.body.items[0];
+	const TcStmt *as = tc_gemm_b_assign(s);
+	const TcVar *c = s->u.gemm.c.var, *bv = s->u.gemm.b.var;
+	const TcVar *rv = outer->u.loop.var, *cv = inner->u.loop.var;
+	tc_c_comment(&G->pr, tc_fmt(G->a, "%s is held nowhere: each warp computes "
+				  "the elements it multiplies as it loads them, by "
+				  "the loop at line %d (lanes take runs of 8 along "
+				  "K).", bv->name, outer->loc.line));
+	tc_buf_printf(b, "tilec::mma_sr<%d, %d, %lld>(%s, ", tm, tn,
+		      tc_var_extent(bv, 1), c->name);
+	shared_tile(G, s->u.gemm.a.var);
+	tc_buf_printf(b, ", %s * %d, %s,\n", G->warp_m, tm * 16, n0);
+	const char *first = fresh(G, tc_fmt(G->a, "%s_run", cv->name));
+	const char *vals = fresh(G, tc_fmt(G->a, "%s_vals", bv->name));
+	b->indent++;
+	tc_buf_printf(b, "[&](const int %s, const int %s, tilec::Run<8, %s> &%s) {\n",
+		      rv->name, first, storage_type(G, bv->dtype), vals);
+	b->indent++;
+	emit_run_values(G, as, cv, first, 8, vals, false);
+	b->indent--;
+	tc_buf_puts(b, "});\n");
+	b->indent--;
+}
+
 /* tile_gemm.  With a matrix-instruction accumulator: the dialect's
  * gemm helper with A and B in shared memory (tilec::mma_ss, mfma_ss) or
  * with A in registers (mma_rs, mfma_rs), each shared operand as its
@@ -1794,6 +1852,10 @@ emit_gemm(Gpu *G, const TcStmt *s)
 				      tm, tn, tb ? "true" : "false", c->name, a->name);
 			shared_tile(G, bv);
 			tc_buf_printf(b, ", %s);\n", n0);
+			return;
+		}
+		if (s->u.gemm.b_from) {
+			emit_mma_sr(G, s, tm, tn, n0);
 			return;
 		}
 		tc_buf_printf(b, "tilec::%s<%d, %d, %s, %s>(%s, ", g->mma_ss, tm, tn,
@@ -2436,6 +2498,90 @@ emit_row_vectors(Gpu *G, const TcStmt *const *loops, const long long *ext, int n
 	close_brace(G);
 }
 
+/* The values of `run` iterations from `first` (a name) of the loop over
+ * cv whose one statement is assignment `as`, into the tilec::Run named
+ * vals: what the value reads along the run, each as one vector, vals
+ * declared (where `declare`), and the unrolled loop computing each
+ * element. */
+static void
+emit_run_values(Gpu *G, const TcStmt *as, const TcVar *cv, const char *first,
+		int run, const char *vals, bool declare)
+{
+	TcBuf *b = G->pr.out;
+	const TcExpr *dst = as->u.assign.dst;
+	const TcVar *t = dst->u.load.var;
+	TcVar at_var = { .kind = TC_VAR_LOCAL, .name = first, .dtype = TC_DT_I32 };
+	TcExpr *at = tc_expr_var(G->a, &at_var, as->loc);
+	const char *v = fresh(G, tc_fmt(G->a, "%s_v", cv->name));
+	/* What the value reads along the run, each as one vector. */
+	int nl = tc_run_whole_loads(dst, as->u.assign.value, cv, run, G->run_loads,
+				    (int)(sizeof G->run_loads / sizeof *G->run_loads));
+	for (int i = 0; i < nl; i++) {
+		const TcVar *src = G->run_loads[i]->u.load.var;
+		const TcExpr *from = replace_var(G, G->run_loads[i], cv, at);
+		const char *name = fresh(G, tc_fmt(G->a, "%s_run", src->name));
+		G->run_names[i] = name;
+		if (packed_i4(src)) {
+			tc_buf_printf(b, "tilec::Run<%d, tilec::i4x2> %s;\n", run / 2, name);
+			tc_buf_printf(b, "%s.load(&", name);
+			smem_base(G, src);
+			tc_buf_puts(b, "[(");
+			smem_offset(G, src, from->u.load.idx);
+			tc_buf_puts(b, ") >> 1]);\n");
+		} else {
+			tc_buf_printf(b, "tilec::Run<%d, %s> %s;\n", run,
+				      storage_type(G, src->dtype), name);
+			tc_buf_printf(b, "%s.load(&", name);
+			element_ref(G, src, from->u.load.idx);
+			tc_buf_puts(b, ");\n");
+		}
+	}
+	if (declare)
+		tc_buf_printf(b, "tilec::Run<%d, %s> %s;\n", run,
+			      storage_type(G, t->dtype), vals);
+	/* A float value into 16-bit floats: the run's floats, rounded a
+	 * pair at a time (tilec::round_run), once each, as the store
+	 * would. */
+	const TcExpr *value = as->u.assign.value;
+	while (narrow_float(t->dtype) && value->kind == TC_EX_CAST &&
+	       value->dtype == t->dtype && float_valued(value->u.cast.arg->dtype))
+		value = value->u.cast.arg;
+	const char *fl = NULL;
+	if ((t->dtype == TC_DT_F16 || t->dtype == TC_DT_BF16) && run % 2 == 0 &&
+	    !(value->kind == TC_EX_LOAD && value->dtype == t->dtype)) {
+		fl = fresh(G, tc_fmt(G->a, "%s_f", t->name));
+		tc_buf_printf(b, "float %s[%d];\n", fl, run);
+	}
+	tc_buf_puts(b, "#pragma unroll\n");
+	tc_buf_printf(b, "for (int %s = 0; %s < %d; %s++) {\n", v, v, run, v);
+	b->indent++;
+	/* The iteration's own index, where the value still prints it. */
+	Uses u = { cv, false, G->run_loads, nl };
+	TcVisitor vis = { .expr = find_use, .ctx = &u };
+	tc_expr_visit(as->u.assign.value, &vis);
+	if (u.found)
+		tc_buf_printf(b, "const int %s = %s + %s;\n", cv->name, first, v);
+	bool saved = G->block_level;
+	G->block_level = false;
+	G->spread++;
+	G->nrun_loads = nl;
+	G->run_v = v;
+	if (fl) {
+		tc_buf_printf(b, "%s[%s] = ", fl, v);
+		expr(G, value);
+	} else {
+		tc_buf_printf(b, "%s.e[%s] = ", vals, v);
+		stored_value(G, t, as->u.assign.value);
+	}
+	G->nrun_loads = 0;
+	tc_buf_puts(b, ";\n");
+	close_brace(G);
+	if (fl)
+		tc_buf_printf(b, "tilec::round_run(%s, %s);\n", vals, fl);
+	G->spread--;
+	G->block_level = saved;
+}
+
 /* A spread nest whose innermost loop goes in runs (runs.c, loop.run):
  * each thread takes `run` consecutive iterations of it, computes their
  * values into a tilec::Run and stores that into the row as one vector. */
@@ -2476,52 +2622,12 @@ emit_runs(Gpu *G, const TcStmt *const *loops, const long long *ext, int n)
 			tc_buf_printf(b, "%s = %s / %lld %% %lld, ", name, e, inner, x);
 	}
 	tc_buf_puts(b, ";\n");
+	emit_run_values(G, as, cv, first, run, vals, true);
 	TcVar at_var = { .kind = TC_VAR_LOCAL, .name = first, .dtype = TC_DT_I32 };
 	TcExpr *at = tc_expr_var(G->a, &at_var, col->loc);
-	const char *v = fresh(G, tc_fmt(G->a, "%s_v", cv->name));
-	/* What the value reads along the run, each as one vector. */
-	int nl = tc_run_whole_loads(dst, as->u.assign.value, cv, run, G->run_loads,
-				    (int)(sizeof G->run_loads / sizeof *G->run_loads));
-	for (int i = 0; i < nl; i++) {
-		const TcVar *src = G->run_loads[i]->u.load.var;
-		const TcExpr *from = replace_var(G, G->run_loads[i], cv, at);
-		const char *name = fresh(G, tc_fmt(G->a, "%s_run", src->name));
-		G->run_names[i] = name;
-		if (packed_i4(src)) {
-			tc_buf_printf(b, "tilec::Run<%d, tilec::i4x2> %s;\n", run / 2, name);
-			tc_buf_printf(b, "%s.load(&", name);
-			smem_base(G, src);
-			tc_buf_puts(b, "[(");
-			smem_offset(G, src, from->u.load.idx);
-			tc_buf_puts(b, ") >> 1]);\n");
-		} else {
-			tc_buf_printf(b, "tilec::Run<%d, %s> %s;\n", run,
-				      storage_type(G, src->dtype), name);
-			tc_buf_printf(b, "%s.load(&", name);
-			element_ref(G, src, from->u.load.idx);
-			tc_buf_puts(b, ");\n");
-		}
-	}
-	tc_buf_printf(b, "tilec::Run<%d, %s> %s;\n", run, storage_type(G, t->dtype), vals);
-	tc_buf_puts(b, "#pragma unroll\n");
-	tc_buf_printf(b, "for (int %s = 0; %s < %d; %s++) {\n", v, v, run, v);
-	b->indent++;
-	/* The iteration's own index, where the value still prints it. */
-	Uses u = { cv, false, G->run_loads, nl };
-	TcVisitor vis = { .expr = find_use, .ctx = &u };
-	tc_expr_visit(as->u.assign.value, &vis);
-	if (u.found)
-		tc_buf_printf(b, "const int %s = %s + %s;\n", cv->name, first, v);
 	bool saved = G->block_level;
 	G->block_level = false;
 	G->spread++;
-	tc_buf_printf(b, "%s.e[%s] = ", vals, v);
-	G->nrun_loads = nl;
-	G->run_v = v;
-	stored_value(G, t, as->u.assign.value);
-	G->nrun_loads = 0;
-	tc_buf_puts(b, ";\n");
-	close_brace(G);
 	const TcExpr *to = replace_var(G, dst, cv, at);
 	tc_buf_printf(b, "%s.store(&", vals);
 	element_ref(G, t, to->u.load.idx);
@@ -2884,6 +2990,8 @@ emit_decl(Gpu *G, const TcStmt *s)
 		tc_buf_puts(b, ";\n");
 		return;
 	}
+	if (v->computed)
+		return; /* held nowhere: its gemm computes it (emit_mma_sr) */
 	if (is_reg(v)) {
 		if (s->loc.line > 0)
 			stmt_comment(G, s, tc_fmt(G->a, ": registers, %s",

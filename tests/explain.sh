@@ -26,6 +26,12 @@
 #                 gets no TMA copies, says why; with 2 stages, --no-tma
 #                 or on sm_80 there is no note about the loop (a store of
 #                 an accumulator that is not by TMA says why)
+#       computed  a gemm whose B an element loop writes right before it
+#                 computes B itself on CUDA when one warp along M multiplies
+#                 each column (the W4A16 samples: no note; --explain says
+#                 the buffer is not held, and the output calls
+#                 tilec::mma_sr); with two warps along M it says why not,
+#                 on every translation; HIP keeps the loop and says nothing
 #       int8      an i8 gemm into i32 on the integer matrix instructions
 #                 gets no note; one they cannot take (K not whole
 #                 instructions, which differ by target: k32 on CUDA and
@@ -90,8 +96,9 @@ explain)
 	has "note: tile_fragment '[a-z_]+' in registers: blocked over a [0-9]+x[0-9]+ thread grid"
 	translate samples/softmax.c -t openmp --explain
 	has "note: tile_fragment '[a-z_]+': an array of the block's frame"
-	# Element loops into shared rows: in runs, or why not (runs.c).
-	translate samples/gemm_w4a16.c -t cuda --explain
+	# Element loops into shared rows: in runs, or why not (runs.c; on
+	# CUDA this one moves into its gemm: case computed).
+	translate samples/gemm_w4a16.c -t hip --explain
 	has "^samples/gemm_w4a16.c:55:29: note: this tile_parallel loop stores 'Ws' in runs of 8 elements a thread, one 16-byte store each"
 	translate samples/topk.c -t hip --explain
 	# A fragment whose rows are too short for a 16-byte run a thread
@@ -237,6 +244,24 @@ PROG
 	translate "$work/rega.c" -t cuda --explain
 	has "rega.c:9:20: note: tile_fragment 'a' is in shared memory, not registers: it is the A operand of the tile_gemm at 16:3, which in registers takes the accumulator's rows over every one of the block's 4 warps, 8 rows each, not a multiple of 16"
 	has "rega.c:11:20: note: tile_fragment 'acc' in registers: the mma.sync m16n8 accumulator layout over 1x4 warps"
+	;;
+computed)
+	for src in samples/gemm_w4a16.c samples/gemm_w4a16_splitk.c; do
+		for arch in sm_80 sm_90a; do
+			translate $src -t cuda --arch $arch
+			hasnt "reads it back"
+			grep -q "tilec::mma_sr<" "$work/out" || fail "no mma_sr in $src for $arch"
+			grep -q "tilec::mma_ss<" "$work/out" && fail "mma_ss in $src for $arch"
+		done
+		translate $src -t hip
+		hasnt "note:"
+		grep -q "tilec::mma_sr<" "$work/out" && fail "mma_sr in $src for hip"
+	done
+	translate samples/gemm_w4a16_splitk.c -t cuda --explain
+	has "gemm_w4a16_splitk.c:40:18: note: tile_shared 'Ws' not held: the gemm that reads it computes each element as it loads it, by the loop that wrote it"
+	translate samples/gemm_w4a16_splitk.c -t cuda -D BLOCK_M=64
+	has "gemm_w4a16_splitk.c:59:3: note: the element loop at 57:3 stores 'Ws' in shared memory, and this tile_gemm reads it back rather than computing it as it loads it: the gemm's 2 warps along M would each compute the same elements"
+	grep -q "tilec::mma_ss<" "$work/out" || fail "no mma_ss with two warps along M"
 	;;
 int8)
 	src=tests/lang/gemm_i8_nt.c

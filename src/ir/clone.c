@@ -152,6 +152,8 @@ clone_stmt(const Clone *c, const TcStmt *s)
 		clone_region(c, &n->u.gemm.c, &s->u.gemm.c);
 		clone_region(c, &n->u.gemm.a, &s->u.gemm.a);
 		clone_region(c, &n->u.gemm.b, &s->u.gemm.b);
+		n->u.gemm.issue = clone_stmt(c, s->u.gemm.issue);
+		n->u.gemm.b_from = clone_stmt(c, s->u.gemm.b_from);
 		break;
 	case TC_ST_FILL:
 		clone_region(c, &n->u.fill.dst, &s->u.fill.dst);

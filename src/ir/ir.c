@@ -612,7 +612,7 @@ tc_vector_sum(const TcFuseOp *op)
 bool
 tc_in_smem(const TcVar *v)
 {
-	return v->kind == TC_VAR_BUFFER &&
+	return v->kind == TC_VAR_BUFFER && !v->folded &&
 	       (v->scope == TC_SCOPE_SHARED || v->layout.kind == TC_LAYOUT_SMEM);
 }
 
@@ -620,6 +620,15 @@ const char *
 tc_var_shown(const TcVar *v)
 {
 	return v->view_of ? v->view_of->name : v->name;
+}
+
+const TcStmt *
+tc_gemm_b_assign(const TcStmt *gemm)
+{
+	const TcStmt *s = gemm->u.gemm.b_from;
+	while (s && s->kind == TC_ST_FOR)
+		s = s->u.loop.body->u.block.body.items[0];
+	return s;
 }
 
 bool
@@ -936,6 +945,7 @@ tc_stmt_visit(const TcStmt *s, TcVisitor *v)
 		region_visit(&s->u.gemm.a, v);
 		region_visit(&s->u.gemm.b, v);
 		tc_stmt_visit(s->u.gemm.issue, v);
+		tc_stmt_visit(s->u.gemm.b_from, v);
 		break;
 	case TC_ST_FILL:
 		region_visit(&s->u.fill.dst, v);
@@ -1040,9 +1050,15 @@ access_stmt(void *ctx, const TcStmt *s)
 		return TC_VISIT_OVER;
 	case TC_ST_GEMM:
 		region_access(acc, &s->u.gemm.a, TC_ROLE_READ);
-		region_access(acc, &s->u.gemm.b, TC_ROLE_READ);
 		region_access(acc, &s->u.gemm.c, rw);
 		tc_stmt_visit(s->u.gemm.issue, &acc->visit);
+		/* B computed as it is loaded: what its element loop reads
+		 * (B itself is no buffer). */
+		if (s->u.gemm.b_from)
+			tc_expr_visit(tc_gemm_b_assign(s)->u.assign.value,
+				      &acc->visit);
+		else
+			region_access(acc, &s->u.gemm.b, TC_ROLE_READ);
 		return TC_VISIT_OVER;
 	case TC_ST_FILL:
 		tc_expr_visit(s->u.fill.value, &acc->visit);

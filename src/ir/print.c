@@ -567,6 +567,10 @@ print_schedule(TcBuf *b, const TcKernel *k, const TcVar *v)
 		tc_buf_printf(b, "%snot stored", sep);
 		sep = ", ";
 	}
+	if (v->computed) {
+		tc_buf_printf(b, "%scomputed by its gemm", sep);
+		sep = ", ";
+	}
 	if (sep[0] == ',')
 		tc_buf_puts(b, ")");
 }
@@ -781,6 +785,14 @@ print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s)
 			tc_buf_printf(b, ", %d in flight",
 				      s->u.gemm.wgmma_pending);
 		print_cpu_gemm(b, &s->u.gemm.cpu);
+		if (s->u.gemm.b_from) {
+			tc_buf_printf(b, ", %s from {",
+				      s->u.gemm.b.var ? s->u.gemm.b.var->name : "?");
+			end_line(b, s->loc);
+			print_body(b, k, s->u.gemm.b_from);
+			tc_buf_puts(b, "\n");
+			return;
+		}
 		if (s->u.gemm.issue) {
 			tc_buf_puts(b, ", issuing {");
 			end_line(b, s->loc);

@@ -313,6 +313,14 @@ peek(Reader *R)
 	return next;
 }
 
+/* Whether the token after the current one is the word w. */
+static bool
+next_is(Reader *R, const char *w)
+{
+	Tok t = peek(R);
+	return is_word(&t, w);
+}
+
 static const char *
 ident(Reader *R)
 {
@@ -764,7 +772,8 @@ new_stmt(Reader *R, TcStmtKind kind)
 }
 
 /* The buffer schedule after a declaration: (layout ..., stages N, pad N,
- * swizzled [panels], smem +N, as stored, not stored). */
+ * swizzled [panels], smem +N, as stored, not stored, computed by its
+ * gemm). */
 static void
 schedule(Reader *R, TcVar *v)
 {
@@ -845,6 +854,11 @@ schedule(Reader *R, TcVar *v)
 		} else if (accept(R, "not")) {
 			expect(R, "stored");
 			v->unstored = true;
+		} else if (accept(R, "computed")) {
+			expect(R, "by");
+			expect(R, "its");
+			expect(R, "gemm");
+			v->computed = v->folded = true;
 		} else {
 			error_at(R, &at, "unknown schedule field %s",
 				 tok_text(R, &at));
@@ -1252,6 +1266,21 @@ gemm_stmt(Reader *R, TcStmt *s)
 			expect(R, "kc");
 			s->u.gemm.cpu.pack_b = true;
 			s->u.gemm.cpu.kc = small_int(R);
+		} else if (R->tok.kind == TOK_IDENT && next_is(R, "from")) {
+			/* `B from { loop }` (fuse_b.c): B's element loop. */
+			Tok at = R->tok;
+			const char *name = ident(R);
+			expect(R, "from");
+			expect(R, "{");
+			if (!s->u.gemm.b.var || strcmp(name, s->u.gemm.b.var->name) != 0)
+				error_at(R, &at, "'%s from' names another buffer than "
+					 "the gemm's B", name);
+			s->loc = loc_comment(R);
+			TcStmt *blk = body(R);
+			if (blk->u.block.body.len != 1)
+				error_at(R, &at, "'%s from' holds one loop", name);
+			s->u.gemm.b_from = blk->u.block.body.items[0];
+			return s;
 		} else if (accept(R, "issuing")) {
 			expect(R, "{");
 			s->loc = loc_comment(R);

@@ -455,6 +455,9 @@ typedef struct TcVar {
 	 * (the gemm that read it reads the fragment it was rounded from),
 	 * not declared. */
 	bool folded;
+	/* fuse_b.c: with folded, a gemm's B operand that the gemm computes
+	 * as it loads it (gemm.b_from), held nowhere. */
+	bool computed;
 } TcVar;
 
 /* --- Expressions ---------------------------------------------------------- */
@@ -1008,6 +1011,18 @@ struct TcStmt {
 			 * instruction (the mbarrier loop's next copies);
 			 * NULL if none. */
 			TcStmt *issue;
+			/* fuse_b.c (CUDA, mma.sync): B is no buffer (its
+			 * var folded); each warp computes the elements it
+			 * multiplies as it loads them, by the element loop
+			 * that wrote them, kept here: a spread nest of two
+			 * loops over B's rows and columns whose one
+			 * statement assigns B's element.  NULL for a
+			 * buffer operand. */
+			TcStmt *b_from;
+			/* fuse_b.c: why the element loop that writes B
+			 * right before this gemm stays a loop into shared
+			 * memory (a note); NULL for none. */
+			const char *b_why;
 			/* The openmp target (passes/cpu_gemm.c): how the
 			 * gemm runs; kind TC_CPU_GEMM_NONE elsewhere. */
 			TcCpuGemm cpu;
@@ -1275,6 +1290,9 @@ bool tc_vector_sum(const TcFuseOp *op);
 /* Whether a buffer lives in the block's shared memory on a GPU target
  * (tile_shared, or a fragment the layout pass placed there). */
 bool tc_in_smem(const TcVar *v);
+/* A gemm whose B is computed as it is loaded (gemm.b_from): the one
+ * assignment of its element loop. */
+const TcStmt *tc_gemm_b_assign(const TcStmt *gemm);
 /* The name the program gave v: a stage view's buffer's (TcVar.view_of),
  * for notes. */
 const char *tc_var_shown(const TcVar *v);

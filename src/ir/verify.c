@@ -844,6 +844,45 @@ check_prefetch(Verifier *v, const TcStmt *s)
 		     name_of(t));
 }
 
+/* fuse_b.c: B, folded, is computed by a spread nest of two loops over
+ * its rows and columns (0 .. extent) whose one statement assigns
+ * B[row][column]; B is stored N x K, and the gemm has no issue block. */
+static void
+check_b_from(Verifier *v, const TcStmt *s)
+{
+	const TcStmt *outer = s->u.gemm.b_from, *inner = NULL, *as = NULL;
+	const TcVar *b = s->u.gemm.b.var;
+	if (outer->kind == TC_ST_FOR && outer->u.loop.body->kind == TC_ST_BLOCK &&
+	    outer->u.loop.body->u.block.body.len == 1)
+		inner = outer->u.loop.body->u.block.body.items[0];
+	if (inner && inner->kind == TC_ST_FOR &&
+	    inner->u.loop.body->kind == TC_ST_BLOCK &&
+	    inner->u.loop.body->u.block.body.len == 1)
+		as = inner->u.loop.body->u.block.body.items[0];
+	bool ok = as && as->kind == TC_ST_ASSIGN && b && b->folded &&
+		  b->rank == 2 && s->u.gemm.trans_b && !s->u.gemm.issue;
+	for (int i = 0; ok && i < 2; i++) {
+		const TcStmt *l = i ? inner : outer;
+		long long end;
+		ok = l->u.loop.kind == TC_LOOP_PARALLEL &&
+		     l->u.loop.threads == TC_THREADS_SPREAD &&
+		     tc_expr_const(l->u.loop.end, &end) &&
+		     end == tc_var_extent(b, i);
+	}
+	const TcExpr *dst = ok ? as->u.assign.dst : NULL;
+	ok = ok && dst->kind == TC_EX_LOAD && dst->u.load.var == b &&
+	     dst->u.load.idx[0]->kind == TC_EX_VAR &&
+	     dst->u.load.idx[0]->u.var == outer->u.loop.var &&
+	     dst->u.load.idx[1]->kind == TC_EX_VAR &&
+	     dst->u.load.idx[1]->u.var == inner->u.loop.var;
+	if (!ok) {
+		fail(v, s->loc, "gemm computes B from what is not a spread "
+		     "loop nest over its folded N x K buffer assigning it");
+		return;
+	}
+	check_stmt(v, outer);
+}
+
 static void
 check_gemm(Verifier *v, const TcStmt *s)
 {
@@ -857,6 +896,8 @@ check_gemm(Verifier *v, const TcStmt *s)
 		check_whole(v, b, s->loc, "gemm", TC_SCOPE_NONE, 2);
 	if (s->u.gemm.issue)
 		check_body(v, s->u.gemm.issue, s->loc, "gemm issue");
+	if (s->u.gemm.b_from)
+		check_b_from(v, s);
 	/* reg_operands.c: an f32 register fragment rounded to B's f16 or
 	 * bf16 as it is packed. */
 	if (s->u.gemm.round_a &&

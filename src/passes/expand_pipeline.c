@@ -260,6 +260,7 @@ clone_stmt(TcArena *a, const TcStmt *s, const Subst *m)
 		c->u.gemm.a = rewrite_region(a, &s->u.gemm.a, m);
 		c->u.gemm.b = rewrite_region(a, &s->u.gemm.b, m);
 		c->u.gemm.issue = clone_stmt(a, s->u.gemm.issue, m);
+		c->u.gemm.b_from = clone_stmt(a, s->u.gemm.b_from, m);
 		break;
 	case TC_ST_FILL:
 		c->u.fill.dst = rewrite_region(a, &s->u.fill.dst, m);

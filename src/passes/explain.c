@@ -171,6 +171,19 @@ explain_cpu_gemm(void *ctx, TcStmt *s, int par_depth)
 		"operands from floats on every call: %s", s->u.gemm.cpu.why);
 }
 
+/* A gemm whose B an element loop stores in shared memory right before
+ * it, and which could not compute B itself (fuse_b.c's gemm.b_why): off
+ * the fast path, so always said. */
+static void
+explain_b_why(void *ctx, TcStmt *s, int par_depth)
+{
+	TcDiags *d = ctx;
+	(void)par_depth;
+	if (s->kind != TC_ST_GEMM || !s->u.gemm.b_why)
+		return;
+	tc_diag(d, TC_NOTE, s->loc, "%s", s->u.gemm.b_why);
+}
+
 /* Sets *ctx (a bool) where a gemm's accumulator is in registers: it runs
  * on the target's matrix instruction. */
 static void
@@ -218,9 +231,10 @@ explain_kernel(const TcKernel *k, const TcOptions *opt, TcDiags *d)
 				k->loc, "kernel '%s' does not multiply with wgmma: %s",
 				k->name, k->wgmma_why);
 	}
-	if (gpu)
+	if (gpu) {
 		explain_pipelines(k->body, d);
-	else
+		tc_walk_stmts(k->body, 0, explain_b_why, d);
+	} else
 		tc_walk_stmts(k->body, 0, explain_cpu_gemm, d);
 	if (gpu && opt->explain)
 		tc_walk_stmts(k->body, 0, explain_run, d);
@@ -238,6 +252,11 @@ explain_kernel(const TcKernel *k, const TcOptions *opt, TcDiags *d)
 		tc_buf_init(&b);
 		if (!gpu) {
 			tc_buf_printf(&b, "%s '%s': an array of the block's frame",
+				      scope_word(v), v->name);
+		} else if (v->computed) {
+			tc_buf_printf(&b, "%s '%s' not held: the gemm that "
+				      "reads it computes each element as it "
+				      "loads it, by the loop that wrote it",
 				      scope_word(v), v->name);
 		} else if (v->folded) {
 			tc_buf_printf(&b, "%s '%s' not held: the gemm that read "

@@ -38,6 +38,11 @@ bool tc_cpu_gemm(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
 bool tc_reg_operands(TcArena *a, TcProgram *p, const TcOptions *opt,
 		     TcDiags *d);
 
+/* fuse_b.c (CUDA, after reg_operands): a gemm's B operand that an
+ * element loop right before it writes is computed by the gemm as it loads
+ * it (gemm.b_from); B is folded. */
+bool tc_fuse_b(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
+
 /* tma_store.c (GPU targets with TMA, after expand_pipeline): the stores
  * of wgmma fragments into tensor tiles that go by TMA through shared
  * memory (copy.lower TMA_STORE, copy.tmap, copy.staging). */

@@ -38,6 +38,8 @@ const TcPass tc_passes[] = {
 	  "fragment layouts: MMA registers or shared memory; loops that follow them" },
 	{ "reg_operands", tc_reg_operands, GPU_TARGETS,
 	  "gemm A operands in registers read from the f32 fragment a copy rounded" },
+	{ "fuse_b", tc_fuse_b, CUDA_TARGETS,
+	  "gemm B operands an element loop writes, computed as the gemm loads them" },
 	{ "pipeline", tc_software_pipeline, GPU_TARGETS,
 	  "multi-stage async copies for tile_pipelined loops" },
 	{ "index_width", tc_index_width, ALL_TARGETS,

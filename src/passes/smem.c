@@ -150,7 +150,10 @@ tc_swizzle_accessors(const TcStmt *s, const TcVar *v, bool any_gemm)
 		return s->u.copy.dst.var != v || tc_copy_g2s_fits(s);
 	case TC_ST_GEMM: {
 		const TcVar *c = s->u.gemm.c.var;
-		if (c == v)
+		/* B computed as it is loaded (fuse_b.c): its loop reads
+		 * elements. */
+		if (c == v || (s->u.gemm.b_from &&
+			       tc_stmt_touches(s->u.gemm.b_from, NULL, v)))
 			return false;
 		if (s->u.gemm.a.var != v && s->u.gemm.b.var != v)
 			return true;

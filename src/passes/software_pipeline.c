@@ -466,7 +466,8 @@ copies_gemm(const TcStmt *loop)
 	}
 	if (!gemm || (gemm->u.gemm.c.var->layout.kind != TC_LAYOUT_MMA &&
 		      gemm->u.gemm.c.var->layout.kind != TC_LAYOUT_WGMMA) ||
-	    in_registers(gemm->u.gemm.a.var) || in_registers(gemm->u.gemm.b.var))
+	    in_registers(gemm->u.gemm.a.var) || in_registers(gemm->u.gemm.b.var) ||
+	    gemm->u.gemm.b_from)
 		return NULL;
 	return gemm;
 }

@@ -877,4 +877,65 @@ __device__ __forceinline__ void mma_rs(float (&acc)[2 * TM][2 * TN], const float
 	}
 }
 
+// r = the floats f rounded to T (f16 or bf16) to nearest even, a pair at a
+// time (one conversion instruction for two elements).
+template <int V, typename T> __device__ __forceinline__ void round_run(Run<V, T> &r, const float (&f)[V])
+{
+	static_assert(V % 2 == 0, "round_run: pairs");
+#pragma unroll
+	for (int i = 0; i < V / 2; i++)
+		r.w[i] = pack2(f[2 * i], f[2 * i + 1], T());
+}
+
+// acc += A * B with B computed as it is loaded (passes/fuse_b.c): A a
+// SharedTile of 16-bit elements, M x K, any swizzle or padding; B N x K,
+// no buffer: b_run(n, k, v) sets v (a Run<8, T>) to B's elements (n, k) ..
+// (n, k + 7), from what the program's element loop read.  K whole 32-column
+// chunks, N whole warp tiles of TN 8-column tiles.
+//
+// Each lane computes its own B elements, so its k must lie in runs: in
+// each 32-column chunk lane l takes k 8 (l % 4) .. + 7 of its rows (A) and
+// of its column (B).  The chunk's two k-steps put that lane's k 8q, 8q + 1
+// and 8q + 2, 8q + 3 in mma.sync's slots 2q, 2q + 1 and 2q + 8, 2q + 9, then
+// 8q + 4 .. 8q + 7 likewise (q = l % 4); a slot stands for the same k in A
+// and in B, so the sum over the chunk is the same.  A's rows are read as
+// 16-byte vectors (whole chunks of a swizzled tile), not by ldmatrix, whose
+// lanes hold fixed slots of each row.
+template <int TM, int TN, int K, typename TA, typename F>
+__device__ __forceinline__ void mma_sr(float (&acc)[2 * TM][2 * TN], TA A, int m0, int n0, F &&b_run)
+{
+	typedef typename TA::type T;
+	constexpr int M = TA::rows, SWA = TA::swizzle, lda = TA::pitch;
+	static_assert(sizeof(T) == 2, "mma_sr: 16-bit operands");
+	static_assert(TA::cols == K, "mma_sr: A's K is B's");
+	static_assert(K % 32 == 0, "mma_sr: K is whole 32-column chunks");
+	static_assert(M % (16 * TM) == 0, "mma_sr: C is whole warp tiles");
+	const int lane = threadIdx.x % 32, g = lane / 4, q = lane % 4;
+	const unsigned char *pa = reinterpret_cast<const unsigned char *>(A.p);
+#pragma unroll
+	for (int c = 0; c < K / 32; c++) {
+		const int k = c * 32 + 8 * q;
+		unsigned a[TM][2][4];
+#pragma unroll
+		for (int mi = 0; mi < TM; mi++) {
+			const int r = m0 + mi * 16 + g;
+			const uint4 lo = *reinterpret_cast<const uint4 *>(pa + tile_offset<SWA, T>(r, k, lda));
+			const uint4 hi = *reinterpret_cast<const uint4 *>(pa + tile_offset<SWA, T>(r + 8, k, lda));
+			a[mi][0][0] = lo.x, a[mi][0][1] = hi.x, a[mi][0][2] = lo.y, a[mi][0][3] = hi.y;
+			a[mi][1][0] = lo.z, a[mi][1][1] = hi.z, a[mi][1][2] = lo.w, a[mi][1][3] = hi.w;
+		}
+#pragma unroll
+		for (int ni = 0; ni < TN; ni++) {
+			Run<8, T> b;
+			b_run(n0 + ni * 8 + g, k, b);
+#pragma unroll
+			for (int mi = 0; mi < TM; mi++)
+#pragma unroll
+				for (int h = 0; h < 2; h++)
+					mma_tile(acc[2 * mi][2 * ni], acc[2 * mi][2 * ni + 1], acc[2 * mi + 1][2 * ni],
+						  acc[2 * mi + 1][2 * ni + 1], a[mi][h], b.w[2 * h], b.w[2 * h + 1], T());
+		}
+	}
+}
+
 } // namespace tilec

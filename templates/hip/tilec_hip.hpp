@@ -149,6 +149,14 @@ template <int V, typename T> struct Run {
 	}
 };
 
+// r = the floats f rounded to T (f16 or bf16) to nearest even.
+template <int V, typename T> __device__ __forceinline__ void round_run(Run<V, T> &r, const float (&f)[V])
+{
+#pragma unroll
+	for (int i = 0; i < V; i++)
+		r.e[i] = from_float<T>(f[i]);
+}
+
 // *p = v for a store of one element into shared memory (the CUDA header's
 // works around its compiler's merged byte stores; hipcc's are right).
 template <typename T, typename V> __device__ __forceinline__ void put(T *p, V v) { *p = static_cast<T>(v); }

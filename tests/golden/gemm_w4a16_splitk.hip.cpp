@@ -74,13 +74,14 @@ gemm_w4a16_splitk(int M, int N, int K, const __half *__restrict__ A,
 			tilec::Run<4, tilec::i4x2> Ws4_run;
 			Ws4_run.load(&Ws4[(n * BLOCK_K + j_run) >> 1]);
 			tilec::Run<8, __half> Ws_vals;
+			float Ws_f[8];
 			#pragma unroll
 			for (int j_v = 0; j_v < 8; j_v++) {
-				Ws_vals.e[j_v] = tilec::from_float<__half>(
-					((float)tilec::i4_get(Ws4_run.e,
+				Ws_f[j_v] = (tilec::i4_float(Ws4_run.e,
 					j_v) - (float)tilec::to_float(
-					zero[n])) * (float)tilec::to_float(scale[n]));
+					zero[n])) * (float)tilec::to_float(scale[n]);
 			}
+			tilec::round_run(Ws_vals, Ws_f);
 			Ws_vals.store(&Ws[n * (BLOCK_K + 8) + j_run]);
 		}
 		__syncthreads();
