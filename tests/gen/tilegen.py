@@ -74,6 +74,11 @@ FEATURES = {
     "select_guard": (True, "guarded tensor loads inside ?: (lazy "
                      "evaluation)"),
     "gemm": (True, "tile_gemm"),
+    "dequant_b": (True, "about half of the f16/bf16 gemms into f32 "
+                  "compute their B operand (stored N x K, K 32 or 64) by "
+                  "an element loop from a tile copied in, as a "
+                  "dequantizing gemm does (CUDA computes it inside the "
+                  "gemm: fuse_b.c)"),
     "atomics": (True, "tile_atomic_add"),
     "pipelined": (True, "tile_pipelined loops"),
     "rank3": (True, "rank-3 buffers"),
@@ -309,6 +314,9 @@ class Kernel:
 class Gen:
     def __init__(self, seed, index, features):
         self.r = random.Random("%d/%d" % (seed, index))
+        # the dequant_b gemms' own stream: the other kernels of a seed stay
+        # as they were without the feature
+        self.side = random.Random("%d/%d/dequant" % (seed, index))
         self.f = features
         self.k = Kernel("k%d" % index)
         self.nbuf = 0
@@ -318,6 +326,7 @@ class Gen:
         self.fast = False   # a fast_gemm kernel (make_fast)
         self.narrow = False  # i4 and fp8 types may appear (feature narrow)
         self.vec = False    # a vector_rows kernel (float rows, vector ops)
+        self.deq = False    # a dequant_b kernel's gemm to come (make)
 
     # --- helpers ---
     def chance(self, p):
@@ -988,8 +997,14 @@ class Gen:
                 n *= s
             if n <= 2048 and (rank < 3 or n <= 512):
                 break
+        # a dequant_b kernel (its own stream): a gemm first, of a shape
+        # mma.sync takes, whose B an element loop computes
+        self.deq = "dequant_b" in self.f and "gemm" in self.f and \
+            not self.vec and rank == 2 and self.side.random() < 0.15
+        if self.deq:
+            S = [self.side.choice([16, 32]), self.side.choice([32, 64])]
         self.S = S
-        k.exact = self.chance(0.35) and not self.vec
+        k.exact = self.chance(0.35) and not self.vec and not self.deq
         # grid: one block index per tile dim (x, y), over extents E_t.
         E_t = [self.new_param() for _ in S]
         self.E_t = E_t
@@ -1584,6 +1599,8 @@ class Gen:
         what = r.choice(choices)
         if depth <= 0 and what in ("if", "loop"):
             what = "elementwise"
+        if self.deq:
+            what, self.deq = "gemm", "done"
         if what == "reduce_all":
             return self.reduce_all(r.choice(live))
         if what == "elementwise":
@@ -1838,6 +1855,10 @@ class Gen:
         acct = r.choice(["f32", "f32", "f32", "f16", "f64", "i32"])
         if acct == "i32" and "int_fragment" not in self.f:
             acct = "f32"
+        forced = self.deq == "done"
+        if forced:
+            self.deq = False
+            acct = "f32"
         if self.k.exact and acct != "i32":
             return None
         opt = {"f32": ["f16", "bf16", "f32"], "f16": ["f16"], "f64": ["f64"],
@@ -1845,6 +1866,8 @@ class Gen:
         odt = r.choice(opt)
         if self.narrow and acct == "f32" and self.chance(0.5):
             odt = self.pick(FP8)
+        if forced:
+            odt = self.side.choice(["f16", "bf16"])
         BK = r.choice([4, 8, 16, 32]) if acct != "f16" else r.choice([4, 8])
         ta, tb = self.chance(0.5), self.chance(0.5)
         if odt in FP8:
@@ -1852,6 +1875,10 @@ class Gen:
             # multiple of 32, both operands K-major), not only that
             BK = r.choice([8, 32, 32, 64])
             ta, tb = self.chance(0.2), self.chance(0.8)
+        deq = "dequant_b" in self.f and acct == "f32" and \
+            odt in ("f16", "bf16") and (forced or self.side.random() < 0.6)
+        if deq:
+            ta, tb, BK = self.side.random() < 0.2, True, self.side.choice([32, 64])
         Kp = self.new_param()
         ashape = (BK, M) if ta else (M, BK)
         bshape = (N, BK) if tb else (BK, N)
@@ -1905,9 +1932,27 @@ class Gen:
         inner = [
             simple(["tile_copy(%s, %s);" % (A.name, self.region_text(TA, ao, [0, 1]))],
                    self.c_copy_in(TA, ao, [0, 1], A), "copy-in", [A]),
-            simple(["tile_copy(%s, %s);" % (B.name, self.region_text(TB, bo, [0, 1]))],
-                   self.c_copy_in(TB, bo, [0, 1], B), "copy-in", [B]),
         ]
+        if deq:
+            # B computed by an element loop from the tile copied in, its
+            # values a function of the row too (|B| <= max(|Bq|, 1))
+            qdt = "i8" if tdt == "i4" else tdt
+            Bq = self.new_buf("shared", qdt, bshape, "q")
+            inner.append(simple(
+                ["tile_copy(%s, %s);" % (Bq.name, self.region_text(TB, bo, [0, 1]))],
+                self.c_copy_in(TB, bo, [0, 1], Bq), "copy-in", [Bq]))
+            st = self.par_nest(
+                list(zip(["i", "j"], B.shape)), [],
+                ["%s[i][j] = (float)%s[i][j] * 0.5f - (float)(i %% 3) * 0.25f;"
+                 % (B.name, Bq.name)],
+                ["%s[i][j] = %s;" % (B.name, cv(B.dtype, "(double)%s[i][j] * 0.5 - "
+                                               "(i %% 3) * 0.25" % Bq.name))])
+            st.what = "parallel"
+            inner.append(st)
+        else:
+            inner.append(simple(
+                ["tile_copy(%s, %s);" % (B.name, self.region_text(TB, bo, [0, 1]))],
+                self.c_copy_in(TB, bo, [0, 1], B), "copy-in", [B]))
         if "dup_copy" in self.f and self.chance(0.25):
             # the same copy again: each needs its own state (pipelined
             # copies on CUDA, a register buffer's copy-in on OpenMP)
