@@ -879,17 +879,25 @@ store_close(Gpu *G, const TcVar *v)
 	tc_buf_puts(G->pr.out, stores_bytes(G, v) || packed_i4(v) ? ");\n" : ";\n");
 }
 
+/* `value`, stored into an element of v, less the casts to v's narrow
+ * float type of float values: the store rounds once.  The assignment's
+ * conversion would print to_float(from_float<T>(x)), which nothing
+ * downstream folds (two more instructions an element). */
+static const TcExpr *
+rounded_by_store(const TcVar *v, const TcExpr *value)
+{
+	while (narrow_float(v->dtype) && value->kind == TC_EX_CAST &&
+	       value->dtype == v->dtype && float_valued(value->u.cast.arg->dtype))
+		value = value->u.cast.arg;
+	return value;
+}
+
 /* `value` converted to what an element of v holds. */
 static void
 stored_value(Gpu *G, const TcVar *v, const TcExpr *value)
 {
 	TcBuf *b = G->pr.out;
-	/* A float already rounded to v's type is rounded once, here: the
-	 * assignment's conversion would print to_float(from_float<T>(x)),
-	 * which nothing downstream folds (two more instructions an element). */
-	while (narrow_float(v->dtype) && value->kind == TC_EX_CAST &&
-	       value->dtype == v->dtype && float_valued(value->u.cast.arg->dtype))
-		value = value->u.cast.arg;
+	value = rounded_by_store(v, value);
 	/* An element of v's type is a float v's registers hold as it is. */
 	bool exact = value->kind == TC_EX_LOAD && value->dtype == v->dtype;
 	if (narrow_float(v->dtype) && is_reg(v) && exact) {
@@ -1818,7 +1826,12 @@ emit_mma_sr(Gpu *G, const TcStmt *s, int tm, int tn, const char *n0)
 	tc_buf_printf(b, "[&](const int %s, const int %s, tilec::Run<8, %s> &%s) {\n",
 		      rv->name, first, storage_type(G, bv->dtype), vals);
 	b->indent++;
+	bool saved = G->block_level;
+	G->block_level = false;
+	G->spread++;
 	emit_run_values(G, as, cv, first, 8, vals, false);
+	G->spread--;
+	G->block_level = saved;
 	b->indent--;
 	tc_buf_puts(b, "});\n");
 	b->indent--;
@@ -2502,7 +2515,7 @@ emit_row_vectors(Gpu *G, const TcStmt *const *loops, const long long *ext, int n
  * cv whose one statement is assignment `as`, into the tilec::Run named
  * vals: what the value reads along the run, each as one vector, vals
  * declared (where `declare`), and the unrolled loop computing each
- * element. */
+ * element.  The caller is inside the spread loop (G->spread). */
 static void
 emit_run_values(Gpu *G, const TcStmt *as, const TcVar *cv, const char *first,
 		int run, const char *vals, bool declare)
@@ -2542,10 +2555,7 @@ emit_run_values(Gpu *G, const TcStmt *as, const TcVar *cv, const char *first,
 	/* A float value into 16-bit floats: the run's floats, rounded a
 	 * pair at a time (tilec::round_run), once each, as the store
 	 * would. */
-	const TcExpr *value = as->u.assign.value;
-	while (narrow_float(t->dtype) && value->kind == TC_EX_CAST &&
-	       value->dtype == t->dtype && float_valued(value->u.cast.arg->dtype))
-		value = value->u.cast.arg;
+	const TcExpr *value = rounded_by_store(t, as->u.assign.value);
 	const char *fl = NULL;
 	if ((t->dtype == TC_DT_F16 || t->dtype == TC_DT_BF16) && run % 2 == 0 &&
 	    !(value->kind == TC_EX_LOAD && value->dtype == t->dtype)) {
@@ -2561,9 +2571,6 @@ emit_run_values(Gpu *G, const TcStmt *as, const TcVar *cv, const char *first,
 	tc_expr_visit(as->u.assign.value, &vis);
 	if (u.found)
 		tc_buf_printf(b, "const int %s = %s + %s;\n", cv->name, first, v);
-	bool saved = G->block_level;
-	G->block_level = false;
-	G->spread++;
 	G->nrun_loads = nl;
 	G->run_v = v;
 	if (fl) {
@@ -2578,8 +2585,6 @@ emit_run_values(Gpu *G, const TcStmt *as, const TcVar *cv, const char *first,
 	close_brace(G);
 	if (fl)
 		tc_buf_printf(b, "tilec::round_run(%s, %s);\n", vals, fl);
-	G->spread--;
-	G->block_level = saved;
 }
 
 /* A spread nest whose innermost loop goes in runs (runs.c, loop.run):
@@ -2622,12 +2627,12 @@ emit_runs(Gpu *G, const TcStmt *const *loops, const long long *ext, int n)
 			tc_buf_printf(b, "%s = %s / %lld %% %lld, ", name, e, inner, x);
 	}
 	tc_buf_puts(b, ";\n");
-	emit_run_values(G, as, cv, first, run, vals, true);
-	TcVar at_var = { .kind = TC_VAR_LOCAL, .name = first, .dtype = TC_DT_I32 };
-	TcExpr *at = tc_expr_var(G->a, &at_var, col->loc);
 	bool saved = G->block_level;
 	G->block_level = false;
 	G->spread++;
+	emit_run_values(G, as, cv, first, run, vals, true);
+	TcVar at_var = { .kind = TC_VAR_LOCAL, .name = first, .dtype = TC_DT_I32 };
+	TcExpr *at = tc_expr_var(G->a, &at_var, col->loc);
 	const TcExpr *to = replace_var(G, dst, cv, at);
 	tc_buf_printf(b, "%s.store(&", vals);
 	element_ref(G, t, to->u.load.idx);

@@ -109,8 +109,9 @@ check_read(void *ctx, const TcExpr *e)
 	return r->why ? TC_VISIT_STOP : TC_VISIT_INTO;
 }
 
-/* Statements of the kernel (not blocks or loops themselves) that name v:
- * the number, up to 3. */
+/* The statements of the kernel that touch v: its element reads and
+ * writes, and the loop bounds and conditions that read it (blocks, and
+ * v's declaration, do not count). */
 typedef struct Count {
 	const TcVar *v;
 	int n;
@@ -187,7 +188,8 @@ enum { MAX_NAMED = 32 };
 typedef struct Named {
 	const TcVar *v[MAX_NAMED];
 	int n;
-	bool full;
+	bool full;     /* more than MAX_NAMED */
+	bool assigned; /* a statement assigns one of the scalars */
 } Named;
 
 static TcVisit
@@ -209,8 +211,7 @@ collect_named(void *ctx, const TcExpr *e)
 	return TC_VISIT_INTO;
 }
 
-/* Sets *ctx's `full` where a statement assigns a scalar of the set (the
- * `full` flag doubles as "changed"). */
+/* Sets `assigned` where a statement assigns a scalar of the set. */
 static TcVisit
 assigns_named(void *ctx, const TcStmt *s)
 {
@@ -220,18 +221,16 @@ assigns_named(void *ctx, const TcStmt *s)
 			 s->u.assign.dst->u.var : NULL;
 	for (int i = 0; v && i < m->n; i++)
 		if (m->v[i] == v) {
-			m->full = true;
+			m->assigned = true;
 			return TC_VISIT_STOP;
 		}
 	return TC_VISIT_INTO;
 }
 
 /* Whether the value of `as` computes the same at statement `to` of list
- * as at `from` (the statements between write nothing it reads) and the
- * statements between leave b alone. */
+ * as at `from`: the statements between write nothing it reads. */
 static bool
-same_between(const TcVec *list, int from, int to, const TcStmt *as,
-	     const TcVar *b)
+same_between(const TcVec *list, int from, int to, const TcStmt *as)
 {
 	Named m = { .n = 0 };
 	TcVisitor vis = { .expr = collect_named, .ctx = &m };
@@ -240,14 +239,12 @@ same_between(const TcVec *list, int from, int to, const TcStmt *as,
 		return false;
 	for (int i = from + 1; i < to; i++) {
 		const TcStmt *s = list->items[i];
-		if (tc_stmt_touches(s, NULL, b))
-			return false;
 		for (int j = 0; j < m.n; j++)
 			if (tc_stmt_touches(s, NULL, m.v[j]) & TC_ROLE_WRITE)
 				return false;
 		TcVisitor st = { .stmt = assigns_named, .ctx = &m };
 		tc_stmt_visit(s, &st);
-		if (m.full)
+		if (m.assigned)
 			return false;
 	}
 	return true;
@@ -270,7 +267,8 @@ fuse_block(void *ctx, TcStmt *s, int par_depth)
 		if (!b || b->kind != TC_VAR_BUFFER || b->rank != 2 ||
 		    !tc_in_smem(b))
 			continue;
-		/* The statement before the gemm that last touches B. */
+		/* The statement before the gemm that last touches B (those
+		 * between leave it alone). */
 		int i = g - 1;
 		while (i >= 0 && !tc_stmt_touches(list->items[i], NULL, b))
 			i--;
@@ -280,7 +278,7 @@ fuse_block(void *ctx, TcStmt *s, int par_depth)
 		const TcStmt *as = nest_assign(loop, b);
 		if (!as)
 			continue;
-		const char *why = !same_between(list, i, g, as, b) ?
+		const char *why = !same_between(list, i, g, as) ?
 				  "a statement between them writes what the "
 				  "loop reads" : why_not(F, as, gemm);
 		if (why) {
