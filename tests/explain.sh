@@ -303,7 +303,7 @@ PROG
 	translate tests/lang/gemm_fp8_nt.c -t cuda
 	hasnt "note:"
 	translate tests/lang/gemm_fp8_nt.c -t hip
-	has "note: tile_fragment 'acc' is in shared memory, not registers: it is the accumulator of the tile_gemm at [0-9]+:3 \(f32 \+= fp8e4m3 x fp8e4m3, 64x64, K 64\), which has no matrix instruction here"
+	hasnt "note:"
 	translate "$work/areg.c" -t hip
 	has "areg.c:7:19: note: tile_fragment 'a' is in shared memory, not registers: it is the A operand of the tile_gemm at 13:2, whose v_mfma_i32_16x16x16i8 reads A from shared memory"
 	;;

@@ -94,11 +94,18 @@ static const TcMatrixInsn wgmma_sm90a = {
  * columns 4*(l/16) .. 4*(l/16) + 3 of each 16x16 tile.  f16 and bf16 go
  * through v_mfma_f32_16x16x16, f32 through four v_mfma_f32_16x16x4f32;
  * i8 through v_mfma_i32_16x16x16i8 on CDNA2 and v_mfma_i32_16x16x32_i8 on
- * CDNA3, which dropped the former. */
+ * CDNA3, which dropped the former.  fp8 (OCP e4m3, e5m2) goes through
+ * the f16 instruction, each lane's bytes converted to f16 in registers
+ * (exact): CDNA2 has no fp8 instruction and CDNA3's take the FNUZ
+ * encodings.  Like i8, its A operand comes from shared memory. */
 #define MFMA_FLOAT                                                           \
 	{ .name = "v_mfma_f32_16x16x16",                                     \
 	  .operands = DT(F16) | DT(BF16) | DT(F32), .accum = TC_DT_F32,      \
 	  .k = 16, .a_in_regs = true }
+#define MFMA_FP8                                                             \
+	{ .name = "v_mfma_f32_16x16x16f16 via f16",                          \
+	  .operands = DT(FP8E4M3) | DT(FP8E5M2), .accum = TC_DT_F32,         \
+	  .k = 16 }
 static const TcMatrixInsn mfma_cdna2 = {
 	.name = "v_mfma_*_16x16", .layout = TC_LAYOUT_MFMA,
 	.m = 16, .n = 16, .max_n = 16, .group_warps = 1,
@@ -107,8 +114,9 @@ static const TcMatrixInsn mfma_cdna2 = {
 		MFMA_FLOAT,
 		{ .name = "v_mfma_i32_16x16x16i8", .operands = DT(I8),
 		  .accum = TC_DT_I32, .k = 16 },
+		MFMA_FP8,
 	},
-	.nforms = 2,
+	.nforms = 3,
 };
 static const TcMatrixInsn mfma_cdna3 = {
 	.name = "v_mfma_*_16x16", .layout = TC_LAYOUT_MFMA,
@@ -118,8 +126,9 @@ static const TcMatrixInsn mfma_cdna3 = {
 		MFMA_FLOAT,
 		{ .name = "v_mfma_i32_16x16x32_i8", .operands = DT(I8),
 		  .accum = TC_DT_I32, .k = 32 },
+		MFMA_FP8,
 	},
-	.nforms = 2,
+	.nforms = 3,
 };
 
 const TcMatrixForm *

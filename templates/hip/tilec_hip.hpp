@@ -368,6 +368,37 @@ template <> struct MfmaOp<signed char> {
 	}
 };
 
+// fp8 (e4m3, e5m2): CDNA2 has no fp8 instruction, and CDNA3's take the
+// FNUZ encodings (another exponent bias, one NaN), not OCP's.  So each
+// lane's four fp8 k values become four f16 (exactly: every fp8 value is an
+// f16 value) and go through v_mfma_f32_16x16x16f16, which keeps the same
+// f32 accumulator.  e5m2 is the upper byte of an f16; e4m3 converts
+// through its exact float.
+__device__ __forceinline__ _Float16 fp8_half(fp8e4m3 x) { return (_Float16)to_float(x); }
+__device__ __forceinline__ _Float16 fp8_half(fp8e5m2 x)
+{
+	return __builtin_bit_cast(_Float16, (unsigned short)(x.bits << 8));
+}
+template <typename F8> struct MfmaOpFp8 {
+	typedef f16x4 frag;
+	__device__ static __forceinline__ frag row(const F8 *p)
+	{
+		const unsigned w = *reinterpret_cast<const unsigned *>(p);
+		return frag{ fp8_half(F8{ (unsigned char)w }), fp8_half(F8{ (unsigned char)(w >> 8) }),
+			     fp8_half(F8{ (unsigned char)(w >> 16) }), fp8_half(F8{ (unsigned char)(w >> 24) }) };
+	}
+	__device__ static __forceinline__ frag col(const F8 *p, int ld)
+	{
+		return frag{ fp8_half(p[0]), fp8_half(p[ld]), fp8_half(p[2 * ld]), fp8_half(p[3 * ld]) };
+	}
+	__device__ static __forceinline__ void run(f32x4 &d, frag x, frag y)
+	{
+		d = __builtin_amdgcn_mfma_f32_16x16x16f16(x, y, d, 0, 0, 0);
+	}
+};
+template <> struct MfmaOp<fp8e4m3> : MfmaOpFp8<fp8e4m3> {};
+template <> struct MfmaOp<fp8e5m2> : MfmaOpFp8<fp8e5m2> {};
+
 // One k-step's B fragments of TN 16-column tiles: B is K x N in shared
 // memory (N x K when TRANS_B), row stride ldb.
 template <int TN, bool TRANS_B, typename T>

@@ -2,7 +2,9 @@
  * matrix_paths.c - the MFMA paths of the HIP backend that the samples do
  * not reach, for hip_emu_run.py: bf16 operands with A stored transposed,
  * f32 operands with B stored transposed, and a split-K sum added
- * atomically into an f16 tensor (a compare-and-swap on the 32-bit word).
+ * atomically into an f16 tensor (a compare-and-swap on the 32-bit word),
+ * and fp8 operands (converted to f16 for the f16 instruction) read along
+ * columns: e5m2 with A stored transposed and B not.
  * Not a sample: a test program whose kernels each exercise one path.
  */
 #include <tilec.h>
@@ -78,4 +80,26 @@ gemm_splitk_f16(int M, int N, int K, const f16 A[M][K], const f16 B[K][N],
 		tile_gemm(acc, As, Bs);
 	}
 	tile_atomic_add(&C[by * BLOCK_M][bx * BLOCK_N], acc);
+}
+
+/* C = A^T B with A stored K x M, e5m2 operands: both read by column. */
+TILE_KERNEL void
+gemm_e5m2_at(int M, int N, int K, const fp8e5m2 A[K][M],
+	     const fp8e5m2 B[K][N], f32 C[M][N])
+{
+	tile_threads(256);
+	int bx = tile_grid_x(ceildiv(N, BLOCK_N));
+	int by = tile_grid_y(ceildiv(M, BLOCK_M));
+
+	tile_shared fp8e5m2 As[BLOCK_K][BLOCK_M];
+	tile_shared fp8e5m2 Bs[BLOCK_K][BLOCK_N];
+	tile_fragment f32 acc[BLOCK_M][BLOCK_N];
+
+	tile_clear(acc);
+	for (int k = 0; k < ceildiv(K, BLOCK_K); k++) {
+		tile_copy(As, &A[k * BLOCK_K][by * BLOCK_M]);
+		tile_copy(Bs, &B[k * BLOCK_K][bx * BLOCK_N]);
+		tile_gemm(acc, As, Bs, TILE_TRANS_A);
+	}
+	tile_copy(&C[by * BLOCK_M][bx * BLOCK_N], acc);
 }

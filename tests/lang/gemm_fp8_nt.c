@@ -4,14 +4,14 @@
  * "promoted_sums" says how far that may be from exact sums), or
  * mma.sync m16n8k32 e4m3 with --no-fp8-wgmma; on sm_80 the operand bytes
  * become f16 in registers (exactly) for two m16n8k16 per k-step; HIP has
- * no OCP fp8 instruction, so there the gemm runs element by element from
- * LDS, with a note.  Products of fp8 values are exact in f32, so on
- * mma.sync only the order of the sums differs from the reference.  Ragged
- * M, N and K.
+ * no OCP fp8 instruction, so there the bytes become f16 as they are read
+ * for v_mfma_f32_16x16x16f16.  Products of fp8 values are exact in f32,
+ * so on mma.sync and MFMA only the order of the sums differs from the
+ * reference.  Ragged M, N and K.
  * shape: M=100,N=70,K=200
  * shape: M=1,N=130,K=33
  * expect-cuda: tilec::(mma_ss|wgmma_ss)<
- * reject-hip: tilec::mfma_ss<
+ * expect-hip: tilec::mfma_ss<
  */
 #include <tilec.h>
 
