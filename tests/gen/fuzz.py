@@ -44,12 +44,6 @@ import sys
 import tempfile
 import time
 
-# Where C++ on x86 and a GPU disagree about an undefined operation (a float
-# out of an integer's range converted to it, a shift past the width), the
-# emulator traps instead of quietly giving the x86 answer: the GPU would not.
-EMU_TRAPS = ("-fsanitize=float-cast-overflow,shift-exponent"
-             " -fsanitize-trap=float-cast-overflow,shift-exponent")
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.join(os.path.dirname(HERE), "hip_emu"),
                 os.path.dirname(HERE)]
@@ -266,10 +260,7 @@ class Fuzz:
         open(wrapper, "w").write("\n".join(lines) + "\n")
         emucc = os.path.join(d, "emucc")
         with open(emucc, "w") as f:
-            f.write('#!/bin/sh\nargs=""\nfor a in "$@"; do\n'
-                    '\tcase $a in -fopenmp) ;; *) args="$args $a" ;; esac\n'
-                    'done\nexec %s -std=c++17 -pthread -Wno-unused-parameter'
-                    ' %s $args\n' % (self.cxx, EMU_TRAPS))
+            f.write(hip_emu_run.emucc_script(self.cxx, "gfx90a"))
         os.chmod(emucc, 0o755)
         self.run_kernels(seed, d, meta, "hipemu", wrapper, ["--cc", emucc],
                          timeout=self.a.emu_timeout)

@@ -89,6 +89,21 @@ def clangxx():
     return None
 
 
+def emucc_script(cxx, arch, defs=""):
+    """The compiler tilec run is given (--cc): its C compile line, as C++
+    without OpenMP, for the emulator on ARCH.  Without the loop and SLP
+    vectorizers: clang 15 on an x86 without AVX512-FP16 cannot select
+    some _Float16 vector operations they form (fminf over 16 halves:
+    "Cannot select X86ISD::FMIN v16f16"), and the emulator's threads gain
+    nothing from them; they go last, as tilec run's line carries
+    -ftree-vectorize."""
+    return ('#!/bin/sh\nargs=""\nfor a in "$@"; do\n'
+            '\tcase $a in -fopenmp) ;; *) args="$args $a" ;; esac\n'
+            'done\nexec %s -std=c++17 -pthread -Wno-unused-parameter'
+            ' -D__%s__ %s%s $args -fno-vectorize -fno-slp-vectorize\n'
+            % (cxx, arch, EMU_TRAPS, defs))
+
+
 def main():
     if len(sys.argv) < 4:
         print(__doc__, file=sys.stderr)
@@ -145,17 +160,7 @@ def main():
             f.write("\n".join(lines) + "\n")
         emucc = os.path.join(work, "emucc")
         with open(emucc, "w") as f:
-            # tilec run's C compile line, as C++ without OpenMP, and
-            # without the loop and SLP vectorizers: clang 15 on an x86
-            # without AVX512-FP16 cannot select some _Float16 vector
-            # operations they form (fminf over 16 halves: "Cannot select
-            # X86ISD::FMIN v16f16"), and the emulator's threads gain
-            # nothing from them.
-            f.write('#!/bin/sh\nargs=""\nfor a in "$@"; do\n'
-                    '\tcase $a in -fopenmp) ;; *) args="$args $a" ;; esac\n'
-                    'done\nexec %s -std=c++17 -pthread -Wno-unused-parameter'
-                    ' -D__%s__ %s%s $args -fno-vectorize -fno-slp-vectorize\n'
-                    % (cxx, arch, EMU_TRAPS, cxxdefs))
+            f.write(emucc_script(cxx, arch, cxxdefs))
         os.chmod(emucc, 0o755)
         return subprocess.run([tilec, "run", src, "-t", "openmp", "--source",
                                wrapper, "--cc", emucc] + rest).returncode
