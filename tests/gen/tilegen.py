@@ -80,6 +80,12 @@ FEATURES = {
                   "dequantizing gemm does (CUDA computes it inside the "
                   "gemm: fuse_b.c)"),
     "atomics": (True, "tile_atomic_add"),
+    "argred": (True, "tile_reduce_argmax, tile_reduce_argmin and "
+               "tile_reduce_topk of exact tiles (k up to the whole dim: a "
+               "sort)"),
+    "ragged": (True, "ragged copies: tile_bounded, tile_masked and "
+               "tile_rows (gathers in, permuting scatters out) around "
+               "copy regions"),
     "pipelined": (True, "tile_pipelined loops"),
     "rank3": (True, "rank-3 buffers"),
     "rounding": (True, "roundf, rintf, floorf, ceilf, truncf, fmaf, "
@@ -317,6 +323,9 @@ class Gen:
         # the dequant_b gemms' own stream: the other kernels of a seed stay
         # as they were without the feature
         self.side = random.Random("%d/%d/dequant" % (seed, index))
+        # and the ragged copies' (ragged_copy), and the arg-reductions'
+        self.rag = random.Random("%d/%d/ragged" % (seed, index))
+        self.arg = random.Random("%d/%d/argred" % (seed, index))
         self.f = features
         self.k = Kernel("k%d" % index)
         self.nbuf = 0
@@ -925,8 +934,12 @@ class Gen:
             return "tile_dims(%s, %s)" % (base, ", ".join(map(str, cover)))
         return base
 
-    def c_copy_in(self, t, org, cover, b):
-        """Oracle lines: b = region of t (out of bounds reads 0)."""
+    def c_element(self, t, org, cover, b, rg):
+        """Oracle: the head of a loop over b's elements, the element's
+        tensor index e[], and the test that it is inside: the tensor and,
+        for a ragged region rg (bounds, mask, rows: see ragged_copy), its
+        bounds and mask; tile row q0 stands for the region's row
+        rows[q0]."""
         q = ["q%d" % n for n in range(len(b.shape))]
         lines = ["{"]
         for n, e in enumerate(org):
@@ -936,38 +949,149 @@ class Gen:
             for x, s in zip(q, b.shape)) + " {")
         ix = []
         for d in range(len(t.dims)):
-            ix.append("o%d + %s" % (d, q[cover.index(d)]) if d in cover
-                      else "o%d" % d)
+            if d not in cover:
+                ix.append("o%d" % d)
+            elif rg and rg[2] and cover.index(d) == 0:
+                ix.append("o%d + (long long)%s[q0]" % (d, rg[2].name))
+            else:
+                ix.append("o%d + %s" % (d, q[cover.index(d)]))
         lines.append("\t\tlong long e[%d] = { %s };" % (len(ix), ", ".join(ix)))
+        test = ["in_%s(e)" % t.name]
+        if rg:
+            bounds, mask, rows = rg
+            for n, e in enumerate(bounds or []):
+                test.append("%s < %s" % (q[n], e.c))
+            if mask:
+                test.append("%s%s != 0" % (mask.name,
+                                           idx_c(q[:len(mask.shape)])))
+        return lines, q, "(%s)" % " && ".join(test)
+
+    def c_copy_in(self, t, org, cover, b, rg=None):
+        """Oracle lines: b = region of t (out of bounds reads 0)."""
+        lines, q, inside = self.c_element(t, org, cover, b, rg)
         lines.append("\t\t%s%s = %s;" % (b.name, idx_c(q), cv(
-            b.dtype, "in_%s(e) ? LD_%s(%s, %s) : 0" % (
-                t.name, t.dtype, t.name, self.lin(t, "e")))))
+            b.dtype, "%s ? LD_%s(%s, %s) : 0" % (
+                inside, t.dtype, t.name, self.lin(t, "e")))))
         lines.append("\t}")
         lines.append("}")
         return lines
 
-    def c_copy_out(self, t, org, cover, b, atomic=False):
-        q = ["q%d" % n for n in range(len(b.shape))]
-        lines = ["{"]
-        for n, e in enumerate(org):
-            lines.append("\tlong long o%d = %s;" % (n, e.c))
-        lines.append("\t" + " ".join(
-            "for (int %s = 0; %s < %d; %s++)" % (x, x, s, x)
-            for x, s in zip(q, b.shape)) + " {")
-        ix = []
-        for d in range(len(t.dims)):
-            ix.append("o%d + %s" % (d, q[cover.index(d)]) if d in cover
-                      else "o%d" % d)
-        lines.append("\t\tlong long e[%d] = { %s };" % (len(ix), ", ".join(ix)))
+    def c_copy_out(self, t, org, cover, b, atomic=False, rg=None):
+        lines, q, inside = self.c_element(t, org, cover, b, rg)
         v = "%s%s" % (b.name, idx_c(q))
         if atomic:
             v = "LD_%s(%s, %s) + %s" % (t.dtype, t.name, self.lin(t, "e"), v)
-        lines.append("\t\tif (in_%s(e))" % t.name)
+        lines.append("\t\tif %s" % inside)
         lines.append("\t\t\tST_%s(%s, %s, %s);" % (t.dtype, t.name,
                                                    self.lin(t, "e"), v))
         lines.append("\t}")
         lines.append("}")
         return lines
+
+    def ragged_copy(self, t, org, cover, b, load):
+        """A tile_copy between b and a ragged region of t: tile_bounded
+        (extents from constants, parameters, and the rows left in the
+        tensor), tile_masked (a tile-shaped or row mask an element loop
+        computes) and tile_rows (an index an element loop computes: any
+        rows, past the tensor's edges too, for a gather; a permutation of
+        the tile's own rows for a scatter, so no two blocks and no two
+        rows write one element), each at most once, in any order.  The
+        mask and index statements come first.  All of it from the ragged
+        stream: the rest of the kernel is as without the feature."""
+        main, self.r = self.r, self.rag
+        try:
+            return self.ragged_copy_from(t, org, cover, b, load)
+        finally:
+            self.r = main
+
+    def ragged_copy_from(self, t, org, cover, b, load):
+        r, S = self.r, b.shape
+        kinds = [w for w in ("bounded", "masked", "rows") if self.chance(0.45)]
+        if not kinds:
+            kinds = [self.pick(["bounded", "masked", "rows"])]
+        r.shuffle(kinds)
+        text = self.region_text(t, org, cover)
+        bounds, mask, rows, pre = None, None, None, []
+        names = ["i", "j", "l"]
+        bvar = self.grid_vars[0] or "0"
+        for w in kinds:
+            if w == "bounded":
+                bounds = []
+                for n in range(r.randint(1, len(S))):
+                    d = cover[n]
+                    opts = [iconst(r.randint(-1, S[n] + 2)),
+                            E(t.dims[d], "((long long)%s)" % t.dims[d], "i",
+                              self.k.P[t.dims[d]], self.k.P[t.dims[d]], True),
+                            E("%s - (%s)" % (t.dims[d], org[d].tile),
+                              "((long long)%s - %s)" % (t.dims[d], org[d].c),
+                              "i", -64, 64, True)]
+                    bounds.append(self.pick(opts))
+                text = "tile_bounded(%s, %s)" % (
+                    text, ", ".join(e.tile for e in bounds))
+            elif w == "masked":
+                shape = S if len(S) == 1 or self.chance(0.5) else S[:1]
+                dt = self.pick(["bool", "i32", "u8", "i8"])
+                sc = self.scope_for(dt, shape) or self.scope_for("i32", shape)
+                if not sc:
+                    continue
+                if sc != "fragment" and dt == "bool" and \
+                        "bool_shared" not in self.f:
+                    dt = "i32"
+                mask = self.new_buf(sc, dt if self.scope_for(dt, shape)
+                                    else "i32", shape, "m")
+                a, c, m = r.randint(1, 5), r.randint(0, 7), r.choice([2, 3, 4])
+                iv = names[:len(shape)]
+                lin_t = " + ".join(["%s * %d" % (iv[0], a)] +
+                                   ["%s * %d" % (v, n + 2)
+                                    for n, v in enumerate(iv[1:])] +
+                                   ["%s * 3" % bvar, str(c)])
+                val_t = "(%s) %% %d" % (lin_t, m)
+                if mask.dtype == "bool":
+                    val_t = "(%s) != 0" % val_t
+                lhs = "%s%s" % (mask.name, idx_c(iv))
+                st = self.par_nest(list(zip(iv, shape)), [],
+                                   ["%s = %s;" % (lhs, val_t)],
+                                   ["%s = (double)(%s);" % (lhs, val_t)])
+                st.defines, st.what = [mask], "mask"
+                self.set_range(mask, 0, m - 1, True)
+                pre.append(st)
+                text = "tile_masked(%s, %s)" % (text, mask.name)
+            else:
+                dt = self.pick(["i32", "i64"])
+                sc = self.scope_for(dt, S[:1]) or "shared"
+                rows = self.new_buf(sc, dt, S[:1], "r")
+                if load:
+                    a, c = r.randint(1, 7), r.randint(0, 9)
+                    m = r.choice([S[0], S[0] + 3, 2 * S[0] + 1])
+                    off = r.choice([0, 0, 1, 2])
+                    val_t = "(i * %d + %s * %d + %d) %% %d - %d" % (
+                        a, bvar, r.randint(0, 3), c, m, off)
+                    lo, hi = -off, m - 1 - off
+                else:
+                    # odd multipliers permute the 2^n rows of a tile
+                    a, c = 2 * r.randint(0, 3) + 1, r.randint(0, 9)
+                    val_t = "(i * %d + %s * %d + %d) %% %d" % (
+                        a, bvar, r.randint(0, 3), c, S[0])
+                    lo, hi = 0, S[0] - 1
+                st = self.par_nest([("i", S[0])], [],
+                                   ["%s[i] = %s;" % (rows.name, val_t)],
+                                   ["%s[i] = (double)(%s);" % (rows.name, val_t)])
+                st.defines, st.what = [rows], "index"
+                self.set_range(rows, lo, hi, True)
+                pre.append(st)
+                text = "tile_rows(%s, %s)" % (text, rows.name)
+        rg = (bounds, mask, rows)
+        if load:
+            copy = simple(["tile_copy(%s, %s);" % (b.name, text)],
+                          self.c_copy_in(t, org, cover, b, rg), "ragged-in",
+                          [b])
+        else:
+            copy = simple(["tile_copy(%s, %s);" % (text, b.name)],
+                          self.c_copy_out(t, org, cover, b, rg=rg),
+                          "ragged-out")
+        if not pre:
+            return copy
+        return Stmt([(0, None)], [(0, None)], [], pre + [copy], "seq")
 
     def lin(self, t, e):
         s = "%s[0]" % e
@@ -1526,6 +1650,9 @@ class Gen:
             self.set_range(b, 0, 1, True)
         if self.chance(0.05 if self.vec else 0.3):
             st = self.gather(t, org, cover, b)
+        elif "ragged" in self.f and \
+                self.rag.random() < (0.05 if self.vec else 0.25):
+            st = self.ragged_copy(t, org, cover, b, True)
         else:
             st = simple(["tile_copy(%s, %s);" % (b.name,
                                                  self.region_text(t, org, cover))],
@@ -1596,6 +1723,15 @@ class Gen:
             choices += ["gemm"] * 2
         if self.vec:
             choices = ["elementwise"] * 6 + ["reduce"] * 2 + ["cast"]
+        if "argred" in self.f and not self.vec and \
+                self.arg.random() < 0.12:
+            main, self.r = self.r, self.arg
+            try:
+                st = self.argred(live)
+            finally:
+                self.r = main
+            if st:
+                return st
         what = r.choice(choices)
         if depth <= 0 and what in ("if", "loop"):
             what = "elementwise"
@@ -1847,6 +1983,84 @@ class Gen:
              "\t%s = %s;" % (dref, cv(dst.dtype, "a")), "}"]
         self.set_range(dst, lo, hi, exact)
         return simple(t, c, "reduce", [dst])
+
+    def argred(self, live):
+        """tile_reduce_argmax / argmin (the extreme element and its index
+        along a dim) or tile_reduce_topk (the k greatest in order, their
+        indices) of a tile whose values are the same on every backend:
+        ties, which integers and fills make common, go to the smaller
+        index."""
+        r = self.r
+        srcs = [b for b in live if len(b.shape) >= 2 and b.exact and
+                b.dtype not in ("i4", "bool")]
+        if not srcs:
+            return None
+        src = r.choice(srcs)
+        d = r.randrange(len(src.shape))
+        n = src.shape[d]
+        fl = not is_int(src.dtype)
+        topk = self.chance(0.5)
+        if topk:
+            k = r.choice([1, 2, 3, n] if n <= 8 else [1, 2, 3, 4])
+            k = min(k, n)
+            shape = tuple(k if m == d else x for m, x in enumerate(src.shape))
+        else:
+            op = r.choice(["argmax", "argmin"])
+            shape = tuple(x for m, x in enumerate(src.shape) if m != d)
+        dt = (r.choice(["f32", src.dtype]) if fl else
+              r.choice(["i32", src.dtype]))
+        dst = self.new_buf(self.scope_for(dt, shape) or "shared", dt, shape, "v")
+        it = r.choice(["i32", "i64"])
+        idx = self.new_buf(self.scope_for(it, shape) or "shared", it, shape, "x")
+        self.set_range(dst, src.lo, src.hi, True)
+        self.set_range(idx, 0, n - 1, True)
+        live += [dst, idx]
+        # oracle: each position of the other dims, a scan of w along d
+        q = ["q%d" % m for m in range(len(src.shape)) if m != d]
+        full = list(q)
+        full.insert(d, "w")
+        head = " ".join("for (int %s = 0; %s < %d; %s++)" % (x, x, s, x)
+                        for x, s in zip(q, [x for m, x in
+                                            enumerate(src.shape) if m != d]))
+        v = "%s%s" % (src.name, idx_c(full))
+        if topk:
+            t = ["tile_reduce_topk(%s, %s, %s, %d);" % (dst.name, idx.name,
+                                                         src.name, d)]
+            out = list(q)
+            out.insert(d, "p")
+            c = ["%s {" % head if head else "{",
+                 "\tint taken[%d] = {0};" % n,
+                 "\tfor (int p = 0; p < %d; p++) {" % k,
+                 "\t\tint b = -1;",
+                 "\t\tfor (int w = 0; w < %d; w++) {" % n,
+                 "\t\t\tif (taken[w]) continue;",
+                 "\t\t\tdouble x = %s;" % v,
+                 "\t\t\tif (b < 0) { b = w; continue; }",
+                 "\t\t\tdouble y = %s;" % "%s%s" % (src.name, idx_c(
+                     [("b" if z == "w" else z) for z in full])),
+                 "\t\t\tif (!isnan(x) && (isnan(y) || x > y)) b = w;",
+                 "\t\t}",
+                 "\t\ttaken[b] = 1;",
+                 "\t\t%s%s = %s;" % (dst.name, idx_c(out), cv(dst.dtype,
+                     "%s%s" % (src.name, idx_c([("b" if z == "w" else z)
+                                                for z in full])))),
+                 "\t\t%s%s = b;" % (idx.name, idx_c(out)),
+                 "\t}", "}"]
+            return simple(t, c, "topk", [dst, idx])
+        t = ["tile_reduce_%s(%s, %s, %s, %d);" % (op, dst.name, idx.name,
+                                                   src.name, d)]
+        better = ">" if op == "argmax" else "<"
+        c = ["%s {" % head if head else "{",
+             "\tint b = -1;",
+             "\tdouble a = 0;",
+             "\tfor (int w = 0; w < %d; w++) {" % n,
+             "\t\tdouble x = %s;" % v,
+             "\t\tif (!isnan(x) && (b < 0 || isnan(a) || x %s a)) { a = x; b = w; }" % better,
+             "\t}",
+             "\tif (b < 0) { b = 0; a = NAN; }",
+             "\t%s%s = %s;" % (dst.name, idx_c(q), cv(dst.dtype, "a")),
+             "\t%s%s = b;" % (idx.name, idx_c(q)), "}"]
+        return simple(t, c, "argred", [dst, idx])
 
     def gemm(self, live):
         """acc[M][N] += A * B over K chunks, in a serial or pipelined loop."""
@@ -2166,6 +2380,9 @@ class Gen:
         out = list(pre)
         if use_scatter:
             out.append(self.scatter(t, org, cover, src))
+        elif "ragged" in self.f and \
+                self.rag.random() < (0.05 if self.vec else 0.25):
+            out.append(self.ragged_copy(t, org, cover, src, False))
         else:
             out.append(simple(["tile_copy(%s, %s);" % (self.region_text(t, org, cover),
                                                        src.name)],
