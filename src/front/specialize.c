@@ -205,10 +205,9 @@ stmt_consts(TcStmt *s, TcDiags *d)
 			 * for, e is known at run time. */
 			long long c;
 			const TcExpr *end = s->u.loop.end;
-			if (tc_parallel_bound(end, &c))
-				end = tc_expr_const(end->u.call.args[0], &c)
-					      ? end->u.call.args[0]
-					      : end->u.call.args[1];
+			const TcExpr *rest = tc_parallel_bound(end, &c);
+			if (rest)
+				end = end->u.call.args[end->u.call.args[0] == rest];
 			if (tc_expr_eval(end, &c) == TC_EVAL_DYNAMIC) {
 				tc_diag(d, TC_ERROR, end->loc, "extent of '%s' "
 					"must be a constant (literals and "

@@ -413,10 +413,23 @@ tc_parallel_bound(const TcExpr *end, long long *bound)
 	    end->u.call.nargs != 2)
 		return NULL;
 	const TcExpr *a = end->u.call.args[0], *b = end->u.call.args[1];
-	if (tc_expr_const(a, bound) && !tc_expr_const(b, &(long long){ 0 }))
+	long long x, y;
+	bool ca = tc_expr_const(a, &x), cb = tc_expr_const(b, &y);
+	if (ca && !cb) {
+		*bound = x;
 		return b;
-	if (tc_expr_const(b, bound) && !tc_expr_const(a, &(long long){ 0 }))
+	}
+	if (cb && !ca) {
+		*bound = y;
 		return a;
+	}
+	/* Both constant: a plain extent, unless one is 0 or less (the loop
+	 * runs nothing, as min(C, e) with e <= 0 does) and the other, the
+	 * extent planned for, is positive. */
+	if (ca && cb && (x <= 0) != (y <= 0)) {
+		*bound = x > 0 ? x : y;
+		return x > 0 ? b : a;
+	}
 	return NULL;
 }
 

@@ -1310,7 +1310,9 @@ bool tc_run_reads_whole(const TcVar *v, int run);
 int tc_run_whole_loads(const TcExpr *dst, const TcExpr *value,
 		       const TcVar *j, int run, const TcExpr **out, int max);
 /* A tile_parallel extent known only at run time, min(C, e) (or min(e, C))
- * with C a constant: e, with C in *bound; NULL for any other form. */
+ * with C a constant: e, with C in *bound; also for a constant e of 0 or
+ * less beside a positive C (a loop that runs nothing); NULL for any other
+ * form. */
 const TcExpr *tc_parallel_bound(const TcExpr *end, long long *bound);
 /* Structural equality of two expressions. */
 bool tc_expr_equal(const TcExpr *a, const TcExpr *b);

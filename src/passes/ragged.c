@@ -233,7 +233,7 @@ lower_extent(Ragged *R, TcStmt *s)
 {
 	long long c;
 	const TcExpr *e = s->u.loop.end;
-	if (tc_expr_const(e, &c))
+	if (tc_expr_const(e, &c) && c > 0)
 		return;
 	const TcExpr *rest = tc_parallel_bound(e, &c);
 	tc_assert(rest); /* specialize.c accepts no other form */
