@@ -83,6 +83,10 @@ FEATURES = {
     "argred": (True, "tile_reduce_argmax, tile_reduce_argmin and "
                "tile_reduce_topk of exact tiles (k up to the whole dim: a "
                "sort)"),
+    "runtime_extent": (True, "tile_parallel(i, min(C, e)) over the rows "
+                       "of a tile an element loop overwrites, e known at "
+                       "run time (the rows left, a parameter, a constant "
+                       "past C or below 1)"),
     "ragged": (True, "ragged copies: tile_bounded, tile_masked and "
                "tile_rows (gathers in, permuting scatters out) around "
                "copy regions"),
@@ -326,6 +330,7 @@ class Gen:
         # and the ragged copies' (ragged_copy), and the arg-reductions'
         self.rag = random.Random("%d/%d/ragged" % (seed, index))
         self.arg = random.Random("%d/%d/argred" % (seed, index))
+        self.ext = random.Random("%d/%d/extent" % (seed, index))
         self.f = features
         self.k = Kernel("k%d" % index)
         self.nbuf = 0
@@ -737,10 +742,25 @@ class Gen:
 
     # --- statements ---
 
-    def elementwise(self, dst, ctx_bufs, scalars, ints):
+    def runtime_extent(self, C):
+        """An extent e for tile_parallel(i, min(C, e)), from the extent
+        stream: the rows left in the tile's dim 0 of the grid, a
+        parameter, or a constant (0 or less: no rows; past C: all)."""
+        x = self.ext
+        E0, o = self.E_t[0], self.torg[0]
+        opts = [E("%s - (%s)" % (E0, o.tile), "((long long)%s - %s)" % (E0, o.c),
+                  "i", -64, 64, True),
+                E(E0, "((long long)%s)" % E0, "i", 0, 100, True),
+                iconst(x.randint(-1, C + 2))]
+        return opts[x.randrange(len(opts))]
+
+    def elementwise(self, dst, ctx_bufs, scalars, ints, rx=None):
         """tile_parallel nest over dst's shape: dst[...] = expr, perhaps with
-        a scalar declared between the levels and an if/else."""
+        a scalar declared between the levels and an if/else.  With rx (an
+        overwrite of dst), dim 0 runs min(C, rx) rows at run time and the
+        others keep their values."""
         r = self.r
+        old = (dst.lo, dst.hi, dst.exact)
         names = ["i", "j", "l"][:len(dst.shape)]
         idx = list(zip(names, dst.shape))
         ctx = {"idx": idx, "bufs": [b for b in ctx_bufs], "scalars":
@@ -802,18 +822,28 @@ class Gen:
             body_t = ["%s = %s;" % (lhs, val.tile)]
             body_c = ["%s = %s;" % (lhs, cv(dst.dtype, val.c))]
             lo, hi, exact = val.lo, val.hi, val.exact
-        st = self.par_nest(idx, between, body_t, body_c)
+        st = self.par_nest(idx, between, body_t, body_c, rx)
+        if rx is not None:
+            lo, hi, exact = min(lo, old[0]), max(hi, old[1]), exact and old[2]
         self.set_range(dst, lo, hi, exact)
         st.defines = [dst]
         st.what = "parallel"
         return st
 
-    def par_nest(self, idx, between, body_t, body_c):
+    def par_nest(self, idx, between, body_t, body_c, rx=None):
+        """tile_parallel loops over idx ((var, extent) pairs, outermost
+        first), `between` after the first, the body innermost; rx (an E)
+        makes the first extent min(extent, rx)."""
         tl, cl = [], []
         d = 0
         for n, (v, e) in enumerate(idx):
-            tl.append((d, "tile_parallel(%s, %d) {" % (v, e)))
-            cl.append((d, "for (int %s = 0; %s < %d; %s++) {" % (v, v, e, v)))
+            if n == 0 and rx is not None:
+                tl.append((d, "tile_parallel(%s, min(%d, %s)) {" % (v, e, rx.tile)))
+                cl.append((d, "for (int %s = 0; %s < min_ll(%d, %s); %s++) {" % (
+                    v, v, e, rx.c, v)))
+            else:
+                tl.append((d, "tile_parallel(%s, %d) {" % (v, e)))
+                cl.append((d, "for (int %s = 0; %s < %d; %s++) {" % (v, v, e, v)))
             d += 1
             if n == 0:
                 for t, c in between:
@@ -1743,8 +1773,11 @@ class Gen:
             same = [b for b in live if b.shape == S]
             if same and self.chance(0.4):
                 dst = r.choice(same)   # overwrite (reads may use its old value)
+                rx = None
+                if "runtime_extent" in self.f and self.ext.random() < 0.3:
+                    rx = self.runtime_extent(dst.shape[0])
                 return self.elementwise(dst, live, list(self.scalars),
-                                        self.ints)
+                                        self.ints, rx)
             dst = self.make_buf(S, want_int=self.k.exact or None)
             st = self.elementwise(dst, live, list(self.scalars), self.ints)
             live.append(dst)
