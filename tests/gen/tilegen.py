@@ -2176,10 +2176,15 @@ class Gen:
             # (each product, each chunk, each k16 step): up to K of its
             # roundings (2^-11 relative) differ between two right ones.
             k.tol = max(k.tol or 0, 5e-2)
-        inner = [
-            simple(["tile_copy(%s, %s);" % (A.name, self.region_text(TA, ao, [0, 1]))],
-                   self.c_copy_in(TA, ao, [0, 1], A), "copy-in", [A]),
-        ]
+        if "ragged" in self.f and self.rag.random() < 0.25:
+            # A's rows bounded, masked or gathered in the loop (MoE's
+            # tokens of one expert, routed rows)
+            inner = [self.ragged_copy(TA, ao, [0, 1], A, True)]
+        else:
+            inner = [
+                simple(["tile_copy(%s, %s);" % (A.name, self.region_text(TA, ao, [0, 1]))],
+                       self.c_copy_in(TA, ao, [0, 1], A), "copy-in", [A]),
+            ]
         if deq:
             # B computed by an element loop from the tile copied in, its
             # values a function of the row too (|B| <= max(|Bq|, 1))
