@@ -513,6 +513,17 @@ CASES = [
      {"M": 16, "N": 8192, "K": 8192}, "gemm_w4a16_splitk", "bench"),
     ("gemm_w4a16_splitk_m16_8192_s8_n128", "gemm_w4a16_splitk", None, {"SPLIT_K": 8, "BLOCK_N": 128},
      {"M": 16, "N": 8192, "K": 8192}, "gemm_w4a16_splitk", "bench"),
+    ("gemm_w4a16_splitk_m16_8192_s8", "gemm_w4a16_splitk", None, {"SPLIT_K": 8},
+     {"M": 16, "N": 8192, "K": 8192}, "gemm_w4a16_splitk", "bench"),
+    ("gemm_w4a16_splitk_m16_8192_s4", "gemm_w4a16_splitk", None, {"SPLIT_K": 4},
+     {"M": 16, "N": 8192, "K": 8192}, "gemm_w4a16_splitk", "bench"),
+    ("gemm_w4a16_splitk_m16_8192_n128_t256", "gemm_w4a16_splitk", None, {"BLOCK_N": 128, "THREADS": 256},
+     {"M": 16, "N": 8192, "K": 8192}, "gemm_w4a16_splitk", "bench"),
+    ("gemm_w4a16_splitk_m16_8192_s8_n128_t256_st4", "gemm_w4a16_splitk", None,
+     {"SPLIT_K": 8, "BLOCK_N": 128, "THREADS": 256, "STAGES": 4},
+     {"M": 16, "N": 8192, "K": 8192}, "gemm_w4a16_splitk", "bench"),
+    ("gemm_w4a16_splitk_m16_8192_k64_st4", "gemm_w4a16_splitk", None, {"BLOCK_K": 64, "STAGES": 4},
+     {"M": 16, "N": 8192, "K": 8192}, "gemm_w4a16_splitk", "bench"),
     # Conv2d as an implicit GEMM, NHWC, 3x3 taps, padding 1 (ResNet-like
     # layers); P and Q are the output's rows and columns.
     ("conv2d_ragged", "conv2d", None, {}, {"N": 2, "H": 17, "W": 70, "C": 40, "KO": 130, "PAD": 1, "P": 17, "Q": 70},
