@@ -11,7 +11,9 @@ each kernel's launch manifest, random inputs (as tilec run makes them:
 floats of magnitude 1/16..1 with a random sign, integers +-1..7, u8
 1..15, bools 0/1; tensors both read and written start random too), and
 the expected outputs, computed here by the generator's oracle (checked
-against tilec's reference interpreter by fuzz.py's oracle backend).
+against tilec's reference interpreter by fuzz.py's oracle backend) from
+outputs poisoned as gpu_run.py poisons them, so an element no store
+writes (a masked, bounded or scattered one) is expected to keep it.
 OUTDIR gets cases.json, the .cu files, data/*.bin and gpu_run.py; on the
 GPU machine:
 
@@ -130,9 +132,11 @@ def main():
                 reads = t.const or t.name.startswith("Acc")
                 if reads:
                     vals = [random_value(r, t.dtype) for _ in range(n)]
+                    data = struct.pack("<%d%s" % (n, FMT[t.dtype]), *vals)
                 else:
-                    vals = [0] * n    # the oracle writes every element
-                data = struct.pack("<%d%s" % (n, FMT[t.dtype]), *vals)
+                    # gpu_run.py's poison: an element a masked, bounded
+                    # or scattered store leaves is expected to stay it
+                    data = b"\xab" * (n * struct.calcsize("<" + FMT[t.dtype]))
                 buf = ctypes.create_string_buffer(data, max(len(data), 1))
                 ptr = ctypes.c_void_p(ctypes.addressof(buf))
                 keep += [buf, ptr]
