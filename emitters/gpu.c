@@ -1690,11 +1690,10 @@ copy_reg(Gpu *G, const TcStmt *s)
 		element_value(G, o, oi);
 		tc_buf_puts(b, !bounded ? ");\n" : float_valued(f->dtype) ? ") : 0.0f;\n" :
 			    ") : 0;\n");
-		close_brace(G);
-		round_reg(G, f, o->dtype);
-		return;
 	}
 	close_brace(G);
+	if (f == dst->var)
+		round_reg(G, f, o->dtype);
 }
 
 /* A COPY, ATOMIC_ADD or ASYNC_COPY as expand_pipeline.c lowered it. */
