@@ -1061,14 +1061,10 @@ class Gen:
             elif w == "masked":
                 shape = S if len(S) == 1 or self.chance(0.5) else S[:1]
                 dt = self.pick(["bool", "i32", "u8", "i8"])
-                sc = self.scope_for(dt, shape) or self.scope_for("i32", shape)
-                if not sc:
-                    continue
-                if sc != "fragment" and dt == "bool" and \
-                        "bool_shared" not in self.f:
-                    dt = "i32"
-                mask = self.new_buf(sc, dt if self.scope_for(dt, shape)
-                                    else "i32", shape, "m")
+                sc = self.scope_for(dt, shape)
+                if not sc:      # a bool the features keep out of every scope
+                    dt, sc = "i32", self.scope_for("i32", shape) or "shared"
+                mask = self.new_buf(sc, dt, shape, "m")
                 a, c, m = r.randint(1, 5), r.randint(0, 7), r.choice([2, 3, 4])
                 iv = names[:len(shape)]
                 lin_t = " + ".join(["%s * %d" % (iv[0], a)] +
