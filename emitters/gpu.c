@@ -753,9 +753,11 @@ hook_load(TcCPrinter *pr, const TcExpr *e)
 		if (!tc_expr_equal(e, G->run_loads[i]))
 			continue;
 		/* The element of the run read as one vector (emit_runs). */
-		if (packed_i4(v))
-			tc_buf_printf(pr->out, "tilec::%s(%s.e, %s)",
-				      G->i4_float ? "i4_float" : "i4_get",
+		if (packed_i4(v) && G->i4_float)
+			tc_buf_printf(pr->out, "tilec::i4_run_float(%s, %s)",
+				      G->run_names[i], G->run_v);
+		else if (packed_i4(v))
+			tc_buf_printf(pr->out, "tilec::i4_get(%s.e, %s)",
 				      G->run_names[i], G->run_v);
 		else if (narrow_float(v->dtype))
 			tc_buf_printf(pr->out, "tilec::to_float(%s.e[%s])",

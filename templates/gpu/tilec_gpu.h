@@ -232,6 +232,25 @@ __device__ __forceinline__ float i4_float(const i4x2 *p, long long e)
 	return __uint_as_float(0x4B000000u | x8) - 8388616.0f;
 }
 
+// Element j of a run of packed elements read as one vector (R a Run of
+// i4x2, j a constant once the caller's loop is unrolled) as a float,
+// exactly.  Where the run is whole 32-bit words, the nibble is converted
+// where it lies: element j of a word sits at bit s = 4 (j % 4) of the
+// word or of its upper half (one shift a word), and its bits, sign
+// flipped, under those of 2^23 make the float 2^23 + (x + 8) 2^s, one
+// LOP3; times 2^-s less 2^(23-s) + 8 it is x, one FFMA, rounding
+// nothing.  i4_float takes SHF, two LOP3 and a FADD for each element.
+template <typename R> __device__ __forceinline__ float i4_run_float(const R &r, int j)
+{
+	if (sizeof r.e % 4 != 0)
+		return i4_float(r.e, j);
+	const unsigned w = run_word(r, j >> 3);
+	const unsigned h = (j & 4) ? w >> 16 : w;
+	const int s = 4 * (j & 3);
+	const float f = __uint_as_float((h & (15u << s)) ^ (0x4B000000u | 8u << s));
+	return fmaf(f, 1.0f / (float)(1 << s), -(float)(1 << (23 - s)) - 8.0f);
+}
+
 // x wrapped to i4's range, -8 .. 7, as a conversion to i4 does.
 __device__ __forceinline__ int i4_wrap(int x) { return ((x & 15) ^ 8) - 8; }
 

@@ -157,6 +157,14 @@ template <int V, typename T> __device__ __forceinline__ void round_run(Run<V, T>
 		r.e[i] = from_float<T>(f[i]);
 }
 
+// 32-bit word i of run r (of whole words).
+template <int V, typename T> __device__ __forceinline__ unsigned run_word(const Run<V, T> &r, int i)
+{
+	unsigned w;
+	__builtin_memcpy(&w, reinterpret_cast<const char *>(r.e) + 4 * i, 4);
+	return w;
+}
+
 // *p = v for a store of one element into shared memory (the CUDA header's
 // works around its compiler's merged byte stores; hipcc's are right).
 template <typename T, typename V> __device__ __forceinline__ void put(T *p, V v) { *p = static_cast<T>(v); }

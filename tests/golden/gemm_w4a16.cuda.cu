@@ -121,7 +121,7 @@ gemm_w4a16(int M, int N, int K, const __half *__restrict__ A, const tilec::i4x2 
 					float Ws_f[8];
 					#pragma unroll
 					for (int j_v = 0; j_v < 8; j_v++) {
-						Ws_f[j_v] = (tilec::i4_float(Ws4_stage_run.e,
+						Ws_f[j_v] = (tilec::i4_run_float(Ws4_stage_run,
 							j_v) - (float)tilec::to_float(
 							zero_stage[n])) * (float)tilec::to_float(
 							scale_stage[n]);

@@ -77,7 +77,7 @@ gemm_w4a16_splitk(int M, int N, int K, const __half *__restrict__ A,
 			float Ws_f[8];
 			#pragma unroll
 			for (int j_v = 0; j_v < 8; j_v++) {
-				Ws_f[j_v] = (tilec::i4_float(Ws4_run.e,
+				Ws_f[j_v] = (tilec::i4_run_float(Ws4_run,
 					j_v) - (float)tilec::to_float(
 					zero[n])) * (float)tilec::to_float(scale[n]);
 			}
