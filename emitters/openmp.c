@@ -965,6 +965,26 @@ tc_omp_nest_comment(Emitter *E, const TcStmt *s, const char *more)
 	tc_buf_free(&nest);
 }
 
+/* A transposing nest (passes/cpu_transpose.c): 8 x 8 blocks through
+ * registers, tilec_transpose32. */
+static void
+emit_transpose(Emitter *E, const TcStmt *s)
+{
+	TcTranspose t;
+	tc_assert(tc_transpose_form(E->a, s, &t));
+	const TcVar *D = t.dst->u.load.var, *S = t.src->u.load.var;
+	tc_omp_nest_comment(E, s, ": 8 x 8 blocks through registers");
+	tc_buf_puts(E->out, "tilec_transpose32(&");
+	tc_c_expr(&E->pr, t.dst);
+	tc_buf_printf(E->out, ", %s, &", tc_omp_expr_text(E, D->shape[1], 0));
+	tc_c_expr(&E->pr, t.src);
+	const TcStmt *inner = s->u.loop.body->u.block.body.items[0];
+	tc_buf_printf(E->out, ", %s, %s, %s);\n",
+		      tc_omp_expr_text(E, S->shape[1], 0),
+		      tc_omp_expr_text(E, inner->u.loop.end, 0),
+		      tc_omp_expr_text(E, s->u.loop.end, 0));
+}
+
 static void
 emit_for(Emitter *E, const TcStmt *s, bool in_parallel)
 {
@@ -976,6 +996,10 @@ emit_for(Emitter *E, const TcStmt *s, bool in_parallel)
 		tc_c_loc_comment(&E->pr, s->loc,
 				 tc_fmt(E->a, "%s: the CPU runs it in order",
 					src ? src : "tile_pipelined"));
+	}
+	if (s->u.loop.transpose) {
+		emit_transpose(E, s);
+		return;
 	}
 	if (s->u.loop.kind == TC_LOOP_PARALLEL && !in_parallel)
 		tc_omp_nest_comment(E, s, "");

@@ -17,8 +17,9 @@
 #     (-cubin; skipped without nvcc);
 #   - for hip, gfx90a: the standalone output compiles with hipcc (device
 #     code only; skipped without hipcc);
-#   - lines `expect-T: REGEX` and `reject-T: REGEX` (T = cuda, hip or
-#     ir, the last being `-t cuda --emit=ir`): the output must (must not)
+#   - lines `expect-T: REGEX` and `reject-T: REGEX` (T = cuda, hip,
+#     openmp, the last for --arch avx2, or ir, which is `-t cuda
+#     --emit=ir`): the output must (must not)
 #     have a line matching the extended regular expression, where a
 #     compile alone proves nothing (a bounds test, a type).
 # The same programs run under the HIP wave emulator (the hip-emu-regress-*
@@ -60,7 +61,7 @@ fail() {
 	status=1
 }
 
-# The output for target T (cuda, hip, ir) must (expect) or must not
+# The output for target T (cuda, hip, openmp, ir) must (expect) or must not
 # (reject) match each of the file's patterns for T.
 patterns() {
 	local kind=$1 t=$2 out=$3 re
@@ -80,6 +81,13 @@ for s in "${shapes[@]}"; do
 	"$tilec" run "$src" "${defines[@]}" "${shape[@]}" "${run_args[@]}" >"$work/run.log" 2>&1 ||
 		{ fail "tilec run --shape $s"; cat "$work/run.log"; }
 done
+
+if grep -qE "^(//| \*) (expect|reject)-openmp:" "$src"; then
+	"$tilec" "$src" -t openmp --arch avx2 --verify "${defines[@]}" -o "$work/k.c" ||
+		fail "tilec -t openmp --arch avx2"
+	patterns expect openmp "$work/k.c"
+	patterns reject openmp "$work/k.c"
+fi
 
 "$tilec" "$src" -t cuda --emit=ir --verify "${defines[@]}" -o "$work/k.ir" ||
 	fail "tilec -t cuda --emit=ir"

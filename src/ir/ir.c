@@ -1212,3 +1212,110 @@ tc_tensor_roles(const TcKernel *k, int *role)
 {
 	tc_stmt_access(k->body, NULL, mark_role, role);
 }
+
+/* --- Transposing element nests (passes/cpu_transpose.c) --- */
+
+/* The offset of index e from loop var v, e = v or v + o or o + v with o
+ * naming neither v nor w; NULL if e is not of that form.  *zero: the
+ * offset is nothing (e = v). */
+static const TcExpr *
+transpose_offset(const TcExpr *e, const TcVar *v, const TcVar *w, bool *zero)
+{
+	*zero = false;
+	if (e->kind == TC_EX_VAR && e->u.var == v) {
+		*zero = true;
+		return e;
+	}
+	if (e->kind != TC_EX_BINARY || e->u.bin.op != TC_OP_ADD)
+		return NULL;
+	const TcExpr *l = e->u.bin.lhs, *r = e->u.bin.rhs;
+	if (r->kind == TC_EX_VAR && r->u.var == v) {
+		const TcExpr *t = l;
+		l = r;
+		r = t;
+	}
+	if (l->kind != TC_EX_VAR || l->u.var != v || tc_expr_mentions(r, v) ||
+	    tc_expr_mentions(r, w))
+		return NULL;
+	return r;
+}
+
+/* Whether buffer v's elements are 32 bits in the CPU's frame. */
+static bool
+transpose_held_32(const TcVar *v)
+{
+	if (v->kind != TC_VAR_BUFFER || v->rank != 2 || v->stored || v->unstored)
+		return false;
+	switch (v->dtype) {
+	case TC_DT_F32: case TC_DT_F16: case TC_DT_BF16:
+	case TC_DT_FP8E4M3: case TC_DT_FP8E5M2: case TC_DT_I32:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* A parallel loop from 0 by 1 over a constant extent of whole 8s. */
+static bool
+transpose_whole_8s(const TcStmt *s, long long *n)
+{
+	long long b, st;
+	return s->kind == TC_ST_FOR && s->u.loop.kind == TC_LOOP_PARALLEL &&
+	       tc_expr_const(s->u.loop.begin, &b) && b == 0 &&
+	       tc_expr_const(s->u.loop.step, &st) && st == 1 &&
+	       tc_expr_const(s->u.loop.end, n) && *n > 0 && *n % 8 == 0;
+}
+
+static const TcStmt *
+transpose_only(const TcStmt *block)
+{
+	return block->u.block.body.len == 1 ? block->u.block.body.items[0] : NULL;
+}
+
+/* The first element of a region: a load of v at offsets o[0], o[1]
+ * (NULL: 0). */
+static TcExpr *
+transpose_corner(TcArena *a, const TcExpr *like, const TcExpr *const *o, bool *zero)
+{
+	TcExpr *e = tc_expr_clone(a, like);
+	for (int d = 0; d < 2; d++)
+		e->u.load.idx[d] = zero[d] ? tc_expr_int(a, 0, like->loc)
+					   : tc_expr_clone(a, o[d]);
+	return e;
+}
+
+bool
+tc_transpose_form(TcArena *a, const TcStmt *outer, TcTranspose *t)
+{
+	long long cols, rows;
+	if (!transpose_whole_8s(outer, &cols))
+		return false;
+	const TcStmt *inner = transpose_only(outer->u.loop.body);
+	if (!inner || !transpose_whole_8s(inner, &rows))
+		return false;
+	const TcStmt *as = transpose_only(inner->u.loop.body);
+	if (!as || as->kind != TC_ST_ASSIGN)
+		return false;
+	const TcExpr *dst = as->u.assign.dst, *src = as->u.assign.value;
+	if (dst->kind != TC_EX_LOAD || src->kind != TC_EX_LOAD)
+		return false;
+	const TcVar *D = dst->u.load.var, *S = src->u.load.var;
+	const TcVar *j = outer->u.loop.var, *i = inner->u.loop.var;
+	if (D == S || !transpose_held_32(D) || !transpose_held_32(S) || D->dtype != S->dtype)
+		return false;
+	const TcExpr *od[2], *os[2];
+	bool zd[2], zs[2];
+	od[0] = transpose_offset(dst->u.load.idx[0], j, i, &zd[0]);
+	od[1] = transpose_offset(dst->u.load.idx[1], i, j, &zd[1]);
+	os[0] = transpose_offset(src->u.load.idx[0], i, j, &zs[0]);
+	os[1] = transpose_offset(src->u.load.idx[1], j, i, &zs[1]);
+	if (!od[0] || !od[1] || !os[0] || !os[1])
+		return false;
+	if (a) {
+		t->dst = transpose_corner(a, dst, od, zd);
+		t->src = transpose_corner(a, src, os, zs);
+	}
+	t->rows = rows;
+	t->cols = cols;
+	return true;
+}

@@ -1018,6 +1018,7 @@ loop(Reader *R, TcLoopKind kind)
 		expect(R, "of");
 		s->u.loop.run = small_int(R);
 	}
+	s->u.loop.transpose = accept(R, "transposed");
 	expect(R, "{");
 	s->loc = loc_comment(R);
 	v->loc = s->loc;

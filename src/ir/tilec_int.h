@@ -843,6 +843,11 @@ struct TcStmt {
 			 * clause; explain.c words it under --explain). */
 			int run;
 			const char *run_why;
+			/* PARALLEL on openmp targets with explicit lanes
+			 * (cpu_transpose.c): the outer loop of a nest that
+			 * moves one buffer's S[i][j] to another's D[j][i],
+			 * printed as 8 x 8 blocks through registers. */
+			bool transpose;
 		} loop;
 		struct {
 			TcExpr *cond;
@@ -1314,6 +1319,17 @@ int tc_run_whole_loads(const TcExpr *dst, const TcExpr *value,
  * less beside a positive C (a loop that runs nothing); NULL for any other
  * form. */
 const TcExpr *tc_parallel_bound(const TcExpr *end, long long *bound);
+/* Whether loop outer is the outer loop of a nest
+ *     tile_parallel(j, C) tile_parallel(i, R) D[j + a][i + b] = S[i + c][j + d];
+ * D and S distinct rank-2 buffers of one dtype held in 32-bit elements on
+ * the CPU (f32; f16, bf16, fp8 held as float; i32), R and C constants of
+ * whole 8s, a .. d naming neither var (passes/cpu_transpose.c).  With an
+ * arena, *t gets the first elements moved and the extents. */
+typedef struct TcTranspose {
+	TcExpr *dst, *src;    /* D[a][b] and S[c][d]: the elements at i = j = 0 */
+	long long rows, cols; /* of S: the inner loop's extent, the outer's */
+} TcTranspose;
+bool tc_transpose_form(TcArena *a, const TcStmt *outer, TcTranspose *t);
 /* Structural equality of two expressions. */
 bool tc_expr_equal(const TcExpr *a, const TcExpr *b);
 /* Deep copy of an expression tree (vars are shared, not copied). */

@@ -655,6 +655,12 @@ check_schedule(Verifier *v, const TcStmt *s)
 			     "but is not a whole number of them over one "
 			     "guarded element copy", name_of(s->u.loop.var), rv);
 	}
+	/* A transposing nest (cpu_transpose.c): of that form. */
+	TcTranspose tr;
+	if (s->u.loop.transpose && !tc_transpose_form(NULL, s, &tr))
+		fail(v, s->loc, "loop '%s' is marked transposed, but is not a "
+		     "nest moving S[i][j] to D[j][i] over whole 8s",
+		     name_of(s->u.loop.var));
 	/* A loop in runs (runs.c): spread, innermost, a whole number of
 	 * runs, its body the one assignment to an element of a shared
 	 * buffer at the loop's variable along its rows. */

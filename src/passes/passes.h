@@ -87,6 +87,13 @@ bool tc_cpu_edge_covers(const TcKernel *k, const TcFusion *F,
 bool tc_cpu_vector(TcArena *a, TcProgram *p, const TcOptions *opt,
 		   TcDiags *d);
 
+/* cpu_transpose.c (openmp with explicit lanes, after vector): element
+ * nests outside fused runs that move S[i][j] to D[j][i] between 32-bit
+ * buffers over whole 8s (loop.transpose on the outer loop;
+ * tc_transpose_form). */
+bool tc_cpu_transpose(TcArena *a, TcProgram *p, const TcOptions *opt,
+		      TcDiags *d);
+
 /* cpu_ahead.c (openmp, after vector): the run of each kernel that
  * prefetches the next block's rows, and which (TcFuseOp.next_block,
  * TcFusion.next). */

@@ -1216,6 +1216,51 @@ tilec_vfminf(tilec_vf a, tilec_vf b)
 	tilec_vu m = (tilec_vu)((a < b) | (b != b));
 	return (tilec_vf)(((tilec_vu)a & m) | ((tilec_vu)b & ~m));
 }
+
+/* dst[j][i] = src[i][j] for i < rows, j < cols (whole 8s), of 32-bit
+ * elements (floats or ints: bits move, nothing is computed), rows of dst
+ * ldd elements apart and of src lds (passes/cpu_transpose.c).  An 8 x 8
+ * block at a time through registers: its 8 rows of src read whole, pairs
+ * interleaved (unpack), then quadruples (shuffle), then 128-bit halves
+ * exchanged, and the 8 rows of dst written whole, where an element loop
+ * vectorized along i reads src down a column. */
+static inline void
+tilec_transpose32(void *restrict dst, long ldd, const void *restrict src,
+		  long lds, int rows, int cols)
+{
+	float *d = dst;
+	const float *s = src;
+	for (int i0 = 0; i0 < rows; i0 += 8)
+		for (int j0 = 0; j0 < cols; j0 += 8) {
+			const float *in = s + i0 * lds + j0;
+			float *out = d + j0 * ldd + i0;
+#if defined(__AVX__)
+			__m256 r[8], t[8], u[8];
+			for (int k = 0; k < 8; k++)
+				r[k] = _mm256_loadu_ps(in + k * lds);
+			for (int k = 0; k < 8; k += 2) {
+				t[k] = _mm256_unpacklo_ps(r[k], r[k + 1]);
+				t[k + 1] = _mm256_unpackhi_ps(r[k], r[k + 1]);
+			}
+			for (int k = 0; k < 8; k += 4) {
+				u[k] = _mm256_shuffle_ps(t[k], t[k + 2], 0x44);
+				u[k + 1] = _mm256_shuffle_ps(t[k], t[k + 2], 0xEE);
+				u[k + 2] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0x44);
+				u[k + 3] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0xEE);
+			}
+			for (int k = 0; k < 4; k++) {
+				_mm256_storeu_ps(out + k * ldd,
+						 _mm256_permute2f128_ps(u[k], u[k + 4], 0x20));
+				_mm256_storeu_ps(out + (k + 4) * ldd,
+						 _mm256_permute2f128_ps(u[k], u[k + 4], 0x31));
+			}
+#else
+			for (int j = 0; j < 8; j++)
+				for (int i = 0; i < 8; i++)
+					memcpy(out + j * ldd + i, in + i * lds + j, 4);
+#endif
+		}
+}
 #endif /* __GNUC__ && TILEC_VL */
 
 /* --- Row reductions ----------------------------------------------------------

@@ -34,12 +34,9 @@ transpose_block(int M, int N, const tilec_f16 X[restrict M][N],
 			tilec_load_f16(xs[i], &X[row0 + i][col0], cols, BLOCK);
 		memset(xs + rows, 0, sizeof xs[0] * (BLOCK - rows));
 	}
-	// transpose.c:27 tile_parallel(j, BLOCK) tile_parallel(i, BLOCK)
-	for (int j = 0; j < BLOCK; j++) {
-#pragma omp simd
-		for (int i = 0; i < BLOCK; i++)
-			yt[j][i] = xs[i][j];
-	}
+	// transpose.c:27 tile_parallel(j, BLOCK) tile_parallel(i, BLOCK): 8 x 8
+	// blocks through registers
+	tilec_transpose32(&yt[0][0], BLOCK, &xs[0][0], BLOCK, BLOCK, BLOCK);
 	// transpose.c:29 tile_copy(&Y[bx * BLOCK][by * BLOCK], yt)
 	{
 		const int row0 = bx * BLOCK, col0 = by * BLOCK;
