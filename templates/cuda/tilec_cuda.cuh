@@ -557,25 +557,26 @@ __device__ __forceinline__ unsigned gather_k4(unsigned s, int ld)
 }
 
 // d += a * b on one 16x8 tile over one k-step; d0..d3 are the four
-// accumulator elements of the tile.  The mma.sync statements are not
-// volatile: they read and write registers only, and a volatile one would
-// keep nvcc from reusing, across it, what the operands' code loaded
-// (mma_sr's B values reread their scales for every run).
+// accumulator elements of the tile.  The statements stay volatile, as
+// everyone's do, though they touch registers only: a non-volatile one
+// could be sunk by the compiler into a branch some lanes skip, and
+// mma.sync needs the whole warp.  (The price: nvcc reuses no load across
+// one, so mma_sr's b_run rereads a column's scale for every run of 8.)
 __device__ __forceinline__ void mma_tile(float &d0, float &d1, float &d2, float &d3, const unsigned (&a)[4], unsigned b0, unsigned b1, __half)
 {
-	asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+	asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
 		     : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
 		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 __device__ __forceinline__ void mma_tile(float &d0, float &d1, float &d2, float &d3, const unsigned (&a)[4], unsigned b0, unsigned b1, __nv_bfloat16)
 {
-	asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+	asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
 		     : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
 		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 __device__ __forceinline__ void mma_tile(int &d0, int &d1, int &d2, int &d3, const unsigned (&a)[4], unsigned b0, unsigned b1, signed char)
 {
-	asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+	asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
 		     : "+r"(d0), "+r"(d1), "+r"(d2), "+r"(d3)
 		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
@@ -616,11 +617,11 @@ __device__ __forceinline__ void mma_fp8(float &d0, float &d1, float &d2, float &
 {
 #if __CUDA_ARCH__ >= 890
 	if constexpr (Same<F8, fp8e4m3>::value)
-		asm("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+		asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
 			     : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
 			     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 	else
-		asm("mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+		asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
 			     : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
 			     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 #else
