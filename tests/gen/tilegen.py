@@ -87,6 +87,9 @@ FEATURES = {
                        "of a tile an element loop overwrites, e known at "
                        "run time (the rows left, a parameter, a constant "
                        "past C or below 1)"),
+    "transpose": (True, "tile_parallel nests moving a buffer's [i][j] "
+                  "to another's [j][i] (the CPU's transpose pass: 8 x 8 "
+                  "blocks of 32-bit elements)"),
     "ragged": (True, "ragged copies: tile_bounded, tile_masked and "
                "tile_rows (gathers in, permuting scatters out) around "
                "copy regions"),
@@ -331,6 +334,7 @@ class Gen:
         self.rag = random.Random("%d/%d/ragged" % (seed, index))
         self.arg = random.Random("%d/%d/argred" % (seed, index))
         self.ext = random.Random("%d/%d/extent" % (seed, index))
+        self.tr = random.Random("%d/%d/transpose" % (seed, index))
         self.f = features
         self.k = Kernel("k%d" % index)
         self.nbuf = 0
@@ -1758,6 +1762,15 @@ class Gen:
                 self.r = main
             if st:
                 return st
+        if "transpose" in self.f and len(S) == 2 and \
+                self.tr.random() < 0.12:
+            main, self.r = self.r, self.tr
+            try:
+                st = self.transpose(live)
+            finally:
+                self.r = main
+            if st:
+                return st
         what = r.choice(choices)
         if depth <= 0 and what in ("if", "loop"):
             what = "elementwise"
@@ -1850,6 +1863,41 @@ class Gen:
         if what == "loop":
             return self.loop(live)
         return None
+
+    def transpose(self, live):
+        """dst[j][i] = src[i][j] in tile_parallel nests, into a new buffer
+        of the block's shape S, through one of S transposed where S is not
+        square (a block of two nests).  On the CPU the transpose pass moves
+        8 x 8 blocks of 32-bit buffers; other dtypes, extents and backends
+        run the element loops."""
+        S = tuple(self.S)
+        srcs = [b for b in live if tuple(b.shape) == S]
+        if not srcs:
+            return None
+        cur = self.r.choice(srcs)
+        R, C = S
+        shapes = [(C, R)] if R == C else [(C, R), (R, C)]
+        scopes = [self.scope_for(cur.dtype, list(sh)) for sh in shapes]
+        if None in scopes:
+            return None
+        nests = []
+        for shape, scope in zip(shapes, scopes):
+            dst = self.new_buf(scope, cur.dtype, list(shape), "t")
+            st = self.par_nest([("j", shape[0]), ("i", shape[1])], [],
+                               ["%s[j][i] = %s[i][j];" % (dst.name, cur.name)],
+                               ["%s[j][i] = %s;" % (dst.name, cv(
+                                   dst.dtype, "%s[i][j]" % cur.name))])
+            st.defines = [dst]
+            st.what = "parallel"
+            self.set_range(dst, cur.lo, cur.hi, cur.exact)
+            nests.append(st)
+            cur = dst
+        live.append(cur)
+        if len(nests) == 1:
+            return nests[0]
+        out = compound(["{"], ["{"], nests, what="block")
+        out.defines = [cur]
+        return out
 
     def reduce_all(self, src):
         """s = tile_sum(src) (or max, min, absmax): a block-level scalar
