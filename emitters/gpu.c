@@ -2536,7 +2536,14 @@ emit_run_values(Gpu *G, const TcStmt *as, const TcVar *cv, const char *first,
 	for (int i = 0; i < nl; i++) {
 		const TcVar *src = G->run_loads[i]->u.load.var;
 		const TcExpr *from = replace_var(G, G->run_loads[i], cv, at);
+		/* Two reads of one buffer along the run (t[i][j] and t[j][i])
+		 * are two vectors, named apart. */
 		const char *name = fresh(G, tc_fmt(G->a, "%s_run", src->name));
+		for (int k = 0; k < i; k++)
+			if (strcmp(G->run_names[k], name) == 0) {
+				name = fresh(G, tc_fmt(G->a, "%s_", name));
+				k = -1;
+			}
 		G->run_names[i] = name;
 		if (packed_i4(src)) {
 			tc_buf_printf(b, "tilec::Run<%d, tilec::i4x2> %s;\n", run / 2, name);

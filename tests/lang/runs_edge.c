@@ -1,6 +1,7 @@
 /* Element loops in runs (runs.c), edge cases: neighbour reads, partial
  * rows, offsets, 3-D tiles, quantize into i8/u8/bool/fp8/f64 rows,
- * multi-statement bodies.
+ * multi-statement bodies, two reads of one tile along the run
+ * (cs[a][c][j] and cs[c][a][j]: two vectors, named apart).
  * shape: M=37,N=101
  * shape: M=5,N=7
  * shape: M=64,N=40
@@ -26,6 +27,7 @@ runs_edge(int M, int N, const f16 X[M][N], const bf16 Y[M][N],
 	tile_shared bf16 ps[BM][W];
 	tile_shared f16 rs[2][BM / 2][W];
 	tile_shared bool bs[BM][W];
+	tile_shared f16 cs[4][4][W];
 	tile_fragment f32 fr[BM][W];
 	tile_copy(xs, &X[bm * BM][bn * W]);
 	tile_copy(ys, &Y[bm * BM][bn * W]);
@@ -61,6 +63,12 @@ runs_edge(int M, int N, const f16 X[M][N], const bf16 Y[M][N],
 		rs[h][i][j] = (float)xs[h * (BM / 2) + i][j] * 0.5f + (float)ys[h * (BM / 2) + i][j];
 	tile_parallel(h, 2) tile_parallel(i, BM / 2) tile_parallel(j, W)
 		rs[h][i][j] = rs[h][i][j] + (float)xs[h * (BM / 2) + i][j];
+	/* two reads of one tile along the run */
+	tile_parallel(a, 4) tile_parallel(c, 4) tile_parallel(j, W)
+		cs[a][c][j] = (float)xs[a * 4 + c][j] - 0.25f;
+	tile_parallel(a, 4) tile_parallel(c, 4) tile_parallel(j, W)
+		as[a * 4 + c][j] = as[a * 4 + c][j] + (float)cs[a][c][j] * (float)cs[c][a][j] -
+				   (float)cs[c][a][j];
 	tile_copy(&A[bm * BM][bn * W], as);
 	tile_copy(&Q[bm * BM][bn * W], qs);
 	tile_copy(&U[bm * BM][bn * W], us);
