@@ -1527,9 +1527,28 @@ print_element_copy(Emitter *E, const CopyPlan *cp, bool load, bool atomic)
 	}
 }
 
+/* The size in bytes of tensor t, as C. */
+static const char *
+tensor_bytes(Emitter *E, const TcVar *t)
+{
+	TcBuf n;
+	tc_buf_init(&n);
+	tc_buf_printf(&n, "sizeof(%s)", tc_omp_storage_type(t->dtype));
+	for (int d = 0; d < t->rank; d++)
+		tc_buf_printf(&n, " * %s%s", d == 0 ? "(size_t)" : "",
+			      tc_omp_expr_text(E, t->shape[d],
+					       tc_binop_prec(TC_OP_MUL) + 1));
+	const char *s = tc_fmt(E->a, "%s", n.data);
+	tc_buf_free(&n);
+	return s;
+}
+
+/* A tile copy between buffer `tile` and the tensor region reg: a load
+ * (reg into tile), else a store, an atomic add, or a store streamed past
+ * the cache (copy.stream). */
 static void
 emit_copy_tensor(Emitter *E, const TcVar *tile, const TcRegion *reg,
-		 bool load, bool atomic)
+		 bool load, bool atomic, bool streamed)
 {
 	CopyPlan cp = { .tile = tile, .reg = reg, .ten = reg->var,
 			.rank = tile->rank };
@@ -1552,6 +1571,7 @@ emit_copy_tensor(Emitter *E, const TcVar *tile, const TcRegion *reg,
 		    !(load && tc_omp_is_narrow_float(bt) && bt != tt);
 	if (load && tile->stored) /* the bits as they are */
 		helper = tc_fmt(E->a, "%s_stored", helper);
+	bool stream = rows && !load && streamed;
 	/* Loads clear what lies outside the tensor first, unless the row
 	 * helper does it (the last dim) and at most the first dim is left. */
 	if (load && any_partial) {
@@ -1608,9 +1628,13 @@ emit_copy_tensor(Emitter *E, const TcVar *tile, const TcRegion *reg,
 			args[0] = start;
 			args[1] = row.data;
 			args[2] = cp.ext[R - 1];
+			/* An output only written here (cpu_stream.c): its
+			 * size decides whether the rows pass the cache. */
+			args[3] = stream ? tensor_bytes(E, cp.ten) : NULL;
 			tc_omp_print_wrapped(
-				E, tc_fmt(E->a, "tilec_store_%s(", helper),
-				args, 3, ");");
+				E, tc_fmt(E->a, "tilec_store_%s%s(", helper,
+					  stream ? "_out" : ""),
+				args, stream ? 4 : 3, ");");
 		}
 		tc_buf_free(&row);
 	} else {
@@ -1625,6 +1649,7 @@ emit_copy_tensor(Emitter *E, const TcVar *tile, const TcRegion *reg,
 			b, "memset(%s + %s, 0, sizeof %s[0] * (%s - %s));\n",
 			tile->name, cp.ext[0], tile->name,
 			tc_omp_expr_text(E, tile->shape[0], 0), cp.ext[0]);
+
 	if (opened) {
 		b->indent--;
 		tc_buf_puts(b, "}\n");
@@ -1740,9 +1765,10 @@ emit_copy(Emitter *E, const TcStmt *s)
 	bool atomic = s->kind == TC_ST_ATOMIC_ADD;
 	op_comment(E, s);
 	if (dst->var->kind == TC_VAR_TENSOR)
-		emit_copy_tensor(E, src->var, dst, false, atomic);
+		emit_copy_tensor(E, src->var, dst, false, atomic,
+				 s->u.copy.stream);
 	else if (src->var->kind == TC_VAR_TENSOR)
-		emit_copy_tensor(E, dst->var, src, true, false);
+		emit_copy_tensor(E, dst->var, src, true, false, false);
 	else
 		emit_copy_buffers(E, dst, src);
 }
@@ -2464,14 +2490,24 @@ emit_kernel_function(Emitter *E, const char *block_fn)
 	int nloops = 0;
 	for (int d = 0; d < 3; d++)
 		nloops += k->grid[d] != NULL;
+	/* Rows streamed past the cache (passes/cpu_stream.c): each thread
+	 * fences once after its blocks, before the threads join. */
+	bool fence = k->streams && nloops > 0;
+	if (fence) {
+		tc_omp_pragma(E, "omp parallel");
+		tc_buf_puts(b, "{\n");
+		b->indent++;
+	}
+	const char *sched = tc_fmt(E->a, "schedule(%s)%s",
+				   E->dynamic ? "dynamic" : "static",
+				   fence ? " nowait" : "");
 	if (nloops > 0) {
 		if (nloops > 1)
-			tc_omp_pragma(
-				E, "omp parallel for collapse(%d) schedule(%s)",
-				nloops, E->dynamic ? "dynamic" : "static");
+			tc_omp_pragma(E, "omp %sfor collapse(%d) %s",
+				      fence ? "" : "parallel ", nloops, sched);
 		else
-			tc_omp_pragma(E, "omp parallel for schedule(%s)",
-				      E->dynamic ? "dynamic" : "static");
+			tc_omp_pragma(E, "omp %sfor %s",
+				      fence ? "" : "parallel ", sched);
 	}
 	for (int d = 2; d >= 0; d--) {
 		if (!k->grid[d])
@@ -2496,6 +2532,14 @@ emit_kernel_function(Emitter *E, const char *block_fn)
 	}
 	tc_omp_print_wrapped(E, tc_fmt(E->a, "%s(", block_fn), args, na, ");");
 	b->indent -= nloops;
+	if (k->streams) {
+		tc_buf_puts(b, "// streamed rows reach memory before the "
+			    "threads join\ntilec_stream_fence();\n");
+		if (fence) {
+			b->indent--;
+			tc_buf_puts(b, "}\n");
+		}
+	}
 	b->indent--;
 	tc_buf_puts(b, "}\n");
 }

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# cpu_math.sh - the CPU template's exp, exp2 and tanh and its narrow row
-# conversions (tests/cpu_math/vexp.c, vforms.c): accurate, and the
-# explicit-vector forms the OpenMP backend prints equal to the scalar
-# ones, with 16 lanes as the AVX-512 targets print them (compiled as
-# generated kernels are, cc -O3 -march=native -fopenmp -fno-math-errno;
-# on a CPU without AVX-512 the portable forms) and with 8 as avx2 prints
-# them (-mavx2 -mfma -mf16c, where the CPU has AVX2).
+# cpu_math.sh - the CPU template's exp, exp2 and tanh, its narrow row
+# conversions and its streamed row stores (tests/cpu_math/vexp.c,
+# vforms.c, stream_out.c): accurate, and the explicit-vector forms the
+# OpenMP backend prints equal to the scalar ones, with 16 lanes as the
+# AVX-512 targets print them (compiled as generated kernels are, cc -O3
+# -march=native -fopenmp -fno-math-errno; on a CPU without AVX-512 the
+# portable forms) and with 8 as avx2 prints them (-mavx2 -mfma -mf16c,
+# where the CPU has AVX2).
 #
 # usage: cpu_math.sh SRCROOT
 set -eu
@@ -19,7 +20,7 @@ ln -s "$PWD/templates/cpu" "$work/inc/tilec/cpu"
 # prints them (8 lanes; on AVX-512 hardware the same code as -mavx2).
 lanes="-DTILEC_VL=16"
 grep -qw avx2 /proc/cpuinfo 2>/dev/null && lanes="$lanes -DTILEC_VL=8"
-for t in vexp vforms; do
+for t in vexp vforms stream_out; do
 	for vl in $lanes; do
 		# -Wno-psabi: without AVX-512, 64-byte vectors pass in memory
 		# (gcc warns that the ABI differs from an AVX-512 build's).

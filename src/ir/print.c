@@ -667,6 +667,8 @@ print_stmt(TcBuf *b, const TcKernel *k, const TcStmt *s)
 			tc_buf_printf(b, ", %s", tc_copy_lower_name(s->u.copy.lower));
 		if (s->u.copy.launch_aligned)
 			tc_buf_puts(b, " aligned_launch");
+		if (s->u.copy.stream)
+			tc_buf_puts(b, " streamed");
 		if (s->u.copy.advance) {
 			tc_buf_puts(b, " first [");
 			for (int i = 0; s->u.copy.src.var &&
@@ -995,6 +997,8 @@ tc_print_kernel(TcBuf *b, const TcKernel *k)
 	}
 	if (k->bind_close)
 		tc_buf_puts(b, "bind close\n");
+	if (k->streams)
+		tc_buf_puts(b, "streams past the cache\n");
 	if (k->rasterize) {
 		tc_buf_puts(b, "rasterize ");
 		print_prec(b, k->rasterize, 0);

@@ -1105,7 +1105,7 @@ tmap_ref(Reader *R)
 	error_at(R, &at, "'%s' is not a tensor map of the kernel", name);
 }
 
-/* `copy|async_copy DST [stage E] <- SRC[, LOWER[ aligned_launch]][ PLAN iteration E]
+/* `copy|async_copy DST [stage E] <- SRC[, LOWER[ aligned_launch]][ streamed][ PLAN iteration E]
  * [ via MAP on BARS]`, or for a TMA store `..., tma_store via MAP at
  * smem +N (B boxes)[, barriers of threads 0 .. T]` */
 static void
@@ -1120,6 +1120,8 @@ copy_stmt(Reader *R, TcStmt *s)
 		s->u.copy.lower = copy_lower(R);
 	if (accept(R, "aligned_launch"))
 		s->u.copy.launch_aligned = true;
+	if (accept(R, "streamed"))
+		s->u.copy.stream = true;
 	if (accept(R, "first")) {
 		expect(R, "[");
 		for (int i = 0; i < s->u.copy.src.var->rank; i++) {
@@ -2452,6 +2454,11 @@ kernel_header(Reader *R, TcKernel *k)
 		} else if (accept(R, "bind")) {
 			expect(R, "close");
 			k->bind_close = true;
+		} else if (accept(R, "streams")) {
+			expect(R, "past");
+			expect(R, "the");
+			expect(R, "cache");
+			k->streams = true;
 		} else if (accept(R, "producer")) {
 			expect(R, "warpgroup");
 			expect(R, "of");

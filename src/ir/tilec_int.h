@@ -901,6 +901,11 @@ struct TcStmt {
 			 * aligned launch (kernel->aligned), where the
 			 * printer makes it constant (TILEC_ALIGNED). */
 			bool launch_aligned;
+			/* COPY of a buffer into a tensor on openmp targets
+			 * (cpu_stream.c): the tensor is an output the
+			 * kernel only writes through such copies, and the
+			 * rows may go past the cache where it is large. */
+			bool stream;
 		} copy; /* COPY, ATOMIC_ADD, ASYNC_COPY, PREFETCH */
 		struct {
 			int pending; /* groups left in flight, >= 0 */
@@ -1208,6 +1213,10 @@ typedef struct TcKernel {
 	 * per core, close (tilec_bind_threads), unless the user places them
 	 * through OpenMP's environment. */
 	bool bind_close;
+	/* The openmp target (passes/cpu_stream.c): some copy streams rows
+	 * past the cache (copy.stream), so each thread fences once after
+	 * its blocks, before the threads join. */
+	bool streams;
 	/* GPU targets with TMA (expand_pipeline.c): TcTensorMap *, the
 	 * tensor maps its TMA copies read, in parameter order. */
 	TcVec tmaps;

@@ -1378,6 +1378,20 @@ check_stmt(Verifier *v, const TcStmt *s)
 		check_copy(v, s);
 		if (s->u.copy.dst.var && s->u.copy.src.var)
 			check_lowering(v, s);
+		/* A streamed copy (cpu_stream.c): rows of a buffer along a
+		 * tensor's. */
+		if (s->u.copy.stream &&
+		    (s->kind != TC_ST_COPY || !s->u.copy.dst.var ||
+		     s->u.copy.dst.var->kind != TC_VAR_TENSOR ||
+		     !s->u.copy.src.var ||
+		     s->u.copy.src.var->kind != TC_VAR_BUFFER ||
+		     s->u.copy.dst.dims[s->u.copy.src.var->rank - 1] !=
+			     s->u.copy.dst.var->rank - 1))
+			fail(v, s->loc, "a streamed copy that is not a buffer's "
+			     "rows copied along a tensor's rows");
+		else if (s->u.copy.stream && v->kernel && !v->kernel->streams)
+			fail(v, s->loc, "a streamed copy in a kernel whose "
+			     "threads do not fence (streams past the cache)");
 		break;
 	case TC_ST_PREFETCH:
 		check_prefetch(v, s);
@@ -2224,6 +2238,10 @@ tc_verify_target(const TcProgram *p, const TcTarget *t, bool scheduled,
 			target_fail(&c, k->loc, "kernel '%s' has tensor maps, "
 				    "which %s %s does not", k->name, t->name,
 				    t->arch);
+		if (k->streams && t->simt)
+			target_fail(&c, k->loc, "kernel '%s' streams rows past "
+				    "the CPU's cache, on %s %s", k->name,
+				    t->name, t->arch);
 		if (k->bind_close && t->simt)
 			target_fail(&c, k->loc, "kernel '%s' binds its threads "
 				    "to CPU cores (bind close), on %s %s",

@@ -94,6 +94,12 @@ bool tc_cpu_vector(TcArena *a, TcProgram *p, const TcOptions *opt,
 bool tc_cpu_transpose(TcArena *a, TcProgram *p, const TcOptions *opt,
 		      TcDiags *d);
 
+/* cpu_stream.c (openmp, after fuse): copies of float-held buffers into
+ * tensors the kernel touches only through such copies, rows along the
+ * tensor's (copy.stream). */
+bool tc_cpu_stream(TcArena *a, TcProgram *p, const TcOptions *opt,
+		   TcDiags *d);
+
 /* cpu_ahead.c (openmp, after vector): the run of each kernel that
  * prefetches the next block's rows, and which (TcFuseOp.next_block,
  * TcFusion.next). */

@@ -74,6 +74,8 @@ const TcPass tc_passes[] = {
 	  "fused runs on explicit vectors (AVX-512 lanes), rows streamed out" },
 	{ "transpose", tc_cpu_transpose, CPU_TARGETS,
 	  "element nests that transpose a buffer: 8 x 8 blocks through registers" },
+	{ "stream", tc_cpu_stream, CPU_TARGETS,
+	  "copies into outputs the kernel only writes: rows past the cache" },
 	{ "ahead", tc_cpu_ahead, CPU_TARGETS,
 	  "the next block's rows prefetched while a fused run computes" },
 	{ "strip", tc_cpu_strip, CPU_TARGETS,

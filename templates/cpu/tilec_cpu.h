@@ -40,6 +40,8 @@
 #endif
 #if defined(__x86_64__) && (defined(__AVX__) || defined(__F16C__))
 #include <immintrin.h>
+#elif defined(__x86_64__)
+#include <emmintrin.h>
 #endif
 
 /* --- Storage types ---------------------------------------------------------
@@ -612,6 +614,98 @@ TILEC_ROW_COPIES(bf16)
 TILEC_ROW_COPIES(fp8e4m3)
 TILEC_ROW_COPIES(fp8e5m2)
 #undef TILEC_ROW_COPIES
+
+/* Rows of an output the kernel only writes (passes/cpu_stream.c picks
+ * the copies): tilec_store_T_out(dst, src, n, total) stores as
+ * tilec_store_T does, but where the whole output is total >=
+ * TILEC_STREAM_OUT bytes, more than the caches would keep for the next
+ * kernel, the row's 16-byte-aligned middle goes out with non-temporal
+ * stores, which skip the read for ownership of every line they fill.
+ * Rows of any length qualify (a transposed tile writes 64 rows of 128
+ * bytes).  The caller fences once after its rows (tilec_stream_fence). */
+#ifndef TILEC_STREAM_OUT
+#define TILEC_STREAM_OUT ((size_t)16 << 20)
+#endif
+
+static inline void
+tilec_stream_bytes(void *restrict dst, const void *restrict src, size_t n)
+{
+	unsigned char *d = dst;
+	const unsigned char *s = src;
+#if defined(__x86_64__)
+	for (; n > 0 && ((uintptr_t)d & 15); n--) /* no calls: rows are short */
+		*d++ = *s++;
+	for (; n >= 16; n -= 16, d += 16, s += 16)
+		_mm_stream_si128((__m128i *)d,
+				 _mm_loadu_si128((const __m128i *)s));
+#endif
+	for (; n > 0; n--)
+		*d++ = *s++;
+}
+
+static inline void
+tilec_stream_fence(void)
+{
+#if defined(__x86_64__)
+	_mm_sfence();
+#endif
+}
+
+static inline void
+tilec_store_f32_out(float *restrict dst, const float *restrict src, int n,
+		    size_t total)
+{
+	if (total < TILEC_STREAM_OUT)
+		tilec_store_f32(dst, src, n);
+	else
+		tilec_stream_bytes(dst, src, sizeof(float) * (size_t)n);
+}
+
+/* f16 with F16C: each vcvtps2ph's eight halves streamed as they come. */
+static inline void
+tilec_store_f16_out(tilec_f16 *restrict dst, const float *restrict src, int n,
+		    size_t total)
+{
+	int i = 0;
+#if defined(__F16C__)
+	if (total >= TILEC_STREAM_OUT) {
+		for (; i < n && ((uintptr_t)(dst + i) & 15); i++)
+			dst[i] = tilec_f32_to_f16(src[i]);
+		for (; i + 8 <= n; i += 8)
+			_mm_stream_si128((__m128i *)(dst + i),
+					 _mm256_cvtps_ph(_mm256_loadu_ps(src + i),
+							 _MM_FROUND_TO_NEAREST_INT |
+								 _MM_FROUND_NO_EXC));
+	}
+#else
+	(void)total;
+#endif
+	tilec_store_f16(dst + i, src + i, n - i);
+}
+
+/* The other narrow types: 64 elements at a time rounded into a buffer in
+ * L1, then streamed. */
+#define TILEC_STORE_OUT(T)                                                    \
+	static inline void tilec_store_##T##_out(tilec_##T *restrict dst,    \
+						 const float *restrict src,  \
+						 int n, size_t total)        \
+	{                                                                     \
+		if (total < TILEC_STREAM_OUT) {                               \
+			tilec_store_##T(dst, src, n);                         \
+			return;                                               \
+		}                                                             \
+		tilec_##T part[64];                                           \
+		for (int i = 0; i < n; i += 64) {                             \
+			int m = n - i < 64 ? n - i : 64;                      \
+			tilec_store_##T(part, src + i, m);                    \
+			tilec_stream_bytes(dst + i, part,                     \
+					   sizeof(tilec_##T) * (size_t)m);    \
+		}                                                             \
+	}
+TILEC_STORE_OUT(bf16)
+TILEC_STORE_OUT(fp8e4m3)
+TILEC_STORE_OUT(fp8e5m2)
+#undef TILEC_STORE_OUT
 
 /* Whether this CPU has AMX-TILE, -BF16 and -INT8 (CPUID leaf 7, EDX bits
  * 24, 22, 25) and Linux lets this process use the tile data

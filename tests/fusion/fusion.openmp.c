@@ -171,7 +171,8 @@ neighbour_block(int M, int N, const float X[restrict M][N],
 		const int rows = tilec_extent(M, row0, BLOCK_M);
 		const int cols = tilec_extent(N, col0, BLOCK_N);
 		for (int i = 0; i < rows; i++)
-			tilec_store_f32(&Y[row0 + i][col0], z[i], cols);
+			tilec_store_f32_out(&Y[row0 + i][col0], z[i], cols,
+			                    sizeof(float) * (size_t)M * N);
 	}
 }
 
@@ -182,10 +183,15 @@ neighbour(int M, int N, const float X[restrict M][N], float Y[restrict M][N])
 	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
 	// would place them, unless OpenMP's environment says otherwise
 	tilec_bind_threads();
-#pragma omp parallel for collapse(2) schedule(static)
-	for (int bm = 0; bm < tilec_ceildiv(M, BLOCK_M); bm++)
-		for (int bn = 0; bn < tilec_ceildiv(N, BLOCK_N); bn++)
-			neighbour_block(M, N, X, Y, bn, bm);
+#pragma omp parallel
+	{
+#pragma omp for collapse(2) schedule(static) nowait
+		for (int bm = 0; bm < tilec_ceildiv(M, BLOCK_M); bm++)
+			for (int bn = 0; bn < tilec_ceildiv(N, BLOCK_N); bn++)
+				neighbour_block(M, N, X, Y, bn, bm);
+		// streamed rows reach memory before the threads join
+		tilec_stream_fence();
+	}
 }
 
 // The runtime's entry: args[i] points to parameter i's value (a tensor's
@@ -1040,7 +1046,9 @@ vector_not_block(int M, int N, const float X[restrict M][N],
 			const int rows = tilec_extent(M, row0, BLOCK_M);
 			const int cols = tilec_extent(N, n0, BLOCK_N);
 			for (int i = 0; i < rows; i++)
-				tilec_store_f32(&Y[row0 + i][n0], y[i], cols);
+				tilec_store_f32_out(&Y[row0 + i][n0], y[i],
+				                    cols,
+				                    sizeof(float) * (size_t)M * N);
 		}
 		// fusion.c:269 tile_copy(h, &H[bm * BLOCK_M][n0])
 		// fusion.c:270 tile_parallel(i, BLOCK_M) tile_parallel(j,
@@ -1094,9 +1102,14 @@ vector_not(int M, int N, const float X[restrict M][N],
 	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
 	// would place them, unless OpenMP's environment says otherwise
 	tilec_bind_threads();
-#pragma omp parallel for schedule(static)
-	for (int bm = 0; bm < tilec_ceildiv(M, BLOCK_M); bm++)
-		vector_not_block(M, N, X, H, Y, bm);
+#pragma omp parallel
+	{
+#pragma omp for schedule(static) nowait
+		for (int bm = 0; bm < tilec_ceildiv(M, BLOCK_M); bm++)
+			vector_not_block(M, N, X, H, Y, bm);
+		// streamed rows reach memory before the threads join
+		tilec_stream_fence();
+	}
 }
 
 // The runtime's entry: args[i] points to parameter i's value (a tensor's

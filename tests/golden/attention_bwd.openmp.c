@@ -79,7 +79,8 @@ attn_bwd_delta_block(int B, int S, int H,
 	{
 		const int i0 = bm * BLOCK_M;
 		const int n = tilec_extent(S, i0, BLOCK_M);
-		tilec_store_f32(&Delta[b][h][i0], delta, n);
+		tilec_store_f32_out(&Delta[b][h][i0], delta, n,
+		                    sizeof(float) * (size_t)B * H * S);
 	}
 }
 
@@ -94,12 +95,17 @@ attn_bwd_delta(int B, int S, int H,
 	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
 	// would place them, unless OpenMP's environment says otherwise
 	tilec_bind_threads();
-#pragma omp parallel for collapse(3) schedule(static)
-	for (int b = 0; b < B; b++)
-		for (int h = 0; h < H; h++)
-			for (int bm = 0; bm < tilec_ceildiv(S, BLOCK_M); bm++)
-				attn_bwd_delta_block(B, S, H, O, dO, Delta, bm,
-				                     h, b);
+#pragma omp parallel
+	{
+#pragma omp for collapse(3) schedule(static) nowait
+		for (int b = 0; b < B; b++)
+			for (int h = 0; h < H; h++)
+				for (int bm = 0; bm < tilec_ceildiv(S, BLOCK_M); bm++)
+					attn_bwd_delta_block(B, S, H, O, dO,
+					                     Delta, bm, h, b);
+		// streamed rows reach memory before the threads join
+		tilec_stream_fence();
+	}
 }
 
 // The runtime's entry: args[i] points to parameter i's value (a tensor's

@@ -49,7 +49,7 @@ colsum_block(int M, int N, const float X[restrict M][N], float Y[restrict N],
 	{
 		const int i0 = bn * BLOCK_N;
 		const int n = tilec_extent(N, i0, BLOCK_N);
-		tilec_store_f32(&Y[i0], sum, n);
+		tilec_store_f32_out(&Y[i0], sum, n, sizeof(float) * (size_t)N);
 	}
 }
 
@@ -60,9 +60,14 @@ colsum(int M, int N, const float X[restrict M][N], float Y[restrict N])
 	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
 	// would place them, unless OpenMP's environment says otherwise
 	tilec_bind_threads();
-#pragma omp parallel for schedule(static)
-	for (int bn = 0; bn < tilec_ceildiv(N, BLOCK_N); bn++)
-		colsum_block(M, N, X, Y, bn);
+#pragma omp parallel
+	{
+#pragma omp for schedule(static) nowait
+		for (int bn = 0; bn < tilec_ceildiv(N, BLOCK_N); bn++)
+			colsum_block(M, N, X, Y, bn);
+		// streamed rows reach memory before the threads join
+		tilec_stream_fence();
+	}
 }
 
 // The runtime's entry: args[i] points to parameter i's value (a tensor's

@@ -83,7 +83,9 @@ conv2d_block(int N, int H, int W, int C, int KO, int PAD, int P, int Q,
 		const int rows = n < N && p < P ? tilec_extent(Q, q0, BLOCK_M) : 0;
 		const int cols = tilec_extent(KO, col0, BLOCK_N);
 		for (int i = 0; i < rows; i++)
-			tilec_store_f16(&Y[n][p][q0 + i][col0], acc[i], cols);
+			tilec_store_f16_out(&Y[n][p][q0 + i][col0], acc[i],
+			                    cols,
+			                    sizeof(tilec_f16) * (size_t)N * P * Q * KO);
 	}
 }
 
@@ -97,12 +99,17 @@ conv2d(int N, int H, int W, int C, int KO, int PAD, int P, int Q,
 	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
 	// would place them, unless OpenMP's environment says otherwise
 	tilec_bind_threads();
-#pragma omp parallel for collapse(3) schedule(static)
-	for (int np = 0; np < N * P; np++)
-		for (int bq = 0; bq < tilec_ceildiv(Q, BLOCK_M); bq++)
-			for (int bo = 0; bo < tilec_ceildiv(KO, BLOCK_N); bo++)
-				conv2d_block(N, H, W, C, KO, PAD, P, Q, X, F, Y,
-				             bo, bq, np);
+#pragma omp parallel
+	{
+#pragma omp for collapse(3) schedule(static) nowait
+		for (int np = 0; np < N * P; np++)
+			for (int bq = 0; bq < tilec_ceildiv(Q, BLOCK_M); bq++)
+				for (int bo = 0; bo < tilec_ceildiv(KO, BLOCK_N); bo++)
+					conv2d_block(N, H, W, C, KO, PAD, P, Q,
+					             X, F, Y, bo, bq, np);
+		// streamed rows reach memory before the threads join
+		tilec_stream_fence();
+	}
 }
 
 // The runtime's entry: args[i] points to parameter i's value (a tensor's

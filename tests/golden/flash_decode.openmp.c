@@ -159,7 +159,8 @@ flash_decode_split_block(int B, int H, int HKV, int S, int NSPLIT, float scale,
 	for (int z = 0; z < 1; z++)
 		lse[z] = l > 0.0f ? m + logf(l) : -INFINITY;
 	// flash_decode.c:102 tile_copy(&Opart[b][h][sp][0], acc)
-	tilec_store_f32(&Opart[b][h][sp][0], acc, HEAD_DIM);
+	tilec_store_f32_out(&Opart[b][h][sp][0], acc, HEAD_DIM,
+	                    sizeof(float) * (size_t)B * H * NSPLIT * HEAD_DIM);
 	// flash_decode.c:103 tile_copy(&Lse[b][h][sp], lse)
 	{
 		const int n = tilec_extent(NSPLIT, sp, 1);
@@ -180,13 +181,19 @@ flash_decode_split(int B, int H, int HKV, int S, int NSPLIT, float scale,
 	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
 	// would place them, unless OpenMP's environment says otherwise
 	tilec_bind_threads();
-#pragma omp parallel for collapse(3) schedule(dynamic)
-	for (int b = 0; b < B; b++)
-		for (int h = 0; h < H; h++)
-			for (int sp = 0; sp < NSPLIT; sp++)
-				flash_decode_split_block(B, H, HKV, S, NSPLIT,
-				                         scale, Q, K, V, Opart,
-				                         Lse, sp, h, b);
+#pragma omp parallel
+	{
+#pragma omp for collapse(3) schedule(dynamic) nowait
+		for (int b = 0; b < B; b++)
+			for (int h = 0; h < H; h++)
+				for (int sp = 0; sp < NSPLIT; sp++)
+					flash_decode_split_block(B, H, HKV, S,
+					                         NSPLIT, scale,
+					                         Q, K, V, Opart,
+					                         Lse, sp, h, b);
+		// streamed rows reach memory before the threads join
+		tilec_stream_fence();
+	}
 }
 
 // The runtime's entry: args[i] points to parameter i's value (a tensor's

@@ -104,8 +104,9 @@ gemm_f32_block(int M, int N, int K, const float A[restrict M][K],
 			const int rows = tilec_extent(M, row0, BLOCK_M);
 			const int cols = tilec_extent(N, col0, BLOCK_N);
 			for (int i = 0; i < rows; i++)
-				tilec_store_f32(&C[row0 + i][col0], acc[i],
-				                cols);
+				tilec_store_f32_out(&C[row0 + i][col0], acc[i],
+				                    cols,
+				                    sizeof(float) * (size_t)M * N);
 		}
 	}
 }
@@ -123,12 +124,17 @@ gemm_f32(int M, int N, int K, const float A[restrict M][K],
 	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
 	// would place them, unless OpenMP's environment says otherwise
 	tilec_bind_threads();
-#pragma omp parallel for collapse(2) schedule(static)
-	for (int by = 0; by < tilec_ceildiv(M, BLOCK_M); by++)
-		for (int bx0 = 0; bx0 < tilec_ceildiv(N, BLOCK_N); bx0 += strip)
-			gemm_f32_block(M, N, K, A, B, C, bx0,
-			               tilec_min(strip, tilec_ceildiv(N, BLOCK_N) - bx0),
-			               by);
+#pragma omp parallel
+	{
+#pragma omp for collapse(2) schedule(static) nowait
+		for (int by = 0; by < tilec_ceildiv(M, BLOCK_M); by++)
+			for (int bx0 = 0; bx0 < tilec_ceildiv(N, BLOCK_N); bx0 += strip)
+				gemm_f32_block(M, N, K, A, B, C, bx0,
+				               tilec_min(strip, tilec_ceildiv(N, BLOCK_N) - bx0),
+				               by);
+		// streamed rows reach memory before the threads join
+		tilec_stream_fence();
+	}
 }
 
 // The runtime's entry: args[i] points to parameter i's value (a tensor's

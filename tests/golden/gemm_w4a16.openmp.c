@@ -136,7 +136,8 @@ gemm_w4a16_block(int M, int N, int K, const tilec_f16 A[restrict M][K],
 		const int rows = tilec_extent(M, row0, BLOCK_M);
 		const int cols = tilec_extent(N, col0, BLOCK_N);
 		for (int i = 0; i < rows; i++)
-			tilec_store_f16(&C[row0 + i][col0], acc[i], cols);
+			tilec_store_f16_out(&C[row0 + i][col0], acc[i], cols,
+			                    sizeof(tilec_f16) * (size_t)M * N);
 	}
 }
 
@@ -150,10 +151,16 @@ gemm_w4a16(int M, int N, int K, const tilec_f16 A[restrict M][K],
 	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
 	// would place them, unless OpenMP's environment says otherwise
 	tilec_bind_threads();
-#pragma omp parallel for collapse(2) schedule(static)
-	for (int by = 0; by < tilec_ceildiv(M, BLOCK_M); by++)
-		for (int bx = 0; bx < tilec_ceildiv(N, BLOCK_N); bx++)
-			gemm_w4a16_block(M, N, K, A, W, S, Z, C, bx, by);
+#pragma omp parallel
+	{
+#pragma omp for collapse(2) schedule(static) nowait
+		for (int by = 0; by < tilec_ceildiv(M, BLOCK_M); by++)
+			for (int bx = 0; bx < tilec_ceildiv(N, BLOCK_N); bx++)
+				gemm_w4a16_block(M, N, K, A, W, S, Z, C, bx,
+				                 by);
+		// streamed rows reach memory before the threads join
+		tilec_stream_fence();
+	}
 }
 
 // The runtime's entry: args[i] points to parameter i's value (a tensor's

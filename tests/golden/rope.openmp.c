@@ -120,8 +120,9 @@ rope_block(int T, int H, int MAXPOS, const tilec_f16 X[restrict T][H][HEAD_DIM],
 			const int col0 = HEAD_DIM / 2;
 			const int rows = t0 + i < T ? tilec_extent(H, h0, BLOCK_H) : 0;
 			for (int j = 0; j < rows; j++)
-				tilec_store_f16(&Y[t0 + i][h0 + j][col0], y2[j],
-				                HEAD_DIM / 2);
+				tilec_store_f16_out(&Y[t0 + i][h0 + j][col0],
+				                    y2[j], HEAD_DIM / 2,
+				                    sizeof(tilec_f16) * (size_t)T * H * HEAD_DIM);
 		}
 	}
 }
@@ -135,10 +136,15 @@ rope(int T, int H, int MAXPOS, const tilec_f16 X[restrict T][H][HEAD_DIM],
 	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
 	// would place them, unless OpenMP's environment says otherwise
 	tilec_bind_threads();
-#pragma omp parallel for collapse(2) schedule(dynamic)
-	for (int bh = 0; bh < tilec_ceildiv(H, BLOCK_H); bh++)
-		for (int bt = 0; bt < tilec_ceildiv(T, BLOCK_T); bt++)
-			rope_block(T, H, MAXPOS, X, P, CS, Y, bt, bh);
+#pragma omp parallel
+	{
+#pragma omp for collapse(2) schedule(dynamic) nowait
+		for (int bh = 0; bh < tilec_ceildiv(H, BLOCK_H); bh++)
+			for (int bt = 0; bt < tilec_ceildiv(T, BLOCK_T); bt++)
+				rope_block(T, H, MAXPOS, X, P, CS, Y, bt, bh);
+		// streamed rows reach memory before the threads join
+		tilec_stream_fence();
+	}
 }
 
 // The runtime's entry: args[i] points to parameter i's value (a tensor's

@@ -43,7 +43,8 @@ transpose_block(int M, int N, const tilec_f16 X[restrict M][N],
 		const int rows = tilec_extent(N, row0, BLOCK);
 		const int cols = tilec_extent(M, col0, BLOCK);
 		for (int i = 0; i < rows; i++)
-			tilec_store_f16(&Y[row0 + i][col0], yt[i], cols);
+			tilec_store_f16_out(&Y[row0 + i][col0], yt[i], cols,
+			                    sizeof(tilec_f16) * (size_t)N * M);
 	}
 }
 
@@ -55,10 +56,15 @@ transpose(int M, int N, const tilec_f16 X[restrict M][N],
 	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
 	// would place them, unless OpenMP's environment says otherwise
 	tilec_bind_threads();
-#pragma omp parallel for collapse(2) schedule(static)
-	for (int by = 0; by < tilec_ceildiv(M, BLOCK); by++)
-		for (int bx = 0; bx < tilec_ceildiv(N, BLOCK); bx++)
-			transpose_block(M, N, X, Y, bx, by);
+#pragma omp parallel
+	{
+#pragma omp for collapse(2) schedule(static) nowait
+		for (int by = 0; by < tilec_ceildiv(M, BLOCK); by++)
+			for (int bx = 0; bx < tilec_ceildiv(N, BLOCK); bx++)
+				transpose_block(M, N, X, Y, bx, by);
+		// streamed rows reach memory before the threads join
+		tilec_stream_fence();
+	}
 }
 
 // The runtime's entry: args[i] points to parameter i's value (a tensor's
