@@ -118,10 +118,26 @@ local_init(const Box *B, const TcVar *v)
 
 /* --- Affine forms ---------------------------------------------------------- */
 
+/* Whether converting any value of integer dtype `from` to `to` keeps it:
+ * a cast that changes no value is the identity in an affine form, one
+ * that wraps is not ((i4)i runs 0 .. 7, -8 .. -1, 0 .. as i counts
+ * up, so no corner decides a test on it). */
+static bool
+keeps_value(TcDtype to, TcDtype from)
+{
+	if (!tc_dtype_is_int(to) || to == TC_DT_BOOL || !tc_dtype_is_int(from))
+		return false;
+	int bt = tc_dtype_bits(to), bf = tc_dtype_bits(from);
+	if (from == TC_DT_BOOL || tc_dtype_is_unsigned(from))
+		return tc_dtype_is_unsigned(to) ? bf <= bt : bf < bt;
+	return !tc_dtype_is_unsigned(to) && bf <= bt;
+}
+
 /* The coefficient of each of the nest's indices in e (coef[]), when e is
  * affine in them: sums, differences, negations and products by a
- * constant of the indices, the nest's unchanging locals (through their
- * initializers) and terms that name no index. */
+ * constant of the indices, casts that keep every value, the nest's
+ * unchanging locals (through their initializers) and terms that name no
+ * index. */
 static bool
 affine(const Box *B, const TcExpr *e, long long coef[MAX_PAR], int depth)
 {
@@ -155,7 +171,7 @@ affine(const Box *B, const TcExpr *e, long long coef[MAX_PAR], int depth)
 			coef[i] = -l[i];
 		return true;
 	case TC_EX_CAST:
-		return tc_dtype_is_int(e->dtype) && e->dtype != TC_DT_BOOL &&
+		return keeps_value(e->dtype, e->u.cast.arg->dtype) &&
 		       affine(B, e->u.cast.arg, coef, depth + 1);
 	case TC_EX_BINARY: {
 		TcBinop op = e->u.bin.op;
@@ -236,7 +252,7 @@ first_value(const Box *B, const TcExpr *e, Value *v, int depth)
 		*v = (Value){ -l.big, -l.c };
 		return true;
 	case TC_EX_CAST:
-		return tc_dtype_is_int(e->dtype) &&
+		return keeps_value(e->dtype, e->u.cast.arg->dtype) &&
 		       first_value(B, e->u.cast.arg, v, depth + 1);
 	case TC_EX_BINARY:
 		if (!first_value(B, e->u.bin.lhs, &l, depth + 1) ||
