@@ -2552,6 +2552,12 @@ class Gen:
             adds *= self.extent_value(ext)
         if dt in ("f16", "bf16") and adds > 4:
             dt = "f32"
+        if dt == "bf16" and adds > 1:
+            # Two orders of up to four adds, each rounding its running sum
+            # to bf16 (2^-9 relative), differ by up to 8 such roundings of
+            # the largest partial sum: 1.6 %, more where the sum cancels
+            # (seed 16521 k5 on an H100: -9.375 against the oracle's -9.5)
+            k.tol = max(k.tol or 0, 3e-2)
         # every block adds into one region of a tile-sized tensor
         dims = [self.new_param(small=True) for _ in S]
         t = self.new_tensor(dt, dims, False, "Acc")
