@@ -630,17 +630,19 @@ TILEC_ROW_COPIES(fp8e5m2)
 static inline void
 tilec_stream_bytes(void *restrict dst, const void *restrict src, size_t n)
 {
+#if defined(__x86_64__)
 	unsigned char *d = dst;
 	const unsigned char *s = src;
-#if defined(__x86_64__)
 	for (; n > 0 && ((uintptr_t)d & 15); n--) /* no calls: rows are short */
 		*d++ = *s++;
 	for (; n >= 16; n -= 16, d += 16, s += 16)
 		_mm_stream_si128((__m128i *)d,
 				 _mm_loadu_si128((const __m128i *)s));
-#endif
 	for (; n > 0; n--)
 		*d++ = *s++;
+#else
+	memcpy(dst, src, n); /* no non-temporal stores here: cached */
+#endif
 }
 
 static inline void
