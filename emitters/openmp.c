@@ -1649,7 +1649,6 @@ emit_copy_tensor(Emitter *E, const TcVar *tile, const TcRegion *reg,
 			b, "memset(%s + %s, 0, sizeof %s[0] * (%s - %s));\n",
 			tile->name, cp.ext[0], tile->name,
 			tc_omp_expr_text(E, tile->shape[0], 0), cp.ext[0]);
-
 	if (opened) {
 		b->indent--;
 		tc_buf_puts(b, "}\n");
