@@ -1150,6 +1150,26 @@ tc_expr_touches(const TcExpr *e, const TcVar *v)
 	return t.how;
 }
 
+int
+tc_stmt_own_touches(const TcStmt *s, const TcVar *v)
+{
+	switch (s->kind) {
+	case TC_ST_BLOCK:
+		return 0;
+	case TC_ST_DECL:
+		return tc_expr_touches(s->u.decl.init, v);
+	case TC_ST_FOR:
+		return tc_expr_touches(s->u.loop.begin, v) |
+		       tc_expr_touches(s->u.loop.end, v) |
+		       tc_expr_touches(s->u.loop.step, v) |
+		       tc_expr_touches(s->u.loop.stages, v);
+	case TC_ST_IF:
+		return tc_expr_touches(s->u.cond.cond, v);
+	default:
+		return tc_stmt_touches(s, NULL, v);
+	}
+}
+
 static TcVisit
 find_var(void *ctx, const TcExpr *e)
 {

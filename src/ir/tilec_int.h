@@ -1390,6 +1390,12 @@ void tc_stmt_access(const TcStmt *s, const TcStmt *skip, TcAccessFn fn,
 int tc_stmt_touches(const TcStmt *s, const TcStmt *skip, const TcVar *v);
 /* The same for an expression (NULL touches nothing). */
 int tc_expr_touches(const TcExpr *e, const TcVar *v);
+/* How s's own expressions read and write v, not the statements inside
+ * it: none for a BLOCK, a DECL's initializer, a FOR's bounds, step and
+ * stages, an IF's condition, any other statement whole
+ * (tc_stmt_touches).  For walks that visit every statement once
+ * (tc_walk_stmts). */
+int tc_stmt_own_touches(const TcStmt *s, const TcVar *v);
 /* Whether e (NULL: no) names v as a value (a VAR node), indices included:
  * loop, block and scalar vars, which tc_expr_touches does not report. */
 bool tc_expr_mentions(const TcExpr *e, const TcVar *v);

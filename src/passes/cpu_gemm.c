@@ -193,31 +193,10 @@ held_uses(void *ctx, TcStmt *s, int par_depth)
 		tc_vec_push(H->a, &H->gemms, s);
 	for (int i = 0; i < H->k->vars.len; i++) {
 		const TcVar *v = H->k->vars.items[i];
-		if (!H->ok[i])
-			continue;
-		switch (s->kind) {
-		case TC_ST_BLOCK:
-			continue;
-		case TC_ST_DECL:
-			if (s->u.decl.var == v)
-				continue;
-			H->ok[i] = !tc_expr_touches(s->u.decl.init, v);
-			break;
-		case TC_ST_FOR:
-			H->ok[i] = !tc_expr_touches(s->u.loop.begin, v) &&
-				   !tc_expr_touches(s->u.loop.end, v) &&
-				   !tc_expr_touches(s->u.loop.step, v) &&
-				   !tc_expr_touches(s->u.loop.stages, v);
-			break;
-		case TC_ST_IF:
-			H->ok[i] = !tc_expr_touches(s->u.cond.cond, v);
-			break;
-		default:
-			if (!bits_use(s, v) && tc_stmt_touches(s, NULL, v))
-				H->ok[i] = false;
-		}
-		if (!H->ok[i])
+		if (H->ok[i] && tc_stmt_own_touches(s, v) && !bits_use(s, v)) {
+			H->ok[i] = false;
 			H->where[i] = s->loc;
+		}
 	}
 }
 
