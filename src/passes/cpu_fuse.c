@@ -1118,6 +1118,18 @@ plan_fusion(Planner *P)
 /* --- The pass ----------------------------------------------------------------- */
 
 bool
+tc_cpu_fused(const TcKernel *k, const TcStmt *s)
+{
+	for (int f = 0; f < k->fusions.len; f++) {
+		const TcFusion *F = k->fusions.items[f];
+		for (int i = 0; i < F->nstmts; i++)
+			if (F->block->u.block.body.items[F->first + i] == s)
+				return true;
+	}
+	return false;
+}
+
+bool
 tc_cpu_fuse(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
 {
 	(void)opt;

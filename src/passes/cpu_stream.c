@@ -65,8 +65,6 @@ uses(void *ctx, TcStmt *s, int par_depth)
 {
 	Out *O = ctx;
 	(void)par_depth;
-	if (s->kind == TC_ST_BLOCK)
-		return;
 	bool out = copy_out(s);
 	if (out)
 		tc_vec_push(O->a, &O->copies, s);
@@ -74,41 +72,12 @@ uses(void *ctx, TcStmt *s, int par_depth)
 		const TcVar *v = O->k->vars.items[i];
 		if (v->kind != TC_VAR_TENSOR || !O->only[i])
 			continue;
-		int how;
-		switch (s->kind) {
-		case TC_ST_DECL:
-			how = tc_expr_touches(s->u.decl.init, v);
-			break;
-		case TC_ST_FOR:
-			how = tc_expr_touches(s->u.loop.begin, v) ||
-			      tc_expr_touches(s->u.loop.end, v) ||
-			      tc_expr_touches(s->u.loop.step, v) ||
-			      tc_expr_touches(s->u.loop.stages, v);
-			break;
-		case TC_ST_IF:
-			how = tc_expr_touches(s->u.cond.cond, v);
-			break;
-		default:
-			how = tc_stmt_touches(s, NULL, v);
-			if (out && s->u.copy.dst.var == v && how == TC_ROLE_WRITE)
-				how = 0;
-		}
+		int how = tc_stmt_own_touches(s, v);
+		if (out && s->u.copy.dst.var == v && how == TC_ROLE_WRITE)
+			how = 0;
 		if (how)
 			O->only[i] = false;
 	}
-}
-
-/* Whether statement s of k is one of a fused run's. */
-static bool
-fused(const TcKernel *k, const TcStmt *s)
-{
-	for (int f = 0; f < k->fusions.len; f++) {
-		const TcFusion *F = k->fusions.items[f];
-		for (int i = 0; i < F->nstmts; i++)
-			if (F->block->u.block.body.items[F->first + i] == s)
-				return true;
-	}
-	return false;
 }
 
 /* Whether a row of tile b fills a cache line of a tensor of dtype t. */
@@ -140,7 +109,7 @@ tc_cpu_stream(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
 				O.only[t->index] && row_type(t->dtype) &&
 				row_type(b->dtype) && !b->stored &&
 				r->dims[b->rank - 1] == t->rank - 1 &&
-				fills_line(b, t->dtype) && !fused(k, s);
+				fills_line(b, t->dtype) && !tc_cpu_fused(k, s);
 			k->streams |= s->u.copy.stream;
 		}
 	}

@@ -26,19 +26,6 @@
  */
 #include "passes/passes.h"
 
-/* Whether statement i of block is one of a fused run's (printed by the
- * run, not as a loop). */
-static bool
-fused(const TcKernel *k, const TcStmt *block, int i)
-{
-	for (int f = 0; f < k->fusions.len; f++) {
-		const TcFusion *F = k->fusions.items[f];
-		if (F->block == block && F->first <= i && i < F->first + F->nstmts)
-			return true;
-	}
-	return false;
-}
-
 static void
 mark(const TcKernel *k, TcStmt *s)
 {
@@ -47,7 +34,7 @@ mark(const TcKernel *k, TcStmt *s)
 	case TC_ST_BLOCK:
 		for (int i = 0; i < s->u.block.body.len; i++) {
 			TcStmt *st = s->u.block.body.items[i];
-			if (st->kind == TC_ST_FOR && !fused(k, s, i) &&
+			if (st->kind == TC_ST_FOR && !tc_cpu_fused(k, st) &&
 			    tc_transpose_form(NULL, st, &t))
 				st->u.loop.transpose = true;
 			else

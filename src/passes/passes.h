@@ -70,6 +70,9 @@ bool tc_bounds(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
 /* cpu_fuse.c (openmp, after bounds): the row-wise runs of each kernel
  * (kernel->fusions) and the buffers none stores (var->unstored). */
 bool tc_cpu_fuse(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d);
+/* Whether s is a statement of one of k's fused runs (printed by the run,
+ * not on its own). */
+bool tc_cpu_fused(const TcKernel *k, const TcStmt *s);
 
 /* cpu_edge.c (openmp, after fuse): each run's nests as its main element
  * loop runs them (TcFuseOp.main), its copies' partial dims and where the
