@@ -1528,8 +1528,8 @@ print_element_copy(Emitter *E, const CopyPlan *cp, bool load, bool atomic)
 }
 
 /* The size in bytes of tensor t, as C. */
-static const char *
-tensor_bytes(Emitter *E, const TcVar *t)
+const char *
+tc_omp_tensor_bytes(Emitter *E, const TcVar *t)
 {
 	TcBuf n;
 	tc_buf_init(&n);
@@ -1630,7 +1630,7 @@ emit_copy_tensor(Emitter *E, const TcVar *tile, const TcRegion *reg,
 			args[2] = cp.ext[R - 1];
 			/* An output only written here (cpu_stream.c): its
 			 * size decides whether the rows pass the cache. */
-			args[3] = stream ? tensor_bytes(E, cp.ten) : NULL;
+			args[3] = stream ? tc_omp_tensor_bytes(E, cp.ten) : NULL;
 			tc_omp_print_wrapped(
 				E, tc_fmt(E->a, "tilec_store_%s%s(", helper,
 					  stream ? "_out" : ""),

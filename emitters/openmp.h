@@ -166,6 +166,7 @@ typedef struct CopyPlan {
 /* Suffix of the tilec_load_* / tilec_store_* row helper for a tensor
  * dtype, or NULL if rows of it are not copied by a helper. */
 const char *tc_omp_row_helper(TcDtype t);
+const char *tc_omp_tensor_bytes(Emitter *E, const TcVar *t);
 /* A value of dtype `from` (text) as stored into dtype `to` held as a value
  * (a buffer element). */
 const char *tc_omp_to_buffer(Emitter *E, const char *val, TcDtype from,

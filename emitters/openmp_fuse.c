@@ -50,6 +50,7 @@ typedef struct FuseOp {
 	const char *vacc2;    /* REDUCE: the other vector sum it alternates
 			       * with (tilec_vswap) */
 	bool braced;          /* MAP: printed in braces, loop vars aliased */
+	const char *bytes;    /* streamed STORE: the name of its tensor's size */
 } FuseOp;
 
 /* A run as it is printed. */
@@ -423,8 +424,8 @@ emit_fused_body(Emitter *E, const Fusion *F, const char *const *idx,
 }
 
 /* The end of a row the vector loop streamed out (TcFuseOp.streamed): the
- * columns past its whole vectors, and the fence after its streaming
- * stores. */
+ * columns past its whole vectors (the grid's threads fence once after
+ * their blocks: kernel->streams). */
 static void
 print_row_rest(Emitter *E, const FuseOp *op, const char *i, const char *in)
 {
@@ -433,28 +434,22 @@ print_row_rest(Emitter *E, const FuseOp *op, const char *i, const char *in)
 	const char *cols = cp->ext[cp->rank - 1];
 	const char *rest = tc_fmt(E->a, "%s - %s %% TILEC_VL", cols, cols);
 	if (in) {
-		tc_buf_printf(b, "if (%s) {\n", in);
+		tc_buf_printf(b, "if (%s)\n", in);
 		b->indent++;
 	}
 	const char *args[] = {
 		tc_fmt(E->a, "&%s + %s", tc_omp_tensor_elem(E, cp, true), rest),
-		tc_fmt(E->a, "%s%s%s + %s", op->p->buf->name, cp->rank == 2 ? "[" : "",
-		       cp->rank == 2 ? i : "", rest),
+		cp->rank == 2 ? tc_fmt(E->a, "%s[%s] + %s", op->p->buf->name, i,
+				       rest)
+			      : tc_fmt(E->a, "%s + %s", op->p->buf->name, rest),
 		tc_fmt(E->a, "%s %% TILEC_VL", cols),
 	};
-	if (cp->rank == 2)
-		args[1] = tc_fmt(E->a, "%s[%s] + %s", op->p->buf->name, i, rest);
-	else
-		args[1] = tc_fmt(E->a, "%s + %s", op->p->buf->name, rest);
 	tc_omp_print_wrapped(E,
 			     tc_fmt(E->a, "tilec_store_%s(",
 				    tc_omp_row_helper(cp->ten->dtype)),
 			     args, 3, ");");
-	tc_buf_puts(b, "tilec_vstream_fence();\n");
-	if (in) {
+	if (in)
 		b->indent--;
-		tc_buf_puts(b, "}\n");
-	}
 }
 
 /* Names a statement refers to (vars of any kind) and its body's
@@ -574,10 +569,9 @@ print_ahead(Emitter *E, const Fusion *F, Ahead *ah)
 	ah->ext[0] = reserve(E, "next_rows");
 	ah->ext[1] = reserve(E, "next_cols");
 	TcBuf *b = E->out;
-	tc_buf_printf(b, "const int %s = %s, %s = %s;\n", ah->origin[0],
-		      tc_omp_expr_text(E, F->p->next[0], TC_PREC_COMMA + 1),
-		      ah->origin[1],
-		      tc_omp_expr_text(E, F->p->next[1], TC_PREC_COMMA + 1));
+	for (int d = 0; d < 2; d++)
+		tc_buf_printf(b, "const int %s = %s;\n", ah->origin[d],
+			      tc_omp_expr_text(E, F->p->next[d], 0));
 	for (int d = 0; d < 2; d++)
 		tc_buf_printf(b, "const int %s = tilec_extent(%s, %s, %s);\n",
 			      ah->ext[d],
@@ -722,7 +716,7 @@ emit_vector_loop(Emitter *E, const Fusion *F, const char *const *idx,
 			tc_fmt(E->a, "&%s", tc_omp_tensor_elem(E, &op->cp, false)),
 			tc_fmt(E->a, "tilec_vload(&%s)",
 			       tc_omp_elem(E, op->p->buf, &idx[2 - op->p->rank])),
-			cols,
+			op->bytes,
 		};
 		b->indent++;
 		tc_omp_print_wrapped(E, vector_stream(op->cp.ten->dtype),
@@ -885,7 +879,12 @@ emit_run(Emitter *E, const Fusion *F)
 			if ((F->ops[k].p->kind == TC_FUSE_LOAD ||
 			     F->ops[k].p->kind == TC_FUSE_STORE) && F->ops[k].p->rank == rank)
 				bounds_copy(E, &bd, &F->ops[k], idx);
-	bool opened = bd.odecl.len || bd.edecl.len;
+	/* The sizes of the outputs the vector loop streams (tilec_vstream
+	 * decides by them). */
+	bool streams = false;
+	for (int k = 0; k < F->n; k++)
+		streams |= F->ops[k].p->streamed;
+	bool opened = bd.odecl.len || bd.edecl.len || streams;
 	if (opened) {
 		tc_buf_puts(b, "{\n");
 		b->indent++;
@@ -893,6 +892,15 @@ emit_run(Emitter *E, const Fusion *F)
 			tc_buf_printf(b, "const int %s;\n", bd.odecl.data);
 		if (bd.edecl.len)
 			tc_buf_puts(b, bd.edecl.data);
+	}
+	for (int k = 0; k < F->n; k++) {
+		FuseOp *op = &F->ops[k];
+		if (!op->p->streamed)
+			continue;
+		op->bytes = reserve(E, tc_fmt(E->a, "%s_bytes",
+					      op->cp.ten->name));
+		tc_buf_printf(b, "const size_t %s = %s;\n", op->bytes,
+			      tc_omp_tensor_bytes(E, op->cp.ten));
 	}
 	tc_buf_free(&bd.odecl);
 	tc_buf_free(&bd.edecl);

@@ -1746,15 +1746,55 @@ surely_inside(const TcKernel *k, const TcFuseOp *op, int t)
 	return true;
 }
 
+typedef struct Around {
+	const TcStmt *find; /* a statement */
+	const TcVar *var;   /* a loop var */
+	bool in_loop;       /* inside var's loop, while searching */
+	bool found;         /* find is inside var's loop */
+} Around;
+
+static TcVisit
+find_around(void *ctx, const TcStmt *s)
+{
+	Around *ar = ctx;
+	if (s->kind == TC_ST_FOR && s->u.loop.var == ar->var) {
+		Around in = { .find = ar->find, .var = ar->var, .in_loop = true };
+		TcVisitor vis = { .stmt = find_around, .ctx = &in };
+		tc_stmt_visit(s->u.loop.body, &vis);
+		ar->found |= in.found;
+		return ar->found ? TC_VISIT_STOP : TC_VISIT_OVER;
+	}
+	if (s == ar->find && ar->in_loop) {
+		ar->found = true;
+		return TC_VISIT_STOP;
+	}
+	return TC_VISIT_INTO;
+}
+
+typedef struct NextOk {
+	const TcKernel *k;
+	const TcStmt *block; /* the run's */
+	bool ok;
+} NextOk;
+
+/* What a next block's origin may name: what does not vary in the block,
+ * and the vars of the loops around the run (cpu_ahead.c, along_loops). */
 static TcVisit
 next_expr_ok(void *ctx, const TcExpr *e)
 {
-	bool *ok = ctx;
+	NextOk *n = ctx;
 	TcVarKind kind = e->kind == TC_EX_VAR ? e->u.var->kind : TC_VAR_TUNABLE;
+	bool around = false;
+	if (kind == TC_VAR_LOOP) {
+		Around ar = { .find = n->block, .var = e->u.var };
+		TcVisitor vis = { .stmt = find_around, .ctx = &ar };
+		tc_stmt_visit(n->k->body, &vis);
+		around = ar.found;
+	}
 	if (e->kind == TC_EX_LOAD || (kind != TC_VAR_TUNABLE &&
 				      kind != TC_VAR_SCALAR &&
-				      kind != TC_VAR_BLOCK)) {
-		*ok = false;
+				      kind != TC_VAR_BLOCK && !around)) {
+		n->ok = false;
 		return TC_VISIT_STOP;
 	}
 	return TC_VISIT_INTO;
@@ -1793,6 +1833,10 @@ check_run_loops(Verifier *v, const TcKernel *k, int f, const TcFusion *F)
 				     !tc_vector_row_copy(op)))
 			fail(v, at, "run %d: op %d is streamed but no copy out "
 			     "of a vector loop's rows", f, o);
+		else if (op->streamed && !k->streams)
+			fail(v, at, "run %d: op %d is streamed in a kernel whose "
+			     "threads do not fence (streams past the cache)", f,
+			     o);
 		ends += op->ends_main;
 		nexts += op->next_block;
 		partial_read |= read && partial;
@@ -1842,16 +1886,18 @@ check_run_loops(Verifier *v, const TcKernel *k, int f, const TcFusion *F)
 	}
 	if (!next)
 		return;
-	bool ok = F->rank == 2 && F->next_elems > 0 && k->block[0] &&
-		  !k->grid[1] && !k->grid[2];
-	for (int d = 0; d < 2 && ok; d++) {
-		TcVisitor vis = { .expr = next_expr_ok, .ctx = &ok };
+	NextOk n = { .k = k, .block = F->block,
+		     .ok = F->rank == 2 && F->next_elems > 0 && k->block[0] &&
+			   !k->grid[1] && !k->grid[2] };
+	for (int d = 0; d < 2 && n.ok; d++) {
+		TcVisitor vis = { .expr = next_expr_ok, .ctx = &n };
 		tc_expr_visit(F->next[d], &vis);
 	}
-	if (!ok)
+	if (!n.ok)
 		fail(v, at, "run %d: a prefetch of the next block's rows that "
 		     "is not two-dimensional in a one-dimensional grid, or "
-		     "whose origin names what varies in the block", f);
+		     "whose origin names what varies in the block other than "
+		     "the loops around the run", f);
 }
 
 static void

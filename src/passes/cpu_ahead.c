@@ -39,6 +39,7 @@ typedef struct Ahead {
 	TcArena *a;
 	const TcKernel *k;
 	const TcRanges *rg;
+	long long l2;  /* the target's L2 bytes a core */
 	bool heavy;   /* the kernel has a run with heavy math */
 	bool done;    /* a run prefetches */
 } Ahead;
@@ -76,11 +77,13 @@ heavy_run(const TcFusion *F)
 	return found;
 }
 
-/* e as it will be in the next block's first pass here: the grid index
- * plus one (if next), the loops around at their first iteration, locals
- * as their initializers; NULL if it reads anything else that varies. */
+/* e as it will be in the next block's pass here: the grid index plus one
+ * (if next), the loops around at their first iteration (or, with keep, at
+ * this one's), locals as their initializers; NULL if it reads anything
+ * else that varies. */
 static TcExpr *
-next_block_expr(const Ahead *A, const TcExpr *e, bool next, int depth)
+next_block_expr(const Ahead *A, const TcExpr *e, bool next, bool keep,
+		int depth)
 {
 	if (depth > 8)
 		return NULL;
@@ -102,32 +105,38 @@ next_block_expr(const Ahead *A, const TcExpr *e, bool next, int depth)
 					      e->loc);
 		case TC_VAR_LOCAL: {
 			const TcExpr *init = A->rg->init[v->index];
-			return init ? next_block_expr(A, init, next, depth + 1)
+			return init ? next_block_expr(A, init, next, keep,
+						      depth + 1)
 				    : NULL;
 		}
 		case TC_VAR_LOOP: {
 			const TcStmt *loop = A->rg->loop[v->index];
 			if (!loop)
 				return NULL;
+			if (keep) /* a loop around the run: in scope */
+				return c;
 			return next_block_expr(A, loop->u.loop.begin, next,
-					       depth + 1);
+					       keep, depth + 1);
 		}
 		default:
 			return NULL;
 		}
 	}
 	case TC_EX_BINARY:
-		c->u.bin.lhs = next_block_expr(A, e->u.bin.lhs, next, depth);
-		c->u.bin.rhs = next_block_expr(A, e->u.bin.rhs, next, depth);
+		c->u.bin.lhs = next_block_expr(A, e->u.bin.lhs, next, keep,
+					       depth);
+		c->u.bin.rhs = next_block_expr(A, e->u.bin.rhs, next, keep,
+					       depth);
 		return c->u.bin.lhs && c->u.bin.rhs ? c : NULL;
 	case TC_EX_CALL:
 		for (int i = 0; i < e->u.call.nargs; i++)
 			if (!(c->u.call.args[i] = next_block_expr(
-				      A, e->u.call.args[i], next, depth)))
+				      A, e->u.call.args[i], next, keep, depth)))
 				return NULL;
 		return c;
 	case TC_EX_CAST:
-		c->u.cast.arg = next_block_expr(A, e->u.cast.arg, next, depth);
+		c->u.cast.arg = next_block_expr(A, e->u.cast.arg, next, keep,
+						depth);
 		return c->u.cast.arg ? c : NULL;
 	default:
 		return NULL;
@@ -155,6 +164,41 @@ names_bounds(const TcFusion *F)
 	return false;
 }
 
+/* The next block's column origin of copy op, whose first-iteration
+ * column origin is first: where loops around the run move the copy along
+ * its rows (the row origin stays, the column one moves), the next block's
+ * rows over all those loops are asked for, each iteration the part the
+ * next block will read in the same iteration, when they fit in a quarter
+ * of the L2 (so they are still there when it runs, beside this block's):
+ * `N <= cap ? col : first`, N the tensor's row length.  Asking only for
+ * the first iteration's left a layernorm that makes three passes over
+ * its rows in 1,024-column chunks with one chunk in four prefetched
+ * (docs/perf.md, 2026-12-07). */
+static TcExpr *
+along_loops(const Ahead *A, const TcFuseOp *op, const TcExpr *nrow,
+	    TcExpr *first, int bits)
+{
+	TcExpr *wrow = next_block_expr(A, op->reg->origin[0], true, true, 0);
+	TcExpr *wcol = next_block_expr(A, op->reg->origin[1], true, true, 0);
+	long long rows;
+	if (!wrow || !wcol || !tc_expr_equal(wrow, nrow) ||
+	    tc_expr_equal(wcol, first) || !tc_range_nonneg(A->rg, wcol) ||
+	    !tc_expr_const(op->buf->shape[0], &rows) || rows <= 0)
+		return first;
+	long long cap = A->l2 / 4 * 8 / (rows * bits);
+	const TcExpr *n = op->reg->var->shape[1];
+	long long len;
+	if (tc_expr_const(n, &len))
+		return len <= cap ? wcol : first;
+	TcExpr *sel = tc_expr_new(A->a, TC_EX_SELECT, TC_DT_I32, first->loc);
+	sel->u.sel.cond = tc_expr_binary(A->a, TC_OP_LE, tc_expr_clone(A->a, n),
+					 tc_expr_int(A->a, cap, first->loc),
+					 first->loc);
+	sel->u.sel.then = wcol;
+	sel->u.sel.els = first;
+	return sel;
+}
+
 /* Plan run F's prefetch of the next block's rows; false if F is not the
  * run for it. */
 static bool
@@ -170,9 +214,10 @@ plan(const Ahead *A, TcFusion *F)
 		    op->reg->var->rank != 2)
 			continue;
 		const TcExpr *row = op->reg->origin[0];
-		TcExpr *now = next_block_expr(A, row, false, 0);
-		TcExpr *nrow = next_block_expr(A, row, true, 0);
-		TcExpr *ncol = next_block_expr(A, op->reg->origin[1], true, 0);
+		TcExpr *now = next_block_expr(A, row, false, false, 0);
+		TcExpr *nrow = next_block_expr(A, row, true, false, 0);
+		TcExpr *ncol = next_block_expr(A, op->reg->origin[1], true,
+					       false, 0);
 		if (!now || !nrow || !ncol ||
 		    !tc_expr_mentions(now, k->block[0]) ||
 		    !tc_range_nonneg(A->rg, nrow) ||
@@ -184,6 +229,7 @@ plan(const Ahead *A, TcFusion *F)
 		const TcVar *ten = op->reg->var;
 		int bits = ten->dtype == TC_DT_BOOL ? 8
 						    : tc_dtype_bits(ten->dtype);
+		ncol = along_loops(A, op, nrow, ncol, bits);
 		op->next_block = true;
 		F->next[0] = nrow;
 		F->next[1] = ncol;
@@ -208,7 +254,6 @@ plan_at(void *ctx, TcStmt *s, int par_depth)
 bool
 tc_cpu_ahead(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
 {
-	(void)opt;
 	(void)d;
 	for (int i = 0; i < p->kernels.len; i++) {
 		TcKernel *k = p->kernels.items[i];
@@ -223,7 +268,8 @@ tc_cpu_ahead(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
 			continue;
 		TcRanges rg;
 		tc_ranges_init(&rg, a, k);
-		Ahead A = { .a = a, .k = k, .rg = &rg };
+		Ahead A = { .a = a, .k = k, .rg = &rg,
+			    .l2 = opt->target.l2_bytes };
 		for (int f = 0; f < k->fusions.len; f++)
 			A.heavy |= heavy_run(k->fusions.items[f]);
 		/* The runs in the order the block runs them. */

@@ -14,7 +14,9 @@
  *     and
  *   - it is not a statement of a fused run (cpu_fuse.c prints those; the
  *     vector pass streams their rows).
- * Then kernel->streams where any copy is so marked.
+ * Then kernel->streams where any copy is so marked (the vector pass sets
+ * it for the rows it streams): the grid's threads fence once after their
+ * blocks.
  *
  * Printed (emitters/openmp.c) as tilec_store_T_out calls given T's size
  * in bytes (templates/cpu/tilec_cpu.h): where T is TILEC_STREAM_OUT

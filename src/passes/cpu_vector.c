@@ -16,8 +16,10 @@
  * copies f32 rows out (to f32, f16 or bf16) whose valid columns the main
  * loop covers exactly (tc_cpu_edge_covers), and everything it does has a
  * vector form: copies in of f32, f16 and bf16 rows, sums into f32 of
- * f32, f16 or bf16 buffers (held as float), nests with the form.  Such copies out are then written from the vector
- * loop (TcFuseOp.streamed).
+ * f32, f16 or bf16 buffers (held as float), nests with the form.  Such
+ * copies out are then written from the vector loop (TcFuseOp.streamed),
+ * past the cache where the output is large (tilec_vstream), and the
+ * kernel's threads fence once after their blocks (kernel->streams).
  *
  * In a vector body an expression either varies across the lanes or is
  * uniform.  It varies when it reads a buffer at a column var of the run's
@@ -393,9 +395,11 @@ tc_cpu_vector(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
 			}
 			F->lanes = V.lanes;
 			F->vec = fits && vector_loop(k, F);
-			for (int o = 0; o < F->n; o++)
+			for (int o = 0; o < F->n; o++) {
 				F->ops[o].streamed =
 					F->vec && streamable(k, F, &F->ops[o]);
+				k->streams |= F->ops[o].streamed;
+			}
 		}
 	}
 	return true;

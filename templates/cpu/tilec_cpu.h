@@ -916,36 +916,28 @@ tilec_vsplat(float x)
 	return (tilec_vf){ 0 } + x;
 }
 
-/* Store v at p, a row of n floats being written from its start: rows of
- * TILEC_STREAM_BYTES or more bypass the cache, as tilec_store_f32 does
- * (where p is aligned to the vector; tilec_vstream_fence after the
- * row). */
+/* Store v at p, in an output of total bytes that a fused run writes from
+ * its vector loop: where the output is TILEC_STREAM_OUT bytes or more, as
+ * tilec_store_T_out decides, and p is aligned to the vector, past the
+ * cache.  The grid's threads fence once after their blocks
+ * (tilec_stream_fence): a fence after each row waits for that row's
+ * stores to drain and cost the gain (layernorm, docs/perf.md). */
 static inline void
-tilec_vstream(float *p, tilec_vf v, int n)
+tilec_vstream(float *p, tilec_vf v, size_t total)
 {
 #if defined(TILEC_V512)
-	if ((size_t)n * sizeof(float) >= TILEC_STREAM_BYTES &&
-	    ((uintptr_t)p & 63) == 0) {
+	if (total >= TILEC_STREAM_OUT && ((uintptr_t)p & 63) == 0) {
 		_mm512_stream_ps(p, (__m512)v);
 		return;
 	}
 #elif defined(TILEC_V256)
-	if ((size_t)n * sizeof(float) >= TILEC_STREAM_BYTES &&
-	    ((uintptr_t)p & 31) == 0) {
+	if (total >= TILEC_STREAM_OUT && ((uintptr_t)p & 31) == 0) {
 		_mm256_stream_ps(p, (__m256)v);
 		return;
 	}
 #endif
-	(void)n;
+	(void)total;
 	memcpy(p, &v, sizeof v);
-}
-
-static inline void
-tilec_vstream_fence(void)
-{
-#if defined(TILEC_V512) || defined(TILEC_V256)
-	_mm_sfence();
-#endif
 }
 
 /* Narrow rows read and written in vectors: f16 through vcvtph2ps and
@@ -1026,49 +1018,44 @@ tilec_vround_bf16(tilec_vf v)
 	return (tilec_vf)tilec_vbf16(v);
 }
 
-/* Store v at p as f16, a row of n elements being written from its start;
- * rows of TILEC_STREAM_BYTES or more bypass the cache where p is aligned
- * to the stored vector, as tilec_store_f16 does (tilec_vstream_fence
- * after the row). */
+/* Store v at p as f16 (bf16), in an output of total bytes, past the cache
+ * as tilec_vstream decides (p aligned to the stored vector). */
 static inline void
-tilec_vstream_f16(tilec_f16 *p, tilec_vf v, int n)
+tilec_vstream_f16(tilec_f16 *p, tilec_vf v, size_t total)
 {
 #if defined(TILEC_V512)
 	__m256i h = _mm512_cvtps_ph((__m512)v, _MM_FROUND_TO_NEAREST_INT |
 						       _MM_FROUND_NO_EXC);
-	if ((size_t)n * sizeof(tilec_f16) >= TILEC_STREAM_BYTES &&
-	    ((uintptr_t)p & 31) == 0)
+	if (total >= TILEC_STREAM_OUT && ((uintptr_t)p & 31) == 0)
 		_mm256_stream_si256((__m256i *)p, h);
 	else
 		_mm256_storeu_si256((__m256i *)p, h);
 #elif defined(TILEC_V256)
 	__m128i h = _mm256_cvtps_ph((__m256)v, _MM_FROUND_TO_NEAREST_INT |
 						       _MM_FROUND_NO_EXC);
-	if ((size_t)n * sizeof(tilec_f16) >= TILEC_STREAM_BYTES &&
-	    ((uintptr_t)p & 15) == 0)
+	if (total >= TILEC_STREAM_OUT && ((uintptr_t)p & 15) == 0)
 		_mm_stream_si128((__m128i *)p, h);
 	else
 		_mm_storeu_si128((__m128i *)p, h);
 #else
-	(void)n;
+	(void)total;
 	for (int l = 0; l < TILEC_VL; l++)
 		p[l] = tilec_f32_to_f16(v[l]);
 #endif
 }
 
 static inline void
-tilec_vstream_bf16(tilec_bf16 *p, tilec_vf v, int n)
+tilec_vstream_bf16(tilec_bf16 *p, tilec_vf v, size_t total)
 {
 	tilec_vu r = tilec_vbf16(v) >> 16;
 #if defined(TILEC_V512)
 	__m256i h = _mm512_cvtepi32_epi16((__m512i)r);
-	if ((size_t)n * sizeof(tilec_bf16) >= TILEC_STREAM_BYTES &&
-	    ((uintptr_t)p & 31) == 0)
+	if (total >= TILEC_STREAM_OUT && ((uintptr_t)p & 31) == 0)
 		_mm256_stream_si256((__m256i *)p, h);
 	else
 		_mm256_storeu_si256((__m256i *)p, h);
 #else
-	(void)n;
+	(void)total;
 	for (int l = 0; l < TILEC_VL; l++)
 		p[l] = (tilec_bf16)r[l];
 #endif

@@ -109,10 +109,13 @@ main(void)
 				printf("round bf16(%a): vector %a, scalar %a\n",
 				       x[l], rg[l], tilec_round_bf16(x[l]));
 		}
-		tilec_f16 h[TILEC_VL];
-		tilec_bf16 g[TILEC_VL];
-		tilec_vstream_f16(h, tilec_vload(x), TILEC_VL);
-		tilec_vstream_bf16(g, tilec_vload(x), TILEC_VL);
+		/* Half the vectors as a large output's (past the cache). */
+		_Alignas(64) tilec_f16 h[TILEC_VL];
+		_Alignas(64) tilec_bf16 g[TILEC_VL];
+		size_t total = (b / STRIDE / TILEC_VL) % 2 ? TILEC_STREAM_OUT : 0;
+		tilec_vstream_f16(h, tilec_vload(x), total);
+		tilec_vstream_bf16(g, tilec_vload(x), total);
+		tilec_stream_fence();
 		for (int l = 0; l < TILEC_VL; l++) {
 			tilec_f16 sh = tilec_f32_to_f16(x[l]);
 			tilec_bf16 sg = tilec_f32_to_bf16(x[l]);
@@ -124,7 +127,6 @@ main(void)
 				       g[l], sg);
 		}
 	}
-	tilec_vstream_fence();
 	for (uint32_t b = 0; b < 0x10000; b += TILEC_VL) {
 		tilec_f16 h[TILEC_VL];
 		tilec_bf16 g[TILEC_VL];

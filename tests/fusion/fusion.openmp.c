@@ -44,7 +44,8 @@ fused_block(int M, int N, int K, const tilec_f16 X[restrict M][N],
 			const int rows = tilec_extent(M, row0, BLOCK_M);
 			const int cols = tilec_extent(N, n0, BLOCK_N);
 			const int cols2 = tilec_extent(K, n0, BLOCK_N);
-			const int next_row0 = (bm + 1) * BLOCK_M, next_col0 = 0;
+			const int next_row0 = (bm + 1) * BLOCK_M;
+			const int next_col0 = N <= 65536 ? n0 : 0;
 			const int next_rows = tilec_extent(M, next_row0, BLOCK_M);
 			const int next_cols = tilec_extent(N, next_col0, BLOCK_N);
 			for (int i = 0; i < BLOCK_M; i++) {
@@ -220,7 +221,8 @@ row_result_block(int M, int N, const float X[restrict M][N],
 		const int row0 = bm * BLOCK_M;
 		const int rows = tilec_extent(M, row0, BLOCK_M);
 		const int cols = tilec_extent(N, 0, BLOCK_N);
-		const int next_row0 = (bm + 1) * BLOCK_M, next_col0 = 0;
+		const int next_row0 = (bm + 1) * BLOCK_M;
+		const int next_col0 = 0;
 		const int next_rows = tilec_extent(M, next_row0, BLOCK_M);
 		const int next_cols = tilec_extent(N, next_col0, BLOCK_N);
 		for (int i = 0; i < BLOCK_M; i++) {
@@ -255,6 +257,7 @@ row_result_block(int M, int N, const float X[restrict M][N],
 		const int row0 = bm * BLOCK_M;
 		const int rows = tilec_extent(M, row0, BLOCK_M);
 		const int cols = tilec_extent(N, 0, BLOCK_N);
+		const size_t Y_bytes = sizeof(float) * (size_t)M * N;
 		for (int i = 0; i < BLOCK_M; i++) {
 			const int n = i < rows ? cols : 0;
 			for (int j = 0; j + TILEC_VL <= n; j += TILEC_VL) {
@@ -263,7 +266,7 @@ row_result_block(int M, int N, const float X[restrict M][N],
 				if (i < rows && j + TILEC_VL <= cols)
 					tilec_vstream(&Y[row0 + i][j],
 					              tilec_vload(&y[i][j]),
-					              cols);
+					              Y_bytes);
 			}
 #pragma omp simd
 			// the columns left over
@@ -276,12 +279,10 @@ row_result_block(int M, int N, const float X[restrict M][N],
 				const float x = 0;
 				y[i][j] = x / (s[i] + 1e+03f);
 			}
-			if (i < rows) {
+			if (i < rows)
 				tilec_store_f32(&Y[row0 + i][0] + cols - cols % TILEC_VL,
 				                y[i] + cols - cols % TILEC_VL,
 				                cols % TILEC_VL);
-				tilec_vstream_fence();
-			}
 		}
 	}
 }
@@ -293,9 +294,14 @@ row_result(int M, int N, const float X[restrict M][N], float Y[restrict M][N])
 	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
 	// would place them, unless OpenMP's environment says otherwise
 	tilec_bind_threads();
-#pragma omp parallel for schedule(static)
-	for (int bm = 0; bm < tilec_ceildiv(M, BLOCK_M); bm++)
-		row_result_block(M, N, X, Y, bm);
+#pragma omp parallel
+	{
+#pragma omp for schedule(static) nowait
+		for (int bm = 0; bm < tilec_ceildiv(M, BLOCK_M); bm++)
+			row_result_block(M, N, X, Y, bm);
+		// streamed rows reach memory before the threads join
+		tilec_stream_fence();
+	}
 }
 
 // The runtime's entry: args[i] points to parameter i's value (a tensor's
@@ -331,7 +337,8 @@ partial_write_block(int M, int N, const float X[restrict M][N],
 		const int row0 = bm * BLOCK_M;
 		const int rows = tilec_extent(M, row0, BLOCK_M);
 		const int cols = tilec_extent(N, 0, BLOCK_N);
-		const int next_row0 = (bm + 1) * BLOCK_M, next_col0 = 0;
+		const int next_row0 = (bm + 1) * BLOCK_M;
+		const int next_col0 = 0;
 		const int next_rows = tilec_extent(M, next_row0, BLOCK_M);
 		const int next_cols = tilec_extent(N, next_col0, BLOCK_N);
 		for (int i = 0; i < BLOCK_M; i++) {
@@ -426,7 +433,8 @@ extremes_block(int M, int N, const tilec_f16 X[restrict M][N],
 			const int row0 = bm * BLOCK_M;
 			const int rows = tilec_extent(M, row0, BLOCK_M);
 			const int cols = tilec_extent(N, n0, BLOCK_N);
-			const int next_row0 = (bm + 1) * BLOCK_M, next_col0 = 0;
+			const int next_row0 = (bm + 1) * BLOCK_M;
+			const int next_col0 = N <= 65536 ? n0 : 0;
 			const int next_rows = tilec_extent(M, next_row0, BLOCK_M);
 			const int next_cols = tilec_extent(N, next_col0, BLOCK_N);
 			for (int i = 0; i < BLOCK_M; i++) {
@@ -524,7 +532,8 @@ recompute_block(int M, int N, const float X[restrict M][N],
 		const int row0 = bm * BLOCK_M;
 		const int rows = tilec_extent(M, row0, BLOCK_M);
 		const int cols = tilec_extent(N, 0, BLOCK_N);
-		const int next_row0 = (bm + 1) * BLOCK_M, next_col0 = 0;
+		const int next_row0 = (bm + 1) * BLOCK_M;
+		const int next_col0 = 0;
 		const int next_rows = tilec_extent(M, next_row0, BLOCK_M);
 		const int next_cols = tilec_extent(N, next_col0, BLOCK_N);
 		for (int i = 0; i < BLOCK_M; i++) {
@@ -565,6 +574,7 @@ recompute_block(int M, int N, const float X[restrict M][N],
 		const int row0 = bm * BLOCK_M;
 		const int rows = tilec_extent(M, row0, BLOCK_M);
 		const int cols = tilec_extent(N, 0, BLOCK_N);
+		const size_t Y_bytes = sizeof(float) * (size_t)M * N;
 		for (int i = 0; i < BLOCK_M; i++) {
 			const int n = i < rows ? cols : 0;
 			for (int j = 0; j + TILEC_VL <= n; j += TILEC_VL) {
@@ -573,7 +583,7 @@ recompute_block(int M, int N, const float X[restrict M][N],
 				if (i < rows && j + TILEC_VL <= cols)
 					tilec_vstream(&Y[row0 + i][j],
 					              tilec_vload(&y[i][j]),
-					              cols);
+					              Y_bytes);
 			}
 #pragma omp simd
 			// the columns left over
@@ -587,12 +597,10 @@ recompute_block(int M, int N, const float X[restrict M][N],
 				x = j < N ? x : -INFINITY;
 				y[i][j] = x - m[i];
 			}
-			if (i < rows) {
+			if (i < rows)
 				tilec_store_f32(&Y[row0 + i][0] + cols - cols % TILEC_VL,
 				                y[i] + cols - cols % TILEC_VL,
 				                cols % TILEC_VL);
-				tilec_vstream_fence();
-			}
 		}
 	}
 }
@@ -604,9 +612,14 @@ recompute(int M, int N, const float X[restrict M][N], float Y[restrict M][N])
 	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
 	// would place them, unless OpenMP's environment says otherwise
 	tilec_bind_threads();
-#pragma omp parallel for schedule(static)
-	for (int bm = 0; bm < tilec_ceildiv(M, BLOCK_M); bm++)
-		recompute_block(M, N, X, Y, bm);
+#pragma omp parallel
+	{
+#pragma omp for schedule(static) nowait
+		for (int bm = 0; bm < tilec_ceildiv(M, BLOCK_M); bm++)
+			recompute_block(M, N, X, Y, bm);
+		// streamed rows reach memory before the threads join
+		tilec_stream_fence();
+	}
 }
 
 // The runtime's entry: args[i] points to parameter i's value (a tensor's
@@ -641,7 +654,8 @@ no_recompute_block(int M, int N, const float X[restrict M][N],
 		const int row0 = bm * BLOCK_M;
 		const int rows = tilec_extent(M, row0, BLOCK_M);
 		const int cols = tilec_extent(N, 0, BLOCK_N);
-		const int next_row0 = (bm + 1) * BLOCK_M, next_col0 = 0;
+		const int next_row0 = (bm + 1) * BLOCK_M;
+		const int next_col0 = 0;
 		const int next_rows = tilec_extent(M, next_row0, BLOCK_M);
 		const int next_cols = tilec_extent(N, next_col0, BLOCK_N);
 		tilec_load_f32(w, &W[0], cols, BLOCK_N);
@@ -682,6 +696,7 @@ no_recompute_block(int M, int N, const float X[restrict M][N],
 		const int row0 = bm * BLOCK_M;
 		const int rows = tilec_extent(M, row0, BLOCK_M);
 		const int cols = tilec_extent(N, 0, BLOCK_N);
+		const size_t Y_bytes = sizeof(float) * (size_t)M * N;
 		for (int i = 0; i < BLOCK_M; i++) {
 			for (int j = 0; j + TILEC_VL <= BLOCK_N;
 			     j += TILEC_VL) {
@@ -690,14 +705,12 @@ no_recompute_block(int M, int N, const float X[restrict M][N],
 				if (i < rows && j + TILEC_VL <= cols)
 					tilec_vstream(&Y[row0 + i][j],
 					              tilec_vload(&y[i][j]),
-					              cols);
+					              Y_bytes);
 			}
-			if (i < rows) {
+			if (i < rows)
 				tilec_store_f32(&Y[row0 + i][0] + cols - cols % TILEC_VL,
 				                y[i] + cols - cols % TILEC_VL,
 				                cols % TILEC_VL);
-				tilec_vstream_fence();
-			}
 		}
 	}
 }
@@ -710,9 +723,14 @@ no_recompute(int M, int N, const float X[restrict M][N],
 	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
 	// would place them, unless OpenMP's environment says otherwise
 	tilec_bind_threads();
-#pragma omp parallel for schedule(static)
-	for (int bm = 0; bm < tilec_ceildiv(M, BLOCK_M); bm++)
-		no_recompute_block(M, N, X, W, Y, bm);
+#pragma omp parallel
+	{
+#pragma omp for schedule(static) nowait
+		for (int bm = 0; bm < tilec_ceildiv(M, BLOCK_M); bm++)
+			no_recompute_block(M, N, X, W, Y, bm);
+		// streamed rows reach memory before the threads join
+		tilec_stream_fence();
+	}
 }
 
 // The runtime's entry: args[i] points to parameter i's value (a tensor's
@@ -741,7 +759,8 @@ masks_block(int M, int N, int K, const float X[restrict M][N],
 			const int row0 = bm * BLOCK_M;
 			const int rows = tilec_extent(M, row0, BLOCK_M);
 			const int cols = tilec_extent(N, n0, BLOCK_N);
-			const int next_row0 = (bm + 1) * BLOCK_M, next_col0 = 0;
+			const int next_row0 = (bm + 1) * BLOCK_M;
+			const int next_col0 = N <= 32768 ? n0 : 0;
 			const int next_rows = tilec_extent(M, next_row0, BLOCK_M);
 			const int next_cols = tilec_extent(N, next_col0, BLOCK_N);
 			for (int i = 0; i < BLOCK_M; i++) {
@@ -890,7 +909,9 @@ vector_exp_block(int M, int N, const float X[restrict M][N],
 			const int row0 = bm * BLOCK_M;
 			const int rows = tilec_extent(M, row0, BLOCK_M);
 			const int cols = tilec_extent(N, n0, BLOCK_N);
-			const int next_row0 = (bm + 1) * BLOCK_M, next_col0 = 0;
+			const size_t Y_bytes = sizeof(float) * (size_t)M * N;
+			const int next_row0 = (bm + 1) * BLOCK_M;
+			const int next_col0 = N <= 32768 ? n0 : 0;
 			const int next_rows = tilec_extent(M, next_row0, BLOCK_M);
 			const int next_cols = tilec_extent(N, next_col0, BLOCK_N);
 			for (int i = 0; i < BLOCK_M; i++) {
@@ -920,7 +941,7 @@ vector_exp_block(int M, int N, const float X[restrict M][N],
 					if (i < rows && j + TILEC_VL <= cols)
 						tilec_vstream(&Y[row0 + i][n0 + j],
 						              tilec_vload(&y[i][j]),
-						              cols);
+						              Y_bytes);
 				}
 				sum += tilec_vsum(sum_v + sum_w);
 #pragma omp simd reduction(+ : sum)
@@ -948,12 +969,10 @@ vector_exp_block(int M, int N, const float X[restrict M][N],
 					sum += e[i][j];
 				}
 				s[i] += sum;
-				if (i < rows) {
+				if (i < rows)
 					tilec_store_f32(&Y[row0 + i][n0] + cols - cols % TILEC_VL,
 					                y[i] + cols - cols % TILEC_VL,
 					                cols % TILEC_VL);
-					tilec_vstream_fence();
-				}
 			}
 		}
 	}
@@ -974,9 +993,14 @@ vector_exp(int M, int N, const float X[restrict M][N],
 	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
 	// would place them, unless OpenMP's environment says otherwise
 	tilec_bind_threads();
-#pragma omp parallel for schedule(static)
-	for (int bm = 0; bm < tilec_ceildiv(M, BLOCK_M); bm++)
-		vector_exp_block(M, N, X, B, R, Y, S, bm);
+#pragma omp parallel
+	{
+#pragma omp for schedule(static) nowait
+		for (int bm = 0; bm < tilec_ceildiv(M, BLOCK_M); bm++)
+			vector_exp_block(M, N, X, B, R, Y, S, bm);
+		// streamed rows reach memory before the threads join
+		tilec_stream_fence();
+	}
 }
 
 // The runtime's entry: args[i] points to parameter i's value (a tensor's
@@ -1007,7 +1031,8 @@ vector_not_block(int M, int N, const float X[restrict M][N],
 			const int row0 = bm * BLOCK_M;
 			const int rows = tilec_extent(M, row0, BLOCK_M);
 			const int cols = tilec_extent(N, n0, BLOCK_N);
-			const int next_row0 = (bm + 1) * BLOCK_M, next_col0 = 0;
+			const int next_row0 = (bm + 1) * BLOCK_M;
+			const int next_col0 = N <= 32768 ? n0 : 0;
 			const int next_rows = tilec_extent(M, next_row0, BLOCK_M);
 			const int next_cols = tilec_extent(N, next_col0, BLOCK_N);
 			for (int i = 0; i < BLOCK_M; i++) {
@@ -1059,6 +1084,7 @@ vector_not_block(int M, int N, const float X[restrict M][N],
 			const int row0 = bm * BLOCK_M;
 			const int rows = tilec_extent(M, row0, BLOCK_M);
 			const int cols = tilec_extent(N, n0, BLOCK_N);
+			const size_t Y_bytes = sizeof(float) * (size_t)M * N;
 			for (int i = 0; i < BLOCK_M; i++) {
 				const int n = i < rows ? cols : 0;
 				for (int j = 0; j + TILEC_VL <= n;
@@ -1069,7 +1095,7 @@ vector_not_block(int M, int N, const float X[restrict M][N],
 					if (i < rows && j + TILEC_VL <= cols)
 						tilec_vstream(&Y[row0 + i][n0 + j],
 						              tilec_vload(&y[i][j]),
-						              cols);
+						              Y_bytes);
 				}
 #pragma omp simd
 				// the columns left over
@@ -1083,12 +1109,10 @@ vector_not_block(int M, int N, const float X[restrict M][N],
 					const float h = 0;
 					y[i][j] = tilec_expf(h);
 				}
-				if (i < rows) {
+				if (i < rows)
 					tilec_store_f32(&Y[row0 + i][n0] + cols - cols % TILEC_VL,
 					                y[i] + cols - cols % TILEC_VL,
 					                cols % TILEC_VL);
-					tilec_vstream_fence();
-				}
 			}
 		}
 	}
@@ -1137,6 +1161,7 @@ vector_local_block(int M, int N, const float X[restrict M][N],
 		const int row0 = bm * BLOCK_M, col0 = bn * BLOCK_N;
 		const int rows = tilec_extent(M, row0, BLOCK_M);
 		const int cols = tilec_extent(N, col0, BLOCK_N);
+		const size_t Y_bytes = sizeof(float) * (size_t)M * N;
 		for (int i = 0; i < BLOCK_M; i++) {
 			const int n = i < rows ? cols : 0;
 			for (int j = 0; j + TILEC_VL <= n; j += TILEC_VL) {
@@ -1149,7 +1174,7 @@ vector_local_block(int M, int N, const float X[restrict M][N],
 				if (i < rows && j + TILEC_VL <= cols)
 					tilec_vstream(&Y[row0 + i][col0 + j],
 					              tilec_vload(&y[i][j]),
-					              cols);
+					              Y_bytes);
 			}
 #pragma omp simd
 			// the columns left over
@@ -1168,12 +1193,10 @@ vector_local_block(int M, int N, const float X[restrict M][N],
 				z = z * w + 1.0f;
 				y[i][j] = z - x;
 			}
-			if (i < rows) {
+			if (i < rows)
 				tilec_store_f32(&Y[row0 + i][col0] + cols - cols % TILEC_VL,
 				                y[i] + cols - cols % TILEC_VL,
 				                cols % TILEC_VL);
-				tilec_vstream_fence();
-			}
 		}
 	}
 }
@@ -1185,10 +1208,15 @@ vector_local(int M, int N, const float X[restrict M][N], float Y[restrict M][N])
 	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
 	// would place them, unless OpenMP's environment says otherwise
 	tilec_bind_threads();
-#pragma omp parallel for collapse(2) schedule(static)
-	for (int bm = 0; bm < tilec_ceildiv(M, BLOCK_M); bm++)
-		for (int bn = 0; bn < tilec_ceildiv(N, BLOCK_N); bn++)
-			vector_local_block(M, N, X, Y, bn, bm);
+#pragma omp parallel
+	{
+#pragma omp for collapse(2) schedule(static) nowait
+		for (int bm = 0; bm < tilec_ceildiv(M, BLOCK_M); bm++)
+			for (int bn = 0; bn < tilec_ceildiv(N, BLOCK_N); bn++)
+				vector_local_block(M, N, X, Y, bn, bm);
+		// streamed rows reach memory before the threads join
+		tilec_stream_fence();
+	}
 }
 
 // The runtime's entry: args[i] points to parameter i's value (a tensor's
@@ -1242,7 +1270,8 @@ recompute_all_block(int M, int N, const float X[restrict M][N],
 			const int row0 = bm * BLOCK_M, col0 = c * BLOCK_N;
 			const int rows = tilec_extent(M, row0, BLOCK_M);
 			const int cols = tilec_extent(N, col0, BLOCK_N);
-			const int next_row0 = (bm + 1) * BLOCK_M, next_col0 = 0;
+			const int next_row0 = (bm + 1) * BLOCK_M;
+			const int next_col0 = N <= 32768 ? c * BLOCK_N : 0;
 			const int next_rows = tilec_extent(M, next_row0, BLOCK_M);
 			const int next_cols = tilec_extent(N, next_col0, BLOCK_N);
 			for (int i = 0; i < BLOCK_M; i++) {

@@ -48,7 +48,9 @@ add_rmsnorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 			const int row0 = bm * BLOCK_M, col0 = c * BLOCK_N;
 			const int rows = tilec_extent(M, row0, BLOCK_M);
 			const int cols = tilec_extent(N, col0, BLOCK_N);
-			const int next_row0 = (bm + 1) * BLOCK_M, next_col0 = 0;
+			const size_t H_bytes = sizeof(tilec_f16) * (size_t)M * N;
+			const int next_row0 = (bm + 1) * BLOCK_M;
+			const int next_col0 = N <= 131072 ? c * BLOCK_N : 0;
 			const int next_rows = tilec_extent(M, next_row0, BLOCK_M);
 			const int next_cols = tilec_extent(N, next_col0, BLOCK_N);
 			for (int i = 0; i < BLOCK_M; i++) {
@@ -76,7 +78,7 @@ add_rmsnorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 					if (i < rows && j + TILEC_VL <= cols)
 						tilec_vstream_f16(&H[row0 + i][col0 + j],
 						                  tilec_vload(&h[i][j]),
-						                  cols);
+						                  H_bytes);
 				}
 				sum += tilec_vsum(sum_v + sum_w);
 #pragma omp simd reduction(+ : sum)
@@ -99,12 +101,10 @@ add_rmsnorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 					sum += sq;
 				}
 				inv_rms[i] += sum;
-				if (i < rows) {
+				if (i < rows)
 					tilec_store_f16(&H[row0 + i][col0] + cols - cols % TILEC_VL,
 					                h[i] + cols - cols % TILEC_VL,
 					                cols % TILEC_VL);
-					tilec_vstream_fence();
-				}
 			}
 		}
 	}
@@ -165,6 +165,7 @@ add_rmsnorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 			const int row0 = bm * BLOCK_M;
 			const int rows = tilec_extent(M, row0, BLOCK_M);
 			const int cols = tilec_extent(N, n0, BLOCK_N);
+			const size_t Y_bytes = sizeof(tilec_f16) * (size_t)M * N;
 			for (int i = 0; i < BLOCK_M; i++) {
 				for (int j = 0; j + TILEC_VL <= cols;
 				     j += TILEC_VL) {
@@ -175,7 +176,7 @@ add_rmsnorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 					if (i < rows && j + TILEC_VL <= cols)
 						tilec_vstream_f16(&Y[row0 + i][n0 + j],
 						                  tilec_vload(&x[i][j]),
-						                  cols);
+						                  Y_bytes);
 				}
 #pragma omp simd
 				// the columns left over
@@ -190,12 +191,10 @@ add_rmsnorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 					const float w = 0;
 					x[i][j] = h[i][j] * inv_rms[i] * w;
 				}
-				if (i < rows) {
+				if (i < rows)
 					tilec_store_f16(&Y[row0 + i][n0] + cols - cols % TILEC_VL,
 					                x[i] + cols - cols % TILEC_VL,
 					                cols % TILEC_VL);
-					tilec_vstream_fence();
-				}
 			}
 		}
 	}
@@ -210,9 +209,14 @@ add_rmsnorm(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
 	// would place them, unless OpenMP's environment says otherwise
 	tilec_bind_threads();
-#pragma omp parallel for schedule(static)
-	for (int bm = 0; bm < tilec_ceildiv(M, BLOCK_M); bm++)
-		add_rmsnorm_block(M, N, eps, X, R, W, H, Y, bm);
+#pragma omp parallel
+	{
+#pragma omp for schedule(static) nowait
+		for (int bm = 0; bm < tilec_ceildiv(M, BLOCK_M); bm++)
+			add_rmsnorm_block(M, N, eps, X, R, W, H, Y, bm);
+		// streamed rows reach memory before the threads join
+		tilec_stream_fence();
+	}
 }
 
 // The runtime's entry: args[i] points to parameter i's value (a tensor's

@@ -315,6 +315,8 @@ attn_bwd_dkdv_block(int B, int S, int H, float scale,
 	{
 		const int row0 = bn * BLOCK_N;
 		const int rows = tilec_extent(S, row0, BLOCK_N);
+		const size_t dK_bytes = sizeof(tilec_f16) * (size_t)B * S * H * HEAD_DIM;
+		const size_t dV_bytes = sizeof(tilec_f16) * (size_t)B * S * H * HEAD_DIM;
 		for (int j = 0; j < BLOCK_N; j++) {
 			for (int d = 0; d + TILEC_VL <= HEAD_DIM;
 			     d += TILEC_VL) {
@@ -323,26 +325,22 @@ attn_bwd_dkdv_block(int B, int S, int H, float scale,
 				if (j < rows && d + TILEC_VL <= HEAD_DIM)
 					tilec_vstream_f16(&dK[b][row0 + j][h][d],
 					                  tilec_vload(&dk[j][d]),
-					                  HEAD_DIM);
+					                  dK_bytes);
 				if (j < rows && d + TILEC_VL <= HEAD_DIM)
 					tilec_vstream_f16(&dV[b][row0 + j][h][d],
 					                  tilec_vload(&dv[j][d]),
-					                  HEAD_DIM);
+					                  dV_bytes);
 			}
-			if (j < rows) {
+			if (j < rows)
 				tilec_store_f16(
 					&dK[b][row0 + j][h][0] + HEAD_DIM - HEAD_DIM % TILEC_VL,
 				                dk[j] + HEAD_DIM - HEAD_DIM % TILEC_VL,
 				                HEAD_DIM % TILEC_VL);
-				tilec_vstream_fence();
-			}
-			if (j < rows) {
+			if (j < rows)
 				tilec_store_f16(
 					&dV[b][row0 + j][h][0] + HEAD_DIM - HEAD_DIM % TILEC_VL,
 				                dv[j] + HEAD_DIM - HEAD_DIM % TILEC_VL,
 				                HEAD_DIM % TILEC_VL);
-				tilec_vstream_fence();
-			}
 		}
 	}
 }
@@ -363,13 +361,19 @@ attn_bwd_dkdv(int B, int S, int H, float scale,
 	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
 	// would place them, unless OpenMP's environment says otherwise
 	tilec_bind_threads();
-#pragma omp parallel for collapse(3) schedule(static)
-	for (int b = 0; b < B; b++)
-		for (int h = 0; h < H; h++)
-			for (int bn = 0; bn < tilec_ceildiv(S, BLOCK_N); bn++)
-				attn_bwd_dkdv_block(B, S, H, scale, Q, K, V, dO,
-				                    LSE, Delta, dK, dV, bn, h,
-				                    b);
+#pragma omp parallel
+	{
+#pragma omp for collapse(3) schedule(static) nowait
+		for (int b = 0; b < B; b++)
+			for (int h = 0; h < H; h++)
+				for (int bn = 0; bn < tilec_ceildiv(S, BLOCK_N); bn++)
+					attn_bwd_dkdv_block(B, S, H, scale, Q,
+					                    K, V, dO, LSE,
+					                    Delta, dK, dV, bn,
+					                    h, b);
+		// streamed rows reach memory before the threads join
+		tilec_stream_fence();
+	}
 }
 
 // The runtime's entry: args[i] points to parameter i's value (a tensor's
@@ -539,6 +543,7 @@ attn_bwd_dq_block(int B, int S, int H, float scale,
 	{
 		const int row0 = bm * BLOCK_M;
 		const int rows = tilec_extent(S, row0, BLOCK_M);
+		const size_t dQ_bytes = sizeof(tilec_f16) * (size_t)B * S * H * HEAD_DIM;
 		for (int i = 0; i < BLOCK_M; i++) {
 			for (int d = 0; d + TILEC_VL <= HEAD_DIM;
 			     d += TILEC_VL) {
@@ -547,15 +552,13 @@ attn_bwd_dq_block(int B, int S, int H, float scale,
 				if (i < rows && d + TILEC_VL <= HEAD_DIM)
 					tilec_vstream_f16(&dQ[b][row0 + i][h][d],
 					                  tilec_vload(&dq[i][d]),
-					                  HEAD_DIM);
+					                  dQ_bytes);
 			}
-			if (i < rows) {
+			if (i < rows)
 				tilec_store_f16(
 					&dQ[b][row0 + i][h][0] + HEAD_DIM - HEAD_DIM % TILEC_VL,
 				                dq[i] + HEAD_DIM - HEAD_DIM % TILEC_VL,
 				                HEAD_DIM % TILEC_VL);
-				tilec_vstream_fence();
-			}
 		}
 	}
 }
@@ -574,12 +577,18 @@ attn_bwd_dq(int B, int S, int H, float scale,
 	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
 	// would place them, unless OpenMP's environment says otherwise
 	tilec_bind_threads();
-#pragma omp parallel for collapse(3) schedule(static)
-	for (int b = 0; b < B; b++)
-		for (int h = 0; h < H; h++)
-			for (int bm = 0; bm < tilec_ceildiv(S, BLOCK_M); bm++)
-				attn_bwd_dq_block(B, S, H, scale, Q, K, V, dO,
-				                  LSE, Delta, dQ, bm, h, b);
+#pragma omp parallel
+	{
+#pragma omp for collapse(3) schedule(static) nowait
+		for (int b = 0; b < B; b++)
+			for (int h = 0; h < H; h++)
+				for (int bm = 0; bm < tilec_ceildiv(S, BLOCK_M); bm++)
+					attn_bwd_dq_block(B, S, H, scale, Q, K,
+					                  V, dO, LSE, Delta, dQ,
+					                  bm, h, b);
+		// streamed rows reach memory before the threads join
+		tilec_stream_fence();
+	}
 }
 
 // The runtime's entry: args[i] points to parameter i's value (a tensor's

@@ -33,6 +33,7 @@ bias_gelu_block(int M, int N, const tilec_f16 X[restrict M][N],
 		const int row0 = bm * BLOCK_M, col0 = bn * BLOCK_N;
 		const int rows = tilec_extent(M, row0, BLOCK_M);
 		const int cols = tilec_extent(N, col0, BLOCK_N);
+		const size_t Y_bytes = sizeof(tilec_f16) * (size_t)M * N;
 		for (int i = 0; i < BLOCK_M; i++) {
 			const int n = i < rows ? cols : 0;
 			for (int j = 0; j + TILEC_VL <= n; j += TILEC_VL) {
@@ -48,7 +49,7 @@ bias_gelu_block(int M, int N, const tilec_f16 X[restrict M][N],
 				if (i < rows && j + TILEC_VL <= cols)
 					tilec_vstream_f16(&Y[row0 + i][col0 + j],
 					                  tilec_vload(&x[i][j]),
-					                  cols);
+					                  Y_bytes);
 			}
 #pragma omp simd
 			// the columns left over
@@ -72,12 +73,10 @@ bias_gelu_block(int M, int N, const tilec_f16 X[restrict M][N],
 				    0.7978846f * (v + 0.044715f * v * v * v);
 				x[i][j] = 0.5f * v * (1.0f + tilec_tanhf(u));
 			}
-			if (i < rows) {
+			if (i < rows)
 				tilec_store_f16(&Y[row0 + i][col0] + cols - cols % TILEC_VL,
 				                x[i] + cols - cols % TILEC_VL,
 				                cols % TILEC_VL);
-				tilec_vstream_fence();
-			}
 		}
 	}
 }
@@ -90,10 +89,15 @@ bias_gelu(int M, int N, const tilec_f16 X[restrict M][N],
 	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
 	// would place them, unless OpenMP's environment says otherwise
 	tilec_bind_threads();
-#pragma omp parallel for collapse(2) schedule(static)
-	for (int bm = 0; bm < tilec_ceildiv(M, BLOCK_M); bm++)
-		for (int bn = 0; bn < tilec_ceildiv(N, BLOCK_N); bn++)
-			bias_gelu_block(M, N, X, bias, Y, bn, bm);
+#pragma omp parallel
+	{
+#pragma omp for collapse(2) schedule(static) nowait
+		for (int bm = 0; bm < tilec_ceildiv(M, BLOCK_M); bm++)
+			for (int bn = 0; bn < tilec_ceildiv(N, BLOCK_N); bn++)
+				bias_gelu_block(M, N, X, bias, Y, bn, bm);
+		// streamed rows reach memory before the threads join
+		tilec_stream_fence();
+	}
 }
 
 // The runtime's entry: args[i] points to parameter i's value (a tensor's

@@ -185,6 +185,7 @@ flash_attention_block(int B, int S, int H,
 	{
 		const int row0 = bm * BLOCK_M;
 		const int rows = tilec_extent(S, row0, BLOCK_M);
+		const size_t O_bytes = sizeof(tilec_f16) * (size_t)B * S * H * HEAD_DIM;
 		for (int i = 0; i < BLOCK_M; i++) {
 			for (int d = 0; d + TILEC_VL <= HEAD_DIM;
 			     d += TILEC_VL) {
@@ -193,15 +194,13 @@ flash_attention_block(int B, int S, int H,
 				if (i < rows && d + TILEC_VL <= HEAD_DIM)
 					tilec_vstream_f16(&O[b][row0 + i][h][d],
 					                  tilec_vload(&o[i][d]),
-					                  HEAD_DIM);
+					                  O_bytes);
 			}
-			if (i < rows) {
+			if (i < rows)
 				tilec_store_f16(
 					&O[b][row0 + i][h][0] + HEAD_DIM - HEAD_DIM % TILEC_VL,
 				                o[i] + HEAD_DIM - HEAD_DIM % TILEC_VL,
 				                HEAD_DIM % TILEC_VL);
-				tilec_vstream_fence();
-			}
 		}
 	}
 }
@@ -218,12 +217,17 @@ flash_attention(int B, int S, int H,
 	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
 	// would place them, unless OpenMP's environment says otherwise
 	tilec_bind_threads();
-#pragma omp parallel for collapse(3) schedule(static)
-	for (int b = 0; b < B; b++)
-		for (int h = 0; h < H; h++)
-			for (int bm = 0; bm < tilec_ceildiv(S, BLOCK_M); bm++)
-				flash_attention_block(B, S, H, Q, K, V, O, bm,
-				                      h, b);
+#pragma omp parallel
+	{
+#pragma omp for collapse(3) schedule(static) nowait
+		for (int b = 0; b < B; b++)
+			for (int h = 0; h < H; h++)
+				for (int bm = 0; bm < tilec_ceildiv(S, BLOCK_M); bm++)
+					flash_attention_block(B, S, H, Q, K, V,
+					                      O, bm, h, b);
+		// streamed rows reach memory before the threads join
+		tilec_stream_fence();
+	}
 }
 
 // The runtime's entry: args[i] points to parameter i's value (a tensor's

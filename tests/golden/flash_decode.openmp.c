@@ -532,16 +532,19 @@ flash_decode_combine_block(int B, int H, int NSPLIT,
 	// flash_decode.c:227 tile_parallel(d, HEAD_DIM)
 	// flash_decode.c:229 tile_copy(&O[b][h][0], acc)
 	// as one loop over each tile's elements
-	for (int d = 0; d + TILEC_VL <= HEAD_DIM; d += TILEC_VL) {
-		tilec_vstore(&acc[d], tilec_vload(&acc[d]) * inv_l);
-		if (d + TILEC_VL <= HEAD_DIM)
-			tilec_vstream_f16(&O[b][h][d], tilec_vload(&acc[d]),
-			                  HEAD_DIM);
+	{
+		const size_t O_bytes = sizeof(tilec_f16) * (size_t)B * H * HEAD_DIM;
+		for (int d = 0; d + TILEC_VL <= HEAD_DIM; d += TILEC_VL) {
+			tilec_vstore(&acc[d], tilec_vload(&acc[d]) * inv_l);
+			if (d + TILEC_VL <= HEAD_DIM)
+				tilec_vstream_f16(&O[b][h][d],
+				                  tilec_vload(&acc[d]),
+				                  O_bytes);
+		}
+		tilec_store_f16(&O[b][h][0] + HEAD_DIM - HEAD_DIM % TILEC_VL,
+		                acc + HEAD_DIM - HEAD_DIM % TILEC_VL,
+		                HEAD_DIM % TILEC_VL);
 	}
-	tilec_store_f16(&O[b][h][0] + HEAD_DIM - HEAD_DIM % TILEC_VL,
-	                acc + HEAD_DIM - HEAD_DIM % TILEC_VL,
-	                HEAD_DIM % TILEC_VL);
-	tilec_vstream_fence();
 }
 
 // flash_decode.c:187 flash_decode_combine: the grid, one block per OpenMP loop
@@ -555,11 +558,16 @@ flash_decode_combine(int B, int H, int NSPLIT,
 	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
 	// would place them, unless OpenMP's environment says otherwise
 	tilec_bind_threads();
-#pragma omp parallel for collapse(2) schedule(static)
-	for (int b = 0; b < B; b++)
-		for (int h = 0; h < H; h++)
-			flash_decode_combine_block(B, H, NSPLIT, Opart, Lse, O,
-			                           h, b);
+#pragma omp parallel
+	{
+#pragma omp for collapse(2) schedule(static) nowait
+		for (int b = 0; b < B; b++)
+			for (int h = 0; h < H; h++)
+				flash_decode_combine_block(B, H, NSPLIT, Opart,
+				                           Lse, O, h, b);
+		// streamed rows reach memory before the threads join
+		tilec_stream_fence();
+	}
 }
 
 // The runtime's entry: args[i] points to parameter i's value (a tensor's

@@ -112,6 +112,7 @@ gemm_bias_relu_block(int M, int N, int K, const tilec_f16 A[restrict M][K],
 			const int row0 = by * BLOCK_M, col0 = bx * BLOCK_N;
 			const int rows = tilec_extent(M, row0, BLOCK_M);
 			const int cols = tilec_extent(N, col0, BLOCK_N);
+			const size_t C_bytes = sizeof(tilec_f16) * (size_t)M * N;
 			for (int i = 0; i < BLOCK_M; i++) {
 				for (int j = 0; j + TILEC_VL <= cols;
 				     j += TILEC_VL) {
@@ -123,7 +124,7 @@ gemm_bias_relu_block(int M, int N, int K, const tilec_f16 A[restrict M][K],
 					if (i < rows && j + TILEC_VL <= cols)
 						tilec_vstream_f16(&C[row0 + i][col0 + j],
 						                  tilec_vload(&acc[i][j]),
-						                  cols);
+						                  C_bytes);
 				}
 #pragma omp simd
 				// the columns left over
@@ -140,12 +141,10 @@ gemm_bias_relu_block(int M, int N, int K, const tilec_f16 A[restrict M][K],
 					acc[i][j] =
 					    tilec_fmaxf(acc[i][j] + b, 0.0f);
 				}
-				if (i < rows) {
+				if (i < rows)
 					tilec_store_f16(&C[row0 + i][col0] + cols - cols % TILEC_VL,
 					                acc[i] + cols - cols % TILEC_VL,
 					                cols % TILEC_VL);
-					tilec_vstream_fence();
-				}
 			}
 		}
 	}
@@ -165,12 +164,19 @@ gemm_bias_relu(int M, int N, int K, const tilec_f16 A[restrict M][K],
 	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
 	// would place them, unless OpenMP's environment says otherwise
 	tilec_bind_threads();
-#pragma omp parallel for collapse(2) schedule(static)
-	for (int by = 0; by < tilec_ceildiv(M, BLOCK_M); by++)
-		for (int bx0 = 0; bx0 < tilec_ceildiv(N, BLOCK_N); bx0 += strip)
-			gemm_bias_relu_block(M, N, K, A, B, bias, C, bx0,
-			                     tilec_min(strip, tilec_ceildiv(N, BLOCK_N) - bx0),
-			                     by);
+#pragma omp parallel
+	{
+#pragma omp for collapse(2) schedule(static) nowait
+		for (int by = 0; by < tilec_ceildiv(M, BLOCK_M); by++)
+			for (int bx0 = 0; bx0 < tilec_ceildiv(N, BLOCK_N); bx0 += strip)
+				gemm_bias_relu_block(M, N, K, A, B, bias, C,
+				                     bx0,
+				                     tilec_min(strip,
+					tilec_ceildiv(N, BLOCK_N) - bx0),
+				                     by);
+		// streamed rows reach memory before the threads join
+		tilec_stream_fence();
+	}
 }
 
 // The runtime's entry: args[i] points to parameter i's value (a tensor's

@@ -38,7 +38,8 @@ layernorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 			const int row0 = bm * BLOCK_M;
 			const int rows = tilec_extent(M, row0, BLOCK_M);
 			const int cols = tilec_extent(N, n0, BLOCK_N);
-			const int next_row0 = (bm + 1) * BLOCK_M, next_col0 = 0;
+			const int next_row0 = (bm + 1) * BLOCK_M;
+			const int next_col0 = N <= 32768 ? n0 : 0;
 			const int next_rows = tilec_extent(M, next_row0, BLOCK_M);
 			const int next_cols = tilec_extent(N, next_col0, BLOCK_N);
 			for (int i = 0; i < BLOCK_M; i++) {
@@ -141,6 +142,7 @@ layernorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 			const int row0 = bm * BLOCK_M;
 			const int rows = tilec_extent(M, row0, BLOCK_M);
 			const int cols = tilec_extent(N, n0, BLOCK_N);
+			const size_t Y_bytes = sizeof(tilec_f16) * (size_t)M * N;
 			for (int i = 0; i < BLOCK_M; i++) {
 				const int n = i < rows ? cols : 0;
 				for (int j = 0; j + TILEC_VL <= n;
@@ -157,7 +159,7 @@ layernorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 					if (i < rows && j + TILEC_VL <= cols)
 						tilec_vstream_f16(&Y[row0 + i][n0 + j],
 						                  tilec_vload(&x[i][j]),
-						                  cols);
+						                  Y_bytes);
 				}
 #pragma omp simd
 				// the columns left over
@@ -181,12 +183,10 @@ layernorm_block(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 					x[i][j] = (x[i][j] - mean[i]) * rstd[i] * w +
 					          b;
 				}
-				if (i < rows) {
+				if (i < rows)
 					tilec_store_f16(&Y[row0 + i][n0] + cols - cols % TILEC_VL,
 					                x[i] + cols - cols % TILEC_VL,
 					                cols % TILEC_VL);
-					tilec_vstream_fence();
-				}
 			}
 		}
 	}
@@ -201,9 +201,14 @@ layernorm(int M, int N, float eps, const tilec_f16 X[restrict M][N],
 	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
 	// would place them, unless OpenMP's environment says otherwise
 	tilec_bind_threads();
-#pragma omp parallel for schedule(static)
-	for (int bm = 0; bm < tilec_ceildiv(M, BLOCK_M); bm++)
-		layernorm_block(M, N, eps, X, W, B, Y, bm);
+#pragma omp parallel
+	{
+#pragma omp for schedule(static) nowait
+		for (int bm = 0; bm < tilec_ceildiv(M, BLOCK_M); bm++)
+			layernorm_block(M, N, eps, X, W, B, Y, bm);
+		// streamed rows reach memory before the threads join
+		tilec_stream_fence();
+	}
 }
 
 // The runtime's entry: args[i] points to parameter i's value (a tensor's

@@ -150,16 +150,19 @@ paged_decode_block(int B, int H, int HKV, int NPAGES, int MAXP, float scale,
 	// paged_decode.c:92 tile_parallel(d, HEAD_DIM)
 	// paged_decode.c:94 tile_copy(&O[b][h][0], acc)
 	// as one loop over each tile's elements
-	for (int d = 0; d + TILEC_VL <= HEAD_DIM; d += TILEC_VL) {
-		tilec_vstore(&acc[d], tilec_vload(&acc[d]) * inv_l);
-		if (d + TILEC_VL <= HEAD_DIM)
-			tilec_vstream_f16(&O[b][h][d], tilec_vload(&acc[d]),
-			                  HEAD_DIM);
+	{
+		const size_t O_bytes = sizeof(tilec_f16) * (size_t)B * H * HEAD_DIM;
+		for (int d = 0; d + TILEC_VL <= HEAD_DIM; d += TILEC_VL) {
+			tilec_vstore(&acc[d], tilec_vload(&acc[d]) * inv_l);
+			if (d + TILEC_VL <= HEAD_DIM)
+				tilec_vstream_f16(&O[b][h][d],
+				                  tilec_vload(&acc[d]),
+				                  O_bytes);
+		}
+		tilec_store_f16(&O[b][h][0] + HEAD_DIM - HEAD_DIM % TILEC_VL,
+		                acc + HEAD_DIM - HEAD_DIM % TILEC_VL,
+		                HEAD_DIM % TILEC_VL);
 	}
-	tilec_store_f16(&O[b][h][0] + HEAD_DIM - HEAD_DIM % TILEC_VL,
-	                acc + HEAD_DIM - HEAD_DIM % TILEC_VL,
-	                HEAD_DIM % TILEC_VL);
-	tilec_vstream_fence();
 }
 
 // paged_decode.c:47 paged_decode: the grid, one block per OpenMP loop iteration
@@ -174,11 +177,17 @@ paged_decode(int B, int H, int HKV, int NPAGES, int MAXP, float scale,
 	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
 	// would place them, unless OpenMP's environment says otherwise
 	tilec_bind_threads();
-#pragma omp parallel for collapse(2) schedule(dynamic)
-	for (int b = 0; b < B; b++)
-		for (int h = 0; h < H; h++)
-			paged_decode_block(B, H, HKV, NPAGES, MAXP, scale, Q,
-			                   KC, VC, BT, CL, O, h, b);
+#pragma omp parallel
+	{
+#pragma omp for collapse(2) schedule(dynamic) nowait
+		for (int b = 0; b < B; b++)
+			for (int h = 0; h < H; h++)
+				paged_decode_block(B, H, HKV, NPAGES, MAXP,
+				                   scale, Q, KC, VC, BT, CL, O,
+				                   h, b);
+		// streamed rows reach memory before the threads join
+		tilec_stream_fence();
+	}
 }
 
 // The runtime's entry: args[i] points to parameter i's value (a tensor's

@@ -99,7 +99,8 @@ softmax_block(int M, int N, const float X[restrict M][N],
 			const int row0 = bm * BLOCK_M, col0 = c * BLOCK_N;
 			const int rows = tilec_extent(M, row0, BLOCK_M);
 			const int cols = tilec_extent(N, col0, BLOCK_N);
-			const int next_row0 = (bm + 1) * BLOCK_M, next_col0 = 0;
+			const int next_row0 = (bm + 1) * BLOCK_M;
+			const int next_col0 = N <= 65536 ? c * BLOCK_N : 0;
 			const int next_rows = tilec_extent(M, next_row0, BLOCK_M);
 			const int next_cols = tilec_extent(N, next_col0, BLOCK_N);
 			for (int i = 0; i < BLOCK_M; i++) {
@@ -204,6 +205,7 @@ softmax_block(int M, int N, const float X[restrict M][N],
 			const int row0 = bm * BLOCK_M;
 			const int rows = tilec_extent(M, row0, BLOCK_M);
 			const int cols = tilec_extent(N, n0, BLOCK_N);
+			const size_t Y_bytes = sizeof(float) * (size_t)M * N;
 			for (int i = 0; i < BLOCK_M; i++) {
 				for (int j = 0; j + TILEC_VL <= BLOCK_N;
 				     j += TILEC_VL) {
@@ -213,14 +215,12 @@ softmax_block(int M, int N, const float X[restrict M][N],
 					if (i < rows && j + TILEC_VL <= cols)
 						tilec_vstream(&Y[row0 + i][n0 + j],
 						              tilec_vload(&e[i][j]),
-						              cols);
+						              Y_bytes);
 				}
-				if (i < rows) {
+				if (i < rows)
 					tilec_store_f32(&Y[row0 + i][n0] + cols - cols % TILEC_VL,
 					                e[i] + cols - cols % TILEC_VL,
 					                cols % TILEC_VL);
-					tilec_vstream_fence();
-				}
 			}
 		}
 	}
@@ -233,9 +233,14 @@ softmax(int M, int N, const float X[restrict M][N], float Y[restrict M][N])
 	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
 	// would place them, unless OpenMP's environment says otherwise
 	tilec_bind_threads();
-#pragma omp parallel for schedule(static)
-	for (int bm = 0; bm < tilec_ceildiv(M, BLOCK_M); bm++)
-		softmax_block(M, N, X, Y, bm);
+#pragma omp parallel
+	{
+#pragma omp for schedule(static) nowait
+		for (int bm = 0; bm < tilec_ceildiv(M, BLOCK_M); bm++)
+			softmax_block(M, N, X, Y, bm);
+		// streamed rows reach memory before the threads join
+		tilec_stream_fence();
+	}
 }
 
 // The runtime's entry: args[i] points to parameter i's value (a tensor's
