@@ -28,8 +28,11 @@
  * their first iteration, locals replaced by their initializers (never
  * reassigned), nothing else that varies; whose row origin moves with the
  * block; and whose next origins are proven non-negative
- * (analysis/range.c).  A prefetch is a hint: it never faults or changes
- * a result, and the printer clips it to the tensor.
+ * (analysis/range.c).  Where the loops around the run move the copy along
+ * its rows, the next block's column origin keeps them at this iteration
+ * when its rows fit in a quarter of the L2 (along_loops), so that over
+ * the loops all of them are asked for.  A prefetch is a hint: it never
+ * faults or changes a result, and the printer clips it to the tensor.
  */
 #include "analysis/range.h"
 #include "analysis/walk.h"
