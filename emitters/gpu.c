@@ -1799,9 +1799,8 @@ shared_tile(Gpu *G, const TcVar *v)
 	tc_buf_puts(G->pr.out, ")");
 }
 
-static void emit_run_values(Gpu *G, const TcStmt *as, const TcVar *cv,
-			    const char *first, int run, const char *vals,
-			    bool declare);
+static void emit_run_values(Gpu *G, const TcStmt *loop, const char *first,
+			    int run, const char *vals, bool declare);
 
 /* tile_gemm with B computed as it is loaded (fuse_b.c, gemm.b_from):
  * tilec::mma_sr calls a lambda for each lane's run of 8 elements of a row
@@ -1813,7 +1812,6 @@ emit_mma_sr(Gpu *G, const TcStmt *s, int tm, int tn, const char *n0)
 	TcBuf *b = G->pr.out;
 	const TcStmt *outer = s->u.gemm.b_from;
 	const TcStmt *inner = outer->u.loop.body->u.block.body.items[0];
-	const TcStmt *as = tc_gemm_b_assign(s);
 	const TcVar *c = s->u.gemm.c.var, *bv = s->u.gemm.b.var;
 	const TcVar *rv = outer->u.loop.var, *cv = inner->u.loop.var;
 	tc_c_comment(&G->pr, tc_fmt(G->a, "%s is held nowhere: each warp computes "
@@ -1833,7 +1831,7 @@ emit_mma_sr(Gpu *G, const TcStmt *s, int tm, int tn, const char *n0)
 	bool saved = G->block_level;
 	G->block_level = false;
 	G->spread++;
-	emit_run_values(G, as, cv, first, 8, vals, false);
+	emit_run_values(G, inner, first, 8, vals, false);
 	G->spread--;
 	G->block_level = saved;
 	b->indent--;
@@ -2515,16 +2513,51 @@ emit_row_vectors(Gpu *G, const TcStmt *const *loops, const long long *ext, int n
 	close_brace(G);
 }
 
-/* The values of `run` iterations from `first` (a name) of the loop over
- * cv whose one statement is assignment `as`, into the tilec::Run named
- * vals: what the value reads along the run, each as one vector, vals
- * declared (where `declare`), and the unrolled loop computing each
- * element.  The caller is inside the spread loop (G->spread). */
+/* A run's values in half pairs: tilec::i4_pairs(vals, the i4 run, the
+ * integer added, the factor), from the form the pass accepted; the run
+ * loads (nl of them) named already. */
 static void
-emit_run_values(Gpu *G, const TcStmt *as, const TcVar *cv, const char *first,
-		int run, const char *vals, bool declare)
+emit_pairs(Gpu *G, const TcStmt *loop, int run, const char *vals, int nl)
 {
 	TcBuf *b = G->pr.out;
+	const TcStmt *as = loop->u.loop.body->u.block.body.items[0];
+	TcHalfPairs hp;
+	const char *why, *src = NULL;
+	if (!tc_half_pairs_form(G->a, as, loop->u.loop.var, run, &hp, &why)) {
+		error(G, loop->loc, "internal error: loop '%s' in half pairs: %s",
+		      loop->u.loop.var->name, why);
+		return;
+	}
+	for (int i = 0; i < nl && !src; i++)
+		if (tc_expr_equal(G->run_loads[i], hp.src))
+			src = G->run_names[i];
+	if (!src) {
+		error(G, loop->loc, "internal error: loop '%s' in half pairs "
+		      "reads no i4 run", loop->u.loop.var->name);
+		return;
+	}
+	tc_buf_printf(b, "tilec::i4_pairs(%s, %s, ", vals, src);
+	expr(G, hp.add);
+	if (hp.mul) {
+		tc_buf_puts(b, ", ");
+		expr(G, hp.mul);
+	}
+	tc_buf_puts(b, ");\n");
+}
+
+/* The values of `run` iterations from `first` (a name) of `loop`, whose
+ * one statement is an assignment, into the tilec::Run named vals: what
+ * the value reads along the run, each as one vector, vals declared
+ * (where `declare`), and the unrolled loop computing each element, or,
+ * for a loop in half pairs (half_pairs.c), tilec::i4_pairs.  The caller
+ * is inside the spread loop (G->spread). */
+static void
+emit_run_values(Gpu *G, const TcStmt *loop, const char *first, int run,
+		const char *vals, bool declare)
+{
+	TcBuf *b = G->pr.out;
+	const TcStmt *as = loop->u.loop.body->u.block.body.items[0];
+	const TcVar *cv = loop->u.loop.var;
 	const TcExpr *dst = as->u.assign.dst;
 	const TcVar *t = dst->u.load.var;
 	TcVar at_var = { .kind = TC_VAR_LOCAL, .name = first, .dtype = TC_DT_I32 };
@@ -2563,6 +2596,10 @@ emit_run_values(Gpu *G, const TcStmt *as, const TcVar *cv, const char *first,
 	if (declare)
 		tc_buf_printf(b, "tilec::Run<%d, %s> %s;\n", run,
 			      storage_type(G, t->dtype), vals);
+	if (loop->u.loop.pairs) {
+		emit_pairs(G, loop, run, vals, nl);
+		return;
+	}
 	/* A float value into 16-bit floats: the run's floats, rounded a
 	 * pair at a time (tilec::round_run), once each, as the store
 	 * would. */
@@ -2641,7 +2678,7 @@ emit_runs(Gpu *G, const TcStmt *const *loops, const long long *ext, int n)
 	bool saved = G->block_level;
 	G->block_level = false;
 	G->spread++;
-	emit_run_values(G, as, cv, first, run, vals, true);
+	emit_run_values(G, col, first, run, vals, true);
 	TcVar at_var = { .kind = TC_VAR_LOCAL, .name = first, .dtype = TC_DT_I32 };
 	TcExpr *at = tc_expr_var(G->a, &at_var, col->loc);
 	const TcExpr *to = replace_var(G, dst, cv, at);

@@ -13,7 +13,14 @@
  * So C is fp32, read and written: it must hold the starting values (zero
  * for a plain product); the order of the additions is not fixed, so
  * results vary in the last bits from run to run.  Each slice is copied
- * and dequantized as in gemm_w4a16.c.  K must be a multiple of GROUP.
+ * and dequantized as in gemm_w4a16.c, but the zero points are 4-bit
+ * integers, as GPTQ and AWQ store them (their unsigned nibbles less 8,
+ * like the weights'): W - Z is then an integer of at most 4 bits and its
+ * product with an fp16 scale is exact in f32, so the value rounded once
+ * to fp16 is what half-precision arithmetic gives, and on CUDA the
+ * compiler dequantizes two weights an instruction (docs/backend-cuda.md,
+ * "Half pairs"), bit for bit the program's result.  K must be a
+ * multiple of GROUP.
  */
 #include <tilec.h>
 
@@ -27,7 +34,7 @@ TILE_PARAM(THREADS, 128, 128, 256);
 
 TILE_KERNEL void
 gemm_w4a16_splitk(int M, int N, int K, const f16 A[M][K], const i4 W[N][K],
-		  const f16 S[K / GROUP][N], const f16 Z[K / GROUP][N],
+		  const f16 S[K / GROUP][N], const i4 Z[K / GROUP][N],
 		  f32 C[M][N])
 {
 	tile_threads(THREADS);
@@ -39,7 +46,7 @@ gemm_w4a16_splitk(int M, int N, int K, const f16 A[M][K], const i4 W[N][K],
 	tile_shared i4 Ws4[BLOCK_N][BLOCK_K];
 	tile_shared f16 Ws[BLOCK_N][BLOCK_K];
 	tile_shared f16 scale[BLOCK_N];
-	tile_shared f16 zero[BLOCK_N];
+	tile_shared i4 zero[BLOCK_N];
 	tile_fragment f32 acc[BLOCK_M][BLOCK_N];
 
 	int k_tiles = ceildiv(K, BLOCK_K);

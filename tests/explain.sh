@@ -258,10 +258,21 @@ computed)
 		grep -q "tilec::mma_sr<" "$work/out" && fail "mma_sr in $src for hip"
 	done
 	translate samples/gemm_w4a16_splitk.c -t cuda --explain
-	has "gemm_w4a16_splitk.c:40:18: note: tile_shared 'Ws' not held: the gemm that reads it computes each element as it loads it, by the loop that wrote it"
+	has "gemm_w4a16_splitk.c:47:18: note: tile_shared 'Ws' not held: the gemm that reads it computes each element as it loads it, by the loop that wrote it"
 	translate samples/gemm_w4a16_splitk.c -t cuda -D BLOCK_M=64
-	has "gemm_w4a16_splitk.c:59:3: note: the element loop at 57:3 stores 'Ws' in shared memory, and this tile_gemm reads it back rather than computing it as it loads it: the gemm's 2 warps along M would each compute the same elements"
+	has "gemm_w4a16_splitk.c:66:3: note: the element loop at 64:3 stores 'Ws' in shared memory, and this tile_gemm reads it back rather than computing it as it loads it: the gemm's 2 warps along M would each compute the same elements"
 	grep -q "tilec::mma_ss<" "$work/out" || fail "no mma_ss with two warps along M"
+	# Its i4 zero points: the dequantization in half pairs, inside the
+	# gemm and in runs into shared rows alike; f16 ones keep f32.
+	grep -q "tilec::i4_pairs(" "$work/out" || fail "no i4_pairs in the runs"
+	translate samples/gemm_w4a16_splitk.c -t cuda --explain
+	has "gemm_w4a16_splitk.c:64:29: note: this tile_parallel loop dequantizes its i4 elements two at a time in half precision, exactly as in f32"
+	grep -q "tilec::i4_pairs(" "$work/out" || fail "no i4_pairs in the gemm"
+	translate samples/gemm_w4a16.c -t cuda --explain
+	has "gemm_w4a16.c:55:29: note: this tile_parallel loop dequantizes its i4 elements one at a time in f32, not two at a time in half precision: it adds 'zero' \(f16\), not an 8- or 4-bit integer"
+	grep -q "tilec::i4_pairs(" "$work/out" && fail "i4_pairs with f16 zero points"
+	translate samples/gemm_w4a16_splitk.c -t hip
+	grep -q "tilec::i4_pairs(" "$work/out" && fail "i4_pairs on hip"
 	;;
 int8)
 	src=tests/lang/gemm_i8_nt.c

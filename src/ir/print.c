@@ -484,6 +484,8 @@ print_loop(TcBuf *b, const TcKernel *k, const TcStmt *s)
 		tc_buf_puts(b, " serial in thread");
 	else if (s->u.loop.threads == TC_THREADS_PEERS)
 		tc_buf_puts(b, " spread over peers");
+	if (s->u.loop.pairs)
+		tc_buf_puts(b, " in half pairs");
 	if (s->u.loop.transpose)
 		tc_buf_puts(b, " transposed");
 	tc_buf_puts(b, " {");

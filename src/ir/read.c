@@ -1013,10 +1013,16 @@ loop(Reader *R, TcLoopKind kind)
 		}
 	}
 	s->u.loop.threads = thread_map(R);
-	if (s->u.loop.threads == TC_THREADS_SPREAD && accept(R, "in")) {
-		expect(R, "runs");
+	bool in = accept(R, "in");
+	if (in && s->u.loop.threads == TC_THREADS_SPREAD && accept(R, "runs")) {
 		expect(R, "of");
 		s->u.loop.run = small_int(R);
+		in = accept(R, "in");
+	}
+	if (in) {
+		expect(R, "half");
+		expect(R, "pairs");
+		s->u.loop.pairs = true;
 	}
 	s->u.loop.transpose = accept(R, "transposed");
 	expect(R, "{");

@@ -843,6 +843,16 @@ struct TcStmt {
 			 * clause; explain.c words it under --explain). */
 			int run;
 			const char *run_why;
+			/* The innermost loop of a run or of a gemm's
+			 * computed B (gemm.b_from) on CUDA (half_pairs.c):
+			 * its values, i4 elements of a run plus an integer
+			 * times an f16 factor, computed two at a time in
+			 * half precision, exactly as in f32
+			 * (tc_half_pairs_form); pair_why: for such a loop
+			 * whose value falls short of that form, why (a
+			 * clause, for --explain). */
+			bool pairs;
+			const char *pair_why;
 			/* PARALLEL on openmp targets with explicit lanes
 			 * (cpu_transpose.c): the outer loop of a nest that
 			 * moves one buffer's S[i][j] to another's D[j][i],
@@ -1339,6 +1349,24 @@ typedef struct TcTranspose {
 	long long rows, cols; /* of S: the inner loop's extent, the outer's */
 } TcTranspose;
 bool tc_transpose_form(TcArena *a, const TcStmt *outer, TcTranspose *t);
+/* The value of the one assignment `as` of a loop over j in runs of
+ * `run` elements, rounded to an f16 element, as i4 pairs take it
+ * (passes/half_pairs.c): (f16)(I * F), (f16)(F * I) or (f16)I, where I is
+ * an integer-valued f32 expression, linear in the run's i4 element `src`
+ * (read along the run as one vector of whole 32-bit words) with
+ * coefficient 1, the rest of it (`add`, an f32 expression of integers
+ * of at most 1000 in magnitude that do not name j) and F (`mul`, an f16
+ * value, NULL: none) the same for every element of the run.  Sets *hp
+ * (expressions in arena a) and returns true, or sets *why (a clause, in
+ * a) and returns false. */
+typedef struct TcHalfPairs {
+	const TcExpr *src; /* the i4 load along the run */
+	TcExpr *add;       /* f32, an integer; FLOAT 0 where none */
+	const TcExpr *mul; /* f16-typed, or a constant f16 holds exactly;
+			      NULL: the value is I itself */
+} TcHalfPairs;
+bool tc_half_pairs_form(TcArena *a, const TcStmt *as, const TcVar *j,
+			int run, TcHalfPairs *hp, const char **why);
 /* Structural equality of two expressions. */
 bool tc_expr_equal(const TcExpr *a, const TcExpr *b);
 /* Deep copy of an expression tree (vars are shared, not copied). */

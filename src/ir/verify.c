@@ -65,6 +65,9 @@ typedef struct Verifier {
 	/* Checking a persistent kernel's grid, the one place the device's
 	 * SM count (SMS) may appear. */
 	bool sms;
+	/* Checking the loops of a gemm's computed B (gemm.b_from), whose
+	 * column loop goes in runs of 8 without loop.run. */
+	bool b_from;
 } Verifier;
 
 static void
@@ -683,6 +686,21 @@ check_schedule(Verifier *v, const TcStmt *s)
 			     "a spread loop of whole runs over one assignment "
 			     "along a shared row", name_of(s->u.loop.var), run);
 	}
+	/* Half pairs (half_pairs.c): a run of whole words of i4, or a
+	 * gemm's B, whose value has the form the printer computes. */
+	if (s->u.loop.pairs) {
+		const TcVec *body = &s->u.loop.body->u.block.body;
+		const TcStmt *as = body->len == 1 ? body->items[0] : NULL;
+		int r = run ? run : v->b_from ? 8 : 0;
+		TcArena *a = tc_arena_new();
+		TcHalfPairs hp;
+		const char *why = "it is not a loop in runs";
+		if (!r || !as || !tc_half_pairs_form(a, as, s->u.loop.var, r,
+						     &hp, &why))
+			fail(v, s->loc, "loop '%s' is marked in half pairs, but "
+			     "%s", name_of(s->u.loop.var), why);
+		tc_arena_free(a);
+	}
 	if (s->u.loop.threads != TC_THREADS_NONE &&
 	    (s->u.loop.kind != TC_LOOP_PARALLEL || anchor))
 		fail(v, s->loc, "a %s loop has a thread mapping of its own",
@@ -886,7 +904,9 @@ check_b_from(Verifier *v, const TcStmt *s)
 		     "loop nest over its folded N x K buffer assigning it");
 		return;
 	}
+	v->b_from = true;
 	check_stmt(v, outer);
+	v->b_from = false;
 }
 
 static void
@@ -2240,6 +2260,10 @@ target_stmt(void *ctx, const TcStmt *s)
 			    gpu_only ? "GPU" : "CPU");
 		return TC_VISIT_STOP;
 	}
+	if (s->kind == TC_ST_FOR && s->u.loop.pairs &&
+	    t->kind != TC_TARGET_CUDA)
+		target_fail(c, s->loc, "a loop in half pairs, which the %s "
+			    "target does not print", t->name);
 	if (s->kind == TC_ST_GEMM && s->u.gemm.wgmma_n && !t->wgmma)
 		target_fail(c, s->loc, "a wgmma gemm, which %s %s does not "
 			    "have", t->name, t->arch);

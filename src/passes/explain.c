@@ -158,6 +158,28 @@ explain_run(void *ctx, TcStmt *s, int par_depth)
 			s->u.loop.run_why);
 }
 
+/* With --explain: each loop that dequantizes runs of i4 into f16, in
+ * half pairs or not and why (half_pairs.c: loop.pairs, loop.pair_why);
+ * a gemm's computed B (gemm.b_from) among them. */
+static void
+explain_pairs(void *ctx, TcStmt *s, int par_depth)
+{
+	TcDiags *d = ctx;
+	(void)par_depth;
+	if (s->kind == TC_ST_GEMM && s->u.gemm.b_from)
+		s = s->u.gemm.b_from->u.loop.body->u.block.body.items[0];
+	if (s->kind != TC_ST_FOR || (!s->u.loop.pairs && !s->u.loop.pair_why))
+		return;
+	if (s->u.loop.pairs)
+		tc_diag(d, TC_NOTE, s->loc, "this tile_parallel loop dequantizes "
+			"its i4 elements two at a time in half precision, "
+			"exactly as in f32");
+	else
+		tc_diag(d, TC_NOTE, s->loc, "this tile_parallel loop dequantizes "
+			"its i4 elements one at a time in f32, not two at a time "
+			"in half precision: %s", s->u.loop.pair_why);
+}
+
 /* An AMX bf16 gemm from float-held operands (cpu_gemm.c's gemm.cpu.why):
  * off the fast path, so always said. */
 static void
@@ -236,8 +258,10 @@ explain_kernel(const TcKernel *k, const TcOptions *opt, TcDiags *d)
 		tc_walk_stmts(k->body, 0, explain_b_why, d);
 	} else
 		tc_walk_stmts(k->body, 0, explain_cpu_gemm, d);
-	if (gpu && opt->explain)
+	if (gpu && opt->explain) {
 		tc_walk_stmts(k->body, 0, explain_run, d);
+		tc_walk_stmts(k->body, 0, explain_pairs, d);
+	}
 	for (int i = 0; i < k->vars.len; i++) {
 		const TcVar *v = k->vars.items[i];
 		/* Buffers a pass made (stage views, prefetch fragments,

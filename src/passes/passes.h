@@ -55,6 +55,10 @@ bool tc_launch_aligned(TcArena *a, TcProgram *p, const TcOptions *opt,
 /* runs.c: element loops into shared rows in per-thread runs (GPU). */
 bool tc_spread_runs(TcArena *a, TcProgram *p, const TcOptions *opt,
 		    TcDiags *d);
+/* half_pairs.c (CUDA, after runs): runs of i4 dequantized into f16 two
+ * at a time in half precision where that is exact (loop.pairs). */
+bool tc_half_pairs(TcArena *a, TcProgram *p, const TcOptions *opt,
+		   TcDiags *d);
 
 /* box_tests.c (CUDA, after runs): element loops over register
  * fragments whose index tests a test at the tile's corner decides, as

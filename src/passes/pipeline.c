@@ -60,6 +60,8 @@ const TcPass tc_passes[] = {
 	  "alignment tests an aligned launch makes constant; the tensors it needs" },
 	{ "runs", tc_spread_runs, GPU_TARGETS,
 	  "element loops into shared rows: per-thread runs stored as one vector" },
+	{ "pairs", tc_half_pairs, CUDA_TARGETS,
+	  "runs of i4 into f16 dequantized two at a time in half, where exact" },
 	{ "box_tests", tc_box_tests, CUDA_TARGETS,
 	  "element loops whose index tests one test at the tile's corner decides" },
 	{ "prefetch", tc_cpu_prefetch, CPU_TARGETS,

@@ -884,6 +884,74 @@ __device__ __forceinline__ void mma_rs(float (&acc)[2 * TM][2 * TN], const float
 	}
 }
 
+// Half-pair arithmetic, each rounded to nearest even as written (the
+// .rn keeps ptxas from contracting a product into an add).
+__device__ __forceinline__ unsigned hadd2_rn(unsigned a, unsigned b)
+{
+	unsigned d;
+	asm("add.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+	return d;
+}
+__device__ __forceinline__ unsigned hfma2_rn(unsigned a, unsigned b, unsigned c)
+{
+	unsigned d;
+	asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+	return d;
+}
+__device__ __forceinline__ unsigned hmul2_rn(unsigned a, unsigned b)
+{
+	unsigned d;
+	asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+	return d;
+}
+
+// r.e[i] = (f16)((x.e[i] + c) * f) (f16)(x.e[i] + c) without f, for a
+// run of whole 32-bit words of i4 and c an integer of at most 1000 in
+// magnitude: the values the program's f32 arithmetic gives, computed two
+// at a time in half precision (passes/half_pairs.c says why they are the
+// same).  Nibbles j and j + 4 of a word, sign flipped, go under the
+// mantissa of 1024 in the two halves of one register, one LOP3: 1032 + x,
+// or 1024 + 16 (x + 8) for the odd nibbles; one add or FMA by 1/16 takes
+// the bias out and c in (every step an integer below 2048, exact); one
+// multiply by f rounds; PRMT puts elements 2i and 2i + 1 in word i.
+template <int V, int W, bool MUL>
+__device__ __forceinline__ void i4_pairs_(Run<V, __half> &r, const Run<W, i4x2> &x, float c, float f)
+{
+	static_assert(V % 8 == 0 && 2 * W == V, "i4_pairs: whole words of i4");
+	const unsigned lo_add = pack2(c - 1032.0f, c - 1032.0f, __half());
+	const unsigned hi_add = pack2(c - 72.0f, c - 72.0f, __half());
+	const unsigned sixteenth = 0x2C002C00u;
+	const unsigned f2 = MUL ? pack2(f, f, __half()) : 0u;
+#pragma unroll
+	for (int i = 0; i < V / 8; i++) {
+		const unsigned w = run_word(x, i), w8 = w >> 8;
+		unsigned e04 = hadd2_rn((w & 0x000F000Fu) ^ 0x64086408u, lo_add);
+		unsigned e15 = hfma2_rn((w & 0x00F000F0u) ^ 0x64806480u, sixteenth, hi_add);
+		unsigned e26 = hadd2_rn((w8 & 0x000F000Fu) ^ 0x64086408u, lo_add);
+		unsigned e37 = hfma2_rn((w8 & 0x00F000F0u) ^ 0x64806480u, sixteenth, hi_add);
+		if (MUL) {
+			e04 = hmul2_rn(e04, f2);
+			e15 = hmul2_rn(e15, f2);
+			e26 = hmul2_rn(e26, f2);
+			e37 = hmul2_rn(e37, f2);
+		}
+		r.w[4 * i] = __byte_perm(e04, e15, 0x5410);
+		r.w[4 * i + 1] = __byte_perm(e26, e37, 0x5410);
+		r.w[4 * i + 2] = __byte_perm(e04, e15, 0x7632);
+		r.w[4 * i + 3] = __byte_perm(e26, e37, 0x7632);
+	}
+}
+template <int V, int W>
+__device__ __forceinline__ void i4_pairs(Run<V, __half> &r, const Run<W, i4x2> &x, float c, float f)
+{
+	i4_pairs_<V, W, true>(r, x, c, f);
+}
+template <int V, int W>
+__device__ __forceinline__ void i4_pairs(Run<V, __half> &r, const Run<W, i4x2> &x, float c)
+{
+	i4_pairs_<V, W, false>(r, x, c, 1.0f);
+}
+
 // r = the floats f rounded to T (f16 or bf16) to nearest even, a pair at a
 // time (one conversion instruction for two elements).
 template <int V, typename T> __device__ __forceinline__ void round_run(Run<V, T> &r, const float (&f)[V])

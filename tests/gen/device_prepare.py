@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """device_prepare.py - generated programs, translated, for a machine without tilec.
 
-usage: device_prepare.py TILEC SRCROOT OUTDIR [--seeds A:B] [--kernels N]
+usage: device_prepare.py TILEC SRCROOT OUTDIR [--seeds A:B|S,S,...] [--kernels N]
                          [--arch sm_90a] [--features F] [--jobs 2]
 
 A GPU machine with cc, nvcc (or NVRTC) and Python but no libclang cannot
@@ -124,7 +124,11 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     a = ap.parse_args()
     feats = tilegen.feature_set(a.features)
-    lo, hi = map(int, a.seeds.split(":"))
+    if ":" in a.seeds:
+        lo, hi = map(int, a.seeds.split(":"))
+        seeds = list(range(lo, hi))
+    else:
+        seeds = [int(x) for x in a.seeds.split(",")]
     shutil.rmtree(a.out, ignore_errors=True)
     inc = os.path.join(a.out, "include", "tilec")
     os.makedirs(inc)
@@ -135,8 +139,8 @@ def main():
     shutil.copy(os.path.join(HERE, "device_run.py"), a.out)
     shutil.copy(os.path.join(TOOLS, "launch_manifest.py"), a.out)
     with cf.ProcessPoolExecutor(max(1, min(a.jobs, 2))) as ex:
-        index = list(ex.map(prepare, [a] * (hi - lo), [feats] * (hi - lo),
-                            range(lo, hi)))
+        index = list(ex.map(prepare, [a] * len(seeds), [feats] * len(seeds),
+                            seeds))
     with open(os.path.join(a.out, "programs", "index.json"), "w") as f:
         json.dump({"arch": a.arch, "features": sorted(feats), "files": index},
                   f, indent=0)

@@ -2240,17 +2240,25 @@ class Gen:
         if deq:
             # B computed by an element loop from the tile copied in, its
             # values a function of the row too (|B| <= max(|Bq|, 1))
-            qdt = "i8" if tdt == "i4" else tdt
+            # i4 weights kept packed, less an integer zero point, times
+            # an f16 scale, half the time: CUDA dequantizes them in half
+            # pairs (half_pairs.c)
+            pairs = tdt == "i4" and self.side.random() < 0.5
+            qdt = "i4" if pairs else "i8" if tdt == "i4" else tdt
             Bq = self.new_buf("shared", qdt, bshape, "q")
             inner.append(simple(
                 ["tile_copy(%s, %s);" % (Bq.name, self.region_text(TB, bo, [0, 1]))],
                 self.c_copy_in(TB, bo, [0, 1], Bq), "copy-in", [Bq]))
+            if pairs:
+                val = ("((float)%s[i][j] - (float)(i %% 3 - 1)) * 0.5f" % Bq.name,
+                       "((double)%s[i][j] - (i %% 3 - 1)) * 0.5" % Bq.name)
+            else:
+                val = ("(float)%s[i][j] * 0.5f - (float)(i %% 3) * 0.25f" % Bq.name,
+                       "(double)%s[i][j] * 0.5 - (i %% 3) * 0.25" % Bq.name)
             st = self.par_nest(
                 list(zip(["i", "j"], B.shape)), [],
-                ["%s[i][j] = (float)%s[i][j] * 0.5f - (float)(i %% 3) * 0.25f;"
-                 % (B.name, Bq.name)],
-                ["%s[i][j] = %s;" % (B.name, cv(B.dtype, "(double)%s[i][j] * 0.5 - "
-                                               "(i %% 3) * 0.25" % Bq.name))])
+                ["%s[i][j] = %s;" % (B.name, val[0])],
+                ["%s[i][j] = %s;" % (B.name, cv(B.dtype, val[1]))])
             st.what = "parallel"
             inner.append(st)
         else:

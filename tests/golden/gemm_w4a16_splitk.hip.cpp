@@ -2,14 +2,14 @@
 // gfx90a.
 // Tunables: GROUP=128 BLOCK_M=16 BLOCK_N=64 BLOCK_K=128 SPLIT_K=16 STAGES=3 THREADS=128.
 // 128 threads (2 waves of 64); 26112 bytes of shared memory.
-// TILEC_ALIGNED is 1 in the runtime's build for launches whose A, S and Z start on 16 bytes and
-// have rows of whole 16-byte vectors: the copies that name it skip their alignment tests there.
+// TILEC_ALIGNED is 1 in the runtime's build for launches whose A and S start on 16 bytes and have
+// rows of whole 16-byte vectors: the copies that name it skip their alignment tests there.
 #include "tilec/hip/tilec_hip.hpp"
 
 extern "C" __global__ void __launch_bounds__(128)
 gemm_w4a16_splitk(int M, int N, int K, const __half *__restrict__ A,
 	const tilec::i4x2 *__restrict__ W, const __half *__restrict__ S,
-	const __half *__restrict__ Z, float *__restrict__ C)
+	const tilec::i4x2 *__restrict__ Z, float *__restrict__ C)
 {
 	enum { GROUP = 128, BLOCK_M = 16, BLOCK_N = 64, BLOCK_K = 128, SPLIT_K = 16, STAGES = 3,
 		THREADS = 128 };
@@ -20,25 +20,25 @@ gemm_w4a16_splitk(int M, int N, int K, const __half *__restrict__ A,
 	const int bx = blockIdx.x;
 	const int by = blockIdx.y;
 	const int split = blockIdx.z;
-	// gemm_w4a16_splitk.c:38 As[BLOCK_M][BLOCK_K]: shared memory, rows padded to 136
+	// gemm_w4a16_splitk.c:45 As[BLOCK_M][BLOCK_K]: shared memory, rows padded to 136
 	using As_tile = tilec::SharedTile<__half, BLOCK_M, BLOCK_K>::padded<BLOCK_K + 8>;
 	__half *const As = reinterpret_cast<__half *>(tilec_smem);
-	// gemm_w4a16_splitk.c:39 Ws4[BLOCK_N][BLOCK_K]: shared memory
+	// gemm_w4a16_splitk.c:46 Ws4[BLOCK_N][BLOCK_K]: shared memory
 	tilec::i4x2 *const Ws4 = reinterpret_cast<tilec::i4x2 *>(tilec_smem + 4352);
-	// gemm_w4a16_splitk.c:40 Ws[BLOCK_N][BLOCK_K]: shared memory, rows padded to 136
+	// gemm_w4a16_splitk.c:47 Ws[BLOCK_N][BLOCK_K]: shared memory, rows padded to 136
 	using Ws_tile = tilec::SharedTile<__half, BLOCK_N, BLOCK_K>::padded<BLOCK_K + 8>;
 	__half *const Ws = reinterpret_cast<__half *>(tilec_smem + 8448);
-	// gemm_w4a16_splitk.c:41 scale[BLOCK_N]: shared memory
+	// gemm_w4a16_splitk.c:48 scale[BLOCK_N]: shared memory
 	__half *const scale = reinterpret_cast<__half *>(tilec_smem + 25856);
-	// gemm_w4a16_splitk.c:42 zero[BLOCK_N]: shared memory
-	__half *const zero = reinterpret_cast<__half *>(tilec_smem + 25984);
-	// gemm_w4a16_splitk.c:43 acc[BLOCK_M][BLOCK_N]: registers, acc_rows x acc_cols
+	// gemm_w4a16_splitk.c:49 zero[BLOCK_N]: shared memory
+	tilec::i4x2 *const zero = reinterpret_cast<tilec::i4x2 *>(tilec_smem + 25984);
+	// gemm_w4a16_splitk.c:50 acc[BLOCK_M][BLOCK_N]: registers, acc_rows x acc_cols
 	float acc[acc_rows::count][acc_cols::count];
 	const int k_tiles = tilec::ceildiv(K, BLOCK_K);
 	const int per_split = tilec::ceildiv(k_tiles, SPLIT_K);
 	const int k0 = split * per_split;
 	const int steps = max(0, min(per_split, k_tiles - k0));
-	// gemm_w4a16_splitk.c:50 tile_clear(acc)
+	// gemm_w4a16_splitk.c:57 tile_clear(acc)
 	#pragma unroll
 	for (int r0 = 0; r0 < acc_rows::count; r0++)
 	#pragma unroll
@@ -46,29 +46,29 @@ gemm_w4a16_splitk(int M, int N, int K, const __half *__restrict__ A,
 	{
 		acc[r0][r1] = 0.0f;
 	}
-	// gemm_w4a16_splitk.c:51 tile_pipelined(s, steps, STAGES): its copies in order, not
+	// gemm_w4a16_splitk.c:58 tile_pipelined(s, steps, STAGES): its copies in order, not
 	// pipelined
 	for (int s = 0; s < steps; s++) {
 		const int k = k0 + s;
 		__syncthreads();
-		// gemm_w4a16_splitk.c:53 tile_copy(As, &A[by * BLOCK_M][k * BLOCK_K])
+		// gemm_w4a16_splitk.c:60 tile_copy(As, &A[by * BLOCK_M][k * BLOCK_K])
 		tilec::copy_g2s<__half, BLOCK_M, BLOCK_K, THREADS, TILEC_ALIGNED>(As, BLOCK_K + 8,
 			A + ((size_t)(by * BLOCK_M) * K + k * BLOCK_K), K,
 			min(BLOCK_M, M - by * BLOCK_M), min(BLOCK_K, K - k * BLOCK_K));
-		// gemm_w4a16_splitk.c:54 tile_copy(Ws4, &W[bx * BLOCK_N][k * BLOCK_K])
+		// gemm_w4a16_splitk.c:61 tile_copy(Ws4, &W[bx * BLOCK_N][k * BLOCK_K])
 		tilec::copy_g2s_i4<BLOCK_N, BLOCK_K, THREADS>(Ws4, BLOCK_K, W,
 			((size_t)(bx * BLOCK_N) * K + k * BLOCK_K), K,
 			min(BLOCK_N, N - bx * BLOCK_N), min(BLOCK_K, K - k * BLOCK_K));
-		// gemm_w4a16_splitk.c:55 tile_copy(scale, &S[k * BLOCK_K / GROUP][bx * BLOCK_N])
+		// gemm_w4a16_splitk.c:62 tile_copy(scale, &S[k * BLOCK_K / GROUP][bx * BLOCK_N])
 		tilec::copy_g2s<__half, 1, BLOCK_N, THREADS, TILEC_ALIGNED>(scale, BLOCK_N,
 			S + ((size_t)(k * BLOCK_K / GROUP) * N + bx * BLOCK_N), 0,
 			(k * BLOCK_K / GROUP < K / GROUP) ? 1 : 0, min(BLOCK_N, N - bx * BLOCK_N));
-		// gemm_w4a16_splitk.c:56 tile_copy(zero, &Z[k * BLOCK_K / GROUP][bx * BLOCK_N])
-		tilec::copy_g2s<__half, 1, BLOCK_N, THREADS, TILEC_ALIGNED>(zero, BLOCK_N,
-			Z + ((size_t)(k * BLOCK_K / GROUP) * N + bx * BLOCK_N), 0,
+		// gemm_w4a16_splitk.c:63 tile_copy(zero, &Z[k * BLOCK_K / GROUP][bx * BLOCK_N])
+		tilec::copy_g2s_i4<1, BLOCK_N, THREADS>(zero, BLOCK_N, Z,
+			((size_t)(k * BLOCK_K / GROUP) * N + bx * BLOCK_N), 0,
 			(k * BLOCK_K / GROUP < K / GROUP) ? 1 : 0, min(BLOCK_N, N - bx * BLOCK_N));
 		__syncthreads();
-		// gemm_w4a16_splitk.c:57 tile_parallel(n, BLOCK_N)
+		// gemm_w4a16_splitk.c:64 tile_parallel(n, BLOCK_N)
 		for (int n_e = threadIdx.x; n_e < 1024; n_e += THREADS) {
 			const int n = n_e / 16, j_run = n_e % 16 * 8;
 			tilec::Run<4, tilec::i4x2> Ws4_run;
@@ -78,18 +78,18 @@ gemm_w4a16_splitk(int M, int N, int K, const __half *__restrict__ A,
 			#pragma unroll
 			for (int j_v = 0; j_v < 8; j_v++) {
 				Ws_f[j_v] = (tilec::i4_run_float(Ws4_run,
-					j_v) - (float)tilec::to_float(
-					zero[n])) * (float)tilec::to_float(scale[n]);
+					j_v) - (float)(int)tilec::i4_get(zero,
+					n)) * (float)tilec::to_float(scale[n]);
 			}
 			tilec::round_run(Ws_vals, Ws_f);
 			Ws_vals.store(&Ws[n * (BLOCK_K + 8) + j_run]);
 		}
 		__syncthreads();
-		// gemm_w4a16_splitk.c:59 tile_gemm(acc, As, Ws, TILE_TRANS_B)
+		// gemm_w4a16_splitk.c:66 tile_gemm(acc, As, Ws, TILE_TRANS_B)
 		tilec::mfma_ss<1, 2, false, true>(acc, As_tile(As), Ws_tile(Ws), wave_m * 16,
 			wave_n * 32);
 	}
-	// gemm_w4a16_splitk.c:61 tile_atomic_add(&C[by * BLOCK_M][bx * BLOCK_N], acc)
+	// gemm_w4a16_splitk.c:68 tile_atomic_add(&C[by * BLOCK_M][bx * BLOCK_N], acc)
 	#pragma unroll
 	for (int r0 = 0; r0 < acc_rows::count; r0++)
 	#pragma unroll

@@ -22,40 +22,40 @@ enum {
 	THREADS = 128,
 };
 
-// gemm_w4a16_splitk.c:29 one block of gemm_w4a16_splitk; its buffers take 52.5
+// gemm_w4a16_splitk.c:36 one block of gemm_w4a16_splitk; its buffers take 52.3
 // KiB of the thread's stack
 static void
 gemm_w4a16_splitk_block(int M, int N, int K, const tilec_f16 A[restrict M][K],
                         const tilec_i4x2 *restrict W,
                         const tilec_f16 S[restrict K / GROUP][N],
-                        const tilec_f16 Z[restrict K / GROUP][N],
-                        float C[restrict M][N], int bx, int by, int split)
+                        const tilec_i4x2 *restrict Z, float C[restrict M][N],
+                        int bx, int by, int split)
 {
-	// gemm_w4a16_splitk.c:38 tile_shared f16 As[BLOCK_M][BLOCK_K], held as
+	// gemm_w4a16_splitk.c:45 tile_shared f16 As[BLOCK_M][BLOCK_K], held as
 	// float
 	_Alignas(64) float As[BLOCK_M][BLOCK_K];
-	// gemm_w4a16_splitk.c:39 tile_shared i4 Ws4[BLOCK_N][BLOCK_K]
+	// gemm_w4a16_splitk.c:46 tile_shared i4 Ws4[BLOCK_N][BLOCK_K]
 	_Alignas(64) int8_t Ws4[BLOCK_N][BLOCK_K];
-	// gemm_w4a16_splitk.c:40 tile_shared f16 Ws[BLOCK_N][BLOCK_K], held as
+	// gemm_w4a16_splitk.c:47 tile_shared f16 Ws[BLOCK_N][BLOCK_K], held as
 	// float
 	_Alignas(64) float Ws[BLOCK_N][BLOCK_K];
-	// gemm_w4a16_splitk.c:41 tile_shared f16 scale[BLOCK_N], held as float
+	// gemm_w4a16_splitk.c:48 tile_shared f16 scale[BLOCK_N], held as float
 	_Alignas(64) float scale[BLOCK_N];
-	// gemm_w4a16_splitk.c:42 tile_shared f16 zero[BLOCK_N], held as float
-	_Alignas(64) float zero[BLOCK_N];
-	// gemm_w4a16_splitk.c:43 tile_fragment f32 acc[BLOCK_M][BLOCK_N]
+	// gemm_w4a16_splitk.c:49 tile_shared i4 zero[BLOCK_N]
+	_Alignas(64) int8_t zero[BLOCK_N];
+	// gemm_w4a16_splitk.c:50 tile_fragment f32 acc[BLOCK_M][BLOCK_N]
 	_Alignas(64) float acc[BLOCK_M][BLOCK_N];
 	const int k_tiles = tilec_ceildiv(K, BLOCK_K);
 	const int per_split = tilec_ceildiv(k_tiles, SPLIT_K);
 	const int k0 = split * per_split;
 	const int steps = tilec_max(0, tilec_min(per_split, k_tiles - k0));
-	// gemm_w4a16_splitk.c:50 tile_clear(acc)
+	// gemm_w4a16_splitk.c:57 tile_clear(acc)
 	memset(acc, 0, sizeof acc);
-	// gemm_w4a16_splitk.c:51 tile_pipelined(s, steps, STAGES): the CPU runs
+	// gemm_w4a16_splitk.c:58 tile_pipelined(s, steps, STAGES): the CPU runs
 	// it in order
 	for (int s = 0; s < steps; s++) {
 		const int k = k0 + s;
-		// gemm_w4a16_splitk.c:53 tile_copy(As,
+		// gemm_w4a16_splitk.c:60 tile_copy(As,
 		// &A[by * BLOCK_M][k * BLOCK_K])
 		{
 			const int row0 = by * BLOCK_M, col0 = k * BLOCK_K;
@@ -66,7 +66,7 @@ gemm_w4a16_splitk_block(int M, int N, int K, const tilec_f16 A[restrict M][K],
 				               BLOCK_K);
 			memset(As + rows, 0, sizeof As[0] * (BLOCK_M - rows));
 		}
-		// gemm_w4a16_splitk.c:54 tile_copy(Ws4,
+		// gemm_w4a16_splitk.c:61 tile_copy(Ws4,
 		// &W[bx * BLOCK_N][k * BLOCK_K])
 		{
 			const int row0 = bx * BLOCK_N, col0 = k * BLOCK_K;
@@ -81,7 +81,7 @@ gemm_w4a16_splitk_block(int M, int N, int K, const tilec_f16 A[restrict M][K],
 						((long long)(row0 + i) * K + (col0 + j)));
 			}
 		}
-		// gemm_w4a16_splitk.c:55 tile_copy(scale,
+		// gemm_w4a16_splitk.c:62 tile_copy(scale,
 		// &S[k * BLOCK_K / GROUP][bx * BLOCK_N])
 		{
 			const int i0 = bx * BLOCK_N;
@@ -90,28 +90,33 @@ gemm_w4a16_splitk_block(int M, int N, int K, const tilec_f16 A[restrict M][K],
 			tilec_load_f16(scale, &S[k * BLOCK_K / GROUP][i0], n,
 			               BLOCK_N);
 		}
-		// gemm_w4a16_splitk.c:56 tile_copy(zero,
+		// gemm_w4a16_splitk.c:63 tile_copy(zero,
 		// &Z[k * BLOCK_K / GROUP][bx * BLOCK_N])
 		{
 			const int i0 = bx * BLOCK_N;
 			const int n = k * BLOCK_K / GROUP < K / GROUP ? tilec_extent(N, i0, BLOCK_N)
 				: 0;
-			tilec_load_f16(zero, &Z[k * BLOCK_K / GROUP][i0], n,
-			               BLOCK_N);
+			if (n < BLOCK_N)
+				memset(zero, 0, sizeof zero);
+#pragma omp simd
+			for (int i = 0; i < n; i++)
+				zero[i] = tilec_i4_get(Z,
+					((long long)(k * BLOCK_K / GROUP) * N + (i0 + i)));
 		}
-		// gemm_w4a16_splitk.c:57 tile_parallel(n, BLOCK_N)
+		// gemm_w4a16_splitk.c:64 tile_parallel(n, BLOCK_N)
 		// tile_parallel(j, BLOCK_K)
 		for (int n = 0; n < BLOCK_N; n++) {
 #pragma omp simd
 			for (int j = 0; j < BLOCK_K; j++)
-				Ws[n][j] = tilec_round_f16(((float)Ws4[n][j] - zero[n]) * scale[n]);
+				Ws[n][j] = tilec_round_f16(
+					((float)Ws4[n][j] - (float)(int)zero[n]) * scale[n]);
 		}
-		// gemm_w4a16_splitk.c:59 tile_gemm(acc, As, Ws, TILE_TRANS_B)
+		// gemm_w4a16_splitk.c:66 tile_gemm(acc, As, Ws, TILE_TRANS_B)
 		tilec_gemm_f32_avx512(BLOCK_M, BLOCK_N, BLOCK_K, acc[0],
 		                      BLOCK_N, As[0], BLOCK_K, TILEC_NOTRANS,
 		                      Ws[0], BLOCK_K, TILEC_TRANS, BLOCK_K);
 	}
-	// gemm_w4a16_splitk.c:61
+	// gemm_w4a16_splitk.c:68
 	// tile_atomic_add(&C[by * BLOCK_M][bx * BLOCK_N], acc)
 	{
 		const int row0 = by * BLOCK_M, col0 = bx * BLOCK_N;
@@ -126,14 +131,13 @@ gemm_w4a16_splitk_block(int M, int N, int K, const tilec_f16 A[restrict M][K],
 	}
 }
 
-// gemm_w4a16_splitk.c:29 gemm_w4a16_splitk: the grid, one block per OpenMP loop
+// gemm_w4a16_splitk.c:36 gemm_w4a16_splitk: the grid, one block per OpenMP loop
 // iteration
 void
 gemm_w4a16_splitk(int M, int N, int K, const tilec_f16 A[restrict M][K],
                   const tilec_i4x2 *restrict W,
                   const tilec_f16 S[restrict K / GROUP][N],
-                  const tilec_f16 Z[restrict K / GROUP][N],
-                  float C[restrict M][N])
+                  const tilec_i4x2 *restrict Z, float C[restrict M][N])
 {
 	// the threads one per core, as OMP_PLACES=cores OMP_PROC_BIND=close
 	// would place them, unless OpenMP's environment says otherwise

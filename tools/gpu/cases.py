@@ -11,6 +11,11 @@ GEMM_AT = ("const f16 A[M][K]", "const f16 A[K][M]", "As[BLOCK_M][BLOCK_K]", "As
            "&A[by * BLOCK_M][k * BLOCK_K]", "&A[k * BLOCK_K][by * BLOCK_M]",
            "tile_gemm(acc, As, Bs)", "tile_gemm(acc, As, Bs, TILE_TRANS_A)")
 T256 = ("tile_threads(128)", "tile_threads(256)")
+# W4A16 zero points in f16 (the f32 dequantization) or in i4 (the half
+# pairs, passes/half_pairs.c): the two samples rewritten each way.
+W4_F16Z = ("const i4 Z[K / GROUP][N]", "const f16 Z[K / GROUP][N]",
+           "tile_shared i4 zero[BLOCK_N]", "tile_shared f16 zero[BLOCK_N]")
+W4_I4Z = tuple(W4_F16Z[i ^ 1] for i in range(len(W4_F16Z)))
 GEMM_BT = ("const f16 B[K][N]", "const f16 B[N][K]", "Bs[BLOCK_K][BLOCK_N]", "Bs[BLOCK_N][BLOCK_K]",
            "&B[k * BLOCK_K][bx * BLOCK_N]", "&B[bx * BLOCK_N][k * BLOCK_K]",
            "tile_gemm(acc, As, Bs)", "tile_gemm(acc, As, Bs, TILE_TRANS_B)")
@@ -524,6 +529,21 @@ CASES = [
      {"M": 16, "N": 8192, "K": 8192}, "gemm_w4a16_splitk", "bench"),
     ("gemm_w4a16_splitk_m16_8192_k64_st4", "gemm_w4a16_splitk", None, {"BLOCK_K": 64, "STAGES": 4},
      {"M": 16, "N": 8192, "K": 8192}, "gemm_w4a16_splitk", "bench"),
+    # The same with f16 zero points (the f32 dequantization), timed
+    # beside the half pairs; the plain sample with i4 zero points.
+    ("gemm_w4a16_splitk_f16z_ragged", "gemm_w4a16_splitk", W4_F16Z, {"SPLIT_K": 4, "BLOCK_K": 64, "BLOCK_N": 128},
+     {"M": 17, "N": 333, "K": 640}, "gemm_w4a16_splitk", "check"),
+    ("gemm_w4a16_splitk_f16z_m1_8192", "gemm_w4a16_splitk", W4_F16Z, {}, {"M": 1, "N": 8192, "K": 8192},
+     "gemm_w4a16_splitk", "bench"),
+    ("gemm_w4a16_splitk_f16z_m16_8192", "gemm_w4a16_splitk", W4_F16Z, {}, {"M": 16, "N": 8192, "K": 8192},
+     "gemm_w4a16_splitk", "bench"),
+    ("gemm_w4a16_splitk_f16z_m16_8192_s8", "gemm_w4a16_splitk", W4_F16Z, {"SPLIT_K": 8},
+     {"M": 16, "N": 8192, "K": 8192}, "gemm_w4a16_splitk", "bench"),
+    ("gemm_w4a16_i4z_ragged", "gemm_w4a16", W4_I4Z, {}, {"M": 5, "N": 1031, "K": 768}, "gemm_w4a16", "check"),
+    ("gemm_w4a16_i4z_m64_ragged", "gemm_w4a16", W4_I4Z, {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 128},
+     {"M": 100, "N": 333, "K": 512}, "gemm_w4a16", "check"),
+    ("gemm_w4a16_i4z_m16_8192_n64_k128", "gemm_w4a16", W4_I4Z, {"BLOCK_N": 64, "BLOCK_K": 128},
+     {"M": 16, "N": 8192, "K": 8192}, "gemm_w4a16", "bench"),
     # Conv2d as an implicit GEMM, NHWC, 3x3 taps, padding 1 (ResNet-like
     # layers); P and Q are the output's rows and columns.
     ("conv2d_ragged", "conv2d", None, {}, {"N": 2, "H": 17, "W": 70, "C": 40, "KO": 130, "PAD": 1, "P": 17, "Q": 70},

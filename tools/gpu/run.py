@@ -293,7 +293,11 @@ def unpack_i4(packed, shape):
 def ref_gemm_w4a16(t, s):
     w = unpack_i4(t["W"], (s["N"], s["K"])).double()
     g = s["GROUP"]
-    w = (w - t["Z"].double().repeat_interleave(g, dim=0).T) * t["S"].double().repeat_interleave(g, dim=0).T
+    # Zero points in f16, or in i4 (bytes, packed as the weights are).
+    z = t["Z"]
+    if z.dtype == torch.uint8:
+        z = unpack_i4(z, (s["K"] // g, s["N"]))
+    w = (w - z.double().repeat_interleave(g, dim=0).T) * t["S"].double().repeat_interleave(g, dim=0).T
     return t["A"].double() @ w.T
 
 

@@ -1,0 +1,411 @@
+/*
+ * half_pairs.c - runs of i4 elements dequantized two at a time in half
+ * precision, where that gives what f32 gives (CUDA; after runs).
+ *
+ * A dequantizing loop computes each element of a 16-bit tile in f32 and
+ * rounds it once, as the program says:
+ *
+ *     Ws[n][j] = ((float)Ws4[n][j] - zero[n]) * scale[n];
+ *
+ * That is about five instructions an element (the nibble, its exact
+ * conversion, the subtraction, the product, half a rounding), and in a
+ * gemm that computes B as it loads it (fuse_b.c) at decode-sized M they,
+ * not the weights' bytes, bind the kernel (docs/perf-gpu.md).  Where the
+ * zero is an integer (GPTQ- and AWQ-style formats store it so) the same
+ * value is computed exactly in half precision, two elements a register:
+ * x - z is an integer of at most 11 bits, exact in f16; its product
+ * with an f16 scale has at most 22 significant bits, exact in f32, so the
+ * program's value is that product rounded once to f16, which is what
+ * mul.rn.f16x2 gives.  tilec::i4_pairs takes a word's 8 nibbles into the
+ * mantissas of four half pairs (one LOP3 each, the sign flipped),
+ * subtracts the bias with the integer (one add or FMA a pair, exact),
+ * multiplies by the factor (one a pair) and reorders the pairs into
+ * consecutive elements (one PRMT a pair): about two instructions an
+ * element, a bit-for-bit copy of the f32 path's results.
+ *
+ * Input: a program after runs.  Output: loop.pairs on the innermost loop
+ * of a spread nest in runs (runs.c) of whole 32-bit words of i4, and on
+ * the column loop of a gemm's computed B (gemm.b_from, runs of 8), where
+ * the loop's value has the form tc_half_pairs_form accepts and its
+ * destination is f16; loop.pair_why on such a loop (an i4 run into f16)
+ * whose value has not, for --explain.
+ */
+#include "analysis/walk.h"
+#include "passes/passes.h"
+
+#include <math.h>
+
+/* The largest magnitude of the integer added to the i4 element: 1032 +
+ * add (the bias of the low nibbles less it) stays an integer of at most
+ * 2048, exact in f16, and so does every partial result. */
+enum { MAX_ADD = 1000 };
+
+typedef struct Form {
+	TcArena *a;
+	const TcVar *j;
+	const TcExpr *src; /* the i4 load along the run, once found */
+	const char *why;
+} Form;
+
+/* The magnitude bound of an integer element of type t, or -1. */
+static long long
+int_bound(TcDtype t)
+{
+	switch (t) {
+	case TC_DT_I4:
+		return 8;
+	case TC_DT_I8:
+		return 128;
+	case TC_DT_U8:
+		return 255;
+	case TC_DT_BOOL:
+		return 1;
+	default:
+		return -1;
+	}
+}
+
+static bool
+fail(Form *f, const char *why)
+{
+	if (!f->why)
+		f->why = why;
+	return false;
+}
+
+typedef bool (*Part)(Form *f, const TcExpr *e, int *coef,
+		     long long *bound);
+
+/* A sum or difference of two parts of kind `part`. */
+static bool
+sum_part(Form *f, const TcExpr *e, int *coef, long long *bound, Part part)
+{
+	int cl, cr;
+	long long bl, br;
+	if (!part(f, e->u.bin.lhs, &cl, &bl) || !part(f, e->u.bin.rhs, &cr, &br))
+		return false;
+	*coef = e->u.bin.op == TC_OP_ADD ? cl + cr : cl - cr;
+	*bound = bl + br;
+	return true;
+}
+
+/* Integer expression e: linear in the run's i4 element with coefficient
+ * *coef, every other term bounded by *bound in total: sums of 8- and
+ * 4-bit elements, constants and remainders by constants; no product,
+ * quotient or shift. */
+static bool float_part(Form *f, const TcExpr *e, int *coef,
+		       long long *bound);
+
+static bool
+int_part(Form *f, const TcExpr *e, int *coef, long long *bound)
+{
+	switch (e->kind) {
+	case TC_EX_INT:
+		*coef = 0;
+		*bound = e->u.ival < 0 ? -e->u.ival : e->u.ival;
+		return *bound <= MAX_ADD || fail(f, "it adds a constant past 1000");
+	case TC_EX_LOAD: {
+		const TcVar *v = e->u.load.var;
+		int r = v->rank;
+		if (v->dtype == TC_DT_I4 && r > 0 &&
+		    e->u.load.idx[r - 1]->kind == TC_EX_VAR &&
+		    e->u.load.idx[r - 1]->u.var == f->j) {
+			for (int i = 0; i < r - 1; i++)
+				if (tc_expr_mentions(e->u.load.idx[i], f->j))
+					return fail(f, "its i4 element's row "
+						    "moves along the run");
+			if (f->src && !tc_expr_equal(f->src, e))
+				return fail(f, "it reads two i4 elements");
+			f->src = e;
+			*coef = 1;
+			*bound = 0;
+			return true;
+		}
+		long long b = int_bound(v->dtype);
+		if (b < 0)
+			return fail(f, tc_fmt(f->a, "it reads '%s' (%s), not an "
+					      "8- or 4-bit integer",
+					      tc_var_shown(v),
+					      tc_dtype_name(v->dtype)));
+		for (int i = 0; i < r; i++)
+			if (tc_expr_mentions(e->u.load.idx[i], f->j))
+				return fail(f, tc_fmt(f->a, "'%s' moves along "
+						      "the run", tc_var_shown(v)));
+		*coef = 0;
+		*bound = b;
+		return true;
+	}
+	case TC_EX_BINARY:
+		/* x % C, x the same for every element: below |C|. */
+		if (e->u.bin.op == TC_OP_REM && e->u.bin.rhs->kind == TC_EX_INT &&
+		    e->u.bin.rhs->u.ival != 0 &&
+		    !tc_expr_mentions(e->u.bin.lhs, f->j)) {
+			long long c = e->u.bin.rhs->u.ival;
+			*coef = 0;
+			*bound = (c < 0 ? -c : c) - 1;
+			return *bound <= MAX_ADD ||
+			       fail(f, "it adds a remainder that may pass 1000");
+		}
+		if (e->u.bin.op == TC_OP_ADD || e->u.bin.op == TC_OP_SUB)
+			return sum_part(f, e, coef, bound, int_part);
+		break;
+	case TC_EX_CAST:
+		/* Widening only: a narrowing cast wraps. */
+		if ((e->dtype != TC_DT_I32 && e->dtype != TC_DT_I64) ||
+		    !tc_dtype_is_int(e->u.cast.arg->dtype))
+			return fail(f, "it converts between integer types that "
+				    "can wrap");
+		return int_part(f, e->u.cast.arg, coef, bound);
+	case TC_EX_UNARY:
+		if (e->u.un.op != TC_UOP_NEG)
+			break;
+		if (!int_part(f, e->u.un.arg, coef, bound))
+			return false;
+		*coef = -*coef;
+		return true;
+	default:
+		break;
+	}
+	return fail(f, "its integer part is not a sum of integer elements "
+		    "and constants");
+}
+
+/* The same for an f32 expression of integers (I): conversions of integer
+ * expressions, sums and differences of them, integral constants. */
+static bool
+float_part(Form *f, const TcExpr *e, int *coef, long long *bound)
+{
+	if (e->dtype != TC_DT_F32)
+		return fail(f, "it computes in another type than f32");
+	switch (e->kind) {
+	case TC_EX_CAST: {
+		const TcExpr *arg = e->u.cast.arg;
+		if (tc_dtype_is_int(arg->dtype))
+			return int_part(f, arg, coef, bound);
+		if (arg->kind == TC_EX_LOAD)
+			return fail(f, tc_fmt(f->a, "it adds '%s' (%s), not an "
+					      "8- or 4-bit integer",
+					      tc_var_shown(arg->u.load.var),
+					      tc_dtype_name(arg->dtype)));
+		return fail(f, tc_fmt(f->a, "it adds a value of type %s, "
+				      "not an integer", tc_dtype_name(arg->dtype)));
+	}
+	case TC_EX_FLOAT:
+		if (e->u.fval != (double)(long long)e->u.fval ||
+		    e->u.fval > MAX_ADD || e->u.fval < -MAX_ADD)
+			break;
+		*coef = 0;
+		*bound = e->u.fval < 0 ? -(long long)e->u.fval :
+			 (long long)e->u.fval;
+		return true;
+	case TC_EX_UNARY:
+		if (e->u.un.op != TC_UOP_NEG)
+			break;
+		if (!float_part(f, e->u.un.arg, coef, bound))
+			return false;
+		*coef = -*coef;
+		return true;
+	case TC_EX_BINARY:
+		if (e->u.bin.op == TC_OP_ADD || e->u.bin.op == TC_OP_SUB)
+			return sum_part(f, e, coef, bound, float_part);
+		break;
+	default:
+		break;
+	}
+	return fail(f, "it is not an i4 element plus integers, times an f16 "
+		    "value");
+}
+
+/* e with the run's element `src` taken out (as 0), folded: NULL where
+ * nothing is left. */
+static TcExpr *
+drop_src(TcArena *a, const TcExpr *e, const TcExpr *src)
+{
+	if (e == src)
+		return NULL;
+	switch (e->kind) {
+	case TC_EX_CAST: {
+		TcExpr *arg = drop_src(a, e->u.cast.arg, src);
+		if (!arg)
+			return NULL;
+		TcExpr *c = tc_expr_new(a, TC_EX_CAST, e->dtype, e->loc);
+		c->u.cast.arg = arg;
+		return c;
+	}
+	case TC_EX_UNARY: {
+		TcExpr *arg = drop_src(a, e->u.un.arg, src);
+		return arg ? tc_expr_unary(a, e->u.un.op, arg, e->loc) : NULL;
+	}
+	case TC_EX_BINARY: {
+		TcExpr *l = drop_src(a, e->u.bin.lhs, src);
+		TcExpr *r = drop_src(a, e->u.bin.rhs, src);
+		if (!l && !r)
+			return NULL;
+		if (!r)
+			return l;
+		if (!l)
+			return e->u.bin.op == TC_OP_SUB ?
+			       tc_expr_unary(a, TC_UOP_NEG, r, e->loc) : r;
+		TcExpr *b = tc_expr_binary(a, e->u.bin.op, l, r, e->loc);
+		b->dtype = e->dtype;
+		return b;
+	}
+	default:
+		return tc_expr_clone(a, e);
+	}
+}
+
+/* Whether constant v is an f16 value: finite, its significand of 11
+ * bits at most above 2^-14, a multiple of 2^-24 below (subnormal). */
+static bool
+f16_exact(double v)
+{
+	if (v < 0)
+		v = -v;
+	if (!(v <= 65504.0))
+		return false;
+	if (v < 0x1p-14)
+		return v * 0x1p24 == (double)(long long)(v * 0x1p24);
+	int e;
+	double m = frexp(v, &e); /* v = m 2^e, m in [0.5, 1) */
+	return m * 2048.0 == (double)(long long)(m * 2048.0);
+}
+
+/* Whether e is the same for every element of the run: it names neither
+ * j nor a buffer element at an index that does. */
+static bool
+invariant(const TcExpr *e, const TcVar *j)
+{
+	return !tc_expr_mentions(e, j);
+}
+
+bool
+tc_half_pairs_form(TcArena *a, const TcStmt *as, const TcVar *j, int run,
+		   TcHalfPairs *hp, const char **why)
+{
+	Form f = { .a = a, .j = j };
+	const TcExpr *dst = as->kind == TC_ST_ASSIGN ? as->u.assign.dst : NULL;
+	const TcExpr *v = dst ? as->u.assign.value : NULL;
+	*why = NULL;
+	if (!dst || dst->kind != TC_EX_LOAD || dst->u.load.var->dtype != TC_DT_F16) {
+		*why = "its destination is not f16";
+		return false;
+	}
+	if (run % 8 != 0) {
+		*why = tc_fmt(a, "its runs of %d are not whole 32-bit words of "
+			      "i4", run);
+		return false;
+	}
+	/* The store's rounding, then I * F, F * I or I. */
+	if (v->kind != TC_EX_CAST || v->dtype != TC_DT_F16) {
+		*why = "its value is not one rounding of an f32 to f16";
+		return false;
+	}
+	const TcExpr *x = v->u.cast.arg, *ix = x, *fx = NULL;
+	if (x->kind == TC_EX_BINARY && x->u.bin.op == TC_OP_MUL) {
+		for (int side = 0; side < 2 && !fx; side++) {
+			const TcExpr *m = side ? x->u.bin.lhs : x->u.bin.rhs;
+			if (m->kind == TC_EX_CAST && m->dtype == TC_DT_F32 &&
+			    m->u.cast.arg->dtype == TC_DT_F16 &&
+			    invariant(m->u.cast.arg, j))
+				fx = m->u.cast.arg;
+			else if (m->kind == TC_EX_FLOAT && f16_exact(m->u.fval))
+				fx = m;
+			if (fx)
+				ix = side ? x->u.bin.rhs : x->u.bin.lhs;
+		}
+		if (!fx) {
+			*why = "its product's factors are not an integer and an "
+			       "f16 value the run does not change";
+			return false;
+		}
+	}
+	int coef;
+	long long bound;
+	bool ok = tc_dtype_is_int(ix->dtype) ? int_part(&f, ix, &coef, &bound) :
+		  float_part(&f, ix, &coef, &bound);
+	if (!ok) {
+		*why = f.why;
+		return false;
+	}
+	if (!f.src || coef != 1) {
+		*why = f.src ? "its i4 element is not added once" :
+		       "it reads no i4 element along the run";
+		return false;
+	}
+	if (bound > MAX_ADD) {
+		*why = "the integers it adds may pass 1000";
+		return false;
+	}
+	if (!tc_run_reads_whole(f.src->u.load.var, run)) {
+		*why = tc_fmt(a, "'%s' is not read along the run as one vector",
+			      tc_var_shown(f.src->u.load.var));
+		return false;
+	}
+	hp->src = f.src;
+	hp->add = drop_src(a, ix, f.src);
+	if (!hp->add)
+		hp->add = tc_expr_float(a, 0, TC_DT_F32, ix->loc);
+	hp->mul = fx;
+	return true;
+}
+
+/* Whether the one assignment of loop l stores an i4-derived value into
+ * an f16 shared row: a loop the pass considers at all. */
+static const TcStmt *
+i4_into_f16(const TcStmt *l, int run)
+{
+	const TcVec *body = &l->u.loop.body->u.block.body;
+	const TcStmt *as = body->len == 1 ? body->items[0] : NULL;
+	if (!as || as->kind != TC_ST_ASSIGN ||
+	    as->u.assign.dst->kind != TC_EX_LOAD ||
+	    as->u.assign.dst->u.load.var->dtype != TC_DT_F16)
+		return NULL;
+	int n = 0;
+	const TcExpr *loads[8];
+	n = tc_run_whole_loads(as->u.assign.dst, as->u.assign.value,
+			       l->u.loop.var, run, loads, 8);
+	for (int i = 0; i < n; i++)
+		if (loads[i]->u.load.var->dtype == TC_DT_I4)
+			return as;
+	return NULL;
+}
+
+/* l runs in runs of `run` (its own loop.run, or 8 for a gemm's B). */
+static void
+mark(TcArena *a, TcStmt *l, int run)
+{
+	const TcStmt *as = i4_into_f16(l, run);
+	if (!as)
+		return;
+	TcHalfPairs hp;
+	const char *why;
+	l->u.loop.pairs = tc_half_pairs_form(a, as, l->u.loop.var, run, &hp,
+					     &why);
+	l->u.loop.pair_why = why;
+}
+
+static void
+pairs_stmt(void *ctx, TcStmt *s, int par_depth)
+{
+	TcArena *a = ctx;
+	(void)par_depth;
+	if (s->kind == TC_ST_FOR && s->u.loop.run >= 8)
+		mark(a, s, s->u.loop.run);
+	else if (s->kind == TC_ST_GEMM && s->u.gemm.b_from) {
+		TcStmt *outer = s->u.gemm.b_from;
+		mark(a, outer->u.loop.body->u.block.body.items[0], 8);
+	}
+}
+
+bool
+tc_half_pairs(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
+{
+	(void)opt;
+	(void)d;
+	for (int i = 0; i < p->kernels.len; i++) {
+		TcKernel *k = p->kernels.items[i];
+		tc_walk_stmts(k->body, 0, pairs_stmt, a);
+	}
+	return true;
+}
