@@ -266,10 +266,10 @@ computed)
 	# gemm and in runs into shared rows alike; f16 ones keep f32.
 	grep -q "tilec::i4_pairs(" "$work/out" || fail "no i4_pairs in the runs"
 	translate samples/gemm_w4a16_splitk.c -t cuda --explain
-	has "gemm_w4a16_splitk.c:64:29: note: this tile_parallel loop dequantizes its i4 elements two at a time in half precision, exactly as in f32"
+	has "gemm_w4a16_splitk.c:64:29: note: this tile_parallel loop dequantizes its i4 elements two at a time in f16 arithmetic, exactly as in f32"
 	grep -q "tilec::i4_pairs(" "$work/out" || fail "no i4_pairs in the gemm"
 	translate samples/gemm_w4a16.c -t cuda --explain
-	has "gemm_w4a16.c:55:29: note: this tile_parallel loop dequantizes its i4 elements one at a time in f32, not two at a time in half precision: it adds 'zero' \(f16\), not an 8- or 4-bit integer"
+	has "gemm_w4a16.c:55:29: note: this tile_parallel loop dequantizes its i4 elements one at a time in f32, not two at a time in f16 arithmetic: it adds 'zero' \(f16\), not an 8- or 4-bit integer"
 	grep -q "tilec::i4_pairs(" "$work/out" && fail "i4_pairs with f16 zero points"
 	translate samples/gemm_w4a16_splitk.c -t hip
 	grep -q "tilec::i4_pairs(" "$work/out" && fail "i4_pairs on hip"

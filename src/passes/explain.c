@@ -170,14 +170,16 @@ explain_pairs(void *ctx, TcStmt *s, int par_depth)
 		s = s->u.gemm.b_from->u.loop.body->u.block.body.items[0];
 	if (s->kind != TC_ST_FOR || (!s->u.loop.pairs && !s->u.loop.pair_why))
 		return;
+	const TcStmt *as = s->u.loop.body->u.block.body.items[0];
+	const char *t = tc_dtype_name(as->u.assign.dst->u.load.var->dtype);
 	if (s->u.loop.pairs)
 		tc_diag(d, TC_NOTE, s->loc, "this tile_parallel loop dequantizes "
-			"its i4 elements two at a time in half precision, "
-			"exactly as in f32");
+			"its i4 elements two at a time in %s arithmetic, "
+			"exactly as in f32", t);
 	else
 		tc_diag(d, TC_NOTE, s->loc, "this tile_parallel loop dequantizes "
 			"its i4 elements one at a time in f32, not two at a time "
-			"in half precision: %s", s->u.loop.pair_why);
+			"in %s arithmetic: %s", t, s->u.loop.pair_why);
 }
 
 /* An AMX bf16 gemm from float-held operands (cpu_gemm.c's gemm.cpu.why):

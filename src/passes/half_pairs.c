@@ -21,14 +21,17 @@
  * subtracts the bias with the integer (one add or FMA a pair, exact),
  * multiplies by the factor (one a pair) and reorders the pairs into
  * consecutive elements (one PRMT a pair): about two instructions an
- * element, a bit-for-bit copy of the f32 path's results.
+ * element, a bit-for-bit copy of the f32 path's results.  The same holds
+ * for bf16 with integers of at most 8 bits (bf16's significand), the
+ * nibbles shifted into place (three SHF a word more) and every step an
+ * fma.rn.bf16x2.
  *
  * Input: a program after runs.  Output: loop.pairs on the innermost loop
  * of a spread nest in runs (runs.c) of whole 32-bit words of i4, and on
  * the column loop of a gemm's computed B (gemm.b_from, runs of 8), where
  * the loop's value has the form tc_half_pairs_form accepts and its
- * destination is f16; loop.pair_why on such a loop (an i4 run into f16)
- * whose value has not, for --explain.
+ * destination is f16 or bf16; loop.pair_why on such a loop (an i4 run
+ * into f16 or bf16) whose value has not, for --explain.
  */
 #include "analysis/walk.h"
 #include "passes/passes.h"
@@ -255,20 +258,23 @@ drop_src(TcArena *a, const TcExpr *e, const TcExpr *src)
 	}
 }
 
-/* Whether constant v is an f16 value: finite, its significand of 11
- * bits at most above 2^-14, a multiple of 2^-24 below (subnormal). */
+/* Whether constant v is a value of t (f16 or bf16): finite, its
+ * significand of 11 (8) bits at most above the smallest normal, a
+ * multiple of the smallest subnormal below. */
 static bool
-f16_exact(double v)
+half_exact(double v, TcDtype t)
 {
+	bool f16 = t == TC_DT_F16;
+	double tiny = f16 ? 0x1p-14 : 0x1p-126, quantum = f16 ? 0x1p24 : 0x1p133;
 	if (v < 0)
 		v = -v;
-	if (!(v <= 65504.0))
+	if (!(v <= (f16 ? 65504.0 : 0x1.fep127)))
 		return false;
-	if (v < 0x1p-14)
-		return v * 0x1p24 == (double)(long long)(v * 0x1p24);
+	if (v < tiny)
+		return v * quantum == (double)(long long)(v * quantum);
 	int e;
-	double m = frexp(v, &e); /* v = m 2^e, m in [0.5, 1) */
-	return m * 2048.0 == (double)(long long)(m * 2048.0);
+	double m = frexp(v, &e), bits = f16 ? 2048.0 : 256.0;
+	return m * bits == (double)(long long)(m * bits);
 }
 
 /* Whether e is the same for every element of the run: it names neither
@@ -287,18 +293,24 @@ tc_half_pairs_form(TcArena *a, const TcStmt *as, const TcVar *j, int run,
 	const TcExpr *dst = as->kind == TC_ST_ASSIGN ? as->u.assign.dst : NULL;
 	const TcExpr *v = dst ? as->u.assign.value : NULL;
 	*why = NULL;
-	if (!dst || dst->kind != TC_EX_LOAD || dst->u.load.var->dtype != TC_DT_F16) {
-		*why = "its destination is not f16";
+	TcDtype t = dst && dst->kind == TC_EX_LOAD ? dst->u.load.var->dtype :
+		    TC_DT_NONE;
+	if (t != TC_DT_F16 && t != TC_DT_BF16) {
+		*why = "its destination is not f16 or bf16";
 		return false;
 	}
+	/* The bias of the low nibbles less the integer stays an integer
+	 * the type holds exactly: 1032 + 1000 < 2^11, 136 + 120 <= 2^8. */
+	long long max_add = t == TC_DT_F16 ? MAX_ADD : 120;
 	if (run % 8 != 0) {
 		*why = tc_fmt(a, "its runs of %d are not whole 32-bit words of "
 			      "i4", run);
 		return false;
 	}
 	/* The store's rounding, then I * F, F * I or I. */
-	if (v->kind != TC_EX_CAST || v->dtype != TC_DT_F16) {
-		*why = "its value is not one rounding of an f32 to f16";
+	if (v->kind != TC_EX_CAST || v->dtype != t) {
+		*why = tc_fmt(a, "its value is not one rounding of an f32 to %s",
+			      tc_dtype_name(t));
 		return false;
 	}
 	const TcExpr *x = v->u.cast.arg, *ix = x, *fx = NULL;
@@ -306,17 +318,18 @@ tc_half_pairs_form(TcArena *a, const TcStmt *as, const TcVar *j, int run,
 		for (int side = 0; side < 2 && !fx; side++) {
 			const TcExpr *m = side ? x->u.bin.lhs : x->u.bin.rhs;
 			if (m->kind == TC_EX_CAST && m->dtype == TC_DT_F32 &&
-			    m->u.cast.arg->dtype == TC_DT_F16 &&
+			    m->u.cast.arg->dtype == t &&
 			    invariant(m->u.cast.arg, j))
 				fx = m->u.cast.arg;
-			else if (m->kind == TC_EX_FLOAT && f16_exact(m->u.fval))
+			else if (m->kind == TC_EX_FLOAT && half_exact(m->u.fval, t))
 				fx = m;
 			if (fx)
 				ix = side ? x->u.bin.rhs : x->u.bin.lhs;
 		}
 		if (!fx) {
-			*why = "its product's factors are not an integer and an "
-			       "f16 value the run does not change";
+			*why = tc_fmt(a, "its product's factors are not an "
+				      "integer and a factor of type %s the "
+				      "run does not change", tc_dtype_name(t));
 			return false;
 		}
 	}
@@ -333,8 +346,8 @@ tc_half_pairs_form(TcArena *a, const TcStmt *as, const TcVar *j, int run,
 		       "it reads no i4 element along the run";
 		return false;
 	}
-	if (bound > MAX_ADD) {
-		*why = "the integers it adds may pass 1000";
+	if (bound > max_add) {
+		*why = tc_fmt(a, "the integers it adds may pass %lld", max_add);
 		return false;
 	}
 	if (!tc_run_reads_whole(f.src->u.load.var, run)) {
@@ -359,7 +372,8 @@ i4_into_f16(const TcStmt *l, int run)
 	const TcStmt *as = body->len == 1 ? body->items[0] : NULL;
 	if (!as || as->kind != TC_ST_ASSIGN ||
 	    as->u.assign.dst->kind != TC_EX_LOAD ||
-	    as->u.assign.dst->u.load.var->dtype != TC_DT_F16)
+	    (as->u.assign.dst->u.load.var->dtype != TC_DT_F16 &&
+	     as->u.assign.dst->u.load.var->dtype != TC_DT_BF16))
 		return NULL;
 	int n = 0;
 	const TcExpr *loads[8];

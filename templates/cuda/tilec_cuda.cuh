@@ -905,7 +905,7 @@ __device__ __forceinline__ unsigned hmul2_rn(unsigned a, unsigned b)
 	return d;
 }
 
-// r.e[i] = (f16)((x.e[i] + c) * f) (f16)(x.e[i] + c) without f, for a
+// r.e[i] = (f16)((x.e[i] + c) * f), (f16)(x.e[i] + c) without f, for a
 // run of whole 32-bit words of i4 and c an integer of at most 1000 in
 // magnitude: the values the program's f32 arithmetic gives, computed two
 // at a time in half precision (passes/half_pairs.c says why they are the
@@ -950,6 +950,52 @@ template <int V, int W>
 __device__ __forceinline__ void i4_pairs(Run<V, __half> &r, const Run<W, i4x2> &x, float c)
 {
 	i4_pairs_<V, W, false>(r, x, c, 1.0f);
+}
+
+// The same into bf16, for c of at most 120 in magnitude: bf16's 7
+// mantissa bits hold a nibble only at the bottom of each half, so nibbles
+// j and j + 4 are shifted there (three SHF a word) and go under 128
+// (136 + x, one LOP3); fma.rn.bf16x2 (sm_80 has no bf16 add or multiply)
+// by 1 with c - 136 makes x + c, exactly, and by f with -0 the product,
+// rounded once (-0 leaves every product as it is, a zero's sign too).
+__device__ __forceinline__ unsigned bfma2_rn(unsigned a, unsigned b, unsigned c)
+{
+	unsigned d;
+	asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+	return d;
+}
+template <int V, int W, bool MUL>
+__device__ __forceinline__ void i4_pairs_bf16(Run<V, __nv_bfloat16> &r, const Run<W, i4x2> &x, float c, float f)
+{
+	static_assert(V % 8 == 0 && 2 * W == V, "i4_pairs: whole words of i4");
+	const unsigned add = pack2(c - 136.0f, c - 136.0f, __nv_bfloat16());
+	const unsigned one = 0x3F803F80u, minus_zero = 0x80008000u;
+	const unsigned f2 = MUL ? pack2(f, f, __nv_bfloat16()) : 0u;
+#pragma unroll
+	for (int i = 0; i < V / 8; i++) {
+		const unsigned w = run_word(x, i);
+		unsigned e[4];
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+			e[j] = bfma2_rn(((w >> 4 * j) & 0x000F000Fu) ^ 0x43084308u, one, add);
+			if (MUL)
+				e[j] = bfma2_rn(e[j], f2, minus_zero);
+		}
+		r.w[4 * i] = __byte_perm(e[0], e[1], 0x5410);
+		r.w[4 * i + 1] = __byte_perm(e[2], e[3], 0x5410);
+		r.w[4 * i + 2] = __byte_perm(e[0], e[1], 0x7632);
+		r.w[4 * i + 3] = __byte_perm(e[2], e[3], 0x7632);
+	}
+}
+template <int V, int W>
+__device__ __forceinline__ void i4_pairs(Run<V, __nv_bfloat16> &r, const Run<W, i4x2> &x, float c, float f)
+{
+	i4_pairs_bf16<V, W, true>(r, x, c, f);
+}
+template <int V, int W>
+__device__ __forceinline__ void i4_pairs(Run<V, __nv_bfloat16> &r, const Run<W, i4x2> &x, float c)
+{
+	i4_pairs_bf16<V, W, false>(r, x, c, 1.0f);
 }
 
 // r = the floats f rounded to T (f16 or bf16) to nearest even, a pair at a

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """fuzz.py - run generated tile programs on every backend tilec has here.
 
-usage: fuzz.py TILEC SRCROOT [--seeds A:B | --count N | --seconds S]
+usage: fuzz.py TILEC SRCROOT [--seeds A:B|S,S,... | --count N | --seconds S]
                [--kernels N] [--backends LIST] [--features +a,-b]
                [--jobs N] [--work DIR] [--log FILE] [--expect-clean]
 
@@ -276,7 +276,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("tilec")
     ap.add_argument("srcroot")
-    ap.add_argument("--seeds", default=None, help="A:B, seeds A..B-1")
+    ap.add_argument("--seeds", default=None,
+                    help="A:B, seeds A..B-1; or S,S,..., those seeds")
     ap.add_argument("--count", type=int, default=None)
     ap.add_argument("--seconds", type=float, default=None)
     ap.add_argument("--first", type=int, default=1)
@@ -298,8 +299,11 @@ def main():
         tmp = a.work = tempfile.mkdtemp(prefix="tilec-gen-")
     F = Fuzz(a)
     if a.seeds:
-        lo, hi = map(int, a.seeds.split(":"))
-        seeds = iter(range(lo, hi))
+        if ":" in a.seeds:
+            lo, hi = map(int, a.seeds.split(":"))
+            seeds = iter(range(lo, hi))
+        else:
+            seeds = iter([int(x) for x in a.seeds.split(",")])
     else:
         import itertools
         seeds = itertools.count(a.first)

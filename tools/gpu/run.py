@@ -298,6 +298,9 @@ def ref_gemm_w4a16(t, s):
     if z.dtype == torch.uint8:
         z = unpack_i4(z, (s["K"] // g, s["N"]))
     w = (w - z.double().repeat_interleave(g, dim=0).T) * t["S"].double().repeat_interleave(g, dim=0).T
+    # each weight rounded once to the operands' type, as the program
+    # stores it into its 16-bit tile
+    w = w.float().to(t["A"].dtype).double()
     return t["A"].double() @ w.T
 
 
