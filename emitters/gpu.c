@@ -1800,7 +1800,9 @@ shared_tile(Gpu *G, const TcVar *v)
 }
 
 static void emit_run_values(Gpu *G, const TcStmt *loop, const char *first,
-			    int run, const char *vals, bool declare);
+			    int run, const char *vals, bool declare,
+			    const char *row);
+static void emit_pairs_row(Gpu *G, const TcStmt *loop, int run, bool type);
 
 /* tile_gemm with B computed as it is loaded (fuse_b.c, gemm.b_from):
  * tilec::mma_sr calls a lambda for each lane's run of 8 elements of a row
@@ -1824,14 +1826,31 @@ emit_mma_sr(Gpu *G, const TcStmt *s, int tm, int tn, const char *n0)
 	tc_buf_printf(b, ", %s * %d, %s,\n", G->warp_m, tm * 16, n0);
 	const char *first = fresh(G, tc_fmt(G->a, "%s_run", cv->name));
 	const char *vals = fresh(G, tc_fmt(G->a, "%s_vals", bv->name));
-	b->indent++;
-	tc_buf_printf(b, "[&](const int %s, const int %s, tilec::Run<8, %s> &%s) {\n",
-		      rv->name, first, storage_type(G, bv->dtype), vals);
-	b->indent++;
+	const char *row = NULL;
 	bool saved = G->block_level;
 	G->block_level = false;
 	G->spread++;
-	emit_run_values(G, inner, first, 8, vals, false);
+	b->indent++;
+	/* In half pairs: the row's integer and factor packed once a row
+	 * (tilec::i4_pairs_row), not once a run. */
+	if (inner->u.loop.pairs) {
+		row = fresh(G, tc_fmt(G->a, "%s_row", bv->name));
+		tc_buf_printf(b, "[&](const int %s) {\n", rv->name);
+		b->indent++;
+		tc_buf_puts(b, "return ");
+		emit_pairs_row(G, inner, 8, false);
+		tc_buf_puts(b, ";\n");
+		b->indent--;
+		tc_buf_puts(b, "},\n");
+		tc_buf_puts(b, "[&](const ");
+		emit_pairs_row(G, inner, 8, true);
+		tc_buf_printf(b, " &%s, ", row);
+	} else
+		tc_buf_puts(b, "[&](");
+	tc_buf_printf(b, "const int %s, const int %s, tilec::Run<8, %s> &%s) {\n",
+		      rv->name, first, storage_type(G, bv->dtype), vals);
+	b->indent++;
+	emit_run_values(G, inner, first, 8, vals, false, row);
 	G->spread--;
 	G->block_level = saved;
 	b->indent--;
@@ -2513,21 +2532,55 @@ emit_row_vectors(Gpu *G, const TcStmt *const *loops, const long long *ext, int n
 	close_brace(G);
 }
 
-/* A run's values in half pairs: tilec::i4_pairs(vals, the i4 run, the
- * integer added, the factor), from the form the pass accepted; the run
- * loads (nl of them) named already. */
+/* The form of a loop in half pairs (the pass's decision), in *hp. */
+static bool
+pairs_form(Gpu *G, const TcStmt *loop, int run, TcHalfPairs *hp)
+{
+	const TcStmt *as = loop->u.loop.body->u.block.body.items[0];
+	const char *why;
+	if (tc_half_pairs_form(G->a, as, loop->u.loop.var, run, hp, &why))
+		return true;
+	error(G, loop->loc, "internal error: loop '%s' in half pairs: %s",
+	      loop->u.loop.var->name, why);
+	return false;
+}
+
+/* What a row of a loop in half pairs adds and multiplies by, packed:
+ * `tilec::i4_pairs_row<T>(add, mul)`, or its type where `type`. */
 static void
-emit_pairs(Gpu *G, const TcStmt *loop, int run, const char *vals, int nl)
+emit_pairs_row(Gpu *G, const TcStmt *loop, int run, bool type)
 {
 	TcBuf *b = G->pr.out;
 	const TcStmt *as = loop->u.loop.body->u.block.body.items[0];
+	const char *t = storage_type(G, as->u.assign.dst->u.load.var->dtype);
 	TcHalfPairs hp;
-	const char *why, *src = NULL;
-	if (!tc_half_pairs_form(G->a, as, loop->u.loop.var, run, &hp, &why)) {
-		error(G, loop->loc, "internal error: loop '%s' in half pairs: %s",
-		      loop->u.loop.var->name, why);
+	if (!pairs_form(G, loop, run, &hp))
+		return;
+	if (type) {
+		tc_buf_printf(b, "tilec::PairsRow<%s, %s>", t, hp.mul ? "true" : "false");
 		return;
 	}
+	tc_buf_printf(b, "tilec::i4_pairs_row<%s>(", t);
+	expr(G, hp.add);
+	if (hp.mul) {
+		tc_buf_puts(b, ", ");
+		expr(G, hp.mul);
+	}
+	tc_buf_puts(b, ")");
+}
+
+/* A run's values in half pairs: tilec::i4_pairs(vals, the i4 run, the
+ * integer added, the factor), or (vals, the i4 run, row) with the row's
+ * packed values named `row`; the run loads (nl of them) named already. */
+static void
+emit_pairs(Gpu *G, const TcStmt *loop, int run, const char *vals, int nl,
+	   const char *row)
+{
+	TcBuf *b = G->pr.out;
+	TcHalfPairs hp;
+	const char *src = NULL;
+	if (!pairs_form(G, loop, run, &hp))
+		return;
 	for (int i = 0; i < nl && !src; i++)
 		if (tc_expr_equal(G->run_loads[i], hp.src))
 			src = G->run_names[i];
@@ -2537,10 +2590,14 @@ emit_pairs(Gpu *G, const TcStmt *loop, int run, const char *vals, int nl)
 		return;
 	}
 	tc_buf_printf(b, "tilec::i4_pairs(%s, %s, ", vals, src);
-	expr(G, hp.add);
-	if (hp.mul) {
-		tc_buf_puts(b, ", ");
-		expr(G, hp.mul);
+	if (row)
+		tc_buf_puts(b, row);
+	else {
+		expr(G, hp.add);
+		if (hp.mul) {
+			tc_buf_puts(b, ", ");
+			expr(G, hp.mul);
+		}
 	}
 	tc_buf_puts(b, ");\n");
 }
@@ -2553,7 +2610,7 @@ emit_pairs(Gpu *G, const TcStmt *loop, int run, const char *vals, int nl)
  * is inside the spread loop (G->spread). */
 static void
 emit_run_values(Gpu *G, const TcStmt *loop, const char *first, int run,
-		const char *vals, bool declare)
+		const char *vals, bool declare, const char *row)
 {
 	TcBuf *b = G->pr.out;
 	const TcStmt *as = loop->u.loop.body->u.block.body.items[0];
@@ -2597,7 +2654,7 @@ emit_run_values(Gpu *G, const TcStmt *loop, const char *first, int run,
 		tc_buf_printf(b, "tilec::Run<%d, %s> %s;\n", run,
 			      storage_type(G, t->dtype), vals);
 	if (loop->u.loop.pairs) {
-		emit_pairs(G, loop, run, vals, nl);
+		emit_pairs(G, loop, run, vals, nl, row);
 		return;
 	}
 	/* A float value into 16-bit floats: the run's floats, rounded a
@@ -2678,7 +2735,7 @@ emit_runs(Gpu *G, const TcStmt *const *loops, const long long *ext, int n)
 	bool saved = G->block_level;
 	G->block_level = false;
 	G->spread++;
-	emit_run_values(G, col, first, run, vals, true);
+	emit_run_values(G, col, first, run, vals, true, NULL);
 	TcVar at_var = { .kind = TC_VAR_LOCAL, .name = first, .dtype = TC_DT_I32 };
 	TcExpr *at = tc_expr_var(G->a, &at_var, col->loc);
 	const TcExpr *to = replace_var(G, dst, cv, at);

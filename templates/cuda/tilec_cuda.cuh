@@ -561,7 +561,8 @@ __device__ __forceinline__ unsigned gather_k4(unsigned s, int ld)
 // everyone's do, though they touch registers only: a non-volatile one
 // could be sunk by the compiler into a branch some lanes skip, and
 // mma.sync needs the whole warp.  (The price: nvcc reuses no load across
-// one, so mma_sr's b_run rereads a column's scale for every run of 8.)
+// one, so mma_sr reads what a row of B needs once, before its loop: its
+// row function.)
 __device__ __forceinline__ void mma_tile(float &d0, float &d1, float &d2, float &d3, const unsigned (&a)[4], unsigned b0, unsigned b1, __half)
 {
 	asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
@@ -914,88 +915,100 @@ __device__ __forceinline__ unsigned hmul2_rn(unsigned a, unsigned b)
 // or 1024 + 16 (x + 8) for the odd nibbles; one add or FMA by 1/16 takes
 // the bias out and c in (every step an integer below 2048, exact); one
 // multiply by f rounds; PRMT puts elements 2i and 2i + 1 in word i.
-template <int V, int W, bool MUL>
-__device__ __forceinline__ void i4_pairs_(Run<V, __half> &r, const Run<W, i4x2> &x, float c, float f)
+//
+// Into bf16, for c of at most 120 in magnitude: bf16's 7 mantissa bits
+// hold a nibble only at the bottom of each half, so nibbles j and j + 4
+// are shifted there (three SHF a word) and go under 128 (136 + x, one
+// LOP3); fma.rn.bf16x2 (sm_80 has no bf16 add or multiply) by 1 with
+// c - 136 makes x + c, exactly, and by f with -0 the product, rounded
+// once (-0 leaves every product as it is, a zero's sign too).
+//
+// What depends only on c and f (a row of B in a gemm) is packed once,
+// i4_pairs_row, and used for every run of the row.
+template <typename T, bool MUL> struct PairsRow {
+	unsigned add, add_hi, f2;
+};
+__device__ __forceinline__ void pairs_bias(unsigned &add, unsigned &add_hi, float c, __half)
 {
-	static_assert(V % 8 == 0 && 2 * W == V, "i4_pairs: whole words of i4");
-	const unsigned lo_add = pack2(c - 1032.0f, c - 1032.0f, __half());
-	const unsigned hi_add = pack2(c - 72.0f, c - 72.0f, __half());
-	const unsigned sixteenth = 0x2C002C00u;
-	const unsigned f2 = MUL ? pack2(f, f, __half()) : 0u;
-#pragma unroll
-	for (int i = 0; i < V / 8; i++) {
-		const unsigned w = run_word(x, i), w8 = w >> 8;
-		unsigned e04 = hadd2_rn((w & 0x000F000Fu) ^ 0x64086408u, lo_add);
-		unsigned e15 = hfma2_rn((w & 0x00F000F0u) ^ 0x64806480u, sixteenth, hi_add);
-		unsigned e26 = hadd2_rn((w8 & 0x000F000Fu) ^ 0x64086408u, lo_add);
-		unsigned e37 = hfma2_rn((w8 & 0x00F000F0u) ^ 0x64806480u, sixteenth, hi_add);
-		if (MUL) {
-			e04 = hmul2_rn(e04, f2);
-			e15 = hmul2_rn(e15, f2);
-			e26 = hmul2_rn(e26, f2);
-			e37 = hmul2_rn(e37, f2);
-		}
-		r.w[4 * i] = __byte_perm(e04, e15, 0x5410);
-		r.w[4 * i + 1] = __byte_perm(e26, e37, 0x5410);
-		r.w[4 * i + 2] = __byte_perm(e04, e15, 0x7632);
-		r.w[4 * i + 3] = __byte_perm(e26, e37, 0x7632);
-	}
+	add = pack2(c - 1032.0f, c - 1032.0f, __half());
+	add_hi = pack2(c - 72.0f, c - 72.0f, __half());
 }
-template <int V, int W>
-__device__ __forceinline__ void i4_pairs(Run<V, __half> &r, const Run<W, i4x2> &x, float c, float f)
+__device__ __forceinline__ void pairs_bias(unsigned &add, unsigned &add_hi, float c, __nv_bfloat16)
 {
-	i4_pairs_<V, W, true>(r, x, c, f);
+	add = pack2(c - 136.0f, c - 136.0f, __nv_bfloat16());
+	add_hi = 0u;
 }
-template <int V, int W>
-__device__ __forceinline__ void i4_pairs(Run<V, __half> &r, const Run<W, i4x2> &x, float c)
+template <typename T, bool MUL>
+__device__ __forceinline__ PairsRow<T, MUL> i4_pairs_row(float c, float f)
 {
-	i4_pairs_<V, W, false>(r, x, c, 1.0f);
+	PairsRow<T, MUL> p;
+	pairs_bias(p.add, p.add_hi, c, T());
+	p.f2 = MUL ? pack2(f, f, T()) : 0u;
+	return p;
+}
+template <typename T> __device__ __forceinline__ PairsRow<T, true> i4_pairs_row(float c, float f)
+{
+	return i4_pairs_row<T, true>(c, f);
+}
+template <typename T> __device__ __forceinline__ PairsRow<T, false> i4_pairs_row(float c)
+{
+	return i4_pairs_row<T, false>(c, 1.0f);
 }
 
-// The same into bf16, for c of at most 120 in magnitude: bf16's 7
-// mantissa bits hold a nibble only at the bottom of each half, so nibbles
-// j and j + 4 are shifted there (three SHF a word) and go under 128
-// (136 + x, one LOP3); fma.rn.bf16x2 (sm_80 has no bf16 add or multiply)
-// by 1 with c - 136 makes x + c, exactly, and by f with -0 the product,
-// rounded once (-0 leaves every product as it is, a zero's sign too).
+// The four pairs of word w: elements (j, j + 4) in e[j].
+template <bool MUL> __device__ __forceinline__ void i4_word_pairs(unsigned (&e)[4], unsigned w, const PairsRow<__half, MUL> &p)
+{
+	const unsigned sixteenth = 0x2C002C00u, w8 = w >> 8;
+	e[0] = hadd2_rn((w & 0x000F000Fu) ^ 0x64086408u, p.add);
+	e[1] = hfma2_rn((w & 0x00F000F0u) ^ 0x64806480u, sixteenth, p.add_hi);
+	e[2] = hadd2_rn((w8 & 0x000F000Fu) ^ 0x64086408u, p.add);
+	e[3] = hfma2_rn((w8 & 0x00F000F0u) ^ 0x64806480u, sixteenth, p.add_hi);
+	if (MUL)
+#pragma unroll
+		for (int j = 0; j < 4; j++)
+			e[j] = hmul2_rn(e[j], p.f2);
+}
 __device__ __forceinline__ unsigned bfma2_rn(unsigned a, unsigned b, unsigned c)
 {
 	unsigned d;
 	asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
 	return d;
 }
-template <int V, int W, bool MUL>
-__device__ __forceinline__ void i4_pairs_bf16(Run<V, __nv_bfloat16> &r, const Run<W, i4x2> &x, float c, float f)
+template <bool MUL>
+__device__ __forceinline__ void i4_word_pairs(unsigned (&e)[4], unsigned w, const PairsRow<__nv_bfloat16, MUL> &p)
+{
+	const unsigned one = 0x3F803F80u, minus_zero = 0x80008000u;
+#pragma unroll
+	for (int j = 0; j < 4; j++) {
+		e[j] = bfma2_rn(((w >> 4 * j) & 0x000F000Fu) ^ 0x43084308u, one, p.add);
+		if (MUL)
+			e[j] = bfma2_rn(e[j], p.f2, minus_zero);
+	}
+}
+
+template <int V, int W, typename T, bool MUL>
+__device__ __forceinline__ void i4_pairs(Run<V, T> &r, const Run<W, i4x2> &x, const PairsRow<T, MUL> &p)
 {
 	static_assert(V % 8 == 0 && 2 * W == V, "i4_pairs: whole words of i4");
-	const unsigned add = pack2(c - 136.0f, c - 136.0f, __nv_bfloat16());
-	const unsigned one = 0x3F803F80u, minus_zero = 0x80008000u;
-	const unsigned f2 = MUL ? pack2(f, f, __nv_bfloat16()) : 0u;
 #pragma unroll
 	for (int i = 0; i < V / 8; i++) {
-		const unsigned w = run_word(x, i);
 		unsigned e[4];
-#pragma unroll
-		for (int j = 0; j < 4; j++) {
-			e[j] = bfma2_rn(((w >> 4 * j) & 0x000F000Fu) ^ 0x43084308u, one, add);
-			if (MUL)
-				e[j] = bfma2_rn(e[j], f2, minus_zero);
-		}
+		i4_word_pairs(e, run_word(x, i), p);
 		r.w[4 * i] = __byte_perm(e[0], e[1], 0x5410);
 		r.w[4 * i + 1] = __byte_perm(e[2], e[3], 0x5410);
 		r.w[4 * i + 2] = __byte_perm(e[0], e[1], 0x7632);
 		r.w[4 * i + 3] = __byte_perm(e[2], e[3], 0x7632);
 	}
 }
-template <int V, int W>
-__device__ __forceinline__ void i4_pairs(Run<V, __nv_bfloat16> &r, const Run<W, i4x2> &x, float c, float f)
+template <int V, int W, typename T>
+__device__ __forceinline__ void i4_pairs(Run<V, T> &r, const Run<W, i4x2> &x, float c, float f)
 {
-	i4_pairs_bf16<V, W, true>(r, x, c, f);
+	i4_pairs(r, x, i4_pairs_row<T>(c, f));
 }
-template <int V, int W>
-__device__ __forceinline__ void i4_pairs(Run<V, __nv_bfloat16> &r, const Run<W, i4x2> &x, float c)
+template <int V, int W, typename T>
+__device__ __forceinline__ void i4_pairs(Run<V, T> &r, const Run<W, i4x2> &x, float c)
 {
-	i4_pairs_bf16<V, W, false>(r, x, c, 1.0f);
+	i4_pairs(r, x, i4_pairs_row<T>(c));
 }
 
 // r = the floats f rounded to T (f16 or bf16) to nearest even, a pair at a
@@ -1010,8 +1023,10 @@ template <int V, typename T> __device__ __forceinline__ void round_run(Run<V, T>
 
 // acc += A * B with B computed as it is loaded (passes/fuse_b.c): A a
 // SharedTile of 16-bit elements, M x K, any swizzle or padding; B N x K,
-// no buffer: b_run(n, k, v) sets v (a Run<8, T>) to B's elements (n, k) ..
-// (n, k + 7), from what the program's element loop read.  K whole 32-column
+// no buffer: b_run(rows[ni], n, k, v) sets v (a Run<8, T>) to B's
+// elements (n, k) .. (n, k + 7), from what the program's element loop
+// read, rows[ni] = row(n) what depends only on n (a dequantization's
+// scale and zero: read once, not once a run).  K whole 32-column
 // chunks, N whole warp tiles of TN 8-column tiles.
 //
 // Each lane computes its own B elements, so its k must lie in runs: in
@@ -1022,8 +1037,8 @@ template <int V, typename T> __device__ __forceinline__ void round_run(Run<V, T>
 // and in B, so the sum over the chunk is the same.  A's rows are read as
 // 16-byte vectors (whole chunks of a swizzled tile), not by ldmatrix, whose
 // lanes hold fixed slots of each row.
-template <int TM, int TN, int K, typename TA, typename F>
-__device__ __forceinline__ void mma_sr(float (&acc)[2 * TM][2 * TN], TA A, int m0, int n0, F &&b_run)
+template <int TM, int TN, int K, typename TA, typename R, typename F>
+__device__ __forceinline__ void mma_sr(float (&acc)[2 * TM][2 * TN], TA A, int m0, int n0, R &&row, F &&b_run)
 {
 	typedef typename TA::type T;
 	constexpr int M = TA::rows, SWA = TA::swizzle, lda = TA::pitch;
@@ -1033,6 +1048,10 @@ __device__ __forceinline__ void mma_sr(float (&acc)[2 * TM][2 * TN], TA A, int m
 	static_assert(M % (16 * TM) == 0, "mma_sr: C is whole warp tiles");
 	const int lane = threadIdx.x % 32, g = lane / 4, q = lane % 4;
 	const unsigned char *pa = reinterpret_cast<const unsigned char *>(A.p);
+	decltype(row(0)) rows[TN];
+#pragma unroll
+	for (int ni = 0; ni < TN; ni++)
+		rows[ni] = row(n0 + ni * 8 + g);
 #pragma unroll
 	for (int c = 0; c < K / 32; c++) {
 		const int k = c * 32 + 8 * q;
@@ -1048,7 +1067,7 @@ __device__ __forceinline__ void mma_sr(float (&acc)[2 * TM][2 * TN], TA A, int m
 #pragma unroll
 		for (int ni = 0; ni < TN; ni++) {
 			Run<8, T> b;
-			b_run(n0 + ni * 8 + g, k, b);
+			b_run(rows[ni], n0 + ni * 8 + g, k, b);
 #pragma unroll
 			for (int mi = 0; mi < TM; mi++)
 #pragma unroll
@@ -1057,6 +1076,16 @@ __device__ __forceinline__ void mma_sr(float (&acc)[2 * TM][2 * TN], TA A, int m
 						  acc[2 * mi + 1][2 * ni + 1], a[mi][h], b.w[2 * h], b.w[2 * h + 1], T());
 		}
 	}
+}
+
+// Without values per row: b_run(n, k, v).
+struct NoRow {
+};
+template <int TM, int TN, int K, typename TA, typename F>
+__device__ __forceinline__ void mma_sr(float (&acc)[2 * TM][2 * TN], TA A, int m0, int n0, F &&b_run)
+{
+	mma_sr<TM, TN, K>(acc, A, m0, n0, [](int) { return NoRow(); },
+			  [&](const NoRow &, int n, int k, Run<8, typename TA::type> &v) { b_run(n, k, v); });
 }
 
 } // namespace tilec
