@@ -1832,7 +1832,7 @@ emit_mma_sr(Gpu *G, const TcStmt *s, int tm, int tn, const char *n0)
 	G->spread++;
 	b->indent++;
 	/* In half pairs: the row's integer and factor packed once a row
-	 * (tilec::i4_pairs_row), not once a run. */
+	 * (tilec::int_pairs_row), not once a run. */
 	if (inner->u.loop.pairs) {
 		row = fresh(G, tc_fmt(G->a, "%s_row", bv->name));
 		tc_buf_printf(b, "[&](const int %s) {\n", rv->name);
@@ -2546,7 +2546,8 @@ pairs_form(Gpu *G, const TcStmt *loop, int run, TcHalfPairs *hp)
 }
 
 /* What a row of a loop in half pairs adds and multiplies by, packed:
- * `tilec::i4_pairs_row<T>(add, mul)`, or its type where `type`. */
+ * `tilec::int_pairs_row<T, S>(add, mul)` (T the destination's storage
+ * type, S the source's), or its type where `type`. */
 static void
 emit_pairs_row(Gpu *G, const TcStmt *loop, int run, bool type)
 {
@@ -2556,11 +2557,14 @@ emit_pairs_row(Gpu *G, const TcStmt *loop, int run, bool type)
 	TcHalfPairs hp;
 	if (!pairs_form(G, loop, run, &hp))
 		return;
+	const TcVar *src = hp.src->u.load.var;
+	const char *st = packed_i4(src) ? "tilec::i4x2" : storage_type(G, src->dtype);
 	if (type) {
-		tc_buf_printf(b, "tilec::PairsRow<%s, %s>", t, hp.mul ? "true" : "false");
+		tc_buf_printf(b, "tilec::PairsRow<%s, %s, %s>", t, st,
+			      hp.mul ? "true" : "false");
 		return;
 	}
-	tc_buf_printf(b, "tilec::i4_pairs_row<%s>(", t);
+	tc_buf_printf(b, "tilec::int_pairs_row<%s, %s>(", t, st);
 	expr(G, hp.add);
 	if (hp.mul) {
 		tc_buf_puts(b, ", ");
@@ -2569,9 +2573,10 @@ emit_pairs_row(Gpu *G, const TcStmt *loop, int run, bool type)
 	tc_buf_puts(b, ")");
 }
 
-/* A run's values in half pairs: tilec::i4_pairs(vals, the i4 run, the
- * integer added, the factor), or (vals, the i4 run, row) with the row's
- * packed values named `row`; the run loads (nl of them) named already. */
+/* A run's values in half pairs: tilec::int_pairs(vals, the integers'
+ * run, the integer added, the factor), or (vals, the run, row) with the
+ * row's packed values named `row`; the run loads (nl of them) named
+ * already. */
 static void
 emit_pairs(Gpu *G, const TcStmt *loop, int run, const char *vals, int nl,
 	   const char *row)
@@ -2586,10 +2591,10 @@ emit_pairs(Gpu *G, const TcStmt *loop, int run, const char *vals, int nl,
 			src = G->run_names[i];
 	if (!src) {
 		error(G, loop->loc, "internal error: loop '%s' in half pairs "
-		      "reads no i4 run", loop->u.loop.var->name);
+		      "reads no integer run", loop->u.loop.var->name);
 		return;
 	}
-	tc_buf_printf(b, "tilec::i4_pairs(%s, %s, ", vals, src);
+	tc_buf_printf(b, "tilec::int_pairs(%s, %s, ", vals, src);
 	if (row)
 		tc_buf_puts(b, row);
 	else {
@@ -2606,7 +2611,7 @@ emit_pairs(Gpu *G, const TcStmt *loop, int run, const char *vals, int nl,
  * one statement is an assignment, into the tilec::Run named vals: what
  * the value reads along the run, each as one vector, vals declared
  * (where `declare`), and the unrolled loop computing each element, or,
- * for a loop in half pairs (half_pairs.c), tilec::i4_pairs.  The caller
+ * for a loop in half pairs (half_pairs.c), tilec::int_pairs.  The caller
  * is inside the spread loop (G->spread). */
 static void
 emit_run_values(Gpu *G, const TcStmt *loop, const char *first, int run,

@@ -264,15 +264,15 @@ computed)
 	grep -q "tilec::mma_ss<" "$work/out" || fail "no mma_ss with two warps along M"
 	# Its i4 zero points: the dequantization in half pairs, inside the
 	# gemm and in runs into shared rows alike; f16 ones keep f32.
-	grep -q "tilec::i4_pairs(" "$work/out" || fail "no i4_pairs in the runs"
+	grep -q "tilec::int_pairs(" "$work/out" || fail "no int_pairs in the runs"
 	translate samples/gemm_w4a16_splitk.c -t cuda --explain
-	has "gemm_w4a16_splitk.c:64:29: note: this tile_parallel loop dequantizes its i4 elements two at a time in f16 arithmetic, exactly as in f32"
-	grep -q "tilec::i4_pairs(" "$work/out" || fail "no i4_pairs in the gemm"
+	has "gemm_w4a16_splitk.c:64:29: note: this tile_parallel loop converts its integers two at a time in f16 arithmetic, exactly as in f32"
+	grep -q "tilec::int_pairs(" "$work/out" || fail "no int_pairs in the gemm"
 	translate samples/gemm_w4a16.c -t cuda --explain
-	has "gemm_w4a16.c:55:29: note: this tile_parallel loop dequantizes its i4 elements one at a time in f32, not two at a time in f16 arithmetic: it adds 'zero' \(f16\), not an 8- or 4-bit integer"
-	grep -q "tilec::i4_pairs(" "$work/out" && fail "i4_pairs with f16 zero points"
+	has "gemm_w4a16.c:55:29: note: this tile_parallel loop converts its integers one at a time in f32, not two at a time in f16 arithmetic: it adds 'zero' \(f16\), not an 8- or 4-bit integer"
+	grep -q "tilec::int_pairs(" "$work/out" && fail "int_pairs with f16 zero points"
 	translate samples/gemm_w4a16_splitk.c -t hip
-	grep -q "tilec::i4_pairs(" "$work/out" && fail "i4_pairs on hip"
+	grep -q "tilec::int_pairs(" "$work/out" && fail "int_pairs on hip"
 	;;
 int8)
 	src=tests/lang/gemm_i8_nt.c

@@ -845,7 +845,7 @@ struct TcStmt {
 			const char *run_why;
 			/* The innermost loop of a run or of a gemm's
 			 * computed B (gemm.b_from) on CUDA (half_pairs.c):
-			 * its values, i4 elements of a run plus an integer
+			 * its values, 4- or 8-bit integers of a run plus an integer
 			 * times an f16 factor, computed two at a time in
 			 * half precision, exactly as in f32
 			 * (tc_half_pairs_form); pair_why: for such a loop
@@ -1352,7 +1352,8 @@ bool tc_transpose_form(TcArena *a, const TcStmt *outer, TcTranspose *t);
 /* The value of the one assignment `as` of a loop over j in runs of
  * `run` elements, rounded to an f16 (bf16) element, as i4 pairs take it
  * (passes/half_pairs.c): (T)(I * F), (T)(F * I) or (T)I, where I is an
- * integer-valued f32 expression, linear in the run's i4 element `src`
+ * integer-valued f32 expression, linear in the run's element `src` (i4,
+ * i8 or u8; i4 into bf16)
  * (read along the run as one vector of whole 32-bit words) with
  * coefficient 1, the rest of it (`add`, an f32 expression of integers
  * of at most 1000 (120) in magnitude that do not name j) and F (`mul`, a

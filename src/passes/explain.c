@@ -158,9 +158,10 @@ explain_run(void *ctx, TcStmt *s, int par_depth)
 			s->u.loop.run_why);
 }
 
-/* With --explain: each loop that dequantizes runs of i4 into f16, in
- * half pairs or not and why (half_pairs.c: loop.pairs, loop.pair_why);
- * a gemm's computed B (gemm.b_from) among them. */
+/* With --explain: each loop that converts runs of 4- or 8-bit integers
+ * into f16 or bf16, in half pairs or not and why (half_pairs.c:
+ * loop.pairs, loop.pair_why); a gemm's computed B (gemm.b_from) among
+ * them. */
 static void
 explain_pairs(void *ctx, TcStmt *s, int par_depth)
 {
@@ -173,13 +174,13 @@ explain_pairs(void *ctx, TcStmt *s, int par_depth)
 	const TcStmt *as = s->u.loop.body->u.block.body.items[0];
 	const char *t = tc_dtype_name(as->u.assign.dst->u.load.var->dtype);
 	if (s->u.loop.pairs)
-		tc_diag(d, TC_NOTE, s->loc, "this tile_parallel loop dequantizes "
-			"its i4 elements two at a time in %s arithmetic, "
-			"exactly as in f32", t);
+		tc_diag(d, TC_NOTE, s->loc, "this tile_parallel loop converts "
+			"its integers two at a time in %s arithmetic, exactly "
+			"as in f32", t);
 	else
-		tc_diag(d, TC_NOTE, s->loc, "this tile_parallel loop dequantizes "
-			"its i4 elements one at a time in f32, not two at a time "
-			"in %s arithmetic: %s", t, s->u.loop.pair_why);
+		tc_diag(d, TC_NOTE, s->loc, "this tile_parallel loop converts "
+			"its integers one at a time in f32, not two at a time in "
+			"%s arithmetic: %s", t, s->u.loop.pair_why);
 }
 
 /* An AMX bf16 gemm from float-held operands (cpu_gemm.c's gemm.cpu.why):

@@ -1,6 +1,7 @@
 /*
- * half_pairs.c - runs of i4 elements dequantized two at a time in half
- * precision, where that gives what f32 gives (CUDA; after runs).
+ * half_pairs.c - runs of small integers converted to f16 or bf16 two at
+ * a time in that type's arithmetic, where that gives what f32 gives
+ * (CUDA; after runs).
  *
  * A dequantizing loop computes each element of a 16-bit tile in f32 and
  * rounds it once, as the program says:
@@ -16,7 +17,7 @@
  * x - z is an integer of at most 11 bits, exact in f16; its product
  * with an f16 scale has at most 22 significant bits, exact in f32, so the
  * program's value is that product rounded once to f16, which is what
- * mul.rn.f16x2 gives.  tilec::i4_pairs takes a word's 8 nibbles into the
+ * mul.rn.f16x2 gives.  tilec::int_pairs takes a word's 8 nibbles into the
  * mantissas of four half pairs (one LOP3 each, the sign flipped),
  * subtracts the bias with the integer (one add or FMA a pair, exact),
  * multiplies by the factor (one a pair) and reorders the pairs into
@@ -24,23 +25,25 @@
  * element, a bit-for-bit copy of the f32 path's results.  The same holds
  * for bf16 with integers of at most 8 bits (bf16's significand), the
  * nibbles shifted into place (three SHF a word more) and every step an
- * fma.rn.bf16x2.
+ * fma.rn.bf16x2.  i8 and u8 elements into f16 go likewise, two bytes
+ * under 0x64 by one PRMT a pair.
  *
  * Input: a program after runs.  Output: loop.pairs on the innermost loop
- * of a spread nest in runs (runs.c) of whole 32-bit words of i4, and on
- * the column loop of a gemm's computed B (gemm.b_from, runs of 8), where
- * the loop's value has the form tc_half_pairs_form accepts and its
- * destination is f16 or bf16; loop.pair_why on such a loop (an i4 run
- * into f16 or bf16) whose value has not, for --explain.
+ * of a spread nest in runs (runs.c) of whole 32-bit words of i4, i8 or
+ * u8, and on the column loop of a gemm's computed B (gemm.b_from, runs of
+ * 8), where the loop's value has the form tc_half_pairs_form accepts and
+ * its destination is f16 or bf16; loop.pair_why on such a loop (a run of
+ * those integers into f16 or bf16) whose value has not, for --explain.
  */
 #include "analysis/walk.h"
 #include "passes/passes.h"
 
 #include <math.h>
 
-/* The largest magnitude of the integer added to the i4 element: 1032 +
- * add (the bias of the low nibbles less it) stays an integer of at most
- * 2048, exact in f16, and so does every partial result. */
+/* The largest magnitude of the integer added to the run's element (for
+ * i4 and u8 into f16): 1032 + add (the bias of the low nibbles less it)
+ * stays an integer of at most 2048, exact in f16, and so does every
+ * partial result. */
 enum { MAX_ADD = 1000 };
 
 typedef struct Form {
@@ -68,6 +71,13 @@ int_bound(TcDtype t)
 	}
 }
 
+/* The integers an element of a run may be. */
+static bool
+small_int(TcDtype t)
+{
+	return t == TC_DT_I4 || t == TC_DT_I8 || t == TC_DT_U8;
+}
+
 static bool
 fail(Form *f, const char *why)
 {
@@ -92,7 +102,7 @@ sum_part(Form *f, const TcExpr *e, int *coef, long long *bound, Part part)
 	return true;
 }
 
-/* Integer expression e: linear in the run's i4 element with coefficient
+/* Integer expression e: linear in the run's element with coefficient
  * *coef, every other term bounded by *bound in total: sums of 8- and
  * 4-bit elements, constants and remainders by constants; no product,
  * quotient or shift. */
@@ -110,15 +120,16 @@ int_part(Form *f, const TcExpr *e, int *coef, long long *bound)
 	case TC_EX_LOAD: {
 		const TcVar *v = e->u.load.var;
 		int r = v->rank;
-		if (v->dtype == TC_DT_I4 && r > 0 &&
+		if (small_int(v->dtype) && r > 0 &&
 		    e->u.load.idx[r - 1]->kind == TC_EX_VAR &&
 		    e->u.load.idx[r - 1]->u.var == f->j) {
 			for (int i = 0; i < r - 1; i++)
 				if (tc_expr_mentions(e->u.load.idx[i], f->j))
-					return fail(f, "its i4 element's row "
+					return fail(f, "its element's row "
 						    "moves along the run");
 			if (f->src && !tc_expr_equal(f->src, e))
-				return fail(f, "it reads two i4 elements");
+				return fail(f, "it reads two elements "
+					    "along the run");
 			f->src = e;
 			*coef = 1;
 			*bound = 0;
@@ -215,8 +226,8 @@ float_part(Form *f, const TcExpr *e, int *coef, long long *bound)
 	default:
 		break;
 	}
-	return fail(f, "it is not an i4 element plus integers, times an f16 "
-		    "value");
+	return fail(f, "it is not an integer element plus integers, times a "
+		    "factor");
 }
 
 /* e with the run's element `src` taken out (as 0), folded: NULL where
@@ -299,14 +310,6 @@ tc_half_pairs_form(TcArena *a, const TcStmt *as, const TcVar *j, int run,
 		*why = "its destination is not f16 or bf16";
 		return false;
 	}
-	/* The bias of the low nibbles less the integer stays an integer
-	 * the type holds exactly: 1032 + 1000 < 2^11, 136 + 120 <= 2^8. */
-	long long max_add = t == TC_DT_F16 ? MAX_ADD : 120;
-	if (run % 8 != 0) {
-		*why = tc_fmt(a, "its runs of %d are not whole 32-bit words of "
-			      "i4", run);
-		return false;
-	}
 	/* The store's rounding, then I * F, F * I or I. */
 	if (v->kind != TC_EX_CAST || v->dtype != t) {
 		*why = tc_fmt(a, "its value is not one rounding of an f32 to %s",
@@ -342,8 +345,23 @@ tc_half_pairs_form(TcArena *a, const TcStmt *as, const TcVar *j, int run,
 		return false;
 	}
 	if (!f.src || coef != 1) {
-		*why = f.src ? "its i4 element is not added once" :
-		       "it reads no i4 element along the run";
+		*why = f.src ? "its element along the run is not added once" :
+		       "it reads no 4- or 8-bit integer along the run";
+		return false;
+	}
+	/* The bias less the integer stays an integer the type holds
+	 * exactly (int_pairs' bias: 1032 for i4 into f16, 1152 for i8, 1024
+	 * for u8, 136 for i4 into bf16), and so does every partial sum. */
+	TcDtype st = f.src->u.load.var->dtype;
+	long long max_add = t == TC_DT_BF16 ? 120 : st == TC_DT_I8 ? 890 : MAX_ADD;
+	if (t == TC_DT_BF16 && st != TC_DT_I4) {
+		*why = tc_fmt(a, "bf16 holds no %s element under one exponent",
+			      tc_dtype_name(st));
+		return false;
+	}
+	if (run % (st == TC_DT_I4 ? 8 : 4) != 0) {
+		*why = tc_fmt(a, "its runs of %d are not whole 32-bit words of "
+			      "%s", run, tc_dtype_name(st));
 		return false;
 	}
 	if (bound > max_add) {
@@ -363,10 +381,11 @@ tc_half_pairs_form(TcArena *a, const TcStmt *as, const TcVar *j, int run,
 	return true;
 }
 
-/* Whether the one assignment of loop l stores an i4-derived value into
- * an f16 shared row: a loop the pass considers at all. */
+/* Whether the one assignment of loop l stores a value into an f16 or
+ * bf16 shared row and reads a 4- or 8-bit integer along the run: a loop
+ * the pass considers at all. */
 static const TcStmt *
-i4_into_f16(const TcStmt *l, int run)
+int_into_half(const TcStmt *l, int run)
 {
 	const TcVec *body = &l->u.loop.body->u.block.body;
 	const TcStmt *as = body->len == 1 ? body->items[0] : NULL;
@@ -380,7 +399,7 @@ i4_into_f16(const TcStmt *l, int run)
 	n = tc_run_whole_loads(as->u.assign.dst, as->u.assign.value,
 			       l->u.loop.var, run, loads, 8);
 	for (int i = 0; i < n; i++)
-		if (loads[i]->u.load.var->dtype == TC_DT_I4)
+		if (small_int(loads[i]->u.load.var->dtype))
 			return as;
 	return NULL;
 }
@@ -389,7 +408,7 @@ i4_into_f16(const TcStmt *l, int run)
 static void
 mark(TcArena *a, TcStmt *l, int run)
 {
-	const TcStmt *as = i4_into_f16(l, run);
+	const TcStmt *as = int_into_half(l, run);
 	if (!as)
 		return;
 	TcHalfPairs hp;
@@ -404,7 +423,7 @@ pairs_stmt(void *ctx, TcStmt *s, int par_depth)
 {
 	TcArena *a = ctx;
 	(void)par_depth;
-	if (s->kind == TC_ST_FOR && s->u.loop.run >= 8)
+	if (s->kind == TC_ST_FOR && s->u.loop.run >= 4)
 		mark(a, s, s->u.loop.run);
 	else if (s->kind == TC_ST_GEMM && s->u.gemm.b_from) {
 		TcStmt *outer = s->u.gemm.b_from;

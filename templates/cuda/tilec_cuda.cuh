@@ -906,57 +906,73 @@ __device__ __forceinline__ unsigned hmul2_rn(unsigned a, unsigned b)
 	return d;
 }
 
-// r.e[i] = (f16)((x.e[i] + c) * f), (f16)(x.e[i] + c) without f, for a
-// run of whole 32-bit words of i4 and c an integer of at most 1000 in
-// magnitude: the values the program's f32 arithmetic gives, computed two
-// at a time in half precision (passes/half_pairs.c says why they are the
-// same).  Nibbles j and j + 4 of a word, sign flipped, go under the
-// mantissa of 1024 in the two halves of one register, one LOP3: 1032 + x,
-// or 1024 + 16 (x + 8) for the odd nibbles; one add or FMA by 1/16 takes
-// the bias out and c in (every step an integer below 2048, exact); one
-// multiply by f rounds; PRMT puts elements 2i and 2i + 1 in word i.
+// r.e[i] = (T)((x.e[i] + c) * f), (T)(x.e[i] + c) without f, for a run
+// of whole 32-bit words of small integers x and an integer c: the values
+// the program's f32 arithmetic gives, computed two at a time in 16-bit
+// arithmetic (passes/half_pairs.c says why they are the same and bounds
+// c).  Each element goes under the mantissa of a power of two (its bits
+// where they lie, the sign flipped for signed ones), one add or FMA takes
+// that bias out and c in, exactly (every step an integer the type
+// holds), and one multiply by f rounds, once.
 //
-// Into bf16, for c of at most 120 in magnitude: bf16's 7 mantissa bits
-// hold a nibble only at the bottom of each half, so nibbles j and j + 4
-// are shifted there (three SHF a word) and go under 128 (136 + x, one
-// LOP3); fma.rn.bf16x2 (sm_80 has no bf16 add or multiply) by 1 with
-// c - 136 makes x + c, exactly, and by f with -0 the product, rounded
-// once (-0 leaves every product as it is, a zero's sign too).
+// i4 into f16, |c| <= 1000: nibbles j and j + 4 of a word in the two
+// halves of one register, one LOP3: 1032 + x, or 1024 + 16 (x + 8) for
+// the odd nibbles (one FMA by 1/16 takes out their bias); PRMT puts
+// elements 2i and 2i + 1 in word i.  i4 into bf16, |c| <= 120: bf16's 7
+// mantissa bits hold a nibble only at the bottom of each half, so nibbles
+// j and j + 4 are shifted there (three SHF a word) and go under 128
+// (136 + x); fma.rn.bf16x2 (sm_80 has no bf16 add or multiply) by 1 with
+// c - 136 makes x + c, and by f with -0 the product (-0 leaves every
+// product as it is, a zero's sign too).  i8 (|c| <= 890) and u8
+// (|c| <= 1000) into f16: PRMT puts bytes 2i and 2i + 1 under 0x64 (1024
+// + b; 1152 + x for i8, its sign flipped first), in order.
 //
 // What depends only on c and f (a row of B in a gemm) is packed once,
-// i4_pairs_row, and used for every run of the row.
-template <typename T, bool MUL> struct PairsRow {
+// int_pairs_row, and used for every run of the row.  S is the source's
+// storage type.
+template <typename T, typename S, bool MUL> struct PairsRow {
 	unsigned add, add_hi, f2;
 };
-__device__ __forceinline__ void pairs_bias(unsigned &add, unsigned &add_hi, float c, __half)
+__device__ __forceinline__ void pairs_bias(unsigned &add, unsigned &add_hi, float c, __half, i4x2)
 {
 	add = pack2(c - 1032.0f, c - 1032.0f, __half());
 	add_hi = pack2(c - 72.0f, c - 72.0f, __half());
 }
-__device__ __forceinline__ void pairs_bias(unsigned &add, unsigned &add_hi, float c, __nv_bfloat16)
+__device__ __forceinline__ void pairs_bias(unsigned &add, unsigned &add_hi, float c, __nv_bfloat16, i4x2)
 {
 	add = pack2(c - 136.0f, c - 136.0f, __nv_bfloat16());
 	add_hi = 0u;
 }
-template <typename T, bool MUL>
-__device__ __forceinline__ PairsRow<T, MUL> i4_pairs_row(float c, float f)
+__device__ __forceinline__ void pairs_bias(unsigned &add, unsigned &add_hi, float c, __half, signed char)
 {
-	PairsRow<T, MUL> p;
-	pairs_bias(p.add, p.add_hi, c, T());
+	add = pack2(c - 1152.0f, c - 1152.0f, __half());
+	add_hi = 0u;
+}
+__device__ __forceinline__ void pairs_bias(unsigned &add, unsigned &add_hi, float c, __half, unsigned char)
+{
+	add = pack2(c - 1024.0f, c - 1024.0f, __half());
+	add_hi = 0u;
+}
+template <typename T, typename S, bool MUL>
+__device__ __forceinline__ PairsRow<T, S, MUL> int_pairs_row(float c, float f)
+{
+	PairsRow<T, S, MUL> p;
+	pairs_bias(p.add, p.add_hi, c, T(), S());
 	p.f2 = MUL ? pack2(f, f, T()) : 0u;
 	return p;
 }
-template <typename T> __device__ __forceinline__ PairsRow<T, true> i4_pairs_row(float c, float f)
+template <typename T, typename S> __device__ __forceinline__ PairsRow<T, S, true> int_pairs_row(float c, float f)
 {
-	return i4_pairs_row<T, true>(c, f);
+	return int_pairs_row<T, S, true>(c, f);
 }
-template <typename T> __device__ __forceinline__ PairsRow<T, false> i4_pairs_row(float c)
+template <typename T, typename S> __device__ __forceinline__ PairsRow<T, S, false> int_pairs_row(float c)
 {
-	return i4_pairs_row<T, false>(c, 1.0f);
+	return int_pairs_row<T, S, false>(c, 1.0f);
 }
 
-// The four pairs of word w: elements (j, j + 4) in e[j].
-template <bool MUL> __device__ __forceinline__ void i4_word_pairs(unsigned (&e)[4], unsigned w, const PairsRow<__half, MUL> &p)
+// The four pairs of a word of i4: elements (j, j + 4) in e[j].
+template <bool MUL>
+__device__ __forceinline__ void word_pairs(unsigned (&e)[4], unsigned w, const PairsRow<__half, i4x2, MUL> &p)
 {
 	const unsigned sixteenth = 0x2C002C00u, w8 = w >> 8;
 	e[0] = hadd2_rn((w & 0x000F000Fu) ^ 0x64086408u, p.add);
@@ -975,7 +991,7 @@ __device__ __forceinline__ unsigned bfma2_rn(unsigned a, unsigned b, unsigned c)
 	return d;
 }
 template <bool MUL>
-__device__ __forceinline__ void i4_word_pairs(unsigned (&e)[4], unsigned w, const PairsRow<__nv_bfloat16, MUL> &p)
+__device__ __forceinline__ void word_pairs(unsigned (&e)[4], unsigned w, const PairsRow<__nv_bfloat16, i4x2, MUL> &p)
 {
 	const unsigned one = 0x3F803F80u, minus_zero = 0x80008000u;
 #pragma unroll
@@ -987,28 +1003,45 @@ __device__ __forceinline__ void i4_word_pairs(unsigned (&e)[4], unsigned w, cons
 }
 
 template <int V, int W, typename T, bool MUL>
-__device__ __forceinline__ void i4_pairs(Run<V, T> &r, const Run<W, i4x2> &x, const PairsRow<T, MUL> &p)
+__device__ __forceinline__ void int_pairs(Run<V, T> &r, const Run<W, i4x2> &x, const PairsRow<T, i4x2, MUL> &p)
 {
-	static_assert(V % 8 == 0 && 2 * W == V, "i4_pairs: whole words of i4");
+	static_assert(V % 8 == 0 && 2 * W == V, "int_pairs: whole words of i4");
 #pragma unroll
 	for (int i = 0; i < V / 8; i++) {
 		unsigned e[4];
-		i4_word_pairs(e, run_word(x, i), p);
+		word_pairs(e, run_word(x, i), p);
 		r.w[4 * i] = __byte_perm(e[0], e[1], 0x5410);
 		r.w[4 * i + 1] = __byte_perm(e[2], e[3], 0x5410);
 		r.w[4 * i + 2] = __byte_perm(e[0], e[1], 0x7632);
 		r.w[4 * i + 3] = __byte_perm(e[2], e[3], 0x7632);
 	}
 }
-template <int V, int W, typename T>
-__device__ __forceinline__ void i4_pairs(Run<V, T> &r, const Run<W, i4x2> &x, float c, float f)
+template <int V, typename S, bool MUL>
+__device__ __forceinline__ void int_pairs(Run<V, __half> &r, const Run<V, S> &x, const PairsRow<__half, S, MUL> &p)
 {
-	i4_pairs(r, x, i4_pairs_row<T>(c, f));
+	static_assert(V % 4 == 0 && sizeof(S) == 1, "int_pairs: whole words of bytes");
+#pragma unroll
+	for (int i = 0; i < V / 4; i++) {
+		const unsigned w = run_word(x, i) ^ (S(-1) < S(0) ? 0x80808080u : 0u);
+		unsigned lo = hadd2_rn(__byte_perm(w, 0x64646464u, 0x4140), p.add);
+		unsigned hi = hadd2_rn(__byte_perm(w, 0x64646464u, 0x4342), p.add);
+		if (MUL) {
+			lo = hmul2_rn(lo, p.f2);
+			hi = hmul2_rn(hi, p.f2);
+		}
+		r.w[2 * i] = lo;
+		r.w[2 * i + 1] = hi;
+	}
 }
-template <int V, int W, typename T>
-__device__ __forceinline__ void i4_pairs(Run<V, T> &r, const Run<W, i4x2> &x, float c)
+template <int V, int W, typename T, typename S>
+__device__ __forceinline__ void int_pairs(Run<V, T> &r, const Run<W, S> &x, float c, float f)
 {
-	i4_pairs(r, x, i4_pairs_row<T>(c));
+	int_pairs(r, x, int_pairs_row<T, S>(c, f));
+}
+template <int V, int W, typename T, typename S>
+__device__ __forceinline__ void int_pairs(Run<V, T> &r, const Run<W, S> &x, float c)
+{
+	int_pairs(r, x, int_pairs_row<T, S>(c));
 }
 
 // r = the floats f rounded to T (f16 or bf16) to nearest even, a pair at a

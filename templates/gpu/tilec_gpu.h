@@ -390,11 +390,13 @@ __device__ __forceinline__ void copy_g2s_i4(i4x2 *smem, int s_ld, const i4x2 *g,
 	auto elem = [&](int r, int c) -> int {
 		return r_lo <= r && r < rows && c_lo <= c && c < cols && c < COLS ? i4_get(g, off + r * g_ld + c) : 0;
 	};
-	constexpr int RUN = 32, RUNS = COLS % RUN == 0 ? COLS / RUN : 0;
+	// RUNS 0: rows shorter than a run, element by element (the divisions
+	// below never run then; STEP keeps them defined for the compiler).
+	constexpr int RUN = 32, RUNS = COLS % RUN == 0 ? COLS / RUN : 0, STEP = RUNS ? RUNS : 1;
 	if (RUNS && s_ld % RUN == 0 && g_ld % RUN == 0 && (off & 1) == 0 &&
 	    (unsigned long long)(g + (off >> 1)) % 16 == 0) {
 		for (int q = threadIdx.x; q < ROWS * RUNS; q += THREADS) {
-			const int r = q / RUNS, c = q % RUNS * RUN;
+			const int r = q / STEP, c = q % STEP * RUN;
 			unsigned char *to = &smem[(r * s_ld + c) >> 1].bits;
 			if (r_lo <= r && r < rows && c_lo <= c && c + RUN <= cols) {
 				copy16_g2s<ASYNC>(to, &g[(off + r * g_ld + c) >> 1].bits);

@@ -16,6 +16,8 @@ T256 = ("tile_threads(128)", "tile_threads(256)")
 W4_F16Z = ("const i4 Z[K / GROUP][N]", "const f16 Z[K / GROUP][N]",
            "tile_shared i4 zero[BLOCK_N]", "tile_shared f16 zero[BLOCK_N]")
 W4_I4Z = tuple(W4_F16Z[i ^ 1] for i in range(len(W4_F16Z)))
+# The split-k sample with i8 weights (W8A16), i4 zero points.
+W8 = ("const i4 W[N][K]", "const i8 W[N][K]", "tile_shared i4 Ws4[", "tile_shared i8 Ws4[")
 GEMM_BT = ("const f16 B[K][N]", "const f16 B[N][K]", "Bs[BLOCK_K][BLOCK_N]", "Bs[BLOCK_N][BLOCK_K]",
            "&B[k * BLOCK_K][bx * BLOCK_N]", "&B[bx * BLOCK_N][k * BLOCK_K]",
            "tile_gemm(acc, As, Bs)", "tile_gemm(acc, As, Bs, TILE_TRANS_B)")
@@ -543,6 +545,10 @@ CASES = [
      {"SPLIT_K": 4, "BLOCK_K": 64, "BLOCK_N": 128}, {"M": 17, "N": 333, "K": 640}, "gemm_w4a16_splitk", "check"),
     ("gemm_w4a16_splitk_bf16_m16_8192", "gemm_w4a16_splitk", ("f16", "bf16"), {},
      {"M": 16, "N": 8192, "K": 8192}, "gemm_w4a16_splitk", "bench"),
+    ("gemm_w8a16_splitk_ragged", "gemm_w4a16_splitk", W8, {"SPLIT_K": 4, "BLOCK_K": 64, "BLOCK_N": 128},
+     {"M": 17, "N": 333, "K": 640}, "gemm_w4a16_splitk", "check"),
+    ("gemm_w8a16_splitk_m16_8192", "gemm_w4a16_splitk", W8, {}, {"M": 16, "N": 8192, "K": 8192},
+     "gemm_w4a16_splitk", "bench"),
     ("gemm_w4a16_i4z_ragged", "gemm_w4a16", W4_I4Z, {}, {"M": 5, "N": 1031, "K": 768}, "gemm_w4a16", "check"),
     ("gemm_w4a16_i4z_m64_ragged", "gemm_w4a16", W4_I4Z, {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 128},
      {"M": 100, "N": 333, "K": 512}, "gemm_w4a16", "check"),

@@ -291,7 +291,9 @@ def unpack_i4(packed, shape):
 
 
 def ref_gemm_w4a16(t, s):
-    w = unpack_i4(t["W"], (s["N"], s["K"])).double()
+    # i4 weights (bytes, two a byte), or i8 ones (the W8A16 variants)
+    w = t["W"].reshape(s["N"], s["K"]).double() if t["W"].dtype == torch.int8 else \
+        unpack_i4(t["W"], (s["N"], s["K"])).double()
     g = s["GROUP"]
     # Zero points in f16, or in i4 (bytes, packed as the weights are).
     z = t["Z"]
