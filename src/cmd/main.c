@@ -45,6 +45,7 @@ typedef struct Cli {
 	TcWgmma wgmma;          /* --wgmma, --no-wgmma, --no-fp8-wgmma */
 	TcTma tma;              /* --tma, --no-tma */
 	bool no_tma_store;      /* --no-tma-store */
+	bool half_pairs;        /* --half-pairs */
 	TcWarpSpec ws;          /* --warp-specialize, --no-warp-specialize,
 				   --persistent */
 	int cpu_strip;          /* --cpu-strip=N (TcOptions.cpu_strip) */
@@ -113,6 +114,11 @@ usage(FILE *f)
 	      "  --no-tma-store       on sm_90a, epilogue tiles are stored "
 	      "from registers,\n"
 	      "                       not by TMA through shared memory\n"
+	      "  --half-pairs         on CUDA, runs of 4- and 8-bit integers "
+	      "into f16 or\n"
+	      "                       bf16 converted two at a time in 16-bit "
+	      "arithmetic\n"
+	      "                       where that is exact (off by default)\n"
 	      "  --warp-specialize    on sm_90a, a producer warpgroup issues the "
 	      "TMA copies\n"
 	      "                       of a pipelined loop for the program's "
@@ -170,6 +176,7 @@ enum {
 	OPT_JSON, OPT_FROM_IR, OPT_PASSES,
 	OPT_EXPLAIN, OPT_LIST_TARGETS, OPT_WGMMA, OPT_NO_WGMMA, OPT_NO_FP8_WGMMA, OPT_TMA, OPT_NO_TMA,
 	OPT_WS, OPT_NO_WS, OPT_PERSISTENT, OPT_CPU_STRIP, OPT_NO_TMA_STORE,
+	OPT_HALF_PAIRS,
 };
 
 static const TcOptSpec options[] = {
@@ -184,6 +191,7 @@ static const TcOptSpec options[] = {
 	{ "tma", 0, false, OPT_TMA },
 	{ "no-tma", 0, false, OPT_NO_TMA },
 	{ "no-tma-store", 0, false, OPT_NO_TMA_STORE },
+	{ "half-pairs", 0, false, OPT_HALF_PAIRS },
 	{ "warp-specialize", 0, false, OPT_WS },
 	{ "no-warp-specialize", 0, false, OPT_NO_WS },
 	{ "persistent", 0, false, OPT_PERSISTENT },
@@ -264,6 +272,7 @@ parse_args(Cli *cli, int argc, char **argv, bool *stop)
 		case OPT_TMA: cli->tma = TC_TMA_ALL; break;
 		case OPT_NO_TMA: cli->tma = TC_TMA_OFF; break;
 		case OPT_NO_TMA_STORE: cli->no_tma_store = true; break;
+		case OPT_HALF_PAIRS: cli->half_pairs = true; break;
 		case OPT_WS: cli->ws = TC_WS_ON; break;
 		case OPT_NO_WS: cli->ws = TC_WS_OFF; break;
 		case OPT_PERSISTENT: cli->ws = TC_WS_PERSISTENT; break;
@@ -417,6 +426,7 @@ translate(const Cli *cli)
 	opt.wgmma = cli->wgmma;
 	opt.tma = cli->tma;
 	opt.no_tma_store = cli->no_tma_store;
+	opt.half_pairs = cli->half_pairs;
 	opt.ws = cli->ws;
 	opt.cpu_strip = cli->cpu_strip;
 	opt.explain = cli->explain;

@@ -1721,6 +1721,9 @@ struct TcOptions {
 					loops whose copies are TMA's */
 	bool no_tma_store;           /* --no-tma-store: epilogue tiles
 					stored from registers (tma_store.c) */
+	bool half_pairs;             /* --half-pairs: small integers into
+					f16 and bf16 two at a time, where
+					exact (half_pairs.c; CUDA) */
 	int cpu_strip;               /* --cpu-strip=N: blocks of a grid row
 					one thread runs together (cpu_strip.c);
 					0: the pass's default, -1: none

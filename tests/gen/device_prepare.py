@@ -71,7 +71,7 @@ def prepare(a, feats, seed):
     errors = {}
     for backend, cmd in (
             ("openmp", ["-t", "openmp", "-o", stem + ".omp.c"]),
-            ("cuda", ["-t", "cuda", "--arch", a.arch, "-o", stem + ".cu"])):
+            ("cuda", ["-t", "cuda", "--arch", a.arch, "-o", stem + ".cu"] + a.flag)):
         p = subprocess.run([a.tilec, stem + ".c"] + cmd, capture_output=True,
                            text=True)
         if p.returncode:
@@ -120,6 +120,8 @@ def main():
     ap.add_argument("--seeds", default="1:11")
     ap.add_argument("--kernels", type=int, default=8)
     ap.add_argument("--arch", default="sm_90a")
+    ap.add_argument("--flag", action="append", default=[],
+                    help="a translator option for the CUDA output (repeatable)")
     ap.add_argument("--features", default="")
     ap.add_argument("--jobs", type=int, default=2)
     a = ap.parse_args()

@@ -73,6 +73,14 @@ FLAGS.update({f"{name}_tma": ["--tma"] for name in TMA_CASES})
 MMA_TMA_CASES = ["gemm_f16_ragged_fast", "gemm_f16_4096", "regress_neg_origin_pipelined_fast"]
 
 FLAGS.update({f"{name}_mma_tma": ["--no-wgmma", "--tma"] for name in MMA_TMA_CASES})
+# The dequantizing gemms with integer zero points (W4_I4Z and the split-k
+# sample's own) in half pairs; the f16 zero points keep f32 with it too.
+FLAGS.update({name: ["--half-pairs"] for name in (
+    "gemm_w4a16_splitk_ragged", "gemm_w4a16_splitk_s4_ragged", "gemm_w4a16_splitk_m1_8192",
+    "gemm_w4a16_splitk_m16_8192", "gemm_w4a16_splitk_m16_8192_s8", "gemm_w4a16_splitk_f16z_ragged",
+    "gemm_w4a16_splitk_f16z_m16_8192", "gemm_w4a16_splitk_bf16_ragged", "gemm_w4a16_splitk_bf16_m16_8192",
+    "gemm_w8a16_splitk_ragged", "gemm_w8a16_splitk_m16_8192", "gemm_w4a16_i4z_ragged",
+    "gemm_w4a16_i4z_m64_ragged", "gemm_w4a16_i4z_m16_8192_n64_k128")})
 # The `_ws` twins: the same with --tma --warp-specialize, the mbarrier
 # loop's TMA copies issued by a producer warpgroup the compiler adds
 # (launched with 128 more threads: the launch document says so).  The
