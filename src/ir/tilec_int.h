@@ -1350,18 +1350,18 @@ typedef struct TcTranspose {
 } TcTranspose;
 bool tc_transpose_form(TcArena *a, const TcStmt *outer, TcTranspose *t);
 /* The value of the one assignment `as` of a loop over j in runs of
- * `run` elements, rounded to an f16 (bf16) element, as i4 pairs take it
- * (passes/half_pairs.c): (T)(I * F), (T)(F * I) or (T)I, where I is an
- * integer-valued f32 expression, linear in the run's element `src` (i4,
- * i8 or u8; i4 into bf16)
- * (read along the run as one vector of whole 32-bit words) with
- * coefficient 1, the rest of it (`add`, an f32 expression of integers
- * of at most 1000 (120) in magnitude that do not name j) and F (`mul`, a
- * value of T, NULL: none) the same for every element of the run.  Sets *hp
- * (expressions in arena a) and returns true, or sets *why (a clause, in
- * a) and returns false. */
+ * `run` elements, rounded to an f16 (bf16) element, as half pairs take it
+ * (ir/half_form.c; passes/half_pairs.c marks the loops): (T)(I * F),
+ * (T)(F * I) or (T)I, where I is an integer-valued f32 expression, linear
+ * with coefficient 1 in the run's element `src` (i4, i8 or u8; i4 only
+ * into bf16, read along the run as one vector of whole 32-bit words), the
+ * rest of it (`add`, an f32 expression of integers that do not name j, at
+ * most 1000 in magnitude, 890 with i8, 120 into bf16) and F (`mul`, a
+ * value of T, NULL: none) the same for every element of the run.  Sets
+ * *hp (expressions in arena a) and returns true, or sets *why (a clause,
+ * in a) and returns false. */
 typedef struct TcHalfPairs {
-	const TcExpr *src; /* the i4 load along the run */
+	const TcExpr *src; /* the integer load along the run */
 	TcExpr *add;       /* f32, an integer; FLOAT 0 where none */
 	const TcExpr *mul; /* of the destination's type, or a constant it
 			      holds exactly; NULL: the value is I itself */
