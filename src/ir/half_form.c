@@ -23,7 +23,7 @@ enum { MAX_ADD = 1000 };
 typedef struct Form {
 	TcArena *a;
 	const TcVar *j;
-	const TcExpr *src; /* the i4 load along the run, once found */
+	const TcExpr *src; /* the integer load along the run, once found */
 	const char *why;
 } Form;
 
