@@ -1802,7 +1802,9 @@ shared_tile(Gpu *G, const TcVar *v)
 static void emit_run_values(Gpu *G, const TcStmt *loop, const char *first,
 			    int run, const char *vals, bool declare,
 			    const char *row);
-static void emit_pairs_row(Gpu *G, const TcStmt *loop, int run, bool type);
+static bool pairs_form(Gpu *G, const TcStmt *loop, int run, TcHalfPairs *hp);
+static void emit_pairs_row(Gpu *G, const TcStmt *loop, const TcHalfPairs *hp,
+			   bool type);
 
 /* tile_gemm with B computed as it is loaded (fuse_b.c, gemm.b_from):
  * tilec::mma_sr calls a lambda for each lane's run of 8 elements of a row
@@ -1827,23 +1829,24 @@ emit_mma_sr(Gpu *G, const TcStmt *s, int tm, int tn, const char *n0)
 	const char *first = fresh(G, tc_fmt(G->a, "%s_run", cv->name));
 	const char *vals = fresh(G, tc_fmt(G->a, "%s_vals", bv->name));
 	const char *row = NULL;
+	TcHalfPairs hp;
 	bool saved = G->block_level;
 	G->block_level = false;
 	G->spread++;
 	b->indent++;
 	/* In half pairs: the row's integer and factor packed once a row
 	 * (tilec::int_pairs_row), not once a run. */
-	if (inner->u.loop.pairs) {
+	if (inner->u.loop.pairs && pairs_form(G, inner, 8, &hp)) {
 		row = fresh(G, tc_fmt(G->a, "%s_row", bv->name));
 		tc_buf_printf(b, "[&](const int %s) {\n", rv->name);
 		b->indent++;
 		tc_buf_puts(b, "return ");
-		emit_pairs_row(G, inner, 8, false);
+		emit_pairs_row(G, inner, &hp, false);
 		tc_buf_puts(b, ";\n");
 		b->indent--;
 		tc_buf_puts(b, "},\n");
 		tc_buf_puts(b, "[&](const ");
-		emit_pairs_row(G, inner, 8, true);
+		emit_pairs_row(G, inner, &hp, true);
 		tc_buf_printf(b, " &%s, ", row);
 	} else
 		tc_buf_puts(b, "[&](");
@@ -2545,30 +2548,27 @@ pairs_form(Gpu *G, const TcStmt *loop, int run, TcHalfPairs *hp)
 	return false;
 }
 
-/* What a row of a loop in half pairs adds and multiplies by, packed:
- * `tilec::int_pairs_row<T, S>(add, mul)` (T the destination's storage
- * type, S the source's), or its type where `type`. */
+/* What a row of a loop in half pairs (of form hp) adds and multiplies
+ * by, packed: `tilec::int_pairs_row<T, S>(add, mul)` (T the destination's
+ * storage type, S the source's), or its type where `type`. */
 static void
-emit_pairs_row(Gpu *G, const TcStmt *loop, int run, bool type)
+emit_pairs_row(Gpu *G, const TcStmt *loop, const TcHalfPairs *hp, bool type)
 {
 	TcBuf *b = G->pr.out;
 	const TcStmt *as = loop->u.loop.body->u.block.body.items[0];
 	const char *t = storage_type(G, as->u.assign.dst->u.load.var->dtype);
-	TcHalfPairs hp;
-	if (!pairs_form(G, loop, run, &hp))
-		return;
-	const TcVar *src = hp.src->u.load.var;
+	const TcVar *src = hp->src->u.load.var;
 	const char *st = packed_i4(src) ? "tilec::i4x2" : storage_type(G, src->dtype);
 	if (type) {
 		tc_buf_printf(b, "tilec::PairsRow<%s, %s, %s>", t, st,
-			      hp.mul ? "true" : "false");
+			      hp->mul ? "true" : "false");
 		return;
 	}
 	tc_buf_printf(b, "tilec::int_pairs_row<%s, %s>(", t, st);
-	expr(G, hp.add);
-	if (hp.mul) {
+	expr(G, hp->add);
+	if (hp->mul) {
 		tc_buf_puts(b, ", ");
-		expr(G, hp.mul);
+		expr(G, hp->mul);
 	}
 	tc_buf_puts(b, ")");
 }
