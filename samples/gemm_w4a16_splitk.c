@@ -17,8 +17,8 @@
  * integers, as GPTQ and AWQ store them (their unsigned nibbles less 8,
  * like the weights'): W - Z is then an integer of at most 4 bits and its
  * product with an fp16 scale is exact in f32, so the value rounded once
- * to fp16 is what half-precision arithmetic gives, and on CUDA with
- * --half-pairs the compiler dequantizes two weights an instruction
+ * to fp16 is what half-precision arithmetic gives, and on CUDA the
+ * compiler dequantizes two weights an instruction
  * (docs/backend-cuda.md, "Half pairs"), bit for bit the program's result.
  * K must be a multiple of GROUP.
  */

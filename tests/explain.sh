@@ -262,19 +262,22 @@ computed)
 	translate samples/gemm_w4a16_splitk.c -t cuda -D BLOCK_M=64
 	has "gemm_w4a16_splitk.c:66:3: note: the element loop at 64:3 stores 'Ws' in shared memory, and this tile_gemm reads it back rather than computing it as it loads it: the gemm's 2 warps along M would each compute the same elements"
 	grep -q "tilec::mma_ss<" "$work/out" || fail "no mma_ss with two warps along M"
-	grep -q "tilec::int_pairs(" "$work/out" && fail "int_pairs without --half-pairs"
-	# Its i4 zero points: with --half-pairs the dequantization in half
-	# pairs, inside the gemm and in runs into shared rows alike; f16 ones
-	# keep f32.
-	translate samples/gemm_w4a16_splitk.c -t cuda -D BLOCK_M=64 --half-pairs
+	# Its i4 zero points: the dequantization in half pairs, inside the
+	# gemm and in runs into shared rows alike (--no-half-pairs: f32);
+	# f16 ones keep f32.
 	grep -q "tilec::int_pairs(" "$work/out" || fail "no int_pairs in the runs"
-	translate samples/gemm_w4a16_splitk.c -t cuda --explain --half-pairs
+	translate samples/gemm_w4a16_splitk.c -t cuda -D BLOCK_M=64 --no-half-pairs
+	grep -q "tilec::int_pairs(" "$work/out" && fail "int_pairs with --no-half-pairs"
+	translate samples/gemm_w4a16_splitk.c -t cuda --explain
 	has "gemm_w4a16_splitk.c:64:29: note: this tile_parallel loop converts its integers two at a time in f16 arithmetic, exactly as in f32"
 	grep -q "tilec::int_pairs(" "$work/out" || fail "no int_pairs in the gemm"
-	translate samples/gemm_w4a16.c -t cuda --explain --half-pairs
+	translate samples/gemm_w4a16_splitk.c -t cuda --explain --no-half-pairs
+	hasnt "two at a time"
+	grep -q "tilec::int_pairs(" "$work/out" && fail "int_pairs in the gemm with --no-half-pairs"
+	translate samples/gemm_w4a16.c -t cuda --explain
 	has "gemm_w4a16.c:55:29: note: this tile_parallel loop converts its integers one at a time in f32, not two at a time in f16 arithmetic: it adds 'zero' \(f16\), not an 8- or 4-bit integer"
 	grep -q "tilec::int_pairs(" "$work/out" && fail "int_pairs with f16 zero points"
-	translate samples/gemm_w4a16_splitk.c -t hip --half-pairs
+	translate samples/gemm_w4a16_splitk.c -t hip
 	grep -q "tilec::int_pairs(" "$work/out" && fail "int_pairs on hip"
 	;;
 int8)

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# half_pairs_compile.sh - the half pairs' CUDA (--half-pairs) compiles.
+# half_pairs_compile.sh - the half pairs' CUDA compiles.
 #
 # usage: half_pairs_compile.sh TILEC SRCROOT
 #
-# The split-k W4A16 sample with --half-pairs, its dequantization inside
+# The split-k W4A16 sample, its dequantization inside
 # the gemm and (BLOCK_M 64) in runs into shared rows, and its variants
 # into bf16 and from i8 weights: each translated --standalone for sm_80
 # and sm_90a must use tilec::int_pairs and compile with nvcc -cubin; and
@@ -30,7 +30,7 @@ for prog in "$src" "$src -D BLOCK_M=64" "$work/bf16.c" "$work/w8.c"; do
 	for arch in sm_80 sm_90a; do
 		name=$(echo "$prog $arch" | tr -c 'A-Za-z0-9_\n' _)
 		# shellcheck disable=SC2086
-		if ! "$tilec" $prog -t cuda --arch $arch --half-pairs --standalone \
+		if ! "$tilec" $prog -t cuda --arch $arch --standalone \
 			-o "$work/$name.cu" 2>"$work/$name.err"; then
 			fail "$prog $arch: tilec"; cat "$work/$name.err"; continue
 		fi

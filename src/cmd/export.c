@@ -72,7 +72,7 @@ typedef struct ExportArgs {
 	bool json;              /* --json: report what was written as JSON */
 	TcTma tma;              /* --tma, --no-tma (sm_90a) */
 	bool no_tma_store;      /* --no-tma-store (sm_90a) */
-	bool half_pairs;        /* --half-pairs (CUDA) */
+	bool no_half_pairs;     /* --no-half-pairs (CUDA) */
 	TcWarpSpec ws;          /* --warp-specialize, --no-warp-specialize,
 				   --persistent */
 	int cpu_strip;          /* --cpu-strip (TcOptions.cpu_strip) */
@@ -150,9 +150,11 @@ usage(FILE *f)
 	      "  --no-tma-store     on sm_90a, epilogue tiles stored from "
 	      "registers, not by\n"
 	      "                     TMA through shared memory\n"
-	      "  --half-pairs       on CUDA, 4- and 8-bit integers into f16 "
+	      "  --half-pairs, --no-half-pairs\n"
+	      "                     on CUDA, 4- and 8-bit integers into f16 "
 	      "or bf16 two at\n"
-	      "                     a time where exact (off by default)\n"
+	      "                     a time where exact (default), or one at "
+	      "a time in f32\n"
 	      "  --warp-specialize, --no-warp-specialize\n"
 	      "                     on sm_90a, a producer warpgroup issues "
 	      "the TMA copies,\n"
@@ -190,7 +192,7 @@ enum {
 	OPT_HELP = 1, OPT_STANDALONE, OPT_NO_STANDALONE, OPT_TARGET, OPT_ARCH,
 	OPT_KERNEL, OPT_CONFIG, OPT_OUT, OPT_DEFINE, OPT_PREFIX, OPT_JSON, OPT_TMA, OPT_NO_TMA,
 	OPT_WS, OPT_NO_WS, OPT_PERSISTENT, OPT_CPU_STRIP, OPT_NO_TMA_STORE,
-	OPT_HALF_PAIRS,
+	OPT_HALF_PAIRS, OPT_NO_HALF_PAIRS,
 };
 
 static const TcOptSpec options[] = {
@@ -207,6 +209,7 @@ static const TcOptSpec options[] = {
 	{ "no-tma", 0, false, OPT_NO_TMA },
 	{ "no-tma-store", 0, false, OPT_NO_TMA_STORE },
 	{ "half-pairs", 0, false, OPT_HALF_PAIRS },
+	{ "no-half-pairs", 0, false, OPT_NO_HALF_PAIRS },
 	{ "warp-specialize", 0, false, OPT_WS },
 	{ "no-warp-specialize", 0, false, OPT_NO_WS },
 	{ "persistent", 0, false, OPT_PERSISTENT },
@@ -282,7 +285,8 @@ parse_args(ExportArgs *x, int argc, char **argv)
 		case OPT_TMA: x->tma = TC_TMA_ALL; break;
 		case OPT_NO_TMA: x->tma = TC_TMA_OFF; break;
 		case OPT_NO_TMA_STORE: x->no_tma_store = true; break;
-		case OPT_HALF_PAIRS: x->half_pairs = true; break;
+		case OPT_HALF_PAIRS: x->no_half_pairs = false; break;
+		case OPT_NO_HALF_PAIRS: x->no_half_pairs = true; break;
 		case OPT_WS: x->ws = TC_WS_ON; break;
 		case OPT_NO_WS: x->ws = TC_WS_OFF; break;
 		case OPT_PERSISTENT: x->ws = TC_WS_PERSISTENT; break;
@@ -1384,7 +1388,7 @@ export_all(ExportArgs *x)
 	opt.standalone = x->standalone;
 	opt.tma = x->tma;
 	opt.no_tma_store = x->no_tma_store;
-	opt.half_pairs = x->half_pairs;
+	opt.no_half_pairs = x->no_half_pairs;
 	opt.ws = x->ws;
 	opt.cpu_strip = x->cpu_strip;
 	opt.ndefines = x->ndefines;

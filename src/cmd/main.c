@@ -45,7 +45,7 @@ typedef struct Cli {
 	TcWgmma wgmma;          /* --wgmma, --no-wgmma, --no-fp8-wgmma */
 	TcTma tma;              /* --tma, --no-tma */
 	bool no_tma_store;      /* --no-tma-store */
-	bool half_pairs;        /* --half-pairs */
+	bool no_half_pairs;     /* --no-half-pairs */
 	TcWarpSpec ws;          /* --warp-specialize, --no-warp-specialize,
 				   --persistent */
 	int cpu_strip;          /* --cpu-strip=N (TcOptions.cpu_strip) */
@@ -114,11 +114,13 @@ usage(FILE *f)
 	      "  --no-tma-store       on sm_90a, epilogue tiles are stored "
 	      "from registers,\n"
 	      "                       not by TMA through shared memory\n"
-	      "  --half-pairs         on CUDA, runs of 4- and 8-bit integers "
+	      "  --half-pairs, --no-half-pairs\n"
+	      "                       on CUDA, runs of 4- and 8-bit integers "
 	      "into f16 or\n"
 	      "                       bf16 converted two at a time in 16-bit "
 	      "arithmetic\n"
-	      "                       where that is exact (off by default)\n"
+	      "                       where that is exact (default), or one "
+	      "at a time in f32\n"
 	      "  --warp-specialize    on sm_90a, a producer warpgroup issues the "
 	      "TMA copies\n"
 	      "                       of a pipelined loop for the program's "
@@ -176,7 +178,7 @@ enum {
 	OPT_JSON, OPT_FROM_IR, OPT_PASSES,
 	OPT_EXPLAIN, OPT_LIST_TARGETS, OPT_WGMMA, OPT_NO_WGMMA, OPT_NO_FP8_WGMMA, OPT_TMA, OPT_NO_TMA,
 	OPT_WS, OPT_NO_WS, OPT_PERSISTENT, OPT_CPU_STRIP, OPT_NO_TMA_STORE,
-	OPT_HALF_PAIRS,
+	OPT_HALF_PAIRS, OPT_NO_HALF_PAIRS,
 };
 
 static const TcOptSpec options[] = {
@@ -192,6 +194,7 @@ static const TcOptSpec options[] = {
 	{ "no-tma", 0, false, OPT_NO_TMA },
 	{ "no-tma-store", 0, false, OPT_NO_TMA_STORE },
 	{ "half-pairs", 0, false, OPT_HALF_PAIRS },
+	{ "no-half-pairs", 0, false, OPT_NO_HALF_PAIRS },
 	{ "warp-specialize", 0, false, OPT_WS },
 	{ "no-warp-specialize", 0, false, OPT_NO_WS },
 	{ "persistent", 0, false, OPT_PERSISTENT },
@@ -272,7 +275,8 @@ parse_args(Cli *cli, int argc, char **argv, bool *stop)
 		case OPT_TMA: cli->tma = TC_TMA_ALL; break;
 		case OPT_NO_TMA: cli->tma = TC_TMA_OFF; break;
 		case OPT_NO_TMA_STORE: cli->no_tma_store = true; break;
-		case OPT_HALF_PAIRS: cli->half_pairs = true; break;
+		case OPT_HALF_PAIRS: cli->no_half_pairs = false; break;
+		case OPT_NO_HALF_PAIRS: cli->no_half_pairs = true; break;
 		case OPT_WS: cli->ws = TC_WS_ON; break;
 		case OPT_NO_WS: cli->ws = TC_WS_OFF; break;
 		case OPT_PERSISTENT: cli->ws = TC_WS_PERSISTENT; break;
@@ -426,7 +430,7 @@ translate(const Cli *cli)
 	opt.wgmma = cli->wgmma;
 	opt.tma = cli->tma;
 	opt.no_tma_store = cli->no_tma_store;
-	opt.half_pairs = cli->half_pairs;
+	opt.no_half_pairs = cli->no_half_pairs;
 	opt.ws = cli->ws;
 	opt.cpu_strip = cli->cpu_strip;
 	opt.explain = cli->explain;

@@ -1721,9 +1721,10 @@ struct TcOptions {
 					loops whose copies are TMA's */
 	bool no_tma_store;           /* --no-tma-store: epilogue tiles
 					stored from registers (tma_store.c) */
-	bool half_pairs;             /* --half-pairs: small integers into
-					f16 and bf16 two at a time, where
-					exact (half_pairs.c; CUDA) */
+	bool no_half_pairs;          /* --no-half-pairs: small integers
+					into f16 and bf16 one at a time in
+					f32, never two at a time in 16-bit
+					arithmetic (half_pairs.c; CUDA) */
 	int cpu_strip;               /* --cpu-strip=N: blocks of a grid row
 					one thread runs together (cpu_strip.c);
 					0: the pass's default, -1: none

@@ -94,9 +94,7 @@ bool
 tc_half_pairs(TcArena *a, TcProgram *p, const TcOptions *opt, TcDiags *d)
 {
 	(void)d;
-	/* Off by default until the helpers' exhaustive check
-	 * (tools/gpu/int_pairs_check.cu) has run on a GPU. */
-	if (!opt->half_pairs)
+	if (opt->no_half_pairs)
 		return true;
 	for (int i = 0; i < p->kernels.len; i++) {
 		TcKernel *k = p->kernels.items[i];

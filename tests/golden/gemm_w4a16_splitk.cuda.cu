@@ -134,18 +134,17 @@ gemm_w4a16_splitk(int M, int N, int K, const __half *__restrict__ A,
 			// Ws is held nowhere: each warp computes the elements it multiplies as it
 			// loads them, by the loop at line 64 (lanes take runs of 8 along K).
 			tilec::mma_sr<1, 2, 128>(acc, As_tile(As_stage), warp_m * 16, warp_n * 16,
-				[&](const int n, const int j_run, tilec::Run<8, __half> &Ws_vals) {
+				[&](const int n) {
+					return tilec::int_pairs_row<__half, tilec::i4x2>(
+						-(float)(int)tilec::i4_get(zero_stage, n),
+						tilec::to_float(scale_stage[n]));
+				},
+				[&](const tilec::PairsRow<__half, tilec::i4x2, true> &Ws_row,
+					const int n, const int j_run,
+					tilec::Run<8, __half> &Ws_vals) {
 					tilec::Run<4, tilec::i4x2> Ws4_stage_run;
 					Ws4_stage_run.load(&Ws4_stage[(n * BLOCK_K + j_run) >> 1]);
-					float Ws_f[8];
-					#pragma unroll
-					for (int j_v = 0; j_v < 8; j_v++) {
-						Ws_f[j_v] = (tilec::i4_run_float(Ws4_stage_run,
-							j_v) - (float)(int)tilec::i4_get(zero_stage,
-							n)) * (float)tilec::to_float(
-							scale_stage[n]);
-					}
-					tilec::round_run(Ws_vals, Ws_f);
+					tilec::int_pairs(Ws_vals, Ws4_stage_run, Ws_row);
 				});
 		}
 		tilec::cp_async_wait<0>();

@@ -74,13 +74,12 @@ MMA_TMA_CASES = ["gemm_f16_ragged_fast", "gemm_f16_4096", "regress_neg_origin_pi
 
 FLAGS.update({f"{name}_mma_tma": ["--no-wgmma", "--tma"] for name in MMA_TMA_CASES})
 # The dequantizing gemms with integer zero points (W4_I4Z and the split-k
-# sample's own) in half pairs; the f16 zero points keep f32 with it too.
-FLAGS.update({name: ["--half-pairs"] for name in (
-    "gemm_w4a16_splitk_ragged", "gemm_w4a16_splitk_s4_ragged", "gemm_w4a16_splitk_m1_8192",
-    "gemm_w4a16_splitk_m16_8192", "gemm_w4a16_splitk_m16_8192_s8", "gemm_w4a16_splitk_f16z_ragged",
-    "gemm_w4a16_splitk_f16z_m16_8192", "gemm_w4a16_splitk_bf16_ragged", "gemm_w4a16_splitk_bf16_m16_8192",
-    "gemm_w8a16_splitk_ragged", "gemm_w8a16_splitk_m16_8192", "gemm_w4a16_i4z_ragged",
-    "gemm_w4a16_i4z_m64_ragged", "gemm_w4a16_i4z_m16_8192_n64_k128")})
+# sample's own) dequantize in half pairs by default; their `_f32` twins,
+# with --no-half-pairs, one element at a time in f32, timed beside them.
+PAIRS_CASES = ["gemm_w4a16_splitk_ragged", "gemm_w4a16_splitk_m1_8192", "gemm_w4a16_splitk_m16_8192",
+               "gemm_w4a16_splitk_m16_8192_s8", "gemm_w4a16_splitk_bf16_m16_8192", "gemm_w8a16_splitk_m16_8192",
+               "gemm_w4a16_i4z_m16_8192_n64_k128"]
+FLAGS.update({f"{name}_f32": ["--no-half-pairs"] for name in PAIRS_CASES})
 # The `_ws` twins: the same with --tma --warp-specialize, the mbarrier
 # loop's TMA copies issued by a producer warpgroup the compiler adds
 # (launched with 128 more threads: the launch document says so).  The
@@ -736,6 +735,7 @@ CASES += [(f"{c[0]}_tma",) + tuple(c[1:]) for c in CASES if c[0] in TMA_CASES]
 # by cp.async, both completing on one stage barrier.
 CASES += [(f"{c[0]}_mma_tma",) + tuple(c[1:]) for c in CASES if c[0] in MMA_TMA_CASES]
 CASES += [(f"{c[0]}_ws",) + tuple(c[1:]) for c in CASES if c[0] in WS_CASES]
+CASES += [(f"{c[0]}_f32",) + tuple(c[1:]) for c in CASES if c[0] in PAIRS_CASES]
 
 # Persistence's own checks: ragged shapes with several tiles per block
 # (the stage ring running on from tile to tile), through the producer
