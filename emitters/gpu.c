@@ -1321,7 +1321,8 @@ copy_g2s(Gpu *G, const TcStmt *s)
 
 /* The setup of a pipelined copy planned as strided (copy.first,
  * copy.advance): `const tilec::G2S<...> NAME(S_LD, FIRST_TILE, LD,
- * ADVANCE);`, the per-thread part of every iteration's copy. */
+ * ADVANCE);`, the per-thread part of every iteration's copy (packed i4:
+ * `TENSOR, OFFSET` for FIRST_TILE, in elements). */
 static void
 g2s_setup(Gpu *G, const TcStmt *s, const char *name)
 {
@@ -1333,7 +1334,12 @@ g2s_setup(Gpu *G, const TcStmt *s, const char *name)
 		      extent_text(G, v, 1, TC_PREC_COMMA + 1), G->nthreads,
 		      v->swizzle ? swizzle_arg(G, v) : "", name,
 		      row_stride_text(G, v, TC_PREC_COMMA + 1));
-	tensor_at(G, t, s->u.copy.first);
+	if (t->dtype == TC_DT_I4) {
+		tc_buf_printf(b, "%s, ", t->name);
+		tensor_offset(G, t, s->u.copy.first);
+	} else {
+		tensor_at(G, t, s->u.copy.first);
+	}
 	tc_buf_puts(b, ", ");
 	box_ld(G, src, v);
 	tc_buf_puts(b, ", ");

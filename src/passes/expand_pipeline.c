@@ -27,6 +27,11 @@
  *   }
  *   wait_group 0                                    drain
  *
+ * A copy the pipeline pass planned strided (copy.advance) is set up once
+ * by a COPY_PLAN before the prologue, and each async_copy of it above is
+ *   pipe_select aligned(X_copy) { async_copy .., strided X_copy iteration it }
+ *   else { async_copy .., vector }
+ *
  * A loop whose copies the pipeline pass planned to issue inside its gemm
  * (loop.copies_in_gemm) keeps that form too: a PIPE_SELECT holds the loop
  * as planned (the mbarrier loop, whose copies are STRIDED) and the
@@ -483,25 +488,90 @@ next_of(const Pipe *pp, const TcVar *v)
 	return NULL;
 }
 
-/* The async copies into shared memory for iteration `it` (an expression
- * of the loop's), each into stage `stage` of its buffer. */
+/* Async copy c of the loop for iteration `it` (an expression of the
+ * loop's) into stage `stage` of its buffer, lowered as its region allows
+ * (VECTOR or GENERIC). */
+static TcStmt *
+async_copy(const Expand *x, const TcStmt *c, const Subst *m, TcExpr *stage)
+{
+	TcStmt *s = clone_stmt(x->a, c, m);
+	s->kind = TC_ST_ASYNC_COPY;
+	s->u.copy.stage = tc_expr_clone(x->a, stage);
+	memset(s->u.copy.first, 0, sizeof s->u.copy.first);
+	s->u.copy.advance = NULL;
+	s->u.copy.lower = lowering(s);
+	return s;
+}
+
+/* The async copies into shared memory for iteration `it`, each into
+ * stage `stage` of its buffer.  A copy with a plan (plans[i], or none
+ * where plans is NULL) goes through it where its tiles are whole
+ * 16-byte vectors, a PIPE_SELECT on the plan's test, and as its region
+ * allows otherwise. */
 static void
 issue_smem(const Expand *x, const Pipe *pp, TcStmt *into, TcExpr *it,
-	   TcExpr *stage)
+	   TcExpr *stage, TcStmt *const *plans)
 {
 	Subst m = { .var = pp->loop->u.loop.var, .by = it };
 	for (int i = 0; i < pp->ncopies; i++) {
 		const TcStmt *c = async_copy_at(pp, i);
 		if (in_registers(c->u.copy.dst.var))
 			continue;
-		TcStmt *s = clone_stmt(x->a, c, &m);
-		s->kind = TC_ST_ASYNC_COPY;
-		s->u.copy.stage = tc_expr_clone(x->a, stage);
-		memset(s->u.copy.first, 0, sizeof s->u.copy.first);
-		s->u.copy.advance = NULL;
-		s->u.copy.lower = lowering(s);
-		push(x, into, s);
+		TcStmt *s = async_copy(x, c, &m, stage);
+		if (!plans || !plans[i]) {
+			push(x, into, s);
+			continue;
+		}
+		Subst none = { 0 };
+		TcStmt *f = clone_stmt(x->a, s, &none);
+		f->u.copy.lower = TC_COPY_STRIDED;
+		f->u.copy.plan = plans[i]->u.plan.var;
+		f->u.copy.iter = tc_expr_clone(x->a, it);
+		TcStmt *sel = simple(x, TC_ST_PIPE_SELECT);
+		tc_vec_push(x->a, &sel->u.select.plans, plans[i]->u.plan.var);
+		sel->u.select.fast = block(x);
+		push(x, sel->u.select.fast, f);
+		sel->u.select.fallback = block(x);
+		push(x, sel->u.select.fallback, s);
+		push(x, into, sel);
 	}
+}
+
+/* The plans of loop pp's planned copies into shared memory (copy.advance:
+ * software_pipeline.c, plan_plain_copies), into blk; NULL when none. */
+static TcStmt **
+plain_plans(const Expand *x, const Pipe *pp, TcStmt *blk)
+{
+	TcStmt **plans = NULL;
+	for (int i = 0; i < pp->ncopies; i++) {
+		TcStmt *c = (TcStmt *)async_copy_at(pp, i);
+		const TcVar *v = c->u.copy.dst.var;
+		if (in_registers(v) || !c->u.copy.advance)
+			continue;
+		/* A packed i4 tile the smem pass swizzled has no strided
+		 * form (G2S's i4 vectors are unswizzled). */
+		if (v->dtype == TC_DT_I4 && v->swizzle)
+			continue;
+		if (!plans)
+			plans = tc_alloc(x->a, sizeof(TcStmt *) * (size_t)pp->ncopies);
+		TcStmt *plan = simple(x, TC_ST_COPY_PLAN);
+		plan->u.plan.var = new_var(x, TC_VAR_HANDLE,
+			tc_fmt(x->a, "%s_copy", v->name), TC_DT_I32);
+		c->u.copy.lower = TC_COPY_STRIDED;
+		plan->u.plan.copy = c;
+		plans[i] = plan;
+		push(x, blk, plan);
+	}
+	if (plans)
+		for (int i = 0; i < pp->ncopies; i++)
+			if (plans[i]) {
+				plans[i]->note = "Each copy's per-thread addresses, computed "
+					"once: where its tiles are whole 16-byte vectors "
+					"(tested once), the loop issues it without "
+					"branches.";
+				break;
+			}
+	return plans;
 }
 
 /* The copies into register fragments for iteration `it`, each into its
@@ -592,14 +662,14 @@ stage_views(const Expand *x, Pipe *pp, TcStmt *into, TcVar *stage,
  * `pre`, `next` and `stage` are its bookkeeping vars. */
 static void
 expand_loop(const Expand *x, Pipe *pp, TcStmt *blk, TcVar *pre,
-	    TcVar *next, TcVar *stage)
+	    TcVar *next, TcVar *stage, TcStmt *const *plans)
 {
 	const TcStmt *loop = pp->loop;
 	TcVar *k = loop->u.loop.var;
 	long long S = pp->stages;
 	if (pp->smem) {
 		TcStmt *then = block(x);
-		issue_smem(x, pp, then, ref(x, pre), ref(x, pre));
+		issue_smem(x, pp, then, ref(x, pre), ref(x, pre), plans);
 		TcStmt *body = block(x);
 		push(x, body, if_then(x, bin(x, TC_OP_LT, ref(x, pre),
 					     ref(x, pp->end)), then));
@@ -630,7 +700,7 @@ expand_loop(const Expand *x, Pipe *pp, TcStmt *blk, TcVar *pre,
 						 num(x, S - 1))));
 		TcStmt *then = block(x);
 		issue_smem(x, pp, then, ref(x, next),
-			   bin(x, TC_OP_REM, ref(x, next), num(x, S)));
+			   bin(x, TC_OP_REM, ref(x, next), num(x, S)), plans);
 		push(x, body, if_then(x, bin(x, TC_OP_LT, ref(x, next),
 					     ref(x, pp->end)), then));
 		push(x, body, simple(x, TC_ST_COMMIT_GROUP));
@@ -1566,7 +1636,9 @@ expand(const Expand *x, TcStmt *loop)
 	TcVar *stage = new_var(x, TC_VAR_LOCAL, tc_fmt(x->a, "%s_stage", k->name),
 			       TC_DT_I32);
 	if (!(loop->u.loop.copies_in_gemm && pp.smem && !pp.regs)) {
-		expand_loop(x, &pp, blk, pre, next, stage);
+		TcStmt **plans = loop->u.loop.copies_in_gemm ? NULL :
+				 plain_plans(x, &pp, blk);
+		expand_loop(x, &pp, blk, pre, next, stage, plans);
 		return blk;
 	}
 	/* The mbarrier loop and the fallback share the bookkeeping names;
@@ -1576,7 +1648,7 @@ expand(const Expand *x, TcStmt *loop)
 				(TcLoc){ 0 });
 	rot->mutated = true;
 	TcStmt *fallback = block(x);
-	expand_loop(x, &pp, fallback, pre, next, stage);
+	expand_loop(x, &pp, fallback, pre, next, stage, NULL);
 	TcStmt *sel = simple(x, TC_ST_PIPE_SELECT);
 	int ntma = 0;
 	for (int i = 0; i < pp.ncopies; i++)

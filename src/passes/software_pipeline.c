@@ -30,6 +30,11 @@
  * the next stage's from inside the gemm (gemm.issue), after its first
  * instructions, where ptxas overlaps them with the tensor cores' work.
  *
+ * Any other loop's async copies into shared memory of that shape get
+ * copy.first and copy.advance too (plan_plain_copies): expand_pipeline.c
+ * sets them up once and issues them through the plan wherever the tiles
+ * are whole 16-byte vectors.
+ *
  * This pass only plans; expand_pipeline.c carries the plan out as IR.
  */
 #include "ir/tilec_int.h"
@@ -410,9 +415,11 @@ affine(TcArena *a, TcExpr *e, const TcVar *k, TcExpr **base, TcExpr **step)
 static bool
 strided_shape(const TcVar *v, long long threads)
 {
+	if (v->rank != 2)
+		return false;
 	long long vec = 128 / tc_dtype_storage_bits(v->dtype);
 	long long rows = tc_var_extent(v, 0), cols = tc_var_extent(v, 1);
-	if (v->rank != 2 || rows <= 0 || cols <= 0 || cols % vec)
+	if (rows <= 0 || cols <= 0 || cols % vec)
 		return false;
 	long long vrow = cols / vec;
 	return (rows * vrow) % threads == 0 && threads % vrow == 0;
@@ -425,8 +432,9 @@ static bool
 plan_strided(TcArena *a, const TcStmt *loop, TcStmt *c, long long threads)
 {
 	const TcVar *k = loop->u.loop.var, *t = c->u.copy.src.var;
-	if (!tc_copy_g2s_fits(c) || c->u.copy.dst.var->dtype == TC_DT_I4 ||
-	    !strided_shape(c->u.copy.dst.var, threads) ||
+	const TcVar *dst = c->u.copy.dst.var;
+	if (!tc_copy_g2s_fits(c) || (dst->dtype == TC_DT_I4 && dst->swizzle) ||
+	    !strided_shape(dst, threads) ||
 	    !is_int(loop->u.loop.begin, 0) || !is_int(loop->u.loop.step, 1))
 		return false;
 	TcExpr *first[TC_MAX_RANK], *advance = tc_expr_int(a, 0, c->loc);
@@ -573,6 +581,28 @@ plan_copies_in_gemm(TcArena *a, const TcKernel *k, const TcOptions *opt,
 	}
 }
 
+/* A pipelined loop whose copies are not issued from its gemm: each
+ * async copy into shared memory that fits copy_g2s's strided fast path
+ * (a fixed start plus a fixed step per iteration) gets copy.first and
+ * copy.advance all the same, so expand_pipeline.c sets it up once before
+ * the loop (COPY_PLAN) and issues it without recomputing a thread's
+ * addresses and box tests each iteration.  Packed i4 tiles too (32
+ * elements a vector). */
+static void
+plan_plain_copies(TcArena *a, const TcKernel *k, const TcTarget *t,
+		  TcStmt *loop)
+{
+	const TcVec *body = &loop->u.loop.body->u.block.body;
+	long long threads = tc_abi_threads(k, t);
+	if (!t->cp_async)
+		return;
+	for (int i = 0; i < loop->u.loop.async_copies; i++) {
+		TcStmt *c = body->items[i];
+		if (!in_registers(c->u.copy.dst.var) && !c->u.copy.advance)
+			plan_strided(a, loop, c, threads);
+	}
+}
+
 static void
 pipeline_stmt(TcArena *a, const TcKernel *k, const TcOptions *opt,
 	      TcDiags *d, TcStmt *s)
@@ -608,6 +638,8 @@ pipeline_stmt(TcArena *a, const TcKernel *k, const TcOptions *opt,
 		}
 		if (n)
 			plan_copies_in_gemm(a, k, opt, d, s);
+		if (n && !s->u.loop.copies_in_gemm)
+			plan_plain_copies(a, k, t, s);
 		break;
 	}
 	default:

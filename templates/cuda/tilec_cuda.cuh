@@ -338,7 +338,7 @@ __device__ __forceinline__ void copy_g2s(T *smem, int s_ld, const T *g, long lon
 
 // copy_g2s's strided fast path for a pipelined loop, split in two.  The
 // constructor computes, once per kernel, what a thread's vectors do not owe
-// to the iteration: its first source element, the stride between its
+// to the iteration: its first source byte, the stride between its
 // vectors, its shared offsets.  issue() then copies iteration it's tile
 // (the source moved by `advance` elements per iteration) with one cp.async
 // per vector and no branch: a vector wholly outside (rows at or past
@@ -346,30 +346,44 @@ __device__ __forceinline__ void copy_g2s(T *smem, int s_ld, const T *g, long lon
 // cp.async from `safe`.  Only for tensors whose rows are whole 16-byte
 // vectors, where every vector is all in or all out: `aligned` says so (the
 // first tile 16-byte aligned, the row stride and the advance whole
-// vectors); the caller tests it once and keeps copy_g2s otherwise.
+// vectors); the caller tests it once and keeps copy_g2s otherwise.  Packed
+// i4 tiles (i4x2, 32 elements a vector, unswizzled) take the tensor and
+// the first tile's element offset apart, as copy_g2s_i4 does.
 template <typename T, int ROWS, int COLS, int THREADS, int SWIZZLE = false>
 struct G2S {
+	static constexpr bool I4 = Same<T, i4x2>::value;
 	static constexpr int SW = SmemRows<T, ROWS, COLS, SWIZZLE>::SW, PR = SmemRows<T, ROWS, COLS, SWIZZLE>::PR;
 	static constexpr int GR = SmemRows<T, ROWS, COLS, SWIZZLE>::GR;
-	static constexpr int VEC = 16 / sizeof(T), VROW = COLS / VEC, NV = ROWS * VROW;
+	static constexpr int VEC = I4 ? 32 : 16 / sizeof(T), VROW = COLS / VEC, NV = ROWS * VROW;
 	static constexpr int RSTEP = THREADS / VROW; // rows between a thread's vectors
 	static_assert(COLS % VEC == 0 && NV % THREADS == 0 && THREADS % VROW == 0, "G2S: copy_g2s's strided shape");
-	const T *src;       // this thread's first vector in the first tile
-	long long step;     // elements between its vectors (RSTEP rows)
-	long long advance;  // elements between two iterations' tiles
+	static_assert(!I4 || SW == 0, "G2S: packed i4 tiles are not swizzled");
+	const unsigned char *src; // this thread's first vector in the first tile
+	long long step;     // bytes between its vectors (RSTEP rows)
+	long long advance;  // bytes between two iterations' tiles
 	unsigned d0;        // shared offset of its first vector
 	int r0, c, s_ld;    // its first row and its column in the tile; shared row stride
 	bool aligned;       // every tile is whole 16-byte vectors
 
+	// Bytes of n elements (of T, or of i4: n even where it matters).
+	__device__ static __forceinline__ long long bytes(long long n) { return I4 ? n >> 1 : n * (long long)sizeof(T); }
+
 	__device__ __forceinline__ G2S(int s_ld, const T *g, long long g_ld, long long advance)
-		: advance(advance), s_ld(s_ld)
+		: G2S(s_ld, g, 0, g_ld, advance)
+	{
+	}
+	// The first tile at element `off` of g (packed i4: g the tensor).
+	__device__ __forceinline__ G2S(int s_ld, const T *g, long long off, long long g_ld, long long advance)
+		: advance(bytes(advance)), s_ld(s_ld)
 	{
 		r0 = threadIdx.x / VROW;
 		c = (threadIdx.x % VROW) * VEC;
-		d0 = tile_offset<SW, T, PR, GR>(r0, c, s_ld);
-		src = g + r0 * g_ld + c;
-		step = RSTEP * g_ld;
-		aligned = ((unsigned long long)g) % 16 == 0 && g_ld % VEC == 0 && advance % VEC == 0 && s_ld % VEC == 0;
+		d0 = I4 ? (unsigned)(r0 * s_ld + c) >> 1 : tile_offset<SW, T, PR, GR>(r0, c, s_ld);
+		const unsigned char *first = reinterpret_cast<const unsigned char *>(g) + bytes(off);
+		src = first + bytes(r0 * g_ld + c);
+		step = bytes(RSTEP * g_ld);
+		aligned = ((unsigned long long)first) % 16 == 0 && off % VEC == 0 && g_ld % VEC == 0 &&
+			  advance % VEC == 0 && s_ld % VEC == 0;
 	}
 	// Iteration it's tile into smem; the box [r_lo, rows) x [c_lo, cols)
 	// (relative to the tile) is inside the tensor.  With `aligned`, c_lo
@@ -379,11 +393,13 @@ struct G2S {
 	{
 		const unsigned s0 = smem_u32(smem);
 		const bool col_in = c_lo <= c && c < cols;
-		const T *p = src + it * advance;
+		const unsigned char *p = src + it * advance;
 #pragma unroll
 		for (int i = 0; i < NV / THREADS; i++) {
 			const bool in = col_in && r_lo <= r0 + i * RSTEP && r0 + i * RSTEP < rows;
-			cp_async16(s0 + g2s_offset<SW, T, RSTEP, PR, GR>(d0, i, r0, c, s_ld), in ? p : safe, in ? 16 : 0);
+			const unsigned d = I4 ? d0 + (unsigned)(i * RSTEP * s_ld >> 1)
+					      : g2s_offset<SW, T, RSTEP, PR, GR>(d0, i, r0, c, s_ld);
+			cp_async16(s0 + d, in ? (const void *)p : (const void *)safe, in ? 16 : 0);
 			p += step;
 		}
 	}
