@@ -1330,8 +1330,9 @@ g2s_setup(Gpu *G, const TcStmt *s, const char *name)
 	const TcVar *v = dst->var, *t = src->var;
 	TcBuf *b = G->pr.out;
 	tc_buf_printf(b, "const tilec::G2S<%s, %s, %s, %s%s> %s(%s, ",
-		      storage_type(G, v->dtype), extent_text(G, v, 0, TC_PREC_COMMA + 1),
-		      extent_text(G, v, 1, TC_PREC_COMMA + 1), G->nthreads,
+		      storage_type(G, v->dtype),
+		      v->rank == 2 ? extent_text(G, v, 0, TC_PREC_COMMA + 1) : "1",
+		      extent_text(G, v, v->rank - 1, TC_PREC_COMMA + 1), G->nthreads,
 		      v->swizzle ? swizzle_arg(G, v) : "", name,
 		      row_stride_text(G, v, TC_PREC_COMMA + 1));
 	if (t->dtype == TC_DT_I4) {

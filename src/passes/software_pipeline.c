@@ -373,10 +373,21 @@ fold(TcArena *a, TcBinop op, TcExpr *l, TcExpr *r)
 }
 
 /* e as base + k * step in the loop variable k, base and step not reading
- * it: false if e is not of that form. */
+ * it: false if e is not of that form.  A product by a constant divided by
+ * one that divides it, (k0 + s) * BLOCK_K / GROUP with GROUP dividing
+ * BLOCK_K, is the product by their quotient: the division is exact. */
 static bool
 affine(TcArena *a, TcExpr *e, const TcVar *k, TcExpr **base, TcExpr **step)
 {
+	long long c1, c2;
+	if (e->kind == TC_EX_BINARY && e->u.bin.op == TC_OP_DIV &&
+	    tc_expr_mentions(e, k) && e->u.bin.lhs->kind == TC_EX_BINARY &&
+	    e->u.bin.lhs->u.bin.op == TC_OP_MUL &&
+	    tc_expr_const(e->u.bin.lhs->u.bin.rhs, &c1) &&
+	    tc_expr_const(e->u.bin.rhs, &c2) && c2 > 0 && c1 % c2 == 0)
+		return affine(a, fold(a, TC_OP_MUL, e->u.bin.lhs->u.bin.lhs,
+				      tc_expr_int(a, c1 / c2, e->loc)),
+			      k, base, step);
 	if (!tc_expr_mentions(e, k)) {
 		*base = e;
 		*step = tc_expr_int(a, 0, e->loc);
@@ -409,20 +420,23 @@ affine(TcArena *a, TcExpr *e, const TcVar *k, TcExpr **base, TcExpr **step)
 	return false;
 }
 
-/* The fast path of tilec::copy_g2s: the tile's rows are whole 16-byte
- * vectors and the block's threads move them in equal rounds, each thread
- * one column. */
+/* The fast path of tilec::copy_g2s (and of tilec::G2S): the tile's rows
+ * (one, for a one-dim tile) are whole 16-byte vectors and the block's
+ * threads move them in equal rounds, each thread one column, or in one
+ * round of fewer vectors than threads. */
 static bool
 strided_shape(const TcVar *v, long long threads)
 {
-	if (v->rank != 2)
+	if (v->rank != 1 && v->rank != 2)
 		return false;
 	long long vec = 128 / tc_dtype_storage_bits(v->dtype);
-	long long rows = tc_var_extent(v, 0), cols = tc_var_extent(v, 1);
+	long long rows = v->rank == 2 ? tc_var_extent(v, 0) : 1;
+	long long cols = tc_var_extent(v, v->rank - 1);
 	if (rows <= 0 || cols <= 0 || cols % vec)
 		return false;
 	long long vrow = cols / vec;
-	return (rows * vrow) % threads == 0 && threads % vrow == 0;
+	return ((rows * vrow) % threads == 0 || rows * vrow < threads) &&
+	       threads % vrow == 0;
 }
 
 /* The async copy c of pipelined loop `loop` as a strided tile copy: its

@@ -348,7 +348,9 @@ __device__ __forceinline__ void copy_g2s(T *smem, int s_ld, const T *g, long lon
 // first tile 16-byte aligned, the row stride and the advance whole
 // vectors); the caller tests it once and keeps copy_g2s otherwise.  Packed
 // i4 tiles (i4x2, 32 elements a vector, unswizzled) take the tensor and
-// the first tile's element offset apart, as copy_g2s_i4 does.
+// the first tile's element offset apart, as copy_g2s_i4 does.  A tile of
+// fewer vectors than threads (a row of scales) is one round in which the
+// first NV threads take one each.
 template <typename T, int ROWS, int COLS, int THREADS, int SWIZZLE = false>
 struct G2S {
 	static constexpr bool I4 = Same<T, i4x2>::value;
@@ -356,7 +358,9 @@ struct G2S {
 	static constexpr int GR = SmemRows<T, ROWS, COLS, SWIZZLE>::GR;
 	static constexpr int VEC = I4 ? 32 : 16 / sizeof(T), VROW = COLS / VEC, NV = ROWS * VROW;
 	static constexpr int RSTEP = THREADS / VROW; // rows between a thread's vectors
-	static_assert(COLS % VEC == 0 && NV % THREADS == 0 && THREADS % VROW == 0, "G2S: copy_g2s's strided shape");
+	static constexpr int ROUNDS = (NV + THREADS - 1) / THREADS;
+	static_assert(COLS % VEC == 0 && (NV % THREADS == 0 || NV < THREADS) && THREADS % VROW == 0,
+		      "G2S: copy_g2s's strided shape");
 	static_assert(!I4 || SW == 0, "G2S: packed i4 tiles are not swizzled");
 	const unsigned char *src; // this thread's first vector in the first tile
 	long long step;     // bytes between its vectors (RSTEP rows)
@@ -395,7 +399,9 @@ struct G2S {
 		const bool col_in = c_lo <= c && c < cols;
 		const unsigned char *p = src + it * advance;
 #pragma unroll
-		for (int i = 0; i < NV / THREADS; i++) {
+		for (int i = 0; i < ROUNDS; i++) {
+			if (NV < THREADS && r0 >= ROWS)
+				break;
 			const bool in = col_in && r_lo <= r0 + i * RSTEP && r0 + i * RSTEP < rows;
 			const unsigned d = I4 ? d0 + (unsigned)(i * RSTEP * s_ld >> 1)
 					      : g2s_offset<SW, T, RSTEP, PR, GR>(d0, i, r0, c, s_ld);
