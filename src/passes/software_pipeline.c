@@ -467,6 +467,26 @@ plan_strided(TcArena *a, const TcStmt *loop, TcStmt *c, long long threads)
 	return true;
 }
 
+/* Why async copy c of `loop` is not a strided tile copy (plan_strided
+ * refused it), as a clause. */
+static const char *
+strided_why(TcArena *a, const TcStmt *c, long long threads)
+{
+	const TcVar *dst = c->u.copy.dst.var;
+	if (!strided_shape(dst, threads))
+		return tc_fmt(a, "the copy into '%s' at %d:%d is not whole "
+			      "16-byte vectors spread evenly over the block's "
+			      "%lld threads", dst->name, c->loc.line, c->loc.col,
+			      threads);
+	if (!tc_copy_g2s_fits(c) || (dst->dtype == TC_DT_I4 && dst->swizzle))
+		return tc_fmt(a, "the copy into '%s' at %d:%d converts its "
+			      "elements or does not run along the tensor's last "
+			      "dim", dst->name, c->loc.line, c->loc.col);
+	return tc_fmt(a, "the origin of the copy into '%s' at %d:%d is not a "
+		      "fixed start plus a fixed step per iteration of a loop "
+		      "from 0 by 1", dst->name, c->loc.line, c->loc.col);
+}
+
 /* The one gemm of `loop`'s body that copies may be issued from: at the
  * body's top level (it runs once per iteration), the only gemm in the
  * loop, with a matrix-instruction accumulator and both operands in shared
@@ -571,21 +591,8 @@ plan_copies_in_gemm(TcArena *a, const TcKernel *k, const TcOptions *opt,
 			why = tc_fmt(a, "the copy into '%s' at %d:%d does not "
 				     "fill an operand of the gemm", dst->name,
 				     c->loc.line, c->loc.col);
-		else if (!strided_shape(dst, threads))
-			why = tc_fmt(a, "the copy into '%s' at %d:%d is not "
-				     "whole 16-byte vectors spread evenly over "
-				     "the block's %lld threads", dst->name,
-				     c->loc.line, c->loc.col, threads);
-		else if (!tc_copy_g2s_fits(c))
-			why = tc_fmt(a, "the copy into '%s' at %d:%d converts "
-				     "its elements or does not run along the "
-				     "tensor's last dim", dst->name,
-				     c->loc.line, c->loc.col);
 		else
-			why = tc_fmt(a, "the origin of the copy into '%s' at "
-				     "%d:%d is not a fixed start plus a fixed "
-				     "step per iteration of a loop from 0 by "
-				     "1", dst->name, c->loc.line, c->loc.col);
+			why = strided_why(a, c, threads);
 		note_not_mbarrier(d, loop, cand, why);
 	}
 	for (int i = 0; i < planned; i++) {
@@ -603,17 +610,22 @@ plan_copies_in_gemm(TcArena *a, const TcKernel *k, const TcOptions *opt,
  * addresses and box tests each iteration.  Packed i4 tiles too (32
  * elements a vector). */
 static void
-plan_plain_copies(TcArena *a, const TcKernel *k, const TcTarget *t,
-		  TcStmt *loop)
+plan_plain_copies(TcArena *a, const TcKernel *k, const TcOptions *opt,
+		  TcDiags *d, TcStmt *loop)
 {
 	const TcVec *body = &loop->u.loop.body->u.block.body;
-	long long threads = tc_abi_threads(k, t);
-	if (!t->cp_async)
+	long long threads = tc_abi_threads(k, &opt->target);
+	if (!opt->target.cp_async)
 		return;
 	for (int i = 0; i < loop->u.loop.async_copies; i++) {
 		TcStmt *c = body->items[i];
-		if (!in_registers(c->u.copy.dst.var) && !c->u.copy.advance)
-			plan_strided(a, loop, c, threads);
+		if (in_registers(c->u.copy.dst.var) || c->u.copy.advance ||
+		    plan_strided(a, loop, c, threads) || !opt->explain)
+			continue;
+		tc_diag(d, TC_NOTE, c->loc, "this tile_copy's threads compute "
+			"their addresses and box tests every iteration, not once "
+			"before the tile_pipelined loop at %d:%d: %s",
+			loop->loc.line, loop->loc.col, strided_why(a, c, threads));
 	}
 }
 
@@ -653,7 +665,7 @@ pipeline_stmt(TcArena *a, const TcKernel *k, const TcOptions *opt,
 		if (n)
 			plan_copies_in_gemm(a, k, opt, d, s);
 		if (n && !s->u.loop.copies_in_gemm)
-			plan_plain_copies(a, k, t, s);
+			plan_plain_copies(a, k, opt, d, s);
 		break;
 	}
 	default:
