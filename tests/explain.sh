@@ -271,8 +271,11 @@ computed)
 	translate samples/gemm_w4a16_splitk.c -t cuda --explain
 	has "gemm_w4a16_splitk.c:64:29: note: this tile_parallel loop converts its integers two at a time in f16 arithmetic, exactly as in f32"
 	grep -q "tilec::int_pairs(" "$work/out" || fail "no int_pairs in the gemm"
-	# Every copy of its loop set up once (G2S plans: the i4 weights, the
-	# one-row scales and zero points at (k0 + s) * BLOCK_K / GROUP).
+	# With --copy-plans, every copy of its loop set up once (G2S plans:
+	# the i4 weights, the one-row scales and zero points at (k0 + s) *
+	# BLOCK_K / GROUP); without, none.
+	grep -q "tilec::G2S<" "$work/out" && fail "copy plans by default"
+	translate samples/gemm_w4a16_splitk.c -t cuda --explain --copy-plans
 	hasnt "every iteration, not once"
 	for v in As Ws4 scale zero; do
 		grep -q "tilec::G2S<.*> ${v}_copy(" "$work/out" || fail "no plan for $v"
@@ -280,7 +283,7 @@ computed)
 	translate samples/gemm_w4a16_splitk.c -t cuda --explain --no-half-pairs
 	hasnt "two at a time"
 	grep -q "tilec::int_pairs(" "$work/out" && fail "int_pairs in the gemm with --no-half-pairs"
-	translate samples/gemm_w4a16.c -t cuda --explain
+	translate samples/gemm_w4a16.c -t cuda --explain --copy-plans
 	has "gemm_w4a16.c:53:3: note: this tile_copy's threads compute their addresses and box tests every iteration, not once before the tile_pipelined loop at 50:2: the origin of the copy into 'scale' at 53:3 is not a fixed start plus a fixed step per iteration of a loop from 0 by 1"
 	has "gemm_w4a16.c:55:29: note: this tile_parallel loop converts its integers one at a time in f32, not two at a time in f16 arithmetic: it adds 'zero' \(f16\), not an 8- or 4-bit integer"
 	grep -q "tilec::int_pairs(" "$work/out" && fail "int_pairs with f16 zero points"

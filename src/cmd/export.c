@@ -73,6 +73,7 @@ typedef struct ExportArgs {
 	TcTma tma;              /* --tma, --no-tma (sm_90a) */
 	bool no_tma_store;      /* --no-tma-store (sm_90a) */
 	bool no_half_pairs;     /* --no-half-pairs (CUDA) */
+	int copy_plans;         /* --copy-plans 1, --no-copy-plans -1 */
 	TcWarpSpec ws;          /* --warp-specialize, --no-warp-specialize,
 				   --persistent */
 	int cpu_strip;          /* --cpu-strip (TcOptions.cpu_strip) */
@@ -155,6 +156,10 @@ usage(FILE *f)
 	      "or bf16 two at\n"
 	      "                     a time where exact (default), or one at "
 	      "a time in f32\n"
+	      "  --copy-plans, --no-copy-plans\n"
+	      "                     on CUDA, a pipelined loop's copies set up "
+	      "once, or every\n"
+	      "                     iteration (default: off)\n"
 	      "  --warp-specialize, --no-warp-specialize\n"
 	      "                     on sm_90a, a producer warpgroup issues "
 	      "the TMA copies,\n"
@@ -192,7 +197,7 @@ enum {
 	OPT_HELP = 1, OPT_STANDALONE, OPT_NO_STANDALONE, OPT_TARGET, OPT_ARCH,
 	OPT_KERNEL, OPT_CONFIG, OPT_OUT, OPT_DEFINE, OPT_PREFIX, OPT_JSON, OPT_TMA, OPT_NO_TMA,
 	OPT_WS, OPT_NO_WS, OPT_PERSISTENT, OPT_CPU_STRIP, OPT_NO_TMA_STORE,
-	OPT_HALF_PAIRS, OPT_NO_HALF_PAIRS,
+	OPT_HALF_PAIRS, OPT_NO_HALF_PAIRS, OPT_COPY_PLANS, OPT_NO_COPY_PLANS,
 };
 
 static const TcOptSpec options[] = {
@@ -210,6 +215,8 @@ static const TcOptSpec options[] = {
 	{ "no-tma-store", 0, false, OPT_NO_TMA_STORE },
 	{ "half-pairs", 0, false, OPT_HALF_PAIRS },
 	{ "no-half-pairs", 0, false, OPT_NO_HALF_PAIRS },
+	{ "copy-plans", 0, false, OPT_COPY_PLANS },
+	{ "no-copy-plans", 0, false, OPT_NO_COPY_PLANS },
 	{ "warp-specialize", 0, false, OPT_WS },
 	{ "no-warp-specialize", 0, false, OPT_NO_WS },
 	{ "persistent", 0, false, OPT_PERSISTENT },
@@ -287,6 +294,8 @@ parse_args(ExportArgs *x, int argc, char **argv)
 		case OPT_NO_TMA_STORE: x->no_tma_store = true; break;
 		case OPT_HALF_PAIRS: x->no_half_pairs = false; break;
 		case OPT_NO_HALF_PAIRS: x->no_half_pairs = true; break;
+		case OPT_COPY_PLANS: x->copy_plans = 1; break;
+		case OPT_NO_COPY_PLANS: x->copy_plans = -1; break;
 		case OPT_WS: x->ws = TC_WS_ON; break;
 		case OPT_NO_WS: x->ws = TC_WS_OFF; break;
 		case OPT_PERSISTENT: x->ws = TC_WS_PERSISTENT; break;
@@ -1389,6 +1398,7 @@ export_all(ExportArgs *x)
 	opt.tma = x->tma;
 	opt.no_tma_store = x->no_tma_store;
 	opt.no_half_pairs = x->no_half_pairs;
+	opt.copy_plans = x->copy_plans;
 	opt.ws = x->ws;
 	opt.cpu_strip = x->cpu_strip;
 	opt.ndefines = x->ndefines;

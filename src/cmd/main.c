@@ -46,6 +46,7 @@ typedef struct Cli {
 	TcTma tma;              /* --tma, --no-tma */
 	bool no_tma_store;      /* --no-tma-store */
 	bool no_half_pairs;     /* --no-half-pairs */
+	int copy_plans;         /* --copy-plans 1, --no-copy-plans -1 */
 	TcWarpSpec ws;          /* --warp-specialize, --no-warp-specialize,
 				   --persistent */
 	int cpu_strip;          /* --cpu-strip=N (TcOptions.cpu_strip) */
@@ -121,6 +122,11 @@ usage(FILE *f)
 	      "arithmetic\n"
 	      "                       where that is exact (default), or one "
 	      "at a time in f32\n"
+	      "  --copy-plans, --no-copy-plans\n"
+	      "                       on CUDA, a pipelined loop's copies set up "
+	      "once before it\n"
+	      "                       where they fit, or every iteration "
+	      "(default: off)\n"
 	      "  --warp-specialize    on sm_90a, a producer warpgroup issues the "
 	      "TMA copies\n"
 	      "                       of a pipelined loop for the program's "
@@ -178,7 +184,7 @@ enum {
 	OPT_JSON, OPT_FROM_IR, OPT_PASSES,
 	OPT_EXPLAIN, OPT_LIST_TARGETS, OPT_WGMMA, OPT_NO_WGMMA, OPT_NO_FP8_WGMMA, OPT_TMA, OPT_NO_TMA,
 	OPT_WS, OPT_NO_WS, OPT_PERSISTENT, OPT_CPU_STRIP, OPT_NO_TMA_STORE,
-	OPT_HALF_PAIRS, OPT_NO_HALF_PAIRS,
+	OPT_HALF_PAIRS, OPT_NO_HALF_PAIRS, OPT_COPY_PLANS, OPT_NO_COPY_PLANS,
 };
 
 static const TcOptSpec options[] = {
@@ -195,6 +201,8 @@ static const TcOptSpec options[] = {
 	{ "no-tma-store", 0, false, OPT_NO_TMA_STORE },
 	{ "half-pairs", 0, false, OPT_HALF_PAIRS },
 	{ "no-half-pairs", 0, false, OPT_NO_HALF_PAIRS },
+	{ "copy-plans", 0, false, OPT_COPY_PLANS },
+	{ "no-copy-plans", 0, false, OPT_NO_COPY_PLANS },
 	{ "warp-specialize", 0, false, OPT_WS },
 	{ "no-warp-specialize", 0, false, OPT_NO_WS },
 	{ "persistent", 0, false, OPT_PERSISTENT },
@@ -277,6 +285,8 @@ parse_args(Cli *cli, int argc, char **argv, bool *stop)
 		case OPT_NO_TMA_STORE: cli->no_tma_store = true; break;
 		case OPT_HALF_PAIRS: cli->no_half_pairs = false; break;
 		case OPT_NO_HALF_PAIRS: cli->no_half_pairs = true; break;
+		case OPT_COPY_PLANS: cli->copy_plans = 1; break;
+		case OPT_NO_COPY_PLANS: cli->copy_plans = -1; break;
 		case OPT_WS: cli->ws = TC_WS_ON; break;
 		case OPT_NO_WS: cli->ws = TC_WS_OFF; break;
 		case OPT_PERSISTENT: cli->ws = TC_WS_PERSISTENT; break;
@@ -431,6 +441,7 @@ translate(const Cli *cli)
 	opt.tma = cli->tma;
 	opt.no_tma_store = cli->no_tma_store;
 	opt.no_half_pairs = cli->no_half_pairs;
+	opt.copy_plans = cli->copy_plans;
 	opt.ws = cli->ws;
 	opt.cpu_strip = cli->cpu_strip;
 	opt.explain = cli->explain;

@@ -1721,6 +1721,10 @@ struct TcOptions {
 					loops whose copies are TMA's */
 	bool no_tma_store;           /* --no-tma-store: epilogue tiles
 					stored from registers (tma_store.c) */
+	int copy_plans;              /* --copy-plans 1, --no-copy-plans -1,
+					0: the pass's default (software_
+					pipeline.c): the ordinary pipelined
+					loop's copies set up once (G2S) */
 	bool no_half_pairs;          /* --no-half-pairs: small integers
 					into f16 and bf16 one at a time in
 					f32, never two at a time in 16-bit

@@ -30,10 +30,10 @@
  * the next stage's from inside the gemm (gemm.issue), after its first
  * instructions, where ptxas overlaps them with the tensor cores' work.
  *
- * Any other loop's async copies into shared memory of that shape get
- * copy.first and copy.advance too (plan_plain_copies): expand_pipeline.c
- * sets them up once and issues them through the plan wherever the tiles
- * are whole 16-byte vectors.
+ * With --copy-plans, any other loop's async copies into shared memory of
+ * that shape get copy.first and copy.advance too (plan_plain_copies):
+ * expand_pipeline.c sets them up once and issues them through the plan
+ * wherever the tiles are whole 16-byte vectors.
  *
  * This pass only plans; expand_pipeline.c carries the plan out as IR.
  */
@@ -609,13 +609,19 @@ plan_copies_in_gemm(TcArena *a, const TcKernel *k, const TcOptions *opt,
  * the loop (COPY_PLAN) and issues it without recomputing a thread's
  * addresses and box tests each iteration.  Packed i4 tiles too (32
  * elements a vector). */
+/* Off by default until the plans of the ordinary loop (packed i4 tiles,
+ * one-row tiles of fewer vectors than threads) have run on a GPU against
+ * the reference; --copy-plans turns them on. */
+#define COPY_PLANS_DEFAULT false
+
 static void
 plan_plain_copies(TcArena *a, const TcKernel *k, const TcOptions *opt,
 		  TcDiags *d, TcStmt *loop)
 {
 	const TcVec *body = &loop->u.loop.body->u.block.body;
 	long long threads = tc_abi_threads(k, &opt->target);
-	if (!opt->target.cp_async)
+	bool on = opt->copy_plans ? opt->copy_plans > 0 : COPY_PLANS_DEFAULT;
+	if (!opt->target.cp_async || !on)
 		return;
 	for (int i = 0; i < loop->u.loop.async_copies; i++) {
 		TcStmt *c = body->items[i];

@@ -151,40 +151,20 @@ attn_bwd_dkdv(int B, int S, int H, float scale, const __half *__restrict__ Q,
 				Delta + (((size_t)b * H + h) * S), 0, (b < B && h < H) ? 1 : 0,
 				min(BLOCK_M, S));
 		}
-		// Each copy's per-thread addresses, computed once: where its tiles are whole
-		// 16-byte vectors (tested once), the loop issues it without branches.
-		const tilec::G2S<__half, BLOCK_M, HEAD_DIM, THREADS, true> Qs_copy(HEAD_DIM,
-			Q + (((size_t)b * S * H + h) * HEAD_DIM), H * HEAD_DIM,
-			(long long)BLOCK_M * H * HEAD_DIM);
-		const tilec::G2S<__half, BLOCK_M, HEAD_DIM, THREADS, true> dOs_copy(HEAD_DIM,
-			dO + (((size_t)b * S * H + h) * HEAD_DIM), H * HEAD_DIM,
-			(long long)BLOCK_M * H * HEAD_DIM);
 		// Prologue: the copies of the first iteration.
 		if (0 < m_end) {
-			if (TILEC_ALIGNED || Qs_copy.aligned) {
-				// attention_bwd.c:73 tile_copy(Qs,
-				// tile_dims(&Q[b][m * BLOCK_M][h][0], 1, 3))
-				Qs_copy.issue(Qs, 0, (b < B && h < H) ? S : 0, HEAD_DIM, Q);
-			} else {
-				// attention_bwd.c:73 tile_copy(Qs,
-				// tile_dims(&Q[b][m * BLOCK_M][h][0], 1, 3))
-				tilec::copy_g2s<__half, BLOCK_M, HEAD_DIM, THREADS, true, true,
-					TILEC_ALIGNED>(Qs, HEAD_DIM,
-					Q + (((size_t)b * S * H + h) * HEAD_DIM), H * HEAD_DIM,
-					(b < B && h < H) ? min(BLOCK_M, S) : 0, HEAD_DIM, Q);
-			}
-			if (TILEC_ALIGNED || dOs_copy.aligned) {
-				// attention_bwd.c:74 tile_copy(dOs,
-				// tile_dims(&dO[b][m * BLOCK_M][h][0], 1, 3))
-				dOs_copy.issue(dOs, 0, (b < B && h < H) ? S : 0, HEAD_DIM, dO);
-			} else {
-				// attention_bwd.c:74 tile_copy(dOs,
-				// tile_dims(&dO[b][m * BLOCK_M][h][0], 1, 3))
-				tilec::copy_g2s<__half, BLOCK_M, HEAD_DIM, THREADS, true, true,
-					TILEC_ALIGNED>(dOs, HEAD_DIM,
-					dO + (((size_t)b * S * H + h) * HEAD_DIM), H * HEAD_DIM,
-					(b < B && h < H) ? min(BLOCK_M, S) : 0, HEAD_DIM, dO);
-			}
+			// attention_bwd.c:73 tile_copy(Qs, tile_dims(&Q[b][m * BLOCK_M][h][0], 1,
+			// 3))
+			tilec::copy_g2s<__half, BLOCK_M, HEAD_DIM, THREADS, true, true,
+				TILEC_ALIGNED>(Qs, HEAD_DIM,
+				Q + (((size_t)b * S * H + h) * HEAD_DIM), H * HEAD_DIM,
+				(b < B && h < H) ? min(BLOCK_M, S) : 0, HEAD_DIM, Q);
+			// attention_bwd.c:74 tile_copy(dOs, tile_dims(&dO[b][m * BLOCK_M][h][0], 1,
+			// 3))
+			tilec::copy_g2s<__half, BLOCK_M, HEAD_DIM, THREADS, true, true,
+				TILEC_ALIGNED>(dOs, HEAD_DIM,
+				dO + (((size_t)b * S * H + h) * HEAD_DIM), H * HEAD_DIM,
+				(b < B && h < H) ? min(BLOCK_M, S) : 0, HEAD_DIM, dO);
 		}
 		tilec::cp_async_commit();
 		for (int m = 0; m < m_end; m++) {
@@ -217,42 +197,24 @@ attn_bwd_dkdv(int B, int S, int H, float scale, const __half *__restrict__ Q,
 			__syncthreads();
 			const int m_next = m + 1;
 			if (m_next < m_end) {
-				if (TILEC_ALIGNED || Qs_copy.aligned) {
-					// attention_bwd.c:73 tile_copy(Qs,
-					// tile_dims(&Q[b][m * BLOCK_M][h][0], 1, 3))
-					Qs_copy.issue(Qs_tile::stage(Qs, m_next % 2), m_next,
-						(b < B && h < H) ? S - m_next * BLOCK_M : 0,
-						HEAD_DIM, Q);
-				} else {
-					// attention_bwd.c:73 tile_copy(Qs,
-					// tile_dims(&Q[b][m * BLOCK_M][h][0], 1, 3))
-					tilec::copy_g2s<__half, BLOCK_M, HEAD_DIM, THREADS, true,
-						true, TILEC_ALIGNED>(Qs_tile::stage(Qs, m_next % 2),
-						HEAD_DIM,
-						Q
-							+ ((((size_t)b * S + m_next * BLOCK_M) * H
-							+ h) * HEAD_DIM), H * HEAD_DIM,
-						(b < B && h < H) ? min(BLOCK_M,
-						S - m_next * BLOCK_M) : 0, HEAD_DIM, Q);
-				}
-				if (TILEC_ALIGNED || dOs_copy.aligned) {
-					// attention_bwd.c:74 tile_copy(dOs,
-					// tile_dims(&dO[b][m * BLOCK_M][h][0], 1, 3))
-					dOs_copy.issue(dOs_tile::stage(dOs, m_next % 2), m_next,
-						(b < B && h < H) ? S - m_next * BLOCK_M : 0,
-						HEAD_DIM, dO);
-				} else {
-					// attention_bwd.c:74 tile_copy(dOs,
-					// tile_dims(&dO[b][m * BLOCK_M][h][0], 1, 3))
-					tilec::copy_g2s<__half, BLOCK_M, HEAD_DIM, THREADS, true,
-						true, TILEC_ALIGNED>(
-						dOs_tile::stage(dOs, m_next % 2), HEAD_DIM,
-						dO
-							+ ((((size_t)b * S + m_next * BLOCK_M) * H
-							+ h) * HEAD_DIM), H * HEAD_DIM,
-						(b < B && h < H) ? min(BLOCK_M,
-						S - m_next * BLOCK_M) : 0, HEAD_DIM, dO);
-				}
+				// attention_bwd.c:73 tile_copy(Qs,
+				// tile_dims(&Q[b][m * BLOCK_M][h][0], 1, 3))
+				tilec::copy_g2s<__half, BLOCK_M, HEAD_DIM, THREADS, true, true,
+					TILEC_ALIGNED>(Qs_tile::stage(Qs, m_next % 2), HEAD_DIM,
+					Q
+						+ ((((size_t)b * S + m_next * BLOCK_M) * H + h)
+						* HEAD_DIM), H * HEAD_DIM,
+					(b < B && h < H) ? min(BLOCK_M, S - m_next * BLOCK_M) : 0,
+					HEAD_DIM, Q);
+				// attention_bwd.c:74 tile_copy(dOs,
+				// tile_dims(&dO[b][m * BLOCK_M][h][0], 1, 3))
+				tilec::copy_g2s<__half, BLOCK_M, HEAD_DIM, THREADS, true, true,
+					TILEC_ALIGNED>(dOs_tile::stage(dOs, m_next % 2), HEAD_DIM,
+					dO
+						+ ((((size_t)b * S + m_next * BLOCK_M) * H + h)
+						* HEAD_DIM), H * HEAD_DIM,
+					(b < B && h < H) ? min(BLOCK_M, S - m_next * BLOCK_M) : 0,
+					HEAD_DIM, dO);
 			}
 			tilec::cp_async_commit();
 			__half *const Qs_stage = Qs_tile::stage(Qs, m_stage);
@@ -425,40 +387,20 @@ attn_bwd_dq(int B, int S, int H, float scale, const __half *__restrict__ Q,
 	// attention_bwd.c:121 tile_pipelined(n, ceildiv(S, BLOCK_N), STAGES)
 	{
 		const int n_end = tilec::ceildiv(S, BLOCK_N);
-		// Each copy's per-thread addresses, computed once: where its tiles are whole
-		// 16-byte vectors (tested once), the loop issues it without branches.
-		const tilec::G2S<__half, BLOCK_N, HEAD_DIM, THREADS, true> Ks_copy(HEAD_DIM,
-			K + (((size_t)b * S * H + h) * HEAD_DIM), H * HEAD_DIM,
-			(long long)BLOCK_N * H * HEAD_DIM);
-		const tilec::G2S<__half, BLOCK_N, HEAD_DIM, THREADS, true> Vs_copy(HEAD_DIM,
-			V + (((size_t)b * S * H + h) * HEAD_DIM), H * HEAD_DIM,
-			(long long)BLOCK_N * H * HEAD_DIM);
 		// Prologue: the copies of the first iteration.
 		if (0 < n_end) {
-			if (TILEC_ALIGNED || Ks_copy.aligned) {
-				// attention_bwd.c:122 tile_copy(Ks,
-				// tile_dims(&K[b][n * BLOCK_N][h][0], 1, 3))
-				Ks_copy.issue(Ks, 0, (b < B && h < H) ? S : 0, HEAD_DIM, K);
-			} else {
-				// attention_bwd.c:122 tile_copy(Ks,
-				// tile_dims(&K[b][n * BLOCK_N][h][0], 1, 3))
-				tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, THREADS, true, true,
-					TILEC_ALIGNED>(Ks, HEAD_DIM,
-					K + (((size_t)b * S * H + h) * HEAD_DIM), H * HEAD_DIM,
-					(b < B && h < H) ? min(BLOCK_N, S) : 0, HEAD_DIM, K);
-			}
-			if (TILEC_ALIGNED || Vs_copy.aligned) {
-				// attention_bwd.c:123 tile_copy(Vs,
-				// tile_dims(&V[b][n * BLOCK_N][h][0], 1, 3))
-				Vs_copy.issue(Vs, 0, (b < B && h < H) ? S : 0, HEAD_DIM, V);
-			} else {
-				// attention_bwd.c:123 tile_copy(Vs,
-				// tile_dims(&V[b][n * BLOCK_N][h][0], 1, 3))
-				tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, THREADS, true, true,
-					TILEC_ALIGNED>(Vs, HEAD_DIM,
-					V + (((size_t)b * S * H + h) * HEAD_DIM), H * HEAD_DIM,
-					(b < B && h < H) ? min(BLOCK_N, S) : 0, HEAD_DIM, V);
-			}
+			// attention_bwd.c:122 tile_copy(Ks, tile_dims(&K[b][n * BLOCK_N][h][0], 1,
+			// 3))
+			tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, THREADS, true, true,
+				TILEC_ALIGNED>(Ks, HEAD_DIM,
+				K + (((size_t)b * S * H + h) * HEAD_DIM), H * HEAD_DIM,
+				(b < B && h < H) ? min(BLOCK_N, S) : 0, HEAD_DIM, K);
+			// attention_bwd.c:123 tile_copy(Vs, tile_dims(&V[b][n * BLOCK_N][h][0], 1,
+			// 3))
+			tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, THREADS, true, true,
+				TILEC_ALIGNED>(Vs, HEAD_DIM,
+				V + (((size_t)b * S * H + h) * HEAD_DIM), H * HEAD_DIM,
+				(b < B && h < H) ? min(BLOCK_N, S) : 0, HEAD_DIM, V);
 		}
 		tilec::cp_async_commit();
 		for (int n = 0; n < n_end; n++) {
@@ -469,42 +411,24 @@ attn_bwd_dq(int B, int S, int H, float scale, const __half *__restrict__ Q,
 			__syncthreads();
 			const int n_next = n + 1;
 			if (n_next < n_end) {
-				if (TILEC_ALIGNED || Ks_copy.aligned) {
-					// attention_bwd.c:122 tile_copy(Ks,
-					// tile_dims(&K[b][n * BLOCK_N][h][0], 1, 3))
-					Ks_copy.issue(Ks_tile::stage(Ks, n_next % 2), n_next,
-						(b < B && h < H) ? S - n_next * BLOCK_N : 0,
-						HEAD_DIM, K);
-				} else {
-					// attention_bwd.c:122 tile_copy(Ks,
-					// tile_dims(&K[b][n * BLOCK_N][h][0], 1, 3))
-					tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, THREADS, true,
-						true, TILEC_ALIGNED>(Ks_tile::stage(Ks, n_next % 2),
-						HEAD_DIM,
-						K
-							+ ((((size_t)b * S + n_next * BLOCK_N) * H
-							+ h) * HEAD_DIM), H * HEAD_DIM,
-						(b < B && h < H) ? min(BLOCK_N,
-						S - n_next * BLOCK_N) : 0, HEAD_DIM, K);
-				}
-				if (TILEC_ALIGNED || Vs_copy.aligned) {
-					// attention_bwd.c:123 tile_copy(Vs,
-					// tile_dims(&V[b][n * BLOCK_N][h][0], 1, 3))
-					Vs_copy.issue(Vs_tile::stage(Vs, n_next % 2), n_next,
-						(b < B && h < H) ? S - n_next * BLOCK_N : 0,
-						HEAD_DIM, V);
-				} else {
-					// attention_bwd.c:123 tile_copy(Vs,
-					// tile_dims(&V[b][n * BLOCK_N][h][0], 1, 3))
-					tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, THREADS, true,
-						true, TILEC_ALIGNED>(Vs_tile::stage(Vs, n_next % 2),
-						HEAD_DIM,
-						V
-							+ ((((size_t)b * S + n_next * BLOCK_N) * H
-							+ h) * HEAD_DIM), H * HEAD_DIM,
-						(b < B && h < H) ? min(BLOCK_N,
-						S - n_next * BLOCK_N) : 0, HEAD_DIM, V);
-				}
+				// attention_bwd.c:122 tile_copy(Ks,
+				// tile_dims(&K[b][n * BLOCK_N][h][0], 1, 3))
+				tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, THREADS, true, true,
+					TILEC_ALIGNED>(Ks_tile::stage(Ks, n_next % 2), HEAD_DIM,
+					K
+						+ ((((size_t)b * S + n_next * BLOCK_N) * H + h)
+						* HEAD_DIM), H * HEAD_DIM,
+					(b < B && h < H) ? min(BLOCK_N, S - n_next * BLOCK_N) : 0,
+					HEAD_DIM, K);
+				// attention_bwd.c:123 tile_copy(Vs,
+				// tile_dims(&V[b][n * BLOCK_N][h][0], 1, 3))
+				tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, THREADS, true, true,
+					TILEC_ALIGNED>(Vs_tile::stage(Vs, n_next % 2), HEAD_DIM,
+					V
+						+ ((((size_t)b * S + n_next * BLOCK_N) * H + h)
+						* HEAD_DIM), H * HEAD_DIM,
+					(b < B && h < H) ? min(BLOCK_N, S - n_next * BLOCK_N) : 0,
+					HEAD_DIM, V);
 			}
 			tilec::cp_async_commit();
 			__half *const Ks_stage = Ks_tile::stage(Ks, n_stage);

@@ -71,40 +71,18 @@ flash_attention(int B, int S, int H, const __half *__restrict__ Q, const __half 
 	// flash_attention.c:44 tile_pipelined(n, ceildiv(kv_end, BLOCK_N), STAGES)
 	{
 		const int n_end = tilec::ceildiv(kv_end, BLOCK_N);
-		// Each copy's per-thread addresses, computed once: where its tiles are whole
-		// 16-byte vectors (tested once), the loop issues it without branches.
-		const tilec::G2S<__half, BLOCK_N, HEAD_DIM, 128, true> Ks_copy(HEAD_DIM,
-			K + (((size_t)b * S * H + h) * HEAD_DIM), H * HEAD_DIM,
-			(long long)BLOCK_N * H * HEAD_DIM);
-		const tilec::G2S<__half, BLOCK_N, HEAD_DIM, 128, true> Vs_copy(HEAD_DIM,
-			V + (((size_t)b * S * H + h) * HEAD_DIM), H * HEAD_DIM,
-			(long long)BLOCK_N * H * HEAD_DIM);
 		// Prologue: the copies of the first iteration.
 		if (0 < n_end) {
-			if (TILEC_ALIGNED || Ks_copy.aligned) {
-				// flash_attention.c:45 tile_copy(Ks,
-				// tile_dims(&K[b][n * BLOCK_N][h][0], 1, 3))
-				Ks_copy.issue(Ks, 0, (b < B && h < H) ? S : 0, HEAD_DIM, K);
-			} else {
-				// flash_attention.c:45 tile_copy(Ks,
-				// tile_dims(&K[b][n * BLOCK_N][h][0], 1, 3))
-				tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, 128, true, true,
-					TILEC_ALIGNED>(Ks, HEAD_DIM,
-					K + (((size_t)b * S * H + h) * HEAD_DIM), H * HEAD_DIM,
-					(b < B && h < H) ? min(BLOCK_N, S) : 0, HEAD_DIM, K);
-			}
-			if (TILEC_ALIGNED || Vs_copy.aligned) {
-				// flash_attention.c:46 tile_copy(Vs,
-				// tile_dims(&V[b][n * BLOCK_N][h][0], 1, 3))
-				Vs_copy.issue(Vs, 0, (b < B && h < H) ? S : 0, HEAD_DIM, V);
-			} else {
-				// flash_attention.c:46 tile_copy(Vs,
-				// tile_dims(&V[b][n * BLOCK_N][h][0], 1, 3))
-				tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, 128, true, true,
-					TILEC_ALIGNED>(Vs, HEAD_DIM,
-					V + (((size_t)b * S * H + h) * HEAD_DIM), H * HEAD_DIM,
-					(b < B && h < H) ? min(BLOCK_N, S) : 0, HEAD_DIM, V);
-			}
+			// flash_attention.c:45 tile_copy(Ks, tile_dims(&K[b][n * BLOCK_N][h][0], 1,
+			// 3))
+			tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, 128, true, true, TILEC_ALIGNED>(
+				Ks, HEAD_DIM, K + (((size_t)b * S * H + h) * HEAD_DIM),
+				H * HEAD_DIM, (b < B && h < H) ? min(BLOCK_N, S) : 0, HEAD_DIM, K);
+			// flash_attention.c:46 tile_copy(Vs, tile_dims(&V[b][n * BLOCK_N][h][0], 1,
+			// 3))
+			tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, 128, true, true, TILEC_ALIGNED>(
+				Vs, HEAD_DIM, V + (((size_t)b * S * H + h) * HEAD_DIM),
+				H * HEAD_DIM, (b < B && h < H) ? min(BLOCK_N, S) : 0, HEAD_DIM, V);
 		}
 		tilec::cp_async_commit();
 		for (int n = 0; n < n_end; n++) {
@@ -115,42 +93,24 @@ flash_attention(int B, int S, int H, const __half *__restrict__ Q, const __half 
 			__syncthreads();
 			const int n_next = n + 1;
 			if (n_next < n_end) {
-				if (TILEC_ALIGNED || Ks_copy.aligned) {
-					// flash_attention.c:45 tile_copy(Ks,
-					// tile_dims(&K[b][n * BLOCK_N][h][0], 1, 3))
-					Ks_copy.issue(Ks_tile::stage(Ks, n_next % 2), n_next,
-						(b < B && h < H) ? S - n_next * BLOCK_N : 0,
-						HEAD_DIM, K);
-				} else {
-					// flash_attention.c:45 tile_copy(Ks,
-					// tile_dims(&K[b][n * BLOCK_N][h][0], 1, 3))
-					tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, 128, true, true,
-						TILEC_ALIGNED>(Ks_tile::stage(Ks, n_next % 2),
-						HEAD_DIM,
-						K
-							+ ((((size_t)b * S + n_next * BLOCK_N) * H
-							+ h) * HEAD_DIM), H * HEAD_DIM,
-						(b < B && h < H) ? min(BLOCK_N,
-						S - n_next * BLOCK_N) : 0, HEAD_DIM, K);
-				}
-				if (TILEC_ALIGNED || Vs_copy.aligned) {
-					// flash_attention.c:46 tile_copy(Vs,
-					// tile_dims(&V[b][n * BLOCK_N][h][0], 1, 3))
-					Vs_copy.issue(Vs_tile::stage(Vs, n_next % 2), n_next,
-						(b < B && h < H) ? S - n_next * BLOCK_N : 0,
-						HEAD_DIM, V);
-				} else {
-					// flash_attention.c:46 tile_copy(Vs,
-					// tile_dims(&V[b][n * BLOCK_N][h][0], 1, 3))
-					tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, 128, true, true,
-						TILEC_ALIGNED>(Vs_tile::stage(Vs, n_next % 2),
-						HEAD_DIM,
-						V
-							+ ((((size_t)b * S + n_next * BLOCK_N) * H
-							+ h) * HEAD_DIM), H * HEAD_DIM,
-						(b < B && h < H) ? min(BLOCK_N,
-						S - n_next * BLOCK_N) : 0, HEAD_DIM, V);
-				}
+				// flash_attention.c:45 tile_copy(Ks,
+				// tile_dims(&K[b][n * BLOCK_N][h][0], 1, 3))
+				tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, 128, true, true,
+					TILEC_ALIGNED>(Ks_tile::stage(Ks, n_next % 2), HEAD_DIM,
+					K
+						+ ((((size_t)b * S + n_next * BLOCK_N) * H + h)
+						* HEAD_DIM), H * HEAD_DIM,
+					(b < B && h < H) ? min(BLOCK_N, S - n_next * BLOCK_N) : 0,
+					HEAD_DIM, K);
+				// flash_attention.c:46 tile_copy(Vs,
+				// tile_dims(&V[b][n * BLOCK_N][h][0], 1, 3))
+				tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, 128, true, true,
+					TILEC_ALIGNED>(Vs_tile::stage(Vs, n_next % 2), HEAD_DIM,
+					V
+						+ ((((size_t)b * S + n_next * BLOCK_N) * H + h)
+						* HEAD_DIM), H * HEAD_DIM,
+					(b < B && h < H) ? min(BLOCK_N, S - n_next * BLOCK_N) : 0,
+					HEAD_DIM, V);
 			}
 			tilec::cp_async_commit();
 			__half *const Ks_stage = Ks_tile::stage(Ks, n_stage);

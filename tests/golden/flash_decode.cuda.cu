@@ -232,55 +232,29 @@ flash_decode_split_gqa(int B, int H, int HKV, int S, int NSPLIT, float scale,
 	// flash_decode.c:149 tile_pipelined(t, tiles, STAGES)
 	{
 		const int t_end = tiles;
-		// Each copy's per-thread addresses, computed once: where its tiles are whole
-		// 16-byte vectors (tested once), the loop issues it without branches.
-		const tilec::G2S<__half, BLOCK_N, HEAD_DIM, 32 * (BLOCK_H / 16), true> Ks_copy(
-			HEAD_DIM, K + ((((size_t)b * S + start) * HKV + g) * HEAD_DIM),
-			HKV * HEAD_DIM, (long long)BLOCK_N * HKV * HEAD_DIM);
-		const tilec::G2S<__half, BLOCK_N, HEAD_DIM, 32 * (BLOCK_H / 16), true> Vs_copy(
-			HEAD_DIM, V + ((((size_t)b * S + start) * HKV + g) * HEAD_DIM),
-			HKV * HEAD_DIM, (long long)BLOCK_N * HKV * HEAD_DIM);
 		// Prologue: the copies of the first 2 iterations.
 		for (int t_pre = 0; t_pre < 2; t_pre++) {
 			if (t_pre < t_end) {
-				if (TILEC_ALIGNED || Ks_copy.aligned) {
-					// flash_decode.c:150 tile_copy(Ks,
-					// tile_dims(&K[b][start + t * BLOCK_N][g][0], 1, 3))
-					Ks_copy.issue(Ks_tile::stage(Ks, t_pre), t_pre,
-						(b < B && g < HKV) ? S - (start + t_pre * BLOCK_N)
-						: 0, HEAD_DIM, K);
-				} else {
-					// flash_decode.c:150 tile_copy(Ks,
-					// tile_dims(&K[b][start + t * BLOCK_N][g][0], 1, 3))
-					tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM,
-						32 * (BLOCK_H / 16), true, true, TILEC_ALIGNED>(
-						Ks_tile::stage(Ks, t_pre), HEAD_DIM,
-						K
-							+ ((((size_t)b * S
-							+ (start + t_pre * BLOCK_N)) * HKV + g)
-							* HEAD_DIM), HKV * HEAD_DIM,
-						(b < B && g < HKV) ? min(BLOCK_N,
-						S - (start + t_pre * BLOCK_N)) : 0, HEAD_DIM, K);
-				}
-				if (TILEC_ALIGNED || Vs_copy.aligned) {
-					// flash_decode.c:151 tile_copy(Vs,
-					// tile_dims(&V[b][start + t * BLOCK_N][g][0], 1, 3))
-					Vs_copy.issue(Vs_tile::stage(Vs, t_pre), t_pre,
-						(b < B && g < HKV) ? S - (start + t_pre * BLOCK_N)
-						: 0, HEAD_DIM, V);
-				} else {
-					// flash_decode.c:151 tile_copy(Vs,
-					// tile_dims(&V[b][start + t * BLOCK_N][g][0], 1, 3))
-					tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM,
-						32 * (BLOCK_H / 16), true, true, TILEC_ALIGNED>(
-						Vs_tile::stage(Vs, t_pre), HEAD_DIM,
-						V
-							+ ((((size_t)b * S
-							+ (start + t_pre * BLOCK_N)) * HKV + g)
-							* HEAD_DIM), HKV * HEAD_DIM,
-						(b < B && g < HKV) ? min(BLOCK_N,
-						S - (start + t_pre * BLOCK_N)) : 0, HEAD_DIM, V);
-				}
+				// flash_decode.c:150 tile_copy(Ks,
+				// tile_dims(&K[b][start + t * BLOCK_N][g][0], 1, 3))
+				tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, 32 * (BLOCK_H / 16),
+					true, true, TILEC_ALIGNED>(Ks_tile::stage(Ks, t_pre),
+					HEAD_DIM,
+					K
+						+ ((((size_t)b * S + (start + t_pre * BLOCK_N))
+						* HKV + g) * HEAD_DIM), HKV * HEAD_DIM,
+					(b < B && g < HKV) ? min(BLOCK_N,
+					S - (start + t_pre * BLOCK_N)) : 0, HEAD_DIM, K);
+				// flash_decode.c:151 tile_copy(Vs,
+				// tile_dims(&V[b][start + t * BLOCK_N][g][0], 1, 3))
+				tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, 32 * (BLOCK_H / 16),
+					true, true, TILEC_ALIGNED>(Vs_tile::stage(Vs, t_pre),
+					HEAD_DIM,
+					V
+						+ ((((size_t)b * S + (start + t_pre * BLOCK_N))
+						* HKV + g) * HEAD_DIM), HKV * HEAD_DIM,
+					(b < B && g < HKV) ? min(BLOCK_N,
+					S - (start + t_pre * BLOCK_N)) : 0, HEAD_DIM, V);
 			}
 			tilec::cp_async_commit();
 		}
@@ -292,44 +266,26 @@ flash_decode_split_gqa(int B, int H, int HKV, int S, int NSPLIT, float scale,
 			__syncthreads();
 			const int t_next = t + 2;
 			if (t_next < t_end) {
-				if (TILEC_ALIGNED || Ks_copy.aligned) {
-					// flash_decode.c:150 tile_copy(Ks,
-					// tile_dims(&K[b][start + t * BLOCK_N][g][0], 1, 3))
-					Ks_copy.issue(Ks_tile::stage(Ks, t_next % 3), t_next,
-						(b < B && g < HKV) ? S - (start + t_next * BLOCK_N)
-						: 0, HEAD_DIM, K);
-				} else {
-					// flash_decode.c:150 tile_copy(Ks,
-					// tile_dims(&K[b][start + t * BLOCK_N][g][0], 1, 3))
-					tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM,
-						32 * (BLOCK_H / 16), true, true, TILEC_ALIGNED>(
-						Ks_tile::stage(Ks, t_next % 3), HEAD_DIM,
-						K
-							+ ((((size_t)b * S
-							+ (start + t_next * BLOCK_N)) * HKV + g)
-							* HEAD_DIM), HKV * HEAD_DIM,
-						(b < B && g < HKV) ? min(BLOCK_N,
-						S - (start + t_next * BLOCK_N)) : 0, HEAD_DIM, K);
-				}
-				if (TILEC_ALIGNED || Vs_copy.aligned) {
-					// flash_decode.c:151 tile_copy(Vs,
-					// tile_dims(&V[b][start + t * BLOCK_N][g][0], 1, 3))
-					Vs_copy.issue(Vs_tile::stage(Vs, t_next % 3), t_next,
-						(b < B && g < HKV) ? S - (start + t_next * BLOCK_N)
-						: 0, HEAD_DIM, V);
-				} else {
-					// flash_decode.c:151 tile_copy(Vs,
-					// tile_dims(&V[b][start + t * BLOCK_N][g][0], 1, 3))
-					tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM,
-						32 * (BLOCK_H / 16), true, true, TILEC_ALIGNED>(
-						Vs_tile::stage(Vs, t_next % 3), HEAD_DIM,
-						V
-							+ ((((size_t)b * S
-							+ (start + t_next * BLOCK_N)) * HKV + g)
-							* HEAD_DIM), HKV * HEAD_DIM,
-						(b < B && g < HKV) ? min(BLOCK_N,
-						S - (start + t_next * BLOCK_N)) : 0, HEAD_DIM, V);
-				}
+				// flash_decode.c:150 tile_copy(Ks,
+				// tile_dims(&K[b][start + t * BLOCK_N][g][0], 1, 3))
+				tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, 32 * (BLOCK_H / 16),
+					true, true, TILEC_ALIGNED>(Ks_tile::stage(Ks, t_next % 3),
+					HEAD_DIM,
+					K
+						+ ((((size_t)b * S + (start + t_next * BLOCK_N))
+						* HKV + g) * HEAD_DIM), HKV * HEAD_DIM,
+					(b < B && g < HKV) ? min(BLOCK_N,
+					S - (start + t_next * BLOCK_N)) : 0, HEAD_DIM, K);
+				// flash_decode.c:151 tile_copy(Vs,
+				// tile_dims(&V[b][start + t * BLOCK_N][g][0], 1, 3))
+				tilec::copy_g2s<__half, BLOCK_N, HEAD_DIM, 32 * (BLOCK_H / 16),
+					true, true, TILEC_ALIGNED>(Vs_tile::stage(Vs, t_next % 3),
+					HEAD_DIM,
+					V
+						+ ((((size_t)b * S + (start + t_next * BLOCK_N))
+						* HKV + g) * HEAD_DIM), HKV * HEAD_DIM,
+					(b < B && g < HKV) ? min(BLOCK_N,
+					S - (start + t_next * BLOCK_N)) : 0, HEAD_DIM, V);
 			}
 			tilec::cp_async_commit();
 			__half *const Ks_stage = Ks_tile::stage(Ks, t_stage);

@@ -28,45 +28,23 @@ gemm_f32(int M, int N, int K, const float *__restrict__ A, const float *__restri
 	// gemm_f32.c:31 tile_pipelined(k, ceildiv(K, BLOCK_K), STAGES)
 	{
 		const int k_end = tilec::ceildiv(K, BLOCK_K);
-		// Each copy's per-thread addresses, computed once: where its tiles are whole
-		// 16-byte vectors (tested once), the loop issues it without branches.
-		const tilec::G2S<float, BLOCK_M, BLOCK_K, 128> As_copy(BLOCK_K + 4,
-			A + ((size_t)(by * BLOCK_M) * K), K, BLOCK_K);
-		const tilec::G2S<float, BLOCK_K, BLOCK_N, 128> Bs_copy(BLOCK_N + 4,
-			B + bx * BLOCK_N, N, (long long)BLOCK_K * N);
 		// Prologue: the copies of the first 2 iterations.
 		for (int k_pre = 0; k_pre < 2; k_pre++) {
 			if (k_pre < k_end) {
-				if (TILEC_ALIGNED || As_copy.aligned) {
-					// gemm_f32.c:32 tile_copy(As,
-					// &A[by * BLOCK_M][k * BLOCK_K])
-					As_copy.issue(As + k_pre * (BLOCK_M * (BLOCK_K + 4)), k_pre,
-						M - by * BLOCK_M, K - k_pre * BLOCK_K, A);
-				} else {
-					// gemm_f32.c:32 tile_copy(As,
-					// &A[by * BLOCK_M][k * BLOCK_K])
-					tilec::copy_g2s<float, BLOCK_M, BLOCK_K, 128, true, false,
-						TILEC_ALIGNED>(
-						As + k_pre * (BLOCK_M * (BLOCK_K + 4)), BLOCK_K + 4,
-						A + ((size_t)(by * BLOCK_M) * K + k_pre * BLOCK_K),
-						K, min(BLOCK_M, M - by * BLOCK_M),
-						min(BLOCK_K, K - k_pre * BLOCK_K), A);
-				}
-				if (TILEC_ALIGNED || Bs_copy.aligned) {
-					// gemm_f32.c:33 tile_copy(Bs,
-					// &B[k * BLOCK_K][bx * BLOCK_N])
-					Bs_copy.issue(Bs + k_pre * (BLOCK_K * (BLOCK_N + 4)), k_pre,
-						K - k_pre * BLOCK_K, N - bx * BLOCK_N, B);
-				} else {
-					// gemm_f32.c:33 tile_copy(Bs,
-					// &B[k * BLOCK_K][bx * BLOCK_N])
-					tilec::copy_g2s<float, BLOCK_K, BLOCK_N, 128, true, false,
-						TILEC_ALIGNED>(
-						Bs + k_pre * (BLOCK_K * (BLOCK_N + 4)), BLOCK_N + 4,
-						B + ((size_t)(k_pre * BLOCK_K) * N + bx * BLOCK_N),
-						N, min(BLOCK_K, K - k_pre * BLOCK_K),
-						min(BLOCK_N, N - bx * BLOCK_N), B);
-				}
+				// gemm_f32.c:32 tile_copy(As, &A[by * BLOCK_M][k * BLOCK_K])
+				tilec::copy_g2s<float, BLOCK_M, BLOCK_K, 128, true, false,
+					TILEC_ALIGNED>(As + k_pre * (BLOCK_M * (BLOCK_K + 4)),
+					BLOCK_K + 4,
+					A + ((size_t)(by * BLOCK_M) * K + k_pre * BLOCK_K), K,
+					min(BLOCK_M, M - by * BLOCK_M),
+					min(BLOCK_K, K - k_pre * BLOCK_K), A);
+				// gemm_f32.c:33 tile_copy(Bs, &B[k * BLOCK_K][bx * BLOCK_N])
+				tilec::copy_g2s<float, BLOCK_K, BLOCK_N, 128, true, false,
+					TILEC_ALIGNED>(Bs + k_pre * (BLOCK_K * (BLOCK_N + 4)),
+					BLOCK_N + 4,
+					B + ((size_t)(k_pre * BLOCK_K) * N + bx * BLOCK_N), N,
+					min(BLOCK_K, K - k_pre * BLOCK_K),
+					min(BLOCK_N, N - bx * BLOCK_N), B);
 			}
 			tilec::cp_async_commit();
 		}
@@ -78,38 +56,20 @@ gemm_f32(int M, int N, int K, const float *__restrict__ A, const float *__restri
 			__syncthreads();
 			const int k_next = k + 2;
 			if (k_next < k_end) {
-				if (TILEC_ALIGNED || As_copy.aligned) {
-					// gemm_f32.c:32 tile_copy(As,
-					// &A[by * BLOCK_M][k * BLOCK_K])
-					As_copy.issue(As + (k_next % 3) * (BLOCK_M * (BLOCK_K + 4)),
-						k_next, M - by * BLOCK_M, K - k_next * BLOCK_K, A);
-				} else {
-					// gemm_f32.c:32 tile_copy(As,
-					// &A[by * BLOCK_M][k * BLOCK_K])
-					tilec::copy_g2s<float, BLOCK_M, BLOCK_K, 128, true, false,
-						TILEC_ALIGNED>(
-						As + (k_next % 3) * (BLOCK_M * (BLOCK_K + 4)),
-						BLOCK_K + 4,
-						A + ((size_t)(by * BLOCK_M) * K + k_next * BLOCK_K),
-						K, min(BLOCK_M, M - by * BLOCK_M),
-						min(BLOCK_K, K - k_next * BLOCK_K), A);
-				}
-				if (TILEC_ALIGNED || Bs_copy.aligned) {
-					// gemm_f32.c:33 tile_copy(Bs,
-					// &B[k * BLOCK_K][bx * BLOCK_N])
-					Bs_copy.issue(Bs + (k_next % 3) * (BLOCK_K * (BLOCK_N + 4)),
-						k_next, K - k_next * BLOCK_K, N - bx * BLOCK_N, B);
-				} else {
-					// gemm_f32.c:33 tile_copy(Bs,
-					// &B[k * BLOCK_K][bx * BLOCK_N])
-					tilec::copy_g2s<float, BLOCK_K, BLOCK_N, 128, true, false,
-						TILEC_ALIGNED>(
-						Bs + (k_next % 3) * (BLOCK_K * (BLOCK_N + 4)),
-						BLOCK_N + 4,
-						B + ((size_t)(k_next * BLOCK_K) * N + bx * BLOCK_N),
-						N, min(BLOCK_K, K - k_next * BLOCK_K),
-						min(BLOCK_N, N - bx * BLOCK_N), B);
-				}
+				// gemm_f32.c:32 tile_copy(As, &A[by * BLOCK_M][k * BLOCK_K])
+				tilec::copy_g2s<float, BLOCK_M, BLOCK_K, 128, true, false,
+					TILEC_ALIGNED>(
+					As + (k_next % 3) * (BLOCK_M * (BLOCK_K + 4)), BLOCK_K + 4,
+					A + ((size_t)(by * BLOCK_M) * K + k_next * BLOCK_K), K,
+					min(BLOCK_M, M - by * BLOCK_M),
+					min(BLOCK_K, K - k_next * BLOCK_K), A);
+				// gemm_f32.c:33 tile_copy(Bs, &B[k * BLOCK_K][bx * BLOCK_N])
+				tilec::copy_g2s<float, BLOCK_K, BLOCK_N, 128, true, false,
+					TILEC_ALIGNED>(
+					Bs + (k_next % 3) * (BLOCK_K * (BLOCK_N + 4)), BLOCK_N + 4,
+					B + ((size_t)(k_next * BLOCK_K) * N + bx * BLOCK_N), N,
+					min(BLOCK_K, K - k_next * BLOCK_K),
+					min(BLOCK_N, N - bx * BLOCK_N), B);
 			}
 			tilec::cp_async_commit();
 			float *const As_stage = As + k_stage * (BLOCK_M * (BLOCK_K + 4));

@@ -38,45 +38,21 @@ gemm_w4a16(int M, int N, int K, const __half *__restrict__ A, const tilec::i4x2 
 	// gemm_w4a16.c:50 tile_pipelined(k, ceildiv(K, BLOCK_K), STAGES)
 	{
 		const int k_end = tilec::ceildiv(K, BLOCK_K);
-		// Each copy's per-thread addresses, computed once: where its tiles are whole
-		// 16-byte vectors (tested once), the loop issues it without branches.
-		const tilec::G2S<__half, BLOCK_M, BLOCK_K, THREADS, true> As_copy(BLOCK_K,
-			A + ((size_t)(by * BLOCK_M) * K), K, BLOCK_K);
-		const tilec::G2S<tilec::i4x2, BLOCK_N, BLOCK_K, THREADS> Ws4_copy(BLOCK_K, W,
-			((size_t)(bx * BLOCK_N) * K), K, BLOCK_K);
 		// Prologue: the copies of the first 2 iterations.
 		for (int k_pre = 0; k_pre < 2; k_pre++) {
 			if (k_pre < k_end) {
-				if (TILEC_ALIGNED || As_copy.aligned) {
-					// gemm_w4a16.c:51 tile_copy(As,
-					// &A[by * BLOCK_M][k * BLOCK_K])
-					As_copy.issue(As_tile::stage(As, k_pre), k_pre,
-						M - by * BLOCK_M, K - k_pre * BLOCK_K, A);
-				} else {
-					// gemm_w4a16.c:51 tile_copy(As,
-					// &A[by * BLOCK_M][k * BLOCK_K])
-					tilec::copy_g2s<__half, BLOCK_M, BLOCK_K, THREADS, true,
-						true, TILEC_ALIGNED>(As_tile::stage(As, k_pre),
-						BLOCK_K,
-						A + ((size_t)(by * BLOCK_M) * K + k_pre * BLOCK_K),
-						K, min(BLOCK_M, M - by * BLOCK_M),
-						min(BLOCK_K, K - k_pre * BLOCK_K), A);
-				}
-				if (Ws4_copy.aligned) {
-					// gemm_w4a16.c:52 tile_copy(Ws4,
-					// &W[bx * BLOCK_N][k * BLOCK_K])
-					Ws4_copy.issue(Ws4 + k_pre * ((BLOCK_N * BLOCK_K + 1) / 2),
-						k_pre, N - bx * BLOCK_N, K - k_pre * BLOCK_K, W);
-				} else {
-					// gemm_w4a16.c:52 tile_copy(Ws4,
-					// &W[bx * BLOCK_N][k * BLOCK_K])
-					tilec::copy_g2s_i4<BLOCK_N, BLOCK_K, THREADS, true>(
-						Ws4 + k_pre * ((BLOCK_N * BLOCK_K + 1) / 2),
-						BLOCK_K, W,
-						((size_t)(bx * BLOCK_N) * K + k_pre * BLOCK_K), K,
-						min(BLOCK_N, N - bx * BLOCK_N),
-						min(BLOCK_K, K - k_pre * BLOCK_K));
-				}
+				// gemm_w4a16.c:51 tile_copy(As, &A[by * BLOCK_M][k * BLOCK_K])
+				tilec::copy_g2s<__half, BLOCK_M, BLOCK_K, THREADS, true, true,
+					TILEC_ALIGNED>(As_tile::stage(As, k_pre), BLOCK_K,
+					A + ((size_t)(by * BLOCK_M) * K + k_pre * BLOCK_K), K,
+					min(BLOCK_M, M - by * BLOCK_M),
+					min(BLOCK_K, K - k_pre * BLOCK_K), A);
+				// gemm_w4a16.c:52 tile_copy(Ws4, &W[bx * BLOCK_N][k * BLOCK_K])
+				tilec::copy_g2s_i4<BLOCK_N, BLOCK_K, THREADS, true>(
+					Ws4 + k_pre * ((BLOCK_N * BLOCK_K + 1) / 2), BLOCK_K, W,
+					((size_t)(bx * BLOCK_N) * K + k_pre * BLOCK_K), K,
+					min(BLOCK_N, N - bx * BLOCK_N),
+					min(BLOCK_K, K - k_pre * BLOCK_K));
 				// gemm_w4a16.c:53 tile_copy(scale,
 				// &S[k * BLOCK_K / GROUP][bx * BLOCK_N])
 				tilec::copy_g2s<__half, 1, BLOCK_N, THREADS, true, false,
@@ -102,37 +78,18 @@ gemm_w4a16(int M, int N, int K, const __half *__restrict__ A, const tilec::i4x2 
 			__syncthreads();
 			const int k_next = k + 2;
 			if (k_next < k_end) {
-				if (TILEC_ALIGNED || As_copy.aligned) {
-					// gemm_w4a16.c:51 tile_copy(As,
-					// &A[by * BLOCK_M][k * BLOCK_K])
-					As_copy.issue(As_tile::stage(As, k_next % 3), k_next,
-						M - by * BLOCK_M, K - k_next * BLOCK_K, A);
-				} else {
-					// gemm_w4a16.c:51 tile_copy(As,
-					// &A[by * BLOCK_M][k * BLOCK_K])
-					tilec::copy_g2s<__half, BLOCK_M, BLOCK_K, THREADS, true,
-						true, TILEC_ALIGNED>(As_tile::stage(As, k_next % 3),
-						BLOCK_K,
-						A + ((size_t)(by * BLOCK_M) * K + k_next * BLOCK_K),
-						K, min(BLOCK_M, M - by * BLOCK_M),
-						min(BLOCK_K, K - k_next * BLOCK_K), A);
-				}
-				if (Ws4_copy.aligned) {
-					// gemm_w4a16.c:52 tile_copy(Ws4,
-					// &W[bx * BLOCK_N][k * BLOCK_K])
-					Ws4_copy.issue(
-						Ws4 + (k_next % 3) * ((BLOCK_N * BLOCK_K + 1) / 2),
-						k_next, N - bx * BLOCK_N, K - k_next * BLOCK_K, W);
-				} else {
-					// gemm_w4a16.c:52 tile_copy(Ws4,
-					// &W[bx * BLOCK_N][k * BLOCK_K])
-					tilec::copy_g2s_i4<BLOCK_N, BLOCK_K, THREADS, true>(
-						Ws4 + (k_next % 3) * ((BLOCK_N * BLOCK_K + 1) / 2),
-						BLOCK_K, W,
-						((size_t)(bx * BLOCK_N) * K + k_next * BLOCK_K), K,
-						min(BLOCK_N, N - bx * BLOCK_N),
-						min(BLOCK_K, K - k_next * BLOCK_K));
-				}
+				// gemm_w4a16.c:51 tile_copy(As, &A[by * BLOCK_M][k * BLOCK_K])
+				tilec::copy_g2s<__half, BLOCK_M, BLOCK_K, THREADS, true, true,
+					TILEC_ALIGNED>(As_tile::stage(As, k_next % 3), BLOCK_K,
+					A + ((size_t)(by * BLOCK_M) * K + k_next * BLOCK_K), K,
+					min(BLOCK_M, M - by * BLOCK_M),
+					min(BLOCK_K, K - k_next * BLOCK_K), A);
+				// gemm_w4a16.c:52 tile_copy(Ws4, &W[bx * BLOCK_N][k * BLOCK_K])
+				tilec::copy_g2s_i4<BLOCK_N, BLOCK_K, THREADS, true>(
+					Ws4 + (k_next % 3) * ((BLOCK_N * BLOCK_K + 1) / 2), BLOCK_K,
+					W, ((size_t)(bx * BLOCK_N) * K + k_next * BLOCK_K), K,
+					min(BLOCK_N, N - bx * BLOCK_N),
+					min(BLOCK_K, K - k_next * BLOCK_K));
 				// gemm_w4a16.c:53 tile_copy(scale,
 				// &S[k * BLOCK_K / GROUP][bx * BLOCK_N])
 				tilec::copy_g2s<__half, 1, BLOCK_N, THREADS, true, false,

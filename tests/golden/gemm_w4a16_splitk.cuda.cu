@@ -47,86 +47,40 @@ gemm_w4a16_splitk(int M, int N, int K, const __half *__restrict__ A,
 	// gemm_w4a16_splitk.c:58 tile_pipelined(s, steps, STAGES)
 	{
 		const int s_end = steps;
-		// Each copy's per-thread addresses, computed once: where its tiles are whole
-		// 16-byte vectors (tested once), the loop issues it without branches.
-		const tilec::G2S<__half, BLOCK_M, BLOCK_K, THREADS, true> As_copy(BLOCK_K,
-			A + ((size_t)(by * BLOCK_M) * K + k0 * BLOCK_K), K, BLOCK_K);
-		const tilec::G2S<tilec::i4x2, BLOCK_N, BLOCK_K, THREADS> Ws4_copy(BLOCK_K, W,
-			((size_t)(bx * BLOCK_N) * K + k0 * BLOCK_K), K, BLOCK_K);
-		const tilec::G2S<__half, 1, BLOCK_N, THREADS> scale_copy(BLOCK_N,
-			S + ((size_t)k0 * N + bx * BLOCK_N), 0, N);
-		const tilec::G2S<tilec::i4x2, 1, BLOCK_N, THREADS> zero_copy(BLOCK_N, Z,
-			((size_t)k0 * N + bx * BLOCK_N), 0, N);
 		// Prologue: the copies of the first 2 iterations.
 		for (int s_pre = 0; s_pre < 2; s_pre++) {
 			if (s_pre < s_end) {
-				if (TILEC_ALIGNED || As_copy.aligned) {
-					// gemm_w4a16_splitk.c:60 tile_copy(As,
-					// &A[by * BLOCK_M][k * BLOCK_K])
-					As_copy.issue(As_tile::stage(As, s_pre), s_pre,
-						M - by * BLOCK_M, K - (k0 + s_pre) * BLOCK_K, A);
-				} else {
-					// gemm_w4a16_splitk.c:60 tile_copy(As,
-					// &A[by * BLOCK_M][k * BLOCK_K])
-					tilec::copy_g2s<__half, BLOCK_M, BLOCK_K, THREADS, true,
-						true, TILEC_ALIGNED>(As_tile::stage(As, s_pre),
-						BLOCK_K,
-						A
-							+ ((size_t)(by * BLOCK_M) * K + (k0 + s_pre)
-							* BLOCK_K), K,
-						min(BLOCK_M, M - by * BLOCK_M),
-						min(BLOCK_K, K - (k0 + s_pre) * BLOCK_K), A);
-				}
-				if (Ws4_copy.aligned) {
-					// gemm_w4a16_splitk.c:61 tile_copy(Ws4,
-					// &W[bx * BLOCK_N][k * BLOCK_K])
-					Ws4_copy.issue(Ws4 + s_pre * ((BLOCK_N * BLOCK_K + 1) / 2),
-						s_pre, N - bx * BLOCK_N, K - (k0 + s_pre) * BLOCK_K,
-						W);
-				} else {
-					// gemm_w4a16_splitk.c:61 tile_copy(Ws4,
-					// &W[bx * BLOCK_N][k * BLOCK_K])
-					tilec::copy_g2s_i4<BLOCK_N, BLOCK_K, THREADS, true>(
-						Ws4 + s_pre * ((BLOCK_N * BLOCK_K + 1) / 2),
-						BLOCK_K, W,
-						((size_t)(bx * BLOCK_N) * K + (k0 + s_pre)
-							* BLOCK_K), K,
-						min(BLOCK_N, N - bx * BLOCK_N),
-						min(BLOCK_K, K - (k0 + s_pre) * BLOCK_K));
-				}
-				if (TILEC_ALIGNED || scale_copy.aligned) {
-					// gemm_w4a16_splitk.c:62 tile_copy(scale,
-					// &S[k * BLOCK_K / GROUP][bx * BLOCK_N])
-					scale_copy.issue(scale + s_pre * BLOCK_N, s_pre,
-						((k0 + s_pre) * BLOCK_K / GROUP < K / GROUP) ? 1
-						: 0, N - bx * BLOCK_N, S);
-				} else {
-					// gemm_w4a16_splitk.c:62 tile_copy(scale,
-					// &S[k * BLOCK_K / GROUP][bx * BLOCK_N])
-					tilec::copy_g2s<__half, 1, BLOCK_N, THREADS, true, false,
-						TILEC_ALIGNED>(scale + s_pre * BLOCK_N, BLOCK_N,
-						S
-							+ ((size_t)((k0 + s_pre) * BLOCK_K / GROUP)
-							* N + bx * BLOCK_N), 0,
-						((k0 + s_pre) * BLOCK_K / GROUP < K / GROUP) ? 1
-						: 0, min(BLOCK_N, N - bx * BLOCK_N), S);
-				}
-				if (zero_copy.aligned) {
-					// gemm_w4a16_splitk.c:63 tile_copy(zero,
-					// &Z[k * BLOCK_K / GROUP][bx * BLOCK_N])
-					zero_copy.issue(zero + s_pre * ((BLOCK_N + 1) / 2), s_pre,
-						((k0 + s_pre) * BLOCK_K / GROUP < K / GROUP) ? 1
-						: 0, N - bx * BLOCK_N, Z);
-				} else {
-					// gemm_w4a16_splitk.c:63 tile_copy(zero,
-					// &Z[k * BLOCK_K / GROUP][bx * BLOCK_N])
-					tilec::copy_g2s_i4<1, BLOCK_N, THREADS, true>(
-						zero + s_pre * ((BLOCK_N + 1) / 2), BLOCK_N, Z,
-						((size_t)((k0 + s_pre) * BLOCK_K / GROUP) * N + bx
-							* BLOCK_N), 0,
-						((k0 + s_pre) * BLOCK_K / GROUP < K / GROUP) ? 1
-						: 0, min(BLOCK_N, N - bx * BLOCK_N));
-				}
+				// gemm_w4a16_splitk.c:60 tile_copy(As,
+				// &A[by * BLOCK_M][k * BLOCK_K])
+				tilec::copy_g2s<__half, BLOCK_M, BLOCK_K, THREADS, true, true,
+					TILEC_ALIGNED>(As_tile::stage(As, s_pre), BLOCK_K,
+					A + ((size_t)(by * BLOCK_M) * K + (k0 + s_pre) * BLOCK_K),
+					K, min(BLOCK_M, M - by * BLOCK_M),
+					min(BLOCK_K, K - (k0 + s_pre) * BLOCK_K), A);
+				// gemm_w4a16_splitk.c:61 tile_copy(Ws4,
+				// &W[bx * BLOCK_N][k * BLOCK_K])
+				tilec::copy_g2s_i4<BLOCK_N, BLOCK_K, THREADS, true>(
+					Ws4 + s_pre * ((BLOCK_N * BLOCK_K + 1) / 2), BLOCK_K, W,
+					((size_t)(bx * BLOCK_N) * K + (k0 + s_pre) * BLOCK_K), K,
+					min(BLOCK_N, N - bx * BLOCK_N),
+					min(BLOCK_K, K - (k0 + s_pre) * BLOCK_K));
+				// gemm_w4a16_splitk.c:62 tile_copy(scale,
+				// &S[k * BLOCK_K / GROUP][bx * BLOCK_N])
+				tilec::copy_g2s<__half, 1, BLOCK_N, THREADS, true, false,
+					TILEC_ALIGNED>(scale + s_pre * BLOCK_N, BLOCK_N,
+					S
+						+ ((size_t)((k0 + s_pre) * BLOCK_K / GROUP) * N + bx
+						* BLOCK_N), 0,
+					((k0 + s_pre) * BLOCK_K / GROUP < K / GROUP) ? 1 : 0,
+					min(BLOCK_N, N - bx * BLOCK_N), S);
+				// gemm_w4a16_splitk.c:63 tile_copy(zero,
+				// &Z[k * BLOCK_K / GROUP][bx * BLOCK_N])
+				tilec::copy_g2s_i4<1, BLOCK_N, THREADS, true>(
+					zero + s_pre * ((BLOCK_N + 1) / 2), BLOCK_N, Z,
+					((size_t)((k0 + s_pre) * BLOCK_K / GROUP) * N + bx
+						* BLOCK_N), 0,
+					((k0 + s_pre) * BLOCK_K / GROUP < K / GROUP) ? 1 : 0,
+					min(BLOCK_N, N - bx * BLOCK_N));
 			}
 			tilec::cp_async_commit();
 		}
@@ -138,77 +92,37 @@ gemm_w4a16_splitk(int M, int N, int K, const __half *__restrict__ A,
 			__syncthreads();
 			const int s_next = s + 2;
 			if (s_next < s_end) {
-				if (TILEC_ALIGNED || As_copy.aligned) {
-					// gemm_w4a16_splitk.c:60 tile_copy(As,
-					// &A[by * BLOCK_M][k * BLOCK_K])
-					As_copy.issue(As_tile::stage(As, s_next % 3), s_next,
-						M - by * BLOCK_M, K - (k0 + s_next) * BLOCK_K, A);
-				} else {
-					// gemm_w4a16_splitk.c:60 tile_copy(As,
-					// &A[by * BLOCK_M][k * BLOCK_K])
-					tilec::copy_g2s<__half, BLOCK_M, BLOCK_K, THREADS, true,
-						true, TILEC_ALIGNED>(As_tile::stage(As, s_next % 3),
-						BLOCK_K,
-						A
-							+ ((size_t)(by * BLOCK_M) * K
-							+ (k0 + s_next) * BLOCK_K), K,
-						min(BLOCK_M, M - by * BLOCK_M),
-						min(BLOCK_K, K - (k0 + s_next) * BLOCK_K), A);
-				}
-				if (Ws4_copy.aligned) {
-					// gemm_w4a16_splitk.c:61 tile_copy(Ws4,
-					// &W[bx * BLOCK_N][k * BLOCK_K])
-					Ws4_copy.issue(
-						Ws4 + (s_next % 3) * ((BLOCK_N * BLOCK_K + 1) / 2),
-						s_next, N - bx * BLOCK_N,
-						K - (k0 + s_next) * BLOCK_K, W);
-				} else {
-					// gemm_w4a16_splitk.c:61 tile_copy(Ws4,
-					// &W[bx * BLOCK_N][k * BLOCK_K])
-					tilec::copy_g2s_i4<BLOCK_N, BLOCK_K, THREADS, true>(
-						Ws4 + (s_next % 3) * ((BLOCK_N * BLOCK_K + 1) / 2),
-						BLOCK_K, W,
-						((size_t)(bx * BLOCK_N) * K + (k0 + s_next)
-							* BLOCK_K), K,
-						min(BLOCK_N, N - bx * BLOCK_N),
-						min(BLOCK_K, K - (k0 + s_next) * BLOCK_K));
-				}
-				if (TILEC_ALIGNED || scale_copy.aligned) {
-					// gemm_w4a16_splitk.c:62 tile_copy(scale,
-					// &S[k * BLOCK_K / GROUP][bx * BLOCK_N])
-					scale_copy.issue(scale + (s_next % 3) * BLOCK_N, s_next,
-						((k0 + s_next) * BLOCK_K / GROUP < K / GROUP) ? 1
-						: 0, N - bx * BLOCK_N, S);
-				} else {
-					// gemm_w4a16_splitk.c:62 tile_copy(scale,
-					// &S[k * BLOCK_K / GROUP][bx * BLOCK_N])
-					tilec::copy_g2s<__half, 1, BLOCK_N, THREADS, true, false,
-						TILEC_ALIGNED>(scale + (s_next % 3) * BLOCK_N,
-						BLOCK_N,
-						S
-							+ ((size_t)((k0 + s_next) * BLOCK_K / GROUP)
-							* N + bx * BLOCK_N), 0,
-						((k0 + s_next) * BLOCK_K / GROUP < K / GROUP) ? 1
-						: 0, min(BLOCK_N, N - bx * BLOCK_N), S);
-				}
-				if (zero_copy.aligned) {
-					// gemm_w4a16_splitk.c:63 tile_copy(zero,
-					// &Z[k * BLOCK_K / GROUP][bx * BLOCK_N])
-					zero_copy.issue(zero + (s_next % 3) * ((BLOCK_N + 1) / 2),
-						s_next,
-						((k0 + s_next) * BLOCK_K / GROUP < K / GROUP) ? 1
-						: 0, N - bx * BLOCK_N, Z);
-				} else {
-					// gemm_w4a16_splitk.c:63 tile_copy(zero,
-					// &Z[k * BLOCK_K / GROUP][bx * BLOCK_N])
-					tilec::copy_g2s_i4<1, BLOCK_N, THREADS, true>(
-						zero + (s_next % 3) * ((BLOCK_N + 1) / 2), BLOCK_N,
-						Z,
-						((size_t)((k0 + s_next) * BLOCK_K / GROUP) * N + bx
-							* BLOCK_N), 0,
-						((k0 + s_next) * BLOCK_K / GROUP < K / GROUP) ? 1
-						: 0, min(BLOCK_N, N - bx * BLOCK_N));
-				}
+				// gemm_w4a16_splitk.c:60 tile_copy(As,
+				// &A[by * BLOCK_M][k * BLOCK_K])
+				tilec::copy_g2s<__half, BLOCK_M, BLOCK_K, THREADS, true, true,
+					TILEC_ALIGNED>(As_tile::stage(As, s_next % 3), BLOCK_K,
+					A + ((size_t)(by * BLOCK_M) * K + (k0 + s_next) * BLOCK_K),
+					K, min(BLOCK_M, M - by * BLOCK_M),
+					min(BLOCK_K, K - (k0 + s_next) * BLOCK_K), A);
+				// gemm_w4a16_splitk.c:61 tile_copy(Ws4,
+				// &W[bx * BLOCK_N][k * BLOCK_K])
+				tilec::copy_g2s_i4<BLOCK_N, BLOCK_K, THREADS, true>(
+					Ws4 + (s_next % 3) * ((BLOCK_N * BLOCK_K + 1) / 2), BLOCK_K,
+					W, ((size_t)(bx * BLOCK_N) * K + (k0 + s_next) * BLOCK_K),
+					K, min(BLOCK_N, N - bx * BLOCK_N),
+					min(BLOCK_K, K - (k0 + s_next) * BLOCK_K));
+				// gemm_w4a16_splitk.c:62 tile_copy(scale,
+				// &S[k * BLOCK_K / GROUP][bx * BLOCK_N])
+				tilec::copy_g2s<__half, 1, BLOCK_N, THREADS, true, false,
+					TILEC_ALIGNED>(scale + (s_next % 3) * BLOCK_N, BLOCK_N,
+					S
+						+ ((size_t)((k0 + s_next) * BLOCK_K / GROUP) * N
+						+ bx * BLOCK_N), 0,
+					((k0 + s_next) * BLOCK_K / GROUP < K / GROUP) ? 1 : 0,
+					min(BLOCK_N, N - bx * BLOCK_N), S);
+				// gemm_w4a16_splitk.c:63 tile_copy(zero,
+				// &Z[k * BLOCK_K / GROUP][bx * BLOCK_N])
+				tilec::copy_g2s_i4<1, BLOCK_N, THREADS, true>(
+					zero + (s_next % 3) * ((BLOCK_N + 1) / 2), BLOCK_N, Z,
+					((size_t)((k0 + s_next) * BLOCK_K / GROUP) * N + bx
+						* BLOCK_N), 0,
+					((k0 + s_next) * BLOCK_K / GROUP < K / GROUP) ? 1 : 0,
+					min(BLOCK_N, N - bx * BLOCK_N));
 			}
 			tilec::cp_async_commit();
 			__half *const As_stage = As_tile::stage(As, s_stage);
