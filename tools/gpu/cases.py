@@ -80,6 +80,19 @@ PAIRS_CASES = ["gemm_w4a16_splitk_ragged", "gemm_w4a16_splitk_m1_8192", "gemm_w4
                "gemm_w4a16_splitk_m16_8192_s8", "gemm_w4a16_splitk_bf16_m16_8192", "gemm_w8a16_splitk_m16_8192",
                "gemm_w4a16_i4z_m16_8192_n64_k128"]
 FLAGS.update({f"{name}_f32": ["--no-half-pairs"] for name in PAIRS_CASES})
+# The `_plans` twins: the same with --copy-plans, the ordinary pipelined
+# loop's copies set up once (G2S); ragged checks of each copy form (i4
+# weights, one-row scales, padded f32 tiles, 4-D attention sources) and
+# the benches they should speed up.
+PLANS_CASES = ["gemm_w4a16_splitk_ragged", "gemm_w4a16_splitk_s4_ragged", "gemm_w4a16_ragged",
+               "gemm_w4a16_m64_ragged", "gemm_w8a16_splitk_ragged", "gemm_w4a16_splitk_bf16_ragged",
+               "gemm_w4a16_i4z_ragged", "gemm_w4a16_splitk_m16_8192", "gemm_w4a16_splitk_m1_8192",
+               "gemm_w4a16_m16_8192_n64_k128", "gemm_w8a16_splitk_m16_8192", "attention_4096",
+               "attention_causal_4096", "gqa_attention_4096", "flash_decode_gqa_b32_4096",
+               "gemm_f32_ragged", "attention_ragged", "attention_causal_ragged", "attention_d64_ragged",
+               "attention_t256_bf16_ragged", "flash_decode_split_ragged", "flash_decode_gqa_ragged",
+               "gqa_attention_ragged", "attn_bwd_dkdv_ragged", "attn_bwd_dq_ragged", "regress_gemm_f32_k1"]
+FLAGS.update({f"{name}_plans": ["--copy-plans"] for name in PLANS_CASES})
 # The `_ws` twins: the same with --tma --warp-specialize, the mbarrier
 # loop's TMA copies issued by a producer warpgroup the compiler adds
 # (launched with 128 more threads: the launch document says so).  The
@@ -736,6 +749,7 @@ CASES += [(f"{c[0]}_tma",) + tuple(c[1:]) for c in CASES if c[0] in TMA_CASES]
 CASES += [(f"{c[0]}_mma_tma",) + tuple(c[1:]) for c in CASES if c[0] in MMA_TMA_CASES]
 CASES += [(f"{c[0]}_ws",) + tuple(c[1:]) for c in CASES if c[0] in WS_CASES]
 CASES += [(f"{c[0]}_f32",) + tuple(c[1:]) for c in CASES if c[0] in PAIRS_CASES]
+CASES += [(f"{c[0]}_plans",) + tuple(c[1:]) for c in CASES if c[0] in PLANS_CASES]
 
 # Persistence's own checks: ragged shapes with several tiles per block
 # (the stage ring running on from tile to tile), through the producer
