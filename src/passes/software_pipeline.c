@@ -422,10 +422,11 @@ affine(TcArena *a, TcExpr *e, const TcVar *k, TcExpr **base, TcExpr **step)
 
 /* The fast path of tilec::copy_g2s (and of tilec::G2S): the tile's rows
  * (one, for a one-dim tile) are whole 16-byte vectors and the block's
- * threads move them in equal rounds, each thread one column, or in one
- * round of fewer vectors than threads. */
+ * threads move them in equal rounds, each thread one column, or, where
+ * `partial` (the ordinary loop's plans), in one round of fewer vectors
+ * than threads. */
 static bool
-strided_shape(const TcVar *v, long long threads)
+strided_shape(const TcVar *v, long long threads, bool partial)
 {
 	if (v->rank != 1 && v->rank != 2)
 		return false;
@@ -435,7 +436,7 @@ strided_shape(const TcVar *v, long long threads)
 	if (rows <= 0 || cols <= 0 || cols % vec)
 		return false;
 	long long vrow = cols / vec;
-	return ((rows * vrow) % threads == 0 || rows * vrow < threads) &&
+	return ((rows * vrow) % threads == 0 || (partial && rows * vrow < threads)) &&
 	       threads % vrow == 0;
 }
 
@@ -443,12 +444,13 @@ strided_shape(const TcVar *v, long long threads)
  * origin at the first iteration and its step per iteration, in elements
  * of the source (copy.first, copy.advance); false if it is not one. */
 static bool
-plan_strided(TcArena *a, const TcStmt *loop, TcStmt *c, long long threads)
+plan_strided(TcArena *a, const TcStmt *loop, TcStmt *c, long long threads,
+	     bool partial)
 {
 	const TcVar *k = loop->u.loop.var, *t = c->u.copy.src.var;
 	const TcVar *dst = c->u.copy.dst.var;
 	if (!tc_copy_g2s_fits(c) || (dst->dtype == TC_DT_I4 && dst->swizzle) ||
-	    !strided_shape(dst, threads) ||
+	    !strided_shape(dst, threads, partial) ||
 	    !is_int(loop->u.loop.begin, 0) || !is_int(loop->u.loop.step, 1))
 		return false;
 	TcExpr *first[TC_MAX_RANK], *advance = tc_expr_int(a, 0, c->loc);
@@ -470,10 +472,10 @@ plan_strided(TcArena *a, const TcStmt *loop, TcStmt *c, long long threads)
 /* Why async copy c of `loop` is not a strided tile copy (plan_strided
  * refused it), as a clause. */
 static const char *
-strided_why(TcArena *a, const TcStmt *c, long long threads)
+strided_why(TcArena *a, const TcStmt *c, long long threads, bool partial)
 {
 	const TcVar *dst = c->u.copy.dst.var;
-	if (!strided_shape(dst, threads))
+	if (!strided_shape(dst, threads, partial))
 		return tc_fmt(a, "the copy into '%s' at %d:%d is not whole "
 			      "16-byte vectors spread evenly over the block's "
 			      "%lld threads", dst->name, c->loc.line, c->loc.col,
@@ -574,7 +576,7 @@ plan_copies_in_gemm(TcArena *a, const TcKernel *k, const TcOptions *opt,
 		const TcVar *dst = c->u.copy.dst.var;
 		if (in_registers(dst) ||
 		    (dst != gemm->u.gemm.a.var && dst != gemm->u.gemm.b.var) ||
-		    !plan_strided(a, loop, c, threads))
+		    !plan_strided(a, loop, c, threads, false))
 			break;
 		planned++;
 	}
@@ -592,7 +594,7 @@ plan_copies_in_gemm(TcArena *a, const TcKernel *k, const TcOptions *opt,
 				     "fill an operand of the gemm", dst->name,
 				     c->loc.line, c->loc.col);
 		else
-			why = strided_why(a, c, threads);
+			why = strided_why(a, c, threads, false);
 		note_not_mbarrier(d, loop, cand, why);
 	}
 	for (int i = 0; i < planned; i++) {
@@ -626,12 +628,12 @@ plan_plain_copies(TcArena *a, const TcKernel *k, const TcOptions *opt,
 	for (int i = 0; i < loop->u.loop.async_copies; i++) {
 		TcStmt *c = body->items[i];
 		if (in_registers(c->u.copy.dst.var) || c->u.copy.advance ||
-		    plan_strided(a, loop, c, threads) || !opt->explain)
+		    plan_strided(a, loop, c, threads, true) || !opt->explain)
 			continue;
 		tc_diag(d, TC_NOTE, c->loc, "this tile_copy's threads compute "
 			"their addresses and box tests every iteration, not once "
 			"before the tile_pipelined loop at %d:%d: %s",
-			loop->loc.line, loop->loc.col, strided_why(a, c, threads));
+			loop->loc.line, loop->loc.col, strided_why(a, c, threads, true));
 	}
 }
 
