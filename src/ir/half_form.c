@@ -46,8 +46,8 @@ int_bound(TcDtype t)
 }
 
 /* The integers an element of a run may be. */
-static bool
-small_int(TcDtype t)
+bool
+tc_half_pairs_source(TcDtype t)
 {
 	return t == TC_DT_I4 || t == TC_DT_I8 || t == TC_DT_U8;
 }
@@ -94,7 +94,7 @@ int_part(Form *f, const TcExpr *e, int *coef, long long *bound)
 	case TC_EX_LOAD: {
 		const TcVar *v = e->u.load.var;
 		int r = v->rank;
-		if (small_int(v->dtype) && r > 0 &&
+		if (tc_half_pairs_source(v->dtype) && r > 0 &&
 		    e->u.load.idx[r - 1]->kind == TC_EX_VAR &&
 		    e->u.load.idx[r - 1]->u.var == f->j) {
 			for (int i = 0; i < r - 1; i++)

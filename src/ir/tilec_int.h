@@ -1368,6 +1368,8 @@ typedef struct TcHalfPairs {
 } TcHalfPairs;
 bool tc_half_pairs_form(TcArena *a, const TcStmt *as, const TcVar *j,
 			int run, TcHalfPairs *hp, const char **why);
+/* Whether t is an integer a run's element may be (i4, i8, u8). */
+bool tc_half_pairs_source(TcDtype t);
 /* Structural equality of two expressions. */
 bool tc_expr_equal(const TcExpr *a, const TcExpr *b);
 /* Deep copy of an expression tree (vars are shared, not copied). */

@@ -56,9 +56,7 @@ int_into_half(const TcStmt *l, int run)
 	n = tc_run_whole_loads(as->u.assign.dst, as->u.assign.value,
 			       l->u.loop.var, run, loads, 8);
 	for (int i = 0; i < n; i++)
-		if (loads[i]->u.load.var->dtype == TC_DT_I4 ||
-		    loads[i]->u.load.var->dtype == TC_DT_I8 ||
-		    loads[i]->u.load.var->dtype == TC_DT_U8)
+		if (tc_half_pairs_source(loads[i]->u.load.var->dtype))
 			return as;
 	return NULL;
 }
