@@ -552,9 +552,13 @@ plain_plans(const Expand *x, const Pipe *pp, TcStmt *blk)
 		 * form (G2S's i4 vectors are unswizzled). */
 		if (v->dtype == TC_DT_I4 && v->swizzle)
 			continue;
-		if (!plans)
-			plans = tc_alloc(x->a, sizeof(TcStmt *) * (size_t)pp->ncopies);
 		TcStmt *plan = simple(x, TC_ST_COPY_PLAN);
+		if (!plans) {
+			plans = tc_alloc(x->a, sizeof(TcStmt *) * (size_t)pp->ncopies);
+			plan->note = "Each copy's per-thread addresses, computed once: "
+				"where its tiles are whole 16-byte vectors (tested "
+				"once), the loop issues it without branches.";
+		}
 		plan->u.plan.var = new_var(x, TC_VAR_HANDLE,
 			tc_fmt(x->a, "%s_copy", v->name), TC_DT_I32);
 		c->u.copy.lower = TC_COPY_STRIDED;
@@ -562,15 +566,6 @@ plain_plans(const Expand *x, const Pipe *pp, TcStmt *blk)
 		plans[i] = plan;
 		push(x, blk, plan);
 	}
-	if (plans)
-		for (int i = 0; i < pp->ncopies; i++)
-			if (plans[i]) {
-				plans[i]->note = "Each copy's per-thread addresses, computed "
-					"once: where its tiles are whole 16-byte vectors "
-					"(tested once), the loop issues it without "
-					"branches.";
-				break;
-			}
 	return plans;
 }
 
