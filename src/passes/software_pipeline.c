@@ -449,8 +449,7 @@ plan_strided(TcArena *a, const TcStmt *loop, TcStmt *c, long long threads,
 {
 	const TcVar *k = loop->u.loop.var, *t = c->u.copy.src.var;
 	const TcVar *dst = c->u.copy.dst.var;
-	if (!tc_copy_g2s_fits(c) || (dst->dtype == TC_DT_I4 && dst->swizzle) ||
-	    !strided_shape(dst, threads, partial) ||
+	if (!tc_copy_g2s_fits(c) || !strided_shape(dst, threads, partial) ||
 	    !is_int(loop->u.loop.begin, 0) || !is_int(loop->u.loop.step, 1))
 		return false;
 	TcExpr *first[TC_MAX_RANK], *advance = tc_expr_int(a, 0, c->loc);
@@ -480,7 +479,7 @@ strided_why(TcArena *a, const TcStmt *c, long long threads, bool partial)
 			      "16-byte vectors spread evenly over the block's "
 			      "%lld threads", dst->name, c->loc.line, c->loc.col,
 			      threads);
-	if (!tc_copy_g2s_fits(c) || (dst->dtype == TC_DT_I4 && dst->swizzle))
+	if (!tc_copy_g2s_fits(c))
 		return tc_fmt(a, "the copy into '%s' at %d:%d converts its "
 			      "elements or does not run along the tensor's last "
 			      "dim", dst->name, c->loc.line, c->loc.col);
